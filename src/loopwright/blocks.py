@@ -1,0 +1,214 @@
+"""Content blocks and messages in the Anthropic Messages API wire format (seed §2, SPEC §1).
+
+Every block converts to and from its exact wire JSON. Blocks the harness does not
+know (server tools, citations, future types) are kept verbatim so a conversation
+is never corrupted by a round trip.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+Role = Literal["user", "assistant"]
+WireBlock: TypeAlias = dict[str, Any]
+WireMessage: TypeAlias = dict[str, Any]
+
+
+@dataclass(slots=True)
+class TextBlock:
+    text: str
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. citations, kept verbatim
+
+    def to_wire(self) -> WireBlock:
+        return {"type": "text", "text": self.text, **self.extra}
+
+
+@dataclass(slots=True)
+class ToolUseBlock:
+    id: str
+    name: str
+    input: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_wire(self) -> WireBlock:
+        return {"type": "tool_use", "id": self.id, "name": self.name, "input": self.input, **self.extra}
+
+
+@dataclass(slots=True)
+class ToolResultBlock:
+    tool_use_id: str
+    content: str | list[Block] = ""
+    is_error: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_wire(self) -> WireBlock:
+        content: Any = (
+            self.content if isinstance(self.content, str) else [b.to_wire() for b in self.content]
+        )
+        wire: WireBlock = {"type": "tool_result", "tool_use_id": self.tool_use_id, "content": content}
+        if self.is_error:
+            wire["is_error"] = True
+        wire.update(self.extra)
+        return wire
+
+    @property
+    def text(self) -> str:
+        """The result as plain text (text blocks joined), for display and hooks."""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+
+@dataclass(slots=True)
+class ThinkingBlock:
+    thinking: str
+    signature: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_wire(self) -> WireBlock:
+        return {"type": "thinking", "thinking": self.thinking, "signature": self.signature, **self.extra}
+
+
+@dataclass(slots=True)
+class RedactedThinkingBlock:
+    data: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_wire(self) -> WireBlock:
+        return {"type": "redacted_thinking", "data": self.data, **self.extra}
+
+
+@dataclass(slots=True)
+class ImageBlock:
+    source: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_wire(self) -> WireBlock:
+        return {"type": "image", "source": self.source, **self.extra}
+
+
+@dataclass(slots=True)
+class UnknownBlock:
+    """Any block type the harness does not model; its JSON is kept and sent back unchanged."""
+
+    data: dict[str, Any]
+
+    @property
+    def type(self) -> str:
+        return str(self.data.get("type", ""))
+
+    def to_wire(self) -> WireBlock:
+        return dict(self.data)
+
+
+Block: TypeAlias = (
+    TextBlock
+    | ToolUseBlock
+    | ToolResultBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock
+    | ImageBlock
+    | UnknownBlock
+)
+
+_KNOWN_KEYS: dict[str, tuple[str, ...]] = {
+    "text": ("type", "text"),
+    "tool_use": ("type", "id", "name", "input"),
+    "tool_result": ("type", "tool_use_id", "content", "is_error"),
+    "thinking": ("type", "thinking", "signature"),
+    "redacted_thinking": ("type", "data"),
+    "image": ("type", "source"),
+}
+
+
+class WireFormatError(ValueError):
+    """A block or message that does not have the shape the Messages API requires."""
+
+
+def _extra(d: dict[str, Any], kind: str) -> dict[str, Any]:
+    known = _KNOWN_KEYS[kind]
+    return {k: v for k, v in d.items() if k not in known}
+
+
+def block_from_wire(d: Any) -> Block:
+    """Parse one wire block. Unknown types become UnknownBlock; known types with
+    missing fields raise WireFormatError (never a KeyError deep in the loop)."""
+    if not isinstance(d, dict):
+        raise WireFormatError(f"content block must be an object, got {type(d).__name__}")
+    kind = d.get("type")
+    try:
+        if kind == "text":
+            return TextBlock(_str(d, "text"), _extra(d, kind))
+        if kind == "tool_use":
+            inp = d.get("input", {})
+            if not isinstance(inp, dict):
+                raise WireFormatError("tool_use.input must be an object")
+            return ToolUseBlock(_str(d, "id"), _str(d, "name"), inp, _extra(d, kind))
+        if kind == "tool_result":
+            raw = d.get("content", "")
+            content: str | list[Block]
+            if raw is None:
+                content = ""
+            elif isinstance(raw, str):
+                content = raw
+            elif isinstance(raw, list):
+                content = [block_from_wire(b) for b in raw]
+            else:
+                raise WireFormatError("tool_result.content must be a string or a list of blocks")
+            return ToolResultBlock(
+                _str(d, "tool_use_id"), content, bool(d.get("is_error", False)), _extra(d, kind)
+            )
+        if kind == "thinking":
+            return ThinkingBlock(_str(d, "thinking"), str(d.get("signature", "")), _extra(d, kind))
+        if kind == "redacted_thinking":
+            return RedactedThinkingBlock(_str(d, "data"), _extra(d, kind))
+        if kind == "image":
+            src = d.get("source")
+            if not isinstance(src, dict):
+                raise WireFormatError("image.source must be an object")
+            return ImageBlock(src, _extra(d, kind))
+    except KeyError as e:
+        raise WireFormatError(f"{kind} block is missing field {e.args[0]!r}") from None
+    if not isinstance(kind, str):
+        raise WireFormatError("content block has no 'type'")
+    return UnknownBlock(dict(d))
+
+
+def _str(d: dict[str, Any], key: str) -> str:
+    v = d[key]
+    if not isinstance(v, str):
+        raise WireFormatError(f"field {key!r} must be a string, got {type(v).__name__}")
+    return v
+
+
+def blocks_from_wire(content: Any) -> list[Block]:
+    """Parse message content: a plain string is shorthand for one text block."""
+    if isinstance(content, str):
+        return [TextBlock(content)]
+    if not isinstance(content, list):
+        raise WireFormatError("message content must be a string or a list of blocks")
+    return [block_from_wire(b) for b in content]
+
+
+def blocks_to_wire(blocks: list[Block]) -> list[WireBlock]:
+    return [b.to_wire() for b in blocks]
+
+
+def message_to_wire(role: Role, blocks: list[Block]) -> WireMessage:
+    return {"role": role, "content": [b.to_wire() for b in blocks]}
+
+
+def message_from_wire(m: Any) -> tuple[Role, list[Block]]:
+    if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+        raise WireFormatError("a message must be an object with role 'user' or 'assistant'")
+    return m["role"], blocks_from_wire(m.get("content", []))
+
+
+def text_of(blocks: list[Block]) -> str:
+    return "".join(b.text for b in blocks if isinstance(b, TextBlock))
+
+
+def tool_uses(blocks: list[Block]) -> list[ToolUseBlock]:
+    """U(a) of the seed: the tool_use blocks in emission order."""
+    return [b for b in blocks if isinstance(b, ToolUseBlock)]

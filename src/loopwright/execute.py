@@ -1,0 +1,126 @@
+"""One turn's tool calls: step 4 of seed Def 3.1, with the parallelism of seed Prop 6.2.
+
+Calls are taken in emission order. A run of adjacent read-only calls is gated one
+by one, then run concurrently; any other call runs alone. Results always come back
+in emission order, one per tool_use (so (P2) holds), whatever happens: refusals,
+unknown tools, bad input, exceptions and interrupts all become is_error results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .blocks import ToolResultBlock, ToolUseBlock
+from .hooks import Hooks
+from .permissions import Allow, Deny, Permissions
+from .tools.base import Tool, ToolContext, ToolOutput
+
+INTERRUPTED = "Interrupted by user: the tool call was cancelled before it finished."
+NOT_RUN_AFTER_STOP = "Not run: an earlier call in this turn stopped the run."
+
+
+@dataclass(slots=True)
+class TurnOutcome:
+    results: list[ToolResultBlock]
+    denials: list[dict[str, Any]] = field(default_factory=list)
+    interrupted: bool = False  # the user cancelled the running calls
+    stop_message: str | None = None  # a Deny(interrupt=True) ended the run
+
+
+class Executor:
+    def __init__(self, tools: dict[str, Tool], permissions: Permissions, hooks: Hooks, ctx: ToolContext) -> None:
+        self.tools = tools
+        self.permissions = permissions
+        self.hooks = hooks
+        self.ctx = ctx
+
+    async def run(self, uses: list[ToolUseBlock]) -> TurnOutcome:
+        results: list[ToolResultBlock | None] = [None] * len(uses)
+        out = TurnOutcome([])
+        try:
+            i = 0
+            while i < len(uses) and out.stop_message is None:
+                j = i + 1
+                if self._read_only(uses[i]):
+                    while j < len(uses) and self._read_only(uses[j]):
+                        j += 1
+                if j - i == 1:
+                    results[i] = await self._one(uses[i], out)
+                else:
+                    await self._batch(uses, i, j, results, out)
+                i = j
+        except asyncio.CancelledError:
+            # An interrupt: whatever did not finish gets an is_error result, so Inv holds.
+            out.interrupted = True
+        filler = INTERRUPTED if out.interrupted else NOT_RUN_AFTER_STOP
+        out.results = [r if r is not None else ToolResultBlock(u.id, filler, True) for r, u in zip(results, uses)]
+        return out
+
+    def _read_only(self, use: ToolUseBlock) -> bool:
+        tool = self.tools.get(use.name)
+        return tool is not None and tool.read_only
+
+    async def _gate(self, use: ToolUseBlock, out: TurnOutcome) -> tuple[dict[str, Any], ToolResultBlock | None]:
+        """Decide one call. Returns the input to run with, or the refusal's result."""
+        tool = self.tools.get(use.name)
+        if tool is None:
+            names = ", ".join(sorted(self.tools)) or "none"
+            return use.input, ToolResultBlock(use.id, f"Error: no such tool: {use.name}. Available tools: {names}.", True)
+        tool_input = use.input
+        decision: Allow | Deny | None = None
+        if self.hooks.active:
+            pre = await self.hooks.pre_tool_use(use.name, tool_input, use.id)
+            if pre.updated_input is not None:
+                tool_input = pre.updated_input
+            if pre.decision == "deny":
+                decision = Deny(pre.reason or f"{use.name} was blocked by a PreToolUse hook.")
+            elif pre.decision == "allow":
+                decision = Allow()
+        if decision is None:
+            decision = await self.permissions.decide(use.name, tool_input, tool.read_only)
+        if isinstance(decision, Deny):
+            out.denials.append({"tool_name": use.name, "tool_use_id": use.id, "tool_input": tool_input})
+            if decision.interrupt:
+                out.stop_message = decision.message
+            return tool_input, ToolResultBlock(use.id, decision.message, True)
+        if decision.updated_input is not None:
+            tool_input = decision.updated_input
+        return tool_input, None
+
+    async def _run(self, use: ToolUseBlock, tool_input: dict[str, Any], in_thread: bool) -> ToolResultBlock:
+        tool = self.tools[use.name]
+        ctx = replace(self.ctx, tool_use_id=use.id)  # per call: concurrent calls must not share it
+        output: ToolOutput = await tool.call(tool_input, ctx, in_thread=in_thread)
+        result = ToolResultBlock(use.id, output.content, output.is_error)
+        if self.hooks.active:
+            extra = await self.hooks.post_tool_use(use.name, tool_input, use.id, output.content, output.is_error)
+            if extra:
+                result = ToolResultBlock(use.id, f"{result.text}\n\n{extra}", output.is_error)
+        return result
+
+    async def _one(self, use: ToolUseBlock, out: TurnOutcome) -> ToolResultBlock:
+        tool_input, refused = await self._gate(use, out)
+        if refused is not None:
+            return refused
+        return await self._run(use, tool_input, in_thread=False)
+
+    async def _batch(
+        self, uses: list[ToolUseBlock], i: int, j: int, results: list[ToolResultBlock | None], out: TurnOutcome
+    ) -> None:
+        """Read-only calls i..j-1: gate each in order, then run the allowed ones concurrently."""
+        runnable: list[tuple[int, dict[str, Any]]] = []
+        for k in range(i, j):
+            tool_input, refused = await self._gate(uses[k], out)
+            if refused is not None:
+                results[k] = refused
+                if out.stop_message is not None:
+                    return
+            else:
+                runnable.append((k, tool_input))
+
+        async def run_into(k: int, tool_input: dict[str, Any]) -> None:
+            results[k] = await self._run(uses[k], tool_input, in_thread=True)
+
+        await asyncio.gather(*(run_into(k, x) for k, x in runnable))

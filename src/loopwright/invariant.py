@@ -1,0 +1,119 @@
+"""The pairing invariant Inv of seed Def 3.3 (P1-P3), checked before every model call.
+
+`InvariantChecker` is incremental: it remembers how much of the (append-only)
+history it has already verified, so each check costs time proportional to the
+messages added since the last one, never to the whole history.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .blocks import WireMessage
+
+
+class InvariantViolation(AssertionError):
+    """Inv does not hold: a harness bug. The offending history never reaches a model."""
+
+
+def _ids_of_uses(m: WireMessage) -> list[str]:
+    return [b["id"] for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+
+
+def _check_pair(i: int, content: Any, pending: list[str]) -> None:
+    """(P2)/(P3) for message i: its first q blocks answer `pending` in order; no other results."""
+    if not isinstance(content, list):
+        content = []
+    q = len(pending)
+    for j, b in enumerate(content):
+        is_result = isinstance(b, dict) and b.get("type") == "tool_result"
+        if j < q:
+            if not is_result:
+                raise InvariantViolation(
+                    f"(P2) message {i}: block {j} should be the tool_result for {pending[j]!r}"
+                )
+            if b.get("tool_use_id") != pending[j]:
+                raise InvariantViolation(
+                    f"(P2) message {i}: block {j} answers {b.get('tool_use_id')!r}, expected {pending[j]!r}"
+                )
+        elif is_result:
+            raise InvariantViolation(f"(P3) message {i}: stray tool_result at block {j}")
+    if len(content) < q:
+        raise InvariantViolation(
+            f"(P2) message {i}: tool_use ids {pending[len(content):]} have no tool_result"
+        )
+
+
+class InvariantChecker:
+    """Checks Inv on a growing message list in time proportional to what was appended."""
+
+    __slots__ = ("_checked", "_pending")
+
+    def __init__(self) -> None:
+        self._checked = 0  # messages already verified
+        self._pending: list[str] = []  # tool_use ids the next message must answer
+
+    def reset(self) -> None:
+        """Forget what was verified (after the history is replaced: compaction, rewind, resume)."""
+        self._checked = 0
+        self._pending = []
+
+    def check(self, h: list[WireMessage]) -> None:
+        """Raise InvariantViolation unless h satisfies Inv."""
+        n = len(h)
+        if n < self._checked:
+            self.reset()
+        if n == 0:
+            raise InvariantViolation("(P1) the history is empty")
+        pending = self._pending
+        for i in range(self._checked, n):
+            m = h[i]
+            role = m.get("role")
+            if i == 0 and role != "user":
+                raise InvariantViolation("(P1) the first message must be a user message")
+            if role == "user":
+                _check_pair(i, m.get("content"), pending)
+                pending = []
+            elif role == "assistant":
+                if pending:
+                    raise InvariantViolation(
+                        f"(P2) message {i}: tool_use ids {pending} are not followed by a user message"
+                    )
+                content = m.get("content")
+                if isinstance(content, list):
+                    for j, b in enumerate(content):
+                        if isinstance(b, dict) and b.get("type") == "tool_result":
+                            raise InvariantViolation(f"(P3) message {i}: tool_result in an assistant message")
+                pending = _ids_of_uses(m) if isinstance(content, list) else []
+            else:
+                raise InvariantViolation(f"message {i}: role must be 'user' or 'assistant', got {role!r}")
+        self._checked = n
+        self._pending = pending
+        if h[-1].get("role") != "user":
+            raise InvariantViolation("(P1) the last message must be a user message")
+
+
+def check(h: list[WireMessage]) -> None:
+    """Check Inv on a whole history (raises InvariantViolation)."""
+    InvariantChecker().check(h)
+
+
+def holds(h: list[WireMessage]) -> bool:
+    try:
+        check(h)
+    except InvariantViolation:
+        return False
+    return True
+
+
+def holds_final(h: list[WireMessage]) -> bool:
+    """Inv for a run's final history: either h itself, or h·a with `a` a closing assistant
+    message (no tool_use, no tool_result) after a history that satisfies Inv."""
+    if h and h[-1].get("role") == "assistant":
+        content = h[-1].get("content")
+        if not isinstance(content, list) or any(
+            isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result") for b in content
+        ):
+            return False
+        return holds(h[:-1])
+    return holds(h)

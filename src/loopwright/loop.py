@@ -1,0 +1,259 @@
+"""The agent loop: seed Def 3.1, one step with four cases, and the entry points
+`query()` (async stream of messages) and `run()` (sync, returns the ResultMessage).
+
+State is (h, e, t): the history `h`, the environment (the tools' world), and the
+tool-use turns done `t`. Everything around the step (accounting, results,
+sessions) lives in `Run`; the step itself is `_loop` below.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from .blocks import TextBlock, ToolResultBlock, ToolUseBlock, WireMessage, text_of, tool_uses
+from .execute import Executor, TurnOutcome
+from .hooks import Hooks
+from .invariant import InvariantChecker
+from .messages import (
+    AssistantMessage,
+    Message,
+    ResultMessage,
+    ResultSubtype,
+    SystemMessage,
+    UserMessage,
+)
+from .models import resolve_model
+from .models.base import STOP_REASONS, ModelError, ModelRequest, ModelResponse
+from .options import AgentOptions
+from .permissions import Permissions
+from .tools.base import ToolContext
+from .usage import Budget, CallUsage, Usage, price_for
+
+CUT_OFF = (
+    "Not run: your response hit max_tokens before this tool call was complete, so its input "
+    "may be cut off. Re-issue the call (split large inputs if needed)."
+)
+
+
+class RunError(Exception):
+    """Ends a run with error_during_execution and this message; the history stays valid."""
+
+
+class RunControl:
+    """Lets another task steer a running query: `interrupt()` cancels the running model
+    call or tool calls; `send(text)` queues a message the model reads right after the
+    running tool calls finish, in the same turn (the c_1..c_r of seed Def 3.1 step 4)."""
+
+    def __init__(self) -> None:
+        self.queued: list[str] = []
+        self.interrupted = False
+        self._task: asyncio.Task[Any] | None = None
+
+    def send(self, text: str) -> None:
+        self.queued.append(text)
+
+    def interrupt(self) -> None:
+        self.interrupted = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    def take_queued(self) -> list[str]:
+        q, self.queued = self.queued, []
+        return q
+
+
+class Run:
+    """One run's state and bookkeeping. The step that changes (h, e, t) is `_loop`."""
+
+    def __init__(self, prompt: str, options: AgentOptions, control: RunControl | None = None,
+                 history: list[WireMessage] | None = None) -> None:
+        self.options = options
+        self.model = resolve_model(options)
+        self.prices = {**(options.prices or {})}
+        self._price = price_for(self.model.name, self.prices or None) or price_for(self.model.name)
+        if options.max_budget_usd is not None and self._price is None and not getattr(self.model, "has_own_cost", False):
+            raise ValueError(
+                f"max_budget_usd is set but the price of model {self.model.name!r} is unknown: "
+                "add it with AgentOptions(prices={...})"
+            )
+        self.cwd = Path(options.cwd or ".").resolve()
+        self.tools = {t.name: t for t in options.tools}
+        self.tool_defs = [t.definition() for t in options.tools]  # built once: byte-stable across calls
+        self.system = "\n\n".join(p for p in (options.system_prompt, options.append_system_prompt) if p) or None
+        self.session_id = options.session_id or str(uuid.uuid4())
+        self.h: list[WireMessage] = list(history or [])
+        self.h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
+        self.t = 0
+        self.calls = 0
+        self.budget = Budget(options.max_budget_usd)
+        self.usage = Usage()
+        self.inv = InvariantChecker()
+        self.denials: list[dict[str, Any]] = []
+        self.control = control
+        self.hooks = options.hooks or Hooks()
+        permissions = Permissions(options.permission_mode, list(options.allowed_tools),
+                                  list(options.disallowed_tools), options.can_use_tool)
+        ctx = ToolContext(self.cwd, self.session_id)
+        self.executor = Executor(self.tools, permissions, self.hooks, ctx)
+        self.api_seconds = 0.0
+        self.started = time.perf_counter()
+        self.last_stop: str | None = None
+
+    # --- the pieces of one step ---------------------------------------------------------
+
+    async def call_model(self) -> AsyncIterator[Any]:
+        """a = M(h): one model call (plus continuations of a paused turn), timed and charged."""
+        self.inv.check(self.h)  # Inv on exactly what the model is about to see (Thm 3.4)
+        req = ModelRequest(self.system, self.tool_defs, self.h, self.options.max_tokens)
+        content: list[Any] = []
+        for attempt in range(self.options.max_pause_continuations + 1):
+            t0 = time.perf_counter()
+            a: ModelResponse | None = None
+            try:
+                async for ev in self.model.stream(req):
+                    if isinstance(ev, ModelResponse):
+                        a = ev
+                    else:
+                        yield ev
+            finally:
+                self.api_seconds += time.perf_counter() - t0
+                if attempt:
+                    self.h.pop()  # drop the paused partial turn sent for continuation
+            if a is None:
+                raise ModelError(f"model {self.model.name!r} returned no response")
+            self.charge(a)
+            if a.stop_reason not in STOP_REASONS:
+                raise RunError(f"model returned an unknown stop_reason {a.stop_reason!r}")
+            a.content = content + a.content
+            if a.stop_reason != "pause_turn" or tool_uses(a.content):
+                yield a
+                return
+            content = a.content  # pause_turn: send the partial turn back so the model continues
+            self.h.append({"role": "assistant", "content": [b.to_wire() for b in content]})
+        raise RunError(f"the model paused its turn more than {self.options.max_pause_continuations} times")
+
+    def charge(self, a: ModelResponse) -> None:
+        self.calls += 1
+        price = self._price if a.model == self.model.name else (price_for(a.model, self.prices or None) or self._price)
+        cost = a.cost_usd if a.cost_usd is not None else (price.cost(a.usage) if price else 0.0)
+        u = a.usage
+        self.usage.add(u)
+        self.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
+                                     u.cache_read_input_tokens, cost, a.model))
+        self.last_stop = a.stop_reason
+
+    async def execute(self, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
+        """Step 4: one result per tool_use, in order, then any queued user text."""
+        if a.stop_reason == "max_tokens":  # inputs may be truncated: run none of them
+            outcome = TurnOutcome([ToolResultBlock(u.id, CUT_OFF, True) for u in uses])
+        elif self.control is None:
+            outcome = await self.executor.run(uses)
+        else:
+            task = asyncio.ensure_future(self.executor.run(uses))
+            self.control._task = task
+            try:
+                outcome = await task
+            finally:
+                self.control._task = None
+        self.denials.extend(outcome.denials)
+        queued = self.control.take_queued() if self.control else []
+        return [*outcome.results, *(TextBlock(q) for q in queued)], outcome
+
+    def result(self, subtype: ResultSubtype, final: ModelResponse | None = None, error: str | None = None) -> ResultMessage:
+        return ResultMessage(
+            subtype=subtype,
+            is_error=subtype != "success",
+            num_turns=self.t,
+            model_calls=self.calls,
+            messages=list(self.h),
+            result=text_of(final.content) if final is not None and subtype == "success" else error,
+            stop_reason=self.last_stop,
+            total_cost_usd=self.budget.spent_usd,
+            usage=self.usage,
+            call_usage=self.budget.calls,
+            duration_ms=int((time.perf_counter() - self.started) * 1000),
+            duration_api_ms=int(self.api_seconds * 1000),
+            session_id=self.session_id,
+            permission_denials=self.denials,
+            errors=[error] if error else [],
+        )
+
+    def init_message(self) -> SystemMessage:
+        return SystemMessage("init", {
+            "session_id": self.session_id, "model": self.model.name, "cwd": str(self.cwd),
+            "tools": list(self.tools), "permission_mode": self.options.permission_mode or "default",
+            "max_turns": self.options.max_turns, "max_budget_usd": self.options.max_budget_usd,
+        })
+
+
+async def _loop(run: Run) -> AsyncIterator[Message]:
+    """Seed Def 3.1, step after step, until one of its stops."""
+    T = run.options.max_turns
+    while True:
+        a: ModelResponse | None = None
+        async for ev in run.call_model():                           # 1. a = M(h)
+            if isinstance(ev, ModelResponse):
+                a = ev
+            else:
+                yield ev
+        assert a is not None
+        yield AssistantMessage(a.content, a.model, a.stop_reason, run.budget.calls[-1])
+        uses = tool_uses(a.content)
+        if not uses:                                                # 2. done: h·a
+            run.h.append({"role": "assistant", "content": [b.to_wire() for b in a.content]})
+            yield run.result("success", a)
+            return
+        ids = [u.id for u in uses]
+        if len(set(ids)) != len(ids):                               # a malformed a: run nothing
+            raise RunError(f"model response repeats tool_use ids {sorted({i for i in ids if ids.count(i) > 1})}; nothing was run")
+        if run.budget.exhausted:                                    # budget rule (Prop 5.4)
+            yield run.result("error_max_budget_usd", error=f"spent ${run.budget.spent_usd:.4f} of ${run.budget.limit_usd}")
+            return
+        if run.t == T:                                              # 3. turn limit: h unchanged
+            yield run.result("error_max_turns", error=f"reached max_turns={T}")
+            return
+        b, outcome = await run.execute(a, uses)                     # 4. gate + execute
+        run.h.append({"role": "assistant", "content": [x.to_wire() for x in a.content]})
+        run.h.append({"role": "user", "content": [x.to_wire() for x in b]})
+        run.t += 1
+        yield UserMessage(b)
+        if outcome.interrupted or outcome.stop_message:
+            yield run.result("error_during_execution", error=outcome.stop_message or "interrupted by user")
+            return
+
+
+async def query(prompt: str, options: AgentOptions | None = None, *, control: RunControl | None = None,
+                history: list[WireMessage] | None = None) -> AsyncIterator[Message]:
+    """Run the agent loop on `prompt`, yielding SystemMessage("init"), AssistantMessage,
+    UserMessage (tool results), optional partial events, and last a ResultMessage."""
+    run = Run(prompt, options or AgentOptions(), control, history)
+    yield run.init_message()
+    try:
+        async for msg in _loop(run):
+            yield msg
+    except asyncio.CancelledError:
+        if control is None or not control.interrupted:
+            raise
+        yield run.result("error_during_execution", error="interrupted by user")
+    except (ModelError, RunError) as e:
+        yield run.result("error_during_execution", error=str(e))
+    except Exception as e:  # a harness bug or a broken model: report it, keep the history valid
+        yield run.result("error_during_execution", error=f"{type(e).__name__}: {e}")
+
+
+def run(prompt: str, options: AgentOptions | None = None) -> ResultMessage:
+    """Synchronous `query()`: run to the end and return the ResultMessage."""
+
+    async def go() -> ResultMessage:
+        last: Message | None = None
+        async for msg in query(prompt, options):
+            last = msg
+        assert isinstance(last, ResultMessage)
+        return last
+
+    return asyncio.run(go())

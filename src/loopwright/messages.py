@@ -1,0 +1,102 @@
+"""What `query()` yields: the Claude Agent SDK's message classes (seed §8)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from .blocks import Block, ToolResultBlock, WireMessage, blocks_to_wire
+from .usage import CallUsage, Usage
+
+ResultSubtype = Literal[
+    "success",
+    "error_max_turns",
+    "error_max_budget_usd",
+    "error_during_execution",
+    "error_max_structured_output_retries",
+]
+
+
+@dataclass(slots=True)
+class SystemMessage:
+    """A session event: `init`, `api_retry`, `compact_boundary`, `hook_response`, ..."""
+
+    subtype: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class AssistantMessage:
+    content: list[Block]
+    model: str
+    stop_reason: str | None = None
+    usage: CallUsage | None = None
+    parent_tool_use_id: str | None = None
+
+    def to_wire(self) -> WireMessage:
+        return {"role": "assistant", "content": blocks_to_wire(self.content)}
+
+
+@dataclass(slots=True)
+class UserMessage:
+    """The user message b of seed Def 3.1 step 4 (tool results first, then queued text)."""
+
+    content: list[Block]
+    parent_tool_use_id: str | None = None
+
+    @property
+    def tool_results(self) -> list[ToolResultBlock]:
+        return [b for b in self.content if isinstance(b, ToolResultBlock)]
+
+    def to_wire(self) -> WireMessage:
+        return {"role": "user", "content": blocks_to_wire(self.content)}
+
+
+@dataclass(slots=True)
+class StreamEvent:
+    """A raw partial event of a streaming model call (include_partial_messages)."""
+
+    event: dict[str, Any]
+    session_id: str = ""
+    parent_tool_use_id: str | None = None
+
+
+@dataclass(slots=True)
+class ResultMessage:
+    subtype: ResultSubtype
+    is_error: bool
+    num_turns: int
+    model_calls: int
+    messages: list[WireMessage]
+    result: str | None
+    stop_reason: str | None
+    total_cost_usd: float
+    usage: Usage
+    call_usage: list[CallUsage]
+    duration_ms: int
+    duration_api_ms: int
+    session_id: str
+    permission_denials: list[dict[str, Any]]
+    errors: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON result object of `--output-format json` (Claude Code's field names)."""
+        return {
+            "type": "result",
+            "subtype": self.subtype,
+            "is_error": self.is_error,
+            "duration_ms": self.duration_ms,
+            "duration_api_ms": self.duration_api_ms,
+            "num_turns": self.num_turns,
+            "model_calls": self.model_calls,
+            "result": self.result,
+            "stop_reason": self.stop_reason,
+            "session_id": self.session_id,
+            "total_cost_usd": self.total_cost_usd,
+            "usage": self.usage.to_json(),
+            "permission_denials": self.permission_denials,
+            "errors": self.errors,
+        }
+
+
+Message: TypeAlias = SystemMessage | AssistantMessage | UserMessage | StreamEvent | ResultMessage

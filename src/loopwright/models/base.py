@@ -1,0 +1,80 @@
+"""The model protocol: one streaming call from (system, tools, messages) to a response.
+
+A model is M of seed Def 3.1. `stream()` yields optional progress events
+(`StreamEvent` partials, `SystemMessage("api_retry")`) and ends with exactly one
+`ModelResponse`. Providers raise `ModelError` when a call fails for good.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from ..blocks import Block, WireMessage
+from ..messages import StreamEvent, SystemMessage
+from ..usage import Usage
+
+STOP_REASONS = frozenset(
+    {
+        "end_turn",
+        "tool_use",
+        "max_tokens",
+        "stop_sequence",
+        "pause_turn",
+        "refusal",
+        "model_context_window_exceeded",
+    }
+)
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    system: str | None
+    tools: list[dict[str, Any]]
+    # The live history (append-only, owned by the loop): read it, never mutate it.
+    messages: list[WireMessage]
+    max_tokens: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ModelResponse:
+    content: list[Block]
+    stop_reason: str | None
+    usage: Usage
+    model: str
+    # Set by models that know their own cost (the scripted model); else the price table is used.
+    cost_usd: float | None = None
+
+
+ModelEvent: TypeAlias = StreamEvent | SystemMessage | ModelResponse
+
+
+class ModelError(Exception):
+    """A model call that failed for good (after any retries)."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+
+
+@runtime_checkable
+class Model(Protocol):
+    name: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Yield progress events, then exactly one ModelResponse."""
+        ...
+
+
+async def complete(model: Model, request: ModelRequest) -> ModelResponse:
+    """Run one call to the end, ignoring progress events."""
+    response: ModelResponse | None = None
+    async for ev in model.stream(request):
+        if isinstance(ev, ModelResponse):
+            response = ev
+    if response is None:
+        raise ModelError(f"model {model.name!r} ended its stream without a response")
+    return response

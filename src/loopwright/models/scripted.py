@@ -1,0 +1,104 @@
+"""ScriptedModel: a model whose answers are given in advance (seed §9.1 `scripted(h)`).
+
+Either a list of turns used in order, or a function of the wire-format messages.
+A turn is a list of wire content blocks, or a dict with `content` and optionally
+`stop_reason`, `usage` and `delay` (seconds to wait, for interrupt tests); an
+exception instance in the list is raised when its turn comes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, TypeAlias
+
+from ..blocks import WireMessage, blocks_from_wire
+from ..usage import Usage
+from .base import ModelError, ModelEvent, ModelRequest, ModelResponse
+
+Turn: TypeAlias = list[dict[str, Any]] | dict[str, Any] | BaseException
+TurnFunction: TypeAlias = Callable[[list[WireMessage]], Any]
+
+
+def estimate_tokens(obj: Any) -> int:
+    """A deterministic token estimate (about 4 characters a token) for scripted runs."""
+    return max(1, math.ceil(len(json.dumps(obj, ensure_ascii=False, separators=(",", ":"))) / 4))
+
+
+class ScriptedModel:
+    """`ScriptedModel(turns_or_function, cost_per_call_usd=None, name="scripted")`.
+
+    `cost_per_call_usd` is a number, or a function of the call number k (1-based),
+    giving each call's exact cost; by default calls are free. Usage is estimated per
+    message and counted incrementally, so n_k = s + sum(a_i + r_i) holds exactly."""
+
+    has_own_cost = True
+
+    def __init__(
+        self,
+        turns_or_function: Sequence[Turn] | TurnFunction,
+        cost_per_call_usd: float | Callable[[int], float] | None = None,
+        name: str = "scripted",
+    ) -> None:
+        self.name = name
+        if callable(turns_or_function):
+            self._fn: TurnFunction | None = turns_or_function
+            self._turns: list[Turn] = []
+        else:
+            self._fn = None
+            self._turns = list(turns_or_function)
+        self._cost = cost_per_call_usd
+        self.calls = 0
+        # incremental token count of the history: (list identity, messages counted, their sum)
+        self._seen: tuple[int, int, int] = (0, 0, 0)
+        self._fixed: tuple[int, int, int] | None = None  # (id(tools), hash(system), tokens)
+
+    def _fixed_tokens(self, req: ModelRequest) -> int:
+        key = (id(req.tools), hash(req.system))
+        if self._fixed is None or self._fixed[:2] != key:
+            s0 = (estimate_tokens(req.system) if req.system else 0) + (
+                estimate_tokens(req.tools) if req.tools else 0
+            )
+            self._fixed = (*key, s0)
+        return self._fixed[2]
+
+    def _history_tokens(self, h: list[WireMessage]) -> int:
+        ident, counted, total = self._seen
+        if ident != id(h) or counted > len(h):
+            counted, total = 0, 0
+        for m in h[counted:]:
+            total += estimate_tokens(m)
+        self._seen = (id(h), len(h), total)
+        return total
+
+    def _next_turn(self, h: list[WireMessage]) -> Any:
+        if self._fn is not None:
+            return self._fn(h)
+        k = self.calls - 1
+        if k >= len(self._turns):
+            raise ModelError(f"scripted model has no turn {k + 1} (the script has {len(self._turns)})")
+        return self._turns[k]
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        self.calls += 1
+        turn = self._next_turn(request.messages)
+        if isinstance(turn, BaseException):
+            raise turn
+        spec: dict[str, Any] = turn if isinstance(turn, dict) else {"content": turn}
+        if spec.get("delay"):
+            await asyncio.sleep(float(spec["delay"]))
+        content = blocks_from_wire(spec.get("content", []))
+        stop = spec.get("stop_reason") or (
+            "tool_use" if any(b.get("type") == "tool_use" for b in spec.get("content", [])) else "end_turn"
+        )
+        if "usage" in spec:
+            usage = Usage.from_json(spec["usage"])
+        else:
+            usage = Usage(
+                input_tokens=self._fixed_tokens(request) + self._history_tokens(request.messages),
+                output_tokens=estimate_tokens({"role": "assistant", "content": spec.get("content", [])}),
+            )
+        cost = self._cost(self.calls) if callable(self._cost) else float(self._cost or 0.0)
+        yield ModelResponse(content, stop, usage, self.name, cost_usd=cost)

@@ -1,0 +1,55 @@
+"""AgentOptions: everything a run is configured with (Claude Agent SDK field names)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .hooks import Hooks
+from .models.base import Model
+from .permissions import CanUseTool, PermissionMode
+from .tools.base import Tool
+from .usage import Price
+
+
+@dataclass
+class AgentOptions:
+    model: str | Model | None = None  # a Model, or a string such as "claude-sonnet-4-5", "openai:gpt-4o"
+    tools: list[Tool] = field(default_factory=list)
+    max_turns: int | None = None  # T: tool-use turns (seed Def 3.1); None = no limit
+    max_budget_usd: float | None = None  # B (seed Prop 5.4)
+    can_use_tool: CanUseTool | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    cwd: str | Path | None = None
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
+    permission_mode: PermissionMode | None = None
+    hooks: Hooks | None = None
+    include_partial_messages: bool = False
+    prices: dict[str, Price] | None = None  # overrides/extends the built-in price table
+    max_tokens: int | None = None
+    max_pause_continuations: int = 5
+    # providers
+    base_url: str | None = None
+    api_key: str | None = None
+    max_retries: int = 4
+    # sessions
+    session_id: str | None = None
+    resume: str | None = None
+    fork_session: bool = False
+    continue_conversation: bool = False
+    persist_session: bool = False
+    sessions_dir: str | Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.max_turns is not None and (not isinstance(self.max_turns, int) or self.max_turns < 0):
+            raise ValueError(f"max_turns must be a non-negative integer or None, got {self.max_turns!r}")
+        if self.max_budget_usd is not None and not self.max_budget_usd > 0:
+            raise ValueError(f"max_budget_usd must be positive, got {self.max_budget_usd!r}")
+        names = [t.name for t in self.tools]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"duplicate tool names: {', '.join(sorted(dup))}")

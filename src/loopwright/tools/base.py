@@ -1,0 +1,239 @@
+"""Tools: `Tool` and the `@tool` decorator (seed Def 2.2, Def 6.1; SPEC §1).
+
+A tool maps (input, environment) to (result, is_error, new environment). Handlers
+may be sync or async, take the validated input dict (and optionally a
+`ToolContext`), and return a string, a list of blocks, or a `ToolOutput`; raising
+is fine: the loop turns any exception into an is_error result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..blocks import Block, WireFormatError, block_from_wire
+
+NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+class ToolError(Exception):
+    """Raise from a handler to return a clean is_error result with just this message."""
+
+
+@dataclass(slots=True)
+class ToolOutput:
+    content: str | list[Block]
+    is_error: bool = False
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may know about its run: the working directory and session state.
+
+    `state` is shared by all tools of one session (for example the set of files Read
+    has seen, which Write and Edit check)."""
+
+    cwd: Path
+    session_id: str = ""
+    tool_use_id: str = ""
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+Handler = Callable[..., Any]
+
+
+class Tool:
+    """A tool the model may call: `Tool(name, description, input_schema, handler, read_only=False)`."""
+
+    __slots__ = ("name", "description", "input_schema", "handler", "read_only", "_wants_ctx",
+                 "_is_async", "_validator", "_convert")
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        input_schema: dict[str, Any],
+        handler: Handler,
+        read_only: bool = False,
+        *,
+        _convert: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> None:
+        if not NAME_RE.match(name):
+            raise ValueError(f"tool name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")
+        if not isinstance(input_schema, dict) or input_schema.get("type") != "object":
+            raise ValueError(f"tool {name!r}: input_schema must be a JSON Schema with type 'object'")
+        self.name = name
+        self.description = description
+        self.input_schema = input_schema
+        self.handler = handler
+        self.read_only = read_only
+        params = [
+            p for p in inspect.signature(handler).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        self._wants_ctx = len(params) >= 2
+        self._is_async = inspect.iscoroutinefunction(handler)
+        self._validator: Any = None  # compiled lazily: jsonschema is not imported at startup
+        self._convert = _convert
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r}, read_only={self.read_only})"
+
+    def definition(self) -> dict[str, Any]:
+        """The wire tool definition {name, description, input_schema}."""
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+    def validate(self, data: Any) -> str | None:
+        """None if `data` fits the schema, else a message that says what is wrong."""
+        if self._validator is None:
+            import jsonschema
+
+            cls = jsonschema.validators.validator_for(self.input_schema)
+            cls.check_schema(self.input_schema)
+            self._validator = cls(self.input_schema)
+        errors = sorted(self._validator.iter_errors(data), key=lambda e: list(e.path))
+        if not errors:
+            return None
+        parts = []
+        for e in errors[:5]:
+            where = "/".join(str(p) for p in e.path)
+            parts.append(f"{where or '(input)'}: {e.message}")
+        return f"Invalid input for tool {self.name}: " + "; ".join(parts)
+
+    async def call(self, data: dict[str, Any], ctx: ToolContext, *, in_thread: bool = False) -> ToolOutput:
+        """Validate and run. Never raises for tool failures: they become is_error outputs."""
+        problem = self.validate(data)
+        if problem is not None:
+            return ToolOutput(problem, is_error=True)
+        try:
+            arg: Any = self._convert(data) if self._convert is not None else data
+        except Exception as e:  # pydantic conversion of a schema-valid input
+            return ToolOutput(f"Invalid input for tool {self.name}: {e}", is_error=True)
+        try:
+            args = (arg, ctx) if self._wants_ctx else (arg,)
+            if self._is_async:
+                raw = await self.handler(*args)
+            elif in_thread:
+                raw = await asyncio.to_thread(self.handler, *args)
+            else:
+                raw = self.handler(*args)
+                if inspect.isawaitable(raw):
+                    raw = await raw
+        except ToolError as e:
+            return ToolOutput(str(e), is_error=True)
+        except Exception as e:
+            return ToolOutput(f"{type(e).__name__}: {e}", is_error=True)
+        return to_output(raw)
+
+
+def to_output(raw: Any) -> ToolOutput:
+    """Normalize a handler's return value."""
+    if isinstance(raw, ToolOutput):
+        return raw
+    if raw is None:
+        return ToolOutput("")
+    if isinstance(raw, str):
+        return ToolOutput(raw)
+    if isinstance(raw, list):
+        blocks: list[Block] = []
+        try:
+            for b in raw:
+                blocks.append(b if not isinstance(b, dict) else block_from_wire(b))
+        except WireFormatError as e:
+            return ToolOutput(f"tool returned malformed content: {e}", is_error=True)
+        return ToolOutput(blocks)
+    return ToolOutput(str(raw))
+
+
+# --- the @tool decorator -------------------------------------------------------------------
+
+def _doc_description(fn: Callable[..., Any]) -> str:
+    return inspect.cleandoc(fn.__doc__ or "").strip() or fn.__name__
+
+
+def _schema_from_signature(fn: Callable[..., Any]) -> tuple[dict[str, Any], Callable[[dict[str, Any]], Any]]:
+    """Build input_schema from type hints with pydantic; return (schema, converter).
+
+    Supports Annotated[T, "description"], pydantic models, TypedDict, Literal, defaults.
+    A parameter annotated `ToolContext` is passed the context and left out of the schema."""
+    import pydantic
+
+    hints = typing.get_type_hints(fn, include_extras=True)
+    fields: dict[str, Any] = {}
+    for pname, p in inspect.signature(fn).parameters.items():
+        ann = hints.get(pname, Any)
+        if ann is ToolContext:
+            continue
+        default = p.default if p.default is not inspect.Parameter.empty else ...
+        if typing.get_origin(ann) is typing.Annotated:
+            base, *meta = typing.get_args(ann)
+            descs = [m for m in meta if isinstance(m, str)]
+            others = [m for m in meta if not isinstance(m, str)]
+            if descs:
+                ann = typing.Annotated[(base, *others)] if others else base
+                fields[pname] = (ann, pydantic.Field(default, description=descs[0]))
+                continue
+        fields[pname] = (ann, default)
+    model = pydantic.create_model(f"{fn.__name__}_input", **fields)
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        if isinstance(prop, dict):
+            prop.pop("title", None)
+    schema.setdefault("properties", {})
+    schema["type"] = "object"
+
+    def convert(data: dict[str, Any]) -> Any:
+        obj = model.model_validate(data)
+        return {name: getattr(obj, name) for name in fields}
+
+    return schema, convert
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+) -> Any:
+    """Make a Tool from a function: `@tool`, or `@tool(name=..., read_only=True)`.
+
+    The schema comes from the type hints, the description from the docstring. The
+    function is called with keyword arguments."""
+
+    def wrap(f: Callable[..., Any]) -> Tool:
+        schema, convert = _schema_from_signature(f)
+        ctx_name = next(
+            (n for n, a in typing.get_type_hints(f).items() if a is ToolContext), None
+        )
+        is_async = inspect.iscoroutinefunction(f)
+
+        if is_async:
+            async def handler(kwargs: dict[str, Any], ctx: ToolContext) -> Any:
+                if ctx_name:
+                    kwargs = {**kwargs, ctx_name: ctx}
+                return await f(**kwargs)
+        else:
+            def handler(kwargs: dict[str, Any], ctx: ToolContext) -> Any:  # type: ignore[misc]
+                if ctx_name:
+                    kwargs = {**kwargs, ctx_name: ctx}
+                return f(**kwargs)
+
+        return Tool(
+            name or f.__name__,
+            description if description is not None else _doc_description(f),
+            schema,
+            handler,
+            read_only=read_only,
+            _convert=convert,
+        )
+
+    return wrap(fn) if fn is not None else wrap
+

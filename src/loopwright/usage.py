@@ -1,0 +1,169 @@
+"""Tokens, prices and the budget rule (seed §5: Def 5.1, Prop 5.2, Prop 5.4).
+
+`CallUsage` is one model call's record: n_k (all input tokens of call k, cached or
+not), output tokens, cache writes and reads, and the call's cost in USD.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts as the Messages API reports them (input_tokens excludes cache hits/writes)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    # split of cache_creation_input_tokens by TTL; tokens not in either count as 5m writes
+    cache_creation_1h_input_tokens: int = 0
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any] | None) -> Usage:
+        d = d or {}
+        cc = d.get("cache_creation") or {}
+        return cls(
+            input_tokens=int(d.get("input_tokens") or 0),
+            output_tokens=int(d.get("output_tokens") or 0),
+            cache_creation_input_tokens=int(d.get("cache_creation_input_tokens") or 0),
+            cache_read_input_tokens=int(d.get("cache_read_input_tokens") or 0),
+            cache_creation_1h_input_tokens=int(cc.get("ephemeral_1h_input_tokens") or 0),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        }
+
+    @property
+    def total_input_tokens(self) -> int:
+        """n_k of seed Def 5.1: everything the model read in this call."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens
+        self.cache_read_input_tokens += other.cache_read_input_tokens
+        self.cache_creation_1h_input_tokens += other.cache_creation_1h_input_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cache_write_5m: float
+    cache_write_1h: float
+    cache_read: float
+
+    @classmethod
+    def from_input(cls, input: float, output: float, cache_read: float | None = None) -> Price:
+        """Anthropic's multipliers: 5-minute write 1.25x, 1-hour write 2x, read 0.1x input."""
+        return cls(input, output, input * 1.25, input * 2, input * 0.1 if cache_read is None else cache_read)
+
+    def cost(self, u: Usage) -> float:
+        w1h = min(u.cache_creation_1h_input_tokens, u.cache_creation_input_tokens)
+        w5m = u.cache_creation_input_tokens - w1h
+        return (
+            u.input_tokens * self.input
+            + u.output_tokens * self.output
+            + w5m * self.cache_write_5m
+            + w1h * self.cache_write_1h
+            + u.cache_read_input_tokens * self.cache_read
+        ) / 1_000_000
+
+
+# Longest matching prefix wins, so "claude-opus-4-1" beats "claude-opus-4".
+# Source: Anthropic's pricing page (checked 2026-11).
+PRICES: dict[str, Price] = {
+    "claude-fable-5-1": Price.from_input(10, 50, cache_read=0.25),
+    "claude-mythos-5-1": Price.from_input(10, 50, cache_read=0.25),
+    "claude-fable-5": Price.from_input(10, 50, cache_read=1.0),
+    "claude-mythos-5": Price.from_input(10, 50, cache_read=1.0),
+    "claude-opus-5": Price.from_input(5, 25),
+    "claude-opus-4-8": Price.from_input(5, 25),
+    "claude-opus-4-7": Price.from_input(5, 25),
+    "claude-opus-4-6": Price.from_input(5, 25),
+    "claude-opus-4-5": Price.from_input(5, 25),
+    "claude-opus-4-1": Price.from_input(15, 75),
+    "claude-opus-4": Price.from_input(15, 75),
+    "claude-sonnet-4": Price.from_input(3, 15),
+    "claude-3-7-sonnet": Price.from_input(3, 15),
+    "claude-haiku-4-5": Price.from_input(1, 5),
+    "claude-3-5-haiku": Price.from_input(0.8, 4),
+    "claude-3-haiku": Price.from_input(0.25, 1.25),
+}
+
+
+def price_for(model: str, table: dict[str, Price] | None = None) -> Price | None:
+    """The price of `model` (ids with dates or dots match their family), or None if unknown."""
+    table = PRICES if table is None else table
+    key = model.lower().replace(".", "-")
+    if key.startswith("anthropic/"):
+        key = key.split("/", 1)[1]
+    best: str | None = None
+    for prefix in table:
+        if key.startswith(prefix) and (best is None or len(prefix) > len(best)):
+            best = prefix
+    return table[best] if best is not None else None
+
+
+@dataclass(slots=True)
+class CallUsage:
+    """One model call k: n_k, a_k (output), cache traffic and its cost (seed §5)."""
+
+    input_tokens: int  # n_k: all input tokens of this call (fresh + cache write + cache read)
+    output_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+    cost_usd: float
+    model: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+            "cost_usd": self.cost_usd,
+            "model": self.model,
+        }
+
+
+@dataclass(slots=True)
+class Budget:
+    """The budget rule of seed Prop 5.4: add each response's cost, then compare with B."""
+
+    limit_usd: float | None
+    spent_usd: float = 0.0
+    calls: list[CallUsage] = field(default_factory=list)
+
+    def charge(self, call: CallUsage) -> None:
+        self.calls.append(call)
+        self.spent_usd += call.cost_usd
+
+    @property
+    def exhausted(self) -> bool:
+        return self.limit_usd is not None and self.spent_usd >= self.limit_usd
+
+
+def forecast_calls_left(calls: list[CallUsage], window: int) -> int | None:
+    """Seed Prop 5.2 (3): with growth c per turn, at most floor((W - n_last) / c) more calls fit.
+
+    Uses the mean growth of n_k so far; None until two calls have been made or when the
+    context is not growing."""
+    if len(calls) < 2:
+        return None
+    growth = (calls[-1].input_tokens - calls[0].input_tokens) / (len(calls) - 1)
+    if growth <= 0:
+        return None
+    return max(0, math.floor((window - calls[-1].input_tokens) / growth))
