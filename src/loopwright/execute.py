@@ -55,7 +55,7 @@ class Executor:
             # An interrupt: whatever did not finish gets an is_error result, so Inv holds.
             out.interrupted = True
         filler = INTERRUPTED if out.interrupted else NOT_RUN_AFTER_STOP
-        out.results = [r if r is not None else ToolResultBlock(u.id, filler, True) for r, u in zip(results, uses)]
+        out.results = [r if r is not None else ToolResultBlock(u.id, filler, True) for r, u in zip(results, uses, strict=True)]
         return out
 
     def _read_only(self, use: ToolUseBlock) -> bool:

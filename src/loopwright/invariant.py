@@ -81,7 +81,7 @@ class InvariantChecker:
                     )
                 content = m.get("content")
                 if isinstance(content, list):
-                    for j, b in enumerate(content):
+                    for b in content:
                         if isinstance(b, dict) and b.get("type") == "tool_result":
                             raise InvariantViolation(f"(P3) message {i}: tool_result in an assistant message")
                 pending = _ids_of_uses(m) if isinstance(content, list) else []

@@ -17,7 +17,7 @@ from typing import Any
 
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock, WireMessage, text_of, tool_uses
 from .execute import Executor, TurnOutcome
-from .hooks import Hooks
+from .hooks import HookContext, Hooks
 from .invariant import InvariantChecker
 from .messages import (
     AssistantMessage,
@@ -38,6 +38,9 @@ CUT_OFF = (
     "Not run: your response hit max_tokens before this tool call was complete, so its input "
     "may be cut off. Re-issue the call (split large inputs if needed)."
 )
+
+
+MAX_STOP_CONTINUATIONS = 3
 
 
 class RunError(Exception):
@@ -103,6 +106,8 @@ class Run:
         self.api_seconds = 0.0
         self.started = time.perf_counter()
         self.last_stop: str | None = None
+        self.stop_continuations = 0
+        self.hooks.bind(HookContext(self.session_id, "", str(self.cwd), options.permission_mode or "default"))
 
     # --- the pieces of one step ---------------------------------------------------------
 
@@ -134,6 +139,8 @@ class Run:
                 yield a
                 return
             content = a.content  # pause_turn: send the partial turn back so the model continues
+            if attempt == self.options.max_pause_continuations:
+                break
             self.h.append({"role": "assistant", "content": [b.to_wire() for b in content]})
         raise RunError(f"the model paused its turn more than {self.options.max_pause_continuations} times")
 
@@ -183,6 +190,29 @@ class Run:
             errors=[error] if error else [],
         )
 
+    async def stop_hook(self) -> str | None:
+        """A blocking Stop hook makes the agent continue, at most `max_stop_continuations` times."""
+        if not self.hooks.active or self.stop_continuations >= MAX_STOP_CONTINUATIONS:
+            return None
+        reason = await self.hooks.stop(self.stop_continuations > 0)
+        if reason is not None:
+            self.stop_continuations += 1
+        return reason
+
+    async def start_hooks(self, prompt: str) -> str | None:
+        """SessionStart and UserPromptSubmit. Returns a block reason, or None to go on."""
+        if not self.hooks.active:
+            return None
+        extra = [await self.hooks.session_start("resume" if len(self.h) > 1 else "startup")]
+        submitted = await self.hooks.user_prompt_submit(prompt)
+        if submitted.block is not None:
+            return submitted.block
+        extra.append(submitted.context)
+        context = [TextBlock(c).to_wire() for c in extra if c]
+        if context:
+            self.h[-1] = {"role": "user", "content": [*self.h[-1]["content"], *context]}
+        return None
+
     def init_message(self) -> SystemMessage:
         return SystemMessage("init", {
             "session_id": self.session_id, "model": self.model.name, "cwd": str(self.cwd),
@@ -206,8 +236,12 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         uses = tool_uses(a.content)
         if not uses:                                                # 2. done: h·a
             run.h.append({"role": "assistant", "content": [b.to_wire() for b in a.content]})
-            yield run.result("success", a)
-            return
+            reason = await run.stop_hook()
+            if reason is None:
+                yield run.result("success", a)
+                return
+            run.h.append({"role": "user", "content": [{"type": "text", "text": reason}]})
+            continue                                                # a Stop hook asked for more
         ids = [u.id for u in uses]
         if len(set(ids)) != len(ids):                               # a malformed a: run nothing
             raise RunError(f"model response repeats tool_use ids {sorted({i for i in ids if ids.count(i) > 1})}; nothing was run")
@@ -234,6 +268,10 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
     run = Run(prompt, options or AgentOptions(), control, history)
     yield run.init_message()
     try:
+        blocked = await run.start_hooks(prompt)
+        if blocked is not None:
+            yield run.result("error_during_execution", error=f"prompt blocked by a UserPromptSubmit hook: {blocked}")
+            return
         async for msg in _loop(run):
             yield msg
     except asyncio.CancelledError:
@@ -244,6 +282,9 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
         yield run.result("error_during_execution", error=str(e))
     except Exception as e:  # a harness bug or a broken model: report it, keep the history valid
         yield run.result("error_during_execution", error=f"{type(e).__name__}: {e}")
+    finally:
+        if run.hooks.active:
+            await run.hooks.session_end("other")
 
 
 def run(prompt: str, options: AgentOptions | None = None) -> ResultMessage:

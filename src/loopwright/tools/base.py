@@ -13,6 +13,7 @@ import inspect
 import re
 import typing
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,9 @@ class ToolContext:
     session_id: str = ""
     tool_use_id: str = ""
     state: dict[str, Any] = field(default_factory=dict)
+    # Called with a file's path just before a tool changes or creates it (checkpoints).
+    before_file_change: Callable[[Path], None] | None = None
+    add_dirs: list[Path] = field(default_factory=list)
 
 
 Handler = Callable[..., Any]
@@ -120,7 +124,7 @@ class Tool:
             if self._is_async:
                 raw = await self.handler(*args)
             elif in_thread:
-                raw = await asyncio.to_thread(self.handler, *args)
+                raw = await asyncio.get_running_loop().run_in_executor(_thread_pool(), lambda: self.handler(*args))
             else:
                 raw = self.handler(*args)
                 if inspect.isawaitable(raw):
@@ -130,6 +134,18 @@ class Tool:
         except Exception as e:
             return ToolOutput(f"{type(e).__name__}: {e}", is_error=True)
         return to_output(raw)
+
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _thread_pool() -> ThreadPoolExecutor:
+    """Threads for sync read-only handlers run concurrently. Sized for whole batches: the
+    default executor has only cpu+4 threads, too few for a batch of 8 on 2 cores."""
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=64, thread_name_prefix="loopwright-tool")
+    return _POOL
 
 
 def to_output(raw: Any) -> ToolOutput:

@@ -1,0 +1,115 @@
+"""The `loopwright` command. Kept light: argparse only at import; everything else is
+imported by the subcommand that needs it, so `loopwright --version` stays fast."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+
+SUBCOMMANDS = ("demo", "serve-scripted", "sessions", "rewind")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="loopwright",
+        description="The agent loop, done right. Run headless with -p, or interactively with no prompt.",
+        epilog="Subcommands: loopwright demo | serve-scripted SCRIPT --port N | sessions list|show ID | rewind SESSION",
+    )
+    p.add_argument("--version", action="version", version=f"loopwright {__version__}")
+    p.add_argument("-p", "--print", dest="prompt", nargs="?", const="-", default=None,
+                   help="run headless on PROMPT (or on stdin when PROMPT is omitted or '-')")
+    p.add_argument("--model", help="claude-... | openai:<model> | scripted:<file.json> (default: $LOOPWRIGHT_MODEL)")
+    p.add_argument("--base-url", help="API base URL (Anthropic or OpenAI-compatible server)")
+    p.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    p.add_argument("--max-turns", type=int, help="limit on tool-use turns T (seed Def 3.1: at most T+1 model calls)")
+    p.add_argument("--max-budget-usd", type=float)
+    p.add_argument("--allowedTools", "--allowed-tools", dest="allowed_tools", action="append", default=[],
+                   help="tools (or rules) allowed without asking; comma or space separated")
+    p.add_argument("--disallowedTools", "--disallowed-tools", dest="disallowed_tools", action="append", default=[])
+    p.add_argument("--permission-mode", choices=("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"),
+                   default=None)
+    p.add_argument("--system-prompt")
+    p.add_argument("--append-system-prompt")
+    p.add_argument("--cwd", help="working directory for the tools (default: the current directory)")
+    p.add_argument("--add-dir", dest="add_dirs", action="append", default=[])
+    p.add_argument("--verbose", action="store_true")
+    p.add_argument("--include-partial-messages", action="store_true")
+    # sessions
+    p.add_argument("-c", "--continue", dest="continue_conversation", action="store_true",
+                   help="continue the latest session in this directory")
+    p.add_argument("-r", "--resume", metavar="SESSION_ID")
+    p.add_argument("--fork-session", action="store_true")
+    p.add_argument("--session-id")
+    p.add_argument("--no-session-persistence", action="store_true")
+    return p
+
+
+def split_tools(values: list[str]) -> list[str]:
+    """`--allowedTools "Bash Read" --allowedTools Edit,Write` -> rules, keeping `Bash(git diff *)` whole."""
+    out: list[str] = []
+    for v in values:
+        depth, cur = 0, ""
+        for ch in v:
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth = max(0, depth - 1)
+            if ch in ", " and depth == 0:
+                if cur:
+                    out.append(cur)
+                cur = ""
+            else:
+                cur += ch
+        if cur:
+            out.append(cur)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args_list and args_list[0] in SUBCOMMANDS:
+            return _subcommand(args_list[0], args_list[1:])
+        args = build_parser().parse_args(args_list)
+        from .headless import run_cli
+
+        return run_cli(args)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `loopwright ... | head`: the reader left; silence the final flush
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except Exception as e:  # never a traceback for users: one line, the traceback with --verbose
+        if "--verbose" in args_list:
+            import traceback
+
+            traceback.print_exc()
+        else:
+            print(f"loopwright: unexpected error: {type(e).__name__}: {e} (run with --verbose for the traceback)",
+                  file=sys.stderr)
+        return 1
+
+
+def _subcommand(name: str, rest: list[str]) -> int:
+    if name == "demo":
+        from .demo import demo_main
+
+        return demo_main(rest)
+    if name == "serve-scripted":
+        from ..testing.server import serve_main
+
+        return serve_main(rest)
+    if name == "sessions":
+        from ..sessions import sessions_main
+
+        return sessions_main(rest)
+    from ..checkpoints import rewind_main
+
+    return rewind_main(rest)
+
