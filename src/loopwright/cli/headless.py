@@ -100,7 +100,6 @@ def resolve_cwd(value: str | None) -> Path:
 
 def build_options(args: argparse.Namespace) -> AgentOptions:
     from ..models import DEFAULT_MODEL
-    from ..tools.builtin import default_tools
 
     cwd = resolve_cwd(args.cwd)
     for d in args.add_dirs:
@@ -112,6 +111,8 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         raise UsageError(f"--max-turns must be 0 or more, got {args.max_turns}")
     if args.max_budget_usd is not None and not args.max_budget_usd > 0:
         raise UsageError(f"--max-budget-usd must be positive, got {args.max_budget_usd}")
+    from ..tools.builtin import default_tools  # after the checks: bad input fails fast
+
     tools = default_tools()
     system = args.system_prompt if args.system_prompt is not None else default_system_prompt(cwd, tools)
     return AgentOptions(

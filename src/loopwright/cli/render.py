@@ -178,6 +178,10 @@ class TraceRenderer:
             self._user(msg)
         elif isinstance(msg, ResultMessage):
             self.spinner.stop()
+            if self._names and msg.subtype in ("error_max_turns", "error_max_budget_usd"):
+                pending = ", ".join(name for name, _ in self._names.values())
+                self._w(f"    ⎿ not run ({msg.subtype}): {pending}\n")
+                self._names.clear()
             cost = f"${msg.total_cost_usd:.4f}"
             self._w(f"● {msg.subtype}: {msg.num_turns} tool-use turns, {msg.model_calls} model calls, "
                     f"{cost}, {msg.duration_ms / 1000:.1f}s\n")

@@ -1,0 +1,265 @@
+"""The `loopwright` command: flags, output formats, exit codes, clear errors, the trace."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopwright.blocks import TextBlock, ToolResultBlock, ToolUseBlock
+from loopwright.cli import main, split_tools
+from loopwright.cli.headless import UsageError, check_model, default_system_prompt
+from loopwright.cli.render import Spinner, TraceRenderer
+from loopwright.messages import AssistantMessage, ResultMessage, SystemMessage, UserMessage
+from loopwright.usage import CallUsage, Usage
+
+SCRIPT = Path(sys.executable).parent / "loopwright"
+
+
+def cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: dict[str, str] | None = None,
+        timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-c", "import sys; from loopwright.cli import main; sys.exit(main())"]
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_"))}
+    full_env.update(env or {})
+    return subprocess.run([*cmd, *args], cwd=cwd, input=stdin if stdin is not None else "", capture_output=True,
+                          text=True, timeout=timeout, env=full_env)
+
+
+def use(uid: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_use", "id": uid, "name": name, "input": x}
+
+
+def write_script(tmp: Path, turns: list[Any]) -> str:
+    p = tmp / "script.json"
+    p.write_text(json.dumps(turns))
+    return f"scripted:{p}"
+
+
+def assert_clean_error(p: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:
+    assert p.returncode == code, (p.returncode, p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr and "Traceback" not in p.stdout
+    for n in needles:
+        assert n in p.stderr, (n, p.stderr)
+
+
+# --- startup ------------------------------------------------------------------------------
+
+def test_version() -> None:
+    p = cli("--version")
+    assert p.returncode == 0 and p.stdout.strip().startswith("loopwright ")
+
+
+def test_import_stays_light() -> None:
+    """`import loopwright` and the CLI entry point load no provider SDK and no UI library."""
+    code = ("import sys, loopwright, loopwright.cli; "
+            "print(sorted(m for m in ('anthropic', 'openai', 'rich', 'prompt_toolkit', 'jsonschema', 'pydantic', 'httpx') "
+            "if m in sys.modules))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]"
+
+
+def test_split_tools_keeps_rules_whole() -> None:
+    assert split_tools(["Bash Read", "Edit,Write", "Bash(git diff *)"]) == ["Bash", "Read", "Edit", "Write", "Bash(git diff *)"]
+
+
+def test_default_system_prompt_is_byte_stable(tmp_path: Path) -> None:
+    from loopwright.tools.base import Tool
+
+    tools = [Tool("Read", "read", {"type": "object"}, lambda x: "", read_only=True),
+             Tool("Bash", "run", {"type": "object"}, lambda x: "")]
+    a = default_system_prompt(tmp_path, tools)
+    assert a == default_system_prompt(tmp_path, tools)
+    assert str(tmp_path) in a and "Read, Bash" in a
+
+
+# --- bad input: a clear message and a non-zero exit, never a traceback -----------------------
+
+def test_empty_prompt(tmp_path: Path) -> None:
+    assert_clean_error(cli("-p", "", "--model", "scripted:x.json", cwd=tmp_path), 2, "prompt is empty")
+    assert_clean_error(cli("-p", "--model", "scripted:x.json", stdin="  \n", cwd=tmp_path), 2, "prompt is empty")
+
+
+def test_nonexistent_cwd(tmp_path: Path) -> None:
+    p = cli("-p", "hi", "--model", "scripted:x.json", "--cwd", str(tmp_path / "nope"))
+    assert_clean_error(p, 2, "--cwd", "no such directory")
+
+
+def test_unknown_model_provider(tmp_path: Path) -> None:
+    assert_clean_error(cli("-p", "hi", "--model", "mistral:large", cwd=tmp_path), 2, "unknown model provider 'mistral'")
+    assert_clean_error(cli("-p", "hi", "--model", "gpt-4o", cwd=tmp_path), 2, "unknown model 'gpt-4o'")
+
+
+def test_missing_api_key(tmp_path: Path) -> None:
+    p = cli("-p", "hi", "--model", "claude-sonnet-4-5", cwd=tmp_path)
+    assert_clean_error(p, 2, "ANTHROPIC_API_KEY", "--model scripted:")
+
+
+def test_missing_script_file(tmp_path: Path) -> None:
+    p = cli("-p", "hi", "--model", f"scripted:{tmp_path / 'missing.json'}", cwd=tmp_path)
+    assert_clean_error(p, 2, "cannot read scripted model file")
+
+
+def test_check_model_accepts_known_specs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    for spec in ("claude-sonnet-4-5", "anthropic:claude-x", "scripted:f.json", "openai:gpt-4o"):
+        check_model(spec, "http://127.0.0.1:1")
+    with pytest.raises(UsageError):
+        check_model("openai:", None)
+
+
+def test_unexpected_exception_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import loopwright.cli.headless as headless
+
+    def boom(args: Any) -> int:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(headless, "run_cli", boom)
+    assert main(["-p", "x"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "disk on fire" in err and "--verbose" in err and "Traceback" not in err
+    assert main(["-p", "x", "--verbose"]) == 1
+    assert "Traceback" in capsys.readouterr().err
+
+
+# --- runs with the scripted model and the built-in tools ----------------------------------------
+
+def fix_turns(d: Path) -> list[Any]:
+    """Read a.txt, Edit it, answer: Claude Code's tool names and inputs (absolute paths)."""
+    f = str(d / "a.txt")
+    return [
+        [{"type": "text", "text": "Reading it."}, use("u1", "Read", {"file_path": f})],
+        [use("u2", "Edit", {"file_path": f, "old_string": "bug", "new_string": "fix"})],
+        [{"type": "text", "text": "Fixed."}],
+    ]
+
+
+def test_json_result_fields(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a bug\n")
+    p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--output-format", "json",
+            "--permission-mode", "acceptEdits", "--no-session-persistence", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    for key in ("type", "subtype", "is_error", "duration_ms", "duration_api_ms", "num_turns", "result", "session_id",
+                "total_cost_usd", "usage", "permission_denials", "stop_reason", "model_calls"):
+        assert key in r, key
+    assert (r["type"], r["subtype"], r["is_error"], r["num_turns"], r["model_calls"]) == ("result", "success", False, 2, 3)
+    assert r["result"] == "Fixed." and r["stop_reason"] == "end_turn" and r["permission_denials"] == []
+    assert (tmp_path / "a.txt").read_text() == "a fix\n"
+
+
+def test_text_mode_trace_on_stderr_result_on_stdout(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a bug\n")
+    p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--permission-mode", "acceptEdits",
+            "--no-session-persistence", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "Fixed.\n"
+    assert "⏺ Read(a.txt)" in p.stderr and "⏺ Edit(a.txt: bug → fix)" in p.stderr
+    assert "◆ call 1: n_k=" in p.stderr and "◆ call 3:" in p.stderr and "● success" in p.stderr
+    assert "\r" not in p.stderr and "\x1b" not in p.stderr  # no spinner when stderr is not a TTY
+
+
+def test_default_mode_denies_edit_with_clear_message(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a bug\n")
+    p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--output-format", "json",
+            "--no-session-persistence", cwd=tmp_path)
+    r = json.loads(p.stdout)
+    assert p.returncode == 0 and r["subtype"] == "success"
+    assert [d["tool_name"] for d in r["permission_denials"]] == ["Edit"]
+    assert (tmp_path / "a.txt").read_text() == "a bug\n"
+
+
+def test_allowed_and_disallowed_tools(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a bug\n")
+    model = write_script(tmp_path, fix_turns(tmp_path))
+    p = cli("-p", "fix it", "--model", model, "--output-format", "json", "--allowedTools", "Edit",
+            "--no-session-persistence", cwd=tmp_path)
+    assert json.loads(p.stdout)["permission_denials"] == []
+    assert (tmp_path / "a.txt").read_text() == "a fix\n"
+    (tmp_path / "a.txt").write_text("a bug\n")
+    p = cli("-p", "fix it", "--model", model, "--output-format", "json", "--disallowedTools", "Read,Edit",
+            "--permission-mode", "bypassPermissions", "--no-session-persistence", cwd=tmp_path)
+    assert [d["tool_name"] for d in json.loads(p.stdout)["permission_denials"]] == ["Read", "Edit"]
+    assert (tmp_path / "a.txt").read_text() == "a bug\n"
+
+
+def test_max_turns_exit_1(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a bug\n")
+    p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--output-format", "json", "--max-turns", "1",
+            "--permission-mode", "acceptEdits", "--no-session-persistence", cwd=tmp_path)
+    r = json.loads(p.stdout)
+    assert p.returncode == 1 and r["subtype"] == "error_max_turns" and r["is_error"] is True
+    assert (r["num_turns"], r["model_calls"]) == (1, 2)
+    assert (tmp_path / "a.txt").read_text() == "a bug\n"
+
+
+def test_stream_json_lines_end_with_result(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a bug\n")
+    p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--output-format", "stream-json",
+            "--permission-mode", "acceptEdits", "--no-session-persistence", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    lines = [json.loads(ln) for ln in p.stdout.splitlines()]
+    assert [x["type"] for x in lines] == ["system", "assistant", "user", "assistant", "user", "assistant", "result"]
+    assert lines[0]["subtype"] == "init" and lines[-1]["subtype"] == "success"
+    sid = lines[0]["session_id"]
+    assert all(x["session_id"] == sid for x in lines)
+    assert lines[2]["message"]["content"][0]["tool_use_id"] == "u1"
+
+
+def test_prompt_from_stdin(tmp_path: Path) -> None:
+    p = cli("-p", "--model", write_script(tmp_path, [[{"type": "text", "text": "hello back"}]]),
+            "--no-session-persistence", stdin="hello\n", cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout == "hello back\n", p.stderr
+
+
+# --- the renderer ------------------------------------------------------------------------------
+
+class FakeTTY(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _messages(cwd: Path) -> list[Any]:
+    cu = CallUsage(1200, 30, 0, 0, 0.0042, "m")
+    return [
+        SystemMessage("init", {"session_id": "abcdef123456", "model": "m", "cwd": str(cwd), "permission_mode": "default"}),
+        AssistantMessage([TextBlock("Running."), ToolUseBlock("u1", "Bash", {"command": "pytest -q"})], "m", "tool_use", cu),
+        UserMessage([ToolResultBlock("u1", "collected 3\n1 failed, 2 passed", True)]),
+        AssistantMessage([TextBlock("Done.")], "m", "end_turn", cu),
+        ResultMessage("success", False, 1, 2, [], "Done.", "end_turn", 0.0084, Usage(), [cu, cu], 10, 5, "abc", []),
+    ]
+
+
+def test_renderer_plain_lines_when_not_a_tty(tmp_path: Path) -> None:
+    out = io.StringIO()
+    r = TraceRenderer(out)
+    for m in _messages(tmp_path):
+        r.show(m)
+    r.close()
+    text = out.getvalue()
+    assert "⏺ Bash(pytest -q)" in text and "⎿ ✗ Bash: collected 3" in text
+    assert "n_k=1200 in, 30 out, $0.0042" in text
+    assert "\r" not in text and "\x1b" not in text
+
+
+def test_spinner_draws_on_a_tty_and_clears_before_lines() -> None:
+    out = FakeTTY()
+    s = Spinner(out, enabled=True)
+    s.start("model call 1…")
+    deadline = 200
+    while "model call 1…" not in out.getvalue() and deadline:  # wait for a frame (no timing asserted)
+        import time
+
+        time.sleep(0.01)
+        deadline -= 1
+    s.write("line\n")
+    s.close()
+    text = out.getvalue()
+    assert "model call 1…" in text
+    assert "\r\x1b[2Kline\n" in text  # the frame was erased before the trace line
