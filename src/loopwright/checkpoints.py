@@ -1,0 +1,286 @@
+"""Checkpoints: file snapshots before each edit, and rewind (SPEC §8; Claude Code's /rewind).
+
+The built-in Write/Edit/MultiEdit tools call `ctx.before_file_change(path)` just before
+they change a file. The first time a turn touches a path, its prior content (or the fact
+that it did not exist) is saved under `<session>.files/` next to the transcript, keyed to
+the uuid of the prompt line that started the turn. Rewinding to a prompt restores every
+file the tools changed since then (files they created are deleted) and can cut the
+conversation back to just before that prompt: in place (a `rewind` line; the transcript
+stays append-only) or as a fork.
+
+Bash side effects and external effects (databases, APIs, deployments) are not tracked:
+the rewind report says so and names the Bash commands that ran in the rewound span.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .sessions import (
+    JsonlSessionStore,
+    JsonlWriter,
+    SessionNotFound,
+    SessionRecorder,
+    _line,
+    _now,
+    _prompt_text,
+    new_session_id,
+    read_lines,
+)
+
+NOT_TRACKED = ("Bash side effects and external effects (databases, APIs, deployments) are not tracked "
+               "and were not undone.")
+
+
+def history_dir(transcript: Path) -> Path:
+    return transcript.with_suffix(".files")
+
+
+class FileHistory:
+    """Snapshots of files before the tools changed them: `index.jsonl` + `blobs/<n>`."""
+
+    def __init__(self, root: Path, session_id: str = "") -> None:
+        self.root = root
+        self.session_id = session_id
+        self._seen: set[tuple[str, str]] = set()  # (prompt uuid, path) already snapshotted
+        self._lock = threading.Lock()  # tools may run in threads
+
+    def snapshot(self, path: Path, prompt_uuid: str) -> None:
+        """Save `path` as it is now, once per turn (the state before the turn's first change)."""
+        p = str(Path(path).resolve())
+        key = (prompt_uuid, p)
+        with self._lock:
+            if key in self._seen:
+                return
+            self._seen.add(key)
+            blobs = self.root / "blobs"
+            blobs.mkdir(parents=True, exist_ok=True)
+            rec: dict[str, Any] = {"promptUuid": prompt_uuid, "path": p, "timestamp": _now(),
+                                   "sessionId": self.session_id}
+            try:
+                data = Path(p).read_bytes()
+            except FileNotFoundError:
+                rec["existed"] = False
+            except IsADirectoryError:
+                return
+            else:
+                rec["existed"] = True
+                blob = blobs / uuid.uuid4().hex
+                blob.write_bytes(data)
+                rec["blob"] = blob.name
+                try:
+                    rec["mode"] = os.stat(p).st_mode & 0o7777
+                except OSError:
+                    pass
+            with open(self.root / "index.jsonl", "a", encoding="utf-8") as f:
+                f.write(json.dumps(rec) + "\n")
+                f.flush()
+
+    def records(self) -> list[dict[str, Any]]:
+        idx = self.root / "index.jsonl"
+        return read_lines(idx) if idx.exists() else []
+
+
+def snapshot_hook(recorder: SessionRecorder) -> Callable[[Path], None] | None:
+    """The ToolContext.before_file_change of a persisted run (None for stores without files)."""
+    path = getattr(recorder.writer, "path", None)
+    if not isinstance(path, Path):
+        return None
+    fh = FileHistory(history_dir(path), recorder.session_id)
+
+    def before_file_change(p: Path) -> None:
+        if recorder.prompt_uuid is not None:
+            fh.snapshot(p, recorder.prompt_uuid)
+
+    return before_file_change
+
+
+# --- rewind -------------------------------------------------------------------------------------
+
+@dataclass
+class RewindPoint:
+    uuid: str
+    prompt: str
+    timestamp: str
+    files: list[str] = field(default_factory=list)
+    bash_commands: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RewindReport:
+    session_id: str
+    to_uuid: str
+    restored: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    bash_commands: list[str] = field(default_factory=list)
+    conversation: str | None = None  # "in place", or the id of the fork
+    new_session_id: str | None = None
+
+    def text(self) -> str:
+        out = [f"rewound session {self.session_id} to {self.to_uuid}"]
+        out += [f"  restored {p}" for p in self.restored]
+        out += [f"  deleted  {p} (created after that point)" for p in self.deleted]
+        if not self.restored and not self.deleted:
+            out.append("  no files changed by Write/Edit since that point")
+        if self.conversation:
+            out.append(f"  conversation: {self.conversation}")
+        out.append(f"  note: {NOT_TRACKED}")
+        if self.bash_commands:
+            out.append("  Bash commands that ran in the rewound span (their effects remain):")
+            out += [f"    $ {c}" for c in self.bash_commands]
+        return "\n".join(out)
+
+
+def _locate(session_id: str, sessions_dir: str | Path | None, cwd: Path | None) -> tuple[JsonlSessionStore, Path]:
+    store = JsonlSessionStore(sessions_dir)
+    path = store.find(session_id, cwd)
+    if path is None:
+        raise SessionNotFound(f"no session {session_id!r} in {store.root}")
+    return store, path
+
+
+def _span(lines: list[dict[str, Any]], to_uuid: str) -> tuple[int, set[str], list[str]]:
+    """The index of prompt `to_uuid`, the prompt uuids from it on, and the Bash commands run since."""
+    idx = next((i for i, ln in enumerate(lines) if ln.get("uuid") == to_uuid and ln.get("isPrompt")), None)
+    if idx is None:
+        raise SessionNotFound(f"no user prompt {to_uuid!r} in this session")
+    prompts = {str(ln.get("uuid")) for ln in lines[idx:] if ln.get("type") == "user" and ln.get("isPrompt")}
+    answered: set[str] = set()
+    for ln in lines[idx:]:
+        if ln.get("type") == "user":
+            for b in (ln.get("message") or {}).get("content") or []:
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    answered.add(str(b.get("tool_use_id")))
+    bash: list[str] = []
+    for ln in lines[idx:]:
+        if ln.get("type") == "assistant":
+            for b in (ln.get("message") or {}).get("content") or []:
+                if (isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == "Bash"
+                        and str(b.get("id")) in answered):
+                    bash.append(str((b.get("input") or {}).get("command", "")))
+    return idx, prompts, bash
+
+
+def rewind_points(session_id: str, sessions_dir: str | Path | None = None,
+                  cwd: str | Path | None = None) -> list[RewindPoint]:
+    """The prompts one can rewind to, oldest first, with the files each turn changed."""
+    _, path = _locate(session_id, sessions_dir, Path(cwd).resolve() if cwd else None)
+    lines = read_lines(path)
+    recs = FileHistory(history_dir(path)).records()
+    out = []
+    for ln in lines:
+        if ln.get("type") == "user" and ln.get("isPrompt"):
+            u = str(ln.get("uuid"))
+            _, _, bash = _span(lines, u)
+            out.append(RewindPoint(u, _prompt_text(ln.get("message")), str(ln.get("timestamp", "")),
+                                   sorted({r["path"] for r in recs if r.get("promptUuid") == u}), bash))
+    return out
+
+
+def rewind_files(session_id: str, user_message_uuid: str, sessions_dir: str | Path | None = None,
+                 cwd: str | Path | None = None) -> RewindReport:
+    """Restore every file the tools changed since the prompt `user_message_uuid` (files they
+    created are deleted). Bash and external side effects are not undone (the report says so)."""
+    _, path = _locate(session_id, sessions_dir, Path(cwd).resolve() if cwd else None)
+    lines = read_lines(path)
+    _, span, bash = _span(lines, user_message_uuid)
+    fh = FileHistory(history_dir(path))
+    first: dict[str, dict[str, Any]] = {}
+    for rec in fh.records():  # the earliest snapshot in the span is the state before it
+        if rec.get("promptUuid") in span and isinstance(rec.get("path"), str):
+            first.setdefault(rec["path"], rec)
+    report = RewindReport(path.stem, user_message_uuid, bash_commands=bash)
+    for p, rec in sorted(first.items()):
+        target = Path(p)
+        if rec.get("existed"):
+            data = (fh.root / "blobs" / str(rec["blob"])).read_bytes()
+            if not target.exists() or target.read_bytes() != data:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+                if "mode" in rec:
+                    os.chmod(target, int(rec["mode"]))
+                report.restored.append(p)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+            report.deleted.append(p)
+    return report
+
+
+def rewind_conversation(session_id: str, user_message_uuid: str, *, fork: bool = False,
+                        sessions_dir: str | Path | None = None, cwd: str | Path | None = None) -> str:
+    """Cut the conversation back to just before the prompt `user_message_uuid`. In place, a
+    `rewind` line is appended (the file stays append-only); with fork=True a new session is
+    written and the original left untouched. Returns the id of the session that holds it."""
+    store, path = _locate(session_id, sessions_dir, Path(cwd).resolve() if cwd else None)
+    lines = read_lines(path)
+    _span(lines, user_message_uuid)  # validates the uuid
+    where = Path(next((str(ln["cwd"]) for ln in lines if ln.get("cwd")), str(cwd or os.getcwd())))
+    if fork:
+        new_id = new_session_id()
+        store.fork(path.stem, new_id, where, up_to_uuid=user_message_uuid)
+        return new_id
+    w = JsonlWriter(path, path.stem)
+    try:
+        w.write(_line("rewind", path.stem, str(where), lines[-1].get("uuid") if lines else None,
+                      toUuid=user_message_uuid), sync=True)
+    finally:
+        w.close()
+    return path.stem
+
+
+def rewind(session_id: str, user_message_uuid: str | None = None, *, code: bool = True,
+           conversation: bool = True, fork: bool = False, sessions_dir: str | Path | None = None,
+           cwd: str | Path | None = None) -> RewindReport:
+    """Files and/or conversation back to before a prompt (default: the latest prompt)."""
+    if user_message_uuid is None:
+        points = rewind_points(session_id, sessions_dir, cwd)
+        if not points:
+            raise SessionNotFound(f"session {session_id!r} has no prompt to rewind to")
+        user_message_uuid = points[-1].uuid
+    if code:
+        report = rewind_files(session_id, user_message_uuid, sessions_dir, cwd)
+    else:
+        _, path = _locate(session_id, sessions_dir, Path(cwd).resolve() if cwd else None)
+        report = RewindReport(path.stem, user_message_uuid, bash_commands=_span(read_lines(path), user_message_uuid)[2])
+    if conversation:
+        sid = rewind_conversation(report.session_id, user_message_uuid, fork=fork,
+                                  sessions_dir=sessions_dir, cwd=cwd)
+        report.conversation = f"forked to {sid}" if fork else "cut back in place (resume continues from there)"
+        report.new_session_id = sid if fork else None
+    return report
+
+
+def rewind_main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(prog="loopwright rewind",
+                                description="Restore files changed by Write/Edit and/or the conversation "
+                                            "to before a prompt. " + NOT_TRACKED)
+    p.add_argument("session_id")
+    p.add_argument("--to", metavar="MESSAGE_UUID", help="the prompt to rewind to (default: the latest)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--code-only", action="store_true", help="restore files, keep the conversation")
+    g.add_argument("--conversation-only", action="store_true", help="cut the conversation, keep the files")
+    p.add_argument("--fork", action="store_true", help="write the cut conversation to a new session")
+    p.add_argument("--list", action="store_true", help="list the prompts one can rewind to")
+    args = p.parse_args(list(argv))
+    try:
+        if args.list:
+            for pt in rewind_points(args.session_id, cwd=os.getcwd()):
+                files = f"  files: {', '.join(pt.files)}" if pt.files else ""
+                print(f"{pt.uuid}  {pt.timestamp}  {pt.prompt[:60]!r}{files}")
+            return 0
+        report = rewind(args.session_id, args.to, code=not args.conversation_only,
+                        conversation=not args.code_only, fork=args.fork, cwd=os.getcwd())
+    except (SessionNotFound, OSError) as e:
+        print(f"loopwright rewind: {e}", file=sys.stderr)
+        return 1
+    print(report.text())
+    return 0

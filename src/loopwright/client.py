@@ -1,0 +1,171 @@
+"""LoopwrightClient: a conversation you can steer while it runs (the Agent SDK's ClaudeSDKClient).
+
+    async with LoopwrightClient(options) as client:
+        await client.query("fix the test")
+        async for msg in client.receive_response():
+            ...                      # meanwhile: client.interrupt(), client.send("also check X")
+        await client.query("now commit it")   # continues the same conversation and session
+
+`interrupt()` cancels the running model call or tool calls; every unfinished call gets an
+is_error "Interrupted by user" result, so Inv holds and the conversation can go on.
+`send(text)` queues a message the model reads right after the running tool calls finish, in
+the same turn (text blocks after the tool_results). Text sent when no tool turn follows is
+delivered with the next query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Generator
+from dataclasses import replace
+from types import TracebackType
+from typing import Any
+
+from .blocks import WireMessage
+from .loop import RunControl, query
+from .messages import Message, ResultMessage
+from .models import resolve_model
+from .options import AgentOptions
+
+
+class _Done:
+    """`client.interrupt()` works both plainly and awaited (the SDK's interrupt is async)."""
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return
+        yield
+
+
+_END = object()
+
+
+class LoopwrightClient:
+    def __init__(self, options: AgentOptions | None = None) -> None:
+        self.options = options or AgentOptions()
+        self.history: list[WireMessage] | None = None  # the last run's final history
+        self.session_id: str | None = None
+        self.results: list[ResultMessage] = []
+        self._model: Any = None
+        self._control: RunControl | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._queue: asyncio.Queue[Any] | None = None
+        self._pending: list[str] = []  # sent while idle, or too late for the last run
+
+    async def __aenter__(self) -> LoopwrightClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.disconnect()
+
+    async def connect(self) -> None:
+        # One model object for the whole conversation (a scripted model keeps its place).
+        if self._model is None:
+            self._model = resolve_model(self.options)
+
+    async def disconnect(self) -> None:
+        if self.running:
+            self.interrupt()
+            assert self._task is not None
+            try:
+                await self._task
+            except BaseException:  # noqa: BLE001 - shutting down; the run already reported
+                pass
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    @property
+    def pending(self) -> list[str]:
+        """Text sent that no run has delivered yet (it goes with the next query)."""
+        return list(self._pending)
+
+    def _next_options(self) -> AgentOptions:
+        if self.history is None:  # the first query: resume/continue/fork as configured
+            return replace(self.options, model=self._model)
+        return replace(self.options, model=self._model, resume=None, continue_conversation=False,
+                       fork_session=False, session_id=self.session_id)
+
+    async def query(self, prompt: str) -> None:
+        """Start a run on `prompt` (continuing this client's conversation). Read its messages
+        with receive_response()."""
+        if self.running:
+            raise RuntimeError("a query is already running: use send() to add to it, or interrupt() it")
+        await self.connect()
+        text = "\n\n".join([*self._pending, prompt])
+        self._pending = []
+        control = RunControl()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._control, self._queue = control, queue
+        self._task = asyncio.create_task(self._drive(text, self._next_options(), control, queue))
+
+    async def _drive(self, prompt: str, options: AgentOptions, control: RunControl, queue: asyncio.Queue[Any]) -> None:
+        try:
+            async for msg in query(prompt, options, control=control, history=self.history):
+                if isinstance(msg, ResultMessage):
+                    self.history = msg.messages
+                    self.session_id = msg.session_id
+                    self.results.append(msg)
+                    self._pending.extend(control.take_queued())
+                queue.put_nowait(msg)
+        except BaseException as e:  # noqa: BLE001 - handed to the reader, who re-raises it
+            queue.put_nowait(e)
+        finally:
+            self._pending.extend(control.take_queued())  # sent too late for this run
+            queue.put_nowait(_END)
+
+    async def receive_response(self) -> AsyncIterator[Message]:
+        """The current run's messages, ending with its ResultMessage."""
+        queue = self._queue
+        if queue is None:
+            return
+        while True:
+            item = await queue.get()
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+            if isinstance(item, ResultMessage):
+                return
+
+    receive_messages = receive_response
+
+    def interrupt(self) -> _Done:
+        """Cancel the running model call or tool calls. The run ends error_during_execution with a
+        valid history; the conversation can continue with the next query()."""
+        if self._control is not None and self.running:
+            self._control.interrupt()
+        return _Done()
+
+    def send(self, text: str) -> None:
+        """Queue `text` for the model: delivered right after the running tool calls finish (same
+        turn), else with the next query."""
+        if self._control is not None and self.running:
+            self._control.send(text)
+        else:
+            self._pending.append(text)
+
+    @property
+    def total_cost_usd(self) -> float:
+        return sum(r.total_cost_usd for r in self.results)
+
+    def clear(self) -> None:
+        """Start a new conversation (a new session) with the same options."""
+        if self.running:
+            raise RuntimeError("cannot clear while a query is running")
+        self.history = None
+        self.session_id = None
+        self.results = []
+        self._pending = []
+        self.options = replace(self.options, resume=None, continue_conversation=False, fork_session=False,
+                               session_id=None)
+
+    def resume(self, session_id: str) -> None:
+        """Continue a saved session with the next query."""
+        if self.running:
+            raise RuntimeError("cannot resume while a query is running")
+        self.clear()
+        self.options = replace(self.options, resume=session_id)
