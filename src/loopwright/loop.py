@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock, WireMessage, text_of, tool_uses
-from .execute import Executor, TurnOutcome
+from .execute import INTERRUPTED, Executor, TurnOutcome
 from .hooks import HookContext, Hooks
 from .invariant import InvariantChecker
 from .messages import (
@@ -88,7 +88,15 @@ class Run:
         self.tools = {t.name: t for t in options.tools}
         self.tool_defs = [t.definition() for t in options.tools]  # built once: byte-stable across calls
         self.system = "\n\n".join(p for p in (options.system_prompt, options.append_system_prompt) if p) or None
-        self.session_id = options.session_id or str(uuid.uuid4())
+        self.recorder: Any = None  # sessions.SessionRecorder when persisting
+        if options.persist_session or (history is None and (options.resume or options.continue_conversation)):
+            from .sessions import start_session  # resume/fork/continue: load h; persist: open the transcript
+
+            started = start_session(options, self.cwd, history is not None)
+            self.session_id, self.recorder = started.session_id, started.recorder
+            history = history if history is not None else started.history
+        else:
+            self.session_id = options.session_id or str(uuid.uuid4())
         self.h: list[WireMessage] = list(history or [])
         self.h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
         self.t = 0
@@ -102,6 +110,10 @@ class Run:
         permissions = Permissions(options.permission_mode, list(options.allowed_tools),
                                   list(options.disallowed_tools), options.can_use_tool)
         ctx = ToolContext(self.cwd, self.session_id)
+        if self.recorder is not None:
+            from .checkpoints import snapshot_hook  # file checkpoints, keyed to this turn's prompt
+
+            ctx.before_file_change = snapshot_hook(self.recorder)
         self.executor = Executor(self.tools, permissions, self.hooks, ctx)
         self.api_seconds = 0.0
         self.started = time.perf_counter()
@@ -120,7 +132,7 @@ class Run:
             t0 = time.perf_counter()
             a: ModelResponse | None = None
             try:
-                async for ev in self.model.stream(req):
+                async for ev in self._stream(req):
                     if isinstance(ev, ModelResponse):
                         a = ev
                     else:
@@ -144,6 +156,36 @@ class Run:
             self.h.append({"role": "assistant", "content": [b.to_wire() for b in content]})
         raise RunError(f"the model paused its turn more than {self.options.max_pause_continuations} times")
 
+    async def _stream(self, req: ModelRequest) -> AsyncIterator[Any]:
+        """The model's events. Under a RunControl the stream runs in its own task, so that
+        interrupt() cancels just the model call: the run then ends with h intact."""
+        if self.control is None:
+            async for ev in self.model.stream(req):
+                yield ev
+            return
+        if self.control.interrupted:
+            raise asyncio.CancelledError
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        done = object()
+
+        async def pump() -> None:
+            try:
+                async for ev in self.model.stream(req):
+                    queue.put_nowait(ev)
+            finally:
+                queue.put_nowait(done)
+
+        task = asyncio.ensure_future(pump())
+        self.control._task = task
+        try:
+            while (ev := await queue.get()) is not done:
+                yield ev
+            await task  # re-raises the model's error, or CancelledError after interrupt()
+        finally:
+            self.control._task = None
+            if not task.done():
+                task.cancel()
+
     def charge(self, a: ModelResponse) -> None:
         self.calls += 1
         price = self._price if a.model == self.model.name else (price_for(a.model, self.prices or None) or self._price)
@@ -160,6 +202,8 @@ class Run:
             outcome = TurnOutcome([ToolResultBlock(u.id, CUT_OFF, True) for u in uses])
         elif self.control is None:
             outcome = await self.executor.run(uses)
+        elif self.control.interrupted:  # interrupted between the model call and its tools: run none
+            outcome = TurnOutcome([ToolResultBlock(u.id, INTERRUPTED, True) for u in uses], interrupted=True)
         else:
             task = asyncio.ensure_future(self.executor.run(uses))
             self.control._task = task
@@ -213,6 +257,22 @@ class Run:
             self.h[-1] = {"role": "user", "content": [*self.h[-1]["content"], *context]}
         return None
 
+    def persist(self, msg: Message) -> Message:
+        """Append a yielded message to the session transcript (before the caller sees it, so
+        an assistant message is on disk before its tools run)."""
+        if self.recorder is not None:
+            self.recorder.record(msg, self.h)
+        return msg
+
+    def persist_prompt(self) -> None:
+        if self.recorder is not None:
+            self.recorder.prompt(self.h[-1])
+
+    def persist_user(self) -> None:
+        """A user message the loop adds without yielding it (a Stop hook's reason)."""
+        if self.recorder is not None:
+            self.recorder.user(self.h[-1])
+
     def init_message(self) -> SystemMessage:
         return SystemMessage("init", {
             "session_id": self.session_id, "model": self.model.name, "cwd": str(self.cwd),
@@ -241,6 +301,7 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
                 yield run.result("success", a)
                 return
             run.h.append({"role": "user", "content": [{"type": "text", "text": reason}]})
+            run.persist_user()
             continue                                                # a Stop hook asked for more
         ids = [u.id for u in uses]
         if len(set(ids)) != len(ids):                               # a malformed a: run nothing
@@ -266,23 +327,26 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
     """Run the agent loop on `prompt`, yielding SystemMessage("init"), AssistantMessage,
     UserMessage (tool results), optional partial events, and last a ResultMessage."""
     run = Run(prompt, options or AgentOptions(), control, history)
-    yield run.init_message()
+    yield run.persist(run.init_message())
     try:
         blocked = await run.start_hooks(prompt)
+        run.persist_prompt()  # before the first model call: a crash from here on can be resumed
         if blocked is not None:
-            yield run.result("error_during_execution", error=f"prompt blocked by a UserPromptSubmit hook: {blocked}")
+            yield run.persist(run.result("error_during_execution", error=f"prompt blocked by a UserPromptSubmit hook: {blocked}"))
             return
         async for msg in _loop(run):
-            yield msg
+            yield run.persist(msg)
     except asyncio.CancelledError:
         if control is None or not control.interrupted:
             raise
-        yield run.result("error_during_execution", error="interrupted by user")
+        yield run.persist(run.result("error_during_execution", error="interrupted by user"))
     except (ModelError, RunError) as e:
-        yield run.result("error_during_execution", error=str(e))
+        yield run.persist(run.result("error_during_execution", error=str(e)))
     except Exception as e:  # a harness bug or a broken model: report it, keep the history valid
-        yield run.result("error_during_execution", error=f"{type(e).__name__}: {e}")
+        yield run.persist(run.result("error_during_execution", error=f"{type(e).__name__}: {e}"))
     finally:
+        if run.recorder is not None:
+            run.recorder.close()
         if run.hooks.active:
             await run.hooks.session_end("other")
 

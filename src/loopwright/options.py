@@ -42,6 +42,7 @@ class AgentOptions:
     continue_conversation: bool = False
     persist_session: bool = False
     sessions_dir: str | Path | None = None
+    session_fsync: str = "none"  # "none" (flush per event: survives a killed process) | "turn" | "always"
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
