@@ -1,0 +1,22 @@
+"""Test helpers: a loopback server speaking the Anthropic and OpenAI APIs from a script.
+
+Nothing here is imported by `import loopwright`."""
+
+from __future__ import annotations
+
+from .server import (
+    Fault,
+    PromptCache,
+    RecordedRequest,
+    ScriptedServer,
+    estimate_tokens,
+    load_script_file,
+    openai_to_anthropic,
+    serve_main,
+    strip_cache_control,
+)
+
+__all__ = [
+    "Fault", "PromptCache", "RecordedRequest", "ScriptedServer", "estimate_tokens", "load_script_file",
+    "openai_to_anthropic", "serve_main", "strip_cache_control",
+]
