@@ -35,6 +35,7 @@ class AgentOptions:
     base_url: str | None = None
     api_key: str | None = None
     max_retries: int = 4
+    prompt_caching: bool = True  # Anthropic cache_control breakpoints (tools, system, newest messages)
     # sessions
     session_id: str | None = None
     resume: str | None = None

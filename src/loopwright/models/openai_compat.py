@@ -1,0 +1,351 @@
+"""OpenAICompatModel: any OpenAI-compatible chat completions server (OpenAI, vLLM,
+Ollama, llama.cpp server, LM Studio, OpenRouter, ...) through the `openai` SDK.
+
+The loop's history stays Anthropic-shaped; this module maps it to chat messages and
+back:
+- the system prompt becomes a system message;
+- an assistant message's text and tool_use blocks become `content` + `tool_calls`
+  (input object -> JSON `arguments`); thinking and unknown blocks are not sent;
+- a user message's tool_result blocks become role "tool" messages in order, then its
+  other blocks (text, images) one user message;
+- finish_reason tool_calls / stop / length / content_filter -> stop_reason tool_use /
+  end_turn / max_tokens / refusal (a server that says "stop" while calling tools, as
+  some local servers do, gets tool_use; other values map by whether tools were called).
+Streaming accumulates tool-call deltas by index; usage (with cached tokens) comes from
+the final chunk requested with stream_options.include_usage.
+
+Install: pip install 'loopwright[openai]'. The SDK is imported at the first call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+from ..blocks import Block, TextBlock, ToolUseBlock
+from ..messages import StreamEvent
+from ..usage import Usage
+from .base import ModelError, ModelEvent, ModelRequest, ModelResponse
+from .retry import (
+    AttemptFailed,
+    Failure,
+    RetryPolicy,
+    error_from_body,
+    is_retryable_status,
+    is_transport_error,
+    iter_sse,
+    parse_retry_after,
+    with_retries,
+)
+
+PROVIDER = "OpenAI-compatible"
+FINISH_TO_STOP = {
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+_NOT_RETRYABLE_TYPES = frozenset({"invalid_request_error", "authentication_error", "permission_error",
+                                  "not_found_error", "context_length_exceeded"})
+
+
+class OpenAICompatModel:
+    """`OpenAICompatModel(model, base_url=None, api_key=None, max_retries=4, max_tokens=None,
+    include_partial_messages=False, *, stream_usage=True, retry_base_delay=0.5,
+    retry_max_delay=32.0, timeout=600.0)`.
+
+    `base_url` defaults to OPENAI_BASE_URL (else api.openai.com); `api_key` to
+    OPENAI_API_KEY, or "none" when a base_url is given (local servers need no key).
+    `stream_usage=False` leaves out stream_options for servers that refuse it."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_retries: int = 4,
+        max_tokens: int | None = None,
+        include_partial_messages: bool = False,
+        *,
+        stream_usage: bool = True,
+        retry_base_delay: float | None = None,
+        retry_max_delay: float | None = None,
+        timeout: float = 600.0,
+    ) -> None:
+        self.name = model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or ("none" if self.base_url else None)
+        self.max_tokens = max_tokens
+        self.include_partial_messages = include_partial_messages
+        self.stream_usage = stream_usage
+        self.timeout = timeout
+        self.retry = RetryPolicy(max_retries)
+        if retry_base_delay is not None:
+            self.retry.base_delay = retry_base_delay
+        if retry_max_delay is not None:
+            self.retry.max_delay = retry_max_delay
+        self._client_obj: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._tools_key: tuple[Any, int] | None = None
+        self._tools_built: list[dict[str, Any]] = []
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatModel({self.name!r}, base_url={self.base_url!r})"
+
+    def _client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._client_obj is None or self._client_loop is not loop:
+            try:
+                import openai
+            except ImportError:
+                raise ModelError(
+                    "the openai SDK is not installed: pip install 'loopwright[openai]'") from None
+            kwargs: dict[str, Any] = {"max_retries": 0, "timeout": self.timeout}
+            if self.base_url:
+                kwargs["base_url"] = self.base_url
+            if self.api_key:
+                kwargs["api_key"] = self.api_key
+            try:
+                self._client_obj = openai.AsyncOpenAI(**kwargs)
+            except openai.OpenAIError as e:
+                raise ModelError(f"cannot create the OpenAI client: {e}") from None
+            self._client_loop = loop
+        return self._client_obj
+
+    # --- request mapping ---------------------------------------------------------------------
+
+    def _tools_param(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if self._tools_key is None or self._tools_key[0] is not tools or self._tools_key[1] != len(tools):
+            self._tools_key = (tools, len(tools))
+            self._tools_built = [
+                {"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
+                                                  "parameters": t.get("input_schema") or {"type": "object"}}}
+                for t in tools
+            ]
+        return self._tools_built
+
+    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": self.name,
+            "messages": to_openai_messages(request.system, request.messages),
+        }
+        max_tokens = request.max_tokens or self.max_tokens
+        if max_tokens:
+            params["max_tokens"] = max_tokens
+        if request.tools:
+            params["tools"] = self._tools_param(request.tools)
+        if self.stream_usage:
+            params["stream_options"] = {"include_usage": True}
+        for k, v in request.extra.items():
+            params.setdefault(k, v)
+        return params
+
+    # --- the call ----------------------------------------------------------------------------
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        params = self.build_params(request)
+        return with_retries(lambda: self._attempt(params), self._classify, self.retry, PROVIDER)
+
+    async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+        client = self._client()
+        stream = await client.chat.completions.create(**params, stream=True)
+        response = stream.response
+        acc = _Accumulator()
+        try:
+            async for sse in iter_sse(response.aiter_lines()):
+                data = sse.data.strip()
+                if not data:
+                    continue
+                if data == "[DONE]":
+                    acc.done = True
+                    break
+                try:
+                    chunk = json.loads(data)
+                except ValueError:
+                    raise AttemptFailed(Failure(f"malformed SSE data: {data[:80]!r}")) from None
+                if not isinstance(chunk, dict):
+                    raise AttemptFailed(Failure(f"malformed SSE chunk: {data[:80]!r}"))
+                if chunk.get("error") is not None:
+                    raise AttemptFailed(_stream_error(chunk))
+                if self.include_partial_messages:
+                    yield StreamEvent(chunk)
+                acc.feed(chunk)
+            yield acc.response(self.name)
+        finally:
+            await response.aclose()
+
+    def _classify(self, e: BaseException) -> Failure | None:
+        openai = sys.modules.get("openai")
+        if openai is not None and isinstance(e, openai.APIStatusError):
+            status = int(e.status_code)
+            typ, msg = error_from_body(e.body)
+            text = f"{typ}: {msg}" if typ and msg else (msg or typ or str(e))
+            headers = e.response.headers
+            retryable = is_retryable_status(status)
+            should = (headers.get("x-should-retry") or "").lower()
+            if should in ("true", "false"):
+                retryable = should == "true"
+            return Failure(text, status, retryable, parse_retry_after(headers))
+        if openai is not None and isinstance(e, openai.APIConnectionError):
+            cause = e.__cause__ or e.__context__
+            detail = f" ({type(cause).__name__}: {cause})" if cause else ""
+            return Failure(f"{e.message}{detail}")
+        if is_transport_error(e):
+            return Failure(f"connection error: {type(e).__name__}: {e}")
+        if openai is not None and isinstance(e, openai.OpenAIError):
+            return Failure(f"{type(e).__name__}: {e}", retryable=False)
+        return None
+
+
+def _stream_error(chunk: dict[str, Any]) -> Failure:
+    typ, msg = error_from_body(chunk)
+    code = (chunk.get("error") or {}).get("code") if isinstance(chunk.get("error"), dict) else None
+    status = code if isinstance(code, int) else None
+    retryable = is_retryable_status(status) if status is not None else typ not in _NOT_RETRYABLE_TYPES
+    return Failure(f"{typ or 'error'} (in stream): {msg or chunk}", status, retryable)
+
+
+# --- history mapping -------------------------------------------------------------------------
+
+def _result_text(block: dict[str, Any]) -> str:
+    content = block.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        parts = []
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "text":
+                parts.append(str(b.get("text", "")))
+            elif isinstance(b, dict) and b.get("type") == "image":
+                parts.append("[image omitted]")
+        text = "\n".join(parts)
+    else:
+        text = ""
+    return f"Error: {text}" if block.get("is_error") else text
+
+
+def _image_part(block: dict[str, Any]) -> dict[str, Any] | None:
+    src = block.get("source") or {}
+    if src.get("type") == "base64":
+        url = f"data:{src.get('media_type', 'image/png')};base64,{src.get('data', '')}"
+    elif src.get("type") == "url":
+        url = str(src.get("url"))
+    else:
+        return None
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def to_openai_messages(system: str | None, history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The chat-completions `messages` for an Anthropic-shaped history (the loop's own
+    history is never changed)."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for m in history:
+        content = m.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        if m.get("role") == "assistant":
+            text = "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+            calls = [
+                {"id": b.get("id"), "type": "function",
+                 "function": {"name": b.get("name"), "arguments": json.dumps(b.get("input") or {}, ensure_ascii=False)}}
+                for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"
+            ]
+            msg: dict[str, Any] = {"role": "assistant", "content": text or (None if calls else "")}
+            if calls:
+                msg["tool_calls"] = calls
+            out.append(msg)
+            continue
+        rest: list[dict[str, Any]] = []
+        for b in blocks:
+            if not isinstance(b, dict):
+                continue
+            t = b.get("type")
+            if t == "tool_result":
+                out.append({"role": "tool", "tool_call_id": b.get("tool_use_id"), "content": _result_text(b)})
+            elif t == "text":
+                rest.append({"type": "text", "text": str(b.get("text", ""))})
+            elif t == "image":
+                part = _image_part(b)
+                if part is not None:
+                    rest.append(part)
+        if rest:
+            if all(p["type"] == "text" for p in rest):
+                out.append({"role": "user", "content": "\n\n".join(p["text"] for p in rest)})
+            else:
+                out.append({"role": "user", "content": rest})
+    return out
+
+
+class _Accumulator:
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.model: str | None = None
+        self.done = False
+
+    def feed(self, chunk: dict[str, Any]) -> None:
+        if chunk.get("model"):
+            self.model = str(chunk["model"])
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            if isinstance(delta.get("content"), str):
+                self.text.append(delta["content"])
+            for pos, tc in enumerate(delta.get("tool_calls") or []):
+                idx = tc.get("index", pos)
+                acc = self.calls.setdefault(idx, {"id": None, "name": "", "args": []})
+                if tc.get("id"):
+                    acc["id"] = tc["id"]
+                fn = tc.get("function") or {}
+                if fn.get("name") and not acc["name"]:
+                    acc["name"] = fn["name"]
+                if fn.get("arguments"):
+                    acc["args"].append(fn["arguments"])
+            if choice.get("finish_reason"):
+                self.finish = choice["finish_reason"]
+
+    def response(self, model: str) -> ModelResponse:
+        if self.finish is None:
+            raise AttemptFailed(Failure(
+                "the stream ended before a finish_reason" + ("" if self.done else " (no [DONE])")))
+        content: list[Block] = []
+        text = "".join(self.text)
+        if text:
+            content.append(TextBlock(text))
+        cut = self.finish == "length"
+        for idx in sorted(self.calls):
+            c = self.calls[idx]
+            if not c["name"]:
+                raise AttemptFailed(Failure(f"tool call {idx} has no function name"))
+            raw = "".join(c["args"])
+            try:
+                value = json.loads(raw) if raw.strip() else {}
+            except ValueError as e:
+                if not cut:
+                    raise AttemptFailed(Failure(
+                        f"invalid JSON arguments for tool call {c['name']!r}: {e}")) from None
+                value = {}  # cut off by the length limit: the loop will not run it
+            if not isinstance(value, dict):
+                raise AttemptFailed(Failure(f"arguments of tool call {c['name']!r} are not a JSON object"))
+            content.append(ToolUseBlock(c["id"] or f"call_{uuid.uuid4().hex[:24]}", c["name"], value))
+        stop = FINISH_TO_STOP.get(self.finish)
+        if self.calls and stop in (None, "end_turn"):
+            stop = "tool_use"
+        elif stop is None:
+            stop = "end_turn"
+        u = self.usage or {}
+        prompt = int(u.get("prompt_tokens") or 0)
+        cached = int((u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+        usage = Usage(input_tokens=max(0, prompt - cached), output_tokens=int(u.get("completion_tokens") or 0),
+                      cache_read_input_tokens=cached)
+        return ModelResponse(content, stop, usage, self.model or model)
