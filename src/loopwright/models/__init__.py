@@ -44,9 +44,11 @@ def resolve_model(options: AgentOptions) -> Model:
 
         return OpenAICompatModel(spec.removeprefix("openai:"), base_url=options.base_url,
                                  api_key=options.api_key, max_retries=options.max_retries,
-                                 max_tokens=options.max_tokens)
+                                 max_tokens=options.max_tokens,
+                                 include_partial_messages=options.include_partial_messages)
     from .anthropic import AnthropicModel
 
     return AnthropicModel(spec.removeprefix("anthropic:"), base_url=options.base_url, api_key=options.api_key,
                           max_retries=options.max_retries, max_tokens=options.max_tokens,
-                          include_partial_messages=options.include_partial_messages)
+                          include_partial_messages=options.include_partial_messages,
+                          prompt_caching=options.prompt_caching)
