@@ -1,0 +1,402 @@
+"""Bash {command, timeout?, description?, run_in_background?}, BashOutput {bash_id}, KillShell {shell_id}.
+
+Each command runs in a fresh `bash -c` in its own process group (start_new_session), with
+stdin from /dev/null and stdout+stderr merged. The working directory persists between calls
+(tracked in ctx.state) as long as it stays inside the project. On timeout, on cancellation
+(interrupt) and when the command finishes, the whole process group is terminated (SIGTERM,
+then SIGKILL), so nothing the command started survives it; long-running processes belong in
+run_in_background shells, which are killed at interpreter exit (atexit) at the latest.
+Output is kept in bounded head and tail buffers, so megabytes of output cost little memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .base import Tool, ToolContext, ToolError, ToolOutput
+from .paths import within_project
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+MAX_OUTPUT_CHARS = 30_000
+KEEP_BYTES = 64 * 1024  # per head and per tail buffer
+KILL_GRACE_S = 1.0  # between SIGTERM and SIGKILL
+DRAIN_S = 0.3  # how long to wait for output after the command exits
+
+CWD_KEY = "bash_cwd"
+SHELLS_KEY = "bash_shells"
+NEXT_ID_KEY = "bash_next_id"
+
+# `$1` is the command, `$2` the file that receives the final working directory. `eval` keeps a
+# syntax error in the command from aborting the wrapper.
+_WRAPPER = '__lw_cmd=$1; __lw_pwd=$2; shift 2\neval "$__lw_cmd"\n__lw_rc=$?\npwd -P >| "$__lw_pwd" 2>/dev/null\nexit $__lw_rc\n'
+
+BASH_DESCRIPTION = """Executes a bash command and returns its output (stdout and stderr merged) and exit code.
+
+- The working directory persists between calls (`cd` works) while it stays inside the project;
+  environment variables and shell state do not persist.
+- timeout is in milliseconds (default 120000, max 600000). On timeout the command and every
+  process it started are killed.
+- stdin is /dev/null: do not run interactive commands. Output over 30000 characters is cut in the middle.
+- Processes a command leaves running are stopped when it finishes. For servers, watchers and
+  other long-running commands set run_in_background and read output later with BashOutput.
+- Prefer Read, Edit, Write, Glob and Grep over cat, sed, find and grep."""
+
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string", "description": "The command to execute"},
+        "timeout": {"type": "number", "description": "Optional timeout in milliseconds (default 120000, max 600000)"},
+        "description": {"type": "string",
+                        "description": "Clear, concise description of what this command does in 5-10 words"},
+        "run_in_background": {"type": "boolean",
+                              "description": "Set to true to run this command in the background. Use BashOutput to read the output later."},
+    },
+    "required": ["command"],
+    "additionalProperties": False,
+}
+
+OUTPUT_DESCRIPTION = """Retrieves output from a background bash shell started with run_in_background.
+
+- Returns only the output produced since the last BashOutput call for that shell, and its status.
+- filter (optional regex) keeps only matching lines; the other lines are consumed anyway."""
+
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "bash_id": {"type": "string", "description": "The ID of the background shell to retrieve output from"},
+        "filter": {"type": "string", "description": "Optional regular expression to filter the output lines"},
+    },
+    "required": ["bash_id"],
+    "additionalProperties": False,
+}
+
+KILL_DESCRIPTION = """Kills a running background bash shell (and every process it started) by its ID."""
+
+KILL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"shell_id": {"type": "string", "description": "The ID of the background shell to kill"}},
+    "required": ["shell_id"],
+    "additionalProperties": False,
+}
+
+
+# --- bounded output -----------------------------------------------------------------------
+
+class CappedBuffer:
+    """The first and last KEEP_BYTES bytes of a stream, and how many bytes in between were dropped."""
+
+    def __init__(self, keep: int = KEEP_BYTES) -> None:
+        self.keep = keep
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def write(self, data: bytes) -> None:
+        room = self.keep - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            extra = len(self.tail) - self.keep
+            if extra > 0:
+                del self.tail[:extra]
+                self.dropped += extra
+
+    @property
+    def size(self) -> int:
+        return len(self.head) + len(self.tail) + self.dropped
+
+    def render(self, max_chars: int = MAX_OUTPUT_CHARS) -> str:
+        """Decoded text; past max_chars, the head and the tail with a notice of what was cut."""
+        if not self.dropped:
+            text = bytes(self.head + self.tail).decode("utf-8", errors="replace").rstrip()
+            if len(text) <= max_chars:
+                return text
+            head_t, tail_t, approx = text, text, ""
+            omitted = len(text) - max_chars
+        else:
+            head_t = self.head.decode("utf-8", errors="replace")
+            tail_t = self.tail.decode("utf-8", errors="replace").lstrip("\ufffd").rstrip()
+            omitted = len(head_t) + len(tail_t) + self.dropped - max_chars
+            approx = "about "
+        half = max_chars // 2
+        return (f"{head_t[:half]}\n\n... [{approx}{omitted} characters of output truncated] ...\n\n"
+                f"{tail_t[-half:]}")
+
+
+# --- process groups -----------------------------------------------------------------------
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+async def kill_group(pgid: int, grace: float = KILL_GRACE_S) -> None:
+    """SIGTERM the whole group, give it `grace` seconds, then SIGKILL whatever is left."""
+    if not _group_alive(pgid):
+        return
+    _signal_group(pgid, signal.SIGTERM)
+    try:
+        deadline = time.monotonic() + grace
+        while _group_alive(pgid) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+    finally:
+        _signal_group(pgid, signal.SIGKILL)
+
+
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """Tells when bash itself exits, even while a leftover process still holds the pipe open
+    (Process.wait() on Python 3.11 waits for the pipes to close too)."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        self.exited.set()
+
+
+def _shell_cwd(ctx: ToolContext) -> Path:
+    cwd = ctx.state.get(CWD_KEY)
+    if isinstance(cwd, Path) and cwd.is_dir():
+        return cwd
+    return ctx.cwd
+
+
+async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
+    loop = asyncio.get_running_loop()
+    fd, pwd_file = tempfile.mkstemp(prefix="loopwright-cwd-")
+    os.close(fd)
+    cwd = _shell_cwd(ctx)
+    buf = CappedBuffer()
+    try:
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _Protocol(limit=2**16, loop=loop),
+            "bash", "-c", _WRAPPER, "bash", command, pwd_file,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            cwd=str(cwd), start_new_session=True,
+        )
+    except OSError as e:
+        os.unlink(pwd_file)
+        raise ToolError(f"Could not start bash: {e}") from e
+    proc = asyncio.subprocess.Process(transport, protocol, loop)
+    pgid = proc.pid
+    assert proc.stdout is not None
+    stdout = proc.stdout
+
+    async def pump() -> None:
+        while chunk := await stdout.read(65536):
+            buf.write(chunk)
+
+    pump_task = asyncio.ensure_future(pump())
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(protocol.exited.wait(), timeout_s)
+        except TimeoutError:
+            timed_out = True
+        if not timed_out:  # let the last output arrive, unless a leftover process holds the pipe
+            await asyncio.wait({pump_task}, timeout=DRAIN_S)
+        await kill_group(pgid)
+        await asyncio.wait({pump_task}, timeout=DRAIN_S)
+    except asyncio.CancelledError:
+        # An interrupt: nothing the command started may survive it. Shielded so a second
+        # cancel cannot stop the kill half way.
+        killer = asyncio.ensure_future(kill_group(pgid))
+        try:
+            await asyncio.shield(killer)
+        except asyncio.CancelledError:
+            pass
+        raise
+    finally:
+        pump_task.cancel()
+        transport.close()
+        new_cwd = Path(pwd_file).read_text(errors="replace").strip() if os.path.exists(pwd_file) else ""
+        os.unlink(pwd_file)
+    output = buf.render()
+    notes: list[str] = []
+    if new_cwd and not timed_out:
+        p = Path(new_cwd)
+        if within_project(p, ctx):
+            ctx.state[CWD_KEY] = p
+        else:
+            ctx.state[CWD_KEY] = ctx.cwd
+            notes.append(f"Shell cwd was reset to {ctx.cwd} (the command left the project directory).")
+    if timed_out:
+        msg = f"Command timed out after {timeout_s:g} s; it was killed with every process it started."
+        return ToolOutput("\n".join(x for x in (output, msg, *notes) if x), is_error=True)
+    code = proc.returncode if proc.returncode is not None else -1
+    if code != 0:
+        return ToolOutput("\n".join(x for x in (output, f"Exit code {code}", *notes) if x), is_error=True)
+    return ToolOutput("\n".join(x for x in (output or "(no output)", *notes) if x))
+
+
+# --- background shells --------------------------------------------------------------------
+
+@dataclass
+class BackgroundShell:
+    id: str
+    command: str
+    popen: subprocess.Popen[bytes]
+    started: float = field(default_factory=time.time)
+    buf: CappedBuffer = field(default_factory=CappedBuffer)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    killed: bool = False
+    eof: threading.Event = field(default_factory=threading.Event)
+
+    def status(self) -> str:
+        code = self.popen.poll()
+        if self.killed:
+            return "killed"
+        if code is None:
+            return "running"
+        return "completed" if code == 0 else "failed"
+
+    def take(self) -> str:
+        """Output since the last take (bounded: head and tail of it if there was a lot)."""
+        with self.lock:
+            text = self.buf.render()
+            self.buf = CappedBuffer()
+        return text
+
+
+_ALL_SHELLS: dict[int, BackgroundShell] = {}  # every live background process group, for atexit
+
+
+def _reader(shell: BackgroundShell) -> None:
+    out = shell.popen.stdout
+    assert out is not None
+    try:
+        while chunk := os.read(out.fileno(), 65536):
+            with shell.lock:
+                shell.buf.write(chunk)
+    except OSError:
+        pass
+    finally:
+        shell.eof.set()
+
+
+def _kill_all_at_exit() -> None:
+    for pgid in list(_ALL_SHELLS):
+        _signal_group(pgid, signal.SIGKILL)
+    _ALL_SHELLS.clear()
+
+
+atexit.register(_kill_all_at_exit)
+
+
+def _start_background(command: str, ctx: ToolContext) -> str:
+    n = int(ctx.state.get(NEXT_ID_KEY, 1))
+    ctx.state[NEXT_ID_KEY] = n + 1
+    shell_id = f"bash_{n}"
+    try:
+        popen = subprocess.Popen(
+            ["bash", "-c", command], cwd=str(_shell_cwd(ctx)), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    except OSError as e:
+        raise ToolError(f"Could not start bash: {e}") from e
+    shell = BackgroundShell(shell_id, command, popen)
+    _ALL_SHELLS[popen.pid] = shell
+    ctx.state.setdefault(SHELLS_KEY, {})[shell_id] = shell
+    threading.Thread(target=_reader, args=(shell,), daemon=True, name=f"loopwright-{shell_id}").start()
+    return (f"Command running in background with ID: {shell_id}. "
+            "Use BashOutput to read its output and KillShell to stop it.")
+
+
+def _get_shell(ctx: ToolContext, shell_id: str) -> BackgroundShell:
+    shell = ctx.state.get(SHELLS_KEY, {}).get(shell_id)
+    if shell is None:
+        known = ", ".join(ctx.state.get(SHELLS_KEY, {})) or "none"
+        raise ToolError(f"No background shell with ID {shell_id}. Known shells: {known}.")
+    assert isinstance(shell, BackgroundShell)
+    return shell
+
+
+def bash_output(inp: dict[str, Any], ctx: ToolContext) -> str:
+    shell = _get_shell(ctx, inp["bash_id"])
+    status = shell.status()
+    if status != "running":
+        shell.eof.wait(timeout=DRAIN_S)  # the reader may still hold the last chunk
+    text = shell.take()
+    pattern = inp.get("filter")
+    if pattern and text:
+        try:
+            rx = re.compile(pattern)
+        except re.error as e:
+            raise ToolError(f"Invalid filter regex {pattern!r}: {e}") from e
+        text = "\n".join(line for line in text.split("\n") if rx.search(line))
+    parts = [f"<status>{status}</status>"]
+    code = shell.popen.returncode
+    if status != "running" and code is not None:
+        parts.append(f"<exit_code>{code}</exit_code>")
+    parts.append(f"<output>\n{text}\n</output>" if text else "<output>(no new output)</output>")
+    return "\n".join(parts)
+
+
+async def kill_shell(inp: dict[str, Any], ctx: ToolContext) -> str:
+    shell = _get_shell(ctx, inp["shell_id"])
+    if shell.status() != "running":
+        await kill_group(shell.popen.pid)  # leftovers of a finished command, if any
+        _ALL_SHELLS.pop(shell.popen.pid, None)
+        raise ToolError(f"Shell {shell.id} is not running (status: {shell.status()}).")
+    shell.killed = True
+    await kill_group(shell.popen.pid)
+    _ALL_SHELLS.pop(shell.popen.pid, None)
+    for _ in range(100):  # reap it, so its status is final
+        if shell.popen.poll() is not None:
+            break
+        await asyncio.sleep(0.01)
+    return f"Successfully killed shell: {shell.id} ({shell.command})"
+
+
+async def kill_all_shells(ctx: ToolContext) -> None:
+    """Stop every background shell of a session (for callers that end a session early)."""
+    for shell in list(ctx.state.get(SHELLS_KEY, {}).values()):
+        if shell.status() == "running":
+            shell.killed = True
+        await kill_group(shell.popen.pid)
+        _ALL_SHELLS.pop(shell.popen.pid, None)
+
+
+async def bash(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
+    command: str = inp["command"]
+    if not command.strip():
+        raise ToolError("command is empty.")
+    if inp.get("run_in_background"):
+        return _start_background(command, ctx)
+    timeout_ms = inp.get("timeout") or DEFAULT_TIMEOUT_MS
+    timeout_ms = min(max(float(timeout_ms), 1.0), MAX_TIMEOUT_MS)
+    return await _run(command, ctx, timeout_ms / 1000.0)
+
+
+def make_bash_tools() -> list[Tool]:
+    return [
+        Tool("Bash", BASH_DESCRIPTION, INPUT_SCHEMA, bash),
+        Tool("BashOutput", OUTPUT_DESCRIPTION, OUTPUT_SCHEMA, bash_output, read_only=True),
+        Tool("KillShell", KILL_DESCRIPTION, KILL_SCHEMA, kill_shell),
+    ]

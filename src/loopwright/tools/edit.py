@@ -1,0 +1,190 @@
+"""Edit {file_path, old_string, new_string, replace_all?} and MultiEdit {file_path, edits[]}.
+
+Exact string replacement. The file is matched with its line endings normalized to LF
+(so a model's LF `old_string` matches a CRLF file) and written back with the file's own
+line endings and encoding (UTF-8 BOM and latin-1 are kept)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .base import Tool, ToolContext, ToolError
+from .paths import TextFile, before_change, check_fresh, load_text, record_read, resolve
+from .read import format_lines
+
+EDIT_DESCRIPTION = """Performs exact string replacements in a file.
+
+- You must Read the file first in this session; editing fails otherwise.
+- old_string must match the file exactly (indentation included; do not include the line-number
+  prefix of Read's output). It must be unique in the file: give more surrounding context, or set
+  replace_all to replace every occurrence (useful for renaming).
+- To create a new file, use an empty old_string with a file_path that does not exist yet.
+- Line endings and encoding of the file are preserved."""
+
+MULTI_DESCRIPTION = """Makes several exact string replacements in one file in one step.
+
+- Same rules as Edit for each edit; edits apply in order, each to the result of the previous one.
+- All or nothing: if any edit fails, the file is not changed and the error names that edit.
+- Read the file first. An empty old_string in the first edit creates a new file."""
+
+_EDIT_PROPS: dict[str, Any] = {
+    "old_string": {"type": "string", "description": "The text to replace"},
+    "new_string": {"type": "string", "description": "The text to replace it with (must be different from old_string)"},
+    "replace_all": {"type": "boolean", "default": False,
+                    "description": "Replace all occurrences of old_string (default false)"},
+}
+
+EDIT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "file_path": {"type": "string", "description": "The absolute path to the file to modify"},
+        **_EDIT_PROPS,
+    },
+    "required": ["file_path", "old_string", "new_string"],
+    "additionalProperties": False,
+}
+
+MULTI_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "file_path": {"type": "string", "description": "The absolute path to the file to modify"},
+        "edits": {
+            "type": "array",
+            "minItems": 1,
+            "description": "Array of edit operations to perform sequentially on the file",
+            "items": {
+                "type": "object",
+                "properties": _EDIT_PROPS,
+                "required": ["old_string", "new_string"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["file_path", "edits"],
+    "additionalProperties": False,
+}
+
+
+def _preview(s: str) -> str:
+    return s if len(s) <= 300 else s[:300] + "..."
+
+
+def apply_edit(text: str, old: str, new: str, replace_all: bool) -> tuple[str, int]:
+    """Replace in `text` (LF line endings). Raises ToolError with Claude Code's messages."""
+    old = old.replace("\r\n", "\n")
+    new = new.replace("\r\n", "\n")
+    if old == new:
+        raise ToolError("No changes to make: old_string and new_string are exactly the same.")
+    if old == "":
+        raise ToolError("old_string is empty; an empty old_string only creates a new file "
+                        "(or fills an empty one).")
+    n = text.count(old)
+    if n == 0:
+        raise ToolError(f"String to replace not found in file.\nString: {_preview(old)}")
+    if n > 1 and not replace_all:
+        raise ToolError(
+            f"Found {n} matches of the string to replace, but replace_all is false. To replace all "
+            "occurrences, set replace_all to true. To replace only one occurrence, please provide "
+            f"more context to uniquely identify the instance.\nString: {_preview(old)}"
+        )
+    return text.replace(old, new) if replace_all else text.replace(old, new, 1), n if replace_all else 1
+
+
+def _snippet(text: str, new: str) -> str:
+    """A few numbered lines around the first place `new` now appears."""
+    at = text.find(new) if new else -1
+    if at < 0:
+        return ""
+    first = text.count("\n", 0, at)
+    last = first + new.count("\n")
+    lines = text.split("\n")
+    lo, hi = max(first - 3, 0), min(last + 4, len(lines))
+    if hi - lo > 40:
+        return ""
+    return format_lines(lines[lo:hi], lo + 1)
+
+
+def _load_for_edit(path: Path, ctx: ToolContext, creating: bool) -> TextFile | None:
+    """The file to edit, or None when the call creates it."""
+    if path.is_dir():
+        raise ToolError(f"EISDIR: {path} is a directory.")
+    if not path.exists():
+        if creating:
+            return None
+        raise ToolError(f"File does not exist: {path}. Current working directory: {ctx.cwd}. "
+                        "To create a new file, use an empty old_string (or the Write tool).")
+    tf = load_text(path)
+    if creating:
+        if tf.text.strip():
+            raise ToolError(f"Cannot create new file: {path} already exists and is not empty. "
+                            "Give the text to replace in old_string.")
+        return tf  # an empty file has nothing to lose: no Read needed
+    check_fresh(ctx, path)
+    return tf
+
+
+def _save(path: Path, ctx: ToolContext, tf: TextFile | None, text: str) -> None:
+    data = tf.encode(text) if tf is not None else text.encode("utf-8")
+    before_change(ctx, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    record_read(ctx, path)
+
+
+def edit_file(inp: dict[str, Any], ctx: ToolContext) -> str:
+    path = resolve(inp["file_path"], ctx)
+    old, new = inp["old_string"], inp["new_string"]
+    creating = old == ""
+    tf = _load_for_edit(path, ctx, creating)
+    if creating:
+        if new == "":
+            raise ToolError("No changes to make: old_string and new_string are both empty.")
+        _save(path, ctx, tf, new.replace("\r\n", "\n"))
+        return f"File created successfully at: {path}"
+    assert tf is not None
+    text, n = apply_edit(tf.text, old, new, bool(inp.get("replace_all")))
+    _save(path, ctx, tf, text)
+    msg = f"The file {path} has been updated. Made {n} replacement{'s' if n != 1 else ''}."
+    snip = _snippet(text, new.replace("\r\n", "\n"))
+    return f"{msg} Here is the edited part (cat -n):\n{snip}" if snip else msg
+
+
+def multi_edit_file(inp: dict[str, Any], ctx: ToolContext) -> str:
+    path = resolve(inp["file_path"], ctx)
+    edits: list[dict[str, Any]] = inp["edits"]
+    creating = edits[0]["old_string"] == ""
+    tf = _load_for_edit(path, ctx, creating)
+    text = tf.text if tf is not None else ""
+    total = 0
+    earlier_new: list[str] = []
+    for i, e in enumerate(edits):
+        where = f"edits[{i}] (edit {i + 1} of {len(edits)})"
+        old, new = e["old_string"], e["new_string"]
+        try:
+            if i == 0 and creating:
+                if new == "":
+                    raise ToolError("No changes to make: old_string and new_string are both empty.")
+                text = new.replace("\r\n", "\n")
+                total += 1
+            else:
+                if any(old.replace("\r\n", "\n") in p for p in earlier_new if old):
+                    raise ToolError("old_string is a substring of the new_string of an earlier edit; "
+                                    "edits apply in sequence, so fold them into one edit.")
+                text, n = apply_edit(text, old, new, bool(e.get("replace_all")))
+                total += n
+        except ToolError as err:
+            raise ToolError(f"{where} failed, no changes were written: {err}") from None
+        earlier_new.append(new.replace("\r\n", "\n"))
+    _save(path, ctx, tf, text)
+    if tf is None:
+        return f"File created successfully at: {path} ({len(edits)} edits applied)."
+    return f"Applied {len(edits)} edits to {path} ({total} replacements in total)."
+
+
+def make_edit_tool() -> Tool:
+    return Tool("Edit", EDIT_DESCRIPTION, EDIT_SCHEMA, edit_file)
+
+
+def make_multi_edit_tool() -> Tool:
+    return Tool("MultiEdit", MULTI_DESCRIPTION, MULTI_SCHEMA, multi_edit_file)

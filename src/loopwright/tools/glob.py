@@ -1,0 +1,112 @@
+"""Glob {pattern, path?}: file paths matching a glob, newest first.
+
+Choice (as Claude Code's Glob): .gitignore is NOT applied, and hidden files match like any
+other. Only the contents of VCS metadata directories (.git, .hg, .svn) are skipped unless
+the pattern names them. Symlinked directories are not followed (no cycles)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from .base import Tool, ToolContext, ToolError
+from .paths import compile_glob, expand_braces, resolve
+
+MAX_RESULTS = 100
+VCS_DIRS = {".git", ".hg", ".svn"}
+_MAGIC = re.compile(r"[*?\[{\\]")
+
+DESCRIPTION = """Fast file pattern matching for any codebase size.
+
+- Supports glob patterns like "**/*.js" or "src/**/*.ts" (`*` stays within a directory, `**`
+  crosses directories, `{a,b}` alternatives, `[abc]` classes). The pattern is relative to path.
+- Returns matching file paths sorted by modification time, newest first (at most 100).
+- Does not apply .gitignore; use Grep to search file contents.
+- path: the directory to search in; omit it to use the current working directory."""
+
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pattern": {"type": "string", "description": "The glob pattern to match files against"},
+        "path": {"type": "string",
+                 "description": "The directory to search in. If not specified, the current working directory will be used. Must be a valid directory path if provided."},
+    },
+    "required": ["pattern"],
+    "additionalProperties": False,
+}
+
+
+def _split_literal_prefix(pattern: str) -> tuple[str, str]:
+    """`src/pkg/**/*.py` -> (`src/pkg`, `**/*.py`): walk only where matches can be."""
+    segs = pattern.split("/")
+    k = 0
+    while k < len(segs) - 1 and not _MAGIC.search(segs[k]):
+        k += 1
+    return "/".join(segs[:k]), "/".join(segs[k:])
+
+
+def find_files(base: Path, pattern: str) -> list[tuple[str, int]]:
+    """(relative path, mtime_ns) of the regular files under base matching pattern."""
+    rx = compile_glob(pattern)
+    # without `**`, a match is at most this many segments deep: stop the walk there
+    max_depth = None if "**" in pattern else max(len(p.split("/")) for p in expand_braces(pattern))
+    names_vcs = any(part in VCS_DIRS for part in pattern.split("/"))
+    out: list[tuple[str, int]] = []
+
+    def walk(d: Path, rel: str, depth: int) -> None:
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            return
+        for e in entries:
+            r = f"{rel}{e.name}"
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    if e.name in VCS_DIRS and not names_vcs:
+                        continue
+                    if max_depth is None or depth + 1 < max_depth:
+                        walk(Path(e.path), r + "/", depth + 1)
+                elif e.is_file() and rx.match(r):
+                    out.append((r, e.stat().st_mtime_ns))
+            except OSError:
+                continue
+
+    walk(base, "", 0)
+    return out
+
+
+def glob_files(inp: dict[str, Any], ctx: ToolContext) -> str:
+    pattern: str = inp["pattern"].strip()
+    if not pattern:
+        raise ToolError("pattern is empty.")
+    base = resolve(inp["path"], ctx) if inp.get("path") else ctx.cwd
+    if not base.exists():
+        raise ToolError(f"Path does not exist: {base}. Current working directory: {ctx.cwd}.")
+    if not base.is_dir():
+        raise ToolError(f"Path is not a directory: {base}.")
+    if pattern.startswith("/"):  # an absolute pattern: its literal prefix is the base
+        prefix, rest = _split_literal_prefix(pattern)
+        base, pattern = Path(prefix or "/").resolve(), rest
+    else:
+        prefix, rest = _split_literal_prefix(pattern)
+        if prefix:
+            base, pattern = (base / prefix).resolve(), rest
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    if not base.is_dir():
+        return "No files found"
+    found = find_files(base, pattern)
+    if not found:
+        return "No files found"
+    found.sort(key=lambda x: (-x[1], x[0]))  # newest first; ties by path, so the order is stable
+    lines = [str(base / r) for r, _ in found[:MAX_RESULTS]]
+    if len(found) > MAX_RESULTS:
+        lines.append(f"(Results are truncated: showing the {MAX_RESULTS} most recently modified of "
+                     f"{len(found)} files. Consider a more specific path or pattern.)")
+    return "\n".join(lines)
+
+
+def make_glob_tool() -> Tool:
+    return Tool("Glob", DESCRIPTION, INPUT_SCHEMA, glob_files, read_only=True)

@@ -1,0 +1,707 @@
+"""Grep: ripgrep semantics, run by `rg` when it is installed, else by a pure-Python engine.
+
+Both engines return the same structured result (file -> matching and context lines), and one
+formatter turns it into text, so the output does not depend on the engine. Files are sorted
+by path (Claude Code sorts files_with_matches by mtime; a path order is deterministic).
+
+What both engines do (ripgrep's defaults plus `--no-require-git`):
+- .gitignore, .ignore and .rgignore files in the searched directories and in their parents,
+  .git/info/exclude of the enclosing repository and the global git excludes file apply, even
+  outside a git repository; hidden files and directories are skipped; symlinks are not
+  followed; files with a NUL byte are binary and skipped. An explicitly given file is always
+  searched.
+- `glob` filters (gitignore-style, `!` to exclude) and `type` filters take precedence over
+  ignore rules and hiding, exactly as in ripgrep: `glob: "*.py"` also finds `.hidden.py`.
+
+Where the Python engine differs from rg (documented limits):
+- Patterns run on Python `re`, after translating Rust syntax: `(?<name>` -> `(?P<name>`,
+  `\\z` -> `\\Z`, POSIX classes `[[:alpha:]]`. Unicode classes `\\p{..}` are refused. Python
+  accepts look-around and backreferences, which rg (without PCRE2) rejects.
+- Files are decoded as UTF-8 (invalid bytes become U+FFFD), UTF-16 with a BOM is transcoded;
+  rg matches invalid bytes differently. A NUL byte anywhere makes a file binary (rg only
+  looks at what it has read so far, so it can report matches before a late NUL).
+- The global excludes file is `$XDG_CONFIG_HOME/git/ignore` (or ~/.config/git/ignore) or
+  `core.excludesFile` from ~/.gitconfig; other git config locations are not read.
+- Only the common file types are known (see TYPES); others are an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pathspec
+
+from .base import Tool, ToolContext, ToolError
+from .paths import _segment_regex, expand_braces, glob_regex, resolve
+
+MAX_COLUMNS = 500  # content lines longer than this are cut (Claude Code passes rg --max-columns 500)
+MAX_OUTPUT_CHARS = 30_000
+MAX_LINES = 100_000  # matching + context lines collected before giving up
+MAX_RG_BYTES = 256 * 1024 * 1024
+
+DESCRIPTION = """A powerful search tool built on ripgrep.
+
+- Supports full regex syntax (e.g. "log.*Error", "function\\s+\\w+"). Pattern syntax is ripgrep's
+  (not grep's): literal braces need escaping (`interface\\{\\}`).
+- Filter files with glob (e.g. "*.js", "**/*.tsx", "*.{ts,tsx}") or type (e.g. "js", "py", "rust").
+- output_mode: "files_with_matches" (default) lists file paths, "content" shows matching lines
+  (supports -A/-B/-C context, -n line numbers, head_limit), "count" shows match counts per file.
+- Respects .gitignore and skips hidden files. Paths under the working directory are shown relative to it.
+- By default patterns match within single lines; set multiline: true for patterns that span lines
+  (e.g. `struct \\{[\\s\\S]*?field`), where `.` also matches newlines."""
+
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pattern": {"type": "string", "description": "The regular expression pattern to search for in file contents"},
+        "path": {"type": "string",
+                 "description": "File or directory to search in (rg PATH). Defaults to current working directory."},
+        "glob": {"type": "string",
+                 "description": 'Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}") - maps to rg --glob'},
+        "type": {"type": "string",
+                 "description": "File type to search (rg --type). Common types: js, py, rust, go, java, etc. More efficient than glob for standard file types."},
+        "output_mode": {"type": "string", "enum": ["content", "files_with_matches", "count"],
+                        "description": 'Output mode: "content" shows matching lines (supports -A/-B/-C context, -n line numbers, head_limit), "files_with_matches" shows file paths (supports head_limit), "count" shows match counts (supports head_limit). Defaults to "files_with_matches".'},
+        "-i": {"type": "boolean", "description": "Case insensitive search (rg -i)"},
+        "-n": {"type": "boolean",
+               "description": 'Show line numbers in output (rg -n). Requires output_mode: "content", ignored otherwise. Defaults to true.'},
+        "-A": {"type": "integer", "minimum": 0,
+               "description": 'Number of lines to show after each match (rg -A). Requires output_mode: "content", ignored otherwise.'},
+        "-B": {"type": "integer", "minimum": 0,
+               "description": 'Number of lines to show before each match (rg -B). Requires output_mode: "content", ignored otherwise.'},
+        "-C": {"type": "integer", "minimum": 0,
+               "description": 'Number of lines to show before and after each match (rg -C). Requires output_mode: "content", ignored otherwise.'},
+        "head_limit": {"type": "integer", "minimum": 1,
+                       "description": 'Limit output to first N lines/entries, equivalent to "| head -N". Works across all output modes.'},
+        "multiline": {"type": "boolean",
+                      "description": "Enable multiline mode where . matches newlines and patterns can span lines (rg -U --multiline-dotall). Default: false."},
+    },
+    "required": ["pattern"],
+    "additionalProperties": False,
+}
+
+# ripgrep 13's definitions of the common types (`rg --type-list`).
+TYPES: dict[str, list[str]] = {
+    "asm": ["*.S", "*.asm", "*.s"], "c": ["*.[chH]", "*.[chH].in", "*.cats"],
+    "clojure": ["*.clj", "*.cljc", "*.cljs", "*.cljx"], "cmake": ["*.cmake", "CMakeLists.txt"],
+    "config": ["*.cfg", "*.conf", "*.config", "*.ini"],
+    "cpp": ["*.[ChH]", "*.[ChH].in", "*.[ch]pp", "*.[ch]pp.in", "*.[ch]xx", "*.[ch]xx.in", "*.cc",
+            "*.cc.in", "*.hh", "*.hh.in", "*.inl"],
+    "cs": ["*.cs"], "csharp": ["*.cs"], "css": ["*.css", "*.scss"], "csv": ["*.csv"], "dart": ["*.dart"],
+    "docker": ["*Dockerfile*"], "elixir": ["*.eex", "*.ex", "*.exs"], "erlang": ["*.erl", "*.hrl"],
+    "go": ["*.go"], "h": ["*.h", "*.hpp"], "haskell": ["*.c2hs", "*.cpphs", "*.hs", "*.hsc", "*.lhs"],
+    "html": ["*.ejs", "*.htm", "*.html"], "java": ["*.java", "*.jsp", "*.jspx", "*.properties"],
+    "jinja": ["*.j2", "*.jinja", "*.jinja2"], "js": ["*.js", "*.jsx", "*.vue"],
+    "json": ["*.json", "composer.lock"], "jsonl": ["*.jsonl"], "julia": ["*.jl"], "kotlin": ["*.kt", "*.kts"],
+    "less": ["*.less"], "lock": ["*.lock", "package-lock.json"], "log": ["*.log"], "lua": ["*.lua"],
+    "make": ["*.mak", "*.mk", "[Gg][Nn][Uu]makefile", "[Gg][Nn][Uu]makefile.am", "[Gg][Nn][Uu]makefile.in",
+             "[Mm]akefile", "[Mm]akefile.am", "[Mm]akefile.in"],
+    "markdown": ["*.markdown", "*.md", "*.mdown", "*.mkdn"], "md": ["*.markdown", "*.md", "*.mdown", "*.mkdn"],
+    "nix": ["*.nix"], "ocaml": ["*.ml", "*.mli", "*.mll", "*.mly"],
+    "perl": ["*.PL", "*.perl", "*.pl", "*.plh", "*.plx", "*.pm", "*.t"],
+    "php": ["*.php", "*.php3", "*.php4", "*.php5", "*.phtml"], "protobuf": ["*.proto"], "py": ["*.py"],
+    "r": ["*.R", "*.Rmd", "*.Rnw", "*.r"], "readme": ["*README", "README*"], "rst": ["*.rst"],
+    "ruby": ["*.gemspec", "*.rb", "*.rbw", ".irbrc", "Gemfile", "Rakefile", "config.ru"], "rust": ["*.rs"],
+    "sass": ["*.sass", "*.scss"], "scala": ["*.sbt", "*.scala"],
+    "sh": ["*.bash", "*.bashrc", "*.csh", "*.cshrc", "*.ksh", "*.kshrc", "*.sh", "*.tcsh", "*.zsh",
+           ".bash_login", ".bash_logout", ".bash_profile", ".bashrc", ".cshrc", ".kshrc", ".login",
+           ".logout", ".profile", ".tcshrc", ".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc",
+           "bash_login", "bash_logout", "bash_profile", "bashrc", "profile", "zlogin", "zlogout",
+           "zprofile", "zshenv", "zshrc"],
+    "sql": ["*.psql", "*.sql"], "svg": ["*.svg"], "swift": ["*.swift"],
+    "tex": ["*.bib", "*.cls", "*.dtx", "*.ins", "*.ltx", "*.sty", "*.tex"], "tf": ["*.tf"],
+    "toml": ["*.toml", "Cargo.lock"], "ts": ["*.ts", "*.tsx"], "txt": ["*.txt"],
+    "xml": ["*.dtd", "*.rng", "*.sch", "*.xhtml", "*.xjb", "*.xml", "*.xml.dist", "*.xsd", "*.xsl", "*.xslt"],
+    "yaml": ["*.yaml", "*.yml"], "zig": ["*.zig"],
+}
+
+
+# --- the query and the engines' common result ------------------------------------------
+
+@dataclass
+class Query:
+    pattern: str
+    root: Path  # absolute file or directory
+    globs: list[str] = field(default_factory=list)
+    type: str | None = None
+    mode: str = "files_with_matches"
+    ignore_case: bool = False
+    line_numbers: bool = True
+    before: int = 0
+    after: int = 0
+    head_limit: int | None = None
+    multiline: bool = False
+
+
+@dataclass
+class FileHits:
+    path: str  # absolute
+    count: int = 0  # count mode: matching lines (or matches, for a multiline pattern)
+    lines: dict[int, tuple[str, bool]] = field(default_factory=dict)  # content: n -> (text, is_match)
+
+
+def split_globs(glob: str | None) -> list[str]:
+    """Claude Code's splitting: on whitespace, then on commas outside `{...}` groups."""
+    out: list[str] = []
+    for raw in (glob or "").split():
+        if "{" in raw and "}" in raw:
+            out.append(raw)
+        else:
+            out.extend(p for p in raw.split(",") if p)
+    return out
+
+
+def build_query(inp: dict[str, Any], ctx: ToolContext) -> Query:
+    root = resolve(inp["path"], ctx) if inp.get("path") else ctx.cwd.resolve()
+    if not root.exists():
+        raise ToolError(f"Path does not exist: {root}. Current working directory: {ctx.cwd}.")
+    ctx_n = inp.get("-C")
+    t = inp.get("type")
+    return Query(
+        pattern=inp["pattern"], root=root, globs=split_globs(inp.get("glob")), type=t or None,
+        mode=inp.get("output_mode") or "files_with_matches", ignore_case=bool(inp.get("-i")),
+        line_numbers=inp.get("-n", True) is not False,
+        before=inp.get("-B", ctx_n) or 0, after=inp.get("-A", ctx_n) or 0,
+        head_limit=inp.get("head_limit"), multiline=bool(inp.get("multiline")),
+    )
+
+
+# --- ripgrep -------------------------------------------------------------------------------
+
+def rg_path() -> str | None:
+    return shutil.which("rg")
+
+
+def rg_args(q: Query) -> tuple[list[str], Path]:
+    """The rg command line and the directory to run it in."""
+    args = ["--no-config", "--no-require-git", "--color=never", "--no-messages"]
+    if q.ignore_case:
+        args.append("-i")
+    if q.multiline:
+        args += ["-U", "--multiline-dotall"]
+    for g in q.globs:
+        args += ["--glob", g]
+    if q.type:
+        args += ["--type", q.type]
+    if q.mode == "files_with_matches":
+        args.append("-l")
+    elif q.mode == "count":
+        args += ["-c", "--with-filename"]
+    else:
+        args.append("--json")
+        if q.before:
+            args += ["-B", str(q.before)]
+        if q.after:
+            args += ["-A", str(q.after)]
+    # Globs are matched relative to rg's working directory: run it in the search root.
+    if q.root.is_dir():
+        cwd, target = q.root, "."
+    else:
+        cwd, target = q.root.parent, q.root.name
+    return args + ["-e", q.pattern, "--", target], cwd
+
+
+def _wire_text(d: dict[str, Any]) -> str:
+    if "text" in d:
+        return str(d["text"])
+    return base64.b64decode(d.get("bytes", "")).decode("utf-8", errors="replace")
+
+
+def parse_rg(q: Query, out: bytes, cwd: Path) -> list[FileHits]:
+    def absolute(p: str) -> str:
+        return os.path.normpath(os.path.join(cwd, p))
+
+    hits: dict[str, FileHits] = {}
+    if q.mode == "files_with_matches":
+        return [FileHits(absolute(p), 1) for p in out.decode("utf-8", errors="replace").splitlines() if p]
+    if q.mode == "count":
+        res = []
+        for line in out.decode("utf-8", errors="replace").splitlines():
+            p, _, n = line.rpartition(":")
+            if p:
+                res.append(FileHits(absolute(p), int(n)))
+        return res
+    n_lines = 0
+    for raw in out.splitlines():
+        ev = json.loads(raw)
+        kind = ev.get("type")
+        if kind not in ("match", "context"):
+            continue
+        data = ev["data"]
+        path = absolute(_wire_text(data["path"]))
+        fh = hits.setdefault(path, FileHits(path))
+        text = _wire_text(data["lines"])
+        if text.endswith("\n"):
+            text = text[:-1]
+        first = int(data["line_number"])
+        for i, line in enumerate(text.split("\n")):
+            prev = fh.lines.get(first + i)
+            fh.lines[first + i] = (line, kind == "match" or (prev is not None and prev[1]))
+            n_lines += prev is None
+        if kind == "match":
+            fh.count += 1
+        if n_lines > MAX_LINES:
+            raise _too_many()
+    return list(hits.values())
+
+
+def _too_many() -> ToolError:
+    return ToolError(f"Too many matching lines (over {MAX_LINES}). Narrow the pattern, path, glob or "
+                     "type, or use output_mode files_with_matches / count.")
+
+
+async def run_rg(q: Query, rg: str) -> list[FileHits]:
+    args, cwd = rg_args(q)
+    proc = await asyncio.create_subprocess_exec(
+        rg, *args, cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        chunks: list[bytes] = []
+        size = 0
+        err_task = asyncio.ensure_future(proc.stderr.read())
+        while chunk := await proc.stdout.read(1 << 20):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_RG_BYTES:
+                raise _too_many()
+        err = await err_task
+        code = await proc.wait()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    if code == 2 and not chunks:
+        msg = err.decode("utf-8", errors="replace").strip()
+        raise ToolError(f"rg error: {msg}" if msg else "rg failed")
+    return parse_rg(q, b"".join(chunks), cwd)
+
+
+# --- the pure-Python engine ----------------------------------------------------------------
+
+_POSIX = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
+          "space": r" \t\n\r\f\v", "xdigit": "0-9A-Fa-f", "word": r"\w", "blank": r" \t",
+          "punct": r"!-/:-@\[-`{-~", "cntrl": r"\x00-\x1f\x7f", "print": r" -~", "graph": r"!-~"}
+
+
+def translate_regex(p: str) -> str:
+    """Rust regex syntax -> Python `re` syntax, for the differences that matter in practice."""
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(p):
+        c = p[i]
+        if c == "\\" and i + 1 < len(p):
+            nxt = p[i + 1]
+            if nxt in "pP":
+                raise ToolError("Unicode classes (\\p{...}) are not supported by the Python grep engine "
+                                "(ripgrep is not installed).")
+            if nxt == "z" and not in_class:
+                out.append(r"\Z")
+            else:
+                out.append(p[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            m = re.match(r"\[:(\^?)([a-z]+):\]", p[i:])
+            if m and m.group(2) in _POSIX:
+                if m.group(1):
+                    raise ToolError("negated POSIX classes ([[:^x:]]) are not supported by the Python grep engine.")
+                out.append(_POSIX[m.group(2)])
+                i += m.end()
+                continue
+            if c == "]":
+                in_class = False
+            elif c == "[":
+                out.append("\\[")
+                i += 1
+                continue
+            out.append(c)
+            i += 1
+            continue
+        if c == "[":
+            in_class = True
+            out.append(c)
+            i += 1
+            # a `]` (after an optional `^`) right at the start is a literal
+            if i < len(p) and p[i] == "^":
+                out.append("^")
+                i += 1
+            if i < len(p) and p[i] == "]":
+                out.append("\\]")
+                i += 1
+            continue
+        if p.startswith("(?<", i) and i + 3 < len(p) and p[i + 3] not in "=!":
+            out.append("(?P<")
+            i += 3
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+_NEWLINE_CAPABLE = re.compile(r"\\n|\\s|\\W|\\D|\[\^|\\x0[aA]|\\012|\\x\{0*[aA]\}")
+
+
+def can_match_newline(pattern: str, dotall: bool) -> bool:
+    """Heuristic for rg's "this regex can match a line terminator" (only then do -U counts count
+    matches rather than lines)."""
+    return bool(_NEWLINE_CAPABLE.search(pattern)) or (dotall and re.search(r"(?<!\\)\.", pattern) is not None)
+
+
+def compile_pattern(q: Query) -> re.Pattern[str]:
+    if not q.multiline and re.search(r"(?<!\\)(?:\\\\)*\\n", q.pattern):
+        raise ToolError('rg error: the literal "\\n" is not allowed in a regex; set multiline: true to match across lines.')
+    flags = re.MULTILINE
+    if q.ignore_case:
+        flags |= re.IGNORECASE
+    if q.multiline:
+        flags |= re.DOTALL
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return re.compile(translate_regex(q.pattern), flags)
+    except re.error as e:
+        raise ToolError(f"regex parse error: {e} (pattern {q.pattern!r})") from e
+
+
+def override_matcher(globs: list[str]) -> Callable[[str, bool], bool | None] | None:
+    """rg's --glob overrides: gitignore-style globs on the path relative to the search root.
+    Returns match(rel, is_dir) -> True (whitelisted), False (ignored) or None (no opinion)."""
+    if not globs:
+        return None
+    rules: list[tuple[re.Pattern[str], bool, bool]] = []  # (regex, whitelist, dir_only)
+    for g in globs:
+        white = not g.startswith("!")
+        g = g if white else g[1:]
+        anchored = g.startswith("/")
+        g = g.lstrip("/") if anchored else g
+        dir_only = g.endswith("/")
+        g = g.rstrip("/")
+        if not anchored and "/" not in g and not g.startswith("**"):
+            g = "**/" + g
+        rx = re.compile("^(?:" + "|".join(glob_regex(x) for x in expand_braces(g)) + ")$", re.DOTALL)
+        rules.append((rx, white, dir_only))
+    has_white = any(w for _, w, _ in rules)
+
+    def match(rel: str, is_dir: bool) -> bool | None:
+        for rx, white, dir_only in reversed(rules):  # the last matching glob wins
+            if (not dir_only or is_dir) and rx.match(rel):
+                return white
+        if has_white and not is_dir:
+            return False
+        return None
+
+    return match
+
+
+def type_matcher(name: str | None) -> Callable[[str], bool] | None:
+    if not name:
+        return None
+    globs = TYPES.get(name)
+    if globs is None:
+        raise ToolError(f"rg error: unrecognized file type: {name}. Known types: {', '.join(sorted(TYPES))}.")
+    rx = re.compile("^(?:" + "|".join(_segment_regex(g) for g in globs) + ")$", re.DOTALL)
+    return lambda base: rx.match(base) is not None
+
+
+@dataclass
+class _Rules:
+    """The ignore files of one directory."""
+
+    prefix: str  # prepended to the root-relative path ...
+    cut: int  # ... after dropping this many leading characters
+    kinds: tuple[pathspec.PathSpec | None, ...]  # .rgignore, .ignore, .gitignore, .git/info/exclude
+    has_git: bool
+
+
+def _spec(path: Path) -> pathspec.PathSpec | None:
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.PathSpec.from_lines("gitwildmatch", lines) if lines else None
+
+
+def _dir_rules(d: Path, prefix: str, cut: int) -> _Rules | None:
+    has_git = os.path.exists(d / ".git")
+    kinds = (_spec(d / ".rgignore"), _spec(d / ".ignore"), _spec(d / ".gitignore"),
+             _spec(d / ".git" / "info" / "exclude") if has_git else None)
+    if not has_git and not any(kinds):
+        return None
+    return _Rules(prefix, cut, kinds, has_git)
+
+
+def _global_excludes() -> pathspec.PathSpec | None:
+    home = Path.home()
+    path: Path | None = None
+    try:
+        cfg = (home / ".gitconfig").read_text(errors="replace")
+        m = re.search(r"(?im)^\s*excludesfile\s*=\s*(.+?)\s*$", cfg)
+        if m:
+            path = Path(os.path.expanduser(m.group(1).strip('"')))
+    except OSError:
+        pass
+    if path is None:
+        xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+        path = Path(xdg) / "git" / "ignore"
+    return _spec(path) if path.is_file() else None
+
+
+def _decode(data: bytes) -> str | None:
+    """File text, or None for a binary file."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            return None
+    if b"\0" in data:
+        return None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return data.decode("utf-8", errors="replace")
+
+
+def search_text(text: str, rx: re.Pattern[str], q: Query, multi: bool) -> FileHits | None:
+    """Matches in one file's text (line-by-line semantics unless `multi`)."""
+    n_text = len(text)
+    matched: list[int] = []  # 1-based line numbers, increasing
+    count = 0
+    if multi:
+        line, at = 1, 0
+        for mm in rx.finditer(text):
+            s, e = mm.start(), mm.end()
+            if s == e and s >= n_text and (n_text == 0 or text.endswith("\n")):
+                break
+            line += text.count("\n", at, s)
+            at = s
+            last = line + text.count("\n", s, max(e - 1, s))
+            count += 1
+            for n in range(line, last + 1):
+                if not matched or matched[-1] < n:
+                    matched.append(n)
+            if q.mode == "files_with_matches":
+                break
+    else:
+        pos, line, at = 0, 1, 0
+        while pos <= n_text:
+            m = rx.search(text, pos)
+            if m is None:
+                break
+            ls = text.rfind("\n", 0, m.start()) + 1
+            if ls >= n_text and (n_text == 0 or text.endswith("\n")):
+                break  # the empty "line" after a final newline is not a line
+            le = text.find("\n", m.start())
+            le = n_text if le < 0 else le
+            line += text.count("\n", at, ls)
+            at = ls
+            if rx.search(text[ls:le]):  # the match must hold within the line alone
+                matched.append(line)
+                count += 1
+                if q.mode == "files_with_matches":
+                    break
+            pos = le + 1
+    if not matched:
+        return None
+    fh = FileHits("", count)
+    if q.mode == "content":
+        lines = text.split("\n")
+        if lines and lines[-1] == "" and text.endswith("\n"):
+            lines.pop()
+        keep: set[int] = set()
+        for n in matched:
+            keep.update(range(max(1, n - q.before), min(len(lines), n + q.after) + 1))
+        hit = set(matched)
+        fh.lines = {n: (lines[n - 1], n in hit) for n in sorted(keep)}
+    return fh
+
+
+def run_python(q: Query) -> list[FileHits]:
+    rx = compile_pattern(q)
+    multi = q.multiline and can_match_newline(q.pattern, True)
+    if q.type:
+        type_matcher(q.type)  # unknown types are an error even for a single file
+    results: list[FileHits] = []
+    total_lines = 0
+
+    def search_file(path: str) -> None:
+        nonlocal total_lines
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return
+        text = _decode(data)
+        if text is None:
+            return
+        fh = search_text(text, rx, q, multi)
+        if fh is not None:
+            fh.path = path
+            results.append(fh)
+            total_lines += len(fh.lines)
+            if total_lines > MAX_LINES:
+                raise _too_many()
+
+    if not q.root.is_dir():
+        search_file(str(q.root))  # an explicit file is searched whatever the filters say
+        return results
+
+    overrides = override_matcher(q.globs)
+    types = type_matcher(q.type)
+    # ignore files of the parents of the root apply, relative to their own directories
+    stack: list[_Rules] = []
+    for anc in reversed(q.root.parents):
+        r = _dir_rules(anc, q.root.relative_to(anc).as_posix() + "/", 0)
+        if r is not None:
+            stack.append(r)
+    repo = next((a for a in (q.root, *q.root.parents) if (a / ".git").exists()), None)
+    global_prefix = (q.root.relative_to(repo).as_posix() + "/") if repo and repo != q.root else ""
+    global_spec = _global_excludes()
+
+    def ignored(rel: str, name: str, is_dir: bool, rules: list[_Rules]) -> bool:
+        if overrides is not None:
+            o = overrides(rel, is_dir)
+            if o is not None:
+                return not o
+        key = rel + "/" if is_dir else rel
+        white = False
+        res: bool | None = None
+        # as ripgrep: any .rgignore match beats any .ignore match, which beats .gitignore, then
+        # .git/info/exclude, then the global excludes; within a kind the deepest directory wins;
+        # .gitignore files above the enclosing repository's root do not apply.
+        for kind in range(4):
+            for r in reversed(rules):
+                spec = r.kinds[kind]
+                if spec is not None:
+                    res = spec.check_file(r.prefix + key[r.cut:]).include
+                    if res is not None:
+                        break
+                if kind >= 2 and r.has_git:
+                    break
+            if res is not None:
+                break
+        if res is None and global_spec is not None:
+            res = global_spec.check_file(global_prefix + key).include
+        if res:
+            return True
+        white = res is False
+        if types is not None and not is_dir:
+            if not types(name):
+                return True
+            white = True
+        return not white and name.startswith(".")
+
+    def walk(d: str, rel: str, rules: list[_Rules]) -> None:
+        here = _dir_rules(Path(d), "", len(rel))
+        if here is not None:
+            rules = [*rules, here]
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError:
+            return
+        for e in entries:
+            r = rel + e.name
+            try:
+                if e.is_symlink():
+                    continue
+                if e.is_dir():
+                    if not ignored(r, e.name, True, rules):
+                        walk(e.path, r + "/", rules)
+                elif e.is_file() and not ignored(r, e.name, False, rules):
+                    search_file(e.path)
+            except OSError:
+                continue
+
+    walk(str(q.root), "", stack)
+    return results
+
+
+# --- formatting ----------------------------------------------------------------------------
+
+def _show(path: str, cwd: Path) -> str:
+    p = Path(path)
+    try:
+        return p.relative_to(cwd).as_posix()
+    except ValueError:
+        return path
+
+
+def _cut(text: str) -> str:
+    text = text.removesuffix("\r")
+    return text if len(text) <= MAX_COLUMNS else text[:MAX_COLUMNS] + " [... line truncated]"
+
+
+def format_hits(hits: list[FileHits], q: Query, cwd: Path) -> str:
+    hits = sorted(hits, key=lambda h: h.path)
+    cwd = cwd.resolve()
+    limit = q.head_limit
+    if q.mode == "files_with_matches":
+        if not hits:
+            return "No files found"
+        names = [_show(h.path, cwd) for h in hits]
+        shown = names[:limit] if limit else names
+        more = f" (showing the first {len(shown)})" if len(shown) < len(names) else ""
+        return f"Found {len(names)} file{'s' if len(names) != 1 else ''}{more}\n" + "\n".join(shown)
+    if q.mode == "count":
+        if not hits:
+            return "No matches found"
+        rows = [f"{_show(h.path, cwd)}:{h.count}" for h in hits]
+        shown = rows[:limit] if limit else rows
+        total = sum(h.count for h in hits)
+        note = f" (showing the first {len(shown)} files)" if len(shown) < len(rows) else ""
+        return "\n".join(shown) + f"\n\nFound {total} total occurrences across {len(rows)} files.{note}"
+    out: list[str] = []
+    context = q.before > 0 or q.after > 0
+    for h in hits:
+        name = _show(h.path, cwd)
+        prev: int | None = None
+        for n, (text, is_match) in sorted(h.lines.items()):
+            if context and out and (prev is None or n != prev + 1):
+                out.append("--")
+            sep = ":" if is_match else "-"
+            out.append(f"{name}{sep}{n}{sep}{_cut(text)}" if q.line_numbers else f"{name}{sep}{_cut(text)}")
+            prev = n
+    if not out:
+        return "No matches found"
+    notes = []
+    if limit and len(out) > limit:
+        notes.append(f"(output limited to the first {limit} of {len(out)} lines by head_limit)")
+        out = out[:limit]
+    text = "\n".join(out)
+    if len(text) > MAX_OUTPUT_CHARS:
+        text = text[:MAX_OUTPUT_CHARS].rsplit("\n", 1)[0]
+        notes.append(f"(output truncated at {MAX_OUTPUT_CHARS} characters: narrow the search or use head_limit)")
+    return "\n".join([text, *notes])
+
+
+# --- the tool ------------------------------------------------------------------------------
+
+async def search(q: Query, engine: str = "auto") -> list[FileHits]:
+    """Run a query on `rg` ("rg"), the Python engine ("python"), or rg when installed ("auto")."""
+    rg = rg_path() if engine in ("auto", "rg") else None
+    if engine == "rg" and rg is None:
+        raise ToolError("rg is not installed")
+    if rg is not None:
+        return await run_rg(q, rg)
+    return await asyncio.to_thread(run_python, q)
+
+
+async def grep(inp: dict[str, Any], ctx: ToolContext) -> str:
+    q = build_query(inp, ctx)
+    engine = str(ctx.state.get("grep_engine", "auto"))  # tests and benchmarks pick an engine
+    hits = await search(q, engine)
+    return format_hits(hits, q, ctx.cwd)
+
+
+def make_grep_tool() -> Tool:
+    return Tool("Grep", DESCRIPTION, INPUT_SCHEMA, grep, read_only=True)

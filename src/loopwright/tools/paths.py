@@ -1,0 +1,202 @@
+"""Shared helpers of the built-in tools: path resolution, the read-before-write record,
+text encodings, and glob-to-regex translation (used by Glob and by Grep's Python engine)."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .base import ToolContext, ToolError
+
+READ_FILES = "read_files"  # ctx.state key: {absolute path: mtime_ns when last read/written}
+
+
+def resolve(file_path: str, ctx: ToolContext) -> Path:
+    """Absolute, normalized path; relative paths resolve against ctx.cwd.
+
+    Symlinks are resolved too, so the read record has one key per file."""
+    if not file_path:
+        raise ToolError("file_path is empty.")
+    p = Path(os.path.expanduser(file_path))
+    if not p.is_absolute():
+        p = ctx.cwd / p
+    return p.resolve()
+
+
+def project_roots(ctx: ToolContext) -> list[Path]:
+    return [ctx.cwd.resolve(), *(Path(d).resolve() for d in ctx.add_dirs)]
+
+
+def within_project(path: Path, ctx: ToolContext) -> bool:
+    return any(path == r or path.is_relative_to(r) for r in project_roots(ctx))
+
+
+def mtime_ns(path: Path) -> int:
+    return path.stat().st_mtime_ns
+
+
+def record_read(ctx: ToolContext, path: Path) -> None:
+    ctx.state.setdefault(READ_FILES, {})[str(path)] = mtime_ns(path)
+
+
+def check_fresh(ctx: ToolContext, path: Path) -> None:
+    """Raise unless `path` was read in this session and not changed since (Claude Code's rule)."""
+    seen = ctx.state.get(READ_FILES, {}).get(str(path))
+    if seen is None:
+        raise ToolError(f"File has not been read yet: {path}. Read it first before writing to it.")
+    if mtime_ns(path) != seen:
+        raise ToolError(
+            f"File has been modified since it was read (by the user, a linter or a command): {path}. "
+            "Read it again before attempting to write it."
+        )
+
+
+def before_change(ctx: ToolContext, path: Path) -> None:
+    if ctx.before_file_change is not None:
+        ctx.before_file_change(path)
+
+
+# --- text files: encoding and line endings -------------------------------------------------
+
+@dataclass(slots=True)
+class TextFile:
+    """A text file's content with line endings normalized to LF, and how to write it back."""
+
+    text: str
+    encoding: str  # "utf-8", "utf-8-sig" (BOM kept), "utf-16" (BOM), or "latin-1"
+    crlf: bool  # every newline in the file was CRLF: write back CRLF
+
+    def encode(self, text: str) -> bytes:
+        if self.crlf:
+            text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+        try:
+            return text.encode(self.encoding)
+        except UnicodeEncodeError:
+            if self.encoding == "latin-1":  # new text the old encoding cannot hold: upgrade to UTF-8
+                return text.encode("utf-8")
+            raise
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """(text, encoding): UTF-8 (BOM noted), UTF-16 with BOM, else latin-1 (never fails)."""
+    if data.startswith(codecs.BOM_UTF8):
+        return data[3:].decode("utf-8", errors="replace"), "utf-8-sig"
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16"), "utf-16"
+        except UnicodeDecodeError:
+            pass
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "latin-1"
+
+
+def load_text(path: Path) -> TextFile:
+    text, encoding = decode(path.read_bytes())
+    n_lf = text.count("\n")
+    crlf = n_lf > 0 and text.count("\r\n") == n_lf
+    if crlf:
+        text = text.replace("\r\n", "\n")
+    return TextFile(text, encoding, crlf)
+
+
+def looks_binary(data: bytes) -> bool:
+    head = data[:8192]
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return False
+    return b"\0" in head
+
+
+# --- globs -----------------------------------------------------------------------------------
+
+def expand_braces(pattern: str) -> list[str]:
+    """`a.{py,pyi}` -> [`a.py`, `a.pyi`] (nested braces work; unbalanced ones stay literal)."""
+    depth = 0
+    start = -1
+    for i, c in enumerate(pattern):
+        if c == "\\":
+            continue
+        if c == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif c == "}" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                inner = pattern[start + 1:i]
+                parts, d, cur = [], 0, ""
+                for ch in inner:
+                    if ch == "," and d == 0:
+                        parts.append(cur)
+                        cur = ""
+                        continue
+                    d += ch == "{"
+                    d -= ch == "}"
+                    cur += ch
+                parts.append(cur)
+                if len(parts) == 1:  # `{x}`: not an alternation
+                    continue
+                head, tail = pattern[:start], pattern[i + 1:]
+                return [x for p in parts for x in expand_braces(head + p + tail)]
+    return [pattern]
+
+
+def _segment_regex(seg: str) -> str:
+    """One path segment (no `/`): `*`, `?`, `[...]`, escapes."""
+    out = []
+    i = 0
+    while i < len(seg):
+        c = seg[i]
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "\\" and i + 1 < len(seg):
+            i += 1
+            out.append(re.escape(seg[i]))
+        elif c == "[":
+            j = i + 1
+            if j < len(seg) and seg[j] in "!^":
+                j += 1
+            if j < len(seg) and seg[j] == "]":
+                j += 1
+            while j < len(seg) and seg[j] != "]":
+                j += 1
+            if j >= len(seg):
+                out.append(re.escape(c))
+            else:
+                body = seg[i + 1:j]
+                neg = body[:1] in ("!", "^")
+                if neg:
+                    body = body[1:]
+                body = body.replace("\\", "\\\\").replace("[", "\\[")
+                out.append(f"[{'^' if neg else ''}{body}]")
+                i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def glob_regex(pattern: str) -> str:
+    """Regex (no anchors) for a `/`-separated glob where `*` stays inside a segment and a
+    `**` segment matches any number of segments (zero included)."""
+    segs = pattern.split("/")
+    out = ""
+    for k, seg in enumerate(segs):
+        last = k == len(segs) - 1
+        if seg == "**":
+            out += ".*" if last else "(?:[^/]*/)*"  # `a/**` = everything inside a; `**/x` = x at any depth
+        else:
+            out += _segment_regex(seg) + ("" if last else "/")
+    return out
+
+
+def compile_glob(pattern: str) -> re.Pattern[str]:
+    """Glob tool semantics: the pattern is anchored at the search directory, braces expand."""
+    alts = [glob_regex(p) for p in expand_braces(pattern)]
+    return re.compile("^(?:" + "|".join(alts) + ")$", re.DOTALL)

@@ -1,0 +1,129 @@
+"""Read {file_path, offset?, limit?}: a file as `cat -n` text, or an image block."""
+
+from __future__ import annotations
+
+import base64
+import difflib
+from pathlib import Path
+from typing import Any
+
+from ..blocks import ImageBlock
+from .base import Tool, ToolContext, ToolError
+from .paths import decode, looks_binary, record_read, resolve
+
+DEFAULT_LIMIT = 2000
+MAX_LINE_CHARS = 2000
+MAX_OUTPUT_CHARS = 256_000  # a page of output; beyond it the model is told to page with offset
+MAX_TEXT_BYTES = 64 * 1024 * 1024  # bigger text files are refused: use Grep or Bash head/tail
+MAX_IMAGE_BYTES = 3_750_000  # base64 grows by 4/3: stays under the API's 5 MB image limit
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+               ".gif": "image/gif", ".webp": "image/webp"}
+
+DESCRIPTION = """Reads a file from the local filesystem.
+
+- file_path should be absolute (relative paths resolve against the working directory).
+- By default reads up to 2000 lines from the start; for long files pass offset (1-based line number) and limit.
+- Lines longer than 2000 characters are cut.
+- Output is `cat -n` style: line number, tab, line content. The numbers are not part of the file.
+- Images (PNG, JPG, GIF, WebP) are returned as images you can see.
+- Reading a file is required before editing or overwriting it with Edit or Write.
+- It can only read files, not directories: use Glob or `ls` via Bash for directories."""
+
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "file_path": {"type": "string", "description": "The absolute path to the file to read"},
+        "offset": {"type": "integer", "minimum": 0,
+                   "description": "The line number to start reading from (1-based). Only provide if the file is too large to read at once"},
+        "limit": {"type": "integer", "minimum": 1,
+                  "description": "The number of lines to read. Only provide if the file is too large to read at once."},
+    },
+    "required": ["file_path"],
+    "additionalProperties": False,
+}
+
+
+def _missing(path: Path, ctx: ToolContext) -> str:
+    msg = f"File does not exist: {path}. Current working directory: {ctx.cwd}."
+    parent = path.parent
+    if parent.is_dir():
+        try:
+            names = [p.name for p in parent.iterdir()][:5000]
+        except OSError:
+            names = []
+        close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
+        if close:
+            msg += " Did you mean: " + ", ".join(str(parent / c) for c in close) + "?"
+    return msg
+
+
+def format_lines(lines: list[str], first: int) -> str:
+    """`cat -n` style: number right-aligned in 6 columns, a tab, the line."""
+    return "\n".join(f"{first + i:>6}\t{line}" for i, line in enumerate(lines))
+
+
+def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
+    path = resolve(inp["file_path"], ctx)
+    if not path.exists():
+        raise ToolError(_missing(path, ctx))
+    if path.is_dir():
+        raise ToolError(f"EISDIR: {path} is a directory, not a file. Use Glob, or `ls` with Bash, to list it.")
+    size = path.stat().st_size
+    mime = IMAGE_TYPES.get(path.suffix.lower())
+    if mime is not None:
+        if size > MAX_IMAGE_BYTES:
+            raise ToolError(f"Image {path} is {size} bytes; the limit is {MAX_IMAGE_BYTES} bytes.")
+        data = path.read_bytes()
+        record_read(ctx, path)
+        return [ImageBlock({"type": "base64", "media_type": mime, "data": base64.b64encode(data).decode("ascii")})]
+    if size > MAX_TEXT_BYTES:
+        raise ToolError(f"File {path} is {size} bytes, too large to read (limit {MAX_TEXT_BYTES}). "
+                        "Use Grep to search it, or Bash with head/tail/sed to view parts.")
+    raw = path.read_bytes()
+    if looks_binary(raw):
+        raise ToolError(f"{path} appears to be a binary file ({size} bytes) and cannot be displayed as text.")
+    text, encoding = decode(raw)
+    record_read(ctx, path)
+    if not text:
+        return f"<system-reminder>Warning: the file {path} exists but its contents are empty.</system-reminder>"
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # a trailing newline ends the last line; it does not start a new one
+    total = len(lines)
+    offset = max(inp.get("offset") or 1, 1)
+    limit = inp.get("limit") or DEFAULT_LIMIT
+    if offset > total:
+        return (f"<system-reminder>Warning: the file {path} is shorter than the provided offset ({offset}). "
+                f"The file has {total} lines.</system-reminder>")
+    window = lines[offset - 1: offset - 1 + limit]
+    out: list[str] = []
+    chars = 0
+    cut = 0
+    for line in window:
+        line = line.removesuffix("\r")
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + " [... line truncated]"
+            cut += 1
+        chars += len(line) + 8
+        if out and chars > MAX_OUTPUT_CHARS:
+            break
+        out.append(line)
+    body = format_lines(out, offset)
+    notes = []
+    last = offset + len(out) - 1
+    if offset > 1 or last < total:
+        more = f" Use offset={last + 1} to read more." if last < total else ""
+        notes.append(f"Showing lines {offset}-{last} of {total}.{more}")
+    if cut:
+        notes.append(f"{cut} line(s) longer than {MAX_LINE_CHARS} characters were cut.")
+    if encoding == "latin-1":
+        notes.append("The file is not valid UTF-8; it was decoded as latin-1.")
+    elif encoding == "utf-16":
+        notes.append("The file is UTF-16 (with BOM).")
+    if notes:
+        body += "\n\n(" + " ".join(notes) + ")"
+    return body
+
+
+def make_read_tool() -> Tool:
+    return Tool("Read", DESCRIPTION, INPUT_SCHEMA, read_file, read_only=True)
