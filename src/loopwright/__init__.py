@@ -16,12 +16,22 @@ from .blocks import (
     ToolUseBlock,
     UnknownBlock,
 )
+from .checkpoints import rewind_files
+from .client import LoopwrightClient
 from .invariant import InvariantViolation
 from .loop import RunControl, query, run
-from .messages import AssistantMessage, Message, ResultMessage, StreamEvent, SystemMessage, UserMessage
+from .messages import (
+    AssistantMessage,
+    Message,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    UserMessage,
+)
 from .models import Model, ModelError, ModelRequest, ModelResponse, ScriptedModel
 from .options import AgentOptions
 from .permissions import Allow, Deny
+from .sessions import get_session_messages, list_sessions
 from .tools.base import Tool, ToolContext, ToolError, ToolOutput, tool
 from .usage import CallUsage, Price, Usage
 
@@ -33,5 +43,6 @@ __all__ = [
     "RedactedThinkingBlock", "ResultMessage", "RunControl", "ScriptedModel", "StreamEvent",
     "SystemMessage", "TextBlock", "ThinkingBlock", "Tool", "ToolContext", "ToolError", "ToolOutput",
     "ToolResultBlock", "ToolUseBlock", "UnknownBlock", "Usage", "UserMessage", "query", "run", "tool",
+    "LoopwrightClient", "get_session_messages", "list_sessions", "rewind_files",
     "__version__",
 ]
