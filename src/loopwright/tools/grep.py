@@ -425,12 +425,16 @@ class _Rules:
     has_git: bool
 
 
+# pathspec 1.x renamed the gitignore pattern style; 0.12 only knows "gitwildmatch"
+_STYLE = "gitignore" if "gitignore" in getattr(pathspec.util, "_registered_patterns", {}) else "gitwildmatch"
+
+
 def _spec(path: Path) -> pathspec.PathSpec | None:
     try:
         lines = path.read_text(errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines) if lines else None
+    return pathspec.PathSpec.from_lines(_STYLE, lines) if lines else None
 
 
 def _dir_rules(d: Path, prefix: str, cut: int) -> _Rules | None:

@@ -1,0 +1,301 @@
+"""Glob and Grep on real temp trees; Grep's rg and Python engines must give identical output."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopwright.tools.base import ToolContext
+from loopwright.tools.glob import MAX_RESULTS, make_glob_tool
+from loopwright.tools.grep import (
+    Query,
+    format_hits,
+    make_grep_tool,
+    override_matcher,
+    run_python,
+    split_globs,
+    translate_regex,
+)
+
+HAS_RG = shutil.which("rg") is not None
+needs_rg = pytest.mark.skipif(not HAS_RG, reason="rg is not installed")
+
+
+def call(tool: Any, inp: dict[str, Any], ctx: ToolContext) -> tuple[Any, bool]:
+    out = asyncio.run(tool.call(inp, ctx))
+    return out.content, out.is_error
+
+
+def write(root: Path, rel: str, data: str | bytes) -> Path:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, bytes):
+        p.write_bytes(data)
+    else:
+        p.write_text(data)
+    return p
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    write(root, ".gitignore", "build/\n*.log\n!keep.log\nsecret.txt\n")
+    write(root, ".ignore", "*.tmp\n")
+    write(root, "a.py", "def foo():\n    return foo\nclass Foo:\n    pass\n")
+    write(root, "sub/b.py", "import os\nFOO = 1\nprint(foo)\n")
+    write(root, "sub/c.txt", "nothing here\nfoo bar foo\n")
+    write(root, "sub/.gitignore", "generated.py\n")
+    write(root, "sub/generated.py", "foo = 'generated'\n")
+    write(root, "sub/deep/d.js", "const foo = () => foo;\n// foo\n")
+    write(root, "sub/deep/e.ts", "let fooBar: number = 1;\n")
+    write(root, "build/out.py", "foo = 'built'\n")
+    write(root, "x.log", "foo log\n")
+    write(root, "keep.log", "foo kept\n")
+    write(root, "secret.txt", "foo secret\n")
+    write(root, "z.tmp", "foo tmp\n")
+    write(root, ".hidden.py", "foo hidden\n")
+    write(root, ".hdir/e.py", "foo in hidden dir\n")
+    write(root, "bin.dat", b"\x00\x01foo\x02\n")
+    write(root, "crlf.txt", b"one foo\r\ntwo\r\nthree foo\r\n")
+    write(root, "latin.txt", b"caf\xe9 foo\n")
+    write(root, "bom.txt", b"\xef\xbb\xbffoo at start\n")
+    lines = [f"line {i}" + (" foo" if i in (5, 7, 15) else "") for i in range(1, 21)]
+    write(root, "ctx.md", "\n".join(lines) + "\n")
+    write(root, "multi.c", "struct point {\n  int x;\n  int y;\n};\nstruct empty {\n};\n")
+    write(root, "nonl.txt", "last line foo")
+    write(root, "Makefile", "all:\n\techo foo\n")
+    return root
+
+
+def ctx_for(root: Path, engine: str) -> ToolContext:
+    return ToolContext(root, state={"grep_engine": engine})
+
+
+QUERIES: list[dict[str, Any]] = [
+    {"pattern": "foo"},
+    {"pattern": "foo", "output_mode": "content"},
+    {"pattern": "foo", "output_mode": "count"},
+    {"pattern": "FOO", "-i": True, "output_mode": "content"},
+    {"pattern": "FOO", "output_mode": "content"},
+    {"pattern": "foo", "output_mode": "content", "-C": 1},
+    {"pattern": "foo", "output_mode": "content", "-A": 2, "path": "ctx.md"},
+    {"pattern": "foo", "output_mode": "content", "-B": 3, "-A": 0},
+    {"pattern": "foo", "output_mode": "content", "-n": False},
+    {"pattern": "foo", "glob": "*.py"},
+    {"pattern": "foo", "glob": "*.{js,ts}", "output_mode": "content"},
+    {"pattern": "foo", "glob": "sub/**/*.js"},
+    {"pattern": "foo", "glob": "!*.txt"},
+    {"pattern": "foo", "glob": "*.py !sub/*"},
+    {"pattern": "foo", "glob": "*.py,*.md"},
+    {"pattern": "foo", "type": "py"},
+    {"pattern": "foo", "type": "js", "output_mode": "count"},
+    {"pattern": "foo", "type": "make", "output_mode": "content"},
+    {"pattern": "foo", "path": "sub"},
+    {"pattern": "foo", "path": "sub", "output_mode": "content"},
+    {"pattern": "foo", "path": "build/out.py"},  # an explicit file is searched even if ignored
+    {"pattern": "foo", "head_limit": 3},
+    {"pattern": "foo", "head_limit": 4, "output_mode": "content"},
+    {"pattern": "foo", "head_limit": 2, "output_mode": "count"},
+    {"pattern": r"\bfoo\b", "output_mode": "count"},
+    {"pattern": r"^foo", "output_mode": "content"},
+    {"pattern": r"foo$", "output_mode": "content"},
+    {"pattern": r"struct \w+ \{[\s\S]*?\}", "multiline": True, "output_mode": "content"},
+    {"pattern": r"struct \w+ \{[\s\S]*?\}", "multiline": True, "output_mode": "count"},
+    {"pattern": r"int x;\n  int y", "multiline": True, "output_mode": "content", "-B": 1},
+    {"pattern": "o", "multiline": True, "output_mode": "count"},
+    {"pattern": r"(?P<word>fo+)\s", "output_mode": "content"},
+    {"pattern": r"[[:digit:]]+ foo", "output_mode": "content"},
+    {"pattern": "caf", "output_mode": "content"},
+    {"pattern": "", "path": "sub/c.txt", "output_mode": "count"},
+    {"pattern": "foo", "glob": "*.log"},  # a glob whitelists past .gitignore, as in rg
+    {"pattern": "foo", "path": ".hdir"},  # an explicit hidden root is searched
+    {"pattern": "Foo", "-i": True, "type": "py", "output_mode": "count"},
+    {"pattern": "nomatchanywhere"},
+    {"pattern": "nomatchanywhere", "output_mode": "content"},
+]
+
+
+def _ids(q: dict[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in q.items())
+
+
+@needs_rg
+@pytest.mark.parametrize("query", QUERIES, ids=[_ids(q) for q in QUERIES])
+def test_engines_agree(tree: Path, query: dict[str, Any]) -> None:
+    grep = make_grep_tool()
+    out_rg, err_rg = call(grep, query, ctx_for(tree, "rg"))
+    out_py, err_py = call(grep, query, ctx_for(tree, "python"))
+    assert (out_py, err_py) == (out_rg, err_rg)
+    assert not err_rg
+
+
+def test_python_engine_respects_ignores_and_hidden(tree: Path) -> None:
+    out, err = call(make_grep_tool(), {"pattern": "foo"}, ctx_for(tree, "python"))
+    assert not err
+    files = out.splitlines()[1:]
+    assert files == sorted(files)
+    assert "a.py" in files and "keep.log" in files and "sub/deep/d.js" in files
+    for hidden_or_ignored in ("build/out.py", "x.log", "secret.txt", "z.tmp", ".hidden.py",
+                              ".hdir/e.py", "sub/generated.py", "bin.dat"):
+        assert hidden_or_ignored not in files
+    assert out.startswith(f"Found {len(files)} files")
+
+
+def test_content_format_and_context_separators(tree: Path) -> None:
+    out, _ = call(make_grep_tool(), {"pattern": "foo", "path": "ctx.md", "output_mode": "content", "-C": 1},
+                  ctx_for(tree, "python"))
+    assert out.splitlines() == [
+        "ctx.md-4-line 4", "ctx.md:5:line 5 foo", "ctx.md-6-line 6", "ctx.md:7:line 7 foo", "ctx.md-8-line 8",
+        "--", "ctx.md-14-line 14", "ctx.md:15:line 15 foo", "ctx.md-16-line 16",
+    ]
+
+
+def test_crlf_and_bom_lines_are_clean(tree: Path) -> None:
+    out, _ = call(make_grep_tool(), {"pattern": "foo", "output_mode": "content", "glob": "{crlf,bom}.txt"},
+                  ctx_for(tree, "python"))
+    assert out.splitlines() == ["bom.txt:1:foo at start", "crlf.txt:1:one foo", "crlf.txt:3:three foo"]
+
+
+@needs_rg
+def test_git_repo_rules_agree(tmp_path: Path) -> None:
+    """.git/info/exclude applies; a .gitignore above the repository's root does not."""
+    outer = tmp_path / "outer"
+    write(outer, ".gitignore", "*.md\n")
+    repo = outer / "repo"
+    write(repo, ".git/info/exclude", "excluded.py\n")
+    write(repo, "excluded.py", "foo\n")
+    write(repo, "README.md", "foo\n")
+    write(repo, "kept.py", "foo\n")
+    write(repo, "pkg/.ignore", "!*.md\n")
+    write(repo, "pkg/notes.md", "foo\n")
+    grep = make_grep_tool()
+    for q in ({"pattern": "foo"}, {"pattern": "foo", "path": "pkg"}, {"pattern": "foo", "glob": "*.py"}):
+        out_rg, _ = call(grep, q, ctx_for(repo, "rg"))
+        out_py, _ = call(grep, q, ctx_for(repo, "python"))
+        assert out_py == out_rg
+    out, _ = call(grep, {"pattern": "foo"}, ctx_for(repo, "python"))
+    assert out.splitlines()[1:] == ["README.md", "kept.py", "pkg/notes.md"]
+
+
+@needs_rg
+@pytest.mark.parametrize("pattern", ["foo(", "a{2,1}"])
+def test_both_engines_reject_bad_regex(tree: Path, pattern: str) -> None:
+    grep = make_grep_tool()
+    for engine in ("rg", "python"):
+        out, err = call(grep, {"pattern": pattern}, ctx_for(tree, engine))
+        assert err, engine
+        assert "regex parse error" in out
+
+
+def test_errors(tree: Path) -> None:
+    grep = make_grep_tool()
+    ctx = ctx_for(tree, "auto")
+    out, err = call(grep, {"pattern": "x", "path": "missing"}, ctx)
+    assert err and "does not exist" in out
+    out, err = call(grep, {"pattern": "x", "output_mode": "lines"}, ctx)
+    assert err and "output_mode" in out
+    out, err = call(grep, {"pattern": "x", "type": "nosuchtype"}, ctx_for(tree, "python"))
+    assert err and "unrecognized file type" in out
+    out, err = call(grep, {"pattern": "a\\nb"}, ctx_for(tree, "python"))
+    assert err and "multiline" in out
+    out, err = call(grep, {"pattern": "x", "bogus": 1}, ctx)
+    assert err
+
+
+def test_translate_regex() -> None:
+    assert translate_regex(r"(?<name>a)(?<=b)(?<!c)") == r"(?P<name>a)(?<=b)(?<!c)"
+    assert translate_regex(r"a\z") == r"a\Z"
+    assert translate_regex(r"[[:alpha:]_]") == "[a-zA-Z_]"
+    assert translate_regex(r"[]a]") == r"[\]a]"
+
+
+def test_override_globs() -> None:
+    m = override_matcher(["*.py", "!tests/**"])
+    assert m is not None
+    assert m("a.py", False) is True and m("x/y/a.py", False) is True
+    assert m("tests/a.py", False) is False and m("a.txt", False) is False
+    assert m("tests", True) is None and m("src", True) is None
+    assert split_globs("*.py *.{ts,tsx} a,b") == ["*.py", "*.{ts,tsx}", "a", "b"]
+
+
+def test_python_engine_line_cap_and_head_limit(tmp_path: Path) -> None:
+    write(tmp_path, "many.txt", "".join(f"hit {i}\n" for i in range(50)))
+    q = Query("hit", tmp_path, mode="content", head_limit=5)
+    text = format_hits(run_python(q), q, tmp_path)
+    assert text.splitlines()[:5] == [f"many.txt:{i + 1}:hit {i}" for i in range(5)]
+    assert "head_limit" in text.splitlines()[5]
+
+
+# --- Glob ------------------------------------------------------------------------------------
+
+def test_glob_recursive_sorted_by_mtime(tree: Path) -> None:
+    a, b = tree / "a.py", tree / "sub/b.py"
+    os.utime(a, ns=(2_000_000_000_000_000_000, 2_000_000_000_000_000_000))
+    os.utime(b, ns=(2_100_000_000_000_000_000, 2_100_000_000_000_000_000))
+    out, err = call(make_glob_tool(), {"pattern": "**/*.py"}, ToolContext(tree))
+    assert not err
+    files = out.splitlines()
+    assert files[0] == str(b) and files[1] == str(a)
+    # no .gitignore filtering, hidden files included
+    assert str(tree / "build/out.py") in files and str(tree / ".hidden.py") in files
+    assert str(tree / ".hdir/e.py") in files
+
+
+def test_glob_shapes(tree: Path) -> None:
+    glob = make_glob_tool()
+    ctx = ToolContext(tree)
+    out, _ = call(glob, {"pattern": "*.py"}, ctx)
+    assert sorted(out.splitlines()) == sorted([str(tree / "a.py"), str(tree / ".hidden.py")])
+    out, _ = call(glob, {"pattern": "sub/**/*.{js,ts}"}, ctx)
+    assert sorted(out.splitlines()) == [str(tree / "sub/deep/d.js"), str(tree / "sub/deep/e.ts")]
+    out, _ = call(glob, {"pattern": "*.js", "path": str(tree / "sub/deep")}, ctx)
+    assert out.splitlines() == [str(tree / "sub/deep/d.js")]
+    out, _ = call(glob, {"pattern": str(tree / "sub") + "/*.txt"}, ctx)
+    assert out.splitlines() == [str(tree / "sub/c.txt")]
+    out, _ = call(glob, {"pattern": "*.nothing"}, ctx)
+    assert out == "No files found"
+
+
+def test_glob_skips_vcs_dirs(tmp_path: Path) -> None:
+    write(tmp_path, ".git/config", "x")
+    write(tmp_path, "a.txt", "x")
+    out, _ = call(make_glob_tool(), {"pattern": "**/*"}, ToolContext(tmp_path))
+    assert out.splitlines() == [str(tmp_path / "a.txt")]
+
+
+def test_glob_cap(tmp_path: Path) -> None:
+    for i in range(MAX_RESULTS + 5):
+        write(tmp_path, f"d/f{i:03}.txt", "x")
+    out, err = call(make_glob_tool(), {"pattern": "**/*.txt"}, ToolContext(tmp_path))
+    assert not err
+    lines = out.splitlines()
+    assert len(lines) == MAX_RESULTS + 1
+    assert "truncated" in lines[-1] and f"of {MAX_RESULTS + 5} files" in lines[-1]
+
+
+def test_glob_errors(tmp_path: Path) -> None:
+    glob = make_glob_tool()
+    out, err = call(glob, {"pattern": "*", "path": "nope"}, ToolContext(tmp_path))
+    assert err and "does not exist" in out
+    write(tmp_path, "f", "x")
+    out, err = call(glob, {"pattern": "*", "path": "f"}, ToolContext(tmp_path))
+    assert err and "not a directory" in out
+    out, err = call(glob, {}, ToolContext(tmp_path))
+    assert err and "pattern" in out
+
+
+def test_schemas() -> None:
+    for tool, required in ((make_glob_tool(), ["pattern"]), (make_grep_tool(), ["pattern"])):
+        s = tool.input_schema
+        assert s["required"] == required and s["additionalProperties"] is False
+        assert all(p.get("description") for p in s["properties"].values())
+        assert tool.read_only
+    props = make_grep_tool().input_schema["properties"]
+    assert set(props) == {"pattern", "path", "glob", "type", "output_mode", "-i", "-n", "-A", "-B", "-C",
+                          "head_limit", "multiline"}
+    assert props["output_mode"]["enum"] == ["content", "files_with_matches", "count"]
