@@ -176,6 +176,14 @@ def scenario(root: Path, kind: str, k: int) -> str | None:
         return f"{kind}-{k}: final history breaks Inv"
     if final[-1]["content"] != [{"type": "text", "text": "all steps done"}]:
         return f"{kind}-{k}: final message {final[-1]}"
+    results = [b for m in final if m["role"] == "user" for b in m["content"] if b.get("type") == "tool_result"]
+    ok = [r["tool_use_id"].rstrip("r") for r in results if not r.get("is_error")]
+    if ok != [f"s{i}" for i in range(1, N + 1)]:
+        return f"{kind}-{k}: successful tool results {ok}"
+    if kind == "tool":  # the call killed mid-run is shown to the model as interrupted, then redone
+        killed = [r for r in results if r["tool_use_id"] == f"s{k}"]
+        if not (len(killed) == 1 and killed[0].get("is_error") and "Interrupted" in str(killed[0]["content"])):
+            return f"{kind}-{k}: the killed call's result is {killed}"
     return None
 
 
@@ -190,13 +198,3 @@ def test_sigkill_at_every_stage_then_resume(tmp_path: Path) -> None:
         problems = [f.result() for f in futures]
     assert [p for p in problems if p] == []
 
-
-def test_resume_marks_the_killed_call_interrupted(tmp_path: Path) -> None:
-    """After a crash during a tool, the model is shown that call as an is_error result."""
-    assert scenario(tmp_path, "tool", 2) is None
-    sid_file = next((tmp_path / "home" / "projects").rglob("*.jsonl"))
-    history = load_transcript(sid_file).history
-    results = [b for m in history if m["role"] == "user" for b in m["content"] if b.get("type") == "tool_result"]
-    killed = [r for r in results if r["tool_use_id"] == "s2"]
-    assert len(killed) == 1 and killed[0]["is_error"] and "Interrupted" in killed[0]["content"]
-    assert [r["tool_use_id"] for r in results if not r.get("is_error")] == ["s1", "s2r", "s3r"]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -207,17 +210,14 @@ def test_compact_boundary_and_rewind_lines_replay(tmp_path: Path) -> None:
     assert [m["content"][0]["text"] for m in h] == ["summary"]
 
 
-class StopOnce(Hooks):
-    @property
-    def active(self) -> bool:
-        return True
-
-    async def stop(self, stop_hook_active: bool) -> str | None:
-        return None if stop_hook_active else "also run the tests"
-
-
 def test_stop_hook_message_is_persisted(tmp_path: Path) -> None:
-    r = lw.run("hi", opts(tmp_path, [[text("first")], [text("second")]], hooks=StopOnce()))
+    hooks = Hooks()
+
+    @hooks.on("Stop")
+    def once(data: dict[str, Any]) -> dict[str, Any] | None:
+        return None if data.get("stop_hook_active") else {"decision": "block", "reason": "also run the tests"}
+
+    r = lw.run("hi", opts(tmp_path, [[text("first")], [text("second")]], hooks=hooks))
     assert r.subtype == "success" and len(r.messages) == 4
     assert get_session_messages(r.session_id, tmp_path / "sessions") == r.messages
 
@@ -355,3 +355,54 @@ def test_a_custom_store_plugs_in(tmp_path: Path) -> None:
     assert [ln["type"] for ln in store.data[r.session_id]][-1] == "result"
     r2 = lw.run("more", opts(tmp_path, [[text("x")]], extra={"session_store": store}, resume=r.session_id))
     assert holds_final(r2.messages) and len(r2.messages) == 6 and not (tmp_path / "sessions").exists()
+
+
+# --- the CLI flags --------------------------------------------------------------------------------
+
+def cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    script = Path(sys.executable).parent / "loopwright"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_"))}
+    env["LOOPWRIGHT_HOME"] = str(tmp / "home")
+    return subprocess.run([str(script), "--output-format", "json", *args], cwd=tmp / "work", env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+
+
+def test_cli_resume_fork_continue_and_no_persistence(tmp_path: Path) -> None:
+    pytest.importorskip("loopwright.tools.builtin")
+    (tmp_path / "work").mkdir()
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([[text("reply")]]))
+    m = f"scripted:{script}"
+    sdir = tmp_path / "home" / "projects" / cwd_slug(tmp_path / "work")
+
+    first = cli(tmp_path, "-p", "one", "--model", m)
+    assert first.returncode == 0, first.stderr
+    sid = json.loads(first.stdout)["session_id"]
+    original = sdir / f"{sid}.jsonl"
+    size = len(original.read_bytes())
+
+    resumed = cli(tmp_path, "-p", "two", "--model", m, "--resume", sid)
+    assert resumed.returncode == 0 and json.loads(resumed.stdout)["session_id"] == sid
+    assert len(original.read_bytes()) > size and [p.name for p in sdir.glob("*.jsonl")] == [original.name]
+    snapshot = original.read_bytes()
+
+    forked = cli(tmp_path, "-p", "three", "--model", m, "--resume", sid, "--fork-session")
+    fid = json.loads(forked.stdout)["session_id"]
+    assert forked.returncode == 0 and fid != sid and original.read_bytes() == snapshot
+    assert [ln["message"]["content"][0]["text"] for ln in read_lines(sdir / f"{fid}.jsonl")
+            if ln.get("isPrompt")] == ["one", "two", "three"]
+
+    cont = cli(tmp_path, "-p", "four", "--model", m, "--continue")
+    assert json.loads(cont.stdout)["session_id"] == fid  # the latest session in this directory
+
+    n = len(list(sdir.glob("*.jsonl")))
+    quiet = cli(tmp_path, "-p", "five", "--model", m, "--no-session-persistence")
+    assert quiet.returncode == 0 and len(list(sdir.glob("*.jsonl"))) == n
+
+    chosen = "0b7c2a52-55b4-4b8e-9d7e-3c1f2f8d9a10"
+    assert cli(tmp_path, "-p", "six", "--model", m, "--session-id", chosen).returncode == 0
+    assert (sdir / f"{chosen}.jsonl").exists()
+    taken = cli(tmp_path, "-p", "seven", "--model", m, "--session-id", chosen)
+    assert taken.returncode == 2 and "already in use" in taken.stderr and "Traceback" not in taken.stderr
+    missing = cli(tmp_path, "-p", "x", "--model", m, "--resume", "no-such-session")
+    assert missing.returncode == 2 and "no session 'no-such-session'" in missing.stderr

@@ -43,6 +43,7 @@ from .messages import (
 )
 
 FsyncPolicy = Literal["none", "turn", "always"]
+SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 INTERRUPTED_RESULT = "Interrupted: the session ended (crash or kill) before this tool call finished."
 
 
@@ -518,6 +519,11 @@ def start_session(options: Any, cwd: Path, history_given: bool) -> SessionStart:
     history: list[WireMessage] | None = None
     parent: str | None = None
     sid = options.session_id or new_session_id()
+    if not SAFE_ID.match(sid):
+        raise ValueError(f"session id {sid!r}: use letters, digits, '-' and '_' only (a UUID)")
+    if options.session_id and not history_given and (resume is None or options.fork_session) \
+            and store.exists(sid, cwd):
+        raise ValueError(f"session id {sid} is already in use: resume it with --resume {sid}")
     if resume is not None and not history_given:
         loaded = store.load(resume, cwd)
         history, parent = loaded.history, loaded.last_uuid
