@@ -74,7 +74,7 @@ def test_transcript_lines_and_layout(tmp_path: Path) -> None:
     lines = [json.loads(x) for x in p.read_text().splitlines()]
     assert [(ln["type"], ln.get("subtype")) for ln in lines] == [
         ("system", "init"), ("user", None), ("assistant", None), ("user", None), ("assistant", None), ("result", None)]
-    for prev, ln in zip([None, *lines], lines):
+    for prev, ln in zip([None, *lines[:-1]], lines, strict=True):
         assert ln["sessionId"] == r.session_id and ln["cwd"] == str(tmp_path.resolve())
         assert ln["timestamp"].endswith("Z") and len(ln["uuid"]) == 36
         assert ln["parentUuid"] == (prev["uuid"] if prev else None)
