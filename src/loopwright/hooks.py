@@ -1,10 +1,51 @@
-"""Hooks around the loop (Claude Code's events). The loop calls these points; with no
-hooks configured each is a cheap no-op (the loop checks `active` first)."""
+"""Hooks around the loop: Claude Code's events, its stdin JSON and its exit-code protocol.
+
+Two kinds of hook, configured per event with a matcher:
+
+* Python callables (sync or async), registered in code::
+
+      hooks = Hooks()
+      @hooks.on("PreToolUse", matcher="Bash")
+      def no_rm(data):                       # or (data, tool_use_id, context)
+          if "rm " in data["tool_input"]["command"]:
+              return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                      "permissionDecision": "deny", "permissionDecisionReason": "no rm"}}
+
+  or as the Agent SDK's dict: ``Hooks({"PreToolUse": [HookMatcher("Bash", [no_rm])]})``.
+  A callable gets the same input dict a command hook reads on stdin and returns the
+  same output dict a command hook prints (or None).
+
+* Shell commands, from settings files (``{"hooks": {"PreToolUse": [{"matcher": "Bash",
+  "hooks": [{"type": "command", "command": "...", "timeout": 30}]}]}}``) or
+  ``hooks.command(event, "script.sh")``. They get the input as JSON on stdin. Exit 0: stdout
+  is parsed as JSON output if it is a JSON object (for SessionStart and UserPromptSubmit,
+  plain stdout is context for the model). Exit 2: blocking, stderr is the reason. Any other
+  exit code: a non-blocking error, reported.
+
+Output fields: ``continue: false`` (+ ``stopReason``) ends the run; ``decision: "block"`` +
+``reason``; ``systemMessage``; ``hookSpecificOutput.permissionDecision`` (allow | deny | ask),
+``permissionDecisionReason``, ``updatedInput``, ``additionalContext``.
+
+Matching hooks of one event run concurrently. Each has a timeout (default 60 s); a hook that
+times out or crashes is reported (a SystemMessage "hook_error" in the stream and a log
+warning) and never blocks or hangs the run; a timed-out command's process group is killed.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import inspect
+import json
+import logging
+import os
+import re
+import signal
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
+
+log = logging.getLogger("loopwright.hooks")
 
 HOOK_EVENTS = (
     "SessionStart",
@@ -17,6 +58,8 @@ HOOK_EVENTS = (
     "PreCompact",
     "SessionEnd",
 )
+DEFAULT_TIMEOUT = 60.0
+_MAX_REASON = 10_000
 
 
 @dataclass(slots=True)
@@ -31,11 +74,13 @@ class HookContext:
 
 @dataclass(slots=True)
 class PreToolResult:
-    """What PreToolUse hooks decided: a permission decision, a rewritten input, or nothing."""
+    """What PreToolUse hooks decided: a permission decision, a rewritten input, or nothing.
+    `stop` is set when a hook said `continue: false`: the run ends before the tool runs."""
 
     decision: str | None = None  # "allow" | "deny" | "ask"
     reason: str = ""
     updated_input: dict[str, Any] | None = None
+    stop: str | None = None
 
 
 @dataclass(slots=True)
@@ -46,39 +91,398 @@ class PromptResult:
     context: str | None = None
 
 
+HookCallback: TypeAlias = Callable[..., Any]
+
+
+@dataclass(slots=True)
+class CommandHook:
+    """A shell command hook (Claude Code's `{"type": "command", "command": ..., "timeout": s}`)."""
+
+    command: str
+    timeout: float | None = None
+
+
+@dataclass
+class HookMatcher:
+    """Hooks for the calls whose tool name (or source/trigger/reason) the matcher matches:
+    None, "" or "*" = all; `Bash`, `Edit|Write` = exact names; anything else a regex."""
+
+    matcher: str | None = None
+    hooks: list[HookCallback | CommandHook] = field(default_factory=list)
+    timeout: float | None = None  # default for the hooks in this matcher
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """One hook's run, in command-hook terms."""
+
+    label: str
+    exit_code: int = 0
+    stdout: str = ""
+    stderr: str = ""
+    output: dict[str, Any] | None = None  # parsed JSON output
+    failed: bool = False  # crashed or timed out (already reported)
+
+    @property
+    def out(self) -> dict[str, Any]:
+        return self.output or {}
+
+
+def matcher_matches(matcher: str | None, value: str | None) -> bool:
+    if matcher in (None, "", "*"):
+        return True
+    if value is None:
+        return False
+    assert matcher is not None
+    if re.fullmatch(r"[A-Za-z0-9_|\s-]+", matcher):
+        return value in (m.strip() for m in matcher.split("|"))
+    try:
+        return re.search(matcher, value) is not None
+    except re.error:
+        return matcher == value
+
+
 @dataclass
 class Hooks:
     """Registered hooks. Empty by default; `active` lets the loop skip all work when unused."""
 
     callbacks: dict[str, list[Any]] = field(default_factory=dict)
     context: HookContext = field(default_factory=HookContext)
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for command hooks
+
+    def __post_init__(self) -> None:
+        normalized: dict[str, list[HookMatcher]] = {}
+        for event, entries in (self.callbacks or {}).items():
+            _check_event(event)
+            normalized[event] = [_as_matcher(e) for e in (entries or [])]
+        self.callbacks = normalized
+        self.reports: list[dict[str, Any]] = []
+        self.halted: str | None = None
+
+    # -- registration ----------------------------------------------------------------------------
+
+    def on(self, event: str, callback: HookCallback | None = None, *, matcher: str | None = None,
+           timeout: float | None = None) -> Any:
+        """Register a callable; usable as `hooks.on("Stop", fn)` or as a decorator."""
+        _check_event(event)
+
+        def register(fn: HookCallback) -> HookCallback:
+            self.callbacks.setdefault(event, []).append(HookMatcher(matcher, [fn], timeout))
+            return fn
+
+        return register(callback) if callback is not None else register
+
+    def command(self, event: str, command: str, *, matcher: str | None = None,
+                timeout: float | None = None) -> Hooks:
+        """Register a shell command hook."""
+        _check_event(event)
+        self.callbacks.setdefault(event, []).append(HookMatcher(matcher, [CommandHook(command, timeout)]))
+        return self
+
+    def merged(self, other: Hooks | dict[str, Any] | None) -> Hooks:
+        """A new Hooks with this one's hooks, then `other`'s (neither is changed)."""
+        out = Hooks({e: list(ms) for e, ms in self.callbacks.items()}, env=dict(self.env))
+        extra = other if isinstance(other, Hooks) else Hooks(other or {})
+        for e, ms in extra.callbacks.items():
+            out.callbacks.setdefault(e, []).extend(ms)
+        out.env.update(extra.env)
+        return out
 
     @property
     def active(self) -> bool:
         return any(self.callbacks.values())
 
     def bind(self, context: HookContext) -> None:
+        """Start of a run: its context, and fresh per-run state."""
         self.context = context
+        self.reports = []
+        self.halted = None
+
+    def take_reports(self) -> list[dict[str, Any]]:
+        out, self.reports = self.reports, []
+        return out
+
+    # -- the events the loop calls ------------------------------------------------------------
 
     async def session_start(self, source: str) -> str | None:
         """Return additional context for the model, or None."""
-        return None
+        outs = await self._fire("SessionStart", source, {"source": source})
+        self._notes("SessionStart", outs, blocking_to_user=True)
+        return _join(_contexts(outs, plain_stdout=True))
 
     async def user_prompt_submit(self, prompt: str) -> PromptResult:
-        return PromptResult()
+        if self.halted:
+            return PromptResult(block=self.halted)
+        outs = await self._fire("UserPromptSubmit", None, {"prompt": prompt})
+        self._notes("UserPromptSubmit", outs)
+        if self.halted:
+            return PromptResult(block=self.halted)
+        blocks = [o.stderr.strip() or "blocked" for o in outs if o.exit_code == 2]
+        blocks += [str(o.out.get("reason") or "blocked") for o in outs if o.out.get("decision") == "block"]
+        if blocks:
+            return PromptResult(block=_cap("; ".join(blocks)))
+        return PromptResult(context=_join(_contexts(outs, plain_stdout=True)))
 
     async def pre_tool_use(self, name: str, tool_input: dict[str, Any], tool_use_id: str) -> PreToolResult:
-        return PreToolResult()
+        outs = await self._fire("PreToolUse", name, {"tool_name": name, "tool_input": tool_input,
+                                                     "tool_use_id": tool_use_id}, tool_use_id)
+        self._notes("PreToolUse", outs)
+        result = PreToolResult(stop=self.halted)
+        decisions: dict[str, list[str]] = {"deny": [], "ask": [], "allow": []}
+        for o in outs:
+            if o.exit_code == 2:
+                decisions["deny"].append(o.stderr.strip() or f"blocked by PreToolUse hook {o.label}")
+                continue
+            out = o.out
+            raw = out.get("hookSpecificOutput")
+            spec: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            decision = spec.get("permissionDecision")
+            reason = spec.get("permissionDecisionReason") or out.get("reason") or ""
+            if decision is None and out.get("decision") in ("approve", "block"):  # the older fields
+                decision = "allow" if out["decision"] == "approve" else "deny"
+            if decision in decisions:
+                decisions[decision].append(str(reason or f"{decision} by PreToolUse hook {o.label}"))
+            elif decision is not None:
+                self._report("PreToolUse", o.label, "error", f"unknown permissionDecision {decision!r}")
+            updated = spec.get("updatedInput")
+            if updated is not None:
+                if isinstance(updated, dict):
+                    result.updated_input = updated
+                else:
+                    self._report("PreToolUse", o.label, "error", "updatedInput is not an object; ignored")
+        for kind in ("deny", "ask", "allow"):  # the strictest decision wins
+            if decisions[kind]:
+                result.decision, result.reason = kind, _cap("; ".join(decisions[kind]))
+                break
+        return result
 
     async def post_tool_use(
         self, name: str, tool_input: dict[str, Any], tool_use_id: str, response: Any, is_error: bool
     ) -> str | None:
         """PostToolUse (or PostToolUseFailure when is_error). Return additional context, or None."""
-        return None
+        event = "PostToolUseFailure" if is_error else "PostToolUse"
+        data: dict[str, Any] = {"tool_name": name, "tool_input": tool_input, "tool_use_id": tool_use_id}
+        if is_error:
+            data.update(error=_plain(response), is_interrupt=False)
+        else:
+            data["tool_response"] = _jsonable(response)
+        outs = await self._fire(event, name, data, tool_use_id)
+        self._notes(event, outs)
+        feedback = [o.stderr.strip() for o in outs if o.exit_code == 2 and o.stderr.strip()]
+        feedback += [str(o.out["reason"]) for o in outs if o.out.get("decision") == "block" and o.out.get("reason")]
+        return _join(feedback + _contexts(outs, plain_stdout=False))
 
     async def stop(self, stop_hook_active: bool) -> str | None:
         """Return a reason to make the agent continue (a blocking Stop hook), or None."""
-        return None
+        return await self._stop("Stop", stop_hook_active)
+
+    async def subagent_stop(self, stop_hook_active: bool) -> str | None:
+        return await self._stop("SubagentStop", stop_hook_active)
+
+    async def pre_compact(self, trigger: str, custom_instructions: str = "") -> str | None:
+        """Before compaction (`trigger` manual | auto). Returns a reason if a hook blocks it."""
+        outs = await self._fire("PreCompact", trigger, {"trigger": trigger,
+                                                        "custom_instructions": custom_instructions})
+        self._notes("PreCompact", outs)
+        blocks = [o.stderr.strip() or "blocked" for o in outs if o.exit_code == 2]
+        blocks += [str(o.out.get("reason") or "blocked") for o in outs if o.out.get("decision") == "block"]
+        return _cap("; ".join(blocks)) if blocks else None
 
     async def session_end(self, reason: str) -> None:
-        return None
+        outs = await self._fire("SessionEnd", reason, {"reason": reason})
+        self._notes("SessionEnd", outs, blocking_to_user=True)
+
+    async def _stop(self, event: str, stop_hook_active: bool) -> str | None:
+        outs = await self._fire(event, None, {"stop_hook_active": stop_hook_active})
+        self._notes(event, outs)
+        if self.halted:
+            return None  # continue: false wins over decision: block
+        reasons = [o.stderr.strip() or f"{event} hook {o.label} asked to continue" for o in outs if o.exit_code == 2]
+        reasons += [str(o.out.get("reason") or "continue") for o in outs if o.out.get("decision") == "block"]
+        return _cap("; ".join(reasons)) if reasons else None
+
+    # -- running hooks ---------------------------------------------------------------------------
+
+    def _input(self, event: str, data: dict[str, Any]) -> dict[str, Any]:
+        c = self.context
+        return {"session_id": c.session_id, "transcript_path": c.transcript_path, "cwd": c.cwd,
+                "permission_mode": c.permission_mode, "hook_event_name": event, **data}
+
+    async def _fire(self, event: str, target: str | None, data: dict[str, Any],
+                    tool_use_id: str | None = None) -> list[_Outcome]:
+        matchers = self.callbacks.get(event) or []
+        jobs: list[tuple[HookCallback | CommandHook, float]] = []
+        seen: set[str] = set()
+        for m in matchers:
+            if not matcher_matches(m.matcher, target):
+                continue
+            for h in m.hooks:
+                if isinstance(h, CommandHook):
+                    if h.command in seen:  # identical commands run once (as Claude Code does)
+                        continue
+                    seen.add(h.command)
+                    timeout = h.timeout or m.timeout or DEFAULT_TIMEOUT
+                else:
+                    timeout = m.timeout or DEFAULT_TIMEOUT
+                jobs.append((h, float(timeout)))
+        if not jobs:
+            return []
+        payload = self._input(event, data)
+        return list(await asyncio.gather(*(self._run_one(event, h, t, payload, tool_use_id) for h, t in jobs)))
+
+    async def _run_one(self, event: str, hook: HookCallback | CommandHook, timeout: float,
+                       payload: dict[str, Any], tool_use_id: str | None) -> _Outcome:
+        if isinstance(hook, CommandHook):
+            return await self._run_command(event, hook, timeout, payload)
+        label = getattr(hook, "__qualname__", None) or repr(hook)
+        try:
+            value = await asyncio.wait_for(self._call(hook, payload, tool_use_id), timeout)
+        except TimeoutError:
+            self._report(event, label, "timeout", f"timed out after {timeout:g} s")
+            return _Outcome(label, failed=True)
+        except Exception as e:
+            self._report(event, label, "error", f"raised {type(e).__name__}: {e}")
+            return _Outcome(label, failed=True)
+        if value is None:
+            return _Outcome(label)
+        if isinstance(value, dict):
+            return _Outcome(label, output=value)
+        if isinstance(value, str):
+            return _Outcome(label, stdout=value)
+        self._report(event, label, "error", f"returned {type(value).__name__}, not a dict; ignored")
+        return _Outcome(label, failed=True)
+
+    async def _call(self, fn: HookCallback, payload: dict[str, Any], tool_use_id: str | None) -> Any:
+        try:
+            n = len([p for p in inspect.signature(fn).parameters.values()
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+        except (TypeError, ValueError):
+            n = 1
+        args = (payload, tool_use_id, self.context)[:max(1, min(n, 3))]
+        if inspect.iscoroutinefunction(fn):
+            return await fn(*args)
+        value = await asyncio.to_thread(fn, *args)  # a slow sync hook must not block the loop
+        if inspect.isawaitable(value):
+            value = await value
+        return value
+
+    async def _run_command(self, event: str, hook: CommandHook, timeout: float,
+                           payload: dict[str, Any]) -> _Outcome:
+        label = hook.command if len(hook.command) <= 80 else hook.command[:77] + "..."
+        cwd = self.context.cwd or None
+        env = {**os.environ, **self.env}
+        if cwd:
+            env.setdefault("LOOPWRIGHT_PROJECT_DIR", cwd)
+            env.setdefault("CLAUDE_PROJECT_DIR", cwd)
+        try:
+            proc = await asyncio.create_subprocess_shell(
+                hook.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env, start_new_session=True)
+        except OSError as e:
+            self._report(event, label, "error", f"could not start: {e}")
+            return _Outcome(label, failed=True)
+        data = json.dumps(payload, default=str).encode()
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(data), timeout)
+        except TimeoutError:
+            _kill_group(proc.pid)
+            with contextlib.suppress(TimeoutError, ProcessLookupError):
+                await asyncio.wait_for(proc.wait(), 5)
+            self._report(event, label, "timeout", f"timed out after {timeout:g} s; its processes were killed")
+            return _Outcome(label, failed=True)
+        except asyncio.CancelledError:
+            _kill_group(proc.pid)  # the run was interrupted: leave nothing behind
+            raise
+        stdout = out.decode(errors="replace")
+        stderr = err.decode(errors="replace")
+        code = proc.returncode if proc.returncode is not None else -1
+        outcome = _Outcome(label, code, stdout, stderr)
+        if code == 0:
+            text = stdout.strip()
+            if text.startswith("{"):
+                try:
+                    parsed = json.loads(text)
+                except json.JSONDecodeError as e:
+                    self._report(event, label, "error", f"printed invalid JSON ({e}); treated as text")
+                else:
+                    if isinstance(parsed, dict):
+                        outcome.output, outcome.stdout = parsed, ""
+        elif code != 2:
+            msg = stderr.strip() or stdout.strip() or "(no output)"
+            self._report(event, label, "error", f"exited with status {code}: {_cap(msg, 2000)}")
+            outcome.failed = True
+        return outcome
+
+    # -- results shared by all events ------------------------------------------------------------
+
+    def _notes(self, event: str, outs: list[_Outcome], blocking_to_user: bool = False) -> None:
+        """`continue: false` and `systemMessage` (all events); exit 2 where it blocks nothing."""
+        for o in outs:
+            out = o.output or {}
+            if out.get("continue") is False and self.halted is None:
+                self.halted = str(out.get("stopReason") or f"stopped by {event} hook {o.label}")
+            if out.get("systemMessage"):
+                self._report(event, o.label, "message", str(out["systemMessage"]))
+            if blocking_to_user and o.exit_code == 2:
+                self._report(event, o.label, "blocked", o.stderr.strip() or "exit status 2")
+
+    def _report(self, event: str, label: str, kind: str, message: str) -> None:
+        entry = {"hook_event_name": event, "hook": label, "kind": kind, "message": message}
+        self.reports.append(entry)
+        if kind == "message":
+            log.info("%s hook %s: %s", event, label, message)
+        else:
+            log.warning("%s hook %s %s: %s", event, label, kind, message)
+
+
+def _check_event(event: str) -> None:
+    if event not in HOOK_EVENTS:
+        raise ValueError(f"unknown hook event {event!r}; use one of {', '.join(HOOK_EVENTS)}")
+
+
+def _as_matcher(entry: Any) -> HookMatcher:
+    if isinstance(entry, HookMatcher):
+        entry.hooks = [CommandHook(h) if isinstance(h, str) else h for h in entry.hooks]
+        return entry
+    if isinstance(entry, (CommandHook, str)) or callable(entry):
+        return HookMatcher(None, [CommandHook(entry) if isinstance(entry, str) else entry])
+    raise TypeError(f"a hook must be a HookMatcher, a callable or a command string, not {type(entry).__name__}")
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _contexts(outs: list[_Outcome], plain_stdout: bool) -> list[str]:
+    texts: list[str] = []
+    for o in outs:
+        spec = (o.output or {}).get("hookSpecificOutput")
+        if isinstance(spec, dict) and spec.get("additionalContext"):
+            texts.append(str(spec["additionalContext"]))
+        elif plain_stdout and o.exit_code == 0 and o.output is None and o.stdout.strip():
+            texts.append(o.stdout.strip())
+    return texts
+
+
+def _join(texts: list[str]) -> str | None:
+    texts = [t for t in texts if t]
+    return _cap("\n\n".join(texts)) if texts else None
+
+
+def _cap(text: str, limit: int = _MAX_REASON) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(getattr(b, "text", "") or "" for b in value)
+    return str(value)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, list):
+        return [b.to_wire() if hasattr(b, "to_wire") else b for b in value]
+    return value

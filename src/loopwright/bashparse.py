@@ -1,0 +1,452 @@
+"""Split a shell command into the simple commands it would run, for the permission gate.
+
+A Bash call is only as safe as every command it runs, so the gate needs all of them:
+the parts of `&& || ; | |& &` and newlines, of subshells `( )` and groups `{ }`, of
+command substitutions `$(...)` and backticks (also inside double quotes), of process
+substitutions `<(...)` `>(...)`, the body of `sh -c '...'` / `eval '...'`, the command
+that `find -exec` or `xargs` runs, and the command behind harmless wrappers such as
+`timeout 5`, `nice -n 5`, `env VAR=1` or leading `VAR=1` assignments.
+
+Parsing uses `bashlex` (a port of bash's own grammar). When it cannot parse a command,
+or when something in it is beyond what this module understands (arithmetic, `case`,
+`[[ ]]`, a substitution hidden in a parameter expansion or a here-document), the result
+says so (`error`), and the gate never auto-allows it; a rough split is still provided so
+that deny rules keep working on it.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+import bashlex
+
+# Characters that make a word a pattern rather than one fixed name.
+GLOB_CHARS = frozenset("*?[]{}")
+WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
+READ_REDIRECTS = frozenset({"<"})
+# Harmless places to write to.
+HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+# Environment variables that change which program runs or what it loads: a command
+# that sets one is never auto-allowed (PATH=. ls runs ./ls).
+_DANGEROUS_VAR = re.compile(
+    r"^(PATH|IFS|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|CDPATH|HOME|EDITOR|VISUAL|PAGER|"
+    r"LD_\w*|DYLD_\w*|GIT_\w*|\w*_PAGER|PYTHON\w*|NODE_OPTIONS|NODE_PATH|PERL5\w*|PERLLIB|RUBYOPT|"
+    r"RUBYLIB|LESSOPEN|LESSCLOSE|BASH_FUNC_\w*|TMPDIR|XDG_CONFIG_HOME|ZDOTDIR)$"
+)
+
+
+@dataclass(slots=True)
+class Word:
+    text: str  # as written, quotes included
+    value: str  # after quote removal (expansions left as written)
+    literal: bool  # no parameter/command/process substitution: `value` is what the program gets
+    tilde: bool = False  # starts with an unquoted ~ (expanded to the home directory)
+
+    @property
+    def pattern(self) -> bool:
+        """Unquoted glob or brace characters: the shell may turn it into other names."""
+        if not self.literal:
+            return True
+        unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", "", self.text)
+        return any(c in GLOB_CHARS for c in unquoted)
+
+
+@dataclass(slots=True)
+class Redirect:
+    op: str
+    target: Word | None  # None: a file-descriptor duplication such as 2>&1
+    fd: int | None = None
+
+    @property
+    def writes(self) -> bool:
+        return self.target is not None and self.op in WRITE_REDIRECTS
+
+    @property
+    def reads(self) -> bool:
+        return self.target is not None and self.op in READ_REDIRECTS
+
+
+@dataclass
+class SimpleCommand:
+    """One command the shell would run, with harmless wrappers already stripped."""
+
+    argv: list[Word]
+    text: str  # the command as written, from its name to its last argument (for rule matching)
+    assignments: list[str] = field(default_factory=list)  # VAR names set for it (or in the shell)
+    redirects: list[Redirect] = field(default_factory=list)
+    wrappers: list[str] = field(default_factory=list)
+    opaque: str | None = None  # why its real command cannot be known, if it cannot
+    original: str = ""  # the text before wrappers were stripped
+
+    @property
+    def name(self) -> str | None:
+        """The program name, or None when it is computed at run time."""
+        if not self.argv or not self.argv[0].literal or self.argv[0].pattern:
+            return None
+        return self.argv[0].value
+
+    @property
+    def args(self) -> list[Word]:
+        return self.argv[1:]
+
+    @property
+    def plain(self) -> str:
+        """The argv joined by single spaces, quotes removed."""
+        return " ".join(w.value for w in self.argv)
+
+    @property
+    def unsafe_env(self) -> list[str]:
+        return [a for a in self.assignments if _DANGEROUS_VAR.match(a)]
+
+
+@dataclass
+class ParsedCommand:
+    source: str
+    commands: list[SimpleCommand]
+    error: str | None = None  # set when the command could not be fully understood
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def changes_directory(self) -> bool:
+        return any(c.name in ("cd", "pushd", "popd") for c in self.commands)
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def parse(source: str) -> ParsedCommand:
+    """All simple commands of `source`; `error` says why it was not fully understood."""
+    try:
+        commands = _parse_into(source, depth=0)
+    except _Unsupported as e:
+        return ParsedCommand(source, rough_split(source), str(e))
+    except Exception as e:  # bashlex raises many types on input it cannot handle
+        reason = str(e).split("\n")[0] or type(e).__name__
+        return ParsedCommand(source, rough_split(source), f"cannot parse the command ({reason})")
+    return ParsedCommand(source, commands)
+
+
+# --- the walk over bashlex's tree ------------------------------------------------------------
+
+_TIME_PREFIX = re.compile(r"(^|[;&|(\n]|&&|\|\|)(\s*)(time(?:\s+-p)?)(?=\s)")
+
+
+def _parse_into(source: str, depth: int) -> list[SimpleCommand]:
+    if depth > 5:
+        raise _Unsupported("commands nested too deeply")
+    if not source.strip():
+        return []
+    # bashlex does not know the `time` keyword: blank it out, keeping positions.
+    prepared = _TIME_PREFIX.sub(lambda m: m.group(1) + m.group(2) + " " * len(m.group(3)), source)
+    trees = bashlex.parse(prepared)
+    walker = _Walker(source, depth)
+    for t in trees:
+        walker.visit(t)
+    expected = count_substitutions(source)
+    if expected > walker.substitutions:
+        raise _Unsupported(
+            "a command substitution sits where it cannot be checked (in a parameter expansion or here-document)"
+        )
+    return walker.out
+
+
+class _Walker:
+    def __init__(self, source: str, depth: int) -> None:
+        self.source = source
+        self.depth = depth
+        self.out: list[SimpleCommand] = []
+        self.substitutions = 0
+
+    def visit(self, node: Any) -> None:
+        kind = node.kind
+        if kind == "command":
+            self.command(node)
+        elif kind in ("commandsubstitution", "processsubstitution"):
+            self.substitutions += 1
+            self.visit(node.command)
+        elif kind == "word" or kind == "assignment":
+            self.nested(node)
+        elif kind == "redirect":
+            self.nested(node)
+        else:
+            for attr in ("parts", "list"):
+                for child in getattr(node, attr, None) or []:
+                    self.visit(child)
+            inner = getattr(node, "command", None)
+            if inner is not None and not isinstance(inner, (str, int)):
+                self.visit(inner)
+
+    def nested(self, node: Any) -> None:
+        """Substitutions inside a word, an assignment or a redirect target."""
+        if node.kind == "redirect":
+            target = getattr(node, "output", None)
+            if target is not None and not isinstance(target, int):
+                self.nested(target)
+            return
+        for child in getattr(node, "parts", None) or []:
+            if child.kind in ("commandsubstitution", "processsubstitution"):
+                self.visit(child)
+            elif child.kind == "parameter" and _hides_substitution(getattr(child, "value", "")):
+                raise _Unsupported("a parameter expansion contains a command substitution")
+            else:
+                self.nested(child)
+
+    def word(self, node: Any) -> Word:
+        text = self.source[node.pos[0]:node.pos[1]]
+        parts = getattr(node, "parts", None) or []
+        literal = not any(p.kind in ("parameter", "commandsubstitution", "processsubstitution") for p in parts)
+        tilde = any(p.kind == "tilde" for p in parts)
+        return Word(text, node.word, literal, tilde)
+
+    def command(self, node: Any) -> None:
+        assignments: list[str] = []
+        argv: list[Word] = []
+        redirects: list[Redirect] = []
+        for p in node.parts:
+            if p.kind == "assignment" and not argv:
+                self.nested(p)
+                assignments.append(p.word.split("=", 1)[0].rstrip("+"))
+            elif p.kind in ("word", "assignment"):
+                self.nested(p)
+                argv.append(self.word(p))
+            elif p.kind == "redirect":
+                self.nested(p)
+                redirects.append(self.redirect(p))
+            else:
+                self.visit(p)
+        start, end = node.pos
+        original = self.source[start:end]
+        cmd = SimpleCommand(argv, _slice_text(self.source, argv) if argv else "", assignments, redirects,
+                            original=original)
+        self.out.extend(unwrap(cmd, self.depth))
+
+    def redirect(self, node: Any) -> Redirect:
+        out = getattr(node, "output", None)
+        fd = getattr(node, "input", None)
+        if out is None or isinstance(out, int):
+            return Redirect(node.type, None, out if isinstance(out, int) else None)
+        if node.type == "<<":  # here-document: the word is the delimiter, not a file
+            return Redirect(node.type, None, fd)
+        return Redirect(node.type, self.word(out), fd if isinstance(fd, int) else None)
+
+
+def _slice_text(source: str, argv: list[Word]) -> str:
+    return " ".join(w.text for w in argv)
+
+
+def _hides_substitution(value: str) -> bool:
+    return "$(" in value or "`" in value or "<(" in value or ">(" in value
+
+
+def count_substitutions(source: str) -> int:
+    """Count `$(`, backtick pairs and process substitutions outside single quotes: a check
+    that the parser saw every one of them."""
+    n = 0
+    backticks = 0
+    i = 0
+    in_single = in_double = False
+    while i < len(source):
+        c = source[i]
+        if c == "\\" and not in_single:
+            i += 2
+            continue
+        if c == "'" and not in_double:
+            in_single = not in_single
+        elif in_single:
+            pass
+        elif c == '"':
+            in_double = not in_double
+        elif c == "$" and source.startswith("$(", i) and not source.startswith("$((", i):
+            n += 1
+        elif c == "`":
+            backticks += 1
+        elif c in "<>" and source.startswith("(", i + 1) and not in_double:
+            n += 1
+        i += 1
+    return n + backticks // 2
+
+
+# --- wrappers ----------------------------------------------------------------------------------
+
+_TIMEOUT_OPTS_WITH_ARG = {"-s", "--signal", "-k", "--kill-after"}
+_XARGS_OPTS_WITH_ARG = {"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--max-args", "--max-procs",
+                        "--max-lines", "--delimiter", "--arg-file", "--eof", "--max-chars", "--replace",
+                        "--process-slot-var"}
+_ENV_OPTS_WITH_ARG = {"-u", "--unset", "-C", "--chdir"}
+
+
+def unwrap(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
+    """Strip wrappers that only run another command; expand `sh -c`, `eval`, `find -exec`."""
+    out: list[SimpleCommand] = []
+    while True:
+        name = cmd.name
+        args = cmd.args
+        rest: list[Word] | None = None
+        if name in ("timeout", "gtimeout"):
+            i = _skip_options(args, _TIMEOUT_OPTS_WITH_ARG)
+            rest = args[i + 1:] if i < len(args) else []  # the duration, then the command
+        elif name == "time":
+            rest = args[1:] if args and args[0].value == "-p" else args
+        elif name == "nice":
+            i = 0
+            while i < len(args) and args[i].value.startswith("-"):
+                i += 2 if args[i].value in ("-n", "--adjustment") else 1
+            rest = args[i:]
+        elif name in ("nohup", "builtin", "exec"):
+            rest = args
+        elif name == "stdbuf":
+            i = 0
+            while i < len(args) and args[i].value.startswith("-"):
+                i += 2 if args[i].value in ("-i", "-o", "-e") else 1
+            rest = args[i:]
+        elif name == "command":
+            if args and args[0].value in ("-v", "-V"):
+                break  # `command -v x` only looks a name up
+            rest = args[1:] if args and args[0].value == "-p" else args
+        elif name == "env":
+            i = 0
+            while i < len(args):
+                v = args[i].value
+                if v in ("-S", "--split-string") or v.startswith("--split-string="):
+                    cmd.opaque = "env -S splits a string into a command"
+                    break
+                if v in _ENV_OPTS_WITH_ARG:
+                    i += 2
+                elif v.startswith("-"):
+                    i += 1
+                elif "=" in v and re.match(r"^[A-Za-z_]\w*=", v):
+                    cmd.assignments.append(v.split("=", 1)[0])
+                    i += 1
+                else:
+                    break
+            if cmd.opaque:
+                break
+            if i >= len(args):
+                break  # bare `env` prints the environment
+            rest = args[i:]
+        elif name == "xargs":
+            i = 0
+            while i < len(args) and args[i].value.startswith("-") and args[i].value != "--":
+                v = args[i].value
+                i += 2 if v in _XARGS_OPTS_WITH_ARG else 1
+            if i < len(args) and args[i].value == "--":
+                i += 1
+            rest = args[i:] or [Word("echo", "echo", True)]
+        elif name in SHELLS:
+            script = _shell_script(args)
+            if script is None:
+                break  # `bash script.sh`: a command of its own
+            if not script.literal:
+                cmd.opaque = f"{name} -c runs a string computed at run time"
+                break
+            inner = _parse_into(script.value, depth + 1)
+            for c in inner:
+                c.wrappers = [*cmd.wrappers, f"{name} -c", *c.wrappers]
+                c.assignments = [*cmd.assignments, *c.assignments]
+            return [*out, *inner, *_redirect_only(cmd)]
+        elif name == "eval":
+            if not all(w.literal for w in args):
+                cmd.opaque = "eval runs a string computed at run time"
+                break
+            inner = _parse_into(" ".join(w.value for w in args), depth + 1)
+            for c in inner:
+                c.wrappers = [*cmd.wrappers, "eval", *c.wrappers]
+            return [*out, *inner, *_redirect_only(cmd)]
+        elif name in ("sudo", "doas"):
+            break  # never stripped: running as root is not harmless
+        if rest is None:
+            break
+        cmd = SimpleCommand(rest, " ".join(w.text for w in rest), cmd.assignments, cmd.redirects,
+                            [*cmd.wrappers, name or ""], cmd.opaque, cmd.original)
+        if not rest:
+            break
+    if cmd.name == "find":
+        out.extend(_find_exec(cmd, depth))
+    return [*out, cmd]
+
+
+def _skip_options(args: list[Word], with_arg: set[str]) -> int:
+    i = 0
+    while i < len(args) and args[i].value.startswith("-") and args[i].value != "--":
+        i += 2 if args[i].value in with_arg else 1
+    if i < len(args) and args[i].value == "--":
+        i += 1
+    return i
+
+
+def _shell_script(args: list[Word]) -> Word | None:
+    """The -c string of `bash [-opts] -c STRING`, or None when it runs a script file."""
+    for i, w in enumerate(args):
+        v = w.value
+        if v == "--" or not v.startswith("-"):
+            return None
+        if v.startswith("-") and not v.startswith("--") and "c" in v[1:]:
+            return args[i + 1] if i + 1 < len(args) else Word("", "", True)
+    return None
+
+
+def _redirect_only(cmd: SimpleCommand) -> list[SimpleCommand]:
+    """Keep the outer command's redirections (bash -c '...' > f writes f)."""
+    if not cmd.redirects:
+        return []
+    return [SimpleCommand([], "", [], cmd.redirects, cmd.wrappers, None, cmd.original)]
+
+
+def _find_exec(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
+    """The commands `find -exec CMD ... ;` would run, as commands of their own."""
+    out: list[SimpleCommand] = []
+    args = cmd.args
+    i = 0
+    while i < len(args):
+        if args[i].value in ("-exec", "-execdir", "-ok", "-okdir"):
+            j = i + 1
+            while j < len(args) and args[j].value not in (";", "+"):
+                j += 1
+            inner = args[i + 1:j]
+            if inner:
+                sub = SimpleCommand(inner, " ".join(w.text for w in inner), [], [], ["find " + args[i].value],
+                                    cmd.opaque, cmd.original)
+                out.extend(unwrap(sub, depth))
+            i = j
+        i += 1
+    return out
+
+
+# --- a fallback for deny rules when parsing fails ----------------------------------------------
+
+_ROUGH_SPLIT = re.compile(r"&&|\|\||\|&|[;&|\n`()]|\$\(|<\(|>\(")
+
+
+def rough_split(source: str) -> list[SimpleCommand]:
+    """Split on every operator character, quotes or not: used only to find deny-rule matches
+    in a command that could not be parsed (never to allow anything)."""
+    out: list[SimpleCommand] = []
+    for frag in _ROUGH_SPLIT.split(source):
+        frag = frag.strip().strip("{}").strip()
+        if not frag:
+            continue
+        try:
+            values = shlex.split(frag)
+        except ValueError:
+            values = frag.split()
+        argv = [Word(v, v, "$" not in v) for v in values]
+        if not argv:
+            continue
+        cmd = SimpleCommand(argv, frag, [], [], [], "not parsed", frag)
+        while cmd.argv and re.match(r"^[A-Za-z_]\w*=", cmd.argv[0].value):
+            cmd.assignments.append(cmd.argv[0].value.split("=", 1)[0])
+            cmd.argv = cmd.argv[1:]
+        cmd.text = " ".join(w.text for w in cmd.argv)
+        try:
+            out.extend(unwrap(cmd, 5))
+        except Exception:
+            out.append(cmd)
+    return out

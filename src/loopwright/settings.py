@@ -1,0 +1,253 @@
+"""Settings files: permission rules, default mode, extra directories, hooks and env.
+
+Read in this order, later files adding to earlier ones (lists concatenate, scalars: the
+later value wins), then the run's own options (CLI flags or AgentOptions) on top:
+
+    user     $LOOPWRIGHT_HOME/settings.json (default ~/.loopwright/settings.json)
+    project  <cwd>/.loopwright/settings.json
+    local    <cwd>/.loopwright/settings.local.json
+    --settings FILE_OR_JSON
+
+With `claude_settings=True`, Claude Code's files are read too, each just before the
+loopwright file of the same level: ~/.claude/settings.json, .claude/settings.json,
+.claude/settings.local.json. The schema is Claude Code's:
+
+    {"permissions": {"allow": [...], "ask": [...], "deny": [...], "defaultMode": "acceptEdits",
+                     "additionalDirectories": [...]},
+     "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "...",
+                                                              "timeout": 30}]}]},
+     "env": {"NAME": "value"}}
+
+A `/path` rule in a settings file is anchored at that file's project directory (the
+directory holding `.loopwright/` or `.claude/`); rules given as flags or options are
+anchored at the working directory.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .hooks import HOOK_EVENTS, CommandHook, HookContext, HookMatcher, Hooks
+from .permissions import PERMISSION_MODES, Permissions, Rule
+
+if TYPE_CHECKING:
+    from .options import AgentOptions
+
+SETTING_SOURCES = ("user", "project", "local")
+
+
+class SettingsError(ValueError):
+    """A settings file that cannot be used; the message names the file."""
+
+
+def loopwright_home() -> Path:
+    """The user-level config directory: $LOOPWRIGHT_HOME, else ~/.loopwright."""
+    env = os.environ.get("LOOPWRIGHT_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".loopwright"
+
+
+@dataclass
+class Settings:
+    allow: list[Rule] = field(default_factory=list)
+    ask: list[Rule] = field(default_factory=list)
+    deny: list[Rule] = field(default_factory=list)
+    default_mode: str | None = None
+    additional_directories: list[Path] = field(default_factory=list)
+    hooks: dict[str, list[HookMatcher]] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)  # the files that were read, in order
+
+    def add(self, data: dict[str, Any], where: str, base: Path) -> None:
+        """Merge one file's (or one JSON string's) settings into this one."""
+        if not isinstance(data, dict):
+            raise SettingsError(f"{where}: settings must be a JSON object, not {type(data).__name__}")
+        perms = data.get("permissions", {})
+        if not isinstance(perms, dict):
+            raise SettingsError(f"{where}: \"permissions\" must be an object")
+        for key, target in (("allow", self.allow), ("ask", self.ask), ("deny", self.deny)):
+            items = perms.get(key, [])
+            if not isinstance(items, list):
+                raise SettingsError(f"{where}: permissions.{key} must be a list of rules")
+            for item in items:
+                try:
+                    target.append(Rule.parse(item, base=base, source=where))
+                except ValueError as e:
+                    raise SettingsError(f"{where}: permissions.{key}: {e}") from None
+        mode = perms.get("defaultMode")
+        if mode is not None:
+            if mode not in PERMISSION_MODES:
+                raise SettingsError(f"{where}: permissions.defaultMode {mode!r} is not one of "
+                                    f"{', '.join(PERMISSION_MODES)}")
+            self.default_mode = mode
+        dirs = perms.get("additionalDirectories", [])
+        if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):
+            raise SettingsError(f"{where}: permissions.additionalDirectories must be a list of paths")
+        for d in dirs:
+            self.additional_directories.append((base / Path(d).expanduser()).resolve())
+        env = data.get("env", {})
+        if not isinstance(env, dict):
+            raise SettingsError(f"{where}: \"env\" must be an object of strings")
+        self.env.update({str(k): str(v) for k, v in env.items()})
+        hooks = data.get("hooks", {})
+        if not isinstance(hooks, dict):
+            raise SettingsError(f"{where}: \"hooks\" must be an object keyed by event name")
+        for event, entries in hooks.items():
+            self.hooks.setdefault(event, []).extend(_hook_matchers(event, entries, where))
+
+
+def _hook_matchers(event: str, entries: Any, where: str) -> list[HookMatcher]:
+    if event not in HOOK_EVENTS:
+        raise SettingsError(f"{where}: unknown hook event {event!r}; use one of {', '.join(HOOK_EVENTS)}")
+    if not isinstance(entries, list):
+        raise SettingsError(f"{where}: hooks.{event} must be a list of {{matcher, hooks}} objects")
+    out: list[HookMatcher] = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("hooks"), list):
+            raise SettingsError(f"{where}: each hooks.{event} entry needs a \"hooks\" list")
+        matcher = entry.get("matcher")
+        if matcher is not None and not isinstance(matcher, str):
+            raise SettingsError(f"{where}: hooks.{event} matcher must be a string")
+        commands: list[Any] = []
+        for h in entry["hooks"]:
+            if not isinstance(h, dict) or h.get("type", "command") != "command":
+                raise SettingsError(f"{where}: hooks.{event}: only {{\"type\": \"command\"}} hooks are supported")
+            cmd = h.get("command")
+            if not isinstance(cmd, str) or not cmd.strip():
+                raise SettingsError(f"{where}: hooks.{event}: a command hook needs a \"command\" string")
+            timeout = h.get("timeout")
+            if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
+                raise SettingsError(f"{where}: hooks.{event}: timeout must be a positive number of seconds")
+            commands.append(CommandHook(cmd, float(timeout) if timeout is not None else None))
+        out.append(HookMatcher(matcher, commands))
+    return out
+
+
+def read_json_file(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise SettingsError(f"cannot read settings file {path}: {e.strerror or e}") from None
+    if not text.strip():
+        return {}
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SettingsError(f"invalid JSON in settings file {path}: line {e.lineno} column {e.colno}: {e.msg}") from None
+
+
+def settings_files(cwd: Path, sources: Sequence[str], claude: bool = False) -> list[tuple[Path, Path]]:
+    """(file, project base) pairs in reading order; missing files are left out later."""
+    home = Path.home()
+    out: list[tuple[Path, Path]] = []
+    for s in sources:
+        if s not in SETTING_SOURCES:
+            raise SettingsError(f"unknown setting source {s!r}; use any of {', '.join(SETTING_SOURCES)}")
+    if "user" in sources:
+        if claude:
+            out.append((home / ".claude" / "settings.json", home))
+        lw = loopwright_home()
+        out.append((lw / "settings.json", lw.parent))
+    if "project" in sources:
+        if claude:
+            out.append((cwd / ".claude" / "settings.json", cwd))
+        out.append((cwd / ".loopwright" / "settings.json", cwd))
+    if "local" in sources:
+        if claude:
+            out.append((cwd / ".claude" / "settings.local.json", cwd))
+        out.append((cwd / ".loopwright" / "settings.local.json", cwd))
+    return out
+
+
+def load_settings(cwd: str | Path, sources: Sequence[str] = SETTING_SOURCES, *, claude: bool = False,
+                  extra: str | Path | dict[str, Any] | None = None) -> Settings:
+    """Read and merge the settings files (see the module docstring). `extra` is --settings:
+    a file path, a JSON string, or a dict."""
+    cwd = Path(cwd).resolve()
+    s = Settings()
+    for path, base in settings_files(cwd, sources, claude):
+        if path.is_file():
+            s.add(read_json_file(path), str(path), base)
+            s.files.append(path)
+    if extra is not None:
+        if isinstance(extra, dict):
+            s.add(extra, "--settings", cwd)
+        elif isinstance(extra, str) and extra.lstrip().startswith("{"):
+            try:
+                data = json.loads(extra)
+            except json.JSONDecodeError as e:
+                raise SettingsError(f"invalid JSON in --settings: line {e.lineno} column {e.colno}: {e.msg}") from None
+            s.add(data, "--settings", cwd)
+        else:
+            path = Path(extra).expanduser()
+            if not path.is_absolute():
+                path = cwd / path
+            if not path.is_file():
+                raise SettingsError(f"settings file {path} does not exist")
+            s.add(read_json_file(path), str(path), path.parent)
+            s.files.append(path)
+    return s
+
+
+@dataclass
+class RunConfig:
+    """What a run's gate and hooks are built from: options on top of settings files."""
+
+    permissions: Permissions
+    hooks: Hooks
+    add_dirs: list[Path]
+    env: dict[str, str]
+    settings: Settings | None
+
+
+def uses_settings(options: AgentOptions) -> bool:
+    return (getattr(options, "setting_sources", None) is not None or getattr(options, "settings", None) is not None
+            or bool(getattr(options, "claude_settings", False)))
+
+
+def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
+    """Settings files (only when the options ask for them: `setting_sources`, `settings` or
+    `claude_settings`; the library reads none by default, like the Agent SDK) merged with
+    the options. When settings are used and no mode is set anywhere, the mode is `default`."""
+    settings: Settings | None = None
+    if uses_settings(options):
+        sources = getattr(options, "setting_sources", None)
+        settings = load_settings(cwd, SETTING_SOURCES if sources is None else sources,
+                                 claude=bool(getattr(options, "claude_settings", False)),
+                                 extra=getattr(options, "settings", None))
+    mode = options.permission_mode
+    if mode is None and settings is not None:
+        mode = settings.default_mode or "default"  # type: ignore[assignment]
+    add_dirs = [Path(cwd, Path(d).expanduser()).resolve() for d in (getattr(options, "add_dirs", None) or [])]
+    if settings is not None:
+        add_dirs = [*settings.additional_directories, *add_dirs]
+    try:
+        allow = [*(settings.allow if settings else []), *_cli_rules(options.allowed_tools, "--allowedTools")]
+        ask = [*(settings.ask if settings else [])]
+        deny = [*(settings.deny if settings else []), *_cli_rules(options.disallowed_tools, "--disallowedTools")]
+    except ValueError as e:
+        raise SettingsError(str(e)) from None
+    permissions = Permissions(mode, allow, deny, options.can_use_tool, ask_tools=ask, cwd=cwd, add_dirs=add_dirs)
+    hooks = options.hooks if isinstance(options.hooks, Hooks) else Hooks(options.hooks or {})
+    if settings is not None and (settings.hooks or settings.env):
+        # A copy keeps a Hooks subclass's own behaviour; the caller's object is not changed.
+        merged = hooks.merged(Hooks(settings.hooks, env=dict(settings.env)))
+        hooks = copy.copy(hooks)
+        hooks.callbacks, hooks.env = merged.callbacks, merged.env
+    hooks.bind(HookContext(cwd=str(cwd), permission_mode=mode or "default"))
+    return RunConfig(permissions, hooks, add_dirs, dict(settings.env) if settings else {}, settings)
+
+
+def _cli_rules(items: list[str], flag: str) -> list[Rule]:
+    out = []
+    for item in items:
+        try:
+            out.append(Rule.parse(item, source=flag))
+        except ValueError as e:
+            raise ValueError(f"{flag}: {e}") from None
+    return out
