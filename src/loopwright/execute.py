@@ -70,16 +70,19 @@ class Executor:
             return use.input, ToolResultBlock(use.id, f"Error: no such tool: {use.name}. Available tools: {names}.", True)
         tool_input = use.input
         decision: Allow | Deny | None = None
+        hook_decision: str | None = None  # a hook's allow/ask still goes through deny and ask rules
         if self.hooks.active:
             pre = await self.hooks.pre_tool_use(use.name, tool_input, use.id)
             if pre.updated_input is not None:
                 tool_input = pre.updated_input
-            if pre.decision == "deny":
+            if pre.stop is not None:  # a hook said `continue: false`
+                decision = Deny(pre.stop, interrupt=True)
+            elif pre.decision == "deny":
                 decision = Deny(pre.reason or f"{use.name} was blocked by a PreToolUse hook.")
-            elif pre.decision == "allow":
-                decision = Allow()
+            hook_decision = pre.decision
         if decision is None:
-            decision = await self.permissions.decide(use.name, tool_input, tool.read_only)
+            decision = await self.permissions.decide(use.name, tool_input, tool.read_only,
+                                                     hook_decision=hook_decision)
         if isinstance(decision, Deny):
             out.denials.append({"tool_name": use.name, "tool_use_id": use.id, "tool_input": tool_input})
             if decision.interrupt:
@@ -104,7 +107,14 @@ class Executor:
         tool_input, refused = await self._gate(use, out)
         if refused is not None:
             return refused
-        return await self._run(use, tool_input, in_thread=False)
+        result = await self._run(use, tool_input, in_thread=False)
+        self._halt(out)
+        return result
+
+    def _halt(self, out: TurnOutcome) -> None:
+        """A PostToolUse hook said `continue: false`: end the run after this call."""
+        if self.hooks.active and self.hooks.halted and out.stop_message is None:
+            out.stop_message = self.hooks.halted
 
     async def _batch(
         self, uses: list[ToolUseBlock], i: int, j: int, results: list[ToolResultBlock | None], out: TurnOutcome
@@ -124,3 +134,4 @@ class Executor:
             results[k] = await self._run(uses[k], tool_input, in_thread=True)
 
         await asyncio.gather(*(run_into(k, x) for k, x in runnable))
+        self._halt(out)

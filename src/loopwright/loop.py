@@ -17,7 +17,7 @@ from typing import Any
 
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock, WireMessage, text_of, tool_uses
 from .execute import INTERRUPTED, Executor, TurnOutcome
-from .hooks import HookContext, Hooks
+from .hooks import HookContext
 from .invariant import InvariantChecker
 from .messages import (
     AssistantMessage,
@@ -30,7 +30,7 @@ from .messages import (
 from .models import resolve_model
 from .models.base import STOP_REASONS, ModelError, ModelRequest, ModelResponse
 from .options import AgentOptions
-from .permissions import Permissions
+from .settings import build_run_config
 from .tools.base import ToolContext
 from .usage import Budget, CallUsage, Usage, price_for
 
@@ -106,10 +106,10 @@ class Run:
         self.inv = InvariantChecker()
         self.denials: list[dict[str, Any]] = []
         self.control = control
-        self.hooks = options.hooks or Hooks()
-        permissions = Permissions(options.permission_mode, list(options.allowed_tools),
-                                  list(options.disallowed_tools), options.can_use_tool)
-        ctx = ToolContext(self.cwd, self.session_id)
+        config = build_run_config(options, self.cwd)  # settings files + options (settings.py)
+        self.hooks, permissions = config.hooks, config.permissions
+        self.permission_mode = permissions.mode or "default"
+        ctx = ToolContext(self.cwd, self.session_id, add_dirs=config.add_dirs)
         if self.recorder is not None:
             from .checkpoints import snapshot_hook  # file checkpoints, keyed to this turn's prompt
 
@@ -119,7 +119,7 @@ class Run:
         self.started = time.perf_counter()
         self.last_stop: str | None = None
         self.stop_continuations = 0
-        self.hooks.bind(HookContext(self.session_id, "", str(self.cwd), options.permission_mode or "default"))
+        self.hooks.bind(HookContext(self.session_id, "", str(self.cwd), self.permission_mode))
 
     # --- the pieces of one step ---------------------------------------------------------
 
@@ -264,6 +264,13 @@ class Run:
             self.recorder.record(msg, self.h)
         return msg
 
+    def hook_messages(self) -> list[SystemMessage]:
+        """Hook failures and systemMessages since the last call, as SystemMessages."""
+        if not self.hooks.active:
+            return []
+        return [SystemMessage("hook_error" if r["kind"] in ("error", "timeout") else "hook_message", r)
+                for r in self.hooks.take_reports()]
+
     def persist_prompt(self) -> None:
         if self.recorder is not None:
             self.recorder.prompt(self.h[-1])
@@ -276,7 +283,7 @@ class Run:
     def init_message(self) -> SystemMessage:
         return SystemMessage("init", {
             "session_id": self.session_id, "model": self.model.name, "cwd": str(self.cwd),
-            "tools": list(self.tools), "permission_mode": self.options.permission_mode or "default",
+            "tools": list(self.tools), "permission_mode": self.permission_mode,
             "max_turns": self.options.max_turns, "max_budget_usd": self.options.max_budget_usd,
         })
 
@@ -317,6 +324,8 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         run.h.append({"role": "user", "content": [x.to_wire() for x in b]})
         run.t += 1
         yield UserMessage(b)
+        for m in run.hook_messages():
+            yield m
         if outcome.interrupted or outcome.stop_message:
             yield run.result("error_during_execution", error=outcome.stop_message or "interrupted by user")
             return
@@ -330,6 +339,8 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
     yield run.persist(run.init_message())
     try:
         blocked = await run.start_hooks(prompt)
+        for m in run.hook_messages():
+            yield run.persist(m)
         run.persist_prompt()  # before the first model call: a crash from here on can be resumed
         if blocked is not None:
             yield run.persist(run.result("error_during_execution", error=f"prompt blocked by a UserPromptSubmit hook: {blocked}"))
