@@ -8,6 +8,7 @@ plain lines with no carriage returns or escape codes.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from pathlib import Path
@@ -24,6 +25,7 @@ from ..messages import (
 )
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+EXIT_RE = re.compile(r"^Exit code (-?\d+)$")
 
 
 def short(value: Any, limit: int = 80) -> str:
@@ -135,18 +137,26 @@ def describe_input(name: str, tool_input: dict[str, Any], cwd: Path | None) -> s
     return short(tool_input, 100)
 
 
-def describe_result(name: str, r: ToolResultBlock) -> str:
+def describe_result(name: str, r: ToolResultBlock, cwd: Path | None = None) -> str:
     """One line saying how a tool call went."""
     text = r.text.rstrip()
+    if cwd is not None:  # paths inside the project read better relative to it
+        text = text.replace(f"{cwd}/", "")
     lines = [ln for ln in text.splitlines() if ln.strip()]
+    if name == "Bash" and lines:  # the end of a command's output is where the verdict is
+        status = ""
+        m = EXIT_RE.match(lines[-1].strip())
+        if m and len(lines) > 1:
+            status = f"exit {m.group(1)}: "
+            lines.pop()
+        more = f"  ({len(lines)} lines)" if len(lines) > 1 else ""
+        return status + short(lines[-1], 110) + more
     if r.is_error:
         return short(lines[0] if lines else "error", 120)
     if not lines:
         return "(no output)"
     if name == "Read":
         return f"{len(text.splitlines())} lines"
-    if name == "Bash":  # the end of a command's output is where the verdict is (test summaries, errors)
-        return short(lines[-1], 120) + (f"  ({len(lines)} lines)" if len(lines) > 1 else "")
     return short(lines[0], 120)
 
 
@@ -236,7 +246,7 @@ class TraceRenderer:
         for r in msg.tool_results:
             name, _ = self._names.pop(r.tool_use_id, ("?", {}))
             mark = "✗" if r.is_error else "✓"
-            self._w(f"    ⎿ {mark} {name}: {describe_result(name, r)}\n")
+            self._w(f"    ⎿ {mark} {name}: {describe_result(name, r, self.cwd)}\n")
             if self.verbose and r.text.strip():
                 body = r.text.rstrip().splitlines()
                 for ln in body[:40]:
