@@ -6,7 +6,7 @@ purpose when told to.
 
     with ScriptedServer([[tool_use...], [text...]]) as srv:
         srv.inject(Fault.overloaded())            # the next model call gets a 529
-        model = AnthropicModel("claude-sonnet-4-5", base_url=srv.url, api_key="test")
+        model = AnthropicModel("claude-sonnet-4-6", base_url=srv.url, api_key="test")
         ...
         srv.requests                              # every request: headers + parsed JSON
 
@@ -42,6 +42,7 @@ import asyncio
 import hashlib
 import json
 import math
+import select
 import socket
 import sys
 import threading
@@ -141,7 +142,8 @@ class RecordedRequest:
     loop_call: bool = False
     turn: int | None = None  # 1-based script turn served (loop calls)
     fault: Fault | None = None
-    status: int = 200
+    status: int = 200  # 0: the connection was cut on purpose
+    received: float = field(default_factory=time.monotonic)  # arrival time (time.monotonic)
 
 
 # --- the prompt cache simulation ------------------------------------------------------------
@@ -368,7 +370,7 @@ TurnsArg = Sequence[Any] | Callable[[list[dict[str, Any]]], Any] | ScriptedModel
 
 
 class ScriptedServer:
-    """`ScriptedServer(turns, *, host="127.0.0.1", port=0, model="claude-sonnet-4-5",
+    """`ScriptedServer(turns, *, host="127.0.0.1", port=0, model="claude-sonnet-4-6",
     min_cache_tokens=1024, strict=True, side_reply="ok", is_loop_call=None, log=None)`.
 
     `turns`: a list of ScriptedModel turns (wire blocks, or {content, stop_reason?,
@@ -383,7 +385,7 @@ class ScriptedServer:
         *,
         host: str = "127.0.0.1",
         port: int = 0,
-        model: str = "claude-sonnet-4-5",
+        model: str = "claude-sonnet-4-6",
         min_cache_tokens: int = 1024,
         strict: bool = True,
         side_reply: str = "ok",
@@ -422,11 +424,11 @@ class ScriptedServer:
 
     def start(self) -> ScriptedServer:
         handler = type("Handler", (_Handler,), {"server_obj": self})
-        cls = _V6Server if ":" in self.host else ThreadingHTTPServer
+        cls = _V6Server if ":" in self.host else _Server
         self._httpd = cls((self.host, self.port), handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-server", daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="scripted-server", daemon=True)
         self._thread.start()
         return self
 
@@ -539,7 +541,16 @@ def _fault_label(f: Fault) -> str:
     return "fault"
 
 
-class _V6Server(ThreadingHTTPServer):
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (ConnectionError, _Dropped)):
+            return  # a client that went away is not a server error
+        super().handle_error(request, client_address)
+
+
+class _V6Server(_Server):
     address_family = socket.AF_INET6
 
 
@@ -564,10 +575,21 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("request-id", "req_" + uuid.uuid4().hex[:20])
         for k, v in (headers or {}).items():
             self.send_header(k, v)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
-        self.wfile.flush()
+        try:
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:
+            raise _Dropped() from None
+
+    def _peer_closed(self) -> bool:
+        """True if the client hung up (e.g. it timed out while a delay fault slept)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
     def _start_stream(self) -> None:
         self.send_response(200)
@@ -666,8 +688,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(200, {"input_tokens": sum(estimate_tokens(p) for p, _ in segs) or 1})
             else:
                 self._model_call(rec, body, openai)
-        except _Dropped:
-            rec.status = rec.status or 0
+        except _Dropped:  # the client went away mid-answer
+            rec.status = 0
         finally:
             srv._record(rec)
 
@@ -700,6 +722,10 @@ class _Handler(BaseHTTPRequestHandler):
         rec.fault = fault
         if fault is not None and fault.delay:
             time.sleep(fault.delay)
+            if self._peer_closed():  # nobody to answer: do not spend a turn on it
+                rec.status = 0
+                self.close_connection = True
+                return
         if fault is not None and fault.status:
             rec.status = fault.status
             self._error(fault.status, fault.message or f"scripted fault {fault.status}", fault.error_type,
@@ -787,6 +813,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._start_stream()
         for i, ev in enumerate(events):
             if fault is not None and fault.drop_after is not None and i >= fault.drop_after:
+                rec.status = 0
                 self._drop()
                 return False
             self._chunk(ev)
@@ -944,7 +971,7 @@ def serve_main(argv: Sequence[str]) -> int:
     p.add_argument("script", help="JSON file: a list of turns, or {\"turns\": [...], \"faults\": [...]}")
     p.add_argument("--port", type=int, default=0, help="port (default: any free port)")
     p.add_argument("--host", default="127.0.0.1", choices=LOOPBACK_HOSTS)
-    p.add_argument("--model", default="claude-sonnet-4-5", help="model name reported in responses")
+    p.add_argument("--model", default="claude-sonnet-4-6", help="model name reported in responses")
     p.add_argument("--min-cache-tokens", type=int, default=1024)
     p.add_argument("--no-strict", action="store_true", help="do not reject histories that break Inv")
     p.add_argument("--quiet", action="store_true", help="do not print each request")
