@@ -130,7 +130,7 @@ def use(u: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
 def test_default_tools_are_fresh_and_complete() -> None:
     a, b = default_tools(), default_tools()
     assert [t.name for t in a] == list(NAMES)
-    assert all(x is not y for x, y in zip(a, b))
+    assert all(x is not y for x, y in zip(a, b, strict=True))
     ro = {t.name for t in a if t.read_only}
     assert ro == {"Read", "Glob", "Grep", "BashOutput", "TodoWrite"}
     for t in a:
