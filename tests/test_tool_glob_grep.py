@@ -299,3 +299,25 @@ def test_schemas() -> None:
     assert set(props) == {"pattern", "path", "glob", "type", "output_mode", "-i", "-n", "-A", "-B", "-C",
                           "head_limit", "multiline"}
     assert props["output_mode"]["enum"] == ["content", "files_with_matches", "count"]
+
+
+@needs_rg
+def test_root_inside_an_ignored_directory(tmp_path: Path) -> None:
+    """`.venv/` in a parent .gitignore does not hide files when the search starts inside .venv,
+    unanchored rules (`__pycache__/`) still apply below the root, anchored ones (`logs/**`)
+    only at their own directory."""
+    write(tmp_path, ".gitignore", ".venv/\n__pycache__/\nlogs/**\n\\#literal\n")
+    lib = tmp_path / ".venv" / "lib"
+    write(lib, "mod.py", "needle\n")
+    write(lib, "__pycache__/mod.py", "needle\n")
+    write(lib, "logs/a.py", "needle\n")
+    write(lib, "#literal", "needle\n")
+    write(lib, "pkg/.gitignore", "/only_here.py\n!keep/\nbuild/**\n")
+    write(lib, "pkg/only_here.py", "needle\n")
+    write(lib, "pkg/sub/only_here.py", "needle\n")
+    write(lib, "pkg/build/x.py", "needle\n")
+    grep = make_grep_tool()
+    out_rg, _ = call(grep, {"pattern": "needle"}, ctx_for(lib, "rg"))
+    out_py, _ = call(grep, {"pattern": "needle"}, ctx_for(lib, "python"))
+    assert out_py == out_rg
+    assert out_py.splitlines()[1:] == ["logs/a.py", "mod.py", "pkg/sub/only_here.py"]

@@ -40,8 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pathspec
-
 from .base import Tool, ToolContext, ToolError
 from .paths import _segment_regex, expand_braces, glob_regex, resolve
 
@@ -375,29 +373,73 @@ def compile_pattern(q: Query) -> re.Pattern[str]:
         raise ToolError(f"regex parse error: {e} (pattern {q.pattern!r})") from e
 
 
+class GitIgnore:
+    """Gitignore-style globs as ripgrep's `ignore` crate reads them. Unlike `pathspec`, a glob
+    matches the path itself only, never the paths under a matched directory (the walk prunes
+    ignored directories instead). That difference shows when the search root lies inside an
+    ignored directory: `.venv/` in a parent's .gitignore must not hide `.venv/lib/x.py` when
+    the search starts in `.venv/lib`."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.rules: list[tuple[re.Pattern[str], bool, bool]] = []  # (regex, negated, dir_only)
+        for line in lines:
+            rule = self._compile(line)
+            if rule is not None:
+                self.rules.append(rule)
+
+    @staticmethod
+    def _compile(line: str) -> tuple[re.Pattern[str], bool, bool] | None:
+        if line.startswith("#"):
+            return None
+        stripped = line.rstrip(" \t\r")
+        if stripped.endswith("\\") and len(stripped) < len(line):
+            stripped += " "  # an escaped trailing space stays
+        line = stripped
+        if not line:
+            return None
+        negated = line.startswith("!")
+        if negated:
+            line = line[1:]
+        elif line.startswith(("\\!", "\\#")):
+            line = line[1:]
+        anchored = line.startswith("/")
+        if anchored:
+            line = line[1:]
+        dir_only = line.endswith("/")
+        if dir_only:
+            line = line[:-1]
+        if not line:
+            return None
+        if not anchored and "/" not in line and not line.startswith("**"):
+            line = "**/" + line
+        body = "|".join(glob_regex(x) for x in expand_braces(line))
+        return re.compile(f"^(?:{body})$", re.DOTALL), negated, dir_only
+
+    def __bool__(self) -> bool:
+        return bool(self.rules)
+
+    def check(self, rel: str, is_dir: bool) -> bool | None:
+        """True: ignored; False: whitelisted by a `!` rule; None: no rule matches. The last
+        matching rule wins."""
+        for rx, negated, dir_only in reversed(self.rules):
+            if (not dir_only or is_dir) and rx.match(rel):
+                return not negated
+        return None
+
+
 def override_matcher(globs: list[str]) -> Callable[[str, bool], bool | None] | None:
-    """rg's --glob overrides: gitignore-style globs on the path relative to the search root.
+    """rg's --glob overrides: gitignore-style globs on the path relative to the search root,
+    with the meaning flipped (a plain glob whitelists, `!glob` ignores).
     Returns match(rel, is_dir) -> True (whitelisted), False (ignored) or None (no opinion)."""
     if not globs:
         return None
-    rules: list[tuple[re.Pattern[str], bool, bool]] = []  # (regex, whitelist, dir_only)
-    for g in globs:
-        white = not g.startswith("!")
-        g = g if white else g[1:]
-        anchored = g.startswith("/")
-        g = g.lstrip("/") if anchored else g
-        dir_only = g.endswith("/")
-        g = g.rstrip("/")
-        if not anchored and "/" not in g and not g.startswith("**"):
-            g = "**/" + g
-        rx = re.compile("^(?:" + "|".join(glob_regex(x) for x in expand_braces(g)) + ")$", re.DOTALL)
-        rules.append((rx, white, dir_only))
-    has_white = any(w for _, w, _ in rules)
+    gi = GitIgnore(globs)
+    has_white = any(not neg for _, neg, _ in gi.rules)
 
     def match(rel: str, is_dir: bool) -> bool | None:
-        for rx, white, dir_only in reversed(rules):  # the last matching glob wins
-            if (not dir_only or is_dir) and rx.match(rel):
-                return white
+        res = gi.check(rel, is_dir)
+        if res is not None:
+            return res  # "ignored" by a plain glob = whitelisted by the override
         if has_white and not is_dir:
             return False
         return None
@@ -421,20 +463,16 @@ class _Rules:
 
     prefix: str  # prepended to the root-relative path ...
     cut: int  # ... after dropping this many leading characters
-    kinds: tuple[pathspec.PathSpec | None, ...]  # .rgignore, .ignore, .gitignore, .git/info/exclude
+    kinds: tuple[GitIgnore | None, ...]  # .rgignore, .ignore, .gitignore, .git/info/exclude
     has_git: bool
 
 
-# pathspec 1.x renamed the gitignore pattern style; 0.12 only knows "gitwildmatch"
-_STYLE = "gitignore" if "gitignore" in getattr(pathspec.util, "_registered_patterns", {}) else "gitwildmatch"
-
-
-def _spec(path: Path) -> pathspec.PathSpec | None:
+def _spec(path: Path) -> GitIgnore | None:
     try:
-        lines = path.read_text(errors="replace").splitlines()
+        spec = GitIgnore(path.read_text(errors="replace").splitlines())
     except OSError:
         return None
-    return pathspec.PathSpec.from_lines(_STYLE, lines) if lines else None
+    return spec or None
 
 
 def _dir_rules(d: Path, prefix: str, cut: int) -> _Rules | None:
@@ -446,7 +484,7 @@ def _dir_rules(d: Path, prefix: str, cut: int) -> _Rules | None:
     return _Rules(prefix, cut, kinds, has_git)
 
 
-def _global_excludes() -> pathspec.PathSpec | None:
+def _global_excludes() -> GitIgnore | None:
     home = Path.home()
     path: Path | None = None
     try:
@@ -577,7 +615,6 @@ def run_python(q: Query) -> list[FileHits]:
             o = overrides(rel, is_dir)
             if o is not None:
                 return not o
-        key = rel + "/" if is_dir else rel
         white = False
         res: bool | None = None
         # as ripgrep: any .rgignore match beats any .ignore match, which beats .gitignore, then
@@ -587,7 +624,7 @@ def run_python(q: Query) -> list[FileHits]:
             for r in reversed(rules):
                 spec = r.kinds[kind]
                 if spec is not None:
-                    res = spec.check_file(r.prefix + key[r.cut:]).include
+                    res = spec.check(r.prefix + rel[r.cut:], is_dir)
                     if res is not None:
                         break
                 if kind >= 2 and r.has_git:
@@ -595,7 +632,7 @@ def run_python(q: Query) -> list[FileHits]:
             if res is not None:
                 break
         if res is None and global_spec is not None:
-            res = global_spec.check_file(global_prefix + key).include
+            res = global_spec.check(global_prefix + rel, is_dir)
         if res:
             return True
         white = res is False
