@@ -94,7 +94,7 @@ class LoopwrightClient:
         if self.running:
             raise RuntimeError("a query is already running: use send() to add to it, or interrupt() it")
         await self.connect()
-        text = "\n\n".join([*self._pending, prompt])
+        text = "\n\n".join(t for t in [*self._pending, prompt] if t)
         self._pending = []
         control = RunControl()
         queue: asyncio.Queue[Any] = asyncio.Queue()

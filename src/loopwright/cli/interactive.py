@@ -1,0 +1,310 @@
+"""`loopwright` with no -p: an interactive session (Claude Code's REPL, in small).
+
+- The live trace of each turn: text, tool calls and results as compact lines, tokens and
+  cost per model call; a spinner in the bottom bar while the model or a tool works.
+- Esc or Ctrl-C during a turn interrupts it: the running model call or tool calls are
+  cancelled (the Bash tool kills their process groups), each unfinished call gets an
+  is_error "interrupted" result, and the prompt comes back. Ctrl-C twice at an empty
+  prompt (or Ctrl-D) exits.
+- The prompt stays live while the agent works: a line typed then is queued and delivered
+  right after the running tool calls finish, in the same turn (RunControl.send). If no
+  tool turn follows, it is sent as the next prompt.
+- Permission questions are answered at the prompt: y(es), n(o), a(lways for this tool).
+- Multi-line input: end a line with `\\` or press Ctrl-J for a newline; history is kept in
+  $LOOPWRIGHT_HOME/repl_history.
+- Slash commands: /help, /clear, /resume [N|ID], /rewind [N|UUID], /cost, /exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from dataclasses import replace
+from typing import Any
+
+from ..client import LoopwrightClient
+from ..options import AgentOptions
+from ..permissions import Allow, Deny
+
+HELP = """Commands:
+  /help            this help
+  /clear           start a new conversation (a new session)
+  /resume [N|ID]   list this directory's sessions, or continue one
+  /rewind [N|UUID] list the prompts of this session, or rewind files and conversation to before one
+  /cost            tokens and cost of this conversation
+  /exit            quit (also Ctrl-D, or Ctrl-C twice)
+Keys: Enter sends · `\\` at the end of a line or Ctrl-J adds a newline · Esc or Ctrl-C interrupts a turn.
+While the agent works, what you type is queued and delivered after the running tool calls finish."""
+
+FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+class Repl:
+    def __init__(self, options: AgentOptions) -> None:
+        self.base_options = options
+        self.client = LoopwrightClient(replace(options, can_use_tool=self.ask_permission))
+        self.turn: asyncio.Task[None] | None = None
+        self.last_ctrl_c = 0.0
+        self.started = time.monotonic()
+        self.status = ""
+        self.permission: asyncio.Future[str] | None = None
+        self.always: set[str] = set()
+        self.renderer: Any = None
+        self.app: Any = None
+
+    # --- state -----------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self.turn is not None and not self.turn.done()
+
+    def say(self, text: str) -> None:
+        print(text, flush=True)
+
+    # --- permission questions ------------------------------------------------------------------
+
+    async def ask_permission(self, name: str, tool_input: dict[str, Any]) -> Allow | Deny:
+        if name in self.always:
+            return Allow()
+        from .render import describe_input
+
+        loop = asyncio.get_running_loop()
+        self.permission = loop.create_future()
+        self.say(f"  ? allow {name}({describe_input(name, tool_input, None)})?  y = yes · n = no · a = always {name}")
+        try:
+            answer = (await self.permission).strip().lower()
+        finally:
+            self.permission = None
+        if answer.startswith("a"):
+            self.always.add(name)
+            return Allow()
+        if answer.startswith("y"):
+            return Allow()
+        return Deny(f"The user refused {name}. Ask them how to proceed.")
+
+    # --- a turn -------------------------------------------------------------------------------
+
+    async def run_turn(self, prompt: str) -> None:
+        try:
+            await self.client.query(prompt)
+            async for msg in self.client.receive_response():
+                self.renderer.show(msg)
+            while self.client.pending:  # sent while no tool ran: it becomes the next prompt
+                self.say(f"  ✉ sending queued message: {self.client.pending[0][:80]}")
+                await self.client.query("")
+                async for msg in self.client.receive_response():
+                    self.renderer.show(msg)
+        except Exception as e:  # noqa: BLE001 - the REPL survives a broken run and says why
+            self.say(f"  ✗ {type(e).__name__}: {e}")
+        finally:
+            if self.app is not None:
+                self.app.invalidate()
+
+    def interrupt(self) -> None:
+        if self.busy:
+            self.say("  ⏹ interrupting…")
+            if self.permission is not None and not self.permission.done():
+                self.permission.set_result("n")
+            self.client.interrupt()
+
+    # --- slash commands -------------------------------------------------------------------------
+
+    def cwd(self) -> str:
+        return str(self.base_options.cwd or ".")
+
+    async def command(self, line: str) -> bool:
+        """Run a slash command. Returns False to exit."""
+        cmd, _, arg = line[1:].partition(" ")
+        arg = arg.strip()
+        if cmd in ("exit", "quit"):
+            return False
+        if self.busy and cmd not in ("help", "cost"):
+            self.say("  (a turn is running: press Esc to interrupt it first)")
+            return True
+        if cmd == "help":
+            self.say(HELP)
+        elif cmd == "clear":
+            self.client.clear()
+            self.say("  ● new conversation")
+        elif cmd == "cost":
+            rs = self.client.results
+            inp = sum(r.usage.total_input_tokens for r in rs)
+            out = sum(r.usage.output_tokens for r in rs)
+            calls = sum(r.model_calls for r in rs)
+            self.say(f"  {len(rs)} prompts · {calls} model calls · {inp} input / {out} output tokens · "
+                     f"${self.client.total_cost_usd:.4f} · session {self.client.session_id or '(none yet)'}")
+        elif cmd == "resume":
+            self.resume(arg)
+        elif cmd == "rewind":
+            self.rewind(arg)
+        else:
+            self.say(f"  unknown command /{cmd} (try /help)")
+        return True
+
+    def resume(self, arg: str) -> None:
+        from ..sessions import list_sessions
+
+        infos = list_sessions(self.cwd(), self.base_options.sessions_dir)
+        if not arg:
+            if not infos:
+                self.say("  no saved sessions in this directory")
+            for i, s in enumerate(infos[:15], 1):
+                self.say(f"  {i:2}. {s.session_id[:8]}  {s.modified}  {s.prompts} prompts  ${s.cost_usd:.4f}  "
+                         f"{s.last_prompt[:50]!r}")
+            if infos:
+                self.say("  /resume N (or an id) to continue one")
+            return
+        sid = infos[int(arg) - 1].session_id if arg.isdigit() and 0 < int(arg) <= len(infos) else arg
+        from ..sessions import JsonlSessionStore
+
+        store = JsonlSessionStore(self.base_options.sessions_dir)
+        path = store.find(sid)
+        if path is None:
+            self.say(f"  no session {sid!r}")
+            return
+        loaded = store.load(path.stem)
+        self.client.resume(path.stem)
+        self.say(f"  ● resuming {path.stem[:8]}: {len(loaded.history)} messages; the next prompt continues it")
+
+    def rewind(self, arg: str) -> None:
+        from ..checkpoints import rewind, rewind_points
+
+        sid = self.client.session_id
+        if sid is None or not self.base_options.persist_session:
+            self.say("  nothing to rewind yet (or session persistence is off)")
+            return
+        points = rewind_points(sid, self.base_options.sessions_dir)
+        if not arg:
+            for i, pt in enumerate(points, 1):
+                files = f"  ({len(pt.files)} files)" if pt.files else ""
+                self.say(f"  {i:2}. {pt.uuid[:8]}  {pt.prompt[:60]!r}{files}")
+            self.say("  /rewind N (or a uuid) restores files and conversation to before that prompt")
+            return
+        match = [p for p in points if p.uuid.startswith(arg)]
+        point = points[int(arg) - 1] if arg.isdigit() and 0 < int(arg) <= len(points) else (
+            match[0] if len(match) == 1 else None)
+        if point is None:
+            self.say(f"  no prompt {arg!r} (see /rewind)")
+            return
+        report = rewind(sid, point.uuid, sessions_dir=self.base_options.sessions_dir)
+        self.say("\n".join("  " + ln for ln in report.text().splitlines()))
+        self.client.resume(sid)  # the next prompt continues from the cut conversation
+
+    # --- the prompt --------------------------------------------------------------------------------
+
+    def toolbar(self) -> str:
+        if self.permission is not None:
+            return " permission needed: type y, n or a and press Enter"
+        if self.busy:
+            frame = FRAMES[int(time.monotonic() * 10) % len(FRAMES)]
+            return f" {frame} working… Esc to interrupt · type to queue a message for the agent"
+        return f" /help for commands · Ctrl-C twice to exit · ${self.client.total_cost_usd:.4f}"
+
+    async def main(self) -> int:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory, InMemoryHistory
+        from prompt_toolkit.key_binding import KeyBindings
+        from prompt_toolkit.patch_stdout import patch_stdout
+
+        from ..sessions import loopwright_home
+        from .render import TraceRenderer
+
+        kb = KeyBindings()
+
+        @kb.add("escape", eager=True)
+        def _esc(event: Any) -> None:
+            self.interrupt()
+
+        @kb.add("c-c")
+        def _ctrl_c(event: Any) -> None:
+            buf = event.app.current_buffer
+            if self.busy:
+                self.interrupt()
+            elif buf.text:
+                buf.reset()
+            elif time.monotonic() - self.last_ctrl_c < 2.0:
+                event.app.exit(exception=EOFError())
+            else:
+                self.last_ctrl_c = time.monotonic()
+                self.say("  (press Ctrl-C again to exit)")
+
+        @kb.add("c-d")
+        def _ctrl_d(event: Any) -> None:
+            if not event.app.current_buffer.text:
+                event.app.exit(exception=EOFError())
+
+        @kb.add("enter")
+        def _enter(event: Any) -> None:
+            buf = event.current_buffer
+            if buf.text.endswith("\\"):
+                buf.delete_before_cursor(1)
+                buf.insert_text("\n")
+            else:
+                buf.validate_and_handle()
+
+        @kb.add("c-j")
+        def _newline(event: Any) -> None:
+            event.current_buffer.insert_text("\n")
+
+        try:
+            home = loopwright_home()
+            home.mkdir(parents=True, exist_ok=True)
+            history: Any = FileHistory(str(home / "repl_history"))
+        except OSError:
+            history = InMemoryHistory()
+        session: PromptSession[str] = PromptSession(
+            history=history, key_bindings=kb, multiline=True, bottom_toolbar=self.toolbar,
+            refresh_interval=0.1, prompt_continuation="  ")
+        self.app = session.app
+        with patch_stdout(raw=True):
+            self.renderer = TraceRenderer(sys.stdout, spinner=False)
+            model = self.base_options.model
+            self.say(f"loopwright · {model if isinstance(model, str) else getattr(model, 'name', '?')} · "
+                     f"{self.cwd()} · /help for commands")
+            if self.base_options.resume or self.base_options.continue_conversation:
+                self.say("  ● the first prompt continues the saved session")
+            while True:
+                try:
+                    line = await session.prompt_async("› ")
+                except (EOFError, KeyboardInterrupt):
+                    break
+                text = line.strip()
+                if not text:
+                    continue
+                if self.permission is not None and not self.permission.done():
+                    self.permission.set_result(text)
+                    continue
+                if text.startswith("/") and "\n" not in text:
+                    if not await self.command(text):
+                        break
+                    continue
+                if self.busy:
+                    self.client.send(text)
+                    self.say(f"  ↳ queued: {text[:80]} (delivered after the running tool calls finish)")
+                    continue
+                self.turn = asyncio.create_task(self.run_turn(text))
+            if self.busy:
+                self.interrupt()
+                assert self.turn is not None
+                await asyncio.wait([self.turn], timeout=10)
+            await self.client.disconnect()
+        self.renderer.close()
+        self.say("bye")
+        return 0
+
+
+def interactive_main(args: argparse.Namespace) -> int:
+    from .headless import EXIT_USAGE, UsageError, build_options
+
+    try:
+        options = build_options(args)
+    except (UsageError, ValueError) as e:
+        print(f"loopwright: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return asyncio.run(Repl(options).main())
+    except ValueError as e:  # a configuration problem found when the first run starts
+        print(f"loopwright: {e}", file=sys.stderr)
+        return EXIT_USAGE

@@ -1,0 +1,173 @@
+"""Interactive mode in a real terminal: `loopwright` run inside tmux against a scripted model.
+
+One session walks through: a prompt and its trace; Esc during a long Bash call (the call is
+interrupted and its process killed); a message typed while a tool runs (delivered after it,
+in the same turn); a permission question answered at the prompt; Esc during a model call;
+slash commands; Ctrl-C twice to exit. Every wait polls the pane with a deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from loopwright.invariant import holds_final
+from loopwright.sessions import load_transcript
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+pytest.importorskip("loopwright.tools.builtin", reason="the CLI needs the built-in tools")
+
+LOOPWRIGHT = Path(sys.executable).parent / "loopwright"
+SLEEP = "sleep 31.7"  # a unique command line, to find its process
+
+
+class Term:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=10).stdout
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", self.name, *keys)
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", self.name, "-l", text)
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", self.name)
+
+    def wait(self, needle: str, timeout: float = 20.0, count: int = 1) -> str:
+        end = time.monotonic() + timeout
+        while True:
+            s = self.screen()
+            if s.count(needle) >= count:
+                return s
+            if time.monotonic() > end:
+                raise AssertionError(f"{needle!r} (x{count}) did not appear; screen:\n{s}")
+            time.sleep(0.05)
+
+    def dead(self) -> tuple[bool, str]:
+        out = self.tmux("list-panes", "-t", self.name, "-F", "#{pane_dead} #{pane_dead_status}").split()
+        return (out[:1] == ["1"], out[1] if len(out) > 1 else "")
+
+
+def running(cmdline: str) -> bool:
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").strip() == cmdline.encode():
+                    return True
+            except OSError:
+                pass
+    return False
+
+
+@pytest.fixture()
+def term(tmp_path: Path) -> Iterator[tuple[Term, Path]]:
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        [{"type": "text", "text": "running a long command"},
+         {"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": SLEEP}}],
+        [{"type": "tool_use", "id": "b2", "name": "Bash", "input": {"command": "sleep 2; echo slept-ok"}}],
+        [{"type": "text", "text": "all done here"}],
+        [{"type": "tool_use", "id": "w1", "name": "Write",
+          "input": {"file_path": str(work / "new.txt"), "content": "hello\n"}}],
+        [{"type": "text", "text": "wrote the file"}],
+        {"content": [{"type": "text", "text": "too slow"}], "delay": 60},
+    ]))
+    name = f"lw-{uuid.uuid4().hex[:8]}"
+    t = Term(name)
+    env = f"env -u LOOPWRIGHT_SESSIONS_DIR -u LOOPWRIGHT_MODEL LOOPWRIGHT_HOME={home}"
+    t.tmux("new-session", "-d", "-s", name, "-x", "150", "-y", "50", "-c", str(work),
+           f"{env} {LOOPWRIGHT} --model scripted:{script}")
+    t.tmux("set-option", "-t", name, "remain-on-exit", "on")
+    try:
+        yield t, tmp_path
+    finally:
+        t.tmux("kill-session", "-t", name)
+
+
+def test_interactive_session_in_tmux(term: tuple[Term, Path]) -> None:
+    t, tmp = term
+    t.wait("/help for commands")
+
+    # 1. a prompt, its trace, then Esc while Bash sleeps: interrupted, process gone, prompt back
+    t.type("run the long thing")
+    t.keys("Enter")
+    t.wait(f"⏺ Bash({SLEEP})")
+    deadline = time.monotonic() + 10
+    while not running(SLEEP) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert running(SLEEP)
+    t.keys("Escape")
+    s = t.wait("● error_during_execution")
+    assert "✗ Bash: Interrupted by user" in s and "interrupted by user" in s
+    deadline = time.monotonic() + 10
+    while running(SLEEP) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not running(SLEEP), "the interrupted command's process is still running"
+
+    # 2. type while a tool runs: queued, then delivered after the tool's result, same turn
+    t.type("now the short one")
+    t.keys("Enter")
+    t.wait("⏺ Bash(sleep 2; echo slept-ok)")
+    t.type("also say hi")
+    t.keys("Enter")
+    t.wait("↳ queued: also say hi")
+    s = t.wait("all done here")
+    assert s.index("✓ Bash: slept-ok") < s.index("✉ queued message: also say hi") < s.index("all done here")
+    t.wait("● success", count=1)
+
+    # 3. a permission question answered at the prompt
+    t.type("write a file")
+    t.keys("Enter")
+    t.wait("? allow Write(")
+    t.type("y")
+    t.keys("Enter")
+    t.wait("wrote the file")
+    assert (tmp / "work" / "new.txt").read_text() == "hello\n"
+
+    # 4. Esc during a (60 s) model call ends the run at once with h intact
+    t.type("one more")
+    t.keys("Enter")
+    t.wait("working…")
+    t.keys("Escape")
+    t.wait("● error_during_execution", count=2)
+
+    # 5. slash commands
+    t.type("/cost")
+    t.keys("Enter")
+    t.wait("4 prompts")
+    t.type("/rewind")
+    t.keys("Enter")
+    t.wait("'write a file'")
+
+    # the transcript: queued text in the same user message as the tool result; Inv holds
+    path = next((tmp / "home" / "projects").rglob("*.jsonl"))
+    loaded = load_transcript(path)
+    assert holds_final(loaded.history)
+    b2 = next(m for m in loaded.history if m["role"] == "user" and m["content"][0].get("tool_use_id") == "b2")
+    assert b2["content"][1] == {"type": "text", "text": "also say hi"}
+    assert loaded.history[-1]["content"] == [{"type": "text", "text": "one more"}]  # the cancelled call left no trace
+
+    # 6. Ctrl-C twice at the prompt exits cleanly
+    t.keys("C-c")
+    t.wait("press Ctrl-C again")
+    t.keys("C-c")
+    t.wait("bye")
+    deadline = time.monotonic() + 10
+    while not t.dead()[0] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert t.dead() == (True, "0")
