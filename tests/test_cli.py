@@ -243,7 +243,7 @@ def test_renderer_plain_lines_when_not_a_tty(tmp_path: Path) -> None:
         r.show(m)
     r.close()
     text = out.getvalue()
-    assert "⏺ Bash(pytest -q)" in text and "⎿ ✗ Bash: collected 3" in text
+    assert "⏺ Bash(pytest -q)" in text and "⎿ ✗ Bash: 1 failed, 2 passed  (2 lines)" in text
     assert "n_k=1200 in, 30 out, $0.0042" in text
     assert "\r" not in text and "\x1b" not in text
 
