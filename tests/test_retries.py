@@ -16,7 +16,7 @@ import loopwright as lw
 from loopwright.invariant import check, holds_final
 from loopwright.models.anthropic import AnthropicModel
 from loopwright.models.openai_compat import OpenAICompatModel
-from loopwright.models.retry import RetryPolicy, Failure, is_retryable_status, parse_retry_after
+from loopwright.models.retry import Failure, RetryPolicy, is_retryable_status, parse_retry_after
 from loopwright.testing import Fault, ScriptedServer
 
 MODEL = "claude-sonnet-4-6"

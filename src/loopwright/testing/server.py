@@ -523,8 +523,11 @@ class ScriptedServer:
                 self.turns_served += 1
 
     def _record(self, rec: RecordedRequest) -> None:
+        """Record on arrival, so `requests` is in arrival order even before the answer ends."""
         with self._lock:
             self.requests.append(rec)
+
+    def _log(self, rec: RecordedRequest) -> None:
         if self.log is not None:
             what = f"turn {rec.turn}" if rec.turn else ("side" if rec.kind in ("messages", "chat") else rec.kind)
             stream = " stream" if isinstance(rec.body, dict) and rec.body.get("stream") else ""
@@ -642,19 +645,23 @@ class _Handler(BaseHTTPRequestHandler):
     def _simple(self) -> None:
         srv = self.server_obj
         path = self.path.split("?")[0].rstrip("/")
-        if path in ("/v1/models", "/models"):
-            kind, status = "models", 200
-            self._send_json(200, {"object": "list", "data": [
-                {"id": srv.model_name, "type": "model", "object": "model", "display_name": srv.model_name}],
-                "has_more": False})
-        elif path == "":
-            kind, status = "health", 200
-            self._send_json(200, {"ok": True})
-        else:
-            kind, status = "other", 404
-            self._error(404, f"no such endpoint: {self.command} {self.path}", "not_found_error")
-        srv._record(RecordedRequest(self.command, self.path, dict(self.headers.items()), None, b"", kind,
-                                    status=status))
+        kind = "models" if path in ("/v1/models", "/models") else "health" if path == "" else "other"
+        rec = RecordedRequest(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, None, b"", kind)
+        srv._record(rec)
+        try:
+            if kind == "models":
+                self._send_json(200, {"object": "list", "data": [
+                    {"id": srv.model_name, "type": "model", "object": "model", "display_name": srv.model_name}],
+                    "has_more": False})
+            elif kind == "health":
+                self._send_json(200, {"ok": True})
+            else:
+                rec.status = 404
+                self._error(404, f"no such endpoint: {self.command} {self.path}", "not_found_error")
+        except _Dropped:
+            rec.status = 0
+        finally:
+            srv._log(rec)
 
     def do_POST(self) -> None:
         srv = self.server_obj
@@ -675,6 +682,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             kind = "other"
         rec = RecordedRequest("POST", self.path, headers, body, raw, kind)
+        srv._record(rec)
         openai = kind == "chat"
         try:
             if kind == "other":
@@ -691,7 +699,7 @@ class _Handler(BaseHTTPRequestHandler):
         except _Dropped:  # the client went away mid-answer
             rec.status = 0
         finally:
-            srv._record(rec)
+            srv._log(rec)
 
     # --- model calls -------------------------------------------------------------------
 
