@@ -84,9 +84,9 @@ def main() -> int:
     ]
     table = "\n".join(header + rows) + "\n"
     print(table)
-    out = HERE / "results" / "grep.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(table)
+    result_file = HERE / "results" / "grep.md"
+    result_file.parent.mkdir(parents=True, exist_ok=True)
+    result_file.write_text(table)
     return 0 if all("| yes |" in r for r in rows) else 2
 
 

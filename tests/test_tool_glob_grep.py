@@ -97,7 +97,8 @@ QUERIES: list[dict[str, Any]] = [
     {"pattern": "foo", "type": "make", "output_mode": "content"},
     {"pattern": "foo", "path": "sub"},
     {"pattern": "foo", "path": "sub", "output_mode": "content"},
-    {"pattern": "foo", "path": "build/out.py"},  # an explicit file is searched even if ignored
+    {"pattern": "foo", "path": "build/out.py"},
+    {"pattern": "foo", "path": "bin.dat", "output_mode": "content"},  # explicit binary: searched  # an explicit file is searched even if ignored
     {"pattern": "foo", "head_limit": 3},
     {"pattern": "foo", "head_limit": 4, "output_mode": "content"},
     {"pattern": "foo", "head_limit": 2, "output_mode": "count"},

@@ -500,14 +500,14 @@ def _global_excludes() -> GitIgnore | None:
     return _spec(path) if path.is_file() else None
 
 
-def _decode(data: bytes) -> str | None:
-    """File text, or None for a binary file."""
+def _decode(data: bytes, explicit: bool = False) -> str | None:
+    """File text, or None for a binary file (an explicitly named file is searched anyway, as rg does)."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
             return data.decode("utf-16")
         except UnicodeDecodeError:
             return None
-    if b"\0" in data:
+    if b"\0" in data and not explicit:
         return None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -576,14 +576,14 @@ def run_python(q: Query) -> list[FileHits]:
     results: list[FileHits] = []
     total_lines = 0
 
-    def search_file(path: str) -> None:
+    def search_file(path: str, explicit: bool = False) -> None:
         nonlocal total_lines
         try:
             with open(path, "rb") as f:
                 data = f.read()
         except OSError:
             return
-        text = _decode(data)
+        text = _decode(data, explicit)
         if text is None:
             return
         fh = search_text(text, rx, q, multi)
@@ -595,7 +595,7 @@ def run_python(q: Query) -> list[FileHits]:
                 raise _too_many()
 
     if not q.root.is_dir():
-        search_file(str(q.root))  # an explicit file is searched whatever the filters say
+        search_file(str(q.root), explicit=True)  # an explicit file is searched whatever the filters say
         return results
 
     overrides = override_matcher(q.globs)
@@ -678,7 +678,7 @@ def _show(path: str, cwd: Path) -> str:
 
 
 def _cut(text: str) -> str:
-    text = text.removesuffix("\r")
+    text = text.removesuffix("\r").replace("\0", "\\0")
     return text if len(text) <= MAX_COLUMNS else text[:MAX_COLUMNS] + " [... line truncated]"
 
 
