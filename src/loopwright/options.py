@@ -26,7 +26,13 @@ class AgentOptions:
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)
     permission_mode: PermissionMode | None = None
-    hooks: Hooks | None = None
+    hooks: Hooks | dict[str, Any] | None = None  # Hooks, or the Agent SDK's {event: [HookMatcher]}
+    add_dirs: list[str | Path] = field(default_factory=list)  # more directories writes may go to
+    # Settings files (settings.py). None: read none (the Agent SDK's default); the CLI reads
+    # ["user", "project", "local"]. `settings`: --settings, a file path, a JSON string or a dict.
+    setting_sources: list[str] | None = None
+    settings: str | dict[str, Any] | None = None
+    claude_settings: bool = False  # also read Claude Code's .claude/settings*.json files
     include_partial_messages: bool = False
     prices: dict[str, Price] | None = None  # overrides/extends the built-in price table
     max_tokens: int | None = None

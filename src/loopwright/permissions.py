@@ -303,6 +303,9 @@ class Permissions:
     cwd: str | Path | None = None
     add_dirs: Sequence[str | Path] = field(default_factory=list)
     home: str | Path | None = None
+    # The run's tool state: Bash keeps its working directory there (key "bash_cwd"), and
+    # relative paths in a command are resolved from it, not from `cwd`.
+    shell_state: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.mode is not None and self.mode not in PERMISSION_MODES:
@@ -409,14 +412,19 @@ class Permissions:
 
     # -- paths ---------------------------------------------------------------------------------
 
-    def resolve(self, p: str) -> tuple[str, str]:
+    def resolve(self, p: str, base: str | None = None) -> tuple[str, str]:
         """(lexical absolute path, real path with every symlink followed)."""
         if p == "~" or p.startswith("~/"):
             p = self._home + p[1:]
         elif p.startswith("~"):
             p = os.path.expanduser(p)
-        lexical = os.path.normpath(os.path.join(self._cwd, p))
+        lexical = os.path.normpath(os.path.join(base or self._cwd, p))
         return lexical, os.path.realpath(lexical)
+
+    def shell_cwd(self) -> str:
+        """Where the next Bash command starts: Bash keeps its directory between calls."""
+        cwd = (self.shell_state or {}).get("bash_cwd")
+        return str(cwd) if cwd else self._cwd
 
     def inside(self, real: str) -> bool:
         return any(real == d or real.startswith(d.rstrip("/") + "/") for d in self._dirs)
@@ -442,10 +450,10 @@ class Permissions:
                 return r
         return None
 
-    def write_problem(self, p: str, *, writer: str) -> Verdict | None:
+    def write_problem(self, p: str, base: str | None = None) -> Verdict | None:
         """Deny/ask checks every write goes through (Edit tools, redirections, fs commands).
         None: nothing blocks it (auto-approval is decided by the caller)."""
-        lexical, real = self.resolve(p)
+        lexical, real = self.resolve(p, base)
         r = self._path_match(self.deny, "Edit", lexical, real)
         if r is not None:
             return Verdict("deny", f"Permission denied: writing {p} matches the deny rule {r}.")
@@ -458,9 +466,9 @@ class Permissions:
             return Verdict("ask", f"ask rule {r}")
         return None
 
-    def auto_write(self, p: str) -> str | None:
+    def auto_write(self, p: str, base: str | None = None) -> str | None:
         """None if writing `p` may be approved without asking (after deny/ask/mode), else why not."""
-        lexical, real = self.resolve(p)
+        lexical, real = self.resolve(p, base)
         why = self.protected(lexical) or self.protected(real)
         if why:
             return f"{why} and is never written without approval"
@@ -480,7 +488,7 @@ class Permissions:
             return Verdict("deny", f"Permission denied: {name} matches the deny rule {r}.")
         path = next((x[k] for k in PATH_KEYS if isinstance(x.get(k), str) and x[k]), None)
         if path is not None:
-            v = self.write_problem(path, writer=name)
+            v = self.write_problem(path)
             if v is not None:
                 return v
         r = self._named(self.ask, name)
@@ -547,11 +555,11 @@ class Permissions:
         paths = self._bash_paths(parsed)
         for kind, p in paths:
             if kind == "write":
-                v = self.write_problem(p, writer="Bash")
+                v = self.write_problem(p, self.shell_cwd())
                 if v is not None and v.kind == "deny":
                     return v
             else:
-                lexical, real = self.resolve(p)
+                lexical, real = self.resolve(p, self.shell_cwd())
                 r = self._path_match(self.deny, "Read", lexical, real)
                 if r is not None:
                     return Verdict("deny", f"Permission denied: reading {p} matches the deny rule {r}.")
@@ -563,7 +571,7 @@ class Permissions:
             return Verdict("ask", f"ask rule {r}" if r else "a PreToolUse hook asked")
         for kind, p in paths:
             if kind == "write":
-                v = self.write_problem(p, writer="Bash")
+                v = self.write_problem(p, self.shell_cwd())
                 if v is not None:
                     return v
         # 3. mode
@@ -650,7 +658,7 @@ class Permissions:
         p = word_path(target)
         if parsed.changes_directory and not (p.startswith("/") or target.tilde):
             return "the command changes directory first, so the target cannot be known"
-        return self.auto_write(p)
+        return self.auto_write(p, self.shell_cwd())
 
     def _fs_problem(self, c: bashparse.SimpleCommand, parsed: bashparse.ParsedCommand) -> str | None:
         allowed = FS_COMMANDS[c.name or ""]

@@ -34,7 +34,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--system-prompt")
     p.add_argument("--append-system-prompt")
     p.add_argument("--cwd", help="working directory for the tools (default: the current directory)")
-    p.add_argument("--add-dir", dest="add_dirs", action="append", default=[])
+    p.add_argument("--add-dir", dest="add_dirs", action="append", default=[],
+                   help="another directory the tools may write to (repeatable)")
+    p.add_argument("--settings", help="a settings JSON file, or a JSON string, read after the settings files")
+    p.add_argument("--setting-sources", default="user,project,local",
+                   help="which settings files to read: comma-separated user, project, local ('' for none)")
+    p.add_argument("--claude-settings", action="store_true",
+                   help="also read Claude Code's settings files (~/.claude, .claude/settings*.json)")
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--include-partial-messages", action="store_true")
     # sessions

@@ -125,7 +125,11 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         cwd=str(cwd),
         allowed_tools=split_tools(args.allowed_tools),
         disallowed_tools=split_tools(args.disallowed_tools),
-        permission_mode=args.permission_mode or "default",
+        permission_mode=args.permission_mode,  # None: the settings' defaultMode, else "default"
+        add_dirs=list(args.add_dirs),
+        setting_sources=[x.strip() for x in (getattr(args, "setting_sources", None) or "").split(",") if x.strip()],
+        settings=getattr(args, "settings", None),
+        claude_settings=bool(getattr(args, "claude_settings", False)),
         include_partial_messages=args.include_partial_messages,
         base_url=args.base_url,
         session_id=args.session_id,
