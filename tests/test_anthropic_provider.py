@@ -218,3 +218,48 @@ def test_import_loopwright_imports_no_provider_sdk() -> None:
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('anthropic', 'openai')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+def test_build_params_copies_only_what_it_marks() -> None:
+    m = AnthropicModel("claude-sonnet-4-6", api_key="k")
+    tools = [{"name": "a", "description": "a", "input_schema": {"type": "object"}},
+             {"name": "b", "description": "b", "input_schema": {"type": "object"}}]
+    h: list[dict[str, Any]] = [
+        {"role": "user", "content": [text("q")]},
+        {"role": "assistant", "content": [use("x", "a", {})]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": "r"}]},
+        # a paused turn sent back for continuation: its last block is thinking, which cannot be marked
+        {"role": "assistant", "content": [text("partial"), {"type": "thinking", "thinking": "t", "signature": "s"}]},
+    ]
+    snapshot = json.dumps(h)
+    p1 = m.build_params(lw.ModelRequest("sys", tools, h))
+    p2 = m.build_params(lw.ModelRequest("sys", tools, h))
+    assert json.dumps(h) == snapshot and "cache_control" not in json.dumps(tools)
+    assert p1["tools"] is p2["tools"] and p1["system"] is p2["system"]  # built once
+    msgs = p1["messages"]
+    assert msgs is not h and msgs[0] is h[0] and msgs[1] is h[1]  # untouched messages are shared
+    assert msgs[3]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in msgs[3]["content"][1]
+    assert msgs[2]["content"][0]["cache_control"] == {"type": "ephemeral"}  # the previous user message
+    assert count_breakpoints(p1) == 4
+    one_hour = AnthropicModel("claude-sonnet-4-6", api_key="k", cache_ttl="1h").build_params(
+        lw.ModelRequest(None, [], [{"role": "user", "content": "plain string"}]))
+    assert one_hour["messages"][0]["content"] == [
+        {"type": "text", "text": "plain string", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
+    assert "system" not in one_hour and "tools" not in one_hour
+
+
+def test_missing_credentials_and_unreachable_server_end_cleanly(monkeypatch: Any) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    with ScriptedServer([[text("never")]]) as srv:
+        r = lw.run("x", lw.AgentOptions(model=AnthropicModel("claude-sonnet-4-6", base_url=srv.url)))
+        assert srv.requests == []
+    assert r.subtype == "error_during_execution" and "ANTHROPIC_API_KEY" in r.errors[0]
+    with ScriptedServer([]) as srv:
+        dead = srv.url
+    r = lw.run("x", lw.AgentOptions(model=AnthropicModel("claude-sonnet-4-6", base_url=dead, api_key="k",
+                                                         max_retries=1, retry_base_delay=0.01)))
+    assert r.subtype == "error_during_execution"
+    assert "after 2 attempts" in r.errors[0] and "onnect" in r.errors[0]
+    check(r.messages)

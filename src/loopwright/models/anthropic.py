@@ -253,6 +253,9 @@ class AnthropicModel:
             return Failure(f"{e.message}{detail}")
         if is_transport_error(e):
             return Failure(f"connection error: {type(e).__name__}: {e}")
+        if isinstance(e, TypeError) and "authentication" in str(e):  # the SDK's "no credentials"
+            return Failure("no Anthropic credentials: set ANTHROPIC_API_KEY or pass api_key "
+                           f"(AgentOptions.api_key). {e}", retryable=False)
         if anthropic is not None and isinstance(e, anthropic.AnthropicError):
             return Failure(f"{type(e).__name__}: {e}", retryable=False)
         return None

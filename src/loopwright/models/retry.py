@@ -144,7 +144,8 @@ async def with_retries(
             await gen.aclose()  # release the HTTP response of this attempt now, not at GC
         status = f"{failure.status} " if failure.status is not None else ""
         if not failure.retryable:
-            raise ModelError(f"{provider} API error {status}{failure.message}", status=failure.status)
+            raise ModelError(f"{provider} API error {status or ': '}{failure.message}".replace(" : ", ": "),
+                             status=failure.status)
         if n >= policy.max_retries:
             tries = "1 attempt" if n == 0 else f"{n + 1} attempts"
             raise ModelError(

@@ -982,6 +982,9 @@ def serve_main(argv: Sequence[str]) -> int:
     p.add_argument("--model", default="claude-sonnet-4-6", help="model name reported in responses")
     p.add_argument("--min-cache-tokens", type=int, default=1024)
     p.add_argument("--no-strict", action="store_true", help="do not reject histories that break Inv")
+    p.add_argument("--loop-model", metavar="SUBSTRING",
+                   help="only requests whose model contains SUBSTRING (and max_tokens > 1) use turns; "
+                        "e.g. 'sonnet' when a client sends side requests to a small model")
     p.add_argument("--quiet", action="store_true", help="do not print each request")
     args = p.parse_args(list(argv))
     try:
@@ -993,9 +996,16 @@ def serve_main(argv: Sequence[str]) -> int:
     def log(line: str) -> None:
         print(line, flush=True)
 
+    loop_model: str | None = args.loop_model
+
+    def by_model(body: dict[str, Any]) -> bool:
+        mt = body.get("max_tokens", body.get("max_completion_tokens"))
+        return loop_model is not None and loop_model in str(body.get("model", "")) and not (
+            isinstance(mt, int) and mt <= 1)
+
     srv = ScriptedServer(turns, host=args.host, port=args.port, model=args.model,
                          min_cache_tokens=args.min_cache_tokens, strict=not args.no_strict,
-                         log=None if args.quiet else log)
+                         is_loop_call=by_model if loop_model else None, log=None if args.quiet else log)
     try:
         srv.start()
     except OSError as e:
