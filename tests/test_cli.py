@@ -58,7 +58,7 @@ def test_version() -> None:
 def test_import_stays_light() -> None:
     """`import loopwright` and the CLI entry point load no provider SDK and no UI library."""
     code = ("import sys, loopwright, loopwright.cli; "
-            "print(sorted(m for m in ('anthropic', 'openai', 'rich', 'prompt_toolkit', 'jsonschema', 'pydantic', 'httpx') "
+            "print(sorted(m for m in ('anthropic', 'openai', 'rich', 'prompt_toolkit', 'jsonschema', 'pydantic', 'httpx', 'bashlex') "
             "if m in sys.modules))")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr

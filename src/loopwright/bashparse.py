@@ -21,8 +21,6 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-import bashlex
-
 # Characters that make a word a pattern rather than one fixed name.
 GLOB_CHARS = frozenset("*?[]{}")
 WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
@@ -146,6 +144,8 @@ def _parse_into(source: str, depth: int) -> list[SimpleCommand]:
         return []
     # bashlex does not know the `time` keyword: blank it out, keeping positions.
     prepared = _TIME_PREFIX.sub(lambda m: m.group(1) + m.group(2) + " " * len(m.group(3)), source)
+    import bashlex  # lazily: its grammar tables take ~140 ms to import, too much for `import loopwright`
+
     trees = bashlex.parse(prepared)
     walker = _Walker(source, depth)
     for t in trees:
