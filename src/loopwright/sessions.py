@@ -29,9 +29,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal, Protocol
+from typing import IO, Any, Literal, Protocol, cast
 
 from .blocks import WireMessage
+from .invariant import InvariantViolation
 from .invariant import check as check_inv
 from .messages import (
     AssistantMessage,
@@ -323,7 +324,14 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
     loads = json.loads
     with open(path, "rb") as f:
         data = f.read()
-    for raw in data.split(b"\n"):
+    raws = [r for r in data.split(b"\n") if r.strip()]
+    try:  # fast path: one parse for the whole file (no torn or corrupt line)
+        whole = loads(b"[" + b",".join(raws) + b"]")
+        if all(isinstance(o, dict) for o in whole):
+            return whole
+    except ValueError:
+        pass
+    for raw in raws:
         if not raw.strip():
             continue
         try:
@@ -443,16 +451,31 @@ def history_from_lines(lines: list[dict[str, Any]]) -> tuple[list[WireMessage], 
             to = ln.get("toUuid")
             if to in before_prompt:
                 h, ids = (list(x) for x in before_prompt[to])  # type: ignore[assignment]
-    return repair_history(h, notes), notes
+    if _valid(h):  # the common case (a clean end, or a crash between turns): nothing to repair
+        return h, notes
+    h = repair_history(h, notes)
+    if h and not _valid(h):  # cannot happen (repair_history's contract); never let it reach a model
+        raise AssertionError("repair_history produced a history that breaks Inv")
+    return h, notes
+
+
+def _valid(h: list[WireMessage]) -> bool:
+    """Inv for a loaded history, which may end with a closing assistant message."""
+    if not h:
+        return True
+    if any(not _content(m) for m in h):
+        return False
+    try:
+        check_inv(h + [{"role": "user", "content": [{"type": "text", "text": "."}]}]
+                  if h[-1].get("role") == "assistant" else h)
+    except InvariantViolation:
+        return False
+    return True
 
 
 def load_transcript(path: Path) -> LoadedSession:
     lines = read_lines(path)
     history, notes = history_from_lines(lines)
-    if history:
-        # Guaranteed by repair_history; checked so a bug can never reach a model.
-        check_inv(history + [{"role": "user", "content": [{"type": "text", "text": "."}]}]
-                  if history[-1].get("role") == "assistant" else history)
     sid = next((str(ln["sessionId"]) for ln in reversed(lines) if ln.get("sessionId")), path.stem)
     return LoadedSession(sid, path, lines, history, notes, lines[-1].get("uuid") if lines else None)
 
@@ -536,7 +559,7 @@ def start_session(options: Any, cwd: Path, history_given: bool) -> SessionStart:
         fsync = getattr(options, "session_fsync", "none")
         if fsync not in ("none", "turn", "always"):
             raise ValueError(f"session_fsync must be 'none', 'turn' or 'always', got {fsync!r}")
-        writer = store.open_writer(sid, cwd, fsync)
+        writer = store.open_writer(sid, cwd, cast(FsyncPolicy, fsync))
         recorder = SessionRecorder(writer, sid, cwd, parent)
     return SessionStart(sid, history, recorder)
 
