@@ -1,0 +1,281 @@
+"""The gate's rules: syntax, matching, evaluation order, modes, the callback, and the
+command splitter underneath. End-to-end canary checks live in test_permission_corpus.py."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import loopwright as lw
+from loopwright import bashparse
+from loopwright.permissions import (
+    Allow,
+    Deny,
+    Permissions,
+    Rule,
+    command_matches,
+    path_rule_matches,
+)
+from loopwright.tools.builtin import default_tools
+
+# --- rule syntax and matching ----------------------------------------------------------------
+
+def test_rule_parsing() -> None:
+    assert Rule.parse("Bash") == Rule("Bash", None)
+    assert Rule.parse("Bash(npm run test:*)").specifier == "npm run test:*"
+    assert Rule.parse("Bash(*)").specifier is None and Rule.parse("Bash()").specifier is None
+    assert str(Rule.parse(" Edit( ./src/** ) ")) == "Edit(./src/**)"
+    for bad in ("Bash(", "Ba sh", "(x)", ""):
+        with pytest.raises(ValueError, match="malformed permission rule"):
+            Rule.parse(bad)
+
+
+@pytest.mark.parametrize("spec,command,expected", [
+    ("ls *", "ls", True), ("ls *", "ls -la", True), ("ls *", "lsof", False), ("ls*", "lsof", True),
+    ("npm run test:*", "npm run test", True), ("npm run test:*", "npm run test -- -k x", True),
+    ("npm run test:*", "npm run testx", False), ("npm run test:*", "npm run test:unit", False),
+    ("git * main", "git push origin main", True), ("git * main", "git push origin dev", False),
+    ("* --version", "node --version", True), ("npm run build", "npm run build", True),
+    ("npm run build", "npm run build --prod", False), ("git diff *", "git  diff   HEAD", True),
+    ("git diff *", "git diffx", False), (r"echo \*", "echo *", True), (r"echo \*", "echo x", False),
+])
+def test_command_patterns(spec: str, command: str, expected: bool) -> None:
+    assert command_matches(spec, command) is expected
+
+
+@pytest.mark.parametrize("spec,path,expected", [
+    ("//etc/passwd", "/etc/passwd", True), ("//etc/**", "/etc/ssh/sshd_config", True),
+    ("~/.ssh/**", "/home/u/.ssh/id_rsa", True), ("~/.ssh/**", "/home/u/ssh/x", False),
+    ("/src/**/*.ts", "/proj/src/a/b.ts", True), ("/src/**/*.ts", "/proj/lib/src/b.ts", False),
+    ("./secrets/**", "/work/secrets/a/b", True), ("./secrets/**", "/work/x/secrets/a", False),
+    ("*.env", "/work/.env", True), ("*.env", "/work/a/prod.env", True), (".env", "/work/sub/.env", True),
+    ("secrets", "/work/secrets/key", True), ("./secrets/**", "/elsewhere/secrets/k", False),
+])
+def test_path_patterns(spec: str, path: str, expected: bool) -> None:
+    # cwd /work, the settings file's project /proj, home /home/u
+    cwd = "/proj" if spec.startswith("/src") else "/work"
+    assert path_rule_matches(spec, path, cwd, "/proj", "/home/u") is expected
+
+
+# --- evaluation order --------------------------------------------------------------------------
+
+def gate(tmp: Path, mode: str | None = "default", **kw: Any) -> Permissions:
+    return Permissions(mode, cwd=tmp, home=tmp / "home", **kw)  # type: ignore[arg-type]
+
+
+def verdict(p: Permissions, name: str, x: dict[str, Any], read_only: bool = False) -> str:
+    return p.evaluate(name, x, read_only).kind
+
+
+def test_deny_beats_a_more_specific_allow(tmp_path: Path) -> None:
+    p = gate(tmp_path, allowed_tools=["Bash(aws s3 ls)"], disallowed_tools=["Bash(aws *)"])
+    assert verdict(p, "Bash", {"command": "aws s3 ls"}) == "deny"
+
+
+def test_ask_beats_allow_and_bypass(tmp_path: Path) -> None:
+    for mode in ("default", "bypassPermissions", "acceptEdits"):
+        p = gate(tmp_path, mode, allowed_tools=["Bash"], ask_tools=["Bash(git push *)"])
+        assert verdict(p, "Bash", {"command": "git push origin main"}) == "ask"
+        assert verdict(p, "Bash", {"command": "git status"}) == "allow"
+
+
+def test_bare_tool_rules(tmp_path: Path) -> None:
+    p = gate(tmp_path, allowed_tools=["WebSearch"], disallowed_tools=["WebFetch"])
+    assert verdict(p, "WebSearch", {"query": "x"}) == "allow"
+    assert verdict(p, "WebFetch", {"url": "https://a.b"}) == "deny"
+    assert verdict(p, "Other", {}) == "ask"
+    assert verdict(p, "Other", {}, read_only=True) == "allow"
+
+
+def test_specifiers_of_other_tools(tmp_path: Path) -> None:
+    p = gate(tmp_path, allowed_tools=["WebFetch(domain:docs.python.org)", "mcp__github", "Agent(Explore)"],
+             disallowed_tools=["mcp__db__drop_table"])
+    assert verdict(p, "WebFetch", {"url": "https://docs.python.org/3/"}) == "allow"
+    assert verdict(p, "WebFetch", {"url": "https://evil.example/"}) == "ask"
+    assert verdict(p, "mcp__github__create_issue", {}) == "allow"
+    assert verdict(p, "mcp__db__drop_table", {}) == "deny"
+    assert verdict(p, "Agent", {"subagent_type": "Explore", "prompt": "x"}) == "allow"
+
+
+def test_edit_rules_cover_write_and_multiedit_and_read_deny_blocks_writes(tmp_path: Path) -> None:
+    p = gate(tmp_path, allowed_tools=["Edit(./src/**)"], disallowed_tools=["Read(./.env)"])
+    for tool in ("Edit", "Write", "MultiEdit"):
+        assert verdict(p, tool, {"file_path": "src/a.py"}) == "allow"
+        assert verdict(p, tool, {"file_path": "lib/a.py"}) == "ask"
+        assert verdict(p, tool, {"file_path": ".env"}) == "deny"
+
+
+def test_read_rules_govern_glob_and_grep_paths(tmp_path: Path) -> None:
+    p = gate(tmp_path, disallowed_tools=["Read(./private/**)"])
+    assert verdict(p, "Glob", {"pattern": "*", "path": "private"}, True) == "deny"
+    assert verdict(p, "Grep", {"pattern": "x", "path": "private/sub"}, True) == "deny"
+    assert verdict(p, "Grep", {"pattern": "x", "path": "public"}, True) == "allow"
+    assert verdict(p, "Read", {"file_path": str(tmp_path / "private" / "a")}, True) == "deny"
+
+
+def test_unparseable_commands_are_never_auto_allowed(tmp_path: Path) -> None:
+    p = gate(tmp_path, allowed_tools=["Bash(echo *)"])
+    assert verdict(p, "Bash", {"command": "echo $((1+2))"}) == "ask"
+    assert verdict(p, "Bash", {"command": "echo 'unterminated"}) == "ask"
+    assert verdict(p, "Bash", {"command": "echo 3"}) == "allow"
+
+
+def test_read_only_commands_need_every_part_read_only(tmp_path: Path) -> None:
+    p = gate(tmp_path)
+    for ok in ("ls -la", "git log --oneline | head -5", "cat a.txt | sort | uniq -c", "find . -name '*.py'",
+               "grep -rn TODO src", "pwd && ls", "git branch", "rg foo", "echo $(git rev-parse HEAD)"):
+        assert verdict(p, "Bash", {"command": ok}) == "allow", ok
+    for bad in ("find . -exec cat {} +", "git branch new-feature", "git -c core.pager=sh log", "sort -o out a",
+                "rg --pre ./evil x", "ls > out", "uniq a b", "git push", "sed -i s/a/b/ f", "date -s now",
+                "git diff --output=x"):
+        assert verdict(p, "Bash", {"command": bad}) == "ask", bad
+
+
+# --- modes ------------------------------------------------------------------------------------
+
+MODE_TABLE = [
+    # mode, tool, input, expected
+    ("default", "Write", {"file_path": "a.py"}, "ask"),
+    ("default", "Bash", {"command": "touch a"}, "ask"),
+    ("default", "Bash", {"command": "ls"}, "allow"),
+    ("acceptEdits", "Write", {"file_path": "a.py"}, "allow"),
+    ("acceptEdits", "Write", {"file_path": "../a.py"}, "ask"),
+    ("acceptEdits", "Bash", {"command": "mkdir -p b && touch b/c && cp b/c d && mv d e"}, "allow"),
+    ("acceptEdits", "Bash", {"command": "npm install"}, "ask"),
+    ("plan", "Write", {"file_path": "a.py"}, "deny"),
+    ("plan", "Bash", {"command": "touch a"}, "deny"),
+    ("plan", "Bash", {"command": "git status"}, "allow"),
+    ("bypassPermissions", "Write", {"file_path": "../a.py"}, "allow"),
+    ("bypassPermissions", "Write", {"file_path": ".git/config"}, "allow"),
+    ("bypassPermissions", "Bash", {"command": "anything --at all"}, "allow"),
+    ("dontAsk", "Write", {"file_path": "a.py"}, "ask"),  # ask -> refused in dontAsk (see below)
+    ("dontAsk", "Bash", {"command": "ls"}, "allow"),
+]
+
+
+@pytest.mark.parametrize("mode,tool,x,expected", MODE_TABLE)
+def test_modes(mode: str, tool: str, x: dict[str, Any], expected: str, tmp_path: Path) -> None:
+    assert verdict(gate(tmp_path, mode), tool, x) == expected
+
+
+def decide(p: Permissions, name: str, x: dict[str, Any], read_only: bool = False) -> Allow | Deny:
+    return asyncio.run(p.decide(name, x, read_only))
+
+
+def test_ask_goes_to_the_callback_or_is_refused_with_a_hint(tmp_path: Path) -> None:
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    def cb(name: str, x: dict[str, Any]) -> dict[str, Any]:
+        asked.append((name, x))
+        return {"behavior": "allow", "updatedInput": {"command": "touch safer"}}
+
+    assert decide(gate(tmp_path, can_use_tool=cb), "Bash", {"command": "touch a"}) == Allow({"command": "touch safer"})
+    assert asked == [("Bash", {"command": "touch a"})]
+    d = decide(gate(tmp_path), "Bash", {"command": "touch a"})
+    assert isinstance(d, Deny) and "cannot ask" in d.message and "--allowedTools 'Bash(touch *)'" in d.message
+    # dontAsk never asks, even with a callback
+    d = decide(gate(tmp_path, "dontAsk", can_use_tool=cb), "Bash", {"command": "touch a"})
+    assert isinstance(d, Deny) and "dontAsk" in d.message and len(asked) == 1
+    # allowed and denied calls never reach the callback
+    decide(gate(tmp_path, can_use_tool=cb, disallowed_tools=["Bash(touch *)"]), "Bash", {"command": "touch a"})
+    decide(gate(tmp_path, can_use_tool=cb), "Bash", {"command": "ls"})
+    assert len(asked) == 1
+
+
+def test_mode_none_keeps_the_gate_out_of_the_way(tmp_path: Path) -> None:
+    p = gate(tmp_path, None)
+    assert decide(p, "Write", {"file_path": "/etc/x"}) == Allow()
+    assert decide(p, "Bash", {"command": "rm -rf /nonexistent"}) == Allow()
+    seen: list[str] = []
+
+    def cb(name: str, x: dict[str, Any]) -> bool:
+        seen.append(name)
+        return True
+
+    p = gate(tmp_path, None, can_use_tool=cb, disallowed_tools=["Bash(rm *)"], allowed_tools=["Bash(ls *)"])
+    assert isinstance(decide(p, "Bash", {"command": "rm x"}), Deny)
+    assert decide(p, "Bash", {"command": "ls"}) == Allow() and seen == []
+    assert decide(p, "Write", {"file_path": "a"}) == Allow() and seen == ["Write"]
+
+
+def test_decide_keeps_its_old_signature(tmp_path: Path) -> None:
+    p = Permissions("default", ["Read"], [], None)
+    assert asyncio.run(p.decide("Read", {"file_path": "x"}, True)) == Allow()
+
+
+def test_unknown_mode_and_bad_rules_are_clear_errors() -> None:
+    with pytest.raises(ValueError, match="unknown permission mode"):
+        Permissions("yolo")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="malformed permission rule"):
+        Permissions("default", ["Bash(oops"])
+
+
+# --- through the loop ---------------------------------------------------------------------------
+
+def bash(command: str, uid: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": uid, "name": "Bash", "input": {"command": command}}
+
+
+def test_persistent_shell_directory_is_used_for_paths(tmp_path: Path) -> None:
+    """`cd .git` in one call, `echo x > config` in the next: the write lands in .git/config
+    (Bash keeps its directory), so it must be judged as .git/config, a protected path."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    model = lw.ScriptedModel([[bash("cd .git", "t1")], [bash("echo x > config", "t2")], [{"type": "text", "text": "ok"}]])
+    r = lw.run("go", lw.AgentOptions(model=model, tools=default_tools(), cwd=tmp_path, permission_mode="acceptEdits"))
+    assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
+    assert [d["tool_use_id"] for d in r.permission_denials] == ["t2"]
+    assert ".git is a protected directory" in str(r.messages[4]["content"][0]["content"])
+
+
+def test_deny_with_interrupt_ends_the_run(tmp_path: Path) -> None:
+    model = lw.ScriptedModel([[bash("touch a", "t1"), bash("touch b", "t2")], [{"type": "text", "text": "never"}]])
+    r = lw.run("go", lw.AgentOptions(model=model, tools=default_tools(), cwd=tmp_path, permission_mode="default",
+                                     can_use_tool=lambda n, x: Deny("stop everything", interrupt=True)))
+    assert r.subtype == "error_during_execution" and r.result == "stop everything"
+    assert [d["tool_use_id"] for d in r.permission_denials] == ["t1"]
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists() and model.calls == 1
+    results = r.messages[2]["content"]
+    assert [b["is_error"] for b in results] == [True, True]  # t2 gets its result too (Inv P2)
+
+
+# --- the command splitter ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("source,parts", [
+    ("a && b || c; d | e |& f & g", ["a", "b", "c", "d", "e", "f", "g"]),
+    ("a\nb", ["a", "b"]),
+    ("(a; b) && { c; }", ["a", "b", "c"]),
+    ("echo $(a) `b` \"$(c)\"", ["a", "b", "c", 'echo $(a) `b` "$(c)"']),
+    ("cat <(a) >(b)", ["a", "b", "cat <(a) >(b)"]),
+    ("timeout -s KILL 5 nice -n 3 nohup env -u X A=1 a x", ["a x"]),
+    ("A=1 B=2 command -p a", ["a"]),
+    ("time -p a", ["a"]),
+    ("xargs -I{} -n 1 a {}", ["a {}"]),
+    ("xargs", ["echo"]),
+    ("find . -exec a {} \\; -execdir b {} +", ["a {}", "b {}", "find . -exec a {} \\; -execdir b {} +"]),
+    ("bash -lc 'a; b'", ["a", "b"]),
+    ("eval 'a && b'", ["a", "b"]),
+    ("echo 'a && b' \"c; d\"", ["echo 'a && b' \"c; d\""]),
+    ("sudo a", ["sudo a"]),
+])
+def test_splitting(source: str, parts: list[str]) -> None:
+    parsed = bashparse.parse(source)
+    assert parsed.ok, parsed.error
+    assert [c.text for c in parsed.commands] == parts
+
+
+def test_what_the_splitter_refuses_to_guess() -> None:
+    for source in ("echo ${x:=$(a)}", "cat <<EOF\n$(a)\nEOF", "echo $((1+2))", "case x in x) a;; esac",
+                   "[[ -f x ]] && a", "echo 'open"):
+        parsed = bashparse.parse(source)
+        assert not parsed.ok, source
+    # ...but its rough split still exposes the commands to deny rules
+    assert "a" in [c.name for c in bashparse.parse("echo ${x:=$(a)}").commands]
+    parsed = bashparse.parse("$X a; sh -c \"$Y\"; env -S 'a b'")
+    assert parsed.ok and [c.opaque is not None or c.name is None for c in parsed.commands] == [True, True, True]
+    assert bashparse.parse("PATH=. ls").commands[0].unsafe_env == ["PATH"]
+    w = bashparse.parse("echo hi > ~/x 2>&1").commands[0].redirects
+    assert w[0].writes and w[0].target is not None and w[0].target.tilde and not w[1].writes
