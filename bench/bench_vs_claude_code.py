@@ -1,0 +1,225 @@
+"""loopwright vs Claude Code on the same scripted task: fix a failing test.
+
+    npm install --prefix bench/.node @anthropic-ai/claude-code    # once (bench/.node is gitignored)
+    .venv/bin/python bench/bench_vs_claude_code.py [--runs N]
+
+Both harnesses run headless (`-p`, `--output-format json`), offline, against the same
+loopback Messages-API server (loopwright.testing.ScriptedServer) serving the same four
+model turns of seed Example 4.3 (Bash runs the tests -> two Reads -> Edit + Bash ->
+final text), with the same tool names and inputs Claude Code's model uses. Each run
+starts from a fresh git repo holding the bundled demo project with one failing test,
+and counts only if the harness reports success AND the tests pass afterwards.
+
+Measured per run: wall time of the whole process, and peak memory = ru_maxrss from
+wait4() on the harness process (the largest resident set of the process or any
+descendant it waited for). Claude Code runs as root here, where it refuses
+bypassPermissions, so both use `--permission-mode acceptEdits --allowedTools "Bash Read Edit"`.
+Writes bench/results/vs_claude_code.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loopwright.cli.demo import PROJECT
+from loopwright.invariant import holds
+from loopwright.testing import ScriptedServer
+
+HERE = Path(__file__).resolve().parent
+CLAUDE = HERE / ".node" / "node_modules" / ".bin" / "claude"
+LOOPWRIGHT = Path(sys.executable).parent / "loopwright"
+MODEL = "claude-sonnet-4-5"
+PROMPT = "Fix the failing test."
+FINAL = "The cause was the boundary check; all tests pass now."
+PERMS = ["--permission-mode", "acceptEdits", "--allowedTools", "Bash Read Edit"]
+
+
+def use(uid: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_use", "id": uid, "name": name, "input": x}
+
+
+def script(repo: Path) -> list[Any]:
+    cmd = f"{sys.executable} run_tests.py"
+    return [
+        [{"type": "text", "text": "I'll run the tests first."},
+         use("toolu_01A", "Bash", {"command": cmd, "description": "Run the test suite"})],
+        [use("toolu_02A", "Read", {"file_path": str(repo / "grades.py")}),
+         use("toolu_02B", "Read", {"file_path": str(repo / "test_grades.py")})],
+        [use("toolu_03A", "Edit", {"file_path": str(repo / "grades.py"), "old_string": "    if score > 90:",
+                                   "new_string": "    if score >= 90:"}),
+         use("toolu_03B", "Bash", {"command": cmd, "description": "Run the tests again"})],
+        [{"type": "text", "text": FINAL}],
+    ]
+
+
+def fresh_repo(repo: Path) -> None:
+    shutil.rmtree(repo, ignore_errors=True)
+    shutil.copytree(PROJECT, repo, ignore=shutil.ignore_patterns("__pycache__"))
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "commit.gpgsign=false"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "failing test"]):
+        subprocess.run([*git, *args], cwd=repo, check=True)
+
+
+def suite_passes(repo: Path) -> bool:
+    return subprocess.run([sys.executable, "run_tests.py"], cwd=repo, capture_output=True, timeout=60).returncode == 0
+
+
+@dataclass
+class Sample:
+    ok: bool
+    wall_s: float
+    maxrss_kib: int
+    why: str = ""
+    loop_calls: int = 0
+    inv_ok: bool = True  # every history met seed Inv, including (P2)'s result order
+    side: list[str] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+def run_one(harness: str, repo: Path, home: Path) -> Sample:
+    fresh_repo(repo)
+    # strict=False: the real API accepts a turn's tool_results in any order, so the server must too;
+    # whether the seed's stricter (P2) order held is recorded separately (Sample.inv_ok).
+    with ScriptedServer(script(repo), model=MODEL, strict=False) as srv:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "LOOPWRIGHT_"))}
+        env.update(HOME=str(home), ANTHROPIC_API_KEY="test", ANTHROPIC_BASE_URL=srv.url, LOOPWRIGHT_HOME=str(home / "lw"),
+                   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1",
+                   DISABLE_ERROR_REPORTING="1")
+        if harness == "claude":
+            cmd = [str(CLAUDE), "-p", PROMPT, "--output-format", "json", "--model", MODEL, *PERMS]
+        else:
+            cmd = [str(LOOPWRIGHT), "-p", PROMPT, "--output-format", "json", "--model", MODEL, "--base-url", srv.url,
+                   *PERMS]
+        out = tempfile.TemporaryFile()
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        stdout = out.read().decode(errors="replace")
+        reqs = list(srv.requests)
+    loop = [r for r in reqs if r.loop_call]
+    side = [f"{r.method} {r.path.split('?')[0]}" + (f" (max_tokens={r.body.get('max_tokens')}, "
+            f"{len(r.body.get('tools') or [])} tools)" if isinstance(r.body, dict) else "") for r in reqs if not r.loop_call]
+    s = Sample(False, wall, ru.ru_maxrss, loop_calls=len(loop), side=side,
+               inv_ok=all(holds(r.body["messages"]) for r in loop))
+    try:
+        s.result = json.loads(stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        s.why = f"no JSON result (exit {p.returncode})"
+        return s
+    if p.returncode != 0 or s.result.get("subtype") != "success":
+        s.why = f"exit {p.returncode}, subtype {s.result.get('subtype')}"
+    elif s.result.get("result") != FINAL:
+        s.why = "unexpected final text"
+    elif not suite_passes(repo):
+        s.why = "the tests still fail after the run"
+    elif len(loop) != 4:
+        s.why = f"{len(loop)} loop calls (expected 4)"
+    else:
+        s.ok = True
+    return s
+
+
+def claude_version() -> str | None:
+    if not CLAUDE.exists():
+        return None
+    try:
+        p = subprocess.run([str(CLAUDE), "--version"], capture_output=True, text=True, timeout=60)
+    except OSError as e:
+        return f"cannot run: {e}"
+    return p.stdout.strip() or f"exit {p.returncode}: {p.stderr.strip()[:200]}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=7)
+    args = ap.parse_args()
+    from loopwright import __version__
+
+    version = claude_version()
+    work = Path(tempfile.mkdtemp(prefix="lw-vs-cc-"))
+    repo, home = work / "repo", work / "home"
+    home.mkdir()
+    harnesses = [("loopwright", f"loopwright {__version__} (Python {platform.python_version()})")]
+    if version and "(Claude Code)" in version:
+        harnesses.append(("claude", f"Claude Code {version.split()[0]} (native binary from npm)"))
+    results: dict[str, list[Sample]] = {}
+    for name, _ in harnesses:
+        run_one(name, repo, home)  # warm-up: page cache, .pyc files, Claude Code's first-run config
+        results[name] = [run_one(name, repo, home) for _ in range(args.runs)]
+        for i, s in enumerate(results[name], 1):
+            print(f"{name} run {i}: {'ok' if s.ok else 'FAILED: ' + s.why}  {s.wall_s * 1000:.0f} ms  "
+                  f"{s.maxrss_kib / 1024:.1f} MiB", file=sys.stderr)
+    lines = ["| harness | runs ok | median wall ms | min wall ms | median peak RSS MiB | model calls | "
+             "other requests to the server | runs with Inv (P2 order) on every request | reported num_turns | reported cost USD |",
+             "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
+    for name, label in harnesses:
+        ss = results[name]
+        ok = [s for s in ss if s.ok] or ss
+        side = Counter(x for s in ok for x in s.side)
+        side_txt = ", ".join(f"{k} ×{v / len(ok):g}" for k, v in side.items()) or "none"
+        lines.append(f"| {label} | {sum(s.ok for s in ss)}/{len(ss)} | {statistics.median(s.wall_s for s in ok) * 1000:.0f} | "
+                     f"{min(s.wall_s for s in ok) * 1000:.0f} | {statistics.median(s.maxrss_kib for s in ok) / 1024:.1f} | "
+                     f"{statistics.median(s.loop_calls for s in ok):g} | {side_txt} | {sum(s.inv_ok for s in ss)}/{len(ss)} | "
+                     f"{ok[0].result.get('num_turns')} | {ok[0].result.get('total_cost_usd', 0):.4f} |")
+    table = "\n".join(lines)
+    print(table)
+    notes = [
+        "# loopwright vs Claude Code: the same scripted fix-the-test task",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}; "
+        f"{args.runs} measured runs per harness after one warm-up run; medians.",
+        "",
+        "Task: seed Example 4.3 served by `loopwright.testing.ScriptedServer` on 127.0.0.1 (offline): "
+        "Bash runs the tests (1 failing) -> Read grades.py + Read test_grades.py -> Edit (the boundary "
+        "`score > 90` -> `score >= 90`) + Bash (5 passed) -> final text. A run counts as ok only if the "
+        "harness reports success, the final text is right, the tests pass afterwards (re-run by the bench), "
+        "the server saw exactly 4 model calls. The server runs with strict=False, like the real API, which "
+        "accepts a turn's tool_results in any order; the column 'Inv (P2 order)' counts runs in which every "
+        "request also met the seed's stricter (P2): results in the order of the tool_use blocks.",
+        "",
+        "Both: `-p`, `--output-format json`, `--model claude-sonnet-4-5`, "
+        "`--permission-mode acceptEdits --allowedTools \"Bash Read Edit\"` (Claude Code refuses "
+        "bypassPermissions as root); Claude Code with ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY=test, "
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 and a bench-local HOME.",
+        "",
+        "Wall = the whole process, start to exit. Peak RSS = ru_maxrss of wait4() on the harness process: "
+        "the largest resident set of that process or of any descendant it waited for (not a sum over the tree).",
+        "",
+        table,
+        "",
+        "Notes:",
+        "- Claude Code's `num_turns` counts differently (it is not the seed's tool-use turns); loopwright "
+        "reports 3 tool-use turns and 4 model calls (`model_calls`).",
+        "- Reported costs differ because the two harnesses send different system prompts and tool definitions "
+        "(Claude Code sends many more tools) and the server prices the prompt-cache traffic it simulates.",
+        "- loopwright's wall time includes importing the anthropic Python SDK (about 1.3 s on this machine "
+        "for `python -c 'import anthropic'`), which dominates its start-up.",
+    ]
+    if len(harnesses) == 1:
+        notes.append(f"- Claude Code did not run: {version or 'not installed (npm install --prefix bench/.node @anthropic-ai/claude-code)'}.")
+    out = HERE / "results" / "vs_claude_code.md"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text("\n".join(notes) + "\n")
+    print(f"\nwritten: {out}")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0 if all(s.ok for ss in results.values() for s in ss) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
