@@ -241,3 +241,36 @@ def test_background_shell_dies_with_python(tmp_path: Path) -> None:
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
     assert wait_dead(int(wait_for_file(pidfile)))
+
+
+def test_background_leftovers_stop_when_the_command_exits(ctx: ToolContext, tmp_path: Path) -> None:
+    from loopwright.tools.bash import _ALL_SHELLS
+
+    pidfile = tmp_path / "left.pid"
+    call(BASH, ctx, command=f"sleep 300 & echo $! > {pidfile}; echo bye", run_in_background=True)
+    assert wait_dead(int(wait_for_file(pidfile)))
+    shell = ctx.state["bash_shells"]["bash_1"]
+    deadline = time.monotonic() + 5
+    while shell.popen.pid in _ALL_SHELLS and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert shell.popen.pid not in _ALL_SHELLS  # nothing left for atexit to signal
+    out, _ = call(OUTPUT, ctx, bash_id="bash_1")
+    assert "<status>completed</status>" in out and "bye" in out
+
+
+@pytest.mark.parametrize("yields", [0, 1, 2, 3, 5, 8])
+def test_cancellation_at_any_point_of_startup_leaves_nothing(ctx: ToolContext, tmp_path: Path, yields: int) -> None:
+    pidfile = tmp_path / f"early{yields}.pid"
+
+    async def go() -> None:
+        task = asyncio.ensure_future(BASH.call({"command": f"sleep 300 & echo $! > {pidfile}; wait"}, ctx))
+        for _ in range(yields):
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())
+    time.sleep(0.2)  # a sleep that escaped would have written its pid by now
+    if pidfile.exists() and pidfile.read_text().strip():
+        assert wait_dead(int(pidfile.read_text()))

@@ -50,7 +50,8 @@ BASH_DESCRIPTION = """Executes a bash command and returns its output (stdout and
   process it started are killed.
 - stdin is /dev/null: do not run interactive commands. Output over 30000 characters is cut in the middle.
 - Processes a command leaves running are stopped when it finishes. For servers, watchers and
-  other long-running commands set run_in_background and read output later with BashOutput.
+  other long-running commands set run_in_background (the command itself must keep running,
+  not daemonize) and read output later with BashOutput; stop it with KillShell.
 - Prefer Read, Edit, Write, Glob and Grep over cat, sed, find and grep."""
 
 INPUT_SCHEMA: dict[str, Any] = {
@@ -195,6 +196,14 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
         self.exited.set()
 
 
+async def _reaped(protocol: _Protocol, timeout: float = 1.0) -> None:
+    """Wait (briefly) until the event loop has seen bash exit, so no exit callback outlives it."""
+    try:
+        await asyncio.wait_for(protocol.exited.wait(), timeout)
+    except TimeoutError:
+        pass
+
+
 def _shell_cwd(ctx: ToolContext) -> Path:
     cwd = ctx.state.get(CWD_KEY)
     if isinstance(cwd, Path) and cwd.is_dir():
@@ -208,13 +217,26 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
     os.close(fd)
     cwd = _shell_cwd(ctx)
     buf = CappedBuffer()
+    # The process runs before subprocess_exec returns (it still connects the pipes): an
+    # interrupt in that window must not leave it behind, so the spawn is shielded and the
+    # group killed once it exists.
+    spawn = asyncio.ensure_future(loop.subprocess_exec(
+        lambda: _Protocol(limit=2**16, loop=loop),
+        "bash", "-c", _WRAPPER, "bash", command, pwd_file,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        cwd=str(cwd), start_new_session=True,
+    ))
     try:
-        transport, protocol = await loop.subprocess_exec(
-            lambda: _Protocol(limit=2**16, loop=loop),
-            "bash", "-c", _WRAPPER, "bash", command, pwd_file,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            cwd=str(cwd), start_new_session=True,
-        )
+        transport, protocol = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        try:
+            transport, protocol = await spawn
+            await kill_group(transport.get_pid())
+            await _reaped(protocol)
+            transport.close()
+        finally:
+            os.unlink(pwd_file)
+        raise
     except OSError as e:
         os.unlink(pwd_file)
         raise ToolError(f"Could not start bash: {e}") from e
@@ -244,6 +266,7 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
         killer = asyncio.ensure_future(kill_group(pgid))
         try:
             await asyncio.shield(killer)
+            await _reaped(protocol)
         except asyncio.CancelledError:
             pass
         raise
@@ -315,6 +338,21 @@ def _reader(shell: BackgroundShell) -> None:
         shell.eof.set()
 
 
+def _waiter(shell: BackgroundShell) -> None:
+    """When a background command exits, stop what it left running (as for foreground commands),
+    at once: before its process group id could be reused."""
+    pgid = shell.popen.pid
+    shell.popen.wait()
+    shell.eof.wait(timeout=DRAIN_S)
+    if _group_alive(pgid):
+        _signal_group(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + KILL_GRACE_S
+        while _group_alive(pgid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        _signal_group(pgid, signal.SIGKILL)
+    _ALL_SHELLS.pop(pgid, None)
+
+
 def _kill_all_at_exit() -> None:
     for pgid in list(_ALL_SHELLS):
         _signal_group(pgid, signal.SIGKILL)
@@ -338,7 +376,8 @@ def _start_background(command: str, ctx: ToolContext) -> str:
     shell = BackgroundShell(shell_id, command, popen)
     _ALL_SHELLS[popen.pid] = shell
     ctx.state.setdefault(SHELLS_KEY, {})[shell_id] = shell
-    threading.Thread(target=_reader, args=(shell,), daemon=True, name=f"loopwright-{shell_id}").start()
+    threading.Thread(target=_reader, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-out").start()
+    threading.Thread(target=_waiter, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-wait").start()
     return (f"Command running in background with ID: {shell_id}. "
             "Use BashOutput to read its output and KillShell to stop it.")
 

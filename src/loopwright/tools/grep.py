@@ -13,6 +13,11 @@ What both engines do (ripgrep's defaults plus `--no-require-git`):
 - `glob` filters (gitignore-style, `!` to exclude) and `type` filters take precedence over
   ignore rules and hiding, exactly as in ripgrep: `glob: "*.py"` also finds `.hidden.py`.
 
+Ignore files are read by `GitIgnore` below rather than `pathspec`: gitignore globs must match
+a path itself, not the paths under a matched directory (pathspec does the latter), or a parent's
+`.venv/` rule would hide everything when the search starts inside `.venv`.
+Tests and benchmarks force an engine with ctx.state["grep_engine"] = "rg" | "python".
+
 Where the Python engine differs from rg (documented limits):
 - Patterns run on Python `re`, after translating Rust syntax: `(?<name>` -> `(?P<name>`,
   `\\z` -> `\\Z`, POSIX classes `[[:alpha:]]`. Unicode classes `\\p{..}` are refused. Python
