@@ -293,3 +293,20 @@ def test_disconnect_interrupts_a_running_query() -> None:
         assert c.results[-1].subtype == "error_during_execution"
 
     run(go())
+
+
+def test_client_queries_chain_parent_uuids_in_one_transcript(tmp_path: Path) -> None:
+    o = lw.AgentOptions(model=lw.ScriptedModel([[text("a")], [text("b")]]), cwd=tmp_path,
+                        sessions_dir=tmp_path / "s", persist_session=True)
+
+    async def go() -> None:
+        async with lw.LoopwrightClient(o) as c:
+            for p in ("one", "two"):
+                await c.query(p)
+                await collect(c)
+
+    run(go())
+    from loopwright.sessions import read_lines
+
+    lines = read_lines(next((tmp_path / "s").rglob("*.jsonl")))
+    assert [ln["parentUuid"] for ln in lines] == [None, *[ln["uuid"] for ln in lines[:-1]]]

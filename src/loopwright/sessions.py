@@ -148,8 +148,10 @@ class JsonlWriter:
         self.session_id = session_id
         self.fsync = fsync
         self._f: IO[str] | None = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open on purpose
+        self.last_uuid: str | None = None  # of the file's last whole line: the parent of our first
         if self._f.tell() > 0:
             self._heal_torn_tail()
+            self.last_uuid = _last_uuid(path)
 
     def _heal_torn_tail(self) -> None:
         """A crash may have left a line without its newline: end it, so our next line is whole."""
@@ -173,6 +175,21 @@ class JsonlWriter:
         if self._f is not None:
             self._f.close()
             self._f = None
+
+
+def _last_uuid(path: Path, tail: int = 1 << 16) -> str | None:
+    """The uuid of the last whole line, reading only the end of the file."""
+    with open(path, "rb") as f:
+        f.seek(max(0, f.seek(0, os.SEEK_END) - tail))
+        chunk = f.read()
+    for raw in reversed(chunk.split(b"\n")):
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("uuid"), str):
+            return str(obj["uuid"])
+    return None
 
 
 class JsonlSessionStore:
@@ -270,7 +287,7 @@ class SessionRecorder:
         self.writer = writer
         self.session_id = session_id
         self.cwd = str(cwd)
-        self.last_uuid = parent_uuid
+        self.last_uuid = parent_uuid if parent_uuid is not None else getattr(writer, "last_uuid", None)
         self.prompt_uuid: str | None = None  # the user message that started this turn (checkpoints key)
         self._open_assistant: str | None = None  # an assistant line not yet answered by a user line
 
