@@ -52,7 +52,7 @@ def tree(tmp_path: Path) -> Path:
     write(root, "sub/.gitignore", "generated.py\n")
     write(root, "sub/generated.py", "foo = 'generated'\n")
     write(root, "sub/deep/d.js", "const foo = () => foo;\n// foo\n")
-    write(root, "sub/deep/e.ts", "let fooBar: number = 1;\n")
+    write(root, "sub/deep/e.ts", "let fooBar: number = 1;\nlet x = -1;\n")
     write(root, "build/out.py", "foo = 'built'\n")
     write(root, "x.log", "foo log\n")
     write(root, "keep.log", "foo kept\n")
@@ -116,6 +116,7 @@ QUERIES: list[dict[str, Any]] = [
     {"pattern": "foo", "glob": "*.log"},  # a glob whitelists past .gitignore, as in rg
     {"pattern": "foo", "path": ".hdir"},  # an explicit hidden root is searched
     {"pattern": "Foo", "-i": True, "type": "py", "output_mode": "count"},
+    {"pattern": "-1;", "output_mode": "content"},  # a pattern that looks like a flag
     {"pattern": "nomatchanywhere"},
     {"pattern": "nomatchanywhere", "output_mode": "content"},
 ]
@@ -322,3 +323,28 @@ def test_root_inside_an_ignored_directory(tmp_path: Path) -> None:
     out_py, _ = call(grep, {"pattern": "needle"}, ctx_for(lib, "python"))
     assert out_py == out_rg
     assert out_py.splitlines()[1:] == ["logs/a.py", "mod.py", "pkg/sub/only_here.py"]
+
+
+def test_auto_falls_back_to_python_without_rg(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import loopwright.tools.grep as g
+
+    calls: list[Query] = []
+    real = g.run_python
+
+    def spy(q: Query) -> Any:
+        calls.append(q)
+        return real(q)
+
+    monkeypatch.setattr(g, "rg_path", lambda: None)
+    monkeypatch.setattr(g, "run_python", spy)
+    out, err = call(make_grep_tool(), {"pattern": "foo", "type": "py"}, ToolContext(tree))
+    assert not err and len(calls) == 1
+    assert out.splitlines() == ["Found 3 files", ".hidden.py", "a.py", "sub/b.py"]
+    out, err = call(make_grep_tool(), {"pattern": "foo"}, ctx_for(tree, "rg"))
+    assert err and "not installed" in out
+
+
+@needs_rg
+def test_rg_errors_become_tool_errors(tree: Path) -> None:
+    out, err = call(make_grep_tool(), {"pattern": "x", "type": "nosuchtype"}, ctx_for(tree, "rg"))
+    assert err and "nosuchtype" in out

@@ -84,6 +84,8 @@ def test_errors(tmp_path: Path) -> None:
     (tmp_path / "prog.bin").write_bytes(b"\x7fELF\x00\x00\x01\x02" * 10)
     out, err = read(ctx, file_path=str(tmp_path / "prog.bin"))
     assert err and "binary" in out
+    out, err = read(ctx, file_path="/dev/zero")
+    assert err and "not a regular file" in out
     out, err = read(ctx, file_path=str(tmp_path / "config.yaml"), offset=-1)
     assert err and "offset" in out
     out, err = read(ctx, file_path=str(tmp_path / "config.yaml"), extra=1)

@@ -68,6 +68,8 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
         raise ToolError(_missing(path, ctx))
     if path.is_dir():
         raise ToolError(f"EISDIR: {path} is a directory, not a file. Use Glob, or `ls` with Bash, to list it.")
+    if not path.is_file():  # a FIFO or a device would block or never end
+        raise ToolError(f"{path} is not a regular file.")
     size = path.stat().st_size
     mime = IMAGE_TYPES.get(path.suffix.lower())
     if mime is not None:
