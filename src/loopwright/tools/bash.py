@@ -391,11 +391,12 @@ def _get_shell(ctx: ToolContext, shell_id: str) -> BackgroundShell:
     return shell
 
 
-def bash_output(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def bash_output(inp: dict[str, Any], ctx: ToolContext) -> str:
     shell = _get_shell(ctx, inp["bash_id"])
     status = shell.status()
-    if status != "running":
-        shell.eof.wait(timeout=DRAIN_S)  # the reader may still hold the last chunk
+    deadline = time.monotonic() + DRAIN_S
+    while status != "running" and not shell.eof.is_set() and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)  # the reader may still be copying the last output
     text = shell.take()
     pattern = inp.get("filter")
     if pattern and text:
