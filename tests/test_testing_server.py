@@ -207,21 +207,31 @@ def test_script_file_and_loopback_only(tmp_path: Path) -> None:
 
 def test_serve_scripted_command_serves_a_client(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
-    script.write_text(json.dumps([[text("served by the command")]]))
+    script.write_text(json.dumps({"turns": [[text("served by the command")]],
+                                  "faults": [{"status": 529, "error_type": "overloaded_error"}]}))
     exe = Path(sys.executable).parent / "loopwright"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-c", "from loopwright.cli import main; main()"]
-    proc = subprocess.Popen([*cmd, "serve-scripted", str(script), "--port", "0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen([*cmd, "serve-scripted", str(script), "--port", "0", "--loop-model", "sonnet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
         assert "listening on http://127.0.0.1:" in first
         url = first.split("listening on ")[1].split()[0]
         client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
-        reply = client.messages.create(model=MODEL, max_tokens=20, messages=[{"role": "user", "content": "hi"}])
+        hi = [{"role": "user", "content": "hi"}]
+        side = client.messages.create(model="claude-haiku-4-5", max_tokens=20, messages=hi)
+        assert side.content[0].text == "ok"  # not the loop model: no turn used
+        with pytest.raises(anthropic.APIStatusError) as err:  # the fault from the script file
+            client.messages.create(model=MODEL, max_tokens=20, messages=hi)
+        assert err.value.status_code == 529
+        reply = client.messages.create(model=MODEL, max_tokens=20, messages=hi)
         assert reply.content[0].text == "served by the command"
-        line = proc.stdout.readline()
-        assert line.startswith("POST /v1/messages -> 200 turn 1")
+        lines = [proc.stdout.readline() for _ in range(3)]
+        assert lines[0].startswith("POST /v1/messages -> 200 side")
+        assert lines[1].startswith("POST /v1/messages -> 529") and "fault=529" in lines[1]
+        assert lines[2].startswith("POST /v1/messages -> 200 turn 1")
     finally:
         proc.terminate()
         proc.wait(timeout=10)
