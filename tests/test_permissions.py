@@ -279,3 +279,41 @@ def test_what_the_splitter_refuses_to_guess() -> None:
     assert bashparse.parse("PATH=. ls").commands[0].unsafe_env == ["PATH"]
     w = bashparse.parse("echo hi > ~/x 2>&1").commands[0].redirects
     assert w[0].writes and w[0].target is not None and w[0].target.tilde and not w[1].writes
+
+
+# --- the examples in docs/permissions.md --------------------------------------------------------
+
+DOC_EXAMPLES: list[tuple[str, dict[str, Any], str, dict[str, Any], str, str]] = [
+    # mode, extra rules, tool, input, expected, text the refusal must contain
+    ("default", {"allowed_tools": ["Bash(npm run lint:*)"]}, "Bash", {"command": "npm run lint"}, "run", ""),
+    ("default", {}, "Bash", {"command": "ls -la && git status"}, "run", ""),
+    ("default", {}, "Write", {"file_path": "src/a.py"}, "refused", "acceptEdits"),
+    ("default", {"allowed_tools": ["Bash(npm run lint:*)"]}, "Bash", {"command": "npm run lint && rm -rf dist"},
+     "refused", "--allowedTools 'Bash(rm *)'"),
+    ("acceptEdits", {}, "Write", {"file_path": "tests/test_a.py"}, "run", ""),
+    ("acceptEdits", {}, "Bash", {"command": "mkdir -p build && cp a build/"}, "run", ""),
+    ("acceptEdits", {}, "Write", {"file_path": "../other/x.py"}, "refused", "outside the working directories"),
+    ("acceptEdits", {}, "Write", {"file_path": ".git/hooks/pre-commit"}, "refused", ".git is a protected directory"),
+    ("acceptEdits", {}, "Bash", {"command": "npm install"}, "refused", "needs approval"),
+    ("plan", {}, "Bash", {"command": "git log -5"}, "run", ""),
+    ("plan", {}, "Edit", {"file_path": "src/a.py"}, "refused", "plan mode allows read-only tools only"),
+    ("plan", {}, "Bash", {"command": "ls > files.txt"}, "refused", "it redirects output into a file"),
+    ("bypassPermissions", {"disallowed_tools": ["Bash(rm *)"]}, "Bash", {"command": "make clean && touch x"}, "run", ""),
+    ("bypassPermissions", {}, "Write", {"file_path": "/tmp/elsewhere.txt"}, "run", ""),
+    ("bypassPermissions", {"disallowed_tools": ["Bash(rm *)"]}, "Bash", {"command": "ls && rm -rf build"},
+     "refused", "matches the deny rule Bash(rm *)"),
+    ("dontAsk", {"allowed_tools": ["Bash(make check)", "Edit(./src/**)"]}, "Bash", {"command": "make check"}, "run", ""),
+    ("dontAsk", {"allowed_tools": ["Edit(./src/**)"]}, "Edit", {"file_path": "src/a.py"}, "run", ""),
+    ("dontAsk", {"allowed_tools": ["Edit(./src/**)"]}, "Edit", {"file_path": "README.md"}, "refused",
+     "dontAsk mode refuses everything else"),
+]
+
+
+@pytest.mark.parametrize("mode,rules,tool,x,expected,needle", DOC_EXAMPLES)
+def test_docs_examples(mode: str, rules: dict[str, Any], tool: str, x: dict[str, Any], expected: str,
+                       needle: str, tmp_path: Path) -> None:
+    read_only = tool in ("Read", "Grep", "Glob")
+    d = decide(gate(tmp_path, mode, **rules), tool, x, read_only)
+    assert ("run" if isinstance(d, Allow) else "refused") == expected
+    if isinstance(d, Deny):
+        assert needle in d.message, d.message

@@ -196,6 +196,7 @@ class Verdict:
     kind: Literal["allow", "deny", "ask"]
     reason: str = ""
     soft: bool = False  # an ask that only exists because nothing approved the call (mode None: run)
+    subject: str | None = None  # the program that needs approval, for the hint
 
     @property
     def allowed(self) -> bool:
@@ -333,7 +334,7 @@ class Permissions:
     async def _ask(self, name: str, tool_input: dict[str, Any], v: Verdict) -> Decision:
         if self.mode == "dontAsk":
             return Deny(f"Permission denied: {describe(name, tool_input)} is not pre-approved and "
-                        f"dontAsk mode refuses everything else ({v.reason}). {self.hint(name, tool_input)}")
+                        f"dontAsk mode refuses everything else ({v.reason}). {self.hint(name, tool_input, v)}")
         if self.can_use_tool is not None:
             value = self.can_use_tool(name, tool_input)
             if inspect.isawaitable(value):
@@ -342,13 +343,14 @@ class Permissions:
         if v.soft and self.mode is None:
             return Allow()
         return Deny(f"Permission denied: {describe(name, tool_input)} needs approval ({v.reason}), and this "
-                    f"run cannot ask. {self.hint(name, tool_input)}")
+                    f"run cannot ask. {self.hint(name, tool_input, v)}")
 
-    def hint(self, name: str, tool_input: dict[str, Any]) -> str:
+    def hint(self, name: str, tool_input: dict[str, Any], v: Verdict | None = None) -> str:
         """How to allow a call like this one next time."""
         if name == "Bash":
             cmd = tool_input.get("command")
-            first = cmd.split()[0] if isinstance(cmd, str) and cmd.split() else ""
+            first = v.subject if v is not None and v.subject else (
+                cmd.split()[0] if isinstance(cmd, str) and cmd.split() else "")
             rule = f"Bash({first} *)" if first else "Bash"
             return (f"To allow it, add a rule such as --allowedTools '{rule}' (or permissions.allow in "
                     ".loopwright/settings.json), or run with --permission-mode bypassPermissions.")
@@ -588,7 +590,8 @@ class Permissions:
             if self.mode == "plan":
                 return Verdict("deny", f"Permission denied: plan mode runs read-only commands only, and this "
                                        f"command could not be checked: {parsed.error}.")
-            return Verdict("ask", f"{parsed.error}; only commands that can be checked run without approval")
+            return Verdict("ask", f"{parsed.error}; only commands that can be checked run without approval",
+                           subject=next((c.name for c in parsed.commands if c.name), None))
         if self.mode == "plan":
             for c in parsed.commands:
                 why = c.opaque or (read_only_problem(c) if c.argv else None) or self._env_problem(c)
@@ -602,7 +605,7 @@ class Permissions:
         for c in parsed.commands:
             why = self._part_problem(c, parsed)
             if why is not None:
-                return Verdict("ask", why)
+                return Verdict("ask", why, subject=c.name)
         return ALLOW
 
     def _bash_rule(self, rules: list[Rule], c: bashparse.SimpleCommand, allow: bool = False) -> Rule | None:
