@@ -171,3 +171,57 @@ def test_interactive_session_in_tmux(term: tuple[Term, Path]) -> None:
     while not t.dead()[0] and time.monotonic() < deadline:
         time.sleep(0.05)
     assert t.dead() == (True, "0")
+
+
+def test_streamed_text_is_shown_line_by_line_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Text deltas are printed as whole lines as they arrive; the finished message does not repeat them."""
+    import io
+
+    from loopwright.blocks import TextBlock
+    from loopwright.cli.interactive import Repl
+    from loopwright.cli.render import TraceRenderer
+    from loopwright.messages import AssistantMessage, StreamEvent
+    from loopwright.options import AgentOptions
+
+    repl = Repl(AgentOptions(model="scripted:unused.json", cwd=tmp_path))
+    repl.renderer = TraceRenderer(io.StringIO(), spinner=False)
+
+    def delta(s: str) -> StreamEvent:
+        return StreamEvent({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": s}})
+
+    repl.show(delta("alpha li"))
+    assert capsys.readouterr().out == ""  # no newline yet: nothing printed
+    repl.show(delta("ne\nbeta"))
+    assert capsys.readouterr().out == "  alpha line\n"  # printed before the message is complete
+    repl.show(AssistantMessage([TextBlock("alpha line\nbeta")], "m", "end_turn"))
+    assert capsys.readouterr().out == "  beta\n"
+    assert "alpha" not in repl.renderer.out.getvalue()  # type: ignore[attr-defined]
+
+
+def test_interactive_against_the_loopback_api_server(tmp_path: Path) -> None:
+    """`loopwright --model claude-... --base-url` in tmux: streamed multi-line text, shown once."""
+    from loopwright.testing import ScriptedServer
+
+    work = tmp_path / "work"
+    work.mkdir()
+    reply = [{"type": "text", "text": "alpha line from the server\nbeta line from the server\ngamma line"}]
+    with ScriptedServer([reply]) as srv:
+        name = f"lw-{uuid.uuid4().hex[:8]}"
+        t = Term(name)
+        env = (f"env -u LOOPWRIGHT_SESSIONS_DIR -u LOOPWRIGHT_MODEL LOOPWRIGHT_HOME={tmp_path / 'home'} "
+               f"ANTHROPIC_API_KEY=test")
+        t.tmux("new-session", "-d", "-s", name, "-x", "150", "-y", "50", "-c", str(work),
+               f"{env} {LOOPWRIGHT} --model claude-sonnet-4-5 --base-url {srv.url}")
+        try:
+            t.wait("/help for commands")
+            t.type("hello")
+            t.keys("Enter")
+            s = t.wait("● success")
+            for line in ("alpha line from the server", "beta line from the server", "gamma line"):
+                assert s.count(line) == 1, s
+            assert s.index("alpha line") < s.index("gamma line") < s.index("● success")
+            t.type("/exit")
+            t.keys("Enter")
+            t.wait("bye")
+        finally:
+            t.tmux("kill-session", "-t", name)

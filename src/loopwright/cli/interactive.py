@@ -24,7 +24,9 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from ..blocks import TextBlock
 from ..client import LoopwrightClient
+from ..messages import AssistantMessage, Message, ResultMessage, StreamEvent
 from ..options import AgentOptions
 from ..permissions import Allow, Deny
 
@@ -44,7 +46,11 @@ FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 class Repl:
     def __init__(self, options: AgentOptions) -> None:
         self.base_options = options
-        self.client = LoopwrightClient(replace(options, can_use_tool=self.ask_permission))
+        # partial messages: text is shown line by line as the model writes it
+        self.client = LoopwrightClient(replace(options, can_use_tool=self.ask_permission,
+                                               include_partial_messages=True))
+        self.partial = ""  # streamed text not yet printed (no newline yet)
+        self.streamed = False  # the current model call's text was shown while streaming
         self.turn: asyncio.Task[None] | None = None
         self.last_ctrl_c = 0.0
         self.started = time.monotonic()
@@ -90,17 +96,38 @@ class Repl:
         try:
             await self.client.query(prompt)
             async for msg in self.client.receive_response():
-                self.renderer.show(msg)
+                self.show(msg)
             while self.client.pending:  # sent while no tool ran: it becomes the next prompt
                 self.say(f"  ✉ sending queued message: {self.client.pending[0][:80]}")
                 await self.client.query("")
                 async for msg in self.client.receive_response():
-                    self.renderer.show(msg)
+                    self.show(msg)
         except Exception as e:  # noqa: BLE001 - the REPL survives a broken run and says why
             self.say(f"  ✗ {type(e).__name__}: {e}")
         finally:
             if self.app is not None:
                 self.app.invalidate()
+
+    def show(self, msg: Message) -> None:
+        """Render one message; streamed text deltas are printed as whole lines as they come."""
+        if isinstance(msg, StreamEvent):
+            ev = msg.event
+            delta = ev.get("delta") or {}
+            if ev.get("type") == "content_block_delta" and delta.get("type") == "text_delta":
+                self.streamed = True
+                self.partial += str(delta.get("text", ""))
+                while "\n" in self.partial:
+                    line, self.partial = self.partial.split("\n", 1)
+                    self.say(f"  {line}")
+            return
+        if self.partial:
+            self.say(f"  {self.partial}")
+            self.partial = ""
+        if isinstance(msg, AssistantMessage) and self.streamed:  # its text is on screen already
+            msg = replace(msg, content=[b for b in msg.content if not isinstance(b, TextBlock)])
+        if isinstance(msg, (AssistantMessage, ResultMessage)):
+            self.streamed = False
+        self.renderer.show(msg)
 
     def interrupt(self) -> None:
         if self.busy:
