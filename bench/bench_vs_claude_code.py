@@ -85,6 +85,7 @@ class Sample:
     why: str = ""
     loop_calls: int = 0
     inv_ok: bool = True  # every history met seed Inv, including (P2)'s result order
+    first_request_s: float = 0.0  # process start -> first model request at the server (start-up cost)
     side: list[str] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=dict)
 
@@ -104,6 +105,7 @@ def run_one(harness: str, repo: Path, home: Path) -> Sample:
             cmd = [str(LOOPWRIGHT), "-p", PROMPT, "--output-format", "json", "--model", MODEL, "--base-url", srv.url,
                    *PERMS]
         out = tempfile.TemporaryFile()
+        m0 = time.monotonic()  # the server stamps requests with time.monotonic()
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.DEVNULL)
         _, status, ru = os.wait4(p.pid, 0)
@@ -116,7 +118,8 @@ def run_one(harness: str, repo: Path, home: Path) -> Sample:
     side = [f"{r.method} {r.path.split('?')[0]}" + (f" (max_tokens={r.body.get('max_tokens')}, "
             f"{len(r.body.get('tools') or [])} tools)" if isinstance(r.body, dict) else "") for r in reqs if not r.loop_call]
     s = Sample(False, wall, ru.ru_maxrss, loop_calls=len(loop), side=side,
-               inv_ok=all(holds(r.body["messages"]) for r in loop))
+               inv_ok=all(holds(r.body["messages"]) for r in loop),
+               first_request_s=(loop[0].received - m0) if loop else 0.0)
     try:
         s.result = json.loads(stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -133,6 +136,15 @@ def run_one(harness: str, repo: Path, home: Path) -> Sample:
     else:
         s.ok = True
     return s
+
+
+def import_ms(module: str) -> float:
+    samples = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples) * 1000
 
 
 def claude_version() -> str | None:
@@ -152,6 +164,8 @@ def main() -> int:
     from loopwright import __version__
 
     version = claude_version()
+    sdk_ms = import_ms("anthropic")
+    bare_ms = import_ms("loopwright")
     work = Path(tempfile.mkdtemp(prefix="lw-vs-cc-"))
     repo, home = work / "repo", work / "home"
     home.mkdir()
@@ -165,16 +179,18 @@ def main() -> int:
         for i, s in enumerate(results[name], 1):
             print(f"{name} run {i}: {'ok' if s.ok else 'FAILED: ' + s.why}  {s.wall_s * 1000:.0f} ms  "
                   f"{s.maxrss_kib / 1024:.1f} MiB", file=sys.stderr)
-    lines = ["| harness | runs ok | median wall ms | min wall ms | median peak RSS MiB | model calls | "
+    lines = ["| harness | runs ok | median wall ms | min wall ms | median start → 1st model request ms | "
+             "median peak RSS MiB | model calls | "
              "other requests to the server | runs with Inv (P2 order) on every request | reported num_turns | reported cost USD |",
-             "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
     for name, label in harnesses:
         ss = results[name]
         ok = [s for s in ss if s.ok] or ss
         side = Counter(x for s in ok for x in s.side)
         side_txt = ", ".join(f"{k} ×{v / len(ok):g}" for k, v in side.items()) or "none"
         lines.append(f"| {label} | {sum(s.ok for s in ss)}/{len(ss)} | {statistics.median(s.wall_s for s in ok) * 1000:.0f} | "
-                     f"{min(s.wall_s for s in ok) * 1000:.0f} | {statistics.median(s.maxrss_kib for s in ok) / 1024:.1f} | "
+                     f"{min(s.wall_s for s in ok) * 1000:.0f} | {statistics.median(s.first_request_s for s in ok) * 1000:.0f} | "
+                     f"{statistics.median(s.maxrss_kib for s in ok) / 1024:.1f} | "
                      f"{statistics.median(s.loop_calls for s in ok):g} | {side_txt} | {sum(s.inv_ok for s in ss)}/{len(ss)} | "
                      f"{ok[0].result.get('num_turns')} | {ok[0].result.get('total_cost_usd', 0):.4f} |")
     table = "\n".join(lines)
@@ -208,9 +224,15 @@ def main() -> int:
         "reports 3 tool-use turns and 4 model calls (`model_calls`).",
         "- Reported costs differ because the two harnesses send different system prompts and tool definitions "
         "(Claude Code sends many more tools) and the server prices the prompt-cache traffic it simulates.",
-        "- loopwright's wall time includes importing the anthropic Python SDK (about 1.3 s on this machine "
-        "for `python -c 'import anthropic'`), which dominates its start-up.",
+        f"- loopwright's start-up is dominated by importing the anthropic Python SDK: `python -c 'import anthropic'` "
+        f"takes {sdk_ms:.0f} ms (median of 3) here, against {bare_ms:.0f} ms for `python -c 'import loopwright'`.",
     ]
+    if "claude" in results:
+        bad = sum(not s.inv_ok for s in results["claude"])
+        notes.append(f"- Claude Code sent the two concurrent Reads' tool_results in completion order, not in the order "
+                     f"of the tool_use blocks, in {bad} of {len(results['claude'])} runs. The real API accepts that; "
+                     "the seed's (P2) does not, and the project's server in its default strict mode answers it with "
+                     "HTTP 400 (which is how this was found). loopwright always places results in emission order.")
     if len(harnesses) == 1:
         notes.append(f"- Claude Code did not run: {version or 'not installed (npm install --prefix bench/.node @anthropic-ai/claude-code)'}.")
     out = HERE / "results" / "vs_claude_code.md"
