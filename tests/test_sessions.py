@@ -411,3 +411,12 @@ def test_cli_resume_fork_continue_and_no_persistence(tmp_path: Path) -> None:
     assert taken.returncode == 2 and "already in use" in taken.stderr and "Traceback" not in taken.stderr
     missing = cli(tmp_path, "-p", "x", "--model", m, "--resume", "no-such-session")
     assert missing.returncode == 2 and "no session 'no-such-session'" in missing.stderr
+
+
+def test_unwritable_sessions_dir_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    o = lw.AgentOptions(model=lw.ScriptedModel([[text("x")]]), cwd=tmp_path, sessions_dir=blocker,
+                        persist_session=True)
+    with pytest.raises(ValueError, match="cannot write the session transcript"):
+        lw.run("hi", o)

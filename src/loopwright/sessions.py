@@ -576,7 +576,11 @@ def start_session(options: Any, cwd: Path, history_given: bool) -> SessionStart:
         fsync = getattr(options, "session_fsync", "none")
         if fsync not in ("none", "turn", "always"):
             raise ValueError(f"session_fsync must be 'none', 'turn' or 'always', got {fsync!r}")
-        writer = store.open_writer(sid, cwd, cast(FsyncPolicy, fsync))
+        try:
+            writer = store.open_writer(sid, cwd, cast(FsyncPolicy, fsync))
+        except OSError as e:  # an unwritable home: a clear configuration error, not a crash
+            raise ValueError(f"cannot write the session transcript ({e}); set LOOPWRIGHT_HOME, "
+                             "or run without session persistence") from None
         recorder = SessionRecorder(writer, sid, cwd, parent)
     return SessionStart(sid, history, recorder)
 
