@@ -137,10 +137,10 @@ def scenario(root: Path, kind: str, k: int) -> str | None:
                 wait_for(lambda: '"isPrompt":true' in transcript_text(path), "the prompt line")
             else:
                 wait_for(lambda: has_result(path, f"s{k - 1}"), f"result of step {k - 1}")
-            time.sleep(MODEL_DELAY / 3)
+            time.sleep(0.05)  # inside the call: it lasts MODEL_DELAY
         elif kind == "tool":  # while step k's Bash sleeps
             wait_for(lambda: f"start {k}" in log_lines(log), f"start {k}")
-            time.sleep(TOOL_SLEEP / 4)
+            time.sleep(0.05)  # inside the sleep: it lasts TOOL_SLEEP
         else:  # "between": the instant step k's result is on disk, before the next model call ends
             wait_for(lambda: has_result(path, f"s{k}"), f"result of step {k}")
         if proc.poll() is not None:
