@@ -167,6 +167,10 @@ DENIED: list[tuple[str, str, Any, bool]] = [
     ("bypass", "Bash", "touch pwned", True),
     ("bypass", "Write", {"file_path": ".env", "content": "x"}, True),
     ("bypass", "Bash", "cat secrets/key > out.txt", True),
+    ("bypass", "Bash", "bash -o pipefail -c 'rm canary.txt'", True),
+    ("bypass", "Bash", "/bin/rm canary.txt", True),
+    ("bypass", "Bash", "setsid -w rm canary.txt", True),
+    ("bypass", "Bash", "cd src && rm ../canary.txt", True),
 ]
 
 # (rule set, tool, input, path that must exist afterwards or None)
@@ -193,6 +197,7 @@ ALLOWED: list[tuple[str, str, Any, str | None]] = [
     ("default", "Bash", "ls | xargs echo", None),
     ("default", "Bash", "cat canary.txt | sort | uniq", None),
     ("default", "Bash", "grep -n canary canary.txt", None),
+    ("default", "Bash", "bash -c 'ls && pwd'", None),
     ("default", "Read", {"file_path": "canary.txt"}, None),
     ("default", "Grep", {"pattern": "canary"}, None),
     ("default", "Glob", {"pattern": "*.txt"}, None),

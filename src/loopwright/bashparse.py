@@ -300,8 +300,13 @@ def unwrap(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
             while i < len(args) and args[i].value.startswith("-"):
                 i += 2 if args[i].value in ("-n", "--adjustment") else 1
             rest = args[i:]
-        elif name in ("nohup", "builtin", "exec"):
-            rest = args
+        elif name in ("nohup", "builtin", "exec", "setsid"):
+            rest = args[1:] if name == "setsid" and args and args[0].value in ("-f", "-w", "--fork", "--wait") else args
+        elif name == "ionice":
+            i = 0
+            while i < len(args) and args[i].value.startswith("-"):
+                i += 2 if args[i].value in ("-c", "-n", "-p", "-P", "-u", "--class", "--classdata") else 1
+            rest = args[i:]
         elif name == "stdbuf":
             i = 0
             while i < len(args) and args[i].value.startswith("-"):
@@ -383,14 +388,28 @@ def _skip_options(args: list[Word], with_arg: set[str]) -> int:
 
 
 def _shell_script(args: list[Word]) -> Word | None:
-    """The -c string of `bash [-opts] -c STRING`, or None when it runs a script file."""
-    for i, w in enumerate(args):
-        v = w.value
-        if v == "--" or not v.startswith("-"):
-            return None
-        if v.startswith("-") and not v.startswith("--") and "c" in v[1:]:
-            return args[i + 1] if i + 1 < len(args) else Word("", "", True)
-    return None
+    """The -c string of `bash [options] -c [options] STRING`, or None when it runs a script file."""
+    has_c = False
+    i = 0
+    while i < len(args):
+        v = args[i].value
+        if v == "--":
+            i += 1
+            break
+        if v in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            i += 2  # these take an argument
+            continue
+        if v.startswith("--"):
+            i += 1
+            continue
+        if len(v) > 1 and v[0] in "-+":
+            has_c = has_c or (v[0] == "-" and "c" in v[1:])
+            i += 1
+            continue
+        break
+    if not has_c:
+        return None
+    return args[i] if i < len(args) else Word("", "", True)
 
 
 def _redirect_only(cmd: SimpleCommand) -> list[SimpleCommand]:

@@ -271,7 +271,7 @@ def _git_problem(vals: list[str]) -> str | None:
     sub, rest = vals[i], vals[i + 1:]
     if sub not in _GIT_READ_ONLY:
         return f"git {sub} is not read-only"
-    if any(v.startswith("--output") or v in ("-O", "--open-files-in-pager", "--ext-diff") for v in rest):
+    if any(v.startswith(("--output", "-O", "--open-files-in-pager", "--ext-diff", "--textconv")) for v in rest):
         return f"git {sub} with these options writes or runs programs"
     listing = _GIT_LISTING_ONLY.get(sub)
     if listing is not None and any(v not in listing for v in rest):
@@ -610,8 +610,11 @@ class Permissions:
 
     def _bash_rule(self, rules: list[Rule], c: bashparse.SimpleCommand, allow: bool = False) -> Rule | None:
         texts = [t for t in (c.text, c.plain) if t]
-        if not allow and c.original and c.original not in texts:
-            texts.append(c.original)
+        if not allow:
+            if c.original and c.original not in texts:
+                texts.append(c.original)
+            if c.name and "/" in c.name:  # /bin/rm is rm, for deny and ask rules
+                texts.append(" ".join([c.name.rsplit("/", 1)[1], *(w.value for w in c.args)]))
         if not texts:
             return None
         for r in rules:
