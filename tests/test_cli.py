@@ -76,7 +76,9 @@ def test_default_system_prompt_is_byte_stable(tmp_path: Path) -> None:
              Tool("Bash", "run", {"type": "object"}, lambda x: "")]
     a = default_system_prompt(tmp_path, tools)
     assert a == default_system_prompt(tmp_path, tools)
-    assert str(tmp_path) in a and "Read, Bash" in a
+    assert str(tmp_path) in a and "Read, Bash" in a and "Is a git repository: no" in a
+    (tmp_path / ".git").mkdir()
+    assert "Is a git repository: yes" in default_system_prompt(tmp_path / "sub", tools)
 
 
 # --- bad input: a clear message and a non-zero exit, never a traceback -----------------------

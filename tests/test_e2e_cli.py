@@ -111,9 +111,13 @@ def test_fixes_the_failing_test_json(repo: Path, tmp_path: Path) -> None:
 
 def test_stream_json_parses_line_by_line(repo: Path, tmp_path: Path) -> None:
     with ScriptedServer(fix_script(repo), model=MODEL) as srv:
-        p = loopwright(*fix_args(srv, repo, "--output-format", "stream-json"), cwd=tmp_path, home=tmp_path / "home")
+        p = loopwright(*fix_args(srv, repo, "--output-format", "stream-json", "--include-partial-messages"),
+                       cwd=tmp_path, home=tmp_path / "home")
     assert p.returncode == 0, p.stderr
-    lines = [json.loads(ln) for ln in p.stdout.splitlines()]
+    every = [json.loads(ln) for ln in p.stdout.splitlines()]
+    partial = [x["event"] for x in every if x["type"] == "stream_event"]
+    assert {"message_start", "content_block_delta", "message_stop"} <= {e["type"] for e in partial}
+    lines = [x for x in every if x["type"] != "stream_event"]
     kinds = [(x["type"], x.get("subtype")) for x in lines]
     assert kinds[0] == ("system", "init") and kinds[-1] == ("result", "success")
     assert [k for k, _ in kinds].count("assistant") == 4 and [k for k, _ in kinds].count("user") == 3

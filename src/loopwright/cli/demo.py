@@ -152,6 +152,8 @@ def summary_table(result: ResultMessage, model: CheckedModel, tools_per_call: li
         inv = "✓" if k <= model.checks else "?"
         cost = f"${c.cost_usd:.4f}"
         rows.append(f"{k:>4}  {c.input_tokens:>11}  {growth:>6}  {c.output_tokens:>6}  {cost:>8}  {inv:^3}  {tools}")
+    rows.append("n_k = s + sum of (a_i + r_i) for i < k (seed Def 5.1): each call re-reads everything before it; "
+                "growth = a_(k-1) + r_(k-1)")
     rows.append(f"total: {result.num_turns} tool-use turns, {result.model_calls} model calls, "
                 f"${result.total_cost_usd:.4f} (scripted tokens priced as {model.priced_as}), "
                 f"{result.duration_ms} ms")

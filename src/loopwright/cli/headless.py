@@ -43,9 +43,13 @@ def default_system_prompt(cwd: str | Path, tools: list[Tool]) -> str:
     """The coding agent's system prompt. Byte-stable for a given cwd and tool set (no dates,
     no random ids), so a provider's prompt cache keeps hitting across runs."""
     names = ", ".join(t.name for t in tools) or "none"
+    here = Path(cwd)
+    git = "yes" if any((d / ".git").exists() for d in (here, *here.parents)) else "no"
     return (
         "You are loopwright, a coding agent working in a software project on the user's machine.\n"
         f"Working directory: {cwd}\n"
+        f"Is a git repository: {git}\n"
+        f"Platform: {sys.platform}\n"
         f"Tools: {names}.\n\n"
         "How to work:\n"
         "- Use the tools to look before you change anything: read the relevant files, run the tests.\n"
