@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import urllib.error
@@ -140,6 +141,15 @@ def test_strict_mode_rejects_what_the_real_api_rejects() -> None:
         assert srv.turns_served == 0
 
 
+def test_system_role_messages_are_accepted() -> None:
+    # newer API versions (and Claude Code) put role "system" messages in the list
+    with ScriptedServer([[text("fine")]]) as srv:
+        body = {"model": MODEL, "max_tokens": 9, "tools": [TOOL],
+                "messages": [{"role": "user", "content": "hi"}, {"role": "system", "content": "env: linux"}]}
+        status, reply = post(srv.url + "/v1/messages", body)
+    assert status == 200 and reply["content"] == [text("fine")]
+
+
 def test_faults_answer_in_each_api_error_shape() -> None:
     with ScriptedServer([[text("a")], [text("b")]]) as srv:
         srv.inject(Fault.overloaded(), Fault.rate_limited(retry_after=2))
@@ -235,3 +245,30 @@ def test_serve_scripted_command_serves_a_client(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def _claude_bin() -> str | None:
+    return os.environ.get("LOOPWRIGHT_CLAUDE_BIN") or shutil.which("claude")
+
+
+@pytest.mark.skipif(_claude_bin() is None, reason="Claude Code not installed (set LOOPWRIGHT_CLAUDE_BIN)")
+def test_claude_code_runs_a_tool_turn_against_the_server(tmp_path: Path) -> None:
+    """The real Claude Code CLI, pointed at the server with ANTHROPIC_BASE_URL: a 529 and a
+    dropped stream are retried by Claude Code, the retry gets the same turn, the Bash call runs."""
+    script = [[text("Writing it."), use("toolu_01", "Bash", {"command": "echo hello > out.txt",
+                                                              "description": "write out.txt"})],
+              [text("Wrote out.txt.")]]
+    home = tmp_path / "home"
+    home.mkdir()
+    with ScriptedServer(script) as srv:  # strict: Claude Code's requests must be valid
+        srv.inject(Fault.overloaded(), Fault.drop(after=5))
+        env = {**os.environ, "HOME": str(home), "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "test",
+               "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        out = subprocess.run([str(_claude_bin()), "-p", "write hello to out.txt", "--allowedTools", "Bash",
+                              "--output-format", "json"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                             timeout=180)
+        loop = srv.loop_requests
+    result = json.loads(out.stdout)
+    assert result["subtype"] == "success" and result["result"] == "Wrote out.txt.", out.stdout[-2000:]
+    assert (tmp_path / "out.txt").read_text() == "hello\n"
+    assert [r.status for r in loop] == [529, 0, 200, 200] and [r.turn for r in loop] == [None, 1, 1, 2]

@@ -767,9 +767,12 @@ class _Handler(BaseHTTPRequestHandler):
             n = count_breakpoints(body)
             if n > 4:
                 return f"A maximum of 4 blocks with cache_control may be provided. Found {n}."
+        # role "system" messages (newer API versions, sent by Claude Code) are outside Inv
+        history = [m for m in history if not (isinstance(m, dict) and m.get("role") == "system")]
         try:
             if history and history[-1].get("role") == "assistant":
-                check(history[:-1]) if len(history) > 1 else None  # prefill: the rest must hold
+                if len(history) > 1:
+                    check(history[:-1])  # an assistant prefill: what comes before it must hold
             else:
                 check(history)
         except InvariantViolation as e:
