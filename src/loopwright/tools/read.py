@@ -82,8 +82,9 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
         raise ToolError(f"File {path} is {size} bytes, too large to read (limit {MAX_TEXT_BYTES}). "
                         "Use Grep to search it, or Bash with head/tail/sed to view parts.")
     raw = path.read_bytes()
-    if looks_binary(raw):
-        raise ToolError(f"{path} appears to be a binary file ({size} bytes) and cannot be displayed as text.")
+    if looks_binary(raw) or path.suffix.lower() == ".pdf":
+        hint = " For a PDF, try `pdftotext file.pdf -` with Bash." if path.suffix.lower() == ".pdf" else ""
+        raise ToolError(f"{path} appears to be a binary file ({size} bytes) and cannot be displayed as text.{hint}")
     text, encoding = decode(raw)
     record_read(ctx, path)
     if not text:
