@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import loopwright as lw
 from loopwright import bashparse
@@ -317,3 +319,37 @@ def test_docs_examples(mode: str, rules: dict[str, Any], tool: str, x: dict[str,
     assert ("run" if isinstance(d, Allow) else "refused") == expected
     if isinstance(d, Deny):
         assert needle in d.message, d.message
+
+
+# --- generated compound commands -------------------------------------------------------------------
+
+SAFE = ["ls -la", "cat a.txt", "echo hi", "pwd", "git status", "grep -n x a.txt", "echo 'rm x && touch y'",
+        'echo "a; b | c"', "wc -l a.txt", "find . -name '*.py'"]
+UNSAFE = ["touch pwned", "mkdir d", "python3 -c 'import os'", "curl x", "chmod 777 a"]
+DENIED_FRAGMENTS = ["rm a.txt", "rm -rf d"]
+WRAPPERS = ["", "timeout 5 ", "nice -n 5 ", "env A=1 ", "command ", "time ", "nohup "]
+CONTAINERS = ["{}", "echo $({})", "echo `{}`", "({})", "{{ {}; }}", "bash -c '{}'", 'echo "$({})"', "cat <({})",
+              "$({})"]  # the last runs the output of the command: never auto-allowed
+OPERATORS = [" && ", " || ", "; ", " | ", " & ", "\n", " |& "]
+
+fragment = st.tuples(st.sampled_from(SAFE + UNSAFE + DENIED_FRAGMENTS), st.sampled_from(WRAPPERS),
+                     st.sampled_from(CONTAINERS))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(fragment, min_size=1, max_size=4), st.lists(st.sampled_from(OPERATORS), min_size=3, max_size=3))
+def test_generated_compounds(frags: list[tuple[str, str, str]], ops: list[str]) -> None:
+    """However the parts are wrapped, nested and chained: a denied part denies the whole, an
+    unapproved part makes it ask, and only all-read-only commands run without asking."""
+    parts = []
+    for cmd, wrapper, container in frags:
+        inner = wrapper + cmd
+        if "'" in inner and container == "bash -c '{}'":
+            container = "{}"
+        parts.append(container.format(inner))
+    command = parts[0] + "".join(op + p for op, p in zip(ops, parts[1:], strict=False))
+    p = Permissions("default", [], ["Bash(rm *)"], cwd="/work/project")
+    kinds = {("deny" if c in DENIED_FRAGMENTS else "ask" if c in UNSAFE or k == "$({})" else "allow")
+             for c, _, k in frags}
+    expected = "deny" if "deny" in kinds else "ask" if "ask" in kinds else "allow"
+    assert p.evaluate("Bash", {"command": command}).kind == expected, command

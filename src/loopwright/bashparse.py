@@ -134,7 +134,7 @@ def parse(source: str) -> ParsedCommand:
 
 # --- the walk over bashlex's tree ------------------------------------------------------------
 
-_TIME_PREFIX = re.compile(r"(^|[;&|(\n]|&&|\|\|)(\s*)(time(?:\s+-p)?)(?=\s)")
+_TIME_PREFIX = re.compile(r"(^|[;&|(\n`{]|&&|\|\|)(\s*)(time(?:\s+-p)?)(?=\s)")
 
 
 def _parse_into(source: str, depth: int) -> list[SimpleCommand]:
