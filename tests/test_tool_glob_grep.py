@@ -69,6 +69,8 @@ def tree(tmp_path: Path) -> Path:
     write(root, "multi.c", "struct point {\n  int x;\n  int y;\n};\nstruct empty {\n};\n")
     write(root, "nonl.txt", "last line foo")
     write(root, "Makefile", "all:\n\techo foo\n")
+    os.symlink(root / "a.py", root / "link_to_a.py")  # symlinks are not followed by default
+    os.symlink(root / "sub", root / "link_to_sub")
     return root
 
 
@@ -252,7 +254,11 @@ def test_glob_shapes(tree: Path) -> None:
     glob = make_glob_tool()
     ctx = ToolContext(tree)
     out, _ = call(glob, {"pattern": "*.py"}, ctx)
-    assert sorted(out.splitlines()) == sorted([str(tree / "a.py"), str(tree / ".hidden.py")])
+    # symlinked files are listed, symlinked directories are not entered
+    assert sorted(out.splitlines()) == sorted([str(tree / "a.py"), str(tree / ".hidden.py"),
+                                               str(tree / "link_to_a.py")])
+    out, _ = call(glob, {"pattern": "**/b.py"}, ctx)
+    assert out.splitlines() == [str(tree / "sub/b.py")]
     out, _ = call(glob, {"pattern": "sub/**/*.{js,ts}"}, ctx)
     assert sorted(out.splitlines()) == [str(tree / "sub/deep/d.js"), str(tree / "sub/deep/e.ts")]
     out, _ = call(glob, {"pattern": "*.js", "path": str(tree / "sub/deep")}, ctx)

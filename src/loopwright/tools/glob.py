@@ -2,7 +2,7 @@
 
 Choice (as Claude Code's Glob): .gitignore is NOT applied, and hidden files match like any
 other. Only the contents of VCS metadata directories (.git, .hg, .svn) are skipped unless
-the pattern names them. Symlinked directories are not followed (no cycles)."""
+the pattern names them. Symlinked directories are not followed (no cycles); symlinked files are listed."""
 
 from __future__ import annotations
 
