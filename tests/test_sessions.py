@@ -420,3 +420,19 @@ def test_unwritable_sessions_dir_is_a_clear_error(tmp_path: Path) -> None:
                         persist_session=True)
     with pytest.raises(ValueError, match="cannot write the session transcript"):
         lw.run("hi", o)
+
+
+def test_a_session_being_written_cannot_be_resumed_by_another_writer(tmp_path: Path) -> None:
+    from loopwright.sessions import JsonlWriter, SessionBusy
+
+    r = lw.run("hi", opts(tmp_path, [[text("x")]]))
+    p = transcript(tmp_path, r.session_id)
+    holder = JsonlWriter(p, r.session_id)  # as if another process were running this session
+    try:
+        with pytest.raises(SessionBusy, match="in use by another loopwright process"):
+            lw.run("more", opts(tmp_path, [[text("y")]], resume=r.session_id))
+        fork = lw.run("branch", opts(tmp_path, [[text("y")]], resume=r.session_id, fork_session=True))
+        assert fork.subtype == "success"  # forking only reads it
+    finally:
+        holder.close()
+    assert lw.run("more", opts(tmp_path, [[text("y")]], resume=r.session_id)).subtype == "success"

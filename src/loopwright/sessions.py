@@ -19,6 +19,7 @@ In-place rewinds are a `rewind` line (the file stays append-only).
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import re
@@ -148,6 +149,13 @@ class JsonlWriter:
         self.session_id = session_id
         self.fsync = fsync
         self._f: IO[str] | None = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open on purpose
+        try:  # one writer per transcript: two processes appending would interleave two conversations
+            fcntl.flock(self._f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._f.close()
+            self._f = None
+            raise SessionBusy(f"session {session_id} is in use by another loopwright process "
+                              "(fork it with --fork-session, or wait until that run ends)") from None
         self.last_uuid: str | None = None  # of the file's last whole line: the parent of our first
         if self._f.tell() > 0:
             self._heal_torn_tail()
@@ -263,6 +271,10 @@ class JsonlSessionStore:
         dirs = [self.root / cwd_slug(cwd)] if cwd is not None else [d for d in self.root.iterdir() if d.is_dir()]
         out = [session_info(p) for d in dirs if d.exists() for p in d.glob("*.jsonl")]
         return sorted(out, key=lambda i: i.modified, reverse=True)
+
+
+class SessionBusy(ValueError):
+    """Another process is appending to this transcript."""
 
 
 class SessionNotFound(ValueError):
@@ -578,6 +590,8 @@ def start_session(options: Any, cwd: Path, history_given: bool) -> SessionStart:
             raise ValueError(f"session_fsync must be 'none', 'turn' or 'always', got {fsync!r}")
         try:
             writer = store.open_writer(sid, cwd, cast(FsyncPolicy, fsync))
+        except SessionBusy:
+            raise
         except OSError as e:  # an unwritable home: a clear configuration error, not a crash
             raise ValueError(f"cannot write the session transcript ({e}); set LOOPWRIGHT_HOME, "
                              "or run without session persistence") from None
