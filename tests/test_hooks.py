@@ -383,3 +383,21 @@ def test_command_hooks_get_the_project_dir(tmp_path: Path) -> None:
     lw.run("go", options(tmp_path, [[text("ok")]], Hooks().command("SessionStart", cmd)))
     proj = str((tmp_path / "proj").resolve())
     assert (tmp_path / "env.txt").read_text().strip() == f"{proj}|{proj}|{proj}"
+
+
+def test_a_slow_sync_callback_does_not_hold_up_the_end_of_the_run(tmp_path: Path) -> None:
+    import threading
+
+    release = threading.Event()
+    finished: list[bool] = []
+
+    def slow(data: dict[str, Any]) -> None:
+        release.wait(30)
+        finished.append(True)
+
+    hooks = Hooks()
+    hooks.on("PreToolUse", slow, timeout=0.2)
+    r = lw.run("go", options(tmp_path, [[use("touch made")], [text("ok")]], hooks, permission_mode="bypassPermissions"))
+    assert r.subtype == "success" and (tmp_path / "proj" / "made").exists()
+    assert finished == []  # lw.run returned while the hook was still running
+    release.set()

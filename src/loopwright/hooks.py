@@ -41,6 +41,7 @@ import logging
 import os
 import re
 import signal
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -361,7 +362,7 @@ class Hooks:
         args = (payload, tool_use_id, self.context)[:max(1, min(n, 3))]
         if inspect.iscoroutinefunction(fn):
             return await fn(*args)
-        value = await asyncio.to_thread(fn, *args)  # a slow sync hook must not block the loop
+        value = await _in_daemon_thread(fn, *args)  # a slow sync hook must not block the loop
         if inspect.isawaitable(value):
             value = await value
         return value
@@ -447,6 +448,28 @@ def _as_matcher(entry: Any) -> HookMatcher:
     if isinstance(entry, (CommandHook, str)) or callable(entry):
         return HookMatcher(None, [CommandHook(entry) if isinstance(entry, str) else entry])
     raise TypeError(f"a hook must be a HookMatcher, a callable or a command string, not {type(entry).__name__}")
+
+
+async def _in_daemon_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run a sync hook in a daemon thread: unlike the default executor, a hook still running
+    after its timeout does not hold up the end of asyncio.run()."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            future.set_result(value) if ok else future.set_exception(value)
+
+    def work() -> None:
+        try:
+            value, ok = fn(*args), True
+        except BaseException as e:  # delivered to the awaiting task
+            value, ok = e, False
+        with contextlib.suppress(RuntimeError):  # the loop may be closed by now
+            loop.call_soon_threadsafe(settle, ok, value)
+
+    threading.Thread(target=work, name="loopwright-hook", daemon=True).start()
+    return await future
 
 
 def _kill_group(pid: int) -> None:
