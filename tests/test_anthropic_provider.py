@@ -263,3 +263,16 @@ def test_missing_credentials_and_unreachable_server_end_cleanly(monkeypatch: Any
     assert r.subtype == "error_during_execution"
     assert "after 2 attempts" in r.errors[0] and "onnect" in r.errors[0]
     check(r.messages)
+
+
+def test_request_extra_fields_reach_the_api() -> None:
+    from loopwright.models import complete
+
+    extra = {"temperature": 0.25, "thinking": {"type": "adaptive"}, "metadata": {"user_id": "u1"}}
+    with ScriptedServer([[text("ok")]]) as srv:
+        req = lw.ModelRequest(None, [], [{"role": "user", "content": [text("hi")]}], max_tokens=77, extra=extra)
+        resp = asyncio.run(complete(model(srv), req))
+        body = srv.loop_requests[0].body
+    assert resp.content == [lw.TextBlock("ok")] and resp.stop_reason == "end_turn"
+    assert body["max_tokens"] == 77
+    assert {k: body[k] for k in extra} == extra

@@ -130,7 +130,7 @@ def test_partial_chunks_are_stream_events() -> None:
 
 def test_history_mapping_round_trip() -> None:
     png = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
-    h = [
+    h: list[dict[str, Any]] = [
         {"role": "user", "content": "look"},
         {"role": "assistant", "content": [{"type": "thinking", "thinking": "hm", "signature": "s"},
                                           text("ok"), use("a", "get", {"name": "x"}), use("b", "get", {"name": "y"})]},
@@ -203,3 +203,18 @@ def test_missing_sdk_gives_a_clear_error() -> None:
     subtype, err = out.stdout.strip().splitlines()
     assert subtype == "error_during_execution"
     assert "pip install 'loopwright[openai]'" in err
+
+
+def test_request_extra_and_max_tokens_reach_the_server() -> None:
+    from loopwright.models import complete
+
+    with ScriptedServer([[text("ok")]]) as srv:
+        req = lw.ModelRequest("s", [], [{"role": "user", "content": [text("hi")]}], max_tokens=64,
+                              extra={"temperature": 0.1, "top_p": 0.9})
+        resp = asyncio.run(complete(model(srv), req))
+        body = srv.loop_requests[0].body
+    assert resp.content == [lw.TextBlock("ok")]
+    assert body["max_tokens"] == 64 and "max_completion_tokens" not in body  # a compatible server
+    assert body["temperature"] == 0.1 and body["top_p"] == 0.9
+    official = OpenAICompatModel("gpt-x", api_key="k").build_params(req)
+    assert official["max_completion_tokens"] == 64 and "max_tokens" not in official

@@ -72,11 +72,11 @@ def test_non_streaming_messages_and_side_endpoints() -> None:
 
 def test_sync_sdk_clients_stream_from_the_server() -> None:
     with ScriptedServer([[text("one two three " * 4)], [text("four"), use("z", "get", {"a": [1, 2]})]]) as srv:
-        client = anthropic.Anthropic(base_url=srv.url, api_key="k", max_retries=0)
+        client: Any = anthropic.Anthropic(base_url=srv.url, api_key="k", max_retries=0)
         with client.messages.stream(model=MODEL, max_tokens=50, messages=msgs("hi")) as s:
             final = s.get_final_message()
         assert final.content[0].text == "one two three " * 4 and final.stop_reason == "end_turn"
-        oa = openai.OpenAI(base_url=srv.openai_url, api_key="none", max_retries=0)
+        oa: Any = openai.OpenAI(base_url=srv.openai_url, api_key="none", max_retries=0)
         out = oa.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}],
                                          tools=[{"type": "function", "function": {"name": "get", "parameters": {}}}])
         choice = out.choices[0]
@@ -229,7 +229,7 @@ def test_serve_scripted_command_serves_a_client(tmp_path: Path) -> None:
         first = proc.stdout.readline()
         assert "listening on http://127.0.0.1:" in first
         url = first.split("listening on ")[1].split()[0]
-        client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+        client: Any = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
         hi = [{"role": "user", "content": "hi"}]
         side = client.messages.create(model="claude-haiku-4-5", max_tokens=20, messages=hi)
         assert side.content[0].text == "ok"  # not the loop model: no turn used

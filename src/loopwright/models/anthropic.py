@@ -197,8 +197,8 @@ class AnthropicModel:
             params["system"] = self._system_param(request.system)
         if request.tools:
             params["tools"] = self._tools_param(request.tools)
-        for k, v in request.extra.items():
-            params.setdefault(k, v)
+        if request.extra:  # thinking, temperature, tool_choice, ...: sent as JSON, whatever the SDK version knows
+            params["extra_body"] = dict(request.extra)
         return params
 
     # --- the call ---------------------------------------------------------------------------

@@ -137,13 +137,15 @@ class OpenAICompatModel:
         }
         max_tokens = request.max_tokens or self.max_tokens
         if max_tokens:
-            params["max_tokens"] = max_tokens
+            # OpenAI's own API wants max_completion_tokens; compatible servers know max_tokens
+            official = self.base_url is None or "api.openai.com" in self.base_url
+            params["max_completion_tokens" if official else "max_tokens"] = max_tokens
         if request.tools:
             params["tools"] = self._tools_param(request.tools)
         if self.stream_usage:
             params["stream_options"] = {"include_usage": True}
-        for k, v in request.extra.items():
-            params.setdefault(k, v)
+        if request.extra:  # temperature, tool_choice, ...: sent as JSON
+            params["extra_body"] = dict(request.extra)
         return params
 
     # --- the call ----------------------------------------------------------------------------
