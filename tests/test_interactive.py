@@ -86,6 +86,7 @@ def term(tmp_path: Path) -> Iterator[tuple[Term, Path]]:
           "input": {"file_path": str(work / "new.txt"), "content": "hello\n"}}],
         [{"type": "text", "text": "wrote the file"}],
         {"content": [{"type": "text", "text": "too slow"}], "delay": 60},
+        [{"type": "tool_use", "id": "b3", "name": "Bash", "input": {"command": SLEEP}}],
     ]))
     name = f"lw-{uuid.uuid4().hex[:8]}"
     t = Term(name)
@@ -146,13 +147,23 @@ def test_interactive_session_in_tmux(term: tuple[Term, Path]) -> None:
     t.keys("Escape")
     t.wait("● error_during_execution", count=2)
 
-    # 5. slash commands
+    # 5. Ctrl-C during a tool call interrupts it too
+    t.type("and again")
+    t.keys("Enter")
+    t.wait(f"⏺ Bash({SLEEP})", count=2)
+    t.keys("C-c")
+    t.wait("● error_during_execution", count=3)
+    t.wait("✗ Bash: Interrupted by user", count=2)
+
+    # 6. slash commands, and the input history (Up recalls the last line)
     t.type("/cost")
     t.keys("Enter")
-    t.wait("4 prompts")
+    t.wait("5 prompts")
     t.type("/rewind")
     t.keys("Enter")
     t.wait("'write a file'")
+    t.keys("Up")
+    t.wait("› /rewind", count=2)
 
     # the transcript: queued text in the same user message as the tool result; Inv holds
     path = next((tmp / "home" / "projects").rglob("*.jsonl"))
@@ -160,9 +171,13 @@ def test_interactive_session_in_tmux(term: tuple[Term, Path]) -> None:
     assert holds_final(loaded.history)
     b2 = next(m for m in loaded.history if m["role"] == "user" and m["content"][0].get("tool_use_id") == "b2")
     assert b2["content"][1] == {"type": "text", "text": "also say hi"}
-    assert loaded.history[-1]["content"] == [{"type": "text", "text": "one more"}]  # the cancelled call left no trace
+    one_more = {"role": "user", "content": [{"type": "text", "text": "one more"}]}
+    assert loaded.history[-4] == one_more  # the cancelled model call left no trace
 
-    # 6. Ctrl-C twice at the prompt exits cleanly
+    # 7. Ctrl-C clears a typed line; twice at an empty prompt exits cleanly
+    t.keys("C-c")
+    time.sleep(0.3)
+    assert "press Ctrl-C again" not in t.screen()
     t.keys("C-c")
     t.wait("press Ctrl-C again")
     t.keys("C-c")
@@ -225,3 +240,57 @@ def test_interactive_against_the_loopback_api_server(tmp_path: Path) -> None:
             t.wait("bye")
         finally:
             t.tmux("kill-session", "-t", name)
+
+
+def test_slash_commands_rewind_resume_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The REPL's commands on a real persisted session (driven without a terminal)."""
+    import asyncio
+    import io
+
+    import loopwright as lw
+    from loopwright.cli.interactive import Repl
+    from loopwright.cli.render import TraceRenderer
+    from loopwright.tools.write import make_write_tool
+
+    work = tmp_path / "work"
+    work.mkdir()
+    target = work / "made.txt"
+    model = lw.ScriptedModel([
+        [{"type": "text", "text": "first answer"}],
+        [{"type": "tool_use", "id": "w", "name": "Write", "input": {"file_path": str(target), "content": "x\n"}}],
+        [{"type": "text", "text": "wrote it"}],
+        [{"type": "text", "text": "after rewind"}],
+    ])
+    options = lw.AgentOptions(model=model, tools=[make_write_tool()], cwd=work, sessions_dir=tmp_path / "s",
+                              persist_session=True, permission_mode="bypassPermissions")
+
+    async def go() -> None:
+        repl = Repl(options)
+        repl.renderer = TraceRenderer(io.StringIO(), spinner=False)
+        await repl.run_turn("hello")
+        await repl.run_turn("write the file")
+        assert target.exists()
+        sid = repl.client.session_id
+        assert await repl.command("/cost")
+        assert "2 prompts" in capsys.readouterr().out
+        assert await repl.command("/rewind")
+        listing = capsys.readouterr().out
+        assert "'hello'" in listing and "'write the file'  (1 files)" in listing
+        assert await repl.command("/rewind 2")
+        out = capsys.readouterr().out
+        assert "deleted" in out and "not tracked" in out and not target.exists()
+        await repl.run_turn("something else")
+        assert repl.client.session_id == sid
+        assert repl.client.history is not None and [m["content"][0].get("text") for m in repl.client.history] == [
+            "hello", "first answer", "something else", "after rewind"]
+        assert await repl.command("/clear")
+        assert repl.client.history is None
+        assert await repl.command("/resume")
+        assert sid is not None and sid[:8] in capsys.readouterr().out
+        assert await repl.command("/resume 1")
+        assert "4 messages" in capsys.readouterr().out
+        assert await repl.command("/nope")
+        assert "unknown command" in capsys.readouterr().out
+        assert not await repl.command("/exit")
+
+    asyncio.run(go())
