@@ -519,7 +519,6 @@ def session_info(path: Path) -> SessionInfo:
     lines = read_lines(path)
     prompts = [ln for ln in lines if ln.get("type") == "user" and ln.get("isPrompt")]
     calls = [ln for ln in lines if ln.get("type") == "assistant"]
-    results = [ln.get("result") or {} for ln in lines if ln.get("type") == "result"]
     inp = out = 0
     cost = 0.0
     for ln in calls:
@@ -534,7 +533,9 @@ def session_info(path: Path) -> SessionInfo:
         created=lines[0].get("timestamp", "") if lines else "",
         modified=datetime.fromtimestamp(st.st_mtime, UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         prompts=len(prompts),
-        turns=sum(int(r.get("num_turns") or 0) for r in results),
+        # tool-use turns: the user lines of tool results (counted even for runs that crashed)
+        turns=sum(1 for ln in lines if ln.get("type") == "user" and not ln.get("isPrompt")
+                  and any(b.get("type") == "tool_result" for b in _content(ln.get("message")))),
         calls=len(calls), input_tokens=inp, output_tokens=out, cost_usd=cost,
         first_prompt=_prompt_text(prompts[0].get("message")) if prompts else "",
         last_prompt=_prompt_text(prompts[-1].get("message")) if prompts else "",
