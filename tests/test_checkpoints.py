@@ -167,3 +167,11 @@ def test_no_snapshots_without_persistence(tmp_path: Path) -> None:
                         [text("ok")]])
     o.persist_session = False
     assert lw.run("go", o).subtype == "success" and not (tmp_path / "sessions").exists()
+
+
+def test_a_fork_keeps_the_snapshots(project: dict[str, Any]) -> None:
+    fork = lw.run("branch", opts(project["tmp"], [[text("ok")]], resume=project["sid"], fork_session=True))
+    assert fork.session_id != project["sid"]
+    _, p2 = rewind_points(fork.session_id, project["sessions"])[:2]
+    report = lw.rewind_files(fork.session_id, p2.uuid, project["sessions"])
+    assert project["b"].read_text() == "original b\n" and report.deleted == [str(project["d"])]
