@@ -276,3 +276,13 @@ def test_request_extra_fields_reach_the_api() -> None:
     assert resp.content == [lw.TextBlock("ok")] and resp.stop_reason == "end_turn"
     assert body["max_tokens"] == 77
     assert {k: body[k] for k in extra} == extra
+
+
+def test_calls_reuse_one_kept_alive_connection(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("bug")
+    (tmp_path / "b.py").write_text("t")
+    with ScriptedServer(SCRIPT) as srv:
+        r = lw.run("go", lw.AgentOptions(model=model(srv), tools=file_tools(tmp_path)))
+        ports = {q.client_port for q in srv.loop_requests}
+    assert r.subtype == "success" and r.model_calls == 4
+    assert len(ports) == 1  # the stream's end was read, so the connection went back to the pool

@@ -218,3 +218,10 @@ def test_request_extra_and_max_tokens_reach_the_server() -> None:
     assert body["temperature"] == 0.1 and body["top_p"] == 0.9
     official = OpenAICompatModel("gpt-x", api_key="k").build_params(req)
     assert official["max_completion_tokens"] == 64 and "max_tokens" not in official
+
+
+def test_calls_reuse_one_kept_alive_connection(tmp_path: Path) -> None:
+    with ScriptedServer(SCRIPT) as srv:
+        r = lw.run("count", lw.AgentOptions(model=model(srv), tools=counter_tools(tmp_path)))
+        ports = {q.client_port for q in srv.loop_requests}
+    assert r.subtype == "success" and len(ports) == 1

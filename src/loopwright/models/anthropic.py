@@ -28,6 +28,7 @@ from .retry import (
     AttemptFailed,
     Failure,
     RetryPolicy,
+    drain,
     error_from_body,
     is_retryable_status,
     is_transport_error,
@@ -213,7 +214,8 @@ class AnthropicModel:
         response = stream.response
         acc = _Accumulator()
         try:
-            async for sse in iter_sse(response.aiter_lines()):
+            events = iter_sse(response.aiter_lines())
+            async for sse in events:
                 if not sse.data:
                     continue
                 try:
@@ -229,7 +231,9 @@ class AnthropicModel:
                 if self.include_partial_messages:
                     yield StreamEvent(data)
                 if acc.feed(kind, data):
-                    yield acc.response(self.name)
+                    result = acc.response(self.name)
+                    await drain(events)  # keep-alive: the connection serves the next call
+                    yield result
                     return
             raise AttemptFailed(Failure("the stream ended before message_stop"))
         finally:

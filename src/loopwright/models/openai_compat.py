@@ -35,6 +35,7 @@ from .retry import (
     AttemptFailed,
     Failure,
     RetryPolicy,
+    drain,
     error_from_body,
     is_retryable_status,
     is_transport_error,
@@ -160,12 +161,14 @@ class OpenAICompatModel:
         response = stream.response
         acc = _Accumulator()
         try:
-            async for sse in iter_sse(response.aiter_lines()):
+            events = iter_sse(response.aiter_lines())
+            async for sse in events:
                 data = sse.data.strip()
                 if not data:
                     continue
                 if data == "[DONE]":
                     acc.done = True
+                    await drain(events)  # keep-alive: the connection serves the next call
                     break
                 try:
                     chunk = json.loads(data)

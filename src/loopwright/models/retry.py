@@ -197,6 +197,19 @@ async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[SSEEvent]:
         yield SSEEvent(event, "\n".join(data))
 
 
+async def drain(events: AsyncIterator[Any], timeout: float = 1.0) -> None:
+    """Read what is left of a finished stream (its end marker) so the HTTP connection
+    goes back to the pool instead of being closed; give up after `timeout` seconds."""
+    async def consume() -> None:
+        async for _ in events:
+            pass
+
+    try:
+        await asyncio.wait_for(consume(), timeout)
+    except Exception:  # a broken tail after a complete message changes nothing
+        pass
+
+
 def error_from_body(body: Any) -> tuple[str | None, str | None]:
     """(type, message) from an error body in the Anthropic or OpenAI shape."""
     if isinstance(body, dict):

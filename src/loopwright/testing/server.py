@@ -144,6 +144,7 @@ class RecordedRequest:
     fault: Fault | None = None
     status: int = 200  # 0: the connection was cut on purpose
     received: float = field(default_factory=time.monotonic)  # arrival time (time.monotonic)
+    client_port: int = 0  # the client's source port: equal ports = one kept-alive connection
 
 
 # --- the prompt cache simulation ------------------------------------------------------------
@@ -681,7 +682,7 @@ class _Handler(BaseHTTPRequestHandler):
             kind = "chat"
         else:
             kind = "other"
-        rec = RecordedRequest("POST", self.path, headers, body, raw, kind)
+        rec = RecordedRequest("POST", self.path, headers, body, raw, kind, client_port=self.client_address[1])
         srv._record(rec)
         openai = kind == "chat"
         try:
