@@ -265,3 +265,12 @@ def test_spinner_draws_on_a_tty_and_clears_before_lines() -> None:
     text = out.getvalue()
     assert "model call 1…" in text
     assert "\r\x1b[2Kline\n" in text  # the frame was erased before the trace line
+
+
+def test_renderer_verbose_shows_full_tool_output(tmp_path: Path) -> None:
+    out = io.StringIO()
+    r = TraceRenderer(out, verbose=True)
+    for m in _messages(tmp_path):
+        r.show(m)
+    r.close()
+    assert "      │ collected 3\n      │ 1 failed, 2 passed\n" in out.getvalue()
