@@ -213,6 +213,15 @@ def test_unknown_mode_and_bad_rules_are_clear_errors() -> None:
         Permissions("yolo")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="malformed permission rule"):
         Permissions("default", ["Bash(oops"])
+    with pytest.raises(ValueError, match="invalid path pattern"):
+        Permissions("default", [], ["Read(\\)"])
+
+
+def test_very_long_commands_are_not_auto_allowed_but_still_meet_deny_rules(tmp_path: Path) -> None:
+    p = gate(tmp_path, disallowed_tools=["Bash(rm *)"])
+    long = "echo " + "a " * 30_000
+    assert verdict(p, "Bash", {"command": long}) == "ask"
+    assert verdict(p, "Bash", {"command": long + "; rm -rf x"}) == "deny"
 
 
 # --- through the loop ---------------------------------------------------------------------------

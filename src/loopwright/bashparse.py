@@ -120,8 +120,14 @@ class _Unsupported(Exception):
     pass
 
 
+MAX_PARSE_CHARS = 50_000  # the parser is pure Python: longer commands are not auto-allowed
+
+
 def parse(source: str) -> ParsedCommand:
     """All simple commands of `source`; `error` says why it was not fully understood."""
+    if len(source) > MAX_PARSE_CHARS:
+        return ParsedCommand(source, rough_split(source),
+                             f"the command is longer than {MAX_PARSE_CHARS} characters, too long to check")
     try:
         commands = _parse_into(source, depth=0)
     except _Unsupported as e:

@@ -98,7 +98,13 @@ class Rule:
             spec = spec.strip()
             if spec in ("", "*"):
                 spec = None  # Bash() and Bash(*) mean every Bash call
-        return cls(m.group(1), spec, str(base) if base is not None else None, source)
+        rule = cls(m.group(1), spec, str(base) if base is not None else None, source)
+        if spec is not None and (rule.tool in EDIT_TOOLS or rule.tool in READ_TOOLS):
+            try:
+                _gitignore(_anchor(spec)[1])
+            except Exception as e:
+                raise ValueError(f"invalid path pattern in permission rule {text!r}: {e}") from None
+        return rule
 
     def __str__(self) -> str:
         return self.tool if self.specifier is None else f"{self.tool}({self.specifier})"
@@ -161,19 +167,24 @@ def _gitignore(pattern: str) -> Any:
     return pathspec.GitIgnoreSpec.from_lines([pattern])
 
 
+def _anchor(spec: str) -> tuple[str, str]:
+    """(what the pattern is relative to, the gitignore pattern)."""
+    if spec.startswith("//"):
+        return "/", spec[1:]
+    if spec == "~" or spec.startswith("~/"):
+        return "~", "/" + (spec[2:] or "**")
+    if spec.startswith("/"):
+        return "base", spec
+    if spec.startswith("./"):
+        return "cwd", "/" + spec[2:]
+    return "cwd", spec
+
+
 def path_rule_matches(spec: str, path: str, cwd: str, base: str | None, home: str) -> bool:
     """Claude Code's path anchors with gitignore matching: `//abs`, `~/home-relative`,
     `/relative-to-settings-project`, `./cwd-relative` or bare `pattern` (any depth under cwd)."""
-    if spec.startswith("//"):
-        root, pattern = "/", spec[1:]
-    elif spec == "~" or spec.startswith("~/"):
-        root, pattern = home, "/" + (spec[2:] or "**")
-    elif spec.startswith("/"):
-        root, pattern = base or cwd, spec
-    elif spec.startswith("./"):
-        root, pattern = cwd, "/" + spec[2:]
-    else:
-        root, pattern = cwd, spec
+    anchor, pattern = _anchor(spec)
+    root = {"/": "/", "~": home, "base": base or cwd}.get(anchor, cwd)
     rel = os.path.relpath(path, root)
     if rel == ".":
         rel = ""
