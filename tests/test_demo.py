@@ -36,6 +36,9 @@ def test_demo_fixes_the_test() -> None:
     assert "● success: 3 tool-use turns, 4 model calls" in out
     assert "checked on every request: 4 of 4 calls ✓" in out
     assert "tests after the run (run again, outside the loop): 5 passed ✓" in out
+    # the final history is the 8 rows of the seed's table, (P2) pairs 2-3, 4-5, 6-7
+    assert " 5  user       tool_result(toolu_02), tool_result(toolu_03)\n" in out
+    assert " 8  assistant  text \"The cause was the boundary check" in out
     assert "\r" not in out and "\x1b" not in out  # not a TTY: no spinner, no colour
 
 
@@ -47,6 +50,7 @@ def test_demo_turn_limit_stops_before_the_edit() -> None:
     assert "not run (error_max_turns): Edit, Bash" in out
     assert "grades.py unchanged: yes ✓" in out
     assert "turns=2 = T, calls=3 = T + 1" in out
+    assert " 5  user       tool_result(toolu_02), tool_result(toolu_03)\n" in out and "\n 6  " not in out
 
 
 def test_demo_exits_1_when_the_run_does_not_fix_the_test(monkeypatch: pytest.MonkeyPatch,

@@ -39,7 +39,7 @@ from ..models.base import ModelEvent, ModelRequest, ModelResponse
 from ..models.scripted import ScriptedModel
 from ..options import AgentOptions
 from ..usage import price_for
-from .render import TraceRenderer, is_tty
+from .render import TraceRenderer, is_tty, short
 
 PROJECT = Path(__file__).resolve().parent.parent / "demo_project"
 PRICED_AS = "claude-sonnet-4-5"
@@ -163,6 +163,27 @@ def summary_table(result: ResultMessage, model: CheckedModel, tools_per_call: li
     return rows
 
 
+def history_table(messages: list[dict[str, Any]]) -> list[str]:
+    """The final message list, row by row, in the form of seed Example 4.3's table."""
+
+    def block(b: dict[str, Any]) -> str:
+        kind = b.get("type")
+        if kind == "text":
+            return f'text "{short(str(b.get("text", "")), 48)}"'
+        if kind == "tool_use":
+            return f"tool_use({b.get('id')}, {b.get('name')})"
+        if kind == "tool_result":
+            return f"tool_result({b.get('tool_use_id')}{', error' if b.get('is_error') else ''})"
+        return str(kind)
+
+    rows = ["", f"{'#':>2}  {'role':<9}  content blocks (seed Ex 4.3's table)"]
+    for i, m in enumerate(messages, 1):
+        content = m.get("content")
+        blocks = [block(b) for b in content if isinstance(b, dict)] if isinstance(content, list) else [str(content)]
+        rows.append(f"{i:>2}  {m.get('role', '?'):<9}  {', '.join(blocks)}")
+    return rows
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="loopwright demo",
@@ -198,23 +219,26 @@ def demo_main(argv: Sequence[str]) -> int:
         print(f"user: {PROMPT}", file=out)
         out.flush()
         result, model, tools_per_call = asyncio.run(run_demo(project, T, out, args.verbose))
-        for row in summary_table(result, model, tools_per_call):
+        for row in [*history_table(result.messages), *summary_table(result, model, tools_per_call)]:
             print(row, file=out)
         code, verdict = run_tests(project)
         unchanged = digest(project / IMPL) == before
         inv_ok = model.checks == result.model_calls
         if T is None or T >= FULL_TURNS:
             ok = (result.subtype == "success" and result.num_turns == FULL_TURNS
-                  and result.model_calls == FULL_TURNS + 1 and inv_ok and code0 != 0 and code == 0)
+                  and result.model_calls == FULL_TURNS + 1 and len(result.messages) == 2 * FULL_TURNS + 2
+                  and inv_ok and code0 != 0 and code == 0)
             print(f"tests after the run (run again, outside the loop): {verdict} "
                   f"{'✓' if code == 0 else '✗'}", file=out)
             line = ("fixed: 3 tool-use turns, 4 model calls, and the tests really pass"
                     if ok else "not as expected: see the trace above")
         else:
             ok = (result.subtype == "error_max_turns" and result.num_turns == T
-                  and result.model_calls == T + 1 and inv_ok and unchanged)
+                  and result.model_calls == T + 1 and len(result.messages) == 2 * T + 1 and inv_ok and unchanged)
             print(f"stopped by the turn limit (seed Ex 4.3 / Thm 4.1): subtype={result.subtype}, "
                   f"turns={result.num_turns} = T, calls={result.model_calls} = T + 1", file=out)
+            print(f"call {result.model_calls}'s answer (its tool calls) was not appended: the history stays at "
+                  f"{len(result.messages)} messages (seed Def 3.1, step 3)", file=out)
             print(f"{IMPL} unchanged: {'yes ✓' if unchanged else 'NO ✗'} (the Edit, in call {FULL_TURNS}'s answer, never ran); "
                   f"tests: {verdict}", file=out)
             line = (f"as the seed says: with T = {T} the loop stops before the fix, the file untouched"
