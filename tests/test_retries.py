@@ -248,3 +248,43 @@ def test_backoff_is_exponential_capped_and_jittered() -> None:
 def test_which_statuses_are_retryable() -> None:
     assert all(is_retryable_status(s) for s in (408, 409, 429, 500, 502, 503, 504, 529))
     assert not any(is_retryable_status(s) for s in (400, 401, 403, 404, 413, 422, None))
+
+
+FAULT_KINDS = [
+    lambda: Fault.overloaded(), lambda: Fault.error(500, "internal"), lambda: Fault.error(503, "unavailable"),
+    lambda: Fault.rate_limited(retry_after=0.01), lambda: Fault.drop(after=2), lambda: Fault.drop(after=6),
+    lambda: Fault(malformed_sse=True), lambda: Fault(no_stop=True), lambda: Fault(stream_error="api_error"),
+    lambda: Fault(bad_tool_json=True),
+]
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_random_fault_sequences_never_corrupt_the_history(seed: int, provider: str) -> None:
+    """Whatever transient faults hit whichever calls: the run either succeeds with exactly the
+    scripted turns, or ends error_during_execution with a history that satisfies Inv and holds
+    only complete scripted turns; no tool runs twice or on a partial input."""
+    import random
+
+    rng = random.Random(seed)
+    CALLS.clear()
+    script = [[text(f"turn {k}"), use(f"t{k}", "note", {"v": str(k)})] for k in range(4)] + [[text("end")]]
+    max_retries = rng.choice([1, 2, 3])
+    with ScriptedServer(script) as srv:
+        faults = [FAULT_KINDS[rng.randrange(len(FAULT_KINDS))]() for _ in range(rng.randrange(0, 9))]
+        for f in faults:
+            if rng.random() < 0.5:  # some faults land between good calls
+                srv.inject(Fault(delay=0.0))
+            srv.inject(f)
+        m = anthropic(srv, max_retries=max_retries) if provider == "anthropic" else openai(srv, max_retries=max_retries)
+        msgs = run_all(m)
+    res = msgs[-1]
+    assert res.subtype in ("success", "error_during_execution"), res.errors
+    h = res.messages
+    if res.subtype == "success":
+        assert holds_final(h) and h[-1]["content"] == [text("end")]
+    else:
+        check(h)
+    assistants = [m["content"] for m in h if m["role"] == "assistant"]
+    assert assistants == script[:len(assistants)]  # only whole scripted turns, in order
+    assert CALLS == [{"v": str(k)} for k in range(res.num_turns)]  # each tool ran once, on its full input
