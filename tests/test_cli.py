@@ -209,6 +209,7 @@ def test_stream_json_lines_end_with_result(tmp_path: Path) -> None:
     lines = [json.loads(ln) for ln in p.stdout.splitlines()]
     assert [x["type"] for x in lines] == ["system", "assistant", "user", "assistant", "user", "assistant", "result"]
     assert lines[0]["subtype"] == "init" and lines[-1]["subtype"] == "success"
+    assert lines[0]["permissionMode"] == "acceptEdits" and lines[0]["cwd"] == str(tmp_path.resolve())
     sid = lines[0]["session_id"]
     assert all(x["session_id"] == sid for x in lines)
     assert lines[2]["message"]["content"][0]["tool_use_id"] == "u1"

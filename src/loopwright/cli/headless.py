@@ -149,7 +149,10 @@ def message_json(msg: Message, session_id: str = "") -> dict[str, Any]:
     if isinstance(msg, ResultMessage):
         return msg.to_json()
     if isinstance(msg, SystemMessage):
-        return {"type": "system", "subtype": msg.subtype, **msg.data}
+        line = {"type": "system", "subtype": msg.subtype, **msg.data}
+        if msg.subtype == "init" and "permission_mode" in msg.data:
+            line["permissionMode"] = msg.data["permission_mode"]  # Claude Code's spelling, for its readers
+        return line
     if isinstance(msg, AssistantMessage):
         return {"type": "assistant",
                 "message": {"type": "message", "role": "assistant", "model": msg.model, **msg.to_wire(),
