@@ -354,3 +354,46 @@ def test_auto_falls_back_to_python_without_rg(tree: Path, monkeypatch: pytest.Mo
 def test_rg_errors_become_tool_errors(tree: Path) -> None:
     out, err = call(make_grep_tool(), {"pattern": "x", "type": "nosuchtype"}, ctx_for(tree, "rg"))
     assert err and "nosuchtype" in out
+
+
+# --- property: both engines agree on random trees and patterns ---------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+if HAS_RG:
+    _names = st.sampled_from(["a.py", "b.txt", ".h.py", "c.md", "d", "x.log", "ab"])
+    _dirs = st.sampled_from(["", "s/", "s/t/", ".hd/", "build/", "s/build/"])
+    _line = st.text(alphabet="ab \tAé\r", max_size=8)
+    _files = st.dictionaries(st.tuples(_dirs, _names).map("".join),
+                             st.lists(_line, max_size=6).map(lambda ls: "\n".join(ls) + ("\n" if ls else "")),
+                             max_size=8)
+    _ignore = st.lists(st.sampled_from(["build/", "*.log", "!keep.log", "/ab", "s/*.md", "t", "*.txt", "!b.txt",
+                                        "**/d", ".h*"]), max_size=4)
+    _pattern = st.sampled_from(["a", "ab", "^a", "b$", "a.b", "[ab]+ ", "a|b b", r"\bab\b", "(a)(b)?",
+                                "a{2}", r"a\s", "", "A", r"[^a]b", r"\tb", r"a\nb", r"b\s+a", r"a[\s\S]*?b",
+                                "é", r"\w+$", r"a$", "^$", r"\r"])
+    _query = st.fixed_dictionaries({
+        "pattern": _pattern,
+        "output_mode": st.sampled_from(["content", "files_with_matches", "count"]),
+    }, optional={
+        "-i": st.booleans(), "-C": st.integers(0, 2), "-A": st.integers(0, 2), "multiline": st.booleans(),
+        "glob": st.sampled_from(["*.py", "!*.txt", "s/**", "*.{md,txt}", "**/d"]),
+        "type": st.sampled_from(["py", "md", "txt"]), "head_limit": st.integers(1, 4),
+    })
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(files=_files, ignore=_ignore, query=_query)
+    def test_engines_agree_on_random_trees(tmp_path_factory: pytest.TempPathFactory, files: dict[str, str],
+                                           ignore: list[str], query: dict[str, Any]) -> None:
+        root = tmp_path_factory.mktemp("prop")
+        write(root, ".gitignore", "\n".join(ignore) + "\n")
+        for rel, text in files.items():
+            if not (root / rel).parent.is_file() and not (root / rel).is_dir():
+                write(root, rel, text)
+        grep = make_grep_tool()
+        out_rg, err_rg = call(grep, query, ctx_for(root, "rg"))
+        out_py, err_py = call(grep, query, ctx_for(root, "python"))
+        assert err_py == err_rg  # errors (a bad pattern) are worded by each engine
+        if not err_rg:
+            assert out_py == out_rg
