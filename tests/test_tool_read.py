@@ -176,3 +176,28 @@ def test_edit_without_read_is_an_error_result_in_the_loop(tmp_path: Path) -> Non
     block = r.messages[2]["content"][0]
     assert block["is_error"] and "Read it first" in block["content"]
     assert (tmp_path / "a.txt").read_text() == "x\n"
+
+
+def test_notebook_cells_and_outputs(tmp_path: Path) -> None:
+    import json
+
+    nb = {"metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "cells": [
+        {"cell_type": "markdown", "id": "intro", "source": ["# Title\n", "text"]},
+        {"cell_type": "code", "id": "c1", "source": "print(1)\n1/0", "outputs": [
+            {"output_type": "stream", "name": "stdout", "text": ["1\n"]},
+            {"output_type": "error", "ename": "ZeroDivisionError", "evalue": "division by zero", "traceback": []},
+            {"output_type": "display_data", "data": {"image/png": "AAAA", "text/plain": ["<Figure>"]}},
+        ]},
+    ]}
+    f = tmp_path / "n.ipynb"
+    f.write_text(json.dumps(nb))
+    ctx = ToolContext(tmp_path)
+    out, err = read(ctx, file_path=str(f))
+    assert not err
+    assert '<cell id="intro" type="markdown">\n# Title\ntext\n</cell>' in out
+    assert '<cell id="c1" type="code" language="python">\nprint(1)\n1/0\n</cell>' in out
+    assert "ZeroDivisionError: division by zero" in out and "<Figure>" in out and "[image output omitted]" in out
+    assert str(f) in ctx.state["read_files"]
+    (tmp_path / "bad.ipynb").write_text("{nope")
+    out, err = read(ctx, file_path=str(tmp_path / "bad.ipynb"))
+    assert err and "not a valid Jupyter notebook" in out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import difflib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,8 @@ DESCRIPTION = """Reads a file from the local filesystem.
 - By default reads up to 2000 lines from the start; for long files pass offset (1-based line number) and limit.
 - Lines longer than 2000 characters are cut.
 - Output is `cat -n` style: line number, tab, line content. The numbers are not part of the file.
-- Images (PNG, JPG, GIF, WebP) are returned as images you can see.
+- Images (PNG, JPG, GIF, WebP) are returned as images you can see; Jupyter notebooks (.ipynb)
+  as their cells with text outputs.
 - Reading a file is required before editing or overwriting it with Edit or Write.
 - It can only read files, not directories: use Glob or `ls` via Bash for directories."""
 
@@ -57,6 +59,44 @@ def _missing(path: Path, ctx: ToolContext) -> str:
     return msg
 
 
+def _text(v: Any) -> str:
+    return "".join(v) if isinstance(v, list) else str(v or "")
+
+
+def render_notebook(raw: bytes, path: Path) -> str:
+    """A Jupyter notebook as its cells (source, then text outputs), like Claude Code's Read."""
+    try:
+        nb = json.loads(raw)
+        cells = nb["cells"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise ToolError(f"{path} is not a valid Jupyter notebook: {e}") from e
+    lang = (nb.get("metadata", {}).get("language_info") or {}).get("name", "python")
+    parts: list[str] = []
+    for i, cell in enumerate(cells):
+        cid = cell.get("id") or f"cell-{i}"
+        kind = cell.get("cell_type", "code")
+        head = f'<cell id="{cid}" type="{kind}"' + (f' language="{lang}"' if kind == "code" else "") + ">"
+        parts.append(f"{head}\n{_text(cell.get('source'))}\n</cell>")
+        outs: list[str] = []
+        for o in cell.get("outputs") or []:
+            if o.get("output_type") == "stream":
+                outs.append(_text(o.get("text")))
+            elif o.get("output_type") == "error":
+                outs.append(f"{o.get('ename')}: {o.get('evalue')}")
+            else:
+                data = o.get("data") or {}
+                if "text/plain" in data:
+                    outs.append(_text(data["text/plain"]))
+                if any(k.startswith("image/") for k in data):
+                    outs.append("[image output omitted]")
+        if outs:
+            text = "\n".join(outs)
+            if len(text) > MAX_LINE_CHARS * 5:
+                text = text[:MAX_LINE_CHARS * 5] + "\n[... output truncated]"
+            parts.append(f'<outputs cell="{cid}">\n{text}\n</outputs>')
+    return "\n".join(parts) if parts else "(the notebook has no cells)"
+
+
 def format_lines(lines: list[str], first: int) -> str:
     """`cat -n` style: number right-aligned in 6 columns, a tab, the line."""
     return "\n".join(f"{first + i:>6}\t{line}" for i, line in enumerate(lines))
@@ -82,6 +122,12 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
         raise ToolError(f"File {path} is {size} bytes, too large to read (limit {MAX_TEXT_BYTES}). "
                         "Use Grep to search it, or Bash with head/tail/sed to view parts.")
     raw = path.read_bytes()
+    if path.suffix.lower() == ".ipynb":
+        text = render_notebook(raw, path)
+        record_read(ctx, path)
+        if len(text) > MAX_OUTPUT_CHARS:
+            text = text[:MAX_OUTPUT_CHARS] + "\n[... notebook truncated: use Bash with jq to read the rest]"
+        return text
     if looks_binary(raw) or path.suffix.lower() == ".pdf":
         hint = " For a PDF, try `pdftotext file.pdf -` with Bash." if path.suffix.lower() == ".pdf" else ""
         raise ToolError(f"{path} appears to be a binary file ({size} bytes) and cannot be displayed as text.{hint}")
