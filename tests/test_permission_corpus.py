@@ -5,7 +5,8 @@ built-in tools (Bash, Write, Edit, Read, ...) in a temp tree full of canary file
 
     root/proj/            the working directory
         canary.txt        must survive every denied case
-        .git/config, src/app.py, secrets/key, ls (a fake `ls` that writes a file)
+        .git/config, src/app.py, secrets/key, package.json (`npm run test` succeeds),
+        ls (a fake `ls` that writes a file)
         link_out -> ../outside, src/out -> ../../outside   (symlink escapes)
     root/outside/canary.txt   outside the working directory
     root/home/.bashrc          $HOME for the run
@@ -227,6 +228,7 @@ def make_tree(root: Path) -> Path:
     (root / "outside").mkdir()
     (root / "home").mkdir()
     (proj / "canary.txt").write_text("canary\n")
+    (proj / "package.json").write_text('{"name": "p", "version": "1.0.0", "scripts": {"test": "true"}}\n')
     (proj / ".git" / "config").write_text("[core]\n")
     (proj / "src" / "app.py").write_text("print('app')\n")
     (proj / "secrets" / "key").write_text("s3cret\n")
@@ -244,6 +246,7 @@ def snapshot(root: Path) -> dict[str, str]:
     """Every file, directory and symlink under root, with contents."""
     out: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".npm"]  # npm's own logs in $HOME
         for name in dirnames + filenames:
             p = Path(dirpath) / name
             rel = str(p.relative_to(root))
@@ -289,6 +292,8 @@ def result_text(block: dict[str, Any]) -> str:
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("LOOPWRIGHT_HOME", str(tmp_path / "home" / ".loopwright"))
+    monkeypatch.setenv("NO_UPDATE_NOTIFIER", "1")
+    monkeypatch.setenv("npm_config_update_notifier", "false")
     make_tree(tmp_path)
     return tmp_path
 
