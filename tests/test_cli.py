@@ -275,3 +275,21 @@ def test_renderer_verbose_shows_full_tool_output(tmp_path: Path) -> None:
         r.show(m)
     r.close()
     assert "      │ collected 3\n      │ 1 failed, 2 passed\n" in out.getvalue()
+
+
+def test_piped_stdin_is_appended_to_the_prompt(tmp_path: Path) -> None:
+    import argparse
+
+    from loopwright.cli.headless import read_prompt
+
+    r, w = os.pipe()
+    os.write(w, b"diff --git a/x b/x\n")
+    os.close(w)
+    with os.fdopen(r) as stdin:
+        assert read_prompt(argparse.Namespace(prompt="review this"), stdin) == "review this\n\ndiff --git a/x b/x\n"
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    with empty.open() as stdin:
+        assert read_prompt(argparse.Namespace(prompt="just this"), stdin) == "just this"
+    with empty.open() as stdin:
+        assert read_prompt(argparse.Namespace(prompt=None), stdin) == ""

@@ -11,9 +11,10 @@ import argparse
 import asyncio
 import json
 import os
+import select
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ..loop import query
 from ..messages import (
@@ -167,10 +168,29 @@ def message_json(msg: Message, session_id: str = "") -> dict[str, Any]:
             "session_id": msg.session_id or session_id}
 
 
-def read_prompt(args: argparse.Namespace) -> str:
+STDIN_WAIT_S = 3.0  # like Claude Code: piped input that never comes does not hang the run
+
+
+def read_prompt(args: argparse.Namespace, stdin: TextIO | None = None) -> str:
+    """The prompt: `-p PROMPT`, or stdin for `-p` / `-p -`. With both, piped stdin is
+    appended to PROMPT (`git diff | loopwright -p "review this"`), as Claude Code does."""
+    stdin = sys.stdin if stdin is None else stdin
+    piped = not stdin.isatty()
     if args.prompt in (None, "-"):
-        return sys.stdin.read() if not sys.stdin.isatty() else ""
-    return str(args.prompt)
+        return stdin.read() if piped else ""
+    prompt = str(args.prompt)
+    if not piped:
+        return prompt
+    try:
+        ready, _, _ = select.select([stdin], [], [], STDIN_WAIT_S)
+    except (OSError, ValueError):  # not selectable (closed, or not a real file): nothing to add
+        return prompt
+    if not ready:
+        print(f"loopwright: no input on stdin after {STDIN_WAIT_S:.0f}s; going on without it "
+              "(redirect stdin from /dev/null to skip the wait)", file=sys.stderr)
+        return prompt
+    data = stdin.read()
+    return f"{prompt}\n\n{data}" if data.strip() else prompt
 
 
 def run_cli(args: argparse.Namespace) -> int:
