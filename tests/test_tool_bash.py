@@ -274,3 +274,8 @@ def test_cancellation_at_any_point_of_startup_leaves_nothing(ctx: ToolContext, t
     time.sleep(0.2)  # a sleep that escaped would have written its pid by now
     if pidfile.exists() and pidfile.read_text().strip():
         assert wait_dead(int(pidfile.read_text()))
+
+
+def test_command_removing_the_cwd_file_is_harmless(ctx: ToolContext) -> None:
+    out, err = call(BASH, ctx, command='rm -f "$__lw_pwd"; echo fine')
+    assert not err and out == "fine"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import os
 import re
 import signal
@@ -235,10 +236,12 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
             await _reaped(protocol)
             transport.close()
         finally:
-            os.unlink(pwd_file)
+            with contextlib.suppress(OSError):
+                os.unlink(pwd_file)
         raise
     except OSError as e:
-        os.unlink(pwd_file)
+        with contextlib.suppress(OSError):
+            os.unlink(pwd_file)
         raise ToolError(f"Could not start bash: {e}") from e
     proc = asyncio.subprocess.Process(transport, protocol, loop)
     pgid = proc.pid
@@ -260,6 +263,7 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
             await asyncio.wait({pump_task}, timeout=DRAIN_S)
         await kill_group(pgid)
         await asyncio.wait({pump_task}, timeout=DRAIN_S)
+        await _reaped(protocol)
     except asyncio.CancelledError:
         # An interrupt: nothing the command started may survive it. Shielded so a second
         # cancel cannot stop the kill half way.
@@ -273,8 +277,12 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
     finally:
         pump_task.cancel()
         transport.close()
-        new_cwd = Path(pwd_file).read_text(errors="replace").strip() if os.path.exists(pwd_file) else ""
-        os.unlink(pwd_file)
+        try:
+            new_cwd = Path(pwd_file).read_text(errors="replace").strip()
+        except OSError:  # the command may have removed it
+            new_cwd = ""
+        with contextlib.suppress(OSError):
+            os.unlink(pwd_file)
     output = buf.render()
     notes: list[str] = []
     if new_cwd and not timed_out:
