@@ -92,6 +92,14 @@ def test_bare_tool_rules(tmp_path: Path) -> None:
     assert verdict(p, "Other", {}, read_only=True) == "allow"
 
 
+def test_bookkeeping_tools_need_no_approval_but_rules_apply(tmp_path: Path) -> None:
+    for mode in ("default", "plan", "dontAsk"):
+        p = gate(tmp_path, mode, disallowed_tools=["Agent(general-purpose)"])
+        assert verdict(p, "KillShell", {"shell_id": "1"}) == "allow"
+        assert verdict(p, "Agent", {"subagent_type": "Explore", "prompt": "x"}) == "allow"
+        assert verdict(p, "Agent", {"subagent_type": "general-purpose", "prompt": "x"}) == "deny"
+
+
 def test_specifiers_of_other_tools(tmp_path: Path) -> None:
     p = gate(tmp_path, allowed_tools=["WebFetch(domain:docs.python.org)", "mcp__github", "Agent(Explore)"],
              disallowed_tools=["mcp__db__drop_table"])
