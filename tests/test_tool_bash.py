@@ -277,5 +277,5 @@ def test_cancellation_at_any_point_of_startup_leaves_nothing(ctx: ToolContext, t
 
 
 def test_command_removing_the_cwd_file_is_harmless(ctx: ToolContext) -> None:
-    out, err = call(BASH, ctx, command='rm -f "$__lw_pwd"; echo fine')
+    out, err = call(BASH, ctx, command='rm -f "$__lw_pwd"; echo fine; exit 0')  # exit: no trailer
     assert not err and out == "fine"
