@@ -184,3 +184,17 @@ def test_api_error_is_a_clean_error_result(tmp_path: Path) -> None:
     assert p.returncode == 1 and "Traceback" not in p.stderr
     r = json.loads(p.stdout)
     assert r["subtype"] == "error_during_execution" and "bad request on purpose" in json.dumps(r)
+
+
+def test_same_task_through_an_openai_compatible_server(repo: Path, tmp_path: Path) -> None:
+    """`--model openai:<name> --base-url <server>/v1`: same script, same tools, chat completions on the wire."""
+    with ScriptedServer(fix_script(repo), model="qwen2.5-coder") as srv:
+        p = loopwright("-p", "Fix the failing test.", "--model", "openai:qwen2.5-coder", "--base-url", srv.openai_url,
+                       "--cwd", str(repo), "--permission-mode", "acceptEdits", "--allowedTools", "Bash",
+                       "--output-format", "json", cwd=tmp_path, home=tmp_path / "home")
+        kinds = [r.kind for r in srv.loop_requests]
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert (r["subtype"], r["num_turns"], r["model_calls"]) == ("success", 3, 4)
+    assert kinds == ["chat"] * 4
+    assert suite_passes(repo)
