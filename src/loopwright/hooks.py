@@ -315,8 +315,8 @@ class Hooks:
         jobs: list[tuple[HookCallback | CommandHook, float]] = []
         seen: set[str] = set()
         for m in matchers:
-            if not matcher_matches(m.matcher, target):
-                continue
+            if target is not None and not matcher_matches(m.matcher, target):
+                continue  # events without a target (UserPromptSubmit, Stop) ignore matchers
             for h in m.hooks:
                 if isinstance(h, CommandHook):
                     if h.command in seen:  # identical commands run once (as Claude Code does)
