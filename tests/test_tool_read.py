@@ -201,3 +201,20 @@ def test_notebook_cells_and_outputs(tmp_path: Path) -> None:
     (tmp_path / "bad.ipynb").write_text("{nope")
     out, err = read(ctx, file_path=str(tmp_path / "bad.ipynb"))
     assert err and "not a valid Jupyter notebook" in out
+
+
+def test_every_schema_field_is_described() -> None:
+    import jsonschema
+
+    def walk(schema: dict[str, Any], where: str) -> None:
+        for name, prop in schema.get("properties", {}).items():
+            assert prop.get("description"), f"{where}.{name} has no description"
+            walk(prop, f"{where}.{name}")
+            if isinstance(prop.get("items"), dict):
+                walk(prop["items"], f"{where}.{name}[]")
+
+    for t in default_tools():
+        jsonschema.Draft202012Validator.check_schema(t.input_schema)
+        assert t.input_schema.get("additionalProperties") is False, t.name
+        assert set(t.input_schema["required"]) <= set(t.input_schema["properties"])
+        walk(t.input_schema, t.name)
