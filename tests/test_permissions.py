@@ -126,6 +126,16 @@ def test_read_rules_govern_glob_and_grep_paths(tmp_path: Path) -> None:
     assert verdict(p, "Read", {"file_path": str(tmp_path / "private" / "a")}, True) == "deny"
 
 
+def test_redirections_under_a_bare_bash_rule_stay_inside_and_off_protected_paths(tmp_path: Path) -> None:
+    p = gate(tmp_path, allowed_tools=["Bash"])
+    assert verdict(p, "Bash", {"command": "make > build.log"}) == "allow"
+    assert verdict(p, "Bash", {"command": "make > ../build.log"}) == "ask"
+    assert verdict(p, "Bash", {"command": "echo x >> .git/config"}) == "ask"
+    p = gate(tmp_path, allowed_tools=["Bash(make *)"])  # a narrower rule does not approve the write
+    assert verdict(p, "Bash", {"command": "make > build.log"}) == "ask"
+    assert verdict(p, "Bash", {"command": "make 2>/dev/null"}) == "allow"
+
+
 def test_unparseable_commands_are_never_auto_allowed(tmp_path: Path) -> None:
     p = gate(tmp_path, allowed_tools=["Bash(echo *)"])
     assert verdict(p, "Bash", {"command": "echo $((1+2))"}) == "ask"

@@ -483,8 +483,10 @@ class Permissions:
             return Verdict("ask", f"ask rule {r}")
         return None
 
-    def auto_write(self, p: str, base: str | None = None) -> str | None:
-        """None if writing `p` may be approved without asking (after deny/ask/mode), else why not."""
+    def auto_write(self, p: str, base: str | None = None, *, by_bash: bool = False) -> str | None:
+        """None if writing `p` may be approved without asking (after deny/ask/mode), else why not.
+        `by_bash`: a shell redirection, which a bare `Bash` allow rule approves inside the
+        working directories."""
         lexical, real = self.resolve(p, base)
         why = self.protected(lexical) or self.protected(real)
         if why:
@@ -495,6 +497,8 @@ class Permissions:
             target = f"{p} (really {real})" if real != lexical else p
             return f"{target} is outside the working directories"
         if self._named(self.allow, "Edit") is not None or self.mode == "acceptEdits":
+            return None
+        if by_bash and self._named(self.allow, "Bash") is not None:
             return None
         return f"writing {p} needs approval"
 
@@ -679,7 +683,7 @@ class Permissions:
         p = word_path(target)
         if parsed.changes_directory and not (p.startswith("/") or target.tilde):
             return "the command changes directory first, so the target cannot be known"
-        return self.auto_write(p, self.shell_cwd())
+        return self.auto_write(p, self.shell_cwd(), by_bash=True)
 
     def _fs_problem(self, c: bashparse.SimpleCommand, parsed: bashparse.ParsedCommand) -> str | None:
         allowed = FS_COMMANDS[c.name or ""]
