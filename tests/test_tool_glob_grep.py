@@ -397,3 +397,20 @@ if HAS_RG:
         assert err_py == err_rg  # errors (a bad pattern) are worded by each engine
         if not err_rg:
             assert out_py == out_rg
+
+
+def test_output_is_capped_in_every_mode(tmp_path: Path) -> None:
+    from loopwright.tools.grep import MAX_OUTPUT_CHARS
+
+    for i in range(1500):
+        write(tmp_path, f"d/some_rather_long_file_name_{i:04}.txt", "hit\n" * 3)
+    for mode in ("files_with_matches", "count", "content"):
+        q = Query("hit", tmp_path, mode=mode)
+        text = format_hits(run_python(q), q, tmp_path)
+        assert len(text) < MAX_OUTPUT_CHARS + 300, mode
+        if mode == "count":
+            assert "Found 4500 total occurrences across 1500 files. (showing the first" in text
+        else:
+            assert "more files not shown" in text or "more lines not shown" in text
+    q = Query("hit", tmp_path)
+    assert format_hits(run_python(q), q, tmp_path).startswith("Found 1500 files (showing the first ")

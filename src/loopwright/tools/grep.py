@@ -687,22 +687,35 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_COLUMNS else text[:MAX_COLUMNS] + " [... line truncated]"
 
 
+def _fit(lines: list[str]) -> tuple[list[str], int]:
+    """The leading lines that fit in MAX_OUTPUT_CHARS, and how many were left out."""
+    size = 0
+    for i, line in enumerate(lines):
+        size += len(line) + 1
+        if size > MAX_OUTPUT_CHARS:
+            return lines[:i], len(lines) - i
+    return lines, 0
+
+
 def format_hits(hits: list[FileHits], q: Query, cwd: Path) -> str:
     hits = sorted(hits, key=lambda h: h.path)
     cwd = cwd.resolve()
     limit = q.head_limit
+    too_long = ("(output truncated at {} characters: {} more {} not shown; narrow the search or use "
+                "head_limit)")
     if q.mode == "files_with_matches":
         if not hits:
             return "No files found"
         names = [_show(h.path, cwd) for h in hits]
-        shown = names[:limit] if limit else names
+        shown, cut = _fit(names[:limit] if limit else names)
         more = f" (showing the first {len(shown)})" if len(shown) < len(names) else ""
-        return f"Found {len(names)} file{'s' if len(names) != 1 else ''}{more}\n" + "\n".join(shown)
+        tail = "\n" + too_long.format(MAX_OUTPUT_CHARS, cut, "files") if cut else ""
+        return f"Found {len(names)} file{'s' if len(names) != 1 else ''}{more}\n" + "\n".join(shown) + tail
     if q.mode == "count":
         if not hits:
             return "No matches found"
         rows = [f"{_show(h.path, cwd)}:{h.count}" for h in hits]
-        shown = rows[:limit] if limit else rows
+        shown, _ = _fit(rows[:limit] if limit else rows)
         total = sum(h.count for h in hits)
         note = f" (showing the first {len(shown)} files)" if len(shown) < len(rows) else ""
         return "\n".join(shown) + f"\n\nFound {total} total occurrences across {len(rows)} files.{note}"
@@ -723,11 +736,10 @@ def format_hits(hits: list[FileHits], q: Query, cwd: Path) -> str:
     if limit and len(out) > limit:
         notes.append(f"(output limited to the first {limit} of {len(out)} lines by head_limit)")
         out = out[:limit]
-    text = "\n".join(out)
-    if len(text) > MAX_OUTPUT_CHARS:
-        text = text[:MAX_OUTPUT_CHARS].rsplit("\n", 1)[0]
-        notes.append(f"(output truncated at {MAX_OUTPUT_CHARS} characters: narrow the search or use head_limit)")
-    return "\n".join([text, *notes])
+    out, cut = _fit(out)
+    if cut:
+        notes.append(too_long.format(MAX_OUTPUT_CHARS, cut, "lines"))
+    return "\n".join([*out, *notes])
 
 
 # --- the tool ------------------------------------------------------------------------------
