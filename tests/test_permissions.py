@@ -380,3 +380,13 @@ def test_generated_compounds(frags: list[tuple[str, str, str]], ops: list[str]) 
              for c, _, k in frags}
     expected = "deny" if "deny" in kinds else "ask" if "ask" in kinds else "allow"
     assert p.evaluate("Bash", {"command": command}).kind == expected, command
+
+
+def test_refusals_say_how_to_allow(tmp_path: Path) -> None:
+    p = gate(tmp_path, "acceptEdits")
+    d = decide(p, "Write", {"file_path": ".git/config"})
+    assert isinstance(d, Deny) and "bypassPermissions" in d.message and "acceptEdits" not in d.message
+    d = decide(p, "Write", {"file_path": "../elsewhere/x"})
+    assert isinstance(d, Deny) and "--add-dir" in d.message
+    d = decide(gate(tmp_path), "Bash", {"command": "ls && make install"})
+    assert isinstance(d, Deny) and "--allowedTools 'Bash(make *)'" in d.message

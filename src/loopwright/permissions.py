@@ -361,6 +361,13 @@ class Permissions:
 
     def hint(self, name: str, tool_input: dict[str, Any], v: Verdict | None = None) -> str:
         """How to allow a call like this one next time."""
+        reason = v.reason if v is not None else ""
+        if "protected" in reason:
+            return ("Protected paths are written only with approval (an interactive run asks) or in "
+                    "--permission-mode bypassPermissions.")
+        if "outside the working directories" in reason:
+            return ("To allow it, add the directory with --add-dir (or permissions.additionalDirectories), "
+                    "or a rule such as --allowedTools 'Edit(//abs/dir/**)'.")
         if name == "Bash":
             cmd = tool_input.get("command")
             first = v.subject if v is not None and v.subject else (
