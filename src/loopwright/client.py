@@ -46,6 +46,7 @@ class LoopwrightClient:
         self.session_id: str | None = None
         self.results: list[ResultMessage] = []
         self._model: Any = None
+        self._connecting: asyncio.Future[Any] | None = None
         self._control: RunControl | None = None
         self._task: asyncio.Task[None] | None = None
         self._queue: asyncio.Queue[Any] | None = None
@@ -61,8 +62,11 @@ class LoopwrightClient:
 
     async def connect(self) -> None:
         # One model object for the whole conversation (a scripted model keeps its place).
+        # Resolved in a thread: importing a provider SDK can take a second or more.
         if self._model is None:
-            self._model = resolve_model(self.options)
+            if self._connecting is None:
+                self._connecting = asyncio.ensure_future(asyncio.to_thread(resolve_model, self.options))
+            self._model = await self._connecting
 
     async def disconnect(self) -> None:
         if self.running:

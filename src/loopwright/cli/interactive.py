@@ -43,6 +43,20 @@ While the agent works, what you type is queued and delivered after the running t
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
+def preimport_sdk(model: Any) -> None:
+    """Import the provider SDK a model imports lazily on its first call (the anthropic SDK
+    takes seconds), off the event loop, so the first turn does not freeze the screen."""
+    import importlib
+
+    module = type(model).__module__
+    for sdk, user in (("anthropic", ".anthropic"), ("openai", ".openai_compat")):
+        if module.endswith(user):
+            try:
+                importlib.import_module(sdk)
+            except ImportError:
+                pass
+
+
 class Repl:
     def __init__(self, options: AgentOptions) -> None:
         self.base_options = options
@@ -285,6 +299,15 @@ class Repl:
             history=history, key_bindings=kb, multiline=True, bottom_toolbar=self.toolbar,
             refresh_interval=0.1, prompt_continuation="  ")
         self.app = session.app
+
+        async def warm_up() -> None:  # load the provider while the user types the first prompt
+            try:
+                await self.client.connect()
+                await asyncio.to_thread(preimport_sdk, self.client._model)
+            except Exception:  # noqa: BLE001 - the first query reports it
+                pass
+
+        warming = asyncio.ensure_future(warm_up())
         with patch_stdout(raw=True):
             self.renderer = TraceRenderer(sys.stdout, spinner=False)
             model = self.base_options.model
@@ -317,6 +340,7 @@ class Repl:
                 assert self.turn is not None
                 await asyncio.wait([self.turn], timeout=10)
             await self.client.disconnect()
+        warming.cancel()
         self.renderer.close()
         self.say("bye")
         return 0
