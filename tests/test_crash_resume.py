@@ -6,7 +6,8 @@ and the Bash children it started in their own process groups, as a power cut wou
 one point: during a model call (scripted "delay"), during a tool (the Bash `sleep`), or
 right between the two. Then it resumes with a script for the steps still missing and checks:
 the loaded history satisfies Inv, no tool call that completed runs again (each `done i`
-exactly once), and the resumed run ends with success (exit 0).
+exactly once), and the resumed run ends with success (exit 0). One more scenario crashes the
+resumed run as well and resumes a second time.
 """
 
 from __future__ import annotations
@@ -118,8 +119,17 @@ def log_lines(log: Path) -> list[str]:
         return []
 
 
-def scenario(root: Path, kind: str, k: int) -> str | None:
-    """Run, crash at (kind, k), resume. Returns None, or what went wrong."""
+def remaining_steps(path: Path) -> list[int]:
+    """The steps without a real (non-error) result in the transcript: what is left to do."""
+    loaded = load_transcript(path)
+    done = {b["tool_use_id"].rstrip("r") for m in loaded.history if m["role"] == "user" for b in m["content"]
+            if b.get("type") == "tool_result" and not b.get("is_error")}
+    return [i for i in range(1, N + 1) if f"s{i}" not in done]
+
+
+def scenario(root: Path, kind: str, k: int, then_tool: int | None = None) -> str | None:
+    """Run, crash at (kind, k), resume (crashing the resumed run too, during its step
+    `then_tool`, when given, and resuming again). Returns None, or what went wrong."""
     home, work = root / "home", root / "work"
     work.mkdir(parents=True)
     log = root / "tools.log"
@@ -154,11 +164,27 @@ def scenario(root: Path, kind: str, k: int) -> str | None:
     loaded = load_transcript(path)
     if not holds_final(loaded.history):
         return f"{kind}-{k}: loaded history breaks Inv: {loaded.history}"
-    done_ids = {b["tool_use_id"] for m in loaded.history if m["role"] == "user" for b in m["content"]
-                if b.get("type") == "tool_result" and not b.get("is_error")}
-    remaining = [i for i in range(1, N + 1) if f"s{i}" not in done_ids]
+    suffix = "r"
+    if then_tool is not None:  # crash the resumed run as well, while its step `then_tool` runs
+        again = root / "resume0.json"
+        again.write_text(json.dumps([step(i, log, "r") for i in remaining_steps(path)] + [FINAL]))
+        starts = log_lines(log).count(f"start {then_tool}")
+        proc = subprocess.Popen([*base, "-p", "continue", "--resume", sid, "--model", f"scripted:{again}"],
+                                cwd=work, env=env_for(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: log_lines(log).count(f"start {then_tool}") > starts, f"start {then_tool} (resumed)")
+            time.sleep(0.05)
+            crash(proc)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if not holds_final(load_transcript(path).history):
+            return f"{kind}-{k}+{then_tool}: history breaks Inv after the second crash"
+        suffix = "rr"
     resume_script = root / "resume.json"
-    resume_script.write_text(json.dumps([step(i, log, "r") for i in remaining] + [FINAL]))
+    resume_script.write_text(json.dumps([step(i, log, suffix) for i in remaining_steps(path)] + [FINAL]))
     res = subprocess.run([*base, "-p", "continue", "--resume", sid, "--model", f"scripted:{resume_script}"],
                          cwd=work, env=env_for(home), stdin=subprocess.DEVNULL, capture_output=True, text=True,
                          timeout=60)
@@ -193,8 +219,10 @@ SCENARIOS = [("model", k) for k in range(1, N + 2)] + [("tool", k) for k in rang
 
 def test_sigkill_at_every_stage_then_resume(tmp_path: Path) -> None:
     # Scenarios are independent (own dirs, own sessions): run them side by side.
-    with ThreadPoolExecutor(max_workers=len(SCENARIOS)) as pool:
+    with ThreadPoolExecutor(max_workers=len(SCENARIOS) + 1) as pool:
         futures = [pool.submit(scenario, tmp_path / f"{kind}-{k}", kind, k) for kind, k in SCENARIOS]
+        # and a crash of the resumed run itself: killed in step 1, resumed, killed in step 2, resumed
+        futures.append(pool.submit(scenario, tmp_path / "twice", "tool", 1, 2))
         problems = [f.result() for f in futures]
     assert [p for p in problems if p] == []
 
