@@ -584,6 +584,8 @@ def start_session(options: Any, cwd: Path, history_given: bool) -> SessionStart:
             store.fork(loaded.session_id, sid, cwd)
         else:
             sid = loaded.session_id
+    elif resume is not None and not options.fork_session:
+        sid = resume  # the caller supplies the history itself: keep appending to that session
     recorder = None
     if options.persist_session:
         fsync = getattr(options, "session_fsync", "none")
