@@ -505,7 +505,7 @@ def _valid(h: list[WireMessage]) -> bool:
 def load_transcript(path: Path) -> LoadedSession:
     lines = read_lines(path)
     history, notes = history_from_lines(lines)
-    sid = next((str(ln["sessionId"]) for ln in reversed(lines) if ln.get("sessionId")), path.stem)
+    sid = path.stem  # the file name, not a field inside it: a session id becomes a path again
     return LoadedSession(sid, path, lines, history, notes, lines[-1].get("uuid") if lines else None)
 
 
