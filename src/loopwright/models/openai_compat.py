@@ -12,7 +12,11 @@ back:
   end_turn / max_tokens / refusal (a server that says "stop" while calling tools, as
   some local servers do, gets tool_use; other values map by whether tools were called).
 Streaming accumulates tool-call deltas by index; usage (with cached tokens) comes from
-the final chunk requested with stream_options.include_usage.
+the final chunk requested with stream_options.include_usage. Reasoning deltas
+(`reasoning_content`) are passed on as partial events only: they have no signature and
+are not part of the history. A tool call whose arguments are not valid JSON fails the
+attempt (retried, then a clear ModelError), unless the response was cut off by the
+length limit, in which case the loop refuses to run it.
 
 Install: pip install 'loopwright[openai]'. The SDK is imported at the first call.
 """
