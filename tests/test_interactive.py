@@ -294,3 +294,20 @@ def test_slash_commands_rewind_resume_clear(tmp_path: Path, capsys: pytest.Captu
         assert not await repl.command("/exit")
 
     asyncio.run(go())
+
+
+def test_long_answers_are_shown_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    from loopwright.blocks import TextBlock
+    from loopwright.cli.interactive import Repl
+    from loopwright.cli.render import TraceRenderer
+    from loopwright.messages import AssistantMessage
+    from loopwright.options import AgentOptions
+
+    repl = Repl(AgentOptions(model="scripted:unused.json", cwd=tmp_path))
+    repl.renderer = TraceRenderer(io.StringIO(), spinner=False)
+    long = "\n".join(f"line {i} " + "x" * 100 for i in range(20))
+    repl.show(AssistantMessage([TextBlock(long)], "m", "end_turn"))
+    out = capsys.readouterr().out
+    assert out == "".join(f"  line {i} " + "x" * 100 + "\n" for i in range(20))

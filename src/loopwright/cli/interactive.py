@@ -137,7 +137,11 @@ class Repl:
         if self.partial:
             self.say(f"  {self.partial}")
             self.partial = ""
-        if isinstance(msg, AssistantMessage) and self.streamed:  # its text is on screen already
+        if isinstance(msg, AssistantMessage):
+            if not self.streamed:  # the whole text (the trace renderer would shorten it)
+                for b in msg.content:
+                    if isinstance(b, TextBlock) and b.text.strip():
+                        self.say("\n".join(f"  {ln}" for ln in b.text.strip().splitlines()))
             msg = replace(msg, content=[b for b in msg.content if not isinstance(b, TextBlock)])
         if isinstance(msg, (AssistantMessage, ResultMessage)):
             self.streamed = False
