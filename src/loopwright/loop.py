@@ -357,6 +357,10 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
     except Exception as e:  # a harness bug or a broken model: report it, keep the history valid
         yield run.persist(run.result("error_during_execution", error=f"{type(e).__name__}: {e}"))
     finally:
+        if run.executor.ctx.state.get("bash_shells"):  # background shells end with their run
+            from .tools.bash import kill_all_shells
+
+            await kill_all_shells(run.executor.ctx)
         if run.recorder is not None:
             run.recorder.close()
         if run.hooks.active:
