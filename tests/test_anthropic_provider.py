@@ -286,3 +286,29 @@ def test_calls_reuse_one_kept_alive_connection(tmp_path: Path) -> None:
         ports = {q.client_port for q in srv.loop_requests}
     assert r.subtype == "success" and r.model_calls == 4
     assert len(ports) == 1  # the stream's end was read, so the connection went back to the pool
+
+
+def test_interrupt_during_a_slow_model_call_keeps_the_history(tmp_path: Path) -> None:
+    from loopwright.testing import Fault
+
+    (tmp_path / "a.py").write_text("bug")
+    (tmp_path / "b.py").write_text("t")
+    control = lw.RunControl()
+
+    async def go(srv: ScriptedServer) -> list[Any]:
+        out = []
+        async for m in lw.query("go", lw.AgentOptions(model=model(srv), tools=file_tools(tmp_path)), control=control):
+            out.append(m)
+            if isinstance(m, lw.UserMessage):  # the second call will hang: interrupt it
+                srv.inject(Fault(delay=3.0))
+                asyncio.get_running_loop().call_later(0.2, control.interrupt)
+        return out
+
+    with ScriptedServer(SCRIPT) as srv:
+        msgs = asyncio.run(go(srv))
+        n = len(srv.loop_requests)
+    res = msgs[-1]
+    assert res.subtype == "error_during_execution" and "interrupt" in res.errors[0]
+    assert n == 2 and res.model_calls == 1
+    check(res.messages)  # (user, assistant with tool_use, tool results): valid, ready to resume
+    assert len(res.messages) == 3
