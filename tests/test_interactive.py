@@ -183,7 +183,7 @@ def test_interactive_session_in_tmux(term: tuple[Term, Path]) -> None:
     t.keys("C-c")
     t.wait("bye")
     deadline = time.monotonic() + 10
-    while not t.dead()[0] and time.monotonic() < deadline:
+    while t.dead()[1] == "" and time.monotonic() < deadline:  # dead, with its exit status known
         time.sleep(0.05)
     assert t.dead() == (True, "0")
 
