@@ -101,6 +101,10 @@ def run_one(harness: str, repo: Path, home: Path) -> Sample:
                    DISABLE_ERROR_REPORTING="1")
         if harness == "claude":
             cmd = [str(CLAUDE), "-p", PROMPT, "--output-format", "json", "--model", MODEL, *PERMS]
+        elif harness == "loopwright-scripted":  # reference: same turns in-process, no SDK, no HTTP
+            turns = repo.parent / "turns.json"
+            turns.write_text(json.dumps(script(repo)))
+            cmd = [str(LOOPWRIGHT), "-p", PROMPT, "--output-format", "json", "--model", f"scripted:{turns}", *PERMS]
         else:
             cmd = [str(LOOPWRIGHT), "-p", PROMPT, "--output-format", "json", "--model", MODEL, "--base-url", srv.url,
                    *PERMS]
@@ -131,8 +135,8 @@ def run_one(harness: str, repo: Path, home: Path) -> Sample:
         s.why = "unexpected final text"
     elif not suite_passes(repo):
         s.why = "the tests still fail after the run"
-    elif len(loop) != 4:
-        s.why = f"{len(loop)} loop calls (expected 4)"
+    elif len(loop) != (0 if harness == "loopwright-scripted" else 4):
+        s.why = f"{len(loop)} loop calls at the server"
     else:
         s.ok = True
     return s
@@ -172,11 +176,15 @@ def main() -> int:
     harnesses = [("loopwright", f"loopwright {__version__} (Python {platform.python_version()})")]
     if version and "(Claude Code)" in version:
         harnesses.append(("claude", f"Claude Code {version.split()[0]} (native binary from npm)"))
-    results: dict[str, list[Sample]] = {}
+    harnesses.append(("loopwright-scripted", "reference: loopwright with the same turns as `--model scripted:` "
+                      "(in-process, no SDK, no HTTP)"))
+    results: dict[str, list[Sample]] = {name: [] for name, _ in harnesses}
     for name, _ in harnesses:
         run_one(name, repo, home)  # warm-up: page cache, .pyc files, Claude Code's first-run config
-        results[name] = [run_one(name, repo, home) for _ in range(args.runs)]
-        for i, s in enumerate(results[name], 1):
+    for i in range(1, args.runs + 1):  # interleaved, so a busy moment of the machine hits both alike
+        for name, _ in harnesses:
+            s = run_one(name, repo, home)
+            results[name].append(s)
             print(f"{name} run {i}: {'ok' if s.ok else 'FAILED: ' + s.why}  {s.wall_s * 1000:.0f} ms  "
                   f"{s.maxrss_kib / 1024:.1f} MiB", file=sys.stderr)
     lines = ["| harness | runs ok | median wall ms | min wall ms | median start → 1st model request ms | "
@@ -188,10 +196,14 @@ def main() -> int:
         ok = [s for s in ss if s.ok] or ss
         side = Counter(x for s in ok for x in s.side)
         side_txt = ", ".join(f"{k} ×{v / len(ok):g}" for k, v in side.items()) or "none"
+        served = name != "loopwright-scripted"  # the reference row has no server in between
+        first = f"{statistics.median(s.first_request_s for s in ok) * 1000:.0f}" if served else "—"
+        calls = f"{statistics.median(s.loop_calls for s in ok):g}" if served else str(ok[0].result.get("model_calls"))
+        inv = f"{sum(s.inv_ok for s in ss)}/{len(ss)}" if served else "(checked in-process)"
         lines.append(f"| {label} | {sum(s.ok for s in ss)}/{len(ss)} | {statistics.median(s.wall_s for s in ok) * 1000:.0f} | "
-                     f"{min(s.wall_s for s in ok) * 1000:.0f} | {statistics.median(s.first_request_s for s in ok) * 1000:.0f} | "
+                     f"{min(s.wall_s for s in ok) * 1000:.0f} | {first} | "
                      f"{statistics.median(s.maxrss_kib for s in ok) / 1024:.1f} | "
-                     f"{statistics.median(s.loop_calls for s in ok):g} | {side_txt} | {sum(s.inv_ok for s in ss)}/{len(ss)} | "
+                     f"{calls} | {side_txt if served else '—'} | {inv} | "
                      f"{ok[0].result.get('num_turns')} | {ok[0].result.get('total_cost_usd', 0):.4f} |")
     table = "\n".join(lines)
     print(table)
@@ -199,7 +211,8 @@ def main() -> int:
         "# loopwright vs Claude Code: the same scripted fix-the-test task",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}; "
-        f"{args.runs} measured runs per harness after one warm-up run; medians.",
+        f"{args.runs} measured runs per harness after one warm-up run, the two harnesses interleaved; medians; "
+        f"load average at the end {os.getloadavg()[0]:.1f}.",
         "",
         "Task: seed Example 4.3 served by `loopwright.testing.ScriptedServer` on 127.0.0.1 (offline): "
         "Bash runs the tests (1 failing) -> Read grades.py + Read test_grades.py -> Edit (the boundary "
@@ -225,7 +238,9 @@ def main() -> int:
         "- Reported costs differ because the two harnesses send different system prompts and tool definitions "
         "(Claude Code sends many more tools) and the server prices the prompt-cache traffic it simulates.",
         f"- loopwright's start-up is dominated by importing the anthropic Python SDK: `python -c 'import anthropic'` "
-        f"takes {sdk_ms:.0f} ms (median of 3) here, against {bare_ms:.0f} ms for `python -c 'import loopwright'`.",
+        f"takes {sdk_ms:.0f} ms (median of 3) here, against {bare_ms:.0f} ms for `python -c 'import loopwright'`. "
+        "The reference row runs the same turns, tools, gate and checks with the in-process scripted model, "
+        "so the difference between it and the first row is the provider path (SDK import, HTTP, SSE parsing).",
     ]
     if "claude" in results:
         bad = sum(not s.inv_ok for s in results["claude"])
