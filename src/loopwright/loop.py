@@ -90,7 +90,9 @@ class Run:
         self.system = "\n\n".join(p for p in (options.system_prompt, options.append_system_prompt) if p) or None
         self.recorder: Any = None  # sessions.SessionRecorder when persisting
         if options.persist_session or (history is None and (options.resume or options.continue_conversation)):
-            from .sessions import start_session  # resume/fork/continue: load h; persist: open the transcript
+            from .sessions import (
+                start_session,  # resume/fork/continue: load h; persist: open the transcript
+            )
 
             started = start_session(options, self.cwd, history is not None)
             self.session_id, self.recorder = started.session_id, started.recorder
@@ -120,7 +122,8 @@ class Run:
         self.started = time.perf_counter()
         self.last_stop: str | None = None
         self.stop_continuations = 0
-        self.hooks.bind(HookContext(self.session_id, "", str(self.cwd), self.permission_mode))
+        transcript = str(getattr(self.recorder.writer, "path", "")) if self.recorder is not None else ""
+        self.hooks.bind(HookContext(self.session_id, transcript, str(self.cwd), self.permission_mode))
 
     # --- the pieces of one step ---------------------------------------------------------
 
