@@ -436,3 +436,59 @@ def test_a_session_being_written_cannot_be_resumed_by_another_writer(tmp_path: P
     finally:
         holder.close()
     assert lw.run("more", opts(tmp_path, [[text("y")]], resume=r.session_id)).subtype == "success"
+
+
+# --- repair on arbitrary input (property) -------------------------------------------------------
+
+def _messages() -> Any:
+    from hypothesis import strategies as st
+
+    ids = st.sampled_from(["a", "b", "c", "d"])
+    block = st.one_of(
+        st.builds(lambda s: text(s), st.sampled_from(["x", "y"])),
+        st.builds(lambda i: use(i), ids),
+        st.builds(lambda i, e: {"type": "tool_result", "tool_use_id": i, "content": "r", "is_error": e},
+                  ids, st.booleans()),
+        st.just({"type": "thinking", "thinking": "t", "signature": "s"}),
+    )
+    msg = st.builds(lambda r, c: {"role": r, "content": c}, st.sampled_from(["user", "assistant"]),
+                    st.lists(block, max_size=4))
+    return st.lists(msg, max_size=8)
+
+
+def test_repair_makes_any_history_valid_and_is_idempotent() -> None:
+    from hypothesis import given, settings
+
+    @settings(max_examples=400, deadline=None)
+    @given(_messages())
+    def prop(h: list[dict[str, Any]]) -> None:
+        r = repair_history(h)
+        if r:
+            check(r if r[-1]["role"] == "user" else [*r, {"role": "user", "content": [text(".")]}])
+            assert r[0]["role"] == "user"
+        assert repair_history(r) == r
+        # repair only removes or fills in: every kept non-result block was in the input, in order
+        kept = [b for m in r for b in m["content"] if b.get("type") != "tool_result"]
+        orig = [b for m in h for b in m["content"] if b.get("type") != "tool_result"]
+        it = iter(orig)
+        assert all(any(b == o for o in it) for b in kept)
+
+    prop()
+
+
+def test_sessions_list_all_projects(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "p1").mkdir()
+    (tmp_path / "p2").mkdir()
+    monkeypatch.setenv("LOOPWRIGHT_SESSIONS_DIR", str(tmp_path / "s"))
+    r1 = lw.run("in p1", lw.AgentOptions(model=lw.ScriptedModel([[text("x")]]), cwd=tmp_path / "p1",
+                                         persist_session=True))
+    r2 = lw.run("in p2", lw.AgentOptions(model=lw.ScriptedModel([[text("x")]]), cwd=tmp_path / "p2",
+                                         persist_session=True))
+    monkeypatch.chdir(tmp_path / "p1")
+    assert sessions_main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert r1.session_id in out and r2.session_id not in out
+    assert sessions_main(["list", "--all", "--json"]) == 0
+    ids = {d["session_id"] for d in json.loads(capsys.readouterr().out)}
+    assert {r1.session_id, r2.session_id} <= ids
