@@ -459,7 +459,7 @@ def _messages() -> Any:
 def test_repair_makes_any_history_valid_and_is_idempotent() -> None:
     from hypothesis import given, settings
 
-    @settings(max_examples=400, deadline=None)
+    @settings(max_examples=200, deadline=None)
     @given(_messages())
     def prop(h: list[dict[str, Any]]) -> None:
         r = repair_history(h)
