@@ -293,3 +293,17 @@ def test_piped_stdin_is_appended_to_the_prompt(tmp_path: Path) -> None:
         assert read_prompt(argparse.Namespace(prompt="just this"), stdin) == "just this"
     with empty.open() as stdin:
         assert read_prompt(argparse.Namespace(prompt=None), stdin) == ""
+
+
+def test_describe_input_shows_what_a_reader_needs(tmp_path: Path) -> None:
+    from loopwright.cli.render import describe_input
+
+    assert describe_input("Bash", {"command": "make test", "description": "run"}, tmp_path) == "make test"
+    assert describe_input("Bash", {"command": "npm run dev", "run_in_background": True}, None) == "npm run dev &"
+    assert describe_input("Read", {"file_path": str(tmp_path / "src" / "a.py")}, tmp_path) == "src/a.py"
+    assert describe_input("Read", {"file_path": "/etc/hosts"}, tmp_path) == "/etc/hosts"
+    assert describe_input("MultiEdit", {"file_path": str(tmp_path / "a.py"), "edits": [{}, {}]}, tmp_path) == "a.py: 2 edits"
+    assert describe_input("Grep", {"pattern": "TODO", "path": str(tmp_path / "src")}, tmp_path) == "TODO in src"
+    assert describe_input("TodoWrite", {"todos": [{}, {}, {}]}, tmp_path) == "3 todos"
+    assert describe_input("BashOutput", {"bash_id": "bash_2"}, tmp_path) == "bash_2"
+    assert describe_input("custom", {"x": 1}, tmp_path) == '{"x": 1}'

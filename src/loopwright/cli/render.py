@@ -121,7 +121,10 @@ def describe_input(name: str, tool_input: dict[str, Any], cwd: Path | None) -> s
     if not isinstance(tool_input, dict):
         return short(tool_input)
     if name == "Bash" and isinstance(tool_input.get("command"), str):
-        return short(tool_input["command"], 100)
+        background = " &" if tool_input.get("run_in_background") else ""
+        return short(tool_input["command"], 100) + background
+    if name in ("BashOutput", "KillShell"):
+        return str(tool_input.get("bash_id") or tool_input.get("shell_id") or short(tool_input))
     if name in ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit") and "file_path" in tool_input:
         extra = ""
         if name == "Edit" and isinstance(tool_input.get("old_string"), str):
