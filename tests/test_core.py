@@ -363,3 +363,23 @@ def test_import_loopwright_imports_no_provider_sdk() -> None:
     code = ("import sys, loopwright; bad = [m for m in ('anthropic', 'openai', 'httpx', 'pydantic', 'jsonschema') "
             "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+def test_price_lookup_longest_prefix_and_tiers() -> None:
+    from loopwright.usage import price_for
+
+    assert price_for("claude-sonnet-5-5").cache_read == 0.10  # type: ignore[union-attr]
+    assert price_for("claude-sonnet-5").cache_read == 0.20  # type: ignore[union-attr]
+    assert price_for("claude-opus-4-1-20250805").input == 15  # type: ignore[union-attr]
+    assert price_for("claude-opus-4-5-20251101").input == 5  # type: ignore[union-attr]
+    assert price_for("claude-opus-4.6").input == 5  # type: ignore[union-attr]
+    assert price_for("gpt-unknown") is None
+    haiku = price_for("claude-haiku-5-5")
+    assert haiku is not None
+    small = lw.Usage(input_tokens=100_000, output_tokens=1_000_000)
+    big = lw.Usage(input_tokens=100_001, output_tokens=1_000_000)
+    assert haiku.cost(small) == pytest.approx(0.01 + 0.50)
+    assert haiku.cost(big) == pytest.approx(100_001 * 0.50 / 1e6 + 2.50)
+    # 1-hour cache writes are priced at 2x input, 5-minute ones at 1.25x
+    u = lw.Usage(cache_creation_input_tokens=2_000_000, cache_creation_1h_input_tokens=1_000_000)
+    assert price_for("claude-sonnet-4-6").cost(u) == pytest.approx(3.75 + 6.0)  # type: ignore[union-attr]

@@ -15,7 +15,7 @@ from .usage import Price
 
 @dataclass
 class AgentOptions:
-    model: str | Model | None = None  # a Model, or a string such as "claude-sonnet-4-5", "openai:gpt-4o"
+    model: str | Model | None = None  # a Model, or a string such as "claude-sonnet-5-5", "openai:gpt-4o"
     tools: list[Tool] = field(default_factory=list)
     max_turns: int | None = None  # T: tool-use turns (seed Def 3.1); None = no limit
     max_budget_usd: float | None = None  # B (seed Prop 5.4)

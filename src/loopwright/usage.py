@@ -64,13 +64,19 @@ class Price:
     cache_write_5m: float
     cache_write_1h: float
     cache_read: float
+    # (threshold, price): a request whose prompt (input + cache writes + reads) is over the
+    # threshold pays that price on all its tokens (e.g. Claude Haiku 5.5 above 100k tokens).
+    above: tuple[int, Price] | None = None
 
     @classmethod
-    def from_input(cls, input: float, output: float, cache_read: float | None = None) -> Price:
+    def from_input(cls, input: float, output: float, cache_read: float | None = None,
+                   above: tuple[int, Price] | None = None) -> Price:
         """Anthropic's multipliers: 5-minute write 1.25x, 1-hour write 2x, read 0.1x input."""
-        return cls(input, output, input * 1.25, input * 2, input * 0.1 if cache_read is None else cache_read)
+        return cls(input, output, input * 1.25, input * 2, input * 0.1 if cache_read is None else cache_read, above)
 
     def cost(self, u: Usage) -> float:
+        if self.above is not None and u.total_input_tokens > self.above[0]:
+            return self.above[1].cost(u)
         w1h = min(u.cache_creation_1h_input_tokens, u.cache_creation_input_tokens)
         w5m = u.cache_creation_input_tokens - w1h
         return (
@@ -83,8 +89,13 @@ class Price:
 
 
 # Longest matching prefix wins, so "claude-opus-4-1" beats "claude-opus-4".
-# Source: Anthropic's pricing page (checked 2026-11).
+# Source: Anthropic's pricing and model pages (checked 2026-11).
 PRICES: dict[str, Price] = {
+    "claude-opus-5-5": Price.from_input(4, 20, cache_read=0.20),
+    "claude-sonnet-5-5": Price.from_input(2, 10, cache_read=0.10),
+    "claude-sonnet-5": Price.from_input(2, 10, cache_read=0.20),
+    "claude-haiku-5-5": Price.from_input(0.10, 0.50, cache_read=0.01,
+                                         above=(100_000, Price.from_input(0.50, 2.50, cache_read=0.05))),
     "claude-fable-5-1": Price.from_input(10, 50, cache_read=0.25),
     "claude-mythos-5-1": Price.from_input(10, 50, cache_read=0.25),
     "claude-fable-5": Price.from_input(10, 50, cache_read=1.0),

@@ -87,7 +87,7 @@ def check_model(spec: str, base_url: str | None) -> None:
         raise UsageError(f"unknown model {spec!r}: use claude-<model> (Anthropic), anthropic:<id>, "
                          "openai:<model> or scripted:FILE.json")
     if not name:
-        raise UsageError("--model anthropic: needs a model id, e.g. --model claude-sonnet-4-5")
+        raise UsageError("--model anthropic: needs a model id, e.g. --model claude-sonnet-5-5")
     if not os.environ.get("ANTHROPIC_API_KEY") and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
         raise UsageError(f"no API key for model {name}: set ANTHROPIC_API_KEY, {SCRIPTED_HINT}")
 

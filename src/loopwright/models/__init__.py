@@ -14,7 +14,7 @@ from .scripted import ScriptedModel
 if TYPE_CHECKING:
     from ..options import AgentOptions
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
 
 __all__ = ["Model", "ModelError", "ModelRequest", "ModelResponse", "ScriptedModel", "complete", "resolve_model"]
 
