@@ -13,31 +13,18 @@ The SDK is imported when the first call is made, never by `import loopwright`.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import sys
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from ..blocks import blocks_from_wire
 from ..messages import StreamEvent
 from ..usage import Usage
-from .base import ModelError, ModelEvent, ModelRequest, ModelResponse
-from .retry import (
-    AttemptFailed,
-    Failure,
-    RetryPolicy,
-    drain,
-    error_from_body,
-    is_retryable_status,
-    is_transport_error,
-    iter_sse,
-    parse_retry_after,
-    with_retries,
-)
+from .base import ModelEvent, ModelRequest, ModelResponse
+from .http import SDKModel
+from .retry import AttemptFailed, Failure, drain, error_from_body, is_retryable_status, iter_sse
 
-PROVIDER = "Anthropic"
 _NO_CACHE_TYPES = frozenset({"thinking", "redacted_thinking"})  # blocks that cannot carry cache_control
 MAX_BREAKPOINTS = 4
 # status of an `event: error` in the stream, from its error type
@@ -58,7 +45,13 @@ def default_max_tokens(model: str) -> int:
     return 16384
 
 
-class AnthropicModel:
+class AnthropicModel(SDKModel):
+    provider = "Anthropic"
+    sdk = "anthropic"
+    client_class = "AsyncAnthropic"
+    base_error = "AnthropicError"
+    install_hint = "pip install anthropic"
+
     """`AnthropicModel(model, base_url=None, api_key=None, max_retries=4, max_tokens=None,
     include_partial_messages=False, *, prompt_caching=True, cache_ttl=None,
     retry_base_delay=0.5, retry_max_delay=32.0, timeout=600.0)`.
@@ -85,21 +78,11 @@ class AnthropicModel:
     ) -> None:
         if cache_ttl not in (None, "5m", "1h"):
             raise ValueError(f"cache_ttl must be '5m' or '1h', got {cache_ttl!r}")
-        self.name = model
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        self.api_key = api_key
+        super().__init__(model, base_url or os.environ.get("ANTHROPIC_BASE_URL") or None, api_key,
+                         max_retries, include_partial_messages, retry_base_delay, retry_max_delay, timeout)
         self.max_tokens = max_tokens or default_max_tokens(model)
-        self.include_partial_messages = include_partial_messages
         self.prompt_caching = prompt_caching
-        self.timeout = timeout
-        self.retry = RetryPolicy(max_retries)
-        if retry_base_delay is not None:
-            self.retry.base_delay = retry_base_delay
-        if retry_max_delay is not None:
-            self.retry.max_delay = retry_max_delay
         self._mark: dict[str, Any] = {"type": "ephemeral", **({"ttl": cache_ttl} if cache_ttl else {})}
-        self._client_obj: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
         # built once per (tools list, system string): byte-stable across calls
         self._tools_key: tuple[Any, int] | None = None
         self._tools_built: list[dict[str, Any]] = []
@@ -110,32 +93,6 @@ class AnthropicModel:
         self._scan_n = 0
         self._scan_last: Any = None
         self._scan_marked: list[int] = []
-
-    def __repr__(self) -> str:
-        return f"AnthropicModel({self.name!r}, base_url={self.base_url!r})"
-
-    # --- the SDK client ---------------------------------------------------------------------
-
-    def _client(self) -> Any:
-        """One AsyncAnthropic per event loop (httpx connection pools are bound to their loop)."""
-        loop = asyncio.get_running_loop()
-        if self._client_obj is None or self._client_loop is not loop:
-            try:
-                import anthropic
-            except ImportError:
-                raise ModelError("the anthropic SDK is not installed: pip install anthropic") from None
-            kwargs: dict[str, Any] = {"max_retries": 0, "timeout": self.timeout}
-            if self.base_url:
-                kwargs["base_url"] = self.base_url
-            key = self.api_key or os.environ.get("ANTHROPIC_API_KEY")
-            if key:
-                kwargs["api_key"] = key
-            try:
-                self._client_obj = anthropic.AsyncAnthropic(**kwargs)
-            except anthropic.AnthropicError as e:
-                raise ModelError(f"cannot create the Anthropic client: {e}") from None
-            self._client_loop = loop
-        return self._client_obj
 
     # --- the request ------------------------------------------------------------------------
 
@@ -204,10 +161,6 @@ class AnthropicModel:
 
     # --- the call ---------------------------------------------------------------------------
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        params = self.build_params(request)
-        return with_retries(lambda: self._attempt(params), self._classify, self.retry, PROVIDER)
-
     async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
         client = self._client()
         stream = await client.messages.create(**params, stream=True)
@@ -240,29 +193,10 @@ class AnthropicModel:
             await response.aclose()
 
     def _classify(self, e: BaseException) -> Failure | None:
-        anthropic = sys.modules.get("anthropic")
-        if anthropic is not None and isinstance(e, anthropic.APIStatusError):
-            status = int(e.status_code)
-            typ, msg = error_from_body(e.body)
-            headers = e.response.headers
-            retryable = is_retryable_status(status)
-            should = (headers.get("x-should-retry") or "").lower()
-            if should in ("true", "false"):
-                retryable = should == "true"
-            text = f"{typ}: {msg}" if typ and msg else (msg or typ or str(e))
-            return Failure(text, status, retryable, parse_retry_after(headers))
-        if anthropic is not None and isinstance(e, anthropic.APIConnectionError):
-            cause = e.__cause__ or e.__context__
-            detail = f" ({type(cause).__name__}: {cause})" if cause else ""
-            return Failure(f"{e.message}{detail}")
-        if is_transport_error(e):
-            return Failure(f"connection error: {type(e).__name__}: {e}")
         if isinstance(e, TypeError) and "authentication" in str(e):  # the SDK's "no credentials"
             return Failure("no Anthropic credentials: set ANTHROPIC_API_KEY or pass api_key "
                            f"(AgentOptions.api_key). {e}", retryable=False)
-        if anthropic is not None and isinstance(e, anthropic.AnthropicError):
-            return Failure(f"{type(e).__name__}: {e}", retryable=False)
-        return None
+        return super()._classify(e)
 
 
 def _has_mark(content: Any) -> bool:

@@ -23,32 +23,19 @@ Install: pip install 'loopwright[openai]'. The SDK is imported at the first call
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import sys
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from ..blocks import Block, TextBlock, ToolUseBlock
 from ..messages import StreamEvent
 from ..usage import Usage
-from .base import ModelError, ModelEvent, ModelRequest, ModelResponse
-from .retry import (
-    AttemptFailed,
-    Failure,
-    RetryPolicy,
-    drain,
-    error_from_body,
-    is_retryable_status,
-    is_transport_error,
-    iter_sse,
-    parse_retry_after,
-    with_retries,
-)
+from .base import ModelEvent, ModelRequest, ModelResponse
+from .http import SDKModel
+from .retry import AttemptFailed, Failure, drain, error_from_body, is_retryable_status, iter_sse
 
-PROVIDER = "OpenAI-compatible"
 FINISH_TO_STOP = {
     "tool_calls": "tool_use",
     "function_call": "tool_use",
@@ -60,7 +47,13 @@ _NOT_RETRYABLE_TYPES = frozenset({"invalid_request_error", "authentication_error
                                   "not_found_error", "context_length_exceeded"})
 
 
-class OpenAICompatModel:
+class OpenAICompatModel(SDKModel):
+    provider = "OpenAI-compatible"
+    sdk = "openai"
+    client_class = "AsyncOpenAI"
+    base_error = "OpenAIError"
+    install_hint = "pip install 'loopwright[openai]'"
+
     """`OpenAICompatModel(model, base_url=None, api_key=None, max_retries=4, max_tokens=None,
     include_partial_messages=False, *, stream_usage=True, retry_base_delay=0.5,
     retry_max_delay=32.0, timeout=600.0)`.
@@ -83,45 +76,14 @@ class OpenAICompatModel:
         retry_max_delay: float | None = None,
         timeout: float = 600.0,
     ) -> None:
-        self.name = model
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or ("none" if self.base_url else None)
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        api_key = api_key or os.environ.get("OPENAI_API_KEY") or ("none" if base_url else None)
+        super().__init__(model, base_url, api_key, max_retries, include_partial_messages,
+                         retry_base_delay, retry_max_delay, timeout)
         self.max_tokens = max_tokens
-        self.include_partial_messages = include_partial_messages
         self.stream_usage = stream_usage
-        self.timeout = timeout
-        self.retry = RetryPolicy(max_retries)
-        if retry_base_delay is not None:
-            self.retry.base_delay = retry_base_delay
-        if retry_max_delay is not None:
-            self.retry.max_delay = retry_max_delay
-        self._client_obj: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
         self._tools_key: tuple[Any, int] | None = None
         self._tools_built: list[dict[str, Any]] = []
-
-    def __repr__(self) -> str:
-        return f"OpenAICompatModel({self.name!r}, base_url={self.base_url!r})"
-
-    def _client(self) -> Any:
-        loop = asyncio.get_running_loop()
-        if self._client_obj is None or self._client_loop is not loop:
-            try:
-                import openai
-            except ImportError:
-                raise ModelError(
-                    "the openai SDK is not installed: pip install 'loopwright[openai]'") from None
-            kwargs: dict[str, Any] = {"max_retries": 0, "timeout": self.timeout}
-            if self.base_url:
-                kwargs["base_url"] = self.base_url
-            if self.api_key:
-                kwargs["api_key"] = self.api_key
-            try:
-                self._client_obj = openai.AsyncOpenAI(**kwargs)
-            except openai.OpenAIError as e:
-                raise ModelError(f"cannot create the OpenAI client: {e}") from None
-            self._client_loop = loop
-        return self._client_obj
 
     # --- request mapping ---------------------------------------------------------------------
 
@@ -155,10 +117,6 @@ class OpenAICompatModel:
 
     # --- the call ----------------------------------------------------------------------------
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        params = self.build_params(request)
-        return with_retries(lambda: self._attempt(params), self._classify, self.retry, PROVIDER)
-
     async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
         client = self._client()
         stream = await client.chat.completions.create(**params, stream=True)
@@ -188,29 +146,6 @@ class OpenAICompatModel:
             yield acc.response(self.name)
         finally:
             await response.aclose()
-
-    def _classify(self, e: BaseException) -> Failure | None:
-        openai = sys.modules.get("openai")
-        if openai is not None and isinstance(e, openai.APIStatusError):
-            status = int(e.status_code)
-            typ, msg = error_from_body(e.body)
-            text = f"{typ}: {msg}" if typ and msg else (msg or typ or str(e))
-            headers = e.response.headers
-            retryable = is_retryable_status(status)
-            should = (headers.get("x-should-retry") or "").lower()
-            if should in ("true", "false"):
-                retryable = should == "true"
-            return Failure(text, status, retryable, parse_retry_after(headers))
-        if openai is not None and isinstance(e, openai.APIConnectionError):
-            cause = e.__cause__ or e.__context__
-            detail = f" ({type(cause).__name__}: {cause})" if cause else ""
-            return Failure(f"{e.message}{detail}")
-        if is_transport_error(e):
-            return Failure(f"connection error: {type(e).__name__}: {e}")
-        if openai is not None and isinstance(e, openai.OpenAIError):
-            return Failure(f"{type(e).__name__}: {e}", retryable=False)
-        return None
-
 
 def _stream_error(chunk: dict[str, Any]) -> Failure:
     typ, msg = error_from_body(chunk)
