@@ -307,3 +307,14 @@ def test_describe_input_shows_what_a_reader_needs(tmp_path: Path) -> None:
     assert describe_input("TodoWrite", {"todos": [{}, {}, {}]}, tmp_path) == "3 todos"
     assert describe_input("BashOutput", {"bash_id": "bash_2"}, tmp_path) == "bash_2"
     assert describe_input("custom", {"x": 1}, tmp_path) == '{"x": 1}'
+
+
+def test_closed_stdin_is_not_a_crash(tmp_path: Path) -> None:
+    """Some runners start programs with fd 0 closed: sys.stdin is then None."""
+    script = tmp_path / "s.json"
+    script.write_text('[[{"type": "text", "text": "hi"}]]')
+    code = ("import os, sys; os.close(0); sys.stdin = None; from loopwright.cli import main; "
+            f"sys.exit(main(['-p', 'hello', '--model', 'scripted:{script}', '--output-format', 'json']))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["result"] == "hi"

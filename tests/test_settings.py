@@ -165,7 +165,7 @@ def cli(env: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
     e["HOME"] = str(env["home"])
     code = "import sys; from loopwright.cli import main; sys.exit(main())"
     return subprocess.run([sys.executable, "-c", code, *args], cwd=env["proj"], capture_output=True, text=True,
-                          timeout=60, env=e)
+                          timeout=60, env=e, stdin=subprocess.DEVNULL)
 
 
 def script(env: dict[str, Path], turns: list[Any]) -> str:

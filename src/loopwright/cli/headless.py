@@ -175,6 +175,8 @@ def read_prompt(args: argparse.Namespace, stdin: TextIO | None = None) -> str:
     """The prompt: `-p PROMPT`, or stdin for `-p` / `-p -`. With both, piped stdin is
     appended to PROMPT (`git diff | loopwright -p "review this"`), as Claude Code does."""
     stdin = sys.stdin if stdin is None else stdin
+    if stdin is None:  # fd 0 closed (e.g. `0<&-`, some CI runners): no input to read
+        return "" if args.prompt in (None, "-") else str(args.prompt)
     piped = not stdin.isatty()
     if args.prompt in (None, "-"):
         return stdin.read() if piped else ""
@@ -194,7 +196,7 @@ def read_prompt(args: argparse.Namespace, stdin: TextIO | None = None) -> str:
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    if args.prompt is None and sys.stdin.isatty():
+    if args.prompt is None and sys.stdin is not None and sys.stdin.isatty():
         from .interactive import interactive_main
 
         return interactive_main(args)
