@@ -152,6 +152,14 @@ def test_hooks_and_env_from_settings_run(env: dict[str, Path]) -> None:
     assert "from settings" in json.dumps(r.messages[2])
 
 
+def test_env_from_settings_reaches_bash_commands(env: dict[str, Path]) -> None:
+    write(env["proj"] / ".loopwright" / "settings.json", {"env": {"TEAM": "green"}})
+    r = run(env, [[bash("echo team=$TEAM")], [{"type": "text", "text": "ok"}]], setting_sources=["project"],
+            permission_mode="bypassPermissions")
+    assert "team=green" in json.dumps(r.messages[2])
+    assert "TEAM" not in os.environ  # the harness's own environment is unchanged
+
+
 def test_broken_settings_through_the_library_is_a_value_error(env: dict[str, Path]) -> None:
     write(env["proj"] / ".loopwright" / "settings.json", "{")
     with pytest.raises(ValueError, match="invalid JSON in settings file .*settings.json"):

@@ -47,6 +47,8 @@ class ToolContext:
     # Called with a file's path just before a tool changes or creates it (checkpoints).
     before_file_change: Callable[[Path], None] | None = None
     add_dirs: list[Path] = field(default_factory=list)
+    # Extra environment for the processes tools start (the settings files' "env").
+    env: dict[str, str] = field(default_factory=dict)
 
 
 Handler = Callable[..., Any]

@@ -225,7 +225,7 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
         lambda: _Protocol(limit=2**16, loop=loop),
         "bash", "-c", _WRAPPER, "bash", command, pwd_file,
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        cwd=str(cwd), start_new_session=True,
+        cwd=str(cwd), start_new_session=True, env=_environ(ctx),
     ))
     try:
         transport, protocol = await asyncio.shield(spawn)
@@ -370,6 +370,11 @@ def _kill_all_at_exit() -> None:
 atexit.register(_kill_all_at_exit)
 
 
+def _environ(ctx: ToolContext) -> dict[str, str] | None:
+    """The process environment: ours plus the settings' `env` (None: inherit unchanged)."""
+    return {**os.environ, **ctx.env} if ctx.env else None
+
+
 def _start_background(command: str, ctx: ToolContext) -> str:
     n = int(ctx.state.get(NEXT_ID_KEY, 1))
     ctx.state[NEXT_ID_KEY] = n + 1
@@ -377,7 +382,7 @@ def _start_background(command: str, ctx: ToolContext) -> str:
     try:
         popen = subprocess.Popen(
             ["bash", "-c", command], cwd=str(_shell_cwd(ctx)), stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, env=_environ(ctx),
         )
     except OSError as e:
         raise ToolError(f"Could not start bash: {e}") from e
