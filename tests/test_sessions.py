@@ -356,9 +356,9 @@ class MemoryStore(JsonlSessionStore):
 
 def test_a_custom_store_plugs_in(tmp_path: Path) -> None:
     store = MemoryStore()
-    r = lw.run("hi", opts(tmp_path, [[use("t1")], [text("done")]], extra={"session_store": store}))
+    r = lw.run("hi", opts(tmp_path, [[use("t1")], [text("done")]], session_store=store))
     assert [ln["type"] for ln in store.data[r.session_id]][-1] == "result"
-    r2 = lw.run("more", opts(tmp_path, [[text("x")]], extra={"session_store": store}, resume=r.session_id))
+    r2 = lw.run("more", opts(tmp_path, [[text("x")]], session_store=store, resume=r.session_id))
     assert holds_final(r2.messages) and len(r2.messages) == 6 and not (tmp_path / "sessions").exists()
 
 

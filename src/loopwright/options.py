@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .hooks import Hooks
 from .models.base import Model
 from .permissions import CanUseTool, PermissionMode
 from .tools.base import Tool
 from .usage import Price
+
+if TYPE_CHECKING:
+    from .sessions import SessionStore
 
 
 @dataclass
@@ -50,7 +53,7 @@ class AgentOptions:
     persist_session: bool = False
     sessions_dir: str | Path | None = None
     session_fsync: str = "none"  # "none" (flush per event: survives a killed process) | "turn" | "always"
-    extra: dict[str, Any] = field(default_factory=dict)
+    session_store: SessionStore | None = None  # default: JSONL files under sessions_dir
 
     def __post_init__(self) -> None:
         if self.max_turns is not None and (not isinstance(self.max_turns, int) or self.max_turns < 0):

@@ -124,7 +124,7 @@ class SessionWriter(Protocol):
 
 class SessionStore(Protocol):
     """Where transcripts live. The JSONL store is the default; others (a database, object
-    storage) can plug in through AgentOptions.extra["session_store"]."""
+    storage) can plug in through AgentOptions.session_store."""
 
     def open_writer(self, session_id: str, cwd: Path, fsync: FsyncPolicy = "none") -> SessionWriter: ...
 
@@ -546,7 +546,7 @@ def session_info(path: Path) -> SessionInfo:
 # --- what the loop calls ------------------------------------------------------------------------
 
 def store_for(options: Any) -> SessionStore:
-    custom = (getattr(options, "extra", None) or {}).get("session_store")
+    custom = getattr(options, "session_store", None)
     if custom is not None:
         return custom
     return JsonlSessionStore(getattr(options, "sessions_dir", None))
