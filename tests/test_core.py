@@ -219,15 +219,6 @@ def test_price_table_is_used_and_overridable() -> None:
                                                "cache_creation_input_tokens": 1_000_000,
                                                "cache_read_input_tokens": 1_000_000}}
 
-    class Priced(lw.ScriptedModel):
-        has_own_cost = False
-
-    async def one(prices: Any) -> lw.ResultMessage:
-        m = Priced([turn], name="claude-sonnet-4-5-20250929")
-        m._cost = None
-        results = [x async for x in lw.query("p", lw.AgentOptions(model=m, prices=prices))]
-        return results[-1]  # type: ignore[return-value]
-
     class NoOwnCost(lw.ScriptedModel):
         has_own_cost = False
 

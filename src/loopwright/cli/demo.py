@@ -42,7 +42,7 @@ from ..usage import price_for
 from .render import TraceRenderer, is_tty, short
 
 PROJECT = Path(__file__).resolve().parent.parent / "demo_project"
-PRICED_AS = "claude-sonnet-4-5"
+PRICED_AS = "claude-sonnet-5-5"
 IMPL, TEST, RUNNER = "grades.py", "test_grades.py", "run_tests.py"
 BUGGY, FIXED = "    if score > 90:", "    if score >= 90:"
 PROMPT = "The tests are failing. Fix the failing test."
