@@ -18,7 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..blocks import Block, WireFormatError, block_from_wire
+from ..blocks import (
+    Block,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UnknownBlock,
+    WireFormatError,
+    block_from_wire,
+)
 
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -150,23 +160,48 @@ def _thread_pool() -> ThreadPoolExecutor:
     return _POOL
 
 
+# Blocks that may not sit inside a tool_result: the API rejects them, and a nested
+# tool_result would be a stray result for (P3).
+_NOT_IN_RESULT = (ToolUseBlock, ToolResultBlock, ThinkingBlock, RedactedThinkingBlock)
+_NOT_IN_RESULT_TYPES = frozenset({"server_tool_use", "mcp_tool_use", "mcp_tool_result"})
+
+
+def _result_blocks(raw: list[Any]) -> list[Block]:
+    """A handler's list as tool_result content: wire dicts parsed, strings as text blocks.
+    Raises WireFormatError for anything else, so it never reaches the history."""
+    blocks: list[Block] = []
+    for b in raw:
+        if isinstance(b, str):
+            b = TextBlock(b)
+        elif isinstance(b, dict):
+            b = block_from_wire(b)
+        elif not isinstance(b, Block):
+            raise WireFormatError(f"content block must be a block or an object, got {type(b).__name__}")
+        if isinstance(b, _NOT_IN_RESULT) or (isinstance(b, UnknownBlock) and b.type in _NOT_IN_RESULT_TYPES):
+            raise WireFormatError(f"a {b.to_wire().get('type')} block cannot be part of a tool result")
+        blocks.append(b)
+    return blocks
+
+
 def to_output(raw: Any) -> ToolOutput:
     """Normalize a handler's return value."""
     if isinstance(raw, ToolOutput):
-        return raw
-    if raw is None:
-        return ToolOutput("")
-    if isinstance(raw, str):
-        return ToolOutput(raw)
-    if isinstance(raw, list):
-        blocks: list[Block] = []
+        if isinstance(raw.content, str):
+            return raw
+        content: Any = raw.content
+        is_error = raw.is_error
+    else:
+        content, is_error = raw, False
+    if content is None:
+        return ToolOutput("", is_error)
+    if isinstance(content, str):
+        return ToolOutput(content, is_error)
+    if isinstance(content, list):
         try:
-            for b in raw:
-                blocks.append(b if not isinstance(b, dict) else block_from_wire(b))
+            return ToolOutput(_result_blocks(content), is_error)
         except WireFormatError as e:
             return ToolOutput(f"tool returned malformed content: {e}", is_error=True)
-        return ToolOutput(blocks)
-    return ToolOutput(str(raw))
+    return ToolOutput(str(content), is_error)
 
 
 # --- the @tool decorator -------------------------------------------------------------------
