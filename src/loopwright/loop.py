@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock, WireMessage, text_of, tool_uses
+from .context import AutoCompactor, auto_compact
 from .execute import INTERRUPTED, Executor, TurnOutcome
 from .hooks import HookContext
 from .invariant import InvariantChecker
@@ -106,6 +107,7 @@ class Run:
         self.budget = Budget(options.max_budget_usd)
         self.usage = Usage()
         self.inv = InvariantChecker()
+        self.compactor = AutoCompactor(options, self.model.name)  # context.py
         self.denials: list[dict[str, Any]] = []
         self.control = control
         config = build_run_config(options, self.cwd)  # settings files + options (settings.py)
@@ -296,6 +298,10 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
     """Seed Def 3.1, step after step, until one of its stops."""
     T = run.options.max_turns
     while True:
+        async for ev in auto_compact(run):                          # 0. near the window W: compact h
+            yield ev
+            if isinstance(ev, ResultMessage):                       #    (its cost reached the budget)
+                return
         a: ModelResponse | None = None
         async for ev in run.call_model():                           # 1. a = M(h)
             if isinstance(ev, ModelResponse):
@@ -324,9 +330,16 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             yield run.result("error_max_turns", error=f"reached max_turns={T}")
             return
         b, outcome = await run.execute(a, uses)                     # 4. gate + execute
-        run.h.append({"role": "assistant", "content": [x.to_wire() for x in a.content]})
-        run.h.append({"role": "user", "content": [x.to_wire() for x in b]})
+        a_wire, b_wire = [x.to_wire() for x in a.content], [x.to_wire() for x in b]  # both, or neither
+        run.h.append({"role": "assistant", "content": a_wire})
+        run.h.append({"role": "user", "content": b_wire})
         run.t += 1
+        task = asyncio.current_task()
+        if outcome.interrupted and task is not None and task.cancelling():
+            # The consumer itself was cancelled (not RunControl.interrupt()): keep the
+            # transcript paired, then let the cancellation go on (asyncio.timeout, TaskGroup).
+            run.persist(UserMessage(b))
+            raise asyncio.CancelledError
         yield UserMessage(b)
         for m in run.hook_messages():
             yield m
