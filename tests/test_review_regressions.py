@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +12,9 @@ import pytest
 
 import loopwright as lw
 from loopwright.invariant import holds, holds_final
+from loopwright.permissions import Permissions
 from loopwright.sessions import get_session_messages
+from loopwright.tools.builtin import default_tools
 
 
 def use(i: str, name: str, x: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -161,3 +165,72 @@ def test_cancelled_run_leaves_a_paired_transcript(tmp_path: Path) -> None:
     h = get_session_messages(sid, sessions_dir=tmp_path / "s")
     assert [m["role"] for m in h] == ["user", "assistant", "user"] and holds(h)
     assert h[-1]["content"][0]["is_error"] is True  # the cancelled call's result was recorded
+
+
+# --- the gate: git obeys the config of a planted (bare-looking) repository ---------------------
+
+def _plant_bare_repo(d: Path, canary: Path) -> None:
+    """A directory git takes for a repository, whose config runs a program on `git status`."""
+    (d / "objects").mkdir(parents=True)
+    (d / "refs").mkdir()
+    (d / "HEAD").write_text("ref: refs/heads/main\n")
+    (d / "config").write_text(f'[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "touch {canary}; false"\n')
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "dontAsk"])
+@pytest.mark.parametrize("command,bash_cwd", [
+    ("cd evil && git status", None),
+    ("git -C evil status", None),
+    ("git --git-dir=evil status", None),
+    ("git status", "evil"),  # an earlier `cd evil` left the shell there
+    ("cd sub/../evil; git diff", None),
+])
+def test_git_in_a_planted_repository_is_not_auto_approved(mode: str, command: str, bash_cwd: str | None,
+                                                         tmp_path: Path) -> None:
+    _plant_bare_repo(tmp_path / "evil", tmp_path / "canary")
+    (tmp_path / "sub").mkdir()
+    state = {"bash_cwd": str(tmp_path / bash_cwd)} if bash_cwd else {}
+    p = Permissions(mode, cwd=tmp_path, home=tmp_path / "home", shell_state=state)  # type: ignore[arg-type]
+    v = p.evaluate("Bash", {"command": command})
+    assert v.kind == "ask", (command, v)
+    plan = Permissions("plan", cwd=tmp_path, home=tmp_path / "home", shell_state=state)
+    assert plan.evaluate("Bash", {"command": command}).kind == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "mkdir -p e/objects e/refs && echo 'ref: refs/heads/main' > e/HEAD && git -C e status",
+    "cp -r fixture e; git -C e log",
+])
+def test_git_after_parts_that_create_files_is_not_auto_approved(command: str, tmp_path: Path) -> None:
+    p = Permissions("acceptEdits", cwd=tmp_path, home=tmp_path / "home")
+    assert p.evaluate("Bash", {"command": command}).kind == "ask"
+
+
+@pytest.mark.parametrize("command", ["git status", "cd src && git log --oneline", "git -C src diff",
+                                     "git log | head -5", "cd src; git status; cd ..; ls"])
+def test_git_in_ordinary_directories_stays_auto_approved(command: str, tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    p = Permissions("default", cwd=tmp_path, home=tmp_path / "home")
+    assert p.evaluate("Bash", {"command": command}).kind == "allow"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_accept_edits_agent_cannot_run_a_program_through_a_planted_git_config(tmp_path: Path) -> None:
+    # End to end: before, acceptEdits let the agent create the repository files and then run
+    # `cd evil && git status`, which ran the config's fsmonitor command (the canary).
+    canary = tmp_path.parent / f"{tmp_path.name}-canary"
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    config = f'[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "touch {canary}; false"\n'
+    turns = [
+        [use("u1", "Bash", {"command": "mkdir -p evil/objects evil/refs"})],
+        [use("u2", "Write", {"file_path": "evil/HEAD", "content": "ref: refs/heads/main\n"}),
+         use("u3", "Write", {"file_path": "evil/config", "content": config})],
+        [use("u4", "Bash", {"command": "cd evil && git status"})],
+        [text("done")],
+    ]
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=default_tools(), cwd=str(tmp_path),
+                                     permission_mode="acceptEdits"))
+    assert (tmp_path / "evil" / "config").exists()  # the edits themselves were approved
+    assert not canary.exists()
+    assert [d["tool_use_id"] for d in r.permission_denials] == ["u4"]

@@ -621,6 +621,8 @@ class Permissions:
         if self.mode == "plan":
             for c in parsed.commands:
                 why = c.opaque or (read_only_problem(c) if c.argv else None) or self._env_problem(c)
+                if why is None and c.name == "git":
+                    why = self._git_repo_problem(c, parsed)
                 if why is None and any(rd.writes and not _harmless(rd) for rd in c.redirects):
                     why = "it redirects output into a file"
                 if why:
@@ -673,6 +675,10 @@ class Permissions:
         if self._named(self.allow, "Bash") or self._bash_rule(self.allow, c, allow=True):
             return None
         ro = read_only_problem(c)
+        if ro is None and c.name == "git":
+            ro = self._git_repo_problem(c, parsed)
+            if ro is not None:
+                return f"{label}: {ro}"
         if ro is None:
             if any(r.tool in READ_TOOLS and r.specifier for r in self.deny) and not all(w.literal for w in c.args):
                 return f"{label}: its arguments are computed at run time and Read deny rules exist"
@@ -683,6 +689,47 @@ class Permissions:
                 return None
             return f"{label}: {why}"
         return f"{label}: no allow rule matches it"
+
+    def _git_repo_problem(self, c: bashparse.SimpleCommand, parsed: bashparse.ParsedCommand) -> str | None:
+        """Why a read-only git command still needs approval, or None.
+
+        git obeys the config of the repository it finds, and a config can run programs
+        (core.fsmonitor on `git status`, diff.external, ...). The project's own `.git` is
+        protected from writes, but a directory that merely looks like a bare repository
+        (HEAD, objects/, refs/) is one too: planted by an earlier edit, by this very command,
+        or shipped in a cloned project. So git is auto-approved only where the repository it
+        will find is known now and is not such a directory (the bare repository attack)."""
+        starts = [self.shell_cwd()]
+        if parsed.changes_directory:
+            for cd in (x for x in parsed.commands if x.name in ("cd", "pushd", "popd")):
+                targets = [w for w in cd.args if not w.value.startswith("-")]
+                if cd.name == "popd" or len(targets) != 1 or not targets[0].literal or targets[0].pattern:
+                    return "it runs after a directory change that cannot be followed, maybe into a planted repository"
+                t = os.path.expanduser(targets[0].value) if targets[0].tilde else word_path(targets[0])
+                starts += [os.path.join(d, t) for d in starts]
+        args = c.args
+        i = 0
+        while i < len(args) and args[i].value.startswith("-"):
+            v = args[i].value
+            if v in ("--git-dir", "--work-tree") or v.startswith(("--git-dir=", "--work-tree=")):
+                return "it names its repository (--git-dir/--work-tree), whose config can run programs"
+            if v == "-C":
+                if i + 1 >= len(args) or not args[i + 1].literal or args[i + 1].pattern:
+                    return "its -C directory is computed at run time"
+                w = args[i + 1]
+                t = os.path.expanduser(w.value) if w.tilde else word_path(w)
+                starts = [os.path.join(d, t) for d in starts]
+            i += 2 if v in ("-C", "--namespace") else 1
+        others = [x for x in parsed.commands if x is not c]
+        if any(any(rd.writes and not _harmless(rd) for rd in x.redirects) for x in parsed.commands) or any(
+                x.argv and (x.name is None or read_only_problem(x) is not None) for x in others):
+            return "other parts of the command can create files, maybe a repository whose config git would obey"
+        for d in starts:
+            bare = _bare_repository_at_or_above(os.path.normpath(os.path.join(self._cwd, d)))
+            if bare is not None:
+                return (f"{bare} looks like a bare git repository; git would obey its config, which can "
+                        "run programs (bare repository attack)")
+        return None
 
     def _write_target_problem(self, target: bashparse.Word | None, parsed: bashparse.ParsedCommand) -> str | None:
         if target is None or not target.literal or target.pattern:
@@ -750,6 +797,21 @@ READING_COMMANDS = (READ_ONLY_COMMANDS - {"echo", "printf", "cd", "pushd", "popd
                                           "command", "env", "printenv", "git", "ps", "pgrep", "whereis"}
                     ) | {"less", "more", "base64", "xxd", "tar", "zip", "gzip", "bzip2", "sed", "awk", "scp",
                          "source", "."}
+
+
+def _bare_repository_at_or_above(start: str) -> str | None:
+    """The directory git would take as a bare repository when run in `start` (found before
+    any `.git`, as git's own discovery does), or None."""
+    d = os.path.realpath(start)
+    while True:
+        if os.path.lexists(os.path.join(d, ".git")):
+            return None
+        if all(os.path.exists(os.path.join(d, x)) for x in ("HEAD", "objects", "refs")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
 
 
 def word_path(w: bashparse.Word) -> str:
