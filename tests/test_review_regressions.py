@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -234,3 +237,24 @@ def test_accept_edits_agent_cannot_run_a_program_through_a_planted_git_config(tm
     assert (tmp_path / "evil" / "config").exists()  # the edits themselves were approved
     assert not canary.exists()
     assert [d["tool_use_id"] for d in r.permission_denials] == ["u4"]
+
+
+# --- the CLI -------------------------------------------------------------------------------------
+
+BIN = Path(sys.executable).parent / "loopwright"
+
+
+def test_cli_prompt_with_bytes_that_are_not_utf8_runs(tmp_path: Path) -> None:
+    # Before: the argv's lone surrogate ended the run with "UnicodeEncodeError: ... surrogates
+    # not allowed" (exit 1) and left an empty session behind.
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps([[text("ok")]]))
+    env = {**os.environ, "LOOPWRIGHT_HOME": str(tmp_path / "home")}
+    p = subprocess.run([str(BIN), "-p", b"caf\xe9 \xff", "--append-system-prompt", b"\xfe",
+                        "--model", f"scripted:{script}", "--output-format", "json", "--cwd", str(tmp_path)],
+                       capture_output=True, env=env, stdin=subprocess.DEVNULL, timeout=60)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["subtype"] == "success" and out["result"] == "ok"
+    h = get_session_messages(out["session_id"], sessions_dir=tmp_path / "home" / "projects")
+    assert h[0]["content"][0]["text"] == "caf\ufffd \ufffd"

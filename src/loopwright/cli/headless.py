@@ -195,12 +195,24 @@ def read_prompt(args: argparse.Namespace, stdin: TextIO | None = None) -> str:
     return f"{prompt}\n\n{data}" if data.strip() else prompt
 
 
+def valid_text(s: str) -> str:
+    """Bytes that are not UTF-8 reach argv (and stdin) as lone surrogates, which no JSON
+    encoder, transcript or API accepts: they become U+FFFD."""
+    try:
+        return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # surrogates that did not come from undecodable bytes
+        return s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
 def run_cli(args: argparse.Namespace) -> int:
     if args.prompt is None and sys.stdin is not None and sys.stdin.isatty():
         from .interactive import interactive_main
 
         return interactive_main(args)
-    prompt = read_prompt(args).strip()
+    for name in ("system_prompt", "append_system_prompt"):
+        if isinstance(getattr(args, name, None), str):
+            setattr(args, name, valid_text(getattr(args, name)))
+    prompt = valid_text(read_prompt(args)).strip()
     try:
         if not prompt:
             raise UsageError("the prompt is empty: pass it with -p PROMPT or on stdin")
