@@ -22,6 +22,7 @@ from types import TracebackType
 from typing import Any
 
 from .blocks import WireMessage
+from .context import CompactResult
 from .loop import RunControl, query
 from .messages import Message, ResultMessage
 from .models import resolve_model
@@ -45,6 +46,7 @@ class LoopwrightClient:
         self.history: list[WireMessage] | None = None  # the last run's final history
         self.session_id: str | None = None
         self.results: list[ResultMessage] = []
+        self.compact_cost_usd = 0.0  # summarizing calls of compact()
         self._model: Any = None
         self._connecting: asyncio.Future[Any] | None = None
         self._control: RunControl | None = None
@@ -154,7 +156,25 @@ class LoopwrightClient:
 
     @property
     def total_cost_usd(self) -> float:
-        return sum(r.total_cost_usd for r in self.results)
+        return sum(r.total_cost_usd for r in self.results) + self.compact_cost_usd
+
+    async def compact(self, instructions: str | None = None, keep_last_turns: int = 2) -> CompactResult:
+        """Summarize the conversation so far (all but the last `keep_last_turns` turns) with one
+        model call; the next query continues from the summary. Persisted sessions get a
+        compact_boundary line, so resume loads the compacted history. Raises CompactError
+        (the conversation is then unchanged)."""
+        from .context import CompactError, compact_conversation
+
+        if self.running:
+            raise RuntimeError("cannot compact while a query is running")
+        if not self.history:
+            raise CompactError("nothing to compact yet")
+        await self.connect()
+        result = await compact_conversation(self.history, self.options, self._model, session_id=self.session_id,
+                                            instructions=instructions, keep_last_turns=keep_last_turns)
+        self.history = result.history
+        self.compact_cost_usd += result.cost_usd
+        return result
 
     def clear(self) -> None:
         """Start a new conversation (a new session) with the same options."""
@@ -163,6 +183,7 @@ class LoopwrightClient:
         self.history = None
         self.session_id = None
         self.results = []
+        self.compact_cost_usd = 0.0
         self._pending = []
         self.options = replace(self.options, resume=None, continue_conversation=False, fork_session=False,
                                session_id=None)

@@ -54,6 +54,10 @@ class AgentOptions:
     sessions_dir: str | Path | None = None
     session_fsync: str = "none"  # "none" (flush per event: survives a killed process) | "turn" | "always"
     session_store: SessionStore | None = None  # default: JSONL files under sessions_dir
+    # context compaction (context.py): W = context_window, else a per-model default (None: off)
+    context_window: int | None = None
+    auto_compact: bool = True  # summarize older turns when the next input is forecast above threshold * W
+    compact_threshold: float = 0.8
 
     def __post_init__(self) -> None:
         if self.max_turns is not None and (not isinstance(self.max_turns, int) or self.max_turns < 0):

@@ -12,7 +12,7 @@
 - Permission questions are answered at the prompt: y(es), n(o), a(lways for this tool).
 - Multi-line input: end a line with `\\` or press Ctrl-J for a newline; history is kept in
   $LOOPWRIGHT_HOME/repl_history.
-- Slash commands: /help, /clear, /resume [N|ID], /rewind [N|UUID], /cost, /exit.
+- Slash commands: /help, /clear, /compact [instructions], /resume [N|ID], /rewind [N|UUID], /cost, /exit.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from ..permissions import Allow, Deny
 HELP = """Commands:
   /help            this help
   /clear           start a new conversation (a new session)
+  /compact [text]  summarize the conversation so far to free context (text: what the summary should focus on)
   /resume [N|ID]   list this directory's sessions, or continue one
   /rewind [N|UUID] list the prompts of this session, or rewind files and conversation to before one
   /cost            tokens and cost of this conversation
@@ -180,6 +181,8 @@ class Repl:
             calls = sum(r.model_calls for r in rs)
             self.say(f"  {len(rs)} prompts · {calls} model calls · {inp} input / {out} output tokens · "
                      f"${self.client.total_cost_usd:.4f} · session {self.client.session_id or '(none yet)'}")
+        elif cmd == "compact":
+            await self.compact(arg)
         elif cmd == "resume":
             self.resume(arg)
         elif cmd == "rewind":
@@ -187,6 +190,18 @@ class Repl:
         else:
             self.say(f"  unknown command /{cmd} (try /help)")
         return True
+
+    async def compact(self, instructions: str) -> None:
+        from ..context import CompactError
+
+        self.say("  ✂ compacting…")
+        try:
+            r = await self.client.compact(instructions or None)
+        except CompactError as e:
+            self.say(f"  ✗ not compacted: {e}")
+            return
+        self.say(f"  ✂ compacted: {r.summarized_messages} messages summarized, {r.kept_messages} kept · "
+                 f"~{r.pre_tokens} → ~{r.post_tokens} tokens · ${r.cost_usd:.4f}")
 
     def resume(self, arg: str) -> None:
         from ..sessions import list_sessions

@@ -1,0 +1,401 @@
+"""Context compaction: the answer to seed Prop 5.2 (3).
+
+With per-turn growth c, the loop makes at most (W - s)/c + 1 calls before the history
+fills the context window W. Compaction replaces the older part of the history with a
+summary written by one model call, so the run can go on:
+
+    [m1 .. m_{i-1}, m_i .. m_N]  ->  [user(summary of m1..m_{i-1}), m_i .. m_N]
+
+The cut is always just before an assistant message m_i (a *turn* is an assistant message
+and the user messages after it), so every tool_result in the kept tail answers a tool_use
+in the kept tail and Inv (P1-P3) holds on the result; the kept turns are verbatim (thinking
+blocks and signatures included). The summarizing call gets the dropped part rendered as a
+text transcript and no tools: tool_use blocks without tool definitions are refused by
+some providers, and a transcript fits every provider.
+
+Two ways in:
+- `compact(history, model, keep_last_turns=N, instructions=...)`: the pure operation;
+- automatic, in the loop (`auto_compact(run)`, before each model call): when the forecast
+  n_{k+1} = n_k + a_k + r_k (seed Def 5.1, from the last call's measured n_k and output)
+  exceeds `compact_threshold * W`. `W` is `AgentOptions.context_window`, else a per-model
+  default (`default_context_window`), else auto-compaction is off.
+
+Accounting: the summarizing call is not a step of seed Def 3.1, so it is not counted in
+`model_calls` or `call_usage` (the n_k series; Thm 4.1's T + 1 bound stays a bound on the
+loop's calls). Its tokens and cost ARE added to the run's `usage` and `total_cost_usd`, and
+the budget rule applies to it like to any response: its cost is charged, then compared with
+B, and a run whose total reached B stops with error_max_budget_usd before the next call.
+
+Failure: if the summarizing call fails (raises, refuses, or returns no text) the history
+is left untouched, a SystemMessage("compact_error") is yielded and the run goes on with the
+full history; auto-compaction is not tried again in that run (a broken summarizer must not
+be paid for on every turn). A PreCompact hook that blocks also leaves the history as is.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .blocks import WireMessage, text_of
+from .invariant import check as check_inv
+from .messages import Message, StreamEvent, SystemMessage
+from .models.base import Model, ModelError, ModelRequest, ModelResponse, complete
+from .usage import price_for
+
+if TYPE_CHECKING:
+    from .loop import Run
+    from .options import AgentOptions
+    from .usage import Price
+
+# Context windows by model-id prefix (longest prefix wins). Claude models: the standard
+# 200k window (1M is an opt-in beta); OpenAI: the documented API windows.
+CONTEXT_WINDOWS: dict[str, int] = {
+    "claude": 200_000,
+    "anthropic/claude": 200_000,
+    "gpt-4o": 128_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-5": 400_000,
+    "o3": 200_000,
+    "o4-mini": 200_000,
+}
+DEFAULT_KEEP_TURNS = 2  # turns kept verbatim when the caller does not say
+MAX_RESULT_CHARS = 8_000  # a tool result longer than this is cut in the transcript (head + tail)
+IMAGE_TOKENS = 1_600  # a typical image's input tokens (the base64 length says nothing)
+
+SUMMARY_SYSTEM = (
+    "You write the working memory of an AI agent. The conversation below is being compacted to fit "
+    "the context window: your summary replaces it, and the agent will continue the work from your "
+    "summary alone. Be precise and complete; prefer facts over narration."
+)
+SUMMARY_PROMPT = """Summarize the conversation transcript above for the agent that will continue it. Use these sections:
+1. User requests: every request and instruction the user gave, quoted or closely paraphrased.
+2. Key facts and decisions: technical concepts, constraints and choices made, and why.
+3. Files and code: the files read, created or changed (paths), what changed, and short snippets that matter.
+4. Errors and fixes: what went wrong and how it was resolved.
+5. Current state: what was being worked on right before this summary, and what is done.
+6. Next step: the next action, if the task is not finished.
+Reply with the summary only."""
+SUMMARY_HEADER = (
+    "This session is being continued from an earlier conversation that was compacted to fit the "
+    "context window. Earlier turns ({n} messages) were summarized; the summary follows{kept}.\n\n"
+    "<summary>\n{summary}\n</summary>"
+)
+CONTINUE_NOTE = ("\n\nContinue the work from where it left off, without asking the user further questions: "
+                 "the task in progress is described above.")
+
+
+class CompactError(Exception):
+    """Compaction could not be done (nothing to summarize, or the summarizing call failed).
+    The history it was given is unchanged."""
+
+
+@dataclass
+class CompactResult:
+    history: list[WireMessage]  # [user(summary), ...kept turns verbatim]
+    summary: str
+    pre_tokens: int  # estimate of the history before (estimate_tokens)
+    post_tokens: int  # estimate of the history after
+    summarized_messages: int  # messages replaced by the summary
+    kept_messages: int  # messages kept verbatim
+    response: ModelResponse  # the summarizing call (usage, model)
+    cost_usd: float = 0.0
+
+    def boundary_data(self, trigger: str) -> dict[str, Any]:
+        """The data of SystemMessage("compact_boundary") (Claude Code's trigger/pre_tokens, and more)."""
+        return {"trigger": trigger, "pre_tokens": self.pre_tokens, "post_tokens": self.post_tokens,
+                "summarized_messages": self.summarized_messages, "kept_messages": self.kept_messages,
+                "cost_usd": self.cost_usd, "usage": self.response.usage.to_json()}
+
+
+# --- estimates ------------------------------------------------------------------------------------
+
+def _block_chars(b: Any) -> int:
+    if not isinstance(b, dict):
+        return len(str(b))
+    kind = b.get("type")
+    if kind == "image":
+        return IMAGE_TOKENS * 4
+    if kind == "tool_result" and isinstance(b.get("content"), list):
+        return 40 + sum(_block_chars(x) for x in b["content"])
+    return len(json.dumps(b, ensure_ascii=False, separators=(",", ":")))
+
+
+def estimate_tokens(messages: list[WireMessage]) -> int:
+    """About 4 characters a token (the scripted model's measure); images count IMAGE_TOKENS."""
+    chars = 0
+    for m in messages:
+        content = m.get("content")
+        chars += 30 + (sum(_block_chars(b) for b in content) if isinstance(content, list) else len(str(content)))
+    return -(-chars // 4)
+
+
+def default_context_window(model: str) -> int | None:
+    key = model.lower().removeprefix("openai:").removeprefix("anthropic:")
+    best = max((p for p in CONTEXT_WINDOWS if key.startswith(p)), key=len, default=None)
+    return CONTEXT_WINDOWS[best] if best is not None else None
+
+
+# --- the operation ----------------------------------------------------------------------------
+
+def turn_starts(history: list[WireMessage]) -> list[int]:
+    """Where turns start: the indexes of assistant messages (the only safe cut points)."""
+    return [i for i, m in enumerate(history) if i > 0 and m.get("role") == "assistant"]
+
+
+def _cut(history: list[WireMessage], keep_last_turns: int) -> int:
+    if keep_last_turns < 0:
+        raise ValueError(f"keep_last_turns must be >= 0, got {keep_last_turns}")
+    starts = turn_starts(history)
+    if keep_last_turns >= len(starts):
+        raise CompactError(f"nothing to compact: the history has {len(starts)} turns and "
+                           f"{keep_last_turns} are to be kept")
+    return starts[len(starts) - keep_last_turns] if keep_last_turns else len(history)
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_RESULT_CHARS:
+        return text
+    half = MAX_RESULT_CHARS // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+
+
+def _render_block(b: Any, role: str, names: dict[str, str]) -> str | None:
+    if not isinstance(b, dict):
+        return None
+    kind = b.get("type")
+    if kind == "text":
+        return str(b.get("text", ""))
+    if kind == "tool_use":
+        names[str(b.get("id"))] = str(b.get("name"))
+        return f"[tool call {b.get('name')} id={b.get('id')}] {json.dumps(b.get('input'), ensure_ascii=False)}"
+    if kind == "tool_result":
+        c = b.get("content")
+        text = c if isinstance(c, str) else "\n".join(
+            str(x.get("text", "")) if isinstance(x, dict) and x.get("type") == "text" else "[image]"
+            for x in (c if isinstance(c, list) else []))
+        tid = str(b.get("tool_use_id"))
+        err = " (error)" if b.get("is_error") else ""
+        return f"[result of {names.get(tid, 'tool')} id={tid}{err}]\n{_clip(text)}"
+    if kind == "image":
+        return "[image]"
+    return None  # thinking (private, signed), redacted thinking, unknown blocks: not summarized
+
+
+def render_transcript(messages: list[WireMessage]) -> str:
+    """The messages as plain text for the summarizing call."""
+    names: dict[str, str] = {}
+    parts: list[str] = []
+    for m in messages:
+        role = str(m.get("role"))
+        content = m.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": str(content)}]
+        texts = [t for t in (_render_block(b, role, names) for b in blocks) if t]
+        if texts:
+            parts.append(f"### {role}\n" + "\n".join(texts))
+    return "\n\n".join(parts)
+
+
+def summary_request(history: list[WireMessage], keep_last_turns: int,
+                    instructions: str | None = None) -> tuple[ModelRequest, int]:
+    """The summarizing call's request for `history`, and the cut index (raises CompactError)."""
+    cut = _cut(history, keep_last_turns)
+    prompt = f"<transcript>\n{render_transcript(history[:cut])}\n</transcript>\n\n{SUMMARY_PROMPT}"
+    if instructions:
+        prompt += f"\n\nAdditional instructions for this summary:\n{instructions}"
+    return ModelRequest(SUMMARY_SYSTEM, [], [{"role": "user", "content": [{"type": "text", "text": prompt}]}]), cut
+
+
+def finish(history: list[WireMessage], cut: int, response: ModelResponse,
+           prices: dict[str, Price] | None = None) -> CompactResult:
+    """Build the compacted history from the summarizing call's response (raises CompactError)."""
+    summary = text_of(response.content).strip()
+    if response.stop_reason == "refusal" or not summary:
+        raise CompactError(f"the summarizing call returned no summary (stop_reason {response.stop_reason!r})")
+    tail = history[cut:]
+    kept = f", then the last {len(tail)} messages verbatim" if tail else ""
+    text = SUMMARY_HEADER.format(n=cut, kept=kept, summary=summary)
+    if history and history[-1].get("role") == "user" and not tail:
+        text += CONTINUE_NOTE  # mid-task with nothing kept: say what to do with the summary
+    new: list[WireMessage] = [{"role": "user", "content": [{"type": "text", "text": text}]}, *tail]
+    check_inv(new if new[-1].get("role") == "user" else [*new, {"role": "user", "content": [{"type": "text", "text": "."}]}])
+    price = (price_for(response.model, prices) if prices else None) or price_for(response.model)
+    cost = response.cost_usd if response.cost_usd is not None else (price.cost(response.usage) if price else 0.0)
+    return CompactResult(new, summary, estimate_tokens(history), estimate_tokens(new), cut, len(tail),
+                         response, cost)
+
+
+async def compact(history: list[WireMessage], model: Model, *, keep_last_turns: int = DEFAULT_KEEP_TURNS,
+                  instructions: str | None = None, prices: dict[str, Price] | None = None) -> CompactResult:
+    """Summarize all but the last `keep_last_turns` turns of `history` with one call to `model`.
+
+    `history` satisfies Inv, or is a final history (Inv, then one closing assistant message);
+    the result is of the same kind. `history` itself is never changed. Raises CompactError
+    when there is nothing to summarize or the call fails."""
+    req, cut = summary_request(history, keep_last_turns, instructions)
+    try:
+        response = await complete(model, req)
+    except ModelError as e:
+        raise CompactError(f"the summarizing call failed: {e}") from e
+    return finish(history, cut, response, prices)
+
+
+# --- in the loop ----------------------------------------------------------------------------------
+
+class AutoCompactor:
+    """Per-run state of automatic compaction."""
+
+    def __init__(self, options: AgentOptions, model_name: str) -> None:
+        window = options.context_window if options.context_window is not None else default_context_window(model_name)
+        if window is not None and window <= 0:
+            raise ValueError(f"context_window must be positive, got {window}")
+        if not 0 < options.compact_threshold <= 1:
+            raise ValueError(f"compact_threshold must be in (0, 1], got {options.compact_threshold}")
+        self.window = window
+        self.threshold = options.compact_threshold
+        self.enabled = options.auto_compact and window is not None
+        self.failed = False
+
+    def forecast(self, run: Run) -> int:
+        """n_{k+1} = n_k + a_k + r_k (seed Def 5.1): the last call's measured input and output,
+        plus an estimate of what was appended after its response. Before any call: an estimate."""
+        calls = run.budget.calls
+        h = run.h
+        last_a = max((i for i, m in enumerate(h) if m.get("role") == "assistant"), default=None)
+        if not calls or last_a is None:
+            fixed = (len(run.system or "") + len(json.dumps(run.tool_defs))) // 4
+            return fixed + estimate_tokens(h)
+        return calls[-1].input_tokens + calls[-1].output_tokens + estimate_tokens(h[last_a + 1:])
+
+    def keep_turns(self, h: list[WireMessage]) -> int | None:
+        """How many turns to keep: DEFAULT_KEEP_TURNS, fewer if the kept tail would be large or
+        there would be nothing left to summarize; None if no turn can be summarized at all."""
+        starts = turn_starts(h)
+        if not starts:
+            return None
+        keep = min(DEFAULT_KEEP_TURNS, len(starts) - 1)
+        limit = self.threshold * (self.window or 0) / 4
+        while keep > 0 and estimate_tokens(h[starts[len(starts) - keep]:]) > limit:
+            keep -= 1
+        return keep
+
+    def due(self, run: Run) -> int | None:
+        """The forecast when compaction is due before the next call, else None."""
+        if not self.enabled or self.failed or self.window is None:
+            return None
+        n = self.forecast(run)
+        return n if n > self.threshold * self.window else None
+
+
+async def auto_compact(run: Run) -> AsyncIterator[Message]:
+    """The loop's step 0: compact h when the next call's input is forecast above threshold * W."""
+    c = run.compactor
+    n = c.due(run)
+    if n is None:
+        return
+    keep = c.keep_turns(run.h)
+    if keep is None:
+        return
+    async for m in compact_run(run, "auto", keep_last_turns=keep,
+                               extra={"forecast_tokens": n, "context_window": c.window}):
+        yield m
+
+
+async def compact_run(run: Run, trigger: str, *, keep_last_turns: int = DEFAULT_KEEP_TURNS,
+                      instructions: str | None = None, extra: dict[str, Any] | None = None
+                      ) -> AsyncIterator[Message]:
+    """Compact a running loop's history: PreCompact hook, the summarizing call (interruptible,
+    charged), then h replaced, Inv's checker reset and compact_boundary yielded (the session
+    recorder saves the new h with it). Ends the run with error_max_budget_usd if its cost
+    reached B (a ResultMessage, the last message yielded)."""
+    if run.hooks.active:
+        blocked = await run.hooks.pre_compact(trigger, instructions or "")
+        for m in run.hook_messages():
+            yield m
+        if blocked is not None:
+            yield SystemMessage("compact_error", {"trigger": trigger, "error": f"blocked by a PreCompact hook: {blocked}"})
+            return
+    try:
+        req, cut = summary_request(run.h, keep_last_turns, instructions)
+    except CompactError as e:
+        yield SystemMessage("compact_error", {"trigger": trigger, "error": str(e)})
+        return
+    response: ModelResponse | None = None
+    t0 = time.perf_counter()
+    error: str | None = None
+    try:
+        async for ev in run._stream(req):  # through the run: interrupt() cancels it, h intact
+            if isinstance(ev, ModelResponse):
+                response = ev
+            elif isinstance(ev, SystemMessage):
+                yield ev  # api_retry; partial StreamEvents of the summary are not shown
+            elif not isinstance(ev, StreamEvent):
+                yield ev
+    except Exception as e:  # noqa: BLE001 - any failure leaves h as it was (CancelledError passes)
+        error = f"the summarizing call failed: {type(e).__name__}: {e}"
+    finally:
+        run.api_seconds += time.perf_counter() - t0
+    result: CompactResult | None = None
+    if response is not None:
+        charge(run, response)
+        try:
+            result = finish(run.h, cut, response, run.prices or None)
+        except CompactError as e:
+            error = str(e)
+    elif error is None:
+        error = "the summarizing call returned no response"
+    if result is None:
+        if trigger == "auto":
+            run.compactor.failed = True
+        yield SystemMessage("compact_error", {"trigger": trigger, "error": error})
+    else:
+        run.h = result.history
+        run.inv.reset()  # the history was replaced, not appended to
+        yield SystemMessage("compact_boundary", {**result.boundary_data(trigger), **(extra or {})})
+    if run.budget.exhausted:  # the budget rule: this response's cost counts like any other
+        yield run.result("error_max_budget_usd",
+                         error=f"spent ${run.budget.spent_usd:.4f} of ${run.budget.limit_usd} (compaction)")
+
+
+def charge(run: Run, response: ModelResponse) -> None:
+    """Add the summarizing call to the run's usage and cost, not to its calls (see the module doc)."""
+    price = price_for(response.model, run.prices or None) or run._price
+    cost = response.cost_usd if response.cost_usd is not None else (price.cost(response.usage) if price else 0.0)
+    run.usage.add(response.usage)
+    run.budget.spent_usd += cost
+
+
+# --- outside a run (LoopwrightClient.compact) ---------------------------------------------------------
+
+async def compact_conversation(history: list[WireMessage], options: AgentOptions, model: Model, *,
+                               session_id: str | None, instructions: str | None = None,
+                               keep_last_turns: int = DEFAULT_KEEP_TURNS) -> CompactResult:
+    """Manual compaction between runs: PreCompact hook ("manual"), the summarizing call, and
+    when the session is persisted a compact_boundary line in its transcript (so resume loads
+    the compacted history). Raises CompactError; `history` is never changed."""
+    from .hooks import HookContext
+    from .settings import build_run_config
+
+    cwd = Path(options.cwd or ".").resolve()
+    hooks = build_run_config(options, cwd).hooks
+    if hooks.active:
+        hooks.bind(HookContext(session_id or "", "", str(cwd), options.permission_mode or "default"))
+        blocked = await hooks.pre_compact("manual", instructions or "")
+        if blocked is not None:
+            raise CompactError(f"blocked by a PreCompact hook: {blocked}")
+    keep = min(keep_last_turns, max(0, len(turn_starts(history)) - 1))
+    result = await compact(history, model, keep_last_turns=keep, instructions=instructions, prices=options.prices)
+    if options.persist_session and session_id is not None:
+        from .sessions import SessionRecorder, store_for
+
+        writer = store_for(options).open_writer(session_id, cwd)
+        recorder = SessionRecorder(writer, session_id, cwd)
+        try:
+            recorder.record(SystemMessage("compact_boundary", result.boundary_data("manual")), result.history)
+        finally:
+            recorder.close()
+    return result
