@@ -343,3 +343,56 @@ def test_repl_compact_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     assert "compacted:" in out and "messages summarized" in out
     assert "keep the numbers" in agent.summary_requests[0][0]["content"][0]["text"]
+
+
+def test_interrupting_the_summarizing_call_ends_the_run_with_h_intact(tmp_path: Path) -> None:
+    agent = Agent(turns=12)
+    slow = agent.__call__
+
+    def model_fn(h: list[dict[str, Any]]) -> Any:
+        out = slow(h)
+        return {"content": out, "delay": 30} if agent.last_was_summary else out
+
+    agent_model = lw.ScriptedModel(model_fn)
+    control = lw.RunControl()
+    o = lw.AgentOptions(model=agent_model, tools=[look_tool()], cwd=tmp_path, context_window=W)
+
+    async def go() -> list[Any]:
+        msgs: list[Any] = []
+
+        async def consume() -> None:
+            async for m in lw.query("go", o, control=control):
+                msgs.append(m)
+
+        task = asyncio.create_task(consume())
+        while not agent.summary_requests:
+            await asyncio.sleep(0.01)
+        control.interrupt()
+        await asyncio.wait_for(task, 10)
+        return msgs
+
+    msgs = asyncio.run(go())
+    r = msgs[-1]
+    assert r.subtype == "error_during_execution" and "interrupted" in r.result
+    assert not any(getattr(m, "subtype", "") == "compact_boundary" for m in msgs)
+    assert holds(r.messages) and r.messages[0]["content"][0]["text"] == "go"
+    n = len(agent.inputs[-1])  # h is the last loop input plus its a and b, not summarized
+    assert r.messages[:n] == agent.inputs[-1] and len(r.messages) == n + 2
+
+
+def test_auto_compaction_through_the_anthropic_sdk_and_a_strict_server(tmp_path: Path) -> None:
+    pytest.importorskip("anthropic")
+    from loopwright.testing import ScriptedServer
+
+    agent = Agent(turns=12)
+    with ScriptedServer(agent, model="claude-sonnet-5-5", side_reply=SUMMARY) as srv:
+        o = lw.AgentOptions(model="claude-sonnet-5-5", base_url=srv.url, api_key="test", tools=[look_tool()],
+                            cwd=tmp_path, context_window=W, max_retries=0)
+        r = lw.run("go", o)
+        histories = srv.histories()
+        side = [q for q in srv.requests if q.kind == "messages" and not q.loop_call]
+    assert r.subtype == "success", r.result
+    assert side and all(not q.body.get("tools") for q in side)  # the summarizing calls: no tools
+    assert r.model_calls == len(histories) == 13 and all(holds(h) for h in histories)  # strict: no 400
+    assert SUMMARY in r.messages[0]["content"][0]["text"]
+    assert max(c.input_tokens for c in r.call_usage) <= W

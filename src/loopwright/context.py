@@ -356,7 +356,7 @@ async def compact_run(run: Run, trigger: str, *, keep_last_turns: int = DEFAULT_
         run.h = result.history
         run.inv.reset()  # the history was replaced, not appended to
         yield SystemMessage("compact_boundary", {**result.boundary_data(trigger), **(extra or {})})
-    if run.budget.exhausted:  # the budget rule: this response's cost counts like any other
+    if response is not None and run.budget.exhausted:  # the budget rule: this response counts like any other
         yield run.result("error_max_budget_usd",
                          error=f"spent ${run.budget.spent_usd:.4f} of ${run.budget.limit_usd} (compaction)")
 
