@@ -396,3 +396,46 @@ def test_auto_compaction_through_the_anthropic_sdk_and_a_strict_server(tmp_path:
     assert r.model_calls == len(histories) == 13 and all(holds(h) for h in histories)  # strict: no 400
     assert SUMMARY in r.messages[0]["content"][0]["text"]
     assert max(c.input_tokens for c in r.call_usage) <= W
+
+
+def test_the_trigger_is_the_forecast_n_k_plus_growth_against_threshold_times_w(tmp_path: Path) -> None:
+    """Scripted usage: n_k = 100 k, a_k = 10. Before call k + 1 the forecast is n_k + a_k + r_k
+    (r_k: the small tool result); with W = 1000 and threshold 0.5 it first exceeds 500 after call 5."""
+    agent = Agent(turns=8)
+    k = 0
+
+    def model_fn(h: list[dict[str, Any]]) -> Any:
+        nonlocal k
+        out = agent(h)
+        if agent.last_was_summary:
+            return out
+        k += 1
+        return {"content": out, "usage": {"input_tokens": 100 * k if k <= 5 else 100, "output_tokens": 10}}
+
+    small = lw.Tool("look", "look", {"type": "object"}, lambda x: "ok", read_only=True)
+    o = lw.AgentOptions(model=lw.ScriptedModel(model_fn), tools=[small], cwd=tmp_path, context_window=1000,
+                        compact_threshold=0.5)
+    msgs = asyncio.run(collect("go", o))
+    kinds = [type(m).__name__ if not isinstance(m, SystemMessage) else m.subtype for m in msgs]
+    first = kinds.index("compact_boundary")
+    assert kinds[:first].count("AssistantMessage") == 5 and kinds.count("compact_boundary") == 1
+    b = msgs[first].data
+    assert 510 < b["forecast_tokens"] < 560 and b["context_window"] == 1000
+    assert msgs[-1].subtype == "success"
+
+
+def test_a_long_given_history_is_compacted_before_the_first_call(tmp_path: Path) -> None:
+    big = [{"role": "user", "content": [text("start")]}]
+    for i in range(8):
+        big += [{"role": "assistant", "content": [use(f"old{i}")]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"old{i}", "content": BIG}]}]
+    big.append({"role": "assistant", "content": [text("done before")]})
+    agent = Agent(turns=0)
+    msgs = [m for m in asyncio.run(_query_with_history(big, opts(agent, tmp_path)))]
+    assert [getattr(m, "subtype", "") for m in msgs[:2]] == ["init", "compact_boundary"]
+    assert msgs[-1].subtype == "success" and len(agent.inputs) == 1 and holds(agent.inputs[0])
+    assert agent.inputs[0][-1]["content"][0]["text"] == "next" and SUMMARY in json.dumps(agent.inputs[0][0])
+
+
+async def _query_with_history(h: list[dict[str, Any]], o: lw.AgentOptions) -> list[Any]:
+    return [m async for m in lw.query("next", o, history=h)]

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from .blocks import WireMessage, text_of
 from .invariant import check as check_inv
-from .messages import Message, StreamEvent, SystemMessage
+from .messages import Message, SystemMessage
 from .models.base import Model, ModelError, ModelRequest, ModelResponse, complete
 from .usage import price_for
 
@@ -164,7 +164,7 @@ def _clip(text: str) -> str:
     return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
 
 
-def _render_block(b: Any, role: str, names: dict[str, str]) -> str | None:
+def _render_block(b: Any, names: dict[str, str]) -> str | None:
     if not isinstance(b, dict):
         return None
     kind = b.get("type")
@@ -194,7 +194,7 @@ def render_transcript(messages: list[WireMessage]) -> str:
         role = str(m.get("role"))
         content = m.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": str(content)}]
-        texts = [t for t in (_render_block(b, role, names) for b in blocks) if t]
+        texts = [t for t in (_render_block(b, names) for b in blocks) if t]
         if texts:
             parts.append(f"### {role}\n" + "\n".join(texts))
     return "\n\n".join(parts)
@@ -333,8 +333,6 @@ async def compact_run(run: Run, trigger: str, *, keep_last_turns: int = DEFAULT_
                 response = ev
             elif isinstance(ev, SystemMessage):
                 yield ev  # api_retry; partial StreamEvents of the summary are not shown
-            elif not isinstance(ev, StreamEvent):
-                yield ev
     except Exception as e:  # noqa: BLE001 - any failure leaves h as it was (CancelledError passes)
         error = f"the summarizing call failed: {type(e).__name__}: {e}"
     finally:
