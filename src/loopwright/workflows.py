@@ -35,7 +35,7 @@ import time
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .blocks import text_of
@@ -74,8 +74,9 @@ class Context:
 
     `input`: this node's input (the previous step's output in a chain, the subtask for a worker,
     the draft for an evaluator); `task`: the whole run's input; `outputs`: outputs of the nodes
-    passed so far, by name; `vars`: extras a combinator passes (`draft`, `feedback`, `round`,
-    `request`, `subtask_index`)."""
+    passed so far, by name; `vars`: extras a combinator passes (`branches` to a router,
+    `max_workers` to an orchestrator, `request` and `subtask_index` to workers, `request`,
+    `draft`, `feedback` and `round` in evaluator_optimizer)."""
 
     input: str
     task: str
@@ -117,9 +118,15 @@ class NodeCall:
     calls: list[CallUsage]
     stop_reason: str | None
     result: ResultMessage | None = None  # the agent run's result, for Agent nodes
+    # calls made inside an Agent node that are not steps of its loop: its subagents' calls
+    nested_calls: list[CallUsage] = field(default_factory=list)
 
     @property
     def cost_usd(self) -> float:
+        """The node's whole cost: for an Agent node the loop's own total, which also covers
+        its subagents' and context-compaction calls."""
+        if self.result is not None:
+            return self.result.total_cost_usd
         return math.fsum(c.cost_usd for c in self.calls)
 
 
@@ -137,11 +144,12 @@ class WorkflowResult:
     notes: list[str]
     model_calls: int
     max_calls: int  # the static bound: |V| (agent nodes weighted T + 1)
-    total_cost_usd: float
+    total_cost_usd: float  # every node's cost_usd (Agent nodes: including subagent/compaction calls)
     usage: Usage
-    call_usage: list[CallUsage]
+    call_usage: list[CallUsage]  # the bounded calls: one per Node, an Agent loop's own calls
     duration_ms: int
     error: str | None = None
+    nested_call_usage: list[CallUsage] = field(default_factory=list)  # Agent nodes' subagent calls
 
     @property
     def is_error(self) -> bool:
@@ -217,8 +225,9 @@ class _Runtime:
             path=list(self.path), choices=dict(self.choices), notes=list(self.notes),
             model_calls=len(self.calls), max_calls=self.bound,
             # fsum: exact-as-possible and independent of the order parallel nodes finished in
-            total_cost_usd=math.fsum(c.cost_usd for c in self.calls), usage=self.usage,
+            total_cost_usd=math.fsum(n.cost_usd for n in self.nodes), usage=self.usage,
             call_usage=list(self.calls), duration_ms=int((time.perf_counter() - started) * 1000), error=error,
+            nested_call_usage=[c for n in self.nodes for c in n.nested_calls],
         )
 
 
@@ -389,7 +398,13 @@ class Agent(BaseNode):
     Two loop features would add calls beyond T + 1 and are accounted for: continuing a paused
     turn (the node runs with `max_pause_continuations=0`, so a pause ends it with an error), and
     Stop hooks asking the agent to go on (with hooks or settings configured the node's weight
-    adds the loop's MAX_STOP_CONTINUATIONS). The agent's model defaults to the run's model."""
+    adds the loop's MAX_STOP_CONTINUATIONS). The agent's model defaults to the run's model.
+
+    The bound counts the agent loop's own calls, as its `model_calls` does (seed Thm 4.1).
+    Calls that are not steps of the loop are outside it: a context-compaction summary, and the
+    calls of subagents if its tools include the Agent tool (each subagent has its own T, but how
+    many it starts is the model's choice). Their cost is in the node's `cost_usd` and the run's
+    `total_cost_usd`; subagent calls are listed in `WorkflowResult.nested_call_usage`."""
 
     def __init__(self, name: str, options: AgentOptions, prompt: Prompt = "{input}") -> None:
         if not isinstance(name, str) or not name:
@@ -432,8 +447,9 @@ class Agent(BaseNode):
         assert result is not None  # query always ends with a ResultMessage
         if result.model_calls > self.weight:
             raise WorkflowError(f"agent node {self.name!r} made {result.model_calls} calls, over its weight {self.weight}")
+        nested = list(getattr(result, "subagent_call_usage", None) or [])
         rt.record(NodeCall(self.name, prompt, result.result or "", list(result.call_usage), result.stop_reason,
-                           result), result.usage)
+                           result, nested), result.usage)
         if result.is_error:
             raise _NodeFailed(f"agent node {self.name!r} ended with {result.subtype}: {'; '.join(result.errors)}")
 
