@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import random
 from collections import Counter
@@ -544,3 +545,25 @@ def test_renamed_nodes_are_separate_elements_of_V() -> None:
     b = a.renamed("b")
     assert isinstance(b, BaseNode) and b.name == "b" and b.prompt == a.prompt and b.system == "s"
     assert chain(a, b).max_calls() == 2
+
+
+def test_works_with_the_anthropic_provider_over_the_loopback_server() -> None:
+    from loopwright.models.anthropic import AnthropicModel
+    from loopwright.testing import ScriptedServer
+
+    usage = {"input_tokens": 120, "output_tokens": 30}
+    script = [{"content": [text("technical")], "usage": usage}, {"content": [text("Restart it.")], "usage": usage}]
+    wf = route(Node("router", "Classify as one of {branches}: {input}", system="You route tickets."),
+               {"billing": Node("bill"), "technical": Node("tech", "Answer: {input}", max_tokens=200)})
+    with ScriptedServer(script) as srv:
+        model = AnthropicModel("claude-sonnet-4-6", base_url=srv.url, api_key="test-key", retry_base_delay=0.01)
+        r = wf.run("the app crashes", model=model)
+        bodies = [q.body for q in srv.loop_requests]
+    assert r.subtype == "success" and r.output == "Restart it." and r.path == ["router", "tech"]
+    assert len(bodies) == 2 == r.model_calls
+    assert "You route tickets." in json.dumps(bodies[0]["system"]) and not bodies[0].get("tools")
+    assert [[b["text"] for b in m["content"]] for m in bodies[1]["messages"]] == [["Answer: the app crashes"]]
+    assert bodies[1]["max_tokens"] == 200
+    price = price_for("claude-sonnet-4-6")
+    assert price is not None
+    assert r.total_cost_usd == math.fsum([price.cost(Usage(120, 30))] * 2) > 0
