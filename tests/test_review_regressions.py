@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -258,3 +259,32 @@ def test_cli_prompt_with_bytes_that_are_not_utf8_runs(tmp_path: Path) -> None:
     assert out["subtype"] == "success" and out["result"] == "ok"
     h = get_session_messages(out["session_id"], sessions_dir=tmp_path / "home" / "projects")
     assert h[0]["content"][0]["text"] == "caf\ufffd \ufffd"
+
+
+# --- built-in tools on special files -------------------------------------------------------------
+
+@pytest.mark.parametrize("name,x", [
+    ("Edit", {"file_path": "pipe", "old_string": "a", "new_string": "b"}),
+    ("Edit", {"file_path": "pipe", "old_string": "", "new_string": "b"}),
+    ("MultiEdit", {"file_path": "pipe", "edits": [{"old_string": "a", "new_string": "b"}]}),
+    ("Write", {"file_path": "pipe", "content": "b"}),
+])
+def test_edit_tools_refuse_a_fifo_instead_of_blocking_forever(name: str, x: dict[str, Any], tmp_path: Path) -> None:
+    # Before: Edit/MultiEdit read the FIFO before any other check, blocking the event loop
+    # (and the whole run, beyond any interrupt) until something wrote to the pipe.
+    os.mkfifo(tmp_path / "pipe")
+    writer = threading.Timer(20, _unblock, (tmp_path / "pipe",))  # so a regression fails, not hangs
+    writer.start()
+    try:
+        r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", name, x)], [text("done")]]),
+                                         tools=default_tools(), cwd=str(tmp_path),
+                                         permission_mode="bypassPermissions"))
+    finally:
+        writer.cancel()
+    block = _result_block(r)
+    assert block["is_error"] is True and "not a regular file" in block["content"]
+
+
+def _unblock(pipe: Path) -> None:
+    fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+    os.close(fd)

@@ -109,6 +109,8 @@ def _load_for_edit(path: Path, ctx: ToolContext, creating: bool) -> TextFile | N
     """The file to edit, or None when the call creates it."""
     if path.is_dir():
         raise ToolError(f"EISDIR: {path} is a directory.")
+    if path.exists() and not path.is_file():  # reading a FIFO or a device blocks or never ends
+        raise ToolError(f"{path} is not a regular file.")
     if not path.exists():
         if creating:
             return None

@@ -30,6 +30,8 @@ def write_file(inp: dict[str, Any], ctx: ToolContext) -> str:
     content: str = inp["content"]
     if path.is_dir():
         raise ToolError(f"EISDIR: {path} is a directory.")
+    if path.exists() and not path.is_file():  # a FIFO or a device: writing would block or hit hardware
+        raise ToolError(f"{path} is not a regular file.")
     existed = path.exists()
     if existed:
         check_fresh(ctx, path)
