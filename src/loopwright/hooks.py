@@ -277,8 +277,12 @@ class Hooks:
         """Return a reason to make the agent continue (a blocking Stop hook), or None."""
         return await self._stop("Stop", stop_hook_active)
 
-    async def subagent_stop(self, stop_hook_active: bool) -> str | None:
-        return await self._stop("SubagentStop", stop_hook_active)
+    async def subagent_stop(self, stop_hook_active: bool, agent_type: str | None = None,
+                            last_assistant_message: str | None = None) -> str | None:
+        """A subagent is about to finish (matchers match `agent_type`). Like Stop: a returned
+        reason makes it continue. Called by agents.SubagentHooks."""
+        extra = {} if last_assistant_message is None else {"last_assistant_message": last_assistant_message}
+        return await self._stop("SubagentStop", stop_hook_active, agent_type, extra)
 
     async def pre_compact(self, trigger: str, custom_instructions: str = "") -> str | None:
         """Before compaction (`trigger` manual | auto). Returns a reason if a hook blocks it."""
@@ -293,8 +297,9 @@ class Hooks:
         outs = await self._fire("SessionEnd", reason, {"reason": reason})
         self._notes("SessionEnd", outs, blocking_to_user=True)
 
-    async def _stop(self, event: str, stop_hook_active: bool) -> str | None:
-        outs = await self._fire(event, None, {"stop_hook_active": stop_hook_active})
+    async def _stop(self, event: str, stop_hook_active: bool, target: str | None = None,
+                    extra: dict[str, Any] | None = None) -> str | None:
+        outs = await self._fire(event, target, {"stop_hook_active": stop_hook_active, **(extra or {})})
         self._notes(event, outs)
         if self.halted:
             return None  # continue: false wins over decision: block

@@ -9,12 +9,14 @@ sessions) lives in `Run`; the step itself is `_loop` below.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from .agents import Relay, has_agent_tool
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock, WireMessage, text_of, tool_uses
 from .context import AutoCompactor, auto_compact
 from .execute import INTERRUPTED, Executor, TurnOutcome
@@ -113,13 +115,15 @@ class Run:
         config = build_run_config(options, self.cwd)  # settings files + options (settings.py)
         self.hooks, permissions = config.hooks, config.permissions
         self.permission_mode = permissions.mode or "default"
-        ctx = ToolContext(self.cwd, self.session_id, add_dirs=config.add_dirs, env=config.env)
+        ctx = ToolContext(self.cwd, self.session_id, add_dirs=config.add_dirs, env=config.env, run=self)
         permissions.shell_state = ctx.state  # the gate resolves Bash paths from the shell's cwd
         if self.recorder is not None:
             from .checkpoints import snapshot_hook  # file checkpoints, keyed to this turn's prompt
 
             ctx.before_file_change = snapshot_hook(self.recorder)
         self.executor = Executor(self.tools, permissions, self.hooks, ctx)
+        # Subagents (agents.py) post their messages here while the Agent tool runs.
+        self.inbox: asyncio.Queue[Message] | None = asyncio.Queue() if has_agent_tool(options.tools) else None
         self.api_seconds = 0.0
         self.started = time.perf_counter()
         self.last_stop: str | None = None
@@ -233,6 +237,7 @@ class Run:
             total_cost_usd=self.budget.spent_usd,
             usage=self.usage,
             call_usage=self.budget.calls,
+            subagent_call_usage=self.budget.subagent_calls,
             duration_ms=int((time.perf_counter() - self.started) * 1000),
             duration_api_ms=int(self.api_seconds * 1000),
             session_id=self.session_id,
@@ -266,7 +271,7 @@ class Run:
     def persist(self, msg: Message) -> Message:
         """Append a yielded message to the session transcript (before the caller sees it, so
         an assistant message is on disk before its tools run)."""
-        if self.recorder is not None:
+        if self.recorder is not None and getattr(msg, "parent_tool_use_id", None) is None:  # not a subagent's
             self.recorder.record(msg, self.h)
         return msg
 
@@ -329,7 +334,10 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         if run.t == T:                                              # 3. turn limit: h unchanged
             yield run.result("error_max_turns", error=f"reached max_turns={T}")
             return
-        b, outcome = await run.execute(a, uses)                     # 4. gate + execute
+        relay = Relay(run.execute(a, uses), run.inbox)              # 4. gate + execute; subagents'
+        async for m in relay:                                       #    messages pass on live
+            yield m
+        b, outcome = relay.value
         a_wire, b_wire = [x.to_wire() for x in a.content], [x.to_wire() for x in b]  # both, or neither
         run.h.append({"role": "assistant", "content": a_wire})
         run.h.append({"role": "user", "content": b_wire})
@@ -346,6 +354,9 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         if outcome.interrupted or outcome.stop_message:
             yield run.result("error_during_execution", error=outcome.stop_message or "interrupted by user")
             return
+        if run.budget.exhausted:                                    # subagents spent the rest of B
+            yield run.result("error_max_budget_usd", error=f"spent ${run.budget.spent_usd:.4f} of ${run.budget.limit_usd}")
+            return
 
 
 async def query(prompt: str, options: AgentOptions | None = None, *, control: RunControl | None = None,
@@ -353,6 +364,14 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
     """Run the agent loop on `prompt`, yielding SystemMessage("init"), AssistantMessage,
     UserMessage (tool results), optional partial events, and last a ResultMessage."""
     run = Run(prompt, options or AgentOptions(), control, history)
+    async with contextlib.aclosing(run_query(run, prompt)) as stream:
+        async for msg in stream:
+            yield msg
+
+
+async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
+    """query() on a Run already built (a subagent's Run is adjusted first: agents.py)."""
+    control = run.control
     yield run.persist(run.init_message())
     try:
         blocked = await run.start_hooks(prompt)

@@ -78,6 +78,9 @@ class ResultMessage:
     session_id: str
     permission_denials: list[dict[str, Any]]
     errors: list[str] = field(default_factory=list)
+    # Subagents' model calls (agents.py). total_cost_usd and usage include them;
+    # call_usage and model_calls are the run's own calls only.
+    subagent_call_usage: list[CallUsage] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON result object of `--output-format json` (Claude Code's field names)."""

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .agents import AgentDefinition, has_agent_tool, make_agent_tool
 from .hooks import Hooks
 from .models.base import Model
 from .permissions import CanUseTool, PermissionMode
@@ -31,6 +32,8 @@ class AgentOptions:
     permission_mode: PermissionMode | None = None
     hooks: Hooks | dict[str, Any] | None = None  # Hooks, or the Agent SDK's {event: [HookMatcher]}
     add_dirs: list[str | Path] = field(default_factory=list)  # more directories writes may go to
+    # Subagent types for the Agent tool (agents.py); when set, the tool is added to `tools`.
+    agents: dict[str, AgentDefinition] = field(default_factory=dict)
     # Settings files (settings.py). None: read none (the Agent SDK's default); the CLI reads
     # ["user", "project", "local"]. `settings`: --settings, a file path, a JSON string or a dict.
     setting_sources: list[str] | None = None
@@ -64,6 +67,8 @@ class AgentOptions:
             raise ValueError(f"max_turns must be a non-negative integer or None, got {self.max_turns!r}")
         if self.max_budget_usd is not None and not self.max_budget_usd > 0:
             raise ValueError(f"max_budget_usd must be positive, got {self.max_budget_usd!r}")
+        if self.agents and not has_agent_tool(self.tools):
+            self.tools = [*self.tools, make_agent_tool(self.agents)]
         names = [t.name for t in self.tools]
         dup = {n for n in names if names.count(n) > 1}
         if dup:

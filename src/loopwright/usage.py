@@ -157,10 +157,16 @@ class Budget:
     limit_usd: float | None
     spent_usd: float = 0.0
     calls: list[CallUsage] = field(default_factory=list)
+    subagent_calls: list[CallUsage] = field(default_factory=list)  # subagents' calls (agents.py)
 
     def charge(self, call: CallUsage) -> None:
         self.calls.append(call)
         self.spent_usd += call.cost_usd
+
+    def absorb(self, sub: Budget) -> None:
+        """Add a finished subagent's spending (its calls count against this budget too)."""
+        self.spent_usd += sub.spent_usd
+        self.subagent_calls.extend([*sub.calls, *sub.subagent_calls])
 
     @property
     def exhausted(self) -> bool:

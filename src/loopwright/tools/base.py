@@ -59,6 +59,8 @@ class ToolContext:
     add_dirs: list[Path] = field(default_factory=list)
     # Extra environment for the processes tools start (the settings files' "env").
     env: dict[str, str] = field(default_factory=dict)
+    # The loop.Run this call belongs to (the Agent tool starts subagents from it; agents.py).
+    run: Any = None
 
 
 Handler = Callable[..., Any]

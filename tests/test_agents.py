@@ -1,0 +1,339 @@
+"""Subagents (agents.py): the Agent tool runs a nested loop whose messages reach the caller
+live with parent_tool_use_id, never the parent's history; costs and the budget are shared."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import loopwright as lw
+from loopwright.agents import GENERAL_PURPOSE, AgentDefinition, make_agent_tool
+from loopwright.execute import INTERRUPTED
+from loopwright.invariant import holds_final
+from loopwright.models.base import ModelRequest
+
+PARENT_PROMPT = "main task"
+
+
+def use(uid: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_use", "id": uid, "name": name, "input": x}
+
+
+def text(s: str) -> dict[str, Any]:
+    return {"type": "text", "text": s}
+
+
+def agent_call(uid: str, prompt: str, kind: str | None = None) -> dict[str, Any]:
+    x: dict[str, Any] = {"description": "do a sub task", "prompt": prompt}
+    if kind is not None:
+        x["subagent_type"] = kind
+    return use(uid, "Agent", x)
+
+
+def first_text(h: list[dict[str, Any]]) -> str:
+    return str(h[0]["content"][0]["text"])
+
+
+def n_assistant(h: list[dict[str, Any]]) -> int:
+    return sum(1 for m in h if m["role"] == "assistant")
+
+
+def last_result_text(h: list[dict[str, Any]]) -> str:
+    b = h[-1]["content"][0]
+    c = b.get("content")
+    return c if isinstance(c, str) else "".join(x.get("text", "") for x in c or [])
+
+
+class Recording:
+    """A Model that records each request (system, tool names, messages) and delegates."""
+
+    def __init__(self, inner: lw.ScriptedModel) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.has_own_cost = True
+        self.requests: list[tuple[str | None, list[str], list[dict[str, Any]]]] = []
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
+        self.requests.append((request.system, [t["name"] for t in request.tools], list(request.messages)))
+        async for ev in self.inner.stream(request):
+            yield ev
+
+
+def make_tools(tmp: Path, log: list[str]) -> list[lw.Tool]:
+    obj = {"type": "object", "properties": {"n": {"type": "integer"}}}
+
+    def look(x: dict[str, Any]) -> str:
+        log.append(f"look {x.get('n')}")
+        return f"{len(list(tmp.iterdir()))} entries"
+
+    def note(x: dict[str, Any]) -> str:
+        (tmp / f"note{x.get('n', 0)}.txt").write_text("noted")
+        log.append(f"note {x.get('n')}")
+        return "written"
+
+    return [lw.Tool("look", "count entries", obj, look, read_only=True), lw.Tool("note", "write a note", obj, note)]
+
+
+def two_level(parent_turns: list[Any], sub_turns: list[Any]) -> Any:
+    """One function for both loops: the parent's history starts with PARENT_PROMPT."""
+
+    def fn(h: list[dict[str, Any]]) -> Any:
+        turns = parent_turns if first_text(h) == PARENT_PROMPT else sub_turns
+        k = n_assistant(h)
+        return turns[k] if k < len(turns) else [text("(script over)")]
+
+    return fn
+
+
+async def collect(prompt: str, options: lw.AgentOptions, control: lw.RunControl | None = None) -> list[Any]:
+    return [m async for m in lw.query(prompt, options, control=control)]
+
+
+def run_all(options: lw.AgentOptions) -> list[Any]:
+    return asyncio.run(collect(PARENT_PROMPT, options))
+
+
+def test_subagent_runs_tools_and_returns_its_text(tmp_path: Path) -> None:
+    log: list[str] = []
+    model = Recording(lw.ScriptedModel(two_level(
+        [[text("delegating"), agent_call("a1", "count the entries")], [text("the sub said it")]],
+        [[use("s1", "look", {"n": 1})], [text("there are 0 entries")]],
+    ), cost_per_call_usd=0.01))
+    msgs = run_all(lw.AgentOptions(model=model, tools=make_tools(tmp_path, log), cwd=tmp_path,
+                                   agents={"unused": AgentDefinition("x", "y")}))
+    r = msgs[-1]
+    assert r.subtype == "success" and r.result == "the sub said it"
+    assert log == ["look 1"]
+    # the parent's history: Inv, its own 4 messages, the sub's text as the Agent result, no sub messages
+    assert holds_final(r.messages) and len(r.messages) == 4
+    assert r.messages[2]["content"][0] == {"type": "tool_result", "tool_use_id": "a1",
+                                           "content": "there are 0 entries"}
+    blocks = [b for m in r.messages for b in m["content"]]
+    assert [b.get("id") or b.get("tool_use_id") for b in blocks if b["type"] != "text"] == ["a1", "a1"]
+    assert "count the entries" not in str([m for m in r.messages if m["role"] == "user"])
+    # the sub's messages were yielded, tagged, between the parent's Agent call and its result
+    kinds = [(type(m).__name__, getattr(m, "parent_tool_use_id", None)) for m in msgs]
+    assert kinds == [("SystemMessage", None), ("AssistantMessage", None), ("AssistantMessage", "a1"),
+                     ("UserMessage", "a1"), ("AssistantMessage", "a1"), ("UserMessage", None),
+                     ("AssistantMessage", None), ("ResultMessage", None)]
+    assert msgs[3].tool_results[0].content == "0 entries"
+    # what the sub saw: a fresh history (just the prompt), its own system prompt, no Agent tool
+    sub_system, sub_tools, sub_h = model.requests[1]
+    assert sub_h == [{"role": "user", "content": [text("count the entries")]}]
+    assert sub_system is not None and sub_system.startswith(GENERAL_PURPOSE.prompt) and str(tmp_path) in sub_system
+    assert sub_tools == ["look", "note"]
+    assert "Agent" in model.requests[0][1]
+    # costs: 2 parent calls + 2 sub calls, each $0.01, all in the total
+    assert r.model_calls == 2 and len(r.call_usage) == 2 and len(r.subagent_call_usage) == 2
+    assert r.total_cost_usd == pytest.approx(0.04, abs=1e-12)
+    assert r.total_cost_usd == pytest.approx(sum(c.cost_usd for c in [*r.call_usage, *r.subagent_call_usage]))
+    sub_out = sum(c.output_tokens for c in r.subagent_call_usage)
+    assert r.usage.output_tokens == sum(c.output_tokens for c in r.call_usage) + sub_out
+
+
+def test_definition_limits_tools_and_the_subagent_cannot_call_agent(tmp_path: Path) -> None:
+    log: list[str] = []
+    reviewer = AgentDefinition("reads only", "You review.", tools=["look", "Agent", "Task"])
+    model = Recording(lw.ScriptedModel(two_level(
+        [[agent_call("a1", "review it", "reviewer")], [text("ok")]],
+        [[use("s1", "Agent", {"description": "d", "prompt": "deeper"}), use("s2", "note", {"n": 2})],
+         [text("could not recurse")]],
+    )))
+    r = run_all(lw.AgentOptions(model=model, tools=make_tools(tmp_path, log), cwd=tmp_path,
+                                agents={"reviewer": reviewer}))[-1]
+    assert r.subtype == "success"
+    system, tools, _ = model.requests[1]
+    assert tools == ["look"] and system is not None and system.startswith("You review.")
+    sub_results = model.requests[2][2][-1]["content"]
+    assert [b["is_error"] for b in sub_results] == [True, True]
+    assert "no such tool: Agent" in sub_results[0]["content"] and "no such tool: note" in sub_results[1]["content"]
+    assert log == [] and not list(tmp_path.glob("note*"))
+    assert r.messages[2]["content"][0]["content"] == "could not recurse"
+
+
+def test_unknown_subagent_type_is_a_clear_error_and_the_parent_goes_on(tmp_path: Path) -> None:
+    model = lw.ScriptedModel([[agent_call("a1", "x", "nope")], [text("fine")]])
+    r = run_all(lw.AgentOptions(model=model, tools=[make_agent_tool({"reviewer": AgentDefinition("r", "p")})],
+                                cwd=tmp_path))[-1]
+    res = r.messages[2]["content"][0]
+    assert res["is_error"] is True
+    assert res["content"] == "Unknown subagent_type 'nope'. Available agent types: general-purpose, reviewer."
+    assert r.subtype == "success" and model.calls == 2 and holds_final(r.messages)
+
+
+@pytest.mark.parametrize("sub_turn,subtype", [
+    (RuntimeError("model exploded"), "error_during_execution"),
+    ([use("s1", "look", {"n": 1})], "error_max_turns"),
+])
+def test_subagent_that_ends_in_error_gives_is_error_and_parent_goes_on(tmp_path: Path, sub_turn: Any,
+                                                                       subtype: str) -> None:
+    log: list[str] = []
+    loop_def = AgentDefinition("loops", "p", max_turns=2)
+    model = lw.ScriptedModel(two_level([[agent_call("a1", "go", "loops")], [text("recovered")]],
+                                       [sub_turn] * 10))
+    msgs = run_all(lw.AgentOptions(model=model, tools=make_tools(tmp_path, log), cwd=tmp_path,
+                                   agents={"loops": loop_def}))
+    r = msgs[-1]
+    res = r.messages[2]["content"][0]
+    assert res["is_error"] is True and res["content"].startswith(f"Subagent 'loops' ended with {subtype}: ")
+    assert r.subtype == "success" and r.result == "recovered" and holds_final(r.messages)
+    if subtype == "error_max_turns":  # T=2: 3 sub calls, 2 tool-use turns
+        assert len(r.subagent_call_usage) == 3 and log == ["look 1", "look 1"]
+    else:
+        assert "model exploded" in res["content"]
+
+
+def test_separate_model_for_the_subagent_and_exact_costs(tmp_path: Path) -> None:
+    sub_model = lw.ScriptedModel([[text("sub done")]], cost_per_call_usd=0.25, name="sub-model")
+    parent = lw.ScriptedModel([[agent_call("a1", "x", "cheap")], [agent_call("a2", "y", "cheap")], [text("end")]],
+                              cost_per_call_usd=0.125)
+    agents = {"cheap": AgentDefinition("d", "p", model=sub_model)}
+    r = run_all(lw.AgentOptions(model=parent, tools=[], cwd=tmp_path, agents=agents))[-1]
+    # the second Agent call finds the sub model's script over: an is_error result; a call that
+    # raised gave no response, so it costs nothing
+    assert r.messages[2]["content"][0]["content"] == "sub done"
+    assert r.messages[4]["content"][0]["is_error"] is True
+    assert [c.model for c in r.subagent_call_usage] == ["sub-model"]
+    assert r.total_cost_usd == 3 * 0.125 + 0.25
+
+
+def test_budget_is_shared_and_bounded_by_one_call(tmp_path: Path) -> None:
+    """Each call costs 1. With B, every call (parent's or sub's) starts with S < B, so the
+    final S < B + 1, and S >= B when the run stops for the budget."""
+    for B in (0.5, 1.5, 2.5, 3.5, 4.25, 7.0):
+        log: list[str] = []
+        model = lw.ScriptedModel(two_level([[agent_call(f"a{k}", "spin")] for k in range(20)],
+                                           [[use(f"s{k}", "look", {"n": k})] for k in range(20)]),
+                                 cost_per_call_usd=1.0)
+        r = run_all(lw.AgentOptions(model=model, tools=make_tools(tmp_path, log), cwd=tmp_path, max_budget_usd=B,
+                                    agents={"x": GENERAL_PURPOSE}))[-1]
+        assert r.subtype == "error_max_budget_usd", B
+        assert B <= r.total_cost_usd < B + 1, (B, r.total_cost_usd)
+        assert r.total_cost_usd == len(r.call_usage) + len(r.subagent_call_usage) == model.calls
+        assert holds_final(r.messages)
+        for m in r.messages[2::2]:  # every Agent call the parent made got its result
+            assert m["content"][0]["type"] == "tool_result"
+
+
+def test_budget_left_for_a_second_agent_call_in_one_turn(tmp_path: Path) -> None:
+    """Two Agent calls in one response run one after the other; the first spends the rest of
+    B, so the second is not run, and the parent stops right after its tools."""
+    model = lw.ScriptedModel(two_level([[agent_call("a1", "one"), agent_call("a2", "two")], [text("never")]],
+                                       [[use("s1", "look", {})]] * 10), cost_per_call_usd=1.0)
+    log: list[str] = []
+    r = run_all(lw.AgentOptions(model=model, tools=[*make_tools(tmp_path, log), make_agent_tool()], cwd=tmp_path,
+                                max_budget_usd=2.5))[-1]
+    first, second = r.messages[2]["content"]
+    assert first["is_error"] and "error_max_budget_usd" in first["content"]
+    assert second["is_error"] and second["content"].startswith("Not run: the budget")
+    assert r.subtype == "error_max_budget_usd" and r.total_cost_usd == 3.0 and len(r.call_usage) == 1
+    assert holds_final(r.messages)
+
+
+@pytest.mark.parametrize("where", ["tool", "model"])
+def test_interrupting_the_parent_during_a_subagent_cancels_it(tmp_path: Path, where: str) -> None:
+    cancelled: list[str] = []
+
+    async def block(x: dict[str, Any]) -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.append("tool")
+            raise
+        return "slept"
+
+    slow = lw.Tool("slow", "waits", {"type": "object", "properties": {}}, block)
+    sub_turns: list[Any] = ([[use("s1", "slow", {})], [text("never")]] if where == "tool"
+                            else [[use("s1", "look", {})], {"content": [text("late")], "delay": 30}])
+    model = lw.ScriptedModel(two_level([[agent_call("a1", "x")], [text("never")]], sub_turns),
+                             cost_per_call_usd=0.5)
+    control = lw.RunControl()
+    log: list[str] = []
+    options = lw.AgentOptions(model=model, tools=[*make_tools(tmp_path, log), slow], cwd=tmp_path,
+                              agents={"x": GENERAL_PURPOSE})
+
+    async def go() -> list[Any]:
+        out = []
+        async for m in lw.query(PARENT_PROMPT, options, control=control):
+            out.append(m)
+            trigger = (lw.AssistantMessage if where == "tool" else lw.UserMessage)
+            if isinstance(m, trigger) and m.parent_tool_use_id == "a1":
+                control.interrupt()  # the sub is now in its slow tool, or about to call its slow model
+        return out
+
+    msgs = asyncio.run(asyncio.wait_for(go(), 20))
+    r = msgs[-1]
+    assert r.subtype == "error_during_execution" and r.result == "interrupted by user"
+    assert holds_final(r.messages) and len(r.messages) == 3
+    assert r.messages[2]["content"][0] == {"type": "tool_result", "tool_use_id": "a1", "content": INTERRUPTED,
+                                           "is_error": True}
+    assert cancelled == (["tool"] if where == "tool" else [])
+    assert r.model_calls == 1 and len(r.subagent_call_usage) == 1  # the interrupted model call gave nothing
+    assert r.total_cost_usd == 0.5 * (1 + len(r.subagent_call_usage))
+
+
+def test_subagent_stop_and_tool_hooks_fire_inside_the_subagent(tmp_path: Path) -> None:
+    seen: list[dict[str, Any]] = []
+    hooks = lw.Hooks()
+
+    @hooks.on("SubagentStop", matcher="general-purpose")
+    def sub_stop(data: dict[str, Any]) -> dict[str, Any] | None:
+        seen.append(data)
+        return None if data["stop_hook_active"] else {"decision": "block", "reason": "also say bye"}
+
+    @hooks.on("SubagentStop", matcher="other-type")
+    def never(data: dict[str, Any]) -> None:
+        seen.append({"wrong": True})
+
+    @hooks.on("PreToolUse", matcher="look")
+    def pre(data: dict[str, Any]) -> None:
+        seen.append(data)
+
+    @hooks.on("Stop")
+    def stop(data: dict[str, Any]) -> None:
+        seen.append(data)
+
+    model = lw.ScriptedModel(two_level([[agent_call("a1", "x")], [text("done")]],
+                                       [[use("s1", "look", {})], [text("hello")], [text("bye")]]))
+    log: list[str] = []
+    r = run_all(lw.AgentOptions(model=model, tools=make_tools(tmp_path, log), cwd=tmp_path, hooks=hooks,
+                                agents={"x": GENERAL_PURPOSE}))[-1]
+    assert r.subtype == "success" and r.messages[2]["content"][0]["content"] == "bye"
+    events = [d.get("hook_event_name") for d in seen]
+    assert events == ["PreToolUse", "SubagentStop", "SubagentStop", "Stop"]
+    pre_data, stop1, stop2, parent_stop = seen
+    assert pre_data["agent_type"] == "general-purpose" and pre_data["session_id"] == r.session_id
+    assert stop1["stop_hook_active"] is False and stop1["last_assistant_message"] == "hello"
+    assert stop2["stop_hook_active"] is True and stop2["last_assistant_message"] == "bye"
+    assert stop1["agent_id"] and stop1["agent_id"] != r.session_id
+    assert "agent_type" not in parent_stop
+
+
+def test_session_transcript_holds_only_the_parent(tmp_path: Path) -> None:
+    model = lw.ScriptedModel(two_level([[agent_call("a1", "x")], [text("done")]],
+                                       [[use("s1", "look", {})], [text("sub text")]]))
+    log: list[str] = []
+    sessions = tmp_path / "sessions"
+    r = run_all(lw.AgentOptions(model=model, tools=make_tools(tmp_path, log), cwd=tmp_path, persist_session=True,
+                                sessions_dir=sessions, agents={"x": GENERAL_PURPOSE}))[-1]
+    assert r.subtype == "success"
+    assert lw.get_session_messages(r.session_id, sessions) == r.messages
+
+
+def test_options_add_the_tool_once_and_task_name(tmp_path: Path) -> None:
+    d = AgentDefinition("Reviews diffs", "You review.", tools=["Read"])
+    o = lw.AgentOptions(agents={"reviewer": d})
+    assert [t.name for t in o.tools] == ["Agent"]
+    assert "- reviewer: Reviews diffs (Tools: Read)" in o.tools[0].description
+    assert "- general-purpose:" in o.tools[0].description
+    mine = make_agent_tool({"reviewer": d}, name="Task")
+    assert [t.name for t in lw.AgentOptions(tools=[mine], agents={"reviewer": d}).tools] == ["Task"]
+    assert lw.AgentOptions().tools == []
+    model = lw.ScriptedModel(two_level([[use("t1", "Task", {"description": "d", "prompt": "p"})], [text("ok")]],
+                                       [[text("from task")]]))
+    r = run_all(lw.AgentOptions(model=model, tools=[mine], cwd=tmp_path))[-1]
+    assert r.messages[2]["content"][0]["content"] == "from task"
