@@ -51,26 +51,27 @@ class ScriptedModel:
             self._turns = list(turns_or_function)
         self._cost = cost_per_call_usd
         self.calls = 0
-        # incremental token count of the history: (list identity, messages counted, their sum)
-        self._seen: tuple[int, int, int] = (0, 0, 0)
-        self._fixed: tuple[int, int, int] | None = None  # (id(tools), hash(system), tokens)
+        # incremental token count of the history: (the list itself, messages counted, their sum).
+        # The list is held, not its id(): a new list could reuse a freed list's id.
+        self._seen: tuple[list[WireMessage] | None, int, int] = (None, 0, 0)
+        self._fixed: tuple[list[dict[str, Any]], str | None, int] | None = None  # (tools, system, tokens)
 
     def _fixed_tokens(self, req: ModelRequest) -> int:
-        key = (id(req.tools), hash(req.system))
-        if self._fixed is None or self._fixed[:2] != key:
+        """s_0: the tokens of the system prompt and tool definitions, counted once per run."""
+        if self._fixed is None or self._fixed[0] is not req.tools or self._fixed[1] != req.system:
             s0 = (estimate_tokens(req.system) if req.system else 0) + (
                 estimate_tokens(req.tools) if req.tools else 0
             )
-            self._fixed = (*key, s0)
+            self._fixed = (req.tools, req.system, s0)
         return self._fixed[2]
 
     def _history_tokens(self, h: list[WireMessage]) -> int:
-        ident, counted, total = self._seen
-        if ident != id(h) or counted > len(h):
+        seen, counted, total = self._seen
+        if seen is not h or counted > len(h):
             counted, total = 0, 0
         for m in h[counted:]:
             total += estimate_tokens(m)
-        self._seen = (id(h), len(h), total)
+        self._seen = (h, len(h), total)
         return total
 
     def _next_turn(self, h: list[WireMessage]) -> Any:
