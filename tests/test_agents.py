@@ -337,3 +337,40 @@ def test_options_add_the_tool_once_and_task_name(tmp_path: Path) -> None:
                                        [[text("from task")]]))
     r = run_all(lw.AgentOptions(model=model, tools=[mine], cwd=tmp_path))[-1]
     assert r.messages[2]["content"][0]["content"] == "from task"
+
+
+def test_cli_has_the_agent_tool_streams_and_renders_subagents(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "a.txt").write_text("hello")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([
+        [text("asking"), agent_call("a1", "list the text files", "finder")],
+        [use("s1", "Glob", {"pattern": "*.txt"})],
+        [text("one text file: a.txt")],
+        [text("The helper found a.txt.")],
+    ]))
+    agents = json.dumps({"finder": {"description": "finds files", "prompt": "You find files.", "tools": ["Glob"]}})
+
+    def cli(*extra: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-c", "import sys; from loopwright.cli import main; sys.exit(main())",
+               "-p", "find", "--model", f"scripted:{script}", "--no-session-persistence", "--setting-sources", "",
+               "--cwd", str(tmp_path), "--agents", agents, *extra]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+    out = cli("--output-format", "stream-json")
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(x) for x in out.stdout.splitlines()]
+    assert "Agent" in lines[0]["tools"]
+    tagged = [(x["type"], x.get("parent_tool_use_id")) for x in lines]
+    assert tagged[1:6] == [("assistant", None), ("assistant", "a1"), ("user", "a1"), ("assistant", "a1"),
+                           ("user", None)]
+    assert lines[-1]["result"] == "The helper found a.txt."
+    text_run = cli()
+    assert text_run.returncode == 0 and text_run.stdout == "The helper found a.txt.\n"
+    assert "  ⏺ Agent(finder: do a sub task)\n      ⏺ Glob(*.txt)\n        ⎿ ✓ Glob: a.txt\n" in text_run.stderr
+    assert "(+2 in subagents)" in text_run.stderr
+    bad = cli("--agents", '{"finder": {}}')
+    assert bad.returncode == 2 and "--agents: agent 'finder' needs a \"description\"" in bad.stderr

@@ -29,8 +29,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import json
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .hooks import Hooks, PromptResult
@@ -72,6 +74,31 @@ GENERAL_PURPOSE = AgentDefinition(
             "concise report of what you found or changed (file paths, key facts, open problems): your "
             "final message is all the other agent will see."),
 )
+
+
+def agents_from_json(value: str | dict[str, Any]) -> dict[str, AgentDefinition]:
+    """Claude Code's `--agents` JSON: `{"name": {"description", "prompt", "tools"?, "model"?,
+    "maxTurns"?}}`, as a dict, a JSON string or the path of a JSON file. Raises ValueError."""
+    data: Any = value
+    if isinstance(value, str):
+        text = value if value.lstrip().startswith("{") else Path(value).expanduser().read_text()
+        data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("--agents must be a JSON object of agent definitions")
+    out: dict[str, AgentDefinition] = {}
+    for kind, d in data.items():
+        if not isinstance(d, dict) or not isinstance(d.get("description"), str) or not isinstance(d.get("prompt"), str):
+            raise ValueError(f"agent {kind!r} needs a \"description\" and a \"prompt\" (strings)")
+        tools = d.get("tools")
+        if tools is not None and not (isinstance(tools, list) and all(isinstance(t, str) for t in tools)):
+            raise ValueError(f"agent {kind!r}: \"tools\" must be a list of tool names")
+        turns = d.get("maxTurns", d.get("max_turns"))
+        if turns is not None and not (isinstance(turns, int) and turns >= 0):
+            raise ValueError(f"agent {kind!r}: \"maxTurns\" must be a non-negative integer")
+        model = d.get("model")
+        out[kind] = AgentDefinition(d["description"], d["prompt"], tools, model if isinstance(model, str) else None,
+                                    turns)
+    return out
 
 
 def has_agent_tool(tools: list[Tool]) -> bool:
@@ -257,5 +284,5 @@ class Relay(Generic[T]):
                 task.cancel()
 
 
-__all__ = ["AGENT_TOOL_NAMES", "GENERAL_PURPOSE", "AgentDefinition", "Relay", "SubagentHooks", "make_agent_tool",
-           "run_subagent"]
+__all__ = ["AGENT_TOOL_NAMES", "GENERAL_PURPOSE", "AgentDefinition", "Relay", "SubagentHooks", "agents_from_json",
+           "make_agent_tool", "run_subagent"]

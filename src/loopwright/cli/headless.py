@@ -116,9 +116,14 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         raise UsageError(f"--max-turns must be 0 or more, got {args.max_turns}")
     if args.max_budget_usd is not None and not args.max_budget_usd > 0:
         raise UsageError(f"--max-budget-usd must be positive, got {args.max_budget_usd}")
+    from ..agents import agents_from_json, make_agent_tool
     from ..tools.builtin import default_tools  # after the checks: bad input fails fast
 
-    tools = default_tools()
+    try:  # the Agent tool is always there, as in Claude Code, with general-purpose and --agents types
+        agents = agents_from_json(args.agents) if getattr(args, "agents", None) else {}
+    except (OSError, ValueError) as e:
+        raise UsageError(f"--agents: {e}") from None
+    tools = [*default_tools(), make_agent_tool(agents)]
     system = args.system_prompt if args.system_prompt is not None else default_system_prompt(cwd, tools)
     return AgentOptions(
         model=model,

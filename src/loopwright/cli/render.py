@@ -137,6 +137,9 @@ def describe_input(name: str, tool_input: dict[str, Any], cwd: Path | None) -> s
         return short(tool_input["pattern"], 60) + where
     if name == "TodoWrite" and isinstance(tool_input.get("todos"), list):
         return f"{len(tool_input['todos'])} todos"
+    if name in ("Agent", "Task") and "prompt" in tool_input:
+        kind = tool_input.get("subagent_type") or "general-purpose"
+        return f"{kind}: {short(str(tool_input.get('description') or tool_input['prompt']), 60)}"
     return short(tool_input, 100)
 
 
@@ -183,7 +186,9 @@ class TraceRenderer:
         self.spinner.start(f"model call {self.calls + 1}…")
 
     def show(self, msg: Message) -> None:
-        if isinstance(msg, SystemMessage):
+        if isinstance(msg, (AssistantMessage, UserMessage)) and msg.parent_tool_use_id is not None:
+            self._subagent(msg)
+        elif isinstance(msg, SystemMessage):
             self._system(msg)
         elif isinstance(msg, AssistantMessage):
             self._assistant(msg)
@@ -196,7 +201,8 @@ class TraceRenderer:
                 self._w(f"    ⎿ not run ({msg.subtype}): {pending}\n")
                 self._names.clear()
             cost = f"${msg.total_cost_usd:.4f}"
-            self._w(f"● {msg.subtype}: {msg.num_turns} tool-use turns, {msg.model_calls} model calls, "
+            sub = f" (+{len(msg.subagent_call_usage)} in subagents)" if msg.subagent_call_usage else ""
+            self._w(f"● {msg.subtype}: {msg.num_turns} tool-use turns, {msg.model_calls} model calls{sub}, "
                     f"{cost}, {msg.duration_ms / 1000:.1f}s\n")
             if msg.is_error and msg.result:
                 self._w(f"  {msg.result}\n")
@@ -260,6 +266,23 @@ class TraceRenderer:
             if isinstance(b, TextBlock):
                 self._w(f"  ✉ queued message: {short(b.text, 100)}\n")
         self._model_running()
+
+    def _subagent(self, msg: AssistantMessage | UserMessage) -> None:
+        """A subagent's activity, indented under its Agent call: its tool calls and their
+        outcomes, and its final text (the spinner keeps running for the Agent call)."""
+        pad = "      "
+        if isinstance(msg, AssistantMessage):
+            uses = [b for b in msg.content if isinstance(b, ToolUseBlock)]
+            for b in uses:
+                self._names[f"{msg.parent_tool_use_id}/{b.id}"] = (b.name, b.input)
+                self._w(f"{pad}⏺ {b.name}({describe_input(b.name, b.input, self.cwd)})\n")
+            said = " ".join(b.text for b in msg.content if isinstance(b, TextBlock)).strip()
+            if said and (not uses or self.verbose):
+                self._w(f"{pad}{short(said, 120)}\n")
+            return
+        for r in msg.tool_results:
+            name, _ = self._names.pop(f"{msg.parent_tool_use_id}/{r.tool_use_id}", ("?", {}))
+            self._w(f"{pad}  ⎿ {'✗' if r.is_error else '✓'} {name}: {describe_result(name, r, self.cwd)}\n")
 
     def close(self) -> None:
         self.spinner.close()
