@@ -125,6 +125,10 @@ class Repl:
 
     def show(self, msg: Message) -> None:
         """Render one message; streamed text deltas are printed as whole lines as they come."""
+        if getattr(msg, "parent_tool_use_id", None) is not None:  # a subagent's: compact trace lines only
+            if not isinstance(msg, StreamEvent):
+                self.renderer.show(msg)
+            return
         if isinstance(msg, StreamEvent):
             ev = msg.event
             delta = ev.get("delta") or {}
