@@ -133,7 +133,9 @@ def test_a_failing_or_empty_summary_is_a_compact_error() -> None:
 
 
 def test_default_windows() -> None:
-    assert default_context_window("claude-sonnet-5-5") == 200_000
+    assert default_context_window("claude-sonnet-5-5") == 1_000_000
+    assert default_context_window("anthropic/claude-opus-4.6") == 1_000_000
+    assert default_context_window("claude-opus-4-5-20251101") == 200_000
     assert default_context_window("gpt-4o-mini") == 128_000
     assert default_context_window("scripted") is None
 

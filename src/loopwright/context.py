@@ -52,11 +52,14 @@ if TYPE_CHECKING:
     from .options import AgentOptions
     from .usage import Price
 
-# Context windows by model-id prefix (longest prefix wins). Claude models: the standard
-# 200k window (1M is an opt-in beta); OpenAI: the documented API windows.
+# Context windows by model-id prefix (longest prefix wins), from the providers' model pages
+# (checked 2026-11): Claude 5.x and Opus/Sonnet 4.6+ have 1M tokens; older Claude models the
+# standard 200k (1M was an opt-in beta there); OpenAI: the documented API windows.
+_CLAUDE_1M = ("claude-fable-5", "claude-mythos-5", "claude-opus-5", "claude-sonnet-5", "claude-haiku-5",
+              "claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-4-6")
 CONTEXT_WINDOWS: dict[str, int] = {
     "claude": 200_000,
-    "anthropic/claude": 200_000,
+    **dict.fromkeys(_CLAUDE_1M, 1_000_000),
     "gpt-4o": 128_000,
     "gpt-4.1": 1_047_576,
     "gpt-5": 400_000,
@@ -135,7 +138,9 @@ def estimate_tokens(messages: list[WireMessage]) -> int:
 
 
 def default_context_window(model: str) -> int | None:
-    key = model.lower().removeprefix("openai:").removeprefix("anthropic:")
+    key = model.lower().removeprefix("openai:").removeprefix("anthropic:").removeprefix("anthropic/")
+    if "claude" in key:
+        key = key.replace(".", "-")  # "claude-opus-4.6" is "claude-opus-4-6"
     best = max((p for p in CONTEXT_WINDOWS if key.startswith(p)), key=len, default=None)
     return CONTEXT_WINDOWS[best] if best is not None else None
 
