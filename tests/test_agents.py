@@ -374,3 +374,31 @@ def test_cli_has_the_agent_tool_streams_and_renders_subagents(tmp_path: Path) ->
     assert "(+2 in subagents)" in text_run.stderr
     bad = cli("--agents", '{"finder": {}}')
     assert bad.returncode == 2 and "--agents: agent 'finder' needs a \"description\"" in bad.stderr
+
+
+def test_subagent_denials_and_hook_errors_reach_the_parent_not_its_transcript(tmp_path: Path) -> None:
+    hooks = lw.Hooks()
+
+    @hooks.on("PreToolUse", matcher="look")
+    def broken(data: dict[str, Any]) -> None:
+        raise RuntimeError("hook bug")
+
+    def gate(name: str, x: dict[str, Any]) -> lw.Allow | lw.Deny:
+        return lw.Deny("no notes") if name == "note" else lw.Allow()
+
+    model = lw.ScriptedModel(two_level([[agent_call("a1", "x")], [text("done")]],
+                                       [[use("s1", "look", {}), use("s2", "note", {"n": 1})], [text("sub text")]]))
+    log: list[str] = []
+    sessions = tmp_path / "sessions"
+    msgs = run_all(lw.AgentOptions(model=model, tools=make_tools(tmp_path, log), cwd=tmp_path, hooks=hooks,
+                                   can_use_tool=gate, permission_mode="default", persist_session=True,
+                                   sessions_dir=sessions, agents={"x": GENERAL_PURPOSE}))
+    r = msgs[-1]
+    assert r.subtype == "success" and log == ["look None"]
+    assert [(d["tool_name"], d["tool_use_id"]) for d in r.permission_denials] == [("note", "s2")]
+    errors = [m for m in msgs if isinstance(m, lw.SystemMessage) and m.subtype == "hook_error"]
+    assert len(errors) == 1 and errors[0].data["parent_tool_use_id"] == "a1" and "hook bug" in errors[0].data["message"]
+    assert lw.get_session_messages(r.session_id, sessions) == r.messages
+    transcript = next(sessions.rglob(f"{r.session_id}.jsonl")).read_text()
+    assert "hook bug" not in transcript and "sub text" in transcript  # the result, not the sub's messages
+    assert '"s1"' not in transcript

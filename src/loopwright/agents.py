@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 AGENT_TOOL_NAMES = frozenset({"Agent", "Task"})
 DEFAULT_AGENT = "general-purpose"
+RELAYED_SYSTEM = frozenset({"api_retry", "hook_error", "hook_message"})
 MODEL_ALIASES = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-5-5"}
 
 
@@ -99,6 +100,13 @@ def agents_from_json(value: str | dict[str, Any]) -> dict[str, AgentDefinition]:
         out[kind] = AgentDefinition(d["description"], d["prompt"], tools, model if isinstance(model, str) else None,
                                     turns)
     return out
+
+
+def from_subagent(msg: Message) -> bool:
+    """A message a subagent posted (it belongs to no session transcript of the parent)."""
+    if isinstance(msg, SystemMessage):
+        return "parent_tool_use_id" in msg.data
+    return getattr(msg, "parent_tool_use_id", None) is not None
 
 
 def has_agent_tool(tools: list[Tool]) -> bool:
@@ -217,13 +225,14 @@ async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, 
             async for msg in stream:
                 if isinstance(msg, ResultMessage):
                     result = msg
-                elif isinstance(msg, SystemMessage):
-                    if msg.subtype != "init":
+                elif isinstance(msg, SystemMessage):  # not init, nor a compaction of its own history
+                    if msg.subtype in RELAYED_SYSTEM:
                         _post(parent, SystemMessage(msg.subtype, {**msg.data, "parent_tool_use_id": tool_use_id}))
                 else:
                     msg.parent_tool_use_id = tool_use_id
                     _post(parent, msg)
     finally:  # also when interrupted: what the subagent spent is spent
+        parent.denials.extend(sub.denials)
         parent.budget.absorb(sub.budget)
         parent.usage.add(sub.usage)
         parent.api_seconds += sub.api_seconds

@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from .agents import Relay, has_agent_tool
+from .agents import Relay, from_subagent, has_agent_tool
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock, WireMessage, text_of, tool_uses
 from .context import AutoCompactor, auto_compact
 from .execute import INTERRUPTED, Executor, TurnOutcome
@@ -271,7 +271,7 @@ class Run:
     def persist(self, msg: Message) -> Message:
         """Append a yielded message to the session transcript (before the caller sees it, so
         an assistant message is on disk before its tools run)."""
-        if self.recorder is not None and getattr(msg, "parent_tool_use_id", None) is None:  # not a subagent's
+        if self.recorder is not None and not from_subagent(msg):
             self.recorder.record(msg, self.h)
         return msg
 
