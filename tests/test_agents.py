@@ -402,3 +402,70 @@ def test_subagent_denials_and_hook_errors_reach_the_parent_not_its_transcript(tm
     transcript = next(sessions.rglob(f"{r.session_id}.jsonl")).read_text()
     assert "hook bug" not in transcript and "sub text" in transcript  # the result, not the sub's messages
     assert '"s1"' not in transcript
+
+
+def test_cancelling_the_consumer_during_a_subagent_propagates_and_keeps_the_transcript_paired(
+        tmp_path: Path) -> None:
+    cancelled: list[str] = []
+
+    async def block(x: dict[str, Any]) -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.append("tool")
+            raise
+        return "slept"
+
+    slow = lw.Tool("slow", "waits", {"type": "object", "properties": {}}, block)
+    model = lw.ScriptedModel(two_level([[agent_call("a1", "x")], [text("never")]],
+                                       [[use("s1", "slow", {})], [text("never")]]))
+    sessions = tmp_path / "sessions"
+    options = lw.AgentOptions(model=model, tools=[slow], cwd=tmp_path, persist_session=True, sessions_dir=sessions,
+                              agents={"x": GENERAL_PURPOSE})
+    seen: list[Any] = []
+
+    async def consume() -> None:
+        async for m in lw.query(PARENT_PROMPT, options):
+            seen.append(m)
+            if isinstance(m, lw.SystemMessage) and m.subtype == "init":
+                sid.append(str(m.data["session_id"]))
+            if isinstance(m, lw.AssistantMessage) and m.parent_tool_use_id == "a1":
+                task = asyncio.current_task()
+                assert task is not None
+                task.cancel()  # as asyncio.timeout() would, while the subagent's tool runs
+
+    sid: list[str] = []
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(consume())
+    assert cancelled == ["tool"]
+    assert not isinstance(seen[-1], lw.ResultMessage)
+    h = lw.get_session_messages(sid[0], sessions)
+    assert holds_final(h) and len(h) == 3
+    assert h[2]["content"][0] == {"type": "tool_result", "tool_use_id": "a1", "content": INTERRUPTED, "is_error": True}
+
+
+def test_budget_bound_with_random_costs() -> None:
+    """Prop 5.4 with subagents: whatever the per-call costs and B, the run's total stays below
+    B + (the largest single call), and a budget stop means the total reached B."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=60, deadline=None)
+    @given(costs=st.lists(st.sampled_from([0.1, 0.25, 0.5, 1.0, 2.0]), min_size=40, max_size=40),
+           B=st.sampled_from([0.3, 1.0, 2.2, 3.7, 6.0]), sub_steps=st.integers(0, 3), agents_per_turn=st.integers(1, 3))
+    def prop(costs: list[float], B: float, sub_steps: int, agents_per_turn: int) -> None:
+        parent = [[agent_call(f"a{k}_{j}", "go") for j in range(agents_per_turn)] for k in range(12)]
+        sub = [[use(f"s{k}", "look", {})] for k in range(sub_steps)] + [[text("sub done")]]
+        model = lw.ScriptedModel(two_level(parent, sub), cost_per_call_usd=lambda k: costs[(k - 1) % len(costs)])
+        log: list[str] = []
+        r = run_all(lw.AgentOptions(model=model, tools=make_tools(Path("."), log), max_budget_usd=B,
+                                    agents={"x": GENERAL_PURPOSE}))[-1]
+        paid = [c.cost_usd for c in [*r.call_usage, *r.subagent_call_usage]]
+        assert len(paid) == model.calls
+        assert r.total_cost_usd == pytest.approx(sum(paid))
+        assert r.total_cost_usd < B + max(paid) + 1e-9
+        if r.subtype == "error_max_budget_usd":
+            assert r.total_cost_usd >= B - 1e-9
+        assert holds_final(r.messages)
+
+    prop()
