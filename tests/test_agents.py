@@ -322,6 +322,15 @@ def test_session_transcript_holds_only_the_parent(tmp_path: Path) -> None:
                                 sessions_dir=sessions, agents={"x": GENERAL_PURPOSE}))[-1]
     assert r.subtype == "success"
     assert lw.get_session_messages(r.session_id, sessions) == r.messages
+    # the subagent's own transcript sits beside the parent's (a sidechain), not listed as a session
+    from loopwright.sessions import load_transcript
+
+    parent_file = next(sessions.rglob(f"{r.session_id}.jsonl"))
+    (side,) = (parent_file.parent / r.session_id / "subagents").glob("agent-*.jsonl")
+    h = load_transcript(side).history
+    assert [m["role"] for m in h] == ["user", "assistant", "user", "assistant"] and holds_final(h)
+    assert h[0]["content"] == [text("x")] and h[-1]["content"] == [text("sub text")]
+    assert [s.session_id for s in lw.list_sessions(tmp_path, sessions)] == [r.session_id]
 
 
 def test_options_add_the_tool_once_and_task_name(tmp_path: Path) -> None:

@@ -10,7 +10,8 @@ subtype, when it ends in an error).
   `make_agent_tool(name="Task")` builds it under the old name.
 * Not read-only: it may edit, so it runs alone, in emission order (SPEC §6).
 * Its messages reach the caller of `query()` live, with `parent_tool_use_id` set to the
-  Agent call's id; they never enter the parent's history (nor its session transcript).
+  Agent call's id; they never enter the parent's history (nor its session transcript: a
+  saved session keeps the subagent's own transcript in `<session>/subagents/agent-<id>.jsonl`).
 * Cost: the subagent's cost and usage add to the parent's `total_cost_usd` and `usage`;
   its calls are listed in `ResultMessage.subagent_call_usage` (`call_usage` and
   `model_calls` stay the parent's own calls, so n_k there is the parent's context).
@@ -30,6 +31,7 @@ import asyncio
 import contextlib
 import copy
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -46,6 +48,8 @@ from .tools.base import Tool, ToolContext, ToolError, ToolOutput
 
 if TYPE_CHECKING:
     from .loop import Run
+
+log = logging.getLogger("loopwright.agents")
 
 AGENT_TOOL_NAMES = frozenset({"Agent", "Task"})
 DEFAULT_AGENT = "general-purpose"
@@ -161,12 +165,14 @@ class SubagentHooks(Hooks):
         super().__init__(parent.callbacks, copy.copy(parent.context), dict(parent.env))
         self.agent_id, self.agent_type = agent_id, agent_type
         self.sub: Run | None = None  # set once the subagent's Run exists (its last message)
+        self.transcript_path: str | None = None  # the subagent's own transcript, when sessions are saved
 
     def bind(self, context: Any) -> None:
         self.reports, self.halted = [], None  # keep the parent's context (session, transcript)
 
     def _input(self, event: str, data: dict[str, Any]) -> dict[str, Any]:
-        return {**super()._input(event, data), "agent_id": self.agent_id, "agent_type": self.agent_type}
+        extra = {"agent_transcript_path": self.transcript_path} if self.transcript_path else {}
+        return {**super()._input(event, data), "agent_id": self.agent_id, "agent_type": self.agent_type, **extra}
 
     async def session_start(self, source: str) -> str | None:
         return None
@@ -218,6 +224,16 @@ async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, 
     permissions.shell_state = sub.executor.ctx.state
     sub.executor.permissions = permissions
     sub.executor.ctx.before_file_change = parent.executor.ctx.before_file_change  # its edits are checkpointed too
+    transcript = getattr(getattr(parent.recorder, "writer", None), "path", None)
+    if isinstance(transcript, Path):  # a sidechain transcript beside the parent's, as Claude Code keeps
+        from .sessions import JsonlWriter, SessionRecorder
+
+        path = transcript.with_suffix("") / "subagents" / f"agent-{sub.session_id}.jsonl"
+        try:
+            sub.recorder = SessionRecorder(JsonlWriter(path, sub.session_id), sub.session_id, sub.cwd)
+            hooks.transcript_path = str(path)
+        except OSError as e:  # the run goes on without it
+            log.warning("cannot write the subagent transcript %s: %s", path, e)
 
     result: ResultMessage | None = None
     try:
