@@ -288,3 +288,41 @@ def test_edit_tools_refuse_a_fifo_instead_of_blocking_forever(name: str, x: dict
 def _unblock(pipe: Path) -> None:
     fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
     os.close(fd)
+
+
+# --- Read deny rules and the searching tools ------------------------------------------------------
+
+@pytest.fixture
+def secret_project(tmp_path: Path) -> Path:
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "key.env").write_text("API_KEY=hunter2\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("API_KEY = os.environ['API_KEY']\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("name,x", [
+    ("Grep", {"pattern": "API_KEY", "output_mode": "content"}),
+    ("Grep", {"pattern": "API_KEY", "output_mode": "files_with_matches"}),
+    ("Grep", {"pattern": "API_KEY", "glob": "*.env", "output_mode": "count"}),
+    ("Glob", {"pattern": "**/*"}),
+])
+def test_searching_tools_leave_out_files_a_read_deny_rule_covers(name: str, x: dict[str, Any],
+                                                                  secret_project: Path) -> None:
+    # Before: Read(secrets/key.env) was refused, but Grep over the project printed its contents.
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", name, x)], [text("done")]]),
+                                     tools=default_tools(), cwd=str(secret_project), permission_mode="default",
+                                     disallowed_tools=["Read(./secrets/**)"]))
+    out = _result_block(r)["content"]
+    assert "hunter2" not in out and "key.env" not in out
+    if "glob" not in x:
+        assert "a.py" in out  # the rest is still searched
+
+
+def test_bash_glob_arguments_are_not_auto_approved_under_read_deny_rules(secret_project: Path) -> None:
+    p = Permissions("default", cwd=secret_project, home=secret_project / "home",
+                    disallowed_tools=["Read(./secrets/**)"])
+    for command in ("cat sec*/key.env", "cat secrets/ke?.env", "head s[e]crets/key.env"):
+        assert p.evaluate("Bash", {"command": command}).kind == "ask", command
+    assert p.evaluate("Bash", {"command": "cat src/a.py"}).kind == "allow"
+    assert p.evaluate("Bash", {"command": "find . -name '*.py'"}).kind == "allow"  # a quoted pattern

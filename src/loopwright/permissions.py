@@ -31,6 +31,7 @@ PERMISSION_MODES: tuple[str, ...] = ("default", "acceptEdits", "plan", "bypassPe
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 PATH_KEYS = ("file_path", "notebook_path", "path")
+READ_DENIED_KEY = "read_denied"  # ToolContext.state: path -> bool, set when Read deny rules exist
 # Tools that need no approval (as in Claude Code): they only manage the agent's own work.
 # Deny and ask rules still apply to them. Subagents' own tool calls are gated one by one.
 NO_APPROVAL_TOOLS = frozenset({"TodoWrite", "BashOutput", "KillShell", "Agent", "Task", "ExitPlanMode"})
@@ -322,6 +323,19 @@ class Permissions:
     # relative paths in a command are resolved from it, not from `cwd`.
     shell_state: dict[str, Any] | None = None
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        # The run's tools share shell_state: searching tools (Grep, Glob) find there which
+        # files Read deny rules hide, and leave them out of what they list.
+        if name == "shell_state" and isinstance(value, dict) and getattr(self, "deny", None):
+            if any(r.specifier is not None and r.covers_tool("Read") for r in self.deny):
+                value[READ_DENIED_KEY] = self.read_denied
+
+    def read_denied(self, path: str) -> bool:
+        """Does a Read deny rule cover this (absolute) path?"""
+        lexical, real = self.resolve(path)
+        return self._path_match(self.deny, "Read", lexical, real) is not None
+
     def __post_init__(self) -> None:
         if self.mode is not None and self.mode not in PERMISSION_MODES:
             raise ValueError(f"unknown permission mode {self.mode!r}; use one of {', '.join(PERMISSION_MODES)}")
@@ -333,6 +347,7 @@ class Permissions:
         dirs = [self._cwd, *(os.path.abspath(os.path.join(self._cwd, os.path.expanduser(str(d))))
                              for d in self.add_dirs)]
         self._dirs = [os.path.realpath(d) for d in dirs]
+        self.shell_state = self.shell_state  # registers read_denied (see __setattr__)
 
     # -- entry point used by the executor ----------------------------------------------------
 
@@ -680,8 +695,9 @@ class Permissions:
             if ro is not None:
                 return f"{label}: {ro}"
         if ro is None:
-            if any(r.tool in READ_TOOLS and r.specifier for r in self.deny) and not all(w.literal for w in c.args):
-                return f"{label}: its arguments are computed at run time and Read deny rules exist"
+            if any(r.tool in READ_TOOLS and r.specifier for r in self.deny) and not all(
+                    w.literal and not w.pattern for w in c.args):  # `cat sec*/key` is secrets/key
+                return f"{label}: its arguments are computed at run time (expansions, globs) and Read deny rules exist"
             return None
         if self.mode == "acceptEdits" and c.name in FS_COMMANDS:
             why = self._fs_problem(c, parsed)

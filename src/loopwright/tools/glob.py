@@ -98,6 +98,9 @@ def glob_files(inp: dict[str, Any], ctx: ToolContext) -> str:
     if not base.is_dir():
         return "No files found"
     found = find_files(base, pattern)
+    denied = ctx.state.get("read_denied")  # Read deny rules hide files from listings too
+    if denied is not None:
+        found = [f for f in found if not denied(str(base / f[0]))]
     if not found:
         return "No files found"
     found.sort(key=lambda x: (-x[1], x[0]))  # newest first; ties by path, so the order is stable

@@ -758,6 +758,9 @@ async def grep(inp: dict[str, Any], ctx: ToolContext) -> str:
     q = build_query(inp, ctx)
     engine = str(ctx.state.get("grep_engine", "auto"))  # tests and benchmarks pick an engine
     hits = await search(q, engine)
+    denied = ctx.state.get("read_denied")  # Read deny rules hide files from searches too
+    if denied is not None:
+        hits = [h for h in hits if not denied(h.path)]
     return format_hits(hits, q, ctx.cwd)
 
 
