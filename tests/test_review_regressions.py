@@ -326,3 +326,40 @@ def test_bash_glob_arguments_are_not_auto_approved_under_read_deny_rules(secret_
         assert p.evaluate("Bash", {"command": command}).kind == "ask", command
     assert p.evaluate("Bash", {"command": "cat src/a.py"}).kind == "allow"
     assert p.evaluate("Bash", {"command": "find . -name '*.py'"}).kind == "allow"  # a quoted pattern
+
+
+# --- the gate never ends the run -----------------------------------------------------------------
+
+@pytest.mark.parametrize("name,x", [
+    ("Write", {"file_path": "a\x00b", "content": "x"}),
+    ("Read", {"file_path": "a\x00b"}),
+    ("Bash", {"command": "cat a\x00b"}),
+])
+def test_a_nul_byte_in_a_path_is_refused_not_fatal(name: str, x: dict[str, Any], tmp_path: Path) -> None:
+    # Before: os.path.realpath raised ValueError in the gate and the run ended with
+    # error_during_execution ("embedded null byte").
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", name, x)], [text("done")]]),
+                                     tools=default_tools(), cwd=str(tmp_path), permission_mode="acceptEdits"))
+    assert r.subtype == "success" and r.result == "done"
+    block = _result_block(r)
+    assert block["is_error"] is True and "embedded null byte" in block["content"]
+    assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"]
+
+
+def test_a_can_use_tool_that_raises_refuses_the_call_and_the_run_goes_on() -> None:
+    ran: list[str] = []
+
+    def record(x: dict[str, Any]) -> str:
+        ran.append("t")
+        return "ran"
+
+    t = lw.Tool("t", "records", {"type": "object", "properties": {}}, record)
+
+    def broken(name: str, tool_input: dict[str, Any]) -> bool:
+        raise RuntimeError("callback bug")
+
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", "t")], [text("done")]]), tools=[t],
+                                     can_use_tool=broken))
+    assert r.subtype == "success" and ran == []  # fail closed: the call did not run
+    block = _result_block(r)
+    assert block["is_error"] is True and "callback bug" in block["content"]

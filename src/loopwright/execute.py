@@ -81,8 +81,11 @@ class Executor:
                 decision = Deny(pre.reason or f"{use.name} was blocked by a PreToolUse hook.")
             hook_decision = pre.decision
         if decision is None:
-            decision = await self.permissions.decide(use.name, tool_input, tool.read_only,
-                                                     hook_decision=hook_decision)
+            try:
+                decision = await self.permissions.decide(use.name, tool_input, tool.read_only,
+                                                         hook_decision=hook_decision)
+            except Exception as e:  # odd input (a NUL in a path) or a can_use_tool bug: fail closed
+                decision = Deny(f"Permission check failed, so the call was not run: {type(e).__name__}: {e}")
         if isinstance(decision, Deny):
             out.denials.append({"tool_name": use.name, "tool_use_id": use.id, "tool_input": tool_input})
             if decision.interrupt:
