@@ -363,3 +363,13 @@ def test_a_can_use_tool_that_raises_refuses_the_call_and_the_run_goes_on() -> No
     assert r.subtype == "success" and ran == []  # fail closed: the call did not run
     block = _result_block(r)
     assert block["is_error"] is True and "callback bug" in block["content"]
+
+
+def test_a_tool_with_an_invalid_schema_gives_an_error_result_not_a_dead_run() -> None:
+    # Before: jsonschema's SchemaError escaped Tool.call and the run ended with
+    # error_during_execution, the whole multi-line schema dump as its message.
+    bad = lw.Tool("b", "broken schema", {"type": "object", "properties": {"x": {"type": "nonsense"}}}, lambda x: "r")
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", "b")], [text("done")]]), tools=[bad]))
+    assert r.subtype == "success"
+    block = _result_block(r)
+    assert block["is_error"] is True and "input_schema is invalid" in block["content"]

@@ -126,7 +126,12 @@ class Tool:
 
     async def call(self, data: dict[str, Any], ctx: ToolContext, *, in_thread: bool = False) -> ToolOutput:
         """Validate and run. Never raises for tool failures: they become is_error outputs."""
-        problem = self.validate(data)
+        try:
+            problem = self.validate(data)
+        except Exception as e:  # jsonschema.SchemaError: the tool's own schema is broken
+            self._validator = None
+            why = getattr(e, "message", None) or str(e)
+            return ToolOutput(f"Tool {self.name} cannot be called: its input_schema is invalid: {why}", is_error=True)
         if problem is not None:
             return ToolOutput(problem, is_error=True)
         try:
