@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import loopwright as lw
-from loopwright.agents import GENERAL_PURPOSE, AgentDefinition, make_agent_tool
+from loopwright.agents import GENERAL_PURPOSE, make_agent_tool
 from loopwright.execute import INTERRUPTED
 from loopwright.invariant import holds_final
 from loopwright.models.base import ModelRequest
@@ -104,7 +104,7 @@ def test_subagent_runs_tools_and_returns_its_text(tmp_path: Path) -> None:
         [[use("s1", "look", {"n": 1})], [text("there are 0 entries")]],
     ), cost_per_call_usd=0.01))
     msgs = run_all(lw.AgentOptions(model=model, tools=make_tools(tmp_path, log), cwd=tmp_path,
-                                   agents={"unused": AgentDefinition("x", "y")}))
+                                   agents={"unused": lw.AgentDefinition("x", "y")}))
     r = msgs[-1]
     assert r.subtype == "success" and r.result == "the sub said it"
     assert log == ["look 1"]
@@ -137,7 +137,7 @@ def test_subagent_runs_tools_and_returns_its_text(tmp_path: Path) -> None:
 
 def test_definition_limits_tools_and_the_subagent_cannot_call_agent(tmp_path: Path) -> None:
     log: list[str] = []
-    reviewer = AgentDefinition("reads only", "You review.", tools=["look", "Agent", "Task"])
+    reviewer = lw.AgentDefinition("reads only", "You review.", tools=["look", "Agent", "Task"])
     model = Recording(lw.ScriptedModel(two_level(
         [[agent_call("a1", "review it", "reviewer")], [text("ok")]],
         [[use("s1", "Agent", {"description": "d", "prompt": "deeper"}), use("s2", "note", {"n": 2})],
@@ -157,7 +157,7 @@ def test_definition_limits_tools_and_the_subagent_cannot_call_agent(tmp_path: Pa
 
 def test_unknown_subagent_type_is_a_clear_error_and_the_parent_goes_on(tmp_path: Path) -> None:
     model = lw.ScriptedModel([[agent_call("a1", "x", "nope")], [text("fine")]])
-    r = run_all(lw.AgentOptions(model=model, tools=[make_agent_tool({"reviewer": AgentDefinition("r", "p")})],
+    r = run_all(lw.AgentOptions(model=model, tools=[make_agent_tool({"reviewer": lw.AgentDefinition("r", "p")})],
                                 cwd=tmp_path))[-1]
     res = r.messages[2]["content"][0]
     assert res["is_error"] is True
@@ -172,7 +172,7 @@ def test_unknown_subagent_type_is_a_clear_error_and_the_parent_goes_on(tmp_path:
 def test_subagent_that_ends_in_error_gives_is_error_and_parent_goes_on(tmp_path: Path, sub_turn: Any,
                                                                        subtype: str) -> None:
     log: list[str] = []
-    loop_def = AgentDefinition("loops", "p", max_turns=2)
+    loop_def = lw.AgentDefinition("loops", "p", max_turns=2)
     model = lw.ScriptedModel(two_level([[agent_call("a1", "go", "loops")], [text("recovered")]],
                                        [sub_turn] * 10))
     msgs = run_all(lw.AgentOptions(model=model, tools=make_tools(tmp_path, log), cwd=tmp_path,
@@ -191,7 +191,7 @@ def test_separate_model_for_the_subagent_and_exact_costs(tmp_path: Path) -> None
     sub_model = lw.ScriptedModel([[text("sub done")]], cost_per_call_usd=0.25, name="sub-model")
     parent = lw.ScriptedModel([[agent_call("a1", "x", "cheap")], [agent_call("a2", "y", "cheap")], [text("end")]],
                               cost_per_call_usd=0.125)
-    agents = {"cheap": AgentDefinition("d", "p", model=sub_model)}
+    agents = {"cheap": lw.AgentDefinition("d", "p", model=sub_model)}
     r = run_all(lw.AgentOptions(model=parent, tools=[], cwd=tmp_path, agents=agents))[-1]
     # the second Agent call finds the sub model's script over: an is_error result; a call that
     # raised gave no response, so it costs nothing
@@ -334,7 +334,7 @@ def test_session_transcript_holds_only_the_parent(tmp_path: Path) -> None:
 
 
 def test_options_add_the_tool_once_and_task_name(tmp_path: Path) -> None:
-    d = AgentDefinition("Reviews diffs", "You review.", tools=["Read"])
+    d = lw.AgentDefinition("Reviews diffs", "You review.", tools=["Read"])
     o = lw.AgentOptions(agents={"reviewer": d})
     assert [t.name for t in o.tools] == ["Agent"]
     assert "- reviewer: Reviews diffs (Tools: Read)" in o.tools[0].description

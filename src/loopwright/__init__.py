@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    "AgentDefinition": "agents",
     **dict.fromkeys(
         ["Block", "ImageBlock", "RedactedThinkingBlock", "TextBlock", "ThinkingBlock", "ToolResultBlock",
          "ToolUseBlock", "UnknownBlock"], "blocks"),
@@ -50,6 +51,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from .agents import AgentDefinition
     from .blocks import (
         Block,
         ImageBlock,
