@@ -478,3 +478,39 @@ def test_budget_bound_with_random_costs() -> None:
         assert holds_final(r.messages)
 
     prop()
+
+
+def test_subagent_over_the_anthropic_api_on_the_loopback_server(tmp_path: Path) -> None:
+    """The real Anthropic client against the project's loopback server (strict: a request
+    whose history breaks Inv gets the API's 400): the parent and its subagent share one
+    model client; every request is valid; the cost adds up from the reported usage."""
+    pytest.importorskip("anthropic")
+    from loopwright.testing import ScriptedServer
+
+    def fn(h: list[dict[str, Any]]) -> Any:
+        parent = first_text(h) == PARENT_PROMPT
+        k = n_assistant(h)
+        turns = ([[text("Delegating."), agent_call("toolu_a1", "count the entries")], [text("Sub says 0.")]] if parent
+                 else [[use("toolu_s1", "look", {"n": 1})], [text("0 entries")]])
+        return turns[k]
+
+    log: list[str] = []
+    with ScriptedServer(fn, min_cache_tokens=0) as srv:
+        msgs = run_all(lw.AgentOptions(model="claude-sonnet-4-6", base_url=srv.url, api_key="test-key",
+                                       tools=make_tools(tmp_path, log), cwd=tmp_path, max_budget_usd=5.0,
+                                       agents={"x": GENERAL_PURPOSE}))
+        loop = srv.loop_requests
+    r = msgs[-1]
+    assert r.subtype == "success" and r.result == "Sub says 0." and log == ["look 1"]
+    assert [q.status for q in loop] == [200, 200, 200, 200]
+    names = [[t["name"] for t in q.body["tools"]] for q in loop]
+    assert names == [["look", "note", "Agent"], ["look", "note"], ["look", "note"], ["look", "note", "Agent"]]
+    sub_system = loop[1].body["system"]
+    sub_system = sub_system if isinstance(sub_system, str) else "".join(b["text"] for b in sub_system)
+    assert sub_system.startswith(GENERAL_PURPOSE.prompt)
+    assert [len(q.body["messages"]) for q in loop] == [1, 1, 3, 3]
+    assert [m.parent_tool_use_id for m in msgs if isinstance(m, lw.AssistantMessage)] == \
+        [None, "toolu_a1", "toolu_a1", None]
+    paid = [c.cost_usd for c in [*r.call_usage, *r.subagent_call_usage]]
+    assert len(r.subagent_call_usage) == 2 and all(c > 0 for c in paid)
+    assert r.total_cost_usd == pytest.approx(sum(paid))
