@@ -342,6 +342,8 @@ def test_options_add_the_tool_once_and_task_name(tmp_path: Path) -> None:
     mine = make_agent_tool({"reviewer": d}, name="Task")
     assert [t.name for t in lw.AgentOptions(tools=[mine], agents={"reviewer": d}).tools] == ["Task"]
     assert lw.AgentOptions().tools == []
+    own_task = lw.Tool("Task", "the user's own task tracker", {"type": "object", "properties": {}}, lambda x: "t")
+    assert [t.name for t in lw.AgentOptions(tools=[own_task], agents={"reviewer": d}).tools] == ["Task", "Agent"]
     model = lw.ScriptedModel(two_level([[use("t1", "Task", {"description": "d", "prompt": "p"})], [text("ok")]],
                                        [[text("from task")]]))
     r = run_all(lw.AgentOptions(model=model, tools=[mine], cwd=tmp_path))[-1]

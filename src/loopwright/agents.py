@@ -51,7 +51,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("loopwright.agents")
 
-AGENT_TOOL_NAMES = frozenset({"Agent", "Task"})
 DEFAULT_AGENT = "general-purpose"
 RELAYED_SYSTEM = frozenset({"api_retry", "hook_error", "hook_message"})
 MODEL_ALIASES = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-5-5"}
@@ -113,8 +112,13 @@ def from_subagent(msg: Message) -> bool:
     return getattr(msg, "parent_tool_use_id", None) is not None
 
 
+def is_agent_tool(t: Tool) -> bool:
+    """Made by make_agent_tool (by its handler, not its name: a user's own "Task" tool is not one)."""
+    return getattr(t.handler, "_loopwright_agent_tool", False) is True
+
+
 def has_agent_tool(tools: list[Tool]) -> bool:
-    return any(t.name in AGENT_TOOL_NAMES for t in tools)
+    return any(is_agent_tool(t) for t in tools)
 
 
 def make_agent_tool(agents: dict[str, AgentDefinition] | None = None, name: str = "Agent") -> Tool:
@@ -151,8 +155,9 @@ def make_agent_tool(agents: dict[str, AgentDefinition] | None = None, name: str 
             raise ToolError(f"Unknown subagent_type {kind!r}. Available agent types: {', '.join(catalogue)}.")
         if ctx.run is None:
             raise ToolError(f"The {name} tool works only inside a loopwright run.")
-        return await run_subagent(ctx.run, definition, kind, x["prompt"], ctx.tool_use_id, name)
+        return await run_subagent(ctx.run, definition, kind, x["prompt"], ctx.tool_use_id)
 
+    handler._loopwright_agent_tool = True  # type: ignore[attr-defined]
     return Tool(name, description, schema, handler)
 
 
@@ -190,8 +195,7 @@ class SubagentHooks(Hooks):
         return await self.subagent_stop(stop_hook_active, self.agent_type, text)
 
 
-async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, tool_use_id: str,
-                       tool_name: str = "Agent") -> ToolOutput:
+async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, tool_use_id: str) -> ToolOutput:
     """One Agent call: a nested loop whose messages go to the parent's inbox and whose
     cost goes to the parent's totals. Returns the tool result."""
     from .loop import Run, run_query  # loop imports this module
@@ -203,7 +207,7 @@ async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, 
             return ToolOutput(f"Not run: the budget (${parent.budget.limit_usd}) is spent.", is_error=True)
     names = set(d.tools) if d.tools is not None else None
     tools = [t for t in parent.options.tools
-             if t.name not in AGENT_TOOL_NAMES and t.name != tool_name and (names is None or t.name in names)]
+             if not is_agent_tool(t) and (names is None or t.name in names)]
     model: str | Model = parent.model if d.model in (None, "inherit") else d.model
     if isinstance(model, str):
         model = MODEL_ALIASES.get(model, model)
@@ -309,5 +313,5 @@ class Relay(Generic[T]):
                 task.cancel()
 
 
-__all__ = ["AGENT_TOOL_NAMES", "GENERAL_PURPOSE", "AgentDefinition", "Relay", "SubagentHooks", "agents_from_json",
+__all__ = ["GENERAL_PURPOSE", "AgentDefinition", "Relay", "SubagentHooks", "agents_from_json",
            "make_agent_tool", "run_subagent"]
