@@ -373,3 +373,12 @@ def test_a_tool_with_an_invalid_schema_gives_an_error_result_not_a_dead_run() ->
     assert r.subtype == "success"
     block = _result_block(r)
     assert block["is_error"] is True and "input_schema is invalid" in block["content"]
+
+
+def test_gate_resolves_bash_paths_where_the_shell_really_starts(tmp_path: Path) -> None:
+    # The Bash tool starts in cwd when its remembered directory is gone; the gate resolved
+    # relative paths against the vanished directory, so a denied path slipped through.
+    state = {"bash_cwd": tmp_path / "gone"}
+    p = Permissions("acceptEdits", cwd=tmp_path, home=tmp_path / "home", shell_state=state,
+                    disallowed_tools=["Edit(./secret/**)"])
+    assert p.evaluate("Bash", {"command": "echo x > secret/key"}).kind == "deny"

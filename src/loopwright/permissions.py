@@ -463,7 +463,8 @@ class Permissions:
     def shell_cwd(self) -> str:
         """Where the next Bash command starts: Bash keeps its directory between calls."""
         cwd = (self.shell_state or {}).get("bash_cwd")
-        return str(cwd) if cwd else self._cwd
+        # As the Bash tool does: a directory that is gone means the command starts in cwd.
+        return str(cwd) if cwd and os.path.isdir(cwd) else self._cwd
 
     def inside(self, real: str) -> bool:
         return any(real == d or real.startswith(d.rstrip("/") + "/") for d in self._dirs)
