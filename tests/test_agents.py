@@ -342,6 +342,10 @@ def test_options_add_the_tool_once_and_task_name(tmp_path: Path) -> None:
     mine = make_agent_tool({"reviewer": d}, name="Task")
     assert [t.name for t in lw.AgentOptions(tools=[mine], agents={"reviewer": d}).tools] == ["Task"]
     assert lw.AgentOptions().tools == []
+    as_dict = lw.AgentOptions(agents={"r": {"description": "Reads", "prompt": "p", "tools": ["Read"], "maxTurns": 3}})
+    assert "- r: Reads (Tools: Read)" in as_dict.tools[0].description
+    with pytest.raises(ValueError, match="needs a \"description\""):
+        lw.AgentOptions(agents={"r": {"prompt": "p"}})
     own_task = lw.Tool("Task", "the user's own task tracker", {"type": "object", "properties": {}}, lambda x: "t")
     assert [t.name for t in lw.AgentOptions(tools=[own_task], agents={"reviewer": d}).tools] == ["Task", "Agent"]
     model = lw.ScriptedModel(two_level([[use("t1", "Task", {"description": "d", "prompt": "p"})], [text("ok")]],

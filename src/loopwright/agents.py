@@ -32,7 +32,7 @@ import contextlib
 import copy
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -121,12 +121,17 @@ def has_agent_tool(tools: list[Tool]) -> bool:
     return any(is_agent_tool(t) for t in tools)
 
 
-def make_agent_tool(agents: dict[str, AgentDefinition] | None = None, name: str = "Agent") -> Tool:
-    """The Agent tool with these subagent types, plus "general-purpose" unless overridden."""
-    catalogue = {DEFAULT_AGENT: GENERAL_PURPOSE, **(agents or {})}
-    for kind, d in catalogue.items():
+def make_agent_tool(agents: Mapping[str, AgentDefinition | dict[str, Any]] | None = None,
+                    name: str = "Agent") -> Tool:
+    """The Agent tool with these subagent types (AgentDefinitions, or dicts as in `--agents`),
+    plus "general-purpose" unless overridden."""
+    catalogue = {DEFAULT_AGENT: GENERAL_PURPOSE}
+    for kind, d in (agents or {}).items():
+        if isinstance(d, dict):
+            d = agents_from_json({kind: d})[kind]
         if not isinstance(d, AgentDefinition):
             raise TypeError(f"agents[{kind!r}] must be an AgentDefinition, not {type(d).__name__}")
+        catalogue[kind] = d
     lines = [f"- {kind}: {d.description} (Tools: {', '.join(d.tools) if d.tools is not None else 'all'})"
              for kind, d in catalogue.items()]
     description = (

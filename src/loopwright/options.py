@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,8 +33,9 @@ class AgentOptions:
     permission_mode: PermissionMode | None = None
     hooks: Hooks | dict[str, Any] | None = None  # Hooks, or the Agent SDK's {event: [HookMatcher]}
     add_dirs: list[str | Path] = field(default_factory=list)  # more directories writes may go to
-    # Subagent types for the Agent tool (agents.py); when set, the tool is added to `tools`.
-    agents: dict[str, AgentDefinition] = field(default_factory=dict)
+    # Subagent types for the Agent tool (agents.py; AgentDefinitions or `--agents`-style dicts);
+    # when set, the tool is added to `tools`.
+    agents: Mapping[str, AgentDefinition | dict[str, Any]] = field(default_factory=dict)
     # Settings files (settings.py). None: read none (the Agent SDK's default); the CLI reads
     # ["user", "project", "local"]. `settings`: --settings, a file path, a JSON string or a dict.
     setting_sources: list[str] | None = None
