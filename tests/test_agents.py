@@ -383,6 +383,7 @@ def test_cli_has_the_agent_tool_streams_and_renders_subagents(tmp_path: Path) ->
     assert tagged[1:6] == [("assistant", None), ("assistant", "a1"), ("user", "a1"), ("assistant", "a1"),
                            ("user", None)]
     assert lines[-1]["result"] == "The helper found a.txt."
+    assert lines[-1]["model_calls"] == 2 and lines[-1]["subagent_model_calls"] == 2
     text_run = cli()
     assert text_run.returncode == 0 and text_run.stdout == "The helper found a.txt.\n"
     assert "  ⏺ Agent(finder: do a sub task)\n      ⏺ Glob(*.txt)\n        ⎿ ✓ Glob: a.txt\n" in text_run.stderr

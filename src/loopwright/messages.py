@@ -84,6 +84,7 @@ class ResultMessage:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON result object of `--output-format json` (Claude Code's field names)."""
+        sub = {"subagent_model_calls": len(self.subagent_call_usage)} if self.subagent_call_usage else {}
         return {
             "type": "result",
             "subtype": self.subtype,
@@ -92,6 +93,7 @@ class ResultMessage:
             "duration_api_ms": self.duration_api_ms,
             "num_turns": self.num_turns,
             "model_calls": self.model_calls,
+            **sub,
             "result": self.result,
             "stop_reason": self.stop_reason,
             "session_id": self.session_id,
