@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 import loopwright as lw
+from loopwright.cli.render import TraceRenderer
 from loopwright.invariant import holds, holds_final
 from loopwright.permissions import Permissions
 from loopwright.sessions import get_session_messages
@@ -382,3 +384,47 @@ def test_gate_resolves_bash_paths_where_the_shell_really_starts(tmp_path: Path) 
     p = Permissions("acceptEdits", cwd=tmp_path, home=tmp_path / "home", shell_state=state,
                     disallowed_tools=["Edit(./secret/**)"])
     assert p.evaluate("Bash", {"command": "echo x > secret/key"}).kind == "deny"
+
+
+# --- what the terminal shows ---------------------------------------------------------------------
+
+ESCAPES = "\x1b[2K\x1b[1A\x1b]0;title\x07\r\u202e"
+
+
+def test_trace_shows_control_characters_as_escapes() -> None:
+    # Before: ESC/BEL/CR from model text, tool input and tool output reached the terminal
+    # raw, so they could erase or rewrite trace lines.
+    out = io.StringIO()
+    r = TraceRenderer(out, verbose=True, spinner=False)
+    r.show(lw.AssistantMessage([lw.TextBlock(f"hi{ESCAPES}"), lw.ToolUseBlock("u1", "Bash", {"command": f"ls{ESCAPES}"}),
+                                lw.ToolUseBlock("u2", "Write", {"file_path": f"a{ESCAPES}b", "content": ""})],
+                               "scripted", "tool_use"))
+    r.show(lw.UserMessage([lw.ToolResultBlock("u1", f"out{ESCAPES}\nline two{ESCAPES}"),
+                           lw.ToolResultBlock("u2", f"err{ESCAPES}", True)]))
+    text = out.getvalue()
+    assert not any(c in text for c in "\x1b\x07\r\u202e")
+    assert "\\x1b[2K" in text
+
+
+def test_permission_question_shows_the_whole_command() -> None:
+    # Before: the question showed the command cut at 100 characters (`echo aaa…`), so the
+    # `; rm -rf ~` at its end was approved unseen; escapes went to the terminal raw.
+    from loopwright.cli.interactive import Repl
+
+    command = "echo " + "a" * 200 + f" {ESCAPES}; rm -rf ~"
+    repl = Repl(lw.AgentOptions(model=lw.ScriptedModel([[text("x")]])))
+    said: list[str] = []
+    repl.say = said.append  # type: ignore[method-assign, assignment]
+
+    async def main() -> Any:
+        task = asyncio.ensure_future(repl.ask_permission("Bash", {"command": command}))
+        while repl.permission is None:
+            await asyncio.sleep(0)
+        repl.permission.set_result("n")
+        return await task
+
+    decision = asyncio.run(main())
+    assert isinstance(decision, lw.Deny)
+    question = "\n".join(said)
+    assert "rm -rf ~" in question and "a" * 200 in question
+    assert not any(c in question for c in "\x1b\x07\r\u202e")

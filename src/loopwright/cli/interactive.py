@@ -89,11 +89,12 @@ class Repl:
     async def ask_permission(self, name: str, tool_input: dict[str, Any]) -> Allow | Deny:
         if name in self.always:
             return Allow()
-        from .render import describe_input
+        # In full: a shortened command could hide what is being approved.
+        from .render import describe_call
 
         loop = asyncio.get_running_loop()
         self.permission = loop.create_future()
-        self.say(f"  ? allow {name}({describe_input(name, tool_input, None)})?  y = yes · n = no · a = always {name}")
+        self.say(f"  ? allow {name}({describe_call(name, tool_input)})?  y = yes · n = no · a = always {name}")
         try:
             answer = (await self.permission).strip().lower()
         finally:

@@ -28,10 +28,22 @@ FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 EXIT_RE = re.compile(r"^Exit code (-?\d+)$")
 
 
+# Control characters (ESC, BEL, CR, ...) and bidi overrides from model output, files or
+# commands would drive the terminal: move the cursor, erase a line, rewrite what a trace or a
+# permission question shows. They are printed as visible escapes instead.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(s: str) -> str:
+    """`s` with every control character (but newline and tab) shown as an escape."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", s)
+
+
 def short(value: Any, limit: int = 80) -> str:
     """One line of at most `limit` characters."""
     s = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    s = " ".join(s.split())
+    s = visible(" ".join(s.split()))
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
@@ -106,8 +118,23 @@ class Spinner:
             i += 1
 
 
+def describe_call(name: str, tool_input: dict[str, Any]) -> str:
+    """A tool call in full, for a permission question: the whole command or path (a shortened
+    one could hide what is being approved), with control characters made visible."""
+    if isinstance(tool_input, dict) and name == "Bash" and isinstance(tool_input.get("command"), str):
+        return visible(tool_input["command"]) + (" &" if tool_input.get("run_in_background") else "")
+    if isinstance(tool_input, dict) and isinstance(tool_input.get("file_path"), str):
+        return visible(tool_input["file_path"])
+    text = json.dumps(tool_input, ensure_ascii=False)
+    return visible(text if len(text) <= 2000 else text[:2000] + f"… ({len(text)} characters)")
+
+
 def describe_input(name: str, tool_input: dict[str, Any], cwd: Path | None) -> str:
     """The short form of a tool call's input that a reader needs: the command, the path, the pattern."""
+    return visible(_describe_input(name, tool_input, cwd))
+
+
+def _describe_input(name: str, tool_input: dict[str, Any], cwd: Path | None) -> str:
 
     def rel(p: Any) -> str:
         s = str(p)
@@ -179,7 +206,7 @@ class TraceRenderer:
         self._call_started = time.monotonic()
 
     def _w(self, text: str) -> None:
-        self.spinner.write(text)
+        self.spinner.write(visible(text))
 
     def _model_running(self) -> None:
         self._call_started = time.monotonic()
