@@ -93,11 +93,20 @@ def test_bare_tool_rules(tmp_path: Path) -> None:
 
 
 def test_bookkeeping_tools_need_no_approval_but_rules_apply(tmp_path: Path) -> None:
+    from loopwright.agents import make_agent_tool
+    from loopwright.tools.builtin import default_tools
+
+    tools = {t.name: t for t in [*default_tools(), make_agent_tool({})]}
+    free = {n for n, t in tools.items() if not t.needs_approval}
+    assert free == {"TodoWrite", "BashOutput", "KillShell", "Agent"}
     for mode in ("default", "plan", "dontAsk"):
         p = gate(tmp_path, mode, disallowed_tools=["Agent(general-purpose)"])
-        assert verdict(p, "KillShell", {"shell_id": "1"}) == "allow"
-        assert verdict(p, "Agent", {"subagent_type": "Explore", "prompt": "x"}) == "allow"
-        assert verdict(p, "Agent", {"subagent_type": "general-purpose", "prompt": "x"}) == "deny"
+        # the executor passes `read_only or not needs_approval` for these tools
+        assert verdict(p, "KillShell", {"shell_id": "1"}, read_only=True) == "allow"
+        assert verdict(p, "Agent", {"subagent_type": "Explore", "prompt": "x"}, read_only=True) == "allow"
+        assert verdict(p, "Agent", {"subagent_type": "general-purpose", "prompt": "x"}, read_only=True) == "deny"
+        # the exemption belongs to the tool, not the name: a user's own "Task" tool is asked about
+        assert verdict(p, "Task", {"prompt": "x"}) in ("ask", "deny")
 
 
 def test_specifiers_of_other_tools(tmp_path: Path) -> None:

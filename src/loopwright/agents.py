@@ -163,7 +163,7 @@ def make_agent_tool(agents: Mapping[str, AgentDefinition | dict[str, Any]] | Non
         return await run_subagent(ctx.run, definition, kind, x["prompt"], ctx.tool_use_id)
 
     handler._loopwright_agent_tool = True  # type: ignore[attr-defined]
-    return Tool(name, description, schema, handler)
+    return Tool(name, description, schema, handler, needs_approval=False)  # its own calls are gated
 
 
 class SubagentHooks(Hooks):

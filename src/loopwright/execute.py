@@ -82,7 +82,8 @@ class Executor:
             hook_decision = pre.decision
         if decision is None:
             try:
-                decision = await self.permissions.decide(use.name, tool_input, tool.read_only,
+                decision = await self.permissions.decide(use.name, tool_input,
+                                                         tool.read_only or not tool.needs_approval,
                                                          hook_decision=hook_decision)
             except Exception as e:  # odd input (a NUL in a path) or a can_use_tool bug: fail closed
                 decision = Deny(f"Permission check failed, so the call was not run: {type(e).__name__}: {e}")

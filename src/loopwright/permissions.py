@@ -32,10 +32,6 @@ EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 PATH_KEYS = ("file_path", "notebook_path", "path")
 READ_DENIED_KEY = "read_denied"  # ToolContext.state: path -> bool, set when Read deny rules exist
-# Tools that need no approval (as in Claude Code): they only manage the agent's own work.
-# Deny and ask rules still apply to them. Subagents' own tool calls are gated one by one.
-NO_APPROVAL_TOOLS = frozenset({"TodoWrite", "BashOutput", "KillShell", "Agent", "Task", "ExitPlanMode"})
-
 # Never auto-approved outside bypassPermissions: writing them changes how git, the
 # harness, editors or the user's shell behave.
 PROTECTED_DIRS = frozenset({".git", ".loopwright", ".claude", ".vscode", ".idea"})
@@ -429,7 +425,6 @@ class Permissions:
         r = self._first(self.ask, name, x)
         if r is not None or hook == "ask":
             return Verdict("ask", f"ask rule {r}" if r else "a PreToolUse hook asked")
-        read_only = read_only or name in NO_APPROVAL_TOOLS
         if self.mode is None:
             if hook == "allow" or self._first(self.allow, name, x):
                 return ALLOW

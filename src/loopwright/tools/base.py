@@ -69,7 +69,7 @@ Handler = Callable[..., Any]
 class Tool:
     """A tool the model may call: `Tool(name, description, input_schema, handler, read_only=False)`."""
 
-    __slots__ = ("name", "description", "input_schema", "handler", "read_only", "_wants_ctx",
+    __slots__ = ("name", "description", "input_schema", "handler", "read_only", "needs_approval", "_wants_ctx",
                  "_is_async", "_validator", "_convert")
 
     def __init__(
@@ -80,8 +80,12 @@ class Tool:
         handler: Handler,
         read_only: bool = False,
         *,
+        needs_approval: bool = True,
         _convert: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
+        """`needs_approval=False` marks a tool that only manages the agent's own work (a todo
+        list, a background shell's output, a subagent whose own calls are gated): permission
+        modes pass it like a read-only tool; deny and ask rules still apply."""
         if not NAME_RE.match(name):
             raise ValueError(f"tool name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")
         if not isinstance(input_schema, dict) or input_schema.get("type") != "object":
@@ -91,6 +95,7 @@ class Tool:
         self.input_schema = input_schema
         self.handler = handler
         self.read_only = read_only
+        self.needs_approval = needs_approval
         params = [
             p for p in inspect.signature(handler).parameters.values()
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)

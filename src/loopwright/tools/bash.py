@@ -465,6 +465,6 @@ async def bash(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
 def make_bash_tools() -> list[Tool]:
     return [
         Tool("Bash", BASH_DESCRIPTION, INPUT_SCHEMA, bash),
-        Tool("BashOutput", OUTPUT_DESCRIPTION, OUTPUT_SCHEMA, bash_output, read_only=True),
-        Tool("KillShell", KILL_DESCRIPTION, KILL_SCHEMA, kill_shell),
+        Tool("BashOutput", OUTPUT_DESCRIPTION, OUTPUT_SCHEMA, bash_output, read_only=True, needs_approval=False),
+        Tool("KillShell", KILL_DESCRIPTION, KILL_SCHEMA, kill_shell, needs_approval=False),
     ]

@@ -58,4 +58,4 @@ async def todo_write(inp: dict[str, Any], ctx: ToolContext) -> str:
 
 
 def make_todo_tool() -> Tool:
-    return Tool("TodoWrite", DESCRIPTION, INPUT_SCHEMA, todo_write, read_only=True)
+    return Tool("TodoWrite", DESCRIPTION, INPUT_SCHEMA, todo_write, read_only=True, needs_approval=False)
