@@ -428,3 +428,25 @@ def test_permission_question_shows_the_whole_command() -> None:
     question = "\n".join(said)
     assert "rm -rf ~" in question and "a" * 200 in question
     assert not any(c in question for c in "\x1b\x07\r\u202e")
+
+
+# --- the budget rule and paused turns --------------------------------------------------------------
+
+@pytest.mark.parametrize("budget", [1.0, 2.0, 2.5])
+def test_a_paused_turn_is_not_continued_past_the_budget(budget: float) -> None:
+    # Before: pause_turn continuations were called whatever the spend: with B = 1 and $1 per
+    # call the run spent $4 (Prop 5.4 promises spent < B + c_max = 2).
+    paused: list[Any] = [{"content": [text(f"part {i}")], "stop_reason": "pause_turn"} for i in range(3)]
+    turns: list[Any] = [*paused, {"content": [use("u1", "t")], "stop_reason": "tool_use"}, [text("done")]]
+    ran: list[str] = []
+
+    def record(x: dict[str, Any]) -> str:
+        ran.append("t")
+        return "ran"
+
+    t = lw.Tool("t", "records", {"type": "object", "properties": {}}, record)
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns, cost_per_call_usd=1.0), tools=[t],
+                                     max_budget_usd=budget, max_pause_continuations=5))
+    assert r.subtype == "error_max_budget_usd"
+    assert budget <= r.total_cost_usd < budget + 1.0
+    assert ran == [] and holds(r.messages) and r.messages == [{"role": "user", "content": [text("go")]}]

@@ -157,8 +157,8 @@ class Run:
             if a.stop_reason not in STOP_REASONS:
                 raise RunError(f"model returned an unknown stop_reason {a.stop_reason!r}")
             a.content = content + a.content
-            if a.stop_reason != "pause_turn" or tool_uses(a.content):
-                yield a
+            if a.stop_reason != "pause_turn" or tool_uses(a.content) or self.budget.exhausted:
+                yield a  # (a paused turn that reached the budget is not continued: Prop 5.4)
                 return
             content = a.content  # pause_turn: send the partial turn back so the model continues
             if attempt == self.options.max_pause_continuations:
@@ -250,8 +250,9 @@ class Run:
         if not self.hooks.active or self.stop_continuations >= MAX_STOP_CONTINUATIONS:
             return None
         reason = await self.hooks.stop(self.stop_continuations > 0)
-        if reason is not None:
-            self.stop_continuations += 1
+        if reason is None or self.budget.exhausted:  # the budget rule: no call starts at S >= B
+            return None
+        self.stop_continuations += 1
         return reason
 
     async def start_hooks(self, prompt: str) -> str | None:
@@ -315,6 +316,9 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
                 yield ev
         assert a is not None
         yield AssistantMessage(a.content, a.model, a.stop_reason, run.budget.calls[-1])
+        if a.stop_reason == "pause_turn" and run.budget.exhausted and not tool_uses(a.content):
+            yield run.result("error_max_budget_usd", error=f"spent ${run.budget.spent_usd:.4f} of ${run.budget.limit_usd}")
+            return                                                  # (the unfinished turn is not kept)
         uses = tool_uses(a.content)
         if not uses:                                                # 2. done: h·a
             run.h.append({"role": "assistant", "content": [b.to_wire() for b in a.content]})
