@@ -404,6 +404,13 @@ async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
             run.recorder.close()
         if run.hooks.active:
             await run.hooks.session_end("other")
+        if isinstance(run.options.model, str) or run.options.model is None:  # the run made it: close it
+            with contextlib.suppress(Exception):
+                await getattr(run.model, "aclose", _nothing)()
+
+
+async def _nothing() -> None:
+    return None
 
 
 def run(prompt: str, options: AgentOptions | None = None) -> ResultMessage:

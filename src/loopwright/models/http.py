@@ -72,6 +72,14 @@ class SDKModel:
             self._client_loop = loop
         return self._client_obj
 
+    async def aclose(self) -> None:
+        """Close this loop's SDK client (its connection pool). Left to the garbage collector,
+        a client of a finished asyncio.run() is closed on the next run's loop, which fails
+        ("Task exception was never retrieved ... Event loop is closed") and leaks sockets."""
+        client, self._client_obj = self._client_obj, None
+        if client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.close()
+
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         raise NotImplementedError
 
