@@ -472,3 +472,42 @@ def test_sequential_runs_on_a_provider_leave_no_client_to_close_on_a_dead_loop()
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
     assert "Event loop is closed" not in p.stderr and "never retrieved" not in p.stderr
     assert "unclosed" not in p.stderr, p.stderr
+
+
+# --- redirections of compound commands -------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [
+    "{ echo x; } > ~/.bashrc",
+    "{ echo x; } > .git/hooks/pre-commit",
+    "(echo x) > /tmp/elsewhere",
+    "for i in 1; do echo; done > /tmp/elsewhere",
+    "if true; then echo; fi >> /tmp/elsewhere",
+    "while false; do echo; done 2>/tmp/elsewhere",
+])
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "dontAsk"])
+def test_a_compound_commands_redirection_is_judged(command: str, mode: str, tmp_path: Path) -> None:
+    # Before: bashparse dropped the redirections of `{ }`, `( )`, for/if/while, so
+    # `{ echo x; } > ~/.bashrc` ran in default mode without approval.
+    p = Permissions(mode, cwd=tmp_path, home=tmp_path / "home")  # type: ignore[arg-type]
+    assert p.evaluate("Bash", {"command": command}).kind == "ask"
+    assert Permissions("plan", cwd=tmp_path, home=tmp_path / "home").evaluate("Bash", {"command": command}).kind == "deny"
+
+
+def test_a_compound_commands_input_redirection_meets_read_deny_rules(tmp_path: Path) -> None:
+    p = Permissions("default", cwd=tmp_path, home=tmp_path / "home", disallowed_tools=["Read(./secrets/**)"])
+    assert p.evaluate("Bash", {"command": "{ cat; } < secrets/key"}).kind == "deny"
+    assert p.evaluate("Bash", {"command": "(cat) < secrets/key"}).kind == "deny"
+
+
+@pytest.mark.parametrize("command", ["(ls) 2>/dev/null", "{ ls; } >/dev/null 2>&1", "(cd sub && ls)"])
+def test_harmless_compound_commands_stay_auto_approved(command: str, tmp_path: Path) -> None:
+    assert Permissions("default", cwd=tmp_path).evaluate("Bash", {"command": command}).kind == "allow"
+
+
+def test_default_mode_run_cannot_write_outside_through_a_brace_group(tmp_path: Path) -> None:
+    target = tmp_path.parent / f"{tmp_path.name}-outside"
+    turns = [[use("u1", "Bash", {"command": f"{{ echo pwned; }} > {target}"})], [text("done")]]
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=default_tools(), cwd=str(tmp_path),
+                                     permission_mode="default"))
+    assert not target.exists()
+    assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"]

@@ -189,6 +189,16 @@ class _Walker:
             inner = getattr(node, "command", None)
             if inner is not None and not isinstance(inner, (str, int)):
                 self.visit(inner)
+            # `{ ...; } > f`, `(...) > f`, `for ...; done > f`: the redirections of a compound
+            # command apply to everything inside it. They become a command with no argv, so
+            # the gate judges them like any other redirection.
+            redirects = [r for r in getattr(node, "redirects", None) or [] if getattr(r, "kind", "") == "redirect"]
+            if redirects:
+                for r in redirects:
+                    self.nested(r)
+                start, end = node.pos
+                self.out.append(SimpleCommand([], "", [], [self.redirect(r) for r in redirects],
+                                              original=self.source[start:end]))
 
     def nested(self, node: Any) -> None:
         """Substitutions inside a word, an assignment or a redirect target."""
