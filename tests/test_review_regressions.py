@@ -511,3 +511,14 @@ def test_default_mode_run_cannot_write_outside_through_a_brace_group(tmp_path: P
                                      permission_mode="default"))
     assert not target.exists()
     assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"]
+
+
+@pytest.mark.skipif(shutil.which("rg") is None, reason="needs rg")
+def test_grep_reports_no_context_lines_without_a_match(tmp_path: Path) -> None:
+    # rg -U -C1 '^$' on "A\n" prints the context line `a.py-1-A` and no match; the tool showed
+    # it as a result (the Python engine says "No matches found"; found by the engines property test).
+    (tmp_path / "a.py").write_text("A\n")
+    x = {"pattern": "^$", "output_mode": "content", "-C": 1, "multiline": True}
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", "Grep", x)], [text("done")]]),
+                                     tools=default_tools(), cwd=str(tmp_path)))
+    assert _result_block(r)["content"] == "No matches found"

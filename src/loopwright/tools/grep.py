@@ -256,7 +256,8 @@ def parse_rg(q: Query, out: bytes, cwd: Path) -> list[FileHits]:
             fh.count += 1
         if n_lines > MAX_LINES:
             raise _too_many()
-    return list(hits.values())
+    # rg -U can print context for a file without any match (`^$` on "A\n"): not a hit.
+    return [fh for fh in hits.values() if fh.count]
 
 
 def _too_many() -> ToolError:
