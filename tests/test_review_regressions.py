@@ -522,3 +522,18 @@ def test_grep_reports_no_context_lines_without_a_match(tmp_path: Path) -> None:
     r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", "Grep", x)], [text("done")]]),
                                      tools=default_tools(), cwd=str(tmp_path)))
     assert _result_block(r)["content"] == "No matches found"
+
+
+def test_cli_add_dir_is_relative_to_the_shell_not_to_cwd(tmp_path: Path) -> None:
+    # Before: `--cwd proj --add-dir lib` was checked as ./lib but granted as proj/lib, so the
+    # directory the user named stayed closed (and a proj/lib, if any, was opened instead).
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "lib").mkdir()
+    target = tmp_path / "lib" / "x.txt"
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps([[use("u1", "Write", {"file_path": str(target), "content": "x"})], [text("ok")]]))
+    p = subprocess.run([str(BIN), "-p", "go", "--cwd", "proj", "--add-dir", "lib", "--model", f"scripted:{script}",
+                        "--permission-mode", "acceptEdits", "--no-session-persistence", "--output-format", "json"],
+                       cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["permission_denials"] == [] and target.read_text() == "x"

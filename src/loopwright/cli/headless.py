@@ -136,7 +136,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         allowed_tools=split_tools(args.allowed_tools),
         disallowed_tools=split_tools(args.disallowed_tools),
         permission_mode=args.permission_mode,  # None: the settings' defaultMode, else "default"
-        add_dirs=list(args.add_dirs),
+        add_dirs=[str(Path(d).expanduser().resolve()) for d in args.add_dirs],  # as typed: from the shell's cwd
         setting_sources=[x.strip() for x in (getattr(args, "setting_sources", None) or "").split(",") if x.strip()],
         settings=getattr(args, "settings", None),
         claude_settings=bool(getattr(args, "claude_settings", False)),
