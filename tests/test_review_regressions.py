@@ -188,6 +188,7 @@ def _plant_bare_repo(d: Path, canary: Path) -> None:
     ("cd evil && git status", None),
     ("git -C evil status", None),
     ("git --git-dir=evil status", None),
+    ("git --bare log", "evil"),
     ("git status", "evil"),  # an earlier `cd evil` left the shell there
     ("cd sub/../evil; git diff", None),
 ])

@@ -723,8 +723,8 @@ class Permissions:
         i = 0
         while i < len(args) and args[i].value.startswith("-"):
             v = args[i].value
-            if v in ("--git-dir", "--work-tree") or v.startswith(("--git-dir=", "--work-tree=")):
-                return "it names its repository (--git-dir/--work-tree), whose config can run programs"
+            if v in ("--git-dir", "--work-tree", "--bare") or v.startswith(("--git-dir=", "--work-tree=")):
+                return "it names its repository (--git-dir/--work-tree/--bare), whose config can run programs"
             if v == "-C":
                 if i + 1 >= len(args) or not args[i + 1].literal or args[i + 1].pattern:
                     return "its -C directory is computed at run time"
