@@ -538,3 +538,20 @@ def test_cli_add_dir_is_relative_to_the_shell_not_to_cwd(tmp_path: Path) -> None
                        cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["permission_denials"] == [] and target.read_text() == "x"
+
+
+def test_post_tool_use_context_keeps_an_image_result() -> None:
+    # Before: the hook's additionalContext was joined to the result's *text*, which dropped
+    # the image blocks of a list result (an image Read, a screenshot tool).
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    shot = lw.Tool("shot", "a screenshot", {"type": "object", "properties": {}}, lambda x: [image, text("caption")],
+                   read_only=True)
+    hooks = lw.Hooks()
+
+    def note(data: dict[str, Any]) -> dict[str, Any]:
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "seen by a hook"}}
+
+    hooks.on("PostToolUse", note)
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", "shot")], [text("done")]]), tools=[shot],
+                                     hooks=hooks))
+    assert _result_block(r)["content"] == [image, text("caption"), text("seen by a hook")]

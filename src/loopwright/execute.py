@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .blocks import ToolResultBlock, ToolUseBlock
+from .blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from .hooks import Hooks
 from .permissions import Allow, Deny, Permissions
 from .tools.base import Tool, ToolContext, ToolOutput
@@ -103,8 +103,10 @@ class Executor:
         result = ToolResultBlock(use.id, output.content, output.is_error)
         if self.hooks.active:
             extra = await self.hooks.post_tool_use(use.name, tool_input, use.id, output.content, output.is_error)
-            if extra:
-                result = ToolResultBlock(use.id, f"{result.text}\n\n{extra}", output.is_error)
+            if extra:  # appended as text; a list result (an image) keeps its blocks
+                content = (f"{output.content}\n\n{extra}" if isinstance(output.content, str)
+                           else [*output.content, TextBlock(extra)])
+                result = ToolResultBlock(use.id, content, output.is_error)
         return result
 
     async def _one(self, use: ToolUseBlock, out: TurnOutcome) -> ToolResultBlock:
