@@ -123,8 +123,8 @@ def describe_call(name: str, tool_input: dict[str, Any]) -> str:
     one could hide what is being approved), with control characters made visible."""
     if isinstance(tool_input, dict) and name == "Bash" and isinstance(tool_input.get("command"), str):
         return visible(tool_input["command"]) + (" &" if tool_input.get("run_in_background") else "")
-    if isinstance(tool_input, dict) and isinstance(tool_input.get("file_path"), str):
-        return visible(tool_input["file_path"])
+    if isinstance(tool_input, dict) and name in ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep"):
+        return describe_input(name, tool_input, None)  # the whole path, a preview of an edit
     text = json.dumps(tool_input, ensure_ascii=False)
     return visible(text if len(text) <= 2000 else text[:2000] + f"… ({len(text)} characters)")
 
