@@ -225,6 +225,28 @@ def test_stop_hook_blocks_once_and_the_agent_continues(tmp_path: Path) -> None:
     assert holds_final(r.messages)
 
 
+def test_a_blocking_stop_hook_never_starts_a_call_past_the_budget(tmp_path: Path) -> None:
+    stops: list[dict[str, Any]] = []
+
+    def always_block(data: dict[str, Any]) -> dict[str, Any]:
+        stops.append(data)
+        return {"decision": "block", "reason": "keep going"}
+
+    model = lw.ScriptedModel(lambda h: [text("done")], cost_per_call_usd=3.0)
+    r = lw.run("go", lw.AgentOptions(model=model, cwd=tmp_path, max_budget_usd=5.0,
+                                     hooks=_stop_hooks(always_block)))
+    # call 1 (S=3 < 5) -> the hook asks for more -> call 2 (S=6 >= 5): the hook is still told,
+    # but no third call starts (seed Prop 5.4: every call starts with S < B)
+    assert r.model_calls == 2 and len(stops) == 2 and r.total_cost_usd == 6.0
+    assert r.subtype == "success" and holds_final(r.messages)
+
+
+def _stop_hooks(fn: Any) -> Hooks:
+    h = Hooks()
+    h.on("Stop", fn)
+    return h
+
+
 def test_session_end_runs_with_its_reason(tmp_path: Path) -> None:
     cmd = script(tmp_path, "end.sh", f"cat > {tmp_path}/end.json\n")
     lw.run("go", options(tmp_path, [[text("ok")]], Hooks().command("SessionEnd", cmd)))
