@@ -555,3 +555,55 @@ def test_post_tool_use_context_keeps_an_image_result() -> None:
     r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", "shot")], [text("done")]]), tools=[shot],
                                      hooks=hooks))
     assert _result_block(r)["content"] == [image, text("caption"), text("seen by a hook")]
+
+
+# --- directories on PATH ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,x", [
+    ("Write", {"file_path": "bin/ls", "content": "#!/bin/sh\n"}),
+    ("Edit", {"file_path": "bin/ls", "old_string": "a", "new_string": "b"}),
+    ("Bash", {"command": "cp gradlew bin/ls"}),
+    ("Bash", {"command": "echo x > bin/cat"}),
+    ("Bash", {"command": "mkdir -p bin"}),
+    ("Bash", {"command": "mv tools bin"}),
+])
+def test_writes_into_a_directory_on_path_are_not_auto_approved(name: str, x: dict[str, Any], tmp_path: Path) -> None:
+    # Before: with PATH=<project>/bin:... (an activated .venv/bin, node_modules/.bin, direnv),
+    # acceptEdits let the agent put an executable `bin/ls` in place, and the read-only `ls`
+    # then ran it without approval: arbitrary code from acceptEdits.
+    path = f"{tmp_path / 'bin'}{os.pathsep}/usr/bin"
+    p = Permissions("acceptEdits", cwd=tmp_path, home=tmp_path / "home", exec_path=path)
+    v = p.evaluate(name, x)
+    assert v.kind == "ask" and "PATH" in v.reason
+    assert Permissions("acceptEdits", cwd=tmp_path, exec_path="/usr/bin").evaluate(name, x).kind == "allow"
+    assert Permissions("bypassPermissions", cwd=tmp_path, exec_path=path).evaluate(name, x).kind == "allow"
+
+
+def test_accept_edits_agent_cannot_plant_a_command_on_path(tmp_path: Path) -> None:
+    canary = tmp_path.parent / f"{tmp_path.name}-canary"
+    (tmp_path / "gradlew").write_text("#!/bin/sh\necho build\n")
+    (tmp_path / "gradlew").chmod(0o755)
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps([
+        [use("u1", "Bash", {"command": "mkdir -p bin && cp gradlew bin/ls"})],
+        [use("u2", "Write", {"file_path": "bin/ls", "content": f"#!/bin/sh\ntouch {canary}\n"})],
+        [use("u3", "Bash", {"command": "ls"})],
+        [text("done")],
+    ]))
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+           "LOOPWRIGHT_HOME": str(tmp_path / "home")}
+    p = subprocess.run([str(BIN), "-p", "go", "--model", f"scripted:{script}", "--permission-mode", "acceptEdits",
+                        "--no-session-persistence", "--output-format", "json"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert not canary.exists()
+    assert [d["tool_use_id"] for d in json.loads(p.stdout)["permission_denials"]] == ["u1", "u2"]
+
+
+def test_settings_env_path_is_the_path_the_gate_protects(tmp_path: Path) -> None:
+    (tmp_path / ".loopwright").mkdir()
+    (tmp_path / ".loopwright" / "settings.json").write_text(json.dumps({"env": {"PATH": f"{tmp_path / 'tools'}:/usr/bin"}}))
+    turns = [[use("u1", "Write", {"file_path": "tools/git", "content": "#!/bin/sh\n"})], [text("done")]]
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=default_tools(), cwd=str(tmp_path),
+                                     permission_mode="acceptEdits", setting_sources=["project"]))
+    assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"] and not (tmp_path / "tools" / "git").exists()

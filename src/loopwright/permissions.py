@@ -318,6 +318,9 @@ class Permissions:
     # The run's tool state: Bash keeps its working directory there (key "bash_cwd"), and
     # relative paths in a command are resolved from it, not from `cwd`.
     shell_state: dict[str, Any] | None = None
+    # The PATH commands are looked up in (None: this process's). Its directories are never
+    # written without approval: a file there changes what a command name runs.
+    exec_path: str | None = None
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
@@ -343,6 +346,8 @@ class Permissions:
         dirs = [self._cwd, *(os.path.abspath(os.path.join(self._cwd, os.path.expanduser(str(d))))
                              for d in self.add_dirs)]
         self._dirs = [os.path.realpath(d) for d in dirs]
+        path = os.environ.get("PATH", "") if self.exec_path is None else self.exec_path
+        self._path_dirs = {os.path.realpath(os.path.join(self._cwd, d or ".")) for d in path.split(os.pathsep)}
         self.shell_state = self.shell_state  # registers read_denied (see __setattr__)
 
     # -- entry point used by the executor ----------------------------------------------------
@@ -373,9 +378,9 @@ class Permissions:
     def hint(self, name: str, tool_input: dict[str, Any], v: Verdict | None = None) -> str:
         """How to allow a call like this one next time."""
         reason = v.reason if v is not None else ""
-        if "protected" in reason:
-            return ("Protected paths are written only with approval (an interactive run asks) or in "
-                    "--permission-mode bypassPermissions.")
+        if "protected" in reason or "directory on PATH" in reason:
+            return ("Protected paths (and directories on PATH) are written only with approval (an "
+                    "interactive run asks) or in --permission-mode bypassPermissions.")
         if "outside the working directories" in reason:
             return ("To allow it, add the directory with --add-dir (or permissions.additionalDirectories), "
                     "or a rule such as --allowedTools 'Edit(//abs/dir/**)'.")
@@ -509,6 +514,9 @@ class Permissions:
         why = self.protected(lexical) or self.protected(real)
         if why:
             return f"{why} and is never written without approval"
+        if os.path.dirname(real) in self._path_dirs or real in self._path_dirs:
+            return (f"{p} is (in) a directory on PATH, where a file changes what a command name runs, "
+                    "and is never written without approval")
         if self._path_match(self.allow, "Edit", lexical, real, real_only=True) is not None:
             return None
         if not self.inside(real):

@@ -232,7 +232,8 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
         deny = [*(settings.deny if settings else []), *_cli_rules(options.disallowed_tools, "--disallowedTools")]
     except ValueError as e:
         raise SettingsError(str(e)) from None
-    permissions = Permissions(mode, allow, deny, options.can_use_tool, ask_tools=ask, cwd=cwd, add_dirs=add_dirs)
+    permissions = Permissions(mode, allow, deny, options.can_use_tool, ask_tools=ask, cwd=cwd, add_dirs=add_dirs,
+                              exec_path=settings.env.get("PATH") if settings is not None else None)
     hooks = options.hooks if isinstance(options.hooks, Hooks) else Hooks(options.hooks or {})
     if settings is not None and (settings.hooks or settings.env):
         # A copy keeps a Hooks subclass's own behaviour; the caller's object is not changed.
