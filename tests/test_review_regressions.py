@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -607,3 +609,43 @@ def test_settings_env_path_is_the_path_the_gate_protects(tmp_path: Path) -> None
     r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=default_tools(), cwd=str(tmp_path),
                                      permission_mode="acceptEdits", setting_sources=["project"]))
     assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"] and not (tmp_path / "tools" / "git").exists()
+
+
+def test_cli_sigterm_kills_the_running_command_and_keeps_the_session_paired(tmp_path: Path) -> None:
+    # Before: SIGTERM ended loopwright at once; the command the Bash tool had started (in its
+    # own process group) kept running, and the transcript ended in an unanswered tool_use.
+    pid_file = tmp_path / "pid"
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps([[use("u1", "Bash", {"command": f"sleep 120 & echo $! > {pid_file}; wait"})],
+                                  [text("done")]]))
+    env = {**os.environ, "LOOPWRIGHT_HOME": str(tmp_path / "home")}
+    p = subprocess.Popen([str(BIN), "-p", "go", "--model", f"scripted:{script}", "--allowedTools", "Bash",
+                          "--output-format", "stream-json"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # wait (up to 60 s) until the command runs
+            if pid_file.exists() and pid_file.read_text().strip():
+                break
+            threading.Event().wait(0.1)
+        pid = int(pid_file.read_text())
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    try:
+        assert p.returncode == 128 + signal.SIGTERM, err
+        for _ in range(100):  # the kill is SIGTERM then SIGKILL after a grace period
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            threading.Event().wait(0.1)
+        else:
+            pytest.fail("the command's process survived loopwright")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)  # a failing run must not leave it behind either
+    sid = json.loads(out.splitlines()[0])["session_id"]
+    h = get_session_messages(sid, sessions_dir=tmp_path / "home" / "projects")
+    assert [m["role"] for m in h] == ["user", "assistant", "user"] and holds(h)

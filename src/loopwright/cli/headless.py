@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import select
+import signal
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -234,6 +236,20 @@ async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> 
     renderer = TraceRenderer(sys.stderr, verbose=args.verbose) if args.output_format == "text" else None
     result: ResultMessage | None = None
     session_id = ""
+    # SIGTERM (timeout(1), CI, docker stop) cancels the run like Ctrl-C does, so the commands
+    # tools started (in their own process groups) are killed and the session is closed; the
+    # default action would end loopwright at once and leave them running.
+    terminated = False
+    main_task = asyncio.current_task()
+
+    def on_sigterm() -> None:
+        nonlocal terminated
+        terminated = True
+        if main_task is not None:
+            main_task.cancel()
+
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # no signals here
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, on_sigterm)
     try:
         async for msg in query(prompt, options):
             if isinstance(msg, SystemMessage) and msg.subtype == "init":
@@ -250,7 +266,14 @@ async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> 
             renderer.close()
         print(f"loopwright: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except asyncio.CancelledError:
+        if not terminated:
+            raise
+        print("loopwright: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
         if renderer is not None:
             renderer.close()
     if result is None:  # query() always ends with a result; this guards a broken extension
