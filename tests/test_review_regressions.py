@@ -611,7 +611,8 @@ def test_settings_env_path_is_the_path_the_gate_protects(tmp_path: Path) -> None
     assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"] and not (tmp_path / "tools" / "git").exists()
 
 
-def test_cli_sigterm_kills_the_running_command_and_keeps_the_session_paired(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_cli_sigterm_kills_the_running_command_and_keeps_the_session_paired(sig: int, tmp_path: Path) -> None:
     # Before: SIGTERM ended loopwright at once; the command the Bash tool had started (in its
     # own process group) kept running, and the transcript ended in an unanswered tool_use.
     pid_file = tmp_path / "pid"
@@ -628,13 +629,13 @@ def test_cli_sigterm_kills_the_running_command_and_keeps_the_session_paired(tmp_
                 break
             threading.Event().wait(0.1)
         pid = int(pid_file.read_text())
-        p.send_signal(signal.SIGTERM)
+        p.send_signal(sig)
         out, err = p.communicate(timeout=60)
     finally:
         if p.poll() is None:
             p.kill()
     try:
-        assert p.returncode == 128 + signal.SIGTERM, err
+        assert p.returncode == 128 + sig, err
         for _ in range(100):  # the kill is SIGTERM then SIGKILL after a grace period
             try:
                 os.kill(pid, 0)

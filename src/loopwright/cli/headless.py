@@ -236,20 +236,22 @@ async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> 
     renderer = TraceRenderer(sys.stderr, verbose=args.verbose) if args.output_format == "text" else None
     result: ResultMessage | None = None
     session_id = ""
-    # SIGTERM (timeout(1), CI, docker stop) cancels the run like Ctrl-C does, so the commands
-    # tools started (in their own process groups) are killed and the session is closed; the
-    # default action would end loopwright at once and leave them running.
-    terminated = False
+    # SIGTERM (timeout(1), CI, docker stop) and SIGHUP (the terminal closed) cancel the run
+    # like Ctrl-C does, so the commands tools started (in their own process groups) are killed
+    # and the session is closed; the default action would end loopwright at once and leave
+    # them running.
+    terminated = 0
     main_task = asyncio.current_task()
 
-    def on_sigterm() -> None:
+    def on_signal(signum: int) -> None:
         nonlocal terminated
-        terminated = True
+        terminated = signum
         if main_task is not None:
             main_task.cancel()
 
-    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # no signals here
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, on_sigterm)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # no signals here
+            asyncio.get_running_loop().add_signal_handler(signum, on_signal, signum)
     try:
         async for msg in query(prompt, options):
             if isinstance(msg, SystemMessage) and msg.subtype == "init":
@@ -269,11 +271,12 @@ async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> 
     except asyncio.CancelledError:
         if not terminated:
             raise
-        print("loopwright: terminated", file=sys.stderr)
-        return 128 + signal.SIGTERM
+        print(f"loopwright: terminated ({signal.Signals(terminated).name})", file=sys.stderr)
+        return 128 + terminated
     finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                asyncio.get_running_loop().remove_signal_handler(signum)
         if renderer is not None:
             renderer.close()
     if result is None:  # query() always ends with a result; this guards a broken extension
