@@ -310,3 +310,32 @@ def test_long_answers_are_shown_whole(tmp_path: Path, capsys: pytest.CaptureFixt
     repl.show(AssistantMessage([TextBlock(long)], "m", "end_turn"))
     out = capsys.readouterr().out
     assert out == "".join(f"  line {i} " + "x" * 100 + "\n" for i in range(20))
+
+
+def test_always_approves_one_bash_command_not_every_one(tmp_path: Path) -> None:
+    import asyncio
+
+    from loopwright import Allow, Deny
+    from loopwright.cli.interactive import Repl
+    from loopwright.options import AgentOptions
+
+    repl = Repl(AgentOptions(model="scripted:unused.json", cwd=tmp_path))
+
+    async def ask(name: str, tool_input: dict[str, str], answer: str | None) -> object:
+        task = asyncio.ensure_future(repl.ask_permission(name, tool_input))
+        await asyncio.sleep(0)
+        if answer is None:  # no question must be asked: it is already approved
+            assert task.done()
+        else:
+            assert repl.permission is not None
+            repl.permission.set_result(answer)
+        return await task
+
+    async def go() -> None:
+        assert isinstance(await ask("Bash", {"command": "npm test"}, "a"), Allow)
+        assert isinstance(await ask("Bash", {"command": "npm test"}, None), Allow)  # remembered
+        assert isinstance(await ask("Bash", {"command": "rm -rf build"}, "n"), Deny)  # asked again
+        assert isinstance(await ask("Write", {"file_path": "x", "content": ""}, "a"), Allow)
+        assert isinstance(await ask("Write", {"file_path": "y", "content": ""}, None), Allow)
+
+    asyncio.run(go())

@@ -87,20 +87,24 @@ class Repl:
     # --- permission questions ------------------------------------------------------------------
 
     async def ask_permission(self, name: str, tool_input: dict[str, Any]) -> Allow | Deny:
-        if name in self.always:
+        # "always" remembers the tool, except for Bash where it remembers this exact command:
+        # approving one command must not approve every later one.
+        key = f"Bash({tool_input.get('command', '')})" if name == "Bash" else name
+        if key in self.always:
             return Allow()
         # In full: a shortened command could hide what is being approved.
         from .render import describe_call
 
         loop = asyncio.get_running_loop()
         self.permission = loop.create_future()
-        self.say(f"  ? allow {name}({describe_call(name, tool_input)})?  y = yes · n = no · a = always {name}")
+        always = "always this command" if name == "Bash" else f"always {name}"
+        self.say(f"  ? allow {name}({describe_call(name, tool_input)})?  y = yes · n = no · a = {always}")
         try:
             answer = (await self.permission).strip().lower()
         finally:
             self.permission = None
         if answer.startswith("a"):
-            self.always.add(name)
+            self.always.add(key)
             return Allow()
         if answer.startswith("y"):
             return Allow()
