@@ -374,3 +374,13 @@ def test_price_lookup_longest_prefix_and_tiers() -> None:
     # 1-hour cache writes are priced at 2x input, 5-minute ones at 1.25x
     u = lw.Usage(cache_creation_input_tokens=2_000_000, cache_creation_1h_input_tokens=1_000_000)
     assert price_for("claude-sonnet-4-6").cost(u) == pytest.approx(3.75 + 6.0)  # type: ignore[union-attr]
+
+
+def test_a_dict_result_reaches_the_model_as_json() -> None:
+    @lw.tool
+    def info() -> dict[str, Any]:
+        """Info."""
+        return {"ok": True, "n": None, "name": "東京"}
+
+    r = lw.run("p", opts([[use("1", "info")], [text("x")]], tools=[info]))
+    assert r.messages[2]["content"][0]["content"] == '{"ok": true, "n": null, "name": "東京"}'

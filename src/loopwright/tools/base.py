@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import re
 import typing
 from collections.abc import Callable
@@ -213,6 +214,8 @@ def to_output(raw: Any) -> ToolOutput:
             return ToolOutput(_result_blocks(content), is_error)
         except WireFormatError as e:
             return ToolOutput(f"tool returned malformed content: {e}", is_error=True)
+    if isinstance(content, dict):  # JSON, not Python's repr: the model reads it as data
+        return ToolOutput(json.dumps(content, ensure_ascii=False, default=str), is_error)
     return ToolOutput(str(content), is_error)
 
 
