@@ -245,6 +245,10 @@ class Run:
             errors=[error] if error else [],
         )
 
+    def budget_stop(self) -> ResultMessage:
+        """The budget rule's stop (seed Prop 5.4): S >= B after a charged call."""
+        return self.result("error_max_budget_usd", error=f"spent ${self.budget.spent_usd:.4f} of ${self.budget.limit_usd}")
+
     async def stop_hook(self) -> str | None:
         """A blocking Stop hook makes the agent continue, at most `max_stop_continuations` times."""
         if not self.hooks.active or self.stop_continuations >= MAX_STOP_CONTINUATIONS:
@@ -317,7 +321,7 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         assert a is not None
         yield AssistantMessage(a.content, a.model, a.stop_reason, run.budget.calls[-1])
         if a.stop_reason == "pause_turn" and run.budget.exhausted and not tool_uses(a.content):
-            yield run.result("error_max_budget_usd", error=f"spent ${run.budget.spent_usd:.4f} of ${run.budget.limit_usd}")
+            yield run.budget_stop()
             return                                                  # (the unfinished turn is not kept)
         uses = tool_uses(a.content)
         if not uses:                                                # 2. done: h·a
@@ -333,7 +337,7 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         if len(set(ids)) != len(ids):                               # a malformed a: run nothing
             raise RunError(f"model response repeats tool_use ids {sorted({i for i in ids if ids.count(i) > 1})}; nothing was run")
         if run.budget.exhausted:                                    # budget rule (Prop 5.4)
-            yield run.result("error_max_budget_usd", error=f"spent ${run.budget.spent_usd:.4f} of ${run.budget.limit_usd}")
+            yield run.budget_stop()
             return
         if run.t == T:                                              # 3. turn limit: h unchanged
             yield run.result("error_max_turns", error=f"reached max_turns={T}")
@@ -359,7 +363,7 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             yield run.result("error_during_execution", error=outcome.stop_message or "interrupted by user")
             return
         if run.budget.exhausted:                                    # subagents spent the rest of B
-            yield run.result("error_max_budget_usd", error=f"spent ${run.budget.spent_usd:.4f} of ${run.budget.limit_usd}")
+            yield run.budget_stop()
             return
 
 
