@@ -239,9 +239,9 @@ def demo_main(argv: Sequence[str]) -> int:
                   f"turns={result.num_turns} = T, calls={result.model_calls} = T + 1", file=out)
             print(f"call {result.model_calls}'s answer (its tool calls) was not appended: the history stays at "
                   f"{len(result.messages)} messages (seed Def 3.1, step 3)", file=out)
-            where = (f"in call {FULL_TURNS}'s answer, never ran" if result.model_calls == FULL_TURNS
-                     else f"would come in call {FULL_TURNS}, which never happened")
-            print(f"{IMPL} unchanged: {'yes ✓' if unchanged else 'NO ✗'} (the Edit {where}); "
+            where = (f", in call {FULL_TURNS}'s answer, never ran" if result.model_calls == FULL_TURNS
+                     else f" would come in call {FULL_TURNS}, which never happened")
+            print(f"{IMPL} unchanged: {'yes ✓' if unchanged else 'NO ✗'} (the Edit{where}); "
                   f"tests: {verdict}", file=out)
             line = (f"as the seed says: with T = {T} the loop stops before the fix, the file untouched"
                     if ok else "not as expected: see the trace above")
