@@ -12,6 +12,7 @@ from loopwright.blocks import ImageBlock
 from loopwright.invariant import holds_final
 from loopwright.tools.base import ToolContext
 from loopwright.tools.builtin import NAMES, default_tools
+from loopwright.tools.paths import stamp
 from loopwright.tools.read import DEFAULT_LIMIT, MAX_LINE_CHARS, make_read_tool
 
 READ = make_read_tool()
@@ -37,7 +38,7 @@ def test_cat_n_format_and_read_record(tmp_path: Path) -> None:
     out, err = read(ctx, file_path=str(f))
     assert not err
     assert out == "     1\talpha\n     2\t\tbeta\n     3\tgamma"
-    assert ctx.state["read_files"][str(f)] == f.stat().st_mtime_ns
+    assert ctx.state["read_files"][str(f)] == stamp(f)
 
 
 def test_relative_path_resolves_against_cwd(tmp_path: Path) -> None:

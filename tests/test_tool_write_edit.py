@@ -11,6 +11,7 @@ import pytest
 
 from loopwright.tools.base import Tool, ToolContext
 from loopwright.tools.edit import make_edit_tool, make_multi_edit_tool
+from loopwright.tools.paths import stamp
 from loopwright.tools.read import make_read_tool
 from loopwright.tools.write import make_write_tool
 
@@ -65,7 +66,7 @@ def test_write_creates_parents_and_records(ctx: ToolContext, tmp_path: Path) -> 
     assert not err and "created" in out
     assert p.read_text() == "hello\n"
     assert rec(ctx).calls == [(p, None)]
-    assert ctx.state["read_files"][str(p)] == p.stat().st_mtime_ns
+    assert ctx.state["read_files"][str(p)] == stamp(p)
     # written in this session: may be overwritten without a Read
     out, err = call(WRITE, ctx, file_path=str(p), content="again\n")
     assert not err and p.read_text() == "again\n"
@@ -231,3 +232,17 @@ def test_multi_edit_creates_file(ctx: ToolContext, tmp_path: Path) -> None:
         {"old_string": "", "new_string": "hello world\n"},
     ])
     assert not err and p.read_text() == "hello world\n"
+
+
+def test_a_change_that_keeps_the_mtime_is_still_noticed(ctx: ToolContext, tmp_path: Path) -> None:
+    """`cp -p` / `touch -r` restore the old mtime after changing the file: Edit must not
+    overwrite the new content it has never read."""
+    p = tmp_path / "f.txt"
+    p.write_text("x = 1\n")
+    call(READ, ctx, file_path=str(p))
+    st = p.stat()
+    p.write_text("x = 1  # the user's change\n")
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime as at the Read
+    out, err = call(EDIT, ctx, file_path=str(p), old_string="x = 1", new_string="x = 2")
+    assert err and "modified since it was read" in out
+    assert p.read_text() == "x = 1  # the user's change\n"

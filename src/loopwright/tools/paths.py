@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .base import ToolContext, ToolError
 
-READ_FILES = "read_files"  # ctx.state key: {absolute path: mtime_ns when last read/written}
+READ_FILES = "read_files"  # ctx.state key: {absolute path: its stamp() when last read/written}
 
 
 def resolve(file_path: str, ctx: ToolContext) -> Path:
@@ -34,12 +34,15 @@ def within_project(path: Path, ctx: ToolContext) -> bool:
     return any(path == r or path.is_relative_to(r) for r in project_roots(ctx))
 
 
-def mtime_ns(path: Path) -> int:
-    return path.stat().st_mtime_ns
+def stamp(path: Path) -> tuple[int, int, int, int]:
+    """What changes when a file is written or replaced: mtime alone misses a copy that keeps
+    it (`cp -p`, `touch -r`) and a rename over the file; ctime and the inode catch those."""
+    st = path.stat()
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
 def record_read(ctx: ToolContext, path: Path) -> None:
-    ctx.state.setdefault(READ_FILES, {})[str(path)] = mtime_ns(path)
+    ctx.state.setdefault(READ_FILES, {})[str(path)] = stamp(path)
 
 
 def check_fresh(ctx: ToolContext, path: Path) -> None:
@@ -47,7 +50,7 @@ def check_fresh(ctx: ToolContext, path: Path) -> None:
     seen = ctx.state.get(READ_FILES, {}).get(str(path))
     if seen is None:
         raise ToolError(f"File has not been read yet: {path}. Read it first before writing to it.")
-    if mtime_ns(path) != seen:
+    if stamp(path) != seen:
         raise ToolError(
             f"File has been modified since it was read (by the user, a linter or a command): {path}. "
             "Read it again before attempting to write it."
