@@ -135,6 +135,10 @@ DENIED: list[tuple[str, str, Any, bool]] = [
     ("acceptEdits", "Write", {"file_path": ".claude/settings.json", "content": "{}"}, True),
     ("acceptEdits", "Write", {"file_path": "~/.zshrc", "content": "x"}, True),
     ("acceptEdits", "Write", {"file_path": ".bashrc", "content": "x"}, True),
+    # run from the home directory: credentials and logins are protected too
+    ("acceptEdits", "Write", {"file_path": ".ssh/authorized_keys", "content": "ssh-ed25519 AAAA evil"}, True),
+    ("acceptEdits", "Write", {"file_path": ".aws/credentials", "content": "[default]"}, True),
+    ("acceptEdits", "Bash", "echo 'machine x login y' > .netrc", True),
     ("acceptEdits", "Write", {"file_path": "secrets/new.txt", "content": "x"}, True),
     ("acceptEdits", "Write", {"file_path": "src/generated/x.py", "content": "x"}, True),
     ("acceptEdits", "Bash", "touch ../outside/pwned", True),

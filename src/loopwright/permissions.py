@@ -33,11 +33,14 @@ READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 PATH_KEYS = ("file_path", "notebook_path", "path")
 READ_DENIED_KEY = "read_denied"  # ToolContext.state: path -> bool, set when Read deny rules exist
 # Never auto-approved outside bypassPermissions: writing them changes how git, the
-# harness, editors or the user's shell behave.
-PROTECTED_DIRS = frozenset({".git", ".loopwright", ".claude", ".vscode", ".idea"})
+# harness, editors or the user's shell behave, or who may log in and with which credentials
+# (these matter when the working directory is the home directory).
+PROTECTED_DIRS = frozenset({".git", ".loopwright", ".claude", ".vscode", ".idea",
+                            ".ssh", ".aws", ".gnupg", ".kube", ".docker"})
 PROTECTED_FILES = frozenset({
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc", ".zprofile", ".zshenv",
     ".zlogin", ".zlogout", ".profile", ".gitconfig", ".gitmodules", ".envrc", ".mcp.json",
+    ".netrc", ".pypirc", ".npmrc",
 })
 
 
