@@ -84,8 +84,9 @@ class Run:
         self._price = price_for(self.model.name, self.prices or None) or price_for(self.model.name)
         if options.max_budget_usd is not None and self._price is None and not getattr(self.model, "has_own_cost", False):
             raise ValueError(
-                f"max_budget_usd is set but the price of model {self.model.name!r} is unknown: "
-                "add it with AgentOptions(prices={...})"
+                f"max_budget_usd is set but the price of model {self.model.name!r} is unknown, so the "
+                "budget could not be kept: give its price (AgentOptions(prices={...}) in Python) "
+                "or run without a budget (no --max-budget-usd)"
             )
         self.cwd = Path(options.cwd or ".").resolve()
         self.tools = {t.name: t for t in options.tools}
