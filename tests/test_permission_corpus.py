@@ -135,6 +135,15 @@ DENIED: list[tuple[str, str, Any, bool]] = [
     ("acceptEdits", "Write", {"file_path": ".claude/settings.json", "content": "{}"}, True),
     ("acceptEdits", "Write", {"file_path": "~/.zshrc", "content": "x"}, True),
     ("acceptEdits", "Write", {"file_path": ".bashrc", "content": "x"}, True),
+    # reads stay inside the working directories (as Claude Code): outside needs approval
+    ("default", "Read", {"file_path": "../outside/canary.txt"}, False),
+    ("default", "Read", {"file_path": "link_out/canary.txt"}, False),
+    ("plan", "Read", {"file_path": "{root}/outside/canary.txt"}, False),
+    ("acceptEdits", "Grep", {"pattern": "canary", "path": "../outside", "output_mode": "content"}, False),
+    ("acceptEdits", "Glob", {"pattern": "*.txt", "path": "{root}/outside"}, False),
+    ("acceptEdits", "Bash", "cat ../outside/canary.txt", False),
+    ("dontAsk", "Bash", "cat link_out/canary.txt", False),
+    ("default", "Bash", "head -1 ~/.bashrc", False),
     # run from the home directory: credentials and logins are protected too
     ("acceptEdits", "Write", {"file_path": ".ssh/authorized_keys", "content": "ssh-ed25519 AAAA evil"}, True),
     ("acceptEdits", "Write", {"file_path": ".aws/credentials", "content": "[default]"}, True),
@@ -221,6 +230,8 @@ ALLOWED: list[tuple[str, str, Any, str | None]] = [
     ("bypass", "Write", {"file_path": "../outside/bypass.txt", "content": "x"}, "../outside/bypass.txt"),
     ("extraDir", "Write", {"file_path": "../outside/extra.txt", "content": "x"}, "../outside/extra.txt"),
     ("extraDir", "Bash", "touch ../outside/touched", "../outside/touched"),
+    ("extraDir", "Read", {"file_path": "../outside/canary.txt"}, None),
+    ("extraDir", "Bash", "cat ../outside/canary.txt", None),
 ]
 
 
@@ -322,7 +333,7 @@ def test_denied_and_nothing_changes(case: tuple[str, str, Any, bool], root: Path
     assert "Permission denied" in result_text(block), result_text(block)
     assert [d["tool_use_id"] for d in r.permission_denials] == ["t1"]
     assert snapshot(root) == before
-    assert "s3cret" not in result_text(block)
+    assert "s3cret" not in result_text(block) and "outside canary" not in result_text(block)
     assert r.subtype == "success"  # a denial is a tool result, not the end of the run
 
 

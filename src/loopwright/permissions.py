@@ -385,8 +385,9 @@ class Permissions:
             return ("Protected paths (and directories on PATH) are written only with approval (an "
                     "interactive run asks) or in --permission-mode bypassPermissions.")
         if "outside the working directories" in reason:
+            kind = "Edit" if name in EDIT_TOOLS else "Read"
             return ("To allow it, add the directory with --add-dir (or permissions.additionalDirectories), "
-                    "or a rule such as --allowedTools 'Edit(//abs/dir/**)'.")
+                    f"or a rule such as --allowedTools '{kind}(//abs/dir/**)'.")
         if name == "Bash":
             cmd = tool_input.get("command")
             first = v.subject if v is not None and v.subject else (
@@ -584,7 +585,10 @@ class Permissions:
         step = self._mode_step(hook, read_only, name)
         if step is not None:
             return step
-        if read_only or self._named(self.allow, name) or self._path_match(self.allow, "Read", lexical, real):
+        path_allowed = self._path_match(self.allow, "Read", lexical, real) is not None
+        if not path_allowed and not self.inside(real):  # as Claude Code: reads stay in the working dirs
+            return Verdict("ask", f"reading {path} is outside the working directories")
+        if read_only or path_allowed or self._named(self.allow, name):
             return ALLOW
         return Verdict("ask", "no allow rule matches it")
 
@@ -640,6 +644,11 @@ class Permissions:
                                        f"command could not be checked: {parsed.error}.")
             return Verdict("ask", f"{parsed.error}; only commands that can be checked run without approval",
                            subject=next((c.name for c in parsed.commands if c.name), None))
+        for kind, p in paths:  # reads outside the working directories need approval, as for Read
+            if kind == "read":
+                lexical, real = self.resolve(p, self.shell_cwd())
+                if not self.inside(real) and self._path_match(self.allow, "Read", lexical, real) is None:
+                    return Verdict("ask", f"it reads {p}, outside the working directories")
         if self.mode == "plan":
             for c in parsed.commands:
                 why = c.opaque or (read_only_problem(c) if c.argv else None) or self._env_problem(c)
