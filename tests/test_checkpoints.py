@@ -84,6 +84,7 @@ def test_rewind_files_to_the_second_prompt(project: dict[str, Any]) -> None:
     assert project["a"].read_text() == "changed a\n"  # the state before turn 2, not before its last edit
     assert project["b"].read_text() == "original b\n" and project["b"].stat().st_mode & 0o777 == 0o640
     assert not project["d"].exists()
+    assert not project["d"].parent.exists()  # the directory Write created for it goes too
     assert project["c"].read_text() == "created in turn 1\n"  # turn 1's work is kept
     assert project["made"].exists()  # Bash effects are not undone ...
     assert sorted(report.restored) == sorted([str(project["a"]), str(project["b"])])
@@ -175,3 +176,20 @@ def test_a_fork_keeps_the_snapshots(project: dict[str, Any]) -> None:
     _, p2 = rewind_points(fork.session_id, project["sessions"])[:2]
     report = lw.rewind_files(fork.session_id, p2.uuid, project["sessions"])
     assert project["b"].read_text() == "original b\n" and report.deleted == [str(project["d"])]
+
+
+def test_rewind_keeps_a_created_directory_that_holds_other_files(tmp_path: Path) -> None:
+    w = tmp_path / "work"
+    w.mkdir()
+    new = w / "pkg" / "deep" / "mod.py"
+    r = lw.run("make it", opts(tmp_path, [
+        [use("w1", "Write", file_path=str(new), content="x = 1\n")],
+        [use("b1", "Bash", command=f"echo notes > {w / 'pkg' / 'NOTES'}")],
+        [text("done")],
+    ]))
+    assert r.subtype == "success", r.messages
+    (p1,) = rewind_points(r.session_id, tmp_path / "sessions")
+    report = lw.rewind_files(r.session_id, p1.uuid, tmp_path / "sessions")
+    assert report.deleted == [str(new)]
+    assert not (w / "pkg" / "deep").exists()  # created for the file, now empty: removed
+    assert (w / "pkg" / "NOTES").read_text() == "notes\n"  # Bash's file keeps its directory

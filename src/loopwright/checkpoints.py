@@ -70,6 +70,10 @@ class FileHistory:
                 data = Path(p).read_bytes()
             except FileNotFoundError:
                 rec["existed"] = False
+                # the directories the write will create, deepest first, so rewind removes them too
+                missing = [str(d) for d in Path(p).parents if not d.exists()]
+                if missing:
+                    rec["createdDirs"] = missing
             except IsADirectoryError:
                 return
             else:
@@ -212,6 +216,11 @@ def rewind_files(session_id: str, user_message_uuid: str, sessions_dir: str | Pa
         elif target.exists() or target.is_symlink():
             target.unlink()
             report.deleted.append(p)
+            for d in rec.get("createdDirs", []):  # deepest first; only if nothing else is in them
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    break
     return report
 
 
