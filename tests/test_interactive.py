@@ -57,6 +57,20 @@ class Term:
             time.sleep(0.05)
 
 
+def pid_of(fragment: str) -> int:
+    """The pid of the loopwright process whose command line contains `fragment`."""
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                cmd = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            argv0 = cmd.split(" ", 1)[0]
+            if fragment in cmd and "python" in Path(argv0).name:  # not the shell that started it
+                return int(d)
+    raise AssertionError(f"no process with {fragment!r}")
+
+
 def running(cmdline: str) -> bool:
     for d in os.listdir("/proc"):
         if d.isdigit():
@@ -339,3 +353,42 @@ def test_always_approves_one_bash_command_not_every_one(tmp_path: Path) -> None:
         assert isinstance(await ask("Write", {"file_path": "y", "content": ""}, None), Allow)
 
     asyncio.run(go())
+
+
+def test_sigterm_cancels_the_running_tool_and_exits(tmp_path: Path) -> None:
+    """SIGTERM while Bash runs: the command's process group is killed and loopwright exits 143."""
+    import signal
+
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([[{"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": SLEEP}}],
+                                  [{"type": "text", "text": "never"}]]))
+    name = f"lw-{uuid.uuid4().hex[:8]}"
+    t = Term(name)
+    env = f"env -u LOOPWRIGHT_SESSIONS_DIR -u LOOPWRIGHT_MODEL LOOPWRIGHT_HOME={home}"
+    t.tmux("new-session", "-d", "-s", name, "-x", "150", "-y", "50", "-c", str(work),
+           f"{env} {LOOPWRIGHT} --model scripted:{script} --permission-mode bypassPermissions; "
+           f"echo $? > {tmp_path / 'exit_status'}")
+    t.tmux("set-option", "-t", name, "remain-on-exit", "on")
+    try:
+        t.wait("/help for commands")
+        t.type("go")
+        t.keys("Enter")
+        t.wait(f"⏺ Bash({SLEEP})")
+        deadline = time.monotonic() + 10
+        while not running(SLEEP) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert running(SLEEP)
+        os.kill(pid_of(f"scripted:{script}"), signal.SIGTERM)
+        exit_file = tmp_path / "exit_status"
+        deadline = time.monotonic() + 20
+        while not (exit_file.exists() and exit_file.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert exit_file.read_text().strip() == str(128 + signal.SIGTERM), t.screen()
+        deadline = time.monotonic() + 10
+        while running(SLEEP) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not running(SLEEP), "the running command survived SIGTERM"
+    finally:
+        t.tmux("kill-session", "-t", name)

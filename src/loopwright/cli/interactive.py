@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import signal
 import sys
 import time
 from dataclasses import replace
@@ -335,6 +337,20 @@ class Repl:
             except Exception:  # noqa: BLE001 - the first query reports it
                 pass
 
+        # SIGTERM / SIGHUP (terminal closed): end like Ctrl-C twice, cancelling the running
+        # tools first, so no process group is left behind and the transcript stays paired.
+        terminated: list[int] = []
+
+        def on_signal(signum: int) -> None:
+            terminated.append(signum)  # leaving the prompt loop interrupts a running turn
+            if self.app is not None and self.app.is_running:
+                self.app.exit(exception=EOFError())
+
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signum, on_signal, signum)
+
         warming = asyncio.ensure_future(warm_up())
         with patch_stdout(raw=True):
             self.renderer = TraceRenderer(sys.stdout, spinner=False)
@@ -370,6 +386,9 @@ class Repl:
             await self.client.disconnect()
         warming.cancel()
         self.renderer.close()
+        if terminated:
+            self.say(f"terminated ({signal.Signals(terminated[0]).name})")
+            return 128 + terminated[0]
         self.say("bye")
         return 0
 
