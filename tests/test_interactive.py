@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -55,6 +55,20 @@ class Term:
             if time.monotonic() > end:
                 raise AssertionError(f"{needle!r} (x{count}) did not appear; screen:\n{s}")
             time.sleep(0.05)
+
+
+def until(condition: Callable[[], bool], seconds: float) -> bool:
+    """Poll `condition` until it holds or `seconds` pass; its last value."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def exit_status(path: Path, seconds: float) -> str:
+    """The exit status the shell wrote to `path` after loopwright ended ('' if it did not)."""
+    until(lambda: path.exists() and bool(path.read_text().strip()), seconds)
+    return path.read_text().strip() if path.exists() else ""
 
 
 def pid_of(fragment: str) -> int:
@@ -118,17 +132,11 @@ def test_interactive_session_in_tmux(term: tuple[Term, Path]) -> None:
     t.type("run the long thing")
     t.keys("Enter")
     t.wait(f"⏺ Bash({SLEEP})")
-    deadline = time.monotonic() + 10
-    while not running(SLEEP) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert running(SLEEP)
+    assert until(lambda: running(SLEEP), 10)
     t.keys("Escape")
     s = t.wait("● error_during_execution")
     assert "✗ Bash: Interrupted by user" in s and "interrupted by user" in s
-    deadline = time.monotonic() + 10
-    while running(SLEEP) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not running(SLEEP), "the interrupted command's process is still running"
+    assert until(lambda: not running(SLEEP), 10), "the interrupted command's process is still running"
 
     # 2. type while a tool runs: queued, then delivered after the tool's result, same turn
     t.type("now the short one")
@@ -194,11 +202,7 @@ def test_interactive_session_in_tmux(term: tuple[Term, Path]) -> None:
     t.wait("bye")
     # the exit status, written by the shell that ran loopwright (tmux's pane_dead_status can
     # stay empty for a while on a loaded machine)
-    exit_file = tmp / "exit_status"
-    deadline = time.monotonic() + 30
-    while not (exit_file.exists() and exit_file.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert exit_file.read_text().strip() == "0"
+    assert exit_status(tmp / "exit_status", 30) == "0"
 
 
 def test_streamed_text_is_shown_line_by_line_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -376,19 +380,9 @@ def test_sigterm_cancels_the_running_tool_and_exits(tmp_path: Path) -> None:
         t.type("go")
         t.keys("Enter")
         t.wait(f"⏺ Bash({SLEEP})")
-        deadline = time.monotonic() + 10
-        while not running(SLEEP) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert running(SLEEP)
+        assert until(lambda: running(SLEEP), 10)
         os.kill(pid_of(f"scripted:{script}"), signal.SIGTERM)
-        exit_file = tmp_path / "exit_status"
-        deadline = time.monotonic() + 20
-        while not (exit_file.exists() and exit_file.read_text().strip()) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert exit_file.read_text().strip() == str(128 + signal.SIGTERM), t.screen()
-        deadline = time.monotonic() + 10
-        while running(SLEEP) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not running(SLEEP), "the running command survived SIGTERM"
+        assert exit_status(tmp_path / "exit_status", 20) == str(128 + signal.SIGTERM), t.screen()
+        assert until(lambda: not running(SLEEP), 10), "the running command survived SIGTERM"
     finally:
         t.tmux("kill-session", "-t", name)
