@@ -116,7 +116,8 @@ class Run:
         config = build_run_config(options, self.cwd)  # settings files + options (settings.py)
         self.hooks, permissions = config.hooks, config.permissions
         self.permission_mode = permissions.mode or "default"
-        ctx = ToolContext(self.cwd, self.session_id, add_dirs=config.add_dirs, env=config.env, run=self)
+        ctx = ToolContext(self.cwd, self.session_id, add_dirs=config.add_dirs, env=config.env, run=self,
+                          sandbox=config.sandbox)
         permissions.shell_state = ctx.state  # the gate resolves Bash paths from the shell's cwd
         if self.recorder is not None:
             from .checkpoints import snapshot_hook  # file checkpoints, keyed to this turn's prompt

@@ -9,6 +9,7 @@ is fine: the loop turns any exception into an is_error result.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import json
 import re
@@ -62,6 +63,8 @@ class ToolContext:
     env: dict[str, str] = field(default_factory=dict)
     # The loop.Run this call belongs to (the Agent tool starts subagents from it; agents.py).
     run: Any = None
+    # sandbox.Sandbox when Bash (and Grep's rg) run in the OS sandbox; None: they run unsandboxed.
+    sandbox: Any = None
 
 
 Handler = Callable[..., Any]
@@ -149,7 +152,10 @@ class Tool:
             if self._is_async:
                 raw = await self.handler(*args)
             elif in_thread:
-                raw = await asyncio.get_running_loop().run_in_executor(_thread_pool(), lambda: self.handler(*args))
+                call = contextvars.copy_context().run
+                raw = await asyncio.get_running_loop().run_in_executor(_thread_pool(), lambda: call(self.handler, *args))
+                if inspect.isawaitable(raw):  # a sync handler that returned a coroutine
+                    raw = await raw
             else:
                 raw = self.handler(*args)
                 if inspect.isawaitable(raw):
@@ -165,7 +171,8 @@ _POOL: ThreadPoolExecutor | None = None
 
 
 def _thread_pool() -> ThreadPoolExecutor:
-    """Threads for sync read-only handlers run concurrently. Sized for whole batches: the
+    """Threads for sync handlers (read-only batches run concurrently; a lone call runs there so
+    that the event loop stays free for interrupts). Sized for whole batches: the
     default executor has only cpu+4 threads, too few for a batch of 8 on 2 cores."""
     global _POOL
     if _POOL is None:
