@@ -59,16 +59,16 @@ NEVER_PASSED_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 PROXY_PORT = 3128  # inside the sandbox's own network namespace
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
 
-_TOP_KEYS = {"enabled": bool, "failIfUnavailable": bool, "autoAllowBashIfSandboxed": bool,
+_TOP_KEYS: dict[str, type] = {"enabled": bool, "failIfUnavailable": bool, "autoAllowBashIfSandboxed": bool,
              "excludedCommands": list, "allowUnsandboxedCommands": bool, "network": dict,
              "filesystem": dict, "env": dict}
 # Claude Code keys loopwright accepts and does not act on (so a shared settings file still loads).
 _IGNORED_KEYS = {"ignoreViolations", "enableWeakerNestedSandbox", "enableWeakerNetworkIsolation", "ripgrep"}
-_NETWORK_KEYS = {"allowedDomains": list, "allowLocalBinding": bool, "allowUnixSockets": list,
+_NETWORK_KEYS: dict[str, type] = {"allowedDomains": list, "allowLocalBinding": bool, "allowUnixSockets": list,
                  "allowAllUnixSockets": bool}
 _NETWORK_IGNORED = {"allowManagedDomainsOnly", "httpProxyPort", "socksProxyPort"}
-_FS_KEYS = {"allowWrite": list, "denyWrite": list, "denyRead": list}
-_ENV_KEYS = {"deny": list}
+_FS_KEYS: dict[str, type] = {"allowWrite": list, "denyWrite": list, "denyRead": list}
+_ENV_KEYS: dict[str, type] = {"deny": list}
 _HOST_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
 
 
@@ -360,19 +360,19 @@ class Sandbox:
         hide, ro = self._mask_lists()
         args = [self.bwrap, *_ns_flags(True),
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        for p in ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"):
-            args += ["--ro-bind-try", p, p]  # root would otherwise write sysctls from inside
+        for proc_dir in ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"):
+            args += ["--ro-bind-try", proc_dir, proc_dir]  # root would otherwise write sysctls from inside
         args += ["--tmpfs", "/tmp"]
-        for w in self.writable:
-            args += ["--bind-try", str(w), str(w)]
+        for d in self.writable:
+            args += ["--bind-try", str(d), str(d)]
         for f in bind_files:
             args += ["--bind", f, f]
         # A protected path's parents inside a writable directory become mount points too (bound
         # onto themselves): a mount point cannot be renamed, so `mv .git x && mkdir .git` fails.
         parents: list[Path] = []
         for p in ro:
-            w = next((w for w in self.writable if _under(p, w)), None)
-            parents += [a for a in reversed(p.parents) if w is not None and w in a.parents and a not in parents]
+            top = next((d for d in self.writable if _under(p, d)), None)
+            parents += [a for a in reversed(p.parents) if top is not None and top in a.parents and a not in parents]
         for p in parents:
             args += ["--bind", str(p), str(p)]
         for p in ro:
@@ -386,9 +386,9 @@ class Sandbox:
         pass_fds: list[int] = []
         ours: list[int] = []
         if self._seccomp is not None:
-            r, w = os.pipe()
-            os.write(w, self._seccomp)  # a few dozen bytes: fits the pipe buffer
-            os.close(w)
+            r, wfd = os.pipe()
+            os.write(wfd, self._seccomp)  # a hundred bytes: fits the pipe buffer
+            os.close(wfd)
             args += ["--seccomp", str(r)]
             pass_fds.append(r)
             ours.append(r)

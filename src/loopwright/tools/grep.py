@@ -267,7 +267,8 @@ def _too_many() -> ToolError:
 
 async def run_rg(q: Query, rg: str, sandbox: Any = None) -> list[FileHits]:
     args, cwd = rg_args(q)
-    argv, env, fds = [rg, *args], None, ()
+    argv, env = [rg, *args], None
+    fds: tuple[int, ...] = ()
     if sandbox is not None:  # the OS sandbox is on (sandbox.py): rg sees what Bash would see
         w = sandbox.wrap(argv, cwd, None)
         argv, env, fds = w.argv, w.env, w.pass_fds
