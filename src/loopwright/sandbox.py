@@ -417,6 +417,8 @@ class Sandbox:
         """A note for a failed command whose output shows the sandbox stopped it, naming the
         setting that would allow it; None if nothing points at the sandbox."""
         notes = []
+        if output.startswith("bwrap:"):
+            notes.append(f"the sandbox could not be set up ({output.splitlines()[0]})")
         if re.search(r"Read-only file system|EROFS", output):
             notes.append("writes outside the working directories (and to protected paths) are blocked; "
                          "sandbox.filesystem.allowWrite or --add-dir allows a directory")
@@ -425,7 +427,7 @@ class Sandbox:
                          "and root has no capabilities inside")
         if re.search(r"[Nn]etwork is unreachable|Could not resolve|Temporary failure in name resolution|"
                      r"Name or service not known|Connection refused|ENETUNREACH|getaddrinfo|"
-                     r"not in sandbox\.network\.allowedDomains|403 Forbidden", output):
+                     r"not in sandbox\.network\.allowedDomains|403 Forbidden", output) or _NET_TOOLS.search(command):
             notes.append("the network is off except for hosts in sandbox.network.allowedDomains (HTTP(S) "
                          "through the proxy at $HTTPS_PROXY)")
         if not notes:
@@ -438,6 +440,12 @@ class Sandbox:
         if self._proxy is not None:
             self._proxy.close()
             self._proxy = None
+
+
+# Commands that use the network: their failure (curl -s prints nothing) may be the sandbox's doing.
+_NET_TOOLS = re.compile(r"(^|[\s;&|(])(curl|wget|nc|ncat|ssh|scp|sftp|rsync|telnet|ping|dig|nslookup|host|"
+                        r"pip3?|npm|npx|yarn|pnpm|cargo|gem|apt-get|go get|git (clone|fetch|pull|push|ls-remote)|"
+                        r"/dev/(tcp|udp)/)")
 
 
 def _unique(paths: Iterable[Path]) -> list[Path]:
