@@ -272,34 +272,23 @@ def corpus(w: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-@needs_bwrap
-def test_escape_corpus_zero_escapes(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    proj, outside, counters = world["proj"], world["outside"], world["counters"]
-    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
-    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
-    attempts = corpus(world)
-    assert len(attempts) >= 40
-    before_outside = tree_text(outside)
-    git_config = (proj / ".git" / "config").read_text()
-    hooks = sorted(os.listdir(proj / ".git" / "hooks"))
-    core_pattern = Path("/proc/sys/kernel/core_pattern").read_text()
-    res = run_script([use(i, cmd) for i, cmd in attempts], proj, permission_mode="bypassPermissions",
-                     disallowed_tools=[f"Read(/{outside}/rule_secret/**)"],
-                     sandbox={"filesystem": {"denyRead": ["./secrets", "./.env", f"/{outside}/secret_dir"]},
-                              "env": {"deny": ["GITHUB_TOKEN"]}})
-    time.sleep(0.3)  # anything that did escape has had time to act
-    out = results(res)
-    assert res.permission_denials == []  # the gate let everything through: only the sandbox stood in the way
-    assert set(out) == {i for i, _ in attempts}
+def snapshot(w: dict[str, Any]) -> dict[str, Any]:
+    proj = w["proj"]
+    return {"outside": tree_text(w["outside"]), "git_config": (proj / ".git" / "config").read_text(),
+            "hooks": sorted(os.listdir(proj / ".git" / "hooks")),
+            "core_pattern": Path("/proc/sys/kernel/core_pattern").read_text()}
 
+
+def find_escapes(w: dict[str, Any], before: dict[str, Any], out: dict[str, tuple[str, bool]]) -> dict[str, str]:
+    """What got past the box, keyed by what it was (the attempt's id where it is known):
+    the file system, the network counters and the process table."""
+    proj, outside, counters = w["proj"], w["outside"], w["counters"]
     escapes: dict[str, str] = {}
-    texts = "\n".join(f"{i}: {t}" for i, (t, _) in out.items())
-    # file system: nothing outside changed, no secret read, protected paths intact
     after = tree_text(outside)
     for path, text in after.items():
-        if before_outside.get(path) != text:
+        if before["outside"].get(path) != text:
             escapes[f"changed {path}"] = text
-    for path in before_outside:
+    for path in before["outside"]:
         if path not in after:
             escapes[f"removed {path}"] = ""
     for i, (t, _) in out.items():
@@ -307,36 +296,72 @@ def test_escape_corpus_zero_escapes(world: dict[str, Any], monkeypatch: pytest.M
             escapes[f"{i} read a secret"] = t
         if API_KEY in t or TOKEN in t:
             escapes[f"{i} saw a credential"] = t
+        if i in ("x-sysctl", "x-mknod") and f"ESCAPED-{i}" in t:
+            escapes[i] = t
     for path, text in tree_text(proj, skip=(proj / "secrets", proj / ".env", proj / ".git" / "objects")).items():
         if SECRET in text:  # a secret copied into the working directory
             escapes[f"{path} in the working directory"] = text
-    if (proj / ".git" / "config").read_text() != git_config:
-        escapes["p-config"] = (proj / ".git" / "config").read_text()
-    if sorted(os.listdir(proj / ".git" / "hooks")) != hooks or not (proj / ".git" / "HEAD").exists():
+    if not (proj / ".git" / "config").exists() or (proj / ".git" / "config").read_text() != before["git_config"]:
+        escapes["p-config / p-mv-git"] = "changed .git/config"
+    if not (proj / ".git" / "hooks").is_dir() or sorted(os.listdir(proj / ".git" / "hooks")) != before["hooks"]:
         escapes["p-hook / p-mv-git"] = str(os.listdir(proj))
     if (proj / ".bashrc").read_text() != "# rc\n":
         escapes["p-bashrc"] = (proj / ".bashrc").read_text()
     if Path("/etc/loopwright-escaped").exists():
         escapes["w-etc"] = "/etc/loopwright-escaped"
-    if Path("/proc/sys/kernel/core_pattern").read_text() != core_pattern:
+    if Path("/proc/sys/kernel/core_pattern").read_text() != before["core_pattern"]:
         escapes["x-sysctl"] = "core_pattern changed"
-    for i in ("x-sysctl", "x-mknod"):
-        if f"ESCAPED-{i}" in out[i][0]:
-            escapes[i] = out[i][0]
-    # network: no loopback server saw anything
     if any(counters.total().values()):
         escapes["network"] = str(counters.total())
-    # processes: nothing survived, the victim outside lives
     survivors = [c for c in cmdlines() if any(f"430{k}.5" in c for k in range(1, 6))]
     if survivors:
         escapes["survivors"] = str(survivors)
-    if world["victim"].poll() is not None:
-        escapes["victim killed"] = str(world["victim"].returncode)
+    if w["victim"].poll() is not None:
+        escapes["victim killed (k-*)"] = str(w["victim"].returncode)
+    return escapes
+
+
+def corpus_sandbox(w: dict[str, Any]) -> dict[str, Any]:
+    """The sandbox settings of the corpus run (Claude Code's schema): the masked paths."""
+    return {"filesystem": {"denyRead": ["./secrets", "./.env", f"/{w['outside']}/secret_dir"]},
+            "env": {"deny": ["GITHUB_TOKEN"]}}
+
+
+@needs_bwrap
+def test_escape_corpus_zero_escapes(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    attempts = corpus(world)
+    assert len(attempts) >= 40
+    before = snapshot(world)
+    res = run_script([use(i, cmd) for i, cmd in attempts], world["proj"], permission_mode="bypassPermissions",
+                     disallowed_tools=[f"Read(/{world['outside']}/rule_secret/**)"], sandbox=corpus_sandbox(world))
+    time.sleep(0.3)  # anything that did escape has had time to act
+    out = results(res)
+    assert res.permission_denials == []  # the gate let everything through: only the sandbox stood in the way
+    assert set(out) == {i for i, _ in attempts}
+    escapes = find_escapes(world, before, out)
+    texts = "\n".join(f"{i}: {t}" for i, (t, _) in out.items())
     assert escapes == {}, f"{len(escapes)} escapes: {escapes}\n\nresults:\n{texts}"
     # the sandbox explains what it stopped, naming the setting
     assert "sandbox.filesystem.allowWrite" in out["w-redirect"][0]
     assert "sandbox.network.allowedDomains" in out["n-curl-ip"][0]
     assert out["w-redirect"][1] and out["n-curl-ip"][1]
+
+
+def test_the_checks_see_escapes_without_the_sandbox(world: dict[str, Any]) -> None:
+    """The control: three harmless attempts of the corpus, run without the sandbox, are seen
+    by the checks (so a 0 above is the sandbox's doing, not blind checks)."""
+    picked = {i: c for i, c in corpus(world) if i in ("w-redirect", "n-curl-ip", "s-setsid")}
+    before = snapshot(world)
+    try:
+        out = results(run_script([use(i, c) for i, c in picked.items()], world["proj"],
+                                 permission_mode="bypassPermissions"))
+        time.sleep(0.3)
+        escapes = find_escapes(world, before, out)
+        assert set(escapes) == {f"changed {world['outside'] / 'target.txt'}", "network", "survivors"}
+    finally:
+        subprocess.run(["pkill", "-f", "sleep 4301.5"])
 
 
 @needs_bwrap
