@@ -11,6 +11,7 @@ outside). These tests run as root here, so they also prove what root inside cann
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import base64
 import json
 import os
@@ -167,6 +168,12 @@ def tree_text(root: Path, skip: tuple[Path, ...] = ()) -> dict[str, str]:
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    with make_world(tmp_path) as w:
+        yield w
+
+
+@contextlib.contextmanager
+def make_world(tmp_path: Path) -> Iterator[dict[str, Any]]:
     """proj (the working directory, a git repo with secrets) and `outside`, on the real root
     file system (/var/tmp, not the sandbox's private /tmp), with loopback counters."""
     outside = Path(tempfile.mkdtemp(prefix="loopwright-sbx-", dir="/var/tmp"))
@@ -323,7 +330,7 @@ def find_escapes(w: dict[str, Any], before: dict[str, Any], out: dict[str, tuple
 
 def corpus_sandbox(w: dict[str, Any]) -> dict[str, Any]:
     """The sandbox settings of the corpus run (Claude Code's schema): the masked paths."""
-    return {"filesystem": {"denyRead": ["./secrets", "./.env", f"/{w['outside']}/secret_dir"]},
+    return {"filesystem": {"denyRead": [f"/{w['proj']}/secrets", f"/{w['proj']}/.env", f"/{w['outside']}/secret_dir"]},
             "env": {"deny": ["GITHUB_TOKEN"]}}
 
 

@@ -212,7 +212,9 @@ def unavailable_reason() -> str | None:
 
 
 def _ns_flags(unshare_net: bool) -> list[str]:
-    flags = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    # (no UTS or cgroup namespace: without capabilities neither the host name nor cgroupfs,
+    # mounted read-only, can be changed, and each namespace costs start-up time)
+    flags = ["--die-with-parent", "--unshare-pid", "--unshare-ipc"]
     if unshare_net:
         flags.append("--unshare-net")
     if os.geteuid() == 0:
@@ -324,9 +326,19 @@ class Sandbox:
                     hide += self._rule_paths(rule)
                 elif rule.covers_tool("Edit"):
                     ro += self._rule_paths(rule)
-        for w in self.writable:
-            ro += [w / name for name in PROTECTED_NAMES]
-        return _existing(hide), [p for p in _existing(ro) if any(_under(p, w) for w in self.writable)]
+        protected: list[Path] = []
+        for w in self.writable:  # one directory listing each, not a stat per protected name
+            try:
+                present = {e.name: e.is_symlink() for e in os.scandir(w)}
+            except OSError:
+                continue
+            for name in PROTECTED_NAMES:
+                top, _, rest = name.partition("/")
+                if top in present and not present[top]:
+                    protected.append(w / name)
+        ro = [p for p in _existing(ro) if any(_under(p, w) for w in self.writable)]
+        ro += [p for p in protected if p not in ro and (p.exists() and not p.is_symlink())]
+        return _existing(hide), ro
 
     def _rule_paths(self, rule: Any) -> list[Path]:
         """The files and directories a Read/Edit path rule covers (globs expanded now)."""

@@ -329,7 +329,12 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
             timed_out = True
         if not timed_out:  # let the last output arrive, unless a leftover process holds the pipe
             await asyncio.wait({pump_task}, timeout=DRAIN_S)
-        await kill_group(pgid)
+        if sandbox is not None and not timed_out:
+            # bwrap has exited: its PID namespace (everything the command started) is being
+            # killed by the kernel, and nothing else is in the group. No grace period to wait out.
+            _signal_group(pgid, signal.SIGKILL)
+        else:
+            await kill_group(pgid)
         await asyncio.wait({pump_task}, timeout=DRAIN_S)
         await _reaped(protocol)
     except asyncio.CancelledError:
