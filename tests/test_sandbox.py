@@ -581,6 +581,7 @@ def test_sigkill_of_loopwright_leaves_no_bash_command_alive(tmp_path: Path, sand
             assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
             assert time.monotonic() < deadline, "the command did not start"
             time.sleep(0.02)
+        time.sleep(0.5)  # mid-command (it would sleep for an hour)
         os.kill(proc.pid, signal.SIGKILL)  # only loopwright: no atexit, no cleanup of its own
         proc.wait(timeout=10)
         deadline = time.monotonic() + 5

@@ -283,6 +283,7 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
     buf = CappedBuffer()
     argv, env, pass_fds, ours, sandbox = _spawn_args(["bash", "-c", _WRAPPER, "bash", command, pwd_file],
                                                      command, ctx, cwd, (pwd_file,))
+    WATCHDOG.send("")  # started before the command, so registering it right after is one write
     # The process runs before subprocess_exec returns (it still connects the pipes): an
     # interrupt in that window must not leave it behind, so the spawn is shielded and the
     # group killed once it exists.
@@ -457,6 +458,7 @@ def _start_background(command: str, ctx: ToolContext) -> str:
     shell_id = f"bash_{n}"
     cwd = _shell_cwd(ctx)
     argv, env, pass_fds, ours, _ = _spawn_args(["bash", "-c", command], command, ctx, cwd)
+    WATCHDOG.send("")
     try:
         popen = subprocess.Popen(
             argv, cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
