@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,7 @@ def startup(n: int, work: Path) -> list[tuple[str, float, float]]:
 
 # --- 2. sync handlers in a worker thread ---------------------------------------------------------
 
-def thread_cost(n: int) -> tuple[float, float]:
+def thread_cost(n: int) -> tuple[float, float, float]:
     tool = lw.Tool("t", "t", {"type": "object", "properties": {}}, lambda x: "ok")
     ctx = ToolContext(Path("."))
 
@@ -96,11 +97,23 @@ def thread_cost(n: int) -> tuple[float, float]:
             await tool.call({}, ctx, in_thread=in_thread)
         return (time.perf_counter() - t0) / n * 1e6
 
-    inline, threaded = [], []
+    async def handoff() -> float:  # the bare thread round trip, for reference
+        loop = asyncio.get_running_loop()
+        pool = ThreadPoolExecutor(1)
+        for _ in range(200):
+            await loop.run_in_executor(pool, int)
+        t0 = time.perf_counter()
+        for _ in range(n):
+            await loop.run_in_executor(pool, int)
+        pool.shutdown()
+        return (time.perf_counter() - t0) / n * 1e6
+
+    inline, threaded, bare = [], [], []
     for _ in range(5):
         inline.append(asyncio.run(go(False)))
         threaded.append(asyncio.run(go(True)))
-    return statistics.median(inline), statistics.median(threaded)
+        bare.append(asyncio.run(handoff()))
+    return statistics.median(inline), statistics.median(threaded), statistics.median(bare)
 
 
 # --- 3. the corpus, side by side ------------------------------------------------------------------
@@ -164,8 +177,9 @@ def corpus_claude(t: Any, tmp: Path) -> dict[str, Any]:
         except json.JSONDecodeError:
             denials = []
         esc = t.find_escapes(w, before, out)
+        refused = sorted(ids.get(d.get("tool_use_id", ""), "?") for d in denials)
         return {"attempts": len(attempts), "ran": len(out) - len(denials), "refused": len(denials),
-                "escapes": esc, "wall": wall, "out": out, "version": _claude_version()}
+                "refused_ids": refused, "escapes": esc, "wall": wall, "out": out, "version": _claude_version()}
 
 
 def _claude_version() -> str:
@@ -185,7 +199,8 @@ def main() -> None:
         sys.exit(f"the sandbox cannot run here: {why}")
     lines = [f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
              f"bubblewrap {subprocess.run(['bwrap', '--version'], capture_output=True, text=True).stdout.split()[-1]}, "
-             f"{'root' if os.geteuid() == 0 else 'non-root'}", ""]
+             f"{'root' if os.geteuid() == 0 else 'non-root'}, load average at start "
+             f"{os.getloadavg()[0]:.1f}", ""]
     with tempfile.TemporaryDirectory() as d:
         work = Path(d) / "work"
         work.mkdir()
@@ -195,11 +210,12 @@ def main() -> None:
                   "| command | median ms | over plain Bash ms |", "|---|---:|---:|"]
         for k, ms, delta in startup(n, work):
             lines.append(f"| {k} | {ms:.1f} | {delta:+.1f} |")
-        inline, threaded = thread_cost(2000 if args.quick else 10000)
+        inline, threaded, bare = thread_cost(2000 if args.quick else 10000)
         lines += ["", "**Sync tool handler in a worker thread** (Tool.call of a trivial handler; target: < 50 µs)", "",
                   "| call | µs/call |", "|---|---:|",
                   f"| inline (on the event loop) | {inline:.1f} |", f"| in the worker thread | {threaded:.1f} |",
-                  f"| cost of the thread | {threaded - inline:+.1f} |"]
+                  f"| cost of the thread | {threaded - inline:+.1f} |",
+                  f"| reference: a bare run_in_executor round trip (no tool) | {bare:.1f} |"]
         t = load_corpus_module()
         rows = [("loopwright (bypassPermissions + sandbox)", corpus_loopwright(t, Path(d) / "lw"))]
         if not args.no_claude:
@@ -222,6 +238,9 @@ def main() -> None:
         label = f"{name} {r.get('version', '')}".strip()
         lines.append(f"| {label} | {r['attempts']} | {r['ran']} | {r['refused']} | {esc} | {r['wall']:.1f} |")
     for name, r in rows:
+        if r.get("refused_ids"):
+            lines += ["", f"{name}: refused by its permission check before running: "
+                          + ", ".join(f"`{i}`" for i in r["refused_ids"])]
         if r.get("escapes"):
             lines += ["", f"{name}, what got through:", ""]
             lines += [f"- `{k}`: {str(v)[:300]!r}" for k, v in r["escapes"].items()]

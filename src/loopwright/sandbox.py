@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import ipaddress
 import os
 import platform
 import re
@@ -151,6 +150,8 @@ def _strings(v: list[Any], name: str, where: str) -> list[str]:
 
 def _domain(d: str, where: str) -> str:
     """A hostname, `*.example.com`, or an IP address; lower-cased."""
+    import ipaddress  # only when a settings file lists domains
+
     host = d.lower().rstrip(".")
     with contextlib.suppress(ValueError):
         return str(ipaddress.ip_address(host.strip("[]")))
@@ -435,8 +436,8 @@ class Sandbox:
             notes.append("writes outside the working directories (and to protected paths) are blocked; "
                          "sandbox.filesystem.allowWrite or --add-dir allows a directory")
         if re.search(r"Permission denied|Operation not permitted|EPERM|EACCES", output):
-            notes.append("unix sockets, ptrace and io_uring are blocked (sandbox.network.allowAllUnixSockets), "
-                         "and root has no capabilities inside")
+            notes.append("unix sockets, ptrace and io_uring are blocked (sandbox.network.allowAllUnixSockets "
+                         "allows unix sockets), and no process has capabilities inside, root included")
         if re.search(r"[Nn]etwork is unreachable|Could not resolve|Temporary failure in name resolution|"
                      r"Name or service not known|Connection refused|ENETUNREACH|getaddrinfo|"
                      r"not in sandbox\.network\.allowedDomains|403 Forbidden", output) or _NET_TOOLS.search(command):
@@ -448,10 +449,6 @@ class Sandbox:
                 "failure: " + "; ".join(notes) + ". A command listed in sandbox.excludedCommands runs outside "
                 "the sandbox, under the normal permission rules.")
 
-    def close(self) -> None:
-        if self._proxy is not None:
-            self._proxy.close()
-            self._proxy = None
 
 
 # Commands that use the network: their failure (curl -s prints nothing) may be the sandbox's doing.
@@ -521,7 +518,6 @@ class _Proxy:
 
     def __init__(self, allowed: Sequence[str]) -> None:
         self.allowed = list(allowed)
-        self.hits: list[tuple[str, bool]] = []  # (host, allowed) for each request, for tests
 
     def channel(self) -> tuple[socket.socket, int]:
         mine, theirs = socket.socketpair()
@@ -575,9 +571,7 @@ class _Proxy:
                 host, port_s = m.group(1), m.group(2) or "80"
                 rest = head
             host = host.strip("[]")
-            ok = domain_allowed(host, self.allowed)
-            self.hits.append((host, ok))
-            if not ok:
+            if not domain_allowed(host, self.allowed):
                 return self._refuse(c, 403, "Forbidden", f"host {host} is not in sandbox.network.allowedDomains")
             try:
                 up = socket.create_connection((host, int(port_s)), timeout=30)
@@ -598,8 +592,6 @@ class _Proxy:
             c.sendall(f"HTTP/1.1 {code} {reason}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\n"
                       f"Connection: close\r\n\r\n".encode() + body)
 
-    def close(self) -> None:
-        pass  # channels end with their commands; threads are daemons
 
 
 def _relay(a: socket.socket, b: socket.socket) -> None:
