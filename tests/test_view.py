@@ -24,6 +24,7 @@ from loopwright.view.cli import stats_json
 
 HERE = Path(__file__).resolve().parent
 CC_FIXTURE = HERE / "fixtures" / "claude_code_fix_the_test.jsonl"
+CC_SUBAGENT = HERE / "fixtures" / "claude_code_subagent.jsonl"  # + its subagents/ folder, as Claude Code keeps it
 CLAUDE = HERE / "node" / "node_modules" / ".bin" / "claude"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 BIG = "x" * 2000  # ~500 tokens a result: a window of 6000 forces compaction
@@ -62,6 +63,8 @@ class Agent:
             return [text("Starting."), use("w1", "Write", file_path="/etc/loopwright-view-test", content="x")]
         if k == 2:
             return [use("a1", "Agent", description="count", prompt="count the files")]
+        if k == 3:  # output long enough for Bash to cut it
+            return [use("b1", "Bash", command="python3 -c \"print('z' * 200000)\"")]
         if k <= 10:
             return [use(f"l{k}", "look", n=k)]
         return [text("all done")]
@@ -133,6 +136,7 @@ def test_calls_match_the_runs_exactly(session: tuple[Path, list[lw.ResultMessage
     results_ = [e for e in v.events if e.kind == "tool_result"]
     assert any("denied" in e.flags for e in results_), "the refused Write is marked"
     assert any("interrupted" in e.flags for e in results_), "the interrupted Sleep is marked"
+    assert [e.title for e in results_ if "cut off" in e.flags] == ["Bash"], "the cut Bash output is marked"
     agent = next(e for e in v.events if e.kind == "tool_use" and e.title == "Agent")
     assert len(agent.children) == 1 and agent.children[0].calls, "the subagent's transcript is nested"
     assert any(e.kind == "text" and "sub done" in e.text for e in agent.children[0].events)
@@ -164,6 +168,19 @@ def test_claude_code_transcript_counts_each_api_call_once() -> None:
     # unknown entry types are kept, shown raw
     assert any(e.kind == "raw" and e.title == "queue-operation" for e in v.events)
     assert "queue-operation ×2" in render(v)
+
+
+def test_claude_code_subagent_is_nested_under_its_agent_call() -> None:
+    v = load_view(CC_SUBAGENT)
+    assert not v.warnings
+    agent = next(e for e in v.events if e.kind == "tool_use" and e.title == "Agent")
+    assert len(agent.children) == 1
+    sub = agent.children[0]
+    assert sub.source == "claude-code" and len(sub.calls) == 1 and sub.calls[0].n > 0
+    assert next(e.text for e in sub.events if e.kind == "prompt") == "Count the files in this directory."
+    # the page's total is Claude Code's: the main calls and the subagent's
+    assert v.cost == pytest.approx(sum(c.cost_usd or 0 for c in v.calls) + sum(c.cost_usd or 0 for c in sub.calls))
+    assert sub.cost > 0 and "subagent " + sub.session_id in render(v)
 
 
 @pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code is not installed (npm install in tests/node)")
@@ -286,3 +303,19 @@ def test_sessions_list_shows_calls_cost_and_peak_n_k(session: tuple[Path, list[l
     v = load_view(path)
     assert f" {len(v.calls)} " in row and f" {v.peak_n} " in row
     assert f"${sum(x.total_cost_usd for x in results):7.4f}" in row
+
+
+def test_text_sent_while_tools_ran_is_marked_queued(tmp_path: Path) -> None:
+    lines = [
+        {"type": "user", "sessionId": "q", "isPrompt": True, "message": {"role": "user", "content": [text("go")]}},
+        {"type": "assistant", "sessionId": "q", "message": {"role": "assistant", "model": "m", "content": [
+            use("t1", "Bash", command="sleep 1")], "usage": {"input_tokens": 10, "output_tokens": 2}}},
+        {"type": "user", "sessionId": "q", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}, text("keep the public names")]}},
+    ]
+    p = tmp_path / "q.jsonl"
+    p.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    v = load_view(p)
+    assert [(e.kind, e.text) for e in v.events if e.kind in ("prompt", "queued")] == [
+        ("prompt", "go"), ("queued", "keep the public names")]
+    assert "queued message" in render(v)

@@ -12,6 +12,7 @@ the usage: lines are grouped by message id so each API call is counted once. Its
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -20,6 +21,9 @@ from typing import Any
 from ..context import default_context_window
 from ..usage import price_for
 
+# How the tools say they cut their output (Bash, Read, Grep, Glob), and Claude Code's equivalents.
+TRUNCATED = re.compile(r"characters of output truncated\]|\[\.\.\. (?:output|line|notebook) truncated|"
+                       r"Results are truncated|output truncated at|Output too large")
 # Tool names that start a subagent: loopwright's Agent, Claude Code's Task (and Agent).
 AGENT_TOOLS = ("Agent", "Task")
 
@@ -84,9 +88,12 @@ class SessionView:
 
     @property
     def cost(self) -> float:
+        """The run results' own total when recorded (loopwright: subagents and compaction
+        included), else the calls' costs plus the nested subagents' (Claude Code)."""
         if self.total_cost_usd is not None:
             return self.total_cost_usd
-        return sum(c.cost_usd or 0.0 for c in self.calls)
+        return (sum(c.cost_usd or 0.0 for c in self.calls)
+                + sum(sub.cost for e in self.events for sub in e.children))
 
     @property
     def peak_n(self) -> int:
@@ -281,6 +288,8 @@ class _Builder:
         self.view.events.append(ev)
 
     def user_blocks(self, blocks: list[dict[str, Any]], *, prompt: bool, extra: dict[str, Any]) -> None:
+        # text after tool results in the same message: typed while the tools ran (client.send)
+        after_results = any(b.get("type") == "tool_result" for b in blocks)
         for b in blocks:
             if b.get("type") == "tool_result":
                 text = _text_of(b.get("content"))
@@ -289,7 +298,7 @@ class _Builder:
                     flags.append("denied")
                 if b.get("is_error") and "nterrupted" in text[:200]:
                     flags.append("interrupted")
-                if "[output cut" in text or "cut off" in text[-300:] or "truncated" in text[-300:]:
+                if TRUNCATED.search(text):
                     flags.append("cut off")
                 tid = str(b.get("tool_use_id", ""))
                 use = self.tool_events.get(tid)
@@ -298,7 +307,7 @@ class _Builder:
                 self.results[tid] = ev
                 self.view.events.append(ev)
             elif b.get("type") == "text":
-                kind = "prompt" if prompt else ("queued" if extra.get("queued") else "text_user")
+                kind = "prompt" if prompt else ("queued" if after_results or extra.get("queued") else "text_user")
                 self.view.events.append(Event(kind, text=str(b.get("text", ""))))
             else:
                 self.view.events.append(Event("raw", title=str(b.get("type")), text=json.dumps(b)))
@@ -392,9 +401,11 @@ def _read_claude_code(view: SessionView, lines: list[tuple[int, dict[str, Any]]]
     b = _Builder(view)
     sidechains: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     open_id: str | None = None  # the message id of the response being read
+    # A subagent's own file (<session>/subagents/agent-*.jsonl) is all sidechain: read it as a whole.
+    own_file = all(ln.get("isSidechain") for _, ln in lines if ln.get("type") in ("user", "assistant"))
     for lineno, ln in lines:
         kind = ln.get("type")
-        if ln.get("isSidechain"):
+        if ln.get("isSidechain") and not own_file:
             sidechains.setdefault(str(ln.get("agentId") or ln.get("sessionId") or "sidechain"), []).append((lineno, ln))
             continue
         ts = _ts(ln)
