@@ -375,3 +375,42 @@ def test_a_ray_worker_killed_mid_task_has_its_task_rerun(tmp_path: Path, local_r
     results = read_results(out)
     assert [x["id"] for x in results] == ["k"] and results[0]["subtype"] == "success"
     assert (work / "out.txt").read_text() == "second\n" and len(seen) == 2
+
+
+def test_resume_sessions_continues_a_task_killed_mid_run(tmp_path: Path) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    histories: list[list[dict[str, Any]]] = []
+
+    def agent(h: list[dict[str, Any]]) -> Any:
+        histories.append(h)
+        if len(h) == 1:  # the first attempt: a long command, during which the batch is killed
+            return [use("b1", "Bash", command="touch started; sleep 60")]
+        return [text("finished after resuming")]
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "r", "prompt": "task r: go", "cwd": str(work)}) + "\n")
+    out = tmp_path / "results.jsonl"
+    flags = ["--permission-mode", "bypassPermissions", "--model", MODEL, "--setting-sources", ""]
+    with ScriptedServer(agent) as srv:
+        env = env_for(srv, tmp_path)
+        p = subprocess.Popen([*LW, "batch", str(tasks), "-o", str(out), "--resume-sessions", *flags], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 120
+        while not (work / "started").exists():
+            assert time.monotonic() < deadline and p.poll() is None
+            time.sleep(0.05)
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        assert read_results(out) == []
+        r = subprocess.run([*LW, "batch", str(tasks), "-o", str(out), "--resume-sessions", *flags], env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+    res = read_results(out)
+    assert [x["id"] for x in res] == ["r"] and res[0]["result"] == "finished after resuming"
+    resumed = histories[-1]
+    # the resumed conversation: the first prompt, the Bash call (interrupted by the kill), the nudge
+    assert first_text(resumed) == "task r: go" and resumed[1]["content"][0]["name"] == "Bash"
+    assert "interrupted" in json.dumps(resumed[2]).lower() and "Continue the task" in json.dumps(resumed[-1])
+    transcripts = list((tmp_path / "lwhome" / "projects").glob("*/*.jsonl"))
+    assert [t.stem for t in transcripts] == [res[0]["session_id"]], "one session, continued in place"

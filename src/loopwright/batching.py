@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -233,6 +234,15 @@ class RunSpec:
     retries: int = 0
     workdir: Path | None = None  # where copies and patches go (beside RESULTS)
     retry_base_s: float = RETRY_BASE_S
+    # Session ids are derived from the results file and the task, so a rerun can find the
+    # transcript of an attempt that was killed, and --resume-sessions continues it.
+    session_seed: str | None = None
+    resume_sessions: bool = False
+
+    def session_id(self, attempt: int) -> str | None:
+        if self.session_seed is None:
+            return None
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{self.session_seed}#{self.task.id}#{self.task.fingerprint}#{attempt}"))
 
 
 def _git(cwd: str | Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -243,8 +253,9 @@ class Workspace:
     """Where a task runs: its own cwd, a copy of it, or a fresh git worktree (removed after,
     its diff kept as a patch)."""
 
-    def __init__(self, spec: RunSpec, attempt: int) -> None:
+    def __init__(self, spec: RunSpec, attempt: int, reuse: bool = False) -> None:
         self.spec = spec
+        self.reuse = reuse
         self.source = Path(spec.options.cwd or os.getcwd())
         self.path = self.source
         base = spec.workdir or Path.cwd()
@@ -252,12 +263,15 @@ class Workspace:
 
     def __enter__(self) -> Workspace:
         mode = self.spec.isolate
-        if mode == "copy":
+        if mode != "none" and self.reuse and self.target.is_dir():  # a resumed session goes on in its files
+            self.path = self.target
+        elif mode == "copy":
             shutil.rmtree(self.target, ignore_errors=True)
             shutil.copytree(self.source, self.target, symlinks=True)
             self.path = self.target
         elif mode == "worktree":
             shutil.rmtree(self.target, ignore_errors=True)
+            _git(self.source, "worktree", "prune")  # a batch killed mid-task left its registration
             r = _git(self.source, "worktree", "add", "--detach", str(self.target), "HEAD")
             if r.returncode != 0:
                 raise RuntimeError(f"git worktree add failed in {self.source}: {r.stderr.strip()}")
@@ -289,15 +303,31 @@ def _safe(task_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in task_id)[:80] or "task"
 
 
-async def _attempt(spec: RunSpec, cwd: Path, spend: SharedSpend | None) -> ResultMessage:
+RESUME_PROMPT = "The run was interrupted before it finished. Continue the task from where you left off."
+
+
+def _resumable(spec: RunSpec, options: AgentOptions) -> str | None:
+    """The session of this task's first attempt in an earlier, killed batch, if one was saved."""
+    sid = spec.session_id(1)
+    if not spec.resume_sessions or sid is None:
+        return None
+    from .sessions import store_for
+
+    return sid if store_for(options).exists(sid, Path(options.cwd or ".")) else None
+
+
+async def _attempt(spec: RunSpec, cwd: Path, spend: SharedSpend | None, attempt: int,
+                   resume: str | None) -> ResultMessage:
     """One agent run of the task in `cwd`, its budget tied to the batch's spend."""
     from .loop import Run, run_query
 
-    options = dataclasses.replace(spec.options, cwd=str(cwd))
-    run = Run(spec.task.prompt, options)
+    options = dataclasses.replace(spec.options, cwd=str(cwd), resume=resume,
+                                  session_id=None if resume else spec.session_id(attempt))
+    prompt = RESUME_PROMPT if resume else spec.task.prompt
+    run = Run(prompt, options)
     run.budget.shared = spend
     result: ResultMessage | None = None
-    async with contextlib.aclosing(run_query(run, spec.task.prompt)) as stream:
+    async with contextlib.aclosing(run_query(run, prompt)) as stream:
         async for msg in stream:
             if isinstance(msg, ResultMessage):
                 result = msg
@@ -321,9 +351,12 @@ async def run_task(spec: RunSpec, spend: SharedSpend | None) -> dict[str, Any]:
     while True:
         attempts += 1
         try:
-            with Workspace(spec, attempts) as ws:
+            resume = _resumable(spec, spec.options) if attempts == 1 else None
+            with Workspace(spec, attempts, reuse=resume is not None) as ws:
+                if resume is not None and ws.path != Path(spec.options.cwd or "."):
+                    resume = _resumable(spec, dataclasses.replace(spec.options, cwd=str(ws.path)))
                 try:
-                    result = await asyncio.wait_for(_attempt(spec, ws.path, spend), spec.timeout_s)
+                    result = await asyncio.wait_for(_attempt(spec, ws.path, spend, attempts, resume), spec.timeout_s)
                     line = result.to_json()
                 except TimeoutError:
                     line = _error_result(f"timed out after {spec.timeout_s:g} s")
@@ -464,6 +497,7 @@ class BatchConfig:
     force: bool = False
     retry_base_s: float = RETRY_BASE_S
     own_system_prompt: bool = False  # the CLI's default prompt: rebuilt per task cwd
+    resume_sessions: bool = False  # a task killed mid-run continues its session instead of restarting
 
 
 def task_options(base: AgentOptions, task: Task, own_system_prompt: bool = False) -> AgentOptions:
@@ -494,7 +528,8 @@ def plan(tasks: Sequence[Task], base: AgentOptions, cfg: BatchConfig) -> list[Ru
         except (TypeError, ValueError) as e:
             problems.append(f"line {t.line} (id {t.id}): {e}")
             continue
-        specs.append(RunSpec(t, opts, cfg.isolate, cfg.timeout_s, cfg.retries, workdir, cfg.retry_base_s))
+        specs.append(RunSpec(t, opts, cfg.isolate, cfg.timeout_s, cfg.retries, workdir, cfg.retry_base_s,
+                             str(cfg.results.resolve()) if cfg.results else None, cfg.resume_sessions))
     if cfg.isolate == "none" and cfg.concurrency > 1:
         by_cwd: dict[str, list[str]] = {}
         for s in specs:
@@ -517,7 +552,7 @@ def plan(tasks: Sequence[Task], base: AgentOptions, cfg: BatchConfig) -> list[Ru
 async def batch(tasks: Iterable[Task | Mapping[str, Any]], options: AgentOptions | None = None, *,
                 concurrency: int = 4, executor: Executor | None = None, max_budget_usd: float | None = None,
                 isolate: Isolation = "none", retries: int = 0, timeout: float | None = None,
-                results: str | Path | None = None, force: bool = False,
+                results: str | Path | None = None, force: bool = False, resume_sessions: bool = False,
                 retry_base_s: float = RETRY_BASE_S) -> AsyncIterator[dict[str, Any]]:
     """Run many tasks, yielding each result (a dict: the task `id` and the `-p` JSON result
     fields, plus duration_ms, worker, attempts and, with isolation, the workspace) as it
@@ -528,7 +563,8 @@ async def batch(tasks: Iterable[Task | Mapping[str, Any]], options: AgentOptions
     if raw:
         task_list += check_tasks(raw)
     cfg = BatchConfig(concurrency, max_budget_usd, isolate, retries, timeout,
-                      Path(results) if results is not None else None, force, retry_base_s)
+                      Path(results) if results is not None else None, force, retry_base_s,
+                      resume_sessions=resume_sessions)
     async for r in _batch(task_list, options or AgentOptions(), cfg, executor or LocalExecutor()):
         yield r
 
@@ -676,6 +712,8 @@ def batch_main(argv: Sequence[str]) -> int:
     p.add_argument("--retries", type=int, default=0, help="reruns of a task that ends in error_during_execution")
     p.add_argument("--timeout", type=float, default=None, help="seconds per task attempt")
     p.add_argument("--force", action="store_true", help="use a results file of a different task list anyway")
+    p.add_argument("--resume-sessions", action="store_true",
+                   help="a task whose batch was killed mid-run continues its saved session (default: rerun it)")
     args = p.parse_args(list(argv))
     budget, args.max_budget_usd = args.max_budget_usd, None  # the batch's B (per-task B: a task option)
     try:
@@ -692,7 +730,8 @@ def batch_main(argv: Sequence[str]) -> int:
         print("loopwright batch: --ray needs Ray: pip install 'loopwright[ray]'", file=sys.stderr)
         return 2
     cfg = BatchConfig(args.concurrency, budget, args.isolate, args.retries, args.timeout, Path(args.output),
-                      args.force, own_system_prompt=args.system_prompt is None)
+                      args.force, own_system_prompt=args.system_prompt is None,
+                      resume_sessions=args.resume_sessions)
     progress = Progress()
 
     async def go() -> int:
