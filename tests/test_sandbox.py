@@ -11,8 +11,8 @@ outside). These tests run as root here, so they also prove what root inside cann
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import base64
+import contextlib
 import json
 import os
 import shutil
