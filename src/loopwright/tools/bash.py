@@ -213,8 +213,9 @@ async def _reaped(protocol: _Protocol, timeout: float = 1.0) -> None:
 
 # Reads "+PGID" / "-PGID" lines; when the pipe closes (loopwright is gone, however it died),
 # SIGKILLs every group still registered.
-_WATCHDOG = ('declare -A g; while read -r op pg; do if [ "$op" = + ]; then g[$pg]=1; else unset "g[$pg]"; fi; '
-             'done; for pg in "${!g[@]}"; do kill -KILL -- "-$pg" 2>/dev/null; done')
+# POSIX sh (dash, macOS's bash 3.2): a space-separated list, no associative arrays.
+_WATCHDOG = ('g=" "; while read -r op pg; do case $op in +) g="$g$pg ";; -) case $g in *" $pg "*) '
+             'g="${g%% $pg *} ${g#* $pg }";; esac;; esac; done; for pg in $g; do kill -9 "-$pg" 2>/dev/null; done')
 
 
 class _Watchdog:
@@ -229,7 +230,7 @@ class _Watchdog:
                 self.proc, self.pid = None, os.getpid()
             if self.proc is None or self.proc.poll() is not None:
                 try:
-                    self.proc = subprocess.Popen(["bash", "-c", _WATCHDOG], stdin=subprocess.PIPE,
+                    self.proc = subprocess.Popen(["sh", "-c", _WATCHDOG], stdin=subprocess.PIPE,
                                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                                  start_new_session=True)
                 except OSError:
