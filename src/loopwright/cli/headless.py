@@ -142,6 +142,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         setting_sources=[x.strip() for x in (getattr(args, "setting_sources", None) or "").split(",") if x.strip()],
         settings=getattr(args, "settings", None),
         claude_settings=bool(getattr(args, "claude_settings", False)),
+        memory=not getattr(args, "bare", False),
         include_partial_messages=args.include_partial_messages,
         base_url=args.base_url,
         session_id=args.session_id,
@@ -256,6 +257,8 @@ async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> 
         async for msg in query(prompt, options):
             if isinstance(msg, SystemMessage) and msg.subtype == "init":
                 session_id = str(msg.data.get("session_id", ""))
+                for w in msg.data.get("memory_warnings") or []:  # in every output format: the user's files
+                    print(f"loopwright: warning: {w}", file=sys.stderr)
             if args.output_format == "stream-json":
                 sys.stdout.write(json.dumps(message_json(msg, session_id), ensure_ascii=False) + "\n")
                 sys.stdout.flush()
