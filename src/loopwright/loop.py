@@ -34,7 +34,7 @@ from .models import resolve_model
 from .models.base import STOP_REASONS, ModelError, ModelRequest, ModelResponse
 from .options import AgentOptions
 from .settings import build_run_config
-from .tools.base import ToolContext
+from .tools.base import Tool, ToolContext
 from .usage import Budget, CallUsage, Usage, price_for
 
 CUT_OFF = (
@@ -89,8 +89,10 @@ class Run:
                 "or run without a budget (no --max-budget-usd)"
             )
         self.cwd = Path(options.cwd or ".").resolve()
-        self.tools = {t.name: t for t in options.tools}
-        self.tool_defs = [t.definition() for t in options.tools]  # built once: byte-stable across calls
+        self.warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
+        tools = [*options.tools, *self._skill_tool(options)]
+        self.tools = {t.name: t for t in tools}
+        self.tool_defs = [t.definition() for t in tools]  # built once: byte-stable across calls
         self.system = "\n\n".join(p for p in (options.system_prompt, options.append_system_prompt) if p) or None
         self.recorder: Any = None  # sessions.SessionRecorder when persisting
         if options.persist_session or (history is None and (options.resume or options.continue_conversation)):
@@ -134,6 +136,17 @@ class Run:
         transcript = str(getattr(self.recorder.writer, "path", "")) if self.recorder is not None else ""
         self.hooks.bind(HookContext(self.session_id, transcript, str(self.cwd), self.permission_mode))
 
+    def _skill_tool(self, options: AgentOptions) -> list[Tool]:
+        """The Skill tool (skills.py) when the setting sources hold skills and none is given."""
+        sources = options.setting_sources or []
+        if not sources or any(t.name == "Skill" for t in options.tools):
+            return []
+        from .skills import find_skills, make_skill_tool
+
+        skills, warnings = find_skills(self.cwd, sources)
+        self.warnings += warnings
+        return [make_skill_tool(skills)] if skills else []
+
     def _load_memory(self, fresh: bool) -> Any:
         """Project memory (memory.py), sent once: in the first user message of a conversation."""
         sources = self.options.setting_sources or []
@@ -142,6 +155,7 @@ class Run:
         from .memory import load_memory
 
         mem = load_memory(self.cwd, sources)
+        self.warnings += mem.warnings
         text = mem.block_text() if fresh else None
         if text:
             self.h[-1]["content"].insert(0, {"type": "text", "text": text})
@@ -160,8 +174,8 @@ class Run:
             path = u.input.get("file_path") or u.input.get("notebook_path") or u.input.get("path")
             if isinstance(path, str) and path:
                 mem = nested_memory(path, self.cwd, self.memory_seen, self.options.setting_sources or [])
-                self.memory.warnings += mem.warnings
                 self.memory.files += mem.files
+                self.warnings += mem.warnings
                 text = mem.block_text()
                 if text:
                     out.append(TextBlock(text))
@@ -337,8 +351,8 @@ class Run:
             "session_id": self.session_id, "model": self.model.name, "cwd": str(self.cwd),
             "tools": list(self.tools), "permission_mode": self.permission_mode,
             "max_turns": self.options.max_turns, "max_budget_usd": self.options.max_budget_usd,
-            **({"memory_files": self.memory.describe(), "memory_warnings": self.memory.warnings}
-               if self.memory is not None else {}),
+            **({"memory_files": self.memory.describe()} if self.memory is not None else {}),
+            **({"warnings": self.warnings} if self.warnings else {}),
         })
 
 

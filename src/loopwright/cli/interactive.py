@@ -186,6 +186,10 @@ class Repl:
             return True
         if cmd == "help":
             self.say(HELP)
+            from ..commands import find_commands
+
+            for c in find_commands(self.cwd(), self.base_options.setting_sources or []).values():
+                self.say(f"  /{c.name:<15} {c.description or c.path}")
         elif cmd == "clear":
             self.client.clear()
             self.say("  ● new conversation")
@@ -206,9 +210,21 @@ class Repl:
             self.show_memory()
         elif cmd == "init":
             self.init_agents_md()
+        elif (custom := self.custom_command(line)) is not None:
+            await self.run_turn(custom)
         else:
             self.say(f"  unknown command /{cmd} (try /help)")
         return True
+
+    def custom_command(self, line: str) -> str | None:
+        """A custom command's prompt (commands.py), or None."""
+        from ..commands import expand, find_commands
+
+        ex = expand(line, find_commands(self.cwd(), self.base_options.setting_sources or []))
+        if ex is None:
+            return None
+        self.say(f"  /{ex.command.name}: {ex.command.description or ex.command.path}")
+        return ex.prompt
 
     def show_memory(self) -> None:
         from ..memory import load_memory
