@@ -15,6 +15,7 @@ import os
 import select
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -143,6 +144,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         settings=getattr(args, "settings", None),
         claude_settings=bool(getattr(args, "claude_settings", False)),
         sandbox=True if getattr(args, "sandbox", False) else None,  # on top of the settings' "sandbox"
+        memory=not getattr(args, "bare", False),
         include_partial_messages=args.include_partial_messages,
         base_url=args.base_url,
         session_id=args.session_id,
@@ -212,6 +214,20 @@ def valid_text(s: str) -> str:
         return s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
+def custom_command(prompt: str, options: AgentOptions) -> tuple[str, AgentOptions]:
+    """`/name args` naming a custom command (commands.py) becomes its prompt, with its
+    allowed-tools and model for this run; any other prompt is kept as it is."""
+    if not prompt.startswith("/") or options.setting_sources is None:
+        return prompt, options
+    from ..commands import expand, find_commands
+
+    ex = expand(prompt, find_commands(str(options.cwd or "."), options.setting_sources))
+    if ex is None:
+        return prompt, options
+    return ex.prompt, replace(options, allowed_tools=[*options.allowed_tools, *ex.allowed_tools],
+                              model=ex.model or options.model)
+
+
 def run_cli(args: argparse.Namespace) -> int:
     if args.prompt is None and sys.stdin is not None and sys.stdin.isatty():
         from .interactive import interactive_main
@@ -225,6 +241,7 @@ def run_cli(args: argparse.Namespace) -> int:
         if not prompt:
             raise UsageError("the prompt is empty: pass it with -p PROMPT or on stdin")
         options = build_options(args)
+        prompt, options = custom_command(prompt, options)
     except (UsageError, ValueError) as e:
         print(f"loopwright: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -257,6 +274,8 @@ async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> 
         async for msg in query(prompt, options):
             if isinstance(msg, SystemMessage) and msg.subtype == "init":
                 session_id = str(msg.data.get("session_id", ""))
+                for w in msg.data.get("warnings") or []:  # in every output format: about the user's own files
+                    print(f"loopwright: warning: {w}", file=sys.stderr)
             if args.output_format == "stream-json":
                 sys.stdout.write(json.dumps(message_json(msg, session_id), ensure_ascii=False) + "\n")
                 sys.stdout.flush()
