@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +14,8 @@ import pytest
 import loopwright as lw
 from loopwright.invariant import check, holds_final
 from loopwright.models import resolve_model
-from loopwright.models.openai_compat import OpenAICompatModel, _Accumulator, to_openai_messages
 from loopwright.models.base import INVALID_INPUT, invalid_input_error
+from loopwright.models.openai_compat import OpenAICompatModel, _Accumulator, to_openai_messages
 from loopwright.testing import ScriptedServer, openai_to_anthropic
 
 

@@ -229,10 +229,9 @@ class HTTPModel:
             e = cause if isinstance(cause, Exception) else e
         if is_transport_error(e):
             name = type(e).__name__
-            cause = e.__cause__ or e.__context__
-            if isinstance(cause, ssl.SSLError) or isinstance(e, ssl.SSLError):
-                err = cause if isinstance(cause, ssl.SSLError) else e
-                return Failure(f"TLS error talking to {self._url}: {err} (a proxy that re-signs TLS needs its CA in "
+            tls = _cause(e, ssl.SSLError)
+            if tls is not None and not isinstance(tls, ssl.SSLEOFError):  # an EOF mid-handshake may be transient
+                return Failure(f"TLS error talking to {self._url}: {tls} (a proxy that re-signs TLS needs its CA in "
                                "the system trust store or in SSL_CERT_FILE)", retryable=False)
             if name in _DETERMINISTIC:
                 hint = " (check HTTPS_PROXY / NO_PROXY and the proxy's credentials)" if name == "ProxyError" else ""
@@ -243,6 +242,19 @@ class HTTPModel:
         if isinstance(e, TypeError) and "authentication" in str(e) and self.sdk_client is not None:
             return Failure(f"no {self.provider} credentials in the SDK client: {e}", retryable=False)
         return None
+
+
+def _cause(e: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """The first exception of type `kind` in e's chain of causes (httpx2 wraps httpcore2's,
+    which wraps the ssl module's)."""
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, kind):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
 
 
 def _json_or_text(raw: bytes) -> Any:
