@@ -12,6 +12,8 @@ tools, the default system prompt, an Anthropic model pointed at a loopback
   well under a millisecond);
 - wall: the whole process, until it exits;
 - peak RSS: ru_maxrss from wait4() on the process;
+- .pyc files are written and used (PYTHONDONTWRITEBYTECODE is unset for the runs, and
+  one warm-up run per column is not counted), as for an installed package;
 - import time: the sum of `python -X importtime` self times over one extra run, and the
   number of modules imported (both for the whole process).
 
@@ -70,7 +72,8 @@ def child_env(s: Series, srv: ScriptedServer, home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "LOOPWRIGHT_"))}
     env.update(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="test", HOME=str(home),
                LOOPWRIGHT_HOME=str(home / ".loopwright"), NO_PROXY="127.0.0.1,localhost")
-    for k in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy"):
+    for k in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy",
+              "PYTHONDONTWRITEBYTECODE"):  # .pyc files are used, as in any installed package
         env.pop(k, None)
     if s.pythonpath:
         env["PYTHONPATH"] = s.pythonpath
