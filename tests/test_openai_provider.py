@@ -1,6 +1,6 @@
-"""OpenAICompatModel through the real `openai` SDK against the loopback chat completions
+"""OpenAICompatModel over its HTTP transport against the loopback chat completions
 server: the history mapping both ways, tool-call pairing, stop reasons, cached-token
-usage, partial chunks, and a clear error when the SDK is missing."""
+usage and partial chunks."""
 
 from __future__ import annotations
 
