@@ -12,6 +12,8 @@ tools, the default system prompt, an Anthropic model pointed at a loopback
   well under a millisecond);
 - wall: the whole process, until it exits;
 - peak RSS: ru_maxrss from wait4() on the process;
+- CPU time: user + system time of the whole process (wait4()), which a busy machine
+  inflates much less than wall time (the load average is printed with the table);
 - .pyc files are written and used (PYTHONDONTWRITEBYTECODE is unset for the runs, and
   one warm-up run per column is not counted), as for an installed package;
 - import time: the sum of `python -X importtime` self times over one extra run, and the
@@ -56,6 +58,7 @@ class Series:
     first: list[float] = field(default_factory=list)
     wall: list[float] = field(default_factory=list)
     rss_kib: list[int] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
     import_ms: float = 0.0
     modules: int = 0
 
@@ -100,6 +103,7 @@ def one_run(s: Series, home: Path) -> None:
         s.first.append(loop[0].received - t0)
         s.wall.append(wall)
         s.rss_kib.append(ru.ru_maxrss)
+        s.cpu.append(ru.ru_utime + ru.ru_stime)
 
 
 def import_profile(s: Series, home: Path) -> None:
@@ -117,7 +121,7 @@ def table(series: list[Series], runs: int) -> str:
     base = series[0]
     lines = [
         f"One-call `loopwright -p hi --model {MODEL}` against the loopback server, {runs} interleaved runs "
-        f"per column; start → first request and wall are medians (min in brackets). "
+        f"per column; medians (min in brackets); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores. "
         f"`python bench/bench_first_request.py --runs {runs}"
         + (f" --before {series[0].label.split()[-1]}`" if len(series) > 1 else "`"),
         "",
@@ -134,6 +138,8 @@ def table(series: list[Series], runs: int) -> str:
                      [1000 * min(s.first) for s in series]))
     lines.append(row("wall, ms", [1000 * statistics.median(s.wall) for s in series], "{:.0f}",
                      [1000 * min(s.wall) for s in series]))
+    lines.append(row("CPU time (user + sys), ms", [1000 * statistics.median(s.cpu) for s in series], "{:.0f}",
+                     [1000 * min(s.cpu) for s in series]))
     lines.append(row("peak RSS, MiB", [statistics.median(s.rss_kib) / 1024 for s in series], "{:.1f}"))
     lines.append(row("import time (-X importtime, sum of self), ms", [s.import_ms for s in series], "{:.0f}"))
     lines.append(row("modules imported", [float(s.modules) for s in series], "{:.0f}"))
@@ -156,7 +162,7 @@ def main() -> int:
     home.mkdir()
     for s in series:  # warm the page cache and .pyc files, not counted
         one_run(s, home)
-        s.first.clear(), s.wall.clear(), s.rss_kib.clear()
+        s.first.clear(), s.wall.clear(), s.rss_kib.clear(), s.cpu.clear()
     for _ in range(args.runs):
         for s in series:
             one_run(s, home)
@@ -165,7 +171,8 @@ def main() -> int:
     if args.json:
         out: dict[str, Any] = {s.label: {
             "first_request_ms_median": 1000 * statistics.median(s.first), "first_request_ms_min": 1000 * min(s.first),
-            "wall_ms_median": 1000 * statistics.median(s.wall), "peak_rss_mib_median": statistics.median(s.rss_kib) / 1024,
+            "wall_ms_median": 1000 * statistics.median(s.wall), "cpu_ms_median": 1000 * statistics.median(s.cpu),
+            "peak_rss_mib_median": statistics.median(s.rss_kib) / 1024,
             "import_ms": s.import_ms, "modules": s.modules, "runs": args.runs} for s in series}
         print(json.dumps(out, indent=2))
         return 0

@@ -46,3 +46,16 @@ def test_print_mode_imports_nothing_heavy_before_the_first_request(provider: str
     assert requests == 1  # the run really reached the model
     assert "httpx2" in loaded  # through the transport, not a stub
     assert sorted(loaded & set(HEAVY)) == []
+
+
+def test_importing_the_providers_loads_no_http_client() -> None:
+    """The HTTP client is loaded at the first call, so `import loopwright`, `--version` and
+    building a model object stay light."""
+    code = ("import sys, loopwright, loopwright.cli\n"
+            "from loopwright.models.anthropic import AnthropicModel\n"
+            "from loopwright.models.openai_compat import OpenAICompatModel\n"
+            "AnthropicModel('claude-x', api_key='k'); OpenAICompatModel('m', base_url='http://127.0.0.1:1')\n"
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {{'httpx2', 'httpcore2', 'anyio', *{HEAVY!r}}}))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]"

@@ -394,3 +394,13 @@ def test_request_body_is_the_api_json() -> None:
     body = AnthropicModel("claude-sonnet-4-6", api_key="k").build_params(req)
     assert body["temperature"] == 0.2 and "extra_body" not in body
     assert json.loads(json.dumps(body)) == body
+
+
+def test_the_system_trust_store_is_loaded_only_where_tls_can_happen(monkeypatch: pytest.MonkeyPatch) -> None:
+    local = anthropic("http://127.0.0.1:8080")._tls_context()
+    assert local.verify_mode == ssl.CERT_REQUIRED and local.check_hostname  # fails closed, never open
+    assert local.cert_store_stats()["x509_ca"] == 0  # nothing loaded for a plain-HTTP local server
+    remote = anthropic("https://api.example.invalid")._tls_context()
+    assert remote is anthropic("https://other.example.invalid")._tls_context()  # loaded once per process
+    monkeypatch.setenv("HTTPS_PROXY", "https://proxy.example.invalid:3128")
+    assert anthropic("http://127.0.0.1:8080")._tls_context() is remote  # TLS to the proxy

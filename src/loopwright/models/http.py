@@ -30,6 +30,7 @@ either costs the same (~120 ms here, measured).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import ssl
@@ -140,6 +141,7 @@ class HTTPModel:
 
             self._http = httpx2.AsyncClient(
                 headers=self.headers(),
+                verify=self._tls_context(),
                 timeout=httpx2.Timeout(self.timeout, connect=self.connect_timeout),
                 limits=httpx2.Limits(max_connections=20, max_keepalive_connections=10, keepalive_expiry=60.0),
                 trust_env=True,  # HTTPS_PROXY / NO_PROXY, SSL_CERT_FILE / SSL_CERT_DIR
@@ -147,6 +149,16 @@ class HTTPModel:
             )
             self._http_loop = loop
         return self._http
+
+    def _tls_context(self) -> ssl.SSLContext:
+        """The system trust store (as httpx2 builds it: SSL_CERT_FILE / SSL_CERT_DIR first), loaded
+        once per process, not once per client. Loading it costs ~100 ms, so when nothing can
+        speak TLS here (an http:// base URL, no https:// proxy in the environment: a local
+        server) the context has no CA loaded: it verifies, so any TLS would fail closed."""
+        tls_proxy = any(v.lower().startswith("https://") for k, v in os.environ.items() if k.lower().endswith("_proxy"))
+        if self._url.startswith("http://") and not tls_proxy:
+            return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        return _system_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
 
     async def aclose(self) -> None:
         """Close this loop's connection pool. Left to the garbage collector, a client of a
@@ -242,6 +254,14 @@ class HTTPModel:
         if isinstance(e, TypeError) and "authentication" in str(e) and self.sdk_client is not None:
             return Failure(f"no {self.provider} credentials in the SDK client: {e}", retryable=False)
         return None
+
+
+@functools.lru_cache(maxsize=4)
+def _system_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    """httpx2's own default context (keyed on the variables it reads)."""
+    import httpx2
+
+    return httpx2.create_ssl_context()
 
 
 def _cause(e: BaseException, kind: type[BaseException]) -> BaseException | None:
