@@ -61,7 +61,6 @@ class AnthropicModel(HTTPModel):
 
     provider = "Anthropic"
     sdk = "anthropic"
-    install_hint = "pip install anthropic"
     env_base_url = "ANTHROPIC_BASE_URL"
     env_api_key = "ANTHROPIC_API_KEY"
     default_base_url = "https://api.anthropic.com"

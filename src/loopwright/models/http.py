@@ -81,7 +81,6 @@ class HTTPModel:
 
     provider: ClassVar[str]  # for messages: "Anthropic", "OpenAI-compatible"
     sdk: ClassVar[str]  # the optional SDK's module: "anthropic", "openai"
-    install_hint: ClassVar[str]
     env_base_url: ClassVar[str]
     env_api_key: ClassVar[str]
     default_base_url: ClassVar[str]

@@ -61,7 +61,6 @@ class OpenAICompatModel(HTTPModel):
 
     provider = "OpenAI-compatible"
     sdk = "openai"
-    install_hint = "pip install 'loopwright[openai]'"
     env_base_url = "OPENAI_BASE_URL"
     env_api_key = "OPENAI_API_KEY"
     default_base_url = "https://api.openai.com/v1"
