@@ -117,11 +117,21 @@ def import_profile(s: Series, home: Path) -> None:
     s.modules = len(rows)
 
 
-def table(series: list[Series], runs: int) -> str:
-    base = series[0]
+def bare_python_ms(runs: int) -> float:
+    """Median wall of `python -c pass`: how slow this machine is right now, for scale."""
+    times = []
+    for _ in range(runs):
+        t0 = time.monotonic()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        times.append(time.monotonic() - t0)
+    return 1000 * statistics.median(times)
+
+
+def table(series: list[Series], runs: int, bare_ms: float) -> str:
     lines = [
         f"One-call `loopwright -p hi --model {MODEL}` against the loopback server, {runs} interleaved runs "
-        f"per column; medians (min in brackets); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores. "
+        f"per column; medians (min in brackets); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, "
+        f"where a bare `python -c pass` took {bare_ms:.0f} ms. "
         f"`python bench/bench_first_request.py --runs {runs}"
         + (f" --before {series[0].label.split()[-1]}`" if len(series) > 1 else "`"),
         "",
@@ -143,7 +153,6 @@ def table(series: list[Series], runs: int) -> str:
     lines.append(row("peak RSS, MiB", [statistics.median(s.rss_kib) / 1024 for s in series], "{:.1f}"))
     lines.append(row("import time (-X importtime, sum of self), ms", [s.import_ms for s in series], "{:.0f}"))
     lines.append(row("modules imported", [float(s.modules) for s in series], "{:.0f}"))
-    del base
     return "\n".join(lines) + "\n"
 
 
@@ -168,15 +177,17 @@ def main() -> int:
             one_run(s, home)
     for s in series:
         import_profile(s, home)
+    bare_ms = bare_python_ms(args.runs)
     if args.json:
         out: dict[str, Any] = {s.label: {
             "first_request_ms_median": 1000 * statistics.median(s.first), "first_request_ms_min": 1000 * min(s.first),
             "wall_ms_median": 1000 * statistics.median(s.wall), "cpu_ms_median": 1000 * statistics.median(s.cpu),
             "peak_rss_mib_median": statistics.median(s.rss_kib) / 1024,
-            "import_ms": s.import_ms, "modules": s.modules, "runs": args.runs} for s in series}
+            "import_ms": s.import_ms, "modules": s.modules, "runs": args.runs,
+            "bare_python_ms_median": bare_ms} for s in series}
         print(json.dumps(out, indent=2))
         return 0
-    md = table(series, args.runs)
+    md = table(series, args.runs, bare_ms)
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "first_request.md").write_text(md)
     print(md)
