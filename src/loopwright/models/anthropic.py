@@ -61,6 +61,7 @@ class AnthropicModel(HTTPModel):
 
     provider = "Anthropic"
     sdk = "anthropic"
+    sdk_error = "AnthropicError"
     env_base_url = "ANTHROPIC_BASE_URL"
     env_api_key = "ANTHROPIC_API_KEY"
     default_base_url = "https://api.anthropic.com"

@@ -81,6 +81,7 @@ class HTTPModel:
 
     provider: ClassVar[str]  # for messages: "Anthropic", "OpenAI-compatible"
     sdk: ClassVar[str]  # the optional SDK's module: "anthropic", "openai"
+    sdk_error: ClassVar[str]  # its root exception: "AnthropicError", "OpenAIError"
     env_base_url: ClassVar[str]
     env_api_key: ClassVar[str]
     default_base_url: ClassVar[str]
@@ -248,7 +249,7 @@ class HTTPModel:
                 hint = " (check HTTPS_PROXY / NO_PROXY and the proxy's credentials)" if name == "ProxyError" else ""
                 return Failure(f"{name}: {e}{hint}", retryable=False)
             return Failure(f"connection error: {name}: {e or 'no details'}")
-        if sdk is not None and isinstance(e, sdk.APIError):
+        if sdk is not None and isinstance(e, getattr(sdk, self.sdk_error)):
             return Failure(f"{type(e).__name__}: {e}", retryable=False)
         if isinstance(e, TypeError) and "authentication" in str(e) and self.sdk_client is not None:
             return Failure(f"no {self.provider} credentials in the SDK client: {e}", retryable=False)

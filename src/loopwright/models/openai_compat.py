@@ -61,6 +61,7 @@ class OpenAICompatModel(HTTPModel):
 
     provider = "OpenAI-compatible"
     sdk = "openai"
+    sdk_error = "OpenAIError"
     env_base_url = "OPENAI_BASE_URL"
     env_api_key = "OPENAI_API_KEY"
     default_base_url = "https://api.openai.com/v1"
