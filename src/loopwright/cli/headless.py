@@ -144,6 +144,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         settings=getattr(args, "settings", None),
         claude_settings=bool(getattr(args, "claude_settings", False)),
         memory=not getattr(args, "bare", False),
+        output_format=output_format(getattr(args, "json_schema", None)),
         include_partial_messages=args.include_partial_messages,
         base_url=args.base_url,
         session_id=args.session_id,
@@ -211,6 +212,19 @@ def valid_text(s: str) -> str:
         return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     except UnicodeEncodeError:  # surrogates that did not come from undecodable bytes
         return s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def output_format(json_schema: str | None) -> dict[str, Any] | None:
+    if json_schema is None:
+        return None
+    from ..structured import check_schema, load_schema_arg
+
+    try:
+        schema = load_schema_arg(json_schema)
+        check_schema(schema)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    return {"type": "json_schema", "schema": schema}
 
 
 def custom_command(prompt: str, options: AgentOptions) -> tuple[str, AgentOptions]:
