@@ -130,3 +130,22 @@ def test_same_calls_and_answer_as_claude_code(tmp_path: Path) -> None:
     assert our_calls == their_calls == 1
     assert ours["structured_output"] == theirs["structured_output"] == {"name": "ACME", "total": 12.5}
     assert ours["result"] == theirs["result"]
+
+
+def test_price_and_context_window_flags(tmp_path: Path) -> None:
+    """--price makes a budget possible on a model outside the price table; --context-window sets W."""
+    with ScriptedServer([[text("hi")]], model="my-model") as srv:
+        env = {**os.environ, "OPENAI_API_KEY": "x"}
+        base = [*LW, "-p", "x", "--model", "openai:my-model", "--base-url", srv.openai_url, "--output-format", "json",
+                "--max-budget-usd", "1"]
+        r = subprocess.run(base, env=env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "price" in r.stderr
+        r = subprocess.run([*base, "--price", "my-model=3,15", "--context-window", "50000"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        u = out["usage"]
+        assert out["total_cost_usd"] == pytest.approx((u["input_tokens"] * 3 + u["output_tokens"] * 15) / 1e6)
+    r = subprocess.run([*LW, "-p", "x", "--model", "scripted:nofile.json", "--price", "m=abc"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and "--price 'm=abc': expected MODEL=IN,OUT" in r.stderr
