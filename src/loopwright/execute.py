@@ -14,6 +14,7 @@ from typing import Any
 
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from .hooks import Hooks
+from .models.base import invalid_input_error
 from .permissions import Allow, Deny, Permissions
 from .tools.base import Tool, ToolContext, ToolOutput
 
@@ -68,6 +69,9 @@ class Executor:
         if tool is None:
             names = ", ".join(sorted(self.tools)) or "none"
             return use.input, ToolResultBlock(use.id, f"Error: no such tool: {use.name}. Available tools: {names}.", True)
+        bad_input = invalid_input_error(use.input)  # the model's input was not a JSON object
+        if bad_input is not None:
+            return use.input, ToolResultBlock(use.id, bad_input, True)
         tool_input = use.input
         decision: Allow | Deny | None = None
         hook_decision: str | None = None  # a hook's allow/ask still goes through deny and ask rules

@@ -30,6 +30,7 @@ from ..messages import (
 )
 from ..options import AgentOptions
 from ..tools.base import Tool
+from ..usage import Price
 from . import split_tools
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE = 0, 1, 2
@@ -145,6 +146,9 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         claude_settings=bool(getattr(args, "claude_settings", False)),
         sandbox=True if getattr(args, "sandbox", False) else None,  # on top of the settings' "sandbox"
         memory=not getattr(args, "bare", False),
+        output_format=output_format(getattr(args, "json_schema", None)),
+        prices=parse_prices(getattr(args, "price", None) or []) or None,
+        context_window=context_window(getattr(args, "context_window", None)),
         include_partial_messages=args.include_partial_messages,
         base_url=args.base_url,
         session_id=args.session_id,
@@ -212,6 +216,43 @@ def valid_text(s: str) -> str:
         return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     except UnicodeEncodeError:  # surrogates that did not come from undecodable bytes
         return s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def parse_prices(values: list[str]) -> dict[str, Price]:
+    """`--price 'MODEL=in,out[,cache_write,cache_read]'` (USD per million tokens). Without the
+    cache prices, Anthropic's multipliers apply (write 1.25x, read 0.1x input)."""
+    out: dict[str, Price] = {}
+    for v in values:
+        model, _, nums = v.partition("=")
+        try:
+            xs = [float(x) for x in nums.split(",")]
+            if not model.strip() or len(xs) not in (2, 4) or any(x < 0 for x in xs):
+                raise ValueError
+        except ValueError:
+            raise UsageError(f"--price {v!r}: expected MODEL=IN,OUT or MODEL=IN,OUT,CACHE_WRITE,CACHE_READ "
+                             "(USD per million tokens, e.g. my-model=3,15)") from None
+        p = Price.from_input(xs[0], xs[1])
+        out[model.strip()] = p if len(xs) == 2 else Price(xs[0], xs[1], xs[2], xs[2] * 1.6, xs[3])
+    return out
+
+
+def context_window(n: int | None) -> int | None:
+    if n is not None and n <= 0:
+        raise UsageError(f"--context-window must be a positive number of tokens, got {n}")
+    return n
+
+
+def output_format(json_schema: str | None) -> dict[str, Any] | None:
+    if json_schema is None:
+        return None
+    from ..structured import check_schema, load_schema_arg
+
+    try:
+        schema = load_schema_arg(json_schema)
+        check_schema(schema)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    return {"type": "json_schema", "schema": schema}
 
 
 def custom_command(prompt: str, options: AgentOptions) -> tuple[str, AgentOptions]:
