@@ -204,10 +204,10 @@ def runs_for(turns: int, runs: int) -> int:
 
 
 def measure(turn_counts: list[int], runs: int, harnesses: list[Harness], timeout: float,
-            progress: Callable[[str], None] = lambda s: None) -> list[PeerSample]:
+            progress: Callable[[str], None] = lambda s: None, warm: bool = True) -> list[PeerSample]:
     """All harnesses at each turn count, interleaved run by run (a busy moment hits all alike)."""
     out: list[PeerSample] = []
-    for h in harnesses:  # warm-up: page cache, .pyc files
+    for h in harnesses if warm else []:  # warm-up: page cache, .pyc files
         run_peer(h.key, 1, timeout)
     for n in turn_counts:
         for i in range(runs_for(n, runs)):

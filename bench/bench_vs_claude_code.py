@@ -165,10 +165,12 @@ def run_one(harness: str, repo: Path, home: Path, task: Task = FIX) -> Sample:
 
 
 def import_ms(module: str) -> float:
+    """Median wall ms of `python -c "import module"` (NaN when it is not installed)."""
     samples = []
     for _ in range(3):
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
+        if subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True).returncode:
+            return float("nan")
         samples.append(time.perf_counter() - t0)
     return statistics.median(samples) * 1000
 
