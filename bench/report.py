@@ -211,6 +211,8 @@ def chart(path: Path, cc: CCResults | None, loop_name: str, samples: list[peers.
         ax.plot(pts, ys, marker="o", label=h.label)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    turn_counts = sorted({s.turns for s in samples})
+    ax.set_xticks(turn_counts, [f"{n:,}" for n in turn_counts])
     ax.set_xlabel("tool turns in the run")
     ax.set_ylabel("harness ms per turn (median)")
     ax.set_title("Per-turn overhead, same loopback server")
@@ -229,6 +231,9 @@ def chart(path: Path, cc: CCResults | None, loop_name: str, samples: list[peers.
             vals.append(a / b if a == a and b == b and b else float("nan"))
         ax.bar(names, vals, color=["#4c72b0" if v <= 1 else "#c44e52" for v in vals])
         ax.axhline(1.0, color="black", linewidth=1)
+        for i, goal in ((0, 0.5), (2, 0.25)):  # issue 12's targets: wall ≤ 0.5×, peak RSS ≤ 0.25×
+            ax.hlines(goal, i - 0.4, i + 0.4, colors="black", linestyles="dashed")
+            ax.text(i + 0.42, goal, "goal", va="center", fontsize=7)
         for i, v in enumerate(vals):
             ax.text(i, v, f"{v:.2f}×", ha="center", va="bottom")
         ax.set_ylabel("loopwright ÷ Claude Code (median; < 1 is better)")
@@ -242,6 +247,23 @@ def chart(path: Path, cc: CCResults | None, loop_name: str, samples: list[peers.
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return None
+
+
+def loop_alone(turn_counts: list[int], runs: int) -> str:
+    """Reference: loopwright's loop alone (bench_overhead.py: in-process ScriptedModel, no HTTP,
+    no provider), per turn after the fixed start of a run, to show what the transport adds."""
+    import bench_overhead
+
+    bench_overhead.run_seconds(50)  # warm up imports and caches
+    startup = statistics.median(bench_overhead.run_seconds(0) for _ in range(10))
+    rows = ["| turns | runs | median µs/turn | min µs/turn |", "|---:|---:|---:|---:|"]
+    for n in turn_counts:
+        st = Stat.of(bench_overhead.loopwright_run(n, startup) for _ in range(max(runs, 5)))  # cheap; noisy at 10
+        rows.append(f"| {n:,} | {st.n} | {st.median * 1e6:.0f} | {st.min * 1e6:.0f} |")
+    return ("Reference, the loop alone: loopwright with its in-process ScriptedModel and the same trivial tool "
+            "(no HTTP, no provider; `bench/bench_overhead.py`), per turn after the fixed start of a run. The "
+            "difference to the rows above is the provider path (request building, HTTP, SSE parsing).\n\n"
+            + "\n".join(rows))
 
 
 def replace_block(text: str, block: str) -> str:
@@ -316,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         if samples:
             per, imp = peers.tables(samples, hs)
             md += [per, "", imp, ""]
+        md += [loop_alone(turns, peer_runs), ""]
         if missing:
             md += ["Not installed, so not measured: " + ", ".join(f"{h.label} (`{h.dist}`)" for h in missing)
                    + " — `pip install -e '.[bench]'`.", ""]

@@ -55,6 +55,7 @@ def test_quick_peers_part(tmp_path: Path) -> None:
             assert f"| {h.label} | 3 | 1/1 |" in md, h.label
         else:
             assert f"{h.label} (`{h.dist}`)" in md
+    assert "Reference, the loop alone" in md and "\n| 3 | 5 |" in md  # bench_overhead's in-process loop
 
 
 def test_readme_block_is_replaced_not_appended() -> None:
