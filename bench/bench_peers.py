@@ -224,11 +224,31 @@ def fmt_ms(seconds: float) -> str:
     return f"{ms:.3f}" if ms < 1 else f"{ms:.2f}" if ms < 10 else f"{ms:.1f}" if ms < 100 else f"{ms:.0f}"
 
 
+def measured(samples: list[PeerSample], key: str, n: int) -> list[PeerSample]:
+    """The complete runs of `key` at `n` turns, else those cut at their timeout (which still
+    measured the turns they reached: `turns_done`)."""
+    ss = [s for s in samples if s.harness == key and s.turns == n]
+    return [s for s in ss if s.ok] or [s for s in ss if s.turns_done]
+
+
+def cut_note(ss: list[PeerSample]) -> str:
+    """'' for complete runs, else how far the cut runs got."""
+    cut = [s for s in ss if not s.ok]
+    return f" (cut at {cut[0].turns_done} of {cut[0].turns} turns)" if cut else ""
+
+
+def rss_turns(samples: list[PeerSample]) -> int:
+    """The largest turn count every harness completed (peak RSS of a killed run means nothing)."""
+    keys = {s.harness for s in samples}
+    full = [n for n in sorted({s.turns for s in samples})
+            if all(any(s.ok for s in samples if s.harness == k and s.turns == n) for k in keys)]
+    return full[-1] if full else min((s.turns for s in samples), default=0)
+
+
 def tables(samples: list[PeerSample], harnesses: list[Harness]) -> tuple[str, str]:
     """(per-turn table, import/RSS table), each row with its runs, median and min."""
     turn_counts = sorted({s.turns for s in samples})
-    base = {n: Stat.of(s.per_turn_s for s in samples if s.harness == "loopwright" and s.turns == n and s.ok).median
-            for n in turn_counts}
+    base = {n: Stat.of(s.per_turn_s for s in measured(samples, "loopwright", n)).median for n in turn_counts}
     per = ["| harness | turns | runs ok | median ms/turn | min ms/turn | × loopwright | "
            "server ms/call (not counted) | how |", "|---|---:|---:|---:|---:|---:|---:|---|"]
     for h in harnesses:
@@ -237,21 +257,20 @@ def tables(samples: list[PeerSample], harnesses: list[Harness]) -> tuple[str, st
             if not ss:
                 continue
             ok = [s for s in ss if s.ok]
-            cut = [s for s in ss if not s.ok and s.turns_done]
-            use = ok or cut  # a run cut at its timeout still measured the turns it reached
+            use = measured(samples, h.key, n)
             st = Stat.of(s.per_turn_s for s in use)
-            note = "" if ok else f" ({ss[0].why})"
+            note = "" if ok else cut_note(use) if use else f" ({ss[0].why})"
             ratio = st.median / base[n] if base.get(n) and base[n] == base[n] else float("nan")
             per.append(f"| {h.label} | {n:,} | {len(ok)}/{len(ss)} | {fmt_ms(st.median)}{note} | {fmt_ms(st.min)} | "
                        f"{ratio:.1f}× | {fmt_ms(Stat.of(s.server_s for s in use).median)} | {h.how} |")
-    top = max(turn_counts)
+    top = rss_turns(samples)
     imp = ["| harness | version | runs | median import ms | min import ms | median start → 1st request ms | "
            f"min start → 1st request ms | median peak RSS MiB ({top:,} turns) | min peak RSS MiB | × loopwright RSS |",
            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    lw_rss = Stat.of(s.maxrss_kib for s in samples if s.harness == "loopwright" and s.turns == top).median
+    lw_rss = Stat.of(s.maxrss_kib for s in samples if s.harness == "loopwright" and s.turns == top and s.ok).median
     for h in harnesses:
         ss = [s for s in samples if s.harness == h.key and s.import_s == s.import_s]
-        big = [s for s in samples if s.harness == h.key and s.turns == top]
+        big = [s for s in samples if s.harness == h.key and s.turns == top and s.ok]
         imp_st, rss = Stat.of(s.import_s for s in ss), Stat.of(s.maxrss_kib for s in big)
         first = Stat.of(s.first_request_s for s in ss)
         imp.append(f"| {h.label} | {version(h.dist)} | {imp_st.n} | {imp_st.median * 1000:.0f} | {imp_st.min * 1000:.0f} | "

@@ -168,21 +168,23 @@ CC_METHOD = (
 
 def headline_peers(samples: list[peers.PeerSample], hs: list[peers.Harness]) -> list[str]:
     """loopwright (its default provider) against each other library: per turn at each turn
-    count, start → first request, peak RSS at the largest turn count."""
+    count (runs cut at their timeout say how far they got), start → first request, peak RSS
+    at the largest turn count every harness completed."""
     rows = []
-    top = max((s.turns for s in samples), default=0)
+    top = peers.rss_turns(samples)
 
     def st(key: str, get: Callable[[peers.PeerSample], float], n: int | None = None) -> Stat:
-        return Stat.of(get(s) for s in samples if s.harness == key and (n is None or s.turns == n)
-                       and (s.ok or s.turns_done) and get(s) == get(s))
+        return Stat.of(v for s in samples if s.harness == key and (n is None or s.turns == n) and s.ok
+                       and (v := get(s)) == v)
 
     for h in hs:
         if h.key.startswith("loopwright"):
             continue
         for n in sorted({s.turns for s in samples}):
-            a, b = st("loopwright", lambda s: s.per_turn_s, n), st(h.key, lambda s: s.per_turn_s, n)
-            rows.append(f"| vs {h.label}: harness time per turn, {n:,} turns | {ms(a.median)} ms | {ms(b.median)} ms | "
-                        f"**{ratio(a.median, b.median)}** | | {a.n} / {b.n} |")
+            la, lb = peers.measured(samples, "loopwright", n), peers.measured(samples, h.key, n)
+            a, b = Stat.of(s.per_turn_s for s in la), Stat.of(s.per_turn_s for s in lb)
+            rows.append(f"| vs {h.label}: harness time per turn, {n:,} turns | {ms(a.median)} ms{peers.cut_note(la)} | "
+                        f"{ms(b.median)} ms{peers.cut_note(lb)} | **{ratio(a.median, b.median)}** | | {a.n} / {b.n} |")
         a, b = st("loopwright", lambda s: s.first_request_s), st(h.key, lambda s: s.first_request_s)
         rows.append(f"| vs {h.label}: start → 1st request | {ms(a.median)} ms | {ms(b.median)} ms | "
                     f"**{ratio(a.median, b.median)}** | | {a.n} / {b.n} |")
@@ -206,8 +208,7 @@ def chart(path: Path, cc: CCResults | None, loop_name: str, samples: list[peers.
     ax = axes[0]
     for h in hs:
         pts = sorted({s.turns for s in samples if s.harness == h.key})
-        ys = [Stat.of(s.per_turn_s for s in samples if s.harness == h.key and s.turns == n and s.turns_done).median
-              * 1000 for n in pts]
+        ys = [Stat.of(s.per_turn_s for s in peers.measured(samples, h.key, n)).median * 1000 for n in pts]
         ax.plot(pts, ys, marker="o", label=h.label)
     ax.set_xscale("log")
     ax.set_yscale("log")
