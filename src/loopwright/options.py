@@ -63,6 +63,12 @@ class AgentOptions:
     context_window: int | None = None
     auto_compact: bool = True  # summarize older turns when the next input is forecast above threshold * W
     compact_threshold: float = 0.8
+    # MCP servers (mcp/config.py): Claude Code's `{name: {...}}` (or `{"mcpServers": ...}`), a
+    # path to such a JSON file, or in-process servers from create_sdk_mcp_server. With
+    # setting_sources, settings' `mcpServers` and the project's `.mcp.json` add to them;
+    # strict_mcp_config: only these (--strict-mcp-config).
+    mcp_servers: dict[str, Any] | str | Path | None = None
+    strict_mcp_config: bool = False
 
     def __post_init__(self) -> None:
         if self.max_turns is not None and (not isinstance(self.max_turns, int) or self.max_turns < 0):
