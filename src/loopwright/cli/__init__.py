@@ -9,14 +9,15 @@ from collections.abc import Sequence
 
 from .. import __version__
 
-SUBCOMMANDS = ("demo", "serve-scripted", "sessions", "rewind")
+SUBCOMMANDS = ("demo", "serve-scripted", "sessions", "rewind", "mcp")
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="loopwright",
         description="The agent loop, done right. Run headless with -p, or interactively with no prompt.",
-        epilog="Subcommands: loopwright demo | serve-scripted SCRIPT --port N | sessions list|show ID | rewind SESSION",
+        epilog="Subcommands: loopwright demo | serve-scripted SCRIPT --port N | sessions list|show ID | rewind SESSION"
+               " | mcp list|get|add|remove|serve",
     )
     p.add_argument("--version", action="version", version=f"loopwright {__version__}")
     p.add_argument("-p", "--print", dest="prompt", nargs="?", const="-", default=None,
@@ -43,6 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also read Claude Code's settings files (~/.claude, .claude/settings*.json)")
     p.add_argument("--agents", help="subagent types for the Agent tool: a JSON object (or file) "
                    "{name: {description, prompt, tools?, model?, maxTurns?}}; general-purpose is always there")
+    p.add_argument("--mcp-config", dest="mcp_config", nargs="+", action="extend", default=[], metavar="FILE_OR_JSON",
+                   help="MCP servers: JSON files or strings in Claude Code's {\"mcpServers\": {...}} format")
+    p.add_argument("--strict-mcp-config", action="store_true",
+                   help="use only the --mcp-config servers (not settings' mcpServers nor .mcp.json)")
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--include-partial-messages", action="store_true")
     # sessions
@@ -113,6 +118,10 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from ..testing.server import serve_main
 
         return serve_main(rest)
+    if name == "mcp":
+        from ..mcp.cli import mcp_main
+
+        return mcp_main(rest)
     if name == "sessions":
         from ..sessions import sessions_main
 

@@ -271,3 +271,8 @@ def for_run(options: Any, cwd: Path, settings: Any) -> list[ServerConfig]:
     sources = getattr(options, "setting_sources", None)
     project = sources is None or "project" in sources
     return collect(dynamic, cwd, settings=settings, strict=strict, project=project)
+
+
+def mcp_cli_servers(values: list[str]) -> dict[str, Any] | None:
+    """`--mcp-config A B ...` as AgentOptions.mcp_servers (None when not given)."""
+    return merge_configs(values) if values else None
