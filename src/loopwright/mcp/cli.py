@@ -200,7 +200,7 @@ def mcp_main(argv: list[str]) -> int:
     if "--" in argv:
         i = argv.index("--")
         argv, command = argv[:i], argv[i + 1:]
-    a = parser().parse_args(argv)
+    a = parser().parse_intermixed_args(argv)
     try:
         if a.cmd == "add":
             return cmd_add(a, [a.url, *command] if a.url else command)
