@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "LoopwrightClient": "client",
     "HookMatcher": "hooks", "Hooks": "hooks",
     "InvariantViolation": "invariant",
+    "create_sdk_mcp_server": "mcp.inprocess",
     "RunControl": "loop", "query": "loop", "run": "loop",
     **dict.fromkeys(
         ["AssistantMessage", "Message", "ResultMessage", "StreamEvent", "SystemMessage", "UserMessage"], "messages"),
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     from .client import LoopwrightClient
     from .hooks import HookMatcher, Hooks
     from .invariant import InvariantViolation
+    from .mcp.inprocess import create_sdk_mcp_server
     from .loop import RunControl, query, run
     from .messages import (
         AssistantMessage,

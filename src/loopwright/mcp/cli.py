@@ -182,7 +182,6 @@ def parser() -> argparse.ArgumentParser:
             s.add_argument("-t", "--transport", choices=("stdio", "http", "sse"), default="stdio")
             s.add_argument("-e", "--env", action="append", default=[], help="KEY=VALUE for a stdio server")
             s.add_argument("-H", "--header", action="append", default=[], help="'Name: value' for an HTTP server")
-            s.add_argument("url", nargs="?", help="the URL of an http or sse server")
         if name == "serve":
             s.add_argument("--permission-mode", choices=("default", "acceptEdits", "plan", "bypassPermissions",
                                                         "dontAsk"))
@@ -200,10 +199,13 @@ def mcp_main(argv: list[str]) -> int:
     if "--" in argv:
         i = argv.index("--")
         argv, command = argv[:i], argv[i + 1:]
-    a = parser().parse_intermixed_args(argv)
+    p = parser()
+    a, extra = p.parse_known_args(argv)  # `add NAME --transport http URL`: the URL may follow the options
+    if extra and (a.cmd != "add" or any(x.startswith("-") for x in extra)):
+        p.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         if a.cmd == "add":
-            return cmd_add(a, [a.url, *command] if a.url else command)
+            return cmd_add(a, [*extra, *command])
         if a.cmd == "list":
             return cmd_list(a)
         if a.cmd == "get":
