@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import os
 import socket
 import subprocess
 import sys

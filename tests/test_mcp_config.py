@@ -15,7 +15,14 @@ import pytest
 
 import loopwright as lw
 from loopwright.mcp import naming
-from loopwright.mcp.config import McpConfigError, collect, expand, for_run, parse_server, read_config
+from loopwright.mcp.config import (
+    McpConfigError,
+    collect,
+    expand,
+    for_run,
+    parse_server,
+    read_config,
+)
 from loopwright.settings import load_settings
 
 

@@ -67,8 +67,8 @@ if TYPE_CHECKING:
     from .client import LoopwrightClient
     from .hooks import HookMatcher, Hooks
     from .invariant import InvariantViolation
-    from .mcp.inprocess import create_sdk_mcp_server
     from .loop import RunControl, query, run
+    from .mcp.inprocess import create_sdk_mcp_server
     from .messages import (
         AssistantMessage,
         Message,

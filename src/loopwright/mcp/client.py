@@ -187,8 +187,9 @@ class Connection:
             from mcp.client.sse import sse_client
 
             transport = sse_client(cfg.url, headers=cfg.headers or None)
-        from .. import __version__
         from mcp_types import Implementation
+
+        from .. import __version__
 
         client = Client(transport, cache=None, client_info=Implementation(name="loopwright", version=__version__))
         return await stack.enter_async_context(client)
