@@ -1,7 +1,7 @@
 """A real MCP server for the tests, written with the official `mcp` SDK (low-level Server).
 
     python mcp_test_server.py [--mode normal|exit|broken-schema|slow-start] [--log FILE]
-                              [--pid-file FILE] [--http PORT]
+                              [--pid-file FILE] [--http PORT | --sse PORT]
 
 Tools: echo (readOnlyHint), slow_read (readOnlyHint; logs start/end times to --log), write_note,
 crash (the process exits mid-call), hang (never answers; logs "cancelled" when the client
@@ -19,19 +19,17 @@ import sys
 import time
 from typing import Any
 
-import anyio
-import mcp_types as types
-from mcp.server.lowlevel import Server
-
 PNG = base64.b64encode(bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
     "1f15c4890000000d49444154789c6360f8cf00000301010018dd8db40000000049454e44ae426082")).decode()
 
-RO = types.ToolAnnotations(read_only_hint=True)
 OBJ: dict[str, Any] = {"type": "object", "properties": {}}
 
 
-def tools(mode: str) -> list[types.Tool]:
+def tools(mode: str) -> list[Any]:
+    import mcp_types as types
+
+    RO = types.ToolAnnotations(read_only_hint=True)
     out = [
         types.Tool(name="echo", description="Echo the text back.", annotations=RO,
                    input_schema={"type": "object", "properties": {"text": {"type": "string"}},
@@ -64,7 +62,11 @@ def log(path: str | None, line: str) -> None:
             f.write(line + "\n")
 
 
-def build(mode: str, log_path: str | None) -> Server[Any]:
+def build(mode: str, log_path: str | None) -> Any:
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools(mode))
 
@@ -87,6 +89,7 @@ def build(mode: str, log_path: str | None) -> Server[Any]:
         if name == "crash":
             os._exit(3)
         if name == "hang":
+            log(log_path, "hang started")
             try:
                 await anyio.sleep(3600)
             except anyio.get_cancelled_exc_class():
@@ -124,21 +127,37 @@ def main() -> None:
     p.add_argument("--log")
     p.add_argument("--pid-file")
     p.add_argument("--http", type=int)
+    p.add_argument("--sse", type=int, help="serve the legacy SSE transport (an MCPServer with echo only)")
     a = p.parse_args()
     if a.pid_file:
         with open(a.pid_file, "a") as f:
             f.write(f"{os.getpid()}\n")
-    if a.mode == "exit":
+    if a.mode == "exit":  # before the SDK is even imported: a server that dies at once
         print("test server: refusing to start (mode exit)", file=sys.stderr)
         sys.exit(7)
     if a.mode == "slow-start":
         time.sleep(30)
+    if a.sse:
+        import uvicorn
+        from mcp.server.mcpserver import MCPServer
+
+        legacy = MCPServer("sse-test")
+
+        @legacy.tool()
+        def echo(text: str) -> str:
+            """Echo the text back."""
+            return f"echo: {text}"
+
+        uvicorn.run(legacy.sse_app(), host="127.0.0.1", port=a.sse, log_level="warning")
+        return
     server = build(a.mode, a.log)
     if a.http:
         import uvicorn
 
         uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=a.http, log_level="warning")
         return
+
+    import anyio
 
     async def serve() -> None:
         from mcp.server.stdio import stdio_server

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -92,10 +93,11 @@ def test_stdio_server_through_the_loop(tmp_path: Path, monkeypatch: pytest.Monke
         [use("mcp__t__echo", 3, text="hi"), use("mcp__t__image", 4), use("mcp__t__structured", 5),
          use("mcp__t__fail", 6), use("mcp__t__weird_name", 7), use("mcp__t__echo", 8, text=5),
          use("mcp__t__big", 9, n=1000), use("ListMcpResources", 10),
-         use("ReadMcpResource", 11, server="t", uri="note://readme")],
+         use("ReadMcpResource", 11, server="t", uri="note://readme"), use("mcp__t__write_note", 12, text="no")],
         [{"type": "text", "text": "done"}],
     ])
     opts = lw.AgentOptions(model=model, cwd=tmp_path, permission_mode="default", allowed_tools=["mcp__t"],
+                           disallowed_tools=["mcp__t__write_note"],
                            mcp_servers={"t": server(tmp_path, "--mode", "broken-schema")},
                            persist_session=True, sessions_dir=tmp_path / "sessions")
     msgs = asyncio.run(collect("go", opts))
@@ -135,6 +137,9 @@ def test_stdio_server_through_the_loop(tmp_path: Path, monkeypatch: pytest.Monke
     assert json.loads(text_of(r["c10"])) == [{"server": "t", "uri": "note://readme", "name": "readme",
                                               "mimeType": "text/plain"}]
     assert "the readme text" in text_of(r["c11"])
+    assert r["c12"].is_error and "deny rule mcp__t__write_note" in text_of(r["c12"])  # refused, never sent
+    assert "note no" not in (tmp_path / "t.log").read_text()
+    assert [d["tool_name"] for d in result.permission_denials] == ["mcp__t__write_note"]
     assert_no_server_left(tmp_path, 1)
 
 
@@ -144,9 +149,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_streamable_http_server(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_http_and_sse_servers(tmp_path: Path, transport: str) -> None:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, SERVER, "--http", str(port)], stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([sys.executable, SERVER, f"--{transport}", str(port)], stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -156,7 +162,8 @@ def test_streamable_http_server(tmp_path: Path) -> None:
             time.sleep(0.1)
         model = Recording([[use("mcp__web__echo", 1, text="over http")], [{"type": "text", "text": "ok"}]])
         opts = lw.AgentOptions(model=model, cwd=tmp_path, allowed_tools=["mcp__web__echo"], permission_mode="default",
-                               mcp_servers={"mcpServers": {"web": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp",
+                               mcp_servers={"mcpServers": {"web": {"type": transport,
+                                                                   "url": f"http://127.0.0.1:{port}/{transport.replace('http', 'mcp')}",
                                                                    "headers": {"X-Test": "${MCP_TEST_HEADER:-yes}"}}}})
         msgs = asyncio.run(collect("go", opts))
         assert msgs[0].data["mcp_servers"] == [{"name": "web", "status": "connected"}]
@@ -165,24 +172,6 @@ def test_streamable_http_server(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
-
-
-def test_gate_denied_and_unapproved_tools(tmp_path: Path) -> None:
-    model = Recording([[use("mcp__t__write_note", 1, text="x"), use("mcp__t__echo", 2, text="y"),
-                        use("mcp__t__image", 3)],
-                       [{"type": "text", "text": "ok"}]])
-    opts = lw.AgentOptions(model=model, cwd=tmp_path, permission_mode="acceptEdits",
-                           allowed_tools=["mcp__t__echo"], disallowed_tools=["mcp__t__write_note"],
-                           mcp_servers={"t": server(tmp_path)})
-    msgs = asyncio.run(collect("go", opts))
-    r = results_by_id(msgs)
-    assert r["c1"].is_error and "deny rule mcp__t__write_note" in text_of(r["c1"])
-    assert text_of(r["c2"]) == "echo: y"
-    # read-only by its hint, but still not approved: MCP tools need a rule
-    assert r["c3"].is_error and "--allowedTools mcp__t__image" in text_of(r["c3"])
-    assert [d["tool_name"] for d in msgs[-1].permission_denials] == ["mcp__t__write_note", "mcp__t__image"]
-    assert "note" not in (tmp_path / "t.log").read_text() if (tmp_path / "t.log").exists() else True
-    assert_no_server_left(tmp_path, 1)
 
 
 def test_gate_rule_forms() -> None:
@@ -201,6 +190,12 @@ def test_gate_rule_forms() -> None:
     assert deny.evaluate("mcp__fs__read_file", {}).kind == "deny"
 
 
+@lw.tool(read_only=True)
+def echo(text: str) -> str:
+    """Echo the text back."""
+    return f"echo: {text}"
+
+
 def test_failing_servers_do_not_stop_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Exits at start, bad config, crashes mid-call, hangs mid-call (MCP_TOOL_TIMEOUT)."""
     monkeypatch.setenv("MCP_TOOL_TIMEOUT", "1500")
@@ -212,7 +207,7 @@ def test_failing_servers_do_not_stop_the_run(tmp_path: Path, monkeypatch: pytest
     ])
     servers = {"gone": server(tmp_path, "--mode", "exit", name="gone"),
                "crashy": server(tmp_path, name="crashy"), "hangs": server(tmp_path, name="hangs"),
-               "ok": server(tmp_path, name="ok"),
+               "ok": lw.create_sdk_mcp_server("ok", tools=[echo]),
                "typo": {"type": "websocket", "url": "ws://127.0.0.1:1"}, "nocmd": {"args": ["x"]}}
     opts = lw.AgentOptions(model=model, cwd=tmp_path, permission_mode="bypassPermissions", mcp_servers=servers)
     t0 = time.monotonic()
@@ -231,7 +226,7 @@ def test_failing_servers_do_not_stop_the_run(tmp_path: Path, monkeypatch: pytest
     assert text_of(r["c5"]) == "echo: still here"
     assert all(holds(m) for _, m in model.requests)
     assert time.monotonic() - t0 < 60
-    assert_no_server_left(tmp_path, 4)
+    assert_no_server_left(tmp_path, 3)
 
 
 def test_server_that_never_answers_times_out_at_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -270,4 +265,34 @@ def test_interrupt_cancels_the_mcp_call(tmp_path: Path) -> None:
     assert msgs[-1].subtype == "error_during_execution"
     assert holds(msgs[-1].messages)
     assert "cancelled" in (tmp_path / "t.log").read_text()  # the server got notifications/cancelled
+    assert_no_server_left(tmp_path, 1)
+
+
+def test_servers_end_when_the_model_raises(tmp_path: Path) -> None:
+    model = Recording([[use("mcp__t__echo", 1, text="x")], RuntimeError("the model broke")])
+    opts = lw.AgentOptions(model=model, cwd=tmp_path, permission_mode="bypassPermissions",
+                           mcp_servers={"t": server(tmp_path)})
+    msgs = asyncio.run(collect("go", opts))
+    assert msgs[-1].subtype == "error_during_execution" and "the model broke" in msgs[-1].result
+    assert_no_server_left(tmp_path, 1)
+
+
+@pytest.mark.parametrize("signum, code", [(15, 143), (2, 130)])
+def test_cli_signal_ends_the_servers(tmp_path: Path, signum: int, code: int) -> None:
+    turns = tmp_path / "turns.json"
+    turns.write_text(json.dumps([[use("mcp__t__hang", 1)], [{"type": "text", "text": "ok"}]]))
+    config = json.dumps({"mcpServers": {"t": server(tmp_path)}})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MCP_", "LOOPWRIGHT_"))}
+    env["LOOPWRIGHT_HOME"] = str(tmp_path / "home")
+    p = subprocess.Popen([str(Path(sys.executable).parent / "loopwright"), "-p", "go", "--model", f"scripted:{turns}",
+                          "--mcp-config", config, "--permission-mode", "bypassPermissions"],
+                         cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    log = tmp_path / "t.log"
+    deadline = time.monotonic() + 60
+    while not (log.exists() and "hang started" in log.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert p.poll() is None, p.communicate()
+    p.send_signal(signum)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == code, err
     assert_no_server_left(tmp_path, 1)

@@ -158,7 +158,7 @@ def test_in_process_server_and_hooks_see_full_names() -> None:
     assert "mcp__calc__add" in msgs[0].data["tools"]
     r = _results(msgs)
     assert r["a"].content == "5" and not r["a"].is_error
-    assert r["b"].is_error and "--allowedTools mcp__calc__shout" in r["b"].content
+    assert r["b"].is_error and "--allowedTools mcp__calc__shout" in r["b"].content  # MCP tools need a rule
     assert seen == ["mcp__calc__add", "mcp__calc__shout"]
 
 
@@ -202,3 +202,21 @@ def test_import_loopwright_and_version_do_not_import_the_mcp_sdk() -> None:
                          text=True, env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
     assert out.returncode == 0 and "loopwright.cli" in out.stderr  # the import log is there
     assert not [ln for ln in out.stderr.splitlines() if ln.split("|")[-1].strip().startswith(("mcp", "loopwright.mcp"))]
+
+
+def test_gate_read_only_hint_still_needs_a_rule_and_deny_wins() -> None:
+    calc = lw.create_sdk_mcp_server("calc", tools=[add, shout])
+    model = lw.ScriptedModel([
+        [{"type": "tool_use", "id": "a", "name": "mcp__calc__add", "input": {"a": 1, "b": 2}},
+         {"type": "tool_use", "id": "b", "name": "mcp__calc__shout", "input": {"text": "x"}}],
+        [{"type": "text", "text": "ok"}]])
+    opts = lw.AgentOptions(model=model, mcp_servers={"calc": calc}, permission_mode="acceptEdits",
+                           allowed_tools=["mcp__calc__*"], disallowed_tools=["mcp__calc__shout"])
+    msgs = asyncio.run(_collect(opts))
+    r = _results(msgs)
+    assert r["a"].content == "3"
+    assert r["b"].is_error and "deny rule mcp__calc__shout" in r["b"].content
+    model = lw.ScriptedModel([[{"type": "tool_use", "id": "a", "name": "mcp__calc__add", "input": {"a": 1, "b": 2}}],
+                              [{"type": "text", "text": "ok"}]])
+    msgs = asyncio.run(_collect(lw.AgentOptions(model=model, mcp_servers={"calc": calc}, permission_mode="default")))
+    assert _results(msgs)["a"].is_error  # readOnlyHint alone does not approve an MCP tool
