@@ -220,3 +220,22 @@ def test_gate_read_only_hint_still_needs_a_rule_and_deny_wins() -> None:
                               [{"type": "text", "text": "ok"}]])
     msgs = asyncio.run(_collect(lw.AgentOptions(model=model, mcp_servers={"calc": calc}, permission_mode="default")))
     assert _results(msgs)["a"].is_error  # readOnlyHint alone does not approve an MCP tool
+
+
+def test_interactive_approval_of_project_servers(tmp_path: Path) -> None:
+    from loopwright.mcp.config import ask_project_approval
+
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}))
+    opts = lw.AgentOptions(cwd=tmp_path, setting_sources=["user", "project", "local"])
+    questions: list[str] = []
+    assert ask_project_approval(opts, lambda q: questions.append(q) or "y") == ["a", "b"]
+    assert "a, b" in questions[0]
+    local = json.loads((tmp_path / ".loopwright" / "settings.local.json").read_text())
+    assert local == {"enabledMcpjsonServers": ["a", "b"]}
+    assert ask_project_approval(opts, lambda q: questions.append(q) or "y") == [] and len(questions) == 1  # asked once
+    got = {c.name: c for c in collect(None, tmp_path, settings=load_settings(tmp_path))}
+    assert not got["a"].needs_approval and not got["b"].needs_approval
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"a": {"command": "x"}, "c": {"command": "z"}}}))
+    assert ask_project_approval(opts, lambda q: "n") == []
+    assert json.loads((tmp_path / ".loopwright" / "settings.local.json").read_text())["disabledMcpjsonServers"] == ["c"]
+    assert {c.name: c.needs_approval for c in collect(None, tmp_path, settings=load_settings(tmp_path))}["c"]

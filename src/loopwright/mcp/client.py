@@ -205,7 +205,13 @@ class Connection:
                 break
         self.tools = tools
         caps = client.server_capabilities
-        self.has_resources = getattr(caps, "resources", None) is not None
+        if getattr(caps, "resources", None) is not None:  # the resource tools only when there are some
+            from mcp import MCPError
+
+            try:
+                self.has_resources = bool((await client.list_resources()).resources)
+            except MCPError:
+                self.has_resources = False
         info = client.server_info
         self.server_version = getattr(info, "version", None)
 

@@ -276,3 +276,42 @@ def for_run(options: Any, cwd: Path, settings: Any) -> list[ServerConfig]:
 def mcp_cli_servers(values: list[str]) -> dict[str, Any] | None:
     """`--mcp-config A B ...` as AgentOptions.mcp_servers (None when not given)."""
     return merge_configs(values) if values else None
+
+
+def ask_project_approval(options: Any, ask: Any) -> list[str]:
+    """The interactive mode's question about `.mcp.json` servers nobody approved or refused
+    yet (as Claude Code asks). The answer is saved in `.loopwright/settings.local.json`
+    (`enabledMcpjsonServers` / `disabledMcpjsonServers`), so it is asked once. Returns the
+    servers approved now. `ask(question) -> answer`; EOF means no answer (nothing saved)."""
+    cwd = Path(getattr(options, "cwd", None) or ".").resolve()
+    sources = getattr(options, "setting_sources", None)
+    path = cwd / MCP_JSON
+    if getattr(options, "strict_mcp_config", False) or (sources is not None and "project" not in sources) \
+            or not path.is_file():
+        return []
+    from ..settings import load_settings
+
+    settings = load_settings(cwd, sources if sources is not None else ("user", "project", "local"),
+                             claude=bool(getattr(options, "claude_settings", False)),
+                             extra=getattr(options, "settings", None))
+    if settings.enable_all_project_mcp_servers:
+        return []
+    decided = {*settings.enabled_mcpjson_servers, *settings.disabled_mcpjson_servers}
+    pending = [n for n in servers_of(read_json(path), str(path)) if n not in decided]
+    if not pending:
+        return []
+    try:
+        answer = ask(f"This project's .mcp.json configures MCP servers that can run commands on this machine: "
+                     f"{', '.join(pending)}.\nStart them (now and in later runs here)? [y/N] ")
+    except EOFError:
+        return []
+    yes = str(answer).strip().lower() in ("y", "yes")
+    local = cwd / ".loopwright" / "settings.local.json"
+    data = read_json(local) if local.is_file() and local.read_text(encoding="utf-8").strip() else {}
+    if not isinstance(data, dict):
+        raise McpConfigError(f"{local}: not a JSON object")
+    key = "enabledMcpjsonServers" if yes else "disabledMcpjsonServers"
+    data[key] = [*(data.get(key) or []), *pending]
+    local.parent.mkdir(parents=True, exist_ok=True)
+    local.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return pending if yes else []
