@@ -185,3 +185,14 @@ def test_bad_mcp_config_is_a_usage_error(tmp_path: Path) -> None:
     p = loopwright("-p", "hi", "--model", "scripted:x.json", "--mcp-config", '{"servers": {}}', cwd=tmp_path,
                    home=tmp_path)
     assert p.returncode == 2 and 'no "mcpServers" object' in p.stderr
+
+
+def test_a_bad_server_is_named_in_the_trace_and_the_run_goes_on(tmp_path: Path) -> None:
+    turns = tmp_path / "turns.json"
+    turns.write_text(json.dumps([[{"type": "text", "text": "fine"}]]))
+    p = loopwright("-p", "hi", "--model", f"scripted:{turns}", "--mcp-config",
+                   '{"mcpServers": {"ws": {"type": "websocket", "url": "ws://127.0.0.1:1"}, "nocmd": {"args": []}}}',
+                   cwd=tmp_path, home=tmp_path)
+    assert p.returncode == 0 and p.stdout.strip() == "fine"
+    assert "⚠ MCP server ws: failed: MCP server 'ws'" in p.stderr and 'unknown transport "type"' in p.stderr
+    assert "⚠ MCP server nocmd: failed" in p.stderr and '"command" is missing' in p.stderr

@@ -103,7 +103,7 @@ class Connection:
 
     def fail(self, reason: str) -> None:
         if self.status != "failed":
-            log.warning("MCP server %r failed: %s", self.name, reason)
+            log.info("MCP server %r failed: %s", self.name, reason)
         self.status, self.error = "failed", reason
         self._stop.set()  # the owner task leaves the client's context: the process is ended
 
