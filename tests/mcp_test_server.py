@@ -121,6 +121,36 @@ def build(mode: str, log_path: str | None) -> Any:
                   on_list_resources=list_resources, on_read_resource=read_resource)
 
 
+def plain(log_path: str | None) -> None:
+    """`--mode plain`: the same protocol by hand with the standard library (no SDK import, so it
+    starts in milliseconds), for tests about the CLI and the lifecycle rather than the SDK:
+    answers initialize, tools/list (echo, hang) and tools/call; `hang` never answers."""
+    import json
+
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if "id" not in msg:
+            continue
+        method, rid = msg.get("method"), msg["id"]
+        if method == "initialize":
+            res: dict[str, Any] = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                                   "serverInfo": {"name": "plain", "version": "1"}}
+        elif method == "tools/list":
+            res = {"tools": [{"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+                             {"name": "hang", "inputSchema": OBJ}]}
+        elif method == "tools/call" and msg["params"]["name"] == "echo":
+            res = {"content": [{"type": "text", "text": f"echo: {msg['params']['arguments'].get('text')}"}]}
+        elif method == "tools/call" and msg["params"]["name"] == "hang":
+            log(log_path, "hang started")
+            continue
+        else:
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}}) + "\n")
+            sys.stdout.flush()
+            continue
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": rid, "result": res}) + "\n")
+        sys.stdout.flush()
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--mode", default="normal")
@@ -135,6 +165,9 @@ def main() -> None:
     if a.mode == "exit":  # before the SDK is even imported: a server that dies at once
         print("test server: refusing to start (mode exit)", file=sys.stderr)
         sys.exit(7)
+    if a.mode == "plain":
+        plain(a.log)
+        return
     if a.mode == "slow-start":
         time.sleep(30)
     if a.sse:

@@ -271,9 +271,10 @@ def test_interrupt_cancels_the_mcp_call(tmp_path: Path) -> None:
 def test_servers_end_when_the_model_raises(tmp_path: Path) -> None:
     model = Recording([[use("mcp__t__echo", 1, text="x")], RuntimeError("the model broke")])
     opts = lw.AgentOptions(model=model, cwd=tmp_path, permission_mode="bypassPermissions",
-                           mcp_servers={"t": server(tmp_path)})
+                           mcp_servers={"t": server(tmp_path, "--mode", "plain")})
     msgs = asyncio.run(collect("go", opts))
     assert msgs[-1].subtype == "error_during_execution" and "the model broke" in msgs[-1].result
+    assert text_of(results_by_id(msgs)["c1"]) == "echo: x"
     assert_no_server_left(tmp_path, 1)
 
 
@@ -281,7 +282,7 @@ def test_servers_end_when_the_model_raises(tmp_path: Path) -> None:
 def test_cli_signal_ends_the_servers(tmp_path: Path, signum: int, code: int) -> None:
     turns = tmp_path / "turns.json"
     turns.write_text(json.dumps([[use("mcp__t__hang", 1)], [{"type": "text", "text": "ok"}]]))
-    config = json.dumps({"mcpServers": {"t": server(tmp_path)}})
+    config = json.dumps({"mcpServers": {"t": server(tmp_path, "--mode", "plain")}})
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MCP_", "LOOPWRIGHT_"))}
     env["LOOPWRIGHT_HOME"] = str(tmp_path / "home")
     p = subprocess.Popen([str(Path(sys.executable).parent / "loopwright"), "-p", "go", "--model", f"scripted:{turns}",

@@ -146,11 +146,12 @@ def test_mcp_add_list_get_remove(tmp_path: Path) -> None:
     project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
     server = str(Path(__file__).with_name("mcp_test_server.py"))
-    p = loopwright("mcp", "add", "t", "-e", "A=1", "--", sys.executable, server, cwd=project, home=home)
+    p = loopwright("mcp", "add", "t", "-e", "A=1", "--", sys.executable, server, "--mode", "plain", cwd=project,
+                   home=home)
     assert p.returncode == 0, p.stderr
     local = json.loads((project / ".loopwright" / "settings.local.json").read_text())
-    assert local == {"mcpServers": {"t": {"type": "stdio", "command": sys.executable, "args": [server],
-                                          "env": {"A": "1"}}}}
+    assert local == {"mcpServers": {"t": {"type": "stdio", "command": sys.executable,
+                                          "args": [server, "--mode", "plain"], "env": {"A": "1"}}}}
     p = loopwright("mcp", "add", "web", "--transport", "http", "http://127.0.0.1:9/mcp", "-H", "X-Key: v",
                    "--scope", "project", cwd=project, home=home)
     assert p.returncode == 0, p.stderr
