@@ -79,7 +79,7 @@ def parse_server(name: str, raw: Any, *, scope: str = "dynamic", source: str = "
     """One `mcpServers` entry. Problems go into `.error` (naming the server and the field)."""
     env = os.environ if env is None else env
     cfg = ServerConfig(name=name, scope=scope, source=source)
-    where = f"MCP server {name!r}" + (f" ({source})" if source else "")
+    where = f"MCP server {name!r}" + (f" ({source})" if source and source != "mcp_servers" else "")
     if _is_sdk_instance(raw):
         cfg.type, cfg.instance = "sdk", raw
         return cfg
