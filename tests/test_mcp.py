@@ -255,7 +255,11 @@ def test_interrupt_cancels_the_mcp_call(tmp_path: Path) -> None:
             async for m in client.receive_response():
                 out.append(m)
                 if isinstance(m, lw.AssistantMessage) and m.content and isinstance(m.content[0], lw.ToolUseBlock):
-                    await asyncio.sleep(0.5)  # the call is running in the server now
+                    log = tmp_path / "t.log"
+                    for _ in range(600):  # until the call is running in the server
+                        if log.exists() and "hang started" in log.read_text():
+                            break
+                        await asyncio.sleep(0.05)
                     client.interrupt()
         return out
 
