@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 
-SUBCOMMANDS = ("demo", "serve-scripted", "sessions", "rewind", "view", "stats", "mcp")
+SUBCOMMANDS = ("demo", "serve-scripted", "sessions", "rewind", "view", "stats", "batch", "mcp")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,7 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="loopwright",
         description="The agent loop, done right. Run headless with -p, or interactively with no prompt.",
         epilog="Subcommands: loopwright demo | serve-scripted SCRIPT --port N | sessions list|show ID | rewind SESSION "
-               "| view [SESSION] | stats [SESSION] | mcp list|get|add|remove|serve",
+               "| view [SESSION] | stats [SESSION] | batch TASKS.jsonl -o RESULTS.jsonl | mcp list|get|add|remove|serve",
     )
     p.add_argument("--version", action="version", version=f"loopwright {__version__}")
     p.add_argument("-p", "--print", dest="prompt", nargs="?", const="-", default=None,
@@ -122,6 +122,10 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from ..mcp.cli import mcp_main
 
         return mcp_main(rest)
+    if name == "batch":
+        from ..batching import batch_main
+
+        return batch_main(rest)
     if name in ("view", "stats"):
         from ..view import cli as view_cli
 
