@@ -414,3 +414,17 @@ def test_resume_sessions_continues_a_task_killed_mid_run(tmp_path: Path) -> None
     assert "interrupted" in json.dumps(resumed[2]).lower() and "Continue the task" in json.dumps(resumed[-1])
     transcripts = list((tmp_path / "lwhome" / "projects").glob("*/*.jsonl"))
     assert [t.stem for t in transcripts] == [res[0]["session_id"]], "one session, continued in place"
+
+
+def test_results_file_heals_a_torn_last_line(tmp_path: Path) -> None:
+    from loopwright.batching import ResultsFile
+
+    p = tmp_path / "r.jsonl"
+    p.write_bytes(b'{"id": "a", "subtype": "success"}\n{"id": "b", "subty')  # killed mid-write
+    f = ResultsFile(p)
+    assert list(f.read()) == ["a"]
+    f.open()
+    f.append({"id": "b", "subtype": "success"})
+    f.close()
+    lines = p.read_text().splitlines()
+    assert lines[-1] == '{"id": "b", "subtype": "success"}' and sorted(f.read()) == ["a", "b"]

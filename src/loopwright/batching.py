@@ -321,8 +321,13 @@ async def _attempt(spec: RunSpec, cwd: Path, spend: SharedSpend | None, attempt:
     """One agent run of the task in `cwd`, its budget tied to the batch's spend."""
     from .loop import Run, run_query
 
-    options = dataclasses.replace(spec.options, cwd=str(cwd), resume=resume,
-                                  session_id=None if resume else spec.session_id(attempt))
+    sid = None if resume else spec.session_id(attempt)
+    if sid is not None:
+        from .sessions import store_for
+
+        if store_for(spec.options).exists(sid, cwd):  # an earlier, killed batch's: start afresh
+            sid = None
+    options = dataclasses.replace(spec.options, cwd=str(cwd), resume=resume, session_id=sid)
     prompt = RESUME_PROMPT if resume else spec.task.prompt
     run = Run(prompt, options)
     run.budget.shared = spend
