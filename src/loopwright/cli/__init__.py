@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 
-SUBCOMMANDS = ("demo", "serve-scripted", "sessions", "rewind", "view", "stats", "batch")
+SUBCOMMANDS = ("demo", "serve-scripted", "sessions", "rewind", "view", "stats", "batch", "mcp")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,7 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="loopwright",
         description="The agent loop, done right. Run headless with -p, or interactively with no prompt.",
         epilog="Subcommands: loopwright demo | serve-scripted SCRIPT --port N | sessions list|show ID | rewind SESSION "
-               "| view [SESSION] | stats [SESSION] | batch TASKS.jsonl -o RESULTS.jsonl",
+               "| view [SESSION] | stats [SESSION] | batch TASKS.jsonl -o RESULTS.jsonl | mcp list|get|add|remove|serve",
     )
     p.add_argument("--version", action="version", version=f"loopwright {__version__}")
     p.add_argument("-p", "--print", dest="prompt", nargs="?", const="-", default=None,
@@ -55,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run each Bash command in the OS sandbox (bubblewrap; the settings' \"sandbox\" object)")
     p.add_argument("--agents", help="subagent types for the Agent tool: a JSON object (or file) "
                    "{name: {description, prompt, tools?, model?, maxTurns?}}; general-purpose is always there")
+    p.add_argument("--mcp-config", dest="mcp_config", nargs="+", action="extend", default=[], metavar="FILE_OR_JSON",
+                   help="MCP servers: JSON files or strings in Claude Code's {\"mcpServers\": {...}} format")
+    p.add_argument("--strict-mcp-config", action="store_true",
+                   help="use only the --mcp-config servers (not settings' mcpServers nor .mcp.json)")
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--include-partial-messages", action="store_true")
     # sessions
@@ -125,6 +129,10 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from ..testing.server import serve_main
 
         return serve_main(rest)
+    if name == "mcp":
+        from ..mcp.cli import mcp_main
+
+        return mcp_main(rest)
     if name == "batch":
         from ..batching import batch_main
 
