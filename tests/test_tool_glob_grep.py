@@ -335,14 +335,14 @@ def test_auto_falls_back_to_python_without_rg(tree: Path, monkeypatch: pytest.Mo
     import loopwright.tools.grep as g
 
     calls: list[Query] = []
-    real = g.run_python
+    real = g.run_python_isolated
 
-    def spy(q: Query) -> Any:
+    async def spy(q: Query) -> Any:
         calls.append(q)
-        return real(q)
+        return await real(q)
 
     monkeypatch.setattr(g, "rg_path", lambda: None)
-    monkeypatch.setattr(g, "run_python", spy)
+    monkeypatch.setattr(g, "run_python_isolated", spy)
     out, err = call(make_grep_tool(), {"pattern": "foo", "type": "py"}, ToolContext(tree))
     assert not err and len(calls) == 1
     assert out.splitlines() == ["Found 3 files", ".hidden.py", "a.py", "sub/b.py"]
