@@ -18,6 +18,13 @@ a path itself, not the paths under a matched directory (pathspec does the latter
 `.venv/` rule would hide everything when the search starts inside `.venv`.
 Tests and benchmarks force an engine with ctx.state["grep_engine"] = "rg" | "python".
 
+Grep never hangs: a FIFO or a device as `path` is refused (and passed over inside a tree);
+each search runs in a process of its own (rg, or the Python engine in a forked child, since
+Python's `re` cannot be interrupted) under a time limit (TIMEOUT_S) and is killed at the
+deadline or when the call is cancelled (SIGTERM, an interrupt). The Python engine reads files
+in blocks, so a 2 GB file costs bounded memory (a multiline pattern needs the whole file:
+files over MAX_MULTILINE_BYTES are refused).
+
 Where the Python engine differs from rg (documented limits):
 - Patterns run on Python `re`, after translating Rust syntax: `(?<name>` -> `(?P<name>`,
   `\\z` -> `\\Z`, POSIX classes `[[:alpha:]]`. Unicode classes `\\p{..}` are refused. Python
