@@ -249,6 +249,16 @@ def test_a_file_size_limit_ends_the_run_cleanly(tmp_path: Path) -> None:
     out = json.loads(res.stdout)
     assert out["is_error"] and "EFBIG" in out["result"] and "Traceback" not in res.stderr
     assert path.read_bytes().endswith(b"\n") and load_transcript(path).repaired == []
+    size = len(path.read_bytes())
+
+    def no_growth() -> None:  # not even the run's first line fits
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    res = run_cli(home, work, "-p", "lost", "--model", m, "--resume", sid, preexec=no_growth)
+    assert res.returncode == 1, (res.stdout, res.stderr)
+    out = json.loads(res.stdout)
+    assert out["is_error"] and "EFBIG" in out["result"] and out["session_id"] == sid and "Traceback" not in res.stderr
+    assert len(path.read_bytes()) == size
     again = run_cli(home, work, "-p", "three", "--model", m, "--resume", sid)
     assert again.returncode == 0, again.stderr
     assert prompts(path) == ["one", "two", "three"] and chained(path)

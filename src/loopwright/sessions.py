@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
-from .blocks import WireFormatError, WireMessage, block_from_wire
+from .blocks import WireMessage
 from .invariant import InvariantViolation
 from .invariant import check as check_inv
 from .messages import (
@@ -142,6 +142,10 @@ class TranscriptWriteError(Exception):
     """The transcript could not be written (disk full, quota, file size limit). The run ends
     with an error result; the lines already on disk stay whole, so the session stays loadable."""
 
+    def __init__(self, message: str, session_id: str = "") -> None:
+        super().__init__(message)
+        self.session_id = session_id
+
 
 class JsonlWriter:
     """Appends one JSON line per event with one write(2) each on an O_APPEND descriptor (no
@@ -207,8 +211,8 @@ class JsonlWriter:
             code = errno.errorcode.get(e.errno or 0, "")
             raise TranscriptWriteError(
                 f"cannot write the session transcript {self.path}: {e.strerror or e}"
-                         f"{f' ({code})' if code else ''}. The lines written so far are kept: free "
-                         "space (or raise the file size limit), then resume with --continue") from e
+                f"{f' ({code})' if code else ''}. The lines written so far are kept: free "
+                "space (or raise the file size limit), then resume with --continue", self.session_id) from e
 
     def close(self) -> None:
         if self._fd is not None:
@@ -547,14 +551,27 @@ def history_from_lines(lines: list[dict[str, Any]], notes: list[str] | None = No
     return h, notes
 
 
+_BLOCK_STR_FIELDS = {"text": "text", "thinking": "thinking", "redacted_thinking": "data"}
+
+
 def _block_ok(b: Any) -> bool:
-    """A content block a provider can send: the Messages API shape of its type."""
+    """A content block a provider can send: what blocks.block_from_wire accepts, checked
+    without building objects (it runs on every block of every session loaded)."""
     if not isinstance(b, dict):
         return False
-    try:
-        block_from_wire(b)
-    except WireFormatError:
+    kind = b.get("type")
+    if not isinstance(kind, str):
         return False
+    if kind in _BLOCK_STR_FIELDS:
+        return isinstance(b.get(_BLOCK_STR_FIELDS[kind]), str)
+    if kind == "tool_use":
+        return isinstance(b.get("id"), str) and isinstance(b.get("name"), str) and isinstance(b.get("input", {}), dict)
+    if kind == "tool_result":
+        c = b.get("content", "")
+        return isinstance(b.get("tool_use_id"), str) and (
+            c is None or isinstance(c, str) or (isinstance(c, list) and all(_block_ok(x) for x in c)))
+    if kind == "image":
+        return isinstance(b.get("source"), dict)
     return True
 
 

@@ -277,7 +277,7 @@ async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> 
             if isinstance(msg, ResultMessage):
                 result = msg
     except TranscriptWriteError as e:  # the transcript's first line could not be written (disk full)
-        result = transcript_failure(str(e), session_id)
+        result = transcript_failure(str(e), session_id or e.session_id)
     except ValueError as e:  # configuration problems found when the run starts (bad script file, ...)
         if renderer is not None:
             renderer.close()
