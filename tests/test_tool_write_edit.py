@@ -441,3 +441,34 @@ def test_multi_edit_keeps_untouched_bytes(ctx: ToolContext, tmp_path: Path) -> N
                                                          {"old_string": "three", "new_string": "3\n3b"}])
     assert not err, out
     assert p.read_bytes() == b"1\r\ntwo\n3\r\n3b\r\n\r\r\n"
+
+
+@pytest.mark.parametrize("refuse", ["temp file", "owner"])
+def test_no_temp_file_or_owner_for_the_copy_rewrites_in_place(ctx: ToolContext, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch, refuse: str) -> None:
+    """Not root: a directory we cannot add to, or someone else's file in a shared directory.
+    The copy would fail or change the owner; the file itself is rewritten instead (same inode).
+    (The permission errors are injected: the tests run as root, which the kernel lets through.)"""
+    p = tmp_path / "f.txt"
+    p.write_text("before\n")
+    ino = p.stat().st_ino
+    read_first(ctx, p)
+    if refuse == "temp file":
+        real_open = os.open
+
+        def no_new_files(path: Any, flags: int, *a: Any, **kw: Any) -> int:
+            if flags & os.O_CREAT:
+                raise PermissionError(13, "Permission denied")
+            return real_open(path, flags, *a, **kw)
+
+        monkeypatch.setattr(os, "open", no_new_files)
+    else:
+        monkeypatch.setattr(os, "geteuid", lambda: 4321)  # the file's owner (root) is someone else now
+
+        def no_chown(*a: Any) -> None:
+            raise PermissionError(1, "Operation not permitted")
+
+        monkeypatch.setattr(os, "fchown", no_chown)
+    out, err = call(EDIT, ctx, file_path=str(p), old_string="before", new_string="after")
+    assert not err, out
+    assert p.read_text() == "after\n" and p.stat().st_ino == ino and leftovers(tmp_path) == []
