@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loopwright.invariant import holds_final
+from loopwright.invariant import holds, holds_final
 from loopwright.sessions import (
     cwd_slug,
     load_transcript,
@@ -295,7 +295,8 @@ def check_loads(path: Path) -> list[str]:
     Inv with unique tool ids and well-formed blocks, a summary and `sessions show`."""
     loaded = load_transcript(path)
     ids = _tool_ids(loaded.history)
-    assert (not loaded.history or holds_final(loaded.history)) and len(ids) == len(set(ids))
+    resumed = [*loaded.history, {"role": "user", "content": [{"type": "text", "text": "go on"}]}]
+    assert holds(resumed) and len(ids) == len(set(ids))  # what a resume sends the model
     session_info(path)
     return loaded.repaired
 
