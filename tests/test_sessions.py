@@ -346,6 +346,9 @@ class MemoryStore(JsonlSessionStore):
     def open_writer(self, session_id: str, cwd: Path, fsync: Any = "none") -> MemoryWriter:  # type: ignore[override]
         return MemoryWriter(session_id, self.data.setdefault(session_id, []))
 
+    def exists(self, session_id: str, cwd: Path | None = None) -> bool:
+        return session_id in self.data
+
     def load(self, session_id: str, cwd: Path | None = None) -> Any:
         from loopwright.sessions import LoadedSession
 
@@ -492,3 +495,13 @@ def test_sessions_list_all_projects(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert sessions_main(["list", "--all", "--json"]) == 0
     ids = {d["session_id"] for d in json.loads(capsys.readouterr().out)}
     assert {r1.session_id, r2.session_id} <= ids
+
+
+def test_one_loopwright_home_for_settings_and_sessions(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from loopwright.sessions import sessions_root
+    from loopwright.settings import loopwright_home
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("LOOPWRIGHT_HOME", "~/x")  # as a user may write it in a shell profile
+    assert loopwright_home() == tmp_path / "x"
+    assert sessions_root() == tmp_path / "x" / "projects"

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -335,14 +341,14 @@ def test_auto_falls_back_to_python_without_rg(tree: Path, monkeypatch: pytest.Mo
     import loopwright.tools.grep as g
 
     calls: list[Query] = []
-    real = g.run_python
+    real = g.run_python_isolated
 
-    def spy(q: Query) -> Any:
+    async def spy(q: Query) -> Any:
         calls.append(q)
-        return real(q)
+        return await real(q)
 
     monkeypatch.setattr(g, "rg_path", lambda: None)
-    monkeypatch.setattr(g, "run_python", spy)
+    monkeypatch.setattr(g, "run_python_isolated", spy)
     out, err = call(make_grep_tool(), {"pattern": "foo", "type": "py"}, ToolContext(tree))
     assert not err and len(calls) == 1
     assert out.splitlines() == ["Found 3 files", ".hidden.py", "a.py", "sub/b.py"]
@@ -414,3 +420,156 @@ def test_output_is_capped_in_every_mode(tmp_path: Path) -> None:
             assert "more files not shown" in text or "more lines not shown" in text
     q = Query("hit", tmp_path)
     assert format_hits(run_python(q), q, tmp_path).startswith("Found 1500 files (showing the first ")
+
+
+# --- Grep never hangs (issue 9 item 13) ---------------------------------------------------------
+
+ENGINES = ["python", pytest.param("rg", marks=needs_rg)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_fifo_or_device_as_path_is_refused(tmp_path: Path, engine: str) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        out, err = call(make_grep_tool(), {"pattern": "x", "path": str(path)}, ctx_for(tmp_path, engine))
+        assert err and "not a regular file or a directory" in out, out
+    write(tmp_path, "a.txt", "x\n")  # inside a tree a FIFO is passed over
+    out, err = call(make_grep_tool(), {"pattern": "x"}, ctx_for(tmp_path, engine))
+    assert not err and out.splitlines() == ["Found 1 file", "a.txt"]
+
+
+def test_catastrophic_backtracking_ends_with_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import loopwright.tools.grep as g
+
+    monkeypatch.setattr(g, "TIMEOUT_S", 1.0)
+    write(tmp_path, "a.txt", "a" * 40 + "b\n")
+    out, err = call(make_grep_tool(), {"pattern": "(a+)+$"}, ctx_for(tmp_path, "python"))
+    assert err and "timed out after 1s" in out, out
+    if HAS_RG:  # rg's automata do not backtrack: the same pattern is quick there
+        out, err = call(make_grep_tool(), {"pattern": "(a+)+$"}, ctx_for(tmp_path, "rg"))
+        assert not err and out == "No files found"
+
+
+@pytest.fixture(scope="module")
+def sparse_2g(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2 GiB file that costs no disk: a line with `needle`, then a hole (NUL bytes)."""
+    p = tmp_path_factory.mktemp("sparse") / "tree" / "huge.bin"
+    p.parent.mkdir()
+    with open(p, "wb") as f:
+        f.write(b"needle\n")
+        f.truncate(2 << 30)
+    return p
+
+
+MEASURE = """
+import asyncio, json, resource, sys
+from pathlib import Path
+from loopwright.tools.base import ToolError
+from loopwright.tools.grep import Query, search
+engine, root, mode, timeout = sys.argv[1], Path(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+try:
+    hits = asyncio.run(search(Query("needle", root, mode=mode), engine, timeout))
+    out = [h.path for h in hits]
+except ToolError as e:
+    out = str(e)
+mb = lambda who: resource.getrusage(who).ru_maxrss // 1024
+print(json.dumps({"out": out, "self_mb": mb(resource.RUSAGE_SELF), "children_mb": mb(resource.RUSAGE_CHILDREN)}))
+"""
+
+
+def measure(engine: str, root: Path, mode: str, timeout: float) -> dict[str, Any]:
+    r = subprocess.run([sys.executable, "-c", MEASURE, engine, str(root), mode, str(timeout)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return dict(json.loads(r.stdout))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_2gb_file_costs_bounded_memory_and_time(sparse_2g: Path, engine: str) -> None:
+    limit_mb = 300  # reading the file whole would take 2048 MB and more
+    walked = measure(engine, sparse_2g.parent, "files_with_matches", 30)  # in a tree: binary, passed over
+    assert walked["out"] == [] and max(walked["self_mb"], walked["children_mb"]) < limit_mb, walked
+    first = measure(engine, sparse_2g, "files_with_matches", 30)  # named: searched, stops at the first hit
+    assert first["out"] == [str(sparse_2g)] and max(first["self_mb"], first["children_mb"]) < limit_mb, first
+    whole = measure(engine, sparse_2g, "count", 1.0)  # all 2 GB: the time limit stops it
+    assert isinstance(whole["out"], str) and "timed out" in whole["out"], whole
+    # rg memory-maps a named file: the pages it has scanned count in its RSS, but they are the
+    # page cache (shared, reclaimable), not memory it allocated; so only our side is bounded here
+    assert whole["self_mb"] < limit_mb and (engine == "rg" or whole["children_mb"] < limit_mb), whole
+
+
+def test_streaming_in_small_blocks_gives_the_same_hits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The block and line-piece bookkeeping (context across blocks, lines cut in pieces) is
+    invisible: tiny blocks give the output of one block per file."""
+    import random
+
+    import loopwright.tools.grep as g
+
+    rnd = random.Random(7)
+    for i in range(6):
+        lines = ["".join(rnd.choice("ab \t") for _ in range(rnd.randint(0, 30))) for _ in range(rnd.randint(0, 60))]
+        write(tmp_path, f"f{i}.txt", "\n".join(lines) + rnd.choice(["", "\n"]))
+    write(tmp_path, "utf16.txt", "\ufeffab\nba\n".encode("utf-16-le"))
+    queries = [Query(p, tmp_path, mode=m, before=b, after=a) for p in ("ab", "^a", "b$", "a b")
+               for m in ("content", "count", "files_with_matches") for b, a in ((0, 0), (2, 1), (0, 3))]
+    single = [Query("a", tmp_path, mode=m) for m in ("count", "files_with_matches")]
+    whole = [format_hits(run_python(q), q, tmp_path) for q in queries + single]
+    monkeypatch.setattr(g, "READ_BLOCK", 5)
+    monkeypatch.setattr(g, "MAX_LINE_CHARS", 1 << 30)
+    assert [format_hits(run_python(q), q, tmp_path) for q in queries + single] == whole
+    monkeypatch.setattr(g, "MAX_LINE_CHARS", 4)  # long lines cut in pieces: a line still counts once
+    assert [format_hits(run_python(q), q, tmp_path) for q in single] == whole[len(queries):]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_sigterm_ends_a_long_grep(sparse_2g: Path, tmp_path: Path, engine: str) -> None:
+    """The real CLI: a Grep over 2 GB runs, SIGTERM arrives, loopwright exits at once and leaves no
+    search process behind (the rg child or the Python engine's forked child)."""
+    script = tmp_path / "m.json"
+    script.write_text(json.dumps([[{"type": "tool_use", "id": "g1", "name": "Grep",
+                                    "input": {"pattern": "zzz", "path": str(sparse_2g), "output_mode": "count"}}],
+                                  [{"type": "text", "text": "done"}]]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_"))}
+    env["LOOPWRIGHT_HOME"] = str(tmp_path / "home")
+    if engine == "python":
+        env["PATH"] = str(tmp_path / "no-rg")  # `auto` falls back to the Python engine
+    exe = Path(sys.executable).parent / "loopwright"
+    proc = subprocess.Popen([str(exe), "-p", "search", "--model", f"scripted:{script}", "--output-format", "json"],
+                            cwd=sparse_2g.parent, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        end = time.monotonic() + 30
+        while not children_of(proc.pid):  # the search process is running
+            assert proc.poll() is None and time.monotonic() < end, proc.communicate()
+            time.sleep(0.02)
+        searching = children_of(proc.pid)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=10)
+        assert proc.returncode == 128 + signal.SIGTERM, err
+        time.sleep(0.1)
+        assert [p for p in searching if Path(f"/proc/{p}").exists() and not zombie(p)] == []
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def children_of(pid: int) -> list[int]:
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat = Path(f"/proc/{d}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(d))
+    return out
+
+
+def zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -246,3 +249,226 @@ def test_a_change_that_keeps_the_mtime_is_still_noticed(ctx: ToolContext, tmp_pa
     out, err = call(EDIT, ctx, file_path=str(p), old_string="x = 1", new_string="x = 2")
     assert err and "modified since it was read" in out
     assert p.read_text() == "x = 1  # the user's change\n"
+
+
+# --- atomic writes (issue 9 item 9) ----------------------------------------------------------
+
+def leftovers(d: Path) -> list[str]:
+    return sorted(p.name for p in d.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_write_replaces_by_rename_keeping_mode_and_owner(ctx: ToolContext, tmp_path: Path) -> None:
+    p = tmp_path / "tool.sh"
+    p.write_text("echo 1\n")
+    p.chmod(0o751)
+    if os.geteuid() == 0:
+        os.chown(p, 1234, 5678)
+    ino = p.stat().st_ino
+    read_first(ctx, p)
+    _, err = call(EDIT, ctx, file_path=str(p), old_string="1", new_string="2")
+    assert not err and p.read_text() == "echo 2\n"
+    st = p.stat()
+    assert st.st_ino != ino  # a new file renamed over the old one: no reader ever sees half of it
+    assert st.st_mode & 0o7777 == 0o751
+    if os.geteuid() == 0:
+        assert (st.st_uid, st.st_gid) == (1234, 5678)
+    assert leftovers(tmp_path) == []
+
+
+def test_write_through_a_symlink_keeps_the_link(ctx: ToolContext, tmp_path: Path) -> None:
+    real = tmp_path / "real.txt"
+    real.write_text("one\n")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    read_first(ctx, link)
+    _, err = call(EDIT, ctx, file_path=str(link), old_string="one", new_string="two")
+    assert not err and link.is_symlink() and real.read_text() == "two\n"
+    read_first(ctx, link)
+    _, err = call(WRITE, ctx, file_path=str(link), content="three\n")
+    assert not err and link.is_symlink() and os.readlink(link) == str(real) and real.read_text() == "three\n"
+
+
+def test_a_hard_linked_file_stays_one_file(ctx: ToolContext, tmp_path: Path) -> None:
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("shared\n")
+    os.link(a, b)
+    read_first(ctx, a)
+    _, err = call(EDIT, ctx, file_path=str(a), old_string="shared", new_string="changed")
+    assert not err and b.read_text() == "changed\n" and a.stat().st_nlink == 2
+    assert a.stat().st_ino == b.stat().st_ino and leftovers(tmp_path) == []
+
+
+def test_a_read_only_file_is_refused(ctx: ToolContext, tmp_path: Path) -> None:
+    p = tmp_path / "ro.txt"
+    p.write_text("keep\n")
+    p.chmod(0o444)
+    read_first(ctx, p)
+    for tool, inp in ((EDIT, {"old_string": "keep", "new_string": "lose"}), (WRITE, {"content": "lose\n"}),
+                      (MULTI, {"edits": [{"old_string": "keep", "new_string": "lose"}]})):
+        out, err = call(tool, ctx, file_path=str(p), **inp)
+        assert err and "read-only" in out and p.read_text() == "keep\n", out
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("code, cause", [(28, "no space left on device (ENOSPC)"),
+                                         (122, "disk quota exceeded (EDQUOT)"),
+                                         (27, "file too large")])
+def test_a_failed_write_leaves_the_original(ctx: ToolContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            code: int, cause: str) -> None:
+    """The errors injected at the write(2) level (the real ENOSPC and EFBIG follow below)."""
+    p = tmp_path / "f.txt"
+    p.write_bytes(b"original\r\n")
+    read_first(ctx, p)
+    real_write = os.write
+
+    def failing(fd: int, data: Any) -> int:
+        if bytes(data[:3]) == b"new":
+            raise OSError(code, os.strerror(code))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", failing)
+    out, err = call(EDIT, ctx, file_path=str(p), old_string="original", new_string="new text")
+    assert err and cause in out and "not changed" in out, out
+    assert p.read_bytes() == b"original\r\n" and leftovers(tmp_path) == []
+
+
+def test_a_full_file_system_leaves_the_original(ctx: ToolContext, tmp_path: Path) -> None:
+    fs = tmp_path / "fs"
+    fs.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(fs)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here (needs root): {r.stderr.strip()}")
+    try:
+        ctx.add_dirs = [str(fs)]
+        p, linked, other = fs / "f.txt", fs / "g.txt", fs / "h.txt"
+        p.write_bytes(b"small\n" * 100)
+        linked.write_bytes(b"also small\n" * 100)
+        os.link(linked, other)
+        with open(fs / "filler", "wb", buffering=0) as f, contextlib.suppress(OSError):
+            while True:
+                f.write(b"\0" * 4096)
+        before = (p.read_bytes(), linked.read_bytes())
+        for path in (p, linked):
+            read_first(ctx, path)
+            out, err = call(WRITE, ctx, file_path=str(path), content="big\n" * 30_000)
+            assert err and "no space left on device (ENOSPC)" in out, out
+        assert (p.read_bytes(), linked.read_bytes()) == before and other.read_bytes() == before[1]
+        assert leftovers(fs) == []
+        (fs / "filler").unlink()
+        _, err = call(WRITE, ctx, file_path=str(p), content="big\n" * 3000)
+        assert not err and p.read_text() == "big\n" * 3000
+    finally:
+        subprocess.run(["umount", "-l", str(fs)], capture_output=True)
+
+
+FSIZE_WRITER = """
+import asyncio, resource, sys
+from pathlib import Path
+from loopwright.tools.base import ToolContext
+from loopwright.tools.read import make_read_tool
+from loopwright.tools.write import make_write_tool
+p = Path(sys.argv[1])
+ctx = ToolContext(p.parent)
+asyncio.run(make_read_tool().call({"file_path": str(p)}, ctx))
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+out = asyncio.run(make_write_tool().call({"file_path": str(p), "content": "x" * 100_000}, ctx))
+print(out.is_error, out.content)
+"""
+
+
+def test_a_file_size_limit_leaves_the_original(tmp_path: Path) -> None:
+    p = tmp_path / "f.txt"
+    p.write_bytes(b"original\n")
+    r = subprocess.run([sys.executable, "-c", FSIZE_WRITER, str(p)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("True") and "file too large" in r.stdout and "EFBIG" in r.stdout, r.stdout
+    assert p.read_bytes() == b"original\n" and leftovers(tmp_path) == []
+
+
+# --- encodings (issue 9 item 10): untouched bytes stay byte-identical ---------------------------
+
+def edit_bytes(ctx: ToolContext, tmp_path: Path, data: bytes, old: str, new: str) -> tuple[bytes, str, bool]:
+    p = tmp_path / "e.txt"
+    p.write_bytes(data)
+    read_first(ctx, p)
+    out, err = call(EDIT, ctx, file_path=str(p), old_string=old, new_string=new)
+    return p.read_bytes(), out, err
+
+
+def test_mixed_line_endings_stay_as_they_were(ctx: ToolContext, tmp_path: Path) -> None:
+    data = b"a\r\nb\nc\r\n\r\r\nd\re\n"
+    got, out, err = edit_bytes(ctx, tmp_path, data, "b", "B\nX")
+    assert not err, out
+    assert got == b"a\r\nB\nX\nc\r\n\r\r\nd\re\n"  # the new line takes the ending of its own line
+    got2, _, err = edit_bytes(ctx, tmp_path, data, "c\n", "C\nC2\n")
+    assert not err and got2 == b"a\r\nb\nC\r\nC2\r\n\r\r\nd\re\n"
+    got3, _, err = edit_bytes(ctx, tmp_path, data, "d", "D")
+    assert not err and got3 == b"a\r\nb\nc\r\n\r\r\nD\re\n"
+
+
+def test_latin1_is_edited_in_latin1_or_refused(ctx: ToolContext, tmp_path: Path) -> None:
+    data = "café = 1\r\nnaïve = 2\r\n".encode("latin-1") + b"\xff\xfe tail\r\n"
+    got, out, err = edit_bytes(ctx, tmp_path, data, "naïve = 2", "naïve = 'ü'")
+    assert not err and got == data.replace("naïve = 2".encode("latin-1"), "naïve = 'ü'".encode("latin-1"))
+    p = tmp_path / "e.txt"
+    got, out, err = edit_bytes(ctx, tmp_path, data, "= 1", "= '€'")
+    assert err and "latin-1" in out and "U+20AC" in out and got == data
+    read_first(ctx, p)
+    out, err = call(WRITE, ctx, file_path=str(p), content="price: €\n")
+    assert err and "latin-1" in out and p.read_bytes() == data
+
+
+def test_utf16_keeps_its_byte_order_and_bom(ctx: ToolContext, tmp_path: Path) -> None:
+    for codec, bom in (("utf-16-be", b"\xfe\xff"), ("utf-16-le", b"\xff\xfe")):
+        data = bom + "x = 1\r\ny = 2\r\n".encode(codec)
+        got, out, err = edit_bytes(ctx, tmp_path, data, "y = 2", "y = 3")
+        assert not err, out
+        assert got == bom + "x = 1\r\ny = 3\r\n".encode(codec)
+
+
+def test_invalid_utf8_after_a_bom_is_kept_byte_for_byte(ctx: ToolContext, tmp_path: Path) -> None:
+    data = b"\xef\xbb\xbfok \xff\xfe bytes\nline two\n"
+    got, out, err = edit_bytes(ctx, tmp_path, data, "line two", "line 2")
+    assert not err and got == b"\xef\xbb\xbfok \xff\xfe bytes\nline 2\n", out
+
+
+def test_multi_edit_keeps_untouched_bytes(ctx: ToolContext, tmp_path: Path) -> None:
+    p = tmp_path / "m.txt"
+    data = b"one\r\ntwo\nthree\r\n\r\r\n"
+    p.write_bytes(data)
+    read_first(ctx, p)
+    out, err = call(MULTI, ctx, file_path=str(p), edits=[{"old_string": "one", "new_string": "1"},
+                                                         {"old_string": "three", "new_string": "3\n3b"}])
+    assert not err, out
+    assert p.read_bytes() == b"1\r\ntwo\n3\r\n3b\r\n\r\r\n"
+
+
+@pytest.mark.parametrize("refuse", ["temp file", "owner"])
+def test_no_temp_file_or_owner_for_the_copy_rewrites_in_place(ctx: ToolContext, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch, refuse: str) -> None:
+    """Not root: a directory we cannot add to, or someone else's file in a shared directory.
+    The copy would fail or change the owner; the file itself is rewritten instead (same inode).
+    (The permission errors are injected: the tests run as root, which the kernel lets through.)"""
+    p = tmp_path / "f.txt"
+    p.write_text("before\n")
+    ino = p.stat().st_ino
+    read_first(ctx, p)
+    if refuse == "temp file":
+        real_open = os.open
+
+        def no_new_files(path: Any, flags: int, *a: Any, **kw: Any) -> int:
+            if flags & os.O_CREAT:
+                raise PermissionError(13, "Permission denied")
+            return real_open(path, flags, *a, **kw)
+
+        monkeypatch.setattr(os, "open", no_new_files)
+    else:
+        monkeypatch.setattr(os, "geteuid", lambda: 4321)  # the file's owner (root) is someone else now
+
+        def no_chown(*a: Any) -> None:
+            raise PermissionError(1, "Operation not permitted")
+
+        monkeypatch.setattr(os, "fchown", no_chown)
+    out, err = call(EDIT, ctx, file_path=str(p), old_string="before", new_string="after")
+    assert not err, out
+    assert p.read_text() == "after\n" and p.stat().st_ino == ino and leftovers(tmp_path) == []

@@ -19,6 +19,8 @@ In-place rewinds are a `rewind` line (the file stays append-only).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -30,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
 from .blocks import WireMessage
 from .invariant import InvariantViolation
@@ -43,6 +45,7 @@ from .messages import (
     SystemMessage,
     UserMessage,
 )
+from .settings import loopwright_home as loopwright_home  # one definition for both: `~` expanded
 
 FsyncPolicy = Literal["none", "turn", "always"]
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
@@ -50,10 +53,6 @@ INTERRUPTED_RESULT = "Interrupted: the session ended (crash or kill) before this
 
 
 # --- where sessions live ----------------------------------------------------------------------
-
-def loopwright_home() -> Path:
-    return Path(os.environ.get("LOOPWRIGHT_HOME") or Path.home() / ".loopwright")
-
 
 def sessions_root(override: str | Path | None = None) -> Path:
     if override is not None:
@@ -140,50 +139,87 @@ class SessionStore(Protocol):
     def list(self, cwd: Path | None = None) -> list[SessionInfo]: ...
 
 
+class TranscriptWriteError(Exception):
+    """The transcript could not be written (disk full, quota, file size limit). The run ends
+    with an error result; the lines already on disk stay whole, so the session stays loadable."""
+
+    def __init__(self, message: str, session_id: str = "") -> None:
+        super().__init__(message)
+        self.session_id = session_id
+
+
 class JsonlWriter:
-    """Appends one JSON line per event to an open file: one write + flush each
-    (so a killed process loses nothing already yielded), fsync per the policy."""
+    """Appends one JSON line per event with one write(2) each on an O_APPEND descriptor (no
+    user-space buffer: a killed process loses nothing already yielded), fsync per the policy.
+    A failed write is cut back off the file, so a full disk never leaves a torn line."""
 
     def __init__(self, path: Path, session_id: str, fsync: FsyncPolicy = "none") -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.session_id = session_id
         self.fsync = fsync
-        self._f: IO[str] | None = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open on purpose
+        self.failed: OSError | None = None  # the first write error: later writes are dropped
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        self._fd: int | None = fd
         try:  # one writer per transcript: two processes appending would interleave two conversations
-            fcntl.flock(self._f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            self._f.close()
-            self._f = None
+            self.close()
             raise SessionBusy(f"session {session_id} is in use by another loopwright process "
                               "(fork it with --fork-session, or wait until that run ends)") from None
         self.last_uuid: str | None = None  # of the file's last whole line: the parent of our first
-        if self._f.tell() > 0:
-            self._heal_torn_tail()
-            self.last_uuid = _last_uuid(path)
+        try:
+            if os.fstat(fd).st_size > 0:
+                self._heal_torn_tail()
+                self.last_uuid = _last_uuid(path)
+        except OSError:
+            self.close()
+            raise
 
     def _heal_torn_tail(self) -> None:
         """A crash may have left a line without its newline: end it, so our next line is whole."""
         with open(self.path, "rb") as f:
             f.seek(-1, os.SEEK_END)
             last = f.read(1)
-        if last != b"\n" and self._f is not None:
-            self._f.write("\n")
-            self._f.flush()
+        if last != b"\n":
+            self._append(b"\n")
+
+    def _append(self, data: bytes) -> None:
+        fd = self._fd
+        if fd is None:
+            return
+        start = os.lseek(fd, 0, os.SEEK_END)  # we hold the lock: nobody else appends
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        except OSError:
+            with contextlib.suppress(OSError):  # cut the partial line: the file stays whole lines
+                os.ftruncate(fd, start)
+            raise
 
     def write(self, line: dict[str, Any], sync: bool = False) -> None:
-        f = self._f
-        if f is None:
+        if self._fd is None or self.failed is not None:
             return
-        f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
-        f.flush()
-        if self.fsync == "always" or (sync and self.fsync == "turn"):
-            os.fsync(f.fileno())
+        data = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        try:
+            self._append(data)
+            if self.fsync == "always" or (sync and self.fsync == "turn"):
+                os.fsync(self._fd)
+        except OSError as e:
+            self.failed = e
+            self.close()  # the lock goes too: the session can be continued once there is space
+            code = errno.errorcode.get(e.errno or 0, "")
+            raise TranscriptWriteError(
+                f"cannot write the session transcript {self.path}: {e.strerror or e}"
+                f"{f' ({code})' if code else ''}. The lines written so far are kept: free "
+                "space (or raise the file size limit), then resume with --continue", self.session_id) from e
 
     def close(self) -> None:
-        if self._f is not None:
-            self._f.close()
-            self._f = None
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
 
 
 def _last_uuid(path: Path, tail: int = 1 << 16) -> str | None:
@@ -348,28 +384,38 @@ class SessionRecorder:
 
 # --- reading and repairing ---------------------------------------------------------------------
 
-def read_lines(path: Path) -> list[dict[str, Any]]:
-    """All whole lines of a transcript; a torn or corrupt line (a crash mid-write) is skipped."""
+def read_lines(path: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
+    """All whole lines of a transcript. A torn last line (a crash mid-write) or a line that is
+    not a JSON object (garbage) is skipped, and said so in `notes`."""
     out: list[dict[str, Any]] = []
     loads = json.loads
     with open(path, "rb") as f:
         data = f.read()
-    raws = [r for r in data.split(b"\n") if r.strip()]
+    raws = data.split(b"\n")
     try:  # fast path: one parse for the whole file (no torn or corrupt line)
-        whole = loads(b"[" + b",".join(raws) + b"]")
+        whole = loads(b"[" + b",".join(r for r in raws if r.strip()) + b"]")
         if all(isinstance(o, dict) for o in whole):
             return whole
     except ValueError:
         pass
-    for raw in raws:
+    bad: list[int] = []
+    for n, raw in enumerate(raws, 1):
         if not raw.strip():
             continue
         try:
             obj = loads(raw)
         except ValueError:
-            continue
+            obj = None
         if isinstance(obj, dict):
             out.append(obj)
+        elif n == len(raws):  # no newline after it: a write the crash cut short
+            if notes is not None:
+                notes.append(f"ignored a torn last line ({len(raw)} bytes; the process ended mid-write)")
+        else:
+            bad.append(n)
+    if bad and notes is not None:
+        shown = ", ".join(map(str, bad[:10])) + (", ..." if len(bad) > 10 else "")
+        notes.append(f"skipped {len(bad)} line(s) that are not JSON objects (line {shown})")
     return out
 
 
@@ -449,44 +495,142 @@ def repair_history(h: list[WireMessage], notes: list[str] | None = None) -> list
     return out
 
 
-def history_from_lines(lines: list[dict[str, Any]]) -> tuple[list[WireMessage], list[str]]:
-    """Replay a transcript's lines into the conversation history, then repair it."""
+def history_from_lines(lines: list[dict[str, Any]], notes: list[str] | None = None) -> tuple[list[WireMessage], list[str]]:
+    """Replay a transcript's lines into the conversation history, then repair it. Anything
+    malformed is skipped or repaired, and said so in the returned notes (never an exception)."""
     h: list[WireMessage] = []
     ids: list[str | None] = []
     before_prompt: dict[str, tuple[list[WireMessage], list[str | None]]] = {}
-    notes: list[str] = []
+    notes = notes if notes is not None else []
+    seen: set[str] = set()
+    repeated = 0
     for ln in lines:
+        uid = ln.get("uuid")
+        if isinstance(uid, str):
+            if uid in seen:  # a line written twice (a copy, a botched merge): replay it once
+                repeated += 1
+                continue
+            seen.add(uid)
+        else:
+            uid = None
         kind = ln.get("type")
         if kind in ("user", "assistant"):
             msg = ln.get("message")
             if not isinstance(msg, dict):
+                notes.append(f"skipped a {kind} line without a message object")
                 continue
-            if kind == "user" and ln.get("isPrompt"):
-                before_prompt[str(ln.get("uuid"))] = (list(h), list(ids))
+            if kind == "user" and ln.get("isPrompt") and uid is not None:
+                before_prompt[uid] = (list(h), list(ids))
             if kind == "assistant":  # only the wire fields reach a model
                 msg = {"role": "assistant", "content": msg.get("content", [])}
             h.append(msg)
-            ids.append(ln.get("uuid"))
+            ids.append(uid)
         elif kind == "result":
             drop = ln.get("dropUuid")
             if drop is not None and ids and ids[-1] == drop:
                 h.pop()
                 ids.pop()
         elif kind == "system" and ln.get("subtype") == "compact_boundary":
-            data = ln.get("data") or {}
-            if isinstance(data.get("messages"), list):
-                h = list(data["messages"])
+            data = ln.get("data")
+            msgs = data.get("messages") if isinstance(data, dict) else None
+            if isinstance(msgs, list):
+                h = list(msgs)
                 ids = [None] * len(h)
+            elif not isinstance(data, dict) or "messages" in data:
+                notes.append("ignored a compact_boundary line without a valid message list")
         elif kind == "rewind":
             to = ln.get("toUuid")
-            if to in before_prompt:
+            if isinstance(to, str) and to in before_prompt:
                 h, ids = (list(x) for x in before_prompt[to])  # type: ignore[assignment]
-    if _valid(h):  # the common case (a clean end, or a crash between turns): nothing to repair
+    if repeated:
+        notes.append(f"skipped {repeated} repeated line(s) (a uuid seen before)")
+    if _well_formed(h) and _valid(h):  # the common case (a clean end, or a crash between turns)
         return h, notes
-    h = repair_history(h, notes)
+    h = repair_history(_sanitize(h, notes), notes)
     if h and not _valid(h):  # cannot happen (repair_history's contract); never let it reach a model
         raise AssertionError("repair_history produced a history that breaks Inv")
     return h, notes
+
+
+_BLOCK_STR_FIELDS = {"text": "text", "thinking": "thinking", "redacted_thinking": "data"}
+
+
+def _block_ok(b: Any) -> bool:
+    """A content block a provider can send: what blocks.block_from_wire accepts, checked
+    without building objects (it runs on every block of every session loaded)."""
+    if not isinstance(b, dict):
+        return False
+    kind = b.get("type")
+    if not isinstance(kind, str):
+        return False
+    if kind in _BLOCK_STR_FIELDS:
+        return isinstance(b.get(_BLOCK_STR_FIELDS[kind]), str)
+    if kind == "tool_use":
+        return isinstance(b.get("id"), str) and isinstance(b.get("name"), str) and isinstance(b.get("input", {}), dict)
+    if kind == "tool_result":
+        c = b.get("content", "")
+        return isinstance(b.get("tool_use_id"), str) and (
+            c is None or isinstance(c, str) or (isinstance(c, list) and all(_block_ok(x) for x in c)))
+    if kind == "image":
+        return isinstance(b.get("source"), dict)
+    return True
+
+
+def _well_formed(h: list[Any]) -> bool:
+    """Every message an object with a role and well-formed blocks; tool_use ids unique."""
+    tool_ids: set[str] = set()
+    for m in h:
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+            return False
+        c = m.get("content")
+        if isinstance(c, str):
+            continue
+        if not isinstance(c, list):
+            return False
+        for b in c:
+            if not _block_ok(b):
+                return False
+            if b.get("type") == "tool_use":
+                if b["id"] in tool_ids:
+                    return False
+                tool_ids.add(b["id"])
+    return True
+
+
+def _sanitize(h: list[Any], notes: list[str]) -> list[WireMessage]:
+    """Drop what no provider accepts: non-messages, malformed blocks, and a tool_use whose id
+    an earlier one already has (its results then count as stray and go too)."""
+    out: list[WireMessage] = []
+    tool_ids: set[str] = set()
+    for m in h:
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+            notes.append("dropped a history entry that is not a user or assistant message")
+            continue
+        c = m.get("content")
+        if isinstance(c, str):
+            out.append(m)
+            continue
+        blocks = c if isinstance(c, list) else []
+        kept = []
+        for b in blocks:
+            if not _block_ok(b):
+                kind = b.get("type") if isinstance(b, dict) else None
+                notes.append(f"dropped a malformed {kind if isinstance(kind, str) else 'content'} block "
+                             f"from a{'n' if m['role'] == 'assistant' else ''} {m['role']} message")
+                continue
+            if b.get("type") == "tool_use":
+                if b["id"] in tool_ids:
+                    notes.append(f"dropped a repeated tool_use {b['id']} (the id was used before)")
+                    continue
+                tool_ids.add(b["id"])
+            kept.append(b)
+        if not kept:
+            notes.append(f"dropped a{'n' if m['role'] == 'assistant' else ''} {m['role']} message left without content")
+            continue
+        if kept != blocks or not isinstance(c, list):
+            m = {**m, "content": kept}
+        out.append(m)
+    return out
 
 
 def _valid(h: list[WireMessage]) -> bool:
@@ -504,16 +648,27 @@ def _valid(h: list[WireMessage]) -> bool:
 
 
 def load_transcript(path: Path) -> LoadedSession:
-    lines = read_lines(path)
-    history, notes = history_from_lines(lines)
+    notes: list[str] = []
+    lines = read_lines(path, notes)
+    history, notes = history_from_lines(lines, notes)
     sid = path.stem  # the file name, not a field inside it: a session id becomes a path again
-    return LoadedSession(sid, path, lines, history, notes, lines[-1].get("uuid") if lines else None)
+    last = next((u for ln in reversed(lines) if isinstance(u := ln.get("uuid"), str)), None)
+    return LoadedSession(sid, path, lines, history, notes, last)
 
 
 # --- summaries ---------------------------------------------------------------------------------
 
 def _prompt_text(msg: Any) -> str:
-    return " ".join(b.get("text", "") for b in _content(msg) if b.get("type") == "text").strip()
+    return " ".join(_text(b.get("text")) for b in _content(msg) if b.get("type") == "text").strip()
+
+
+def _text(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def _number(v: Any) -> float:
+    """A usage figure from a line that may be corrupt: anything not a number counts 0."""
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
 
 
 def session_info(path: Path) -> SessionInfo:
@@ -524,25 +679,28 @@ def session_info(path: Path) -> SessionInfo:
     cost = unsettled = 0.0
     for ln in lines:
         if ln.get("type") == "result":  # a run's own total: its subagents and compactions included
-            total = (ln.get("result") or {}).get("total_cost_usd")
-            if isinstance(total, int | float):
+            res = ln.get("result")
+            total = res.get("total_cost_usd") if isinstance(res, dict) else None
+            if isinstance(total, int | float) and not isinstance(total, bool):
                 cost += float(total)
                 unsettled = 0.0
             continue
         if ln.get("type") != "assistant":
             continue
-        u = (ln.get("message") or {}).get("usage") or {}
-        peak = max(peak, sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_read_input_tokens",
-                                                          "cache_creation_input_tokens")))
-        inp += int(u.get("input_tokens") or 0)
-        out += int(u.get("output_tokens") or 0)
-        unsettled += float(u.get("cost_usd") or 0.0)  # a run cut short has no result line
+        msg = ln.get("message")  # lines may be corrupt: anything not a number counts 0
+        u = msg.get("usage") if isinstance(msg, dict) else None
+        u = u if isinstance(u, dict) else {}
+        peak = max(peak, sum(int(_number(u.get(k))) for k in ("input_tokens", "cache_read_input_tokens",
+                                                               "cache_creation_input_tokens")))
+        inp += int(_number(u.get("input_tokens")))
+        out += int(_number(u.get("output_tokens")))
+        unsettled += _number(u.get("cost_usd"))  # a run cut short has no result line
     cost += unsettled
     st = path.stat()
     return SessionInfo(
         session_id=path.stem, path=path,
-        cwd=next((str(ln["cwd"]) for ln in lines if ln.get("cwd")), ""),
-        created=lines[0].get("timestamp", "") if lines else "",
+        cwd=next((ln["cwd"] for ln in lines if isinstance(ln.get("cwd"), str) and ln["cwd"]), ""),
+        created=_text(lines[0].get("timestamp")) if lines else "",
         modified=datetime.fromtimestamp(st.st_mtime, UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         prompts=len(prompts),
         # tool-use turns: the user lines of tool results (counted even for runs that crashed)
@@ -562,6 +720,16 @@ def store_for(options: Any) -> SessionStore:
     if custom is not None:
         return custom
     return JsonlSessionStore(getattr(options, "sessions_dir", None))
+
+
+def _open_writer(store: SessionStore, session_id: str, cwd: Path, fsync: str) -> SessionWriter:
+    try:
+        return store.open_writer(session_id, cwd, cast(FsyncPolicy, fsync))
+    except SessionBusy:
+        raise
+    except OSError as e:  # an unwritable home: a clear configuration error, not a crash
+        raise ValueError(f"cannot write the session transcript ({e}); set LOOPWRIGHT_HOME, "
+                         "or run without session persistence") from None
 
 
 @dataclass
@@ -589,27 +757,35 @@ def start_session(options: Any, cwd: Path, history_given: bool) -> SessionStart:
     if options.session_id and not history_given and (resume is None or options.fork_session) \
             and store.exists(sid, cwd):
         raise ValueError(f"session id {sid} is already in use: resume it with --resume {sid}")
+    fsync = getattr(options, "session_fsync", "none")
+    if options.persist_session and fsync not in ("none", "turn", "always"):
+        raise ValueError(f"session_fsync must be 'none', 'turn' or 'always', got {fsync!r}")
+    writer: SessionWriter | None = None
     if resume is not None and not history_given:
-        loaded = store.load(resume, cwd)
-        history, parent = loaded.history, loaded.last_uuid
-        if options.fork_session:
+        if options.fork_session:  # the original is only read: no lock needed, its owner may go on
+            loaded = store.load(resume, cwd)
             store.fork(loaded.session_id, sid, cwd)
         else:
+            if not store.exists(resume, cwd):
+                raise SessionNotFound(f"no session {resume!r} in {getattr(store, 'root', 'the session store')}")
+            if options.persist_session:  # the lock before the load: nobody appends after we read
+                writer = _open_writer(store, resume, cwd, fsync)
+            try:
+                loaded = store.load(resume, cwd)
+            except BaseException:
+                if writer is not None:
+                    writer.close()
+                raise
             sid = loaded.session_id
+            if writer is not None:
+                writer.session_id = sid  # `resume` may be an id prefix
+        history, parent = loaded.history, loaded.last_uuid
     elif resume is not None and not options.fork_session:
         sid = resume  # the caller supplies the history itself: keep appending to that session
     recorder = None
     if options.persist_session:
-        fsync = getattr(options, "session_fsync", "none")
-        if fsync not in ("none", "turn", "always"):
-            raise ValueError(f"session_fsync must be 'none', 'turn' or 'always', got {fsync!r}")
-        try:
-            writer = store.open_writer(sid, cwd, cast(FsyncPolicy, fsync))
-        except SessionBusy:
-            raise
-        except OSError as e:  # an unwritable home: a clear configuration error, not a crash
-            raise ValueError(f"cannot write the session transcript ({e}); set LOOPWRIGHT_HOME, "
-                             "or run without session persistence") from None
+        if writer is None:
+            writer = _open_writer(store, sid, cwd, fsync)
         recorder = SessionRecorder(writer, sid, cwd, parent)
     return SessionStart(sid, history, recorder)
 
@@ -674,25 +850,27 @@ def sessions_main(argv: Sequence[str]) -> int:
         print(f"  repaired: {note}")
     for ln in loaded.lines:
         kind = ln.get("type")
-        msg = ln.get("message") or {}
+        msg = ln.get("message")
+        uid = _text(ln.get("uuid"))[:8]
         if kind == "user":
             for b in _content(msg):
                 if b.get("type") == "text":
                     tag = "prompt" if ln.get("isPrompt") else "user"
-                    print(f"[{ln.get('uuid', '')[:8]}] {tag}: {_short(b.get('text', ''), 100)}")
+                    print(f"[{uid}] {tag}: {_short(_text(b.get('text')), 100)}")
                 elif b.get("type") == "tool_result":
                     mark = "✗" if b.get("is_error") else "✓"
                     c = b.get("content")
                     print(f"    {mark} {_short(c if isinstance(c, str) else json.dumps(c), 100)}")
         elif kind == "assistant":
             for b in _content(msg):
-                if b.get("type") == "text" and b.get("text", "").strip():
+                if b.get("type") == "text" and _text(b.get("text")).strip():
                     print(f"  assistant: {_short(b['text'], 100)}")
                 elif b.get("type") == "tool_use":
                     print(f"  ⏺ {b.get('name')}({_short(json.dumps(b.get('input')), 80)})")
         elif kind == "result":
-            r = ln.get("result") or {}
-            print(f"● {r.get('subtype')}: turns={r.get('num_turns')} cost=${float(r.get('total_cost_usd') or 0):.4f}")
+            r = ln.get("result")
+            r = r if isinstance(r, dict) else {}
+            print(f"● {r.get('subtype')}: turns={r.get('num_turns')} cost=${_number(r.get('total_cost_usd')):.4f}")
         elif kind == "rewind":
             print(f"↶ rewound to {str(ln.get('toUuid'))[:8]}")
     return 0

@@ -29,6 +29,7 @@ from ..messages import (
     UserMessage,
 )
 from ..options import AgentOptions
+from ..sessions import TranscriptWriteError
 from ..tools.base import Tool
 from ..usage import Price
 from . import split_tools
@@ -292,6 +293,18 @@ def run_cli(args: argparse.Namespace) -> int:
     return asyncio.run(_run(prompt, options, args))
 
 
+def transcript_failure(error: str, session_id: str) -> ResultMessage:
+    """The result of a run that ended before its first turn because its transcript could
+    not be written (later failures end the run inside the loop with the same subtype)."""
+    from ..usage import Usage
+
+    return ResultMessage(subtype="error_during_execution", is_error=True, num_turns=0, model_calls=0,
+                         messages=[], result=f"TranscriptWriteError: {error}", stop_reason=None,
+                         total_cost_usd=0.0, usage=Usage(), call_usage=[], duration_ms=0,
+                         duration_api_ms=0, session_id=session_id, permission_denials=[],
+                         errors=[f"TranscriptWriteError: {error}"])
+
+
 async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> int:
     from .render import TraceRenderer
 
@@ -327,6 +340,8 @@ async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> 
                 renderer.show(msg)
             if isinstance(msg, ResultMessage):
                 result = msg
+    except TranscriptWriteError as e:  # the transcript's first line could not be written (disk full)
+        result = transcript_failure(str(e), session_id or e.session_id)
     except ValueError as e:  # configuration problems found when the run starts (bad script file, ...)
         if renderer is not None:
             renderer.close()

@@ -1,17 +1,22 @@
 """Edit {file_path, old_string, new_string, replace_all?} and MultiEdit {file_path, edits[]}.
 
 Exact string replacement. The file is matched with its line endings normalized to LF
-(so a model's LF `old_string` matches a CRLF file) and written back with the file's own
-line endings and encoding (UTF-8 BOM and latin-1 are kept)."""
+(so a model's LF `old_string` matches a CRLF file), and the replacement is spliced into the
+file's own text: every byte outside the replaced spans stays as it was (CRLF, mixed line
+endings, a BOM, latin-1, UTF-16). New lines take the line ending of the line they land in.
+Text the file's encoding cannot hold is refused, never re-encoded. The file is replaced
+atomically (write.atomic_write)."""
 
 from __future__ import annotations
 
+import bisect
 from pathlib import Path
 from typing import Any
 
 from .base import Tool, ToolContext, ToolError
 from .paths import TextFile, before_change, check_fresh, load_text, record_read, resolve
 from .read import format_lines
+from .write import atomic_write
 
 EDIT_DESCRIPTION = """Performs exact string replacements in a file.
 
@@ -91,6 +96,40 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool) -> tuple[str, i
     return text.replace(old, new) if replace_all else text.replace(old, new, 1), n if replace_all else 1
 
 
+def splice(raw: str, old: str, new: str, replace_all: bool) -> tuple[str, int]:
+    """apply_edit on a file's own text (any line endings): the matches are found in the
+    LF-normalized text, and replaced in `raw` itself, so nothing outside them changes."""
+    norm = raw.replace("\r\n", "\n")
+    _, n = apply_edit(norm, old, new, replace_all)  # the checks and their messages
+    old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
+    crs: list[int] = []  # the normalized positions of the "\n"s that were "\r\n" in raw
+    at = raw.find("\r\n")
+    while at >= 0:
+        crs.append(at - len(crs))
+        at = raw.find("\r\n", at + 2)
+
+    def raw_at(i: int) -> int:  # a normalized index -> raw (a CRLF's "\r" goes with its "\n")
+        return i + bisect.bisect_left(crs, i)
+
+    crlf_only = bool(crs) and len(crs) == norm.count("\n")
+    out: list[str] = []
+    last = 0
+    start = norm.find(old)
+    for _ in range(n):
+        rs, re_ = raw_at(start), raw_at(start + len(old))
+        eol = "\n"
+        if crlf_only:
+            eol = "\r\n"
+        elif crs:  # mixed: the ending of the line the replacement starts on
+            nl = raw.find("\n", rs)
+            eol = "\r\n" if nl > 0 and raw[nl - 1] == "\r" else "\n"
+        out += [raw[last:rs], new.replace("\n", eol)]
+        last = re_
+        start = norm.find(old, start + len(old))
+    out.append(raw[last:])
+    return "".join(out), n
+
+
 def _snippet(text: str, new: str) -> str:
     """A few numbered lines around the first place `new` now appears."""
     at = text.find(new) if new else -1
@@ -126,11 +165,9 @@ def _load_for_edit(path: Path, ctx: ToolContext, creating: bool) -> TextFile | N
     return tf
 
 
-def _save(path: Path, ctx: ToolContext, tf: TextFile | None, text: str) -> None:
-    data = tf.encode(text) if tf is not None else text.encode("utf-8")
+def _save(path: Path, ctx: ToolContext, data: bytes) -> None:
     before_change(ctx, path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    atomic_write(path, data)
     record_read(ctx, path)
 
 
@@ -142,13 +179,14 @@ def edit_file(inp: dict[str, Any], ctx: ToolContext) -> str:
     if creating:
         if new == "":
             raise ToolError("No changes to make: old_string and new_string are both empty.")
-        _save(path, ctx, tf, new.replace("\r\n", "\n"))
+        content = new.replace("\r\n", "\n")
+        _save(path, ctx, tf.encode(content) if tf is not None else content.encode("utf-8"))
         return f"File created successfully at: {path}"
     assert tf is not None
-    text, n = apply_edit(tf.text, old, new, bool(inp.get("replace_all")))
-    _save(path, ctx, tf, text)
+    raw, n = splice(tf.raw, old, new, bool(inp.get("replace_all")))
+    _save(path, ctx, tf.encode_raw(raw))
     msg = f"The file {path} has been updated. Made {n} replacement{'s' if n != 1 else ''}."
-    snip = _snippet(text, new.replace("\r\n", "\n"))
+    snip = _snippet(raw.replace("\r\n", "\n"), new.replace("\r\n", "\n"))
     return f"{msg} Here is the edited part (cat -n):\n{snip}" if snip else msg
 
 
@@ -157,7 +195,7 @@ def multi_edit_file(inp: dict[str, Any], ctx: ToolContext) -> str:
     edits: list[dict[str, Any]] = inp["edits"]
     creating = edits[0]["old_string"] == ""
     tf = _load_for_edit(path, ctx, creating)
-    text = tf.text if tf is not None else ""
+    raw = tf.raw if tf is not None else ""
     total = 0
     earlier_new: list[str] = []
     for i, e in enumerate(edits):
@@ -167,18 +205,20 @@ def multi_edit_file(inp: dict[str, Any], ctx: ToolContext) -> str:
             if i == 0 and creating:
                 if new == "":
                     raise ToolError("No changes to make: old_string and new_string are both empty.")
-                text = new.replace("\r\n", "\n")
+                raw = new.replace("\r\n", "\n")
+                if tf is not None and tf.crlf:
+                    raw = raw.replace("\n", "\r\n")
                 total += 1
             else:
                 if any(old.replace("\r\n", "\n") in p for p in earlier_new if old):
                     raise ToolError("old_string is a substring of the new_string of an earlier edit; "
                                     "edits apply in sequence, so fold them into one edit.")
-                text, n = apply_edit(text, old, new, bool(e.get("replace_all")))
+                raw, n = splice(raw, old, new, bool(e.get("replace_all")))
                 total += n
         except ToolError as err:
             raise ToolError(f"{where} failed, no changes were written: {err}") from None
         earlier_new.append(new.replace("\r\n", "\n"))
-    _save(path, ctx, tf, text)
+    _save(path, ctx, tf.encode_raw(raw) if tf is not None else raw.encode("utf-8"))
     if tf is None:
         return f"File created successfully at: {path} ({len(edits)} edits applied)."
     return f"Applied {len(edits)} edits to {path} ({total} replacements in total)."

@@ -18,6 +18,13 @@ a path itself, not the paths under a matched directory (pathspec does the latter
 `.venv/` rule would hide everything when the search starts inside `.venv`.
 Tests and benchmarks force an engine with ctx.state["grep_engine"] = "rg" | "python".
 
+Grep never hangs: a FIFO or a device as `path` is refused (and passed over inside a tree);
+each search runs in a process of its own (rg, or the Python engine in a forked child, since
+Python's `re` cannot be interrupted) under a time limit (TIMEOUT_S) and is killed at the
+deadline or when the call is cancelled (SIGTERM, an interrupt). The Python engine reads files
+in blocks, so a 2 GB file costs bounded memory (a multiline pattern needs the whole file:
+files over MAX_MULTILINE_BYTES are refused).
+
 Where the Python engine differs from rg (documented limits):
 - Patterns run on Python `re`, after translating Rust syntax: `(?<name>` -> `(?P<name>`,
   `\\z` -> `\\Z`, POSIX classes `[[:alpha:]]`. Unicode classes `\\p{..}` are refused. Python
@@ -34,12 +41,18 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import codecs
+import contextlib
 import json
 import os
+import pickle
 import re
 import shutil
+import signal
+import stat
 import subprocess
 import warnings
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +65,11 @@ MAX_COLUMNS = 500  # content lines longer than this are cut (Claude Code passes 
 MAX_OUTPUT_CHARS = 30_000
 MAX_LINES = 100_000  # matching + context lines collected before giving up
 MAX_RG_BYTES = 256 * 1024 * 1024
+TIMEOUT_S = 60.0  # a search that takes longer ends with an error (catastrophic regex, huge files)
+READ_BLOCK = 1 << 20  # the Python engine reads files in blocks of this many bytes ...
+MAX_LINE_CHARS = 1 << 24  # ... and searches a line longer than this in pieces (bounded memory)
+MAX_MULTILINE_BYTES = 64 << 20  # a multiline pattern needs the whole file: larger ones are refused
+MAX_FD = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1 << 16
 
 DESCRIPTION = """A powerful search tool built on ripgrep.
 
@@ -530,10 +548,11 @@ def _decode(data: bytes, explicit: bool = False) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-def search_text(text: str, rx: re.Pattern[str], q: Query, multi: bool) -> FileHits | None:
-    """Matches in one file's text (line-by-line semantics unless `multi`)."""
+def _matched_lines(text: str, rx: re.Pattern[str], q: Query, multi: bool) -> tuple[list[int], int]:
+    """The matching lines of a text (1-based, increasing) and the count (line-by-line
+    semantics unless `multi`)."""
     n_text = len(text)
-    matched: list[int] = []  # 1-based line numbers, increasing
+    matched: list[int] = []
     count = 0
     if multi:
         line, at = 1, 0
@@ -569,6 +588,17 @@ def search_text(text: str, rx: re.Pattern[str], q: Query, multi: bool) -> FileHi
                 if q.mode == "files_with_matches":
                     break
             pos = le + 1
+    return matched, count
+
+
+def _keep(line: str) -> str:
+    """A line as stored for the output: the formatter cuts at MAX_COLUMNS anyway."""
+    return line if len(line) <= MAX_COLUMNS + 2 else line[:MAX_COLUMNS + 2]
+
+
+def search_text(text: str, rx: re.Pattern[str], q: Query, multi: bool) -> FileHits | None:
+    """Matches in one file's whole text."""
+    matched, count = _matched_lines(text, rx, q, multi)
     if not matched:
         return None
     fh = FileHits("", count)
@@ -580,8 +610,110 @@ def search_text(text: str, rx: re.Pattern[str], q: Query, multi: bool) -> FileHi
         for n in matched:
             keep.update(range(max(1, n - q.before), min(len(lines), n + q.after) + 1))
         hit = set(matched)
-        fh.lines = {n: (lines[n - 1], n in hit) for n in sorted(keep)}
+        fh.lines = {n: (_keep(lines[n - 1]), n in hit) for n in sorted(keep)}
     return fh
+
+
+class _Stream:
+    """Line-by-line search of a file read in blocks of whole lines: memory stays bounded by the
+    block size (a line longer than MAX_LINE_CHARS is searched in pieces) and the hits kept."""
+
+    def __init__(self, rx: re.Pattern[str], q: Query) -> None:
+        self.rx, self.q = rx, q
+        self.fh = FileHits("")
+        self.next_line = 1  # the number of the next block's first line
+        self.recent: deque[tuple[int, str]] = deque(maxlen=q.before or 1)  # before-context carried over
+        self.after_left = 0  # after-context lines still owed to the next block
+        self.last_counted = 0
+
+    def _add(self, n: int, line: str, is_match: bool) -> None:
+        prev = self.fh.lines.get(n)
+        if prev is None and len(self.fh.lines) >= MAX_LINES:
+            raise _too_many()
+        self.fh.lines[n] = (prev[0] if prev else _keep(line), is_match or (prev is not None and prev[1]))
+
+    def feed(self, block: str) -> bool:
+        """Search one block of whole lines (the last may be cut short). True: done with the file."""
+        q, first = self.q, self.next_line
+        matched, _ = _matched_lines(block, self.rx, q, False)
+        self.next_line = first + block.count("\n")
+        for m in matched:
+            if first + m - 1 != self.last_counted:  # a line cut in pieces counts once
+                self.fh.count += 1
+                self.last_counted = first + m - 1
+        if matched and q.mode == "files_with_matches":
+            return True
+        if q.mode != "content":
+            return False
+        lines = block.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        for i in range(min(self.after_left, len(lines))):
+            self._add(first + i, lines[i], False)
+        self.after_left = max(0, self.after_left - len(lines))
+        for m in matched:
+            i = m - 1
+            for n, line in self.recent:
+                if first + i - q.before <= n:
+                    self._add(n, line, False)
+            for k in range(max(0, i - q.before), min(len(lines), i + q.after + 1)):
+                self._add(first + k, lines[k], k == i)
+            self.after_left = max(self.after_left, i + q.after - (len(lines) - 1))
+        if q.before:
+            self.recent.extend((first + k, lines[k]) for k in range(max(0, len(lines) - q.before), len(lines)))
+        return False
+
+
+def search_file(path: str, rx: re.Pattern[str], q: Query, multi: bool, explicit: bool = False) -> FileHits | None:
+    """One file's hits, or None (no match, binary, unreadable). Not a regular file (a FIFO that
+    replaced it since the walk, a device): skipped, never opened for a blocking read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with open(fd, "rb", closefd=True) as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        head = f.read(READ_BLOCK)
+        utf16 = head.startswith((b"\xff\xfe", b"\xfe\xff"))
+        if b"\0" in head and not explicit and not utf16:
+            return None
+        if multi:  # a pattern across lines needs the whole text
+            rest = f.read(MAX_MULTILINE_BYTES + 1 - len(head)) if len(head) == READ_BLOCK else b""
+            if len(head) + len(rest) > MAX_MULTILINE_BYTES:
+                raise ToolError(f"{path} is larger than {MAX_MULTILINE_BYTES >> 20} MiB, too large for a multiline "
+                                "search by the Python engine: search it without multiline, or install ripgrep.")
+            text = _decode(head + rest, explicit)
+            return search_text(text, rx, q, True) if text is not None else None
+        decoder = codecs.getincrementaldecoder("utf-16" if utf16 else "utf-8-sig")("strict" if utf16 else "replace")
+        stream = _Stream(rx, q)
+        pending: list[str] = []  # the start of a line not yet ended (joined once, not per block)
+        pending_len = 0
+        data = head
+        while True:
+            final = not data
+            if data and b"\0" in data and not explicit and not utf16:
+                return None  # binary (the whole file is, as for a NUL in the head)
+            try:
+                text = decoder.decode(data, final)
+            except UnicodeDecodeError:
+                return None
+            cut = len(text) if final else text.rfind("\n") + 1
+            if cut == 0 and pending_len + len(text) > MAX_LINE_CHARS:
+                cut = len(text)  # an endless line: search it in pieces
+            if cut or final:
+                block = "".join([*pending, text[:cut]])
+                pending, pending_len = [text[cut:]], len(text) - cut
+                if block and stream.feed(block):
+                    break
+            else:
+                pending.append(text)
+                pending_len += len(text)
+            if final:
+                break
+            data = f.read(READ_BLOCK)
+    fh = stream.fh
+    return fh if fh.count else None
 
 
 def run_python(q: Query) -> list[FileHits]:
@@ -592,17 +724,9 @@ def run_python(q: Query) -> list[FileHits]:
     results: list[FileHits] = []
     total_lines = 0
 
-    def search_file(path: str, explicit: bool = False) -> None:
+    def search_one(path: str, explicit: bool = False) -> None:
         nonlocal total_lines
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError:
-            return
-        text = _decode(data, explicit)
-        if text is None:
-            return
-        fh = search_text(text, rx, q, multi)
+        fh = search_file(path, rx, q, multi, explicit)
         if fh is not None:
             fh.path = path
             results.append(fh)
@@ -611,7 +735,7 @@ def run_python(q: Query) -> list[FileHits]:
                 raise _too_many()
 
     if not q.root.is_dir():
-        search_file(str(q.root), explicit=True)  # an explicit file is searched whatever the filters say
+        search_one(str(q.root), explicit=True)  # an explicit file is searched whatever the filters say
         return results
 
     overrides = override_matcher(q.globs)
@@ -675,7 +799,7 @@ def run_python(q: Query) -> list[FileHits]:
                     if not ignored(r, e.name, True, rules):
                         walk(e.path, r + "/", rules)
                 elif e.is_file() and not ignored(r, e.name, False, rules):
-                    search_file(e.path)
+                    search_one(e.path)
             except OSError:
                 continue
 
@@ -755,15 +879,87 @@ def format_hits(hits: list[FileHits], q: Query, cwd: Path) -> str:
 
 # --- the tool ------------------------------------------------------------------------------
 
-async def search(q: Query, engine: str = "auto", sandbox: Any = None) -> list[FileHits]:
-    """Run a query on `rg` ("rg"), the Python engine ("python"), or rg when installed ("auto").
-    With the OS sandbox on, rg runs in it."""
+async def search(q: Query, engine: str = "auto", sandbox: Any = None, timeout: float | None = None
+                 ) -> list[FileHits]:
+    """Run a query on `rg` ("rg"), the Python engine ("python"), or rg when installed ("auto"),
+    for at most `timeout` seconds (TIMEOUT_S by default). Either engine runs in a process of its
+    own, killed at the deadline or when the call is cancelled (SIGTERM, an interrupt). With the
+    OS sandbox on, rg runs in it."""
+    try:
+        st = os.stat(q.root)
+    except OSError as e:
+        raise ToolError(f"Cannot search {q.root}: {e.strerror or e}.") from None
+    if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):  # reading a FIFO or a device never ends
+        raise ToolError(f"{q.root} is not a regular file or a directory (a FIFO, socket or device): "
+                        "Grep searches files.")
     rg = rg_path() if engine in ("auto", "rg") else None
     if engine == "rg" and rg is None:
         raise ToolError("rg is not installed")
-    if rg is not None:
-        return await run_rg(q, rg, sandbox)
-    return await asyncio.to_thread(run_python, q)
+    limit = TIMEOUT_S if timeout is None else timeout
+    try:
+        async with asyncio.timeout(limit):
+            if rg is not None:
+                return await run_rg(q, rg, sandbox)
+            return await run_python_isolated(q)
+    except TimeoutError:
+        raise ToolError(f"Grep timed out after {limit:g}s and was stopped (pattern {q.pattern!r} in {q.root}). "
+                        "Use a simpler pattern (no nested repetition), or narrow path, glob or type.") from None
+
+
+async def run_python_isolated(q: Query) -> list[FileHits]:
+    """run_python in a forked child: Python's `re` cannot be interrupted (a catastrophic pattern
+    holds the GIL), but a process can be killed. The child sends its hits back pickled."""
+    r, w = os.pipe()
+    with warnings.catch_warnings():  # Python 3.12+ warns about fork in a threaded process; the
+        warnings.simplefilter("ignore", DeprecationWarning)  # child only runs the engine, then _exit
+        pid = os.fork()
+    if pid == 0:  # the child: only its result pipe stays open (another search waits for its own EOF)
+        os.closerange(3, w)
+        os.closerange(w + 1, MAX_FD)
+        _engine_child(q, w)
+    os.close(w)
+    try:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=1 << 24)
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                                    open(r, "rb", buffering=0, closefd=True))  # noqa: SIM115
+        try:
+            data = await reader.read()
+        finally:
+            transport.close()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)  # a no-op when it has finished
+        os.waitpid(pid, 0)
+    try:
+        kind, value = pickle.loads(data)
+    except Exception:
+        raise ToolError("the Python grep engine failed without a result") from None
+    if kind == "error":
+        raise ToolError(str(value))
+    return list(value)
+
+
+def _engine_child(q: Query, w: int) -> None:
+    code = 0
+    try:
+        with contextlib.suppress(ValueError):  # the parent's signal handling is not ours
+            signal.set_wakeup_fd(-1)
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                signal.signal(sig, signal.SIG_DFL)
+        try:
+            payload: tuple[str, Any] = ("ok", run_python(q))
+        except ToolError as e:
+            payload = ("error", str(e))
+        except Exception as e:
+            payload = ("error", f"grep failed: {type(e).__name__}: {e}")
+        view = memoryview(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+        while view:
+            view = view[os.write(w, view):]
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
 
 
 async def grep(inp: dict[str, Any], ctx: ToolContext) -> str:

@@ -66,25 +66,48 @@ def before_change(ctx: ToolContext, path: Path) -> None:
 
 @dataclass(slots=True)
 class TextFile:
-    """A text file's content with line endings normalized to LF, and how to write it back."""
+    """A text file decoded without loss: its text with the file's own line endings, and how to
+    encode it back so that every character an edit does not touch comes back as the same bytes."""
 
-    text: str
-    encoding: str  # "utf-8", "utf-8-sig" (BOM kept), "utf-16" (BOM), or "latin-1"
-    crlf: bool  # every newline in the file was CRLF: write back CRLF
+    raw: str  # the decoded text, line endings as in the file
+    encoding: str  # "utf-8", "utf-8-sig" (BOM kept), "utf-16" (BOM, either byte order), or "latin-1"
+    codec: str = "utf-8"  # the Python codec of the bytes after the BOM
+    bom: bytes = b""
+    errors: str = "strict"  # "surrogateescape": invalid bytes after a UTF-8 BOM, kept as they were
+
+    @property
+    def text(self) -> str:
+        """The text with line endings normalized to LF (what edits match against)."""
+        return self.raw.replace("\r\n", "\n")
+
+    @property
+    def crlf(self) -> bool:
+        """Every newline in the file is CRLF: new text gets CRLF too."""
+        n_lf = self.raw.count("\n")
+        return n_lf > 0 and self.raw.count("\r\n") == n_lf
 
     def encode(self, text: str) -> bytes:
+        """New whole content (LF line endings) in the file's encoding and line endings."""
         if self.crlf:
             text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+        return self.encode_raw(text)
+
+    def encode_raw(self, raw: str) -> bytes:
+        """Text with its line endings as they are, in the file's encoding (BOM included). Text the
+        encoding cannot hold is refused: re-encoding the file would change bytes nobody edited."""
         try:
-            return text.encode(self.encoding)
-        except UnicodeEncodeError:
-            if self.encoding == "latin-1":  # new text the old encoding cannot hold: upgrade to UTF-8
-                return text.encode("utf-8")
-            raise
+            return self.bom + raw.encode(self.codec, self.errors)
+        except UnicodeEncodeError as e:
+            bad = raw[e.start:e.end]
+            raise ToolError(
+                f"The file is {self.encoding}, not UTF-8, and {self.encoding} cannot hold {bad[:20]!r} "
+                f"(U+{ord(bad[0]):04X}); nothing was written. Use only characters that {self.encoding} "
+                f"has, or convert the file to UTF-8 first (`iconv -f {self.codec} -t utf-8`)."
+            ) from None
 
 
 def decode(data: bytes) -> tuple[str, str]:
-    """(text, encoding): UTF-8 (BOM noted), UTF-16 with BOM, else latin-1 (never fails)."""
+    """(text, encoding) for display: UTF-8 (BOM noted), UTF-16 with BOM, else latin-1 (never fails)."""
     if data.startswith(codecs.BOM_UTF8):
         return data[3:].decode("utf-8", errors="replace"), "utf-8-sig"
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
@@ -99,12 +122,21 @@ def decode(data: bytes) -> tuple[str, str]:
 
 
 def load_text(path: Path) -> TextFile:
-    text, encoding = decode(path.read_bytes())
-    n_lf = text.count("\n")
-    crlf = n_lf > 0 and text.count("\r\n") == n_lf
-    if crlf:
-        text = text.replace("\r\n", "\n")
-    return TextFile(text, encoding, crlf)
+    """A file to edit, decoded so that encode_raw(raw) gives back its exact bytes."""
+    data = path.read_bytes()
+    if data.startswith(codecs.BOM_UTF8):
+        return TextFile(data[3:].decode("utf-8", "surrogateescape"), "utf-8-sig", "utf-8", codecs.BOM_UTF8,
+                        "surrogateescape")
+    for bom, codec in ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")):
+        if data.startswith(bom):
+            try:
+                return TextFile(data[2:].decode(codec), "utf-16", codec, bom)
+            except UnicodeDecodeError:
+                break
+    try:
+        return TextFile(data.decode("utf-8"), "utf-8")
+    except UnicodeDecodeError:
+        return TextFile(data.decode("latin-1"), "latin-1", "latin-1")  # byte for byte: nothing lost
 
 
 def looks_binary(data: bytes) -> bool:

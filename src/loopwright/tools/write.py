@@ -1,7 +1,20 @@
-"""Write {file_path, content}: create a file, or overwrite one that was Read first."""
+"""Write {file_path, content}: create a file, or overwrite one that was Read first.
+
+`atomic_write` is how Write, Edit and MultiEdit change a file: a temp file in the same
+directory, fsynced, with the original's mode and owner, renamed over it (through a symlink:
+the link stays a link). A failure (ENOSPC, EDQUOT, EFBIG, ...) leaves the original byte for
+byte as it was and becomes an is_error naming the cause. A file with several hard links is
+rewritten in place instead (a rename would split the links), restored if the write fails.
+Extended attributes and ACLs are not carried over to the renamed file."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from pathlib import Path
 from typing import Any
 
 from .base import Tool, ToolContext, ToolError
@@ -40,13 +53,119 @@ def write_file(inp: dict[str, Any], ctx: ToolContext) -> str:
     else:
         data = content.encode("utf-8")
     before_change(ctx, path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    atomic_write(path, data)
     record_read(ctx, path)
     n = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     if existed:
         return f"The file {path} has been updated ({n} lines)."
     return f"File created successfully at: {path} ({n} lines)."
+
+
+# --- atomic replacement --------------------------------------------------------------------
+
+_CAUSES = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
+           errno.EFBIG: "file too large (a file size limit, e.g. `ulimit -f`)"}
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Give `path` the content `data`, all or nothing (see the module docstring)."""
+    target = Path(os.path.realpath(path))  # a symlink is written through and stays a link
+    try:
+        st: os.stat_result | None = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise ToolError(f"{path} is not a regular file.")
+    if st is not None and (not st.st_mode & 0o222 or not os.access(target, os.W_OK)):
+        raise ToolError(f"{path} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); it was not changed. "
+                        "If it should change, make it writable first (e.g. `chmod u+w`).")
+    try:
+        if st is None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _replace(target, data, None)
+        elif st.st_nlink > 1 or not _replace(target, data, st):
+            _rewrite_in_place(target, data)  # hard links, or an owner we cannot give the copy
+    except OSError as e:
+        cause = _CAUSES.get(e.errno or 0) or e.strerror or str(e)
+        code = errno.errorcode.get(e.errno or 0, "")
+        kept = "was not changed" if st is not None else "was not created"
+        raise ToolError(f"Could not write {path}: {cause}{f' ({code})' if code else ''}. "
+                        f"The file {kept}.") from None
+
+
+def _write_all(fd: int, data: bytes, offset: int | None = None) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view) if offset is None else os.pwrite(fd, view, offset)
+        view = view[n:]
+        if offset is not None:
+            offset += n
+
+
+def _replace(target: Path, data: bytes, st: os.stat_result | None) -> bool:
+    """Temp file + fsync + rename. False (nothing done) when the directory takes no new file, or
+    the copy cannot get the original's owner (not root, someone else's file in a shared directory)."""
+    tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    # a new file gets 0666 less the umask, as open(2) gives; an existing one its own mode below
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666 if st is None else 0o600)
+    except PermissionError:
+        if st is None:
+            raise
+        return False  # a writable file in a directory we cannot add to: rewrite it in place
+    renamed = False
+    try:
+        if st is not None:
+            if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+                try:
+                    os.fchown(fd, st.st_uid, st.st_gid)
+                except PermissionError:
+                    return False
+            os.fchmod(fd, stat.S_IMODE(st.st_mode))
+        _write_all(fd, data)
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.replace(tmp, target)
+        renamed = True
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        if not renamed:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    _fsync_dir(target.parent)
+    return True
+
+
+def _rewrite_in_place(target: Path, data: bytes) -> None:
+    """Overwrite the file itself (same inode). If the write fails, the old bytes go back: they
+    fit in the blocks the file already has."""
+    old = target.read_bytes()
+    fd = os.open(target, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        try:
+            _write_all(fd, data, 0)
+            os.ftruncate(fd, len(data))
+            os.fsync(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                _write_all(fd, old, 0)
+                os.ftruncate(fd, len(old))
+                os.fsync(fd)
+            raise
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(d: Path) -> None:
+    """Make the rename itself durable (a crash right after keeps the new name)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def make_write_tool() -> Tool:
