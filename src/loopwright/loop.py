@@ -117,7 +117,7 @@ class Run:
         self.hooks, permissions = config.hooks, config.permissions
         self.permission_mode = permissions.mode or "default"
         ctx = ToolContext(self.cwd, self.session_id, add_dirs=config.add_dirs, env=config.env, run=self)
-        permissions.shell_state = ctx.state  # the gate resolves Bash paths from the shell's cwd
+        permissions.tool_state = ctx.state  # the gate resolves Bash paths from the shell's cwd
         if self.recorder is not None:
             from .checkpoints import snapshot_hook  # file checkpoints, keyed to this turn's prompt
 
@@ -401,7 +401,7 @@ async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
     except Exception as e:  # a harness bug or a broken model: report it, keep the history valid
         yield run.persist(run.result("error_during_execution", error=f"{type(e).__name__}: {e}"))
     finally:
-        if run.executor.ctx.state.get("bash_shells"):  # background shells end with their run
+        if run.executor.ctx.state.bash_shells:  # background shells end with their run
             from .tools.bash import kill_all_shells
 
             await kill_all_shells(run.executor.ctx)

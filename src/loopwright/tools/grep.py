@@ -16,7 +16,7 @@ What both engines do (ripgrep's defaults plus `--no-require-git`):
 Ignore files are read by `GitIgnore` below rather than `pathspec`: gitignore globs must match
 a path itself, not the paths under a matched directory (pathspec does the latter), or a parent's
 `.venv/` rule would hide everything when the search starts inside `.venv`.
-Tests and benchmarks force an engine with ctx.state["grep_engine"] = "rg" | "python".
+Tests and benchmarks force an engine with ToolState(grep_engine="rg" | "python").
 
 Where the Python engine differs from rg (documented limits):
 - Patterns run on Python `re`, after translating Rust syntax: `(?<name>` -> `(?P<name>`,
@@ -757,9 +757,9 @@ async def search(q: Query, engine: str = "auto") -> list[FileHits]:
 
 async def grep(inp: dict[str, Any], ctx: ToolContext) -> str:
     q = build_query(inp, ctx)
-    engine = str(ctx.state.get("grep_engine", "auto"))  # tests and benchmarks pick an engine
+    engine = ctx.state.grep_engine  # tests and benchmarks pick an engine
     hits = await search(q, engine)
-    denied = ctx.state.get("read_denied")  # Read deny rules hide files from searches too
+    denied = ctx.state.read_denied  # Read deny rules hide files from searches too
     if denied is not None:
         hits = [h for h in hits if not denied(h.path)]
     return format_hits(hits, q, ctx.cwd)
