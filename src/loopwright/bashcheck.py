@@ -383,6 +383,7 @@ class Use:
     word: bashparse.Word | None  # None: the working directory itself
     command: bashparse.SimpleCommand
     value: str | None = None  # a value taken from inside a word (--file=x, if=x)
+    recursive: bool = False  # it reads the contents of everything under a directory (grep -r, rg)
 
 
 @dataclass
@@ -528,6 +529,14 @@ def command_args(c: bashparse.SimpleCommand) -> Args:
             out.uses[-1].kind = "read"
     if spec.implicit and not plain:
         out.uses.append(Use("read", None, c))
+    if base == "rg" or (base in ("grep", "egrep", "fgrep") and any(
+            w.value in ("--recursive", "--dereference-recursive") or (
+                w.value.startswith("-") and not w.value.startswith("--") and ("r" in w.value or "R" in w.value))
+            for w in c.args)):
+        for u in out.uses:
+            u.recursive = u.kind == "read"
+    if out.chdir and not any(u.word is None for u in out.uses):
+        out.uses.append(Use("read", None, c))  # it works in (reads) that directory
     if base == "tar" and any(v.value.startswith("-") and "x" in v.value.lstrip("-")[:4] or v.value.startswith("x")
                              for v in c.args[:1]):
         out.uses.append(Use("write", None, c))  # extraction writes into its directory
@@ -596,8 +605,6 @@ def _git(c: bashparse.SimpleCommand, out: Args) -> Args:
         if v == "-C" and i + 1 < len(args):
             out.chdir.append(args[i + 1])
         i += 2 if v in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
-    if out.chdir:
-        out.uses.append(Use("read", None, c))  # it reads the repository there
     if i >= len(vals):
         return out
     sub, rest = vals[i], args[i + 1:]
@@ -685,6 +692,7 @@ class PathUse:
     paths: list[tuple[str, str]] = field(default_factory=list)  # (lexical, real)
     why: str | None = None
     redirect: bool = False
+    recursive: bool = False
 
 
 def analyze(parsed: bashparse.ParsedCommand, ws: Workspace) -> list[PathUse]:
@@ -707,6 +715,7 @@ def analyze(parsed: bashparse.ParsedCommand, ws: Workspace) -> list[PathUse]:
             out.append(_use(kind, rd.target, None, c, here, ws, redirect=True))
         for u in a.uses:
             out.append(_use(u.kind, u.word, u.value, c, here, ws))
+            out[-1].recursive = u.recursive
         for why in a.unknown:
             out.append(PathUse("read", c.text or c.original, c, why=why))
         if name in ("cd", "pushd", "popd"):

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from . import bashcheck, bashparse
-from .workspace import HARMLESS_WRITES, ToolState, Workspace, kernel_path, protected
+from .workspace import HARMLESS_READS, HARMLESS_WRITES, ToolState, Workspace, kernel_path, protected
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 PERMISSION_MODES: tuple[str, ...] = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
@@ -201,7 +201,7 @@ def path_rule_matches(spec: str, path: str, cwd: str, base: str | None, home: st
 
 # Why a verdict is what it is: the hint a refusal carries is chosen by this code.
 Code = Literal["ok", "deny_rule", "ask_rule", "hook", "plan", "protected", "outside", "unknown_path",
-               "unparsed", "no_file", "not_approved"]
+               "denied_below", "unparsed", "no_file", "not_approved"]
 
 
 @dataclass(slots=True)
@@ -314,6 +314,9 @@ class Permissions:
             kind = "Edit" if name in EDIT_TOOLS else "Read"
             return ("To allow it, add the directory with --add-dir (or permissions.additionalDirectories), "
                     f"or a rule such as --allowedTools '{kind}(//abs/dir/**)'.")
+        if code == "denied_below":
+            return ("Grep and Glob leave out the files Read deny rules cover; use them, or name the files to "
+                    "read.")
         if code == "unknown_path":
             return ("Name the files literally (no variables, command substitutions or directory changes the "
                     "gate cannot follow), or approve the call in an interactive run.")
@@ -451,6 +454,26 @@ class Permissions:
         if approved or self._named(self.allow, "Edit") is not None or self.mode == "acceptEdits":
             return None
         return Verdict("ask", f"writing {p} needs approval")
+
+    def _deny_below(self, real_dir: str) -> Rule | None:
+        """A Read deny rule that may cover a file under `real_dir`, or None."""
+        for r in self.deny:
+            if not r.covers_tool("Read") or r.specifier is None:
+                continue
+            anchor, pattern = _anchor(r.specifier)
+            root = os.path.realpath({"/": "/", "~": self._home, "base": r.base or self._cwd}.get(anchor, self._cwd))
+            segs = pattern.strip("/").split("/")
+            literal: list[str] = []
+            for seg in segs:
+                if re.search(r"[*?\[\]!]", seg):
+                    break
+                literal.append(seg)
+            anywhere = "/" not in pattern.rstrip("/")  # gitignore: a bare name matches at any depth
+            top = root if anywhere else os.path.join(root, *literal) if literal else root
+            if top == real_dir or top.startswith(real_dir.rstrip("/") + "/") or (
+                    real_dir.startswith(top.rstrip("/") + "/")):
+                return r
+        return None
 
     def _unresolvable(self, p: str) -> Verdict | None:
         why = self.ws.unresolvable(p)
@@ -598,9 +621,14 @@ class Permissions:
                     if v is not None:
                         v.subject = u.command.name
                         return v
+                elif real in HARMLESS_READS:
+                    continue
                 elif not bare and self._path_match(self.allow, "Read", lexical, real) is None and not self.inside(real):
                     return Verdict("ask", f"it reads {u.shown}, outside the working directories", code="outside",
                                    subject=u.command.name)
+                elif u.recursive and os.path.isdir(real) and (r := self._deny_below(real)) is not None:
+                    return Verdict("ask", f"it reads everything under {u.shown}, where the deny rule {r} hides files",
+                                   code="denied_below", subject=u.command.name)
         if self.mode == "plan" or bare:
             return ALLOW
         for c in parsed.commands:

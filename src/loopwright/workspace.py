@@ -28,6 +28,8 @@ PROTECTED_FILES = frozenset({
 })
 # Places that write nowhere (or to the command's own output).
 HARMLESS_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2"})
+# Devices anyone may read: no file behind them.
+HARMLESS_READS = frozenset({"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"})
 # Paths whose meaning depends on the process that opens them: the gate's own realpath of
 # `/proc/self/cwd` or `/dev/fd/3` says nothing about what the command will see.
 _PROCESS_RELATIVE = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)(?:/|$)|dev/fd(?:/|$)|dev/std(?:in|out|err)$)")
