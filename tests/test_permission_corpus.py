@@ -27,7 +27,10 @@ the temp root. The end-to-end CLI tests at the bottom run the same cases through
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -35,6 +38,7 @@ from typing import Any
 import pytest
 
 import loopwright as lw
+from loopwright.testing import ScriptedServer
 from loopwright.tools.builtin import default_tools
 
 RULES: dict[str, dict[str, Any]] = {
@@ -274,6 +278,14 @@ HARDENING: list[tuple[str, str, Any, bool | str]] = [
     ("default", "Bash", 'cat "$HOME/.bashrc"', "# rc"),
     ("default", "Bash", "cat `echo ../outside/canary.txt`", "outside canary"),
     ("default", "Bash", "cat $(echo ../outside)/canary.txt", "outside canary"),
+    ("plan", "Bash", "cat ../outs*/canary.txt", "outside canary"),
+    ("plan", "Bash", "cat ../[o]utside/canary.txt", "outside canary"),
+    ("plan", "Bash", "cat ../{outside,nothing}/canary.txt", "outside canary"),
+    ("plan", "Bash", "cat $'\\x2e\\x2e/outside/canary.txt'", "outside canary"),
+    ("plan", "Bash", "cat $HOME/.bashrc", "# rc"),
+    ("plan", "Bash", "cat `echo ../outside/canary.txt`", "outside canary"),
+    ("dontAsk", "Bash", "cat ../outsid?/canary.txt", "outside canary"),
+    ("dontAsk", "Bash", "cat ~/.bash*", "# rc"),
     ("acceptEdits", "Bash", "cp canary.txt ../outs*/", True),
     ("acceptEdits", "Bash", "touch $'\\x2e\\x2e'/outside/pwned", True),
     ("acceptEdits", "Bash", "mkdir ~/pwned", True),
@@ -422,7 +434,8 @@ def snapshot(root: Path) -> dict[str, str]:
     """Every file, directory and symlink under root, with contents."""
     out: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d != ".npm"]  # npm's own logs in $HOME
+        # npm's own logs and the CLI's session transcripts in $HOME
+        dirnames[:] = [d for d in dirnames if d != ".npm" and not (d == ".loopwright" and dirpath == str(root / "home"))]
         for name in dirnames + filenames:
             p = Path(dirpath) / name
             rel = str(p.relative_to(root))
@@ -537,3 +550,77 @@ def test_allowed_runs(case: tuple[str, str, Any, str | None], root: Path) -> Non
         assert (root / "proj" / created).exists(), result_text(block)
     assert (root / "outside" / "canary.txt").read_text() == "outside canary\n"
     assert (root / "home" / ".bashrc").read_text() == "# rc\n"
+
+
+# --- the same cases through the real CLI ---------------------------------------------------------
+
+MODEL = "claude-sonnet-4-5"
+
+
+def cli_flags(rules: dict[str, Any]) -> list[str]:
+    flags = ["--permission-mode", rules["mode"]]
+    for r in rules.get("allow", []):
+        flags += ["--allowedTools", r]
+    for r in rules.get("deny", []):
+        flags += ["--disallowedTools", r]
+    for d in rules.get("add_dirs", []):
+        flags += ["--add-dir", d]
+    if rules.get("ask"):
+        flags += ["--settings", json.dumps({"permissions": {"ask": rules["ask"]}})]
+    return flags
+
+
+def run_cli(root: Path, rules: dict[str, Any], turns: list[Any]) -> tuple[subprocess.CompletedProcess[str],
+                                                                          list[Any]]:
+    """`loopwright -p` in the project against the loopback server; (process, loop requests)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_"))}
+    env.update(ANTHROPIC_API_KEY="test", HOME=str(root / "home"), LOOPWRIGHT_HOME=str(root / "home" / ".loopwright"))
+    cmd = [sys.executable, "-c", "import sys; from loopwright.cli import main; sys.exit(main())"]
+    with ScriptedServer(turns, model=MODEL, strict=False) as srv:
+        p = subprocess.run([*cmd, "-p", "go", "--model", MODEL, "--base-url", srv.url, "--output-format", "json",
+                            "--setting-sources", "", *cli_flags(rules)],
+                           cwd=root / "proj", env=env, capture_output=True, text=True, timeout=120)
+        return p, srv.loop_requests
+
+
+@pytest.mark.parametrize("ruleset", sorted({c[0] for c in HARDENING}))
+def test_hardening_cases_through_the_cli(ruleset: str, root: Path) -> None:
+    """Every hardening case of one rule set as one model turn of parallel tool calls, run by
+    `loopwright -p`: each comes back to the model as a refusal, none of the leaked texts
+    reaches it, and the tree is unchanged."""
+    cases = [c for c in HARDENING if c[0] == ruleset]
+    uses = [{"type": "tool_use", "id": f"t{i}", "name": tool, "input": call(tool, spec, root)}
+            for i, (_r, tool, spec, _c) in enumerate(cases)]
+    before = snapshot(root)
+    p, requests = run_cli(root, RULES[ruleset], [uses, [{"type": "text", "text": "done"}]])
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["subtype"] == "success"
+    assert sorted(d["tool_use_id"] for d in out["permission_denials"]) == sorted(u["id"] for u in uses)
+    results = {b["tool_use_id"]: b for b in requests[1].body["messages"][-1]["content"] if b["type"] == "tool_result"}
+    assert set(results) == {u["id"] for u in uses}
+    for u, case in zip(uses, cases, strict=True):
+        block = results[u["id"]]
+        text = json.dumps(block["content"])
+        assert block["is_error"] is True and "Permission denied" in text, (case, text)
+        for leak in ("s3cret", "outside canary", "# rc", *([case[3]] if isinstance(case[3], str) else [])):
+            assert leak not in text, (case, text)
+    assert snapshot(root) == before
+
+
+def test_bare_bash_rule_runs_reads_outside_through_the_cli(root: Path) -> None:
+    """`--allowedTools Bash` allows every command as in Claude Code (issue 15): reads outside
+    the working directory run and their output reaches the model; protected paths and Read
+    deny rules still hold."""
+    (root / "etc_like").mkdir()
+    (root / "etc_like" / "os-release").write_text("NAME=canaryOS\n")
+    cmds = [f"cat {root}/etc_like/os-release", "ls ~", "cat secrets/key", "echo x > .git/config"]
+    uses = [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": c}} for i, c in enumerate(cmds)]
+    p, requests = run_cli(root, RULES["bareBash"], [uses, [{"type": "text", "text": "done"}]])
+    assert p.returncode == 0, p.stderr
+    results = {b["tool_use_id"]: json.dumps(b["content"]) for b in requests[1].body["messages"][-1]["content"]}
+    assert "NAME=canaryOS" in results["t0"]
+    assert ".bashrc" not in results["t1"] and "Permission denied" not in results["t1"]  # ls ~ ran (no dotfiles)
+    assert "Permission denied" in results["t2"] and "s3cret" not in results["t2"]
+    assert "Permission denied" in results["t3"] and (root / "proj" / ".git" / "config").read_text() == "[core]\n"
+    assert sorted(d["tool_use_id"] for d in json.loads(p.stdout)["permission_denials"]) == ["t2", "t3"]

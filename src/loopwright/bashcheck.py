@@ -433,7 +433,7 @@ def command_args(c: bashparse.SimpleCommand) -> Args:
     if "xargs" in c.wrappers and (spec is None or spec.args != "none"):
         out.unknown.append("xargs adds arguments read from its input")
     plain: list[bashparse.Word] = []
-    pattern_given = False
+    pattern_given = target_given = False
     i = 0
     args = c.args
     done = False
@@ -495,6 +495,8 @@ def command_args(c: bashparse.SimpleCommand) -> Args:
                     out.unknown.append(f"{base} {opt} reads the files a list names")
                 if kind == "readpattern":
                     pattern_given = True
+                if opt in ("-t", "--target-directory"):
+                    target_given = True
             elif kind == "chdir" and target is not None:
                 if value is not None:
                     out.unknown.append(f"{base} {opt}=DIR is not followed")
@@ -519,6 +521,8 @@ def command_args(c: bashparse.SimpleCommand) -> Args:
         out.uses += [Use("write", w, c) for w in plain[1:]]
     elif kind == "first":
         out.uses += [Use("read", w, c) for w in plain[:1]]
+    elif kind == "copy" and target_given:
+        out.uses += [Use("read", w, c) for w in plain]
     elif kind in ("copy", "uniq"):
         if kind == "uniq" and len(plain) > 2:
             out.unknown.append("uniq with more than two files")
