@@ -21,6 +21,7 @@ verdict is "ask" (headless: refused with a hint), never "allow".
 
 from __future__ import annotations
 
+import copy
 import inspect
 import os
 import re
@@ -220,8 +221,6 @@ class Verdict:
 
 
 ALLOW = Verdict("allow", code="ok")
-READ_ONLY_COMMANDS = bashcheck.READ_ONLY_COMMANDS
-read_only_problem = bashcheck.read_only_problem
 
 # acceptEdits also approves these filesystem commands, when every path is in the working dirs.
 FS_COMMANDS = {"mkdir": set("pv") | {"--parents", "--verbose"}, "touch": set("cam"),
@@ -253,12 +252,15 @@ class Permissions:
     # The PATH commands are looked up in (None: this process's). Its directories are never
     # written without approval: a file there changes what a command name runs.
     exec_path: str | None = None
+    ws: Workspace = field(init=False, repr=False, compare=False)  # built from the fields above
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
         # The run's tools share the state: searching tools (Grep, Glob) find there which
         # files Read deny rules hide, and leave them out of what they list.
         if name == "tool_state" and getattr(self, "ws", None) is not None:
+            # A copy: a subagent's gate is a copy of its parent's and must not move the parent's shell.
+            self.ws = copy.copy(self.ws)
             self.ws.state = value
             if value is not None and any(r.specifier is not None and r.covers_tool("Read") for r in self.deny):
                 value.read_denied = self.read_denied
@@ -594,7 +596,7 @@ class Permissions:
                            subject=next((c.name for c in parsed.commands if c.name), None), code="unparsed")
         if self.mode == "plan":
             for c in parsed.commands:
-                why = c.opaque or (read_only_problem(c) if c.argv else None) or self._env_problem(c)
+                why = c.opaque or (bashcheck.read_only_problem(c) if c.argv else None) or self._env_problem(c)
                 if why is None and c.name == "git":
                     why = self._git_repo_problem(c, parsed)
                 if why is None and any(rd.writes and not _harmless(rd) for rd in c.redirects):
@@ -670,7 +672,7 @@ class Permissions:
             return f"{label}: its command name is computed at run time"
         if self._bash_rule(self.allow, c, allow=True):
             return None
-        ro = read_only_problem(c)
+        ro = bashcheck.read_only_problem(c)
         if ro is None and c.name == "git":
             ro = self._git_repo_problem(c, parsed)
             if ro is not None:
@@ -712,7 +714,7 @@ class Permissions:
                 return "its -C directory is computed at run time"
         others = [x for x in parsed.commands if x is not c]
         if any(any(rd.writes and not _harmless(rd) for rd in x.redirects) for x in parsed.commands) or any(
-                x.argv and (x.name is None or read_only_problem(x) is not None) for x in others):
+                x.argv and (x.name is None or bashcheck.read_only_problem(x) is not None) for x in others):
             return "other parts of the command can create files, maybe a repository whose config git would obey"
         for start in starts or []:
             bare = bashcheck.bare_repository_at_or_above(kernel_path(os.path.abspath(start))[0])
