@@ -60,7 +60,9 @@ _READERS = Spec("read")
 COMMANDS: dict[str, Spec] = {
     "ls": Spec("read", _o("-I,--ignore:arg -w,--width:arg --hide:arg -T,--tabsize:arg"), implicit=True),
     **{n: _READERS for n in ("cat", "tac", "rev", "strings", "file", "cmp", "comm", "paste", "column",
-                             "realpath", "readlink", "less", "more", "expand")},
+                             "realpath", "readlink", "expand")},
+    # pagers read files too, but run preprocessors (LESSOPEN) and commands: never read-only
+    **{n: Spec("read", read_only=False) for n in ("less", "more")},
     "head": Spec("read", _o("-n,--lines:arg -c,--bytes:arg")),
     "tail": Spec("read", _o("-n,--lines:arg -c,--bytes:arg -s,--sleep-interval:arg --pid:arg")),
     "nl": Spec("read", _o("-b:arg -d:arg -f:arg -h:arg -i:arg -l:arg -n:arg -s:arg -v:arg -w:arg")),
@@ -75,6 +77,16 @@ COMMANDS: dict[str, Spec] = {
     **{n: _SUMS for n in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum")},
     "wc": Spec("read", _o("--files0-from:indirect")),
     "grep": Spec("pattern", _o("-e,--regexp:pattern -f,--file:readpattern -A,--after-context:arg "
+                               "-B,--before-context:arg -C,--context:arg -m,--max-count:arg --include:arg "
+                               "--exclude:arg --exclude-dir:arg --exclude-from:read -d,--directories:arg "
+                               "-D,--devices:arg --color:arg --colour:arg --label:arg --binary-files:arg "
+                               "--group-separator:arg"), implicit=True),
+    "egrep": Spec("pattern", _o("-e,--regexp:pattern -f,--file:readpattern -A,--after-context:arg "
+                               "-B,--before-context:arg -C,--context:arg -m,--max-count:arg --include:arg "
+                               "--exclude:arg --exclude-dir:arg --exclude-from:read -d,--directories:arg "
+                               "-D,--devices:arg --color:arg --colour:arg --label:arg --binary-files:arg "
+                               "--group-separator:arg"), implicit=True),
+    "fgrep": Spec("pattern", _o("-e,--regexp:pattern -f,--file:readpattern -A,--after-context:arg "
                                "-B,--before-context:arg -C,--context:arg -m,--max-count:arg --include:arg "
                                "--exclude:arg --exclude-dir:arg --exclude-from:read -d,--directories:arg "
                                "-D,--devices:arg --color:arg --colour:arg --label:arg --binary-files:arg "
