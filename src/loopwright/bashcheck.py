@@ -129,7 +129,7 @@ COMMANDS: dict[str, Spec] = {
                               "-i,--in-place:exec -s:flag -n:flag -E:flag -r:flag"), read_only=False),
     **{n: Spec("pattern", _o("-f,--file:readpattern -v,--assign:arg -F,--field-separator:arg"), read_only=False)
        for n in ("awk", "gawk", "mawk")},
-    "tar": Spec("read", _o("-C,--directory:chdir -f,--file:read -T,--files-from:indirect -X,--exclude-from:read "
+    "tar": Spec("read", _o("-C,--directory:chdir -f,--file:write -T,--files-from:indirect -X,--exclude-from:read "
                            "--exclude:arg -b:arg --transform:arg --xform:arg -I,--use-compress-program:exec "
                            "--to-command:exec"), read_only=False),
     "make": Spec("none", _o("-C,--directory:chdir -f,--file,--makefile:read -I,--include-dir:read -j,--jobs:arg "
@@ -321,8 +321,7 @@ def _glob(w: Chars, cwd: str) -> list[str] | None:
             name = "".join(c for c, _ in seg)
             nxt = [os.path.join(b, name) if b else name for b in bases]
             if not last:
-                nxt = [p for p in nxt if os.path.isdir(os.path.join(cwd, p))] if any(
-                    not q and c in "*?[" for s in segs for c, q in s) else nxt
+                nxt = [p for p in nxt if os.path.isdir(os.path.join(cwd, p))]
         else:
             rx = re.compile(_segment_regex(seg), re.S)
             dot = bool(seg) and seg[0][0] == "."
@@ -553,9 +552,10 @@ def command_args(c: bashparse.SimpleCommand) -> Args:
             u.recursive = u.kind == "read"
     if out.chdir and not any(u.word is None for u in out.uses):
         out.uses.append(Use("read", None, c))  # it works in (reads) that directory
-    if base == "tar" and any(v.value.startswith("-") and "x" in v.value.lstrip("-")[:4] or v.value.startswith("x")
-                             for v in c.args[:1]):
-        out.uses.append(Use("write", None, c))  # extraction writes into its directory
+    if base == "tar" and any(w.value in ("--extract", "--get") or (
+            (w.value.startswith("-") and not w.value.startswith("--") or i == 0 and not w.value.startswith("-"))
+            and "x" in w.value) for i, w in enumerate(c.args)):
+        out.uses.append(Use("write", None, c))  # extraction writes into its directory (-C's, if given)
     return out
 
 
