@@ -116,10 +116,6 @@ class ParsedCommand:
     def ok(self) -> bool:
         return self.error is None
 
-    @property
-    def changes_directory(self) -> bool:
-        return any(c.name in ("cd", "pushd", "popd") for c in self.commands)
-
 
 _CONTEXTS = ("top", "conditional", "nested", "repeated")
 
