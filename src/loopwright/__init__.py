@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "AgentDefinition": "agents",
+    "batch": "batching",
     **dict.fromkeys(
         ["Block", "ImageBlock", "RedactedThinkingBlock", "TextBlock", "ThinkingBlock", "ToolResultBlock",
          "ToolUseBlock", "UnknownBlock"], "blocks"),
@@ -23,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "LoopwrightClient": "client",
     "HookMatcher": "hooks", "Hooks": "hooks",
     "InvariantViolation": "invariant",
+    "create_sdk_mcp_server": "mcp.inprocess",
     "RunControl": "loop", "query": "loop", "run": "loop",
     **dict.fromkeys(
         ["AssistantMessage", "Message", "ResultMessage", "StreamEvent", "SystemMessage", "UserMessage"], "messages"),
@@ -52,6 +54,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from .agents import AgentDefinition
+    from .batching import batch
     from .blocks import (
         Block,
         ImageBlock,
@@ -67,6 +70,7 @@ if TYPE_CHECKING:
     from .hooks import HookMatcher, Hooks
     from .invariant import InvariantViolation
     from .loop import RunControl, query, run
+    from .mcp.inprocess import create_sdk_mcp_server
     from .messages import (
         AssistantMessage,
         Message,

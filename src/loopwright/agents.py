@@ -44,6 +44,7 @@ from .messages import (
     SystemMessage,
 )
 from .models.base import Model
+from .models.catalog import ALIASES
 from .tools.base import Tool, ToolContext, ToolError, ToolOutput
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ log = logging.getLogger("loopwright.agents")
 
 DEFAULT_AGENT = "general-purpose"
 RELAYED_SYSTEM = frozenset({"api_retry", "hook_error", "hook_message"})
-MODEL_ALIASES = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-5-5"}
+MODEL_ALIASES = ALIASES  # the model catalog's (models/catalog.py)
 
 
 @dataclass
@@ -226,6 +227,7 @@ async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, 
         sub = Run(prompt, options)
     except Exception as e:  # bad definition (unknown model, price, settings): the parent goes on
         return ToolOutput(f"Could not start subagent {kind!r}: {type(e).__name__}: {e}", is_error=True)
+    sub.budget.shared = parent.budget.shared  # a batch's spend counts the subagent's calls as they happen
     hooks = SubagentHooks(parent.hooks, sub.session_id, kind)
     hooks.sub = sub
     sub.hooks = sub.executor.hooks = hooks

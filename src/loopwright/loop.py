@@ -32,9 +32,10 @@ from .messages import (
 )
 from .models import resolve_model
 from .models.base import STOP_REASONS, ModelError, ModelRequest, ModelResponse
+from .models.catalog import cost_of
 from .options import AgentOptions
 from .settings import build_run_config
-from .tools.base import ToolContext
+from .tools.base import Tool, ToolContext
 from .usage import Budget, CallUsage, Usage, price_for
 
 CUT_OFF = (
@@ -89,8 +90,13 @@ class Run:
                 "or run without a budget (no --max-budget-usd)"
             )
         self.cwd = Path(options.cwd or ".").resolve()
-        self.tools = {t.name: t for t in options.tools}
-        self.tool_defs = [t.definition() for t in options.tools]  # built once: byte-stable across calls
+        self.warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
+        from .structured import StructuredOutput
+
+        self.structured = StructuredOutput.from_options(options.output_format, options.output_type)
+        tools = [*options.tools, *self._skill_tool(options), *([self.structured.tool] if self.structured else [])]
+        self.tools = {t.name: t for t in tools}
+        self.tool_defs = [t.definition() for t in tools]  # built once: byte-stable across calls
         self.system = "\n\n".join(p for p in (options.system_prompt, options.append_system_prompt) if p) or None
         self.recorder: Any = None  # sessions.SessionRecorder when persisting
         if options.persist_session or (history is None and (options.resume or options.continue_conversation)):
@@ -105,6 +111,8 @@ class Run:
             self.session_id = options.session_id or str(uuid.uuid4())
         self.h: list[WireMessage] = list(history or [])
         self.h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
+        self.memory_seen: set[Path] = set()
+        self.memory = self._load_memory(fresh=not self.h[:-1])
         self.t = 0
         self.calls = 0
         self.budget = Budget(options.max_budget_usd)
@@ -116,13 +124,19 @@ class Run:
         config = build_run_config(options, self.cwd)  # settings files + options (settings.py)
         self.hooks, permissions = config.hooks, config.permissions
         self.permission_mode = permissions.mode or "default"
-        ctx = ToolContext(self.cwd, self.session_id, add_dirs=config.add_dirs, env=config.env, run=self)
+        ctx = ToolContext(self.cwd, self.session_id, add_dirs=config.add_dirs, env=config.env, run=self,
+                          sandbox=config.sandbox)
         permissions.tool_state = ctx.state  # the gate resolves Bash paths from the shell's cwd
         if self.recorder is not None:
             from .checkpoints import snapshot_hook  # file checkpoints, keyed to this turn's prompt
 
             ctx.before_file_change = snapshot_hook(self.recorder)
         self.executor = Executor(self.tools, permissions, self.hooks, ctx)
+        # MCP servers (mcp/): configured ones start in run_query; their tools join self.tools.
+        from .mcp.config import for_run
+
+        self.mcp_configs = for_run(options, self.cwd, config.settings)
+        self.mcp: Any = None  # mcp.client.McpRuntime once started
         # Subagents (agents.py) post their messages here while the Agent tool runs.
         self.inbox: asyncio.Queue[Message] | None = asyncio.Queue() if has_agent_tool(options.tools) else None
         self.api_seconds = 0.0
@@ -131,6 +145,51 @@ class Run:
         self.stop_continuations = 0
         transcript = str(getattr(self.recorder.writer, "path", "")) if self.recorder is not None else ""
         self.hooks.bind(HookContext(self.session_id, transcript, str(self.cwd), self.permission_mode))
+
+    def _skill_tool(self, options: AgentOptions) -> list[Tool]:
+        """The Skill tool (skills.py) when the setting sources hold skills and none is given."""
+        sources = options.setting_sources or []
+        if not sources or any(t.name == "Skill" for t in options.tools):
+            return []
+        from .skills import find_skills, make_skill_tool
+
+        skills, warnings = find_skills(self.cwd, sources)
+        self.warnings += warnings
+        return [make_skill_tool(skills)] if skills else []
+
+    def _load_memory(self, fresh: bool) -> Any:
+        """Project memory (memory.py), sent once: in the first user message of a conversation."""
+        sources = self.options.setting_sources or []
+        if not self.options.memory or not sources:
+            return None
+        from .memory import load_memory
+
+        mem = load_memory(self.cwd, sources)
+        self.warnings += mem.warnings
+        text = mem.block_text() if fresh else None
+        if text:
+            self.h[-1]["content"].insert(0, {"type": "text", "text": text})
+        self.memory_seen = {f.path.resolve() for f in mem.files}
+        return mem
+
+    def nested_memory(self, uses: list[ToolUseBlock]) -> list[TextBlock]:
+        """Memory files of subdirectories a tool touched for the first time (Claude Code's
+        nested CLAUDE.md): appended after the tool results, once each."""
+        if self.memory is None:
+            return []
+        from .memory import nested_memory
+
+        out: list[TextBlock] = []
+        for u in uses:
+            path = u.input.get("file_path") or u.input.get("notebook_path") or u.input.get("path")
+            if isinstance(path, str) and path:
+                mem = nested_memory(path, self.cwd, self.memory_seen, self.options.setting_sources or [])
+                self.memory.files += mem.files
+                self.warnings += mem.warnings
+                text = mem.block_text()
+                if text:
+                    out.append(TextBlock(text))
+        return out
 
     # --- the pieces of one step ---------------------------------------------------------
 
@@ -199,8 +258,8 @@ class Run:
 
     def charge(self, a: ModelResponse) -> None:
         self.calls += 1
-        price = self._price if a.model == self.model.name else (price_for(a.model, self.prices or None) or self._price)
-        cost = a.cost_usd if a.cost_usd is not None else (price.cost(a.usage) if price else 0.0)
+        cost = a.cost_usd if a.cost_usd is not None else (
+            cost_of(a.usage, a.model, self.prices) or cost_of(a.usage, self.model.name, self.prices) or 0.0)
         u = a.usage
         self.usage.add(u)
         self.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
@@ -224,7 +283,7 @@ class Run:
                 self.control._task = None
         self.denials.extend(outcome.denials)
         queued = self.control.take_queued() if self.control else []
-        return [*outcome.results, *(TextBlock(q) for q in queued)], outcome
+        return [*outcome.results, *self.nested_memory(uses), *(TextBlock(q) for q in queued)], outcome
 
     def result(self, subtype: ResultSubtype, final: ModelResponse | None = None, error: str | None = None) -> ResultMessage:
         return ResultMessage(
@@ -245,6 +304,38 @@ class Run:
             permission_denials=self.denials,
             errors=[error] if error else [],
         )
+
+    def structured_outcome(self, uses: list[ToolUseBlock], results: list[Any]) -> ResultMessage | None:
+        """After a turn: the run's success when StructuredOutput accepted an answer; its end when
+        the model has failed too often (structured.py)."""
+        from .structured import MAX_FAILURES, TOOL_NAME
+
+        s = self.structured
+        assert s is not None
+        if s.done:
+            r = self.result("success")
+            r.result, r.structured_output = s.text(), s.value
+            return r
+        calls = {u.id for u in uses if u.name == TOOL_NAME}
+        s.failures += sum(1 for b in results if isinstance(b, ToolResultBlock) and b.tool_use_id in calls and b.is_error)
+        if s.failures >= MAX_FAILURES:
+            return self.result("error_max_structured_output_retries",
+                               error=f"no valid {TOOL_NAME} call after {s.failures} tries")
+        return None
+
+    def structured_reminder(self) -> ResultMessage | None:
+        """A final answer in text while a structured one is owed: remind once more, or stop."""
+        from .structured import MAX_FAILURES, REMINDER, TOOL_NAME
+
+        s = self.structured
+        assert s is not None
+        s.failures += 1
+        if s.failures >= MAX_FAILURES:
+            return self.result("error_max_structured_output_retries",
+                               error=f"the model answered without calling {TOOL_NAME} ({s.failures} times)")
+        self.h.append({"role": "user", "content": [{"type": "text", "text": REMINDER}]})
+        self.persist_user()
+        return None
 
     def budget_stop(self) -> ResultMessage:
         """The budget rule's stop (seed Prop 5.4): S >= B after a charged call."""
@@ -302,6 +393,9 @@ class Run:
             "session_id": self.session_id, "model": self.model.name, "cwd": str(self.cwd),
             "tools": list(self.tools), "permission_mode": self.permission_mode,
             "max_turns": self.options.max_turns, "max_budget_usd": self.options.max_budget_usd,
+            **({"memory_files": self.memory.describe()} if self.memory is not None else {}),
+            **({"warnings": self.warnings} if self.warnings else {}),
+            **({"mcp_servers": self.mcp.status()} if self.mcp is not None else {}),
         })
 
 
@@ -313,6 +407,9 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             yield ev
             if isinstance(ev, ResultMessage):                       #    (its cost reached the budget)
                 return
+        if run.budget.exhausted:                                    # budget rule: no call starts at
+            yield run.budget_stop()                                 #    S >= B (S shared in a batch)
+            return
         a: ModelResponse | None = None
         async for ev in run.call_model():                           # 1. a = M(h)
             if isinstance(ev, ModelResponse):
@@ -327,6 +424,12 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         uses = tool_uses(a.content)
         if not uses:                                                # 2. done: h·a
             run.h.append({"role": "assistant", "content": [b.to_wire() for b in a.content]})
+            if run.structured is not None:                          #    (owed a structured answer:
+                stop = run.structured_reminder()                    #     a reminder turn, bounded)
+                if stop is not None:
+                    yield stop
+                    return
+                continue
             reason = await run.stop_hook()
             if reason is None:
                 yield run.result("success", a)
@@ -363,6 +466,11 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         if outcome.interrupted or outcome.stop_message:
             yield run.result("error_during_execution", error=outcome.stop_message or "interrupted by user")
             return
+        if run.structured is not None:                              # a valid StructuredOutput call
+            stop = run.structured_outcome(uses, b)                  #    ends the run at once
+            if stop is not None:
+                yield stop
+                return
         if run.budget.exhausted:                                    # subagents spent the rest of B
             yield run.budget_stop()
             return
@@ -381,8 +489,12 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
 async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
     """query() on a Run already built (a subagent's Run is adjusted first: agents.py)."""
     control = run.control
-    yield run.persist(run.init_message())
     try:
+        if run.mcp_configs:  # servers start together before the first call; they end in `finally`
+            from .mcp.client import attach
+
+            await attach(run, run.mcp_configs)
+        yield run.persist(run.init_message())
         blocked = await run.start_hooks(prompt)
         for m in run.hook_messages():
             yield run.persist(m)
@@ -401,6 +513,8 @@ async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
     except Exception as e:  # a harness bug or a broken model: report it, keep the history valid
         yield run.persist(run.result("error_during_execution", error=f"{type(e).__name__}: {e}"))
     finally:
+        if run.mcp is not None:  # every server process ends with its run, whatever the ending
+            await run.mcp.aclose()
         if run.executor.ctx.state.bash_shells:  # background shells end with their run
             from .tools.bash import kill_all_shells
 

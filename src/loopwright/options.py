@@ -41,6 +41,13 @@ class AgentOptions:
     setting_sources: list[str] | None = None
     settings: str | dict[str, Any] | None = None
     claude_settings: bool = False  # also read Claude Code's .claude/settings*.json files
+    # Project memory (memory.py): AGENTS.md / CLAUDE.md / LOOPWRIGHT.md of the setting_sources,
+    # in the first user message. False: none (the CLI's --bare).
+    memory: bool = True
+    # Structured output (structured.py): the Agent SDK's {"type": "json_schema", "schema": {...}},
+    # or a pydantic model class whose instance becomes ResultMessage.structured_output.
+    output_format: dict[str, Any] | None = None
+    output_type: type | None = None
     include_partial_messages: bool = False
     prices: dict[str, Price] | None = None  # overrides/extends the built-in price table
     max_tokens: int | None = None
@@ -63,6 +70,15 @@ class AgentOptions:
     context_window: int | None = None
     auto_compact: bool = True  # summarize older turns when the next input is forecast above threshold * W
     compact_threshold: float = 0.8
+    # Bash in an OS sandbox (sandbox.py): True, the settings' "sandbox" object, or a SandboxConfig;
+    # on top of the settings files' "sandbox". None: as the settings files say (default off).
+    sandbox: Any = None
+    # MCP servers (mcp/config.py): Claude Code's `{name: {...}}` (or `{"mcpServers": ...}`), a
+    # path to such a JSON file, or in-process servers from create_sdk_mcp_server. With
+    # setting_sources, settings' `mcpServers` and the project's `.mcp.json` add to them;
+    # strict_mcp_config: only these (--strict-mcp-config).
+    mcp_servers: dict[str, Any] | str | Path | None = None
+    strict_mcp_config: bool = False
 
     def __post_init__(self) -> None:
         if self.max_turns is not None and (not isinstance(self.max_turns, int) or self.max_turns < 0):

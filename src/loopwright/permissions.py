@@ -252,6 +252,9 @@ class Permissions:
     # The PATH commands are looked up in (None: this process's). Its directories are never
     # written without approval: a file there changes what a command name runs.
     exec_path: str | None = None
+    # sandbox.py: True for a Bash command that will run in the OS sandbox with
+    # autoAllowBashIfSandboxed; it then needs no approval (deny and ask rules still apply).
+    sandbox_auto_allow: Callable[[str], bool] | None = None
     ws: Workspace = field(init=False, repr=False, compare=False)  # built from the fields above
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -391,7 +394,10 @@ class Permissions:
             lambda: self._rule_verdict("ask", self._first(self.ask, name, x), name),
             hook, read_only, name,
             lambda: self._first(self.allow, name, x) is not None,
-            lambda: ALLOW if read_only or self._first(self.allow, name, x) else Verdict("ask", "no allow rule matches it"))
+            # An MCP tool's readOnlyHint is the server's claim: it makes the tool concurrent, but
+            # the tool still needs a rule to run without approval (as in Claude Code).
+            lambda: ALLOW if (read_only and not name.startswith("mcp__")) or self._first(self.allow, name, x)
+            else Verdict("ask", "no allow rule matches it"))
 
     def _first(self, rules: list[Rule], name: str, x: dict[str, Any]) -> Rule | None:
         for r in rules:
@@ -584,6 +590,9 @@ class Permissions:
             return parsed.ok and (bare or all(not c.opaque and self._bash_rule(self.allow, c, allow=True)
                                               for c in parsed.commands if c.argv))
 
+        if (self.sandbox_auto_allow is not None and self.mode != "plan" and hook != "ask" and deny() is None
+                and ask() is None and self.sandbox_auto_allow(command)):
+            return ALLOW
         return self._order(deny, ask, hook, True, "Bash", rules_allow, lambda: self._bash_auto(parsed, uses, bare))
 
     def _bash_auto(self, parsed: bashparse.ParsedCommand, uses: list[bashcheck.PathUse], bare: bool) -> Verdict:
