@@ -4,6 +4,7 @@ command splitter underneath. End-to-end canary checks live in test_permission_co
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,16 +13,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import loopwright as lw
-from loopwright import bashparse
+from loopwright import bashcheck, bashparse
 from loopwright.permissions import (
     Allow,
     Deny,
     Permissions,
     Rule,
+    Verdict,
     command_matches,
     path_rule_matches,
 )
 from loopwright.tools.builtin import default_tools
+from loopwright.workspace import ToolState, kernel_path, shell_cwd
 
 # --- rule syntax and matching ----------------------------------------------------------------
 
@@ -399,3 +402,131 @@ def test_refusals_say_how_to_allow(tmp_path: Path) -> None:
     assert isinstance(d, Deny) and "--add-dir" in d.message
     d = decide(gate(tmp_path), "Bash", {"command": "ls && make install"})
     assert isinstance(d, Deny) and "--allowedTools 'Bash(make *)'" in d.message
+
+
+# --- the hardening (issue 9): paths as the kernel sees them, commands as bash expands them ------
+
+def test_kernel_path_follows_a_symlink_before_the_dotdot_after_it(tmp_path: Path) -> None:
+    (tmp_path / "far" / "deep").mkdir(parents=True)
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "lnk").symlink_to(tmp_path / "far" / "deep")
+    assert kernel_path(f"{tmp_path}/proj/lnk/../x") == (f"{tmp_path}/far/x", False)
+    assert kernel_path(f"{tmp_path}/proj/missing/../x")[0] == f"{tmp_path}/proj/x"
+    assert kernel_path("/proc/self/root/etc")[1] is True and kernel_path("/dev/fd/3")[1] is True
+    assert kernel_path("/dev/null") == ("/dev/null", False)
+    p = gate(tmp_path / "proj", "acceptEdits")
+    for name, x in (("Read", {"file_path": "lnk/../x"}), ("Write", {"file_path": "lnk/../x", "content": ""}),
+                    ("Bash", {"command": "touch lnk/../x"}), ("Grep", {"pattern": "x", "path": "lnk/.."})):
+        v = p.evaluate(name, x, name in ("Read", "Grep"))
+        assert v.kind == "ask" and v.code == "outside", (name, v)
+
+
+def test_proc_self_cwd_is_the_commands_not_the_gates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A library user's process cwd is rarely the project: the gate resolved /proc/self/cwd to
+    its own cwd (here proj/src, where no deny rule applies), bash to the command's (proj)."""
+    proj = tmp_path / "proj"
+    (proj / "src").mkdir(parents=True)
+    (proj / ".env").write_text("TOKEN=s3cret\n")
+    monkeypatch.chdir(proj / "src")
+    cmd = "cat /proc/self/cwd/.env"
+
+    def run(mode: str, deny: list[str]) -> str:
+        use = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": cmd}}
+        r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use], [{"type": "text", "text": "ok"}]]),
+                                         tools=default_tools(), cwd=proj, permission_mode=mode,
+                                         disallowed_tools=deny, setting_sources=[]))
+        return json.dumps(r.messages[2]["content"][0]["content"])
+
+    assert "s3cret" in run("bypassPermissions", [])  # the control: it does leak when run
+    out = run("default", ["Read(./.env)"])
+    assert "Permission denied" in out and "s3cret" not in out and "/proc/<pid>" in out
+
+
+@pytest.mark.parametrize("command,reads,writes", [
+    ("sort -ruo out.txt in.txt", ["in.txt"], ["out.txt"]),
+    ("sort -o out.txt -u in.txt", ["in.txt"], ["out.txt"]),
+    ("sort --out=out.txt in.txt", ["in.txt"], ["out.txt"]),  # an unambiguous prefix of --output
+    ("sort -- -o", ["-o"], []),  # after --, an option is a file name
+    ("grep -e pat -f pats.txt a b", ["pats.txt", "a", "b"], []),
+    ("grep pat a", ["a"], []),  # the first plain argument is the pattern
+    ("diff --from-file=x a", ["x", "a"], []),
+    ("uniq in out", ["in"], ["out"]),
+    ("cp -t dest a b", ["a", "b"], ["dest"]),
+    ("dd if=src of=dst", ["src"], ["dst"]),
+    ("head -n 5 file", ["file"], []),
+    ("git diff --no-index a b", ["a", "b"], []),
+    ("git log --output=o.txt", [], ["o.txt"]),
+    ("tee -a log", [], ["log"]),
+])
+def test_options_are_parsed_from_a_table_per_command(command: str, reads: list[str], writes: list[str]) -> None:
+    c = bashparse.parse(command).commands[0]
+    uses = bashcheck.command_args(c).uses
+    named = [(u.kind, u.value if u.value is not None else u.word.value) for u in uses if u.word is not None]
+    assert [v for k, v in named if k == "read"] == reads
+    assert [v for k, v in named if k == "write"] == writes
+
+
+@pytest.mark.parametrize("command", [
+    "cat $F", "cat ${F}", 'cat "$F"', "cat $(echo x)", "cat `echo x`", "cat ~-/x", "cd $D && cat x",
+    "popd && cat x", "for d in a b; do cd ..; done; cat x", "f() { cd ..; }; f; cat x", "wc --files0-from=l",
+    "echo a | xargs cat", "cat {1..3}", "cat /proc/self/cwd/x", "cat /dev/fd/5",
+])
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "plan", "dontAsk"])
+def test_when_in_doubt_the_gate_asks(command: str, mode: str, tmp_path: Path) -> None:
+    """A word bash would expand at run time, a directory change that cannot be followed:
+    never allowed on a parse the gate is not sure of."""
+    v = gate(tmp_path, mode, allowed_tools=["Bash(cat *)", "Bash(wc *)"]).evaluate("Bash", {"command": command})
+    assert v.kind != "allow", (command, v)
+    d = decide(gate(tmp_path, mode), "Bash", {"command": command})
+    assert isinstance(d, Deny) and "Permission denied" in d.message  # headless: refused, with a hint
+
+
+def test_directory_changes_are_followed_only_where_they_surely_happen(tmp_path: Path) -> None:
+    (tmp_path / "p" / "src").mkdir(parents=True)
+    p = gate(tmp_path / "p", "default")
+    assert verdict(p, "Bash", {"command": "cd src && cat ../x"}) == "allow"  # p/x
+    assert verdict(p, "Bash", {"command": "cd src; cd ..; ls"}) == "allow"
+    assert verdict(p, "Bash", {"command": "(cd src); cat x"}) == "allow"  # p/x or p/src/x
+    assert verdict(p, "Bash", {"command": "false && cd src; cat ../x"}) == "ask"  # may still be in p
+    assert verdict(p, "Bash", {"command": "cd nothing; cat ../x"}) == "ask"  # a failed cd stays
+    assert verdict(p, "Bash", {"command": "ls | cd src; cat ../x"}) == "ask"  # a pipeline's cd is a subshell's
+
+
+def test_verdict_codes_choose_the_hint_not_words_in_the_reason(tmp_path: Path) -> None:
+    p = gate(tmp_path, "acceptEdits")
+    v = p.evaluate("Write", {"file_path": ".git/config"})
+    assert v.code == "protected" and "bypassPermissions" in p.hint("Write", {}, v)
+    v = p.evaluate("Write", {"file_path": "../x"})
+    assert v.code == "outside" and "--add-dir" in p.hint("Write", {}, v)
+    # The reason's words no longer decide: a protected-sounding reason with another code.
+    odd = Verdict("ask", "this mentions protected and outside the working directories", code="not_approved")
+    assert "--allowedTools" in p.hint("Bash", {"command": "make"}, odd)
+
+
+def test_one_shell_cwd_resolver_for_the_bash_tool_and_the_gate(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    state = ToolState(bash_cwd=tmp_path / "src")
+    p = gate(tmp_path, "default", tool_state=state)
+    assert shell_cwd(state, tmp_path) == tmp_path / "src" and p.ws.shell_cwd() == str(tmp_path / "src")
+    state.bash_cwd = tmp_path / "gone"  # a directory that is gone: both start in cwd
+    assert shell_cwd(state, tmp_path) == tmp_path and p.ws.shell_cwd() == str(tmp_path)
+
+
+def test_a_bare_bash_rule_allows_reads_anywhere_but_keeps_deny_rules_and_protected_paths(tmp_path: Path) -> None:
+    p = gate(tmp_path, "default", allowed_tools=["Bash"], disallowed_tools=["Read(./secrets/**)"])
+    for command in ("cat /etc/os-release", "ls ~", "cat ../x", "grep -r x /etc"):
+        assert verdict(p, "Bash", {"command": command}) == "allow", command
+    assert verdict(p, "Bash", {"command": "cat secrets/key"}) == "deny"
+    assert verdict(p, "Bash", {"command": "rm -rf .git"}) == "ask"
+    assert verdict(p, "Bash", {"command": "cat $F"}) == "ask"  # could be a denied file
+
+
+def test_a_subagents_gate_copy_keeps_its_own_shell(tmp_path: Path) -> None:
+    import copy
+
+    (tmp_path / "src").mkdir()
+    parent_state, sub_state = ToolState(), ToolState(bash_cwd=tmp_path / "src")
+    parent = gate(tmp_path, "default", tool_state=parent_state)
+    sub = copy.copy(parent)
+    sub.tool_state = sub_state
+    assert sub.ws.shell_cwd() == str(tmp_path / "src") and parent.ws.shell_cwd() == str(tmp_path)

@@ -27,6 +27,7 @@ from loopwright.tools.grep import (
     split_globs,
     translate_regex,
 )
+from loopwright.workspace import ToolState
 
 HAS_RG = shutil.which("rg") is not None
 needs_rg = pytest.mark.skipif(not HAS_RG, reason="rg is not installed")
@@ -81,7 +82,7 @@ def tree(tmp_path: Path) -> Path:
 
 
 def ctx_for(root: Path, engine: str) -> ToolContext:
-    return ToolContext(root, state={"grep_engine": engine})
+    return ToolContext(root, state=ToolState(grep_engine=engine))
 
 
 QUERIES: list[dict[str, Any]] = [

@@ -34,16 +34,16 @@ def test_stores_and_replaces(tmp_path: Path) -> None:
     todos = [item("Write test", "completed"), item("Fix bug", "in_progress"), item("Ship", "pending")]
     out, err = call(ctx, {"todos": todos})
     assert not err and "1 pending, 1 in progress, 1 completed" in out and "Warning" not in out
-    assert ctx.state["todos"] == todos
+    assert ctx.state.todos == todos
     out, err = call(ctx, {"todos": []})
-    assert not err and ctx.state["todos"] == []
+    assert not err and ctx.state.todos == []
 
 
 def test_two_in_progress_is_a_warning_not_an_error(tmp_path: Path) -> None:
     ctx = ToolContext(tmp_path)
     out, err = call(ctx, {"todos": [item("A", "in_progress"), item("B", "in_progress")]})
     assert not err and "Warning: 2 tasks are in_progress" in out
-    assert len(ctx.state["todos"]) == 2
+    assert len(ctx.state.todos or []) == 2
 
 
 def test_invalid_input_is_rejected(tmp_path: Path) -> None:
@@ -52,4 +52,4 @@ def test_invalid_input_is_rejected(tmp_path: Path) -> None:
     assert err and "doing" in out
     out, err = call(ctx, {"todos": [{"content": "A", "status": "pending"}]})
     assert err and "activeForm" in out
-    assert "todos" not in ctx.state
+    assert ctx.state.todos is None

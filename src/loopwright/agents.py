@@ -232,7 +232,7 @@ async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, 
     hooks.sub = sub
     sub.hooks = sub.executor.hooks = hooks
     permissions = copy.copy(parent.executor.permissions)  # the parent's gate, the subagent's own shell cwd
-    permissions.shell_state = sub.executor.ctx.state
+    permissions.tool_state = sub.executor.ctx.state
     sub.executor.permissions = permissions
     sub.executor.ctx.before_file_change = parent.executor.ctx.before_file_change  # its edits are checkpointed too
     transcript = getattr(getattr(parent.recorder, "writer", None), "path", None)

@@ -25,8 +25,6 @@ from typing import Any
 GLOB_CHARS = frozenset("*?[]{}")
 WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 READ_REDIRECTS = frozenset({"<"})
-# Harmless places to write to.
-HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 # Environment variables that change which program runs or what it loads: a command
 # that sets one is never auto-allowed (PATH=. ls runs ./ls).
@@ -79,6 +77,13 @@ class SimpleCommand:
     wrappers: list[str] = field(default_factory=list)
     opaque: str | None = None  # why its real command cannot be known, if it cannot
     original: str = ""  # the text before wrappers were stripped
+    # Words the stripped wrappers used: `xargs -a FILE` reads FILE, `env -C DIR` runs in DIR.
+    wrapper_reads: list[Word] = field(default_factory=list)
+    wrapper_chdir: list[Word] = field(default_factory=list)
+    # Where it runs: "top" (the main shell, unconditionally), "conditional" (after && / ||,
+    # in an if or case), "nested" (a subshell, pipeline, background job or substitution: a
+    # cd there does not outlive it), "repeated" (a loop or function body: it may run many times).
+    context: str = "top"
 
     @property
     def name(self) -> str | None:
@@ -111,9 +116,8 @@ class ParsedCommand:
     def ok(self) -> bool:
         return self.error is None
 
-    @property
-    def changes_directory(self) -> bool:
-        return any(c.name in ("cd", "pushd", "popd") for c in self.commands)
+
+_CONTEXTS = ("top", "conditional", "nested", "repeated")
 
 
 class _Unsupported(Exception):
@@ -168,8 +172,17 @@ class _Walker:
     def __init__(self, source: str, depth: int) -> None:
         self.source = source
         self.depth = depth
+        self.context = "top"
         self.out: list[SimpleCommand] = []
         self.substitutions = 0
+
+    def within(self, context: str, node: Any) -> None:
+        saved = self.context
+        self.context = _outer(saved, context)
+        try:
+            self.visit(node)
+        finally:
+            self.context = saved
 
     def visit(self, node: Any) -> None:
         kind = node.kind
@@ -177,28 +190,53 @@ class _Walker:
             self.command(node)
         elif kind in ("commandsubstitution", "processsubstitution"):
             self.substitutions += 1
-            self.visit(node.command)
+            self.within("nested", node.command)
+        elif kind == "list":
+            parts = node.parts
+            for i, child in enumerate(parts):
+                if child.kind == "operator":
+                    continue
+                after = parts[i + 1].op if i + 1 < len(parts) and parts[i + 1].kind == "operator" else ""
+                before = parts[i - 1].op if i > 0 and parts[i - 1].kind == "operator" else ""
+                self.within("nested" if after == "&" else "conditional" if before in ("&&", "||") else "top", child)
+        elif kind == "pipeline" and sum(1 for p in node.parts if p.kind != "pipe") > 1:
+            for child in node.parts:
+                self.within("nested", child)
+        elif kind in ("compound", "function"):
+            first = next((p for p in (getattr(node, "list", None) or []) if p.kind == "reservedword"), None)
+            word = getattr(first, "word", "")
+            context = ("repeated" if kind == "function" or word in ("for", "while", "until", "select") else
+                       "nested" if word == "(" else "conditional" if word in ("if", "case") else "top")
+            saved = self.context
+            self.context = _outer(saved, context)
+            try:
+                self.generic(node)
+            finally:
+                self.context = saved
         elif kind == "word" or kind == "assignment":
             self.nested(node)
         elif kind == "redirect":
             self.nested(node)
         else:
-            for attr in ("parts", "list"):
-                for child in getattr(node, attr, None) or []:
-                    self.visit(child)
-            inner = getattr(node, "command", None)
-            if inner is not None and not isinstance(inner, (str, int)):
-                self.visit(inner)
-            # `{ ...; } > f`, `(...) > f`, `for ...; done > f`: the redirections of a compound
-            # command apply to everything inside it. They become a command with no argv, so
-            # the gate judges them like any other redirection.
-            redirects = [r for r in getattr(node, "redirects", None) or [] if getattr(r, "kind", "") == "redirect"]
-            if redirects:
-                for r in redirects:
-                    self.nested(r)
-                start, end = node.pos
-                self.out.append(SimpleCommand([], "", [], [self.redirect(r) for r in redirects],
-                                              original=self.source[start:end]))
+            self.generic(node)
+
+    def generic(self, node: Any) -> None:
+        for attr in ("parts", "list"):
+            for child in getattr(node, attr, None) or []:
+                self.visit(child)
+        inner = getattr(node, "command", None)
+        if inner is not None and not isinstance(inner, (str, int)):
+            self.visit(inner)
+        # `{ ...; } > f`, `(...) > f`, `for ...; done > f`: the redirections of a compound
+        # command apply to everything inside it. They become a command with no argv, so
+        # the gate judges them like any other redirection.
+        redirects = [r for r in getattr(node, "redirects", None) or [] if getattr(r, "kind", "") == "redirect"]
+        if redirects:
+            for r in redirects:
+                self.nested(r)
+            start, end = node.pos
+            self.out.append(SimpleCommand([], "", [], [self.redirect(r) for r in redirects],
+                                          original=self.source[start:end]))
 
     def nested(self, node: Any) -> None:
         """Substitutions inside a word, an assignment or a redirect target."""
@@ -241,7 +279,7 @@ class _Walker:
         start, end = node.pos
         original = self.source[start:end]
         cmd = SimpleCommand(argv, _slice_text(self.source, argv) if argv else "", assignments, redirects,
-                            original=original)
+                            original=original, context=self.context)
         self.out.extend(unwrap(cmd, self.depth))
 
     def redirect(self, node: Any) -> Redirect:
@@ -339,6 +377,11 @@ def unwrap(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
                 if v in ("-S", "--split-string") or v.startswith("--split-string="):
                     cmd.opaque = "env -S splits a string into a command"
                     break
+                if v in ("-C", "--chdir") and i + 1 < len(args):
+                    cmd.wrapper_chdir.append(args[i + 1])
+                if v.startswith("--chdir=") or (v.startswith("-C") and len(v) > 2):
+                    cmd.opaque = "env -CDIR / --chdir=DIR: a directory change the gate does not follow"
+                    break
                 if v in _ENV_OPTS_WITH_ARG:
                     i += 2
                 elif v.startswith("-"):
@@ -357,6 +400,10 @@ def unwrap(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
             i = 0
             while i < len(args) and args[i].value.startswith("-") and args[i].value != "--":
                 v = args[i].value
+                if v in ("-a", "--arg-file") and i + 1 < len(args):
+                    cmd.wrapper_reads.append(args[i + 1])
+                elif v.startswith(("--arg-file=", "-a")) and v != "-a":
+                    cmd.opaque = "xargs -aFILE / --arg-file=FILE: a file the gate does not follow"
                 i += 2 if v in _XARGS_OPTS_WITH_ARG else 1
             if i < len(args) and args[i].value == "--":
                 i += 1
@@ -372,6 +419,7 @@ def unwrap(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
             for c in inner:
                 c.wrappers = [*cmd.wrappers, f"{name} -c", *c.wrappers]
                 c.assignments = [*cmd.assignments, *c.assignments]
+                c.context = _outer(c.context, "nested")
             return [*out, *inner, *_redirect_only(cmd)]
         elif name == "eval":
             if not all(w.literal for w in args):
@@ -380,18 +428,24 @@ def unwrap(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
             inner = _parse_into(" ".join(w.value for w in args), depth + 1)
             for c in inner:
                 c.wrappers = [*cmd.wrappers, "eval", *c.wrappers]
+                c.context = _outer(c.context, cmd.context)
             return [*out, *inner, *_redirect_only(cmd)]
         elif name in ("sudo", "doas"):
             break  # never stripped: running as root is not harmless
         if rest is None:
             break
         cmd = SimpleCommand(rest, " ".join(w.text for w in rest), cmd.assignments, cmd.redirects,
-                            [*cmd.wrappers, name or ""], cmd.opaque, cmd.original)
+                            [*cmd.wrappers, name or ""], cmd.opaque, cmd.original, cmd.wrapper_reads,
+                            cmd.wrapper_chdir, cmd.context)
         if not rest:
             break
     if cmd.name == "find":
         out.extend(_find_exec(cmd, depth))
     return [*out, cmd]
+
+
+def _outer(a: str, b: str) -> str:
+    return a if _CONTEXTS.index(a) >= _CONTEXTS.index(b) else b
 
 
 def _skip_options(args: list[Word], with_arg: set[str]) -> int:

@@ -126,7 +126,7 @@ class Run:
         self.permission_mode = permissions.mode or "default"
         ctx = ToolContext(self.cwd, self.session_id, add_dirs=config.add_dirs, env=config.env, run=self,
                           sandbox=config.sandbox)
-        permissions.shell_state = ctx.state  # the gate resolves Bash paths from the shell's cwd
+        permissions.tool_state = ctx.state  # the gate resolves Bash paths from the shell's cwd
         if self.recorder is not None:
             from .checkpoints import snapshot_hook  # file checkpoints, keyed to this turn's prompt
 
@@ -515,7 +515,7 @@ async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
     finally:
         if run.mcp is not None:  # every server process ends with its run, whatever the ending
             await run.mcp.aclose()
-        if run.executor.ctx.state.get("bash_shells"):  # background shells end with their run
+        if run.executor.ctx.state.bash_shells:  # background shells end with their run
             from .tools.bash import kill_all_shells
 
             await kill_all_shells(run.executor.ctx)

@@ -1,6 +1,7 @@
 """The gate g of seed Def 3.1: decides, per tool call, run or refuse.
 
-Rules follow Claude Code: `Tool` or `Tool(specifier)` in three lists. Evaluation order:
+Rules follow Claude Code: `Tool` or `Tool(specifier)` in three lists. Evaluation order
+(written once, in `Permissions._order`):
 
     deny rules -> ask rules -> mode -> allow rules (and built-in safe cases) -> can_use_tool
 
@@ -11,37 +12,33 @@ its message (seed Prop 3.5) and is listed in the result's `permission_denials`.
 
 `mode=None` (the library default) keeps the gate out of the way: deny/ask/allow rules
 still apply when given, anything else goes to `can_use_tool`, and with no callback runs.
+
+This module owns rule matching and the order. What a path really names, the working
+directories and protected paths live in `workspace`; what a shell command reads, writes
+and runs lives in `bashcheck` (on top of `bashparse`). When either cannot be sure, the
+verdict is "ask" (headless: refused with a hint), never "allow".
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
 import os
 import re
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from . import bashparse
+from . import bashcheck, bashparse
+from .workspace import HARMLESS_READS, HARMLESS_WRITES, ToolState, Workspace, kernel_path, protected
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 PERMISSION_MODES: tuple[str, ...] = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 PATH_KEYS = ("file_path", "notebook_path", "path")
-READ_DENIED_KEY = "read_denied"  # ToolContext.state: path -> bool, set when Read deny rules exist
-# Never auto-approved outside bypassPermissions: writing them changes how git, the
-# harness, editors or the user's shell behave, or who may log in and with which credentials
-# (these matter when the working directory is the home directory).
-PROTECTED_DIRS = frozenset({".git", ".loopwright", ".claude", ".vscode", ".idea",
-                            ".ssh", ".aws", ".gnupg", ".kube", ".docker"})
-PROTECTED_FILES = frozenset({
-    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc", ".zprofile", ".zshenv",
-    ".zlogin", ".zlogout", ".profile", ".gitconfig", ".gitmodules", ".envrc", ".mcp.json",
-    ".netrc", ".pypirc", ".npmrc",
-})
 
 
 @dataclass(slots=True)
@@ -203,6 +200,11 @@ def path_rule_matches(spec: str, path: str, cwd: str, base: str | None, home: st
 
 # --- verdicts ----------------------------------------------------------------------------------
 
+# Why a verdict is what it is: the hint a refusal carries is chosen by this code.
+Code = Literal["ok", "deny_rule", "ask_rule", "hook", "plan", "protected", "outside", "unknown_path",
+               "denied_below", "unparsed", "no_file", "not_approved"]
+
+
 @dataclass(slots=True)
 class Verdict:
     """What the rules say about one call: allow, deny, or ask (with why)."""
@@ -211,87 +213,14 @@ class Verdict:
     reason: str = ""
     soft: bool = False  # an ask that only exists because nothing approved the call (mode None: run)
     subject: str | None = None  # the program that needs approval, for the hint
+    code: Code = "not_approved"
 
     @property
     def allowed(self) -> bool:
         return self.kind == "allow"
 
 
-ALLOW = Verdict("allow")
-
-
-# --- read-only shell commands ------------------------------------------------------------------
-
-# Commands that only read (with the options below excluded). A compound command made only of
-# these, with no writing redirections, runs without asking.
-READ_ONLY_COMMANDS = frozenset({
-    "ls", "cat", "pwd", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "echo", "printf",
-    "which", "whoami", "du", "df", "stat", "basename", "dirname", "realpath", "readlink", "true",
-    "false", "printenv", "id", "uname", "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "nl", "cut",
-    "tr", "uniq", "sort", "tree", "type", "cd", "test", "[", "find", "git", "file", "date", "env",
-    "command", "jq", "od", "hexdump", "strings", "comm", "paste", "tac", "rev", "seq", "sleep",
-    "column", "pushd", "popd", "dirs", "whereis", "ps", "pgrep", "fold", "expand", "sha512sum",
-})
-_FIND_WRITES = ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls")
-_GIT_READ_ONLY = frozenset({"status", "diff", "log", "show", "blame", "rev-parse", "ls-files", "ls-tree",
-                            "shortlog", "describe", "grep", "cat-file", "reflog", "branch", "tag", "remote",
-                            "merge-base", "rev-list", "whatchanged", "show-ref", "var", "version"})
-_GIT_LISTING_ONLY = {"branch": {"-a", "-r", "-v", "-vv", "--list", "-l", "--show-current", "--all", "--remotes",
-                                "--no-color", "--color", "--merged", "--no-merged", "--contains"},
-                     "tag": {"-l", "--list", "-n"}, "remote": {"-v", "--verbose", "show", "get-url"},
-                     "reflog": {"show"}}
-
-
-def read_only_problem(cmd: bashparse.SimpleCommand) -> str | None:
-    """None if this command only reads, else why not."""
-    name = cmd.name
-    if name is None:
-        return "its command name is computed at run time"
-    if name not in READ_ONLY_COMMANDS:
-        return f"{name} is not a read-only command"
-    vals = [w.value for w in cmd.args]
-    if name == "find":
-        bad = [v for v in vals if v in _FIND_WRITES]
-        return f"find {bad[0]} runs or writes" if bad else None
-    if name == "sort" and any(v in ("-o", "--output") or v.startswith(("--output=", "--compress-program")) or
-                              (v.startswith("-o") and not v.startswith("--")) for v in vals):
-        return "sort -o writes a file"
-    if name == "uniq" and len([v for v in vals if not v.startswith("-")]) > 1:
-        return "uniq with two file names writes the second"
-    if name == "tree" and any(v == "-o" or v.startswith("-o") for v in vals):
-        return "tree -o writes a file"
-    if name == "file" and any(v == "-C" or v.startswith("--compile") for v in vals):
-        return "file -C writes a file"
-    if name == "date" and any(v in ("-s", "--set") or v.startswith("--set=") for v in vals):
-        return "date -s sets the clock"
-    if name == "rg" and any(v.startswith("--pre") for v in vals):
-        return "rg --pre runs a command"
-    if name in ("env", "command") and vals and not vals[0].startswith("-"):
-        return f"{name} runs a command"
-    if name == "git":
-        return _git_problem(vals)
-    return None
-
-
-def _git_problem(vals: list[str]) -> str | None:
-    i = 0
-    while i < len(vals) and vals[i].startswith("-"):
-        v = vals[i]
-        if v in ("-c", "--config-env") or v.startswith(("--config-env=", "--exec-path=")):
-            return "git -c can run configured programs"
-        i += 2 if v in ("-C", "--git-dir", "--work-tree", "--namespace") else 1
-    if i >= len(vals):
-        return None
-    sub, rest = vals[i], vals[i + 1:]
-    if sub not in _GIT_READ_ONLY:
-        return f"git {sub} is not read-only"
-    if any(v.startswith(("--output", "-O", "--open-files-in-pager", "--ext-diff", "--textconv")) for v in rest):
-        return f"git {sub} with these options writes or runs programs"
-    listing = _GIT_LISTING_ONLY.get(sub)
-    if listing is not None and any(v not in listing for v in rest):
-        return f"git {sub} with arguments can change the repository"
-    return None
-
+ALLOW = Verdict("allow", code="ok")
 
 # acceptEdits also approves these filesystem commands, when every path is in the working dirs.
 FS_COMMANDS = {"mkdir": set("pv") | {"--parents", "--verbose"}, "touch": set("cam"),
@@ -313,32 +242,35 @@ class Permissions:
     allowed_tools: Sequence[str | Rule] = field(default_factory=list)
     disallowed_tools: Sequence[str | Rule] = field(default_factory=list)
     can_use_tool: CanUseTool | None = None
-    headless: bool = True
     ask_tools: Sequence[str | Rule] = field(default_factory=list)
     cwd: str | Path | None = None
     add_dirs: Sequence[str | Path] = field(default_factory=list)
     home: str | Path | None = None
-    # The run's tool state: Bash keeps its working directory there (key "bash_cwd"), and
-    # relative paths in a command are resolved from it, not from `cwd`.
-    shell_state: dict[str, Any] | None = None
+    # The run's tool state: Bash keeps its working directory there, and relative paths in a
+    # command are resolved from it, not from `cwd`.
+    tool_state: ToolState | None = None
     # The PATH commands are looked up in (None: this process's). Its directories are never
     # written without approval: a file there changes what a command name runs.
     exec_path: str | None = None
     # sandbox.py: True for a Bash command that will run in the OS sandbox with
     # autoAllowBashIfSandboxed; it then needs no approval (deny and ask rules still apply).
     sandbox_auto_allow: Callable[[str], bool] | None = None
+    ws: Workspace = field(init=False, repr=False, compare=False)  # built from the fields above
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
-        # The run's tools share shell_state: searching tools (Grep, Glob) find there which
+        # The run's tools share the state: searching tools (Grep, Glob) find there which
         # files Read deny rules hide, and leave them out of what they list.
-        if name == "shell_state" and isinstance(value, dict) and getattr(self, "deny", None):
-            if any(r.specifier is not None and r.covers_tool("Read") for r in self.deny):
-                value[READ_DENIED_KEY] = self.read_denied
+        if name == "tool_state" and getattr(self, "ws", None) is not None:
+            # A copy: a subagent's gate is a copy of its parent's and must not move the parent's shell.
+            self.ws = copy.copy(self.ws)
+            self.ws.state = value
+            if value is not None and any(r.specifier is not None and r.covers_tool("Read") for r in self.deny):
+                value.read_denied = self.read_denied
 
     def read_denied(self, path: str) -> bool:
         """Does a Read deny rule cover this (absolute) path?"""
-        lexical, real = self.resolve(path)
+        lexical, real = self.ws.resolve(path)
         return self._path_match(self.deny, "Read", lexical, real) is not None
 
     def __post_init__(self) -> None:
@@ -347,14 +279,10 @@ class Permissions:
         self.allow = _rules(self.allowed_tools, "allow")
         self.ask = _rules(self.ask_tools, "ask")
         self.deny = _rules(self.disallowed_tools, "deny")
-        self._cwd = os.path.abspath(self.cwd or ".")
-        self._home = os.path.abspath(os.path.expanduser(str(self.home)) if self.home else os.path.expanduser("~"))
-        dirs = [self._cwd, *(os.path.abspath(os.path.join(self._cwd, os.path.expanduser(str(d))))
-                             for d in self.add_dirs)]
-        self._dirs = [os.path.realpath(d) for d in dirs]
-        path = os.environ.get("PATH", "") if self.exec_path is None else self.exec_path
-        self._path_dirs = {os.path.realpath(os.path.join(self._cwd, d or ".")) for d in path.split(os.pathsep)}
-        self.shell_state = self.shell_state  # registers read_denied (see __setattr__)
+        self.ws = Workspace(self.cwd, self.add_dirs, self.home, self.exec_path)
+        self._cwd = self.ws.root
+        self._home = self.ws.home_dir
+        self.tool_state = self.tool_state  # registers read_denied (see __setattr__)
 
     # -- entry point used by the executor ----------------------------------------------------
 
@@ -383,14 +311,20 @@ class Permissions:
 
     def hint(self, name: str, tool_input: dict[str, Any], v: Verdict | None = None) -> str:
         """How to allow a call like this one next time."""
-        reason = v.reason if v is not None else ""
-        if "protected" in reason or "directory on PATH" in reason:
+        code = v.code if v is not None else "not_approved"
+        if code == "protected":
             return ("Protected paths (and directories on PATH) are written only with approval (an "
                     "interactive run asks) or in --permission-mode bypassPermissions.")
-        if "outside the working directories" in reason:
+        if code == "outside":
             kind = "Edit" if name in EDIT_TOOLS else "Read"
             return ("To allow it, add the directory with --add-dir (or permissions.additionalDirectories), "
                     f"or a rule such as --allowedTools '{kind}(//abs/dir/**)'.")
+        if code == "denied_below":
+            return ("Grep and Glob leave out the files Read deny rules cover; use them, or name the files to "
+                    "read.")
+        if code == "unknown_path":
+            return ("Name the files literally (no variables, command substitutions or directory changes the "
+                    "gate cannot follow), or approve the call in an interactive run.")
         if name == "Bash":
             cmd = tool_input.get("command")
             first = v.subject if v is not None and v.subject else (
@@ -417,38 +351,53 @@ class Permissions:
             return self._read(name, tool_input, read_only, hook_decision)
         return self._generic(name, tool_input, read_only, hook_decision)
 
-    def _mode_step(self, hook_decision: str | None, read_only: bool, what: str) -> Verdict | None:
-        """Steps after deny and ask: hook approval, bypass, plan."""
-        if hook_decision == "allow" or self.mode == "bypassPermissions":
+    def _order(self, deny: Callable[[], Verdict | None], ask: Callable[[], Verdict | None], hook: str | None,
+               read_only: bool, what: str, rules_allow: Callable[[], bool], auto: Callable[[], Verdict]) -> Verdict:
+        """The order, for every tool: deny -> ask -> mode -> allow.
+
+        `rules_allow`: do allow rules approve it (what decides when mode is None);
+        `auto`: the mode's own checks and the allow rules (default, acceptEdits, plan, dontAsk)."""
+        v = deny()
+        if v is not None:
+            return v
+        v = ask()
+        if v is not None:
+            return v
+        if hook == "ask":
+            return Verdict("ask", "a PreToolUse hook asked", code="hook")
+        if self.mode is None:
+            if hook == "allow" or rules_allow():
+                return ALLOW
+            return Verdict("ask", "no rule approves it", soft=True)
+        if hook == "allow" or self.mode == "bypassPermissions":
             return ALLOW
         if self.mode == "plan" and not read_only:
             return Verdict("deny", f"Permission denied: plan mode allows read-only tools only, and {what} "
-                                   "can change things. Present the plan instead.")
-        return None
+                                   "can change things. Present the plan instead.", code="plan")
+        return auto()
 
     def _named(self, rules: list[Rule], name: str) -> Rule | None:
         return next((r for r in rules if r.specifier is None and r.covers_tool(name)), None)
 
+    @staticmethod
+    def _rule_verdict(kind: Literal["deny", "ask"], r: Rule | None, what: str) -> Verdict | None:
+        if r is None:
+            return None
+        if kind == "deny":
+            return Verdict("deny", f"Permission denied: {what} matches the deny rule {r}.", code="deny_rule")
+        return Verdict("ask", f"ask rule {r}", code="ask_rule")
+
     # generic tools: names, and a specifier matched against the input
     def _generic(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
-        r = self._first(self.deny, name, x)
-        if r is not None:
-            return Verdict("deny", f"Permission denied: {name} matches the deny rule {r}.")
-        r = self._first(self.ask, name, x)
-        if r is not None or hook == "ask":
-            return Verdict("ask", f"ask rule {r}" if r else "a PreToolUse hook asked")
-        if self.mode is None:
-            if hook == "allow" or self._first(self.allow, name, x):
-                return ALLOW
-            return Verdict("ask", "no rule approves it", soft=True)
-        step = self._mode_step(hook, read_only, name)
-        if step is not None:
-            return step
-        # An MCP tool's readOnlyHint is the server's claim: it makes the tool concurrent, but
-        # the tool still needs a rule to run without approval (as in Claude Code).
-        if (read_only and not name.startswith("mcp__")) or self._first(self.allow, name, x):
-            return ALLOW
-        return Verdict("ask", "no allow rule matches it")
+        return self._order(
+            lambda: self._rule_verdict("deny", self._first(self.deny, name, x), name),
+            lambda: self._rule_verdict("ask", self._first(self.ask, name, x), name),
+            hook, read_only, name,
+            lambda: self._first(self.allow, name, x) is not None,
+            # An MCP tool's readOnlyHint is the server's claim: it makes the tool concurrent, but
+            # the tool still needs a rule to run without approval (as in Claude Code).
+            lambda: ALLOW if (read_only and not name.startswith("mcp__")) or self._first(self.allow, name, x)
+            else Verdict("ask", "no allow rule matches it"))
 
     def _first(self, rules: list[Rule], name: str, x: dict[str, Any]) -> Rule | None:
         for r in rules:
@@ -461,31 +410,11 @@ class Permissions:
     # -- paths ---------------------------------------------------------------------------------
 
     def resolve(self, p: str, base: str | None = None) -> tuple[str, str]:
-        """(lexical absolute path, real path with every symlink followed)."""
-        if p == "~" or p.startswith("~/"):
-            p = self._home + p[1:]
-        elif p.startswith("~"):
-            p = os.path.expanduser(p)
-        lexical = os.path.normpath(os.path.join(base or self._cwd, p))
-        return lexical, os.path.realpath(lexical)
-
-    def shell_cwd(self) -> str:
-        """Where the next Bash command starts: Bash keeps its directory between calls."""
-        cwd = (self.shell_state or {}).get("bash_cwd")
-        # As the Bash tool does: a directory that is gone means the command starts in cwd.
-        return str(cwd) if cwd and os.path.isdir(cwd) else self._cwd
+        """(lexical absolute path, the path the kernel opens)."""
+        return self.ws.resolve(p, base)
 
     def inside(self, real: str) -> bool:
-        return any(real == d or real.startswith(d.rstrip("/") + "/") for d in self._dirs)
-
-    def protected(self, path: str) -> str | None:
-        parts = path.split("/")
-        for part in parts[:-1]:
-            if part in PROTECTED_DIRS:
-                return f"{part} is a protected directory"
-        if parts[-1] in PROTECTED_DIRS or parts[-1] in PROTECTED_FILES:
-            return f"{parts[-1]} is a protected path"
-        return None
+        return self.ws.inside(real)
 
     def _path_match(self, rules: list[Rule], tool: str, lexical: str, real: str, *, real_only: bool = False
                     ) -> Rule | None:
@@ -499,175 +428,220 @@ class Permissions:
                 return r
         return None
 
-    def write_problem(self, p: str, base: str | None = None) -> Verdict | None:
-        """Deny/ask checks every write goes through (Edit tools, redirections, fs commands).
-        None: nothing blocks it (auto-approval is decided by the caller)."""
-        lexical, real = self.resolve(p, base)
+    def _write_deny(self, p: str, lexical: str, real: str) -> Verdict | None:
         r = self._path_match(self.deny, "Edit", lexical, real)
         if r is not None:
-            return Verdict("deny", f"Permission denied: writing {p} matches the deny rule {r}.")
+            return Verdict("deny", f"Permission denied: writing {p} matches the deny rule {r}.", code="deny_rule")
         r = self._path_match(self.deny, "Read", lexical, real)
         if r is not None:
             return Verdict("deny", f"Permission denied: {p} matches the deny rule {r} (a Read deny also "
-                                   "blocks writing).")
-        r = self._path_match(self.ask, "Edit", lexical, real)
-        if r is not None:
-            return Verdict("ask", f"ask rule {r}")
+                                   "blocks writing).", code="deny_rule")
         return None
 
-    def auto_write(self, p: str, base: str | None = None, *, by_bash: bool = False) -> str | None:
-        """None if writing `p` may be approved without asking (after deny/ask/mode), else why not.
-        `by_bash`: a shell redirection, which a bare `Bash` allow rule approves inside the
-        working directories."""
-        lexical, real = self.resolve(p, base)
-        why = self.protected(lexical) or self.protected(real)
+    def _read_deny(self, p: str, lexical: str, real: str) -> Verdict | None:
+        r = self._path_match(self.deny, "Read", lexical, real)
+        if r is not None:
+            return Verdict("deny", f"Permission denied: reading {p} matches the deny rule {r}.", code="deny_rule")
+        return None
+
+    def auto_write(self, p: str, lexical: str, real: str, *, approved: bool = False) -> Verdict | None:
+        """None if writing `p` may be approved without asking (after deny/ask/mode), else an ask.
+        `approved`: an allow rule approved the command that writes it (a bare `Bash` rule
+        approves redirections too); inside the working directories that is enough."""
+        why = protected(lexical) or protected(real)
         if why:
-            return f"{why} and is never written without approval"
-        if os.path.dirname(real) in self._path_dirs or real in self._path_dirs:
-            return (f"{p} is (in) a directory on PATH, where a file changes what a command name runs, "
-                    "and is never written without approval")
+            return Verdict("ask", f"{why} and is never written without approval", code="protected")
+        if self.ws.on_exec_path(real):
+            return Verdict("ask", f"{p} is (in) a directory on PATH, where a file changes what a command name "
+                                  "runs, and is never written without approval", code="protected")
         if self._path_match(self.allow, "Edit", lexical, real, real_only=True) is not None:
             return None
         if not self.inside(real):
             target = f"{p} (really {real})" if real != lexical else p
-            return f"{target} is outside the working directories"
-        if self._named(self.allow, "Edit") is not None or self.mode == "acceptEdits":
+            return Verdict("ask", f"{target} is outside the working directories", code="outside")
+        if approved or self._named(self.allow, "Edit") is not None or self.mode == "acceptEdits":
             return None
-        if by_bash and self._named(self.allow, "Bash") is not None:
-            return None
-        return f"writing {p} needs approval"
+        return Verdict("ask", f"writing {p} needs approval")
+
+    def _deny_below(self, real_dir: str) -> Rule | None:
+        """A Read deny rule that may cover a file under `real_dir`, or None."""
+        for r in self.deny:
+            if not r.covers_tool("Read") or r.specifier is None:
+                continue
+            anchor, pattern = _anchor(r.specifier)
+            root = os.path.realpath({"/": "/", "~": self._home, "base": r.base or self._cwd}.get(anchor, self._cwd))
+            segs = pattern.strip("/").split("/")
+            literal: list[str] = []
+            for seg in segs:
+                if re.search(r"[*?\[\]!]", seg):
+                    break
+                literal.append(seg)
+            anywhere = "/" not in pattern.rstrip("/")  # gitignore: a bare name matches at any depth
+            top = root if anywhere else os.path.join(root, *literal) if literal else root
+            if top == real_dir or top.startswith(real_dir.rstrip("/") + "/") or (
+                    real_dir.startswith(top.rstrip("/") + "/")):
+                return r
+        return None
+
+    def _unresolvable(self, p: str) -> Verdict | None:
+        why = self.ws.unresolvable(p)
+        return Verdict("ask", why, code="unknown_path") if why else None
 
     # Edit, Write, MultiEdit, NotebookEdit
     def _edit(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
-        r = self._named(self.deny, name)
-        if r is not None:
-            return Verdict("deny", f"Permission denied: {name} matches the deny rule {r}.")
         path = next((x[k] for k in PATH_KEYS if isinstance(x.get(k), str) and x[k]), None)
-        if path is not None:
-            v = self.write_problem(path)
-            if v is not None:
-                return v
-        r = self._named(self.ask, name)
-        if r is not None or hook == "ask":
-            return Verdict("ask", f"ask rule {r}" if r else "a PreToolUse hook asked")
-        if self.mode is None:
-            if hook == "allow" or self._named(self.allow, name):
-                return ALLOW
-            if path is not None:
-                lexical, real = self.resolve(path)
-                if self._path_match(self.allow, "Edit", lexical, real, real_only=True):
-                    return ALLOW
-            return Verdict("ask", "no rule approves it", soft=True)
-        step = self._mode_step(hook, read_only, name)
-        if step is not None:
-            return step
-        if path is None:
-            if self._named(self.allow, name) is not None:
-                return ALLOW
-            return Verdict("ask", "the call names no file")
-        why = self.auto_write(path)
-        if why is None:
-            return ALLOW
-        return Verdict("ask", why)
+        lexical, real = self.resolve(path or ".")
+
+        def deny() -> Verdict | None:
+            named = self._rule_verdict("deny", self._named(self.deny, name), name)
+            return named or (self._write_deny(path, lexical, real) if path is not None else None)
+
+        def ask() -> Verdict | None:
+            r = self._path_match(self.ask, "Edit", lexical, real) if path is not None else None
+            return self._rule_verdict("ask", r or self._named(self.ask, name), name)
+
+        def rules_allow() -> bool:
+            return self._named(self.allow, name) is not None or (
+                path is not None and self._path_match(self.allow, "Edit", lexical, real, real_only=True) is not None)
+
+        def auto() -> Verdict:
+            if path is None:
+                return ALLOW if self._named(self.allow, name) else Verdict("ask", "the call names no file",
+                                                                            code="no_file")
+            return self._unresolvable(path) or self.auto_write(path, lexical, real) or ALLOW
+
+        return self._order(deny, ask, hook, read_only, name, rules_allow, auto)
 
     # Read, Glob, Grep, LS
     def _read(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
-        r = self._named(self.deny, name)
-        if r is not None:
-            return Verdict("deny", f"Permission denied: {name} matches the deny rule {r}.")
-        path = next((x[k] for k in PATH_KEYS if isinstance(x.get(k), str) and x[k]), None)
-        lexical, real = self.resolve(path or ".")
-        r = self._path_match(self.deny, "Read", lexical, real)
-        if r is not None:
-            return Verdict("deny", f"Permission denied: reading {path or '.'} matches the deny rule {r}.")
-        r = self._path_match(self.ask, "Read", lexical, real) or self._named(self.ask, name)
-        if r is not None or hook == "ask":
-            return Verdict("ask", f"ask rule {r}" if r else "a PreToolUse hook asked")
-        if self.mode is None:
-            if hook == "allow" or read_only or self._named(self.allow, name):
+        path = next((x[k] for k in PATH_KEYS if isinstance(x.get(k), str) and x[k]), None) or "."
+        targets = [path]
+        climbs = False
+        pattern = x.get("pattern")
+        if name == "Glob" and isinstance(pattern, str):
+            # The pattern is a path too: `/etc/*`, `../outside/*` or `**/../../x` search elsewhere.
+            prefix, rest = _glob_prefix(pattern)
+            targets = [os.path.join(path, prefix) if prefix else path]
+            climbs = ".." in rest.split("/")
+        resolved = [(t, *self.resolve(t)) for t in targets]
+
+        def deny() -> Verdict | None:
+            named = self._rule_verdict("deny", self._named(self.deny, name), name)
+            return named or next((v for t, lx, rl in resolved if (v := self._read_deny(t, lx, rl))), None)
+
+        def ask() -> Verdict | None:
+            r = next((r for _, lx, rl in resolved if (r := self._path_match(self.ask, "Read", lx, rl))), None)
+            return self._rule_verdict("ask", r or self._named(self.ask, name), name)
+
+        def auto() -> Verdict:
+            if climbs:
+                return Verdict("ask", f"the pattern {pattern} climbs out of its directory with ..",
+                               code="unknown_path")
+            for t, lexical, real in resolved:
+                v = self._unresolvable(t)
+                if v is not None:
+                    return v
+                if self._path_match(self.allow, "Read", lexical, real) is None and not self.inside(real):
+                    return Verdict("ask", f"reading {t} is outside the working directories", code="outside")
+            if read_only or self._named(self.allow, name):
                 return ALLOW
-            return Verdict("ask", "no rule approves it", soft=True)
-        step = self._mode_step(hook, read_only, name)
-        if step is not None:
-            return step
-        path_allowed = self._path_match(self.allow, "Read", lexical, real) is not None
-        if not path_allowed and not self.inside(real):  # as Claude Code: reads stay in the working dirs
-            return Verdict("ask", f"reading {path} is outside the working directories")
-        if read_only or path_allowed or self._named(self.allow, name):
-            return ALLOW
-        return Verdict("ask", "no allow rule matches it")
+            if all(self._path_match(self.allow, "Read", lx, rl) for _, lx, rl in resolved):
+                return ALLOW
+            return Verdict("ask", "no allow rule matches it")
+
+        return self._order(deny, ask, hook, True, name,
+                           lambda: read_only or self._named(self.allow, name) is not None, auto)
 
     # -- Bash ----------------------------------------------------------------------------------
 
     def _bash(self, command: Any, hook: str | None) -> Verdict:
-        r = self._named(self.deny, "Bash")
-        if r is not None:
-            return Verdict("deny", f"Permission denied: Bash matches the deny rule {r}.")
         if not isinstance(command, str):
             command = ""
         parsed = bashparse.parse(command)
-        # 1. deny: any part, any write, any read of a denied path
-        for c in parsed.commands:
-            r = self._bash_rule(self.deny, c)
-            if r is not None:
-                return Verdict("deny", f"Permission denied: `{c.text or c.original}` matches the deny rule {r}.")
-        paths = self._bash_paths(parsed)
-        for kind, p in paths:
-            if kind == "write":
-                v = self.write_problem(p, self.shell_cwd())
-                if v is not None and v.kind == "deny":
-                    return v
-            else:
-                lexical, real = self.resolve(p, self.shell_cwd())
-                r = self._path_match(self.deny, "Read", lexical, real)
+        uses = bashcheck.analyze(parsed, self.ws)
+        bare = self._named(self.allow, "Bash") is not None
+
+        def deny() -> Verdict | None:
+            v = self._rule_verdict("deny", self._named(self.deny, "Bash"), "Bash")
+            if v is not None:
+                return v
+            for c in parsed.commands:
+                r = self._bash_rule(self.deny, c)
                 if r is not None:
-                    return Verdict("deny", f"Permission denied: reading {p} matches the deny rule {r}.")
-        # 2. ask
-        r = self._named(self.ask, "Bash")
-        if r is None:
-            r = next((rr for c in parsed.commands if (rr := self._bash_rule(self.ask, c)) is not None), None)
-        if r is not None or hook == "ask":
-            return Verdict("ask", f"ask rule {r}" if r else "a PreToolUse hook asked")
-        for kind, p in paths:
-            if kind == "write":
-                v = self.write_problem(p, self.shell_cwd())
-                if v is not None:
-                    return v
-        if self.sandbox_auto_allow is not None and self.mode != "plan" and self.sandbox_auto_allow(command):
+                    return self._rule_verdict("deny", r, f"`{c.text or c.original}`")
+            for u in uses:
+                for lexical, real in u.paths:
+                    v = self._write_deny(u.shown, lexical, real) if u.kind == "write" else self._read_deny(
+                        u.shown, lexical, real)
+                    if v is not None:
+                        return v
+            return None
+
+        def ask() -> Verdict | None:
+            r = self._named(self.ask, "Bash") or next(
+                (rr for c in parsed.commands if (rr := self._bash_rule(self.ask, c)) is not None), None)
+            if r is None:
+                r = next((rr for u in uses for lx, rl in u.paths
+                          if (rr := self._path_match(self.ask, "Edit" if u.kind == "write" else "Read", lx, rl))),
+                         None)
+            return self._rule_verdict("ask", r, "Bash")
+
+        def rules_allow() -> bool:
+            return parsed.ok and (bare or all(not c.opaque and self._bash_rule(self.allow, c, allow=True)
+                                              for c in parsed.commands if c.argv))
+
+        if (self.sandbox_auto_allow is not None and self.mode != "plan" and hook != "ask" and deny() is None
+                and ask() is None and self.sandbox_auto_allow(command)):
             return ALLOW
-        # 3. mode
-        if self.mode is None:
-            if hook == "allow" or (parsed.ok and self._named(self.allow, "Bash")):
-                return ALLOW
-            if parsed.ok and all(not c.opaque and self._bash_rule(self.allow, c, allow=True) for c in parsed.commands
-                                 if c.argv):
-                return ALLOW
-            return Verdict("ask", "no rule approves it", soft=True)
-        if hook == "allow" or self.mode == "bypassPermissions":
-            return ALLOW
+        return self._order(deny, ask, hook, True, "Bash", rules_allow, lambda: self._bash_auto(parsed, uses, bare))
+
+    def _bash_auto(self, parsed: bashparse.ParsedCommand, uses: list[bashcheck.PathUse], bare: bool) -> Verdict:
+        """default, acceptEdits, plan and dontAsk: what runs without asking."""
         if not parsed.ok:
             if self.mode == "plan":
                 return Verdict("deny", f"Permission denied: plan mode runs read-only commands only, and this "
-                                       f"command could not be checked: {parsed.error}.")
+                                       f"command could not be checked: {parsed.error}.", code="plan")
             return Verdict("ask", f"{parsed.error}; only commands that can be checked run without approval",
-                           subject=next((c.name for c in parsed.commands if c.name), None))
-        for kind, p in paths:  # reads outside the working directories need approval, as for Read
-            if kind == "read":
-                lexical, real = self.resolve(p, self.shell_cwd())
-                if not self.inside(real) and self._path_match(self.allow, "Read", lexical, real) is None:
-                    return Verdict("ask", f"it reads {p}, outside the working directories")
+                           subject=next((c.name for c in parsed.commands if c.name), None), code="unparsed")
         if self.mode == "plan":
             for c in parsed.commands:
-                why = c.opaque or (read_only_problem(c) if c.argv else None) or self._env_problem(c)
+                why = c.opaque or (bashcheck.read_only_problem(c) if c.argv else None) or self._env_problem(c)
                 if why is None and c.name == "git":
                     why = self._git_repo_problem(c, parsed)
                 if why is None and any(rd.writes and not _harmless(rd) for rd in c.redirects):
                     why = "it redirects output into a file"
                 if why:
                     return Verdict("deny", f"Permission denied: plan mode runs read-only commands only, and "
-                                           f"`{c.text or c.original}`: {why}.")
+                                           f"`{c.text or c.original}`: {why}.", code="plan")
+        read_denies = any(r.specifier and r.covers_tool("Read") for r in self.deny)
+        approved = {id(c) for c in parsed.commands if c.argv and self._bash_rule(self.allow, c, allow=True)}
+        for u in uses:
+            if u.why is not None:
+                # A path known only at run time: fine under a bare Bash rule unless it may write a
+                # protected path or read a denied one; otherwise ask.
+                if bare and u.kind == "read" and not read_denies:
+                    continue
+                return Verdict("ask", f"`{u.command.text or u.command.original}`: {u.why}", code="unknown_path",
+                               subject=u.command.name)
+            for lexical, real in u.paths:
+                if u.kind == "write":
+                    if u.redirect and _harmless_path(u.shown):
+                        continue
+                    v = self.auto_write(u.shown, lexical, real,
+                                        approved=bare or (id(u.command) in approved and not u.redirect))
+                    if v is not None:
+                        v.subject = u.command.name
+                        return v
+                elif real in HARMLESS_READS:
+                    continue
+                elif not bare and self._path_match(self.allow, "Read", lexical, real) is None and not self.inside(real):
+                    return Verdict("ask", f"it reads {u.shown}, outside the working directories", code="outside",
+                                   subject=u.command.name)
+                elif u.recursive and os.path.isdir(real) and (r := self._deny_below(real)) is not None:
+                    return Verdict("ask", f"it reads everything under {u.shown}, where the deny rule {r} hides files",
+                                   code="denied_below", subject=u.command.name)
+        if self.mode == "plan" or bare:
             return ALLOW
-        # 4. allow: every part, every write
         for c in parsed.commands:
             why = self._part_problem(c, parsed)
             if why is not None:
@@ -701,32 +675,22 @@ class Permissions:
         env = self._env_problem(c)
         if env:
             return f"{label}: {env}"
-        for rd in c.redirects:
-            if rd.writes and not _harmless(rd):
-                why = self._write_target_problem(rd.target, parsed)
-                if why:
-                    return f"{label} writes to {rd.target.text if rd.target else '?'}: {why}"
         if not c.argv:
-            return None  # only assignments or redirections
+            return None  # only assignments or redirections (their targets were judged as writes)
         if c.name is None:
             return f"{label}: its command name is computed at run time"
-        if self._named(self.allow, "Bash") or self._bash_rule(self.allow, c, allow=True):
+        if self._bash_rule(self.allow, c, allow=True):
             return None
-        ro = read_only_problem(c)
+        ro = bashcheck.read_only_problem(c)
         if ro is None and c.name == "git":
             ro = self._git_repo_problem(c, parsed)
             if ro is not None:
                 return f"{label}: {ro}"
         if ro is None:
-            if any(r.tool in READ_TOOLS and r.specifier for r in self.deny) and not all(
-                    w.literal and not w.pattern for w in c.args):  # `cat sec*/key` is secrets/key
-                return f"{label}: its arguments are computed at run time (expansions, globs) and Read deny rules exist"
             return None
         if self.mode == "acceptEdits" and c.name in FS_COMMANDS:
-            why = self._fs_problem(c, parsed)
-            if why is None:
-                return None
-            return f"{label}: {why}"
+            why = _fs_option_problem(c)
+            return None if why is None else f"{label}: {why}"
         return f"{label}: no allow rule matches it"
 
     def _git_repo_problem(self, c: bashparse.SimpleCommand, parsed: bashparse.ParsedCommand) -> str | None:
@@ -738,131 +702,74 @@ class Permissions:
         (HEAD, objects/, refs/) is one too: planted by an earlier edit, by this very command,
         or shipped in a cloned project. So git is auto-approved only where the repository it
         will find is known now and is not such a directory (the bare repository attack)."""
-        starts = [self.shell_cwd()]
-        if parsed.changes_directory:
-            for cd in (x for x in parsed.commands if x.name in ("cd", "pushd", "popd")):
-                targets = [w for w in cd.args if not w.value.startswith("-")]
-                if cd.name == "popd" or len(targets) != 1 or not targets[0].literal or targets[0].pattern:
+        starts: list[str] | None = [self.ws.shell_cwd()]
+        for x in parsed.commands:
+            if x is c:
+                break
+            if x.name in ("cd", "pushd", "popd"):
+                targets = [w for w in x.args if not w.value.startswith("-")]
+                if x.name == "popd" or len(targets) != 1:
                     return "it runs after a directory change that cannot be followed, maybe into a planted repository"
-                t = os.path.expanduser(targets[0].value) if targets[0].tilde else word_path(targets[0])
-                starts += [os.path.join(d, t) for d in starts]
-        args = c.args
-        i = 0
-        while i < len(args) and args[i].value.startswith("-"):
-            v = args[i].value
-            if v in ("--git-dir", "--work-tree", "--bare") or v.startswith(("--git-dir=", "--work-tree=")):
-                return "it names its repository (--git-dir/--work-tree/--bare), whose config can run programs"
-            if v == "-C":
-                if i + 1 >= len(args) or not args[i + 1].literal or args[i + 1].pattern:
-                    return "its -C directory is computed at run time"
-                w = args[i + 1]
-                t = os.path.expanduser(w.value) if w.tilde else word_path(w)
-                starts = [os.path.join(d, t) for d in starts]
-            i += 2 if v in ("-C", "--namespace") else 1
+                new = bashcheck.cd(starts, targets[0], self.ws)
+                if new is None:
+                    return "it runs after a directory change that cannot be followed, maybe into a planted repository"
+                starts = [*(starts or []), *new]
+        a = bashcheck.command_args(c)
+        if any("--git-dir" in p or "git -c" in p for p in a.problems):
+            return next(p for p in a.problems if "--git-dir" in p or "git -c" in p)
+        for w in a.chdir:
+            starts = bashcheck.cd(starts, w, self.ws)
+            if starts is None:
+                return "its -C directory is computed at run time"
         others = [x for x in parsed.commands if x is not c]
         if any(any(rd.writes and not _harmless(rd) for rd in x.redirects) for x in parsed.commands) or any(
-                x.argv and (x.name is None or read_only_problem(x) is not None) for x in others):
+                x.argv and (x.name is None or bashcheck.read_only_problem(x) is not None) for x in others):
             return "other parts of the command can create files, maybe a repository whose config git would obey"
-        for d in starts:
-            bare = _bare_repository_at_or_above(os.path.normpath(os.path.join(self._cwd, d)))
+        for start in starts or []:
+            bare = bashcheck.bare_repository_at_or_above(kernel_path(os.path.abspath(start))[0])
             if bare is not None:
                 return (f"{bare} looks like a bare git repository; git would obey its config, which can "
                         "run programs (bare repository attack)")
         return None
 
-    def _write_target_problem(self, target: bashparse.Word | None, parsed: bashparse.ParsedCommand) -> str | None:
-        if target is None or not target.literal or target.pattern:
-            return "the target is computed at run time"
-        p = word_path(target)
-        if parsed.changes_directory and not (p.startswith("/") or target.tilde):
-            return "the command changes directory first, so the target cannot be known"
-        return self.auto_write(p, self.shell_cwd(), by_bash=True)
 
-    def _fs_problem(self, c: bashparse.SimpleCommand, parsed: bashparse.ParsedCommand) -> str | None:
-        allowed = FS_COMMANDS[c.name or ""]
-        targets: list[bashparse.Word] = []
-        options_done = False
-        for w in c.args:
-            v = w.value
-            if not options_done and v == "--":
-                options_done = True
-                continue
-            if not options_done and v.startswith("--"):
-                if v not in allowed:
-                    return f"option {v} is not known to be safe"
-                continue
-            if not options_done and v.startswith("-") and len(v) > 1:
-                if any(ch not in allowed for ch in v[1:]):
-                    return f"option {v} is not known to be safe"
-                continue
-            targets.append(w)
-        if not targets:
-            return "no paths"
-        for w in targets:
-            why = self._write_target_problem(w, parsed)
-            if why:
-                return f"{w.value}: {why}"
-        return None
-
-    def _bash_paths(self, parsed: bashparse.ParsedCommand) -> list[tuple[str, str]]:
-        """Literal paths the command writes (redirections, fs commands) or reads (arguments of
-        commands that read files, input redirections), for deny rules."""
-        out: list[tuple[str, str]] = []
-        for c in parsed.commands:
-            for rd in c.redirects:
-                if rd.target is not None and rd.target.literal and not rd.target.pattern and not _harmless(rd):
-                    if rd.writes:
-                        out.append(("write", word_path(rd.target)))
-                    elif rd.reads:
-                        out.append(("read", word_path(rd.target)))
-            name = c.name
-            if name is None:
-                continue
-            kind = "write" if name in WRITING_COMMANDS else "read" if name in READING_COMMANDS else None
-            if kind is None:
-                continue
-            for w in c.args:
-                if w.literal and not w.pattern and not w.value.startswith("-"):
-                    v = w.value.split("=", 1)[1] if name == "dd" and "=" in w.value else w.value
-                    out.append((kind, word_path(bashparse.Word(v, v, True, w.tilde))))
-        return out
+def _glob_prefix(pattern: str) -> tuple[str, str]:
+    """`../src/**/*.py` -> (`../src`, `**/*.py`): the literal directory a Glob pattern starts in."""
+    segs = pattern.split("/")
+    k = 0
+    while k < len(segs) - 1 and not re.search(r"[*?\[{\\]", segs[k]):
+        k += 1
+    prefix = "/".join(segs[:k])
+    if pattern.startswith("/") and not prefix:
+        prefix = "/"
+    return prefix, "/".join(segs[k:])
 
 
-# Commands whose plain arguments are paths they write or read (for deny rules on paths).
-WRITING_COMMANDS = frozenset({"mkdir", "touch", "mv", "cp", "rm", "rmdir", "tee", "ln", "chmod", "chown",
-                              "truncate", "dd", "install", "rsync", "unlink", "shred"})
-READING_COMMANDS = (READ_ONLY_COMMANDS - {"echo", "printf", "cd", "pushd", "popd", "test", "[", "true", "false",
-                                          "sleep", "seq", "date", "id", "whoami", "uname", "type", "which",
-                                          "command", "env", "printenv", "git", "ps", "pgrep", "whereis"}
-                    ) | {"less", "more", "base64", "xxd", "tar", "zip", "gzip", "bzip2", "sed", "awk", "scp",
-                         "source", "."}
+def _fs_option_problem(c: bashparse.SimpleCommand) -> str | None:
+    """acceptEdits approves mkdir/touch/mv/cp with these options only (their paths are judged as writes)."""
+    allowed = FS_COMMANDS[c.name or ""]
+    targets = 0
+    for w in c.args:
+        v = w.value
+        if v == "--":
+            break
+        if v.startswith("--"):
+            if v not in allowed:
+                return f"option {v} is not known to be safe"
+        elif v.startswith("-") and len(v) > 1:
+            if any(ch not in allowed for ch in v[1:]):
+                return f"option {v} is not known to be safe"
+        else:
+            targets += 1
+    return None if targets or "--" in [w.value for w in c.args] else "no paths"
 
 
-def _bare_repository_at_or_above(start: str) -> str | None:
-    """The directory git would take as a bare repository when run in `start` (found before
-    any `.git`, as git's own discovery does), or None."""
-    d = os.path.realpath(start)
-    while True:
-        if os.path.lexists(os.path.join(d, ".git")):
-            return None
-        if all(os.path.exists(os.path.join(d, x)) for x in ("HEAD", "objects", "refs")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
-
-
-def word_path(w: bashparse.Word) -> str:
-    """The path a literal shell word names: a quoted `~` is a directory called `~`."""
-    if w.value.startswith("~") and not w.tilde:
-        return "./" + w.value
-    return w.value
+def _harmless_path(p: str) -> bool:
+    return p in HARMLESS_WRITES
 
 
 def _harmless(rd: bashparse.Redirect) -> bool:
-    return rd.target is not None and rd.target.literal and (
-        rd.target.value in bashparse.HARMLESS_TARGETS or rd.target.value.startswith("/dev/fd/"))
+    return rd.target is not None and rd.target.literal and _harmless_path(rd.target.value)
 
 
 def _generic_spec_matches(spec: str, name: str, x: dict[str, Any]) -> bool:
@@ -886,5 +793,3 @@ def describe(name: str, tool_input: dict[str, Any]) -> str:
             return f"{name}({v[:117] + '...' if len(v) > 120 else v})"
     return name
 
-
-GateFunction: TypeAlias = Callable[[str, dict[str, Any], bool], Awaitable[Decision]]

@@ -39,7 +39,7 @@ def build_executor(args: argparse.Namespace) -> tuple[list[Tool], Executor]:
         settings=args.settings)
     config = build_run_config(options, cwd)
     ctx = ToolContext(cwd, str(uuid.uuid4()), add_dirs=config.add_dirs, env=config.env)
-    config.permissions.shell_state = ctx.state
+    config.permissions.tool_state = ctx.state
     return tools, Executor({t.name: t for t in tools}, config.permissions, config.hooks, ctx)
 
 
@@ -94,7 +94,7 @@ def serve_main(args: argparse.Namespace) -> int:
             async with stdio_server() as (read, write):
                 await server.run(read, write, server.create_initialization_options())
         finally:
-            if executor.ctx.state.get("bash_shells"):  # background shells end with the server
+            if executor.ctx.state.bash_shells:  # background shells end with the server
                 from ..tools.bash import kill_all_shells
 
                 await kill_all_shells(executor.ctx)

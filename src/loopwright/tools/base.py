@@ -31,6 +31,7 @@ from ..blocks import (
     WireFormatError,
     block_from_wire,
 )
+from ..workspace import ToolState
 
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -55,7 +56,7 @@ class ToolContext:
     cwd: Path
     session_id: str = ""
     tool_use_id: str = ""
-    state: dict[str, Any] = field(default_factory=dict)
+    state: ToolState = field(default_factory=ToolState)
     # Called with a file's path just before a tool changes or creates it (checkpoints).
     before_file_change: Callable[[Path], None] | None = None
     add_dirs: list[Path] = field(default_factory=list)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..workspace import shell_cwd
 from .base import Tool, ToolContext, ToolError, ToolOutput
 from .paths import within_project
 
@@ -39,9 +40,6 @@ KEEP_BYTES = 64 * 1024  # per head and per tail buffer
 KILL_GRACE_S = 1.0  # between SIGTERM and SIGKILL
 DRAIN_S = 0.3  # how long to wait for output after the command exits
 
-CWD_KEY = "bash_cwd"
-SHELLS_KEY = "bash_shells"
-NEXT_ID_KEY = "bash_next_id"
 
 # `$1` is the command, `$2` the file that receives the final working directory. `eval` keeps a
 # syntax error in the command from aborting the wrapper.
@@ -270,10 +268,7 @@ def _close(fds: list[int]) -> None:
 
 
 def _shell_cwd(ctx: ToolContext) -> Path:
-    cwd = ctx.state.get(CWD_KEY)
-    if isinstance(cwd, Path) and cwd.is_dir():
-        return cwd
-    return ctx.cwd
+    return shell_cwd(ctx.state, ctx.cwd)
 
 
 async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
@@ -364,9 +359,9 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
     if new_cwd and not timed_out:
         p = Path(new_cwd)
         if within_project(p, ctx):
-            ctx.state[CWD_KEY] = p
+            ctx.state.bash_cwd = p
         else:
-            ctx.state[CWD_KEY] = ctx.cwd
+            ctx.state.bash_cwd = ctx.cwd
             notes.append(f"Shell cwd was reset to {ctx.cwd} (the command left the project directory).")
     if timed_out:
         msg = f"Command timed out after {timeout_s:g} s; it was killed with every process it started."
@@ -454,8 +449,8 @@ def _environ(ctx: ToolContext) -> dict[str, str] | None:
 
 
 def _start_background(command: str, ctx: ToolContext) -> str:
-    n = int(ctx.state.get(NEXT_ID_KEY, 1))
-    ctx.state[NEXT_ID_KEY] = n + 1
+    n = ctx.state.bash_next_id
+    ctx.state.bash_next_id = n + 1
     shell_id = f"bash_{n}"
     cwd = _shell_cwd(ctx)
     argv, env, pass_fds, ours, _ = _spawn_args(["bash", "-c", command], command, ctx, cwd)
@@ -472,7 +467,7 @@ def _start_background(command: str, ctx: ToolContext) -> str:
     shell = BackgroundShell(shell_id, command, popen)
     _ALL_SHELLS[popen.pid] = shell
     WATCHDOG.watch(popen.pid)
-    ctx.state.setdefault(SHELLS_KEY, {})[shell_id] = shell
+    ctx.state.bash_shells[shell_id] = shell
     threading.Thread(target=_reader, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-out").start()
     threading.Thread(target=_waiter, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-wait").start()
     return (f"Command running in background with ID: {shell_id}. "
@@ -480,9 +475,9 @@ def _start_background(command: str, ctx: ToolContext) -> str:
 
 
 def _get_shell(ctx: ToolContext, shell_id: str) -> BackgroundShell:
-    shell = ctx.state.get(SHELLS_KEY, {}).get(shell_id)
+    shell = ctx.state.bash_shells.get(shell_id)
     if shell is None:
-        known = ", ".join(ctx.state.get(SHELLS_KEY, {})) or "none"
+        known = ", ".join(ctx.state.bash_shells) or "none"
         raise ToolError(f"No background shell with ID {shell_id}. Known shells: {known}.")
     assert isinstance(shell, BackgroundShell)
     return shell
@@ -528,7 +523,7 @@ async def kill_shell(inp: dict[str, Any], ctx: ToolContext) -> str:
 
 async def kill_all_shells(ctx: ToolContext) -> None:
     """Stop every background shell of a session (for callers that end a session early)."""
-    for shell in list(ctx.state.get(SHELLS_KEY, {}).values()):
+    for shell in list(ctx.state.bash_shells.values()):
         if shell.status() == "running":
             shell.killed = True
         await kill_group(shell.popen.pid)

@@ -16,7 +16,7 @@ What both engines do (ripgrep's defaults plus `--no-require-git`):
 Ignore files are read by `GitIgnore` below rather than `pathspec`: gitignore globs must match
 a path itself, not the paths under a matched directory (pathspec does the latter), or a parent's
 `.venv/` rule would hide everything when the search starts inside `.venv`.
-Tests and benchmarks force an engine with ctx.state["grep_engine"] = "rg" | "python".
+Tests and benchmarks force an engine with ToolState(grep_engine="rg" | "python").
 
 Grep never hangs: a FIFO or a device as `path` is refused (and passed over inside a tree);
 each search runs in a process of its own (rg, or the Python engine in a forked child, since
@@ -964,9 +964,9 @@ def _engine_child(q: Query, w: int) -> None:
 
 async def grep(inp: dict[str, Any], ctx: ToolContext) -> str:
     q = build_query(inp, ctx)
-    engine = str(ctx.state.get("grep_engine", "auto"))  # tests and benchmarks pick an engine
+    engine = ctx.state.grep_engine  # tests and benchmarks pick an engine
     hits = await search(q, engine, ctx.sandbox)
-    denied = ctx.state.get("read_denied")  # Read deny rules hide files from searches too
+    denied = ctx.state.read_denied  # Read deny rules hide files from searches too
     if denied is not None:
         hits = [h for h in hits if not denied(h.path)]
     return format_hits(hits, q, ctx.cwd)

@@ -11,8 +11,6 @@ from pathlib import Path
 
 from .base import ToolContext, ToolError
 
-READ_FILES = "read_files"  # ctx.state key: {absolute path: its stamp() when last read/written}
-
 
 def resolve(file_path: str, ctx: ToolContext) -> Path:
     """Absolute, normalized path; relative paths resolve against ctx.cwd.
@@ -42,12 +40,12 @@ def stamp(path: Path) -> tuple[int, int, int, int]:
 
 
 def record_read(ctx: ToolContext, path: Path) -> None:
-    ctx.state.setdefault(READ_FILES, {})[str(path)] = stamp(path)
+    ctx.state.read_files[str(path)] = stamp(path)
 
 
 def check_fresh(ctx: ToolContext, path: Path) -> None:
     """Raise unless `path` was read in this session and not changed since (Claude Code's rule)."""
-    seen = ctx.state.get(READ_FILES, {}).get(str(path))
+    seen = ctx.state.read_files.get(str(path))
     if seen is None:
         raise ToolError(f"File has not been read yet: {path}. Read it first before writing to it.")
     if stamp(path) != seen:

@@ -1,0 +1,164 @@
+"""The gate's workspace: where a run may read and write, and what a path really names.
+
+Owns path resolution as the kernel does it (every component in order, a symlink followed
+before the `..` after it), the working directories (`inside`), protected paths, the
+directories on PATH, the paths no resolution can pin down (`/proc/<pid>/...`, `/dev/fd/N`),
+and where the next shell command starts (`shell_cwd`, the one resolver the Bash tool and the
+gate share). It imports nothing from the rest of loopwright, so every layer may use it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Never auto-approved outside bypassPermissions: writing them changes how git, the
+# harness, editors or the user's shell behave, or who may log in and with which credentials
+# (these matter when the working directory is the home directory).
+PROTECTED_DIRS = frozenset({".git", ".loopwright", ".claude", ".vscode", ".idea",
+                            ".ssh", ".aws", ".gnupg", ".kube", ".docker"})
+PROTECTED_FILES = frozenset({
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc", ".zprofile", ".zshenv",
+    ".zlogin", ".zlogout", ".profile", ".gitconfig", ".gitmodules", ".envrc", ".mcp.json",
+    ".netrc", ".pypirc", ".npmrc",
+})
+# Places that write nowhere (or to the command's own output).
+HARMLESS_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2"})
+# Devices anyone may read: no file behind them.
+HARMLESS_READS = frozenset({"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"})
+# Paths whose meaning depends on the process that opens them: the gate's own realpath of
+# `/proc/self/cwd` or `/dev/fd/3` says nothing about what the command will see.
+_PROCESS_RELATIVE = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)(?:/|$)|dev/fd(?:/|$)|dev/std(?:in|out|err)$)")
+
+
+@dataclass
+class ToolState:
+    """What the tools of one run share (was an untyped dict with string keys).
+
+    The gate reads `bash_cwd` (where the next command starts) and, when Read deny rules
+    exist, puts its `read_denied` predicate here for Grep and Glob to leave those files out."""
+
+    bash_cwd: Path | None = None
+    read_denied: Any = None  # Callable[[str], bool] | None
+    bash_shells: dict[str, Any] = field(default_factory=dict)  # id -> background shell
+    bash_next_id: int = 1
+    read_files: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)  # path -> stamp
+    todos: list[dict[str, Any]] | None = None
+    grep_engine: str = "auto"  # tests and benchmarks force "rg" or "python"
+
+
+def shell_cwd(state: ToolState | None, default: Path) -> Path:
+    """Where the next Bash command starts: Bash keeps its directory between calls; a
+    directory that is gone means it starts in the run's cwd."""
+    cwd = state.bash_cwd if state is not None else None
+    return cwd if cwd is not None and cwd.is_dir() else default
+
+
+def process_relative(path: str) -> bool:
+    """Does this absolute path name a process's own files (fd table, root, cwd)?"""
+    return _PROCESS_RELATIVE.match(path) is not None and path not in HARMLESS_WRITES
+
+
+def kernel_path(path: str) -> tuple[str, bool]:
+    """(the path the kernel opens for absolute `path`, whether the walk passed through a
+    process-relative place such as /proc/self/cwd or /dev/fd/3).
+
+    Component by component, as namei does: a symlink is read and its target walked in its
+    place before the rest (so `..` after a symlink leaves the target's parent); a missing
+    component ends the lookup and the rest is appended as written."""
+    done = "/"
+    todo = [c for c in path.split("/") if c][::-1]
+    links = 0
+    flagged = False
+    while todo:
+        c = todo.pop()
+        if c == ".":
+            continue
+        if c == "..":
+            done = os.path.dirname(done)
+            continue
+        nxt = os.path.join(done, c)
+        if process_relative(nxt):
+            flagged = True
+        try:
+            target = os.readlink(nxt)
+        except OSError:  # not a symlink, or missing
+            if not os.path.lexists(nxt):
+                rest = [x for x in [c, *todo[::-1]]]
+                return os.path.normpath(os.path.join(done, *rest)), flagged
+            done = nxt
+            continue
+        links += 1
+        if links > 40:  # ELOOP: the kernel refuses it; say so by flagging
+            return os.path.normpath(path), True
+        if target.startswith("/"):
+            done = "/"
+        todo.extend([x for x in target.split("/") if x][::-1])
+    return done, flagged
+
+
+def protected(path: str) -> str | None:
+    """Why writing this path is never auto-approved, or None."""
+    parts = path.split("/")
+    for part in parts[:-1]:
+        if part in PROTECTED_DIRS:
+            return f"{part} is a protected directory"
+    if parts[-1] in PROTECTED_DIRS or parts[-1] in PROTECTED_FILES:
+        return f"{parts[-1]} is a protected path"
+    return None
+
+
+@dataclass
+class Workspace:
+    """The working directories, the home directory and the PATH a run's gate judges against."""
+
+    cwd: str | Path | None = None
+    add_dirs: Sequence[str | Path] = ()
+    home: str | Path | None = None
+    exec_path: str | None = None  # None: this process's PATH
+    state: ToolState | None = None
+
+    def __post_init__(self) -> None:
+        self.root = os.path.abspath(self.cwd or ".")
+        self.home_dir = os.path.abspath(os.path.expanduser(str(self.home)) if self.home else os.path.expanduser("~"))
+        dirs = [self.root, *(os.path.abspath(os.path.join(self.root, os.path.expanduser(str(d))))
+                             for d in self.add_dirs)]
+        self.dirs = [os.path.realpath(d) for d in dirs]
+        path = os.environ.get("PATH", "") if self.exec_path is None else self.exec_path
+        self.path_dirs = {os.path.realpath(os.path.join(self.root, d or ".")) for d in path.split(os.pathsep)}
+
+    def expand_tilde(self, p: str) -> str:
+        if p == "~" or p.startswith("~/"):
+            return self.home_dir + p[1:]
+        if p.startswith("~"):
+            return os.path.expanduser(p)
+        return p
+
+    def resolve(self, p: str, base: str | None = None) -> tuple[str, str]:
+        """(lexical absolute path, the path the kernel would open).
+
+        The kernel walks a path component by component and follows a symlink before it
+        applies the `..` after it (`link/../x` is x beside link's target), so the real path
+        is realpath of the joined path, never of a lexically collapsed one. The lexical form
+        (`..` collapsed) is kept only for matching rules written against the names used."""
+        joined = os.path.join(base or self.root, self.expand_tilde(p))
+        return os.path.normpath(joined), kernel_path(joined)[0]
+
+    def shell_cwd(self) -> str:
+        return str(shell_cwd(self.state, Path(self.root)))
+
+    def inside(self, real: str) -> bool:
+        return any(real == d or real.startswith(d.rstrip("/") + "/") for d in self.dirs)
+
+    def on_exec_path(self, real: str) -> bool:
+        return os.path.dirname(real) in self.path_dirs or real in self.path_dirs
+
+    def unresolvable(self, p: str, base: str | None = None) -> str | None:
+        """Why the gate cannot know what `p` names when the command opens it, or None."""
+        if kernel_path(os.path.join(base or self.root, self.expand_tilde(p)))[1]:
+            return f"{p} names a process's own files (/proc/<pid>, /dev/fd), which the gate cannot resolve"
+        return None
