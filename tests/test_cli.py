@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from loopwright.blocks import TextBlock, ToolResultBlock, ToolUseBlock
-from loopwright.cli import main, split_tools
-from loopwright.cli.headless import UsageError, check_model, default_system_prompt
+from loopwright.cli import main
+from loopwright.cli.config import UsageError, check_model, default_system_prompt, split_tools
 from loopwright.cli.render import Spinner, TraceRenderer
 from loopwright.messages import AssistantMessage, ResultMessage, SystemMessage, UserMessage
 from loopwright.usage import CallUsage, Usage

@@ -14,6 +14,9 @@ Exit code: 0 when the run did exactly what the seed says it must, else 1:
   every call, and the project's tests pass when run again after the loop;
 - --max-turns T < 3: subtype error_max_turns, turns = T, calls = T + 1 (Thm 4.1's bound),
   Inv held on every call, and grades.py is byte-for-byte unchanged (the Edit never ran).
+
+Owns: the demo (its script, project copy and checks). May import: the core (loop, models,
+tools, invariant) and cli.config / cli.render.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from ..models.base import ModelEvent, ModelRequest, ModelResponse
 from ..models.scripted import ScriptedModel
 from ..options import AgentOptions
 from ..usage import price_for
+from .config import default_system_prompt
 from .render import TraceRenderer, is_tty, short
 
 PROJECT = Path(__file__).resolve().parent.parent / "demo_project"
@@ -111,7 +115,6 @@ def digest(path: Path) -> str:
 async def run_demo(project: Path, max_turns: int | None, out: Any, verbose: bool
                    ) -> tuple[ResultMessage, CheckedModel, list[str]]:
     from ..tools.builtin import default_tools
-    from .headless import default_system_prompt
 
     model = CheckedModel(ScriptedModel(script(project), name="scripted"))
     tools = default_tools()

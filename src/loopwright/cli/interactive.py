@@ -13,6 +13,9 @@
 - Multi-line input: end a line with `\\` or press Ctrl-J for a newline; history is kept in
   $LOOPWRIGHT_HOME/repl_history.
 - Slash commands: /help, /clear, /compact [instructions], /resume [N|ID], /rewind [N|UUID], /cost, /exit.
+
+Owns: the REPL (`Repl`, `interactive_main`). May import: the core (client, messages, options,
+sessions, checkpoints) and cli.config / cli.render; never cli.headless.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from ..client import LoopwrightClient
 from ..messages import AssistantMessage, Message, ResultMessage, StreamEvent
 from ..options import AgentOptions
 from ..permissions import Allow, Deny
+from .config import EXIT_USAGE, UsageError, build_options
 
 HELP = """Commands:
   /help            this help
@@ -394,8 +398,7 @@ class Repl:
 
 
 def interactive_main(args: argparse.Namespace) -> int:
-    from .headless import EXIT_USAGE, UsageError, build_options
-
+    """The REPL on the options from the command line; returns the exit code."""
     try:
         options = build_options(args)
     except (UsageError, ValueError) as e:
