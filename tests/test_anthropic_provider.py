@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import loopwright as lw
 from loopwright.invariant import check, holds_final
 from loopwright.models import resolve_model
@@ -19,13 +21,7 @@ from loopwright.testing import ScriptedServer
 from loopwright.testing.server import count_breakpoints
 from loopwright.usage import Price, Usage, price_for
 
-
-def use(i: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_use", "id": i, "name": name, "input": x}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
+from helpers import collect, text, use
 
 
 def file_tools(root: Path) -> list[lw.Tool]:
@@ -50,12 +46,6 @@ def file_tools(root: Path) -> list[lw.Tool]:
 def model(srv: ScriptedServer, **kw: Any) -> AnthropicModel:
     kw.setdefault("retry_base_delay", 0.01)
     return AnthropicModel("claude-sonnet-4-6", base_url=srv.url, api_key="test-key", **kw)
-
-
-def collect(prompt: str, opts: lw.AgentOptions, history: list[dict[str, Any]] | None = None) -> list[Any]:
-    async def go() -> list[Any]:
-        return [m async for m in lw.query(prompt, opts, history=history)]
-    return asyncio.run(go())
 
 
 SCRIPT = [
@@ -213,6 +203,7 @@ def test_unknown_stop_reason_ends_cleanly() -> None:
     check(r.messages)
 
 
+@pytest.mark.e2e
 def test_import_loopwright_imports_no_provider_sdk() -> None:
     code = ("import sys, loopwright, loopwright.models, loopwright.testing; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('anthropic', 'openai')))")

@@ -19,26 +19,13 @@ from loopwright.cli.render import Spinner, TraceRenderer
 from loopwright.messages import AssistantMessage, ResultMessage, SystemMessage, UserMessage
 from loopwright.usage import CallUsage, Usage
 
-SCRIPT = Path(sys.executable).parent / "loopwright"
+from helpers import cli_env, loopwright_cmd, use, write_script
 
 
 def cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: dict[str, str] | None = None,
         timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-c", "import sys; from loopwright.cli import main; sys.exit(main())"]
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_"))}
-    full_env.update(env or {})
-    return subprocess.run([*cmd, *args], cwd=cwd, input=stdin if stdin is not None else "", capture_output=True,
-                          text=True, timeout=timeout, env=full_env)
-
-
-def use(uid: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_use", "id": uid, "name": name, "input": x}
-
-
-def write_script(tmp: Path, turns: list[Any]) -> str:
-    p = tmp / "script.json"
-    p.write_text(json.dumps(turns))
-    return f"scripted:{p}"
+    return subprocess.run([*loopwright_cmd(), *args], cwd=cwd, input=stdin if stdin is not None else "", capture_output=True,
+                          text=True, timeout=timeout, env=cli_env(**(env or {})))
 
 
 def assert_clean_error(p: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:
@@ -50,11 +37,13 @@ def assert_clean_error(p: subprocess.CompletedProcess[str], code: int, *needles:
 
 # --- startup ------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_version() -> None:
     p = cli("--version")
     assert p.returncode == 0 and p.stdout.strip().startswith("loopwright ")
 
 
+@pytest.mark.e2e
 def test_import_stays_light() -> None:
     """`import loopwright` and the CLI entry point load no provider SDK and no UI library."""
     code = ("import sys, loopwright, loopwright.cli; "
@@ -83,26 +72,31 @@ def test_default_system_prompt_is_byte_stable(tmp_path: Path) -> None:
 
 # --- bad input: a clear message and a non-zero exit, never a traceback -----------------------
 
+@pytest.mark.e2e
 def test_empty_prompt(tmp_path: Path) -> None:
     assert_clean_error(cli("-p", "", "--model", "scripted:x.json", cwd=tmp_path), 2, "prompt is empty")
     assert_clean_error(cli("-p", "--model", "scripted:x.json", stdin="  \n", cwd=tmp_path), 2, "prompt is empty")
 
 
+@pytest.mark.e2e
 def test_nonexistent_cwd(tmp_path: Path) -> None:
     p = cli("-p", "hi", "--model", "scripted:x.json", "--cwd", str(tmp_path / "nope"))
     assert_clean_error(p, 2, "--cwd", "no such directory")
 
 
+@pytest.mark.e2e
 def test_unknown_model_provider(tmp_path: Path) -> None:
     assert_clean_error(cli("-p", "hi", "--model", "mistral:large", cwd=tmp_path), 2, "unknown model provider 'mistral'")
     assert_clean_error(cli("-p", "hi", "--model", "gpt-4o", cwd=tmp_path), 2, "unknown model 'gpt-4o'")
 
 
+@pytest.mark.e2e
 def test_missing_api_key(tmp_path: Path) -> None:
     p = cli("-p", "hi", "--model", "claude-sonnet-4-5", cwd=tmp_path)
     assert_clean_error(p, 2, "ANTHROPIC_API_KEY", "--model scripted:")
 
 
+@pytest.mark.e2e
 def test_missing_script_file(tmp_path: Path) -> None:
     p = cli("-p", "hi", "--model", f"scripted:{tmp_path / 'missing.json'}", cwd=tmp_path)
     assert_clean_error(p, 2, "cannot read scripted model file")
@@ -142,6 +136,7 @@ def fix_turns(d: Path) -> list[Any]:
     ]
 
 
+@pytest.mark.e2e
 def test_json_result_fields(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a bug\n")
     p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--output-format", "json",
@@ -156,6 +151,7 @@ def test_json_result_fields(tmp_path: Path) -> None:
     assert (tmp_path / "a.txt").read_text() == "a fix\n"
 
 
+@pytest.mark.e2e
 def test_text_mode_trace_on_stderr_result_on_stdout(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a bug\n")
     p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--permission-mode", "acceptEdits",
@@ -167,6 +163,7 @@ def test_text_mode_trace_on_stderr_result_on_stdout(tmp_path: Path) -> None:
     assert "\r" not in p.stderr and "\x1b" not in p.stderr  # no spinner when stderr is not a TTY
 
 
+@pytest.mark.e2e
 def test_default_mode_denies_edit_with_clear_message(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a bug\n")
     p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--output-format", "json",
@@ -177,6 +174,7 @@ def test_default_mode_denies_edit_with_clear_message(tmp_path: Path) -> None:
     assert (tmp_path / "a.txt").read_text() == "a bug\n"
 
 
+@pytest.mark.e2e
 def test_allowed_and_disallowed_tools(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a bug\n")
     model = write_script(tmp_path, fix_turns(tmp_path))
@@ -191,6 +189,7 @@ def test_allowed_and_disallowed_tools(tmp_path: Path) -> None:
     assert (tmp_path / "a.txt").read_text() == "a bug\n"
 
 
+@pytest.mark.e2e
 def test_max_turns_exit_1(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a bug\n")
     p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--output-format", "json", "--max-turns", "1",
@@ -201,6 +200,7 @@ def test_max_turns_exit_1(tmp_path: Path) -> None:
     assert (tmp_path / "a.txt").read_text() == "a bug\n"
 
 
+@pytest.mark.e2e
 def test_stream_json_lines_end_with_result(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a bug\n")
     p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--output-format", "stream-json",
@@ -215,6 +215,7 @@ def test_stream_json_lines_end_with_result(tmp_path: Path) -> None:
     assert lines[2]["message"]["content"][0]["tool_use_id"] == "u1"
 
 
+@pytest.mark.e2e
 def test_prompt_from_stdin(tmp_path: Path) -> None:
     p = cli("-p", "--model", write_script(tmp_path, [[{"type": "text", "text": "hello back"}]]),
             "--no-session-persistence", stdin="hello\n", cwd=tmp_path)
@@ -309,6 +310,7 @@ def test_describe_input_shows_what_a_reader_needs(tmp_path: Path) -> None:
     assert describe_input("custom", {"x": 1}, tmp_path) == '{"x": 1}'
 
 
+@pytest.mark.e2e
 def test_closed_stdin_is_not_a_crash(tmp_path: Path) -> None:
     """Some runners start programs with fd 0 closed: sys.stdin is then None."""
     script = tmp_path / "s.json"

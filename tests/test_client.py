@@ -16,13 +16,7 @@ from loopwright.invariant import check, holds, holds_final
 from loopwright.models.base import ModelRequest, ModelResponse
 from loopwright.usage import Usage
 
-
-def use(i: str, name: str, **x: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": i, "name": name, "input": x}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
+from helpers import text, use
 
 
 class Probe:

@@ -15,13 +15,7 @@ import loopwright as lw
 from loopwright.blocks import WireFormatError, block_from_wire, blocks_from_wire
 from loopwright.invariant import InvariantChecker, InvariantViolation, check, holds, holds_final
 
-
-def use(i: str, name: str, x: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"type": "tool_use", "id": i, "name": name, "input": x or {}}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
+from helpers import text, use
 
 
 @lw.tool(read_only=True)
@@ -350,6 +344,7 @@ def test_tool_validation_of_definitions() -> None:
         lw.AgentOptions(max_turns=-1)
 
 
+@pytest.mark.e2e
 def test_import_loopwright_imports_no_provider_sdk() -> None:
     code = ("import sys, loopwright; bad = [m for m in ('anthropic', 'openai', 'httpx', 'pydantic', 'jsonschema') "
             "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")

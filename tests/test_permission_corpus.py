@@ -29,6 +29,8 @@ import pytest
 import loopwright as lw
 from loopwright.tools.builtin import default_tools
 
+from helpers import result_text
+
 RULES: dict[str, dict[str, Any]] = {
     # A typical project: a few approved commands, destructive ones and secrets denied.
     "default": {"mode": "default",
@@ -296,11 +298,6 @@ def tool_result(r: lw.ResultMessage) -> dict[str, Any]:
     block = r.messages[2]["content"][0]
     assert block["type"] == "tool_result" and block["tool_use_id"] == "t1"
     return block
-
-
-def result_text(block: dict[str, Any]) -> str:
-    c = block["content"]
-    return c if isinstance(c, str) else "".join(b.get("text", "") for b in c)
 
 
 @pytest.fixture

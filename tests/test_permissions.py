@@ -23,6 +23,8 @@ from loopwright.permissions import (
 )
 from loopwright.tools.builtin import default_tools
 
+from helpers import bash
+
 # --- rule syntax and matching ----------------------------------------------------------------
 
 def test_rule_parsing() -> None:
@@ -252,10 +254,6 @@ def test_very_long_commands_are_not_auto_allowed_but_still_meet_deny_rules(tmp_p
 
 
 # --- through the loop ---------------------------------------------------------------------------
-
-def bash(command: str, uid: str) -> dict[str, Any]:
-    return {"type": "tool_use", "id": uid, "name": "Bash", "input": {"command": command}}
-
 
 def test_persistent_shell_directory_is_used_for_paths(tmp_path: Path) -> None:
     """`cd .git` in one call, `echo x > config` in the next: the write lands in .git/config

@@ -24,14 +24,7 @@ from loopwright.permissions import Permissions
 from loopwright.sessions import get_session_messages
 from loopwright.tools.builtin import default_tools
 
-
-def use(i: str, name: str, x: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"type": "tool_use", "id": i, "name": name, "input": x or {}}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
-
+from helpers import loopwright_cmd, text, use
 
 # --- a handler's odd return values --------------------------------------------------------------
 
@@ -224,6 +217,7 @@ def test_git_in_ordinary_directories_stays_auto_approved(command: str, tmp_path:
     assert p.evaluate("Bash", {"command": command}).kind == "allow"
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_accept_edits_agent_cannot_run_a_program_through_a_planted_git_config(tmp_path: Path) -> None:
     # End to end: before, acceptEdits let the agent create the repository files and then run
@@ -247,16 +241,16 @@ def test_accept_edits_agent_cannot_run_a_program_through_a_planted_git_config(tm
 
 # --- the CLI -------------------------------------------------------------------------------------
 
-BIN = Path(sys.executable).parent / "loopwright"
 
 
+@pytest.mark.e2e
 def test_cli_prompt_with_bytes_that_are_not_utf8_runs(tmp_path: Path) -> None:
     # Before: the argv's lone surrogate ended the run with "UnicodeEncodeError: ... surrogates
     # not allowed" (exit 1) and left an empty session behind.
     script = tmp_path / "turns.json"
     script.write_text(json.dumps([[text("ok")]]))
     env = {**os.environ, "LOOPWRIGHT_HOME": str(tmp_path / "home")}
-    p = subprocess.run([str(BIN), "-p", b"caf\xe9 \xff", "--append-system-prompt", b"\xfe",
+    p = subprocess.run([*loopwright_cmd(), "-p", b"caf\xe9 \xff", "--append-system-prompt", b"\xfe",
                         "--model", f"scripted:{script}", "--output-format", "json", "--cwd", str(tmp_path)],
                        capture_output=True, env=env, stdin=subprocess.DEVNULL, timeout=60)
     assert p.returncode == 0, p.stderr
@@ -457,6 +451,7 @@ def test_a_paused_turn_is_not_continued_past_the_budget(budget: float) -> None:
 
 # --- provider clients end with their run -----------------------------------------------------------
 
+@pytest.mark.e2e
 def test_sequential_runs_on_a_provider_leave_no_client_to_close_on_a_dead_loop() -> None:
     # Before: each lw.run() left its SDK client to the garbage collector, which closed it on
     # a later run's loop: "Task exception was never retrieved ... Event loop is closed"
@@ -527,6 +522,7 @@ def test_grep_reports_no_context_lines_without_a_match(tmp_path: Path) -> None:
     assert _result_block(r)["content"] == "No matches found"
 
 
+@pytest.mark.e2e
 def test_cli_add_dir_is_relative_to_the_shell_not_to_cwd(tmp_path: Path) -> None:
     # Before: `--cwd proj --add-dir lib` was checked as ./lib but granted as proj/lib, so the
     # directory the user named stayed closed (and a proj/lib, if any, was opened instead).
@@ -535,7 +531,7 @@ def test_cli_add_dir_is_relative_to_the_shell_not_to_cwd(tmp_path: Path) -> None
     target = tmp_path / "lib" / "x.txt"
     script = tmp_path / "turns.json"
     script.write_text(json.dumps([[use("u1", "Write", {"file_path": str(target), "content": "x"})], [text("ok")]]))
-    p = subprocess.run([str(BIN), "-p", "go", "--cwd", "proj", "--add-dir", "lib", "--model", f"scripted:{script}",
+    p = subprocess.run([*loopwright_cmd(), "-p", "go", "--cwd", "proj", "--add-dir", "lib", "--model", f"scripted:{script}",
                         "--permission-mode", "acceptEdits", "--no-session-persistence", "--output-format", "json"],
                        cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
     assert p.returncode == 0, p.stderr
@@ -581,6 +577,7 @@ def test_writes_into_a_directory_on_path_are_not_auto_approved(name: str, x: dic
     assert Permissions("bypassPermissions", cwd=tmp_path, exec_path=path).evaluate(name, x).kind == "allow"
 
 
+@pytest.mark.e2e
 def test_accept_edits_agent_cannot_plant_a_command_on_path(tmp_path: Path) -> None:
     canary = tmp_path.parent / f"{tmp_path.name}-canary"
     (tmp_path / "gradlew").write_text("#!/bin/sh\necho build\n")
@@ -594,7 +591,7 @@ def test_accept_edits_agent_cannot_plant_a_command_on_path(tmp_path: Path) -> No
     ]))
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
            "LOOPWRIGHT_HOME": str(tmp_path / "home")}
-    p = subprocess.run([str(BIN), "-p", "go", "--model", f"scripted:{script}", "--permission-mode", "acceptEdits",
+    p = subprocess.run([*loopwright_cmd(), "-p", "go", "--model", f"scripted:{script}", "--permission-mode", "acceptEdits",
                         "--no-session-persistence", "--output-format", "json"],
                        cwd=tmp_path, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
     assert p.returncode == 0, p.stderr
@@ -611,6 +608,7 @@ def test_settings_env_path_is_the_path_the_gate_protects(tmp_path: Path) -> None
     assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"] and not (tmp_path / "tools" / "git").exists()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_cli_sigterm_kills_the_running_command_and_keeps_the_session_paired(sig: int, tmp_path: Path) -> None:
     # Before: SIGTERM ended loopwright at once; the command the Bash tool had started (in its
@@ -620,7 +618,7 @@ def test_cli_sigterm_kills_the_running_command_and_keeps_the_session_paired(sig:
     script.write_text(json.dumps([[use("u1", "Bash", {"command": f"sleep 120 & echo $! > {pid_file}; wait"})],
                                   [text("done")]]))
     env = {**os.environ, "LOOPWRIGHT_HOME": str(tmp_path / "home")}
-    p = subprocess.Popen([str(BIN), "-p", "go", "--model", f"scripted:{script}", "--allowedTools", "Bash",
+    p = subprocess.Popen([*loopwright_cmd(), "-p", "go", "--model", f"scripted:{script}", "--allowedTools", "Bash",
                           "--output-format", "stream-json"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

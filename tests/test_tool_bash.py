@@ -223,6 +223,7 @@ def test_kill_shell_kills_group(ctx: ToolContext, tmp_path: Path) -> None:
     assert err
 
 
+@pytest.mark.e2e
 def test_background_shell_dies_with_python(tmp_path: Path) -> None:
     """A background shell must not outlive the interpreter that started it (atexit)."""
     import subprocess

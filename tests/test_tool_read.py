@@ -15,6 +15,8 @@ from loopwright.tools.builtin import NAMES, default_tools
 from loopwright.tools.paths import stamp
 from loopwright.tools.read import DEFAULT_LIMIT, MAX_LINE_CHARS, make_read_tool
 
+from helpers import use
+
 READ = make_read_tool()
 
 
@@ -125,10 +127,6 @@ def test_image_block(tmp_path: Path) -> None:
 
 
 # --- through the loop --------------------------------------------------------------------
-
-def use(u: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_use", "id": u, "name": name, "input": x}
-
 
 def test_default_tools_are_fresh_and_complete() -> None:
     a, b = default_tools(), default_tools()
