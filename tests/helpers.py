@@ -68,3 +68,11 @@ def write_script(directory: Path, turns: list[Any], name: str = "script.json") -
     path = directory / name
     path.write_text(json.dumps(turns))
     return f"scripted:{path}"
+
+
+def first_tool_result(r: lw.ResultMessage, index: int = 2) -> dict[str, Any]:
+    """The first block of message `index` of a run, a tool_result (2: the answer to the first
+    tool-use turn)."""
+    block: dict[str, Any] = r.messages[index]["content"][0]
+    assert block["type"] == "tool_result", block
+    return block

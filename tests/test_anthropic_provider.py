@@ -303,3 +303,27 @@ def test_interrupt_during_a_slow_model_call_keeps_the_history(tmp_path: Path) ->
     assert n == 2 and res.model_calls == 1
     check(res.messages)  # (user, assistant with tool_use, tool results): valid, ready to resume
     assert len(res.messages) == 3
+
+
+# --- provider clients end with their run ----------------------------------------------------------
+
+@pytest.mark.e2e
+def test_sequential_runs_on_a_provider_leave_no_client_to_close_on_a_dead_loop() -> None:
+    # Before: each lw.run() left its SDK client to the garbage collector, which closed it on
+    # a later run's loop: "Task exception was never retrieved ... Event loop is closed"
+    # tracebacks on stderr, and unclosed sockets.
+    code = (
+        "import gc, loopwright as lw\n"
+        "from loopwright.testing import ScriptedServer\n"
+        "with ScriptedServer([[{'type': 'text', 'text': 'ok'}]] * 5) as srv:\n"
+        "    for _ in range(5):\n"
+        "        r = lw.run('go', lw.AgentOptions(model='claude-sonnet-5-5', base_url=srv.url, api_key='test'))\n"
+        "        assert r.subtype == 'success', r.errors\n"
+        "        gc.collect()\n"
+        "print('ok')\n"
+    )
+    p = subprocess.run([sys.executable, "-X", "dev", "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
+    assert "Event loop is closed" not in p.stderr and "never retrieved" not in p.stderr
+    assert "unclosed" not in p.stderr, p.stderr
+

@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import loopwright as lw
 from loopwright.blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from loopwright.cli import main
 from loopwright.cli.config import UsageError, check_model, default_system_prompt, split_tools
 from loopwright.cli.render import Spinner, TraceRenderer
+from loopwright.invariant import holds
 from loopwright.messages import AssistantMessage, ResultMessage, SystemMessage, UserMessage
+from loopwright.sessions import get_session_messages
 from loopwright.usage import CallUsage, Usage
 
-from helpers import cli_env, loopwright_cmd, use, write_script
+from helpers import cli_env, loopwright_cmd, text, use, write_script
 
 
 def cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: dict[str, str] | None = None,
@@ -320,3 +327,132 @@ def test_closed_stdin_is_not_a_crash(tmp_path: Path) -> None:
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["result"] == "hi"
+
+
+# --- arguments that are not UTF-8 -----------------------------------------------------------------
+
+@pytest.mark.e2e
+def test_cli_prompt_with_bytes_that_are_not_utf8_runs(tmp_path: Path) -> None:
+    # Before: the argv's lone surrogate ended the run with "UnicodeEncodeError: ... surrogates
+    # not allowed" (exit 1) and left an empty session behind.
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps([[text("ok")]]))
+    env = {**os.environ, "LOOPWRIGHT_HOME": str(tmp_path / "home")}
+    p = subprocess.run([*loopwright_cmd(), "-p", b"caf\xe9 \xff", "--append-system-prompt", b"\xfe",
+                        "--model", f"scripted:{script}", "--output-format", "json", "--cwd", str(tmp_path)],
+                       capture_output=True, env=env, stdin=subprocess.DEVNULL, timeout=60)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["subtype"] == "success" and out["result"] == "ok"
+    h = get_session_messages(out["session_id"], sessions_dir=tmp_path / "home" / "projects")
+    assert h[0]["content"][0]["text"] == "caf\ufffd \ufffd"
+
+
+
+# --- what the terminal shows ----------------------------------------------------------------------
+
+ESCAPES = "\x1b[2K\x1b[1A\x1b]0;title\x07\r\u202e"
+
+
+def test_trace_shows_control_characters_as_escapes() -> None:
+    # Before: ESC/BEL/CR from model text, tool input and tool output reached the terminal
+    # raw, so they could erase or rewrite trace lines.
+    out = io.StringIO()
+    r = TraceRenderer(out, verbose=True, spinner=False)
+    r.show(lw.AssistantMessage([lw.TextBlock(f"hi{ESCAPES}"), lw.ToolUseBlock("u1", "Bash", {"command": f"ls{ESCAPES}"}),
+                                lw.ToolUseBlock("u2", "Write", {"file_path": f"a{ESCAPES}b", "content": ""})],
+                               "scripted", "tool_use"))
+    r.show(lw.UserMessage([lw.ToolResultBlock("u1", f"out{ESCAPES}\nline two{ESCAPES}"),
+                           lw.ToolResultBlock("u2", f"err{ESCAPES}", True)]))
+    text = out.getvalue()
+    assert not any(c in text for c in "\x1b\x07\r\u202e")
+    assert "\\x1b[2K" in text
+
+
+def test_permission_question_shows_the_whole_command() -> None:
+    # Before: the question showed the command cut at 100 characters (`echo aaa…`), so the
+    # `; rm -rf ~` at its end was approved unseen; escapes went to the terminal raw.
+    from loopwright.cli.interactive import Repl
+
+    command = "echo " + "a" * 200 + f" {ESCAPES}; rm -rf ~"
+    repl = Repl(lw.AgentOptions(model=lw.ScriptedModel([[text("x")]])))
+    said: list[str] = []
+    repl.say = said.append  # type: ignore[method-assign, assignment]
+
+    async def main() -> Any:
+        task = asyncio.ensure_future(repl.ask_permission("Bash", {"command": command}))
+        while repl.permission is None:
+            await asyncio.sleep(0)
+        repl.permission.set_result("n")
+        return await task
+
+    decision = asyncio.run(main())
+    assert isinstance(decision, lw.Deny)
+    question = "\n".join(said)
+    assert "rm -rf ~" in question and "a" * 200 in question
+    assert not any(c in question for c in "\x1b\x07\r\u202e")
+
+
+
+# --- --add-dir is relative to the shell -----------------------------------------------------------
+
+@pytest.mark.e2e
+def test_cli_add_dir_is_relative_to_the_shell_not_to_cwd(tmp_path: Path) -> None:
+    # Before: `--cwd proj --add-dir lib` was checked as ./lib but granted as proj/lib, so the
+    # directory the user named stayed closed (and a proj/lib, if any, was opened instead).
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "lib").mkdir()
+    target = tmp_path / "lib" / "x.txt"
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps([[use("u1", "Write", {"file_path": str(target), "content": "x"})], [text("ok")]]))
+    p = subprocess.run([*loopwright_cmd(), "-p", "go", "--cwd", "proj", "--add-dir", "lib", "--model", f"scripted:{script}",
+                        "--permission-mode", "acceptEdits", "--no-session-persistence", "--output-format", "json"],
+                       cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["permission_denials"] == [] and target.read_text() == "x"
+
+
+
+# --- signals end the run cleanly ------------------------------------------------------------------
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_cli_sigterm_kills_the_running_command_and_keeps_the_session_paired(sig: int, tmp_path: Path) -> None:
+    # Before: SIGTERM ended loopwright at once; the command the Bash tool had started (in its
+    # own process group) kept running, and the transcript ended in an unanswered tool_use.
+    pid_file = tmp_path / "pid"
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps([[use("u1", "Bash", {"command": f"sleep 120 & echo $! > {pid_file}; wait"})],
+                                  [text("done")]]))
+    env = {**os.environ, "LOOPWRIGHT_HOME": str(tmp_path / "home")}
+    p = subprocess.Popen([*loopwright_cmd(), "-p", "go", "--model", f"scripted:{script}", "--allowedTools", "Bash",
+                          "--output-format", "stream-json"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # wait (up to 60 s) until the command runs
+            if pid_file.exists() and pid_file.read_text().strip():
+                break
+            threading.Event().wait(0.1)
+        pid = int(pid_file.read_text())
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    try:
+        assert p.returncode == 128 + sig, err
+        for _ in range(100):  # the kill is SIGTERM then SIGKILL after a grace period
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            threading.Event().wait(0.1)
+        else:
+            pytest.fail("the command's process survived loopwright")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)  # a failing run must not leave it behind either
+    sid = json.loads(out.splitlines()[0])["session_id"]
+    h = get_session_messages(sid, sessions_dir=tmp_path / "home" / "projects")
+    assert [m["role"] for m in h] == ["user", "assistant", "user"] and holds(h)
+

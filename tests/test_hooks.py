@@ -17,7 +17,7 @@ from loopwright.hooks import HookContext, HookMatcher, Hooks, matcher_matches
 from loopwright.invariant import holds_final
 from loopwright.tools.builtin import default_tools
 
-from helpers import bash, collect, result_text, text
+from helpers import bash, collect, first_tool_result, result_text, text, use
 
 
 def script(tmp: Path, name: str, body: str) -> str:
@@ -38,7 +38,7 @@ def options(tmp: Path, turns: Any, hooks: Hooks | dict[str, Any] | None = None, 
 
 def first_result_text(r: lw.ResultMessage, index: int = 2) -> str:
     """The text of the first tool result in message `index` of the run."""
-    return result_text(r.messages[index]["content"][0])
+    return result_text(first_tool_result(r, index))
 
 
 # --- PreToolUse ------------------------------------------------------------------------------
@@ -409,3 +409,23 @@ def test_a_slow_sync_callback_does_not_hold_up_the_end_of_the_run(tmp_path: Path
     assert r.subtype == "success" and (tmp_path / "proj" / "made").exists()
     assert finished == []  # lw.run returned while the hook was still running
     release.set()
+
+
+# --- PostToolUse context on a list result ---------------------------------------------------------
+
+def test_post_tool_use_context_keeps_an_image_result() -> None:
+    # Before: the hook's additionalContext was joined to the result's *text*, which dropped
+    # the image blocks of a list result (an image Read, a screenshot tool).
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    shot = lw.Tool("shot", "a screenshot", {"type": "object", "properties": {}}, lambda x: [image, text("caption")],
+                   read_only=True)
+    hooks = lw.Hooks()
+
+    def note(data: dict[str, Any]) -> dict[str, Any]:
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "seen by a hook"}}
+
+    hooks.on("PostToolUse", note)
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", "shot")], [text("done")]]), tools=[shot],
+                                     hooks=hooks))
+    assert first_tool_result(r)["content"] == [image, text("caption"), text("seen by a hook")]
+

@@ -15,7 +15,7 @@ import loopwright as lw
 from loopwright.settings import SettingsError, load_settings
 from loopwright.tools.builtin import default_tools
 
-from helpers import bash, cli_env, loopwright_cmd
+from helpers import bash, cli_env, loopwright_cmd, text, use
 
 
 @pytest.fixture
@@ -200,3 +200,15 @@ def test_cli_broken_settings_is_one_clean_line(env: dict[str, Path]) -> None:
     p = cli(env, "-p", "go", "--model", script(env, [[{"type": "text", "text": "hi"}]]))
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert f"invalid JSON in settings file {path}" in p.stderr
+
+
+# --- the settings' env PATH is the PATH the gate protects -----------------------------------------
+
+def test_settings_env_path_is_the_path_the_gate_protects(tmp_path: Path) -> None:
+    (tmp_path / ".loopwright").mkdir()
+    (tmp_path / ".loopwright" / "settings.json").write_text(json.dumps({"env": {"PATH": f"{tmp_path / 'tools'}:/usr/bin"}}))
+    turns = [[use("u1", "Write", {"file_path": "tools/git", "content": "#!/bin/sh\n"})], [text("done")]]
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=default_tools(), cwd=str(tmp_path),
+                                     permission_mode="acceptEdits", setting_sources=["project"]))
+    assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"] and not (tmp_path / "tools" / "git").exists()
+

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+import loopwright as lw
 from loopwright.tools.base import ToolContext
+from loopwright.tools.builtin import default_tools
 from loopwright.tools.glob import MAX_RESULTS, make_glob_tool
 from loopwright.tools.grep import (
     Query,
@@ -21,6 +23,8 @@ from loopwright.tools.grep import (
     split_globs,
     translate_regex,
 )
+
+from helpers import first_tool_result, text, use
 
 HAS_RG = shutil.which("rg") is not None
 needs_rg = pytest.mark.skipif(not HAS_RG, reason="rg is not installed")
@@ -414,3 +418,17 @@ def test_output_is_capped_in_every_mode(tmp_path: Path) -> None:
             assert "more files not shown" in text or "more lines not shown" in text
     q = Query("hit", tmp_path)
     assert format_hits(run_python(q), q, tmp_path).startswith("Found 1500 files (showing the first ")
+
+
+# --- context lines without a match ----------------------------------------------------------------
+
+@pytest.mark.skipif(shutil.which("rg") is None, reason="needs rg")
+def test_grep_reports_no_context_lines_without_a_match(tmp_path: Path) -> None:
+    # rg -U -C1 '^$' on "A\n" prints the context line `a.py-1-A` and no match; the tool showed
+    # it as a result (the Python engine says "No matches found"; found by the engines property test).
+    (tmp_path / "a.py").write_text("A\n")
+    x = {"pattern": "^$", "output_mode": "content", "-C": 1, "multiline": True}
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", "Grep", x)], [text("done")]]),
+                                     tools=default_tools(), cwd=str(tmp_path)))
+    assert first_tool_result(r)["content"] == "No matches found"
+

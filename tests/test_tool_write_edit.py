@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import loopwright as lw
 from loopwright.tools.base import Tool, ToolContext
+from loopwright.tools.builtin import default_tools
 from loopwright.tools.edit import make_edit_tool, make_multi_edit_tool
 from loopwright.tools.paths import stamp
 from loopwright.tools.read import make_read_tool
 from loopwright.tools.write import make_write_tool
+
+from helpers import first_tool_result, text, use
 
 READ, WRITE, EDIT, MULTI = make_read_tool(), make_write_tool(), make_edit_tool(), make_multi_edit_tool()
 
@@ -246,3 +251,33 @@ def test_a_change_that_keeps_the_mtime_is_still_noticed(ctx: ToolContext, tmp_pa
     out, err = call(EDIT, ctx, file_path=str(p), old_string="x = 1", new_string="x = 2")
     assert err and "modified since it was read" in out
     assert p.read_text() == "x = 1  # the user's change\n"
+
+
+# --- special files --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,x", [
+    ("Edit", {"file_path": "pipe", "old_string": "a", "new_string": "b"}),
+    ("Edit", {"file_path": "pipe", "old_string": "", "new_string": "b"}),
+    ("MultiEdit", {"file_path": "pipe", "edits": [{"old_string": "a", "new_string": "b"}]}),
+    ("Write", {"file_path": "pipe", "content": "b"}),
+])
+def test_edit_tools_refuse_a_fifo_instead_of_blocking_forever(name: str, x: dict[str, Any], tmp_path: Path) -> None:
+    # Before: Edit/MultiEdit read the FIFO before any other check, blocking the event loop
+    # (and the whole run, beyond any interrupt) until something wrote to the pipe.
+    os.mkfifo(tmp_path / "pipe")
+    writer = threading.Timer(20, _unblock, (tmp_path / "pipe",))  # so a regression fails, not hangs
+    writer.start()
+    try:
+        r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", name, x)], [text("done")]]),
+                                         tools=default_tools(), cwd=str(tmp_path),
+                                         permission_mode="bypassPermissions"))
+    finally:
+        writer.cancel()
+    block = first_tool_result(r)
+    assert block["is_error"] is True and "not a regular file" in block["content"]
+
+
+def _unblock(pipe: Path) -> None:
+    fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+    os.close(fd)
+
