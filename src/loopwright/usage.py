@@ -1,4 +1,6 @@
-"""Tokens, prices and the budget rule (seed §5: Def 5.1, Prop 5.2, Prop 5.4).
+"""Room: data types. Owns usage, prices and the budget rule; may import nothing of loopwright.
+
+Tokens, prices and the budget rule (seed §5: Def 5.1, Prop 5.2, Prop 5.4).
 
 `CallUsage` is one model call's record: n_k (all input tokens of call k, cached or
 not), output tokens, cache writes and reads, and the call's cost in USD.

@@ -1,9 +1,8 @@
-"""The `loopwright` command. Kept light: argparse only at import; everything else is
-imported by the subcommand that needs it, so `loopwright --version` stays fast.
+"""Room: cli (the top). Owns the parser, the subcommand table and `main`, which picks the interactive
+or the headless mode; may import every room. No other cli module imports it.
 
-Owns: the parser, the subcommand table and `main`, which picks the interactive or the headless
-mode. May import: everything (it is the top room); cli.config, cli.headless and
-cli.interactive never import it.
+The `loopwright` command. Kept light: argparse only at import; everything else is
+imported by the subcommand that needs it, so `loopwright --version` stays fast.
 """
 
 from __future__ import annotations

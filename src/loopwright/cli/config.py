@@ -1,9 +1,8 @@
-"""The command line's configuration: usage errors, exit codes, and the AgentOptions built from
-the parsed arguments (shared by the headless and the interactive modes).
+"""Room: cli. Owns usage errors, exit codes and building AgentOptions from the arguments; may import
+the rooms below cli, never another cli module.
 
-Owns: `UsageError`, the exit codes, model-spec and directory checks, the default system prompt,
-`build_options(args)`. May import: the standard library and, lazily, options, models, agents and
-tools; never another `loopwright.cli` module (they import it).
+The command line's configuration: usage errors, exit codes, and the AgentOptions built from
+the parsed arguments (shared by the headless and the interactive modes).
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""`loopwright demo`: the seed's Example 4.3 ("fix the failing test" in three tool-use
+"""Room: cli. Owns `loopwright demo`; may import the rooms below cli, cli.config and cli.render.
+
+`loopwright demo`: the seed's Example 4.3 ("fix the failing test" in three tool-use
 turns), run for real on a copy of a small bundled project, offline.
 
 The model is scripted (the answers of Example 4.3, fixed in advance); everything else
@@ -14,9 +16,6 @@ Exit code: 0 when the run did exactly what the seed says it must, else 1:
   every call, and the project's tests pass when run again after the loop;
 - --max-turns T < 3: subtype error_max_turns, turns = T, calls = T + 1 (Thm 4.1's bound),
   Inv held on every call, and grades.py is byte-for-byte unchanged (the Edit never ran).
-
-Owns: the demo (its script, project copy and checks). May import: the core (loop, models,
-tools, invariant) and cli.config / cli.render.
 """
 
 from __future__ import annotations

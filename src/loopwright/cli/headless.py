@@ -1,11 +1,11 @@
-"""`loopwright -p`: one headless run, rendered as text (trace on stderr), json or stream-json.
+"""Room: cli. Owns `loopwright -p`: the prompt, the output formats, run_cli; may import the rooms
+below cli, cli.config and cli.render.
+
+`loopwright -p`: one headless run, rendered as text (trace on stderr), json or stream-json.
 
 Exit codes: 0 when the run ends with `success`; 1 when it ends with an error result
 (error_max_turns, error_max_budget_usd, error_during_execution, ...); 2 for bad
 input found before the run starts (empty prompt, bad --cwd, unknown model, no API key).
-
-Owns: reading the prompt, the run's output formats, `run_cli`. May import: the core (loop,
-messages, options) and cli.config / cli.render; `cli.main` chooses this mode or the interactive one.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""`loopwright` with no -p: an interactive session (Claude Code's REPL, in small).
+"""Room: cli. Owns the REPL (Repl, interactive_main); may import the rooms below cli, cli.config and
+cli.render, never cli.headless.
+
+`loopwright` with no -p: an interactive session (Claude Code's REPL, in small).
 
 - The live trace of each turn: text, tool calls and results as compact lines, tokens and
   cost per model call; a spinner in the bottom bar while the model or a tool works.
@@ -13,9 +16,6 @@
 - Multi-line input: end a line with `\\` or press Ctrl-J for a newline; history is kept in
   $LOOPWRIGHT_HOME/repl_history.
 - Slash commands: /help, /clear, /compact [instructions], /resume [N|ID], /rewind [N|UUID], /cost, /exit.
-
-Owns: the REPL (`Repl`, `interactive_main`). May import: the core (client, messages, options,
-sessions, checkpoints) and cli.config / cli.render; never cli.headless.
 """
 
 from __future__ import annotations
@@ -65,6 +65,9 @@ def preimport_sdk(model: Any) -> None:
 
 
 class Repl:
+    """The interactive session: a LoopwrightClient driven from a prompt_toolkit prompt, with a live
+    trace."""
+
     def __init__(self, options: AgentOptions) -> None:
         self.base_options = options
         # partial messages: text is shown line by line as the model writes it

@@ -1,4 +1,7 @@
-"""What the two HTTP providers share: one SDK client per event loop, the retry policy, and
+"""Room: providers (on models.base). Owns what the HTTP providers share; may import data types,
+models.base and models.retry.
+
+What the two HTTP providers share: one SDK client per event loop, the retry policy, and
 mapping the SDKs' exceptions to retry decisions. Both official SDKs (anthropic, openai)
 have the same error classes (APIStatusError, APIConnectionError), so one mapping serves."""
 

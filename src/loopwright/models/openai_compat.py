@@ -1,4 +1,7 @@
-"""OpenAICompatModel: any OpenAI-compatible chat completions server (OpenAI, vLLM,
+"""Room: providers (on models.base). Owns OpenAICompatModel; may import data types, models.base,
+models.http and models.retry (the SDK lazily).
+
+OpenAICompatModel: any OpenAI-compatible chat completions server (OpenAI, vLLM,
 Ollama, llama.cpp server, LM Studio, OpenRouter, ...) through the `openai` SDK.
 
 The loop's history stays Anthropic-shaped; this module maps it to chat messages and

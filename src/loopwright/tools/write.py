@@ -1,4 +1,6 @@
-"""Write {file_path, content}: create a file, or overwrite one that was Read first."""
+"""Room: built-in tools (on tools.base). Owns Write; may import data types, tools.base and tools.paths.
+
+Write {file_path, content}: create a file, or overwrite one that was Read first."""
 
 from __future__ import annotations
 
