@@ -117,6 +117,38 @@ def test_check_model_accepts_known_specs(monkeypatch: pytest.MonkeyPatch) -> Non
         check_model("openai:", None)
 
 
+def test_every_subcommand_entry_names_a_function_and_its_usage() -> None:
+    # A subcommand is one line in SUBCOMMANDS: a typo there must fail here, not for a user.
+    import importlib
+
+    from loopwright.cli import SUBCOMMANDS, build_parser
+
+    epilog = build_parser().epilog or ""
+    for name, (target, usage) in SUBCOMMANDS.items():
+        module, _, function = target.partition(":")
+        assert callable(getattr(importlib.import_module(module), function)), name
+        assert usage.split()[0] == name and usage in epilog
+
+
+def test_main_picks_interactive_only_without_p_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import loopwright.cli.headless as headless
+    import loopwright.cli.interactive as interactive
+
+    calls: list[str] = []
+    monkeypatch.setattr(interactive, "interactive_main", lambda args: calls.append("interactive") or 0)
+    monkeypatch.setattr(headless, "run_cli", lambda args: calls.append("headless") or 0)
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    assert main([]) == 0 and main(["-p", "x"]) == 0
+    monkeypatch.setattr(sys, "stdin", io.StringIO())  # piped input: headless
+    assert main([]) == 0
+    assert calls == ["interactive", "headless", "headless"]
+
+
 def test_unexpected_exception_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import loopwright.cli.headless as headless
 
