@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import loopwright as lw
+from loopwright.tools.base import ToolContext
 
 # The installed console script; `python -c` on the package where it is missing.
 LOOPWRIGHT_BIN = Path(sys.executable).parent / "loopwright"
@@ -76,3 +77,10 @@ def first_tool_result(r: lw.ResultMessage, index: int = 2) -> dict[str, Any]:
     block: dict[str, Any] = r.messages[index]["content"][0]
     assert block["type"] == "tool_result", block
     return block
+
+
+def call_tool(tool: lw.Tool, ctx: ToolContext, x: dict[str, Any] | None = None, /, **kw: Any) -> tuple[Any, bool]:
+    """Call one tool directly (no loop, no gate) on input `x` and/or the keyword arguments;
+    returns (content, is_error)."""
+    out = asyncio.run(tool.call({**(x or {}), **kw}, ctx))
+    return out.content, out.is_error

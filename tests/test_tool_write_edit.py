@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
 from pathlib import Path
@@ -11,21 +10,16 @@ from typing import Any
 import pytest
 
 import loopwright as lw
-from loopwright.tools.base import Tool, ToolContext
+from loopwright.tools.base import ToolContext
 from loopwright.tools.builtin import default_tools
 from loopwright.tools.edit import make_edit_tool, make_multi_edit_tool
 from loopwright.tools.paths import stamp
 from loopwright.tools.read import make_read_tool
 from loopwright.tools.write import make_write_tool
 
-from helpers import first_tool_result, text, use
+from helpers import call_tool, first_tool_result, text, use
 
 READ, WRITE, EDIT, MULTI = make_read_tool(), make_write_tool(), make_edit_tool(), make_multi_edit_tool()
-
-
-def call(tool: Tool, ctx: ToolContext, **inp: Any) -> tuple[Any, bool]:
-    out = asyncio.run(tool.call(inp, ctx))
-    return out.content, out.is_error
 
 
 class Recorder:
@@ -67,13 +61,13 @@ def test_schemas() -> None:
 
 def test_write_creates_parents_and_records(ctx: ToolContext, tmp_path: Path) -> None:
     p = tmp_path / "new" / "dir" / "f.txt"
-    out, err = call(WRITE, ctx, file_path=str(p), content="hello\n")
+    out, err = call_tool(WRITE, ctx, file_path=str(p), content="hello\n")
     assert not err and "created" in out
     assert p.read_text() == "hello\n"
     assert rec(ctx).calls == [(p, None)]
     assert ctx.state["read_files"][str(p)] == stamp(p)
     # written in this session: may be overwritten without a Read
-    out, err = call(WRITE, ctx, file_path=str(p), content="again\n")
+    out, err = call_tool(WRITE, ctx, file_path=str(p), content="again\n")
     assert not err and p.read_text() == "again\n"
     assert rec(ctx).calls[-1] == (p, b"hello\n")
 
@@ -81,37 +75,37 @@ def test_write_creates_parents_and_records(ctx: ToolContext, tmp_path: Path) -> 
 def test_write_existing_requires_fresh_read(ctx: ToolContext, tmp_path: Path) -> None:
     p = tmp_path / "f.txt"
     p.write_text("orig\n")
-    out, err = call(WRITE, ctx, file_path=str(p), content="x")
+    out, err = call_tool(WRITE, ctx, file_path=str(p), content="x")
     assert err and "has not been read" in out and p.read_text() == "orig\n"
-    call(READ, ctx, file_path=str(p))
+    call_tool(READ, ctx, file_path=str(p))
     p.write_text("changed by someone\n")
     bump_mtime(p)
-    out, err = call(WRITE, ctx, file_path=str(p), content="x")
+    out, err = call_tool(WRITE, ctx, file_path=str(p), content="x")
     assert err and "modified since" in out and p.read_text() == "changed by someone\n"
     assert rec(ctx).calls == []  # refused writes never reach the checkpoint hook
-    call(READ, ctx, file_path=str(p))
-    out, err = call(WRITE, ctx, file_path=str(p), content="x")
+    call_tool(READ, ctx, file_path=str(p))
+    out, err = call_tool(WRITE, ctx, file_path=str(p), content="x")
     assert not err and p.read_text() == "x"
 
 
 def test_write_keeps_crlf_and_bom(ctx: ToolContext, tmp_path: Path) -> None:
     p = tmp_path / "w.txt"
     p.write_bytes(b"\xef\xbb\xbfa\r\nb\r\n")
-    call(READ, ctx, file_path=str(p))
-    out, err = call(WRITE, ctx, file_path=str(p), content="x\ny\n")
+    call_tool(READ, ctx, file_path=str(p))
+    out, err = call_tool(WRITE, ctx, file_path=str(p), content="x\ny\n")
     assert not err
     assert p.read_bytes() == b"\xef\xbb\xbfx\r\ny\r\n"
 
 
 def test_write_to_directory_is_error(ctx: ToolContext, tmp_path: Path) -> None:
-    out, err = call(WRITE, ctx, file_path=str(tmp_path), content="x")
+    out, err = call_tool(WRITE, ctx, file_path=str(tmp_path), content="x")
     assert err and "directory" in out
 
 
 # --- Edit ------------------------------------------------------------------------------------
 
 def read_first(ctx: ToolContext, p: Path) -> None:
-    _, err = call(READ, ctx, file_path=str(p))
+    _, err = call_tool(READ, ctx, file_path=str(p))
     assert not err
 
 
@@ -119,31 +113,31 @@ def test_edit_unique_replacement(ctx: ToolContext, tmp_path: Path) -> None:
     p = tmp_path / "a.py"
     p.write_text("def f():\n    return 1\n\ndef g():\n    return 2\n")
     read_first(ctx, p)
-    out, err = call(EDIT, ctx, file_path="a.py", old_string="return 1", new_string="return 10")
+    out, err = call_tool(EDIT, ctx, file_path="a.py", old_string="return 1", new_string="return 10")
     assert not err and "Made 1 replacement." in out
     assert "     2\t    return 10" in out  # a numbered snippet of the edited part
     assert p.read_text() == "def f():\n    return 10\n\ndef g():\n    return 2\n"
     assert rec(ctx).calls == [(p, b"def f():\n    return 1\n\ndef g():\n    return 2\n")]
     # the edit refreshed the read record: a second edit needs no new Read
-    out, err = call(EDIT, ctx, file_path="a.py", old_string="return 2", new_string="return 20")
+    out, err = call_tool(EDIT, ctx, file_path="a.py", old_string="return 2", new_string="return 20")
     assert not err and "return 20" in p.read_text()
 
 
 def test_edit_errors_leave_file_unchanged(ctx: ToolContext, tmp_path: Path) -> None:
     p = tmp_path / "a.txt"
     p.write_text("x = 1\nx = 1\n")
-    out, err = call(EDIT, ctx, file_path=str(p), old_string="x = 1", new_string="x = 2")
+    out, err = call_tool(EDIT, ctx, file_path=str(p), old_string="x = 1", new_string="x = 2")
     assert err and "has not been read" in out
     read_first(ctx, p)
-    out, err = call(EDIT, ctx, file_path=str(p), old_string="x = 1", new_string="x = 2")
+    out, err = call_tool(EDIT, ctx, file_path=str(p), old_string="x = 1", new_string="x = 2")
     assert err and "Found 2 matches" in out and "replace_all" in out
-    out, err = call(EDIT, ctx, file_path=str(p), old_string="y", new_string="z")
+    out, err = call_tool(EDIT, ctx, file_path=str(p), old_string="y", new_string="z")
     assert err and "not found" in out
-    out, err = call(EDIT, ctx, file_path=str(p), old_string="x = 1", new_string="x = 1")
+    out, err = call_tool(EDIT, ctx, file_path=str(p), old_string="x = 1", new_string="x = 1")
     assert err and "exactly the same" in out
-    out, err = call(EDIT, ctx, file_path=str(p), old_string="", new_string="z")
+    out, err = call_tool(EDIT, ctx, file_path=str(p), old_string="", new_string="z")
     assert err and "already exists" in out
-    out, err = call(EDIT, ctx, file_path=str(tmp_path / "nope.txt"), old_string="a", new_string="b")
+    out, err = call_tool(EDIT, ctx, file_path=str(tmp_path / "nope.txt"), old_string="a", new_string="b")
     assert err and "does not exist" in out
     assert p.read_text() == "x = 1\nx = 1\n" and rec(ctx).calls == []
 
@@ -152,7 +146,7 @@ def test_edit_replace_all(ctx: ToolContext, tmp_path: Path) -> None:
     p = tmp_path / "a.txt"
     p.write_text("foo bar foo\nfoo\n")
     read_first(ctx, p)
-    out, err = call(EDIT, ctx, file_path=str(p), old_string="foo", new_string="baz", replace_all=True)
+    out, err = call_tool(EDIT, ctx, file_path=str(p), old_string="foo", new_string="baz", replace_all=True)
     assert not err and "Made 3 replacements" in out
     assert p.read_text() == "baz bar baz\nbaz\n"
 
@@ -163,7 +157,7 @@ def test_edit_modified_since_read(ctx: ToolContext, tmp_path: Path) -> None:
     read_first(ctx, p)
     p.write_text("two\n")
     bump_mtime(p)
-    out, err = call(EDIT, ctx, file_path=str(p), old_string="two", new_string="three")
+    out, err = call_tool(EDIT, ctx, file_path=str(p), old_string="two", new_string="three")
     assert err and "modified since" in out and p.read_text() == "two\n"
 
 
@@ -171,7 +165,7 @@ def test_edit_crlf_file_with_lf_old_string(ctx: ToolContext, tmp_path: Path) -> 
     p = tmp_path / "win.txt"
     p.write_bytes(b"line one\r\nline two\r\nline three\r\n")
     read_first(ctx, p)
-    out, err = call(EDIT, ctx, file_path=str(p), old_string="line one\nline two", new_string="first\nsecond\nextra")
+    out, err = call_tool(EDIT, ctx, file_path=str(p), old_string="line one\nline two", new_string="first\nsecond\nextra")
     assert not err, out
     assert p.read_bytes() == b"first\r\nsecond\r\nextra\r\nline three\r\n"
 
@@ -180,18 +174,18 @@ def test_edit_keeps_bom_and_latin1(ctx: ToolContext, tmp_path: Path) -> None:
     bom = tmp_path / "bom.txt"
     bom.write_bytes(b"\xef\xbb\xbfna\xc3\xafve\n")
     read_first(ctx, bom)
-    _, err = call(EDIT, ctx, file_path=str(bom), old_string="naïve", new_string="naïf")
+    _, err = call_tool(EDIT, ctx, file_path=str(bom), old_string="naïve", new_string="naïf")
     assert not err and bom.read_bytes() == b"\xef\xbb\xbfna\xc3\xaff\n"
     l1 = tmp_path / "l1.txt"
     l1.write_bytes("café = 1\n".encode("latin-1"))
     read_first(ctx, l1)
-    _, err = call(EDIT, ctx, file_path=str(l1), old_string="= 1", new_string="= 'é'")
+    _, err = call_tool(EDIT, ctx, file_path=str(l1), old_string="= 1", new_string="= 'é'")
     assert not err and l1.read_bytes() == "café = 'é'\n".encode("latin-1")
 
 
 def test_edit_creates_new_file_with_empty_old_string(ctx: ToolContext, tmp_path: Path) -> None:
     p = tmp_path / "pkg" / "new.py"
-    out, err = call(EDIT, ctx, file_path=str(p), old_string="", new_string="x = 1\n")
+    out, err = call_tool(EDIT, ctx, file_path=str(p), old_string="", new_string="x = 1\n")
     assert not err and "created" in out
     assert p.read_text() == "x = 1\n" and rec(ctx).calls == [(p, None)]
 
@@ -202,7 +196,7 @@ def test_multi_edit_sequence(ctx: ToolContext, tmp_path: Path) -> None:
     p = tmp_path / "m.py"
     p.write_text("a = 1\nb = 2\nc = 3\n")
     read_first(ctx, p)
-    out, err = call(MULTI, ctx, file_path=str(p), edits=[
+    out, err = call_tool(MULTI, ctx, file_path=str(p), edits=[
         {"old_string": "a = 1", "new_string": "a = 10"},
         {"old_string": "= 2", "new_string": "= 20"},
         {"old_string": "c", "new_string": "d", "replace_all": True},
@@ -216,24 +210,24 @@ def test_multi_edit_all_or_nothing(ctx: ToolContext, tmp_path: Path) -> None:
     p = tmp_path / "m.py"
     p.write_text("a = 1\nb = 2\n")
     read_first(ctx, p)
-    out, err = call(MULTI, ctx, file_path=str(p), edits=[
+    out, err = call_tool(MULTI, ctx, file_path=str(p), edits=[
         {"old_string": "a = 1", "new_string": "a = 10"},
         {"old_string": "zzz", "new_string": "y"},
     ])
     assert err and "edits[1]" in out and "edit 2 of 2" in out and "not found" in out
     assert p.read_text() == "a = 1\nb = 2\n" and rec(ctx).calls == []
-    out, err = call(MULTI, ctx, file_path=str(p), edits=[])
+    out, err = call_tool(MULTI, ctx, file_path=str(p), edits=[])
     assert err
 
 
 def test_multi_edit_creates_file(ctx: ToolContext, tmp_path: Path) -> None:
     p = tmp_path / "n.txt"
-    out, err = call(MULTI, ctx, file_path=str(p), edits=[
+    out, err = call_tool(MULTI, ctx, file_path=str(p), edits=[
         {"old_string": "", "new_string": "hello world\n"},
         {"old_string": "world", "new_string": "there"},
     ])
     assert err and "substring" in out  # a later edit would act on an earlier edit's new text
-    out, err = call(MULTI, ctx, file_path=str(p), edits=[
+    out, err = call_tool(MULTI, ctx, file_path=str(p), edits=[
         {"old_string": "", "new_string": "hello world\n"},
     ])
     assert not err and p.read_text() == "hello world\n"
@@ -244,11 +238,11 @@ def test_a_change_that_keeps_the_mtime_is_still_noticed(ctx: ToolContext, tmp_pa
     overwrite the new content it has never read."""
     p = tmp_path / "f.txt"
     p.write_text("x = 1\n")
-    call(READ, ctx, file_path=str(p))
+    call_tool(READ, ctx, file_path=str(p))
     st = p.stat()
     p.write_text("x = 1  # the user's change\n")
     os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime as at the Read
-    out, err = call(EDIT, ctx, file_path=str(p), old_string="x = 1", new_string="x = 2")
+    out, err = call_tool(EDIT, ctx, file_path=str(p), old_string="x = 1", new_string="x = 2")
     assert err and "modified since it was read" in out
     assert p.read_text() == "x = 1  # the user's change\n"
 
