@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import loopwright as lw
+from loopwright.invariant import check
 from loopwright.tools.base import ToolContext
 
 # The installed console script; `python -c` on the package where it is missing.
@@ -84,3 +85,17 @@ def call_tool(tool: lw.Tool, ctx: ToolContext, x: dict[str, Any] | None = None, 
     returns (content, is_error)."""
     out = asyncio.run(tool.call({**(x or {}), **kw}, ctx))
     return out.content, out.is_error
+
+
+class Recording:
+    """A scripted model function (for lw.ScriptedModel): answers with `replies` in order, checks
+    Inv on every history it is shown and keeps a copy of each."""
+
+    def __init__(self, replies: list[Any]) -> None:
+        self.replies = list(replies)
+        self.seen: list[list[dict[str, Any]]] = []
+
+    def __call__(self, h: list[dict[str, Any]]) -> Any:
+        check(h)
+        self.seen.append(json.loads(json.dumps(h)))
+        return self.replies.pop(0)

@@ -28,7 +28,7 @@ from loopwright.sessions import (
     sessions_main,
 )
 
-from helpers import cli_env, loopwright_cmd, text, use
+from helpers import Recording, cli_env, loopwright_cmd, text, use
 
 
 def echo(i: str, x: str = "a") -> dict[str, Any]:
@@ -38,19 +38,6 @@ def echo(i: str, x: str = "a") -> dict[str, Any]:
 
 ECHO = lw.Tool("Echo", "echo x", {"type": "object", "properties": {"x": {"type": "string"}}},
                lambda i: "got " + i["x"])
-
-
-class Recording:
-    """A scripted model (a function of h) that remembers every history it was shown."""
-
-    def __init__(self, replies: list[Any]) -> None:
-        self.replies = list(replies)
-        self.seen: list[list[dict[str, Any]]] = []
-
-    def __call__(self, h: list[dict[str, Any]]) -> Any:
-        check(h)  # whatever reaches a model satisfies Inv
-        self.seen.append(json.loads(json.dumps(h)))
-        return self.replies.pop(0)
 
 
 def opts(tmp: Path, model: Any, **kw: Any) -> lw.AgentOptions:
