@@ -11,9 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import loopwright as lw
 from loopwright.invariant import check
-from loopwright.tools.base import ToolContext
+from loopwright.loop import query
+from loopwright.messages import ResultMessage
+from loopwright.options import AgentOptions
+from loopwright.tools.base import Tool, ToolContext
 
 # The installed console script; `python -c` on the package where it is missing.
 LOOPWRIGHT_BIN = Path(sys.executable).parent / "loopwright"
@@ -40,12 +42,12 @@ def result_text(block: dict[str, Any]) -> str:
     return c if isinstance(c, str) else "".join(b.get("text", "") for b in c)
 
 
-async def collect_async(prompt: str, options: lw.AgentOptions, **kw: Any) -> list[Any]:
+async def collect_async(prompt: str, options: AgentOptions, **kw: Any) -> list[Any]:
     """Every message of one query, in order (the last is the ResultMessage)."""
-    return [m async for m in lw.query(prompt, options, **kw)]
+    return [m async for m in query(prompt, options, **kw)]
 
 
-def collect(prompt: str, options: lw.AgentOptions, **kw: Any) -> list[Any]:
+def collect(prompt: str, options: AgentOptions, **kw: Any) -> list[Any]:
     """`collect_async` on a fresh event loop."""
     return asyncio.run(collect_async(prompt, options, **kw))
 
@@ -72,7 +74,7 @@ def write_script(directory: Path, turns: list[Any], name: str = "script.json") -
     return f"scripted:{path}"
 
 
-def first_tool_result(r: lw.ResultMessage, index: int = 2) -> dict[str, Any]:
+def first_tool_result(r: ResultMessage, index: int = 2) -> dict[str, Any]:
     """The first block of message `index` of a run, a tool_result (2: the answer to the first
     tool-use turn)."""
     block: dict[str, Any] = r.messages[index]["content"][0]
@@ -80,7 +82,7 @@ def first_tool_result(r: lw.ResultMessage, index: int = 2) -> dict[str, Any]:
     return block
 
 
-def call_tool(tool: lw.Tool, ctx: ToolContext, x: dict[str, Any] | None = None, /, **kw: Any) -> tuple[Any, bool]:
+def call_tool(tool: Tool, ctx: ToolContext, x: dict[str, Any] | None = None, /, **kw: Any) -> tuple[Any, bool]:
     """Call one tool directly (no loop, no gate) on input `x` and/or the keyword arguments;
     returns (content, is_error)."""
     out = asyncio.run(tool.call({**(x or {}), **kw}, ctx))
@@ -88,7 +90,7 @@ def call_tool(tool: lw.Tool, ctx: ToolContext, x: dict[str, Any] | None = None, 
 
 
 class Recording:
-    """A scripted model function (for lw.ScriptedModel): answers with `replies` in order, checks
+    """A scripted model function (for ScriptedModel): answers with `replies` in order, checks
     Inv on every history it is shown and keeps a copy of each."""
 
     def __init__(self, replies: list[Any]) -> None:
