@@ -24,7 +24,8 @@ from loopwright.sessions import load_transcript
 
 from helpers import LOOPWRIGHT_BIN
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+# only the tests that drive a real terminal need tmux; the Repl tests run in-process
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 pytest.importorskip("loopwright.tools.builtin", reason="the CLI needs the built-in tools")
 
 SLEEP = "sleep 31.7"  # a unique command line, to find its process
@@ -125,6 +126,7 @@ def term(tmp_path: Path) -> Iterator[tuple[Term, Path]]:
 
 
 @pytest.mark.e2e
+@needs_tmux
 def test_interactive_session_in_tmux(term: tuple[Term, Path]) -> None:
     t, tmp = term
     t.wait("/help for commands")
@@ -232,6 +234,7 @@ def test_streamed_text_is_shown_line_by_line_once(tmp_path: Path, capsys: pytest
 
 
 @pytest.mark.e2e
+@needs_tmux
 def test_interactive_against_the_loopback_api_server(tmp_path: Path) -> None:
     """`loopwright --model claude-... --base-url` in tmux: streamed multi-line text, shown once."""
     from loopwright.testing import ScriptedServer
@@ -362,6 +365,7 @@ def test_always_approves_one_bash_command_not_every_one(tmp_path: Path) -> None:
 
 
 @pytest.mark.e2e
+@needs_tmux
 def test_sigterm_cancels_the_running_tool_and_exits(tmp_path: Path) -> None:
     """SIGTERM while Bash runs: the command's process group is killed and loopwright exits 143."""
     import signal
