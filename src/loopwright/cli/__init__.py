@@ -22,6 +22,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "serve-scripted": ("loopwright.testing.server:serve_main", "serve-scripted SCRIPT --port N"),
     "sessions": ("loopwright.sessions:sessions_main", "sessions list|show ID"),
     "rewind": ("loopwright.checkpoints:rewind_main", "rewind SESSION"),
+    "view": ("loopwright.view.cli:view_main", "view [SESSION]"),
+    "stats": ("loopwright.view.cli:stats_main", "stats [SESSION]"),
 }
 
 
