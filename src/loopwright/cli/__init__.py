@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The options of a run (each subcommand parses its own arguments)."""
     p = argparse.ArgumentParser(
         prog="loopwright",
         description="The agent loop, done right. Run headless with -p, or interactively with no prompt.",
