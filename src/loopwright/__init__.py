@@ -18,6 +18,7 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "AgentDefinition": "agents",
+    "batch": "batching",
     **dict.fromkeys(
         ["Block", "ImageBlock", "RedactedThinkingBlock", "TextBlock", "ThinkingBlock", "ToolResultBlock",
          "ToolUseBlock", "UnknownBlock"], "blocks"),
@@ -54,6 +55,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from .agents import AgentDefinition
+    from .batching import batch
     from .blocks import (
         Block,
         ImageBlock,

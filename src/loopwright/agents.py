@@ -229,6 +229,7 @@ async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, 
         sub = Run(prompt, options)
     except Exception as e:  # bad definition (unknown model, price, settings): the parent goes on
         return ToolOutput(f"Could not start subagent {kind!r}: {type(e).__name__}: {e}", is_error=True)
+    sub.budget.shared = parent.budget.shared  # a batch's spend counts the subagent's calls as they happen
     hooks = SubagentHooks(parent.hooks, sub.session_id, kind)
     hooks.sub = sub
     sub.hooks = sub.executor.hooks = hooks

@@ -316,6 +316,9 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             yield ev
             if isinstance(ev, ResultMessage):                       #    (its cost reached the budget)
                 return
+        if run.budget.exhausted:                                    # budget rule: no call starts at
+            yield run.budget_stop()                                 #    S >= B (S shared in a batch)
+            return
         a: ModelResponse | None = None
         async for ev in run.call_model():                           # 1. a = M(h)
             if isinstance(ev, ModelResponse):
