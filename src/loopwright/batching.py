@@ -493,6 +493,9 @@ Executor = LocalExecutor | RayExecutor
 
 @dataclass
 class BatchConfig:
+    """How a batch runs: concurrency, the whole-batch budget, isolation, retries, time limits and
+    the results file."""
+
     concurrency: int = 4
     max_budget_usd: float | None = None
     isolate: Isolation = "none"
