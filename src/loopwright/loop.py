@@ -37,7 +37,7 @@ from .models import resolve_model
 from .models.base import STOP_REASONS, ModelError, ModelRequest, ModelResponse
 from .options import AgentOptions
 from .settings import build_run_config
-from .tools.base import ToolContext
+from .tools.base import Tool, ToolContext
 from .usage import Budget, CallUsage, Usage, price_for
 
 CUT_OFF = (
@@ -92,8 +92,10 @@ class Run:
                 "or run without a budget (no --max-budget-usd)"
             )
         self.cwd = Path(options.cwd or ".").resolve()
-        self.tools = {t.name: t for t in options.tools}
-        self.tool_defs = [t.definition() for t in options.tools]  # built once: byte-stable across calls
+        self.warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
+        tools = [*options.tools, *self._skill_tool(options)]
+        self.tools = {t.name: t for t in tools}
+        self.tool_defs = [t.definition() for t in tools]  # built once: byte-stable across calls
         self.system = "\n\n".join(p for p in (options.system_prompt, options.append_system_prompt) if p) or None
         self.recorder: Any = None  # sessions.SessionRecorder when persisting
         if options.persist_session or (history is None and (options.resume or options.continue_conversation)):
@@ -108,6 +110,8 @@ class Run:
             self.session_id = options.session_id or str(uuid.uuid4())
         self.h: list[WireMessage] = list(history or [])
         self.h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
+        self.memory_seen: set[Path] = set()
+        self.memory = self._load_memory(fresh=not self.h[:-1])
         self.t = 0
         self.calls = 0
         self.budget = Budget(options.max_budget_usd)
@@ -134,6 +138,51 @@ class Run:
         self.stop_continuations = 0
         transcript = str(getattr(self.recorder.writer, "path", "")) if self.recorder is not None else ""
         self.hooks.bind(HookContext(self.session_id, transcript, str(self.cwd), self.permission_mode))
+
+    def _skill_tool(self, options: AgentOptions) -> list[Tool]:
+        """The Skill tool (skills.py) when the setting sources hold skills and none is given."""
+        sources = options.setting_sources or []
+        if not sources or any(t.name == "Skill" for t in options.tools):
+            return []
+        from .skills import find_skills, make_skill_tool
+
+        skills, warnings = find_skills(self.cwd, sources)
+        self.warnings += warnings
+        return [make_skill_tool(skills)] if skills else []
+
+    def _load_memory(self, fresh: bool) -> Any:
+        """Project memory (memory.py), sent once: in the first user message of a conversation."""
+        sources = self.options.setting_sources or []
+        if not self.options.memory or not sources:
+            return None
+        from .memory import load_memory
+
+        mem = load_memory(self.cwd, sources)
+        self.warnings += mem.warnings
+        text = mem.block_text() if fresh else None
+        if text:
+            self.h[-1]["content"].insert(0, {"type": "text", "text": text})
+        self.memory_seen = {f.path.resolve() for f in mem.files}
+        return mem
+
+    def nested_memory(self, uses: list[ToolUseBlock]) -> list[TextBlock]:
+        """Memory files of subdirectories a tool touched for the first time (Claude Code's
+        nested CLAUDE.md): appended after the tool results, once each."""
+        if self.memory is None:
+            return []
+        from .memory import nested_memory
+
+        out: list[TextBlock] = []
+        for u in uses:
+            path = u.input.get("file_path") or u.input.get("notebook_path") or u.input.get("path")
+            if isinstance(path, str) and path:
+                mem = nested_memory(path, self.cwd, self.memory_seen, self.options.setting_sources or [])
+                self.memory.files += mem.files
+                self.warnings += mem.warnings
+                text = mem.block_text()
+                if text:
+                    out.append(TextBlock(text))
+        return out
 
     # --- the pieces of one step ---------------------------------------------------------
 
@@ -227,7 +276,7 @@ class Run:
                 self.control._task = None
         self.denials.extend(outcome.denials)
         queued = self.control.take_queued() if self.control else []
-        return [*outcome.results, *(TextBlock(q) for q in queued)], outcome
+        return [*outcome.results, *self.nested_memory(uses), *(TextBlock(q) for q in queued)], outcome
 
     def result(self, subtype: ResultSubtype, final: ModelResponse | None = None, error: str | None = None) -> ResultMessage:
         return ResultMessage(
@@ -305,6 +354,8 @@ class Run:
             "session_id": self.session_id, "model": self.model.name, "cwd": str(self.cwd),
             "tools": list(self.tools), "permission_mode": self.permission_mode,
             "max_turns": self.options.max_turns, "max_budget_usd": self.options.max_budget_usd,
+            **({"memory_files": self.memory.describe()} if self.memory is not None else {}),
+            **({"warnings": self.warnings} if self.warnings else {}),
         })
 
 

@@ -56,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--settings", help="a settings JSON file, or a JSON string, read after the settings files")
     p.add_argument("--setting-sources", default="user,project,local",
                    help="which settings files to read: comma-separated user, project, local ('' for none)")
+    p.add_argument("--bare", action="store_true",
+                   help="no project memory (AGENTS.md, CLAUDE.md, LOOPWRIGHT.md are not read)")
     p.add_argument("--claude-settings", action="store_true",
                    help="also read Claude Code's settings files (~/.claude, .claude/settings*.json)")
     p.add_argument("--agents", help="subagent types for the Agent tool: a JSON object (or file) "
