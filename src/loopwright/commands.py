@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .skills import as_list, split_front_matter
+from .skills import as_list, config_dirs, split_front_matter
 
 
 @dataclass
@@ -40,24 +40,10 @@ class Expanded:
     command: Command
 
 
-def command_dirs(cwd: Path, sources: Iterable[str], home: Path | None = None) -> list[Path]:
-    from .memory import repo_root
-    from .settings import loopwright_home
-
-    want = set(sources)
-    out: list[Path] = []
-    if "project" in want:
-        for base in dict.fromkeys([cwd, repo_root(cwd)]):
-            out += [base / ".loopwright" / "commands", base / ".claude" / "commands"]
-    if "user" in want:
-        out.append((home or loopwright_home()) / "commands")
-    return out
-
-
 def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = None) -> dict[str, Command]:
     """Commands by name; the first of a name wins (project before user)."""
     out: dict[str, Command] = {}
-    for d in command_dirs(Path(cwd).resolve(), sources, home):
+    for d in config_dirs(Path(cwd).resolve(), sources, "commands", home):
         if not d.is_dir():
             continue
         for md in sorted(d.rglob("*.md")):

@@ -93,7 +93,10 @@ class Run:
             )
         self.cwd = Path(options.cwd or ".").resolve()
         self.warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
-        tools = [*options.tools, *self._skill_tool(options)]
+        from .structured import StructuredOutput
+
+        self.structured = StructuredOutput.from_options(options.output_format, options.output_type)
+        tools = [*options.tools, *self._skill_tool(options), *([self.structured.tool] if self.structured else [])]
         self.tools = {t.name: t for t in tools}
         self.tool_defs = [t.definition() for t in tools]  # built once: byte-stable across calls
         self.system = "\n\n".join(p for p in (options.system_prompt, options.append_system_prompt) if p) or None
@@ -298,6 +301,38 @@ class Run:
             errors=[error] if error else [],
         )
 
+    def structured_outcome(self, uses: list[ToolUseBlock], results: list[Any]) -> ResultMessage | None:
+        """After a turn: the run's success when StructuredOutput accepted an answer; its end when
+        the model has failed too often (structured.py)."""
+        from .structured import MAX_FAILURES, TOOL_NAME
+
+        s = self.structured
+        assert s is not None
+        if s.done:
+            r = self.result("success")
+            r.result, r.structured_output = s.text(), s.value
+            return r
+        calls = {u.id for u in uses if u.name == TOOL_NAME}
+        s.failures += sum(1 for b in results if isinstance(b, ToolResultBlock) and b.tool_use_id in calls and b.is_error)
+        if s.failures >= MAX_FAILURES:
+            return self.result("error_max_structured_output_retries",
+                               error=f"no valid {TOOL_NAME} call after {s.failures} tries")
+        return None
+
+    def structured_reminder(self) -> ResultMessage | None:
+        """A final answer in text while a structured one is owed: remind once more, or stop."""
+        from .structured import MAX_FAILURES, REMINDER, TOOL_NAME
+
+        s = self.structured
+        assert s is not None
+        s.failures += 1
+        if s.failures >= MAX_FAILURES:
+            return self.result("error_max_structured_output_retries",
+                               error=f"the model answered without calling {TOOL_NAME} ({s.failures} times)")
+        self.h.append({"role": "user", "content": [{"type": "text", "text": REMINDER}]})
+        self.persist_user()
+        return None
+
     def budget_stop(self) -> ResultMessage:
         """The budget rule's stop (seed Prop 5.4): S >= B after a charged call."""
         return self.result("error_max_budget_usd", error=f"spent ${self.budget.spent_usd:.4f} of ${self.budget.limit_usd}")
@@ -384,6 +419,12 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         uses = tool_uses(a.content)
         if not uses:                                                # 2. done: h·a
             run.h.append({"role": "assistant", "content": [b.to_wire() for b in a.content]})
+            if run.structured is not None:                          #    (owed a structured answer:
+                stop = run.structured_reminder()                    #     a reminder turn, bounded)
+                if stop is not None:
+                    yield stop
+                    return
+                continue
             reason = await run.stop_hook()
             if reason is None:
                 yield run.result("success", a)
@@ -420,6 +461,11 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         if outcome.interrupted or outcome.stop_message:
             yield run.result("error_during_execution", error=outcome.stop_message or "interrupted by user")
             return
+        if run.structured is not None:                              # a valid StructuredOutput call
+            stop = run.structured_outcome(uses, b)                  #    ends the run at once
+            if stop is not None:
+                yield stop
+                return
         if run.budget.exhausted:                                    # subagents spent the rest of B
             yield run.budget_stop()
             return

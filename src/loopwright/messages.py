@@ -89,6 +89,9 @@ class ResultMessage:
     # Subagents' model calls (agents.py). total_cost_usd and usage include them;
     # call_usage and model_calls are the run's own calls only.
     subagent_call_usage: list[CallUsage] = field(default_factory=list)
+    # The answer of a run with an output schema (structured.py): the JSON value, or the
+    # pydantic model instance when AgentOptions.output_type is set.
+    structured_output: Any = None
 
     def to_json(self) -> dict[str, Any]:
         """The JSON result object of `--output-format json` (Claude Code's field names)."""
@@ -109,7 +112,12 @@ class ResultMessage:
             "usage": self.usage.to_json(),
             "permission_denials": self.permission_denials,
             "errors": self.errors,
+            **({"structured_output": _jsonable(self.structured_output)} if self.structured_output is not None else {}),
         }
+
+
+def _jsonable(v: Any) -> Any:
+    return v.model_dump(mode="json") if hasattr(v, "model_dump") else v
 
 
 Message: TypeAlias = SystemMessage | AssistantMessage | UserMessage | StreamEvent | ResultMessage

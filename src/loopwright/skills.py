@@ -87,7 +87,9 @@ class Skill:
         return split_front_matter(self.path.read_text(encoding="utf-8", errors="replace"))[1]
 
 
-def skill_dirs(cwd: Path, sources: Iterable[str], home: Path | None = None) -> list[Path]:
+def config_dirs(cwd: Path, sources: Iterable[str], kind: str, home: Path | None = None) -> list[Path]:
+    """Where `kind` ("skills", "commands") folders live for these setting sources: the project's
+    `.loopwright/<kind>` and `.claude/<kind>` (cwd, then the repository root), then the user's."""
     from .memory import repo_root
     from .settings import loopwright_home
 
@@ -95,9 +97,9 @@ def skill_dirs(cwd: Path, sources: Iterable[str], home: Path | None = None) -> l
     out: list[Path] = []
     if "project" in want:
         for base in dict.fromkeys([cwd, repo_root(cwd)]):
-            out += [base / ".loopwright" / "skills", base / ".claude" / "skills"]
+            out += [base / ".loopwright" / kind, base / ".claude" / kind]
     if "user" in want:
-        out.append((home or loopwright_home()) / "skills")
+        out.append((home or loopwright_home()) / kind)
     return out
 
 
@@ -106,7 +108,7 @@ def find_skills(cwd: str | Path, sources: Iterable[str], home: Path | None = Non
     a warning for each SKILL.md that cannot be used, naming the file and the field."""
     skills: dict[str, Skill] = {}
     warnings: list[str] = []
-    for d in skill_dirs(Path(cwd).resolve(), sources, home):
+    for d in config_dirs(Path(cwd).resolve(), sources, "skills", home):
         if not d.is_dir():
             continue
         for md in sorted(d.glob("*/SKILL.md")):

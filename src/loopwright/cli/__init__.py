@@ -56,6 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--settings", help="a settings JSON file, or a JSON string, read after the settings files")
     p.add_argument("--setting-sources", default="user,project,local",
                    help="which settings files to read: comma-separated user, project, local ('' for none)")
+    p.add_argument("--context-window", type=int, metavar="N",
+                   help="the model's context window W in tokens (compaction and the forecast use it)")
+    p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT[,CACHE_WRITE,CACHE_READ]",
+                   help="a model's price in USD per million tokens (repeatable), e.g. for --max-budget-usd "
+                        "on a model outside the price table")
+    p.add_argument("--json-schema", help="structured output: the final answer must fit this JSON Schema "
+                   "(a JSON string or file); printed as structured_output with --output-format json")
     p.add_argument("--bare", action="store_true",
                    help="no project memory (AGENTS.md, CLAUDE.md, LOOPWRIGHT.md are not read)")
     p.add_argument("--claude-settings", action="store_true",

@@ -11,11 +11,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..options import AgentOptions
     from ..tools.base import Tool
+    from ..usage import Price
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -113,6 +114,48 @@ def resolve_cwd(value: str | None) -> Path:
     return p.resolve()
 
 
+def parse_prices(values: list[str]) -> dict[str, Price]:
+    """`--price 'MODEL=in,out[,cache_write,cache_read]'` (USD per million tokens). Without the
+    cache prices, Anthropic's multipliers apply (write 1.25x, read 0.1x input)."""
+    from ..usage import Price
+
+    out: dict[str, Price] = {}
+    for v in values:
+        model, _, nums = v.partition("=")
+        try:
+            xs = [float(x) for x in nums.split(",")]
+            if not model.strip() or len(xs) not in (2, 4) or any(x < 0 for x in xs):
+                raise ValueError
+        except ValueError:
+            raise UsageError(f"--price {v!r}: expected MODEL=IN,OUT or MODEL=IN,OUT,CACHE_WRITE,CACHE_READ "
+                             "(USD per million tokens, e.g. my-model=3,15)") from None
+        p = Price.from_input(xs[0], xs[1])
+        out[model.strip()] = p if len(xs) == 2 else Price(xs[0], xs[1], xs[2], xs[2] * 1.6, xs[3])
+    return out
+
+
+def context_window(n: int | None) -> int | None:
+    """`--context-window N`, checked."""
+    if n is not None and n <= 0:
+        raise UsageError(f"--context-window must be a positive number of tokens, got {n}")
+    return n
+
+
+def output_format(json_schema: str | None) -> dict[str, Any] | None:
+    """`--json-schema` (a JSON string or file) as the run's output_format, checked."""
+    if json_schema is None:
+        return None
+    from ..structured import check_schema, load_schema_arg
+
+    try:
+        schema = load_schema_arg(json_schema)
+        check_schema(schema)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    return {"type": "json_schema", "schema": schema}
+
+
+
 def build_options(args: argparse.Namespace) -> AgentOptions:
     """The run's options from the parsed command line; UsageError on bad input."""
     from ..models import DEFAULT_MODEL
@@ -153,6 +196,9 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         settings=getattr(args, "settings", None),
         claude_settings=bool(getattr(args, "claude_settings", False)),
         memory=not getattr(args, "bare", False),
+        output_format=output_format(getattr(args, "json_schema", None)),
+        prices=parse_prices(getattr(args, "price", None) or []) or None,
+        context_window=context_window(getattr(args, "context_window", None)),
         include_partial_messages=args.include_partial_messages,
         base_url=args.base_url,
         session_id=args.session_id,
