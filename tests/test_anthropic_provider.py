@@ -1,4 +1,4 @@
-"""AnthropicModel through the real `anthropic` SDK against the loopback Messages API server:
+"""AnthropicModel over its HTTP transport against the loopback Messages API server:
 whole tool-using runs, prompt caching breakpoints, byte-stable prefixes, thinking
 round trips, partial events and usage accounting."""
 

@@ -47,6 +47,7 @@ from .messages import (
     SystemMessage,
 )
 from .models.base import Model
+from .models.catalog import ALIASES
 from .tools.base import Tool, ToolContext, ToolError, ToolOutput
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ log = logging.getLogger("loopwright.agents")
 
 DEFAULT_AGENT = "general-purpose"
 RELAYED_SYSTEM = frozenset({"api_retry", "hook_error", "hook_message"})
-MODEL_ALIASES = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-5-5"}
+MODEL_ALIASES = ALIASES  # the model catalog's (models/catalog.py)
 
 
 @dataclass

@@ -48,27 +48,13 @@ from .blocks import WireMessage, text_of
 from .invariant import check as check_inv
 from .messages import Message, SystemMessage
 from .models.base import Model, ModelError, ModelRequest, ModelResponse, complete
-from .usage import price_for
+from .models.catalog import context_window, cost_of
 
 if TYPE_CHECKING:
     from .loop import Run
     from .options import AgentOptions
     from .usage import Price
 
-# Context windows by model-id prefix (longest prefix wins), from the providers' model pages
-# (checked 2026-11): Claude 5.x and Opus/Sonnet 4.6+ have 1M tokens; older Claude models the
-# standard 200k (1M was an opt-in beta there); OpenAI: the documented API windows.
-_CLAUDE_1M = ("claude-fable-5", "claude-mythos-5", "claude-opus-5", "claude-sonnet-5", "claude-haiku-5",
-              "claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-4-6")
-CONTEXT_WINDOWS: dict[str, int] = {
-    "claude": 200_000,
-    **dict.fromkeys(_CLAUDE_1M, 1_000_000),
-    "gpt-4o": 128_000,
-    "gpt-4.1": 1_047_576,
-    "gpt-5": 400_000,
-    "o3": 200_000,
-    "o4-mini": 200_000,
-}
 DEFAULT_KEEP_TURNS = 2  # turns kept verbatim when the caller does not say
 MAX_RESULT_CHARS = 8_000  # a tool result longer than this is cut in the transcript (head + tail)
 IMAGE_TOKENS = 1_600  # a typical image's input tokens (the base64 length says nothing)
@@ -144,11 +130,8 @@ def estimate_tokens(messages: list[WireMessage]) -> int:
 
 
 def default_context_window(model: str) -> int | None:
-    key = model.lower().removeprefix("openai:").removeprefix("anthropic:").removeprefix("anthropic/")
-    if "claude" in key:
-        key = key.replace(".", "-")  # "claude-opus-4.6" is "claude-opus-4-6"
-    best = max((p for p in CONTEXT_WINDOWS if key.startswith(p)), key=len, default=None)
-    return CONTEXT_WINDOWS[best] if best is not None else None
+    """The model's context window from the model catalog (models/catalog.py), None if unknown."""
+    return context_window(model)
 
 
 # --- the operation ----------------------------------------------------------------------------
@@ -234,8 +217,7 @@ def finish(history: list[WireMessage], cut: int, response: ModelResponse,
         text += CONTINUE_NOTE  # mid-task with nothing kept: say what to do with the summary
     new: list[WireMessage] = [{"role": "user", "content": [{"type": "text", "text": text}]}, *tail]
     check_inv(new if new[-1].get("role") == "user" else [*new, {"role": "user", "content": [{"type": "text", "text": "."}]}])
-    price = (price_for(response.model, prices) if prices else None) or price_for(response.model)
-    cost = response.cost_usd if response.cost_usd is not None else (price.cost(response.usage) if price else 0.0)
+    cost = response.cost_usd if response.cost_usd is not None else (cost_of(response.usage, response.model, prices) or 0.0)
     return CompactResult(new, summary, estimate_tokens(history), estimate_tokens(new), cut, len(tail),
                          response, cost)
 
@@ -372,8 +354,8 @@ async def compact_run(run: Run, trigger: str, *, keep_last_turns: int = DEFAULT_
 
 def charge(run: Run, response: ModelResponse) -> None:
     """Add the summarizing call to the run's usage and cost, not to its calls (see the module doc)."""
-    price = price_for(response.model, run.prices or None) or run._price
-    cost = response.cost_usd if response.cost_usd is not None else (price.cost(response.usage) if price else 0.0)
+    cost = response.cost_usd if response.cost_usd is not None else (
+        cost_of(response.usage, response.model, run.prices) or cost_of(response.usage, run.model.name, run.prices) or 0.0)
     run.usage.add(response.usage)
     run.budget.spent_usd += cost
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from .hooks import Hooks
+from .models.base import invalid_input_error
 from .permissions import Allow, Deny, Permissions
 from .tools.base import Tool, ToolContext, ToolOutput
 
@@ -77,6 +78,9 @@ class Executor:
         if tool is None:
             names = ", ".join(sorted(self.tools)) or "none"
             return use.input, ToolResultBlock(use.id, f"Error: no such tool: {use.name}. Available tools: {names}.", True)
+        bad_input = invalid_input_error(use.input)  # the model's input was not a JSON object
+        if bad_input is not None:
+            return use.input, ToolResultBlock(use.id, bad_input, True)
         tool_input = use.input
         decision: Allow | Deny | None = None
         hook_decision: str | None = None  # a hook's allow/ask still goes through deny and ask rules
@@ -122,7 +126,10 @@ class Executor:
         tool_input, refused = await self._gate(use, out)
         if refused is not None:
             return refused
-        result = await self._run(use, tool_input, in_thread=False)
+        # A sync handler that is not read-only runs in a worker thread (read-only ones do in
+        # batches), so a slow one cannot block the event loop and an interrupt is answered at
+        # once; the thread finishes on its own. Its cost: bench/bench_sandbox.py.
+        result = await self._run(use, tool_input, in_thread=not self.tools[use.name].read_only)
         self._halt(out)
         return result
 

@@ -35,6 +35,7 @@ from .messages import (
 )
 from .models import resolve_model
 from .models.base import STOP_REASONS, ModelError, ModelRequest, ModelResponse
+from .models.catalog import cost_of
 from .options import AgentOptions
 from .settings import build_run_config
 from .tools.base import Tool, ToolContext
@@ -126,7 +127,8 @@ class Run:
         config = build_run_config(options, self.cwd)  # settings files + options (settings.py)
         self.hooks, permissions = config.hooks, config.permissions
         self.permission_mode = permissions.mode or "default"
-        ctx = ToolContext(self.cwd, self.session_id, add_dirs=config.add_dirs, env=config.env, run=self)
+        ctx = ToolContext(self.cwd, self.session_id, add_dirs=config.add_dirs, env=config.env, run=self,
+                          sandbox=config.sandbox)
         permissions.shell_state = ctx.state  # the gate resolves Bash paths from the shell's cwd
         if self.recorder is not None:
             from .checkpoints import snapshot_hook  # file checkpoints, keyed to this turn's prompt
@@ -254,8 +256,8 @@ class Run:
 
     def charge(self, a: ModelResponse) -> None:
         self.calls += 1
-        price = self._price if a.model == self.model.name else (price_for(a.model, self.prices or None) or self._price)
-        cost = a.cost_usd if a.cost_usd is not None else (price.cost(a.usage) if price else 0.0)
+        cost = a.cost_usd if a.cost_usd is not None else (
+            cost_of(a.usage, a.model, self.prices) or cost_of(a.usage, self.model.name, self.prices) or 0.0)
         u = a.usage
         self.usage.add(u)
         self.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,

@@ -76,6 +76,9 @@ class AgentOptions:
     context_window: int | None = None
     auto_compact: bool = True  # summarize older turns when the next input is forecast above threshold * W
     compact_threshold: float = 0.8
+    # Bash in an OS sandbox (sandbox.py): True, the settings' "sandbox" object, or a SandboxConfig;
+    # on top of the settings files' "sandbox". None: as the settings files say (default off).
+    sandbox: Any = None
 
     def __post_init__(self) -> None:
         if self.max_turns is not None and (not isinstance(self.max_turns, int) or self.max_turns < 0):

@@ -326,6 +326,9 @@ class Permissions:
     # The PATH commands are looked up in (None: this process's). Its directories are never
     # written without approval: a file there changes what a command name runs.
     exec_path: str | None = None
+    # sandbox.py: True for a Bash command that will run in the OS sandbox with
+    # autoAllowBashIfSandboxed; it then needs no approval (deny and ask rules still apply).
+    sandbox_auto_allow: Callable[[str], bool] | None = None
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
@@ -630,6 +633,8 @@ class Permissions:
                 v = self.write_problem(p, self.shell_cwd())
                 if v is not None:
                     return v
+        if self.sandbox_auto_allow is not None and self.mode != "plan" and self.sandbox_auto_allow(command):
+            return ALLOW
         # 3. mode
         if self.mode is None:
             if hook == "allow" or (parsed.ok and self._named(self.allow, "Bash")):

@@ -19,7 +19,8 @@ loopwright file of the same level: ~/.claude/settings.json, .claude/settings.jso
                      "additionalDirectories": [...]},
      "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "...",
                                                               "timeout": 30}]}]},
-     "env": {"NAME": "value"}}
+     "env": {"NAME": "value"},
+     "sandbox": {"enabled": true, ...}}   (sandbox.py: Bash in an OS sandbox)
 
 A `/path` rule in a settings file is anchored at that file's project directory (the
 directory holding `.loopwright/` or `.claude/`); rules given as flags or options are
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from .hooks import HOOK_EVENTS, CommandHook, HookContext, HookMatcher, Hooks
 from .permissions import PERMISSION_MODES, Permissions, Rule
+from .sandbox import SandboxConfig, SandboxError, config_from, make_sandbox
 
 if TYPE_CHECKING:
     from .options import AgentOptions
@@ -68,6 +70,7 @@ class Settings:
     hooks: dict[str, list[HookMatcher]] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)  # the files that were read, in order
+    sandbox: SandboxConfig | None = None  # "sandbox" (sandbox.py); None: no file sets it
 
     def add(self, data: dict[str, Any], where: str, base: Path) -> None:
         """Merge one file's (or one JSON string's) settings into this one."""
@@ -105,6 +108,12 @@ class Settings:
             raise SettingsError(f"{where}: \"hooks\" must be an object keyed by event name")
         for event, entries in hooks.items():
             self.hooks.setdefault(event, []).extend(_hook_matchers(event, entries, where))
+        if "sandbox" in data:
+            self.sandbox = self.sandbox or SandboxConfig()
+            try:
+                self.sandbox.add(data["sandbox"], where, base)
+            except SandboxError as e:
+                raise SettingsError(str(e)) from None
 
 
 def _hook_matchers(event: str, entries: Any, where: str) -> list[HookMatcher]:
@@ -209,6 +218,7 @@ class RunConfig:
     add_dirs: list[Path]
     env: dict[str, str]
     settings: Settings | None
+    sandbox: Any = None  # sandbox.Sandbox when Bash runs in the OS sandbox
 
 
 def uses_settings(options: AgentOptions) -> bool:
@@ -247,7 +257,16 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
         hooks = copy.copy(hooks)
         hooks.callbacks, hooks.env = merged.callbacks, merged.env
     hooks.bind(HookContext(cwd=str(cwd), permission_mode=mode or "default"))
-    return RunConfig(permissions, hooks, add_dirs, dict(settings.env) if settings else {}, settings)
+    env = dict(settings.env) if settings else {}
+    try:  # the options' sandbox (--sandbox, AgentOptions(sandbox=...)) on top of the files'
+        sb_config = config_from(getattr(options, "sandbox", None), "AgentOptions.sandbox", cwd,
+                                start=settings.sandbox if settings is not None else None)
+        sandbox = make_sandbox(sb_config, cwd, add_dirs, permissions, env)
+    except SandboxError as e:
+        raise SettingsError(str(e)) from None
+    if sandbox is not None:
+        permissions.sandbox_auto_allow = sandbox.auto_allows
+    return RunConfig(permissions, hooks, add_dirs, env, settings, sandbox)
 
 
 def _cli_rules(items: list[str], flag: str) -> list[Rule]:

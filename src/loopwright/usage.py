@@ -2,6 +2,8 @@
 
 Tokens, prices and the budget rule (seed §5: Def 5.1, Prop 5.2, Prop 5.4).
 
+The price of each model is in the model catalog (models/catalog.py, `cost_of`).
+
 `CallUsage` is one model call's record: n_k (all input tokens of call k, cached or
 not), output tokens, cache writes and reads, and the call's cost in USD.
 """
@@ -89,44 +91,21 @@ class Price:
         ) / 1_000_000
 
 
-# Longest matching prefix wins, so "claude-opus-4-1" beats "claude-opus-4".
-# Source: Anthropic's pricing and model pages (checked 2026-11).
-PRICES: dict[str, Price] = {
-    "claude-opus-5-5": Price.from_input(4, 20, cache_read=0.20),
-    "claude-sonnet-5-5": Price.from_input(2, 10, cache_read=0.10),
-    "claude-sonnet-5": Price.from_input(2, 10, cache_read=0.20),
-    "claude-haiku-5-5": Price.from_input(0.10, 0.50, cache_read=0.01,
-                                         above=(100_000, Price.from_input(0.50, 2.50, cache_read=0.05))),
-    "claude-fable-5-1": Price.from_input(10, 50, cache_read=0.25),
-    "claude-mythos-5-1": Price.from_input(10, 50, cache_read=0.25),
-    "claude-fable-5": Price.from_input(10, 50, cache_read=1.0),
-    "claude-mythos-5": Price.from_input(10, 50, cache_read=1.0),
-    "claude-opus-5": Price.from_input(5, 25),
-    "claude-opus-4-8": Price.from_input(5, 25),
-    "claude-opus-4-7": Price.from_input(5, 25),
-    "claude-opus-4-6": Price.from_input(5, 25),
-    "claude-opus-4-5": Price.from_input(5, 25),
-    "claude-opus-4-1": Price.from_input(15, 75),
-    "claude-opus-4": Price.from_input(15, 75),
-    "claude-sonnet-4": Price.from_input(3, 15),
-    "claude-3-7-sonnet": Price.from_input(3, 15),
-    "claude-haiku-4-5": Price.from_input(1, 5),
-    "claude-3-5-haiku": Price.from_input(0.8, 4),
-    "claude-3-haiku": Price.from_input(0.25, 1.25),
-}
+def __getattr__(name: str) -> Any:
+    """`PRICES` lives in the model catalog (models/catalog.py) now; the old name still works."""
+    if name == "PRICES":
+        from .models.catalog import PRICES
+
+        return PRICES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def price_for(model: str, table: dict[str, Price] | None = None) -> Price | None:
-    """The price of `model` (ids with dates or dots match their family), or None if unknown."""
-    table = PRICES if table is None else table
-    key = model.lower().replace(".", "-")
-    if key.startswith("anthropic/"):
-        key = key.split("/", 1)[1]
-    best: str | None = None
-    for prefix in table:
-        if key.startswith(prefix) and (best is None or len(prefix) > len(best)):
-            best = prefix
-    return table[best] if best is not None else None
+    """The price of `model` (ids with dates or dots match their family), or None if unknown.
+    The table is the model catalog's (models/catalog.py); this name is kept for callers."""
+    from .models.catalog import price_for as catalog_price_for
+
+    return catalog_price_for(model, table)
 
 
 @dataclass(slots=True)

@@ -67,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no project memory (AGENTS.md, CLAUDE.md, LOOPWRIGHT.md are not read)")
     p.add_argument("--claude-settings", action="store_true",
                    help="also read Claude Code's settings files (~/.claude, .claude/settings*.json)")
+    p.add_argument("--sandbox", action="store_true",
+                   help="run each Bash command in the OS sandbox (bubblewrap; the settings' \"sandbox\" object)")
     p.add_argument("--agents", help="subagent types for the Agent tool: a JSON object (or file) "
                    "{name: {description, prompt, tools?, model?, maxTurns?}}; general-purpose is always there")
     p.add_argument("--verbose", action="store_true")

@@ -38,9 +38,9 @@ from ..invariant import check
 from ..loop import query
 from ..messages import AssistantMessage, ResultMessage
 from ..models.base import ModelEvent, ModelRequest, ModelResponse
+from ..models.catalog import cost_of
 from ..models.scripted import ScriptedModel
 from ..options import AgentOptions
-from ..usage import price_for
 from .config import default_system_prompt
 from .render import TraceRenderer, is_tty, short
 
@@ -86,10 +86,9 @@ class CheckedModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         check(request.messages)  # raises InvariantViolation: the run would end with an error
         self.checks += 1
-        price = price_for(self.priced_as)
         async for ev in self.inner.stream(request):
             if isinstance(ev, ModelResponse):
-                ev.cost_usd = price.cost(ev.usage) if price is not None else 0.0
+                ev.cost_usd = cost_of(ev.usage, self.priced_as) or 0.0
                 self.n_k.append(ev.usage.total_input_tokens)
             yield ev
 

@@ -2,7 +2,7 @@
 (providers lazily).
 
 Models: the protocol, the scripted model, and `resolve_model` which turns one string
-into a provider. Provider SDKs are imported only when a provider is used."""
+into a provider. The HTTP providers need no SDK; their HTTP client is imported at the first call."""
 
 from __future__ import annotations
 

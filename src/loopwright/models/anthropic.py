@@ -1,33 +1,38 @@
 """Room: providers (on models.base). Owns AnthropicModel; may import data types, models.base,
-models.http and models.retry (the SDK lazily).
+models.http and models.retry.
 
-AnthropicModel: the Messages API over HTTP with the official `anthropic` SDK.
+AnthropicModel: the Messages API over HTTP (models/http.py), no SDK needed.
 
 - Streams every call (SSE) and assembles the message from the raw events itself, so
   thinking / redacted_thinking / unknown blocks come back byte for byte and are sent
   back verbatim. Only a message whose `message_stop` arrived becomes a ModelResponse.
+- Sends what Claude Code sends: the key as `x-api-key` (or `Authorization: Bearer` for
+  ANTHROPIC_AUTH_TOKEN), `anthropic-version: 2023-06-01`, `anthropic-beta` when a
+  feature needs it (or ANTHROPIC_BETAS lists some), ANTHROPIC_CUSTOM_HEADERS.
 - Prompt caching is on by default: breakpoints on the last tool, the system prompt,
   the newest message and the previous user message (at most 4), so each call reads
   the prefix the previous call wrote.
-- Retries are loopwright's own (models/retry.py): the SDK client has max_retries=0.
-
-The SDK is imported when the first call is made, never by `import loopwright`.
+- Retries are loopwright's own (models/retry.py).
+- `client=AsyncAnthropic(...)` (or AsyncAnthropicBedrock / AsyncAnthropicVertex) sends the
+  calls through that SDK client instead (pip install anthropic).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncGenerator
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any, Unpack
 
 from ..blocks import blocks_from_wire
 from ..messages import StreamEvent
 from ..usage import Usage
-from .base import ModelEvent, ModelRequest, ModelResponse
-from .http import SDKModel
+from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, parse_input
+from .catalog import max_output
+from .http import USER_AGENT, HTTPModel, HTTPOptions
 from .retry import AttemptFailed, Failure, drain, error_from_body, is_retryable_status, iter_sse
 
+API_VERSION = "2023-06-01"
 _NO_CACHE_TYPES = frozenset({"thinking", "redacted_thinking"})  # blocks that cannot carry cache_control
 MAX_BREAKPOINTS = 4
 # status of an `event: error` in the stream, from its error type
@@ -36,33 +41,34 @@ _STREAM_ERROR_STATUS = {
     "invalid_request_error": 400, "authentication_error": 401, "permission_error": 403,
     "not_found_error": 404, "request_too_large": 413, "billing_error": 402,
 }
+# the SDK's keyword arguments of messages.create; everything else goes in extra_body
+_SDK_ARGS = ("model", "max_tokens", "messages")
 
 
 def default_max_tokens(model: str) -> int:
-    """A per-model output limit that every model of the family accepts."""
-    m = model.lower()
-    if m.startswith(("claude-3-haiku", "claude-3-opus", "claude-3-sonnet")):
-        return 4096
-    if m.startswith(("claude-3-5", "claude-3.5")):
-        return 8192
-    return 16384
+    """A per-model output limit that every model of the family accepts (the catalog's)."""
+    return max_output(model) or 16_384
 
 
-class AnthropicModel(SDKModel):
+class AnthropicModel(HTTPModel):
+    """`AnthropicModel(model, base_url=None, api_key=None, max_retries=4, max_tokens=None,
+    include_partial_messages=False, *, prompt_caching=True, cache_ttl=None, auth_token=None,
+    betas=(), retry_base_delay=0.5, retry_max_delay=32.0, timeout=600.0, connect_timeout=10.0,
+    total_timeout=1800.0, client=None)`.
+
+    `api_key` / `auth_token` / `base_url` default to ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN /
+    ANTHROPIC_BASE_URL. `cache_ttl="1h"` asks for one-hour cache entries (2x write price)
+    instead of 5 min. Keys of `ModelRequest.extra` (thinking, temperature, tool_choice,
+    metadata, ...) are sent in the request body as they are. `client` is an SDK client
+    (AsyncAnthropic, AsyncAnthropicBedrock, AsyncAnthropicVertex) to send the calls through."""
+
     provider = "Anthropic"
     sdk = "anthropic"
-    client_class = "AsyncAnthropic"
-    base_error = "AnthropicError"
-    install_hint = "pip install anthropic"
-
-    """`AnthropicModel(model, base_url=None, api_key=None, max_retries=4, max_tokens=None,
-    include_partial_messages=False, *, prompt_caching=True, cache_ttl=None,
-    retry_base_delay=0.5, retry_max_delay=32.0, timeout=600.0)`.
-
-    `api_key` / `base_url` default to ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL.
-    `cache_ttl="1h"` asks for one-hour cache entries (2x write price) instead of 5 min.
-    Keys of `ModelRequest.extra` (thinking, temperature, tool_choice, metadata, ...) are
-    passed to the API as they are."""
+    sdk_error = "AnthropicError"
+    env_base_url = "ANTHROPIC_BASE_URL"
+    env_api_key = "ANTHROPIC_API_KEY"
+    default_base_url = "https://api.anthropic.com"
+    path = "/v1/messages"
 
     def __init__(
         self,
@@ -75,15 +81,19 @@ class AnthropicModel(SDKModel):
         *,
         prompt_caching: bool = True,
         cache_ttl: str | None = None,
-        retry_base_delay: float | None = None,
-        retry_max_delay: float | None = None,
-        timeout: float = 600.0,
+        auth_token: str | None = None,
+        betas: tuple[str, ...] | list[str] = (),
+        **options: Unpack[HTTPOptions],
     ) -> None:
         if cache_ttl not in (None, "5m", "1h"):
             raise ValueError(f"cache_ttl must be '5m' or '1h', got {cache_ttl!r}")
-        super().__init__(model, base_url or os.environ.get("ANTHROPIC_BASE_URL") or None, api_key,
-                         max_retries, include_partial_messages, retry_base_delay, retry_max_delay, timeout)
-        self.max_tokens = max_tokens or default_max_tokens(model)
+        super().__init__(model, base_url, api_key, max_retries, max_tokens or default_max_tokens(model),
+                         include_partial_messages, **options)
+        self.auth_token = auth_token or os.environ.get("ANTHROPIC_AUTH_TOKEN") or None
+        env_betas = [b.strip() for b in os.environ.get("ANTHROPIC_BETAS", "").split(",") if b.strip()]
+        # the 1-hour cache TTL is a beta feature: the header says so, as Claude Code does
+        needed = ["extended-cache-ttl-2025-04-11"] if cache_ttl == "1h" and prompt_caching else []
+        self.betas = list(dict.fromkeys([*betas, *env_betas, *needed]))
         self.prompt_caching = prompt_caching
         self._mark: dict[str, Any] = {"type": "ephemeral", **({"ttl": cache_ttl} if cache_ttl else {})}
         # built once per (tools list, system string): byte-stable across calls
@@ -96,6 +106,25 @@ class AnthropicModel(SDKModel):
         self._scan_n = 0
         self._scan_last: Any = None
         self._scan_marked: list[int] = []
+
+    def headers(self) -> dict[str, str]:
+        """Claude Code's headers: every Anthropic-compatible gateway and proxy accepts them."""
+        if not self.api_key and not self.auth_token:
+            raise ModelError("no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) "
+                             "or pass api_key (AgentOptions.api_key)")
+        h = {"anthropic-version": API_VERSION, "content-type": "application/json",
+             "accept": "text/event-stream, application/json", "user-agent": USER_AGENT}
+        if self.api_key:
+            h["x-api-key"] = self.api_key
+        if self.auth_token:
+            h["authorization"] = f"Bearer {self.auth_token}"
+        if self.betas:
+            h["anthropic-beta"] = ",".join(self.betas)
+        for line in os.environ.get("ANTHROPIC_CUSTOM_HEADERS", "").splitlines():  # "Name: Value" per line
+            name, sep, value = line.partition(":")
+            if sep and name.strip():
+                h[name.strip().lower()] = value.strip()
+        return h
 
     # --- the request ------------------------------------------------------------------------
 
@@ -148,7 +177,7 @@ class AnthropicModel(SDKModel):
         return msgs
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
-        """The keyword arguments of `messages.create` for this request (public for tests/bench)."""
+        """The JSON body of this request, without `stream` (public for tests and the bench)."""
         params: dict[str, Any] = {
             "model": self.name,
             "max_tokens": request.max_tokens or self.max_tokens,
@@ -158,48 +187,56 @@ class AnthropicModel(SDKModel):
             params["system"] = self._system_param(request.system)
         if request.tools:
             params["tools"] = self._tools_param(request.tools)
-        if request.extra:  # thinking, temperature, tool_choice, ...: sent as JSON, whatever the SDK version knows
-            params["extra_body"] = dict(request.extra)
+        if request.extra:  # thinking, temperature, tool_choice, ...: sent as they are
+            params.update(request.extra)
         return params
 
     # --- the call ---------------------------------------------------------------------------
 
-    async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
-        client = self._client()
-        stream = await client.messages.create(**params, stream=True)
-        response = stream.response
-        acc = _Accumulator()
-        try:
-            events = iter_sse(response.aiter_lines())
-            async for sse in events:
-                if not sse.data:
-                    continue
-                try:
-                    data = json.loads(sse.data)
-                except ValueError:
-                    raise AttemptFailed(Failure(
-                        f"malformed SSE data in {sse.event or 'message'} event: {sse.data[:80]!r}")) from None
-                if not isinstance(data, dict):
-                    raise AttemptFailed(Failure(f"malformed SSE event: {sse.data[:80]!r}"))
-                kind = data.get("type") or sse.event
-                if kind == "error" or sse.event == "error":
-                    raise AttemptFailed(_stream_error(data))
-                if self.include_partial_messages:
-                    yield StreamEvent(data)
-                if acc.feed(kind, data):
-                    result = acc.response(self.name)
-                    await drain(events)  # keep-alive: the connection serves the next call
-                    yield result
-                    return
-            raise AttemptFailed(Failure("the stream ended before message_stop"))
-        finally:
-            await response.aclose()
+    async def _sdk_open(self, body: dict[str, Any]) -> Any:
+        kwargs = {k: body[k] for k in _SDK_ARGS if k in body}
+        extra = {k: v for k, v in body.items() if k not in _SDK_ARGS}
+        headers = {"anthropic-beta": ",".join(self.betas)} if self.betas else None
+        stream = await self.sdk_client.messages.create(**kwargs, stream=True, extra_body=extra or None,
+                                                       extra_headers=headers)
+        return stream.response
 
-    def _classify(self, e: BaseException) -> Failure | None:
-        if isinstance(e, TypeError) and "authentication" in str(e):  # the SDK's "no credentials"
-            return Failure("no Anthropic credentials: set ANTHROPIC_API_KEY or pass api_key "
-                           f"(AgentOptions.api_key). {e}", retryable=False)
-        return super()._classify(e)
+    async def _read_stream(self, lines: AsyncIterator[str]) -> AsyncGenerator[ModelEvent, None]:
+        acc = _Accumulator()
+        events = iter_sse(lines)
+        async for sse in events:
+            if not sse.data:
+                continue
+            try:
+                data = json.loads(sse.data)
+            except ValueError:
+                raise AttemptFailed(Failure(
+                    f"malformed SSE data in {sse.event or 'message'} event: {sse.data[:80]!r}")) from None
+            if not isinstance(data, dict):
+                raise AttemptFailed(Failure(f"malformed SSE event: {sse.data[:80]!r}"))
+            kind = data.get("type") or sse.event
+            if kind == "error" or sse.event == "error":
+                raise AttemptFailed(_stream_error(data))
+            if self.include_partial_messages:
+                yield StreamEvent(data)
+            if acc.feed(kind, data):
+                result = acc.response(self.name)
+                await drain(events)  # keep-alive: the connection serves the next call
+                yield result
+                return
+        raise AttemptFailed(Failure("the stream ended before message_stop"))
+
+    def _read_json(self, obj: Any) -> ModelResponse:
+        """A whole message as JSON (a server that does not stream): the same checks as a stream."""
+        if obj.get("type") == "error" or "error" in obj:
+            raise AttemptFailed(_stream_error(obj))
+        if not isinstance(obj.get("content"), list):
+            raise AttemptFailed(Failure(f"the server's answer is not a message: {json.dumps(obj)[:200]}",
+                                        retryable=False))
+        acc = _Accumulator()
+        acc.feed("message_start", {"message": obj})
+        acc.stop_reason = obj.get("stop_reason")
+        return acc.response(self.name)
 
 
 def _has_mark(content: Any) -> bool:
@@ -335,17 +372,7 @@ class _Accumulator:
             parts = self.json_parts.get(idx)
             if parts is not None and (parts or "input" not in block):
                 raw = "".join(parts)
-                try:
-                    value = json.loads(raw) if raw.strip() else {}
-                except ValueError as e:
-                    if self.stop_reason == "max_tokens":
-                        value = {}  # cut off mid-input: the loop will not run it
-                    else:
-                        raise AttemptFailed(Failure(
-                            f"invalid JSON in the input of tool_use {block.get('name')!r}: {e}")) from None
-                if not isinstance(value, dict):
-                    raise AttemptFailed(Failure(f"tool_use {block.get('name')!r} input is not an object"))
-                block["input"] = value
+                block["input"] = parse_input(raw, self.stop_reason == "max_tokens")
             content.append(block)
         try:
             blocks = blocks_from_wire(content)

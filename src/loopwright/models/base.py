@@ -5,10 +5,16 @@ The model protocol: one streaming call from (system, tools, messages) to a respo
 A model is M of seed Def 3.1. `stream()` yields optional progress events
 (`StreamEvent` partials, `SystemMessage("api_retry")`) and ends with exactly one
 `ModelResponse`. Providers raise `ModelError` when a call fails for good.
+
+A tool call whose input the model wrote as text that is not a JSON object keeps that text
+under `INVALID_INPUT` (`parse_input`): the call is answered with an is_error tool_result
+the model can correct (`invalid_input_error`, used by the executor), never run, and the
+run goes on.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
@@ -28,6 +34,35 @@ STOP_REASONS = frozenset(
         "model_context_window_exceeded",
     }
 )
+INVALID_INPUT = "__invalid_json__"
+
+
+def parse_input(raw: str, cut_off: bool = False) -> dict[str, Any]:
+    """A tool call's input from the JSON text the model streamed. Text that is not a JSON
+    object becomes {INVALID_INPUT: {"text", "error"}}; a call cut off by max_tokens gets {}
+    (the loop runs none of that turn's calls)."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as e:
+        if cut_off:
+            return {}
+        return {INVALID_INPUT: {"text": raw, "error": f"not valid JSON: {e}"}}
+    if not isinstance(value, dict):
+        return {INVALID_INPUT: {"text": raw, "error": f"a JSON {type(value).__name__}, not an object"}}
+    return value
+
+
+def invalid_input_error(tool_input: dict[str, Any]) -> str | None:
+    """The is_error text for a call whose input was not a JSON object, else None."""
+    bad = tool_input.get(INVALID_INPUT) if len(tool_input) == 1 else None
+    if not isinstance(bad, dict):
+        return None
+    text = str(bad.get("text", ""))
+    shown = text if len(text) <= 300 else text[:300] + f"... ({len(text)} characters)"
+    return (f"Error: the input of this tool call is {bad.get('error', 'not valid JSON')}, so the tool was not run. "
+            f"The input was: {shown}\nCall the tool again with a JSON object that matches its input schema.")
 
 
 @dataclass(slots=True)

@@ -1,8 +1,9 @@
 """Room: providers (on models.base). Owns OpenAICompatModel; may import data types, models.base,
-models.http and models.retry (the SDK lazily).
+models.http and models.retry.
 
 OpenAICompatModel: any OpenAI-compatible chat completions server (OpenAI, vLLM,
-Ollama, llama.cpp server, LM Studio, OpenRouter, ...) through the `openai` SDK.
+Ollama, llama.cpp server, LM Studio, OpenRouter, ...) over HTTP (models/http.py), no SDK
+needed: the key goes as `Authorization: Bearer`.
 
 The loop's history stays Anthropic-shaped; this module maps it to chat messages and
 back:
@@ -17,26 +18,27 @@ back:
 Streaming accumulates tool-call deltas by index; usage (with cached tokens) comes from
 the final chunk requested with stream_options.include_usage. Reasoning deltas
 (`reasoning_content`) are passed on as partial events only: they have no signature and
-are not part of the history. A tool call whose arguments are not valid JSON fails the
-attempt (retried, then a clear ModelError), unless the response was cut off by the
-length limit, in which case the loop refuses to run it.
+are not part of the history. A tool call whose arguments are not a JSON object is
+answered with an is_error tool_result the model can correct (models/base.py
+`parse_input`); one cut off by the length limit is not run.
 
-Install: pip install 'loopwright[openai]'. The SDK is imported at the first call.
+A server that answers the streamed request with a plain chat.completion JSON body is
+understood. `client=AsyncOpenAI(...)` sends the calls through that SDK client instead
+(pip install 'loopwright[openai]').
 """
 
 from __future__ import annotations
 
 import json
-import os
 import uuid
-from collections.abc import AsyncGenerator
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any, Unpack
 
 from ..blocks import Block, TextBlock, ToolUseBlock
 from ..messages import StreamEvent
 from ..usage import Usage
-from .base import ModelEvent, ModelRequest, ModelResponse
-from .http import SDKModel
+from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, parse_input
+from .http import USER_AGENT, HTTPModel, HTTPOptions
 from .retry import AttemptFailed, Failure, drain, error_from_body, is_retryable_status, iter_sse
 
 FINISH_TO_STOP = {
@@ -50,20 +52,23 @@ _NOT_RETRYABLE_TYPES = frozenset({"invalid_request_error", "authentication_error
                                   "not_found_error", "context_length_exceeded"})
 
 
-class OpenAICompatModel(SDKModel):
-    provider = "OpenAI-compatible"
-    sdk = "openai"
-    client_class = "AsyncOpenAI"
-    base_error = "OpenAIError"
-    install_hint = "pip install 'loopwright[openai]'"
-
+class OpenAICompatModel(HTTPModel):
     """`OpenAICompatModel(model, base_url=None, api_key=None, max_retries=4, max_tokens=None,
     include_partial_messages=False, *, stream_usage=True, retry_base_delay=0.5,
-    retry_max_delay=32.0, timeout=600.0)`.
+    retry_max_delay=32.0, timeout=600.0, connect_timeout=10.0, total_timeout=1800.0, client=None)`.
 
     `base_url` defaults to OPENAI_BASE_URL (else api.openai.com); `api_key` to
     OPENAI_API_KEY, or "none" when a base_url is given (local servers need no key).
-    `stream_usage=False` leaves out stream_options for servers that refuse it."""
+    `stream_usage=False` leaves out stream_options for servers that refuse it. `client` is
+    an `openai.AsyncOpenAI` to send the calls through."""
+
+    provider = "OpenAI-compatible"
+    sdk = "openai"
+    sdk_error = "OpenAIError"
+    env_base_url = "OPENAI_BASE_URL"
+    env_api_key = "OPENAI_API_KEY"
+    default_base_url = "https://api.openai.com/v1"
+    path = "/chat/completions"
 
     def __init__(
         self,
@@ -75,18 +80,21 @@ class OpenAICompatModel(SDKModel):
         include_partial_messages: bool = False,
         *,
         stream_usage: bool = True,
-        retry_base_delay: float | None = None,
-        retry_max_delay: float | None = None,
-        timeout: float = 600.0,
+        **options: Unpack[HTTPOptions],
     ) -> None:
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        api_key = api_key or os.environ.get("OPENAI_API_KEY") or ("none" if base_url else None)
-        super().__init__(model, base_url, api_key, max_retries, include_partial_messages,
-                         retry_base_delay, retry_max_delay, timeout)
-        self.max_tokens = max_tokens
+        super().__init__(model, base_url, api_key, max_retries, max_tokens, include_partial_messages, **options)
+        if self.api_key is None and self.base_url:
+            self.api_key = "none"
         self.stream_usage = stream_usage
         self._tools_key: tuple[Any, int] | None = None
         self._tools_built: list[dict[str, Any]] = []
+
+    def headers(self) -> dict[str, str]:
+        if not self.api_key:
+            raise ModelError("no OpenAI API key: set OPENAI_API_KEY or pass api_key (AgentOptions.api_key), "
+                             "or a base_url of a local server")
+        return {"authorization": f"Bearer {self.api_key}", "content-type": "application/json",
+                "accept": "text/event-stream, application/json", "user-agent": USER_AGENT}
 
     # --- request mapping ---------------------------------------------------------------------
 
@@ -114,41 +122,56 @@ class OpenAICompatModel(SDKModel):
             params["tools"] = self._tools_param(request.tools)
         if self.stream_usage:
             params["stream_options"] = {"include_usage": True}
-        if request.extra:  # temperature, tool_choice, ...: sent as JSON
-            params["extra_body"] = dict(request.extra)
+        if request.extra:  # temperature, tool_choice, ...: sent as they are
+            params.update(request.extra)
         return params
 
     # --- the call ----------------------------------------------------------------------------
 
-    async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
-        client = self._client()
-        stream = await client.chat.completions.create(**params, stream=True)
-        response = stream.response
+    async def _sdk_open(self, body: dict[str, Any]) -> Any:
+        kwargs = {k: body[k] for k in ("model", "messages")}
+        extra = {k: v for k, v in body.items() if k not in kwargs}
+        stream = await self.sdk_client.chat.completions.create(**kwargs, stream=True, extra_body=extra or None)
+        return stream.response
+
+    async def _read_stream(self, lines: AsyncIterator[str]) -> AsyncGenerator[ModelEvent, None]:
         acc = _Accumulator()
-        try:
-            events = iter_sse(response.aiter_lines())
-            async for sse in events:
-                data = sse.data.strip()
-                if not data:
-                    continue
-                if data == "[DONE]":
-                    acc.done = True
-                    await drain(events)  # keep-alive: the connection serves the next call
-                    break
-                try:
-                    chunk = json.loads(data)
-                except ValueError:
-                    raise AttemptFailed(Failure(f"malformed SSE data: {data[:80]!r}")) from None
-                if not isinstance(chunk, dict):
-                    raise AttemptFailed(Failure(f"malformed SSE chunk: {data[:80]!r}"))
-                if chunk.get("error") is not None:
-                    raise AttemptFailed(_stream_error(chunk))
-                if self.include_partial_messages:
-                    yield StreamEvent(chunk)
-                acc.feed(chunk)
-            yield acc.response(self.name)
-        finally:
-            await response.aclose()
+        events = iter_sse(lines)
+        async for sse in events:
+            data = sse.data.strip()
+            if not data:
+                continue
+            if data == "[DONE]":
+                acc.done = True
+                await drain(events)  # keep-alive: the connection serves the next call
+                break
+            try:
+                chunk = json.loads(data)
+            except ValueError:
+                raise AttemptFailed(Failure(f"malformed SSE data: {data[:80]!r}")) from None
+            if not isinstance(chunk, dict):
+                raise AttemptFailed(Failure(f"malformed SSE chunk: {data[:80]!r}"))
+            if chunk.get("error") is not None:
+                raise AttemptFailed(_stream_error(chunk))
+            if self.include_partial_messages:
+                yield StreamEvent(chunk)
+            acc.feed(chunk)
+        yield acc.response(self.name)
+
+    def _read_json(self, obj: Any) -> ModelResponse:
+        """A whole chat.completion (a server that answered the streamed request without
+        streaming): read as one chunk whose delta is the message."""
+        if obj.get("error") is not None:
+            raise AttemptFailed(_stream_error(obj))
+        choices = obj.get("choices")
+        if not isinstance(choices, list):
+            raise AttemptFailed(Failure(f"the server's answer is not a chat completion: {json.dumps(obj)[:200]}",
+                                        retryable=False))
+        acc = _Accumulator()
+        acc.feed({**obj, "choices": [{**c, "delta": c.get("message") or {}} for c in choices if isinstance(c, dict)]})
+        acc.done = True
+        return acc.response(self.name)
+
 
 def _stream_error(chunk: dict[str, Any]) -> Failure:
     typ, msg = error_from_body(chunk)
@@ -274,16 +297,7 @@ class _Accumulator:
             c = self.calls[idx]
             if not c["name"]:
                 raise AttemptFailed(Failure(f"tool call {idx} has no function name"))
-            raw = "".join(c["args"])
-            try:
-                value = json.loads(raw) if raw.strip() else {}
-            except ValueError as e:
-                if not cut:
-                    raise AttemptFailed(Failure(
-                        f"invalid JSON arguments for tool call {c['name']!r}: {e}")) from None
-                value = {}  # cut off by the length limit: the loop will not run it
-            if not isinstance(value, dict):
-                raise AttemptFailed(Failure(f"arguments of tool call {c['name']!r} are not a JSON object"))
+            value = parse_input("".join(c["args"]), cut)
             content.append(ToolUseBlock(c["id"] or f"call_{uuid.uuid4().hex[:24]}", c["name"], value))
         stop = FINISH_TO_STOP.get(self.finish)
         if self.calls and stop in (None, "end_turn"):

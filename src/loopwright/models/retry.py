@@ -4,7 +4,7 @@ and models.base.
 Retries with capped exponential backoff, shared by the HTTP providers, and a small
 SSE line decoder.
 
-loopwright retries itself (the SDK clients are built with max_retries=0) so every
+loopwright retries itself (a user's SDK client is used with max_retries=0) so every
 retry is visible: before each sleep the caller sees
 `SystemMessage("api_retry", {attempt, max_retries, delay_ms, error_status, error})`.
 

@@ -93,7 +93,11 @@ class Fault:
     stream events then the connection is cut; `malformed_sse` (a data line that is
     not JSON); `no_stop` (the stream ends cleanly without message_stop / finish /
     [DONE]); `stream_error` (an `event: error` of that type mid-stream);
-    `bad_tool_json` (the first tool call's input JSON is cut short)."""
+    `bad_tool_json` (the first tool call's input JSON is cut short);
+    `unknown_event` (an event of a type no client knows, mid-stream); `truncated_line`
+    (the stream ends cleanly in the middle of a data line); `no_stream` (a streamed
+    request is answered with the whole JSON response, as some servers do); `raw_body`
+    (answer with this body as `content_type`, with `status` if given, else 200)."""
 
     status: int | None = None
     error_type: str | None = None
@@ -105,6 +109,11 @@ class Fault:
     no_stop: bool = False
     stream_error: str | None = None
     bad_tool_json: bool = False
+    unknown_event: bool = False
+    truncated_line: bool = False
+    no_stream: bool = False
+    raw_body: str | None = None
+    content_type: str = "text/html; charset=utf-8"
     times: int = 1
 
     @classmethod
@@ -544,7 +553,8 @@ class ScriptedServer:
 def _fault_label(f: Fault) -> str:
     if f.status:
         return str(f.status)
-    for name in ("drop_after", "malformed_sse", "no_stop", "stream_error", "bad_tool_json", "delay"):
+    for name in ("drop_after", "malformed_sse", "no_stop", "stream_error", "bad_tool_json", "unknown_event",
+                 "truncated_line", "no_stream", "raw_body", "delay"):
         if getattr(f, name):
             return name
     return "fault"
@@ -588,6 +598,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:
+            raise _Dropped() from None
+
+    def _send_raw(self, status: int, data: bytes, content_type: str, headers: dict[str, str]) -> None:
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(data)))
+        for k, v in headers.items():
+            self.send_header(k, v)
+        try:
+            self.end_headers()
+            self.wfile.write(data)
             self.wfile.flush()
         except OSError:
             raise _Dropped() from None
@@ -740,6 +763,10 @@ class _Handler(BaseHTTPRequestHandler):
                 rec.status = 0
                 self.close_connection = True
                 return
+        if fault is not None and fault.raw_body is not None:
+            rec.status = fault.status or 200
+            self._send_raw(rec.status, fault.raw_body.encode(), fault.content_type, fault.headers)
+            return
         if fault is not None and fault.status:
             rec.status = fault.status
             self._error(fault.status, fault.message or f"scripted fault {fault.status}", fault.error_type,
@@ -811,10 +838,12 @@ class _Handler(BaseHTTPRequestHandler):
                 explicit: Usage | None, openai: bool, streaming: bool, fault: Fault | None) -> bool:
         """Send the response; True if it was delivered completely."""
         srv = self.server_obj
+        if fault is not None and fault.no_stream:
+            streaming = False  # answered whole, as if the request had not asked for a stream
         usage = self._usage(body, openai, explicit, content)
         model = str(body.get("model") or srv.model_name)
         stream_fault = fault is not None and (fault.drop_after is not None or fault.malformed_sse or fault.no_stop
-                                              or fault.stream_error or fault.bad_tool_json)
+                                              or fault.stream_error or fault.bad_tool_json or fault.truncated_line)
         if not streaming:
             if stream_fault:  # a broken non-streaming answer: cut the connection
                 rec.status = 0
@@ -827,6 +856,13 @@ class _Handler(BaseHTTPRequestHandler):
             return True
         events = (_openai_chunks(model, content, stop, usage, body, fault) if openai
                   else _anthropic_events(model, content, stop, usage, fault))
+        if fault is not None and fault.unknown_event:  # after the first event, as a new API version might
+            events.insert(1, _sse("future_event", {"type": "future_event", "note": "not known to clients yet"}) if not openai
+                          else _sse(None, {"object": "future.event", "note": "not known to clients yet"}))
+        if fault is not None and fault.truncated_line:  # the last JSON event cut mid-line, then a clean end
+            i = max(k for k, ev in enumerate(events) if b"data: {" in ev)
+            cut = events[i].index(b"data: {") + 7
+            events[i:] = [events[i][:cut + (len(events[i]) - cut) // 2]]
         self._start_stream()
         for i, ev in enumerate(events):
             if fault is not None and fault.drop_after is not None and i >= fault.drop_after:

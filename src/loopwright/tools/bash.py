@@ -9,6 +9,10 @@ stdin from /dev/null and stdout+stderr merged. The working directory persists be
 (interrupt) and when the command finishes, the whole process group is terminated (SIGTERM,
 then SIGKILL), so nothing the command started survives it; long-running processes belong in
 run_in_background shells, which are killed at interpreter exit (atexit) at the latest.
+If loopwright itself is killed (SIGKILL: no atexit), a watchdog process, told each group as
+it starts, sees its pipe close and kills the groups still registered.
+With the OS sandbox on (ctx.sandbox, sandbox.py) each command runs under bubblewrap instead:
+a new PID namespace with --die-with-parent, so not even a `setsid` daemon outlives it.
 Output is kept in bounded head and tail buffers, so megabytes of output cost little memory.
 """
 
@@ -208,6 +212,66 @@ async def _reaped(protocol: _Protocol, timeout: float = 1.0) -> None:
         pass
 
 
+# --- the watchdog: no command outlives a SIGKILLed loopwright ---------------------------------
+
+# Reads "+PGID" / "-PGID" lines; when the pipe closes (loopwright is gone, however it died),
+# SIGKILLs every group still registered.
+# POSIX sh (dash, macOS's bash 3.2): a space-separated list, no associative arrays.
+_WATCHDOG = ('g=" "; while read -r op pg; do case $op in +) g="$g$pg ";; -) case $g in *" $pg "*) '
+             'g="${g%% $pg *} ${g#* $pg }";; esac;; esac; done; for pg in $g; do kill -9 "-$pg" 2>/dev/null; done')
+
+
+class _Watchdog:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pid = 0
+
+    def send(self, line: str) -> None:
+        with self.lock:
+            if self.pid != os.getpid():  # none yet, or a forked child's inherited one
+                self.proc, self.pid = None, os.getpid()
+            if self.proc is None or self.proc.poll() is not None:
+                try:
+                    self.proc = subprocess.Popen(["sh", "-c", _WATCHDOG], stdin=subprocess.PIPE,
+                                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                                 start_new_session=True)
+                except OSError:
+                    return
+            assert self.proc.stdin is not None
+            with contextlib.suppress(OSError):
+                self.proc.stdin.write(line.encode())
+                self.proc.stdin.flush()
+
+    def watch(self, pgid: int) -> None:
+        self.send(f"+ {pgid}\n")
+
+    def forget(self, pgid: int) -> None:
+        self.send(f"- {pgid}\n")
+
+
+WATCHDOG = _Watchdog()
+
+
+def _spawn_args(argv: list[str], command: str, ctx: ToolContext, cwd: Path,
+                bind_files: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str] | None, tuple[int, ...],
+                                                           list[int], Any]:
+    """(argv, env, pass_fds, fds to close after the spawn, the sandbox or None): `argv` as is,
+    or wrapped in the run's OS sandbox unless the command is in sandbox.excludedCommands."""
+    env = _environ(ctx)
+    sb = ctx.sandbox
+    if sb is None or sb.excluded(command):
+        return argv, env, (), [], None
+    w = sb.wrap(argv, cwd, env, bind_files=bind_files)
+    return w.argv, w.env, w.pass_fds, w.close_after_spawn, sb
+
+
+def _close(fds: list[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
 def _shell_cwd(ctx: ToolContext) -> Path:
     cwd = ctx.state.get(CWD_KEY)
     if isinstance(cwd, Path) and cwd.is_dir():
@@ -221,14 +285,16 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
     os.close(fd)
     cwd = _shell_cwd(ctx)
     buf = CappedBuffer()
+    argv, env, pass_fds, ours, sandbox = _spawn_args(["bash", "-c", _WRAPPER, "bash", command, pwd_file],
+                                                     command, ctx, cwd, (pwd_file,))
+    WATCHDOG.send("")  # started before the command, so registering it right after is one write
     # The process runs before subprocess_exec returns (it still connects the pipes): an
     # interrupt in that window must not leave it behind, so the spawn is shielded and the
     # group killed once it exists.
     spawn = asyncio.ensure_future(loop.subprocess_exec(
-        lambda: _Protocol(limit=2**16, loop=loop),
-        "bash", "-c", _WRAPPER, "bash", command, pwd_file,
+        lambda: _Protocol(limit=2**16, loop=loop), *argv,
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        cwd=str(cwd), start_new_session=True, env=_environ(ctx),
+        cwd=str(cwd), start_new_session=True, env=env, pass_fds=pass_fds,
     ))
     try:
         transport, protocol = await asyncio.shield(spawn)
@@ -239,15 +305,19 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
             await _reaped(protocol)
             transport.close()
         finally:
+            _close(ours)
             with contextlib.suppress(OSError):
                 os.unlink(pwd_file)
         raise
     except OSError as e:
+        _close(ours)
         with contextlib.suppress(OSError):
             os.unlink(pwd_file)
-        raise ToolError(f"Could not start bash: {e}") from e
+        raise ToolError(f"Could not start {'bwrap' if sandbox else 'bash'}: {e}") from e
+    _close(ours)
     proc = asyncio.subprocess.Process(transport, protocol, loop)
     pgid = proc.pid
+    WATCHDOG.watch(pgid)
     assert proc.stdout is not None
     stdout = proc.stdout
 
@@ -264,7 +334,12 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
             timed_out = True
         if not timed_out:  # let the last output arrive, unless a leftover process holds the pipe
             await asyncio.wait({pump_task}, timeout=DRAIN_S)
-        await kill_group(pgid)
+        if sandbox is not None and not timed_out:
+            # bwrap has exited: its PID namespace (everything the command started) is being
+            # killed by the kernel, and nothing else is in the group. No grace period to wait out.
+            _signal_group(pgid, signal.SIGKILL)
+        else:
+            await kill_group(pgid)
         await asyncio.wait({pump_task}, timeout=DRAIN_S)
         await _reaped(protocol)
     except asyncio.CancelledError:
@@ -278,6 +353,7 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
             pass
         raise
     finally:
+        WATCHDOG.forget(pgid)
         pump_task.cancel()
         transport.close()
         try:
@@ -300,7 +376,8 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
         return ToolOutput("\n".join(x for x in (output, msg, *notes) if x), is_error=True)
     code = proc.returncode if proc.returncode is not None else -1
     if code != 0:
-        return ToolOutput("\n".join(x for x in (output, f"Exit code {code}", *notes) if x), is_error=True)
+        why = sandbox.explain(output, command) if sandbox is not None else None
+        return ToolOutput("\n".join(x for x in (output, f"Exit code {code}", *notes, why) if x), is_error=True)
     return ToolOutput("\n".join(x for x in (output or "(no output)", *notes) if x))
 
 
@@ -362,6 +439,7 @@ def _waiter(shell: BackgroundShell) -> None:
             time.sleep(0.02)
         _signal_group(pgid, signal.SIGKILL)
     _ALL_SHELLS.pop(pgid, None)
+    WATCHDOG.forget(pgid)
 
 
 def _kill_all_at_exit() -> None:
@@ -382,15 +460,21 @@ def _start_background(command: str, ctx: ToolContext) -> str:
     n = int(ctx.state.get(NEXT_ID_KEY, 1))
     ctx.state[NEXT_ID_KEY] = n + 1
     shell_id = f"bash_{n}"
+    cwd = _shell_cwd(ctx)
+    argv, env, pass_fds, ours, _ = _spawn_args(["bash", "-c", command], command, ctx, cwd)
+    WATCHDOG.send("")
     try:
         popen = subprocess.Popen(
-            ["bash", "-c", command], cwd=str(_shell_cwd(ctx)), stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, env=_environ(ctx),
+            argv, cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True, env=env, pass_fds=pass_fds,
         )
     except OSError as e:
-        raise ToolError(f"Could not start bash: {e}") from e
+        raise ToolError(f"Could not start {argv[0]}: {e}") from e
+    finally:
+        _close(ours)
     shell = BackgroundShell(shell_id, command, popen)
     _ALL_SHELLS[popen.pid] = shell
+    WATCHDOG.watch(popen.pid)
     ctx.state.setdefault(SHELLS_KEY, {})[shell_id] = shell
     threading.Thread(target=_reader, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-out").start()
     threading.Thread(target=_waiter, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-wait").start()

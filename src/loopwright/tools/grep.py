@@ -271,11 +271,21 @@ def _too_many() -> ToolError:
                      "type, or use output_mode files_with_matches / count.")
 
 
-async def run_rg(q: Query, rg: str) -> list[FileHits]:
+async def run_rg(q: Query, rg: str, sandbox: Any = None) -> list[FileHits]:
     args, cwd = rg_args(q)
-    proc = await asyncio.create_subprocess_exec(
-        rg, *args, cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )
+    argv, env = [rg, *args], None
+    fds: tuple[int, ...] = ()
+    if sandbox is not None:  # the OS sandbox is on (sandbox.py): rg sees what Bash would see
+        w = sandbox.wrap(argv, cwd, None)
+        argv, env, fds = w.argv, w.env, w.pass_fds
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=env, pass_fds=fds,
+        )
+    finally:
+        for fd in fds:
+            os.close(fd)
     assert proc.stdout is not None and proc.stderr is not None
     try:
         chunks: list[bytes] = []
@@ -751,20 +761,21 @@ def format_hits(hits: list[FileHits], q: Query, cwd: Path) -> str:
 
 # --- the tool ------------------------------------------------------------------------------
 
-async def search(q: Query, engine: str = "auto") -> list[FileHits]:
-    """Run a query on `rg` ("rg"), the Python engine ("python"), or rg when installed ("auto")."""
+async def search(q: Query, engine: str = "auto", sandbox: Any = None) -> list[FileHits]:
+    """Run a query on `rg` ("rg"), the Python engine ("python"), or rg when installed ("auto").
+    With the OS sandbox on, rg runs in it."""
     rg = rg_path() if engine in ("auto", "rg") else None
     if engine == "rg" and rg is None:
         raise ToolError("rg is not installed")
     if rg is not None:
-        return await run_rg(q, rg)
+        return await run_rg(q, rg, sandbox)
     return await asyncio.to_thread(run_python, q)
 
 
 async def grep(inp: dict[str, Any], ctx: ToolContext) -> str:
     q = build_query(inp, ctx)
     engine = str(ctx.state.get("grep_engine", "auto"))  # tests and benchmarks pick an engine
-    hits = await search(q, engine)
+    hits = await search(q, engine, ctx.sandbox)
     denied = ctx.state.get("read_denied")  # Read deny rules hide files from searches too
     if denied is not None:
         hits = [h for h in hits if not denied(h.path)]

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..context import default_context_window
-from ..usage import price_for
+from ..models.catalog import cost_of
+from ..usage import Usage
 
 # How the tools say they cut their output (Bash, Read, Grep, Glob), and Claude Code's equivalents.
 TRUNCATED = re.compile(r"characters of output truncated\]|\[\.\.\. (?:output|line|notebook) truncated|"
@@ -320,15 +321,12 @@ class _Builder:
 
 
 def _price(model: str, usage: dict[str, Any]) -> float | None:
-    price = price_for(model) if model else None
-    if price is None:
+    if not model:
         return None
-    from ..usage import Usage
-
     u = Usage(input_tokens=_int(usage.get("input_tokens")), output_tokens=_int(usage.get("output_tokens")),
               cache_creation_input_tokens=_int(usage.get("cache_creation_input_tokens")),
               cache_read_input_tokens=_int(usage.get("cache_read_input_tokens")))
-    return price.cost(u)
+    return cost_of(u, model)
 
 
 def _read_loopwright(view: SessionView, lines: list[tuple[int, dict[str, Any]]]) -> None:

@@ -1,0 +1,198 @@
+"""Start → first request: a one-call `loopwright -p` against the loopback server.
+
+    .venv/bin/python bench/bench_first_request.py [--runs N] [--before REF] [--json]
+
+Each run starts a fresh `loopwright -p hi --model claude-sonnet-4-5` process (the default
+tools, the default system prompt, an Anthropic model pointed at a loopback
+`loopwright.testing.ScriptedServer` that answers with one text turn) and measures:
+
+- start → first request: from just before the process is spawned to the server's receipt
+  of the request (its `received` stamp, taken when the request's headers and body have
+  arrived; the same monotonic clock, loopback, so it is the first request byte to within
+  well under a millisecond);
+- wall: the whole process, until it exits;
+- peak RSS: ru_maxrss from wait4() on the process;
+- CPU time: user + system time of the whole process (wait4()), which a busy machine
+  inflates much less than wall time (the load average is printed with the table);
+- .pyc files are written and used (PYTHONDONTWRITEBYTECODE is unset for the runs, and
+  one warm-up run per column is not counted), as for an installed package;
+- import time: the sum of `python -X importtime` self times over one extra run, and the
+  number of modules imported (both for the whole process).
+
+`--before REF` runs the same measurement on the `src/` of git revision REF (extracted with
+`git archive` and put first on PYTHONPATH), interleaved run by run with the working tree's,
+so the two columns are measured side by side in one run. Writes
+bench/results/first_request.md (and prints it); `--json` prints the figures as JSON instead,
+for bench/report.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass, field
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+from loopwright.testing import ScriptedServer
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+MODEL = "claude-sonnet-4-5"
+ENTRY = "import sys; from loopwright.cli import main; sys.exit(main())"
+
+
+@dataclass
+class Series:
+    label: str
+    pythonpath: str | None  # None: the installed (working tree) package
+    first: list[float] = field(default_factory=list)
+    wall: list[float] = field(default_factory=list)
+    rss_kib: list[int] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    import_ms: float = 0.0
+    modules: int = 0
+
+
+def extract_src(ref: str, into: Path) -> Path:
+    """The src/ directory of git revision `ref`, extracted under `into`."""
+    data = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "src"], capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=BytesIO(data)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "src"
+
+
+def child_env(s: Series, srv: ScriptedServer, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "LOOPWRIGHT_"))}
+    env.update(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="test", HOME=str(home),
+               LOOPWRIGHT_HOME=str(home / ".loopwright"), NO_PROXY="127.0.0.1,localhost")
+    for k in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy",
+              "PYTHONDONTWRITEBYTECODE"):  # .pyc files are used, as in any installed package
+        env.pop(k, None)
+    if s.pythonpath:
+        env["PYTHONPATH"] = s.pythonpath
+    else:
+        env.pop("PYTHONPATH", None)
+    return env
+
+
+def one_run(s: Series, home: Path) -> None:
+    with ScriptedServer([[{"type": "text", "text": "hi"}]], model=MODEL) as srv:
+        cmd = [sys.executable, "-c", ENTRY, "-p", "hi", "--model", MODEL, "--no-session-persistence"]
+        t0 = time.monotonic()
+        p = subprocess.Popen(cmd, cwd=home, env=child_env(s, srv, home), stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.monotonic() - t0
+        err = p.stderr.read().decode(errors="replace") if p.stderr else ""
+        if p.stderr:
+            p.stderr.close()
+        code = os.waitstatus_to_exitcode(status)
+        loop = srv.loop_requests
+        if code != 0 or not loop:
+            raise SystemExit(f"{s.label}: exit {code}, {len(loop)} model requests\n{err[-2000:]}")
+        s.first.append(loop[0].received - t0)
+        s.wall.append(wall)
+        s.rss_kib.append(ru.ru_maxrss)
+        s.cpu.append(ru.ru_utime + ru.ru_stime)
+
+
+def import_profile(s: Series, home: Path) -> None:
+    """Sum of -X importtime self times (µs) and the number of modules, over one run."""
+    with ScriptedServer([[{"type": "text", "text": "hi"}]], model=MODEL) as srv:
+        cmd = [sys.executable, "-X", "importtime", "-c", ENTRY, "-p", "hi", "--model", MODEL,
+               "--no-session-persistence"]
+        p = subprocess.run(cmd, cwd=home, env=child_env(s, srv, home), capture_output=True, text=True, timeout=120)
+    rows = [m for m in (re.match(r"import time:\s+(\d+) \|\s+\d+ \|", line) for line in p.stderr.splitlines()) if m]
+    s.import_ms = sum(int(m.group(1)) for m in rows) / 1000
+    s.modules = len(rows)
+
+
+def bare_python_ms(runs: int) -> float:
+    """Median wall of `python -c pass`: how slow this machine is right now, for scale."""
+    times = []
+    for _ in range(runs):
+        t0 = time.monotonic()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        times.append(time.monotonic() - t0)
+    return 1000 * statistics.median(times)
+
+
+def table(series: list[Series], runs: int, bare_ms: float) -> str:
+    lines = [
+        f"One-call `loopwright -p hi --model {MODEL}` against the loopback server, {runs} interleaved runs "
+        f"per column; medians (min in brackets); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, "
+        f"where a bare `python -c pass` took {bare_ms:.0f} ms. "
+        f"`python bench/bench_first_request.py --runs {runs}"
+        + (f" --before {series[0].label.split()[-1]}`" if len(series) > 1 else "`"),
+        "",
+        "| measurement | " + " | ".join(s.label for s in series) + (" | after / before |" if len(series) > 1 else " |"),
+        "|---|" + "---:|" * len(series) + ("---:|" if len(series) > 1 else ""),
+    ]
+
+    def row(name: str, vals: list[float], fmt: str, mins: list[float] | None = None) -> str:
+        cells = [fmt.format(v) + (f" ({fmt.format(m)})" if mins else "") for v, m in zip(vals, mins or vals, strict=True)]
+        ratio = f" | {vals[-1] / vals[0]:.2f}×" if len(vals) > 1 and vals[0] else (" | " if len(vals) > 1 else "")
+        return f"| {name} | " + " | ".join(cells) + ratio + " |"
+
+    lines.append(row("start → first request, ms", [1000 * statistics.median(s.first) for s in series], "{:.0f}",
+                     [1000 * min(s.first) for s in series]))
+    lines.append(row("wall, ms", [1000 * statistics.median(s.wall) for s in series], "{:.0f}",
+                     [1000 * min(s.wall) for s in series]))
+    lines.append(row("CPU time (user + sys), ms", [1000 * statistics.median(s.cpu) for s in series], "{:.0f}",
+                     [1000 * min(s.cpu) for s in series]))
+    lines.append(row("peak RSS, MiB", [statistics.median(s.rss_kib) / 1024 for s in series], "{:.1f}"))
+    lines.append(row("import time (-X importtime, sum of self), ms", [s.import_ms for s in series], "{:.0f}"))
+    lines.append(row("modules imported", [float(s.modules) for s in series], "{:.0f}"))
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--before", metavar="REF", help="also measure git revision REF's src/, side by side")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON (for bench/report.py)")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="lw-first-request-"))
+    series: list[Series] = []
+    if args.before:
+        series.append(Series(f"before {args.before}", str(extract_src(args.before, tmp / "before"))))
+    series.append(Series("this tree", None))
+    home = tmp / "home"
+    home.mkdir()
+    for s in series:  # warm the page cache and .pyc files, not counted
+        one_run(s, home)
+        s.first.clear(), s.wall.clear(), s.rss_kib.clear(), s.cpu.clear()
+    for _ in range(args.runs):
+        for s in series:
+            one_run(s, home)
+    for s in series:
+        import_profile(s, home)
+    bare_ms = bare_python_ms(args.runs)
+    if args.json:
+        out: dict[str, Any] = {s.label: {
+            "first_request_ms_median": 1000 * statistics.median(s.first), "first_request_ms_min": 1000 * min(s.first),
+            "wall_ms_median": 1000 * statistics.median(s.wall), "cpu_ms_median": 1000 * statistics.median(s.cpu),
+            "peak_rss_mib_median": statistics.median(s.rss_kib) / 1024,
+            "import_ms": s.import_ms, "modules": s.modules, "runs": args.runs,
+            "bare_python_ms_median": bare_ms} for s in series}
+        print(json.dumps(out, indent=2))
+        return 0
+    md = table(series, args.runs, bare_ms)
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "first_request.md").write_text(md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,97 @@
+"""The model catalog (models/catalog.py): one table, one id normalisation, one cost formula,
+used by every place that prices a call or sizes a context."""
+
+from __future__ import annotations
+
+import pytest
+
+import loopwright as lw
+from loopwright import usage
+from loopwright.context import default_context_window
+from loopwright.models.anthropic import AnthropicModel
+from loopwright.models.catalog import (
+    ALIASES,
+    CATALOG,
+    PRICES,
+    context_window,
+    cost_of,
+    max_output,
+    normalize,
+    price_for,
+    resolve_alias,
+)
+from loopwright.models.openai_compat import OpenAICompatModel
+from loopwright.usage import Price, Usage
+
+
+@pytest.mark.parametrize("spelling", [
+    "claude-opus-4-6", "claude-opus-4.6", "Claude-Opus-4.6", "anthropic:claude-opus-4-6", "anthropic/claude-opus-4.6",
+    "us.anthropic.claude-opus-4-6-v1:0", "claude-opus-4-6@20260101", "claude-opus-4-6-20260101",
+])
+def test_every_spelling_of_an_id_finds_the_same_row(spelling: str) -> None:
+    assert normalize(spelling).startswith("claude-opus-4-6")
+    assert price_for(spelling) == PRICES["claude-opus-4-6"]
+    assert context_window(spelling) == 1_000_000 == default_context_window(spelling)
+    assert max_output(spelling) == 16_384
+
+
+def test_prices_and_windows_agree_on_normalisation() -> None:
+    """Before: the price table replaced every '.' and the window table only Claude's, so one id
+    could be priced and not sized. Now both go through normalize()."""
+    for model in ("gpt-4.1-mini", "openai:gpt-4.1", "claude-3.5-haiku-latest", "anthropic/claude-haiku-4.5"):
+        key = normalize(model)
+        assert context_window(model) == context_window(key) and price_for(model) == price_for(key)
+    assert context_window("gpt-4.1-mini") == 1_047_576 and context_window("openai:gpt-5") == 400_000
+    assert price_for("claude-3.5-haiku-latest") == PRICES["claude-3-5-haiku"]
+
+
+def test_longest_prefix_per_field() -> None:
+    assert price_for("claude-opus-4-1-20250805") == Price.from_input(15, 75)
+    assert price_for("claude-opus-4-5") == Price.from_input(5, 25)
+    assert context_window("claude-opus-4-5") == 200_000  # the "claude" row's default
+    assert max_output("claude-3-5-sonnet-20241022") == 8_192 and max_output("claude-3-haiku-20240307") == 4_096
+    assert max_output("gpt-4o") is None and price_for("gpt-4o") is None and context_window("scripted") is None
+    assert AnthropicModel("claude-3-haiku-20240307", api_key="k").max_tokens == 4_096
+    assert OpenAICompatModel("gpt-4o", api_key="k").max_tokens is None
+
+
+def test_cost_of_prefers_the_callers_prices() -> None:
+    u = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
+    assert cost_of(u, "claude-sonnet-4-5") == pytest.approx(3 + 15)
+    own = {"claude-sonnet-4": Price.from_input(1, 1)}
+    assert cost_of(u, "claude-sonnet-4.5", own) == pytest.approx(2)
+    assert cost_of(u, "my-local-model") is None
+    assert cost_of(u, "my-local-model", {"my-local": Price.from_input(0.5, 0.5)}) == pytest.approx(1)
+
+
+def test_aliases() -> None:
+    assert resolve_alias("Sonnet") == ALIASES["sonnet"] and resolve_alias("claude-x") == "claude-x"
+    assert all(price_for(m) is not None for m in ALIASES.values())
+    from loopwright.agents import MODEL_ALIASES
+
+    assert MODEL_ALIASES is ALIASES
+
+
+def test_usage_module_keeps_its_old_names() -> None:
+    assert usage.PRICES is PRICES and usage.price_for("claude-haiku-4-5") == Price.from_input(1, 5)
+    assert set(PRICES) <= set(CATALOG)
+
+
+def test_a_run_is_charged_through_the_catalog() -> None:
+    """The loop charges each call with cost_of: a scripted model that reports a Claude id and
+    usage but no cost of its own is priced from the table."""
+    class Priced(lw.ScriptedModel):
+        async def stream(self, request: lw.ModelRequest):  # type: ignore[no-untyped-def,override]
+            async for ev in super().stream(request):
+                if isinstance(ev, lw.ModelResponse):
+                    ev.cost_usd, ev.model = None, "claude-haiku-4.5"
+                    ev.usage = Usage(input_tokens=100_000, output_tokens=10_000)
+                yield ev
+
+    r = lw.run("hi", lw.AgentOptions(model=Priced([[{"type": "text", "text": "ok"}]])))
+    assert r.total_cost_usd == pytest.approx(0.1 + 0.05)
+
+
+def test_provider_classes_have_docstrings() -> None:
+    for cls in (AnthropicModel, OpenAICompatModel):
+        assert cls.__doc__ and cls.__doc__.startswith(f"`{cls.__name__}(")

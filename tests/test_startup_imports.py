@@ -1,0 +1,61 @@
+"""What `loopwright -p` imports on its way to the first model request (issue 12 item 2):
+no provider SDK, no UI library it does not draw, no validator or shell parser before a
+tool call needs one. A one-call run whose model answers with text calls no tool, so
+everything it imports, it imported on the way to that first request."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from loopwright.testing import ScriptedServer
+
+# Each of these costs tens to thousands of milliseconds and is needed only later, if ever:
+# the SDKs (a user's own client), pydantic (their dependency), rich / prompt_toolkit /
+# pygments (interactive mode), bashlex (judging a shell command), jsonschema /
+# fastjsonschema (validating a tool input), httpx (the old HTTP client; httpx2 is ours).
+HEAVY = ("anthropic", "openai", "pydantic", "pydantic_core", "rich", "prompt_toolkit", "pygments", "bashlex",
+         "jsonschema", "fastjsonschema", "httpx", "yaml")
+MARK = "MODULES:"
+
+
+def modules_of_one_call(provider: str, tmp_path: Path) -> tuple[set[str], int]:
+    code = ("import atexit, sys\n"
+            f"atexit.register(lambda: print({MARK!r} + ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
+            "from loopwright.cli import main\n"
+            "sys.exit(main())\n")
+    with ScriptedServer([[{"type": "text", "text": "done"}]]) as srv:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k",
+               "OPENAI_BASE_URL": srv.openai_url}
+        model = "claude-sonnet-4-5" if provider == "anthropic" else "openai:local-model"
+        p = subprocess.run([sys.executable, "-c", code, "-p", "hi", "--model", model, "--no-session-persistence"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        n = len(srv.loop_requests)
+    assert p.returncode == 0, p.stderr
+    [line] = [x for x in p.stderr.splitlines() if x.startswith(MARK)]
+    return {m.split(".")[0] for m in line.removeprefix(MARK).split()}, n
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_print_mode_imports_nothing_heavy_before_the_first_request(provider: str, tmp_path: Path) -> None:
+    loaded, requests = modules_of_one_call(provider, tmp_path)
+    assert requests == 1  # the run really reached the model
+    assert "httpx2" in loaded  # through the transport, not a stub
+    assert sorted(loaded & set(HEAVY)) == []
+
+
+def test_importing_the_providers_loads_no_http_client() -> None:
+    """The HTTP client is loaded at the first call, so `import loopwright`, `--version` and
+    building a model object stay light."""
+    code = ("import sys, loopwright, loopwright.cli\n"
+            "from loopwright.models.anthropic import AnthropicModel\n"
+            "from loopwright.models.openai_compat import OpenAICompatModel\n"
+            "AnthropicModel('claude-x', api_key='k'); OpenAICompatModel('m', base_url='http://127.0.0.1:1')\n"
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {{'httpx2', 'httpcore2', 'anyio', *{HEAVY!r}}}))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]"
