@@ -1,7 +1,9 @@
 """loopwright vs Claude Code on the same scripted task: fix a failing test.
 
-    npm install --prefix bench/.node @anthropic-ai/claude-code    # once (bench/.node is gitignored)
+    (cd tests/node && npm install)          # once: Claude Code, pinned in tests/node/package.json
     .venv/bin/python bench/bench_vs_claude_code.py [--runs N]
+
+(`bench/report.py` runs this task and a 50-tool-call loop side by side with the other peers.)
 
 Both harnesses run headless (`-p`, `--output-format json`), offline, against the same
 loopback Messages-API server (loopwright.testing.ScriptedServer) serving the same four
@@ -10,9 +12,10 @@ final text), with the same tool names and inputs Claude Code's model uses. Each 
 starts from a fresh git repo holding the bundled demo project with one failing test,
 and counts only if the harness reports success AND the tests pass afterwards.
 
-Measured per run: wall time of the whole process, and peak memory = ru_maxrss from
+Measured per run: wall time of the whole process; peak memory as ru_maxrss from
 wait4() on the harness process (the largest resident set of the process or any
-descendant it waited for). Claude Code runs as root here, where it refuses
+descendant it waited for) and, with psutil, the sampled peak of the whole process
+tree's summed RSS (measure.py). Claude Code runs as root here, where it refuses
 bypassPermissions, so both use `--permission-mode acceptEdits --allowedTools "Bash Read Edit"`.
 Writes bench/results/vs_claude_code.md.
 """
@@ -30,16 +33,18 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from measure import serve_and_run
+
 from loopwright.cli.demo import PROJECT
 from loopwright.invariant import holds
-from loopwright.testing import ScriptedServer
 
 HERE = Path(__file__).resolve().parent
-CLAUDE = HERE / ".node" / "node_modules" / ".bin" / "claude"
+CLAUDE = HERE.parent / "tests" / "node" / "node_modules" / ".bin" / "claude"
 LOOPWRIGHT = Path(sys.executable).parent / "loopwright"
 MODEL = "claude-sonnet-4-5"
 PROMPT = "Fix the failing test."
@@ -77,6 +82,28 @@ def suite_passes(repo: Path) -> bool:
     return subprocess.run([sys.executable, "run_tests.py"], cwd=repo, capture_output=True, timeout=60).returncode == 0
 
 
+def loop_script(n: int) -> Callable[[Path], list[Any]]:
+    """`n` turns that each Read the same small file, then the final text: the per-turn cost."""
+    def turns(repo: Path) -> list[Any]:
+        return [*([use(f"toolu_{k:03d}", "Read", {"file_path": str(repo / "grades.py")})] for k in range(1, n + 1)),
+                [{"type": "text", "text": FINAL}]]
+    return turns
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    turns: Callable[[Path], list[Any]]  # the model's turns, given the repo the run works in
+    check_tests: bool  # the demo project's tests must pass after the run
+
+
+FIX = Task("fix-the-test", script, True)
+
+
+def loop_task(n: int) -> Task:
+    return Task(f"{n}-tool-call loop", loop_script(n), False)
+
+
 @dataclass
 class Sample:
     ok: bool
@@ -86,56 +113,51 @@ class Sample:
     loop_calls: int = 0
     inv_ok: bool = True  # every history met seed Inv, including (P2)'s result order
     first_request_s: float = 0.0  # process start -> first model request at the server (start-up cost)
+    tree_peak_kib: int | None = None  # sampled peak of the whole process tree's summed RSS
+    per_turn_s: float = float("nan")  # mean harness time between model calls (measure.Served.gaps)
     side: list[str] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=dict)
 
 
-def run_one(harness: str, repo: Path, home: Path) -> Sample:
+def run_one(harness: str, repo: Path, home: Path, task: Task = FIX) -> Sample:
     fresh_repo(repo)
-    # strict=False: the real API accepts a turn's tool_results in any order, so the server must too;
-    # whether the seed's stricter (P2) order held is recorded separately (Sample.inv_ok).
-    with ScriptedServer(script(repo), model=MODEL, strict=False) as srv:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "LOOPWRIGHT_"))}
-        env.update(HOME=str(home), ANTHROPIC_API_KEY="test", ANTHROPIC_BASE_URL=srv.url, LOOPWRIGHT_HOME=str(home / "lw"),
-                   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1",
-                   DISABLE_ERROR_REPORTING="1")
+    turns = task.turns(repo)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "LOOPWRIGHT_"))}
+    env.update(HOME=str(home), ANTHROPIC_API_KEY="test", LOOPWRIGHT_HOME=str(home / "lw"),
+               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1",
+               DISABLE_ERROR_REPORTING="1")
+    head = ["-p", PROMPT, "--output-format", "json"]
+
+    def cmd(url: str) -> list[str]:
+        env["ANTHROPIC_BASE_URL"] = url
         if harness == "claude":
-            cmd = [str(CLAUDE), "-p", PROMPT, "--output-format", "json", "--model", MODEL, *PERMS]
-        elif harness == "loopwright-scripted":  # reference: same turns in-process, no SDK, no HTTP
-            turns = repo.parent / "turns.json"
-            turns.write_text(json.dumps(script(repo)))
-            cmd = [str(LOOPWRIGHT), "-p", PROMPT, "--output-format", "json", "--model", f"scripted:{turns}", *PERMS]
-        else:
-            cmd = [str(LOOPWRIGHT), "-p", PROMPT, "--output-format", "json", "--model", MODEL, "--base-url", srv.url,
-                   *PERMS]
-        out = tempfile.TemporaryFile()
-        m0 = time.monotonic()  # the server stamps requests with time.monotonic()
-        t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.DEVNULL)
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        stdout = out.read().decode(errors="replace")
-        reqs = list(srv.requests)
-    loop = [r for r in reqs if r.loop_call]
+            return [str(CLAUDE), *head, "--model", MODEL, *PERMS]
+        if harness == "loopwright-scripted":  # reference: same turns in-process, no SDK, no HTTP
+            path = repo.parent / "turns.json"
+            path.write_text(json.dumps(turns))
+            return [str(LOOPWRIGHT), *head, "--model", f"scripted:{path}", *PERMS]
+        return [str(LOOPWRIGHT), *head, "--model", MODEL, "--base-url", url, *PERMS]
+
+    proc, served = serve_and_run(turns, cmd, cwd=repo, env=env, sample_tree=True, model=MODEL)
+    loop = served.loop
     side = [f"{r.method} {r.path.split('?')[0]}" + (f" (max_tokens={r.body.get('max_tokens')}, "
-            f"{len(r.body.get('tools') or [])} tools)" if isinstance(r.body, dict) else "") for r in reqs if not r.loop_call]
-    s = Sample(False, wall, ru.ru_maxrss, loop_calls=len(loop), side=side,
-               inv_ok=all(holds(r.body["messages"]) for r in loop),
-               first_request_s=(loop[0].received - m0) if loop else 0.0)
+            f"{len(r.body.get('tools') or [])} tools)" if isinstance(r.body, dict) else "") for r in served.side]
+    gaps = served.gaps()
+    s = Sample(False, proc.wall_s, proc.maxrss_kib, loop_calls=len(loop), side=side,
+               inv_ok=all(holds(r.body["messages"]) for r in loop), first_request_s=served.first_request_s,
+               tree_peak_kib=proc.tree_peak_kib, per_turn_s=statistics.fmean(gaps) if gaps else float("nan"))
     try:
-        s.result = json.loads(stdout.strip().splitlines()[-1])
+        s.result = json.loads(proc.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        s.why = f"no JSON result (exit {p.returncode})"
+        s.why = f"no JSON result (exit {proc.returncode})"
         return s
-    if p.returncode != 0 or s.result.get("subtype") != "success":
-        s.why = f"exit {p.returncode}, subtype {s.result.get('subtype')}"
+    if proc.returncode != 0 or s.result.get("subtype") != "success":
+        s.why = f"exit {proc.returncode}, subtype {s.result.get('subtype')}"
     elif s.result.get("result") != FINAL:
         s.why = "unexpected final text"
-    elif not suite_passes(repo):
+    elif task.check_tests and not suite_passes(repo):
         s.why = "the tests still fail after the run"
-    elif len(loop) != (0 if harness == "loopwright-scripted" else 4):
+    elif len(loop) != (0 if harness == "loopwright-scripted" else len(turns)):
         s.why = f"{len(loop)} loop calls at the server"
     else:
         s.ok = True
@@ -143,10 +165,12 @@ def run_one(harness: str, repo: Path, home: Path) -> Sample:
 
 
 def import_ms(module: str) -> float:
+    """Median wall ms of `python -c "import module"` (NaN when it is not installed)."""
     samples = []
     for _ in range(3):
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
+        if subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True).returncode:
+            return float("nan")
         samples.append(time.perf_counter() - t0)
     return statistics.median(samples) * 1000
 

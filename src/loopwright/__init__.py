@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "LoopwrightClient": "client",
     "HookMatcher": "hooks", "Hooks": "hooks",
     "InvariantViolation": "invariant",
+    "create_sdk_mcp_server": "mcp.inprocess",
     "RunControl": "loop", "query": "loop", "run": "loop",
     **dict.fromkeys(
         ["AssistantMessage", "Message", "ResultMessage", "StreamEvent", "SystemMessage", "UserMessage"], "messages"),
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
     from .hooks import HookMatcher, Hooks
     from .invariant import InvariantViolation
     from .loop import RunControl, query, run
+    from .mcp.inprocess import create_sdk_mcp_server
     from .messages import (
         AssistantMessage,
         Message,

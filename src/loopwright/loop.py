@@ -135,6 +135,11 @@ class Run:
 
             ctx.before_file_change = snapshot_hook(self.recorder)
         self.executor = Executor(self.tools, permissions, self.hooks, ctx)
+        # MCP servers (mcp/): configured ones start in run_query; their tools join self.tools.
+        from .mcp.config import for_run
+
+        self.mcp_configs = for_run(options, self.cwd, config.settings)
+        self.mcp: Any = None  # mcp.client.McpRuntime once started
         # Subagents (agents.py) post their messages here while the Agent tool runs.
         self.inbox: asyncio.Queue[Message] | None = asyncio.Queue() if has_agent_tool(options.tools) else None
         self.api_seconds = 0.0
@@ -393,6 +398,7 @@ class Run:
             "max_turns": self.options.max_turns, "max_budget_usd": self.options.max_budget_usd,
             **({"memory_files": self.memory.describe()} if self.memory is not None else {}),
             **({"warnings": self.warnings} if self.warnings else {}),
+            **({"mcp_servers": self.mcp.status()} if self.mcp is not None else {}),
         })
 
 
@@ -486,8 +492,12 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
 async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
     """query() on a Run already built (a subagent's Run is adjusted first: agents.py)."""
     control = run.control
-    yield run.persist(run.init_message())
     try:
+        if run.mcp_configs:  # servers start together before the first call; they end in `finally`
+            from .mcp.client import attach
+
+            await attach(run, run.mcp_configs)
+        yield run.persist(run.init_message())
         blocked = await run.start_hooks(prompt)
         for m in run.hook_messages():
             yield run.persist(m)
@@ -506,6 +516,8 @@ async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
     except Exception as e:  # a harness bug or a broken model: report it, keep the history valid
         yield run.persist(run.result("error_during_execution", error=f"{type(e).__name__}: {e}"))
     finally:
+        if run.mcp is not None:  # every server process ends with its run, whatever the ending
+            await run.mcp.aclose()
         if run.executor.ctx.state.get("bash_shells"):  # background shells end with their run
             from .tools.bash import kill_all_shells
 

@@ -79,6 +79,12 @@ class AgentOptions:
     # Bash in an OS sandbox (sandbox.py): True, the settings' "sandbox" object, or a SandboxConfig;
     # on top of the settings files' "sandbox". None: as the settings files say (default off).
     sandbox: Any = None
+    # MCP servers (mcp/config.py): Claude Code's `{name: {...}}` (or `{"mcpServers": ...}`), a
+    # path to such a JSON file, or in-process servers from create_sdk_mcp_server. With
+    # setting_sources, settings' `mcpServers` and the project's `.mcp.json` add to them;
+    # strict_mcp_config: only these (--strict-mcp-config).
+    mcp_servers: dict[str, Any] | str | Path | None = None
+    strict_mcp_config: bool = False
 
     def __post_init__(self) -> None:
         if self.max_turns is not None and (not isinstance(self.max_turns, int) or self.max_turns < 0):

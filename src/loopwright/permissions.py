@@ -446,7 +446,9 @@ class Permissions:
         step = self._mode_step(hook, read_only, name)
         if step is not None:
             return step
-        if read_only or self._first(self.allow, name, x):
+        # An MCP tool's readOnlyHint is the server's claim: it makes the tool concurrent, but
+        # the tool still needs a rule to run without approval (as in Claude Code).
+        if (read_only and not name.startswith("mcp__")) or self._first(self.allow, name, x):
             return ALLOW
         return Verdict("ask", "no allow rule matches it")
 

@@ -71,6 +71,12 @@ class Settings:
     env: dict[str, str] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)  # the files that were read, in order
     sandbox: SandboxConfig | None = None  # "sandbox" (sandbox.py); None: no file sets it
+    # MCP servers (mcp/config.py): (name, raw config, file, scope) in reading order, and which
+    # of the project's .mcp.json servers are approved (Claude Code's keys).
+    mcp_servers: list[tuple[str, Any, str, str]] = field(default_factory=list)
+    enable_all_project_mcp_servers: bool = False
+    enabled_mcpjson_servers: list[str] = field(default_factory=list)
+    disabled_mcpjson_servers: list[str] = field(default_factory=list)
 
     def add(self, data: dict[str, Any], where: str, base: Path) -> None:
         """Merge one file's (or one JSON string's) settings into this one."""
@@ -114,6 +120,25 @@ class Settings:
                 self.sandbox.add(data["sandbox"], where, base)
             except SandboxError as e:
                 raise SettingsError(str(e)) from None
+        self._add_mcp(data, where)
+
+    def _add_mcp(self, data: dict[str, Any], where: str) -> None:
+        servers = data.get("mcpServers", {})
+        if not isinstance(servers, dict):
+            raise SettingsError(f"{where}: \"mcpServers\" must be an object of servers by name")
+        if servers:
+            from .mcp.config import settings_scope
+
+            scope = "local" if where == "--settings" else settings_scope(where)
+            self.mcp_servers.extend((str(k), v, where, scope) for k, v in servers.items())
+        if "enableAllProjectMcpServers" in data:
+            self.enable_all_project_mcp_servers = data["enableAllProjectMcpServers"] is True
+        for key, target in (("enabledMcpjsonServers", self.enabled_mcpjson_servers),
+                            ("disabledMcpjsonServers", self.disabled_mcpjson_servers)):
+            names = data.get(key, [])
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise SettingsError(f"{where}: {key} must be a list of server names")
+            target.extend(names)
 
 
 def _hook_matchers(event: str, entries: Any, where: str) -> list[HookMatcher]:

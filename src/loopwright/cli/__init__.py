@@ -25,6 +25,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "view": ("loopwright.view.cli:view_main", "view [SESSION]"),
     "stats": ("loopwright.view.cli:stats_main", "stats [SESSION]"),
     "batch": ("loopwright.batching:batch_main", "batch TASKS.jsonl -o RESULTS.jsonl"),
+    "mcp": ("loopwright.mcp.cli:mcp_main", "mcp list|get|add|remove|serve"),
 }
 
 
@@ -71,6 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run each Bash command in the OS sandbox (bubblewrap; the settings' \"sandbox\" object)")
     p.add_argument("--agents", help="subagent types for the Agent tool: a JSON object (or file) "
                    "{name: {description, prompt, tools?, model?, maxTurns?}}; general-purpose is always there")
+    p.add_argument("--mcp-config", dest="mcp_config", nargs="+", action="extend", default=[], metavar="FILE_OR_JSON",
+                   help="MCP servers: JSON files or strings in Claude Code's {\"mcpServers\": {...}} format")
+    p.add_argument("--strict-mcp-config", action="store_true",
+                   help="use only the --mcp-config servers (not settings' mcpServers nor .mcp.json)")
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--include-partial-messages", action="store_true")
     # sessions

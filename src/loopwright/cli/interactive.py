@@ -458,6 +458,9 @@ def interactive_main(args: argparse.Namespace) -> int:
     """The REPL on the options from the command line; returns the exit code."""
     try:
         options = build_options(args)
+        from ..mcp.config import ask_project_approval
+
+        ask_project_approval(options, input)  # .mcp.json servers are untrusted until approved
     except (UsageError, ValueError) as e:
         print(f"loopwright: {e}", file=sys.stderr)
         return EXIT_USAGE

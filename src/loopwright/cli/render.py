@@ -247,6 +247,9 @@ class TraceRenderer:
                     f"{d.get('permission_mode')} mode{limit}\n")
             if d.get("memory_files"):
                 self._w(f"  memory: {', '.join(str(f['path']) for f in d['memory_files'])}\n")
+            for srv in d.get("mcp_servers") or []:  # MCP servers that are not there, and why
+                if srv.get("status") != "connected":
+                    self._w(f"  ⚠ MCP server {srv.get('name')}: {srv.get('status')}: {short(str(srv.get('error', '')), 300)}\n")
             self._model_running()
         elif msg.subtype == "api_retry":
             self._w(f"  ↻ API retry {d.get('attempt')} in {float(d.get('delay_ms', 0)) / 1000:.1f}s: "

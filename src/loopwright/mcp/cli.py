@@ -1,0 +1,220 @@
+"""`loopwright mcp list | get NAME | add NAME ... | remove NAME | serve`, as `claude mcp`.
+
+    loopwright mcp add fs [--scope local|project|user] [-e KEY=VALUE] -- npx -y @modelcontextprotocol/server-filesystem .
+    loopwright mcp add docs --transport http https://example.com/mcp [-H "Authorization: Bearer ..."]
+    loopwright mcp list                # each server's scope and status (connected / failed: why / needs approval)
+
+Files, in Claude Code's format: project scope writes `.mcp.json`; local scope
+`.loopwright/settings.local.json`, user scope `$LOOPWRIGHT_HOME/settings.json` (their
+`mcpServers`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..settings import SettingsError, load_settings, loopwright_home
+from .config import MCP_JSON, McpConfigError, ServerConfig, collect, read_json
+
+
+def scope_file(scope: str, cwd: Path) -> Path:
+    if scope == "project":
+        return cwd / MCP_JSON
+    if scope == "user":
+        return loopwright_home() / "settings.json"
+    return cwd / ".loopwright" / "settings.local.json"
+
+
+def _read_obj(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    data = read_json(path) if path.read_text(encoding="utf-8").strip() else {}
+    if not isinstance(data, dict):
+        raise McpConfigError(f"{path}: not a JSON object")
+    return data
+
+
+def _write_obj(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def configured(cwd: Path) -> list[ServerConfig]:
+    settings = load_settings(cwd)
+    return collect(None, cwd, settings=settings)
+
+
+def describe(cfg: ServerConfig) -> str:
+    if cfg.type == "stdio":
+        return " ".join([cfg.command, *cfg.args])
+    return f"{cfg.url} ({cfg.type.upper() if cfg.type == 'sse' else 'HTTP'})"
+
+
+async def check(configs: list[ServerConfig], cwd: Path) -> list[dict[str, Any]]:
+    from .client import McpRuntime
+
+    rt = McpRuntime(configs, cwd)
+    try:
+        await rt.start()
+        return rt.status()
+    finally:
+        await rt.aclose()
+
+
+def cmd_list(a: argparse.Namespace) -> int:
+    cwd = Path(a.cwd).resolve()
+    configs = configured(cwd)
+    if not configs:
+        print("No MCP servers configured. Use `loopwright mcp add` to add one.")
+        return 0
+    print("Checking MCP server health...\n")
+    for cfg, st in zip(configs, asyncio.run(check(configs, cwd)), strict=True):
+        mark = {"connected": "✓ Connected", "needs-approval": "⚠ Needs approval"}.get(
+            st["status"], f"✗ Failed: {st.get('error', '')}")
+        print(f"{cfg.name}: {describe(cfg)} ({cfg.scope}) - {mark}")
+    return 0
+
+
+def cmd_get(a: argparse.Namespace) -> int:
+    cwd = Path(a.cwd).resolve()
+    cfg = next((c for c in configured(cwd) if c.name == a.name), None)
+    if cfg is None:
+        print(f"loopwright: no MCP server named {a.name!r}", file=sys.stderr)
+        return 1
+    (st,) = asyncio.run(check([cfg], cwd))
+    print(f"{cfg.name}:\n  Scope: {cfg.scope} ({cfg.source})\n  Status: {st['status']}"
+          + (f" ({st['error']})" if st.get("error") else "") + f"\n  Type: {cfg.type}")
+    if cfg.type == "stdio":
+        print(f"  Command: {cfg.command}\n  Args: {' '.join(cfg.args)}")
+        if cfg.env:
+            print("  Environment:\n" + "\n".join(f"    {k}={v}" for k, v in cfg.env.items()))
+    else:
+        print(f"  URL: {cfg.url}")
+        if cfg.headers:
+            print("  Headers:\n" + "\n".join(f"    {k}: {v}" for k, v in cfg.headers.items()))
+    print(f"\nTo remove this server, run: loopwright mcp remove {cfg.name} --scope {cfg.scope}")
+    return 0
+
+
+def cmd_add(a: argparse.Namespace, command: list[str]) -> int:
+    cwd = Path(a.cwd).resolve()
+    entry: dict[str, Any] = {"type": a.transport}
+    if a.transport == "stdio":
+        if not command:
+            raise McpConfigError("mcp add: give the command after --: loopwright mcp add NAME -- COMMAND ARGS...")
+        entry.update(command=command[0], args=command[1:])
+        env = {}
+        for kv in a.env:
+            if "=" not in kv:
+                raise McpConfigError(f"mcp add: -e {kv!r}: use KEY=VALUE")
+            k, v = kv.split("=", 1)
+            env[k] = v
+        entry["env"] = env
+    else:
+        if len(command) != 1:
+            raise McpConfigError(f"mcp add: an {a.transport} server takes one URL: "
+                                 f"loopwright mcp add NAME --transport {a.transport} URL")
+        headers = {}
+        for h in a.header:
+            if ":" not in h:
+                raise McpConfigError(f"mcp add: -H {h!r}: use 'Name: value'")
+            k, v = h.split(":", 1)
+            headers[k.strip()] = v.strip()
+        entry["url"] = command[0]
+        if headers:
+            entry["headers"] = headers
+    from .config import parse_server
+
+    problem = parse_server(a.name, entry, env={}).error if "${" not in json.dumps(entry) else None
+    if problem:
+        raise McpConfigError(problem)
+    path = scope_file(a.scope, cwd)
+    data = _read_obj(path)
+    servers = data.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise McpConfigError(f"{path}: \"mcpServers\" must be an object")
+    if a.name in servers:
+        raise McpConfigError(f"MCP server {a.name!r} already exists in {a.scope} config ({path})")
+    servers[a.name] = entry
+    _write_obj(path, data)
+    print(f"Added {a.transport} MCP server {a.name} to {a.scope} config\nFile modified: {path}")
+    return 0
+
+
+def cmd_remove(a: argparse.Namespace) -> int:
+    cwd = Path(a.cwd).resolve()
+    scopes = [a.scope] if a.scope else ["local", "project", "user"]
+    found = [s for s in scopes if a.name in (_read_obj(scope_file(s, cwd)).get("mcpServers") or {})]
+    if not found:
+        print(f"loopwright: no MCP server named {a.name!r} in {' or '.join(scopes)} config", file=sys.stderr)
+        return 1
+    if len(found) > 1:
+        print(f"loopwright: MCP server {a.name!r} exists in several scopes ({', '.join(found)}); "
+              "pick one with --scope", file=sys.stderr)
+        return 1
+    path = scope_file(found[0], cwd)
+    data = _read_obj(path)
+    del data["mcpServers"][a.name]
+    _write_obj(path, data)
+    print(f"Removed MCP server {a.name} from {found[0]} config\nFile modified: {path}")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="loopwright mcp", description="Configure and use MCP servers.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    for name in ("list", "get", "add", "remove", "serve"):
+        s = sub.add_parser(name)
+        s.add_argument("--cwd", default=".", help="the project directory (default: the current one)")
+        if name in ("get", "add", "remove"):
+            s.add_argument("name")
+        if name in ("add", "remove"):
+            s.add_argument("-s", "--scope", choices=("local", "project", "user"),
+                           default="local" if name == "add" else None)
+        if name == "add":
+            s.add_argument("-t", "--transport", choices=("stdio", "http", "sse"), default="stdio")
+            s.add_argument("-e", "--env", action="append", default=[], help="KEY=VALUE for a stdio server")
+            s.add_argument("-H", "--header", action="append", default=[], help="'Name: value' for an HTTP server")
+        if name == "serve":
+            s.add_argument("--permission-mode", choices=("default", "acceptEdits", "plan", "bypassPermissions",
+                                                        "dontAsk"))
+            s.add_argument("--allowedTools", "--allowed-tools", dest="allowed_tools", action="append", default=[])
+            s.add_argument("--disallowedTools", "--disallowed-tools", dest="disallowed_tools", action="append",
+                           default=[])
+            s.add_argument("--add-dir", dest="add_dirs", action="append", default=[])
+            s.add_argument("--settings")
+            s.add_argument("--setting-sources", default="user,project,local")
+    return p
+
+
+def mcp_main(argv: list[str]) -> int:
+    command: list[str] = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, command = argv[:i], argv[i + 1:]
+    p = parser()
+    a, extra = p.parse_known_args(argv)  # `add NAME --transport http URL`: the URL may follow the options
+    if extra and (a.cmd != "add" or any(x.startswith("-") for x in extra)):
+        p.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        if a.cmd == "add":
+            return cmd_add(a, [*extra, *command])
+        if a.cmd == "list":
+            return cmd_list(a)
+        if a.cmd == "get":
+            return cmd_get(a)
+        if a.cmd == "remove":
+            return cmd_remove(a)
+        from .server import serve_main
+
+        return serve_main(a)
+    except (McpConfigError, SettingsError, ValueError) as e:
+        print(f"loopwright: {e}", file=sys.stderr)
+        return 2

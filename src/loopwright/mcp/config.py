@@ -1,0 +1,317 @@
+"""MCP server configuration in Claude Code's format: `{"mcpServers": {name: {...}}}`.
+
+    stdio  {"command": "npx", "args": [...], "env": {...}, "cwd": "..."}   ("type": "stdio" optional)
+    http   {"type": "http", "url": "https://...", "headers": {...}}          (streamable HTTP)
+    sse    {"type": "sse", "url": "https://...", "headers": {...}}           (legacy SSE)
+    sdk    an in-process server from `create_sdk_mcp_server` (Python only)
+
+`${VAR}` and `${VAR:-default}` are expanded in command, args, env, cwd, url and headers.
+
+Where servers come from, lowest priority first (a later one with the same name wins):
+user settings (`~/.loopwright/settings.json` `mcpServers`), the project's `.mcp.json`,
+project and local settings, then the run's own (`AgentOptions(mcp_servers=...)`,
+`--mcp-config`). With `strict_mcp_config` only the run's own are used. `.mcp.json` servers
+are project scope and untrusted until approved: `enableAllProjectMcpServers: true` or their
+name in `enabledMcpjsonServers` (and not in `disabledMcpjsonServers`); until then they are
+listed as `needs-approval` and not started.
+
+A problem with one server (unknown transport, missing command, an unset variable) is kept
+as that server's `error`: it is reported as failed and the others still run. A file that is
+not JSON raises McpConfigError, before any model call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+TRANSPORTS = ("stdio", "http", "sse", "sdk")
+SCOPES = ("local", "project", "user")
+MCP_JSON = ".mcp.json"
+
+
+class McpConfigError(ValueError):
+    """A configuration that cannot be read at all (not JSON, not an object)."""
+
+
+@dataclass
+class ServerConfig:
+    name: str
+    type: str = "stdio"
+    command: str = ""
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    instance: Any = None  # an in-process server (type "sdk")
+    scope: str = "dynamic"  # dynamic (options, --mcp-config) | local | project | user
+    source: str = ""  # the file (or flag) it came from
+    error: str | None = None  # why it cannot be started; the others still run
+    needs_approval: bool = False  # a .mcp.json server nobody approved yet
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand(value: str, env: Mapping[str, str], where: str) -> str:
+    """`${VAR}` / `${VAR:-default}` as Claude Code expands them. Raises ValueError naming
+    `where` when a variable without a default is not set."""
+
+    def sub(m: re.Match[str]) -> str:
+        name, default = m.group(1), m.group(2)
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        raise ValueError(f"{where}: environment variable ${{{name}}} is not set (use ${{{name}:-default}} for a default)")
+
+    return _VAR.sub(sub, value)
+
+
+def parse_server(name: str, raw: Any, *, scope: str = "dynamic", source: str = "",
+                 env: Mapping[str, str] | None = None) -> ServerConfig:
+    """One `mcpServers` entry. Problems go into `.error` (naming the server and the field)."""
+    env = os.environ if env is None else env
+    cfg = ServerConfig(name=name, scope=scope, source=source)
+    where = f"MCP server {name!r}" + (f" ({source})" if source and source != "mcp_servers" else "")
+    if _is_sdk_instance(raw):
+        cfg.type, cfg.instance = "sdk", raw
+        return cfg
+    if not isinstance(raw, dict):
+        cfg.error = f"{where}: its configuration must be an object, not {type(raw).__name__}"
+        return cfg
+    if raw.get("type") == "sdk" and _is_sdk_instance(raw.get("instance")):
+        cfg.type, cfg.instance = "sdk", raw["instance"]
+        return cfg
+    kind = raw.get("type")
+    if kind is None:
+        kind = "http" if "url" in raw and "command" not in raw else "stdio"
+    if kind == "streamable-http":  # the spec's own name for it
+        kind = "http"
+    cfg.type = str(kind)
+    try:
+        if kind not in ("stdio", "http", "sse"):
+            raise ValueError(f"{where}: unknown transport \"type\": {kind!r}; use stdio, http or sse")
+        if kind == "stdio":
+            command = raw.get("command")
+            if not isinstance(command, str) or not command.strip():
+                raise ValueError(f"{where}: \"command\" is missing (a stdio server needs the program to run)")
+            cfg.command = expand(command, env, f"{where} command")
+            args = raw.get("args", [])
+            if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+                raise ValueError(f"{where}: \"args\" must be a list of strings")
+            cfg.args = [expand(a, env, f"{where} args[{i}]") for i, a in enumerate(args)]
+            cfg.env = _str_map(raw.get("env", {}), env, f"{where} env")
+            cwd = raw.get("cwd")
+            if cwd is not None:
+                if not isinstance(cwd, str):
+                    raise ValueError(f"{where}: \"cwd\" must be a string")
+                cfg.cwd = expand(cwd, env, f"{where} cwd")
+        else:
+            url = raw.get("url")
+            if not isinstance(url, str) or not url.strip():
+                raise ValueError(f"{where}: \"url\" is missing (an {kind} server needs its URL)")
+            cfg.url = expand(url, env, f"{where} url")
+            if not cfg.url.startswith(("http://", "https://")):
+                raise ValueError(f"{where}: \"url\" must start with http:// or https://, got {cfg.url!r}")
+            cfg.headers = _str_map(raw.get("headers", {}), env, f"{where} headers")
+    except ValueError as e:
+        cfg.error = str(e)
+    return cfg
+
+
+def _str_map(value: Any, env: Mapping[str, str], where: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ValueError(f"{where} must be an object of strings")
+    return {str(k): expand(v, env, f"{where}.{k}") for k, v in value.items()}
+
+
+def _is_sdk_instance(x: Any) -> bool:
+    from .inprocess import SdkMcpServer
+
+    return isinstance(x, SdkMcpServer)
+
+
+def servers_of(data: Any, where: str) -> dict[str, Any]:
+    """The `mcpServers` object of a parsed config file (Claude Code's format). A dict given in
+    Python may also be the `{name: config}` mapping itself."""
+    if not isinstance(data, dict):
+        raise McpConfigError(f"{where}: an MCP configuration must be a JSON object")
+    servers = data.get("mcpServers", None)
+    if servers is None:
+        if where == "mcp_servers":
+            return data
+        raise McpConfigError(f"{where}: no \"mcpServers\" object (the format is {{\"mcpServers\": {{name: {{...}}}}}})")
+    if not isinstance(servers, dict):
+        raise McpConfigError(f"{where}: \"mcpServers\" must be an object of servers by name")
+    return servers
+
+
+def read_config(value: str | Path, cwd: Path | None = None) -> tuple[dict[str, Any], str]:
+    """An --mcp-config value: a JSON string or a file path. Returns (servers, where)."""
+    text_value = str(value)
+    if isinstance(value, str) and text_value.lstrip().startswith("{"):
+        where = "--mcp-config"
+        try:
+            data = json.loads(text_value)
+        except json.JSONDecodeError as e:
+            raise McpConfigError(f"--mcp-config: invalid JSON: line {e.lineno} column {e.colno}: {e.msg}") from None
+        return servers_of(data, where), where
+    path = Path(text_value).expanduser()
+    if not path.is_absolute() and cwd is not None:
+        path = cwd / path
+    where = str(path)
+    return servers_of(read_json(path), where), where
+
+
+def read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise McpConfigError(f"MCP config file {path} does not exist") from None
+    except OSError as e:
+        raise McpConfigError(f"cannot read MCP config file {path}: {e.strerror or e}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise McpConfigError(f"{path} is not valid JSON: line {e.lineno} column {e.colno}: {e.msg}") from None
+
+
+def merge_configs(values: list[str]) -> dict[str, Any]:
+    """Several --mcp-config values as one `{"mcpServers": {...}}` (later ones win)."""
+    out: dict[str, Any] = {}
+    for v in values:
+        servers, _ = read_config(v, Path.cwd())
+        out.update(servers)
+    return {"mcpServers": out}
+
+
+@dataclass
+class Approval:
+    """Which `.mcp.json` servers may start (Claude Code's settings keys)."""
+
+    enable_all: bool = False
+    enabled: list[str] = field(default_factory=list)
+    disabled: list[str] = field(default_factory=list)
+
+    def approved(self, name: str) -> bool:
+        return name not in self.disabled and (self.enable_all or name in self.enabled)
+
+
+def collect(dynamic: Any, cwd: Path, *, settings: Any = None, strict: bool = False, project: bool = True,
+            env: Mapping[str, str] | None = None) -> list[ServerConfig]:
+    """Every configured server, by priority (see the module docstring), as ServerConfigs.
+
+    `dynamic`: AgentOptions.mcp_servers (a dict, a path, or None). `settings`: the run's
+    settings.Settings (None: no settings files, so no `.mcp.json` either)."""
+    env = {**os.environ, **(getattr(settings, "env", None) or {})} if env is None else env
+    found: dict[str, ServerConfig] = {}
+
+    def add(servers: Mapping[str, Any], scope: str, source: str, approval: Approval | None = None) -> None:
+        for name, raw in servers.items():
+            cfg = parse_server(str(name), raw, scope=scope, source=source, env=env)
+            if approval is not None and not approval.approved(cfg.name):
+                cfg.needs_approval = True
+            found.pop(cfg.name, None)  # re-inserted last: the order of `found` is the priority order
+            found[cfg.name] = cfg
+
+    if not strict and settings is not None:
+        entries = list(getattr(settings, "mcp_servers", []) or [])
+        user = [e for e in entries if e[3] == "user"]
+        for name, raw, where, _scope in user:
+            add({name: raw}, "user", where)
+        if project:
+            path = cwd / MCP_JSON
+            if path.is_file():
+                approval = Approval(bool(getattr(settings, "enable_all_project_mcp_servers", False)),
+                                    list(getattr(settings, "enabled_mcpjson_servers", []) or []),
+                                    list(getattr(settings, "disabled_mcpjson_servers", []) or []))
+                add(servers_of(read_json(path), str(path)), "project", str(path), approval)
+        for name, raw, where, scope in entries:
+            if scope != "user":
+                add({name: raw}, scope, where)
+    if dynamic is not None:
+        if isinstance(dynamic, (str, Path)):
+            servers, where = read_config(dynamic, cwd)
+            add(servers, "dynamic", where)
+        else:
+            add(servers_of(dynamic, "mcp_servers"), "dynamic", "mcp_servers")
+    return list(found.values())
+
+
+def settings_scope(where: str) -> str:
+    """user | project | local for a settings file path (for `mcp list` and priorities)."""
+    from ..settings import loopwright_home
+
+    p = Path(where)
+    if p.name == "settings.local.json":
+        return "local"
+    home_files = {(loopwright_home() / "settings.json").resolve(), (Path.home() / ".claude" / "settings.json").resolve()}
+    try:
+        if p.resolve() in home_files:
+            return "user"
+    except OSError:
+        pass
+    return "project" if p.name == "settings.json" else "local"
+
+
+def for_run(options: Any, cwd: Path, settings: Any) -> list[ServerConfig]:
+    """The servers a run starts (no SDK import: an empty list when none is configured).
+    Raises McpConfigError for a file that cannot be read, before any model call."""
+    dynamic = getattr(options, "mcp_servers", None)
+    strict = bool(getattr(options, "strict_mcp_config", False))
+    if dynamic is None and (strict or settings is None):
+        return []
+    sources = getattr(options, "setting_sources", None)
+    project = sources is None or "project" in sources
+    return collect(dynamic, cwd, settings=settings, strict=strict, project=project)
+
+
+def mcp_cli_servers(values: list[str]) -> dict[str, Any] | None:
+    """`--mcp-config A B ...` as AgentOptions.mcp_servers (None when not given)."""
+    return merge_configs(values) if values else None
+
+
+def ask_project_approval(options: Any, ask: Any) -> list[str]:
+    """The interactive mode's question about `.mcp.json` servers nobody approved or refused
+    yet (as Claude Code asks). The answer is saved in `.loopwright/settings.local.json`
+    (`enabledMcpjsonServers` / `disabledMcpjsonServers`), so it is asked once. Returns the
+    servers approved now. `ask(question) -> answer`; EOF means no answer (nothing saved)."""
+    cwd = Path(getattr(options, "cwd", None) or ".").resolve()
+    sources = getattr(options, "setting_sources", None)
+    path = cwd / MCP_JSON
+    if getattr(options, "strict_mcp_config", False) or (sources is not None and "project" not in sources) \
+            or not path.is_file():
+        return []
+    from ..settings import load_settings
+
+    settings = load_settings(cwd, sources if sources is not None else ("user", "project", "local"),
+                             claude=bool(getattr(options, "claude_settings", False)),
+                             extra=getattr(options, "settings", None))
+    if settings.enable_all_project_mcp_servers:
+        return []
+    decided = {*settings.enabled_mcpjson_servers, *settings.disabled_mcpjson_servers}
+    pending = [n for n in servers_of(read_json(path), str(path)) if n not in decided]
+    if not pending:
+        return []
+    try:
+        answer = ask(f"This project's .mcp.json configures MCP servers that can run commands on this machine: "
+                     f"{', '.join(pending)}.\nStart them (now and in later runs here)? [y/N] ")
+    except EOFError:
+        return []
+    yes = str(answer).strip().lower() in ("y", "yes")
+    local = cwd / ".loopwright" / "settings.local.json"
+    data = read_json(local) if local.is_file() and local.read_text(encoding="utf-8").strip() else {}
+    if not isinstance(data, dict):
+        raise McpConfigError(f"{local}: not a JSON object")
+    key = "enabledMcpjsonServers" if yes else "disabledMcpjsonServers"
+    data[key] = [*(data.get(key) or []), *pending]
+    local.parent.mkdir(parents=True, exist_ok=True)
+    local.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return pending if yes else []

@@ -1,0 +1,66 @@
+"""Tool names for MCP tools: `mcp__<server>__<tool>`, valid for the API and never colliding.
+
+The API takes tool names matching `^[a-zA-Z0-9_-]{1,64}$`. Other characters become `_`
+(as Claude Code does); a server name also loses runs of `_` (so `mcp__a__b` always means
+server `a`, tool `b`, for gate rules). A name that is too long, or that would collide with
+one already given, is cut and gets a short hash of the original name: deterministic, so
+the same servers give the same names (and byte-identical tool lists) on every run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+MAX_NAME = 64
+PREFIX = "mcp__"
+_BAD = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+
+
+def server_part(name: str) -> str | None:
+    """The `<server>` part, or None when nothing valid is left (the server is then reported)."""
+    s = re.sub(r"_{2,}", "_", _BAD.sub("_", name)).strip("_")
+    if not s:
+        return None
+    room = MAX_NAME - len(PREFIX) - 2 - 8  # leave room for `__` and a tool name of 8
+    if room < 1:
+        return None
+    return s if len(s) <= room else f"{s[:room - 7]}_{_hash(name)}"
+
+
+def unique_server_parts(names: list[str]) -> dict[str, str | None]:
+    """Server name -> its `<server>` part, distinct for distinct servers (None: invalid)."""
+    out: dict[str, str | None] = {}
+    taken: set[str] = set()
+    for name in sorted(names):
+        part = server_part(name)
+        if part is not None and part in taken:
+            part = server_part(f"{part[:20]}_{_hash(name)}")
+        if part is not None:
+            taken.add(part)
+        out[name] = part
+    return out
+
+
+def tool_names(server: str, tools: list[str]) -> dict[str, str]:
+    """Each MCP tool name -> its full `mcp__<server>__<tool>` name, all distinct."""
+    head = f"{PREFIX}{server}__"
+    room = MAX_NAME - len(head)
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for tool in tools:  # in the server's order: the first keeps the plain name
+        t = _BAD.sub("_", tool) or "_"
+        full = head + t
+        if len(full) > MAX_NAME or full in taken:
+            full = head + f"{t[:max(room - 7, 0)]}_{_hash(tool)}"[-room:]
+        n = 0
+        while full in taken:  # a hash clash: vanishingly rare, still never a duplicate
+            n += 1
+            full = head + f"{_hash(f'{tool}#{n}')}"
+        taken.add(full)
+        out[tool] = full
+    return out

@@ -1,0 +1,103 @@
+"""`loopwright mcp serve`: loopwright's built-in tools as an MCP server over stdio.
+
+Read, Write, Edit, MultiEdit, Bash, BashOutput, KillShell, Glob, Grep and TodoWrite, under
+their own names, with `readOnlyHint` set for the read-only ones, so Claude Code, Claude
+Desktop or any MCP client can use them. Every call goes through loopwright's gate and hooks
+(the Executor), configured as a `-p` run is: settings files, `--permission-mode`,
+`--allowedTools`, `--disallowedTools`, `--add-dir`. The server cannot ask anyone, so a call
+that needs approval is refused with an isError result saying which flag allows it; writes
+stay confined to the working directories.
+"""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from pathlib import Path
+from typing import Any
+
+from ..blocks import ImageBlock, TextBlock, ToolUseBlock
+from ..execute import Executor
+from ..options import AgentOptions
+from ..settings import build_run_config
+from ..tools.base import Tool, ToolContext
+
+
+def build_executor(args: argparse.Namespace) -> tuple[list[Tool], Executor]:
+    from ..cli.config import split_tools
+    from ..tools.builtin import default_tools
+
+    cwd = Path(args.cwd or ".").expanduser().resolve()
+    if not cwd.is_dir():
+        raise ValueError(f"--cwd {args.cwd}: no such directory")
+    tools = default_tools()
+    options = AgentOptions(
+        tools=tools, cwd=str(cwd), permission_mode=args.permission_mode,
+        allowed_tools=split_tools(args.allowed_tools), disallowed_tools=split_tools(args.disallowed_tools),
+        add_dirs=[str(Path(d).expanduser().resolve()) for d in args.add_dirs],
+        setting_sources=[x.strip() for x in (args.setting_sources or "").split(",") if x.strip()],
+        settings=args.settings)
+    config = build_run_config(options, cwd)
+    ctx = ToolContext(cwd, str(uuid.uuid4()), add_dirs=config.add_dirs, env=config.env)
+    config.permissions.shell_state = ctx.state
+    return tools, Executor({t.name: t for t in tools}, config.permissions, config.hooks, ctx)
+
+
+def to_mcp_content(content: Any) -> list[Any]:
+    import mcp_types as types
+
+    if isinstance(content, str):
+        return [types.TextContent(text=content)]
+    out: list[Any] = []
+    for b in content:
+        if isinstance(b, TextBlock):
+            out.append(types.TextContent(text=b.text))
+        elif isinstance(b, ImageBlock) and b.source.get("type") == "base64":
+            out.append(types.ImageContent(data=b.source["data"], mime_type=b.source["media_type"]))
+        else:
+            out.append(types.TextContent(text=str(b.to_wire())))
+    return out
+
+
+def make_server(tools: list[Tool], executor: Executor) -> Any:
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
+    from .. import __version__
+
+    listed = [types.Tool(name=t.name, description=t.description, input_schema=t.input_schema,
+                         annotations=types.ToolAnnotations(read_only_hint=t.read_only,
+                                                           destructive_hint=not t.read_only))
+              for t in tools]
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        use = ToolUseBlock(f"mcp_{uuid.uuid4().hex[:12]}", params.name, dict(params.arguments or {}))
+        outcome = await executor.run([use])
+        r = outcome.results[0]
+        return types.CallToolResult(content=to_mcp_content(r.content), is_error=bool(r.is_error))
+
+    return Server("loopwright", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def serve_main(args: argparse.Namespace) -> int:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    tools, executor = build_executor(args)
+    server = make_server(tools, executor)
+
+    async def run() -> None:
+        try:
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+        finally:
+            if executor.ctx.state.get("bash_shells"):  # background shells end with the server
+                from ..tools.bash import kill_all_shells
+
+                await kill_all_shells(executor.ctx)
+
+    anyio.run(run)
+    return 0
