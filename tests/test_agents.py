@@ -16,15 +16,9 @@ from loopwright.execute import INTERRUPTED
 from loopwright.invariant import holds_final
 from loopwright.models.base import ModelRequest
 
+from helpers import collect, loopwright_cmd, text, use
+
 PARENT_PROMPT = "main task"
-
-
-def use(uid: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_use", "id": uid, "name": name, "input": x}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
 
 
 def agent_call(uid: str, prompt: str, kind: str | None = None) -> dict[str, Any]:
@@ -89,12 +83,8 @@ def two_level(parent_turns: list[Any], sub_turns: list[Any]) -> Any:
     return fn
 
 
-async def collect(prompt: str, options: lw.AgentOptions, control: lw.RunControl | None = None) -> list[Any]:
-    return [m async for m in lw.query(prompt, options, control=control)]
-
-
 def run_all(options: lw.AgentOptions) -> list[Any]:
-    return asyncio.run(collect(PARENT_PROMPT, options))
+    return collect(PARENT_PROMPT, options)
 
 
 def test_subagent_runs_tools_and_returns_its_text(tmp_path: Path) -> None:
@@ -354,10 +344,10 @@ def test_options_add_the_tool_once_and_task_name(tmp_path: Path) -> None:
     assert r.messages[2]["content"][0]["content"] == "from task"
 
 
+@pytest.mark.e2e
 def test_cli_has_the_agent_tool_streams_and_renders_subagents(tmp_path: Path) -> None:
     import json
     import subprocess
-    import sys
 
     (tmp_path / "a.txt").write_text("hello")
     script = tmp_path / "s.json"
@@ -370,8 +360,7 @@ def test_cli_has_the_agent_tool_streams_and_renders_subagents(tmp_path: Path) ->
     agents = json.dumps({"finder": {"description": "finds files", "prompt": "You find files.", "tools": ["Glob"]}})
 
     def cli(*extra: str) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-c", "import sys; from loopwright.cli import main; sys.exit(main())",
-               "-p", "find", "--model", f"scripted:{script}", "--no-session-persistence", "--setting-sources", "",
+        cmd = [*loopwright_cmd(), "-p", "find", "--model", f"scripted:{script}", "--no-session-persistence", "--setting-sources", "",
                "--cwd", str(tmp_path), "--agents", agents, *extra]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
 

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import loopwright as lw
 from loopwright.invariant import check, holds_final
 from loopwright.models import resolve_model
@@ -19,13 +21,7 @@ from loopwright.testing import ScriptedServer
 from loopwright.testing.server import count_breakpoints
 from loopwright.usage import Price, Usage, price_for
 
-
-def use(i: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_use", "id": i, "name": name, "input": x}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
+from helpers import collect, text, use
 
 
 def file_tools(root: Path) -> list[lw.Tool]:
@@ -50,12 +46,6 @@ def file_tools(root: Path) -> list[lw.Tool]:
 def model(srv: ScriptedServer, **kw: Any) -> AnthropicModel:
     kw.setdefault("retry_base_delay", 0.01)
     return AnthropicModel("claude-sonnet-4-6", base_url=srv.url, api_key="test-key", **kw)
-
-
-def collect(prompt: str, opts: lw.AgentOptions, history: list[dict[str, Any]] | None = None) -> list[Any]:
-    async def go() -> list[Any]:
-        return [m async for m in lw.query(prompt, opts, history=history)]
-    return asyncio.run(go())
 
 
 SCRIPT = [
@@ -213,6 +203,7 @@ def test_unknown_stop_reason_ends_cleanly() -> None:
     check(r.messages)
 
 
+@pytest.mark.e2e
 def test_import_loopwright_imports_no_provider_sdk() -> None:
     code = ("import sys, loopwright, loopwright.models, loopwright.testing; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('anthropic', 'openai')))")
@@ -312,3 +303,27 @@ def test_interrupt_during_a_slow_model_call_keeps_the_history(tmp_path: Path) ->
     assert n == 2 and res.model_calls == 1
     check(res.messages)  # (user, assistant with tool_use, tool results): valid, ready to resume
     assert len(res.messages) == 3
+
+
+# --- provider clients end with their run ----------------------------------------------------------
+
+@pytest.mark.e2e
+def test_sequential_runs_on_a_provider_leave_no_client_to_close_on_a_dead_loop() -> None:
+    # Before: each lw.run() left its SDK client to the garbage collector, which closed it on
+    # a later run's loop: "Task exception was never retrieved ... Event loop is closed"
+    # tracebacks on stderr, and unclosed sockets.
+    code = (
+        "import gc, loopwright as lw\n"
+        "from loopwright.testing import ScriptedServer\n"
+        "with ScriptedServer([[{'type': 'text', 'text': 'ok'}]] * 5) as srv:\n"
+        "    for _ in range(5):\n"
+        "        r = lw.run('go', lw.AgentOptions(model='claude-sonnet-5-5', base_url=srv.url, api_key='test'))\n"
+        "        assert r.subtype == 'success', r.errors\n"
+        "        gc.collect()\n"
+        "print('ok')\n"
+    )
+    p = subprocess.run([sys.executable, "-X", "dev", "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
+    assert "Event loop is closed" not in p.stderr and "never retrieved" not in p.stderr
+    assert "unclosed" not in p.stderr, p.stderr
+

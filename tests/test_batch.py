@@ -11,7 +11,6 @@ import random
 import re
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,17 +24,10 @@ import loopwright as lw
 from loopwright.batching import BatchError, LocalExecutor, Task, batch, read_tasks
 from loopwright.testing import ScriptedServer
 
-LW = [sys.executable, "-c", "import sys; from loopwright.cli import main; sys.exit(main())"]
+from helpers import loopwright_cmd, text, use
+
 MODEL = "claude-sonnet-4-5"
 TASK_RE = re.compile(r"task (\S+):")
-
-
-def use(uid: str, name: str, **x: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": uid, "name": name, "input": x}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
 
 
 def first_text(h: list[dict[str, Any]]) -> str:
@@ -92,11 +84,12 @@ def read_results(p: Path) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.e2e
 def test_twenty_tasks_at_concurrency_four(tmp_path: Path) -> None:
     tasks = write_tasks(tmp_path, 20)
     out = tmp_path / "results.jsonl"
     with ScriptedServer(WriteAgent(delay=0.02)) as srv:
-        r = subprocess.run([*LW, "batch", str(tasks), "-o", str(out), "--concurrency", "4", *BATCH_FLAGS],
+        r = subprocess.run([*loopwright_cmd(), "batch", str(tasks), "-o", str(out), "--concurrency", "4", *BATCH_FLAGS],
                            env=env_for(srv, tmp_path), capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr[-3000:]
         calls = len(srv.loop_requests)
@@ -114,11 +107,12 @@ def test_twenty_tasks_at_concurrency_four(tmp_path: Path) -> None:
     assert "20/20 succeeded" in r.stderr and "[20/20]" in r.stderr
     # a rerun with the same -o runs nothing
     with ScriptedServer(WriteAgent()) as srv:
-        r = subprocess.run([*LW, "batch", str(tasks), "-o", str(out), *BATCH_FLAGS], env=env_for(srv, tmp_path),
+        r = subprocess.run([*loopwright_cmd(), "batch", str(tasks), "-o", str(out), *BATCH_FLAGS], env=env_for(srv, tmp_path),
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 0 and not srv.loop_requests and "20 of 20 tasks already" in r.stderr
 
 
+@pytest.mark.e2e
 def test_sigkill_at_random_points_then_rerun_finishes_each_task_once(tmp_path: Path) -> None:
     tasks = write_tasks(tmp_path, 12)
     out = tmp_path / "results.jsonl"
@@ -128,7 +122,7 @@ def test_sigkill_at_random_points_then_rerun_finishes_each_task_once(tmp_path: P
         recorded_before: set[str] = set()
         for _ in range(3):  # killed mid-batch, three times
             start = len(srv.requests)
-            p = subprocess.Popen([*LW, "batch", str(tasks), "-o", str(out), "--concurrency", "3", *BATCH_FLAGS],
+            p = subprocess.Popen([*loopwright_cmd(), "batch", str(tasks), "-o", str(out), "--concurrency", "3", *BATCH_FLAGS],
                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
             # a random instant mid-batch: after some model calls of this round, whatever the machine's speed
             until = start + rng.randint(2, 8)
@@ -143,7 +137,7 @@ def test_sigkill_at_random_points_then_rerun_finishes_each_task_once(tmp_path: P
             assert not (started & recorded_before)
             recorded_before = {x["id"] for x in read_results(out)}
         start = len(srv.requests)
-        r = subprocess.run([*LW, "batch", str(tasks), "-o", str(out), "--concurrency", "3", *BATCH_FLAGS],
+        r = subprocess.run([*loopwright_cmd(), "batch", str(tasks), "-o", str(out), "--concurrency", "3", *BATCH_FLAGS],
                            env=env, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr[-2000:]
         started = {task_id_of(q) for q in srv.requests[start:] if q.loop_call and len(q.body["messages"]) == 1}
@@ -153,6 +147,7 @@ def test_sigkill_at_random_points_then_rerun_finishes_each_task_once(tmp_path: P
     assert all(x["subtype"] == "success" for x in read_results(out))
 
 
+@pytest.mark.e2e
 def test_bad_task_lists_are_reported_by_line_and_nothing_runs(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     tasks = tmp_path / "tasks.jsonl"
@@ -171,7 +166,7 @@ def test_bad_task_lists_are_reported_by_line_and_nothing_runs(tmp_path: Path) ->
                      "line 5: cwd", "line 6: unknown option max_turnz"):
         assert expected in msg, msg
     with ScriptedServer(WriteAgent()) as srv:
-        r = subprocess.run([*LW, "batch", str(tasks), "-o", str(tmp_path / "r.jsonl"), *BATCH_FLAGS],
+        r = subprocess.run([*loopwright_cmd(), "batch", str(tasks), "-o", str(tmp_path / "r.jsonl"), *BATCH_FLAGS],
                            env=env_for(srv, tmp_path), capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and "line 6: unknown option max_turnz" in r.stderr and not srv.requests
     assert not (tmp_path / "r.jsonl").exists()
@@ -179,20 +174,21 @@ def test_bad_task_lists_are_reported_by_line_and_nothing_runs(tmp_path: Path) ->
     (tmp_path / "s").mkdir()
     shared = write_tasks(tmp_path / "s", 3, shared_cwd=tmp_path / "a")
     with ScriptedServer(WriteAgent()) as srv:
-        r = subprocess.run([*LW, "batch", str(shared), "-o", str(tmp_path / "r.jsonl"), *BATCH_FLAGS],
+        r = subprocess.run([*loopwright_cmd(), "batch", str(shared), "-o", str(tmp_path / "r.jsonl"), *BATCH_FLAGS],
                            env=env_for(srv, tmp_path), capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and "share the cwd" in r.stderr and not srv.requests
 
 
+@pytest.mark.e2e
 def test_a_results_file_of_another_task_list_is_refused(tmp_path: Path) -> None:
     tasks = write_tasks(tmp_path, 2)
     out = tmp_path / "results.jsonl"
     out.write_text(json.dumps({"id": "other", "subtype": "success"}) + "\n")
     with ScriptedServer(WriteAgent()) as srv:
-        r = subprocess.run([*LW, "batch", str(tasks), "-o", str(out), *BATCH_FLAGS], env=env_for(srv, tmp_path),
+        r = subprocess.run([*loopwright_cmd(), "batch", str(tasks), "-o", str(out), *BATCH_FLAGS], env=env_for(srv, tmp_path),
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and "different task list" in r.stderr and not srv.requests
-        r = subprocess.run([*LW, "batch", str(tasks), "-o", str(out), "--force", *BATCH_FLAGS],
+        r = subprocess.run([*loopwright_cmd(), "batch", str(tasks), "-o", str(out), "--force", *BATCH_FLAGS],
                            env=env_for(srv, tmp_path), capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
 
@@ -202,6 +198,7 @@ def _git(cwd: Path, *args: str) -> str:
                            *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mode", ["copy", "worktree"])
 def test_isolation_leaves_the_originals_untouched(tmp_path: Path, mode: str) -> None:
     repo = tmp_path / "repo"
@@ -215,7 +212,7 @@ def test_isolation_leaves_the_originals_untouched(tmp_path: Path, mode: str) -> 
                                for i in range(3)) + "\n")
     out = tmp_path / "results.jsonl"
     with ScriptedServer(WriteAgent()) as srv:
-        r = subprocess.run([*LW, "batch", str(tasks), "-o", str(out), "--isolate", mode, "--concurrency", "3",
+        r = subprocess.run([*loopwright_cmd(), "batch", str(tasks), "-o", str(out), "--isolate", mode, "--concurrency", "3",
                             *BATCH_FLAGS], env=env_for(srv, tmp_path), capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr[-2000:]
     assert _git(repo, "status", "--porcelain") == "" and not (repo / "out.txt").exists()
@@ -325,12 +322,13 @@ def local_ray() -> Any:
     ray.shutdown()
 
 
+@pytest.mark.e2e
 def test_the_same_tasks_on_ray_give_the_same_results(tmp_path: Path, local_ray: Any) -> None:
     tasks = write_tasks(tmp_path, 20)
     out = tmp_path / "results.jsonl"
     with ScriptedServer(WriteAgent(delay=0.02)) as srv:
         # --ray auto: the local Ray the fixture started
-        r = subprocess.run([*LW, "batch", str(tasks), "-o", str(out), "--concurrency", "4", "--ray", "auto",
+        r = subprocess.run([*loopwright_cmd(), "batch", str(tasks), "-o", str(out), "--concurrency", "4", "--ray", "auto",
                             *BATCH_FLAGS], env=env_for(srv, tmp_path), capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stderr[-3000:]
         assert len(srv.loop_requests) == 40
@@ -343,6 +341,7 @@ def test_the_same_tasks_on_ray_give_the_same_results(tmp_path: Path, local_ray: 
         assert (tmp_path / f"repo{i}" / "out.txt").read_text() == f"done t{i}\n"
 
 
+@pytest.mark.e2e
 def test_a_ray_worker_killed_mid_task_has_its_task_rerun(tmp_path: Path, local_ray: Any) -> None:
     work = tmp_path / "w"
     work.mkdir()
@@ -360,7 +359,7 @@ def test_a_ray_worker_killed_mid_task_has_its_task_rerun(tmp_path: Path, local_r
     tasks.write_text(json.dumps({"id": "k", "prompt": "task k: go", "cwd": str(work)}) + "\n")
     out = tmp_path / "results.jsonl"
     with ScriptedServer(agent) as srv:
-        p = subprocess.Popen([*LW, "batch", str(tasks), "-o", str(out), "--ray", "auto", "--retries", "2",
+        p = subprocess.Popen([*loopwright_cmd(), "batch", str(tasks), "-o", str(out), "--ray", "auto", "--retries", "2",
                               "--permission-mode", "bypassPermissions", "--model", MODEL, "--setting-sources", ""],
                              env=env_for(srv, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 120
@@ -377,6 +376,7 @@ def test_a_ray_worker_killed_mid_task_has_its_task_rerun(tmp_path: Path, local_r
     assert (work / "out.txt").read_text() == "second\n" and len(seen) == 2
 
 
+@pytest.mark.e2e
 def test_resume_sessions_continues_a_task_killed_mid_run(tmp_path: Path) -> None:
     work = tmp_path / "w"
     work.mkdir()
@@ -394,7 +394,7 @@ def test_resume_sessions_continues_a_task_killed_mid_run(tmp_path: Path) -> None
     flags = ["--permission-mode", "bypassPermissions", "--model", MODEL, "--setting-sources", ""]
     with ScriptedServer(agent) as srv:
         env = env_for(srv, tmp_path)
-        p = subprocess.Popen([*LW, "batch", str(tasks), "-o", str(out), "--resume-sessions", *flags], env=env,
+        p = subprocess.Popen([*loopwright_cmd(), "batch", str(tasks), "-o", str(out), "--resume-sessions", *flags], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + 120
         while not (work / "started").exists():
@@ -403,7 +403,7 @@ def test_resume_sessions_continues_a_task_killed_mid_run(tmp_path: Path) -> None
         os.killpg(p.pid, signal.SIGKILL)
         p.wait()
         assert read_results(out) == []
-        r = subprocess.run([*LW, "batch", str(tasks), "-o", str(out), "--resume-sessions", *flags], env=env,
+        r = subprocess.run([*loopwright_cmd(), "batch", str(tasks), "-o", str(out), "--resume-sessions", *flags], env=env,
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr[-2000:]
     res = read_results(out)

@@ -16,13 +16,7 @@ from loopwright.tools.edit import make_edit_tool
 from loopwright.tools.read import make_read_tool
 from loopwright.tools.write import make_write_tool
 
-
-def use(i: str, name: str, **x: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": i, "name": name, "input": x}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
+from helpers import text, use
 
 
 def tools() -> list[lw.Tool]:

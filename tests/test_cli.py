@@ -2,43 +2,37 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import loopwright as lw
 from loopwright.blocks import TextBlock, ToolResultBlock, ToolUseBlock
-from loopwright.cli import main, split_tools
-from loopwright.cli.headless import UsageError, check_model, default_system_prompt
+from loopwright.cli import main
+from loopwright.cli.config import UsageError, check_model, default_system_prompt, split_tools
 from loopwright.cli.render import Spinner, TraceRenderer
+from loopwright.invariant import holds
 from loopwright.messages import AssistantMessage, ResultMessage, SystemMessage, UserMessage
+from loopwright.sessions import get_session_messages
 from loopwright.usage import CallUsage, Usage
 
-SCRIPT = Path(sys.executable).parent / "loopwright"
+from helpers import cli_env, loopwright_cmd, text, use, write_script
 
 
 def cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: dict[str, str] | None = None,
         timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-c", "import sys; from loopwright.cli import main; sys.exit(main())"]
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_"))}
-    full_env.update(env or {})
-    return subprocess.run([*cmd, *args], cwd=cwd, input=stdin if stdin is not None else "", capture_output=True,
-                          text=True, timeout=timeout, env=full_env)
-
-
-def use(uid: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_use", "id": uid, "name": name, "input": x}
-
-
-def write_script(tmp: Path, turns: list[Any]) -> str:
-    p = tmp / "script.json"
-    p.write_text(json.dumps(turns))
-    return f"scripted:{p}"
+    return subprocess.run([*loopwright_cmd(), *args], cwd=cwd, input=stdin if stdin is not None else "", capture_output=True,
+                          text=True, timeout=timeout, env=cli_env(**(env or {})))
 
 
 def assert_clean_error(p: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:
@@ -50,11 +44,13 @@ def assert_clean_error(p: subprocess.CompletedProcess[str], code: int, *needles:
 
 # --- startup ------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_version() -> None:
     p = cli("--version")
     assert p.returncode == 0 and p.stdout.strip().startswith("loopwright ")
 
 
+@pytest.mark.e2e
 def test_import_stays_light() -> None:
     """`import loopwright` and the CLI entry point load no provider SDK and no UI library."""
     code = ("import sys, loopwright, loopwright.cli; "
@@ -83,26 +79,31 @@ def test_default_system_prompt_is_byte_stable(tmp_path: Path) -> None:
 
 # --- bad input: a clear message and a non-zero exit, never a traceback -----------------------
 
+@pytest.mark.e2e
 def test_empty_prompt(tmp_path: Path) -> None:
     assert_clean_error(cli("-p", "", "--model", "scripted:x.json", cwd=tmp_path), 2, "prompt is empty")
     assert_clean_error(cli("-p", "--model", "scripted:x.json", stdin="  \n", cwd=tmp_path), 2, "prompt is empty")
 
 
+@pytest.mark.e2e
 def test_nonexistent_cwd(tmp_path: Path) -> None:
     p = cli("-p", "hi", "--model", "scripted:x.json", "--cwd", str(tmp_path / "nope"))
     assert_clean_error(p, 2, "--cwd", "no such directory")
 
 
+@pytest.mark.e2e
 def test_unknown_model_provider(tmp_path: Path) -> None:
     assert_clean_error(cli("-p", "hi", "--model", "mistral:large", cwd=tmp_path), 2, "unknown model provider 'mistral'")
     assert_clean_error(cli("-p", "hi", "--model", "gpt-4o", cwd=tmp_path), 2, "unknown model 'gpt-4o'")
 
 
+@pytest.mark.e2e
 def test_missing_api_key(tmp_path: Path) -> None:
     p = cli("-p", "hi", "--model", "claude-sonnet-4-5", cwd=tmp_path)
     assert_clean_error(p, 2, "ANTHROPIC_API_KEY", "--model scripted:")
 
 
+@pytest.mark.e2e
 def test_missing_script_file(tmp_path: Path) -> None:
     p = cli("-p", "hi", "--model", f"scripted:{tmp_path / 'missing.json'}", cwd=tmp_path)
     assert_clean_error(p, 2, "cannot read scripted model file")
@@ -114,6 +115,38 @@ def test_check_model_accepts_known_specs(monkeypatch: pytest.MonkeyPatch) -> Non
         check_model(spec, "http://127.0.0.1:1")
     with pytest.raises(UsageError):
         check_model("openai:", None)
+
+
+def test_every_subcommand_entry_names_a_function_and_its_usage() -> None:
+    # A subcommand is one line in SUBCOMMANDS: a typo there must fail here, not for a user.
+    import importlib
+
+    from loopwright.cli import SUBCOMMANDS, build_parser
+
+    epilog = build_parser().epilog or ""
+    for name, (target, usage) in SUBCOMMANDS.items():
+        module, _, function = target.partition(":")
+        assert callable(getattr(importlib.import_module(module), function)), name
+        assert usage.split()[0] == name and usage in epilog
+
+
+def test_main_picks_interactive_only_without_p_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import loopwright.cli.headless as headless
+    import loopwright.cli.interactive as interactive
+
+    calls: list[str] = []
+    monkeypatch.setattr(interactive, "interactive_main", lambda args: calls.append("interactive") or 0)
+    monkeypatch.setattr(headless, "run_cli", lambda args: calls.append("headless") or 0)
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    assert main([]) == 0 and main(["-p", "x"]) == 0
+    monkeypatch.setattr(sys, "stdin", io.StringIO())  # piped input: headless
+    assert main([]) == 0
+    assert calls == ["interactive", "headless", "headless"]
 
 
 def test_unexpected_exception_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -142,6 +175,7 @@ def fix_turns(d: Path) -> list[Any]:
     ]
 
 
+@pytest.mark.e2e
 def test_json_result_fields(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a bug\n")
     p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--output-format", "json",
@@ -156,6 +190,7 @@ def test_json_result_fields(tmp_path: Path) -> None:
     assert (tmp_path / "a.txt").read_text() == "a fix\n"
 
 
+@pytest.mark.e2e
 def test_text_mode_trace_on_stderr_result_on_stdout(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a bug\n")
     p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--permission-mode", "acceptEdits",
@@ -167,6 +202,7 @@ def test_text_mode_trace_on_stderr_result_on_stdout(tmp_path: Path) -> None:
     assert "\r" not in p.stderr and "\x1b" not in p.stderr  # no spinner when stderr is not a TTY
 
 
+@pytest.mark.e2e
 def test_default_mode_denies_edit_with_clear_message(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a bug\n")
     p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--output-format", "json",
@@ -177,6 +213,7 @@ def test_default_mode_denies_edit_with_clear_message(tmp_path: Path) -> None:
     assert (tmp_path / "a.txt").read_text() == "a bug\n"
 
 
+@pytest.mark.e2e
 def test_allowed_and_disallowed_tools(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a bug\n")
     model = write_script(tmp_path, fix_turns(tmp_path))
@@ -191,6 +228,7 @@ def test_allowed_and_disallowed_tools(tmp_path: Path) -> None:
     assert (tmp_path / "a.txt").read_text() == "a bug\n"
 
 
+@pytest.mark.e2e
 def test_max_turns_exit_1(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a bug\n")
     p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--output-format", "json", "--max-turns", "1",
@@ -201,6 +239,7 @@ def test_max_turns_exit_1(tmp_path: Path) -> None:
     assert (tmp_path / "a.txt").read_text() == "a bug\n"
 
 
+@pytest.mark.e2e
 def test_stream_json_lines_end_with_result(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a bug\n")
     p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--output-format", "stream-json",
@@ -215,6 +254,7 @@ def test_stream_json_lines_end_with_result(tmp_path: Path) -> None:
     assert lines[2]["message"]["content"][0]["tool_use_id"] == "u1"
 
 
+@pytest.mark.e2e
 def test_prompt_from_stdin(tmp_path: Path) -> None:
     p = cli("-p", "--model", write_script(tmp_path, [[{"type": "text", "text": "hello back"}]]),
             "--no-session-persistence", stdin="hello\n", cwd=tmp_path)
@@ -309,6 +349,7 @@ def test_describe_input_shows_what_a_reader_needs(tmp_path: Path) -> None:
     assert describe_input("custom", {"x": 1}, tmp_path) == '{"x": 1}'
 
 
+@pytest.mark.e2e
 def test_closed_stdin_is_not_a_crash(tmp_path: Path) -> None:
     """Some runners start programs with fd 0 closed: sys.stdin is then None."""
     script = tmp_path / "s.json"
@@ -318,3 +359,132 @@ def test_closed_stdin_is_not_a_crash(tmp_path: Path) -> None:
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["result"] == "hi"
+
+
+# --- arguments that are not UTF-8 -----------------------------------------------------------------
+
+@pytest.mark.e2e
+def test_cli_prompt_with_bytes_that_are_not_utf8_runs(tmp_path: Path) -> None:
+    # Before: the argv's lone surrogate ended the run with "UnicodeEncodeError: ... surrogates
+    # not allowed" (exit 1) and left an empty session behind.
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps([[text("ok")]]))
+    env = {**os.environ, "LOOPWRIGHT_HOME": str(tmp_path / "home")}
+    p = subprocess.run([*loopwright_cmd(), "-p", b"caf\xe9 \xff", "--append-system-prompt", b"\xfe",
+                        "--model", f"scripted:{script}", "--output-format", "json", "--cwd", str(tmp_path)],
+                       capture_output=True, env=env, stdin=subprocess.DEVNULL, timeout=60)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["subtype"] == "success" and out["result"] == "ok"
+    h = get_session_messages(out["session_id"], sessions_dir=tmp_path / "home" / "projects")
+    assert h[0]["content"][0]["text"] == "caf\ufffd \ufffd"
+
+
+
+# --- what the terminal shows ----------------------------------------------------------------------
+
+ESCAPES = "\x1b[2K\x1b[1A\x1b]0;title\x07\r\u202e"
+
+
+def test_trace_shows_control_characters_as_escapes() -> None:
+    # Before: ESC/BEL/CR from model text, tool input and tool output reached the terminal
+    # raw, so they could erase or rewrite trace lines.
+    out = io.StringIO()
+    r = TraceRenderer(out, verbose=True, spinner=False)
+    r.show(lw.AssistantMessage([lw.TextBlock(f"hi{ESCAPES}"), lw.ToolUseBlock("u1", "Bash", {"command": f"ls{ESCAPES}"}),
+                                lw.ToolUseBlock("u2", "Write", {"file_path": f"a{ESCAPES}b", "content": ""})],
+                               "scripted", "tool_use"))
+    r.show(lw.UserMessage([lw.ToolResultBlock("u1", f"out{ESCAPES}\nline two{ESCAPES}"),
+                           lw.ToolResultBlock("u2", f"err{ESCAPES}", True)]))
+    text = out.getvalue()
+    assert not any(c in text for c in "\x1b\x07\r\u202e")
+    assert "\\x1b[2K" in text
+
+
+def test_permission_question_shows_the_whole_command() -> None:
+    # Before: the question showed the command cut at 100 characters (`echo aaa…`), so the
+    # `; rm -rf ~` at its end was approved unseen; escapes went to the terminal raw.
+    from loopwright.cli.interactive import Repl
+
+    command = "echo " + "a" * 200 + f" {ESCAPES}; rm -rf ~"
+    repl = Repl(lw.AgentOptions(model=lw.ScriptedModel([[text("x")]])))
+    said: list[str] = []
+    repl.say = said.append  # type: ignore[method-assign, assignment]
+
+    async def main() -> Any:
+        task = asyncio.ensure_future(repl.ask_permission("Bash", {"command": command}))
+        while repl.permission is None:
+            await asyncio.sleep(0)
+        repl.permission.set_result("n")
+        return await task
+
+    decision = asyncio.run(main())
+    assert isinstance(decision, lw.Deny)
+    question = "\n".join(said)
+    assert "rm -rf ~" in question and "a" * 200 in question
+    assert not any(c in question for c in "\x1b\x07\r\u202e")
+
+
+
+# --- --add-dir is relative to the shell -----------------------------------------------------------
+
+@pytest.mark.e2e
+def test_cli_add_dir_is_relative_to_the_shell_not_to_cwd(tmp_path: Path) -> None:
+    # Before: `--cwd proj --add-dir lib` was checked as ./lib but granted as proj/lib, so the
+    # directory the user named stayed closed (and a proj/lib, if any, was opened instead).
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "lib").mkdir()
+    target = tmp_path / "lib" / "x.txt"
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps([[use("u1", "Write", {"file_path": str(target), "content": "x"})], [text("ok")]]))
+    p = subprocess.run([*loopwright_cmd(), "-p", "go", "--cwd", "proj", "--add-dir", "lib", "--model", f"scripted:{script}",
+                        "--permission-mode", "acceptEdits", "--no-session-persistence", "--output-format", "json"],
+                       cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["permission_denials"] == [] and target.read_text() == "x"
+
+
+
+# --- signals end the run cleanly ------------------------------------------------------------------
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_cli_sigterm_kills_the_running_command_and_keeps_the_session_paired(sig: int, tmp_path: Path) -> None:
+    # Before: SIGTERM ended loopwright at once; the command the Bash tool had started (in its
+    # own process group) kept running, and the transcript ended in an unanswered tool_use.
+    pid_file = tmp_path / "pid"
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps([[use("u1", "Bash", {"command": f"sleep 120 & echo $! > {pid_file}; wait"})],
+                                  [text("done")]]))
+    env = {**os.environ, "LOOPWRIGHT_HOME": str(tmp_path / "home")}
+    p = subprocess.Popen([*loopwright_cmd(), "-p", "go", "--model", f"scripted:{script}", "--allowedTools", "Bash",
+                          "--output-format", "stream-json"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # wait (up to 60 s) until the command runs
+            if pid_file.exists() and pid_file.read_text().strip():
+                break
+            threading.Event().wait(0.1)
+        pid = int(pid_file.read_text())
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    try:
+        assert p.returncode == 128 + sig, err
+        for _ in range(100):  # the kill is SIGTERM then SIGKILL after a grace period
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            threading.Event().wait(0.1)
+        else:
+            pytest.fail("the command's process survived loopwright")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)  # a failing run must not leave it behind either
+    sid = json.loads(out.splitlines()[0])["session_id"]
+    h = get_session_messages(sid, sessions_dir=tmp_path / "home" / "projects")
+    assert [m["role"] for m in h] == ["user", "assistant", "user"] and holds(h)
+

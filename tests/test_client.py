@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -12,17 +11,11 @@ import pytest
 
 import loopwright as lw
 from loopwright.execute import INTERRUPTED
-from loopwright.invariant import check, holds, holds_final
+from loopwright.invariant import holds, holds_final
 from loopwright.models.base import ModelRequest, ModelResponse
 from loopwright.usage import Usage
 
-
-def use(i: str, name: str, **x: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": i, "name": name, "input": x}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
+from helpers import Recording, text, use
 
 
 class Probe:
@@ -49,17 +42,6 @@ class Probe:
         schema = {"type": "object", "properties": {"s": {"type": "number"}, "id": {"type": "string"}}}
         return [lw.Tool("Wait", "wait s seconds", schema, wait),
                 lw.Tool("Peek", "read-only wait", schema, wait, read_only=True)]
-
-
-class Recording:
-    def __init__(self, replies: list[Any]) -> None:
-        self.replies = list(replies)
-        self.seen: list[list[dict[str, Any]]] = []
-
-    def __call__(self, h: list[dict[str, Any]]) -> Any:
-        check(h)
-        self.seen.append(json.loads(json.dumps(h)))
-        return self.replies.pop(0)
 
 
 class SlowModel:

@@ -28,15 +28,9 @@ from loopwright.messages import ResultMessage, SystemMessage
 from loopwright.models.base import ModelError
 from loopwright.sessions import JsonlSessionStore, read_lines, repair_history
 
+from helpers import collect, text, use
+
 SUMMARY = "SUMMARY: the user asked for lookups; all went fine."
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
-
-
-def use(i: str, name: str = "look", x: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"type": "tool_use", "id": i, "name": name, "input": x or {}}
 
 
 def is_summary_request(h: list[dict[str, Any]]) -> bool:
@@ -50,7 +44,7 @@ def _messages() -> st.SearchStrategy[list[dict[str, Any]]]:
     ids = st.sampled_from(["a", "b", "c", "d"])
     block = st.one_of(
         st.builds(text, st.sampled_from(["x", "y", "z" * 50])),
-        st.builds(use, ids),
+        st.builds(use, ids, st.just("look")),
         st.builds(lambda i: {"type": "tool_result", "tool_use_id": i, "content": "r", "is_error": False}, ids),
         st.just({"type": "thinking", "thinking": "t", "signature": "sig"}),
         st.just({"type": "redacted_thinking", "data": "opaque"}),
@@ -109,9 +103,9 @@ def test_compacting_any_valid_history_keeps_inv_and_the_last_turns(
 def test_the_cut_never_splits_a_tool_use_from_its_results_and_keeps_thinking() -> None:
     think = {"type": "thinking", "thinking": "plan", "signature": "s1"}
     h = [{"role": "user", "content": [text("go")]},
-         {"role": "assistant", "content": [use("u1")]},
+         {"role": "assistant", "content": [use("u1", "look")]},
          {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u1", "content": "r1"}]},
-         {"role": "assistant", "content": [think, use("u2"), use("u3")]},
+         {"role": "assistant", "content": [think, use("u2", "look"), use("u3", "look")]},
          {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u2", "content": "r2"},
                                       {"type": "tool_result", "tool_use_id": "u3", "content": "r3"}, text("hi")]}]
     r = asyncio.run(compact(h, lw.ScriptedModel([[text(SUMMARY)]]), keep_last_turns=1))
@@ -182,13 +176,9 @@ def opts(agent: Agent, tmp: Path, **kw: Any) -> lw.AgentOptions:
                            tools=[look_tool()], cwd=tmp, context_window=kw.pop("context_window", W), **kw)
 
 
-async def collect(prompt: str, options: lw.AgentOptions) -> list[Any]:
-    return [m async for m in lw.query(prompt, options)]
-
-
 def test_auto_compaction_goes_past_the_window_bound_with_inv_on_every_input(tmp_path: Path) -> None:
     agent = Agent(turns=14)
-    msgs = asyncio.run(collect("look up 14 things", opts(agent, tmp_path)))
+    msgs = collect("look up 14 things", opts(agent, tmp_path))
     r = msgs[-1]
     assert isinstance(r, ResultMessage) and r.subtype == "success" and r.result == "all done"
     boundaries = [m for m in msgs if isinstance(m, SystemMessage) and m.subtype == "compact_boundary"]
@@ -212,17 +202,17 @@ def test_auto_compaction_goes_past_the_window_bound_with_inv_on_every_input(tmp_
 def test_no_compaction_below_the_threshold_or_when_off(tmp_path: Path) -> None:
     for kw in ({"context_window": 10**6}, {"auto_compact": False}):
         agent = Agent(turns=8)
-        msgs = asyncio.run(collect("go", opts(agent, tmp_path, **kw)))
+        msgs = collect("go", opts(agent, tmp_path, **kw))
         assert msgs[-1].subtype == "success" and not agent.summary_requests
         assert not [m for m in msgs if isinstance(m, SystemMessage) and m.subtype.startswith("compact")]
     with pytest.raises(ValueError, match="compact_threshold"):
-        asyncio.run(collect("go", opts(Agent(1), tmp_path, compact_threshold=1.5)))
+        collect("go", opts(Agent(1), tmp_path, compact_threshold=1.5))
 
 
 def test_resume_after_compaction_loads_the_compacted_history(tmp_path: Path) -> None:
     agent = Agent(turns=10)
     o = opts(agent, tmp_path, persist_session=True, sessions_dir=tmp_path / "sessions")
-    msgs = asyncio.run(collect("go", o))
+    msgs = collect("go", o)
     r = msgs[-1]
     assert r.subtype == "success" and any(getattr(m, "subtype", "") == "compact_boundary" for m in msgs)
     store = JsonlSessionStore(tmp_path / "sessions")
@@ -234,7 +224,7 @@ def test_resume_after_compaction_loads_the_compacted_history(tmp_path: Path) -> 
     # a resumed run continues from the compacted history
     agent2 = Agent(turns=0)
     o2 = opts(agent2, tmp_path, persist_session=True, sessions_dir=tmp_path / "sessions", resume=r.session_id)
-    r2 = asyncio.run(collect("and now?", o2))[-1]
+    r2 = collect("and now?", o2)[-1]
     assert r2.subtype == "success" and r2.session_id == r.session_id
     assert agent2.inputs[0][:-1] == r.messages and agent2.inputs[0][-1]["content"][0]["text"] == "and now?"
 
@@ -244,7 +234,7 @@ def test_pre_compact_hook_is_called_and_can_block(tmp_path: Path) -> None:
     hooks = lw.Hooks()
     hooks.on("PreCompact", lambda data: calls.append(data))
     agent = Agent(turns=10)
-    msgs = asyncio.run(collect("go", opts(agent, tmp_path, hooks=hooks)))
+    msgs = collect("go", opts(agent, tmp_path, hooks=hooks))
     assert msgs[-1].subtype == "success"
     n = len([m for m in msgs if getattr(m, "subtype", "") == "compact_boundary"])
     assert n >= 1 and len(calls) == n
@@ -253,8 +243,8 @@ def test_pre_compact_hook_is_called_and_can_block(tmp_path: Path) -> None:
     blocking = lw.Hooks()
     blocking.on("PreCompact", lambda data: {"decision": "block", "reason": "keep it all"})
     agent = Agent(turns=8)
-    msgs = asyncio.run(collect("go", opts(agent, tmp_path, hooks=blocking, context_window=100_000,
-                                         compact_threshold=0.01)))
+    msgs = collect("go", opts(agent, tmp_path, hooks=blocking, context_window=100_000,
+                                         compact_threshold=0.01))
     errors = [m for m in msgs if isinstance(m, SystemMessage) and m.subtype == "compact_error"]
     assert msgs[-1].subtype == "success" and errors and "keep it all" in errors[0].data["error"]
     assert not agent.summary_requests and not any(getattr(m, "subtype", "") == "compact_boundary" for m in msgs)
@@ -262,7 +252,7 @@ def test_pre_compact_hook_is_called_and_can_block(tmp_path: Path) -> None:
 
 def test_a_failed_compaction_leaves_h_untouched_and_the_run_goes_on(tmp_path: Path) -> None:
     agent = Agent(turns=10, summary_error=ModelError("summarizer down"))
-    msgs = asyncio.run(collect("go", opts(agent, tmp_path, context_window=6000)))
+    msgs = collect("go", opts(agent, tmp_path, context_window=6000))
     r = msgs[-1]
     errors = [m for m in msgs if isinstance(m, SystemMessage) and m.subtype == "compact_error"]
     assert r.subtype == "success" and len(errors) == 1 and "summarizer down" in errors[0].data["error"]
@@ -280,7 +270,7 @@ def test_the_budget_rule_counts_the_summarizing_call(tmp_path: Path) -> None:
 
     o = lw.AgentOptions(model=lw.ScriptedModel(agent, cost_per_call_usd=cost), tools=[look_tool()], cwd=tmp_path,
                         context_window=W, max_budget_usd=0.3)
-    msgs = asyncio.run(collect("go", o))
+    msgs = collect("go", o)
     r = msgs[-1]
     assert r.subtype == "error_max_budget_usd" and "compaction" in r.result
     assert isinstance(msgs[-2], SystemMessage) and msgs[-2].subtype == "compact_boundary"
@@ -417,7 +407,7 @@ def test_the_trigger_is_the_forecast_n_k_plus_growth_against_threshold_times_w(t
     small = lw.Tool("look", "look", {"type": "object"}, lambda x: "ok", read_only=True)
     o = lw.AgentOptions(model=lw.ScriptedModel(model_fn), tools=[small], cwd=tmp_path, context_window=1000,
                         compact_threshold=0.5)
-    msgs = asyncio.run(collect("go", o))
+    msgs = collect("go", o)
     kinds = [type(m).__name__ if not isinstance(m, SystemMessage) else m.subtype for m in msgs]
     first = kinds.index("compact_boundary")
     assert kinds[:first].count("AssistantMessage") == 5 and kinds.count("compact_boundary") == 1
@@ -429,7 +419,7 @@ def test_the_trigger_is_the_forecast_n_k_plus_growth_against_threshold_times_w(t
 def test_a_long_given_history_is_compacted_before_the_first_call(tmp_path: Path) -> None:
     big = [{"role": "user", "content": [text("start")]}]
     for i in range(8):
-        big += [{"role": "assistant", "content": [use(f"old{i}")]},
+        big += [{"role": "assistant", "content": [use(f"old{i}", "look")]},
                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"old{i}", "content": BIG}]}]
     big.append({"role": "assistant", "content": [text("done before")]})
     agent = Agent(turns=0)

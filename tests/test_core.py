@@ -15,13 +15,7 @@ import loopwright as lw
 from loopwright.blocks import WireFormatError, block_from_wire, blocks_from_wire
 from loopwright.invariant import InvariantChecker, InvariantViolation, check, holds, holds_final
 
-
-def use(i: str, name: str, x: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"type": "tool_use", "id": i, "name": name, "input": x or {}}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
+from helpers import first_tool_result, text, use
 
 
 @lw.tool(read_only=True)
@@ -350,6 +344,7 @@ def test_tool_validation_of_definitions() -> None:
         lw.AgentOptions(max_turns=-1)
 
 
+@pytest.mark.e2e
 def test_import_loopwright_imports_no_provider_sdk() -> None:
     code = ("import sys, loopwright; bad = [m for m in ('anthropic', 'openai', 'httpx', 'pydantic', 'jsonschema') "
             "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
@@ -384,3 +379,75 @@ def test_a_dict_result_reaches_the_model_as_json() -> None:
 
     r = lw.run("p", opts([[use("1", "info")], [text("x")]], tools=[info]))
     assert r.messages[2]["content"][0]["content"] == '{"ok": true, "n": null, "name": "東京"}'
+
+
+# --- a handler's odd return values ----------------------------------------------------------------
+
+def _run_returning(value: Any) -> lw.ResultMessage:
+    t = lw.Tool("t", "returns a fixed value", {"type": "object", "properties": {}}, lambda x: value)
+    return lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", "t")], [text("done")]]), tools=[t]))
+
+
+def test_handler_returning_a_list_of_strings_gives_text_blocks() -> None:
+    # Before: AttributeError 'str' has no to_wire, the run ended with an assistant tool_use
+    # and no result in result.messages (Inv broken).
+    r = _run_returning(["first", "second"])
+    assert r.subtype == "success" and holds_final(r.messages)
+    assert first_tool_result(r)["content"] == [text("first"), text("second")]
+
+
+@pytest.mark.parametrize("value", [
+    [1, 2],
+    lw.ToolOutput([object()]),  # type: ignore[list-item]
+    [{"type": "tool_result", "tool_use_id": "u1", "content": "nested"}],
+    [{"type": "tool_use", "id": "x", "name": "t", "input": {}}],
+    [{"type": "thinking", "thinking": "hm", "signature": "s"}],
+])
+def test_handler_returning_blocks_that_cannot_be_a_result_is_an_error_result(value: Any) -> None:
+    r = _run_returning(value)
+    assert r.subtype == "success" and holds_final(r.messages)
+    block = first_tool_result(r)
+    assert block["is_error"] is True and "malformed content" in block["content"]
+
+
+def test_tool_output_keeps_its_error_flag_with_list_content() -> None:
+    r = _run_returning(lw.ToolOutput(["bad thing"], is_error=True))  # type: ignore[list-item]
+    block = first_tool_result(r)
+    assert block["is_error"] is True and block["content"] == [text("bad thing")]
+
+
+
+# --- a tool with an invalid schema ----------------------------------------------------------------
+
+def test_a_tool_with_an_invalid_schema_gives_an_error_result_not_a_dead_run() -> None:
+    # Before: jsonschema's SchemaError escaped Tool.call and the run ended with
+    # error_during_execution, the whole multi-line schema dump as its message.
+    bad = lw.Tool("b", "broken schema", {"type": "object", "properties": {"x": {"type": "nonsense"}}}, lambda x: "r")
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", "b")], [text("done")]]), tools=[bad]))
+    assert r.subtype == "success"
+    block = first_tool_result(r)
+    assert block["is_error"] is True and "input_schema is invalid" in block["content"]
+
+
+
+# --- the budget rule and paused turns -------------------------------------------------------------
+
+@pytest.mark.parametrize("budget", [1.0, 2.0, 2.5])
+def test_a_paused_turn_is_not_continued_past_the_budget(budget: float) -> None:
+    # Before: pause_turn continuations were called whatever the spend: with B = 1 and $1 per
+    # call the run spent $4 (Prop 5.4 promises spent < B + c_max = 2).
+    paused: list[Any] = [{"content": [text(f"part {i}")], "stop_reason": "pause_turn"} for i in range(3)]
+    turns: list[Any] = [*paused, {"content": [use("u1", "t")], "stop_reason": "tool_use"}, [text("done")]]
+    ran: list[str] = []
+
+    def record(x: dict[str, Any]) -> str:
+        ran.append("t")
+        return "ran"
+
+    t = lw.Tool("t", "records", {"type": "object", "properties": {}}, record)
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns, cost_per_call_usd=1.0), tools=[t],
+                                     max_budget_usd=budget, max_pause_continuations=5))
+    assert r.subtype == "error_max_budget_usd"
+    assert budget <= r.total_cost_usd < budget + 1.0
+    assert ran == [] and holds(r.messages) and r.messages == [{"role": "user", "content": [text("go")]}]
+

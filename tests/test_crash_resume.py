@@ -16,7 +16,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -28,17 +27,16 @@ import pytest
 from loopwright.invariant import holds_final
 from loopwright.sessions import cwd_slug, load_transcript
 
+from helpers import cli_env, loopwright_cmd
+
+pytestmark = pytest.mark.e2e  # every test here runs programs as subprocesses
+
 pytest.importorskip("loopwright.tools.builtin", reason="the -p CLI needs the built-in tools")
 
-SCRIPT = Path(sys.executable).parent / "loopwright"
 N = 3  # tool-use steps in the run
 MODEL_DELAY = 0.4
 TOOL_SLEEP = 0.6
 DEADLINE = 30.0
-
-
-def cli_cmd() -> list[str]:
-    return [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "loopwright.cli"]
 
 
 def step(i: int, log: Path, suffix: str = "") -> dict[str, Any]:
@@ -49,12 +47,6 @@ def step(i: int, log: Path, suffix: str = "") -> dict[str, Any]:
 
 
 FINAL = {"content": [{"type": "text", "text": "all steps done"}], "delay": MODEL_DELAY}
-
-
-def env_for(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_"))}
-    env["LOOPWRIGHT_HOME"] = str(home)
-    return env
 
 
 def descendants(pid: int) -> list[int]:
@@ -137,9 +129,9 @@ def scenario(root: Path, kind: str, k: int, then_tool: int | None = None) -> str
     path = home / "projects" / cwd_slug(work) / f"{sid}.jsonl"
     script = root / "script.json"
     script.write_text(json.dumps([step(i, log) for i in range(1, N + 1)] + [FINAL]))
-    base = [*cli_cmd(), "--output-format", "json", "--permission-mode", "bypassPermissions"]
+    base = [*loopwright_cmd(), "--output-format", "json", "--permission-mode", "bypassPermissions"]
     proc = subprocess.Popen([*base, "-p", "do the steps", "--model", f"scripted:{script}", "--session-id", sid],
-                            cwd=work, env=env_for(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            cwd=work, env=cli_env(LOOPWRIGHT_HOME=str(home)), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         if kind == "model":  # during model call k (k=1: the first; else after step k-1's result)
@@ -170,7 +162,7 @@ def scenario(root: Path, kind: str, k: int, then_tool: int | None = None) -> str
         again.write_text(json.dumps([step(i, log, "r") for i in remaining_steps(path)] + [FINAL]))
         starts = log_lines(log).count(f"start {then_tool}")
         proc = subprocess.Popen([*base, "-p", "continue", "--resume", sid, "--model", f"scripted:{again}"],
-                                cwd=work, env=env_for(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                cwd=work, env=cli_env(LOOPWRIGHT_HOME=str(home)), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         try:
             wait_for(lambda: log_lines(log).count(f"start {then_tool}") > starts, f"start {then_tool} (resumed)")
@@ -186,7 +178,7 @@ def scenario(root: Path, kind: str, k: int, then_tool: int | None = None) -> str
     resume_script = root / "resume.json"
     resume_script.write_text(json.dumps([step(i, log, suffix) for i in remaining_steps(path)] + [FINAL]))
     res = subprocess.run([*base, "-p", "continue", "--resume", sid, "--model", f"scripted:{resume_script}"],
-                         cwd=work, env=env_for(home), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                         cwd=work, env=cli_env(LOOPWRIGHT_HOME=str(home)), stdin=subprocess.DEVNULL, capture_output=True, text=True,
                          timeout=60)
     if res.returncode != 0:
         return f"{kind}-{k}: resume exited {res.returncode}: {res.stdout} {res.stderr}"

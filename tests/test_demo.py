@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +15,15 @@ from loopwright.invariant import InvariantViolation
 from loopwright.models.base import ModelRequest
 from loopwright.models.scripted import ScriptedModel
 
-SCRIPT = Path(sys.executable).parent / "loopwright"
+from helpers import cli_env, loopwright_cmd
 
 
 def run_demo_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-c", "import sys; from loopwright.cli import main; sys.exit(main())"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}  # offline by construction
-    return subprocess.run([*cmd, "demo", *args], capture_output=True, text=True, timeout=120, env=env)
+    # no provider keys: offline by construction
+    return subprocess.run([*loopwright_cmd(), "demo", *args], capture_output=True, text=True, timeout=120, env=cli_env())
 
 
+@pytest.mark.e2e
 def test_demo_fixes_the_test() -> None:
     p = run_demo_cli()
     assert p.returncode == 0, p.stdout + p.stderr
@@ -42,6 +40,7 @@ def test_demo_fixes_the_test() -> None:
     assert "\r" not in out and "\x1b" not in out  # not a TTY: no spinner, no colour
 
 
+@pytest.mark.e2e
 def test_demo_turn_limit_stops_before_the_edit() -> None:
     p = run_demo_cli("--max-turns", "2")
     assert p.returncode == 0, p.stdout + p.stderr

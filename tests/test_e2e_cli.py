@@ -5,7 +5,6 @@ built-in tools, the way Claude Code's model drives Claude Code (same tool names 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -19,12 +18,11 @@ from loopwright.invariant import holds
 from loopwright.testing import ScriptedServer
 from loopwright.usage import Usage, price_for
 
+from helpers import cli_env, loopwright_cmd, use
+
+pytestmark = pytest.mark.e2e  # every test here runs programs as subprocesses
+
 MODEL = "claude-sonnet-4-5"
-BIN = Path(sys.executable).parent / "loopwright"
-
-
-def use(uid: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_use", "id": uid, "name": name, "input": x}
 
 
 def fix_script(repo: Path) -> list[Any]:
@@ -61,10 +59,8 @@ def suite_passes(repo: Path) -> bool:
 
 
 def loopwright(*args: str, cwd: Path, home: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    cmd = [str(BIN)] if BIN.exists() else [sys.executable, "-c", "import sys; from loopwright.cli import main; sys.exit(main())"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_"))}
-    env.update(ANTHROPIC_API_KEY="test", LOOPWRIGHT_HOME=str(home))
-    return subprocess.run([*cmd, *args], cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=120)
+    env = cli_env(ANTHROPIC_API_KEY="test", LOOPWRIGHT_HOME=str(home))
+    return subprocess.run([*loopwright_cmd(), *args], cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=120)
 
 
 def fix_args(srv: ScriptedServer, repo: Path, *extra: str) -> list[str]:

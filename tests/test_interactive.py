@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -23,10 +22,12 @@ import pytest
 from loopwright.invariant import holds_final
 from loopwright.sessions import load_transcript
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+from helpers import LOOPWRIGHT_BIN
+
+# only the tests that drive a real terminal need tmux; the Repl tests run in-process
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 pytest.importorskip("loopwright.tools.builtin", reason="the CLI needs the built-in tools")
 
-LOOPWRIGHT = Path(sys.executable).parent / "loopwright"
 SLEEP = "sleep 31.7"  # a unique command line, to find its process
 
 
@@ -116,7 +117,7 @@ def term(tmp_path: Path) -> Iterator[tuple[Term, Path]]:
     t = Term(name)
     env = f"env -u LOOPWRIGHT_SESSIONS_DIR -u LOOPWRIGHT_MODEL LOOPWRIGHT_HOME={home}"
     t.tmux("new-session", "-d", "-s", name, "-x", "150", "-y", "50", "-c", str(work),
-           f"{env} {LOOPWRIGHT} --model scripted:{script}; echo $? > {tmp_path / 'exit_status'}")
+           f"{env} {LOOPWRIGHT_BIN} --model scripted:{script}; echo $? > {tmp_path / 'exit_status'}")
     t.tmux("set-option", "-t", name, "remain-on-exit", "on")
     try:
         yield t, tmp_path
@@ -124,6 +125,8 @@ def term(tmp_path: Path) -> Iterator[tuple[Term, Path]]:
         t.tmux("kill-session", "-t", name)
 
 
+@pytest.mark.e2e
+@needs_tmux
 def test_interactive_session_in_tmux(term: tuple[Term, Path]) -> None:
     t, tmp = term
     t.wait("/help for commands")
@@ -230,6 +233,8 @@ def test_streamed_text_is_shown_line_by_line_once(tmp_path: Path, capsys: pytest
     assert "alpha" not in repl.renderer.out.getvalue()  # type: ignore[attr-defined]
 
 
+@pytest.mark.e2e
+@needs_tmux
 def test_interactive_against_the_loopback_api_server(tmp_path: Path) -> None:
     """`loopwright --model claude-... --base-url` in tmux: streamed multi-line text, shown once."""
     from loopwright.testing import ScriptedServer
@@ -243,7 +248,7 @@ def test_interactive_against_the_loopback_api_server(tmp_path: Path) -> None:
         env = (f"env -u LOOPWRIGHT_SESSIONS_DIR -u LOOPWRIGHT_MODEL LOOPWRIGHT_HOME={tmp_path / 'home'} "
                f"ANTHROPIC_API_KEY=test")
         t.tmux("new-session", "-d", "-s", name, "-x", "150", "-y", "50", "-c", str(work),
-               f"{env} {LOOPWRIGHT} --model claude-sonnet-4-5 --base-url {srv.url}")
+               f"{env} {LOOPWRIGHT_BIN} --model claude-sonnet-4-5 --base-url {srv.url}")
         try:
             t.wait("/help for commands")
             t.type("hello")
@@ -359,6 +364,8 @@ def test_always_approves_one_bash_command_not_every_one(tmp_path: Path) -> None:
     asyncio.run(go())
 
 
+@pytest.mark.e2e
+@needs_tmux
 def test_sigterm_cancels_the_running_tool_and_exits(tmp_path: Path) -> None:
     """SIGTERM while Bash runs: the command's process group is killed and loopwright exits 143."""
     import signal
@@ -372,7 +379,7 @@ def test_sigterm_cancels_the_running_tool_and_exits(tmp_path: Path) -> None:
     t = Term(name)
     env = f"env -u LOOPWRIGHT_SESSIONS_DIR -u LOOPWRIGHT_MODEL LOOPWRIGHT_HOME={home}"
     t.tmux("new-session", "-d", "-s", name, "-x", "150", "-y", "50", "-c", str(work),
-           f"{env} {LOOPWRIGHT} --model scripted:{script} --permission-mode bypassPermissions; "
+           f"{env} {LOOPWRIGHT_BIN} --model scripted:{script} --permission-mode bypassPermissions; "
            f"echo $? > {tmp_path / 'exit_status'}")
     t.tmux("set-option", "-t", name, "remain-on-exit", "on")
     try:

@@ -8,23 +8,16 @@ import copy
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 import loopwright as lw
 from loopwright.memory import imports, load_memory
 from loopwright.testing import ScriptedServer
 
-LW = [sys.executable, "-c", "import sys; from loopwright.cli import main; sys.exit(main())"]
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
-
-
-def use(uid: str, name: str, **x: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": uid, "name": name, "input": x}
+from helpers import loopwright_cmd, text, use
 
 
 def make_repo(tmp: Path) -> tuple[Path, Path]:
@@ -75,12 +68,13 @@ def test_import_depth_directory_and_binary(tmp_path: Path) -> None:
     assert "at most 5 deep" in joined and "adir/ is a directory" in joined and "bin.md: a binary file" in joined
 
 
+@pytest.mark.e2e
 def test_sent_once_in_the_first_user_message_through_the_cli(tmp_path: Path) -> None:
     repo, sub = make_repo(tmp_path)
     turns = [[use("r1", "Read", file_path=str(repo / "AGENTS.md"))], [text("done")]]
     with ScriptedServer(turns) as srv:
         env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "test"}
-        r = subprocess.run([*LW, "-p", "hello", "--model", "claude-sonnet-4-5", "--allowedTools", "Read",
+        r = subprocess.run([*loopwright_cmd(), "-p", "hello", "--model", "claude-sonnet-4-5", "--allowedTools", "Read",
                             "--output-format", "json"], cwd=sub, env=env, capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
         assert "@missing.md not found" in r.stderr
@@ -98,7 +92,7 @@ def test_sent_once_in_the_first_user_message_through_the_cli(tmp_path: Path) -> 
         assert reqs[0].body.get("system") == reqs[1].body.get("system")
         assert sum(json.dumps(m).count("ROOT-CLAUDE") for m in reqs[1].body["messages"]) == 1, "sent once"
         # --bare: none
-        r = subprocess.run([*LW, "-p", "hello", "--bare", "--model", "claude-sonnet-4-5", "--output-format", "json"],
+        r = subprocess.run([*loopwright_cmd(), "-p", "hello", "--bare", "--model", "claude-sonnet-4-5", "--output-format", "json"],
                            cwd=sub, env=env, capture_output=True, text=True, timeout=120)
         assert "ROOT-AGENTS" not in json.dumps(srv.loop_requests[-1].body["messages"])
 

@@ -18,13 +18,7 @@ from loopwright.models.base import INVALID_INPUT, invalid_input_error
 from loopwright.models.openai_compat import OpenAICompatModel, _Accumulator, to_openai_messages
 from loopwright.testing import ScriptedServer, openai_to_anthropic
 
-
-def use(i: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_use", "id": i, "name": name, "input": x}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
+from helpers import collect, text, use
 
 
 def counter_tools(root: Path) -> list[lw.Tool]:
@@ -50,12 +44,6 @@ def counter_tools(root: Path) -> list[lw.Tool]:
 def model(srv: ScriptedServer, **kw: Any) -> OpenAICompatModel:
     kw.setdefault("retry_base_delay", 0.01)
     return OpenAICompatModel("qwen3-coder", base_url=srv.openai_url, **kw)
-
-
-def collect(opts: lw.AgentOptions, prompt: str = "go") -> list[Any]:
-    async def go() -> list[Any]:
-        return [m async for m in lw.query(prompt, opts)]
-    return asyncio.run(go())
 
 
 SCRIPT = [
@@ -118,7 +106,7 @@ def test_finish_reasons_map_to_stop_reasons(stop: str, finish: str) -> None:
 
 def test_partial_chunks_are_stream_events() -> None:
     with ScriptedServer([[text("streamed " * 8)]]) as srv:
-        msgs = collect(lw.AgentOptions(model=model(srv, include_partial_messages=True)))
+        msgs = collect("go", lw.AgentOptions(model=model(srv, include_partial_messages=True)))
     chunks = [m.event for m in msgs if isinstance(m, lw.StreamEvent)]
     assert chunks and all(c.get("object") == "chat.completion.chunk" for c in chunks)
     pieces = [c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"]]

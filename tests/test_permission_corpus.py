@@ -41,6 +41,8 @@ import loopwright as lw
 from loopwright.testing import ScriptedServer
 from loopwright.tools.builtin import default_tools
 
+from helpers import first_tool_result, result_text
+
 RULES: dict[str, dict[str, Any]] = {
     # A typical project: a few approved commands, destructive ones and secrets denied.
     "default": {"mode": "default",
@@ -466,17 +468,6 @@ def run_case(root: Path, rules: dict[str, Any], tool: str, spec: Any) -> lw.Resu
     return lw.run("go", opts)
 
 
-def tool_result(r: lw.ResultMessage) -> dict[str, Any]:
-    block = r.messages[2]["content"][0]
-    assert block["type"] == "tool_result" and block["tool_use_id"] == "t1"
-    return block
-
-
-def result_text(block: dict[str, Any]) -> str:
-    c = block["content"]
-    return c if isinstance(c, str) else "".join(b.get("text", "") for b in c)
-
-
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
@@ -504,7 +495,7 @@ def test_denied_and_nothing_changes(case: tuple[str, str, Any, bool | str], root
     ruleset, tool, spec, control = case
     before = snapshot(root)
     r = run_case(root, RULES[ruleset], tool, spec)
-    block = tool_result(r)
+    block = first_tool_result(r)
     assert block["is_error"] is True
     assert "Permission denied" in result_text(block), result_text(block)
     assert [d["tool_use_id"] for d in r.permission_denials] == ["t1"]
@@ -525,7 +516,7 @@ def test_denied_read_would_reach_the_model(case: tuple[str, str, Any, bool | str
     _ruleset, tool, spec, control = case
     r = run_case(root, {"mode": "bypassPermissions"}, tool, spec)
     assert r.permission_denials == []
-    assert isinstance(control, str) and control in result_text(tool_result(r))
+    assert isinstance(control, str) and control in result_text(first_tool_result(r))
 
 
 @pytest.mark.parametrize("case", [c for c in DENIED if c[3] is True], ids=[_id(c) for c in DENIED if c[3] is True])
@@ -536,14 +527,14 @@ def test_denied_case_would_change_the_tree(case: tuple[str, str, Any, bool | str
     before = snapshot(root)
     r = run_case(root, {"mode": "bypassPermissions"}, tool, spec)
     assert r.permission_denials == []
-    assert snapshot(root) != before, result_text(tool_result(r))
+    assert snapshot(root) != before, result_text(first_tool_result(r))
 
 
 @pytest.mark.parametrize("case", ALLOWED, ids=[_id(c) for c in ALLOWED])
 def test_allowed_runs(case: tuple[str, str, Any, str | None], root: Path) -> None:
     ruleset, tool, spec, created = case
     r = run_case(root, RULES[ruleset], tool, spec)
-    block = tool_result(r)
+    block = first_tool_result(r)
     assert r.permission_denials == [], result_text(block)
     assert "Permission denied" not in result_text(block)
     if created is not None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,8 @@ from loopwright.permissions import (
 )
 from loopwright.tools.builtin import default_tools
 from loopwright.workspace import ToolState, kernel_path, shell_cwd
+
+from helpers import bash, first_tool_result, loopwright_cmd, text, use
 
 # --- rule syntax and matching ----------------------------------------------------------------
 
@@ -255,10 +260,6 @@ def test_very_long_commands_are_not_auto_allowed_but_still_meet_deny_rules(tmp_p
 
 
 # --- through the loop ---------------------------------------------------------------------------
-
-def bash(command: str, uid: str) -> dict[str, Any]:
-    return {"type": "tool_use", "id": uid, "name": "Bash", "input": {"command": command}}
-
 
 def test_persistent_shell_directory_is_used_for_paths(tmp_path: Path) -> None:
     """`cd .git` in one call, `echo x > config` in the next: the write lands in .git/config
@@ -530,3 +531,244 @@ def test_a_subagents_gate_copy_keeps_its_own_shell(tmp_path: Path) -> None:
     sub = copy.copy(parent)
     sub.tool_state = sub_state
     assert sub.ws.shell_cwd() == str(tmp_path / "src") and parent.ws.shell_cwd() == str(tmp_path)
+# --- git obeys the config of a planted (bare-looking) repository ----------------------------------
+
+def _plant_bare_repo(d: Path, canary: Path) -> None:
+    """A directory git takes for a repository, whose config runs a program on `git status`."""
+    (d / "objects").mkdir(parents=True)
+    (d / "refs").mkdir()
+    (d / "HEAD").write_text("ref: refs/heads/main\n")
+    (d / "config").write_text(f'[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "touch {canary}; false"\n')
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "dontAsk"])
+@pytest.mark.parametrize("command,bash_cwd", [
+    ("cd evil && git status", None),
+    ("git -C evil status", None),
+    ("git --git-dir=evil status", None),
+    ("git --bare log", "evil"),
+    ("git status", "evil"),  # an earlier `cd evil` left the shell there
+    ("cd sub/../evil; git diff", None),
+])
+def test_git_in_a_planted_repository_is_not_auto_approved(mode: str, command: str, bash_cwd: str | None,
+                                                         tmp_path: Path) -> None:
+    _plant_bare_repo(tmp_path / "evil", tmp_path / "canary")
+    (tmp_path / "sub").mkdir()
+    state = {"bash_cwd": str(tmp_path / bash_cwd)} if bash_cwd else {}
+    p = Permissions(mode, cwd=tmp_path, home=tmp_path / "home", shell_state=state)  # type: ignore[arg-type]
+    v = p.evaluate("Bash", {"command": command})
+    assert v.kind == "ask", (command, v)
+    plan = Permissions("plan", cwd=tmp_path, home=tmp_path / "home", shell_state=state)
+    assert plan.evaluate("Bash", {"command": command}).kind == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "mkdir -p e/objects e/refs && echo 'ref: refs/heads/main' > e/HEAD && git -C e status",
+    "cp -r fixture e; git -C e log",
+])
+def test_git_after_parts_that_create_files_is_not_auto_approved(command: str, tmp_path: Path) -> None:
+    p = Permissions("acceptEdits", cwd=tmp_path, home=tmp_path / "home")
+    assert p.evaluate("Bash", {"command": command}).kind == "ask"
+
+
+@pytest.mark.parametrize("command", ["git status", "cd src && git log --oneline", "git -C src diff",
+                                     "git log | head -5", "cd src; git status; cd ..; ls"])
+def test_git_in_ordinary_directories_stays_auto_approved(command: str, tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    p = Permissions("default", cwd=tmp_path, home=tmp_path / "home")
+    assert p.evaluate("Bash", {"command": command}).kind == "allow"
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_accept_edits_agent_cannot_run_a_program_through_a_planted_git_config(tmp_path: Path) -> None:
+    # End to end: before, acceptEdits let the agent create the repository files and then run
+    # `cd evil && git status`, which ran the config's fsmonitor command (the canary).
+    canary = tmp_path.parent / f"{tmp_path.name}-canary"
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    config = f'[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "touch {canary}; false"\n'
+    turns = [
+        [use("u1", "Bash", {"command": "mkdir -p evil/objects evil/refs"})],
+        [use("u2", "Write", {"file_path": "evil/HEAD", "content": "ref: refs/heads/main\n"}),
+         use("u3", "Write", {"file_path": "evil/config", "content": config})],
+        [use("u4", "Bash", {"command": "cd evil && git status"})],
+        [text("done")],
+    ]
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=default_tools(), cwd=str(tmp_path),
+                                     permission_mode="acceptEdits"))
+    assert (tmp_path / "evil" / "config").exists()  # the edits themselves were approved
+    assert not canary.exists()
+    assert [d["tool_use_id"] for d in r.permission_denials] == ["u4"]
+
+
+
+# --- Read deny rules and the searching tools ------------------------------------------------------
+
+@pytest.fixture
+def secret_project(tmp_path: Path) -> Path:
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "key.env").write_text("API_KEY=hunter2\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("API_KEY = os.environ['API_KEY']\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("name,x", [
+    ("Grep", {"pattern": "API_KEY", "output_mode": "content"}),
+    ("Grep", {"pattern": "API_KEY", "output_mode": "files_with_matches"}),
+    ("Grep", {"pattern": "API_KEY", "glob": "*.env", "output_mode": "count"}),
+    ("Glob", {"pattern": "**/*"}),
+])
+def test_searching_tools_leave_out_files_a_read_deny_rule_covers(name: str, x: dict[str, Any],
+                                                                  secret_project: Path) -> None:
+    # Before: Read(secrets/key.env) was refused, but Grep over the project printed its contents.
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", name, x)], [text("done")]]),
+                                     tools=default_tools(), cwd=str(secret_project), permission_mode="default",
+                                     disallowed_tools=["Read(./secrets/**)"]))
+    out = first_tool_result(r)["content"]
+    assert "hunter2" not in out and "key.env" not in out
+    if "glob" not in x:
+        assert "a.py" in out  # the rest is still searched
+
+
+def test_bash_glob_arguments_are_not_auto_approved_under_read_deny_rules(secret_project: Path) -> None:
+    p = Permissions("default", cwd=secret_project, home=secret_project / "home",
+                    disallowed_tools=["Read(./secrets/**)"])
+    for command in ("cat sec*/key.env", "cat secrets/ke?.env", "head s[e]crets/key.env"):
+        assert p.evaluate("Bash", {"command": command}).kind == "ask", command
+    assert p.evaluate("Bash", {"command": "cat src/a.py"}).kind == "allow"
+    assert p.evaluate("Bash", {"command": "find . -name '*.py'"}).kind == "allow"  # a quoted pattern
+
+
+
+# --- the gate never ends the run ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,x", [
+    ("Write", {"file_path": "a\x00b", "content": "x"}),
+    ("Read", {"file_path": "a\x00b"}),
+    ("Bash", {"command": "cat a\x00b"}),
+])
+def test_a_nul_byte_in_a_path_is_refused_not_fatal(name: str, x: dict[str, Any], tmp_path: Path) -> None:
+    # Before: os.path.realpath raised ValueError in the gate and the run ended with
+    # error_during_execution ("embedded null byte").
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", name, x)], [text("done")]]),
+                                     tools=default_tools(), cwd=str(tmp_path), permission_mode="acceptEdits"))
+    assert r.subtype == "success" and r.result == "done"
+    block = first_tool_result(r)
+    assert block["is_error"] is True and "embedded null byte" in block["content"]
+    assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"]
+
+
+def test_a_can_use_tool_that_raises_refuses_the_call_and_the_run_goes_on() -> None:
+    ran: list[str] = []
+
+    def record(x: dict[str, Any]) -> str:
+        ran.append("t")
+        return "ran"
+
+    t = lw.Tool("t", "records", {"type": "object", "properties": {}}, record)
+
+    def broken(name: str, tool_input: dict[str, Any]) -> bool:
+        raise RuntimeError("callback bug")
+
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", "t")], [text("done")]]), tools=[t],
+                                     can_use_tool=broken))
+    assert r.subtype == "success" and ran == []  # fail closed: the call did not run
+    block = first_tool_result(r)
+    assert block["is_error"] is True and "callback bug" in block["content"]
+
+
+def test_gate_resolves_bash_paths_where_the_shell_really_starts(tmp_path: Path) -> None:
+    # The Bash tool starts in cwd when its remembered directory is gone; the gate resolved
+    # relative paths against the vanished directory, so a denied path slipped through.
+    state = {"bash_cwd": tmp_path / "gone"}
+    p = Permissions("acceptEdits", cwd=tmp_path, home=tmp_path / "home", shell_state=state,
+                    disallowed_tools=["Edit(./secret/**)"])
+    assert p.evaluate("Bash", {"command": "echo x > secret/key"}).kind == "deny"
+
+
+
+# --- redirections of compound commands ------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [
+    "{ echo x; } > ~/.bashrc",
+    "{ echo x; } > .git/hooks/pre-commit",
+    "(echo x) > /tmp/elsewhere",
+    "for i in 1; do echo; done > /tmp/elsewhere",
+    "if true; then echo; fi >> /tmp/elsewhere",
+    "while false; do echo; done 2>/tmp/elsewhere",
+])
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "dontAsk"])
+def test_a_compound_commands_redirection_is_judged(command: str, mode: str, tmp_path: Path) -> None:
+    # Before: bashparse dropped the redirections of `{ }`, `( )`, for/if/while, so
+    # `{ echo x; } > ~/.bashrc` ran in default mode without approval.
+    p = Permissions(mode, cwd=tmp_path, home=tmp_path / "home")  # type: ignore[arg-type]
+    assert p.evaluate("Bash", {"command": command}).kind == "ask"
+    assert Permissions("plan", cwd=tmp_path, home=tmp_path / "home").evaluate("Bash", {"command": command}).kind == "deny"
+
+
+def test_a_compound_commands_input_redirection_meets_read_deny_rules(tmp_path: Path) -> None:
+    p = Permissions("default", cwd=tmp_path, home=tmp_path / "home", disallowed_tools=["Read(./secrets/**)"])
+    assert p.evaluate("Bash", {"command": "{ cat; } < secrets/key"}).kind == "deny"
+    assert p.evaluate("Bash", {"command": "(cat) < secrets/key"}).kind == "deny"
+
+
+@pytest.mark.parametrize("command", ["(ls) 2>/dev/null", "{ ls; } >/dev/null 2>&1", "(cd sub && ls)"])
+def test_harmless_compound_commands_stay_auto_approved(command: str, tmp_path: Path) -> None:
+    assert Permissions("default", cwd=tmp_path).evaluate("Bash", {"command": command}).kind == "allow"
+
+
+def test_default_mode_run_cannot_write_outside_through_a_brace_group(tmp_path: Path) -> None:
+    target = tmp_path.parent / f"{tmp_path.name}-outside"
+    turns = [[use("u1", "Bash", {"command": f"{{ echo pwned; }} > {target}"})], [text("done")]]
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=default_tools(), cwd=str(tmp_path),
+                                     permission_mode="default"))
+    assert not target.exists()
+    assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"]
+
+
+
+# --- directories on PATH --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,x", [
+    ("Write", {"file_path": "bin/ls", "content": "#!/bin/sh\n"}),
+    ("Edit", {"file_path": "bin/ls", "old_string": "a", "new_string": "b"}),
+    ("Bash", {"command": "cp gradlew bin/ls"}),
+    ("Bash", {"command": "echo x > bin/cat"}),
+    ("Bash", {"command": "mkdir -p bin"}),
+    ("Bash", {"command": "mv tools bin"}),
+])
+def test_writes_into_a_directory_on_path_are_not_auto_approved(name: str, x: dict[str, Any], tmp_path: Path) -> None:
+    # Before: with PATH=<project>/bin:... (an activated .venv/bin, node_modules/.bin, direnv),
+    # acceptEdits let the agent put an executable `bin/ls` in place, and the read-only `ls`
+    # then ran it without approval: arbitrary code from acceptEdits.
+    path = f"{tmp_path / 'bin'}{os.pathsep}/usr/bin"
+    p = Permissions("acceptEdits", cwd=tmp_path, home=tmp_path / "home", exec_path=path)
+    v = p.evaluate(name, x)
+    assert v.kind == "ask" and "PATH" in v.reason
+    assert Permissions("acceptEdits", cwd=tmp_path, exec_path="/usr/bin").evaluate(name, x).kind == "allow"
+    assert Permissions("bypassPermissions", cwd=tmp_path, exec_path=path).evaluate(name, x).kind == "allow"
+
+
+@pytest.mark.e2e
+def test_accept_edits_agent_cannot_plant_a_command_on_path(tmp_path: Path) -> None:
+    canary = tmp_path.parent / f"{tmp_path.name}-canary"
+    (tmp_path / "gradlew").write_text("#!/bin/sh\necho build\n")
+    (tmp_path / "gradlew").chmod(0o755)
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps([
+        [use("u1", "Bash", {"command": "mkdir -p bin && cp gradlew bin/ls"})],
+        [use("u2", "Write", {"file_path": "bin/ls", "content": f"#!/bin/sh\ntouch {canary}\n"})],
+        [use("u3", "Bash", {"command": "ls"})],
+        [text("done")],
+    ]))
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+           "LOOPWRIGHT_HOME": str(tmp_path / "home")}
+    p = subprocess.run([*loopwright_cmd(), "-p", "go", "--model", f"scripted:{script}", "--permission-mode", "acceptEdits",
+                        "--no-session-persistence", "--output-format", "json"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert not canary.exists()
+    assert [d["tool_use_id"] for d in json.loads(p.stdout)["permission_denials"]] == ["u1", "u2"]
+

@@ -20,15 +20,9 @@ from loopwright.models.openai_compat import OpenAICompatModel
 from loopwright.models.retry import Failure, RetryPolicy, is_retryable_status, parse_retry_after
 from loopwright.testing import Fault, ScriptedServer
 
+from helpers import text, use
+
 MODEL = "claude-sonnet-4-6"
-
-
-def use(i: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_use", "id": i, "name": name, "input": x}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
 
 
 CALLS: list[dict[str, Any]] = []

@@ -334,6 +334,7 @@ def corpus_sandbox(w: dict[str, Any]) -> dict[str, Any]:
             "env": {"deny": ["GITHUB_TOKEN"]}}
 
 
+@pytest.mark.e2e
 @needs_bwrap
 def test_escape_corpus_zero_escapes(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
@@ -356,6 +357,7 @@ def test_escape_corpus_zero_escapes(world: dict[str, Any], monkeypatch: pytest.M
     assert out["w-redirect"][1] and out["n-curl-ip"][1]
 
 
+@pytest.mark.e2e
 def test_the_checks_see_escapes_without_the_sandbox(world: dict[str, Any]) -> None:
     """The control: three harmless attempts of the corpus, run without the sandbox, are seen
     by the checks (so a 0 above is the sandbox's doing, not blind checks)."""
@@ -371,6 +373,7 @@ def test_the_checks_see_escapes_without_the_sandbox(world: dict[str, Any]) -> No
         subprocess.run(["pkill", "-f", "sleep 4301.5"])
 
 
+@pytest.mark.e2e
 @needs_bwrap
 def test_ordinary_work_inside_the_box(world: dict[str, Any]) -> None:
     proj = world["proj"]
@@ -402,6 +405,7 @@ def test_ordinary_work_inside_the_box(world: dict[str, Any]) -> None:
     assert not Path("/tmp/scratch").exists() or Path("/tmp/scratch").read_text() != "t\n"  # a private /tmp
 
 
+@pytest.mark.e2e
 @needs_bwrap
 def test_background_shell_and_its_survivors_end_with_killshell(world: dict[str, Any]) -> None:
     proj = world["proj"]
@@ -416,6 +420,7 @@ def test_background_shell_and_its_survivors_end_with_killshell(world: dict[str, 
     assert not any("4311.5" in c or "4312.5" in c for c in cmdlines())
 
 
+@pytest.mark.e2e
 @needs_bwrap
 def test_allowed_domains_pass_through_the_proxy_and_nothing_else(world: dict[str, Any]) -> None:
     proj, counters = world["proj"], world["counters"]
@@ -442,6 +447,7 @@ def test_allowed_domains_pass_through_the_proxy_and_nothing_else(world: dict[str
     assert counters.http == 2 and counters.unix == 0
 
 
+@pytest.mark.e2e
 @needs_bwrap
 def test_grep_rg_runs_sandboxed(world: dict[str, Any]) -> None:
     if shutil.which("rg") is None:
@@ -539,6 +545,7 @@ def test_unavailable_sandbox_refuses_to_start_or_warns_loudly(tmp_path: Path, mo
     assert "WARNING: the OS sandbox is NOT active" in capsys.readouterr().err
 
 
+@pytest.mark.e2e
 def test_cli_sandbox_flag_refuses_clearly_when_unavailable(tmp_path: Path) -> None:
     script = tmp_path / "turns.json"
     script.write_text(json.dumps([[{"type": "text", "text": "hi"}]]))
@@ -565,6 +572,7 @@ def test_seccomp_program_shape() -> None:
 
 # --- no Bash command outlives a SIGKILLed loopwright (issue 9 item 13) -------------------------
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("sandboxed", [False, pytest.param(True, marks=needs_bwrap)])
 def test_sigkill_of_loopwright_leaves_no_bash_command_alive(tmp_path: Path, sandboxed: bool) -> None:
     mark = "4401.5" if sandboxed else "4402.5"

@@ -7,13 +7,7 @@ from typing import Any
 import loopwright as lw
 from loopwright.invariant import holds_final
 
-
-def use(u: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_use", "id": u, "name": name, "input": x}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
+from helpers import text, use
 
 
 def make_tools(env: dict[str, str]) -> list[lw.Tool]:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,30 +28,16 @@ from loopwright.sessions import (
     sessions_main,
 )
 
-
-def use(i: str, x: str = "a") -> dict[str, Any]:
-    return {"type": "tool_use", "id": i, "name": "Echo", "input": {"x": x}}
+from helpers import Recording, cli_env, loopwright_cmd, text, use
 
 
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
+def echo(i: str, x: str = "a") -> dict[str, Any]:
+    """A call of the ECHO tool."""
+    return use(i, "Echo", x=x)
 
 
 ECHO = lw.Tool("Echo", "echo x", {"type": "object", "properties": {"x": {"type": "string"}}},
                lambda i: "got " + i["x"])
-
-
-class Recording:
-    """A scripted model (a function of h) that remembers every history it was shown."""
-
-    def __init__(self, replies: list[Any]) -> None:
-        self.replies = list(replies)
-        self.seen: list[list[dict[str, Any]]] = []
-
-    def __call__(self, h: list[dict[str, Any]]) -> Any:
-        check(h)  # whatever reaches a model satisfies Inv
-        self.seen.append(json.loads(json.dumps(h)))
-        return self.replies.pop(0)
 
 
 def opts(tmp: Path, model: Any, **kw: Any) -> lw.AgentOptions:
@@ -69,7 +53,7 @@ def transcript(tmp: Path, sid: str) -> Path:
 # --- the file ---------------------------------------------------------------------------------
 
 def test_transcript_lines_and_layout(tmp_path: Path) -> None:
-    r = lw.run("hi", opts(tmp_path, [[use("t1")], [text("done")]]))
+    r = lw.run("hi", opts(tmp_path, [[echo("t1")], [text("done")]]))
     p = transcript(tmp_path, r.session_id)
     lines = [json.loads(x) for x in p.read_text().splitlines()]
     assert [(ln["type"], ln.get("subtype")) for ln in lines] == [
@@ -79,7 +63,7 @@ def test_transcript_lines_and_layout(tmp_path: Path) -> None:
         assert ln["timestamp"].endswith("Z") and len(ln["uuid"]) == 36
         assert ln["parentUuid"] == (prev["uuid"] if prev else None)
     assert lines[1]["message"] == {"role": "user", "content": [text("hi")]} and lines[1]["isPrompt"]
-    assert lines[2]["message"]["content"] == [use("t1")] and lines[2]["message"]["usage"]["input_tokens"] > 0
+    assert lines[2]["message"]["content"] == [echo("t1")] and lines[2]["message"]["usage"]["input_tokens"] > 0
     assert lines[3]["message"]["content"][0]["tool_use_id"] == "t1"
     assert lines[5]["result"]["subtype"] == "success"
     assert get_session_messages(r.session_id, tmp_path / "sessions") == r.messages
@@ -109,7 +93,7 @@ def test_library_default_does_not_persist(tmp_path: Path, monkeypatch: pytest.Mo
 
 @pytest.mark.parametrize("policy", ["none", "turn", "always"])
 def test_fsync_policies_write_the_same_transcript(tmp_path: Path, policy: str) -> None:
-    r = lw.run("hi", opts(tmp_path, [[use("t1")], [text("done")]], session_fsync=policy))
+    r = lw.run("hi", opts(tmp_path, [[echo("t1")], [text("done")]], session_fsync=policy))
     assert load_transcript(transcript(tmp_path, r.session_id)).history == r.messages
 
 
@@ -124,9 +108,9 @@ def test_repair_interrupted_orphans_and_idempotence() -> None:
     h = [
         {"role": "assistant", "content": [text("stray first")]},
         {"role": "user", "content": [text("go"), {"type": "tool_result", "tool_use_id": "zz", "content": "orphan"}]},
-        {"role": "assistant", "content": [use("a"), use("b")]},
+        {"role": "assistant", "content": [echo("a"), echo("b")]},
         {"role": "user", "content": [text("typed"), {"type": "tool_result", "tool_use_id": "b", "content": "B"}]},
-        {"role": "assistant", "content": [use("c")]},
+        {"role": "assistant", "content": [echo("c")]},
     ]
     notes: list[str] = []
     r = repair_history(h, notes)
@@ -143,7 +127,7 @@ def test_repair_interrupted_orphans_and_idempotence() -> None:
 
 def test_every_cut_of_a_transcript_loads_to_a_valid_history(tmp_path: Path) -> None:
     """A crash can stop the file at any byte: every prefix loads, satisfies Inv, is idempotent."""
-    r = lw.run("hi", opts(tmp_path, [[use("t1"), use("t2")], [text("mid"), use("t3")], [text("done")]]))
+    r = lw.run("hi", opts(tmp_path, [[echo("t1"), echo("t2")], [text("mid"), echo("t3")], [text("done")]]))
     data = transcript(tmp_path, r.session_id).read_bytes()
     cut = tmp_path / "cut.jsonl"
     seen = set()
@@ -164,7 +148,7 @@ def test_every_cut_of_a_transcript_loads_to_a_valid_history(tmp_path: Path) -> N
 
 
 def test_torn_last_line_is_ignored_and_healed_by_the_next_write(tmp_path: Path) -> None:
-    r = lw.run("hi", opts(tmp_path, [[use("t1")], [text("done")]]))
+    r = lw.run("hi", opts(tmp_path, [[echo("t1")], [text("done")]]))
     p = transcript(tmp_path, r.session_id)
     with open(p, "a") as f:
         f.write('{"type":"user","message":{"role":"us')  # a crash mid-write
@@ -176,7 +160,7 @@ def test_torn_last_line_is_ignored_and_healed_by_the_next_write(tmp_path: Path) 
 
 
 def test_turn_limit_stop_resumes_from_h_not_h_a(tmp_path: Path) -> None:
-    r = lw.run("hi", opts(tmp_path, [[use("t1")], [use("t2")]], max_turns=1))
+    r = lw.run("hi", opts(tmp_path, [[echo("t1")], [echo("t2")]], max_turns=1))
     assert r.subtype == "error_max_turns" and r.messages[-1]["role"] == "user"
     lines = read_lines(transcript(tmp_path, r.session_id))
     assert lines[-2]["type"] == "assistant" and lines[-1]["dropUuid"] == lines[-2]["uuid"]
@@ -187,14 +171,14 @@ def test_turn_limit_stop_resumes_from_h_not_h_a(tmp_path: Path) -> None:
 
 
 def test_budget_stop_resumes_from_h(tmp_path: Path) -> None:
-    m = lw.ScriptedModel([[use("t1")], [use("t2")]], cost_per_call_usd=0.6)
+    m = lw.ScriptedModel([[echo("t1")], [echo("t2")]], cost_per_call_usd=0.6)
     r = lw.run("hi", opts(tmp_path, m, max_budget_usd=1.0))
     assert r.subtype == "error_max_budget_usd"
     assert get_session_messages(r.session_id, tmp_path / "sessions") == r.messages
 
 
 def test_duplicate_ids_response_is_not_in_the_resumed_history(tmp_path: Path) -> None:
-    r = lw.run("hi", opts(tmp_path, [[use("d"), use("d")]]))
+    r = lw.run("hi", opts(tmp_path, [[echo("d"), echo("d")]]))
     assert r.subtype == "error_during_execution"
     assert get_session_messages(r.session_id, tmp_path / "sessions") == r.messages
 
@@ -230,7 +214,7 @@ def test_stop_hook_message_is_persisted(tmp_path: Path) -> None:
 # --- resume, fork, continue --------------------------------------------------------------------
 
 def test_resume_appends_to_the_same_session(tmp_path: Path) -> None:
-    r1 = lw.run("hi", opts(tmp_path, [[use("t1")], [text("done")]]))
+    r1 = lw.run("hi", opts(tmp_path, [[echo("t1")], [text("done")]]))
     p = transcript(tmp_path, r1.session_id)
     before = p.read_bytes()
     model = Recording([[text("again")]])
@@ -246,7 +230,7 @@ def test_resume_appends_to_the_same_session(tmp_path: Path) -> None:
 
 
 def test_fork_gets_a_new_id_and_leaves_the_original_byte_identical(tmp_path: Path) -> None:
-    r1 = lw.run("hi", opts(tmp_path, [[use("t1")], [text("done")]]))
+    r1 = lw.run("hi", opts(tmp_path, [[echo("t1")], [text("done")]]))
     p = transcript(tmp_path, r1.session_id)
     before = p.read_bytes()
     model = Recording([[text("forked")]])
@@ -301,7 +285,7 @@ def test_resume_without_persisting_reads_but_does_not_write(tmp_path: Path) -> N
 
 def test_list_sessions_and_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                monkeypatch: pytest.MonkeyPatch) -> None:
-    m = lw.ScriptedModel([[use("t1")], [text("done")]], cost_per_call_usd=0.25)
+    m = lw.ScriptedModel([[echo("t1")], [text("done")]], cost_per_call_usd=0.25)
     r = lw.run("first prompt", opts(tmp_path, m))
     lw.run("last prompt here", opts(tmp_path, [[text("ok")]], resume=r.session_id))
     infos = lw.list_sessions(tmp_path, tmp_path / "sessions")
@@ -359,7 +343,7 @@ class MemoryStore(JsonlSessionStore):
 
 def test_a_custom_store_plugs_in(tmp_path: Path) -> None:
     store = MemoryStore()
-    r = lw.run("hi", opts(tmp_path, [[use("t1")], [text("done")]], session_store=store))
+    r = lw.run("hi", opts(tmp_path, [[echo("t1")], [text("done")]], session_store=store))
     assert [ln["type"] for ln in store.data[r.session_id]][-1] == "result"
     r2 = lw.run("more", opts(tmp_path, [[text("x")]], session_store=store, resume=r.session_id))
     assert holds_final(r2.messages) and len(r2.messages) == 6 and not (tmp_path / "sessions").exists()
@@ -368,13 +352,12 @@ def test_a_custom_store_plugs_in(tmp_path: Path) -> None:
 # --- the CLI flags --------------------------------------------------------------------------------
 
 def cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    script = Path(sys.executable).parent / "loopwright"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_"))}
-    env["LOOPWRIGHT_HOME"] = str(tmp / "home")
-    return subprocess.run([str(script), "--output-format", "json", *args], cwd=tmp / "work", env=env,
+    env = cli_env(LOOPWRIGHT_HOME=str(tmp / "home"))
+    return subprocess.run([*loopwright_cmd(), "--output-format", "json", *args], cwd=tmp / "work", env=env,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.e2e
 def test_cli_resume_fork_continue_and_no_persistence(tmp_path: Path) -> None:
     pytest.importorskip("loopwright.tools.builtin")
     (tmp_path / "work").mkdir()
@@ -449,7 +432,7 @@ def _messages() -> Any:
     ids = st.sampled_from(["a", "b", "c", "d"])
     block = st.one_of(
         st.builds(lambda s: text(s), st.sampled_from(["x", "y"])),
-        st.builds(lambda i: use(i), ids),
+        st.builds(lambda i: echo(i), ids),
         st.builds(lambda i, e: {"type": "tool_result", "tool_use_id": i, "content": "r", "is_error": e},
                   ids, st.booleans()),
         st.just({"type": "thinking", "thinking": "t", "signature": "s"}),

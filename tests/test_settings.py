@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,8 @@ import pytest
 import loopwright as lw
 from loopwright.settings import SettingsError, load_settings
 from loopwright.tools.builtin import default_tools
+
+from helpers import bash, cli_env, loopwright_cmd, text, use
 
 
 @pytest.fixture
@@ -106,10 +107,6 @@ def test_settings_option_accepts_a_file_json_or_dict(env: dict[str, Path]) -> No
 
 # --- settings in a run ------------------------------------------------------------------------
 
-def bash(command: str, uid: str = "t1") -> dict[str, Any]:
-    return {"type": "tool_use", "id": uid, "name": "Bash", "input": {"command": command}}
-
-
 def run(env: dict[str, Path], turns: list[Any], **kw: Any) -> lw.ResultMessage:
     model = lw.ScriptedModel([*turns, [{"type": "text", "text": "ok"}]])
     return lw.run("go", lw.AgentOptions(model=model, tools=default_tools(), cwd=env["proj"], **kw))
@@ -169,11 +166,8 @@ def test_broken_settings_through_the_library_is_a_value_error(env: dict[str, Pat
 # --- the CLI --------------------------------------------------------------------------------------
 
 def cli(env: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_"))}
-    e["HOME"] = str(env["home"])
-    code = "import sys; from loopwright.cli import main; sys.exit(main())"
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=env["proj"], capture_output=True, text=True,
-                          timeout=60, env=e, stdin=subprocess.DEVNULL)
+    return subprocess.run([*loopwright_cmd(), *args], cwd=env["proj"], capture_output=True, text=True,
+                          timeout=60, env=cli_env(HOME=str(env["home"])), stdin=subprocess.DEVNULL)
 
 
 def script(env: dict[str, Path], turns: list[Any]) -> str:
@@ -181,6 +175,7 @@ def script(env: dict[str, Path], turns: list[Any]) -> str:
     return f"scripted:{p}"
 
 
+@pytest.mark.e2e
 def test_cli_reads_project_and_user_settings(env: dict[str, Path]) -> None:
     write(env["home"] / ".loopwright" / "settings.json", perms(allow=["Bash(touch allowed)"]))
     write(env["proj"] / ".loopwright" / "settings.json", perms(deny=["Bash(touch denied)"]))
@@ -199,8 +194,21 @@ def test_cli_reads_project_and_user_settings(env: dict[str, Path]) -> None:
     assert (env["proj"] / "denied").exists() and json.loads(p.stdout)["permission_denials"] == []
 
 
+@pytest.mark.e2e
 def test_cli_broken_settings_is_one_clean_line(env: dict[str, Path]) -> None:
     path = write(env["proj"] / ".loopwright" / "settings.json", '{"permissions": ')
     p = cli(env, "-p", "go", "--model", script(env, [[{"type": "text", "text": "hi"}]]))
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert f"invalid JSON in settings file {path}" in p.stderr
+
+
+# --- the settings' env PATH is the PATH the gate protects -----------------------------------------
+
+def test_settings_env_path_is_the_path_the_gate_protects(tmp_path: Path) -> None:
+    (tmp_path / ".loopwright").mkdir()
+    (tmp_path / ".loopwright" / "settings.json").write_text(json.dumps({"env": {"PATH": f"{tmp_path / 'tools'}:/usr/bin"}}))
+    turns = [[use("u1", "Write", {"file_path": "tools/git", "content": "#!/bin/sh\n"})], [text("done")]]
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=default_tools(), cwd=str(tmp_path),
+                                     permission_mode="acceptEdits", setting_sources=["project"]))
+    assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"] and not (tmp_path / "tools" / "git").exists()
+

@@ -7,24 +7,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 import loopwright as lw
 from loopwright.commands import expand, find_commands
 from loopwright.skills import find_skills, split_front_matter
 from loopwright.testing import ScriptedServer
 
-LW = [sys.executable, "-c", "import sys; from loopwright.cli import main; sys.exit(main())"]
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
-
-
-def use(uid: str, name: str, **x: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": uid, "name": name, "input": x}
+from helpers import loopwright_cmd, text, use
 
 
 def make_project(tmp: Path) -> Path:
@@ -63,12 +56,13 @@ def test_skills_found_and_bad_ones_named(tmp_path: Path) -> None:
     assert find_skills(proj, [], home=tmp_path / "home") == ([], [])
 
 
+@pytest.mark.e2e
 def test_skill_progressive_disclosure_through_the_cli(tmp_path: Path) -> None:
     proj = make_project(tmp_path)
     turns = [[use("s1", "Skill", skill="release-notes")], [text("done")]]
     with ScriptedServer(turns) as srv:
         env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "test"}
-        r = subprocess.run([*LW, "-p", "write release notes", "--model", "claude-sonnet-4-5", "--output-format", "json"],
+        r = subprocess.run([*loopwright_cmd(), "-p", "write release notes", "--model", "claude-sonnet-4-5", "--output-format", "json"],
                            cwd=proj, env=env, capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
         assert "broken/SKILL.md: no front matter" in r.stderr
@@ -110,13 +104,14 @@ def test_command_expansion(tmp_path: Path) -> None:
     assert expand("/etc/hosts is broken", cmds) is None and expand("/nope", cmds) is None
 
 
+@pytest.mark.e2e
 def test_command_as_the_p_prompt(tmp_path: Path) -> None:
     proj = make_project(tmp_path)
     (proj / "app.py").write_text("print(1)\n")
     turns = [[use("r1", "Read", file_path=str(proj / "app.py"))], [text("looks fine")]]
     with ScriptedServer(turns) as srv:
         env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "test"}
-        r = subprocess.run([*LW, "-p", "/review app.py bug", "--model", "claude-sonnet-4-5", "--output-format", "json"],
+        r = subprocess.run([*loopwright_cmd(), "-p", "/review app.py bug", "--model", "claude-sonnet-4-5", "--output-format", "json"],
                            cwd=proj, env=env, capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
         first = srv.loop_requests[0].body

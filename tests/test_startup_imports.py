@@ -14,6 +14,8 @@ import pytest
 
 from loopwright.testing import ScriptedServer
 
+pytestmark = pytest.mark.e2e  # every test here runs programs as subprocesses
+
 # Each of these costs tens to thousands of milliseconds and is needed only later, if ever:
 # the SDKs (a user's own client), pydantic (their dependency), rich / prompt_toolkit /
 # pygments (interactive mode), bashlex (judging a shell command), jsonschema /

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,8 @@ from pydantic import BaseModel
 import loopwright as lw
 from loopwright.testing import ScriptedServer
 
-LW = [sys.executable, "-c", "import sys; from loopwright.cli import main; sys.exit(main())"]
+from helpers import loopwright_cmd, text
+
 CLAUDE = Path(__file__).resolve().parent / "node" / "node_modules" / ".bin" / "claude"
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "total": {"type": "number"}},
           "required": ["name", "total"]}
@@ -27,10 +27,6 @@ FORMAT = {"type": "json_schema", "schema": SCHEMA}
 
 def so(uid: str, **x: Any) -> dict[str, Any]:
     return {"type": "tool_use", "id": uid, "name": "StructuredOutput", "input": x}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
 
 
 class Recorder:
@@ -81,6 +77,7 @@ def test_pydantic_output_type() -> None:
     assert r.to_json()["structured_output"] == {"name": "ACME", "total": 3.0}
 
 
+@pytest.mark.e2e
 def test_bad_schemas_are_refused_before_any_call() -> None:
     model = lw.ScriptedModel([[text("x")]])
     with pytest.raises(ValueError, match="not valid JSON Schema"):
@@ -90,20 +87,21 @@ def test_bad_schemas_are_refused_before_any_call() -> None:
     with pytest.raises(ValueError, match="output_format must be"):
         lw.run("x", lw.AgentOptions(model=model, output_format={"schema": SCHEMA}))
     assert model.calls == 0
-    r = subprocess.run([*LW, "-p", "x", "--model", "claude-sonnet-4-5", "--json-schema", "{not json"],
+    r = subprocess.run([*loopwright_cmd(), "-p", "x", "--model", "claude-sonnet-4-5", "--json-schema", "{not json"],
                        env={**os.environ, "ANTHROPIC_API_KEY": "x"}, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--json-schema: not valid JSON" in r.stderr
 
 
 def run_loopwright(srv: ScriptedServer, cwd: Path) -> dict[str, Any]:
     env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "test"}
-    r = subprocess.run([*LW, "-p", "extract the invoice", "--model", "claude-sonnet-4-5", "--output-format", "json",
+    r = subprocess.run([*loopwright_cmd(), "-p", "extract the invoice", "--model", "claude-sonnet-4-5", "--output-format", "json",
                         "--json-schema", json.dumps(SCHEMA)], cwd=cwd, env=env, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr
     return dict(json.loads(r.stdout))
 
 
+@pytest.mark.e2e
 def test_through_the_cli(tmp_path: Path) -> None:
     with ScriptedServer([[so("toolu_1", name="ACME", total=12.5)]]) as srv:
         out = run_loopwright(srv, tmp_path)
@@ -112,6 +110,7 @@ def test_through_the_cli(tmp_path: Path) -> None:
     assert out["structured_output"] == {"name": "ACME", "total": 12.5} and out["subtype"] == "success"
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code is not installed (npm install in tests/node)")
 def test_same_calls_and_answer_as_claude_code(tmp_path: Path) -> None:
     turns = [[so("toolu_1", name="ACME", total=12.5)], [text("done")]]
@@ -132,11 +131,12 @@ def test_same_calls_and_answer_as_claude_code(tmp_path: Path) -> None:
     assert ours["result"] == theirs["result"]
 
 
+@pytest.mark.e2e
 def test_price_and_context_window_flags(tmp_path: Path) -> None:
     """--price makes a budget possible on a model outside the price table; --context-window sets W."""
     with ScriptedServer([[text("hi")]], model="my-model") as srv:
         env = {**os.environ, "OPENAI_API_KEY": "x"}
-        base = [*LW, "-p", "x", "--model", "openai:my-model", "--base-url", srv.openai_url, "--output-format", "json",
+        base = [*loopwright_cmd(), "-p", "x", "--model", "openai:my-model", "--base-url", srv.openai_url, "--output-format", "json",
                 "--max-budget-usd", "1"]
         r = subprocess.run(base, env=env, capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and "price" in r.stderr
@@ -146,6 +146,6 @@ def test_price_and_context_window_flags(tmp_path: Path) -> None:
         out = json.loads(r.stdout)
         u = out["usage"]
         assert out["total_cost_usd"] == pytest.approx((u["input_tokens"] * 3 + u["output_tokens"] * 15) / 1e6)
-    r = subprocess.run([*LW, "-p", "x", "--model", "scripted:nofile.json", "--price", "m=abc"], capture_output=True,
+    r = subprocess.run([*loopwright_cmd(), "-p", "x", "--model", "scripted:nofile.json", "--price", "m=abc"], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 2 and "--price 'm=abc': expected MODEL=IN,OUT" in r.stderr

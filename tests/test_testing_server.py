@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -21,15 +20,9 @@ import pytest
 from loopwright.testing import Fault, PromptCache, ScriptedServer, load_script_file
 from loopwright.testing.server import anthropic_segments
 
+from helpers import loopwright_cmd, text, use
+
 MODEL = "claude-sonnet-4-6"
-
-
-def use(i: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_use", "id": i, "name": name, "input": x}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
 
 
 TOOL = {"name": "get", "description": "get", "input_schema": {"type": "object", "properties": {}}}
@@ -215,13 +208,12 @@ def test_script_file_and_loopback_only(tmp_path: Path) -> None:
         ScriptedServer([], host="0.0.0.0")
 
 
+@pytest.mark.e2e
 def test_serve_scripted_command_serves_a_client(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": [[text("served by the command")]],
                                   "faults": [{"status": 529, "error_type": "overloaded_error"}]}))
-    exe = Path(sys.executable).parent / "loopwright"
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-c", "from loopwright.cli import main; main()"]
-    proc = subprocess.Popen([*cmd, "serve-scripted", str(script), "--port", "0", "--loop-model", "sonnet"],
+    proc = subprocess.Popen([*loopwright_cmd(), "serve-scripted", str(script), "--port", "0", "--loop-model", "sonnet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
@@ -251,6 +243,7 @@ def _claude_bin() -> str | None:
     return os.environ.get("LOOPWRIGHT_CLAUDE_BIN") or shutil.which("claude")
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(_claude_bin() is None, reason="Claude Code not installed (set LOOPWRIGHT_CLAUDE_BIN)")
 def test_claude_code_runs_a_tool_turn_against_the_server(tmp_path: Path) -> None:
     """The real Claude Code CLI, pointed at the server with ANTHROPIC_BASE_URL: a 529 and a

@@ -6,19 +6,15 @@ import asyncio
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from loopwright.tools.base import Tool, ToolContext
+from loopwright.tools.base import ToolContext
 from loopwright.tools.bash import MAX_OUTPUT_CHARS, CappedBuffer, make_bash_tools
 
+from helpers import call_tool
+
 BASH, OUTPUT, KILL = make_bash_tools()
-
-
-def call(tool: Tool, ctx: ToolContext, **inp: Any) -> tuple[Any, bool]:
-    out = asyncio.run(tool.call(inp, ctx))
-    return out.content, out.is_error
 
 
 def alive(pid: int) -> bool:
@@ -68,33 +64,33 @@ def test_schema() -> None:
 
 
 def test_output_exit_code_and_stderr(ctx: ToolContext) -> None:
-    out, err = call(BASH, ctx, command="echo hello; echo oops >&2", description="greet")
+    out, err = call_tool(BASH, ctx, command="echo hello; echo oops >&2", description="greet")
     assert not err and out == "hello\noops"
-    out, err = call(BASH, ctx, command="echo partial; exit 3")
+    out, err = call_tool(BASH, ctx, command="echo partial; exit 3")
     assert err and out == "partial\nExit code 3"
-    out, err = call(BASH, ctx, command="true")
+    out, err = call_tool(BASH, ctx, command="true")
     assert not err and out == "(no output)"
 
 
 def test_stdin_is_dev_null_and_positional_args_are_clean(ctx: ToolContext) -> None:
-    out, err = call(BASH, ctx, command="cat; echo \"[$#]\"")
+    out, err = call_tool(BASH, ctx, command="cat; echo \"[$#]\"")
     assert not err and out == "[0]"
 
 
 def test_syntax_error_is_a_clean_failure(ctx: ToolContext) -> None:
-    out, err = call(BASH, ctx, command="if then fi (")
+    out, err = call_tool(BASH, ctx, command="if then fi (")
     assert err and "syntax error" in out and "Exit code 2" in out
 
 
 def test_cd_persists_inside_project(ctx: ToolContext, tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
-    out, err = call(BASH, ctx, command="cd sub && pwd")
+    out, err = call_tool(BASH, ctx, command="cd sub && pwd")
     assert not err and out == str(tmp_path / "sub")
-    out, _ = call(BASH, ctx, command="pwd")
+    out, _ = call_tool(BASH, ctx, command="pwd")
     assert out == str(tmp_path / "sub")
-    out, _ = call(BASH, ctx, command="cd /")
+    out, _ = call_tool(BASH, ctx, command="cd /")
     assert "reset" in out and str(tmp_path) in out
-    out, _ = call(BASH, ctx, command="pwd")
+    out, _ = call_tool(BASH, ctx, command="pwd")
     assert out == str(tmp_path)
 
 
@@ -104,15 +100,15 @@ def test_add_dirs_count_as_project(tmp_path: Path) -> None:
     proj = tmp_path / "proj"
     proj.mkdir()
     ctx = ToolContext(proj, add_dirs=[other])
-    call(BASH, ctx, command=f"cd {other}")
-    out, _ = call(BASH, ctx, command="pwd")
+    call_tool(BASH, ctx, command=f"cd {other}")
+    out, _ = call_tool(BASH, ctx, command="pwd")
     assert out == str(other)
 
 
 def test_timeout_kills_the_whole_group(ctx: ToolContext, tmp_path: Path) -> None:
     pidfile = tmp_path / "gc.pid"
     cmd = f"bash -c 'sleep 300 & echo $! > {pidfile}; wait'; echo never"
-    out, err = call(BASH, ctx, command=cmd, timeout=500)
+    out, err = call_tool(BASH, ctx, command=cmd, timeout=500)
     assert err and "timed out" in out and "never" not in out
     gc = int(wait_for_file(pidfile))
     assert wait_dead(gc), "grandchild sleep survived the timeout"
@@ -121,14 +117,14 @@ def test_timeout_kills_the_whole_group(ctx: ToolContext, tmp_path: Path) -> None
 def test_term_ignoring_process_gets_sigkill(ctx: ToolContext, tmp_path: Path) -> None:
     pidfile = tmp_path / "stub.pid"
     cmd = f"bash -c 'trap \"\" TERM; echo $$ > {pidfile}; while :; do sleep 0.05; done'"
-    out, err = call(BASH, ctx, command=cmd, timeout=300)
+    out, err = call_tool(BASH, ctx, command=cmd, timeout=300)
     assert err and "timed out" in out
     assert wait_dead(int(wait_for_file(pidfile)))
 
 
 def test_leftover_background_process_is_stopped(ctx: ToolContext, tmp_path: Path) -> None:
     pidfile = tmp_path / "bg.pid"
-    out, err = call(BASH, ctx, command=f"sleep 300 & echo $! > {pidfile}; echo started")
+    out, err = call_tool(BASH, ctx, command=f"sleep 300 & echo $! > {pidfile}; echo started")
     assert not err and out == "started"
     assert wait_dead(int(wait_for_file(pidfile)))
 
@@ -149,7 +145,7 @@ def test_cancellation_kills_the_group(ctx: ToolContext, tmp_path: Path) -> None:
 
 
 def test_big_output_is_truncated_head_and_tail(ctx: ToolContext) -> None:
-    out, err = call(BASH, ctx, command="echo FIRST; head -c 5000000 /dev/zero | tr '\\0' x; echo; echo LAST")
+    out, err = call_tool(BASH, ctx, command="echo FIRST; head -c 5000000 /dev/zero | tr '\\0' x; echo; echo LAST")
     assert not err
     assert len(out) < MAX_OUTPUT_CHARS + 200
     assert out.startswith("FIRST") and out.endswith("LAST") and "characters of output truncated" in out
@@ -169,60 +165,61 @@ def test_capped_buffer_bounds_memory() -> None:
 
 
 def test_timeout_is_clamped_and_validated(ctx: ToolContext) -> None:
-    out, err = call(BASH, ctx, command="echo ok", timeout=10_000_000)
+    out, err = call_tool(BASH, ctx, command="echo ok", timeout=10_000_000)
     assert not err and out == "ok"
-    out, err = call(BASH, ctx, command="echo ok", timeout="soon")
+    out, err = call_tool(BASH, ctx, command="echo ok", timeout="soon")
     assert err and "timeout" in out
-    out, err = call(BASH, ctx, command="   ")
+    out, err = call_tool(BASH, ctx, command="   ")
     assert err and "empty" in out
 
 
 # --- background shells -------------------------------------------------------------------
 
 def test_background_output_and_status(ctx: ToolContext) -> None:
-    out, err = call(BASH, ctx, command="echo one; sleep 0.3; echo two", run_in_background=True)
+    out, err = call_tool(BASH, ctx, command="echo one; sleep 0.3; echo two", run_in_background=True)
     assert not err and "bash_1" in out
-    first, _ = call(OUTPUT, ctx, bash_id="bash_1")
+    first, _ = call_tool(OUTPUT, ctx, bash_id="bash_1")
     assert "<status>running</status>" in first or "<status>completed</status>" in first
     deadline = time.monotonic() + 10
     seen = first
     while "<status>completed</status>" not in seen and time.monotonic() < deadline:
         time.sleep(0.05)
-        part, _ = call(OUTPUT, ctx, bash_id="bash_1")
+        part, _ = call_tool(OUTPUT, ctx, bash_id="bash_1")
         seen += part
     assert "<status>completed</status>" in seen and "<exit_code>0</exit_code>" in seen
     assert seen.count("one") == 1 and seen.count("two") == 1  # each line is delivered once
-    again, _ = call(OUTPUT, ctx, bash_id="bash_1")
+    again, _ = call_tool(OUTPUT, ctx, bash_id="bash_1")
     assert "(no new output)" in again
-    out, err = call(OUTPUT, ctx, bash_id="bash_9")
+    out, err = call_tool(OUTPUT, ctx, bash_id="bash_9")
     assert err and "bash_1" in out
 
 
 def test_background_filter(ctx: ToolContext) -> None:
-    call(BASH, ctx, command="printf 'keep 1\\ndrop\\nkeep 2\\n'", run_in_background=True)
+    call_tool(BASH, ctx, command="printf 'keep 1\\ndrop\\nkeep 2\\n'", run_in_background=True)
     deadline = time.monotonic() + 10
     out = ""
     while "completed" not in out and time.monotonic() < deadline:
         time.sleep(0.05)
-        out, _ = call(OUTPUT, ctx, bash_id="bash_1", filter="^keep")
+        out, _ = call_tool(OUTPUT, ctx, bash_id="bash_1", filter="^keep")
     assert "keep 1\nkeep 2" in out and "drop" not in out
 
 
 def test_kill_shell_kills_group(ctx: ToolContext, tmp_path: Path) -> None:
     pidfile = tmp_path / "k.pid"
-    call(BASH, ctx, command=f"sleep 300 & echo $! > {pidfile}; wait", run_in_background=True)
+    call_tool(BASH, ctx, command=f"sleep 300 & echo $! > {pidfile}; wait", run_in_background=True)
     gc = int(wait_for_file(pidfile))
-    out, err = call(KILL, ctx, shell_id="bash_1")
+    out, err = call_tool(KILL, ctx, shell_id="bash_1")
     assert not err and "killed" in out
     assert wait_dead(gc)
-    status, _ = call(OUTPUT, ctx, bash_id="bash_1")
+    status, _ = call_tool(OUTPUT, ctx, bash_id="bash_1")
     assert "<status>killed</status>" in status
-    out, err = call(KILL, ctx, shell_id="bash_1")
+    out, err = call_tool(KILL, ctx, shell_id="bash_1")
     assert err and "not running" in out
-    out, err = call(KILL, ctx, shell_id="nope")
+    out, err = call_tool(KILL, ctx, shell_id="nope")
     assert err
 
 
+@pytest.mark.e2e
 def test_background_shell_dies_with_python(tmp_path: Path) -> None:
     """A background shell must not outlive the interpreter that started it (atexit)."""
     import subprocess
@@ -247,14 +244,14 @@ def test_background_leftovers_stop_when_the_command_exits(ctx: ToolContext, tmp_
     from loopwright.tools.bash import _ALL_SHELLS
 
     pidfile = tmp_path / "left.pid"
-    call(BASH, ctx, command=f"sleep 300 & echo $! > {pidfile}; echo bye", run_in_background=True)
+    call_tool(BASH, ctx, command=f"sleep 300 & echo $! > {pidfile}; echo bye", run_in_background=True)
     assert wait_dead(int(wait_for_file(pidfile)))
     shell = ctx.state.bash_shells["bash_1"]
     deadline = time.monotonic() + 5
     while shell.popen.pid in _ALL_SHELLS and time.monotonic() < deadline:
         time.sleep(0.02)
     assert shell.popen.pid not in _ALL_SHELLS  # nothing left for atexit to signal
-    out, _ = call(OUTPUT, ctx, bash_id="bash_1")
+    out, _ = call_tool(OUTPUT, ctx, bash_id="bash_1")
     assert "<status>completed</status>" in out and "bye" in out
 
 
@@ -277,5 +274,5 @@ def test_cancellation_at_any_point_of_startup_leaves_nothing(ctx: ToolContext, t
 
 
 def test_command_removing_the_cwd_file_is_harmless(ctx: ToolContext) -> None:
-    out, err = call(BASH, ctx, command='rm -f "$__lw_pwd"; echo fine; exit 0')  # exit: no trailer
+    out, err = call_tool(BASH, ctx, command='rm -f "$__lw_pwd"; echo fine; exit 0')  # exit: no trailer
     assert not err and out == "fine"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -16,7 +15,9 @@ from typing import Any
 
 import pytest
 
+import loopwright as lw
 from loopwright.tools.base import ToolContext
+from loopwright.tools.builtin import default_tools
 from loopwright.tools.glob import MAX_RESULTS, make_glob_tool
 from loopwright.tools.grep import (
     Query,
@@ -29,13 +30,10 @@ from loopwright.tools.grep import (
 )
 from loopwright.workspace import ToolState
 
+from helpers import call_tool, first_tool_result, text, use
+
 HAS_RG = shutil.which("rg") is not None
 needs_rg = pytest.mark.skipif(not HAS_RG, reason="rg is not installed")
-
-
-def call(tool: Any, inp: dict[str, Any], ctx: ToolContext) -> tuple[Any, bool]:
-    out = asyncio.run(tool.call(inp, ctx))
-    return out.content, out.is_error
 
 
 def write(root: Path, rel: str, data: str | bytes) -> Path:
@@ -139,14 +137,14 @@ def _ids(q: dict[str, Any]) -> str:
 @pytest.mark.parametrize("query", QUERIES, ids=[_ids(q) for q in QUERIES])
 def test_engines_agree(tree: Path, query: dict[str, Any]) -> None:
     grep = make_grep_tool()
-    out_rg, err_rg = call(grep, query, ctx_for(tree, "rg"))
-    out_py, err_py = call(grep, query, ctx_for(tree, "python"))
+    out_rg, err_rg = call_tool(grep, ctx_for(tree, "rg"), query)
+    out_py, err_py = call_tool(grep, ctx_for(tree, "python"), query)
     assert (out_py, err_py) == (out_rg, err_rg)
     assert not err_rg
 
 
 def test_python_engine_respects_ignores_and_hidden(tree: Path) -> None:
-    out, err = call(make_grep_tool(), {"pattern": "foo"}, ctx_for(tree, "python"))
+    out, err = call_tool(make_grep_tool(), ctx_for(tree, "python"), {"pattern": "foo"})
     assert not err
     files = out.splitlines()[1:]
     assert files == sorted(files)
@@ -158,8 +156,7 @@ def test_python_engine_respects_ignores_and_hidden(tree: Path) -> None:
 
 
 def test_content_format_and_context_separators(tree: Path) -> None:
-    out, _ = call(make_grep_tool(), {"pattern": "foo", "path": "ctx.md", "output_mode": "content", "-C": 1},
-                  ctx_for(tree, "python"))
+    out, _ = call_tool(make_grep_tool(), ctx_for(tree, "python"), {"pattern": "foo", "path": "ctx.md", "output_mode": "content", "-C": 1})
     assert out.splitlines() == [
         "ctx.md-4-line 4", "ctx.md:5:line 5 foo", "ctx.md-6-line 6", "ctx.md:7:line 7 foo", "ctx.md-8-line 8",
         "--", "ctx.md-14-line 14", "ctx.md:15:line 15 foo", "ctx.md-16-line 16",
@@ -167,8 +164,7 @@ def test_content_format_and_context_separators(tree: Path) -> None:
 
 
 def test_crlf_and_bom_lines_are_clean(tree: Path) -> None:
-    out, _ = call(make_grep_tool(), {"pattern": "foo", "output_mode": "content", "glob": "{crlf,bom}.txt"},
-                  ctx_for(tree, "python"))
+    out, _ = call_tool(make_grep_tool(), ctx_for(tree, "python"), {"pattern": "foo", "output_mode": "content", "glob": "{crlf,bom}.txt"})
     assert out.splitlines() == ["bom.txt:1:foo at start", "crlf.txt:1:one foo", "crlf.txt:3:three foo"]
 
 
@@ -186,10 +182,10 @@ def test_git_repo_rules_agree(tmp_path: Path) -> None:
     write(repo, "pkg/notes.md", "foo\n")
     grep = make_grep_tool()
     for q in ({"pattern": "foo"}, {"pattern": "foo", "path": "pkg"}, {"pattern": "foo", "glob": "*.py"}):
-        out_rg, _ = call(grep, q, ctx_for(repo, "rg"))
-        out_py, _ = call(grep, q, ctx_for(repo, "python"))
+        out_rg, _ = call_tool(grep, ctx_for(repo, "rg"), q)
+        out_py, _ = call_tool(grep, ctx_for(repo, "python"), q)
         assert out_py == out_rg
-    out, _ = call(grep, {"pattern": "foo"}, ctx_for(repo, "python"))
+    out, _ = call_tool(grep, ctx_for(repo, "python"), {"pattern": "foo"})
     assert out.splitlines()[1:] == ["README.md", "kept.py", "pkg/notes.md"]
 
 
@@ -198,7 +194,7 @@ def test_git_repo_rules_agree(tmp_path: Path) -> None:
 def test_both_engines_reject_bad_regex(tree: Path, pattern: str) -> None:
     grep = make_grep_tool()
     for engine in ("rg", "python"):
-        out, err = call(grep, {"pattern": pattern}, ctx_for(tree, engine))
+        out, err = call_tool(grep, ctx_for(tree, engine), {"pattern": pattern})
         assert err, engine
         assert "regex parse error" in out
 
@@ -206,15 +202,15 @@ def test_both_engines_reject_bad_regex(tree: Path, pattern: str) -> None:
 def test_errors(tree: Path) -> None:
     grep = make_grep_tool()
     ctx = ctx_for(tree, "auto")
-    out, err = call(grep, {"pattern": "x", "path": "missing"}, ctx)
+    out, err = call_tool(grep, ctx, {"pattern": "x", "path": "missing"})
     assert err and "does not exist" in out
-    out, err = call(grep, {"pattern": "x", "output_mode": "lines"}, ctx)
+    out, err = call_tool(grep, ctx, {"pattern": "x", "output_mode": "lines"})
     assert err and "output_mode" in out
-    out, err = call(grep, {"pattern": "x", "type": "nosuchtype"}, ctx_for(tree, "python"))
+    out, err = call_tool(grep, ctx_for(tree, "python"), {"pattern": "x", "type": "nosuchtype"})
     assert err and "unrecognized file type" in out
-    out, err = call(grep, {"pattern": "a\\nb"}, ctx_for(tree, "python"))
+    out, err = call_tool(grep, ctx_for(tree, "python"), {"pattern": "a\\nb"})
     assert err and "multiline" in out
-    out, err = call(grep, {"pattern": "x", "bogus": 1}, ctx)
+    out, err = call_tool(grep, ctx, {"pattern": "x", "bogus": 1})
     assert err
 
 
@@ -248,7 +244,7 @@ def test_glob_recursive_sorted_by_mtime(tree: Path) -> None:
     a, b = tree / "a.py", tree / "sub/b.py"
     os.utime(a, ns=(2_000_000_000_000_000_000, 2_000_000_000_000_000_000))
     os.utime(b, ns=(2_100_000_000_000_000_000, 2_100_000_000_000_000_000))
-    out, err = call(make_glob_tool(), {"pattern": "**/*.py"}, ToolContext(tree))
+    out, err = call_tool(make_glob_tool(), ToolContext(tree), {"pattern": "**/*.py"})
     assert not err
     files = out.splitlines()
     assert files[0] == str(b) and files[1] == str(a)
@@ -260,33 +256,33 @@ def test_glob_recursive_sorted_by_mtime(tree: Path) -> None:
 def test_glob_shapes(tree: Path) -> None:
     glob = make_glob_tool()
     ctx = ToolContext(tree)
-    out, _ = call(glob, {"pattern": "*.py"}, ctx)
+    out, _ = call_tool(glob, ctx, {"pattern": "*.py"})
     # symlinked files are listed, symlinked directories are not entered
     assert sorted(out.splitlines()) == sorted([str(tree / "a.py"), str(tree / ".hidden.py"),
                                                str(tree / "link_to_a.py")])
-    out, _ = call(glob, {"pattern": "**/b.py"}, ctx)
+    out, _ = call_tool(glob, ctx, {"pattern": "**/b.py"})
     assert out.splitlines() == [str(tree / "sub/b.py")]
-    out, _ = call(glob, {"pattern": "sub/**/*.{js,ts}"}, ctx)
+    out, _ = call_tool(glob, ctx, {"pattern": "sub/**/*.{js,ts}"})
     assert sorted(out.splitlines()) == [str(tree / "sub/deep/d.js"), str(tree / "sub/deep/e.ts")]
-    out, _ = call(glob, {"pattern": "*.js", "path": str(tree / "sub/deep")}, ctx)
+    out, _ = call_tool(glob, ctx, {"pattern": "*.js", "path": str(tree / "sub/deep")})
     assert out.splitlines() == [str(tree / "sub/deep/d.js")]
-    out, _ = call(glob, {"pattern": str(tree / "sub") + "/*.txt"}, ctx)
+    out, _ = call_tool(glob, ctx, {"pattern": str(tree / "sub") + "/*.txt"})
     assert out.splitlines() == [str(tree / "sub/c.txt")]
-    out, _ = call(glob, {"pattern": "*.nothing"}, ctx)
+    out, _ = call_tool(glob, ctx, {"pattern": "*.nothing"})
     assert out == "No files found"
 
 
 def test_glob_skips_vcs_dirs(tmp_path: Path) -> None:
     write(tmp_path, ".git/config", "x")
     write(tmp_path, "a.txt", "x")
-    out, _ = call(make_glob_tool(), {"pattern": "**/*"}, ToolContext(tmp_path))
+    out, _ = call_tool(make_glob_tool(), ToolContext(tmp_path), {"pattern": "**/*"})
     assert out.splitlines() == [str(tmp_path / "a.txt")]
 
 
 def test_glob_cap(tmp_path: Path) -> None:
     for i in range(MAX_RESULTS + 5):
         write(tmp_path, f"d/f{i:03}.txt", "x")
-    out, err = call(make_glob_tool(), {"pattern": "**/*.txt"}, ToolContext(tmp_path))
+    out, err = call_tool(make_glob_tool(), ToolContext(tmp_path), {"pattern": "**/*.txt"})
     assert not err
     lines = out.splitlines()
     assert len(lines) == MAX_RESULTS + 1
@@ -295,12 +291,12 @@ def test_glob_cap(tmp_path: Path) -> None:
 
 def test_glob_errors(tmp_path: Path) -> None:
     glob = make_glob_tool()
-    out, err = call(glob, {"pattern": "*", "path": "nope"}, ToolContext(tmp_path))
+    out, err = call_tool(glob, ToolContext(tmp_path), {"pattern": "*", "path": "nope"})
     assert err and "does not exist" in out
     write(tmp_path, "f", "x")
-    out, err = call(glob, {"pattern": "*", "path": "f"}, ToolContext(tmp_path))
+    out, err = call_tool(glob, ToolContext(tmp_path), {"pattern": "*", "path": "f"})
     assert err and "not a directory" in out
-    out, err = call(glob, {}, ToolContext(tmp_path))
+    out, err = call_tool(glob, ToolContext(tmp_path), {})
     assert err and "pattern" in out
 
 
@@ -332,8 +328,8 @@ def test_root_inside_an_ignored_directory(tmp_path: Path) -> None:
     write(lib, "pkg/sub/only_here.py", "needle\n")
     write(lib, "pkg/build/x.py", "needle\n")
     grep = make_grep_tool()
-    out_rg, _ = call(grep, {"pattern": "needle"}, ctx_for(lib, "rg"))
-    out_py, _ = call(grep, {"pattern": "needle"}, ctx_for(lib, "python"))
+    out_rg, _ = call_tool(grep, ctx_for(lib, "rg"), {"pattern": "needle"})
+    out_py, _ = call_tool(grep, ctx_for(lib, "python"), {"pattern": "needle"})
     assert out_py == out_rg
     assert out_py.splitlines()[1:] == ["logs/a.py", "mod.py", "pkg/sub/only_here.py"]
 
@@ -350,16 +346,16 @@ def test_auto_falls_back_to_python_without_rg(tree: Path, monkeypatch: pytest.Mo
 
     monkeypatch.setattr(g, "rg_path", lambda: None)
     monkeypatch.setattr(g, "run_python_isolated", spy)
-    out, err = call(make_grep_tool(), {"pattern": "foo", "type": "py"}, ToolContext(tree))
+    out, err = call_tool(make_grep_tool(), ToolContext(tree), {"pattern": "foo", "type": "py"})
     assert not err and len(calls) == 1
     assert out.splitlines() == ["Found 3 files", ".hidden.py", "a.py", "sub/b.py"]
-    out, err = call(make_grep_tool(), {"pattern": "foo"}, ctx_for(tree, "rg"))
+    out, err = call_tool(make_grep_tool(), ctx_for(tree, "rg"), {"pattern": "foo"})
     assert err and "not installed" in out
 
 
 @needs_rg
 def test_rg_errors_become_tool_errors(tree: Path) -> None:
-    out, err = call(make_grep_tool(), {"pattern": "x", "type": "nosuchtype"}, ctx_for(tree, "rg"))
+    out, err = call_tool(make_grep_tool(), ctx_for(tree, "rg"), {"pattern": "x", "type": "nosuchtype"})
     assert err and "nosuchtype" in out
 
 
@@ -399,8 +395,8 @@ if HAS_RG:
             if not (root / rel).parent.is_file() and not (root / rel).is_dir():
                 write(root, rel, text)
         grep = make_grep_tool()
-        out_rg, err_rg = call(grep, query, ctx_for(root, "rg"))
-        out_py, err_py = call(grep, query, ctx_for(root, "python"))
+        out_rg, err_rg = call_tool(grep, ctx_for(root, "rg"), query)
+        out_py, err_py = call_tool(grep, ctx_for(root, "python"), query)
         assert err_py == err_rg  # errors (a bad pattern) are worded by each engine
         if not err_rg:
             assert out_py == out_rg
@@ -433,10 +429,10 @@ def test_a_fifo_or_device_as_path_is_refused(tmp_path: Path, engine: str) -> Non
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     for path in (fifo, Path("/dev/zero")):
-        out, err = call(make_grep_tool(), {"pattern": "x", "path": str(path)}, ctx_for(tmp_path, engine))
+        out, err = call_tool(make_grep_tool(), ctx_for(tmp_path, engine), {"pattern": "x", "path": str(path)})
         assert err and "not a regular file or a directory" in out, out
     write(tmp_path, "a.txt", "x\n")  # inside a tree a FIFO is passed over
-    out, err = call(make_grep_tool(), {"pattern": "x"}, ctx_for(tmp_path, engine))
+    out, err = call_tool(make_grep_tool(), ctx_for(tmp_path, engine), {"pattern": "x"})
     assert not err and out.splitlines() == ["Found 1 file", "a.txt"]
 
 
@@ -445,10 +441,10 @@ def test_catastrophic_backtracking_ends_with_an_error(tmp_path: Path, monkeypatc
 
     monkeypatch.setattr(g, "TIMEOUT_S", 1.0)
     write(tmp_path, "a.txt", "a" * 40 + "b\n")
-    out, err = call(make_grep_tool(), {"pattern": "(a+)+$"}, ctx_for(tmp_path, "python"))
+    out, err = call_tool(make_grep_tool(), ctx_for(tmp_path, "python"), {"pattern": "(a+)+$"})
     assert err and "timed out after 1s" in out, out
     if HAS_RG:  # rg's automata do not backtrack: the same pattern is quick there
-        out, err = call(make_grep_tool(), {"pattern": "(a+)+$"}, ctx_for(tmp_path, "rg"))
+        out, err = call_tool(make_grep_tool(), ctx_for(tmp_path, "rg"), {"pattern": "(a+)+$"})
         assert not err and out == "No files found"
 
 
@@ -573,4 +569,15 @@ def zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+# --- context lines without a match ----------------------------------------------------------------
+
+@pytest.mark.skipif(shutil.which("rg") is None, reason="needs rg")
+def test_grep_reports_no_context_lines_without_a_match(tmp_path: Path) -> None:
+    # rg -U -C1 '^$' on "A\n" prints the context line `a.py-1-A` and no match; the tool showed
+    # it as a result (the Python engine says "No matches found"; found by the engines property test).
+    (tmp_path / "a.py").write_text("A\n")
+    x = {"pattern": "^$", "output_mode": "content", "-C": 1, "multiline": True}
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", "Grep", x)], [text("done")]]),
+                                     tools=default_tools(), cwd=str(tmp_path)))
+    assert first_tool_result(r)["content"] == "No matches found"
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 from pathlib import Path
 from typing import Any
@@ -15,12 +14,9 @@ from loopwright.tools.builtin import NAMES, default_tools
 from loopwright.tools.paths import stamp
 from loopwright.tools.read import DEFAULT_LIMIT, MAX_LINE_CHARS, make_read_tool
 
+from helpers import call_tool, use
+
 READ = make_read_tool()
-
-
-def read(ctx: ToolContext, **inp: Any) -> tuple[Any, bool]:
-    out = asyncio.run(READ.call(inp, ctx))
-    return out.content, out.is_error
 
 
 def test_schema_and_flags() -> None:
@@ -35,7 +31,7 @@ def test_cat_n_format_and_read_record(tmp_path: Path) -> None:
     f = tmp_path / "a.txt"
     f.write_text("alpha\n\tbeta\ngamma")
     ctx = ToolContext(tmp_path)
-    out, err = read(ctx, file_path=str(f))
+    out, err = call_tool(READ, ctx, file_path=str(f))
     assert not err
     assert out == "     1\talpha\n     2\t\tbeta\n     3\tgamma"
     assert ctx.state.read_files[str(f)] == stamp(f)
@@ -44,29 +40,29 @@ def test_cat_n_format_and_read_record(tmp_path: Path) -> None:
 def test_relative_path_resolves_against_cwd(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "x.py").write_text("x = 1\n")
-    out, err = read(ToolContext(tmp_path), file_path="d/x.py")
+    out, err = call_tool(READ, ToolContext(tmp_path), file_path="d/x.py")
     assert not err and out == "     1\tx = 1"
 
 
 def test_offset_limit_and_notice(tmp_path: Path) -> None:
     f = tmp_path / "ten.txt"
     f.write_text("".join(f"l{i}\n" for i in range(1, 11)))
-    out, err = read(ToolContext(tmp_path), file_path=str(f), offset=3, limit=2)
+    out, err = call_tool(READ, ToolContext(tmp_path), file_path=str(f), offset=3, limit=2)
     assert not err
     lines = out.splitlines()
     assert lines[:2] == ["     3\tl3", "     4\tl4"]
     assert "Showing lines 3-4 of 10" in out and "offset=5" in out
-    out, _ = read(ToolContext(tmp_path), file_path=str(f), offset=9)
+    out, _ = call_tool(READ, ToolContext(tmp_path), file_path=str(f), offset=9)
     assert out.splitlines()[:2] == ["     9\tl9", "    10\tl10"]
     assert "offset=" not in out  # read to the end: nothing more to page
-    out, err = read(ToolContext(tmp_path), file_path=str(f), offset=50)
+    out, err = call_tool(READ, ToolContext(tmp_path), file_path=str(f), offset=50)
     assert not err and "shorter than the provided offset (50)" in out and "10 lines" in out
 
 
 def test_default_limit_and_long_lines(tmp_path: Path) -> None:
     f = tmp_path / "big.txt"
     f.write_text("x" * (MAX_LINE_CHARS + 500) + "\n" + "".join(f"{i}\n" for i in range(2, DEFAULT_LIMIT + 501)))
-    out, err = read(ToolContext(tmp_path), file_path=str(f))
+    out, err = call_tool(READ, ToolContext(tmp_path), file_path=str(f))
     assert not err
     body = out.split("\n\n(")[0].splitlines()
     assert len(body) == DEFAULT_LIMIT
@@ -77,19 +73,19 @@ def test_default_limit_and_long_lines(tmp_path: Path) -> None:
 
 def test_errors(tmp_path: Path) -> None:
     ctx = ToolContext(tmp_path)
-    out, err = read(ctx, file_path=str(tmp_path))
+    out, err = call_tool(READ, ctx, file_path=str(tmp_path))
     assert err and "directory" in out
     (tmp_path / "config.yaml").write_text("a: 1\n")
-    out, err = read(ctx, file_path=str(tmp_path / "config.yml"))
+    out, err = call_tool(READ, ctx, file_path=str(tmp_path / "config.yml"))
     assert err and "does not exist" in out and "config.yaml" in out
     (tmp_path / "prog.bin").write_bytes(b"\x7fELF\x00\x00\x01\x02" * 10)
-    out, err = read(ctx, file_path=str(tmp_path / "prog.bin"))
+    out, err = call_tool(READ, ctx, file_path=str(tmp_path / "prog.bin"))
     assert err and "binary" in out
-    out, err = read(ctx, file_path="/dev/zero")
+    out, err = call_tool(READ, ctx, file_path="/dev/zero")
     assert err and "not a regular file" in out
-    out, err = read(ctx, file_path=str(tmp_path / "config.yaml"), offset=-1)
+    out, err = call_tool(READ, ctx, file_path=str(tmp_path / "config.yaml"), offset=-1)
     assert err and "offset" in out
-    out, err = read(ctx, file_path=str(tmp_path / "config.yaml"), extra=1)
+    out, err = call_tool(READ, ctx, file_path=str(tmp_path / "config.yaml"), extra=1)
     assert err
     assert str(tmp_path / "prog.bin") not in ctx.state.read_files
 
@@ -98,7 +94,7 @@ def test_empty_file_notice(tmp_path: Path) -> None:
     f = tmp_path / "empty.txt"
     f.write_text("")
     ctx = ToolContext(tmp_path)
-    out, err = read(ctx, file_path=str(f))
+    out, err = call_tool(READ, ctx, file_path=str(f))
     assert not err and "empty" in out
     assert str(f) in ctx.state.read_files
 
@@ -106,7 +102,7 @@ def test_empty_file_notice(tmp_path: Path) -> None:
 def test_latin1_fallback_and_crlf(tmp_path: Path) -> None:
     f = tmp_path / "l1.txt"
     f.write_bytes("café\r\nna\xefve\r\n".encode("latin-1"))
-    out, err = read(ToolContext(tmp_path), file_path=str(f))
+    out, err = call_tool(READ, ToolContext(tmp_path), file_path=str(f))
     assert not err
     assert out.startswith("     1\tcafé\n     2\tnaïve")
     assert "\r" not in out and "latin-1" in out
@@ -116,7 +112,7 @@ def test_image_block(tmp_path: Path) -> None:
     data = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
     f = tmp_path / "pic.PNG"
     f.write_bytes(data)
-    out, err = read(ToolContext(tmp_path), file_path=str(f))
+    out, err = call_tool(READ, ToolContext(tmp_path), file_path=str(f))
     assert not err
     assert isinstance(out, list) and len(out) == 1 and isinstance(out[0], ImageBlock)
     src = out[0].source
@@ -125,10 +121,6 @@ def test_image_block(tmp_path: Path) -> None:
 
 
 # --- through the loop --------------------------------------------------------------------
-
-def use(u: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_use", "id": u, "name": name, "input": x}
-
 
 def test_default_tools_are_fresh_and_complete() -> None:
     a, b = default_tools(), default_tools()
@@ -193,14 +185,14 @@ def test_notebook_cells_and_outputs(tmp_path: Path) -> None:
     f = tmp_path / "n.ipynb"
     f.write_text(json.dumps(nb))
     ctx = ToolContext(tmp_path)
-    out, err = read(ctx, file_path=str(f))
+    out, err = call_tool(READ, ctx, file_path=str(f))
     assert not err
     assert '<cell id="intro" type="markdown">\n# Title\ntext\n</cell>' in out
     assert '<cell id="c1" type="code" language="python">\nprint(1)\n1/0\n</cell>' in out
     assert "ZeroDivisionError: division by zero" in out and "<Figure>" in out and "[image output omitted]" in out
     assert str(f) in ctx.state.read_files
     (tmp_path / "bad.ipynb").write_text("{nope")
-    out, err = read(ctx, file_path=str(tmp_path / "bad.ipynb"))
+    out, err = call_tool(READ, ctx, file_path=str(tmp_path / "bad.ipynb"))
     assert err and "not a valid Jupyter notebook" in out
 
 

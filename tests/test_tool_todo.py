@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
-from typing import Any
 
 from loopwright.tools.base import ToolContext
 from loopwright.tools.todo import make_todo_tool
 
+from helpers import call_tool
+
 TODO = make_todo_tool()
-
-
-def call(ctx: ToolContext, inp: dict[str, Any]) -> tuple[Any, bool]:
-    out = asyncio.run(TODO.call(inp, ctx))
-    return out.content, out.is_error
 
 
 def item(content: str, status: str) -> dict[str, str]:
@@ -32,24 +27,24 @@ def test_schema() -> None:
 def test_stores_and_replaces(tmp_path: Path) -> None:
     ctx = ToolContext(tmp_path)
     todos = [item("Write test", "completed"), item("Fix bug", "in_progress"), item("Ship", "pending")]
-    out, err = call(ctx, {"todos": todos})
+    out, err = call_tool(TODO, ctx, {"todos": todos})
     assert not err and "1 pending, 1 in progress, 1 completed" in out and "Warning" not in out
     assert ctx.state.todos == todos
-    out, err = call(ctx, {"todos": []})
+    out, err = call_tool(TODO, ctx, {"todos": []})
     assert not err and ctx.state.todos == []
 
 
 def test_two_in_progress_is_a_warning_not_an_error(tmp_path: Path) -> None:
     ctx = ToolContext(tmp_path)
-    out, err = call(ctx, {"todos": [item("A", "in_progress"), item("B", "in_progress")]})
+    out, err = call_tool(TODO, ctx, {"todos": [item("A", "in_progress"), item("B", "in_progress")]})
     assert not err and "Warning: 2 tasks are in_progress" in out
     assert len(ctx.state.todos or []) == 2
 
 
 def test_invalid_input_is_rejected(tmp_path: Path) -> None:
     ctx = ToolContext(tmp_path)
-    out, err = call(ctx, {"todos": [{"content": "A", "status": "doing", "activeForm": "Aing"}]})
+    out, err = call_tool(TODO, ctx, {"todos": [{"content": "A", "status": "doing", "activeForm": "Aing"}]})
     assert err and "doing" in out
-    out, err = call(ctx, {"todos": [{"content": "A", "status": "pending"}]})
+    out, err = call_tool(TODO, ctx, {"todos": [{"content": "A", "status": "pending"}]})
     assert err and "activeForm" in out
     assert ctx.state.todos is None

@@ -29,15 +29,9 @@ from loopwright.models.http import USER_AGENT, HTTPModel
 from loopwright.models.openai_compat import OpenAICompatModel
 from loopwright.testing import Fault, ScriptedServer, strip_cache_control
 
+from helpers import text, use
+
 pytestmark = pytest.mark.timeout(60)
-
-
-def use(i: str, name: str, x: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_use", "id": i, "name": name, "input": x}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
 
 
 CALLS: list[dict[str, Any]] = []
@@ -84,6 +78,7 @@ def _no_proxy_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # --- no SDK, headers ---------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_both_providers_run_without_any_sdk_installed() -> None:
     """`pip install loopwright` (no extras) runs Anthropic and OpenAI-compatible models."""
     with ScriptedServer([[text("hello")], [text("hello again")]]) as srv:
@@ -254,6 +249,7 @@ def tls_front(self_signed: tuple[Path, Path]) -> Iterator[tuple[str, ScriptedSer
             listener.close()
 
 
+@pytest.mark.e2e
 def test_an_untrusted_certificate_is_a_clear_error_not_retried(tls_front: tuple[str, ScriptedServer]) -> None:
     url, srv = tls_front
     msgs = run_all(anthropic(url))
@@ -264,6 +260,7 @@ def test_an_untrusted_certificate_is_a_clear_error_not_retried(tls_front: tuple[
     check(res.messages)
 
 
+@pytest.mark.e2e
 def test_tls_trusts_what_ssl_cert_file_names(tls_front: tuple[str, ScriptedServer], self_signed: tuple[Path, Path],
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     url, srv = tls_front

@@ -11,7 +11,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,8 @@ from loopwright.tools.builtin import default_tools
 from loopwright.view import load_view, render
 from loopwright.view.cli import stats_json
 
+from helpers import loopwright_cmd, text, use
+
 HERE = Path(__file__).resolve().parent
 CC_FIXTURE = HERE / "fixtures" / "claude_code_fix_the_test.jsonl"
 CC_SUBAGENT = HERE / "fixtures" / "claude_code_subagent.jsonl"  # + its subagents/ folder, as Claude Code keeps it
@@ -29,14 +30,6 @@ CLAUDE = HERE / "node" / "node_modules" / ".bin" / "claude"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 BIG = "x" * 2000  # ~500 tokens a result: a window of 6000 forces compaction
 W = 6000
-
-
-def use(uid: str, name: str, **x: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": uid, "name": name, "input": x}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
 
 
 def first_text(h: list[dict[str, Any]]) -> str:
@@ -183,6 +176,7 @@ def test_claude_code_subagent_is_nested_under_its_agent_call() -> None:
     assert sub.cost > 0 and "subagent " + sub.session_id in render(v)
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code is not installed (npm install in tests/node)")
 def test_a_fresh_claude_code_transcript(tmp_path: Path) -> None:
     from loopwright.testing import ScriptedServer
@@ -208,6 +202,7 @@ def test_a_fresh_claude_code_transcript(tmp_path: Path) -> None:
     assert sum(c.output_tokens for c in v.calls) == out["usage"]["output_tokens"]
 
 
+@pytest.mark.e2e
 def test_bad_input_is_named_and_what_can_be_read_is_shown(tmp_path: Path, session: tuple[Path, list[lw.ResultMessage]]
                                                           ) -> None:
     path, _ = session
@@ -215,7 +210,7 @@ def test_bad_input_is_named_and_what_can_be_read_is_shown(tmp_path: Path, sessio
     torn.write_bytes(path.read_bytes() + b'{"type":"assistant","mess')
     v = load_view(torn)
     assert v.calls and v.warnings and "torn last line" in v.warnings[-1]
-    cli = [sys.executable, "-m", "loopwright"]
+    cli = loopwright_cmd()
     r = subprocess.run([*cli, "view", str(torn), "-o", str(tmp_path / "p.html")], capture_output=True, text=True)
     assert r.returncode == 0 and "torn last line" in r.stderr and (tmp_path / "p.html").exists()
     junk = tmp_path / "junk.jsonl"
@@ -230,6 +225,7 @@ def test_bad_input_is_named_and_what_can_be_read_is_shown(tmp_path: Path, sessio
     assert r.returncode == 1 and "no transcript lines" in r.stderr
 
 
+@pytest.mark.e2e
 def test_stats_json_and_latest_session(tmp_path: Path, session: tuple[Path, list[lw.ResultMessage]]) -> None:
     path, results = session
     data = stats_json(load_view(path))
@@ -238,11 +234,11 @@ def test_stats_json_and_latest_session(tmp_path: Path, session: tuple[Path, list
     # no argument: the latest session of the current directory
     env = {**os.environ, "LOOPWRIGHT_SESSIONS_DIR": str(path.parent.parent)}
     cwd = json.loads(path.read_text().splitlines()[0])["cwd"]
-    r = subprocess.run([sys.executable, "-m", "loopwright", "stats", "--json"], cwd=cwd, env=env,
+    r = subprocess.run([*loopwright_cmd(), "stats", "--json"], cwd=cwd, env=env,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["session_id"] == path.stem
-    r = subprocess.run([sys.executable, "-m", "loopwright", "stats"], cwd=cwd, env=env, capture_output=True, text=True)
+    r = subprocess.run([*loopwright_cmd(), "stats"], cwd=cwd, env=env, capture_output=True, text=True)
     assert r.returncode == 0 and "n_k" in r.stdout and f"{load_view(path).calls[0].n:,}" in r.stdout
 
 
@@ -274,6 +270,7 @@ def _chromium(url: str, *extra: str, timeout: float = 60) -> subprocess.Complete
                           capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 @pytest.mark.parametrize(("which", "term"), [("loopwright", "sub done"), ("claude-code", "grades.py")])
 def test_page_in_headless_chromium(tmp_path: Path, session: tuple[Path, list[lw.ResultMessage]], which: str,
@@ -293,10 +290,11 @@ def test_page_in_headless_chromium(tmp_path: Path, session: tuple[Path, list[lw.
     assert shown and int(shown.group(1)) > 0 and hidden > 0, "the search from the link filtered the timeline"
 
 
+@pytest.mark.e2e
 def test_sessions_list_shows_calls_cost_and_peak_n_k(session: tuple[Path, list[lw.ResultMessage]]) -> None:
     path, results = session
     env = {**os.environ, "LOOPWRIGHT_SESSIONS_DIR": str(path.parent.parent)}
-    r = subprocess.run([sys.executable, "-m", "loopwright", "sessions", "list", "--all"], env=env,
+    r = subprocess.run([*loopwright_cmd(), "sessions", "list", "--all"], env=env,
                        capture_output=True, text=True)
     assert r.returncode == 0 and "peak n_k" in r.stdout.splitlines()[0]
     row = next(x for x in r.stdout.splitlines() if x.startswith(path.stem))

@@ -37,13 +37,7 @@ from loopwright.workflows import (
     vote,
 )
 
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
-
-
-def use(u: str, name: str = "ping") -> dict[str, Any]:
-    return {"type": "tool_use", "id": u, "name": name, "input": {}}
+from helpers import text, use
 
 
 def prompt_of(h: list[dict[str, Any]]) -> str:
@@ -146,7 +140,7 @@ def random_model(seed: int) -> tuple[lw.ScriptedModel, list[int]]:
             return ModelError("overloaded")
         responses[0] += 1
         if x < 0.3:  # a tool call: an agent node runs it; a tool-less node just gets no text
-            return [use(f"u{len(h)}")]
+            return [use(f"u{len(h)}", "ping")]
         return [text(rng.choice(ANSWERS))]
 
     return lw.ScriptedModel(fn, cost_per_call_usd=0.125), responses
@@ -186,13 +180,13 @@ def M(K: int) -> Any:
     """M_K of the seed's proof: tool_use while fewer than K - 1 assistant messages, then text."""
 
     def fn(h: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"content": [use(f"u{assistants(h)}")] if assistants(h) < K - 1 else [text("done")]}
+        return {"content": [use(f"u{assistants(h)}", "ping")] if assistants(h) < K - 1 else [text("done")]}
 
     return fn
 
 
 def M_inf(h: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"content": [use(f"u{assistants(h)}")]}
+    return {"content": [use(f"u{assistants(h)}", "ping")]}
 
 
 @settings(max_examples=25, deadline=None)
@@ -217,7 +211,7 @@ def test_prop_7_2_2_no_constant_bounds_the_agent_while_every_workflow_has_one() 
 @given(st.integers(0, 12), st.integers(0, 2**32 - 1))
 def test_prop_7_2_3_finite_T_bounds_calls_by_T_plus_1(T: int, seed: int) -> None:
     rng = random.Random(seed)
-    arbitrary = lw.ScriptedModel(lambda h: [use(f"u{len(h)}")] if rng.random() < 0.8 else [text("done")])
+    arbitrary = lw.ScriptedModel(lambda h: [use(f"u{len(h)}", "ping")] if rng.random() < 0.8 else [text("done")])
     r = lw.run("go", lw.AgentOptions(model=arbitrary, tools=[ping], max_turns=T))
     assert r.model_calls <= T + 1 and r.num_turns <= T
     worst = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(M_inf), tools=[ping], max_turns=T))
@@ -237,7 +231,7 @@ def test_agent_node_counts_T_plus_1_and_M_inf_attains_it_inside_a_workflow() -> 
 def test_agent_node_runs_a_real_agent_loop() -> None:
     def fn(h: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if prompt_of(h).startswith("Fix"):
-            return [use("t1")] if assistants(h) == 0 else [text("fixed it")]
+            return [use("t1", "ping")] if assistants(h) == 0 else [text("fixed it")]
         return [text("LGTM")]
 
     wf = chain(Agent("fixer", lw.AgentOptions(tools=[ping], max_turns=5), "Fix: {input}"), Node("review", "Review: {input}"))

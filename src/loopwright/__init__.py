@@ -1,4 +1,6 @@
-"""loopwright: the agent loop, done right.
+"""Room: the front door. Owns the public names, exported lazily; may import every room (lazily only).
+
+loopwright: the agent loop, done right.
 
     import loopwright as lw
     result = lw.run("fix the failing test", lw.AgentOptions(model=..., tools=[...], max_turns=10))

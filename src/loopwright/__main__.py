@@ -1,4 +1,6 @@
-"""`python -m loopwright`: the same as the `loopwright` command."""
+"""Room: cli. Owns `python -m loopwright`; may import cli only.
+
+`python -m loopwright`: the same as the `loopwright` command."""
 
 import sys
 

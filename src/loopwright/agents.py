@@ -1,4 +1,7 @@
-"""Subagents: the `Agent` tool (Claude Code's Task/Agent tool, SPEC §8) and `AgentDefinition`.
+"""Room: agents / client / workflows (above loop). Owns the Agent tool and AgentDefinition; may
+import loop and below, never client, workflows or cli.
+
+Subagents: the `Agent` tool (Claude Code's Task/Agent tool, SPEC §8) and `AgentDefinition`.
 
 A call `Agent{description, prompt, subagent_type?}` runs a nested agent loop: a fresh history
 (just `prompt`), the definition's system prompt, the parent's tools filtered by the

@@ -1,4 +1,6 @@
-"""Split a shell command into the simple commands it would run, for the permission gate.
+"""Room: bases (under permissions). Owns shell-command parsing; may import nothing of loopwright.
+
+Split a shell command into the simple commands it would run, for the permission gate.
 
 A Bash call is only as safe as every command it runs, so the gate needs all of them:
 the parts of `&& || ; | |& &` and newlines, of subshells `( )` and groups `{ }`, of

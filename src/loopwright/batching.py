@@ -493,6 +493,9 @@ Executor = LocalExecutor | RayExecutor
 
 @dataclass
 class BatchConfig:
+    """How a batch runs: concurrency, the whole-batch budget, isolation, retries, time limits and
+    the results file."""
+
     concurrency: int = 4
     max_budget_usd: float | None = None
     isolate: Isolation = "none"
@@ -511,7 +514,7 @@ def task_options(base: AgentOptions, task: Task, own_system_prompt: bool = False
     cwd = task.cwd or str(base.cwd or os.getcwd())
     over = dict(task.options)
     if own_system_prompt and "system_prompt" not in over:
-        from .cli.headless import default_system_prompt
+        from .cli.config import default_system_prompt
 
         over["system_prompt"] = default_system_prompt(Path(cwd), base.tools)
     return dataclasses.replace(base, cwd=cwd, persist_session=True, session_id=None, resume=None,
@@ -702,7 +705,7 @@ class Progress:
 
 def batch_main(argv: Sequence[str]) -> int:
     from .cli import build_parser
-    from .cli.headless import UsageError, build_options
+    from .cli.config import UsageError, build_options
 
     p = build_parser()
     p.prog = "loopwright batch"

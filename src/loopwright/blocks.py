@@ -1,4 +1,7 @@
-"""Content blocks and messages in the Anthropic Messages API wire format (seed §2, SPEC §1).
+"""Room: data types (the bottom). Owns the content blocks and wire aliases; may import nothing
+of loopwright.
+
+Content blocks and messages in the Anthropic Messages API wire format (seed §2, SPEC §1).
 
 Every block converts to and from its exact wire JSON. Blocks the harness does not
 know (server tools, citations, future types) are kept verbatim so a conversation
@@ -17,6 +20,8 @@ WireMessage: TypeAlias = dict[str, Any]
 
 @dataclass(slots=True)
 class TextBlock:
+    """Text the model wrote (or the user sent); `extra` keeps fields such as citations verbatim."""
+
     text: str
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. citations, kept verbatim
 
@@ -26,6 +31,9 @@ class TextBlock:
 
 @dataclass(slots=True)
 class ToolUseBlock:
+    """A tool call the model asked for: the tool's name and its JSON input, under an id its result
+    must answer."""
+
     id: str
     name: str
     input: dict[str, Any]
@@ -37,6 +45,8 @@ class ToolUseBlock:
 
 @dataclass(slots=True)
 class ToolResultBlock:
+    """The answer to one tool_use (same id): text or blocks, and whether the call failed."""
+
     tool_use_id: str
     content: str | list[Block] = ""
     is_error: bool = False
@@ -62,6 +72,8 @@ class ToolResultBlock:
 
 @dataclass(slots=True)
 class ThinkingBlock:
+    """The model's extended thinking, with the signature the provider checks when it is sent back."""
+
     thinking: str
     signature: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -72,6 +84,8 @@ class ThinkingBlock:
 
 @dataclass(slots=True)
 class RedactedThinkingBlock:
+    """Thinking the provider encrypted: sent back unchanged, never shown."""
+
     data: str
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -81,6 +95,8 @@ class RedactedThinkingBlock:
 
 @dataclass(slots=True)
 class ImageBlock:
+    """An image (a base64 or URL source), in a prompt or a tool result."""
+
     source: dict[str, Any]
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -1,4 +1,7 @@
-"""Checkpoints: file snapshots before each edit, and rewind (SPEC §8; Claude Code's /rewind).
+"""Room: sessions (beside execute). Owns file snapshots and rewind; may import data types, invariant
+and sessions, never options or above.
+
+Checkpoints: file snapshots before each edit, and rewind (SPEC §8; Claude Code's /rewind).
 
 The built-in Write/Edit/MultiEdit tools call `ctx.before_file_change(path)` just before
 they change a file. The first time a turn touches a path, its prior content (or the fact
@@ -112,6 +115,9 @@ def snapshot_hook(recorder: SessionRecorder) -> Callable[[Path], None] | None:
 
 @dataclass
 class RewindPoint:
+    """A prompt of a session that files and conversation can be rewound to (to before it): the
+    files its turn changed and the Bash commands it ran."""
+
     uuid: str
     prompt: str
     timestamp: str
@@ -121,6 +127,9 @@ class RewindPoint:
 
 @dataclass
 class RewindReport:
+    """What a rewind did: files restored and deleted, Bash commands it could not undo, where the
+    conversation went."""
+
     session_id: str
     to_uuid: str
     restored: list[str] = field(default_factory=list)

@@ -1,4 +1,7 @@
-"""LoopwrightClient: a conversation you can steer while it runs (the Agent SDK's ClaudeSDKClient).
+"""Room: agents / client / workflows (above loop). Owns LoopwrightClient; may import loop and below,
+never cli.
+
+LoopwrightClient: a conversation you can steer while it runs (the Agent SDK's ClaudeSDKClient).
 
     async with LoopwrightClient(options) as client:
         await client.query("fix the test")
@@ -41,6 +44,9 @@ _END = object()
 
 
 class LoopwrightClient:
+    """A conversation over several queries (Claude Agent SDK's ClaudeSDKClient): each query
+    continues the last history, with interrupt, send, compact, resume and clear."""
+
     def __init__(self, options: AgentOptions | None = None) -> None:
         self.options = options or AgentOptions()
         self.history: list[WireMessage] | None = None  # the last run's final history

@@ -21,6 +21,8 @@ from .skills import as_list, config_dirs, split_front_matter
 
 @dataclass
 class Command:
+    """One custom slash command: its Markdown file and front matter."""
+
     name: str
     path: Path
     description: str = ""

@@ -1,4 +1,7 @@
-"""Context compaction: the answer to seed Prop 5.2 (3).
+"""Room: execute / invariant / context / settings. Owns compaction and token estimates; may import
+data types, bases, invariant, sessions and settings, never options or above.
+
+Context compaction: the answer to seed Prop 5.2 (3).
 
 With per-turn growth c, the loop makes at most (W - s)/c + 1 calls before the history
 fills the context window W. Compaction replaces the older part of the history with a
@@ -85,6 +88,9 @@ class CompactError(Exception):
 
 @dataclass
 class CompactResult:
+    """A compaction's outcome: the new history (summary + kept turns), the summary and its token
+    and cost figures."""
+
     history: list[WireMessage]  # [user(summary), ...kept turns verbatim]
     summary: str
     pre_tokens: int  # estimate of the history before (estimate_tokens)

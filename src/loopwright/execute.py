@@ -1,4 +1,7 @@
-"""One turn's tool calls: step 4 of seed Def 3.1, with the parallelism of seed Prop 6.2.
+"""Room: execute / invariant / context / settings. Owns running one turn's tool calls; may import
+data types and bases (tools.base, hooks, permissions), never options or above.
+
+One turn's tool calls: step 4 of seed Def 3.1, with the parallelism of seed Prop 6.2.
 
 Calls are taken in emission order. A run of adjacent read-only calls is gated one
 by one, then run concurrently; any other call runs alone. Results always come back
@@ -24,6 +27,9 @@ NOT_RUN_AFTER_STOP = "Not run: an earlier call in this turn stopped the run."
 
 @dataclass(slots=True)
 class TurnOutcome:
+    """One tool-use turn's outcome: a result for every call (in order), the refused calls, and
+    whether the turn was cut short."""
+
     results: list[ToolResultBlock]
     denials: list[dict[str, Any]] = field(default_factory=list)
     interrupted: bool = False  # the user cancelled the running calls
@@ -31,6 +37,9 @@ class TurnOutcome:
 
 
 class Executor:
+    """Runs one turn's tool calls: the gate, the hooks, then the tools (read-only calls
+    concurrently), one result per call."""
+
     def __init__(self, tools: dict[str, Tool], permissions: Permissions, hooks: Hooks, ctx: ToolContext) -> None:
         self.tools = tools
         self.permissions = permissions

@@ -1,4 +1,7 @@
-"""Hooks around the loop: Claude Code's events, its stdin JSON and its exit-code protocol.
+"""Room: bases. Owns the hook events, matchers and the command-hook protocol; may import data types
+only.
+
+Hooks around the loop: Claude Code's events, its stdin JSON and its exit-code protocol.
 
 Two kinds of hook, configured per event with a matcher:
 

@@ -1,4 +1,7 @@
-"""The pairing invariant Inv of seed Def 3.3 (P1-P3), checked before every model call.
+"""Room: execute / invariant / context / settings. Owns Inv (P1-P3) and its checks; may import
+data types only.
+
+The pairing invariant Inv of seed Def 3.3 (P1-P3), checked before every model call.
 
 `InvariantChecker` is incremental: it remembers how much of the (append-only)
 history it has already verified, so each check costs time proportional to the

@@ -1,4 +1,7 @@
-"""The agent loop: seed Def 3.1, one step with four cases, and the entry points
+"""Room: loop. Owns Run, query() and run(); may import options and every room below it, never agents,
+client, workflows or cli.
+
+The agent loop: seed Def 3.1, one step with four cases, and the entry points
 `query()` (async stream of messages) and `run()` (sync, returns the ResultMessage).
 
 State is (h, e, t): the history `h`, the environment (the tools' world), and the

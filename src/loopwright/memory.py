@@ -36,6 +36,8 @@ SPAN = re.compile(r"`[^`\n]*`")
 
 @dataclass
 class MemoryFile:
+    """One memory file read, with its scope and text."""
+
     path: Path
     scope: str  # user | project | local | import
     text: str

@@ -1,4 +1,6 @@
-"""What `query()` yields: the Claude Agent SDK's message classes (seed §8)."""
+"""Room: data types. Owns the message classes query() yields; may import blocks and usage only.
+
+What `query()` yields: the Claude Agent SDK's message classes (seed §8)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,9 @@ class SystemMessage:
 
 @dataclass(slots=True)
 class AssistantMessage:
+    """One model response as the run yields it: its blocks, the model, the stop reason and the
+    call's usage."""
+
     content: list[Block]
     model: str
     stop_reason: str | None = None
@@ -63,6 +68,9 @@ class StreamEvent:
 
 @dataclass(slots=True)
 class ResultMessage:
+    """The last message of every run: how it ended (subtype), the final history, turns, calls, cost
+    and usage."""
+
     subtype: ResultSubtype
     is_error: bool
     num_turns: int

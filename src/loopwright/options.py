@@ -1,4 +1,7 @@
-"""AgentOptions: everything a run is configured with (Claude Agent SDK field names)."""
+"""Room: options (above execute and settings). Owns AgentOptions; may import the rooms below it,
+never loop, agents, client, workflows or cli.
+
+AgentOptions: everything a run is configured with (Claude Agent SDK field names)."""
 
 from __future__ import annotations
 
@@ -20,6 +23,9 @@ if TYPE_CHECKING:
 
 @dataclass
 class AgentOptions:
+    """Everything a run is configured with (the Claude Agent SDK's ClaudeAgentOptions, in small):
+    model, tools, limits, permissions, hooks, sessions."""
+
     model: str | Model | None = None  # a Model, or a string such as "claude-sonnet-5-5", "openai:gpt-4o"
     tools: list[Tool] = field(default_factory=list)
     max_turns: int | None = None  # T: tool-use turns (seed Def 3.1); None = no limit

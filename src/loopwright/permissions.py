@@ -1,4 +1,6 @@
-"""The gate g of seed Def 3.1: decides, per tool call, run or refuse.
+"""Room: bases. Owns the gate (rules, modes, verdicts); may import data types and bashparse only.
+
+The gate g of seed Def 3.1: decides, per tool call, run or refuse.
 
 Rules follow Claude Code: `Tool` or `Tool(specifier)` in three lists. Evaluation order
 (written once, in `Permissions._order`):

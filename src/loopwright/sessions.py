@@ -1,4 +1,7 @@
-"""Sessions: every run's transcript as an append-only JSONL file (seed §8; Claude Code's layout).
+"""Room: sessions (beside execute). Owns transcripts, the session store, resume and fork; may import
+data types, bases, invariant and settings, never options or above.
+
+Sessions: every run's transcript as an append-only JSONL file (seed §8; Claude Code's layout).
 
 One line per event: the user prompt, each assistant message (wire format), each user
 message of tool results, system events (init, api_retry, compact_boundary) and the
@@ -92,6 +95,8 @@ class LoadedSession:
 
 @dataclass
 class SessionInfo:
+    """One saved session, summarised for `sessions list` and /resume."""
+
     session_id: str
     path: Path
     cwd: str
@@ -115,6 +120,8 @@ class SessionInfo:
 
 
 class SessionWriter(Protocol):
+    """Where a run appends its transcript lines (one JSON object each)."""
+
     session_id: str
 
     def write(self, line: dict[str, Any], sync: bool = False) -> None: ...
@@ -734,6 +741,9 @@ def _open_writer(store: SessionStore, session_id: str, cwd: Path, fsync: str) ->
 
 @dataclass
 class SessionStart:
+    """How a run starts with respect to sessions: its id, the history to resume (if any), and its
+    recorder."""
+
     session_id: str
     history: list[WireMessage] | None  # loaded for resume/continue, else None
     recorder: SessionRecorder | None

@@ -1,4 +1,7 @@
-"""Settings files: permission rules, default mode, extra directories, hooks and env.
+"""Room: execute / invariant / context / settings. Owns reading and merging the settings files;
+may import data types and bases (hooks, permissions), never options or above.
+
+Settings files: permission rules, default mode, extra directories, hooks and env.
 
 Read in this order, later files adding to earlier ones (lists concatenate, scalars: the
 later value wins), then the run's own options (CLI flags or AgentOptions) on top:
@@ -56,6 +59,9 @@ def loopwright_home() -> Path:
 
 @dataclass
 class Settings:
+    """The permission rules and mode, extra directories, hooks and env read from the settings
+    files, merged."""
+
     allow: list[Rule] = field(default_factory=list)
     ask: list[Rule] = field(default_factory=list)
     deny: list[Rule] = field(default_factory=list)

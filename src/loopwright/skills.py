@@ -72,6 +72,8 @@ def as_list(v: Any) -> list[str]:
 
 @dataclass
 class Skill:
+    """One skill folder: its SKILL.md, name, description and allowed tools."""
+
     name: str
     description: str
     path: Path  # its SKILL.md

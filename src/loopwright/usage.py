@@ -1,4 +1,6 @@
-"""Tokens, prices and the budget rule (seed §5: Def 5.1, Prop 5.2, Prop 5.4).
+"""Room: data types. Owns usage, prices and the budget rule; may import nothing of loopwright.
+
+Tokens, prices and the budget rule (seed §5: Def 5.1, Prop 5.2, Prop 5.4).
 
 The price of each model is in the model catalog (models/catalog.py, `cost_of`).
 
@@ -8,7 +10,6 @@ not), output tokens, cache writes and reads, and the call's cost in USD.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -170,15 +171,3 @@ class Budget:
         return (self.limit_usd is not None and self.spent_usd >= self.limit_usd) or (
             self.shared is not None and self.shared.exhausted)
 
-
-def forecast_calls_left(calls: list[CallUsage], window: int) -> int | None:
-    """Seed Prop 5.2 (3): with growth c per turn, at most floor((W - n_last) / c) more calls fit.
-
-    Uses the mean growth of n_k so far; None until two calls have been made or when the
-    context is not growing."""
-    if len(calls) < 2:
-        return None
-    growth = (calls[-1].input_tokens - calls[0].input_tokens) / (len(calls) - 1)
-    if growth <= 0:
-        return None
-    return max(0, math.floor((window - calls[-1].input_tokens) / growth))

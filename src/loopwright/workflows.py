@@ -1,4 +1,7 @@
-"""Workflows (seed §7, Def 7.1): programs with a finite set V of model-call nodes, each
+"""Room: agents / client / workflows (above loop). Owns workflow graphs and their runs; may import
+loop and below, never cli.
+
+Workflows (seed §7, Def 7.1): programs with a finite set V of model-call nodes, each
 passed at most once per run, so one run makes at most |V| model calls whatever the input
 and the model (Prop 7.2 (1)) — unlike the agent loop, which is unbounded without T (Prop 7.2 (2)).
 
@@ -136,6 +139,8 @@ WorkflowSubtype: TypeAlias = Literal["success", "gate_failed", "error_during_exe
 
 @dataclass(slots=True)
 class WorkflowResult:
+    """How a workflow run ended, each node's output and calls, and the path it took."""
+
     subtype: WorkflowSubtype
     output: str | None  # the last step's output (on gate_failed: the text the gate stopped)
     outputs: dict[str, str]  # node name -> output, for every node passed that produced one
@@ -321,6 +326,8 @@ def _merge(parts: Sequence[Mapping[str, BaseNode]], *, disjoint: bool, where: st
 
 
 class BaseNode(Step):
+    """A named step that calls a model: the unit of a workflow graph (seed Def 7.1)."""
+
     name: str
     prompt: Prompt
 

@@ -1,23 +1,40 @@
-"""The `loopwright` command. Kept light: argparse only at import; everything else is
-imported by the subcommand that needs it, so `loopwright --version` stays fast."""
+"""Room: cli (the top). Owns the parser, the subcommand table and `main`, which picks the interactive
+or the headless mode; may import every room. No other cli module imports it.
+
+The `loopwright` command. Kept light: argparse only at import; everything else is
+imported by the subcommand that needs it, so `loopwright --version` stays fast.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from .config import EXIT_RUN_ERROR
 
-SUBCOMMANDS = ("demo", "serve-scripted", "sessions", "rewind", "view", "stats", "batch", "mcp")
+# One line per subcommand: name -> ("module:function", usage). The function takes the rest of
+# the arguments and returns the exit code; its module is imported only when it runs.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("loopwright.cli.demo:demo_main", "demo"),
+    "serve-scripted": ("loopwright.testing.server:serve_main", "serve-scripted SCRIPT --port N"),
+    "sessions": ("loopwright.sessions:sessions_main", "sessions list|show ID"),
+    "rewind": ("loopwright.checkpoints:rewind_main", "rewind SESSION"),
+    "view": ("loopwright.view.cli:view_main", "view [SESSION]"),
+    "stats": ("loopwright.view.cli:stats_main", "stats [SESSION]"),
+    "batch": ("loopwright.batching:batch_main", "batch TASKS.jsonl -o RESULTS.jsonl"),
+    "mcp": ("loopwright.mcp.cli:mcp_main", "mcp list|get|add|remove|serve"),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The options of a run (each subcommand parses its own arguments)."""
     p = argparse.ArgumentParser(
         prog="loopwright",
         description="The agent loop, done right. Run headless with -p, or interactively with no prompt.",
-        epilog="Subcommands: loopwright demo | serve-scripted SCRIPT --port N | sessions list|show ID | rewind SESSION "
-               "| view [SESSION] | stats [SESSION] | batch TASKS.jsonl -o RESULTS.jsonl | mcp list|get|add|remove|serve",
+        epilog="Subcommands: loopwright " + " | ".join(usage for _, usage in SUBCOMMANDS.values()),
     )
     p.add_argument("--version", action="version", version=f"loopwright {__version__}")
     p.add_argument("-p", "--print", dest="prompt", nargs="?", const="-", default=None,
@@ -71,33 +88,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def split_tools(values: list[str]) -> list[str]:
-    """`--allowedTools "Bash Read" --allowedTools Edit,Write` -> rules, keeping `Bash(git diff *)` whole."""
-    out: list[str] = []
-    for v in values:
-        depth, cur = 0, ""
-        for ch in v:
-            if ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth = max(0, depth - 1)
-            if ch in ", " and depth == 0:
-                if cur:
-                    out.append(cur)
-                cur = ""
-            else:
-                cur += ch
-        if cur:
-            out.append(cur)
-    return out
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    """The `loopwright` command: a subcommand, an interactive session (no -p and a terminal
+    on stdin) or one headless run. Returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         if args_list and args_list[0] in SUBCOMMANDS:
-            return _subcommand(args_list[0], args_list[1:])
+            return run_subcommand(args_list[0], args_list[1:])
         args = build_parser().parse_args(args_list)
+        if args.prompt is None and sys.stdin is not None and sys.stdin.isatty():
+            from .interactive import interactive_main
+
+            return interactive_main(args)
         from .headless import run_cli
 
         return run_cli(args)
@@ -108,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return EXIT_RUN_ERROR
     except Exception as e:  # never a traceback for users: one line, the traceback with --verbose
         if "--verbose" in args_list:
             import traceback
@@ -117,35 +119,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print(f"loopwright: unexpected error: {type(e).__name__}: {e} (run with --verbose for the traceback)",
                   file=sys.stderr)
-        return 1
+        return EXIT_RUN_ERROR
 
 
-def _subcommand(name: str, rest: list[str]) -> int:
-    if name == "demo":
-        from .demo import demo_main
-
-        return demo_main(rest)
-    if name == "serve-scripted":
-        from ..testing.server import serve_main
-
-        return serve_main(rest)
-    if name == "mcp":
-        from ..mcp.cli import mcp_main
-
-        return mcp_main(rest)
-    if name == "batch":
-        from ..batching import batch_main
-
-        return batch_main(rest)
-    if name in ("view", "stats"):
-        from ..view import cli as view_cli
-
-        return view_cli.view_main(rest) if name == "view" else view_cli.stats_main(rest)
-    if name == "sessions":
-        from ..sessions import sessions_main
-
-        return sessions_main(rest)
-    from ..checkpoints import rewind_main
-
-    return rewind_main(rest)
-
+def run_subcommand(name: str, rest: list[str]) -> int:
+    """Import the subcommand's module and run its function on the remaining arguments."""
+    module, _, function = SUBCOMMANDS[name][0].partition(":")
+    entry = getattr(importlib.import_module(module), function)
+    return int(entry(rest))

@@ -1,4 +1,6 @@
-"""`loopwright demo`: the seed's Example 4.3 ("fix the failing test" in three tool-use
+"""Room: cli. Owns `loopwright demo`; may import the rooms below cli, cli.config and cli.render.
+
+`loopwright demo`: the seed's Example 4.3 ("fix the failing test" in three tool-use
 turns), run for real on a copy of a small bundled project, offline.
 
 The model is scripted (the answers of Example 4.3, fixed in advance); everything else
@@ -39,6 +41,7 @@ from ..models.base import ModelEvent, ModelRequest, ModelResponse
 from ..models.catalog import cost_of
 from ..models.scripted import ScriptedModel
 from ..options import AgentOptions
+from .config import default_system_prompt
 from .render import TraceRenderer, is_tty, short
 
 PROJECT = Path(__file__).resolve().parent.parent / "demo_project"
@@ -110,7 +113,6 @@ def digest(path: Path) -> str:
 async def run_demo(project: Path, max_turns: int | None, out: Any, verbose: bool
                    ) -> tuple[ResultMessage, CheckedModel, list[str]]:
     from ..tools.builtin import default_tools
-    from .headless import default_system_prompt
 
     model = CheckedModel(ScriptedModel(script(project), name="scripted"))
     tools = default_tools()

@@ -1,4 +1,7 @@
-"""`loopwright` with no -p: an interactive session (Claude Code's REPL, in small).
+"""Room: cli. Owns the REPL (Repl, interactive_main); may import the rooms below cli, cli.config and
+cli.render, never cli.headless.
+
+`loopwright` with no -p: an interactive session (Claude Code's REPL, in small).
 
 - The live trace of each turn: text, tool calls and results as compact lines, tokens and
   cost per model call; a spinner in the bottom bar while the model or a tool works.
@@ -33,6 +36,7 @@ from ..client import LoopwrightClient
 from ..messages import AssistantMessage, Message, ResultMessage, StreamEvent
 from ..options import AgentOptions
 from ..permissions import Allow, Deny
+from .config import EXIT_USAGE, UsageError, build_options
 
 HELP = """Commands:
   /help            this help
@@ -65,6 +69,9 @@ def preimport_sdk(model: Any) -> None:
 
 
 class Repl:
+    """The interactive session: a LoopwrightClient driven from a prompt_toolkit prompt, with a live
+    trace."""
+
     def __init__(self, options: AgentOptions) -> None:
         self.base_options = options
         # partial messages: text is shown line by line as the model writes it
@@ -448,8 +455,7 @@ class Repl:
 
 
 def interactive_main(args: argparse.Namespace) -> int:
-    from .headless import EXIT_USAGE, UsageError, build_options
-
+    """The REPL on the options from the command line; returns the exit code."""
     try:
         options = build_options(args)
         from ..mcp.config import ask_project_approval

@@ -1,4 +1,6 @@
-"""The live trace of a run: each model call (n_k, output tokens, cost, time), each tool
+"""Room: cli. Owns the live trace; may import data types only.
+
+The live trace of a run: each model call (n_k, output tokens, cost, time), each tool
 call (name + short input) and its outcome, and a spinner while the model or a tool runs.
 
 The spinner is drawn only when the output stream is a TTY, so logs and pipes get

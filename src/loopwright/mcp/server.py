@@ -24,7 +24,7 @@ from ..tools.base import Tool, ToolContext
 
 
 def build_executor(args: argparse.Namespace) -> tuple[list[Tool], Executor]:
-    from ..cli import split_tools
+    from ..cli.config import split_tools
     from ..tools.builtin import default_tools
 
     cwd = Path(args.cwd or ".").expanduser().resolve()

@@ -1,4 +1,7 @@
-"""Models: the protocol, the scripted model, and `resolve_model` which turns one string
+"""Room: models. Owns resolve_model and the models' exports; may import data types and models.*
+(providers lazily).
+
+Models: the protocol, the scripted model, and `resolve_model` which turns one string
 into a provider. The HTTP providers need no SDK; their HTTP client is imported at the first call."""
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""AnthropicModel: the Messages API over HTTP (models/http.py), no SDK needed.
+"""Room: providers (on models.base). Owns AnthropicModel; may import data types, models.base,
+models.http and models.retry.
+
+AnthropicModel: the Messages API over HTTP (models/http.py), no SDK needed.
 
 - Streams every call (SSE) and assembles the message from the raw events itself, so
   thinking / redacted_thinking / unknown blocks come back byte for byte and are sent

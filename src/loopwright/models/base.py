@@ -1,4 +1,6 @@
-"""The model protocol: one streaming call from (system, tools, messages) to a response.
+"""Room: bases. Owns the Model protocol, requests, responses and events; may import data types only.
+
+The model protocol: one streaming call from (system, tools, messages) to a response.
 
 A model is M of seed Def 3.1. `stream()` yields optional progress events
 (`StreamEvent` partials, `SystemMessage("api_retry")`) and ends with exactly one

@@ -1,4 +1,7 @@
-"""The HTTP transport the two providers share: one `POST` per model call, streamed (SSE),
+"""Room: providers (on models.base). Owns the HTTP transport the providers share; may import data
+types, models.base and models.retry.
+
+The HTTP transport the two providers share: one `POST` per model call, streamed (SSE),
 with loopwright's own retries, and no provider SDK on the path.
 
 - One `httpx2.AsyncClient` per event loop (its connection pool is bound to the loop):

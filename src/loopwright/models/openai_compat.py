@@ -1,4 +1,7 @@
-"""OpenAICompatModel: any OpenAI-compatible chat completions server (OpenAI, vLLM,
+"""Room: providers (on models.base). Owns OpenAICompatModel; may import data types, models.base,
+models.http and models.retry.
+
+OpenAICompatModel: any OpenAI-compatible chat completions server (OpenAI, vLLM,
 Ollama, llama.cpp server, LM Studio, OpenRouter, ...) over HTTP (models/http.py), no SDK
 needed: the key goes as `Authorization: Bearer`.
 

@@ -1,4 +1,7 @@
-"""Retries with capped exponential backoff, shared by the HTTP providers, and a small
+"""Room: providers (on models.base). Owns the retry policy and SSE parsing; may import data types
+and models.base.
+
+Retries with capped exponential backoff, shared by the HTTP providers, and a small
 SSE line decoder.
 
 loopwright retries itself (a user's SDK client is used with max_retries=0) so every

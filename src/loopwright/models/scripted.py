@@ -1,4 +1,6 @@
-"""ScriptedModel: a model whose answers are given in advance (seed §9.1 `scripted(h)`).
+"""Room: providers (on models.base). Owns ScriptedModel; may import data types and models.base.
+
+ScriptedModel: a model whose answers are given in advance (seed §9.1 `scripted(h)`).
 
 Either a list of turns used in order, or a function of the wire-format messages.
 A turn is a list of wire content blocks, or a dict with `content` and optionally

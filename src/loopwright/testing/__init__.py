@@ -1,4 +1,6 @@
-"""Test helpers: a loopback server speaking the Anthropic and OpenAI APIs from a script.
+"""Room: testing (beside the core). Owns the test helpers' exports; may import testing.server.
+
+Test helpers: a loopback server speaking the Anthropic and OpenAI APIs from a script.
 
 Nothing here is imported by `import loopwright`."""
 

@@ -1,4 +1,7 @@
-"""A loopback HTTP server that speaks the Anthropic Messages API and the OpenAI chat
+"""Room: testing (beside the core). Owns the loopback API server; may import data types, invariant,
+models.base and models.scripted, never options or above.
+
+A loopback HTTP server that speaks the Anthropic Messages API and the OpenAI chat
 completions API, answering from a script, recording every request, and failing on
 purpose when told to.
 
@@ -142,6 +145,8 @@ class Fault:
 
 @dataclass
 class RecordedRequest:
+    """One HTTP request the loopback server received, kept for the test to inspect."""
+
     method: str
     path: str
     headers: dict[str, str]

@@ -1,4 +1,6 @@
-"""Tools: `Tool` and the `@tool` decorator (seed Def 2.2, Def 6.1; SPEC §1).
+"""Room: bases. Owns Tool, ToolContext, ToolOutput and @tool; may import data types only.
+
+Tools: `Tool` and the `@tool` decorator (seed Def 2.2, Def 6.1; SPEC §1).
 
 A tool maps (input, environment) to (result, is_error, new environment). Handlers
 may be sync or async, take the validated input dict (and optionally a
@@ -42,6 +44,8 @@ class ToolError(Exception):
 
 @dataclass(slots=True)
 class ToolOutput:
+    """What a tool handler returns: text or blocks, and whether the call failed (an is_error result)."""
+
     content: str | list[Block]
     is_error: bool = False
 

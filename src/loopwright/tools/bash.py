@@ -1,4 +1,7 @@
-"""Bash {command, timeout?, description?, run_in_background?}, BashOutput {bash_id}, KillShell {shell_id}.
+"""Room: built-in tools (on tools.base). Owns Bash, BashOutput and KillShell; may import data types,
+tools.base and tools.paths.
+
+Bash {command, timeout?, description?, run_in_background?}, BashOutput {bash_id}, KillShell {shell_id}.
 
 Each command runs in a fresh `bash -c` in its own process group (start_new_session), with
 stdin from /dev/null and stdout+stderr merged. The working directory persists between calls

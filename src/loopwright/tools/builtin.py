@@ -1,4 +1,6 @@
-"""The built-in coding tools, with Claude Code's names and input schemas (SPEC §8)."""
+"""Room: built-in tools (on tools.base). Owns the default tool set; may import the tools.* modules.
+
+The built-in coding tools, with Claude Code's names and input schemas (SPEC §8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Edit {file_path, old_string, new_string, replace_all?} and MultiEdit {file_path, edits[]}.
+"""Room: built-in tools (on tools.base). Owns Edit and MultiEdit; may import data types and tools.*.
+
+Edit {file_path, old_string, new_string, replace_all?} and MultiEdit {file_path, edits[]}.
 
 Exact string replacement. The file is matched with its line endings normalized to LF
 (so a model's LF `old_string` matches a CRLF file), and the replacement is spliced into the

@@ -1,4 +1,6 @@
-"""Glob {pattern, path?}: file paths matching a glob, newest first.
+"""Room: built-in tools (on tools.base). Owns Glob; may import data types, tools.base and tools.paths.
+
+Glob {pattern, path?}: file paths matching a glob, newest first.
 
 Choice (as Claude Code's Glob): .gitignore is NOT applied, and hidden files match like any
 other. Only the contents of VCS metadata directories (.git, .hg, .svn) are skipped unless

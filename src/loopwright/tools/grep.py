@@ -1,4 +1,6 @@
-"""Grep: ripgrep semantics, run by `rg` when it is installed, else by a pure-Python engine.
+"""Room: built-in tools (on tools.base). Owns Grep; may import data types, tools.base and tools.paths.
+
+Grep: ripgrep semantics, run by `rg` when it is installed, else by a pure-Python engine.
 
 Both engines return the same structured result (file -> matching and context lines), and one
 formatter turns it into text, so the output does not depend on the engine. Files are sorted
@@ -152,6 +154,8 @@ TYPES: dict[str, list[str]] = {
 
 @dataclass
 class Query:
+    """One Grep call, resolved: the pattern, where to search, the filters and the output mode."""
+
     pattern: str
     root: Path  # absolute file or directory
     globs: list[str] = field(default_factory=list)
@@ -167,6 +171,8 @@ class Query:
 
 @dataclass
 class FileHits:
+    """One file's matches as an engine found them (count, or numbered lines with context)."""
+
     path: str  # absolute
     count: int = 0  # count mode: matching lines (or matches, for a multiline pattern)
     lines: dict[int, tuple[str, bool]] = field(default_factory=dict)  # content: n -> (text, is_match)

@@ -1,4 +1,7 @@
-"""Shared helpers of the built-in tools: path resolution, the read-before-write record,
+"""Room: built-in tools (on tools.base). Owns the tools' shared path helpers; may import data types
+and tools.base.
+
+Shared helpers of the built-in tools: path resolution, the read-before-write record,
 text encodings, and glob-to-regex translation (used by Glob and by Grep's Python engine)."""
 
 from __future__ import annotations

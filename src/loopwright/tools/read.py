@@ -1,4 +1,6 @@
-"""Read {file_path, offset?, limit?}: a file as `cat -n` text, or an image block."""
+"""Room: built-in tools (on tools.base). Owns Read; may import data types, tools.base and tools.paths.
+
+Read {file_path, offset?, limit?}: a file as `cat -n` text, or an image block."""
 
 from __future__ import annotations
 

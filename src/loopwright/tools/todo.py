@@ -1,4 +1,6 @@
-"""TodoWrite {todos: [{content, status, activeForm}]}: the session's task list, in ctx.state.todos.
+"""Room: built-in tools (on tools.base). Owns TodoWrite; may import data types and tools.base.
+
+TodoWrite {todos: [{content, status, activeForm}]}: the session's task list, in ctx.state.todos.
 
 Read-only in the sense of seed Def 6.1: it changes the harness's state, never the environment
 (files, processes), so it needs no permission, as in Claude Code."""

@@ -1,4 +1,6 @@
-"""Write {file_path, content}: create a file, or overwrite one that was Read first.
+"""Room: built-in tools (on tools.base). Owns Write; may import data types, tools.base and tools.paths.
+
+Write {file_path, content}: create a file, or overwrite one that was Read first.
 
 `atomic_write` is how Write, Edit and MultiEdit change a file: a temp file in the same
 directory, fsynced, with the original's mode and owner, renamed over it (through a symlink:

@@ -1,0 +1,213 @@
+"""Room: cli. Owns usage errors, exit codes and building AgentOptions from the arguments; may import
+the rooms below cli, never another cli module.
+
+The command line's configuration: usage errors, exit codes, and the AgentOptions built from
+the parsed arguments (shared by the headless and the interactive modes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..options import AgentOptions
+    from ..tools.base import Tool
+    from ..usage import Price
+
+EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE = 0, 1, 2
+
+# Model specs resolve_model understands. A bare name must be an Anthropic model id.
+MODEL_PREFIXES = ("scripted:", "openai:", "anthropic:")
+SCRIPTED_HINT = "or use --model scripted:FILE.json to run a scripted model with no provider"
+
+
+class UsageError(Exception):
+    """Bad input found before the run starts: printed as one line, exit code 2."""
+
+
+def split_tools(values: list[str]) -> list[str]:
+    """`--allowedTools "Bash Read" --allowedTools Edit,Write` -> rules, keeping `Bash(git diff *)` whole."""
+    out: list[str] = []
+    for v in values:
+        depth, cur = 0, ""
+        for ch in v:
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth = max(0, depth - 1)
+            if ch in ", " and depth == 0:
+                if cur:
+                    out.append(cur)
+                cur = ""
+            else:
+                cur += ch
+        if cur:
+            out.append(cur)
+    return out
+
+
+def default_system_prompt(cwd: str | Path, tools: list[Tool]) -> str:
+    """The coding agent's system prompt. Byte-stable for a given cwd and tool set (no dates,
+    no random ids), so a provider's prompt cache keeps hitting across runs."""
+    names = ", ".join(t.name for t in tools) or "none"
+    here = Path(cwd)
+    git = "yes" if any((d / ".git").exists() for d in (here, *here.parents)) else "no"
+    return (
+        "You are loopwright, a coding agent working in a software project on the user's machine.\n"
+        f"Working directory: {cwd}\n"
+        f"Is a git repository: {git}\n"
+        f"Platform: {sys.platform}\n"
+        f"Tools: {names}.\n\n"
+        "How to work:\n"
+        "- Use the tools to look before you change anything: read the relevant files, run the tests.\n"
+        "- Use absolute paths (or paths relative to the working directory) for file tools.\n"
+        "- Read a file before you Edit or Write it; keep edits small and focused on the task.\n"
+        "- Calls that only read (Read, Glob, Grep) may be issued together in one turn; they run concurrently.\n"
+        "- A refused tool call comes back as an error result: do not retry it unchanged; "
+        "find another way or explain what permission is needed.\n"
+        "- After a change, verify it (run the tests or the command that shows it works).\n"
+        "- Be concise. When done, answer in a few sentences: what was wrong, what you changed, "
+        "and how you verified it."
+    )
+
+
+def check_model(spec: str, base_url: str | None) -> None:
+    """Reject a model spec the run could only fail on, with a message that says what to do."""
+    if spec.startswith("scripted:"):
+        if not spec.removeprefix("scripted:"):
+            raise UsageError("--model scripted: needs a file: --model scripted:FILE.json")
+        return
+    if ":" in spec.split("/", 1)[0] and not spec.startswith(MODEL_PREFIXES):
+        provider = spec.split(":", 1)[0]
+        raise UsageError(f"unknown model provider {provider!r} in --model {spec}: use claude-<model>, "
+                         "openai:<model> or scripted:FILE.json")
+    if spec.startswith("openai:"):
+        if not spec.removeprefix("openai:"):
+            raise UsageError("--model openai: needs a model name, e.g. --model openai:gpt-4o")
+        if not base_url and not os.environ.get("OPENAI_BASE_URL") and not os.environ.get("OPENAI_API_KEY"):
+            raise UsageError(f"no API key for {spec}: set OPENAI_API_KEY (or pass --base-url of an "
+                             f"OpenAI-compatible server), {SCRIPTED_HINT}")
+        return
+    name = spec.removeprefix("anthropic:")
+    if not spec.startswith("anthropic:") and not name.startswith("claude"):
+        raise UsageError(f"unknown model {spec!r}: use claude-<model> (Anthropic), anthropic:<id>, "
+                         "openai:<model> or scripted:FILE.json")
+    if not name:
+        raise UsageError("--model anthropic: needs a model id, e.g. --model claude-sonnet-5-5")
+    if not os.environ.get("ANTHROPIC_API_KEY") and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+        raise UsageError(f"no API key for model {name}: set ANTHROPIC_API_KEY, {SCRIPTED_HINT}")
+
+
+def resolve_cwd(value: str | None) -> Path:
+    """`--cwd` as an absolute directory (the current one when not given)."""
+    if value is None:
+        return Path.cwd()
+    p = Path(value).expanduser()
+    if not p.exists():
+        raise UsageError(f"--cwd {value}: no such directory")
+    if not p.is_dir():
+        raise UsageError(f"--cwd {value}: not a directory")
+    return p.resolve()
+
+
+def parse_prices(values: list[str]) -> dict[str, Price]:
+    """`--price 'MODEL=in,out[,cache_write,cache_read]'` (USD per million tokens). Without the
+    cache prices, Anthropic's multipliers apply (write 1.25x, read 0.1x input)."""
+    from ..usage import Price
+
+    out: dict[str, Price] = {}
+    for v in values:
+        model, _, nums = v.partition("=")
+        try:
+            xs = [float(x) for x in nums.split(",")]
+            if not model.strip() or len(xs) not in (2, 4) or any(x < 0 for x in xs):
+                raise ValueError
+        except ValueError:
+            raise UsageError(f"--price {v!r}: expected MODEL=IN,OUT or MODEL=IN,OUT,CACHE_WRITE,CACHE_READ "
+                             "(USD per million tokens, e.g. my-model=3,15)") from None
+        p = Price.from_input(xs[0], xs[1])
+        out[model.strip()] = p if len(xs) == 2 else Price(xs[0], xs[1], xs[2], xs[2] * 1.6, xs[3])
+    return out
+
+
+def context_window(n: int | None) -> int | None:
+    """`--context-window N`, checked."""
+    if n is not None and n <= 0:
+        raise UsageError(f"--context-window must be a positive number of tokens, got {n}")
+    return n
+
+
+def output_format(json_schema: str | None) -> dict[str, Any] | None:
+    """`--json-schema` (a JSON string or file) as the run's output_format, checked."""
+    if json_schema is None:
+        return None
+    from ..structured import check_schema, load_schema_arg
+
+    try:
+        schema = load_schema_arg(json_schema)
+        check_schema(schema)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    return {"type": "json_schema", "schema": schema}
+
+
+
+def build_options(args: argparse.Namespace) -> AgentOptions:
+    """The run's options from the parsed command line; UsageError on bad input."""
+    from ..models import DEFAULT_MODEL
+
+    cwd = resolve_cwd(args.cwd)
+    for d in args.add_dirs:
+        if not Path(d).expanduser().is_dir():
+            raise UsageError(f"--add-dir {d}: no such directory")
+    model = args.model or os.environ.get("LOOPWRIGHT_MODEL") or DEFAULT_MODEL
+    check_model(model, args.base_url)
+    if args.max_turns is not None and args.max_turns < 0:
+        raise UsageError(f"--max-turns must be 0 or more, got {args.max_turns}")
+    if args.max_budget_usd is not None and not args.max_budget_usd > 0:
+        raise UsageError(f"--max-budget-usd must be positive, got {args.max_budget_usd}")
+    from ..agents import agents_from_json, make_agent_tool
+    from ..mcp.config import mcp_cli_servers
+    from ..options import AgentOptions
+    from ..tools.builtin import default_tools  # after the checks: bad input fails fast
+
+    try:  # the Agent tool is always there, as in Claude Code, with general-purpose and --agents types
+        agents = agents_from_json(args.agents) if getattr(args, "agents", None) else {}
+    except (OSError, ValueError) as e:
+        raise UsageError(f"--agents: {e}") from None
+    tools = [*default_tools(), make_agent_tool(agents)]
+    system = args.system_prompt if args.system_prompt is not None else default_system_prompt(cwd, tools)
+    return AgentOptions(
+        model=model,
+        tools=tools,
+        max_turns=args.max_turns,
+        max_budget_usd=args.max_budget_usd,
+        system_prompt=system,
+        append_system_prompt=args.append_system_prompt,
+        cwd=str(cwd),
+        allowed_tools=split_tools(args.allowed_tools),
+        disallowed_tools=split_tools(args.disallowed_tools),
+        permission_mode=args.permission_mode,  # None: the settings' defaultMode, else "default"
+        add_dirs=[str(Path(d).expanduser().resolve()) for d in args.add_dirs],  # as typed: from the shell's cwd
+        setting_sources=[x.strip() for x in (getattr(args, "setting_sources", None) or "").split(",") if x.strip()],
+        settings=getattr(args, "settings", None),
+        claude_settings=bool(getattr(args, "claude_settings", False)),
+        sandbox=True if getattr(args, "sandbox", False) else None,  # on top of the settings' "sandbox"
+        memory=not getattr(args, "bare", False),
+        output_format=output_format(getattr(args, "json_schema", None)),
+        prices=parse_prices(getattr(args, "price", None) or []) or None,
+        context_window=context_window(getattr(args, "context_window", None)),
+        include_partial_messages=args.include_partial_messages,
+        base_url=args.base_url,
+        session_id=args.session_id,
+        resume=args.resume,
+        fork_session=args.fork_session,
+        continue_conversation=args.continue_conversation,
+        persist_session=not args.no_session_persistence,
+        mcp_servers=mcp_cli_servers(getattr(args, "mcp_config", None) or []),
+        strict_mcp_config=bool(getattr(args, "strict_mcp_config", False)),
+    )

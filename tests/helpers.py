@@ -1,0 +1,103 @@
+"""Helpers the test files share: the blocks a scripted model answers with, running a query to
+the end, and the `loopwright` command as a subprocess. (The autouse HOME / LOOPWRIGHT_HOME
+fixture is in conftest.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from loopwright.invariant import check
+from loopwright.loop import query
+from loopwright.messages import ResultMessage
+from loopwright.options import AgentOptions
+from loopwright.tools.base import Tool, ToolContext
+
+# The installed console script; `python -c` on the package where it is missing.
+LOOPWRIGHT_BIN = Path(sys.executable).parent / "loopwright"
+
+
+def text(s: str) -> dict[str, Any]:
+    """A text block, as a model writes it."""
+    return {"type": "text", "text": s}
+
+
+def use(uid: str, name: str, x: dict[str, Any] | None = None, /, **kw: Any) -> dict[str, Any]:
+    """A tool_use block: its input is `x` and/or the keyword arguments."""
+    return {"type": "tool_use", "id": uid, "name": name, "input": {**(x or {}), **kw}}
+
+
+def bash(command: str, uid: str = "t1") -> dict[str, Any]:
+    """A Bash tool_use block."""
+    return use(uid, "Bash", {"command": command})
+
+
+def result_text(block: dict[str, Any]) -> str:
+    """The text of a tool_result block (its content is a string or a list of blocks)."""
+    c = block["content"]
+    return c if isinstance(c, str) else "".join(b.get("text", "") for b in c)
+
+
+async def collect_async(prompt: str, options: AgentOptions, **kw: Any) -> list[Any]:
+    """Every message of one query, in order (the last is the ResultMessage)."""
+    return [m async for m in query(prompt, options, **kw)]
+
+
+def collect(prompt: str, options: AgentOptions, **kw: Any) -> list[Any]:
+    """`collect_async` on a fresh event loop."""
+    return asyncio.run(collect_async(prompt, options, **kw))
+
+
+def loopwright_cmd() -> list[str]:
+    """The command that runs the `loopwright` CLI in a subprocess."""
+    if LOOPWRIGHT_BIN.exists():
+        return [str(LOOPWRIGHT_BIN)]
+    return [sys.executable, "-c", "import sys; from loopwright.cli import main; sys.exit(main())"]
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    """The environment for a CLI subprocess: no provider keys or loopwright settings from the
+    caller's environment (HOME is the test's own, from conftest.py), plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_"))}
+    env.update(extra)
+    return env
+
+
+def write_script(directory: Path, turns: list[Any], name: str = "script.json") -> str:
+    """Write a scripted model's turns to directory/name; returns the `--model` spec that runs it."""
+    path = directory / name
+    path.write_text(json.dumps(turns))
+    return f"scripted:{path}"
+
+
+def first_tool_result(r: ResultMessage, index: int = 2) -> dict[str, Any]:
+    """The first block of message `index` of a run, a tool_result (2: the answer to the first
+    tool-use turn)."""
+    block: dict[str, Any] = r.messages[index]["content"][0]
+    assert block["type"] == "tool_result", block
+    return block
+
+
+def call_tool(tool: Tool, ctx: ToolContext, x: dict[str, Any] | None = None, /, **kw: Any) -> tuple[Any, bool]:
+    """Call one tool directly (no loop, no gate) on input `x` and/or the keyword arguments;
+    returns (content, is_error)."""
+    out = asyncio.run(tool.call({**(x or {}), **kw}, ctx))
+    return out.content, out.is_error
+
+
+class Recording:
+    """A scripted model function (for ScriptedModel): answers with `replies` in order, checks
+    Inv on every history it is shown and keeps a copy of each."""
+
+    def __init__(self, replies: list[Any]) -> None:
+        self.replies = list(replies)
+        self.seen: list[list[dict[str, Any]]] = []
+
+    def __call__(self, h: list[dict[str, Any]]) -> Any:
+        check(h)
+        self.seen.append(json.loads(json.dumps(h)))
+        return self.replies.pop(0)
