@@ -554,11 +554,11 @@ def test_git_in_a_planted_repository_is_not_auto_approved(mode: str, command: st
                                                          tmp_path: Path) -> None:
     _plant_bare_repo(tmp_path / "evil", tmp_path / "canary")
     (tmp_path / "sub").mkdir()
-    state = {"bash_cwd": str(tmp_path / bash_cwd)} if bash_cwd else {}
-    p = Permissions(mode, cwd=tmp_path, home=tmp_path / "home", shell_state=state)  # type: ignore[arg-type]
+    state = ToolState(bash_cwd=tmp_path / bash_cwd if bash_cwd else None)
+    p = Permissions(mode, cwd=tmp_path, home=tmp_path / "home", tool_state=state)
     v = p.evaluate("Bash", {"command": command})
     assert v.kind == "ask", (command, v)
-    plan = Permissions("plan", cwd=tmp_path, home=tmp_path / "home", shell_state=state)
+    plan = Permissions("plan", cwd=tmp_path, home=tmp_path / "home", tool_state=state)
     assert plan.evaluate("Bash", {"command": command}).kind == "deny"
 
 
@@ -636,7 +636,8 @@ def test_bash_glob_arguments_are_not_auto_approved_under_read_deny_rules(secret_
     p = Permissions("default", cwd=secret_project, home=secret_project / "home",
                     disallowed_tools=["Read(./secrets/**)"])
     for command in ("cat sec*/key.env", "cat secrets/ke?.env", "head s[e]crets/key.env"):
-        assert p.evaluate("Bash", {"command": command}).kind == "ask", command
+        # globs are expanded against the file system as bash would: the deny rule matches
+        assert p.evaluate("Bash", {"command": command}).kind == "deny", command
     assert p.evaluate("Bash", {"command": "cat src/a.py"}).kind == "allow"
     assert p.evaluate("Bash", {"command": "find . -name '*.py'"}).kind == "allow"  # a quoted pattern
 
@@ -682,8 +683,8 @@ def test_a_can_use_tool_that_raises_refuses_the_call_and_the_run_goes_on() -> No
 def test_gate_resolves_bash_paths_where_the_shell_really_starts(tmp_path: Path) -> None:
     # The Bash tool starts in cwd when its remembered directory is gone; the gate resolved
     # relative paths against the vanished directory, so a denied path slipped through.
-    state = {"bash_cwd": tmp_path / "gone"}
-    p = Permissions("acceptEdits", cwd=tmp_path, home=tmp_path / "home", shell_state=state,
+    state = ToolState(bash_cwd=tmp_path / "gone")
+    p = Permissions("acceptEdits", cwd=tmp_path, home=tmp_path / "home", tool_state=state,
                     disallowed_tools=["Edit(./secret/**)"])
     assert p.evaluate("Bash", {"command": "echo x > secret/key"}).kind == "deny"
 

@@ -466,7 +466,7 @@ from loopwright.tools.base import ToolError
 from loopwright.tools.grep import Query, search
 engine, root, mode, timeout = sys.argv[1], Path(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 try:
-    hits = asyncio.run(search(Query("needle", root, mode=mode), engine, timeout))
+    hits = asyncio.run(search(Query("needle", root, mode=mode), engine, timeout=timeout))
     out = [h.path for h in hits]
 except ToolError as e:
     out = str(e)
