@@ -290,7 +290,7 @@ def _gone(pid: int) -> bool:
     return False
 
 
-def test_a_hook_that_times_out_is_killed_reported_and_the_run_goes_on(tmp_path: Path) -> None:
+def test_a_pretooluse_hook_that_times_out_is_killed_reported_and_fails_closed(tmp_path: Path) -> None:
     pidfile = tmp_path / "sleep.pid"
     cmd = script(tmp_path, "slow.sh", f"cat >/dev/null\nsleep 30 &\necho $! > {pidfile}\nwait\n")
     hooks = {"PreToolUse": [HookMatcher("Bash", [lw_command(cmd, timeout=0.5)])]}
@@ -298,7 +298,10 @@ def test_a_hook_that_times_out_is_killed_reported_and_the_run_goes_on(tmp_path: 
                                  permission_mode="bypassPermissions"))
     result = msgs[-1]
     assert isinstance(result, lw.ResultMessage) and result.subtype == "success"
-    assert (tmp_path / "proj" / "made").exists()
+    assert not (tmp_path / "proj" / "made").exists()  # a gate that did not answer did not approve
+    refused = result.messages[2]["content"][0]
+    assert refused["is_error"] and "timed out" in refused["content"] and "not run" in refused["content"]
+    assert [d["tool_name"] for d in result.permission_denials] == ["Bash"]
     errors = [m for m in msgs if isinstance(m, lw.SystemMessage) and m.subtype == "hook_error"]
     assert errors and errors[0].data["kind"] == "timeout" and errors[0].data["hook_event_name"] == "PreToolUse"
     assert _gone(int(pidfile.read_text()))
@@ -310,21 +313,30 @@ def lw_command(command: str, timeout: float | None = None) -> Any:
     return CommandHook(command, timeout)
 
 
-def test_a_crashing_hook_is_reported_and_does_not_block(tmp_path: Path) -> None:
+def test_a_command_exiting_1_is_a_non_blocking_error_a_raising_callback_fails_closed(tmp_path: Path) -> None:
     cmd = script(tmp_path, "crash.sh", 'cat >/dev/null\necho "boom: segfault" >&2\nexit 1\n')
 
     def raises(data: dict[str, Any]) -> None:
         raise RuntimeError("callback bug")
 
-    hooks = Hooks().command("PreToolUse", cmd)
-    hooks.on("PreToolUse", raises)
-    msgs = collect("go", options(tmp_path, [[use("touch made")], [text("ok")]], hooks,
+    msgs = collect("go", options(tmp_path, [[use("touch made")], [text("ok")]], Hooks().command("PreToolUse", cmd),
                                  permission_mode="bypassPermissions"))
-    assert (tmp_path / "proj" / "made").exists()
+    assert (tmp_path / "proj" / "made").exists()  # exit 1: reported, not blocking (as in Claude Code)
     errors = [m.data["message"] for m in msgs if isinstance(m, lw.SystemMessage) and m.subtype == "hook_error"]
     assert any("boom: segfault" in e and "status 1" in e for e in errors)
-    assert any("callback bug" in e for e in errors)
     assert isinstance(msgs[-1], lw.ResultMessage) and msgs[-1].subtype == "success"
+
+    hooks = Hooks()
+    hooks.on("PreToolUse", raises)
+    msgs = collect("go", options(tmp_path, [[use("touch made2")], [text("ok")]], hooks,
+                                 permission_mode="bypassPermissions"))
+    assert not (tmp_path / "proj" / "made2").exists()  # the gate crashed: the call is refused
+    result = msgs[-1]
+    assert isinstance(result, lw.ResultMessage) and result.subtype == "success"
+    refused = result.messages[2]["content"][0]
+    assert refused["is_error"] and "callback bug" in refused["content"]
+    errors = [m.data["message"] for m in msgs if isinstance(m, lw.SystemMessage) and m.subtype == "hook_error"]
+    assert any("callback bug" in e for e in errors)
 
 
 def test_invalid_json_output_is_reported_not_fatal(tmp_path: Path) -> None:
@@ -418,7 +430,7 @@ def test_a_slow_sync_callback_does_not_hold_up_the_end_of_the_run(tmp_path: Path
         finished.append(True)
 
     hooks = Hooks()
-    hooks.on("PreToolUse", slow, timeout=0.2)
+    hooks.on("PostToolUse", slow, timeout=0.2)  # (a timed-out PreToolUse refuses the call)
     r = lw.run("go", options(tmp_path, [[use("touch made")], [text("ok")]], hooks, permission_mode="bypassPermissions"))
     assert r.subtype == "success" and (tmp_path / "proj" / "made").exists()
     assert finished == []  # lw.run returned while the hook was still running

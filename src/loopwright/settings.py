@@ -240,7 +240,7 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
         merged = hooks.merged(Hooks(settings.hooks, env=dict(settings.env)))
         hooks = copy.copy(hooks)
         hooks.callbacks, hooks.env = merged.callbacks, merged.env
-    hooks.bind(HookContext(cwd=str(cwd), permission_mode=mode or "default"))
+    hooks = hooks.for_run(HookContext(cwd=str(cwd), permission_mode=mode or "default"))  # never the caller's object
     return RunConfig(permissions, hooks, add_dirs, dict(settings.env) if settings else {}, settings)
 
 
