@@ -247,13 +247,19 @@ def test_arun_in_a_running_loop_and_run_there_is_a_clear_error() -> None:
 def test_public_names_type_check_under_mypy_strict(tmp_path: Path) -> None:
     user = tmp_path / "user.py"
     user.write_text(
-        "import loopwright as lw\n\n\n"
+        "import loopwright as lw\n"
+        "from loopwright.hooks import HookJSONOutput, PreToolUseHookInput\n\n\n"
+        "def guard(data: PreToolUseHookInput) -> HookJSONOutput:\n"
+        "    return {'continue': data['tool_name'] != 'rm', 'hookSpecificOutput': {\n"
+        "        'hookEventName': 'PreToolUse', 'permissionDecision': 'allow'}}\n\n\n"
         "@lw.tool\n"
         "def add(a: int, b: int) -> int:\n"
         '    """Add."""\n'
         "    return a + b\n\n\n"
         "async def main() -> str | None:\n"
-        "    opts = lw.AgentOptions(model=lw.ScriptedModel([]), tools=[add, *lw.default_tools()],\n"
+        "    hooks = lw.Hooks()\n"
+        "    hooks.on('PreToolUse', guard)\n"
+        "    opts = lw.AgentOptions(model=lw.ScriptedModel([]), tools=[add, *lw.default_tools()], hooks=hooks,\n"
         "                           agents={'r': lw.AgentDefinition('d', 'p')})\n"
         "    t: lw.Tool = add\n"
         "    r: lw.ResultMessage = await lw.arun(t.name, opts)\n"

@@ -435,3 +435,40 @@ def test_a_slow_sync_callback_does_not_hold_up_the_end_of_the_run(tmp_path: Path
     assert r.subtype == "success" and (tmp_path / "proj" / "made").exists()
     assert finished == []  # lw.run returned while the hook was still running
     release.set()
+
+
+def test_every_event_s_input_has_the_shape_of_its_typed_dict(tmp_path: Path) -> None:
+    from loopwright.agents import make_agent_tool
+    from loopwright.hooks import HOOK_EVENTS, HOOK_INPUTS
+
+    seen: dict[str, list[dict[str, Any]]] = {}
+    hooks = Hooks()
+    for event in HOOK_EVENTS:
+        hooks.on(event, lambda data: seen.setdefault(data["hook_event_name"], []).append(data))
+
+    def bad(x: dict[str, Any]) -> str:
+        raise RuntimeError("bad tool")
+
+    tools = [lw.Tool("ok", "fine", {"type": "object", "properties": {}}, lambda x: "fine"),
+             lw.Tool("bad", "fails", {"type": "object", "properties": {}}, bad), make_agent_tool()]
+    turns = [[{"type": "tool_use", "id": "1", "name": "ok", "input": {}}, {"type": "tool_use", "id": "2", "name": "bad",
+                                                                           "input": {}},
+              {"type": "tool_use", "id": "3", "name": "Agent", "input": {"description": "d", "prompt": "sub"}}],
+             [text("sub done")], [text("done")], [text("SUMMARY of it all")]]
+    opts = lw.AgentOptions(model=lw.ScriptedModel(turns), tools=tools, hooks=hooks, cwd=tmp_path)
+
+    async def go() -> None:
+        async with lw.LoopwrightClient(opts) as client:
+            await client.query("go")
+            async for _ in client.receive_response():
+                pass
+            while client.running:  # the run's SessionEnd hook is still finishing
+                await asyncio.sleep(0.01)
+            await client.compact(keep_last_turns=0)
+
+    asyncio.run(go())
+    assert set(seen) == set(HOOK_EVENTS)
+    for event, inputs in seen.items():
+        td = HOOK_INPUTS[event]
+        for data in inputs:
+            assert td.__required_keys__ <= set(data) <= td.__required_keys__ | td.__optional_keys__, (event, data)

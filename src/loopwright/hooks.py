@@ -2,7 +2,8 @@
 
 Two kinds of hook, configured per event with a matcher:
 
-* Python callables (sync or async), registered in code::
+* Python callables (sync or async), registered in code (their input and output are typed
+  per event below: `PreToolUseHookInput`, ..., `HookJSONOutput`, as in the Agent SDK)::
 
       hooks = Hooks()
       @hooks.on("PreToolUse", matcher="Bash")
@@ -50,7 +51,7 @@ import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Literal, Required, TypeAlias, TypedDict
 
 log = logging.getLogger("loopwright.hooks")
 
@@ -67,6 +68,111 @@ HOOK_EVENTS = (
 )
 DEFAULT_TIMEOUT = 60.0
 _MAX_REASON = 10_000
+
+
+# --- typed events: what hooks get and may return (the Agent SDK's hook types) -------------------
+
+class _SubagentFields(TypedDict, total=False):
+    """Present when the hook fires inside a subagent (agents.py)."""
+
+    agent_id: str
+    agent_type: str
+    agent_transcript_path: str
+
+
+class BaseHookInput(_SubagentFields):
+    """Fields every hook input carries (Claude Code's stdin JSON)."""
+
+    session_id: str
+    transcript_path: str
+    cwd: str
+    permission_mode: str
+    hook_event_name: str
+
+
+class PreToolUseHookInput(BaseHookInput):
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+
+
+class PostToolUseHookInput(BaseHookInput):
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+    tool_response: Any
+
+
+class PostToolUseFailureHookInput(BaseHookInput):
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+    error: str
+    is_interrupt: bool
+
+
+class UserPromptSubmitHookInput(BaseHookInput):
+    prompt: str
+
+
+class SessionStartHookInput(BaseHookInput):
+    source: str  # "startup" | "resume" | "clear" | "compact"
+
+
+class SessionEndHookInput(BaseHookInput):
+    reason: str
+
+
+class StopHookInput(BaseHookInput):
+    stop_hook_active: bool
+
+
+class SubagentStopHookInput(BaseHookInput, total=False):
+    stop_hook_active: Required[bool]
+    last_assistant_message: str
+
+
+class PreCompactHookInput(BaseHookInput):
+    trigger: str  # "manual" | "auto"
+    custom_instructions: str
+
+
+HookInput: TypeAlias = (
+    PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput | UserPromptSubmitHookInput
+    | SessionStartHookInput | SessionEndHookInput | StopHookInput | SubagentStopHookInput | PreCompactHookInput
+)
+HOOK_INPUTS: dict[str, type] = {
+    "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
+    "PostToolUseFailure": PostToolUseFailureHookInput, "UserPromptSubmit": UserPromptSubmitHookInput,
+    "SessionStart": SessionStartHookInput, "SessionEnd": SessionEndHookInput, "Stop": StopHookInput,
+    "SubagentStop": SubagentStopHookInput, "PreCompact": PreCompactHookInput,
+}
+
+
+class PreToolUseHookSpecificOutput(TypedDict, total=False):
+    hookEventName: Required[Literal["PreToolUse"]]
+    permissionDecision: Literal["allow", "deny", "ask"]
+    permissionDecisionReason: str
+    updatedInput: dict[str, Any]
+
+
+class ContextHookSpecificOutput(TypedDict, total=False):
+    """UserPromptSubmit, SessionStart, PostToolUse(Failure): text added for the model."""
+
+    hookEventName: Required[str]
+    additionalContext: str
+
+
+# `continue` is a Python keyword, hence the functional form.
+HookJSONOutput = TypedDict("HookJSONOutput", {
+    "continue": bool,
+    "stopReason": str,
+    "suppressOutput": bool,
+    "systemMessage": str,
+    "decision": Literal["approve", "block"],
+    "reason": str,
+    "hookSpecificOutput": PreToolUseHookSpecificOutput | ContextHookSpecificOutput,
+}, total=False)
 
 
 @dataclass(slots=True)
