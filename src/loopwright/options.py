@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .hooks import Hooks
 from .models.base import Model
@@ -131,6 +131,9 @@ class AgentOptions:
     context_window: int | None = None
     auto_compact: bool = True  # summarize older turns when the next input is forecast above threshold * W
     compact_threshold: float = 0.8
+    # How refusals tell the model (and you) to allow a call: as AgentOptions fields ("python")
+    # or as command-line flags ("cli", what the loopwright CLI sets).
+    refusal_advice: Literal["python", "cli"] = "python"
 
     def __post_init__(self) -> None:
         if self.max_turns is not None and (not isinstance(self.max_turns, int) or isinstance(self.max_turns, bool)

@@ -149,6 +149,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         fork_session=args.fork_session,
         continue_conversation=args.continue_conversation,
         persist_session=not args.no_session_persistence,
+        refusal_advice="cli",
     )
 
 
