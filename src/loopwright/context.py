@@ -31,6 +31,11 @@ Failure: if the summarizing call fails (raises, refuses, or returns no text) the
 is left untouched, a SystemMessage("compact_error") is yielded and the run goes on with the
 full history; auto-compaction is not tried again in that run (a broken summarizer must not
 be paid for on every turn). A PreCompact hook that blocks also leaves the history as is.
+
+Rooms: pure operations on histories (and `AutoCompactor`, which only says when compaction is
+due); imports data types, models.base, invariant and usage, never the loop, options or
+sessions. Compacting a running loop is `Run.compact` (loop.py); between runs,
+`client.compact_conversation`.
 """
 
 from __future__ import annotations

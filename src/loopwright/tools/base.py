@@ -222,9 +222,10 @@ def _result_blocks(raw: list[Any]) -> list[Block]:
     return blocks
 
 
-# Block types a tool result may hold (a list of dicts with one of these "type"s is content,
-# any other list is data and becomes JSON text).
-_RESULT_BLOCK_TYPES = frozenset({"text", "image", "document", "search_result"})
+# Block types: a list of strings, blocks and dicts of one of these "type"s is meant as content
+# (and checked as such: a tool_use in a result is an error); any other list is data, sent as JSON.
+_BLOCK_TYPES = frozenset({"text", "image", "document", "search_result", "tool_use", "tool_result", "thinking",
+                          "redacted_thinking", *_NOT_IN_RESULT_TYPES})
 _IMAGE_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"),
                 (b"GIF87a", "image/gif"), (b"GIF89a", "image/gif"))
 
@@ -232,7 +233,7 @@ _IMAGE_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jp
 def _is_content(items: list[Any]) -> bool:
     """A list the handler meant as content blocks (not data such as rows or numbers)."""
     return bool(items) and all(
-        isinstance(b, (str, *_BLOCK_CLASSES)) or (isinstance(b, dict) and b.get("type") in _RESULT_BLOCK_TYPES)
+        isinstance(b, (str, *_BLOCK_CLASSES)) or (isinstance(b, dict) and b.get("type") in _BLOCK_TYPES)
         for b in items)
 
 
@@ -271,6 +272,11 @@ def to_output(raw: Any) -> ToolOutput:
             return raw
         content: Any = raw.content
         is_error = raw.is_error
+        if isinstance(content, list):  # a ToolOutput's list is content by construction
+            try:
+                return ToolOutput(_result_blocks(content), is_error)
+            except WireFormatError as e:
+                return ToolOutput(f"tool returned malformed content: {e}", is_error=True)
     else:
         content, is_error = raw, False
     if content is None:
