@@ -104,6 +104,7 @@ class SessionInfo:
     input_tokens: int
     output_tokens: int
     cost_usd: float
+    peak_input_tokens: int  # the largest n_k of any call (seed Def 5.1)
     first_prompt: str
     last_prompt: str
     messages: int
@@ -519,13 +520,24 @@ def session_info(path: Path) -> SessionInfo:
     lines = read_lines(path)
     prompts = [ln for ln in lines if ln.get("type") == "user" and ln.get("isPrompt")]
     calls = [ln for ln in lines if ln.get("type") == "assistant"]
-    inp = out = 0
-    cost = 0.0
-    for ln in calls:
+    inp = out = peak = 0
+    cost = unsettled = 0.0
+    for ln in lines:
+        if ln.get("type") == "result":  # a run's own total: its subagents and compactions included
+            total = (ln.get("result") or {}).get("total_cost_usd")
+            if isinstance(total, int | float):
+                cost += float(total)
+                unsettled = 0.0
+            continue
+        if ln.get("type") != "assistant":
+            continue
         u = (ln.get("message") or {}).get("usage") or {}
+        peak = max(peak, sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_read_input_tokens",
+                                                          "cache_creation_input_tokens")))
         inp += int(u.get("input_tokens") or 0)
         out += int(u.get("output_tokens") or 0)
-        cost += float(u.get("cost_usd") or 0.0)
+        unsettled += float(u.get("cost_usd") or 0.0)  # a run cut short has no result line
+    cost += unsettled
     st = path.stat()
     return SessionInfo(
         session_id=path.stem, path=path,
@@ -536,7 +548,7 @@ def session_info(path: Path) -> SessionInfo:
         # tool-use turns: the user lines of tool results (counted even for runs that crashed)
         turns=sum(1 for ln in lines if ln.get("type") == "user" and not ln.get("isPrompt")
                   and any(b.get("type") == "tool_result" for b in _content(ln.get("message")))),
-        calls=len(calls), input_tokens=inp, output_tokens=out, cost_usd=cost,
+        calls=len(calls), input_tokens=inp, output_tokens=out, cost_usd=cost, peak_input_tokens=peak,
         first_prompt=_prompt_text(prompts[0].get("message")) if prompts else "",
         last_prompt=_prompt_text(prompts[-1].get("message")) if prompts else "",
         messages=sum(1 for ln in lines if ln.get("type") in ("user", "assistant")),
@@ -640,9 +652,10 @@ def sessions_main(argv: Sequence[str]) -> int:
         if not infos:
             print("no sessions in this directory (see `loopwright sessions list --all`)")
             return 0
-        print(f"{'session':36}  {'modified':20}  {'turns':>5}  {'calls':>5}  {'tokens':>9}  {'cost':>8}  last prompt")
+        print(f"{'session':36}  {'modified':20}  {'turns':>5}  {'calls':>5}  {'peak n_k':>9}  {'tokens':>9}  "
+              f"{'cost':>8}  last prompt")
         for i in infos:
-            print(f"{i.session_id:36}  {i.modified:20}  {i.turns:5}  {i.calls:5}  "
+            print(f"{i.session_id:36}  {i.modified:20}  {i.turns:5}  {i.calls:5}  {i.peak_input_tokens:9}  "
                   f"{i.input_tokens + i.output_tokens:9}  ${i.cost_usd:7.4f}  {_short(i.last_prompt, 50)}")
         return 0
     store = JsonlSessionStore()

@@ -9,14 +9,15 @@ from collections.abc import Sequence
 
 from .. import __version__
 
-SUBCOMMANDS = ("demo", "serve-scripted", "sessions", "rewind")
+SUBCOMMANDS = ("demo", "serve-scripted", "sessions", "rewind", "view", "stats")
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="loopwright",
         description="The agent loop, done right. Run headless with -p, or interactively with no prompt.",
-        epilog="Subcommands: loopwright demo | serve-scripted SCRIPT --port N | sessions list|show ID | rewind SESSION",
+        epilog="Subcommands: loopwright demo | serve-scripted SCRIPT --port N | sessions list|show ID | rewind SESSION "
+               "| view [SESSION] | stats [SESSION]",
     )
     p.add_argument("--version", action="version", version=f"loopwright {__version__}")
     p.add_argument("-p", "--print", dest="prompt", nargs="?", const="-", default=None,
@@ -113,6 +114,10 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from ..testing.server import serve_main
 
         return serve_main(rest)
+    if name in ("view", "stats"):
+        from ..view import cli as view_cli
+
+        return view_cli.view_main(rest) if name == "view" else view_cli.stats_main(rest)
     if name == "sessions":
         from ..sessions import sessions_main
 
