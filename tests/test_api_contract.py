@@ -318,3 +318,28 @@ def test_refusals_in_the_python_api_give_python_advice(tmp_path: Path) -> None:
     cli = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=lw.default_tools(), cwd=tmp_path,
                                        permission_mode="default", refusal_advice="cli"))
     assert "--allowedTools 'Bash(touch *)'" in cli.messages[2]["content"][0]["content"]
+
+
+def test_system_messages_data_has_the_shape_of_its_typed_dict(tmp_path: Path) -> None:
+    from loopwright.messages import CompactBoundaryData, CompactErrorData, HookReportData, InitData
+
+    hooks = lw.Hooks()
+    hooks.on("PostToolUse", lambda data: {"systemMessage": "noted"})
+    # the summaries are the 2nd and 5th calls: compaction runs before each call after a tool turn
+    turns = [[use("1", "noop")], [text("SUMMARY so far")], [use("2", "noop")], [text("SUMMARY again")],
+             [text("done")]]
+    msgs = asyncio.run(_collect("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=[NOOP], hooks=hooks,
+                                                      cwd=tmp_path, context_window=40, compact_threshold=0.5)))
+    kinds = {"init": InitData, "compact_boundary": CompactBoundaryData, "compact_error": CompactErrorData,
+             "hook_message": HookReportData, "hook_error": HookReportData}
+    system = [m for m in msgs if isinstance(m, lw.SystemMessage)]
+    assert [m.subtype for m in system] == ["init", "hook_message", "compact_boundary", "hook_message",
+                                           "compact_boundary"]
+    assert msgs[-1].subtype == "success"  # type: ignore[union-attr]
+    for m in system:
+        td = kinds[m.subtype]
+        assert td.__required_keys__ <= set(m.data) <= td.__required_keys__ | td.__optional_keys__, (m.subtype, m.data)
+
+
+async def _collect(prompt: str, options: lw.AgentOptions) -> list[lw.Message]:
+    return [m async for m in lw.query(prompt, options)]
