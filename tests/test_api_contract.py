@@ -50,6 +50,7 @@ BAD_OPTIONS: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"model": "mistral:large"}, ValueError, "unknown model provider 'mistral'"),
     ({"permission_mode": "yolo"}, ValueError, "permission_mode must be one of"),
     ({"add_dirs": "/tmp"}, TypeError, r"add_dirs=\['/tmp'\]"),
+    ({"setting_sources": "project"}, TypeError, r"setting_sources=\['project'\]"),
 ]
 
 

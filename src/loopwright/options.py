@@ -168,6 +168,9 @@ class AgentOptions:
         agent_definitions(self.agents)  # raises on a bad definition
         if self.cwd is not None and not isinstance(self.cwd, (str, Path)):
             raise TypeError(f"cwd must be a str or Path, not {type(self.cwd).__name__}")
+        if isinstance(self.setting_sources, str):
+            raise TypeError(f"setting_sources must be a list such as ['user', 'project', 'local']; write "
+                            f"setting_sources=[{self.setting_sources!r}]")
         if isinstance(self.add_dirs, (str, Path)):
             raise TypeError(f"add_dirs must be a list of directories; write add_dirs=[{str(self.add_dirs)!r}]")
 
