@@ -388,7 +388,7 @@ class Run:
         hooks = self.deps.hooks
         if not hooks.active:
             return []
-        return [SystemMessage("hook_error" if r["kind"] in ("error", "timeout") else "hook_message", dict(r))
+        return [SystemMessage("hook_error" if r["kind"] in ("error", "timeout") else "hook_message", r)
                 for r in hooks.take_reports()]
 
     def persist_prompt(self) -> None:
