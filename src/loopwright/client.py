@@ -48,8 +48,8 @@ class LoopwrightClient:
         self.session_id: str | None = None
         self.results: list[ResultMessage] = []
         self.compact_cost_usd = 0.0  # summarizing calls of compact()
-        self._model: Any = None
-        self._connecting: asyncio.Future[Any] | None = None
+        self._model: Model | None = None
+        self._connecting: asyncio.Future[Model] | None = None
         self._control: RunControl | None = None
         self._task: asyncio.Task[None] | None = None
         self._queue: asyncio.Queue[Any] | None = None
@@ -176,6 +176,7 @@ class LoopwrightClient:
         if not self.history:
             raise CompactError("nothing to compact yet")
         await self.connect()
+        assert self._model is not None  # connect() resolved it
         result = await compact_conversation(self.history, self.options, self._model, session_id=self.session_id,
                                             instructions=instructions, keep_last_turns=keep_last_turns)
         self.history = result.history
