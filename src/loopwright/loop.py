@@ -513,7 +513,7 @@ _CLI_ADVICE = (
      " in AgentOptions"),
     (re.compile(r"an interactive run asks"), "a can_use_tool callback may approve them"),
     (re.compile(r"approve the call in an interactive run"), "approve it in a can_use_tool callback"),
-    (re.compile(r"this run cannot ask"), "this run has no can_use_tool callback to ask"),
+    (re.compile(r"this run cannot ask"), "this run cannot ask (it has no can_use_tool callback)"),
 )
 
 
