@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "AgentDefinition": "options", "ToolPermissionContext": "options",
+    "batch": "batching",
     **dict.fromkeys(
         ["Block", "ImageBlock", "RedactedThinkingBlock", "TextBlock", "ThinkingBlock", "ToolResultBlock",
          "ToolUseBlock", "UnknownBlock"], "blocks"),
@@ -52,6 +53,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the public names
+    from .batching import batch as batch
     from .blocks import Block as Block
     from .blocks import ImageBlock as ImageBlock
     from .blocks import RedactedThinkingBlock as RedactedThinkingBlock

@@ -164,7 +164,12 @@ class Run:
         if not cwd.is_dir():
             raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory: create it first or "
                              "pass another cwd")
-        tools = list(options.tools)
+        self.warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
+        from .structured import StructuredOutput
+
+        self.structured = StructuredOutput.from_options(options.output_format, options.output_type)
+        tools = [*options.tools, *self._skill_tool(options, cwd),
+                 *([self.structured.tool] if self.structured else [])]
         if options.agents and not any(t.spawns_agents for t in tools):  # the Agent tool for `agents`
             tools.append(make_agent_tool(options.agents))
         system = "\n\n".join(p for p in (options.system_prompt, options.append_system_prompt) if p) or None
@@ -206,6 +211,10 @@ class Run:
         h = list(history or [])
         h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
         self.state = RunState(h, Budget(options.max_budget_usd))
+        if parent is not None:  # a batch's spend counts the subagent's calls as they happen
+            self.state.budget.shared = parent.state.budget.shared
+        self.memory_seen: set[Path] = set()
+        self.memory = self._load_memory(fresh=not h[:-1])
         self.compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
                                        model.name)  # context.py
         if parent is None:
@@ -213,6 +222,52 @@ class Run:
             hooks.bind(HookContext(session_id, transcript, str(cwd), permission_mode))
         else:
             sub_hooks.sub = self
+
+    def _skill_tool(self, options: AgentOptions, cwd: Path) -> list[Tool]:
+        """The Skill tool (skills.py) when the setting sources hold skills and none is given."""
+        sources = options.setting_sources or []
+        if not sources or any(t.name == "Skill" for t in options.tools):
+            return []
+        from .skills import find_skills, make_skill_tool
+
+        skills, warnings = find_skills(cwd, sources)
+        self.warnings += warnings
+        return [make_skill_tool(skills)] if skills else []
+
+    def _load_memory(self, fresh: bool) -> Any:
+        """Project memory (memory.py), sent once: in the first user message of a conversation."""
+        options, h = self.deps.options, self.state.h
+        sources = options.setting_sources or []
+        if not options.memory or not sources:
+            return None
+        from .memory import load_memory
+
+        mem = load_memory(self.deps.cwd, sources)
+        self.warnings += mem.warnings
+        text = mem.block_text() if fresh else None
+        if text:
+            h[-1]["content"].insert(0, {"type": "text", "text": text})
+        self.memory_seen = {f.path.resolve() for f in mem.files}
+        return mem
+
+    def nested_memory(self, uses: list[ToolUseBlock]) -> list[TextBlock]:
+        """Memory files of subdirectories a tool touched for the first time (Claude Code's
+        nested CLAUDE.md): appended after the tool results, once each."""
+        if self.memory is None:
+            return []
+        from .memory import nested_memory
+
+        out: list[TextBlock] = []
+        for u in uses:
+            path = u.input.get("file_path") or u.input.get("notebook_path") or u.input.get("path")
+            if isinstance(path, str) and path:
+                mem = nested_memory(path, self.deps.cwd, self.memory_seen, self.deps.options.setting_sources or [])
+                self.memory.files += mem.files
+                self.warnings += mem.warnings
+                text = mem.block_text()
+                if text:
+                    out.append(TextBlock(text))
+        return out
 
     # --- the pieces of one step ---------------------------------------------------------
 
@@ -318,7 +373,7 @@ class Run:
                                if r.tool_use_id in refused and isinstance(r.content, str) else r
                                for r in outcome.results]
         queued = control.take_queued() if control else []
-        return [*outcome.results, *(TextBlock(q) for q in queued)], outcome
+        return [*outcome.results, *self.nested_memory(uses), *(TextBlock(q) for q in queued)], outcome
 
     def result(self, subtype: ResultSubtype, final: ModelResponse | None = None, error: str | None = None) -> ResultMessage:
         s, recorder = self.state, self.deps.recorder
@@ -341,6 +396,38 @@ class Run:
             errors=[error] if error else [],
             user_message_uuid=recorder.prompt_uuid if recorder is not None else None,
         )
+
+    def structured_outcome(self, uses: list[ToolUseBlock], results: list[Any]) -> ResultMessage | None:
+        """After a turn: the run's success when StructuredOutput accepted an answer; its end when
+        the model has failed too often (structured.py)."""
+        from .structured import MAX_FAILURES, TOOL_NAME
+
+        s = self.structured
+        assert s is not None
+        if s.done:
+            r = self.result("success")
+            r.result, r.structured_output = s.text(), s.value
+            return r
+        calls = {u.id for u in uses if u.name == TOOL_NAME}
+        s.failures += sum(1 for b in results if isinstance(b, ToolResultBlock) and b.tool_use_id in calls and b.is_error)
+        if s.failures >= MAX_FAILURES:
+            return self.result("error_max_structured_output_retries",
+                               error=f"no valid {TOOL_NAME} call after {s.failures} tries")
+        return None
+
+    def structured_reminder(self) -> ResultMessage | None:
+        """A final answer in text while a structured one is owed: remind once more, or stop."""
+        from .structured import MAX_FAILURES, REMINDER, TOOL_NAME
+
+        s = self.structured
+        assert s is not None
+        s.failures += 1
+        if s.failures >= MAX_FAILURES:
+            return self.result("error_max_structured_output_retries",
+                               error=f"the model answered without calling {TOOL_NAME} ({s.failures} times)")
+        self.state.h.append({"role": "user", "content": [{"type": "text", "text": REMINDER}]})
+        self.persist_user()
+        return None
 
     def budget_stop(self) -> ResultMessage:
         """The budget rule's stop (seed Prop 5.4): S >= B after a charged call."""
@@ -407,6 +494,10 @@ class Run:
             "tools": list(d.tools), "permission_mode": d.permission_mode,
             "max_turns": d.options.max_turns, "max_budget_usd": d.options.max_budget_usd,
         }
+        if self.memory is not None:
+            data["memory_files"] = self.memory.describe()
+        if self.warnings:
+            data["warnings"] = self.warnings
         return SystemMessage("init", dict(data))
 
     # --- automatic compaction (context.py holds the pure operation) ----------------------
@@ -585,6 +676,9 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             yield ev
             if isinstance(ev, ResultMessage):                       #    (its cost reached the budget)
                 return
+        if s.budget.exhausted:                                      # budget rule: no call starts at
+            yield run.budget_stop()                                 #    S >= B (S shared in a batch)
+            return
         a: ModelResponse | None = None
         async for ev in run.call_model():                           # 1. a = M(h)
             if isinstance(ev, ModelResponse):
@@ -599,6 +693,12 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         uses = tool_uses(a.content)
         if not uses:                                                # 2. done: h·a
             s.h.append({"role": "assistant", "content": [b.to_wire() for b in a.content]})
+            if run.structured is not None:                          #    (owed a structured answer:
+                stop = run.structured_reminder()                    #     a reminder turn, bounded)
+                if stop is not None:
+                    yield stop
+                    return
+                continue
             reason = await run.stop_hook()
             if reason is None:
                 yield run.result("success", a)
@@ -635,6 +735,11 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         if outcome.interrupted or outcome.stop_message:
             yield run.result("error_during_execution", error=outcome.stop_message or "interrupted by user")
             return
+        if run.structured is not None:                              # a valid StructuredOutput call
+            stop = run.structured_outcome(uses, b)                  #    ends the run at once
+            if stop is not None:
+                yield stop
+                return
         if s.budget.exhausted:                                      # subagents spent the rest of B
             yield run.budget_stop()
             return

@@ -19,8 +19,7 @@ ResultSubtype = Literal[
 
 # --- SystemMessage.data, per subtype (the Agent SDK types these the same way) ------------------
 
-class InitData(TypedDict):
-    """`init`: the run's setup, first message of every run."""
+class _InitRequired(TypedDict):
 
     session_id: str
     model: str
@@ -29,6 +28,13 @@ class InitData(TypedDict):
     permission_mode: str
     max_turns: int | None
     max_budget_usd: float | None
+
+
+class InitData(_InitRequired, total=False):
+    """`init`: the run's setup, first message of every run."""
+
+    memory_files: list[dict[str, Any]]  # memory.py, when project memory was loaded
+    warnings: list[str]  # about the user's own files (memory, skills)
 
 
 class ApiRetryData(TypedDict, total=False):
@@ -144,6 +150,9 @@ class ResultMessage:
     # The uuid of this run's prompt in the saved session (None when not persisted): what
     # `rewind_files(session_id, user_message_uuid)` takes to undo this run's file changes.
     user_message_uuid: str | None = None
+    # The answer of a run with an output schema (structured.py): the JSON value, or the
+    # pydantic model instance when AgentOptions.output_type is set.
+    structured_output: Any = None
 
     def to_json(self) -> dict[str, Any]:
         """The JSON result object of `--output-format json` (Claude Code's field names)."""
@@ -164,7 +173,12 @@ class ResultMessage:
             "usage": self.usage.to_json(),
             "permission_denials": self.permission_denials,
             "errors": self.errors,
+            **({"structured_output": _jsonable(self.structured_output)} if self.structured_output is not None else {}),
         }
+
+
+def _jsonable(v: Any) -> Any:
+    return v.model_dump(mode="json") if hasattr(v, "model_dump") else v
 
 
 Message: TypeAlias = SystemMessage | AssistantMessage | UserMessage | StreamEvent | ResultMessage

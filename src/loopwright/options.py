@@ -109,6 +109,13 @@ class AgentOptions:
     setting_sources: list[str] | None = None
     settings: str | dict[str, Any] | None = None
     claude_settings: bool = False  # also read Claude Code's .claude/settings*.json files
+    # Project memory (memory.py): AGENTS.md / CLAUDE.md / LOOPWRIGHT.md of the setting_sources,
+    # in the first user message. False: none (the CLI's --bare).
+    memory: bool = True
+    # Structured output (structured.py): the Agent SDK's {"type": "json_schema", "schema": {...}},
+    # or a pydantic model class whose instance becomes ResultMessage.structured_output.
+    output_format: dict[str, Any] | None = None
+    output_type: type | None = None
     include_partial_messages: bool = False
     prices: dict[str, Price] | None = None  # overrides/extends the built-in price table
     max_tokens: int | None = None

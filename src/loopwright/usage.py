@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(slots=True)
@@ -150,6 +150,18 @@ class CallUsage:
         }
 
 
+class SharedSpend(Protocol):
+    """Spend counted across runs against one limit (batch.py's LocalSpend and RaySpend)."""
+
+    def add(self, usd: float) -> None: ...
+
+    @property
+    def spent_usd(self) -> float: ...
+
+    @property
+    def exhausted(self) -> bool: ...
+
+
 @dataclass(slots=True)
 class Budget:
     """The budget rule of seed Prop 5.4: add each response's cost, then compare with B."""
@@ -159,9 +171,15 @@ class Budget:
     calls: list[CallUsage] = field(default_factory=list)
     subagent_calls: list[CallUsage] = field(default_factory=list)  # subagents' calls (agents.py)
 
+    # A spend shared with other runs (a batch's, batch.py): charged with every call, and the
+    # budget is exhausted when either is.
+    shared: SharedSpend | None = None
+
     def charge(self, call: CallUsage) -> None:
         self.calls.append(call)
         self.spent_usd += call.cost_usd
+        if self.shared is not None:
+            self.shared.add(call.cost_usd)
 
     def absorb(self, sub: Budget) -> None:
         """Add a finished subagent's spending (its calls count against this budget too)."""
@@ -170,7 +188,8 @@ class Budget:
 
     @property
     def exhausted(self) -> bool:
-        return self.limit_usd is not None and self.spent_usd >= self.limit_usd
+        return (self.limit_usd is not None and self.spent_usd >= self.limit_usd) or (
+            self.shared is not None and self.shared.exhausted)
 
 
 def forecast_calls_left(calls: list[CallUsage], window: int) -> int | None:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 
-SUBCOMMANDS = ("demo", "serve-scripted", "sessions", "rewind", "view", "stats")
+SUBCOMMANDS = ("demo", "serve-scripted", "sessions", "rewind", "view", "stats", "batch")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,7 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="loopwright",
         description="The agent loop, done right. Run headless with -p, or interactively with no prompt.",
         epilog="Subcommands: loopwright demo | serve-scripted SCRIPT --port N | sessions list|show ID | rewind SESSION "
-               "| view [SESSION] | stats [SESSION]",
+               "| view [SESSION] | stats [SESSION] | batch TASKS.jsonl -o RESULTS.jsonl",
     )
     p.add_argument("--version", action="version", version=f"loopwright {__version__}")
     p.add_argument("-p", "--print", dest="prompt", nargs="?", const="-", default=None,
@@ -40,6 +40,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--settings", help="a settings JSON file, or a JSON string, read after the settings files")
     p.add_argument("--setting-sources", default="user,project,local",
                    help="which settings files to read: comma-separated user, project, local ('' for none)")
+    p.add_argument("--context-window", type=int, metavar="N",
+                   help="the model's context window W in tokens (compaction and the forecast use it)")
+    p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT[,CACHE_WRITE,CACHE_READ]",
+                   help="a model's price in USD per million tokens (repeatable), e.g. for --max-budget-usd "
+                        "on a model outside the price table")
+    p.add_argument("--json-schema", help="structured output: the final answer must fit this JSON Schema "
+                   "(a JSON string or file); printed as structured_output with --output-format json")
+    p.add_argument("--bare", action="store_true",
+                   help="no project memory (AGENTS.md, CLAUDE.md, LOOPWRIGHT.md are not read)")
     p.add_argument("--claude-settings", action="store_true",
                    help="also read Claude Code's settings files (~/.claude, .claude/settings*.json)")
     p.add_argument("--agents", help="subagent types for the Agent tool: a JSON object (or file) "
@@ -114,6 +123,10 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from ..testing.server import serve_main
 
         return serve_main(rest)
+    if name == "batch":
+        from ..batching import batch_main
+
+        return batch_main(rest)
     if name in ("view", "stats"):
         from ..view import cli as view_cli
 

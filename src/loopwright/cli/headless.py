@@ -15,6 +15,7 @@ import os
 import select
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -29,6 +30,7 @@ from ..messages import (
 )
 from ..options import AgentOptions
 from ..tools.base import Tool
+from ..usage import Price
 from . import split_tools
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE = 0, 1, 2
@@ -142,6 +144,10 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         setting_sources=[x.strip() for x in (getattr(args, "setting_sources", None) or "").split(",") if x.strip()],
         settings=getattr(args, "settings", None),
         claude_settings=bool(getattr(args, "claude_settings", False)),
+        memory=not getattr(args, "bare", False),
+        output_format=output_format(getattr(args, "json_schema", None)),
+        prices=parse_prices(getattr(args, "price", None) or []) or None,
+        context_window=context_window(getattr(args, "context_window", None)),
         include_partial_messages=args.include_partial_messages,
         base_url=args.base_url,
         session_id=args.session_id,
@@ -212,6 +218,57 @@ def valid_text(s: str) -> str:
         return s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
+def parse_prices(values: list[str]) -> dict[str, Price]:
+    """`--price 'MODEL=in,out[,cache_write,cache_read]'` (USD per million tokens). Without the
+    cache prices, Anthropic's multipliers apply (write 1.25x, read 0.1x input)."""
+    out: dict[str, Price] = {}
+    for v in values:
+        model, _, nums = v.partition("=")
+        try:
+            xs = [float(x) for x in nums.split(",")]
+            if not model.strip() or len(xs) not in (2, 4) or any(x < 0 for x in xs):
+                raise ValueError
+        except ValueError:
+            raise UsageError(f"--price {v!r}: expected MODEL=IN,OUT or MODEL=IN,OUT,CACHE_WRITE,CACHE_READ "
+                             "(USD per million tokens, e.g. my-model=3,15)") from None
+        p = Price.from_input(xs[0], xs[1])
+        out[model.strip()] = p if len(xs) == 2 else Price(xs[0], xs[1], xs[2], xs[2] * 1.6, xs[3])
+    return out
+
+
+def context_window(n: int | None) -> int | None:
+    if n is not None and n <= 0:
+        raise UsageError(f"--context-window must be a positive number of tokens, got {n}")
+    return n
+
+
+def output_format(json_schema: str | None) -> dict[str, Any] | None:
+    if json_schema is None:
+        return None
+    from ..structured import check_schema, load_schema_arg
+
+    try:
+        schema = load_schema_arg(json_schema)
+        check_schema(schema)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    return {"type": "json_schema", "schema": schema}
+
+
+def custom_command(prompt: str, options: AgentOptions) -> tuple[str, AgentOptions]:
+    """`/name args` naming a custom command (commands.py) becomes its prompt, with its
+    allowed-tools and model for this run; any other prompt is kept as it is."""
+    if not prompt.startswith("/") or options.setting_sources is None:
+        return prompt, options
+    from ..commands import expand, find_commands
+
+    ex = expand(prompt, find_commands(str(options.cwd or "."), options.setting_sources))
+    if ex is None:
+        return prompt, options
+    return ex.prompt, replace(options, allowed_tools=[*options.allowed_tools, *ex.allowed_tools],
+                              model=ex.model or options.model)
+
+
 def run_cli(args: argparse.Namespace) -> int:
     if args.prompt is None and sys.stdin is not None and sys.stdin.isatty():
         from .interactive import interactive_main
@@ -225,6 +282,7 @@ def run_cli(args: argparse.Namespace) -> int:
         if not prompt:
             raise UsageError("the prompt is empty: pass it with -p PROMPT or on stdin")
         options = build_options(args)
+        prompt, options = custom_command(prompt, options)
     except (UsageError, ValueError) as e:
         print(f"loopwright: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -257,6 +315,8 @@ async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> 
         async for msg in query(prompt, options):
             if isinstance(msg, SystemMessage) and msg.subtype == "init":
                 session_id = str(msg.data.get("session_id", ""))
+                for w in msg.data.get("warnings") or []:  # in every output format: about the user's own files
+                    print(f"loopwright: warning: {w}", file=sys.stderr)
             if args.output_format == "stream-json":
                 sys.stdout.write(json.dumps(message_json(msg, session_id), ensure_ascii=False) + "\n")
                 sys.stdout.flush()

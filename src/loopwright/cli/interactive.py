@@ -12,7 +12,8 @@
 - Permission questions are answered at the prompt: y(es), n(o), a(lways for this tool).
 - Multi-line input: end a line with `\\` or press Ctrl-J for a newline; history is kept in
   $LOOPWRIGHT_HOME/repl_history.
-- Slash commands: /help, /clear, /compact [instructions], /resume [N|ID], /rewind [N|UUID], /cost, /exit.
+- Slash commands: /help, /clear, /compact [instructions], /resume [N|ID], /rewind [N|UUID], /cost, /memory,
+  /init, /exit.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import signal
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from ..blocks import TextBlock
@@ -39,6 +41,8 @@ HELP = """Commands:
   /resume [N|ID]   list this directory's sessions, or continue one
   /rewind [N|UUID] list the prompts of this session, or rewind files and conversation to before one
   /cost            tokens and cost of this conversation
+  /memory          the memory files (AGENTS.md, CLAUDE.md, LOOPWRIGHT.md) this session reads
+  /init            write a starter AGENTS.md in the working directory
   /exit            quit (also Ctrl-D, or Ctrl-C twice)
 Keys: Enter sends · `\\` at the end of a line or Ctrl-J adds a newline · Esc or Ctrl-C interrupts a turn.
 While the agent works, what you type is queued and delivered after the running tool calls finish."""
@@ -182,6 +186,10 @@ class Repl:
             return True
         if cmd == "help":
             self.say(HELP)
+            from ..commands import find_commands
+
+            for c in find_commands(self.cwd(), self.base_options.setting_sources or []).values():
+                self.say(f"  /{c.name:<15} {c.description or c.path}")
         elif cmd == "clear":
             self.client.clear()
             self.say("  ● new conversation")
@@ -198,9 +206,55 @@ class Repl:
             self.resume(arg)
         elif cmd == "rewind":
             self.rewind(arg)
+        elif cmd == "memory":
+            self.show_memory()
+        elif cmd == "init":
+            self.init_agents_md()
+        elif (custom := self.custom_command(line)) is not None:
+            await self.run_turn(custom)
         else:
             self.say(f"  unknown command /{cmd} (try /help)")
         return True
+
+    def custom_command(self, line: str) -> str | None:
+        """A custom command's prompt (commands.py), or None."""
+        from ..commands import expand, find_commands
+
+        ex = expand(line, find_commands(self.cwd(), self.base_options.setting_sources or []))
+        if ex is None:
+            return None
+        self.say(f"  /{ex.command.name}: {ex.command.description or ex.command.path}")
+        return ex.prompt
+
+    def show_memory(self) -> None:
+        from ..memory import load_memory
+
+        o = self.base_options
+        if not o.memory or not o.setting_sources:
+            self.say("  project memory is off (--bare)")
+            return
+        mem = load_memory(self.cwd(), o.setting_sources)
+        for f in mem.files:
+            self.say(f"  {f.scope:8} {f.path} ({len(f.text):,} chars)")
+        for w in mem.warnings:
+            self.say(f"  ⚠ {w}")
+        if not mem.files:
+            self.say("  no memory files (/init writes a starter AGENTS.md)")
+
+    def init_agents_md(self) -> None:
+        from ..memory import INIT_TEMPLATE
+
+        path = Path(self.cwd()) / "AGENTS.md"
+        try:
+            with open(path, "x", encoding="utf-8") as f:  # never over an existing file
+                f.write(INIT_TEMPLATE)
+        except FileExistsError:
+            self.say(f"  {path} already exists; not changed")
+            return
+        except OSError as e:
+            self.say(f"  cannot write {path}: {e}")
+            return
+        self.say(f"  wrote {path}: fill in the TODOs (it is read at the start of each new conversation)")
 
     async def compact(self, instructions: str) -> None:
         from ..context import CompactError

@@ -243,6 +243,8 @@ class TraceRenderer:
             limit = f", max_turns={d['max_turns']}" if d.get("max_turns") is not None else ""
             self._w(f"● session {str(d.get('session_id', ''))[:8]} · model {d.get('model')} · "
                     f"{d.get('permission_mode')} mode{limit}\n")
+            if d.get("memory_files"):
+                self._w(f"  memory: {', '.join(str(f['path']) for f in d['memory_files'])}\n")
             self._model_running()
         elif msg.subtype == "api_retry":
             self._w(f"  ↻ API retry {d.get('attempt')} in {float(d.get('delay_ms', 0)) / 1000:.1f}s: "

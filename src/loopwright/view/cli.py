@@ -52,9 +52,14 @@ def find_transcript(arg: str | None, cwd: Path | None = None) -> Path:
     return found
 
 
-def _load(arg: str | None) -> SessionView:
-    path = find_transcript(arg)
-    view = load_view(path)
+def _load(arg: str | None, prog: str) -> SessionView | None:
+    """The view of SESSION, its unreadable lines named on stderr; None (said why) if nothing."""
+    try:
+        path = find_transcript(arg)
+        view = load_view(path)
+    except (SessionArgError, NotATranscript, OSError) as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return None
     for w in view.warnings:
         print(f"loopwright: {path}: {w}", file=sys.stderr)
     return view
@@ -69,10 +74,8 @@ def view_main(argv: Sequence[str]) -> int:
     p.add_argument("-o", "--output", help="the HTML file to write (default: <tmp>/loopwright-<id>.html)")
     p.add_argument("--open", action="store_true", help="open the page in the browser")
     args = p.parse_args(list(argv))
-    try:
-        view = _load(args.session)
-    except (SessionArgError, NotATranscript, OSError) as e:
-        print(f"loopwright view: {e}", file=sys.stderr)
+    view = _load(args.session, "loopwright view")
+    if view is None:
         return 1
     out = Path(args.output) if args.output else Path(tempfile.gettempdir()) / f"loopwright-{view.session_id or 'session'}.html"
     try:
@@ -115,10 +118,8 @@ def stats_main(argv: Sequence[str]) -> int:
     p.add_argument("session", nargs="?", help="session id or prefix, or a transcript path; default: the latest")
     p.add_argument("--json", action="store_true", help="the figures as JSON, for scripts")
     args = p.parse_args(list(argv))
-    try:
-        view = _load(args.session)
-    except (SessionArgError, NotATranscript, OSError) as e:
-        print(f"loopwright stats: {e}", file=sys.stderr)
+    view = _load(args.session, "loopwright stats")
+    if view is None:
         return 1
     if args.json:
         print(json.dumps(stats_json(view), indent=2))

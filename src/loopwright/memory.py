@@ -1,0 +1,195 @@
+"""Project memory: AGENTS.md, CLAUDE.md and LOOPWRIGHT.md, sent once at the start of a conversation.
+
+Owns: finding the memory files a run reads, their `@path` imports, and the text block that
+carries them. As Claude Code does, the text goes in the first user message (not in the system
+prompt, which stays byte-stable so prompt caching keeps working). Unlike Claude Code, AGENTS.md
+is read too. Imports nothing of the loop's; settings sources decide which files:
+
+  user     ~/.loopwright/AGENTS.md (and LOOPWRIGHT.md) — $LOOPWRIGHT_HOME
+  project  AGENTS.md, CLAUDE.md, LOOPWRIGHT.md (and .claude/CLAUDE.md) in each directory from
+           the repository root (the nearest `.git` above cwd; cwd alone outside a repository)
+           down to cwd, outermost first
+  local    CLAUDE.local.md and AGENTS.local.md in the same directories
+
+`@path` in a file imports another (relative to the importing file, `~` expanded, at most 5
+deep, each file once: cycles are ignored), except inside code spans and code blocks. A missing,
+binary or directory import is named in a warning, never fatal.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROJECT_NAMES = ("AGENTS.md", "CLAUDE.md", "LOOPWRIGHT.md", ".claude/CLAUDE.md")
+LOCAL_NAMES = ("CLAUDE.local.md", "AGENTS.local.md")
+USER_NAMES = ("AGENTS.md", "LOOPWRIGHT.md")
+MAX_IMPORT_DEPTH = 5
+MAX_FILE_BYTES = 256 * 1024  # a memory file larger than this is cut (with a warning)
+IMPORT = re.compile(r"(?<![\w`@])@((?:~|\.{1,2})?/?[\w.~/-][\w.~/-]*)")
+FENCE = re.compile(r"^\s*(```|~~~)")
+SPAN = re.compile(r"`[^`\n]*`")
+
+
+@dataclass
+class MemoryFile:
+    path: Path
+    scope: str  # user | project | local | import
+    text: str
+
+
+@dataclass
+class Memory:
+    """The files read, in the order they are sent, and what went wrong along the way."""
+
+    files: list[MemoryFile] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def block_text(self) -> str | None:
+        """The text of the block prepended to the first user message, or None."""
+        if not self.files:
+            return None
+        parts = ["<system-reminder>\nAs you answer the user's questions, you can use the following context, "
+                 "the instructions of the project's memory files. They override default behaviour; follow them "
+                 "exactly as written.\n"]
+        for f in self.files:
+            what = {"user": "the user's own instructions for all projects",
+                    "project": "project instructions, checked into the codebase",
+                    "local": "the user's private project instructions, not checked in",
+                    "import": "imported by a memory file"}[f.scope]
+            parts.append(f"Contents of {f.path} ({what}):\n\n{f.text.rstrip()}\n")
+        parts.append("</system-reminder>")
+        return "\n".join(parts)
+
+    def describe(self) -> list[dict[str, object]]:
+        return [{"path": str(f.path), "scope": f.scope, "chars": len(f.text)} for f in self.files]
+
+
+def repo_root(cwd: Path) -> Path:
+    """The nearest directory at or above cwd holding `.git`; cwd itself when there is none."""
+    for d in (cwd, *cwd.parents):
+        if (d / ".git").exists():
+            return d
+    return cwd
+
+
+def _dirs(cwd: Path) -> list[Path]:
+    """The directories from the repository root down to cwd, outermost first."""
+    root = repo_root(cwd)
+    out = [root]
+    for part in cwd.relative_to(root).parts:
+        out.append(out[-1] / part)
+    return out
+
+
+def load_memory(cwd: str | Path, sources: Iterable[str], home: Path | None = None) -> Memory:
+    """The memory files of `sources` ("user", "project", "local") for a run in `cwd`."""
+    from .settings import loopwright_home
+
+    mem = Memory()
+    seen: set[Path] = set()
+    cwd = Path(cwd).resolve()
+    want = set(sources)
+    candidates: list[tuple[Path, str]] = []
+    if "user" in want:
+        base = home or loopwright_home()
+        candidates += [(base / n, "user") for n in USER_NAMES]
+    dirs = _dirs(cwd)
+    for d in dirs:
+        if "project" in want:
+            candidates += [(d / n, "project") for n in PROJECT_NAMES]
+        if "local" in want:
+            candidates += [(d / n, "local") for n in LOCAL_NAMES]
+    for path, scope in candidates:
+        if path.is_file():
+            _add(mem, path, scope, seen, 0)
+    return mem
+
+
+def nested_memory(path: str | Path, cwd: Path, seen: set[Path], sources: Sequence[str]) -> Memory:
+    """Memory files of directories below cwd that a tool first touched (`path` inside them),
+    read the first time only: Claude Code's nested CLAUDE.md behaviour."""
+    mem = Memory()
+    p = Path(path)
+    p = (cwd / p) if not p.is_absolute() else p
+    try:
+        p = p.resolve()
+        rel = p.relative_to(cwd)
+    except (OSError, ValueError):
+        return mem
+    d = cwd
+    for part in rel.parts[:-1] if not p.is_dir() else rel.parts:
+        d = d / part
+        names = [*(PROJECT_NAMES if "project" in sources else ()), *(LOCAL_NAMES if "local" in sources else ())]
+        for n in names:
+            f = d / n
+            if f.is_file() and f.resolve() not in seen:
+                _add(mem, f, "local" if n in LOCAL_NAMES else "project", seen, 0)
+    return mem
+
+
+def _add(mem: Memory, path: Path, scope: str, seen: set[Path], depth: int) -> None:
+    real = path.resolve()
+    if real in seen:
+        return  # read once: a cycle of imports, or the same file reached twice
+    seen.add(real)
+    try:
+        data = real.read_bytes()
+    except OSError as e:
+        mem.warnings.append(f"{path}: cannot read ({e.strerror or e})")
+        return
+    if b"\0" in data[:8192]:
+        mem.warnings.append(f"{path}: a binary file, not read as memory")
+        return
+    if len(data) > MAX_FILE_BYTES:
+        mem.warnings.append(f"{path}: {len(data):,} bytes; only the first {MAX_FILE_BYTES:,} are used")
+        data = data[:MAX_FILE_BYTES]
+    text = data.decode("utf-8", "replace")
+    mem.files.append(MemoryFile(path, scope, text))
+    for target in imports(text):
+        ref = Path(os.path.expanduser(target)) if target.startswith("~") else path.parent / target
+        if depth + 1 > MAX_IMPORT_DEPTH:
+            mem.warnings.append(f"{path}: @{target} not imported (imports go at most {MAX_IMPORT_DEPTH} deep)")
+        elif not ref.exists():
+            mem.warnings.append(f"{path}: @{target} not found ({ref})")
+        elif ref.is_dir():
+            mem.warnings.append(f"{path}: @{target} is a directory, not imported")
+        else:
+            _add(mem, ref, "import", seen, depth + 1)
+
+
+def imports(text: str) -> list[str]:
+    """The `@path` references of a memory file, outside code blocks and code spans."""
+    out: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        for m in IMPORT.finditer(SPAN.sub("", line)):
+            target = m.group(1).rstrip(".,;:")
+            if "/" in target or "." in target or target.startswith("~"):  # a path, not an @mention
+                out.append(target)
+    return out
+
+
+INIT_TEMPLATE = """# AGENTS.md
+
+Instructions for coding agents working in this repository (read by loopwright, Codex and other
+agents; Claude Code reads CLAUDE.md: `@AGENTS.md` in it imports this file).
+
+## Build and test
+- Install: TODO
+- Run the tests: TODO
+
+## Conventions
+- TODO: code style, naming, where things live.
+
+## Before you finish
+- Run the tests and make sure they pass.
+"""

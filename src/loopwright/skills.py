@@ -1,0 +1,162 @@
+"""Skills (the Agent Skills format) and the `Skill` tool: progressive disclosure, as Claude Code.
+
+Owns: finding skill folders (`<name>/SKILL.md` with front matter `name`, `description`, optional
+`allowed-tools`) under `.loopwright/skills/` and `.claude/skills/` of the project and
+`~/.loopwright/skills/` of the user, and the tool that loads one. Only each skill's name and
+description reach the model up front (in the Skill tool's description, built once: byte-stable,
+so caching keeps working); the body, and the skill's other files on demand through Read, only
+when the model calls `Skill`. Also the small front-matter reader the custom commands share.
+Imports tools.base only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .tools.base import Tool, ToolError
+
+NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+MAX_DESCRIPTION = 1024
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any] | None, str]:
+    """`---` front matter (simple YAML: `key: value`, quoted values, `[a, b]` and `- item` lists)
+    and the body. None when the text has no front matter."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return None, text
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    except StopIteration:
+        return None, text
+    meta: dict[str, Any] = {}
+    key: str | None = None
+    for ln in lines[1:end]:
+        if not ln.strip() or ln.lstrip().startswith("#"):
+            continue
+        item = re.match(r"^\s+-\s+(.*)$", ln)
+        if item and key is not None:
+            prev = meta.get(key)
+            meta[key] = [*(prev if isinstance(prev, list) else []), _scalar(item.group(1))]
+            continue
+        m = re.match(r"^([A-Za-z0-9_-]+)\s*:\s*(.*)$", ln)
+        if not m:
+            continue
+        key, value = m.group(1), m.group(2).strip()
+        if value.startswith("[") and value.endswith("]"):
+            meta[key] = [_scalar(v) for v in value[1:-1].split(",") if v.strip()]
+        else:
+            meta[key] = _scalar(value) if value else []
+    return meta, "".join(text.splitlines(keepends=True)[end + 1:]).lstrip("\n")
+
+
+def _scalar(v: str) -> str:
+    v = v.strip()
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
+        return v[1:-1]
+    return v
+
+
+def as_list(v: Any) -> list[str]:
+    """`allowed-tools` as written: a list, or one string of comma/space separated names."""
+    if isinstance(v, list):
+        return [str(x) for x in v if str(x).strip()]
+    if isinstance(v, str):  # "Read, Grep, Bash(git diff:*)": a rule's parentheses stay whole
+        return re.findall(r"[^\s,(]+(?:\([^)]*\))?", v)
+    return []
+
+
+@dataclass
+class Skill:
+    name: str
+    description: str
+    path: Path  # its SKILL.md
+    allowed_tools: list[str] = field(default_factory=list)
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    def body(self) -> str:
+        return split_front_matter(self.path.read_text(encoding="utf-8", errors="replace"))[1]
+
+
+def config_dirs(cwd: Path, sources: Iterable[str], kind: str, home: Path | None = None) -> list[Path]:
+    """Where `kind` ("skills", "commands") folders live for these setting sources: the project's
+    `.loopwright/<kind>` and `.claude/<kind>` (cwd, then the repository root), then the user's."""
+    from .memory import repo_root
+    from .settings import loopwright_home
+
+    want = set(sources)
+    out: list[Path] = []
+    if "project" in want:
+        for base in dict.fromkeys([cwd, repo_root(cwd)]):
+            out += [base / ".loopwright" / kind, base / ".claude" / kind]
+    if "user" in want:
+        out.append((home or loopwright_home()) / kind)
+    return out
+
+
+def find_skills(cwd: str | Path, sources: Iterable[str], home: Path | None = None) -> tuple[list[Skill], list[str]]:
+    """The skills of these setting sources (the first of a name wins: project before user), and
+    a warning for each SKILL.md that cannot be used, naming the file and the field."""
+    skills: dict[str, Skill] = {}
+    warnings: list[str] = []
+    for d in config_dirs(Path(cwd).resolve(), sources, "skills", home):
+        if not d.is_dir():
+            continue
+        for md in sorted(d.glob("*/SKILL.md")):
+            try:
+                meta, _ = split_front_matter(md.read_text(encoding="utf-8", errors="replace"))
+            except OSError as e:
+                warnings.append(f"{md}: cannot read ({e.strerror or e}); skill skipped")
+                continue
+            if meta is None:
+                warnings.append(f"{md}: no front matter (--- name: ... description: ... ---); skill skipped")
+                continue
+            name = str(meta.get("name") or md.parent.name)
+            desc = meta.get("description")
+            if not NAME.match(name):
+                warnings.append(f"{md}: name {name!r} must be lowercase letters, digits and hyphens; skill skipped")
+            elif not isinstance(desc, str) or not desc.strip():
+                warnings.append(f"{md}: the front matter has no description; skill skipped")
+            elif name not in skills:
+                skills[name] = Skill(name, desc.strip()[:MAX_DESCRIPTION], md, as_list(meta.get("allowed-tools")))
+    return list(skills.values()), warnings
+
+
+def make_skill_tool(skills: list[Skill]) -> Tool:
+    """`Skill{skill}`: loads a skill's instructions. Read-only (it only reads its SKILL.md)."""
+    by_name = {s.name: s for s in skills}
+    listing = "\n".join(f"- {s.name}: {s.description}" for s in skills)
+
+    def run(x: dict[str, Any]) -> str:
+        name = str(x.get("skill", "")).strip().lstrip("/")
+        s = by_name.get(name)
+        if s is None:
+            raise ToolError(f"Unknown skill {name!r}. Available skills: {', '.join(by_name) or 'none'}.")
+        try:
+            body = s.body()
+        except OSError as e:
+            raise ToolError(f"Cannot read skill {name!r} ({s.path}): {e.strerror or e}") from None
+        files = sorted(str(p.relative_to(s.folder)) for p in s.folder.rglob("*") if p.is_file() and p != s.path)
+        parts = [f"Skill {s.name} loaded. Base directory: {s.folder}", "", body.rstrip()]
+        if files:
+            parts += ["", "Files of this skill (read them with Read when the instructions call for them):",
+                      *(f"- {s.folder / f}" for f in files[:200])]
+        if s.allowed_tools:
+            parts += ["", f"Tools this skill uses: {', '.join(s.allowed_tools)}"]
+        return "\n".join(parts)
+
+    return Tool(
+        "Skill",
+        "Load a skill: specialised instructions (and files) for a kind of task. When a task matches a "
+        "skill's description, call this first with the skill's name, then follow what it returns.\n\n"
+        "Available skills:\n" + listing,
+        {"type": "object", "properties": {"skill": {"type": "string", "description": "the skill's name"}},
+         "required": ["skill"], "additionalProperties": False},
+        run, read_only=True)

@@ -1,0 +1,126 @@
+"""Skills (skills.py) and custom slash commands (commands.py), checked in what the loopback
+server saw through the real CLI: only names and descriptions up front, a skill's body when the
+model calls Skill; a command file as the -p prompt with its arguments, model and tools."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import loopwright as lw
+from loopwright.commands import expand, find_commands
+from loopwright.skills import find_skills, split_front_matter
+from loopwright.testing import ScriptedServer
+
+LW = [sys.executable, "-c", "import sys; from loopwright.cli import main; sys.exit(main())"]
+
+
+def text(s: str) -> dict[str, Any]:
+    return {"type": "text", "text": s}
+
+
+def use(uid: str, name: str, **x: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": uid, "name": name, "input": x}
+
+
+def make_project(tmp: Path) -> Path:
+    proj = tmp / "proj"
+    sk = proj / ".loopwright" / "skills" / "release-notes"
+    sk.mkdir(parents=True)
+    (sk / "SKILL.md").write_text("---\nname: release-notes\ndescription: Write release notes from git log\n"
+                                 "allowed-tools: Bash(git log:*), Read\n---\n# Release notes\nBODY-SECRET: group by type.\n")
+    (sk / "template.md").write_text("## Added\n")
+    other = proj / ".claude" / "skills" / "pdf"
+    other.mkdir(parents=True)
+    (other / "SKILL.md").write_text("---\nname: pdf\ndescription: \"Fill PDF forms\"\n---\nPDF-BODY\n")
+    bad = proj / ".claude" / "skills" / "broken"
+    bad.mkdir(parents=True)
+    (bad / "SKILL.md").write_text("no front matter here\n")
+    cmds = proj / ".claude" / "commands"
+    (cmds / "git").mkdir(parents=True)
+    (cmds / "review.md").write_text("---\ndescription: Review a file\nallowed-tools: Read\nmodel: claude-haiku-4-5\n---\n"
+                                    "Review $1 for $2 issues. All: $ARGUMENTS\n")
+    (cmds / "git" / "summary.md").write_text("Summarize the recent commits.\n")
+    return proj
+
+
+def test_front_matter() -> None:
+    meta, body = split_front_matter("---\nname: x\ntools: [A, B]\nlist:\n  - one\n  - 'two'\n---\nbody\n")
+    assert meta == {"name": "x", "tools": ["A", "B"], "list": ["one", "two"]} and body == "body\n"
+    assert split_front_matter("no\n") == (None, "no\n")
+
+
+def test_skills_found_and_bad_ones_named(tmp_path: Path) -> None:
+    proj = make_project(tmp_path)
+    skills, warnings = find_skills(proj, ["project"], home=tmp_path / "home")
+    assert [s.name for s in skills] == ["release-notes", "pdf"]
+    assert skills[0].allowed_tools == ["Bash(git log:*)", "Read"]
+    assert len(warnings) == 1 and "broken/SKILL.md: no front matter" in warnings[0]
+    assert find_skills(proj, [], home=tmp_path / "home") == ([], [])
+
+
+def test_skill_progressive_disclosure_through_the_cli(tmp_path: Path) -> None:
+    proj = make_project(tmp_path)
+    turns = [[use("s1", "Skill", skill="release-notes")], [text("done")]]
+    with ScriptedServer(turns) as srv:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "test"}
+        r = subprocess.run([*LW, "-p", "write release notes", "--model", "claude-sonnet-4-5", "--output-format", "json"],
+                           cwd=proj, env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert "broken/SKILL.md: no front matter" in r.stderr
+        first, second = srv.loop_requests
+    tool = next(t for t in first.body["tools"] if t["name"] == "Skill")
+    assert "- release-notes: Write release notes from git log" in tool["description"]
+    assert "- pdf: Fill PDF forms" in tool["description"]
+    assert "BODY-SECRET" not in json.dumps(first.body), "only names and descriptions up front"
+    result = second.body["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result" and not result.get("is_error")
+    content = json.dumps(result["content"])
+    assert "BODY-SECRET" in content and "template.md" in content and "PDF-BODY" not in content
+    assert first.body["tools"] == second.body["tools"], "tool definitions byte-stable"
+
+
+def test_unknown_skill_is_an_is_error_result(tmp_path: Path) -> None:
+    proj = make_project(tmp_path)
+    seen: list[Any] = []
+
+    def model(h: list[dict[str, Any]]) -> Any:
+        seen.append(h[-1])
+        return [use("s1", "Skill", skill="nope")] if len(h) == 1 else [text("ok")]
+
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(model), cwd=proj, setting_sources=["project"]))
+    assert r.subtype == "success"
+    res = seen[-1]["content"][0]
+    assert res["is_error"] and "Unknown skill 'nope'" in json.dumps(res) and "release-notes" in json.dumps(res)
+
+
+def test_command_expansion(tmp_path: Path) -> None:
+    proj = make_project(tmp_path)
+    cmds = find_commands(proj, ["project"], home=tmp_path / "home")
+    assert sorted(cmds) == ["git:summary", "review"]
+    ex = expand('/review app.py "security and style"', cmds)
+    assert ex is not None and ex.prompt == "Review app.py for security and style issues. All: app.py \"security and style\""
+    assert ex.model == "claude-haiku-4-5" and ex.allowed_tools == ["Read"]
+    ex = expand("/git:summary last week", cmds)
+    assert ex is not None and ex.prompt == "Summarize the recent commits.\n\nlast week"
+    assert expand("/etc/hosts is broken", cmds) is None and expand("/nope", cmds) is None
+
+
+def test_command_as_the_p_prompt(tmp_path: Path) -> None:
+    proj = make_project(tmp_path)
+    (proj / "app.py").write_text("print(1)\n")
+    turns = [[use("r1", "Read", file_path=str(proj / "app.py"))], [text("looks fine")]]
+    with ScriptedServer(turns) as srv:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "test"}
+        r = subprocess.run([*LW, "-p", "/review app.py bug", "--model", "claude-sonnet-4-5", "--output-format", "json"],
+                           cwd=proj, env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        first = srv.loop_requests[0].body
+    assert first["model"] == "claude-haiku-4-5", "the command's model"
+    assert first["messages"][0]["content"][-1]["text"] == "Review app.py for bug issues. All: app.py bug"
+    out = json.loads(r.stdout)
+    assert out["subtype"] == "success" and not out["permission_denials"], "its allowed-tools (Read) allowed"
