@@ -505,6 +505,8 @@ class Run:
     async def auto_compact(self) -> AsyncIterator[Message]:
         """The loop's step 0: compact h when the next call's input is forecast above threshold * W."""
         c, d, h = self.compactor, self.deps, self.state.h
+        if not c.enabled or c.failed:  # (before the forecast: it serializes the tool definitions)
+            return
         n = c.due(self.state.budget.calls, h, len(d.system or "") + len(json.dumps(d.tool_defs)))
         if n is None:
             return
