@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -323,21 +324,28 @@ def test_session_transcript_holds_only_the_parent(tmp_path: Path) -> None:
     assert [s.session_id for s in lw.list_sessions(tmp_path, sessions)] == [r.session_id]
 
 
-def test_options_add_the_tool_once_and_task_name(tmp_path: Path) -> None:
+def test_a_run_adds_the_tool_once_and_task_name(tmp_path: Path) -> None:
+    from loopwright.loop import Run
+
+    def run_tools(o: lw.AgentOptions) -> list[lw.Tool]:  # what a run built from the options offers
+        return list(Run("x", replace(o, model=lw.ScriptedModel([]), cwd=tmp_path)).deps.tools.values())
+
     d = lw.AgentDefinition("Reviews diffs", "You review.", tools=["Read"])
     o = lw.AgentOptions(agents={"reviewer": d})
-    assert [t.name for t in o.tools] == ["Agent"]
-    assert "- reviewer: Reviews diffs (Tools: Read)" in o.tools[0].description
-    assert "- general-purpose:" in o.tools[0].description
+    assert o.tools == []  # the options stay plain data: the run adds the tool
+    tools = run_tools(o)
+    assert [t.name for t in tools] == ["Agent"]
+    assert "- reviewer: Reviews diffs (Tools: Read)" in tools[0].description
+    assert "- general-purpose:" in tools[0].description
     mine = make_agent_tool({"reviewer": d}, name="Task")
-    assert [t.name for t in lw.AgentOptions(tools=[mine], agents={"reviewer": d}).tools] == ["Task"]
-    assert lw.AgentOptions().tools == []
+    assert [t.name for t in run_tools(lw.AgentOptions(tools=[mine], agents={"reviewer": d}))] == ["Task"]
+    assert run_tools(lw.AgentOptions()) == []
     as_dict = lw.AgentOptions(agents={"r": {"description": "Reads", "prompt": "p", "tools": ["Read"], "maxTurns": 3}})
-    assert "- r: Reads (Tools: Read)" in as_dict.tools[0].description
+    assert "- r: Reads (Tools: Read)" in run_tools(as_dict)[0].description
     with pytest.raises(ValueError, match="needs a \"description\""):
         lw.AgentOptions(agents={"r": {"prompt": "p"}})
     own_task = lw.Tool("Task", "the user's own task tracker", {"type": "object", "properties": {}}, lambda x: "t")
-    assert [t.name for t in lw.AgentOptions(tools=[own_task], agents={"reviewer": d}).tools] == ["Task", "Agent"]
+    assert [t.name for t in run_tools(lw.AgentOptions(tools=[own_task], agents={"reviewer": d}))] == ["Task", "Agent"]
     model = lw.ScriptedModel(two_level([[use("t1", "Task", {"description": "d", "prompt": "p"})], [text("ok")]],
                                        [[text("from task")]]))
     r = run_all(lw.AgentOptions(model=model, tools=[mine], cwd=tmp_path))[-1]
@@ -399,14 +407,14 @@ def test_subagent_denials_and_hook_errors_reach_the_parent_not_its_transcript(tm
                                    can_use_tool=gate, permission_mode="default", persist_session=True,
                                    sessions_dir=sessions, agents={"x": GENERAL_PURPOSE}))
     r = msgs[-1]
-    assert r.subtype == "success" and log == ["look None"]
-    assert [(d["tool_name"], d["tool_use_id"]) for d in r.permission_denials] == [("note", "s2")]
+    assert r.subtype == "success" and log == []  # the broken PreToolUse hook fails closed
+    assert [(d["tool_name"], d["tool_use_id"]) for d in r.permission_denials] == [("look", "s1"), ("note", "s2")]
     errors = [m for m in msgs if isinstance(m, lw.SystemMessage) and m.subtype == "hook_error"]
     assert len(errors) == 1 and errors[0].data["parent_tool_use_id"] == "a1" and "hook bug" in errors[0].data["message"]
     assert lw.get_session_messages(r.session_id, sessions) == r.messages
     transcript = next(sessions.rglob(f"{r.session_id}.jsonl")).read_text()
     assert "hook bug" not in transcript and "sub text" in transcript  # the result, not the sub's messages
-    assert '"s1"' not in transcript
+    assert '"id":"s1"' not in transcript  # the sub's tool call is not in the parent's lines
 
 
 def test_cancelling_the_consumer_during_a_subagent_propagates_and_keeps_the_transcript_paired(

@@ -15,8 +15,8 @@ import pytest
 
 import loopwright as lw
 from loopwright.invariant import check, holds_final
-from loopwright.models import resolve_model
 from loopwright.models.anthropic import AnthropicModel
+from loopwright.options import model_for
 from loopwright.testing import ScriptedServer
 from loopwright.testing.server import count_breakpoints
 from loopwright.usage import Price, Usage, price_for
@@ -188,7 +188,7 @@ def test_inherited_cache_marks_never_exceed_four_breakpoints() -> None:
 def test_model_string_and_options_pick_the_provider() -> None:
     opts = lw.AgentOptions(model="claude-haiku-4-5", base_url="http://127.0.0.1:1", api_key="k", max_retries=7,
                            include_partial_messages=True, prompt_caching=False)
-    m = resolve_model(opts)
+    m = model_for(opts)
     assert isinstance(m, AnthropicModel)
     assert (m.name, m.base_url, m.retry.max_retries, m.include_partial_messages, m.prompt_caching) == (
         "claude-haiku-4-5", "http://127.0.0.1:1", 7, True, False)

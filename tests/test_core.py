@@ -397,7 +397,6 @@ def test_handler_returning_a_list_of_strings_gives_text_blocks() -> None:
 
 
 @pytest.mark.parametrize("value", [
-    [1, 2],
     lw.ToolOutput([object()]),  # type: ignore[list-item]
     [{"type": "tool_result", "tool_use_id": "u1", "content": "nested"}],
     [{"type": "tool_use", "id": "x", "name": "t", "input": {}}],

@@ -172,7 +172,7 @@ def test_invalid_arguments_are_kept_for_an_error_result_unless_cut_off() -> None
 def test_api_key_defaults_and_resolve_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    m = resolve_model(lw.AgentOptions(model="openai:llama3.1", base_url="http://127.0.0.1:11434/v1", max_retries=2))
+    m = resolve_model("openai:llama3.1", base_url="http://127.0.0.1:11434/v1", max_retries=2)
     assert isinstance(m, OpenAICompatModel)
     assert (m.name, m.api_key, m.retry.max_retries) == ("llama3.1", "none", 2)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")

@@ -661,7 +661,7 @@ def test_a_nul_byte_in_a_path_is_refused_not_fatal(name: str, x: dict[str, Any],
     assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"]
 
 
-def test_a_can_use_tool_that_raises_refuses_the_call_and_the_run_goes_on() -> None:
+def test_a_can_use_tool_that_raises_refuses_the_call_and_ends_the_run() -> None:
     ran: list[str] = []
 
     def record(x: dict[str, Any]) -> str:
@@ -675,7 +675,8 @@ def test_a_can_use_tool_that_raises_refuses_the_call_and_the_run_goes_on() -> No
 
     r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("u1", "t")], [text("done")]]), tools=[t],
                                      can_use_tool=broken))
-    assert r.subtype == "success" and ran == []  # fail closed: the call did not run
+    assert r.subtype == "error_during_execution" and ran == []  # fail closed, and said (issue 9 item 16)
+    assert "callback bug" in r.errors[0]
     block = first_tool_result(r)
     assert block["is_error"] is True and "callback bug" in block["content"]
 

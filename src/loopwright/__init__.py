@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
-    "AgentDefinition": "agents",
+    "AgentDefinition": "options", "ToolPermissionContext": "options",
     "batch": "batching",
     **dict.fromkeys(
         ["Block", "ImageBlock", "RedactedThinkingBlock", "TextBlock", "ThinkingBlock", "ToolResultBlock",
@@ -27,7 +27,7 @@ _EXPORTS: dict[str, str] = {
     "HookMatcher": "hooks", "Hooks": "hooks",
     "InvariantViolation": "invariant",
     "create_sdk_mcp_server": "mcp.inprocess",
-    "RunControl": "loop", "query": "loop", "run": "loop",
+    "RunControl": "loop", "arun": "loop", "query": "loop", "run": "loop",
     **dict.fromkeys(
         ["AssistantMessage", "Message", "ResultMessage", "StreamEvent", "SystemMessage", "UserMessage"], "messages"),
     **dict.fromkeys(["Model", "ModelError", "ModelRequest", "ModelResponse", "ScriptedModel"], "models"),
@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "Allow": "permissions", "Deny": "permissions",
     "get_session_messages": "sessions", "list_sessions": "sessions",
     **dict.fromkeys(["Tool", "ToolContext", "ToolError", "ToolOutput", "tool"], "tools.base"),
+    "default_tools": "tools.builtin",
     **dict.fromkeys(["CallUsage", "Price", "Usage"], "usage"),
 }
 
@@ -54,36 +55,50 @@ def __dir__() -> list[str]:
     return __all__
 
 
-if TYPE_CHECKING:
-    from .agents import AgentDefinition
-    from .batching import batch
-    from .blocks import (
-        Block,
-        ImageBlock,
-        RedactedThinkingBlock,
-        TextBlock,
-        ThinkingBlock,
-        ToolResultBlock,
-        ToolUseBlock,
-        UnknownBlock,
-    )
-    from .checkpoints import rewind_files
-    from .client import LoopwrightClient
-    from .hooks import HookMatcher, Hooks
-    from .invariant import InvariantViolation
-    from .loop import RunControl, query, run
-    from .mcp.inprocess import create_sdk_mcp_server
-    from .messages import (
-        AssistantMessage,
-        Message,
-        ResultMessage,
-        StreamEvent,
-        SystemMessage,
-        UserMessage,
-    )
-    from .models import Model, ModelError, ModelRequest, ModelResponse, ScriptedModel
-    from .options import AgentOptions
-    from .permissions import Allow, Deny
-    from .sessions import get_session_messages, list_sessions
-    from .tools.base import Tool, ToolContext, ToolError, ToolOutput, tool
-    from .usage import CallUsage, Price, Usage
+if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the public names
+    from .batching import batch as batch
+    from .blocks import Block as Block
+    from .blocks import ImageBlock as ImageBlock
+    from .blocks import RedactedThinkingBlock as RedactedThinkingBlock
+    from .blocks import TextBlock as TextBlock
+    from .blocks import ThinkingBlock as ThinkingBlock
+    from .blocks import ToolResultBlock as ToolResultBlock
+    from .blocks import ToolUseBlock as ToolUseBlock
+    from .blocks import UnknownBlock as UnknownBlock
+    from .checkpoints import rewind_files as rewind_files
+    from .client import LoopwrightClient as LoopwrightClient
+    from .hooks import HookMatcher as HookMatcher
+    from .hooks import Hooks as Hooks
+    from .invariant import InvariantViolation as InvariantViolation
+    from .loop import RunControl as RunControl
+    from .loop import arun as arun
+    from .loop import query as query
+    from .loop import run as run
+    from .mcp.inprocess import create_sdk_mcp_server as create_sdk_mcp_server
+    from .messages import AssistantMessage as AssistantMessage
+    from .messages import Message as Message
+    from .messages import ResultMessage as ResultMessage
+    from .messages import StreamEvent as StreamEvent
+    from .messages import SystemMessage as SystemMessage
+    from .messages import UserMessage as UserMessage
+    from .models import Model as Model
+    from .models import ModelError as ModelError
+    from .models import ModelRequest as ModelRequest
+    from .models import ModelResponse as ModelResponse
+    from .models import ScriptedModel as ScriptedModel
+    from .options import AgentDefinition as AgentDefinition
+    from .options import AgentOptions as AgentOptions
+    from .options import ToolPermissionContext as ToolPermissionContext
+    from .permissions import Allow as Allow
+    from .permissions import Deny as Deny
+    from .sessions import get_session_messages as get_session_messages
+    from .sessions import list_sessions as list_sessions
+    from .tools.base import Tool as Tool
+    from .tools.base import ToolContext as ToolContext
+    from .tools.base import ToolError as ToolError
+    from .tools.base import ToolOutput as ToolOutput
+    from .tools.base import tool as tool
+    from .tools.builtin import default_tools as default_tools
+    from .usage import CallUsage as CallUsage
+    from .usage import Price as Price
+    from .usage import Usage as Usage

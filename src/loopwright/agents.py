@@ -26,6 +26,10 @@ subtype, when it ends in an error).
 * Hooks: PreToolUse/PostToolUse fire for the subagent's tools (their input carries
   `agent_id` and `agent_type`); SubagentStop fires where Stop would, matched on the agent
   type, and may make the subagent continue; SessionStart/UserPromptSubmit/SessionEnd do not.
+
+Rooms: this module sits below loop.py (which adds the Agent tool to a run and builds a
+subagent's Run in `Run.spawn`); it never imports the loop, and uses only the parent Run's
+public methods (`spawn`, `messages`, `post`, `absorb`) and its `deps` / `state`.
 """
 
 from __future__ import annotations
@@ -33,44 +37,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import json
-import logging
-from collections.abc import AsyncIterator, Awaitable, Mapping
-from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from .hooks import Hooks, PromptResult
-from .messages import (
-    Message,
-    ResultMessage,
-    SystemMessage,
-)
+from .messages import ResultMessage, SystemMessage
 from .models.base import Model
 from .models.catalog import ALIASES
+from .options import AgentDefinition, agent_definitions, agents_from_json
 from .tools.base import Tool, ToolContext, ToolError, ToolOutput
 
 if TYPE_CHECKING:
     from .loop import Run
 
-log = logging.getLogger("loopwright.agents")
-
 DEFAULT_AGENT = "general-purpose"
 RELAYED_SYSTEM = frozenset({"api_retry", "hook_error", "hook_message"})
 MODEL_ALIASES = ALIASES  # the model catalog's (models/catalog.py)
-
-
-@dataclass
-class AgentDefinition:
-    """A subagent type (the Agent SDK's AgentDefinition). `tools`: names of the parent's
-    tools it may use (None: all of them); `model`: None or "inherit" for the parent's model,
-    "sonnet" | "opus" | "haiku", any model string `AgentOptions.model` takes, or a Model."""
-
-    description: str
-    prompt: str
-    tools: list[str] | None = None
-    model: str | Model | None = None
-    max_turns: int | None = None
 
 
 GENERAL_PURPOSE = AgentDefinition(
@@ -84,58 +67,16 @@ GENERAL_PURPOSE = AgentDefinition(
 )
 
 
-def agents_from_json(value: str | dict[str, Any]) -> dict[str, AgentDefinition]:
-    """Claude Code's `--agents` JSON: `{"name": {"description", "prompt", "tools"?, "model"?,
-    "maxTurns"?}}`, as a dict, a JSON string or the path of a JSON file. Raises ValueError."""
-    data: Any = value
-    if isinstance(value, str):
-        text = value if value.lstrip().startswith("{") else Path(value).expanduser().read_text()
-        data = json.loads(text)
-    if not isinstance(data, dict):
-        raise ValueError("--agents must be a JSON object of agent definitions")
-    out: dict[str, AgentDefinition] = {}
-    for kind, d in data.items():
-        if not isinstance(d, dict) or not isinstance(d.get("description"), str) or not isinstance(d.get("prompt"), str):
-            raise ValueError(f"agent {kind!r} needs a \"description\" and a \"prompt\" (strings)")
-        tools = d.get("tools")
-        if tools is not None and not (isinstance(tools, list) and all(isinstance(t, str) for t in tools)):
-            raise ValueError(f"agent {kind!r}: \"tools\" must be a list of tool names")
-        turns = d.get("maxTurns", d.get("max_turns"))
-        if turns is not None and not (isinstance(turns, int) and turns >= 0):
-            raise ValueError(f"agent {kind!r}: \"maxTurns\" must be a non-negative integer")
-        model = d.get("model")
-        out[kind] = AgentDefinition(d["description"], d["prompt"], tools, model if isinstance(model, str) else None,
-                                    turns)
-    return out
-
-
-def from_subagent(msg: Message) -> bool:
-    """A message a subagent posted (it belongs to no session transcript of the parent)."""
-    if isinstance(msg, SystemMessage):
-        return "parent_tool_use_id" in msg.data
-    return getattr(msg, "parent_tool_use_id", None) is not None
-
-
 def is_agent_tool(t: Tool) -> bool:
-    """Made by make_agent_tool (by its handler, not its name: a user's own "Task" tool is not one)."""
-    return getattr(t.handler, "_loopwright_agent_tool", False) is True
-
-
-def has_agent_tool(tools: list[Tool]) -> bool:
-    return any(is_agent_tool(t) for t in tools)
+    """Made by make_agent_tool (by its flag, not its name: a user's own "Task" tool is not one)."""
+    return t.spawns_agents
 
 
 def make_agent_tool(agents: Mapping[str, AgentDefinition | dict[str, Any]] | None = None,
                     name: str = "Agent") -> Tool:
     """The Agent tool with these subagent types (AgentDefinitions, or dicts as in `--agents`),
     plus "general-purpose" unless overridden."""
-    catalogue = {DEFAULT_AGENT: GENERAL_PURPOSE}
-    for kind, d in (agents or {}).items():
-        if isinstance(d, dict):
-            d = agents_from_json({kind: d})[kind]
-        if not isinstance(d, AgentDefinition):
-            raise TypeError(f"agents[{kind!r}] must be an AgentDefinition, not {type(d).__name__}")
-        catalogue[kind] = d
+    catalogue = {DEFAULT_AGENT: GENERAL_PURPOSE, **agent_definitions(agents or {})}
     lines = [f"- {kind}: {d.description} (Tools: {', '.join(d.tools) if d.tools is not None else 'all'})"
              for kind, d in catalogue.items()]
     description = (
@@ -166,8 +107,8 @@ def make_agent_tool(agents: Mapping[str, AgentDefinition | dict[str, Any]] | Non
             raise ToolError(f"The {name} tool works only inside a loopwright run.")
         return await run_subagent(ctx.run, definition, kind, x["prompt"], ctx.tool_use_id)
 
-    handler._loopwright_agent_tool = True  # type: ignore[attr-defined]
-    return Tool(name, description, schema, handler, needs_approval=False)  # its own calls are gated
+    return Tool(name, description, schema, handler, needs_approval=False,  # its own calls are gated
+                spawns_agents=True)
 
 
 class SubagentHooks(Hooks):
@@ -198,7 +139,8 @@ class SubagentHooks(Hooks):
         return None
 
     async def stop(self, stop_hook_active: bool) -> str | None:
-        last = self.sub.h[-1] if self.sub is not None and self.sub.h else None
+        h = self.sub.state.h if self.sub is not None else []
+        last = h[-1] if h else None
         text = "".join(b.get("text", "") for b in last["content"] if b.get("type") == "text") \
             if last is not None and last.get("role") == "assistant" else None
         return await self.subagent_stop(stop_hook_active, self.agent_type, text)
@@ -207,65 +149,42 @@ class SubagentHooks(Hooks):
 async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, tool_use_id: str) -> ToolOutput:
     """One Agent call: a nested loop whose messages go to the parent's inbox and whose
     cost goes to the parent's totals. Returns the tool result."""
-    from .loop import Run, run_query  # loop imports this module
-
+    budget, p = parent.state.budget, parent.deps
     left: float | None = None
-    if parent.budget.limit_usd is not None:
-        left = parent.budget.limit_usd - parent.budget.spent_usd
+    if budget.limit_usd is not None:
+        left = budget.limit_usd - budget.spent_usd
         if left <= 0:
-            return ToolOutput(f"Not run: the budget (${parent.budget.limit_usd}) is spent.", is_error=True)
+            return ToolOutput(f"Not run: the budget (${budget.limit_usd}) is spent.", is_error=True)
     names = set(d.tools) if d.tools is not None else None
-    tools = [t for t in parent.options.tools
-             if not is_agent_tool(t) and (names is None or t.name in names)]
-    model: str | Model = parent.model if d.model in (None, "inherit") else d.model
+    tools = [t for t in p.tools.values() if not is_agent_tool(t) and (names is None or t.name in names)]
+    model: str | Model = p.model if d.model in (None, "inherit") else d.model
     if isinstance(model, str):
         model = MODEL_ALIASES.get(model, model)
-    system = f"{d.prompt}\n\nWorking directory: {parent.cwd}"
+    system = f"{d.prompt}\n\nWorking directory: {p.cwd}"
     try:
         options = replace(
-            parent.options, model=model, tools=tools, agents={}, system_prompt=system, append_system_prompt=None,
-            max_turns=d.max_turns if d.max_turns is not None else parent.options.max_turns, max_budget_usd=left,
+            p.options, model=model, tools=tools, agents={}, system_prompt=system, append_system_prompt=None,
+            max_turns=d.max_turns if d.max_turns is not None else p.options.max_turns, max_budget_usd=left,
             hooks=None, session_id=None, resume=None, fork_session=False, continue_conversation=False,
             persist_session=False)
-        sub = Run(prompt, options)
+        sub = parent.spawn(prompt, options, kind)
     except Exception as e:  # bad definition (unknown model, price, settings): the parent goes on
         return ToolOutput(f"Could not start subagent {kind!r}: {type(e).__name__}: {e}", is_error=True)
-    sub.budget.shared = parent.budget.shared  # a batch's spend counts the subagent's calls as they happen
-    hooks = SubagentHooks(parent.hooks, sub.session_id, kind)
-    hooks.sub = sub
-    sub.hooks = sub.executor.hooks = hooks
-    permissions = copy.copy(parent.executor.permissions)  # the parent's gate, the subagent's own shell cwd
-    permissions.tool_state = sub.executor.ctx.state
-    sub.executor.permissions = permissions
-    sub.executor.ctx.before_file_change = parent.executor.ctx.before_file_change  # its edits are checkpointed too
-    transcript = getattr(getattr(parent.recorder, "writer", None), "path", None)
-    if isinstance(transcript, Path):  # a sidechain transcript beside the parent's, as Claude Code keeps
-        from .sessions import JsonlWriter, SessionRecorder
-
-        path = transcript.with_suffix("") / "subagents" / f"agent-{sub.session_id}.jsonl"
-        try:
-            sub.recorder = SessionRecorder(JsonlWriter(path, sub.session_id), sub.session_id, sub.cwd)
-            hooks.transcript_path = str(path)
-        except OSError as e:  # the run goes on without it
-            log.warning("cannot write the subagent transcript %s: %s", path, e)
 
     result: ResultMessage | None = None
     try:
-        async with contextlib.aclosing(run_query(sub, prompt)) as stream:
+        async with contextlib.aclosing(sub.messages(prompt)) as stream:
             async for msg in stream:
                 if isinstance(msg, ResultMessage):
                     result = msg
                 elif isinstance(msg, SystemMessage):  # not init, nor a compaction of its own history
                     if msg.subtype in RELAYED_SYSTEM:
-                        _post(parent, SystemMessage(msg.subtype, {**msg.data, "parent_tool_use_id": tool_use_id}))
+                        parent.post(SystemMessage(msg.subtype, {**msg.data, "parent_tool_use_id": tool_use_id}))
                 else:
                     msg.parent_tool_use_id = tool_use_id
-                    _post(parent, msg)
+                    parent.post(msg)
     finally:  # also when interrupted: what the subagent spent is spent
-        parent.denials.extend(sub.denials)
-        parent.budget.absorb(sub.budget)
-        parent.usage.add(sub.usage)
-        parent.api_seconds += sub.api_seconds
+        parent.absorb(sub)
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError  # the parent was interrupted: its executor fills in the result
@@ -276,52 +195,5 @@ async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, 
     return ToolOutput(f"Subagent {kind!r} ended with {result.subtype}: {result.result or ''}", is_error=True)
 
 
-def _post(parent: Run, msg: Message) -> None:
-    if parent.inbox is not None:  # None: the tool was added to a run by hand after it started
-        parent.inbox.put_nowait(msg)
-
-
-T = TypeVar("T")
-
-
-class Relay(Generic[T]):
-    """Runs `work` (one turn's tool calls) and passes on, live, the messages subagents post
-    to `inbox` meanwhile; `value` is then work's result. With no inbox, work is awaited in
-    place (no extra task), so runs without subagents behave exactly as before."""
-
-    def __init__(self, work: Awaitable[T], inbox: asyncio.Queue[Message] | None) -> None:
-        self.work = work
-        self.inbox = inbox
-        self.value: T
-
-    async def __aiter__(self) -> AsyncIterator[Message]:
-        if self.inbox is None:
-            self.value = await self.work
-            return
-        inbox, done = self.inbox, SystemMessage("_relay_done")
-
-        async def step() -> T:
-            try:
-                return await self.work
-            finally:
-                inbox.put_nowait(done)
-
-        task = asyncio.ensure_future(step())
-        try:
-            while (m := await inbox.get()) is not done:
-                yield m
-            self.value = await task
-        except asyncio.CancelledError:
-            # The consumer was cancelled: cancel the tool calls too and wait for their is_error
-            # results, so the history stays paired (the loop then goes on cancelling).
-            task.cancel()
-            self.value = await task
-            while not inbox.empty():
-                inbox.get_nowait()
-        finally:
-            if not task.done():
-                task.cancel()
-
-
-__all__ = ["GENERAL_PURPOSE", "AgentDefinition", "Relay", "SubagentHooks", "agents_from_json",
+__all__ = ["GENERAL_PURPOSE", "AgentDefinition", "SubagentHooks", "agents_from_json", "is_agent_tool",
            "make_agent_tool", "run_subagent"]

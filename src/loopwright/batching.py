@@ -330,7 +330,7 @@ async def _attempt(spec: RunSpec, cwd: Path, spend: SharedSpend | None, attempt:
     options = dataclasses.replace(spec.options, cwd=str(cwd), resume=resume, session_id=sid)
     prompt = RESUME_PROMPT if resume else spec.task.prompt
     run = Run(prompt, options)
-    run.budget.shared = spend
+    run.state.budget.shared = spend
     result: ResultMessage | None = None
     async with contextlib.aclosing(run_query(run, prompt)) as stream:
         async for msg in stream:

@@ -21,15 +21,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Generator
 from dataclasses import replace
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from .blocks import WireMessage
-from .context import CompactResult
+from .context import DEFAULT_KEEP_TURNS, CompactResult
 from .loop import RunControl, query
-from .messages import Message, ResultMessage
-from .models import resolve_model
-from .options import AgentOptions
+from .messages import Message, ResultMessage, SystemMessage
+from .models.base import Model
+from .options import AgentOptions, model_for
 
 
 class _Done:
@@ -53,8 +54,8 @@ class LoopwrightClient:
         self.session_id: str | None = None
         self.results: list[ResultMessage] = []
         self.compact_cost_usd = 0.0  # summarizing calls of compact()
-        self._model: Any = None
-        self._connecting: asyncio.Future[Any] | None = None
+        self._model: Model | None = None
+        self._connecting: asyncio.Future[Model] | None = None
         self._control: RunControl | None = None
         self._task: asyncio.Task[None] | None = None
         self._queue: asyncio.Queue[Any] | None = None
@@ -73,7 +74,7 @@ class LoopwrightClient:
         # Resolved in a thread: importing a provider SDK can take a second or more.
         if self._model is None:
             if self._connecting is None:
-                self._connecting = asyncio.ensure_future(asyncio.to_thread(resolve_model, self.options))
+                self._connecting = asyncio.ensure_future(asyncio.to_thread(model_for, self.options))
             self._model = await self._connecting
 
     async def disconnect(self) -> None:
@@ -88,6 +89,11 @@ class LoopwrightClient:
     @property
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
+
+    @property
+    def model(self) -> Model | None:
+        """The conversation's one Model, once connect() resolved it (None before)."""
+        return self._model
 
     @property
     def pending(self) -> list[str]:
@@ -169,13 +175,14 @@ class LoopwrightClient:
         model call; the next query continues from the summary. Persisted sessions get a
         compact_boundary line, so resume loads the compacted history. Raises CompactError
         (the conversation is then unchanged)."""
-        from .context import CompactError, compact_conversation
+        from .context import CompactError
 
         if self.running:
             raise RuntimeError("cannot compact while a query is running")
         if not self.history:
             raise CompactError("nothing to compact yet")
         await self.connect()
+        assert self._model is not None  # connect() resolved it
         result = await compact_conversation(self.history, self.options, self._model, session_id=self.session_id,
                                             instructions=instructions, keep_last_turns=keep_last_turns)
         self.history = result.history
@@ -200,3 +207,34 @@ class LoopwrightClient:
             raise RuntimeError("cannot resume while a query is running")
         self.clear()
         self.options = replace(self.options, resume=session_id)
+
+
+async def compact_conversation(history: list[WireMessage], options: AgentOptions, model: Model, *,
+                               session_id: str | None, instructions: str | None = None,
+                               keep_last_turns: int = DEFAULT_KEEP_TURNS) -> CompactResult:
+    """Manual compaction between runs: PreCompact hook ("manual"), the summarizing call, and
+    when the session is persisted a compact_boundary line in its transcript (so resume loads
+    the compacted history). Raises CompactError; `history` is never changed."""
+    from .context import CompactError, compact, turn_starts
+    from .hooks import HookContext
+    from .settings import build_run_config
+
+    cwd = Path(options.cwd or ".").resolve()
+    hooks = build_run_config(options, cwd).hooks
+    if hooks.active:
+        hooks.bind(HookContext(session_id or "", "", str(cwd), options.permission_mode or "default"))
+        blocked = await hooks.pre_compact("manual", instructions or "")
+        if blocked is not None:
+            raise CompactError(f"blocked by a PreCompact hook: {blocked}")
+    keep = min(keep_last_turns, max(0, len(turn_starts(history)) - 1))
+    result = await compact(history, model, keep_last_turns=keep, instructions=instructions, prices=options.prices)
+    if options.persist_session and session_id is not None:
+        from .sessions import SessionRecorder, store_for
+
+        writer = store_for(options).open_writer(session_id, cwd)
+        recorder = SessionRecorder(writer, session_id, cwd)
+        try:
+            recorder.record(SystemMessage("compact_boundary", result.boundary_data("manual")), result.history)
+        finally:
+            recorder.close()
+    return result

@@ -18,7 +18,8 @@ some providers, and a transcript fits every provider.
 
 Two ways in:
 - `compact(history, model, keep_last_turns=N, instructions=...)`: the pure operation;
-- automatic, in the loop (`auto_compact(run)`, before each model call): when the forecast
+- automatic, in the loop (`Run.auto_compact()` in loop.py, before each model call; this
+  module's `AutoCompactor` says when it is due): when the forecast
   n_{k+1} = n_k + a_k + r_k (seed Def 5.1, from the last call's measured n_k and output)
   exceeds `compact_threshold * W`. `W` is `AgentOptions.context_window`, else a per-model
   default (`default_context_window`), else auto-compaction is off.
@@ -33,27 +34,26 @@ Failure: if the summarizing call fails (raises, refuses, or returns no text) the
 is left untouched, a SystemMessage("compact_error") is yielded and the run goes on with the
 full history; auto-compaction is not tried again in that run (a broken summarizer must not
 be paid for on every turn). A PreCompact hook that blocks also leaves the history as is.
+
+Rooms: pure operations on histories (and `AutoCompactor`, which only says when compaction is
+due); imports data types, models.base, invariant and usage, never the loop, options or
+sessions. Compacting a running loop is `Run.compact` (loop.py); between runs,
+`client.compact_conversation`.
 """
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .blocks import WireMessage, text_of
 from .invariant import check as check_inv
-from .messages import Message, SystemMessage
 from .models.base import Model, ModelError, ModelRequest, ModelResponse, complete
 from .models.catalog import context_window, cost_of
 
 if TYPE_CHECKING:
-    from .loop import Run
-    from .options import AgentOptions
-    from .usage import Price
+    from .usage import CallUsage, Price
 
 DEFAULT_KEEP_TURNS = 2  # turns kept verbatim when the caller does not say
 MAX_RESULT_CHARS = 8_000  # a tool result longer than this is cut in the transcript (head + tail)
@@ -88,9 +88,6 @@ class CompactError(Exception):
 
 @dataclass
 class CompactResult:
-    """A compaction's outcome: the new history (summary + kept turns), the summary and its token
-    and cost figures."""
-
     history: list[WireMessage]  # [user(summary), ...kept turns verbatim]
     summary: str
     pre_tokens: int  # estimate of the history before (estimate_tokens)
@@ -237,31 +234,30 @@ async def compact(history: list[WireMessage], model: Model, *, keep_last_turns: 
     return finish(history, cut, response, prices)
 
 
-# --- in the loop ----------------------------------------------------------------------------------
+# --- for the loop ---------------------------------------------------------------------------------
 
 class AutoCompactor:
-    """Per-run state of automatic compaction."""
+    """When automatic compaction is due (pure: the loop's Run does the compaction itself)."""
 
-    def __init__(self, options: AgentOptions, model_name: str) -> None:
-        window = options.context_window if options.context_window is not None else default_context_window(model_name)
+    def __init__(self, context_window: int | None, compact_threshold: float, enabled: bool, model_name: str) -> None:
+        window = context_window if context_window is not None else default_context_window(model_name)
         if window is not None and window <= 0:
             raise ValueError(f"context_window must be positive, got {window}")
-        if not 0 < options.compact_threshold <= 1:
-            raise ValueError(f"compact_threshold must be in (0, 1], got {options.compact_threshold}")
+        if not 0 < compact_threshold <= 1:
+            raise ValueError(f"compact_threshold must be in (0, 1], got {compact_threshold}")
         self.window = window
-        self.threshold = options.compact_threshold
-        self.enabled = options.auto_compact and window is not None
+        self.threshold = compact_threshold
+        self.enabled = enabled and window is not None
         self.failed = False
 
-    def forecast(self, run: Run) -> int:
+    @staticmethod
+    def forecast(calls: list[CallUsage], h: list[WireMessage], fixed_chars: int) -> int:
         """n_{k+1} = n_k + a_k + r_k (seed Def 5.1): the last call's measured input and output,
-        plus an estimate of what was appended after its response. Before any call: an estimate."""
-        calls = run.budget.calls
-        h = run.h
+        plus an estimate of what was appended after its response. Before any call: an estimate
+        (`fixed_chars`: the system prompt and tool definitions)."""
         last_a = max((i for i, m in enumerate(h) if m.get("role") == "assistant"), default=None)
         if not calls or last_a is None:
-            fixed = (len(run.system or "") + len(json.dumps(run.tool_defs))) // 4
-            return fixed + estimate_tokens(h)
+            return fixed_chars // 4 + estimate_tokens(h)
         return calls[-1].input_tokens + calls[-1].output_tokens + estimate_tokens(h[last_a + 1:])
 
     def keep_turns(self, h: list[WireMessage]) -> int | None:
@@ -276,117 +272,9 @@ class AutoCompactor:
             keep -= 1
         return keep
 
-    def due(self, run: Run) -> int | None:
+    def due(self, calls: list[CallUsage], h: list[WireMessage], fixed_chars: int) -> int | None:
         """The forecast when compaction is due before the next call, else None."""
         if not self.enabled or self.failed or self.window is None:
             return None
-        n = self.forecast(run)
+        n = self.forecast(calls, h, fixed_chars)
         return n if n > self.threshold * self.window else None
-
-
-async def auto_compact(run: Run) -> AsyncIterator[Message]:
-    """The loop's step 0: compact h when the next call's input is forecast above threshold * W."""
-    c = run.compactor
-    n = c.due(run)
-    if n is None:
-        return
-    keep = c.keep_turns(run.h)
-    if keep is None:
-        return
-    async for m in compact_run(run, "auto", keep_last_turns=keep,
-                               extra={"forecast_tokens": n, "context_window": c.window}):
-        yield m
-
-
-async def compact_run(run: Run, trigger: str, *, keep_last_turns: int = DEFAULT_KEEP_TURNS,
-                      instructions: str | None = None, extra: dict[str, Any] | None = None
-                      ) -> AsyncIterator[Message]:
-    """Compact a running loop's history: PreCompact hook, the summarizing call (interruptible,
-    charged), then h replaced, Inv's checker reset and compact_boundary yielded (the session
-    recorder saves the new h with it). Ends the run with error_max_budget_usd if its cost
-    reached B (a ResultMessage, the last message yielded)."""
-    if run.hooks.active:
-        blocked = await run.hooks.pre_compact(trigger, instructions or "")
-        for m in run.hook_messages():
-            yield m
-        if blocked is not None:
-            yield SystemMessage("compact_error", {"trigger": trigger, "error": f"blocked by a PreCompact hook: {blocked}"})
-            return
-    try:
-        req, cut = summary_request(run.h, keep_last_turns, instructions)
-    except CompactError as e:
-        yield SystemMessage("compact_error", {"trigger": trigger, "error": str(e)})
-        return
-    response: ModelResponse | None = None
-    t0 = time.perf_counter()
-    error: str | None = None
-    try:
-        async for ev in run._stream(req):  # through the run: interrupt() cancels it, h intact
-            if isinstance(ev, ModelResponse):
-                response = ev
-            elif isinstance(ev, SystemMessage):
-                yield ev  # api_retry; partial StreamEvents of the summary are not shown
-    except Exception as e:  # noqa: BLE001 - any failure leaves h as it was (CancelledError passes)
-        error = f"the summarizing call failed: {type(e).__name__}: {e}"
-    finally:
-        run.api_seconds += time.perf_counter() - t0
-    result: CompactResult | None = None
-    if response is not None:
-        charge(run, response)
-        try:
-            result = finish(run.h, cut, response, run.prices or None)
-        except CompactError as e:
-            error = str(e)
-    elif error is None:
-        error = "the summarizing call returned no response"
-    if result is None:
-        if trigger == "auto":
-            run.compactor.failed = True
-        yield SystemMessage("compact_error", {"trigger": trigger, "error": error})
-    else:
-        run.h = result.history
-        run.inv.reset()  # the history was replaced, not appended to
-        yield SystemMessage("compact_boundary", {**result.boundary_data(trigger), **(extra or {})})
-    if response is not None and run.budget.exhausted:  # the budget rule: this response counts like any other
-        yield run.result("error_max_budget_usd",
-                         error=f"spent ${run.budget.spent_usd:.4f} of ${run.budget.limit_usd} (compaction)")
-
-
-def charge(run: Run, response: ModelResponse) -> None:
-    """Add the summarizing call to the run's usage and cost, not to its calls (see the module doc)."""
-    cost = response.cost_usd if response.cost_usd is not None else (
-        cost_of(response.usage, response.model, run.prices) or cost_of(response.usage, run.model.name, run.prices) or 0.0)
-    run.usage.add(response.usage)
-    run.budget.spent_usd += cost
-
-
-# --- outside a run (LoopwrightClient.compact) ---------------------------------------------------------
-
-async def compact_conversation(history: list[WireMessage], options: AgentOptions, model: Model, *,
-                               session_id: str | None, instructions: str | None = None,
-                               keep_last_turns: int = DEFAULT_KEEP_TURNS) -> CompactResult:
-    """Manual compaction between runs: PreCompact hook ("manual"), the summarizing call, and
-    when the session is persisted a compact_boundary line in its transcript (so resume loads
-    the compacted history). Raises CompactError; `history` is never changed."""
-    from .hooks import HookContext
-    from .settings import build_run_config
-
-    cwd = Path(options.cwd or ".").resolve()
-    hooks = build_run_config(options, cwd).hooks
-    if hooks.active:
-        hooks.bind(HookContext(session_id or "", "", str(cwd), options.permission_mode or "default"))
-        blocked = await hooks.pre_compact("manual", instructions or "")
-        if blocked is not None:
-            raise CompactError(f"blocked by a PreCompact hook: {blocked}")
-    keep = min(keep_last_turns, max(0, len(turn_starts(history)) - 1))
-    result = await compact(history, model, keep_last_turns=keep, instructions=instructions, prices=options.prices)
-    if options.persist_session and session_id is not None:
-        from .sessions import SessionRecorder, store_for
-
-        writer = store_for(options).open_writer(session_id, cwd)
-        recorder = SessionRecorder(writer, session_id, cwd)
-        try:
-            recorder.record(SystemMessage("compact_boundary", result.boundary_data("manual")), result.history)
-        finally:
-            recorder.close()
-    return result

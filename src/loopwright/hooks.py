@@ -5,7 +5,8 @@ Hooks around the loop: Claude Code's events, its stdin JSON and its exit-code pr
 
 Two kinds of hook, configured per event with a matcher:
 
-* Python callables (sync or async), registered in code::
+* Python callables (sync or async), registered in code (their input and output are typed
+  per event below: `PreToolUseHookInput`, ..., `HookJSONOutput`, as in the Agent SDK)::
 
       hooks = Hooks()
       @hooks.on("PreToolUse", matcher="Bash")
@@ -31,13 +32,19 @@ Output fields: ``continue: false`` (+ ``stopReason``) ends the run; ``decision: 
 
 Matching hooks of one event run concurrently. Each has a timeout (default 60 s); a hook that
 times out or crashes is reported (a SystemMessage "hook_error" in the stream and a log
-warning) and never blocks or hangs the run; a timed-out command's process group is killed.
+warning) and never hangs the run; a timed-out command's process group is killed. A PreToolUse
+hook that crashes, times out or cannot start fails closed: the call is refused, as a gate's
+should be (a command's other exit codes stay non-blocking errors, as in Claude Code).
+
+One Hooks object may serve many runs at once: each run works on its own copy
+(`for_run`), so per-run state such as `continue: false` never crosses runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import inspect
 import json
 import logging
@@ -47,7 +54,7 @@ import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Literal, Required, TypeAlias, TypedDict
 
 log = logging.getLogger("loopwright.hooks")
 
@@ -64,6 +71,111 @@ HOOK_EVENTS = (
 )
 DEFAULT_TIMEOUT = 60.0
 _MAX_REASON = 10_000
+
+
+# --- typed events: what hooks get and may return (the Agent SDK's hook types) -------------------
+
+class _SubagentFields(TypedDict, total=False):
+    """Present when the hook fires inside a subagent (agents.py)."""
+
+    agent_id: str
+    agent_type: str
+    agent_transcript_path: str
+
+
+class BaseHookInput(_SubagentFields):
+    """Fields every hook input carries (Claude Code's stdin JSON)."""
+
+    session_id: str
+    transcript_path: str
+    cwd: str
+    permission_mode: str
+    hook_event_name: str
+
+
+class PreToolUseHookInput(BaseHookInput):
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+
+
+class PostToolUseHookInput(BaseHookInput):
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+    tool_response: Any
+
+
+class PostToolUseFailureHookInput(BaseHookInput):
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+    error: str
+    is_interrupt: bool
+
+
+class UserPromptSubmitHookInput(BaseHookInput):
+    prompt: str
+
+
+class SessionStartHookInput(BaseHookInput):
+    source: str  # "startup" | "resume" | "clear" | "compact"
+
+
+class SessionEndHookInput(BaseHookInput):
+    reason: str
+
+
+class StopHookInput(BaseHookInput):
+    stop_hook_active: bool
+
+
+class SubagentStopHookInput(BaseHookInput, total=False):
+    stop_hook_active: Required[bool]
+    last_assistant_message: str
+
+
+class PreCompactHookInput(BaseHookInput):
+    trigger: str  # "manual" | "auto"
+    custom_instructions: str
+
+
+HookInput: TypeAlias = (
+    PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput | UserPromptSubmitHookInput
+    | SessionStartHookInput | SessionEndHookInput | StopHookInput | SubagentStopHookInput | PreCompactHookInput
+)
+HOOK_INPUTS: dict[str, type] = {
+    "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
+    "PostToolUseFailure": PostToolUseFailureHookInput, "UserPromptSubmit": UserPromptSubmitHookInput,
+    "SessionStart": SessionStartHookInput, "SessionEnd": SessionEndHookInput, "Stop": StopHookInput,
+    "SubagentStop": SubagentStopHookInput, "PreCompact": PreCompactHookInput,
+}
+
+
+class PreToolUseHookSpecificOutput(TypedDict, total=False):
+    hookEventName: Required[Literal["PreToolUse"]]
+    permissionDecision: Literal["allow", "deny", "ask"]
+    permissionDecisionReason: str
+    updatedInput: dict[str, Any]
+
+
+class ContextHookSpecificOutput(TypedDict, total=False):
+    """UserPromptSubmit, SessionStart, PostToolUse(Failure): text added for the model."""
+
+    hookEventName: Required[str]
+    additionalContext: str
+
+
+# `continue` is a Python keyword, hence the functional form.
+HookJSONOutput = TypedDict("HookJSONOutput", {
+    "continue": bool,
+    "stopReason": str,
+    "suppressOutput": bool,
+    "systemMessage": str,
+    "decision": Literal["approve", "block"],
+    "reason": str,
+    "hookSpecificOutput": PreToolUseHookSpecificOutput | ContextHookSpecificOutput,
+}, total=False)
 
 
 @dataclass(slots=True)
@@ -126,6 +238,7 @@ class _Outcome:
     stderr: str = ""
     output: dict[str, Any] | None = None  # parsed JSON output
     failed: bool = False  # crashed or timed out (already reported)
+    error: str = ""  # why it crashed, timed out or could not start (PreToolUse then fails closed)
 
     @property
     def out(self) -> dict[str, Any]:
@@ -158,6 +271,10 @@ class Hooks:
         normalized: dict[str, list[HookMatcher]] = {}
         for event, entries in (self.callbacks or {}).items():
             _check_event(event)
+            if entries is not None and not isinstance(entries, (list, tuple)):
+                raise TypeError(f"hooks[{event!r}] must be a list of HookMatcher, not {type(entries).__name__}; "
+                                f"write hooks={{{event!r}: [HookMatcher(matcher=None, hooks=[...])]}} or use "
+                                f"Hooks().on({event!r}, fn)")
             normalized[event] = [_as_matcher(e) for e in (entries or [])]
         self.callbacks = normalized
         self.reports: list[dict[str, Any]] = []
@@ -195,6 +312,13 @@ class Hooks:
     @property
     def active(self) -> bool:
         return any(self.callbacks.values())
+
+    def for_run(self, context: HookContext) -> Hooks:
+        """This object's hooks with their own per-run state (context, reports, `continue: false`):
+        one Hooks shared by concurrent runs never lets one run's state reach another."""
+        mine = copy.copy(self)  # a subclass keeps its behaviour; the registered hooks are shared
+        mine.bind(context)
+        return mine
 
     def bind(self, context: HookContext) -> None:
         """Start of a run: its context, and fresh per-run state."""
@@ -234,6 +358,10 @@ class Hooks:
         result = PreToolResult(stop=self.halted)
         decisions: dict[str, list[str]] = {"deny": [], "ask": [], "allow": []}
         for o in outs:
+            if o.error:  # a gate that crashed or timed out did not approve: fail closed
+                decisions["deny"].append(f"PreToolUse hook {o.label} failed ({o.error}), "
+                                         "so the call was not run")
+                continue
             if o.exit_code == 2:
                 decisions["deny"].append(o.stderr.strip() or f"blocked by PreToolUse hook {o.label}")
                 continue
@@ -348,10 +476,10 @@ class Hooks:
             value = await asyncio.wait_for(self._call(hook, payload, tool_use_id), timeout)
         except TimeoutError:
             self._report(event, label, "timeout", f"timed out after {timeout:g} s")
-            return _Outcome(label, failed=True)
+            return _Outcome(label, failed=True, error=f"timed out after {timeout:g} s")
         except Exception as e:
             self._report(event, label, "error", f"raised {type(e).__name__}: {e}")
-            return _Outcome(label, failed=True)
+            return _Outcome(label, failed=True, error=f"raised {type(e).__name__}: {e}")
         if value is None:
             return _Outcome(label)
         if isinstance(value, dict):
@@ -359,7 +487,7 @@ class Hooks:
         if isinstance(value, str):
             return _Outcome(label, stdout=value)
         self._report(event, label, "error", f"returned {type(value).__name__}, not a dict; ignored")
-        return _Outcome(label, failed=True)
+        return _Outcome(label, failed=True, error=f"returned {type(value).__name__}, not a dict")
 
     async def _call(self, fn: HookCallback, payload: dict[str, Any], tool_use_id: str | None) -> Any:
         try:
@@ -389,7 +517,7 @@ class Hooks:
                 stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env, start_new_session=True)
         except OSError as e:
             self._report(event, label, "error", f"could not start: {e}")
-            return _Outcome(label, failed=True)
+            return _Outcome(label, failed=True, error=f"could not start: {e}")
         data = json.dumps(payload, default=str).encode()
         try:
             out, err = await asyncio.wait_for(proc.communicate(data), timeout)
@@ -398,7 +526,7 @@ class Hooks:
             with contextlib.suppress(TimeoutError, ProcessLookupError):
                 await asyncio.wait_for(proc.wait(), 5)
             self._report(event, label, "timeout", f"timed out after {timeout:g} s; its processes were killed")
-            return _Outcome(label, failed=True)
+            return _Outcome(label, failed=True, error=f"timed out after {timeout:g} s")
         except asyncio.CancelledError:
             _kill_group(proc.pid)  # the run was interrupted: leave nothing behind
             raise
@@ -419,7 +547,7 @@ class Hooks:
         elif code != 2:
             msg = stderr.strip() or stdout.strip() or "(no output)"
             self._report(event, label, "error", f"exited with status {code}: {_cap(msg, 2000)}")
-            outcome.failed = True
+            outcome.failed = True  # a non-blocking error, as in Claude Code (no `error`: not fail-closed)
         return outcome
 
     # -- results shared by all events ------------------------------------------------------------

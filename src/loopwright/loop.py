@@ -1,4 +1,4 @@
-"""Room: loop. Owns Run, query() and run(); may import options and every room below it, never agents,
+"""Room: loop. Owns Run, query() and run(); may import options and every room below it, never
 client, workflows or cli.
 
 The agent loop: seed Def 3.1, one step with four cases, and the entry points
@@ -6,40 +6,64 @@ The agent loop: seed Def 3.1, one step with four cases, and the entry points
 
 State is (h, e, t): the history `h`, the environment (the tools' world), and the
 tool-use turns done `t`. Everything around the step (accounting, results,
-sessions) lives in `Run`; the step itself is `_loop` below.
+sessions) lives in `Run`: its fixed dependencies in `Run.deps`, what the steps change in
+`Run.state`; the step itself is `_loop` below. No other module touches Run's private
+attributes: subagents (agents.py) use `spawn`, `messages`, `post` and `absorb`.
+
+May import everything below it (options, settings, execute, context, agents' tool and
+hooks); only client, workflows and the CLI import this module.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import inspect
+import json
+import logging
+import re
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from .agents import Relay, from_subagent, has_agent_tool
+from .agents import SubagentHooks, make_agent_tool
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock, WireMessage, text_of, tool_uses
-from .context import AutoCompactor, auto_compact
+from .context import (
+    DEFAULT_KEEP_TURNS,
+    AutoCompactor,
+    CompactError,
+    CompactResult,
+    finish,
+    summary_request,
+)
 from .execute import INTERRUPTED, Executor, TurnOutcome
-from .hooks import HookContext
+from .hooks import HookContext, Hooks
 from .invariant import InvariantChecker
 from .messages import (
     AssistantMessage,
+    InitData,
     Message,
     ResultMessage,
     ResultSubtype,
     SystemMessage,
     UserMessage,
 )
-from .models import resolve_model
-from .models.base import STOP_REASONS, ModelError, ModelRequest, ModelResponse
+from .models.base import STOP_REASONS, Model, ModelError, ModelRequest, ModelResponse
 from .models.catalog import cost_of
-from .options import AgentOptions
+from .options import AgentOptions, ToolPermissionContext, model_for
+from .permissions import CanUseTool, Decision, Deny, to_decision
 from .settings import build_run_config
 from .tools.base import Tool, ToolContext
-from .usage import Budget, CallUsage, Usage, price_for
+from .usage import Budget, CallUsage, Price, Usage, price_for
+
+if TYPE_CHECKING:
+    from .sessions import SessionRecorder
+
+log = logging.getLogger("loopwright.loop")
 
 CUT_OFF = (
     "Not run: your response hit max_tokens before this tool call was complete, so its input "
@@ -77,101 +101,163 @@ class RunControl:
         return q
 
 
+@dataclass(slots=True)
+class RunDeps:
+    """What a run is built with and its steps never change (pydantic-ai's run dependencies):
+    the options, the model and its price, the tools and their wire definitions, the gate,
+    hooks and executor, the session's id and transcript, the RunControl."""
+
+    options: AgentOptions
+    model: Model
+    prices: dict[str, Price]
+    price: Price | None  # of `model`; None: unknown (its cost counts 0 unless the model reports it)
+    cwd: Path
+    tools: dict[str, Tool]
+    tool_defs: list[dict[str, Any]]  # built once: byte-stable across calls (prompt caching)
+    system: str | None
+    session_id: str
+    control: RunControl | None
+    permission_mode: str
+    hooks: Hooks
+    executor: Executor
+    recorder: SessionRecorder | None  # when persisting
+    inbox: asyncio.Queue[Message] | None  # subagents post their messages here (agents.py)
+
+
+@dataclass(slots=True)
+class RunState:
+    """What the steps change: (h, t) of seed Def 3.1 (the environment is the tools' world)
+    and the accounting around them."""
+
+    h: list[WireMessage]
+    budget: Budget
+    t: int = 0
+    calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    inv: InvariantChecker = field(default_factory=InvariantChecker)
+    denials: list[dict[str, Any]] = field(default_factory=list)
+    api_seconds: float = 0.0
+    started: float = field(default_factory=time.perf_counter)
+    last_stop: str | None = None
+    stop_continuations: int = 0
+
+
 class Run:
-    """One run's state and bookkeeping. The step that changes (h, e, t) is `_loop`."""
+    """One run: `deps` (fixed when built) and `state` (what the steps change). The step that
+    changes (h, e, t) is `_loop`. A subagent's Run is built with `parent` and `agent_type`."""
+
+    deps: RunDeps
+    state: RunState
+    compactor: AutoCompactor
 
     def __init__(self, prompt: str, options: AgentOptions, control: RunControl | None = None,
-                 history: list[WireMessage] | None = None) -> None:
-        self.options = options
-        self.model = resolve_model(options)
-        self.prices = {**(options.prices or {})}
-        self._price = price_for(self.model.name, self.prices or None) or price_for(self.model.name)
-        if options.max_budget_usd is not None and self._price is None and not getattr(self.model, "has_own_cost", False):
+                 history: list[WireMessage] | None = None, *, parent: Run | None = None,
+                 agent_type: str = "") -> None:
+        if not isinstance(prompt, str):
+            raise TypeError(f"prompt must be a str, not {type(prompt).__name__}")
+        model = model_for(options)
+        prices = {**(options.prices or {})}
+        price = price_for(model.name, prices or None) or price_for(model.name)
+        if options.max_budget_usd is not None and price is None and not getattr(model, "has_own_cost", False):
             raise ValueError(
-                f"max_budget_usd is set but the price of model {self.model.name!r} is unknown, so the "
+                f"max_budget_usd is set but the price of model {model.name!r} is unknown, so the "
                 "budget could not be kept: give its price (AgentOptions(prices={...}) in Python) "
                 "or run without a budget (no --max-budget-usd)"
             )
-        self.cwd = Path(options.cwd or ".").resolve()
+        cwd = Path(options.cwd or ".").resolve()
+        if not cwd.is_dir():
+            raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory: create it first or "
+                             "pass another cwd")
         self.warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
         from .structured import StructuredOutput
 
         self.structured = StructuredOutput.from_options(options.output_format, options.output_type)
-        tools = [*options.tools, *self._skill_tool(options), *([self.structured.tool] if self.structured else [])]
-        self.tools = {t.name: t for t in tools}
-        self.tool_defs = [t.definition() for t in tools]  # built once: byte-stable across calls
-        self.system = "\n\n".join(p for p in (options.system_prompt, options.append_system_prompt) if p) or None
-        self.recorder: Any = None  # sessions.SessionRecorder when persisting
+        tools = [*options.tools, *self._skill_tool(options, cwd),
+                 *([self.structured.tool] if self.structured else [])]
+        if options.agents and not any(t.spawns_agents for t in tools):  # the Agent tool for `agents`
+            tools.append(make_agent_tool(options.agents))
+        system = "\n\n".join(p for p in (options.system_prompt, options.append_system_prompt) if p) or None
+        recorder: SessionRecorder | None = None
         if options.persist_session or (history is None and (options.resume or options.continue_conversation)):
             from .sessions import (
                 start_session,  # resume/fork/continue: load h; persist: open the transcript
             )
 
-            started = start_session(options, self.cwd, history is not None)
-            self.session_id, self.recorder = started.session_id, started.recorder
+            started = start_session(options, cwd, history is not None)
+            session_id, recorder = started.session_id, started.recorder
             history = history if history is not None else started.history
         else:
-            self.session_id = options.session_id or str(uuid.uuid4())
-        self.h: list[WireMessage] = list(history or [])
-        self.h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
-        self.memory_seen: set[Path] = set()
-        self.memory = self._load_memory(fresh=not self.h[:-1])
-        self.t = 0
-        self.calls = 0
-        self.budget = Budget(options.max_budget_usd)
-        self.usage = Usage()
-        self.inv = InvariantChecker()
-        self.compactor = AutoCompactor(options, self.model.name)  # context.py
-        self.denials: list[dict[str, Any]] = []
-        self.control = control
-        config = build_run_config(options, self.cwd)  # settings files + options (settings.py)
-        self.hooks, permissions = config.hooks, config.permissions
-        self.permission_mode = permissions.mode or "default"
-        ctx = ToolContext(self.cwd, self.session_id, add_dirs=config.add_dirs, env=config.env, run=self,
+            session_id = options.session_id or str(uuid.uuid4())
+        config = build_run_config(options, cwd)  # settings files + options (settings.py)
+        hooks, permissions = config.hooks, config.permissions
+        permission_mode = permissions.mode or "default"
+        ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, run=self,
                           sandbox=config.sandbox)
-        permissions.tool_state = ctx.state  # the gate resolves Bash paths from the shell's cwd
-        if self.recorder is not None:
+        if parent is None:
+            permissions.can_use_tool = _permission_callback(
+                options.can_use_tool, ToolPermissionContext(session_id, str(cwd), permission_mode))
+        else:  # a subagent: the parent's gate and hooks, its own shell cwd and transcript
+            sub_hooks = SubagentHooks(parent.deps.hooks, session_id, agent_type)
+            hooks = sub_hooks
+            permissions = copy.copy(parent.deps.executor.permissions)
+            ctx.before_file_change = parent.deps.executor.ctx.before_file_change  # its edits are checkpointed too
+            recorder = _sidechain(parent.deps.recorder, session_id, cwd, sub_hooks)
+        permissions.tool_state = ctx.state  # the gate resolves Bash paths from the shell's cwd (a copy
+        # of the parent's gate gets its own workspace: permissions.__setattr__)
+        if recorder is not None and parent is None:
             from .checkpoints import snapshot_hook  # file checkpoints, keyed to this turn's prompt
 
-            ctx.before_file_change = snapshot_hook(self.recorder)
-        self.executor = Executor(self.tools, permissions, self.hooks, ctx)
-        # MCP servers (mcp/): configured ones start in run_query; their tools join self.tools.
+            ctx.before_file_change = snapshot_hook(recorder)
+        by_name = {t.name: t for t in tools}
+        self.deps = RunDeps(
+            options=options, model=model, prices=prices, price=price, cwd=cwd, tools=by_name,
+            tool_defs=[t.definition() for t in tools], system=system, session_id=session_id, control=control,
+            permission_mode=permission_mode, hooks=hooks, executor=Executor(by_name, permissions, hooks, ctx),
+            recorder=recorder, inbox=asyncio.Queue() if any(t.spawns_agents for t in tools) else None)
+        h = list(history or [])
+        h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
+        self.state = RunState(h, Budget(options.max_budget_usd))
+        if parent is not None:  # a batch's spend counts the subagent's calls as they happen
+            self.state.budget.shared = parent.state.budget.shared
+        self.memory_seen: set[Path] = set()
+        self.memory = self._load_memory(fresh=not h[:-1])
+        # MCP servers (mcp/): configured ones start in run_query; their tools join deps.tools.
         from .mcp.config import for_run
 
-        self.mcp_configs = for_run(options, self.cwd, config.settings)
+        self.mcp_configs = for_run(options, cwd, config.settings) if parent is None else []
         self.mcp: Any = None  # mcp.client.McpRuntime once started
-        # Subagents (agents.py) post their messages here while the Agent tool runs.
-        self.inbox: asyncio.Queue[Message] | None = asyncio.Queue() if has_agent_tool(options.tools) else None
-        self.api_seconds = 0.0
-        self.started = time.perf_counter()
-        self.last_stop: str | None = None
-        self.stop_continuations = 0
-        transcript = str(getattr(self.recorder.writer, "path", "")) if self.recorder is not None else ""
-        self.hooks.bind(HookContext(self.session_id, transcript, str(self.cwd), self.permission_mode))
+        self.compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
+                                       model.name)  # context.py
+        if parent is None:
+            transcript = str(getattr(recorder.writer, "path", "")) if recorder is not None else ""
+            hooks.bind(HookContext(session_id, transcript, str(cwd), permission_mode))
+        else:
+            sub_hooks.sub = self
 
-    def _skill_tool(self, options: AgentOptions) -> list[Tool]:
+    def _skill_tool(self, options: AgentOptions, cwd: Path) -> list[Tool]:
         """The Skill tool (skills.py) when the setting sources hold skills and none is given."""
         sources = options.setting_sources or []
         if not sources or any(t.name == "Skill" for t in options.tools):
             return []
         from .skills import find_skills, make_skill_tool
 
-        skills, warnings = find_skills(self.cwd, sources)
+        skills, warnings = find_skills(cwd, sources)
         self.warnings += warnings
         return [make_skill_tool(skills)] if skills else []
 
     def _load_memory(self, fresh: bool) -> Any:
         """Project memory (memory.py), sent once: in the first user message of a conversation."""
-        sources = self.options.setting_sources or []
-        if not self.options.memory or not sources:
+        options, h = self.deps.options, self.state.h
+        sources = options.setting_sources or []
+        if not options.memory or not sources:
             return None
         from .memory import load_memory
 
-        mem = load_memory(self.cwd, sources)
+        mem = load_memory(self.deps.cwd, sources)
         self.warnings += mem.warnings
         text = mem.block_text() if fresh else None
         if text:
-            self.h[-1]["content"].insert(0, {"type": "text", "text": text})
+            h[-1]["content"].insert(0, {"type": "text", "text": text})
         self.memory_seen = {f.path.resolve() for f in mem.files}
         return mem
 
@@ -186,7 +272,7 @@ class Run:
         for u in uses:
             path = u.input.get("file_path") or u.input.get("notebook_path") or u.input.get("path")
             if isinstance(path, str) and path:
-                mem = nested_memory(path, self.cwd, self.memory_seen, self.options.setting_sources or [])
+                mem = nested_memory(path, self.deps.cwd, self.memory_seen, self.deps.options.setting_sources or [])
                 self.memory.files += mem.files
                 self.warnings += mem.warnings
                 text = mem.block_text()
@@ -198,10 +284,11 @@ class Run:
 
     async def call_model(self) -> AsyncIterator[Any]:
         """a = M(h): one model call (plus continuations of a paused turn), timed and charged."""
-        self.inv.check(self.h)  # Inv on exactly what the model is about to see (Thm 3.4)
-        req = ModelRequest(self.system, self.tool_defs, self.h, self.options.max_tokens)
+        d, s = self.deps, self.state
+        s.inv.check(s.h)  # Inv on exactly what the model is about to see (Thm 3.4)
+        req = ModelRequest(d.system, d.tool_defs, s.h, d.options.max_tokens)
         content: list[Any] = []
-        for attempt in range(self.options.max_pause_continuations + 1):
+        for attempt in range(d.options.max_pause_continuations + 1):
             t0 = time.perf_counter()
             a: ModelResponse | None = None
             try:
@@ -211,101 +298,115 @@ class Run:
                     else:
                         yield ev
             finally:
-                self.api_seconds += time.perf_counter() - t0
+                s.api_seconds += time.perf_counter() - t0
                 if attempt:
-                    self.h.pop()  # drop the paused partial turn sent for continuation
+                    s.h.pop()  # drop the paused partial turn sent for continuation
             if a is None:
-                raise ModelError(f"model {self.model.name!r} returned no response")
+                raise ModelError(f"model {d.model.name!r} returned no response")
             self.charge(a)
             if a.stop_reason not in STOP_REASONS:
                 raise RunError(f"model returned an unknown stop_reason {a.stop_reason!r}")
             a.content = content + a.content
-            if a.stop_reason != "pause_turn" or tool_uses(a.content) or self.budget.exhausted:
+            if a.stop_reason != "pause_turn" or tool_uses(a.content) or s.budget.exhausted:
                 yield a  # (a paused turn that reached the budget is not continued: Prop 5.4)
                 return
             content = a.content  # pause_turn: send the partial turn back so the model continues
-            if attempt == self.options.max_pause_continuations:
+            if attempt == d.options.max_pause_continuations:
                 break
-            self.h.append({"role": "assistant", "content": [b.to_wire() for b in content]})
-        raise RunError(f"the model paused its turn more than {self.options.max_pause_continuations} times")
+            s.h.append({"role": "assistant", "content": [b.to_wire() for b in content]})
+        raise RunError(f"the model paused its turn more than {d.options.max_pause_continuations} times")
 
     async def _stream(self, req: ModelRequest) -> AsyncIterator[Any]:
         """The model's events. Under a RunControl the stream runs in its own task, so that
         interrupt() cancels just the model call: the run then ends with h intact."""
-        if self.control is None:
-            async for ev in self.model.stream(req):
+        control, model = self.deps.control, self.deps.model
+        if control is None:
+            async for ev in model.stream(req):
                 yield ev
             return
-        if self.control.interrupted:
+        if control.interrupted:
             raise asyncio.CancelledError
         queue: asyncio.Queue[Any] = asyncio.Queue()
         done = object()
 
         async def pump() -> None:
             try:
-                async for ev in self.model.stream(req):
+                async for ev in model.stream(req):
                     queue.put_nowait(ev)
             finally:
                 queue.put_nowait(done)
 
         task = asyncio.ensure_future(pump())
-        self.control._task = task
+        control._task = task
         try:
             while (ev := await queue.get()) is not done:
                 yield ev
             await task  # re-raises the model's error, or CancelledError after interrupt()
         finally:
-            self.control._task = None
+            control._task = None
             if not task.done():
                 task.cancel()
 
+    def _cost(self, a: ModelResponse) -> float:
+        d = self.deps
+        if a.cost_usd is not None:
+            return a.cost_usd
+        return cost_of(a.usage, a.model, d.prices) or cost_of(a.usage, d.model.name, d.prices) or 0.0
+
     def charge(self, a: ModelResponse) -> None:
-        self.calls += 1
-        cost = a.cost_usd if a.cost_usd is not None else (
-            cost_of(a.usage, a.model, self.prices) or cost_of(a.usage, self.model.name, self.prices) or 0.0)
+        s = self.state
+        s.calls += 1
         u = a.usage
-        self.usage.add(u)
-        self.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
-                                     u.cache_read_input_tokens, cost, a.model))
-        self.last_stop = a.stop_reason
+        s.usage.add(u)
+        s.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
+                                  u.cache_read_input_tokens, self._cost(a), a.model))
+        s.last_stop = a.stop_reason
 
     async def execute(self, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
         """Step 4: one result per tool_use, in order, then any queued user text."""
+        control, executor = self.deps.control, self.deps.executor
         if a.stop_reason == "max_tokens":  # inputs may be truncated: run none of them
             outcome = TurnOutcome([ToolResultBlock(u.id, CUT_OFF, True) for u in uses])
-        elif self.control is None:
-            outcome = await self.executor.run(uses)
-        elif self.control.interrupted:  # interrupted between the model call and its tools: run none
+        elif control is None:
+            outcome = await executor.run(uses)
+        elif control.interrupted:  # interrupted between the model call and its tools: run none
             outcome = TurnOutcome([ToolResultBlock(u.id, INTERRUPTED, True) for u in uses], interrupted=True)
         else:
-            task = asyncio.ensure_future(self.executor.run(uses))
-            self.control._task = task
+            task = asyncio.ensure_future(executor.run(uses))
+            control._task = task
             try:
                 outcome = await task
             finally:
-                self.control._task = None
-        self.denials.extend(outcome.denials)
-        queued = self.control.take_queued() if self.control else []
+                control._task = None
+        self.state.denials.extend(outcome.denials)
+        if outcome.denials and self.deps.options.refusal_advice == "python":
+            refused = {d["tool_use_id"] for d in outcome.denials}
+            outcome.results = [ToolResultBlock(r.tool_use_id, python_advice(r.content), r.is_error)
+                               if r.tool_use_id in refused and isinstance(r.content, str) else r
+                               for r in outcome.results]
+        queued = control.take_queued() if control else []
         return [*outcome.results, *self.nested_memory(uses), *(TextBlock(q) for q in queued)], outcome
 
     def result(self, subtype: ResultSubtype, final: ModelResponse | None = None, error: str | None = None) -> ResultMessage:
+        s, recorder = self.state, self.deps.recorder
         return ResultMessage(
             subtype=subtype,
             is_error=subtype != "success",
-            num_turns=self.t,
-            model_calls=self.calls,
-            messages=list(self.h),
+            num_turns=s.t,
+            model_calls=s.calls,
+            messages=list(s.h),
             result=text_of(final.content) if final is not None and subtype == "success" else error,
-            stop_reason=self.last_stop,
-            total_cost_usd=self.budget.spent_usd,
-            usage=self.usage,
-            call_usage=self.budget.calls,
-            subagent_call_usage=self.budget.subagent_calls,
-            duration_ms=int((time.perf_counter() - self.started) * 1000),
-            duration_api_ms=int(self.api_seconds * 1000),
-            session_id=self.session_id,
-            permission_denials=self.denials,
+            stop_reason=s.last_stop,
+            total_cost_usd=s.budget.spent_usd,
+            usage=s.usage,
+            call_usage=s.budget.calls,
+            subagent_call_usage=s.budget.subagent_calls,
+            duration_ms=int((time.perf_counter() - s.started) * 1000),
+            duration_api_ms=int(s.api_seconds * 1000),
+            session_id=self.deps.session_id,
+            permission_denials=s.denials,
             errors=[error] if error else [],
+            user_message_uuid=recorder.prompt_uuid if recorder is not None else None,
         )
 
     def structured_outcome(self, uses: list[ToolUseBlock], results: list[Any]) -> ResultMessage | None:
@@ -336,81 +437,263 @@ class Run:
         if s.failures >= MAX_FAILURES:
             return self.result("error_max_structured_output_retries",
                                error=f"the model answered without calling {TOOL_NAME} ({s.failures} times)")
-        self.h.append({"role": "user", "content": [{"type": "text", "text": REMINDER}]})
+        self.state.h.append({"role": "user", "content": [{"type": "text", "text": REMINDER}]})
         self.persist_user()
         return None
 
     def budget_stop(self) -> ResultMessage:
         """The budget rule's stop (seed Prop 5.4): S >= B after a charged call."""
-        return self.result("error_max_budget_usd", error=f"spent ${self.budget.spent_usd:.4f} of ${self.budget.limit_usd}")
+        b = self.state.budget
+        return self.result("error_max_budget_usd", error=f"spent ${b.spent_usd:.4f} of ${b.limit_usd}")
 
     async def stop_hook(self) -> str | None:
         """A blocking Stop hook makes the agent continue, at most `max_stop_continuations` times."""
-        if not self.hooks.active or self.stop_continuations >= MAX_STOP_CONTINUATIONS:
+        s, hooks = self.state, self.deps.hooks
+        if not hooks.active or s.stop_continuations >= MAX_STOP_CONTINUATIONS:
             return None
-        reason = await self.hooks.stop(self.stop_continuations > 0)
-        if reason is None or self.budget.exhausted:  # the budget rule: no call starts at S >= B
+        reason = await hooks.stop(s.stop_continuations > 0)
+        if reason is None or s.budget.exhausted:  # the budget rule: no call starts at S >= B
             return None
-        self.stop_continuations += 1
+        s.stop_continuations += 1
         return reason
 
     async def start_hooks(self, prompt: str) -> str | None:
         """SessionStart and UserPromptSubmit. Returns a block reason, or None to go on."""
-        if not self.hooks.active:
+        hooks, h = self.deps.hooks, self.state.h
+        if not hooks.active:
             return None
-        extra = [await self.hooks.session_start("resume" if len(self.h) > 1 else "startup")]
-        submitted = await self.hooks.user_prompt_submit(prompt)
+        extra = [await hooks.session_start("resume" if len(h) > 1 else "startup")]
+        submitted = await hooks.user_prompt_submit(prompt)
         if submitted.block is not None:
             return submitted.block
         extra.append(submitted.context)
         context = [TextBlock(c).to_wire() for c in extra if c]
         if context:
-            self.h[-1] = {"role": "user", "content": [*self.h[-1]["content"], *context]}
+            h[-1] = {"role": "user", "content": [*h[-1]["content"], *context]}
         return None
 
     def persist(self, msg: Message) -> Message:
         """Append a yielded message to the session transcript (before the caller sees it, so
         an assistant message is on disk before its tools run)."""
-        if self.recorder is not None and not from_subagent(msg):
-            self.recorder.record(msg, self.h)
+        recorder = self.deps.recorder
+        if recorder is not None and not _from_subagent(msg):
+            recorder.record(msg, self.state.h)
+            if isinstance(msg, UserMessage):
+                msg.uuid = recorder.last_uuid
         return msg
 
     def hook_messages(self) -> list[SystemMessage]:
         """Hook failures and systemMessages since the last call, as SystemMessages."""
-        if not self.hooks.active:
+        hooks = self.deps.hooks
+        if not hooks.active:
             return []
         return [SystemMessage("hook_error" if r["kind"] in ("error", "timeout") else "hook_message", r)
-                for r in self.hooks.take_reports()]
+                for r in hooks.take_reports()]
 
     def persist_prompt(self) -> None:
-        if self.recorder is not None:
-            self.recorder.prompt(self.h[-1])
+        if self.deps.recorder is not None:
+            self.deps.recorder.prompt(self.state.h[-1])
 
     def persist_user(self) -> None:
         """A user message the loop adds without yielding it (a Stop hook's reason)."""
-        if self.recorder is not None:
-            self.recorder.user(self.h[-1])
+        if self.deps.recorder is not None:
+            self.deps.recorder.user(self.state.h[-1])
 
     def init_message(self) -> SystemMessage:
-        return SystemMessage("init", {
-            "session_id": self.session_id, "model": self.model.name, "cwd": str(self.cwd),
-            "tools": list(self.tools), "permission_mode": self.permission_mode,
-            "max_turns": self.options.max_turns, "max_budget_usd": self.options.max_budget_usd,
-            **({"memory_files": self.memory.describe()} if self.memory is not None else {}),
-            **({"warnings": self.warnings} if self.warnings else {}),
-            **({"mcp_servers": self.mcp.status()} if self.mcp is not None else {}),
-        })
+        d = self.deps
+        data: InitData = {
+            "session_id": d.session_id, "model": d.model.name, "cwd": str(d.cwd),
+            "tools": list(d.tools), "permission_mode": d.permission_mode,
+            "max_turns": d.options.max_turns, "max_budget_usd": d.options.max_budget_usd,
+        }
+        if self.memory is not None:
+            data["memory_files"] = self.memory.describe()
+        if self.warnings:
+            data["warnings"] = self.warnings
+        out: dict[str, Any] = dict(data)
+        if self.mcp is not None:
+            out["mcp_servers"] = self.mcp.status()
+        return SystemMessage("init", out)
+
+    # --- automatic compaction (context.py holds the pure operation) ----------------------
+
+    async def auto_compact(self) -> AsyncIterator[Message]:
+        """The loop's step 0: compact h when the next call's input is forecast above threshold * W."""
+        c, d, h = self.compactor, self.deps, self.state.h
+        if not c.enabled or c.failed:  # (before the forecast: it serializes the tool definitions)
+            return
+        n = c.due(self.state.budget.calls, h, len(d.system or "") + len(json.dumps(d.tool_defs)))
+        if n is None:
+            return
+        keep = c.keep_turns(h)
+        if keep is None:
+            return
+        async for m in self.compact("auto", keep_last_turns=keep,
+                                    extra={"forecast_tokens": n, "context_window": c.window}):
+            yield m
+
+    async def compact(self, trigger: str, *, keep_last_turns: int = DEFAULT_KEEP_TURNS,
+                      instructions: str | None = None, extra: dict[str, Any] | None = None
+                      ) -> AsyncIterator[Message]:
+        """Compact the running loop's history: PreCompact hook, the summarizing call (interruptible,
+        charged), then h replaced, Inv's checker reset and compact_boundary yielded (the session
+        recorder saves the new h with it). Ends the run with error_max_budget_usd if its cost
+        reached B (a ResultMessage, the last message yielded)."""
+        s, hooks = self.state, self.deps.hooks
+        if hooks.active:
+            blocked = await hooks.pre_compact(trigger, instructions or "")
+            for m in self.hook_messages():
+                yield m
+            if blocked is not None:
+                yield SystemMessage("compact_error", {"trigger": trigger, "error": f"blocked by a PreCompact hook: {blocked}"})
+                return
+        try:
+            req, cut = summary_request(s.h, keep_last_turns, instructions)
+        except CompactError as e:
+            yield SystemMessage("compact_error", {"trigger": trigger, "error": str(e)})
+            return
+        response: ModelResponse | None = None
+        t0 = time.perf_counter()
+        error: str | None = None
+        try:
+            async for ev in self._stream(req):  # interrupt() cancels it, h intact
+                if isinstance(ev, ModelResponse):
+                    response = ev
+                elif isinstance(ev, SystemMessage):
+                    yield ev  # api_retry; partial StreamEvents of the summary are not shown
+        except Exception as e:  # noqa: BLE001 - any failure leaves h as it was (CancelledError passes)
+            error = f"the summarizing call failed: {type(e).__name__}: {e}"
+        finally:
+            s.api_seconds += time.perf_counter() - t0
+        result: CompactResult | None = None
+        if response is not None:
+            # The summarizing call counts in usage and cost, not in the loop's calls (context.py).
+            s.usage.add(response.usage)
+            s.budget.spent_usd += self._cost(response)
+            try:
+                result = finish(s.h, cut, response, self.deps.prices or None)
+            except CompactError as e:
+                error = str(e)
+        elif error is None:
+            error = "the summarizing call returned no response"
+        if result is None:
+            if trigger == "auto":
+                self.compactor.failed = True
+            yield SystemMessage("compact_error", {"trigger": trigger, "error": error})
+        else:
+            s.h = result.history
+            s.inv.reset()  # the history was replaced, not appended to
+            yield SystemMessage("compact_boundary", {**result.boundary_data(trigger), **(extra or {})})
+        if response is not None and s.budget.exhausted:  # the budget rule: this response counts like any other
+            yield self.result("error_max_budget_usd",
+                              error=f"spent ${s.budget.spent_usd:.4f} of ${s.budget.limit_usd} (compaction)")
+
+    # --- subagents (agents.py runs them through these) -----------------------------------
+
+    def spawn(self, prompt: str, options: AgentOptions, agent_type: str) -> Run:
+        """A subagent's Run: the parent's gate and hooks (as SubagentHooks), its own shell cwd."""
+        return Run(prompt, options, parent=self, agent_type=agent_type)
+
+    def post(self, msg: Message) -> None:
+        """A subagent's message, passed on live to the caller of query()."""
+        if self.deps.inbox is not None:  # None: the tool was added to a run by hand after it started
+            self.deps.inbox.put_nowait(msg)
+
+    def absorb(self, sub: Run) -> None:
+        """What a subagent spent is the parent's too (cost, usage, API time, denials)."""
+        s = self.state
+        s.denials.extend(sub.state.denials)
+        s.budget.absorb(sub.state.budget)
+        s.usage.add(sub.state.usage)
+        s.api_seconds += sub.state.api_seconds
+
+    def messages(self, prompt: str) -> AsyncGenerator[Message, None]:
+        """query() on this Run (built already; a subagent's by `spawn`)."""
+        return run_query(self, prompt)
+
+
+_CLI_ADVICE = (
+    (re.compile(r"--allowedTools '([^']*)'"), r"allowed_tools=['\1']"),
+    (re.compile(r"--allowedTools ([^\s'()]+(?:\([^)]*\))?)(?=[\s.,]|$)"), r"allowed_tools=['\1']"),
+    (re.compile(r"--permission-mode (\w+)"), r"permission_mode='\1'"),
+    (re.compile(r"--add-dir\b"), "add_dirs=[...]"),
+    (re.compile(r" \(or permissions\.(?:allow|additionalDirectories)(?: in \.loopwright/settings\.json)?\)"),
+     " in AgentOptions"),
+    (re.compile(r"an interactive run asks"), "a can_use_tool callback may approve them"),
+    (re.compile(r"approve the call in an interactive run"), "approve it in a can_use_tool callback"),
+    (re.compile(r"this run cannot ask"), "this run cannot ask (it has no can_use_tool callback)"),
+)
+
+
+def python_advice(text: str) -> str:
+    """A refusal's advice for the Python API: AgentOptions fields instead of CLI flags."""
+    if "--" not in text and "interactive run" not in text and "cannot ask" not in text:
+        return text
+    for pattern, repl in _CLI_ADVICE:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def _sidechain(parent: SessionRecorder | None, session_id: str, cwd: Path,
+               hooks: SubagentHooks) -> SessionRecorder | None:
+    """A subagent's transcript beside the parent's, as Claude Code keeps it (None: not saved)."""
+    transcript = getattr(getattr(parent, "writer", None), "path", None)
+    if not isinstance(transcript, Path):
+        return None
+    from .sessions import JsonlWriter, SessionRecorder
+
+    path = transcript.with_suffix("") / "subagents" / f"agent-{session_id}.jsonl"
+    try:
+        recorder = SessionRecorder(JsonlWriter(path, session_id), session_id, cwd)
+    except OSError as e:  # the run goes on without it
+        log.warning("cannot write the subagent transcript %s: %s", path, e)
+        return None
+    hooks.transcript_path = str(path)
+    return recorder
+
+
+def _permission_callback(fn: CanUseTool | None, context: ToolPermissionContext) -> CanUseTool | None:
+    """The user's can_use_tool, called as (tool_name, input) or as the Agent SDK's
+    (tool_name, input, context). A callback that raises or returns something that is no
+    decision ends the run (error_during_execution saying so): it is never a silent deny."""
+    if fn is None:
+        return None
+    call: Callable[..., Any] = fn
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+        takes_context = any(p.kind == p.VAR_POSITIONAL for p in params) or len(
+            [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]) >= 3
+    except (TypeError, ValueError):
+        takes_context = False
+
+    async def gate(name: str, tool_input: dict[str, Any]) -> Decision:
+        try:
+            value = call(name, tool_input, context) if takes_context else call(name, tool_input)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as e:  # noqa: BLE001 - reported as the run's error, not as a denial
+            return Deny(f"can_use_tool raised {type(e).__name__}: {e} (while deciding on {name}); the run was "
+                        "stopped", interrupt=True)
+        try:
+            return to_decision(value)
+        except TypeError:
+            return Deny(f"can_use_tool returned {type(value).__name__} {value!r:.200} for {name}: return True/False, "
+                        "Allow(...)/Deny(...) or {'behavior': 'allow'|'deny', ...}; the run was stopped",
+                        interrupt=True)
+
+    return gate
 
 
 async def _loop(run: Run) -> AsyncIterator[Message]:
     """Seed Def 3.1, step after step, until one of its stops."""
-    T = run.options.max_turns
+    s = run.state
+    T = run.deps.options.max_turns
     while True:
-        async for ev in auto_compact(run):                          # 0. near the window W: compact h
+        async for ev in run.auto_compact():                         # 0. near the window W: compact h
             yield ev
             if isinstance(ev, ResultMessage):                       #    (its cost reached the budget)
                 return
-        if run.budget.exhausted:                                    # budget rule: no call starts at
+        if s.budget.exhausted:                                      # budget rule: no call starts at
             yield run.budget_stop()                                 #    S >= B (S shared in a batch)
             return
         a: ModelResponse | None = None
@@ -420,13 +703,13 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             else:
                 yield ev
         assert a is not None
-        yield AssistantMessage(a.content, a.model, a.stop_reason, run.budget.calls[-1])
-        if a.stop_reason == "pause_turn" and run.budget.exhausted and not tool_uses(a.content):
+        yield AssistantMessage(a.content, a.model, a.stop_reason, s.budget.calls[-1])
+        if a.stop_reason == "pause_turn" and s.budget.exhausted and not tool_uses(a.content):
             yield run.budget_stop()
             return                                                  # (the unfinished turn is not kept)
         uses = tool_uses(a.content)
         if not uses:                                                # 2. done: h·a
-            run.h.append({"role": "assistant", "content": [b.to_wire() for b in a.content]})
+            s.h.append({"role": "assistant", "content": [b.to_wire() for b in a.content]})
             if run.structured is not None:                          #    (owed a structured answer:
                 stop = run.structured_reminder()                    #     a reminder turn, bounded)
                 if stop is not None:
@@ -437,26 +720,26 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             if reason is None:
                 yield run.result("success", a)
                 return
-            run.h.append({"role": "user", "content": [{"type": "text", "text": reason}]})
+            s.h.append({"role": "user", "content": [{"type": "text", "text": reason}]})
             run.persist_user()
             continue                                                # a Stop hook asked for more
         ids = [u.id for u in uses]
         if len(set(ids)) != len(ids):                               # a malformed a: run nothing
             raise RunError(f"model response repeats tool_use ids {sorted({i for i in ids if ids.count(i) > 1})}; nothing was run")
-        if run.budget.exhausted:                                    # budget rule (Prop 5.4)
+        if s.budget.exhausted:                                      # budget rule (Prop 5.4)
             yield run.budget_stop()
             return
-        if run.t == T:                                              # 3. turn limit: h unchanged
+        if s.t == T:                                                # 3. turn limit: h unchanged
             yield run.result("error_max_turns", error=f"reached max_turns={T}")
             return
-        relay = Relay(run.execute(a, uses), run.inbox)              # 4. gate + execute; subagents'
+        relay = Relay(run.execute(a, uses), run.deps.inbox)         # 4. gate + execute; subagents'
         async for m in relay:                                       #    messages pass on live
             yield m
         b, outcome = relay.value
         a_wire, b_wire = [x.to_wire() for x in a.content], [x.to_wire() for x in b]  # both, or neither
-        run.h.append({"role": "assistant", "content": a_wire})
-        run.h.append({"role": "user", "content": b_wire})
-        run.t += 1
+        s.h.append({"role": "assistant", "content": a_wire})
+        s.h.append({"role": "user", "content": b_wire})
+        s.t += 1
         task = asyncio.current_task()
         if outcome.interrupted and task is not None and task.cancelling():
             # The consumer itself was cancelled (not RunControl.interrupt()): keep the
@@ -474,7 +757,7 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             if stop is not None:
                 yield stop
                 return
-        if run.budget.exhausted:                                    # subagents spent the rest of B
+        if s.budget.exhausted:                                      # subagents spent the rest of B
             yield run.budget_stop()
             return
 
@@ -482,7 +765,10 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
 async def query(prompt: str, options: AgentOptions | None = None, *, control: RunControl | None = None,
                 history: list[WireMessage] | None = None) -> AsyncIterator[Message]:
     """Run the agent loop on `prompt`, yielding SystemMessage("init"), AssistantMessage,
-    UserMessage (tool results), optional partial events, and last a ResultMessage."""
+    UserMessage (tool results), optional partial events, and last a ResultMessage.
+    Bad arguments raise TypeError / ValueError before anything runs."""
+    if options is not None and not isinstance(options, AgentOptions):
+        raise TypeError(f"options must be an AgentOptions, not {type(options).__name__}")
     run = Run(prompt, options or AgentOptions(), control, history)
     async with contextlib.aclosing(run_query(run, prompt)) as stream:
         async for msg in stream:
@@ -490,8 +776,9 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
 
 
 async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
-    """query() on a Run already built (a subagent's Run is adjusted first: agents.py)."""
-    control = run.control
+    """query() on a Run already built (a subagent's Run by Run.spawn)."""
+    d = run.deps
+    control = d.control
     try:
         if run.mcp_configs:  # servers start together before the first call; they end in `finally`
             from .mcp.client import attach
@@ -518,31 +805,90 @@ async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
     finally:
         if run.mcp is not None:  # every server process ends with its run, whatever the ending
             await run.mcp.aclose()
-        if run.executor.ctx.state.bash_shells:  # background shells end with their run
+        if d.executor.ctx.state.bash_shells:  # background shells end with their run
             from .tools.bash import kill_all_shells
 
-            await kill_all_shells(run.executor.ctx)
-        if run.recorder is not None:
-            run.recorder.close()
-        if run.hooks.active:
-            await run.hooks.session_end("other")
-        if isinstance(run.options.model, str) or run.options.model is None:  # the run made it: close it
+            await kill_all_shells(d.executor.ctx)
+        if d.recorder is not None:
+            d.recorder.close()
+        if d.hooks.active:
+            await d.hooks.session_end("other")
+        if isinstance(d.options.model, str) or d.options.model is None:  # the run made it: close it
             with contextlib.suppress(Exception):
-                await getattr(run.model, "aclose", _nothing)()
+                await getattr(d.model, "aclose", _nothing)()
 
 
 async def _nothing() -> None:
     return None
 
 
+async def arun(prompt: str, options: AgentOptions | None = None) -> ResultMessage:
+    """`await lw.arun(...)`: run to the end and return the ResultMessage (for async code:
+    Jupyter, FastAPI, ...)."""
+    last: Message | None = None
+    async for msg in query(prompt, options):
+        last = msg
+    assert isinstance(last, ResultMessage)
+    return last
+
+
 def run(prompt: str, options: AgentOptions | None = None) -> ResultMessage:
-    """Synchronous `query()`: run to the end and return the ResultMessage."""
+    """Synchronous `query()`: run to the end and return the ResultMessage. Inside a running
+    event loop (Jupyter, FastAPI, async code) use `await lw.arun(...)` instead."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(arun(prompt, options))
+    raise RuntimeError("lw.run() cannot be called from a running event loop (Jupyter, FastAPI, async code): "
+                       "use `await lw.arun(prompt, options)` there, or iterate `lw.query(...)`")
 
-    async def go() -> ResultMessage:
-        last: Message | None = None
-        async for msg in query(prompt, options):
-            last = msg
-        assert isinstance(last, ResultMessage)
-        return last
 
-    return asyncio.run(go())
+# --- subagents' messages ----------------------------------------------------------------------
+
+def _from_subagent(msg: Message) -> bool:
+    """A message a subagent posted (it belongs to no session transcript of the parent)."""
+    if isinstance(msg, SystemMessage):
+        return "parent_tool_use_id" in msg.data
+    return getattr(msg, "parent_tool_use_id", None) is not None
+
+
+T = TypeVar("T")
+
+
+class Relay(Generic[T]):
+    """Runs `work` (one turn's tool calls) and passes on, live, the messages subagents post
+    to `inbox` meanwhile; `value` is then work's result. With no inbox, work is awaited in
+    place (no extra task), so runs without subagents behave exactly as before."""
+
+    def __init__(self, work: Awaitable[T], inbox: asyncio.Queue[Message] | None) -> None:
+        self.work = work
+        self.inbox = inbox
+        self.value: T
+
+    async def __aiter__(self) -> AsyncIterator[Message]:
+        if self.inbox is None:
+            self.value = await self.work
+            return
+        inbox, done = self.inbox, SystemMessage("_relay_done")
+
+        async def step() -> T:
+            try:
+                return await self.work
+            finally:
+                inbox.put_nowait(done)
+
+        task = asyncio.ensure_future(step())
+        try:
+            while (m := await inbox.get()) is not done:
+                yield m
+            self.value = await task
+        except asyncio.CancelledError:
+            # The consumer was cancelled: cancel the tool calls too and wait for their is_error
+            # results, so the history stays paired (the loop then goes on cancelling).
+            task.cancel()
+            self.value = await task
+            while not inbox.empty():
+                inbox.get_nowait()
+        finally:
+            if not task.done():
+                task.cancel()

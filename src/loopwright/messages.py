@@ -5,7 +5,7 @@ What `query()` yields: the Claude Agent SDK's message classes (seed §8)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypedDict
 
 from .blocks import Block, ToolResultBlock, WireMessage, blocks_to_wire
 from .usage import CallUsage, Usage
@@ -19,9 +19,74 @@ ResultSubtype = Literal[
 ]
 
 
+# --- SystemMessage.data, per subtype (the Agent SDK types these the same way) ------------------
+
+class _InitRequired(TypedDict):
+
+    session_id: str
+    model: str
+    cwd: str
+    tools: list[str]
+    permission_mode: str
+    max_turns: int | None
+    max_budget_usd: float | None
+
+
+class InitData(_InitRequired, total=False):
+    """`init`: the run's setup, first message of every run."""
+
+    memory_files: list[dict[str, Any]]  # memory.py, when project memory was loaded
+    warnings: list[str]  # about the user's own files (memory, skills)
+
+
+class ApiRetryData(TypedDict, total=False):
+    """`api_retry`: a model call failed and is retried after `delay_ms`."""
+
+    attempt: int
+    max_retries: int
+    delay_ms: int
+    error_status: int | None
+    error: str
+
+
+class CompactBoundaryData(TypedDict, total=False):
+    """`compact_boundary`: h was replaced by a summary and the kept turns (context.py)."""
+
+    trigger: str  # "auto" | "manual"
+    pre_tokens: int
+    post_tokens: int
+    summarized_messages: int
+    kept_messages: int
+    cost_usd: float
+    usage: dict[str, Any]
+    forecast_tokens: int  # auto only
+    context_window: int  # auto only
+
+
+class CompactErrorData(TypedDict):
+    """`compact_error`: compaction failed or was blocked; h is unchanged."""
+
+    trigger: str
+    error: str
+
+
+class HookReportData(TypedDict, total=False):
+    """`hook_error` / `hook_message`: a hook failed, or said `systemMessage`."""
+
+    hook_event_name: str
+    hook: str
+    kind: str  # "error" | "timeout" | "message" | "blocked"
+    message: str
+    parent_tool_use_id: str  # relayed from a subagent
+
+
+SystemData: TypeAlias = InitData | ApiRetryData | CompactBoundaryData | CompactErrorData | HookReportData
+
+
 @dataclass(slots=True)
 class SystemMessage:
-    """A session event: `init`, `api_retry`, `compact_boundary`, `hook_response`, ..."""
+    """A session event: `init`, `api_retry`, `compact_boundary`, `compact_error`, `hook_error`,
+    `hook_message`. `data` has the shape of the subtype's TypedDict above (InitData, ...)."""
 
     subtype: str
     data: dict[str, Any] = field(default_factory=dict)
@@ -48,6 +113,7 @@ class UserMessage:
 
     content: list[Block]
     parent_tool_use_id: str | None = None
+    uuid: str | None = None  # its line in the session transcript (when the session is saved)
 
     @property
     def tool_results(self) -> list[ToolResultBlock]:
@@ -89,6 +155,9 @@ class ResultMessage:
     # Subagents' model calls (agents.py). total_cost_usd and usage include them;
     # call_usage and model_calls are the run's own calls only.
     subagent_call_usage: list[CallUsage] = field(default_factory=list)
+    # The uuid of this run's prompt in the saved session (None when not persisted): what
+    # `rewind_files(session_id, user_message_uuid)` takes to undo this run's file changes.
+    user_message_uuid: str | None = None
     # The answer of a run with an output schema (structured.py): the JSON value, or the
     # pydantic model instance when AgentOptions.output_type is set.
     structured_output: Any = None

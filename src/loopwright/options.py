@@ -1,24 +1,89 @@
 """Room: options (above execute and settings). Owns AgentOptions; may import the rooms below it,
 never loop, agents, client, workflows or cli.
 
-AgentOptions: everything a run is configured with (Claude Agent SDK field names)."""
+AgentOptions: everything a run is configured with (Claude Agent SDK field names). Plain data:
+building one checks its fields (a clear TypeError / ValueError naming the field and the fix) and
+changes nothing else. The Agent tool for `agents` is added when a run is built (loop.Run).
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from .agents import AgentDefinition, has_agent_tool, make_agent_tool
 from .hooks import Hooks
 from .models.base import Model
-from .permissions import CanUseTool, PermissionMode
+from .permissions import PERMISSION_MODES, CanUseTool, PermissionMode
 from .tools.base import Tool
 from .usage import Price
 
 if TYPE_CHECKING:
     from .sessions import SessionStore
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPermissionContext:
+    """The third argument of a `can_use_tool(tool_name, input, context)` callback (the Agent
+    SDK's ToolPermissionContext): which run asks. `suggestions` is kept for the SDK's shape."""
+
+    session_id: str
+    cwd: str
+    permission_mode: str
+    suggestions: tuple[Any, ...] = ()
+    signal: Any = None
+
+
+@dataclass
+class AgentDefinition:
+    """A subagent type (the Agent SDK's AgentDefinition). `tools`: names of the parent's
+    tools it may use (None: all of them); `model`: None or "inherit" for the parent's model,
+    "sonnet" | "opus" | "haiku", any model string `AgentOptions.model` takes, or a Model."""
+
+    description: str
+    prompt: str
+    tools: list[str] | None = None
+    model: str | Model | None = None
+    max_turns: int | None = None
+
+
+def agents_from_json(value: str | dict[str, Any]) -> dict[str, AgentDefinition]:
+    """Claude Code's `--agents` JSON: `{"name": {"description", "prompt", "tools"?, "model"?,
+    "maxTurns"?}}`, as a dict, a JSON string or the path of a JSON file. Raises ValueError."""
+    data: Any = value
+    if isinstance(value, str):
+        text = value if value.lstrip().startswith("{") else Path(value).expanduser().read_text()
+        data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("--agents must be a JSON object of agent definitions")
+    out: dict[str, AgentDefinition] = {}
+    for kind, d in data.items():
+        if not isinstance(d, dict) or not isinstance(d.get("description"), str) or not isinstance(d.get("prompt"), str):
+            raise ValueError(f"agent {kind!r} needs a \"description\" and a \"prompt\" (strings)")
+        tools = d.get("tools")
+        if tools is not None and not (isinstance(tools, list) and all(isinstance(t, str) for t in tools)):
+            raise ValueError(f"agent {kind!r}: \"tools\" must be a list of tool names")
+        turns = d.get("maxTurns", d.get("max_turns"))
+        if turns is not None and not (isinstance(turns, int) and turns >= 0):
+            raise ValueError(f"agent {kind!r}: \"maxTurns\" must be a non-negative integer")
+        model = d.get("model")
+        out[kind] = AgentDefinition(d["description"], d["prompt"], tools, model if isinstance(model, str) else None,
+                                    turns)
+    return out
+
+
+def agent_definitions(agents: Mapping[str, AgentDefinition | dict[str, Any]]) -> dict[str, AgentDefinition]:
+    """`agents` as AgentDefinitions (dicts in the `--agents` form are parsed). Raises TypeError/ValueError."""
+    out: dict[str, AgentDefinition] = {}
+    for kind, d in agents.items():
+        if isinstance(d, dict):
+            d = agents_from_json({kind: d})[kind]
+        if not isinstance(d, AgentDefinition):
+            raise TypeError(f"agents[{kind!r}] must be an AgentDefinition, not {type(d).__name__}")
+        out[kind] = d
+    return out
 
 
 @dataclass
@@ -40,7 +105,7 @@ class AgentOptions:
     hooks: Hooks | dict[str, Any] | None = None  # Hooks, or the Agent SDK's {event: [HookMatcher]}
     add_dirs: list[str | Path] = field(default_factory=list)  # more directories writes may go to
     # Subagent types for the Agent tool (agents.py; AgentDefinitions or `--agents`-style dicts);
-    # when set, the tool is added to `tools`.
+    # when set, a run built from these options gets the tool.
     agents: Mapping[str, AgentDefinition | dict[str, Any]] = field(default_factory=dict)
     # Settings files (settings.py). None: read none (the Agent SDK's default); the CLI reads
     # ["user", "project", "local"]. `settings`: --settings, a file path, a JSON string or a dict.
@@ -85,15 +150,93 @@ class AgentOptions:
     # strict_mcp_config: only these (--strict-mcp-config).
     mcp_servers: dict[str, Any] | str | Path | None = None
     strict_mcp_config: bool = False
+    # How refusals tell the model (and you) to allow a call: as AgentOptions fields ("python")
+    # or as command-line flags ("cli", what the loopwright CLI sets).
+    refusal_advice: Literal["python", "cli"] = "python"
 
     def __post_init__(self) -> None:
-        if self.max_turns is not None and (not isinstance(self.max_turns, int) or self.max_turns < 0):
+        if self.max_turns is not None and (not isinstance(self.max_turns, int) or isinstance(self.max_turns, bool)
+                                           or self.max_turns < 0):
             raise ValueError(f"max_turns must be a non-negative integer or None, got {self.max_turns!r}")
-        if self.max_budget_usd is not None and not self.max_budget_usd > 0:
-            raise ValueError(f"max_budget_usd must be positive, got {self.max_budget_usd!r}")
-        if self.agents and not has_agent_tool(self.tools):
-            self.tools = [*self.tools, make_agent_tool(self.agents)]
+        if self.max_budget_usd is not None:
+            if isinstance(self.max_budget_usd, bool) or not isinstance(self.max_budget_usd, (int, float)):
+                raise TypeError(f"max_budget_usd must be a number of US dollars (e.g. max_budget_usd=1.0), "
+                                f"not {type(self.max_budget_usd).__name__} {self.max_budget_usd!r}")
+            if not self.max_budget_usd > 0:
+                raise ValueError(f"max_budget_usd must be positive, got {self.max_budget_usd!r}")
+        if self.model is not None and not isinstance(self.model, (str, Model)):
+            raise TypeError(f"model must be a model string such as 'claude-sonnet-5-5' or 'openai:gpt-4o', or a "
+                            f"Model instance, not {type(self.model).__name__} {self.model!r}")
+        if isinstance(self.model, str):
+            from .models import check_model_spec
+
+            check_model_spec(self.model, "model")
+        self._check_tools()
+        for name in ("allowed_tools", "disallowed_tools"):
+            _check_rules(name, getattr(self, name))
+        if self.permission_mode is not None and self.permission_mode not in PERMISSION_MODES:
+            raise ValueError(f"permission_mode must be one of {', '.join(PERMISSION_MODES)}, "
+                             f"not {self.permission_mode!r}")
+        if self.hooks is not None and not isinstance(self.hooks, Hooks):
+            if not isinstance(self.hooks, Mapping):
+                raise TypeError("hooks must be a Hooks object or a dict {event: [HookMatcher(...)]}, "
+                                f"not {type(self.hooks).__name__}")
+            Hooks(dict(self.hooks))  # raises TypeError/ValueError naming the event and the fix
+        if not isinstance(self.agents, Mapping):
+            raise TypeError(f"agents must be a dict {{name: AgentDefinition}}, not {type(self.agents).__name__}")
+        agent_definitions(self.agents)  # raises on a bad definition
+        if self.cwd is not None and not isinstance(self.cwd, (str, Path)):
+            raise TypeError(f"cwd must be a str or Path, not {type(self.cwd).__name__}")
+        if isinstance(self.setting_sources, str):
+            raise TypeError(f"setting_sources must be a list such as ['user', 'project', 'local']; write "
+                            f"setting_sources=[{self.setting_sources!r}]")
+        if isinstance(self.add_dirs, (str, Path)):
+            raise TypeError(f"add_dirs must be a list of directories; write add_dirs=[{str(self.add_dirs)!r}]")
+
+    def _check_tools(self) -> None:
+        tools: Any = self.tools
+        if isinstance(tools, Tool):
+            raise TypeError(f"tools must be a list of Tool objects; write tools=[{tools.name}] for a single tool")
+        if isinstance(tools, (str, bytes)) or not isinstance(tools, (list, tuple)):
+            raise TypeError("tools must be a list of Tool objects (e.g. tools=default_tools() from "
+                            f"loopwright.tools.builtin), not {type(tools).__name__}")
+        for t in tools:
+            if isinstance(t, str):
+                raise TypeError(f"tools must hold Tool objects, not names such as {t!r}: for the built-in tools "
+                                "write tools=default_tools() (from loopwright.tools.builtin); to pre-approve "
+                                f"tools by name use allowed_tools=[{t!r}]")
+            if not isinstance(t, Tool):
+                raise TypeError(f"tools must hold Tool objects (made with Tool(...) or @tool), not "
+                                f"{type(t).__name__}")
+        self.tools = list(tools)
         names = [t.name for t in self.tools]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise ValueError(f"duplicate tool names: {', '.join(sorted(dup))}")
+
+
+def model_for(options: AgentOptions) -> Model:
+    """The Model these options name (models.resolve_model with the options' provider settings)."""
+    from .models import resolve_model  # provider SDKs load only when a provider is used
+
+    o = options
+    return resolve_model(o.model, base_url=o.base_url, api_key=o.api_key, max_retries=o.max_retries,
+                         max_tokens=o.max_tokens, include_partial_messages=o.include_partial_messages,
+                         prompt_caching=o.prompt_caching)
+
+
+def _check_rules(name: str, value: Any) -> None:
+    """A tool list is a security setting: a string is never read as a list of its letters, nor ignored."""
+    if isinstance(value, str):
+        items = [x.strip() for x in value.split(",") if x.strip()] or [value]
+        raise TypeError(f"{name} must be a list of rule strings, not a str; write {name}={items!r}")
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{name} must be a list of rule strings such as ['Read', 'Bash(git diff *)'], "
+                        f"not {type(value).__name__}")
+    for item in value:
+        if not isinstance(item, str):
+            raise TypeError(f"{name} must hold rule strings such as 'Read' or 'Bash(git diff *)', "
+                            f"not {type(item).__name__} {item!r}")
+
+
+__all__ = ["AgentDefinition", "AgentOptions", "ToolPermissionContext", "agent_definitions", "agents_from_json", "model_for"]

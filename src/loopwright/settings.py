@@ -281,7 +281,7 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
         merged = hooks.merged(Hooks(settings.hooks, env=dict(settings.env)))
         hooks = copy.copy(hooks)
         hooks.callbacks, hooks.env = merged.callbacks, merged.env
-    hooks.bind(HookContext(cwd=str(cwd), permission_mode=mode or "default"))
+    hooks = hooks.for_run(HookContext(cwd=str(cwd), permission_mode=mode or "default"))  # never the caller's object
     env = dict(settings.env) if settings else {}
     try:  # the options' sandbox (--sandbox, AgentOptions(sandbox=...)) on top of the files'
         sb_config = config_from(getattr(options, "sandbox", None), "AgentOptions.sandbox", cwd,

@@ -240,10 +240,10 @@ class _Runtime:
 def _resolve(model: Model | str | None) -> Model | None:
     if model is None or not isinstance(model, str):
         return model
-    from .models import resolve_model  # lazy: provider SDKs load only when a provider is used
-    from .options import AgentOptions
+    from .models import check_model_spec, resolve_model  # lazy: provider SDKs load only when used
 
-    return resolve_model(AgentOptions(model=model))
+    check_model_spec(model)
+    return resolve_model(model)
 
 
 # --- steps --------------------------------------------------------------------------------------

@@ -210,4 +210,5 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         persist_session=not args.no_session_persistence,
         mcp_servers=mcp_cli_servers(getattr(args, "mcp_config", None) or []),
         strict_mcp_config=bool(getattr(args, "strict_mcp_config", False)),
+        refusal_advice="cli",
     )

@@ -394,7 +394,7 @@ class Repl:
         async def warm_up() -> None:  # load the provider while the user types the first prompt
             try:
                 await self.client.connect()
-                await asyncio.to_thread(preimport_sdk, self.client._model)
+                await asyncio.to_thread(preimport_sdk, self.client.model)
             except Exception:  # noqa: BLE001 - the first query reports it
                 pass
 

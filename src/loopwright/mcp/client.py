@@ -571,17 +571,18 @@ async def attach(run: Run, configs: list[ServerConfig]) -> McpRuntime:
     """Start the run's servers and add their tools to it (before the init message and the
     first model call, so the tool list is fixed for the whole run). Subagents built from
     `run.options` then get the same tools, on the same connections."""
-    settings_env = dict(getattr(run.executor.ctx, "env", {}) or {})
-    rt = McpRuntime(configs, run.cwd, settings_env)
+    d = run.deps
+    settings_env = dict(getattr(d.executor.ctx, "env", {}) or {})
+    rt = McpRuntime(configs, d.cwd, settings_env)
     run.mcp = rt  # set first: the run's end stops whatever did start, even if start is cancelled
     await rt.start()
     added: list[Tool] = []
     for t in rt.tools():
-        if t.name in run.tools:
+        if t.name in d.tools:
             rt._warn(f"MCP tool {t.name} is not offered: a tool of that name exists already")
             continue
-        run.tools[t.name] = t
-        run.tool_defs.append(t.definition())
+        d.tools[t.name] = t  # the executor shares this dict
+        d.tool_defs.append(t.definition())
         added.append(t)
-    run.options = replace(run.options, tools=[*run.options.tools, *added], mcp_servers=None, strict_mcp_config=True)
+    d.options = replace(d.options, tools=[*d.options.tools, *added], mcp_servers=None, strict_mcp_config=True)
     return rt

@@ -11,7 +11,9 @@ is fine: the loop turns any exception into an is_error result.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextvars
+import dataclasses
 import inspect
 import json
 import re
@@ -24,6 +26,7 @@ from typing import Any
 
 from ..blocks import (
     Block,
+    ImageBlock,
     RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
@@ -34,6 +37,8 @@ from ..blocks import (
     block_from_wire,
 )
 from ..workspace import ToolState
+
+_BLOCK_CLASSES: tuple[type, ...] = typing.get_args(Block)
 
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -92,8 +97,8 @@ def _fast_validator(schema: Any) -> Any:
 class Tool:
     """A tool the model may call: `Tool(name, description, input_schema, handler, read_only=False)`."""
 
-    __slots__ = ("name", "description", "input_schema", "handler", "read_only", "needs_approval", "_wants_ctx",
-                 "_is_async", "_validator", "_fast", "_convert")
+    __slots__ = ("name", "description", "input_schema", "handler", "read_only", "needs_approval", "spawns_agents",
+                 "_wants_ctx", "_is_async", "_validator", "_fast", "_convert")
 
     def __init__(
         self,
@@ -104,11 +109,13 @@ class Tool:
         read_only: bool = False,
         *,
         needs_approval: bool = True,
+        spawns_agents: bool = False,
         _convert: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
         """`needs_approval=False` marks a tool that only manages the agent's own work (a todo
         list, a background shell's output, a subagent whose own calls are gated): permission
-        modes pass it like a read-only tool; deny and ask rules still apply."""
+        modes pass it like a read-only tool; deny and ask rules still apply.
+        `spawns_agents`: the Agent tool (agents.py), whose subagents post messages to the run."""
         if not NAME_RE.match(name):
             raise ValueError(f"tool name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")
         if not isinstance(input_schema, dict) or input_schema.get("type") != "object":
@@ -119,11 +126,8 @@ class Tool:
         self.handler = handler
         self.read_only = read_only
         self.needs_approval = needs_approval
-        params = [
-            p for p in inspect.signature(handler).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-        self._wants_ctx = len(params) >= 2
+        self.spawns_agents = spawns_agents
+        self._wants_ctx = _wants_ctx(name, handler)
         self._is_async = inspect.iscoroutinefunction(handler)
         self._validator: Any = None  # compiled lazily: jsonschema is not imported at startup
         self._fast: Any = None  # fastjsonschema's check, compiled at the first call (False: not usable)
@@ -199,6 +203,28 @@ class Tool:
         return to_output(raw)
 
 
+def _wants_ctx(name: str, handler: Handler) -> bool:
+    """Does the handler take (input, ctx) or just (input)? Anything else is a TypeError now,
+    not a failed call later (or a ToolContext passed into a parameter meant for something else)."""
+    try:
+        params = list(inspect.signature(handler).parameters.values())
+    except (TypeError, ValueError):
+        return False  # a builtin without a signature: called with the input only
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required_kw = [p.name for p in params if p.kind == p.KEYWORD_ONLY and p.default is p.empty]
+    if required_kw:
+        raise TypeError(f"tool {name!r}: the handler's keyword-only parameters {required_kw} are never passed; "
+                        "a handler takes (input) or (input, ctx: ToolContext)")
+    if len(positional) >= 2 and positional[1].default is not positional[1].empty:
+        raise TypeError(f"tool {name!r}: the handler's second parameter {positional[1].name!r} is optional, but "
+                        "the loop passes the ToolContext there; make it `ctx: ToolContext` (required) or "
+                        "keyword-only")
+    if len(positional) > 2 and any(p.default is p.empty for p in positional[2:]):
+        raise TypeError(f"tool {name!r}: the handler takes more than (input, ctx); declare (input) or "
+                        "(input, ctx: ToolContext)")
+    return len(positional) >= 2
+
+
 _POOL: ThreadPoolExecutor | None = None
 
 
@@ -235,27 +261,80 @@ def _result_blocks(raw: list[Any]) -> list[Block]:
     return blocks
 
 
+# Block types: a list of strings, blocks and dicts of one of these "type"s is meant as content
+# (and checked as such: a tool_use in a result is an error); any other list is data, sent as JSON.
+_BLOCK_TYPES = frozenset({"text", "image", "document", "search_result", "tool_use", "tool_result", "thinking",
+                          "redacted_thinking", *_NOT_IN_RESULT_TYPES})
+_IMAGE_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"),
+                (b"GIF87a", "image/gif"), (b"GIF89a", "image/gif"))
+
+
+def _is_content(items: list[Any]) -> bool:
+    """A list the handler meant as content blocks (not data such as rows or numbers)."""
+    return bool(items) and all(
+        isinstance(b, (str, *_BLOCK_CLASSES)) or (isinstance(b, dict) and b.get("type") in _BLOCK_TYPES)
+        for b in items)
+
+
+def _jsonable(value: Any) -> Any:
+    """`json.dumps` default: pydantic models, dataclasses, bytes, paths and sets as JSON data."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):
+        return dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)  # Path, datetime, Decimal, UUID, enums...
+
+
+def _bytes_output(data: bytes, is_error: bool) -> ToolOutput:
+    """An image when the bytes are one (PNG, JPEG, GIF, WebP), else base64 text that says so."""
+    media = next((m for magic, m in _IMAGE_MAGIC if data.startswith(magic)), None)
+    if media is None and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        media = "image/webp"
+    encoded = base64.b64encode(data).decode("ascii")
+    if media is not None:
+        return ToolOutput([ImageBlock({"type": "base64", "media_type": media, "data": encoded})], is_error)
+    return ToolOutput(f"(the tool returned {len(data)} bytes of binary data, base64-encoded below)\n{encoded}",
+                      is_error)
+
+
 def to_output(raw: Any) -> ToolOutput:
-    """Normalize a handler's return value."""
+    """Normalize a handler's return value: a string as is; content blocks as blocks; bytes as an
+    image (or base64 text); any other data (dicts, lists, numbers, pydantic models, dataclasses)
+    as JSON text, never Python's repr."""
     if isinstance(raw, ToolOutput):
         if isinstance(raw.content, str):
             return raw
         content: Any = raw.content
         is_error = raw.is_error
+        if isinstance(content, list):  # a ToolOutput's list is content by construction
+            try:
+                return ToolOutput(_result_blocks(content), is_error)
+            except WireFormatError as e:
+                return ToolOutput(f"tool returned malformed content: {e}", is_error=True)
     else:
         content, is_error = raw, False
     if content is None:
         return ToolOutput("", is_error)
     if isinstance(content, str):
         return ToolOutput(content, is_error)
-    if isinstance(content, list):
+    if isinstance(content, (bytes, bytearray)):
+        return _bytes_output(bytes(content), is_error)
+    if isinstance(content, _BLOCK_CLASSES):
+        content = [content]
+    if isinstance(content, list) and _is_content(content):
         try:
             return ToolOutput(_result_blocks(content), is_error)
         except WireFormatError as e:
             return ToolOutput(f"tool returned malformed content: {e}", is_error=True)
-    if isinstance(content, dict):  # JSON, not Python's repr: the model reads it as data
-        return ToolOutput(json.dumps(content, ensure_ascii=False, default=str), is_error)
-    return ToolOutput(str(content), is_error)
+    try:  # the model reads it as data
+        return ToolOutput(json.dumps(content, ensure_ascii=False, default=_jsonable), is_error)
+    except (TypeError, ValueError) as e:  # a circular structure, a NaN-free encoder, ...
+        return ToolOutput(f"tool returned a value that is not JSON data: {type(e).__name__}: {e}", is_error=True)
 
 
 # --- the @tool decorator -------------------------------------------------------------------
@@ -275,7 +354,7 @@ def _schema_from_signature(fn: Callable[..., Any]) -> tuple[dict[str, Any], Call
     fields: dict[str, Any] = {}
     for pname, p in inspect.signature(fn).parameters.items():
         ann = hints.get(pname, Any)
-        if ann is ToolContext:
+        if _is_ctx(ann):
             continue
         default = p.default if p.default is not inspect.Parameter.empty else ...
         if typing.get_origin(ann) is typing.Annotated:
@@ -303,23 +382,53 @@ def _schema_from_signature(fn: Callable[..., Any]) -> tuple[dict[str, Any], Call
     return schema, convert
 
 
+def _is_ctx(ann: Any) -> bool:
+    """`ToolContext`, or `ToolContext | None` (an optional context is still the context)."""
+    return ann is ToolContext or ToolContext in typing.get_args(ann)
+
+
+def _check_signature(fn: Callable[..., Any]) -> None:
+    """The model calls a tool with named arguments: every parameter must be one it can name."""
+    where = getattr(fn, "__qualname__", repr(fn))
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind == p.VAR_POSITIONAL:
+            raise TypeError(f"@tool {where}: *{p.name} cannot be called with named arguments; "
+                            "declare each parameter (with a type hint) instead")
+        if p.kind == p.VAR_KEYWORD:
+            raise TypeError(f"@tool {where}: **{p.name} gives the model no schema to fill; "
+                            "declare each parameter (with a type hint) instead")
+        if p.kind == p.POSITIONAL_ONLY:
+            raise TypeError(f"@tool {where}: parameter {p.name!r} is positional-only, but tools are "
+                            "called with named arguments; remove the '/'")
+
+
+@typing.overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+
+
+@typing.overload
+def tool(*, name: str | None = None, description: str | None = None,
+         read_only: bool = False) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
 def tool(
     fn: Callable[..., Any] | None = None,
+    /,
     *,
     name: str | None = None,
     description: str | None = None,
     read_only: bool = False,
-) -> Any:
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a Tool from a function: `@tool`, or `@tool(name=..., read_only=True)`.
 
     The schema comes from the type hints, the description from the docstring. The
-    function is called with keyword arguments."""
+    function is called with keyword arguments; a parameter annotated `ToolContext` gets the
+    call's context. `*args`, `**kwargs` and positional-only parameters are a TypeError here."""
 
     def wrap(f: Callable[..., Any]) -> Tool:
+        _check_signature(f)
         schema, convert = _schema_from_signature(f)
-        ctx_name = next(
-            (n for n, a in typing.get_type_hints(f).items() if a is ToolContext), None
-        )
+        ctx_name = next((n for n, a in typing.get_type_hints(f).items() if _is_ctx(a)), None)
         is_async = inspect.iscoroutinefunction(f)
 
         if is_async:
@@ -343,4 +452,3 @@ def tool(
         )
 
     return wrap(fn) if fn is not None else wrap
-
