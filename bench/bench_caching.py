@@ -22,8 +22,8 @@ from typing import Any
 
 import loopwright as lw
 from loopwright.models.anthropic import AnthropicModel
+from loopwright.models.catalog import price_for
 from loopwright.testing import ScriptedServer
-from loopwright.usage import price_for
 
 ROOT = Path(__file__).resolve().parent
 

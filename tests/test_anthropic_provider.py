@@ -16,10 +16,11 @@ import pytest
 import loopwright as lw
 from loopwright.invariant import check, holds_final
 from loopwright.models.anthropic import AnthropicModel
+from loopwright.models.catalog import price_for
 from loopwright.options import model_for
 from loopwright.testing import ScriptedServer
 from loopwright.testing.server import count_breakpoints
-from loopwright.usage import Price, Usage, price_for
+from loopwright.usage import Price, Usage
 
 from helpers import collect, text, use
 

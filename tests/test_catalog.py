@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 import loopwright as lw
-from loopwright import usage
 from loopwright.context import default_context_window
 from loopwright.models.anthropic import AnthropicModel
 from loopwright.models.catalog import (
@@ -72,8 +71,8 @@ def test_aliases() -> None:
     assert MODEL_ALIASES is ALIASES
 
 
-def test_usage_module_keeps_its_old_names() -> None:
-    assert usage.PRICES is PRICES and usage.price_for("claude-haiku-4-5") == Price.from_input(1, 5)
+def test_every_price_row_is_in_the_catalog() -> None:
+    assert price_for("claude-haiku-4-5") == Price.from_input(1, 5)
     assert set(PRICES) <= set(CATALOG)
 
 

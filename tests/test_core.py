@@ -352,7 +352,7 @@ def test_import_loopwright_imports_no_provider_sdk() -> None:
 
 
 def test_price_lookup_longest_prefix_and_tiers() -> None:
-    from loopwright.usage import price_for
+    from loopwright.models.catalog import price_for
 
     assert price_for("claude-sonnet-5-5").cache_read == 0.10  # type: ignore[union-attr]
     assert price_for("claude-sonnet-5").cache_read == 0.20  # type: ignore[union-attr]

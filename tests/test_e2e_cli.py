@@ -15,8 +15,9 @@ import pytest
 
 from loopwright.cli.demo import PROJECT
 from loopwright.invariant import holds
+from loopwright.models.catalog import price_for
 from loopwright.testing import ScriptedServer
-from loopwright.usage import Usage, price_for
+from loopwright.usage import Usage
 
 from helpers import cli_env, loopwright_cmd, use
 

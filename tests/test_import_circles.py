@@ -9,8 +9,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 import loopwright
 
 PKG = Path(loopwright.__file__).parent
@@ -103,8 +101,5 @@ def test_no_import_circle_outside_the_cli() -> None:
     assert _circles(core) == []
 
 
-# The CLI's half (cli <-> cli.headless <-> cli.interactive) is the `rooms` branch's: once it is
-# merged this XPASSes, which fails (strict) until the marker is removed.
-@pytest.mark.xfail(strict=True, reason="the cli import circle is broken on the rooms branch")
 def test_no_import_circle_in_the_package() -> None:
     assert _circles(_edges(_modules())) == []

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 import loopwright as lw
 from loopwright.blocks import TextBlock
 from loopwright.models.base import ModelError, ModelEvent, ModelRequest, ModelResponse
-from loopwright.usage import Usage, price_for
+from loopwright.models.catalog import price_for
+from loopwright.usage import Usage
 from loopwright.workflows import (
     Agent,
     BaseNode,

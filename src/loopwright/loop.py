@@ -53,12 +53,12 @@ from .messages import (
     UserMessage,
 )
 from .models.base import STOP_REASONS, Model, ModelError, ModelRequest, ModelResponse
-from .models.catalog import cost_of
+from .models.catalog import cost_of, price_for
 from .options import AgentOptions, ToolPermissionContext, model_for
 from .permissions import CanUseTool, Decision, Deny, to_decision
 from .settings import build_run_config
 from .tools.base import Tool, ToolContext
-from .usage import Budget, CallUsage, Price, Usage, price_for
+from .usage import Budget, CallUsage, Price, Usage
 
 if TYPE_CHECKING:
     from .sessions import SessionRecorder

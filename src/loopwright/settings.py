@@ -127,8 +127,6 @@ class Settings:
         if not isinstance(servers, dict):
             raise SettingsError(f"{where}: \"mcpServers\" must be an object of servers by name")
         if servers:
-            from .mcp.config import settings_scope
-
             scope = "local" if where == "--settings" else settings_scope(where)
             self.mcp_servers.extend((str(k), v, where, scope) for k, v in servers.items())
         if "enableAllProjectMcpServers" in data:
@@ -302,3 +300,17 @@ def _cli_rules(items: list[str], flag: str) -> list[Rule]:
         except ValueError as e:
             raise ValueError(f"{flag}: {e}") from None
     return out
+
+
+def settings_scope(where: str) -> str:
+    """user | project | local for a settings file path (for `mcp list` and priorities)."""
+    p = Path(where)
+    if p.name == "settings.local.json":
+        return "local"
+    home_files = {(loopwright_home() / "settings.json").resolve(), (Path.home() / ".claude" / "settings.json").resolve()}
+    try:
+        if p.resolve() in home_files:
+            return "user"
+    except OSError:
+        pass
+    return "project" if p.name == "settings.json" else "local"

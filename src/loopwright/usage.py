@@ -91,23 +91,6 @@ class Price:
         ) / 1_000_000
 
 
-def __getattr__(name: str) -> Any:
-    """`PRICES` lives in the model catalog (models/catalog.py) now; the old name still works."""
-    if name == "PRICES":
-        from .models.catalog import PRICES
-
-        return PRICES
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def price_for(model: str, table: dict[str, Price] | None = None) -> Price | None:
-    """The price of `model` (ids with dates or dots match their family), or None if unknown.
-    The table is the model catalog's (models/catalog.py); this name is kept for callers."""
-    from .models.catalog import price_for as catalog_price_for
-
-    return catalog_price_for(model, table)
-
-
 @dataclass(slots=True)
 class CallUsage:
     """One model call k: n_k, a_k (output), cache traffic and its cost (seed §5)."""

@@ -43,8 +43,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .blocks import text_of
 from .models.base import Model, ModelRequest, complete
-from .models.catalog import cost_of
-from .usage import CallUsage, Price, Usage, price_for
+from .models.catalog import cost_of, price_for
+from .usage import CallUsage, Price, Usage
 
 if TYPE_CHECKING:
     from .messages import ResultMessage

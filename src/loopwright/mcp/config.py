@@ -245,22 +245,6 @@ def collect(dynamic: Any, cwd: Path, *, settings: Any = None, strict: bool = Fal
     return list(found.values())
 
 
-def settings_scope(where: str) -> str:
-    """user | project | local for a settings file path (for `mcp list` and priorities)."""
-    from ..settings import loopwright_home
-
-    p = Path(where)
-    if p.name == "settings.local.json":
-        return "local"
-    home_files = {(loopwright_home() / "settings.json").resolve(), (Path.home() / ".claude" / "settings.json").resolve()}
-    try:
-        if p.resolve() in home_files:
-            return "user"
-    except OSError:
-        pass
-    return "project" if p.name == "settings.json" else "local"
-
-
 def for_run(options: Any, cwd: Path, settings: Any) -> list[ServerConfig]:
     """The servers a run starts (no SDK import: an empty list when none is configured).
     Raises McpConfigError for a file that cannot be read, before any model call."""
