@@ -400,7 +400,7 @@ def read_lines(path: Path, notes: list[str] | None = None) -> list[dict[str, Any
         data = f.read()
     raws = data.split(b"\n")
     try:  # fast path: one parse for the whole file (no torn or corrupt line)
-        whole = loads(b"[" + b",".join(r for r in raws if r.strip()) + b"]")
+        whole: list[dict[str, Any]] = loads(b"[" + b",".join(r for r in raws if r.strip()) + b"]")
         if all(isinstance(o, dict) for o in whole):
             return whole
     except ValueError:
@@ -723,7 +723,7 @@ def session_info(path: Path) -> SessionInfo:
 # --- what the loop calls ------------------------------------------------------------------------
 
 def store_for(options: Any) -> SessionStore:
-    custom = getattr(options, "session_store", None)
+    custom: SessionStore | None = getattr(options, "session_store", None)
     if custom is not None:
         return custom
     return JsonlSessionStore(getattr(options, "sessions_dir", None))

@@ -96,7 +96,7 @@ class RetryPolicy:
         """Seconds to wait before retry number `attempt` (1-based)."""
         if failure.retry_after is not None:
             return min(failure.retry_after, MAX_RETRY_AFTER_S)
-        d = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+        d: float = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
         return d * (1 - self.jitter * random.random())
 
 
