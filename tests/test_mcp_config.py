@@ -158,7 +158,7 @@ def test_in_process_server_and_hooks_see_full_names() -> None:
     assert "mcp__calc__add" in msgs[0].data["tools"]
     r = _results(msgs)
     assert r["a"].content == "5" and not r["a"].is_error
-    assert r["b"].is_error and "--allowedTools mcp__calc__shout" in r["b"].content  # MCP tools need a rule
+    assert r["b"].is_error and "allowed_tools=['mcp__calc__shout']" in r["b"].content  # MCP tools need a rule
     assert seen == ["mcp__calc__add", "mcp__calc__shout"]
 
 

@@ -470,8 +470,11 @@ try:
     out = [h.path for h in hits]
 except ToolError as e:
     out = str(e)
-mb = lambda who: resource.getrusage(who).ru_maxrss // 1024
-print(json.dumps({"out": out, "self_mb": mb(resource.RUSAGE_SELF), "children_mb": mb(resource.RUSAGE_CHILDREN)}))
+# VmHWM, not ru_maxrss: Linux keeps a process's ru_maxrss across exec, so a child of a large
+# pytest process would report pytest's size as its own.
+hwm = next(int(ln.split()[1]) for ln in open("/proc/self/status") if ln.startswith("VmHWM:")) // 1024
+children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+print(json.dumps({"out": out, "self_mb": hwm, "children_mb": children}))
 """
 
 

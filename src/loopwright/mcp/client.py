@@ -369,7 +369,8 @@ def cap(blocks: list[Block], ctx: ToolContext | None) -> list[Block]:
 
 def _save_full(text: str, ctx: ToolContext | None) -> str | None:
     run = getattr(ctx, "run", None)
-    path = getattr(getattr(getattr(run, "recorder", None), "writer", None), "path", None)
+    recorder = run.deps.recorder if run is not None else None
+    path = getattr(getattr(recorder, "writer", None), "path", None)
     if not isinstance(path, Path) or ctx is None:
         return None
     target = path.with_suffix("") / "tool-results" / f"{ctx.tool_use_id or 'output'}.txt"
