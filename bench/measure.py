@@ -1,8 +1,9 @@
 """Measuring one child process (wall time, peak RSS, start time) and, when it talks to the
 loopback server, what the server saw of it on the server's clock. Shared by the benches.
 
-Peak RSS comes two ways. `maxrss_kib` is ru_maxrss from wait4(): exact, but the largest
-resident set of ONE process (the child or any descendant it waited for), not a sum.
+Peak RSS comes two ways. `maxrss_kib` is the child's own VmHWM (read from /proc while it runs;
+exact: the kernel keeps it), of ONE process, not a sum. (ru_maxrss from wait4() is the fallback
+without psutil; it is not the child's own peak: Linux keeps it across exec.)
 `tree_peak_kib` (with `sample_tree=True`, needs psutil) is the largest SUM of the
 resident sets of the child and all its descendants, sampled every `interval` seconds,
 so it can miss a spike shorter than that.
@@ -44,7 +45,17 @@ class _TreeSampler(threading.Thread):
         super().__init__(daemon=True)
         self.pid, self.interval = pid, interval
         self.peak = 0
+        self.root_hwm = 0  # the child's own VmHWM (kernel-kept, exact since its exec)
         self.done = threading.Event()
+
+    def _hwm(self) -> None:
+        try:
+            with open(f"/proc/{self.pid}/status") as f:
+                for ln in f:
+                    if ln.startswith("VmHWM:"):
+                        self.root_hwm = max(self.root_hwm, int(ln.split()[1]))
+        except (OSError, ValueError):
+            pass
 
     def run(self) -> None:
         import psutil
@@ -54,6 +65,7 @@ class _TreeSampler(threading.Thread):
         except psutil.Error:
             return
         while not self.done.is_set():
+            self._hwm()
             total = 0
             try:
                 procs = [root, *root.children(recursive=True)]
@@ -83,7 +95,10 @@ def spawn(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None
         started = time.monotonic()
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-        sampler = _TreeSampler(p.pid, interval) if sample_tree and have_psutil() else None
+        # Always sampled when psutil is there: ru_maxrss from wait4() is not the child's own peak
+        # (Linux keeps it across exec, so a child of a large process reports at least its parent's
+        # size); the child's VmHWM is.
+        sampler = _TreeSampler(p.pid, interval) if have_psutil() else None
         if sampler:
             sampler.start()
         killed = threading.Event()
@@ -106,8 +121,9 @@ def spawn(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None
             sampler.join()
         out.seek(0)
         err.seek(0)
+        maxrss = sampler.root_hwm if sampler and sampler.root_hwm else ru.ru_maxrss
         return Proc(p.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
-                    wall, ru.ru_maxrss, sampler.peak if sampler else None, started, timed_out)
+                    wall, maxrss, sampler.peak if sampler and sample_tree else None, started, timed_out)
 
 
 @dataclass
