@@ -376,6 +376,12 @@ class Sandbox:
         for proc_dir in ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"):
             args += ["--ro-bind-try", proc_dir, proc_dir]  # root would otherwise write sysctls from inside
         args += ["--tmpfs", "/tmp"]
+        # The private /tmp must not hide the programs a command runs: a Python environment or a
+        # PATH directory that lives under /tmp (a checkout there, a CI runner's) stays, read-only.
+        path_dirs = (env if env is not None else os.environ).get("PATH", "").split(os.pathsep)
+        for pd in dict.fromkeys([sys.prefix, sys.base_prefix, *path_dirs]):
+            if pd and _under(Path(pd), Path("/tmp")) and Path(pd).exists():
+                args += ["--ro-bind-try", pd, pd]
         for d in self.writable:
             args += ["--bind-try", str(d), str(d)]
         for f in bind_files:
