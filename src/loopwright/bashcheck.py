@@ -55,6 +55,11 @@ def _o(spec: str) -> dict[str, str]:
     return out
 
 
+_GREP = Spec("pattern", _o("-e,--regexp:pattern -f,--file:readpattern -A,--after-context:arg "
+                    "-B,--before-context:arg -C,--context:arg -m,--max-count:arg --include:arg "
+                    "--exclude:arg --exclude-dir:arg --exclude-from:read -d,--directories:arg "
+                    "-D,--devices:arg --color:arg --colour:arg --label:arg --binary-files:arg "
+                    "--group-separator:arg"), implicit=True)
 _SUMS = Spec("read", _o("-c,--check:indirect"))
 _READERS = Spec("read")
 COMMANDS: dict[str, Spec] = {
@@ -76,21 +81,7 @@ COMMANDS: dict[str, Spec] = {
     "xxd": Spec("uniq", _o("-s:arg -l:arg -c:arg -g:arg -o:arg -n:arg"), read_only=False),
     **{n: _SUMS for n in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum")},
     "wc": Spec("read", _o("--files0-from:indirect")),
-    "grep": Spec("pattern", _o("-e,--regexp:pattern -f,--file:readpattern -A,--after-context:arg "
-                               "-B,--before-context:arg -C,--context:arg -m,--max-count:arg --include:arg "
-                               "--exclude:arg --exclude-dir:arg --exclude-from:read -d,--directories:arg "
-                               "-D,--devices:arg --color:arg --colour:arg --label:arg --binary-files:arg "
-                               "--group-separator:arg"), implicit=True),
-    "egrep": Spec("pattern", _o("-e,--regexp:pattern -f,--file:readpattern -A,--after-context:arg "
-                               "-B,--before-context:arg -C,--context:arg -m,--max-count:arg --include:arg "
-                               "--exclude:arg --exclude-dir:arg --exclude-from:read -d,--directories:arg "
-                               "-D,--devices:arg --color:arg --colour:arg --label:arg --binary-files:arg "
-                               "--group-separator:arg"), implicit=True),
-    "fgrep": Spec("pattern", _o("-e,--regexp:pattern -f,--file:readpattern -A,--after-context:arg "
-                               "-B,--before-context:arg -C,--context:arg -m,--max-count:arg --include:arg "
-                               "--exclude:arg --exclude-dir:arg --exclude-from:read -d,--directories:arg "
-                               "-D,--devices:arg --color:arg --colour:arg --label:arg --binary-files:arg "
-                               "--group-separator:arg"), implicit=True),
+    **{n: _GREP for n in ("grep", "egrep", "fgrep")},
     "rg": Spec("pattern", _o("-e,--regexp:pattern -f,--file:readpattern -g,--glob:arg --iglob:arg -t,--type:arg "
                              "-T,--type-not:arg -A,--after-context:arg -B,--before-context:arg -C,--context:arg "
                              "-m,--max-count:arg -M,--max-columns:arg --pre:exec --pre-glob:arg "
