@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from .config import EXIT_RUN_ERROR
+from .config import EXIT_RUN_ERROR, pause_gc, resume_gc
 
 # One line per subcommand: name -> ("module:function", usage). The function takes the rest of
 # the arguments and returns the exit code; its module is imported only when it runs.
@@ -92,11 +92,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The `loopwright` command: a subcommand, an interactive session (no -p and a terminal
     on stdin) or one headless run. Returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # the process is this one run (a caller of main(argv) keeps its collector)
+        pause_gc()  # the headless run resumes it at the first model answer
     try:
         if args_list and args_list[0] in SUBCOMMANDS:
+            resume_gc()
             return run_subcommand(args_list[0], args_list[1:])
         args = build_parser().parse_args(args_list)
         if args.prompt is None and sys.stdin is not None and sys.stdin.isatty():
+            resume_gc()
             from .interactive import interactive_main
 
             return interactive_main(args)
@@ -120,6 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"loopwright: unexpected error: {type(e).__name__}: {e} (run with --verbose for the traceback)",
                   file=sys.stderr)
         return EXIT_RUN_ERROR
+    finally:
+        resume_gc()
 
 
 def run_subcommand(name: str, rest: list[str]) -> int:

@@ -8,6 +8,7 @@ the parsed arguments (shared by the headless and the interactive modes).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from pathlib import Path
@@ -23,6 +24,21 @@ EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE = 0, 1, 2
 # Model specs resolve_model understands. A bare name must be an Anthropic model id.
 MODEL_PREFIXES = ("scripted:", "openai:", "anthropic:")
 SCRIPTED_HINT = "or use --model scripted:FILE.json to run a scripted model with no provider"
+
+
+def pause_gc() -> None:
+    """For a process that is one run: no garbage collection until the first model answer.
+    Start-up creates ~150,000 objects (modules, classes, functions) and almost no garbage,
+    and the collector's passes over them cost ~10% of the instructions to the first request."""
+    gc.disable()
+
+
+def resume_gc() -> None:
+    """The collector back on (once the first request is out), with what start-up made frozen:
+    it lives as long as the process, so neither the later passes nor the one at exit walk it."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 class UsageError(Exception):

@@ -31,7 +31,7 @@ from ..messages import (
 )
 from ..options import AgentOptions
 from ..sessions import TranscriptWriteError
-from .config import EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, UsageError, build_options
+from .config import EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, UsageError, build_options, resume_gc
 
 
 def message_json(msg: Message, session_id: str = "") -> dict[str, Any]:
@@ -160,6 +160,8 @@ async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> 
             asyncio.get_running_loop().add_signal_handler(signum, on_signal, signum)
     try:
         async for msg in query(prompt, options):
+            if not isinstance(msg, SystemMessage):  # the first request is out: start-up is over
+                resume_gc()
             if isinstance(msg, SystemMessage) and msg.subtype == "init":
                 session_id = str(msg.data.get("session_id", ""))
                 for w in msg.data.get("warnings") or []:  # in every output format: about the user's own files
