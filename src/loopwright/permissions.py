@@ -31,10 +31,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from . import bashcheck, bashparse
 from .workspace import HARMLESS_READS, HARMLESS_WRITES, ToolState, Workspace, kernel_path, protected
+
+if TYPE_CHECKING:  # imported by the methods that judge a shell command: most runs start without one
+    from . import bashcheck, bashparse
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 PERMISSION_MODES: tuple[str, ...] = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
@@ -557,6 +559,8 @@ class Permissions:
     # -- Bash ----------------------------------------------------------------------------------
 
     def _bash(self, command: Any, hook: str | None) -> Verdict:
+        from . import bashcheck, bashparse
+
         if not isinstance(command, str):
             command = ""
         parsed = bashparse.parse(command)
@@ -599,6 +603,8 @@ class Permissions:
 
     def _bash_auto(self, parsed: bashparse.ParsedCommand, uses: list[bashcheck.PathUse], bare: bool) -> Verdict:
         """default, acceptEdits, plan and dontAsk: what runs without asking."""
+        from . import bashcheck
+
         if not parsed.ok:
             if self.mode == "plan":
                 return Verdict("deny", f"Permission denied: plan mode runs read-only commands only, and this "
@@ -671,6 +677,8 @@ class Permissions:
         return f"it sets {', '.join(bad)}, which changes what runs" if bad else None
 
     def _part_problem(self, c: bashparse.SimpleCommand, parsed: bashparse.ParsedCommand) -> str | None:
+        from . import bashcheck
+
         label = f"`{c.text or c.original}`"
         if c.opaque:
             return f"{label}: {c.opaque}"
@@ -704,6 +712,8 @@ class Permissions:
         (HEAD, objects/, refs/) is one too: planted by an earlier edit, by this very command,
         or shipped in a cloned project. So git is auto-approved only where the repository it
         will find is known now and is not such a directory (the bare repository attack)."""
+        from . import bashcheck
+
         starts: list[str] | None = [self.ws.shell_cwd()]
         for x in parsed.commands:
             if x is c:

@@ -39,10 +39,10 @@ from typing import TYPE_CHECKING, Any
 
 from .hooks import HOOK_EVENTS, CommandHook, HookContext, HookMatcher, Hooks
 from .permissions import PERMISSION_MODES, Permissions, Rule
-from .sandbox import SandboxConfig, SandboxError, config_from, make_sandbox
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # sandbox: imported where a sandbox is configured (most runs have none)
     from .options import AgentOptions
+    from .sandbox import SandboxConfig
 
 SETTING_SOURCES = ("user", "project", "local")
 
@@ -115,6 +115,8 @@ class Settings:
         for event, entries in hooks.items():
             self.hooks.setdefault(event, []).extend(_hook_matchers(event, entries, where))
         if "sandbox" in data:
+            from .sandbox import SandboxConfig, SandboxError
+
             self.sandbox = self.sandbox or SandboxConfig()
             try:
                 self.sandbox.add(data["sandbox"], where, base)
@@ -281,12 +283,16 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
         hooks.callbacks, hooks.env = merged.callbacks, merged.env
     hooks = hooks.for_run(HookContext(cwd=str(cwd), permission_mode=mode or "default"))  # never the caller's object
     env = dict(settings.env) if settings else {}
-    try:  # the options' sandbox (--sandbox, AgentOptions(sandbox=...)) on top of the files'
-        sb_config = config_from(getattr(options, "sandbox", None), "AgentOptions.sandbox", cwd,
-                                start=settings.sandbox if settings is not None else None)
-        sandbox = make_sandbox(sb_config, cwd, add_dirs, permissions, env)
-    except SandboxError as e:
-        raise SettingsError(str(e)) from None
+    sandbox = None
+    if getattr(options, "sandbox", None) is not None or (settings is not None and settings.sandbox is not None):
+        from .sandbox import SandboxError, config_from, make_sandbox
+
+        try:  # the options' sandbox (--sandbox, AgentOptions(sandbox=...)) on top of the files'
+            sb_config = config_from(getattr(options, "sandbox", None), "AgentOptions.sandbox", cwd,
+                                    start=settings.sandbox if settings is not None else None)
+            sandbox = make_sandbox(sb_config, cwd, add_dirs, permissions, env)
+        except SandboxError as e:
+            raise SettingsError(str(e)) from None
     if sandbox is not None:
         permissions.sandbox_auto_allow = sandbox.auto_allows
     return RunConfig(permissions, hooks, add_dirs, env, settings, sandbox)
