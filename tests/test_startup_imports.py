@@ -16,12 +16,14 @@ from loopwright.testing import ScriptedServer
 
 pytestmark = pytest.mark.e2e  # every test here runs programs as subprocesses
 
-# Each of these costs tens to thousands of milliseconds and is needed only later, if ever:
-# the SDKs (a user's own client), pydantic (their dependency), rich / prompt_toolkit /
-# pygments (interactive mode), bashlex (judging a shell command), jsonschema /
-# fastjsonschema (validating a tool input), httpx (the old HTTP client; httpx2 is ours).
+# Each of these costs milliseconds to seconds and is needed only later, if ever: the SDKs
+# (a user's own client), pydantic (their dependency), rich / prompt_toolkit / pygments
+# (interactive mode), bashlex and loopwright's own shell parser and judge (judging a shell
+# command), jsonschema / fastjsonschema (validating a tool input), httpx and httpx2 (the
+# layers above httpcore2, which is ours), the OS sandbox (when one is configured).
 HEAVY = ("anthropic", "openai", "pydantic", "pydantic_core", "rich", "prompt_toolkit", "pygments", "bashlex",
-         "jsonschema", "fastjsonschema", "httpx", "yaml")
+         "jsonschema", "fastjsonschema", "httpx", "httpx2", "yaml")
+HEAVY_OWN = ("loopwright.bashparse", "loopwright.bashcheck", "loopwright.sandbox")
 MARK = "MODULES:"
 
 
@@ -39,15 +41,16 @@ def modules_of_one_call(provider: str, tmp_path: Path) -> tuple[set[str], int]:
         n = len(srv.loop_requests)
     assert p.returncode == 0, p.stderr
     [line] = [x for x in p.stderr.splitlines() if x.startswith(MARK)]
-    return {m.split(".")[0] for m in line.removeprefix(MARK).split()}, n
+    return set(line.removeprefix(MARK).split()), n
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_print_mode_imports_nothing_heavy_before_the_first_request(provider: str, tmp_path: Path) -> None:
     loaded, requests = modules_of_one_call(provider, tmp_path)
     assert requests == 1  # the run really reached the model
-    assert "httpx2" in loaded  # through the transport, not a stub
-    assert sorted(loaded & set(HEAVY)) == []
+    assert "httpcore2" in loaded  # through the transport, not a stub
+    assert sorted({m.split(".")[0] for m in loaded} & set(HEAVY)) == []
+    assert sorted(loaded & set(HEAVY_OWN)) == []
 
 
 def test_importing_the_providers_loads_no_http_client() -> None:

@@ -15,6 +15,7 @@ import ssl
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -25,7 +26,7 @@ import pytest
 import loopwright as lw
 from loopwright.invariant import check, holds_final
 from loopwright.models.anthropic import AnthropicModel
-from loopwright.models.http import USER_AGENT, HTTPModel
+from loopwright.models.http import USER_AGENT, HTTPModel, _env_proxy
 from loopwright.models.openai_compat import OpenAICompatModel
 from loopwright.testing import Fault, ScriptedServer, strip_cache_control
 
@@ -400,3 +401,70 @@ def test_the_system_trust_store_is_loaded_only_where_tls_can_happen(monkeypatch:
     assert remote is anthropic("https://other.example.invalid")._tls_context()  # loaded once per process
     monkeypatch.setenv("HTTPS_PROXY", "https://proxy.example.invalid:3128")
     assert anthropic("http://127.0.0.1:8080")._tls_context() is remote  # TLS to the proxy
+
+
+# --- what the transport does itself on top of httpcore2 ---------------------------------------------
+
+
+class _Pieces(BaseHTTPRequestHandler):
+    """An event stream written in pieces cut between a \\r and its \\n and inside a UTF-8
+    character, each piece flushed on its own (chunked, no Nagle delay)."""
+
+    protocol_version = "HTTP/1.1"
+    PIECES = [b"event: a\r", b"\ndata: h\xc3", b"\xa9llo\r\n\r", b"\n", b"data: 2\rdata: 3\n", b"last"]
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"] or 0))
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for piece in self.PIECES:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.flush()
+            time.sleep(0.02)
+        self.wfile.write(b"0\r\n\r\n")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_stream_lines_are_split_as_httpx_splits_them_across_pieces() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Pieces)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    async def lines() -> list[str]:
+        m = anthropic(f"http://127.0.0.1:{server.server_address[1]}")
+        response = await m._open({"model": "m"})
+        try:
+            return [line async for line in response.aiter_lines()]
+        finally:
+            await response.aclose()
+            await m.aclose()
+
+    try:
+        got = asyncio.run(lines())
+    finally:
+        server.shutdown()
+        server.server_close()
+    # a \\r\\n cut in two is one line end, not two (an empty line would end an SSE event early)
+    assert got == ["event: a", "data: h\u00e9llo", "", "data: 2", "data: 3", "last"]
+
+
+def test_the_proxy_comes_from_the_environment_by_httpx_rules() -> None:
+    p, url = "http://proxy.test:3128", "https://api.x.test/v1/messages"
+    assert _env_proxy(url, {"HTTPS_PROXY": p}) == p
+    assert _env_proxy(url, {"HTTP_PROXY": p}) is None  # another scheme's proxy
+    assert _env_proxy(url, {"ALL_PROXY": "proxy.test:1"}) == "http://proxy.test:1"  # no scheme: http://
+    assert _env_proxy(url, {"ALL_PROXY": "http://all", "HTTPS_PROXY": p}) == p
+    assert _env_proxy(url, {"HTTPS_PROXY": "http://upper", "https_proxy": "http://lower"}) == "http://lower"
+    assert _env_proxy("http://h.test", {"HTTP_PROXY": p, "REQUEST_METHOD": "GET"}) is None  # CGI: a header
+    for no in ("*", "x.test", "api.x.test", ".x.test", "API.X.test:443", "https://api.x.test", "a.test, x.test"):
+        assert _env_proxy(url, {"HTTPS_PROXY": p, "NO_PROXY": no}) is None, no
+    for no in ("wx.test", "api.x.test:8443", "http://api.x.test", ".api.x.test", "x"):
+        assert _env_proxy(url, {"HTTPS_PROXY": p, "no_proxy": no}) == p, no
+    assert _env_proxy("http://10.1.2.3:8080", {"HTTP_PROXY": p, "NO_PROXY": "10.0.0.0/8"}) is None
+    assert _env_proxy("http://10.1.2.3:8080", {"HTTP_PROXY": p, "NO_PROXY": "10.1.2.4"}) == p
+    assert _env_proxy("http://[::1]:8080", {"HTTP_PROXY": p, "NO_PROXY": "::1"}) is None
+    assert _env_proxy("http://[::1]:8080", {"HTTP_PROXY": p, "NO_PROXY": "[::1]:8080"}) is None

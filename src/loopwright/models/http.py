@@ -4,7 +4,7 @@ types, models.base and models.retry.
 The HTTP transport the two providers share: one `POST` per model call, streamed (SSE),
 with loopwright's own retries, and no provider SDK on the path.
 
-- One `httpx2.AsyncClient` per event loop (its connection pool is bound to the loop):
+- One httpcore2 connection pool per event loop (a pool is bound to its loop):
   connection pooling and HTTP/1.1 keep-alive across the calls of a run; timeouts
   `connect_timeout` (TCP + TLS), `timeout` (the longest silence: waiting for the
   response, or between two reads of the stream) and `total_timeout` (one whole call,
@@ -22,18 +22,25 @@ with loopwright's own retries, and no provider SDK on the path.
   `AsyncOpenAI(...)`) is still accepted: the call then goes through it (its retries
   off), and the same SSE decoding and retry loop apply.
 
-Why httpx2 and not httpx: httpx2 is the HTTP client the current official SDKs
-(anthropic >= 2, openai >= 3) are built on, so a user who installs an SDK extra has one
-HTTP stack, not two; it is the maintained line (httpx's last release, 0.28.1, is from
-2024-12); and it builds its TLS context from the system store (truststore on macOS and
-Windows), which is what a corporate proxy's re-signed certificates need. Importing
-either costs the same (~120 ms here, measured).
+Why httpcore2, httpx2's own transport, and not httpx2 (or httpx) on top of it: httpx2 is the
+HTTP client the current official SDKs (anthropic >= 2, openai >= 3) are built on, so a user
+who installs an SDK extra has one HTTP stack, not two; it is the maintained line (httpx's
+last release, 0.28.1, is from 2024-12); and it builds its TLS context from the system store
+(truststore on macOS and Windows). Of it we need one POST, streamed: the connection pool,
+keep-alive, timeouts, proxies (HTTP, CONNECT tunnels, SOCKS) and TLS are httpcore2's, and
+httpx2's layer above them (URL and header models, cookies, auth, redirects, content
+decoding) would be loaded for nothing: importing httpx2 costs ~12% of the instructions from
+process start to the first request, more than everything it would do for us. What httpx2
+adds that we use is small and here: the proxy from the environment (`_env_proxy`, its
+rules) and lines of a stream (`_Response.aiter_lines`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import functools
+import ipaddress
 import json
 import os
 import ssl
@@ -41,9 +48,10 @@ import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, ClassVar, TypedDict
+from urllib.parse import unquote, urlsplit
 
 from .. import __version__
-from .base import ModelEvent, ModelRequest, ModelResponse
+from .base import ModelError, ModelEvent, ModelRequest, ModelResponse
 from .retry import (
     AttemptFailed,
     Failure,
@@ -61,7 +69,8 @@ READ_TIMEOUT_S = 600.0
 # Longer than any sound call (128k output tokens at ~80 tokens/s is ~27 min), so only a
 # server that keeps a stream open without finishing it (keep-alive pings forever) meets it.
 TOTAL_TIMEOUT_S = 1800.0
-# Errors of httpx2 that come out the same on every try: retrying them only delays the message.
+# Errors of httpcore2 (or of a user's SDK client) that come out the same on every try:
+# retrying them only delays the message.
 _DETERMINISTIC = frozenset({"ProxyError", "UnsupportedProtocol", "InvalidURL", "LocalProtocolError"})
 
 
@@ -110,7 +119,8 @@ class HTTPModel:
             self.retry.max_delay = retry_max_delay
         # A user's SDK client: loopwright retries (visibly), so the SDK's own retries are off.
         self.sdk_client = client.with_options(max_retries=0) if hasattr(client, "with_options") else client
-        self._http: Any = None
+        self._http: Any = None  # httpcore2's pool, made at the first call
+        self._headers: list[tuple[bytes, bytes]] = []
         self._http_loop: asyncio.AbstractEventLoop | None = None
         self._url = (self.base_url or self.default_base_url).rstrip("/") + self.path
 
@@ -137,19 +147,36 @@ class HTTPModel:
     # --- the transport ---------------------------------------------------------------------
 
     def _client(self) -> Any:
-        """This event loop's HTTP client (httpx2 pools are bound to their loop)."""
+        """This event loop's connection pool (httpcore2 pools are bound to their loop)."""
         loop = asyncio.get_running_loop()
         if self._http is None or self._http_loop is not loop:
-            import httpx2  # here, not at import: `import loopwright` stays light
+            import httpcore2  # here, not at import: `import loopwright` stays light
 
-            self._http = httpx2.AsyncClient(
-                headers=self.headers(),
-                verify=self._tls_context(),
-                timeout=httpx2.Timeout(self.timeout, connect=self.connect_timeout),
-                limits=httpx2.Limits(max_connections=20, max_keepalive_connections=10, keepalive_expiry=60.0),
-                trust_env=True,  # HTTPS_PROXY / NO_PROXY, SSL_CERT_FILE / SSL_CERT_DIR
-                follow_redirects=False,
-            )
+            target = urlsplit(self._url)
+            if target.scheme not in ("http", "https") or not target.hostname:
+                raise ModelError(f"the base URL {self.base_url or self.default_base_url!r} is not an http(s) URL")
+            # Host (as httpx sends it: the port only when it is not the scheme's), then ours.
+            host = target.netloc.rpartition("@")[2]
+            if target.port == {"http": 80, "https": 443}[target.scheme]:
+                host = host.rsplit(":", 1)[0]
+            self._headers = [(b"host", host.encode("idna" if not host.isascii() else "ascii")),
+                             *((k.encode(), v.encode()) for k, v in self.headers().items())]
+            pool: dict[str, Any] = {"ssl_context": self._tls_context(), "max_connections": 20,
+                                    "max_keepalive_connections": 10, "keepalive_expiry": 60.0}
+            proxy = _env_proxy(self._url)
+            if proxy is None:
+                self._http = httpcore2.AsyncConnectionPool(**pool)
+            else:
+                p = urlsplit(proxy)
+                auth = (unquote(p.username).encode(), unquote(p.password or "").encode()) if p.username else None
+                url = httpcore2.URL(scheme=p.scheme.encode(), host=(p.hostname or "").encode(), port=p.port,
+                                    target=b"/")
+                if p.scheme in ("http", "https"):
+                    self._http = httpcore2.AsyncHTTPProxy(proxy_url=url, proxy_auth=auth, **pool)
+                elif p.scheme in ("socks5", "socks5h"):
+                    self._http = httpcore2.AsyncSOCKSProxy(proxy_url=url, proxy_auth=auth, **pool)
+                else:
+                    raise ModelError(f"the proxy {proxy!r} from the environment is not http, https or socks5")
             self._http_loop = loop
         return self._http
 
@@ -167,18 +194,23 @@ class HTTPModel:
         """Close this loop's connection pool. Left to the garbage collector, a client of a
         finished asyncio.run() is closed on the next run's loop, which fails ("Event loop is
         closed") and leaks sockets. A user's own SDK client is theirs to close."""
-        client, self._http = self._http, None
-        if client is not None and self._http_loop is asyncio.get_running_loop():
-            await client.aclose()
+        pool, self._http = self._http, None
+        if pool is not None and self._http_loop is asyncio.get_running_loop():
+            await pool.aclose()
 
     async def _open(self, body: dict[str, Any]) -> Any:
         """Send the request; the response with its headers read and its body not yet."""
         if self.sdk_client is not None:
             return await self._sdk_open(body)
-        client = self._client()
+        pool = self._client()
+        import httpcore2
+
         data = json.dumps({**body, "stream": True}, ensure_ascii=False, separators=(",", ":")).encode()
-        request = client.build_request("POST", self._url, content=data)
-        response = await client.send(request, stream=True)
+        t = self.timeout
+        request = httpcore2.Request(
+            "POST", self._url, headers=[*self._headers, (b"content-length", str(len(data)).encode())], content=data,
+            extensions={"timeout": {"connect": self.connect_timeout, "read": t, "write": t, "pool": t}})
+        response = _Response(await pool.handle_async_request(request))
         if response.status_code >= 300:
             try:
                 raw = await response.aread()
@@ -262,14 +294,98 @@ class HTTPModel:
 @functools.lru_cache(maxsize=4)
 def _system_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
     """httpx2's own default context (keyed on the variables it reads)."""
-    import httpx2
+    import httpcore2
 
-    return httpx2.create_ssl_context()
+    return httpcore2.default_ssl_context(_trust_env=True)
+
+
+def _env_proxy(url: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The proxy for `url` from the environment, by httpx2's rules: `<scheme>_proxy`, else
+    `all_proxy` (a lower-case name wins over its upper-case one; a proxy without a scheme is
+    http://), unless `no_proxy` lists the host: `*` (no proxy at all), a name (the host and
+    its subdomains), `.name` (subdomains only), an IP address, a network (`10.0.0.0/8`),
+    any of them with `:port`, or `scheme://host`."""
+    env: dict[str, str] = {}
+    for k, v in sorted((environ if environ is not None else os.environ).items(), key=lambda kv: kv[0].islower()):
+        if k.lower().endswith("_proxy") and v:
+            env[k.lower()] = v
+    if "REQUEST_METHOD" in (environ if environ is not None else os.environ):  # a CGI script: HTTP_PROXY is a header
+        env.pop("http_proxy", None)
+    target = urlsplit(url)
+    proxy = env.get(f"{target.scheme}_proxy") or env.get("all_proxy")
+    if not proxy:
+        return None
+    host, port = (target.hostname or "").lower(), target.port or {"http": 80, "https": 443}.get(target.scheme)
+    for entry in (e.strip().lower() for e in env.get("no_proxy", "").split(",")):
+        if entry == "*":
+            return None
+        if not entry:
+            continue
+        scheme, sep, entry = entry.rpartition("://")
+        if sep and scheme != target.scheme:
+            continue
+        name, want_port = entry, None
+        if entry.startswith("["):  # [::1] or [::1]:8080
+            name, _, rest = entry[1:].partition("]")
+            want_port = rest[1:] or None
+        elif entry.count(":") == 1:
+            name, want_port = entry.split(":")
+        if want_port is not None and want_port != str(port):
+            continue
+        try:
+            if ipaddress.ip_address(host) in ipaddress.ip_network(name, strict=False):
+                return None
+            continue
+        except ValueError:  # a host name, or an entry that is not an address
+            pass
+        if name.startswith("."):
+            if host.endswith(name):
+                return None
+        elif host == name or host.endswith("." + name):
+            return None
+    return proxy if "://" in proxy else f"http://{proxy}"
+
+
+class _Response:
+    """httpcore2's response with the httpx-style members the transport reads (a user's SDK
+    client answers with an httpx2 Response, which has the same ones)."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self.status_code: int = raw.status
+        self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw.headers}
+
+    async def aread(self) -> bytes:
+        return bytes(await self._raw.aread())
+
+    async def aclose(self) -> None:
+        await self._raw.aclose()
+
+    async def aiter_lines(self) -> AsyncIterator[str]:
+        """The body's lines, as httpx splits them: at \\n, \\r\\n or \\r (a \\r at the end of a
+        chunk waits for the next one, which may start with its \\n), the last one even
+        without an end; UTF-8, bad bytes replaced."""
+        decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+        rest = ""
+        async for chunk in self._raw.aiter_stream():
+            text = rest + decode(chunk)
+            held = "\r" if text.endswith("\r") else ""
+            *lines, rest = text[:len(text) - len(held)].replace("\r\n", "\n").replace("\r", "\n").split("\n")
+            rest += held
+            for line in lines:
+                yield line
+        text = rest + decode(b"", True)
+        if text:
+            *lines, last = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+            for line in lines:
+                yield line
+            if last:
+                yield last
 
 
 def _cause(e: BaseException, kind: type[BaseException]) -> BaseException | None:
-    """The first exception of type `kind` in e's chain of causes (httpx2 wraps httpcore2's,
-    which wraps the ssl module's)."""
+    """The first exception of type `kind` in e's chain of causes (httpcore2's wrap the ssl
+    module's; an SDK's wrap httpx2's, which wrap httpcore2's)."""
     seen: set[int] = set()
     cur: BaseException | None = e
     while cur is not None and id(cur) not in seen:
