@@ -25,7 +25,6 @@ import os
 import re
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -276,6 +275,8 @@ def _shell_cwd(ctx: ToolContext) -> Path:
 
 async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
     loop = asyncio.get_running_loop()
+    import tempfile  # at the first command: a run may have none
+
     fd, pwd_file = tempfile.mkstemp(prefix="loopwright-cwd-")
     os.close(fd)
     cwd = _shell_cwd(ctx)

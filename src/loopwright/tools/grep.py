@@ -47,7 +47,6 @@ import codecs
 import contextlib
 import json
 import os
-import pickle
 import re
 import shutil
 import signal
@@ -915,6 +914,8 @@ async def search(q: Query, engine: str = "auto", sandbox: Any = None, timeout: f
 async def run_python_isolated(q: Query) -> list[FileHits]:
     """run_python in a forked child: Python's `re` cannot be interrupted (a catastrophic pattern
     holds the GIL), but a process can be killed. The child sends its hits back pickled."""
+    import pickle  # before the fork, for both sides (a Python grep is rarer than a run)
+
     r, w = os.pipe()
     with warnings.catch_warnings():  # Python 3.12+ warns about fork in a threaded process; the
         warnings.simplefilter("ignore", DeprecationWarning)  # child only runs the engine, then _exit
@@ -947,6 +948,8 @@ async def run_python_isolated(q: Query) -> list[FileHits]:
 
 
 def _engine_child(q: Query, w: int) -> None:
+    import pickle  # already loaded: run_python_isolated imported it before the fork
+
     code = 0
     try:
         with contextlib.suppress(ValueError):  # the parent's signal handling is not ours

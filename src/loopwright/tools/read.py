@@ -5,7 +5,6 @@ Read {file_path, offset?, limit?}: a file as `cat -n` text, or an image block.""
 from __future__ import annotations
 
 import base64
-import difflib
 import json
 from pathlib import Path
 from typing import Any
@@ -55,6 +54,8 @@ def _missing(path: Path, ctx: ToolContext) -> str:
             names = [p.name for p in parent.iterdir()][:5000]
         except OSError:
             names = []
+        import difflib  # for a missing file only
+
         close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
         if close:
             msg += " Did you mean: " + ", ".join(str(parent / c) for c in close) + "?"

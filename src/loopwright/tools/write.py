@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from pathlib import Path
 from typing import Any
@@ -107,7 +106,7 @@ def _write_all(fd: int, data: bytes, offset: int | None = None) -> None:
 def _replace(target: Path, data: bytes, st: os.stat_result | None) -> bool:
     """Temp file + fsync + rename. False (nothing done) when the directory takes no new file, or
     the copy cannot get the original's owner (not root, someone else's file in a shared directory)."""
-    tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    tmp = target.with_name(f".{target.name}.{os.urandom(4).hex()}.tmp")
     # a new file gets 0666 less the umask, as open(2) gives; an existing one its own mode below
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666 if st is None else 0o600)
