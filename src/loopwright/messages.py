@@ -10,6 +10,17 @@ from typing import Any, Literal, TypeAlias, TypedDict
 from .blocks import Block, ToolResultBlock, WireMessage, blocks_to_wire
 from .usage import CallUsage, Usage
 
+
+class TranscriptWriteError(Exception):
+    """The transcript could not be written (disk full, quota, file size limit). The run ends
+    with an error result; the lines already on disk stay whole, so the session stays loadable.
+    (Raised by sessions; defined here so a caller can catch it without loading the store.)"""
+
+    def __init__(self, message: str, session_id: str = "") -> None:
+        super().__init__(message)
+        self.session_id = session_id
+
+
 ResultSubtype = Literal[
     "success",
     "error_max_turns",

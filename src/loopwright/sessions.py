@@ -48,6 +48,9 @@ from .messages import (
     SystemMessage,
     UserMessage,
 )
+
+# TranscriptWriteError lives in messages: the CLI catches it without loading this module
+from .messages import TranscriptWriteError as TranscriptWriteError
 from .settings import loopwright_home as loopwright_home  # one definition for both: `~` expanded
 
 FsyncPolicy = Literal["none", "turn", "always"]
@@ -144,15 +147,6 @@ class SessionStore(Protocol):
     def fork(self, session_id: str, new_id: str, cwd: Path, up_to_uuid: str | None = None) -> None: ...
 
     def list(self, cwd: Path | None = None) -> list[SessionInfo]: ...
-
-
-class TranscriptWriteError(Exception):
-    """The transcript could not be written (disk full, quota, file size limit). The run ends
-    with an error result; the lines already on disk stay whole, so the session stays loadable."""
-
-    def __init__(self, message: str, session_id: str = "") -> None:
-        super().__init__(message)
-        self.session_id = session_id
 
 
 class JsonlWriter:

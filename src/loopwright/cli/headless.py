@@ -27,10 +27,10 @@ from ..messages import (
     ResultMessage,
     StreamEvent,
     SystemMessage,
+    TranscriptWriteError,
     UserMessage,
 )
 from ..options import AgentOptions
-from ..sessions import TranscriptWriteError
 from .config import EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, UsageError, build_options, resume_gc
 
 
@@ -137,9 +137,11 @@ def transcript_failure(error: str, session_id: str) -> ResultMessage:
 
 
 async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> int:
-    from .render import TraceRenderer
+    renderer = None
+    if args.output_format == "text":
+        from .render import TraceRenderer
 
-    renderer = TraceRenderer(sys.stderr, verbose=args.verbose) if args.output_format == "text" else None
+        renderer = TraceRenderer(sys.stderr, verbose=args.verbose)
     result: ResultMessage | None = None
     session_id = ""
     # SIGTERM (timeout(1), CI, docker stop) and SIGHUP (the terminal closed) cancel the run
