@@ -27,8 +27,10 @@ Two kinds of hook, configured per event with a matcher:
   exit code: a non-blocking error, reported.
 
 Output fields: ``continue: false`` (+ ``stopReason``) ends the run; ``decision: "block"`` +
-``reason``; ``systemMessage``; ``hookSpecificOutput.permissionDecision`` (allow | deny | ask),
-``permissionDecisionReason``, ``updatedInput``, ``additionalContext``.
+``reason``; ``systemMessage``; ``suppressOutput: true`` (the hook's output is not shown: no
+``hook_message``); ``hookSpecificOutput.permissionDecision`` (allow | deny | ask),
+``permissionDecisionReason``, ``updatedInput``, ``additionalContext`` (PreToolUse: appended to the
+call's result, or to its refusal; SubagentStart: added to the subagent's first message).
 
 Matching hooks of one event run concurrently. Each has a timeout (default 60 s); a hook that
 times out or crashes is reported (a SystemMessage "hook_error" in the stream and a log
