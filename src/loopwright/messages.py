@@ -80,13 +80,24 @@ class HookReportData(TypedDict, total=False):
     parent_tool_use_id: str  # relayed from a subagent
 
 
-SystemData: TypeAlias = InitData | ApiRetryData | CompactBoundaryData | CompactErrorData | HookReportData
+class ModelFallbackData(TypedDict):
+    """`model_fallback`: the model was overloaded or unavailable after its retries; this request
+    and the rest of the run go to `to_model` (models/fallback.py)."""
+
+    from_model: str
+    to_model: str
+    error: str
+    status: int | None
+
+
+SystemData: TypeAlias = (InitData | ApiRetryData | CompactBoundaryData | CompactErrorData | HookReportData
+                         | ModelFallbackData)
 
 
 @dataclass(slots=True)
 class SystemMessage:
     """A session event: `init`, `api_retry`, `compact_boundary`, `compact_error`, `hook_error`,
-    `hook_message`. `data` has the shape of the subtype's TypedDict above (InitData, ...)."""
+    `hook_message`, `model_fallback`. `data` has the shape of the subtype's TypedDict above (InitData, ...)."""
 
     subtype: str
     data: dict[str, Any] = field(default_factory=dict)
