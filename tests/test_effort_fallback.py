@@ -238,3 +238,23 @@ def test_cli_effort_thinking_and_fallback(tmp_path: Path) -> None:
 def test_cli_refuses_bad_values_before_any_call(tmp_path: Path, args: list[str], needle: str) -> None:
     p = run_cli(tmp_path, "-p", "hi", "--model", "claude-opus-4-7", "--base-url", "http://127.0.0.1:9", *args)
     assert p.returncode == 2 and needle in p.stderr, p.stderr
+
+
+def test_a_subagent_on_a_fallback_model_keeps_the_other_fallbacks() -> None:
+    """The subagent's own model is one of the parent's fallbacks: it starts (the list drops it) and
+    still falls back to the rest when its model is overloaded."""
+    helper = lw.AgentDefinition("Helps", "You help.", tools=["echo"], model="claude-sonnet-4-5")
+
+    def turns(h: list[dict[str, Any]]) -> Any:
+        if h[0]["content"][0]["text"] == "main":
+            return [use("a1", "Agent", {"description": "d", "prompt": "sub", "subagent_type": "helper"})] \
+                if len(h) == 1 else [text("parent done")]
+        return [text("sub done")]
+
+    with ScriptedServer(turns, min_cache_tokens=0) as srv:
+        srv.inject(Fault.overloaded(times=100, model="claude-sonnet-4-5"))
+        r = collect("main", options(srv, "claude-opus-4-7", fallback_model=["claude-sonnet-4-5", "claude-haiku-4-5"],
+                                    agents={"helper": helper}))[-1]
+        sub_models = [q.body["model"] for q in srv.loop_requests if q.body["messages"][0]["content"][0]["text"] == "sub"]
+    assert r.subtype == "success" and "sub done" in json.dumps(r.messages[2])
+    assert sub_models == ["claude-sonnet-4-5", "claude-haiku-4-5"]

@@ -188,9 +188,13 @@ async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, 
     if isinstance(model, str):
         model = MODEL_ALIASES.get(model, model)
     system = f"{d.prompt}\n\nWorking directory: {p.cwd}"
+    fallbacks = p.options.fallback_model  # the parent's, less the subagent's own model
+    if isinstance(fallbacks, list):
+        fallbacks = [m for m in fallbacks if m != model] or None
     try:
         options = replace(
             p.options, model=model, tools=tools, agents={}, system_prompt=system, append_system_prompt=None,
+            fallback_model=fallbacks,
             max_turns=d.max_turns if d.max_turns is not None else p.options.max_turns, max_budget_usd=left,
             hooks=None, session_id=None, resume=None, fork_session=False, continue_conversation=False,
             persist_session=False)
