@@ -120,7 +120,7 @@ class HTTPModel:
         # A user's SDK client: loopwright retries (visibly), so the SDK's own retries are off.
         self.sdk_client = client.with_options(max_retries=0) if hasattr(client, "with_options") else client
         self._http: Any = None  # httpcore2's pool, made at the first call
-        self._headers: list[tuple[bytes, bytes]] = []
+        self._headers: dict[str, str] = {}
         self._http_loop: asyncio.AbstractEventLoop | None = None
         self._url = (self.base_url or self.default_base_url).rstrip("/") + self.path
 
@@ -135,13 +135,17 @@ class HTTPModel:
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         raise NotImplementedError
 
+    def request_headers(self, request: ModelRequest) -> dict[str, str]:
+        """Headers this request needs beyond `headers()` (a beta a feature asks for)."""
+        return {}
+
     def _read_stream(self, lines: AsyncIterator[str]) -> AsyncGenerator[ModelEvent, None]:
         raise NotImplementedError
 
     def _read_json(self, obj: Any) -> ModelResponse:
         raise NotImplementedError
 
-    async def _sdk_open(self, body: dict[str, Any]) -> Any:
+    async def _sdk_open(self, body: dict[str, Any], request_headers: dict[str, str] | None = None) -> Any:
         raise NotImplementedError
 
     # --- the transport ---------------------------------------------------------------------
@@ -159,8 +163,9 @@ class HTTPModel:
             host = target.netloc.rpartition("@")[2]
             if target.port == {"http": 80, "https": 443}[target.scheme]:
                 host = host.rsplit(":", 1)[0]
-            self._headers = [(b"host", host.encode("idna" if not host.isascii() else "ascii")),
-                             *((k.encode(), v.encode()) for k, v in self.headers().items())]
+            # (a request's own headers replace these by name, as httpx merges them)
+            self._headers = {"host": host.encode("idna").decode() if not host.isascii() else host,
+                             **{k.lower(): v for k, v in self.headers().items()}}
             pool: dict[str, Any] = {"ssl_context": self._tls_context(), "max_connections": 20,
                                     "max_keepalive_connections": 10, "keepalive_expiry": 60.0}
             proxy = _env_proxy(self._url)
@@ -198,17 +203,19 @@ class HTTPModel:
         if pool is not None and self._http_loop is asyncio.get_running_loop():
             await pool.aclose()
 
-    async def _open(self, body: dict[str, Any]) -> Any:
+    async def _open(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
         """Send the request; the response with its headers read and its body not yet."""
         if self.sdk_client is not None:
-            return await self._sdk_open(body)
+            return await self._sdk_open(body, headers)
         pool = self._client()
         import httpcore2
 
         data = json.dumps({**body, "stream": True}, ensure_ascii=False, separators=(",", ":")).encode()
+        sent = self._headers if not headers else {**self._headers, **{k.lower(): v for k, v in headers.items()}}
         t = self.timeout
         request = httpcore2.Request(
-            "POST", self._url, headers=[*self._headers, (b"content-length", str(len(data)).encode())], content=data,
+            "POST", self._url, content=data,
+            headers=[*((k.encode(), v.encode()) for k, v in sent.items()), (b"content-length", str(len(data)).encode())],
             extensions={"timeout": {"connect": self.connect_timeout, "read": t, "write": t, "pool": t}})
         response = _Response(await pool.handle_async_request(request))
         if response.status_code >= 300:
@@ -221,11 +228,13 @@ class HTTPModel:
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         body = self.build_params(request)
-        return with_retries(lambda: self._attempt(body), self._classify, self.retry, self.provider)
+        headers = self.request_headers(request)
+        return with_retries(lambda: self._attempt(body, headers), self._classify, self.retry, self.provider)
 
-    async def _attempt(self, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+    async def _attempt(self, body: dict[str, Any], headers: dict[str, str] | None = None
+                       ) -> AsyncGenerator[ModelEvent, None]:
         deadline = time.monotonic() + self.total_timeout if self.total_timeout else None
-        response = await self._open(body)
+        response = await self._open(body, headers)
         try:
             ctype = response.headers.get("content-type", "").lower()
             if "text/event-stream" in ctype:
