@@ -109,6 +109,7 @@ def test_anthropic_sends_claude_codes_headers(monkeypatch: pytest.MonkeyPatch) -
         plain, token = (r.headers for r in srv.loop_requests)
     assert plain["x-api-key"] == "test-key" and plain["anthropic-version"] == "2023-06-01"
     assert plain["user-agent"] == USER_AGENT and "authorization" not in plain and "anthropic-beta" not in plain
+    assert plain["host"] == srv.url.split("://")[1].rstrip("/") and plain["accept-encoding"] == "identity"
     assert token["authorization"] == "Bearer tok-123" and "x-api-key" not in token
     assert token["anthropic-beta"] == "beta-one,beta-two,extended-cache-ttl-2025-04-11"
     assert token["x-team"] == "infra"

@@ -159,13 +159,14 @@ class HTTPModel:
             target = urlsplit(self._url)
             if target.scheme not in ("http", "https") or not target.hostname:
                 raise ModelError(f"the base URL {self.base_url or self.default_base_url!r} is not an http(s) URL")
-            # Host (as httpx sends it: the port only when it is not the scheme's), then ours.
+            # Host as httpx sends it (the port only when it is not the scheme's); identity, as without
+            # an Accept-Encoding any coding is allowed and nothing here decodes one; the provider's.
+            # A request's own headers replace these by name (_open), as httpx merges them.
             host = target.netloc.rpartition("@")[2]
             if target.port == {"http": 80, "https": 443}[target.scheme]:
                 host = host.rsplit(":", 1)[0]
-            # (a request's own headers replace these by name, as httpx merges them)
             self._headers = {"host": host.encode("idna").decode() if not host.isascii() else host,
-                             **{k.lower(): v for k, v in self.headers().items()}}
+                             "accept-encoding": "identity", **{k.lower(): v for k, v in self.headers().items()}}
             pool: dict[str, Any] = {"ssl_context": self._tls_context(), "max_connections": 20,
                                     "max_keepalive_connections": 10, "keepalive_expiry": 60.0}
             proxy = _env_proxy(self._url)
