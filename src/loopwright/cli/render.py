@@ -178,6 +178,8 @@ def describe_result(name: str, r: ToolResultBlock, cwd: Path | None = None) -> s
     if cwd is not None:  # paths inside the project read better relative to it
         text = text.replace(f"{cwd}/", "")
     lines = [ln for ln in text.splitlines() if ln.strip()]
+    if r.is_error and text.startswith("Permission denied"):
+        return visible(" ".join(text.split()))  # in full: the end says which flag or rule allows it
     if name == "Bash" and lines:  # the end of a command's output is where the verdict is
         status = ""
         m = EXIT_RE.match(lines[-1].strip())
