@@ -329,8 +329,11 @@ class Permissions:
                     "gate cannot follow), or approve the call in an interactive run.")
         if name == "Bash":
             rules = self.suggest_rules(name, tool_input)
-            subject = v.subject if v is not None else None
-            rule = next((r for r in rules if subject and r.startswith(f"Bash({subject}")), rules[0] if rules else "Bash")
+            cmd = tool_input.get("command")
+            first = v.subject if v is not None and v.subject else (
+                cmd.split()[0] if isinstance(cmd, str) and cmd.split() else "")
+            fallback = rules[0] if rules else f"Bash({first}:*)" if first else "Bash"
+            rule = next((r for r in rules if first and r.startswith(f"Bash({first}")), fallback)
             return (f"To allow it, add a rule such as --allowedTools '{rule}' (or permissions.allow in "
                     ".loopwright/settings.json), or run with --permission-mode bypassPermissions.")
         if name in EDIT_TOOLS:
