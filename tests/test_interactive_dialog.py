@@ -332,6 +332,8 @@ def test_dialog_keys_only_an_explicit_choice_approves() -> None:
         for s in steps:
             if s == "!move":
                 d.move(1)
+            elif s == "!paste":
+                d.type("1. do it my way", paste=True)
             else:
                 getattr(d, s[1:])() if s.startswith("!") else d.type(s)
         assert d.answer.done()
@@ -346,6 +348,7 @@ def test_dialog_keys_only_an_explicit_choice_approves() -> None:
         assert await answer("use 2 spaces", "!escape") == Answer("no", "use 2 spaces")  # words kept
         assert await answer("9", "!move", "!enter") == Answer("always")  # 9 is no choice; Down, Enter
         assert await answer("ab", "!backspace", "!backspace", "1") == Answer("yes")
+        assert await answer("!paste", "!enter") == Answer("no", "1. do it my way")  # a paste is words
 
     asyncio.run(go())
 

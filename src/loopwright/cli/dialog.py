@@ -67,16 +67,16 @@ class PermissionDialog:
         if not self.answer.done():
             self.answer.set_result(answer)
 
-    def type(self, text: str) -> None:
-        """Typed or pasted text: a digit with no text yet is a choice; anything else starts (or
-        continues) the words of a "No"."""
+    def type(self, text: str, *, paste: bool = False) -> None:
+        """Typed text: a digit with no text yet is a choice; anything else, and anything pasted,
+        starts (or continues) the words of a "No"."""
         for ch in text.replace("\r", " ").replace("\n", " "):
             if not ch.isprintable():
                 continue
-            if not self.text and ch in "123":
+            if not self.text and ch in "123" and not paste:
                 self.choose(int(ch) - 1)
                 return
-            if not self.text and ch.isdigit():
+            if not self.text and ch.isdigit() and not paste:
                 continue  # not a choice, and no words started yet
             self.text += ch
             self.selected = 2
@@ -298,7 +298,7 @@ def dialog_bindings(get: Callable[[], PermissionDialog | None]) -> Any:
                 event.app.invalidate()
 
     on(Keys.Any, act=lambda d, e: d.type(e.data))
-    on(Keys.BracketedPaste, act=lambda d, e: d.type(e.data))
+    on(Keys.BracketedPaste, act=lambda d, e: d.type(e.data, paste=True))
     on("enter", act=lambda d, e: d.enter())
     on("escape", act=lambda d, e: d.escape())
     on("up", act=lambda d, e: d.move(-1))

@@ -120,17 +120,6 @@ class Spinner:
             i += 1
 
 
-def describe_call(name: str, tool_input: dict[str, Any]) -> str:
-    """A tool call in full, for a permission question: the whole command or path (a shortened
-    one could hide what is being approved), with control characters made visible."""
-    if isinstance(tool_input, dict) and name == "Bash" and isinstance(tool_input.get("command"), str):
-        return visible(tool_input["command"]) + (" &" if tool_input.get("run_in_background") else "")
-    if isinstance(tool_input, dict) and name in ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep"):
-        return describe_input(name, tool_input, None)  # the whole path, a preview of an edit
-    text = json.dumps(tool_input, ensure_ascii=False)
-    return visible(text if len(text) <= 2000 else text[:2000] + f"… ({len(text)} characters)")
-
-
 def describe_input(name: str, tool_input: dict[str, Any], cwd: Path | None) -> str:
     """The short form of a tool call's input that a reader needs: the command, the path, the pattern."""
     return visible(_describe_input(name, tool_input, cwd))
