@@ -228,7 +228,8 @@ def test_model_text_is_escaped_and_alt_keys_edit_the_line(tmp_path: Path) -> Non
         t.keys("Enter")
         s = t.wait("● success")
         assert r"before \x1b[2J\x1b[H cleared? \u202eevil\u202c bell\x07 end" in s
-        assert s.startswith("loopwright ·")  # the screen was not cleared
+        visible_now = t.tmux("capture-pane", "-p", "-t", t.name)  # the screen, without the scrollback
+        assert "loopwright · scripted:" in visible_now and "before" in visible_now  # it was not cleared
         # an Alt key while a tool runs does not interrupt it
         t.type("sleep")
         t.keys("Enter")
