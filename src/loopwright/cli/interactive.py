@@ -92,7 +92,7 @@ class Repl:
         self.last_ctrl_c = 0.0
         self.started = time.monotonic()
         self.status = ""
-        self.asker = PermissionAsker(options, self.say, self.client)
+        self.asker = PermissionAsker(options, lambda s: self.say(s), self.client)
         self.renderer: Any = None
         self.app: Any = None
 
