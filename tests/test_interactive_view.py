@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_interactive import Term, exit_status, running, until
 
 from loopwright.sessions import load_transcript
 
 from helpers import LOOPWRIGHT_BIN, bash, cli_env, loopwright_cmd, text, use
-from test_interactive import Term, exit_status, running, until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")]
 pytest.importorskip("loopwright.tools.builtin", reason="the CLI needs the built-in tools")
@@ -117,7 +117,7 @@ def test_tool_output_preview_expand_diff_and_status_line(tmp_path: Path, session
     t.wait("(100000 lines)")
     # the status line while a tool works: time, the call, tokens, cost, window n_k / W
     t.wait("⏺ Bash(sleep 2; echo woke)")
-    bar = t.wait("Bash(sleep 2; echo woke) ·", timeout=5).splitlines()[-1]
+    bar = t.wait("· Bash(sleep 2; echo woke) · Esc to interrupt", timeout=5).splitlines()[-1]
     assert "working…" in bar and "tokens" in bar and "$0.0000" in bar and "/200k (" in bar, bar
     t.wait("slept")
     # the header: once per session, not once per prompt
@@ -285,3 +285,43 @@ def test_slash_menu_completes_builtins_custom_commands_and_skills(tmp_path: Path
     t.wait("hello there")
     h = load_transcript(s.transcripts()[0]).history
     assert h[0]["content"][0]["text"] == "Say hello."
+
+
+def test_session_list_is_right_after_compaction(tmp_path: Path) -> None:
+    """Against the loopback API server (a priced model): after /compact, the /resume list counts
+    the conversation's prompts and the whole cost, the summarizing call's included."""
+    import re
+
+    from loopwright.testing import ScriptedServer
+
+    work = tmp_path / "work"
+    work.mkdir()
+    replies = [[text("answer one")], [text("answer two")], [text("answer three")], [text("summary of the talk")]]
+    with ScriptedServer(replies) as srv:
+        t = Term(f"lw-{uuid.uuid4().hex[:8]}")
+        env = (f"env -u LOOPWRIGHT_SESSIONS_DIR -u LOOPWRIGHT_MODEL LOOPWRIGHT_HOME={tmp_path / 'home'} "
+               f"ANTHROPIC_API_KEY=test")
+        t.tmux("new-session", "-d", "-s", t.name, "-x", "150", "-y", "50", "-c", str(work),
+               f"{env} {LOOPWRIGHT_BIN} --model claude-sonnet-4-5 --base-url {srv.url}")
+        try:
+            t.wait("/help for commands")
+            for n in ("one", "two", "three"):
+                t.type(f"say {n}")
+                t.keys("Enter")
+                t.wait(f"answer {n}")
+            t.type("/compact")
+            t.keys("Enter")
+            t.wait("✂ compacted:")
+            t.type("/resume")
+            t.keys("Enter")
+            t.wait("/resume N (or an id)")
+            # the toolbar (the client's total, /compact's included) is redrawn now and then: poll for both
+            assert until(lambda: "Ctrl-C twice to exit" in t.screen(), 10)
+            screen = t.screen()
+            row = next(ln for ln in screen[screen.rindex("› /resume"):].splitlines() if ln.strip().startswith("1. "))
+            bar = next(ln for ln in screen.splitlines() if "Ctrl-C twice to exit" in ln)
+            total = re.findall(r"\$(\d+\.\d{4})", bar)[-1]
+            assert "3 prompts" in row and row.endswith("'say three'"), row
+            assert f"${total}" in row and float(total) > 0, (row, total)
+        finally:
+            t.tmux("kill-session", "-t", t.name)

@@ -484,6 +484,7 @@ class Repl:
                     line = await session.prompt_async("› ")
                 except (EOFError, KeyboardInterrupt):
                     break
+                self.log.text("› " + line.replace("\n", "\n  ") + "\n")  # as the prompt showed it (redraws)
                 text = line.strip()
                 if not text:
                     continue

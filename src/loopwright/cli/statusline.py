@@ -82,5 +82,6 @@ class StatusLine:
         w = self.window
         used = (f"window {tokens(self.n_k)}/{tokens(w)} ({100 * self.n_k / w:.0f}%)" if w
                 else f"window {tokens(self.n_k)} tokens")
-        return (f" {frame} working… {elapsed:.0f}s · {activity} · {tokens(self.tokens)} tokens · ${self.cost:.4f} · {used}"
-                " · Esc to interrupt")
+        # the counts first: a narrow terminal cuts the end of the line
+        return (f" {frame} working… {elapsed:.0f}s · {tokens(self.tokens)} tokens · ${self.cost:.4f} · {used} · "
+                f"{activity} · Esc to interrupt")

@@ -31,7 +31,7 @@ EXIT = re.compile(r"^Exit code -?\d+$")
 def full_line_count(text: str) -> int:
     """Lines of a tool's whole output: the total a truncation notice gives, else the lines shown."""
     m = CUT.search(text)
-    return int(m.group(1)) if m else len([ln for ln in text.splitlines() if ln.strip()])
+    return int(m.group(1)) if m else len(text.splitlines())
 
 
 def edit_diff(path: Path, edits: list[tuple[str, str]]) -> tuple[list[str], int, int]:
