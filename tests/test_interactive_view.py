@@ -325,3 +325,29 @@ def test_session_list_is_right_after_compaction(tmp_path: Path) -> None:
             assert f"${total}" in row and float(total) > 0, (row, total)
         finally:
             t.tmux("kill-session", "-t", t.name)
+
+
+def test_rewind_command_refuses_to_undo_later_changes_without_force(tmp_path: Path) -> None:
+    """`loopwright rewind` (no terminal to ask on): a file changed after the agent's edit is shown
+    with its diff and left alone; --force rewinds it."""
+    work = tmp_path / "work"
+    work.mkdir()
+    target = work / "conf.ini"
+    target.write_text("a=1\n")
+    (tmp_path / "m.json").write_text(json.dumps([
+        [use("r", "Read", file_path=str(target))],
+        [use("e", "Edit", file_path=str(target), old_string="a=1", new_string="a=2")],
+        [text("changed")]]))
+    r = run_headless(tmp_path, work, "-p", "set a to 2", "--model", f"scripted:{tmp_path / 'm.json'}",
+                     "--permission-mode", "acceptEdits", "--output-format", "json")
+    assert r.returncode == 0, r.stderr
+    sid = json.loads(r.stdout)["session_id"]
+    assert target.read_text() == "a=2\n"
+    target.write_text("a=2\nb=3\n")  # the user's own change, after the agent's
+    r = run_headless(tmp_path, work, "rewind", sid)
+    assert r.returncode == 1 and "not rewound (--force rewinds anyway)" in r.stderr
+    assert f"⚠ {target} changed after the agent's edit" in r.stdout and "+b=3" in r.stdout
+    assert target.read_text() == "a=2\nb=3\n"
+    r = run_headless(tmp_path, work, "rewind", sid, "--force")
+    assert r.returncode == 0, r.stderr
+    assert target.read_text() == "a=1\n"

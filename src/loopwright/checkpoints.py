@@ -385,9 +385,10 @@ def rewind_main(argv: Sequence[str]) -> int:
                 files = f"  files: {', '.join(pt.files)}" if pt.files else ""
                 print(f"{pt.uuid}  {pt.timestamp}  {pt.prompt[:60]!r}{files}")
             return 0
-        if not args.conversation_only and not args.force:
-            to = args.to or (rewind_points(args.session_id, cwd=os.getcwd()) or [RewindPoint("", "", "")])[-1].uuid
-            conflicts = rewind_conflicts(args.session_id, to, cwd=os.getcwd()) if to else []
+        points = [] if args.to or args.conversation_only or args.force else rewind_points(args.session_id, cwd=os.getcwd())
+        to = args.to or (points[-1].uuid if points else None)
+        if to is not None and not args.conversation_only and not args.force:
+            conflicts = rewind_conflicts(args.session_id, to, cwd=os.getcwd())
             if conflicts and not confirm_conflicts(conflicts, print, input if sys.stdin.isatty() else None):
                 print("loopwright rewind: not rewound (--force rewinds anyway)", file=sys.stderr)
                 return 1

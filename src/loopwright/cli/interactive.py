@@ -510,8 +510,9 @@ class Repl:
         if terminated:
             self.say(f"terminated ({signal.Signals(terminated[0]).name})")
             return 128 + terminated[0]
-        if self.client.session_id and self.base_options.persist_session:
-            self.say(f"to resume this session: loopwright --resume {self.client.session_id}")
+        sid = self.client.session_id or self.client.options.resume  # (after a rewind or /resume: the latter)
+        if sid and self.base_options.persist_session:
+            self.say(f"to resume this session: loopwright --resume {sid}")
         self.say("bye")
         return 0
 
