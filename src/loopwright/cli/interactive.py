@@ -109,7 +109,9 @@ class Repl:
         return self.turn is not None and not self.turn.done()
 
     def say(self, text: str) -> None:
-        self.log.text(text + "\n")
+        from .render import visible
+
+        self.log.text(visible(text) + "\n")  # a redraw must not replay control characters either
         print(text, flush=True)
 
     async def ask_line(self, question: str) -> str:
@@ -387,6 +389,7 @@ class Repl:
         from prompt_toolkit.patch_stdout import patch_stdout
 
         from ..sessions import loopwright_home
+        from .render import visible
         from .slash import menu_entries, slash_completer
 
         kb = KeyBindings()
@@ -484,7 +487,7 @@ class Repl:
                     line = await session.prompt_async("› ")
                 except (EOFError, KeyboardInterrupt):
                     break
-                self.log.text("› " + line.replace("\n", "\n  ") + "\n")  # as the prompt showed it (redraws)
+                self.log.text("› " + visible(line).replace("\n", "\n  ") + "\n")  # as the prompt showed it
                 text = line.strip()
                 if not text:
                     continue
