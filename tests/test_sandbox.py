@@ -606,7 +606,8 @@ def test_sigkill_of_loopwright_leaves_no_bash_command_alive(tmp_path: Path, sand
 
 # --- sync handlers in a worker thread ------------------------------------------------------------
 
-def test_slow_sync_tool_does_not_block_an_interrupt() -> None:
+@pytest.mark.parametrize("read_only", [False, True])
+def test_slow_sync_tool_does_not_block_an_interrupt(read_only: bool) -> None:
     gate = threading.Event()
     started = threading.Event()
 
@@ -615,7 +616,7 @@ def test_slow_sync_tool_does_not_block_an_interrupt() -> None:
         gate.wait(10)  # a blocking handler: on the event loop it would freeze the interrupt
         return "late"
 
-    tool = lw.Tool("Slow", "slow", {"type": "object", "properties": {}}, slow)
+    tool = lw.Tool("Slow", "slow", {"type": "object", "properties": {}}, slow, read_only=read_only)
     model = lw.ScriptedModel([[{"type": "tool_use", "id": "s", "name": "Slow", "input": {}}],
                               [{"type": "text", "text": "after"}]])
 

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import contextvars
 import dataclasses
 import inspect
 import json
+import os
+import queue
 import re
+import threading
 import typing
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,8 +191,7 @@ class Tool:
             if self._is_async:
                 raw = await self.handler(*args)
             elif in_thread:
-                call = contextvars.copy_context().run
-                raw = await asyncio.get_running_loop().run_in_executor(_thread_pool(), lambda: call(self.handler, *args))
+                raw = await run_in_worker(contextvars.copy_context().run, self.handler, *args)
                 if inspect.isawaitable(raw):  # a sync handler that returned a coroutine
                     raw = await raw
             else:
@@ -225,17 +227,65 @@ def _wants_ctx(name: str, handler: Handler) -> bool:
     return len(positional) >= 2
 
 
-_POOL: ThreadPoolExecutor | None = None
+# --- worker threads for sync handlers ------------------------------------------------------------
+#
+# A sync handler runs in a worker thread so that a slow one cannot block the event loop (an
+# interrupt is answered at once; the thread finishes on its own). The hand-off is the cost every
+# call pays, so it is kept minimal: idle threads wait on a SimpleQueue each, and the result comes
+# back by loop.call_soon_threadsafe into a plain asyncio Future -- no concurrent.futures.Future,
+# no callback chaining (run_in_executor costs about twice as much: bench/bench_thread_handoff.py).
+# A thread busy with a slow (or abandoned) call is simply not idle: the next call gets another.
+
+_IDLE: list[_Worker] = []
+_MAX_IDLE = 64  # threads kept for whole read-only batches; more are made when needed, then end
 
 
-def _thread_pool() -> ThreadPoolExecutor:
-    """Threads for sync handlers (read-only batches run concurrently; a lone call runs there so
-    that the event loop stays free for interrupts). Sized for whole batches: the
-    default executor has only cpu+4 threads, too few for a batch of 8 on 2 cores."""
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=64, thread_name_prefix="loopwright-tool")
-    return _POOL
+def _settle(fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if fut.cancelled():  # interrupted: nobody waits for this result any more
+        return
+    if ok:
+        fut.set_result(value)
+    else:
+        fut.set_exception(value)
+
+
+class _Worker(threading.Thread):
+    def __init__(self) -> None:
+        super().__init__(daemon=True, name="loopwright-tool")
+        self.jobs: queue.SimpleQueue[tuple[asyncio.AbstractEventLoop, asyncio.Future[Any],
+                                           Callable[..., Any], tuple[Any, ...]]] = queue.SimpleQueue()
+
+    def run(self) -> None:
+        while True:
+            loop, fut, fn, args = self.jobs.get()
+            try:
+                value, ok = fn(*args), True
+            except BaseException as e:  # handed to the awaiting coroutine, as run_in_executor does
+                value, ok = e, False
+            idle = len(_IDLE) < _MAX_IDLE
+            if idle:
+                _IDLE.append(self)  # before the wake-up, so the caller's next call finds it
+            with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
+                loop.call_soon_threadsafe(_settle, fut, ok, value)
+            del loop, fut, fn, args, value
+            if not idle:
+                return
+
+
+def run_in_worker(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+    """`fn(*args)` in a worker thread, awaitable on the running loop."""
+    loop = asyncio.get_running_loop()
+    fut = loop.create_future()
+    try:
+        w = _IDLE.pop()
+    except IndexError:
+        w = _Worker()
+        w.start()
+    w.jobs.put((loop, fut, fn, args))
+    return fut
+
+
+os.register_at_fork(after_in_child=_IDLE.clear)  # a forked child has none of these threads
 
 
 # Blocks that may not sit inside a tool_result: the API rejects them, and a nested
