@@ -497,6 +497,45 @@ def test_excluded_command_runs_outside_the_sandbox(tmp_path: Path) -> None:
         shutil.rmtree(outside)
 
 
+@needs_bwrap
+def test_dangerously_disable_sandbox_asks_and_allow_unsandboxed_false_ignores_it(tmp_path: Path) -> None:
+    """allowUnsandboxedCommands (Claude Code's default: true): a call with dangerouslyDisableSandbox
+    runs outside the sandbox after the normal gate (it asks, autoAllowBashIfSandboxed does not
+    apply); false: the flag is ignored, the call runs sandboxed (and needs no approval)."""
+    outside = Path(tempfile.mkdtemp(prefix="loopwright-sbx-", dir="/var/tmp"))
+    asked: list[str] = []
+
+    def approve(name: str, inp: dict[str, Any], *_: Any) -> bool:
+        asked.append(inp["command"])
+        return True
+
+    try:
+        esc = {"dangerouslyDisableSandbox": True}
+        steps = [use("boxed", f"touch {outside}/boxed"), use("escape", f"touch {outside}/escape", **esc),
+                 use("bg", f"touch {outside}/bg", run_in_background=True, **esc), use("wait", "sleep 0.3")]
+        out = results(run_script(steps, tmp_path, permission_mode="default", can_use_tool=approve, sandbox={}))
+        assert out["boxed"][1] and "dangerouslyDisableSandbox: true" in out["boxed"][0]  # the hint
+        assert not out["escape"][1] and (outside / "escape").exists() and (outside / "bg").exists()
+        assert asked == [f"touch {outside}/escape", f"touch {outside}/bg"]  # only the escapes asked
+        assert not (outside / "boxed").exists()
+        # without a way to ask (-p), the escape is refused, not run
+        refused = results(run_script(steps[1:2], tmp_path, permission_mode="default", sandbox={}))
+        assert refused["escape"][1] and "needs approval" in refused["escape"][0]
+        (outside / "escape").unlink()
+        (outside / "bg").unlink()
+        # false: ignored, even in bypassPermissions; sandboxed, so no approval is asked either
+        asked.clear()
+        off = {"allowUnsandboxedCommands": False}
+        for mode in ("bypassPermissions", "default"):
+            out = results(run_script(steps, tmp_path, permission_mode=mode, can_use_tool=approve, sandbox=off))
+            assert out["escape"][1] and "dangerouslyDisableSandbox was ignored" in out["escape"][0]
+            assert "dangerouslyDisableSandbox was ignored" in out["bg"][0]
+            assert "dangerouslyDisableSandbox: true" not in out["boxed"][0]  # no hint to use it
+        assert asked == [] and sorted(os.listdir(outside)) == []
+    finally:
+        shutil.rmtree(outside)
+
+
 # --- settings and start-up -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("bad, key", [
@@ -527,6 +566,7 @@ def test_claude_code_keys_are_read(tmp_path: Path) -> None:
         "filesystem": {"allowWrite": ["//var/tmp/x"], "denyRead": ["~/.aws"], "denyWrite": ["./ro"]}}})
     c = s.sandbox
     assert c is not None and c.enabled and not c.auto_allow and not c.fail_if_unavailable
+    assert not c.allow_unsandboxed and c.allow_local_binding and sbx.SandboxConfig().allow_unsandboxed
     assert c.allowed_domains == ["*.github.com", "pypi.org", "10.0.0.1"]
     assert c.allow_write == [Path("/var/tmp/x")] and c.deny_read == [Path.home() / ".aws"]
     assert c.deny_write == [tmp_path.resolve() / "ro"]

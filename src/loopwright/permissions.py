@@ -254,9 +254,10 @@ class Permissions:
     # The PATH commands are looked up in (None: this process's). Its directories are never
     # written without approval: a file there changes what a command name runs.
     exec_path: str | None = None
-    # sandbox.py: True for a Bash command that will run in the OS sandbox with
-    # autoAllowBashIfSandboxed; it then needs no approval (deny and ask rules still apply).
-    sandbox_auto_allow: Callable[[str], bool] | None = None
+    # sandbox.py: True for a Bash command (and its dangerouslyDisableSandbox flag) that will run
+    # in the OS sandbox with autoAllowBashIfSandboxed; it then needs no approval (deny and ask
+    # rules still apply).
+    sandbox_auto_allow: Callable[[str, bool], bool] | None = None
     ws: Workspace = field(init=False, repr=False, compare=False)  # built from the fields above
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -346,7 +347,8 @@ class Permissions:
         if not isinstance(tool_input, dict):
             tool_input = {}
         if name == "Bash":
-            return self._bash(tool_input.get("command"), hook_decision)
+            return self._bash(tool_input.get("command"), hook_decision,
+                              tool_input.get("dangerouslyDisableSandbox") is True)
         if name in EDIT_TOOLS:
             return self._edit(name, tool_input, read_only, hook_decision)
         if name in READ_TOOLS:
@@ -556,7 +558,7 @@ class Permissions:
 
     # -- Bash ----------------------------------------------------------------------------------
 
-    def _bash(self, command: Any, hook: str | None) -> Verdict:
+    def _bash(self, command: Any, hook: str | None, unsandboxed: bool = False) -> Verdict:
         if not isinstance(command, str):
             command = ""
         parsed = bashparse.parse(command)
@@ -593,7 +595,7 @@ class Permissions:
                                               for c in parsed.commands if c.argv))
 
         if (self.sandbox_auto_allow is not None and self.mode != "plan" and hook != "ask" and deny() is None
-                and ask() is None and self.sandbox_auto_allow(command)):
+                and ask() is None and self.sandbox_auto_allow(command, unsandboxed)):
             return ALLOW
         return self._order(deny, ask, hook, True, "Bash", rules_allow, lambda: self._bash_auto(parsed, uses, bare))
 

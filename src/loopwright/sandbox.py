@@ -81,7 +81,7 @@ class SandboxConfig:
     fail_if_unavailable: bool = True
     auto_allow: bool = True  # autoAllowBashIfSandboxed (Claude Code's default: true)
     excluded_commands: list[str] = field(default_factory=list)
-    allow_unsandboxed: bool = False
+    allow_unsandboxed: bool = True  # allowUnsandboxedCommands (Claude Code's default: true)
     allowed_domains: list[str] = field(default_factory=list)
     allow_local_binding: bool = False
     allow_all_unix_sockets: bool = False
@@ -308,9 +308,16 @@ class Sandbox:
         return any(command_matches(spec, command) or command_matches(spec + " *", command)
                    for spec in self.config.excluded_commands)
 
-    def auto_allows(self, command: str) -> bool:
-        """The gate's hook: a Bash command that will run sandboxed needs no approval."""
-        return self.config.auto_allow and not self.excluded(command)
+    def runs_outside(self, command: str, unsandboxed: bool = False) -> bool:
+        """Does this Bash call run outside the sandbox? An excluded command does; so does one
+        that asks to (dangerouslyDisableSandbox: true) when allowUnsandboxedCommands lets it.
+        Otherwise the request is ignored, as in Claude Code."""
+        return (unsandboxed and self.config.allow_unsandboxed) or self.excluded(command)
+
+    def auto_allows(self, command: str, unsandboxed: bool = False) -> bool:
+        """The gate's hook: a Bash call that will run sandboxed needs no approval; one that runs
+        outside goes through the normal gate."""
+        return self.config.auto_allow and not self.runs_outside(command, unsandboxed)
 
     # -- the bwrap command line -----------------------------------------------------------------
 
@@ -451,9 +458,12 @@ class Sandbox:
                          "through the proxy at $HTTPS_PROXY)")
         if not notes:
             return None
+        escape = (" If it must run outside, call Bash again with dangerouslyDisableSandbox: true (the user is "
+                  "asked to approve it; sandbox.allowUnsandboxedCommands: false turns this off)."
+                  if self.config.allow_unsandboxed else "")
         return ("[sandbox] This command ran in the OS sandbox (sandbox.enabled), which may have caused the "
                 "failure: " + "; ".join(notes) + ". A command listed in sandbox.excludedCommands runs outside "
-                "the sandbox, under the normal permission rules.")
+                "the sandbox, under the normal permission rules." + escape)
 
 
 
