@@ -449,6 +449,37 @@ def test_allowed_domains_pass_through_the_proxy_and_nothing_else(world: dict[str
 
 @pytest.mark.e2e
 @needs_bwrap
+def test_allow_local_binding_servers_listen_and_host_loopback_is_reached(world: dict[str, Any]) -> None:
+    """false (the default): no server may listen inside and the host's loopback server counts no
+    hit; true: a server listens and answers inside, and the host's loopback server is reached
+    (each hit counted), with and without the allowedDomains proxy bridge beside it."""
+    proj, counters = world["proj"], world["counters"]
+    serve = (f"{sys.executable} -c \"import socket;s=socket.socket();s.bind(('127.0.0.1',0));s.listen();"
+             "c=socket.create_connection(s.getsockname());a,_=s.accept();c.send(b'ping');print('served',a.recv(4))\"")
+    udp = f"{sys.executable} -c \"import socket;socket.socket(2,2).sendto(b'x',('127.0.0.1',{counters.udp_port}))\""
+    steps = [use("serve", serve), use("host", f"curl -s -m 3 http://127.0.0.1:{counters.http_port}/lb"),
+             use("host-py", f"{sys.executable} -c \"import urllib.request as u;"
+                            f"print(u.urlopen('http://localhost:{counters.http_port}/',timeout=3).read())\""),
+             use("udp", udp)]
+    hits: list[int] = []
+    for net in ({}, {"allowLocalBinding": False, "allowedDomains": ["pypi.org"]},
+                {"allowLocalBinding": True}, {"allowLocalBinding": True, "allowedDomains": ["pypi.org"]}):
+        before = counters.http
+        out = results(run_script(steps, proj, permission_mode="bypassPermissions", sandbox={"network": net}))
+        hits.append(counters.http - before)
+        if net.get("allowLocalBinding"):
+            assert out["serve"] == ("served b'ping'", False), net
+            assert out["host"] == ("hit", False) and "b'hit'" in out["host-py"][0], net
+        else:
+            assert out["serve"][1] and "Operation not permitted" in out["serve"][0], net
+            assert "sandbox.network.allowLocalBinding allows it" in out["serve"][0]
+            assert out["host"][1] and out["host-py"][1], net
+    assert hits == [0, 0, 2, 2]
+    assert counters.udp == 0  # only the TCP servers listening on the host's loopback are forwarded
+
+
+@pytest.mark.e2e
+@needs_bwrap
 def test_grep_rg_runs_sandboxed(world: dict[str, Any]) -> None:
     if shutil.which("rg") is None:
         pytest.skip("ripgrep (rg) is not installed")
@@ -608,6 +639,8 @@ def test_seccomp_program_shape() -> None:
     if prog is None:
         pytest.skip("no seccomp filter for this architecture")
     assert len(prog) % 8 == 0 and len(prog) // 8 == 13
+    assert len(sbx.seccomp_program(listen=True) or b"") // 8 == 14  # + listen()
+    assert len(sbx.seccomp_program(unix=False, listen=True, base=False) or b"") // 8 == 7  # the bridge's own
 
 
 # --- no Bash command outlives a SIGKILLed loopwright (issue 9 item 13) -------------------------
