@@ -492,6 +492,15 @@ def test_grep_rg_runs_sandboxed(world: dict[str, Any]) -> None:
                                sandbox={"filesystem": {"denyRead": ["./secrets"]}}))
     assert "secrets/key" in plain["g"][0]  # the control: without the sandbox rg finds it
     assert "secrets/key" not in boxed["g"][0] and "visible.txt" in boxed["g"][0]
+    # with a network bridge configured, rg still runs (without the bridge: it needs no network)
+    net = {"filesystem": {"denyRead": ["./secrets"]},
+           "network": {"allowedDomains": ["pypi.org"], "allowLocalBinding": True}}
+    assert results(run_script([grep], proj, permission_mode="bypassPermissions", sandbox=net)) == boxed
+    from loopwright.settings import build_run_config
+
+    sb = build_run_config(lw.AgentOptions(sandbox=net), proj).sandbox
+    assert sb is not None and sys.executable not in sb.wrap(["rg"], proj, None, network=False).argv
+    assert sys.executable in sb.wrap(["true"], proj, None).argv  # Bash gets the bridge
 
 
 # --- the gate ------------------------------------------------------------------------------------

@@ -388,9 +388,10 @@ class Sandbox:
         return out
 
     def wrap(self, argv: Sequence[str], cwd: Path, env: dict[str, str] | None, *,
-             bind_files: Iterable[str] = ()) -> Wrapped:
+             bind_files: Iterable[str] = (), network: bool = True) -> Wrapped:
         """The command line that runs `argv` in the sandbox, with its environment and the fds
-        to hand over (the seccomp program, the proxy's socket)."""
+        to hand over (the seccomp program, the proxy's socket). `network=False`: a program
+        that needs none (Grep's rg) gets no bridge, so it starts as fast as it can."""
         hide, ro = self._mask_lists()
         args = [self.bwrap, *_ns_flags(True),
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -437,10 +438,11 @@ class Sandbox:
         cfg = self.config
         # allowLocalBinding: the host's loopback servers are reached through the bridge; without
         # it no server can listen inside (the bridge itself refuses listen() before the command).
-        forwards = loopback_servers() if cfg.allow_local_binding else {}
-        if cfg.allowed_domains:
+        domains = cfg.allowed_domains if network else []
+        forwards = loopback_servers() if cfg.allow_local_binding and network else {}
+        if domains:
             forwards.pop(PROXY_PORT, None)
-        bridge = bool(cfg.allowed_domains or forwards)
+        bridge = bool(domains or forwards)
         no_listen = not cfg.allow_local_binding
         if not cfg.allow_all_unix_sockets or no_listen:
             prog = seccomp_program(unix=not cfg.allow_all_unix_sockets, listen=no_listen and not bridge)
@@ -451,14 +453,14 @@ class Sandbox:
             mine, theirs = self.proxy().channel(forwards)
             pass_fds.append(theirs)
             ours.append(theirs)
-            if cfg.allowed_domains:
+            if domains:
                 url = f"http://127.0.0.1:{PROXY_PORT}"
                 for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
                     run_env[k] = url
                 run_env["NO_PROXY"] = run_env["no_proxy"] = "localhost,127.0.0.1,::1"
             late = seccomp_program(unix=False, listen=True, base=False) if no_listen else None
             cmd = [sys.executable, "-I", "-S", "-c", _BRIDGE, str(theirs),
-                   str(PROXY_PORT if cfg.allowed_domains else 0), ",".join(map(str, sorted(forwards))),
+                   str(PROXY_PORT if domains else 0), ",".join(map(str, sorted(forwards))),
                    str(program_fd(late) if late is not None else -1), *cmd]
         args += ["--chdir", str(cwd), "--", *cmd]
         return Wrapped(args, run_env, tuple(pass_fds), ours)
