@@ -40,7 +40,7 @@ from typing import Any
 import loopwright as lw
 from loopwright import sandbox as sbx
 from loopwright.testing import ScriptedServer
-from loopwright.tools.base import ToolContext, run_in_worker
+from loopwright.tools.base import INLINE_WAIT_S, ToolContext, run_in_worker
 from loopwright.tools.bash import bash
 
 HERE = Path(__file__).resolve().parent
@@ -96,10 +96,10 @@ def thread_cost(n: int) -> tuple[float, float, float, float]:
 
     async def go(in_thread: bool) -> float:
         for _ in range(200):
-            await tool.call({}, ctx, in_thread=in_thread)
+            await tool.call({}, ctx, in_thread=in_thread, wait=INLINE_WAIT_S)
         t0 = time.perf_counter()
         for _ in range(n):
-            await tool.call({}, ctx, in_thread=in_thread)
+            await tool.call({}, ctx, in_thread=in_thread, wait=INLINE_WAIT_S)
         return (time.perf_counter() - t0) / n * 1e6
 
     async def handoff() -> float:  # the bare thread round trip, for reference
@@ -115,10 +115,10 @@ def thread_cost(n: int) -> tuple[float, float, float, float]:
 
     async def worker() -> float:  # the hand-off Tool.call uses, without the tool
         for _ in range(200):
-            await run_in_worker(int)
+            await run_in_worker(int, wait=INLINE_WAIT_S)
         t0 = time.perf_counter()
         for _ in range(n):
-            await run_in_worker(int)
+            await run_in_worker(int, wait=INLINE_WAIT_S)
         return (time.perf_counter() - t0) / n * 1e6
 
     inline, threaded, bare, own = [], [], [], []
@@ -230,7 +230,7 @@ def main() -> None:
                   "| call | µs/call |", "|---|---:|",
                   f"| inline (on the event loop) | {inline:.1f} |", f"| in the worker thread | {threaded:.1f} |",
                   f"| cost of the thread | {threaded - inline:+.1f} |",
-                  f"| the hand-off alone (run_in_worker: idle thread, SimpleQueue, call_soon_threadsafe) | {own:.1f} |",
+                  f"| the hand-off alone (run_in_worker: an idle thread, a lone call's wait on a lock) | {own:.1f} |",
                   f"| reference: a bare run_in_executor round trip (what Tool.call used before) | {bare:.1f} |"]
         t = load_corpus_module()
         rows = [("loopwright (bypassPermissions + sandbox)", corpus_loopwright(t, Path(d) / "lw"))]

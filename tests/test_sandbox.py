@@ -720,3 +720,29 @@ def test_slow_sync_tool_does_not_block_an_interrupt(read_only: bool) -> None:
     finally:
         gate.set()
     assert took < 5  # not the handler's 10 s: the event loop stayed free
+
+
+def test_run_in_worker_results_errors_and_busy_threads() -> None:
+    from loopwright.tools.base import run_in_worker
+
+    def boom() -> None:
+        raise ValueError("boom")
+
+    async def go() -> None:
+        for wait in (0.0, 0.001):
+            assert await run_in_worker(lambda: 5, wait=wait) == 5
+            with pytest.raises(ValueError, match="boom"):
+                await run_in_worker(boom, wait=wait)
+        gate = threading.Event()
+        slow = asyncio.ensure_future(run_in_worker(lambda: gate.wait(10) and "late", wait=0.001))
+        ticks = 0
+        while ticks < 20:  # the loop runs on while the slow call holds its thread
+            await asyncio.sleep(0)
+            ticks += 1
+        assert not slow.done()
+        assert await run_in_worker(lambda: threading.current_thread().name, wait=0.001) == "loopwright-tool"
+        assert await run_in_worker(lambda: 7) == 7  # another thread: the busy one is not reused
+        gate.set()
+        assert await slow == "late"
+
+    asyncio.run(go())
