@@ -426,6 +426,28 @@ def test_permission_question_shows_the_whole_command() -> None:
 
 
 
+def test_permission_question_for_leaving_the_sandbox_says_so_and_is_its_own_always() -> None:
+    from loopwright.cli.interactive import Repl
+
+    repl = Repl(lw.AgentOptions(model=lw.ScriptedModel([[text("x")]])))
+    said: list[str] = []
+    repl.say = said.append  # type: ignore[method-assign, assignment]
+
+    async def ask(inp: dict[str, Any], answer: str | None) -> Any:
+        task = asyncio.ensure_future(repl.ask_permission("Bash", inp))
+        if answer is not None:
+            while repl.permission is None:
+                await asyncio.sleep(0)
+            repl.permission.set_result(answer)
+        return await task
+
+    boxed, unboxed = {"command": "make"}, {"command": "make", "dangerouslyDisableSandbox": True}
+    assert isinstance(asyncio.run(ask(boxed, "a")), lw.Allow)  # "always" for the command in the box
+    assert "OUTSIDE the sandbox" not in said[-1]
+    assert isinstance(asyncio.run(ask(unboxed, "n")), lw.Deny)  # asked again: leaving the box is not covered
+    assert "OUTSIDE the sandbox (dangerouslyDisableSandbox)" in said[-1]
+
+
 # --- --add-dir is relative to the shell -----------------------------------------------------------
 
 @pytest.mark.e2e

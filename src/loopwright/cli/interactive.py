@@ -102,7 +102,10 @@ class Repl:
     async def ask_permission(self, name: str, tool_input: dict[str, Any]) -> Allow | Deny:
         # "always" remembers the tool, except for Bash where it remembers this exact command:
         # approving one command must not approve every later one.
-        key = f"Bash({tool_input.get('command', '')})" if name == "Bash" else name
+        # A call that asks to leave the OS sandbox is its own key: approving the command in the
+        # box must not approve it outside.
+        unboxed = name == "Bash" and tool_input.get("dangerouslyDisableSandbox") is True
+        key = f"Bash({tool_input.get('command', '')}){' unsandboxed' if unboxed else ''}" if name == "Bash" else name
         if key in self.always:
             return Allow()
         # In full: a shortened command could hide what is being approved.
@@ -111,7 +114,8 @@ class Repl:
         loop = asyncio.get_running_loop()
         self.permission = loop.create_future()
         always = "always this command" if name == "Bash" else f"always {name}"
-        self.say(f"  ? allow {name}({describe_call(name, tool_input)})?  y = yes · n = no · a = {always}")
+        outside = " — asks to run OUTSIDE the sandbox (dangerouslyDisableSandbox)" if unboxed else ""
+        self.say(f"  ? allow {name}({describe_call(name, tool_input)}){outside}?  y = yes · n = no · a = {always}")
         try:
             answer = (await self.permission).strip().lower()
         finally:
