@@ -541,7 +541,7 @@ def loopback_servers() -> dict[int, str]:
     address to reach it at. (/proc/net/tcp*: the network namespace of loopwright itself.)"""
     out: dict[int, str] = {}
     for name, loop, anyaddr, host in (("tcp6", "00000000000000000000000001000000", "0" * 32, "::1"),
-                                      ("tcp", "0100007F", "00000000", "127.0.0.1")):
+                                      ("tcp", "", "00000000", "127.0.0.1")):
         try:
             lines = Path(f"/proc/net/{name}").read_text().splitlines()[1:]
         except OSError:
@@ -551,7 +551,9 @@ def loopback_servers() -> dict[int, str]:
             if len(f) < 4 or f[3] != "0A":  # TCP_LISTEN
                 continue
             addr, _, port = f[1].partition(":")
-            if addr in (loop, anyaddr) or (name == "tcp" and addr.endswith("7F")):
+            if name == "tcp" and addr.endswith("7F"):  # 127.x.y.z (little-endian hex)
+                out[int(port, 16)] = socket.inet_ntoa(bytes.fromhex(addr)[::-1])
+            elif addr in (loop, anyaddr):
                 out[int(port, 16)] = host  # an IPv4 listener wins: tcp is read last
     return out
 
