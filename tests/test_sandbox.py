@@ -541,7 +541,8 @@ def test_excluded_command_runs_outside_the_sandbox(tmp_path: Path) -> None:
 def test_dangerously_disable_sandbox_asks_and_allow_unsandboxed_false_ignores_it(tmp_path: Path) -> None:
     """allowUnsandboxedCommands (Claude Code's default: true): a call with dangerouslyDisableSandbox
     runs outside the sandbox after the normal gate (it asks, autoAllowBashIfSandboxed does not
-    apply); false: the flag is ignored, the call runs sandboxed (and needs no approval)."""
+    apply, nor does bypassPermissions); false: the flag is ignored, the call runs sandboxed
+    (and needs no approval)."""
     outside = Path(tempfile.mkdtemp(prefix="loopwright-sbx-", dir="/var/tmp"))
     asked: list[str] = []
 
@@ -563,6 +564,15 @@ def test_dangerously_disable_sandbox_asks_and_allow_unsandboxed_false_ignores_it
         assert refused["escape"][1] and "needs approval" in refused["escape"][0]
         (outside / "escape").unlink()
         (outside / "bg").unlink()
+        # bypassPermissions frees the agent inside the box, not out of it: leaving is asked too
+        asked.clear()
+        out = results(run_script(steps[1:2], tmp_path, permission_mode="bypassPermissions", can_use_tool=approve,
+                                 sandbox={}))
+        assert asked == [f"touch {outside}/escape"] and not out["escape"][1]
+        (outside / "escape").unlink()
+        refused = results(run_script(steps[1:2], tmp_path, permission_mode="bypassPermissions", sandbox={}))
+        assert refused["escape"][1] and "sandbox.allowUnsandboxedCommands" in refused["escape"][0]
+        assert not (outside / "escape").exists()
         # false: ignored, even in bypassPermissions; sandboxed, so no approval is asked either
         asked.clear()
         off = {"allowUnsandboxedCommands": False}

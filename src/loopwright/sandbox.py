@@ -38,8 +38,9 @@ On Linux each Bash command (and background shell, and Grep's rg) runs under bubb
   command does not reach it (Claude Code's Linux sandbox ignores the key altogether).
 - the escape hatch (allowUnsandboxedCommands, default true as in Claude Code): a Bash call
   with dangerouslyDisableSandbox: true runs outside the sandbox under the normal permission
-  gate (it asks; autoAllowBashIfSandboxed does not cover it); false: the flag is ignored
-  (the result says so) and every command runs sandboxed.
+  gate (it asks; autoAllowBashIfSandboxed does not cover it, nor, unlike Claude Code, does
+  bypassPermissions); false: the flag is ignored (the result says so) and every command runs
+  sandboxed.
 """
 
 from __future__ import annotations
