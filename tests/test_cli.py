@@ -408,44 +408,45 @@ def test_permission_question_shows_the_whole_command() -> None:
 
     command = "echo " + "a" * 200 + f" {ESCAPES}; rm -rf ~"
     repl = Repl(lw.AgentOptions(model=lw.ScriptedModel([[text("x")]])))
-    said: list[str] = []
-    repl.say = said.append  # type: ignore[method-assign, assignment]
 
     async def main() -> Any:
         task = asyncio.ensure_future(repl.ask_permission("Bash", {"command": command}))
-        while repl.permission is None:
-            await asyncio.sleep(0)
-        repl.permission.set_result("n")
-        return await task
+        while repl.asker.dialog is None:
+            await asyncio.sleep(0.01)
+        rows = repl.asker.dialog.rows(1000, 100)  # the permission dialog, on a wide screen
+        repl.asker.dialog.escape()
+        return await task, "\n".join("".join(t for _, t in r) for r in rows)
 
-    decision = asyncio.run(main())
+    decision, question = asyncio.run(main())
     assert isinstance(decision, lw.Deny)
-    question = "\n".join(said)
     assert "rm -rf ~" in question and "a" * 200 in question
     assert not any(c in question for c in "\x1b\x07\r\u202e")
 
 
 
-def test_permission_question_for_leaving_the_sandbox_says_so_and_is_its_own_always() -> None:
-    from loopwright.cli.interactive import Repl
-
-    repl = Repl(lw.AgentOptions(model=lw.ScriptedModel([[text("x")]])))
-    said: list[str] = []
-    repl.say = said.append  # type: ignore[method-assign, assignment]
-
-    async def ask(inp: dict[str, Any], answer: str | None) -> Any:
-        task = asyncio.ensure_future(repl.ask_permission("Bash", inp))
-        if answer is not None:
-            while repl.permission is None:
-                await asyncio.sleep(0)
-            repl.permission.set_result(answer)
-        return await task
+def test_permission_question_for_leaving_the_sandbox_says_so_and_is_its_own_always(tmp_path: Path) -> None:
+    from loopwright.cli.dialog import PermissionAsker
+    from loopwright.cli.preview import permission_preview
 
     boxed, unboxed = {"command": "make"}, {"command": "make", "dangerouslyDisableSandbox": True}
-    assert isinstance(asyncio.run(ask(boxed, "a")), lw.Allow)  # "always" for the command in the box
-    assert "OUTSIDE the sandbox" not in said[-1]
-    assert isinstance(asyncio.run(ask(unboxed, "n")), lw.Deny)  # asked again: leaving the box is not covered
-    assert "OUTSIDE the sandbox (dangerouslyDisableSandbox)" in said[-1]
+    p = permission_preview("Bash", unboxed)
+    assert "outside the sandbox" in p.summary
+    assert any("OUTSIDE the sandbox" in t for ln in p.lines for _, t in ln)
+    assert not any("OUTSIDE" in t for ln in permission_preview("Bash", boxed).lines for _, t in ln)
+    asker = PermissionAsker(lw.AgentOptions(cwd=str(tmp_path)), lambda _s: None)
+
+    async def ask(inp: dict[str, Any], choice: int) -> tuple[Any, str]:
+        task = asyncio.ensure_future(asker.ask("Bash", inp))
+        while asker.dialog is None:
+            await asyncio.sleep(0.01)
+        label = asker.dialog.choices[1]
+        asker.dialog.choose(choice)
+        return await task, label
+
+    decision, label = asyncio.run(ask(unboxed, 1))  # "don't ask again"
+    assert isinstance(decision, lw.Allow) and "this exact call" in label  # no rule for an escape
+    assert asker.approved("Bash", unboxed) and not asker.approved("Bash", boxed)
+    assert asker.rules == []
 
 
 # --- --add-dir is relative to the shell -----------------------------------------------------------

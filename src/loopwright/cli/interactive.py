@@ -12,7 +12,11 @@ cli.render, never cli.headless.
 - The prompt stays live while the agent works: a line typed then is queued and delivered
   right after the running tool calls finish, in the same turn (RunControl.send). If no
   tool turn follows, it is sent as the next prompt.
-- Permission questions are answered at the prompt: y(es), n(o), a(lways for this tool).
+- Permission questions are a modal dialog under the input box (cli/dialog.py): the whole diff
+  or command, then 1 Yes / 2 Yes and don't ask again for <rule> / 3 No and tell the model.
+  What was typed before it appeared stays in the input box.
+- Esc-prefixed keys (Alt-b, Alt-f, Alt-Backspace) edit the line; Esc alone interrupts after
+  a short wait (ESC_WAIT) that tells the two apart.
 - Multi-line input: end a line with `\\` or press Ctrl-J for a newline; history is kept in
   $LOOPWRIGHT_HOME/repl_history.
 - Slash commands: /help, /clear, /compact [instructions], /resume [N|ID], /rewind [N|UUID], /cost, /memory,
@@ -37,6 +41,8 @@ from ..messages import AssistantMessage, Message, ResultMessage, StreamEvent
 from ..options import AgentOptions
 from ..permissions import Allow, Deny
 from .config import EXIT_USAGE, UsageError, build_options
+from .dialog import PermissionAsker
+from .render import visible
 
 HELP = """Commands:
   /help            this help
@@ -52,6 +58,9 @@ Keys: Enter sends · `\\` at the end of a line or Ctrl-J adds a newline · Esc o
 While the agent works, what you type is queued and delivered after the running tool calls finish."""
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+# A terminal sends an Alt key as ESC and the key in one write; a lone ESC is the Esc key. How
+# long to wait for the rest of an escape sequence, then for a second key after ESC.
+ESC_WAIT = (0.05, 0.3)
 
 
 def preimport_sdk(model: Any) -> None:
@@ -83,8 +92,7 @@ class Repl:
         self.last_ctrl_c = 0.0
         self.started = time.monotonic()
         self.status = ""
-        self.permission: asyncio.Future[str] | None = None
-        self.always: set[str] = set()
+        self.asker = PermissionAsker(options, lambda s: self.say(s), self.client)
         self.renderer: Any = None
         self.app: Any = None
 
@@ -100,32 +108,7 @@ class Repl:
     # --- permission questions ------------------------------------------------------------------
 
     async def ask_permission(self, name: str, tool_input: dict[str, Any]) -> Allow | Deny:
-        # "always" remembers the tool, except for Bash where it remembers this exact command:
-        # approving one command must not approve every later one.
-        # A call that asks to leave the OS sandbox is its own key: approving the command in the
-        # box must not approve it outside.
-        unboxed = name == "Bash" and tool_input.get("dangerouslyDisableSandbox") is True
-        key = f"Bash({tool_input.get('command', '')}){' unsandboxed' if unboxed else ''}" if name == "Bash" else name
-        if key in self.always:
-            return Allow()
-        # In full: a shortened command could hide what is being approved.
-        from .render import describe_call
-
-        loop = asyncio.get_running_loop()
-        self.permission = loop.create_future()
-        always = "always this command" if name == "Bash" else f"always {name}"
-        outside = " — asks to run OUTSIDE the sandbox (dangerouslyDisableSandbox)" if unboxed else ""
-        self.say(f"  ? allow {name}({describe_call(name, tool_input)}){outside}?  y = yes · n = no · a = {always}")
-        try:
-            answer = (await self.permission).strip().lower()
-        finally:
-            self.permission = None
-        if answer.startswith("a"):
-            self.always.add(key)
-            return Allow()
-        if answer.startswith("y"):
-            return Allow()
-        return Deny(f"The user refused {name}. Ask them how to proceed.")
+        return await self.asker.ask(name, tool_input)
 
     # --- a turn -------------------------------------------------------------------------------
 
@@ -159,16 +142,16 @@ class Repl:
                 self.partial += str(delta.get("text", ""))
                 while "\n" in self.partial:
                     line, self.partial = self.partial.split("\n", 1)
-                    self.say(f"  {line}")
+                    self.say(f"  {visible(line)}")
             return
         if self.partial:
-            self.say(f"  {self.partial}")
+            self.say(f"  {visible(self.partial)}")
             self.partial = ""
         if isinstance(msg, AssistantMessage):
             if not self.streamed:  # the whole text (the trace renderer would shorten it)
                 for b in msg.content:
                     if isinstance(b, TextBlock) and b.text.strip():
-                        self.say("\n".join(f"  {ln}" for ln in b.text.strip().splitlines()))
+                        self.say("\n".join(f"  {visible(ln)}" for ln in b.text.strip().splitlines()))
             msg = replace(msg, content=[b for b in msg.content if not isinstance(b, TextBlock)])
         if isinstance(msg, (AssistantMessage, ResultMessage)):
             self.streamed = False
@@ -177,8 +160,7 @@ class Repl:
     def interrupt(self) -> None:
         if self.busy:
             self.say("  ⏹ interrupting…")
-            if self.permission is not None and not self.permission.done():
-                self.permission.set_result("n")
+            self.asker.cancel()
             self.client.interrupt()
 
     # --- slash commands -------------------------------------------------------------------------
@@ -331,9 +313,10 @@ class Repl:
 
     # --- the prompt --------------------------------------------------------------------------------
 
-    def toolbar(self) -> str:
-        if self.permission is not None:
-            return " permission needed: type y, n or a and press Enter"
+    def toolbar(self) -> Any:
+        if self.asker.dialog is not None and self.app is not None:
+            size = self.app.output.get_size()
+            return self.asker.dialog.formatted(size.columns, size.rows - self.app.current_buffer.document.line_count - 2)
         if self.busy:
             frame = FRAMES[int(time.monotonic() * 10) % len(FRAMES)]
             return f" {frame} working… Esc to interrupt · type to queue a message for the agent"
@@ -350,7 +333,7 @@ class Repl:
 
         kb = KeyBindings()
 
-        @kb.add("escape", eager=True)
+        @kb.add("escape")  # not eager: ESC b is Alt-b (ESC_WAIT)
         def _esc(event: Any) -> None:
             self.interrupt()
 
@@ -391,10 +374,16 @@ class Repl:
             history: Any = FileHistory(str(home / "repl_history"))
         except OSError:
             history = InMemoryHistory()
+        from prompt_toolkit.key_binding import merge_key_bindings
+
+        from .dialog import dialog_bindings
+
         session: PromptSession[str] = PromptSession(
-            history=history, key_bindings=kb, multiline=True, bottom_toolbar=self.toolbar,
+            history=history, key_bindings=merge_key_bindings([kb, dialog_bindings(lambda: self.asker.dialog)]),
+            multiline=True, bottom_toolbar=self.toolbar,
             refresh_interval=0.1, prompt_continuation="  ")
         self.app = session.app
+        self.app.ttimeoutlen, self.app.timeoutlen = ESC_WAIT
 
         async def warm_up() -> None:  # load the provider while the user types the first prompt
             try:
@@ -432,9 +421,6 @@ class Repl:
                     break
                 text = line.strip()
                 if not text:
-                    continue
-                if self.permission is not None and not self.permission.done():
-                    self.permission.set_result(text)
                     continue
                 if text.startswith("/") and "\n" not in text:
                     if not await self.command(text):
