@@ -362,6 +362,9 @@ def test_the_checks_see_escapes_without_the_sandbox(world: dict[str, Any]) -> No
     """The control: three harmless attempts of the corpus, run without the sandbox, are seen
     by the checks (so a 0 above is the sandbox's doing, not blind checks)."""
     picked = {i: c for i, c in corpus(world) if i in ("w-redirect", "n-curl-ip", "s-setsid")}
+    # (the command waits a little, so that setsid has left the group before the group is killed:
+    # on a busy machine the kill could otherwise come first and the control would miss it)
+    picked["s-setsid"] += " sleep 0.5"
     before = snapshot(world)
     try:
         out = results(run_script([use(i, c) for i, c in picked.items()], world["proj"],
