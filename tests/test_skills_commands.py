@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -119,3 +120,91 @@ def test_command_as_the_p_prompt(tmp_path: Path) -> None:
     assert first["messages"][0]["content"][-1]["text"] == "Review app.py for bug issues. All: app.py bug"
     out = json.loads(r.stdout)
     assert out["subtype"] == "success" and not out["permission_denials"], "its allowed-tools (Read) allowed"
+
+
+# --- a skill's allowed-tools, a command's allowed-tools and model in the interactive mode ---------
+
+def skill_project(tmp: Path) -> Path:
+    proj = tmp / "proj"
+    sk = proj / ".loopwright" / "skills" / "scaffold"
+    sk.mkdir(parents=True)
+    (sk / "SKILL.md").write_text("---\nname: scaffold\ndescription: Create project files\n"
+                                 "allowed-tools: Bash(touch *)\n---\nTouch the files.\n")
+    return proj
+
+
+def skill_turns(proj: Path) -> list[Any]:
+    touch = {"command": "touch made.txt", "description": "create a file"}
+    return [[use("b1", "Bash", touch)], [use("s1", "Skill", skill="scaffold")],
+            [use("b2", "Bash", touch), use("b3", "Bash", {"command": "touch secret.txt"})], [text("done")]]
+
+
+def test_an_active_skills_allowed_tools_are_allowed_without_asking(tmp_path: Path) -> None:
+    proj = skill_project(tmp_path)
+    asked: list[str] = []
+
+    def ask(name: str, x: dict[str, Any]) -> bool:
+        asked.append(x.get("command", name))
+        return False
+
+    from loopwright.tools.builtin import default_tools
+
+    r = lw.run("scaffold it", lw.AgentOptions(
+        model=lw.ScriptedModel(skill_turns(proj)), tools=default_tools(), cwd=proj, setting_sources=["project"],
+        can_use_tool=ask, disallowed_tools=["Bash(touch secret*)"]))
+    assert r.subtype == "success"
+    before, loaded, after = r.messages[2]["content"], r.messages[4]["content"], r.messages[6]["content"]
+    assert before[0]["is_error"] and asked[0] == "touch made.txt", "before the skill: asked, refused"
+    loaded_text = loaded[0]["content"] if isinstance(loaded[0]["content"], str) else loaded[0]["content"][0]["text"]
+    assert "allowed without asking from now on): Bash(touch *)" in loaded_text
+    assert not after[0].get("is_error") and (proj / "made.txt").exists(), "after it: allowed without asking"
+    assert after[1]["is_error"] and not (proj / "secret.txt").exists(), "a deny rule still wins"
+    assert asked == ["touch made.txt"]
+
+
+@pytest.mark.e2e
+def test_skill_allowed_tools_through_the_cli(tmp_path: Path) -> None:
+    proj = skill_project(tmp_path)
+    with ScriptedServer(skill_turns(proj)) as srv:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "test"}
+        r = subprocess.run([*loopwright_cmd(), "-p", "scaffold it", "--model", "claude-sonnet-4-5", "--output-format",
+                            "json", "--disallowedTools", "Bash(touch secret*)"],
+                           cwd=proj, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert [d["tool_use_id"] for d in out["permission_denials"]] == ["b1", "b3"]
+    assert (proj / "made.txt").exists() and not (proj / "secret.txt").exists()
+
+
+def test_interactive_custom_command_applies_its_allowed_tools_and_model_for_that_turn(tmp_path: Path) -> None:
+    import asyncio
+    import io
+
+    from loopwright.cli.interactive import Repl
+    from loopwright.cli.render import TraceRenderer
+    from loopwright.tools.builtin import default_tools
+
+    proj = make_project(tmp_path)
+    (proj / ".claude" / "commands" / "mk.md").write_text(
+        "---\ndescription: Make a file\nallowed-tools: Bash(touch *)\nmodel: claude-haiku-4-5\n---\nMake $1.\n")
+    turns = [[use("b1", "Bash", command="touch made.txt")], [text("made")],
+             [use("b2", "Bash", command="touch again.txt")], [text("refused")]]
+    with ScriptedServer(turns) as srv:
+        options = lw.AgentOptions(model="claude-sonnet-4-5", base_url=srv.url, api_key="test", tools=default_tools(),
+                                  cwd=proj, setting_sources=["project"], max_retries=0)
+
+        async def go() -> list[Any]:
+            repl = Repl(options)
+            repl.renderer = TraceRenderer(io.StringIO(), spinner=False)
+            repl.client.options = replace(repl.client.options, can_use_tool=lambda name, x: False)  # no one to ask
+            assert await repl.command("/mk made.txt")
+            while repl.client.running:  # the run's task ends just after its result was shown
+                await asyncio.sleep(0.01)
+            await repl.run_turn("and again.txt")  # a plain turn: the command's settings are gone
+            return repl.client.results
+
+        results = asyncio.run(go())
+        models = [q.body["model"] for q in srv.loop_requests]
+    assert models == ["claude-haiku-4-5", "claude-haiku-4-5", "claude-sonnet-4-5", "claude-sonnet-4-5"]
+    assert not results[0].permission_denials and (proj / "made.txt").exists(), "the command's Bash(touch *)"
+    assert [d["tool_use_id"] for d in results[1].permission_denials] == ["b2"] and not (proj / "again.txt").exists()

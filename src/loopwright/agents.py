@@ -11,21 +11,28 @@ subtype, when it ends in an error).
 
 * The tool is named "Agent", as in Claude Code 2.1+ (older versions call it "Task");
   `make_agent_tool(name="Task")` builds it under the old name.
-* Not read-only: it may edit, so it runs alone, in emission order (SPEC §6).
+* A call whose subagent type lists only read-only tools (an Explore type with Read, Grep and
+  Glob) is read-only: such calls in one response run concurrently (seed Prop 6.2), each with
+  its share of what is left of the budget; results still come back in emission order. Any
+  other call may edit, so it runs alone, in emission order (SPEC §6).
 * Its messages reach the caller of `query()` live, with `parent_tool_use_id` set to the
   Agent call's id; they never enter the parent's history (nor its session transcript: a
   saved session keeps the subagent's own transcript in `<session>/subagents/agent-<id>.jsonl`).
 * Cost: the subagent's cost and usage add to the parent's `total_cost_usd` and `usage`;
   its calls are listed in `ResultMessage.subagent_call_usage` (`call_usage` and
   `model_calls` stay the parent's own calls, so n_k there is the parent's context).
-* Budget: a subagent gets what is left of the parent's B. Every model call, the parent's
-  or a subagent's, then starts with the total S < B (the parent also checks the budget
-  right after its tools), so any final total is < B + c_max, as in seed Prop 5.4.
+* Budget: a subagent gets what is left of the parent's B (k concurrent ones: a k-th of it
+  each). Every model call, the parent's or a subagent's, then starts with its spend below its
+  share (the parent also checks the budget right after its tools), so any final total is
+  < B + c_max, as in seed Prop 5.4 (< B + k * c_max with k subagents running at once).
 * Turn limit: the definition's `max_turns`, else the parent's (so a finite T still bounds
   the whole run).
 * Hooks: PreToolUse/PostToolUse fire for the subagent's tools (their input carries
   `agent_id` and `agent_type`); SubagentStop fires where Stop would, matched on the agent
-  type, and may make the subagent continue; SessionStart/UserPromptSubmit/SessionEnd do not.
+  type, and may make the subagent continue; it fires too when the subagent ends in an error
+  (with `error` in its input; it cannot make it continue then). SubagentStart fires before its
+  first call, matched on the agent type; its additionalContext joins the subagent's prompt.
+  SessionStart/UserPromptSubmit/SessionEnd do not fire.
 
 Rooms: this module sits below loop.py (which adds the Agent tool to a run and builds a
 subagent's Run in `Run.spawn`); it never imports the loop, and uses only the parent Run's
@@ -84,7 +91,8 @@ def make_agent_tool(agents: Mapping[str, AgentDefinition | dict[str, Any]] | Non
         "returns its final report as this tool's result. It does not see this conversation, so the prompt "
         "must say everything it needs: the goal, the files or facts you know, constraints, and what to "
         "report back. Use it for multi-step searches or self-contained tasks whose intermediate steps "
-        "would clutter your context. Subagents run one at a time; the user does not see their report "
+        "would clutter your context. Subagents of a type with only read-only tools run concurrently when "
+        "you call several in one response; others run one at a time. The user does not see their report "
         "unless you pass it on.\n\nAvailable agent types (subagent_type):\n" + "\n".join(lines)
     )
     schema = {
@@ -105,10 +113,16 @@ def make_agent_tool(agents: Mapping[str, AgentDefinition | dict[str, Any]] | Non
             raise ToolError(f"Unknown subagent_type {kind!r}. Available agent types: {', '.join(catalogue)}.")
         if ctx.run is None:
             raise ToolError(f"The {name} tool works only inside a loopwright run.")
-        return await run_subagent(ctx.run, definition, kind, x["prompt"], ctx.tool_use_id)
+        return await run_subagent(ctx.run, definition, kind, x["prompt"], ctx.tool_use_id, ctx.siblings)
+
+    def read_only_call(x: dict[str, Any], tools: dict[str, Tool]) -> bool:
+        """A subagent type whose tools are all read-only ones of this run: it cannot change anything."""
+        d = catalogue.get(x.get("subagent_type") or DEFAULT_AGENT)
+        return d is not None and d.tools is not None and all(
+            n in tools and tools[n].read_only and not tools[n].spawns_agents for n in d.tools)
 
     return Tool(name, description, schema, handler, needs_approval=False,  # its own calls are gated
-                spawns_agents=True)
+                spawns_agents=True, read_only_call=read_only_call)
 
 
 class SubagentHooks(Hooks):
@@ -138,21 +152,34 @@ class SubagentHooks(Hooks):
     async def session_end(self, reason: str) -> None:
         return None
 
-    async def stop(self, stop_hook_active: bool) -> str | None:
+    def _last_text(self) -> str | None:
         h = self.sub.state.h if self.sub is not None else []
         last = h[-1] if h else None
-        text = "".join(b.get("text", "") for b in last["content"] if b.get("type") == "text") \
+        return "".join(b.get("text", "") for b in last["content"] if b.get("type") == "text") \
             if last is not None and last.get("role") == "assistant" else None
-        return await self.subagent_stop(stop_hook_active, self.agent_type, text)
+
+    async def stop(self, stop_hook_active: bool) -> str | None:
+        return await self.subagent_stop(stop_hook_active, self.agent_type, self._last_text())
+
+    async def started(self) -> str | None:
+        """SubagentStart: additional context for the subagent, or None."""
+        return await self.subagent_start(self.agent_type) if self.active else None
+
+    async def ended_in_error(self, error: str) -> None:
+        """SubagentStop for a subagent that ended in an error (nothing can make it continue)."""
+        if self.active:
+            await self.subagent_stop(False, self.agent_type, self._last_text(), error=error)
 
 
-async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, tool_use_id: str) -> ToolOutput:
+async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, tool_use_id: str,
+                       siblings: int = 1) -> ToolOutput:
     """One Agent call: a nested loop whose messages go to the parent's inbox and whose
-    cost goes to the parent's totals. Returns the tool result."""
+    cost goes to the parent's totals. Returns the tool result. `siblings`: Agent calls running
+    at once (this one included), which share what is left of the budget."""
     budget, p = parent.state.budget, parent.deps
     left: float | None = None
     if budget.limit_usd is not None:
-        left = budget.limit_usd - budget.spent_usd
+        left = (budget.limit_usd - budget.spent_usd) / max(1, siblings)
         if left <= 0:
             return ToolOutput(f"Not run: the budget (${budget.limit_usd}) is spent.", is_error=True)
     names = set(d.tools) if d.tools is not None else None
@@ -161,9 +188,13 @@ async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, 
     if isinstance(model, str):
         model = MODEL_ALIASES.get(model, model)
     system = f"{d.prompt}\n\nWorking directory: {p.cwd}"
+    fallbacks = p.options.fallback_model  # the parent's, less the subagent's own model
+    if isinstance(fallbacks, list):
+        fallbacks = [m for m in fallbacks if m != model] or None
     try:
         options = replace(
             p.options, model=model, tools=tools, agents={}, system_prompt=system, append_system_prompt=None,
+            fallback_model=fallbacks,
             max_turns=d.max_turns if d.max_turns is not None else p.options.max_turns, max_budget_usd=left,
             hooks=None, session_id=None, resume=None, fork_session=False, continue_conversation=False,
             persist_session=False)
@@ -171,8 +202,14 @@ async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, 
     except Exception as e:  # bad definition (unknown model, price, settings): the parent goes on
         return ToolOutput(f"Could not start subagent {kind!r}: {type(e).__name__}: {e}", is_error=True)
 
+    hooks = sub.deps.hooks
+    assert isinstance(hooks, SubagentHooks)
     result: ResultMessage | None = None
     try:
+        context = await hooks.started()
+        if context:  # SubagentStart's additionalContext: part of the subagent's first message
+            sub.state.h[-1]["content"].append({"type": "text", "text": context})
+        _relay_reports(parent, hooks, tool_use_id)
         async with contextlib.aclosing(sub.messages(prompt)) as stream:
             async for msg in stream:
                 if isinstance(msg, ResultMessage):
@@ -188,11 +225,20 @@ async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, 
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError  # the parent was interrupted: its executor fills in the result
-    if result is None:
-        return ToolOutput(f"Subagent {kind!r} ended without a result.", is_error=True)
-    if result.subtype == "success":
+    if result is not None and result.subtype == "success":
         return ToolOutput(result.result or "(the subagent gave no final text)")
-    return ToolOutput(f"Subagent {kind!r} ended with {result.subtype}: {result.result or ''}", is_error=True)
+    error = (f"Subagent {kind!r} ended with {result.subtype}: {result.result or ''}" if result is not None
+             else f"Subagent {kind!r} ended without a result.")
+    await hooks.ended_in_error(error)
+    _relay_reports(parent, hooks, tool_use_id)
+    return ToolOutput(error, is_error=True)
+
+
+def _relay_reports(parent: Run, hooks: Hooks, tool_use_id: str) -> None:
+    """Hook reports made outside the subagent's loop (SubagentStart, SubagentStop after an error)."""
+    for m in hooks.take_reports():
+        parent.post(SystemMessage("hook_error" if m["kind"] in ("error", "timeout") else "hook_message",
+                                  {**m, "parent_tool_use_id": tool_use_id}))
 
 
 __all__ = ["GENERAL_PURPOSE", "AgentDefinition", "SubagentHooks", "agents_from_json", "is_agent_tool",

@@ -60,6 +60,7 @@ class LoopwrightClient:
         self._task: asyncio.Task[None] | None = None
         self._queue: asyncio.Queue[Any] | None = None
         self._pending: list[str] = []  # sent while idle, or too late for the last run
+        self._once: tuple[list[str], str | None] | None = None  # for_next_query()
 
     async def __aenter__(self) -> LoopwrightClient:
         await self.connect()
@@ -100,11 +101,22 @@ class LoopwrightClient:
         """Text sent that no run has delivered yet (it goes with the next query)."""
         return list(self._pending)
 
+    def for_next_query(self, *, allowed_tools: list[str] | None = None, model: str | None = None) -> None:
+        """More allowed tools and/or another model for the next query only (a custom command's
+        `allowed-tools` and `model`, commands.py); the conversation goes on as before after it."""
+        self._once = (list(allowed_tools or []), model)
+
     def _next_options(self) -> AgentOptions:
         if self.history is None:  # the first query: resume/continue/fork as configured
-            return replace(self.options, model=self._model)
-        return replace(self.options, model=self._model, resume=None, continue_conversation=False,
-                       fork_session=False, session_id=self.session_id)
+            options = replace(self.options, model=self._model)
+        else:
+            options = replace(self.options, model=self._model, resume=None, continue_conversation=False,
+                              fork_session=False, session_id=self.session_id)
+        if self._once is not None:
+            extra, model = self._once
+            self._once = None
+            options = replace(options, allowed_tools=[*options.allowed_tools, *extra], model=model or options.model)
+        return options
 
     async def query(self, prompt: str) -> None:
         """Start a run on `prompt` (continuing this client's conversation). Read its messages

@@ -45,6 +45,7 @@ class Executor:
         self.permissions = permissions
         self.hooks = hooks
         self.ctx = ctx
+        self.pre_context: dict[str, str] = {}  # tool_use id -> a PreToolUse hook's additionalContext
 
     async def run(self, uses: list[ToolUseBlock]) -> TurnOutcome:
         results: list[ToolResultBlock | None] = [None] * len(uses)
@@ -70,7 +71,9 @@ class Executor:
 
     def _read_only(self, use: ToolUseBlock) -> bool:
         tool = self.tools.get(use.name)
-        return tool is not None and tool.read_only
+        if tool is None:
+            return False
+        return tool.read_only or (tool.read_only_call is not None and tool.read_only_call(use.input, self.tools))
 
     async def _gate(self, use: ToolUseBlock, out: TurnOutcome) -> tuple[dict[str, Any], ToolResultBlock | None]:
         """Decide one call. Returns the input to run with, or the refusal's result."""
@@ -86,6 +89,8 @@ class Executor:
         hook_decision: str | None = None  # a hook's allow/ask still goes through deny and ask rules
         if self.hooks.active:
             pre = await self.hooks.pre_tool_use(use.name, tool_input, use.id)
+            if pre.context:
+                self.pre_context[use.id] = pre.context
             if pre.updated_input is not None:
                 tool_input = pre.updated_input
             if pre.stop is not None:  # a hook said `continue: false`
@@ -104,22 +109,26 @@ class Executor:
             out.denials.append({"tool_name": use.name, "tool_use_id": use.id, "tool_input": tool_input})
             if decision.interrupt:
                 out.stop_message = decision.message
-            return tool_input, ToolResultBlock(use.id, decision.message, True)
+            return tool_input, ToolResultBlock(use.id, _with(decision.message, self.pre_context.pop(use.id, None)), True)
         if decision.updated_input is not None:
             tool_input = decision.updated_input
         return tool_input, None
 
-    async def _run(self, use: ToolUseBlock, tool_input: dict[str, Any], in_thread: bool) -> ToolResultBlock:
+    async def _run(self, use: ToolUseBlock, tool_input: dict[str, Any], in_thread: bool,
+                   siblings: int = 1) -> ToolResultBlock:
         tool = self.tools[use.name]
-        ctx = replace(self.ctx, tool_use_id=use.id)  # per call: concurrent calls must not share it
+        ctx = replace(self.ctx, tool_use_id=use.id, siblings=siblings)  # per call: concurrent calls must not share it
         output: ToolOutput = await tool.call(tool_input, ctx, in_thread=in_thread)
         result = ToolResultBlock(use.id, output.content, output.is_error)
         if self.hooks.active:
-            extra = await self.hooks.post_tool_use(use.name, tool_input, use.id, output.content, output.is_error)
-            if extra:  # appended as text; a list result (an image) keeps its blocks
-                content = (f"{output.content}\n\n{extra}" if isinstance(output.content, str)
-                           else [*output.content, TextBlock(extra)])
-                result = ToolResultBlock(use.id, content, output.is_error)
+            post = await self.hooks.post_tool_use(use.name, tool_input, use.id, output.content, output.is_error)
+            # PreToolUse's additionalContext, then PostToolUse's: appended as text (a list result,
+            # an image, keeps its blocks)
+            for extra in (self.pre_context.pop(use.id, None), post):
+                if extra:
+                    content = result.content
+                    result = ToolResultBlock(use.id, _with(content, extra) if isinstance(content, str)
+                                             else [*content, TextBlock(extra)], output.is_error)
         return result
 
     async def _one(self, use: ToolUseBlock, out: TurnOutcome) -> ToolResultBlock:
@@ -152,8 +161,14 @@ class Executor:
             else:
                 runnable.append((k, tool_input))
 
+        siblings = {n: sum(1 for k, _ in runnable if uses[k].name == n) for n in {uses[k].name for k, _ in runnable}}
+
         async def run_into(k: int, tool_input: dict[str, Any]) -> None:
-            results[k] = await self._run(uses[k], tool_input, in_thread=True)
+            results[k] = await self._run(uses[k], tool_input, in_thread=True, siblings=siblings[uses[k].name])
 
         await asyncio.gather(*(run_into(k, x) for k, x in runnable))
         self._halt(out)
+
+
+def _with(text: str, extra: str | None) -> str:
+    return f"{text}\n\n{extra}" if extra else text

@@ -27,8 +27,10 @@ Two kinds of hook, configured per event with a matcher:
   exit code: a non-blocking error, reported.
 
 Output fields: ``continue: false`` (+ ``stopReason``) ends the run; ``decision: "block"`` +
-``reason``; ``systemMessage``; ``hookSpecificOutput.permissionDecision`` (allow | deny | ask),
-``permissionDecisionReason``, ``updatedInput``, ``additionalContext``.
+``reason``; ``systemMessage``; ``suppressOutput: true`` (the hook's output is not shown: no
+``hook_message``); ``hookSpecificOutput.permissionDecision`` (allow | deny | ask),
+``permissionDecisionReason``, ``updatedInput``, ``additionalContext`` (PreToolUse: appended to the
+call's result, or to its refusal; SubagentStart: added to the subagent's first message).
 
 Matching hooks of one event run concurrently. Each has a timeout (default 60 s); a hook that
 times out or crashes is reported (a SystemMessage "hook_error" in the stream and a log
@@ -65,6 +67,7 @@ HOOK_EVENTS = (
     "PostToolUse",
     "PostToolUseFailure",
     "Stop",
+    "SubagentStart",
     "SubagentStop",
     "PreCompact",
     "SessionEnd",
@@ -130,9 +133,14 @@ class StopHookInput(BaseHookInput):
     stop_hook_active: bool
 
 
+class SubagentStartHookInput(BaseHookInput):
+    """A subagent is starting (its `agent_id` and `agent_type` are set)."""
+
+
 class SubagentStopHookInput(BaseHookInput, total=False):
     stop_hook_active: Required[bool]
     last_assistant_message: str
+    error: str  # set when the subagent ended in an error (its result subtype and message)
 
 
 class PreCompactHookInput(BaseHookInput):
@@ -142,13 +150,15 @@ class PreCompactHookInput(BaseHookInput):
 
 HookInput: TypeAlias = (
     PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput | UserPromptSubmitHookInput
-    | SessionStartHookInput | SessionEndHookInput | StopHookInput | SubagentStopHookInput | PreCompactHookInput
+    | SessionStartHookInput | SessionEndHookInput | StopHookInput | SubagentStartHookInput | SubagentStopHookInput
+    | PreCompactHookInput
 )
 HOOK_INPUTS: dict[str, type] = {
     "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
     "PostToolUseFailure": PostToolUseFailureHookInput, "UserPromptSubmit": UserPromptSubmitHookInput,
     "SessionStart": SessionStartHookInput, "SessionEnd": SessionEndHookInput, "Stop": StopHookInput,
-    "SubagentStop": SubagentStopHookInput, "PreCompact": PreCompactHookInput,
+    "SubagentStart": SubagentStartHookInput, "SubagentStop": SubagentStopHookInput,
+    "PreCompact": PreCompactHookInput,
 }
 
 
@@ -157,10 +167,11 @@ class PreToolUseHookSpecificOutput(TypedDict, total=False):
     permissionDecision: Literal["allow", "deny", "ask"]
     permissionDecisionReason: str
     updatedInput: dict[str, Any]
+    additionalContext: str  # for the model, with the call's result (or its refusal)
 
 
 class ContextHookSpecificOutput(TypedDict, total=False):
-    """UserPromptSubmit, SessionStart, PostToolUse(Failure): text added for the model."""
+    """UserPromptSubmit, SessionStart, SubagentStart, PostToolUse(Failure): text added for the model."""
 
     hookEventName: Required[str]
     additionalContext: str
@@ -197,6 +208,7 @@ class PreToolResult:
     reason: str = ""
     updated_input: dict[str, Any] | None = None
     stop: str | None = None
+    context: str | None = None  # additionalContext: goes to the model with the call's result
 
 
 @dataclass(slots=True)
@@ -386,6 +398,7 @@ class Hooks:
             if decisions[kind]:
                 result.decision, result.reason = kind, _cap("; ".join(decisions[kind]))
                 break
+        result.context = _join(_contexts([o for o in outs if not o.error], plain_stdout=False))
         return result
 
     async def post_tool_use(
@@ -408,11 +421,20 @@ class Hooks:
         """Return a reason to make the agent continue (a blocking Stop hook), or None."""
         return await self._stop("Stop", stop_hook_active)
 
+    async def subagent_start(self, agent_type: str) -> str | None:
+        """A subagent is starting (matchers match `agent_type`). Returns additional context for
+        the subagent's first message, or None. Called by agents.SubagentHooks."""
+        outs = await self._fire("SubagentStart", agent_type, {})
+        self._notes("SubagentStart", outs)
+        return _join(_contexts(outs, plain_stdout=False))
+
     async def subagent_stop(self, stop_hook_active: bool, agent_type: str | None = None,
-                            last_assistant_message: str | None = None) -> str | None:
+                            last_assistant_message: str | None = None, error: str | None = None) -> str | None:
         """A subagent is about to finish (matchers match `agent_type`). Like Stop: a returned
-        reason makes it continue. Called by agents.SubagentHooks."""
+        reason makes it continue (not after an `error`: it has ended). Called by agents.SubagentHooks."""
         extra = {} if last_assistant_message is None else {"last_assistant_message": last_assistant_message}
+        if error is not None:
+            extra["error"] = error
         return await self._stop("SubagentStop", stop_hook_active, agent_type, extra)
 
     async def pre_compact(self, trigger: str, custom_instructions: str = "") -> str | None:
@@ -553,11 +575,15 @@ class Hooks:
     # -- results shared by all events ------------------------------------------------------------
 
     def _notes(self, event: str, outs: list[_Outcome], blocking_to_user: bool = False) -> None:
-        """`continue: false` and `systemMessage` (all events); exit 2 where it blocks nothing."""
+        """`continue: false` and `systemMessage` (all events); exit 2 where it blocks nothing.
+        `suppressOutput: true` keeps the hook's output from the user (no hook_message): what it
+        gives the model (additionalContext, reasons) still goes to the model."""
         for o in outs:
             out = o.output or {}
             if out.get("continue") is False and self.halted is None:
                 self.halted = str(out.get("stopReason") or f"stopped by {event} hook {o.label}")
+            if out.get("suppressOutput") is True:
+                continue
             if out.get("systemMessage"):
                 self._report(event, o.label, "message", str(out["systemMessage"]))
             if blocking_to_user and o.exit_code == 2:

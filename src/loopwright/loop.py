@@ -158,12 +158,14 @@ class Run:
         model = model_for(options)
         prices = {**(options.prices or {})}
         price = price_for(model.name, prices or None) or price_for(model.name)
-        if options.max_budget_usd is not None and price is None and not getattr(model, "has_own_cost", False):
-            raise ValueError(
-                f"max_budget_usd is set but the price of model {model.name!r} is unknown, so the "
-                "budget could not be kept: give its price (AgentOptions(prices={...}) in Python) "
-                "or run without a budget (no --max-budget-usd)"
-            )
+        for name in getattr(model, "names", [model.name]):  # with fallback models, each one's price
+            if (options.max_budget_usd is not None and not getattr(model, "has_own_cost", False)
+                    and (price_for(name, prices or None) or price_for(name)) is None):
+                raise ValueError(
+                    f"max_budget_usd is set but the price of model {name!r} is unknown, so the "
+                    "budget could not be kept: give its price (AgentOptions(prices={...}) in Python) "
+                    "or run without a budget (no --max-budget-usd)"
+                )
         cwd = Path(options.cwd or ".").resolve()
         if not cwd.is_dir():
             raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory: create it first or "
@@ -286,7 +288,8 @@ class Run:
         """a = M(h): one model call (plus continuations of a paused turn), timed and charged."""
         d, s = self.deps, self.state
         s.inv.check(s.h)  # Inv on exactly what the model is about to see (Thm 3.4)
-        req = ModelRequest(d.system, d.tool_defs, s.h, d.options.max_tokens)
+        req = ModelRequest(d.system, d.tool_defs, s.h, d.options.max_tokens, effort=d.options.effort,
+                           thinking=d.options.thinking)
         content: list[Any] = []
         for attempt in range(d.options.max_pause_continuations + 1):
             t0 = time.perf_counter()

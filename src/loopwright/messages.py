@@ -80,13 +80,24 @@ class HookReportData(TypedDict, total=False):
     parent_tool_use_id: str  # relayed from a subagent
 
 
-SystemData: TypeAlias = InitData | ApiRetryData | CompactBoundaryData | CompactErrorData | HookReportData
+class ModelFallbackData(TypedDict):
+    """`model_fallback`: the model was overloaded or unavailable after its retries; this request
+    and the rest of the run go to `to_model` (models/fallback.py)."""
+
+    from_model: str
+    to_model: str
+    error: str
+    status: int | None
+
+
+SystemData: TypeAlias = (InitData | ApiRetryData | CompactBoundaryData | CompactErrorData | HookReportData
+                         | ModelFallbackData)
 
 
 @dataclass(slots=True)
 class SystemMessage:
     """A session event: `init`, `api_retry`, `compact_boundary`, `compact_error`, `hook_error`,
-    `hook_message`. `data` has the shape of the subtype's TypedDict above (InitData, ...)."""
+    `hook_message`, `model_fallback`. `data` has the shape of the subtype's TypedDict above (InitData, ...)."""
 
     subtype: str
     data: dict[str, Any] = field(default_factory=dict)
@@ -162,6 +173,22 @@ class ResultMessage:
     # pydantic model instance when AgentOptions.output_type is set.
     structured_output: Any = None
 
+    @property
+    def model_usage(self) -> dict[str, dict[str, Any]]:
+        """Tokens and cost per model (Claude Code's `modelUsage`): the run's and its subagents'
+        calls, each priced at the model that answered it (fallback models too)."""
+        out: dict[str, dict[str, Any]] = {}
+        for c in [*self.call_usage, *self.subagent_call_usage]:
+            m = out.setdefault(c.model, {"inputTokens": 0, "outputTokens": 0, "cacheReadInputTokens": 0,
+                                         "cacheCreationInputTokens": 0, "costUSD": 0.0, "calls": 0})
+            m["inputTokens"] += c.input_tokens - c.cache_read_input_tokens - c.cache_creation_input_tokens
+            m["outputTokens"] += c.output_tokens
+            m["cacheReadInputTokens"] += c.cache_read_input_tokens
+            m["cacheCreationInputTokens"] += c.cache_creation_input_tokens
+            m["costUSD"] += c.cost_usd
+            m["calls"] += 1
+        return out
+
     def to_json(self) -> dict[str, Any]:
         """The JSON result object of `--output-format json` (Claude Code's field names)."""
         sub = {"subagent_model_calls": len(self.subagent_call_usage)} if self.subagent_call_usage else {}
@@ -179,6 +206,7 @@ class ResultMessage:
             "session_id": self.session_id,
             "total_cost_usd": self.total_cost_usd,
             "usage": self.usage.to_json(),
+            "modelUsage": self.model_usage,
             "permission_denials": self.permission_denials,
             "errors": self.errors,
             **({"structured_output": _jsonable(self.structured_output)} if self.structured_output is not None else {}),

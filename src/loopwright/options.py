@@ -122,6 +122,14 @@ class AgentOptions:
     include_partial_messages: bool = False
     prices: dict[str, Price] | None = None  # overrides/extends the built-in price table
     max_tokens: int | None = None
+    # How hard the model thinks (models/reasoning.py): "low" | "medium" | "high" | "xhigh" | "max",
+    # and {"type": "enabled", "budget_tokens": N} | {"type": "adaptive"} | {"type": "disabled"};
+    # each provider sends them as the model family takes them.
+    effort: str | None = None
+    thinking: dict[str, Any] | None = None
+    # Models to switch to when the model is overloaded or unavailable after its retries
+    # (models/fallback.py): a model string, or a list of them tried in order.
+    fallback_model: str | list[str] | None = None
     max_pause_continuations: int = 5
     # providers
     base_url: str | None = None
@@ -171,6 +179,11 @@ class AgentOptions:
             from .models import check_model_spec
 
             check_model_spec(self.model, "model")
+        from .models.reasoning import check_effort, check_thinking
+
+        check_effort(self.effort)
+        check_thinking(self.thinking)
+        self._check_fallbacks()
         self._check_tools()
         for name in ("allowed_tools", "disallowed_tools"):
             _check_rules(name, getattr(self, name))
@@ -192,6 +205,24 @@ class AgentOptions:
                             f"setting_sources=[{self.setting_sources!r}]")
         if isinstance(self.add_dirs, (str, Path)):
             raise TypeError(f"add_dirs must be a list of directories; write add_dirs=[{str(self.add_dirs)!r}]")
+
+    def _check_fallbacks(self) -> None:
+        fb: Any = self.fallback_model
+        if fb is None:
+            return
+        if isinstance(fb, str):
+            fb = [x.strip() for x in fb.split(",") if x.strip()]
+        if not isinstance(fb, (list, tuple)) or not fb or not all(isinstance(x, str) and x for x in fb):
+            raise TypeError("fallback_model must be a model string or a list of them, such as "
+                            f"['claude-sonnet-5-5'], not {self.fallback_model!r}")
+        from .models import check_model_spec
+
+        for x in fb:
+            check_model_spec(x, "fallback_model")
+        main = self.model
+        if isinstance(main, str) and main in fb:
+            raise ValueError(f"fallback_model {main!r} is the model itself: name another model")
+        self.fallback_model = list(fb)
 
     def _check_tools(self) -> None:
         tools: Any = self.tools
@@ -220,9 +251,20 @@ def model_for(options: AgentOptions) -> Model:
     from .models import resolve_model  # provider SDKs load only when a provider is used
 
     o = options
-    return resolve_model(o.model, base_url=o.base_url, api_key=o.api_key, max_retries=o.max_retries,
-                         max_tokens=o.max_tokens, include_partial_messages=o.include_partial_messages,
-                         prompt_caching=o.prompt_caching)
+
+    def one(spec: str | Model | None) -> Model:
+        return resolve_model(spec, base_url=o.base_url, api_key=o.api_key, max_retries=o.max_retries,
+                             max_tokens=o.max_tokens, include_partial_messages=o.include_partial_messages,
+                             prompt_caching=o.prompt_caching)
+
+    model = one(o.model)
+    if not o.fallback_model:
+        return model
+    from .models.fallback import FallbackModel
+
+    if isinstance(model, FallbackModel):  # a subagent inherits its parent's (its place in the list too)
+        return model
+    return FallbackModel([model, *(one(x) for x in o.fallback_model)])
 
 
 def _check_rules(name: str, value: Any) -> None:

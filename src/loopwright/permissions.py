@@ -345,6 +345,7 @@ class Permissions:
                  *, hook_decision: str | None = None) -> Verdict:
         if not isinstance(tool_input, dict):
             tool_input = {}
+        self._take_grants()
         if name == "Bash":
             return self._bash(tool_input.get("command"), hook_decision)
         if name in EDIT_TOOLS:
@@ -352,6 +353,15 @@ class Permissions:
         if name in READ_TOOLS:
             return self._read(name, tool_input, read_only, hook_decision)
         return self._generic(name, tool_input, read_only, hook_decision)
+
+    def _take_grants(self) -> None:
+        """Allow rules the run's tools granted since the last call (an active skill's allowed-tools).
+        A new list, not an append: a subagent's gate is a copy of its parent's and shares the old one."""
+        granted = self.tool_state.granted if self.tool_state is not None else []
+        n = getattr(self, "_granted_n", 0)
+        if len(granted) > n:
+            self.allow = [*self.allow, *_rules(granted[n:], "skill")]
+            self._granted_n = len(granted)
 
     def _order(self, deny: Callable[[], Verdict | None], ask: Callable[[], Verdict | None], hook: str | None,
                read_only: bool, what: str, rules_allow: Callable[[], bool], auto: Callable[[], Verdict]) -> Verdict:

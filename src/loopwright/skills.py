@@ -6,7 +6,7 @@ Owns: finding skill folders (`<name>/SKILL.md` with front matter `name`, `descri
 description reach the model up front (in the Skill tool's description, built once: byte-stable,
 so caching keeps working); the body, and the skill's other files on demand through Read, only
 when the model calls `Skill`. Also the small front-matter reader the custom commands share.
-Imports tools.base only.
+Imports tools.base (and permissions, to check allowed-tools rules) only.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .tools.base import Tool, ToolError
+from .tools.base import Tool, ToolContext, ToolError
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 MAX_DESCRIPTION = 1024
@@ -131,12 +131,27 @@ def find_skills(cwd: str | Path, sources: Iterable[str], home: Path | None = Non
     return list(skills.values()), warnings
 
 
+def valid_rules(items: list[str]) -> tuple[list[str], list[str]]:
+    """(the entries that are permission rules, the ones that are not)."""
+    from .permissions import Rule
+
+    good: list[str] = []
+    bad: list[str] = []
+    for item in items:
+        try:
+            Rule.parse(item)
+            good.append(item)
+        except ValueError:
+            bad.append(item)
+    return good, bad
+
+
 def make_skill_tool(skills: list[Skill]) -> Tool:
     """`Skill{skill}`: loads a skill's instructions. Read-only (it only reads its SKILL.md)."""
     by_name = {s.name: s for s in skills}
     listing = "\n".join(f"- {s.name}: {s.description}" for s in skills)
 
-    def run(x: dict[str, Any]) -> str:
+    def run(x: dict[str, Any], ctx: ToolContext) -> str:
         name = str(x.get("skill", "")).strip().lstrip("/")
         s = by_name.get(name)
         if s is None:
@@ -151,7 +166,11 @@ def make_skill_tool(skills: list[Skill]) -> Tool:
             parts += ["", "Files of this skill (read them with Read when the instructions call for them):",
                       *(f"- {s.folder / f}" for f in files[:200])]
         if s.allowed_tools:
-            parts += ["", f"Tools this skill uses: {', '.join(s.allowed_tools)}"]
+            rules, bad = valid_rules(s.allowed_tools)
+            ctx.state.granted.extend(rules)  # allowed without asking while the skill is active (the run)
+            parts += ["", f"Tools this skill uses (allowed without asking from now on): {', '.join(rules)}"]
+            if bad:
+                parts.append(f"Ignored allowed-tools entries of {s.path} (not permission rules): {', '.join(bad)}")
         return "\n".join(parts)
 
     return Tool(

@@ -49,6 +49,9 @@ class ToolState:
     read_files: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)  # path -> stamp
     todos: list[dict[str, Any]] | None = None
     grep_engine: str = "auto"  # tests and benchmarks force "rg" or "python"
+    # Allow rules granted during the run: the allowed-tools of a skill the model loaded (skills.py);
+    # the gate adds them to its allow rules (deny and ask rules still come first).
+    granted: list[str] = field(default_factory=list)
 
 
 def shell_cwd(state: ToolState | None, default: Path) -> Path:

@@ -62,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT[,CACHE_WRITE,CACHE_READ]",
                    help="a model's price in USD per million tokens (repeatable), e.g. for --max-budget-usd "
                         "on a model outside the price table")
+    p.add_argument("--effort", choices=("low", "medium", "high", "xhigh", "max"),
+                   help="how hard the model thinks (sent as the model family takes it: output_config.effort, a "
+                        "thinking budget, or reasoning_effort)")
+    p.add_argument("--thinking", metavar="adaptive|disabled|N",
+                   help="extended thinking: adaptive, disabled, or a budget of N tokens (>= 1024)")
+    p.add_argument("--fallback-model", metavar="MODEL[,MODEL2...]",
+                   help="models to switch to when the model is overloaded or unavailable after its retries")
     p.add_argument("--json-schema", help="structured output: the final answer must fit this JSON Schema "
                    "(a JSON string or file); printed as structured_output with --output-format json")
     p.add_argument("--bare", action="store_true",

@@ -156,6 +156,35 @@ def output_format(json_schema: str | None) -> dict[str, Any] | None:
 
 
 
+def thinking(value: str | None) -> dict[str, Any] | None:
+    """`--thinking adaptive|disabled|N`, checked."""
+    if value is None:
+        return None
+    from ..models.reasoning import parse_thinking_arg
+
+    try:
+        return parse_thinking_arg(value)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def fallback_models(value: str | None, model: str, base_url: str | None) -> list[str] | None:
+    """`--fallback-model M[,M2...]`, each checked as --model is."""
+    if value is None:
+        return None
+    names = [x.strip() for x in value.split(",") if x.strip()]
+    if not names:
+        raise UsageError("--fallback-model needs a model name, e.g. --fallback-model claude-sonnet-5-5")
+    for n in names:
+        if n == model:
+            raise UsageError(f"--fallback-model {n} is the --model itself: name another model")
+        try:
+            check_model(n, base_url)
+        except UsageError as e:
+            raise UsageError(f"--fallback-model: {e}") from None
+    return names
+
+
 def build_options(args: argparse.Namespace) -> AgentOptions:
     """The run's options from the parsed command line; UsageError on bad input."""
     from ..models import DEFAULT_MODEL
@@ -201,6 +230,9 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         output_format=output_format(getattr(args, "json_schema", None)),
         prices=parse_prices(getattr(args, "price", None) or []) or None,
         context_window=context_window(getattr(args, "context_window", None)),
+        effort=getattr(args, "effort", None),
+        thinking=thinking(getattr(args, "thinking", None)),
+        fallback_model=fallback_models(getattr(args, "fallback_model", None), model, args.base_url),
         include_partial_messages=args.include_partial_messages,
         base_url=args.base_url,
         session_id=args.session_id,

@@ -231,6 +231,7 @@ class Repl:
         if ex is None:
             return None
         self.say(f"  /{ex.command.name}: {ex.command.description or ex.command.path}")
+        self.client.for_next_query(allowed_tools=ex.allowed_tools, model=ex.model)  # as in -p: this turn only
         return ex.prompt
 
     def show_memory(self) -> None:

@@ -30,6 +30,7 @@ from ..usage import Usage
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, parse_input
 from .catalog import max_output
 from .http import USER_AGENT, HTTPModel, HTTPOptions
+from .reasoning import anthropic_params
 from .retry import AttemptFailed, Failure, drain, error_from_body, is_retryable_status, iter_sse
 
 API_VERSION = "2023-06-01"
@@ -187,16 +188,29 @@ class AnthropicModel(HTTPModel):
             params["system"] = self._system_param(request.system)
         if request.tools:
             params["tools"] = self._tools_param(request.tools)
+        if request.effort is not None or request.thinking is not None:  # as this model family takes them
+            params.update(anthropic_params(self.name, request.effort, request.thinking, params["max_tokens"],
+                                           bool(request.tools))[0])
         if request.extra:  # thinking, temperature, tool_choice, ...: sent as they are
             params.update(request.extra)
         return params
 
+    def request_headers(self, request: ModelRequest) -> dict[str, str]:
+        """The betas effort or thinking need on this model family (with the model's own)."""
+        if request.effort is None and request.thinking is None:
+            return {}
+        betas = anthropic_params(self.name, request.effort, request.thinking, request.max_tokens or self.max_tokens
+                                 or 0, bool(request.tools))[1]
+        if not betas:
+            return {}
+        return {"anthropic-beta": ",".join(dict.fromkeys([*self.betas, *betas]))}
+
     # --- the call ---------------------------------------------------------------------------
 
-    async def _sdk_open(self, body: dict[str, Any]) -> Any:
+    async def _sdk_open(self, body: dict[str, Any], request_headers: dict[str, str] | None = None) -> Any:
         kwargs = {k: body[k] for k in _SDK_ARGS if k in body}
         extra = {k: v for k, v in body.items() if k not in _SDK_ARGS}
-        headers = {"anthropic-beta": ",".join(self.betas)} if self.betas else None
+        headers = request_headers or ({"anthropic-beta": ",".join(self.betas)} if self.betas else None)
         stream = await self.sdk_client.messages.create(**kwargs, stream=True, extra_body=extra or None,
                                                        extra_headers=headers)
         return stream.response

@@ -73,6 +73,9 @@ class ModelRequest:
     messages: list[WireMessage]
     max_tokens: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # How hard to think (models/reasoning.py): each provider sends them as its model family takes them.
+    effort: str | None = None
+    thinking: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)

@@ -125,13 +125,17 @@ class HTTPModel:
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         raise NotImplementedError
 
+    def request_headers(self, request: ModelRequest) -> dict[str, str]:
+        """Headers this request needs beyond `headers()` (a beta a feature asks for)."""
+        return {}
+
     def _read_stream(self, lines: AsyncIterator[str]) -> AsyncGenerator[ModelEvent, None]:
         raise NotImplementedError
 
     def _read_json(self, obj: Any) -> ModelResponse:
         raise NotImplementedError
 
-    async def _sdk_open(self, body: dict[str, Any]) -> Any:
+    async def _sdk_open(self, body: dict[str, Any], request_headers: dict[str, str] | None = None) -> Any:
         raise NotImplementedError
 
     # --- the transport ---------------------------------------------------------------------
@@ -171,13 +175,13 @@ class HTTPModel:
         if client is not None and self._http_loop is asyncio.get_running_loop():
             await client.aclose()
 
-    async def _open(self, body: dict[str, Any]) -> Any:
+    async def _open(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
         """Send the request; the response with its headers read and its body not yet."""
         if self.sdk_client is not None:
-            return await self._sdk_open(body)
+            return await self._sdk_open(body, headers)
         client = self._client()
         data = json.dumps({**body, "stream": True}, ensure_ascii=False, separators=(",", ":")).encode()
-        request = client.build_request("POST", self._url, content=data)
+        request = client.build_request("POST", self._url, content=data, headers=headers or None)
         response = await client.send(request, stream=True)
         if response.status_code >= 300:
             try:
@@ -189,11 +193,13 @@ class HTTPModel:
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         body = self.build_params(request)
-        return with_retries(lambda: self._attempt(body), self._classify, self.retry, self.provider)
+        headers = self.request_headers(request)
+        return with_retries(lambda: self._attempt(body, headers), self._classify, self.retry, self.provider)
 
-    async def _attempt(self, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+    async def _attempt(self, body: dict[str, Any], headers: dict[str, str] | None = None
+                       ) -> AsyncGenerator[ModelEvent, None]:
         deadline = time.monotonic() + self.total_timeout if self.total_timeout else None
-        response = await self._open(body)
+        response = await self._open(body, headers)
         try:
             ctype = response.headers.get("content-type", "").lower()
             if "text/event-stream" in ctype:

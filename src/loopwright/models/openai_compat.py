@@ -39,6 +39,7 @@ from ..messages import StreamEvent
 from ..usage import Usage
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, parse_input
 from .http import USER_AGENT, HTTPModel, HTTPOptions
+from .reasoning import openai_params
 from .retry import AttemptFailed, Failure, drain, error_from_body, is_retryable_status, iter_sse
 
 FINISH_TO_STOP = {
@@ -122,13 +123,15 @@ class OpenAICompatModel(HTTPModel):
             params["tools"] = self._tools_param(request.tools)
         if self.stream_usage:
             params["stream_options"] = {"include_usage": True}
+        if request.effort is not None or request.thinking is not None:  # reasoning_effort (models/reasoning.py)
+            params.update(openai_params(self.name, request.effort, request.thinking))
         if request.extra:  # temperature, tool_choice, ...: sent as they are
             params.update(request.extra)
         return params
 
     # --- the call ----------------------------------------------------------------------------
 
-    async def _sdk_open(self, body: dict[str, Any]) -> Any:
+    async def _sdk_open(self, body: dict[str, Any], request_headers: dict[str, str] | None = None) -> Any:
         kwargs = {k: body[k] for k in ("model", "messages")}
         extra = {k: v for k, v in body.items() if k not in kwargs}
         stream = await self.sdk_client.chat.completions.create(**kwargs, stream=True, extra_body=extra or None)

@@ -115,10 +115,14 @@ class Fault:
     raw_body: str | None = None
     content_type: str = "text/html; charset=utf-8"
     times: int = 1
+    model: str | None = None  # only requests for this model (the body's "model") meet the fault
+
+    def __post_init__(self) -> None:
+        self.remaining = self.times  # `times` stays as given (a fault's label), this counts down
 
     @classmethod
-    def overloaded(cls, times: int = 1) -> Fault:
-        return cls(status=529, error_type="overloaded_error", message="Overloaded", times=times)
+    def overloaded(cls, times: int = 1, model: str | None = None) -> Fault:
+        return cls(status=529, error_type="overloaded_error", message="Overloaded", times=times, model=model)
 
     @classmethod
     def rate_limited(cls, retry_after: float = 1.0, *, ms: bool = False, times: int = 1) -> Fault:
@@ -504,15 +508,17 @@ class ScriptedServer:
                 return True
             return not self._seen_tools
 
-    def _take_fault(self) -> Fault | None:
+    def _take_fault(self, model: str | None = None) -> Fault | None:
+        """The first queued fault for this request (a fault naming a model meets only its requests)."""
         with self._lock:
-            if not self.faults:
-                return None
-            f = self.faults[0]
-            f.times -= 1
-            if f.times <= 0:
-                self.faults.pop(0)
-            return f
+            for i, f in enumerate(self.faults):
+                if f.model is not None and f.model != model:
+                    continue
+                f.remaining -= 1
+                if f.remaining <= 0:
+                    self.faults.pop(i)
+                return f
+            return None
 
     def _turn(self, fingerprint: str, system: str | None, tools: list[Any],
               messages: list[dict[str, Any]]) -> tuple[ModelResponse, int, Usage | None]:
@@ -758,7 +764,7 @@ class _Handler(BaseHTTPRequestHandler):
             stop = "end_turn"
             self._answer(rec, body, content, stop, None, openai, streaming, None)
             return
-        fault = srv._take_fault()
+        fault = srv._take_fault(str(body.get("model") or ""))
         rec.fault = fault
         if fault is not None and fault.delay:
             time.sleep(fault.delay)

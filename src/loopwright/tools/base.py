@@ -75,6 +75,9 @@ class ToolContext:
     run: Any = None
     # sandbox.Sandbox when Bash (and Grep's rg) run in the OS sandbox; None: they run unsandboxed.
     sandbox: Any = None
+    # How many calls of this tool run concurrently with this one, itself included (concurrent
+    # subagents split what is left of the budget: agents.py).
+    siblings: int = 1
 
 
 Handler = Callable[..., Any]
@@ -98,7 +101,7 @@ class Tool:
     """A tool the model may call: `Tool(name, description, input_schema, handler, read_only=False)`."""
 
     __slots__ = ("name", "description", "input_schema", "handler", "read_only", "needs_approval", "spawns_agents",
-                 "_wants_ctx", "_is_async", "_validator", "_fast", "_convert")
+                 "read_only_call", "_wants_ctx", "_is_async", "_validator", "_fast", "_convert")
 
     def __init__(
         self,
@@ -110,12 +113,16 @@ class Tool:
         *,
         needs_approval: bool = True,
         spawns_agents: bool = False,
+        read_only_call: Callable[[dict[str, Any], dict[str, Tool]], bool] | None = None,
         _convert: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
         """`needs_approval=False` marks a tool that only manages the agent's own work (a todo
         list, a background shell's output, a subagent whose own calls are gated): permission
         modes pass it like a read-only tool; deny and ask rules still apply.
-        `spawns_agents`: the Agent tool (agents.py), whose subagents post messages to the run."""
+        `spawns_agents`: the Agent tool (agents.py), whose subagents post messages to the run.
+        `read_only_call(input, run_tools)`: for a tool that is read-only for some inputs only (an
+        Agent call whose subagent type has read-only tools): such calls run concurrently with
+        the read-only calls next to them (seed Prop 6.2)."""
         if not NAME_RE.match(name):
             raise ValueError(f"tool name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")
         if not isinstance(input_schema, dict) or input_schema.get("type") != "object":
@@ -127,6 +134,7 @@ class Tool:
         self.read_only = read_only
         self.needs_approval = needs_approval
         self.spawns_agents = spawns_agents
+        self.read_only_call = read_only_call
         self._wants_ctx = _wants_ctx(name, handler)
         self._is_async = inspect.iscoroutinefunction(handler)
         self._validator: Any = None  # compiled lazily: jsonschema is not imported at startup
