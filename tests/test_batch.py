@@ -59,12 +59,13 @@ except ImportError:  # an optional extra
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[str]:
-    """A local Ray, started once (2 CPUs: a task takes 0.5, so 4 run at once); its GCS address.
+    """A local Ray, started once (1 CPU: a task takes 0.5, so 2 run at once, and few workers start);
+    its GCS address.
     Its workers get an API key for the loopback server; the URL comes with each batch (--base-url)."""
     if ray is None:
         pytest.skip("Ray is not installed (pip install 'loopwright[ray]'): the Ray executor is not tested")
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    ctx = ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+    ctx = ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False,
                    runtime_env={"env_vars": {"ANTHROPIC_API_KEY": "test"}})
     yield str(ctx.address_info["gcs_address"])
     ray.shutdown()
@@ -459,9 +460,8 @@ def _git(cwd: Path, *args: str) -> str:
 
 
 @pytest.mark.e2e
-def test_bad_task_lists_are_reported_by_line_and_nothing_runs(tmp_path: Path, executor: str) -> None:
-    """Refused before anything runs, and on Ray before the cluster is reached (the CLI subprocess)."""
-    ray_flags = ["--ray", "auto"] if executor == "ray" else []
+def test_bad_task_lists_are_reported_by_line_and_nothing_runs(tmp_path: Path, executor: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "a").mkdir()
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("\n".join([
@@ -482,14 +482,17 @@ def test_bad_task_lists_are_reported_by_line_and_nothing_runs(tmp_path: Path, ex
 
     def refused(tasks_file: Path, *flags: str) -> str:
         with ScriptedServer(WriteAgent()) as srv:
-            r = subprocess.run([*loopwright_cmd(), "batch", str(tasks_file), "-o", str(tmp_path / "r.jsonl"), *ray_flags,
-                                *flags, *BATCH_FLAGS], env=env_for(srv, tmp_path), capture_output=True, text=True,
-                               timeout=60)
-            assert r.returncode == 2 and not srv.requests, r.stderr
-        assert "Ray" not in r.stderr, "the cluster was reached"
+            rc, err = run_batch(executor, srv, tmp_path, monkeypatch, str(tasks_file), "-o", str(tmp_path / "r.jsonl"),
+                                *flags, *BATCH_FLAGS)
+            assert rc == 2 and not srv.requests, err
         assert not (tmp_path / "r.jsonl").exists()
-        return r.stderr
+        return err
 
+    if executor == "ray":  # the CLI as a subprocess: the input is refused before Ray is started or reached
+        r = subprocess.run([*loopwright_cmd(), "batch", str(tasks), "-o", str(tmp_path / "r.jsonl"), "--ray",
+                            *BATCH_FLAGS], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "line 6: unknown option max_turnz" in r.stderr, r.stderr
+        assert "Ray" not in r.stderr
     assert "line 6: unknown option max_turnz" in refused(tasks)
     # a bad option value: its line
     bad_value = tmp_path / "bad_value.jsonl"
