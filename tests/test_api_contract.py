@@ -312,13 +312,13 @@ def test_refusals_in_the_python_api_give_python_advice(tmp_path: Path) -> None:
                                      permission_mode="default"))
     refusal = r.messages[2]["content"][0]
     assert refusal["is_error"] and not (tmp_path / "made").exists()
-    assert "allowed_tools=['Bash(touch *)']" in refusal["content"], refusal["content"]
+    assert "allowed_tools=['Bash(touch:*)']" in refusal["content"], refusal["content"]
     assert "permission_mode='bypassPermissions'" in refusal["content"]
     assert "--allowedTools" not in refusal["content"] and "--permission-mode" not in refusal["content"]
     # the CLI keeps its flags (tests/test_e2e_cli.py checks what its model reads)
     cli = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=lw.default_tools(), cwd=tmp_path,
                                        permission_mode="default", refusal_advice="cli"))
-    assert "--allowedTools 'Bash(touch *)'" in cli.messages[2]["content"][0]["content"]
+    assert "--allowedTools 'Bash(touch:*)'" in cli.messages[2]["content"][0]["content"]
 
 
 def test_system_messages_data_has_the_shape_of_its_typed_dict(tmp_path: Path) -> None:

@@ -408,19 +408,17 @@ def test_permission_question_shows_the_whole_command() -> None:
 
     command = "echo " + "a" * 200 + f" {ESCAPES}; rm -rf ~"
     repl = Repl(lw.AgentOptions(model=lw.ScriptedModel([[text("x")]])))
-    said: list[str] = []
-    repl.say = said.append  # type: ignore[method-assign, assignment]
 
     async def main() -> Any:
         task = asyncio.ensure_future(repl.ask_permission("Bash", {"command": command}))
-        while repl.permission is None:
-            await asyncio.sleep(0)
-        repl.permission.set_result("n")
-        return await task
+        while repl.asker.dialog is None:
+            await asyncio.sleep(0.01)
+        rows = repl.asker.dialog.rows(1000, 100)  # the permission dialog, on a wide screen
+        repl.asker.dialog.escape()
+        return await task, "\n".join("".join(t for _, t in r) for r in rows)
 
-    decision = asyncio.run(main())
+    decision, question = asyncio.run(main())
     assert isinstance(decision, lw.Deny)
-    question = "\n".join(said)
     assert "rm -rf ~" in question and "a" * 200 in question
     assert not any(c in question for c in "\x1b\x07\r\u202e")
 

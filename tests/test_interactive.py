@@ -152,12 +152,12 @@ def test_interactive_session_in_tmux(term: tuple[Term, Path]) -> None:
     assert s.index("✓ Bash: slept-ok") < s.index("✉ queued message: also say hi") < s.index("all done here")
     t.wait("● success", count=1)
 
-    # 3. a permission question answered at the prompt
+    # 3. a permission question answered in its dialog (tests/test_interactive_dialog.py has the rest)
     t.type("write a file")
     t.keys("Enter")
-    t.wait("? allow Write(")
-    t.type("y")
-    t.keys("Enter")
+    t.wait("Do you want to allow this Write?")
+    t.wait("Esc = No")  # armed: it takes keys now
+    t.type("1")
     t.wait("wrote the file")
     assert (tmp / "work" / "new.txt").read_text() == "hello\n"
 
@@ -336,6 +336,7 @@ def test_long_answers_are_shown_whole(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_always_approves_one_bash_command_not_every_one(tmp_path: Path) -> None:
+    """"Don't ask again" approves the suggested prefix rule (or, with none, that exact call)."""
     import asyncio
 
     from loopwright import Allow, Deny
@@ -344,22 +345,27 @@ def test_always_approves_one_bash_command_not_every_one(tmp_path: Path) -> None:
 
     repl = Repl(AgentOptions(model="scripted:unused.json", cwd=tmp_path))
 
-    async def ask(name: str, tool_input: dict[str, str], answer: str | None) -> object:
+    async def ask(name: str, tool_input: dict[str, str], key: str | None) -> object:
         task = asyncio.ensure_future(repl.ask_permission(name, tool_input))
-        await asyncio.sleep(0)
-        if answer is None:  # no question must be asked: it is already approved
-            assert task.done()
+        for _ in range(100):  # the preview is built in a thread
+            await asyncio.sleep(0.01)
+            if task.done() or repl.asker.dialog is not None:
+                break
+        if key is None:  # no question must be asked: it is already approved
+            assert task.done() and repl.asker.dialog is None
         else:
-            assert repl.permission is not None
-            repl.permission.set_result(answer)
+            assert repl.asker.dialog is not None
+            repl.asker.dialog.type(key)
         return await task
 
     async def go() -> None:
-        assert isinstance(await ask("Bash", {"command": "npm test"}, "a"), Allow)
-        assert isinstance(await ask("Bash", {"command": "npm test"}, None), Allow)  # remembered
-        assert isinstance(await ask("Bash", {"command": "rm -rf build"}, "n"), Deny)  # asked again
-        assert isinstance(await ask("Write", {"file_path": "x", "content": ""}, "a"), Allow)
-        assert isinstance(await ask("Write", {"file_path": "y", "content": ""}, None), Allow)
+        assert isinstance(await ask("Bash", {"command": "npm test"}, "2"), Allow)
+        assert repl.asker.rules == ["Bash(npm test:*)"]
+        assert isinstance(await ask("Bash", {"command": "npm test -- -u"}, None), Allow)  # remembered
+        assert isinstance(await ask("Bash", {"command": "npm publish"}, "3"), Deny)  # asked again
+        assert isinstance(await ask("Bash", {"command": "sudo make"}, "2"), Allow)  # no safe prefix: this call
+        assert isinstance(await ask("Bash", {"command": "sudo make"}, None), Allow)
+        assert isinstance(await ask("Bash", {"command": "sudo make install"}, "3"), Deny)
 
     asyncio.run(go())
 

@@ -212,7 +212,7 @@ def test_ask_goes_to_the_callback_or_is_refused_with_a_hint(tmp_path: Path) -> N
     assert decide(gate(tmp_path, can_use_tool=cb), "Bash", {"command": "touch a"}) == Allow({"command": "touch safer"})
     assert asked == [("Bash", {"command": "touch a"})]
     d = decide(gate(tmp_path), "Bash", {"command": "touch a"})
-    assert isinstance(d, Deny) and "cannot ask" in d.message and "--allowedTools 'Bash(touch *)'" in d.message
+    assert isinstance(d, Deny) and "cannot ask" in d.message and "--allowedTools 'Bash(touch:*)'" in d.message
     # dontAsk never asks, even with a callback
     d = decide(gate(tmp_path, "dontAsk", can_use_tool=cb), "Bash", {"command": "touch a"})
     assert isinstance(d, Deny) and "dontAsk" in d.message and len(asked) == 1
@@ -331,7 +331,7 @@ DOC_EXAMPLES: list[tuple[str, dict[str, Any], str, dict[str, Any], str, str]] = 
     ("default", {}, "Bash", {"command": "ls -la && git status"}, "run", ""),
     ("default", {}, "Write", {"file_path": "src/a.py"}, "refused", "acceptEdits"),
     ("default", {"allowed_tools": ["Bash(npm run lint:*)"]}, "Bash", {"command": "npm run lint && rm -rf dist"},
-     "refused", "--allowedTools 'Bash(rm *)'"),
+     "refused", "--allowedTools 'Bash(rm:*)'"),
     ("acceptEdits", {}, "Write", {"file_path": "tests/test_a.py"}, "run", ""),
     ("acceptEdits", {}, "Bash", {"command": "mkdir -p build && cp a build/"}, "run", ""),
     ("acceptEdits", {}, "Write", {"file_path": "../other/x.py"}, "refused", "outside the working directories"),
@@ -402,7 +402,7 @@ def test_refusals_say_how_to_allow(tmp_path: Path) -> None:
     d = decide(p, "Write", {"file_path": "../elsewhere/x"})
     assert isinstance(d, Deny) and "--add-dir" in d.message
     d = decide(gate(tmp_path), "Bash", {"command": "ls && make install"})
-    assert isinstance(d, Deny) and "--allowedTools 'Bash(make *)'" in d.message
+    assert isinstance(d, Deny) and "--allowedTools 'Bash(make install:*)'" in d.message
 
 
 # --- the hardening (issue 9): paths as the kernel sees them, commands as bash expands them ------

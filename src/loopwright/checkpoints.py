@@ -11,13 +11,19 @@ file the tools changed since then (files they created are deleted) and can cut t
 conversation back to just before that prompt: in place (a `rewind` line; the transcript
 stays append-only) or as a fork.
 
+Just after each change the tool's result is saved too (an `after` record): a file changed
+again since (by the user or another program) is a conflict, and `rewind_conflicts` shows the
+diff a rewind would undo, so the caller can ask first.
+
 Bash side effects and external effects (databases, APIs, deployments) are not tracked:
-the rewind report says so and names the Bash commands that ran in the rewound span.
+the rewind report says so and names the Bash commands that ran in the rewound span (refused
+calls never ran and are not named).
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import sys
@@ -34,6 +40,7 @@ from .sessions import (
     SessionNotFound,
     SessionRecorder,
     _line,
+    _live,
     _now,
     _prompt_text,
     new_session_id,
@@ -92,23 +99,48 @@ class FileHistory:
                 f.write(json.dumps(rec) + "\n")
                 f.flush()
 
+    def record_after(self, path: Path, prompt_uuid: str) -> None:
+        """Save `path` as a tool just left it (the agent's version, for rewind's conflict check)."""
+        p = str(Path(path).resolve())
+        try:
+            data = Path(p).read_bytes()
+        except OSError:
+            return
+        with self._lock:
+            blobs = self.root / "blobs"
+            blobs.mkdir(parents=True, exist_ok=True)
+            blob = blobs / uuid.uuid4().hex
+            blob.write_bytes(data)
+            rec = {"promptUuid": prompt_uuid, "path": p, "timestamp": _now(), "sessionId": self.session_id,
+                   "after": True, "blob": blob.name}
+            with open(self.root / "index.jsonl", "a", encoding="utf-8") as f:
+                f.write(json.dumps(rec) + "\n")
+
     def records(self) -> list[dict[str, Any]]:
         idx = self.root / "index.jsonl"
         return read_lines(idx) if idx.exists() else []
 
 
-def snapshot_hook(recorder: SessionRecorder) -> Callable[[Path], None] | None:
-    """The ToolContext.before_file_change of a persisted run (None for stores without files)."""
+Hook = Callable[[Path], None]
+
+
+def snapshot_hooks(recorder: SessionRecorder) -> tuple[Hook | None, Hook | None]:
+    """The ToolContext.before_file_change and after_file_change of a persisted run (None for
+    stores without files)."""
     path = getattr(recorder.writer, "path", None)
     if not isinstance(path, Path):
-        return None
+        return None, None
     fh = FileHistory(history_dir(path), recorder.session_id)
 
     def before_file_change(p: Path) -> None:
         if recorder.prompt_uuid is not None:
             fh.snapshot(p, recorder.prompt_uuid)
 
-    return before_file_change
+    def after_file_change(p: Path) -> None:
+        if recorder.prompt_uuid is not None:
+            fh.record_after(p, recorder.prompt_uuid)
+
+    return before_file_change, after_file_change
 
 
 # --- rewind -------------------------------------------------------------------------------------
@@ -162,7 +194,8 @@ def _locate(session_id: str, sessions_dir: str | Path | None, cwd: Path | None) 
 
 
 def _span(lines: list[dict[str, Any]], to_uuid: str) -> tuple[int, set[str], list[str]]:
-    """The index of prompt `to_uuid`, the prompt uuids from it on, and the Bash commands run since."""
+    """The index of prompt `to_uuid`, the prompt uuids from it on, and the Bash commands run since
+    (answered and not refused: a refused call's result is the refusal, nothing ran)."""
     idx = next((i for i, ln in enumerate(lines) if ln.get("uuid") == to_uuid and ln.get("isPrompt")), None)
     if idx is None:
         raise SessionNotFound(f"no user prompt {to_uuid!r} in this session")
@@ -173,6 +206,11 @@ def _span(lines: list[dict[str, Any]], to_uuid: str) -> tuple[int, set[str], lis
             for b in (ln.get("message") or {}).get("content") or []:
                 if isinstance(b, dict) and b.get("type") == "tool_result":
                     answered.add(str(b.get("tool_use_id")))
+        elif ln.get("type") == "result":
+            res = ln.get("result")
+            for d in (res.get("permission_denials") if isinstance(res, dict) else None) or []:
+                if isinstance(d, dict):
+                    answered.discard(str(d.get("tool_use_id")))
     bash: list[str] = []
     for ln in lines[idx:]:
         if ln.get("type") == "assistant":
@@ -185,12 +223,13 @@ def _span(lines: list[dict[str, Any]], to_uuid: str) -> tuple[int, set[str], lis
 
 def rewind_points(session_id: str, sessions_dir: str | Path | None = None,
                   cwd: str | Path | None = None) -> list[RewindPoint]:
-    """The prompts one can rewind to, oldest first, with the files each turn changed."""
+    """The prompts one can rewind to, oldest first, with the files each turn changed (the prompts
+    of the conversation as it is now: an earlier rewind cut the ones after its point)."""
     _, path = _locate(session_id, sessions_dir, Path(cwd).resolve() if cwd else None)
     lines = read_lines(path)
     recs = FileHistory(history_dir(path)).records()
     out = []
-    for ln in lines:
+    for ln in _live(lines)[0]:
         if ln.get("type") == "user" and ln.get("isPrompt"):
             u = str(ln.get("uuid"))
             _, _, bash = _span(lines, u)
@@ -209,7 +248,7 @@ def rewind_files(session_id: str, user_message_uuid: str, sessions_dir: str | Pa
     fh = FileHistory(history_dir(path))
     first: dict[str, dict[str, Any]] = {}
     for rec in fh.records():  # the earliest snapshot in the span is the state before it
-        if rec.get("promptUuid") in span and isinstance(rec.get("path"), str):
+        if rec.get("promptUuid") in span and isinstance(rec.get("path"), str) and not rec.get("after"):
             first.setdefault(rec["path"], rec)
     report = RewindReport(path.stem, user_message_uuid, bash_commands=bash)
     for p, rec in sorted(first.items()):
@@ -231,6 +270,55 @@ def rewind_files(session_id: str, user_message_uuid: str, sessions_dir: str | Pa
                 except OSError:
                     break
     return report
+
+
+@dataclass
+class FileConflict:
+    """A file a rewind would restore that changed after the agent's last edit of it: `diff` is
+    the agent's version -> the file now (what the rewind would undo besides the agent's edits)."""
+
+    path: str
+    diff: str
+
+
+def rewind_conflicts(session_id: str, user_message_uuid: str, sessions_dir: str | Path | None = None,
+                     cwd: str | Path | None = None) -> list[FileConflict]:
+    """The files rewinding to before `user_message_uuid` would restore or delete that are no longer
+    as the agent left them (edited by the user or another program since)."""
+    _, path = _locate(session_id, sessions_dir, Path(cwd).resolve() if cwd else None)
+    lines = read_lines(path)
+    _, span, _ = _span(lines, user_message_uuid)
+    fh = FileHistory(history_dir(path))
+    touched: set[str] = set()
+    last_after: dict[str, dict[str, Any]] = {}
+    for rec in fh.records():
+        p = rec.get("path")
+        if not isinstance(p, str):
+            continue
+        if rec.get("promptUuid") in span and not rec.get("after"):
+            touched.add(p)
+        if rec.get("after"):
+            last_after[p] = rec  # the latest: the agent's version of the file, whichever turn wrote it
+    out = []
+    for p in sorted(touched):
+        after = last_after.get(p)
+        if after is None:
+            continue
+        agent = (fh.root / "blobs" / str(after["blob"])).read_bytes()
+        try:
+            now: bytes | None = Path(p).read_bytes()
+        except FileNotFoundError:
+            now = None
+        except OSError:
+            continue
+        if now == agent:
+            continue
+        old = agent.decode("utf-8", errors="replace").splitlines(keepends=True)
+        new = now.decode("utf-8", errors="replace").splitlines(keepends=True) if now is not None else []
+        diff = "".join(difflib.unified_diff(old, new, f"{p} (as the agent left it)",
+                                            f"{p} (now)" if now is not None else f"{p} (deleted)"))
+        out.append(FileConflict(p, diff))
+    return out
 
 
 def rewind_conversation(session_id: str, user_message_uuid: str, *, fork: bool = False,
@@ -288,6 +376,8 @@ def rewind_main(argv: Sequence[str]) -> int:
     g.add_argument("--conversation-only", action="store_true", help="cut the conversation, keep the files")
     p.add_argument("--fork", action="store_true", help="write the cut conversation to a new session")
     p.add_argument("--list", action="store_true", help="list the prompts one can rewind to")
+    p.add_argument("--force", action="store_true",
+                   help="restore files even when they changed after the agent's edit (no question)")
     args = p.parse_args(list(argv))
     try:
         if args.list:
@@ -295,6 +385,13 @@ def rewind_main(argv: Sequence[str]) -> int:
                 files = f"  files: {', '.join(pt.files)}" if pt.files else ""
                 print(f"{pt.uuid}  {pt.timestamp}  {pt.prompt[:60]!r}{files}")
             return 0
+        points = [] if args.to or args.conversation_only or args.force else rewind_points(args.session_id, cwd=os.getcwd())
+        to = args.to or (points[-1].uuid if points else None)
+        if to is not None and not args.conversation_only and not args.force:
+            conflicts = rewind_conflicts(args.session_id, to, cwd=os.getcwd())
+            if conflicts and not confirm_conflicts(conflicts, print, input if sys.stdin.isatty() else None):
+                print("loopwright rewind: not rewound (--force rewinds anyway)", file=sys.stderr)
+                return 1
         report = rewind(args.session_id, args.to, code=not args.conversation_only,
                         conversation=not args.code_only, fork=args.fork, cwd=os.getcwd())
     except (SessionNotFound, OSError) as e:
@@ -302,3 +399,24 @@ def rewind_main(argv: Sequence[str]) -> int:
         return 1
     print(report.text())
     return 0
+
+
+def conflict_text(conflicts: list[FileConflict]) -> str:
+    """The warning for files changed after the agent's edit, with the diffs a rewind would undo."""
+    out = []
+    for c in conflicts:
+        out.append(f"⚠ {c.path} changed after the agent's edit; rewinding undoes this too:")
+        out += [f"    {ln}" for ln in c.diff.rstrip("\n").splitlines()]
+    return "\n".join(out)
+
+
+def confirm_conflicts(conflicts: list[FileConflict], say: Callable[[str], None],
+                      ask: Callable[[str], str] | None) -> bool:
+    """Show the conflicts; True when the user answers yes (no way to ask: False)."""
+    say(conflict_text(conflicts))
+    if ask is None:
+        return False
+    try:
+        return ask("rewind anyway? [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        return False

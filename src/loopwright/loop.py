@@ -203,13 +203,14 @@ class Run:
             hooks = sub_hooks
             permissions = copy.copy(parent.deps.executor.permissions)
             ctx.before_file_change = parent.deps.executor.ctx.before_file_change  # its edits are checkpointed too
+            ctx.after_file_change = parent.deps.executor.ctx.after_file_change
             recorder = _sidechain(parent.deps.recorder, session_id, cwd, sub_hooks)
         permissions.tool_state = ctx.state  # the gate resolves Bash paths from the shell's cwd (a copy
         # of the parent's gate gets its own workspace: permissions.__setattr__)
         if recorder is not None and parent is None:
-            from .checkpoints import snapshot_hook  # file checkpoints, keyed to this turn's prompt
+            from .checkpoints import snapshot_hooks  # file checkpoints, keyed to this turn's prompt
 
-            ctx.before_file_change = snapshot_hook(recorder)
+            ctx.before_file_change, ctx.after_file_change = snapshot_hooks(recorder)
         by_name = {t.name: t for t in tools}
         self.deps = RunDeps(
             options=options, model=model, prices=prices, price=price, cwd=cwd, tools=by_name,
@@ -387,7 +388,9 @@ class Run:
             outcome.results = [ToolResultBlock(r.tool_use_id, python_advice(r.content), r.is_error)
                                if r.tool_use_id in refused and isinstance(r.content, str) else r
                                for r in outcome.results]
-        queued = control.take_queued() if control else []
+        # Text sent during calls the user interrupted stays queued: the client delivers it as the
+        # next prompt, as after an interrupted model call (here the model would never read it).
+        queued = control.take_queued() if control and not outcome.interrupted else []
         return [*outcome.results, *self.nested_memory(uses), *(TextBlock(q) for q in queued)], outcome
 
     def result(self, subtype: ResultSubtype, final: ModelResponse | None = None, error: str | None = None) -> ResultMessage:

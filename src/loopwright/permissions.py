@@ -328,16 +328,48 @@ class Permissions:
             return ("Name the files literally (no variables, command substitutions or directory changes the "
                     "gate cannot follow), or approve the call in an interactive run.")
         if name == "Bash":
+            rules = self.suggest_rules(name, tool_input)
             cmd = tool_input.get("command")
             first = v.subject if v is not None and v.subject else (
                 cmd.split()[0] if isinstance(cmd, str) and cmd.split() else "")
-            rule = f"Bash({first} *)" if first else "Bash"
+            fallback = rules[0] if rules else f"Bash({first}:*)" if first else "Bash"
+            rule = next((r for r in rules if first and r.startswith(f"Bash({first}")), fallback)
             return (f"To allow it, add a rule such as --allowedTools '{rule}' (or permissions.allow in "
                     ".loopwright/settings.json), or run with --permission-mode bypassPermissions.")
         if name in EDIT_TOOLS:
             return ("To allow it, use --permission-mode acceptEdits (edits inside the working directories), "
                     "add a rule such as --allowedTools 'Edit(./src/**)', or --add-dir for another directory.")
         return f"To allow it, add --allowedTools {name} (or permissions.allow in .loopwright/settings.json)."
+
+    def suggest_rules(self, name: str, tool_input: dict[str, Any]) -> list[str]:
+        """The allow rules that would approve calls like this one next time (what "don't ask
+        again" offers), as Claude Code words them: a prefix per command that needs approval
+        (`Bash(python3 -m pytest:*)`, `Bash(git commit:*)`), the file's directory for an edit
+        (`Edit(./src/**)`). Empty when no rule is narrow enough (`python3 -c ...`, `sudo ...`):
+        then only this exact call can be remembered."""
+        if not isinstance(tool_input, dict):
+            return []
+        if name == "Bash":
+            return bash_rules(tool_input.get("command"))
+        path = next((tool_input[k] for k in PATH_KEYS if isinstance(tool_input.get(k), str) and tool_input[k]), None)
+        if name in EDIT_TOOLS or name in READ_TOOLS:
+            if path is None:
+                return [name] if name in EDIT_TOOLS else []
+            kind = "Edit" if name in EDIT_TOOLS else "Read"
+            lexical, _ = self.resolve(path)
+            folder = lexical if name in ("Glob", "Grep") and os.path.isdir(lexical) else os.path.dirname(lexical)
+            root = self._cwd.rstrip("/")
+            if folder == root:
+                return [f"{kind}(./**)"]
+            if folder.startswith(root + "/"):
+                return [f"{kind}(./{folder[len(root) + 1:]}/**)"]
+            return [f"{kind}(/{folder.rstrip('/')}/**)"]  # //abs: an absolute path
+        if name == "WebFetch" and isinstance(tool_input.get("url"), str):
+            from urllib.parse import urlparse
+
+            host = urlparse(tool_input["url"]).hostname
+            return [f"WebFetch(domain:{host})"] if host else []
+        return [name]
 
     # -- the rules, without the callback (pure; what tests and `loopwright` explain use) ------
 
@@ -743,6 +775,68 @@ class Permissions:
                 return (f"{bare} looks like a bare git repository; git would obey its config, which can "
                         "run programs (bare repository attack)")
         return None
+
+
+# Programs whose first argument names what they do: a rule for `git commit` must not approve
+# `git push`. The runners among them take the name of what they run next (`npm run test`).
+_SUBCOMMANDS = frozenset({
+    "git", "npm", "pnpm", "yarn", "bun", "npx", "cargo", "go", "docker", "podman", "kubectl", "pip", "pip3",
+    "uv", "poetry", "pdm", "hatch", "gh", "make", "just", "dotnet", "mvn", "gradle", "terraform", "helm", "brew",
+    "apt", "apt-get", "systemctl", "conda", "rustup", "composer", "bundle", "rake", "mix", "swift", "tox", "nox",
+    "deno", "yarnpkg", "corepack", "rails", "ansible-galaxy", "flutter", "dart", "stack", "cabal", "opam", "sbt"})
+_RUNNERS = {("npm", "run"), ("npm", "exec"), ("npm", "run-script"), ("pnpm", "run"), ("pnpm", "exec"),
+            ("pnpm", "dlx"), ("yarn", "run"), ("yarn", "dlx"), ("bun", "run"), ("bun", "x"), ("uv", "run"),
+            ("uv", "tool"), ("poetry", "run"), ("pdm", "run"), ("hatch", "run"), ("bundle", "exec"),
+            ("go", "run"), ("cargo", "run"), ("deno", "run"), ("docker", "compose"), ("docker", "run")}
+# Interpreters: the rule names the module or script they run; `-c CODE` gets no rule.
+_INTERPRETER = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|ruby|perl|php|Rscript|lua|tsx|ts-node)$")
+# A prefix rule for these would approve any command at all.
+_NO_PREFIX = bashparse.SHELLS | {"sudo", "doas", "su", "env", "xargs", "eval", "exec", "command", "builtin",
+                                 "nohup", "time", "timeout", "nice", "ionice", "setsid", "stdbuf", "watch",
+                                 "source", ".", "ssh", "find", "parallel", "script", "unbuffer", "chroot"}
+_PLAIN_WORD = re.compile(r"^[A-Za-z0-9_@%+=,./:-]+$")
+
+
+def command_prefix(c: bashparse.SimpleCommand) -> str | None:
+    """The prefix a `Bash(prefix:*)` rule for this command names, or None (none is safe)."""
+    if c.name is None or c.opaque or not _PLAIN_WORD.match(c.name) or c.name in _NO_PREFIX or c.unsafe_env:
+        return None
+    words = [c.name]
+    args = [w.value if w.literal and not w.pattern and _PLAIN_WORD.match(w.value) else None for w in c.args]
+    if _INTERPRETER.match(c.name.rsplit("/", 1)[-1]):
+        if args[:1] == ["-m"] and len(args) > 1 and args[1] is not None:
+            return f"{c.name} -m {args[1]}"
+        if args and args[0] is not None and not args[0].startswith("-"):
+            return f"{c.name} {args[0]}"  # a script
+        return None
+    if c.name in _SUBCOMMANDS and args:
+        if args[0] is None or args[0].startswith("-"):
+            return None  # `git -C dir push`: the prefix would approve every git command
+        words.append(args[0])
+        if (c.name, args[0]) in _RUNNERS and len(args) > 1 and args[1] is not None and not args[1].startswith("-"):
+            words.append(args[1])
+    return " ".join(words)
+
+
+def bash_rules(command: Any) -> list[str]:
+    """`Bash(prefix:*)` rules approving the parts of `command` that need approval (see
+    Permissions.suggest_rules); [] when one part has no safe prefix or the command cannot be parsed."""
+    if not isinstance(command, str) or not command.strip():
+        return []
+    parsed = bashparse.parse(command)
+    if not parsed.ok:
+        return []
+    parts = [c for c in parsed.commands if c.argv]
+    needing = [c for c in parts if bashcheck.read_only_problem(c) is not None] or parts
+    out: list[str] = []
+    for c in needing:
+        prefix = command_prefix(c)
+        if prefix is None:
+            return []
+        rule = f"Bash({prefix}:*)"
+        if rule not in out:
+            out.append(rule)
+    return out
 
 
 def _glob_prefix(pattern: str) -> tuple[str, str]:

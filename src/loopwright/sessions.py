@@ -678,13 +678,44 @@ def _number(v: Any) -> float:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
 
 
+def _live(lines: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The prompt lines still in the conversation (a rewind cuts the later ones) and how many
+    messages it holds (a compaction replaces them with its summary), as history_from_lines
+    replays it, without building the history."""
+    prompts: list[dict[str, Any]] = []
+    n = 0
+    before: dict[str, tuple[int, int]] = {}  # prompt uuid -> (prompts, messages) before it
+    for ln in lines:
+        kind = ln.get("type")
+        if kind in ("user", "assistant"):
+            if kind == "user" and ln.get("isPrompt"):
+                before[str(ln.get("uuid"))] = (len(prompts), n)
+                prompts.append(ln)
+            n += 1
+        elif kind == "result" and ln.get("dropUuid") is not None:
+            n -= 1
+        elif kind == "system" and ln.get("subtype") == "compact_boundary":
+            data = ln.get("data")
+            if isinstance(data, dict) and isinstance(data.get("messages"), list):
+                n = len(data["messages"])
+        elif kind == "rewind" and str(ln.get("toUuid")) in before:
+            k, n = before[str(ln.get("toUuid"))]
+            del prompts[k:]
+    return prompts, max(n, 0)
+
+
 def session_info(path: Path) -> SessionInfo:
     lines = read_lines(path)
-    prompts = [ln for ln in lines if ln.get("type") == "user" and ln.get("isPrompt")]
+    prompts, messages = _live(lines)  # the conversation as resume loads it, after rewinds and compactions
     calls = [ln for ln in lines if ln.get("type") == "assistant"]
     inp = out = peak = 0
     cost = unsettled = 0.0
     for ln in lines:
+        if ln.get("type") == "system" and ln.get("subtype") == "compact_boundary":
+            data = ln.get("data")  # /compact's summarizing call is outside any run's total
+            if isinstance(data, dict) and data.get("trigger") == "manual":
+                cost += _number(data.get("cost_usd"))
+            continue
         if ln.get("type") == "result":  # a run's own total: its subagents and compactions included
             res = ln.get("result")
             total = res.get("total_cost_usd") if isinstance(res, dict) else None
@@ -716,7 +747,7 @@ def session_info(path: Path) -> SessionInfo:
         calls=len(calls), input_tokens=inp, output_tokens=out, cost_usd=cost, peak_input_tokens=peak,
         first_prompt=_prompt_text(prompts[0].get("message")) if prompts else "",
         last_prompt=_prompt_text(prompts[-1].get("message")) if prompts else "",
-        messages=sum(1 for ln in lines if ln.get("type") in ("user", "assistant")),
+        messages=messages,
     )
 
 

@@ -314,3 +314,26 @@ def settings_scope(where: str) -> str:
     except OSError:
         pass
     return "project" if p.name == "settings.json" else "local"
+
+
+def add_local_allow_rules(cwd: str | Path, rules: Sequence[str]) -> Path:
+    """Add `rules` to permissions.allow in <cwd>/.loopwright/settings.local.json (what "don't
+    ask again" saves); returns the file. The rest of the file is kept as it was; a file that is
+    not valid JSON is not touched (SettingsError)."""
+    for r in rules:
+        Rule.parse(r)  # never write a rule the reader would reject
+    path = Path(cwd) / ".loopwright" / "settings.local.json"
+    data: Any = read_json_file(path) if path.exists() else {}
+    if not isinstance(data, dict) or not isinstance(data.get("permissions", {}), dict) or not isinstance(
+            data.get("permissions", {}).get("allow", []), list):
+        raise SettingsError(f"{path}: permissions.allow is not a list in an object; not changed")
+    allow = data.setdefault("permissions", {}).setdefault("allow", [])
+    allow += [r for r in rules if r not in allow]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, path)  # a reader never sees half a file
+    except OSError as e:
+        raise SettingsError(f"cannot write {path}: {e.strerror or e}") from None
+    return path

@@ -156,6 +156,29 @@ def output_format(json_schema: str | None) -> dict[str, Any] | None:
 
 
 
+def check_sessions(options: AgentOptions) -> str | None:
+    """Check -r/-c/--fork-session before anything starts: UsageError for a session that is not
+    there (as a run would fail on it, but before the prompt); a note (returned) when -c finds no
+    session of this directory to continue, so a fresh one starts."""
+    if options.fork_session and not (options.resume or options.continue_conversation):
+        raise UsageError("--fork-session needs --resume ID or --continue (it forks the session they load)")
+    if not (options.resume or options.continue_conversation):
+        return None
+    from ..sessions import store_for
+
+    store = store_for(options)
+    cwd = Path(str(options.cwd or ".")).resolve()
+    if options.resume:
+        if not store.exists(options.resume, cwd):
+            raise UsageError(f"no session {options.resume!r} to resume (`loopwright sessions list` shows "
+                             "this directory's sessions)")
+        return None
+    latest = getattr(store, "latest", None)
+    if callable(latest) and latest(cwd) is None:
+        return f"no session in {cwd} to continue: starting a new one"
+    return None
+
+
 def thinking(value: str | None) -> dict[str, Any] | None:
     """`--thinking adaptive|disabled|N`, checked."""
     if value is None:

@@ -31,7 +31,7 @@ from ..messages import (
 )
 from ..options import AgentOptions
 from ..sessions import TranscriptWriteError
-from .config import EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, UsageError, build_options
+from .config import EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, UsageError, build_options, check_sessions
 
 
 def message_json(msg: Message, session_id: str = "") -> dict[str, Any]:
@@ -118,6 +118,8 @@ def run_cli(args: argparse.Namespace) -> int:
             raise UsageError("the prompt is empty: pass it with -p PROMPT or on stdin")
         options = build_options(args)
         prompt, options = custom_command(prompt, options)
+        if (note := check_sessions(options)) is not None:
+            print(f"loopwright: {note}", file=sys.stderr)
     except (UsageError, ValueError) as e:
         print(f"loopwright: {e}", file=sys.stderr)
         return EXIT_USAGE

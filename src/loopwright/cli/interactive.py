@@ -12,11 +12,19 @@ cli.render, never cli.headless.
 - The prompt stays live while the agent works: a line typed then is queued and delivered
   right after the running tool calls finish, in the same turn (RunControl.send). If no
   tool turn follows, it is sent as the next prompt.
-- Permission questions are answered at the prompt: y(es), n(o), a(lways for this tool).
+- Permission questions are a modal dialog under the input box (cli/dialog.py): the whole diff
+  or command, then 1 Yes / 2 Yes and don't ask again for <rule> / 3 No and tell the model.
+  What was typed before it appeared stays in the input box.
+- Esc-prefixed keys (Alt-b, Alt-f, Alt-Backspace) edit the line; Esc alone interrupts after
+  a short wait (ESC_WAIT) that tells the two apart.
 - Multi-line input: end a line with `\\` or press Ctrl-J for a newline; history is kept in
   $LOOPWRIGHT_HOME/repl_history.
-- Slash commands: /help, /clear, /compact [instructions], /resume [N|ID], /rewind [N|UUID], /cost, /memory,
-  /init, /exit.
+- Slash commands: /help, /clear, /compact [instructions], /resume [N|ID], /rewind [N|UUID], /expand [N],
+  /cost, /memory, /init, /exit; typing `/` opens a menu of them with the custom commands and skills
+  (cli/slash.py).
+- Tool output: a few lines under each call, Ctrl-O or /expand N redraws it in full in place
+  (cli/toolview.py). While a turn works, the status line shows time, what runs, tokens, cost and
+  the window used (cli/statusline.py).
 """
 
 from __future__ import annotations
@@ -36,7 +44,12 @@ from ..client import LoopwrightClient
 from ..messages import AssistantMessage, Message, ResultMessage, StreamEvent
 from ..options import AgentOptions
 from ..permissions import Allow, Deny
-from .config import EXIT_USAGE, UsageError, build_options
+from .config import EXIT_USAGE, UsageError, build_options, check_sessions
+from .dialog import PermissionAsker
+from .render import visible
+from .slash import pick_session, replay, skill_prompt
+from .statusline import StatusLine
+from .toolview import Log, ReplRenderer
 
 HELP = """Commands:
   /help            this help
@@ -44,14 +57,19 @@ HELP = """Commands:
   /compact [text]  summarize the conversation so far to free context (text: what the summary should focus on)
   /resume [N|ID]   list this directory's sessions, or continue one
   /rewind [N|UUID] list the prompts of this session, or rewind files and conversation to before one
+  /expand [N]      show tool result N in full, in place (no N: all of them; Ctrl-O too)
   /cost            tokens and cost of this conversation
   /memory          the memory files (AGENTS.md, CLAUDE.md, LOOPWRIGHT.md) this session reads
   /init            write a starter AGENTS.md in the working directory
   /exit            quit (also Ctrl-D, or Ctrl-C twice)
-Keys: Enter sends · `\\` at the end of a line or Ctrl-J adds a newline · Esc or Ctrl-C interrupts a turn.
+Keys: Enter sends · `\\` at the end of a line or Ctrl-J adds a newline · Esc or Ctrl-C interrupts a turn ·
+  Ctrl-O expands or collapses the tool output · Tab completes a /command.
 While the agent works, what you type is queued and delivered after the running tool calls finish."""
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+# A terminal sends an Alt key as ESC and the key in one write; a lone ESC is the Esc key. How
+# long to wait for the rest of an escape sequence, then for a second key after ESC.
+ESC_WAIT = (0.05, 0.3)
 
 
 def preimport_sdk(model: Any) -> None:
@@ -72,8 +90,13 @@ class Repl:
     """The interactive session: a LoopwrightClient driven from a prompt_toolkit prompt, with a live
     trace."""
 
-    def __init__(self, options: AgentOptions) -> None:
+    def __init__(self, options: AgentOptions, note: str | None = None) -> None:
         self.base_options = options
+        self.note = note  # said under the header (-c found nothing to continue)
+        self.log = Log()  # what was printed, for redraws (Ctrl-O)
+        self.statusline = StatusLine(options.context_window)
+        self.prompt_session: Any = None
+        self.exit_asked = 0.0
         # partial messages: text is shown line by line as the model writes it
         self.client = LoopwrightClient(replace(options, can_use_tool=self.ask_permission,
                                                include_partial_messages=True))
@@ -83,8 +106,7 @@ class Repl:
         self.last_ctrl_c = 0.0
         self.started = time.monotonic()
         self.status = ""
-        self.permission: asyncio.Future[str] | None = None
-        self.always: set[str] = set()
+        self.asker = PermissionAsker(options, lambda s: self.say(s), self.client)
         self.renderer: Any = None
         self.app: Any = None
 
@@ -95,37 +117,27 @@ class Repl:
         return self.turn is not None and not self.turn.done()
 
     def say(self, text: str) -> None:
+        self.log.text(visible(text) + "\n")  # a redraw must not replay control characters either
         print(text, flush=True)
+
+    async def ask_line(self, question: str) -> str:
+        """One line typed at a question of ours (no prompt session, as in tests: no answer)."""
+        if self.prompt_session is None:
+            return ""
+        try:
+            return str(await self.prompt_session.prompt_async(question))
+        except (EOFError, KeyboardInterrupt):
+            return ""
 
     # --- permission questions ------------------------------------------------------------------
 
     async def ask_permission(self, name: str, tool_input: dict[str, Any]) -> Allow | Deny:
-        # "always" remembers the tool, except for Bash where it remembers this exact command:
-        # approving one command must not approve every later one.
-        key = f"Bash({tool_input.get('command', '')})" if name == "Bash" else name
-        if key in self.always:
-            return Allow()
-        # In full: a shortened command could hide what is being approved.
-        from .render import describe_call
-
-        loop = asyncio.get_running_loop()
-        self.permission = loop.create_future()
-        always = "always this command" if name == "Bash" else f"always {name}"
-        self.say(f"  ? allow {name}({describe_call(name, tool_input)})?  y = yes · n = no · a = {always}")
-        try:
-            answer = (await self.permission).strip().lower()
-        finally:
-            self.permission = None
-        if answer.startswith("a"):
-            self.always.add(key)
-            return Allow()
-        if answer.startswith("y"):
-            return Allow()
-        return Deny(f"The user refused {name}. Ask them how to proceed.")
+        return await self.asker.ask(name, tool_input)
 
     # --- a turn -------------------------------------------------------------------------------
 
     async def run_turn(self, prompt: str) -> None:
+        self.statusline.start()
         try:
             await self.client.query(prompt)
             async for msg in self.client.receive_response():
@@ -143,6 +155,7 @@ class Repl:
 
     def show(self, msg: Message) -> None:
         """Render one message; streamed text deltas are printed as whole lines as they come."""
+        self.statusline.observe(msg)
         if getattr(msg, "parent_tool_use_id", None) is not None:  # a subagent's: compact trace lines only
             if not isinstance(msg, StreamEvent):
                 self.renderer.show(msg)
@@ -155,16 +168,16 @@ class Repl:
                 self.partial += str(delta.get("text", ""))
                 while "\n" in self.partial:
                     line, self.partial = self.partial.split("\n", 1)
-                    self.say(f"  {line}")
+                    self.say(f"  {visible(line)}")
             return
         if self.partial:
-            self.say(f"  {self.partial}")
+            self.say(f"  {visible(self.partial)}")
             self.partial = ""
         if isinstance(msg, AssistantMessage):
             if not self.streamed:  # the whole text (the trace renderer would shorten it)
                 for b in msg.content:
                     if isinstance(b, TextBlock) and b.text.strip():
-                        self.say("\n".join(f"  {ln}" for ln in b.text.strip().splitlines()))
+                        self.say("\n".join(f"  {visible(ln)}" for ln in b.text.strip().splitlines()))
             msg = replace(msg, content=[b for b in msg.content if not isinstance(b, TextBlock)])
         if isinstance(msg, (AssistantMessage, ResultMessage)):
             self.streamed = False
@@ -173,8 +186,7 @@ class Repl:
     def interrupt(self) -> None:
         if self.busy:
             self.say("  ⏹ interrupting…")
-            if self.permission is not None and not self.permission.done():
-                self.permission.set_result("n")
+            self.asker.cancel()
             self.client.interrupt()
 
     # --- slash commands -------------------------------------------------------------------------
@@ -212,13 +224,17 @@ class Repl:
         elif cmd == "resume":
             self.resume(arg)
         elif cmd == "rewind":
-            self.rewind(arg)
+            await self.rewind(arg)
+        elif cmd == "expand":
+            self.expand(arg)
         elif cmd == "memory":
             self.show_memory()
         elif cmd == "init":
             self.init_agents_md()
         elif (custom := self.custom_command(line)) is not None:
             await self.run_turn(custom)
+        elif (skill := skill_prompt(line, self.cwd(), self.base_options.setting_sources or [])) is not None:
+            self.turn = asyncio.create_task(self.run_turn(skill))
         else:
             self.say(f"  unknown command /{cmd} (try /help)")
         return True
@@ -277,7 +293,7 @@ class Repl:
                  f"~{r.pre_tokens} → ~{r.post_tokens} tokens · ${r.cost_usd:.4f}")
 
     def resume(self, arg: str) -> None:
-        from ..sessions import list_sessions
+        from ..sessions import JsonlSessionStore, list_sessions
 
         infos = list_sessions(self.cwd(), self.base_options.sessions_dir)
         if not arg:
@@ -289,22 +305,31 @@ class Repl:
             if infos:
                 self.say("  /resume N (or an id) to continue one")
             return
-        sid = infos[int(arg) - 1].session_id if arg.isdigit() and 0 < int(arg) <= len(infos) else arg
-        from ..sessions import JsonlSessionStore
-
         store = JsonlSessionStore(self.base_options.sessions_dir)
-        path = store.find(sid)
-        if path is None:
-            self.say(f"  no session {sid!r}")
+        sid, why = pick_session(arg, [s.session_id for s in infos[:15]] if arg.isdigit() else
+                                [s.session_id for s in infos], lambda x: (p := store.find(x)) is not None and p.stem == x)
+        if sid is None:
+            self.say(f"  {why}")
             return
-        loaded = store.load(path.stem)
-        self.client.resume(path.stem)
-        self.say(f"  ● resuming {path.stem[:8]}: {len(loaded.history)} messages; the next prompt continues it")
+        loaded = store.load(sid)
+        self.client.resume(sid)
+        self.say(f"  ● resuming {sid[:8]}: {len(loaded.history)} messages; the next prompt continues it")
+        for line in replay(loaded.history, Path(self.cwd())):
+            self.say(line)
+        self.say("  ● (end of the resumed conversation)")
 
-    def rewind(self, arg: str) -> None:
-        from ..checkpoints import rewind, rewind_points
+    def expand(self, arg: str) -> None:
+        if arg and not arg.isdigit():
+            self.say("  /expand N: N is the number after /expand in a result's '… +K lines' line")
+            return
+        error = self.renderer.toggle(int(arg) if arg else None)
+        if error:
+            self.say(f"  {error}")
 
-        sid = self.client.session_id
+    async def rewind(self, arg: str) -> None:
+        from ..checkpoints import conflict_text, rewind, rewind_conflicts, rewind_points
+
+        sid = self.client.session_id or self.client.options.resume  # (a rewind or /resume sets the latter)
         if sid is None or not self.base_options.persist_session:
             self.say("  nothing to rewind yet (or session persistence is off)")
             return
@@ -321,18 +346,26 @@ class Repl:
         if point is None:
             self.say(f"  no prompt {arg!r} (see /rewind)")
             return
+        conflicts = rewind_conflicts(sid, point.uuid, sessions_dir=self.base_options.sessions_dir)
+        if conflicts:  # changed since the agent's edit: show what would be lost, and ask (one prompt: in order)
+            warning = "".join(f"  {visible(ln)}\n" for ln in conflict_text(conflicts).splitlines())
+            if (await self.ask_line(f"{warning}  rewind anyway? [y/N] ")).strip().lower() not in ("y", "yes"):
+                self.say("  not rewound")
+                return
         report = rewind(sid, point.uuid, sessions_dir=self.base_options.sessions_dir)
         self.say("\n".join("  " + ln for ln in report.text().splitlines()))
         self.client.resume(sid)  # the next prompt continues from the cut conversation
 
     # --- the prompt --------------------------------------------------------------------------------
 
-    def toolbar(self) -> str:
-        if self.permission is not None:
-            return " permission needed: type y, n or a and press Enter"
+    def toolbar(self) -> Any:
+        if self.asker.dialog is not None and self.app is not None:
+            size = self.app.output.get_size()
+            # the input box keeps room for the slash menu (prompt_toolkit's reserve_space_for_menu)
+            box = max(self.app.current_buffer.document.line_count, self.prompt_session.reserve_space_for_menu)
+            return self.asker.dialog.formatted(size.columns, size.rows - box - 2)
         if self.busy:
-            frame = FRAMES[int(time.monotonic() * 10) % len(FRAMES)]
-            return f" {frame} working… Esc to interrupt · type to queue a message for the agent"
+            return self.statusline.text()
         return f" /help for commands · Ctrl-C twice to exit · ${self.client.total_cost_usd:.4f}"
 
     async def main(self) -> int:
@@ -342,11 +375,11 @@ class Repl:
         from prompt_toolkit.patch_stdout import patch_stdout
 
         from ..sessions import loopwright_home
-        from .render import TraceRenderer
+        from .slash import menu_entries, slash_completer
 
         kb = KeyBindings()
 
-        @kb.add("escape", eager=True)
+        @kb.add("escape")  # not eager: ESC b is Alt-b (ESC_WAIT)
         def _esc(event: Any) -> None:
             self.interrupt()
 
@@ -365,8 +398,17 @@ class Repl:
 
         @kb.add("c-d")
         def _ctrl_d(event: Any) -> None:
-            if not event.app.current_buffer.text:
-                event.app.exit(exception=EOFError())
+            if event.app.current_buffer.text:
+                return
+            if self.busy and time.monotonic() - self.exit_asked > 3.0:  # work would be cut: ask first
+                self.exit_asked = time.monotonic()
+                self.say("  a turn is running: press Ctrl-D again to interrupt it and exit (Esc only interrupts)")
+                return
+            event.app.exit(exception=EOFError())
+
+        @kb.add("c-o")
+        def _expand(event: Any) -> None:
+            self.expand("")
 
         @kb.add("enter")
         def _enter(event: Any) -> None:
@@ -387,10 +429,18 @@ class Repl:
             history: Any = FileHistory(str(home / "repl_history"))
         except OSError:
             history = InMemoryHistory()
+        from prompt_toolkit.key_binding import merge_key_bindings
+
+        from .dialog import dialog_bindings
+
         session: PromptSession[str] = PromptSession(
-            history=history, key_bindings=kb, multiline=True, bottom_toolbar=self.toolbar,
-            refresh_interval=0.1, prompt_continuation="  ")
+            history=history, key_bindings=merge_key_bindings([kb, dialog_bindings(lambda: self.asker.dialog)]),
+            multiline=True, bottom_toolbar=self.toolbar,
+            refresh_interval=0.1, prompt_continuation="  ", complete_while_typing=True,
+            completer=slash_completer(lambda: menu_entries(self.cwd(), self.base_options.setting_sources or [])))
         self.app = session.app
+        self.app.ttimeoutlen, self.app.timeoutlen = ESC_WAIT
+        self.prompt_session = session
 
         async def warm_up() -> None:  # load the provider while the user types the first prompt
             try:
@@ -415,22 +465,22 @@ class Repl:
 
         warming = asyncio.ensure_future(warm_up())
         with patch_stdout(raw=True):
-            self.renderer = TraceRenderer(sys.stdout, spinner=False)
+            self.renderer = ReplRenderer(sys.stdout, self.log)
             model = self.base_options.model
             self.say(f"loopwright · {model if isinstance(model, str) else getattr(model, 'name', '?')} · "
                      f"{self.cwd()} · /help for commands")
-            if self.base_options.resume or self.base_options.continue_conversation:
+            if self.note:
+                self.say(f"  ● {self.note}")
+            elif self.base_options.resume or self.base_options.continue_conversation:
                 self.say("  ● the first prompt continues the saved session")
             while True:
                 try:
                     line = await session.prompt_async("› ")
                 except (EOFError, KeyboardInterrupt):
                     break
+                self.log.text("› " + visible(line).replace("\n", "\n  ") + "\n")  # as the prompt showed it
                 text = line.strip()
                 if not text:
-                    continue
-                if self.permission is not None and not self.permission.done():
-                    self.permission.set_result(text)
                     continue
                 if text.startswith("/") and "\n" not in text:
                     if not await self.command(text):
@@ -451,6 +501,9 @@ class Repl:
         if terminated:
             self.say(f"terminated ({signal.Signals(terminated[0]).name})")
             return 128 + terminated[0]
+        sid = self.client.session_id or self.client.options.resume  # (after a rewind or /resume: the latter)
+        if sid and self.base_options.persist_session:
+            self.say(f"to resume this session: loopwright --resume {sid}")
         self.say("bye")
         return 0
 
@@ -461,12 +514,13 @@ def interactive_main(args: argparse.Namespace) -> int:
         options = build_options(args)
         from ..mcp.config import ask_project_approval
 
+        note = check_sessions(options)  # before the prompt: -r with no such session exits 2 now
         ask_project_approval(options, input)  # .mcp.json servers are untrusted until approved
     except (UsageError, ValueError) as e:
         print(f"loopwright: {e}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return asyncio.run(Repl(options).main())
+        return asyncio.run(Repl(options, note).main())
     except ValueError as e:  # a configuration problem found when the first run starts
         print(f"loopwright: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -120,17 +120,6 @@ class Spinner:
             i += 1
 
 
-def describe_call(name: str, tool_input: dict[str, Any]) -> str:
-    """A tool call in full, for a permission question: the whole command or path (a shortened
-    one could hide what is being approved), with control characters made visible."""
-    if isinstance(tool_input, dict) and name == "Bash" and isinstance(tool_input.get("command"), str):
-        return visible(tool_input["command"]) + (" &" if tool_input.get("run_in_background") else "")
-    if isinstance(tool_input, dict) and name in ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep"):
-        return describe_input(name, tool_input, None)  # the whole path, a preview of an edit
-    text = json.dumps(tool_input, ensure_ascii=False)
-    return visible(text if len(text) <= 2000 else text[:2000] + f"… ({len(text)} characters)")
-
-
 def describe_input(name: str, tool_input: dict[str, Any], cwd: Path | None) -> str:
     """The short form of a tool call's input that a reader needs: the command, the path, the pattern."""
     return visible(_describe_input(name, tool_input, cwd))
@@ -178,6 +167,8 @@ def describe_result(name: str, r: ToolResultBlock, cwd: Path | None = None) -> s
     if cwd is not None:  # paths inside the project read better relative to it
         text = text.replace(f"{cwd}/", "")
     lines = [ln for ln in text.splitlines() if ln.strip()]
+    if r.is_error and text.startswith("Permission denied"):
+        return visible(" ".join(text.split()))  # in full: the end says which flag or rule allows it
     if name == "Bash" and lines:  # the end of a command's output is where the verdict is
         status = ""
         m = EXIT_RE.match(lines[-1].strip())

@@ -68,6 +68,9 @@ class ToolContext:
     state: ToolState = field(default_factory=ToolState)
     # Called with a file's path just before a tool changes or creates it (checkpoints).
     before_file_change: Callable[[Path], None] | None = None
+    # Called just after a tool changed a file (checkpoints note the agent's version: rewind warns
+    # when the file was changed again since).
+    after_file_change: Callable[[Path], None] | None = None
     add_dirs: list[Path] = field(default_factory=list)
     # Extra environment for the processes tools start (the settings files' "env").
     env: dict[str, str] = field(default_factory=dict)

@@ -109,8 +109,13 @@ class CappedBuffer:
         self.head = bytearray()
         self.tail = bytearray()
         self.dropped = 0
+        self.lines = 0  # over the whole stream: the notice says how many lines were cut, of how many
+        self._open = False  # the last byte so far ends a line that has no newline yet
 
     def write(self, data: bytes) -> None:
+        if data:
+            self.lines += data.count(b"\n") + (not data.endswith(b"\n")) - self._open
+            self._open = not data.endswith(b"\n")
         room = self.keep - len(self.head)
         if room > 0:
             self.head += data[:room]
@@ -140,8 +145,10 @@ class CappedBuffer:
             omitted = len(head_t) + len(tail_t) + self.dropped - max_chars
             approx = "about "
         half = max_chars // 2
-        return (f"{head_t[:half]}\n\n... [{approx}{omitted} characters of output truncated] ...\n\n"
-                f"{tail_t[-half:]}")
+        head_t, tail_t = head_t[:half], tail_t[-half:]
+        cut = max(0, self.lines - len(head_t.splitlines()) - len(tail_t.splitlines()))
+        return (f"{head_t}\n\n... [about {cut} of {self.lines} lines, {approx}{omitted} characters of output "
+                f"truncated] ...\n\n{tail_t}")
 
 
 # --- process groups -----------------------------------------------------------------------

@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from .base import Tool, ToolContext, ToolError
-from .paths import TextFile, before_change, check_fresh, load_text, record_read, resolve
+from .paths import (
+    TextFile,
+    after_change,
+    before_change,
+    check_fresh,
+    load_text,
+    record_read,
+    resolve,
+)
 from .read import format_lines
 from .write import atomic_write
 
@@ -170,6 +178,7 @@ def _load_for_edit(path: Path, ctx: ToolContext, creating: bool) -> TextFile | N
 def _save(path: Path, ctx: ToolContext, data: bytes) -> None:
     before_change(ctx, path)
     atomic_write(path, data)
+    after_change(ctx, path)
     record_read(ctx, path)
 
 

@@ -63,6 +63,11 @@ def before_change(ctx: ToolContext, path: Path) -> None:
         ctx.before_file_change(path)
 
 
+def after_change(ctx: ToolContext, path: Path) -> None:
+    if ctx.after_file_change is not None:
+        ctx.after_file_change(path)
+
+
 # --- text files: encoding and line endings -------------------------------------------------
 
 @dataclass(slots=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import Tool, ToolContext, ToolError
-from .paths import before_change, check_fresh, load_text, record_read, resolve
+from .paths import after_change, before_change, check_fresh, load_text, record_read, resolve
 
 DESCRIPTION = """Writes a file to the local filesystem, creating parent directories as needed.
 
@@ -56,6 +56,7 @@ def write_file(inp: dict[str, Any], ctx: ToolContext) -> str:
         data = content.encode("utf-8")
     before_change(ctx, path)
     atomic_write(path, data)
+    after_change(ctx, path)
     record_read(ctx, path)
     n = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     if existed:

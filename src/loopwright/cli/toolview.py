@@ -1,0 +1,193 @@
+"""Room: cli. Owns what the interactive mode shows of tool results; may import data types and
+cli.render.
+
+Each tool result is shown under its call: the one-line outcome, then the first lines of the
+output (an Edit or MultiEdit: its diff, with line numbers; a Write: the new content), and
+`… +N lines (ctrl+o to expand · /expand K)`. Counts describe the whole output: a Bash output the
+tool cut in the middle counts the lines it cut too.
+
+Expanding happens in place: everything the session printed is kept (`Log`), and Ctrl-O or
+`/expand K` redraws the screen with that result (or all of them) in full at its place.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..blocks import TextBlock, ToolResultBlock
+from ..messages import SystemMessage, UserMessage
+from .render import TraceRenderer, describe_result, short, visible
+
+PREVIEW = 3  # lines of output under a call before "… +N lines"
+RED, GREEN, DIM, RESET = "\x1b[31m", "\x1b[32m", "\x1b[2m", "\x1b[0m"
+CUT = re.compile(r"^\.\.\. \[about \d+ of (\d+) lines, (?:about )?\d+ characters of output truncated\] \.\.\.$", re.M)
+EXIT = re.compile(r"^Exit code -?\d+$")
+
+
+def full_line_count(text: str) -> int:
+    """Lines of a tool's whole output: the total a truncation notice gives, else the lines shown."""
+    m = CUT.search(text)
+    return int(m.group(1)) if m else len(text.splitlines())
+
+
+def edit_diff(path: Path, edits: list[tuple[str, str]]) -> tuple[list[str], int, int]:
+    """The diff lines of edits (old_string -> new_string) of `path`, numbered as in the file now,
+    and the counts of added and removed lines."""
+    try:
+        now = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        now = ""
+    out: list[str] = []
+    added = removed = 0
+    for old, new in edits:
+        at = now.find(new) if new else -1
+        start = now[:at].count("\n") + 1 if at >= 0 else None
+        a, b = old.splitlines(), new.splitlines()
+
+        def num(i: int, start: int | None = start) -> str:
+            return f"{start + i:>5}" if start is not None else "     "
+
+        if out:
+            out.append(f"{DIM}  ...{RESET}")
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+            if tag == "equal":
+                out += [f"{num(j)}   {visible(b[j])}" for j in range(j1, j2)]
+                continue
+            out += [f"{RED}{num(i)} - {visible(a[i])}{RESET}" for i in range(i1, i2)]
+            out += [f"{GREEN}{num(j)} + {visible(b[j])}{RESET}" for j in range(j1, j2)]
+            removed += i2 - i1
+            added += j2 - j1
+    return out, added, removed
+
+
+@dataclass
+class OutputView:
+    """One tool result as shown: its outcome line and its output lines, collapsed or expanded."""
+
+    n: int
+    header: str
+    body: list[str] = field(default_factory=list)
+    preview: int = PREVIEW
+    expanded: bool = False
+
+    def render(self) -> str:
+        shown = self.body if self.expanded else self.body[: self.preview]
+        lines = [self.header, *(f"      {ln}" for ln in shown)]
+        rest = len(self.body) - len(shown)
+        if rest:
+            lines.append(f"      {DIM}… +{rest} lines (ctrl+o to expand · /expand {self.n}){RESET}")
+        elif self.expanded and len(self.body) > self.preview:
+            lines.append(f"      {DIM}(ctrl+o or /expand {self.n} to collapse){RESET}")
+        return "\n".join(lines) + "\n"
+
+
+def make_view(n: int, name: str, tool_input: dict[str, Any], r: ToolResultBlock, cwd: Path | None) -> OutputView:
+    """The view of result `r` of a `name` call with `tool_input`."""
+    mark = "✗" if r.is_error else "✓"
+    text = r.text.rstrip()
+    lines = [visible(ln) for ln in text.splitlines()]
+    summary = describe_result(name, r, cwd)
+    body: list[str] = []
+    preview = PREVIEW
+    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    if name in ("Edit", "MultiEdit") and not r.is_error and isinstance(path, str):
+        raw = tool_input.get("edits") if name == "MultiEdit" else [tool_input]
+        edits = [(str(e.get("old_string", "")), str(e.get("new_string", ""))) for e in raw or [] if isinstance(e, dict)]
+        body, added, removed = edit_diff(Path(path), edits)
+        rel = path
+        if cwd is not None and rel.startswith(f"{cwd}/"):
+            rel = rel[len(str(cwd)) + 1:]
+        summary = (f"Updated {short(rel, 100)} with {added} addition{'s' * (added != 1)} and "
+                   f"{removed} removal{'s' * (removed != 1)}")
+        preview = 8  # a diff is what one wants to see
+    elif name == "Write" and not r.is_error and isinstance(tool_input.get("content"), str):
+        body = [f"{i:>5}   {visible(ln)}" for i, ln in enumerate(str(tool_input["content"]).splitlines(), 1)]
+    elif name == "Read":
+        body, preview = lines, 0  # the file itself: only on demand
+    else:
+        if name == "Bash":
+            status = 1 if lines and EXIT.match(lines[-1].strip()) else 0  # "Exit code N": in the summary
+            lines = lines[: len(lines) - status]
+            summary = re.sub(r"\(\d+ lines\)$", f"({full_line_count(text) - status} lines)", summary)
+        body = lines if len([ln for ln in lines if ln.strip()]) > 1 else []  # one line: the summary says it
+    return OutputView(n, f"    ⎿ {mark} {name}: {summary}", body, preview)
+
+
+class Log:
+    """Everything the session printed, in order: text, and the tool result views (which can be
+    redrawn expanded)."""
+
+    def __init__(self) -> None:
+        self.entries: list[str | OutputView] = []
+
+    def text(self, s: str) -> None:
+        self.entries.append(s)
+
+    def render(self) -> str:
+        return "".join(e if isinstance(e, str) else e.render() for e in self.entries)
+
+
+CLEAR = "\x1b[H\x1b[2J\x1b[3J"  # home, clear the screen and the scrollback: the redraw replaces both
+
+
+class ReplRenderer(TraceRenderer):
+    """The live trace of the interactive mode: tool results as views, the session header once
+    per session (not once per prompt), and everything kept in a Log for redraws."""
+
+    def __init__(self, out: TextIO, log: Log) -> None:
+        super().__init__(out, spinner=False)
+        self.log = log
+        self.views: list[OutputView] = []
+        self.sessions_shown: set[str] = set()
+
+    def _w(self, text: str) -> None:
+        super()._w(text)
+        self.log.text(visible(text))
+
+    def _view(self, view: OutputView) -> None:
+        self.views.append(view)
+        self.log.entries.append(view)
+        self.spinner.write(view.render())
+
+    def _system(self, msg: SystemMessage) -> None:
+        if msg.subtype == "init":
+            sid = str(msg.data.get("session_id", ""))
+            if sid in self.sessions_shown:
+                self.cwd = Path(msg.data["cwd"]) if msg.data.get("cwd") else None
+                self._model_running()
+                return
+            self.sessions_shown.add(sid)
+        super()._system(msg)
+
+    def _user(self, msg: UserMessage) -> None:
+        if msg.parent_tool_use_id is not None:
+            super()._user(msg)
+            return
+        self.spinner.stop()
+        for r in msg.tool_results:
+            name, tool_input = self._names.pop(r.tool_use_id, ("?", {}))
+            self._view(make_view(len(self.views) + 1, name, tool_input, r, self.cwd))
+        for b in msg.content:
+            if isinstance(b, TextBlock):
+                self._w(f"  ✉ queued message: {short(b.text, 100)}\n")
+        self._model_running()
+
+    def toggle(self, n: int | None = None) -> str | None:
+        """Expand or collapse result n (None: all, as one: expand all unless all are expanded) and
+        return the redrawn screen; an error message when there is no such result."""
+        if n is None:
+            if not self.views:
+                return "no tool output yet"
+            expand = not all(v.expanded for v in self.views)
+            for v in self.views:
+                v.expanded = expand
+        elif 0 < n <= len(self.views):
+            self.views[n - 1].expanded = not self.views[n - 1].expanded
+        else:
+            return f"no tool result {n} (there {'is' if len(self.views) == 1 else 'are'} {len(self.views)})"
+        self.spinner.write(CLEAR + self.log.render())
+        return None
