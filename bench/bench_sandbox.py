@@ -4,8 +4,11 @@ escape corpus of tests/test_sandbox.py run against loopwright's and Claude Code'
     .venv/bin/python bench/bench_sandbox.py [--quick] [--no-claude]
 
 1. Start-up: the Bash tool running `true`, plain vs in the sandbox (no network) vs in the
-   sandbox with allowedDomains (the proxy bridge), interleaved, median of N.
-2. Sync handlers: Tool.call of a trivial sync handler inline vs in the worker thread.
+   sandbox with allowedDomains (the proxy bridge) or allowLocalBinding (the bridge to the
+   host's loopback servers), interleaved, median of N.
+2. Sync handlers: Tool.call of a trivial sync handler inline vs in the worker thread, the
+   hand-off alone, and a bare run_in_executor for reference (bench_thread_handoff.py compares
+   more mechanisms).
 3. The corpus (each attempt checked on the file system, loopback TCP/UDP/unix-socket servers
    that count hits, and the process table), side by side:
    - loopwright: `bypassPermissions` + `sandbox` (only the sandbox stands in the way);
@@ -37,7 +40,7 @@ from typing import Any
 import loopwright as lw
 from loopwright import sandbox as sbx
 from loopwright.testing import ScriptedServer
-from loopwright.tools.base import ToolContext
+from loopwright.tools.base import INLINE_WAIT_S, ToolContext, run_in_worker
 from loopwright.tools.bash import bash
 
 HERE = Path(__file__).resolve().parent
@@ -64,7 +67,9 @@ def startup(n: int, work: Path) -> list[tuple[str, float, float]]:
         return ToolContext(work, sandbox=cfg.sandbox)
 
     kinds = {"plain Bash": ctx_for(None), "sandboxed Bash": ctx_for(True),
-             "sandboxed Bash + allowedDomains (proxy bridge)": ctx_for({"network": {"allowedDomains": ["pypi.org"]}})}
+             "sandboxed Bash + allowedDomains (proxy bridge)": ctx_for({"network": {"allowedDomains": ["pypi.org"]}}),
+             "sandboxed Bash + allowLocalBinding (bridge to the host's loopback servers)":
+                 ctx_for({"network": {"allowLocalBinding": True}})}
     times: dict[str, list[float]] = {k: [] for k in kinds}
 
     async def go() -> None:
@@ -85,16 +90,16 @@ def startup(n: int, work: Path) -> list[tuple[str, float, float]]:
 
 # --- 2. sync handlers in a worker thread ---------------------------------------------------------
 
-def thread_cost(n: int) -> tuple[float, float, float]:
+def thread_cost(n: int) -> tuple[float, float, float, float]:
     tool = lw.Tool("t", "t", {"type": "object", "properties": {}}, lambda x: "ok")
     ctx = ToolContext(Path("."))
 
     async def go(in_thread: bool) -> float:
         for _ in range(200):
-            await tool.call({}, ctx, in_thread=in_thread)
+            await tool.call({}, ctx, in_thread=in_thread, wait=INLINE_WAIT_S)
         t0 = time.perf_counter()
         for _ in range(n):
-            await tool.call({}, ctx, in_thread=in_thread)
+            await tool.call({}, ctx, in_thread=in_thread, wait=INLINE_WAIT_S)
         return (time.perf_counter() - t0) / n * 1e6
 
     async def handoff() -> float:  # the bare thread round trip, for reference
@@ -108,12 +113,22 @@ def thread_cost(n: int) -> tuple[float, float, float]:
         pool.shutdown()
         return (time.perf_counter() - t0) / n * 1e6
 
-    inline, threaded, bare = [], [], []
+    async def worker() -> float:  # the hand-off Tool.call uses, without the tool
+        for _ in range(200):
+            await run_in_worker(int, wait=INLINE_WAIT_S)
+        t0 = time.perf_counter()
+        for _ in range(n):
+            await run_in_worker(int, wait=INLINE_WAIT_S)
+        return (time.perf_counter() - t0) / n * 1e6
+
+    inline, threaded, bare, own = [], [], [], []
     for _ in range(5):
         inline.append(asyncio.run(go(False)))
         threaded.append(asyncio.run(go(True)))
         bare.append(asyncio.run(handoff()))
-    return statistics.median(inline), statistics.median(threaded), statistics.median(bare)
+        own.append(asyncio.run(worker()))
+    return (statistics.median(inline), statistics.median(threaded), statistics.median(bare),
+            statistics.median(own))
 
 
 # --- 3. the corpus, side by side ------------------------------------------------------------------
@@ -210,12 +225,13 @@ def main() -> None:
                   "| command | median ms | over plain Bash ms |", "|---|---:|---:|"]
         for k, ms, delta in startup(n, work):
             lines.append(f"| {k} | {ms:.1f} | {delta:+.1f} |")
-        inline, threaded, bare = thread_cost(2000 if args.quick else 10000)
+        inline, threaded, bare, own = thread_cost(2000 if args.quick else 10000)
         lines += ["", "**Sync tool handler in a worker thread** (Tool.call of a trivial handler; target: < 50 µs)", "",
                   "| call | µs/call |", "|---|---:|",
                   f"| inline (on the event loop) | {inline:.1f} |", f"| in the worker thread | {threaded:.1f} |",
                   f"| cost of the thread | {threaded - inline:+.1f} |",
-                  f"| reference: a bare run_in_executor round trip (no tool) | {bare:.1f} |"]
+                  f"| the hand-off alone (run_in_worker: an idle thread, a lone call's wait on a lock) | {own:.1f} |",
+                  f"| reference: a bare run_in_executor round trip (what Tool.call used before) | {bare:.1f} |"]
         t = load_corpus_module()
         rows = [("loopwright (bypassPermissions + sandbox)", corpus_loopwright(t, Path(d) / "lw"))]
         if not args.no_claude:

@@ -424,6 +424,31 @@ def test_permission_question_shows_the_whole_command() -> None:
 
 
 
+def test_permission_question_for_leaving_the_sandbox_says_so_and_is_its_own_always(tmp_path: Path) -> None:
+    from loopwright.cli.dialog import PermissionAsker
+    from loopwright.cli.preview import permission_preview
+
+    boxed, unboxed = {"command": "make"}, {"command": "make", "dangerouslyDisableSandbox": True}
+    p = permission_preview("Bash", unboxed)
+    assert "outside the sandbox" in p.summary
+    assert any("OUTSIDE the sandbox" in t for ln in p.lines for _, t in ln)
+    assert not any("OUTSIDE" in t for ln in permission_preview("Bash", boxed).lines for _, t in ln)
+    asker = PermissionAsker(lw.AgentOptions(cwd=str(tmp_path)), lambda _s: None)
+
+    async def ask(inp: dict[str, Any], choice: int) -> tuple[Any, str]:
+        task = asyncio.ensure_future(asker.ask("Bash", inp))
+        while asker.dialog is None:
+            await asyncio.sleep(0.01)
+        label = asker.dialog.choices[1]
+        asker.dialog.choose(choice)
+        return await task, label
+
+    decision, label = asyncio.run(ask(unboxed, 1))  # "don't ask again"
+    assert isinstance(decision, lw.Allow) and "this exact call" in label  # no rule for an escape
+    assert asker.approved("Bash", unboxed) and not asker.approved("Bash", boxed)
+    assert asker.rules == []
+
+
 # --- --add-dir is relative to the shell -----------------------------------------------------------
 
 @pytest.mark.e2e

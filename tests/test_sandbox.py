@@ -362,6 +362,9 @@ def test_the_checks_see_escapes_without_the_sandbox(world: dict[str, Any]) -> No
     """The control: three harmless attempts of the corpus, run without the sandbox, are seen
     by the checks (so a 0 above is the sandbox's doing, not blind checks)."""
     picked = {i: c for i, c in corpus(world) if i in ("w-redirect", "n-curl-ip", "s-setsid")}
+    # (the command waits a little, so that setsid has left the group before the group is killed:
+    # on a busy machine the kill could otherwise come first and the control would miss it)
+    picked["s-setsid"] += " sleep 0.5"
     before = snapshot(world)
     try:
         out = results(run_script([use(i, c) for i, c in picked.items()], world["proj"],
@@ -449,6 +452,37 @@ def test_allowed_domains_pass_through_the_proxy_and_nothing_else(world: dict[str
 
 @pytest.mark.e2e
 @needs_bwrap
+def test_allow_local_binding_servers_listen_and_host_loopback_is_reached(world: dict[str, Any]) -> None:
+    """false (the default): no server may listen inside and the host's loopback server counts no
+    hit; true: a server listens and answers inside, and the host's loopback server is reached
+    (each hit counted), with and without the allowedDomains proxy bridge beside it."""
+    proj, counters = world["proj"], world["counters"]
+    serve = (f"{sys.executable} -c \"import socket;s=socket.socket();s.bind(('127.0.0.1',0));s.listen();"
+             "c=socket.create_connection(s.getsockname());a,_=s.accept();c.send(b'ping');print('served',a.recv(4))\"")
+    udp = f"{sys.executable} -c \"import socket;socket.socket(2,2).sendto(b'x',('127.0.0.1',{counters.udp_port}))\""
+    steps = [use("serve", serve), use("host", f"curl -s -m 3 http://127.0.0.1:{counters.http_port}/lb"),
+             use("host-py", f"{sys.executable} -c \"import urllib.request as u;"
+                            f"print(u.urlopen('http://localhost:{counters.http_port}/',timeout=3).read())\""),
+             use("udp", udp)]
+    hits: list[int] = []
+    for net in ({}, {"allowLocalBinding": False, "allowedDomains": ["pypi.org"]},
+                {"allowLocalBinding": True}, {"allowLocalBinding": True, "allowedDomains": ["pypi.org"]}):
+        before = counters.http
+        out = results(run_script(steps, proj, permission_mode="bypassPermissions", sandbox={"network": net}))
+        hits.append(counters.http - before)
+        if net.get("allowLocalBinding"):
+            assert out["serve"] == ("served b'ping'", False), net
+            assert out["host"] == ("hit", False) and "b'hit'" in out["host-py"][0], net
+        else:
+            assert out["serve"][1] and "Operation not permitted" in out["serve"][0], net
+            assert "sandbox.network.allowLocalBinding allows it" in out["serve"][0]
+            assert out["host"][1] and out["host-py"][1], net
+    assert hits == [0, 0, 2, 2]
+    assert counters.udp == 0  # only the TCP servers listening on the host's loopback are forwarded
+
+
+@pytest.mark.e2e
+@needs_bwrap
 def test_grep_rg_runs_sandboxed(world: dict[str, Any]) -> None:
     if shutil.which("rg") is None:
         pytest.skip("ripgrep (rg) is not installed")
@@ -461,6 +495,15 @@ def test_grep_rg_runs_sandboxed(world: dict[str, Any]) -> None:
                                sandbox={"filesystem": {"denyRead": ["./secrets"]}}))
     assert "secrets/key" in plain["g"][0]  # the control: without the sandbox rg finds it
     assert "secrets/key" not in boxed["g"][0] and "visible.txt" in boxed["g"][0]
+    # with a network bridge configured, rg still runs (without the bridge: it needs no network)
+    net = {"filesystem": {"denyRead": ["./secrets"]},
+           "network": {"allowedDomains": ["pypi.org"], "allowLocalBinding": True}}
+    assert results(run_script([grep], proj, permission_mode="bypassPermissions", sandbox=net)) == boxed
+    from loopwright.settings import build_run_config
+
+    sb = build_run_config(lw.AgentOptions(sandbox=net), proj).sandbox
+    assert sb is not None and sys.executable not in sb.wrap(["rg"], proj, None, network=False).argv
+    assert sys.executable in sb.wrap(["true"], proj, None).argv  # Bash gets the bridge
 
 
 # --- the gate ------------------------------------------------------------------------------------
@@ -497,6 +540,55 @@ def test_excluded_command_runs_outside_the_sandbox(tmp_path: Path) -> None:
         shutil.rmtree(outside)
 
 
+@needs_bwrap
+def test_dangerously_disable_sandbox_asks_and_allow_unsandboxed_false_ignores_it(tmp_path: Path) -> None:
+    """allowUnsandboxedCommands (Claude Code's default: true): a call with dangerouslyDisableSandbox
+    runs outside the sandbox after the normal gate (it asks, autoAllowBashIfSandboxed does not
+    apply, nor does bypassPermissions); false: the flag is ignored, the call runs sandboxed
+    (and needs no approval)."""
+    outside = Path(tempfile.mkdtemp(prefix="loopwright-sbx-", dir="/var/tmp"))
+    asked: list[str] = []
+
+    def approve(name: str, inp: dict[str, Any], *_: Any) -> bool:
+        asked.append(inp["command"])
+        return True
+
+    try:
+        esc = {"dangerouslyDisableSandbox": True}
+        steps = [use("boxed", f"touch {outside}/boxed"), use("escape", f"touch {outside}/escape", **esc),
+                 use("bg", f"touch {outside}/bg", run_in_background=True, **esc), use("wait", "sleep 0.3")]
+        out = results(run_script(steps, tmp_path, permission_mode="default", can_use_tool=approve, sandbox={}))
+        assert out["boxed"][1] and "dangerouslyDisableSandbox: true" in out["boxed"][0]  # the hint
+        assert not out["escape"][1] and (outside / "escape").exists() and (outside / "bg").exists()
+        assert asked == [f"touch {outside}/escape", f"touch {outside}/bg"]  # only the escapes asked
+        assert not (outside / "boxed").exists()
+        # without a way to ask (-p), the escape is refused, not run
+        refused = results(run_script(steps[1:2], tmp_path, permission_mode="default", sandbox={}))
+        assert refused["escape"][1] and "needs approval" in refused["escape"][0]
+        (outside / "escape").unlink()
+        (outside / "bg").unlink()
+        # bypassPermissions frees the agent inside the box, not out of it: leaving is asked too
+        asked.clear()
+        out = results(run_script(steps[1:2], tmp_path, permission_mode="bypassPermissions", can_use_tool=approve,
+                                 sandbox={}))
+        assert asked == [f"touch {outside}/escape"] and not out["escape"][1]
+        (outside / "escape").unlink()
+        refused = results(run_script(steps[1:2], tmp_path, permission_mode="bypassPermissions", sandbox={}))
+        assert refused["escape"][1] and "sandbox.allowUnsandboxedCommands" in refused["escape"][0]
+        assert not (outside / "escape").exists()
+        # false: ignored, even in bypassPermissions; sandboxed, so no approval is asked either
+        asked.clear()
+        off = {"allowUnsandboxedCommands": False}
+        for mode in ("bypassPermissions", "default"):
+            out = results(run_script(steps, tmp_path, permission_mode=mode, can_use_tool=approve, sandbox=off))
+            assert out["escape"][1] and "dangerouslyDisableSandbox was ignored" in out["escape"][0]
+            assert "dangerouslyDisableSandbox was ignored" in out["bg"][0]
+            assert "dangerouslyDisableSandbox: true" not in out["boxed"][0]  # no hint to use it
+        assert asked == [] and sorted(os.listdir(outside)) == []
+    finally:
+        shutil.rmtree(outside)
+
+
 # --- settings and start-up -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("bad, key", [
@@ -527,6 +619,7 @@ def test_claude_code_keys_are_read(tmp_path: Path) -> None:
         "filesystem": {"allowWrite": ["//var/tmp/x"], "denyRead": ["~/.aws"], "denyWrite": ["./ro"]}}})
     c = s.sandbox
     assert c is not None and c.enabled and not c.auto_allow and not c.fail_if_unavailable
+    assert not c.allow_unsandboxed and c.allow_local_binding and sbx.SandboxConfig().allow_unsandboxed
     assert c.allowed_domains == ["*.github.com", "pypi.org", "10.0.0.1"]
     assert c.allow_write == [Path("/var/tmp/x")] and c.deny_read == [Path.home() / ".aws"]
     assert c.deny_write == [tmp_path.resolve() / "ro"]
@@ -568,6 +661,8 @@ def test_seccomp_program_shape() -> None:
     if prog is None:
         pytest.skip("no seccomp filter for this architecture")
     assert len(prog) % 8 == 0 and len(prog) // 8 == 13
+    assert len(sbx.seccomp_program(listen=True) or b"") // 8 == 14  # + listen()
+    assert len(sbx.seccomp_program(unix=False, listen=True, base=False) or b"") // 8 == 7  # the bridge's own
 
 
 # --- no Bash command outlives a SIGKILLed loopwright (issue 9 item 13) -------------------------
@@ -606,7 +701,8 @@ def test_sigkill_of_loopwright_leaves_no_bash_command_alive(tmp_path: Path, sand
 
 # --- sync handlers in a worker thread ------------------------------------------------------------
 
-def test_slow_sync_tool_does_not_block_an_interrupt() -> None:
+@pytest.mark.parametrize("read_only", [False, True])
+def test_slow_sync_tool_does_not_block_an_interrupt(read_only: bool) -> None:
     gate = threading.Event()
     started = threading.Event()
 
@@ -615,7 +711,7 @@ def test_slow_sync_tool_does_not_block_an_interrupt() -> None:
         gate.wait(10)  # a blocking handler: on the event loop it would freeze the interrupt
         return "late"
 
-    tool = lw.Tool("Slow", "slow", {"type": "object", "properties": {}}, slow)
+    tool = lw.Tool("Slow", "slow", {"type": "object", "properties": {}}, slow, read_only=read_only)
     model = lw.ScriptedModel([[{"type": "tool_use", "id": "s", "name": "Slow", "input": {}}],
                               [{"type": "text", "text": "after"}]])
 
@@ -637,3 +733,29 @@ def test_slow_sync_tool_does_not_block_an_interrupt() -> None:
     finally:
         gate.set()
     assert took < 5  # not the handler's 10 s: the event loop stayed free
+
+
+def test_run_in_worker_results_errors_and_busy_threads() -> None:
+    from loopwright.tools.base import run_in_worker
+
+    def boom() -> None:
+        raise ValueError("boom")
+
+    async def go() -> None:
+        for wait in (0.0, 0.001):
+            assert await run_in_worker(lambda: 5, wait=wait) == 5
+            with pytest.raises(ValueError, match="boom"):
+                await run_in_worker(boom, wait=wait)
+        gate = threading.Event()
+        slow = asyncio.ensure_future(run_in_worker(lambda: gate.wait(10) and "late", wait=0.001))
+        ticks = 0
+        while ticks < 20:  # the loop runs on while the slow call holds its thread
+            await asyncio.sleep(0)
+            ticks += 1
+        assert not slow.done()
+        assert await run_in_worker(lambda: threading.current_thread().name, wait=0.001) == "loopwright-tool"
+        assert await run_in_worker(lambda: 7) == 7  # another thread: the busy one is not reused
+        gate.set()
+        assert await slow == "late"
+
+    asyncio.run(go())

@@ -57,7 +57,7 @@ def test_schema() -> None:
     s = BASH.input_schema
     assert BASH.name == "Bash" and not BASH.read_only
     assert s["required"] == ["command"]
-    assert set(s["properties"]) == {"command", "timeout", "description", "run_in_background"}
+    assert set(s["properties"]) == {"command", "timeout", "description", "run_in_background", "dangerouslyDisableSandbox"}
     assert all(p["description"] for p in s["properties"].values())
     assert OUTPUT.name == "BashOutput" and OUTPUT.read_only and OUTPUT.input_schema["required"] == ["bash_id"]
     assert KILL.name == "KillShell" and not KILL.read_only and KILL.input_schema["required"] == ["shell_id"]

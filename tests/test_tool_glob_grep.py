@@ -492,7 +492,8 @@ def test_a_2gb_file_costs_bounded_memory_and_time(sparse_2g: Path, engine: str) 
     assert walked["out"] == [] and max(walked["self_mb"], walked["children_mb"]) < limit_mb, walked
     first = measure(engine, sparse_2g, "files_with_matches", 30)  # named: searched, stops at the first hit
     assert first["out"] == [str(sparse_2g)] and max(first["self_mb"], first["children_mb"]) < limit_mb, first
-    whole = measure(engine, sparse_2g, "count", 1.0)  # all 2 GB: the time limit stops it
+    # all 2 GB: the time limit stops it (rg scans zero pages at several GB/s, so its limit is shorter)
+    whole = measure(engine, sparse_2g, "count", 0.1 if engine == "rg" else 1.0)
     assert isinstance(whole["out"], str) and "timed out" in whole["out"], whole
     # rg memory-maps a named file: the pages it has scanned count in its RSS, but they are the
     # page cache (shared, reclaimable), not memory it allocated; so only our side is bounded here

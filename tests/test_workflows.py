@@ -515,6 +515,40 @@ def test_a_failing_parallel_branch_cancels_its_siblings() -> None:
     assert r.subtype == "error_during_execution" and "boom" in (r.error or "") and Mixed.cancelled
 
 
+def test_a_cancelled_agent_branch_still_counts_the_calls_it_made() -> None:
+    """An Agent node cancelled mid-run (its sibling failed) made model calls all the same:
+    they are in model_calls, call_usage and the cost (they were paid for)."""
+    in_tool = asyncio.Event()
+    calls = [0]
+    agent_model = lw.ScriptedModel([[use("h1", "hang")]], cost_per_call_usd=0.25)
+
+    @lw.tool(read_only=True)
+    async def hang() -> str:
+        """Never returns on its own."""
+        in_tool.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    class M:
+        name = "m"
+
+        async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+            calls[0] += 1
+            if prompt_of(request.messages) == "fail":
+                await in_tool.wait()  # the agent has made its first call and is in its tool
+                raise ModelError("boom")
+            async for e in agent_model.stream(request):
+                yield e
+
+    agent = Agent("a", lw.AgentOptions(tools=[hang], max_turns=3), prompt="work")
+    r = parallel(agent, Node("f", "fail")).run("x", model=M())
+    assert r.subtype == "error_during_execution" and "boom" in (r.error or "")
+    assert calls[0] == 2 and r.model_calls == 1  # the agent's call; the failed one returned nothing
+    cancelled = [n for n in r.nodes if n.node == "a"]
+    assert len(cancelled) == 1 and cancelled[0].stop_reason == "cancelled" and "a" not in r.outputs
+    assert r.total_cost_usd == 0.25 and len(r.call_usage) == 1
+
+
 def test_query_streams_node_calls_then_the_result() -> None:
     wf = chain(Node("a"), Node("b"))
 

@@ -103,9 +103,11 @@ def _option_names() -> set[str]:
     return {f.name for f in dataclasses.fields(AgentOptions)} - NOT_PER_TASK
 
 
-def check_tasks(raw: Iterable[tuple[int, Any]], base_cwd: Path | None = None) -> list[Task]:
-    """Every task checked before anything runs; all problems reported at once, by line."""
-    problems: list[str] = []
+def check_tasks(raw: Iterable[tuple[int, Any]], base_cwd: Path | None = None,
+                problems: list[str] | None = None) -> list[Task]:
+    """Every task checked before anything runs; all problems (with those of `problems`, found
+    before) reported at once, by line."""
+    problems = list(problems or [])
     tasks: list[Task] = []
     seen: dict[str, int] = {}
     names = _option_names()
@@ -138,6 +140,7 @@ def check_tasks(raw: Iterable[tuple[int, Any]], base_cwd: Path | None = None) ->
         if not problems or problems[-1].split(":")[0] != where:
             tasks.append(Task.from_json({**obj, "id": str(obj["id"])}, line))
     if problems:
+        problems.sort(key=lambda p: int(p.split(":")[0].split()[1]))  # in line order (stable)
         raise BatchError("bad task list, nothing was run:\n  " + "\n  ".join(problems))
     return tasks
 
@@ -158,14 +161,7 @@ def read_tasks(path: str | Path) -> list[Task]:
             raw.append((i, json.loads(line)))
         except ValueError as e:
             bad.append(f"line {i}: not JSON ({e.args[0] if e.args else e})")
-    try:
-        tasks = check_tasks(raw, p.resolve().parent)
-    except BatchError as e:
-        if not bad:
-            raise
-        raise BatchError(str(e) + "\n  " + "\n  ".join(bad)) from None
-    if bad:
-        raise BatchError("bad task list, nothing was run:\n  " + "\n  ".join(bad))
+    tasks = check_tasks(raw, p.resolve().parent, bad)
     if not tasks:
         raise BatchError(f"{path}: no tasks")
     return tasks
@@ -238,6 +234,7 @@ class RunSpec:
     # transcript of an attempt that was killed, and --resume-sessions continues it.
     session_seed: str | None = None
     resume_sessions: bool = False
+    own_system_prompt: bool = False  # the CLI's default prompt: it names the cwd, so a workspace gets its own
 
     def session_id(self, attempt: int) -> str | None:
         if self.session_seed is None:
@@ -328,6 +325,10 @@ async def _attempt(spec: RunSpec, cwd: Path, spend: SharedSpend | None, attempt:
         if store_for(spec.options).exists(sid, cwd):  # an earlier, killed batch's: start afresh
             sid = None
     options = dataclasses.replace(spec.options, cwd=str(cwd), resume=resume, session_id=sid)
+    if spec.own_system_prompt and str(cwd) != spec.options.cwd:  # else the agent is told the original's path
+        from .cli.config import default_system_prompt
+
+        options = dataclasses.replace(options, system_prompt=default_system_prompt(cwd, options.tools))
     prompt = RESUME_PROMPT if resume else spec.task.prompt
     run = Run(prompt, options)
     run.state.budget.shared = spend
@@ -421,69 +422,94 @@ class RayExecutor:
             self._own = False
         self._remote = ray.remote(max_retries=retries, retry_exceptions=False)(_ray_run_task)
         self.spend: RaySpend | None = None
+        self._tally = LocalSpend(None)
 
     def make_spend(self, limit_usd: float | None) -> SharedSpend:
-        actor = self.ray.remote(_SpendActor).remote(limit_usd)
-        self.spend = RaySpend(actor, limit_usd)
+        if limit_usd is None:  # nothing to hold back: the driver sums the results
+            self.spend = None
+            self._tally = LocalSpend(None)
+            return self._tally
+        # One actor per driver holds the S of each of its batches: a batch does not wait for a
+        # process to start. It is kept here (Ray ends an actor when its last handle goes) and
+        # ends with the driver's Ray job.
+        job = self.ray.get_runtime_context().get_job_id()
+        if job not in _SPEND_ACTORS:
+            _SPEND_ACTORS[job] = self.ray.remote(_SpendActor).options(num_cpus=0).remote()
+        self.spend = RaySpend(_SPEND_ACTORS[job], uuid.uuid4().hex, limit_usd)
         return self.spend
 
     async def run(self, spec: RunSpec) -> dict[str, Any]:
         spend = self.spend
         ref = self._remote.options(num_cpus=0.5).remote(spec, spend.actor if spend else None,
-                                                        spend.limit_usd if spend else None)
+                                                        spend.batch if spend else "", spend.limit_usd if spend else None)
         try:
             out: dict[str, Any] = await ref
+        except asyncio.CancelledError:  # the batch stopped: so does the task (else it runs and spends on)
+            self.ray.cancel(ref, force=True)
+            raise
         except self.ray.exceptions.RayError as e:  # retries exhausted (worker deaths)
             out = {"id": spec.task.id, **_error_result(f"Ray task failed: {type(e).__name__}: {e}"),
                    "task_sha256": spec.task.fingerprint}
+        if spend is None:
+            self._tally.add(float(out.get("total_cost_usd") or 0.0))
         return out
 
     async def aclose(self) -> None:
+        if self.spend is not None:
+            self.spend.actor.drop.remote(self.spend.batch)
+            self.spend = None
         if self._own:
             self.ray.shutdown()
 
 
+_SPEND_ACTORS: dict[str, Any] = {}  # Ray job id -> the spend actor of this driver
+
+
 class _SpendActor:
-    """The batch's S, held by one Ray actor for every worker."""
+    """The spend S of each batch (by batch id) of one driver, held by one Ray actor for every worker."""
 
-    def __init__(self, limit_usd: float | None) -> None:
-        self.limit_usd = limit_usd
-        self.spent = 0.0
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {}
 
-    def add(self, usd: float) -> float:
-        self.spent += usd
-        return self.spent
+    def add(self, batch: str, usd: float) -> float:
+        self.spent[batch] = self.spent.get(batch, 0.0) + usd
+        return self.spent[batch]
 
-    def get(self) -> float:
-        return self.spent
+    def get(self, batch: str) -> float:
+        return self.spent.get(batch, 0.0)
+
+    def drop(self, batch: str) -> None:
+        self.spent.pop(batch, None)
 
 
 class RaySpend:
-    """A worker's view of the actor's S: each charge and each check is a call to the actor."""
+    """A worker's (or the driver's) view of a batch's S in the actor: each charge and each check
+    is a call to the actor."""
 
-    def __init__(self, actor: Any, limit_usd: float | None) -> None:
+    def __init__(self, actor: Any, batch: str, limit_usd: float | None) -> None:
         self.actor = actor
+        self.batch = batch
         self.limit_usd = limit_usd
 
     def add(self, usd: float) -> None:
         import ray
 
-        ray.get(self.actor.add.remote(usd))
+        ray.get(self.actor.add.remote(self.batch, usd))
 
     @property
     def spent_usd(self) -> float:
         import ray
 
-        return float(ray.get(self.actor.get.remote()))
+        return float(ray.get(self.actor.get.remote(self.batch)))
 
     @property
     def exhausted(self) -> bool:
         return self.limit_usd is not None and self.spent_usd >= self.limit_usd
 
 
-def _ray_run_task(spec: RunSpec, actor: Any, limit_usd: float | None) -> dict[str, Any]:
+def _ray_run_task(spec: RunSpec, actor: Any, batch: str, limit_usd: float | None) -> dict[str, Any]:
     """The Ray task: runs in a worker process."""
-    return asyncio.run(run_task(spec, RaySpend(actor, limit_usd) if actor is not None else None))
+    return asyncio.run(run_task(spec, RaySpend(actor, batch, limit_usd) if actor is not None else None))
 
 
 Executor = LocalExecutor | RayExecutor
@@ -511,8 +537,13 @@ class BatchConfig:
 def task_options(base: AgentOptions, task: Task, own_system_prompt: bool = False) -> AgentOptions:
     """The base options with the task's cwd and overrides; its transcript is kept.
     `own_system_prompt`: the CLI's default system prompt names the cwd, so each task gets its own."""
-    cwd = task.cwd or str(base.cwd or os.getcwd())
+    # Paths are settled here, in the driver: a Ray worker's cwd and environment are not ours.
+    cwd = str(Path(task.cwd or base.cwd or os.getcwd()).resolve())
     over = dict(task.options)
+    if base.sessions_dir is None and base.session_store is None and "sessions_dir" not in over:
+        from .sessions import sessions_root
+
+        over["sessions_dir"] = str(sessions_root())
     if own_system_prompt and "system_prompt" not in over:
         from .cli.config import default_system_prompt
 
@@ -529,7 +560,9 @@ def plan(tasks: Sequence[Task], base: AgentOptions, cfg: BatchConfig) -> list[Ru
     if cfg.concurrency < 1:
         raise BatchError(f"--concurrency must be 1 or more, got {cfg.concurrency}")
     specs = []
-    workdir = cfg.results.with_suffix(".work") if cfg.results else None
+    # copies and patches go beside RESULTS (else in the driver's cwd), an absolute path for Ray workers
+    workdir = (cfg.results.resolve().with_suffix(".work") if cfg.results
+               else None if cfg.isolate == "none" else Path.cwd().resolve())
     for t in tasks:
         try:
             opts = task_options(base, t, cfg.own_system_prompt)
@@ -537,11 +570,13 @@ def plan(tasks: Sequence[Task], base: AgentOptions, cfg: BatchConfig) -> list[Ru
             problems.append(f"line {t.line} (id {t.id}): {e}")
             continue
         specs.append(RunSpec(t, opts, cfg.isolate, cfg.timeout_s, cfg.retries, workdir, cfg.retry_base_s,
-                             str(cfg.results.resolve()) if cfg.results else None, cfg.resume_sessions))
+                             str(cfg.results.resolve()) if cfg.results else None, cfg.resume_sessions,
+                             cfg.own_system_prompt and "system_prompt" not in t.options))
     if cfg.isolate == "none" and cfg.concurrency > 1:
         by_cwd: dict[str, list[str]] = {}
         for s in specs:
-            by_cwd.setdefault(str(Path(s.options.cwd or ".").resolve()), []).append(s.task.id)
+            by_cwd.setdefault(str(Path(s.options.cwd or ".").resolve()), []).append(
+                f"{s.task.id} (line {s.task.line})" if s.task.line else s.task.id)
         for cwd, ids in by_cwd.items():
             if len(ids) > 1:
                 problems.append(f"tasks {', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''} share the cwd {cwd}: "
@@ -577,17 +612,28 @@ async def batch(tasks: Iterable[Task | Mapping[str, Any]], options: AgentOptions
         yield r
 
 
-async def _batch(tasks: list[Task], base: AgentOptions, cfg: BatchConfig, ex: Executor,
-                 progress: Progress | None = None) -> AsyncIterator[dict[str, Any]]:
+def prepare(tasks: list[Task], base: AgentOptions, cfg: BatchConfig) -> tuple[list[RunSpec], dict[str, dict[str, Any]]]:
+    """Every check that needs no worker: the runs (plan) and the results file's earlier results
+    (refused when they answer a different task list, unless `force`). BatchError if bad."""
     specs = plan(tasks, base, cfg)
-    store = ResultsFile(cfg.results) if cfg.results else None
-    done: dict[str, dict[str, Any]] = store.read() if store else {}
+    done: dict[str, dict[str, Any]] = ResultsFile(cfg.results).read() if cfg.results else {}
     by_id = {t.id: t for t in tasks}
     if not cfg.force:
         foreign = [i for i, r in done.items() if i not in by_id or r.get("task_sha256") != by_id[i].fingerprint]
         if foreign:
             raise BatchError(f"{cfg.results} holds results of a different task list (ids {', '.join(foreign[:5])}"
                              f"{' ...' if len(foreign) > 5 else ''} are not these tasks); use another -o, or --force")
+    return specs, done
+
+
+async def _batch(tasks: list[Task], base: AgentOptions, cfg: BatchConfig, ex: Executor,
+                 progress: Progress | None = None) -> AsyncIterator[dict[str, Any]]:
+    try:
+        specs, done = prepare(tasks, base, cfg)
+    except BatchError:
+        await ex.aclose()
+        raise
+    store = ResultsFile(cfg.results) if cfg.results else None
     todo = [s for s in specs if not (s.task.id in done and finished(done[s.task.id]))]
     spend = ex.make_spend(cfg.max_budget_usd)
     if progress is not None:
@@ -730,16 +776,22 @@ def batch_main(argv: Sequence[str]) -> int:
     except (BatchError, UsageError, ValueError) as e:
         print(f"loopwright batch: {e}", file=sys.stderr)
         return 2
-    ex: Executor
-    try:
-        ex = RayExecutor(None if args.ray == "local" else args.ray, retries=max(args.retries, 1)) if args.ray \
-            else LocalExecutor()
-    except ImportError:
-        print("loopwright batch: --ray needs Ray: pip install 'loopwright[ray]'", file=sys.stderr)
-        return 2
     cfg = BatchConfig(args.concurrency, budget, args.isolate, args.retries, args.timeout, Path(args.output),
                       args.force, own_system_prompt=args.system_prompt is None,
                       resume_sessions=args.resume_sessions)
+    try:
+        specs, done = prepare(tasks, base, cfg)  # bad input is refused before Ray starts or is reached
+    except BatchError as e:
+        print(f"loopwright batch: {e}", file=sys.stderr)
+        return 2
+    left = any(not (s.task.id in done and finished(done[s.task.id])) for s in specs)
+    ex: Executor
+    try:
+        ex = RayExecutor(None if args.ray == "local" else args.ray, retries=max(args.retries, 1)) \
+            if args.ray and left else LocalExecutor()  # nothing left to run: no cluster to reach
+    except ImportError:
+        print("loopwright batch: --ray needs Ray: pip install 'loopwright[ray]'", file=sys.stderr)
+        return 2
     progress = Progress()
 
     async def go() -> int:

@@ -19,7 +19,7 @@ from .blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from .hooks import Hooks
 from .models.base import invalid_input_error
 from .permissions import Allow, Deny, Permissions
-from .tools.base import Tool, ToolContext, ToolOutput
+from .tools.base import INLINE_WAIT_S, Tool, ToolContext, ToolOutput
 
 INTERRUPTED = "Interrupted by user: the tool call was cancelled before it finished."
 NOT_RUN_AFTER_STOP = "Not run: an earlier call in this turn stopped the run."
@@ -114,11 +114,11 @@ class Executor:
             tool_input = decision.updated_input
         return tool_input, None
 
-    async def _run(self, use: ToolUseBlock, tool_input: dict[str, Any], in_thread: bool,
+    async def _run(self, use: ToolUseBlock, tool_input: dict[str, Any], wait: float,
                    siblings: int = 1) -> ToolResultBlock:
         tool = self.tools[use.name]
         ctx = replace(self.ctx, tool_use_id=use.id, siblings=siblings)  # per call: concurrent calls must not share it
-        output: ToolOutput = await tool.call(tool_input, ctx, in_thread=in_thread)
+        output: ToolOutput = await tool.call(tool_input, ctx, in_thread=True, wait=wait)
         result = ToolResultBlock(use.id, output.content, output.is_error)
         if self.hooks.active:
             post = await self.hooks.post_tool_use(use.name, tool_input, use.id, output.content, output.is_error)
@@ -135,10 +135,10 @@ class Executor:
         tool_input, refused = await self._gate(use, out)
         if refused is not None:
             return refused
-        # A sync handler that is not read-only runs in a worker thread (read-only ones do in
-        # batches), so a slow one cannot block the event loop and an interrupt is answered at
-        # once; the thread finishes on its own. Its cost: bench/bench_sandbox.py.
-        result = await self._run(use, tool_input, in_thread=not self.tools[use.name].read_only)
+        # A sync handler runs in a worker thread (as in batches), so a slow one cannot block the
+        # event loop for more than INLINE_WAIT_S and an interrupt is answered; the thread
+        # finishes on its own. Its cost: bench/bench_thread_handoff.py.
+        result = await self._run(use, tool_input, wait=INLINE_WAIT_S)
         self._halt(out)
         return result
 
@@ -164,7 +164,8 @@ class Executor:
         siblings = {n: sum(1 for k, _ in runnable if uses[k].name == n) for n in {uses[k].name for k, _ in runnable}}
 
         async def run_into(k: int, tool_input: dict[str, Any]) -> None:
-            results[k] = await self._run(uses[k], tool_input, in_thread=True, siblings=siblings[uses[k].name])
+            # side by side: no waiting in turn for a fast result
+            results[k] = await self._run(uses[k], tool_input, wait=0.0, siblings=siblings[uses[k].name])
 
         await asyncio.gather(*(run_into(k, x) for k, x in runnable))
         self._halt(out)

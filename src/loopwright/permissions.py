@@ -206,7 +206,7 @@ def path_rule_matches(spec: str, path: str, cwd: str, base: str | None, home: st
 
 # Why a verdict is what it is: the hint a refusal carries is chosen by this code.
 Code = Literal["ok", "deny_rule", "ask_rule", "hook", "plan", "protected", "outside", "unknown_path",
-               "denied_below", "unparsed", "no_file", "not_approved"]
+               "denied_below", "unparsed", "no_file", "not_approved", "unsandboxed"]
 
 
 @dataclass(slots=True)
@@ -256,9 +256,13 @@ class Permissions:
     # The PATH commands are looked up in (None: this process's). Its directories are never
     # written without approval: a file there changes what a command name runs.
     exec_path: str | None = None
-    # sandbox.py: True for a Bash command that will run in the OS sandbox with
-    # autoAllowBashIfSandboxed; it then needs no approval (deny and ask rules still apply).
-    sandbox_auto_allow: Callable[[str], bool] | None = None
+    # sandbox.py: True for a Bash command (and its dangerouslyDisableSandbox flag) that will run
+    # in the OS sandbox with autoAllowBashIfSandboxed; it then needs no approval (deny and ask
+    # rules still apply).
+    sandbox_auto_allow: Callable[[str, bool], bool] | None = None
+    # sandbox.allowUnsandboxedCommands with the sandbox on: a Bash call with
+    # dangerouslyDisableSandbox runs outside it, so it is asked even in bypassPermissions.
+    sandbox_escape: bool = False
     ws: Workspace = field(init=False, repr=False, compare=False)  # built from the fields above
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -323,6 +327,9 @@ class Permissions:
             kind = "Edit" if name in EDIT_TOOLS else "Read"
             return ("To allow it, add the directory with --add-dir (or permissions.additionalDirectories), "
                     f"or a rule such as --allowedTools '{kind}(//abs/dir/**)'.")
+        if code == "unsandboxed":
+            return ("Approve it in an interactive run, list the command in sandbox.excludedCommands, or set "
+                    "sandbox.allowUnsandboxedCommands to false so that every command runs in the sandbox.")
         if code == "denied_below":
             return ("Grep and Glob leave out the files Read deny rules cover; use them, or name the files to "
                     "read.")
@@ -381,7 +388,8 @@ class Permissions:
             tool_input = {}
         self._take_grants()
         if name == "Bash":
-            return self._bash(tool_input.get("command"), hook_decision)
+            return self._bash(tool_input.get("command"), hook_decision,
+                              tool_input.get("dangerouslyDisableSandbox") is True)
         if name in EDIT_TOOLS:
             return self._edit(name, tool_input, read_only, hook_decision)
         if name in READ_TOOLS:
@@ -600,7 +608,7 @@ class Permissions:
 
     # -- Bash ----------------------------------------------------------------------------------
 
-    def _bash(self, command: Any, hook: str | None) -> Verdict:
+    def _bash(self, command: Any, hook: str | None, unsandboxed: bool = False) -> Verdict:
         from . import bashcheck, bashparse
 
         if not isinstance(command, str):
@@ -639,8 +647,13 @@ class Permissions:
                                               for c in parsed.commands if c.argv))
 
         if (self.sandbox_auto_allow is not None and self.mode != "plan" and hook != "ask" and deny() is None
-                and ask() is None and self.sandbox_auto_allow(command)):
+                and ask() is None and self.sandbox_auto_allow(command, unsandboxed)):
             return ALLOW
+        if unsandboxed and self.sandbox_escape and self.mode == "bypassPermissions" and hook != "allow":
+            # With the sandbox on, bypassPermissions lets the agent run freely inside the box:
+            # leaving it is not part of that, so it is asked (or refused where nobody can answer).
+            return deny() or Verdict("ask", "it asks to run outside the OS sandbox (dangerouslyDisableSandbox), "
+                                            "which bypassPermissions does not approve by itself", code="unsandboxed")
         return self._order(deny, ask, hook, True, "Bash", rules_allow, lambda: self._bash_auto(parsed, uses, bare))
 
     def _bash_auto(self, parsed: bashparse.ParsedCommand, uses: list[bashcheck.PathUse], bare: bool) -> Verdict:

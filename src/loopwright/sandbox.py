@@ -17,7 +17,7 @@ On Linux each Bash command (and background shell, and Grep's rg) runs under bubb
   or `git` cannot read them either; paths denied by Edit(...) rules, filesystem.denyWrite
   and the protected paths (.git/hooks, .git/config, shell rc files, credential and settings
   directories) are bound read-only over the writable directories.
-- processes: new PID, IPC and UTS namespaces, --die-with-parent: nothing a command starts
+- processes: new PID and IPC namespaces, --die-with-parent: nothing a command starts
   (setsid, nohup, a double fork) outlives it. As root, a new user namespace with every
   capability dropped, so root inside cannot remount, write /proc/sys or signal outside.
 - network: a new network namespace (only its own loopback). With allowedDomains, a
@@ -29,10 +29,18 @@ On Linux each Bash command (and background shell, and Grep's rg) runs under bubb
   As in Claude Code on Linux, allowUnixSockets (paths) cannot be filtered and is refused.
 - environment: passed through, except sandbox.env.deny and ANTHROPIC_API_KEY /
   OPENAI_API_KEY (never passed).
-
-allowLocalBinding: the sandbox's loopback is its own (the host's services are never
-reachable), so binding it harms nothing and is always possible on Linux; the key is
-accepted for Claude Code compatibility.
+- loopback (allowLocalBinding, as Claude Code's on macOS): false (the default), no server can
+  listen inside (a seccomp filter refuses listen(), and io_uring) and the host's loopback is
+  out of reach (the network namespace has its own). true: servers may listen on the sandbox's
+  loopback, and the TCP servers listening on the host's loopback when a command starts are
+  reachable from it at the same 127.0.0.1 ports, through the same bridge (only those ports,
+  only loopback). A server a sandboxed command starts is in that command's namespace: another
+  command does not reach it (Claude Code's Linux sandbox ignores the key altogether).
+- the escape hatch (allowUnsandboxedCommands, default true as in Claude Code): a Bash call
+  with dangerouslyDisableSandbox: true runs outside the sandbox under the normal permission
+  gate (it asks; autoAllowBashIfSandboxed does not cover it, nor, unlike Claude Code, does
+  bypassPermissions); false: the flag is ignored (the result says so) and every command runs
+  sandboxed.
 """
 
 from __future__ import annotations
@@ -81,7 +89,7 @@ class SandboxConfig:
     fail_if_unavailable: bool = True
     auto_allow: bool = True  # autoAllowBashIfSandboxed (Claude Code's default: true)
     excluded_commands: list[str] = field(default_factory=list)
-    allow_unsandboxed: bool = False
+    allow_unsandboxed: bool = True  # allowUnsandboxedCommands (Claude Code's default: true)
     allowed_domains: list[str] = field(default_factory=list)
     allow_local_binding: bool = False
     allow_all_unix_sockets: bool = False
@@ -227,35 +235,43 @@ def _ns_flags(unshare_net: bool) -> list[str]:
 
 # --- seccomp -----------------------------------------------------------------------------------
 
-_ARCH = {"x86_64": (0xC000003E, 41, 101, 310, 311), "aarch64": (0xC00000B7, 198, 117, 270, 271)}
+# arch: (AUDIT_ARCH, socket, ptrace, process_vm_readv, process_vm_writev, listen)
+_ARCH = {"x86_64": (0xC000003E, 41, 101, 310, 311, 50), "aarch64": (0xC00000B7, 198, 117, 270, 271, 201)}
 _IO_URING_SETUP = 425  # the same number on x86_64 and aarch64
 
 
-def seccomp_program() -> bytes | None:
-    """A classic-BPF seccomp filter: socket(AF_UNIX, ...), io_uring_setup (which can open
-    sockets past the filter), ptrace and process_vm_* fail with EPERM; other architectures'
-    system calls (i386, x32) too. None on an architecture it does not know."""
+def seccomp_program(*, unix: bool = True, listen: bool = False, base: bool = True) -> bytes | None:
+    """A classic-BPF seccomp filter whose refusals fail with EPERM. `base`: io_uring_setup
+    (which can open and bind sockets past the filter), ptrace and process_vm_*; `unix`:
+    socket(AF_UNIX, ...); `listen`: listen() (no server can be bound: allowLocalBinding false).
+    Other architectures' system calls (i386, x32) always. None on an architecture it does not know."""
     arch = _ARCH.get(platform.machine())
     if arch is None:
         return None
-    audit, nr_socket, nr_ptrace, nr_vm_read, nr_vm_write = arch
+    audit, nr_socket, nr_ptrace, nr_vm_read, nr_vm_write, nr_listen = arch
     ld_w_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
     allow, deny = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
-    blocked = (_IO_URING_SETUP, nr_ptrace, nr_vm_read, nr_vm_write)
-    prog: list[tuple[int, int, int, int]] = [(ld_w_abs, 0, 0, 4)]  # seccomp_data.arch
-    n = 9 + len(blocked)  # instructions; DENY is the last, ALLOW the one before it
-    prog.append((jeq, 0, n - 1 - 2, audit))
-    prog.append((ld_w_abs, 0, 0, 0))  # seccomp_data.nr
-    prog.append((jge, n - 1 - 4, 0, 0x40000000))  # the x32 ABI
-    for nr in blocked:
-        prog.append((jeq, n - 1 - len(prog) - 1, 0, nr))
-    prog.append((jeq, 0, n - 2 - len(prog) - 1, nr_socket))
-    prog.append((ld_w_abs, 0, 0, 16))  # args[0] (low word): the domain
-    prog.append((jeq, 1, 0, socket.AF_UNIX))
-    prog.append((ret, 0, 0, allow))
-    prog.append((ret, 0, 0, deny))
-    assert len(prog) == n
-    return b"".join(struct.pack("<HBBI", *ins) for ins in prog)
+    blocked = [*((_IO_URING_SETUP, nr_ptrace, nr_vm_read, nr_vm_write) if base else ()),
+               *((nr_listen,) if listen else ())]
+    # (code, jump if true, jump if false, k); a jump target is "deny", "allow" or 0 (the next)
+    prog: list[tuple[int, int | str, int | str, int]] = [
+        (ld_w_abs, 0, 0, 4),  # seccomp_data.arch
+        (jeq, 0, "deny", audit),
+        (ld_w_abs, 0, 0, 0),  # seccomp_data.nr
+        (jge, "deny", 0, 0x40000000),  # the x32 ABI
+        *((jeq, "deny", 0, nr) for nr in blocked),
+    ]
+    if unix:
+        prog += [(jeq, 0, "allow", nr_socket),
+                 (ld_w_abs, 0, 0, 16),  # args[0] (low word): the domain
+                 (jeq, "deny", 0, socket.AF_UNIX)]
+    prog += [(ret, 0, 0, allow), (ret, 0, 0, deny)]
+    at = {"allow": len(prog) - 2, "deny": len(prog) - 1}
+    out = b""
+    for n, (code, jt, jf, k) in enumerate(prog):
+        jt_n, jf_n = ((at[x] - n - 1) if isinstance(x, str) else x for x in (jt, jf))
+        out += struct.pack("<HBBI", code, jt_n, jf_n, k)
+    return out
 
 
 # --- the sandbox of one run ------------------------------------------------------------------
@@ -288,7 +304,6 @@ class Sandbox:
         self.permissions = permissions
         self.extra_env = dict(env or {})
         self.bwrap = shutil.which("bwrap") or "bwrap"
-        self._seccomp = None if config.allow_all_unix_sockets else seccomp_program()
         self._proxy: _Proxy | None = None
         self._lock = threading.Lock()
 
@@ -308,9 +323,16 @@ class Sandbox:
         return any(command_matches(spec, command) or command_matches(spec + " *", command)
                    for spec in self.config.excluded_commands)
 
-    def auto_allows(self, command: str) -> bool:
-        """The gate's hook: a Bash command that will run sandboxed needs no approval."""
-        return self.config.auto_allow and not self.excluded(command)
+    def runs_outside(self, command: str, unsandboxed: bool = False) -> bool:
+        """Does this Bash call run outside the sandbox? An excluded command does; so does one
+        that asks to (dangerouslyDisableSandbox: true) when allowUnsandboxedCommands lets it.
+        Otherwise the request is ignored, as in Claude Code."""
+        return (unsandboxed and self.config.allow_unsandboxed) or self.excluded(command)
+
+    def auto_allows(self, command: str, unsandboxed: bool = False) -> bool:
+        """The gate's hook: a Bash call that will run sandboxed needs no approval; one that runs
+        outside goes through the normal gate."""
+        return self.config.auto_allow and not self.runs_outside(command, unsandboxed)
 
     # -- the bwrap command line -----------------------------------------------------------------
 
@@ -367,9 +389,10 @@ class Sandbox:
         return out
 
     def wrap(self, argv: Sequence[str], cwd: Path, env: dict[str, str] | None, *,
-             bind_files: Iterable[str] = ()) -> Wrapped:
+             bind_files: Iterable[str] = (), network: bool = True) -> Wrapped:
         """The command line that runs `argv` in the sandbox, with its environment and the fds
-        to hand over (the seccomp program, the proxy's socket)."""
+        to hand over (the seccomp program, the proxy's socket). `network=False`: a program
+        that needs none (Grep's rg) gets no bridge, so it starts as fast as it can."""
         hide, ro = self._mask_lists()
         args = [self.bwrap, *_ns_flags(True),
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -404,23 +427,42 @@ class Sandbox:
         run_env["TMPDIR"] = "/tmp"
         pass_fds: list[int] = []
         ours: list[int] = []
-        if self._seccomp is not None:
+
+        def program_fd(prog: bytes) -> int:
             r, wfd = os.pipe()
-            os.write(wfd, self._seccomp)  # a hundred bytes: fits the pipe buffer
+            os.write(wfd, prog)  # a hundred bytes: fits the pipe buffer
             os.close(wfd)
-            args += ["--seccomp", str(r)]
             pass_fds.append(r)
             ours.append(r)
+            return r
+
+        cfg = self.config
+        # allowLocalBinding: the host's loopback servers are reached through the bridge; without
+        # it no server can listen inside (the bridge itself refuses listen() before the command).
+        domains = cfg.allowed_domains if network else []
+        forwards = loopback_servers() if cfg.allow_local_binding and network else {}
+        if domains:
+            forwards.pop(PROXY_PORT, None)
+        bridge = bool(domains or forwards)
+        no_listen = not cfg.allow_local_binding
+        if not cfg.allow_all_unix_sockets or no_listen:
+            prog = seccomp_program(unix=not cfg.allow_all_unix_sockets, listen=no_listen and not bridge)
+            if prog is not None:
+                args += ["--seccomp", str(program_fd(prog))]
         cmd = list(argv)
-        if self.config.allowed_domains:
-            mine, theirs = self.proxy().channel()
+        if bridge:
+            mine, theirs = self.proxy().channel(forwards)
             pass_fds.append(theirs)
             ours.append(theirs)
-            url = f"http://127.0.0.1:{PROXY_PORT}"
-            for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
-                run_env[k] = url
-            run_env["NO_PROXY"] = run_env["no_proxy"] = "localhost,127.0.0.1,::1"
-            cmd = [sys.executable, "-I", "-S", "-c", _BRIDGE, str(theirs), str(PROXY_PORT), *cmd]
+            if domains:
+                url = f"http://127.0.0.1:{PROXY_PORT}"
+                for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
+                    run_env[k] = url
+                run_env["NO_PROXY"] = run_env["no_proxy"] = "localhost,127.0.0.1,::1"
+            late = seccomp_program(unix=False, listen=True, base=False) if no_listen else None
+            cmd = [sys.executable, "-I", "-S", "-c", _BRIDGE, str(theirs),
+                   str(PROXY_PORT if domains else 0), ",".join(map(str, sorted(forwards))),
+                   str(program_fd(late) if late is not None else -1), *cmd]
         args += ["--chdir", str(cwd), "--", *cmd]
         return Wrapped(args, run_env, tuple(pass_fds), ours)
 
@@ -443,17 +485,26 @@ class Sandbox:
                          "sandbox.filesystem.allowWrite or --add-dir allows a directory")
         if re.search(r"Permission denied|Operation not permitted|EPERM|EACCES", output):
             notes.append("unix sockets, ptrace and io_uring are blocked (sandbox.network.allowAllUnixSockets "
-                         "allows unix sockets), and no process has capabilities inside, root included")
+                         "allows unix sockets), "
+                         + ("" if self.config.allow_local_binding else
+                            "no server may listen (sandbox.network.allowLocalBinding allows it), ")
+                         + "and no process has capabilities inside, root included")
         if re.search(r"[Nn]etwork is unreachable|Could not resolve|Temporary failure in name resolution|"
                      r"Name or service not known|Connection refused|ENETUNREACH|getaddrinfo|"
                      r"not in sandbox\.network\.allowedDomains|403 Forbidden", output) or _NET_TOOLS.search(command):
             notes.append("the network is off except for hosts in sandbox.network.allowedDomains (HTTP(S) "
-                         "through the proxy at $HTTPS_PROXY)")
+                         "through the proxy at $HTTPS_PROXY)"
+                         + ("" if self.config.allow_local_binding else
+                            ", and the host's loopback servers are reachable only with "
+                            "sandbox.network.allowLocalBinding"))
         if not notes:
             return None
+        escape = (" If it must run outside, call Bash again with dangerouslyDisableSandbox: true (the user is "
+                  "asked to approve it; sandbox.allowUnsandboxedCommands: false turns this off)."
+                  if self.config.allow_unsandboxed else "")
         return ("[sandbox] This command ran in the OS sandbox (sandbox.enabled), which may have caused the "
                 "failure: " + "; ".join(notes) + ". A command listed in sandbox.excludedCommands runs outside "
-                "the sandbox, under the normal permission rules.")
+                "the sandbox, under the normal permission rules." + escape)
 
 
 
@@ -486,15 +537,43 @@ def _under(p: Path, d: Path) -> bool:
 
 # --- the network: a filtering proxy outside, a bridge inside -----------------------------------
 
+def loopback_servers() -> dict[int, str]:
+    """TCP servers listening on the host's loopback (or on every address) now: port -> the
+    address to reach it at. (/proc/net/tcp*: the network namespace of loopwright itself.)"""
+    out: dict[int, str] = {}
+    for name, loop, anyaddr, host in (("tcp6", "00000000000000000000000001000000", "0" * 32, "::1"),
+                                      ("tcp", "", "00000000", "127.0.0.1")):
+        try:
+            lines = Path(f"/proc/net/{name}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if len(f) < 4 or f[3] != "0A":  # TCP_LISTEN
+                continue
+            addr, _, port = f[1].partition(":")
+            if name == "tcp" and addr.endswith("7F"):  # 127.x.y.z (little-endian hex)
+                out[int(port, 16)] = socket.inet_ntoa(bytes.fromhex(addr)[::-1])
+            elif addr in (loop, anyaddr):
+                out[int(port, 16)] = host  # an IPv4 listener wins: tcp is read last
+    return out
+
+
 # Runs inside the sandbox (python -I -S): listens on 127.0.0.1:PORT of the sandbox's own network
 # namespace; for each client it asks loopwright for a fresh socket pair over the inherited
 # channel (SCM_RIGHTS: no unix socket is opened inside) and copies bytes both ways. It forks:
 # the parent returns once the port listens, then execs the command.
 _BRIDGE = r"""
 import os, socket, sys, threading
-ch = socket.socket(fileno=int(sys.argv[1])); port = int(sys.argv[2]); cmd = sys.argv[3:]
-srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("127.0.0.1", port)); srv.listen(64)
+ch = socket.socket(fileno=int(sys.argv[1])); proxy = int(sys.argv[2])
+fwd = [int(p) for p in sys.argv[3].split(",") if p]; late = int(sys.argv[4]); cmd = sys.argv[5:]
+srvs = []
+for port, tag in ([(proxy, b"n\0\0")] if proxy else []) + [(p, b"p" + p.to_bytes(2, "big")) for p in fwd]:
+    srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        srv.bind(("127.0.0.1", port)); srv.listen(64); srvs.append((srv, tag))
+    except OSError:
+        srv.close()
 lock = threading.Lock()
 def pump(a, b):
     try:
@@ -504,16 +583,29 @@ def pump(a, b):
         for s in (a, b):
             try: s.shutdown(socket.SHUT_WR)
             except OSError: pass
-def serve(c):
+def serve(c, tag):
     with lock:
-        ch.sendall(b"n"); _, fds, _, _ = socket.recv_fds(ch, 1, 1)
+        ch.sendall(tag); _, fds, _, _ = socket.recv_fds(ch, 1, 1)
     up = socket.socket(fileno=fds[0])
     threading.Thread(target=pump, args=(up, c), daemon=True).start(); pump(c, up)
+def accept(srv, tag):
+    while True:
+        c, _ = srv.accept(); threading.Thread(target=serve, args=(c, tag), daemon=True).start()
 if os.fork() == 0:
     os.setsid()
-    while True:
-        c, _ = srv.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()
-ch.close(); srv.close()
+    for srv, tag in srvs[1:]:
+        threading.Thread(target=accept, args=(srv, tag), daemon=True).start()
+    accept(*srvs[0]) if srvs else os._exit(0)
+ch.close()
+for srv, _ in srvs: srv.close()
+if late >= 0:  # no server may listen in the command (allowLocalBinding false): a second filter
+    import ctypes
+    prog = ctypes.create_string_buffer(os.read(late, 4096)); os.close(late)
+    class Fprog(ctypes.Structure): _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+    libc = ctypes.CDLL(None, use_errno=True)
+    fp = Fprog((len(prog) - 1) // 8, ctypes.addressof(prog))
+    if libc.prctl(38, 1, 0, 0, 0) or libc.prctl(22, 2, ctypes.byref(fp), 0, 0):  # NO_NEW_PRIVS, SECCOMP
+        sys.exit(f"loopwright sandbox bridge: seccomp failed (errno {ctypes.get_errno()})")
 os.execvp(cmd[0], cmd)
 """
 
@@ -525,22 +617,30 @@ class _Proxy:
     def __init__(self, allowed: Sequence[str]) -> None:
         self.allowed = list(allowed)
 
-    def channel(self) -> tuple[socket.socket, int]:
+    def channel(self, forwards: dict[int, str] | None = None) -> tuple[socket.socket, int]:
+        """A channel for one sandboxed command; `forwards`: the host's loopback ports it may
+        reach (allowLocalBinding), port -> address."""
         mine, theirs = socket.socketpair()
         fd = os.dup(theirs.fileno())
         theirs.close()
-        threading.Thread(target=self._serve_channel, args=(mine,), daemon=True,
+        threading.Thread(target=self._serve_channel, args=(mine, dict(forwards or {})), daemon=True,
                          name="loopwright-sandbox-proxy").start()
         return mine, fd
 
-    def _serve_channel(self, ch: socket.socket) -> None:
+    def _serve_channel(self, ch: socket.socket, forwards: dict[int, str]) -> None:
         with ch:
             while True:
+                tag = b""
                 try:
-                    if not ch.recv(1):
-                        return
+                    while len(tag) < 3 and (d := ch.recv(3 - len(tag))):
+                        tag += d
                 except OSError:
                     return
+                if len(tag) < 3:
+                    return
+                port = int.from_bytes(tag[1:], "big")
+                if tag[:1] == b"p" and port not in forwards:
+                    return  # not a port it was given: the bridge does not ask for others
                 a, b = socket.socketpair()
                 try:
                     socket.send_fds(ch, [b"x"], [b.fileno()])
@@ -549,7 +649,9 @@ class _Proxy:
                     return
                 finally:
                     b.close()
-                threading.Thread(target=self._serve_client, args=(a,), daemon=True).start()
+                target = ((self._serve_client, (a,)) if tag[:1] == b"n"
+                          else (_forward, (a, forwards[port], port)))
+                threading.Thread(target=target[0], args=target[1], daemon=True).start()
 
     def _serve_client(self, c: socket.socket) -> None:
         with c:
@@ -598,6 +700,18 @@ class _Proxy:
             c.sendall(f"HTTP/1.1 {code} {reason}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\n"
                       f"Connection: close\r\n\r\n".encode() + body)
 
+
+
+def _forward(c: socket.socket, host: str, port: int) -> None:
+    """One connection of a sandboxed command to a loopback server of the host (allowLocalBinding)."""
+    with c:
+        try:
+            up = socket.create_connection((host, port), timeout=30)
+        except OSError:
+            return  # the command sees the connection closed, as a refused one
+        with up:
+            up.settimeout(None)
+            _relay(c, up)
 
 
 def _relay(a: socket.socket, b: socket.socket) -> None:

@@ -295,6 +295,7 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
             raise SettingsError(str(e)) from None
     if sandbox is not None:
         permissions.sandbox_auto_allow = sandbox.auto_allows
+        permissions.sandbox_escape = sandbox.config.allow_unsandboxed
     return RunConfig(permissions, hooks, add_dirs, env, settings, sandbox)
 
 

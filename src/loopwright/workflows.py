@@ -211,11 +211,14 @@ class _Runtime:
         return CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
                          u.cache_read_input_tokens, cost, model_name)
 
-    def record(self, call: NodeCall, usage: Usage) -> None:
+    def record(self, call: NodeCall, usage: Usage, *, finished: bool = True) -> None:
+        """`finished=False`: a node cancelled mid-run (a parallel sibling failed); its calls were
+        made and paid for, so they count, but it has no output."""
         self.nodes.append(call)
         self.calls.extend(call.calls)
         self.usage.add(usage)
-        self.outputs[call.node] = call.output
+        if finished:
+            self.outputs[call.node] = call.output
         if self.on_call is not None:
             self.on_call(call)
         if len(self.calls) > self.bound:  # cannot happen while enter() holds; checked so it never goes unnoticed
@@ -439,7 +442,7 @@ class Agent(BaseNode):
 
     async def _call(self, rt: _Runtime, prompt: str) -> None:
         from .loop import query  # lazy: the loop pulls in tools, permissions, sessions
-        from .messages import ResultMessage
+        from .messages import AssistantMessage, ResultMessage
 
         opts = self.options
         if opts.model is None:
@@ -449,9 +452,18 @@ class Agent(BaseNode):
         if opts.prices is None and rt.prices:
             opts = replace(opts, prices=rt.prices)
         result: ResultMessage | None = None
-        async for msg in query(prompt, opts):
-            if isinstance(msg, ResultMessage):
-                result = msg
+        made: list[CallUsage] = []  # the loop's own calls so far (subagents' carry a parent id)
+        try:
+            async for msg in query(prompt, opts):
+                if isinstance(msg, AssistantMessage) and msg.parent_tool_use_id is None and msg.usage is not None:
+                    made.append(msg.usage)
+                elif isinstance(msg, ResultMessage):
+                    result = msg
+        except asyncio.CancelledError:
+            # Cancelled mid-run (a parallel sibling failed): the calls it made count all the same.
+            if made:
+                rt.record(NodeCall(self.name, prompt, "", made, "cancelled"), _usage_of(made), finished=False)
+            raise
         assert result is not None  # query always ends with a ResultMessage
         if result.model_calls > self.weight:
             raise WorkflowError(f"agent node {self.name!r} made {result.model_calls} calls, over its weight {self.weight}")
@@ -460,6 +472,15 @@ class Agent(BaseNode):
                            result, nested), result.usage)
         if result.is_error:
             raise _NodeFailed(f"agent node {self.name!r} ended with {result.subtype}: {'; '.join(result.errors)}")
+
+
+def _usage_of(calls: Sequence[CallUsage]) -> Usage:
+    u = Usage()
+    for c in calls:
+        u.add(Usage(input_tokens=c.input_tokens - c.cache_creation_input_tokens - c.cache_read_input_tokens,
+                    output_tokens=c.output_tokens, cache_creation_input_tokens=c.cache_creation_input_tokens,
+                    cache_read_input_tokens=c.cache_read_input_tokens))
+    return u
 
 
 class Gate(Step):

@@ -218,7 +218,10 @@ class PermissionAsker:
         async with self._lock:  # parallel calls: one question at a time
             if self.approved(name, tool_input):
                 return Allow()
-            rules = self.gate([]).suggest_rules(name, tool_input)
+            # Leaving the OS sandbox: "don't ask again" remembers this exact call only (a rule
+            # would approve the command's later escapes along with its runs in the box).
+            escape = name == "Bash" and isinstance(tool_input, dict) and tool_input.get("dangerouslyDisableSandbox")
+            rules = [] if escape is True else self.gate([]).suggest_rules(name, tool_input)
             where = f"(saved to {LOCAL_SETTINGS})" if self.saves() else "(this session)"
             label = (f"Yes, and don't ask again for {', '.join(shown(r) for r in rules)} {where}" if rules
                      else "Yes, and don't ask again for this exact call (this session)")

@@ -361,7 +361,9 @@ class Repl:
     def toolbar(self) -> Any:
         if self.asker.dialog is not None and self.app is not None:
             size = self.app.output.get_size()
-            return self.asker.dialog.formatted(size.columns, size.rows - self.app.current_buffer.document.line_count - 2)
+            # the input box keeps room for the slash menu (prompt_toolkit's reserve_space_for_menu)
+            box = max(self.app.current_buffer.document.line_count, self.prompt_session.reserve_space_for_menu)
+            return self.asker.dialog.formatted(size.columns, size.rows - box - 2)
         if self.busy:
             return self.statusline.text()
         return f" /help for commands · Ctrl-C twice to exit · ${self.client.total_cost_usd:.4f}"

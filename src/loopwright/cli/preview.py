@@ -178,6 +178,9 @@ def permission_preview(name: str, tool_input: dict[str, Any], cwd: Path | None =
                  "runs in the background" if tool_input.get("run_in_background") else "",
                  f"timeout {tool_input['timeout']} ms" if tool_input.get("timeout") else ""]
         lines += [[(NOTE, shown(str(x)))] for x in extra if x]
+        if tool_input.get("dangerouslyDisableSandbox") is True:  # the model asks to leave the OS sandbox
+            lines.append([("bold ansired", "asks to run OUTSIDE the sandbox (dangerouslyDisableSandbox)")])
+            return Preview("Bash command", "outside the sandbox", lines)
         return Preview("Bash command", "", lines)
     body = json.dumps(tool_input, ensure_ascii=False, indent=2)
     return Preview(shown(name), "", [[("", shown(ln))] for ln in body.split("\n")])

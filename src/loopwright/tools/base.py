@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import contextvars
 import dataclasses
 import inspect
 import json
+import os
+import queue
 import re
+import threading
 import typing
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -180,8 +183,10 @@ class Tool:
             parts.append(f"{where or '(input)'}: {e.message}")
         return f"Invalid input for tool {self.name}: " + "; ".join(parts)
 
-    async def call(self, data: dict[str, Any], ctx: ToolContext, *, in_thread: bool = False) -> ToolOutput:
-        """Validate and run. Never raises for tool failures: they become is_error outputs."""
+    async def call(self, data: dict[str, Any], ctx: ToolContext, *, in_thread: bool = False,
+                   wait: float = 0.0) -> ToolOutput:
+        """Validate and run. Never raises for tool failures: they become is_error outputs.
+        `in_thread`: a sync handler runs in a worker thread; `wait`: see run_in_worker."""
         try:
             problem = self.validate(data)
         except Exception as e:  # jsonschema.SchemaError: the tool's own schema is broken
@@ -199,8 +204,7 @@ class Tool:
             if self._is_async:
                 raw = await self.handler(*args)
             elif in_thread:
-                call = contextvars.copy_context().run
-                raw = await asyncio.get_running_loop().run_in_executor(_thread_pool(), lambda: call(self.handler, *args))
+                raw = await run_in_worker(contextvars.copy_context().run, self.handler, *args, wait=wait)
                 if inspect.isawaitable(raw):  # a sync handler that returned a coroutine
                     raw = await raw
             else:
@@ -236,17 +240,99 @@ def _wants_ctx(name: str, handler: Handler) -> bool:
     return len(positional) >= 2
 
 
-_POOL: ThreadPoolExecutor | None = None
+# --- worker threads for sync handlers ------------------------------------------------------------
+#
+# A sync handler runs in a worker thread so that a slow one cannot block the event loop (an
+# interrupt is answered at once; the thread finishes on its own). The hand-off is the cost every
+# call pays, so it is kept small: idle threads wait on a SimpleQueue each (no ThreadPoolExecutor,
+# no concurrent.futures.Future, no callback chaining). A lone call first waits for its result on
+# a lock for at most `wait` seconds (most handlers take microseconds: the loop thread is woken
+# directly, without the self-pipe, epoll and two loop iterations of call_soon_threadsafe), then
+# yields to the loop and gets the result by call_soon_threadsafe into an asyncio Future. A
+# thread busy with a slow (or abandoned) call is simply not idle: the next call gets another.
+# Costs: bench/bench_thread_handoff.py.
+
+INLINE_WAIT_S = 0.001  # how long a lone call may hold the event loop waiting for a fast handler
+
+_IDLE: list[_Worker] = []
+_MAX_IDLE = 64  # threads kept for whole read-only batches; more are made when needed, then end
 
 
-def _thread_pool() -> ThreadPoolExecutor:
-    """Threads for sync handlers (read-only batches run concurrently; a lone call runs there so
-    that the event loop stays free for interrupts). Sized for whole batches: the
-    default executor has only cpu+4 threads, too few for a batch of 8 on 2 cores."""
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=64, thread_name_prefix="loopwright-tool")
-    return _POOL
+def _settle(fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if fut.cancelled():  # interrupted: nobody waits for this result any more
+        return
+    if ok:
+        fut.set_result(value)
+    else:
+        fut.set_exception(value)
+
+
+class _Job:
+    __slots__ = ("fn", "args", "loop", "done", "mutex", "finished", "ok", "value", "fut")
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], loop: asyncio.AbstractEventLoop) -> None:
+        self.fn, self.args, self.loop = fn, args, loop
+        self.done = threading.Lock()  # held until the result is in: the lone caller waits on it
+        self.done.acquire()
+        self.mutex = threading.Lock()  # orders `finished` against the caller's switch to `fut`
+        self.finished = False
+        self.ok = False
+        self.value: Any = None
+        self.fut: asyncio.Future[Any] | None = None
+
+    def result(self) -> Any:
+        if self.ok:
+            return self.value
+        raise self.value
+
+
+class _Worker(threading.Thread):
+    def __init__(self) -> None:
+        super().__init__(daemon=True, name="loopwright-tool")
+        self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+
+    def run(self) -> None:
+        while True:
+            job = self.jobs.get()
+            try:
+                value, ok = job.fn(*job.args), True
+            except BaseException as e:  # handed to the awaiting coroutine, as run_in_executor does
+                value, ok = e, False
+            idle = len(_IDLE) < _MAX_IDLE
+            if idle:
+                _IDLE.append(self)  # before the wake-up, so the caller's next call finds it
+            with job.mutex:
+                job.value, job.ok, job.finished = value, ok, True
+                fut = job.fut
+            job.done.release()
+            if fut is not None:
+                with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
+                    job.loop.call_soon_threadsafe(_settle, fut, ok, value)
+            del job, fut, value
+            if not idle:
+                return
+
+
+async def run_in_worker(fn: Callable[..., Any], *args: Any, wait: float = 0.0) -> Any:
+    """`fn(*args)` in a worker thread. `wait`: seconds to block the loop waiting for a fast
+    result before yielding to it (0 for calls that run side by side: each would wait in turn)."""
+    job = _Job(fn, args, asyncio.get_running_loop())
+    try:
+        w = _IDLE.pop()
+    except IndexError:
+        w = _Worker()
+        w.start()
+    w.jobs.put(job)
+    if wait > 0 and job.done.acquire(True, wait):
+        return job.result()
+    with job.mutex:
+        if job.finished:
+            return job.result()
+        job.fut = fut = job.loop.create_future()
+    return await fut
+
+
+os.register_at_fork(after_in_child=_IDLE.clear)  # a forked child has none of these threads
 
 
 # Blocks that may not sit inside a tool_result: the API rejects them, and a nested

@@ -68,6 +68,10 @@ INPUT_SCHEMA: dict[str, Any] = {
                         "description": "Clear, concise description of what this command does in 5-10 words"},
         "run_in_background": {"type": "boolean",
                               "description": "Set to true to run this command in the background. Use BashOutput to read the output later."},
+        "dangerouslyDisableSandbox": {"type": "boolean",
+                                      "description": "Set this to true to dangerously override sandbox mode and run "
+                                                     "the command without sandboxing (it then needs the user's "
+                                                     "approval). Only after a command failed because of the sandbox."},
     },
     "required": ["command"],
     "additionalProperties": False,
@@ -257,17 +261,24 @@ class _Watchdog:
 WATCHDOG = _Watchdog()
 
 
-def _spawn_args(argv: list[str], command: str, ctx: ToolContext, cwd: Path,
-                bind_files: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str] | None, tuple[int, ...],
-                                                           list[int], Any]:
+def _spawn_args(argv: list[str], command: str, ctx: ToolContext, cwd: Path, bind_files: tuple[str, ...] = (),
+                unsandboxed: bool = False) -> tuple[list[str], dict[str, str] | None, tuple[int, ...],
+                                                    list[int], Any]:
     """(argv, env, pass_fds, fds to close after the spawn, the sandbox or None): `argv` as is,
-    or wrapped in the run's OS sandbox unless the command is in sandbox.excludedCommands."""
+    or wrapped in the run's OS sandbox unless the command is in sandbox.excludedCommands or
+    asks to run `unsandboxed` (dangerouslyDisableSandbox) and sandbox.allowUnsandboxedCommands
+    lets it (the gate has asked)."""
     env = _environ(ctx)
     sb = ctx.sandbox
-    if sb is None or sb.excluded(command):
+    if sb is None or sb.runs_outside(command, unsandboxed):
         return argv, env, (), [], None
     w = sb.wrap(argv, cwd, env, bind_files=bind_files)
     return w.argv, w.env, w.pass_fds, w.close_after_spawn, sb
+
+
+# When the sandbox refuses the escape hatch (as Claude Code does, the input is ignored).
+_IGNORED_ESCAPE = ("[sandbox] dangerouslyDisableSandbox was ignored: sandbox.allowUnsandboxedCommands is false, so "
+                   "every command runs in the sandbox (a command in sandbox.excludedCommands runs outside it).")
 
 
 def _close(fds: list[int]) -> None:
@@ -280,7 +291,7 @@ def _shell_cwd(ctx: ToolContext) -> Path:
     return shell_cwd(ctx.state, ctx.cwd)
 
 
-async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
+async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bool = False) -> ToolOutput:
     loop = asyncio.get_running_loop()
     import tempfile  # at the first command: a run may have none
 
@@ -289,7 +300,7 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
     cwd = _shell_cwd(ctx)
     buf = CappedBuffer()
     argv, env, pass_fds, ours, sandbox = _spawn_args(["bash", "-c", _WRAPPER, "bash", command, pwd_file],
-                                                     command, ctx, cwd, (pwd_file,))
+                                                     command, ctx, cwd, (pwd_file,), unsandboxed)
     WATCHDOG.send("")  # started before the command, so registering it right after is one write
     # The process runs before subprocess_exec returns (it still connects the pipes): an
     # interrupt in that window must not leave it behind, so the spawn is shielded and the
@@ -366,7 +377,7 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
         with contextlib.suppress(OSError):
             os.unlink(pwd_file)
     output = buf.render()
-    notes: list[str] = []
+    notes: list[str] = [_IGNORED_ESCAPE] if unsandboxed and sandbox is not None else []
     if new_cwd and not timed_out:
         p = Path(new_cwd)
         if within_project(p, ctx):
@@ -459,12 +470,13 @@ def _environ(ctx: ToolContext) -> dict[str, str] | None:
     return {**os.environ, **ctx.env} if ctx.env else None
 
 
-def _start_background(command: str, ctx: ToolContext) -> str:
+def _start_background(command: str, ctx: ToolContext, unsandboxed: bool = False) -> str:
     n = ctx.state.bash_next_id
     ctx.state.bash_next_id = n + 1
     shell_id = f"bash_{n}"
     cwd = _shell_cwd(ctx)
-    argv, env, pass_fds, ours, _ = _spawn_args(["bash", "-c", command], command, ctx, cwd)
+    argv, env, pass_fds, ours, sandbox = _spawn_args(["bash", "-c", command], command, ctx, cwd,
+                                                     unsandboxed=unsandboxed)
     WATCHDOG.send("")
     try:
         popen = subprocess.Popen(
@@ -481,8 +493,9 @@ def _start_background(command: str, ctx: ToolContext) -> str:
     ctx.state.bash_shells[shell_id] = shell
     threading.Thread(target=_reader, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-out").start()
     threading.Thread(target=_waiter, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-wait").start()
+    note = f"\n{_IGNORED_ESCAPE}" if unsandboxed and sandbox is not None else ""
     return (f"Command running in background with ID: {shell_id}. "
-            "Use BashOutput to read its output and KillShell to stop it.")
+            f"Use BashOutput to read its output and KillShell to stop it.{note}")
 
 
 def _get_shell(ctx: ToolContext, shell_id: str) -> BackgroundShell:
@@ -545,11 +558,12 @@ async def bash(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
     command: str = inp["command"]
     if not command.strip():
         raise ToolError("command is empty.")
+    unsandboxed = inp.get("dangerouslyDisableSandbox") is True
     if inp.get("run_in_background"):
-        return _start_background(command, ctx)
+        return _start_background(command, ctx, unsandboxed)
     timeout_ms = inp.get("timeout") or DEFAULT_TIMEOUT_MS
     timeout_ms = min(max(float(timeout_ms), 1.0), MAX_TIMEOUT_MS)
-    return await _run(command, ctx, timeout_ms / 1000.0)
+    return await _run(command, ctx, timeout_ms / 1000.0, unsandboxed)
 
 
 def make_bash_tools() -> list[Tool]:

@@ -293,7 +293,7 @@ async def run_rg(q: Query, rg: str, sandbox: Any = None) -> list[FileHits]:
     argv, env = [rg, *args], None
     fds: tuple[int, ...] = ()
     if sandbox is not None:  # the OS sandbox is on (sandbox.py): rg sees what Bash would see
-        w = sandbox.wrap(argv, cwd, None)
+        w = sandbox.wrap(argv, cwd, None, network=False)  # rg needs no proxy bridge
         argv, env, fds = w.argv, w.env, w.pass_fds
     try:
         proc = await asyncio.create_subprocess_exec(
