@@ -16,11 +16,14 @@ import json
 import os
 import random
 import re
+import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_interactive import Term, until
 
 import loopwright as lw
 from loopwright.batching import (
@@ -44,10 +48,11 @@ from loopwright.batching import (
 )
 from loopwright.testing import ScriptedServer
 
-from helpers import loopwright_cmd, text, use
+from helpers import bash, loopwright_cmd, text, use
 
 MODEL = "claude-sonnet-4-5"
 TASK_RE = re.compile(r"task (\S+):")
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 
 try:
     import ray
@@ -228,7 +233,8 @@ def test_twenty_tasks_at_concurrency_four(tmp_path: Path, executor: str, monkeyp
     # each task's transcript is kept where the driver keeps sessions (so `loopwright view` works on it)
     for x in results:
         assert len(list((tmp_path / "lwhome" / "projects").glob(f"*/{x['session_id']}.jsonl"))) == 1
-    # progress on stderr (done / running / failed, spend, ETA), then the summary
+    # progress on stderr, not a terminal here: plain lines (done / running / failed, spend, ETA), then the summary
+    assert "\x1b[" not in err, "no terminal codes in a pipe"
     assert re.search(r"\[20/20\] t\d+: success \$[\d.]+ .*running \d+ · failed 0 · spent \$[\d.]+ · ETA \d+s", err)
     assert "20/20 succeeded (100%)" in err and "turns: median 1, max 1" in err
     assert "model calls: median 2, max 2" in err and "slowest: " in err
@@ -357,6 +363,108 @@ def test_a_rerun_runs_only_the_tasks_not_recorded(tmp_path: Path, executor: str,
     results = read_results(out)
     assert sorted(x["id"] for x in results) == sorted(f"t{i}" for i in range(8)), "each task recorded once"
     assert all(x["subtype"] == "success" for x in results) and out.read_bytes().endswith(b"\n")
+
+
+def progress_agent(h: list[dict[str, Any]]) -> Any:
+    """Per task: "bad" calls Write on every turn (it ends in error_max_turns at max_turns 1), "wait"
+    runs Bash until the file `go` exists in its cwd, the others write out.txt and answer."""
+    m = TASK_RE.search(first_text(h))
+    tid = m.group(1) if m else "?"
+    if tid == "bad" or len(h) == 1:
+        cmd = "while [ ! -e go ]; do sleep 0.05; done; echo went"
+        return [bash(cmd, "b1") if tid == "wait" else use(f"w{len(h)}", "Write", file_path="out.txt", content=tid)]
+    return [text(f"done {tid}")]
+
+
+def progress_tasks(tmp: Path, ids: list[str]) -> Path:
+    lines = []
+    for tid in ids:
+        (tmp / tid).mkdir()
+        lines.append(json.dumps({"id": tid, "prompt": f"task {tid}: go", "cwd": tid,
+                                 **({"max_turns": 1} if tid == "bad" else {})}))
+    p = tmp / "tasks.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+PROGRESS_FLAGS = ["--model", MODEL, "--permission-mode", "bypassPermissions", "--setting-sources", ""]
+
+
+@pytest.mark.e2e
+def test_a_rerun_summary_describes_the_whole_results_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The summary after a rerun covers every task of the batch, those recorded earlier (a failure
+    among them) included, and says how many ran this time."""
+    tasks = progress_tasks(tmp_path, ["t0", "t1", "t2", "bad"])
+    out = tmp_path / "results.jsonl"
+    with ScriptedServer(progress_agent) as srv:
+        rc, err = run_batch("local", srv, tmp_path, monkeypatch, str(tasks), "-o", str(out), "--concurrency", "4",
+                            flags=PROGRESS_FLAGS)
+        assert rc == 1 and "3/4 succeeded (75%): error_max_turns 1, success 3" in err, err
+        first = {x["id"]: x for x in read_results(out)}
+        # two successes lost (as a kill leaves them): the rerun runs those two only
+        out.write_text("".join(json.dumps(x) + "\n" for x in first.values() if x["id"] not in ("t0", "t1")))
+        rc, err = run_batch("local", srv, tmp_path, monkeypatch, str(tasks), "-o", str(out), "--concurrency", "4",
+                            flags=PROGRESS_FLAGS)
+    assert rc == 0, err  # this run's tasks all succeeded
+    whole = read_results(out)
+    assert sorted(x["id"] for x in whole) == ["bad", "t0", "t1", "t2"]
+    assert "2 of 4 tasks already in the results file; running the other 2" in err
+    assert "3/4 succeeded (75%): error_max_turns 1, success 3" in err, err  # not "2/2 succeeded"
+    assert "2 run this time in " in err and ", 2 recorded earlier" in err
+    assert re.search(r"^\[4/4\] t[01]: success .* failed 1 · ", err, re.M), "failed counts the earlier failure"
+    assert f"total cost ${sum(x['total_cost_usd'] for x in whole):.4f}" in err
+    assert f"model calls: median 2, max {first['bad']['model_calls']}" in err
+    slowest = sorted(whole, key=lambda x: -x["duration_ms"])[:3]
+    assert "slowest: " + ", ".join(f"{x['id']} ({x['duration_ms'] / 1000:.1f}s)" for x in slowest) in err
+
+
+@pytest.mark.e2e
+@needs_tmux
+def test_progress_on_a_terminal_is_a_live_display(tmp_path: Path) -> None:
+    """stderr a terminal (tmux): a live display of done / running / failed, spend and ETA, a line per
+    finished task above it, then the summary; no plain progress lines."""
+    tasks = progress_tasks(tmp_path, ["t0", "t1", "bad", "wait"])
+    out, status = tmp_path / "results.jsonl", tmp_path / "exit_status"
+    name = f"lw-batch-{uuid.uuid4().hex[:8]}"
+    t = Term(name)
+    with ScriptedServer(progress_agent) as srv:
+        env = (f"env -u LOOPWRIGHT_SESSIONS_DIR -u LOOPWRIGHT_MODEL ANTHROPIC_BASE_URL={srv.url} "
+               f"ANTHROPIC_API_KEY=test LOOPWRIGHT_HOME={tmp_path / 'lwhome'}")
+        cmd = shlex.join([*loopwright_cmd(), "batch", str(tasks), "-o", str(out), "--concurrency", "4", *PROGRESS_FLAGS])
+        t.tmux("new-session", "-d", "-s", name, "-x", "150", "-y", "30", "-c", str(tmp_path),
+               f"{env} {cmd}; echo $? > {status}")
+        t.tmux("set-option", "-t", name, "remain-on-exit", "on")
+        try:
+            # three tasks done (one failed), "wait" still running: its Bash waits for us
+            live = re.compile(r"batch .* 3/4 running 1 · failed 1 · spent \$(\d+\.\d{4}) · ETA \d+s")
+            screen = ""
+
+            def shows_live() -> bool:
+                nonlocal screen
+                screen = t.screen()
+                return live.search(screen) is not None
+
+            assert until(shows_live, 60), screen
+            m = live.search(screen)
+            assert m
+            spent = float(m.group(1))
+            # the finished tasks' cost, and the running one's calls so far: charged as each response is
+            assert spent > round(sum(x["total_cost_usd"] for x in read_results(out)), 4) > 0
+            assert re.search(r"✓ t0: success \$\d+\.\d{4} \d+\.\ds", screen)
+            assert "✗ bad: error_max_turns" in screen and "wait:" not in screen
+            (tmp_path / "wait" / "go").touch()
+            assert until(lambda: status.exists() and status.read_text().strip() != "", 60), t.screen()
+            screen = t.screen()
+        finally:
+            t.tmux("kill-session", "-t", name)
+    assert status.read_text().strip() == "1"  # a task failed
+    m = re.search(r"batch .* 4/4 running 0 · failed 1 · spent \$(\d+\.\d{4}) · ETA 0s", screen)
+    assert m and float(m.group(1)) == pytest.approx(sum(x["total_cost_usd"] for x in read_results(out)), abs=1e-4)
+    assert "✓ wait: success" in screen
+    assert "3/4 succeeded (75%): error_max_turns 1, success 3" in screen and "4 run this time" in screen
+    assert "total cost $" in screen and "slowest: " in screen
+    assert not re.search(r"^\[\d+/4\]", screen, re.M), "no plain progress lines on a terminal"
+    assert screen.count(" 4/4 ") == 1, "the live display is redrawn in place, not repeated"
 
 
 def stop_batch_when(kind: str, tasks: list[Task], base: lw.AgentOptions, cfg: BatchConfig,

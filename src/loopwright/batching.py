@@ -634,10 +634,11 @@ async def _batch(tasks: list[Task], base: AgentOptions, cfg: BatchConfig, ex: Ex
         await ex.aclose()
         raise
     store = ResultsFile(cfg.results) if cfg.results else None
-    todo = [s for s in specs if not (s.task.id in done and finished(done[s.task.id]))]
+    earlier = {s.task.id: done[s.task.id] for s in specs if s.task.id in done and finished(done[s.task.id])}
+    todo = [s for s in specs if s.task.id not in earlier]
     spend = ex.make_spend(cfg.max_budget_usd)
     if progress is not None:
-        progress.start(len(specs), len(specs) - len(todo))
+        progress.start(len(specs), earlier)
     if store is not None:
         store.open()
     queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -695,39 +696,87 @@ async def _batch(tasks: list[Task], base: AgentOptions, cfg: BatchConfig, ex: Ex
 # --- progress on stderr -------------------------------------------------------------------------------
 
 class Progress:
-    """One line per finished task and a summary at the end (stderr)."""
+    """Progress on stderr: a live rich display (done / running / failed, spend, ETA, a line per
+    finished task above it) on a terminal, else one plain line per finished task (CI, pipes, logs);
+    then a summary of the whole results file, earlier runs' results included."""
 
     def __init__(self, stream: Any = None) -> None:
         self.stream = stream or sys.stderr
-        self.total = self.skipped = 0
+        self.live = _isatty(self.stream)
+        self.total = 0
+        self.earlier: dict[str, dict[str, Any]] = {}  # finished results of these tasks from earlier runs
         self.results: list[dict[str, Any]] = []
         self.running: set[str] = set()
+        self.spent = 0.0
         self.t0 = time.monotonic()
+        self._bar: Any = None  # rich.progress.Progress, on a terminal
+        self._bar_task: Any = None
 
-    def start(self, total: int, already: int) -> None:
-        self.total, self.skipped = total, already
-        if already:
-            self._print(f"{already} of {total} tasks already in the results file; running the other {total - already}")
+    def start(self, total: int, earlier: Mapping[str, dict[str, Any]]) -> None:
+        self.total, self.earlier = total, dict(earlier)
+        self.t0 = time.monotonic()
+        if self.live:
+            import rich.progress as rp
+            from rich.console import Console
+
+            self._bar = rp.Progress(rp.SpinnerColumn(), rp.TextColumn("batch"), rp.BarColumn(),
+                                    rp.MofNCompleteColumn(), rp.TextColumn("{task.fields[status]}", markup=False),
+                                    rp.TimeElapsedColumn(), redirect_stdout=False,
+                                    console=Console(file=self.stream, highlight=False))
+            self._bar_task = self._bar.add_task("batch", total=total, completed=len(earlier), status=self._status())
+            self._bar.start()
+        if earlier:
+            self._print(f"{len(earlier)} of {total} tasks already in the results file; "
+                        f"running the other {total - len(earlier)}")
 
     def started(self, task_id: str) -> None:
         self.running.add(task_id)
+        self._update()
 
     def finished(self, r: dict[str, Any], spent: float) -> None:
         self.running.discard(str(r.get("id")))
         self.results.append(r)
-        n = len(self.results) + self.skipped
-        failed = sum(1 for x in self.results if x.get("is_error"))
-        elapsed = time.monotonic() - self.t0
-        left = self.total - n
-        eta = elapsed / len(self.results) * left if self.results and left else 0.0
-        self._print(f"[{n}/{self.total}] {r.get('id')}: {r.get('subtype')} ${float(r.get('total_cost_usd') or 0):.4f} "
-                    f"{float(r.get('duration_ms') or 0) / 1000:.1f}s · running {len(self.running)} · failed {failed} "
-                    f"· spent ${spent:.4f} · ETA {eta:.0f}s")
+        self.spent = spent
+        cost, secs = float(r.get("total_cost_usd") or 0), float(r.get("duration_ms") or 0) / 1000
+        if self._bar is not None:
+            from rich.text import Text
+
+            mark = ("✓", "green") if r.get("subtype") == "success" else ("✗", "red")
+            self._bar.console.print(Text.assemble(mark, f" {r.get('id')}: {r.get('subtype')} ${cost:.4f} {secs:.1f}s"))
+            self._update(advance=1)
+        else:
+            self._print(f"[{len(self.results) + len(self.earlier)}/{self.total}] {r.get('id')}: {r.get('subtype')} "
+                        f"${cost:.4f} {secs:.1f}s · {self._status()}")
+
+    def close(self) -> None:
+        """Ends the live display (the terminal is the user's again); idempotent."""
+        if self._bar is not None:
+            self._update()
+            self._bar.stop()
+            self._bar = None
+
+    def _failed(self) -> int:  # of the whole batch, as done is
+        return sum(1 for x in [*self.earlier.values(), *self.results] if x.get("is_error"))
+
+    def _status(self) -> str:
+        left = self.total - len(self.earlier) - len(self.results)
+        # the rate of this run's tasks; the earlier ones took no time of this run
+        eta = (f"{(time.monotonic() - self.t0) / len(self.results) * left:.0f}s" if self.results and left
+               else "0s" if not left else "?")
+        return f"running {len(self.running)} · failed {self._failed()} · spent ${self.spent:.4f} · ETA {eta}"
+
+    def _update(self, advance: int = 0) -> None:
+        if self._bar is not None:
+            self._bar.update(self._bar_task, advance=advance, status=self._status())
 
     def summary(self) -> str:
-        rs = self.results
+        """The whole batch as the results file now has it: this run's results over earlier ones."""
+        this = {str(r.get("id")): r for r in self.results}
+        rs = list({**self.earlier, **this}.values())
+        wall = f"{len(this)} run this time in {time.monotonic() - self.t0:.1f}s" + (
+            f", {len(self.earlier)} recorded earlier" if self.earlier else "")
         if not rs:
-            return "nothing to run"
+            return f"nothing to run ({wall})"
         ok = sum(1 for r in rs if r.get("subtype") == "success")
         turns = [int(r.get("num_turns") or 0) for r in rs]
         calls = [int(r.get("model_calls") or 0) for r in rs]
@@ -739,12 +788,23 @@ class Progress:
         return "\n".join([
             f"{ok}/{len(rs)} succeeded ({ok / len(rs):.0%}): " + ", ".join(f"{k} {v}" for k, v in sorted(by.items())),
             f"turns: median {statistics.median(turns):g}, max {max(turns)} · model calls: median "
-            f"{statistics.median(calls):g}, max {max(calls)} · total cost ${cost:.4f} · wall {time.monotonic() - self.t0:.1f}s",
+            f"{statistics.median(calls):g}, max {max(calls)} · total cost ${cost:.4f}",
             "slowest: " + ", ".join(f"{r.get('id')} ({float(r.get('duration_ms') or 0) / 1000:.1f}s)" for r in slow),
+            wall,
         ])
 
     def _print(self, s: str) -> None:
-        print(s, file=self.stream, flush=True)
+        if self._bar is not None:
+            self._bar.console.print(s, markup=False, emoji=False)
+        else:
+            print(s, file=self.stream, flush=True)
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # a closed or file-less stream
+        return False
 
 
 # --- `loopwright batch` ---------------------------------------------------------------------------------
@@ -805,5 +865,7 @@ def batch_main(argv: Sequence[str]) -> int:
     except BatchError as e:
         print(f"loopwright batch: {e}", file=sys.stderr)
         return 2
+    finally:
+        progress.close()
     print(progress.summary(), file=sys.stderr)
     return 1 if failed else 0
