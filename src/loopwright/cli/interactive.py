@@ -136,8 +136,16 @@ class Repl:
 
     # --- a turn -------------------------------------------------------------------------------
 
+    async def _tick(self) -> None:
+        """Redraw the status line while a turn runs (an idle prompt is not redrawn: no CPU)."""
+        while True:
+            await asyncio.sleep(0.1)
+            if self.app is not None:
+                self.app.invalidate()
+
     async def run_turn(self, prompt: str) -> None:
         self.statusline.start()
+        ticker = asyncio.create_task(self._tick())
         try:
             await self.client.query(prompt)
             async for msg in self.client.receive_response():
@@ -150,6 +158,7 @@ class Repl:
         except Exception as e:  # noqa: BLE001 - the REPL survives a broken run and says why
             self.say(f"  ✗ {type(e).__name__}: {e}")
         finally:
+            ticker.cancel()
             if self.app is not None:
                 self.app.invalidate()
 
@@ -436,7 +445,7 @@ class Repl:
         session: PromptSession[str] = PromptSession(
             history=history, key_bindings=merge_key_bindings([kb, dialog_bindings(lambda: self.asker.dialog)]),
             multiline=True, bottom_toolbar=self.toolbar,
-            refresh_interval=0.1, prompt_continuation="  ", complete_while_typing=True,
+            prompt_continuation="  ", complete_while_typing=True,
             completer=slash_completer(lambda: menu_entries(self.cwd(), self.base_options.setting_sources or [])))
         self.app = session.app
         self.app.ttimeoutlen, self.app.timeoutlen = ESC_WAIT
