@@ -261,8 +261,9 @@ def loop_alone(turn_counts: list[int], runs: int) -> str:
     for n in turn_counts:
         st = Stat.of(bench_overhead.loopwright_run(n, startup) for _ in range(max(runs, 5)))  # cheap; noisy at 10
         rows.append(f"| {n:,} | {st.n} | {st.median * 1e6:.0f} | {st.min * 1e6:.0f} |")
-    return ("Reference, the loop alone: loopwright with its in-process ScriptedModel and the same trivial tool "
-            "(no HTTP, no provider; `bench/bench_overhead.py`), per turn after the fixed start of a run. The "
+    return ("Reference, the loop alone: loopwright with its in-process ScriptedModel and the same trivial tool, "
+            "async (a sync handler adds its worker-thread hand-off: see `bench/bench_overhead.py`; no HTTP, no "
+            "provider), per turn after the fixed start of a run. The "
             "difference to the rows above is the provider path (request building, HTTP, SSE parsing).\n\n"
             + "\n".join(rows))
 
