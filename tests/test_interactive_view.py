@@ -124,13 +124,20 @@ def test_tool_output_preview_expand_diff_and_status_line(tmp_path: Path, session
     assert t.screen().count("● session ") == 1
 
 
-def test_ctrl_d_during_a_tool_asks_then_exit_says_how_to_resume(tmp_path: Path, sessions: list[Session]) -> None:
-    s = Session(tmp_path, [[bash(SLEEP)], [text("never")]], "--permission-mode", "bypassPermissions")
+def during_a_tool(tmp_path: Path, sessions: list[Session], answer: str) -> Session:
+    """A session whose first prompt runs SLEEP in Bash (then the model answers `answer`),
+    returned once the call is on screen."""
+    s = Session(tmp_path, [[bash(SLEEP)], [text(answer)]], "--permission-mode", "bypassPermissions")
     sessions.append(s)
-    t = s.t
-    t.wait("/help for commands")
+    s.t.wait("/help for commands")
     s.send("go")
-    t.wait(f"⏺ Bash({SLEEP})")
+    s.t.wait(f"⏺ Bash({SLEEP})")
+    return s
+
+
+def test_ctrl_d_during_a_tool_asks_then_exit_says_how_to_resume(tmp_path: Path, sessions: list[Session]) -> None:
+    s = during_a_tool(tmp_path, sessions, "never")
+    t = s.t
     assert until(lambda: running(SLEEP), 10)
     t.keys("C-d")
     t.wait("press Ctrl-D again to interrupt it and exit")
@@ -144,12 +151,8 @@ def test_ctrl_d_during_a_tool_asks_then_exit_says_how_to_resume(tmp_path: Path, 
 
 
 def test_queued_message_survives_esc_during_a_tool(tmp_path: Path, sessions: list[Session]) -> None:
-    s = Session(tmp_path, [[bash(SLEEP)], [text("got your note")]], "--permission-mode", "bypassPermissions")
-    sessions.append(s)
+    s = during_a_tool(tmp_path, sessions, "got your note")
     t = s.t
-    t.wait("/help for commands")
-    s.send("start")
-    t.wait(f"⏺ Bash({SLEEP})")
     s.send("stop, use the other file")
     t.wait("↳ queued: stop, use the other file")
     t.keys("Escape")
@@ -159,7 +162,7 @@ def test_queued_message_survives_esc_during_a_tool(tmp_path: Path, sessions: lis
     assert until(lambda: not running(SLEEP), 10)
     h = load_transcript(s.transcripts()[0]).history
     asked = [m["content"][0]["text"] for m in h if m["role"] == "user" and m["content"][0].get("type") == "text"]
-    assert asked == ["start", "stop, use the other file"]  # delivered as its own prompt, read by the model
+    assert asked == ["go", "stop, use the other file"]  # delivered as its own prompt, read by the model
     assert h[-1] == {"role": "assistant", "content": [{"type": "text", "text": "got your note"}]}
 
 

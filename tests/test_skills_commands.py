@@ -21,12 +21,18 @@ from loopwright.testing import ScriptedServer
 from helpers import loopwright_cmd, text, use
 
 
+def write_skill(folder: Path, text: str) -> Path:
+    """A skill folder with its SKILL.md; returns the folder."""
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(text)
+    return folder
+
+
 def make_project(tmp: Path) -> Path:
     proj = tmp / "proj"
-    sk = proj / ".loopwright" / "skills" / "release-notes"
-    sk.mkdir(parents=True)
-    (sk / "SKILL.md").write_text("---\nname: release-notes\ndescription: Write release notes from git log\n"
-                                 "allowed-tools: Bash(git log:*), Read\n---\n# Release notes\nBODY-SECRET: group by type.\n")
+    sk = write_skill(proj / ".loopwright" / "skills" / "release-notes",
+                     "---\nname: release-notes\ndescription: Write release notes from git log\n"
+                     "allowed-tools: Bash(git log:*), Read\n---\n# Release notes\nBODY-SECRET: group by type.\n")
     (sk / "template.md").write_text("## Added\n")
     other = proj / ".claude" / "skills" / "pdf"
     other.mkdir(parents=True)
@@ -126,10 +132,8 @@ def test_command_as_the_p_prompt(tmp_path: Path) -> None:
 
 def skill_project(tmp: Path) -> Path:
     proj = tmp / "proj"
-    sk = proj / ".loopwright" / "skills" / "scaffold"
-    sk.mkdir(parents=True)
-    (sk / "SKILL.md").write_text("---\nname: scaffold\ndescription: Create project files\n"
-                                 "allowed-tools: Bash(touch *)\n---\nTouch the files.\n")
+    write_skill(proj / ".loopwright" / "skills" / "scaffold",
+                "---\nname: scaffold\ndescription: Create project files\nallowed-tools: Bash(touch *)\n---\nTouch the files.\n")
     return proj
 
 
