@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .render import visible
+from .render import rel_path, visible
 
 Fragment = tuple[str, str]
 Line = list[Fragment]
@@ -37,15 +37,6 @@ class Preview:
 def shown(text: str) -> str:
     """Model or file text as it may be drawn: control characters visible, tabs as spaces."""
     return visible(text).expandtabs(4)
-
-
-def _rel(path: str, cwd: Path | None) -> str:
-    if cwd is not None:
-        try:
-            return str(Path(path).relative_to(cwd)) or "."
-        except ValueError:
-            pass
-    return path
 
 
 def _numbered(no: int | None, sign: str, text: str, style: str) -> Line:
@@ -121,7 +112,7 @@ def _edit_preview(name: str, tool_input: dict[str, Any], cwd: Path | None) -> Pr
     from ..tools.edit import apply_edit
 
     path = str(tool_input.get("file_path", ""))
-    title = f"{name} {shown(_rel(path, cwd))}"
+    title = f"{name} {shown(rel_path(path, cwd))}"
     before, note = _read(path, cwd)
     edits = _edits(tool_input)
     text = before or ""
@@ -149,7 +140,7 @@ def _edit_preview(name: str, tool_input: dict[str, Any], cwd: Path | None) -> Pr
 def _write_preview(tool_input: dict[str, Any], cwd: Path | None) -> Preview:
     path = str(tool_input.get("file_path", ""))
     content = str(tool_input.get("content", "")).replace("\r\n", "\n")
-    title = f"Write {shown(_rel(path, cwd))}"
+    title = f"Write {shown(rel_path(path, cwd))}"
     before, note = _read(path, cwd)
     if before is None:
         body = _whole(content)

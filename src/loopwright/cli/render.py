@@ -125,16 +125,21 @@ def describe_input(name: str, tool_input: dict[str, Any], cwd: Path | None) -> s
     return visible(_describe_input(name, tool_input, cwd))
 
 
+def rel_path(path: Any, cwd: Path | None) -> str:
+    """`path` relative to `cwd` when it lies under it (as a reader of the trace wants it), else whole."""
+    s = str(path)
+    if cwd is not None:
+        try:
+            return str(Path(s).relative_to(cwd)) or "."
+        except ValueError:
+            pass
+    return s
+
+
 def _describe_input(name: str, tool_input: dict[str, Any], cwd: Path | None) -> str:
 
     def rel(p: Any) -> str:
-        s = str(p)
-        if cwd is not None:
-            try:
-                return str(Path(s).relative_to(cwd)) or "."
-            except ValueError:
-                pass
-        return s
+        return rel_path(p, cwd)
 
     if not isinstance(tool_input, dict):
         return short(tool_input)

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 from ..blocks import TextBlock, ToolResultBlock
 from ..messages import SystemMessage, UserMessage
-from .render import TraceRenderer, describe_result, short, visible
+from .render import TraceRenderer, describe_result, rel_path, short, visible
 
 PREVIEW = 3  # lines of output under a call before "… +N lines"
 RED, GREEN, DIM, RESET = "\x1b[31m", "\x1b[32m", "\x1b[2m", "\x1b[0m"
@@ -98,10 +98,7 @@ def make_view(n: int, name: str, tool_input: dict[str, Any], r: ToolResultBlock,
         raw = tool_input.get("edits") if name == "MultiEdit" else [tool_input]
         edits = [(str(e.get("old_string", "")), str(e.get("new_string", ""))) for e in raw or [] if isinstance(e, dict)]
         body, added, removed = edit_diff(Path(path), edits)
-        rel = path
-        if cwd is not None and rel.startswith(f"{cwd}/"):
-            rel = rel[len(str(cwd)) + 1:]
-        summary = (f"Updated {short(rel, 100)} with {added} addition{'s' * (added != 1)} and "
+        summary = (f"Updated {short(rel_path(path, cwd), 100)} with {added} addition{'s' * (added != 1)} and "
                    f"{removed} removal{'s' * (removed != 1)}")
         preview = 8  # a diff is what one wants to see
     elif name == "Write" and not r.is_error and isinstance(tool_input.get("content"), str):
