@@ -57,6 +57,7 @@ from .models.catalog import cost_of, price_for
 from .options import AgentOptions, ToolPermissionContext, model_for
 from .permissions import CanUseTool, Decision, Deny, to_decision
 from .settings import build_run_config
+from .telemetry import observer_for
 from .tools.base import Tool, ToolContext
 from .usage import Budget, CallUsage, Price, Usage
 
@@ -217,6 +218,8 @@ class Run:
             tool_defs=[t.definition() for t in tools], system=system, session_id=session_id, control=control,
             permission_mode=permission_mode, hooks=hooks, executor=Executor(by_name, permissions, hooks, ctx),
             recorder=recorder, inbox=asyncio.Queue() if any(t.spawns_agents for t in tools) else None)
+        self.obs = observer_for(config.env, session_id, agent_type or "loopwright", model=model)  # telemetry/
+        self.deps.executor.obs = hooks.obs = self.obs
         h = list(history or [])
         h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
         self.state = RunState(h, Budget(options.max_budget_usd))
@@ -296,7 +299,7 @@ class Run:
             t0 = time.perf_counter()
             a: ModelResponse | None = None
             try:
-                async for ev in self._stream(req):
+                async for ev in self.obs.model_call(self, req, self._stream(req)):
                     if isinstance(ev, ModelResponse):
                         a = ev
                     else:
@@ -364,6 +367,7 @@ class Run:
         s.usage.add(u)
         s.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
                                   u.cache_read_input_tokens, self._cost(a), a.model))
+        self.obs.charged(s.budget.calls[-1])
         s.last_stop = a.stop_reason
 
     async def execute(self, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
@@ -562,7 +566,8 @@ class Run:
         t0 = time.perf_counter()
         error: str | None = None
         try:
-            async for ev in self._stream(req):  # interrupt() cancels it, h intact
+            async for ev in self.obs.model_call(self, req, self._stream(req), charged=False, purpose=f"compact_{trigger}"):
+                # interrupt() cancels it, h intact
                 if isinstance(ev, ModelResponse):
                     response = ev
                 elif isinstance(ev, SystemMessage):
@@ -781,8 +786,12 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
             yield msg
 
 
-async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
-    """query() on a Run already built (a subagent's Run by Run.spawn)."""
+def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
+    """query() on a Run already built (a subagent's Run by Run.spawn), inside its telemetry span."""
+    return run.obs.run(run, _run_query(run, prompt))
+
+
+async def _run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
     d = run.deps
     control = d.control
     try:

@@ -1,0 +1,178 @@
+"""Room: telemetry. Owns the observer interface the loop and a few other places call; may import
+data types only (blocks, messages, usage), never the loop, options or above.
+
+OpenTelemetry traces, metrics and (opt-in) content events, following the GenAI semantic
+conventions: `invoke_agent {name}` per run, `chat {model}` per model call, `execute_tool {tool}`
+per tool call, with hooks, compaction and batch tasks as spans of their own.
+
+This module imports no opentelemetry code: a run gets `NULL` (every method does nothing and
+costs a call) unless telemetry is on, and only then is `_otel` (the SDK) imported. It is on
+when the standard OTEL_* variables ask for an exporter (`OTEL_TRACES_EXPORTER`,
+`OTEL_METRICS_EXPORTER`, `OTEL_LOGS_EXPORTER`, an `OTEL_EXPORTER_OTLP_*ENDPOINT`), from the
+process environment or the settings' `env`, or, in the Python API, when the application has
+set an SDK TracerProvider of its own (the run's spans then join the application's traces).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..blocks import ToolResultBlock, ToolUseBlock
+    from ..messages import Message
+    from ..usage import CallUsage
+
+EXTRA_HINT = "pip install 'loopwright[otel]'"
+_SIGNALS = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER")
+_ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+              "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT")
+
+
+class TelemetryUnavailable(ValueError):
+    """Telemetry was asked for but the `otel` extra is not installed."""
+
+
+class Observer:
+    """What a run tells its telemetry. This base is the null observer (telemetry off): each
+    method does nothing, and the wrappers hand back what they were given."""
+
+    enabled = False
+
+    def run(self, run: Any, messages: AsyncGenerator[Message, None]) -> AsyncGenerator[Message, None]:
+        """The run's messages, inside its `invoke_agent` span."""
+        return messages
+
+    def model_call(self, run: Any, request: Any, events: AsyncIterator[Any], *,
+                   charged: bool = True, purpose: str | None = None) -> AsyncIterator[Any]:
+        """One model call's events, inside its `chat` span (ended by `charged` when `charged`)."""
+        return events
+
+    def charged(self, call: CallUsage) -> None:
+        """The call just streamed was charged: its usage and cost."""
+
+    def tool_start(self, use: ToolUseBlock, ctx: Any) -> None:
+        """A tool call enters the gate (its `execute_tool` span starts)."""
+
+    def tool_gated(self, use_id: str, allowed: bool, via: str, verdict: Any = None) -> None:
+        """The gate's decision on the call: `via` says who decided (rules, hook, can_use_tool...)."""
+
+    def tool_end(self, use_id: str, result: ToolResultBlock) -> None:
+        """The call's result (is_error sets the span's error status)."""
+
+    def active(self, use_id: str) -> contextlib.AbstractContextManager[None]:
+        """The tool call's span as the current context (for subagents, Bash, hooks and MCP)."""
+        return contextlib.nullcontext()
+
+    def span(self, name: str, attributes: Mapping[str, Any] | None = None
+             ) -> contextlib.AbstractContextManager[None]:
+        """A span of loopwright's own (a hook, a compaction) under the current tool call or the run."""
+        return contextlib.nullcontext()
+
+
+NULL = Observer()
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def requested(env: Mapping[str, str]) -> bool:
+    """Do these variables ask for telemetry (an exporter other than none, or an OTLP endpoint)?"""
+    if _truthy(env.get("OTEL_SDK_DISABLED")):
+        return False
+    if any((env.get(k) or "none").strip().lower() not in ("", "none") for k in _SIGNALS):
+        return True
+    return any(env.get(k) for k in _ENDPOINTS)
+
+
+def _app_provider() -> bool:
+    """Has the application set an SDK TracerProvider of its own? (Only looked at when it has
+    imported opentelemetry already: it costs nothing otherwise.)"""
+    if "opentelemetry.trace" not in sys.modules:
+        return False
+    from opentelemetry import trace
+
+    provider = trace.get_tracer_provider()
+    return type(provider).__name__ not in ("ProxyTracerProvider", "NoOpTracerProvider")
+
+
+def observer_for(env: Mapping[str, str], session_id: str, agent_name: str, *,
+                 model: Any = None) -> Observer:
+    """The observer for one run: NULL unless telemetry is on. `env`: the settings' `env`
+    (the process environment wins over it, as for every other variable)."""
+    merged = {**env, **os.environ}
+    if not requested(merged) and not _app_provider():
+        return NULL
+    try:
+        from . import _otel
+    except ImportError as e:
+        raise TelemetryUnavailable(
+            f"OpenTelemetry was asked for (OTEL_* variables) but is not installed ({e.name}): {EXTRA_HINT}, "
+            "or unset the OTEL_* exporter variables") from None
+    return _otel.RunObserver(merged, session_id, agent_name, model)
+
+
+def _loaded() -> Any:
+    return sys.modules.get(f"{__name__}._otel")
+
+
+def trace_env() -> dict[str, str]:
+    """TRACEPARENT / TRACESTATE of the current span, for a child process (Bash, hooks); {} when
+    telemetry is off."""
+    otel = _loaded()
+    return otel.carrier(upper=True) if otel is not None else {}
+
+
+def trace_meta() -> dict[str, str]:
+    """traceparent / tracestate of the current span, for an MCP request's `_meta`."""
+    otel = _loaded()
+    return otel.carrier(upper=False) if otel is not None else {}
+
+
+def flush(timeout_s: float | None = None) -> None:
+    """Export what is buffered, waiting at most `timeout_s` (a Ray worker after its task; -p
+    flushes at exit)."""
+    otel = _loaded()
+    if otel is not None:
+        otel.flush(timeout_s)
+
+
+# --- batches: one span per batch, one per task under it, across processes ---------------------
+
+def batch_context(tasks: int) -> tuple[dict[str, str], Any]:
+    """The batch's span, started: (a carrier for its tasks, the span to end). ({}, None) when off."""
+    if not requested(os.environ) and not _app_provider():
+        return {}, None
+    try:
+        from . import _otel
+    except ImportError:
+        return {}, None
+    return _otel.start_batch(tasks)
+
+
+def end_batch(span: Any) -> None:
+    if span is not None:
+        _loaded().end_batch(span)
+
+
+@contextlib.contextmanager
+def task_context(task_id: str, carrier: Mapping[str, str] | None) -> Iterator[None]:
+    """A batch task's span, current while it runs (its runs become its children). In a Ray
+    worker the carrier also brings the driver's OTEL_* variables."""
+    if not carrier:
+        yield
+        return
+    for k, v in carrier.items():
+        if k.startswith("OTEL_"):
+            os.environ.setdefault(k, v)
+    try:
+        from . import _otel
+    except ImportError:
+        yield
+        return
+    with _otel.task_span(task_id, carrier):
+        yield
