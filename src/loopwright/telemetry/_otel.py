@@ -476,10 +476,9 @@ class RunObserver(Observer):
         attrs: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": use.name,
                                  "gen_ai.tool.call.id": use.id, "gen_ai.tool.type": "function"}
         if use.name.startswith("mcp__"):
-            from ..mcp.naming import server_part
-
+            parts = use.name.split("__", 2)  # mcp__<server>__<tool>: a server name holds no "__"
             attrs.update({"gen_ai.tool.type": "extension", "mcp.method.name": "tools/call",
-                          "loopwright.mcp.server": server_part(use.name) or ""})
+                          "loopwright.mcp.server": parts[1] if len(parts) == 3 else ""})
         if use.name == "Bash":
             sb = getattr(ctx, "sandbox", None)
             command = use.input.get("command") if isinstance(use.input, dict) else None

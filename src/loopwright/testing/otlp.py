@@ -79,7 +79,7 @@ class OtlpReceiver:
     port: int = 0
 
     def __post_init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # wait() holds it while done() may call named()
         self._server: Any = None
 
     # decoding
