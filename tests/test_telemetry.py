@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import cli_env, loopwright_cmd, text, use
 
 from loopwright.testing import ScriptedServer
+
+from helpers import cli_env, loopwright_cmd, text, use
 
 pytest.importorskip("opentelemetry.proto", reason="the otel extra is not installed (pip install 'loopwright[otel]')")
 from loopwright.testing.otlp import OtlpReceiver, Span  # noqa: E402

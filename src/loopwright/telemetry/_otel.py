@@ -29,7 +29,7 @@ from ..blocks import ToolResultBlock, ToolUseBlock
 from ..messages import Message, ResultMessage, SystemMessage
 from ..models.base import ModelResponse
 from ..usage import CallUsage
-from . import Observer, requested
+from .base import Observer, requested
 
 log = logging.getLogger("loopwright.telemetry")
 

@@ -85,7 +85,9 @@ class OtlpReceiver:
     # decoding
 
     def _traces(self, data: bytes) -> None:
-        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
 
         req = ExportTraceServiceRequest.FromString(data)
         out = []
@@ -102,7 +104,9 @@ class OtlpReceiver:
             self.requests += 1
 
     def _metrics(self, data: bytes) -> None:
-        from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+        from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+            ExportMetricsServiceRequest,
+        )
 
         req = ExportMetricsServiceRequest.FromString(data)
         out = []
@@ -168,30 +172,33 @@ class OtlpReceiver:
 
         import grpc
         from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
-        from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2, metrics_service_pb2_grpc
+        from opentelemetry.proto.collector.metrics.v1 import (
+            metrics_service_pb2,
+            metrics_service_pb2_grpc,
+        )
         from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
         rx = self
 
-        class Traces(trace_service_pb2_grpc.TraceServiceServicer):  # type: ignore[misc]
+        class Traces(trace_service_pb2_grpc.TraceServiceServicer):
             def Export(self, request: Any, context: Any) -> Any:  # noqa: N802 - the generated API
                 rx._traces(request.SerializeToString())
                 return trace_service_pb2.ExportTraceServiceResponse()
 
-        class Metrics(metrics_service_pb2_grpc.MetricsServiceServicer):  # type: ignore[misc]
+        class Metrics(metrics_service_pb2_grpc.MetricsServiceServicer):
             def Export(self, request: Any, context: Any) -> Any:  # noqa: N802
                 rx._metrics(request.SerializeToString())
                 return metrics_service_pb2.ExportMetricsServiceResponse()
 
-        class Logs(logs_service_pb2_grpc.LogsServiceServicer):  # type: ignore[misc]
+        class Logs(logs_service_pb2_grpc.LogsServiceServicer):
             def Export(self, request: Any, context: Any) -> Any:  # noqa: N802
                 rx._logs(request.SerializeToString())
                 return logs_service_pb2.ExportLogsServiceResponse()
 
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)
-        metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), server)
-        logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Logs(), server)
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)  # type: ignore[no-untyped-call]
+        metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), server)  # type: ignore[no-untyped-call]
+        logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Logs(), server)  # type: ignore[no-untyped-call]
         self.port = server.add_insecure_port("127.0.0.1:0")
         server.start()
         self._server = server

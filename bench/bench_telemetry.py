@@ -1,0 +1,83 @@
+"""Telemetry's cost per turn: the same run (zero-latency scripted model, a no-op tool) with
+telemetry off and on (the real SDK and OTLP http/protobuf exporter sending to a loopback
+receiver), alternated in one process so that the machine's noise hits both alike.
+
+A turn with telemetry on makes two spans (chat, execute_tool), three metric records and the
+tool's context switch; the spans leave in the SDK's export thread.
+
+    .venv/bin/python bench/bench_telemetry.py [--quick]
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+import loopwright as lw
+from loopwright.testing.otlp import OtlpReceiver
+
+
+async def _noop(x: dict[str, Any]) -> str:
+    return "ok"
+
+
+TOOL = lw.Tool("noop", "does nothing", {"type": "object", "properties": {}}, _noop)
+
+
+def model_for(turns: int) -> lw.ScriptedModel:
+    state = {"k": 0}
+
+    def fn(h: list[dict[str, Any]]) -> dict[str, Any]:
+        state["k"] += 1
+        if state["k"] > turns:
+            return {"content": [{"type": "text", "text": "done"}], "usage": {"input_tokens": 1, "output_tokens": 1}}
+        return {"content": [{"type": "tool_use", "id": f"t{state['k']}", "name": "noop", "input": {}}],
+                "usage": {"input_tokens": 1, "output_tokens": 1}}
+
+    return lw.ScriptedModel(fn)
+
+
+def per_turn_us(turns: int) -> float:
+    opts = lw.AgentOptions(model=model_for(turns), tools=[TOOL])
+    gc.collect()
+    t0 = time.perf_counter()
+    r = lw.run("go", opts)
+    dt = time.perf_counter() - t0
+    assert r.subtype == "success" and r.num_turns == turns, r.subtype
+    return dt / turns * 1e6
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    turns, reps = (200, 3) if quick else (1000, 7)
+    with OtlpReceiver() as rx:
+        on_env = rx.env()
+        per_turn: dict[str, list[float]] = {"off": [], "on": []}
+        per_turn_us(50)  # warm-up: imports, first run
+        for _ in range(reps):
+            for mode in ("off", "on"):
+                for k in on_env:
+                    os.environ.pop(k, None)
+                if mode == "on":
+                    os.environ.update(on_env)
+                per_turn[mode].append(per_turn_us(turns))
+        from loopwright.telemetry import flush
+
+        flush(10.0)
+        rx.wait(lambda x: len(x.named("invoke_agent")) >= reps, 10)
+        spans = len(rx.spans)
+    off, on = statistics.median(per_turn["off"]), statistics.median(per_turn["on"])
+    print(f"{reps} runs of {turns} turns each, alternated; {spans} spans received by the loopback collector\n")
+    print("| telemetry | per turn, median | min | vs off |")
+    print("|---|---:|---:|---:|")
+    print(f"| off | {off:.0f} µs | {min(per_turn['off']):.0f} µs | 1.00× |")
+    print(f"| on (OTLP http/protobuf to loopback) | {on:.0f} µs | {min(per_turn['on']):.0f} µs | {on / off:.2f}× |")
+    print(f"\ntelemetry adds {on - off:.0f} µs per turn (2 spans, 3 metric records)")
+
+
+if __name__ == "__main__":
+    main()
