@@ -54,7 +54,8 @@ def per_turn_us(turns: int) -> float:
 def main() -> None:
     quick = "--quick" in sys.argv
     turns, reps = (200, 3) if quick else (1000, 7)
-    with OtlpReceiver() as rx:
+    rx = OtlpReceiver().start()  # kept until exit: the SDK flushes once more at exit
+    if True:
         on_env = rx.env()
         per_turn: dict[str, list[float]] = {"off": [], "on": []}
         per_turn_us(50)  # warm-up: imports, first run
