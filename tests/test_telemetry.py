@@ -308,4 +308,4 @@ def test_without_the_extra_a_one_line_error_names_it(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert r.returncode != 0
     lines = [line for line in r.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and "pip install 'loopwright[otel]'" in lines[0], r.stderr
+    assert len(lines) == 1 and 'pip install "loopwright[otel]"' in lines[0], r.stderr

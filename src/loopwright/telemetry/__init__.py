@@ -21,12 +21,11 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .base import NULL, Observer, TelemetryUnavailable, requested
+from .base import NULL, Observer, requested
 
-__all__ = ["NULL", "EXTRA_HINT", "Observer", "TelemetryUnavailable", "batch_context", "end_batch", "flush",
+__all__ = ["NULL", "Observer", "batch_context", "end_batch", "flush",
            "observer_for", "requested", "task_context", "trace_env", "trace_meta"]
 
-EXTRA_HINT = "pip install 'loopwright[otel]'"
 
 
 def _app_provider() -> bool:
@@ -49,10 +48,10 @@ def observer_for(env: Mapping[str, str], session_id: str, agent_name: str, *,
         return NULL
     try:
         from . import _otel
-    except ImportError as e:
-        raise TelemetryUnavailable(
-            f"OpenTelemetry was asked for (OTEL_* variables) but is not installed ({e.name}): {EXTRA_HINT}, "
-            "or unset the OTEL_* exporter variables") from None
+    except ImportError:
+        from ..extras import missing_extra
+
+        raise missing_extra("telemetry (the OTEL_* variables ask for it)", "otel") from None
     return _otel.RunObserver(merged, session_id, agent_name, model)
 
 

@@ -17,10 +17,6 @@ _ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
               "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT")
 
 
-class TelemetryUnavailable(ValueError):
-    """Telemetry was asked for but the `otel` extra is not installed."""
-
-
 class Observer:
     """What a run tells its telemetry. This base is the null observer (telemetry off): each
     method does nothing, and the wrappers hand back what they were given."""
