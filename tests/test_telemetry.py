@@ -309,3 +309,120 @@ def test_without_the_extra_a_one_line_error_names_it(tmp_path: Path) -> None:
     assert r.returncode != 0
     lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and 'pip install "loopwright[otel]"' in lines[0], r.stderr
+
+
+MCP_SERVER = r'''
+import json
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+async def list_tools(ctx, params):
+    return types.ListToolsResult(tools=[types.Tool(name="meta", description="The request's _meta.",
+                                                   input_schema={"type": "object", "properties": {}})])
+
+async def call_tool(ctx, params):
+    meta = params.model_dump(by_alias=True, exclude_none=True).get("_meta") or {}
+    return types.CallToolResult(content=[types.TextContent(text=json.dumps(meta, default=str))])
+
+async def main():
+    server = Server("meta-server", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+anyio.run(main)
+'''
+
+
+def test_hooks_and_mcp_calls_carry_the_trace_context(tmp_path: Path) -> None:
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    server = tmp_path / "meta_server.py"
+    server.write_text(MCP_SERVER)
+    mcp = json.dumps({"mcpServers": {"m": {"command": sys.executable, "args": [str(server)]}}})
+    hooks = json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": 'echo "$TRACEPARENT" > hook_tp.txt'}]}]}})
+    turns = [[use("t1", "mcp__m__meta")], [use("t2", "Bash", command="true")], [text("done")]]
+    with ScriptedServer(turns) as srv, OtlpReceiver() as rx:
+        r = run_p(srv, rx.env(metrics=False), tmp_path, "--mcp-config", mcp, "--strict-mcp-config",
+                  "--allowedTools", "mcp__m__meta", "--allowedTools", "Bash", "--settings", hooks)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["subtype"] == "success", r.stdout
+        meta_result = srv.loop_requests[1].body["messages"][-1]["content"][0]
+        assert has_root(rx)
+    root = next(s for s in rx.spans if s.name == "invoke_agent loopwright")
+    mcp_span = next(s for s in rx.spans if s.name == "execute_tool mcp__m__meta")
+    assert mcp_span.attributes["loopwright.mcp.server"] == "m"
+    assert mcp_span.attributes["mcp.method.name"] == "tools/call"
+    assert mcp_span.attributes["gen_ai.tool.type"] == "extension"
+    content = meta_result["content"]
+    meta = json.loads(content if isinstance(content, str) else content[0]["text"])
+    assert meta["traceparent"].startswith(f"00-{root.trace_id}-{mcp_span.span_id}-")  # params._meta
+    bash_span = next(s for s in rx.spans if s.name == "execute_tool Bash")
+    hook = next(s for s in rx.spans if s.name == "hook PreToolUse")
+    assert hook.parent_id == bash_span.span_id and hook.attributes["loopwright.hook.count"] == 1
+    assert (tmp_path / "hook_tp.txt").read_text().startswith(f"00-{root.trace_id}-{hook.span_id}-")
+
+
+RETRY = r'''
+import sys
+import loopwright as lw
+url = sys.argv[1]
+r = lw.run("go", lw.AgentOptions(model="claude-opus-4-7", fallback_model=["claude-sonnet-4-5"], max_retries=1,
+                                 base_url=url, api_key="k", tools=[]))
+print(r.subtype)
+'''
+
+
+def test_retries_and_the_fallback_model_are_on_the_chat_span(tmp_path: Path) -> None:
+    from loopwright.testing import Fault
+
+    script = tmp_path / "retry.py"
+    script.write_text(RETRY)
+    with ScriptedServer([[text("ok")]], min_cache_tokens=0) as srv, OtlpReceiver() as rx:
+        srv.inject(Fault.overloaded(times=100, model="claude-opus-4-7"))
+        r = subprocess.run([sys.executable, str(script), srv.url], env=cli_env(**rx.env(metrics=False)),
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stdout.strip() == "success", r.stderr
+        statuses = [(q.body["model"], q.status) for q in srv.loop_requests]
+        assert has_root(rx)
+    assert statuses == [("claude-opus-4-7", 529), ("claude-opus-4-7", 529), ("claude-sonnet-4-5", 200)]
+    chat = next(s for s in rx.spans if s.name.startswith("chat "))
+    a = chat.attributes
+    assert chat.name == "chat claude-opus-4-7" and a["gen_ai.request.model"] == "claude-opus-4-7"
+    assert a["loopwright.retries"] == 1 and [e[0] for e in chat.events] == ["api_retry"]
+    assert a["loopwright.fallback.from_model"] == "claude-opus-4-7"
+    assert a["loopwright.fallback.to_model"] == a["gen_ai.response.model"] == "claude-sonnet-4-5"
+    assert chat.status != 2
+
+
+WORKFLOW = r'''
+import sys
+import loopwright as lw
+from loopwright.workflows import Agent, Node, chain
+url = sys.argv[1]
+wf = chain(Node("outline", "outline {input}"), Agent("write", lw.AgentOptions(max_turns=2, tools=[]), "write {outline}"))
+from loopwright.models import resolve_model
+r = wf.run("a poem", model=resolve_model("claude-sonnet-4-5", base_url=url, api_key="k"))
+print(r.subtype, r.model_calls)
+'''
+
+
+def test_a_workflow_and_its_nodes_are_spans_with_an_agent_node_run_under_its_node(tmp_path: Path) -> None:
+    script = tmp_path / "wf.py"
+    script.write_text(WORKFLOW)
+    with ScriptedServer([[text("an outline")], [text("a poem")]]) as srv, OtlpReceiver() as rx:
+        r = subprocess.run([sys.executable, str(script), srv.url], env=cli_env(**rx.env(metrics=False)),
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == ["success", "2"]
+        assert rx.wait(lambda x: len(x.named("invoke_workflow")) == 1, 5)
+    wf = rx.named("invoke_workflow")[0]
+    assert wf.parent_id == "" and wf.attributes["gen_ai.workflow.name"] == "chain"
+    assert wf.attributes["loopwright.result.subtype"] == "success" and wf.attributes["loopwright.model_calls"] == 2
+    nodes = {s.attributes["loopwright.workflow.node"]: s for s in rx.named("node ")}
+    assert set(nodes) == {"outline", "write"} and all(n.parent_id == wf.span_id for n in nodes.values())
+    assert nodes["outline"].attributes["gen_ai.usage.output_tokens"] > 0
+    run = rx.named("invoke_agent")[0]
+    assert run.parent_id == nodes["write"].span_id
+    assert rx.named("chat ")[0].parent_id == run.span_id

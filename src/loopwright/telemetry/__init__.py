@@ -19,11 +19,14 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import NULL, Observer, requested
 
-__all__ = ["NULL", "Observer", "batch_context", "end_batch", "flush",
+if TYPE_CHECKING:
+    from ..usage import CallUsage
+
+__all__ = ["NULL", "Observer", "annotate", "annotate_call", "span", "batch_context", "end_batch", "flush",
            "observer_for", "requested", "task_context", "trace_env", "trace_meta"]
 
 
@@ -55,6 +58,42 @@ def observer_for(env: Mapping[str, str], session_id: str, agent_name: str, *,
     return _otel.RunObserver(merged, session_id, agent_name, model)
 
 
+def _on() -> bool:
+    return requested(os.environ) or _app_provider()
+
+
+@contextlib.contextmanager
+def span(name: str, attributes: Mapping[str, Any] | None = None) -> Iterator[None]:
+    """A span under the current one, current while the block runs (a workflow, its nodes);
+    nothing when telemetry is off. Only around awaits, never across a `yield`."""
+    if not _on():
+        yield
+        return
+    try:
+        from . import _otel
+    except ImportError:
+        from ..extras import missing_extra
+
+        raise missing_extra("telemetry (the OTEL_* variables ask for it)", "otel") from None
+    with _otel.current_span(name, attributes):
+        yield
+
+
+def annotate(attributes: Mapping[str, Any]) -> None:
+    """Attributes on the current span (a workflow node's usage, a workflow's result)."""
+    otel = _loaded()
+    if otel is not None:
+        otel.annotate(attributes)
+
+
+def annotate_call(call: CallUsage, model: str) -> None:
+    """A model call's usage and cost on the current span (a workflow's Node)."""
+    otel = _loaded()
+    if otel is not None:
+        otel.annotate({"gen_ai.operation.name": "chat", "gen_ai.response.model": model,
+                       **otel.call_attributes(call)})
+
+
 def _loaded() -> Any:
     return sys.modules.get(f"{__name__}._otel")
 
@@ -84,7 +123,7 @@ def flush(timeout_s: float | None = None) -> None:
 
 def batch_context(tasks: int) -> tuple[dict[str, str], Any]:
     """The batch's span, started: (a carrier for its tasks, the span to end). ({}, None) when off."""
-    if not requested(os.environ) and not _app_provider():
+    if not _on():
         return {}, None
     try:
         from . import _otel

@@ -436,13 +436,7 @@ class RunObserver(Observer):
             span.set_attributes({"gen_ai.response.model": attrs["gen_ai.response.model"],
                                  "gen_ai.response.finish_reasons": [a.stop_reason or ""]})
         if call is not None:
-            span.set_attributes({
-                "gen_ai.usage.input_tokens": call.input_tokens,  # n_k: cached input counts (semconv)
-                "gen_ai.usage.output_tokens": call.output_tokens,
-                "gen_ai.usage.cache_read.input_tokens": call.cache_read_input_tokens,
-                "gen_ai.usage.cache_creation.input_tokens": call.cache_creation_input_tokens,
-                "loopwright.n_k": call.input_tokens, "loopwright.cost_usd": call.cost_usd,
-            })
+            span.set_attributes(call_attributes(call))
             self.p.tokens.record(call.input_tokens, {**attrs, "gen_ai.token.type": "input"})
             self.p.tokens.record(call.output_tokens, {**attrs, "gen_ai.token.type": "output"})
             if call.cost_usd:
@@ -544,6 +538,38 @@ class RunObserver(Observer):
         finally:
             otel_context.detach(token)
             span.end()
+
+
+# --- spans of their own (workflows) ----------------------------------------------------------
+
+def call_attributes(call: CallUsage) -> dict[str, Any]:
+    """One model call's usage and cost as span attributes (n_k counts cached input: semconv)."""
+    return {"gen_ai.usage.input_tokens": call.input_tokens, "gen_ai.usage.output_tokens": call.output_tokens,
+            "gen_ai.usage.cache_read.input_tokens": call.cache_read_input_tokens,
+            "gen_ai.usage.cache_creation.input_tokens": call.cache_creation_input_tokens,
+            "loopwright.n_k": call.input_tokens, "loopwright.cost_usd": call.cost_usd}
+
+
+@contextlib.contextmanager
+def current_span(name: str, attributes: Mapping[str, Any] | None) -> Iterator[None]:
+    p = providers(os.environ)
+    span = p.tracer.start_span(name, context=_parent(os.environ), kind=SpanKind.INTERNAL, attributes=attributes)
+    token = otel_context.attach(trace.set_span_in_context(span))
+    try:
+        yield
+    except BaseException as e:
+        span.set_attribute("error.type", type(e).__name__)
+        span.set_status(Status(StatusCode.ERROR, type(e).__name__))
+        raise
+    finally:
+        otel_context.detach(token)
+        span.end()
+
+
+def annotate(attributes: Mapping[str, Any]) -> None:
+    span = trace.get_current_span()
+    if span.is_recording():
+        span.set_attributes(dict(attributes))
 
 
 # --- batches ------------------------------------------------------------------------------------
