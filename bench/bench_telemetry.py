@@ -15,6 +15,7 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import loopwright as lw
@@ -72,12 +73,16 @@ def main() -> None:
         rx.wait(lambda x: len(x.named("invoke_agent")) >= reps, 10)
         spans = len(rx.spans)
     off, on = statistics.median(per_turn["off"]), statistics.median(per_turn["on"])
-    print(f"{reps} runs of {turns} turns each, alternated; {spans} spans received by the loopback collector\n")
-    print("| telemetry | per turn, median | min | vs off |")
-    print("|---|---:|---:|---:|")
-    print(f"| off | {off:.0f} µs | {min(per_turn['off']):.0f} µs | 1.00× |")
-    print(f"| on (OTLP http/protobuf to loopback) | {on:.0f} µs | {min(per_turn['on']):.0f} µs | {on / off:.2f}× |")
-    print(f"\ntelemetry adds {on - off:.0f} µs per turn (2 spans, 3 metric records)")
+    head = f"{reps} runs of {turns} turns each, alternated; {spans} spans received by the loopback collector"
+    table = "\n".join([
+        "| telemetry | per turn, median | min | vs off |", "|---|---:|---:|---:|",
+        f"| off | {off:.0f} µs | {min(per_turn['off']):.0f} µs | 1.00× |",
+        f"| on (OTLP http/protobuf to loopback) | {on:.0f} µs | {min(per_turn['on']):.0f} µs | {on / off:.2f}× |"])
+    tail = f"telemetry adds {on - off:.0f} µs per turn (2 spans, 4 metric records)"
+    if not quick:
+        out = Path(__file__).resolve().parent / "results" / "telemetry.md"
+        out.write_text(f"# telemetry on vs off, per turn\n\n{head}\n\n{table}\n\n{tail}\n")
+    print(f"{head}\n\n{table}\n\n{tail}")
 
 
 if __name__ == "__main__":

@@ -426,3 +426,15 @@ def test_a_workflow_and_its_nodes_are_spans_with_an_agent_node_run_under_its_nod
     run = rx.named("invoke_agent")[0]
     assert run.parent_id == nodes["write"].span_id
     assert rx.named("chat ")[0].parent_id == run.span_id
+
+
+def test_the_settings_env_turns_it_on_and_console_spans_go_to_stderr(tmp_path: Path) -> None:
+    with ScriptedServer([[text("ok")], [text("ok")]]) as srv, OtlpReceiver() as rx:
+        settings = json.dumps({"env": {**rx.env(metrics=False), "OTEL_SERVICE_NAME": "from-settings"}})
+        r = run_p(srv, {}, tmp_path, "--settings", settings)
+        assert r.returncode == 0, r.stderr
+        assert has_root(rx)
+        console = run_p(srv, {"OTEL_TRACES_EXPORTER": "console"}, tmp_path)
+    assert rx.named("invoke_agent")[0].resource["service.name"] == "from-settings"
+    assert json.loads(console.stdout)["subtype"] == "success"  # stdout is the result alone
+    assert '"name": "invoke_agent loopwright"' in console.stderr

@@ -95,18 +95,20 @@ def _exporter(env: Mapping[str, str], name: str, kind: str) -> Any:
     a one-line warning)."""
     if kind == "none":
         return None
-    if kind == "console":
+    if kind == "console":  # on stderr: stdout is -p's result
+        import sys
+
         if name == "TRACES":
             from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-            return ConsoleSpanExporter()
+            return ConsoleSpanExporter(out=sys.stderr)
         if name == "METRICS":
             from opentelemetry.sdk.metrics.export import ConsoleMetricExporter
 
-            return ConsoleMetricExporter()
+            return ConsoleMetricExporter(out=sys.stderr)
         from opentelemetry.sdk._logs.export import ConsoleLogRecordExporter
 
-        return ConsoleLogRecordExporter()
+        return ConsoleLogRecordExporter(out=sys.stderr)
     if kind != "otlp":
         log.warning("telemetry: OTEL_%s_EXPORTER=%s is not supported (otlp, console, none): %s not exported",
                     name, kind, name.lower())
