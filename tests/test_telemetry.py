@@ -438,3 +438,35 @@ def test_the_settings_env_turns_it_on_and_console_spans_go_to_stderr(tmp_path: P
     assert rx.named("invoke_agent")[0].resource["service.name"] == "from-settings"
     assert json.loads(console.stdout)["subtype"] == "success"  # stdout is the result alone
     assert '"name": "invoke_agent loopwright"' in console.stderr
+
+
+COMPACT = r'''
+import sys
+sys.path.insert(0, sys.argv[2])
+import loopwright as lw
+from test_context import Agent, opts
+hooks = lw.Hooks()
+hooks.on("PreCompact", lambda data: None)
+r = lw.run("go", opts(Agent(turns=8), sys.argv[1], hooks=hooks))
+print(r.subtype)
+'''
+
+
+def test_compaction_is_a_chat_span_of_its_own_after_its_precompact_hook(tmp_path: Path) -> None:
+    script = tmp_path / "compact.py"
+    script.write_text(COMPACT)
+    with OtlpReceiver() as rx:
+        r = subprocess.run([sys.executable, str(script), str(tmp_path), str(Path(__file__).parent)],
+                           env=cli_env(**rx.env(metrics=False)), capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stdout.startswith("success"), r.stderr
+        assert has_root(rx)
+    root = next(s for s in rx.spans if s.name == "invoke_agent loopwright")
+    compactions = [s for s in rx.named("chat ") if s.attributes.get("loopwright.call.purpose") == "compact_auto"]
+    loop_calls = [s for s in rx.named("chat ") if "loopwright.call.purpose" not in s.attributes]
+    assert compactions and len(loop_calls) == 9
+    assert all(c.parent_id == root.span_id and "loopwright.call.index" not in c.attributes for c in compactions)
+    assert all(c.attributes["gen_ai.usage.input_tokens"] > 0 for c in compactions)
+    hooks = rx.named("hook PreCompact")
+    assert len(hooks) == len(compactions) and all(h.parent_id == root.span_id for h in hooks)
+    assert all(h.end_ns <= c.start_ns for h, c in zip(sorted(hooks, key=lambda s: s.start_ns),
+                                                       sorted(compactions, key=lambda s: s.start_ns), strict=True))
