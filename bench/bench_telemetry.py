@@ -10,46 +10,18 @@ tool's context switch; the spans leave in the SDK's export thread.
 
 from __future__ import annotations
 
-import gc
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
-import loopwright as lw
+from bench_overhead import run_seconds  # the same run: zero-latency model, no-op tool
+
 from loopwright.testing.otlp import OtlpReceiver
 
 
-async def _noop(x: dict[str, Any]) -> str:
-    return "ok"
-
-
-TOOL = lw.Tool("noop", "does nothing", {"type": "object", "properties": {}}, _noop)
-
-
-def model_for(turns: int) -> lw.ScriptedModel:
-    state = {"k": 0}
-
-    def fn(h: list[dict[str, Any]]) -> dict[str, Any]:
-        state["k"] += 1
-        if state["k"] > turns:
-            return {"content": [{"type": "text", "text": "done"}], "usage": {"input_tokens": 1, "output_tokens": 1}}
-        return {"content": [{"type": "tool_use", "id": f"t{state['k']}", "name": "noop", "input": {}}],
-                "usage": {"input_tokens": 1, "output_tokens": 1}}
-
-    return lw.ScriptedModel(fn)
-
-
 def per_turn_us(turns: int) -> float:
-    opts = lw.AgentOptions(model=model_for(turns), tools=[TOOL])
-    gc.collect()
-    t0 = time.perf_counter()
-    r = lw.run("go", opts)
-    dt = time.perf_counter() - t0
-    assert r.subtype == "success" and r.num_turns == turns, r.subtype
-    return dt / turns * 1e6
+    return run_seconds(turns) / turns * 1e6
 
 
 def main() -> None:

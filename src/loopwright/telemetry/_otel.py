@@ -469,7 +469,7 @@ class RunObserver(Observer):
     # tool calls
 
     def tool_start(self, use: ToolUseBlock, ctx: Any) -> None:
-        attrs: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": use.name,
+        attrs: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": use.name[:64],
                                  "gen_ai.tool.call.id": use.id, "gen_ai.tool.type": "function"}
         if use.name.startswith("mcp__"):
             parts = use.name.split("__", 2)  # mcp__<server>__<tool>: a server name holds no "__"
@@ -483,7 +483,8 @@ class RunObserver(Observer):
                 and not sb.runs_outside(command, use.input.get("dangerouslyDisableSandbox") is True))
         if self.p.capture:
             attrs["gen_ai.tool.call.arguments"] = json.dumps(use.input, default=str)
-        span = self.p.tracer.start_span(f"execute_tool {use.name}", context=self.ctx, kind=SpanKind.INTERNAL,
+        # (the name is the model's: an unknown tool's may be anything, so it is cut short)
+        span = self.p.tracer.start_span(f"execute_tool {use.name[:64]}", context=self.ctx, kind=SpanKind.INTERNAL,
                                         attributes=attrs)
         self.tools[use.id] = (span, trace.set_span_in_context(span))
 
