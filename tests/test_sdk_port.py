@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import text, use
 
 import loopwright as lw
 from loopwright import (
@@ -40,6 +39,8 @@ from loopwright import (
     tool,
 )
 from loopwright.testing import ScriptedServer
+
+from helpers import text, use
 
 
 def sync(f: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
