@@ -172,6 +172,38 @@ async def test_tool_permission_callback_with_the_sdks_result_names(tmp_path: Pat
     assert (tmp_path / "safe" / "out.txt").read_text() == "hello" and not (tmp_path / "out.txt").exists()
 
 
+# --- hooks.py --------------------------------------------------------------------------------
+
+@sync
+async def test_hooks_example_deny_and_stop_with_continue_(tmp_path: Path) -> None:
+    async def check_bash_command(input_data: dict[str, Any], tool_use_id: str | None,
+                                 context: lw.HookContext) -> lw.HookJSONOutput:
+        if "foo.sh" in input_data["tool_input"].get("command", ""):
+            return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                           "permissionDecisionReason": "Command contains invalid pattern: foo.sh"}}
+        return {}
+
+    async def stop_on_error(input_data: dict[str, Any], tool_use_id: str | None,
+                            context: lw.HookContext) -> lw.HookJSONOutput:
+        if "critical" in json.dumps(input_data.get("tool_response", "")):
+            return {"continue_": False, "stopReason": "Critical error detected - halting"}
+        return {"continue_": True}
+
+    model = ScriptedModel([
+        [use("t1", "Bash", command="./foo.sh --help")],
+        [use("t2", "Bash", command="echo critical")],
+        [text("never reached")],
+    ])
+    options = AgentOptions(model=model, tools=["Bash"], allowed_tools=["Bash"], cwd=tmp_path, hooks={
+        "PreToolUse": [lw.HookMatcher(matcher="Bash", hooks=[check_bash_command])],
+        "PostToolUse": [lw.HookMatcher(matcher="Bash", hooks=[stop_on_error])]})
+    r = results([m async for m in query(prompt="run them", options=options)])[0]
+    assert "invalid pattern: foo.sh" in json.dumps(r.messages[2]["content"][0])
+    assert r.messages[2]["content"][0]["is_error"] is True
+    assert r.subtype == "error_during_execution" and r.result == "Critical error detected - halting"
+    assert model.calls == 2  # `continue_: False` ended the run before a third call
+
+
 # --- system_prompt.py -------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("system_prompt", "expect"), [
