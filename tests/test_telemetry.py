@@ -470,3 +470,19 @@ def test_compaction_is_a_chat_span_of_its_own_after_its_precompact_hook(tmp_path
     assert len(hooks) == len(compactions) and all(h.parent_id == root.span_id for h in hooks)
     assert all(h.end_ns <= c.start_ns for h, c in zip(sorted(hooks, key=lambda s: s.start_ns),
                                                        sorted(compactions, key=lambda s: s.start_ns), strict=True))
+
+
+def test_a_bash_call_in_the_os_sandbox_says_so(tmp_path: Path) -> None:
+    from loopwright import sandbox
+
+    reason = sandbox.unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"OS sandbox unavailable: {reason}")
+    turns = [[use("t1", "Bash", command="echo hi")], [text("done")]]
+    with ScriptedServer(turns) as srv, OtlpReceiver() as rx:
+        r = run_p(srv, rx.env(metrics=False), tmp_path, "--sandbox")  # autoAllowBashIfSandboxed: no rule needed
+        assert r.returncode == 0, r.stderr
+        assert has_root(rx)
+    tool = next(s for s in rx.spans if s.name == "execute_tool Bash")
+    assert tool.attributes["loopwright.tool.sandboxed"] is True
+    assert tool.attributes["loopwright.permission.decision"] == "allow" and tool.status != 2
