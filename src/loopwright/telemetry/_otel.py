@@ -227,7 +227,10 @@ class _OneLine(logging.Handler):
             return
         self.said = True
         message = record.getMessage().splitlines()[0][:200] if record.getMessage() else record.name
-        log.warning("telemetry: export failed, the run goes on without it: %s", message)
+        if "export" in record.name or "export" in message.lower():
+            log.warning("telemetry: export failed, the run goes on without it: %s", message)
+        else:
+            log.warning("telemetry: %s", message)
 
 
 def _quiet_exporter_errors() -> None:
