@@ -1,0 +1,65 @@
+"""Room: web tools (on tools.base). Owns the web tools' own model calls; may import models (lazily).
+
+WebFetch answers its prompt with a model, WebSearch searches through one (the Anthropic
+server tool): each such call is made here and charged to the run (`Run.charge_aside`: the
+one cost formula, the run's budget, Prop 5.4). No call starts once the budget is spent.
+The run reaches a tool as `ctx.run` (None: a tool called outside a run, which has no model).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...models.base import Model, ModelRequest, ModelResponse
+
+
+class BudgetSpent(Exception):
+    """The run's budget is spent: no side call starts."""
+
+
+def run_model(run: Any) -> Model | None:
+    """The run's model (None outside a run)."""
+    return getattr(getattr(run, "deps", None), "model", None)
+
+
+def is_anthropic(model: Any) -> bool:
+    """An Anthropic Messages model (the first of a fallback list): one that has server tools."""
+    model = (getattr(model, "models", None) or [model])[0]
+    return getattr(model, "provider", None) == "Anthropic"
+
+
+def side_model(run: Any, spec: str | None) -> tuple[Model | None, bool]:
+    """(the model for a tool's own call, whether it was made here and must be closed).
+    `spec` None: the run's model, unless that is a scripted one (its turns play the loop's
+    calls only); "": none."""
+    main = run_model(run)
+    if main is None or spec == "":
+        return None, False
+    if spec is None or spec == main.name:
+        from ...models.scripted import ScriptedModel
+
+        scripted = isinstance(main, ScriptedModel) or any(isinstance(m, ScriptedModel)
+                                                          for m in getattr(main, "models", []))
+        return (None, False) if scripted else (main, False)
+    from ...models import resolve_model
+
+    o = run.deps.options
+    return resolve_model(spec, base_url=o.base_url, api_key=o.api_key, max_retries=o.max_retries,
+                         prompt_caching=False), True
+
+
+async def side_call(run: Any, model: Model, request: ModelRequest) -> ModelResponse:
+    """One call of `model`, charged to the run; BudgetSpent when the budget allows no call."""
+    from ...models.base import complete
+
+    if run.state.budget.exhausted:
+        raise BudgetSpent
+    response = await complete(model, request)
+    run.charge_aside(response)
+    return response
+
+
+async def close(model: Model) -> None:
+    aclose = getattr(model, "aclose", None)
+    if aclose is not None:
+        await aclose()
