@@ -17,14 +17,12 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base import Tool, ToolContext, ToolError, run_in_worker
-from .config import WebSettingsError, web_config
-from .convert import NotText, to_text
-from .fetcher import FetchError, Page, Redirect, fetch
-from .guard import AddressRefused
-from .side import BudgetSpent, close, side_call, side_model
+
+if TYPE_CHECKING:  # the rest of the room loads at the first call: default_tools() stays light
+    from .fetcher import Redirect
 
 MAX_CONTENT_CHARS = 100_000  # what is sent to the small model, or returned without one
 CACHE_TTL_S = 15 * 60
@@ -109,6 +107,10 @@ def _redirect_text(r: Redirect, prompt: str) -> str:
 
 
 async def _fetch(url: str, cfg: Any) -> Fetched | Redirect:
+    from .convert import NotText, to_text
+    from .fetcher import FetchError, Page, Redirect, fetch
+    from .guard import AddressRefused
+
     try:
         got = await fetch(url, cfg.policy, cfg.limits)
     except (FetchError, AddressRefused) as e:
@@ -144,6 +146,10 @@ def make_web_fetch_tool(cache: FetchCache | None = None) -> Tool:
     store = cache if cache is not None else FetchCache()
 
     async def web_fetch(inp: dict[str, Any], ctx: ToolContext) -> str:
+        from .config import WebSettingsError, web_config
+        from .fetcher import Redirect
+        from .side import BudgetSpent, close, side_call, side_model
+
         url, prompt = str(inp["url"]), str(inp["prompt"])
         run = ctx.run
         try:

@@ -17,14 +17,13 @@ Read-only, gated like WebFetch (the query leaves the machine).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 from ..base import Tool, ToolContext, ToolError
-from .config import WebConfig, WebSettingsError, web_config
-from .fetcher import FetchError, Limits, Redirect, fetch
-from .guard import AddressPolicy, AddressRefused
-from .side import BudgetSpent, is_anthropic, run_model, side_call
+
+if TYPE_CHECKING:  # the rest of the room loads at the first call: default_tools() stays light
+    from .config import WebConfig
 
 SERVER_TOOL = "web_search_20250305"
 MAX_PAUSES = 3
@@ -91,6 +90,7 @@ async def _anthropic(run: Any, query: str, allowed: list[str] | None, blocked: l
                      cfg: WebConfig) -> str:
     from ...blocks import TextBlock, UnknownBlock
     from ...models.base import ModelError, ModelRequest
+    from .side import BudgetSpent, run_model, side_call
 
     model = run_model(run)
     assert model is not None
@@ -141,6 +141,9 @@ def searxng_url(base: str, query: str) -> str:
 
 
 async def _searxng(query: str, allowed: list[str] | None, blocked: list[str] | None, cfg: WebConfig) -> str:
+    from .fetcher import FetchError, Limits, Redirect, fetch
+    from .guard import AddressPolicy, AddressRefused
+
     assert cfg.search_url is not None
     url = searxng_url(cfg.search_url, query)
     policy = AddressPolicy(allow_private=True) if cfg.search_url_trusted else cfg.policy
@@ -179,6 +182,9 @@ async def _searxng(query: str, allowed: list[str] | None, blocked: list[str] | N
 
 def make_web_search_tool() -> Tool:
     async def web_search(inp: dict[str, Any], ctx: ToolContext) -> str:
+        from .config import WebSettingsError, web_config
+        from .side import is_anthropic, run_model
+
         query = str(inp["query"]).strip()
         allowed, blocked = inp.get("allowed_domains") or None, inp.get("blocked_domains") or None
         if allowed and blocked:
