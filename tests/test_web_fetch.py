@@ -10,11 +10,14 @@ import asyncio
 import gzip
 import ipaddress
 import json
+import os
+import subprocess
 import threading
 import time
 import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -94,6 +97,8 @@ class _Site(BaseHTTPRequestHandler):
             self._send(200, "plain notes: caf\u00e9\n".encode("latin-1"), "text/plain; charset=iso-8859-1")
         elif path == "/report.pdf":
             self._send(200, self.pdf, "application/pdf")
+        elif path == "/long.txt":  # 250,000 characters: "0000000 0000008 ..." (8 per number)
+            self._send(200, "".join(f"{i:07d} " for i in range(0, 250_000, 8)).encode(), "text/plain")
         elif path == "/blob":
             self._send(200, bytes(range(256)) * 8, "application/octet-stream")
         elif path == "/missing":
@@ -345,7 +350,7 @@ def _tls_site(tmp_path: Any) -> tuple[str, Any]:
 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
             .not_valid_after(now + datetime.timedelta(hours=1))
@@ -467,5 +472,46 @@ def test_small_fast_model_setting_is_used_and_empty_means_none(site: str) -> Non
 
 def test_outside_a_run_the_tool_refuses_loopback_and_returns_content() -> None:
     tool = make_web_fetch_tool()
-    out = asyncio.run(tool.call({"url": "http://127.0.0.1:9/", "prompt": "p"}, ToolContext(cwd=__import__("pathlib").Path("."))))
+    out = asyncio.run(tool.call({"url": "http://127.0.0.1:9/", "prompt": "p"}, ToolContext(cwd=Path("."))))
     assert out.is_error and "loopback" in str(out.content)
+
+
+def test_a_long_page_is_read_on_with_offset(site: str) -> None:
+    first = ok(site + "/long.txt")
+    assert "characters 0 to 100000 of 250000" in first and "offset=100000" in first
+    assert "0099992 " in first and "0100000" not in first
+    turns = [{"content": [use("f1", "WebFetch", url=site + "/long.txt", prompt="p", offset=200_000)]},
+             {"content": [text("done")]}]
+    r = lw.run("x", lw.AgentOptions(allowed_tools=["WebFetch"], model=lw.ScriptedModel(turns),
+                                    tools=[make_web_fetch_tool()], settings=json.dumps(LOOPBACK)))
+    last = result_text(r.messages[2]["content"][0])
+    assert "characters 200000 to 250000 of 250000" in last and "0200000 " in last and "offset=" not in last
+
+
+CLAUDE = Path(__file__).resolve().parent / "node" / "node_modules" / ".bin" / "claude"
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code not installed (cd tests/node && npm install)")
+def test_schemas_are_claude_codes(tmp_path: Path) -> None:
+    """The input schemas Claude Code itself sends for WebFetch and WebSearch (tool search off,
+    so that it sends them in the first request) are ours: same properties, types, required."""
+    (tmp_path / "home").mkdir()
+    with ScriptedServer([[text("hi")]]) as srv:
+        env = {**os.environ, "HOME": str(tmp_path / "home"), "ANTHROPIC_BASE_URL": srv.url,
+               "ANTHROPIC_API_KEY": "test", "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+               "ENABLE_TOOL_SEARCH": "false"}
+        out = subprocess.run([str(CLAUDE), "-p", "hello", "--output-format", "json"], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=180)
+        theirs = {t["name"]: t["input_schema"] for t in srv.loop_requests[0].body["tools"]}
+    assert json.loads(out.stdout)["subtype"] == "success", out.stdout[-1000:]
+    ours = {t.name: t.input_schema for t in default_tools()}
+
+    def shape(schema: dict[str, Any]) -> Any:
+        props = {k: (v.get("type"), v.get("items", {}).get("type")) for k, v in schema["properties"].items()}
+        return props, sorted(schema.get("required", [])), schema.get("additionalProperties")
+
+    for name in ("WebFetch", "WebSearch"):
+        assert shape(ours[name]) == shape(theirs[name]), name
+        for k, v in theirs[name]["properties"].items():
+            assert ours[name]["properties"][k]["description"] == v["description"], (name, k)

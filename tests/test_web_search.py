@@ -12,7 +12,6 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from helpers import result_text, text, use
 
 import loopwright as lw
 from loopwright.invariant import holds_final
@@ -22,6 +21,8 @@ from loopwright.testing import ScriptedServer
 from loopwright.testing.server import strip_cache_control
 from loopwright.tools.web import make_web_search_tool
 from loopwright.usage import Usage
+
+from helpers import result_text, text, use
 
 RESULTS = [{"url": "https://docs.widget.dev/spin", "title": "Spin - Widget docs"},
            {"url": "https://blog.example.com/widget-2", "title": "Widget 2 released"},

@@ -38,7 +38,8 @@ Usage notes:
 - The URL must be a fully-formed, valid URL. http:// URLs are upgraded to https:// where the host supports it.
 - The prompt should say what information you want from the page.
 - This tool is read-only: it changes no files.
-- Very large pages are trimmed before the prompt is answered.
+- A page longer than 100,000 characters is read a part at a time: the result says which offset to
+  give the next call to read on.
 - Results are cached for 15 minutes: fetching the same URL again is fast.
 - When a URL redirects to another host, the tool says so and gives the redirect URL instead of following it:
   call WebFetch again with that URL to fetch it.
@@ -49,6 +50,9 @@ INPUT_SCHEMA: dict[str, Any] = {
     "properties": {
         "url": {"type": "string", "format": "uri", "description": "The URL to fetch content from"},
         "prompt": {"type": "string", "description": "The prompt to run on the fetched content"},
+        "offset": {"type": "integer", "minimum": 0,
+                   "description": "Character position in the page text to start reading from. Use it to read on "
+                                  "through a page too long for one call, with the value the previous result gave."},
     },
     "required": ["url", "prompt"],
     "additionalProperties": False,
@@ -129,16 +133,21 @@ async def _fetch(url: str, cfg: Any) -> Fetched | Redirect:
     return Fetched(page.url, page.status, kind, text, len(page.body), page.truncated, time.monotonic())
 
 
-def _trimmed(f: Fetched) -> tuple[str, str]:
-    """(the content to use, a note on what was cut)."""
+def _window(f: Fetched, offset: int) -> tuple[str, str, str]:
+    """(the content from `offset`, at most MAX_CONTENT_CHARS of it; a note on what was cut; how
+    to read on, or "")."""
     notes = []
     if f.truncated:
         notes.append(f"the body was cut at {f.size} bytes")
-    text = f.text
-    if len(text) > MAX_CONTENT_CHARS:
-        notes.append(f"the content was trimmed from {len(text)} to {MAX_CONTENT_CHARS} characters")
-        text = text[:MAX_CONTENT_CHARS]
-    return text, "; ".join(notes)
+    total = len(f.text)
+    start = min(offset, total)
+    end = min(start + MAX_CONTENT_CHARS, total)
+    more = ""
+    if start or end < total:
+        notes.append(f"characters {start} to {end} of {total}")
+    if end < total:
+        more = f"The page goes on: call WebFetch with offset={end} to read the rest."
+    return f.text[start:end], "; ".join(notes), more
 
 
 def make_web_fetch_tool(cache: FetchCache | None = None) -> Tool:
@@ -163,7 +172,7 @@ def make_web_fetch_tool(cache: FetchCache | None = None) -> Tool:
                 return _redirect_text(got, prompt)
             store.put(url, got)
         assert isinstance(got, Fetched)
-        content, cut = _trimmed(got)
+        content, cut, more = _window(got, int(inp.get("offset") or 0))
         source = f"{got.url} ({got.kind}, {got.size} bytes{'; ' + cut if cut else ''})"
         model, owned = side_model(run, cfg.small_model)
         why = "no model is configured to answer the prompt (smallFastModel)"
@@ -177,7 +186,7 @@ def make_web_fetch_tool(cache: FetchCache | None = None) -> Tool:
                 response = await side_call(run, model, request)
                 answer = "".join(getattr(b, "text", "") for b in response.content).strip()
                 if answer:
-                    return answer
+                    return f"{answer}\n\n({more})" if more else answer
                 why = "the model answering the prompt returned no text"
             except BudgetSpent:
                 why = "the run's budget is spent, so no model answered the prompt"
@@ -186,6 +195,7 @@ def make_web_fetch_tool(cache: FetchCache | None = None) -> Tool:
             finally:
                 if owned:
                     await close(model)
-        return f"Content of {source}; {why}, so here is the content itself:\n\n{content}"
+        return f"Content of {source}; {why}, so here is the content itself:\n\n{content}" + (
+            f"\n\n({more})" if more else "")
 
     return Tool("WebFetch", DESCRIPTION, INPUT_SCHEMA, web_fetch, read_only=True)
