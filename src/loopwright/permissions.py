@@ -927,7 +927,7 @@ def _generic_spec_matches(spec: str, name: str, x: dict[str, Any]) -> bool:
 
 def describe(name: str, tool_input: dict[str, Any]) -> str:
     """`Bash(ls -la)`, `Write(src/a.py)` or `Name`: the call, short."""
-    for key in ("command", "file_path", "notebook_path", "path", "url", "pattern"):
+    for key in ("command", "file_path", "notebook_path", "path", "url", "pattern", "query"):
         v = tool_input.get(key) if isinstance(tool_input, dict) else None
         if isinstance(v, str) and v:
             v = " ".join(v.split())
