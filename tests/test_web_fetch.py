@@ -21,9 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import loopwright as lw
 from loopwright.models.anthropic import AnthropicModel
+from loopwright.models.openai_compat import OpenAICompatModel
 from loopwright.permissions import Permissions
 from loopwright.testing import ScriptedServer
 from loopwright.tools.base import ToolContext
@@ -64,6 +67,7 @@ class _Site(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     pdf = b""
     hits: list[str] = []
+    barrier = threading.Barrier(2, timeout=5)
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -145,6 +149,12 @@ class _Site(BaseHTTPRequestHandler):
             except OSError:  # the client went away: what it should do
                 pass
             self.close_connection = True
+        elif path.startswith("/together/"):  # answers only when both calls are in at once
+            try:
+                self.barrier.wait()
+                self._send(200, f"together {path}".encode(), "text/plain")
+            except threading.BrokenBarrierError:
+                self._send(500, b"alone", "text/plain")
         elif path == "/huge-headers":
             self.send_response(200)
             for i in range(400):
@@ -515,3 +525,69 @@ def test_schemas_are_claude_codes(tmp_path: Path) -> None:
         assert shape(ours[name]) == shape(theirs[name]), name
         for k, v in theirs[name]["properties"].items():
             assert ours[name]["properties"][k]["description"] == v["description"], (name, k)
+
+
+def test_fetches_in_one_turn_run_side_by_side(site: str) -> None:
+    """Read-only (Prop 6.2): the two calls reach the server at once (it answers neither alone)."""
+    _Site.barrier.reset()
+    turns = [{"content": [use("f1", "WebFetch", url=site + "/together/1", prompt="p"),
+                          use("f2", "WebFetch", url=site + "/together/2", prompt="p")]}, {"content": [text("done")]}]
+    r = lw.run("x", lw.AgentOptions(allowed_tools=["WebFetch"], model=lw.ScriptedModel(turns),
+                                    tools=[make_web_fetch_tool()], settings=json.dumps(LOOPBACK)))
+    results = [result_text(b) for b in r.messages[2]["content"]]
+    assert "together /together/1" in results[0] and "together /together/2" in results[1], results
+
+
+def test_interrupting_a_slow_fetch_ends_the_run_with_h_paired(site: str) -> None:
+    async def main() -> Any:
+        turns = [{"content": [use("f1", "WebFetch", url=site + "/slow", prompt="p")]}, {"content": [text("never")]}]
+        options = lw.AgentOptions(allowed_tools=["WebFetch"], model=lw.ScriptedModel(turns),
+                                  tools=[make_web_fetch_tool()], settings=json.dumps(LOOPBACK))
+        control = lw.RunControl()
+        last: Any = None
+
+        async def consume() -> None:
+            nonlocal last
+            async for m in lw.query("go", options, control=control):
+                last = m
+
+        task = asyncio.ensure_future(consume())
+        for _ in range(200):
+            await asyncio.sleep(0.02)
+            if "/slow" in _Site.hits:
+                break
+        control.interrupt()
+        await asyncio.wait_for(task, 5)
+        return last
+
+    _Site.hits.clear()
+    t0 = time.monotonic()
+    r = asyncio.run(main())
+    assert r.subtype == "error_during_execution" and "interrupted" in r.result
+    assert time.monotonic() - t0 < 5  # not the slow body's end, nor the 60 s cap
+    assert r.messages[-1]["content"][0]["tool_use_id"] == "f1" and r.messages[-1]["content"][0]["is_error"]
+
+
+@given(st.sampled_from(["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "127.0.0.0/8", "169.254.0.0/16",
+                        "100.64.0.0/10", "0.0.0.0/8", "fc00::/7", "fe80::/10", "::1/128", "224.0.0.0/4"]),
+       st.integers(min_value=0, max_value=2**128 - 1), st.booleans())
+def test_every_private_address_is_refused_also_when_written_as_ipv6(net: str, n: int, mapped: bool) -> None:
+    network = ipaddress.ip_network(net)
+    ip = network[n % network.num_addresses]
+    shown = f"::ffff:{ip}" if mapped and ip.version == 4 else str(ip)
+    with pytest.raises(AddressRefused):
+        AddressPolicy().check("h.test", ["93.184.216.34", shown])
+    AddressPolicy(allowed=(network,)).check("h.test", [str(ip)])  # allowed explicitly: no exception
+    AddressPolicy(allow_private=True).check("h.test", [shown])
+
+
+def test_openai_compatible_model_answers_the_prompt_too(site: str) -> None:
+    turns = [[use("f1", "WebFetch", url=site + "/data.json", prompt="the name?")], [text("done")]]
+    with ScriptedServer(turns, side_reply="the name is widget") as srv:
+        model = OpenAICompatModel("gpt-4o", base_url=srv.openai_url, api_key="test")
+        r = lw.run("x", lw.AgentOptions(allowed_tools=["WebFetch"], model=model, tools=[make_web_fetch_tool()],
+                                        settings=json.dumps(LOOPBACK)))
+        side = [q for q in srv.requests if q.kind == "chat" and not q.loop_call]
+    assert result_text(r.messages[2]["content"][0]) == "the name is widget"
+    assert len(side) == 1 and '\\"widget\\"' in json.dumps(side[0].body["messages"])
+    assert len(r.call_usage) == 3

@@ -14,6 +14,7 @@ approve a host (permissions.py).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -127,9 +128,13 @@ async def _fetch(url: str, cfg: Any) -> Fetched | Redirect:
         raise ToolError(f"WebFetch: {page.url} answered HTTP {page.status} {page.reason}".rstrip()
                         + (f": {excerpt}" if excerpt else ""))
     try:
-        text, kind = await run_in_worker(to_text, page.body, page.content_type)
+        async with asyncio.timeout(cfg.limits.timeout):  # a PDF or page built to be slow to convert
+            text, kind = await run_in_worker(to_text, page.body, page.content_type)
     except NotText as e:
         raise ToolError(f"WebFetch: {page.url}: {e}") from None
+    except TimeoutError:
+        raise ToolError(f"WebFetch: converting {page.url} ({page.content_type}) took longer than "
+                        f"{cfg.limits.timeout:g} s and was given up") from None
     return Fetched(page.url, page.status, kind, text, len(page.body), page.truncated, time.monotonic())
 
 

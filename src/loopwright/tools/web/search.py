@@ -101,11 +101,15 @@ async def _anthropic(run: Any, query: str, allowed: list[str] | None, blocked: l
     results: list[dict[str, Any]] = []
     texts: list[str] = []
     errors: list[str] = []
+    stopped = ""
     for pause in range(MAX_PAUSES + 1):
         try:
             response = await side_call(run, model, request)
         except BudgetSpent:
-            raise ToolError("WebSearch: the run's budget is spent, so no search was made") from None
+            if not pause:
+                raise ToolError("WebSearch: the run's budget is spent, so no search was made") from None
+            stopped = "(the run's budget is spent: the paused search was not continued)"
+            break
         except ModelError as e:
             raise ToolError(f"WebSearch: the search call failed: {e}") from None
         for b in response.content:
@@ -127,6 +131,8 @@ async def _anthropic(run: Any, query: str, allowed: list[str] | None, blocked: l
     notes = ["Summary of the results:", "\n".join(texts)] if texts else []
     if errors:
         notes.append(f"(some searches failed: {', '.join(errors)})")
+    if stopped:
+        notes.append(stopped)
     return _format(query, results, notes, "Anthropic web search")
 
 
