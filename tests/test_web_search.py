@@ -71,7 +71,9 @@ def test_anthropic_server_tool_search_with_pause_turn_continued_verbatim() -> No
     assert "[Spin - Widget docs](https://docs.widget.dev/spin)" in out and "Widget 2 spins at speed 3." in out
     assert holds_final(r.messages)
     # the search is counted and priced by the catalog's price per search
-    assert r.usage.web_search_requests == 1
+    assert r.usage.web_search_requests == 1 and r.to_json()["usage"]["server_tool_use"] == {"web_search_requests": 1}
+    assert r.model_usage["claude-haiku-4-5"]["webSearchRequests"] == 1
+    assert [c.web_search_requests for c in r.call_usage] == [0, 1, 0, 0]
     search_call = r.call_usage[1]
     price = price_for("claude-haiku-4-5")
     assert price is not None and price.web_search == pytest.approx(0.01)

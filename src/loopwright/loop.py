@@ -371,7 +371,7 @@ class Run:
         u = a.usage
         s.usage.add(u)
         s.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
-                                  u.cache_read_input_tokens, self._cost(a), a.model))
+                                  u.cache_read_input_tokens, self._cost(a), a.model, u.web_search_requests))
 
     async def execute(self, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
         """Step 4: one result per tool_use, in order, then any queued user text."""

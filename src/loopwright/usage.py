@@ -112,9 +112,10 @@ class CallUsage:
     cache_read_input_tokens: int
     cost_usd: float
     model: str = ""
+    web_search_requests: int = 0  # server-side searches of this call (priced in cost_usd)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
@@ -122,6 +123,9 @@ class CallUsage:
             "cost_usd": self.cost_usd,
             "model": self.model,
         }
+        if self.web_search_requests:
+            out["web_search_requests"] = self.web_search_requests
+        return out
 
 
 class SharedSpend(Protocol):
