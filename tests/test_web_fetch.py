@@ -32,7 +32,7 @@ from loopwright.testing import ScriptedServer
 from loopwright.tools.base import ToolContext
 from loopwright.tools.builtin import default_tools
 from loopwright.tools.web import make_web_fetch_tool
-from loopwright.tools.web.fetcher import Limits, Page, Redirect, fetch, same_host
+from loopwright.tools.web.fetcher import Limits, Page, Redirect, check_url, fetch, same_host
 from loopwright.tools.web.guard import AddressPolicy, AddressRefused
 
 from helpers import result_text, text, use
@@ -591,3 +591,16 @@ def test_openai_compatible_model_answers_the_prompt_too(site: str) -> None:
     assert result_text(r.messages[2]["content"][0]) == "the name is widget"
     assert len(side) == 1 and '\\"widget\\"' in json.dumps(side[0].body["messages"])
     assert len(r.call_usage) == 3
+
+
+@pytest.mark.parametrize("host", ["2130706433", "0x7f000001", "0", "localhost", "[::1]", "[::ffff:127.0.0.1]"])
+def test_loopback_in_any_spelling_is_refused(host: str) -> None:
+    """Numeric spellings of 127.0.0.1 resolve locally (no DNS query leaves the machine) and are
+    refused by their resolved address."""
+    e = err(f"http://{host}:9/admin", settings={})
+    assert "refused to connect" in e and ("loopback" in e or "unspecified" in e)
+
+
+def test_urls_with_control_characters_or_unicode_hosts(site: str) -> None:
+    assert "control characters" in err(site + "/page.html\r\nX-Injected: 1")
+    assert check_url("https://b\u00fccher.example/caf\u00e9 menu") == "https://xn--bcher-kva.example/caf%C3%A9%20menu"

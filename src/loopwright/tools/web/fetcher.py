@@ -21,7 +21,7 @@ import asyncio
 import zlib
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 from .guard import AddressPolicy, AddressRefused, Resolver, guarded_backend
 
@@ -64,8 +64,22 @@ class Limits:
 
 
 def check_url(url: str) -> str:
-    """The URL as fetched (stripped), or FetchError saying what is wrong with it."""
+    """The URL as fetched, or FetchError saying what is wrong with it: stripped, spaces as %20, a
+    non-ASCII host in IDNA and a non-ASCII path percent-encoded; control characters refused
+    (a CR LF in a URL would be a header of its own)."""
     url = url.strip()
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in url):
+        raise FetchError("the URL contains control characters")
+    url = url.replace(" ", "%20")
+    if not url.isascii():
+        p = urlsplit(url)
+        try:
+            host = (p.hostname or "").encode("idna").decode("ascii")
+        except UnicodeError as e:
+            raise FetchError(f"the host of {url[:100]} is not a valid domain name: {e}") from None
+        netloc = host if p.port is None else f"{host}:{p.port}"
+        url = urlunsplit((p.scheme, netloc, quote(p.path, safe="/%:@!$&'()*+,;="),
+                          quote(p.query, safe="=&%:@!$'()*+,;/?"), ""))
     if len(url) > MAX_URL_LENGTH:
         raise FetchError(f"the URL is {len(url)} characters long; at most {MAX_URL_LENGTH} are fetched")
     parts = urlsplit(url)
