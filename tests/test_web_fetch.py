@@ -35,7 +35,7 @@ from loopwright.tools.web import make_web_fetch_tool
 from loopwright.tools.web.fetcher import Limits, Page, Redirect, check_url, fetch, same_host
 from loopwright.tools.web.guard import AddressPolicy, AddressRefused
 
-from helpers import result_text, text, use
+from helpers import interrupted, result_text, text, use
 
 LOOPBACK = {"webFetch": {"allowPrivateNetwork": ["127.0.0.1"]}}
 
@@ -543,22 +543,14 @@ def test_interrupting_a_slow_fetch_ends_the_run_with_h_paired(site: str) -> None
         turns = [{"content": [use("f1", "WebFetch", url=site + "/slow", prompt="p")]}, {"content": [text("never")]}]
         options = lw.AgentOptions(allowed_tools=["WebFetch"], model=lw.ScriptedModel(turns),
                                   tools=[make_web_fetch_tool()], settings=json.dumps(LOOPBACK))
-        control = lw.RunControl()
-        last: Any = None
 
-        async def consume() -> None:
-            nonlocal last
-            async for m in lw.query("go", options, control=control):
-                last = m
+        async def slow_fetch_started() -> None:
+            for _ in range(200):
+                await asyncio.sleep(0.02)
+                if "/slow" in _Site.hits:
+                    return
 
-        task = asyncio.ensure_future(consume())
-        for _ in range(200):
-            await asyncio.sleep(0.02)
-            if "/slow" in _Site.hits:
-                break
-        control.interrupt()
-        await asyncio.wait_for(task, 5)
-        return last
+        return await interrupted("go", options, slow_fetch_started)
 
     _Site.hits.clear()
     t0 = time.monotonic()
