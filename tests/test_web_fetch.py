@@ -602,3 +602,27 @@ def test_loopback_in_any_spelling_is_refused(host: str) -> None:
 def test_urls_with_control_characters_or_unicode_hosts(site: str) -> None:
     assert "control characters" in err(site + "/page.html\r\nX-Injected: 1")
     assert check_url("https://b\u00fccher.example/caf\u00e9 menu") == "https://xn--bcher-kva.example/caf%C3%A9%20menu"
+
+
+def test_a_workspace_may_lower_the_caps_and_pick_a_small_model_of_the_runs_provider_only(tmp_path: Path,
+                                                                                        site: str) -> None:
+    (tmp_path / ".loopwright").mkdir()
+    (tmp_path / ".loopwright" / "settings.json").write_text(json.dumps(
+        {"webFetch": {"maxBytes": 10**12, "timeout": 10**6}, "smallFastModel": "openai:gpt-4o"}))
+    from loopwright.settings import load_settings
+    from loopwright.tools.web.config import web_config
+
+    cfg = web_config(load_settings(tmp_path, ["project"]))
+    assert cfg.limits.max_bytes == 10 * 1024 * 1024 and cfg.limits.timeout == 60  # not raised
+    (tmp_path / ".loopwright" / "settings.json").write_text(json.dumps({"webFetch": {"maxBytes": 1000}}))
+    assert web_config(load_settings(tmp_path, ["project"])).limits.max_bytes == 1000  # lowered
+    (tmp_path / ".loopwright" / "settings.json").write_text(json.dumps({"smallFastModel": "openai:gpt-4o"}))
+    turns = [[use("f1", "WebFetch", url=site + "/notes.txt", prompt="p")], [text("done")]]
+    with ScriptedServer(turns, side_reply="the run's own model answered") as srv:
+        model = AnthropicModel("claude-haiku-4-5", base_url=srv.url, api_key="test")
+        r = lw.run("x", lw.AgentOptions(allowed_tools=["WebFetch"], model=model, tools=[make_web_fetch_tool()],
+                                        cwd=str(tmp_path), setting_sources=["project"],
+                                        settings=json.dumps(LOOPBACK)))
+        side = [q for q in srv.requests if not q.loop_call and q.kind in ("messages", "chat")]
+    assert result_text(r.messages[2]["content"][0]) == "the run's own model answered"
+    assert [q.kind for q in side] == ["messages"] and side[0].body["model"] == "claude-haiku-4-5"

@@ -12,7 +12,8 @@ The settings keys (Claude Code's `smallFastModel`, and loopwright's `webFetch` /
 
 `allowPrivateNetwork` widens what the model can reach, so only the user's own settings (their
 user file, --settings) may set it: a workspace's `.loopwright/` or `.claude/` file is ignored
-there. A search backend URL from a workspace file is fetched under the address policy, like
+there; such a file may lower the caps, not raise them, and its `smallFastModel` is used only
+when it is a model of the run's own provider (page content never goes to another provider). A search backend URL from a workspace file is fetched under the address policy, like
 a URL the model wrote; the user's own is trusted (a self-hosted SearXNG on localhost).
 """
 
@@ -36,6 +37,7 @@ class WebConfig:
     policy: AddressPolicy
     limits: Limits
     small_model: str | None  # None: the run's model; "": none
+    small_model_trusted: bool  # False: set by a workspace's file (used only on the run's own provider)
     search_backend: str | None  # None: anthropic on Anthropic models, else searxng when a url is set
     search_url: str | None
     search_url_trusted: bool
@@ -44,10 +46,11 @@ class WebConfig:
 
 
 def _number(obj: dict[str, tuple[Any, str]], key: str, where: str, default: float, kind: type = float) -> Any:
-    value = obj.get(key, (default, ""))[0]
+    """The setting, or `default`; a workspace's file may lower a cap, never raise it."""
+    value, scope = obj.get(key, (default, "user"))
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise WebSettingsError(f"{where}.{key} must be a positive number, not {value!r}")
-    return kind(value)
+    return kind(min(value, default) if scope == "project" else value)
 
 
 def web_config(settings: Any) -> WebConfig:
@@ -71,5 +74,6 @@ def web_config(settings: Any) -> WebConfig:
     if backend == "searxng" and url is None:
         raise WebSettingsError("webSearch.backend is searxng but webSearch.url is not set")
     small = getattr(settings, "small_fast_model", None)
-    return WebConfig(policy, limits, small, backend, url, url_scope == "user",
+    return WebConfig(policy, limits, small, getattr(settings, "small_fast_model_scope", "user") == "user",
+                     backend, url, url_scope == "user",
                      _number(search, "maxResults", "webSearch", 10, int), _number(search, "maxUses", "webSearch", 5, int))

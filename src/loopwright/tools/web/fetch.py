@@ -179,7 +179,7 @@ def make_web_fetch_tool(cache: FetchCache | None = None) -> Tool:
         assert isinstance(got, Fetched)
         content, cut, more = _window(got, int(inp.get("offset") or 0))
         source = f"{got.url} ({got.kind}, {got.size} bytes{'; ' + cut if cut else ''})"
-        model, owned = side_model(run, cfg.small_model)
+        model, owned = side_model(run, cfg.small_model, cfg.small_model_trusted)
         why = "no model is configured to answer the prompt (smallFastModel)"
         if model is not None:
             user = (f"The content of {got.url}:\n<content>\n{content}\n</content>\n\n{prompt}\n\n"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...models.base import Model, ModelRequest, ModelResponse
+from ..base import ToolError
 
 
 class BudgetSpent(Exception):
@@ -28,24 +29,30 @@ def is_anthropic(model: Any) -> bool:
     return getattr(model, "provider", None) == "Anthropic"
 
 
-def side_model(run: Any, spec: str | None) -> tuple[Model | None, bool]:
+def side_model(run: Any, spec: str | None, trusted: bool = True) -> tuple[Model | None, bool]:
     """(the model for a tool's own call, whether it was made here and must be closed).
     `spec` None: the run's model, unless that is a scripted one (its turns play the loop's
-    calls only); "": none."""
+    calls only); "": none. An untrusted `spec` (a workspace's setting) is used only when it is
+    a model of the run's own provider; else the run's model is."""
     main = run_model(run)
     if main is None or spec == "":
         return None, False
-    if spec is None or spec == main.name:
-        from ...models.scripted import ScriptedModel
+    if spec is not None and spec != main.name and (trusted or ":" not in spec):  # no "scripted:FILE" from a repo
+        from ...models import resolve_model
 
-        scripted = isinstance(main, ScriptedModel) or any(isinstance(m, ScriptedModel)
-                                                          for m in getattr(main, "models", []))
-        return (None, False) if scripted else (main, False)
-    from ...models import resolve_model
+        o = run.deps.options
+        try:
+            model = resolve_model(spec, base_url=o.base_url, api_key=o.api_key, max_retries=o.max_retries,
+                                  prompt_caching=False)
+        except ValueError as e:
+            raise ToolError(f"smallFastModel {spec!r} cannot be used: {e}") from None
+        first = (getattr(main, "models", None) or [main])[0]
+        if trusted or type(model) is type(first):
+            return model, True
+    from ...models.scripted import ScriptedModel
 
-    o = run.deps.options
-    return resolve_model(spec, base_url=o.base_url, api_key=o.api_key, max_retries=o.max_retries,
-                         prompt_caching=False), True
+    scripted = isinstance(main, ScriptedModel) or any(isinstance(m, ScriptedModel) for m in getattr(main, "models", []))
+    return (None, False) if scripted else (main, False)
 
 
 async def side_call(run: Any, model: Model, request: ModelRequest) -> ModelResponse:
