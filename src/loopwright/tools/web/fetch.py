@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -75,34 +76,35 @@ class Fetched:
 
 
 class FetchCache:
-    """URL -> Fetched for CACHE_TTL_S, oldest out first beyond CACHE_MAX_CHARS."""
+    """(URL, address policy) -> Fetched for CACHE_TTL_S, oldest out first beyond CACHE_MAX_CHARS
+    (keyed on the policy too: what one run's settings let through is not another's)."""
 
     def __init__(self, ttl: float = CACHE_TTL_S, max_chars: int = CACHE_MAX_CHARS) -> None:
         self.ttl, self.max_chars = ttl, max_chars
-        self.entries: OrderedDict[str, Fetched] = OrderedDict()
+        self.entries: OrderedDict[Hashable, Fetched] = OrderedDict()
         self.chars = 0
 
-    def get(self, url: str) -> Fetched | None:
-        e = self.entries.get(url)
+    def get(self, key: Hashable) -> Fetched | None:
+        e = self.entries.get(key)
         if e is None:
             return None
         if time.monotonic() - e.at > self.ttl:
-            self._drop(url)
+            self._drop(key)
             return None
         return e
 
-    def put(self, url: str, e: Fetched) -> None:
-        if url in self.entries:
-            self._drop(url)
+    def put(self, key: Hashable, e: Fetched) -> None:
+        if key in self.entries:
+            self._drop(key)
         if len(e.text) > self.max_chars:
             return
-        self.entries[url] = e
+        self.entries[key] = e
         self.chars += len(e.text)
         while self.chars > self.max_chars:
             self._drop(next(iter(self.entries)))
 
-    def _drop(self, url: str) -> None:
-        self.chars -= len(self.entries.pop(url).text)
+    def _drop(self, key: Hashable) -> None:
+        self.chars -= len(self.entries.pop(key).text)
 
 
 def _redirect_text(r: Redirect, prompt: str) -> str:
@@ -170,12 +172,12 @@ def make_web_fetch_tool(cache: FetchCache | None = None) -> Tool:
             cfg = web_config(getattr(run, "settings", None))
         except WebSettingsError as e:
             raise ToolError(f"WebFetch: {e}") from None
-        got: Fetched | Redirect | None = store.get(url)
+        got: Fetched | Redirect | None = store.get((url, cfg.policy))
         if got is None:
             got = await _fetch(url, cfg)
             if isinstance(got, Redirect):
                 return _redirect_text(got, prompt)
-            store.put(url, got)
+            store.put((url, cfg.policy), got)
         assert isinstance(got, Fetched)
         content, cut, more = _window(got, int(inp.get("offset") or 0))
         source = f"{got.url} ({got.kind}, {got.size} bytes{'; ' + cut if cut else ''})"
