@@ -626,3 +626,44 @@ def test_a_workspace_may_lower_the_caps_and_pick_a_small_model_of_the_runs_provi
         side = [q for q in srv.requests if not q.loop_call and q.kind in ("messages", "chat")]
     assert result_text(r.messages[2]["content"][0]) == "the run's own model answered"
     assert [q.kind for q in side] == ["messages"] and side[0].body["model"] == "claude-haiku-4-5"
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code not installed (cd tests/node && npm install)")
+def test_side_by_side_with_claude_code_on_the_same_turns(tmp_path: Path, monkeypatch: Any) -> None:
+    """The same scripted WebFetch turn, https page on loopback, for Claude Code and loopwright:
+    both fetch the page, send its Markdown with the prompt to a side model call, and give the
+    model that call's answer as the tool result."""
+    cert, httpd = _tls_site(tmp_path)
+    port = httpd.server_address[1]
+    url = f"https://127.0.0.1:{port}/page.html"
+    turns = [[use("toolu_1", "WebFetch", url=url, prompt="What does spin take?")], [text("done")]]
+    answers: dict[str, tuple[str, str]] = {}
+    try:
+        (tmp_path / "home").mkdir()
+        with ScriptedServer(turns, side_reply="spin takes speed") as srv:
+            env = {**os.environ, "HOME": str(tmp_path / "home"), "ANTHROPIC_BASE_URL": srv.url,
+                   "ANTHROPIC_API_KEY": "test", "DISABLE_TELEMETRY": "1",
+                   "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "ENABLE_TOOL_SEARCH": "false",
+                   "NODE_EXTRA_CA_CERTS": cert}
+            out = subprocess.run([str(CLAUDE), "-p", "fetch", "--allowedTools", "WebFetch", "--settings",
+                                  '{"skipWebFetchPreflight": true}', "--output-format", "json"], env=env,
+                                 cwd=tmp_path, capture_output=True, text=True, timeout=180)
+            assert json.loads(out.stdout)["subtype"] == "success", out.stdout[-1000:]
+            last = srv.loop_requests[-1].body["messages"][-1]["content"][0]
+            side = [q for q in srv.requests if q.kind == "messages" and not q.loop_call
+                    and "What does spin take?" in json.dumps(q.body["messages"])]
+            answers["claude"] = (result_text(last), json.dumps(side[-1].body["messages"]) if side else "")
+        monkeypatch.setenv("SSL_CERT_FILE", cert)
+        with ScriptedServer(turns, side_reply="spin takes speed") as srv:
+            model = AnthropicModel("claude-haiku-4-5", base_url=srv.url, api_key="test")
+            r = lw.run("fetch", lw.AgentOptions(allowed_tools=["WebFetch"], model=model, tools=[make_web_fetch_tool()],
+                                                settings=json.dumps({"webFetch": {"allowPrivateNetwork": True}})))
+            side = [q for q in srv.requests if q.kind == "messages" and not q.loop_call]
+            answers["loopwright"] = (result_text(r.messages[2]["content"][0]), json.dumps(side[-1].body["messages"]))
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    for who, (result, asked) in answers.items():
+        assert result == "spin takes speed", (who, result)
+        assert "Widget API" in asked and "widget.spin(speed=3)" in asked and "not content" not in asked, who
