@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import loopwright as lw
@@ -32,7 +32,15 @@ from loopwright.testing import ScriptedServer
 from loopwright.tools.base import ToolContext
 from loopwright.tools.builtin import default_tools
 from loopwright.tools.web import make_web_fetch_tool
-from loopwright.tools.web.fetcher import Limits, Page, Redirect, check_url, fetch, same_host
+from loopwright.tools.web.fetcher import (
+    FetchError,
+    Limits,
+    Page,
+    Redirect,
+    check_url,
+    fetch,
+    same_host,
+)
 from loopwright.tools.web.guard import AddressPolicy, AddressRefused
 
 from helpers import interrupted, result_text, text, use
@@ -68,6 +76,7 @@ class _Site(BaseHTTPRequestHandler):
     pdf = b""
     hits: list[str] = []
     barrier = threading.Barrier(2, timeout=5)
+    graph: dict[int, Any] = {}
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -149,6 +158,14 @@ class _Site(BaseHTTPRequestHandler):
             except OSError:  # the client went away: what it should do
                 pass
             self.close_connection = True
+        elif path.startswith("/g/"):  # a node of the redirect graph a property test sets
+            target = self.graph.get(int(path[3:]), "page")
+            if target == "page":
+                self._send(200, f"node {path}".encode(), "text/plain")
+            elif target == "away":
+                self._redirect(f"http://localhost:{port}/elsewhere")
+            else:
+                self._redirect(f"/g/{target}", 307)
         elif path.startswith("/together/"):  # answers only when both calls are in at once
             try:
                 self.barrier.wait()
@@ -667,3 +684,31 @@ def test_side_by_side_with_claude_code_on_the_same_turns(tmp_path: Path, monkeyp
     for who, (result, asked) in answers.items():
         assert result == "spin takes speed", (who, result)
         assert "Widget API" in asked and "widget.spin(speed=3)" in asked and "not content" not in asked, who
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.integers(0, 14), st.one_of(st.integers(0, 14), st.sampled_from(["page", "away"])),
+                       min_size=1), st.integers(1, 6))
+def test_any_redirect_graph_ends_within_the_cap(site: str, graph: dict[int, Any], cap: int) -> None:
+    """Whatever the server's redirects: the fetch ends with the page, the cross-host redirect, a
+    loop or the cap, as walking the graph says, after at most cap + 1 requests."""
+    _Site.graph = graph
+    seen: list[int] = [0]
+    while (nxt := graph.get(seen[-1], "page")) not in ("page", "away") and nxt not in seen and len(seen) <= cap:
+        seen.append(nxt)
+    policy = AddressPolicy(allowed=(ipaddress.ip_network("127.0.0.1/32"),))
+    _Site.hits.clear()
+    try:
+        got: Any = asyncio.run(fetch(site + "/g/0", policy, Limits(timeout=5, max_redirects=cap), upgrade=False))
+    except FetchError as e:
+        got = e
+    end = graph.get(seen[-1], "page")
+    if end == "page":
+        assert isinstance(got, Page) and got.body == f"node /g/{seen[-1]}".encode()
+    elif end == "away":
+        assert isinstance(got, Redirect) and got.location.endswith("/elsewhere")
+    elif end in seen:
+        assert isinstance(got, FetchError) and "redirect loop" in str(got)
+    else:
+        assert isinstance(got, FetchError) and f"more than {cap} redirects" in str(got)
+    assert len([h for h in _Site.hits if h.startswith("/g/")]) == len(seen) <= cap + 1
