@@ -201,3 +201,37 @@ def test_no_backend_is_a_clear_is_error_result() -> None:
     assert block["is_error"] and "not an Anthropic model" in result_text(block)
     block = scripted_search({"query": "x"}, settings="{}")
     assert block["is_error"] and "too short" in result_text(block)  # Claude Code's minLength 2
+
+
+def test_max_uses_reaches_the_server_tool_and_a_refused_search_is_reported() -> None:
+    uses = [{"type": "server_tool_use", "id": f"srvtoolu_{i}", "name": "web_search", "input": {"query": f"q{i}"}}
+            for i in (1, 2)]
+    turns = [[use("s1", "WebSearch", query="widget")], {"content": uses, "stop_reason": "end_turn"}, [text("done")]]
+    with ScriptedServer(turns, web_search=lambda q: RESULTS[:1]) as srv:
+        r = run_search(srv, settings=json.dumps({"webSearch": {"maxUses": 1}}), allowed_tools=["WebSearch"])
+        tool = srv.loop_requests[1].body["tools"][0]
+    assert tool["max_uses"] == 1
+    out = result_text(r.messages[2]["content"][0])
+    assert "docs.widget.dev" in out and "max_uses_exceeded" in out
+    assert r.usage.web_search_requests == 1  # the refused one is not a search
+
+
+def test_the_loopback_server_refuses_what_the_api_refuses() -> None:
+    import urllib.error
+    import urllib.request
+
+    bad = {"model": "claude-haiku-4-5", "max_tokens": 10, "messages": [{"role": "user", "content": "q"}],
+           "tools": [{"type": "web_search_20250305", "name": "web_search", "allowed_domains": ["a.com"],
+                      "blocked_domains": ["b.com"]}]}
+    with ScriptedServer([[text("never")]], web_search=lambda q: RESULTS) as srv:
+        req = urllib.request.Request(srv.url + "/v1/messages", json.dumps(bad).encode(),
+                                     {"content-type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=10)
+    assert e.value.code == 400 and "both allowed_domains and blocked_domains" in e.value.read().decode()
+
+
+def test_searxng_results_are_capped_by_max_results(searx: str) -> None:
+    settings = json.dumps({"webSearch": {"url": searx, "maxResults": 1}})
+    out = result_text(scripted_search({"query": "widget"}, settings=settings))
+    assert "1. [Spin" in out and "2. [" not in out
