@@ -712,3 +712,52 @@ def test_any_redirect_graph_ends_within_the_cap(site: str, graph: dict[int, Any]
     else:
         assert isinstance(got, FetchError) and f"more than {cap} redirects" in str(got)
     assert len([h for h in _Site.hits if h.startswith("/g/")]) == len(seen) <= cap + 1
+
+
+class _Proxy(BaseHTTPRequestHandler):
+    """A forward proxy for http:// (absolute-form GET); it refuses CONNECT tunnels."""
+
+    seen: list[str] = []
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_CONNECT(self) -> None:
+        self.seen.append("CONNECT " + self.path)
+        self.send_response(403)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self) -> None:
+        import urllib.request
+
+        self.seen.append("GET " + self.path)
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(self.path, timeout=5) as upstream:
+            body = upstream.read()
+            ctype = upstream.headers.get("Content-Type", "")
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_the_environments_proxy_is_used_and_the_target_still_checked(site: str, monkeypatch: Any) -> None:
+    proxy = _Quiet(("127.0.0.1", 0), _Proxy)
+    threading.Thread(target=proxy.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        for k in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+            monkeypatch.delenv(k, raising=False)
+        for k in ("HTTP_PROXY", "HTTPS_PROXY"):
+            monkeypatch.setenv(k, f"http://127.0.0.1:{proxy.server_address[1]}")
+        _Proxy.seen.clear()
+        out = ok(site + "/page.html")  # https through the proxy refused (CONNECT 403): http through it
+        assert "# Widget API" in out
+        assert _Proxy.seen[0].startswith("CONNECT 127.0.0.1:") and _Proxy.seen[1] == f"GET {site}/page.html"
+        _Proxy.seen.clear()
+        assert "loopback" in err(site + "/page.html", settings={})  # checked here, before the proxy is asked
+        assert _Proxy.seen == []
+    finally:
+        proxy.shutdown()
+        proxy.server_close()

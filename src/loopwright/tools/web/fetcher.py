@@ -4,7 +4,9 @@ models.http (the providers' transport).
 One GET through the providers' transport (httpcore2, the environment's proxy, the system's
 trust store: models/http.py), with what a hostile server must not be able to do about it:
 
-- every connection goes through the address policy (guard.py), each redirect hop too;
+- every connection goes through the address policy (guard.py), each redirect hop too (through
+  the environment's proxy, the target's name is resolved and checked here before the proxy is
+  asked; the proxy resolves it again, so against DNS rebinding the proxy's own policy counts);
 - redirects are followed only to the same host (`www.` aside, http to https, same port, no
   credentials), at most `max_redirects` times and never in a loop; a redirect to another
   host is returned as `Redirect` for the model to decide on (Claude Code's rule);
@@ -248,6 +250,10 @@ async def _follow(url: str, policy: AddressPolicy, limits: Limits, resolver: Res
                                  ) from None
             except httpcore2.NetworkError as e:
                 raise FetchError(f"network error talking to {urlsplit(url).netloc}: {e or type(e).__name__}") from None
+            except httpcore2.ProxyError as e:  # the environment's proxy refused (a CONNECT to the TLS port, say)
+                if first_try and len(seen) == 1:
+                    raise _NoTLS from e
+                raise FetchError(f"the proxy refused the request for {url[:200]}: {e}") from None
             if status not in _REDIRECTS:
                 return Page(url, status, reason, headers.get("content-type", ""), body, truncated)
             location = headers.get("location")
