@@ -216,16 +216,10 @@ async def _follow(url: str, policy: AddressPolicy, limits: Limits, resolver: Res
 
     from ...models.http import connection_pool, proxy_for, system_tls_context
 
-    if proxy_for(url) is not None:
-        # The proxy resolves the name and connects; check what the name resolves to here (a
-        # proxy of the user's own network may well be at a private address itself).
-        from .guard import resolve
-
-        p = urlsplit(url)
-        policy.check(p.hostname or "", await (resolver or resolve)(p.hostname or "", p.port or _DEFAULT_PORT[p.scheme]))
-        backend = None
-    else:
-        backend = guarded_backend(policy, resolver)
+    # Through a proxy, the proxy resolves the name and connects: each hop's name is checked here
+    # instead (the proxy itself, of the user's own network, may well be at a private address).
+    proxied = proxy_for(url) is not None
+    backend = None if proxied else guarded_backend(policy, resolver)
     seen = [url]
     try:
         pool = connection_pool(url, ssl_context=system_tls_context(), network_backend=backend, max_connections=4)
@@ -233,6 +227,12 @@ async def _follow(url: str, policy: AddressPolicy, limits: Limits, resolver: Res
         raise FetchError(str(e)) from None
     async with pool:
         while True:
+            if proxied:
+                from .guard import resolve
+
+                p = urlsplit(url)
+                host = p.hostname or ""
+                policy.check(host, await (resolver or resolve)(host, p.port or _DEFAULT_PORT[p.scheme]))
             try:
                 status, reason, headers, body, truncated = await _get(pool, url, limits)
             except (FetchError, AddressRefused):
