@@ -761,3 +761,13 @@ def test_the_environments_proxy_is_used_and_the_target_still_checked(site: str, 
     finally:
         proxy.shutdown()
         proxy.server_close()
+
+
+def test_permission_dialog_shows_the_url_and_the_query_escaped() -> None:
+    from loopwright.cli.preview import permission_preview
+
+    p = permission_preview("WebFetch", {"url": "https://docs.exa\x1bmple.com/x\x1b[2J", "prompt": "p"})
+    assert p.title == "Fetch" and "\x1b" not in p.summary and all("\x1b" not in t for ln in p.lines for _, t in ln)
+    assert "docs.exa" in p.summary and "prompt: p" in p.lines[1][0][1]
+    q = permission_preview("WebSearch", {"query": "widget", "blocked_domains": ["spam.example.net"]})
+    assert q.lines[0][0][1] == "widget" and "blocked_domains: spam.example.net" in q.lines[1][0][1]
