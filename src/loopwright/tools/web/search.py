@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the rest of the room loads at the first call: default_tools
     from .config import WebConfig
 
 SERVER_TOOL = "web_search_20250305"
-MAX_PAUSES = 3
+MAX_PAUSES = 5  # outside a run; in one, AgentOptions.max_pause_continuations
 
 DESCRIPTION = """Searches the web and returns the results (titles, URLs and what they say), to answer with
 information newer than your training data.
@@ -102,7 +102,8 @@ async def _anthropic(run: Any, query: str, allowed: list[str] | None, blocked: l
     texts: list[str] = []
     errors: list[str] = []
     stopped = ""
-    for pause in range(MAX_PAUSES + 1):
+    pauses = getattr(getattr(run.deps, "options", None), "max_pause_continuations", MAX_PAUSES)
+    for pause in range(pauses + 1):
         try:
             response = await side_call(run, model, request)
         except BudgetSpent:
@@ -121,7 +122,7 @@ async def _anthropic(run: Any, query: str, allowed: list[str] | None, blocked: l
                     results += [r for r in content if isinstance(r, dict) and r.get("type") == "web_search_result"]
                 elif isinstance(content, dict):
                     errors.append(str(content.get("error_code") or content))
-        if response.stop_reason != "pause_turn" or pause == MAX_PAUSES:
+        if response.stop_reason != "pause_turn" or pause == pauses:
             break
         # pause_turn: the turn goes back verbatim (server_tool_use and its results too), to go on
         h = [*h, {"role": "assistant", "content": [b.to_wire() for b in response.content]}]
