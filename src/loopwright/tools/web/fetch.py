@@ -164,12 +164,12 @@ def make_web_fetch_tool(cache: FetchCache | None = None) -> Tool:
     async def web_fetch(inp: dict[str, Any], ctx: ToolContext) -> str:
         from .config import WebSettingsError, web_config
         from .fetcher import Redirect
-        from .side import BudgetSpent, close, side_call, side_model
+        from .side import BudgetSpent, close, run_settings, side_call, side_model
 
         url, prompt = str(inp["url"]), str(inp["prompt"])
         run = ctx.run
         try:
-            cfg = web_config(getattr(run, "settings", None))
+            cfg = web_config(run_settings(run))
         except WebSettingsError as e:
             raise ToolError(f"WebFetch: {e}") from None
         got: Fetched | Redirect | None = store.get((url, cfg.policy))

@@ -190,7 +190,7 @@ async def _searxng(query: str, allowed: list[str] | None, blocked: list[str] | N
 def make_web_search_tool() -> Tool:
     async def web_search(inp: dict[str, Any], ctx: ToolContext) -> str:
         from .config import WebSettingsError, web_config
-        from .side import is_anthropic, run_model
+        from .side import is_anthropic, run_model, run_settings
 
         query = str(inp["query"]).strip()
         allowed, blocked = inp.get("allowed_domains") or None, inp.get("blocked_domains") or None
@@ -198,7 +198,7 @@ def make_web_search_tool() -> Tool:
             raise ToolError("WebSearch: give allowed_domains or blocked_domains, not both in one search")
         run = ctx.run
         try:
-            cfg = web_config(getattr(run, "settings", None))
+            cfg = web_config(run_settings(run))
         except WebSettingsError as e:
             raise ToolError(f"WebSearch: {e}") from None
         backend = cfg.search_backend

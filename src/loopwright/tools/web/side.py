@@ -8,7 +8,7 @@ The run reaches a tool as `ctx.run` (None: a tool called outside a run, which ha
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from ...models.base import Model, ModelRequest, ModelResponse
 from ..base import ToolError
@@ -18,7 +18,24 @@ class BudgetSpent(Exception):
     """The run's budget is spent: no side call starts."""
 
 
-def run_model(run: Any) -> Model | None:
+class RunPort(Protocol):
+    """What the web tools use of the run (`ctx.run`, a loop.Run), all of it through this module:
+    `settings` (settings.Settings or None), `deps.model`, `deps.options` (base_url, api_key,
+    max_retries, max_pause_continuations), `state.budget.exhausted` and `charge_aside(response)`."""
+
+    settings: Any
+    deps: Any
+    state: Any
+
+    def charge_aside(self, a: ModelResponse) -> None: ...
+
+
+def run_settings(run: RunPort | None) -> Any:
+    """The run's settings files, merged (None: none read, or no run)."""
+    return getattr(run, "settings", None)
+
+
+def run_model(run: RunPort | None) -> Model | None:
     """The run's model (None outside a run)."""
     return getattr(getattr(run, "deps", None), "model", None)
 
@@ -29,13 +46,13 @@ def is_anthropic(model: Any) -> bool:
     return getattr(model, "provider", None) == "Anthropic"
 
 
-def side_model(run: Any, spec: str | None, trusted: bool = True) -> tuple[Model | None, bool]:
+def side_model(run: RunPort | None, spec: str | None, trusted: bool = True) -> tuple[Model | None, bool]:
     """(the model for a tool's own call, whether it was made here and must be closed).
     `spec` None: the run's model, unless that is a scripted one (its turns play the loop's
     calls only); "": none. An untrusted `spec` (a workspace's setting) is used only when it is
     a model of the run's own provider; else the run's model is."""
     main = run_model(run)
-    if main is None or spec == "":
+    if run is None or main is None or spec == "":
         return None, False
     if spec is not None and spec != main.name and (trusted or ":" not in spec):  # no "scripted:FILE" from a repo
         from ...models import resolve_model
@@ -55,7 +72,7 @@ def side_model(run: Any, spec: str | None, trusted: bool = True) -> tuple[Model 
     return (None, False) if scripted else (main, False)
 
 
-async def side_call(run: Any, model: Model, request: ModelRequest) -> ModelResponse:
+async def side_call(run: RunPort, model: Model, request: ModelRequest) -> ModelResponse:
     """One call of `model`, charged to the run; BudgetSpent when the budget allows no call."""
     from ...models.base import complete
 
