@@ -5,9 +5,12 @@ result with no backend."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -235,3 +238,38 @@ def test_searxng_results_are_capped_by_max_results(searx: str) -> None:
     settings = json.dumps({"webSearch": {"url": searx, "maxResults": 1}})
     out = result_text(scripted_search({"query": "widget"}, settings=settings))
     assert "1. [Spin" in out and "2. [" not in out
+
+
+CLAUDE = Path(__file__).resolve().parent / "node" / "node_modules" / ".bin" / "claude"
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code not installed (cd tests/node && npm install)")
+def test_side_by_side_with_claude_code_on_the_same_turns(tmp_path: Path) -> None:
+    """The same scripted WebSearch turn for Claude Code and loopwright against the server playing
+    web_search: both make a search call that offers only the server tool, and both give the
+    model the result's link and the search model's summary."""
+    srv_use = {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "widget spin"}}
+    turns = [[use("toolu_1", "WebSearch", query="widget spin")],
+             {"content": [text("Searching."), srv_use, text("Widget spins at 3.")], "stop_reason": "end_turn"},
+             [text("done")]]
+    seen: dict[str, tuple[list[str], str]] = {}
+    (tmp_path / "home").mkdir()
+    with ScriptedServer(turns, web_search=lambda q: RESULTS[:1]) as srv:
+        env = {**os.environ, "HOME": str(tmp_path / "home"), "ANTHROPIC_BASE_URL": srv.url,
+               "ANTHROPIC_API_KEY": "test", "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+               "ENABLE_TOOL_SEARCH": "false"}
+        out = subprocess.run([str(CLAUDE), "-p", "search", "--allowedTools", "WebSearch", "--output-format", "json"],
+                             env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180)
+        assert json.loads(out.stdout)["subtype"] == "success", out.stdout[-1000:]
+        calls = srv.loop_requests
+        seen["claude"] = ([t.get("type", "") for t in calls[1].body["tools"]],
+                          result_text(calls[2].body["messages"][-1]["content"][0]))
+    with ScriptedServer(turns, web_search=lambda q: RESULTS[:1]) as srv:
+        r = run_search(srv, allowed_tools=["WebSearch"])
+        seen["loopwright"] = ([t.get("type", "") for t in srv.loop_requests[1].body["tools"]],
+                              result_text(r.messages[2]["content"][0]))
+    for who, (tools, result) in seen.items():
+        assert tools == ["web_search_20250305"], who
+        assert "Spin - Widget docs" in result and "https://docs.widget.dev/spin" in result, who
+        assert "Widget spins at 3." in result, who
