@@ -67,9 +67,11 @@ def _format(query: str, results: list[dict[str, Any]], notes: list[str], where: 
         lines.append("No results.")
     for i, r in enumerate(results, 1):
         lines.append(f"{i}. [{r.get('title') or r.get('url')}]({r.get('url')})")
-        snippet = str(r.get("content") or r.get("page_age") or "").strip()
+        snippet = " ".join(str(r.get("content") or "").split())[:500]
         if snippet:
-            lines.append("   " + " ".join(snippet.split())[:500])
+            lines.append("   " + snippet)
+        if r.get("page_age"):
+            lines.append(f"   (page age: {r['page_age']})")
     lines += ["", *notes] if notes else []
     lines += ["", "Cite the sources you use, as markdown links."] if results else []
     return "\n".join(lines).rstrip()
