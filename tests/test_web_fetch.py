@@ -771,3 +771,20 @@ def test_permission_dialog_shows_the_url_and_the_query_escaped() -> None:
     assert "docs.exa" in p.summary and "prompt: p" in p.lines[1][0][1]
     q = permission_preview("WebSearch", {"query": "widget", "blocked_domains": ["spam.example.net"]})
     assert q.lines[0][0][1] == "widget" and "blocked_domains: spam.example.net" in q.lines[1][0][1]
+
+
+def test_the_cache_expires_and_keeps_within_its_size() -> None:
+    from loopwright.tools.web.fetch import FetchCache, Fetched
+
+    def page(n: int, at: float) -> Fetched:
+        return Fetched("u", 200, "text", "x" * n, n, False, at)
+
+    c = FetchCache(ttl=10, max_chars=100)
+    now = time.monotonic()
+    c.put("a", page(60, now))
+    c.put("b", page(60, now))  # over the size: the oldest goes
+    assert c.get("a") is None and c.get("b") is not None and c.chars == 60
+    c.put("old", page(10, now - 11))
+    assert c.get("old") is None and c.chars == 60  # expired: dropped when asked
+    c.put("huge", page(101, now))
+    assert c.get("huge") is None and c.chars == 60  # larger than the whole cache: not kept

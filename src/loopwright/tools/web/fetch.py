@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the rest of the room loads at the first call: default_tools
 
 MAX_CONTENT_CHARS = 100_000  # what is sent to the small model, or returned without one
 CACHE_TTL_S = 15 * 60
-CACHE_MAX_CHARS = 50_000_000
+CACHE_MAX_CHARS = 20_000_000  # at most ~80 MB of text kept (4 bytes a character at worst)
 
 DESCRIPTION = """Fetches a URL and answers a prompt about its content.
 
