@@ -27,7 +27,7 @@ _EXPORTS: dict[str, str] = {
     "HookMatcher": "hooks", "Hooks": "hooks",
     "InvariantViolation": "invariant",
     "create_sdk_mcp_server": "mcp.inprocess",
-    "RunControl": "loop", "arun": "loop", "query": "loop", "run": "loop",
+    "RunControl": "loop", "arun": "assemble", "query": "assemble", "run": "assemble", "build_run": "assemble",
     **dict.fromkeys(
         ["AssistantMessage", "Message", "ResultMessage", "StreamEvent", "SystemMessage", "UserMessage"], "messages"),
     **dict.fromkeys(["Model", "ModelError", "ModelRequest", "ModelResponse", "ScriptedModel"], "models"),
@@ -56,6 +56,10 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the public names
+    from .assemble import arun as arun
+    from .assemble import build_run as build_run
+    from .assemble import query as query
+    from .assemble import run as run
     from .batching import batch as batch
     from .blocks import Block as Block
     from .blocks import ImageBlock as ImageBlock
@@ -71,9 +75,6 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the
     from .hooks import Hooks as Hooks
     from .invariant import InvariantViolation as InvariantViolation
     from .loop import RunControl as RunControl
-    from .loop import arun as arun
-    from .loop import query as query
-    from .loop import run as run
     from .mcp.inprocess import create_sdk_mcp_server as create_sdk_mcp_server
     from .messages import AssistantMessage as AssistantMessage
     from .messages import Message as Message

@@ -25,9 +25,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from .assemble import query
 from .blocks import WireMessage
 from .context import DEFAULT_KEEP_TURNS, CompactResult
-from .loop import RunControl, query
+from .loop import RunControl
 from .messages import Message, ResultMessage, SystemMessage
 from .models.base import Model
 from .options import AgentOptions, model_for

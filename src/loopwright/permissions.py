@@ -265,16 +265,21 @@ class Permissions:
     sandbox_escape: bool = False
     ws: Workspace = field(init=False, repr=False, compare=False)  # built from the fields above
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        object.__setattr__(self, name, value)
-        # The run's tools share the state: searching tools (Grep, Glob) find there which
-        # files Read deny rules hide, and leave them out of what they list.
-        if name == "tool_state" and getattr(self, "ws", None) is not None:
-            # A copy: a subagent's gate is a copy of its parent's and must not move the parent's shell.
-            self.ws = copy.copy(self.ws)
-            self.ws.state = value
-            if value is not None and any(r.specifier is not None and r.covers_tool("Read") for r in self.deny):
-                value.read_denied = self.read_denied
+    def for_state(self, state: ToolState | None) -> Permissions:
+        """This gate for the run whose tools share `state` (a copy: a subagent's gate is its
+        parent's and must not move the parent's shell)."""
+        gate = copy.copy(self)
+        gate.tool_state = state
+        gate._bind_state()
+        return gate
+
+    def _bind_state(self) -> None:
+        # The gate resolves Bash paths from the shell's cwd in the state; searching tools (Grep,
+        # Glob) find there which files Read deny rules hide, and leave them out of what they list.
+        self.ws = copy.copy(self.ws)
+        self.ws.state = self.tool_state
+        if self.tool_state is not None and any(r.specifier is not None and r.covers_tool("Read") for r in self.deny):
+            self.tool_state.read_denied = self.read_denied
 
     def read_denied(self, path: str) -> bool:
         """Does a Read deny rule cover this (absolute) path?"""
@@ -290,7 +295,7 @@ class Permissions:
         self.ws = Workspace(self.cwd, self.add_dirs, self.home, self.exec_path)
         self._cwd = self.ws.root
         self._home = self.ws.home_dir
-        self.tool_state = self.tool_state  # registers read_denied (see __setattr__)
+        self._bind_state()
 
     # -- entry point used by the executor ----------------------------------------------------
 

@@ -341,6 +341,12 @@ class SessionRecorder:
         self.prompt_uuid: str | None = None  # the user message that started this turn (checkpoints key)
         self._open_assistant: str | None = None  # an assistant line not yet answered by a user line
 
+    @property
+    def path(self) -> Path | None:
+        """The transcript's file when the store keeps one (the JSONL store's); None for others."""
+        path = getattr(self.writer, "path", None)
+        return path if isinstance(path, Path) else None
+
     def _emit(self, kind: str, sync: bool = False, **extra: Any) -> str:
         ln = _line(kind, self.session_id, self.cwd, self.last_uuid, **extra)
         self.writer.write(ln, sync)

@@ -441,7 +441,7 @@ class Agent(BaseNode):
         return Agent(name, self.options, self.prompt)
 
     async def _call(self, rt: _Runtime, prompt: str) -> None:
-        from .loop import query  # lazy: the loop pulls in tools, permissions, sessions
+        from .assemble import query  # lazy: the loop pulls in tools, permissions, sessions
         from .messages import AssistantMessage, ResultMessage
 
         opts = self.options

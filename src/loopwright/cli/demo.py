@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..assemble import query
 from ..blocks import ToolUseBlock
 from ..invariant import check
-from ..loop import query
 from ..messages import AssistantMessage, ResultMessage
 from ..models.base import ModelEvent, ModelRequest, ModelResponse
 from ..models.catalog import cost_of
