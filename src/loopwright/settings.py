@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .home import loopwright_home as loopwright_home
 from .hooks import HOOK_EVENTS, CommandHook, HookContext, HookMatcher, Hooks
 from .permissions import PERMISSION_MODES, Permissions, Rule
 
@@ -49,12 +50,6 @@ SETTING_SOURCES = ("user", "project", "local")
 
 class SettingsError(ValueError):
     """A settings file that cannot be used; the message names the file."""
-
-
-def loopwright_home() -> Path:
-    """The user-level config directory: $LOOPWRIGHT_HOME, else ~/.loopwright."""
-    env = os.environ.get("LOOPWRIGHT_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".loopwright"
 
 
 @dataclass
@@ -247,8 +242,7 @@ class RunConfig:
 
 
 def uses_settings(options: AgentOptions) -> bool:
-    return (getattr(options, "setting_sources", None) is not None or getattr(options, "settings", None) is not None
-            or bool(getattr(options, "claude_settings", False)))
+    return options.setting_sources is not None or options.settings is not None or options.claude_settings
 
 
 def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
@@ -257,14 +251,13 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
     the options. When settings are used and no mode is set anywhere, the mode is `default`."""
     settings: Settings | None = None
     if uses_settings(options):
-        sources = getattr(options, "setting_sources", None)
+        sources = options.setting_sources
         settings = load_settings(cwd, SETTING_SOURCES if sources is None else sources,
-                                 claude=bool(getattr(options, "claude_settings", False)),
-                                 extra=getattr(options, "settings", None))
+                                 claude=options.claude_settings, extra=options.settings)
     mode = options.permission_mode
     if mode is None and settings is not None:
         mode = settings.default_mode or "default"  # type: ignore[assignment]
-    add_dirs = [Path(cwd, Path(d).expanduser()).resolve() for d in (getattr(options, "add_dirs", None) or [])]
+    add_dirs = [Path(cwd, Path(d).expanduser()).resolve() for d in (options.add_dirs or [])]
     if settings is not None:
         add_dirs = [*settings.additional_directories, *add_dirs]
     try:
@@ -284,11 +277,11 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
     hooks = hooks.for_run(HookContext(cwd=str(cwd), permission_mode=mode or "default"))  # never the caller's object
     env = dict(settings.env) if settings else {}
     sandbox = None
-    if getattr(options, "sandbox", None) is not None or (settings is not None and settings.sandbox is not None):
+    if options.sandbox is not None or (settings is not None and settings.sandbox is not None):
         from .sandbox import SandboxError, config_from, make_sandbox
 
         try:  # the options' sandbox (--sandbox, AgentOptions(sandbox=...)) on top of the files'
-            sb_config = config_from(getattr(options, "sandbox", None), "AgentOptions.sandbox", cwd,
+            sb_config = config_from(options.sandbox, "AgentOptions.sandbox", cwd,
                                     start=settings.sandbox if settings is not None else None)
             sandbox = make_sandbox(sb_config, cwd, add_dirs, permissions, env)
         except SandboxError as e:
