@@ -1,4 +1,6 @@
-"""Many agent runs at once: `loopwright batch TASKS.jsonl -o RESULTS.jsonl` and `lw.batch(...)`.
+"""Room: batch (a front end, beside cli). Owns batches of runs and `loopwright batch`; may import assemble and below, and cli.
+
+Many agent runs at once: `loopwright batch TASKS.jsonl -o RESULTS.jsonl` and `lw.batch(...)`.
 
 Owns: reading and checking a task list, running each task as one agent run (in place, in a copy
 or in a git worktree), the results file (appended atomically line by line, read back tolerating

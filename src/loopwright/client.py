@@ -1,4 +1,4 @@
-"""Room: agents / client / workflows (above loop). Owns LoopwrightClient; may import loop and below,
+"""Room: client / workflows (above assemble). Owns LoopwrightClient; may import assemble and below,
 never cli.
 
 LoopwrightClient: a conversation you can steer while it runs (the Agent SDK's ClaudeSDKClient).

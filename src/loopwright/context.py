@@ -1,5 +1,5 @@
-"""Room: execute / invariant / context / settings. Owns compaction and token estimates; may import
-data types, bases, invariant, sessions and settings, never options or above.
+"""Room: execute / invariant / context. Owns compaction and token estimates; may import
+data types, bases, models and invariant, never options or above.
 
 Context compaction: the answer to seed Prop 5.2 (3).
 

@@ -1,4 +1,4 @@
-"""Room: execute / invariant / context / settings. Owns running one turn's tool calls; may import
+"""Room: execute / invariant / context. Owns running one turn's tool calls; may import
 data types and bases (tools.base, hooks, permissions), never options or above.
 
 One turn's tool calls: step 4 of seed Def 3.1, with the parallelism of seed Prop 6.2.

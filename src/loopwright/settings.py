@@ -1,5 +1,5 @@
-"""Room: execute / invariant / context / settings. Owns reading and merging the settings files;
-may import data types and bases (hooks, permissions), never options or above.
+"""Room: settings (above options). Owns reading and merging the settings files;
+may import options, the sandbox and below, never mcp, agents, loop or above.
 
 Settings files: permission rules, default mode, extra directories, hooks and env.
 

@@ -1,5 +1,5 @@
-"""Room: agents / client / workflows (above loop). Owns workflow graphs and their runs; may import
-loop and below, never cli.
+"""Room: client / workflows (above assemble). Owns workflow graphs and their runs; may import
+assemble and below, never cli.
 
 Workflows (seed §7, Def 7.1): programs with a finite set V of model-call nodes, each
 passed at most once per run, so one run makes at most |V| model calls whatever the input

@@ -1,4 +1,6 @@
-"""MCP servers' tools and resources in the loop (the official `mcp` SDK as the client).
+"""Room: mcp. Owns McpRuntime (connections, tools, results); may import tools.base, mcp.config, mcp.naming.
+
+MCP servers' tools and resources in the loop (the official `mcp` SDK as the client).
 
 One `McpRuntime` per run (built by the assembler when servers are configured; the loop calls
 `open` before its init message, so the tool list is fixed before the run's first step):

@@ -1,4 +1,6 @@
-"""MCP server configuration in Claude Code's format: `{"mcpServers": {name: {...}}}`.
+"""Room: mcp. Owns MCP server configuration; may import options, settings and mcp.inprocess.
+
+MCP server configuration in Claude Code's format: `{"mcpServers": {name: {...}}}`.
 
     stdio  {"command": "npx", "args": [...], "env": {...}, "cwd": "..."}   ("type": "stdio" optional)
     http   {"type": "http", "url": "https://...", "headers": {...}}          (streamable HTTP)

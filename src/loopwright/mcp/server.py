@@ -1,4 +1,6 @@
-"""`loopwright mcp serve`: loopwright's built-in tools as an MCP server over stdio.
+"""Room: cli. Owns `loopwright mcp serve`; may import assemble, cli.config and below.
+
+`loopwright mcp serve`: loopwright's built-in tools as an MCP server over stdio.
 
 Read, Write, Edit, MultiEdit, Bash, BashOutput, KillShell, Glob, Grep and TodoWrite, under
 their own names, with `readOnlyHint` set for the read-only ones, so Claude Code, Claude

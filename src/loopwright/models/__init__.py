@@ -1,4 +1,4 @@
-"""Room: models. Owns resolve_model and the models' exports; may import data types and models.*
+"""Room: providers (on models.base). Owns resolve_model and the models' exports; may import data types and models.*
 (providers lazily).
 
 Models: the protocol, the scripted model, and `resolve_model` which turns one string

@@ -1,4 +1,6 @@
-"""The model catalog: what loopwright knows about each model family, in one table.
+"""Room: models (data only). Owns the model catalog: names, aliases, prices, the cost formula; may import usage only.
+
+The model catalog: what loopwright knows about each model family, in one table.
 
 One row per model-id prefix: its price (USD per million tokens, see `usage.Price`), its
 context window, the output limit a call asks for when the caller does not say
