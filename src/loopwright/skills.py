@@ -92,8 +92,8 @@ class Skill:
 def config_dirs(cwd: Path, sources: Iterable[str], kind: str, home: Path | None = None) -> list[Path]:
     """Where `kind` ("skills", "commands") folders live for these setting sources: the project's
     `.loopwright/<kind>` and `.claude/<kind>` (cwd, then the repository root), then the user's."""
-    from .memory import repo_root
     from .home import loopwright_home
+    from .memory import repo_root
 
     want = set(sources)
     out: list[Path] = []
