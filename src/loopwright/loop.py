@@ -49,7 +49,7 @@ from .messages import (
     UserMessage,
 )
 from .models.base import STOP_REASONS, Model, ModelError, ModelRequest, ModelResponse, close_model
-from .models.catalog import cost_of
+from .models.catalog import call_cost
 from .options import AgentOptions
 from .tools.base import Tool
 from .usage import Budget, CallUsage, Price, Usage
@@ -274,9 +274,7 @@ class Run:
 
     def _cost(self, a: ModelResponse) -> float:
         d = self.deps
-        if a.cost_usd is not None:
-            return a.cost_usd
-        return cost_of(a.usage, a.model, d.prices) or cost_of(a.usage, d.model.name, d.prices) or 0.0
+        return call_cost(a.usage, a.model, a.cost_usd, d.prices, priced_as=d.model.name)
 
     def charge(self, a: ModelResponse) -> None:
         s = self.state

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .blocks import text_of
 from .models.base import Model, ModelRequest, complete
-from .models.catalog import cost_of, price_for
+from .models.catalog import call_cost, price_for
 from .usage import CallUsage, Price, Usage
 
 if TYPE_CHECKING:
@@ -207,7 +207,7 @@ class _Runtime:
         if cost_usd is None and price is None and model_name not in self._unpriced:
             self._unpriced.add(model_name)
             self.note(f"price of model {model_name!r} is unknown: its calls count as $0 (pass prices={{...}})")
-        cost = cost_usd if cost_usd is not None else (cost_of(u, model_name, self.prices) or 0.0)
+        cost = call_cost(u, model_name, cost_usd, self.prices)
         return CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
                          u.cache_read_input_tokens, cost, model_name)
 
