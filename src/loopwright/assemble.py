@@ -99,6 +99,7 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
     sub_hooks: SubagentHooks | None = None
     if parent is None:
         permissions = config.permissions
+        permissions.advice = options.refusal_advice  # refusals name the caller's settings
         permissions.can_use_tool = _permission_callback(
             options.can_use_tool, ToolPermissionContext(session_id, str(cwd), permission_mode))
         if recorder is not None:
@@ -310,6 +311,7 @@ def build_gate(options: AgentOptions) -> tuple[list[Tool], Executor]:
         raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory")
     config = build_run_config(options, cwd)
     ctx = ToolContext(cwd, str(uuid.uuid4()), add_dirs=config.add_dirs, env=config.env)
+    config.permissions.advice = options.refusal_advice
     permissions: Permissions = config.permissions.for_state(ctx.state)
     tools = list(options.tools)
     return tools, Executor({t.name: t for t in tools}, permissions, config.hooks, ctx)

@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Collection
 from dataclasses import dataclass, field, replace
@@ -302,11 +301,6 @@ class Run:
             finally:
                 control._task = None
         self.state.denials.extend(outcome.denials)
-        if outcome.denials and self.deps.options.refusal_advice == "python":
-            refused = {d["tool_use_id"] for d in outcome.denials}
-            outcome.results = [ToolResultBlock(r.tool_use_id, python_advice(r.content), r.is_error)
-                               if r.tool_use_id in refused and isinstance(r.content, str) else r
-                               for r in outcome.results]
         # Text sent during calls the user interrupted stays queued: the client delivers it as the
         # next prompt, as after an interrupted model call (here the model would never read it).
         queued = control.take_queued() if control and not outcome.interrupted else []
@@ -531,28 +525,6 @@ class Run:
     def messages(self, prompt: str) -> AsyncGenerator[Message, None]:
         """query() on this Run (built already: assemble.build_run)."""
         return run_query(self, prompt)
-
-
-_CLI_ADVICE = (
-    (re.compile(r"--allowedTools '([^']*)'"), r"allowed_tools=['\1']"),
-    (re.compile(r"--allowedTools ([^\s'()]+(?:\([^)]*\))?)(?=[\s.,]|$)"), r"allowed_tools=['\1']"),
-    (re.compile(r"--permission-mode (\w+)"), r"permission_mode='\1'"),
-    (re.compile(r"--add-dir\b"), "add_dirs=[...]"),
-    (re.compile(r" \(or permissions\.(?:allow|additionalDirectories)(?: in \.loopwright/settings\.json)?\)"),
-     " in AgentOptions"),
-    (re.compile(r"an interactive run asks"), "a can_use_tool callback may approve them"),
-    (re.compile(r"approve the call in an interactive run"), "approve it in a can_use_tool callback"),
-    (re.compile(r"this run cannot ask"), "this run cannot ask (it has no can_use_tool callback)"),
-)
-
-
-def python_advice(text: str) -> str:
-    """A refusal's advice for the Python API: AgentOptions fields instead of CLI flags."""
-    if "--" not in text and "interactive run" not in text and "cannot ask" not in text:
-        return text
-    for pattern, repl in _CLI_ADVICE:
-        text = pattern.sub(repl, text)
-    return text
 
 
 async def _loop(run: Run) -> AsyncIterator[Message]:

@@ -234,6 +234,39 @@ FS_COMMANDS = {"mkdir": set("pv") | {"--parents", "--verbose"}, "touch": set("ca
 
 # --- the gate ----------------------------------------------------------------------------------
 
+@dataclass(frozen=True, slots=True)
+class Wording:
+    """How refusal advice names the settings that would allow a call, on one surface: the CLI's
+    flags and settings files, or the Python API's AgentOptions fields."""
+
+    rule: Callable[[str], str]  # an allow rule to add (quoted for a shell on the CLI)
+    bare_rule: Callable[[str], str]  # the same for a bare tool name
+    mode: Callable[[str], str]  # a permission mode
+    add_dir: str
+    in_settings_allow: str  # where else allow rules go
+    in_settings_dirs: str  # where else extra directories go
+    asks: str  # who may approve a call that needs approval
+    approve: str
+    cannot_ask: str
+
+
+WORDING: dict[str, Wording] = {
+    "cli": Wording(
+        rule=lambda r: f"--allowedTools '{r}'", bare_rule=lambda r: f"--allowedTools {r}",
+        mode=lambda m: f"--permission-mode {m}", add_dir="--add-dir",
+        in_settings_allow=" (or permissions.allow in .loopwright/settings.json)",
+        in_settings_dirs=" (or permissions.additionalDirectories)",
+        asks="an interactive run asks", approve="approve the call in an interactive run",
+        cannot_ask="this run cannot ask"),
+    "python": Wording(
+        rule=lambda r: f"allowed_tools=['{r}']", bare_rule=lambda r: f"allowed_tools=['{r}']",
+        mode=lambda m: f"permission_mode='{m}'", add_dir="add_dirs=[...]",
+        in_settings_allow=" in AgentOptions", in_settings_dirs=" in AgentOptions",
+        asks="a can_use_tool callback may approve them", approve="approve it in a can_use_tool callback",
+        cannot_ask="this run cannot ask (it has no can_use_tool callback)"),
+}
+
+
 @dataclass
 class Permissions:
     """Rules and a mode in front of the user's `can_use_tool` callback.
@@ -263,6 +296,9 @@ class Permissions:
     # sandbox.allowUnsandboxedCommands with the sandbox on: a Bash call with
     # dangerouslyDisableSandbox runs outside it, so it is asked even in bypassPermissions.
     sandbox_escape: bool = False
+    # How refusals name the settings that allow a call: the caller's surface (CLI flags, or
+    # AgentOptions fields for the Python API).
+    advice: Literal["cli", "python"] = "cli"
     ws: Workspace = field(init=False, repr=False, compare=False)  # built from the fields above
 
     def for_state(self, state: ToolState | None) -> Permissions:
@@ -319,19 +355,20 @@ class Permissions:
             return to_decision(value)
         if v.soft and self.mode is None:
             return Allow()
-        return Deny(f"Permission denied: {describe(name, tool_input)} needs approval ({v.reason}), and this "
-                    f"run cannot ask. {self.hint(name, tool_input, v)}")
+        return Deny(f"Permission denied: {describe(name, tool_input)} needs approval ({v.reason}), and "
+                    f"{WORDING[self.advice].cannot_ask}. {self.hint(name, tool_input, v)}")
 
     def hint(self, name: str, tool_input: dict[str, Any], v: Verdict | None = None) -> str:
         """How to allow a call like this one next time."""
         code = v.code if v is not None else "not_approved"
+        w = WORDING[self.advice]
         if code == "protected":
-            return ("Protected paths (and directories on PATH) are written only with approval (an "
-                    "interactive run asks) or in --permission-mode bypassPermissions.")
+            return ("Protected paths (and directories on PATH) are written only with approval "
+                    f"({w.asks}) or in {w.mode('bypassPermissions')}.")
         if code == "outside":
             kind = "Edit" if name in EDIT_TOOLS else "Read"
-            return ("To allow it, add the directory with --add-dir (or permissions.additionalDirectories), "
-                    f"or a rule such as --allowedTools '{kind}(//abs/dir/**)'.")
+            return (f"To allow it, add the directory with {w.add_dir}{w.in_settings_dirs}, "
+                    f"or a rule such as {w.rule(f'{kind}(//abs/dir/**)')}.")
         if code == "unsandboxed":
             return ("Approve it in an interactive run, list the command in sandbox.excludedCommands, or set "
                     "sandbox.allowUnsandboxedCommands to false so that every command runs in the sandbox.")
@@ -340,7 +377,7 @@ class Permissions:
                     "read.")
         if code == "unknown_path":
             return ("Name the files literally (no variables, command substitutions or directory changes the "
-                    "gate cannot follow), or approve the call in an interactive run.")
+                    f"gate cannot follow), or {w.approve}.")
         if name == "Bash":
             rules = self.suggest_rules(name, tool_input)
             cmd = tool_input.get("command")
@@ -348,12 +385,12 @@ class Permissions:
                 cmd.split()[0] if isinstance(cmd, str) and cmd.split() else "")
             fallback = rules[0] if rules else f"Bash({first}:*)" if first else "Bash"
             rule = next((r for r in rules if first and r.startswith(f"Bash({first}")), fallback)
-            return (f"To allow it, add a rule such as --allowedTools '{rule}' (or permissions.allow in "
-                    ".loopwright/settings.json), or run with --permission-mode bypassPermissions.")
+            return (f"To allow it, add a rule such as {w.rule(rule)}{w.in_settings_allow}, "
+                    f"or run with {w.mode('bypassPermissions')}.")
         if name in EDIT_TOOLS:
-            return ("To allow it, use --permission-mode acceptEdits (edits inside the working directories), "
-                    "add a rule such as --allowedTools 'Edit(./src/**)', or --add-dir for another directory.")
-        return f"To allow it, add --allowedTools {name} (or permissions.allow in .loopwright/settings.json)."
+            return (f"To allow it, use {w.mode('acceptEdits')} (edits inside the working directories), "
+                    f"add a rule such as {w.rule('Edit(./src/**)')}, or {w.add_dir} for another directory.")
+        return f"To allow it, add {w.bare_rule(name)}{w.in_settings_allow}."
 
     def suggest_rules(self, name: str, tool_input: dict[str, Any]) -> list[str]:
         """The allow rules that would approve calls like this one next time (what "don't ask

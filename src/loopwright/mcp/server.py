@@ -37,7 +37,7 @@ def build_executor(args: argparse.Namespace) -> tuple[list[Tool], Executor]:
         allowed_tools=split_tools(args.allowed_tools), disallowed_tools=split_tools(args.disallowed_tools),
         add_dirs=[str(Path(d).expanduser().resolve()) for d in args.add_dirs],
         setting_sources=[x.strip() for x in (args.setting_sources or "").split(",") if x.strip()],
-        settings=args.settings)
+        settings=args.settings, refusal_advice="cli")  # its refusals name the flags of `mcp serve`
     return build_gate(options)
 
 
