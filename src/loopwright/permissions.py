@@ -300,6 +300,7 @@ class Permissions:
     # AgentOptions fields for the Python API).
     advice: Literal["cli", "python"] = "cli"
     ws: Workspace = field(init=False, repr=False, compare=False)  # built from the fields above
+    _granted_n: int = field(default=0, init=False, repr=False, compare=False)  # tool_state.granted taken so far
 
     def for_state(self, state: ToolState | None) -> Permissions:
         """This gate for the run whose tools share `state` (a copy: a subagent's gate is its
@@ -442,7 +443,7 @@ class Permissions:
         """Allow rules the run's tools granted since the last call (an active skill's allowed-tools).
         A new list, not an append: a subagent's gate is a copy of its parent's and shares the old one."""
         granted = self.tool_state.granted if self.tool_state is not None else []
-        n = getattr(self, "_granted_n", 0)
+        n = self._granted_n
         if len(granted) > n:
             self.allow = [*self.allow, *_rules(granted[n:], "skill")]
             self._granted_n = len(granted)
