@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
 
 from .workspace import HARMLESS_READS, HARMLESS_WRITES, ToolState, Workspace, kernel_path, protected
 
@@ -234,8 +234,7 @@ FS_COMMANDS = {"mkdir": set("pv") | {"--parents", "--verbose"}, "touch": set("ca
 
 # --- the gate ----------------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class Wording:
+class Wording(NamedTuple):
     """How refusal advice names the settings that would allow a call, on one surface: the CLI's
     flags and settings files, or the Python API's AgentOptions fields."""
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from .base import Model, ModelError, ModelRequest, ModelResponse, complete
 from .scripted import ScriptedModel
@@ -35,8 +34,7 @@ def load_script(path: str | Path) -> list[Any]:
 Provider = Literal["scripted", "openai", "anthropic"]
 
 
-@dataclass(frozen=True, slots=True)
-class ModelSpec:
+class ModelSpec(NamedTuple):
     """A model string, parsed: `provider` and the `name` after its prefix (a file for scripted).
     `problem` says why it cannot be used: "empty" (a prefix with nothing after it), "provider"
     (an unknown `xyz:` prefix), "no-provider" (a bare name that is no Claude id); else None."""
