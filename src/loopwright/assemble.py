@@ -31,11 +31,12 @@ from .context import AutoCompactor
 from .execute import Executor
 from .hooks import HookContext, Hooks
 from .loop import McpServers, Run, RunControl, RunDeps, RunState, run_query
-from .messages import Message, ResultMessage
+from .messages import Message, ResultMessage, diagnostics
 from .models.base import Model, has_own_cost, model_names
 from .models.catalog import price_for
 from .options import AgentOptions, ToolPermissionContext, model_for
 from .permissions import CanUseTool, Decision, Deny, Permissions, to_decision
+from .prompts import system_prompt_text
 from .settings import build_run_config
 from .tools.base import BudgetView, Subagent, SubagentSpec, Tool, ToolContext
 from .usage import Budget, SharedSpend
@@ -80,7 +81,7 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
     tools = [*options.tools, *_skill_tool(options, cwd, warnings), *([structured.tool] if structured else [])]
     if options.agents and not any(t.spawns_agents for t in tools):  # the Agent tool for `agents`
         tools.append(make_agent_tool(options.agents))
-    system = "\n\n".join(p for p in (options.system_prompt, options.append_system_prompt) if p) or None
+    system = system_prompt_text(options.system_prompt, options.append_system_prompt, cwd, tools)
     recorder: SessionRecorder | None = None
     if options.persist_session or (history is None and (options.resume or options.continue_conversation)):
         from .sessions import (
@@ -327,8 +328,12 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
     if options is not None and not isinstance(options, AgentOptions):
         raise TypeError(f"options must be an AgentOptions, not {type(options).__name__}")
     run = build_run(options or AgentOptions(), prompt, control=control, history=history)
+    stderr = run.deps.options.stderr
     async with contextlib.aclosing(run_query(run, prompt)) as stream:
         async for msg in stream:
+            if stderr is not None:  # the Agent SDK's stderr callback: the run's diagnostic lines
+                for line in diagnostics(msg):
+                    stderr(line)
             yield msg
 
 

@@ -254,13 +254,12 @@ class Run:
         done = object()
 
         async def pump() -> None:
-            try:
-                async for ev in model.stream(req):
-                    queue.put_nowait(ev)
-            finally:
-                queue.put_nowait(done)
+            async for ev in model.stream(req):
+                queue.put_nowait(ev)
 
         task = asyncio.ensure_future(pump())
+        # A callback, not a `finally` in pump: a task cancelled before it first ran never enters it
+        task.add_done_callback(lambda _: queue.put_nowait(done))
         control._task = task
         try:
             while (ev := await queue.get()) is not done:
