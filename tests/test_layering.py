@@ -6,6 +6,7 @@ circle. Every import counts: at module level, inside functions and under `if TYP
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -16,6 +17,7 @@ SRC = ROOT / "src" / "loopwright"
 ROOM_RE = re.compile(r"^Room: ([^.(]+?)\s*[.(]")
 
 
+@functools.cache
 def modules() -> dict[str, Path]:
     """Dotted name (without the `loopwright.` prefix; the package itself is `loopwright`) -> file.
     The demo project is data the demo's agent edits, not loopwright's code."""
@@ -133,16 +135,20 @@ def test_every_module_names_its_room_as_the_readme_map_places_it() -> None:
         f"{m}: {got!r} not in {want}" for m, (got, want) in sorted(wrong.items()))
 
 
+@functools.cache
+def package_imports() -> dict[str, set[str]]:
+    return imports(modules())
+
+
 def test_no_import_goes_up_the_map() -> None:
-    mods = modules()
     level = {m: i for i, (_, listed) in enumerate(readme_map()) for m in listed}  # 0: the top
-    edges = imports(mods)
+    edges = package_imports()
     upward = sorted(f"{m} -> {t}" for m, ts in edges.items() for t in ts if level[t] < level[m])
     assert upward == [], f"{len(upward)} upward imports: {upward}"
 
 
 def test_no_import_circles() -> None:
-    edges = imports(modules())
+    edges = package_imports()
     assert "agents" in edges["assemble"]  # the assembler adds the Agent tool: agents sits below it
     found = circles(edges)
     assert found == [], f"{len(found)} import circles: {found}"
