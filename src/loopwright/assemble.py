@@ -32,7 +32,7 @@ from .execute import Executor
 from .hooks import HookContext, Hooks
 from .loop import McpServers, Run, RunControl, RunDeps, RunState, run_query
 from .messages import Message, ResultMessage, diagnostics
-from .models.base import Model, has_own_cost, model_names
+from .models.base import Model, ModelResponse, has_own_cost, model_names
 from .models.catalog import price_for
 from .options import AgentOptions, ToolPermissionContext, model_for
 from .permissions import CanUseTool, Decision, Deny, Permissions, to_decision
@@ -44,6 +44,7 @@ from .usage import Budget, SharedSpend
 if TYPE_CHECKING:
     from .memory import Memory
     from .sessions import SessionRecorder
+    from .settings import Settings
 
 log = logging.getLogger("loopwright.assemble")
 
@@ -131,7 +132,8 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
         options=options, model=model, prices=prices, price=price, cwd=cwd, tools=by_name,
         tool_defs=[t.definition() for t in tools], system=system, session_id=session_id, control=control,
         permission_mode=permission_mode, hooks=hooks, executor=Executor(by_name, permissions, hooks, ctx),
-        recorder=recorder, inbox=asyncio.Queue() if any(t.spawns_agents for t in tools) else None, mcp=mcp)
+        recorder=recorder, inbox=asyncio.Queue() if any(t.spawns_agents for t in tools) else None, mcp=mcp,
+        settings=config.settings)
     shared = parent.state.budget.shared if parent is not None else shared_spend  # a batch's spend counts
     state = RunState(h, Budget(options.max_budget_usd, shared=shared))  # the subagent's calls as they happen
     compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
@@ -245,9 +247,27 @@ class RunPortsOf:
     def cwd(self) -> Path:
         return self._run.deps.cwd
 
+    @property
+    def settings(self) -> Settings | None:
+        return self._run.deps.settings
+
+    @property
+    def max_pause_continuations(self) -> int:
+        return self._run.deps.options.max_pause_continuations
+
     def budget(self) -> BudgetView:
         b = self._run.state.budget
-        return BudgetView(b.limit_usd, b.spent_usd)
+        return BudgetView(b.limit_usd, b.spent_usd, b.exhausted)
+
+    def new_model(self, spec: str) -> Model:
+        from .models import resolve_model
+
+        o = self._run.deps.options
+        return resolve_model(spec, base_url=o.base_url, api_key=o.api_key, max_retries=o.max_retries,
+                             prompt_caching=False)
+
+    def charge(self, response: ModelResponse) -> None:
+        self._run.charge_aside(response)
 
     def emit(self, msg: Message) -> None:
         self._run.post(msg)

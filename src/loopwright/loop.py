@@ -56,6 +56,7 @@ from .usage import Budget, CallUsage, Price, Usage
 if TYPE_CHECKING:
     from .memory import Memory
     from .sessions import SessionRecorder
+    from .settings import Settings
     from .structured import StructuredOutput
 
 log = logging.getLogger("loopwright.loop")
@@ -130,6 +131,7 @@ class RunDeps:
     recorder: SessionRecorder | None  # when persisting
     inbox: asyncio.Queue[Message] | None  # subagents post their messages here (agents.py)
     mcp: McpServers | None = None  # servers to open before the first step
+    settings: Settings | None = None  # the settings files, merged: what tools read of them (tools/web)
 
 
 @dataclass(slots=True)
@@ -277,11 +279,17 @@ class Run:
     def charge(self, a: ModelResponse) -> None:
         s = self.state
         s.calls += 1
+        self.charge_aside(a)
+        s.last_stop = a.stop_reason
+
+    def charge_aside(self, a: ModelResponse) -> None:
+        """A tool's own model call (WebFetch's small model, WebSearch's search): its usage and
+        cost count in this run's budget like the loop's calls (Prop 5.4), without being a turn."""
+        s = self.state
         u = a.usage
         s.usage.add(u)
         s.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
-                                  u.cache_read_input_tokens, self._cost(a), a.model))
-        s.last_stop = a.stop_reason
+                                  u.cache_read_input_tokens, self._cost(a), a.model, u.web_search_requests))
 
     async def execute(self, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
         """Step 4: one result per tool_use, in order, then any queued user text."""

@@ -44,7 +44,7 @@ from ..workspace import ToolState
 if TYPE_CHECKING:
     from ..hooks import Hooks
     from ..messages import Message
-    from ..models.base import Model
+    from ..models.base import Model, ModelResponse
 
 _BLOCK_CLASSES: tuple[type, ...] = typing.get_args(Block)
 
@@ -68,6 +68,7 @@ class BudgetView(NamedTuple):  # (a NamedTuple: a frozen dataclass costs ~5x as 
 
     limit_usd: float | None
     spent_usd: float
+    exhausted: bool = False  # S >= B, or a batch's shared spend is spent: no model call may start
 
     @property
     def left_usd(self) -> float | None:
@@ -115,7 +116,22 @@ class RunPorts(Protocol):
     @property
     def cwd(self) -> Path: ...
 
+    @property
+    def settings(self) -> Any:
+        """The run's settings files, merged (settings.Settings), or None when none were read."""
+
+    @property
+    def max_pause_continuations(self) -> int: ...
+
     def budget(self) -> BudgetView: ...
+
+    def new_model(self, spec: str) -> Model:
+        """A model of `spec` reached as the run's own is (its base_url, api_key, retries), with no
+        prompt caching (a tool's own call is made once). Raises ValueError for a bad spec."""
+
+    def charge(self, response: ModelResponse) -> None:
+        """A model call a tool made for the run (WebFetch, WebSearch): its usage and cost count in
+        the run's budget like the loop's calls (Prop 5.4), without being a turn."""
 
     def emit(self, msg: Message) -> None:
         """Pass a message on, live, to the caller of query() (a subagent's; never into history)."""
