@@ -14,6 +14,7 @@ from typing import Any
 from ...models.base import Model, ModelRequest, ModelResponse, close_model
 from ..base import RunPorts, ToolError
 
+
 class BudgetSpent(Exception):
     """The run's budget is spent: no side call starts."""
 
