@@ -1,4 +1,4 @@
-"""Room: options (above execute and settings). Owns AgentOptions; may import the rooms below it,
+"""Room: options (above sessions, below settings). Owns AgentOptions; may import the rooms below it,
 never loop, agents, client, workflows or cli.
 
 AgentOptions: everything a run is configured with (Claude Agent SDK field names). Plain data:
