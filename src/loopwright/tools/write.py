@@ -7,7 +7,11 @@ directory, fsynced, with the original's mode and owner, renamed over it (through
 the link stays a link). A failure (ENOSPC, EDQUOT, EFBIG, ...) leaves the original byte for
 byte as it was and becomes an is_error naming the cause. A file with several hard links is
 rewritten in place instead (a rename would split the links), restored if the write fails.
-Extended attributes and ACLs are not carried over to the renamed file."""
+Extended attributes and ACLs are not carried over to the renamed file.
+
+A changed file's mtime moves on by at least one whole second (`_newer_mtime`): Python reuses a
+`.pyc` whose recorded source mtime (whole seconds) and size match, so an edit that keeps the size
+within the second of the last compile would otherwise leave the old bytecode running."""
 
 from __future__ import annotations
 
@@ -93,6 +97,21 @@ def atomic_write(path: Path, data: bytes) -> None:
         kept = "was not changed" if st is not None else "was not created"
         raise ToolError(f"Could not write {path}: {cause}{f' ({code})' if code else ''}. "
                         f"The file {kept}.") from None
+    if st is not None:
+        with contextlib.suppress(OSError):  # someone else's file we may write but not utime: as before
+            _newer_mtime(target, st)
+
+
+def _newer_mtime(target: Path, old: os.stat_result) -> None:
+    """Make the new mtime's whole seconds greater than the old one's. Strictly increasing, not
+    just different: a .pyc compiled from any earlier version of the file (not only the last one)
+    records an earlier second, so none can match. Edits faster than one a second push the mtime
+    ahead of the clock by as many seconds as edits."""
+    new = os.stat(target)
+    old_s = old.st_mtime_ns // 1_000_000_000
+    if new.st_mtime_ns // 1_000_000_000 > old_s:
+        return
+    os.utime(target, ns=(new.st_atime_ns, (old_s + 1) * 1_000_000_000 + new.st_mtime_ns % 1_000_000_000))
 
 
 def _write_all(fd: int, data: bytes, offset: int | None = None) -> None:
