@@ -55,7 +55,7 @@ from .messages import (
 from .models.base import STOP_REASONS, Model, ModelError, ModelRequest, ModelResponse
 from .models.catalog import cost_of, price_for
 from .options import AgentOptions, ToolPermissionContext, model_for
-from .permissions import CanUseTool, Decision, Deny, to_decision
+from .permissions import CanUseTool, Decision, Deny, Permissions, to_decision
 from .settings import build_run_config
 from .tools.base import Tool, ToolContext
 from .usage import Budget, CallUsage, Price, Usage
@@ -140,6 +140,7 @@ class RunState:
     started: float = field(default_factory=time.perf_counter)
     last_stop: str | None = None
     stop_continuations: int = 0
+    final: str | None = None  # set by a tool through ToolContext.finish: the run's result, after this turn
 
 
 class Run:
@@ -194,7 +195,7 @@ class Run:
         hooks, permissions = config.hooks, config.permissions
         permission_mode = permissions.mode or "default"
         ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, run=self,
-                          sandbox=config.sandbox)
+                          sandbox=config.sandbox, ask_user=options.ask_user, review_plan=options.review_plan)
         if parent is None:
             permissions.can_use_tool = _permission_callback(
                 options.can_use_tool, ToolPermissionContext(session_id, str(cwd), permission_mode))
@@ -220,6 +221,8 @@ class Run:
         h = list(history or [])
         h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
         self.state = RunState(h, Budget(options.max_budget_usd))
+        ctx.permission_mode, ctx.set_permission_mode = self._mode_port(permissions)
+        ctx.finish = lambda text: setattr(self.state, "final", text)
         if parent is not None:  # a batch's spend counts the subagent's calls as they happen
             self.state.budget.shared = parent.state.budget.shared
         self.memory_seen: set[Path] = set()
@@ -236,6 +239,14 @@ class Run:
             hooks.bind(HookContext(session_id, transcript, str(cwd), permission_mode))
         else:
             sub_hooks.sub = self
+
+    def _mode_port(self, gate: Permissions) -> tuple[Callable[[], str], Callable[[str], None]]:
+        """The permission mode as tools see it (ExitPlanMode): read it, change it for the rest of the run."""
+        def set_mode(mode: str) -> None:
+            gate.mode = mode  # type: ignore[assignment]  # a PermissionMode: interaction.PlanApproved
+            self.deps.permission_mode = mode
+
+        return (lambda: gate.mode or "default"), set_mode
 
     def _skill_tool(self, options: AgentOptions, cwd: Path) -> list[Tool]:
         """The Skill tool (skills.py) when the setting sources hold skills and none is given."""
@@ -763,6 +774,11 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             if stop is not None:
                 yield stop
                 return
+        if s.final is not None:                                     # a tool ended the run (a plan,
+            r = run.result("success")                               #    headless): its text is the result
+            r.result = s.final
+            yield r
+            return
         if s.budget.exhausted:                                      # subagents spent the rest of B
             yield run.budget_stop()
             return

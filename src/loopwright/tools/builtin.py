@@ -4,6 +4,7 @@ The built-in coding tools, with Claude Code's names and input schemas (SPEC §8)
 
 from __future__ import annotations
 
+from .ask import make_ask_user_question_tool, make_exit_plan_mode_tool
 from .base import Tool
 from .bash import make_bash_tools
 from .edit import make_edit_tool, make_multi_edit_tool
@@ -15,13 +16,13 @@ from .todo import make_todo_tool
 from .write import make_write_tool
 
 NAMES = ("Read", "Write", "Edit", "MultiEdit", "Bash", "BashOutput", "KillShell", "Glob", "Grep", "TodoWrite",
-         "NotebookEdit")
+         "NotebookEdit", "AskUserQuestion", "ExitPlanMode")
 
 
 def default_tools() -> list[Tool]:
     """Fresh Tool instances: Read, Write, Edit, MultiEdit, Bash, BashOutput, KillShell, Glob, Grep, TodoWrite,
-    NotebookEdit."""
+    NotebookEdit, AskUserQuestion, ExitPlanMode."""
     bash, bash_output, kill_shell = make_bash_tools()
     return [make_read_tool(), make_write_tool(), make_edit_tool(), make_multi_edit_tool(), bash,
             bash_output, kill_shell, make_glob_tool(), make_grep_tool(), make_todo_tool(),
-            make_notebook_edit_tool()]
+            make_notebook_edit_tool(), make_ask_user_question_tool(), make_exit_plan_mode_tool()]
