@@ -230,6 +230,7 @@ class Run:
         # MCP servers (mcp/): configured ones start in run_query; their tools join deps.tools.
         from .mcp.config import for_run
 
+        self.is_top = parent is None
         self.mcp_configs = for_run(options, cwd, config.settings) if parent is None else []
         self.mcp: Any = None  # mcp.client.McpRuntime once started
         self.compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
@@ -239,6 +240,17 @@ class Run:
             hooks.bind(HookContext(session_id, transcript, str(cwd), permission_mode))
         else:
             sub_hooks.sub = self
+
+    async def include_mentions(self, prompt: str) -> None:
+        """The files the prompt mentions (`@path`), appended to its message (mentions.py)."""
+        from .mentions import mention_blocks
+        from .tools.read import make_read_tool
+
+        d = self.deps
+        read = d.tools.get("Read") or make_read_tool()
+        blocks, denied = await mention_blocks(prompt, d.cwd, d.executor.permissions.decide, read, d.executor.ctx)
+        self.state.h[-1]["content"].extend(blocks)
+        self.state.denials += denied
 
     def _mode_port(self, gate: Permissions) -> tuple[Callable[[], str], Callable[[str], None]]:
         """The permission mode as tools see it (ExitPlanMode): read it, change it for the rest of the run."""
@@ -810,6 +822,8 @@ async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
         blocked = await run.start_hooks(prompt)
         for m in run.hook_messages():
             yield run.persist(m)
+        if blocked is None and d.options.file_mentions and run.is_top:
+            await run.include_mentions(prompt)  # `@file`s, gated as Reads (mentions.py)
         run.persist_prompt()  # before the first model call: a crash from here on can be resumed
         if blocked is not None:
             yield run.persist(run.result("error_during_execution", error=f"prompt blocked by a UserPromptSubmit hook: {blocked}"))

@@ -166,6 +166,8 @@ class AgentOptions:
     # with a user gives. None: nobody to ask (AskUserQuestion fails; a plan ends the run as its result).
     ask_user: AskUser | None = None
     review_plan: ReviewPlan | None = None
+    # `@path` in the prompt includes that file, gated as a Read (mentions.py); the CLI sets it.
+    file_mentions: bool = False
 
     def __post_init__(self) -> None:
         if self.max_turns is not None and (not isinstance(self.max_turns, int) or isinstance(self.max_turns, bool)

@@ -396,11 +396,13 @@ class Repl:
 
     async def main(self) -> int:
         from prompt_toolkit import PromptSession
+        from prompt_toolkit.completion import merge_completers
         from prompt_toolkit.history import FileHistory, InMemoryHistory
         from prompt_toolkit.key_binding import KeyBindings
         from prompt_toolkit.patch_stdout import patch_stdout
 
         from ..sessions import loopwright_home
+        from .mention_complete import mention_completer
         from .slash import menu_entries, slash_completer
 
         kb = KeyBindings()
@@ -463,7 +465,9 @@ class Repl:
             history=history, key_bindings=merge_key_bindings([kb, dialog_bindings(lambda: self.dialog)]),
             multiline=True, bottom_toolbar=self.toolbar,
             prompt_continuation="  ", complete_while_typing=True,
-            completer=slash_completer(lambda: menu_entries(self.cwd(), self.base_options.setting_sources or [])))
+            completer=merge_completers([
+                slash_completer(lambda: menu_entries(self.cwd(), self.base_options.setting_sources or [])),
+                mention_completer(self.cwd)]))  # `@path` (cli/mention_complete.py)
         self.app = session.app
         self.app.ttimeoutlen, self.app.timeoutlen = ESC_WAIT
         self.prompt_session = session
