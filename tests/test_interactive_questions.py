@@ -215,3 +215,17 @@ def test_print_mode_questions_are_an_error_and_a_plan_is_the_result(tmp_path: Pa
                          capture_output=True, text=True, timeout=60)
     r = json.loads(out.stdout)
     assert r["subtype"] == "success" and r["result"] == "the plan" and r["num_turns"] == 2, out.stdout
+
+
+def test_trace_lines_and_the_notebook_edit_preview(tmp_path: Path) -> None:
+    from loopwright.cli.preview import permission_preview
+    from loopwright.cli.render import describe_input
+
+    nb = {"notebook_path": str(tmp_path / "a.ipynb"), "cell_id": "c1", "new_source": "x = 1\ny = 2"}
+    p = permission_preview("NotebookEdit", nb, tmp_path)
+    assert (p.title, p.summary) == ("NotebookEdit a.ipynb", "replace cell c1")
+    assert ["".join(t for _, t in ln) for ln in p.lines] == ["x = 1", "y = 2"]
+    assert describe_input("NotebookEdit", nb, tmp_path) == "a.ipynb: replace c1"
+    assert describe_input("AskUserQuestion", {"questions": [Q, Q2]}, tmp_path) == (
+        "Which date library should we use?; Which checks do you want?")
+    assert describe_input("ExitPlanMode", {"plan": "1. test\n2. fix"}, tmp_path) == "1. test"

@@ -31,7 +31,8 @@ def build_executor(args: argparse.Namespace) -> tuple[list[Tool], Executor]:
     cwd = Path(args.cwd or ".").expanduser().resolve()
     if not cwd.is_dir():
         raise ValueError(f"--cwd {args.cwd}: no such directory")
-    tools = default_tools()
+    # the client has its own user: questions and plans are its business, not its tools'
+    tools = [t for t in default_tools() if t.name not in ("AskUserQuestion", "ExitPlanMode")]
     options = AgentOptions(
         tools=tools, cwd=str(cwd), permission_mode=args.permission_mode,
         allowed_tools=split_tools(args.allowed_tools), disallowed_tools=split_tools(args.disallowed_tools),
