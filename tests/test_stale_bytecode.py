@@ -81,3 +81,36 @@ def test_a_later_second_keeps_the_real_mtime(tmp_path: Path) -> None:
     out, err = call_tool(EDIT, ctx, file_path=str(f), old_string="1", new_string="2")
     assert not err, out
     assert before - 1_000_000_000 < f.stat().st_mtime_ns <= time.time_ns()
+
+
+@pytest.mark.e2e
+def test_a_rewind_restores_code_that_runs(tmp_path: Path) -> None:
+    """A rewind's restore moves the mtime on too: the restored version runs, not the agent's."""
+    import loopwright as lw
+    from loopwright.checkpoints import rewind_files, rewind_points
+
+    from helpers import text, use
+
+    work = tmp_path / "work"
+    work.mkdir()
+    mod = work / "mod.py"
+    mod.write_text("X = 'old'\n")
+    turns = [[use("r1", "Read", file_path=str(mod))],
+             [use("e1", "Edit", file_path=str(mod), old_string="old", new_string="new")], [text("ok")]]
+    r = lw.run("edit", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=[READ, EDIT], cwd=work,
+                                       sessions_dir=tmp_path / "s", persist_session=True,
+                                       permission_mode="acceptEdits"))
+    assert r.subtype == "success"
+    point = rewind_points(r.session_id, tmp_path / "s")[0]
+    for _attempt in range(5):
+        time.sleep(1 - time.time() % 1 + 0.01)
+        now = time.time_ns()
+        os.utime(mod, ns=(now, now))  # the agent's version, compiled in this very second
+        assert _import_value(work) == "new"
+        rewind_files(r.session_id, point.uuid, tmp_path / "s")
+        if time.time_ns() // 1_000_000_000 != now // 1_000_000_000:
+            mod.write_text("X = 'new'\n")  # too slow for this second: again
+            continue
+        assert mod.read_text() == "X = 'old'\n" and _import_value(work) == "old"
+        return
+    pytest.fail("could not rewind within the second in 5 tries (machine too slow)")

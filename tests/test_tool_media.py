@@ -246,3 +246,11 @@ def test_notebook_edit_is_gated_as_an_edit(tmp_path: Path, mode: str) -> None:
                                      permission_mode=mode))  # type: ignore[arg-type]
     assert [d["tool_name"] for d in r.permission_denials] == ["NotebookEdit"]
     assert f.read_bytes() == before
+
+
+def test_a_decompression_bomb_is_refused_before_decoding(tmp_path: Path) -> None:
+    f = tmp_path / "bomb.png"
+    Image.new("1", (12000, 12000)).save(f, "PNG")  # 144 megapixels in a few KB
+    assert f.stat().st_size < 100_000
+    out, err = call_tool(READ, ToolContext(tmp_path), file_path=str(f))
+    assert err and "12000x12000" in out

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import io
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from .base import ToolError
 MAX_IMAGE_BYTES = 3_750_000  # base64 grows by 4/3: stays under the API's 5 MB image limit
 MAX_IMAGE_SIDE = 2000  # the API's limit per side when a request holds many images
 MAX_SOURCE_IMAGE_BYTES = 100 * 1024 * 1024  # bigger files are not even decoded
+MAX_PIXELS = 100_000_000  # nor bigger images (a 10000x10000 px decompression bomb in a few KB)
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
                ".gif": "image/gif", ".webp": "image/webp"}
 _PIL_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
@@ -45,15 +47,21 @@ def image_blocks(path: Path, data: bytes) -> list[Block]:
     from PIL import Image, UnidentifiedImageError
 
     try:
-        img = Image.open(io.BytesIO(data))
+        with warnings.catch_warnings():  # Pillow warns of a bomb on open; MAX_PIXELS refuses it below
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            img = Image.open(io.BytesIO(data))
         fmt, (w, h) = img.format or "", img.size
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as e:
         raise ToolError(f"{path} is not an image Read can decode ({e}).") from None
     mime = _PIL_FORMATS.get(fmt)
     if mime is not None and len(data) <= MAX_IMAGE_BYTES and max(w, h) <= MAX_IMAGE_SIDE:
         return [_block(mime, data)]  # as it is, byte for byte
+    if w * h > MAX_PIXELS:
+        raise ToolError(f"{path} is {w}x{h} px, more than Read decodes ({MAX_PIXELS // 1_000_000} megapixels).")
     try:
         img.seek(0)  # an animated GIF or WebP: its first frame
+        if fmt == "JPEG":
+            img.draft("RGB", (MAX_IMAGE_SIDE, MAX_IMAGE_SIDE))  # decode at a fraction of the size: faster, less memory
         img.load()
         img.thumbnail((MAX_IMAGE_SIDE, MAX_IMAGE_SIDE), Image.Resampling.LANCZOS)
         out, mime = _encode(img)

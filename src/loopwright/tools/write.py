@@ -9,9 +9,8 @@ byte as it was and becomes an is_error naming the cause. A file with several har
 rewritten in place instead (a rename would split the links), restored if the write fails.
 Extended attributes and ACLs are not carried over to the renamed file.
 
-A changed file's mtime moves on by at least one whole second (`_newer_mtime`): Python reuses a
-`.pyc` whose recorded source mtime (whole seconds) and size match, so an edit that keeps the size
-within the second of the last compile would otherwise leave the old bytecode running."""
+A changed file's mtime moves on by at least one whole second (mtime.move_mtime_on): else Python
+could keep running the bytecode of the version before."""
 
 from __future__ import annotations
 
@@ -22,6 +21,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from ..mtime import move_mtime_on
 from .base import Tool, ToolContext, ToolError
 from .paths import after_change, before_change, check_fresh, load_text, record_read, resolve
 
@@ -98,20 +98,7 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise ToolError(f"Could not write {path}: {cause}{f' ({code})' if code else ''}. "
                         f"The file {kept}.") from None
     if st is not None:
-        with contextlib.suppress(OSError):  # someone else's file we may write but not utime: as before
-            _newer_mtime(target, st)
-
-
-def _newer_mtime(target: Path, old: os.stat_result) -> None:
-    """Make the new mtime's whole seconds greater than the old one's. Strictly increasing, not
-    just different: a .pyc compiled from any earlier version of the file (not only the last one)
-    records an earlier second, so none can match. Edits faster than one a second push the mtime
-    ahead of the clock by as many seconds as edits."""
-    new = os.stat(target)
-    old_s = old.st_mtime_ns // 1_000_000_000
-    if new.st_mtime_ns // 1_000_000_000 > old_s:
-        return
-    os.utime(target, ns=(new.st_atime_ns, (old_s + 1) * 1_000_000_000 + new.st_mtime_ns % 1_000_000_000))
+        move_mtime_on(target, st)
 
 
 def _write_all(fd: int, data: bytes, offset: int | None = None) -> None:
