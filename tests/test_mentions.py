@@ -137,3 +137,13 @@ def test_tab_completes_a_mention_in_the_terminal(work: Path, tmp_path: Path) -> 
         t.wait("it returns 1")
     (transcript,) = list((tmp_path / "home").rglob("*.jsonl"))
     assert json.dumps("     1\tdef main():")[1:-1] in transcript.read_text()
+
+
+def test_a_symlink_out_of_the_workspace_is_judged_where_it_points(work: Path, tmp_path: Path) -> None:
+    """A hostile repository's `docs.md -> ~/.ssh/id_rsa`: the gate sees the real path, outside."""
+    key = tmp_path / "home_ssh_id_rsa"
+    key.write_text("PRIVATE KEY\n")
+    (work / "docs.md").symlink_to(key)
+    r, rec = _run(work, "summarize @docs.md", [[text("ok")]], permission_mode="acceptEdits")
+    assert "PRIVATE KEY" not in json.dumps(_first_message(rec))
+    assert [d["tool_input"]["file_path"] for d in r.permission_denials] == [str(key)]
