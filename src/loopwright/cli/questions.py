@@ -34,7 +34,7 @@ from ..interaction import (
     Question,
     QuestionReply,
 )
-from .dialog import ARM_DELAY, cells, wrap
+from .dialog import ARM_DELAY, layout, toolbar_text, wrap
 from .preview import Line, shown
 
 
@@ -113,33 +113,11 @@ class _Dialog:
                 label = f"{label.split(':')[0]}: {shown(self.text)}▌"
             tail.append([(style, f" {mark} {i + 1}. {label}")])
         tail.append([("ansibrightblack", f" {self.hint()}" if self.armed(now) else " …")])
-        head = [r for ln in self.head() for r in wrap(ln, width)]
-        tail = [r for ln in tail for r in wrap(ln, width)]
         body = [r for ln in self.body() for r in wrap([("", "  "), *ln], width, indent=4)]
-        rule: Line = [("ansibrightblack", "─" * width)]
-        room = max(3, height - len(head) - len(tail) - 2)
-        if len(body) <= room:
-            self.scroll, self.page = 0, len(body)
-            return [rule, *head, *body, *tail]
-        self.page = room - 1
-        self.scroll = max(0, min(self.scroll, len(body) - self.page))
-        part = body[self.scroll:self.scroll + self.page]
-        where: Line = [("ansibrightblack reverse", f" lines {self.scroll + 1}-{self.scroll + len(part)} of "
-                                                   f"{len(body)} · PgUp/PgDn to scroll ")]
-        return [rule, *head, *part, where, *tail]
+        return layout(self, self.head(), body, tail, width, height)
 
     def formatted(self, width: int, height: int) -> list[tuple[str, str]]:
-        """As PermissionDialog.formatted: rows for the bottom toolbar, `noreverse`, padded."""
-        out: list[tuple[str, str]] = []
-        for i, row in enumerate(self.rows(width, height)):
-            if i:
-                out.append(("noreverse", "\n"))
-            used = 0
-            for style, text in row:
-                out.append((f"noreverse {style}".strip(), text))
-                used += cells(text)
-            out.append(("noreverse", " " * max(0, width - used)))
-        return out
+        return toolbar_text(self.rows(width, height), width)
 
 
 class QuestionDialog(_Dialog):
