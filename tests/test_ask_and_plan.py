@@ -133,3 +133,15 @@ def test_exit_plan_mode_outside_plan_mode_is_an_error(tmp_path: Path) -> None:
     r = _run(tmp_path, [[use("p1", "ExitPlanMode", plan=PLAN)], [text("ok")]], permission_mode="default")
     (res,) = _results(r)
     assert res["is_error"] and "not in plan mode" in result_text(res) and r.result == "ok"
+
+
+def test_plan_mode_tells_the_model_how_it_ends(tmp_path: Path) -> None:
+    from loopwright.tools.ask import PLAN_REMINDER
+
+    from helpers import Recording
+
+    for mode, told in (("plan", True), ("default", False)):
+        rec = Recording([[text("ok")]])
+        lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(rec), tools=lw.default_tools(), cwd=tmp_path,
+                                     permission_mode=mode))  # type: ignore[arg-type]
+        assert ({"type": "text", "text": PLAN_REMINDER} in rec.seen[0][0]["content"]) is told

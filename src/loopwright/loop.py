@@ -220,6 +220,10 @@ class Run:
             recorder=recorder, inbox=asyncio.Queue() if any(t.spawns_agents for t in tools) else None)
         h = list(history or [])
         h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
+        if permission_mode == "plan" and parent is None and "ExitPlanMode" in by_name:
+            from .tools.ask import PLAN_REMINDER  # the model is told how plan mode ends
+
+            h[-1]["content"].append({"type": "text", "text": PLAN_REMINDER})
         self.state = RunState(h, Budget(options.max_budget_usd))
         ctx.permission_mode, ctx.set_permission_mode = self._mode_port(permissions)
         ctx.finish = lambda text: setattr(self.state, "final", text)

@@ -85,6 +85,10 @@ PLAN_DESCRIPTION = """Use this tool when you are in plan mode and have finished 
 - If the user approves, you leave plan mode and can start; if they refuse, you stay in plan mode:
   revise the plan with their feedback and present it again."""
 
+PLAN_REMINDER = ("<system-reminder>Plan mode is active: research with read-only tools only (no edits, no "
+                 "commands that change anything) and, when the plan is ready, present it with the ExitPlanMode "
+                 "tool. The user approves it (then you carry it out) or asks for changes.</system-reminder>")
+
 NOBODY = ("Nobody can answer questions in this run (it is not interactive). Do not ask again: decide "
           "yourself, say what you assumed, and go on; or end your turn with the question.")
 
