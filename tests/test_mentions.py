@@ -131,6 +131,7 @@ def test_tab_completes_a_mention_in_the_terminal(work: Path, tmp_path: Path) -> 
 
     with repl(tmp_path, [[text("it returns 1")]]) as t:
         t.type("explain @src/a")
+        t.wait(" src/app.py ")  # the completion menu, as the typing went (a loaded machine is slow to show it)
         t.keys("Tab")
         t.wait("› explain @src/app.py")
         t.keys("Enter")
