@@ -98,7 +98,8 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
     config = build_run_config(options, cwd)  # settings files + options (settings.py)
     hooks: Hooks = config.hooks
     permission_mode = config.permissions.mode or "default"
-    ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, sandbox=config.sandbox)
+    ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, sandbox=config.sandbox,
+                      ask_user=options.ask_user, review_plan=options.review_plan)
     sub_hooks: SubagentHooks | None = None
     if parent is None:
         permissions = config.permissions
@@ -118,6 +119,10 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
     permissions = permissions.for_state(ctx.state)  # the gate resolves Bash paths from this run's shell cwd
     h = list(history or [])
     h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
+    if permission_mode == "plan" and parent is None and any(t.name == "ExitPlanMode" for t in tools):
+        from .tools.ask import PLAN_REMINDER  # the model is told how plan mode ends
+
+        h[-1]["content"].append({"type": "text", "text": PLAN_REMINDER})
     memory = _load_memory(options, cwd, h, warnings)
     mcp: McpServers | None = None
     if parent is None:  # MCP servers (mcp/): opened by the loop before its first step
@@ -141,8 +146,11 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
     state = RunState(h, Budget(options.max_budget_usd, shared=shared))  # the subagent's calls as they happen
     compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
                               model.name)  # context.py
-    run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs)
+    run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs,
+              is_top=parent is None)
     ctx.ports = RunPortsOf(run)
+    ctx.permission_mode, ctx.set_permission_mode = run.mode_port(permissions)
+    ctx.finish = lambda text: setattr(run.state, "final", text)
     if sub_hooks is None:
         transcript = str(recorder.path or "") if recorder is not None else ""
         hooks.bind(HookContext(session_id, transcript, str(cwd), permission_mode))

@@ -21,7 +21,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Collection
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -50,6 +50,7 @@ from .messages import (
 from .models.base import STOP_REASONS, Model, ModelError, ModelRequest, ModelResponse, close_model
 from .models.catalog import call_cost
 from .options import AgentOptions
+from .permissions import Permissions
 from .telemetry.base import NULL, Observer
 from .tools.base import Tool
 from .usage import Budget, CallUsage, Price, Usage
@@ -151,6 +152,7 @@ class RunState:
     started: float = field(default_factory=time.perf_counter)
     last_stop: str | None = None
     stop_continuations: int = 0
+    final: str | None = None  # set by a tool through ToolContext.finish: the run's result, after this turn
 
 
 class Run:
@@ -164,13 +166,14 @@ class Run:
 
     def __init__(self, deps: RunDeps, state: RunState, compactor: AutoCompactor, *,
                  structured: StructuredOutput | None = None, memory: Memory | None = None,
-                 warnings: list[str] | None = None, obs: Observer = NULL) -> None:
+                 warnings: list[str] | None = None, obs: Observer = NULL, is_top: bool = True) -> None:
         self.deps, self.state, self.compactor = deps, state, compactor
         self.structured = structured
         self.memory = memory  # project memory (memory.py); its files are not sent again
         self.memory_seen: set[Path] = {f.path.resolve() for f in memory.files} if memory is not None else set()
         self.warnings = warnings if warnings is not None else []  # about the user's own files, for init
         self.obs: Observer = obs  # telemetry (telemetry/): the run's spans, or NULL when off
+        self.is_top = is_top  # not a subagent: `@file` mentions are read (mentions.py)
 
     async def open_mcp(self) -> None:
         """The MCP servers' tools join the run before its first step (a new RunDeps: the
@@ -187,6 +190,25 @@ class Run:
             d, tools=tools, tool_defs=[*d.tool_defs, *(t.definition() for t in added)],
             options=replace(d.options, tools=[*d.options.tools, *added], mcp_servers=None, strict_mcp_config=True),
             executor=Executor(tools, ex.permissions, ex.hooks, ex.ctx, ex.obs))
+
+    async def include_mentions(self, prompt: str) -> None:
+        """The files the prompt mentions (`@path`), appended to its message (mentions.py)."""
+        from .mentions import mention_blocks
+        from .tools.read import make_read_tool
+
+        d = self.deps
+        read = d.tools.get("Read") or make_read_tool()
+        blocks, denied = await mention_blocks(prompt, d.cwd, d.executor.permissions.decide, read, d.executor.ctx)
+        self.state.h[-1]["content"].extend(blocks)
+        self.state.denials += denied
+
+    def mode_port(self, gate: Permissions) -> tuple[Callable[[], str], Callable[[str], None]]:
+        """The permission mode as tools see it (ExitPlanMode): read it, change it for the rest of the run."""
+        def set_mode(mode: str) -> None:
+            gate.mode = mode  # type: ignore[assignment]  # a PermissionMode: interaction.PlanApproved
+            self.deps = replace(self.deps, permission_mode=mode)
+
+        return (lambda: gate.mode or "default"), set_mode
 
     def nested_memory(self, uses: list[ToolUseBlock]) -> list[TextBlock]:
         """Memory files of subdirectories a tool touched for the first time (Claude Code's
@@ -611,6 +633,11 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             if stop is not None:
                 yield stop
                 return
+        if s.final is not None:                                     # a tool ended the run (a plan,
+            r = run.result("success")                               #    headless): its text is the result
+            r.result = s.final
+            yield r
+            return
         if s.budget.exhausted:                                      # subagents spent the rest of B
             yield run.budget_stop()
             return
@@ -631,6 +658,8 @@ async def _run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
         blocked = await run.start_hooks(prompt)
         for m in run.hook_messages():
             yield run.persist(m)
+        if blocked is None and d.options.file_mentions and run.is_top:
+            await run.include_mentions(prompt)  # `@file`s, gated as Reads (mentions.py)
         run.persist_prompt()  # before the first model call: a crash from here on can be resumed
         if blocked is not None:
             yield run.persist(run.result("error_during_execution", error=f"prompt blocked by a UserPromptSubmit hook: {blocked}"))

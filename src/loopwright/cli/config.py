@@ -259,4 +259,5 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         mcp_servers=mcp_cli_servers(getattr(args, "mcp_config", None) or []),
         strict_mcp_config=bool(getattr(args, "strict_mcp_config", False)),
         refusal_advice="cli",
+        file_mentions=True,  # `@path` in a prompt includes the file (mentions.py)
     )

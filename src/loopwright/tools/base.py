@@ -39,6 +39,7 @@ from ..blocks import (
     WireFormatError,
     block_from_wire,
 )
+from ..interaction import AskUser, ReviewPlan
 from ..workspace import ToolState
 
 if TYPE_CHECKING:
@@ -174,6 +175,15 @@ class ToolContext:
     # How many calls of this tool run concurrently with this one, itself included (concurrent
     # subagents split what is left of the budget: agents.py).
     siblings: int = 1
+    # The user, when the front end has one (interaction.py): AskUserQuestion asks through
+    # `ask_user`, ExitPlanMode through `review_plan`; None: nobody to ask (a headless run).
+    ask_user: AskUser | None = None
+    review_plan: ReviewPlan | None = None
+    # The gate's permission mode, to read and (ExitPlanMode, once approved) to change.
+    permission_mode: Callable[[], str] | None = None
+    set_permission_mode: Callable[[str], None] | None = None
+    # Ends the run after this turn with `text` as its success result (a headless plan).
+    finish: Callable[[str], None] | None = None
 
 
 Handler = Callable[..., Any]
