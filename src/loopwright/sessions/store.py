@@ -37,11 +37,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
-from .blocks import WireMessage
-from .home import loopwright_home as loopwright_home  # one definition for all: `~` expanded
-from .invariant import InvariantViolation
-from .invariant import check as check_inv
-from .messages import (
+from ..blocks import WireMessage
+from ..home import loopwright_home as loopwright_home  # one definition for all: `~` expanded
+from ..invariant import InvariantViolation
+from ..invariant import check as check_inv
+from ..messages import (
     AssistantMessage,
     Message,
     ResultMessage,
@@ -51,7 +51,7 @@ from .messages import (
 )
 
 # TranscriptWriteError lives in messages: the CLI catches it without loading this module
-from .messages import TranscriptWriteError as TranscriptWriteError
+from ..messages import TranscriptWriteError as TranscriptWriteError
 
 FsyncPolicy = Literal["none", "turn", "always"]
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
