@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import loopwright as lw
+from loopwright.cli.sessions import sessions_main
 from loopwright.hooks import Hooks
 from loopwright.invariant import check, holds_final
 from loopwright.sessions import (
@@ -25,7 +26,6 @@ from loopwright.sessions import (
     load_transcript,
     read_lines,
     repair_history,
-    sessions_main,
 )
 
 from helpers import Recording, cli_env, loopwright_cmd, text, use

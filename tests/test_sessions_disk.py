@@ -20,13 +20,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from loopwright.cli.sessions import sessions_main
 from loopwright.invariant import holds, holds_final
 from loopwright.sessions import (
     cwd_slug,
     load_transcript,
     read_lines,
     session_info,
-    sessions_main,
     sessions_root,
 )
 
@@ -81,7 +81,7 @@ def prompts(path: Path) -> list[str]:
 # that another process can act exactly in the window between loading and appending.
 PAUSED_CLI = """
 import pathlib, sys, time
-import loopwright.sessions as s
+import loopwright.sessions.jsonl as s  # where the store looks it up
 real = s.load_transcript
 def paused(path):
     out = real(path)

@@ -40,13 +40,11 @@ from .sessions import (
     JsonlWriter,
     SessionNotFound,
     SessionRecorder,
-    _line,
-    _live,
-    _now,
-    _prompt_text,
     new_session_id,
     read_lines,
 )
+from .sessions.store import _line, _now
+from .sessions.summaries import _live, _prompt_text
 
 NOT_TRACKED = ("Bash side effects and external effects (databases, APIs, deployments) are not tracked "
                "and were not undone.")

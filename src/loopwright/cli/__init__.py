@@ -21,7 +21,7 @@ from .config import EXIT_RUN_ERROR, pause_gc, resume_gc
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("loopwright.cli.demo:demo_main", "demo"),
     "serve-scripted": ("loopwright.testing.server:serve_main", "serve-scripted SCRIPT --port N"),
-    "sessions": ("loopwright.sessions.store:sessions_main", "sessions list|show ID"),
+    "sessions": ("loopwright.cli.sessions:sessions_main", "sessions list|show ID"),
     "rewind": ("loopwright.checkpoints:rewind_main", "rewind SESSION"),
     "view": ("loopwright.view.cli:view_main", "view [SESSION]"),
     "stats": ("loopwright.view.cli:stats_main", "stats [SESSION]"),

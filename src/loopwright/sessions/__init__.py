@@ -1,7 +1,41 @@
 """Room: sessions (beside execute). Owns transcripts, the session store, resume and fork; may import
-data types, bases, invariant and settings, never options or above."""
+data types, bases, invariant and settings, never options or above.
+
+Sessions: every run's transcript as an append-only JSONL file (seed §8; Claude Code's layout);
+`store` says where they live and what a store is, `jsonl` is the files, `recorder` writes a
+run, `repair` reads one back, `summaries` sums one up, `resume` decides how a run starts.
+The CLI (`loopwright sessions`) is `cli/sessions.py`."""
 
 from __future__ import annotations
 
-from .store import *  # noqa: F403  (the split follows)
-from .store import _line as _line
+from ..messages import (
+    TranscriptWriteError as TranscriptWriteError,  # the CLI catches it without this package
+)
+from .jsonl import JsonlSessionStore as JsonlSessionStore
+from .jsonl import JsonlWriter as JsonlWriter
+from .recorder import SessionRecorder as SessionRecorder
+from .repair import history_from_lines as history_from_lines
+from .repair import load_transcript as load_transcript
+from .repair import read_lines as read_lines
+from .repair import repair_history as repair_history
+from .resume import SessionOptions as SessionOptions
+from .resume import SessionStart as SessionStart
+from .resume import get_session_messages as get_session_messages
+from .resume import list_sessions as list_sessions
+from .resume import start_session as start_session
+from .resume import store_for as store_for
+from .store import INTERRUPTED_RESULT as INTERRUPTED_RESULT
+from .store import SAFE_ID as SAFE_ID
+from .store import FsyncPolicy as FsyncPolicy
+from .store import LoadedSession as LoadedSession
+from .store import SessionBusy as SessionBusy
+from .store import SessionInfo as SessionInfo
+from .store import SessionNotFound as SessionNotFound
+from .store import SessionStore as SessionStore
+from .store import SessionWriter as SessionWriter
+from .store import cwd_slug as cwd_slug
+from .store import glob_escape as glob_escape
+from .store import loopwright_home as loopwright_home
+from .store import new_session_id as new_session_id
+from .store import sessions_root as sessions_root
+from .summaries import session_info as session_info

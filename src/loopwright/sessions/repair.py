@@ -1,0 +1,286 @@
+"""Room: sessions (beside execute). Owns reading a transcript back: torn lines, interrupted tool
+calls and stray results repaired into a history that satisfies Inv."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..blocks import WireMessage
+from ..invariant import InvariantViolation
+from ..invariant import check as check_inv
+from .store import INTERRUPTED_RESULT, LoadedSession
+
+# --- reading and repairing ---------------------------------------------------------------------
+
+def read_lines(path: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
+    """All whole lines of a transcript. A torn last line (a crash mid-write) or a line that is
+    not a JSON object (garbage) is skipped, and said so in `notes`."""
+    out: list[dict[str, Any]] = []
+    loads = json.loads
+    with open(path, "rb") as f:
+        data = f.read()
+    raws = data.split(b"\n")
+    try:  # fast path: one parse for the whole file (no torn or corrupt line)
+        whole: list[dict[str, Any]] = loads(b"[" + b",".join(r for r in raws if r.strip()) + b"]")
+        if all(isinstance(o, dict) for o in whole):
+            return whole
+    except ValueError:
+        pass
+    bad: list[int] = []
+    for n, raw in enumerate(raws, 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = loads(raw)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict):
+            out.append(obj)
+        elif n == len(raws):  # no newline after it: a write the crash cut short
+            if notes is not None:
+                notes.append(f"ignored a torn last line ({len(raw)} bytes; the process ended mid-write)")
+        else:
+            bad.append(n)
+    if bad and notes is not None:
+        shown = ", ".join(map(str, bad[:10])) + (", ..." if len(bad) > 10 else "")
+        notes.append(f"skipped {len(bad)} line(s) that are not JSON objects (line {shown})")
+    return out
+
+
+def _content(m: Any) -> list[Any]:
+    c = m.get("content") if isinstance(m, dict) else None
+    if isinstance(c, str):
+        return [{"type": "text", "text": c}]
+    return [b for b in c if isinstance(b, dict)] if isinstance(c, list) else []
+
+
+def _is_result(b: dict[str, Any]) -> bool:
+    return b.get("type") == "tool_result"
+
+
+def repair_history(h: list[WireMessage], notes: list[str] | None = None) -> list[WireMessage]:
+    """Make any message list satisfy Inv (P1-P3), changing as little as possible. Idempotent.
+
+    - leading assistant messages are dropped (P1);
+    - an assistant's tool_uses get their results, in order, as the first blocks of the next
+      user message; a missing one becomes an is_error "interrupted" result (P2);
+    - tool_result blocks anywhere else are dropped; a user message left empty is dropped (P3).
+    """
+    note = notes.append if notes is not None else (lambda _s: None)
+    out: list[WireMessage] = []
+    i, n = 0, len(h)
+    while i < n:
+        m = h[i]
+        role = m.get("role") if isinstance(m, dict) else None
+        content = _content(m)
+        i += 1
+        if role == "user":
+            kept = [b for b in content if not _is_result(b)]
+            if len(kept) != len(content):
+                note(f"dropped {len(content) - len(kept)} tool_result(s) with no matching tool_use")
+            if kept:
+                out.append({"role": "user", "content": kept} if kept != content or not isinstance(m.get("content"), list)
+                           else m)
+            continue
+        if role != "assistant":
+            continue
+        if not out:
+            note("dropped an assistant message before the first user message")
+            continue
+        if any(_is_result(b) for b in content):
+            content = [b for b in content if not _is_result(b)]
+            m = {**m, "content": content}
+        out.append(m)
+        ids = [b.get("id") for b in content if b.get("type") == "tool_use"]
+        if not ids:
+            continue
+        results: dict[Any, dict[str, Any]] = {}
+        rest: list[dict[str, Any]] = []
+        nxt = h[i] if i < n else None
+        original: list[Any] | None = None
+        if isinstance(nxt, dict) and nxt.get("role") == "user":
+            original = _content(nxt)
+            for b in original:
+                if _is_result(b):
+                    results.setdefault(b.get("tool_use_id"), b)
+                else:
+                    rest.append(b)
+            i += 1
+        blocks: list[dict[str, Any]] = []
+        for u in ids:
+            r = results.get(u)
+            if r is None:
+                note(f"tool_use {u} had no result: marked interrupted")
+                r = {"type": "tool_result", "tool_use_id": u, "content": INTERRUPTED_RESULT, "is_error": True}
+            blocks.append(r)
+        blocks.extend(rest)
+        if original is not None and blocks == original and isinstance(nxt, dict):
+            out.append(nxt)
+        else:
+            if original is not None and len([b for b in original if _is_result(b)]) > len(ids):
+                note("dropped tool_result(s) with no matching tool_use")
+            out.append({"role": "user", "content": blocks})
+    return out
+
+
+def history_from_lines(lines: list[dict[str, Any]], notes: list[str] | None = None) -> tuple[list[WireMessage], list[str]]:
+    """Replay a transcript's lines into the conversation history, then repair it. Anything
+    malformed is skipped or repaired, and said so in the returned notes (never an exception)."""
+    h: list[WireMessage] = []
+    ids: list[str | None] = []
+    before_prompt: dict[str, tuple[list[WireMessage], list[str | None]]] = {}
+    notes = notes if notes is not None else []
+    seen: set[str] = set()
+    repeated = 0
+    for ln in lines:
+        uid = ln.get("uuid")
+        if isinstance(uid, str):
+            if uid in seen:  # a line written twice (a copy, a botched merge): replay it once
+                repeated += 1
+                continue
+            seen.add(uid)
+        else:
+            uid = None
+        kind = ln.get("type")
+        if kind in ("user", "assistant"):
+            msg = ln.get("message")
+            if not isinstance(msg, dict):
+                notes.append(f"skipped a {kind} line without a message object")
+                continue
+            if kind == "user" and ln.get("isPrompt") and uid is not None:
+                before_prompt[uid] = (list(h), list(ids))
+            if kind == "assistant":  # only the wire fields reach a model
+                msg = {"role": "assistant", "content": msg.get("content", [])}
+            h.append(msg)
+            ids.append(uid)
+        elif kind == "result":
+            drop = ln.get("dropUuid")
+            if drop is not None and ids and ids[-1] == drop:
+                h.pop()
+                ids.pop()
+        elif kind == "system" and ln.get("subtype") == "compact_boundary":
+            data = ln.get("data")
+            msgs = data.get("messages") if isinstance(data, dict) else None
+            if isinstance(msgs, list):
+                h = list(msgs)
+                ids = [None] * len(h)
+            elif not isinstance(data, dict) or "messages" in data:
+                notes.append("ignored a compact_boundary line without a valid message list")
+        elif kind == "rewind":
+            to = ln.get("toUuid")
+            if isinstance(to, str) and to in before_prompt:
+                h, ids = (list(x) for x in before_prompt[to])  # type: ignore[assignment]
+    if repeated:
+        notes.append(f"skipped {repeated} repeated line(s) (a uuid seen before)")
+    if _well_formed(h) and _valid(h):  # the common case (a clean end, or a crash between turns)
+        return h, notes
+    h = repair_history(_sanitize(h, notes), notes)
+    if h and not _valid(h):  # cannot happen (repair_history's contract); never let it reach a model
+        raise AssertionError("repair_history produced a history that breaks Inv")
+    return h, notes
+
+
+_BLOCK_STR_FIELDS = {"text": "text", "thinking": "thinking", "redacted_thinking": "data"}
+
+
+def _block_ok(b: Any) -> bool:
+    """A content block a provider can send: what blocks.block_from_wire accepts, checked
+    without building objects (it runs on every block of every session loaded)."""
+    if not isinstance(b, dict):
+        return False
+    kind = b.get("type")
+    if not isinstance(kind, str):
+        return False
+    if kind in _BLOCK_STR_FIELDS:
+        return isinstance(b.get(_BLOCK_STR_FIELDS[kind]), str)
+    if kind == "tool_use":
+        return isinstance(b.get("id"), str) and isinstance(b.get("name"), str) and isinstance(b.get("input", {}), dict)
+    if kind == "tool_result":
+        c = b.get("content", "")
+        return isinstance(b.get("tool_use_id"), str) and (
+            c is None or isinstance(c, str) or (isinstance(c, list) and all(_block_ok(x) for x in c)))
+    if kind == "image":
+        return isinstance(b.get("source"), dict)
+    return True
+
+
+def _well_formed(h: list[Any]) -> bool:
+    """Every message an object with a role and well-formed blocks; tool_use ids unique."""
+    tool_ids: set[str] = set()
+    for m in h:
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+            return False
+        c = m.get("content")
+        if isinstance(c, str):
+            continue
+        if not isinstance(c, list):
+            return False
+        for b in c:
+            if not _block_ok(b):
+                return False
+            if b.get("type") == "tool_use":
+                if b["id"] in tool_ids:
+                    return False
+                tool_ids.add(b["id"])
+    return True
+
+
+def _sanitize(h: list[Any], notes: list[str]) -> list[WireMessage]:
+    """Drop what no provider accepts: non-messages, malformed blocks, and a tool_use whose id
+    an earlier one already has (its results then count as stray and go too)."""
+    out: list[WireMessage] = []
+    tool_ids: set[str] = set()
+    for m in h:
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+            notes.append("dropped a history entry that is not a user or assistant message")
+            continue
+        c = m.get("content")
+        if isinstance(c, str):
+            out.append(m)
+            continue
+        blocks = c if isinstance(c, list) else []
+        kept = []
+        for b in blocks:
+            if not _block_ok(b):
+                kind = b.get("type") if isinstance(b, dict) else None
+                notes.append(f"dropped a malformed {kind if isinstance(kind, str) else 'content'} block "
+                             f"from a{'n' if m['role'] == 'assistant' else ''} {m['role']} message")
+                continue
+            if b.get("type") == "tool_use":
+                if b["id"] in tool_ids:
+                    notes.append(f"dropped a repeated tool_use {b['id']} (the id was used before)")
+                    continue
+                tool_ids.add(b["id"])
+            kept.append(b)
+        if not kept:
+            notes.append(f"dropped a{'n' if m['role'] == 'assistant' else ''} {m['role']} message left without content")
+            continue
+        if kept != blocks or not isinstance(c, list):
+            m = {**m, "content": kept}
+        out.append(m)
+    return out
+
+
+def _valid(h: list[WireMessage]) -> bool:
+    """Inv for a loaded history, which may end with a closing assistant message."""
+    if not h:
+        return True
+    if any(not _content(m) for m in h):
+        return False
+    try:
+        check_inv(h + [{"role": "user", "content": [{"type": "text", "text": "."}]}]
+                  if h[-1].get("role") == "assistant" else h)
+    except InvariantViolation:
+        return False
+    return True
+
+
+def load_transcript(path: Path) -> LoadedSession:
+    notes: list[str] = []
+    lines = read_lines(path, notes)
+    history, notes = history_from_lines(lines, notes)
+    sid = path.stem  # the file name, not a field inside it: a session id becomes a path again
+    last = next((u for ln in reversed(lines) if isinstance(u := ln.get("uuid"), str)), None)
+    return LoadedSession(sid, path, lines, history, notes, last)

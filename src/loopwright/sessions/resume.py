@@ -1,0 +1,134 @@
+"""Room: sessions (beside execute). Owns the resume policy: a run's session id, the history it
+resumes (resume, fork, continue) and its recorder; list_sessions and get_session_messages."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, cast
+
+from ..blocks import WireMessage
+from .jsonl import JsonlSessionStore
+from .recorder import SessionRecorder
+from .store import (
+    SAFE_ID,
+    FsyncPolicy,
+    SessionBusy,
+    SessionInfo,
+    SessionNotFound,
+    SessionStore,
+    SessionWriter,
+    new_session_id,
+)
+
+# --- what the loop calls ------------------------------------------------------------------------
+
+class SessionOptions(Protocol):
+    """What sessions read of a run's options (AgentOptions has it; this room does not import it)."""
+
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def resume(self) -> str | None: ...
+    @property
+    def fork_session(self) -> bool: ...
+    @property
+    def continue_conversation(self) -> bool: ...
+    @property
+    def persist_session(self) -> bool: ...
+    @property
+    def sessions_dir(self) -> str | Path | None: ...
+    @property
+    def session_fsync(self) -> str: ...
+    @property
+    def session_store(self) -> SessionStore | None: ...
+
+
+def store_for(options: SessionOptions) -> SessionStore:
+    if options.session_store is not None:
+        return options.session_store
+    return JsonlSessionStore(options.sessions_dir)
+
+
+def _open_writer(store: SessionStore, session_id: str, cwd: Path, fsync: str) -> SessionWriter:
+    try:
+        return store.open_writer(session_id, cwd, cast(FsyncPolicy, fsync))
+    except SessionBusy:
+        raise
+    except OSError as e:  # an unwritable home: a clear configuration error, not a crash
+        raise ValueError(f"cannot write the session transcript ({e}); set LOOPWRIGHT_HOME, "
+                         "or run without session persistence") from None
+
+
+@dataclass
+class SessionStart:
+    """How a run starts with respect to sessions: its id, the history to resume (if any), and its
+    recorder."""
+
+    session_id: str
+    history: list[WireMessage] | None  # loaded for resume/continue, else None
+    recorder: SessionRecorder | None
+
+
+def start_session(options: SessionOptions, cwd: Path, history_given: bool) -> SessionStart:
+    """Decide the run's session id, load the history to resume, open the transcript.
+
+    resume=ID continues ID (same id) unless fork_session, which copies it to a new id
+    (options.session_id if given) and leaves the original untouched. continue_conversation
+    resumes the latest session of this directory (a fresh one if there is none)."""
+    store = store_for(options)
+    resume: str | None = options.resume
+    if resume is None and options.continue_conversation:
+        resume = store.latest(cwd)
+    history: list[WireMessage] | None = None
+    parent: str | None = None
+    sid = options.session_id or new_session_id()
+    if not SAFE_ID.match(sid):
+        raise ValueError(f"session id {sid!r}: use letters, digits, '-' and '_' only (a UUID)")
+    if options.session_id and not history_given and (resume is None or options.fork_session) \
+            and store.exists(sid, cwd):
+        raise ValueError(f"session id {sid} is already in use: resume it with --resume {sid}")
+    fsync = options.session_fsync
+    if options.persist_session and fsync not in ("none", "turn", "always"):
+        raise ValueError(f"session_fsync must be 'none', 'turn' or 'always', got {fsync!r}")
+    writer: SessionWriter | None = None
+    if resume is not None and not history_given:
+        if options.fork_session:  # the original is only read: no lock needed, its owner may go on
+            loaded = store.load(resume, cwd)
+            store.fork(loaded.session_id, sid, cwd)
+        else:
+            if not store.exists(resume, cwd):
+                raise SessionNotFound(f"no session {resume!r} in {getattr(store, 'root', 'the session store')}")
+            if options.persist_session:  # the lock before the load: nobody appends after we read
+                writer = _open_writer(store, resume, cwd, fsync)
+            try:
+                loaded = store.load(resume, cwd)
+            except BaseException:
+                if writer is not None:
+                    writer.close()
+                raise
+            sid = loaded.session_id
+            if writer is not None:
+                writer.session_id = sid  # `resume` may be an id prefix
+        history, parent = loaded.history, loaded.last_uuid
+    elif resume is not None and not options.fork_session:
+        sid = resume  # the caller supplies the history itself: keep appending to that session
+    recorder = None
+    if options.persist_session:
+        if writer is None:
+            writer = _open_writer(store, sid, cwd, fsync)
+        recorder = SessionRecorder(writer, sid, cwd, parent)
+    return SessionStart(sid, history, recorder)
+
+
+def list_sessions(cwd: str | Path | None = None, sessions_dir: str | Path | None = None,
+                  all_projects: bool = False) -> list[SessionInfo]:
+    """The saved sessions of a directory (default: the current one), newest first."""
+    store = JsonlSessionStore(sessions_dir)
+    return store.list(None if all_projects else Path(cwd or os.getcwd()).resolve())
+
+
+def get_session_messages(session_id: str, sessions_dir: str | Path | None = None) -> list[WireMessage]:
+    """A saved session's conversation history, repaired so that it satisfies Inv."""
+    return JsonlSessionStore(sessions_dir).load(session_id).history
