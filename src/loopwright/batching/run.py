@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .extras import MissingExtra, require
-from .messages import ResultMessage
-from .options import AgentOptions
-from .telemetry import batch_context, end_batch, flush, task_context
-from .usage import SharedSpend
+from ..extras import MissingExtra, require
+from ..messages import ResultMessage
+from ..options import AgentOptions
+from ..telemetry import batch_context, end_batch, flush, task_context
+from ..usage import SharedSpend
 
 Isolation = Literal["none", "copy", "worktree"]
 ISOLATIONS: tuple[str, ...] = ("none", "copy", "worktree")
@@ -313,7 +313,7 @@ def _resumable(spec: RunSpec, options: AgentOptions) -> str | None:
     sid = spec.session_id(1)
     if not spec.resume_sessions or sid is None:
         return None
-    from .sessions import store_for
+    from ..sessions import store_for
 
     return sid if store_for(options).exists(sid, Path(options.cwd or ".")) else None
 
@@ -321,18 +321,18 @@ def _resumable(spec: RunSpec, options: AgentOptions) -> str | None:
 async def _attempt(spec: RunSpec, cwd: Path, spend: SharedSpend | None, attempt: int,
                    resume: str | None) -> ResultMessage:
     """One agent run of the task in `cwd`, its budget tied to the batch's spend."""
-    from .assemble import build_run
-    from .loop import run_query
+    from ..assemble import build_run
+    from ..loop import run_query
 
     sid = None if resume else spec.session_id(attempt)
     if sid is not None:
-        from .sessions import store_for
+        from ..sessions import store_for
 
         if store_for(spec.options).exists(sid, cwd):  # an earlier, killed batch's: start afresh
             sid = None
     options = dataclasses.replace(spec.options, cwd=str(cwd), resume=resume, session_id=sid)
     if spec.own_system_prompt and str(cwd) != spec.options.cwd:  # else the agent is told the original's path
-        from .prompts import default_system_prompt
+        from ..prompts import default_system_prompt
 
         options = dataclasses.replace(options, system_prompt=default_system_prompt(cwd, options.tools))
     prompt = RESUME_PROMPT if resume else spec.task.prompt
@@ -555,11 +555,11 @@ def task_options(base: AgentOptions, task: Task, own_system_prompt: bool = False
     cwd = str(Path(task.cwd or base.cwd or os.getcwd()).resolve())
     over = dict(task.options)
     if base.sessions_dir is None and base.session_store is None and "sessions_dir" not in over:
-        from .sessions import sessions_root
+        from ..sessions import sessions_root
 
         over["sessions_dir"] = str(sessions_root())
     if own_system_prompt and "system_prompt" not in over:
-        from .prompts import default_system_prompt
+        from ..prompts import default_system_prompt
 
         over["system_prompt"] = default_system_prompt(Path(cwd), base.tools)
     return dataclasses.replace(base, cwd=cwd, persist_session=True, session_id=None, resume=None,
@@ -828,8 +828,8 @@ def _isatty(stream: Any) -> bool:
 # --- `loopwright batch` ---------------------------------------------------------------------------------
 
 def batch_main(argv: Sequence[str]) -> int:
-    from .cli import build_parser
-    from .cli.config import UsageError, build_options
+    from ..cli import build_parser
+    from ..cli.config import UsageError, build_options
 
     p = build_parser()
     p.prog = "loopwright batch"
