@@ -41,11 +41,11 @@ from loopwright.batching import (
     LocalExecutor,
     RayExecutor,
     Task,
-    _batch,
     batch,
-    batch_main,
     read_tasks,
 )
+from loopwright.batching.run import _batch
+from loopwright.cli.batch import batch_main
 from loopwright.testing import ScriptedServer
 
 from helpers import bash, loopwright_cmd, text, use

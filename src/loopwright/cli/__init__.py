@@ -25,7 +25,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "rewind": ("loopwright.checkpoints:rewind_main", "rewind SESSION"),
     "view": ("loopwright.view.cli:view_main", "view [SESSION]"),
     "stats": ("loopwright.view.cli:stats_main", "stats [SESSION]"),
-    "batch": ("loopwright.batching.run:batch_main", "batch TASKS.jsonl -o RESULTS.jsonl"),
+    "batch": ("loopwright.cli.batch:batch_main", "batch TASKS.jsonl -o RESULTS.jsonl"),
     "mcp": ("loopwright.mcp.cli:mcp_main", "mcp list|get|add|remove|serve"),
 }
 

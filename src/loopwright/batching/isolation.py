@@ -1,0 +1,71 @@
+"""Room: batch (a front end, beside cli). Owns where a task runs: in place, in a copy or in a git
+worktree (Workspace)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from .tasks import RunSpec
+
+# --- isolation ---
+
+def _git(cwd: str | Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=120)
+
+
+class Workspace:
+    """Where a task runs: its own cwd, a copy of it, or a fresh git worktree (removed after,
+    its diff kept as a patch)."""
+
+    def __init__(self, spec: RunSpec, attempt: int, reuse: bool = False) -> None:
+        self.spec = spec
+        self.reuse = reuse
+        self.source = Path(spec.options.cwd or os.getcwd())
+        self.path = self.source
+        base = spec.workdir or Path.cwd()
+        self.target = base / "workspaces" / f"{_safe(spec.task.id)}-{attempt}"
+
+    def __enter__(self) -> Workspace:
+        mode = self.spec.isolate
+        if mode != "none" and self.reuse and self.target.is_dir():  # a resumed session goes on in its files
+            self.path = self.target
+        elif mode == "copy":
+            shutil.rmtree(self.target, ignore_errors=True)
+            shutil.copytree(self.source, self.target, symlinks=True)
+            self.path = self.target
+        elif mode == "worktree":
+            shutil.rmtree(self.target, ignore_errors=True)
+            _git(self.source, "worktree", "prune")  # a batch killed mid-task left its registration
+            r = _git(self.source, "worktree", "add", "--detach", str(self.target), "HEAD")
+            if r.returncode != 0:
+                raise RuntimeError(f"git worktree add failed in {self.source}: {r.stderr.strip()}")
+            self.path = self.target
+        return self
+
+    def report(self) -> dict[str, Any]:
+        """The workspace, its `git diff --stat`, and (worktree) the patch file."""
+        if self.spec.isolate == "none":
+            return {}
+        out: dict[str, Any] = {"workspace": str(self.path)}
+        if _git(self.path, "rev-parse", "--git-dir").returncode == 0:
+            _git(self.path, "add", "-A", "--intent-to-add")  # new files show in the diff too
+            out["diff_stat"] = _git(self.path, "diff", "--stat").stdout.rstrip()
+            if self.spec.isolate == "worktree":
+                patch = (self.spec.workdir or Path.cwd()) / "patches" / f"{_safe(self.spec.task.id)}.patch"
+                patch.parent.mkdir(parents=True, exist_ok=True)
+                patch.write_text(_git(self.path, "diff", "--binary").stdout)
+                out["patch"] = str(patch)
+        return out
+
+    def __exit__(self, *exc: object) -> None:
+        if self.spec.isolate == "worktree":
+            _git(self.source, "worktree", "remove", "--force", str(self.target))
+            shutil.rmtree(self.target, ignore_errors=True)
+
+
+def _safe(task_id: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in task_id)[:80] or "task"
