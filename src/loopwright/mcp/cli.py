@@ -18,10 +18,13 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..settings import SettingsError, load_settings, loopwright_home
 from .config import MCP_JSON, McpConfigError, ServerConfig, collect, read_json
+
+if TYPE_CHECKING:
+    from ..options import AgentOptions
 
 
 def scope_file(scope: str, cwd: Path) -> Path:
@@ -196,6 +199,22 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def serve_options(a: argparse.Namespace) -> AgentOptions:
+    """`mcp serve`'s flags as the options of its gate (the served tools are the server's choice)."""
+    from ..cli.config import split_tools
+    from ..options import AgentOptions
+
+    cwd = Path(a.cwd or ".").expanduser().resolve()
+    if not cwd.is_dir():
+        raise ValueError(f"--cwd {a.cwd}: no such directory")
+    return AgentOptions(
+        cwd=str(cwd), permission_mode=a.permission_mode,
+        allowed_tools=split_tools(a.allowed_tools), disallowed_tools=split_tools(a.disallowed_tools),
+        add_dirs=[str(Path(d).expanduser().resolve()) for d in a.add_dirs],
+        setting_sources=[x.strip() for x in (a.setting_sources or "").split(",") if x.strip()],
+        settings=a.settings, refusal_advice="cli")  # its refusals name the flags of `mcp serve`
+
+
 def mcp_main(argv: list[str]) -> int:
     command: list[str] = []
     if "--" in argv:
@@ -216,7 +235,7 @@ def mcp_main(argv: list[str]) -> int:
             return cmd_remove(a)
         from .server import serve_main
 
-        return serve_main(a)
+        return serve_main(serve_options(a))
     except (McpConfigError, SettingsError, ValueError) as e:
         print(f"loopwright: {e}", file=sys.stderr)
         return 2

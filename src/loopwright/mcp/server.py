@@ -13,9 +13,8 @@ stay confined to the working directories.
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import uuid
-from pathlib import Path
 from typing import Any
 
 from ..blocks import ImageBlock, TextBlock, ToolUseBlock
@@ -25,26 +24,18 @@ from ..options import AgentOptions
 from ..tools.base import Tool
 
 
-def build_executor(args: argparse.Namespace) -> tuple[list[Tool], Executor]:
+def build_executor(options: AgentOptions) -> tuple[list[Tool], Executor]:
+    """The served tools and the gate they run behind, from the options of `mcp serve` (built by
+    its CLI, mcp/cli.py: cwd, permission mode, rules, add-dirs, settings); the tools are the
+    server's own choice, whatever `options.tools` holds."""
     from ..assemble import build_gate
-    from ..cli.config import split_tools
     from ..tools.builtin import default_tools
-
-    cwd = Path(args.cwd or ".").expanduser().resolve()
-    if not cwd.is_dir():
-        raise ValueError(f"--cwd {args.cwd}: no such directory")
     from ..tools.web import NAMES as WEB_TOOLS
 
     # The web tools answer through the run's model and settings, which a served tool has not; the
     # client has its own user: questions and plans are its business, not its tools'.
     tools = [t for t in default_tools() if t.name not in (*WEB_TOOLS, "AskUserQuestion", "ExitPlanMode")]
-    options = AgentOptions(
-        tools=tools, cwd=str(cwd), permission_mode=args.permission_mode,
-        allowed_tools=split_tools(args.allowed_tools), disallowed_tools=split_tools(args.disallowed_tools),
-        add_dirs=[str(Path(d).expanduser().resolve()) for d in args.add_dirs],
-        setting_sources=[x.strip() for x in (args.setting_sources or "").split(",") if x.strip()],
-        settings=args.settings, refusal_advice="cli")  # its refusals name the flags of `mcp serve`
-    return build_gate(options)
+    return build_gate(dataclasses.replace(options, tools=tools))
 
 
 def to_mcp_content(content: Any) -> list[Any]:
@@ -86,12 +77,12 @@ def make_server(tools: list[Tool], executor: Executor) -> Any:
     return Server("loopwright", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def serve_main(args: argparse.Namespace) -> int:
+def serve_main(options: AgentOptions) -> int:
     require("loopwright mcp serve", "mcp", "mcp", "mcp_types")
     import anyio
     from mcp.server.stdio import stdio_server
 
-    tools, executor = build_executor(args)
+    tools, executor = build_executor(options)
     server = make_server(tools, executor)
 
     async def run() -> None:
