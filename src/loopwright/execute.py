@@ -17,6 +17,7 @@ from typing import Any
 
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from .hooks import Hooks
+from .messages import PermissionDenial
 from .models.base import invalid_input_error
 from .permissions import Allow, Deny, Permissions
 from .telemetry import NULL, Observer
@@ -32,7 +33,7 @@ class TurnOutcome:
     whether the turn was cut short."""
 
     results: list[ToolResultBlock]
-    denials: list[dict[str, Any]] = field(default_factory=list)
+    denials: list[PermissionDenial] = field(default_factory=list)
     interrupted: bool = False  # the user cancelled the running calls
     stop_message: str | None = None  # a Deny(interrupt=True) ended the run
 

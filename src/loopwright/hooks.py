@@ -58,6 +58,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Required, TypeAlias, TypedDict
 
+from .messages import HookReportData
 from .telemetry import NULL, trace_env
 
 log = logging.getLogger("loopwright.hooks")
@@ -295,7 +296,7 @@ class Hooks:
                                 f"Hooks().on({event!r}, fn)")
             normalized[event] = [_as_matcher(e) for e in (entries or [])]
         self.callbacks = normalized
-        self.reports: list[dict[str, Any]] = []
+        self.reports: list[HookReportData] = []
         self.halted: str | None = None
 
     # -- registration ----------------------------------------------------------------------------
@@ -344,7 +345,7 @@ class Hooks:
         self.reports = []
         self.halted = None
 
-    def take_reports(self) -> list[dict[str, Any]]:
+    def take_reports(self) -> list[HookReportData]:
         out, self.reports = self.reports, []
         return out
 
@@ -597,7 +598,7 @@ class Hooks:
                 self._report(event, o.label, "blocked", o.stderr.strip() or "exit status 2")
 
     def _report(self, event: str, label: str, kind: str, message: str) -> None:
-        entry = {"hook_event_name": event, "hook": label, "kind": kind, "message": message}
+        entry: HookReportData = {"hook_event_name": event, "hook": label, "kind": kind, "message": message}
         self.reports.append(entry)
         if kind == "message":
             log.info("%s hook %s: %s", event, label, message)

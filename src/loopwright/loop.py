@@ -42,6 +42,7 @@ from .messages import (
     AssistantMessage,
     InitData,
     Message,
+    PermissionDenial,
     ResultMessage,
     ResultSubtype,
     SystemMessage,
@@ -147,7 +148,7 @@ class RunState:
     calls: int = 0
     usage: Usage = field(default_factory=Usage)
     inv: InvariantChecker = field(default_factory=InvariantChecker)
-    denials: list[dict[str, Any]] = field(default_factory=list)
+    denials: list[PermissionDenial] = field(default_factory=list)
     api_seconds: float = 0.0
     started: float = field(default_factory=time.perf_counter)
     last_stop: str | None = None
@@ -438,7 +439,7 @@ class Run:
         hooks = self.deps.hooks
         if not hooks.active:
             return []
-        return [SystemMessage("hook_error" if r["kind"] in ("error", "timeout") else "hook_message", r)
+        return [SystemMessage("hook_error" if r["kind"] in ("error", "timeout") else "hook_message", dict(r))
                 for r in hooks.take_reports()]
 
     def persist_prompt(self) -> None:

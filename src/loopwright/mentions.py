@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from .messages import PermissionDenial
 from .permissions import Decision, Deny
 from .tools.base import Tool, ToolContext
 
@@ -57,11 +58,11 @@ def find_mentions(prompt: str, cwd: Path) -> list[tuple[str, Path]]:
 
 
 async def mention_blocks(prompt: str, cwd: Path, decide: Decide, read: Tool, ctx: ToolContext
-                         ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                         ) -> tuple[list[dict[str, Any]], list[PermissionDenial]]:
     """The wire blocks to append to the prompt's message, and the refused mentions (as
     permission_denials entries)."""
     blocks: list[dict[str, Any]] = []
-    denied: list[dict[str, Any]] = []
+    denied: list[PermissionDenial] = []
     for i, (written, path) in enumerate(find_mentions(prompt, cwd)):
         x = {"file_path": str(path)}
         try:

@@ -91,6 +91,14 @@ class HookReportData(TypedDict, total=False):
     parent_tool_use_id: str  # relayed from a subagent
 
 
+class PermissionDenial(TypedDict):
+    """One refused tool call in ResultMessage.permission_denials (the Agent SDK's shape)."""
+
+    tool_name: str
+    tool_use_id: str
+    tool_input: dict[str, Any]
+
+
 class ModelFallbackData(TypedDict):
     """`model_fallback`: the model was overloaded or unavailable after its retries; this request
     and the rest of the run go to `to_model` (models/fallback.py)."""
@@ -172,7 +180,7 @@ class ResultMessage:
     duration_ms: int
     duration_api_ms: int
     session_id: str
-    permission_denials: list[dict[str, Any]]
+    permission_denials: list[PermissionDenial]
     errors: list[str] = field(default_factory=list)
     # Subagents' model calls (agents.py). total_cost_usd and usage include them;
     # call_usage and model_calls are the run's own calls only.

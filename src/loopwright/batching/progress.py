@@ -9,6 +9,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from .tasks import BatchResult
+
 # --- progress on stderr -------------------------------------------------------------------------------
 
 class Progress:
@@ -20,15 +22,15 @@ class Progress:
         self.stream = stream or sys.stderr
         self.live = _isatty(self.stream)
         self.total = 0
-        self.earlier: dict[str, dict[str, Any]] = {}  # finished results of these tasks from earlier runs
-        self.results: list[dict[str, Any]] = []
+        self.earlier: dict[str, BatchResult] = {}  # finished results of these tasks from earlier runs
+        self.results: list[BatchResult] = []
         self.running: set[str] = set()
         self.spent = 0.0
         self.t0 = time.monotonic()
         self._bar: Any = None  # rich.progress.Progress, on a terminal
         self._bar_task: Any = None
 
-    def start(self, total: int, earlier: Mapping[str, dict[str, Any]]) -> None:
+    def start(self, total: int, earlier: Mapping[str, BatchResult]) -> None:
         self.total, self.earlier = total, dict(earlier)
         self.t0 = time.monotonic()
         if self.live:
@@ -49,7 +51,7 @@ class Progress:
         self.running.add(task_id)
         self._update()
 
-    def finished(self, r: dict[str, Any], spent: float) -> None:
+    def finished(self, r: BatchResult, spent: float) -> None:
         self.running.discard(str(r.get("id")))
         self.results.append(r)
         self.spent = spent

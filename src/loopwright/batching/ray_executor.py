@@ -12,7 +12,7 @@ from ..extras import require
 from ..telemetry import flush
 from ..usage import SharedSpend
 from .run import LocalSpend, _error_result, run_task
-from .tasks import RunSpec
+from .tasks import BatchResult, RunSpec, result_line
 
 # What a Ray worker needs from the driver's environment to reach the same model and keep
 # transcripts in the same place.
@@ -60,18 +60,18 @@ class RayExecutor:
         self.spend = RaySpend(_SPEND_ACTORS[job], uuid.uuid4().hex, limit_usd)
         return self.spend
 
-    async def run(self, spec: RunSpec) -> dict[str, Any]:
+    async def run(self, spec: RunSpec) -> BatchResult:
         spend = self.spend
         ref = self._remote.options(num_cpus=0.5).remote(spec, spend.actor if spend else None,
                                                         spend.batch if spend else "", spend.limit_usd if spend else None)
         try:
-            out: dict[str, Any] = await ref
+            out: BatchResult = await ref
         except asyncio.CancelledError:  # the batch stopped: so does the task (else it runs and spends on)
             self.ray.cancel(ref, force=True)
             raise
         except self.ray.exceptions.RayError as e:  # retries exhausted (worker deaths)
-            out = {"id": spec.task.id, **_error_result(f"Ray task failed: {type(e).__name__}: {e}"),
-                   "task_sha256": spec.task.fingerprint}
+            out = result_line(spec.task.id, _error_result(f"Ray task failed: {type(e).__name__}: {e}"),
+                              task_sha256=spec.task.fingerprint)
         if spend is None:
             self._tally.add(float(out.get("total_cost_usd") or 0.0))
         return out
@@ -129,7 +129,7 @@ class RaySpend:
         return self.limit_usd is not None and self.spent_usd >= self.limit_usd
 
 
-def _ray_run_task(spec: RunSpec, actor: Any, batch: str, limit_usd: float | None) -> dict[str, Any]:
+def _ray_run_task(spec: RunSpec, actor: Any, batch: str, limit_usd: float | None) -> BatchResult:
     """The Ray task: runs in a worker process."""
     try:
         return asyncio.run(run_task(spec, RaySpend(actor, batch, limit_usd) if actor is not None else None))

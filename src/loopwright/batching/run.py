@@ -37,12 +37,14 @@ from .tasks import (
     ISOLATIONS,
     RETRY_BASE_S,
     BatchError,
+    BatchResult,
     Isolation,
     ResultsFile,
     RunSpec,
     Task,
     check_tasks,
     finished,
+    result_line,
 )
 
 # --- the shared spend -----------------------------------------------------------------------------
@@ -116,14 +118,14 @@ def _error_result(message: str, session_id: str = "") -> dict[str, Any]:
             "errors": [message]}
 
 
-async def run_task(spec: RunSpec, spend: SharedSpend | None) -> dict[str, Any]:
+async def run_task(spec: RunSpec, spend: SharedSpend | None) -> BatchResult:
     """Run one task to its result line: retries of error_during_execution (with backoff),
     a time limit per attempt, and the workspace it asked for."""
     with task_context(spec.task.id, spec.trace):  # telemetry: the task's span, under the batch's
         return await _run_task(spec, spend)
 
 
-async def _run_task(spec: RunSpec, spend: SharedSpend | None) -> dict[str, Any]:
+async def _run_task(spec: RunSpec, spend: SharedSpend | None) -> BatchResult:
     started = time.monotonic()
     attempts = 0
     line: dict[str, Any] = {}
@@ -149,16 +151,16 @@ async def _run_task(spec: RunSpec, spend: SharedSpend | None) -> dict[str, Any]:
         if spend is not None and spend.exhausted:
             break
         await asyncio.sleep(spec.retry_base_s * 2 ** (attempts - 1))
-    return {"id": spec.task.id, **line, "total_cost_usd": cost, "attempts": attempts,
-            "duration_ms": int((time.monotonic() - started) * 1000),
-            "worker": f"{socket.gethostname()}:{os.getpid()}", "task_sha256": spec.task.fingerprint}
+    return result_line(spec.task.id, line, total_cost_usd=cost, attempts=attempts,
+                       duration_ms=int((time.monotonic() - started) * 1000),
+                       worker=f"{socket.gethostname()}:{os.getpid()}", task_sha256=spec.task.fingerprint)
 
 
 class Executor(Protocol):
     """Where tasks run: this process (LocalExecutor) or Ray (ray_executor.RayExecutor)."""
 
     def make_spend(self, limit_usd: float | None) -> SharedSpend: ...
-    async def run(self, spec: RunSpec) -> dict[str, Any]: ...
+    async def run(self, spec: RunSpec) -> BatchResult: ...
     async def aclose(self) -> None: ...
 
 
@@ -174,7 +176,7 @@ class LocalExecutor:
         self.spend = LocalSpend(limit_usd)
         return self.spend
 
-    async def run(self, spec: RunSpec) -> dict[str, Any]:
+    async def run(self, spec: RunSpec) -> BatchResult:
         return await run_task(spec, self.spend)
 
     async def aclose(self) -> None:
@@ -264,7 +266,7 @@ async def batch(tasks: Iterable[Task | Mapping[str, Any]], options: AgentOptions
                 concurrency: int = 4, executor: Executor | None = None, max_budget_usd: float | None = None,
                 isolate: Isolation = "none", retries: int = 0, timeout: float | None = None,
                 results: str | Path | None = None, force: bool = False, resume_sessions: bool = False,
-                retry_base_s: float = RETRY_BASE_S) -> AsyncIterator[dict[str, Any]]:
+                retry_base_s: float = RETRY_BASE_S) -> AsyncIterator[BatchResult]:
     """Run many tasks, yielding each result (a dict: the task `id` and the `-p` JSON result
     fields, plus duration_ms, worker, attempts and, with isolation, the workspace) as it
     finishes. With `results=`, finished tasks are appended there and a rerun skips them."""
@@ -280,11 +282,11 @@ async def batch(tasks: Iterable[Task | Mapping[str, Any]], options: AgentOptions
         yield r
 
 
-def prepare(tasks: list[Task], base: AgentOptions, cfg: BatchConfig) -> tuple[list[RunSpec], dict[str, dict[str, Any]]]:
+def prepare(tasks: list[Task], base: AgentOptions, cfg: BatchConfig) -> tuple[list[RunSpec], dict[str, BatchResult]]:
     """Every check that needs no worker: the runs (plan) and the results file's earlier results
     (refused when they answer a different task list, unless `force`). BatchError if bad."""
     specs = plan(tasks, base, cfg)
-    done: dict[str, dict[str, Any]] = ResultsFile(cfg.results).read() if cfg.results else {}
+    done: dict[str, BatchResult] = ResultsFile(cfg.results).read() if cfg.results else {}
     by_id = {t.id: t for t in tasks}
     if not cfg.force:
         foreign = [i for i, r in done.items() if i not in by_id or r.get("task_sha256") != by_id[i].fingerprint]
@@ -295,7 +297,7 @@ def prepare(tasks: list[Task], base: AgentOptions, cfg: BatchConfig) -> tuple[li
 
 
 async def _batch(tasks: list[Task], base: AgentOptions, cfg: BatchConfig, ex: Executor,
-                 progress: Progress | None = None) -> AsyncIterator[dict[str, Any]]:
+                 progress: Progress | None = None) -> AsyncIterator[BatchResult]:
     try:
         specs, done = prepare(tasks, base, cfg)
     except BatchError:
@@ -312,7 +314,7 @@ async def _batch(tasks: list[Task], base: AgentOptions, cfg: BatchConfig, ex: Ex
         progress.start(len(specs), earlier)
     if store is not None:
         store.open()
-    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    queue: asyncio.Queue[BatchResult] = asyncio.Queue()
     slots = asyncio.Semaphore(cfg.concurrency)
     running: set[asyncio.Task[None]] = set()
 
@@ -322,7 +324,7 @@ async def _batch(tasks: list[Task], base: AgentOptions, cfg: BatchConfig, ex: Ex
                 progress.started(spec.task.id)
             r = await ex.run(spec)
         except Exception as e:  # noqa: BLE001 - a task's failure is its result
-            r = {"id": spec.task.id, **_error_result(f"{type(e).__name__}: {e}"), "task_sha256": spec.task.fingerprint}
+            r = result_line(spec.task.id, _error_result(f"{type(e).__name__}: {e}"), task_sha256=spec.task.fingerprint)
         finally:
             slots.release()
         if r.get("subtype") == "error_max_budget_usd" and not r.get("model_calls"):

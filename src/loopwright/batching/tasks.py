@@ -11,8 +11,9 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Required, TypedDict, cast
 
+from ..messages import PermissionDenial
 from ..options import AgentOptions
 
 Isolation = Literal["none", "copy", "worktree"]
@@ -21,6 +22,41 @@ ISOLATIONS: tuple[str, ...] = ("none", "copy", "worktree")
 NOT_PER_TASK = frozenset({"tools", "can_use_tool", "hooks", "session_store", "resume", "fork_session",
                           "continue_conversation", "session_id", "persist_session", "agents"})
 RETRY_BASE_S = 1.0
+
+
+class BatchResult(TypedDict, total=False):
+    """One line of RESULTS.jsonl, as `lw.batch` yields it too: the task's `-p` JSON result
+    (ResultMessage.to_json(), Claude Code's field names) and the batch's own fields after it."""
+
+    id: Required[str]
+    type: str
+    subtype: str
+    is_error: bool
+    duration_ms: int  # the whole task, every attempt (the batch's, not the last run's)
+    duration_api_ms: int
+    num_turns: int
+    model_calls: int
+    subagent_model_calls: int
+    result: str | None
+    stop_reason: str | None
+    session_id: str
+    total_cost_usd: float  # every attempt's
+    usage: dict[str, Any]
+    modelUsage: dict[str, Any]
+    permission_denials: list[PermissionDenial]
+    errors: list[str]
+    structured_output: Any
+    attempts: int
+    worker: str  # host:pid
+    task_sha256: str
+    workspace: str  # with isolation: where it ran, its diff and (worktree) its patch
+    diff_stat: str
+    patch: str
+
+
+def result_line(task_id: str, fields: Mapping[str, Any], **batch_fields: Any) -> BatchResult:
+    """A result line: the task's id first, then its result's fields, then the batch's."""
+    return cast(BatchResult, {"id": task_id, **fields, **batch_fields})
 
 
 class BatchError(ValueError):
@@ -155,9 +191,9 @@ class ResultsFile:
         self.path = Path(path)
         self._fd: int | None = None
 
-    def read(self) -> dict[str, dict[str, Any]]:
+    def read(self) -> dict[str, BatchResult]:
         """The last result of each task id; a torn or corrupt line is skipped."""
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, BatchResult] = {}
         if not self.path.exists():
             return out
         for raw in self.path.read_bytes().split(b"\n"):
@@ -166,7 +202,7 @@ class ResultsFile:
             except ValueError:
                 continue
             if isinstance(obj, dict) and isinstance(obj.get("id"), str):
-                out[obj["id"]] = obj
+                out[obj["id"]] = cast(BatchResult, obj)
         return out
 
     def open(self) -> None:
