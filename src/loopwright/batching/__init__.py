@@ -21,10 +21,10 @@ from .run import prepare as prepare
 from .run import run_task as run_task
 from .run import task_options as task_options
 from .tasks import ISOLATIONS as ISOLATIONS
-from .tasks import BatchResult as BatchResult
 from .tasks import NOT_PER_TASK as NOT_PER_TASK
 from .tasks import RETRY_BASE_S as RETRY_BASE_S
 from .tasks import BatchError as BatchError
+from .tasks import BatchResult as BatchResult
 from .tasks import Isolation as Isolation
 from .tasks import ResultsFile as ResultsFile
 from .tasks import RunSpec as RunSpec
