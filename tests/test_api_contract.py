@@ -246,6 +246,7 @@ def test_arun_in_a_running_loop_and_run_there_is_a_clear_error() -> None:
     assert r.subtype == "success" and r.result == "hello"
 
 
+@pytest.mark.e2e  # mypy in a subprocess
 def test_public_names_type_check_under_mypy_strict(tmp_path: Path) -> None:
     user = tmp_path / "user.py"
     user.write_text(

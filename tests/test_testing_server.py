@@ -13,8 +13,6 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import anthropic
-import openai
 import pytest
 
 from loopwright.testing import Fault, PromptCache, ScriptedServer, load_script_file
@@ -23,6 +21,11 @@ from loopwright.testing.server import anthropic_segments
 from helpers import loopwright_cmd, text, use
 
 MODEL = "claude-sonnet-4-6"
+
+
+def sdk(name: str) -> Any:
+    """A provider SDK (a dev extra): only the tests that drive one need it, so collection does not."""
+    return pytest.importorskip(name, reason=f"the {name} SDK is not installed (pip install -e '.[dev]')")
 
 
 TOOL = {"name": "get", "description": "get", "input_schema": {"type": "object", "properties": {}}}
@@ -64,6 +67,7 @@ def test_non_streaming_messages_and_side_endpoints() -> None:
 
 
 def test_sync_sdk_clients_stream_from_the_server() -> None:
+    anthropic, openai = sdk("anthropic"), sdk("openai")
     with ScriptedServer([[text("one two three " * 4)], [text("four"), use("z", "get", {"a": [1, 2]})]]) as srv:
         client: Any = anthropic.Anthropic(base_url=srv.url, api_key="k", max_retries=0)
         with client.messages.stream(model=MODEL, max_tokens=50, messages=msgs("hi")) as s:
@@ -210,6 +214,7 @@ def test_script_file_and_loopback_only(tmp_path: Path) -> None:
 
 @pytest.mark.e2e
 def test_serve_scripted_command_serves_a_client(tmp_path: Path) -> None:
+    anthropic = sdk("anthropic")
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": [[text("served by the command")]],
                                   "faults": [{"status": 529, "error_type": "overloaded_error"}]}))
