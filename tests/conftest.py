@@ -4,6 +4,8 @@ there is reproducible from the log); locally it explores new ones each run."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import pytest
 from hypothesis import settings
@@ -23,3 +25,34 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     for var in ("LOOPWRIGHT_SESSIONS_DIR", "LOOPWRIGHT_MODEL", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY",
                 "OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
         monkeypatch.delenv(var, raising=False)
+
+
+class CliRun(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliRun]:
+    """The `loopwright` command in this process: `cli(argv, stdin="", cwd=None)` runs
+    `loopwright.cli.main(argv)` and gives its exit code, stdout and stderr (no subprocess, so the
+    test needs no e2e mark; signals and terminals still need a real process)."""
+    import io
+
+    from loopwright.cli import main
+
+    def run(argv: Sequence[str], stdin: str = "", cwd: str | os.PathLike[str] | None = None) -> CliRun:
+        capsys.readouterr()  # what the test printed before is not the command's
+        with monkeypatch.context() as m:
+            m.setattr("sys.stdin", io.StringIO(stdin))
+            if cwd is not None:
+                m.chdir(cwd)
+            try:
+                code = main(list(argv))
+            except SystemExit as e:  # argparse's --help, --version and usage errors
+                code = e.code if isinstance(e.code, int) else int(e.code is not None)
+        out, err = capsys.readouterr()
+        return CliRun(code, out, err)
+
+    return run

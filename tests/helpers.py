@@ -81,9 +81,11 @@ def loopwright_cmd() -> list[str]:
 
 
 def cli_env(**extra: str) -> dict[str, str]:
-    """The environment for a CLI subprocess: no provider keys or loopwright settings from the
-    caller's environment (HOME is the test's own, from conftest.py), plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_"))}
+    """The environment for a CLI subprocess (the one scrubber): no provider keys, loopwright,
+    Claude Code or MCP settings from the caller's environment (HOME is the test's own, from
+    conftest.py), plus `extra`."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "CLAUDE_", "LOOPWRIGHT_", "MCP_", "OPENAI_"))}
     env.update(extra)
     return env
 

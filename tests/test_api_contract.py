@@ -18,14 +18,7 @@ import pytest
 import loopwright as lw
 from loopwright.tools.base import to_output
 
-
-def use(i: str, name: str, x: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"type": "tool_use", "id": i, "name": name, "input": x or {}}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
-
+from helpers import text, use
 
 NOOP = lw.Tool("noop", "does nothing", {"type": "object", "properties": {}}, lambda x: "ok")
 

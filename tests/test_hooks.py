@@ -17,13 +17,8 @@ from loopwright.hooks import HookContext, HookMatcher, Hooks, matcher_matches
 from loopwright.invariant import holds_final
 from loopwright.tools.builtin import default_tools
 
-
-def use(command: str, uid: str = "t1") -> dict[str, Any]:
-    return {"type": "tool_use", "id": uid, "name": "Bash", "input": {"command": command}}
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"type": "text", "text": s}
+from helpers import bash as use  # a Bash call: use(command, uid)
+from helpers import text
 
 
 def script(tmp: Path, name: str, body: str) -> str:

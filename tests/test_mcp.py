@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -18,6 +17,8 @@ import pytest
 
 import loopwright as lw
 from loopwright.invariant import holds
+
+from helpers import cli_env, loopwright_cmd
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install -e '.[dev]')")
 
@@ -287,9 +288,8 @@ def test_cli_signal_ends_the_servers(tmp_path: Path, signum: int, code: int) -> 
     turns = tmp_path / "turns.json"
     turns.write_text(json.dumps([[use("mcp__t__hang", 1)], [{"type": "text", "text": "ok"}]]))
     config = json.dumps({"mcpServers": {"t": server(tmp_path, "--mode", "plain")}})
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MCP_", "LOOPWRIGHT_"))}
-    env["LOOPWRIGHT_HOME"] = str(tmp_path / "home")
-    p = subprocess.Popen([str(Path(sys.executable).parent / "loopwright"), "-p", "go", "--model", f"scripted:{turns}",
+    env = cli_env(LOOPWRIGHT_HOME=str(tmp_path / "home"))
+    p = subprocess.Popen([*loopwright_cmd(), "-p", "go", "--model", f"scripted:{turns}",
                           "--mcp-config", config, "--permission-mode", "bypassPermissions"],
                          cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     log = tmp_path / "t.log"

@@ -17,6 +17,8 @@ import pytest
 from loopwright.invariant import holds
 from loopwright.testing import ScriptedServer
 
+from helpers import cli_env, loopwright_cmd
+
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install -e '.[dev]')")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,13 +33,11 @@ def use(i: int, name: str, **inp: Any) -> dict[str, Any]:
 
 
 def env(home: Path, **extra: str) -> dict[str, str]:
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "LOOPWRIGHT_", "MCP_"))}
-    e.update(HOME=str(home), LOOPWRIGHT_HOME=str(home / ".loopwright"), **extra)
-    return e
+    return cli_env(HOME=str(home), LOOPWRIGHT_HOME=str(home / ".loopwright"), **extra)
 
 
 def loopwright(*args: str, cwd: Path, home: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN / "loopwright"), *args], cwd=cwd, env=env(home), capture_output=True, text=True,
+    return subprocess.run([*loopwright_cmd(), *args], cwd=cwd, env=env(home), capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=timeout)
 
 

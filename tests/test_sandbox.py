@@ -34,6 +34,8 @@ import loopwright as lw
 from loopwright import sandbox as sbx
 from loopwright.settings import SettingsError, build_run_config, load_settings
 
+from helpers import loopwright_cmd
+
 REASON = sbx.unavailable_reason()
 needs_bwrap = pytest.mark.skipif(REASON is not None, reason=f"OS sandbox unavailable: {REASON}")
 
@@ -56,12 +58,6 @@ def _tools() -> list[lw.Tool]:
     from loopwright.tools.builtin import default_tools
 
     return default_tools()
-
-
-def cli_cmd() -> list[str]:
-    exe = Path(sys.executable).parent / "loopwright"
-    return [str(exe)] if exe.exists() else [sys.executable, "-c", "import sys; from loopwright.cli import main; "
-                                                                  "sys.exit(main())"]
 
 
 def results(res: lw.ResultMessage) -> dict[str, tuple[str, bool]]:
@@ -646,7 +642,7 @@ def test_cli_sandbox_flag_refuses_clearly_when_unavailable(tmp_path: Path) -> No
     script = tmp_path / "turns.json"
     script.write_text(json.dumps([[{"type": "text", "text": "hi"}]]))
     env = {**os.environ, "PATH": "/nonexistent"}  # no bwrap (nor anything else) on PATH
-    p = subprocess.run([*cli_cmd(), "-p", "hi", "--model", f"scripted:{script}",
+    p = subprocess.run([*loopwright_cmd(), "-p", "hi", "--model", f"scripted:{script}",
                         "--sandbox"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode != 0
     assert "bubblewrap" in p.stderr and "failIfUnavailable" in p.stderr
@@ -678,7 +674,7 @@ def test_sigkill_of_loopwright_leaves_no_bash_command_alive(tmp_path: Path, sand
              [{"type": "text", "text": "never"}]]
     script = tmp_path / "turns.json"
     script.write_text(json.dumps(turns))
-    args = [*cli_cmd(), "-p", "go", "--model", f"scripted:{script}", "--permission-mode", "bypassPermissions",
+    args = [*loopwright_cmd(), "-p", "go", "--model", f"scripted:{script}", "--permission-mode", "bypassPermissions",
             "--no-session-persistence", *(["--sandbox"] if sandboxed else [])]
     proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

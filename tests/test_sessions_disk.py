@@ -30,19 +30,12 @@ from loopwright.sessions import (
     sessions_root,
 )
 
+from helpers import cli_env, loopwright_cmd
+
 pytest.importorskip("loopwright.tools.builtin", reason="the -p CLI needs the built-in tools")
 
-SCRIPT = Path(sys.executable).parent / "loopwright"
-
-
-def cli_cmd() -> list[str]:
-    return [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "loopwright.cli"]
-
-
 def env_for(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_"))}
-    env["LOOPWRIGHT_HOME"] = str(home)
-    return env
+    return cli_env(LOOPWRIGHT_HOME=str(home))
 
 
 def scripted(tmp: Path, name: str, turns: list[Any]) -> str:
@@ -56,7 +49,7 @@ def text(s: str) -> list[dict[str, Any]]:
 
 
 def run_cli(home: Path, work: Path, *args: str, preexec: Any = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*cli_cmd(), "--output-format", "json", *args], cwd=work, env=env_for(home),
+    return subprocess.run([*loopwright_cmd(), "--output-format", "json", *args], cwd=work, env=env_for(home),
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
                           preexec_fn=preexec)
 
@@ -145,7 +138,7 @@ def test_two_resumes_at_once_never_interleave(tmp_path: Path) -> None:
     sid = json.loads(first.stdout)["session_id"]
     path = transcript(home, work, sid)
     for rnd in range(3):
-        procs = [subprocess.Popen([*cli_cmd(), "--output-format", "json", "-p", f"r{rnd}p{i}", "--model", m,
+        procs = [subprocess.Popen([*loopwright_cmd(), "--output-format", "json", "-p", f"r{rnd}p{i}", "--model", m,
                                    "--resume", sid], cwd=work, env=env_for(home), stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(2)]
         for p in procs:
