@@ -35,6 +35,7 @@ def quick(tmp_path: Path, *args: str) -> str:
     return md
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(600)  # a few fresh processes of each harness; slow only on a crowded machine
 def test_quick_claude_code_part(tmp_path: Path) -> None:
     md = quick(tmp_path, "--only", "claude", "--loop-calls", "2")
@@ -47,6 +48,7 @@ def test_quick_claude_code_part(tmp_path: Path) -> None:
         assert "Claude Code did not run" in md
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(600)
 def test_quick_peers_part(tmp_path: Path) -> None:
     md = quick(tmp_path, "--only", "peers", "--turns", "3")

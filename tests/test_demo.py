@@ -52,6 +52,7 @@ def test_demo_turn_limit_stops_before_the_edit() -> None:
     assert " 5  user       tool_result(toolu_02), tool_result(toolu_03)\n" in out and "\n 6  " not in out
 
 
+@pytest.mark.e2e
 def test_demo_exits_1_when_the_run_does_not_fix_the_test(monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     real = demo.script
@@ -75,6 +76,7 @@ def test_demo_needs_no_pytest() -> None:
     assert commands and all("run_tests.py" in c and "pytest" not in c for c in commands)
 
 
+@pytest.mark.e2e
 def test_bundled_project_has_one_failing_test(tmp_path: Path) -> None:
     project = demo.copy_project(tmp_path)
     assert sorted(p.name for p in project.iterdir()) == ["grades.py", "run_tests.py", "test_grades.py"]

@@ -87,6 +87,7 @@ def text_of(r: Any) -> str:
     return c if isinstance(c, str) else "\n".join(getattr(b, "text", "") for b in c)
 
 
+@pytest.mark.e2e
 def test_stdio_server_through_the_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MAX_MCP_OUTPUT_TOKENS", "50")
     model = Recording([
@@ -150,6 +151,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("transport", ["http", "sse"])
 def test_http_and_sse_servers(tmp_path: Path, transport: str) -> None:
     port = free_port()
@@ -197,6 +199,7 @@ def echo(text: str) -> str:
     return f"echo: {text}"
 
 
+@pytest.mark.e2e
 def test_failing_servers_do_not_stop_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Exits at start, bad config, crashes mid-call, hangs mid-call (MCP_TOOL_TIMEOUT)."""
     monkeypatch.setenv("MCP_TOOL_TIMEOUT", "1500")
@@ -244,6 +247,7 @@ def test_server_that_never_answers_times_out_at_start(tmp_path: Path, monkeypatc
     assert_no_server_left(tmp_path, 1)
 
 
+@pytest.mark.e2e
 def test_interrupt_cancels_the_mcp_call(tmp_path: Path) -> None:
     model = Recording([[use("mcp__t__hang", 1)], [{"type": "text", "text": "ok"}]])
     opts = lw.AgentOptions(model=model, cwd=tmp_path, permission_mode="bypassPermissions",
@@ -273,6 +277,7 @@ def test_interrupt_cancels_the_mcp_call(tmp_path: Path) -> None:
     assert_no_server_left(tmp_path, 1)
 
 
+@pytest.mark.e2e
 def test_servers_end_when_the_model_raises(tmp_path: Path) -> None:
     model = Recording([[use("mcp__t__echo", 1, text="x")], RuntimeError("the model broke")])
     opts = lw.AgentOptions(model=model, cwd=tmp_path, permission_mode="bypassPermissions",
@@ -283,6 +288,7 @@ def test_servers_end_when_the_model_raises(tmp_path: Path) -> None:
     assert_no_server_left(tmp_path, 1)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("signum, code", [(15, 143), (2, 130)])
 def test_cli_signal_ends_the_servers(tmp_path: Path, signum: int, code: int) -> None:
     turns = tmp_path / "turns.json"

@@ -192,6 +192,7 @@ def test_subagents_get_the_parents_mcp_tools() -> None:
     assert seen_tools[1] == ["mcp__calc__add"]  # the subagent: just the subset its definition lists
 
 
+@pytest.mark.e2e
 def test_import_loopwright_and_version_do_not_import_the_mcp_sdk() -> None:
     code = ("import sys, loopwright as lw; lw.create_sdk_mcp_server('x'); lw.AgentOptions(mcp_servers={});"
             "from loopwright.cli import build_parser; "

@@ -57,6 +57,7 @@ def content_text(b: dict[str, Any]) -> str:
     return c if isinstance(c, str) else "\n".join(x.get("text", "") for x in c)
 
 
+@pytest.mark.e2e
 def test_third_party_servers_with_mcp_config(tmp_path: Path) -> None:
     if not FS_SERVER.exists() or shutil.which("node") is None:
         pytest.skip("the MCP filesystem server is not installed (cd tests/node && npm install)")
@@ -94,6 +95,7 @@ def test_third_party_servers_with_mcp_config(tmp_path: Path) -> None:
     assert not (project / "new.txt").exists()
 
 
+@pytest.mark.e2e
 def test_claude_code_uses_loopwright_mcp_serve(tmp_path: Path) -> None:
     if not CLAUDE.exists():
         pytest.skip("Claude Code is not installed (cd tests/node && npm install)")
@@ -142,6 +144,7 @@ def test_claude_code_uses_loopwright_mcp_serve(tmp_path: Path) -> None:
     assert (project / "inside.txt").read_text() == "written by loopwright"
 
 
+@pytest.mark.e2e
 def test_mcp_add_list_get_remove(tmp_path: Path) -> None:
     project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
@@ -178,6 +181,7 @@ def test_mcp_add_list_get_remove(tmp_path: Path) -> None:
     assert p.returncode == 1 and "no MCP server named 'nope'" in p.stderr
 
 
+@pytest.mark.e2e
 def test_bad_mcp_config_is_a_usage_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
@@ -188,6 +192,7 @@ def test_bad_mcp_config_is_a_usage_error(tmp_path: Path) -> None:
     assert p.returncode == 2 and 'no "mcpServers" object' in p.stderr
 
 
+@pytest.mark.e2e
 def test_a_bad_server_is_named_in_the_trace_and_the_run_goes_on(tmp_path: Path) -> None:
     turns = tmp_path / "turns.json"
     turns.write_text(json.dumps([[{"type": "text", "text": "fine"}]]))

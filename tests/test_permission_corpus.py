@@ -574,6 +574,7 @@ def run_cli(root: Path, rules: dict[str, Any], turns: list[Any]) -> tuple[subpro
         return p, srv.loop_requests
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("ruleset", sorted({c[0] for c in HARDENING}))
 def test_hardening_cases_through_the_cli(ruleset: str, root: Path) -> None:
     """Every hardening case of one rule set as one model turn of parallel tool calls, run by
@@ -599,6 +600,7 @@ def test_hardening_cases_through_the_cli(ruleset: str, root: Path) -> None:
     assert snapshot(root) == before
 
 
+@pytest.mark.e2e
 def test_bare_bash_rule_runs_reads_outside_through_the_cli(root: Path) -> None:
     """`--allowedTools Bash` allows every command as in Claude Code (issue 15): reads outside
     the working directory run and their output reaches the model; protected paths and Read

@@ -98,6 +98,7 @@ def wait_for_file(p: Path, proc: subprocess.Popen[str]) -> None:
         time.sleep(0.01)
 
 
+@pytest.mark.e2e
 def test_resume_takes_the_lock_before_loading(tmp_path: Path) -> None:
     home, work = tmp_path / "home", tmp_path / "work"
     work.mkdir()
@@ -130,6 +131,7 @@ def test_resume_takes_the_lock_before_loading(tmp_path: Path) -> None:
     assert holds_final(load_transcript(path).history)
 
 
+@pytest.mark.e2e
 def test_two_resumes_at_once_never_interleave(tmp_path: Path) -> None:
     home, work = tmp_path / "home", tmp_path / "work"
     work.mkdir()
@@ -176,6 +178,7 @@ def fill(fs: Path, leave: int = 0) -> Path:
     return filler
 
 
+@pytest.mark.e2e
 def test_a_full_disk_ends_the_run_cleanly_and_continue_works_after(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
@@ -224,6 +227,7 @@ def test_a_full_disk_ends_the_run_cleanly_and_continue_works_after(tmp_path: Pat
         assert holds_final(load_transcript(path).history)
 
 
+@pytest.mark.e2e
 def test_a_file_size_limit_ends_the_run_cleanly(tmp_path: Path) -> None:
     home, work = tmp_path / "home", tmp_path / "work"
     work.mkdir()

@@ -485,6 +485,7 @@ def measure(engine: str, root: Path, mode: str, timeout: float) -> dict[str, Any
     return dict(json.loads(r.stdout))
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_2gb_file_costs_bounded_memory_and_time(sparse_2g: Path, engine: str) -> None:
     limit_mb = 300  # reading the file whole would take 2048 MB and more
@@ -523,6 +524,7 @@ def test_streaming_in_small_blocks_gives_the_same_hits(tmp_path: Path, monkeypat
     assert [format_hits(run_python(q), q, tmp_path) for q in single] == whole[len(queries):]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("engine", ENGINES)
 def test_sigterm_ends_a_long_grep(sparse_2g: Path, tmp_path: Path, engine: str) -> None:
     """The real CLI: a Grep over 2 GB runs, SIGTERM arrives, loopwright exits at once and leaves no

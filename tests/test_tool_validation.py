@@ -7,12 +7,15 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
+
 import loopwright as lw
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "default": 5}, "s": {"type": "string"}},
           "required": ["s"], "additionalProperties": False}
 
 
+@pytest.mark.e2e
 def test_a_valid_input_does_not_load_jsonschema() -> None:
     code = ("import sys, loopwright as lw\n"
             f"t = lw.Tool('t', 'd', {SCHEMA!r}, lambda x: 'ok')\n"

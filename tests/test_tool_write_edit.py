@@ -375,6 +375,7 @@ print(out.is_error, out.content)
 """
 
 
+@pytest.mark.e2e
 def test_a_file_size_limit_leaves_the_original(tmp_path: Path) -> None:
     p = tmp_path / "f.txt"
     p.write_bytes(b"original\n")
