@@ -1,0 +1,183 @@
+"""Room: sdkproto. Owns the NDJSON channel to the SDK and the control requests loopwright sends it
+(can_use_tool, hook_callback, mcp_message); may import the rooms below cli.
+
+`Peer` writes lines to stdout and matches the SDK's control_responses to the requests that
+wait for them. The three bridges turn those requests into loopwright's own ports: an asker
+for the gate (`can_use_tool`), hook callbacks (`Hooks`), and in-process MCP servers whose tools
+are plain `Tool`s (`SdkMcpServer`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import uuid
+from typing import Any, TextIO
+
+from ..blocks import block_from_wire
+from ..hooks import HOOK_EVENTS, HookMatcher
+from ..mcp.inprocess import SdkMcpServer
+from ..permissions import Allow, Decision, Deny
+from ..tools.base import Tool, ToolContext, ToolOutput
+
+
+class PeerError(Exception):
+    """The SDK answered a control request with an error (or can no longer answer: stdin closed)."""
+
+
+class Peer:
+    """The SDK at the other end: one JSON object per stdout line; control requests both ways."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.closed = False
+
+    def send(self, obj: dict[str, Any]) -> None:
+        self.out.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
+
+    def reply(self, request_id: str, response: dict[str, Any] | None = None, error: str | None = None) -> None:
+        """The answer to one of the SDK's control requests."""
+        body: dict[str, Any] = ({"subtype": "error", "request_id": request_id, "error": error} if error is not None
+                                else {"subtype": "success", "request_id": request_id, "response": response or {}})
+        self.send({"type": "control_response", "response": body})
+
+    async def request(self, subtype: str, **fields: Any) -> dict[str, Any]:
+        """Ask the SDK; its answer's body. Raises PeerError on an error answer or a closed stdin.
+        Cancelling the wait tells the SDK to drop the request (control_cancel_request)."""
+        if self.closed:
+            raise PeerError(f"the SDK's stdin is closed: it cannot answer {subtype}")
+        rid = str(uuid.uuid4())
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[rid] = fut
+        self.send({"type": "control_request", "request_id": rid, "request": {"subtype": subtype, **fields}})
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            self.send({"type": "control_cancel_request", "request_id": rid})
+            raise
+        finally:
+            self.pending.pop(rid, None)
+
+    def answered(self, response: dict[str, Any]) -> None:
+        """A control_response line from the SDK."""
+        fut = self.pending.get(str(response.get("request_id")))
+        if fut is None or fut.done():
+            return
+        if response.get("subtype") == "error":
+            fut.set_exception(PeerError(str(response.get("error") or "the SDK answered with an error")))
+        else:
+            body = response.get("response")
+            fut.set_result(body if isinstance(body, dict) else {})
+
+    def close(self) -> None:
+        """stdin ended: nobody will answer the open requests."""
+        self.closed = True
+        for fut in self.pending.values():
+            if not fut.done():
+                fut.set_exception(PeerError("the SDK's stdin closed before it answered"))
+
+
+# --- the gate's asker -------------------------------------------------------------------------
+
+def stdio_asker(peer: Peer) -> Any:
+    """The gate's "ask a person" point answered by the SDK's can_use_tool callback. An error
+    answer (the callback raised) is a deny, and the run goes on, as with Claude Code."""
+
+    async def ask(tool_name: str, tool_input: dict[str, Any]) -> Decision:
+        try:
+            r = await peer.request("can_use_tool", tool_name=tool_name, input=tool_input,
+                                   permission_suggestions=[], tool_use_id=None)
+        except PeerError as e:
+            return Deny(f"Permission denied: the SDK's can_use_tool failed: {e}")
+        if r.get("behavior") == "allow":
+            updated = r.get("updatedInput")
+            return Allow(updated if isinstance(updated, dict) else None)
+        if r.get("behavior") == "deny":
+            return Deny(str(r.get("message") or Deny().message), bool(r.get("interrupt")))
+        return Deny(f"Permission denied: can_use_tool answered {json.dumps(r)[:200]}, not allow or deny")
+
+    return ask
+
+
+# --- hooks ------------------------------------------------------------------------------------
+
+def sdk_hooks(peer: Peer, config: Any) -> tuple[dict[str, list[HookMatcher]], list[str]]:
+    """initialize's `hooks` ({Event: [{matcher, hookCallbackIds, timeout?}]}) as loopwright hooks
+    whose callbacks are hook_callback requests; and notes on events loopwright never fires."""
+    out: dict[str, list[HookMatcher]] = {}
+    notes: list[str] = []
+    for event, matchers in (config or {}).items():
+        if event not in HOOK_EVENTS:
+            notes.append(f"hook event {event} is not one loopwright fires; its callbacks never run")
+            continue
+        for m in matchers or []:
+            ids = [str(i) for i in m.get("hookCallbackIds") or []]
+            timeout = m.get("timeout")
+            out.setdefault(event, []).append(HookMatcher(m.get("matcher"), [_hook(peer, i) for i in ids],
+                                                         float(timeout) if timeout else None))
+    return out, notes
+
+
+def _hook(peer: Peer, callback_id: str) -> Any:
+    async def call(payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
+        return await peer.request("hook_callback", callback_id=callback_id, input=payload, tool_use_id=tool_use_id)
+
+    call.__name__ = f"sdk:{callback_id}"
+    return call
+
+
+# --- in-process MCP servers -------------------------------------------------------------------
+
+class SdkServer:
+    """One `{"type": "sdk"}` server: JSON-RPC over mcp_message; its tools as loopwright Tools."""
+
+    def __init__(self, peer: Peer, name: str) -> None:
+        self.peer, self.name, self._id = peer, name, 0
+
+    async def rpc(self, method: str, params: dict[str, Any] | None = None, *, notify: bool = False) -> Any:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
+        if not notify:
+            self._id += 1
+            msg["id"] = self._id
+        r = (await self.peer.request("mcp_message", server_name=self.name, message=msg)).get("mcp_response") or {}
+        if isinstance(r, dict) and r.get("error"):
+            raise PeerError(f"MCP server {self.name!r}: {r['error'].get('message', r['error'])}")
+        return r.get("result") if isinstance(r, dict) else None
+
+    async def connect(self) -> SdkMcpServer:
+        from .. import __version__
+
+        await self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                      "clientInfo": {"name": "loopwright", "version": __version__}})
+        await self.rpc("notifications/initialized", notify=True)
+        listed = await self.rpc("tools/list") or {}
+        tools = []
+        for t in listed.get("tools") or []:
+            ann = t.get("annotations") or {}
+            tools.append(Tool(t["name"], t.get("description") or t["name"],
+                              t.get("inputSchema") or {"type": "object"}, self._caller(t["name"]),
+                              read_only=bool(ann.get("readOnlyHint"))))
+        return SdkMcpServer(self.name, tools=tools)
+
+    def _caller(self, tool: str) -> Any:
+        async def handler(x: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+            try:
+                r = await self.rpc("tools/call", {"name": tool, "arguments": x}) or {}
+            except PeerError as e:
+                return ToolOutput(str(e), is_error=True)
+            return ToolOutput([block_from_wire(_block(c)) for c in r.get("content") or []] or "", bool(r.get("isError")))
+
+        return handler
+
+
+def _block(c: dict[str, Any]) -> dict[str, Any]:
+    """MCP content as a tool_result block."""
+    if c.get("type") == "text":
+        return {"type": "text", "text": str(c.get("text", ""))}
+    if c.get("type") == "image" and c.get("data"):
+        return {"type": "image", "source": {"type": "base64", "media_type": c.get("mimeType", "image/png"),
+                                            "data": c["data"]}}
+    return {"type": "text", "text": f"[{c.get('type')} content not shown]"}
