@@ -47,6 +47,7 @@ def sdk_main(argv: Sequence[str]) -> int:
         print(f"loopwright: {n}", file=sys.stderr, flush=True)
     if flags.debug:
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+        logging.getLogger("loopwright.sdkproto").debug("argv: %s", " ".join(argv))
     return asyncio.run(_serve(flags))
 
 

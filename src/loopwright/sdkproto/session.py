@@ -135,7 +135,12 @@ class SdkSession:
         if hooks:
             changes["hooks"] = hooks
         if req.get("agents"):
-            changes["agents"] = {**agent_definitions(self.options.agents), **agent_definitions(req["agents"])}
+            from ..agents import make_agent_tool
+
+            agents = {**agent_definitions(self.options.agents), **agent_definitions(req["agents"])}
+            # the Agent tool the command line built knows only --agents: it is rebuilt with these
+            changes["agents"] = agents
+            changes["tools"] = [make_agent_tool(agents) if t.spawns_agents else t for t in self.options.tools]
         servers: dict[str, Any] = {}
         for name in self.flags.sdk_servers:
             try:
