@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..cli.config import UsageError, build_options, split_tools
+from ..cli.config import UsageError, build_options, check_sessions, split_tools
 from ..options import AgentOptions
 
 # Flags that change nothing loopwright does: accepted, and said so on stderr (never silently).
@@ -122,27 +122,28 @@ def parse(argv: list[str]) -> SdkFlags:
     args.mcp_config, sdk_servers = split_sdk_servers(args.mcp_config)
     try:
         options = build_options(args)
+        if (said := check_sessions(options)) is not None:
+            notes.append(said)
     except UsageError as e:
         raise FlagError(str(e)) from None
-    options.tools = offered_tools(options.tools, args.tools)
+    denied = {r for r in split_tools(args.disallowed_tools) if "(" not in r}
+    options.tools = offered_tools(options.tools, args.tools, denied, notes)
     return SdkFlags(options, ask_stdio=ask_stdio, partial=args.include_partial_messages, sdk_servers=sdk_servers,
                     debug=bool(args.debug_to_stderr or args.debug is not None), notes=notes)
 
 
-def offered_tools(tools: list[Any], spec: str | None) -> list[Any]:
+def offered_tools(tools: list[Any], spec: str | None, denied: set[str], notes: list[str]) -> list[Any]:
     """`--tools a,b` keeps those built-in tools, `--tools ""` none, `default` (or no flag) all.
-    A name that is no tool fails, naming it."""
+    A name loopwright has no tool for is noted (Claude Code's tool set is larger), not offered."""
     if spec is None or spec.strip() == "default":
         return tools
-    names = split_tools([spec])
+    names = ["Agent" if n == "Task" else n for n in split_tools([spec])]  # Task: Claude Code's older name
     by_name = {t.name: t for t in tools}
-    if "Task" in names and "Task" not in by_name:  # Claude Code's older name of the Agent tool
-        names = ["Agent" if n == "Task" else n for n in names]
-    unknown = [n for n in names if n not in by_name]
+    unknown = [n for n in names if n not in by_name and n not in denied]
     if unknown:
-        raise FlagError(f"--tools: no built-in tool {', '.join(map(repr, unknown))} (loopwright has "
-                        f"{', '.join(by_name)})")
-    return [by_name[n] for n in names]
+        notes.append(f"--tools: loopwright has no tool {', '.join(unknown)}, so it is not offered (its tools: "
+                     f"{', '.join(by_name)})")
+    return [by_name[n] for n in names if n in by_name]
 
 
 def split_sdk_servers(values: list[str]) -> tuple[list[str], list[str]]:

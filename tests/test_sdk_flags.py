@@ -1,0 +1,124 @@
+"""sdkproto's command line and raw protocol lines: every flag the Agent SDKs pass works or fails
+with a message naming it (never argparse's exit 2), and the NDJSON control channel answers what
+it cannot do with an error, not silence."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from loopwright.sdkproto import wants_protocol
+from loopwright.sdkproto.flags import FlagError, parse
+from loopwright.testing import ScriptedServer
+
+from helpers import cli_env, loopwright_cmd, text
+
+HEAD = ["--output-format", "stream-json", "--verbose"]
+TAIL = ["--input-format", "stream-json"]
+
+# What the Python SDK's subprocess_cli builds for each option (the note's table), one at a time.
+WORKS = [
+    ["--system-prompt", ""], ["--system-prompt", "Be brief."], ["--append-system-prompt", "Also this."],
+    ["--tools", "Read,Grep"], ["--tools", ""], ["--tools", "default"], ["--allowedTools", "Read,Bash(git diff *)"],
+    ["--max-turns", "3"], ["--max-budget-usd", "1.5"], ["--disallowedTools", "Bash"], ["--model", "claude-haiku-4-5"],
+    ["--fallback-model", "claude-haiku-4-5"], ["--permission-prompt-tool", "stdio"],
+    ["--permission-mode", "acceptEdits"], ["--permission-mode", "plan"], ["--permission-mode", "dontAsk"],
+    ["--continue"], ["--session-id=3f1c2a9e-0000-4000-8000-000000000000"], ["--settings", '{"env": {}}'],
+    ["--add-dir", "."], ["--mcp-config", '{"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}'],
+    ["--include-partial-messages"], ["--include-hook-events"], ["--strict-mcp-config"],
+    ["--setting-sources=user,project"], ["--setting-sources="], ["--thinking", "adaptive"],
+    ["--thinking", "disabled"], ["--max-thinking-tokens", "2048"], ["--thinking-display", "summarized"],
+    ["--effort", "high"], ["--json-schema", '{"type": "object", "properties": {"a": {"type": "integer"}}}'],
+    ["--betas", "context-1m-2025-08-07"], ["--agents", '{"r": {"description": "d", "prompt": "p"}}'],
+    ["--debug-to-stderr"], ["--replay-user-messages"],
+]
+FAILS = [
+    (["--permission-mode", "auto"], "--permission-mode"), (["--resume-session-at=abc"], "--resume-session-at"),
+    (["--resume-drops-turn=abc"], "--resume-drops-turn"), (["--session-mirror"], "--session-mirror"),
+    (["--plugin-dir", "."], "--plugin-dir"), (["--task-budget", "1000"], "--task-budget"),
+    (["--permission-prompt-tool", "mcp__x__ask"], "--permission-prompt-tool"),
+    (["--resume=no-such-session"], "no-such-session"), (["--max-turns", "x"], "--max-turns"),
+    (["--system-prompt-file", "/no/such/file"], "--system-prompt-file"), (["--frobnicate"], "--frobnicate"),
+]
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    monkeypatch.delenv("LOOPWRIGHT_MODEL", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.mark.parametrize("flag", WORKS, ids=lambda f: " ".join(f))
+def test_every_sdk_flag_is_taken(flag: list[str]) -> None:
+    parse([*HEAD, *flag, *TAIL])
+
+
+@pytest.mark.parametrize(("flag", "named"), FAILS, ids=lambda f: " ".join(f) if isinstance(f, list) else "")
+def test_a_flag_it_cannot_honour_is_named(flag: list[str], named: str) -> None:
+    with pytest.raises(FlagError, match=named.replace("*", r"\*")):
+        parse([*HEAD, *flag, *TAIL])
+
+
+def test_flags_shape_the_run() -> None:
+    f = parse([*HEAD, "--tools", "Read,Bash", "--disallowedTools", "Bash", "--system-prompt", "S",
+               "--max-thinking-tokens", "2048", "--permission-prompt-tool", "stdio",
+               "--mcp-config", '{"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}', *TAIL])
+    assert [t.name for t in f.options.tools] == ["Read"]  # a disallowed tool is not offered
+    assert f.options.system_prompt == "S" and f.ask_stdio and f.sdk_servers == ["calc"]
+    assert f.options.thinking == {"type": "enabled", "budget_tokens": 2048}
+    assert f.options.mcp_servers is None  # the sdk entry lives in the SDK's process, not in a config
+
+
+def test_a_tool_loopwright_lacks_is_noted_not_offered() -> None:
+    f = parse([*HEAD, "--tools", "Read,WebSearch", *TAIL])
+    assert [t.name for t in f.options.tools] == ["Read"]
+    assert any("WebSearch" in n and "not offered" in n for n in f.notes)
+
+
+def test_wants_protocol() -> None:
+    assert wants_protocol(["--input-format", "stream-json"]) and wants_protocol(["--input-format=stream-json"])
+    assert not wants_protocol(["-p", "x", "--output-format", "stream-json"])
+
+
+@pytest.mark.e2e
+def test_unsupported_flag_exits_1_naming_it(tmp_path: Path) -> None:
+    p = subprocess.run([*loopwright_cmd(), *HEAD, "--plugin-dir", ".", *TAIL], input="", capture_output=True,
+                       text=True, env=cli_env(ANTHROPIC_API_KEY="test"), cwd=tmp_path, timeout=60)
+    assert p.returncode == 1 and "--plugin-dir" in p.stderr and "not supported" in p.stderr
+
+
+@pytest.mark.e2e
+def test_raw_protocol_lines(tmp_path: Path) -> None:
+    """Without an SDK: control requests answered (errors for what loopwright lacks), a bad line
+    skipped with a note, one run per user line, exit 0 once stdin ends."""
+    lines = [
+        {"type": "control_request", "request_id": "r1", "request": {"subtype": "initialize", "hooks": None}},
+        {"type": "control_request", "request_id": "r2", "request": {"subtype": "rewind_files", "user_message_id": "u"}},
+        {"type": "control_request", "request_id": "r3", "request": {"subtype": "set_permission_mode", "mode": "nope"}},
+        {"type": "control_request", "request_id": "r4", "request": {"subtype": "mcp_status"}},
+        "{not json",
+        {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "hello"}]},
+         "parent_tool_use_id": None, "session_id": ""},
+    ]
+    stdin = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines)
+    with ScriptedServer([[text("hi there")]]) as srv:
+        p = subprocess.run([*loopwright_cmd(), *HEAD, "--model", "claude-sonnet-4-6", *TAIL], input=stdin,
+                           capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                           env=cli_env(ANTHROPIC_API_KEY="test", ANTHROPIC_BASE_URL=srv.url))
+    assert p.returncode == 0, p.stderr
+    out = [json.loads(x) for x in p.stdout.splitlines()]
+    answers = {o["response"]["request_id"]: o["response"] for o in out if o["type"] == "control_response"}
+    assert answers["r1"]["subtype"] == "success" and "pid" in answers["r1"]["response"]
+    assert answers["r2"]["subtype"] == "error" and "rewind_files" in answers["r2"]["error"]
+    assert answers["r3"]["subtype"] == "error" and "nope" in answers["r3"]["error"]
+    assert answers["r4"]["response"] == {"mcpServers": []}
+    assert "not JSON" in p.stderr
+    result = next(o for o in out if o["type"] == "result")
+    assert result["result"] == "hi there" and result["uuid"] and result["num_turns"] == 0
+    kinds = [o["type"] for o in out if o["type"] != "control_response"]
+    assert kinds == ["system", "assistant", "result"]
+    assert all(o.get("session_id") == result["session_id"] for o in out if o["type"] != "control_response")
