@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-thinking-tokens", type=int)
     p.add_argument("--debug-to-stderr", action="store_true")
     p.add_argument("--debug", nargs="?", const="all")
+    # The TypeScript SDK: wait for initialize, which carries these option fields (session.initialize).
+    p.add_argument("--await-initialize", action="store_true")
+    p.add_argument("--initialize-fields")
     for flag in IGNORED:
         p.add_argument(flag, nargs="?", const="", dest=_dest(flag))
     for flag in UNSUPPORTED:

@@ -128,31 +128,62 @@ class SdkSession:
         self.peer.reply(rid, body)
 
     async def initialize(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The SDK's setup: hooks, agents and, from the TypeScript SDK, the options it delivers here
+        instead of as flags (system prompt, JSON schema, settings, disallowed tools, MCP servers)."""
         hooks, notes = sdk_hooks(self.peer, req.get("hooks"))
         for n in notes:
             note(n)
+        o = self.options
         changes: dict[str, Any] = {}
         if hooks:
             changes["hooks"] = hooks
+        tools = list(o.tools)
         if req.get("agents"):
             from ..agents import make_agent_tool
 
-            agents = {**agent_definitions(self.options.agents), **agent_definitions(req["agents"])}
+            agents = {**agent_definitions(o.agents), **agent_definitions(req["agents"])}
             # the Agent tool the command line built knows only --agents: it is rebuilt with these
             changes["agents"] = agents
-            changes["tools"] = [make_agent_tool(agents) if t.spawns_agents else t for t in self.options.tools]
-        servers: dict[str, Any] = {}
-        for name in self.flags.sdk_servers:
+            tools = [make_agent_tool(agents) if t.spawns_agents else t for t in tools]
+        system = req.get("systemPrompt")
+        if isinstance(system, list) and all(isinstance(x, str) for x in system):
+            system = "\n\n".join(system)
+        if isinstance(system, str):
+            changes["system_prompt"] = system
+        if isinstance(req.get("appendSystemPrompt"), str):
+            changes["append_system_prompt"] = req["appendSystemPrompt"]
+        if isinstance(req.get("jsonSchema"), dict):
+            from ..structured import check_schema
+
+            check_schema(req["jsonSchema"])
+            changes["output_format"] = {"type": "json_schema", "schema": req["jsonSchema"]}
+        applied: dict[str, Any] = {}
+        if req.get("settings") is not None:
+            changes["settings"] = req["settings"]
+            applied["settings_applied"] = True
+        denied = req.get("disallowedTools")
+        if isinstance(denied, list):
+            changes["disallowed_tools"] = [*o.disallowed_tools, *map(str, denied)]
+            tools = [t for t in tools if t.name not in {d for d in denied if "(" not in str(d)}]
+            applied["disallowed_tools_applied"] = True
+        if tools != o.tools:
+            changes["tools"] = tools
+        configured = o.mcp_servers if isinstance(o.mcp_servers, dict) else {}
+        inner: dict[str, Any] = dict(configured.get("mcpServers", configured))
+        given = req.get("mcpServers")
+        if isinstance(given, dict):
+            given = given.get("mcpServers", given)
+            inner.update({n: c for n, c in given.items() if not (isinstance(c, dict) and c.get("type") == "sdk")})
+            applied["mcp_servers_applied"] = True
+        for name in dict.fromkeys([*self.flags.sdk_servers, *(req.get("sdkMcpServers") or [])]):
             try:
-                servers[name] = await SdkServer(self.peer, name).connect()
+                inner[str(name)] = await SdkServer(self.peer, str(name)).connect()
             except (PeerError, KeyError, TypeError, ValueError) as e:
                 note(f"MCP server {name!r} (in the SDK's process) could not be listed: {e}")
-        if servers:
-            configured = dict(self.options.mcp_servers or {}) if isinstance(self.options.mcp_servers, dict) else {}
-            inner = dict(configured.get("mcpServers", configured))
-            changes["mcp_servers"] = {"mcpServers": {**inner, **servers}}
+        if inner != configured.get("mcpServers", configured):
+            changes["mcp_servers"] = {"mcpServers": inner}
         if changes:
-            self.options = replace(self.options, **changes)
+            self.options = replace(o, **changes)
         from ..agents import DEFAULT_AGENT
 
         self.agent_names = [DEFAULT_AGENT, *[a for a in self.options.agents if a != DEFAULT_AGENT]]
@@ -160,7 +191,7 @@ class SdkSession:
         return {"commands": [], "agents": [{"name": a} for a in self.agent_names], "output_style": "default",
                 "available_output_styles": ["default"], "models": [{"value": name, "displayName": name,
                                                                     "description": "the --model of this run"}],
-                "account": {}, "pid": os.getpid()}
+                "account": {}, "pid": os.getpid(), "claude_code_version": PROTOCOL_VERSION, **applied}
 
     def set_model(self, model: Any) -> None:
         """The model of the next run (None: the one the process started with)."""
