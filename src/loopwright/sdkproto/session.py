@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..blocks import WireMessage
+from ..cli.config import resume_gc
 from ..loop import RunControl, query
 from ..messages import ResultMessage, SystemMessage
 from ..models.base import Model
@@ -241,6 +242,8 @@ class SdkSession:
         extra = {"agents": self.agent_names, "claude_code_version": PROTOCOL_VERSION}
         try:
             async for msg in query(prompt, options, control=control, history=self.history):
+                if not isinstance(msg, SystemMessage):  # the first request is out: start-up is over
+                    resume_gc()
                 if isinstance(msg, SystemMessage) and msg.subtype == "init":
                     sid = str(msg.data.get("session_id", sid))
                     self.mcp_status = list(msg.data.get("mcp_servers") or [])
