@@ -450,3 +450,31 @@ def test_async_iterable_prompt_runs_each_message(tmp_path: Path) -> None:
         msgs = asyncio.run(go(srv))
     assert [r.result for r in msgs if isinstance(r, ResultMessage)][:1] == ["one"]
     assert "first" in json.dumps(srv.loop_requests[1].body["messages"])  # the second run continued the first
+
+
+# --- sessions, max_turns, MCP status ----------------------------------------------------------
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_resume_a_session(cli: str, tmp_path: Path) -> None:
+    with ScriptedServer([[text("Noted: 7.")], [text("It was 7.")]]) as srv:
+        first = asyncio.run(collect("Remember the number 7.", options(cli, srv, tmp_path)))
+        sid = result_of(first).session_id
+        second = asyncio.run(collect("Which number?", options(cli, srv, tmp_path, resume=sid)))
+    assert result_of(second).result == "It was 7."
+    assert "Remember the number 7." in json.dumps(srv.loop_requests[-1].body["messages"])
+
+
+def test_max_turns_and_mcp_status(tmp_path: Path) -> None:
+    async def go(srv: ScriptedServer) -> tuple[list[Any], Any]:
+        opts = options("loopwright", srv, tmp_path, max_turns=1, allowed_tools=["Bash"], permission_mode="acceptEdits",
+                       mcp_servers={"calc": create_sdk_mcp_server(name="calc", tools=[])})
+        async with ClaudeSDKClient(opts) as client:
+            await client.query("loop")
+            out = [m async for m in client.receive_response()]
+            return out, await client.get_mcp_status()
+
+    with ScriptedServer([[bash("echo 1")], [bash("echo 2", "t2")]]) as srv:
+        msgs, status = asyncio.run(go(srv))
+    r = result_of(msgs)
+    assert r.subtype == "error_max_turns" and r.num_turns == 1 and len(srv.loop_requests) == 2
+    assert status["mcpServers"] == [{"name": "calc", "status": "connected"}]
