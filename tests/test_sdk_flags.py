@@ -122,3 +122,26 @@ def test_raw_protocol_lines(tmp_path: Path) -> None:
     kinds = [o["type"] for o in out if o["type"] != "control_response"]
     assert kinds == ["system", "assistant", "result"]
     assert all(o.get("session_id") == result["session_id"] for o in out if o["type"] != "control_response")
+
+
+def test_an_overlong_line_is_skipped_and_the_next_answered(capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncio
+    import io
+
+    from loopwright.sdkproto.peer import Peer
+    from loopwright.sdkproto.session import SdkSession
+
+    out = io.StringIO()
+
+    async def go() -> int:
+        reader = asyncio.StreamReader(limit=200)
+        reader.feed_data(b'{"type": "user", "message": {"content": "' + b"x" * 1000 + b'"}}\n')
+        reader.feed_data(json.dumps({"type": "control_request", "request_id": "r1",
+                                     "request": {"subtype": "mcp_status"}}).encode() + b"\n")
+        reader.feed_eof()
+        return await SdkSession(parse([*HEAD, *TAIL]), Peer(out)).serve(reader)
+
+    assert asyncio.run(go()) == 0
+    (answer,) = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert answer["response"] == {"subtype": "success", "request_id": "r1", "response": {"mcpServers": []}}
+    assert "longer than" in capsys.readouterr().err

@@ -58,7 +58,14 @@ class SdkSession:
     async def serve(self, reader: asyncio.StreamReader) -> int:
         worker = asyncio.create_task(self.work())
         try:
-            while line := await reader.readline():
+            while True:
+                try:
+                    line = await reader.readline()
+                except ValueError:  # longer than the reader's limit: it was dropped
+                    note("stdin: a line longer than 64 MiB was skipped")
+                    continue
+                if not line:
+                    break
                 self.take(line)
         finally:
             self.peer.close()
