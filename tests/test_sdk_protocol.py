@@ -478,3 +478,14 @@ def test_max_turns_and_mcp_status(tmp_path: Path) -> None:
     r = result_of(msgs)
     assert r.subtype == "error_max_turns" and r.num_turns == 1 and len(srv.loop_requests) == 2
     assert status["mcpServers"] == [{"name": "calc", "status": "connected"}]
+
+
+def test_a_refusal_names_the_sdk_option(tmp_path: Path) -> None:
+    """No can_use_tool and no rule: the call is refused, and the refusal says how to allow it in
+    the SDK's terms (allowed_tools=[...]), not as a command-line flag."""
+    with ScriptedServer([[bash("rm -rf junk")], [text("refused")]]) as srv:
+        msgs = asyncio.run(collect("clean up", options("loopwright", srv, tmp_path)))
+    r = result_of(msgs)
+    assert r.result == "refused" and r.permission_denials and r.permission_denials[0]["tool_name"] == "Bash"
+    (block,) = last_results(srv, 1)
+    assert block.get("is_error") and "allowed_tools=" in result_text(block) and "--allowedTools" not in result_text(block)

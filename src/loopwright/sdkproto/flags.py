@@ -131,6 +131,7 @@ def parse(argv: list[str]) -> SdkFlags:
         raise FlagError(str(e)) from None
     denied = {r for r in split_tools(args.disallowed_tools) if "(" not in r}
     options.tools = offered_tools(options.tools, args.tools, denied, notes)
+    options.refusal_advice = "python"  # a refusal names the SDK's option fields (allowed_tools=[...]), not flags
     return SdkFlags(options, ask_stdio=ask_stdio, partial=args.include_partial_messages, sdk_servers=sdk_servers,
                     debug=bool(args.debug_to_stderr or args.debug is not None), notes=notes)
 
