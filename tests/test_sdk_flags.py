@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from loopwright.cli import build_parser
 from loopwright.sdkproto import wants_protocol
-from loopwright.sdkproto.flags import FlagError, parse
+from loopwright.sdkproto.flags import FlagError, SdkFlags
+from loopwright.sdkproto.flags import parse as parse_flags
 from loopwright.testing import ScriptedServer
 
 from helpers import cli_env, loopwright_cmd, text
@@ -43,6 +45,10 @@ FAILS = [
     (["--resume=no-such-session"], "no-such-session"), (["--max-turns", "x"], "--max-turns"),
     (["--system-prompt-file", "/no/such/file"], "--system-prompt-file"), (["--frobnicate"], "--frobnicate"),
 ]
+
+
+def parse(argv: list[str]) -> SdkFlags:
+    return parse_flags(argv, build_parser())
 
 
 @pytest.fixture(autouse=True)

@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if wants_protocol(args_list):  # an Agent SDK drives this process (sdkproto/)
             from ..sdkproto import sdk_main
 
-            return sdk_main(args_list)
+            return sdk_main(args_list, build_parser())
         args = build_parser().parse_args(args_list)
         if args.prompt is None and sys.stdin is not None and sys.stdin.isatty():
             resume_gc()

@@ -13,6 +13,7 @@ runs), `wire` (loopwright's messages in Claude Code's stdout shapes).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import sys
@@ -33,13 +34,14 @@ def wants_protocol(argv: Sequence[str]) -> bool:
     return False
 
 
-def sdk_main(argv: Sequence[str]) -> int:
+def sdk_main(argv: Sequence[str], parser: argparse.ArgumentParser) -> int:
     """The protocol front end: exit 0 when stdin ends after successful runs, 1 after an error
-    result or a flag it cannot honour (said on stderr, naming the flag)."""
+    result or a flag it cannot honour (said on stderr, naming the flag). `parser`: the cli's, with
+    loopwright's run options, to which the Claude Code flags are added."""
     from .flags import FlagError, parse
 
     try:
-        flags = parse(list(argv))
+        flags = parse(list(argv), parser)
     except (FlagError, ValueError, TypeError) as e:
         print(f"loopwright: {e}", file=sys.stderr, flush=True)
         return 1

@@ -52,11 +52,8 @@ class SdkFlags:
     notes: list[str] = field(default_factory=list)  # accepted flags that change nothing, for stderr
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """loopwright's own run options plus the Claude Code flags only the SDKs pass."""
-    from ..cli import build_parser as cli_parser
-
-    p = cli_parser()
+def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """loopwright's own run options (`p`, the cli's parser) plus the Claude Code flags only the SDKs pass."""
     p.prog = "loopwright (Agent SDK stream-json)"
     p.add_argument("--input-format", choices=("text", "stream-json"), default="text")
     p.add_argument("--tools", default=None, help="the built-in tools offered: a,b | '' (none) | default")
@@ -88,10 +85,11 @@ def _dest(flag: str) -> str:
     return "x_" + flag.lstrip("-").replace("-", "_")
 
 
-def parse(argv: list[str]) -> SdkFlags:
-    """The SDK's argv as AgentOptions and the protocol's own settings. Raises FlagError."""
+def parse(argv: list[str], parser: argparse.ArgumentParser) -> SdkFlags:
+    """The SDK's argv as AgentOptions and the protocol's own settings; `parser`: the cli's, with
+    loopwright's run options (cli.build_parser(); the cli hands it over). Raises FlagError."""
     argv = [ALIASES.get(a, a) for a in argv]
-    args, extra = build_parser().parse_known_args(argv)
+    args, extra = build_parser(parser).parse_known_args(argv)
     if extra:
         raise FlagError(f"unknown option {extra[0]!r}: it is not one of Claude Code's options that loopwright "
                         "takes (loopwright --input-format stream-json --help lists them)")
