@@ -489,3 +489,33 @@ def test_a_refusal_names_the_sdk_option(tmp_path: Path) -> None:
     assert r.result == "refused" and r.permission_denials and r.permission_denials[0]["tool_name"] == "Bash"
     (block,) = last_results(srv, 1)
     assert block.get("is_error") and "allowed_tools=" in result_text(block) and "--allowedTools" not in result_text(block)
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_client_interrupt_during_the_model_call(cli: str, tmp_path: Path) -> None:
+    """streaming_mode.py's example_with_interrupt: consume in the background, interrupt while the
+    model is still answering, then a new query."""
+    async def go(srv: ScriptedServer) -> tuple[list[Any], list[Any]]:
+        async with ClaudeSDKClient(options(cli, srv, tmp_path)) as client:
+            await client.query("Count from 1 to 100 slowly.")
+            first: list[Any] = []
+
+            async def consume() -> None:
+                async for m in client.receive_response():
+                    first.append(m)
+
+            task = asyncio.create_task(consume())
+            while not srv.loop_requests:  # the model call is under way
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)
+            await client.interrupt()
+            await task
+            await client.query("Just say hello.")
+            second = [m async for m in client.receive_response()]
+        return first, second
+
+    turns = [{"content": [text("1, 2, 3")], "delay": 3}, [text("Hello!")]]  # (the server answers in order: keep it short)
+    with ScriptedServer(turns) as srv:
+        first, second = asyncio.run(asyncio.wait_for(go(srv), 60))
+    assert result_of(first).subtype == "error_during_execution"
+    assert result_of(second).result == "Hello!"
