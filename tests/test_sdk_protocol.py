@@ -519,3 +519,28 @@ def test_client_interrupt_during_the_model_call(cli: str, tmp_path: Path) -> Non
         first, second = asyncio.run(asyncio.wait_for(go(srv), 60))
     assert result_of(first).subtype == "error_during_execution"
     assert result_of(second).result == "Hello!"
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_can_use_tool_suggestions_kept_for_the_session(cli: str, tmp_path: Path) -> None:
+    """Allowing with the suggested rules (updated_permissions) approves later calls like it
+    without asking again."""
+    (tmp_path / "a.txt").write_text("a")
+    (tmp_path / "b.txt").write_text("b")
+    asked: list[Any] = []
+
+    async def decide(name: str, x: dict[str, Any], ctx: Any) -> Any:
+        asked.append(ctx.suggestions)
+        return PermissionResultAllow(updated_permissions=ctx.suggestions)
+
+    async def go(srv: ScriptedServer) -> list[Any]:
+        async with ClaudeSDKClient(options(cli, srv, tmp_path, can_use_tool=decide)) as client:
+            await client.query("remove both")
+            return [m async for m in client.receive_response()]
+
+    turns = [[bash("rm a.txt", "r1")], [bash("rm b.txt", "r2")], [text("removed")]]
+    with ScriptedServer(turns) as srv:
+        msgs = asyncio.run(go(srv))
+    assert result_of(msgs).result == "removed"
+    assert not (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
+    assert len(asked) == 1 and asked[0]  # asked once, with suggestions

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from ..blocks import block_from_wire
 from ..hooks import HOOK_EVENTS, HookMatcher
 from ..mcp.inprocess import SdkMcpServer
-from ..permissions import Allow, Decision, Deny
+from ..permissions import Allow, Decision, Deny, Permissions
 from ..tools.base import Tool, ToolContext, ToolOutput
 
 
@@ -82,24 +82,53 @@ class Peer:
 
 # --- the gate's asker -------------------------------------------------------------------------
 
-def stdio_asker(peer: Peer) -> Any:
-    """The gate's "ask a person" point answered by the SDK's can_use_tool callback. An error
-    answer (the callback raised) is a deny, and the run goes on, as with Claude Code."""
+class StdioAsker:
+    """The gate's "ask a person" point answered by the SDK's can_use_tool callback (AgentOptions
+    .can_use_tool's shape: `(tool_name, input) -> Allow | Deny`). It sends the allow rules that
+    would approve calls like this one as permission_suggestions, and keeps the rules an answer's
+    updatedPermissions adds for this session, so later matching calls are not asked again. An
+    error answer (the callback raised) is a deny, and the run goes on, as with Claude Code."""
 
-    async def ask(tool_name: str, tool_input: dict[str, Any]) -> Decision:
+    def __init__(self, peer: Peer, cwd: str, add_dirs: list[Any]) -> None:
+        self.peer, self.cwd, self.add_dirs = peer, cwd, add_dirs
+        self.rules: list[str] = []
+
+    def gate(self, rules: list[str]) -> Permissions:
+        return Permissions("default", rules, cwd=self.cwd, add_dirs=self.add_dirs)
+
+    async def __call__(self, tool_name: str, tool_input: dict[str, Any]) -> Decision:
+        if self.rules and self.gate(self.rules).evaluate(tool_name, tool_input).allowed:
+            return Allow()
+        suggested = self.gate([]).suggest_rules(tool_name, tool_input)
         try:
-            r = await peer.request("can_use_tool", tool_name=tool_name, input=tool_input,
-                                   permission_suggestions=[], tool_use_id=None)
+            r = await self.peer.request("can_use_tool", tool_name=tool_name, input=tool_input,
+                                        permission_suggestions=[_add_rules(suggested)] if suggested else [],
+                                        tool_use_id=None)
         except PeerError as e:
             return Deny(f"Permission denied: the SDK's can_use_tool failed: {e}")
         if r.get("behavior") == "allow":
+            for u in r.get("updatedPermissions") or []:
+                if isinstance(u, dict) and u.get("type") == "addRules" and u.get("behavior", "allow") == "allow":
+                    self.rules += [_rule(x) for x in u.get("rules") or [] if isinstance(x, dict) and x.get("toolName")]
             updated = r.get("updatedInput")
             return Allow(updated if isinstance(updated, dict) else None)
         if r.get("behavior") == "deny":
             return Deny(str(r.get("message") or Deny().message), bool(r.get("interrupt")))
         return Deny(f"Permission denied: can_use_tool answered {json.dumps(r)[:200]}, not allow or deny")
 
-    return ask
+
+def _add_rules(rules: list[str]) -> dict[str, Any]:
+    """loopwright's rule strings as a Claude Code permission update (the SDK's PermissionUpdate)."""
+    values = []
+    for r in rules:
+        name, _, rest = r.partition("(")
+        values.append({"toolName": name, "ruleContent": rest[:-1] if rest else None})
+    return {"type": "addRules", "rules": values, "behavior": "allow", "destination": "session"}
+
+
+def _rule(value: dict[str, Any]) -> str:
+    content = value.get("ruleContent")
+    return f"{value['toolName']}({content})" if content else str(value["toolName"])
 
 
 # --- hooks ------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from ..models.base import Model
 from ..options import AgentOptions, agent_definitions, model_for
 from ..permissions import PERMISSION_MODES
 from .flags import SdkFlags
-from .peer import Peer, PeerError, SdkServer, sdk_hooks, stdio_asker
+from .peer import Peer, PeerError, SdkServer, StdioAsker, sdk_hooks
 from .wire import error_result, sdk_line
 
 # The Claude Code version whose stream-json protocol this front end speaks (the SDKs read it from
@@ -40,7 +40,8 @@ class SdkSession:
         self.flags, self.peer = flags, peer
         self.options: AgentOptions = flags.options
         if flags.ask_stdio:
-            self.options = replace(self.options, can_use_tool=stdio_asker(peer))
+            asker = StdioAsker(peer, str(self.options.cwd or "."), list(self.options.add_dirs))
+            self.options = replace(self.options, can_use_tool=asker)
         self.prompts: asyncio.Queue[str | None] = asyncio.Queue()
         self.history: list[WireMessage] | None = None
         self.session_id: str | None = None
