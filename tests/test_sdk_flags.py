@@ -151,3 +151,27 @@ def test_an_overlong_line_is_skipped_and_the_next_answered(capsys: pytest.Captur
     (answer,) = [json.loads(x) for x in out.getvalue().splitlines()]
     assert answer["response"] == {"subtype": "success", "request_id": "r1", "response": {"mcpServers": []}}
     assert "longer than" in capsys.readouterr().err
+
+
+def test_malformed_lines_from_the_peer_do_not_end_the_session(capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncio
+    import io
+
+    from loopwright.sdkproto.peer import Peer
+    from loopwright.sdkproto.session import SdkSession
+
+    out = io.StringIO()
+    lines = [[1, 2], {"type": "control_response", "response": [1]}, {"type": "control_request", "request": [1]},
+             {"type": "control_request", "request_id": "r2", "request": {"subtype": "initialize", "hooks": [1]}},
+             {"type": "control_request", "request_id": "r3", "request": {"subtype": "mcp_status"}}]
+
+    async def go() -> int:
+        reader = asyncio.StreamReader()
+        for x in lines:
+            reader.feed_data(json.dumps(x).encode() + b"\n")
+        reader.feed_eof()
+        return await SdkSession(parse([*HEAD, *TAIL]), Peer(out)).serve(reader)
+
+    assert asyncio.run(go()) == 0
+    answers = {a["response"]["request_id"]: a["response"]["subtype"] for a in map(json.loads, out.getvalue().splitlines())}
+    assert answers == {"None": "error", "r2": "error", "r3": "success"}

@@ -72,6 +72,8 @@ class SdkSession:
             self.peer.close()
             self.prompts.put_nowait(None)
         await worker
+        if self.tasks:  # requests read before stdin ended still get their answers
+            await asyncio.wait(list(self.tasks), timeout=5)
         for t in list(self.tasks):
             t.cancel()
         if self.model is not None:
@@ -93,9 +95,10 @@ class SdkSession:
         if kind == "user":
             self.prompts.put_nowait(prompt_text(msg.get("message")))
         elif kind == "control_request":
-            self.spawn(self.handle(str(msg.get("request_id")), msg.get("request") or {}))
-        elif kind == "control_response":
-            self.peer.answered(msg.get("response") or {})
+            req = msg.get("request")
+            self.spawn(self.handle(str(msg.get("request_id")), req if isinstance(req, dict) else {}))
+        elif kind == "control_response" and isinstance(msg.get("response"), dict):
+            self.peer.answered(msg["response"])
         elif kind not in ("control_cancel_request", "keep_alive"):  # nothing of ours runs long enough to cancel
             note(f"stdin: a line of type {kind!r} was skipped")
 
