@@ -30,12 +30,13 @@ WORKS = [
     ["--permission-mode", "acceptEdits"], ["--permission-mode", "plan"], ["--permission-mode", "dontAsk"],
     ["--continue"], ["--session-id=3f1c2a9e-0000-4000-8000-000000000000"], ["--settings", '{"env": {}}'],
     ["--add-dir", "."], ["--mcp-config", '{"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}'],
-    ["--include-partial-messages"], ["--include-hook-events"], ["--strict-mcp-config"],
+    ["--include-partial-messages"], ["--strict-mcp-config"],
     ["--setting-sources=user,project"], ["--setting-sources="], ["--thinking", "adaptive"],
     ["--thinking", "disabled"], ["--max-thinking-tokens", "2048"], ["--thinking-display", "summarized"],
     ["--effort", "high"], ["--json-schema", '{"type": "object", "properties": {"a": {"type": "integer"}}}'],
     ["--betas", "context-1m-2025-08-07"], ["--agents", '{"r": {"description": "d", "prompt": "p"}}'],
-    ["--debug-to-stderr"], ["--replay-user-messages"],
+    ["--debug-to-stderr"], ["--replay-user-messages"], ["--include-hook-events"], ["--debug-file", "/dev/null"],
+    ["--allow-dangerously-skip-permissions"], ["--await-initialize"], ["--initialize-fields", "settings"],
 ]
 FAILS = [
     (["--permission-mode", "auto"], "--permission-mode"), (["--resume-session-at=abc"], "--resume-session-at"),
@@ -44,6 +45,7 @@ FAILS = [
     (["--permission-prompt-tool", "mcp__x__ask"], "--permission-prompt-tool"),
     (["--resume=no-such-session"], "no-such-session"), (["--max-turns", "x"], "--max-turns"),
     (["--system-prompt-file", "/no/such/file"], "--system-prompt-file"), (["--frobnicate"], "--frobnicate"),
+    (["--agent", "reviewer"], "--agent"), (["--max-thinking", "5"], "--max-thinking"),
 ]
 
 

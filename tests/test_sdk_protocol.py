@@ -544,3 +544,24 @@ def test_can_use_tool_suggestions_kept_for_the_session(cli: str, tmp_path: Path)
     assert result_of(msgs).result == "removed"
     assert not (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
     assert len(asked) == 1 and asked[0]  # asked once, with suggestions
+
+
+def test_include_hook_events(tmp_path: Path) -> None:
+    """loopwright reports its SDK callback hooks' runs (Claude Code 2.1.332 reports only command
+    hooks from settings files)."""
+    cli = "loopwright"
+    async def allow(input_data: Any, tool_use_id: Any, context: Any) -> dict[str, Any]:
+        return {}
+
+    async def go(srv: ScriptedServer) -> list[Any]:
+        opts = options(cli, srv, tmp_path, allowed_tools=["Bash"], permission_mode="acceptEdits", include_hook_events=True,
+                       hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[allow])]})
+        async with ClaudeSDKClient(opts) as client:
+            await client.query("echo")
+            return [m async for m in client.receive_response()]
+
+    with ScriptedServer([[bash("echo hi")], [text("done")]]) as srv:
+        msgs = asyncio.run(go(srv))
+    events = [(m.subtype, m.hook_event_name) for m in msgs if isinstance(m, sdk.HookEventMessage)]
+    assert ("hook_started", "PreToolUse") in events and ("hook_response", "PreToolUse") in events
+    assert result_of(msgs).result == "done"

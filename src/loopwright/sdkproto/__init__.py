@@ -47,8 +47,11 @@ def sdk_main(argv: Sequence[str], parser: argparse.ArgumentParser) -> int:
         return 1
     for n in flags.notes:
         print(f"loopwright: {n}", file=sys.stderr, flush=True)
-    if flags.debug:
+    if flags.debug_file:
+        logging.basicConfig(level=logging.DEBUG, filename=flags.debug_file)
+    elif flags.debug:
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+    if flags.debug or flags.debug_file:
         logging.getLogger("loopwright.sdkproto").debug("argv: %s", " ".join(argv))
     return asyncio.run(_serve(flags))
 

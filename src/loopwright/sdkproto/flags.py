@@ -22,7 +22,6 @@ from ..options import AgentOptions
 IGNORED = {
     "--betas": "Anthropic beta headers are not sent",
     "--thinking-display": "thinking blocks are passed on as the model sends them",
-    "--include-hook-events": "hook outcomes are reported as system hook_message/hook_error lines",
     "--replay-user-messages": "user lines are not echoed back",
 }
 # Flags of Claude Code whose capability loopwright does not have: a clear error, exit 1.
@@ -32,6 +31,11 @@ UNSUPPORTED = {
     "--session-mirror": "session stores fed from the CLI's stdout (transcript_mirror)",
     "--plugin-dir": "Claude Code plugins",
     "--task-budget": "task budgets",
+    "--plugin-dir-no-mcp": "Claude Code plugins",
+    "--agent": "running the main conversation as one of the agents",
+    "--managed-settings": "managed settings",
+    "--managed-settings-in-initialize": "managed settings",
+    "--sdk-url": "a remote SDK connection",
 }
 ALIASES = {"--allowed-tools": "--allowedTools", "--disallowed-tools": "--disallowedTools"}
 
@@ -47,20 +51,26 @@ class SdkFlags:
     options: AgentOptions
     ask_stdio: bool = False  # --permission-prompt-tool stdio: can_use_tool goes to the SDK
     partial: bool = False  # --include-partial-messages
+    hook_events: bool = False  # --include-hook-events
     sdk_servers: list[str] = field(default_factory=list)  # {"type": "sdk"} names in --mcp-config
     debug: bool = False
+    debug_file: str | None = None
     notes: list[str] = field(default_factory=list)  # accepted flags that change nothing, for stderr
 
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """loopwright's own run options (`p`, the cli's parser) plus the Claude Code flags only the SDKs pass."""
     p.prog = "loopwright (Agent SDK stream-json)"
+    p.allow_abbrev = False  # a Claude Code flag loopwright lacks must not pass as a prefix of one it has
     p.add_argument("--input-format", choices=("text", "stream-json"), default="text")
     p.add_argument("--tools", default=None, help="the built-in tools offered: a,b | '' (none) | default")
     p.add_argument("--system-prompt-file")
     p.add_argument("--permission-prompt-tool")
     p.add_argument("--max-thinking-tokens", type=int)
     p.add_argument("--debug-to-stderr", action="store_true")
+    p.add_argument("--debug-file")
+    p.add_argument("--include-hook-events", action="store_true")
+    p.add_argument("--allow-dangerously-skip-permissions", action="store_true")  # bypassPermissions needs no second flag
     p.add_argument("--debug", nargs="?", const="all")
     # The TypeScript SDK: wait for initialize, which carries these option fields (session.initialize).
     p.add_argument("--await-initialize", action="store_true")
@@ -131,7 +141,8 @@ def parse(argv: list[str], parser: argparse.ArgumentParser) -> SdkFlags:
     options.tools = offered_tools(options.tools, args.tools, denied, notes)
     options.refusal_advice = "python"  # a refusal names the SDK's option fields (allowed_tools=[...]), not flags
     return SdkFlags(options, ask_stdio=ask_stdio, partial=args.include_partial_messages, sdk_servers=sdk_servers,
-                    debug=bool(args.debug_to_stderr or args.debug is not None), notes=notes)
+                    hook_events=args.include_hook_events, debug=bool(args.debug_to_stderr or args.debug is not None),
+                    debug_file=args.debug_file, notes=notes)
 
 
 def offered_tools(tools: list[Any], spec: str | None, denied: set[str], notes: list[str]) -> list[Any]:

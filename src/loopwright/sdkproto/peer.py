@@ -133,9 +133,11 @@ def _rule(value: dict[str, Any]) -> str:
 
 # --- hooks ------------------------------------------------------------------------------------
 
-def sdk_hooks(peer: Peer, config: Any) -> tuple[dict[str, list[HookMatcher]], list[str]]:
+def sdk_hooks(peer: Peer, config: Any, events: bool = False) -> tuple[dict[str, list[HookMatcher]], list[str]]:
     """initialize's `hooks` ({Event: [{matcher, hookCallbackIds, timeout?}]}) as loopwright hooks
-    whose callbacks are hook_callback requests; and notes on events loopwright never fires."""
+    whose callbacks are hook_callback requests; and notes on events loopwright never fires.
+    `events` (--include-hook-events): each callback's run is reported as hook_started and
+    hook_response system lines."""
     out: dict[str, list[HookMatcher]] = {}
     notes: list[str] = []
     for event, matchers in (config or {}).items():
@@ -145,14 +147,28 @@ def sdk_hooks(peer: Peer, config: Any) -> tuple[dict[str, list[HookMatcher]], li
         for m in matchers or []:
             ids = [str(i) for i in m.get("hookCallbackIds") or []]
             timeout = m.get("timeout")
-            out.setdefault(event, []).append(HookMatcher(m.get("matcher"), [_hook(peer, i) for i in ids],
+            out.setdefault(event, []).append(HookMatcher(m.get("matcher"), [_hook(peer, i, events) for i in ids],
                                                          float(timeout) if timeout else None))
     return out, notes
 
 
-def _hook(peer: Peer, callback_id: str) -> Any:
+def _hook(peer: Peer, callback_id: str, events: bool) -> Any:
     async def call(payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
-        return await peer.request("hook_callback", callback_id=callback_id, input=payload, tool_use_id=tool_use_id)
+        if not events:
+            return await peer.request("hook_callback", callback_id=callback_id, input=payload, tool_use_id=tool_use_id)
+        event = str(payload.get("hook_event_name", ""))
+        head = {"type": "system", "hook_id": callback_id, "hook_name": f"{event}:{callback_id}", "hook_event": event,
+                "session_id": payload.get("session_id", "")}
+        peer.send({**head, "subtype": "hook_started", "uuid": str(uuid.uuid4())})
+        try:
+            out = await peer.request("hook_callback", callback_id=callback_id, input=payload, tool_use_id=tool_use_id)
+        except PeerError as e:
+            peer.send({**head, "subtype": "hook_response", "output": str(e), "exit_code": 1, "outcome": "error",
+                       "uuid": str(uuid.uuid4())})
+            raise
+        peer.send({**head, "subtype": "hook_response", "output": json.dumps(out), "exit_code": 0,
+                   "outcome": "success", "uuid": str(uuid.uuid4())})
+        return out
 
     call.__name__ = f"sdk:{callback_id}"
     return call
