@@ -456,12 +456,15 @@ def test_async_iterable_prompt_runs_each_message(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("cli", CLIS)
 def test_resume_a_session(cli: str, tmp_path: Path) -> None:
-    with ScriptedServer([[text("Noted: 7.")], [text("It was 7.")]]) as srv:
+    with ScriptedServer([[text("Noted: 7.")], [text("It was 7.")], [text("Still 7.")]]) as srv:
         first = asyncio.run(collect("Remember the number 7.", options(cli, srv, tmp_path)))
         sid = result_of(first).session_id
         second = asyncio.run(collect("Which number?", options(cli, srv, tmp_path, resume=sid)))
-    assert result_of(second).result == "It was 7."
-    assert "Remember the number 7." in json.dumps(srv.loop_requests[-1].body["messages"])
+        assert "Remember the number 7." in json.dumps(srv.loop_requests[-1].body["messages"])
+        forked = asyncio.run(collect("And now?", options(cli, srv, tmp_path, resume=sid, fork_session=True)))
+    assert result_of(second).result == "It was 7." and result_of(second).session_id == sid
+    assert result_of(forked).result == "Still 7." and result_of(forked).session_id != sid
+    assert "Which number?" in json.dumps(srv.loop_requests[-1].body["messages"])
 
 
 def test_max_turns_and_mcp_status(tmp_path: Path) -> None:
