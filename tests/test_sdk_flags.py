@@ -177,3 +177,21 @@ def test_malformed_lines_from_the_peer_do_not_end_the_session(capsys: pytest.Cap
     assert asyncio.run(go()) == 0
     answers = {a["response"]["request_id"]: a["response"]["subtype"] for a in map(json.loads, out.getvalue().splitlines())}
     assert answers == {"None": "error", "r2": "error", "r3": "success"}
+
+
+@pytest.mark.e2e
+def test_a_run_that_cannot_start_is_an_error_result_and_the_session_goes_on(tmp_path: Path) -> None:
+    """The first prompt's run fails before its first turn (its transcript cannot be written: the
+    sessions directory is a file); the SDK gets an error result, and the next prompt is answered."""
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "lw").write_text("not a directory")
+    user = {"type": "user", "message": {"role": "user", "content": "hi"}, "parent_tool_use_id": None, "session_id": ""}
+    stdin = (json.dumps(user) + "\n") * 2
+    with ScriptedServer([[text("hi there")]]) as srv:
+        p = subprocess.run([*loopwright_cmd(), *HEAD, "--model", "claude-sonnet-4-6", *TAIL], input=stdin,
+                           capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                           env=cli_env(ANTHROPIC_API_KEY="test", ANTHROPIC_BASE_URL=srv.url,
+                                       LOOPWRIGHT_HOME=str(tmp_path / "home" / "lw")))
+    results = [json.loads(x) for x in p.stdout.splitlines() if json.loads(x)["type"] == "result"]
+    assert len(results) == 2 and all(r["is_error"] and "transcript" in r["result"] for r in results), p.stderr
+    assert p.returncode == 1 and "loopwright:" in p.stderr

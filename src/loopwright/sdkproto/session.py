@@ -266,6 +266,8 @@ class SdkSession:
                 self.peer.send(sdk_line(msg, sid, extra if isinstance(msg, SystemMessage) else None))
         except (TypeError, ValueError) as e:  # options found bad when the run starts (a bad script, a cwd gone)
             self.emit_error(str(e), sid)
+        except Exception as e:  # noqa: BLE001 - the transcript's first line unwritable, a broken extension:
+            self.emit_error(f"{type(e).__name__}: {e}", sid)  # this prompt fails, the session goes on
         finally:
             self.control = None
 
