@@ -568,3 +568,29 @@ def test_include_hook_events(tmp_path: Path) -> None:
     events = [(m.subtype, m.hook_event_name) for m in msgs if isinstance(m, sdk.HookEventMessage)]
     assert ("hook_started", "PreToolUse") in events and ("hook_response", "PreToolUse") in events
     assert result_of(msgs).result == "done"
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_rewind_files_to_a_prompt(cli: str, tmp_path: Path) -> None:
+    """ClaudeSDKClient.rewind_files's own example: file checkpointing, the prompt's uuid from its
+    replayed user line, then the files as they were before that prompt."""
+    target = tmp_path / "notes.txt"
+
+    async def go(srv: ScriptedServer) -> None:
+        opts = options(cli, srv, tmp_path, enable_file_checkpointing=True, permission_mode="acceptEdits",
+                       extra_args={"replay-user-messages": None})
+        async with ClaudeSDKClient(opts) as client:
+            await client.query("Write version 1")
+            _ = [m async for m in client.receive_response()]
+            await client.query("Write version 2")
+            prompt_ids = [m.uuid async for m in client.receive_response()
+                          if type(m).__name__ == "UserMessage" and m.uuid and isinstance(m.content, str)]
+            assert target.read_text() == "v2"
+            await client.rewind_files(prompt_ids[0])
+
+    turns = [[use("w1", "Write", file_path=str(target), content="v1")], [text("wrote 1")],
+             [use("r2", "Read", file_path=str(target))],  # (loopwright's read-before-write state is per run)
+             [use("w2", "Write", file_path=str(target), content="v2")], [text("wrote 2")]]
+    with ScriptedServer(turns) as srv:
+        asyncio.run(go(srv))
+    assert target.read_text() == "v1"

@@ -22,7 +22,6 @@ from ..options import AgentOptions
 IGNORED = {
     "--betas": "Anthropic beta headers are not sent",
     "--thinking-display": "thinking blocks are passed on as the model sends them",
-    "--replay-user-messages": "user lines are not echoed back",
 }
 # Flags of Claude Code whose capability loopwright does not have: a clear error, exit 1.
 UNSUPPORTED = {
@@ -52,6 +51,7 @@ class SdkFlags:
     ask_stdio: bool = False  # --permission-prompt-tool stdio: can_use_tool goes to the SDK
     partial: bool = False  # --include-partial-messages
     hook_events: bool = False  # --include-hook-events
+    replay: bool = False  # --replay-user-messages: each prompt echoed with its uuid (rewind_files takes it)
     sdk_servers: list[str] = field(default_factory=list)  # {"type": "sdk"} names in --mcp-config
     debug: bool = False
     debug_file: str | None = None
@@ -70,6 +70,7 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--debug-to-stderr", action="store_true")
     p.add_argument("--debug-file")
     p.add_argument("--include-hook-events", action="store_true")
+    p.add_argument("--replay-user-messages", action="store_true")
     p.add_argument("--allow-dangerously-skip-permissions", action="store_true")  # bypassPermissions needs no second flag
     p.add_argument("--debug", nargs="?", const="all")
     # The TypeScript SDK: wait for initialize, which carries these option fields (session.initialize).
@@ -141,7 +142,7 @@ def parse(argv: list[str], parser: argparse.ArgumentParser) -> SdkFlags:
     options.tools = offered_tools(options.tools, args.tools, denied, notes)
     options.refusal_advice = "python"  # a refusal names the SDK's option fields (allowed_tools=[...]), not flags
     return SdkFlags(options, ask_stdio=ask_stdio, partial=args.include_partial_messages, sdk_servers=sdk_servers,
-                    hook_events=args.include_hook_events, debug=bool(args.debug_to_stderr or args.debug is not None),
+                    hook_events=args.include_hook_events, replay=args.replay_user_messages, debug=bool(args.debug_to_stderr or args.debug is not None),
                     debug_file=args.debug_file, notes=notes)
 
 

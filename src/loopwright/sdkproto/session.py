@@ -132,7 +132,10 @@ class SdkSession:
                 body = {"mcpServers": self.mcp_status}
             elif subtype == "get_context_usage":
                 body = self.context_usage()
-            else:  # rewind_files, mcp_reconnect, mcp_toggle, stop_task, ...
+            elif subtype == "rewind_files":
+                await self.rewind_files(str(req.get("user_message_id") or ""))
+                body = {}
+            else:  # mcp_reconnect, mcp_toggle, stop_task, ...
                 raise ValueError(f"loopwright does not support the control request {subtype!r}")
         except Exception as e:  # noqa: BLE001 - every failure is the SDK's error answer
             self.peer.reply(rid, error=f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e))
@@ -205,6 +208,19 @@ class SdkSession:
                                                                     "description": "the --model of this run"}],
                 "account": {}, "pid": os.getpid(), "claude_code_version": PROTOCOL_VERSION, **applied}
 
+    async def rewind_files(self, user_message_id: str) -> None:
+        """The files the tools changed since that prompt, as they were before it (checkpoints.py;
+        the prompt's uuid comes on its replayed user line, --replay-user-messages)."""
+        from ..checkpoints import rewind_files
+
+        if self.session_id is None:
+            raise ValueError("rewind_files: no run has finished in this session yet")
+        if self.control is not None:
+            raise ValueError("rewind_files: a run is going on; interrupt it first")
+        report = await asyncio.to_thread(rewind_files, self.session_id, user_message_id, self.options.sessions_dir,
+                                         self.options.cwd)
+        note(report.text())
+
     def set_model(self, model: Any) -> None:
         """The model of the next run (None: the one the process started with)."""
         spec = model if isinstance(model, str) and model else self.flags.options.model
@@ -263,6 +279,10 @@ class SdkSession:
                 if isinstance(msg, ResultMessage):
                     self.history, self.session_id, self.last = msg.messages, msg.session_id, msg
                     self.last_error = msg.is_error
+                    if self.flags.replay and msg.user_message_uuid:  # (known once the prompt is on disk)
+                        self.peer.send({"type": "user", "message": {"role": "user", "content": prompt},
+                                        "parent_tool_use_id": None, "session_id": sid,
+                                        "uuid": msg.user_message_uuid, "isReplay": True})
                 self.peer.send(sdk_line(msg, sid, extra if isinstance(msg, SystemMessage) else None))
         except (TypeError, ValueError) as e:  # options found bad when the run starts (a bad script, a cwd gone)
             self.emit_error(str(e), sid)
