@@ -594,3 +594,17 @@ def test_rewind_files_to_a_prompt(cli: str, tmp_path: Path) -> None:
     with ScriptedServer(turns) as srv:
         asyncio.run(go(srv))
     assert target.read_text() == "v1"
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_custom_slash_command(cli: str, tmp_path: Path) -> None:
+    """setting_sources.py: the project's commands are listed in the init message, and a prompt
+    naming one runs it."""
+    (tmp_path / ".claude" / "commands").mkdir(parents=True)
+    (tmp_path / ".claude" / "commands" / "greet.md").write_text("Say a warm hello to $ARGUMENTS.\n")
+    with ScriptedServer([[text("Hello, Bob!")]]) as srv:
+        msgs = asyncio.run(collect("/greet Bob", options(cli, srv, tmp_path, setting_sources=["project"])))
+    init = next(m for m in msgs if isinstance(m, SystemMessage))
+    assert "greet" in init.data["slash_commands"]
+    assert result_of(msgs).result == "Hello, Bob!"
+    assert "Say a warm hello to Bob." in json.dumps(srv.loop_requests[0].body["messages"])

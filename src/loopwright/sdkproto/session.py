@@ -19,6 +19,7 @@ from typing import Any
 
 from ..blocks import WireMessage
 from ..cli.config import resume_gc
+from ..cli.headless import custom_command
 from ..loop import RunControl, query
 from ..messages import ResultMessage, SystemMessage
 from ..models.base import Model
@@ -221,6 +222,15 @@ class SdkSession:
                                          self.options.cwd)
         note(report.text())
 
+    @staticmethod
+    def slash_commands(options: AgentOptions) -> list[str]:
+        """The custom commands (commands.py) a prompt may name, as the init message lists them."""
+        if not options.setting_sources:
+            return []
+        from ..commands import find_commands
+
+        return sorted(find_commands(str(options.cwd or "."), options.setting_sources))
+
     def set_model(self, model: Any) -> None:
         """The model of the next run (None: the one the process started with)."""
         spec = model if isinstance(model, str) and model else self.flags.options.model
@@ -261,12 +271,15 @@ class SdkSession:
         sid = self.session_id or self.options.session_id or ""
         try:
             options = self.next_options()
+            shown = prompt
+            prompt, options = custom_command(prompt, options)  # `/name args`: a custom command, as with -p
         except (TypeError, ValueError) as e:
             self.emit_error(str(e), sid)
             return
         control = RunControl()
         self.control = control
-        extra = {"agents": self.agent_names, "claude_code_version": PROTOCOL_VERSION}
+        extra = {"agents": self.agent_names, "claude_code_version": PROTOCOL_VERSION,
+                 "slash_commands": self.slash_commands(options)}
         try:
             async for msg in query(prompt, options, control=control, history=self.history):
                 if not isinstance(msg, SystemMessage):  # the first request is out: start-up is over
@@ -280,7 +293,7 @@ class SdkSession:
                     self.history, self.session_id, self.last = msg.messages, msg.session_id, msg
                     self.last_error = msg.is_error
                     if self.flags.replay and msg.user_message_uuid:  # (known once the prompt is on disk)
-                        self.peer.send({"type": "user", "message": {"role": "user", "content": prompt},
+                        self.peer.send({"type": "user", "message": {"role": "user", "content": shown},
                                         "parent_tool_use_id": None, "session_id": sid,
                                         "uuid": msg.user_message_uuid, "isReplay": True})
                 self.peer.send(sdk_line(msg, sid, extra if isinstance(msg, SystemMessage) else None))
