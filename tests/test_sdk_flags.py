@@ -87,6 +87,11 @@ def test_a_tool_loopwright_lacks_is_noted_not_offered() -> None:
     assert any("WebSearch" in n and "not offered" in n for n in f.notes)
 
 
+def test_model_aliases() -> None:
+    f = parse([*HEAD, "--model", "sonnet", "--fallback-model", "haiku", *TAIL])
+    assert f.options.model == "claude-sonnet-5-5" and f.options.fallback_model == ["claude-haiku-5-5"]
+
+
 def test_wants_protocol() -> None:
     assert wants_protocol(["--input-format", "stream-json"]) and wants_protocol(["--input-format=stream-json"])
     assert not wants_protocol(["-p", "x", "--output-format", "stream-json"])

@@ -132,6 +132,12 @@ def parse(argv: list[str], parser: argparse.ArgumentParser) -> SdkFlags:
     if args.max_thinking_tokens is not None and args.thinking is None:
         args.thinking = "disabled" if args.max_thinking_tokens == 0 else str(args.max_thinking_tokens)
     args.mcp_config, sdk_servers = split_sdk_servers(args.mcp_config)
+    from ..models.catalog import resolve_alias  # Claude Code's "sonnet" / "opus" / "haiku"
+
+    if args.model:
+        args.model = resolve_alias(args.model)
+    if args.fallback_model:
+        args.fallback_model = ",".join(resolve_alias(m) for m in args.fallback_model.split(","))
     try:
         options = build_options(args)
         if (said := check_sessions(options)) is not None:

@@ -233,7 +233,9 @@ class SdkSession:
 
     def set_model(self, model: Any) -> None:
         """The model of the next run (None: the one the process started with)."""
-        spec = model if isinstance(model, str) and model else self.flags.options.model
+        from ..models.catalog import resolve_alias
+
+        spec = resolve_alias(model) if isinstance(model, str) and model else self.flags.options.model
         self.model = model_for(replace(self.options, model=spec))  # raises on a bad spec: the SDK's error
         self.options = replace(self.options, model=spec)
 
