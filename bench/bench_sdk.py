@@ -7,7 +7,9 @@ by side on the same scripted turns at the loopback server (offline), interleaved
 Per run: SDK start → first model request (the SDK's query()/connect() called → the server has
 read the first model request; both on the monotonic clock), wall (the same start → the SDK's
 iterator / `async with` done, the CLI gone), and the CLI's peak RSS (the largest sum of the
-resident sets of the CLI process and its descendants, sampled every 5 ms). Each run is a fresh
+resident sets of the CLI process and its descendants, sampled every 5 ms) and CPU time (user +
+system of the CLI and what it ran, from the driver's RUSAGE_CHILDREN: less sensitive to a
+loaded machine than wall time). Each run is a fresh
 driver process (`--driver`), so one run's SDK import and caches do not help the next.
 
     .venv/bin/python bench/bench_sdk.py [--runs 5]
@@ -86,7 +88,11 @@ async def drive(kind: str, cli: str, cwd: str) -> dict[str, Any]:
     t1 = time.monotonic()
     sampler.done.set()
     sampler.join()
-    return {"start": t0, "end": t1, "peak_kib": sampler.peak_kib, "results": results}
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # the CLI (and what it ran), waited for by the SDK
+    return {"start": t0, "end": t1, "peak_kib": sampler.peak_kib, "results": results,
+            "cpu_s": ru.ru_utime + ru.ru_stime}
 
 
 # --- the bench ------------------------------------------------------------------------------
@@ -113,7 +119,7 @@ def one_run(harness: str, kind: str, work: Path) -> dict[str, Any]:
     ok = d["results"] == ["success"] * calls and len(loop) == calls
     return {"ok": ok, "why": "" if ok else f"results {d['results']}, {len(loop)} model calls",
             "first_s": loop[0].received - d["start"] if loop else float("nan"), "wall_s": d["end"] - d["start"],
-            "peak_kib": d["peak_kib"]}
+            "peak_kib": d["peak_kib"], "cpu_s": d["cpu_s"]}
 
 
 def med(xs: list[float]) -> float:
@@ -145,21 +151,22 @@ def main() -> int:
     lines = [f"claude-agent-sdk {claude_agent_sdk.__version__}; Claude Code {cc}; {args.runs} interleaved runs "
              f"per cell, medians; {os.cpu_count()} CPUs, load average {load:.1f}. "
              "`.venv/bin/python bench/bench_sdk.py`", "",
-             "| scenario | CLI | ok | SDK start → first model request ms | wall ms | CLI peak RSS MiB |",
-             "|---|---|---:|---:|---:|---:|"]
+             "| scenario | CLI | ok | SDK start → first model request ms | wall ms | CLI CPU ms | CLI peak RSS MiB |",
+             "|---|---|---:|---:|---:|---:|---:|"]
     ratios: list[str] = []
     for name, kind in SCENARIOS.items():
-        row: dict[str, tuple[float, float, float]] = {}
+        row: dict[str, tuple[float, float, float, float]] = {}
         for h in harnesses:
             ss = [s for s in samples[(h, kind)] if s["ok"]]
-            f, w, r = (med([s["first_s"] * 1000 for s in ss]), med([s["wall_s"] * 1000 for s in ss]),
-                       med([s["peak_kib"] / 1024 for s in ss]))
-            row[h] = (f, w, r)
+            f, w, c, r = (med([s["first_s"] * 1000 for s in ss]), med([s["wall_s"] * 1000 for s in ss]),
+                          med([s["cpu_s"] * 1000 for s in ss]), med([s["peak_kib"] / 1024 for s in ss]))
+            row[h] = (f, w, c, r)
             label = "loopwright" if h == "loopwright" else "Claude Code"
-            lines.append(f"| {name} | {label} | {len(ss)}/{args.runs} | {f:.0f} | {w:.0f} | {r:.1f} |")
+            lines.append(f"| {name} | {label} | {len(ss)}/{args.runs} | {f:.0f} | {w:.0f} | {c:.0f} | {r:.1f} |")
         if "claude" in row:
-            (lf, lw, lr), (cf, cw, cr) = row["loopwright"], row["claude"]
-            ratios.append(f"{name}: start {lf / cf:.2f}×, wall {lw / cw:.2f}×, peak RSS {lr / cr:.2f}× Claude Code's")
+            (lf, lw, lc, lr), (cf, cw, cc_, cr) = row["loopwright"], row["claude"]
+            ratios.append(f"{name}: start {lf / cf:.2f}×, wall {lw / cw:.2f}×, CLI CPU {lc / cc_:.2f}×, "
+                          f"peak RSS {lr / cr:.2f}× Claude Code's")
     lines += ["", "loopwright ÷ Claude Code (goal: start ≤ 0.3×, peak RSS ≤ 0.25×): " + "; ".join(ratios) + "."]
     text = "\n".join(lines) + "\n"
     (HERE / "results").mkdir(exist_ok=True)
