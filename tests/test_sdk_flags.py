@@ -82,9 +82,9 @@ def test_flags_shape_the_run() -> None:
 
 
 def test_a_tool_loopwright_lacks_is_noted_not_offered() -> None:
-    f = parse([*HEAD, "--tools", "Read,WebSearch", *TAIL])
+    f = parse([*HEAD, "--tools", "Read,Monitor", *TAIL])
     assert [t.name for t in f.options.tools] == ["Read"]
-    assert any("WebSearch" in n and "not offered" in n for n in f.notes)
+    assert any("Monitor" in n and "not offered" in n for n in f.notes)
 
 
 def test_model_aliases() -> None:

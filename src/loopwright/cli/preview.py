@@ -173,5 +173,22 @@ def permission_preview(name: str, tool_input: dict[str, Any], cwd: Path | None =
             lines.append([("bold ansired", "asks to run OUTSIDE the sandbox (dangerouslyDisableSandbox)")])
             return Preview("Bash command", "outside the sandbox", lines)
         return Preview("Bash command", "", lines)
+    if name == "NotebookEdit" and isinstance(tool_input.get("notebook_path"), str):
+        mode, cell = tool_input.get("edit_mode") or "replace", tool_input.get("cell_id") or "(top)"
+        title = f"NotebookEdit {shown(rel_path(tool_input['notebook_path'], cwd))}"
+        src = [[("", shown(ln))] for ln in str(tool_input.get("new_source", "")).split("\n")]
+        return Preview(title, f"{mode} cell {shown(str(cell))}", [] if mode == "delete" else src)
+    if name == "WebFetch" and isinstance(tool_input.get("url"), str):  # what leaves the machine: the URL
+        from urllib.parse import urlsplit
+
+        host = urlsplit(tool_input["url"]).hostname or "?"
+        return Preview("Fetch", shown(host), [[("bold", shown(tool_input["url"]))],
+                                       [(NOTE, shown(f"prompt: {tool_input.get('prompt', '')}"))]])
+    if name == "WebSearch" and isinstance(tool_input.get("query"), str):
+        lines = [[("bold", shown(tool_input["query"]))]]
+        for key in ("allowed_domains", "blocked_domains"):
+            if tool_input.get(key):
+                lines.append([(NOTE, shown(f"{key}: {', '.join(map(str, tool_input[key]))}"))])
+        return Preview("Web search", "", lines)
     body = json.dumps(tool_input, ensure_ascii=False, indent=2)
     return Preview(shown(name), "", [[("", shown(ln))] for ln in body.split("\n")])

@@ -1,4 +1,4 @@
-"""Room: sdkproto (a front end, beside cli). Owns Claude Code's stream-json control protocol, which the
+"""Room: cli (the Agent SDK protocol, beside the cli). Owns Claude Code's stream-json control protocol, which the
 official Agent SDKs speak to their CLI; may import cli.config, cli.headless, loop and below.
 
     ClaudeAgentOptions(cli_path=".venv/bin/loopwright", ...)             # Python SDK

@@ -1,4 +1,4 @@
-"""Room: sdkproto (a front end). Owns the Claude Code command line the Agent SDKs pass; may import
+"""Room: cli (the Agent SDK protocol). Owns the Claude Code command line the Agent SDKs pass; may import
 cli.config and the rooms below cli.
 
 The SDKs spawn their CLI with Claude Code's flags (never `-p`): this module reads them into the

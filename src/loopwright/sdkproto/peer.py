@@ -1,4 +1,4 @@
-"""Room: sdkproto. Owns the NDJSON channel to the SDK and the control requests loopwright sends it
+"""Room: cli (the Agent SDK protocol). Owns the NDJSON channel to the SDK and the control requests loopwright sends it
 (can_use_tool, hook_callback, mcp_message); may import the rooms below cli.
 
 `Peer` writes lines to stdout and matches the SDK's control_responses to the requests that

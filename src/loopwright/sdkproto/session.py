@@ -1,4 +1,4 @@
-"""Room: sdkproto. Owns one protocol session: the stdin lines, the control requests from the SDK and
+"""Room: cli (the Agent SDK protocol). Owns one protocol session: the stdin lines, the control requests from the SDK and
 the runs; may import loop, options and the rooms below cli.
 
 `loopwright --input-format stream-json --output-format stream-json` (what the Agent SDKs spawn):
@@ -17,10 +17,11 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from ..assemble import query
 from ..blocks import WireMessage
 from ..cli.config import resume_gc
 from ..cli.headless import custom_command
-from ..loop import RunControl, query
+from ..loop import RunControl
 from ..messages import ResultMessage, SystemMessage
 from ..models.base import Model
 from ..options import AgentOptions, agent_definitions, model_for

@@ -1,4 +1,4 @@
-"""Room: sdkproto. Owns the stdout shapes of the Agent SDK protocol; may import cli.headless and the
+"""Room: cli (the Agent SDK protocol). Owns the stdout shapes of the Agent SDK protocol; may import cli.headless and the
 rooms below cli.
 
 loopwright's messages as the lines Claude Code writes with `--output-format stream-json
