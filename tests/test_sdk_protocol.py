@@ -608,3 +608,52 @@ def test_custom_slash_command(cli: str, tmp_path: Path) -> None:
     assert "greet" in init.data["slash_commands"]
     assert result_of(msgs).result == "Hello, Bob!"
     assert "Say a warm hello to Bob." in json.dumps(srv.loop_requests[0].body["messages"])
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_ask_user_question_through_can_use_tool(cli: str, tmp_path: Path) -> None:
+    """AskUserQuestion reaches the SDK's can_use_tool, whose allow carries the answers."""
+    seen: list[dict[str, Any]] = []
+
+    async def decide(name: str, x: dict[str, Any], ctx: Any) -> Any:
+        seen.append({"name": name, **x})
+        if name == "AskUserQuestion":
+            return PermissionResultAllow(updated_input={**x, "answers": {"Which colour?": "Blue"}})
+        return PermissionResultDeny(message="no")
+
+    async def go(srv: ScriptedServer) -> list[Any]:
+        async with ClaudeSDKClient(options(cli, srv, tmp_path, can_use_tool=decide)) as client:
+            await client.query("ask me")
+            return [m async for m in client.receive_response()]
+
+    question = {"question": "Which colour?", "header": "Colour", "multiSelect": False,
+                "options": [{"label": "Blue", "description": "the sky"}, {"label": "Red", "description": "a rose"}]}
+    with ScriptedServer([[use("q1", "AskUserQuestion", questions=[question])], [text("Blue it is.")]]) as srv:
+        msgs = asyncio.run(go(srv))
+    assert result_of(msgs).result == "Blue it is."
+    assert seen and seen[0]["name"] == "AskUserQuestion" and seen[0]["questions"][0]["question"] == "Which colour?"
+    (r,) = last_results(srv, -1)
+    assert not r.get("is_error") and "Blue" in result_text(r)
+
+
+def test_exit_plan_mode_through_can_use_tool(tmp_path: Path) -> None:
+    """In plan mode, ExitPlanMode's plan goes to the SDK's can_use_tool; allowed, the run goes on.
+    (Claude Code 2.1.332 does not ask can_use_tool about ExitPlanMode.)"""
+    cli = "loopwright"
+    plans: list[str] = []
+
+    async def decide(name: str, x: dict[str, Any], ctx: Any) -> Any:
+        if name == "ExitPlanMode":
+            plans.append(x["plan"])
+        return PermissionResultAllow()
+
+    async def go(srv: ScriptedServer) -> list[Any]:
+        async with ClaudeSDKClient(options(cli, srv, tmp_path, can_use_tool=decide, permission_mode="plan")) as client:
+            await client.query("plan it")
+            return [m async for m in client.receive_response()]
+
+    with ScriptedServer([[use("p1", "ExitPlanMode", plan="1. Write notes.txt")], [text("Planned.")]]) as srv:
+        msgs = asyncio.run(go(srv))
+    assert result_of(msgs).result == "Planned." and plans == ["1. Write notes.txt"]
+    (r,) = last_results(srv, -1)
+    assert not r.get("is_error") and "approved" in result_text(r).lower()

@@ -17,6 +17,15 @@ from typing import Any, TextIO
 
 from ..blocks import block_from_wire
 from ..hooks import HOOK_EVENTS, HookMatcher
+from ..interaction import (
+    Answered,
+    Declined,
+    PlanApproved,
+    PlanRefused,
+    PlanReply,
+    Question,
+    QuestionReply,
+)
 from ..mcp.inprocess import SdkMcpServer
 from ..permissions import Allow, Decision, Deny, Permissions
 from ..tools.base import Tool, ToolContext, ToolOutput
@@ -115,6 +124,49 @@ class StdioAsker:
         if r.get("behavior") == "deny":
             return Deny(str(r.get("message") or Deny().message), bool(r.get("interrupt")))
         return Deny(f"Permission denied: can_use_tool answered {json.dumps(r)[:200]}, not allow or deny")
+
+
+    async def ask_user(self, questions: tuple[Question, ...]) -> QuestionReply:
+        """AskUserQuestion's port, answered as Claude Code asks it: can_use_tool on the tool, whose
+        allow carries the answers in updatedInput["answers"]."""
+        x = {"questions": [{"question": q.question, "header": q.header, "multiSelect": q.multi_select,
+                            "options": [{"label": o.label, "description": o.description} for o in q.options]}
+                           for q in questions]}
+        d = await self._ask_tool("AskUserQuestion", x)
+        if isinstance(d, Allow):
+            answers = (d.updated_input or {}).get("answers")
+            return Answered({str(k): str(v) for k, v in answers.items()} if isinstance(answers, dict) else {})
+        return Declined(d.message)
+
+    async def review_plan(self, plan: str) -> PlanReply:
+        """ExitPlanMode's port: can_use_tool on the tool; allowed, the run leaves plan mode (for the
+        mode a setMode update names, else default)."""
+        mode = "default"
+        try:
+            r = await self.peer.request("can_use_tool", tool_name="ExitPlanMode", input={"plan": plan},
+                                        permission_suggestions=[], tool_use_id=None)
+        except PeerError as e:
+            return PlanRefused(f"the SDK's can_use_tool failed: {e}")
+        if r.get("behavior") != "allow":
+            return PlanRefused(str(r.get("message") or ""))
+        for u in r.get("updatedPermissions") or []:
+            if isinstance(u, dict) and u.get("type") == "setMode" and u.get("mode") in PLAN_EXITS:
+                mode = u["mode"]
+        return PlanApproved(mode)  # type: ignore[arg-type]  # one of PLAN_EXITS
+
+    async def _ask_tool(self, name: str, x: dict[str, Any]) -> Decision:
+        try:
+            r = await self.peer.request("can_use_tool", tool_name=name, input=x, permission_suggestions=[],
+                                        tool_use_id=None)
+        except PeerError as e:
+            return Deny(f"the SDK's can_use_tool failed: {e}")
+        if r.get("behavior") == "allow":
+            updated = r.get("updatedInput")
+            return Allow(updated if isinstance(updated, dict) else None)
+        return Deny(str(r.get("message") or ""))
+
+
+PLAN_EXITS = ("default", "acceptEdits", "bypassPermissions", "dontAsk")
 
 
 def _add_rules(rules: list[str]) -> dict[str, Any]:

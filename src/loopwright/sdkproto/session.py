@@ -43,7 +43,9 @@ class SdkSession:
         self.options: AgentOptions = flags.options
         if flags.ask_stdio:
             asker = StdioAsker(peer, str(self.options.cwd or "."), list(self.options.add_dirs))
-            self.options = replace(self.options, can_use_tool=asker)
+            # the gate's questions, AskUserQuestion's and ExitPlanMode's all go to the SDK's can_use_tool
+            self.options = replace(self.options, can_use_tool=asker, ask_user=asker.ask_user,
+                                   review_plan=asker.review_plan)
         self.prompts: asyncio.Queue[str | None] = asyncio.Queue()
         self.history: list[WireMessage] | None = None
         self.session_id: str | None = None
