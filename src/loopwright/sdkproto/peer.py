@@ -109,12 +109,7 @@ class StdioAsker:
         if self.rules and self.gate(self.rules).evaluate(tool_name, tool_input).allowed:
             return Allow()
         suggested = self.gate([]).suggest_rules(tool_name, tool_input)
-        try:
-            r = await self.peer.request("can_use_tool", tool_name=tool_name, input=tool_input,
-                                        permission_suggestions=[_add_rules(suggested)] if suggested else [],
-                                        tool_use_id=None)
-        except PeerError as e:
-            return Deny(f"Permission denied: the SDK's can_use_tool failed: {e}")
+        r = await self.answer(tool_name, tool_input, [_add_rules(suggested)] if suggested else [])
         if r.get("behavior") == "allow":
             for u in r.get("updatedPermissions") or []:
                 if isinstance(u, dict) and u.get("type") == "addRules" and u.get("behavior", "allow") == "allow":
@@ -125,45 +120,36 @@ class StdioAsker:
             return Deny(str(r.get("message") or Deny().message), bool(r.get("interrupt")))
         return Deny(f"Permission denied: can_use_tool answered {json.dumps(r)[:200]}, not allow or deny")
 
-
     async def ask_user(self, questions: tuple[Question, ...]) -> QuestionReply:
         """AskUserQuestion's port, answered as Claude Code asks it: can_use_tool on the tool, whose
         allow carries the answers in updatedInput["answers"]."""
         x = {"questions": [{"question": q.question, "header": q.header, "multiSelect": q.multi_select,
                             "options": [{"label": o.label, "description": o.description} for o in q.options]}
                            for q in questions]}
-        d = await self._ask_tool("AskUserQuestion", x)
-        if isinstance(d, Allow):
-            answers = (d.updated_input or {}).get("answers")
-            return Answered({str(k): str(v) for k, v in answers.items()} if isinstance(answers, dict) else {})
-        return Declined(d.message)
+        r = await self.answer("AskUserQuestion", x)
+        if r.get("behavior") != "allow":
+            return Declined(str(r.get("message") or ""))
+        answers = (r.get("updatedInput") or {}).get("answers")
+        return Answered({str(k): str(v) for k, v in answers.items()} if isinstance(answers, dict) else {})
 
     async def review_plan(self, plan: str) -> PlanReply:
         """ExitPlanMode's port: can_use_tool on the tool; allowed, the run leaves plan mode (for the
         mode a setMode update names, else default)."""
-        mode = "default"
-        try:
-            r = await self.peer.request("can_use_tool", tool_name="ExitPlanMode", input={"plan": plan},
-                                        permission_suggestions=[], tool_use_id=None)
-        except PeerError as e:
-            return PlanRefused(f"the SDK's can_use_tool failed: {e}")
+        r = await self.answer("ExitPlanMode", {"plan": plan})
         if r.get("behavior") != "allow":
             return PlanRefused(str(r.get("message") or ""))
-        for u in r.get("updatedPermissions") or []:
-            if isinstance(u, dict) and u.get("type") == "setMode" and u.get("mode") in PLAN_EXITS:
-                mode = u["mode"]
-        return PlanApproved(mode)  # type: ignore[arg-type]  # one of PLAN_EXITS
+        modes = [u["mode"] for u in r.get("updatedPermissions") or []
+                 if isinstance(u, dict) and u.get("type") == "setMode" and u.get("mode") in PLAN_EXITS]
+        return PlanApproved(modes[-1] if modes else "default")
 
-    async def _ask_tool(self, name: str, x: dict[str, Any]) -> Decision:
+    async def answer(self, name: str, x: dict[str, Any], suggestions: list[Any] | None = None) -> dict[str, Any]:
+        """The SDK's can_use_tool answer about one call; an error answer (the callback raised, or
+        stdin closed) is a deny saying so."""
         try:
-            r = await self.peer.request("can_use_tool", tool_name=name, input=x, permission_suggestions=[],
-                                        tool_use_id=None)
+            return await self.peer.request("can_use_tool", tool_name=name, input=x,
+                                           permission_suggestions=suggestions or [], tool_use_id=None)
         except PeerError as e:
-            return Deny(f"the SDK's can_use_tool failed: {e}")
-        if r.get("behavior") == "allow":
-            updated = r.get("updatedInput")
-            return Allow(updated if isinstance(updated, dict) else None)
-        return Deny(str(r.get("message") or ""))
+            return {"behavior": "deny", "message": f"Permission denied: the SDK's can_use_tool failed: {e}"}
 
 
 PLAN_EXITS = ("default", "acceptEdits", "bypassPermissions", "dontAsk")
