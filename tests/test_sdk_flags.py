@@ -41,6 +41,7 @@ WORKS = [
 FAILS = [
     (["--permission-mode", "auto"], "--permission-mode"), (["--resume-session-at=abc"], "--resume-session-at"),
     (["--resume-drops-turn=abc"], "--resume-drops-turn"), (["--session-mirror"], "--session-mirror"),
+    (["--managed-settings-in-initialize"], "--managed-settings-in-initialize"),
     (["--plugin-dir", "."], "--plugin-dir"), (["--task-budget", "1000"], "--task-budget"),
     (["--permission-prompt-tool", "mcp__x__ask"], "--permission-prompt-tool"),
     (["--resume=no-such-session"], "no-such-session"), (["--max-turns", "x"], "--max-turns"),

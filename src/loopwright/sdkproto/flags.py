@@ -76,10 +76,11 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     # The TypeScript SDK: wait for initialize, which carries these option fields (session.initialize).
     p.add_argument("--await-initialize", action="store_true")
     p.add_argument("--initialize-fields")
-    for flag in IGNORED:
-        p.add_argument(flag, nargs="?", const="", dest=_dest(flag))
-    for flag in UNSUPPORTED:
-        p.add_argument(flag, action="append", dest=_dest(flag))
+    for flag, why in IGNORED.items():
+        p.add_argument(flag, nargs="?", const="", dest=_dest(flag), metavar="X", help=f"accepted, changes nothing: {why}")
+    for flag, what in UNSUPPORTED.items():  # (with or without a value: refused either way)
+        p.add_argument(flag, nargs="?", const="", dest=_dest(flag), metavar="X",
+                       help=f"not supported by loopwright: {what}")
     # Claude Code's permission modes include "auto"; loopwright's check names it below.
     for action in p._actions:
         if action.dest == "permission_mode":
