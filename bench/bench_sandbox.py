@@ -49,7 +49,9 @@ CLAUDE = ROOT / "tests" / "node" / "node_modules" / ".bin" / "claude"
 
 
 def load_corpus_module() -> Any:
-    """The corpus and its checks live in the tests (one copy)."""
+    """The corpus and its checks live in the tests (one copy); they import the tests' helpers."""
+    if str(ROOT / "tests") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests"))
     spec = importlib.util.spec_from_file_location("test_sandbox", ROOT / "tests" / "test_sandbox.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
