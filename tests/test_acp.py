@@ -209,3 +209,124 @@ def test_initialize_new_prompt_edit_and_history(work: Path, tmp_path: Path) -> N
     h = transcript(tmp_path, sid, work)
     paired(h)
     assert len(requests) == 3 and h[0]["content"][0]["text"] == "change beta to gamma"
+
+
+def test_streaming_thinking_plan_and_commands(work: Path, tmp_path: Path) -> None:
+    """Text arrives as several agent_message_chunks, thinking as agent_thought_chunk, TodoWrite as
+    a plan; the custom commands and skills as available_commands_update, and `/name` expands."""
+    (work / ".loopwright" / "commands").mkdir(parents=True)
+    (work / ".loopwright" / "commands" / "greet.md").write_text("---\ndescription: say hello\n---\nSay hello to $ARGUMENTS.")
+    skill = work / ".loopwright" / "skills" / "tidy"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: tidy\ndescription: tidy the notes\n---\nTidy.")
+    todos = [{"content": "read", "status": "completed", "activeForm": "reading"},
+             {"content": "write", "status": "in_progress", "activeForm": "writing"}]
+    turns = [
+        [{"type": "thinking", "thinking": "Let me plan this carefully.", "signature": "sig"},
+         use("p1", "TodoWrite", todos=todos)],
+        [text("Hello there, Ada! " * 20)],
+    ]
+    editor = Editor()
+
+    async def go() -> Any:
+        with ScriptedServer(turns, model=MODEL) as srv:
+            async with connected(editor, srv, tmp_path) as (conn, _):
+                new = await conn.new_session(cwd=str(work), mcp_servers=[])
+                r = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("/greet Ada")])
+                return r, srv.loop_requests
+
+    r, requests = run(go())
+    assert r.stop_reason == "end_turn"
+    assert requests[0].body["messages"][0]["content"][0]["text"].startswith("Say hello to Ada.")
+    chunks = editor.of("agent_message_chunk")
+    assert len(chunks) > 1 and editor.agent_text() == "Hello there, Ada! " * 20
+    assert "".join(u.content.text for u in editor.of("agent_thought_chunk")) == "Let me plan this carefully."
+    plan = editor.of("plan")[0]
+    assert [(e.content, e.status) for e in plan.entries] == [("read", "completed"), ("write", "in_progress")]
+    assert editor.of("tool_call")[0].kind == "think"
+    cmds = {c.name: c.description for c in editor.of("available_commands_update")[0].available_commands}
+    assert cmds["greet"] == "say hello" and cmds["tidy"] == "skill: tidy the notes"
+
+
+def test_allow_always_saves_the_dialogs_rule_reject_goes_on(work: Path, tmp_path: Path) -> None:
+    """allow_always saves what the interactive dialog saves (.loopwright/settings.local.json) and
+    is not asked again; a rejected call is an is_error result and the run goes on; reject_always
+    refuses the next such call without asking."""
+    f = str(work / "notes.txt")
+    turns = [
+        [use("r1", "Read", file_path=f)],
+        [use("e1", "Edit", file_path=f, old_string="alpha", new_string="ALPHA")],
+        [use("e2", "Edit", file_path=f, old_string="beta", new_string="BETA")],   # covered by the saved rule
+        [bash("touch made-by-bash", "b1")],                                      # rejected once
+        [bash("touch made-by-bash", "b2")],                                      # rejected always
+        [bash("touch made-by-bash", "b3")],                                      # refused, not asked
+        [text("ok")],
+    ]
+    editor = Editor(["allow_always", "reject_once", "reject_always"])
+
+    async def go() -> Any:
+        with ScriptedServer(turns, model=MODEL) as srv:
+            async with connected(editor, srv, tmp_path) as (conn, _):
+                new = await conn.new_session(cwd=str(work), mcp_servers=[])
+                r = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("go")])
+                return new.session_id, r, srv.loop_requests
+
+    sid, r, requests = run(go())
+    assert r.stop_reason == "end_turn"
+    assert (work / "notes.txt").read_text() == "ALPHA\nBETA\n"
+    saved = json.loads((work / ".loopwright" / "settings.local.json").read_text())
+    assert saved["permissions"]["allow"] == ["Edit(./**)"]
+    assert [p.tool_call.tool_call_id for p in editor.permissions] == ["e1", "b1", "b2"]
+    assert not (work / "made-by-bash").exists()
+    results = {b["tool_use_id"]: b for m in transcript(tmp_path, sid, work) if m["role"] == "user"
+               for b in m["content"] if b.get("type") == "tool_result"}
+    assert not results["e2"].get("is_error")
+    assert all(results[k]["is_error"] for k in ("b1", "b2", "b3"))
+    assert "asked not to be asked again" in str(results["b2"]["content"])
+    assert len(requests) == 7  # the run went on after every refusal
+    failed = {u.tool_call_id for u in editor.of("tool_call_update") if u.status == "failed"}
+    assert failed == {"b1", "b2", "b3"}
+
+
+def test_cancel_stops_the_tool_pairs_history_and_the_next_prompt_works(work: Path, tmp_path: Path) -> None:
+    pid_file = work / "sleeper.pid"
+    turns = [
+        [bash(f"echo $$ > {pid_file}; exec sleep 60", "b1")],
+        [text("second prompt answered")],
+    ]
+    editor = Editor()
+
+    async def go() -> Any:
+        with ScriptedServer(turns, model=MODEL) as srv:
+            async with connected(editor, srv, tmp_path, "--allowedTools", "Bash") as (conn, _):
+                new = await conn.new_session(cwd=str(work), mcp_servers=[])
+                sid = new.session_id
+                task = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[acp.text_block("sleep")]))
+                while not pid_file.exists() or not pid_file.read_text().strip():
+                    await asyncio.sleep(0.05)
+                pid = int(pid_file.read_text())
+                await conn.cancel(session_id=sid)
+                first = await task
+                alive = _alive(pid)
+                second = await conn.prompt(session_id=sid, prompt=[acp.text_block("still there?")])
+                return sid, first, second, alive, srv.loop_requests
+
+    sid, first, second, alive, requests = run(go())
+    assert first.stop_reason == "cancelled"
+    assert not alive, "the cancelled command's process is still running"
+    assert second.stop_reason == "end_turn" and "second prompt answered" in editor.agent_text()
+    h = transcript(tmp_path, sid, work)
+    paired(h)
+    # the second prompt's request carried the paired, interrupted call
+    sent = requests[-1].body["messages"]
+    assert sent[1]["content"][0]["id"] == "b1" and sent[2]["content"][0]["tool_use_id"] == "b1"
+    assert sent[2]["content"][0]["is_error"] is True
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split()[2] == "Z")

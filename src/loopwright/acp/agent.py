@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import contextlib
 import copy
+import logging
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any, cast
 
 import acp
 from acp import schema as s
+from acp.helpers import update_available_commands, update_current_mode
 
 from .. import __version__
 from ..options import AgentOptions
@@ -28,6 +30,7 @@ from .client_tools import client_tools
 from .permission import AcpAsker
 from .updates import Updates, limit_note, stop_reason
 
+log = logging.getLogger(__name__)
 MODES: dict[str, tuple[str, str]] = {
     "default": ("Default", "Asks before edits and commands that are not pre-approved"),
     "acceptEdits": ("Accept Edits", "Edits inside the working directories run without asking"),
@@ -66,6 +69,7 @@ class LoopwrightAcpAgent:
         self.caps: s.ClientCapabilities | None = None
         self.sessions: dict[str, AcpSession] = {}
         self.gone = False  # the editor closed the connection
+        self._background: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -167,10 +171,16 @@ class LoopwrightAcpAgent:
 
         async def later() -> None:
             await asyncio.sleep(0)
-            cmds = await asyncio.to_thread(commands_of, session)
-            await self._sender(session)(acp.update_available_commands(cmds))
+            try:
+                cmds = await asyncio.to_thread(commands_of, session)
+            except Exception as e:  # noqa: BLE001 - a broken command file must not end the session
+                log.warning("cannot list the commands of %s: %s", session.cwd, e)
+                return
+            await self._sender(session)(update_available_commands(cmds))
 
-        asyncio.get_running_loop().create_task(later())
+        task = asyncio.get_running_loop().create_task(later())
+        self._background.add(task)  # held until done: the loop keeps only weak references
+        task.add_done_callback(self._background.discard)
 
     def _modes(self, session: AcpSession) -> s.SessionModeState:
         return s.SessionModeState(current_mode_id=session.mode, available_modes=[
@@ -202,7 +212,7 @@ class LoopwrightAcpAgent:
         if mode_id not in MODES:
             raise acp.RequestError.invalid_params({"modeId": f"unknown mode {mode_id!r}: one of {', '.join(MODES)}"})
         session.mode = mode_id  # the next prompt's gate runs in it
-        await self._sender(session)(acp.update_current_mode(mode_id))
+        await self._sender(session)(update_current_mode(mode_id))
         return s.SetSessionModeResponse()
 
     async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
