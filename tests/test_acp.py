@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from helpers import bash, cli_env, loopwright_cmd, text, use
 from loopwright.invariant import check
 from loopwright.sessions import JsonlSessionStore
 from loopwright.testing import ScriptedServer
+
+from helpers import bash, cli_env, loopwright_cmd, text, use
 
 acp = pytest.importorskip("acp", reason="the ACP library (pip install 'loopwright[acp]')")
 from acp import schema as s  # noqa: E402
@@ -330,3 +331,246 @@ def _alive(pid: int) -> bool:
         return False
     stat = Path(f"/proc/{pid}/stat")
     return not (stat.exists() and stat.read_text().split()[2] == "Z")
+
+
+def test_load_replays_history_and_the_cli_resumes_the_same_session(work: Path, tmp_path: Path) -> None:
+    """session/load replays the saved history as session/update, then continues the same session
+    id; `loopwright -r ID` continues the same transcript."""
+    f = str(work / "notes.txt")
+    turns = [
+        [use("r1", "Read", file_path=f)],
+        [text("It says alpha and beta.")],
+        [text("Loaded and continued.")],
+        [text("And the CLI too.")],
+    ]
+
+    async def first(srv: ScriptedServer) -> str:
+        async with connected(Editor(), srv, tmp_path) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("what is in notes.txt?")])
+            return str(new.session_id)
+
+    async def second(srv: ScriptedServer, sid: str, editor: Editor) -> Any:
+        async with connected(editor, srv, tmp_path) as (conn, _):
+            loaded = await conn.load_session(cwd=str(work), session_id=sid, mcp_servers=[])
+            replayed = list(editor.updates)
+            listed = await conn.list_sessions(cwd=str(work))
+            r = await conn.prompt(session_id=sid, prompt=[acp.text_block("and now?")])
+            return loaded, replayed, listed, r
+
+    editor = Editor()
+    with ScriptedServer(turns, model=MODEL) as srv:
+        sid = run(first(srv))
+        loaded, replayed, listed, r = run(second(srv, sid, editor))
+        cli = subprocess.run([*loopwright_cmd(), "-p", "and the cli?", "-r", sid, "--model", MODEL, "--base-url",
+                              srv.url, "--cwd", str(work)], env=agent_env(tmp_path), capture_output=True, text=True,
+                             timeout=60)
+        requests = srv.loop_requests
+    assert cli.returncode == 0, cli.stderr
+    assert loaded.modes is not None and r.stop_reason == "end_turn"
+    kinds = [u.session_update for sid_, u in replayed if sid_ == sid]
+    assert kinds[:4] == ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"]
+    assert replayed[0][1].content.text == "what is in notes.txt?"
+    assert replayed[1][1].tool_call_id == "r1" and replayed[2][1].status == "completed"
+    assert "It says alpha and beta." in replayed[3][1].content.text
+    assert sid in [x.session_id for x in listed.sessions]
+    # the third request (the editor's) and the fourth (the CLI's) continue the same conversation
+    assert [m["role"] for m in requests[2].body["messages"]] == ["user", "assistant", "user", "assistant", "user"]
+    assert len(requests[3].body["messages"]) == 7
+    h = transcript(tmp_path, sid, work)
+    paired(h)
+    assert [m for m in h if m["role"] == "user"][-1]["content"][0]["text"] == "and the cli?"
+
+
+def test_modes_and_models(work: Path, tmp_path: Path) -> None:
+    """session/set_mode (and the mode config option) set the next prompt's permission mode;
+    the model option changes the model the server is asked for."""
+    f = str(work / "notes.txt")
+    turns = [
+        [use("r1", "Read", file_path=f)],
+        [use("e1", "Edit", file_path=f, old_string="alpha", new_string="one")],  # acceptEdits: not asked
+        [text("edited")],
+        [bash("touch bypassed", "b1")],  # bypassPermissions: not asked
+        [text("ran")],
+    ]
+    editor = Editor()
+
+    async def go() -> Any:
+        with ScriptedServer(turns, model=MODEL) as srv:
+            async with connected(editor, srv, tmp_path) as (conn, _):
+                new = await conn.new_session(cwd=str(work), mcp_servers=[])
+                sid = new.session_id
+                await conn.set_session_mode(session_id=sid, mode_id="acceptEdits")
+                a = await conn.prompt(session_id=sid, prompt=[acp.text_block("edit")])
+                opts = await conn.set_config_option(config_id="mode", session_id=sid, value="bypassPermissions")
+                opts = await conn.set_config_option(config_id="model", session_id=sid, value="claude-opus-4-6")
+                b = await conn.prompt(session_id=sid, prompt=[acp.text_block("run")])
+                try:
+                    await conn.set_session_mode(session_id=sid, mode_id="yolo")
+                    bad = None
+                except acp.RequestError as e:
+                    bad = e
+                return new, a, b, opts, bad, srv.loop_requests
+
+    new, a, b, opts, bad, requests = run(go())
+    assert (a.stop_reason, b.stop_reason) == ("end_turn", "end_turn")
+    assert editor.permissions == []
+    assert (work / "notes.txt").read_text().startswith("one") and (work / "bypassed").exists()
+    assert [u.current_mode_id for u in editor.of("current_mode_update")] == ["acceptEdits", "bypassPermissions"]
+    models = {o.id: o for o in new.config_options}
+    assert models["model"].current_value == MODEL and models["mode"].current_value == "default"
+    assert {o.id: o.current_value for o in opts.config_options} == {"mode": "bypassPermissions",
+                                                                     "model": "claude-opus-4-6"}
+    assert [r.body["model"] for r in requests] == [MODEL] * 3 + ["claude-opus-4-6"] * 2
+    assert bad is not None and bad.code == -32602
+
+
+def test_client_fs_and_terminal(work: Path, tmp_path: Path) -> None:
+    """With the editor's fs and terminal capabilities: Read sees the unsaved buffer, Edit lands in
+    it (through fs/write_text_file), Bash runs in the editor's terminal, embedded in the call."""
+    f = str(work / "notes.txt")
+    turns = [
+        [use("r1", "Read", file_path=f)],
+        [use("e1", "Edit", file_path=f, old_string="unsaved", new_string="saved")],
+        [bash("echo from-the-terminal; exit 3", "b1")],
+        [text("done")],
+    ]
+    editor = Editor(fs=True, terminal=True)
+    editor.buffers[f] = "alpha\nunsaved line\n"
+
+    async def go() -> Any:
+        with ScriptedServer(turns, model=MODEL) as srv:
+            async with connected(editor, srv, tmp_path, "--permission-mode", "bypassPermissions") as (conn, _):
+                new = await conn.new_session(cwd=str(work), mcp_servers=[])
+                r = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("go")])
+                return new.session_id, r, srv.loop_requests
+
+    sid, r, requests = run(go())
+    assert r.stop_reason == "end_turn"
+    sent = requests[1].body["messages"][2]["content"][0]
+    assert "unsaved line" in str(sent["content"])  # the buffer, not the file on disk
+    assert editor.writes == [(f, "alpha\nsaved line\n")]
+    assert (work / "notes.txt").read_text() == "alpha\nsaved line\n"
+    bash_result = requests[3].body["messages"][6]["content"][0]
+    assert "from-the-terminal" in str(bash_result["content"]) and "Exit code 3" in str(bash_result["content"])
+    assert bash_result["is_error"] is True
+    assert list(editor.terms) == ["term-1"]
+    done = [u for u in editor.of("tool_call_update") if u.tool_call_id == "b1"]
+    assert any(c.type == "terminal" and c.terminal_id == "term-1" for u in done for c in (u.content or []))
+    paired(transcript(tmp_path, sid, work))
+
+
+def test_stop_reasons_and_the_clients_mcp_server(work: Path, tmp_path: Path) -> None:
+    """refusal, max_tokens and max_turn_requests as the run ended; the editor's mcpServers join the run."""
+    turns = [
+        {"content": [text("I can't help with that.")], "stop_reason": "refusal"},
+        {"content": [text("cut off mid")], "stop_reason": "max_tokens"},
+        [use("m1", "mcp__tools__echo", text="hi there")],
+        [use("m2", "mcp__tools__echo", text="again")],
+    ]
+    server = s.McpServerStdio(name="tools", command=sys.executable,
+                              args=[str(Path(__file__).parent / "mcp_test_server.py")], env=[])
+
+    async def go() -> Any:
+        with ScriptedServer(turns, model=MODEL) as srv:
+            async with connected(Editor(), srv, tmp_path, "--max-turns", "1",
+                                 "--allowedTools", "mcp__tools__echo") as (conn, _):
+                new = await conn.new_session(cwd=str(work), mcp_servers=[server])
+                out = [(await conn.prompt(session_id=new.session_id, prompt=[acp.text_block(p)])).stop_reason
+                       for p in ("a", "b", "c")]
+                return out, srv.loop_requests
+
+    reasons, requests = run(go())
+    assert reasons == ["refusal", "max_tokens", "max_turn_requests"]
+    assert any(t["name"] == "mcp__tools__echo" for t in requests[2].body["tools"])
+    echoed = requests[3].body["messages"][-1]["content"][0]
+    assert echoed["tool_use_id"] == "m1" and "hi there" in str(echoed["content"])
+
+
+def _raw_agent(srv: ScriptedServer, home: Path, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([*loopwright_cmd(), "acp", "--model", MODEL, "--base-url", srv.url, *args],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=agent_env(home))
+
+
+def _call(p: subprocess.Popen[bytes], line: bytes) -> dict[str, Any]:
+    assert p.stdin is not None and p.stdout is not None
+    p.stdin.write(line + b"\n")
+    p.stdin.flush()
+    while True:
+        msg = json.loads(p.stdout.readline())
+        if "id" in msg and "method" not in msg:
+            return msg  # a response (notifications skipped)
+
+
+def test_bad_input_gets_json_rpc_errors(work: Path, tmp_path: Path) -> None:
+    """An unknown method, a malformed line, bad params, a prompt for an unknown session: each a
+    JSON-RPC error; the agent goes on answering."""
+    with ScriptedServer([[text("fine")]], model=MODEL) as srv:
+        p = _raw_agent(srv, tmp_path)
+        try:
+            init = _call(p, b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":7}}')
+            assert init["result"]["protocolVersion"] == 1  # asked for 7: we speak 1
+            caps = init["result"]["agentCapabilities"]
+            assert caps["loadSession"] is True and caps["promptCapabilities"]["embeddedContext"] is True
+            assert caps["promptCapabilities"]["image"] is False
+            assert caps["mcpCapabilities"] == {"http": True, "sse": True}
+            assert _call(p, b'{"jsonrpc":"2.0","id":2,"method":"session/teleport","params":{}}')["error"]["code"] == -32601
+            assert _call(p, b'{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":7}}')["error"]["code"] == -32602
+            unknown = _call(p, b'{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"nope",'
+                               b'"prompt":[{"type":"text","text":"hi"}]}}')
+            assert unknown["error"]["code"] == -32602 and "unknown session" in json.dumps(unknown["error"])
+            rel = _call(p, b'{"jsonrpc":"2.0","id":5,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}')
+            assert rel["error"]["code"] == -32602
+            assert p.stdin is not None
+            p.stdin.write(b'{"jsonrpc": "2.0", "id": 6, "method": \n')  # a torn line: the library skips it
+            p.stdin.write(b'[1, 2]\n')  # JSON, but no message
+            p.stdin.flush()
+            new = _call(p, json.dumps({"jsonrpc": "2.0", "id": 7, "method": "session/new",
+                                       "params": {"cwd": str(work), "mcpServers": []}}).encode())
+            sid = new["result"]["sessionId"]
+            ok = _call(p, json.dumps({"jsonrpc": "2.0", "id": 8, "method": "session/prompt", "params": {
+                "sessionId": sid, "prompt": [{"type": "text", "text": "still fine?"}]}}).encode())
+            assert ok["result"]["stopReason"] == "end_turn"
+        finally:
+            p.kill()
+            p.wait()
+        assert p.stderr is not None
+        err = p.stderr.read().decode()
+        assert "Error parsing JSON-RPC message" in err and "skipped a line that is no JSON-RPC message" in err
+
+
+def test_the_editor_disappearing_mid_run_ends_cleanly(work: Path, tmp_path: Path) -> None:
+    """stdin closes while a command runs: the command is stopped, the agent exits, and the
+    transcript is valid and resumable."""
+    pid_file = work / "sleeper.pid"
+    with ScriptedServer([[bash(f"echo $$ > {pid_file}; exec sleep 60", "b1")]], model=MODEL) as srv:
+        p = _raw_agent(srv, tmp_path, "--allowedTools", "Bash")
+        _call(p, b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}')
+        new = _call(p, json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+                                   "params": {"cwd": str(work), "mcpServers": []}}).encode())
+        sid = new["result"]["sessionId"]
+        assert p.stdin is not None
+        p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
+            "sessionId": sid, "prompt": [{"type": "text", "text": "sleep"}]}}).encode() + b"\n")
+        p.stdin.flush()
+        for _ in range(400):
+            if pid_file.exists() and pid_file.read_text().strip():
+                break
+            subprocess.run(["sleep", "0.05"])
+        pid = int(pid_file.read_text())
+        p.stdin.close()  # the editor is gone
+        assert p.wait(timeout=30) == 0
+        assert not _alive(pid)
+    h = transcript(tmp_path, sid, work)
+    paired(h)
+    assert h[-1]["content"][0]["tool_use_id"] == "b1" and h[-1]["content"][0]["is_error"] is True
+
+
+def test_without_the_extra_one_line_names_it(tmp_path: Path) -> None:
+    code = ("import sys; sys.modules['acp'] = None; from loopwright.cli import main; "
+            "sys.exit(main(['acp']))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=agent_env(tmp_path),
+                       timeout=60)
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines() == [
+        "loopwright: loopwright acp needs the Agent Client Protocol library: pip install 'loopwright[acp]'"]

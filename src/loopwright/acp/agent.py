@@ -412,12 +412,31 @@ async def _serve(args: argparse.Namespace) -> int:
     from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
 
     agent = LoopwrightAcpAgent(args)
-    reader, writer = await acp.stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+    stdin, writer = await acp.stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+    reader = asyncio.StreamReader(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+    pump = asyncio.ensure_future(_objects_only(stdin, reader))
     conn = AgentSideConnection(cast(Any, agent), writer, reader, listening=False)
     try:
         await conn.listen()
     finally:
         await agent.shutdown()
+        pump.cancel()
         with contextlib.suppress(Exception):
             await asyncio.shield(conn.close())
     return 0
+
+
+async def _objects_only(src: asyncio.StreamReader, dst: asyncio.StreamReader) -> None:
+    """Lines from the editor, without those that cannot be a message: the library's receive
+    loop ends the connection on JSON that is no object (`[1, 2]`, `"x"`); it skips (and logs)
+    a line that is no JSON at all itself."""
+    try:
+        while line := await src.readline():
+            if line.lstrip()[:1] in (b"{", b""):
+                dst.feed_data(line)
+            else:
+                log.error("skipped a line that is no JSON-RPC message (one JSON object a line): %.80r", line)
+    except (ValueError, OSError) as e:  # a line longer than the limit, a broken pipe: the editor is done
+        log.error("stopped reading the editor's messages: %s", e)
+    finally:
+        dst.feed_eof()

@@ -8,7 +8,6 @@ hands each to `send` (the connection's session_update for that session).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
