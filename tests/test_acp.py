@@ -277,6 +277,8 @@ def test_allow_always_saves_the_dialogs_rule_reject_goes_on(work: Path, tmp_path
     assert (work / "notes.txt").read_text() == "ALPHA\nBETA\n"
     saved = json.loads((work / ".loopwright" / "settings.local.json").read_text())
     assert saved["permissions"]["allow"] == ["Edit(./**)"]
+    thoughts = [u.content.text for u in editor.of("agent_thought_chunk")]
+    assert len(thoughts) == 1 and "Edit(./**) saved to" in thoughts[0]  # only what "always" did
     assert [p.tool_call.tool_call_id for p in editor.permissions] == ["e1", "b1", "b2"]
     assert not (work / "made-by-bash").exists()
     results = {b["tool_use_id"]: b for m in transcript(tmp_path, sid, work) if m["role"] == "user"

@@ -33,7 +33,9 @@ class AcpAsker(PermissionAsker):
 
     def __init__(self, owner: Any, conn: Any, session_id: str, updates: Callable[[], Updates | None],
                  notes: Callable[[str], None]) -> None:
-        super().__init__(owner.options, notes, client=owner)
+        super().__init__(owner.options, self._note, client=owner)
+        self.notes = notes
+        self._saving = False  # only what "always" did is told: the editor shows the answer itself
         self.conn = conn
         self.session_id = session_id
         self.updates = updates  # the running prompt's Updates: which tool call this is
@@ -91,5 +93,13 @@ class AcpAsker(PermissionAsker):
                 return Deny(f"The user refused {name} and asked not to be asked again for such calls. "
                             "Ask them how to proceed.")
             answer = {ALLOW_ONCE: "yes", ALLOW_ALWAYS: "always"}.get(choice, "no")
-            return self._apply(Answer(answer), name, tool_input, rules)  # type: ignore[arg-type]
+            self._saving = answer == "always"
+            try:
+                return self._apply(Answer(answer), name, tool_input, rules)  # type: ignore[arg-type]
+            finally:
+                self._saving = False
+
+    def _note(self, line: str) -> None:
+        if self._saving:
+            self.notes(line.strip())
 
