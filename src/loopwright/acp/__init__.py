@@ -26,11 +26,16 @@ EXTRA_HINT = "loopwright acp needs the Agent Client Protocol library: pip instal
 
 def acp_main(argv: Sequence[str]) -> int:
     """`loopwright acp [run options]`: serve ACP on stdin/stdout until the editor closes it."""
+    from ..cli.config import pause_gc, resume_gc
+
+    pause_gc()  # the library's ~400 schema classes: no collector passes over them while they load
     try:
         import acp  # noqa: F401 - the extra's presence, checked before anything starts
     except ImportError:
         print(f"loopwright: {EXTRA_HINT}", file=sys.stderr)
         return 2
+    finally:
+        resume_gc()
     from ..cli import build_parser
     from ..cli.config import EXIT_USAGE, UsageError
 

@@ -17,18 +17,18 @@ import logging
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import acp
 from acp import schema as s
 from acp.helpers import update_available_commands, update_current_mode
 
 from .. import __version__
-from ..options import AgentOptions
-from ..permissions import PERMISSION_MODES
-from .client_tools import client_tools
-from .permission import AcpAsker
-from .updates import Updates, limit_note, stop_reason
+
+if TYPE_CHECKING:  # imported by the first session: the editor waits for initialize's answer
+    from ..options import AgentOptions
+    from .permission import AcpAsker
+    from .updates import Updates
 
 log = logging.getLogger(__name__)
 MODES: dict[str, tuple[str, str]] = {
@@ -109,6 +109,7 @@ class LoopwrightAcpAgent:
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None, **_: Any) -> s.LoadSessionResponse:
         from ..sessions import SessionNotFound, store_for
+        from .updates import Updates
 
         if session_id in self.sessions and self.sessions[session_id].control is not None:
             raise acp.RequestError.invalid_request({"message": PROMPT_BUSY})
@@ -138,6 +139,8 @@ class LoopwrightAcpAgent:
                     resumable: bool) -> AcpSession:
         from ..cli.config import UsageError, build_options
         from ..settings import build_run_config
+        from .client_tools import client_tools
+        from .permission import AcpAsker
 
         root = Path(cwd)
         if not root.is_absolute() or not root.is_dir():
@@ -183,11 +186,14 @@ class LoopwrightAcpAgent:
         task.add_done_callback(self._background.discard)
 
     def _modes(self, session: AcpSession) -> s.SessionModeState:
+        from ..permissions import PERMISSION_MODES
+
         return s.SessionModeState(current_mode_id=session.mode, available_modes=[
             s.SessionMode(id=m, name=MODES[m][0], description=MODES[m][1]) for m in PERMISSION_MODES if m in MODES])
 
     def _config(self, session: AcpSession) -> list[Any]:
         from ..models.catalog import ALIASES
+        from ..permissions import PERMISSION_MODES
 
         models = [session.model, *(a for a in ALIASES if session.model.startswith("claude"))]
         return [
@@ -237,6 +243,7 @@ class LoopwrightAcpAgent:
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> s.PromptResponse:
         from ..loop import RunControl, query
         from ..messages import ResultMessage
+        from .updates import Updates, limit_note, stop_reason
 
         session = self._session(session_id)
         if session.control is not None:
