@@ -77,8 +77,8 @@ def test_acpx_prompt_edits_a_file(work: Path, tmp_path: Path) -> None:
              [use("e1", "Edit", file_path=f, old_string="beta", new_string="gamma")],
              [text("Changed beta to gamma.")]]
     with ScriptedServer(turns, model=MODEL) as srv:
-        code, lines, err = finish(acpx(srv, tmp_path, work, "--approve-all", "--format", "json", "exec",
-                                       "change beta to gamma"))
+        code, lines, err = finish(acpx(srv, tmp_path, work, "--approve-all", "--format", "json",
+                                       "--model", "claude-opus-4-6", "exec", "change beta to gamma"))
         requests = srv.loop_requests
     assert code == 0, err
     assert result_of(lines)["stopReason"] == "end_turn"
@@ -90,6 +90,7 @@ def test_acpx_prompt_edits_a_file(work: Path, tmp_path: Path) -> None:
                 for c in m["params"]["update"].get("content") or [] if isinstance(c, dict) and c.get("type") == "diff")
     assert (diff["oldText"], diff["newText"]) == ("beta", "gamma")
     assert len(requests) == 3
+    assert {r.body["model"] for r in requests} == {"claude-opus-4-6"}  # acpx's --model, a config option
     h = JsonlSessionStore(tmp_path / ".loopwright" / "projects").load(agent_sid(lines), work).history
     check([*h, {"role": "user", "content": [{"type": "text", "text": "next"}]}])
 

@@ -192,10 +192,9 @@ class LoopwrightAcpAgent:
             s.SessionMode(id=m, name=MODES[m][0], description=MODES[m][1]) for m in PERMISSION_MODES if m in MODES])
 
     def _config(self, session: AcpSession) -> list[Any]:
-        from ..models.catalog import ALIASES
         from ..permissions import PERMISSION_MODES
 
-        models = [session.model, *(a for a in ALIASES if session.model.startswith("claude"))]
+        models = [session.model, *model_choices(session.model)]
         return [
             s.SessionConfigOptionSelect(
                 type="select", id="mode", name="Mode", category="mode", current_value=session.mode,
@@ -329,6 +328,18 @@ class LoopwrightAcpAgent:
         deadline = asyncio.get_running_loop().time() + timeout
         while any(x.control is not None for x in running) and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.02)
+
+
+def model_choices(current: str) -> list[str]:
+    """The models offered beside the session's: its provider's rows of the model catalog (and
+    Claude's aliases); a scripted model offers only itself."""
+    from ..models.catalog import ALIASES, CATALOG
+
+    if current.startswith("openai:"):
+        return [f"openai:{k}" for k in CATALOG if not k.startswith("claude")]
+    if current.removeprefix("anthropic:").startswith("claude"):
+        return [*ALIASES, *(k for k, e in CATALOG.items() if k.startswith("claude-") and e.price is not None)]
+    return []
 
 
 def prompt_text(blocks: list[Any]) -> str:
