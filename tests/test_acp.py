@@ -296,6 +296,8 @@ def test_cancel_stops_the_tool_pairs_history_and_the_next_prompt_works(work: Pat
     turns = [
         [bash(f"echo $$ > {pid_file}; exec sleep 60", "b1")],
         [text("second prompt answered")],
+        [use("w1", "Write", file_path=str(work / "new.txt"), content="x")],  # asked; nobody answers
+        [text("third prompt answered")],
     ]
     editor = Editor()
 
@@ -312,16 +314,23 @@ def test_cancel_stops_the_tool_pairs_history_and_the_next_prompt_works(work: Pat
                 first = await task
                 alive = _alive(pid)
                 second = await conn.prompt(session_id=sid, prompt=[acp.text_block("still there?")])
-                return sid, first, second, alive, srv.loop_requests
+                asking = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[acp.text_block("write")]))
+                await editor.permission_event.wait()
+                await conn.cancel(session_id=sid)
+                third = await asking
+                fourth = await conn.prompt(session_id=sid, prompt=[acp.text_block("and now?")])
+                return sid, first, second, alive, srv.loop_requests, (third, fourth)
 
-    sid, first, second, alive, requests = run(go())
+    sid, first, second, alive, requests, (third, fourth) = run(go())
+    assert (third.stop_reason, fourth.stop_reason) == ("cancelled", "end_turn")
+    assert not (work / "new.txt").exists()
     assert first.stop_reason == "cancelled"
     assert not alive, "the cancelled command's process is still running"
     assert second.stop_reason == "end_turn" and "second prompt answered" in editor.agent_text()
     h = transcript(tmp_path, sid, work)
     paired(h)
     # the second prompt's request carried the paired, interrupted call
-    sent = requests[-1].body["messages"]
+    sent = requests[1].body["messages"]
     assert sent[1]["content"][0]["id"] == "b1" and sent[2]["content"][0]["tool_use_id"] == "b1"
     assert sent[2]["content"][0]["is_error"] is True
 
@@ -541,9 +550,10 @@ def test_bad_input_gets_json_rpc_errors(work: Path, tmp_path: Path) -> None:
         assert "Error parsing JSON-RPC message" in err and "skipped a line that is no JSON-RPC message" in err
 
 
-def test_the_editor_disappearing_mid_run_ends_cleanly(work: Path, tmp_path: Path) -> None:
-    """stdin closes while a command runs: the command is stopped, the agent exits, and the
-    transcript is valid and resumable."""
+@pytest.mark.parametrize("how", ["stdin closed", "SIGTERM"])
+def test_the_editor_disappearing_mid_run_ends_cleanly(work: Path, tmp_path: Path, how: str) -> None:
+    """stdin closes (or SIGTERM comes) while a command runs: the command is stopped, the agent
+    exits, and the transcript is valid and resumable."""
     pid_file = work / "sleeper.pid"
     with ScriptedServer([[bash(f"echo $$ > {pid_file}; exec sleep 60", "b1")]], model=MODEL) as srv:
         p = _raw_agent(srv, tmp_path, "--allowedTools", "Bash")
@@ -560,7 +570,10 @@ def test_the_editor_disappearing_mid_run_ends_cleanly(work: Path, tmp_path: Path
                 break
             subprocess.run(["sleep", "0.05"])
         pid = int(pid_file.read_text())
-        p.stdin.close()  # the editor is gone
+        if how == "SIGTERM":
+            p.send_signal(signal.SIGTERM)
+        else:
+            p.stdin.close()  # the editor is gone
         assert p.wait(timeout=30) == 0
         assert not _alive(pid)
     h = transcript(tmp_path, sid, work)

@@ -15,6 +15,7 @@ import contextlib
 import copy
 import logging
 import os
+import signal
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -119,7 +120,6 @@ class LoopwrightAcpAgent:
         except (SessionNotFound, OSError, ValueError) as e:
             self.sessions.pop(session_id, None)
             raise acp.RequestError.invalid_params({"sessionId": session_id, "message": str(e)}) from None
-        session.id = loaded.session_id
         await Updates(self._sender(session), session.cwd).replay(loaded.history)
         self._announce(session)
         return s.LoadSessionResponse(modes=self._modes(session), config_options=self._config(session))
@@ -434,13 +434,23 @@ async def _serve(args: argparse.Namespace) -> int:
     reader = asyncio.StreamReader(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
     pump = asyncio.ensure_future(_objects_only(stdin, reader))
     conn = AgentSideConnection(cast(Any, agent), writer, reader, listening=False)
+    stop = asyncio.Event()  # SIGTERM/SIGHUP: end as when the editor closes stdin
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):
+            loop.add_signal_handler(sig, stop.set)
+    listening = asyncio.ensure_future(conn.listen())
+    stopping = asyncio.ensure_future(stop.wait())
     try:
-        await conn.listen()
+        await asyncio.wait({listening, stopping}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        await agent.shutdown()
-        pump.cancel()
+        await agent.shutdown()  # the running prompts end (their tools stopped, histories paired)
+        for task in (pump, listening, stopping):
+            task.cancel()
         with contextlib.suppress(Exception):
             await asyncio.shield(conn.close())
+    if listening.done() and not listening.cancelled():
+        listening.result()  # the receive loop's own failure, if it had one
     return 0
 
 
