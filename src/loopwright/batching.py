@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .extras import MissingExtra, require
 from .messages import ResultMessage
 from .options import AgentOptions
 from .usage import SharedSpend
@@ -405,6 +406,7 @@ class RayExecutor:
     which alone writes RESULTS. A worker that dies has its task rerun by Ray (`retries`)."""
 
     def __init__(self, address: str | None = None, retries: int = 2, num_cpus: int | None = None) -> None:
+        require("loopwright batch --ray", "ray", "ray")
         import ray  # only here: Ray is an optional extra
 
         self.ray = ray
@@ -849,8 +851,8 @@ def batch_main(argv: Sequence[str]) -> int:
     try:
         ex = RayExecutor(None if args.ray == "local" else args.ray, retries=max(args.retries, 1)) \
             if args.ray and left else LocalExecutor()  # nothing left to run: no cluster to reach
-    except ImportError:
-        print("loopwright batch: --ray needs Ray: pip install 'loopwright[ray]'", file=sys.stderr)
+    except MissingExtra as e:
+        print(f"loopwright: {e}", file=sys.stderr)
         return 2
     progress = Progress()
 
