@@ -21,19 +21,16 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-EXTRA_HINT = "loopwright acp needs the Agent Client Protocol library: pip install 'loopwright[acp]'"
-
 
 def acp_main(argv: Sequence[str]) -> int:
     """`loopwright acp [run options]`: serve ACP on stdin/stdout until the editor closes it."""
     from ..cli.config import pause_gc, resume_gc
+    from ..extras import require
 
+    require("loopwright acp", "acp", "acp")  # MissingExtra: cli.main says so in one line
     pause_gc()  # the library's ~400 schema classes: no collector passes over them while they load
     try:
-        import acp  # noqa: F401 - the extra's presence, checked before anything starts
-    except ImportError:
-        print(f"loopwright: {EXTRA_HINT}", file=sys.stderr)
-        return 2
+        import acp  # noqa: F401 - loaded before the editor's first message is read
     finally:
         resume_gc()
     from ..cli import build_parser
