@@ -17,11 +17,19 @@ from typing import Any
 
 import pytest
 
-from loopwright.invariant import check
 from loopwright.sessions import JsonlSessionStore
 from loopwright.testing import ScriptedServer
 
-from helpers import bash, cli_env, loopwright_cmd, text, use
+from helpers import (
+    bash,
+    check_resumable,
+    cli_env,
+    loopwright_cmd,
+    notes_project,
+    process_alive,
+    text,
+    use,
+)
 
 acp = pytest.importorskip("acp", reason="the ACP library (pip install 'loopwright[acp]')")
 from acp import schema as s  # noqa: E402
@@ -154,21 +162,13 @@ def transcript(home: Path, sid: str, cwd: Path) -> list[dict[str, Any]]:
     return JsonlSessionStore(home / ".loopwright" / "projects").load(sid, cwd).history
 
 
-def paired(h: list[dict[str, Any]]) -> None:
-    """Inv holds for the saved history with the next prompt appended (what the model would see)."""
-    check([*h, {"role": "user", "content": [{"type": "text", "text": "next"}]}] if h[-1]["role"] == "assistant" else h)
-
-
 def run(coro: Any) -> Any:
     return asyncio.run(asyncio.wait_for(coro, 90))
 
 
 @pytest.fixture
 def work(tmp_path: Path) -> Path:
-    d = tmp_path / "work"
-    d.mkdir()
-    (d / "notes.txt").write_text("alpha\nbeta\n")
-    return d
+    return notes_project(tmp_path)
 
 
 def test_initialize_new_prompt_edit_and_history(work: Path, tmp_path: Path) -> None:
@@ -208,7 +208,7 @@ def test_initialize_new_prompt_edit_and_history(work: Path, tmp_path: Path) -> N
     assert "Looking." in editor.agent_text() and "gamma now" in editor.agent_text()
     # the CLI's transcript: the same session, paired, valid
     h = transcript(tmp_path, sid, work)
-    paired(h)
+    check_resumable(h)
     assert len(requests) == 3 and h[0]["content"][0]["text"] == "change beta to gamma"
 
 
@@ -312,7 +312,7 @@ def test_cancel_stops_the_tool_pairs_history_and_the_next_prompt_works(work: Pat
                 pid = int(pid_file.read_text())
                 await conn.cancel(session_id=sid)
                 first = await task
-                alive = _alive(pid)
+                alive = process_alive(pid)
                 second = await conn.prompt(session_id=sid, prompt=[acp.text_block("still there?")])
                 asking = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[acp.text_block("write")]))
                 await editor.permission_event.wait()
@@ -328,20 +328,12 @@ def test_cancel_stops_the_tool_pairs_history_and_the_next_prompt_works(work: Pat
     assert not alive, "the cancelled command's process is still running"
     assert second.stop_reason == "end_turn" and "second prompt answered" in editor.agent_text()
     h = transcript(tmp_path, sid, work)
-    paired(h)
+    check_resumable(h)
     # the second prompt's request carried the paired, interrupted call
     sent = requests[1].body["messages"]
     assert sent[1]["content"][0]["id"] == "b1" and sent[2]["content"][0]["tool_use_id"] == "b1"
     assert sent[2]["content"][0]["is_error"] is True
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split()[2] == "Z")
 
 
 def test_load_replays_history_and_the_cli_resumes_the_same_session(work: Path, tmp_path: Path) -> None:
@@ -389,7 +381,7 @@ def test_load_replays_history_and_the_cli_resumes_the_same_session(work: Path, t
     assert [m["role"] for m in requests[2].body["messages"]] == ["user", "assistant", "user", "assistant", "user"]
     assert len(requests[3].body["messages"]) == 7
     h = transcript(tmp_path, sid, work)
-    paired(h)
+    check_resumable(h)
     assert [m for m in h if m["role"] == "user"][-1]["content"][0]["text"] == "and the cli?"
 
 
@@ -468,7 +460,7 @@ def test_client_fs_and_terminal(work: Path, tmp_path: Path) -> None:
     assert list(editor.terms) == ["term-1"]
     done = [u for u in editor.of("tool_call_update") if u.tool_call_id == "b1"]
     assert any(c.type == "terminal" and c.terminal_id == "term-1" for u in done for c in (u.content or []))
-    paired(transcript(tmp_path, sid, work))
+    check_resumable(transcript(tmp_path, sid, work))
 
 
 def test_stop_reasons_and_the_clients_mcp_server(work: Path, tmp_path: Path) -> None:
@@ -575,9 +567,9 @@ def test_the_editor_disappearing_mid_run_ends_cleanly(work: Path, tmp_path: Path
         else:
             p.stdin.close()  # the editor is gone
         assert p.wait(timeout=30) == 0
-        assert not _alive(pid)
+        assert not process_alive(pid)
     h = transcript(tmp_path, sid, work)
-    paired(h)
+    check_resumable(h)
     assert h[-1]["content"][0]["tool_use_id"] == "b1" and h[-1]["content"][0]["is_error"] is True
 
 

@@ -6,7 +6,6 @@ prompt ends `cancelled`, the next prompt in the same session works)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -14,11 +13,19 @@ from typing import Any
 
 import pytest
 
-from loopwright.invariant import check
 from loopwright.sessions import JsonlSessionStore
 from loopwright.testing import ScriptedServer
 
-from helpers import bash, cli_env, loopwright_cmd, text, use
+from helpers import (
+    bash,
+    check_resumable,
+    cli_env,
+    loopwright_cmd,
+    notes_project,
+    process_alive,
+    text,
+    use,
+)
 
 pytest.importorskip("acp", reason="the ACP library (pip install 'loopwright[acp]')")
 ACPX = Path(__file__).parent / "node" / "node_modules" / ".bin" / "acpx"
@@ -65,10 +72,7 @@ def agents_running(url: str) -> list[int]:
 
 @pytest.fixture
 def work(tmp_path: Path) -> Path:
-    d = tmp_path / "work"
-    d.mkdir()
-    (d / "notes.txt").write_text("alpha\nbeta\n")
-    return d
+    return notes_project(tmp_path)
 
 
 def test_acpx_prompt_edits_a_file(work: Path, tmp_path: Path) -> None:
@@ -92,7 +96,7 @@ def test_acpx_prompt_edits_a_file(work: Path, tmp_path: Path) -> None:
     assert len(requests) == 3
     assert {r.body["model"] for r in requests} == {"claude-opus-4-6"}  # acpx's --model, a config option
     h = JsonlSessionStore(tmp_path / ".loopwright" / "projects").load(agent_sid(lines), work).history
-    check([*h, {"role": "user", "content": [{"type": "text", "text": "next"}]}])
+    check_resumable(h)
 
 
 def test_acpx_cancel_then_the_next_prompt(work: Path, tmp_path: Path) -> None:
@@ -111,7 +115,7 @@ def test_acpx_cancel_then_the_next_prompt(work: Path, tmp_path: Path) -> None:
         code, lines, err = finish(running)
         assert code == 0, err
         assert result_of(lines)["stopReason"] == "cancelled"
-        assert not _alive(pid), "the cancelled command is still running"
+        assert not process_alive(pid), "the cancelled command is still running"
         code, again, err = finish(acpx(srv, tmp_path, work, "--approve-all", "--format", "json", "prompt", "next"))
         assert code == 0, err
         assert result_of(again)["stopReason"] == "end_turn"
@@ -125,13 +129,5 @@ def test_acpx_cancel_then_the_next_prompt(work: Path, tmp_path: Path) -> None:
         assert agents_running(srv.url) == []  # the agent process ended with its session
     assert sent[1]["content"][0]["id"] == "b1" and sent[2]["content"][0]["is_error"] is True
     h = JsonlSessionStore(tmp_path / ".loopwright" / "projects").load(sid, work).history
-    check([*h, {"role": "user", "content": [{"type": "text", "text": "next"}]}])
+    check_resumable(h)
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split()[2] == "Z")
