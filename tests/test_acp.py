@@ -204,6 +204,8 @@ def test_initialize_new_prompt_edit_and_history(work: Path, tmp_path: Path) -> N
     assert len(editor.permissions) == 1
     asked = editor.permissions[0]
     assert asked.tool_call.tool_call_id == "e1"
+    shown = asked.tool_call.content[0]  # the editor shows the diff it is asked to approve
+    assert (shown.type, shown.path, shown.old_text, shown.new_text) == ("diff", f, "beta", "gamma")
     assert [o.kind for o in asked.options] == ["allow_once", "allow_always", "reject_once", "reject_always"]
     assert "Looking." in editor.agent_text() and "gamma now" in editor.agent_text()
     # the CLI's transcript: the same session, paired, valid
@@ -571,6 +573,16 @@ def test_the_editor_disappearing_mid_run_ends_cleanly(work: Path, tmp_path: Path
     h = transcript(tmp_path, sid, work)
     check_resumable(h)
     assert h[-1]["content"][0]["tool_use_id"] == "b1" and h[-1]["content"][0]["is_error"] is True
+
+
+def test_usage_errors_are_one_line(tmp_path: Path) -> None:
+    p = subprocess.run([*loopwright_cmd(), "acp", "--model", MODEL, "--no-session-persistence"],
+                       capture_output=True, text=True, env=agent_env(tmp_path), timeout=60, stdin=subprocess.DEVNULL)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+    assert "drop --no-session-persistence" in p.stderr
+    p = subprocess.run([*loopwright_cmd(), "acp", "--model", "nonsense:x"], capture_output=True, text=True,
+                       env=agent_env(tmp_path), timeout=60, stdin=subprocess.DEVNULL)
+    assert p.returncode == 2 and "unknown model provider" in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
 def test_without_the_extra_one_line_names_it(tmp_path: Path) -> None:

@@ -418,10 +418,13 @@ def _mcp_dict(value: Any) -> dict[str, Any]:
 
 def serve(args: argparse.Namespace) -> int:
     """Serve ACP on this process's stdin/stdout until the editor closes them."""
-    from ..cli.config import check_model
+    from ..cli.config import UsageError, check_model
     from ..models import DEFAULT_MODEL
 
     check_model(args.model or os.environ.get("LOOPWRIGHT_MODEL") or DEFAULT_MODEL, args.base_url)  # UsageError
+    if args.no_session_persistence:
+        raise UsageError("loopwright acp keeps its sessions (the editor loads them, `loopwright -r` resumes "
+                         "them): drop --no-session-persistence")
     return asyncio.run(_serve(args))
 
 

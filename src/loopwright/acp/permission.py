@@ -20,7 +20,7 @@ from acp import schema as s
 
 from ..cli.dialog import LOCAL_SETTINGS, Answer, PermissionAsker
 from ..permissions import Allow, Deny, Permissions
-from .updates import Updates, tool_kind, tool_title
+from .updates import Updates, diffs, tool_kind, tool_title
 
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS = "allow_once", "allow_always", "reject_once", "reject_always"
 
@@ -79,7 +79,7 @@ class AcpAsker(PermissionAsker):
                 await self.conn.session_update(self.session_id, acp.start_tool_call(
                     call_id, title, kind=tool_kind(name), status="pending", raw_input=tool_input))
             call = s.ToolCallUpdate(tool_call_id=call_id, title=title, kind=tool_kind(name), status="pending",
-                                    raw_input=tool_input)
+                                    content=diffs(name, tool_input, self.cwd) or None, raw_input=tool_input)
             resp = await self.conn.request_permission(session_id=self.session_id, tool_call=call, options=options)
             outcome = resp.outcome
             if not isinstance(outcome, s.AllowedOutcome):  # the editor cancelled the prompt

@@ -175,6 +175,7 @@ class Updates:
         self.calls[b.id] = b
         await self.send(acp.start_tool_call(
             b.id, tool_title(b.name, b.input, self.cwd), kind=tool_kind(b.name), status="pending",
+            content=diffs(b.name, b.input, self.cwd) or None,  # an edit shows its diff before it runs
             locations=locations(b.name, b.input, self.cwd) or None, raw_input=b.input))
         if b.name == "TodoWrite" and (p := plan(b.input)) is not None:
             await self.send(p)
