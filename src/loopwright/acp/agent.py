@@ -56,7 +56,6 @@ class AcpSession:
         self.terminals = terminals
         self.control: Any = None  # loop.RunControl of the running prompt
         self.updates: Updates | None = None
-        self.task: asyncio.Task[Any] | None = None
         self.notes: list[str] = []  # what "always" did, for the editor
         self.asker: AcpAsker | None = None
 
@@ -127,13 +126,11 @@ class LoopwrightAcpAgent:
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> s.ListSessionsResponse:
         from ..sessions import JsonlSessionStore
 
-        infos = await asyncio.to_thread(JsonlSessionStore(self.args_dir()).list, Path(cwd).resolve() if cwd else None)
+        # the default store (LOOPWRIGHT_HOME), the CLI's: `loopwright sessions list` shows the same
+        infos = await asyncio.to_thread(JsonlSessionStore().list, Path(cwd).resolve() if cwd else None)
         return s.ListSessionsResponse(sessions=[
             s.SessionInfo(session_id=i.session_id, cwd=i.cwd, title=(i.first_prompt or "")[:80] or None,
                           updated_at=i.modified or None) for i in infos])
-
-    def args_dir(self) -> str | None:
-        return None  # the default store (LOOPWRIGHT_HOME), the one the CLI uses
 
     async def _open(self, sid: str, cwd: str, mcp_servers: list[Any] | None, add_dirs: list[str] | None, *,
                     resumable: bool) -> AcpSession:
@@ -250,21 +247,20 @@ class LoopwrightAcpAgent:
         text = prompt_text(prompt)
         if not text.strip():
             raise acp.RequestError.invalid_params({"prompt": "the prompt has no text"})
-        text, extra_rules, model = await asyncio.to_thread(expand_command, text, session)
-        assert session.asker is not None
-        session.asker.cancelled = False
-        options = replace(session.options, permission_mode=session.mode,  # type: ignore[arg-type]
-                          model=model or session.model,
-                          allowed_tools=[*session.options.allowed_tools, *extra_rules],
-                          can_use_tool=session.asker.ask,
-                          session_id=None if session.resumable else session.id,
-                          resume=session.id if session.resumable else None)
-        control = RunControl()
-        updates = Updates(self._sender(session, control), session.cwd, terminals=session.terminals)
-        session.control, session.updates = control, updates
-        session.task = asyncio.current_task()
+        control = session.control = RunControl()  # busy from here: a second prompt is refused
         result: ResultMessage | None = None
         try:
+            text, extra_rules, model = await asyncio.to_thread(expand_command, text, session)
+            assert session.asker is not None
+            session.asker.cancelled = False
+            options = replace(session.options, permission_mode=session.mode,  # type: ignore[arg-type]
+                              model=model or session.model,
+                              allowed_tools=[*session.options.allowed_tools, *extra_rules],
+                              can_use_tool=session.asker.ask,
+                              session_id=None if session.resumable else session.id,
+                              resume=session.id if session.resumable else None)
+            updates = session.updates = Updates(self._sender(session, control), session.cwd,
+                                                terminals=session.terminals)
             async for msg in query(text, options, control=control):
                 await updates.message(msg)
                 await self._notes(session)
@@ -273,9 +269,9 @@ class LoopwrightAcpAgent:
         except (TypeError, ValueError) as e:  # the run could not start (a session in use, a bad model)
             raise acp.RequestError.invalid_params({"message": str(e)}) from None
         finally:
-            session.control = session.updates = session.task = None
+            session.control = session.updates = None
         session.resumable = True
-        assert result is not None
+        assert result is not None and session.asker is not None
         reason = stop_reason(result, control.interrupted or session.asker.cancelled)
         if reason is None:
             raise acp.RequestError.internal_error({"message": "; ".join(result.errors) or "the run failed",
