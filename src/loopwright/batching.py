@@ -327,7 +327,7 @@ async def _attempt(spec: RunSpec, cwd: Path, spend: SharedSpend | None, attempt:
             sid = None
     options = dataclasses.replace(spec.options, cwd=str(cwd), resume=resume, session_id=sid)
     if spec.own_system_prompt and str(cwd) != spec.options.cwd:  # else the agent is told the original's path
-        from .cli.config import default_system_prompt
+        from .prompts import default_system_prompt
 
         options = dataclasses.replace(options, system_prompt=default_system_prompt(cwd, options.tools))
     prompt = RESUME_PROMPT if resume else spec.task.prompt
@@ -547,7 +547,7 @@ def task_options(base: AgentOptions, task: Task, own_system_prompt: bool = False
 
         over["sessions_dir"] = str(sessions_root())
     if own_system_prompt and "system_prompt" not in over:
-        from .cli.config import default_system_prompt
+        from .prompts import default_system_prompt
 
         over["system_prompt"] = default_system_prompt(Path(cwd), base.tools)
     return dataclasses.replace(base, cwd=cwd, persist_session=True, session_id=None, resume=None,
