@@ -28,7 +28,7 @@ def acp_main(argv: Sequence[str]) -> int:
     from ..extras import require
 
     require("loopwright acp", "acp", "acp")  # MissingExtra: cli.main says so in one line
-    pause_gc()  # the library's ~400 schema classes: no collector passes over them while they load
+    pause_gc()  # the library's ~270 schema classes: no collector passes over them while they load
     try:
         import acp  # noqa: F401 - loaded before the editor's first message is read
     finally:
