@@ -595,3 +595,29 @@ def test_without_the_extra_one_line_names_it(tmp_path: Path) -> None:
                        timeout=60)
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == ['loopwright: loopwright acp needs the acp extra: pip install "loopwright[acp]"']
+
+
+def test_with_the_sandbox_on_bash_runs_locally_inside_it(work: Path, tmp_path: Path) -> None:
+    """The editor offers terminals, but the OS sandbox is on: the command runs in loopwright's
+    sandbox (a write outside the working directory fails), not in the editor's terminal."""
+    from loopwright.sandbox import unavailable_reason
+
+    if (why := unavailable_reason()) is not None:
+        pytest.skip(f"OS sandbox unavailable: {why}")
+    outside = tmp_path / "outside.txt"
+    turns = [[bash(f"echo inside > inside.txt; touch {outside}; echo done", "b1")], [text("ok")]]
+    editor = Editor(terminal=True)
+
+    async def go() -> Any:
+        with ScriptedServer(turns, model=MODEL) as srv:
+            async with connected(editor, srv, tmp_path, "--sandbox", "--permission-mode",
+                                 "bypassPermissions") as (conn, _):
+                new = await conn.new_session(cwd=str(work), mcp_servers=[])
+                r = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("go")])
+                return r, srv.loop_requests
+
+    r, requests = run(go())
+    assert r.stop_reason == "end_turn"
+    assert editor.terms == {}  # not the editor's terminal
+    assert (work / "inside.txt").read_text() == "inside\n" and not outside.exists()
+    assert "done" in json.dumps(requests[1].body["messages"][-1])
