@@ -141,7 +141,7 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
 
 def window(text: str, inp: dict[str, Any], path: Path, encoding: str = "utf-8") -> str:
     """The lines of `text` a Read call asks for (offset, limit), numbered as `cat -n`, with notes
-    on what was left out (also what an editor's unsaved buffer is shown as: acp/client_tools.py)."""
+    on what was left out (also for text read elsewhere than from disk, such as an editor's buffer)."""
     if not text:
         return f"<system-reminder>Warning: the file {path} exists but its contents are empty.</system-reminder>"
     lines = text.split("\n")
