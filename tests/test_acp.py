@@ -476,9 +476,11 @@ def test_stop_reasons_and_the_clients_mcp_server(work: Path, tmp_path: Path) -> 
     server = s.McpServerStdio(name="tools", command=sys.executable,
                               args=[str(Path(__file__).parent / "mcp_test_server.py")], env=[])
 
+    editor = Editor()
+
     async def go() -> Any:
         with ScriptedServer(turns, model=MODEL) as srv:
-            async with connected(Editor(), srv, tmp_path, "--max-turns", "1",
+            async with connected(editor, srv, tmp_path, "--max-turns", "1",
                                  "--allowedTools", "mcp__tools__echo") as (conn, _):
                 new = await conn.new_session(cwd=str(work), mcp_servers=[server])
                 out = [(await conn.prompt(session_id=new.session_id, prompt=[acp.text_block(p)])).stop_reason
@@ -487,6 +489,7 @@ def test_stop_reasons_and_the_clients_mcp_server(work: Path, tmp_path: Path) -> 
 
     reasons, requests = run(go())
     assert reasons == ["refusal", "max_tokens", "max_turn_requests"]
+    assert "[loopwright stopped: reached max_turns=1]" in editor.agent_text()  # the limit is visible
     assert any(t["name"] == "mcp__tools__echo" for t in requests[2].body["tools"])
     echoed = requests[3].body["messages"][-1]["content"][0]
     assert echoed["tool_use_id"] == "m1" and "hi there" in str(echoed["content"])
@@ -621,3 +624,26 @@ def test_with_the_sandbox_on_bash_runs_locally_inside_it(work: Path, tmp_path: P
     assert editor.terms == {}  # not the editor's terminal
     assert (work / "inside.txt").read_text() == "inside\n" and not outside.exists()
     assert "done" in json.dumps(requests[1].body["messages"][-1])
+
+
+def test_prompt_content_blocks(work: Path, tmp_path: Path) -> None:
+    """Text, a resource link (its path), an embedded text resource (inline) and an image (said
+    to be left out: the agent advertises image: false) become the run's prompt."""
+    f = work / "notes.txt"
+    blocks = [acp.text_block("look at these"), acp.resource_link_block("notes.txt", f.as_uri()),
+              acp.resource_block(acp.embedded_text_resource("file:///sel.py", "def selected(): pass")),
+              acp.image_block("iVBORw0KGgo=", "image/png")]
+
+    async def go() -> Any:
+        with ScriptedServer([[text("seen")]], model=MODEL) as srv:
+            async with connected(Editor(), srv, tmp_path) as (conn, _):
+                new = await conn.new_session(cwd=str(work), mcp_servers=[])
+                r = await conn.prompt(session_id=new.session_id, prompt=blocks)
+                return r, srv.loop_requests
+
+    r, requests = run(go())
+    assert r.stop_reason == "end_turn"
+    sent = requests[0].body["messages"][0]["content"][0]["text"]
+    assert sent.startswith("look at these\n@" + str(f) + "\n")
+    assert '<context ref="file:///sel.py">\ndef selected(): pass\n</context>' in sent
+    assert "[an image was attached; this agent reads text only]" in sent
