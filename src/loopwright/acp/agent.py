@@ -237,7 +237,8 @@ class LoopwrightAcpAgent:
     # --- prompts -------------------------------------------------------------------------------
 
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> s.PromptResponse:
-        from ..loop import RunControl, query
+        from ..assemble import query
+        from ..loop import RunControl
         from ..messages import ResultMessage
         from .updates import Updates, limit_note, stop_reason
 

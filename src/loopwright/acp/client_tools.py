@@ -24,8 +24,9 @@ from acp import schema as s
 from ..tools.base import Tool, ToolContext, ToolError, ToolOutput
 from ..tools.bash import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS
 from ..tools.edit import edit_file, splice
+from ..tools.media import IMAGE_TYPES
 from ..tools.paths import after_change, before_change, check_fresh, record_read, resolve
-from ..tools.read import IMAGE_TYPES, MAX_TEXT_BYTES, read_file, window
+from ..tools.read import MAX_TEXT_BYTES, read_file, window
 from ..workspace import shell_cwd
 
 LOCAL_READS = frozenset({*IMAGE_TYPES, ".ipynb", ".pdf"})
