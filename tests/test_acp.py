@@ -647,3 +647,31 @@ def test_prompt_content_blocks(work: Path, tmp_path: Path) -> None:
     assert sent.startswith("look at these\n@" + str(f) + "\n")
     assert '<context ref="file:///sel.py">\ndef selected(): pass\n</context>' in sent
     assert "[an image was attached; this agent reads text only]" in sent
+
+
+def test_exit_plan_mode_asks_the_editor_and_switches_the_mode(work: Path, tmp_path: Path) -> None:
+    """In plan mode, ExitPlanMode's plan goes to the editor; "accept edits" switches the run (and
+    the session) to acceptEdits, so the next edit runs without a question."""
+    new_file = str(work / "plan-done.txt")
+    turns = [
+        [use("x1", "ExitPlanMode", plan="1. write plan-done.txt")],
+        [use("w1", "Write", file_path=new_file, content="done\n")],
+        [text("wrote it")],
+    ]
+    editor = Editor(["acceptEdits"])
+
+    async def go() -> Any:
+        with ScriptedServer(turns, model=MODEL) as srv:
+            async with connected(editor, srv, tmp_path, "--permission-mode", "plan") as (conn, _):
+                new = await conn.new_session(cwd=str(work), mcp_servers=[])
+                r = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("plan, then do")])
+                return new, r
+
+    new, r = run(go())
+    assert new.modes.current_mode_id == "plan" and r.stop_reason == "end_turn"
+    assert len(editor.permissions) == 1  # the plan; the Write after it was not asked about
+    asked = editor.permissions[0].tool_call
+    assert (asked.tool_call_id, asked.kind) == ("x1", "switch_mode")
+    assert "1. write plan-done.txt" in asked.content[0].content.text
+    assert [u.current_mode_id for u in editor.of("current_mode_update")] == ["acceptEdits"]
+    assert Path(new_file).read_text() == "done\n"

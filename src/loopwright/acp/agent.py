@@ -257,7 +257,7 @@ class LoopwrightAcpAgent:
             options = replace(session.options, permission_mode=session.mode,  # type: ignore[arg-type]
                               model=model or session.model,
                               allowed_tools=[*session.options.allowed_tools, *extra_rules],
-                              can_use_tool=session.asker.ask,
+                              can_use_tool=session.asker.ask, review_plan=session.asker.review_plan,
                               session_id=None if session.resumable else session.id,
                               resume=session.id if session.resumable else None)
             updates = session.updates = Updates(self._sender(session, control), session.cwd,

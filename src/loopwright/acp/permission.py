@@ -17,8 +17,10 @@ from typing import Any
 
 import acp
 from acp import schema as s
+from acp.helpers import update_current_mode
 
 from ..cli.dialog import LOCAL_SETTINGS, Answer, PermissionAsker
+from ..interaction import PlanApproved, PlanRefused, PlanReply
 from ..permissions import Allow, Deny, Permissions
 from .updates import Updates, diffs, tool_kind, tool_title
 
@@ -98,6 +100,33 @@ class AcpAsker(PermissionAsker):
                 return self._apply(Answer(answer), name, tool_input, rules)  # type: ignore[arg-type]
             finally:
                 self._saving = False
+
+    async def review_plan(self, plan: str) -> PlanReply:
+        """ExitPlanMode's plan to the editor (interaction.ReviewPlan): approved, the run goes on
+        in the mode chosen (and the editor is told the mode changed); refused, it keeps planning."""
+        async with self._lock:
+            call_id, announced = self._call_id("ExitPlanMode", {"plan": plan})
+            if not announced:
+                await self.conn.session_update(self.session_id, acp.start_tool_call(
+                    call_id, "Ready to code?", kind="switch_mode", status="pending", raw_input={"plan": plan}))
+            call = s.ToolCallUpdate(tool_call_id=call_id, title="Ready to code?", kind="switch_mode", status="pending",
+                                    content=[acp.tool_content(acp.text_block(plan))], raw_input={"plan": plan})
+            options = [
+                s.PermissionOption(option_id="acceptEdits", name="Yes, and accept edits", kind="allow_always"),
+                s.PermissionOption(option_id="default", name="Yes, and ask before edits", kind="allow_once"),
+                s.PermissionOption(option_id="plan", name="No, keep planning", kind="reject_once"),
+            ]
+            resp = await self.conn.request_permission(session_id=self.session_id, tool_call=call, options=options)
+            outcome = resp.outcome
+            if not isinstance(outcome, s.AllowedOutcome):
+                self.cancelled = True
+                return PlanRefused("The user cancelled the prompt.")
+            if outcome.option_id not in ("acceptEdits", "default"):
+                return PlanRefused()
+            mode: Any = outcome.option_id
+            self.client.mode = mode  # the session's later prompts too
+            await self.conn.session_update(self.session_id, update_current_mode(mode))
+            return PlanApproved(mode)
 
     def _note(self, line: str) -> None:
         if self._saving:
