@@ -675,3 +675,26 @@ def test_exit_plan_mode_asks_the_editor_and_switches_the_mode(work: Path, tmp_pa
     assert "1. write plan-done.txt" in asked.content[0].content.text
     assert [u.current_mode_id for u in editor.of("current_mode_update")] == ["acceptEdits"]
     assert Path(new_file).read_text() == "done\n"
+
+
+def test_ask_user_question_through_the_editor(work: Path, tmp_path: Path) -> None:
+    """AskUserQuestion's choices as a permission request; the one picked is the model's answer."""
+    q = {"question": "Which colour?", "header": "Colour", "multiSelect": False,
+         "options": [{"label": "red", "description": "warm"}, {"label": "blue", "description": "cool"}]}
+    turns = [[use("q1", "AskUserQuestion", questions=[q])], [text("blue it is")]]
+    editor = Editor(["choice-1"])
+
+    async def go() -> Any:
+        with ScriptedServer(turns, model=MODEL) as srv:
+            async with connected(editor, srv, tmp_path) as (conn, _):
+                new = await conn.new_session(cwd=str(work), mcp_servers=[])
+                r = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("ask me")])
+                return r, srv.loop_requests
+
+    r, requests = run(go())
+    assert r.stop_reason == "end_turn"
+    asked = editor.permissions[0]
+    assert asked.tool_call.tool_call_id == "q1" and asked.tool_call.title == "Which colour?"
+    assert [o.name for o in asked.options] == ["red: warm", "blue: cool", "Skip the questions"]
+    answer = requests[1].body["messages"][-1]["content"][0]
+    assert answer["tool_use_id"] == "q1" and not answer.get("is_error") and "blue" in json.dumps(answer)

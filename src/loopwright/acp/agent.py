@@ -258,6 +258,7 @@ class LoopwrightAcpAgent:
                               model=model or session.model,
                               allowed_tools=[*session.options.allowed_tools, *extra_rules],
                               can_use_tool=session.asker.ask, review_plan=session.asker.review_plan,
+                              ask_user=session.asker.ask_user,
                               session_id=None if session.resumable else session.id,
                               resume=session.id if session.resumable else None)
             updates = session.updates = Updates(self._sender(session, control), session.cwd,

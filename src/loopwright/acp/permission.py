@@ -1,5 +1,7 @@
-"""Room: acp. Owns the gate's "ask a person" point as session/request_permission; may import the
-gate, settings and the interactive dialog's asker (whose "don't ask again" rules it shares).
+"""Room: acp. Owns the gate's "ask a person" point as session/request_permission, and the run's
+other questions to its user (ExitPlanMode's plan, AskUserQuestion) through the same request; may
+import the gate, interaction and the interactive dialog's asker (whose "don't ask again" rules
+it shares).
 
 The gate calls `ask(name, input)` exactly where an interactive run opens its dialog. The
 editor gets the tool call and four options; "allow always" adds and saves the rules the
@@ -20,7 +22,15 @@ from acp import schema as s
 from acp.helpers import update_current_mode
 
 from ..cli.dialog import LOCAL_SETTINGS, Answer, PermissionAsker
-from ..interaction import PlanApproved, PlanRefused, PlanReply
+from ..interaction import (
+    Answered,
+    Declined,
+    PlanApproved,
+    PlanRefused,
+    PlanReply,
+    Question,
+    QuestionReply,
+)
 from ..permissions import Allow, Deny, Permissions
 from .updates import Updates, diffs, tool_kind, tool_title
 
@@ -49,12 +59,13 @@ class AcpAsker(PermissionAsker):
         gate = Permissions("default", [], self.refused, cwd=self.cwd, add_dirs=list(self.options.add_dirs or []))
         return bool(self.refused) and gate.evaluate(name, tool_input).kind == "deny"
 
-    def _call_id(self, name: str, tool_input: dict[str, Any]) -> tuple[str, bool]:
-        """The announced tool call this question is about (False: none, announce one now)."""
+    def _call_id(self, name: str, tool_input: dict[str, Any] | None) -> tuple[str, bool]:
+        """The announced tool call this question is about (False: none, announce one now).
+        `tool_input` None: the first call of that name not asked about yet."""
         u = self.updates()
         if u is not None:
             for cid, b in u.calls.items():
-                if cid not in self.asked and b.name == name and b.input == tool_input:
+                if cid not in self.asked and b.name == name and (tool_input is None or b.input == tool_input):
                     self.asked.add(cid)
                     return cid, True
         return f"ask-{uuid.uuid4().hex[:12]}", False
@@ -105,7 +116,7 @@ class AcpAsker(PermissionAsker):
         """ExitPlanMode's plan to the editor (interaction.ReviewPlan): approved, the run goes on
         in the mode chosen (and the editor is told the mode changed); refused, it keeps planning."""
         async with self._lock:
-            call_id, announced = self._call_id("ExitPlanMode", {"plan": plan})
+            call_id, announced = self._call_id("ExitPlanMode", None)
             if not announced:
                 await self.conn.session_update(self.session_id, acp.start_tool_call(
                     call_id, "Ready to code?", kind="switch_mode", status="pending", raw_input={"plan": plan}))
@@ -127,6 +138,33 @@ class AcpAsker(PermissionAsker):
             self.client.mode = mode  # the session's later prompts too
             await self.conn.session_update(self.session_id, update_current_mode(mode))
             return PlanApproved(mode)
+
+    async def ask_user(self, questions: tuple[Question, ...]) -> QuestionReply:
+        """AskUserQuestion's questions (interaction.AskUser), one permission request each: its
+        options are the question's choices, and "skip" declines them all. (A multiSelect question
+        gets one choice: a permission request picks one option.)"""
+        async with self._lock:
+            call_id, announced = self._call_id("AskUserQuestion", None)
+            if not announced:
+                await self.conn.session_update(self.session_id, acp.start_tool_call(
+                    call_id, "Questions", kind="other", status="pending"))
+            answers: dict[str, str] = {}
+            for q in questions:
+                options = [s.PermissionOption(option_id=f"choice-{i}", kind="allow_once",
+                                              name=f"{o.label}: {o.description}" if o.description else o.label)
+                           for i, o in enumerate(q.options)]
+                options.append(s.PermissionOption(option_id="skip", name="Skip the questions", kind="reject_once"))
+                call = s.ToolCallUpdate(tool_call_id=call_id, title=q.question, kind="other", status="pending",
+                                        content=[acp.tool_content(acp.text_block(f"{q.header}: {q.question}"))])
+                resp = await self.conn.request_permission(session_id=self.session_id, tool_call=call, options=options)
+                outcome = resp.outcome
+                if not isinstance(outcome, s.AllowedOutcome):
+                    self.cancelled = True
+                    return Declined("The user cancelled the prompt.")
+                if not outcome.option_id.startswith("choice-"):
+                    return Declined()
+                answers[q.question] = q.options[int(outcome.option_id.removeprefix("choice-"))].label
+            return Answered(answers)
 
     def _note(self, line: str) -> None:
         if self._saving:
