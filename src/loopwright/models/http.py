@@ -123,6 +123,7 @@ class HTTPModel:
         self._headers: dict[str, str] = {}
         self._http_loop: asyncio.AbstractEventLoop | None = None
         self._url = (self.base_url or self.default_base_url).rstrip("/") + self.path
+        self._encoder = BodyEncoder()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
@@ -198,7 +199,7 @@ class HTTPModel:
         pool = self._client()
         httpcore2 = import_httpcore2()
 
-        data = json.dumps({**body, "stream": True}, ensure_ascii=False, separators=(",", ":")).encode()
+        data = self._encoder.encode({**body, "stream": True})
         sent = self._headers if not headers else {**self._headers, **{k.lower(): v for k, v in headers.items()}}
         t = self.timeout
         request = httpcore2.Request(
@@ -286,6 +287,46 @@ class HTTPModel:
         if isinstance(e, TypeError) and "authentication" in str(e) and self.sdk_client is not None:
             return Failure(f"no {self.provider} credentials in the SDK client: {e}", retryable=False)
         return None
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+class BodyEncoder:
+    """A request body as JSON bytes, each message encoded once: the history is sent whole every
+    turn, and encoding it anew was the largest per-turn cost of a long run (it grows with the
+    history). A message is the same dict from turn to turn (the providers copy only those they
+    change, as the newest, which carries the cache breakpoint); its JSON is reused while it is
+    that dict with that content list of that length (what the loop ever changes in place: a
+    first message's content, before it is sent) and is dropped when a request no longer has it."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Any, Any, int, str]] = {}  # id -> (message, content, len, JSON)
+
+    def encode(self, body: dict[str, Any]) -> bytes:
+        msgs = body.get("messages")
+        if not isinstance(msgs, list) or not msgs:
+            return _dumps(body).encode()
+        known, now = self._known, {}
+        parts = []
+        for m in msgs:
+            content = m.get("content") if isinstance(m, dict) else None
+            size = len(content) if isinstance(content, list) else -1
+            hit = known.get(id(m))
+            if hit is not None and hit[0] is m and hit[1] is content and hit[2] == size:
+                text = hit[3]
+            else:
+                text = _dumps(m)
+            now[id(m)] = (m, content, size, text)  # holds m: its id is not reused while known
+            parts.append(text)
+        self._known = now
+        # the same bytes json.dumps gives for the whole body (keys in their order)
+        joined = "[" + ",".join(parts) + "]"
+        return ("{" + ",".join(f"{_dumps(str(k))}:{joined if k == 'messages' else _dumps(v)}"
+                               for k, v in body.items()) + "}").encode()
 
 
 def connection_pool(url: str, **pool: Any) -> Any:
