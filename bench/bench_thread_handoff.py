@@ -64,7 +64,7 @@ def measure(n: int, rounds: int) -> dict[str, float]:
             "run_in_executor + copy_context (before)":
                 lambda: loop.run_in_executor(pool, contextvars.copy_context().run, int),
             "run_in_worker, no wait (a batch's calls)": lambda: run_in_worker(int),
-            f"run_in_worker, wait {INLINE_WAIT_S * 1000:g} ms (a lone call, now)":
+            f"run_in_worker, wait {INLINE_WAIT_S * 1000:g} ms (a lone call in a worker)":
                 lambda: run_in_worker(int, wait=INLINE_WAIT_S),
             "Tool.call, inline": lambda: tool.call({}, ctx),
             "Tool.call, in a worker (a new or once-slow handler)":

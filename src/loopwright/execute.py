@@ -156,9 +156,9 @@ class Executor:
         tool_input, refused = await self._gate(use, out)
         if refused is not None:
             return refused
-        # A sync handler runs in a worker thread (as in batches), so a slow one cannot block the
-        # event loop for more than INLINE_WAIT_S and an interrupt is answered; the thread
-        # finishes on its own. Its cost: bench/bench_thread_handoff.py.
+        # A sync handler runs in a worker thread (as in batches) until proven quick, so a slow one
+        # cannot block the event loop for more than INLINE_WAIT_S and an interrupt is answered;
+        # the thread finishes on its own (Tool._run_sync; costs: bench/bench_thread_handoff.py).
         result = await self._run(use, tool_input, wait=INLINE_WAIT_S)
         self._halt(out)
         return result

@@ -296,8 +296,8 @@ def _wants_ctx(name: str, handler: Handler) -> bool:
 # --- worker threads for sync handlers ------------------------------------------------------------
 #
 # A sync handler runs in a worker thread so that a slow one cannot block the event loop (an
-# interrupt is answered at once; the thread finishes on its own). The hand-off is the cost every
-# call pays, so it is kept small: idle threads wait on a SimpleQueue each (no ThreadPoolExecutor,
+# interrupt is answered at once; the thread finishes on its own), until it has proven quick
+# (Tool._run_sync: then a lone call runs on the loop). The hand-off is kept small: idle threads wait on a SimpleQueue each (no ThreadPoolExecutor,
 # no concurrent.futures.Future, no callback chaining). A lone call first waits for its result on
 # a lock for at most `wait` seconds (most handlers take microseconds: the loop thread is woken
 # directly, without the self-pipe, epoll and two loop iterations of call_soon_threadsafe), then
