@@ -174,6 +174,7 @@ class Run:
         self.warnings = warnings if warnings is not None else []  # about the user's own files, for init
         self.obs: Observer = obs  # telemetry (telemetry/): the run's spans, or NULL when off
         self.is_top = is_top  # not a subagent: `@file` mentions are read (mentions.py)
+        self._fixed: tuple[RunDeps, int] | None = None  # (deps, their system + tool_defs size): _fixed_chars
 
     async def open_mcp(self) -> None:
         """The MCP servers' tools join the run before its first step (a new RunDeps: the
@@ -470,10 +471,10 @@ class Run:
 
     async def auto_compact(self) -> AsyncIterator[Message]:
         """The loop's step 0: compact h when the next call's input is forecast above threshold * W."""
-        c, d, h = self.compactor, self.deps, self.state.h
-        if not c.enabled or c.failed:  # (before the forecast: it serializes the tool definitions)
+        c, h = self.compactor, self.state.h
+        if not c.enabled or c.failed:  # (before the forecast)
             return
-        n = c.due(self.state.budget.calls, h, len(d.system or "") + len(json.dumps(d.tool_defs)))
+        n = c.due(self.state.budget.calls, h, self._fixed_chars())
         if n is None:
             return
         keep = c.keep_turns(h)
@@ -482,6 +483,14 @@ class Run:
         async for m in self.compact("auto", keep_last_turns=keep,
                                     extra={"forecast_tokens": n, "context_window": c.window}):
             yield m
+
+    def _fixed_chars(self) -> int:
+        """The system prompt's and tool definitions' size, serialized once per RunDeps (they are
+        frozen: new ones come as new deps), not at every step 0."""
+        d = self.deps
+        if self._fixed is None or self._fixed[0] is not d:
+            self._fixed = (d, len(d.system or "") + len(json.dumps(d.tool_defs)))
+        return self._fixed[1]
 
     async def compact(self, trigger: str, *, keep_last_turns: int = DEFAULT_KEEP_TURNS,
                       instructions: str | None = None, extra: dict[str, Any] | None = None
@@ -616,8 +625,7 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         s.h.append({"role": "assistant", "content": a_wire})
         s.h.append({"role": "user", "content": b_wire})
         s.t += 1
-        task = asyncio.current_task()
-        if outcome.interrupted and task is not None and task.cancelling():
+        if outcome.interrupted and (task := asyncio.current_task()) is not None and task.cancelling():
             # The consumer itself was cancelled (not RunControl.interrupt()): keep the
             # transcript paired, then let the cancellation go on (asyncio.timeout, TaskGroup).
             run.persist(UserMessage(b))

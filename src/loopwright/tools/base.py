@@ -186,6 +186,14 @@ class ToolContext:
     # Ends the run after this turn with `text` as its success result (a headless plan).
     finish: Callable[[str], None] | None = None
 
+    def for_call(self, tool_use_id: str, siblings: int) -> ToolContext:
+        """This context for one call (concurrent calls must not share one): dataclasses.replace's
+        result, without its field-by-field __init__ (a few µs a call)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.tool_use_id, new.siblings = tool_use_id, siblings
+        return new
+
 
 Handler = Callable[..., Any]
 
