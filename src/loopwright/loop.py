@@ -267,14 +267,16 @@ class Run:
             s.h.append({"role": "assistant", "content": [b.to_wire() for b in content]})
         raise RunError(f"the model paused its turn more than {d.options.max_pause_continuations} times")
 
-    async def _stream(self, req: ModelRequest) -> AsyncIterator[Any]:
+    def _stream(self, req: ModelRequest) -> AsyncIterator[Any]:
         """The model's events. Under a RunControl the stream runs in its own task, so that
-        interrupt() cancels just the model call: the run then ends with h intact."""
+        interrupt() cancels just the model call: the run then ends with h intact. (Without
+        one: the model's own stream, not a generator around it.)"""
         control, model = self.deps.control, self.deps.model
         if control is None:
-            async for ev in model.stream(req):
-                yield ev
-            return
+            return model.stream(req)
+        return self._controlled_stream(req, control, model)
+
+    async def _controlled_stream(self, req: ModelRequest, control: Any, model: Model) -> AsyncIterator[Any]:
         if control.interrupted:
             raise asyncio.CancelledError
         queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -469,20 +471,19 @@ class Run:
 
     # --- automatic compaction (context.py holds the pure operation) ----------------------
 
-    async def auto_compact(self) -> AsyncIterator[Message]:
-        """The loop's step 0: compact h when the next call's input is forecast above threshold * W."""
+    def auto_compact(self) -> AsyncIterator[Message]:
+        """The loop's step 0: compact h when the next call's input is forecast above threshold * W.
+        (Most steps compact nothing: they get an empty iterator, not a new async generator.)"""
         c, h = self.compactor, self.state.h
         if not c.enabled or c.failed:  # (before the forecast)
-            return
+            return _NOTHING
         n = c.due(self.state.budget.calls, h, self._fixed_chars())
         if n is None:
-            return
+            return _NOTHING
         keep = c.keep_turns(h)
         if keep is None:
-            return
-        async for m in self.compact("auto", keep_last_turns=keep,
-                                    extra={"forecast_tokens": n, "context_window": c.window}):
-            yield m
+            return _NOTHING
+        return self.compact("auto", keep_last_turns=keep, extra={"forecast_tokens": n, "context_window": c.window})
 
     def _fixed_chars(self) -> int:
         """The system prompt's and tool definitions' size, serialized once per RunDeps (they are
@@ -567,6 +568,18 @@ class Run:
     def messages(self, prompt: str) -> AsyncGenerator[Message, None]:
         """query() on this Run (built already: assemble.build_run)."""
         return run_query(self, prompt)
+
+
+class _Nothing(AsyncIterator[Any]):
+    """An empty async iterator: a step that yields nothing makes no async generator."""
+
+    __slots__ = ()
+
+    async def __anext__(self) -> Any:
+        raise StopAsyncIteration
+
+
+_NOTHING = _Nothing()
 
 
 async def _loop(run: Run) -> AsyncIterator[Message]:
