@@ -15,6 +15,7 @@ from typing import Any
 
 import loopwright as lw
 from loopwright.tools.base import INLINE_WAIT_S, PROVE_CALLS, ToolContext
+from tests.helpers import interrupted
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 CTX = ToolContext(Path("."))
@@ -164,21 +165,16 @@ def test_a_quick_tool_still_gives_up_the_loop_for_an_interrupt_once_it_turns_slo
     turns: list[Any] = [[{"type": "tool_use", "id": f"s{i}", "name": "Slow", "input": {}}]
                         for i in range(PROVE_CALLS + 2)] + [[{"type": "text", "text": "after"}]]
 
-    async def go() -> tuple[float, lw.ResultMessage]:
-        async with lw.LoopwrightClient(lw.AgentOptions(model=lw.ScriptedModel(turns), tools=[tool])) as c:
-            await c.query("go")
-            while not started.is_set():
-                await asyncio.sleep(0.01)
-            t0 = time.monotonic()
-            c.interrupt()
-            msgs = [m async for m in c.receive_response()]
-            res = msgs[-1]
-            assert isinstance(res, lw.ResultMessage)
-            return time.monotonic() - t0, res
+    async def ready() -> None:
+        while not started.is_set():
+            await asyncio.sleep(0.01)
 
+    t0 = time.monotonic()
     try:
-        took, res = asyncio.run(go())
+        res = asyncio.run(interrupted("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=[tool]), ready))
+        took = time.monotonic() - t0  # the whole run: on the loop, the last call would hold it 10 s
     finally:
         gate.set()
+    assert isinstance(res, lw.ResultMessage)
     assert res.subtype == "error_during_execution"
     assert took < 5  # not the handler's 10 s
