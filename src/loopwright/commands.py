@@ -16,7 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .skills import as_list, config_dirs, split_front_matter
+from .skills import as_list, config_dirs, is_users, split_front_matter
+from .trust import Ignored
 
 
 @dataclass
@@ -28,6 +29,8 @@ class Command:
     description: str = ""
     allowed_tools: list[str] = field(default_factory=list)
     model: str | None = None
+    ignored: list[Ignored] = field(default_factory=list)  # its allowed-tools, in an untrusted workspace
+    users: bool = False  # the user's own (not a project's)
 
 
 @dataclass
@@ -40,16 +43,27 @@ class Expanded:
     command: Command
 
 
-def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = None) -> dict[str, Command]:
-    """Commands by name; the first of a name wins (project before user)."""
+def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = None,
+                  trusted: bool | None = None, warnings: list[str] | None = None) -> dict[str, Command]:
+    """Commands by name; the first of a name wins (the user's before the project's: a project's
+    command of the same name is named in `warnings`). `trusted` (None: the trust store's word for
+    cwd): untrusted, a project command's allowed-tools are ignored (Command.ignored)."""
+    from .trust import narrow_tools, trusted_for
+
+    cwd = Path(cwd).resolve()
+    trusted = trusted_for(None, cwd) if trusted is None else trusted
     out: dict[str, Command] = {}
-    for d in config_dirs(Path(cwd).resolve(), sources, "commands", home):
+    for d in config_dirs(cwd, sources, "commands", home):
         if not d.is_dir():
             continue
+        users = is_users(d, "commands", home)
         for md in sorted(d.rglob("*.md")):
             rel = md.relative_to(d).with_suffix("")
             name = ":".join(rel.parts)
             if name in out:
+                if not users and out[name].users and warnings is not None:
+                    warnings.append(Ignored("name", str(md), f"command /{name}",
+                                            f"the user's own /{name} ({out[name].path}) keeps the name").line())
                 continue
             try:
                 meta, _ = split_front_matter(md.read_text(encoding="utf-8", errors="replace"))
@@ -57,8 +71,10 @@ def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = N
                 continue
             meta = meta or {}
             model = meta.get("model")
-            out[name] = Command(name, md, str(meta.get("description") or ""), as_list(meta.get("allowed-tools")),
-                                model if isinstance(model, str) and model else None)
+            allowed = as_list(meta.get("allowed-tools"))
+            ignored = narrow_tools(allowed, str(md), f"command /{name}") if not (users or trusted) else []
+            out[name] = Command(name, md, str(meta.get("description") or ""), [] if ignored else allowed,
+                                model if isinstance(model, str) and model else None, ignored, users)
     return out
 
 

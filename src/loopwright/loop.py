@@ -171,6 +171,10 @@ class Run:
             raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory: create it first or "
                              "pass another cwd")
         self.warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
+        from .trust import Ignored, advice, trusted_for
+
+        self.trusted = trusted_for(options, cwd)  # workspace trust (trust.py): one decision per run
+        self.ignored: list[Ignored] = []  # what of the project this run leaves out, each named in warnings
         from .structured import StructuredOutput
 
         self.structured = StructuredOutput.from_options(options.output_format, options.output_type)
@@ -192,6 +196,10 @@ class Run:
             session_id = options.session_id or str(uuid.uuid4())
         config = build_run_config(options, cwd)  # settings files + options (settings.py)
         hooks, permissions = config.hooks, config.permissions
+        if config.settings is not None:
+            self.ignored += config.settings.ignored
+        hint = advice(cwd, options.refusal_advice)
+        self.warnings[:0] = [i.line(hint) for i in self.ignored]
         permission_mode = permissions.mode or "default"
         ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, run=self,
                           sandbox=config.sandbox)
@@ -244,8 +252,9 @@ class Run:
             return []
         from .skills import find_skills, make_skill_tool
 
-        skills, warnings = find_skills(cwd, sources)
+        skills, warnings = find_skills(cwd, sources, trusted=self.trusted)
         self.warnings += warnings
+        self.ignored += [i for s in skills for i in s.ignored]
         return [make_skill_tool(skills)] if skills else []
 
     def _load_memory(self, fresh: bool) -> Any:
@@ -256,13 +265,22 @@ class Run:
             return None
         from .memory import load_memory
 
-        mem = load_memory(self.deps.cwd, sources)
+        mem = load_memory(self.deps.cwd, sources, trusted=self.trusted)
         self.warnings += mem.warnings
+        self.note_ignored(mem.ignored)
         text = mem.block_text() if fresh else None
         if text:
             h[-1]["content"].insert(0, {"type": "text", "text": text})
         self.memory_seen = {f.path.resolve() for f in mem.files}
         return mem
+
+    def note_ignored(self, items: list[Any]) -> None:
+        """Ignored items found after the run's configuration (memory): kept and named too."""
+        from .trust import advice
+
+        self.ignored += items
+        hint = advice(self.deps.cwd, self.deps.options.refusal_advice)
+        self.warnings += [i.line(hint) for i in items]
 
     def nested_memory(self, uses: list[ToolUseBlock]) -> list[TextBlock]:
         """Memory files of subdirectories a tool touched for the first time (Claude Code's
@@ -275,9 +293,11 @@ class Run:
         for u in uses:
             path = u.input.get("file_path") or u.input.get("notebook_path") or u.input.get("path")
             if isinstance(path, str) and path:
-                mem = nested_memory(path, self.deps.cwd, self.memory_seen, self.deps.options.setting_sources or [])
+                mem = nested_memory(path, self.deps.cwd, self.memory_seen, self.deps.options.setting_sources or [],
+                                    trusted=self.trusted)
                 self.memory.files += mem.files
                 self.warnings += mem.warnings
+                self.note_ignored(mem.ignored)
                 text = mem.block_text()
                 if text:
                     out.append(TextBlock(text))
@@ -519,6 +539,9 @@ class Run:
         out: dict[str, Any] = dict(data)
         if self.mcp is not None:
             out["mcp_servers"] = self.mcp.status()
+        if self.ignored:  # workspace trust (trust.py): what this run left out
+            out["trust"] = {"workspace": str(d.cwd), "trusted": self.trusted,
+                            "ignored": [i.to_json() for i in self.ignored]}
         return SystemMessage("init", out)
 
     # --- automatic compaction (context.py holds the pure operation) ----------------------

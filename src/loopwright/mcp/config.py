@@ -11,7 +11,8 @@ Where servers come from, lowest priority first (a later one with the same name w
 user settings (`~/.loopwright/settings.json` `mcpServers`), the project's `.mcp.json`,
 project and local settings, then the run's own (`AgentOptions(mcp_servers=...)`,
 `--mcp-config`). With `strict_mcp_config` only the run's own are used. `.mcp.json` servers
-are project scope and untrusted until approved: `enableAllProjectMcpServers: true` or their
+are project scope: never read in a workspace the user has not trusted (trust.py), and
+untrusted until approved: `enableAllProjectMcpServers: true` or their
 name in `enabledMcpjsonServers` (and not in `disabledMcpjsonServers`); until then they are
 listed as `needs-approval` and not started.
 
@@ -226,7 +227,7 @@ def collect(dynamic: Any, cwd: Path, *, settings: Any = None, strict: bool = Fal
         user = [e for e in entries if e[3] == "user"]
         for name, raw, where, _scope in user:
             add({name: raw}, "user", where)
-        if project:
+        if project and getattr(settings, "trusted", True):  # untrusted: settings.ignored names it
             path = cwd / MCP_JSON
             if path.is_file():
                 approval = Approval(bool(getattr(settings, "enable_all_project_mcp_servers", False)),
@@ -274,11 +275,12 @@ def ask_project_approval(options: Any, ask: Any) -> list[str]:
             or not path.is_file():
         return []
     from ..settings import load_settings
+    from ..trust import trusted_for
 
     settings = load_settings(cwd, sources if sources is not None else ("user", "project", "local"),
                              claude=bool(getattr(options, "claude_settings", False)),
-                             extra=getattr(options, "settings", None))
-    if settings.enable_all_project_mcp_servers:
+                             extra=getattr(options, "settings", None), trusted=trusted_for(options, cwd))
+    if settings.enable_all_project_mcp_servers or not settings.trusted:  # untrusted: never started
         return []
     decided = {*settings.enabled_mcpjson_servers, *settings.disabled_mcpjson_servers}
     pending = [n for n in servers_of(read_json(path), str(path)) if n not in decided]
