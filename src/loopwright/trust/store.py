@@ -72,7 +72,7 @@ def trust_dir(path: str | Path) -> str:
 def revoke_dir(path: str | Path) -> bool:
     """Forget the trust of `path` (by its real path, or as it was stored); False if not stored."""
     ws = _read_store()
-    keys = [k for k in (_real(path), str(path), os.path.abspath(str(path))) if k in ws]
+    keys = {k for k in (_real(path), str(path), os.path.abspath(str(path))) if k in ws}
     for k in keys:
         del ws[k]
     if keys:
