@@ -396,3 +396,61 @@ def test_sandbox_from_an_untrusted_project_only_narrows(sandbox: Any, kept: Any,
 
     out, ign = narrow_settings({"sandbox": sandbox}, "f")
     assert out.get("sandbox") == kept and [i.item for i in ign] == ignored
+
+
+# --- the interactive mode's trust dialog, in a real terminal -----------------------------------------
+
+def tmux_run(sock: str, *args: str) -> str:
+    return subprocess.run(["tmux", "-L", sock, *args], capture_output=True, text=True, timeout=10).stdout
+
+
+def wait_screen(sock: str, needle: str, timeout: float = 30) -> str:
+    import time
+
+    end = time.monotonic() + timeout
+    while True:
+        screen = tmux_run(sock, "capture-pane", "-p", "-J", "-S", "-200", "-t", "t")
+        if needle in screen:
+            return screen
+        if time.monotonic() > end:
+            raise AssertionError(f"{needle!r} did not appear:\n{screen}")
+        time.sleep(0.05)
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(subprocess.run(["which", "tmux"], capture_output=True).returncode != 0, reason="needs tmux")
+@pytest.mark.parametrize("answer", ["n", "y"])
+def test_interactive_trust_dialog_comes_before_anything_of_the_project_runs(repo: Repo, answer: str) -> None:
+    import shlex
+    import uuid
+
+    repo.write({".loopwright/settings.json": settings(hooks=hook("SessionStart", "hook"), enableAllProjectMcpServers=True,
+                                                      statusLine={"type": "command", "command": "touch {marks}/sl"}),
+                ".mcp.json": json.dumps({"mcpServers": {"evil": {"command": "sh",
+                                                                 "args": ["-c", "touch {marks}/mcp; sleep 5"]}}})})
+    script = repo.root / "script.json"
+    script.write_text(json.dumps([[text("answered-ok")]]))
+    sock = f"lw-trust-{uuid.uuid4().hex[:8]}"
+    env = {k: v for k, v in cli_env(HOME=str(repo.home), LOOPWRIGHT_HOME=str(repo.home / ".loopwright")).items()
+           if k.startswith(("HOME", "LOOPWRIGHT_", "PATH", "LANG", "TERM"))}
+    cmd = " ".join([*(f"{k}={shlex.quote(v)}" for k, v in env.items()), *map(shlex.quote, loopwright_cmd()),
+                    "--model", shlex.quote(f"scripted:{script}"), "--no-session-persistence"])
+    tmux_run(sock, "new-session", "-d", "-s", "t", "-x", "160", "-y", "50", "-c", str(repo.work), f"env -i {cmd}")
+    try:
+        screen = wait_screen(sock, "Trust this folder? [y/N]")
+        assert "hooks.SessionStart" in screen and "its MCP servers" in screen
+        assert repo.marked() == [], "something of the project ran before the question"
+        tmux_run(sock, "send-keys", "-t", "t", answer, "Enter")
+        wait_screen(sock, "/help for commands")
+        tmux_run(sock, "send-keys", "-t", "t", "-l", "hi")
+        tmux_run(sock, "send-keys", "-t", "t", "Enter")
+        screen = wait_screen(sock, "answered-ok")
+        store = repo.home / ".loopwright" / "trust.json"
+        if answer == "n":
+            assert "ignored hooks.SessionStart" in screen and "loopwright trust" in screen
+            assert repo.marked() == [] and not store.exists()
+        else:
+            assert str(repo.work.resolve()) in json.loads(store.read_text())["workspaces"]
+            assert "hook" in repo.marked() and "mcp" in repo.marked()  # trusted: the project's config is used
+    finally:
+        tmux_run(sock, "kill-server")
