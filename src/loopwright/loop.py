@@ -235,7 +235,7 @@ class Run:
         # MCP servers (mcp/): configured ones start in run_query; their tools join deps.tools.
         from .mcp.config import for_run
 
-        self.mcp_configs = for_run(options, cwd, config.settings) if parent is None else []
+        self.mcp_configs = for_run(options, cwd, config.settings, self.warnings) if parent is None else []
         self.mcp: Any = None  # mcp.client.McpRuntime once started
         self.compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
                                        model.name)  # context.py

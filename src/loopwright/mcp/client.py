@@ -393,7 +393,7 @@ class McpRuntime:
         self.env = {**os.environ, **(env or {})}
         self.connections = [Connection(c, cwd, self.env) for c in configs]
         self.warnings: list[str] = []
-        self.parts = naming.unique_server_parts([c.name for c in configs])
+        self.parts, self.clashes = naming.unique_server_parts([c.name for c in configs])
 
     def status(self) -> list[dict[str, Any]]:
         return [c.info() for c in self.connections]
@@ -415,6 +415,8 @@ class McpRuntime:
                               "enabledMcpjsonServers in settings")
             elif cfg.error:
                 conn.fail(cfg.error)
+            elif conn.name in self.clashes:
+                conn.fail(self.clashes[conn.name])
             elif self.parts.get(conn.name) is None:
                 conn.fail(f"the server name {conn.name!r} cannot be made part of a valid tool name "
                           "(letters, digits, _ and -, at most 49 characters)")

@@ -206,16 +206,25 @@ class Approval:
 
 
 def collect(dynamic: Any, cwd: Path, *, settings: Any = None, strict: bool = False, project: bool = True,
-            env: Mapping[str, str] | None = None) -> list[ServerConfig]:
+            env: Mapping[str, str] | None = None, notes: list[str] | None = None) -> list[ServerConfig]:
     """Every configured server, by priority (see the module docstring), as ServerConfigs.
 
     `dynamic`: AgentOptions.mcp_servers (a dict, a path, or None). `settings`: the run's
-    settings.Settings (None: no settings files, so no `.mcp.json` either)."""
+    settings.Settings (None: no settings files, so no `.mcp.json` either). A server of the
+    project's files (.mcp.json, the project's settings) never replaces the user's own of the
+    same name: it is left out and named in `notes`."""
     env = {**os.environ, **(getattr(settings, "env", None) or {})} if env is None else env
     found: dict[str, ServerConfig] = {}
+    in_project = str(cwd.resolve()) + os.sep
 
     def add(servers: Mapping[str, Any], scope: str, source: str, approval: Approval | None = None) -> None:
         for name, raw in servers.items():
+            old = found.get(str(name))
+            if old is not None and old.scope == "user" and os.path.abspath(source).startswith(in_project):
+                if notes is not None:
+                    notes.append(f"ignored MCP server {name!r} from {source}: the user's own server {name!r} "
+                                 f"({old.source}) keeps the name")
+                continue
             cfg = parse_server(str(name), raw, scope=scope, source=source, env=env)
             if approval is not None and not approval.approved(cfg.name):
                 cfg.needs_approval = True
@@ -246,7 +255,7 @@ def collect(dynamic: Any, cwd: Path, *, settings: Any = None, strict: bool = Fal
     return list(found.values())
 
 
-def for_run(options: Any, cwd: Path, settings: Any) -> list[ServerConfig]:
+def for_run(options: Any, cwd: Path, settings: Any, notes: list[str] | None = None) -> list[ServerConfig]:
     """The servers a run starts (no SDK import: an empty list when none is configured).
     Raises McpConfigError for a file that cannot be read, before any model call."""
     dynamic = getattr(options, "mcp_servers", None)
@@ -255,7 +264,7 @@ def for_run(options: Any, cwd: Path, settings: Any) -> list[ServerConfig]:
         return []
     sources = getattr(options, "setting_sources", None)
     project = sources is None or "project" in sources
-    return collect(dynamic, cwd, settings=settings, strict=strict, project=project)
+    return collect(dynamic, cwd, settings=settings, strict=strict, project=project, notes=notes)
 
 
 def mcp_cli_servers(values: list[str]) -> dict[str, Any] | None:
