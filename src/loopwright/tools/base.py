@@ -190,7 +190,6 @@ class Tool:
                 pass
         if self._validator is None:
             import jsonschema
-
             from jsonschema_specifications import REGISTRY  # the drafts' own schemas, no retrieval
 
             cls = jsonschema.validators.validator_for(self.input_schema)
