@@ -5,7 +5,8 @@
 
 --junk N: N lines of junk on stdout and on stderr before it answers anything. --ref URL: the
 tool's input schema has {"$ref": URL}. --image-bytes / --audio-bytes / --blob-bytes N: `get` returns
-an image (PNG), audio, or an embedded resource blob of about N bytes.
+an image (PNG), audio, or an embedded resource blob of about N bytes. --long-line N: `get` answers
+with one line of about N characters.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def main() -> None:
     p.add_argument("--image-bytes", type=int, default=0)
     p.add_argument("--audio-bytes", type=int, default=0)
     p.add_argument("--blob-bytes", type=int, default=0)
+    p.add_argument("--long-line", type=int, default=0)
     a = p.parse_args()
     out = sys.stdout
     for i in range(a.junk):
@@ -60,11 +62,13 @@ def main() -> None:
                 data = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * a.blob_bytes).decode()
                 content.append({"type": "resource", "resource": {"uri": "file:///x.png", "mimeType": "image/png",
                                                                   "blob": data}})
+            if a.long_line:  # one response line of about this many characters
+                content = [{"type": "text", "text": "y" * a.long_line}]
             result = {"content": content}
         else:
             send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no such method"}})
             continue
-        send({"jsonrpc": "2.0", "id": rid, "result": result})
+        send({"id": rid, "jsonrpc": "2.0", "result": result})  # the id first, as most servers write it
 
 
 if __name__ == "__main__":

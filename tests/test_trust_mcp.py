@@ -79,3 +79,39 @@ def test_junk_on_a_servers_stdout_and_stderr_goes_to_a_log_file(tmp_path: Path) 
     results = [b for m in (srv.requests[-1].body or {}).get("messages", []) for b in m.get("content", [])
                if isinstance(b, dict) and b.get("type") == "tool_result"]
     assert results and not results[0].get("is_error"), results  # the server still worked
+
+
+@pytest.mark.e2e
+def test_an_endless_line_is_cut_in_linear_time_and_the_call_ends(tmp_path: Path) -> None:
+    import time
+
+    t0 = time.monotonic()
+    proc, srv = run(tmp_path, [[use("u", "mcp__hostile__get", x="a")], [text("done")]], "--long-line", str(70 * 2**20))
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr
+    results = [b for m in (srv.requests[-1].body or {}).get("messages", []) for b in m.get("content", [])
+               if isinstance(b, dict) and b.get("type") == "tool_result"]
+    assert results and results[0].get("is_error"), results
+    assert "longer than 67,108,864 characters" in json.dumps(results[0])
+    assert elapsed < 90, elapsed  # a guard against the quadratic read (minutes), not a benchmark
+
+
+def test_line_stream_yields_whole_lines_and_answers_a_cut_one() -> None:
+    import anyio
+
+    from loopwright.mcp import lines
+
+    async def go(chunks: list[bytes], cap: int) -> list[str]:
+        send, recv = anyio.create_memory_object_stream[bytes](100)
+        for c in chunks:
+            await send.send(c)
+        await send.aclose()
+        old, lines.MAX_LINE_CHARS = lines.MAX_LINE_CHARS, cap
+        try:
+            return [x async for x in lines.LineStream(recv)]
+        finally:
+            lines.MAX_LINE_CHARS = old
+
+    got = anyio.run(go, [b'{"a":1}\n{"b"', b':2}\n{"id": 7, "x": "', b"z" * 50, b'"}\n', b"tail"], 30)
+    assert got[:2] == ['{"a":1}\n', '{"b":2}\n'] and got[3] == "tail"
+    assert json.loads(got[2])["id"] == 7 and "longer than 30 characters" in json.loads(got[2])["error"]["message"]

@@ -176,6 +176,10 @@ class Connection:
             from mcp import StdioServerParameters
             from mcp.client.stdio import stdio_client
 
+            from .lines import install
+
+            install()  # linear line reading, a cap on one line (lines.py)
+
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
             cwd = Path(self.cwd, os.path.expanduser(cfg.cwd)) if cfg.cwd else self.cwd
             params = StdioServerParameters(command=cfg.command, args=cfg.args, env={**self.env, **cfg.env},
