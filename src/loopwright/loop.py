@@ -51,11 +51,13 @@ from .messages import (
     ResultSubtype,
     SystemMessage,
     UserMessage,
+    diagnostics,
 )
 from .models.base import STOP_REASONS, Model, ModelError, ModelRequest, ModelResponse
 from .models.catalog import cost_of, price_for
 from .options import AgentOptions, ToolPermissionContext, model_for
 from .permissions import CanUseTool, Decision, Deny, to_decision
+from .prompts import system_prompt_text
 from .settings import build_run_config
 from .tools.base import Tool, ToolContext
 from .usage import Budget, CallUsage, Price, Usage
@@ -182,7 +184,7 @@ class Run:
                  *([self.structured.tool] if self.structured else [])]
         if options.agents and not any(t.spawns_agents for t in tools):  # the Agent tool for `agents`
             tools.append(make_agent_tool(options.agents))
-        system = "\n\n".join(p for p in (options.system_prompt, options.append_system_prompt) if p) or None
+        system = system_prompt_text(options.system_prompt, options.append_system_prompt, cwd, tools)
         recorder: SessionRecorder | None = None
         if options.persist_session or (history is None and (options.resume or options.continue_conversation)):
             from .sessions import (
@@ -354,13 +356,12 @@ class Run:
         done = object()
 
         async def pump() -> None:
-            try:
-                async for ev in model.stream(req):
-                    queue.put_nowait(ev)
-            finally:
-                queue.put_nowait(done)
+            async for ev in model.stream(req):
+                queue.put_nowait(ev)
 
         task = asyncio.ensure_future(pump())
+        # A callback, not a `finally` in pump: a task cancelled before it first ran never enters it
+        task.add_done_callback(lambda _: queue.put_nowait(done))
         control._task = task
         try:
             while (ev := await queue.get()) is not done:
@@ -799,8 +800,12 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
     if options is not None and not isinstance(options, AgentOptions):
         raise TypeError(f"options must be an AgentOptions, not {type(options).__name__}")
     run = Run(prompt, options or AgentOptions(), control, history)
+    stderr = run.deps.options.stderr
     async with contextlib.aclosing(run_query(run, prompt)) as stream:
         async for msg in stream:
+            if stderr is not None:  # the Agent SDK's stderr callback: the run's diagnostic lines
+                for line in diagnostics(msg):
+                    stderr(line)
             yield msg
 
 

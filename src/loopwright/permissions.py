@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
 from .workspace import HARMLESS_READS, HARMLESS_WRITES, ToolState, Workspace, kernel_path, protected
 
@@ -48,15 +48,19 @@ PATH_KEYS = ("file_path", "notebook_path", "path")
 @dataclass(slots=True)
 class Allow:
     updated_input: dict[str, Any] | None = None
+    behavior: ClassVar[Literal["allow"]] = "allow"
 
 
 @dataclass(slots=True)
 class Deny:
     message: str = "Permission to use this tool was denied."
     interrupt: bool = False
+    behavior: ClassVar[Literal["deny"]] = "deny"
 
 
 Decision: TypeAlias = Allow | Deny
+PermissionResultAllow = Allow  # the Agent SDK's names for the same decisions
+PermissionResultDeny = Deny
 CanUseTool: TypeAlias = Callable[[str, dict[str, Any]], Any]
 
 

@@ -283,8 +283,10 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
         deny = [*(settings.deny if settings else []), *_cli_rules(options.disallowed_tools, "--disallowedTools")]
     except ValueError as e:
         raise SettingsError(str(e)) from None
+    # The processes tools and hooks start get the settings' env, then the options' own (AgentOptions.env).
+    env = {**(settings.env if settings else {}), **(getattr(options, "env", None) or {})}
     permissions = Permissions(mode, allow, deny, options.can_use_tool, ask_tools=ask, cwd=cwd, add_dirs=add_dirs,
-                              exec_path=settings.env.get("PATH") if settings is not None else None)
+                              exec_path=env.get("PATH"))
     hooks = options.hooks if isinstance(options.hooks, Hooks) else Hooks(options.hooks or {})
     if settings is not None and (settings.hooks or settings.env):
         # A copy keeps a Hooks subclass's own behaviour; the caller's object is not changed.
@@ -292,7 +294,8 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
         hooks = copy.copy(hooks)
         hooks.callbacks, hooks.env = merged.callbacks, merged.env
     hooks = hooks.for_run(HookContext(cwd=str(cwd), permission_mode=mode or "default"))  # never the caller's object
-    env = dict(settings.env) if settings else {}
+    if getattr(options, "env", None):
+        hooks.env = {**hooks.env, **options.env}
     sandbox = None
     if getattr(options, "sandbox", None) is not None or (settings is not None and settings.sandbox is not None):
         from .sandbox import SandboxError, config_from, make_sandbox

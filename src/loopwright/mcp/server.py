@@ -18,6 +18,7 @@ from typing import Any
 
 from ..blocks import ImageBlock, TextBlock, ToolUseBlock
 from ..execute import Executor
+from ..extras import require
 from ..options import AgentOptions
 from ..settings import build_run_config
 from ..tools.base import Tool, ToolContext
@@ -83,6 +84,7 @@ def make_server(tools: list[Tool], executor: Executor) -> Any:
 
 
 def serve_main(args: argparse.Namespace) -> int:
+    require("loopwright mcp serve", "mcp", "mcp", "mcp_types")
     import anyio
     from mcp.server.stdio import stdio_server
 
