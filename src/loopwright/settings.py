@@ -25,6 +25,9 @@ loopwright file of the same level: ~/.claude/settings.json, .claude/settings.jso
 A `/path` rule in a settings file is anchored at that file's project directory (the
 directory holding `.loopwright/` or `.claude/`); rules given as flags or options are
 anchored at the working directory.
+
+The project and local files of a workspace the user has not trusted are narrowed first
+(trust/): only what narrows is kept, and each ignored item is kept in `Settings.ignored`.
 """
 
 from __future__ import annotations
