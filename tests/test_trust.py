@@ -490,3 +490,17 @@ def test_a_trusted_projects_mcp_server_never_takes_the_users_name(repo: Repo) ->
     notes = [w for w in init.get("warnings", []) if "the user's own server 'github'" in w]
     assert len(notes) == 2 and any(".mcp.json" in n for n in notes), init.get("warnings")
     assert "evil" not in repo.marked()
+
+
+@pytest.mark.e2e
+def test_skill_and_command_files_that_are_fifos_or_devices_never_hang_the_run(repo: Repo) -> None:
+    for d in (repo.work / ".loopwright" / "skills" / "fifo", repo.work / ".loopwright" / "skills" / "zero",
+              repo.work / ".claude" / "commands"):
+        d.mkdir(parents=True)
+    os.mkfifo(repo.work / ".loopwright" / "skills" / "fifo" / "SKILL.md")
+    (repo.work / ".loopwright" / "skills" / "zero" / "SKILL.md").symlink_to("/dev/zero")
+    os.mkfifo(repo.work / ".claude" / "commands" / "go.md")
+    r = cli(repo, [[text("done")]], "--trust", prompt="/go now", timeout=60)
+    assert r.proc.returncode == 0, r.proc.stderr
+    assert r.lines("fifo/SKILL.md: not a regular file") and r.lines("zero/SKILL.md: not a regular file")
+    assert r.lines("go.md: not a regular file") and "/go now" in r.sent  # not a command: the prompt as typed

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .skills import as_list, config_dirs, is_users, split_front_matter
+from .skills import as_list, config_dirs, is_users, read_text_capped, split_front_matter
 from .trust import Ignored
 
 
@@ -65,10 +65,12 @@ def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = N
                     warnings.append(Ignored("name", str(md), f"command /{name}",
                                             f"the user's own /{name} ({out[name].path}) keeps the name").line())
                 continue
-            try:
-                meta, _ = split_front_matter(md.read_text(encoding="utf-8", errors="replace"))
-            except OSError:
+            text = read_text_capped(md)
+            if not isinstance(text, tuple):
+                if warnings is not None:
+                    warnings.append(f"{md}: {text}; command skipped")
                 continue
+            meta, _ = split_front_matter(text[0])
             meta = meta or {}
             model = meta.get("model")
             allowed = as_list(meta.get("allowed-tools"))
@@ -89,7 +91,10 @@ def expand(line: str, commands: dict[str, Command]) -> Expanded | None:
         words = shlex.split(args)
     except ValueError:  # an unbalanced quote: plain words
         words = args.split()
-    _, body = split_front_matter(cmd.path.read_text(encoding="utf-8", errors="replace"))
+    text = read_text_capped(cmd.path)
+    if not isinstance(text, tuple):
+        raise OSError(f"{cmd.path}: {text}")
+    _, body = split_front_matter(text[0])
     text = body.replace("$ARGUMENTS", args)
     text = re.sub(r"\$([1-9])", lambda g: words[int(g.group(1)) - 1] if int(g.group(1)) <= len(words) else "", text)
     if "$ARGUMENTS" not in body and not re.search(r"\$[1-9]", body) and args:

@@ -171,9 +171,10 @@ def nested_memory(path: str | Path, cwd: Path, seen: set[Path], sources: Sequenc
     return mem
 
 
-def _read_capped(real: Path) -> bytes | str:
-    """The file's bytes, or why it is not read: only a regular file of at most MAX_FILE_BYTES
-    (opened without blocking, so a FIFO never hangs the run; checked on the open file)."""
+def read_capped(real: Path, cap: int = MAX_FILE_BYTES) -> bytes | str:
+    """The file's bytes, or why it is not read: only a regular file of at most `cap` bytes
+    (opened without blocking, so a FIFO never hangs the run; checked on the open file). Memory
+    files, skills and commands of a project are read through it."""
     try:
         fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as e:
@@ -182,11 +183,11 @@ def _read_capped(real: Path) -> bytes | str:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return "not a regular file (a device, FIFO or socket), not read"
-        if st.st_size > MAX_FILE_BYTES:
-            return f"{st.st_size:,} bytes, over the {MAX_FILE_BYTES:,}-byte cap for a memory file; not read"
-        data = f.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:  # grew while we looked
-        return f"over the {MAX_FILE_BYTES:,}-byte cap for a memory file; not read"
+        if st.st_size > cap:
+            return f"{st.st_size:,} bytes, over the {cap:,}-byte cap for a memory file; not read"
+        data = f.read(cap + 1)
+    if len(data) > cap:  # grew while we looked
+        return f"over the {cap:,}-byte cap for a memory file; not read"
     return data
 
 
@@ -202,7 +203,7 @@ def _add(mem: Memory, path: Path, scope: str, seen: set[Path], depth: int, reach
                 f"memory file (a link to {real}, outside the workspace)"
             mem.ignored.append(Ignored("outside-read", str(via or path), what))
             return
-    data = _read_capped(real)
+    data = read_capped(real)
     if isinstance(data, str):
         mem.warnings.append(f"{path}: {data}")
         return

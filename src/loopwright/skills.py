@@ -86,7 +86,20 @@ class Skill:
         return self.path.parent
 
     def body(self) -> str:
-        return split_front_matter(self.path.read_text(encoding="utf-8", errors="replace"))[1]
+        text = read_text_capped(self.path)
+        if not isinstance(text, tuple):
+            raise OSError(text)
+        return split_front_matter(text[0])[1]
+
+
+def read_text_capped(path: Path) -> tuple[str] | str:
+    """(the text,) of a skill's or command's Markdown file, or why it is not read: a FIFO, a
+    device or a file over the memory cap is never read (a repository's file must not hang or
+    flood the run)."""
+    from .memory import read_capped
+
+    data = read_capped(path.resolve())
+    return (data.decode("utf-8", "replace"),) if isinstance(data, bytes) else data.replace("memory file", "skill or command")
 
 
 def config_dirs(cwd: Path, sources: Iterable[str], kind: str, home: Path | None = None) -> list[Path]:
@@ -130,11 +143,11 @@ def find_skills(cwd: str | Path, sources: Iterable[str], home: Path | None = Non
             continue
         users = is_users(d, "skills", home)
         for md in sorted(d.glob("*/SKILL.md")):
-            try:
-                meta, _ = split_front_matter(md.read_text(encoding="utf-8", errors="replace"))
-            except OSError as e:
-                warnings.append(f"{md}: cannot read ({e.strerror or e}); skill skipped")
+            text = read_text_capped(md)
+            if not isinstance(text, tuple):
+                warnings.append(f"{md}: {text}; skill skipped")
                 continue
+            meta, _ = split_front_matter(text[0])
             if meta is None:
                 warnings.append(f"{md}: no front matter (--- name: ... description: ... ---); skill skipped")
                 continue

@@ -113,10 +113,10 @@ def custom_command(prompt: str, options: AgentOptions) -> tuple[str, AgentOption
     notes: list[str] = []
     ex = expand(prompt, find_commands(cwd, options.setting_sources, trusted=trusted_for(options, cwd),
                                       warnings=notes))
+    for line in [*notes, *(i.line(advice(cwd)) for i in (ex.command.ignored if ex else []))]:
+        print(f"loopwright: warning: {line}", file=sys.stderr)
     if ex is None:
         return prompt, options
-    for line in [*notes, *(i.line(advice(cwd)) for i in ex.command.ignored)]:
-        print(f"loopwright: warning: {line}", file=sys.stderr)
     return ex.prompt, replace(options, allowed_tools=[*options.allowed_tools, *ex.allowed_tools],
                               model=ex.model or options.model)
 

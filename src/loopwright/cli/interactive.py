@@ -256,10 +256,10 @@ class Repl:
         notes: list[str] = []
         ex = expand(line, find_commands(self.cwd(), self.base_options.setting_sources or [],
                                         trusted=trusted_for(self.base_options, self.cwd()), warnings=notes))
+        for note in [*notes, *(i.line(advice(self.cwd())) for i in (ex.command.ignored if ex else []))]:
+            self.say(f"  ⚠ {note}")
         if ex is None:
             return None
-        for note in [*notes, *(i.line(advice(self.cwd())) for i in ex.command.ignored)]:
-            self.say(f"  ⚠ {note}")
         self.say(f"  /{ex.command.name}: {ex.command.description or ex.command.path}")
         self.client.for_next_query(allowed_tools=ex.allowed_tools, model=ex.model)  # as in -p: this turn only
         return ex.prompt
