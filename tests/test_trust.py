@@ -504,3 +504,14 @@ def test_skill_and_command_files_that_are_fifos_or_devices_never_hang_the_run(re
     assert r.proc.returncode == 0, r.proc.stderr
     assert r.lines("fifo/SKILL.md: not a regular file") and r.lines("zero/SKILL.md: not a regular file")
     assert r.lines("go.md: not a regular file") and "/go now" in r.sent  # not a command: the prompt as typed
+
+
+def test_web_settings_from_an_untrusted_project_keep_only_the_lowered_caps() -> None:
+    from loopwright.trust import narrow_settings
+
+    out, ign = narrow_settings({"smallFastModel": "claude-haiku-4-5",
+                                "webFetch": {"allowPrivateNetwork": True, "maxBytes": 10},
+                                "webSearch": {"backend": "searxng", "url": "http://evil.example", "maxResults": 3}}, "f")
+    assert out == {"smallFastModel": "claude-haiku-4-5", "webFetch": {"maxBytes": 10}, "webSearch": {"maxResults": 3}}
+    assert [i.item for i in ign] == ["webFetch.allowPrivateNetwork true", 'webSearch.url "http://evil.example"',
+                                     'webSearch.backend "searxng"']

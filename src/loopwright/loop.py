@@ -197,6 +197,7 @@ class Run:
         else:
             session_id = options.session_id or str(uuid.uuid4())
         config = build_run_config(options, cwd)  # settings files + options (settings.py)
+        self.settings = config.settings  # what tools read of the settings files (web tools: tools/web)
         hooks, permissions = config.hooks, config.permissions
         if config.settings is not None:
             self.ignored += config.settings.ignored
@@ -381,11 +382,17 @@ class Run:
     def charge(self, a: ModelResponse) -> None:
         s = self.state
         s.calls += 1
+        self.charge_aside(a)
+        s.last_stop = a.stop_reason
+
+    def charge_aside(self, a: ModelResponse) -> None:
+        """A tool's own model call (WebFetch's small model, WebSearch's search): its usage and
+        cost count in this run's budget like the loop's calls (Prop 5.4), without being a turn."""
+        s = self.state
         u = a.usage
         s.usage.add(u)
         s.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
-                                  u.cache_read_input_tokens, self._cost(a), a.model))
-        s.last_stop = a.stop_reason
+                                  u.cache_read_input_tokens, self._cost(a), a.model, u.web_search_requests))
 
     async def execute(self, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
         """Step 4: one result per tool_use, in order, then any queued user text."""

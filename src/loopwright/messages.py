@@ -191,11 +191,13 @@ class ResultMessage:
         out: dict[str, dict[str, Any]] = {}
         for c in [*self.call_usage, *self.subagent_call_usage]:
             m = out.setdefault(c.model, {"inputTokens": 0, "outputTokens": 0, "cacheReadInputTokens": 0,
-                                         "cacheCreationInputTokens": 0, "costUSD": 0.0, "calls": 0})
+                                         "cacheCreationInputTokens": 0, "webSearchRequests": 0, "costUSD": 0.0,
+                                         "calls": 0})
             m["inputTokens"] += c.input_tokens - c.cache_read_input_tokens - c.cache_creation_input_tokens
             m["outputTokens"] += c.output_tokens
             m["cacheReadInputTokens"] += c.cache_read_input_tokens
             m["cacheCreationInputTokens"] += c.cache_creation_input_tokens
+            m["webSearchRequests"] += c.web_search_requests
             m["costUSD"] += c.cost_usd
             m["calls"] += 1
         return out

@@ -42,6 +42,9 @@ PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", 
 PERMISSION_MODES: tuple[str, ...] = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
+# Read-only, but what they send leaves the machine (a URL or a query can carry data out): they
+# run side by side like read-only tools, and need a rule or approval like tools that act.
+NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
 PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
@@ -348,6 +351,9 @@ class Permissions:
             rule = next((r for r in rules if first and r.startswith(f"Bash({first}")), fallback)
             return (f"To allow it, add a rule such as --allowedTools '{rule}' (or permissions.allow in "
                     ".loopwright/settings.json), or run with --permission-mode bypassPermissions.")
+        if name == "WebFetch" and (rules := self.suggest_rules(name, tool_input)):
+            return (f"To allow it, add a rule such as --allowedTools '{rules[0]}' (or permissions.allow in "
+                    ".loopwright/settings.json).")
         if name in EDIT_TOOLS:
             return ("To allow it, use --permission-mode acceptEdits (edits inside the working directories), "
                     "add a rule such as --allowedTools 'Edit(./src/**)', or --add-dir for another directory.")
@@ -453,7 +459,8 @@ class Permissions:
             lambda: self._first(self.allow, name, x) is not None,
             # An MCP tool's readOnlyHint is the server's claim: it makes the tool concurrent, but
             # the tool still needs a rule to run without approval (as in Claude Code).
-            lambda: ALLOW if (read_only and not name.startswith("mcp__")) or self._first(self.allow, name, x)
+            lambda: ALLOW if (read_only and not name.startswith("mcp__") and name not in NETWORK_TOOLS)
+            or self._first(self.allow, name, x)
             else Verdict("ask", "no allow rule matches it"))
 
     def _first(self, rules: list[Rule], name: str, x: dict[str, Any]) -> Rule | None:
@@ -923,7 +930,7 @@ def _generic_spec_matches(spec: str, name: str, x: dict[str, Any]) -> bool:
 
 def describe(name: str, tool_input: dict[str, Any]) -> str:
     """`Bash(ls -la)`, `Write(src/a.py)` or `Name`: the call, short."""
-    for key in ("command", "file_path", "notebook_path", "path", "url", "pattern"):
+    for key in ("command", "file_path", "notebook_path", "path", "url", "pattern", "query"):
         v = tool_input.get(key) if isinstance(tool_input, dict) else None
         if isinstance(v, str) and v:
             v = " ".join(v.split())

@@ -76,10 +76,15 @@ class Settings:
     enable_all_project_mcp_servers: bool = False
     enabled_mcpjson_servers: list[str] = field(default_factory=list)
     disabled_mcpjson_servers: list[str] = field(default_factory=list)
-    # Workspace trust (trust.py): whether the project's files were read in full, and what of
+    # Workspace trust (trust/): whether the project's files were read in full, and what of
     # theirs was ignored (each with one line for the user).
     trusted: bool = True
     ignored: list[Ignored] = field(default_factory=list)
+    # The web tools' keys (tools/web/config.py reads them): "smallFastModel", and "webFetch" /
+    # "webSearch" objects merged key by key, each value with the scope of the file that set it.
+    small_fast_model: str | None = None
+    small_fast_model_scope: str = "user"
+    web: dict[str, dict[str, tuple[Any, str]]] = field(default_factory=dict)
 
     def add(self, data: dict[str, Any], where: str, base: Path) -> None:
         """Merge one file's (or one JSON string's) settings into this one."""
@@ -126,6 +131,25 @@ class Settings:
             except SandboxError as e:
                 raise SettingsError(str(e)) from None
         self._add_mcp(data, where)
+        self._add_web(data, where)
+
+    def _add_web(self, data: dict[str, Any], where: str) -> None:
+        # "user": the user's own file, --settings or a file passed with it; "project": a workspace's
+        # .loopwright/ or .claude/ file, which may only narrow what the user allows
+        in_workspace = Path(where).parent.name in (".loopwright", ".claude") and settings_scope(where) != "user"
+        scope = "project" if in_workspace else "user"
+        model = data.get("smallFastModel")
+        if model is not None:
+            if not isinstance(model, str):
+                raise SettingsError(f"{where}: \"smallFastModel\" must be a model name (\"\" for none)")
+            self.small_fast_model, self.small_fast_model_scope = model, scope
+        for key in ("webFetch", "webSearch"):
+            obj = data.get(key)
+            if obj is None:
+                continue
+            if not isinstance(obj, dict):
+                raise SettingsError(f"{where}: \"{key}\" must be an object")
+            self.web.setdefault(key, {}).update({k: (v, scope) for k, v in obj.items()})
 
     def _add_mcp(self, data: dict[str, Any], where: str) -> None:
         servers = data.get("mcpServers", {})

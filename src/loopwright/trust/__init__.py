@@ -8,9 +8,11 @@ settings.local.json among them, `.mcp.json`, the allowed-tools of its skills and
 memory files' imports) can only narrow what the user allows:
 
     kept     permissions.deny and .ask, defaultMode default | plan, the sandbox switched on and
-             its deny lists, disabledMcpjsonServers
+             its deny lists, disabledMcpjsonServers, the web tools' caps and smallFastModel
+             (tools/web/config.py lets a workspace only lower those)
     ignored  hooks, env, permissions.allow, any other defaultMode, additionalDirectories,
              mcpServers and .mcp.json servers (and their approvals), sandbox allowances,
+             webFetch.allowPrivateNetwork, webSearch.url and .backend,
              skills' and commands' allowed-tools, memory imports from outside the workspace
 
 Each ignored item is an `Ignored` with one line for the user (front ends print them). The user's

@@ -95,6 +95,17 @@ def narrow_settings(data: Any, where: str) -> tuple[Any, list[Ignored]]:
     for key in ("apiKeyHelper", "statusLine", "awsAuthRefresh", "awsCredentialExport", "otelHeadersHelper"):
         if key in data:  # command-valued settings loopwright never runs; named so nobody wonders
             drop("command", key)
+    if "smallFastModel" in data:  # tools/web/config.py: only a model of the run's own provider
+        out["smallFastModel"] = data["smallFastModel"]
+    for key, widening in (("webFetch", ("allowPrivateNetwork",)), ("webSearch", ("url", "backend"))):
+        web = data.get(key)
+        if isinstance(web, dict):  # the caps may only be lowered (tools/web/config.py); where it sends: not before trust
+            out[key] = {k: v for k, v in web.items() if k not in widening}
+            for k in widening:
+                if k in web:
+                    drop("grant" if k == "allowPrivateNetwork" else "environment", f"{key}.{k} {json.dumps(web[k])}")
+        elif web is not None:
+            out[key] = web
     if "sandbox" in data:
         sb, sb_ign = _narrow_sandbox(data["sandbox"], where)
         ign += sb_ign
