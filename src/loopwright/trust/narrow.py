@@ -39,14 +39,13 @@ def advice(workspace: str | Path, style: str = "cli") -> str:
     return f"trust it with `loopwright trust {workspace}`, or --trust for this run"
 
 
-
 NARROW_MODES = ("default", "plan")
 
 
 def narrow_settings(data: Any, where: str) -> tuple[Any, list[Ignored]]:
     """One project settings file's object as an untrusted workspace may have it: only what
     narrows, and the rest as Ignored items. Keys loopwright does not act on are dropped quietly
-    (they do nothing either way); a value of the wrong type is kept so the reader names it."""
+    (they do nothing either way); a `permissions` of the wrong type is kept so the reader names it."""
     if not isinstance(data, dict):
         return data, []
     out: dict[str, Any] = {}
