@@ -59,6 +59,7 @@ from .options import AgentOptions, ToolPermissionContext, model_for
 from .permissions import CanUseTool, Decision, Deny, to_decision
 from .prompts import system_prompt_text
 from .settings import build_run_config
+from .telemetry import observer_for
 from .tools.base import Tool, ToolContext
 from .usage import Budget, CallUsage, Price, Usage
 
@@ -228,6 +229,8 @@ class Run:
             tool_defs=[t.definition() for t in tools], system=system, session_id=session_id, control=control,
             permission_mode=permission_mode, hooks=hooks, executor=Executor(by_name, permissions, hooks, ctx),
             recorder=recorder, inbox=asyncio.Queue() if any(t.spawns_agents for t in tools) else None)
+        self.obs = observer_for(config.env, session_id, agent_type or "loopwright", model=model)  # telemetry/
+        self.deps.executor.obs = hooks.obs = self.obs
         h = list(history or [])
         h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
         self.state = RunState(h, Budget(options.max_budget_usd))
@@ -319,7 +322,7 @@ class Run:
             t0 = time.perf_counter()
             a: ModelResponse | None = None
             try:
-                async for ev in self._stream(req):
+                async for ev in self.obs.model_call(self, req, self._stream(req)):
                     if isinstance(ev, ModelResponse):
                         a = ev
                     else:
@@ -383,6 +386,7 @@ class Run:
         s = self.state
         s.calls += 1
         self.charge_aside(a)
+        self.obs.charged(s.budget.calls[-1])  # the call's chat span ends with its cost
         s.last_stop = a.stop_reason
 
     def charge_aside(self, a: ModelResponse) -> None:
@@ -593,7 +597,8 @@ class Run:
         t0 = time.perf_counter()
         error: str | None = None
         try:
-            async for ev in self._stream(req):  # interrupt() cancels it, h intact
+            async for ev in self.obs.model_call(self, req, self._stream(req), charged=False, purpose=f"compact_{trigger}"):
+                # interrupt() cancels it, h intact
                 if isinstance(ev, ModelResponse):
                     response = ev
                 elif isinstance(ev, SystemMessage):
@@ -816,8 +821,12 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
             yield msg
 
 
-async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
-    """query() on a Run already built (a subagent's Run by Run.spawn)."""
+def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
+    """query() on a Run already built (a subagent's Run by Run.spawn), inside its telemetry span."""
+    return run.obs.run(run, _run_query(run, prompt))
+
+
+async def _run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
     d = run.deps
     control = d.control
     try:

@@ -303,6 +303,7 @@ class Permissions:
     async def decide(self, name: str, tool_input: dict[str, Any], read_only: bool,
                      *, hook_decision: str | None = None) -> Decision:
         v = self.evaluate(name, tool_input, read_only, hook_decision=hook_decision)
+        self.last_verdict = v  # what the rules said (telemetry's execute_tool span)
         if v.kind == "allow":
             return Allow()
         if v.kind == "deny":

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from .blocks import text_of
 from .models.base import Model, ModelRequest, complete
 from .models.catalog import cost_of, price_for
+from .telemetry import annotate, annotate_call, span
 from .usage import CallUsage, Price, Usage
 
 if TYPE_CHECKING:
@@ -275,6 +276,15 @@ class Step(ABC):
                    on_call: Callable[[NodeCall], None] | None = None) -> WorkflowResult:
         """Run once on `input`. `model` serves every node without its own; `prices` extends the
         price table for models without their own cost."""
+        kind = type(self).__name__.strip("_").lower()
+        with span(f"invoke_workflow {kind}", {"gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": kind}):
+            result = await self._arun(input, model, prices, on_call)
+            annotate({"loopwright.result.subtype": result.subtype, "loopwright.model_calls": result.model_calls,
+                      "loopwright.cost_usd": result.total_cost_usd})
+        return result
+
+    async def _arun(self, input: str, model: Model | str | None, prices: dict[str, Price] | None,
+                    on_call: Callable[[NodeCall], None] | None) -> WorkflowResult:
         started = time.perf_counter()
         rt = _Runtime(self, input, _resolve(model), prices, on_call)
         try:
@@ -356,7 +366,9 @@ class BaseNode(Step):
         rt.enter(self)
         prompt = _render(self.prompt, rt.context(text, {k: v for k, v in vars.items() if k != "_suffix"}))
         prompt += str(vars.get("_suffix", ""))
-        await self._call(rt, prompt)
+        with span(f"node {self.name}", {"loopwright.workflow.node": self.name,
+                                        "loopwright.workflow.node_type": type(self).__name__}):
+            await self._call(rt, prompt)  # an Agent node's invoke_agent span is its child
         return rt.outputs[self.name]
 
     def __repr__(self) -> str:
@@ -399,6 +411,7 @@ class Node(BaseNode):
         except Exception as e:  # a failing model ends the run cleanly, as in the agent loop
             raise _NodeFailed(f"node {self.name!r}: model call failed: {type(e).__name__}: {e}") from e
         call = rt.charge(resp.model, resp.cost_usd, resp.usage)
+        annotate_call(call, resp.model)
         rt.record(NodeCall(self.name, prompt, text_of(resp.content), [call], resp.stop_reason), resp.usage)
 
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..blocks import Block, ImageBlock, TextBlock
 from ..extras import missing_extra
+from ..telemetry import trace_meta
 from ..tools.base import Tool, ToolContext, ToolError, ToolOutput
 from . import naming
 from .config import ServerConfig
@@ -278,9 +279,10 @@ class Connection:
 
     async def call_tool(self, tool: str, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         client = self._usable()
+        meta = trace_meta()  # the execute_tool span's traceparent (telemetry on), in params._meta
 
         async def go(timeout: float) -> Any:
-            return await client.call_tool(tool, args, read_timeout_seconds=timeout)
+            return await client.call_tool(tool, args, read_timeout_seconds=timeout, meta=meta or None)
 
         result = await self.request(f"the call of {tool!r}", go)
         return result_output(result, ctx)
