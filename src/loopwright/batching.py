@@ -1,4 +1,6 @@
-"""Many agent runs at once: `loopwright batch TASKS.jsonl -o RESULTS.jsonl` and `lw.batch(...)`.
+"""Room: batch (a front end, beside cli). Owns batches of runs and `loopwright batch`; may import assemble and below, and cli.
+
+Many agent runs at once: `loopwright batch TASKS.jsonl -o RESULTS.jsonl` and `lw.batch(...)`.
 
 Owns: reading and checking a task list, running each task as one agent run (in place, in a copy
 or in a git worktree), the results file (appended atomically line by line, read back tolerating
@@ -319,7 +321,8 @@ def _resumable(spec: RunSpec, options: AgentOptions) -> str | None:
 async def _attempt(spec: RunSpec, cwd: Path, spend: SharedSpend | None, attempt: int,
                    resume: str | None) -> ResultMessage:
     """One agent run of the task in `cwd`, its budget tied to the batch's spend."""
-    from .loop import Run, run_query
+    from .assemble import build_run
+    from .loop import run_query
 
     sid = None if resume else spec.session_id(attempt)
     if sid is not None:
@@ -333,8 +336,7 @@ async def _attempt(spec: RunSpec, cwd: Path, spend: SharedSpend | None, attempt:
 
         options = dataclasses.replace(options, system_prompt=default_system_prompt(cwd, options.tools))
     prompt = RESUME_PROMPT if resume else spec.task.prompt
-    run = Run(prompt, options)
-    run.state.budget.shared = spend
+    run = build_run(options, prompt, shared_spend=spend)
     result: ResultMessage | None = None
     async with contextlib.aclosing(run_query(run, prompt)) as stream:
         async for msg in stream:

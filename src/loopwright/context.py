@@ -1,5 +1,5 @@
-"""Room: execute / invariant / context / settings. Owns compaction and token estimates; may import
-data types, bases, invariant, sessions and settings, never options or above.
+"""Room: execute / invariant / context. Owns compaction and token estimates; may import
+data types, bases, models and invariant, never options or above.
 
 Context compaction: the answer to seed Prop 5.2 (3).
 
@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from .blocks import WireMessage, text_of
 from .invariant import check as check_inv
 from .models.base import Model, ModelError, ModelRequest, ModelResponse, complete
-from .models.catalog import context_window, cost_of
+from .models.catalog import call_cost, context_window
 
 if TYPE_CHECKING:
     from .usage import CallUsage, Price
@@ -214,7 +214,7 @@ def finish(history: list[WireMessage], cut: int, response: ModelResponse,
         text += CONTINUE_NOTE  # mid-task with nothing kept: say what to do with the summary
     new: list[WireMessage] = [{"role": "user", "content": [{"type": "text", "text": text}]}, *tail]
     check_inv(new if new[-1].get("role") == "user" else [*new, {"role": "user", "content": [{"type": "text", "text": "."}]}])
-    cost = response.cost_usd if response.cost_usd is not None else (cost_of(response.usage, response.model, prices) or 0.0)
+    cost = call_cost(response.usage, response.model, response.cost_usd, prices)
     return CompactResult(new, summary, estimate_tokens(history), estimate_tokens(new), cut, len(tail),
                          response, cost)
 

@@ -1,4 +1,4 @@
-"""Room: execute / invariant / context / settings. Owns running one turn's tool calls; may import
+"""Room: execute / invariant / context. Owns running one turn's tool calls; may import
 data types and bases (tools.base, hooks, permissions), never options or above.
 
 One turn's tool calls: step 4 of seed Def 3.1, with the parallelism of seed Prop 6.2.
@@ -41,9 +41,9 @@ class Executor:
     """Runs one turn's tool calls: the gate, the hooks, then the tools (read-only calls
     concurrently), one result per call."""
 
-    obs: Observer = NULL  # telemetry: the run's observer (execute_tool spans)
-
-    def __init__(self, tools: dict[str, Tool], permissions: Permissions, hooks: Hooks, ctx: ToolContext) -> None:
+    def __init__(self, tools: dict[str, Tool], permissions: Permissions, hooks: Hooks, ctx: ToolContext,
+                 obs: Observer = NULL) -> None:
+        self.obs = obs  # telemetry: the run's observer (execute_tool spans)
         self.tools = tools
         self.permissions = permissions
         self.hooks = hooks

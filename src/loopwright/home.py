@@ -1,5 +1,7 @@
-"""The user's own config directory: $LOOPWRIGHT_HOME, else ~/.loopwright. Imports nothing of
-loopwright's, so every room may ask where the user's files live."""
+"""Room: bases. Owns loopwright_home (the user-level config directory); imports nothing of loopwright.
+
+One definition for settings, sessions, memory and skills (`~` expanded), so that the rooms
+that need the directory need not import each other."""
 
 from __future__ import annotations
 

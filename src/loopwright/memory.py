@@ -1,4 +1,6 @@
-"""Project memory: AGENTS.md, CLAUDE.md and LOOPWRIGHT.md, sent once at the start of a conversation.
+"""Room: skills and memory. Owns project memory (AGENTS.md, CLAUDE.md); may import home only.
+
+Project memory: AGENTS.md, CLAUDE.md and LOOPWRIGHT.md, sent once at the start of a conversation.
 
 Owns: finding the memory files a run reads, their `@path` imports, and the text block that
 carries them. As Claude Code does, the text goes in the first user message (not in the system
@@ -111,7 +113,7 @@ class _Reach:
 
 
 def project_reach(cwd: Path, trusted: bool, home: Path | None = None) -> _Reach:
-    from .settings import loopwright_home
+    from .home import loopwright_home
 
     dirs = [repo_root(cwd), cwd, home or loopwright_home(), Path.home() / ".claude"]
     return _Reach(tuple(dict.fromkeys(os.path.realpath(d) for d in dirs)), trusted)
@@ -121,7 +123,7 @@ def load_memory(cwd: str | Path, sources: Iterable[str], home: Path | None = Non
                 trusted: bool | None = None) -> Memory:
     """The memory files of `sources` ("user", "project", "local") for a run in `cwd`. `trusted`:
     whether the workspace is trusted (None: as the trust store says)."""
-    from .settings import loopwright_home
+    from .home import loopwright_home
     from .trust import trusted_for
 
     mem = Memory()

@@ -1,4 +1,6 @@
-"""Skills (the Agent Skills format) and the `Skill` tool: progressive disclosure, as Claude Code.
+"""Room: skills and memory. Owns skills and the Skill tool; may import memory, permissions, tools.base and below.
+
+Skills (the Agent Skills format) and the `Skill` tool: progressive disclosure, as Claude Code.
 
 Owns: finding skill folders (`<name>/SKILL.md` with front matter `name`, `description`, optional
 `allowed-tools`) under `.loopwright/skills/` and `.claude/skills/` of the project and
@@ -106,8 +108,8 @@ def config_dirs(cwd: Path, sources: Iterable[str], kind: str, home: Path | None 
     """Where `kind` ("skills", "commands") folders live for these setting sources: the user's,
     then the project's `.loopwright/<kind>` and `.claude/<kind>` (cwd, then the repository root).
     The first of a name wins, so a project never shadows the user's own (the user's dir is first)."""
+    from .home import loopwright_home
     from .memory import repo_root
-    from .settings import loopwright_home
 
     want = set(sources)
     out: list[Path] = []
@@ -121,7 +123,7 @@ def config_dirs(cwd: Path, sources: Iterable[str], kind: str, home: Path | None 
 
 def is_users(d: Path, kind: str, home: Path | None = None) -> bool:
     """Is `d` the user's own `kind` folder (not a project's)?"""
-    from .settings import loopwright_home
+    from .home import loopwright_home
 
     return d == (home or loopwright_home()) / kind
 

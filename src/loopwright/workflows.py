@@ -1,5 +1,5 @@
-"""Room: agents / client / workflows (above loop). Owns workflow graphs and their runs; may import
-loop and below, never cli.
+"""Room: client / workflows (above assemble). Owns workflow graphs and their runs; may import
+assemble and below, never cli.
 
 Workflows (seed §7, Def 7.1): programs with a finite set V of model-call nodes, each
 passed at most once per run, so one run makes at most |V| model calls whatever the input
@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .blocks import text_of
 from .models.base import Model, ModelRequest, complete
-from .models.catalog import cost_of, price_for
+from .models.catalog import call_cost, price_for
 from .telemetry import annotate, annotate_call, span
 from .usage import CallUsage, Price, Usage
 
@@ -208,7 +208,7 @@ class _Runtime:
         if cost_usd is None and price is None and model_name not in self._unpriced:
             self._unpriced.add(model_name)
             self.note(f"price of model {model_name!r} is unknown: its calls count as $0 (pass prices={{...}})")
-        cost = cost_usd if cost_usd is not None else (cost_of(u, model_name, self.prices) or 0.0)
+        cost = call_cost(u, model_name, cost_usd, self.prices)
         return CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
                          u.cache_read_input_tokens, cost, model_name)
 
@@ -454,7 +454,7 @@ class Agent(BaseNode):
         return Agent(name, self.options, self.prompt)
 
     async def _call(self, rt: _Runtime, prompt: str) -> None:
-        from .loop import query  # lazy: the loop pulls in tools, permissions, sessions
+        from .assemble import query  # lazy: the loop pulls in tools, permissions, sessions
         from .messages import AssistantMessage, ResultMessage
 
         opts = self.options

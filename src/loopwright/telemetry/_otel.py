@@ -1,4 +1,4 @@
-"""The OpenTelemetry side of telemetry/ (imported only when telemetry is on): the providers
+"""Room: telemetry. The OpenTelemetry side of telemetry/ (imported only when telemetry is on): the providers
 built from the OTEL_* variables, and the observer that turns a run into GenAI spans.
 
 Span parents are always passed explicitly (the run's context), never attached across a

@@ -1,4 +1,4 @@
-"""The observer interface of telemetry/ and the test of whether the OTEL_* variables ask for
+"""Room: telemetry. The observer interface of telemetry/ and the test of whether the OTEL_* variables ask for
 telemetry: no opentelemetry import here (the loop, the executor and the hooks hold one)."""
 
 from __future__ import annotations
