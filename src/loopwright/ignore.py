@@ -1,4 +1,4 @@
-"""Room: data (imports nothing of loopwright's; pathspec, lazily). Owns the one ignore and glob
+"""Room: ignore (beside the data types; imports nothing of loopwright's, pathspec lazily). Owns the one ignore and glob
 matcher: gitignore-style rules and the ignore files that apply to a walk (Grep and Glob), the
 Glob tool's patterns, one path segment's glob (Grep's file types, the shell analysis), and the
 gate's path patterns. Every glob is compiled by pathspec, so Grep, Glob and the gate agree.

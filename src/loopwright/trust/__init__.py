@@ -1,6 +1,6 @@
-"""Room: trust (beside settings, below memory, skills and commands; imports only home). Owns workspace
+"""Room: trust (beside the bases, below memory, skills and commands; imports only home). Owns workspace
 trust: the trust store (store.py), the decision for a run and the filter that narrows what a project
-configures until the user trusts it (narrow.py); review.py, above settings, says what a run ignores.
+configures until the user trusts it (narrow.py); review.py, beside settings, says what a run ignores.
 
 Opening a repository is not consenting to run it. Until the user trusts a workspace, what the
 project's own files say (`.loopwright/` and `.claude/` settings, a committed
@@ -25,7 +25,7 @@ and test suites. A run decides once: `AgentOptions.trust_workspace` True / False
 the store (`trusted_for`).
 """
 
-from .narrow import NARROW_MODES, Ignored, IgnoredKind, advice, narrow_settings, narrow_tools
+from .narrow import NARROW_MODES, Ignored, IgnoredKind, Trust, advice, narrow_settings, narrow_tools
 from .store import (
     STORE_NAME,
     TRUSTED_DIRS_ENV,
@@ -38,6 +38,6 @@ from .store import (
     trusted_workspaces,
 )
 
-__all__ = ["NARROW_MODES", "STORE_NAME", "TRUSTED_DIRS_ENV", "Ignored", "IgnoredKind", "TrustError", "advice",
+__all__ = ["NARROW_MODES", "STORE_NAME", "TRUSTED_DIRS_ENV", "Ignored", "IgnoredKind", "Trust", "TrustError", "advice",
            "is_trusted", "narrow_settings", "narrow_tools", "revoke_dir", "store_path", "trust_dir", "trusted_for",
            "trusted_workspaces"]

@@ -1,11 +1,11 @@
-"""What an untrusted workspace may configure: `Ignored` (one thing of the project's left out,
+"""Room: trust. What an untrusted workspace may configure: `Ignored` (one thing of the project's left out,
 with its line for the user) and the filters that keep only what narrows."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,6 +30,26 @@ class Ignored:
 
     def to_json(self) -> dict[str, str]:
         return {"kind": self.kind, "source": self.source, "item": self.item, "reason": self.reason}
+
+
+@dataclass
+class Trust:
+    """One run's trust: the decision, the workspace, how to trust it (`hint`), and every item of
+    the project the run left out (the init message carries them: `to_json`)."""
+
+    trusted: bool
+    workspace: str = ""
+    hint: str = ""
+    ignored: list[Ignored] = field(default_factory=list)
+
+    def note(self, items: Iterable[Ignored]) -> list[str]:
+        """Keep `items`; their lines for the user."""
+        items = list(items)
+        self.ignored += items
+        return [i.line(self.hint) for i in items]
+
+    def to_json(self) -> dict[str, object]:
+        return {"workspace": self.workspace, "trusted": self.trusted, "ignored": [i.to_json() for i in self.ignored]}
 
 
 def advice(workspace: str | Path, style: str = "cli") -> str:

@@ -1,4 +1,4 @@
-"""Room: trust.review (above settings, memory, skills and commands). What trusting a workspace
+"""Room: trust review (beside settings; above memory, skills and commands). What trusting a workspace
 would change, for the trust dialog and the other front ends (the SDK protocol, ACP)."""
 
 from __future__ import annotations

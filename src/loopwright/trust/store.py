@@ -1,4 +1,4 @@
-"""The trust store: $LOOPWRIGHT_HOME/trust.json, the trusted workspaces by real path (a directory
+"""Room: trust. The trust store: $LOOPWRIGHT_HOME/trust.json, the trusted workspaces by real path (a directory
 is trusted when it or one above it is), plus LOOPWRIGHT_TRUSTED_DIRS for this process; and the
 run's decision (`trusted_for`)."""
 
