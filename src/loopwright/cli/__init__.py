@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "batch": ("loopwright.batching:batch_main", "batch TASKS.jsonl -o RESULTS.jsonl"),
     "mcp": ("loopwright.mcp.cli:mcp_main", "mcp list|get|add|remove|serve"),
     "trust": ("loopwright.cli.trust:trust_main", "trust [DIR] | trust list | trust revoke DIR"),
+    "acp": ("loopwright.acp:acp_main", "acp [OPTIONS]"),
 }
 
 
