@@ -33,7 +33,7 @@ def use(i: int, name: str, **inp: Any) -> dict[str, Any]:
 
 
 def env(home: Path, **extra: str) -> dict[str, str]:
-    return cli_env(HOME=str(home), LOOPWRIGHT_HOME=str(home / ".loopwright"), **extra)
+    return cli_env(HOME=str(home), LOOPWRIGHT_HOME=str(home / ".loopwright"), **extra)  # keeps the conftest's trust
 
 
 def loopwright(*args: str, cwd: Path, home: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from .memory import Memory
     from .sessions import SessionRecorder
     from .settings import Settings
+    from .trust import Trust
 
 log = logging.getLogger("loopwright.assemble")
 
@@ -78,9 +79,12 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
                          "pass another cwd")
     warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
     from .structured import StructuredOutput
+    from .trust import Trust, advice, trusted_for
 
+    # workspace trust (trust/): one decision per run; what of the project it leaves out is named
+    trust = Trust(trusted_for(options, cwd), str(cwd), advice(cwd, options.refusal_advice))
     structured = StructuredOutput.from_options(options.output_format, options.output_type)
-    tools = [*options.tools, *_skill_tool(options, cwd, warnings), *([structured.tool] if structured else [])]
+    tools = [*options.tools, *_skill_tool(options, cwd, warnings, trust), *([structured.tool] if structured else [])]
     if options.agents and not any(t.spawns_agents for t in tools):  # the Agent tool for `agents`
         tools.append(make_agent_tool(options.agents))
     system = system_prompt_text(options.system_prompt, options.append_system_prompt, cwd, tools)
@@ -96,6 +100,7 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
     else:
         session_id = options.session_id or str(uuid.uuid4())
     config = build_run_config(options, cwd)  # settings files + options (settings.py)
+    warnings[:0] = trust.note(config.settings.ignored if config.settings is not None else [])
     hooks: Hooks = config.hooks
     permission_mode = config.permissions.mode or "default"
     ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, sandbox=config.sandbox,
@@ -123,12 +128,12 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
         from .tools.ask import PLAN_REMINDER  # the model is told how plan mode ends
 
         h[-1]["content"].append({"type": "text", "text": PLAN_REMINDER})
-    memory = _load_memory(options, cwd, h, warnings)
+    memory = _load_memory(options, cwd, h, warnings, trust)
     mcp: McpServers | None = None
     if parent is None:  # MCP servers (mcp/): opened by the loop before its first step
         from .mcp.config import for_run
 
-        configs = for_run(options, cwd, config.settings)
+        configs = for_run(options, cwd, config.settings, warnings)  # (a project's server under the user's name: named)
         if configs:
             from .mcp.client import McpRuntime
 
@@ -147,7 +152,7 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
     compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
                               model.name)  # context.py
     run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs,
-              is_top=parent is None)
+              is_top=parent is None, trust=trust)
     ctx.ports = RunPortsOf(run)
     ctx.permission_mode, ctx.set_permission_mode = run.mode_port(permissions)
     ctx.finish = lambda text: setattr(run.state, "final", text)
@@ -159,27 +164,30 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
     return run
 
 
-def _skill_tool(options: AgentOptions, cwd: Path, warnings: list[str]) -> list[Tool]:
+def _skill_tool(options: AgentOptions, cwd: Path, warnings: list[str], trust: Trust) -> list[Tool]:
     """The Skill tool (skills.py) when the setting sources hold skills and none is given."""
     sources = options.setting_sources or []
     if not sources or any(t.name == "Skill" for t in options.tools):
         return []
     from .skills import find_skills, make_skill_tool
 
-    skills, found = find_skills(cwd, sources)
+    skills, found = find_skills(cwd, sources, trusted=trust.trusted)
     warnings += found
+    warnings += trust.note(i for sk in skills for i in sk.ignored)  # untrusted: their allowed-tools
     return [make_skill_tool(skills)] if skills else []
 
 
-def _load_memory(options: AgentOptions, cwd: Path, h: list[WireMessage], warnings: list[str]) -> Memory | None:
+def _load_memory(options: AgentOptions, cwd: Path, h: list[WireMessage], warnings: list[str],
+                 trust: Trust) -> Memory | None:
     """Project memory (memory.py), sent once: in the first user message of a conversation."""
     sources = options.setting_sources or []
     if not options.memory or not sources:
         return None
     from .memory import load_memory
 
-    mem = load_memory(cwd, sources)
+    mem = load_memory(cwd, sources, trusted=trust.trusted)
     warnings += mem.warnings
+    warnings += trust.note(mem.ignored)  # imports from outside the workspace, before trust
     text = mem.block_text() if not h[:-1] else None
     if text:
         h[-1]["content"].insert(0, {"type": "text", "text": text})

@@ -54,6 +54,7 @@ from .options import AgentOptions
 from .permissions import Permissions
 from .telemetry.base import NULL, Observer
 from .tools.base import Tool
+from .trust import Trust
 from .usage import Budget, CallUsage, Price, Usage
 
 if TYPE_CHECKING:
@@ -167,8 +168,10 @@ class Run:
 
     def __init__(self, deps: RunDeps, state: RunState, compactor: AutoCompactor, *,
                  structured: StructuredOutput | None = None, memory: Memory | None = None,
-                 warnings: list[str] | None = None, obs: Observer = NULL, is_top: bool = True) -> None:
+                 warnings: list[str] | None = None, obs: Observer = NULL, is_top: bool = True,
+                 trust: Trust | None = None) -> None:
         self.deps, self.state, self.compactor = deps, state, compactor
+        self.trust = trust if trust is not None else Trust(True)  # workspace trust (trust/): the decision, and what was left out
         self.structured = structured
         self.memory = memory  # project memory (memory.py); its files are not sent again
         self.memory_seen: set[Path] = {f.path.resolve() for f in memory.files} if memory is not None else set()
@@ -223,9 +226,11 @@ class Run:
         for u in uses:
             path = u.input.get("file_path") or u.input.get("notebook_path") or u.input.get("path")
             if isinstance(path, str) and path:
-                mem = nested_memory(path, self.deps.cwd, self.memory_seen, self.deps.options.setting_sources or [])
+                mem = nested_memory(path, self.deps.cwd, self.memory_seen, self.deps.options.setting_sources or [],
+                                    trusted=self.trust.trusted)
                 self.memory.files += mem.files
                 self.warnings += mem.warnings
+                self.warnings += self.trust.note(mem.ignored)
                 text = mem.block_text()
                 if text:
                     out.append(TextBlock(text))
@@ -468,6 +473,8 @@ class Run:
         out: dict[str, Any] = dict(data)
         if d.mcp is not None:
             out["mcp_servers"] = d.mcp.status()
+        if self.trust.ignored:  # workspace trust (trust/): what this run left out
+            out["trust"] = self.trust.to_json()
         return SystemMessage("init", out)
 
     # --- automatic compaction (context.py holds the pure operation) ----------------------

@@ -163,8 +163,15 @@ class LoopwrightAcpAgent:
         return session
 
     def _trust(self, session: AcpSession) -> None:
-        """The seam for workspace trust (#22): a workspace the user has not trusted is narrowed
-        here as the CLI narrows it, and the editor told. Nothing to do until trust exists."""
+        """Workspace trust (trust/): an untrusted workspace is narrowed by the run itself, as in
+        the CLI; here the editor is told what of the project is left out and how to trust it
+        (a thought message with the first prompt's updates). Reads files only; runs nothing."""
+        from ..trust.review import review
+
+        r = review(session.options)
+        if not r.trusted and r.ignored:
+            session.notes.append(f"The workspace {r.workspace} is not trusted: what of the project could run "
+                                 "code, grant permissions or send data is ignored:\n" + "\n".join(r.lines()))
 
     def _announce(self, session: AcpSession) -> None:
         """available_commands_update: custom commands and skills, after the session's answer."""
