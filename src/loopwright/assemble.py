@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .agents import SubagentHooks, make_agent_tool
-from .blocks import WireMessage
+from .blocks import Prompt, WireMessage, prompt_content
 from .context import AutoCompactor
 from .execute import Executor
 from .hooks import HookContext, Hooks
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("loopwright.assemble")
 
 
-def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
+def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, *,
               control: RunControl | None = None, history: list[WireMessage] | None = None,
               agent_type: str = "", shared_spend: SharedSpend | None = None) -> Run:
     """A Run of `prompt` built from `options`, not started (drive it with `run.messages(prompt)`,
@@ -60,8 +60,9 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
     `parent`: a subagent of that run (of type `agent_type`), with the parent's gate and hooks (as
     SubagentHooks), its own shell cwd and transcript, and the parent's share of a batch's spend.
     Bad options raise TypeError / ValueError before anything runs."""
-    if not isinstance(prompt, str):
-        raise TypeError(f"prompt must be a str, not {type(prompt).__name__}")
+    if not isinstance(prompt, (str, list)):
+        raise TypeError(f"prompt must be a str (or a list of content blocks), not {type(prompt).__name__}")
+    content = prompt_content(prompt)  # raises TypeError for a bad block
     model = model_for(options)
     prices = {**(options.prices or {})}
     price = price_for(model.name, prices or None) or price_for(model.name)
@@ -123,7 +124,7 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
         recorder = _sidechain(parent.deps.recorder, session_id, cwd, sub_hooks)
     permissions = permissions.for_state(ctx.state)  # the gate resolves Bash paths from this run's shell cwd
     h = list(history or [])
-    h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
+    h.append({"role": "user", "content": content})
     if permission_mode == "plan" and parent is None and any(t.name == "ExitPlanMode" for t in tools):
         from .tools.ask import PLAN_REMINDER  # the model is told how plan mode ends
 
@@ -359,7 +360,7 @@ def build_gate(options: AgentOptions) -> tuple[list[Tool], Executor]:
 
 # --- the entry points ----------------------------------------------------------------------
 
-async def query(prompt: str, options: AgentOptions | None = None, *, control: RunControl | None = None,
+async def query(prompt: Prompt, options: AgentOptions | None = None, *, control: RunControl | None = None,
                 history: list[WireMessage] | None = None) -> AsyncIterator[Message]:
     """Run the agent loop on `prompt`, yielding SystemMessage("init"), AssistantMessage,
     UserMessage (tool results), optional partial events, and last a ResultMessage.
@@ -376,7 +377,7 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
             yield msg
 
 
-async def arun(prompt: str, options: AgentOptions | None = None) -> ResultMessage:
+async def arun(prompt: Prompt, options: AgentOptions | None = None) -> ResultMessage:
     """`await lw.arun(...)`: run to the end and return the ResultMessage (for async code:
     Jupyter, FastAPI, ...)."""
     last: Message | None = None
@@ -386,7 +387,7 @@ async def arun(prompt: str, options: AgentOptions | None = None) -> ResultMessag
     return last
 
 
-def run(prompt: str, options: AgentOptions | None = None) -> ResultMessage:
+def run(prompt: Prompt, options: AgentOptions | None = None) -> ResultMessage:
     """Synchronous `query()`: run to the end and return the ResultMessage. Inside a running
     event loop (Jupyter, FastAPI, async code) use `await lw.arun(...)` instead."""
     try:

@@ -26,7 +26,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from .blocks import TextBlock, ToolResultBlock, ToolUseBlock, WireMessage, text_of, tool_uses
+from .blocks import (
+    Prompt,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    WireMessage,
+    prompt_text,
+    text_of,
+    tool_uses,
+)
 from .context import (
     DEFAULT_KEEP_TURNS,
     AutoCompactor,
@@ -573,7 +582,7 @@ class Run:
         s.usage.add(sub.state.usage)
         s.api_seconds += sub.state.api_seconds
 
-    def messages(self, prompt: str) -> AsyncGenerator[Message, None]:
+    def messages(self, prompt: Prompt) -> AsyncGenerator[Message, None]:
         """query() on this Run (built already: assemble.build_run)."""
         return run_query(self, prompt)
 
@@ -672,23 +681,24 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             return
 
 
-def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
+def run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
     """query() on a Run already built (assemble.build_run), inside its telemetry span."""
     return run.obs.run(run, _run_query(run, prompt))
 
 
-async def _run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
+async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
+    text = prompt_text(prompt)  # what hooks and mentions read (the blocks are in h already)
     d = run.deps
     control = d.control
     try:
         await run.open_mcp()  # servers start together before the first call; they end in `finally`
         d = run.deps
         yield run.persist(run.init_message())
-        blocked = await run.start_hooks(prompt)
+        blocked = await run.start_hooks(text)
         for m in run.hook_messages():
             yield run.persist(m)
         if blocked is None and d.options.file_mentions and run.is_top:
-            await run.include_mentions(prompt)  # `@file`s, gated as Reads (mentions.py)
+            await run.include_mentions(text)  # `@file`s, gated as Reads (mentions.py)
         run.persist_prompt()  # before the first model call: a crash from here on can be resumed
         if blocked is not None:
             yield run.persist(run.result("error_during_execution", error=f"prompt blocked by a UserPromptSubmit hook: {blocked}"))
