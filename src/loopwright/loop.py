@@ -65,13 +65,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("loopwright.loop")
 
-CUT_OFF = (
-    "Not run: your response hit max_tokens before this tool call was complete, so its input "
-    "may be cut off. Re-issue the call (split large inputs if needed)."
-)
 
 
 MAX_STOP_CONTINUATIONS = 3
+# A final answer cut off at max_tokens is continued by a reminder turn, at most this many times;
+# the answer is then the parts joined. Still cut off after that: error_during_execution, never success.
+MAX_OUTPUT_CONTINUATIONS = 3
+OUTPUT_REMINDER = ("Your previous response was cut off at the output token limit (max_tokens). Continue it exactly "
+                   "where it stopped, without repeating anything you already wrote.")
 
 
 class RunError(Exception):
@@ -140,6 +141,8 @@ class RunState:
     started: float = field(default_factory=time.perf_counter)
     last_stop: str | None = None
     stop_continuations: int = 0
+    cut_off_text: list[str] = field(default_factory=list)  # the parts of an answer cut off at max_tokens
+    output_continuations: int = 0
 
 
 class Run:
@@ -163,7 +166,7 @@ class Run:
                     and (price_for(name, prices or None) or price_for(name)) is None):
                 raise ValueError(
                     f"max_budget_usd is set but the price of model {name!r} is unknown, so the "
-                    "budget could not be kept: give its price (AgentOptions(prices={...}) in Python) "
+                    "budget could not be kept: give its price (--price MODEL=IN,OUT, or AgentOptions(prices={...}) in Python) "
                     "or run without a budget (no --max-budget-usd)"
                 )
         cwd = Path(options.cwd or ".").resolve()
@@ -351,27 +354,31 @@ class Run:
             if not task.done():
                 task.cancel()
 
-    def _cost(self, a: ModelResponse) -> float:
-        d = self.deps
+    def _cost(self, a: ModelResponse) -> float | None:
+        """The call's cost (the one formula: catalog.cost_of), None when the model's price is unknown:
+        such a call counts 0 and the result says its price is unknown."""
         if a.cost_usd is not None:
             return a.cost_usd
-        return cost_of(a.usage, a.model, d.prices) or cost_of(a.usage, d.model.name, d.prices) or 0.0
+        d = self.deps
+        own = cost_of(a.usage, a.model, d.prices) if a.model else None
+        return own if own is not None else cost_of(a.usage, d.model.name, d.prices)
 
     def charge(self, a: ModelResponse) -> None:
         s = self.state
         s.calls += 1
         u = a.usage
         s.usage.add(u)
+        cost = self._cost(a)
         s.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
-                                  u.cache_read_input_tokens, self._cost(a), a.model))
+                                  u.cache_read_input_tokens, cost or 0.0, a.model or self.deps.model.name,
+                                  price_known=cost is not None))
         s.last_stop = a.stop_reason
 
     async def execute(self, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
         """Step 4: one result per tool_use, in order, then any queued user text."""
         control, executor = self.deps.control, self.deps.executor
-        if a.stop_reason == "max_tokens":  # inputs may be truncated: run none of them
-            outcome = TurnOutcome([ToolResultBlock(u.id, CUT_OFF, True) for u in uses])
-        elif control is None:
+        self.state.cut_off_text.clear()  # a cut-off answer went on with tool calls: not the final answer
+        if control is None:  # (a call cut off at max_tokens is answered with CUT_OFF: models/base.py)
             outcome = await executor.run(uses)
         elif control.interrupted:  # interrupted between the model call and its tools: run none
             outcome = TurnOutcome([ToolResultBlock(u.id, INTERRUPTED, True) for u in uses], interrupted=True)
@@ -401,7 +408,8 @@ class Run:
             num_turns=s.t,
             model_calls=s.calls,
             messages=list(s.h),
-            result=text_of(final.content) if final is not None and subtype == "success" else error,
+            result="".join([*s.cut_off_text, text_of(final.content)]) if final is not None and subtype == "success"
+            else error,
             stop_reason=s.last_stop,
             total_cost_usd=s.budget.spent_usd,
             usage=s.usage,
@@ -444,6 +452,20 @@ class Run:
             return self.result("error_max_structured_output_retries",
                                error=f"the model answered without calling {TOOL_NAME} ({s.failures} times)")
         self.state.h.append({"role": "user", "content": [{"type": "text", "text": REMINDER}]})
+        self.persist_user()
+        return None
+
+    def output_reminder(self, a: ModelResponse) -> ResultMessage | None:
+        """A final answer cut off at max_tokens: a reminder turn asks for the rest (bounded, counted
+        in model_calls like every call), or the run ends with the error saying what to raise."""
+        s = self.state
+        if s.output_continuations >= MAX_OUTPUT_CONTINUATIONS:
+            return self.result("error_during_execution", error=(
+                f"the answer was cut off at max_tokens {s.output_continuations + 1} times ({s.output_continuations} "
+                "continuations asked for): raise --max-tokens (AgentOptions.max_tokens) or ask for a shorter answer"))
+        s.output_continuations += 1
+        s.cut_off_text.append(text_of(a.content))
+        s.h.append({"role": "user", "content": [{"type": "text", "text": OUTPUT_REMINDER}]})
         self.persist_user()
         return None
 
@@ -575,7 +597,7 @@ class Run:
         if response is not None:
             # The summarizing call counts in usage and cost, not in the loop's calls (context.py).
             s.usage.add(response.usage)
-            s.budget.spent_usd += self._cost(response)
+            s.budget.spent_usd += self._cost(response) or 0.0
             try:
                 result = finish(s.h, cut, response, self.deps.prices or None)
             except CompactError as e:
@@ -716,6 +738,12 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         uses = tool_uses(a.content)
         if not uses:                                                # 2. done: h·a
             s.h.append({"role": "assistant", "content": [b.to_wire() for b in a.content]})
+            if a.stop_reason == "max_tokens":                       #    (cut off: a reminder turn asks
+                stop = run.output_reminder(a)                       #     for the rest, bounded)
+                if stop is not None:
+                    yield stop
+                    return
+                continue
             if run.structured is not None:                          #    (owed a structured answer:
                 stop = run.structured_reminder()                    #     a reminder turn, bounded)
                 if stop is not None:

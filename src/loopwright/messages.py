@@ -198,7 +198,14 @@ class ResultMessage:
             m["cacheCreationInputTokens"] += c.cache_creation_input_tokens
             m["costUSD"] += c.cost_usd
             m["calls"] += 1
+            if not c.price_known:
+                m["priceUnknown"] = True  # costUSD is 0 for want of a price, not because it was free
         return out
+
+    @property
+    def unpriced_models(self) -> list[str]:
+        """Models whose calls were counted at 0 USD because their price is unknown (give --price)."""
+        return sorted({c.model for c in [*self.call_usage, *self.subagent_call_usage] if not c.price_known})
 
     def to_json(self) -> dict[str, Any]:
         """The JSON result object of `--output-format json` (Claude Code's field names)."""
@@ -218,6 +225,7 @@ class ResultMessage:
             "total_cost_usd": self.total_cost_usd,
             "usage": self.usage.to_json(),
             "modelUsage": self.model_usage,
+            **({"price_unknown": self.unpriced_models} if self.unpriced_models else {}),
             "permission_denials": self.permission_denials,
             "errors": self.errors,
             **({"structured_output": _jsonable(self.structured_output)} if self.structured_output is not None else {}),

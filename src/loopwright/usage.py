@@ -101,6 +101,7 @@ class CallUsage:
     cache_read_input_tokens: int
     cost_usd: float
     model: str = ""
+    price_known: bool = True  # False: no price for `model` (cost_usd counts 0; give one with --price)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -110,6 +111,7 @@ class CallUsage:
             "cache_read_input_tokens": self.cache_read_input_tokens,
             "cost_usd": self.cost_usd,
             "model": self.model,
+            **({} if self.price_known else {"price_known": False}),
         }
 
 

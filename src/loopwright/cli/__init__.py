@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="which settings files to read: comma-separated user, project, local ('' for none)")
     p.add_argument("--context-window", type=int, metavar="N",
                    help="the model's context window W in tokens (compaction and the forecast use it)")
+    p.add_argument("--max-tokens", type=int, metavar="N",
+                   help="the output limit of each model call (default: the model catalog's for the model)")
     p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT[,CACHE_WRITE,CACHE_READ]",
                    help="a model's price in USD per million tokens (repeatable), e.g. for --max-budget-usd "
                         "on a model outside the price table")

@@ -150,6 +150,13 @@ def parse_prices(values: list[str]) -> dict[str, Price]:
     return out
 
 
+def positive(flag: str, n: int | None) -> int | None:
+    """A flag's positive number of tokens, checked."""
+    if n is not None and n <= 0:
+        raise UsageError(f"{flag} must be a positive number of tokens, got {n}")
+    return n
+
+
 def context_window(n: int | None) -> int | None:
     """`--context-window N`, checked."""
     if n is not None and n <= 0:
@@ -269,6 +276,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         output_format=output_format(getattr(args, "json_schema", None)),
         prices=parse_prices(getattr(args, "price", None) or []) or None,
         context_window=context_window(getattr(args, "context_window", None)),
+        max_tokens=positive("--max-tokens", getattr(args, "max_tokens", None)),
         effort=getattr(args, "effort", None),
         thinking=thinking(getattr(args, "thinking", None)),
         fallback_model=fallback_models(getattr(args, "fallback_model", None), model, args.base_url),

@@ -396,7 +396,8 @@ class ScriptedServer:
     usage?, delay?}, or an exception instance answered as an API error), a function of
     the Anthropic-shaped history, or a ScriptedModel. `strict` answers 400 like the
     real API to a history that breaks Inv or has more than 4 cache breakpoints. `log`
-    is called with one line per request."""
+    is called with one line per request. `reply_model`: the model name every answer carries
+    (as llama-server answers with its model file's path), instead of the one asked for."""
 
     def __init__(
         self,
@@ -410,6 +411,7 @@ class ScriptedServer:
         side_reply: str = "ok",
         is_loop_call: Callable[[dict[str, Any]], bool] | None = None,
         log: Callable[[str], None] | None = None,
+        reply_model: str | None = None,
     ) -> None:
         if host not in LOOPBACK_HOSTS:
             raise ValueError(f"ScriptedServer binds only to loopback, not {host!r}")
@@ -425,6 +427,7 @@ class ScriptedServer:
         self.host = host
         self.port = port
         self.model_name = model
+        self.reply_model = reply_model  # the model name answers carry (a local server's file path), else the asked
         self.cache = PromptCache(min_cache_tokens)
         self.strict = strict
         self.side_reply = side_reply
@@ -850,7 +853,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.no_stream:
             streaming = False  # answered whole, as if the request had not asked for a stream
         usage = self._usage(body, openai, explicit, content)
-        model = str(body.get("model") or srv.model_name)
+        model = str(srv.reply_model or body.get("model") or srv.model_name)
         stream_fault = fault is not None and (fault.drop_after is not None or fault.malformed_sse or fault.no_stop
                                               or fault.stream_error or fault.bad_tool_json or fault.truncated_line)
         if not streaming:
