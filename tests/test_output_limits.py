@@ -48,7 +48,7 @@ def test_agent_options_max_tokens_reaches_a_string_model_and_is_checked() -> Non
     from loopwright.options import model_for
 
     m = model_for(lw.AgentOptions(model="openai:smollm2", base_url="http://127.0.0.1:9/v1", max_tokens=5))
-    assert getattr(m, "max_tokens") == 5
+    assert m.max_tokens == 5
     for bad in (0, -1, True, 2.5):
         with pytest.raises(ValueError, match="max_tokens must be a positive integer"):
             lw.AgentOptions(max_tokens=bad)  # type: ignore[arg-type]

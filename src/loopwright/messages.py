@@ -108,7 +108,8 @@ SystemData: TypeAlias = (InitData | ApiRetryData | CompactBoundaryData | Compact
 @dataclass(slots=True)
 class SystemMessage:
     """A session event: `init`, `api_retry`, `compact_boundary`, `compact_error`, `hook_error`,
-    `hook_message`, `model_fallback`. `data` has the shape of the subtype's TypedDict above (InitData, ...)."""
+    `hook_message`, `model_fallback`, `context_window` (W as a server told it: {context_window,
+    source: "server" | "error", ...}). `data` has the shape of the subtype's TypedDict above (InitData, ...)."""
 
     subtype: str
     data: dict[str, Any] = field(default_factory=dict)

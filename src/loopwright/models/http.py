@@ -196,6 +196,30 @@ class HTTPModel:
             return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         return _system_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
 
+    async def probe(self, method: str, url: str, body: dict[str, Any] | None = None,
+                    timeout: float = 3.0) -> Any:
+        """One short side request to the server (window discovery, models/window.py): its JSON
+        answer, or None on any failure (an error status, no JSON, no answer in `timeout` s)."""
+        if self.sdk_client is not None or not url.startswith(("http://", "https://")):
+            return None
+        import httpcore2
+
+        data = json.dumps(body).encode() if body is not None else b""
+        try:
+            pool = self._client()  # this provider's pool and headers (same host: the base URL's)
+            headers = [(k.encode(), v.encode()) for k, v in self._headers.items() if k != "accept"]
+            headers += [(b"accept", b"application/json"), (b"content-length", str(len(data)).encode())]
+            request = httpcore2.Request(method, url, content=data, headers=headers, extensions={
+                "timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}})
+            response = _Response(await asyncio.wait_for(pool.handle_async_request(request), timeout))
+            try:
+                raw = await asyncio.wait_for(response.aread(), timeout)
+            finally:
+                await response.aclose()
+        except Exception:  # noqa: BLE001 - a probe that fails tells nothing: the caller goes on without it
+            return None
+        return _json_or_text(raw) if response.status_code < 300 else None
+
     async def aclose(self) -> None:
         """Close this loop's connection pool. Left to the garbage collector, a client of a
         finished asyncio.run() is closed on the next run's loop, which fails ("Event loop is

@@ -89,6 +89,8 @@ class OpenAICompatModel(HTTPModel):
         if self.api_key is None and self.base_url:
             self.api_key = "none"
         self.stream_usage = stream_usage
+        # a server of the user's own (not OpenAI's): its window is asked before the first call (models/window.py)
+        self.discovers_window = bool(self.base_url) and "api.openai.com" not in str(self.base_url)
         self._tools_key: tuple[Any, int] | None = None
         self._tools_built: list[dict[str, Any]] = []
 

@@ -69,6 +69,41 @@ ANTHROPIC_ERROR_TYPES = {
     413: "request_too_large", 429: "rate_limit_error", 500: "api_error", 502: "api_error",
     503: "api_error", 504: "timeout_error", 529: "overloaded_error",
 }
+WINDOW_STYLES = ("openai", "vllm", "llamacpp")
+
+
+def overflow_error(kind: str, style: str, window: int, prompt: int, completion: int) -> dict[str, Any] | None:
+    """The 400 body each server answers to a prompt over its window W (None: it fits). `kind`:
+    messages | chat | responses; `style` says whose chat completions server this is."""
+    if kind == "messages":
+        if prompt <= window:
+            return None
+        return {"type": "error", "error": {"type": "invalid_request_error",
+                                           "message": f"prompt is too long: {prompt} tokens > {window} maximum"}}
+    if kind == "responses":
+        if prompt <= window:
+            return None
+        return {"error": {"message": "Your input exceeds the context window of this model. Please adjust your input "
+                                     "and try again.", "type": "invalid_request_error", "param": "input",
+                          "code": "context_length_exceeded"}}
+    if style == "vllm":
+        if prompt + completion <= window:
+            return None
+        return {"object": "error", "message": f"This model's maximum context length is {window} tokens. However, you "
+                f"requested {prompt + completion} tokens ({prompt} in the messages, {completion} in the completion). "
+                "Please reduce the length of the messages or completion.", "type": "BadRequestError", "param": None,
+                "code": 400}
+    if prompt <= window:
+        return None
+    if style == "llamacpp":
+        return {"error": {"code": 400, "message": f"request ({prompt} tokens) exceeds the available context size "
+                          f"({window} tokens), try increasing it", "type": "exceed_context_size_error",
+                          "n_prompt_tokens": prompt, "n_ctx": window}}
+    return {"error": {"message": f"This model's maximum context length is {window} tokens. However, your messages "
+                      f"resulted in {prompt} tokens. Please reduce the length of the messages.",
+                      "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}
+
+
 STOP_TO_FINISH = {
     "end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length", "stop_sequence": "stop",
     "refusal": "content_filter", "pause_turn": "stop", "model_context_window_exceeded": "length",
@@ -397,7 +432,11 @@ class ScriptedServer:
     the Anthropic-shaped history, or a ScriptedModel. `strict` answers 400 like the
     real API to a history that breaks Inv or has more than 4 cache breakpoints. `log`
     is called with one line per request. `reply_model`: the model name every answer carries
-    (as llama-server answers with its model file's path), instead of the one asked for."""
+    (as llama-server answers with its model file's path), instead of the one asked for.
+    `window`: the context window W, enforced as the real servers do: a request whose prompt
+    (estimated) is over W gets a 400 in that API's own words; on /v1/chat/completions in the
+    words of `window_style` ("openai", "vllm": prompt + max_tokens > W, "llamacpp"); `/props`
+    (llamacpp) and `/v1/models` (vllm: max_model_len) then tell W, as those servers do."""
 
     def __init__(
         self,
@@ -412,6 +451,8 @@ class ScriptedServer:
         is_loop_call: Callable[[dict[str, Any]], bool] | None = None,
         log: Callable[[str], None] | None = None,
         reply_model: str | None = None,
+        window: int | None = None,
+        window_style: str = "openai",
     ) -> None:
         if host not in LOOPBACK_HOSTS:
             raise ValueError(f"ScriptedServer binds only to loopback, not {host!r}")
@@ -428,6 +469,10 @@ class ScriptedServer:
         self.port = port
         self.model_name = model
         self.reply_model = reply_model  # the model name answers carry (a local server's file path), else the asked
+        if window_style not in WINDOW_STYLES:
+            raise ValueError(f"window_style must be one of {', '.join(WINDOW_STYLES)}, not {window_style!r}")
+        self.window = window
+        self.window_style = window_style
         self.cache = PromptCache(min_cache_tokens)
         self.strict = strict
         self.side_reply = side_reply
@@ -687,13 +732,19 @@ class _Handler(BaseHTTPRequestHandler):
         srv = self.server_obj
         path = self.path.split("?")[0].rstrip("/")
         kind = "models" if path in ("/v1/models", "/models") else "health" if path == "" else "other"
+        if path == "/props" and srv.window is not None and srv.window_style == "llamacpp":
+            kind = "props"
         rec = RecordedRequest(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, None, b"", kind)
         srv._record(rec)
         try:
             if kind == "models":
-                self._send_json(200, {"object": "list", "data": [
-                    {"id": srv.model_name, "type": "model", "object": "model", "display_name": srv.model_name}],
-                    "has_more": False})
+                entry: dict[str, Any] = {"id": srv.model_name, "type": "model", "object": "model",
+                                         "display_name": srv.model_name}
+                if srv.window is not None and srv.window_style == "vllm":
+                    entry["max_model_len"] = srv.window
+                self._send_json(200, {"object": "list", "data": [entry], "has_more": False})
+            elif kind == "props":
+                self._send_json(200, {"default_generation_settings": {"n_ctx": srv.window}, "total_slots": 1})
             elif kind == "health":
                 self._send_json(200, {"ok": True})
             else:
@@ -760,6 +811,15 @@ class _Handler(BaseHTTPRequestHandler):
             rec.status = 400
             self._error(400, problem, openai=openai)
             return
+        if srv.window is not None:  # the window, as each server enforces it (before anything else)
+            segs = [system, tools, history]
+            mt = body.get("max_tokens", body.get("max_completion_tokens", body.get("max_output_tokens")))
+            over = overflow_error(rec.kind, srv.window_style, srv.window, sum(estimate_tokens(x) for x in segs if x),
+                                  mt if isinstance(mt, int) else 0)
+            if over is not None:
+                rec.status = 400
+                self._send_json(400, over)
+                return
         rec.loop_call = srv._classify(body)
         streaming = bool(body.get("stream"))
         if not rec.loop_call:
