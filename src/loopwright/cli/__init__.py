@@ -39,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"loopwright {__version__}")
     p.add_argument("-p", "--print", dest="prompt", nargs="?", const="-", default=None,
                    help="run headless on PROMPT (or on stdin when PROMPT is omitted or '-')")
-    p.add_argument("--model", help="claude-... | openai:<model> | scripted:<file.json> (default: $LOOPWRIGHT_MODEL)")
+    p.add_argument("--model", help="claude-... | openai:<model> | responses:<model> | scripted:<file.json> "
+                                        "(default: $LOOPWRIGHT_MODEL)")
     p.add_argument("--base-url", help="API base URL (Anthropic or OpenAI-compatible server)")
     p.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
     p.add_argument("--max-turns", type=int, help="limit on tool-use turns T (seed Def 3.1: at most T+1 model calls)")

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE = 0, 1, 2
 
 # Model specs resolve_model understands. A bare name must be an Anthropic model id.
-MODEL_PREFIXES = ("scripted:", "openai:", "anthropic:")
+MODEL_PREFIXES = ("scripted:", "openai:", "responses:", "anthropic:")
 SCRIPTED_HINT = "or use --model scripted:FILE.json to run a scripted model with no provider"
 
 
@@ -100,10 +100,11 @@ def check_model(spec: str, base_url: str | None) -> None:
     if ":" in spec.split("/", 1)[0] and not spec.startswith(MODEL_PREFIXES):
         provider = spec.split(":", 1)[0]
         raise UsageError(f"unknown model provider {provider!r} in --model {spec}: use claude-<model>, "
-                         "openai:<model> or scripted:FILE.json")
-    if spec.startswith("openai:"):
-        if not spec.removeprefix("openai:"):
-            raise UsageError("--model openai: needs a model name, e.g. --model openai:gpt-4o")
+                         "openai:<model>, responses:<model> or scripted:FILE.json")
+    if spec.startswith(("openai:", "responses:")):
+        prefix = spec.split(":", 1)[0]
+        if not spec.removeprefix(prefix + ":"):
+            raise UsageError(f"--model {prefix}: needs a model name, e.g. --model {prefix}:gpt-5")
         if not base_url and not os.environ.get("OPENAI_BASE_URL") and not os.environ.get("OPENAI_API_KEY"):
             raise UsageError(f"no API key for {spec}: set OPENAI_API_KEY (or pass --base-url of an "
                              f"OpenAI-compatible server), {SCRIPTED_HINT}")

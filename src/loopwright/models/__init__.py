@@ -41,12 +41,16 @@ def check_model_spec(spec: str, field: str = "model") -> None:
         if not spec.removeprefix("openai:"):
             raise ValueError(f"{field}='openai:' needs a model name, e.g. {field}='openai:gpt-4o'")
         return
+    if spec.startswith("responses:"):
+        if not spec.removeprefix("responses:"):
+            raise ValueError(f"{field}='responses:' needs a model name, e.g. {field}='responses:gpt-5'")
+        return
     name = spec.removeprefix("anthropic:")
     if not name:
         raise ValueError(f"{field}='anthropic:' needs a model id, e.g. {field}='anthropic:claude-sonnet-5-5'")
     if ":" in spec.split("/", 1)[0] and not spec.startswith("anthropic:"):
         raise ValueError(f"unknown model provider {spec.split(':', 1)[0]!r} in {field}={spec!r}: use "
-                         "'claude-<model>' (Anthropic), 'openai:<model>' or 'scripted:FILE.json'")
+                         "'claude-<model>' (Anthropic), 'openai:<model>', 'responses:<model>' or 'scripted:FILE.json'")
     if not spec.startswith("anthropic:") and not name.startswith("claude"):
         raise ValueError(f"{field}={spec!r} names no provider: write {field}='openai:{spec}' for an OpenAI(-compatible) "
                          f"model, {field}='anthropic:{spec}' for an Anthropic model id, or pass a Model instance")
@@ -56,7 +60,8 @@ def resolve_model(spec: str | Model | None = None, *, base_url: str | None = Non
                   max_retries: int = 4, max_tokens: int | None = None, include_partial_messages: bool = False,
                   prompt_caching: bool = True) -> Model:
     """A Model instance passes through; a string picks the provider:
-    `scripted:<file.json>`, `openai:<model>`, or an Anthropic model id (`claude-...`).
+    `scripted:<file.json>`, `openai:<model>` (chat completions), `responses:<model>` (OpenAI's
+    Responses API), or an Anthropic model id (`claude-...`).
     None: $LOOPWRIGHT_MODEL, else DEFAULT_MODEL."""
     if spec is None:
         spec = os.environ.get("LOOPWRIGHT_MODEL", DEFAULT_MODEL)
@@ -64,6 +69,12 @@ def resolve_model(spec: str | Model | None = None, *, base_url: str | None = Non
         return spec
     if spec.startswith("scripted:"):
         return ScriptedModel(load_script(spec.removeprefix("scripted:")), name="scripted")
+    if spec.startswith("responses:"):  # OpenAI's Responses API (/v1/responses), on the OpenAI-compatible base URL
+        from .openai_responses import OpenAIResponsesModel
+
+        return OpenAIResponsesModel(spec.removeprefix("responses:"), base_url=base_url, api_key=api_key,
+                                    max_retries=max_retries, max_tokens=max_tokens,
+                                    include_partial_messages=include_partial_messages)
     if spec.startswith("openai:"):
         from .openai_compat import OpenAICompatModel
 

@@ -78,13 +78,13 @@ PRICES: dict[str, Price] = {k: e.price for k, e in CATALOG.items() if e.price is
 
 
 def normalize(model: str) -> str:
-    """The id as the table spells it: lower case, no provider prefix ("anthropic:", "openai:",
+    """The id as the table spells it: lower case, no provider prefix ("anthropic:", "openai:", "responses:",
     "anthropic/", Bedrock's "us.anthropic."), Claude's dots and Vertex's "@" as dashes."""
     key = model.strip().lower()
     i = key.find("claude")
     if i >= 0:
         return key[i:].replace(".", "-").replace("@", "-")
-    for prefix in ("openai:", "anthropic:", "openai/"):
+    for prefix in ("openai:", "responses:", "anthropic:", "openai/"):
         key = key.removeprefix(prefix)
     return key
 

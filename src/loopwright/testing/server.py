@@ -15,12 +15,14 @@ purpose when told to.
 
 Endpoints: POST /v1/messages (stream or not), POST /v1/messages/count_tokens,
 POST /v1/chat/completions (stream or not, with the usage chunk when
-stream_options.include_usage), GET /v1/models, HEAD/GET / (health).
+stream_options.include_usage), POST /v1/responses (OpenAI's Responses API, stream or not:
+testing/responses_wire.py), GET /v1/models, HEAD/GET / (health), and with a `window`,
+GET /props (llama.cpp's).
 
 Which requests consume script turns (the "loop calls"). Clients such as Claude Code
 also send side requests: token counts, a quota probe with max_tokens 1, title or
 topic requests without tools. The rule, in order:
-  1. only POST /v1/messages and /v1/chat/completions can be loop calls;
+  1. only POST /v1/messages, /v1/chat/completions and /v1/responses can be loop calls;
   2. max_tokens <= 1 is a probe: answered with a short canned text, no turn;
   3. a request without tools, once a request with tools has been seen, is a side
      request (canned text, no turn); before any request with tools every request is
@@ -61,6 +63,7 @@ from ..invariant import InvariantViolation, check
 from ..models.base import ModelError, ModelRequest, ModelResponse, complete
 from ..models.scripted import ScriptedModel
 from ..usage import Usage
+from .responses_wire import response_events, response_object, responses_to_anthropic
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 ANTHROPIC_ERROR_TYPES = {
@@ -538,6 +541,8 @@ class ScriptedServer:
         for r in self.loop_requests:
             if r.kind == "chat":
                 out.append(openai_to_anthropic(r.body.get("messages") or [])[1])
+            elif r.kind == "responses":
+                out.append(responses_to_anthropic(r.body)[1])
             else:
                 out.append(r.body.get("messages") or [])
         return out
@@ -547,7 +552,7 @@ class ScriptedServer:
     def _classify(self, body: dict[str, Any]) -> bool:
         if self.is_loop_call is not None:
             return bool(self.is_loop_call(body))
-        mt = body.get("max_tokens", body.get("max_completion_tokens"))
+        mt = body.get("max_tokens", body.get("max_completion_tokens", body.get("max_output_tokens")))
         if isinstance(mt, int) and mt <= 1:
             return False
         with self._lock:
@@ -771,11 +776,13 @@ class _Handler(BaseHTTPRequestHandler):
             kind = "messages"
         elif path.endswith("/chat/completions"):
             kind = "chat"
+        elif path.endswith("/responses"):
+            kind = "responses"
         else:
             kind = "other"
         rec = RecordedRequest("POST", self.path, headers, body, raw, kind, client_port=self.client_address[1])
         srv._record(rec)
-        openai = kind == "chat"
+        openai = kind in ("chat", "responses")  # OpenAI's error shape
         try:
             if kind == "other":
                 rec.status = 404
@@ -797,7 +804,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _model_call(self, rec: RecordedRequest, body: dict[str, Any], openai: bool) -> None:
         srv = self.server_obj
-        if openai:
+        if rec.kind == "responses":
+            system, history, tools = responses_to_anthropic(body)
+            body = {**body, "messages": history}  # (the checks below read the history there)
+        elif openai:
             system, history = openai_to_anthropic(body.get("messages") or [])
             tools = openai_tools_to_anthropic(body.get("tools") or [])
         else:
@@ -898,7 +908,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "cache_creation": {"ephemeral_5m_input_tokens": u.cache_creation_input_tokens - u.cache_creation_1h_input_tokens,
                                        "ephemeral_1h_input_tokens": u.cache_creation_1h_input_tokens}}
         if openai:
-            segs: list[Any] = list(body.get("tools") or []) + list(body.get("messages") or [])
+            segs: list[Any] = list(body.get("tools") or []) + list(body.get("input") or body.get("messages") or [])
             total, cached = self.server_obj.cache.auto_usage(segs)
             return {"input_tokens": total - cached, "cache_read_input_tokens": cached,
                     "cache_creation_input_tokens": 0, "output_tokens": out_tokens}
@@ -916,18 +926,25 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(srv.reply_model or body.get("model") or srv.model_name)
         stream_fault = fault is not None and (fault.drop_after is not None or fault.malformed_sse or fault.no_stop
                                               or fault.stream_error or fault.bad_tool_json or fault.truncated_line)
+        responses = rec.kind == "responses"
         if not streaming:
             if stream_fault:  # a broken non-streaming answer: cut the connection
                 rec.status = 0
                 self._drop()
                 return False
-            obj = _openai_message(model, content, stop, usage) if openai else {
+            obj = response_object(model, content, stop, usage) if responses else _openai_message(
+                model, content, stop, usage) if openai else {
                 "id": "msg_" + uuid.uuid4().hex[:24], "type": "message", "role": "assistant", "model": model,
                 "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage}
             self._send_json(200, obj)
             return True
-        events = (_openai_chunks(model, content, stop, usage, body, fault) if openai
-                  else _anthropic_events(model, content, stop, usage, fault))
+        if responses:
+            events = [_sse(name, data) for name, data in response_events(
+                model, content, stop, usage, fault.stream_error if fault else None, fault.message if fault else None,
+                bool(fault and fault.malformed_sse), bool(fault and fault.no_stop), bool(fault and fault.bad_tool_json))]
+        else:
+            events = (_openai_chunks(model, content, stop, usage, body, fault) if openai
+                      else _anthropic_events(model, content, stop, usage, fault))
         if fault is not None and fault.unknown_event:  # after the first event, as a new API version might
             events.insert(1, _sse("future_event", {"type": "future_event", "note": "not known to clients yet"}) if not openai
                           else _sse(None, {"object": "future.event", "note": "not known to clients yet"}))
