@@ -182,26 +182,7 @@ def to_responses_input(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
         content = m.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
         if m.get("role") == "assistant":
-            texts: list[str] = []
-
-            def flush() -> None:
-                if texts:
-                    out.append({"type": "message", "role": "assistant",
-                                "content": [{"type": "output_text", "text": "".join(texts)}]})
-                    texts.clear()
-
-            for b in blocks:
-                t = b.get("type") if isinstance(b, dict) else None
-                if t == "text":
-                    texts.append(str(b.get("text", "")))
-                elif t == "tool_use":
-                    flush()
-                    out.append({"type": "function_call", "call_id": b.get("id"), "name": b.get("name"),
-                                "arguments": json.dumps(b.get("input") or {}, ensure_ascii=False)})
-                elif t == REASONING and isinstance(item := b.get("item"), dict):
-                    flush()
-                    out.append(item)  # verbatim
-            flush()
+            out.extend(_assistant_items(blocks))
             continue
         parts: list[dict[str, Any]] = []
         for b in blocks:
@@ -218,4 +199,26 @@ def to_responses_input(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     parts.append({"type": "input_image", "image_url": str(img["image_url"]["url"])})
         if parts:
             out.append({"type": "message", "role": "user", "content": parts})
+    return out
+
+
+def _assistant_items(blocks: list[Any]) -> list[dict[str, Any]]:
+    """An assistant message's blocks as items, in order (consecutive texts as one message item)."""
+    out: list[dict[str, Any]] = []
+    texts: list[str] = []
+    b: Any
+    for b in [*blocks, None]:
+        t = b.get("type") if isinstance(b, dict) else None
+        if t == "text":
+            texts.append(str(b.get("text", "")))
+            continue
+        if texts:
+            out.append({"type": "message", "role": "assistant",
+                        "content": [{"type": "output_text", "text": "".join(texts)}]})
+            texts = []
+        if t == "tool_use":
+            out.append({"type": "function_call", "call_id": b.get("id"), "name": b.get("name"),
+                        "arguments": json.dumps(b.get("input") or {}, ensure_ascii=False)})
+        elif t == REASONING and isinstance(item := b.get("item"), dict):
+            out.append(item)  # verbatim
     return out
