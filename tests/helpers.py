@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,26 @@ async def collect_async(prompt: str, options: AgentOptions, **kw: Any) -> list[A
 def collect(prompt: str, options: AgentOptions, **kw: Any) -> list[Any]:
     """`collect_async` on a fresh event loop."""
     return asyncio.run(collect_async(prompt, options, **kw))
+
+
+async def interrupted(prompt: str, options: AgentOptions, ready: Callable[[], Awaitable[Any]]) -> Any:
+    """Run a query under a RunControl, interrupt it once `ready()` returns, and give its last
+    message (the ResultMessage)."""
+    from loopwright.loop import RunControl
+
+    control = RunControl()
+    last: Any = None
+
+    async def consume() -> None:
+        nonlocal last
+        async for m in query(prompt, options, control=control):
+            last = m
+
+    task = asyncio.ensure_future(consume())
+    await ready()
+    control.interrupt()
+    await asyncio.wait_for(task, 30)
+    return last
 
 
 def loopwright_cmd() -> list[str]:

@@ -42,7 +42,8 @@ BAD_OPTIONS: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"disallowed_tools": "Bash(rm *)"}, TypeError, r"disallowed_tools=\['Bash\(rm \*\)'\]"),
     ({"disallowed_tools": [1]}, TypeError, "disallowed_tools must hold rule strings"),
     ({"tools": NOOP}, TypeError, r"tools must be a list .*tools=\[noop\]"),
-    ({"tools": ["Read", "Bash"]}, TypeError, r"not names such as 'Read'.*default_tools\(\).*allowed_tools"),
+    # built-in tools may be named (the Agent SDK's tools=["Read", ...]); an unknown name is refused
+    ({"tools": ["Read", "Teleport"]}, ValueError, r"'Teleport' is not a built-in tool.*allowed_tools"),
     ({"hooks": {"PreToolUse": _hook}}, TypeError, r"hooks\['PreToolUse'\] must be a list of HookMatcher"),
     ({"max_budget_usd": "1"}, TypeError, "max_budget_usd must be a number"),
     ({"model": 123}, TypeError, "model must be a model string"),

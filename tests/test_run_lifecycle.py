@@ -15,7 +15,7 @@ from loopwright.invariant import holds
 from loopwright.sessions import get_session_messages
 from loopwright.tools.builtin import default_tools
 
-from helpers import text, use
+from helpers import interrupted, text, use
 
 
 def _alive(pid: int) -> bool:
@@ -102,19 +102,8 @@ def test_control_interrupt_still_ends_the_run_with_a_result() -> None:
         started = asyncio.Event()
         options = lw.AgentOptions(model=lw.ScriptedModel([[use("u1", "block")], [text("done")]]),
                                   tools=[_blocking_tool(started)])
-        control = lw.RunControl()
-        last: Any = None
-
-        async def consume() -> None:
-            nonlocal last
-            async for m in lw.query("go", options, control=control):
-                last = m
-
-        task = asyncio.ensure_future(consume())
-        await started.wait()
-        control.interrupt()
-        await task
-        return last
+        r: lw.ResultMessage = await interrupted("go", options, started.wait)
+        return r
 
     r = asyncio.run(main())
     assert r.subtype == "error_during_execution" and holds(r.messages)

@@ -127,7 +127,7 @@ def test_default_tools_are_fresh_and_complete() -> None:
     assert [t.name for t in a] == list(NAMES)
     assert all(x is not y for x, y in zip(a, b, strict=True))
     ro = {t.name for t in a if t.read_only}
-    assert ro == {"Read", "Glob", "Grep", "BashOutput", "TodoWrite"}
+    assert ro == {"Read", "Glob", "Grep", "BashOutput", "TodoWrite", "WebFetch", "WebSearch"}
     for t in a:
         assert t.input_schema["type"] == "object" and t.description
 

@@ -24,7 +24,12 @@ _EXPORTS: dict[str, str] = {
          "ToolUseBlock", "UnknownBlock"], "blocks"),
     "rewind_files": "checkpoints",
     "LoopwrightClient": "client",
-    "HookMatcher": "hooks", "Hooks": "hooks",
+    **dict.fromkeys(["CLIConnectionError", "CLINotFoundError", "LoopwrightError", "ProcessError"], "errors"),
+    **dict.fromkeys(
+        ["HookMatcher", "Hooks", "HookContext", "HookJSONOutput", "BaseHookInput", "PreToolUseHookInput",
+         "PostToolUseHookInput", "PostToolUseFailureHookInput", "UserPromptSubmitHookInput",
+         "SessionStartHookInput", "SessionEndHookInput", "StopHookInput", "SubagentStartHookInput",
+         "SubagentStopHookInput", "PreCompactHookInput"], "hooks"),
     "InvariantViolation": "invariant",
     "create_sdk_mcp_server": "mcp.inprocess",
     "RunControl": "loop", "arun": "loop", "query": "loop", "run": "loop",
@@ -32,7 +37,7 @@ _EXPORTS: dict[str, str] = {
         ["AssistantMessage", "Message", "ResultMessage", "StreamEvent", "SystemMessage", "UserMessage"], "messages"),
     **dict.fromkeys(["Model", "ModelError", "ModelRequest", "ModelResponse", "ScriptedModel"], "models"),
     "AgentOptions": "options",
-    "Allow": "permissions", "Deny": "permissions",
+    **dict.fromkeys(["Allow", "Deny", "PermissionResultAllow", "PermissionResultDeny"], "permissions"),
     "get_session_messages": "sessions", "list_sessions": "sessions",
     **dict.fromkeys(["Tool", "ToolContext", "ToolError", "ToolOutput", "tool"], "tools.base"),
     "default_tools": "tools.builtin",
@@ -67,8 +72,25 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the
     from .blocks import UnknownBlock as UnknownBlock
     from .checkpoints import rewind_files as rewind_files
     from .client import LoopwrightClient as LoopwrightClient
+    from .errors import CLIConnectionError as CLIConnectionError
+    from .errors import CLINotFoundError as CLINotFoundError
+    from .errors import LoopwrightError as LoopwrightError
+    from .errors import ProcessError as ProcessError
+    from .hooks import BaseHookInput as BaseHookInput
+    from .hooks import HookContext as HookContext
+    from .hooks import HookJSONOutput as HookJSONOutput
     from .hooks import HookMatcher as HookMatcher
     from .hooks import Hooks as Hooks
+    from .hooks import PostToolUseFailureHookInput as PostToolUseFailureHookInput
+    from .hooks import PostToolUseHookInput as PostToolUseHookInput
+    from .hooks import PreCompactHookInput as PreCompactHookInput
+    from .hooks import PreToolUseHookInput as PreToolUseHookInput
+    from .hooks import SessionEndHookInput as SessionEndHookInput
+    from .hooks import SessionStartHookInput as SessionStartHookInput
+    from .hooks import StopHookInput as StopHookInput
+    from .hooks import SubagentStartHookInput as SubagentStartHookInput
+    from .hooks import SubagentStopHookInput as SubagentStopHookInput
+    from .hooks import UserPromptSubmitHookInput as UserPromptSubmitHookInput
     from .invariant import InvariantViolation as InvariantViolation
     from .loop import RunControl as RunControl
     from .loop import arun as arun
@@ -91,6 +113,8 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the
     from .options import ToolPermissionContext as ToolPermissionContext
     from .permissions import Allow as Allow
     from .permissions import Deny as Deny
+    from .permissions import PermissionResultAllow as PermissionResultAllow
+    from .permissions import PermissionResultDeny as PermissionResultDeny
     from .sessions import get_session_messages as get_session_messages
     from .sessions import list_sessions as list_sessions
     from .tools.base import Tool as Tool

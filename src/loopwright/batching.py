@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .extras import MissingExtra, require
 from .messages import ResultMessage
 from .options import AgentOptions
 from .usage import SharedSpend
@@ -326,7 +327,7 @@ async def _attempt(spec: RunSpec, cwd: Path, spend: SharedSpend | None, attempt:
             sid = None
     options = dataclasses.replace(spec.options, cwd=str(cwd), resume=resume, session_id=sid)
     if spec.own_system_prompt and str(cwd) != spec.options.cwd:  # else the agent is told the original's path
-        from .cli.config import default_system_prompt
+        from .prompts import default_system_prompt
 
         options = dataclasses.replace(options, system_prompt=default_system_prompt(cwd, options.tools))
     prompt = RESUME_PROMPT if resume else spec.task.prompt
@@ -405,6 +406,7 @@ class RayExecutor:
     which alone writes RESULTS. A worker that dies has its task rerun by Ray (`retries`)."""
 
     def __init__(self, address: str | None = None, retries: int = 2, num_cpus: int | None = None) -> None:
+        require("loopwright batch --ray", "ray", "ray")
         import ray  # only here: Ray is an optional extra
 
         self.ray = ray
@@ -545,7 +547,7 @@ def task_options(base: AgentOptions, task: Task, own_system_prompt: bool = False
 
         over["sessions_dir"] = str(sessions_root())
     if own_system_prompt and "system_prompt" not in over:
-        from .cli.config import default_system_prompt
+        from .prompts import default_system_prompt
 
         over["system_prompt"] = default_system_prompt(Path(cwd), base.tools)
     return dataclasses.replace(base, cwd=cwd, persist_session=True, session_id=None, resume=None,
@@ -849,8 +851,8 @@ def batch_main(argv: Sequence[str]) -> int:
     try:
         ex = RayExecutor(None if args.ray == "local" else args.ray, retries=max(args.retries, 1)) \
             if args.ray and left else LocalExecutor()  # nothing left to run: no cluster to reach
-    except ImportError:
-        print("loopwright batch: --ray needs Ray: pip install 'loopwright[ray]'", file=sys.stderr)
+    except MissingExtra as e:
+        print(f"loopwright: {e}", file=sys.stderr)
         return 2
     progress = Progress()
 

@@ -14,12 +14,19 @@ is_error "Interrupted by user" result, so Inv holds and the conversation can go 
 `send(text)` queues a message the model reads right after the running tool calls finish, in
 the same turn (text blocks after the tool_results). Text sent when no tool turn follows is
 delivered with the next query.
+
+As the SDK's client: `query()` also takes an async iterable of user messages (each a run, in
+order); `receive_messages()` reads every message of every query until `disconnect()`, while
+`receive_response()` stops at each ResultMessage; `set_model()` and `set_permission_mode()`
+apply from the next query; `get_server_info()` tells the commands, agents and output style.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Generator
+import contextlib
+import os
+from collections.abc import AsyncIterable, AsyncIterator, Generator
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -27,10 +34,12 @@ from typing import Any
 
 from .blocks import WireMessage
 from .context import DEFAULT_KEEP_TURNS, CompactResult
+from .errors import CLIConnectionError, ProcessError
 from .loop import RunControl, query
 from .messages import Message, ResultMessage, SystemMessage
 from .models.base import Model
 from .options import AgentOptions, model_for
+from .permissions import PermissionMode
 
 
 class _Done:
@@ -41,7 +50,8 @@ class _Done:
         yield
 
 
-_END = object()
+_END = object()  # a run that ended without a ResultMessage
+_CLOSED = object()  # disconnect(): receive_messages() ends
 
 
 class LoopwrightClient:
@@ -58,7 +68,8 @@ class LoopwrightClient:
         self._connecting: asyncio.Future[Model] | None = None
         self._control: RunControl | None = None
         self._task: asyncio.Task[None] | None = None
-        self._queue: asyncio.Queue[Any] | None = None
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()  # every query's messages, in order
+        self._feeder: asyncio.Task[None] | None = None  # query(async iterable): one run per message
         self._pending: list[str] = []  # sent while idle, or too late for the last run
         self._once: tuple[list[str], str | None] | None = None  # for_next_query()
 
@@ -76,9 +87,17 @@ class LoopwrightClient:
         if self._model is None:
             if self._connecting is None:
                 self._connecting = asyncio.ensure_future(asyncio.to_thread(model_for, self.options))
-            self._model = await self._connecting
+            try:
+                self._model = await self._connecting
+            except (ValueError, TypeError, OSError) as e:  # no key, an unknown model string, ...
+                self._connecting = None
+                raise CLIConnectionError(str(e)) from e
 
     async def disconnect(self) -> None:
+        if self._feeder is not None and not self._feeder.done():
+            self._feeder.cancel()
+            with contextlib.suppress(BaseException):
+                await self._feeder
         if self.running:
             self.interrupt()
             assert self._task is not None
@@ -86,6 +105,7 @@ class LoopwrightClient:
                 await self._task
             except BaseException:  # noqa: BLE001 - shutting down; the run already reported
                 pass
+        self._queue.put_nowait(_CLOSED)
 
     @property
     def running(self) -> bool:
@@ -118,20 +138,41 @@ class LoopwrightClient:
             options = replace(options, allowed_tools=[*options.allowed_tools, *extra], model=model or options.model)
         return options
 
-    async def query(self, prompt: str) -> None:
+    async def query(self, prompt: str | AsyncIterable[dict[str, Any]]) -> None:
         """Start a run on `prompt` (continuing this client's conversation). Read its messages
-        with receive_response()."""
-        if self.running:
+        with receive_response(). An async iterable of the SDK's user messages
+        ({"type": "user", "message": {"role": "user", "content": ...}}) runs one query per
+        message, each after the last has ended."""
+        if self.running or (self._feeder is not None and not self._feeder.done()):
             raise RuntimeError("a query is already running: use send() to add to it, or interrupt() it")
+        if not isinstance(prompt, str):
+            if not isinstance(prompt, AsyncIterable):
+                raise TypeError(f"query() takes a string or an async iterable of user messages, not "
+                                f"{type(prompt).__name__}")
+            await self.connect()
+            self._feeder = asyncio.create_task(self._feed(prompt))
+            return
+        await self._start(prompt)
+
+    async def _feed(self, messages: AsyncIterable[dict[str, Any]]) -> None:
+        try:
+            async for m in messages:
+                if self._task is not None:
+                    await asyncio.wait([self._task])
+                await self._start(prompt_text(m))
+        except Exception as e:  # noqa: BLE001 - a bad message or a failing iterable: the reader's error
+            self._queue.put_nowait(e)
+
+    async def _start(self, prompt: str) -> None:
         await self.connect()
         text = "\n\n".join(t for t in [*self._pending, prompt] if t)
         self._pending = []
         control = RunControl()
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        self._control, self._queue = control, queue
-        self._task = asyncio.create_task(self._drive(text, self._next_options(), control, queue))
+        self._control = control
+        self._task = asyncio.create_task(self._drive(text, self._next_options(), control, self._queue))
 
     async def _drive(self, prompt: str, options: AgentOptions, control: RunControl, queue: asyncio.Queue[Any]) -> None:
+        ended: Any = _END  # what the reader gets after the last message when no result came
         try:
             async for msg in query(prompt, options, control=control, history=self.history):
                 if isinstance(msg, ResultMessage):
@@ -139,29 +180,83 @@ class LoopwrightClient:
                     self.session_id = msg.session_id
                     self.results.append(msg)
                     self._pending.extend(control.take_queued())
+                    ended = None
                 queue.put_nowait(msg)
+        except asyncio.CancelledError:
+            raise
         except BaseException as e:  # noqa: BLE001 - handed to the reader, who re-raises it
-            queue.put_nowait(e)
+            ended = e
+            if not isinstance(e, (TypeError, ValueError)):  # bad arguments pass as they are
+                ended = ProcessError(f"the run failed: {e!r}")
+                ended.__cause__ = e
         finally:
             self._pending.extend(control.take_queued())  # sent too late for this run
-            queue.put_nowait(_END)
+            if ended is not None:
+                queue.put_nowait(ended)
 
     async def receive_response(self) -> AsyncIterator[Message]:
-        """The current run's messages, ending with its ResultMessage."""
+        """The current run's messages, ending with its ResultMessage (nothing when no query
+        runs and none is left unread)."""
+        async for m in self._receive(until_result=True):
+            yield m
+
+    async def receive_messages(self) -> AsyncIterator[Message]:
+        """Every message of every query, across results, until disconnect()."""
+        async for m in self._receive(until_result=False):
+            yield m
+
+    async def _receive(self, until_result: bool) -> AsyncIterator[Message]:
         queue = self._queue
-        if queue is None:
-            return
         while True:
-            item = await queue.get()
-            if item is _END:
+            if until_result and queue.empty() and not self.running and not self._feeding:
                 return
+            item = await queue.get()
+            if item is _CLOSED:
+                queue.put_nowait(_CLOSED)  # for any other reader
+                return
+            if item is _END:
+                if until_result:
+                    return
+                continue
             if isinstance(item, BaseException):
                 raise item
             yield item
-            if isinstance(item, ResultMessage):
+            if until_result and isinstance(item, ResultMessage):
                 return
 
-    receive_messages = receive_response
+    @property
+    def _feeding(self) -> bool:
+        return self._feeder is not None and not self._feeder.done()
+
+    async def set_model(self, model: str | Model | None = None) -> None:
+        """The model of the next query (None: the options' model). A bad model string raises here."""
+        spec = model if model is not None else self.options.model
+        self._model = await asyncio.to_thread(model_for, replace(self.options, model=spec)) \
+            if not isinstance(spec, Model) else spec
+        self._connecting = None
+        self.options = replace(self.options, model=spec)
+
+    async def set_permission_mode(self, mode: PermissionMode) -> None:
+        """The permission mode of the next query (default, acceptEdits, plan, bypassPermissions,
+        dontAsk); an unknown one raises ValueError."""
+        self.options = replace(self.options, permission_mode=mode)  # AgentOptions checks it
+
+    async def get_server_info(self) -> dict[str, Any]:
+        """What the SDK's client reads after connecting: the slash commands (custom commands and
+        skills of the setting sources), the subagent types, the output style, the model."""
+        from .commands import find_commands
+        from .skills import find_skills
+
+        await self.connect()
+        cwd = Path(self.options.cwd or ".").resolve()
+        sources = self.options.setting_sources or []
+        commands = [{"name": c.name, "description": c.description, "argumentHint": ""}
+                    for c in find_commands(cwd, sources).values()]
+        commands += [{"name": sk.name, "description": sk.description, "argumentHint": ""}
+                     for sk in find_skills(cwd, sources)[0]]
+        return {"commands": commands, "agents": sorted(["general-purpose", *self.options.agents]),
+                "output_style": "default", "available_output_styles": ["default"],
+                "model": self._model.name if self._model is not None else None, "pid": os.getpid()}
 
     def interrupt(self) -> _Done:
         """Cancel the running model call or tool calls. The run ends error_during_execution with a
@@ -250,3 +345,22 @@ async def compact_conversation(history: list[WireMessage], options: AgentOptions
         finally:
             recorder.close()
     return result
+
+
+def prompt_text(message: dict[str, Any] | str) -> str:
+    """The text of one of the SDK's streamed user messages ({"type": "user", "message": {"role":
+    "user", "content": str | [blocks]}}); text blocks only."""
+    if isinstance(message, str):
+        return message
+    inner = message.get("message", message) if isinstance(message, dict) else None
+    content = inner.get("content") if isinstance(inner, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        if len(parts) == len(content):
+            return "\n\n".join(parts)
+        kinds = sorted({str(b.get("type")) for b in content if isinstance(b, dict)} - {"text"})
+        raise TypeError(f"a streamed user message may hold text blocks only, not {', '.join(kinds) or 'non-blocks'}")
+    raise TypeError('a streamed user message is {"type": "user", "message": {"role": "user", "content": ...}}, '
+                    f"not {message!r:.120}")

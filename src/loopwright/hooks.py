@@ -180,6 +180,8 @@ class ContextHookSpecificOutput(TypedDict, total=False):
 # `continue` is a Python keyword, hence the functional form.
 HookJSONOutput = TypedDict("HookJSONOutput", {
     "continue": bool,
+    "continue_": bool,  # the Agent SDK's Python spelling of "continue" (and "async_" of "async")
+    "async_": bool,
     "stopReason": str,
     "suppressOutput": bool,
     "systemMessage": str,
@@ -505,7 +507,7 @@ class Hooks:
         if value is None:
             return _Outcome(label)
         if isinstance(value, dict):
-            return _Outcome(label, output=value)
+            return _Outcome(label, output=_python_names(value))
         if isinstance(value, str):
             return _Outcome(label, stdout=value)
         self._report(event, label, "error", f"returned {type(value).__name__}, not a dict; ignored")
@@ -671,3 +673,12 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, list):
         return [b.to_wire() if hasattr(b, "to_wire") else b for b in value]
     return value
+
+
+def _python_names(out: dict[str, Any]) -> dict[str, Any]:
+    """A Python hook's output with the Agent SDK's keyword-safe names, `continue_` and `async_`,
+    as the wire's `continue` and `async` (the wire name wins when both are given)."""
+    if "continue_" not in out and "async_" not in out:
+        return out
+    renamed = {k.rstrip("_") if k in ("continue_", "async_") else k: v for k, v in out.items()}
+    return {**renamed, **{k: out[k] for k in ("continue", "async") if k in out}}

@@ -52,11 +52,13 @@ from .messages import (
     ResultSubtype,
     SystemMessage,
     UserMessage,
+    diagnostics,
 )
 from .models.base import STOP_REASONS, Model, ModelError, ModelRequest, ModelResponse
 from .models.catalog import cost_of, price_for
 from .options import AgentOptions, ToolPermissionContext, model_for
 from .permissions import CanUseTool, Decision, Deny, to_decision
+from .prompts import system_prompt_text
 from .settings import build_run_config
 from .tools.base import Tool, ToolContext
 from .usage import Budget, CallUsage, Price, Usage
@@ -183,7 +185,7 @@ class Run:
                  *([self.structured.tool] if self.structured else [])]
         if options.agents and not any(t.spawns_agents for t in tools):  # the Agent tool for `agents`
             tools.append(make_agent_tool(options.agents))
-        system = "\n\n".join(p for p in (options.system_prompt, options.append_system_prompt) if p) or None
+        system = system_prompt_text(options.system_prompt, options.append_system_prompt, cwd, tools)
         recorder: SessionRecorder | None = None
         if options.persist_session or (history is None and (options.resume or options.continue_conversation)):
             from .sessions import (
@@ -196,6 +198,7 @@ class Run:
         else:
             session_id = options.session_id or str(uuid.uuid4())
         config = build_run_config(options, cwd)  # settings files + options (settings.py)
+        self.settings = config.settings  # what tools read of the settings files (web tools: tools/web)
         hooks, permissions = config.hooks, config.permissions
         permission_mode = permissions.mode or "default"
         ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, run=self,
@@ -419,13 +422,12 @@ class Run:
         done = object()
 
         async def pump() -> None:
-            try:
-                async for ev in model.stream(req):
-                    queue.put_nowait(ev)
-            finally:
-                queue.put_nowait(done)
+            async for ev in model.stream(req):
+                queue.put_nowait(ev)
 
         task = asyncio.ensure_future(pump())
+        # A callback, not a `finally` in pump: a task cancelled before it first ran never enters it
+        task.add_done_callback(lambda _: queue.put_nowait(done))
         control._task = task
         try:
             while (ev := await queue.get()) is not done:
@@ -448,13 +450,19 @@ class Run:
     def charge(self, a: ModelResponse) -> None:
         s = self.state
         s.calls += 1
+        self.charge_aside(a)
+        s.last_stop = a.stop_reason
+
+    def charge_aside(self, a: ModelResponse) -> None:
+        """A tool's own model call (WebFetch's small model, WebSearch's search): its usage and
+        cost count in this run's budget like the loop's calls (Prop 5.4), without being a turn."""
+        s = self.state
         u = a.usage
         s.usage.add(u)
         cost = self._cost(a)
         s.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
                                   u.cache_read_input_tokens, cost or 0.0, a.model or self.deps.model.name,
-                                  price_known=cost is not None))
-        s.last_stop = a.stop_reason
+                                  u.web_search_requests, price_known=cost is not None))
 
     async def execute(self, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
         """Step 4: one result per tool_use, in order, then any queued user text."""
@@ -904,8 +912,12 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
     if options is not None and not isinstance(options, AgentOptions):
         raise TypeError(f"options must be an AgentOptions, not {type(options).__name__}")
     run = Run(prompt, options or AgentOptions(), control, history)
+    stderr = run.deps.options.stderr
     async with contextlib.aclosing(run_query(run, prompt)) as stream:
         async for msg in stream:
+            if stderr is not None:  # the Agent SDK's stderr callback: the run's diagnostic lines
+                for line in diagnostics(msg):
+                    stderr(line)
             yield msg
 
 

@@ -192,11 +192,13 @@ class ResultMessage:
         out: dict[str, dict[str, Any]] = {}
         for c in [*self.call_usage, *self.subagent_call_usage]:
             m = out.setdefault(c.model, {"inputTokens": 0, "outputTokens": 0, "cacheReadInputTokens": 0,
-                                         "cacheCreationInputTokens": 0, "costUSD": 0.0, "calls": 0})
+                                         "cacheCreationInputTokens": 0, "webSearchRequests": 0, "costUSD": 0.0,
+                                         "calls": 0})
             m["inputTokens"] += c.input_tokens - c.cache_read_input_tokens - c.cache_creation_input_tokens
             m["outputTokens"] += c.output_tokens
             m["cacheReadInputTokens"] += c.cache_read_input_tokens
             m["cacheCreationInputTokens"] += c.cache_creation_input_tokens
+            m["webSearchRequests"] += c.web_search_requests
             m["costUSD"] += c.cost_usd
             m["calls"] += 1
             if not c.price_known:
@@ -238,3 +240,24 @@ def _jsonable(v: Any) -> Any:
 
 
 Message: TypeAlias = SystemMessage | AssistantMessage | UserMessage | StreamEvent | ResultMessage
+
+
+def diagnostics(msg: Message) -> list[str]:
+    """The diagnostic lines a message carries (AgentOptions.stderr gets them): the init's warnings
+    and MCP servers that did not connect, API retries, hook errors, compaction errors, fallbacks."""
+    if not isinstance(msg, SystemMessage):
+        return []
+    d: dict[str, Any] = dict(msg.data)
+    if msg.subtype == "init":
+        lines = [f"warning: {w}" for w in d.get("warnings") or []]
+        return lines + [f"MCP server {s.get('name')}: {s.get('status')}: {s.get('error', '')}"
+                        for s in d.get("mcp_servers") or [] if s.get("status") != "connected"]
+    if msg.subtype == "api_retry":
+        return [f"API retry {d.get('attempt')}/{d.get('max_retries')} in {d.get('delay_ms')} ms: {d.get('error')}"]
+    if msg.subtype == "hook_error":
+        return [f"hook {d.get('hook_event_name')} {d.get('hook', '')}: {d.get('kind')}: {d.get('message')}"]
+    if msg.subtype == "compact_error":
+        return [f"compaction ({d.get('trigger')}) failed: {d.get('error')}"]
+    if msg.subtype == "model_fallback":
+        return [f"model {d.get('from_model')} unavailable ({d.get('error')}): switching to {d.get('to_model')}"]
+    return []

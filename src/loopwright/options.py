@@ -9,7 +9,7 @@ changes nothing else. The Agent tool for `agents` is added when a run is built (
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -92,12 +92,22 @@ class AgentOptions:
     model, tools, limits, permissions, hooks, sessions."""
 
     model: str | Model | None = None  # a Model, or a string such as "claude-sonnet-5-5", "openai:gpt-4o"
+    # Tool objects; built-in tools may be named ("Read", "Bash", ...), and the Agent SDK's
+    # {"type": "preset", "preset": "claude_code"} is all of them (tools.builtin.default_tools).
     tools: list[Tool] = field(default_factory=list)
     max_turns: int | None = None  # T: tool-use turns (seed Def 3.1); None = no limit
     max_budget_usd: float | None = None  # B (seed Prop 5.4)
     can_use_tool: CanUseTool | None = None
-    system_prompt: str | None = None
+    # A string, or the Agent SDK's {"type": "preset", "preset": "claude_code", "append": "..."}:
+    # loopwright's own coding-agent prompt (prompts.py) with more text after it. None: no prompt.
+    system_prompt: str | dict[str, Any] | None = None
     append_system_prompt: str | None = None
+    # Environment for the processes tools and hooks start (Bash, command hooks, stdio MCP
+    # servers), over the settings files' "env".
+    env: dict[str, str] = field(default_factory=dict)
+    # Called with each diagnostic line of a run (a warning, a retry, a hook error, a model
+    # fallback), as the Agent SDK's stderr callback gets the CLI's.
+    stderr: Callable[[str], None] | None = None
     cwd: str | Path | None = None
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)
@@ -189,6 +199,14 @@ class AgentOptions:
         check_thinking(self.thinking)
         self._check_fallbacks()
         self._check_tools()
+        from .prompts import check_system_prompt
+
+        check_system_prompt(self.system_prompt)
+        if not isinstance(self.env, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
+                                                        for k, v in self.env.items()):
+            raise TypeError("env must be a dict of strings {NAME: value}")
+        if self.stderr is not None and not callable(self.stderr):
+            raise TypeError(f"stderr must be a function of one line (str), not {type(self.stderr).__name__}")
         for name in ("allowed_tools", "disallowed_tools"):
             _check_rules(name, getattr(self, name))
         if self.permission_mode is not None and self.permission_mode not in PERMISSION_MODES:
@@ -230,16 +248,20 @@ class AgentOptions:
 
     def _check_tools(self) -> None:
         tools: Any = self.tools
+        if isinstance(tools, dict):  # the Agent SDK's preset: every built-in tool
+            if tools.get("type") != "preset" or tools.get("preset") not in ("claude_code", "loopwright"):
+                raise ValueError('tools as a dict must be the preset {"type": "preset", "preset": "claude_code"}')
+            from .tools.builtin import default_tools
+
+            tools = default_tools()
+        if isinstance(tools, (list, tuple)) and any(isinstance(t, str) for t in tools):
+            tools = _named_tools(tools)
         if isinstance(tools, Tool):
             raise TypeError(f"tools must be a list of Tool objects; write tools=[{tools.name}] for a single tool")
         if isinstance(tools, (str, bytes)) or not isinstance(tools, (list, tuple)):
             raise TypeError("tools must be a list of Tool objects (e.g. tools=default_tools() from "
                             f"loopwright.tools.builtin), not {type(tools).__name__}")
         for t in tools:
-            if isinstance(t, str):
-                raise TypeError(f"tools must hold Tool objects, not names such as {t!r}: for the built-in tools "
-                                "write tools=default_tools() (from loopwright.tools.builtin); to pre-approve "
-                                f"tools by name use allowed_tools=[{t!r}]")
             if not isinstance(t, Tool):
                 raise TypeError(f"tools must hold Tool objects (made with Tool(...) or @tool), not "
                                 f"{type(t).__name__}")
@@ -250,18 +272,38 @@ class AgentOptions:
             raise ValueError(f"duplicate tool names: {', '.join(sorted(dup))}")
 
 
+def _named_tools(items: list[Any] | tuple[Any, ...]) -> list[Any]:
+    """Names of built-in tools ("Read", "Bash", ...) as fresh Tool objects; other items as given."""
+    from .tools.builtin import default_tools
+
+    builtin = {t.name: t for t in default_tools()}
+    out: list[Any] = []
+    for t in items:
+        if isinstance(t, str):
+            if t not in builtin:
+                raise ValueError(f"tools: {t!r} is not a built-in tool (these are: {', '.join(builtin)}); "
+                                 f"to pre-approve a tool by name use allowed_tools=[{t!r}]")
+            t = builtin[t]
+        out.append(t)
+    return out
+
+
 def model_for(options: AgentOptions) -> Model:
     """The Model these options name (models.resolve_model with the options' provider settings)."""
     from .models import resolve_model  # provider SDKs load only when a provider is used
 
-    o = options
+    o, env = options, options.env
 
     def one(spec: str | Model | None) -> Model:
-        return resolve_model(spec, base_url=o.base_url, api_key=o.api_key, max_retries=o.max_retries,
+        # The provider variables in `env` count as they would in the environment (the Agent SDK
+        # passes its env to the CLI), before the process's own.
+        kind = "OPENAI" if isinstance(spec, str) and spec.startswith("openai:") else "ANTHROPIC"
+        return resolve_model(spec, base_url=o.base_url or env.get(f"{kind}_BASE_URL"),
+                             api_key=o.api_key or env.get(f"{kind}_API_KEY"), max_retries=o.max_retries,
                              max_tokens=o.max_tokens, include_partial_messages=o.include_partial_messages,
                              prompt_caching=o.prompt_caching)
 
-    model = one(o.model)
+    model = one(o.model if o.model is not None else env.get("LOOPWRIGHT_MODEL") or env.get("ANTHROPIC_MODEL"))
     if not o.fallback_model:
         return model
     from .models.fallback import FallbackModel

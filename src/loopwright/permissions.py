@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
 from .workspace import HARMLESS_READS, HARMLESS_WRITES, ToolState, Workspace, kernel_path, protected
 
@@ -42,21 +42,28 @@ PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", 
 PERMISSION_MODES: tuple[str, ...] = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
+# Read-only, but what they send leaves the machine (a URL or a query can carry data out): they
+# run side by side like read-only tools, and need a rule or approval like tools that act.
+NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
 PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
 @dataclass(slots=True)
 class Allow:
     updated_input: dict[str, Any] | None = None
+    behavior: ClassVar[Literal["allow"]] = "allow"
 
 
 @dataclass(slots=True)
 class Deny:
     message: str = "Permission to use this tool was denied."
     interrupt: bool = False
+    behavior: ClassVar[Literal["deny"]] = "deny"
 
 
 Decision: TypeAlias = Allow | Deny
+PermissionResultAllow = Allow  # the Agent SDK's names for the same decisions
+PermissionResultDeny = Deny
 CanUseTool: TypeAlias = Callable[[str, dict[str, Any]], Any]
 
 
@@ -345,6 +352,9 @@ class Permissions:
             rule = next((r for r in rules if first and r.startswith(f"Bash({first}")), fallback)
             return (f"To allow it, add a rule such as --allowedTools '{rule}' (or permissions.allow in "
                     ".loopwright/settings.json), or run with --permission-mode bypassPermissions.")
+        if name == "WebFetch" and (rules := self.suggest_rules(name, tool_input)):
+            return (f"To allow it, add a rule such as --allowedTools '{rules[0]}' (or permissions.allow in "
+                    ".loopwright/settings.json).")
         if name in EDIT_TOOLS:
             return ("To allow it, use --permission-mode acceptEdits (edits inside the working directories), "
                     "add a rule such as --allowedTools 'Edit(./src/**)', or --add-dir for another directory.")
@@ -450,7 +460,8 @@ class Permissions:
             lambda: self._first(self.allow, name, x) is not None,
             # An MCP tool's readOnlyHint is the server's claim: it makes the tool concurrent, but
             # the tool still needs a rule to run without approval (as in Claude Code).
-            lambda: ALLOW if (read_only and not name.startswith("mcp__")) or self._first(self.allow, name, x)
+            lambda: ALLOW if (read_only and not name.startswith("mcp__") and name not in NETWORK_TOOLS)
+            or self._first(self.allow, name, x)
             else Verdict("ask", "no allow rule matches it"))
 
     def _first(self, rules: list[Rule], name: str, x: dict[str, Any]) -> Rule | None:
@@ -920,7 +931,7 @@ def _generic_spec_matches(spec: str, name: str, x: dict[str, Any]) -> bool:
 
 def describe(name: str, tool_input: dict[str, Any]) -> str:
     """`Bash(ls -la)`, `Write(src/a.py)` or `Name`: the call, short."""
-    for key in ("command", "file_path", "notebook_path", "path", "url", "pattern"):
+    for key in ("command", "file_path", "notebook_path", "path", "url", "pattern", "query"):
         v = tool_input.get(key) if isinstance(tool_input, dict) else None
         if isinstance(v, str) and v:
             v = " ".join(v.split())

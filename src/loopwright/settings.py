@@ -77,6 +77,11 @@ class Settings:
     enable_all_project_mcp_servers: bool = False
     enabled_mcpjson_servers: list[str] = field(default_factory=list)
     disabled_mcpjson_servers: list[str] = field(default_factory=list)
+    # The web tools' keys (tools/web/config.py reads them): "smallFastModel", and "webFetch" /
+    # "webSearch" objects merged key by key, each value with the scope of the file that set it.
+    small_fast_model: str | None = None
+    small_fast_model_scope: str = "user"
+    web: dict[str, dict[str, tuple[Any, str]]] = field(default_factory=dict)
 
     def add(self, data: dict[str, Any], where: str, base: Path) -> None:
         """Merge one file's (or one JSON string's) settings into this one."""
@@ -123,6 +128,25 @@ class Settings:
             except SandboxError as e:
                 raise SettingsError(str(e)) from None
         self._add_mcp(data, where)
+        self._add_web(data, where)
+
+    def _add_web(self, data: dict[str, Any], where: str) -> None:
+        # "user": the user's own file, --settings or a file passed with it; "project": a workspace's
+        # .loopwright/ or .claude/ file, which may only narrow what the user allows
+        in_workspace = Path(where).parent.name in (".loopwright", ".claude") and settings_scope(where) != "user"
+        scope = "project" if in_workspace else "user"
+        model = data.get("smallFastModel")
+        if model is not None:
+            if not isinstance(model, str):
+                raise SettingsError(f"{where}: \"smallFastModel\" must be a model name (\"\" for none)")
+            self.small_fast_model, self.small_fast_model_scope = model, scope
+        for key in ("webFetch", "webSearch"):
+            obj = data.get(key)
+            if obj is None:
+                continue
+            if not isinstance(obj, dict):
+                raise SettingsError(f"{where}: \"{key}\" must be an object")
+            self.web.setdefault(key, {}).update({k: (v, scope) for k, v in obj.items()})
 
     def _add_mcp(self, data: dict[str, Any], where: str) -> None:
         servers = data.get("mcpServers", {})
@@ -273,8 +297,10 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
         deny = [*(settings.deny if settings else []), *_cli_rules(options.disallowed_tools, "--disallowedTools")]
     except ValueError as e:
         raise SettingsError(str(e)) from None
+    # The processes tools and hooks start get the settings' env, then the options' own (AgentOptions.env).
+    env = {**(settings.env if settings else {}), **(getattr(options, "env", None) or {})}
     permissions = Permissions(mode, allow, deny, options.can_use_tool, ask_tools=ask, cwd=cwd, add_dirs=add_dirs,
-                              exec_path=settings.env.get("PATH") if settings is not None else None)
+                              exec_path=env.get("PATH"))
     hooks = options.hooks if isinstance(options.hooks, Hooks) else Hooks(options.hooks or {})
     if settings is not None and (settings.hooks or settings.env):
         # A copy keeps a Hooks subclass's own behaviour; the caller's object is not changed.
@@ -282,7 +308,8 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
         hooks = copy.copy(hooks)
         hooks.callbacks, hooks.env = merged.callbacks, merged.env
     hooks = hooks.for_run(HookContext(cwd=str(cwd), permission_mode=mode or "default"))  # never the caller's object
-    env = dict(settings.env) if settings else {}
+    if getattr(options, "env", None):
+        hooks.env = {**hooks.env, **options.env}
     sandbox = None
     if getattr(options, "sandbox", None) is not None or (settings is not None and settings.sandbox is not None):
         from .sandbox import SandboxError, config_from, make_sandbox

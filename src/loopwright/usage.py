@@ -24,6 +24,8 @@ class Usage:
     cache_read_input_tokens: int = 0
     # split of cache_creation_input_tokens by TTL; tokens not in either count as 5m writes
     cache_creation_1h_input_tokens: int = 0
+    # server tools' requests (usage.server_tool_use.web_search_requests): priced per request
+    web_search_requests: int = 0
 
     @classmethod
     def from_json(cls, d: dict[str, Any] | None) -> Usage:
@@ -35,15 +37,19 @@ class Usage:
             cache_creation_input_tokens=int(d.get("cache_creation_input_tokens") or 0),
             cache_read_input_tokens=int(d.get("cache_read_input_tokens") or 0),
             cache_creation_1h_input_tokens=int(cc.get("ephemeral_1h_input_tokens") or 0),
+            web_search_requests=int((d.get("server_tool_use") or {}).get("web_search_requests") or 0),
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
         }
+        if self.web_search_requests:
+            out["server_tool_use"] = {"web_search_requests": self.web_search_requests}
+        return out
 
     @property
     def total_input_tokens(self) -> int:
@@ -56,6 +62,7 @@ class Usage:
         self.cache_creation_input_tokens += other.cache_creation_input_tokens
         self.cache_read_input_tokens += other.cache_read_input_tokens
         self.cache_creation_1h_input_tokens += other.cache_creation_1h_input_tokens
+        self.web_search_requests += other.web_search_requests
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +77,16 @@ class Price:
     # (threshold, price): a request whose prompt (input + cache writes + reads) is over the
     # threshold pays that price on all its tokens (e.g. Claude Haiku 5.5 above 100k tokens).
     above: tuple[int, Price] | None = None
+    # USD per server-side web search request (not per million: per request)
+    web_search: float = 0.0
 
     @classmethod
     def from_input(cls, input: float, output: float, cache_read: float | None = None,
-                   above: tuple[int, Price] | None = None) -> Price:
-        """Anthropic's multipliers: 5-minute write 1.25x, 1-hour write 2x, read 0.1x input."""
-        return cls(input, output, input * 1.25, input * 2, input * 0.1 if cache_read is None else cache_read, above)
+                   above: tuple[int, Price] | None = None, web_search: float = 0.01) -> Price:
+        """Anthropic's multipliers: 5-minute write 1.25x, 1-hour write 2x, read 0.1x input;
+        web search $10 per 1,000 requests."""
+        return cls(input, output, input * 1.25, input * 2, input * 0.1 if cache_read is None else cache_read, above,
+                   web_search)
 
     def cost(self, u: Usage) -> float:
         if self.above is not None and u.total_input_tokens > self.above[0]:
@@ -88,7 +99,7 @@ class Price:
             + w5m * self.cache_write_5m
             + w1h * self.cache_write_1h
             + u.cache_read_input_tokens * self.cache_read
-        ) / 1_000_000
+        ) / 1_000_000 + u.web_search_requests * self.web_search
 
 
 @dataclass(slots=True)
@@ -101,10 +112,11 @@ class CallUsage:
     cache_read_input_tokens: int
     cost_usd: float
     model: str = ""
+    web_search_requests: int = 0  # server-side searches of this call (priced in cost_usd)
     price_known: bool = True  # False: no price for `model` (cost_usd counts 0; give one with --price)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
@@ -113,6 +125,9 @@ class CallUsage:
             "model": self.model,
             **({} if self.price_known else {"price_known": False}),
         }
+        if self.web_search_requests:
+            out["web_search_requests"] = self.web_search_requests
+        return out
 
 
 class SharedSpend(Protocol):

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from ..extras import MissingExtra
 from .config import EXIT_RUN_ERROR, pause_gc, resume_gc
 
 # One line per subcommand: name -> ("module:function", usage). The function takes the rest of
@@ -125,6 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_RUN_ERROR
+    except MissingExtra as e:  # a feature whose optional extra is not installed: say which
+        print(f"loopwright: {e}", file=sys.stderr)
+        return 2
     except Exception as e:  # never a traceback for users: one line, the traceback with --verbose
         if "--verbose" in args_list:
             import traceback

@@ -10,13 +10,13 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..prompts import default_system_prompt
+
 if TYPE_CHECKING:
     from ..options import AgentOptions
-    from ..tools.base import Tool
     from ..usage import Price
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE = 0, 1, 2
@@ -64,31 +64,6 @@ def split_tools(values: list[str]) -> list[str]:
         if cur:
             out.append(cur)
     return out
-
-
-def default_system_prompt(cwd: str | Path, tools: list[Tool]) -> str:
-    """The coding agent's system prompt. Byte-stable for a given cwd and tool set (no dates,
-    no random ids), so a provider's prompt cache keeps hitting across runs."""
-    names = ", ".join(t.name for t in tools) or "none"
-    here = Path(cwd)
-    git = "yes" if any((d / ".git").exists() for d in (here, *here.parents)) else "no"
-    return (
-        "You are loopwright, a coding agent working in a software project on the user's machine.\n"
-        f"Working directory: {cwd}\n"
-        f"Is a git repository: {git}\n"
-        f"Platform: {sys.platform}\n"
-        f"Tools: {names}.\n\n"
-        "How to work:\n"
-        "- Use the tools to look before you change anything: read the relevant files, run the tests.\n"
-        "- Use absolute paths (or paths relative to the working directory) for file tools.\n"
-        "- Read a file before you Edit or Write it; keep edits small and focused on the task.\n"
-        "- Calls that only read (Read, Glob, Grep) may be issued together in one turn; they run concurrently.\n"
-        "- A refused tool call comes back as an error result: do not retry it unchanged; "
-        "find another way or explain what permission is needed.\n"
-        "- After a change, verify it (run the tests or the command that shows it works).\n"
-        "- Be concise. When done, answer in a few sentences: what was wrong, what you changed, "
-        "and how you verified it."
-    )
 
 
 def check_model(spec: str, base_url: str | None) -> None:

@@ -41,7 +41,7 @@ from ..models.base import ModelEvent, ModelRequest, ModelResponse
 from ..models.catalog import cost_of
 from ..models.scripted import ScriptedModel
 from ..options import AgentOptions
-from .config import default_system_prompt
+from ..prompts import default_system_prompt
 from .render import TraceRenderer, is_tty, short
 
 PROJECT = Path(__file__).resolve().parent.parent / "demo_project"

@@ -173,5 +173,17 @@ def permission_preview(name: str, tool_input: dict[str, Any], cwd: Path | None =
             lines.append([("bold ansired", "asks to run OUTSIDE the sandbox (dangerouslyDisableSandbox)")])
             return Preview("Bash command", "outside the sandbox", lines)
         return Preview("Bash command", "", lines)
+    if name == "WebFetch" and isinstance(tool_input.get("url"), str):  # what leaves the machine: the URL
+        from urllib.parse import urlsplit
+
+        host = urlsplit(tool_input["url"]).hostname or "?"
+        return Preview("Fetch", shown(host), [[("bold", shown(tool_input["url"]))],
+                                       [(NOTE, shown(f"prompt: {tool_input.get('prompt', '')}"))]])
+    if name == "WebSearch" and isinstance(tool_input.get("query"), str):
+        lines = [[("bold", shown(tool_input["query"]))]]
+        for key in ("allowed_domains", "blocked_domains"):
+            if tool_input.get(key):
+                lines.append([(NOTE, shown(f"{key}: {', '.join(map(str, tool_input[key]))}"))])
+        return Preview("Web search", "", lines)
     body = json.dumps(tool_input, ensure_ascii=False, indent=2)
     return Preview(shown(name), "", [[("", shown(ln))] for ln in body.split("\n")])

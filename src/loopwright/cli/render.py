@@ -158,6 +158,10 @@ def _describe_input(name: str, tool_input: dict[str, Any], cwd: Path | None) -> 
     if name in ("Glob", "Grep") and "pattern" in tool_input:
         where = f" in {rel(tool_input['path'])}" if tool_input.get("path") else ""
         return short(tool_input["pattern"], 60) + where
+    if name == "WebFetch" and isinstance(tool_input.get("url"), str):
+        return short(tool_input["url"], 100)
+    if name == "WebSearch" and isinstance(tool_input.get("query"), str):
+        return short(tool_input["query"], 100)
     if name == "TodoWrite" and isinstance(tool_input.get("todos"), list):
         return f"{len(tool_input['todos'])} todos"
     if name in ("Agent", "Task") and "prompt" in tool_input:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..blocks import Block, ImageBlock, TextBlock
+from ..extras import missing_extra
 from ..tools.base import Tool, ToolContext, ToolError, ToolOutput
 from . import naming
 from .config import ServerConfig
@@ -421,7 +422,7 @@ class McpRuntime:
             elif cfg.type == "sdk":
                 conn.status = "connected"
             elif sdk_missing:
-                conn.fail("the MCP SDK is not installed: pip install 'loopwright[mcp]'")
+                conn.fail(str(missing_extra("an MCP server", "mcp")))
             else:
                 conn.start(timeout)
                 starting.append(conn)

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..blocks import ImageBlock, TextBlock, ToolUseBlock
 from ..execute import Executor
+from ..extras import require
 from ..options import AgentOptions
 from ..settings import build_run_config
 from ..tools.base import Tool, ToolContext
@@ -30,7 +31,10 @@ def build_executor(args: argparse.Namespace) -> tuple[list[Tool], Executor]:
     cwd = Path(args.cwd or ".").expanduser().resolve()
     if not cwd.is_dir():
         raise ValueError(f"--cwd {args.cwd}: no such directory")
-    tools = default_tools()
+    from ..tools.web import NAMES as WEB_TOOLS
+
+    # The web tools answer through the run's model and settings, which a served tool has not.
+    tools = [t for t in default_tools() if t.name not in WEB_TOOLS]
     options = AgentOptions(
         tools=tools, cwd=str(cwd), permission_mode=args.permission_mode,
         allowed_tools=split_tools(args.allowed_tools), disallowed_tools=split_tools(args.disallowed_tools),
@@ -83,6 +87,7 @@ def make_server(tools: list[Tool], executor: Executor) -> Any:
 
 
 def serve_main(args: argparse.Namespace) -> int:
+    require("loopwright mcp serve", "mcp", "mcp", "mcp_types")
     import anyio
     from mcp.server.stdio import stdio_server
 

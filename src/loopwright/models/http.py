@@ -156,8 +156,6 @@ class HTTPModel:
         """This event loop's connection pool (httpcore2 pools are bound to their loop)."""
         loop = asyncio.get_running_loop()
         if self._http is None or self._http_loop is not loop:
-            import httpcore2  # here, not at import: `import loopwright` stays light
-
             target = urlsplit(self._url)
             if target.scheme not in ("http", "https") or not target.hostname:
                 raise ModelError(f"the base URL {self.base_url or self.default_base_url!r} is not an http(s) URL")
@@ -169,22 +167,11 @@ class HTTPModel:
                 host = host.rsplit(":", 1)[0]
             self._headers = {"host": host.encode("idna").decode() if not host.isascii() else host,
                              "accept-encoding": "identity", **{k.lower(): v for k, v in self.headers().items()}}
-            pool: dict[str, Any] = {"ssl_context": self._tls_context(), "max_connections": 20,
-                                    "max_keepalive_connections": 10, "keepalive_expiry": 60.0}
-            proxy = _env_proxy(self._url)
-            if proxy is None:
-                self._http = httpcore2.AsyncConnectionPool(**pool)
-            else:
-                p = urlsplit(proxy)
-                auth = (unquote(p.username).encode(), unquote(p.password or "").encode()) if p.username else None
-                url = httpcore2.URL(scheme=p.scheme.encode(), host=(p.hostname or "").encode(), port=p.port,
-                                    target=b"/")
-                if p.scheme in ("http", "https"):
-                    self._http = httpcore2.AsyncHTTPProxy(proxy_url=url, proxy_auth=auth, **pool)
-                elif p.scheme in ("socks5", "socks5h"):
-                    self._http = httpcore2.AsyncSOCKSProxy(proxy_url=url, proxy_auth=auth, **pool)
-                else:
-                    raise ModelError(f"the proxy {proxy!r} from the environment is not http, https or socks5")
+            try:
+                self._http = connection_pool(self._url, ssl_context=self._tls_context(), max_connections=20,
+                                             max_keepalive_connections=10, keepalive_expiry=60.0)
+            except ValueError as e:
+                raise ModelError(str(e)) from None
             self._http_loop = loop
         return self._http
 
@@ -196,7 +183,7 @@ class HTTPModel:
         tls_proxy = any(v.lower().startswith("https://") for k, v in os.environ.items() if k.lower().endswith("_proxy"))
         if self._url.startswith("http://") and not tls_proxy:
             return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        return _system_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+        return system_tls_context()
 
     async def probe(self, method: str, url: str, body: dict[str, Any] | None = None,
                     timeout: float = 3.0) -> Any:
@@ -325,6 +312,35 @@ class HTTPModel:
         if isinstance(e, TypeError) and "authentication" in str(e) and self.sdk_client is not None:
             return Failure(f"no {self.provider} credentials in the SDK client: {e}", retryable=False)
         return None
+
+
+def connection_pool(url: str, **pool: Any) -> Any:
+    """An httpcore2 pool for requests to `url`: through the environment's proxy for it, if any
+    (ValueError for a proxy that is not http, https or socks5). `pool`: the pool's own options
+    (ssl_context, network_backend, limits). Shared by the providers and the web tools."""
+    import httpcore2
+
+    proxy = _env_proxy(url)
+    if proxy is None:
+        return httpcore2.AsyncConnectionPool(**pool)
+    p = urlsplit(proxy)
+    auth = (unquote(p.username).encode(), unquote(p.password or "").encode()) if p.username else None
+    purl = httpcore2.URL(scheme=p.scheme.encode(), host=(p.hostname or "").encode(), port=p.port, target=b"/")
+    if p.scheme in ("http", "https"):
+        return httpcore2.AsyncHTTPProxy(proxy_url=purl, proxy_auth=auth, **pool)
+    if p.scheme in ("socks5", "socks5h"):
+        return httpcore2.AsyncSOCKSProxy(proxy_url=purl, proxy_auth=auth, **pool)
+    raise ValueError(f"the proxy {proxy!r} from the environment is not http, https or socks5")
+
+
+def system_tls_context() -> ssl.SSLContext:
+    """The system trust store (SSL_CERT_FILE / SSL_CERT_DIR first), loaded once per process."""
+    return _system_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+def proxy_for(url: str) -> str | None:
+    """The environment's proxy for `url` (None: a direct connection), by httpx2's rules."""
+    return _env_proxy(url)
 
 
 @functools.lru_cache(maxsize=4)

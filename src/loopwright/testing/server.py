@@ -29,6 +29,13 @@ topic requests without tools. The rule, in order:
      a loop call, so tool-less conversations can be scripted too;
   4. everything else is a loop call and gets the next turn.
 `is_loop_call=` replaces rules 2-4 with your own predicate of the parsed body.
+
+Server tools: with `web_search=` (a function of the query giving [{url, title}]), the server
+plays the API's `web_search` tool: in a request that offers it (`web_search_20250305`), each
+`server_tool_use` block of the scripted answer gets its `web_search_tool_result` (the
+tool's allowed_domains / blocked_domains and max_uses applied, results with an
+`encrypted_content` the client must send back verbatim), and the searches are counted in
+usage.server_tool_use.web_search_requests.
 A loop call whose response was not delivered completely (a fault, a dropped
 connection) leaves its turn pending: the client's identical retry gets the same turn.
 
@@ -201,6 +208,7 @@ class RecordedRequest:
     status: int = 200  # 0: the connection was cut on purpose
     received: float = field(default_factory=time.monotonic)  # arrival time (time.monotonic)
     client_port: int = 0  # the client's source port: equal ports = one kept-alive connection
+    searches: int = 0  # web searches the server played in its answer (web_search=)
 
 
 # --- the prompt cache simulation ------------------------------------------------------------
@@ -456,6 +464,7 @@ class ScriptedServer:
         reply_model: str | None = None,
         window: int | None = None,
         window_style: str = "openai",
+        web_search: Callable[[str], list[dict[str, Any]]] | None = None,
     ) -> None:
         if host not in LOOPBACK_HOSTS:
             raise ValueError(f"ScriptedServer binds only to loopback, not {host!r}")
@@ -481,6 +490,7 @@ class ScriptedServer:
         self.side_reply = side_reply
         self.is_loop_call = is_loop_call
         self.log = log
+        self.web_search = web_search
         self.requests: list[RecordedRequest] = []
         self.faults: list[Fault] = []
         self.turns_served = 0
@@ -868,6 +878,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         rec.turn = k
         content = [b.to_wire() for b in resp.content]
+        searches = 0
+        if srv.web_search is not None and not openai:
+            content, searches = _play_web_search(content, tools, srv.web_search)
+        rec.searches = searches
         if self._answer(rec, body, content, resp.stop_reason or "end_turn", explicit, openai, streaming, fault):
             srv._delivered(fingerprint)
 
@@ -878,6 +892,12 @@ class _Handler(BaseHTTPRequestHandler):
             return "max_tokens: Field required"
         if not self.server_obj.strict:
             return None
+        for t in body.get("tools") or []:
+            if isinstance(t, dict) and str(t.get("type", "")).startswith("web_search_"):
+                if t.get("name") != "web_search":
+                    return f"tools: the {t['type']} tool must be named 'web_search'"
+                if t.get("allowed_domains") and t.get("blocked_domains"):
+                    return "tools: cannot specify both allowed_domains and blocked_domains in the web_search tool"
         if not openai:
             n = count_breakpoints(body)
             if n > 4:
@@ -923,6 +943,8 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.no_stream:
             streaming = False  # answered whole, as if the request had not asked for a stream
         usage = self._usage(body, openai, explicit, content)
+        if rec.searches:
+            usage["server_tool_use"] = {"web_search_requests": rec.searches}
         model = str(srv.reply_model or body.get("model") or srv.model_name)
         stream_fault = fault is not None and (fault.drop_after is not None or fault.malformed_sse or fault.no_stop
                                               or fault.stream_error or fault.bad_tool_json or fault.truncated_line)
@@ -963,6 +985,40 @@ class _Handler(BaseHTTPRequestHandler):
         return not stream_fault
 
 
+def _play_web_search(content: list[dict[str, Any]], tools: list[Any],
+                     search: Callable[[str], list[dict[str, Any]]]) -> tuple[list[dict[str, Any]], int]:
+    """The scripted answer with a web_search_tool_result after each web_search server_tool_use
+    that has none, when the request offers the tool; (content, searches made)."""
+    tool = next((t for t in tools if isinstance(t, dict) and str(t.get("type", "")).startswith("web_search_")), None)
+    if tool is None:
+        return content, 0
+    answered = {b.get("tool_use_id") for b in content if b.get("type") == "web_search_tool_result"}
+    allowed, blocked = tool.get("allowed_domains") or [], tool.get("blocked_domains") or []
+    max_uses = tool.get("max_uses")
+
+    def keep(url: str) -> bool:
+        host = url.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0].lower()
+        return ((not allowed or any(host == d or host.endswith("." + d) for d in allowed))
+                and not any(host == d or host.endswith("." + d) for d in blocked))
+
+    out: list[dict[str, Any]] = []
+    n = 0
+    for b in content:
+        out.append(b)
+        if b.get("type") != "server_tool_use" or b.get("name") != "web_search" or b.get("id") in answered:
+            continue
+        if isinstance(max_uses, int) and n >= max_uses:
+            result: Any = {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}
+        else:
+            n += 1
+            query = str((b.get("input") or {}).get("query", ""))
+            result = [{"type": "web_search_result", "url": r["url"], "title": r.get("title", ""),
+                       "encrypted_content": "enc:" + hashlib.sha256(r["url"].encode()).hexdigest()[:32],
+                       "page_age": r.get("page_age")} for r in search(query) if keep(r["url"])]
+        out.append({"type": "web_search_tool_result", "tool_use_id": b.get("id"), "content": result})
+    return out, n
+
+
 def _sse(event: str | None, data: Any) -> bytes:
     payload = data if isinstance(data, str) else json.dumps(data)
     return (f"event: {event}\n" if event else "").encode() + f"data: {payload}\n\n".encode()
@@ -994,7 +1050,7 @@ def _anthropic_events(model: str, content: list[dict[str, Any]], stop: str, usag
             for part in _chunks(b.get("text", "")):
                 evs.append(_sse("content_block_delta", {"type": "content_block_delta", "index": i,
                                                         "delta": {"type": "text_delta", "text": part}}))
-        elif t == "tool_use":
+        elif t in ("tool_use", "server_tool_use"):  # input streamed as JSON deltas, as the API does
             evs.append(_sse("content_block_start", {"type": "content_block_start", "index": i,
                                                     "content_block": {**b, "input": {}}}))
             js = json.dumps(b.get("input", {}))
@@ -1015,8 +1071,10 @@ def _anthropic_events(model: str, content: list[dict[str, Any]], stop: str, usag
         else:  # redacted_thinking, server tools, unknown types: whole in the start event
             evs.append(_sse("content_block_start", {"type": "content_block_start", "index": i, "content_block": b}))
         evs.append(_sse("content_block_stop", {"type": "content_block_stop", "index": i}))
+    end_usage = {"output_tokens": usage.get("output_tokens", 1),
+                 **({"server_tool_use": usage["server_tool_use"]} if "server_tool_use" in usage else {})}
     evs.append(_sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                      "usage": {"output_tokens": usage.get("output_tokens", 1)}}))
+                                      "usage": end_usage}))
     if fault is None or not fault.no_stop:
         evs.append(_sse("message_stop", {"type": "message_stop"}))
     return evs

@@ -373,6 +373,26 @@ def _is_content(items: list[Any]) -> bool:
         for b in items)
 
 
+# The keys of MCP's CallToolResult, which the Agent SDK's tool handlers return:
+# {"content": [blocks], "is_error": True}.
+_CALL_TOOL_RESULT_KEYS = frozenset({"content", "is_error", "isError", "structuredContent", "_meta"})
+
+
+def _is_call_tool_result(d: dict[str, Any]) -> bool:
+    """{"content": [content blocks], "is_error"?: bool}: a result, not data to send as JSON."""
+    content = d.get("content")
+    return isinstance(content, list) and d.keys() <= _CALL_TOOL_RESULT_KEYS and (not content or all(
+        isinstance(b, dict) and b.get("type") in _BLOCK_TYPES for b in content))
+
+
+def _from_mcp_block(b: dict[str, Any]) -> dict[str, Any]:
+    """MCP's image block {type, data, mimeType} as the Messages API's {type, source}."""
+    if b.get("type") == "image" and "source" not in b and isinstance(b.get("data"), str):
+        return {"type": "image", "source": {"type": "base64", "media_type": b.get("mimeType") or b.get("mime_type")
+                                            or "image/png", "data": b["data"]}}
+    return b
+
+
 def _jsonable(value: Any) -> Any:
     """`json.dumps` default: pydantic models, dataclasses, bytes, paths and sets as JSON data."""
     dump = getattr(value, "model_dump", None)
@@ -415,6 +435,9 @@ def to_output(raw: Any) -> ToolOutput:
                 return ToolOutput(f"tool returned malformed content: {e}", is_error=True)
     else:
         content, is_error = raw, False
+    if isinstance(content, dict) and _is_call_tool_result(content):  # MCP's CallToolResult shape
+        is_error = is_error or bool(content.get("is_error") or content.get("isError"))
+        content = [_from_mcp_block(b) for b in content["content"]] or ""
     if content is None:
         return ToolOutput("", is_error)
     if isinstance(content, str):
@@ -445,15 +468,26 @@ def _schema_from_signature(fn: Callable[..., Any]) -> tuple[dict[str, Any], Call
 
     Supports Annotated[T, "description"], pydantic models, TypedDict, Literal, defaults.
     A parameter annotated `ToolContext` is passed the context and left out of the schema."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    params = {pname: (hints.get(pname, Any), p.default if p.default is not inspect.Parameter.empty else ...)
+              for pname, p in inspect.signature(fn).parameters.items() if not _is_ctx(hints.get(pname, Any))}
+    schema, model = _model_schema(f"{fn.__name__}_input", params)
+    fields = list(params)
+
+    def convert(data: dict[str, Any]) -> Any:
+        obj = model.model_validate(data)
+        return {name: getattr(obj, name) for name in fields}
+
+    return schema, convert
+
+
+def _model_schema(title: str, params: dict[str, tuple[Any, Any]]) -> tuple[dict[str, Any], Any]:
+    """The JSON Schema of fields {name: (type, default or ...)} and the pydantic model behind it.
+    `Annotated[T, "description"]` describes a field."""
     import pydantic
 
-    hints = typing.get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
-    for pname, p in inspect.signature(fn).parameters.items():
-        ann = hints.get(pname, Any)
-        if _is_ctx(ann):
-            continue
-        default = p.default if p.default is not inspect.Parameter.empty else ...
+    for pname, (ann, default) in params.items():
         if typing.get_origin(ann) is typing.Annotated:
             base, *meta = typing.get_args(ann)
             descs = [m for m in meta if isinstance(m, str)]
@@ -463,7 +497,7 @@ def _schema_from_signature(fn: Callable[..., Any]) -> tuple[dict[str, Any], Call
                 fields[pname] = (ann, pydantic.Field(default, description=descs[0]))
                 continue
         fields[pname] = (ann, default)
-    model = pydantic.create_model(f"{fn.__name__}_input", **fields)
+    model = pydantic.create_model(title, **fields)
     schema = model.model_json_schema()
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
@@ -471,12 +505,35 @@ def _schema_from_signature(fn: Callable[..., Any]) -> tuple[dict[str, Any], Call
             prop.pop("title", None)
     schema.setdefault("properties", {})
     schema["type"] = "object"
+    return schema, model
 
-    def convert(data: dict[str, Any]) -> Any:
-        obj = model.model_validate(data)
-        return {name: getattr(obj, name) for name in fields}
 
-    return schema, convert
+def _sdk_schema(name: str, input_schema: Any) -> dict[str, Any]:
+    """The Agent SDK's `@tool(name, description, input_schema)` schema forms: a JSON Schema, a
+    dict of parameter names to types (all required), or a TypedDict class."""
+    if isinstance(input_schema, dict) and isinstance(input_schema.get("type"), str) and "properties" in input_schema:
+        return input_schema
+    if isinstance(input_schema, dict):
+        return _model_schema(f"{name}_input", {k: (t, ...) for k, t in input_schema.items()})[0]
+    if typing.is_typeddict(input_schema):
+        required: frozenset[str] = getattr(input_schema, "__required_keys__", frozenset())
+        hints = typing.get_type_hints(input_schema, include_extras=True)
+        params = {}
+        for k, t in hints.items():
+            while typing.get_origin(t) in (typing.NotRequired, typing.Required):
+                t = typing.get_args(t)[0]
+            params[k] = (t, ... if k in required else None)
+        return _model_schema(f"{name}_input", params)[0]
+    raise TypeError(f"@tool({name!r}, ...): input_schema must be a JSON Schema, a dict of parameter names to "
+                    f"types, or a TypedDict, got {type(input_schema).__name__}")
+
+
+def _hint(annotations: Any, key: str) -> Any:
+    """An MCP tool annotation (ToolAnnotations object or dict), in its camelCase or snake_case name."""
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+    if isinstance(annotations, dict):
+        return annotations.get(key, annotations.get(snake))
+    return getattr(annotations, key, getattr(annotations, snake, None))
 
 
 def _is_ctx(ann: Any) -> bool:
@@ -508,19 +565,40 @@ def tool(*, name: str | None = None, description: str | None = None,
          read_only: bool = False) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
+@typing.overload
+def tool(name: str, description: str, input_schema: Any, /, annotations: Any = None, *,
+         read_only: bool = False) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
 def tool(
-    fn: Callable[..., Any] | None = None,
+    fn: Callable[..., Any] | str | None = None,
     /,
-    *,
+    *sdk: Any,
     name: str | None = None,
     description: str | None = None,
     read_only: bool = False,
+    annotations: Any = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a Tool from a function: `@tool`, or `@tool(name=..., read_only=True)`.
 
     The schema comes from the type hints, the description from the docstring. The
     function is called with keyword arguments; a parameter annotated `ToolContext` gets the
-    call's context. `*args`, `**kwargs` and positional-only parameters are a TypeError here."""
+    call's context. `*args`, `**kwargs` and positional-only parameters are a TypeError here.
+
+    The Agent SDK's form works too: `@tool("add", "Add two numbers", {"a": float, "b": float})`
+    on `async def add(args)`, which gets the input dict and returns `{"content": [...]}` (with
+    `"is_error": True` for a failed call); `annotations` with `readOnlyHint` marks it read-only."""
+    if isinstance(fn, str):  # the SDK's positional form
+        if not 2 <= len(sdk) <= 3:
+            raise TypeError("@tool(name, description, input_schema, annotations=None): "
+                            f"got {1 + len(sdk)} positional arguments")
+        sdk_name, (sdk_description, input_schema, *rest) = fn, sdk
+        hints = rest[0] if rest else annotations
+        ro = read_only or (hints is not None and bool(_hint(hints, "readOnlyHint")))
+        schema = _sdk_schema(sdk_name, input_schema)
+        return lambda f: Tool(sdk_name, sdk_description, schema, f, read_only=ro)
+    if sdk:
+        raise TypeError("@tool takes a function, or name, description and input_schema (the Agent SDK's form)")
 
     def wrap(f: Callable[..., Any]) -> Tool:
         _check_signature(f)

@@ -11,13 +11,17 @@ from .glob import make_glob_tool
 from .grep import make_grep_tool
 from .read import make_read_tool
 from .todo import make_todo_tool
+from .web import make_web_tools
 from .write import make_write_tool
 
-NAMES = ("Read", "Write", "Edit", "MultiEdit", "Bash", "BashOutput", "KillShell", "Glob", "Grep", "TodoWrite")
+NAMES = ("Read", "Write", "Edit", "MultiEdit", "Bash", "BashOutput", "KillShell", "Glob", "Grep", "TodoWrite",
+         "WebFetch", "WebSearch")
 
 
 def default_tools() -> list[Tool]:
-    """Fresh Tool instances: Read, Write, Edit, MultiEdit, Bash, BashOutput, KillShell, Glob, Grep, TodoWrite."""
+    """Fresh Tool instances: Read, Write, Edit, MultiEdit, Bash, BashOutput, KillShell, Glob, Grep, TodoWrite,
+    WebFetch, WebSearch."""
     bash, bash_output, kill_shell = make_bash_tools()
     return [make_read_tool(), make_write_tool(), make_edit_tool(), make_multi_edit_tool(), bash,
-            bash_output, kill_shell, make_glob_tool(), make_grep_tool(), make_todo_tool()]
+            bash_output, kill_shell, make_glob_tool(), make_grep_tool(), make_todo_tool(),
+            *make_web_tools()]

@@ -1,0 +1,218 @@
+"""Room: web tools (on tools.base). Owns WebSearch; may import tools.base and tools.web.*.
+
+WebSearch {query, allowed_domains?, blocked_domains?} (Claude Code's name and schema). Where
+the search runs:
+
+- on Anthropic models, the API's server tool (`web_search_20250305`), in a call of the run's
+  model made for the search (as Claude Code does it): the response's `server_tool_use` and
+  `web_search_tool_result` blocks are kept verbatim in that call's history, a `pause_turn`
+  is continued by sending the turn back as it is (seed Def 2.3), and the searches are
+  counted in usage (`server_tool_use.web_search_requests`) and priced by the catalog;
+- elsewhere, a search backend from the settings: SearXNG's JSON API (`webSearch.url`), which
+  users host themselves; with none configured, a clear is_error result.
+
+Read-only, gated like WebFetch (the query leaves the machine).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode, urlsplit
+
+from ..base import Tool, ToolContext, ToolError
+
+if TYPE_CHECKING:  # the rest of the room loads at the first call: default_tools() stays light
+    from .config import WebConfig
+
+SERVER_TOOL = "web_search_20250305"
+MAX_PAUSES = 5  # outside a run; in one, AgentOptions.max_pause_continuations
+
+DESCRIPTION = """Searches the web and returns the results (titles, URLs and what they say), to answer with
+information newer than your training data.
+
+Usage notes:
+- allowed_domains keeps only results from those domains; blocked_domains leaves those out (not both).
+- Cite the sources you use in your answer, as markdown links.
+- Use the current year in queries about recent events or documentation."""
+
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "minLength": 2, "description": "The search query to use"},
+        "allowed_domains": {"type": "array", "items": {"type": "string"},
+                            "description": "Only include search results from these domains"},
+        "blocked_domains": {"type": "array", "items": {"type": "string"},
+                            "description": "Never include search results from these domains"},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+NO_BACKEND = ("WebSearch has no search backend here: the run's model is not an Anthropic model (whose API "
+              "searches with its web_search server tool), and no search backend is configured. Set one in the "
+              "settings, e.g. {\"webSearch\": {\"backend\": \"searxng\", \"url\": \"http://localhost:8888\"}} "
+              "(a SearXNG instance with the json format enabled), or use WebFetch on a URL you know.")
+
+
+def _in(host: str, domains: list[str]) -> bool:
+    host = host.lower().rstrip(".")
+    return any(host == d or host.endswith("." + d) for d in (x.lower().strip().lstrip("*.").rstrip(".")
+                                                             for x in domains) if d)
+
+
+def _format(query: str, results: list[dict[str, Any]], notes: list[str], where: str) -> str:
+    lines = [f"Web search results for query: \"{query}\" ({where})", ""]
+    if not results:
+        lines.append("No results.")
+    for i, r in enumerate(results, 1):
+        lines.append(f"{i}. [{r.get('title') or r.get('url')}]({r.get('url')})")
+        snippet = " ".join(str(r.get("content") or "").split())[:500]
+        if snippet:
+            lines.append("   " + snippet)
+        if r.get("page_age"):
+            lines.append(f"   (page age: {r['page_age']})")
+    lines += ["", *notes] if notes else []
+    lines += ["", "Cite the sources you use, as markdown links."] if results else []
+    return "\n".join(lines).rstrip()
+
+
+# --- Anthropic: the server tool -------------------------------------------------------------
+
+def server_tool(allowed: list[str] | None, blocked: list[str] | None, max_uses: int) -> dict[str, Any]:
+    t: dict[str, Any] = {"type": SERVER_TOOL, "name": "web_search", "max_uses": max_uses}
+    if allowed:
+        t["allowed_domains"] = allowed
+    if blocked:
+        t["blocked_domains"] = blocked
+    return t
+
+
+async def _anthropic(run: Any, query: str, allowed: list[str] | None, blocked: list[str] | None,
+                     cfg: WebConfig) -> str:
+    from ...blocks import TextBlock, UnknownBlock
+    from ...models.base import ModelError, ModelRequest
+    from .side import BudgetSpent, run_model, side_call
+
+    model = run_model(run)
+    assert model is not None
+    h: list[dict[str, Any]] = [{"role": "user", "content": [
+        {"type": "text", "text": f"Search the web for: {query}\nThen summarize what the results say."}]}]
+    request = ModelRequest("You search the web with the web_search tool for another AI agent.",
+                           [server_tool(allowed, blocked, cfg.max_uses)], h)
+    results: list[dict[str, Any]] = []
+    texts: list[str] = []
+    errors: list[str] = []
+    stopped = ""
+    pauses = getattr(getattr(run.deps, "options", None), "max_pause_continuations", MAX_PAUSES)
+    for pause in range(pauses + 1):
+        try:
+            response = await side_call(run, model, request)
+        except BudgetSpent:
+            if not pause:
+                raise ToolError("WebSearch: the run's budget is spent, so no search was made") from None
+            stopped = "(the run's budget is spent: the paused search was not continued)"
+            break
+        except ModelError as e:
+            raise ToolError(f"WebSearch: the search call failed: {e}") from None
+        for b in response.content:
+            if isinstance(b, TextBlock) and b.text.strip():
+                texts.append(b.text.strip())
+            elif isinstance(b, UnknownBlock) and b.type == "web_search_tool_result":
+                content = b.data.get("content")
+                if isinstance(content, list):
+                    results += [r for r in content if isinstance(r, dict) and r.get("type") == "web_search_result"]
+                elif isinstance(content, dict):
+                    errors.append(str(content.get("error_code") or content))
+        if response.stop_reason != "pause_turn" or pause == pauses:
+            break
+        # pause_turn: the turn goes back verbatim (server_tool_use and its results too), to go on
+        h = [*h, {"role": "assistant", "content": [b.to_wire() for b in response.content]}]
+        request = ModelRequest(request.system, request.tools, h)
+    if errors and not results:
+        raise ToolError(f"WebSearch: the search failed ({', '.join(errors)})")
+    notes = ["Summary of the results:", "\n".join(texts)] if texts else []
+    if errors:
+        notes.append(f"(some searches failed: {', '.join(errors)})")
+    if stopped:
+        notes.append(stopped)
+    return _format(query, results, notes, "Anthropic web search")
+
+
+# --- SearXNG --------------------------------------------------------------------------------
+
+def searxng_url(base: str, query: str) -> str:
+    base = base.rstrip("/")
+    path = urlsplit(base).path
+    if not path.endswith("/search"):
+        base += "/search"
+    return f"{base}?{urlencode({'q': query, 'format': 'json'})}"
+
+
+async def _searxng(query: str, allowed: list[str] | None, blocked: list[str] | None, cfg: WebConfig) -> str:
+    from .fetcher import FetchError, Limits, Redirect, fetch
+    from .guard import AddressPolicy, AddressRefused
+
+    assert cfg.search_url is not None
+    url = searxng_url(cfg.search_url, query)
+    policy = AddressPolicy(allow_private=True) if cfg.search_url_trusted else cfg.policy
+    try:
+        got = await fetch(url, policy, Limits(max_bytes=5_000_000, timeout=min(cfg.limits.timeout, 30.0)),
+                          upgrade=False)
+    except (FetchError, AddressRefused) as e:
+        raise ToolError(f"WebSearch: the search backend {cfg.search_url} could not be reached: {e}") from None
+    if isinstance(got, Redirect):
+        raise ToolError(f"WebSearch: the search backend redirects to another host ({got.location}); set "
+                        "webSearch.url to the address it answers at")
+    if got.status == 403:
+        raise ToolError(f"WebSearch: the SearXNG instance at {cfg.search_url} refuses JSON (HTTP 403): enable "
+                        "the json format (search.formats: [html, json] in its settings.yml)")
+    if got.status >= 400:
+        raise ToolError(f"WebSearch: the search backend answered HTTP {got.status} {got.reason}".rstrip())
+    try:
+        data = json.loads(got.body)
+        raw = data["results"]
+        assert isinstance(raw, list)
+    except (ValueError, KeyError, TypeError, AssertionError):
+        raise ToolError(f"WebSearch: the search backend at {cfg.search_url} did not answer with SearXNG's JSON "
+                        f"({got.content_type or 'no content type'}: {got.body[:120]!r})") from None
+    results = []
+    for r in raw:
+        if not isinstance(r, dict) or not isinstance(r.get("url"), str):
+            continue
+        host = urlsplit(r["url"]).hostname or ""
+        if (allowed and not _in(host, allowed)) or (blocked and _in(host, blocked)):
+            continue
+        results.append({"title": str(r.get("title") or ""), "url": r["url"], "content": str(r.get("content") or "")})
+        if len(results) >= cfg.max_results:
+            break
+    return _format(query, results, [], f"SearXNG at {urlsplit(cfg.search_url).netloc}")
+
+
+def make_web_search_tool() -> Tool:
+    async def web_search(inp: dict[str, Any], ctx: ToolContext) -> str:
+        from .config import WebSettingsError, web_config
+        from .side import is_anthropic, run_model, run_settings
+
+        query = str(inp["query"]).strip()
+        allowed, blocked = inp.get("allowed_domains") or None, inp.get("blocked_domains") or None
+        if allowed and blocked:
+            raise ToolError("WebSearch: give allowed_domains or blocked_domains, not both in one search")
+        run = ctx.run
+        try:
+            cfg = web_config(run_settings(run))
+        except WebSettingsError as e:
+            raise ToolError(f"WebSearch: {e}") from None
+        backend = cfg.search_backend
+        if backend is None:
+            backend = "anthropic" if is_anthropic(run_model(run)) else "searxng" if cfg.search_url else None
+        if backend == "anthropic":
+            if not is_anthropic(run_model(run)):
+                raise ToolError("WebSearch: webSearch.backend is anthropic, but the run's model is not an Anthropic "
+                                "model (the server tool needs one); set webSearch.backend to searxng with a url")
+            return await _anthropic(run, query, allowed, blocked, cfg)
+        if backend == "searxng":
+            return await _searxng(query, allowed, blocked, cfg)
+        raise ToolError(NO_BACKEND)
+
+    return Tool("WebSearch", DESCRIPTION, INPUT_SCHEMA, web_search, read_only=True)
