@@ -225,9 +225,9 @@ class SummaryPlan:
 def chunk_budget(window: int, chars_per_token: float = 4.0) -> tuple[int, int]:
     """(transcript characters per summarizing call, the summary's max_tokens) for a window W: what
     is left of W after the summarizing prompt itself, the summary so far and the new summary (a
-    sixth of W each; the summary's limit is sent only when it is below the 4096 tokens every
+    eighth of W each; the summary's limit is sent only when it is below the 4096 tokens every
     model allows), with a tenth to spare for the estimate."""
-    out = max(64, min(window // 6, 4_096))
+    out = max(64, min(window // 8, 4_096))
     overhead = (len(SUMMARY_SYSTEM) + len(SUMMARY_PROMPT) + 300) / chars_per_token
     return max(200, int((window * 0.9 - 2 * out - overhead) * chars_per_token)), out
 
