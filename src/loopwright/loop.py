@@ -666,8 +666,9 @@ class Run:
                 yield SystemMessage("compact_error", {"trigger": trigger, "error": f"blocked by a PreCompact hook: {blocked}"})
                 return
         c = self.compactor
-        try:  # with a window W that h exceeds, one summarizing call per chunk that fits W
-            plan = plan_summary(s.h, keep_last_turns, instructions, c.window, c.chars_per_token)
+        told = c.window if c.source in ("server", "error") else None  # a window a server told: must fit
+        try:  # when h exceeds it, one summarizing call per chunk that fits
+            plan = plan_summary(s.h, keep_last_turns, instructions, told, c.chars_per_token)
         except CompactError as e:
             yield SystemMessage("compact_error", {"trigger": trigger, "error": str(e)})
             return

@@ -63,15 +63,27 @@ class ApiRetryData(TypedDict, total=False):
 class CompactBoundaryData(TypedDict, total=False):
     """`compact_boundary`: h was replaced by a summary and the kept turns (context.py)."""
 
-    trigger: str  # "auto" | "manual"
+    trigger: str  # "auto" | "manual" | "overflow" (the server refused the request as over its window)
     pre_tokens: int
     post_tokens: int
     summarized_messages: int
     kept_messages: int
     cost_usd: float
     usage: dict[str, Any]
+    calls: int  # summarizing calls: more than one when h was larger than a window a server told
     forecast_tokens: int  # auto only
-    context_window: int  # auto only
+    context_window: int  # auto and overflow
+    prompt_tokens: int | None  # overflow: the refused request's size, as the server counted it
+
+
+class ContextWindowData(TypedDict, total=False):
+    """`context_window`: W as a server told it, before the first call or in its overflow error
+    (models/window.py)."""
+
+    context_window: int
+    source: str  # "server" (asked before the first call) | "error" (its overflow error)
+    prompt_tokens: int | None  # error only
+    error: str  # error only
 
 
 class CompactErrorData(TypedDict):
@@ -102,7 +114,7 @@ class ModelFallbackData(TypedDict):
 
 
 SystemData: TypeAlias = (InitData | ApiRetryData | CompactBoundaryData | CompactErrorData | HookReportData
-                         | ModelFallbackData)
+                         | ModelFallbackData | ContextWindowData)
 
 
 @dataclass(slots=True)
