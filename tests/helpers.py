@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from loopwright.assemble import query
 from loopwright.invariant import check
-from loopwright.loop import query
 from loopwright.messages import ResultMessage
 from loopwright.options import AgentOptions
 from loopwright.tools.base import Tool, ToolContext

@@ -325,10 +325,10 @@ def test_session_transcript_holds_only_the_parent(tmp_path: Path) -> None:
 
 
 def test_a_run_adds_the_tool_once_and_task_name(tmp_path: Path) -> None:
-    from loopwright.loop import Run
+    from loopwright.assemble import build_run
 
     def run_tools(o: lw.AgentOptions) -> list[lw.Tool]:  # what a run built from the options offers
-        return list(Run("x", replace(o, model=lw.ScriptedModel([]), cwd=tmp_path)).deps.tools.values())
+        return list(build_run(replace(o, model=lw.ScriptedModel([]), cwd=tmp_path), "x").deps.tools.values())
 
     d = lw.AgentDefinition("Reviews diffs", "You review.", tools=["Read"])
     o = lw.AgentOptions(agents={"reviewer": d})

@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 import loopwright as lw
+from loopwright.assemble import query
 from loopwright.invariant import holds_final
-from loopwright.loop import query
 from loopwright.messages import ResultMessage, SystemMessage
 from loopwright.models.anthropic import AnthropicModel
 from loopwright.models.openai_compat import OpenAICompatModel

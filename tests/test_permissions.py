@@ -523,13 +523,10 @@ def test_a_bare_bash_rule_allows_reads_anywhere_but_keeps_deny_rules_and_protect
 
 
 def test_a_subagents_gate_copy_keeps_its_own_shell(tmp_path: Path) -> None:
-    import copy
-
     (tmp_path / "src").mkdir()
     parent_state, sub_state = ToolState(), ToolState(bash_cwd=tmp_path / "src")
     parent = gate(tmp_path, "default", tool_state=parent_state)
-    sub = copy.copy(parent)
-    sub.tool_state = sub_state
+    sub = parent.for_state(sub_state)
     assert sub.ws.shell_cwd() == str(tmp_path / "src") and parent.ws.shell_cwd() == str(tmp_path)
 # --- git obeys the config of a planted (bare-looking) repository ----------------------------------
 

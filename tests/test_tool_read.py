@@ -23,7 +23,7 @@ def test_schema_and_flags() -> None:
     s = READ.input_schema
     assert READ.name == "Read" and READ.read_only
     assert s["required"] == ["file_path"] and s["additionalProperties"] is False
-    assert set(s["properties"]) == {"file_path", "offset", "limit"}
+    assert set(s["properties"]) == {"file_path", "offset", "limit", "pages"}
     assert all(p["description"] for p in s["properties"].values())
 
 
@@ -109,15 +109,17 @@ def test_latin1_fallback_and_crlf(tmp_path: Path) -> None:
 
 
 def test_image_block(tmp_path: Path) -> None:
-    data = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+    from PIL import Image
+
     f = tmp_path / "pic.PNG"
-    f.write_bytes(data)
+    Image.new("RGB", (64, 32), (200, 10, 10)).save(f, "PNG")
+    data = f.read_bytes()
     out, err = call_tool(READ, ToolContext(tmp_path), file_path=str(f))
     assert not err
     assert isinstance(out, list) and len(out) == 1 and isinstance(out[0], ImageBlock)
     src = out[0].source
     assert src["type"] == "base64" and src["media_type"] == "image/png"
-    assert base64.b64decode(src["data"]) == data
+    assert base64.b64decode(src["data"]) == data  # small enough: sent byte for byte
 
 
 # --- through the loop --------------------------------------------------------------------
@@ -127,7 +129,8 @@ def test_default_tools_are_fresh_and_complete() -> None:
     assert [t.name for t in a] == list(NAMES)
     assert all(x is not y for x, y in zip(a, b, strict=True))
     ro = {t.name for t in a if t.read_only}
-    assert ro == {"Read", "Glob", "Grep", "BashOutput", "TodoWrite", "WebFetch", "WebSearch"}
+    assert ro == {"Read", "Glob", "Grep", "BashOutput", "TodoWrite", "WebFetch", "WebSearch", "AskUserQuestion",
+                  "ExitPlanMode"}
     for t in a:
         assert t.input_schema["type"] == "object" and t.description
 
@@ -172,24 +175,24 @@ def test_edit_without_read_is_an_error_result_in_the_loop(tmp_path: Path) -> Non
 
 
 def test_notebook_cells_and_outputs(tmp_path: Path) -> None:
-    import json
+    import nbformat
+    from nbformat import v4
 
-    nb = {"metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "cells": [
-        {"cell_type": "markdown", "id": "intro", "source": ["# Title\n", "text"]},
-        {"cell_type": "code", "id": "c1", "source": "print(1)\n1/0", "outputs": [
-            {"output_type": "stream", "name": "stdout", "text": ["1\n"]},
-            {"output_type": "error", "ename": "ZeroDivisionError", "evalue": "division by zero", "traceback": []},
-            {"output_type": "display_data", "data": {"image/png": "AAAA", "text/plain": ["<Figure>"]}},
-        ]},
-    ]}
+    nb = v4.new_notebook(metadata={"language_info": {"name": "python"}})
+    nb.cells = [v4.new_markdown_cell("# Title\ntext", id="intro"),
+                v4.new_code_cell("print(1)\n1/0", id="c1", outputs=[
+                    v4.new_output("stream", name="stdout", text="1\n"),
+                    v4.new_output("error", ename="ZeroDivisionError", evalue="division by zero", traceback=[]),
+                    v4.new_output("display_data", data={"text/plain": "<Figure>"})])]
     f = tmp_path / "n.ipynb"
-    f.write_text(json.dumps(nb))
+    nbformat.write(nb, str(f))
     ctx = ToolContext(tmp_path)
     out, err = call_tool(READ, ctx, file_path=str(f))
     assert not err
-    assert '<cell id="intro" type="markdown">\n# Title\ntext\n</cell>' in out
-    assert '<cell id="c1" type="code" language="python">\nprint(1)\n1/0\n</cell>' in out
-    assert "ZeroDivisionError: division by zero" in out and "<Figure>" in out and "[image output omitted]" in out
+    body = out[0].text
+    assert '<cell id="intro" type="markdown">\n# Title\ntext\n</cell>' in body
+    assert '<cell id="c1" type="code" language="python">\nprint(1)\n1/0\n</cell>' in body
+    assert "ZeroDivisionError: division by zero" in body and "<Figure>" in body
     assert str(f) in ctx.state.read_files
     (tmp_path / "bad.ipynb").write_text("{nope")
     out, err = call_tool(READ, ctx, file_path=str(tmp_path / "bad.ipynb"))

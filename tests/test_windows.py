@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 import loopwright as lw
+from loopwright.assemble import query
 from loopwright.invariant import holds_final
-from loopwright.loop import MAX_OVERFLOW_RETRIES, query
+from loopwright.loop import MAX_OVERFLOW_RETRIES
 from loopwright.messages import ResultMessage, SystemMessage
 from loopwright.models.anthropic import AnthropicModel
 from loopwright.models.base import ModelError, ModelRequest, ModelResponse

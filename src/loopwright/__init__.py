@@ -32,7 +32,7 @@ _EXPORTS: dict[str, str] = {
          "SubagentStopHookInput", "PreCompactHookInput"], "hooks"),
     "InvariantViolation": "invariant",
     "create_sdk_mcp_server": "mcp.inprocess",
-    "RunControl": "loop", "arun": "loop", "query": "loop", "run": "loop",
+    "RunControl": "loop", "arun": "assemble", "query": "assemble", "run": "assemble", "build_run": "assemble",
     **dict.fromkeys(
         ["AssistantMessage", "Message", "ResultMessage", "StreamEvent", "SystemMessage", "UserMessage"], "messages"),
     **dict.fromkeys(["Model", "ModelError", "ModelRequest", "ModelResponse", "ScriptedModel"], "models"),
@@ -61,6 +61,10 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the public names
+    from .assemble import arun as arun
+    from .assemble import build_run as build_run
+    from .assemble import query as query
+    from .assemble import run as run
     from .batching import batch as batch
     from .blocks import Block as Block
     from .blocks import ImageBlock as ImageBlock
@@ -93,9 +97,6 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the
     from .hooks import UserPromptSubmitHookInput as UserPromptSubmitHookInput
     from .invariant import InvariantViolation as InvariantViolation
     from .loop import RunControl as RunControl
-    from .loop import arun as arun
-    from .loop import query as query
-    from .loop import run as run
     from .mcp.inprocess import create_sdk_mcp_server as create_sdk_mcp_server
     from .messages import AssistantMessage as AssistantMessage
     from .messages import Message as Message

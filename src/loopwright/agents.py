@@ -1,5 +1,5 @@
-"""Room: agents / client / workflows (above loop). Owns the Agent tool and AgentDefinition; may
-import loop and below, never client, workflows or cli.
+"""Room: agents (below loop). Owns the Agent tool and SubagentHooks; may import options and below,
+never loop, assemble, client, workflows or cli.
 
 Subagents: the `Agent` tool (Claude Code's Task/Agent tool, SPEC §8) and `AgentDefinition`.
 
@@ -34,9 +34,9 @@ subtype, when it ends in an error).
   first call, matched on the agent type; its additionalContext joins the subagent's prompt.
   SessionStart/UserPromptSubmit/SessionEnd do not fire.
 
-Rooms: this module sits below loop.py (which adds the Agent tool to a run and builds a
-subagent's Run in `Run.spawn`); it never imports the loop, and uses only the parent Run's
-public methods (`spawn`, `messages`, `post`, `absorb`) and its `deps` / `state`.
+Rooms: this module sits below loop.py; the assembler (assemble.py) adds the Agent tool to a run
+and builds a subagent's Run. The tool never sees the Run: it uses the ports of its ToolContext
+(`ctx.ports`: the run's tools, model, cwd and budget; `spawn`, `emit`, `absorb`).
 """
 
 from __future__ import annotations
@@ -44,19 +44,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-from collections.abc import Mapping
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
+from .blocks import WireMessage
 from .hooks import Hooks, PromptResult
 from .messages import ResultMessage, SystemMessage
 from .models.base import Model
 from .models.catalog import ALIASES
 from .options import AgentDefinition, agent_definitions, agents_from_json
-from .tools.base import Tool, ToolContext, ToolError, ToolOutput
-
-if TYPE_CHECKING:
-    from .loop import Run
+from .tools.base import RunPorts, SubagentSpec, Tool, ToolContext, ToolError, ToolOutput
 
 DEFAULT_AGENT = "general-purpose"
 RELAYED_SYSTEM = frozenset({"api_retry", "hook_error", "hook_message"})
@@ -111,9 +108,9 @@ def make_agent_tool(agents: Mapping[str, AgentDefinition | dict[str, Any]] | Non
         definition = catalogue.get(kind)
         if definition is None:
             raise ToolError(f"Unknown subagent_type {kind!r}. Available agent types: {', '.join(catalogue)}.")
-        if ctx.run is None:
+        if ctx.ports is None:
             raise ToolError(f"The {name} tool works only inside a loopwright run.")
-        return await run_subagent(ctx.run, definition, kind, x["prompt"], ctx.tool_use_id, ctx.siblings)
+        return await run_subagent(ctx.ports, definition, kind, x["prompt"], ctx.tool_use_id, ctx.siblings)
 
     def read_only_call(x: dict[str, Any], tools: dict[str, Tool]) -> bool:
         """A subagent type whose tools are all read-only ones of this run: it cannot change anything."""
@@ -133,7 +130,7 @@ class SubagentHooks(Hooks):
     def __init__(self, parent: Hooks, agent_id: str, agent_type: str) -> None:
         super().__init__(parent.callbacks, copy.copy(parent.context), dict(parent.env))
         self.agent_id, self.agent_type = agent_id, agent_type
-        self.sub: Run | None = None  # set once the subagent's Run exists (its last message)
+        self.history: Callable[[], list[WireMessage]] = list  # the subagent's h, once its run exists
         self.transcript_path: str | None = None  # the subagent's own transcript, when sessions are saved
 
     def bind(self, context: Any) -> None:
@@ -153,7 +150,7 @@ class SubagentHooks(Hooks):
         return None
 
     def _last_text(self) -> str | None:
-        h = self.sub.state.h if self.sub is not None else []
+        h = self.history()
         last = h[-1] if h else None
         return "".join(b.get("text", "") for b in last["content"] if b.get("type") == "text") \
             if last is not None and last.get("role") == "assistant" else None
@@ -171,57 +168,49 @@ class SubagentHooks(Hooks):
             await self.subagent_stop(False, self.agent_type, self._last_text(), error=error)
 
 
-async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, tool_use_id: str,
+async def run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: str, tool_use_id: str,
                        siblings: int = 1) -> ToolOutput:
-    """One Agent call: a nested loop whose messages go to the parent's inbox and whose
-    cost goes to the parent's totals. Returns the tool result. `siblings`: Agent calls running
-    at once (this one included), which share what is left of the budget."""
-    budget, p = parent.state.budget, parent.deps
+    """One Agent call: a nested loop whose messages go to the parent's caller (`ports.emit`)
+    and whose cost goes to the parent's totals (`ports.absorb`). Returns the tool result.
+    `siblings`: Agent calls running at once (this one included), which share what is left of
+    the budget."""
+    budget = ports.budget()
     left: float | None = None
-    if budget.limit_usd is not None:
-        left = (budget.limit_usd - budget.spent_usd) / max(1, siblings)
+    if budget.left_usd is not None:
+        left = budget.left_usd / max(1, siblings)
         if left <= 0:
             return ToolOutput(f"Not run: the budget (${budget.limit_usd}) is spent.", is_error=True)
     names = set(d.tools) if d.tools is not None else None
-    tools = [t for t in p.tools.values() if not is_agent_tool(t) and (names is None or t.name in names)]
-    model: str | Model = p.model if d.model in (None, "inherit") else d.model
+    tools = [t for t in ports.tools.values() if not is_agent_tool(t) and (names is None or t.name in names)]
+    model: str | Model | None = None if d.model in (None, "inherit") else d.model
     if isinstance(model, str):
         model = MODEL_ALIASES.get(model, model)
-    system = f"{d.prompt}\n\nWorking directory: {p.cwd}"
-    fallbacks = p.options.fallback_model  # the parent's, less the subagent's own model
-    if isinstance(fallbacks, list):
-        fallbacks = [m for m in fallbacks if m != model] or None
+    spec = SubagentSpec(prompt, kind, f"{d.prompt}\n\nWorking directory: {ports.cwd}", tools, model, d.max_turns, left)
     try:
-        options = replace(
-            p.options, model=model, tools=tools, agents={}, system_prompt=system, append_system_prompt=None,
-            fallback_model=fallbacks,
-            max_turns=d.max_turns if d.max_turns is not None else p.options.max_turns, max_budget_usd=left,
-            hooks=None, session_id=None, resume=None, fork_session=False, continue_conversation=False,
-            persist_session=False)
-        sub = parent.spawn(prompt, options, kind)
+        sub = ports.spawn(spec)
     except Exception as e:  # bad definition (unknown model, price, settings): the parent goes on
         return ToolOutput(f"Could not start subagent {kind!r}: {type(e).__name__}: {e}", is_error=True)
 
-    hooks = sub.deps.hooks
+    hooks = sub.hooks
     assert isinstance(hooks, SubagentHooks)
     result: ResultMessage | None = None
     try:
         context = await hooks.started()
         if context:  # SubagentStart's additionalContext: part of the subagent's first message
-            sub.state.h[-1]["content"].append({"type": "text", "text": context})
-        _relay_reports(parent, hooks, tool_use_id)
-        async with contextlib.aclosing(sub.messages(prompt)) as stream:
+            sub.add_context(context)
+        _relay_reports(ports, hooks, tool_use_id)
+        async with contextlib.aclosing(sub.messages()) as stream:
             async for msg in stream:
                 if isinstance(msg, ResultMessage):
                     result = msg
                 elif isinstance(msg, SystemMessage):  # not init, nor a compaction of its own history
                     if msg.subtype in RELAYED_SYSTEM:
-                        parent.post(SystemMessage(msg.subtype, {**msg.data, "parent_tool_use_id": tool_use_id}))
+                        ports.emit(SystemMessage(msg.subtype, {**msg.data, "parent_tool_use_id": tool_use_id}))
                 else:
                     msg.parent_tool_use_id = tool_use_id
-                    parent.post(msg)
+                    ports.emit(msg)
     finally:  # also when interrupted: what the subagent spent is spent
-        parent.absorb(sub)
+        ports.absorb(sub)
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError  # the parent was interrupted: its executor fills in the result
@@ -230,14 +219,14 @@ async def run_subagent(parent: Run, d: AgentDefinition, kind: str, prompt: str, 
     error = (f"Subagent {kind!r} ended with {result.subtype}: {result.result or ''}" if result is not None
              else f"Subagent {kind!r} ended without a result.")
     await hooks.ended_in_error(error)
-    _relay_reports(parent, hooks, tool_use_id)
+    _relay_reports(ports, hooks, tool_use_id)
     return ToolOutput(error, is_error=True)
 
 
-def _relay_reports(parent: Run, hooks: Hooks, tool_use_id: str) -> None:
+def _relay_reports(ports: RunPorts, hooks: Hooks, tool_use_id: str) -> None:
     """Hook reports made outside the subagent's loop (SubagentStart, SubagentStop after an error)."""
     for m in hooks.take_reports():
-        parent.post(SystemMessage("hook_error" if m["kind"] in ("error", "timeout") else "hook_message",
+        ports.emit(SystemMessage("hook_error" if m["kind"] in ("error", "timeout") else "hook_message",
                                   {**m, "parent_tool_use_id": tool_use_id}))
 
 

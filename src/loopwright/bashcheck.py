@@ -1,4 +1,6 @@
-"""Shell-command analysis for the gate: which files a command reads and writes, where.
+"""Room: bases (the gate). Owns shell-command analysis; may import bashparse and workspace only.
+
+Shell-command analysis for the gate: which files a command reads and writes, where.
 
 `bashparse` splits a command into the simple commands it runs; this module reads each one
 against a table per command (which options take a value, which values and arguments are

@@ -1,4 +1,6 @@
-"""Many agent runs at once: `loopwright batch TASKS.jsonl -o RESULTS.jsonl` and `lw.batch(...)`.
+"""Room: batch (a front end, beside cli). Owns batches of runs and `loopwright batch`; may import assemble and below, and cli.
+
+Many agent runs at once: `loopwright batch TASKS.jsonl -o RESULTS.jsonl` and `lw.batch(...)`.
 
 Owns: reading and checking a task list, running each task as one agent run (in place, in a copy
 or in a git worktree), the results file (appended atomically line by line, read back tolerating
@@ -35,6 +37,7 @@ from typing import Any, Literal
 from .extras import MissingExtra, require
 from .messages import ResultMessage
 from .options import AgentOptions
+from .telemetry import batch_context, end_batch, flush, task_context
 from .usage import SharedSpend
 
 Isolation = Literal["none", "copy", "worktree"]
@@ -236,6 +239,7 @@ class RunSpec:
     session_seed: str | None = None
     resume_sessions: bool = False
     own_system_prompt: bool = False  # the CLI's default prompt: it names the cwd, so a workspace gets its own
+    trace: dict[str, str] = field(default_factory=dict)  # telemetry: the batch span's context (and OTEL_*)
 
     def session_id(self, attempt: int) -> str | None:
         if self.session_seed is None:
@@ -317,7 +321,8 @@ def _resumable(spec: RunSpec, options: AgentOptions) -> str | None:
 async def _attempt(spec: RunSpec, cwd: Path, spend: SharedSpend | None, attempt: int,
                    resume: str | None) -> ResultMessage:
     """One agent run of the task in `cwd`, its budget tied to the batch's spend."""
-    from .loop import Run, run_query
+    from .assemble import build_run
+    from .loop import run_query
 
     sid = None if resume else spec.session_id(attempt)
     if sid is not None:
@@ -331,8 +336,7 @@ async def _attempt(spec: RunSpec, cwd: Path, spend: SharedSpend | None, attempt:
 
         options = dataclasses.replace(options, system_prompt=default_system_prompt(cwd, options.tools))
     prompt = RESUME_PROMPT if resume else spec.task.prompt
-    run = Run(prompt, options)
-    run.state.budget.shared = spend
+    run = build_run(options, prompt, shared_spend=spend)
     result: ResultMessage | None = None
     async with contextlib.aclosing(run_query(run, prompt)) as stream:
         async for msg in stream:
@@ -351,6 +355,11 @@ def _error_result(message: str, session_id: str = "") -> dict[str, Any]:
 async def run_task(spec: RunSpec, spend: SharedSpend | None) -> dict[str, Any]:
     """Run one task to its result line: retries of error_during_execution (with backoff),
     a time limit per attempt, and the workspace it asked for."""
+    with task_context(spec.task.id, spec.trace):  # telemetry: the task's span, under the batch's
+        return await _run_task(spec, spend)
+
+
+async def _run_task(spec: RunSpec, spend: SharedSpend | None) -> dict[str, Any]:
     started = time.monotonic()
     attempts = 0
     line: dict[str, Any] = {}
@@ -511,7 +520,10 @@ class RaySpend:
 
 def _ray_run_task(spec: RunSpec, actor: Any, batch: str, limit_usd: float | None) -> dict[str, Any]:
     """The Ray task: runs in a worker process."""
-    return asyncio.run(run_task(spec, RaySpend(actor, batch, limit_usd) if actor is not None else None))
+    try:
+        return asyncio.run(run_task(spec, RaySpend(actor, batch, limit_usd) if actor is not None else None))
+    finally:
+        flush()  # the worker lives on: its spans leave now
 
 
 Executor = LocalExecutor | RayExecutor
@@ -638,6 +650,9 @@ async def _batch(tasks: list[Task], base: AgentOptions, cfg: BatchConfig, ex: Ex
     store = ResultsFile(cfg.results) if cfg.results else None
     earlier = {s.task.id: done[s.task.id] for s in specs if s.task.id in done and finished(done[s.task.id])}
     todo = [s for s in specs if s.task.id not in earlier]
+    carrier, batch_span = batch_context(len(todo))  # telemetry: the batch's span (none when off)
+    if carrier:
+        todo = [dataclasses.replace(s, trace=carrier) for s in todo]
     spend = ex.make_spend(cfg.max_budget_usd)
     if progress is not None:
         progress.start(len(specs), earlier)
@@ -693,6 +708,7 @@ async def _batch(tasks: list[Task], base: AgentOptions, cfg: BatchConfig, ex: Ex
         if store is not None:
             store.close()
         await ex.aclose()
+        end_batch(batch_span)
 
 
 # --- progress on stderr -------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Room: sessions (beside execute). Owns file snapshots and rewind; may import data types, invariant
-and sessions, never options or above.
+and sessions (and mtime), never options or above.
 
 Checkpoints: file snapshots before each edit, and rewind (SPEC §8; Claude Code's /rewind).
 
@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .mtime import move_mtime_on
 from .sessions import (
     JsonlSessionStore,
     JsonlWriter,
@@ -257,7 +258,10 @@ def rewind_files(session_id: str, user_message_uuid: str, sessions_dir: str | Pa
             data = (fh.root / "blobs" / str(rec["blob"])).read_bytes()
             if not target.exists() or target.read_bytes() != data:
                 target.parent.mkdir(parents=True, exist_ok=True)
+                before = target.stat() if target.exists() else None
                 target.write_bytes(data)
+                if before is not None:  # the restored code, not the bytecode of the agent's version
+                    move_mtime_on(target, before)
                 if "mode" in rec:
                     os.chmod(target, int(rec["mode"]))
                 report.restored.append(p)

@@ -1,4 +1,4 @@
-"""Room: agents / client / workflows (above loop). Owns LoopwrightClient; may import loop and below,
+"""Room: client / workflows (above assemble). Owns LoopwrightClient; may import assemble and below,
 never cli.
 
 LoopwrightClient: a conversation you can steer while it runs (the Agent SDK's ClaudeSDKClient).
@@ -32,10 +32,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from .assemble import query
 from .blocks import WireMessage
 from .context import DEFAULT_KEEP_TURNS, CompactResult
 from .errors import CLIConnectionError, ProcessError
-from .loop import RunControl, query
+from .loop import RunControl
 from .messages import Message, ResultMessage, SystemMessage
 from .models.base import Model
 from .options import AgentOptions, model_for

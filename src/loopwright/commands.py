@@ -1,4 +1,6 @@
-"""Custom slash commands: Markdown files that become prompts, as Claude Code's.
+"""Room: skills and memory. Owns custom slash commands; may import skills and below.
+
+Custom slash commands: Markdown files that become prompts, as Claude Code's.
 
 Owns: finding `<name>.md` under `.loopwright/commands/` and `.claude/commands/` (project) and
 `~/.loopwright/commands/` (user), and expanding `/name args` into the prompt: `$ARGUMENTS` is

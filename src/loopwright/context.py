@@ -1,5 +1,5 @@
-"""Room: execute / invariant / context / settings. Owns compaction and token estimates; may import
-data types, bases, invariant, sessions and settings, never options or above.
+"""Room: execute / invariant / context. Owns compaction and token estimates; may import
+data types, bases, models and invariant, never options or above.
 
 Context compaction: the answer to seed Prop 5.2 (3).
 
@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from .blocks import WireMessage, text_of
 from .invariant import check as check_inv
 from .models.base import Model, ModelError, ModelRequest, ModelResponse, complete
-from .models.catalog import context_window, cost_of
+from .models.catalog import call_cost, context_window
 
 if TYPE_CHECKING:
     from .usage import CallUsage, Price
@@ -268,7 +268,7 @@ def finish(history: list[WireMessage], cut: int, response: ModelResponse,
         text += CONTINUE_NOTE  # mid-task with nothing kept: say what to do with the summary
     new: list[WireMessage] = [{"role": "user", "content": [{"type": "text", "text": text}]}, *tail]
     check_inv(new if new[-1].get("role") == "user" else [*new, {"role": "user", "content": [{"type": "text", "text": "."}]}])
-    cost = call_cost(response, prices)
+    cost = call_cost(response.usage, response.model, response.cost_usd, prices)
     return CompactResult(new, summary, estimate_tokens(history), estimate_tokens(new), cut, len(tail),
                          response, cost)
 
@@ -294,17 +294,11 @@ async def compact(history: list[WireMessage], model: Model, *, keep_last_turns: 
         if i < len(plan.chunks) - 1:
             if response.stop_reason == "refusal" or not summary:
                 raise CompactError(f"the summarizing call returned no summary (stop_reason {response.stop_reason!r})")
-            spent += call_cost(response, prices)
+            spent += call_cost(response.usage, response.model, response.cost_usd, prices)
     result = finish(history, plan.cut, response, prices)
     result.cost_usd += spent
     return result
 
-
-def call_cost(response: ModelResponse, prices: dict[str, Price] | None = None) -> float:
-    """A summarizing call's cost: its own, else the one formula (catalog.cost_of), else 0 (unknown price)."""
-    if response.cost_usd is not None:
-        return response.cost_usd
-    return cost_of(response.usage, response.model, prices) or 0.0
 
 
 # --- for the loop ---------------------------------------------------------------------------------

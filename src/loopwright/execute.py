@@ -1,4 +1,4 @@
-"""Room: execute / invariant / context / settings. Owns running one turn's tool calls; may import
+"""Room: execute / invariant / context. Owns running one turn's tool calls; may import
 data types and bases (tools.base, hooks, permissions), never options or above.
 
 One turn's tool calls: step 4 of seed Def 3.1, with the parallelism of seed Prop 6.2.
@@ -19,6 +19,7 @@ from .blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from .hooks import Hooks
 from .models.base import invalid_input_error
 from .permissions import Allow, Deny, Permissions
+from .telemetry import NULL, Observer
 from .tools.base import INLINE_WAIT_S, Tool, ToolContext, ToolOutput
 
 INTERRUPTED = "Interrupted by user: the tool call was cancelled before it finished."
@@ -40,7 +41,9 @@ class Executor:
     """Runs one turn's tool calls: the gate, the hooks, then the tools (read-only calls
     concurrently), one result per call."""
 
-    def __init__(self, tools: dict[str, Tool], permissions: Permissions, hooks: Hooks, ctx: ToolContext) -> None:
+    def __init__(self, tools: dict[str, Tool], permissions: Permissions, hooks: Hooks, ctx: ToolContext,
+                 obs: Observer = NULL) -> None:
+        self.obs = obs  # telemetry: the run's observer (execute_tool spans)
         self.tools = tools
         self.permissions = permissions
         self.hooks = hooks
@@ -105,6 +108,13 @@ class Executor:
                                                          hook_decision=hook_decision)
             except Exception as e:  # odd input (a NUL in a path) or a can_use_tool bug: fail closed
                 decision = Deny(f"Permission check failed, so the call was not run: {type(e).__name__}: {e}")
+                self.obs.tool_gated(use.id, False, "error")
+            else:
+                verdict = getattr(self.permissions, "last_verdict", None)
+                self.obs.tool_gated(use.id, isinstance(decision, Allow),
+                                    "ask" if getattr(verdict, "kind", "") == "ask" else "rules", verdict)
+        else:
+            self.obs.tool_gated(use.id, False, "hook")
         if isinstance(decision, Deny):
             out.denials.append({"tool_name": use.name, "tool_use_id": use.id, "tool_input": tool_input})
             if decision.interrupt:
@@ -132,6 +142,17 @@ class Executor:
         return result
 
     async def _one(self, use: ToolUseBlock, out: TurnOutcome) -> ToolResultBlock:
+        self.obs.tool_start(use, self.ctx)
+        try:
+            with self.obs.active(use.id):  # its span current: a subagent, Bash or a hook is its child
+                result = await self._one_call(use, out)
+        except asyncio.CancelledError:
+            self.obs.tool_end(use.id, ToolResultBlock(use.id, INTERRUPTED, True))
+            raise
+        self.obs.tool_end(use.id, result)
+        return result
+
+    async def _one_call(self, use: ToolUseBlock, out: TurnOutcome) -> ToolResultBlock:
         tool_input, refused = await self._gate(use, out)
         if refused is not None:
             return refused
@@ -153,9 +174,12 @@ class Executor:
         """Read-only calls i..j-1: gate each in order, then run the allowed ones concurrently."""
         runnable: list[tuple[int, dict[str, Any]]] = []
         for k in range(i, j):
-            tool_input, refused = await self._gate(uses[k], out)
+            self.obs.tool_start(uses[k], self.ctx)
+            with self.obs.active(uses[k].id):
+                tool_input, refused = await self._gate(uses[k], out)
             if refused is not None:
                 results[k] = refused
+                self.obs.tool_end(uses[k].id, refused)
                 if out.stop_message is not None:
                     return
             else:
@@ -165,7 +189,13 @@ class Executor:
 
         async def run_into(k: int, tool_input: dict[str, Any]) -> None:
             # side by side: no waiting in turn for a fast result
-            results[k] = await self._run(uses[k], tool_input, wait=0.0, siblings=siblings[uses[k].name])
+            try:
+                with self.obs.active(uses[k].id):
+                    results[k] = r = await self._run(uses[k], tool_input, wait=0.0, siblings=siblings[uses[k].name])
+            except asyncio.CancelledError:
+                self.obs.tool_end(uses[k].id, ToolResultBlock(uses[k].id, INTERRUPTED, True))
+                raise
+            self.obs.tool_end(uses[k].id, r)
 
         await asyncio.gather(*(run_into(k, x) for k, x in runnable))
         self._halt(out)

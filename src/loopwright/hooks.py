@@ -58,6 +58,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Required, TypeAlias, TypedDict
 
+from .telemetry import NULL, trace_env
+
 log = logging.getLogger("loopwright.hooks")
 
 HOOK_EVENTS = (
@@ -277,6 +279,8 @@ def matcher_matches(matcher: str | None, value: str | None) -> bool:
 class Hooks:
     """Registered hooks. Empty by default; `active` lets the loop skip all work when unused."""
 
+    obs = NULL  # telemetry: the run's observer (a span per event that runs hooks); not a field
+
     callbacks: dict[str, list[Any]] = field(default_factory=dict)
     context: HookContext = field(default_factory=HookContext)
     env: dict[str, str] = field(default_factory=dict)  # extra environment for command hooks
@@ -489,7 +493,8 @@ class Hooks:
         if not jobs:
             return []
         payload = self._input(event, data)
-        return list(await asyncio.gather(*(self._run_one(event, h, t, payload, tool_use_id) for h, t in jobs)))
+        with self.obs.span(f"hook {event}", {"loopwright.hook.event": event, "loopwright.hook.count": len(jobs)}):
+            return list(await asyncio.gather(*(self._run_one(event, h, t, payload, tool_use_id) for h, t in jobs)))
 
     async def _run_one(self, event: str, hook: HookCallback | CommandHook, timeout: float,
                        payload: dict[str, Any], tool_use_id: str | None) -> _Outcome:
@@ -531,7 +536,7 @@ class Hooks:
                            payload: dict[str, Any]) -> _Outcome:
         label = hook.command if len(hook.command) <= 80 else hook.command[:77] + "..."
         cwd = self.context.cwd or None
-        env = {**os.environ, **self.env}
+        env = {**os.environ, **self.env, **trace_env()}  # TRACEPARENT: the hook's span (telemetry on)
         if cwd:
             env.setdefault("LOOPWRIGHT_PROJECT_DIR", cwd)
             env.setdefault("CLAUDE_PROJECT_DIR", cwd)

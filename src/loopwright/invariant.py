@@ -1,4 +1,4 @@
-"""Room: execute / invariant / context / settings. Owns Inv (P1-P3) and its checks; may import
+"""Room: execute / invariant / context. Owns Inv (P1-P3) and its checks; may import
 data types only.
 
 The pairing invariant Inv of seed Def 3.3 (P1-P3), checked before every model call.

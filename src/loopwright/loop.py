@@ -1,36 +1,31 @@
-"""Room: loop. Owns Run, query() and run(); may import options and every room below it, never
-client, workflows or cli.
+"""Room: loop. Owns Run, RunDeps, RunState and run_query(); may import options and every room
+below it, never assemble, client, workflows or cli.
 
-The agent loop: seed Def 3.1, one step with four cases, and the entry points
-`query()` (async stream of messages) and `run()` (sync, returns the ResultMessage).
+The agent loop: seed Def 3.1, one step with four cases, and `run_query(run, prompt)`, which
+drives a Run the assembler (assemble.py: `build_run`, `query()`, `run()`) built.
 
 State is (h, e, t): the history `h`, the environment (the tools' world), and the
 tool-use turns done `t`. Everything around the step (accounting, results,
 sessions) lives in `Run`: its fixed dependencies in `Run.deps`, what the steps change in
 `Run.state`; the step itself is `_loop` below. No other module touches Run's private
-attributes: subagents (agents.py) use `spawn`, `messages`, `post` and `absorb`.
+attributes: the assembler's ports (assemble.py) use `messages`, `post` and `absorb`.
 
-May import everything below it (options, settings, execute, context, agents' tool and
-hooks); only client, workflows and the CLI import this module.
+May import everything below it (options, execute, context, hooks); tools never see a Run,
+only the ports of their ToolContext.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
-import inspect
 import json
 import logging
-import re
 import time
-import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Collection
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from .agents import SubagentHooks, make_agent_tool
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock, WireMessage, text_of, tool_uses
 from .context import (
     DEFAULT_KEEP_TURNS,
@@ -42,7 +37,7 @@ from .context import (
     plan_summary,
 )
 from .execute import INTERRUPTED, Executor, TurnOutcome
-from .hooks import HookContext, Hooks
+from .hooks import Hooks
 from .invariant import InvariantChecker
 from .messages import (
     AssistantMessage,
@@ -52,19 +47,20 @@ from .messages import (
     ResultSubtype,
     SystemMessage,
     UserMessage,
-    diagnostics,
 )
-from .models.base import STOP_REASONS, Model, ModelError, ModelRequest, ModelResponse
-from .models.catalog import cost_of, price_for
-from .options import AgentOptions, ToolPermissionContext, model_for
-from .permissions import CanUseTool, Decision, Deny, to_decision
-from .prompts import system_prompt_text
-from .settings import build_run_config
-from .tools.base import Tool, ToolContext
+from .models.base import STOP_REASONS, Model, ModelError, ModelRequest, ModelResponse, close_model
+from .models.catalog import call_cost, cost_of
+from .options import AgentOptions
+from .permissions import Permissions
+from .telemetry.base import NULL, Observer
+from .tools.base import Tool
 from .usage import Budget, CallUsage, Price, Usage
 
 if TYPE_CHECKING:
+    from .memory import Memory
     from .sessions import SessionRecorder
+    from .settings import Settings
+    from .structured import StructuredOutput
 
 log = logging.getLogger("loopwright.loop")
 
@@ -106,11 +102,23 @@ class RunControl:
         return q
 
 
-@dataclass(slots=True)
+class McpServers(Protocol):
+    """The run's MCP servers (mcp/client.py's McpRuntime), built by the assembler, opened by
+    the loop before its init message."""
+
+    async def open(self, taken: Collection[str]) -> list[Tool]: ...
+
+    def status(self) -> list[dict[str, Any]]: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
 class RunDeps:
-    """What a run is built with and its steps never change (pydantic-ai's run dependencies):
-    the options, the model and its price, the tools and their wire definitions, the gate,
-    hooks and executor, the session's id and transcript, the RunControl."""
+    """What a run is built with (assemble.py) and its steps never change (pydantic-ai's run
+    dependencies): the options, the model and its price, the tools and their wire definitions,
+    the gate, hooks and executor, the session's id and transcript, the RunControl. Frozen: the
+    one change, the MCP servers' tools joining before the first step, makes a new RunDeps."""
 
     options: AgentOptions
     model: Model
@@ -127,6 +135,8 @@ class RunDeps:
     executor: Executor
     recorder: SessionRecorder | None  # when persisting
     inbox: asyncio.Queue[Message] | None  # subagents post their messages here (agents.py)
+    mcp: McpServers | None = None  # servers to open before the first step
+    settings: Settings | None = None  # the settings files, merged: what tools read of them (tools/web)
 
 
 @dataclass(slots=True)
@@ -147,130 +157,63 @@ class RunState:
     stop_continuations: int = 0
     cut_off_text: list[str] = field(default_factory=list)  # the parts of an answer cut off at max_tokens
     output_continuations: int = 0
+    final: str | None = None  # set by a tool through ToolContext.finish: the run's result, after this turn
 
 
 class Run:
     """One run: `deps` (fixed when built) and `state` (what the steps change). The step that
-    changes (h, e, t) is `_loop`. A subagent's Run is built with `parent` and `agent_type`."""
+    changes (h, e, t) is `_loop`. Built by `assemble.build_run`, never by hand: this class
+    only holds what the assembler made."""
 
     deps: RunDeps
     state: RunState
     compactor: AutoCompactor
 
-    def __init__(self, prompt: str, options: AgentOptions, control: RunControl | None = None,
-                 history: list[WireMessage] | None = None, *, parent: Run | None = None,
-                 agent_type: str = "") -> None:
-        if not isinstance(prompt, str):
-            raise TypeError(f"prompt must be a str, not {type(prompt).__name__}")
-        model = model_for(options)
-        prices = {**(options.prices or {})}
-        price = price_for(model.name, prices or None) or price_for(model.name)
-        for name in getattr(model, "names", [model.name]):  # with fallback models, each one's price
-            if (options.max_budget_usd is not None and not getattr(model, "has_own_cost", False)
-                    and (price_for(name, prices or None) or price_for(name)) is None):
-                raise ValueError(
-                    f"max_budget_usd is set but the price of model {name!r} is unknown, so the "
-                    "budget could not be kept: give its price (--price MODEL=IN,OUT, or AgentOptions(prices={...}) in Python) "
-                    "or run without a budget (no --max-budget-usd)"
-                )
-        cwd = Path(options.cwd or ".").resolve()
-        if not cwd.is_dir():
-            raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory: create it first or "
-                             "pass another cwd")
-        self.warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
-        from .structured import StructuredOutput
+    def __init__(self, deps: RunDeps, state: RunState, compactor: AutoCompactor, *,
+                 structured: StructuredOutput | None = None, memory: Memory | None = None,
+                 warnings: list[str] | None = None, obs: Observer = NULL, is_top: bool = True) -> None:
+        self.deps, self.state, self.compactor = deps, state, compactor
+        self.structured = structured
+        self.memory = memory  # project memory (memory.py); its files are not sent again
+        self.memory_seen: set[Path] = {f.path.resolve() for f in memory.files} if memory is not None else set()
+        self.warnings = warnings if warnings is not None else []  # about the user's own files, for init
+        self.obs: Observer = obs  # telemetry (telemetry/): the run's spans, or NULL when off
+        self.is_top = is_top  # not a subagent: `@file` mentions are read (mentions.py)
 
-        self.structured = StructuredOutput.from_options(options.output_format, options.output_type)
-        tools = [*options.tools, *self._skill_tool(options, cwd),
-                 *([self.structured.tool] if self.structured else [])]
-        if options.agents and not any(t.spawns_agents for t in tools):  # the Agent tool for `agents`
-            tools.append(make_agent_tool(options.agents))
-        system = system_prompt_text(options.system_prompt, options.append_system_prompt, cwd, tools)
-        recorder: SessionRecorder | None = None
-        if options.persist_session or (history is None and (options.resume or options.continue_conversation)):
-            from .sessions import (
-                start_session,  # resume/fork/continue: load h; persist: open the transcript
-            )
+    async def open_mcp(self) -> None:
+        """The MCP servers' tools join the run before its first step (a new RunDeps: the
+        executor and the tool definitions with them; subagents then get them too)."""
+        d = self.deps
+        if d.mcp is None:
+            return
+        added = await d.mcp.open(d.tools)
+        if not added:
+            return
+        tools = {**d.tools, **{t.name: t for t in added}}
+        ex = d.executor
+        self.deps = replace(
+            d, tools=tools, tool_defs=[*d.tool_defs, *(t.definition() for t in added)],
+            options=replace(d.options, tools=[*d.options.tools, *added], mcp_servers=None, strict_mcp_config=True),
+            executor=Executor(tools, ex.permissions, ex.hooks, ex.ctx, ex.obs))
 
-            started = start_session(options, cwd, history is not None)
-            session_id, recorder = started.session_id, started.recorder
-            history = history if history is not None else started.history
-        else:
-            session_id = options.session_id or str(uuid.uuid4())
-        config = build_run_config(options, cwd)  # settings files + options (settings.py)
-        self.settings = config.settings  # what tools read of the settings files (web tools: tools/web)
-        hooks, permissions = config.hooks, config.permissions
-        permission_mode = permissions.mode or "default"
-        ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, run=self,
-                          sandbox=config.sandbox)
-        if parent is None:
-            permissions.can_use_tool = _permission_callback(
-                options.can_use_tool, ToolPermissionContext(session_id, str(cwd), permission_mode))
-        else:  # a subagent: the parent's gate and hooks, its own shell cwd and transcript
-            sub_hooks = SubagentHooks(parent.deps.hooks, session_id, agent_type)
-            hooks = sub_hooks
-            permissions = copy.copy(parent.deps.executor.permissions)
-            ctx.before_file_change = parent.deps.executor.ctx.before_file_change  # its edits are checkpointed too
-            ctx.after_file_change = parent.deps.executor.ctx.after_file_change
-            recorder = _sidechain(parent.deps.recorder, session_id, cwd, sub_hooks)
-        permissions.tool_state = ctx.state  # the gate resolves Bash paths from the shell's cwd (a copy
-        # of the parent's gate gets its own workspace: permissions.__setattr__)
-        if recorder is not None and parent is None:
-            from .checkpoints import snapshot_hooks  # file checkpoints, keyed to this turn's prompt
+    async def include_mentions(self, prompt: str) -> None:
+        """The files the prompt mentions (`@path`), appended to its message (mentions.py)."""
+        from .mentions import mention_blocks
+        from .tools.read import make_read_tool
 
-            ctx.before_file_change, ctx.after_file_change = snapshot_hooks(recorder)
-        by_name = {t.name: t for t in tools}
-        self.deps = RunDeps(
-            options=options, model=model, prices=prices, price=price, cwd=cwd, tools=by_name,
-            tool_defs=[t.definition() for t in tools], system=system, session_id=session_id, control=control,
-            permission_mode=permission_mode, hooks=hooks, executor=Executor(by_name, permissions, hooks, ctx),
-            recorder=recorder, inbox=asyncio.Queue() if any(t.spawns_agents for t in tools) else None)
-        h = list(history or [])
-        h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
-        self.state = RunState(h, Budget(options.max_budget_usd))
-        if parent is not None:  # a batch's spend counts the subagent's calls as they happen
-            self.state.budget.shared = parent.state.budget.shared
-        self.memory_seen: set[Path] = set()
-        self.memory = self._load_memory(fresh=not h[:-1])
-        # MCP servers (mcp/): configured ones start in run_query; their tools join deps.tools.
-        from .mcp.config import for_run
+        d = self.deps
+        read = d.tools.get("Read") or make_read_tool()
+        blocks, denied = await mention_blocks(prompt, d.cwd, d.executor.permissions.decide, read, d.executor.ctx)
+        self.state.h[-1]["content"].extend(blocks)
+        self.state.denials += denied
 
-        self.mcp_configs = for_run(options, cwd, config.settings) if parent is None else []
-        self.mcp: Any = None  # mcp.client.McpRuntime once started
-        self.compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
-                                       model.name)  # context.py
-        if parent is None:
-            transcript = str(getattr(recorder.writer, "path", "")) if recorder is not None else ""
-            hooks.bind(HookContext(session_id, transcript, str(cwd), permission_mode))
-        else:
-            sub_hooks.sub = self
+    def mode_port(self, gate: Permissions) -> tuple[Callable[[], str], Callable[[str], None]]:
+        """The permission mode as tools see it (ExitPlanMode): read it, change it for the rest of the run."""
+        def set_mode(mode: str) -> None:
+            gate.mode = mode  # type: ignore[assignment]  # a PermissionMode: interaction.PlanApproved
+            self.deps = replace(self.deps, permission_mode=mode)
 
-    def _skill_tool(self, options: AgentOptions, cwd: Path) -> list[Tool]:
-        """The Skill tool (skills.py) when the setting sources hold skills and none is given."""
-        sources = options.setting_sources or []
-        if not sources or any(t.name == "Skill" for t in options.tools):
-            return []
-        from .skills import find_skills, make_skill_tool
-
-        skills, warnings = find_skills(cwd, sources)
-        self.warnings += warnings
-        return [make_skill_tool(skills)] if skills else []
-
-    def _load_memory(self, fresh: bool) -> Any:
-        """Project memory (memory.py), sent once: in the first user message of a conversation."""
-        options, h = self.deps.options, self.state.h
-        sources = options.setting_sources or []
-        if not options.memory or not sources:
-            return None
-        from .memory import load_memory
-
-        mem = load_memory(self.deps.cwd, sources)
-        self.warnings += mem.warnings
-        text = mem.block_text() if fresh else None
-        if text:
-            h[-1]["content"].insert(0, {"type": "text", "text": text})
-        self.memory_seen = {f.path.resolve() for f in mem.files}
-        return mem
+        return (lambda: gate.mode or "default"), set_mode
 
     def nested_memory(self, uses: list[ToolUseBlock]) -> list[TextBlock]:
         """Memory files of subdirectories a tool touched for the first time (Claude Code's
@@ -384,7 +327,7 @@ class Run:
             t0 = time.perf_counter()
             a: ModelResponse | None = None
             try:
-                async for ev in self._stream(req):
+                async for ev in self.obs.model_call(self, req, self._stream(req)):
                     if isinstance(ev, ModelResponse):
                         a = ev
                     else:
@@ -438,19 +381,22 @@ class Run:
             if not task.done():
                 task.cancel()
 
-    def _cost(self, a: ModelResponse) -> float | None:
-        """The call's cost (the one formula: catalog.cost_of), None when the model's price is unknown:
-        such a call counts 0 and the result says its price is unknown."""
-        if a.cost_usd is not None:
-            return a.cost_usd
+    def _cost(self, a: ModelResponse) -> float:
         d = self.deps
-        own = cost_of(a.usage, a.model, d.prices) if a.model else None
-        return own if own is not None else cost_of(a.usage, d.model.name, d.prices)
+        return call_cost(a.usage, a.model, a.cost_usd, d.prices, priced_as=d.model.name)
+
+    def _priced(self, a: ModelResponse) -> bool:
+        """Whether the call's cost is known: reported by the model, or a price for it (else it counts
+        0 and the result says its price is unknown)."""
+        d = self.deps
+        return a.cost_usd is not None or any(
+            cost_of(a.usage, name, d.prices) is not None for name in (a.model, d.model.name) if name)
 
     def charge(self, a: ModelResponse) -> None:
         s = self.state
         s.calls += 1
         self.charge_aside(a)
+        self.obs.charged(s.budget.calls[-1])  # the call's chat span ends with its cost
         s.last_stop = a.stop_reason
 
     def charge_aside(self, a: ModelResponse) -> None:
@@ -459,10 +405,9 @@ class Run:
         s = self.state
         u = a.usage
         s.usage.add(u)
-        cost = self._cost(a)
         s.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
-                                  u.cache_read_input_tokens, cost or 0.0, a.model or self.deps.model.name,
-                                  u.web_search_requests, price_known=cost is not None))
+                                  u.cache_read_input_tokens, self._cost(a), a.model or self.deps.model.name,
+                                  u.web_search_requests, price_known=self._priced(a)))
 
     async def execute(self, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
         """Step 4: one result per tool_use, in order, then any queued user text."""
@@ -480,11 +425,6 @@ class Run:
             finally:
                 control._task = None
         self.state.denials.extend(outcome.denials)
-        if outcome.denials and self.deps.options.refusal_advice == "python":
-            refused = {d["tool_use_id"] for d in outcome.denials}
-            outcome.results = [ToolResultBlock(r.tool_use_id, python_advice(r.content), r.is_error)
-                               if r.tool_use_id in refused and isinstance(r.content, str) else r
-                               for r in outcome.results]
         # Text sent during calls the user interrupted stays queued: the client delivers it as the
         # next prompt, as after an interrupted model call (here the model would never read it).
         queued = control.take_queued() if control and not outcome.interrupted else []
@@ -629,8 +569,8 @@ class Run:
         if self.warnings:
             data["warnings"] = self.warnings
         out: dict[str, Any] = dict(data)
-        if self.mcp is not None:
-            out["mcp_servers"] = self.mcp.status()
+        if d.mcp is not None:
+            out["mcp_servers"] = d.mcp.status()
         return SystemMessage("init", out)
 
     # --- automatic compaction (context.py holds the pure operation) ----------------------
@@ -680,7 +620,10 @@ class Run:
         try:
             for i in range(len(plan.chunks)):
                 response = None
-                async for ev in self._stream(plan.request(i, summary)):  # interrupt() cancels it, h intact
+                req = plan.request(i, summary)
+                async for ev in self.obs.model_call(self, req, self._stream(req), charged=False,
+                                                    purpose=f"compact_{trigger}"):
+                    # interrupt() cancels it, h intact
                     if isinstance(ev, ModelResponse):
                         response = ev
                     elif isinstance(ev, SystemMessage):
@@ -689,8 +632,8 @@ class Run:
                     break
                 # The summarizing calls count in usage and cost, not in the loop's calls (context.py).
                 s.usage.add(response.usage)
-                cost = self._cost(response) or 0.0
-                s.budget.spent_usd += cost
+                cost = self._cost(response)
+                s.budget.charge_outside(cost)
                 spent, charged = spent + cost, True
                 summary = text_of(response.content).strip()
                 if i < len(plan.chunks) - 1 and not summary:
@@ -726,10 +669,6 @@ class Run:
 
     # --- subagents (agents.py runs them through these) -----------------------------------
 
-    def spawn(self, prompt: str, options: AgentOptions, agent_type: str) -> Run:
-        """A subagent's Run: the parent's gate and hooks (as SubagentHooks), its own shell cwd."""
-        return Run(prompt, options, parent=self, agent_type=agent_type)
-
     def post(self, msg: Message) -> None:
         """A subagent's message, passed on live to the caller of query()."""
         if self.deps.inbox is not None:  # None: the tool was added to a run by hand after it started
@@ -744,80 +683,8 @@ class Run:
         s.api_seconds += sub.state.api_seconds
 
     def messages(self, prompt: str) -> AsyncGenerator[Message, None]:
-        """query() on this Run (built already; a subagent's by `spawn`)."""
+        """query() on this Run (built already: assemble.build_run)."""
         return run_query(self, prompt)
-
-
-_CLI_ADVICE = (
-    (re.compile(r"--allowedTools '([^']*)'"), r"allowed_tools=['\1']"),
-    (re.compile(r"--allowedTools ([^\s'()]+(?:\([^)]*\))?)(?=[\s.,]|$)"), r"allowed_tools=['\1']"),
-    (re.compile(r"--permission-mode (\w+)"), r"permission_mode='\1'"),
-    (re.compile(r"--add-dir\b"), "add_dirs=[...]"),
-    (re.compile(r" \(or permissions\.(?:allow|additionalDirectories)(?: in \.loopwright/settings\.json)?\)"),
-     " in AgentOptions"),
-    (re.compile(r"an interactive run asks"), "a can_use_tool callback may approve them"),
-    (re.compile(r"approve the call in an interactive run"), "approve it in a can_use_tool callback"),
-    (re.compile(r"this run cannot ask"), "this run cannot ask (it has no can_use_tool callback)"),
-)
-
-
-def python_advice(text: str) -> str:
-    """A refusal's advice for the Python API: AgentOptions fields instead of CLI flags."""
-    if "--" not in text and "interactive run" not in text and "cannot ask" not in text:
-        return text
-    for pattern, repl in _CLI_ADVICE:
-        text = pattern.sub(repl, text)
-    return text
-
-
-def _sidechain(parent: SessionRecorder | None, session_id: str, cwd: Path,
-               hooks: SubagentHooks) -> SessionRecorder | None:
-    """A subagent's transcript beside the parent's, as Claude Code keeps it (None: not saved)."""
-    transcript = getattr(getattr(parent, "writer", None), "path", None)
-    if not isinstance(transcript, Path):
-        return None
-    from .sessions import JsonlWriter, SessionRecorder
-
-    path = transcript.with_suffix("") / "subagents" / f"agent-{session_id}.jsonl"
-    try:
-        recorder = SessionRecorder(JsonlWriter(path, session_id), session_id, cwd)
-    except OSError as e:  # the run goes on without it
-        log.warning("cannot write the subagent transcript %s: %s", path, e)
-        return None
-    hooks.transcript_path = str(path)
-    return recorder
-
-
-def _permission_callback(fn: CanUseTool | None, context: ToolPermissionContext) -> CanUseTool | None:
-    """The user's can_use_tool, called as (tool_name, input) or as the Agent SDK's
-    (tool_name, input, context). A callback that raises or returns something that is no
-    decision ends the run (error_during_execution saying so): it is never a silent deny."""
-    if fn is None:
-        return None
-    call: Callable[..., Any] = fn
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-        takes_context = any(p.kind == p.VAR_POSITIONAL for p in params) or len(
-            [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]) >= 3
-    except (TypeError, ValueError):
-        takes_context = False
-
-    async def gate(name: str, tool_input: dict[str, Any]) -> Decision:
-        try:
-            value = call(name, tool_input, context) if takes_context else call(name, tool_input)
-            if inspect.isawaitable(value):
-                value = await value
-        except Exception as e:  # noqa: BLE001 - reported as the run's error, not as a denial
-            return Deny(f"can_use_tool raised {type(e).__name__}: {e} (while deciding on {name}); the run was "
-                        "stopped", interrupt=True)
-        try:
-            return to_decision(value)
-        except TypeError:
-            return Deny(f"can_use_tool returned {type(value).__name__} {value!r:.200} for {name}: return True/False, "
-                        "Allow(...)/Deny(...) or {'behavior': 'allow'|'deny', ...}; the run was stopped",
-                        interrupt=True)
-
-    return gate
 
 
 async def _loop(run: Run) -> AsyncIterator[Message]:
@@ -900,37 +767,27 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             if stop is not None:
                 yield stop
                 return
+        if s.final is not None:                                     # a tool ended the run (a plan,
+            r = run.result("success")                               #    headless): its text is the result
+            r.result = s.final
+            yield r
+            return
         if s.budget.exhausted:                                      # subagents spent the rest of B
             yield run.budget_stop()
             return
 
 
-async def query(prompt: str, options: AgentOptions | None = None, *, control: RunControl | None = None,
-                history: list[WireMessage] | None = None) -> AsyncIterator[Message]:
-    """Run the agent loop on `prompt`, yielding SystemMessage("init"), AssistantMessage,
-    UserMessage (tool results), optional partial events, and last a ResultMessage.
-    Bad arguments raise TypeError / ValueError before anything runs."""
-    if options is not None and not isinstance(options, AgentOptions):
-        raise TypeError(f"options must be an AgentOptions, not {type(options).__name__}")
-    run = Run(prompt, options or AgentOptions(), control, history)
-    stderr = run.deps.options.stderr
-    async with contextlib.aclosing(run_query(run, prompt)) as stream:
-        async for msg in stream:
-            if stderr is not None:  # the Agent SDK's stderr callback: the run's diagnostic lines
-                for line in diagnostics(msg):
-                    stderr(line)
-            yield msg
+def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
+    """query() on a Run already built (assemble.build_run), inside its telemetry span."""
+    return run.obs.run(run, _run_query(run, prompt))
 
 
-async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
-    """query() on a Run already built (a subagent's Run by Run.spawn)."""
+async def _run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
     d = run.deps
     control = d.control
     try:
-        if run.mcp_configs:  # servers start together before the first call; they end in `finally`
-            from .mcp.client import attach
-
-            await attach(run, run.mcp_configs)
+        await run.open_mcp()  # servers start together before the first call; they end in `finally`
+        d = run.deps
         yield run.persist(run.init_message())
         discovered = await run.discover_window()
         if discovered is not None:
@@ -938,6 +795,8 @@ async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
         blocked = await run.start_hooks(prompt)
         for m in run.hook_messages():
             yield run.persist(m)
+        if blocked is None and d.options.file_mentions and run.is_top:
+            await run.include_mentions(prompt)  # `@file`s, gated as Reads (mentions.py)
         run.persist_prompt()  # before the first model call: a crash from here on can be resumed
         if blocked is not None:
             yield run.persist(run.result("error_during_execution", error=f"prompt blocked by a UserPromptSubmit hook: {blocked}"))
@@ -953,8 +812,8 @@ async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
     except Exception as e:  # a harness bug or a broken model: report it, keep the history valid
         yield run.persist(run.result("error_during_execution", error=f"{type(e).__name__}: {e}"))
     finally:
-        if run.mcp is not None:  # every server process ends with its run, whatever the ending
-            await run.mcp.aclose()
+        if d.mcp is not None:  # every server process ends with its run, whatever the ending
+            await d.mcp.aclose()
         if d.executor.ctx.state.bash_shells:  # background shells end with their run
             from .tools.bash import kill_all_shells
 
@@ -965,32 +824,7 @@ async def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
             await d.hooks.session_end("other")
         if isinstance(d.options.model, str) or d.options.model is None:  # the run made it: close it
             with contextlib.suppress(Exception):
-                await getattr(d.model, "aclose", _nothing)()
-
-
-async def _nothing() -> None:
-    return None
-
-
-async def arun(prompt: str, options: AgentOptions | None = None) -> ResultMessage:
-    """`await lw.arun(...)`: run to the end and return the ResultMessage (for async code:
-    Jupyter, FastAPI, ...)."""
-    last: Message | None = None
-    async for msg in query(prompt, options):
-        last = msg
-    assert isinstance(last, ResultMessage)
-    return last
-
-
-def run(prompt: str, options: AgentOptions | None = None) -> ResultMessage:
-    """Synchronous `query()`: run to the end and return the ResultMessage. Inside a running
-    event loop (Jupyter, FastAPI, async code) use `await lw.arun(...)` instead."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(arun(prompt, options))
-    raise RuntimeError("lw.run() cannot be called from a running event loop (Jupyter, FastAPI, async code): "
-                       "use `await lw.arun(prompt, options)` there, or iterate `lw.query(...)`")
+                await close_model(d.model)
 
 
 # --- subagents' messages ----------------------------------------------------------------------

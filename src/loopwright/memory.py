@@ -1,4 +1,6 @@
-"""Project memory: AGENTS.md, CLAUDE.md and LOOPWRIGHT.md, sent once at the start of a conversation.
+"""Room: skills and memory. Owns project memory (AGENTS.md, CLAUDE.md); may import home only.
+
+Project memory: AGENTS.md, CLAUDE.md and LOOPWRIGHT.md, sent once at the start of a conversation.
 
 Owns: finding the memory files a run reads, their `@path` imports, and the text block that
 carries them. As Claude Code does, the text goes in the first user message (not in the system
@@ -89,7 +91,7 @@ def _dirs(cwd: Path) -> list[Path]:
 
 def load_memory(cwd: str | Path, sources: Iterable[str], home: Path | None = None) -> Memory:
     """The memory files of `sources` ("user", "project", "local") for a run in `cwd`."""
-    from .settings import loopwright_home
+    from .home import loopwright_home
 
     mem = Memory()
     seen: set[Path] = set()

@@ -1,4 +1,4 @@
-"""Room: options (above execute and settings). Owns AgentOptions; may import the rooms below it,
+"""Room: options (above sessions, below settings). Owns AgentOptions; may import the rooms below it,
 never loop, agents, client, workflows or cli.
 
 AgentOptions: everything a run is configured with (Claude Agent SDK field names). Plain data:
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .hooks import Hooks
+from .interaction import AskUser, ReviewPlan
 from .models.base import Model
 from .permissions import PERMISSION_MODES, CanUseTool, PermissionMode
 from .tools.base import Tool
@@ -171,6 +172,12 @@ class AgentOptions:
     # How refusals tell the model (and you) to allow a call: as AgentOptions fields ("python")
     # or as command-line flags ("cli", what the loopwright CLI sets).
     refusal_advice: Literal["python", "cli"] = "python"
+    # The user, for AskUserQuestion and ExitPlanMode (interaction.py): async callbacks a front end
+    # with a user gives. None: nobody to ask (AskUserQuestion fails; a plan ends the run as its result).
+    ask_user: AskUser | None = None
+    review_plan: ReviewPlan | None = None
+    # `@path` in the prompt includes that file, gated as a Read (mentions.py); the CLI sets it.
+    file_mentions: bool = False
 
     def __post_init__(self) -> None:
         if self.max_turns is not None and (not isinstance(self.max_turns, int) or isinstance(self.max_turns, bool)

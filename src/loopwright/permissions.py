@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, TypeAlias
 
 from .workspace import HARMLESS_READS, HARMLESS_WRITES, ToolState, Workspace, kernel_path, protected
 
@@ -241,6 +241,38 @@ FS_COMMANDS = {"mkdir": set("pv") | {"--parents", "--verbose"}, "touch": set("ca
 
 # --- the gate ----------------------------------------------------------------------------------
 
+class Wording(NamedTuple):
+    """How refusal advice names the settings that would allow a call, on one surface: the CLI's
+    flags and settings files, or the Python API's AgentOptions fields."""
+
+    rule: Callable[[str], str]  # an allow rule to add (quoted for a shell on the CLI)
+    bare_rule: Callable[[str], str]  # the same for a bare tool name
+    mode: Callable[[str], str]  # a permission mode
+    add_dir: str
+    in_settings_allow: str  # where else allow rules go
+    in_settings_dirs: str  # where else extra directories go
+    asks: str  # who may approve a call that needs approval
+    approve: str
+    cannot_ask: str
+
+
+WORDING: dict[str, Wording] = {
+    "cli": Wording(
+        rule=lambda r: f"--allowedTools '{r}'", bare_rule=lambda r: f"--allowedTools {r}",
+        mode=lambda m: f"--permission-mode {m}", add_dir="--add-dir",
+        in_settings_allow=" (or permissions.allow in .loopwright/settings.json)",
+        in_settings_dirs=" (or permissions.additionalDirectories)",
+        asks="an interactive run asks", approve="approve the call in an interactive run",
+        cannot_ask="this run cannot ask"),
+    "python": Wording(
+        rule=lambda r: f"allowed_tools=['{r}']", bare_rule=lambda r: f"allowed_tools=['{r}']",
+        mode=lambda m: f"permission_mode='{m}'", add_dir="add_dirs=[...]",
+        in_settings_allow=" in AgentOptions", in_settings_dirs=" in AgentOptions",
+        asks="a can_use_tool callback may approve them", approve="approve it in a can_use_tool callback",
+        cannot_ask="this run cannot ask (it has no can_use_tool callback)"),
+}
+
+
 @dataclass
 class Permissions:
     """Rules and a mode in front of the user's `can_use_tool` callback.
@@ -270,18 +302,27 @@ class Permissions:
     # sandbox.allowUnsandboxedCommands with the sandbox on: a Bash call with
     # dangerouslyDisableSandbox runs outside it, so it is asked even in bypassPermissions.
     sandbox_escape: bool = False
+    # How refusals name the settings that allow a call: the caller's surface (CLI flags, or
+    # AgentOptions fields for the Python API).
+    advice: Literal["cli", "python"] = "cli"
     ws: Workspace = field(init=False, repr=False, compare=False)  # built from the fields above
+    _granted_n: int = field(default=0, init=False, repr=False, compare=False)  # tool_state.granted taken so far
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        object.__setattr__(self, name, value)
-        # The run's tools share the state: searching tools (Grep, Glob) find there which
-        # files Read deny rules hide, and leave them out of what they list.
-        if name == "tool_state" and getattr(self, "ws", None) is not None:
-            # A copy: a subagent's gate is a copy of its parent's and must not move the parent's shell.
-            self.ws = copy.copy(self.ws)
-            self.ws.state = value
-            if value is not None and any(r.specifier is not None and r.covers_tool("Read") for r in self.deny):
-                value.read_denied = self.read_denied
+    def for_state(self, state: ToolState | None) -> Permissions:
+        """This gate for the run whose tools share `state` (a copy: a subagent's gate is its
+        parent's and must not move the parent's shell)."""
+        gate = copy.copy(self)
+        gate.tool_state = state
+        gate._bind_state()
+        return gate
+
+    def _bind_state(self) -> None:
+        # The gate resolves Bash paths from the shell's cwd in the state; searching tools (Grep,
+        # Glob) find there which files Read deny rules hide, and leave them out of what they list.
+        self.ws = copy.copy(self.ws)
+        self.ws.state = self.tool_state
+        if self.tool_state is not None and any(r.specifier is not None and r.covers_tool("Read") for r in self.deny):
+            self.tool_state.read_denied = self.read_denied
 
     def read_denied(self, path: str) -> bool:
         """Does a Read deny rule cover this (absolute) path?"""
@@ -297,13 +338,14 @@ class Permissions:
         self.ws = Workspace(self.cwd, self.add_dirs, self.home, self.exec_path)
         self._cwd = self.ws.root
         self._home = self.ws.home_dir
-        self.tool_state = self.tool_state  # registers read_denied (see __setattr__)
+        self._bind_state()
 
     # -- entry point used by the executor ----------------------------------------------------
 
     async def decide(self, name: str, tool_input: dict[str, Any], read_only: bool,
                      *, hook_decision: str | None = None) -> Decision:
         v = self.evaluate(name, tool_input, read_only, hook_decision=hook_decision)
+        self.last_verdict = v  # what the rules said (telemetry's execute_tool span)
         if v.kind == "allow":
             return Allow()
         if v.kind == "deny":
@@ -321,19 +363,20 @@ class Permissions:
             return to_decision(value)
         if v.soft and self.mode is None:
             return Allow()
-        return Deny(f"Permission denied: {describe(name, tool_input)} needs approval ({v.reason}), and this "
-                    f"run cannot ask. {self.hint(name, tool_input, v)}")
+        return Deny(f"Permission denied: {describe(name, tool_input)} needs approval ({v.reason}), and "
+                    f"{WORDING[self.advice].cannot_ask}. {self.hint(name, tool_input, v)}")
 
     def hint(self, name: str, tool_input: dict[str, Any], v: Verdict | None = None) -> str:
         """How to allow a call like this one next time."""
         code = v.code if v is not None else "not_approved"
+        w = WORDING[self.advice]
         if code == "protected":
-            return ("Protected paths (and directories on PATH) are written only with approval (an "
-                    "interactive run asks) or in --permission-mode bypassPermissions.")
+            return ("Protected paths (and directories on PATH) are written only with approval "
+                    f"({w.asks}) or in {w.mode('bypassPermissions')}.")
         if code == "outside":
             kind = "Edit" if name in EDIT_TOOLS else "Read"
-            return ("To allow it, add the directory with --add-dir (or permissions.additionalDirectories), "
-                    f"or a rule such as --allowedTools '{kind}(//abs/dir/**)'.")
+            return (f"To allow it, add the directory with {w.add_dir}{w.in_settings_dirs}, "
+                    f"or a rule such as {w.rule(f'{kind}(//abs/dir/**)')}.")
         if code == "unsandboxed":
             return ("Approve it in an interactive run, list the command in sandbox.excludedCommands, or set "
                     "sandbox.allowUnsandboxedCommands to false so that every command runs in the sandbox.")
@@ -342,7 +385,7 @@ class Permissions:
                     "read.")
         if code == "unknown_path":
             return ("Name the files literally (no variables, command substitutions or directory changes the "
-                    "gate cannot follow), or approve the call in an interactive run.")
+                    f"gate cannot follow), or {w.approve}.")
         if name == "Bash":
             rules = self.suggest_rules(name, tool_input)
             cmd = tool_input.get("command")
@@ -350,15 +393,14 @@ class Permissions:
                 cmd.split()[0] if isinstance(cmd, str) and cmd.split() else "")
             fallback = rules[0] if rules else f"Bash({first}:*)" if first else "Bash"
             rule = next((r for r in rules if first and r.startswith(f"Bash({first}")), fallback)
-            return (f"To allow it, add a rule such as --allowedTools '{rule}' (or permissions.allow in "
-                    ".loopwright/settings.json), or run with --permission-mode bypassPermissions.")
+            return (f"To allow it, add a rule such as {w.rule(rule)}{w.in_settings_allow}, "
+                    f"or run with {w.mode('bypassPermissions')}.")
         if name == "WebFetch" and (rules := self.suggest_rules(name, tool_input)):
-            return (f"To allow it, add a rule such as --allowedTools '{rules[0]}' (or permissions.allow in "
-                    ".loopwright/settings.json).")
+            return f"To allow it, add a rule such as {w.rule(rules[0])}{w.in_settings_allow}."
         if name in EDIT_TOOLS:
-            return ("To allow it, use --permission-mode acceptEdits (edits inside the working directories), "
-                    "add a rule such as --allowedTools 'Edit(./src/**)', or --add-dir for another directory.")
-        return f"To allow it, add --allowedTools {name} (or permissions.allow in .loopwright/settings.json)."
+            return (f"To allow it, use {w.mode('acceptEdits')} (edits inside the working directories), "
+                    f"add a rule such as {w.rule('Edit(./src/**)')}, or {w.add_dir} for another directory.")
+        return f"To allow it, add {w.bare_rule(name)}{w.in_settings_allow}."
 
     def suggest_rules(self, name: str, tool_input: dict[str, Any]) -> list[str]:
         """The allow rules that would approve calls like this one next time (what "don't ask
@@ -410,7 +452,7 @@ class Permissions:
         """Allow rules the run's tools granted since the last call (an active skill's allowed-tools).
         A new list, not an append: a subagent's gate is a copy of its parent's and shares the old one."""
         granted = self.tool_state.granted if self.tool_state is not None else []
-        n = getattr(self, "_granted_n", 0)
+        n = self._granted_n
         if len(granted) > n:
             self.allow = [*self.allow, *_rules(granted[n:], "skill")]
             self._granted_n = len(granted)

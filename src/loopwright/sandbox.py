@@ -1,4 +1,6 @@
-"""Bash in an OS sandbox: what the gate cannot see, the kernel stops.
+"""Room: bases (the gate). Owns the OS sandbox for Bash; may import bashparse and permissions.
+
+Bash in an OS sandbox: what the gate cannot see, the kernel stops.
 
 Settings (Claude Code's names), in any settings file or `AgentOptions(sandbox=...)`:
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
 from .blocks import WireMessage
+from .home import loopwright_home as loopwright_home  # one definition for all: `~` expanded
 from .invariant import InvariantViolation
 from .invariant import check as check_inv
 from .messages import (
@@ -51,7 +52,6 @@ from .messages import (
 
 # TranscriptWriteError lives in messages: the CLI catches it without loading this module
 from .messages import TranscriptWriteError as TranscriptWriteError
-from .settings import loopwright_home as loopwright_home  # one definition for both: `~` expanded
 
 FsyncPolicy = Literal["none", "turn", "always"]
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
@@ -340,6 +340,12 @@ class SessionRecorder:
         self.last_uuid = parent_uuid if parent_uuid is not None else getattr(writer, "last_uuid", None)
         self.prompt_uuid: str | None = None  # the user message that started this turn (checkpoints key)
         self._open_assistant: str | None = None  # an assistant line not yet answered by a user line
+
+    @property
+    def path(self) -> Path | None:
+        """The transcript's file when the store keeps one (the JSONL store's); None for others."""
+        path = getattr(self.writer, "path", None)
+        return path if isinstance(path, Path) else None
 
     def _emit(self, kind: str, sync: bool = False, **extra: Any) -> str:
         ln = _line(kind, self.session_id, self.cwd, self.last_uuid, **extra)
@@ -747,11 +753,31 @@ def session_info(path: Path) -> SessionInfo:
 
 # --- what the loop calls ------------------------------------------------------------------------
 
-def store_for(options: Any) -> SessionStore:
-    custom: SessionStore | None = getattr(options, "session_store", None)
-    if custom is not None:
-        return custom
-    return JsonlSessionStore(getattr(options, "sessions_dir", None))
+class SessionOptions(Protocol):
+    """What sessions read of a run's options (AgentOptions has it; this room does not import it)."""
+
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def resume(self) -> str | None: ...
+    @property
+    def fork_session(self) -> bool: ...
+    @property
+    def continue_conversation(self) -> bool: ...
+    @property
+    def persist_session(self) -> bool: ...
+    @property
+    def sessions_dir(self) -> str | Path | None: ...
+    @property
+    def session_fsync(self) -> str: ...
+    @property
+    def session_store(self) -> SessionStore | None: ...
+
+
+def store_for(options: SessionOptions) -> SessionStore:
+    if options.session_store is not None:
+        return options.session_store
+    return JsonlSessionStore(options.sessions_dir)
 
 
 def _open_writer(store: SessionStore, session_id: str, cwd: Path, fsync: str) -> SessionWriter:
@@ -774,7 +800,7 @@ class SessionStart:
     recorder: SessionRecorder | None
 
 
-def start_session(options: Any, cwd: Path, history_given: bool) -> SessionStart:
+def start_session(options: SessionOptions, cwd: Path, history_given: bool) -> SessionStart:
     """Decide the run's session id, load the history to resume, open the transcript.
 
     resume=ID continues ID (same id) unless fork_session, which copies it to a new id
@@ -792,7 +818,7 @@ def start_session(options: Any, cwd: Path, history_given: bool) -> SessionStart:
     if options.session_id and not history_given and (resume is None or options.fork_session) \
             and store.exists(sid, cwd):
         raise ValueError(f"session id {sid} is already in use: resume it with --resume {sid}")
-    fsync = getattr(options, "session_fsync", "none")
+    fsync = options.session_fsync
     if options.persist_session and fsync not in ("none", "turn", "always"):
         raise ValueError(f"session_fsync must be 'none', 'turn' or 'always', got {fsync!r}")
     writer: SessionWriter | None = None

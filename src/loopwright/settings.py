@@ -1,5 +1,5 @@
-"""Room: execute / invariant / context / settings. Owns reading and merging the settings files;
-may import data types and bases (hooks, permissions), never options or above.
+"""Room: settings (above options). Owns reading and merging the settings files;
+may import options, the sandbox and below, never mcp, agents, loop or above.
 
 Settings files: permission rules, default mode, extra directories, hooks and env.
 
@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .home import loopwright_home as loopwright_home
 from .hooks import HOOK_EVENTS, CommandHook, HookContext, HookMatcher, Hooks
 from .permissions import PERMISSION_MODES, Permissions, Rule
 
@@ -49,12 +50,6 @@ SETTING_SOURCES = ("user", "project", "local")
 
 class SettingsError(ValueError):
     """A settings file that cannot be used; the message names the file."""
-
-
-def loopwright_home() -> Path:
-    """The user-level config directory: $LOOPWRIGHT_HOME, else ~/.loopwright."""
-    env = os.environ.get("LOOPWRIGHT_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".loopwright"
 
 
 @dataclass
@@ -271,8 +266,7 @@ class RunConfig:
 
 
 def uses_settings(options: AgentOptions) -> bool:
-    return (getattr(options, "setting_sources", None) is not None or getattr(options, "settings", None) is not None
-            or bool(getattr(options, "claude_settings", False)))
+    return options.setting_sources is not None or options.settings is not None or options.claude_settings
 
 
 def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
@@ -281,14 +275,13 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
     the options. When settings are used and no mode is set anywhere, the mode is `default`."""
     settings: Settings | None = None
     if uses_settings(options):
-        sources = getattr(options, "setting_sources", None)
+        sources = options.setting_sources
         settings = load_settings(cwd, SETTING_SOURCES if sources is None else sources,
-                                 claude=bool(getattr(options, "claude_settings", False)),
-                                 extra=getattr(options, "settings", None))
+                                 claude=options.claude_settings, extra=options.settings)
     mode = options.permission_mode
     if mode is None and settings is not None:
         mode = settings.default_mode or "default"  # type: ignore[assignment]
-    add_dirs = [Path(cwd, Path(d).expanduser()).resolve() for d in (getattr(options, "add_dirs", None) or [])]
+    add_dirs = [Path(cwd, Path(d).expanduser()).resolve() for d in (options.add_dirs or [])]
     if settings is not None:
         add_dirs = [*settings.additional_directories, *add_dirs]
     try:
@@ -298,7 +291,7 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
     except ValueError as e:
         raise SettingsError(str(e)) from None
     # The processes tools and hooks start get the settings' env, then the options' own (AgentOptions.env).
-    env = {**(settings.env if settings else {}), **(getattr(options, "env", None) or {})}
+    env = {**(settings.env if settings else {}), **(options.env or {})}
     permissions = Permissions(mode, allow, deny, options.can_use_tool, ask_tools=ask, cwd=cwd, add_dirs=add_dirs,
                               exec_path=env.get("PATH"))
     hooks = options.hooks if isinstance(options.hooks, Hooks) else Hooks(options.hooks or {})
@@ -308,14 +301,14 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
         hooks = copy.copy(hooks)
         hooks.callbacks, hooks.env = merged.callbacks, merged.env
     hooks = hooks.for_run(HookContext(cwd=str(cwd), permission_mode=mode or "default"))  # never the caller's object
-    if getattr(options, "env", None):
+    if options.env:
         hooks.env = {**hooks.env, **options.env}
     sandbox = None
-    if getattr(options, "sandbox", None) is not None or (settings is not None and settings.sandbox is not None):
+    if options.sandbox is not None or (settings is not None and settings.sandbox is not None):
         from .sandbox import SandboxError, config_from, make_sandbox
 
         try:  # the options' sandbox (--sandbox, AgentOptions(sandbox=...)) on top of the files'
-            sb_config = config_from(getattr(options, "sandbox", None), "AgentOptions.sandbox", cwd,
+            sb_config = config_from(options.sandbox, "AgentOptions.sandbox", cwd,
                                     start=settings.sandbox if settings is not None else None)
             sandbox = make_sandbox(sb_config, cwd, add_dirs, permissions, env)
         except SandboxError as e:

@@ -1,4 +1,6 @@
-"""Skills (the Agent Skills format) and the `Skill` tool: progressive disclosure, as Claude Code.
+"""Room: skills and memory. Owns skills and the Skill tool; may import memory, permissions, tools.base and below.
+
+Skills (the Agent Skills format) and the `Skill` tool: progressive disclosure, as Claude Code.
 
 Owns: finding skill folders (`<name>/SKILL.md` with front matter `name`, `description`, optional
 `allowed-tools`) under `.loopwright/skills/` and `.claude/skills/` of the project and
@@ -90,8 +92,8 @@ class Skill:
 def config_dirs(cwd: Path, sources: Iterable[str], kind: str, home: Path | None = None) -> list[Path]:
     """Where `kind` ("skills", "commands") folders live for these setting sources: the project's
     `.loopwright/<kind>` and `.claude/<kind>` (cwd, then the repository root), then the user's."""
+    from .home import loopwright_home
     from .memory import repo_root
-    from .settings import loopwright_home
 
     want = set(sources)
     out: list[Path] = []

@@ -1,4 +1,6 @@
-"""Structured output: the run ends with a JSON value that fits the user's schema (Claude Code's
+"""Room: built-in tools (on tools.base). Owns StructuredOutput; may import tools.base only.
+
+Structured output: the run ends with a JSON value that fits the user's schema (Claude Code's
 `--json-schema`, the Agent SDK's `output_format`, and in Python a pydantic `output_type`).
 
 Owns: the schema from the options, the `StructuredOutput` tool whose input schema is that

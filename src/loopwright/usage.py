@@ -161,6 +161,13 @@ class Budget:
         if self.shared is not None:
             self.shared.add(call.cost_usd)
 
+    def charge_outside(self, cost_usd: float) -> None:
+        """A cost that is no call of the loop's (compaction's summarizing call): it counts in S
+        (and the shared spend), not in `calls` (which are the loop's context sizes n_k)."""
+        self.spent_usd += cost_usd
+        if self.shared is not None:
+            self.shared.add(cost_usd)
+
     def absorb(self, sub: Budget) -> None:
         """Add a finished subagent's spending (its calls count against this budget too)."""
         self.spent_usd += sub.spent_usd

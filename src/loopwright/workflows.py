@@ -1,5 +1,5 @@
-"""Room: agents / client / workflows (above loop). Owns workflow graphs and their runs; may import
-loop and below, never cli.
+"""Room: client / workflows (above assemble). Owns workflow graphs and their runs; may import
+assemble and below, never cli.
 
 Workflows (seed §7, Def 7.1): programs with a finite set V of model-call nodes, each
 passed at most once per run, so one run makes at most |V| model calls whatever the input
@@ -43,7 +43,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .blocks import text_of
 from .models.base import Model, ModelRequest, complete
-from .models.catalog import cost_of, price_for
+from .models.catalog import call_cost, price_for
+from .telemetry import annotate, annotate_call, span
 from .usage import CallUsage, Price, Usage
 
 if TYPE_CHECKING:
@@ -207,7 +208,7 @@ class _Runtime:
         if cost_usd is None and price is None and model_name not in self._unpriced:
             self._unpriced.add(model_name)
             self.note(f"price of model {model_name!r} is unknown: its calls count as $0 (pass prices={{...}})")
-        cost = cost_usd if cost_usd is not None else (cost_of(u, model_name, self.prices) or 0.0)
+        cost = call_cost(u, model_name, cost_usd, self.prices)
         return CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
                          u.cache_read_input_tokens, cost, model_name)
 
@@ -275,6 +276,15 @@ class Step(ABC):
                    on_call: Callable[[NodeCall], None] | None = None) -> WorkflowResult:
         """Run once on `input`. `model` serves every node without its own; `prices` extends the
         price table for models without their own cost."""
+        kind = type(self).__name__.strip("_").lower()
+        with span(f"invoke_workflow {kind}", {"gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": kind}):
+            result = await self._arun(input, model, prices, on_call)
+            annotate({"loopwright.result.subtype": result.subtype, "loopwright.model_calls": result.model_calls,
+                      "loopwright.cost_usd": result.total_cost_usd})
+        return result
+
+    async def _arun(self, input: str, model: Model | str | None, prices: dict[str, Price] | None,
+                    on_call: Callable[[NodeCall], None] | None) -> WorkflowResult:
         started = time.perf_counter()
         rt = _Runtime(self, input, _resolve(model), prices, on_call)
         try:
@@ -356,7 +366,9 @@ class BaseNode(Step):
         rt.enter(self)
         prompt = _render(self.prompt, rt.context(text, {k: v for k, v in vars.items() if k != "_suffix"}))
         prompt += str(vars.get("_suffix", ""))
-        await self._call(rt, prompt)
+        with span(f"node {self.name}", {"loopwright.workflow.node": self.name,
+                                        "loopwright.workflow.node_type": type(self).__name__}):
+            await self._call(rt, prompt)  # an Agent node's invoke_agent span is its child
         return rt.outputs[self.name]
 
     def __repr__(self) -> str:
@@ -399,6 +411,7 @@ class Node(BaseNode):
         except Exception as e:  # a failing model ends the run cleanly, as in the agent loop
             raise _NodeFailed(f"node {self.name!r}: model call failed: {type(e).__name__}: {e}") from e
         call = rt.charge(resp.model, resp.cost_usd, resp.usage)
+        annotate_call(call, resp.model)
         rt.record(NodeCall(self.name, prompt, text_of(resp.content), [call], resp.stop_reason), resp.usage)
 
 
@@ -441,7 +454,7 @@ class Agent(BaseNode):
         return Agent(name, self.options, self.prompt)
 
     async def _call(self, rt: _Runtime, prompt: str) -> None:
-        from .loop import query  # lazy: the loop pulls in tools, permissions, sessions
+        from .assemble import query  # lazy: the loop pulls in tools, permissions, sessions
         from .messages import AssistantMessage, ResultMessage
 
         opts = self.options

@@ -1,4 +1,6 @@
-"""The gate's workspace: where a run may read and write, and what a path really names.
+"""Room: bases (the gate). Owns path resolution and the working directories; imports nothing of loopwright.
+
+The gate's workspace: where a run may read and write, and what a path really names.
 
 Owns path resolution as the kernel does it (every component in order, a symlink followed
 before the `..` after it), the working directories (`inside`), protected paths, the

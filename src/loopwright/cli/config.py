@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE = 0, 1, 2
 
 # Model specs resolve_model understands. A bare name must be an Anthropic model id.
-MODEL_PREFIXES = ("scripted:", "openai:", "responses:", "anthropic:")
 SCRIPTED_HINT = "or use --model scripted:FILE.json to run a scripted model with no provider"
 
 
@@ -68,27 +67,29 @@ def split_tools(values: list[str]) -> list[str]:
 
 def check_model(spec: str, base_url: str | None) -> None:
     """Reject a model spec the run could only fail on, with a message that says what to do."""
-    if spec.startswith("scripted:"):
-        if not spec.removeprefix("scripted:"):
+    from ..models import parse_model_spec
+
+    m = parse_model_spec(spec)
+    if m.provider == "scripted":
+        if m.problem == "empty":
             raise UsageError("--model scripted: needs a file: --model scripted:FILE.json")
         return
-    if ":" in spec.split("/", 1)[0] and not spec.startswith(MODEL_PREFIXES):
+    if m.problem == "provider":
         provider = spec.split(":", 1)[0]
         raise UsageError(f"unknown model provider {provider!r} in --model {spec}: use claude-<model>, "
                          "openai:<model>, responses:<model> or scripted:FILE.json")
-    if spec.startswith(("openai:", "responses:")):
-        prefix = spec.split(":", 1)[0]
-        if not spec.removeprefix(prefix + ":"):
-            raise UsageError(f"--model {prefix}: needs a model name, e.g. --model {prefix}:gpt-5")
+    if m.provider in ("openai", "responses"):
+        if m.problem == "empty":
+            raise UsageError(f"--model {m.provider}: needs a model name, e.g. --model {m.provider}:gpt-5")
         if not base_url and not os.environ.get("OPENAI_BASE_URL") and not os.environ.get("OPENAI_API_KEY"):
             raise UsageError(f"no API key for {spec}: set OPENAI_API_KEY (or pass --base-url of an "
                              f"OpenAI-compatible server), {SCRIPTED_HINT}")
         return
-    name = spec.removeprefix("anthropic:")
-    if not spec.startswith("anthropic:") and not name.startswith("claude"):
+    name = m.name
+    if m.problem == "no-provider" or (m.problem == "empty" and not spec.startswith("anthropic:")):
         raise UsageError(f"unknown model {spec!r}: use claude-<model> (Anthropic), anthropic:<id>, "
                          "openai:<model> or scripted:FILE.json")
-    if not name:
+    if m.problem == "empty":
         raise UsageError("--model anthropic: needs a model id, e.g. --model claude-sonnet-5-5")
     if not os.environ.get("ANTHROPIC_API_KEY") and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
         raise UsageError(f"no API key for model {name}: set ANTHROPIC_API_KEY, {SCRIPTED_HINT}")
@@ -266,4 +267,5 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         mcp_servers=mcp_cli_servers(getattr(args, "mcp_config", None) or []),
         strict_mcp_config=bool(getattr(args, "strict_mcp_config", False)),
         refusal_advice="cli",
+        file_mentions=True,  # `@path` in a prompt includes the file (mentions.py)
     )

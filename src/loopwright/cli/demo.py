@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..assemble import query
 from ..blocks import ToolUseBlock
 from ..invariant import check
-from ..loop import query
 from ..messages import AssistantMessage, ResultMessage
 from ..models.base import ModelEvent, ModelRequest, ModelResponse
-from ..models.catalog import cost_of
+from ..models.catalog import call_cost
 from ..models.scripted import ScriptedModel
 from ..options import AgentOptions
 from ..prompts import default_system_prompt
@@ -88,7 +88,7 @@ class CheckedModel:
         self.checks += 1
         async for ev in self.inner.stream(request):
             if isinstance(ev, ModelResponse):
-                ev.cost_usd = cost_of(ev.usage, self.priced_as) or 0.0
+                ev.cost_usd = call_cost(ev.usage, self.priced_as)
                 self.n_k.append(ev.usage.total_input_tokens)
             yield ev
 

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from ..permissions import Allow, Deny, Permissions
 from .preview import Line, Preview, permission_preview, shown
@@ -120,36 +120,52 @@ class PermissionDialog:
                                              "words · PgUp/PgDn scroll")])
         else:
             tail.append([("ansibrightblack", " …")])
-        head = [r for ln in head for r in wrap(ln, width)]
-        tail = [r for ln in tail for r in wrap(ln, width)]
         body = [r for ln in p.lines for r in wrap([("", "  "), *ln], width, indent=10)]
-        room = max(3, height - len(head) - len(tail) - 2)
-        rule: Line = [("ansibrightblack", "─" * width)]
-        if len(body) <= room:
-            self.scroll = 0
-            self.page = len(body)
-            return [rule, *head, *body, *tail]
-        self.page = room - 1
-        self.scroll = max(0, min(self.scroll, len(body) - self.page))
-        shown_rows = body[self.scroll:self.scroll + self.page]
-        where: Line = [("ansibrightblack reverse", f" lines {self.scroll + 1}-{self.scroll + len(shown_rows)} of "
-                                                   f"{len(body)} · PgUp/PgDn to scroll ")]
-        return [rule, *head, *shown_rows, where, *tail]
+        return layout(self, head, body, tail, width, height)
 
     def formatted(self, width: int, height: int) -> list[tuple[str, str]]:
-        """The rows as one prompt_toolkit formatted text for the bottom toolbar. Every fragment
-        is `noreverse` and each row is padded to the full width: the toolbar's own style is
-        reverse video."""
-        out: list[tuple[str, str]] = []
-        for i, row in enumerate(self.rows(width, height)):
-            if i:
-                out.append(("noreverse", "\n"))
-            used = 0
-            for style, text in row:
-                out.append((f"noreverse {style}".strip(), text))
-                used += cells(text)
-            out.append(("noreverse", " " * max(0, width - used)))
-        return out
+        return toolbar_text(self.rows(width, height), width)
+
+
+class Scrolls(Protocol):
+    """What `layout` keeps of a dialog between draws: the first body row shown, rows per page."""
+
+    scroll: int
+    page: int
+
+
+def layout(d: Scrolls, head: list[Line], body: list[Line], tail: list[Line], width: int, height: int) -> list[Line]:
+    """A dialog's rows: a rule, `head` and `tail` (wrapped to `width`) around `body` (already
+    wrapped), which scrolls inside `height` rows (d.scroll, clamped here; d.page set here)."""
+    head = [r for ln in head for r in wrap(ln, width)]
+    tail = [r for ln in tail for r in wrap(ln, width)]
+    room = max(3, height - len(head) - len(tail) - 2)
+    rule: Line = [("ansibrightblack", "─" * width)]
+    if len(body) <= room:
+        d.scroll = 0
+        d.page = len(body)
+        return [rule, *head, *body, *tail]
+    d.page = room - 1
+    d.scroll = max(0, min(d.scroll, len(body) - d.page))
+    shown_rows = body[d.scroll:d.scroll + d.page]
+    where: Line = [("ansibrightblack reverse", f" lines {d.scroll + 1}-{d.scroll + len(shown_rows)} of "
+                                               f"{len(body)} · PgUp/PgDn to scroll ")]
+    return [rule, *head, *shown_rows, where, *tail]
+
+
+def toolbar_text(rows: list[Line], width: int) -> list[tuple[str, str]]:
+    """Rows as one prompt_toolkit formatted text for the bottom toolbar. Every fragment is
+    `noreverse` and each row is padded to the full width: the toolbar's own style is reverse video."""
+    out: list[tuple[str, str]] = []
+    for i, row in enumerate(rows):
+        if i:
+            out.append(("noreverse", "\n"))
+        used = 0
+        for style, text in row:
+            out.append((f"noreverse {style}".strip(), text))
+            used += cells(text)
+        out.append(("noreverse", " " * max(0, width - used)))
+    return out
 
 
 def cells(text: str) -> int:

@@ -20,7 +20,7 @@ import sys
 from dataclasses import replace
 from typing import Any, TextIO
 
-from ..loop import query
+from ..assemble import query
 from ..messages import (
     AssistantMessage,
     Message,

@@ -14,6 +14,8 @@ cli.render, never cli.headless.
   tool turn follows, it is sent as the next prompt.
 - Permission questions are a modal dialog under the input box (cli/dialog.py): the whole diff
   or command, then 1 Yes / 2 Yes and don't ask again for <rule> / 3 No and tell the model.
+  The model's questions (AskUserQuestion) and its plan (ExitPlanMode) are dialogs there too
+  (cli/questions.py), under the same consent rules.
   What was typed before it appeared stays in the input box.
 - Esc-prefixed keys (Alt-b, Alt-f, Alt-Backspace) edit the line; Esc alone interrupts after
   a short wait (ESC_WAIT) that tells the two apart.
@@ -46,6 +48,7 @@ from ..options import AgentOptions
 from ..permissions import Allow, Deny
 from .config import EXIT_USAGE, UsageError, build_options, check_sessions
 from .dialog import PermissionAsker
+from .questions import UserAsker
 from .render import visible
 from .slash import pick_session, replay, skill_prompt
 from .statusline import StatusLine
@@ -97,9 +100,12 @@ class Repl:
         self.statusline = StatusLine(options.context_window)
         self.prompt_session: Any = None
         self.exit_asked = 0.0
+        # AskUserQuestion and ExitPlanMode ask through dialogs like the permission one (cli/questions.py)
+        self.questions = UserAsker(lambda s: self.say(s), self._plan_mode_done)
         # partial messages: text is shown line by line as the model writes it
         self.client = LoopwrightClient(replace(options, can_use_tool=self.ask_permission,
-                                               include_partial_messages=True))
+                                               include_partial_messages=True, ask_user=self.questions.ask,
+                                               review_plan=self.questions.review_plan))
         self.partial = ""  # streamed text not yet printed (no newline yet)
         self.streamed = False  # the current model call's text was shown while streaming
         self.turn: asyncio.Task[None] | None = None
@@ -130,6 +136,15 @@ class Repl:
             return ""
 
     # --- permission questions ------------------------------------------------------------------
+
+    @property
+    def dialog(self) -> Any:
+        """The open dialog: a permission question, else a question of the model's or its plan."""
+        return self.asker.dialog or self.questions.dialog
+
+    def _plan_mode_done(self, mode: str) -> None:
+        """An approved plan: this run goes on in `mode` (ExitPlanMode), and so do the next prompts."""
+        self.client.options = replace(self.client.options, permission_mode=mode)  # type: ignore[arg-type]
 
     async def ask_permission(self, name: str, tool_input: dict[str, Any]) -> Allow | Deny:
         return await self.asker.ask(name, tool_input)
@@ -196,6 +211,7 @@ class Repl:
         if self.busy:
             self.say("  ⏹ interrupting…")
             self.asker.cancel()
+            self.questions.cancel()
             self.client.interrupt()
 
     # --- slash commands -------------------------------------------------------------------------
@@ -368,22 +384,25 @@ class Repl:
     # --- the prompt --------------------------------------------------------------------------------
 
     def toolbar(self) -> Any:
-        if self.asker.dialog is not None and self.app is not None:
+        dialog = self.dialog
+        if dialog is not None and self.app is not None:
             size = self.app.output.get_size()
             # the input box keeps room for the slash menu (prompt_toolkit's reserve_space_for_menu)
             box = max(self.app.current_buffer.document.line_count, self.prompt_session.reserve_space_for_menu)
-            return self.asker.dialog.formatted(size.columns, size.rows - box - 2)
+            return dialog.formatted(size.columns, size.rows - box - 2)
         if self.busy:
             return self.statusline.text()
         return f" /help for commands · Ctrl-C twice to exit · ${self.client.total_cost_usd:.4f}"
 
     async def main(self) -> int:
         from prompt_toolkit import PromptSession
+        from prompt_toolkit.completion import merge_completers
         from prompt_toolkit.history import FileHistory, InMemoryHistory
         from prompt_toolkit.key_binding import KeyBindings
         from prompt_toolkit.patch_stdout import patch_stdout
 
         from ..sessions import loopwright_home
+        from .mention_complete import mention_completer
         from .slash import menu_entries, slash_completer
 
         kb = KeyBindings()
@@ -443,10 +462,12 @@ class Repl:
         from .dialog import dialog_bindings
 
         session: PromptSession[str] = PromptSession(
-            history=history, key_bindings=merge_key_bindings([kb, dialog_bindings(lambda: self.asker.dialog)]),
+            history=history, key_bindings=merge_key_bindings([kb, dialog_bindings(lambda: self.dialog)]),
             multiline=True, bottom_toolbar=self.toolbar,
             prompt_continuation="  ", complete_while_typing=True,
-            completer=slash_completer(lambda: menu_entries(self.cwd(), self.base_options.setting_sources or [])))
+            completer=merge_completers([
+                slash_completer(lambda: menu_entries(self.cwd(), self.base_options.setting_sources or [])),
+                mention_completer(self.cwd)]))  # `@path` (cli/mention_complete.py)
         self.app = session.app
         self.app.ttimeoutlen, self.app.timeoutlen = ESC_WAIT
         self.prompt_session = session

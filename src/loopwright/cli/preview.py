@@ -173,6 +173,11 @@ def permission_preview(name: str, tool_input: dict[str, Any], cwd: Path | None =
             lines.append([("bold ansired", "asks to run OUTSIDE the sandbox (dangerouslyDisableSandbox)")])
             return Preview("Bash command", "outside the sandbox", lines)
         return Preview("Bash command", "", lines)
+    if name == "NotebookEdit" and isinstance(tool_input.get("notebook_path"), str):
+        mode, cell = tool_input.get("edit_mode") or "replace", tool_input.get("cell_id") or "(top)"
+        title = f"NotebookEdit {shown(rel_path(tool_input['notebook_path'], cwd))}"
+        src = [[("", shown(ln))] for ln in str(tool_input.get("new_source", "")).split("\n")]
+        return Preview(title, f"{mode} cell {shown(str(cell))}", [] if mode == "delete" else src)
     if name == "WebFetch" and isinstance(tool_input.get("url"), str):  # what leaves the machine: the URL
         from urllib.parse import urlsplit
 

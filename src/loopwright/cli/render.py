@@ -158,6 +158,13 @@ def _describe_input(name: str, tool_input: dict[str, Any], cwd: Path | None) -> 
     if name in ("Glob", "Grep") and "pattern" in tool_input:
         where = f" in {rel(tool_input['path'])}" if tool_input.get("path") else ""
         return short(tool_input["pattern"], 60) + where
+    if name == "NotebookEdit" and isinstance(tool_input.get("notebook_path"), str):
+        cell = f" {tool_input['cell_id']}" if isinstance(tool_input.get("cell_id"), str) else ""
+        return f"{rel(tool_input['notebook_path'])}: {tool_input.get('edit_mode') or 'replace'}{cell}"
+    if name == "AskUserQuestion" and isinstance(tool_input.get("questions"), list):
+        return short("; ".join(str(q.get("question", "")) for q in tool_input["questions"] if isinstance(q, dict)), 100)
+    if name == "ExitPlanMode" and isinstance(tool_input.get("plan"), str):
+        return short(tool_input["plan"].strip().split("\n", 1)[0], 80)
     if name == "WebFetch" and isinstance(tool_input.get("url"), str):
         return short(tool_input["url"], 100)
     if name == "WebSearch" and isinstance(tool_input.get("query"), str):

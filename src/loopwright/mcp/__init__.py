@@ -1,4 +1,6 @@
-"""MCP (Model Context Protocol): other servers' tools in the loop, and loopwright's tools as a server.
+"""Room: mcp. Owns the mcp package (what each module is); imports nothing.
+
+MCP (Model Context Protocol): other servers' tools in the loop, and loopwright's tools as a server.
 
 Rooms: `config` (Claude Code's `mcpServers` format, scopes, `${VAR}` expansion; no SDK),
 `naming` (`mcp__<server>__<tool>` names), `client` (connections, tools, results; imports the

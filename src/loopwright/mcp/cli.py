@@ -1,4 +1,6 @@
-"""`loopwright mcp list | get NAME | add NAME ... | remove NAME | serve`, as `claude mcp`.
+"""Room: cli. Owns `loopwright mcp ...`; may import mcp.*, settings and below.
+
+`loopwright mcp list | get NAME | add NAME ... | remove NAME | serve`, as `claude mcp`.
 
     loopwright mcp add fs [--scope local|project|user] [-e KEY=VALUE] -- npx -y @modelcontextprotocol/server-filesystem .
     loopwright mcp add docs --transport http https://example.com/mcp [-H "Authorization: Bearer ..."]

@@ -1,6 +1,9 @@
-"""MCP servers' tools and resources in the loop (the official `mcp` SDK as the client).
+"""Room: mcp. Owns McpRuntime (connections, tools, results); may import tools.base, mcp.config, mcp.naming.
 
-One `McpRuntime` per run (`attach`, called by the loop when servers are configured):
+MCP servers' tools and resources in the loop (the official `mcp` SDK as the client).
+
+One `McpRuntime` per run (built by the assembler when servers are configured; the loop calls
+`open` before its init message, so the tool list is fixed before the run's first step):
 
 * Start: every server at once, each in its own task that owns its connection (so anyio's
   scopes never cross the loop's generator), within `MCP_TIMEOUT` (ms, default 30,000). A
@@ -33,18 +36,16 @@ import json
 import logging
 import os
 import tempfile
-from dataclasses import replace
+from collections.abc import Collection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..blocks import Block, ImageBlock, TextBlock
 from ..extras import missing_extra
+from ..telemetry import trace_meta
 from ..tools.base import Tool, ToolContext, ToolError, ToolOutput
 from . import naming
 from .config import ServerConfig
-
-if TYPE_CHECKING:
-    from ..loop import Run
 
 log = logging.getLogger("loopwright.mcp")
 
@@ -270,9 +271,10 @@ class Connection:
 
     async def call_tool(self, tool: str, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         client = self._usable()
+        meta = trace_meta()  # the execute_tool span's traceparent (telemetry on), in params._meta
 
         async def go(timeout: float) -> Any:
-            return await client.call_tool(tool, args, read_timeout_seconds=timeout)
+            return await client.call_tool(tool, args, read_timeout_seconds=timeout, meta=meta or None)
 
         result = await self.request(f"the call of {tool!r}", go)
         return result_output(result, ctx)
@@ -369,19 +371,11 @@ def cap(blocks: list[Block], ctx: ToolContext | None) -> list[Block]:
 
 
 def _save_full(text: str, ctx: ToolContext | None) -> str | None:
-    run = getattr(ctx, "run", None)
-    recorder = run.deps.recorder if run is not None else None
-    path = getattr(getattr(recorder, "writer", None), "path", None)
-    if not isinstance(path, Path) or ctx is None:
+    ports = ctx.ports if ctx is not None else None
+    if ports is None or ctx is None:
         return None
-    target = path.with_suffix("") / "tool-results" / f"{ctx.tool_use_id or 'output'}.txt"
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    except OSError as e:
-        log.warning("cannot save the full MCP output to %s: %s", target, e)
-        return None
-    return str(target)
+    saved = ports.save_artifact(f"{ctx.tool_use_id or 'output'}.txt", text)
+    return str(saved) if saved is not None else None
 
 
 # --- the run's servers ----------------------------------------------------------------------------
@@ -428,6 +422,18 @@ class McpRuntime:
                 starting.append(conn)
         if starting:
             await asyncio.gather(*(c.wait_ready(timeout) for c in starting))
+
+    async def open(self, taken: Collection[str]) -> list[Tool]:
+        """Start the servers and return their tools, less those whose names the run has already
+        (with a warning). Whatever did start is ended by `aclose`, even if this is cancelled."""
+        await self.start()
+        added: list[Tool] = []
+        for t in self.tools():
+            if t.name in taken:
+                self._warn(f"MCP tool {t.name} is not offered: a tool of that name exists already")
+                continue
+            added.append(t)
+        return added
 
     def tools(self) -> list[Tool]:
         out: list[Tool] = []
@@ -565,26 +571,3 @@ def resource_tools(rt: McpRuntime) -> list[Tool]:
         Tool(READ_RESOURCE, "Reads one MCP resource by server name and URI (from ListMcpResources).",
              read_schema, read_resource, read_only=True),
     ]
-
-
-# --- the loop's hook ---------------------------------------------------------------------------
-
-async def attach(run: Run, configs: list[ServerConfig]) -> McpRuntime:
-    """Start the run's servers and add their tools to it (before the init message and the
-    first model call, so the tool list is fixed for the whole run). Subagents built from
-    `run.options` then get the same tools, on the same connections."""
-    d = run.deps
-    settings_env = dict(getattr(d.executor.ctx, "env", {}) or {})
-    rt = McpRuntime(configs, d.cwd, settings_env)
-    run.mcp = rt  # set first: the run's end stops whatever did start, even if start is cancelled
-    await rt.start()
-    added: list[Tool] = []
-    for t in rt.tools():
-        if t.name in d.tools:
-            rt._warn(f"MCP tool {t.name} is not offered: a tool of that name exists already")
-            continue
-        d.tools[t.name] = t  # the executor shares this dict
-        d.tool_defs.append(t.definition())
-        added.append(t)
-    d.options = replace(d.options, tools=[*d.options.tools, *added], mcp_servers=None, strict_mcp_config=True)
-    return rt

@@ -1,4 +1,6 @@
-"""MCP server configuration in Claude Code's format: `{"mcpServers": {name: {...}}}`.
+"""Room: mcp. Owns MCP server configuration; may import options, settings and mcp.inprocess.
+
+MCP server configuration in Claude Code's format: `{"mcpServers": {name: {...}}}`.
 
     stdio  {"command": "npx", "args": [...], "env": {...}, "cwd": "..."}   ("type": "stdio" optional)
     http   {"type": "http", "url": "https://...", "headers": {...}}          (streamable HTTP)
@@ -25,10 +27,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..options import AgentOptions
+    from ..settings import Settings
 
 TRANSPORTS = ("stdio", "http", "sse", "sdk")
 SCOPES = ("local", "project", "user")
@@ -204,13 +210,13 @@ class Approval:
         return name not in self.disabled and (self.enable_all or name in self.enabled)
 
 
-def collect(dynamic: Any, cwd: Path, *, settings: Any = None, strict: bool = False, project: bool = True,
+def collect(dynamic: Any, cwd: Path, *, settings: Settings | None = None, strict: bool = False, project: bool = True,
             env: Mapping[str, str] | None = None) -> list[ServerConfig]:
     """Every configured server, by priority (see the module docstring), as ServerConfigs.
 
     `dynamic`: AgentOptions.mcp_servers (a dict, a path, or None). `settings`: the run's
     settings.Settings (None: no settings files, so no `.mcp.json` either)."""
-    env = {**os.environ, **(getattr(settings, "env", None) or {})} if env is None else env
+    env = {**os.environ, **(settings.env if settings is not None else {})} if env is None else env
     found: dict[str, ServerConfig] = {}
 
     def add(servers: Mapping[str, Any], scope: str, source: str, approval: Approval | None = None) -> None:
@@ -222,16 +228,15 @@ def collect(dynamic: Any, cwd: Path, *, settings: Any = None, strict: bool = Fal
             found[cfg.name] = cfg
 
     if not strict and settings is not None:
-        entries = list(getattr(settings, "mcp_servers", []) or [])
+        entries = list(settings.mcp_servers)
         user = [e for e in entries if e[3] == "user"]
         for name, raw, where, _scope in user:
             add({name: raw}, "user", where)
         if project:
             path = cwd / MCP_JSON
             if path.is_file():
-                approval = Approval(bool(getattr(settings, "enable_all_project_mcp_servers", False)),
-                                    list(getattr(settings, "enabled_mcpjson_servers", []) or []),
-                                    list(getattr(settings, "disabled_mcpjson_servers", []) or []))
+                approval = Approval(settings.enable_all_project_mcp_servers, list(settings.enabled_mcpjson_servers),
+                                    list(settings.disabled_mcpjson_servers))
                 add(servers_of(read_json(path), str(path)), "project", str(path), approval)
         for name, raw, where, scope in entries:
             if scope != "user":
@@ -245,14 +250,14 @@ def collect(dynamic: Any, cwd: Path, *, settings: Any = None, strict: bool = Fal
     return list(found.values())
 
 
-def for_run(options: Any, cwd: Path, settings: Any) -> list[ServerConfig]:
+def for_run(options: AgentOptions, cwd: Path, settings: Settings | None) -> list[ServerConfig]:
     """The servers a run starts (no SDK import: an empty list when none is configured).
     Raises McpConfigError for a file that cannot be read, before any model call."""
-    dynamic = getattr(options, "mcp_servers", None)
-    strict = bool(getattr(options, "strict_mcp_config", False))
+    dynamic = options.mcp_servers
+    strict = options.strict_mcp_config
     if dynamic is None and (strict or settings is None):
         return []
-    sources = getattr(options, "setting_sources", None)
+    sources = options.setting_sources
     project = sources is None or "project" in sources
     return collect(dynamic, cwd, settings=settings, strict=strict, project=project)
 
@@ -262,22 +267,21 @@ def mcp_cli_servers(values: list[str]) -> dict[str, Any] | None:
     return merge_configs(values) if values else None
 
 
-def ask_project_approval(options: Any, ask: Any) -> list[str]:
+def ask_project_approval(options: AgentOptions, ask: Callable[[str], str]) -> list[str]:
     """The interactive mode's question about `.mcp.json` servers nobody approved or refused
     yet (as Claude Code asks). The answer is saved in `.loopwright/settings.local.json`
     (`enabledMcpjsonServers` / `disabledMcpjsonServers`), so it is asked once. Returns the
     servers approved now. `ask(question) -> answer`; EOF means no answer (nothing saved)."""
-    cwd = Path(getattr(options, "cwd", None) or ".").resolve()
-    sources = getattr(options, "setting_sources", None)
+    cwd = Path(options.cwd or ".").resolve()
+    sources = options.setting_sources
     path = cwd / MCP_JSON
-    if getattr(options, "strict_mcp_config", False) or (sources is not None and "project" not in sources) \
+    if options.strict_mcp_config or (sources is not None and "project" not in sources) \
             or not path.is_file():
         return []
     from ..settings import load_settings
 
     settings = load_settings(cwd, sources if sources is not None else ("user", "project", "local"),
-                             claude=bool(getattr(options, "claude_settings", False)),
-                             extra=getattr(options, "settings", None))
+                             claude=options.claude_settings, extra=options.settings)
     if settings.enable_all_project_mcp_servers:
         return []
     decided = {*settings.enabled_mcpjson_servers, *settings.disabled_mcpjson_servers}

@@ -1,4 +1,6 @@
-"""In-process MCP servers, as the Agent SDK's `create_sdk_mcp_server(name, version, tools)`.
+"""Room: mcp. Owns create_sdk_mcp_server; may import tools.base only.
+
+In-process MCP servers, as the Agent SDK's `create_sdk_mcp_server(name, version, tools)`.
 
     calc = lw.create_sdk_mcp_server("calc", "1.0.0", tools=[add, mul])   # @lw.tool functions
     lw.AgentOptions(mcp_servers={"calc": calc}, allowed_tools=["mcp__calc"])

@@ -1,4 +1,6 @@
-"""Tool names for MCP tools: `mcp__<server>__<tool>`, valid for the API and never colliding.
+"""Room: mcp. Owns the mcp__<server>__<tool> names; imports nothing of loopwright.
+
+Tool names for MCP tools: `mcp__<server>__<tool>`, valid for the API and never colliding.
 
 The API takes tool names matching `^[a-zA-Z0-9_-]{1,64}$`. Other characters become `_`
 (as Claude Code does); a server name also loses runs of `_` (so `mcp__a__b` always means

@@ -1,4 +1,6 @@
-"""`loopwright mcp serve`: loopwright's built-in tools as an MCP server over stdio.
+"""Room: cli. Owns `loopwright mcp serve`; may import assemble, cli.config and below.
+
+`loopwright mcp serve`: loopwright's built-in tools as an MCP server over stdio.
 
 Read, Write, Edit, MultiEdit, Bash, BashOutput, KillShell, Glob, Grep and TodoWrite, under
 their own names, with `readOnlyHint` set for the read-only ones, so Claude Code, Claude
@@ -20,11 +22,11 @@ from ..blocks import ImageBlock, TextBlock, ToolUseBlock
 from ..execute import Executor
 from ..extras import require
 from ..options import AgentOptions
-from ..settings import build_run_config
-from ..tools.base import Tool, ToolContext
+from ..tools.base import Tool
 
 
 def build_executor(args: argparse.Namespace) -> tuple[list[Tool], Executor]:
+    from ..assemble import build_gate
     from ..cli.config import split_tools
     from ..tools.builtin import default_tools
 
@@ -33,18 +35,16 @@ def build_executor(args: argparse.Namespace) -> tuple[list[Tool], Executor]:
         raise ValueError(f"--cwd {args.cwd}: no such directory")
     from ..tools.web import NAMES as WEB_TOOLS
 
-    # The web tools answer through the run's model and settings, which a served tool has not.
-    tools = [t for t in default_tools() if t.name not in WEB_TOOLS]
+    # The web tools answer through the run's model and settings, which a served tool has not; the
+    # client has its own user: questions and plans are its business, not its tools'.
+    tools = [t for t in default_tools() if t.name not in (*WEB_TOOLS, "AskUserQuestion", "ExitPlanMode")]
     options = AgentOptions(
         tools=tools, cwd=str(cwd), permission_mode=args.permission_mode,
         allowed_tools=split_tools(args.allowed_tools), disallowed_tools=split_tools(args.disallowed_tools),
         add_dirs=[str(Path(d).expanduser().resolve()) for d in args.add_dirs],
         setting_sources=[x.strip() for x in (args.setting_sources or "").split(",") if x.strip()],
-        settings=args.settings)
-    config = build_run_config(options, cwd)
-    ctx = ToolContext(cwd, str(uuid.uuid4()), add_dirs=config.add_dirs, env=config.env)
-    config.permissions.tool_state = ctx.state
-    return tools, Executor({t.name: t for t in tools}, config.permissions, config.hooks, ctx)
+        settings=args.settings, refusal_advice="cli")  # its refusals name the flags of `mcp serve`
+    return build_gate(options)
 
 
 def to_mcp_content(content: Any) -> list[Any]:

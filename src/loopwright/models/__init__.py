@@ -1,4 +1,4 @@
-"""Room: models. Owns resolve_model and the models' exports; may import data types and models.*
+"""Room: providers (on models.base). Owns resolve_model and the models' exports; may import data types and models.*
 (providers lazily).
 
 Models: the protocol, the scripted model, and `resolve_model` which turns one string
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 from .base import Model, ModelError, ModelRequest, ModelResponse, complete
 from .scripted import ScriptedModel
@@ -31,27 +31,49 @@ def load_script(path: str | Path) -> list[Any]:
     return turns
 
 
+Provider = Literal["scripted", "openai", "responses", "anthropic"]
+
+
+class ModelSpec(NamedTuple):
+    """A model string, parsed: `provider` and the `name` after its prefix (a file for scripted).
+    `problem` says why it cannot be used: "empty" (a prefix with nothing after it), "provider"
+    (an unknown `xyz:` prefix), "no-provider" (a bare name that is no Claude id); else None."""
+
+    spec: str
+    provider: Provider
+    name: str
+    problem: Literal["empty", "provider", "no-provider"] | None = None
+
+
+def parse_model_spec(spec: str) -> ModelSpec:
+    """The one reading of a model string: `scripted:FILE.json`, `openai:<model>` (chat
+    completions), `responses:<model>` (OpenAI's Responses API), or an Anthropic id (`claude-...`
+    or `anthropic:<id>`)."""
+    for provider in ("scripted", "openai", "responses"):
+        if spec.startswith(f"{provider}:"):
+            name = spec.removeprefix(f"{provider}:")
+            return ModelSpec(spec, provider, name, None if name else "empty")
+    name = spec.removeprefix("anthropic:")
+    if spec.startswith("anthropic:"):
+        return ModelSpec(spec, "anthropic", name, None if name else "empty")
+    if ":" in spec.split("/", 1)[0]:
+        return ModelSpec(spec, "anthropic", name, "provider")
+    return ModelSpec(spec, "anthropic", name, None if name.startswith("claude") else "no-provider" if name else "empty")
+
+
 def check_model_spec(spec: str, field: str = "model") -> None:
     """Reject a model string `resolve_model` could only fail on (ValueError naming `field` and the fix)."""
-    if spec.startswith("scripted:"):
-        if not spec.removeprefix("scripted:"):
-            raise ValueError(f"{field}='scripted:' needs a file: {field}='scripted:FILE.json'")
-        return
-    if spec.startswith("openai:"):
-        if not spec.removeprefix("openai:"):
-            raise ValueError(f"{field}='openai:' needs a model name, e.g. {field}='openai:gpt-4o'")
-        return
-    if spec.startswith("responses:"):
-        if not spec.removeprefix("responses:"):
-            raise ValueError(f"{field}='responses:' needs a model name, e.g. {field}='responses:gpt-5'")
-        return
-    name = spec.removeprefix("anthropic:")
-    if not name:
-        raise ValueError(f"{field}='anthropic:' needs a model id, e.g. {field}='anthropic:claude-sonnet-5-5'")
-    if ":" in spec.split("/", 1)[0] and not spec.startswith("anthropic:"):
+    m = parse_model_spec(spec)
+    if m.problem == "empty":
+        raise ValueError({"scripted": f"{field}='scripted:' needs a file: {field}='scripted:FILE.json'",
+                          "openai": f"{field}='openai:' needs a model name, e.g. {field}='openai:gpt-4o'",
+                          "responses": f"{field}='responses:' needs a model name, e.g. {field}='responses:gpt-5'",
+                          "anthropic": f"{field}='anthropic:' needs a model id, e.g. "
+                                       f"{field}='anthropic:claude-sonnet-5-5'"}[m.provider])
+    if m.problem == "provider":
         raise ValueError(f"unknown model provider {spec.split(':', 1)[0]!r} in {field}={spec!r}: use "
                          "'claude-<model>' (Anthropic), 'openai:<model>', 'responses:<model>' or 'scripted:FILE.json'")
-    if not spec.startswith("anthropic:") and not name.startswith("claude"):
+    if m.problem == "no-provider":
         raise ValueError(f"{field}={spec!r} names no provider: write {field}='openai:{spec}' for an OpenAI(-compatible) "
                          f"model, {field}='anthropic:{spec}' for an Anthropic model id, or pass a Model instance")
 
@@ -67,22 +89,22 @@ def resolve_model(spec: str | Model | None = None, *, base_url: str | None = Non
         spec = os.environ.get("LOOPWRIGHT_MODEL", DEFAULT_MODEL)
     if not isinstance(spec, str):
         return spec
-    if spec.startswith("scripted:"):
-        return ScriptedModel(load_script(spec.removeprefix("scripted:")), name="scripted")
-    if spec.startswith("responses:"):  # OpenAI's Responses API (/v1/responses), on the OpenAI-compatible base URL
+    m = parse_model_spec(spec)
+    if m.provider == "scripted":
+        return ScriptedModel(load_script(m.name), name="scripted")
+    if m.provider == "responses":  # OpenAI's Responses API (/v1/responses), on the OpenAI-compatible base URL
         from .openai_responses import OpenAIResponsesModel
 
-        return OpenAIResponsesModel(spec.removeprefix("responses:"), base_url=base_url, api_key=api_key,
-                                    max_retries=max_retries, max_tokens=max_tokens,
-                                    include_partial_messages=include_partial_messages)
-    if spec.startswith("openai:"):
+        return OpenAIResponsesModel(m.name, base_url=base_url, api_key=api_key, max_retries=max_retries,
+                                    max_tokens=max_tokens, include_partial_messages=include_partial_messages)
+    if m.provider == "openai":
         from .openai_compat import OpenAICompatModel
 
-        return OpenAICompatModel(spec.removeprefix("openai:"), base_url=base_url, api_key=api_key,
+        return OpenAICompatModel(m.name, base_url=base_url, api_key=api_key,
                                  max_retries=max_retries, max_tokens=max_tokens,
                                  include_partial_messages=include_partial_messages)
     from .anthropic import AnthropicModel
 
-    return AnthropicModel(spec.removeprefix("anthropic:"), base_url=base_url, api_key=api_key,
+    return AnthropicModel(m.name, base_url=base_url, api_key=api_key,
                           max_retries=max_retries, max_tokens=max_tokens,
                           include_partial_messages=include_partial_messages, prompt_caching=prompt_caching)

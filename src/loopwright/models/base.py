@@ -122,6 +122,43 @@ class Model(Protocol):
         ...
 
 
+# Optional features a model declares by having them (checked with isinstance, in one place):
+
+@runtime_checkable
+class Closeable(Protocol):
+    """A model holding connections: the run that made it closes it when the run ends."""
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class ReportsCost(Protocol):
+    """A model that knows its own cost (`ModelResponse.cost_usd`), so needs no price."""
+
+    has_own_cost: bool
+
+
+@runtime_checkable
+class ModelChain(Protocol):
+    """A model that answers with one of several (FallbackModel): each may need a price."""
+
+    names: list[str]
+
+
+def model_names(model: Model) -> list[str]:
+    """The models that may answer for `model`: its chain's, or itself."""
+    return list(model.names) if isinstance(model, ModelChain) else [model.name]
+
+
+def has_own_cost(model: object) -> bool:
+    return isinstance(model, ReportsCost) and bool(model.has_own_cost)
+
+
+async def close_model(model: object) -> None:
+    if isinstance(model, Closeable):
+        await model.aclose()
+
+
 async def complete(model: Model, request: ModelRequest) -> ModelResponse:
     """Run one call to the end, ignoring progress events."""
     response: ModelResponse | None = None

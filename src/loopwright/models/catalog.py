@@ -1,4 +1,6 @@
-"""The model catalog: what loopwright knows about each model family, in one table.
+"""Room: models (data only). Owns the model catalog: names, aliases, prices, the cost formula; may import usage only.
+
+The model catalog: what loopwright knows about each model family, in one table.
 
 One row per model-id prefix: its price (USD per million tokens, see `usage.Price`), its
 context window, the output limit a call asks for when the caller does not say
@@ -9,7 +11,8 @@ field, the longest matching prefix that gives it wins, so "claude-opus-4-1" beat
 "claude-opus-4", and "claude" gives the defaults of every Claude model.
 
 `cost_of(usage, model, prices)` is the one cost formula: a caller's own `prices` first,
-then this table. Sources: Anthropic's and OpenAI's pricing and model pages (checked 2026-11).
+then this table; `call_cost` is one call's cost as every room counts it (the model's own
+report first). Sources: Anthropic's and OpenAI's pricing and model pages (checked 2026-11).
 """
 
 from __future__ import annotations
@@ -142,3 +145,16 @@ def cost_of(usage: Usage, model: str, prices: Mapping[str, Price] | None = None)
     None when the price is unknown."""
     price = (price_for(model, prices) if prices else None) or price_for(model)
     return price.cost(usage) if price is not None else None
+
+
+def call_cost(usage: Usage, model: str, reported: float | None = None,
+              prices: Mapping[str, Price] | None = None, *, priced_as: str | None = None) -> float:
+    """The cost of one model call, as every room counts it: what the model reported (a model
+    that knows its own cost), else `model`'s price (else `priced_as`'s: the run's model when the
+    response names another), else 0 (an unknown price counts nothing)."""
+    if reported is not None:
+        return reported
+    cost = cost_of(usage, model, prices)
+    if not cost and priced_as is not None:
+        cost = cost_of(usage, priced_as, prices)
+    return cost or 0.0

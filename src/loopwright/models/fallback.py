@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 
 from ..messages import SystemMessage
-from .base import Model, ModelError, ModelEvent, ModelRequest
+from .base import Model, ModelError, ModelEvent, ModelRequest, close_model, has_own_cost
 
 FALLBACK_STATUS = frozenset({503, 529})
 
@@ -33,7 +33,7 @@ class FallbackModel:
         self.models = list(models)
         self.current = 0
         self.name = self.models[0].name  # the model in use
-        self.has_own_cost = all(getattr(m, "has_own_cost", False) for m in self.models)
+        self.has_own_cost = all(has_own_cost(m) for m in self.models)
 
     @property
     def names(self) -> list[str]:
@@ -57,9 +57,7 @@ class FallbackModel:
 
     async def aclose(self) -> None:
         for m in self.models:
-            close = getattr(m, "aclose", None)
-            if close is not None:
-                await close()
+            await close_model(m)
 
 
 __all__ = ["FallbackModel", "is_unavailable"]

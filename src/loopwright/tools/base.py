@@ -22,10 +22,10 @@ import queue
 import re
 import threading
 import typing
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..blocks import (
     Block,
@@ -39,7 +39,13 @@ from ..blocks import (
     WireFormatError,
     block_from_wire,
 )
+from ..interaction import AskUser, ReviewPlan
 from ..workspace import ToolState
+
+if TYPE_CHECKING:
+    from ..hooks import Hooks
+    from ..messages import Message
+    from ..models.base import Model, ModelResponse
 
 _BLOCK_CLASSES: tuple[type, ...] = typing.get_args(Block)
 
@@ -56,6 +62,91 @@ class ToolOutput:
 
     content: str | list[Block]
     is_error: bool = False
+
+
+class BudgetView(NamedTuple):  # (a NamedTuple: a frozen dataclass costs ~5x as much at import)
+    """What a tool may know of its run's budget: the limit B (None: none) and the spend S so far."""
+
+    limit_usd: float | None
+    spent_usd: float
+    exhausted: bool = False  # S >= B, or a batch's shared spend is spent: no model call may start
+
+    @property
+    def left_usd(self) -> float | None:
+        return None if self.limit_usd is None else self.limit_usd - self.spent_usd
+
+
+class SubagentSpec(NamedTuple):
+    """A subagent the Agent tool asks its run for (agents.py): the run's assembler turns it into
+    the subagent's options (the parent's, with these changes)."""
+
+    prompt: str
+    agent_type: str
+    system_prompt: str
+    tools: list[Tool]
+    model: str | Model | None = None  # None: the parent's model
+    max_turns: int | None = None  # None: the parent's turn limit
+    max_budget_usd: float | None = None
+
+
+class Subagent(Protocol):
+    """A subagent's run as the Agent tool drives it (built by `RunPorts.spawn`, not started)."""
+
+    @property
+    def hooks(self) -> Hooks: ...
+
+    def add_context(self, text: str) -> None:
+        """Append text to the subagent's first message (SubagentStart's additionalContext)."""
+
+    def messages(self) -> AsyncGenerator[Message, None]:
+        """Run it: its messages, the ResultMessage last."""
+
+
+class RunPorts(Protocol):
+    """What a running tool may ask of the run it belongs to: narrow, typed ports (never the
+    Run itself). The loop's assembler (assemble.py) provides them; a tool called outside a
+    run has `ctx.ports is None`."""
+
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        """The run's tools (MCP ones included), by name."""
+
+    @property
+    def model(self) -> Model: ...
+
+    @property
+    def cwd(self) -> Path: ...
+
+    @property
+    def settings(self) -> Any:
+        """The run's settings files, merged (settings.Settings), or None when none were read."""
+
+    @property
+    def max_pause_continuations(self) -> int: ...
+
+    def budget(self) -> BudgetView: ...
+
+    def new_model(self, spec: str) -> Model:
+        """A model of `spec` reached as the run's own is (its base_url, api_key, retries), with no
+        prompt caching (a tool's own call is made once). Raises ValueError for a bad spec."""
+
+    def charge(self, response: ModelResponse) -> None:
+        """A model call a tool made for the run (WebFetch, WebSearch): its usage and cost count in
+        the run's budget like the loop's calls (Prop 5.4), without being a turn."""
+
+    def emit(self, msg: Message) -> None:
+        """Pass a message on, live, to the caller of query() (a subagent's; never into history)."""
+
+    def save_artifact(self, name: str, text: str) -> Path | None:
+        """Save text beside the session transcript (`<session>/tool-results/<name>`): its path,
+        or None when the run keeps no transcript or it cannot be written."""
+
+    def spawn(self, spec: SubagentSpec) -> Subagent:
+        """A subagent of this run: the parent's gate and hooks, its own history and shell cwd.
+        Raises (ValueError, ...) when the spec cannot make a run (unknown model, price)."""
+
+    def absorb(self, sub: Subagent) -> None:
+        """What the subagent spent is this run's too (cost, usage, API time, denials)."""
 
 
 @dataclass
@@ -77,13 +168,22 @@ class ToolContext:
     add_dirs: list[Path] = field(default_factory=list)
     # Extra environment for the processes tools start (the settings files' "env").
     env: dict[str, str] = field(default_factory=dict)
-    # The loop.Run this call belongs to (the Agent tool starts subagents from it; agents.py).
-    run: Any = None
+    # The run this call belongs to, as narrow ports (agents.py spawns subagents through them).
+    ports: RunPorts | None = None
     # sandbox.Sandbox when Bash (and Grep's rg) run in the OS sandbox; None: they run unsandboxed.
     sandbox: Any = None
     # How many calls of this tool run concurrently with this one, itself included (concurrent
     # subagents split what is left of the budget: agents.py).
     siblings: int = 1
+    # The user, when the front end has one (interaction.py): AskUserQuestion asks through
+    # `ask_user`, ExitPlanMode through `review_plan`; None: nobody to ask (a headless run).
+    ask_user: AskUser | None = None
+    review_plan: ReviewPlan | None = None
+    # The gate's permission mode, to read and (ExitPlanMode, once approved) to change.
+    permission_mode: Callable[[], str] | None = None
+    set_permission_mode: Callable[[str], None] | None = None
+    # Ends the run after this turn with `text` as its success result (a headless plan).
+    finish: Callable[[str], None] | None = None
 
 
 Handler = Callable[..., Any]

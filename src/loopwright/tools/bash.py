@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..telemetry import trace_env
 from ..workspace import shell_cwd
 from .base import Tool, ToolContext, ToolError, ToolOutput
 from .paths import within_project
@@ -466,8 +467,10 @@ atexit.register(_kill_all_at_exit)
 
 
 def _environ(ctx: ToolContext) -> dict[str, str] | None:
-    """The process environment: ours plus the settings' `env` (None: inherit unchanged)."""
-    return {**os.environ, **ctx.env} if ctx.env else None
+    """The process environment: ours plus the settings' `env` and, with telemetry on, the tool
+    call's TRACEPARENT / TRACESTATE (None: inherit unchanged)."""
+    extra = {**ctx.env, **trace_env()}
+    return {**os.environ, **extra} if extra else None
 
 
 def _start_background(command: str, ctx: ToolContext, unsandboxed: bool = False) -> str:

@@ -1,25 +1,21 @@
 """Room: built-in tools (on tools.base). Owns Read; may import data types, tools.base and tools.paths.
 
-Read {file_path, offset?, limit?}: a file as `cat -n` text, or an image block."""
+Read {file_path, offset?, limit?, pages?}: a file as `cat -n` text; an image, a PDF or a
+notebook as tools.media makes them."""
 
 from __future__ import annotations
 
-import base64
-import json
 from pathlib import Path
 from typing import Any
 
-from ..blocks import ImageBlock
 from .base import Tool, ToolContext, ToolError
+from .media import IMAGE_TYPES, MAX_SOURCE_IMAGE_BYTES, image_blocks, pdf_text, render_notebook
 from .paths import decode, looks_binary, record_read, resolve
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 MAX_OUTPUT_CHARS = 256_000  # a page of output; beyond it the model is told to page with offset
 MAX_TEXT_BYTES = 64 * 1024 * 1024  # bigger text files are refused: use Grep or Bash head/tail
-MAX_IMAGE_BYTES = 3_750_000  # base64 grows by 4/3: stays under the API's 5 MB image limit
-IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
-               ".gif": "image/gif", ".webp": "image/webp"}
 
 DESCRIPTION = """Reads a file from the local filesystem.
 
@@ -27,8 +23,10 @@ DESCRIPTION = """Reads a file from the local filesystem.
 - By default reads up to 2000 lines from the start; for long files pass offset (1-based line number) and limit.
 - Lines longer than 2000 characters are cut.
 - Output is `cat -n` style: line number, tab, line content. The numbers are not part of the file.
-- Images (PNG, JPG, GIF, WebP) are returned as images you can see; Jupyter notebooks (.ipynb)
-  as their cells with text outputs.
+- Images (PNG, JPG, GIF, WebP) are returned as images you can see (scaled down when too large).
+- PDFs are returned as their text, page by page. Give `pages` (e.g. "1-5", "3", "10-20"; at most
+  20 pages per call); it is required for PDFs over 10 pages.
+- Jupyter notebooks (.ipynb) are returned as their cells with their outputs.
 - Reading a file is required before editing or overwriting it with Edit or Write.
 - It can only read files, not directories: use Glob or `ls` via Bash for directories."""
 
@@ -40,6 +38,8 @@ INPUT_SCHEMA: dict[str, Any] = {
                    "description": "The line number to start reading from (1-based). Only provide if the file is too large to read at once"},
         "limit": {"type": "integer", "minimum": 1,
                   "description": "The number of lines to read. Only provide if the file is too large to read at once."},
+        "pages": {"type": "string",
+                  "description": "Page range for PDF files (e.g., \"1-5\", \"3\", \"10-20\"). Only applicable to PDF files. Maximum 20 pages per request."},
     },
     "required": ["file_path"],
     "additionalProperties": False,
@@ -62,44 +62,6 @@ def _missing(path: Path, ctx: ToolContext) -> str:
     return msg
 
 
-def _text(v: Any) -> str:
-    return "".join(v) if isinstance(v, list) else str(v or "")
-
-
-def render_notebook(raw: bytes, path: Path) -> str:
-    """A Jupyter notebook as its cells (source, then text outputs), like Claude Code's Read."""
-    try:
-        nb = json.loads(raw)
-        cells = nb["cells"]
-    except (ValueError, KeyError, TypeError) as e:
-        raise ToolError(f"{path} is not a valid Jupyter notebook: {e}") from e
-    lang = (nb.get("metadata", {}).get("language_info") or {}).get("name", "python")
-    parts: list[str] = []
-    for i, cell in enumerate(cells):
-        cid = cell.get("id") or f"cell-{i}"
-        kind = cell.get("cell_type", "code")
-        head = f'<cell id="{cid}" type="{kind}"' + (f' language="{lang}"' if kind == "code" else "") + ">"
-        parts.append(f"{head}\n{_text(cell.get('source'))}\n</cell>")
-        outs: list[str] = []
-        for o in cell.get("outputs") or []:
-            if o.get("output_type") == "stream":
-                outs.append(_text(o.get("text")))
-            elif o.get("output_type") == "error":
-                outs.append(f"{o.get('ename')}: {o.get('evalue')}")
-            else:
-                data = o.get("data") or {}
-                if "text/plain" in data:
-                    outs.append(_text(data["text/plain"]))
-                if any(k.startswith("image/") for k in data):
-                    outs.append("[image output omitted]")
-        if outs:
-            text = "\n".join(outs)
-            if len(text) > MAX_LINE_CHARS * 5:
-                text = text[:MAX_LINE_CHARS * 5] + "\n[... output truncated]"
-            parts.append(f'<outputs cell="{cid}">\n{text}\n</outputs>')
-    return "\n".join(parts) if parts else "(the notebook has no cells)"
-
-
 def format_lines(lines: list[str], first: int) -> str:
     """`cat -n` style: number right-aligned in 6 columns, a tab, the line."""
     return "\n".join(f"{first + i:>6}\t{line}" for i, line in enumerate(lines))
@@ -114,26 +76,29 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
     if not path.is_file():  # a FIFO or a device would block or never end
         raise ToolError(f"{path} is not a regular file.")
     size = path.stat().st_size
-    mime = IMAGE_TYPES.get(path.suffix.lower())
-    if mime is not None:
-        if size > MAX_IMAGE_BYTES:
-            raise ToolError(f"Image {path} is {size} bytes; the limit is {MAX_IMAGE_BYTES} bytes.")
-        data = path.read_bytes()
+    suffix = path.suffix.lower()
+    if suffix in IMAGE_TYPES:
+        if size > MAX_SOURCE_IMAGE_BYTES:
+            raise ToolError(f"Image {path} is {size} bytes; Read decodes images up to {MAX_SOURCE_IMAGE_BYTES} bytes.")
+        blocks = image_blocks(path, path.read_bytes())
         record_read(ctx, path)
-        return [ImageBlock({"type": "base64", "media_type": mime, "data": base64.b64encode(data).decode("ascii")})]
+        return blocks
+    if inp.get("pages") is not None and suffix != ".pdf":
+        raise ToolError(f"`pages` applies to PDF files only; {path.name} is not one (use offset and limit).")
     if size > MAX_TEXT_BYTES:
         raise ToolError(f"File {path} is {size} bytes, too large to read (limit {MAX_TEXT_BYTES}). "
                         "Use Grep to search it, or Bash with head/tail/sed to view parts.")
     raw = path.read_bytes()
-    if path.suffix.lower() == ".ipynb":
-        text = render_notebook(raw, path)
+    if suffix == ".pdf":
+        text = pdf_text(path, raw, inp.get("pages"))
         record_read(ctx, path)
-        if len(text) > MAX_OUTPUT_CHARS:
-            text = text[:MAX_OUTPUT_CHARS] + "\n[... notebook truncated: use Bash with jq to read the rest]"
         return text
-    if looks_binary(raw) or path.suffix.lower() == ".pdf":
-        hint = " For a PDF, try `pdftotext file.pdf -` with Bash." if path.suffix.lower() == ".pdf" else ""
-        raise ToolError(f"{path} appears to be a binary file ({size} bytes) and cannot be displayed as text.{hint}")
+    if suffix == ".ipynb":
+        nb = render_notebook(path, raw)
+        record_read(ctx, path)
+        return nb
+    if looks_binary(raw):
+        raise ToolError(f"{path} appears to be a binary file ({size} bytes) and cannot be displayed as text.")
     text, encoding = decode(raw)
     record_read(ctx, path)
     if not text:

@@ -7,7 +7,10 @@ directory, fsynced, with the original's mode and owner, renamed over it (through
 the link stays a link). A failure (ENOSPC, EDQUOT, EFBIG, ...) leaves the original byte for
 byte as it was and becomes an is_error naming the cause. A file with several hard links is
 rewritten in place instead (a rename would split the links), restored if the write fails.
-Extended attributes and ACLs are not carried over to the renamed file."""
+Extended attributes and ACLs are not carried over to the renamed file.
+
+A changed file's mtime moves on by at least one whole second (mtime.move_mtime_on): else Python
+could keep running the bytecode of the version before."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from ..mtime import move_mtime_on
 from .base import Tool, ToolContext, ToolError
 from .paths import after_change, before_change, check_fresh, load_text, record_read, resolve
 
@@ -93,6 +97,8 @@ def atomic_write(path: Path, data: bytes) -> None:
         kept = "was not changed" if st is not None else "was not created"
         raise ToolError(f"Could not write {path}: {cause}{f' ({code})' if code else ''}. "
                         f"The file {kept}.") from None
+    if st is not None:
+        move_mtime_on(target, st)
 
 
 def _write_all(fd: int, data: bytes, offset: int | None = None) -> None:

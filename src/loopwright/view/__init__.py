@@ -1,4 +1,6 @@
-"""See the loop: any session (loopwright's or Claude Code's) as one HTML page with the seed's
+"""Room: view. Owns the view package's exports; may import view.*.
+
+See the loop: any session (loopwright's or Claude Code's) as one HTML page with the seed's
 n_k chart (§5), and `loopwright stats` in the terminal.
 
 Owns: reading transcripts for display (model.py), the page (html.py) and the two subcommands

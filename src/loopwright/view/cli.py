@@ -1,4 +1,6 @@
-"""`loopwright view [SESSION] [-o FILE] [--open]` and `loopwright stats [SESSION] [--json]`.
+"""Room: cli. Owns `loopwright view` and `loopwright stats`; may import view.*, sessions.
+
+`loopwright view [SESSION] [-o FILE] [--open]` and `loopwright stats [SESSION] [--json]`.
 
 Owns: finding the transcript a SESSION argument names (an id or prefix, a loopwright or Claude
 Code transcript path, or nothing: the latest session of this directory), writing the page, and

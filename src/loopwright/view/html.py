@@ -1,4 +1,6 @@
-"""One self-contained HTML page of a session: the seed's n_k chart (inline SVG), the call table
+"""Room: view. Owns the HTML page of a session; may import view.model.
+
+One self-contained HTML page of a session: the seed's n_k chart (inline SVG), the call table
 and the timeline. Nothing is loaded from the network: CSS and the little JS (search) are inline.
 
 Owns: rendering a `SessionView` to HTML. Imports only view.model. Every piece of transcript text

@@ -1,4 +1,6 @@
-"""A transcript read for looking at: loopwright's own JSONL or Claude Code's, as calls and a timeline.
+"""Room: view. Owns a transcript read for looking at; may import context, models.catalog, usage.
+
+A transcript read for looking at: loopwright's own JSONL or Claude Code's, as calls and a timeline.
 
 Owns: parsing both transcript formats into `SessionView` (one `Call` per model API call, with
 its exact n_k, cache figures, cost and latency; a timeline of what happened). Imports only

@@ -167,7 +167,7 @@ def make_web_fetch_tool(cache: FetchCache | None = None) -> Tool:
         from .side import BudgetSpent, close, run_settings, side_call, side_model
 
         url, prompt = str(inp["url"]), str(inp["prompt"])
-        run = ctx.run
+        run = ctx.ports
         try:
             cfg = web_config(run_settings(run))
         except WebSettingsError as e:
@@ -184,6 +184,7 @@ def make_web_fetch_tool(cache: FetchCache | None = None) -> Tool:
         model, owned = side_model(run, cfg.small_model, cfg.small_model_trusted)
         why = "no model is configured to answer the prompt (smallFastModel)"
         if model is not None:
+            assert run is not None  # side_model gives a model only inside a run
             user = (f"The content of {got.url}:\n<content>\n{content}\n</content>\n\n{prompt}\n\n"
                     "Answer from the content above only.")
             from ...models.base import ModelError, ModelRequest

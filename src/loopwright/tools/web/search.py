@@ -104,7 +104,7 @@ async def _anthropic(run: Any, query: str, allowed: list[str] | None, blocked: l
     texts: list[str] = []
     errors: list[str] = []
     stopped = ""
-    pauses = getattr(getattr(run.deps, "options", None), "max_pause_continuations", MAX_PAUSES)
+    pauses = run.max_pause_continuations
     for pause in range(pauses + 1):
         try:
             response = await side_call(run, model, request)
@@ -198,7 +198,7 @@ def make_web_search_tool() -> Tool:
         allowed, blocked = inp.get("allowed_domains") or None, inp.get("blocked_domains") or None
         if allowed and blocked:
             raise ToolError("WebSearch: give allowed_domains or blocked_domains, not both in one search")
-        run = ctx.run
+        run = ctx.ports
         try:
             cfg = web_config(run_settings(run))
         except WebSettingsError as e:

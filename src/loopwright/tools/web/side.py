@@ -1,43 +1,32 @@
 """Room: web tools (on tools.base). Owns the web tools' own model calls; may import models (lazily).
 
 WebFetch answers its prompt with a model, WebSearch searches through one (the Anthropic
-server tool): each such call is made here and charged to the run (`Run.charge_aside`: the
+server tool): each such call is made here and charged to the run (`RunPorts.charge`: the
 one cost formula, the run's budget, Prop 5.4). No call starts once the budget is spent.
-The run reaches a tool as `ctx.run` (None: a tool called outside a run, which has no model).
+The run reaches a tool as the ports `ctx.ports` (None: a tool called outside a run, which has
+no model); all the web tools use of them goes through this module.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
-from ...models.base import Model, ModelRequest, ModelResponse
-from ..base import ToolError
+from ...models.base import Model, ModelRequest, ModelResponse, close_model
+from ..base import RunPorts, ToolError
 
 
 class BudgetSpent(Exception):
     """The run's budget is spent: no side call starts."""
 
 
-class RunPort(Protocol):
-    """What the web tools use of the run (`ctx.run`, a loop.Run), all of it through this module:
-    `settings` (settings.Settings or None), `deps.model`, `deps.options` (base_url, api_key,
-    max_retries, max_pause_continuations), `state.budget.exhausted` and `charge_aside(response)`."""
-
-    settings: Any
-    deps: Any
-    state: Any
-
-    def charge_aside(self, a: ModelResponse) -> None: ...
-
-
-def run_settings(run: RunPort | None) -> Any:
+def run_settings(run: RunPorts | None) -> Any:
     """The run's settings files, merged (None: none read, or no run)."""
-    return getattr(run, "settings", None)
+    return run.settings if run is not None else None
 
 
-def run_model(run: RunPort | None) -> Model | None:
+def run_model(run: RunPorts | None) -> Model | None:
     """The run's model (None outside a run)."""
-    return getattr(getattr(run, "deps", None), "model", None)
+    return run.model if run is not None else None
 
 
 def is_anthropic(model: Any) -> bool:
@@ -46,7 +35,7 @@ def is_anthropic(model: Any) -> bool:
     return getattr(model, "provider", None) == "Anthropic"
 
 
-def side_model(run: RunPort | None, spec: str | None, trusted: bool = True) -> tuple[Model | None, bool]:
+def side_model(run: RunPorts | None, spec: str | None, trusted: bool = True) -> tuple[Model | None, bool]:
     """(the model for a tool's own call, whether it was made here and must be closed).
     `spec` None: the run's model, unless that is a scripted one (its turns play the loop's
     calls only); "": none. An untrusted `spec` (a workspace's setting) is used only when it is
@@ -55,12 +44,8 @@ def side_model(run: RunPort | None, spec: str | None, trusted: bool = True) -> t
     if run is None or main is None or spec == "":
         return None, False
     if spec is not None and spec != main.name and (trusted or ":" not in spec):  # no "scripted:FILE" from a repo
-        from ...models import resolve_model
-
-        o = run.deps.options
         try:
-            model = resolve_model(spec, base_url=o.base_url, api_key=o.api_key, max_retries=o.max_retries,
-                                  prompt_caching=False)
+            model = run.new_model(spec)
         except ValueError as e:
             raise ToolError(f"smallFastModel {spec!r} cannot be used: {e}") from None
         first = (getattr(main, "models", None) or [main])[0]
@@ -72,18 +57,16 @@ def side_model(run: RunPort | None, spec: str | None, trusted: bool = True) -> t
     return (None, False) if scripted else (main, False)
 
 
-async def side_call(run: RunPort, model: Model, request: ModelRequest) -> ModelResponse:
+async def side_call(run: RunPorts, model: Model, request: ModelRequest) -> ModelResponse:
     """One call of `model`, charged to the run; BudgetSpent when the budget allows no call."""
     from ...models.base import complete
 
-    if run.state.budget.exhausted:
+    if run.budget().exhausted:
         raise BudgetSpent
     response = await complete(model, request)
-    run.charge_aside(response)
+    run.charge(response)
     return response
 
 
 async def close(model: Model) -> None:
-    aclose = getattr(model, "aclose", None)
-    if aclose is not None:
-        await aclose()
+    await close_model(model)

@@ -1,0 +1,392 @@
+"""Room: assemble (above loop). Owns build_run, the run's ports, query(), arun() and run(); may
+import loop and every room below it, never client, workflows or cli.
+
+The one assembler: `build_run(options, prompt)` reads AgentOptions and builds a Run from it,
+parts arriving built (mini-swe-agent): the model and its prices, the tools (the Skill,
+StructuredOutput and Agent tools among them), the session (resume, fork, persist), the
+settings files' gate, hooks, sandbox and env, project memory, the MCP servers (opened by the
+loop before its first step) and the compactor. Every front end calls it (the CLI through
+query(), LoopwrightClient, batch, workflows); a subagent's Run is built by it too, with
+`parent` (through the ports the Agent tool gets: `RunPorts.spawn`).
+
+Tools never see the Run: their ToolContext carries `ports` (tools/base.py's RunPorts), which
+this module implements on top of the Run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .agents import SubagentHooks, make_agent_tool
+from .blocks import WireMessage
+from .context import AutoCompactor
+from .execute import Executor
+from .hooks import HookContext, Hooks
+from .loop import McpServers, Run, RunControl, RunDeps, RunState, run_query
+from .messages import Message, ResultMessage, diagnostics
+from .models.base import Model, ModelResponse, has_own_cost, model_names
+from .models.catalog import price_for
+from .options import AgentOptions, ToolPermissionContext, model_for
+from .permissions import CanUseTool, Decision, Deny, Permissions, to_decision
+from .prompts import system_prompt_text
+from .settings import build_run_config
+from .telemetry import observer_for
+from .tools.base import BudgetView, Subagent, SubagentSpec, Tool, ToolContext
+from .usage import Budget, SharedSpend
+
+if TYPE_CHECKING:
+    from .memory import Memory
+    from .sessions import SessionRecorder
+    from .settings import Settings
+
+log = logging.getLogger("loopwright.assemble")
+
+
+def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
+              control: RunControl | None = None, history: list[WireMessage] | None = None,
+              agent_type: str = "", shared_spend: SharedSpend | None = None) -> Run:
+    """A Run of `prompt` built from `options`, not started (drive it with `run.messages(prompt)`,
+    or call query()). `control` steers it from another task; `history` continues a conversation
+    held in memory (LoopwrightClient); `shared_spend` ties its budget to a batch's. With
+    `parent`: a subagent of that run (of type `agent_type`), with the parent's gate and hooks (as
+    SubagentHooks), its own shell cwd and transcript, and the parent's share of a batch's spend.
+    Bad options raise TypeError / ValueError before anything runs."""
+    if not isinstance(prompt, str):
+        raise TypeError(f"prompt must be a str, not {type(prompt).__name__}")
+    model = model_for(options)
+    prices = {**(options.prices or {})}
+    price = price_for(model.name, prices or None) or price_for(model.name)
+    for name in model_names(model):  # with fallback models, each one's price
+        if (options.max_budget_usd is not None and not has_own_cost(model)
+                and (price_for(name, prices or None) or price_for(name)) is None):
+            raise ValueError(
+                f"max_budget_usd is set but the price of model {name!r} is unknown, so the "
+                "budget could not be kept: give its price (--price MODEL=IN,OUT, or AgentOptions(prices={...}) in Python) "
+                "or run without a budget (no --max-budget-usd)"
+            )
+    cwd = Path(options.cwd or ".").resolve()
+    if not cwd.is_dir():
+        raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory: create it first or "
+                         "pass another cwd")
+    warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
+    from .structured import StructuredOutput
+
+    structured = StructuredOutput.from_options(options.output_format, options.output_type)
+    tools = [*options.tools, *_skill_tool(options, cwd, warnings), *([structured.tool] if structured else [])]
+    if options.agents and not any(t.spawns_agents for t in tools):  # the Agent tool for `agents`
+        tools.append(make_agent_tool(options.agents))
+    system = system_prompt_text(options.system_prompt, options.append_system_prompt, cwd, tools)
+    recorder: SessionRecorder | None = None
+    if options.persist_session or (history is None and (options.resume or options.continue_conversation)):
+        from .sessions import (
+            start_session,  # resume/fork/continue: load h; persist: open the transcript
+        )
+
+        started = start_session(options, cwd, history is not None)
+        session_id, recorder = started.session_id, started.recorder
+        history = history if history is not None else started.history
+    else:
+        session_id = options.session_id or str(uuid.uuid4())
+    config = build_run_config(options, cwd)  # settings files + options (settings.py)
+    hooks: Hooks = config.hooks
+    permission_mode = config.permissions.mode or "default"
+    ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, sandbox=config.sandbox,
+                      ask_user=options.ask_user, review_plan=options.review_plan)
+    sub_hooks: SubagentHooks | None = None
+    if parent is None:
+        permissions = config.permissions
+        permissions.advice = options.refusal_advice  # refusals name the caller's settings
+        permissions.can_use_tool = _permission_callback(
+            options.can_use_tool, ToolPermissionContext(session_id, str(cwd), permission_mode))
+        if recorder is not None:
+            from .checkpoints import snapshot_hooks  # file checkpoints, keyed to this turn's prompt
+
+            ctx.before_file_change, ctx.after_file_change = snapshot_hooks(recorder)
+    else:  # a subagent: the parent's gate and hooks, its own shell cwd and transcript
+        hooks = sub_hooks = SubagentHooks(parent.deps.hooks, session_id, agent_type)
+        permissions = parent.deps.executor.permissions
+        ctx.before_file_change = parent.deps.executor.ctx.before_file_change  # its edits are checkpointed too
+        ctx.after_file_change = parent.deps.executor.ctx.after_file_change
+        recorder = _sidechain(parent.deps.recorder, session_id, cwd, sub_hooks)
+    permissions = permissions.for_state(ctx.state)  # the gate resolves Bash paths from this run's shell cwd
+    h = list(history or [])
+    h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
+    if permission_mode == "plan" and parent is None and any(t.name == "ExitPlanMode" for t in tools):
+        from .tools.ask import PLAN_REMINDER  # the model is told how plan mode ends
+
+        h[-1]["content"].append({"type": "text", "text": PLAN_REMINDER})
+    memory = _load_memory(options, cwd, h, warnings)
+    mcp: McpServers | None = None
+    if parent is None:  # MCP servers (mcp/): opened by the loop before its first step
+        from .mcp.config import for_run
+
+        configs = for_run(options, cwd, config.settings)
+        if configs:
+            from .mcp.client import McpRuntime
+
+            mcp = McpRuntime(configs, cwd, dict(ctx.env))
+    by_name = {t.name: t for t in tools}
+    obs = observer_for(config.env, session_id, agent_type or "loopwright", model=model)  # telemetry/
+    hooks.obs = obs
+    deps = RunDeps(
+        options=options, model=model, prices=prices, price=price, cwd=cwd, tools=by_name,
+        tool_defs=[t.definition() for t in tools], system=system, session_id=session_id, control=control,
+        permission_mode=permission_mode, hooks=hooks, executor=Executor(by_name, permissions, hooks, ctx, obs),
+        recorder=recorder, inbox=asyncio.Queue() if any(t.spawns_agents for t in tools) else None, mcp=mcp,
+        settings=config.settings)
+    shared = parent.state.budget.shared if parent is not None else shared_spend  # a batch's spend counts
+    state = RunState(h, Budget(options.max_budget_usd, shared=shared))  # the subagent's calls as they happen
+    compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
+                              model.name)  # context.py
+    run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs,
+              is_top=parent is None)
+    ctx.ports = RunPortsOf(run)
+    ctx.permission_mode, ctx.set_permission_mode = run.mode_port(permissions)
+    ctx.finish = lambda text: setattr(run.state, "final", text)
+    if sub_hooks is None:
+        transcript = str(recorder.path or "") if recorder is not None else ""
+        hooks.bind(HookContext(session_id, transcript, str(cwd), permission_mode))
+    else:
+        sub_hooks.history = lambda: run.state.h
+    return run
+
+
+def _skill_tool(options: AgentOptions, cwd: Path, warnings: list[str]) -> list[Tool]:
+    """The Skill tool (skills.py) when the setting sources hold skills and none is given."""
+    sources = options.setting_sources or []
+    if not sources or any(t.name == "Skill" for t in options.tools):
+        return []
+    from .skills import find_skills, make_skill_tool
+
+    skills, found = find_skills(cwd, sources)
+    warnings += found
+    return [make_skill_tool(skills)] if skills else []
+
+
+def _load_memory(options: AgentOptions, cwd: Path, h: list[WireMessage], warnings: list[str]) -> Memory | None:
+    """Project memory (memory.py), sent once: in the first user message of a conversation."""
+    sources = options.setting_sources or []
+    if not options.memory or not sources:
+        return None
+    from .memory import load_memory
+
+    mem = load_memory(cwd, sources)
+    warnings += mem.warnings
+    text = mem.block_text() if not h[:-1] else None
+    if text:
+        h[-1]["content"].insert(0, {"type": "text", "text": text})
+    return mem
+
+
+def _sidechain(parent: SessionRecorder | None, session_id: str, cwd: Path,
+               hooks: SubagentHooks) -> SessionRecorder | None:
+    """A subagent's transcript beside the parent's, as Claude Code keeps it (None: not saved)."""
+    transcript = parent.path if parent is not None else None
+    if transcript is None:
+        return None
+    from .sessions import JsonlWriter, SessionRecorder
+
+    path = transcript.with_suffix("") / "subagents" / f"agent-{session_id}.jsonl"
+    try:
+        recorder = SessionRecorder(JsonlWriter(path, session_id), session_id, cwd)
+    except OSError as e:  # the run goes on without it
+        log.warning("cannot write the subagent transcript %s: %s", path, e)
+        return None
+    hooks.transcript_path = str(path)
+    return recorder
+
+
+def _permission_callback(fn: CanUseTool | None, context: ToolPermissionContext) -> CanUseTool | None:
+    """The user's can_use_tool, called as (tool_name, input) or as the Agent SDK's
+    (tool_name, input, context). A callback that raises or returns something that is no
+    decision ends the run (error_during_execution saying so): it is never a silent deny."""
+    if fn is None:
+        return None
+    call: Callable[..., Any] = fn
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+        takes_context = any(p.kind == p.VAR_POSITIONAL for p in params) or len(
+            [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]) >= 3
+    except (TypeError, ValueError):
+        takes_context = False
+
+    async def gate(name: str, tool_input: dict[str, Any]) -> Decision:
+        try:
+            value = call(name, tool_input, context) if takes_context else call(name, tool_input)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as e:  # noqa: BLE001 - reported as the run's error, not as a denial
+            return Deny(f"can_use_tool raised {type(e).__name__}: {e} (while deciding on {name}); the run was "
+                        "stopped", interrupt=True)
+        try:
+            return to_decision(value)
+        except TypeError:
+            return Deny(f"can_use_tool returned {type(value).__name__} {value!r:.200} for {name}: return True/False, "
+                        "Allow(...)/Deny(...) or {'behavior': 'allow'|'deny', ...}; the run was stopped",
+                        interrupt=True)
+
+    return gate
+
+
+# --- the ports a running tool gets (tools/base.py's RunPorts) ----------------------------------
+
+class RunPortsOf:
+    """RunPorts on top of one Run: what its tools may ask of it, and nothing else."""
+
+    __slots__ = ("_run",)
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
+
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        return self._run.deps.tools
+
+    @property
+    def model(self) -> Model:
+        return self._run.deps.model
+
+    @property
+    def cwd(self) -> Path:
+        return self._run.deps.cwd
+
+    @property
+    def settings(self) -> Settings | None:
+        return self._run.deps.settings
+
+    @property
+    def max_pause_continuations(self) -> int:
+        return self._run.deps.options.max_pause_continuations
+
+    def budget(self) -> BudgetView:
+        b = self._run.state.budget
+        return BudgetView(b.limit_usd, b.spent_usd, b.exhausted)
+
+    def new_model(self, spec: str) -> Model:
+        from .models import resolve_model
+
+        o = self._run.deps.options
+        return resolve_model(spec, base_url=o.base_url, api_key=o.api_key, max_retries=o.max_retries,
+                             prompt_caching=False)
+
+    def charge(self, response: ModelResponse) -> None:
+        self._run.charge_aside(response)
+
+    def emit(self, msg: Message) -> None:
+        self._run.post(msg)
+
+    def save_artifact(self, name: str, text: str) -> Path | None:
+        recorder = self._run.deps.recorder
+        path = recorder.path if recorder is not None else None
+        if path is None:
+            return None
+        target = path.with_suffix("") / "tool-results" / name
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        except OSError as e:
+            log.warning("cannot save %s: %s", target, e)
+            return None
+        return target
+
+    def spawn(self, spec: SubagentSpec) -> Subagent:
+        p = self._run.deps
+        fallbacks = p.options.fallback_model  # the parent's, less the subagent's own model
+        model = spec.model if spec.model is not None else p.model
+        if isinstance(fallbacks, list):
+            fallbacks = [m for m in fallbacks if m != model] or None
+        options = replace(
+            p.options, model=model, tools=spec.tools, agents={}, system_prompt=spec.system_prompt,
+            append_system_prompt=None, fallback_model=fallbacks,
+            max_turns=spec.max_turns if spec.max_turns is not None else p.options.max_turns,
+            max_budget_usd=spec.max_budget_usd, hooks=None, session_id=None, resume=None, fork_session=False,
+            continue_conversation=False, persist_session=False)
+        return _SubagentRun(build_run(options, spec.prompt, self._run, agent_type=spec.agent_type), spec.prompt)
+
+    def absorb(self, sub: Subagent) -> None:
+        assert isinstance(sub, _SubagentRun)
+        self._run.absorb(sub.run)
+
+
+class _SubagentRun:
+    """Subagent (tools/base.py) on top of the subagent's Run."""
+
+    __slots__ = ("run", "prompt")
+
+    def __init__(self, run: Run, prompt: str) -> None:
+        self.run, self.prompt = run, prompt
+
+    @property
+    def hooks(self) -> Hooks:
+        return self.run.deps.hooks
+
+    def add_context(self, text: str) -> None:
+        self.run.state.h[-1]["content"].append({"type": "text", "text": text})
+
+    def messages(self) -> AsyncGenerator[Message, None]:
+        return self.run.messages(self.prompt)
+
+
+def build_gate(options: AgentOptions) -> tuple[list[Tool], Executor]:
+    """The tools of `options` behind the gate and hooks a run of them would have, without a
+    run (`loopwright mcp serve`: each call goes through the Executor; nobody can be asked)."""
+    cwd = Path(options.cwd or ".").resolve()
+    if not cwd.is_dir():
+        raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory")
+    config = build_run_config(options, cwd)
+    ctx = ToolContext(cwd, str(uuid.uuid4()), add_dirs=config.add_dirs, env=config.env)
+    config.permissions.advice = options.refusal_advice
+    permissions: Permissions = config.permissions.for_state(ctx.state)
+    tools = list(options.tools)
+    return tools, Executor({t.name: t for t in tools}, permissions, config.hooks, ctx)
+
+
+# --- the entry points ----------------------------------------------------------------------
+
+async def query(prompt: str, options: AgentOptions | None = None, *, control: RunControl | None = None,
+                history: list[WireMessage] | None = None) -> AsyncIterator[Message]:
+    """Run the agent loop on `prompt`, yielding SystemMessage("init"), AssistantMessage,
+    UserMessage (tool results), optional partial events, and last a ResultMessage.
+    Bad arguments raise TypeError / ValueError before anything runs."""
+    if options is not None and not isinstance(options, AgentOptions):
+        raise TypeError(f"options must be an AgentOptions, not {type(options).__name__}")
+    run = build_run(options or AgentOptions(), prompt, control=control, history=history)
+    stderr = run.deps.options.stderr
+    async with contextlib.aclosing(run_query(run, prompt)) as stream:
+        async for msg in stream:
+            if stderr is not None:  # the Agent SDK's stderr callback: the run's diagnostic lines
+                for line in diagnostics(msg):
+                    stderr(line)
+            yield msg
+
+
+async def arun(prompt: str, options: AgentOptions | None = None) -> ResultMessage:
+    """`await lw.arun(...)`: run to the end and return the ResultMessage (for async code:
+    Jupyter, FastAPI, ...)."""
+    last: Message | None = None
+    async for msg in query(prompt, options):
+        last = msg
+    assert isinstance(last, ResultMessage)
+    return last
+
+
+def run(prompt: str, options: AgentOptions | None = None) -> ResultMessage:
+    """Synchronous `query()`: run to the end and return the ResultMessage. Inside a running
+    event loop (Jupyter, FastAPI, async code) use `await lw.arun(...)` instead."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(arun(prompt, options))
+    raise RuntimeError("lw.run() cannot be called from a running event loop (Jupyter, FastAPI, async code): "
+                       "use `await lw.arun(prompt, options)` there, or iterate `lw.query(...)`")
+
+
+__all__ = ["RunPortsOf", "arun", "build_gate", "build_run", "query", "run"]

@@ -1,0 +1,124 @@
+"""Room: built-in tools (on tools.base). Owns NotebookEdit; may import data types, tools.base,
+tools.paths, tools.media and tools.write.
+
+NotebookEdit {notebook_path, cell_id?, new_source, cell_type?, edit_mode?}: replace, insert or
+delete one cell of a Jupyter notebook, with nbformat. The edited notebook is validated against
+nbformat's schema before it is written (an edit that would leave it invalid is refused and
+writes nothing), and written like Write and Edit write (atomic_write: all or nothing, the mtime
+moved on), between the checkpoint hooks, so /rewind restores it like any other edit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .base import Tool, ToolContext, ToolError
+from .media import cell_id, load_notebook
+from .paths import after_change, before_change, check_fresh, record_read, resolve
+from .write import atomic_write
+
+DESCRIPTION = """Replaces, inserts, or deletes a single cell in a Jupyter notebook (.ipynb file).
+
+- Read the notebook with Read first in this conversation; this tool fails otherwise.
+- notebook_path should be absolute.
+- cell_id is the `id` shown in Read's `<cell id="...">` output (cells without an id are shown
+  as cell-N, N counting from 0). It is required for replace and delete.
+- edit_mode defaults to replace. insert adds a new cell after the cell with cell_id (at the
+  beginning when cell_id is omitted); cell_type is required when inserting. delete removes the cell.
+- Replacing a code cell clears its outputs and execution count (they belonged to the old source)."""
+
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "notebook_path": {"type": "string",
+                          "description": "The absolute path to the Jupyter notebook file to edit (must be absolute, not relative)"},
+        "cell_id": {"type": "string",
+                    "description": "The ID of the cell to edit. When inserting a new cell, the new cell will be inserted after the cell with this ID, or at the beginning if not specified."},
+        "new_source": {"type": "string", "description": "The new source for the cell"},
+        "cell_type": {"type": "string", "enum": ["code", "markdown"],
+                      "description": "The type of the cell (code or markdown). If not specified, it defaults to the current cell type. If using edit_mode=insert, this is required."},
+        "edit_mode": {"type": "string", "enum": ["replace", "insert", "delete"],
+                      "description": "The type of edit to make (replace, insert, delete). Defaults to replace."},
+    },
+    "required": ["notebook_path", "new_source"],
+    "additionalProperties": False,
+}
+
+
+def _find(nb: Any, cid: str, path: Path) -> int:
+    for i, cell in enumerate(nb.cells):
+        if cell_id(cell, i) == cid:
+            return i
+    known = ", ".join(cell_id(c, i) for i, c in enumerate(nb.cells[:20])) or "none: the notebook is empty"
+    raise ToolError(f"Cell {cid!r} not found in {path}. Its cells: {known}.")
+
+
+def _new_cell(nb: Any, kind: str, source: str) -> Any:
+    from nbformat import v4
+
+    cell = v4.new_code_cell(source) if kind == "code" else v4.new_markdown_cell(source)  # type: ignore[no-untyped-call]
+    if (nb.get("nbformat"), nb.get("nbformat_minor", 0)) < (4, 5):
+        del cell["id"]  # cell ids came with nbformat 4.5: an older notebook's schema forbids them
+    return cell
+
+
+def _retype(cell: Any, kind: str) -> None:
+    """A cell changing between code and markdown gets the fields its new type has."""
+    cell["cell_type"] = kind
+    if kind == "code":
+        cell.setdefault("outputs", [])
+        cell.setdefault("execution_count", None)
+    else:
+        cell.pop("outputs", None)
+        cell.pop("execution_count", None)
+
+
+def notebook_edit(inp: dict[str, Any], ctx: ToolContext) -> str:
+    import nbformat
+
+    path = resolve(inp["notebook_path"], ctx)
+    if path.suffix.lower() != ".ipynb":
+        raise ToolError(f"{path} is not a Jupyter notebook (.ipynb); use Edit for other files.")
+    if not path.is_file():
+        raise ToolError(f"Notebook does not exist: {path}. Current working directory: {ctx.cwd}.")
+    check_fresh(ctx, path)
+    nb, _problem = load_notebook(path, path.read_bytes())
+    mode = inp.get("edit_mode") or "replace"
+    cid, kind, source = inp.get("cell_id"), inp.get("cell_type"), inp["new_source"]
+    if mode == "insert":
+        if kind is None:
+            raise ToolError("cell_type is required when inserting a cell (code or markdown).")
+        at = _find(nb, cid, path) + 1 if cid else 0
+        cell = _new_cell(nb, kind, source)
+        nb.cells.insert(at, cell)
+        done = f"Inserted a {kind} cell {cell_id(cell, at)!r} at position {at}" + (f" (after {cid!r})" if cid else "")
+    elif cid is None:
+        raise ToolError(f"cell_id is required for edit_mode={mode}.")
+    else:
+        i = _find(nb, cid, path)
+        if mode == "delete":
+            del nb.cells[i]
+            done = f"Deleted cell {cid!r}"
+        else:
+            cell = nb.cells[i]
+            cell["source"] = source
+            if kind is not None and kind != cell.get("cell_type"):
+                _retype(cell, kind)
+            if cell.get("cell_type") == "code":
+                cell["outputs"], cell["execution_count"] = [], None
+            done = f"Updated cell {cid!r} ({cell.get('cell_type')})"
+    try:
+        nbformat.validate(nb)
+    except Exception as e:  # nbformat.ValidationError, or a notebook that was already invalid
+        why = getattr(e, "message", None) or str(e).split("\n", 1)[0]
+        raise ToolError(f"The edit would leave {path} an invalid notebook, so nothing was written: {why}") from None
+    data = (nbformat.writes(nb) + "\n").encode("utf-8")  # type: ignore[no-untyped-call]
+    before_change(ctx, path)
+    atomic_write(path, data)
+    after_change(ctx, path)
+    record_read(ctx, path)
+    return f"{done} in {path}. The notebook has {len(nb.cells)} cell{'s' if len(nb.cells) != 1 else ''}."
+
+
+def make_notebook_edit_tool() -> Tool:
+    return Tool("NotebookEdit", DESCRIPTION, INPUT_SCHEMA, notebook_edit)
