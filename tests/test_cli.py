@@ -222,9 +222,11 @@ def test_allowed_and_disallowed_tools(tmp_path: Path) -> None:
     assert json.loads(p.stdout)["permission_denials"] == []
     assert (tmp_path / "a.txt").read_text() == "a fix\n"
     (tmp_path / "a.txt").write_text("a bug\n")
-    p = cli("-p", "fix it", "--model", model, "--output-format", "json", "--disallowedTools", "Read,Edit",
+    p = cli("-p", "fix it", "--model", model, "--output-format", "stream-json", "--disallowedTools", "Read,Edit",
             "--permission-mode", "bypassPermissions", "--no-session-persistence", cwd=tmp_path)
-    assert [d["tool_name"] for d in json.loads(p.stdout)["permission_denials"]] == ["Read", "Edit"]
+    lines = [json.loads(x) for x in p.stdout.splitlines()]
+    tools = lines[0]["tools"]  # a disallowed tool is not offered at all, so the model cannot call it
+    assert "Read" not in tools and "Edit" not in tools and "Write" in tools
     assert (tmp_path / "a.txt").read_text() == "a bug\n"
 
 

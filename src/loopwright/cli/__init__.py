@@ -109,6 +109,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args_list and args_list[0] in SUBCOMMANDS:
             resume_gc()
             return run_subcommand(args_list[0], args_list[1:])
+        from ..sdkproto import wants_protocol
+
+        if wants_protocol(args_list):  # an Agent SDK drives this process (sdkproto/)
+            from ..sdkproto import sdk_main
+
+            return sdk_main(args_list, build_parser())
         args = build_parser().parse_args(args_list)
         if args.prompt is None and sys.stdin is not None and sys.stdin.isatty():
             resume_gc()

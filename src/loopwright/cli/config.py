@@ -232,6 +232,8 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
     except (OSError, ValueError) as e:
         raise UsageError(f"--agents: {e}") from None
     tools = [*default_tools(), make_agent_tool(agents)]
+    denied = {r for r in split_tools(args.disallowed_tools) if "(" not in r}  # a disallowed tool is not offered
+    tools = [t for t in tools if t.name not in denied]
     system = args.system_prompt if args.system_prompt is not None else default_system_prompt(cwd, tools)
     return AgentOptions(
         model=model,

@@ -1,0 +1,69 @@
+"""Room: cli (the Agent SDK protocol, beside the cli). Owns Claude Code's stream-json control protocol, which the
+official Agent SDKs speak to their CLI; may import cli.config, cli.headless, loop and below.
+
+    ClaudeAgentOptions(cli_path=".venv/bin/loopwright", ...)             # Python SDK
+    query({prompt, options: {pathToClaudeCodeExecutable: "loopwright"}})  # TypeScript SDK
+
+`loopwright --output-format stream-json --verbose --input-format stream-json [Claude Code's flags]`
+(the cli enters here when `--input-format stream-json` is given). Modules: `flags` (the command
+line as AgentOptions), `peer` (the NDJSON channel and the requests loopwright sends the SDK:
+can_use_tool, hook_callback, mcp_message), `session` (stdin, the SDK's control requests, the
+runs), `wire` (loopwright's messages in Claude Code's stdout shapes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .flags import SdkFlags
+
+
+def wants_protocol(argv: Sequence[str]) -> bool:
+    """Does this command line ask for the Agent SDK protocol (`--input-format stream-json`)?"""
+    for i, a in enumerate(argv):
+        if a == "--input-format" and i + 1 < len(argv) and argv[i + 1] == "stream-json":
+            return True
+        if a == "--input-format=stream-json":
+            return True
+    return False
+
+
+def sdk_main(argv: Sequence[str], parser: argparse.ArgumentParser) -> int:
+    """The protocol front end: exit 0 when stdin ends after successful runs, 1 after an error
+    result or a flag it cannot honour (said on stderr, naming the flag). `parser`: the cli's, with
+    loopwright's run options, to which the Claude Code flags are added."""
+    from .flags import FlagError, parse
+
+    try:
+        flags = parse(list(argv), parser)
+    except (FlagError, ValueError, TypeError) as e:
+        print(f"loopwright: {e}", file=sys.stderr, flush=True)
+        return 1
+    for n in flags.notes:
+        print(f"loopwright: {n}", file=sys.stderr, flush=True)
+    if flags.debug_file:
+        logging.basicConfig(level=logging.DEBUG, filename=flags.debug_file)
+    elif flags.debug:
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+    if flags.debug or flags.debug_file:
+        logging.getLogger("loopwright.sdkproto").debug("argv: %s", " ".join(argv))
+    return asyncio.run(_serve(flags))
+
+
+async def _serve(flags: SdkFlags) -> int:
+    from .peer import Peer
+    from .session import SdkSession
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)  # one user line may carry a large prompt
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    return await SdkSession(flags, Peer()).serve(reader)
+
+
+__all__ = ["sdk_main", "wants_protocol"]

@@ -1,0 +1,266 @@
+"""Room: cli (the Agent SDK protocol). Owns the NDJSON channel to the SDK and the control requests loopwright sends it
+(can_use_tool, hook_callback, mcp_message); may import the rooms below cli.
+
+`Peer` writes lines to stdout and matches the SDK's control_responses to the requests that
+wait for them. The three bridges turn those requests into loopwright's own ports: an asker
+for the gate (`can_use_tool`), hook callbacks (`Hooks`), and in-process MCP servers whose tools
+are plain `Tool`s (`SdkMcpServer`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import uuid
+from typing import Any, TextIO
+
+from ..blocks import block_from_wire
+from ..hooks import HOOK_EVENTS, HookMatcher
+from ..interaction import (
+    Answered,
+    Declined,
+    PlanApproved,
+    PlanRefused,
+    PlanReply,
+    Question,
+    QuestionReply,
+)
+from ..mcp.inprocess import SdkMcpServer
+from ..permissions import Allow, Decision, Deny, Permissions
+from ..tools.base import Tool, ToolContext, ToolOutput
+
+
+class PeerError(Exception):
+    """The SDK answered a control request with an error (or can no longer answer: stdin closed)."""
+
+
+class Peer:
+    """The SDK at the other end: one JSON object per stdout line; control requests both ways."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.closed = False
+
+    def send(self, obj: dict[str, Any]) -> None:
+        self.out.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
+
+    def reply(self, request_id: str, response: dict[str, Any] | None = None, error: str | None = None) -> None:
+        """The answer to one of the SDK's control requests."""
+        body: dict[str, Any] = ({"subtype": "error", "request_id": request_id, "error": error} if error is not None
+                                else {"subtype": "success", "request_id": request_id, "response": response or {}})
+        self.send({"type": "control_response", "response": body})
+
+    async def request(self, subtype: str, **fields: Any) -> dict[str, Any]:
+        """Ask the SDK; its answer's body. Raises PeerError on an error answer or a closed stdin.
+        Cancelling the wait tells the SDK to drop the request (control_cancel_request)."""
+        if self.closed:
+            raise PeerError(f"the SDK's stdin is closed: it cannot answer {subtype}")
+        rid = str(uuid.uuid4())
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[rid] = fut
+        self.send({"type": "control_request", "request_id": rid, "request": {"subtype": subtype, **fields}})
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            self.send({"type": "control_cancel_request", "request_id": rid})
+            raise
+        finally:
+            self.pending.pop(rid, None)
+
+    def answered(self, response: dict[str, Any]) -> None:
+        """A control_response line from the SDK."""
+        fut = self.pending.get(str(response.get("request_id")))
+        if fut is None or fut.done():
+            return
+        if response.get("subtype") == "error":
+            fut.set_exception(PeerError(str(response.get("error") or "the SDK answered with an error")))
+        else:
+            body = response.get("response")
+            fut.set_result(body if isinstance(body, dict) else {})
+
+    def close(self) -> None:
+        """stdin ended: nobody will answer the open requests."""
+        self.closed = True
+        for fut in self.pending.values():
+            if not fut.done():
+                fut.set_exception(PeerError("the SDK's stdin closed before it answered"))
+
+
+# --- the gate's asker -------------------------------------------------------------------------
+
+class StdioAsker:
+    """The gate's "ask a person" point answered by the SDK's can_use_tool callback (AgentOptions
+    .can_use_tool's shape: `(tool_name, input) -> Allow | Deny`). It sends the allow rules that
+    would approve calls like this one as permission_suggestions, and keeps the rules an answer's
+    updatedPermissions adds for this session, so later matching calls are not asked again. An
+    error answer (the callback raised) is a deny, and the run goes on, as with Claude Code."""
+
+    def __init__(self, peer: Peer, cwd: str, add_dirs: list[Any]) -> None:
+        self.peer, self.cwd, self.add_dirs = peer, cwd, add_dirs
+        self.rules: list[str] = []
+
+    def gate(self, rules: list[str]) -> Permissions:
+        return Permissions("default", rules, cwd=self.cwd, add_dirs=self.add_dirs)
+
+    async def __call__(self, tool_name: str, tool_input: dict[str, Any]) -> Decision:
+        if self.rules and self.gate(self.rules).evaluate(tool_name, tool_input).allowed:
+            return Allow()
+        suggested = self.gate([]).suggest_rules(tool_name, tool_input)
+        r = await self.answer(tool_name, tool_input, [_add_rules(suggested)] if suggested else [])
+        if r.get("behavior") == "allow":
+            for u in r.get("updatedPermissions") or []:
+                if isinstance(u, dict) and u.get("type") == "addRules" and u.get("behavior", "allow") == "allow":
+                    self.rules += [_rule(x) for x in u.get("rules") or [] if isinstance(x, dict) and x.get("toolName")]
+            updated = r.get("updatedInput")
+            return Allow(updated if isinstance(updated, dict) else None)
+        if r.get("behavior") == "deny":
+            return Deny(str(r.get("message") or Deny().message), bool(r.get("interrupt")))
+        return Deny(f"Permission denied: can_use_tool answered {json.dumps(r)[:200]}, not allow or deny")
+
+    async def ask_user(self, questions: tuple[Question, ...]) -> QuestionReply:
+        """AskUserQuestion's port, answered as Claude Code asks it: can_use_tool on the tool, whose
+        allow carries the answers in updatedInput["answers"]."""
+        x = {"questions": [{"question": q.question, "header": q.header, "multiSelect": q.multi_select,
+                            "options": [{"label": o.label, "description": o.description} for o in q.options]}
+                           for q in questions]}
+        r = await self.answer("AskUserQuestion", x)
+        if r.get("behavior") != "allow":
+            return Declined(str(r.get("message") or ""))
+        answers = (r.get("updatedInput") or {}).get("answers")
+        return Answered({str(k): str(v) for k, v in answers.items()} if isinstance(answers, dict) else {})
+
+    async def review_plan(self, plan: str) -> PlanReply:
+        """ExitPlanMode's port: can_use_tool on the tool; allowed, the run leaves plan mode (for the
+        mode a setMode update names, else default)."""
+        r = await self.answer("ExitPlanMode", {"plan": plan})
+        if r.get("behavior") != "allow":
+            return PlanRefused(str(r.get("message") or ""))
+        modes = [u["mode"] for u in r.get("updatedPermissions") or []
+                 if isinstance(u, dict) and u.get("type") == "setMode" and u.get("mode") in PLAN_EXITS]
+        return PlanApproved(modes[-1] if modes else "default")
+
+    async def answer(self, name: str, x: dict[str, Any], suggestions: list[Any] | None = None) -> dict[str, Any]:
+        """The SDK's can_use_tool answer about one call; an error answer (the callback raised, or
+        stdin closed) is a deny saying so."""
+        try:
+            return await self.peer.request("can_use_tool", tool_name=name, input=x,
+                                           permission_suggestions=suggestions or [], tool_use_id=None)
+        except PeerError as e:
+            return {"behavior": "deny", "message": f"Permission denied: the SDK's can_use_tool failed: {e}"}
+
+
+PLAN_EXITS = ("default", "acceptEdits", "bypassPermissions", "dontAsk")
+
+
+def _add_rules(rules: list[str]) -> dict[str, Any]:
+    """loopwright's rule strings as a Claude Code permission update (the SDK's PermissionUpdate)."""
+    values = []
+    for r in rules:
+        name, _, rest = r.partition("(")
+        values.append({"toolName": name, "ruleContent": rest[:-1] if rest else None})
+    return {"type": "addRules", "rules": values, "behavior": "allow", "destination": "session"}
+
+
+def _rule(value: dict[str, Any]) -> str:
+    content = value.get("ruleContent")
+    return f"{value['toolName']}({content})" if content else str(value["toolName"])
+
+
+# --- hooks ------------------------------------------------------------------------------------
+
+def sdk_hooks(peer: Peer, config: Any, events: bool = False) -> tuple[dict[str, list[HookMatcher]], list[str]]:
+    """initialize's `hooks` ({Event: [{matcher, hookCallbackIds, timeout?}]}) as loopwright hooks
+    whose callbacks are hook_callback requests; and notes on events loopwright never fires.
+    `events` (--include-hook-events): each callback's run is reported as hook_started and
+    hook_response system lines."""
+    out: dict[str, list[HookMatcher]] = {}
+    notes: list[str] = []
+    for event, matchers in (config or {}).items():
+        if event not in HOOK_EVENTS:
+            notes.append(f"hook event {event} is not one loopwright fires; its callbacks never run")
+            continue
+        for m in matchers or []:
+            ids = [str(i) for i in m.get("hookCallbackIds") or []]
+            timeout = m.get("timeout")
+            out.setdefault(event, []).append(HookMatcher(m.get("matcher"), [_hook(peer, i, events) for i in ids],
+                                                         float(timeout) if timeout else None))
+    return out, notes
+
+
+def _hook(peer: Peer, callback_id: str, events: bool) -> Any:
+    async def call(payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
+        if not events:
+            return await peer.request("hook_callback", callback_id=callback_id, input=payload, tool_use_id=tool_use_id)
+        event = str(payload.get("hook_event_name", ""))
+        head = {"type": "system", "hook_id": callback_id, "hook_name": f"{event}:{callback_id}", "hook_event": event,
+                "session_id": payload.get("session_id", "")}
+        peer.send({**head, "subtype": "hook_started", "uuid": str(uuid.uuid4())})
+        try:
+            out = await peer.request("hook_callback", callback_id=callback_id, input=payload, tool_use_id=tool_use_id)
+        except PeerError as e:
+            peer.send({**head, "subtype": "hook_response", "output": str(e), "exit_code": 1, "outcome": "error",
+                       "uuid": str(uuid.uuid4())})
+            raise
+        peer.send({**head, "subtype": "hook_response", "output": json.dumps(out), "exit_code": 0,
+                   "outcome": "success", "uuid": str(uuid.uuid4())})
+        return out
+
+    call.__name__ = f"sdk:{callback_id}"
+    return call
+
+
+# --- in-process MCP servers -------------------------------------------------------------------
+
+class SdkServer:
+    """One `{"type": "sdk"}` server: JSON-RPC over mcp_message; its tools as loopwright Tools."""
+
+    def __init__(self, peer: Peer, name: str) -> None:
+        self.peer, self.name, self._id = peer, name, 0
+
+    async def rpc(self, method: str, params: dict[str, Any] | None = None, *, notify: bool = False) -> Any:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
+        if not notify:
+            self._id += 1
+            msg["id"] = self._id
+        r = (await self.peer.request("mcp_message", server_name=self.name, message=msg)).get("mcp_response") or {}
+        if isinstance(r, dict) and r.get("error"):
+            raise PeerError(f"MCP server {self.name!r}: {r['error'].get('message', r['error'])}")
+        return r.get("result") if isinstance(r, dict) else None
+
+    async def connect(self) -> SdkMcpServer:
+        from .. import __version__
+
+        await self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                      "clientInfo": {"name": "loopwright", "version": __version__}})
+        await self.rpc("notifications/initialized", notify=True)
+        listed = await self.rpc("tools/list") or {}
+        tools = []
+        for t in listed.get("tools") or []:
+            ann = t.get("annotations") or {}
+            tools.append(Tool(t["name"], t.get("description") or t["name"],
+                              t.get("inputSchema") or {"type": "object"}, self._caller(t["name"]),
+                              read_only=bool(ann.get("readOnlyHint"))))
+        return SdkMcpServer(self.name, tools=tools)
+
+    def _caller(self, tool: str) -> Any:
+        async def handler(x: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+            try:
+                r = await self.rpc("tools/call", {"name": tool, "arguments": x}) or {}
+            except PeerError as e:
+                return ToolOutput(str(e), is_error=True)
+            return ToolOutput([block_from_wire(_block(c)) for c in r.get("content") or []] or "", bool(r.get("isError")))
+
+        return handler
+
+
+def _block(c: dict[str, Any]) -> dict[str, Any]:
+    """MCP content as a tool_result block."""
+    if c.get("type") == "text":
+        return {"type": "text", "text": str(c.get("text", ""))}
+    if c.get("type") == "image" and c.get("data"):
+        return {"type": "image", "source": {"type": "base64", "media_type": c.get("mimeType", "image/png"),
+                                            "data": c["data"]}}
+    return {"type": "text", "text": f"[{c.get('type')} content not shown]"}

@@ -1,0 +1,339 @@
+"""Room: cli (the Agent SDK protocol). Owns one protocol session: the stdin lines, the control requests from the SDK and
+the runs; may import loop, options and the rooms below cli.
+
+`loopwright --input-format stream-json --output-format stream-json` (what the Agent SDKs spawn):
+prompts arrive as `user` lines, each one run of loopwright's loop (loop.query, the path every
+front end takes), continuing the conversation; the process lives until stdin closes, then ends
+after the runs of the prompts already read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+from dataclasses import replace
+from typing import Any
+
+from ..assemble import query
+from ..blocks import WireMessage
+from ..cli.config import resume_gc
+from ..cli.headless import custom_command
+from ..loop import RunControl
+from ..messages import ResultMessage, SystemMessage
+from ..models.base import Model
+from ..options import AgentOptions, agent_definitions, model_for
+from ..permissions import PERMISSION_MODES
+from .flags import SdkFlags
+from .peer import Peer, PeerError, SdkServer, StdioAsker, sdk_hooks
+from .wire import error_result, sdk_line
+
+# The Claude Code version whose stream-json protocol this front end speaks (the SDKs read it from
+# the init message to know which features the CLI has); loopwright's own is loopwright_version.
+PROTOCOL_VERSION = "2.1.332"
+
+
+class SdkSession:
+    """A conversation driven by an Agent SDK over stdin/stdout."""
+
+    def __init__(self, flags: SdkFlags, peer: Peer) -> None:
+        self.flags, self.peer = flags, peer
+        self.options: AgentOptions = flags.options
+        if flags.ask_stdio:
+            asker = StdioAsker(peer, str(self.options.cwd or "."), list(self.options.add_dirs))
+            # the gate's questions, AskUserQuestion's and ExitPlanMode's all go to the SDK's can_use_tool
+            self.options = replace(self.options, can_use_tool=asker, ask_user=asker.ask_user,
+                                   review_plan=asker.review_plan)
+        self.prompts: asyncio.Queue[str | None] = asyncio.Queue()
+        self.history: list[WireMessage] | None = None
+        self.session_id: str | None = None
+        self.control: RunControl | None = None
+        self.model: Model | None = None
+        self.init_task: asyncio.Task[dict[str, Any]] | None = None
+        self.last: ResultMessage | None = None
+        self.last_error = False
+        self.mcp_status: list[dict[str, Any]] = []
+        self.agent_names: list[str] = []
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    # --- stdin ----------------------------------------------------------------------------------
+
+    async def serve(self, reader: asyncio.StreamReader) -> int:
+        worker = asyncio.create_task(self.work())
+        try:
+            while True:
+                try:
+                    line = await reader.readline()
+                except ValueError:  # longer than the reader's limit: it was dropped
+                    note("stdin: a line longer than 64 MiB was skipped")
+                    continue
+                if not line:
+                    break
+                self.take(line)
+        finally:
+            self.peer.close()
+            self.prompts.put_nowait(None)
+        await worker
+        if self.tasks:  # requests read before stdin ended still get their answers
+            await asyncio.wait(list(self.tasks), timeout=5)
+        for t in list(self.tasks):
+            t.cancel()
+        if self.model is not None:
+            with contextlib.suppress(Exception):
+                await getattr(self.model, "aclose", _nothing)()
+        return 1 if self.last_error else 0
+
+    def take(self, raw: bytes) -> None:
+        """One stdin line."""
+        text = raw.decode("utf-8", "replace").strip()
+        if not text:
+            return
+        try:
+            msg = json.loads(text)
+        except ValueError as e:
+            note(f"stdin: a line that is not JSON was skipped ({e}): {text[:120]}")
+            return
+        kind = msg.get("type") if isinstance(msg, dict) else None
+        if kind == "user":
+            self.prompts.put_nowait(prompt_text(msg.get("message")))
+        elif kind == "control_request":
+            req = msg.get("request")
+            self.spawn(self.handle(str(msg.get("request_id")), req if isinstance(req, dict) else {}))
+        elif kind == "control_response" and isinstance(msg.get("response"), dict):
+            self.peer.answered(msg["response"])
+        elif kind not in ("control_cancel_request", "keep_alive"):  # nothing of ours runs long enough to cancel
+            note(f"stdin: a line of type {kind!r} was skipped")
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    # --- control requests from the SDK ------------------------------------------------------------
+
+    async def handle(self, rid: str, req: dict[str, Any]) -> None:
+        subtype = req.get("subtype")
+        try:
+            if subtype == "initialize":
+                self.init_task = asyncio.ensure_future(self.initialize(req))
+                body = await self.init_task
+            elif subtype == "interrupt":
+                if self.control is not None:
+                    self.control.interrupt()
+                body = {}
+            elif subtype == "set_permission_mode":
+                mode = req.get("mode")
+                if mode not in PERMISSION_MODES:
+                    raise ValueError(f"unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}")
+                self.options = replace(self.options, permission_mode=mode)
+                body = {"mode": mode}
+            elif subtype == "set_model":
+                self.set_model(req.get("model"))
+                body = {}
+            elif subtype == "mcp_status":
+                body = {"mcpServers": self.mcp_status}
+            elif subtype == "get_context_usage":
+                body = self.context_usage()
+            elif subtype == "rewind_files":
+                await self.rewind_files(str(req.get("user_message_id") or ""))
+                body = {}
+            else:  # mcp_reconnect, mcp_toggle, stop_task, ...
+                raise ValueError(f"loopwright does not support the control request {subtype!r}")
+        except Exception as e:  # noqa: BLE001 - every failure is the SDK's error answer
+            self.peer.reply(rid, error=f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e))
+            return
+        self.peer.reply(rid, body)
+
+    async def initialize(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The SDK's setup: hooks, agents and, from the TypeScript SDK, the options it delivers here
+        instead of as flags (system prompt, JSON schema, settings, disallowed tools, MCP servers)."""
+        hooks, notes = sdk_hooks(self.peer, req.get("hooks"), self.flags.hook_events)
+        for n in notes:
+            note(n)
+        o = self.options
+        changes: dict[str, Any] = {}
+        if hooks:
+            changes["hooks"] = hooks
+        tools = list(o.tools)
+        if req.get("agents"):
+            from ..agents import make_agent_tool
+
+            agents = {**agent_definitions(o.agents), **agent_definitions(req["agents"])}
+            # the Agent tool the command line built knows only --agents: it is rebuilt with these
+            changes["agents"] = agents
+            tools = [make_agent_tool(agents) if t.spawns_agents else t for t in tools]
+        system = req.get("systemPrompt")
+        if isinstance(system, list) and all(isinstance(x, str) for x in system):
+            system = "\n\n".join(system)
+        if isinstance(system, str):
+            changes["system_prompt"] = system
+        if isinstance(req.get("appendSystemPrompt"), str):
+            changes["append_system_prompt"] = req["appendSystemPrompt"]
+        if isinstance(req.get("jsonSchema"), dict):
+            from ..structured import check_schema
+
+            check_schema(req["jsonSchema"])
+            changes["output_format"] = {"type": "json_schema", "schema": req["jsonSchema"]}
+        applied: dict[str, Any] = {}
+        if req.get("settings") is not None:
+            changes["settings"] = req["settings"]
+            applied["settings_applied"] = True
+        denied = req.get("disallowedTools")
+        if isinstance(denied, list):
+            changes["disallowed_tools"] = [*o.disallowed_tools, *map(str, denied)]
+            tools = [t for t in tools if t.name not in {d for d in denied if "(" not in str(d)}]
+            applied["disallowed_tools_applied"] = True
+        if tools != o.tools:
+            changes["tools"] = tools
+        configured = o.mcp_servers if isinstance(o.mcp_servers, dict) else {}
+        inner: dict[str, Any] = dict(configured.get("mcpServers", configured))
+        given = req.get("mcpServers")
+        if isinstance(given, dict):
+            given = given.get("mcpServers", given)
+            inner.update({n: c for n, c in given.items() if not (isinstance(c, dict) and c.get("type") == "sdk")})
+            applied["mcp_servers_applied"] = True
+        for name in dict.fromkeys([*self.flags.sdk_servers, *(req.get("sdkMcpServers") or [])]):
+            try:
+                inner[str(name)] = await SdkServer(self.peer, str(name)).connect()
+            except (PeerError, KeyError, TypeError, ValueError) as e:
+                note(f"MCP server {name!r} (in the SDK's process) could not be listed: {e}")
+        if inner != configured.get("mcpServers", configured):
+            changes["mcp_servers"] = {"mcpServers": inner}
+        if changes:
+            self.options = replace(o, **changes)
+        from ..agents import DEFAULT_AGENT
+
+        self.agent_names = [DEFAULT_AGENT, *[a for a in self.options.agents if a != DEFAULT_AGENT]]
+        name = self.options.model if isinstance(self.options.model, str) else "default"
+        return {"commands": [], "agents": [{"name": a} for a in self.agent_names], "output_style": "default",
+                "available_output_styles": ["default"], "models": [{"value": name, "displayName": name,
+                                                                    "description": "the --model of this run"}],
+                "account": {}, "pid": os.getpid(), "claude_code_version": PROTOCOL_VERSION, **applied}
+
+    async def rewind_files(self, user_message_id: str) -> None:
+        """The files the tools changed since that prompt, as they were before it (checkpoints.py;
+        the prompt's uuid comes on its replayed user line, --replay-user-messages)."""
+        from ..checkpoints import rewind_files
+
+        if self.session_id is None:
+            raise ValueError("rewind_files: no run has finished in this session yet")
+        if self.control is not None:
+            raise ValueError("rewind_files: a run is going on; interrupt it first")
+        report = await asyncio.to_thread(rewind_files, self.session_id, user_message_id, self.options.sessions_dir,
+                                         self.options.cwd)
+        note(report.text())
+
+    @staticmethod
+    def slash_commands(options: AgentOptions) -> list[str]:
+        """The custom commands (commands.py) a prompt may name, as the init message lists them."""
+        if not options.setting_sources:
+            return []
+        from ..commands import find_commands
+
+        return sorted(find_commands(str(options.cwd or "."), options.setting_sources))
+
+    def set_model(self, model: Any) -> None:
+        """The model of the next run (None: the one the process started with)."""
+        from ..models.catalog import resolve_alias
+
+        spec = resolve_alias(model) if isinstance(model, str) and model else self.flags.options.model
+        self.model = model_for(replace(self.options, model=spec))  # raises on a bad spec: the SDK's error
+        self.options = replace(self.options, model=spec)
+
+    def context_usage(self) -> dict[str, Any]:
+        """The seed's n_k (the last call's context: input plus output tokens) against W."""
+        from ..context import default_context_window
+
+        name = self.model.name if self.model is not None else str(self.options.model)
+        window = self.options.context_window or default_context_window(name) or 0
+        calls = self.last.call_usage if self.last is not None else []
+        used = (calls[-1].input_tokens + calls[-1].output_tokens) if calls else 0
+        return {"categories": [{"name": "Messages", "tokens": used, "color": "default"}], "totalTokens": used,
+                "maxTokens": window, "rawMaxTokens": window, "percentage": 100.0 * used / window if window else 0.0,
+                "model": name, "isAutoCompactEnabled": self.options.auto_compact and bool(window)}
+
+    # --- runs -----------------------------------------------------------------------------------
+
+    async def work(self) -> None:
+        while (prompt := await self.prompts.get()) is not None:
+            if self.init_task is not None:
+                with contextlib.suppress(Exception):
+                    await self.init_task
+            await self.run(prompt)
+
+    def next_options(self) -> AgentOptions:
+        if self.model is None:
+            self.model = model_for(self.options)
+        options = replace(self.options, model=self.model)
+        if self.history is not None:  # the next prompt of this conversation, in the same session
+            options = replace(options, resume=None, continue_conversation=False, fork_session=False,
+                              session_id=self.session_id)
+        return options
+
+    async def run(self, prompt: str) -> None:
+        sid = self.session_id or self.options.session_id or ""
+        try:
+            options = self.next_options()
+            shown = prompt
+            prompt, options = custom_command(prompt, options)  # `/name args`: a custom command, as with -p
+        except (TypeError, ValueError) as e:
+            self.emit_error(str(e), sid)
+            return
+        control = RunControl()
+        self.control = control
+        extra = {"agents": self.agent_names, "claude_code_version": PROTOCOL_VERSION,
+                 "slash_commands": self.slash_commands(options)}
+        try:
+            async for msg in query(prompt, options, control=control, history=self.history):
+                if not isinstance(msg, SystemMessage):  # the first request is out: start-up is over
+                    resume_gc()
+                if isinstance(msg, SystemMessage) and msg.subtype == "init":
+                    sid = str(msg.data.get("session_id", sid))
+                    self.mcp_status = list(msg.data.get("mcp_servers") or [])
+                    for w in msg.data.get("warnings") or []:
+                        note(f"warning: {w}")
+                if isinstance(msg, ResultMessage):
+                    self.history, self.session_id, self.last = msg.messages, msg.session_id, msg
+                    self.last_error = msg.is_error
+                    if self.flags.replay and msg.user_message_uuid:  # (known once the prompt is on disk)
+                        self.peer.send({"type": "user", "message": {"role": "user", "content": shown},
+                                        "parent_tool_use_id": None, "session_id": sid,
+                                        "uuid": msg.user_message_uuid, "isReplay": True})
+                self.peer.send(sdk_line(msg, sid, extra if isinstance(msg, SystemMessage) else None))
+        except (TypeError, ValueError) as e:  # options found bad when the run starts (a bad script, a cwd gone)
+            self.emit_error(str(e), sid)
+        except Exception as e:  # noqa: BLE001 - the transcript's first line unwritable, a broken extension:
+            self.emit_error(f"{type(e).__name__}: {e}", sid)  # this prompt fails, the session goes on
+        finally:
+            self.control = None
+
+    def emit_error(self, error: str, session_id: str) -> None:
+        note(error)
+        self.last_error = True
+        self.peer.send(error_result(error, session_id))
+
+
+def prompt_text(message: Any) -> str:
+    """A user line's content as the prompt: a string, or its text blocks joined (loopwright's runs
+    take text prompts; other blocks are named, not dropped silently)."""
+    content = message.get("content") if isinstance(message, dict) else message
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for b in content or []:
+        if isinstance(b, dict) and b.get("type") == "text":
+            parts.append(str(b.get("text", "")))
+        elif isinstance(b, dict):
+            parts.append(f"[a {b.get('type')} block of the prompt is not supported by loopwright and was left out]")
+            note(f"a {b.get('type')} block in a prompt was left out (loopwright's prompts are text)")
+    return "\n\n".join(parts)
+
+
+def note(text: str) -> None:
+    print(f"loopwright: {text}", file=sys.stderr, flush=True)
+
+
+async def _nothing() -> None:
+    return None
