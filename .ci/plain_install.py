@@ -125,6 +125,8 @@ def main() -> int:
            project, env)
     check("-p with an MCP server without the mcp extra", p.returncode == 0 and
           'pip install "loopwright[mcp]"' in p.stderr and clean(p), p.stdout + p.stderr)
+    p = lw(["acp", "--model", f"scripted:{script}"], project, env)
+    check("acp without the acp extra", one_line_naming(p, "acp"), p.stdout + p.stderr)
 
     print(f"plain install: {'all checks hold' if not failures else 'FAILED: ' + ', '.join(failures)}")
     return 1 if failures else 0

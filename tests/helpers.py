@@ -122,3 +122,26 @@ class Recording:
         check(h)
         self.seen.append(json.loads(json.dumps(h)))
         return self.replies.pop(0)
+
+
+def process_alive(pid: int) -> bool:
+    """Is process `pid` running (a zombie that only waits to be reaped counts as ended)?"""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split()[2] == "Z")
+
+
+def check_resumable(h: list[dict[str, Any]]) -> None:
+    """Inv holds for a saved history once the next prompt is appended (what resuming sends)."""
+    check([*h, {"role": "user", "content": [{"type": "text", "text": "next"}]}] if h[-1]["role"] == "assistant" else h)
+
+
+def notes_project(tmp_path: Path) -> Path:
+    """tmp_path/work with a two-line notes.txt (alpha, beta)."""
+    d = tmp_path / "work"
+    d.mkdir()
+    (d / "notes.txt").write_text("alpha\nbeta\n")
+    return d

@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "stats": ("loopwright.view.cli:stats_main", "stats [SESSION]"),
     "batch": ("loopwright.batching:batch_main", "batch TASKS.jsonl -o RESULTS.jsonl"),
     "mcp": ("loopwright.mcp.cli:mcp_main", "mcp list|get|add|remove|serve"),
+    "acp": ("loopwright.acp:acp_main", "acp [OPTIONS]"),
 }
 
 

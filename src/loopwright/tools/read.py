@@ -101,6 +101,12 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
         raise ToolError(f"{path} appears to be a binary file ({size} bytes) and cannot be displayed as text.")
     text, encoding = decode(raw)
     record_read(ctx, path)
+    return window(text, inp, path, encoding)
+
+
+def window(text: str, inp: dict[str, Any], path: Path, encoding: str = "utf-8") -> str:
+    """The lines of `text` a Read call asks for (offset, limit), numbered as `cat -n`, with notes
+    on what was left out (also for text read elsewhere than from disk, such as an editor's buffer)."""
     if not text:
         return f"<system-reminder>Warning: the file {path} exists but its contents are empty.</system-reminder>"
     lines = text.split("\n")

@@ -1,0 +1,471 @@
+"""Room: acp. Owns the ACP Agent (LoopwrightAcpAgent) and `serve`; may import every room below the
+front ends, cli.config (the options a command line builds) and the other acp modules.
+
+One editor connection; each ACP session is a loopwright session (its JSONL transcript, the one
+`loopwright -r` resumes). A prompt is one run of the loop (`query`) continuing that session:
+its messages become session/update notifications as they come (updates.py), the gate asks
+through session/request_permission (permission.py), session/cancel is RunControl.interrupt().
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import copy
+import logging
+import os
+import signal
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import acp
+from acp import schema as s
+from acp.helpers import update_available_commands, update_current_mode
+
+from .. import __version__
+
+if TYPE_CHECKING:  # imported by the first session: the editor waits for initialize's answer
+    from ..options import AgentOptions
+    from .permission import AcpAsker
+    from .updates import Updates
+
+log = logging.getLogger(__name__)
+MODES: dict[str, tuple[str, str]] = {
+    "default": ("Default", "Asks before edits and commands that are not pre-approved"),
+    "acceptEdits": ("Accept Edits", "Edits inside the working directories run without asking"),
+    "plan": ("Plan", "Read-only: looks and plans, changes nothing"),
+    "dontAsk": ("Don't Ask", "Runs what is pre-approved, refuses the rest without asking"),
+    "bypassPermissions": ("Bypass Permissions", "Runs every tool call without asking"),
+}
+PROMPT_BUSY = "a prompt is already running in this session: cancel it first (session/cancel)"
+
+
+class AcpSession:
+    """One ACP session: its options (what "always" rules change), mode, model and the running prompt."""
+
+    def __init__(self, sid: str, cwd: Path, options: AgentOptions, mode: str, model: str, *,
+                 resumable: bool, terminals: dict[str, str]) -> None:
+        self.id = sid
+        self.cwd = cwd
+        self.options = options
+        self.mode = mode
+        self.model = model
+        self.resumable = resumable  # its transcript exists: the next prompt resumes it
+        self.terminals = terminals
+        self.control: Any = None  # loop.RunControl of the running prompt
+        self.updates: Updates | None = None
+        self.notes: list[str] = []  # what "always" did, for the editor
+        self.asker: AcpAsker | None = None
+
+
+class LoopwrightAcpAgent:
+    """The ACP Agent side (acp.interfaces.Agent): what an editor calls."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.conn: Any = None
+        self.caps: s.ClientCapabilities | None = None
+        self.sessions: dict[str, AcpSession] = {}
+        self.gone = False  # the editor closed the connection
+        self._background: set[asyncio.Task[None]] = set()
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    # --- the connection ----------------------------------------------------------------------
+
+    async def initialize(self, protocol_version: int, client_capabilities: s.ClientCapabilities | None = None,
+                         client_info: s.Implementation | None = None, **_: Any) -> s.InitializeResponse:
+        self.caps = client_capabilities
+        # One protocol version exists (1); a client asking for another gets the one we speak.
+        return s.InitializeResponse(
+            protocol_version=acp.PROTOCOL_VERSION,
+            agent_capabilities=s.AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=s.PromptCapabilities(image=False, audio=False, embedded_context=True),
+                mcp_capabilities=s.McpCapabilities(http=True, sse=True),
+                session_capabilities=s.SessionCapabilities(list=s.SessionListCapabilities()),
+            ),
+            agent_info=s.Implementation(name="loopwright", title="loopwright", version=__version__),
+            auth_methods=[],
+        )
+
+    async def authenticate(self, method_id: str, **_: Any) -> s.AuthenticateResponse | None:
+        return s.AuthenticateResponse()  # the model's key comes from the environment, as in the CLI
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None,
+                          additional_directories: list[str] | None = None, **_: Any) -> s.NewSessionResponse:
+        from ..sessions import new_session_id
+
+        session = await self._open(new_session_id(), cwd, mcp_servers, additional_directories, resumable=False)
+        self._announce(session)
+        return s.NewSessionResponse(session_id=session.id, modes=self._modes(session),
+                                    config_options=self._config(session))
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
+                           additional_directories: list[str] | None = None, **_: Any) -> s.LoadSessionResponse:
+        from ..sessions import SessionNotFound, store_for
+        from .updates import Updates
+
+        if session_id in self.sessions and self.sessions[session_id].control is not None:
+            raise acp.RequestError.invalid_request({"message": PROMPT_BUSY})
+        session = await self._open(session_id, cwd, mcp_servers, additional_directories, resumable=True)
+        try:
+            loaded = await asyncio.to_thread(store_for(session.options).load, session_id, session.cwd)
+        except (SessionNotFound, OSError, ValueError) as e:
+            self.sessions.pop(session_id, None)
+            raise acp.RequestError.invalid_params({"sessionId": session_id, "message": str(e)}) from None
+        await Updates(self._sender(session), session.cwd).replay(loaded.history)
+        self._announce(session)
+        return s.LoadSessionResponse(modes=self._modes(session), config_options=self._config(session))
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> s.ListSessionsResponse:
+        from ..sessions import JsonlSessionStore
+
+        # the default store (LOOPWRIGHT_HOME), the CLI's: `loopwright sessions list` shows the same
+        infos = await asyncio.to_thread(JsonlSessionStore().list, Path(cwd).resolve() if cwd else None)
+        return s.ListSessionsResponse(sessions=[
+            s.SessionInfo(session_id=i.session_id, cwd=i.cwd, title=(i.first_prompt or "")[:80] or None,
+                          updated_at=i.modified or None) for i in infos])
+
+    async def _open(self, sid: str, cwd: str, mcp_servers: list[Any] | None, add_dirs: list[str] | None, *,
+                    resumable: bool) -> AcpSession:
+        from ..cli.config import UsageError, build_options
+        from ..settings import build_run_config
+        from .client_tools import client_tools
+        from .permission import AcpAsker
+
+        root = Path(cwd)
+        if not root.is_absolute() or not root.is_dir():
+            raise acp.RequestError.invalid_params({"cwd": f"{cwd!r} is not an absolute path of a directory"})
+        args = copy.copy(self.args)
+        args.cwd = str(root)
+        args.add_dirs = [*self.args.add_dirs, *(add_dirs or [])]
+        try:
+            options = await asyncio.to_thread(build_options, args)
+        except UsageError as e:
+            raise acp.RequestError.invalid_params({"message": str(e)}) from None
+        terminals: dict[str, str] = {}
+        mcp = {**_mcp_dict(options.mcp_servers), **client_mcp(mcp_servers or [])}
+        options = replace(options, tools=client_tools(options.tools, self.conn, sid, self.caps, terminals),
+                          include_partial_messages=True, persist_session=True, mcp_servers=mcp or None,
+                          resume=None, continue_conversation=False, fork_session=False, session_id=None)
+        mode = self.args.permission_mode or build_run_config(options, root.resolve()).permissions.mode or "default"
+        model = str(options.model)  # build_options always names one
+        session = AcpSession(sid, root.resolve(), options, mode, model, resumable=resumable, terminals=terminals)
+        session.asker = AcpAsker(session, self.conn, sid, lambda: session.updates, session.notes.append)
+        self._trust(session)
+        self.sessions[sid] = session
+        return session
+
+    def _trust(self, session: AcpSession) -> None:
+        """The seam for workspace trust (#22): a workspace the user has not trusted is narrowed
+        here as the CLI narrows it, and the editor told. Nothing to do until trust exists."""
+
+    def _announce(self, session: AcpSession) -> None:
+        """available_commands_update: custom commands and skills, after the session's answer."""
+
+        async def later() -> None:
+            await asyncio.sleep(0)
+            try:
+                cmds = await asyncio.to_thread(commands_of, session)
+            except Exception as e:  # noqa: BLE001 - a broken command file must not end the session
+                log.warning("cannot list the commands of %s: %s", session.cwd, e)
+                return
+            await self._sender(session)(update_available_commands(cmds))
+
+        task = asyncio.get_running_loop().create_task(later())
+        self._background.add(task)  # held until done: the loop keeps only weak references
+        task.add_done_callback(self._background.discard)
+
+    def _modes(self, session: AcpSession) -> s.SessionModeState:
+        from ..permissions import PERMISSION_MODES
+
+        return s.SessionModeState(current_mode_id=session.mode, available_modes=[
+            s.SessionMode(id=m, name=MODES[m][0], description=MODES[m][1]) for m in PERMISSION_MODES if m in MODES])
+
+    def _config(self, session: AcpSession) -> list[Any]:
+        from ..permissions import PERMISSION_MODES
+
+        models = [session.model, *model_choices(session.model)]
+        return [
+            s.SessionConfigOptionSelect(
+                type="select", id="mode", name="Mode", category="mode", current_value=session.mode,
+                options=[s.SessionConfigSelectOption(value=m, name=MODES[m][0], description=MODES[m][1])
+                         for m in PERMISSION_MODES if m in MODES]),
+            s.SessionConfigOptionSelect(
+                type="select", id="model", name="Model", category="model", current_value=session.model,
+                options=[s.SessionConfigSelectOption(value=m, name=m) for m in dict.fromkeys(models)]),
+        ]
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise acp.RequestError.invalid_params({"sessionId": f"unknown session {session_id!r}: "
+                                                   "create it with session/new or session/load"})
+        return session
+
+    async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> s.SetSessionModeResponse:
+        session = self._session(session_id)
+        if mode_id not in MODES:
+            raise acp.RequestError.invalid_params({"modeId": f"unknown mode {mode_id!r}: one of {', '.join(MODES)}"})
+        session.mode = mode_id  # the next prompt's gate runs in it
+        await self._sender(session)(update_current_mode(mode_id))
+        return s.SetSessionModeResponse()
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **_: Any) -> s.SetSessionConfigOptionResponse:
+        session = self._session(session_id)
+        if config_id == "mode" and isinstance(value, str):
+            await self.set_session_mode(value, session_id)
+        elif config_id == "model" and isinstance(value, str) and value:
+            from ..models import check_model_spec
+
+            try:
+                check_model_spec(value, "model")
+            except (TypeError, ValueError) as e:
+                raise acp.RequestError.invalid_params({"value": str(e)}) from None
+            session.model = value
+        else:
+            raise acp.RequestError.invalid_params({"configId": f"unknown option {config_id!r} or value {value!r}"})
+        return s.SetSessionConfigOptionResponse(config_options=self._config(session))
+
+    # --- prompts -------------------------------------------------------------------------------
+
+    async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> s.PromptResponse:
+        from ..assemble import query
+        from ..loop import RunControl
+        from ..messages import ResultMessage
+        from .updates import Updates, limit_note, stop_reason
+
+        session = self._session(session_id)
+        if session.control is not None:
+            raise acp.RequestError.invalid_request({"message": PROMPT_BUSY})
+        text = prompt_text(prompt)
+        if not text.strip():
+            raise acp.RequestError.invalid_params({"prompt": "the prompt has no text"})
+        control = session.control = RunControl()  # busy from here: a second prompt is refused
+        result: ResultMessage | None = None
+        try:
+            text, extra_rules, model = await asyncio.to_thread(expand_command, text, session)
+            assert session.asker is not None
+            session.asker.cancelled = False
+            options = replace(session.options, permission_mode=session.mode,  # type: ignore[arg-type]
+                              model=model or session.model,
+                              allowed_tools=[*session.options.allowed_tools, *extra_rules],
+                              can_use_tool=session.asker.ask, review_plan=session.asker.review_plan,
+                              ask_user=session.asker.ask_user,
+                              session_id=None if session.resumable else session.id,
+                              resume=session.id if session.resumable else None)
+            updates = session.updates = Updates(self._sender(session, control), session.cwd,
+                                                terminals=session.terminals)
+            async for msg in query(text, options, control=control):
+                await updates.message(msg)
+                await self._notes(session)
+                if isinstance(msg, ResultMessage):
+                    result = msg
+        except (TypeError, ValueError) as e:  # the run could not start (a session in use, a bad model)
+            raise acp.RequestError.invalid_params({"message": str(e)}) from None
+        finally:
+            session.control = session.updates = None
+        session.resumable = True
+        assert result is not None and session.asker is not None
+        reason = stop_reason(result, control.interrupted or session.asker.cancelled)
+        if reason is None:
+            raise acp.RequestError.internal_error({"message": "; ".join(result.errors) or "the run failed",
+                                                   "sessionId": result.session_id})
+        note = limit_note(result)
+        if note:
+            await self._sender(session)(acp.update_agent_message_text(note))
+        return s.PromptResponse(stop_reason=reason)
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None and session.control is not None:
+            session.control.interrupt()
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise acp.RequestError.method_not_found(f"_{method}")
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+    # --- sending ---------------------------------------------------------------------------------
+
+    def _sender(self, session: AcpSession, control: Any = None) -> Any:
+        """session/update for this session; once the editor is gone, the run is interrupted
+        (it ends with a paired history on disk) instead of failing on a closed pipe."""
+
+        async def send(update: Any) -> None:
+            if self.gone:
+                return
+            try:
+                await self.conn.session_update(session_id=session.id, update=update)
+            except Exception:  # noqa: BLE001 - the connection closed under us
+                self.gone = True
+                if control is not None:
+                    control.interrupt()
+
+        return send
+
+    async def _notes(self, session: AcpSession) -> None:
+        while session.notes:
+            await self._sender(session)(acp.update_agent_thought_text(session.notes.pop(0) + "\n"))
+
+    async def shutdown(self, timeout: float = 10.0) -> None:
+        """The editor left: interrupt every running prompt and let it end (its result and a
+        paired history reach the transcript) before the connection's tasks are cancelled."""
+        self.gone = True
+        running = [x for x in self.sessions.values() if x.control is not None]
+        for x in running:
+            x.control.interrupt()
+        deadline = asyncio.get_running_loop().time() + timeout
+        while any(x.control is not None for x in running) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.02)
+
+
+def model_choices(current: str) -> list[str]:
+    """The models offered beside the session's: its provider's rows of the model catalog (and
+    Claude's aliases); a scripted model offers only itself."""
+    from ..models.catalog import ALIASES, CATALOG
+
+    if current.startswith("openai:"):
+        return [f"openai:{k}" for k in CATALOG if not k.startswith("claude")]
+    if current.removeprefix("anthropic:").startswith("claude"):
+        return [*ALIASES, *(k for k, e in CATALOG.items() if k.startswith("claude-") and e.price is not None)]
+    return []
+
+
+def prompt_text(blocks: list[Any]) -> str:
+    """The prompt's content blocks as the run's text: text, resource links as their URI, embedded
+    text resources inline (the editor's selection or file)."""
+    parts: list[str] = []
+    for b in blocks:
+        if isinstance(b, s.TextContentBlock):
+            parts.append(b.text)
+        elif isinstance(b, s.ResourceContentBlock):
+            parts.append(f"@{_path_of(b.uri)}")
+        elif isinstance(b, s.EmbeddedResourceContentBlock):
+            r = b.resource
+            if isinstance(r, s.TextResourceContents):
+                parts.append(f'<context ref="{r.uri}">\n{r.text}\n</context>')
+            else:
+                parts.append(f"@{_path_of(r.uri)}")
+        elif isinstance(b, (s.ImageContentBlock, s.AudioContentBlock)):
+            parts.append(f"[an {b.type} was attached; this agent reads text only]")
+    return "\n".join(parts)
+
+
+def _path_of(uri: str) -> str:
+    from urllib.parse import unquote, urlparse
+
+    u = urlparse(uri)
+    return unquote(u.path) if u.scheme == "file" else uri
+
+
+def expand_command(text: str, session: AcpSession) -> tuple[str, list[str], str | None]:
+    """`/name args` of a custom command or a skill -> (prompt, allowed rules, model)."""
+    if not text.startswith("/"):
+        return text, [], None
+    from ..cli.slash import skill_prompt
+    from ..commands import expand, find_commands
+
+    sources = session.options.setting_sources or []
+    ex = expand(text, find_commands(session.cwd, sources))
+    if ex is not None:
+        return ex.prompt, list(ex.allowed_tools), ex.model
+    skill = skill_prompt(text, str(session.cwd), sources)
+    return (skill, [], None) if skill is not None else (text, [], None)
+
+
+def commands_of(session: AcpSession) -> list[s.AvailableCommand]:
+    from ..commands import find_commands
+    from ..skills import find_skills
+
+    sources = session.options.setting_sources or []
+    out = [s.AvailableCommand(name=c.name, description=c.description or f"custom command ({c.path.name})",
+                              input=s.AvailableCommandInput(root=s.UnstructuredCommandInput(hint="arguments")))
+           for c in find_commands(session.cwd, sources).values()]
+    out += [s.AvailableCommand(name=k.name, description=f"skill: {k.description}")
+            for k in find_skills(session.cwd, sources)[0]]
+    return out
+
+
+def client_mcp(servers: list[Any]) -> dict[str, Any]:
+    """The editor's mcpServers in Claude Code's {name: {...}} form (mcp/config.py reads it)."""
+    out: dict[str, Any] = {}
+    for m in servers:
+        if isinstance(m, s.McpServerStdio):
+            out[m.name] = {"type": "stdio", "command": m.command, "args": list(m.args),
+                           "env": {e.name: e.value for e in m.env}}
+        elif isinstance(m, (s.HttpMcpServer, s.SseMcpServer)):
+            out[m.name] = {"type": m.type, "url": m.url, "headers": {h.name: h.value for h in m.headers}}
+    return out
+
+
+def _mcp_dict(value: Any) -> dict[str, Any]:
+    """The command line's --mcp-config servers as a dict (mcp_cli_servers gives one or None)."""
+    if isinstance(value, dict):
+        return dict(value.get("mcpServers", value))
+    return {}
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serve ACP on this process's stdin/stdout until the editor closes them."""
+    from ..cli.config import UsageError, check_model
+    from ..models import DEFAULT_MODEL
+
+    check_model(args.model or os.environ.get("LOOPWRIGHT_MODEL") or DEFAULT_MODEL, args.base_url)  # UsageError
+    if args.no_session_persistence:
+        raise UsageError("loopwright acp keeps its sessions (the editor loads them, `loopwright -r` resumes "
+                         "them): drop --no-session-persistence")
+    return asyncio.run(_serve(args))
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    from acp.agent.connection import AgentSideConnection
+    from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
+
+    agent = LoopwrightAcpAgent(args)
+    stdin, writer = await acp.stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+    reader = asyncio.StreamReader(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+    pump = asyncio.ensure_future(_objects_only(stdin, reader))
+    conn = AgentSideConnection(cast(Any, agent), writer, reader, listening=False)
+    stop = asyncio.Event()  # SIGTERM/SIGHUP: end as when the editor closes stdin
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):
+            loop.add_signal_handler(sig, stop.set)
+    listening = asyncio.ensure_future(conn.listen())
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({listening, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        await agent.shutdown()  # the running prompts end (their tools stopped, histories paired)
+        for task in (pump, listening, stopping):
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(conn.close())
+    if listening.done() and not listening.cancelled():
+        listening.result()  # the receive loop's own failure, if it had one
+    return 0
+
+
+async def _objects_only(src: asyncio.StreamReader, dst: asyncio.StreamReader) -> None:
+    """Lines from the editor, without those that cannot be a message: the library's receive
+    loop ends the connection on JSON that is no object (`[1, 2]`, `"x"`); it skips (and logs)
+    a line that is no JSON at all itself."""
+    try:
+        while line := await src.readline():
+            if line.lstrip()[:1] in (b"{", b""):
+                dst.feed_data(line)
+            else:
+                log.error("skipped a line that is no JSON-RPC message (one JSON object a line): %.80r", line)
+    except (ValueError, OSError) as e:  # a line longer than the limit, a broken pipe: the editor is done
+        log.error("stopped reading the editor's messages: %s", e)
+    finally:
+        dst.feed_eof()
