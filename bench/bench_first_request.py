@@ -49,6 +49,10 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 MODEL = "claude-sonnet-4-5"
 ENTRY = "import sys; from loopwright.cli import main; sys.exit(main())"
+# --stream-json: loopwright as the Agent SDKs start it (a process per session), one user message on stdin
+SDK_ARGS = ["--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+SDK_MESSAGE = json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}, "parent_tool_use_id": None,
+                          "session_id": ""}) + "\n"
 
 
 @dataclass
@@ -85,12 +89,20 @@ def child_env(s: Series, srv: ScriptedServer, home: Path) -> dict[str, str]:
     return env
 
 
-def one_run(s: Series, home: Path) -> None:
+def cli_args(sdk: bool) -> list[str]:
+    return [*(SDK_ARGS if sdk else ["-p", "hi"]), "--model", MODEL, "--no-session-persistence"]
+
+
+def one_run(s: Series, home: Path, sdk: bool = False) -> None:
     with ScriptedServer([[{"type": "text", "text": "hi"}]], model=MODEL) as srv:
-        cmd = [sys.executable, "-c", ENTRY, "-p", "hi", "--model", MODEL, "--no-session-persistence"]
+        cmd = [sys.executable, "-c", ENTRY, *cli_args(sdk)]
         t0 = time.monotonic()
-        p = subprocess.Popen(cmd, cwd=home, env=child_env(s, srv, home), stdin=subprocess.DEVNULL,
+        p = subprocess.Popen(cmd, cwd=home, env=child_env(s, srv, home),
+                             stdin=subprocess.PIPE if sdk else subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if sdk and p.stdin:
+            p.stdin.write(SDK_MESSAGE.encode())
+            p.stdin.close()
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.monotonic() - t0
         err = p.stderr.read().decode(errors="replace") if p.stderr else ""
@@ -106,12 +118,12 @@ def one_run(s: Series, home: Path) -> None:
         s.cpu.append(ru.ru_utime + ru.ru_stime)
 
 
-def import_profile(s: Series, home: Path) -> None:
+def import_profile(s: Series, home: Path, sdk: bool = False) -> None:
     """Sum of -X importtime self times (µs) and the number of modules, over one run."""
     with ScriptedServer([[{"type": "text", "text": "hi"}]], model=MODEL) as srv:
-        cmd = [sys.executable, "-X", "importtime", "-c", ENTRY, "-p", "hi", "--model", MODEL,
-               "--no-session-persistence"]
-        p = subprocess.run(cmd, cwd=home, env=child_env(s, srv, home), capture_output=True, text=True, timeout=120)
+        cmd = [sys.executable, "-X", "importtime", "-c", ENTRY, *cli_args(sdk)]
+        p = subprocess.run(cmd, cwd=home, env=child_env(s, srv, home), capture_output=True, text=True, timeout=120,
+                           input=SDK_MESSAGE if sdk else None)
     rows = [m for m in (re.match(r"import time:\s+(\d+) \|\s+\d+ \|", line) for line in p.stderr.splitlines()) if m]
     s.import_ms = sum(int(m.group(1)) for m in rows) / 1000
     s.modules = len(rows)
@@ -127,12 +139,14 @@ def bare_python_ms(runs: int) -> float:
     return 1000 * statistics.median(times)
 
 
-def table(series: list[Series], runs: int, bare_ms: float) -> str:
+def table(series: list[Series], runs: int, bare_ms: float, sdk: bool = False) -> str:
+    what = (f"loopwright {' '.join(SDK_ARGS)} --model {MODEL}` (as the Agent SDKs start it), one user message on "
+            "stdin," if sdk else f"loopwright -p hi --model {MODEL}`")
     lines = [
-        f"One-call `loopwright -p hi --model {MODEL}` against the loopback server, {runs} interleaved runs "
+        f"One-call `{what} against the loopback server, {runs} interleaved runs "
         f"per column; medians (min in brackets); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, "
         f"where a bare `python -c pass` took {bare_ms:.0f} ms. "
-        f"`python bench/bench_first_request.py --runs {runs}"
+        f"`python bench/bench_first_request.py --runs {runs}" + (" --stream-json" if sdk else "")
         + (f" --before {series[0].label.split()[-1]}`" if len(series) > 1 else "`"),
         "",
         "| measurement | " + " | ".join(s.label for s in series) + (" | after / before |" if len(series) > 1 else " |"),
@@ -161,6 +175,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--before", metavar="REF", help="also measure git revision REF's src/, side by side")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON (for bench/report.py)")
+    ap.add_argument("--stream-json", action="store_true", help="start as the Agent SDKs do (stream-json on stdin)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="lw-first-request-"))
     series: list[Series] = []
@@ -170,13 +185,13 @@ def main() -> int:
     home = tmp / "home"
     home.mkdir()
     for s in series:  # warm the page cache and .pyc files, not counted
-        one_run(s, home)
+        one_run(s, home, args.stream_json)
         s.first.clear(), s.wall.clear(), s.rss_kib.clear(), s.cpu.clear()
     for _ in range(args.runs):
         for s in series:
-            one_run(s, home)
+            one_run(s, home, args.stream_json)
     for s in series:
-        import_profile(s, home)
+        import_profile(s, home, args.stream_json)
     bare_ms = bare_python_ms(args.runs)
     if args.json:
         out: dict[str, Any] = {s.label: {
@@ -187,9 +202,9 @@ def main() -> int:
             "bare_python_ms_median": bare_ms} for s in series}
         print(json.dumps(out, indent=2))
         return 0
-    md = table(series, args.runs, bare_ms)
+    md = table(series, args.runs, bare_ms, args.stream_json)
     (HERE / "results").mkdir(exist_ok=True)
-    (HERE / "results" / "first_request.md").write_text(md)
+    (HERE / "results" / ("first_request_sdk.md" if args.stream_json else "first_request.md")).write_text(md)
     print(md)
     return 0
 

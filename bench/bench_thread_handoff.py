@@ -11,7 +11,9 @@ rounds (interleaved, so a noisy neighbour hits them all alike):
 - run_in_worker (loopwright.tools.base): idle worker threads, a SimpleQueue each; with no
   wait (a batch's calls) the result comes by loop.call_soon_threadsafe into an asyncio Future;
   a lone call first waits up to INLINE_WAIT_S on a lock (the loop thread woken directly);
-- Tool.call inline vs in_thread: the whole call of a trivial sync tool.
+- Tool.call of a trivial sync tool: inline (the floor), in a worker (a new handler, or one that was
+  once slow), and proven quick (after PROVE_CALLS quick calls it runs on the loop: what a lone
+  call of a quick handler costs now).
 Then, with perf (and hardware counters), instructions, CPU time and context switches per call
 of the old and the new hand-off: figures a busy machine does not move. Writes
 bench/results/thread_handoff.md.
@@ -49,6 +51,7 @@ async def _time(n: int, once: Callable[[], Awaitable[Any]]) -> float:
 def measure(n: int, rounds: int) -> dict[str, float]:
     pool = ThreadPoolExecutor(4)
     tool = lw.Tool("t", "t", {"type": "object", "properties": {}}, lambda x: "ok")
+    in_worker = _worker_tool()
     ctx = ToolContext(Path("."))
 
     async def inline() -> Any:
@@ -61,10 +64,13 @@ def measure(n: int, rounds: int) -> dict[str, float]:
             "run_in_executor + copy_context (before)":
                 lambda: loop.run_in_executor(pool, contextvars.copy_context().run, int),
             "run_in_worker, no wait (a batch's calls)": lambda: run_in_worker(int),
-            f"run_in_worker, wait {INLINE_WAIT_S * 1000:g} ms (a lone call, now)":
+            f"run_in_worker, wait {INLINE_WAIT_S * 1000:g} ms (a lone call in a worker)":
                 lambda: run_in_worker(int, wait=INLINE_WAIT_S),
             "Tool.call, inline": lambda: tool.call({}, ctx),
-            "Tool.call, in_thread (a lone call)": lambda: tool.call({}, ctx, in_thread=True, wait=INLINE_WAIT_S),
+            "Tool.call, in a worker (a new or once-slow handler)":
+                lambda: in_worker.call({}, ctx, in_thread=True, wait=INLINE_WAIT_S),
+            "Tool.call, proven quick (on the loop: a lone call, now)":
+                lambda: tool.call({}, ctx, in_thread=True, wait=INLINE_WAIT_S),
         }
 
     times: dict[str, list[float]] = {}
@@ -79,13 +85,25 @@ def measure(n: int, rounds: int) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in times.items()}
 
 
+def _worker_tool() -> lw.Tool:
+    """A trivial sync tool that stays in worker threads (as one that was once slow on the loop)."""
+    tool = lw.Tool("t", "t", {"type": "object", "properties": {}}, lambda x: "ok")
+    tool._prove = 1 << 62
+    return tool
+
+
 def _only(kind: str, n: int) -> None:
     """Run one mechanism n times (for perf stat)."""
     pool = ThreadPoolExecutor(4)
 
+    tools = {"tool-worker": _worker_tool(), "tool-quick": lw.Tool("t", "t", {"type": "object"}, lambda x: "ok")}
+    ctx = ToolContext(Path("."))
+
     async def go() -> None:
         loop = asyncio.get_running_loop()
         for _ in range(n):
+            if kind in tools:
+                await tools[kind].call({}, ctx, in_thread=True, wait=INLINE_WAIT_S)
             if kind == "executor":
                 await loop.run_in_executor(pool, contextvars.copy_context().run, int)
             elif kind == "worker":
@@ -104,7 +122,7 @@ def perf_counts(n: int) -> dict[str, dict[str, float]] | None:
     if shutil.which("perf") is None:
         return None
     out: dict[str, dict[str, float]] = {}
-    for kind in ("executor", "worker-nowait", "worker"):
+    for kind in ("executor", "worker-nowait", "worker", "tool-worker", "tool-quick"):
         counts = []
         for calls in (0, n):
             p = subprocess.run(["perf", "stat", "-x,", "-e", "instructions,task-clock,context-switches", sys.executable,
@@ -134,15 +152,18 @@ def main() -> None:
              f"| hand-off to a thread and back (median of {args.rounds} rounds of {args.n}) | µs/call |",
              "|---|---:|"]
     lines += [f"| {k} | {v:.1f} |" for k, v in res.items()]
-    lines.append(f"| cost of the thread in Tool.call | "
-                 f"{res['Tool.call, in_thread (a lone call)'] - res['Tool.call, inline']:+.1f} |")
+    inline = res["Tool.call, inline"]
+    lines.append(f"| cost of the thread in Tool.call | {res['Tool.call, in a worker (a new or once-slow handler)'] - inline:+.1f} |")
+    lines.append(f"| cost of the proof in Tool.call (proven quick) | "
+                 f"{res['Tool.call, proven quick (on the loop: a lone call, now)'] - inline:+.1f} |")
     counts = perf_counts(args.n)
     if counts:
         # (instructions only where the machine has hardware counters: not in most VMs)
         lines += ["", f"| per call (perf stat over {args.n} calls, all threads) | instructions | CPU µs | "
                       "context switches |", "|---|---:|---:|---:|"]
         names = {"executor": "run_in_executor + copy_context (before)", "worker-nowait": "run_in_worker, no wait",
-                 "worker": "run_in_worker, wait (a lone call, now)"}
+                 "worker": "run_in_worker, wait (a lone call)", "tool-worker": "Tool.call, in a worker",
+                 "tool-quick": "Tool.call, proven quick (on the loop, now)"}
         for k, c in counts.items():
             ins = f"{c['instructions']:,.0f}" if "instructions" in c else "n/a"
             lines.append(f"| {names[k]} | {ins} | {c['task-clock'] * 1000:.1f} | {c.get('context-switches', 0):.1f} |")

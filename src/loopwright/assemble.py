@@ -384,9 +384,20 @@ def run(prompt: str, options: AgentOptions | None = None) -> ResultMessage:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(arun(prompt, options))
-    raise RuntimeError("lw.run() cannot be called from a running event loop (Jupyter, FastAPI, async code): "
-                       "use `await lw.arun(prompt, options)` there, or iterate `lw.query(...)`")
+        pass
+    else:
+        raise RuntimeError("lw.run() cannot be called from a running event loop (Jupyter, FastAPI, async code): "
+                           "use `await lw.arun(prompt, options)` there, or iterate `lw.query(...)`")
+    box: list[ResultMessage] = []
+
+    async def main() -> None:
+        # The result comes out through `box`, not as the task's result: at its end asyncio.run
+        # formats the SIGINT handler, the main task with it and so the task's result (Python
+        # 3.11's signal.getsignal): the whole history's repr, ~15 µs a turn.
+        box.append(await arun(prompt, options))
+
+    asyncio.run(main())
+    return box[0]
 
 
 __all__ = ["RunPortsOf", "arun", "build_gate", "build_run", "query", "run"]

@@ -333,7 +333,8 @@ class AutoCompactor:
         """n_{k+1} = n_k + a_k + r_k (seed Def 5.1): the last call's measured input and output,
         plus an estimate of what was appended after its response. Before any call: an estimate
         (`fixed_chars`: the system prompt and tool definitions)."""
-        last_a = max((i for i, m in enumerate(h) if m.get("role") == "assistant"), default=None)
+        # the last assistant message, from the end (a step or two back: not a scan of all of h)
+        last_a = next((i for i in range(len(h) - 1, -1, -1) if h[i].get("role") == "assistant"), None)
         if not calls or last_a is None:
             return fixed_chars // 4 + estimate_tokens(h)
         return calls[-1].input_tokens + calls[-1].output_tokens + estimate_tokens(h[last_a + 1:])

@@ -12,7 +12,7 @@ unknown tools, bad input, exceptions and interrupts all become is_error results.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock
@@ -127,7 +127,7 @@ class Executor:
     async def _run(self, use: ToolUseBlock, tool_input: dict[str, Any], wait: float,
                    siblings: int = 1) -> ToolResultBlock:
         tool = self.tools[use.name]
-        ctx = replace(self.ctx, tool_use_id=use.id, siblings=siblings)  # per call: concurrent calls must not share it
+        ctx = self.ctx.for_call(use.id, siblings)  # per call: concurrent calls must not share it
         output: ToolOutput = await tool.call(tool_input, ctx, in_thread=True, wait=wait)
         result = ToolResultBlock(use.id, output.content, output.is_error)
         if self.hooks.active:
@@ -156,9 +156,9 @@ class Executor:
         tool_input, refused = await self._gate(use, out)
         if refused is not None:
             return refused
-        # A sync handler runs in a worker thread (as in batches), so a slow one cannot block the
-        # event loop for more than INLINE_WAIT_S and an interrupt is answered; the thread
-        # finishes on its own. Its cost: bench/bench_thread_handoff.py.
+        # A sync handler runs in a worker thread (as in batches) until proven quick, so a slow one
+        # cannot block the event loop for more than INLINE_WAIT_S and an interrupt is answered;
+        # the thread finishes on its own (Tool._run_sync; costs: bench/bench_thread_handoff.py).
         result = await self._run(use, tool_input, wait=INLINE_WAIT_S)
         self._halt(out)
         return result

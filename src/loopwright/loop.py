@@ -179,6 +179,7 @@ class Run:
         self.warnings = warnings if warnings is not None else []  # about the user's own files, for init
         self.obs: Observer = obs  # telemetry (telemetry/): the run's spans, or NULL when off
         self.is_top = is_top  # not a subagent: `@file` mentions are read (mentions.py)
+        self._fixed: tuple[RunDeps, int] | None = None  # (deps, their system + tool_defs size): _fixed_chars
 
     async def open_mcp(self) -> None:
         """The MCP servers' tools join the run before its first step (a new RunDeps: the
@@ -351,14 +352,16 @@ class Run:
             s.h.append({"role": "assistant", "content": [b.to_wire() for b in content]})
         raise RunError(f"the model paused its turn more than {d.options.max_pause_continuations} times")
 
-    async def _stream(self, req: ModelRequest) -> AsyncIterator[Any]:
+    def _stream(self, req: ModelRequest) -> AsyncIterator[Any]:
         """The model's events. Under a RunControl the stream runs in its own task, so that
-        interrupt() cancels just the model call: the run then ends with h intact."""
+        interrupt() cancels just the model call: the run then ends with h intact. (Without
+        one: the model's own stream, not a generator around it.)"""
         control, model = self.deps.control, self.deps.model
         if control is None:
-            async for ev in model.stream(req):
-                yield ev
-            return
+            return model.stream(req)
+        return self._controlled_stream(req, control, model)
+
+    async def _controlled_stream(self, req: ModelRequest, control: Any, model: Model) -> AsyncIterator[Any]:
         if control.interrupted:
             raise asyncio.CancelledError
         queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -575,20 +578,27 @@ class Run:
 
     # --- automatic compaction (context.py holds the pure operation) ----------------------
 
-    async def auto_compact(self) -> AsyncIterator[Message]:
-        """The loop's step 0: compact h when the next call's input is forecast above threshold * W."""
-        c, d, h = self.compactor, self.deps, self.state.h
-        if not c.enabled or c.failed:  # (before the forecast: it serializes the tool definitions)
-            return
-        n = c.due(self.state.budget.calls, h, len(d.system or "") + len(json.dumps(d.tool_defs)))
+    def auto_compact(self) -> AsyncIterator[Message]:
+        """The loop's step 0: compact h when the next call's input is forecast above threshold * W.
+        (Most steps compact nothing: they get an empty iterator, not a new async generator.)"""
+        c, h = self.compactor, self.state.h
+        if not c.enabled or c.failed:  # (before the forecast)
+            return _NOTHING
+        n = c.due(self.state.budget.calls, h, self._fixed_chars())
         if n is None:
-            return
+            return _NOTHING
         keep = c.keep_turns(h)
         if keep is None:
-            return
-        async for m in self.compact("auto", keep_last_turns=keep,
-                                    extra={"forecast_tokens": n, "context_window": c.window}):
-            yield m
+            return _NOTHING
+        return self.compact("auto", keep_last_turns=keep, extra={"forecast_tokens": n, "context_window": c.window})
+
+    def _fixed_chars(self) -> int:
+        """The system prompt's and tool definitions' size, serialized once per RunDeps (they are
+        frozen: new ones come as new deps), not at every step 0."""
+        d = self.deps
+        if self._fixed is None or self._fixed[0] is not d:
+            self._fixed = (d, len(d.system or "") + len(json.dumps(d.tool_defs)))
+        return self._fixed[1]
 
     async def compact(self, trigger: str, *, keep_last_turns: int = DEFAULT_KEEP_TURNS,
                       instructions: str | None = None, extra: dict[str, Any] | None = None
@@ -687,6 +697,18 @@ class Run:
         return run_query(self, prompt)
 
 
+class _Nothing(AsyncIterator[Any]):
+    """An empty async iterator: a step that yields nothing makes no async generator."""
+
+    __slots__ = ()
+
+    async def __anext__(self) -> Any:
+        raise StopAsyncIteration
+
+
+_NOTHING = _Nothing()
+
+
 async def _loop(run: Run) -> AsyncIterator[Message]:
     """Seed Def 3.1, step after step, until one of its stops."""
     s = run.state
@@ -750,8 +772,7 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         s.h.append({"role": "assistant", "content": a_wire})
         s.h.append({"role": "user", "content": b_wire})
         s.t += 1
-        task = asyncio.current_task()
-        if outcome.interrupted and task is not None and task.cancelling():
+        if outcome.interrupted and (task := asyncio.current_task()) is not None and task.cancelling():
             # The consumer itself was cancelled (not RunControl.interrupt()): keep the
             # transcript paired, then let the cancellation go on (asyncio.timeout, TaskGroup).
             run.persist(UserMessage(b))

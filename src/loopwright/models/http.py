@@ -125,6 +125,7 @@ class HTTPModel:
         self._headers: dict[str, str] = {}
         self._http_loop: asyncio.AbstractEventLoop | None = None
         self._url = (self.base_url or self.default_base_url).rstrip("/") + self.path
+        self._encoder = BodyEncoder()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
@@ -222,9 +223,9 @@ class HTTPModel:
         if self.sdk_client is not None:
             return await self._sdk_open(body, headers)
         pool = self._client()
-        import httpcore2
+        httpcore2 = import_httpcore2()
 
-        data = json.dumps({**body, "stream": self.stream_calls}, ensure_ascii=False, separators=(",", ":")).encode()
+        data = self._encoder.encode({**body, "stream": self.stream_calls})
         sent = self._headers if not headers else {**self._headers, **{k.lower(): v for k, v in headers.items()}}
         t = self.timeout
         request = httpcore2.Request(
@@ -314,11 +315,51 @@ class HTTPModel:
         return None
 
 
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+class BodyEncoder:
+    """A request body as JSON bytes, each message encoded once: the history is sent whole every
+    turn, and encoding it anew was the largest per-turn cost of a long run (it grows with the
+    history). A message is the same dict from turn to turn (the providers copy only those they
+    change, as the newest, which carries the cache breakpoint); its JSON is reused while it is
+    that dict with that content list of that length (what the loop ever changes in place: a
+    first message's content, before it is sent) and is dropped when a request no longer has it."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Any, Any, int, str]] = {}  # id -> (message, content, len, JSON)
+
+    def encode(self, body: dict[str, Any]) -> bytes:
+        msgs = body.get("messages")
+        if not isinstance(msgs, list) or not msgs:
+            return _dumps(body).encode()
+        known, now = self._known, {}
+        parts = []
+        for m in msgs:
+            content = m.get("content") if isinstance(m, dict) else None
+            size = len(content) if isinstance(content, list) else -1
+            hit = known.get(id(m))
+            if hit is not None and hit[0] is m and hit[1] is content and hit[2] == size:
+                text = hit[3]
+            else:
+                text = _dumps(m)
+            now[id(m)] = (m, content, size, text)  # holds m: its id is not reused while known
+            parts.append(text)
+        self._known = now
+        # the same bytes json.dumps gives for the whole body (keys in their order)
+        joined = "[" + ",".join(parts) + "]"
+        return ("{" + ",".join(f"{_dumps(str(k))}:{joined if k == 'messages' else _dumps(v)}"
+                               for k, v in body.items()) + "}").encode()
+
+
 def connection_pool(url: str, **pool: Any) -> Any:
     """An httpcore2 pool for requests to `url`: through the environment's proxy for it, if any
     (ValueError for a proxy that is not http, https or socks5). `pool`: the pool's own options
     (ssl_context, network_backend, limits). Shared by the providers and the web tools."""
-    import httpcore2
+    httpcore2 = import_httpcore2()
 
     proxy = _env_proxy(url)
     if proxy is None:
@@ -331,6 +372,66 @@ def connection_pool(url: str, **pool: Any) -> Any:
     if p.scheme in ("socks5", "socks5h"):
         return httpcore2.AsyncSOCKSProxy(proxy_url=purl, proxy_auth=auth, **pool)
     raise ValueError(f"the proxy {proxy!r} from the environment is not http, https or socks5")
+
+
+def import_httpcore2() -> Any:
+    """The httpcore2 module, imported without importlib.metadata when nothing has imported that
+    yet: httpcore2's __init__ imports it only for `version("httpcore2")`, and it (with email,
+    zipfile and csv) is ~5 ms of the ~25 ms that httpcore2 costs on the way to the first request.
+    For the length of the import `importlib.metadata` is a stand-in whose `version` reads the
+    version off the package's .dist-info directory name; anything else asked of it (by another
+    module imported meanwhile) loads the real module, which then stays."""
+    mod = sys.modules.get("httpcore2")
+    if mod is not None:
+        return mod
+    if "importlib.metadata" in sys.modules:
+        import httpcore2
+
+        return httpcore2
+    import types
+
+    stand_in = types.ModuleType("importlib.metadata")
+
+    def real() -> Any:
+        if sys.modules.get("importlib.metadata") is stand_in:
+            del sys.modules["importlib.metadata"]
+        import importlib.metadata
+
+        return importlib.metadata
+
+    stand_in.version = lambda name: _dist_version(name) or real().version(name)  # type: ignore[attr-defined]
+
+    def attr(name: str) -> Any:
+        if name.startswith("__"):  # the import system asking what the module is (__path__, __spec__)
+            raise AttributeError(name)
+        return getattr(real(), name)
+
+    stand_in.__getattr__ = attr  # type: ignore[method-assign]
+    sys.modules["importlib.metadata"] = stand_in
+    try:
+        import httpcore2
+    finally:
+        if sys.modules.get("importlib.metadata") is stand_in:
+            del sys.modules["importlib.metadata"]
+    return httpcore2
+
+
+def _dist_version(name: str) -> str | None:
+    """The installed version of distribution `name` from its `<name>-<version>.dist-info`
+    directory beside the package (None when it is not installed that way, as an egg-link)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    where = os.path.dirname(next(iter(spec.submodule_search_locations)))
+    try:
+        names = os.listdir(where)
+    except OSError:
+        return None
+    found = [n[len(name) + 1:-len(".dist-info")] for n in names
+             if n.startswith(name + "-") and n.endswith(".dist-info") and "-" not in n[len(name) + 1:-10]]
+    return found[0] if len(found) == 1 else None
 
 
 def system_tls_context() -> ssl.SSLContext:
@@ -346,9 +447,8 @@ def proxy_for(url: str) -> str | None:
 @functools.lru_cache(maxsize=4)
 def _system_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
     """httpx2's own default context (keyed on the variables it reads)."""
-    import httpcore2
-
-    return httpcore2.default_ssl_context(_trust_env=True)
+    context: ssl.SSLContext = import_httpcore2().default_ssl_context(_trust_env=True)
+    return context
 
 
 def _env_proxy(url: str, environ: Mapping[str, str] | None = None) -> str | None:

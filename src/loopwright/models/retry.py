@@ -18,7 +18,6 @@ with the API's own error message.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
@@ -79,6 +78,8 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     except ValueError:
         pass
     try:
+        import email.utils  # only for a date (~3 ms at start-up otherwise)
+
         when = email.utils.parsedate_to_datetime(ra)
     except (TypeError, ValueError):
         return None

@@ -21,6 +21,7 @@ import os
 import queue
 import re
 import threading
+import time
 import typing
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -185,6 +186,14 @@ class ToolContext:
     # Ends the run after this turn with `text` as its success result (a headless plan).
     finish: Callable[[str], None] | None = None
 
+    def for_call(self, tool_use_id: str, siblings: int) -> ToolContext:
+        """This context for one call (concurrent calls must not share one): dataclasses.replace's
+        result, without its field-by-field __init__ (a few µs a call)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.tool_use_id, new.siblings = tool_use_id, siblings
+        return new
+
 
 Handler = Callable[..., Any]
 
@@ -207,7 +216,7 @@ class Tool:
     """A tool the model may call: `Tool(name, description, input_schema, handler, read_only=False)`."""
 
     __slots__ = ("name", "description", "input_schema", "handler", "read_only", "needs_approval", "spawns_agents",
-                 "read_only_call", "_wants_ctx", "_is_async", "_validator", "_fast", "_convert")
+                 "read_only_call", "_wants_ctx", "_is_async", "_validator", "_fast", "_convert", "_quick", "_prove")
 
     def __init__(
         self,
@@ -246,6 +255,10 @@ class Tool:
         self._validator: Any = None  # compiled lazily: jsonschema is not imported at startup
         self._fast: Any = None  # fastjsonschema's check, compiled at the first call (False: not usable)
         self._convert = _convert
+        # A sync handler's record (see _run_sync): lone calls in a row quicker than QUICK_S in a
+        # worker thread, and how many prove it quick (doubled each time a call on the loop was slow).
+        self._quick = 0
+        self._prove = PROVE_CALLS
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r}, read_only={self.read_only})"
@@ -304,7 +317,7 @@ class Tool:
             if self._is_async:
                 raw = await self.handler(*args)
             elif in_thread:
-                raw = await run_in_worker(contextvars.copy_context().run, self.handler, *args, wait=wait)
+                raw = await self._run_sync(args, wait)
                 if inspect.isawaitable(raw):  # a sync handler that returned a coroutine
                     raw = await raw
             else:
@@ -316,6 +329,54 @@ class Tool:
         except Exception as e:
             return ToolOutput(f"{type(e).__name__}: {e}", is_error=True)
         return to_output(raw)
+
+    async def _run_sync(self, args: tuple[Any, ...], wait: float) -> Any:
+        """The sync handler off the event loop (a worker thread) unless proven quick: after
+        PROVE_CALLS lone calls in a row each quicker than QUICK_S in the worker, it runs on the
+        loop (the hand-off costs ten times a no-op handler). A call there slower than
+        INLINE_WAIT_S (what a lone call may hold the loop anyway) sends it back to the worker,
+        and it must prove itself twice as long: a new or slow handler never holds up an
+        interrupt for more than INLINE_WAIT_S, a quick one that turns slow does it once, a
+        sometimes-slow one ever more rarely (log2 of its calls), and a busy machine's odd
+        preemption costs a few calls in a thread. A handler that needs the loop to finish
+        (run_coroutine_threadsafe(...).result()) holds the worker for at least `wait` (the loop
+        is held as long), so it is never proven quick and never deadlocks. Calls side by side
+        (wait 0) always run in threads and prove nothing."""
+        if wait <= 0:
+            return await run_in_worker(contextvars.copy_context().run, self.handler, *args)
+        if self._quick >= self._prove:
+            t0 = time.perf_counter()
+            try:
+                return _inline(self.handler, args)
+            finally:
+                if time.perf_counter() - t0 > INLINE_WAIT_S:
+                    self._quick, self._prove = 0, self._prove * 2
+        took: list[float] = []
+        try:
+            raw = await run_in_worker(_timed, took, contextvars.copy_context().run, self.handler, *args, wait=wait)
+        finally:
+            self._quick = self._quick + 1 if took and took[0] < QUICK_S else 0
+        return raw
+
+
+def _timed(took: list[float], fn: Callable[..., Any], *args: Any) -> Any:
+    """`fn(*args)`, its duration appended to `took` (in the worker thread, however it ends)."""
+    t0 = time.perf_counter()
+    try:
+        return fn(*args)
+    finally:
+        took.append(time.perf_counter() - t0)
+
+
+def _inline(handler: Handler, args: tuple[Any, ...]) -> Any:
+    """A proven-quick sync handler on the loop's thread, as it ran in a worker: in a copy of the
+    context, and with no running loop (so asyncio.run inside it works as it did there)."""
+    loop = asyncio.events._get_running_loop()
+    asyncio.events._set_running_loop(None)
+    try:
+        return contextvars.copy_context().run(handler, *args)
+    finally:
+        asyncio.events._set_running_loop(loop)
 
 
 def _wants_ctx(name: str, handler: Handler) -> bool:
@@ -343,8 +404,8 @@ def _wants_ctx(name: str, handler: Handler) -> bool:
 # --- worker threads for sync handlers ------------------------------------------------------------
 #
 # A sync handler runs in a worker thread so that a slow one cannot block the event loop (an
-# interrupt is answered at once; the thread finishes on its own). The hand-off is the cost every
-# call pays, so it is kept small: idle threads wait on a SimpleQueue each (no ThreadPoolExecutor,
+# interrupt is answered at once; the thread finishes on its own), until it has proven quick
+# (Tool._run_sync: then a lone call runs on the loop). The hand-off is kept small: idle threads wait on a SimpleQueue each (no ThreadPoolExecutor,
 # no concurrent.futures.Future, no callback chaining). A lone call first waits for its result on
 # a lock for at most `wait` seconds (most handlers take microseconds: the loop thread is woken
 # directly, without the self-pipe, epoll and two loop iterations of call_soon_threadsafe), then
@@ -353,6 +414,8 @@ def _wants_ctx(name: str, handler: Handler) -> bool:
 # Costs: bench/bench_thread_handoff.py.
 
 INLINE_WAIT_S = 0.001  # how long a lone call may hold the event loop waiting for a fast handler
+QUICK_S = 0.00025  # a lone call quicker than this in the worker counts towards running on the loop
+PROVE_CALLS = 3  # lone calls in a row that prove a handler quick (Tool._run_sync)
 
 _IDLE: list[_Worker] = []
 _MAX_IDLE = 64  # threads kept for whole read-only batches; more are made when needed, then end

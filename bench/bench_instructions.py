@@ -1,0 +1,89 @@
+"""Instructions per turn of the loop, counted by callgrind: a figure a busy machine does not move.
+
+    .venv/bin/python bench/bench_instructions.py [--turns 200 1200] [--before REF]
+
+Each case runs `lw.run` under `valgrind --tool=callgrind` at two turn counts of the zero-latency
+scripted model of bench_overhead.py; (instructions at the larger - at the smaller) / the turns
+between them is the per-turn cost with the run's start-up cancelled out. Cases: an async no-op
+tool (the loop's own cost) and a sync no-op `@lw.tool` handler (with its thread hand-off, or
+none once proven quick: tools.base Tool._run_sync). Every thread's instructions count (callgrind
+runs them one at a time). `--before REF` counts the `src/` of git revision REF beside the
+working tree's. Bytecode is compiled and used (PYTHONDONTWRITEBYTECODE unset, one warm-up run).
+Writes bench/results/instructions.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_first_request import extract_src  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+
+CODE = """
+import sys
+sys.path.insert(0, {bench!r})
+import bench_overhead as b
+import loopwright as lw
+tool = b.SYNC_TOOL if {sync!r} else b.TOOL
+r = lw.run("go", lw.AgentOptions(model=b.model_for({turns}), tools=[tool]))
+assert r.subtype == "success" and r.num_turns == {turns}, r.subtype
+"""
+
+
+def instructions(turns: int, sync: bool, pythonpath: str | None) -> int:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    code = CODE.format(bench=str(HERE), sync=sync, turns=turns)
+    p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", code],
+                       env=env, capture_output=True, text=True)
+    m = re.search(r"Collected : (\d+)", p.stderr)
+    if p.returncode != 0 or not m:
+        raise SystemExit(p.stderr[-3000:])
+    return int(m.group(1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--turns", type=int, nargs=2, default=[200, 1200])
+    ap.add_argument("--before", help="a git revision to count side by side")
+    args = ap.parse_args()
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed")
+    lo, hi = args.turns
+    tmp = Path(tempfile.mkdtemp(prefix="lw-instr-"))
+    trees: dict[str, str | None] = {"this tree": None}
+    if args.before:
+        trees = {f"before {args.before}": str(extract_src(args.before, tmp / "before")), **trees}
+    rows: dict[str, dict[str, float]] = {}
+    for sync, case in ((False, "async no-op tool"), (True, "sync no-op tool")):
+        for label, path in trees.items():
+            instructions(10, sync, path)  # writes the bytecode
+            rows.setdefault(case, {})[label] = (instructions(hi, sync, path) - instructions(lo, sync, path)) / (hi - lo)
+    lines = [f"Instructions per turn (callgrind, all threads; (I({hi} turns) - I({lo} turns)) / {hi - lo}).", "",
+             "| case | " + " | ".join(trees) + (" | after / before |" if args.before else " |"),
+             "|---|" + "---:|" * (len(trees) + (1 if args.before else 0))]
+    for case, by in rows.items():
+        cells = [f"{by[k]:,.0f}" for k in trees]
+        if args.before:
+            first, last = list(trees)
+            cells.append(f"{by[last] / by[first]:.2f}×")
+        lines.append(f"| {case} | " + " | ".join(cells) + " |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "instructions.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main()
