@@ -192,7 +192,7 @@ class HTTPModel:
         answer, or None on any failure (an error status, no JSON, no answer in `timeout` s)."""
         if self.sdk_client is not None or not url.startswith(("http://", "https://")):
             return None
-        import httpcore2
+        httpcore2 = import_httpcore2()  # (without importlib.metadata: startup)
 
         data = json.dumps(body).encode() if body is not None else b""
         try:
