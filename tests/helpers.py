@@ -82,8 +82,10 @@ def loopwright_cmd() -> list[str]:
 
 def cli_env(**extra: str) -> dict[str, str]:
     """The environment for a CLI subprocess: no provider keys or loopwright settings from the
-    caller's environment (HOME is the test's own, from conftest.py), plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_"))}
+    caller's environment (HOME is the test's own, from conftest.py), plus `extra`. The workspace
+    trust of conftest.py (LOOPWRIGHT_TRUSTED_DIRS) is kept."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_")) or k == "LOOPWRIGHT_TRUSTED_DIRS"}
     env.update(extra)
     return env
 

@@ -520,7 +520,7 @@ def test_bad_input_gets_json_rpc_errors(work: Path, tmp_path: Path) -> None:
             assert init["result"]["protocolVersion"] == 1  # asked for 7: we speak 1
             caps = init["result"]["agentCapabilities"]
             assert caps["loadSession"] is True and caps["promptCapabilities"]["embeddedContext"] is True
-            assert caps["promptCapabilities"]["image"] is False
+            assert caps["promptCapabilities"]["image"] is True
             assert caps["mcpCapabilities"] == {"http": True, "sse": True}
             assert _call(p, b'{"jsonrpc":"2.0","id":2,"method":"session/teleport","params":{}}')["error"]["code"] == -32601
             assert _call(p, b'{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":7}}')["error"]["code"] == -32602
@@ -627,8 +627,8 @@ def test_with_the_sandbox_on_bash_runs_locally_inside_it(work: Path, tmp_path: P
 
 
 def test_prompt_content_blocks(work: Path, tmp_path: Path) -> None:
-    """Text, a resource link (its path), an embedded text resource (inline) and an image (said
-    to be left out: the agent advertises image: false) become the run's prompt."""
+    """Text, a resource link (its path), an embedded text resource (inline) and an image (an image
+    block the model sees: the agent advertises image: true) become the run's prompt."""
     f = work / "notes.txt"
     blocks = [acp.text_block("look at these"), acp.resource_link_block("notes.txt", f.as_uri()),
               acp.resource_block(acp.embedded_text_resource("file:///sel.py", "def selected(): pass")),
@@ -646,7 +646,9 @@ def test_prompt_content_blocks(work: Path, tmp_path: Path) -> None:
     sent = requests[0].body["messages"][0]["content"][0]["text"]
     assert sent.startswith("look at these\n@" + str(f) + "\n")
     assert '<context ref="file:///sel.py">\ndef selected(): pass\n</context>' in sent
-    assert "[an image was attached; this agent reads text only]" in sent
+    images = [b for b in requests[0].body["messages"][0]["content"] if b.get("type") == "image"]
+    assert len(images) == 1 and images[0]["source"] == {"type": "base64", "media_type": "image/png",
+                                                        "data": "iVBORw0KGgo="}
 
 
 def test_exit_plan_mode_asks_the_editor_and_switches_the_mode(work: Path, tmp_path: Path) -> None:
@@ -698,3 +700,30 @@ def test_ask_user_question_through_the_editor(work: Path, tmp_path: Path) -> Non
     assert [o.name for o in asked.options] == ["red: warm", "blue: cool", "Skip the questions"]
     answer = requests[1].body["messages"][-1]["content"][0]
     assert answer["tool_use_id"] == "q1" and not answer.get("is_error") and "blue" in json.dumps(answer)
+
+
+def test_an_untrusted_workspace_is_narrowed_and_the_editor_told(work: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A committed project settings file that allows Bash and runs a hook: before trust the hook
+    never runs, the allow rule is not taken (Bash is asked), and the editor reads why."""
+    monkeypatch.delenv("LOOPWRIGHT_TRUSTED_DIRS", raising=False)  # this workspace is not trusted
+    marker = tmp_path / "PWNED"
+    (work / ".loopwright").mkdir(exist_ok=True)
+    (work / ".loopwright" / "settings.json").write_text(json.dumps({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"touch {marker}"}]}]}}))
+    turns = [[bash("touch made-by-bash", "b1")], [text("ok")]]
+    editor = Editor(["reject_once"])
+
+    async def go() -> Any:
+        with ScriptedServer(turns, model=MODEL) as srv:
+            async with connected(editor, srv, tmp_path) as (conn, _):
+                new = await conn.new_session(cwd=str(work), mcp_servers=[])
+                return await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("go")])
+
+    r = run(go())
+    assert r.stop_reason == "end_turn"
+    assert not marker.exists() and not (work / "made-by-bash").exists()
+    assert [p.tool_call.tool_call_id for p in editor.permissions] == ["b1"]  # the project's allow rule not taken
+    told = "".join(u.content.text for u in editor.of("agent_thought_chunk"))
+    assert "is not trusted" in told and "loopwright trust" in told and "hook" in told.lower()

@@ -66,7 +66,7 @@ def test_bad_options_fail_at_construction_naming_the_field_and_fix(kw: dict[str,
 def test_bad_run_arguments_fail_before_anything_runs(tmp_path: Path) -> None:
     calls: list[Any] = []
     model = lw.ScriptedModel(lambda h: calls.append(h) or {"content": [text("hi")]})
-    with pytest.raises(TypeError, match="prompt must be a str, not int"):
+    with pytest.raises(TypeError, match=r"prompt must be a str \(or a list of content blocks\), not int"):
         lw.run(123, lw.AgentOptions(model=model))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="cwd .*missing.* is not an existing directory"):
         lw.run("hi", lw.AgentOptions(model=model, cwd=tmp_path / "missing"))

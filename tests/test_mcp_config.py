@@ -80,7 +80,8 @@ def test_scopes_priority_and_project_approval(tmp_path: Path, monkeypatch: pytes
         {"mcpServers": {"l": {"command": "l"}}, "enabledMcpjsonServers": ["p1", "shared"]}))
     settings = load_settings(tmp_path)
     got = {c.name: c for c in collect({"d": {"command": "d"}}, tmp_path, settings=settings)}
-    assert got["shared"].command == "project-cmd" and got["shared"].scope == "project"  # project beats user
+    # issue 22: a project's server never takes the user's name (it beat the user's before)
+    assert got["shared"].command == "user-cmd" and got["shared"].scope == "user"
     assert (got["u"].scope, got["l"].scope, got["d"].scope) == ("user", "local", "dynamic")
     assert not got["p1"].needs_approval and got["p2"].needs_approval  # untrusted until approved
     strict = collect({"d": {"command": "d"}}, tmp_path, settings=settings, strict=True)
@@ -107,8 +108,8 @@ def test_tool_names_are_valid_stable_and_distinct() -> None:
     assert naming.server_part("my server.v2") == "my_server_v2"
     assert naming.server_part("a__b") == "a_b"  # `mcp__a__b` must always mean server a, tool b
     assert naming.server_part("...") is None and naming.server_part("") is None
-    parts = naming.unique_server_parts(["a.b", "a_b"])
-    assert len(set(parts.values())) == 2
+    parts, clashes = naming.unique_server_parts(["a.b", "a_b", "c"])  # issue 22: an error naming both
+    assert parts == {"a.b": None, "a_b": None, "c": "c"} and "'a.b' and 'a_b'" in clashes["a_b"]
     long = "x" * 80
     names = naming.tool_names("srv", ["read.file", "read_file", long, long + "y", "ok"])
     assert names["read.file"] == "mcp__srv__read_file" and names["ok"] == "mcp__srv__ok"

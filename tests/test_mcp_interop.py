@@ -31,7 +31,8 @@ def use(i: int, name: str, **inp: Any) -> dict[str, Any]:
 
 
 def env(home: Path, **extra: str) -> dict[str, str]:
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "LOOPWRIGHT_", "MCP_"))}
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "LOOPWRIGHT_", "MCP_"))
+         or k == "LOOPWRIGHT_TRUSTED_DIRS"}  # the conftest's workspace trust (issue 22)
     e.update(HOME=str(home), LOOPWRIGHT_HOME=str(home / ".loopwright"), **extra)
     return e
 

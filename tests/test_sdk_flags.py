@@ -201,3 +201,24 @@ def test_a_run_that_cannot_start_is_an_error_result_and_the_session_goes_on(tmp_
     results = [json.loads(x) for x in p.stdout.splitlines() if json.loads(x)["type"] == "result"]
     assert len(results) == 2 and all(r["is_error"] and "transcript" in r["result"] for r in results), p.stderr
     assert p.returncode == 1 and "loopwright:" in p.stderr
+
+
+@pytest.mark.e2e
+def test_an_image_in_a_user_line_reaches_the_model(tmp_path: Path) -> None:
+    """The SDK's user line with text and an image block: the model's first message holds both; a
+    block that cannot be a prompt is named on stderr and left out, the run goes on."""
+    png = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
+    content = [{"type": "text", "text": "what is in it?"}, {"type": "image", "source": png},
+               {"type": "tool_result", "tool_use_id": "x", "content": "no"}]
+    stdin = json.dumps({"type": "user", "message": {"role": "user", "content": content},
+                        "parent_tool_use_id": None, "session_id": ""}) + "\n"
+    with ScriptedServer([[text("a cat")]]) as srv:
+        p = subprocess.run([*loopwright_cmd(), *HEAD, "--model", "claude-sonnet-4-6", *TAIL], input=stdin,
+                           capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                           env=cli_env(ANTHROPIC_API_KEY="test", ANTHROPIC_BASE_URL=srv.url))
+        sent = srv.loop_requests[0].body["messages"][0]["content"]
+    assert p.returncode == 0, p.stderr
+    assert any(b.get("type") == "image" and b["source"] == png for b in sent)
+    assert sent[0]["text"] == "what is in it?" and "tool_result" in p.stderr
+    result = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")][-1]
+    assert result["type"] == "result" and result["subtype"] == "success"

@@ -409,14 +409,39 @@ async def test_async_iterable_prompt_one_run_per_message() -> None:
 
 
 @sync
-async def test_a_bad_streamed_message_is_the_readers_error() -> None:
+async def test_a_streamed_image_reaches_the_model_and_a_bad_block_is_the_readers_error() -> None:
+    png = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
+
     async def stream() -> Any:
-        yield {"type": "user", "message": {"role": "user", "content": [{"type": "image", "source": {}}]}}
+        yield {"type": "user", "message": {"role": "user", "content": [
+            {"type": "text", "text": "what is in this screenshot?"}, {"type": "image", "source": png}]}}
+
+    model = answers("a cat")
+    async with LoopwrightClient(AgentOptions(model=model)) as client:
+        await client.query(stream())
+        assert texts([m async for m in client.receive_response()]) == ["a cat"]
+    content = model.requests[0].messages[0]["content"]
+    assert {"type": "image", "source": png} in content and content[0]["text"] == "what is in this screenshot?"
+
+    async def bad() -> Any:
+        yield {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x"}]}}
 
     async with LoopwrightClient(AgentOptions(model=answers("x"))) as client:
-        await client.query(stream())
-        with pytest.raises(TypeError, match="text blocks only"):
+        await client.query(bad())
+        with pytest.raises(TypeError, match="text, image or document"):
             [m async for m in client.receive_response()]
+
+
+@sync
+async def test_a_prompt_of_content_blocks_runs_and_a_bad_one_is_refused() -> None:
+    png = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
+    model = answers("a cat")
+    got = [m async for m in query([{"type": "text", "text": "what is it?"}, {"type": "image", "source": png}],
+                                  AgentOptions(model=model))]
+    assert texts(got) == ["a cat"] and results(got)[0].subtype == "success"
+    assert model.requests[0].messages[0]["content"][1] == {"type": "image", "source": png}
+    with pytest.raises(TypeError, match="source"):
+        [m async for m in query([{"type": "image", "source": {}}], AgentOptions(model=answers("x")))]
 
 
 @sync

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .agents import SubagentHooks, make_agent_tool
-from .blocks import WireMessage
+from .blocks import Prompt, WireMessage, prompt_content
 from .context import AutoCompactor
 from .execute import Executor
 from .hooks import HookContext, Hooks
@@ -46,11 +46,12 @@ if TYPE_CHECKING:
     from .memory import Memory
     from .sessions import SessionRecorder
     from .settings import Settings
+    from .trust import Trust
 
 log = logging.getLogger("loopwright.assemble")
 
 
-def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
+def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, *,
               control: RunControl | None = None, history: list[WireMessage] | None = None,
               agent_type: str = "", shared_spend: SharedSpend | None = None) -> Run:
     """A Run of `prompt` built from `options`, not started (drive it with `run.messages(prompt)`,
@@ -59,8 +60,9 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
     `parent`: a subagent of that run (of type `agent_type`), with the parent's gate and hooks (as
     SubagentHooks), its own shell cwd and transcript, and the parent's share of a batch's spend.
     Bad options raise TypeError / ValueError before anything runs."""
-    if not isinstance(prompt, str):
-        raise TypeError(f"prompt must be a str, not {type(prompt).__name__}")
+    if not isinstance(prompt, (str, list)):
+        raise TypeError(f"prompt must be a str (or a list of content blocks), not {type(prompt).__name__}")
+    content = prompt_content(prompt)  # raises TypeError for a bad block
     model = model_for(options)
     prices = {**(options.prices or {})}
     price = price_for(model.name, prices or None) or price_for(model.name)
@@ -78,9 +80,12 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
                          "pass another cwd")
     warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
     from .structured import StructuredOutput
+    from .trust import Trust, advice, trusted_for
 
+    # workspace trust (trust/): one decision per run; what of the project it leaves out is named
+    trust = Trust(trusted_for(options, cwd), str(cwd), advice(cwd, options.refusal_advice))
     structured = StructuredOutput.from_options(options.output_format, options.output_type)
-    tools = [*options.tools, *_skill_tool(options, cwd, warnings), *([structured.tool] if structured else [])]
+    tools = [*options.tools, *_skill_tool(options, cwd, warnings, trust), *([structured.tool] if structured else [])]
     if options.agents and not any(t.spawns_agents for t in tools):  # the Agent tool for `agents`
         tools.append(make_agent_tool(options.agents))
     system = system_prompt_text(options.system_prompt, options.append_system_prompt, cwd, tools)
@@ -96,6 +101,7 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
     else:
         session_id = options.session_id or str(uuid.uuid4())
     config = build_run_config(options, cwd)  # settings files + options (settings.py)
+    warnings[:0] = trust.note(config.settings.ignored if config.settings is not None else [])
     hooks: Hooks = config.hooks
     permission_mode = config.permissions.mode or "default"
     ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, sandbox=config.sandbox,
@@ -118,17 +124,17 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
         recorder = _sidechain(parent.deps.recorder, session_id, cwd, sub_hooks)
     permissions = permissions.for_state(ctx.state)  # the gate resolves Bash paths from this run's shell cwd
     h = list(history or [])
-    h.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
+    h.append({"role": "user", "content": content})
     if permission_mode == "plan" and parent is None and any(t.name == "ExitPlanMode" for t in tools):
         from .tools.ask import PLAN_REMINDER  # the model is told how plan mode ends
 
         h[-1]["content"].append({"type": "text", "text": PLAN_REMINDER})
-    memory = _load_memory(options, cwd, h, warnings)
+    memory = _load_memory(options, cwd, h, warnings, trust)
     mcp: McpServers | None = None
     if parent is None:  # MCP servers (mcp/): opened by the loop before its first step
         from .mcp.config import for_run
 
-        configs = for_run(options, cwd, config.settings)
+        configs = for_run(options, cwd, config.settings, warnings)  # (a project's server under the user's name: named)
         if configs:
             from .mcp.client import McpRuntime
 
@@ -147,7 +153,7 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
     compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
                               model.name)  # context.py
     run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs,
-              is_top=parent is None)
+              is_top=parent is None, trust=trust)
     ctx.ports = RunPortsOf(run)
     ctx.permission_mode, ctx.set_permission_mode = run.mode_port(permissions)
     ctx.finish = lambda text: setattr(run.state, "final", text)
@@ -159,27 +165,30 @@ def build_run(options: AgentOptions, prompt: str, parent: Run | None = None, *,
     return run
 
 
-def _skill_tool(options: AgentOptions, cwd: Path, warnings: list[str]) -> list[Tool]:
+def _skill_tool(options: AgentOptions, cwd: Path, warnings: list[str], trust: Trust) -> list[Tool]:
     """The Skill tool (skills.py) when the setting sources hold skills and none is given."""
     sources = options.setting_sources or []
     if not sources or any(t.name == "Skill" for t in options.tools):
         return []
     from .skills import find_skills, make_skill_tool
 
-    skills, found = find_skills(cwd, sources)
+    skills, found = find_skills(cwd, sources, trusted=trust.trusted)
     warnings += found
+    warnings += trust.note(i for sk in skills for i in sk.ignored)  # untrusted: their allowed-tools
     return [make_skill_tool(skills)] if skills else []
 
 
-def _load_memory(options: AgentOptions, cwd: Path, h: list[WireMessage], warnings: list[str]) -> Memory | None:
+def _load_memory(options: AgentOptions, cwd: Path, h: list[WireMessage], warnings: list[str],
+                 trust: Trust) -> Memory | None:
     """Project memory (memory.py), sent once: in the first user message of a conversation."""
     sources = options.setting_sources or []
     if not options.memory or not sources:
         return None
     from .memory import load_memory
 
-    mem = load_memory(cwd, sources)
+    mem = load_memory(cwd, sources, trusted=trust.trusted)
     warnings += mem.warnings
+    warnings += trust.note(mem.ignored)  # imports from outside the workspace, before trust
     text = mem.block_text() if not h[:-1] else None
     if text:
         h[-1]["content"].insert(0, {"type": "text", "text": text})
@@ -351,7 +360,7 @@ def build_gate(options: AgentOptions) -> tuple[list[Tool], Executor]:
 
 # --- the entry points ----------------------------------------------------------------------
 
-async def query(prompt: str, options: AgentOptions | None = None, *, control: RunControl | None = None,
+async def query(prompt: Prompt, options: AgentOptions | None = None, *, control: RunControl | None = None,
                 history: list[WireMessage] | None = None) -> AsyncIterator[Message]:
     """Run the agent loop on `prompt`, yielding SystemMessage("init"), AssistantMessage,
     UserMessage (tool results), optional partial events, and last a ResultMessage.
@@ -368,7 +377,7 @@ async def query(prompt: str, options: AgentOptions | None = None, *, control: Ru
             yield msg
 
 
-async def arun(prompt: str, options: AgentOptions | None = None) -> ResultMessage:
+async def arun(prompt: Prompt, options: AgentOptions | None = None) -> ResultMessage:
     """`await lw.arun(...)`: run to the end and return the ResultMessage (for async code:
     Jupyter, FastAPI, ...)."""
     last: Message | None = None
@@ -378,7 +387,7 @@ async def arun(prompt: str, options: AgentOptions | None = None) -> ResultMessag
     return last
 
 
-def run(prompt: str, options: AgentOptions | None = None) -> ResultMessage:
+def run(prompt: Prompt, options: AgentOptions | None = None) -> ResultMessage:
     """Synchronous `query()`: run to the end and return the ResultMessage. Inside a running
     event loop (Jupyter, FastAPI, async code) use `await lw.arun(...)` instead."""
     try:

@@ -262,37 +262,12 @@ def _braces(w: Chars) -> list[Chars]:
     return [w]
 
 
-def _segment_regex(seg: Chars) -> str:
-    out = []
-    i = 0
-    while i < len(seg):
-        c, q = seg[i]
-        if q:
-            out.append(re.escape(c))
-        elif c == "*":
-            out.append(".*")
-        elif c == "?":
-            out.append(".")
-        elif c == "[":
-            j = i + 1
-            if j < len(seg) and seg[j][0] in "!^":
-                j += 1
-            if j < len(seg) and seg[j][0] == "]":
-                j += 1
-            while j < len(seg) and seg[j][0] != "]":
-                j += 1
-            if j >= len(seg):
-                out.append(re.escape(c))
-            else:
-                body = "".join(ch for ch, _ in seg[i + 1:j])
-                neg = body[:1] in ("!", "^")
-                body = body[1:] if neg else body
-                out.append("[" + ("^" if neg else "") + body.replace("\\", "\\\\").replace("[", "\\[") + "]")
-                i = j
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
+def _segment_regex(seg: Chars) -> re.Pattern[str]:
+    """Bash's pattern for one segment, by the one glob matcher (ignore.py); quoted characters
+    are literal."""
+    from .ignore import segment_regex
+
+    return segment_regex("".join(f"\\{c}" if q and c in "*?[]\\!{}" else c for c, q in seg))
 
 
 def _glob(w: Chars, cwd: str) -> list[str] | None:
@@ -316,7 +291,7 @@ def _glob(w: Chars, cwd: str) -> list[str] | None:
             if not last:
                 nxt = [p for p in nxt if os.path.isdir(os.path.join(cwd, p))]
         else:
-            rx = re.compile(_segment_regex(seg), re.S)
+            rx = _segment_regex(seg)
             dot = bool(seg) and seg[0][0] == "."
             for b in bases:
                 try:

@@ -228,3 +228,40 @@ def text_of(blocks: list[Block]) -> str:
 def tool_uses(blocks: list[Block]) -> list[ToolUseBlock]:
     """U(a) of the seed: the tool_use blocks in emission order."""
     return [b for b in blocks if isinstance(b, ToolUseBlock)]
+
+
+# --- prompts ---------------------------------------------------------------------------------
+# A run's prompt: a string, or the content of its first user message as wire blocks (text with
+# images or documents: an editor's screenshot, the Agent SDK's streamed message).
+
+Prompt: TypeAlias = str | list[WireBlock]
+PROMPT_BLOCKS = frozenset({"text", "image", "document"})
+
+
+def prompt_content(prompt: Prompt) -> list[WireBlock]:
+    """The first user message's content: a string as one text block; a list of text, image and
+    document blocks as they are (copied). Raises TypeError naming what is wrong."""
+    if isinstance(prompt, str):
+        return [{"type": "text", "text": prompt}]
+    if not isinstance(prompt, list) or not prompt:
+        raise TypeError(f"prompt must be a str or a non-empty list of content blocks, not {prompt!r:.80}")
+    for b in prompt:
+        kind = b.get("type") if isinstance(b, dict) else None
+        if kind not in PROMPT_BLOCKS:
+            raise TypeError(f"a prompt's blocks may be text, image or document blocks, not {kind or type(b).__name__}")
+        if kind == "text" and not isinstance(b.get("text"), str):
+            raise TypeError("a prompt's text block needs a \"text\" string")
+        src = b.get("source") if kind != "text" else None
+        if kind != "text" and not (isinstance(src, dict) and (
+                (src.get("type") == "base64" and isinstance(src.get("data"), str) and src.get("media_type"))
+                or (src.get("type") == "url" and isinstance(src.get("url"), str))
+                or (kind == "document" and src.get("type") == "text" and isinstance(src.get("data"), str)))):
+            raise TypeError(f"a prompt's {kind} block needs a source: base64 data with its media_type, or a url")
+    return [dict(b) for b in prompt]
+
+
+def prompt_text(prompt: Prompt) -> str:
+    """The prompt's text (its text blocks joined), what hooks, mentions and commands read."""
+    if isinstance(prompt, str):
+        return prompt
+    return "\n\n".join(b["text"] for b in prompt if isinstance(b, dict) and b.get("type") == "text")

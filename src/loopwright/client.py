@@ -33,7 +33,7 @@ from types import TracebackType
 from typing import Any
 
 from .assemble import query
-from .blocks import WireMessage
+from .blocks import Prompt, WireMessage, prompt_content
 from .context import DEFAULT_KEEP_TURNS, CompactResult
 from .errors import CLIConnectionError, ProcessError
 from .loop import RunControl
@@ -139,17 +139,17 @@ class LoopwrightClient:
             options = replace(options, allowed_tools=[*options.allowed_tools, *extra], model=model or options.model)
         return options
 
-    async def query(self, prompt: str | AsyncIterable[dict[str, Any]]) -> None:
+    async def query(self, prompt: Prompt | AsyncIterable[dict[str, Any]]) -> None:
         """Start a run on `prompt` (continuing this client's conversation). Read its messages
         with receive_response(). An async iterable of the SDK's user messages
         ({"type": "user", "message": {"role": "user", "content": ...}}) runs one query per
         message, each after the last has ended."""
         if self.running or (self._feeder is not None and not self._feeder.done()):
             raise RuntimeError("a query is already running: use send() to add to it, or interrupt() it")
-        if not isinstance(prompt, str):
+        if not isinstance(prompt, (str, list)):
             if not isinstance(prompt, AsyncIterable):
-                raise TypeError(f"query() takes a string or an async iterable of user messages, not "
-                                f"{type(prompt).__name__}")
+                raise TypeError(f"query() takes a string, a list of content blocks or an async iterable of user "
+                                f"messages, not {type(prompt).__name__}")
             await self.connect()
             self._feeder = asyncio.create_task(self._feed(prompt))
             return
@@ -160,19 +160,23 @@ class LoopwrightClient:
             async for m in messages:
                 if self._task is not None:
                     await asyncio.wait([self._task])
-                await self._start(prompt_text(m))
+                await self._start(streamed_prompt(m))
         except Exception as e:  # noqa: BLE001 - a bad message or a failing iterable: the reader's error
             self._queue.put_nowait(e)
 
-    async def _start(self, prompt: str) -> None:
+    async def _start(self, prompt: Prompt) -> None:
         await self.connect()
-        text = "\n\n".join(t for t in [*self._pending, prompt] if t)
+        text: Prompt
+        if isinstance(prompt, str):
+            text = "\n\n".join(t for t in [*self._pending, prompt] if t)
+        else:  # content blocks (an image with its text): what was sent meanwhile goes first
+            text = [*({"type": "text", "text": t} for t in self._pending if t), *prompt_content(prompt)]
         self._pending = []
         control = RunControl()
         self._control = control
         self._task = asyncio.create_task(self._drive(text, self._next_options(), control, self._queue))
 
-    async def _drive(self, prompt: str, options: AgentOptions, control: RunControl, queue: asyncio.Queue[Any]) -> None:
+    async def _drive(self, prompt: Prompt, options: AgentOptions, control: RunControl, queue: asyncio.Queue[Any]) -> None:
         ended: Any = _END  # what the reader gets after the last message when no result came
         try:
             async for msg in query(prompt, options, control=control, history=self.history):
@@ -348,9 +352,9 @@ async def compact_conversation(history: list[WireMessage], options: AgentOptions
     return result
 
 
-def prompt_text(message: dict[str, Any] | str) -> str:
-    """The text of one of the SDK's streamed user messages ({"type": "user", "message": {"role":
-    "user", "content": str | [blocks]}}); text blocks only."""
+def streamed_prompt(message: dict[str, Any] | str) -> Prompt:
+    """The prompt of one of the SDK's streamed user messages ({"type": "user", "message": {"role":
+    "user", "content": str | [blocks]}}): its string, or its text, image and document blocks."""
     if isinstance(message, str):
         return message
     inner = message.get("message", message) if isinstance(message, dict) else None
@@ -358,10 +362,6 @@ def prompt_text(message: dict[str, Any] | str) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        if len(parts) == len(content):
-            return "\n\n".join(parts)
-        kinds = sorted({str(b.get("type")) for b in content if isinstance(b, dict)} - {"text"})
-        raise TypeError(f"a streamed user message may hold text blocks only, not {', '.join(kinds) or 'non-blocks'}")
+        return prompt_content(content)  # a TypeError names a block that cannot be a prompt
     raise TypeError('a streamed user message is {"type": "user", "message": {"role": "user", "content": ...}}, '
                     f"not {message!r:.120}")

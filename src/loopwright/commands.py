@@ -18,7 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .skills import as_list, config_dirs, split_front_matter
+from .skills import as_list, config_dirs, is_users, read_text_capped, split_front_matter
+from .trust import Ignored
 
 
 @dataclass
@@ -30,6 +31,8 @@ class Command:
     description: str = ""
     allowed_tools: list[str] = field(default_factory=list)
     model: str | None = None
+    ignored: list[Ignored] = field(default_factory=list)  # its allowed-tools, in an untrusted workspace
+    users: bool = False  # the user's own (not a project's)
 
 
 @dataclass
@@ -42,25 +45,40 @@ class Expanded:
     command: Command
 
 
-def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = None) -> dict[str, Command]:
-    """Commands by name; the first of a name wins (project before user)."""
+def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = None,
+                  trusted: bool | None = None, warnings: list[str] | None = None) -> dict[str, Command]:
+    """Commands by name; the first of a name wins (the user's before the project's: a project's
+    command of the same name is named in `warnings`). `trusted` (None: the trust store's word for
+    cwd): untrusted, a project command's allowed-tools are ignored (Command.ignored)."""
+    from .trust import narrow_tools, trusted_for
+
+    cwd = Path(cwd).resolve()
+    trusted = trusted_for(None, cwd) if trusted is None else trusted
     out: dict[str, Command] = {}
-    for d in config_dirs(Path(cwd).resolve(), sources, "commands", home):
+    for d in config_dirs(cwd, sources, "commands", home):
         if not d.is_dir():
             continue
+        users = is_users(d, "commands", home)
         for md in sorted(d.rglob("*.md")):
             rel = md.relative_to(d).with_suffix("")
             name = ":".join(rel.parts)
             if name in out:
+                if not users and out[name].users and warnings is not None:
+                    warnings.append(Ignored("name", str(md), f"command /{name}",
+                                            f"the user's own /{name} ({out[name].path}) keeps the name").line())
                 continue
-            try:
-                meta, _ = split_front_matter(md.read_text(encoding="utf-8", errors="replace"))
-            except OSError:
+            text = read_text_capped(md)
+            if not isinstance(text, tuple):
+                if warnings is not None:
+                    warnings.append(f"{md}: {text}; command skipped")
                 continue
+            meta, _ = split_front_matter(text[0])
             meta = meta or {}
             model = meta.get("model")
-            out[name] = Command(name, md, str(meta.get("description") or ""), as_list(meta.get("allowed-tools")),
-                                model if isinstance(model, str) and model else None)
+            allowed = as_list(meta.get("allowed-tools"))
+            ignored = narrow_tools(allowed, str(md), f"command /{name}") if not (users or trusted) else []
+            out[name] = Command(name, md, str(meta.get("description") or ""), [] if ignored else allowed,
+                                model if isinstance(model, str) and model else None, ignored, users)
     return out
 
 
@@ -75,7 +93,10 @@ def expand(line: str, commands: dict[str, Command]) -> Expanded | None:
         words = shlex.split(args)
     except ValueError:  # an unbalanced quote: plain words
         words = args.split()
-    _, body = split_front_matter(cmd.path.read_text(encoding="utf-8", errors="replace"))
+    text = read_text_capped(cmd.path)
+    if not isinstance(text, tuple):
+        raise OSError(f"{cmd.path}: {text}")
+    _, body = split_front_matter(text[0])
     text = body.replace("$ARGUMENTS", args)
     text = re.sub(r"\$([1-9])", lambda g: words[int(g.group(1)) - 1] if int(g.group(1)) <= len(words) else "", text)
     if "$ARGUMENTS" not in body and not re.search(r"\$[1-9]", body) and args:

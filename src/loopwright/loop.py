@@ -26,7 +26,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from .blocks import TextBlock, ToolResultBlock, ToolUseBlock, WireMessage, text_of, tool_uses
+from .blocks import (
+    Prompt,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    WireMessage,
+    prompt_text,
+    text_of,
+    tool_uses,
+)
 from .context import (
     DEFAULT_KEEP_TURNS,
     AutoCompactor,
@@ -54,6 +63,7 @@ from .options import AgentOptions
 from .permissions import Permissions
 from .telemetry.base import NULL, Observer
 from .tools.base import Tool
+from .trust import Trust
 from .usage import Budget, CallUsage, Price, Usage
 
 if TYPE_CHECKING:
@@ -171,8 +181,10 @@ class Run:
 
     def __init__(self, deps: RunDeps, state: RunState, compactor: AutoCompactor, *,
                  structured: StructuredOutput | None = None, memory: Memory | None = None,
-                 warnings: list[str] | None = None, obs: Observer = NULL, is_top: bool = True) -> None:
+                 warnings: list[str] | None = None, obs: Observer = NULL, is_top: bool = True,
+                 trust: Trust | None = None) -> None:
         self.deps, self.state, self.compactor = deps, state, compactor
+        self.trust = trust if trust is not None else Trust(True)  # workspace trust (trust/): the decision, and what was left out
         self.structured = structured
         self.memory = memory  # project memory (memory.py); its files are not sent again
         self.memory_seen: set[Path] = {f.path.resolve() for f in memory.files} if memory is not None else set()
@@ -227,9 +239,11 @@ class Run:
         for u in uses:
             path = u.input.get("file_path") or u.input.get("notebook_path") or u.input.get("path")
             if isinstance(path, str) and path:
-                mem = nested_memory(path, self.deps.cwd, self.memory_seen, self.deps.options.setting_sources or [])
+                mem = nested_memory(path, self.deps.cwd, self.memory_seen, self.deps.options.setting_sources or [],
+                                    trusted=self.trust.trusted)
                 self.memory.files += mem.files
                 self.warnings += mem.warnings
+                self.warnings += self.trust.note(mem.ignored)
                 text = mem.block_text()
                 if text:
                     out.append(TextBlock(text))
@@ -574,6 +588,8 @@ class Run:
         out: dict[str, Any] = dict(data)
         if d.mcp is not None:
             out["mcp_servers"] = d.mcp.status()
+        if self.trust.ignored:  # workspace trust (trust/): what this run left out
+            out["trust"] = self.trust.to_json()
         return SystemMessage("init", out)
 
     # --- automatic compaction (context.py holds the pure operation) ----------------------
@@ -692,7 +708,7 @@ class Run:
         s.usage.add(sub.state.usage)
         s.api_seconds += sub.state.api_seconds
 
-    def messages(self, prompt: str) -> AsyncGenerator[Message, None]:
+    def messages(self, prompt: Prompt) -> AsyncGenerator[Message, None]:
         """query() on this Run (built already: assemble.build_run)."""
         return run_query(self, prompt)
 
@@ -798,12 +814,13 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             return
 
 
-def run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
+def run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
     """query() on a Run already built (assemble.build_run), inside its telemetry span."""
     return run.obs.run(run, _run_query(run, prompt))
 
 
-async def _run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
+async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
+    text = prompt_text(prompt)  # what hooks and mentions read (the blocks are in h already)
     d = run.deps
     control = d.control
     try:
@@ -813,11 +830,11 @@ async def _run_query(run: Run, prompt: str) -> AsyncGenerator[Message, None]:
         discovered = await run.discover_window()
         if discovered is not None:
             yield run.persist(discovered)
-        blocked = await run.start_hooks(prompt)
+        blocked = await run.start_hooks(text)
         for m in run.hook_messages():
             yield run.persist(m)
         if blocked is None and d.options.file_mentions and run.is_top:
-            await run.include_mentions(prompt)  # `@file`s, gated as Reads (mentions.py)
+            await run.include_mentions(text)  # `@file`s, gated as Reads (mentions.py)
         run.persist_prompt()  # before the first model call: a crash from here on can be resumed
         if blocked is not None:
             yield run.persist(run.result("error_during_execution", error=f"prompt blocked by a UserPromptSubmit hook: {blocked}"))

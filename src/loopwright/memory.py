@@ -16,21 +16,31 @@ is read too. Imports nothing of the loop's; settings sources decide which files:
 `@path` in a file imports another (relative to the importing file, `~` expanded, at most 5
 deep, each file once: cycles are ignored), except inside code spans and code blocks. A missing,
 binary or directory import is named in a warning, never fatal.
+
+What the project's files read stays in the workspace (trust.py): a project or local memory file,
+or one of its imports, whose real path (after symlinks) is outside the repository root and the
+user's own memory directories ($LOOPWRIGHT_HOME, ~/.claude) is skipped with a note until the
+workspace is trusted, and named in a warning when it is sent after trust. Every memory file must
+be a regular file of at most MAX_FILE_BYTES (a device, a FIFO or a bigger file is skipped with a
+note, never read).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .trust import Ignored
 
 PROJECT_NAMES = ("AGENTS.md", "CLAUDE.md", "LOOPWRIGHT.md", ".claude/CLAUDE.md")
 LOCAL_NAMES = ("CLAUDE.local.md", "AGENTS.local.md")
 USER_NAMES = ("AGENTS.md", "LOOPWRIGHT.md")
 MAX_IMPORT_DEPTH = 5
-MAX_FILE_BYTES = 256 * 1024  # a memory file larger than this is cut (with a warning)
+MAX_FILE_BYTES = 256 * 1024  # a memory file larger than this is skipped (with a warning)
 IMPORT = re.compile(r"(?<![\w`@])@((?:~|\.{1,2})?/?[\w.~/-][\w.~/-]*)")
 FENCE = re.compile(r"^\s*(```|~~~)")
 SPAN = re.compile(r"`[^`\n]*`")
@@ -51,6 +61,7 @@ class Memory:
 
     files: list[MemoryFile] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    ignored: list[Ignored] = field(default_factory=list)  # skipped until the workspace is trusted
 
     def block_text(self) -> str | None:
         """The text of the block prepended to the first user message, or None."""
@@ -89,9 +100,31 @@ def _dirs(cwd: Path) -> list[Path]:
     return out
 
 
-def load_memory(cwd: str | Path, sources: Iterable[str], home: Path | None = None) -> Memory:
-    """The memory files of `sources` ("user", "project", "local") for a run in `cwd`."""
+@dataclass
+class _Reach:
+    """Where a chain of memory files may read: None for the user's own chain (anywhere)."""
+
+    roots: tuple[str, ...] | None
+    trusted: bool
+
+    def outside(self, real: Path) -> bool:
+        r = str(real)
+        return self.roots is not None and not any(r == d or r.startswith(d.rstrip("/") + "/") for d in self.roots)
+
+
+def project_reach(cwd: Path, trusted: bool, home: Path | None = None) -> _Reach:
     from .home import loopwright_home
+
+    dirs = [repo_root(cwd), cwd, home or loopwright_home(), Path.home() / ".claude"]
+    return _Reach(tuple(dict.fromkeys(os.path.realpath(d) for d in dirs)), trusted)
+
+
+def load_memory(cwd: str | Path, sources: Iterable[str], home: Path | None = None,
+                trusted: bool | None = None) -> Memory:
+    """The memory files of `sources` ("user", "project", "local") for a run in `cwd`. `trusted`:
+    whether the workspace is trusted (None: as the trust store says)."""
+    from .home import loopwright_home
+    from .trust import trusted_for
 
     mem = Memory()
     seen: set[Path] = set()
@@ -107,16 +140,21 @@ def load_memory(cwd: str | Path, sources: Iterable[str], home: Path | None = Non
             candidates += [(d / n, "project") for n in PROJECT_NAMES]
         if "local" in want:
             candidates += [(d / n, "local") for n in LOCAL_NAMES]
+    reach = project_reach(cwd, trusted_for(None, cwd) if trusted is None else trusted, home)
     for path, scope in candidates:
-        if path.is_file():
-            _add(mem, path, scope, seen, 0)
+        if os.path.lexists(path) and not path.is_dir():  # a link to a FIFO or a device is named, not read
+            _add(mem, path, scope, seen, 0, _Reach(None, True) if scope == "user" else reach)
     return mem
 
 
-def nested_memory(path: str | Path, cwd: Path, seen: set[Path], sources: Sequence[str]) -> Memory:
+def nested_memory(path: str | Path, cwd: Path, seen: set[Path], sources: Sequence[str],
+                  trusted: bool | None = None) -> Memory:
     """Memory files of directories below cwd that a tool first touched (`path` inside them),
     read the first time only: Claude Code's nested CLAUDE.md behaviour."""
+    from .trust import trusted_for
+
     mem = Memory()
+    reach = project_reach(cwd, trusted_for(None, cwd) if trusted is None else trusted)
     p = Path(path)
     p = (cwd / p) if not p.is_absolute() else p
     try:
@@ -130,27 +168,52 @@ def nested_memory(path: str | Path, cwd: Path, seen: set[Path], sources: Sequenc
         names = [*(PROJECT_NAMES if "project" in sources else ()), *(LOCAL_NAMES if "local" in sources else ())]
         for n in names:
             f = d / n
-            if f.is_file() and f.resolve() not in seen:
-                _add(mem, f, "local" if n in LOCAL_NAMES else "project", seen, 0)
+            if os.path.lexists(f) and not f.is_dir() and f.resolve() not in seen:
+                _add(mem, f, "local" if n in LOCAL_NAMES else "project", seen, 0, reach)
     return mem
 
 
-def _add(mem: Memory, path: Path, scope: str, seen: set[Path], depth: int) -> None:
+def read_capped(real: Path, cap: int = MAX_FILE_BYTES) -> bytes | str:
+    """The file's bytes, or why it is not read: only a regular file of at most `cap` bytes
+    (opened without blocking, so a FIFO never hangs the run; checked on the open file). Memory
+    files, skills and commands of a project are read through it."""
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as e:
+        return f"cannot read ({e.strerror or e})"
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return "not a regular file (a device, FIFO or socket), not read"
+        if st.st_size > cap:
+            return f"{st.st_size:,} bytes, over the {cap:,}-byte cap for a memory file; not read"
+        data = f.read(cap + 1)
+    if len(data) > cap:  # grew while we looked
+        return f"over the {cap:,}-byte cap for a memory file; not read"
+    return data
+
+
+def _add(mem: Memory, path: Path, scope: str, seen: set[Path], depth: int, reach: _Reach,
+         via: Path | None = None) -> None:
     real = path.resolve()
     if real in seen:
         return  # read once: a cycle of imports, or the same file reached twice
     seen.add(real)
-    try:
-        data = real.read_bytes()
-    except OSError as e:
-        mem.warnings.append(f"{path}: cannot read ({e.strerror or e})")
+    if reach.outside(real):
+        if not reach.trusted:
+            what = f"@{path} import (it is {real}, outside the workspace)" if via else \
+                f"memory file (a link to {real}, outside the workspace)"
+            mem.ignored.append(Ignored("outside-read", str(via or path), what))
+            return
+    data = read_capped(real)
+    if isinstance(data, str):
+        mem.warnings.append(f"{path}: {data}")
         return
     if b"\0" in data[:8192]:
         mem.warnings.append(f"{path}: a binary file, not read as memory")
         return
-    if len(data) > MAX_FILE_BYTES:
-        mem.warnings.append(f"{path}: {len(data):,} bytes; only the first {MAX_FILE_BYTES:,} are used")
-        data = data[:MAX_FILE_BYTES]
+    if reach.outside(real):  # trusted: sent, and shown
+        mem.warnings.append(f"{path}: {real} is outside the workspace; sent because the workspace is trusted")
     text = data.decode("utf-8", "replace")
     mem.files.append(MemoryFile(path, scope, text))
     for target in imports(text):
@@ -162,7 +225,7 @@ def _add(mem: Memory, path: Path, scope: str, seen: set[Path], depth: int) -> No
         elif ref.is_dir():
             mem.warnings.append(f"{path}: @{target} is a directory, not imported")
         else:
-            _add(mem, ref, "import", seen, depth + 1)
+            _add(mem, ref, "import", seen, depth + 1, reach, path)
 
 
 def imports(text: str) -> list[str]:

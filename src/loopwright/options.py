@@ -123,6 +123,10 @@ class AgentOptions:
     setting_sources: list[str] | None = None
     settings: str | dict[str, Any] | None = None
     claude_settings: bool = False  # also read Claude Code's .claude/settings*.json files
+    # Workspace trust (trust.py): True trusts cwd's project files for this run, False never; None
+    # (the default): trusted only when the user trusted the workspace (`loopwright trust DIR`).
+    # Untrusted, the project's settings, .mcp.json, skills and commands can only narrow.
+    trust_workspace: bool | None = None
     # Project memory (memory.py): AGENTS.md / CLAUDE.md / LOOPWRIGHT.md of the setting_sources,
     # in the first user message. False: none (the CLI's --bare).
     memory: bool = True
@@ -232,6 +236,8 @@ class AgentOptions:
         if isinstance(self.setting_sources, str):
             raise TypeError(f"setting_sources must be a list such as ['user', 'project', 'local']; write "
                             f"setting_sources=[{self.setting_sources!r}]")
+        if self.trust_workspace is not None and not isinstance(self.trust_workspace, bool):
+            raise TypeError(f"trust_workspace must be True, False or None, not {self.trust_workspace!r}")
         if isinstance(self.add_dirs, (str, Path)):
             raise TypeError(f"add_dirs must be a list of directories; write add_dirs=[{str(self.add_dirs)!r}]")
 

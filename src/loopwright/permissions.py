@@ -171,11 +171,10 @@ def command_matches(spec: str, command: str) -> bool:
     return command_pattern(spec).fullmatch(" ".join(command.split())) is not None
 
 
-@lru_cache(maxsize=1024)
 def _gitignore(pattern: str) -> Any:
-    import pathspec
+    from .ignore import path_spec  # the one matcher of Grep, Glob and the gate
 
-    return pathspec.GitIgnoreSpec.from_lines([pattern])
+    return path_spec(pattern)
 
 
 def _anchor(spec: str) -> tuple[str, str]:

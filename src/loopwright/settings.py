@@ -25,6 +25,9 @@ loopwright file of the same level: ~/.claude/settings.json, .claude/settings.jso
 A `/path` rule in a settings file is anchored at that file's project directory (the
 directory holding `.loopwright/` or `.claude/`); rules given as flags or options are
 anchored at the working directory.
+
+The project and local files of a workspace the user has not trusted are narrowed first
+(trust/): only what narrows is kept, and each ignored item is kept in `Settings.ignored`.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from .home import loopwright_home as loopwright_home
 from .hooks import HOOK_EVENTS, CommandHook, HookContext, HookMatcher, Hooks
 from .permissions import PERMISSION_MODES, Permissions, Rule
+from .trust import Ignored, narrow_settings, trusted_for
 
 if TYPE_CHECKING:  # sandbox: imported where a sandbox is configured (most runs have none)
     from .options import AgentOptions
@@ -72,6 +76,10 @@ class Settings:
     enable_all_project_mcp_servers: bool = False
     enabled_mcpjson_servers: list[str] = field(default_factory=list)
     disabled_mcpjson_servers: list[str] = field(default_factory=list)
+    # Workspace trust (trust/): whether the project's files were read in full, and what of
+    # theirs was ignored (each with one line for the user).
+    trusted: bool = True
+    ignored: list[Ignored] = field(default_factory=list)
     # The web tools' keys (tools/web/config.py reads them): "smallFastModel", and "webFetch" /
     # "webSearch" objects merged key by key, each value with the scope of the file that set it.
     small_fast_model: str | None = None
@@ -224,15 +232,25 @@ def settings_files(cwd: Path, sources: Sequence[str], claude: bool = False) -> l
 
 
 def load_settings(cwd: str | Path, sources: Sequence[str] = SETTING_SOURCES, *, claude: bool = False,
-                  extra: str | Path | dict[str, Any] | None = None) -> Settings:
+                  extra: str | Path | dict[str, Any] | None = None, trusted: bool | None = None) -> Settings:
     """Read and merge the settings files (see the module docstring). `extra` is --settings:
-    a file path, a JSON string, or a dict."""
+    a file path, a JSON string, or a dict. `trusted`: whether the project's files count in full
+    (None: as the trust store says for cwd); untrusted, they only narrow (trust.py)."""
     cwd = Path(cwd).resolve()
-    s = Settings()
+    s = Settings(trusted=trusted_for(None, cwd) if trusted is None else trusted)
+    # The user's own files stay the user's when cwd is the home directory (read once).
+    user_files = {(loopwright_home() / "settings.json").resolve(), (Path.home() / ".claude" / "settings.json").resolve()}
     for path, base in settings_files(cwd, sources, claude):
-        if path.is_file():
-            s.add(read_json_file(path), str(path), base)
-            s.files.append(path)
+        if not path.is_file() or path.resolve() in {p.resolve() for p in s.files}:
+            continue
+        data = read_json_file(path)
+        if path.resolve() not in user_files and not s.trusted:
+            data, ignored = narrow_settings(data, str(path))
+            s.ignored += ignored
+        s.add(data, str(path), base)
+        s.files.append(path)
+    if not s.trusted and "project" in sources and (cwd / ".mcp.json").is_file():
+        s.ignored.append(Ignored("command", str(cwd / ".mcp.json"), "its MCP servers"))
     if extra is not None:
         if isinstance(extra, dict):
             s.add(extra, "--settings", cwd)
@@ -277,7 +295,8 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
     if uses_settings(options):
         sources = options.setting_sources
         settings = load_settings(cwd, SETTING_SOURCES if sources is None else sources,
-                                 claude=options.claude_settings, extra=options.settings)
+                                 claude=options.claude_settings, extra=options.settings,
+                                 trusted=trusted_for(options, cwd))
     mode = options.permission_mode
     if mode is None and settings is not None:
         mode = settings.default_mode or "default"  # type: ignore[assignment]

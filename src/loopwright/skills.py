@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .tools.base import Tool, ToolContext, ToolError
+from .trust import Ignored
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 MAX_DESCRIPTION = 1024
@@ -80,45 +81,75 @@ class Skill:
     description: str
     path: Path  # its SKILL.md
     allowed_tools: list[str] = field(default_factory=list)
+    ignored: list[Ignored] = field(default_factory=list)  # its allowed-tools, in an untrusted workspace
 
     @property
     def folder(self) -> Path:
         return self.path.parent
 
     def body(self) -> str:
-        return split_front_matter(self.path.read_text(encoding="utf-8", errors="replace"))[1]
+        text = read_text_capped(self.path)
+        if not isinstance(text, tuple):
+            raise OSError(text)
+        return split_front_matter(text[0])[1]
+
+
+def read_text_capped(path: Path) -> tuple[str] | str:
+    """(the text,) of a skill's or command's Markdown file, or why it is not read: a FIFO, a
+    device or a file over the memory cap is never read (a repository's file must not hang or
+    flood the run)."""
+    from .memory import read_capped
+
+    data = read_capped(path.resolve())
+    return (data.decode("utf-8", "replace"),) if isinstance(data, bytes) else data.replace("memory file", "skill or command")
 
 
 def config_dirs(cwd: Path, sources: Iterable[str], kind: str, home: Path | None = None) -> list[Path]:
-    """Where `kind` ("skills", "commands") folders live for these setting sources: the project's
-    `.loopwright/<kind>` and `.claude/<kind>` (cwd, then the repository root), then the user's."""
+    """Where `kind` ("skills", "commands") folders live for these setting sources: the user's,
+    then the project's `.loopwright/<kind>` and `.claude/<kind>` (cwd, then the repository root).
+    The first of a name wins, so a project never shadows the user's own (the user's dir is first)."""
     from .home import loopwright_home
     from .memory import repo_root
 
     want = set(sources)
     out: list[Path] = []
+    if "user" in want:
+        out.append((home or loopwright_home()) / kind)
     if "project" in want:
         for base in dict.fromkeys([cwd, repo_root(cwd)]):
             out += [base / ".loopwright" / kind, base / ".claude" / kind]
-    if "user" in want:
-        out.append((home or loopwright_home()) / kind)
     return out
 
 
-def find_skills(cwd: str | Path, sources: Iterable[str], home: Path | None = None) -> tuple[list[Skill], list[str]]:
-    """The skills of these setting sources (the first of a name wins: project before user), and
-    a warning for each SKILL.md that cannot be used, naming the file and the field."""
+def is_users(d: Path, kind: str, home: Path | None = None) -> bool:
+    """Is `d` the user's own `kind` folder (not a project's)?"""
+    from .home import loopwright_home
+
+    return d == (home or loopwright_home()) / kind
+
+
+def find_skills(cwd: str | Path, sources: Iterable[str], home: Path | None = None,
+                trusted: bool | None = None) -> tuple[list[Skill], list[str]]:
+    """The skills of these setting sources (the first of a name wins: the user's before the
+    project's), and a warning for each SKILL.md that cannot be used, naming the file and the
+    field. `trusted` (None: the trust store's word for cwd): untrusted, a project skill's
+    allowed-tools are ignored (Skill.ignored)."""
+    from .trust import narrow_tools, trusted_for
+
+    cwd = Path(cwd).resolve()
+    trusted = trusted_for(None, cwd) if trusted is None else trusted
     skills: dict[str, Skill] = {}
     warnings: list[str] = []
-    for d in config_dirs(Path(cwd).resolve(), sources, "skills", home):
+    for d in config_dirs(cwd, sources, "skills", home):
         if not d.is_dir():
             continue
+        users = is_users(d, "skills", home)
         for md in sorted(d.glob("*/SKILL.md")):
-            try:
-                meta, _ = split_front_matter(md.read_text(encoding="utf-8", errors="replace"))
-            except OSError as e:
-                warnings.append(f"{md}: cannot read ({e.strerror or e}); skill skipped")
+            text = read_text_capped(md)
+            if not isinstance(text, tuple):
+                warnings.append(f"{md}: {text}; skill skipped")
                 continue
+            meta, _ = split_front_matter(text[0])
             if meta is None:
                 warnings.append(f"{md}: no front matter (--- name: ... description: ... ---); skill skipped")
                 continue
@@ -128,8 +159,14 @@ def find_skills(cwd: str | Path, sources: Iterable[str], home: Path | None = Non
                 warnings.append(f"{md}: name {name!r} must be lowercase letters, digits and hyphens; skill skipped")
             elif not isinstance(desc, str) or not desc.strip():
                 warnings.append(f"{md}: the front matter has no description; skill skipped")
-            elif name not in skills:
-                skills[name] = Skill(name, desc.strip()[:MAX_DESCRIPTION], md, as_list(meta.get("allowed-tools")))
+            elif name in skills:
+                if not users and is_users(skills[name].folder.parent, "skills", home):
+                    warnings.append(Ignored("name", str(md), f"skill {name!r}",
+                                            f"the user's own skill {name!r} ({skills[name].path}) keeps the name").line())
+            else:
+                allowed = as_list(meta.get("allowed-tools"))
+                ignored = narrow_tools(allowed, str(md), f"skill {name!r}") if not (users or trusted) else []
+                skills[name] = Skill(name, desc.strip()[:MAX_DESCRIPTION], md, [] if ignored else allowed, ignored)
     return list(skills.values()), warnings
 
 

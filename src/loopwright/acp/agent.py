@@ -27,6 +27,7 @@ from acp.helpers import update_available_commands, update_current_mode
 from .. import __version__
 
 if TYPE_CHECKING:  # imported by the first session: the editor waits for initialize's answer
+    from ..blocks import Prompt
     from ..options import AgentOptions
     from .permission import AcpAsker
     from .updates import Updates
@@ -84,7 +85,7 @@ class LoopwrightAcpAgent:
             protocol_version=acp.PROTOCOL_VERSION,
             agent_capabilities=s.AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=s.PromptCapabilities(image=False, audio=False, embedded_context=True),
+                prompt_capabilities=s.PromptCapabilities(image=True, audio=False, embedded_context=True),
                 mcp_capabilities=s.McpCapabilities(http=True, sse=True),
                 session_capabilities=s.SessionCapabilities(list=s.SessionListCapabilities()),
             ),
@@ -163,8 +164,15 @@ class LoopwrightAcpAgent:
         return session
 
     def _trust(self, session: AcpSession) -> None:
-        """The seam for workspace trust (#22): a workspace the user has not trusted is narrowed
-        here as the CLI narrows it, and the editor told. Nothing to do until trust exists."""
+        """Workspace trust (trust/): an untrusted workspace is narrowed by the run itself, as in
+        the CLI; here the editor is told what of the project is left out and how to trust it
+        (a thought message with the first prompt's updates). Reads files only; runs nothing."""
+        from ..trust.review import review
+
+        r = review(session.options)
+        if not r.trusted and r.ignored:
+            session.notes.append(f"The workspace {r.workspace} is not trusted: what of the project could run "
+                                 "code, grant permissions or send data is ignored:\n" + "\n".join(r.lines()))
 
     def _announce(self, session: AcpSession) -> None:
         """available_commands_update: custom commands and skills, after the session's answer."""
@@ -246,7 +254,8 @@ class LoopwrightAcpAgent:
         if session.control is not None:
             raise acp.RequestError.invalid_request({"message": PROMPT_BUSY})
         text = prompt_text(prompt)
-        if not text.strip():
+        images = prompt_images(prompt)
+        if not text.strip() and not images:
             raise acp.RequestError.invalid_params({"prompt": "the prompt has no text"})
         control = session.control = RunControl()  # busy from here: a second prompt is refused
         result: ResultMessage | None = None
@@ -263,7 +272,8 @@ class LoopwrightAcpAgent:
                               resume=session.id if session.resumable else None)
             updates = session.updates = Updates(self._sender(session, control), session.cwd,
                                                 terminals=session.terminals)
-            async for msg in query(text, options, control=control):
+            run_prompt: Prompt = [{"type": "text", "text": text}, *images] if images else text
+            async for msg in query(run_prompt, options, control=control):
                 await updates.message(msg)
                 await self._notes(session)
                 if isinstance(msg, ResultMessage):
@@ -355,9 +365,15 @@ def prompt_text(blocks: list[Any]) -> str:
                 parts.append(f'<context ref="{r.uri}">\n{r.text}\n</context>')
             else:
                 parts.append(f"@{_path_of(r.uri)}")
-        elif isinstance(b, (s.ImageContentBlock, s.AudioContentBlock)):
-            parts.append(f"[an {b.type} was attached; this agent reads text only]")
+        elif isinstance(b, s.AudioContentBlock):
+            parts.append(f"[an {b.type} was attached; this agent reads text and images only]")
     return "\n".join(parts)
+
+
+def prompt_images(blocks: list[Any]) -> list[dict[str, Any]]:
+    """The prompt's images as the model's image blocks (base64 data with its media type)."""
+    return [{"type": "image", "source": {"type": "base64", "media_type": b.mime_type, "data": b.data}}
+            for b in blocks if isinstance(b, s.ImageContentBlock) and b.data]
 
 
 def _path_of(uri: str) -> str:

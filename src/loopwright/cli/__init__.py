@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "stats": ("loopwright.view.cli:stats_main", "stats [SESSION]"),
     "batch": ("loopwright.batching:batch_main", "batch TASKS.jsonl -o RESULTS.jsonl"),
     "mcp": ("loopwright.mcp.cli:mcp_main", "mcp list|get|add|remove|serve"),
+    "trust": ("loopwright.cli.trust:trust_main", "trust [DIR] | trust list | trust revoke DIR"),
     "acp": ("loopwright.acp:acp_main", "acp [OPTIONS]"),
 }
 
@@ -80,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no project memory (AGENTS.md, CLAUDE.md, LOOPWRIGHT.md are not read)")
     p.add_argument("--claude-settings", action="store_true",
                    help="also read Claude Code's settings files (~/.claude, .claude/settings*.json)")
+    p.add_argument("--trust", action="store_true",
+                   help="trust this workspace's project settings, .mcp.json, skills and commands for this run "
+                        "(`loopwright trust DIR` keeps it); untrusted, they can only narrow what you allow")
     p.add_argument("--sandbox", action="store_true",
                    help="run each Bash command in the OS sandbox (bubblewrap; the settings' \"sandbox\" object)")
     p.add_argument("--agents", help="subagent types for the Agent tool: a JSON object (or file) "

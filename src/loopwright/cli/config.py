@@ -250,6 +250,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         setting_sources=[x.strip() for x in (getattr(args, "setting_sources", None) or "").split(",") if x.strip()],
         settings=getattr(args, "settings", None),
         claude_settings=bool(getattr(args, "claude_settings", False)),
+        trust_workspace=True if getattr(args, "trust", False) else None,  # None: the trust store decides
         sandbox=True if getattr(args, "sandbox", False) else None,  # on top of the settings' "sandbox"
         memory=not getattr(args, "bare", False),
         output_format=output_format(getattr(args, "json_schema", None)),

@@ -107,8 +107,14 @@ def custom_command(prompt: str, options: AgentOptions) -> tuple[str, AgentOption
     if not prompt.startswith("/") or options.setting_sources is None:
         return prompt, options
     from ..commands import expand, find_commands
+    from ..trust import advice, trusted_for
 
-    ex = expand(prompt, find_commands(str(options.cwd or "."), options.setting_sources))
+    cwd = str(options.cwd or ".")
+    notes: list[str] = []
+    ex = expand(prompt, find_commands(cwd, options.setting_sources, trusted=trusted_for(options, cwd),
+                                      warnings=notes))
+    for line in [*notes, *(i.line(advice(cwd)) for i in (ex.command.ignored if ex else []))]:
+        print(f"loopwright: warning: {line}", file=sys.stderr)
     if ex is None:
         return prompt, options
     return ex.prompt, replace(options, allowed_tools=[*options.allowed_tools, *ex.allowed_tools],

@@ -267,8 +267,13 @@ class Repl:
     def custom_command(self, line: str) -> str | None:
         """A custom command's prompt (commands.py), or None."""
         from ..commands import expand, find_commands
+        from ..trust import advice, trusted_for
 
-        ex = expand(line, find_commands(self.cwd(), self.base_options.setting_sources or []))
+        notes: list[str] = []
+        ex = expand(line, find_commands(self.cwd(), self.base_options.setting_sources or [],
+                                        trusted=trusted_for(self.base_options, self.cwd()), warnings=notes))
+        for note in [*notes, *(i.line(advice(self.cwd())) for i in (ex.command.ignored if ex else []))]:
+            self.say(f"  ⚠ {note}")
         if ex is None:
             return None
         self.say(f"  /{ex.command.name}: {ex.command.description or ex.command.path}")
@@ -282,7 +287,9 @@ class Repl:
         if not o.memory or not o.setting_sources:
             self.say("  project memory is off (--bare)")
             return
-        mem = load_memory(self.cwd(), o.setting_sources)
+        from ..trust import trusted_for
+
+        mem = load_memory(self.cwd(), o.setting_sources, trusted=trusted_for(o, self.cwd()))
         for f in mem.files:
             self.say(f"  {f.scope:8} {f.path} ({len(f.text):,} chars)")
         for w in mem.warnings:
@@ -545,6 +552,9 @@ def interactive_main(args: argparse.Namespace) -> int:
         from ..mcp.config import ask_project_approval
 
         note = check_sessions(options)  # before the prompt: -r with no such session exits 2 now
+        from .trust import trust_dialog
+
+        options = trust_dialog(options, input, print)  # before anything of the project runs (trust.py)
         ask_project_approval(options, input)  # .mcp.json servers are untrusted until approved
     except (UsageError, ValueError) as e:
         print(f"loopwright: {e}", file=sys.stderr)

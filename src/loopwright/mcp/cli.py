@@ -49,7 +49,13 @@ def _write_obj(path: Path, data: dict[str, Any]) -> None:
 
 
 def configured(cwd: Path) -> list[ServerConfig]:
+    """The servers a run here would start: in a workspace not trusted (trust/), none of the project's."""
+    from ..trust import advice
+
     settings = load_settings(cwd)
+    for i in settings.ignored:
+        if "mcp" in i.item.lower():
+            print(f"loopwright mcp: {i.line(advice(cwd))}", file=sys.stderr)
     return collect(None, cwd, settings=settings)
 
 

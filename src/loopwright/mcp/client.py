@@ -53,6 +53,10 @@ START_TIMEOUT_MS = 30_000
 TOOL_TIMEOUT_MS = 600_000
 MAX_OUTPUT_TOKENS = 25_000
 CHARS_PER_TOKEN = 4  # a rough, conservative estimate: the cap is a guard, not an accounting
+# Bytes caps for the blocks that are not text (text is capped in tokens above): an image is
+# resent with every later call, so one 30 MB image would cost every turn after it.
+MAX_IMAGE_BYTES = 5 * 1024 * 1024  # the Messages API's limit for one image
+MAX_RESULT_BYTES = 10 * 1024 * 1024  # all images of one result together
 STOP_BOUND_S = 10.0  # the SDK's own shutdown is bounded (~6 s worst case); this bounds ours
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 LIST_RESOURCES, READ_RESOURCE = "ListMcpResources", "ReadMcpResource"
@@ -173,6 +177,10 @@ class Connection:
         if cfg.type == "stdio":
             from mcp import StdioServerParameters
             from mcp.client.stdio import stdio_client
+
+            from .lines import install
+
+            install()  # linear line reading, a cap on one line (lines.py)
 
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
             cwd = Path(self.cwd, os.path.expanduser(cfg.cwd)) if cfg.cwd else self.cwd
@@ -345,9 +353,28 @@ def result_output(result: Any, ctx: ToolContext | None) -> ToolOutput:
     return ToolOutput(blocks, is_error)
 
 
+def cap_images(blocks: list[Block]) -> list[Block]:
+    """Images over MAX_IMAGE_BYTES each, or past MAX_RESULT_BYTES together, become a notice."""
+    out: list[Block] = []
+    total = 0
+    for b in blocks:
+        if isinstance(b, ImageBlock):
+            data = b.source.get("data")
+            size = len(data) * 3 // 4 if isinstance(data, str) else 0
+            total += size
+            if size > MAX_IMAGE_BYTES or total > MAX_RESULT_BYTES:
+                why = (f"over the {MAX_IMAGE_BYTES:,}-byte cap for one image" if size > MAX_IMAGE_BYTES
+                       else f"past the {MAX_RESULT_BYTES:,}-byte cap for one result's images")
+                out.append(TextBlock(f"[image ({b.source.get('media_type')}) of {size:,} bytes not shown: {why}]"))
+                continue
+        out.append(b)
+    return out
+
+
 def cap(blocks: list[Block], ctx: ToolContext | None) -> list[Block]:
     """Cut text beyond MAX_MCP_OUTPUT_TOKENS, with a notice; save the whole output beside the
-    session transcript when there is one."""
+    session transcript when there is one. Images are capped in bytes (cap_images)."""
+    blocks = cap_images(blocks)
     limit = max_output_chars()
     total = sum(len(b.text) for b in blocks if isinstance(b, TextBlock))
     if total <= limit:
@@ -380,15 +407,40 @@ def _save_full(text: str, ctx: ToolContext | None) -> str | None:
 
 # --- the run's servers ----------------------------------------------------------------------------
 
+def sdk_log_file() -> Path:
+    """Where the MCP SDK's own log goes: a server's junk on stdout (each line a parse error with
+    its traceback) is written there, never to the terminal."""
+    from ..home import loopwright_home
+
+    return loopwright_home() / "logs" / "mcp.log"
+
+
+def _sdk_logs_to_file() -> None:
+    sdk = logging.getLogger("mcp")
+    if getattr(sdk, "_loopwright_file", None) is not None:
+        return
+    path = sdk_log_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+    except OSError:  # no writable home: the log is dropped, still never on the terminal
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    sdk.addHandler(handler)
+    sdk.propagate = False
+    sdk._loopwright_file = handler  # type: ignore[attr-defined]
+
+
 class McpRuntime:
     """The servers of one run and the loopwright Tools they give."""
 
     def __init__(self, configs: list[ServerConfig], cwd: Path, env: dict[str, str] | None = None) -> None:
+        _sdk_logs_to_file()
         self.cwd = cwd
         self.env = {**os.environ, **(env or {})}
         self.connections = [Connection(c, cwd, self.env) for c in configs]
         self.warnings: list[str] = []
-        self.parts = naming.unique_server_parts([c.name for c in configs])
+        self.parts, self.clashes = naming.unique_server_parts([c.name for c in configs])
 
     def status(self) -> list[dict[str, Any]]:
         return [c.info() for c in self.connections]
@@ -410,6 +462,8 @@ class McpRuntime:
                               "enabledMcpjsonServers in settings")
             elif cfg.error:
                 conn.fail(cfg.error)
+            elif conn.name in self.clashes:
+                conn.fail(self.clashes[conn.name])
             elif self.parts.get(conn.name) is None:
                 conn.fail(f"the server name {conn.name!r} cannot be made part of a valid tool name "
                           "(letters, digits, _ and -, at most 49 characters)")
@@ -496,6 +550,11 @@ class McpRuntime:
 def schema_problem(schema: Any) -> str | None:
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return "is not a JSON Schema with type \"object\""
+    from ..tools.base import remote_refs
+
+    refs = remote_refs(schema)
+    if refs:  # never fetched: the server would make this machine send requests for it
+        return f"refers to {refs[0]!r} outside itself ($ref to a URL or file is never fetched)"
     import jsonschema
 
     try:

@@ -13,7 +13,8 @@ Where servers come from, lowest priority first (a later one with the same name w
 user settings (`~/.loopwright/settings.json` `mcpServers`), the project's `.mcp.json`,
 project and local settings, then the run's own (`AgentOptions(mcp_servers=...)`,
 `--mcp-config`). With `strict_mcp_config` only the run's own are used. `.mcp.json` servers
-are project scope and untrusted until approved: `enableAllProjectMcpServers: true` or their
+are project scope: never read in a workspace the user has not trusted (trust.py), and
+untrusted until approved: `enableAllProjectMcpServers: true` or their
 name in `enabledMcpjsonServers` (and not in `disabledMcpjsonServers`); until then they are
 listed as `needs-approval` and not started.
 
@@ -211,16 +212,25 @@ class Approval:
 
 
 def collect(dynamic: Any, cwd: Path, *, settings: Settings | None = None, strict: bool = False, project: bool = True,
-            env: Mapping[str, str] | None = None) -> list[ServerConfig]:
+            env: Mapping[str, str] | None = None, notes: list[str] | None = None) -> list[ServerConfig]:
     """Every configured server, by priority (see the module docstring), as ServerConfigs.
 
     `dynamic`: AgentOptions.mcp_servers (a dict, a path, or None). `settings`: the run's
-    settings.Settings (None: no settings files, so no `.mcp.json` either)."""
+    settings.Settings (None: no settings files, so no `.mcp.json` either). A server of the
+    project's files (.mcp.json, the project's settings) never replaces the user's own of the
+    same name: it is left out and named in `notes`."""
     env = {**os.environ, **(settings.env if settings is not None else {})} if env is None else env
     found: dict[str, ServerConfig] = {}
+    in_project = str(cwd.resolve()) + os.sep
 
     def add(servers: Mapping[str, Any], scope: str, source: str, approval: Approval | None = None) -> None:
         for name, raw in servers.items():
+            old = found.get(str(name))
+            if old is not None and old.scope == "user" and os.path.abspath(source).startswith(in_project):
+                if notes is not None:
+                    notes.append(f"ignored MCP server {name!r} from {source}: the user's own server {name!r} "
+                                 f"({old.source}) keeps the name")
+                continue
             cfg = parse_server(str(name), raw, scope=scope, source=source, env=env)
             if approval is not None and not approval.approved(cfg.name):
                 cfg.needs_approval = True
@@ -232,7 +242,7 @@ def collect(dynamic: Any, cwd: Path, *, settings: Settings | None = None, strict
         user = [e for e in entries if e[3] == "user"]
         for name, raw, where, _scope in user:
             add({name: raw}, "user", where)
-        if project:
+        if project and getattr(settings, "trusted", True):  # untrusted: settings.ignored names it
             path = cwd / MCP_JSON
             if path.is_file():
                 approval = Approval(settings.enable_all_project_mcp_servers, list(settings.enabled_mcpjson_servers),
@@ -250,7 +260,8 @@ def collect(dynamic: Any, cwd: Path, *, settings: Settings | None = None, strict
     return list(found.values())
 
 
-def for_run(options: AgentOptions, cwd: Path, settings: Settings | None) -> list[ServerConfig]:
+def for_run(options: AgentOptions, cwd: Path, settings: Settings | None,
+            notes: list[str] | None = None) -> list[ServerConfig]:
     """The servers a run starts (no SDK import: an empty list when none is configured).
     Raises McpConfigError for a file that cannot be read, before any model call."""
     dynamic = options.mcp_servers
@@ -259,7 +270,7 @@ def for_run(options: AgentOptions, cwd: Path, settings: Settings | None) -> list
         return []
     sources = options.setting_sources
     project = sources is None or "project" in sources
-    return collect(dynamic, cwd, settings=settings, strict=strict, project=project)
+    return collect(dynamic, cwd, settings=settings, strict=strict, project=project, notes=notes)
 
 
 def mcp_cli_servers(values: list[str]) -> dict[str, Any] | None:
@@ -279,10 +290,12 @@ def ask_project_approval(options: AgentOptions, ask: Callable[[str], str]) -> li
             or not path.is_file():
         return []
     from ..settings import load_settings
+    from ..trust import trusted_for
 
     settings = load_settings(cwd, sources if sources is not None else ("user", "project", "local"),
-                             claude=options.claude_settings, extra=options.settings)
-    if settings.enable_all_project_mcp_servers:
+                             claude=options.claude_settings, extra=options.settings,
+                             trusted=trusted_for(options, cwd))
+    if settings.enable_all_project_mcp_servers or not settings.trusted:  # untrusted: never started
         return []
     decided = {*settings.enabled_mcpjson_servers, *settings.disabled_mcpjson_servers}
     pending = [n for n in servers_of(read_json(path), str(path)) if n not in decided]

@@ -4,9 +4,11 @@ Tool names for MCP tools: `mcp__<server>__<tool>`, valid for the API and never c
 
 The API takes tool names matching `^[a-zA-Z0-9_-]{1,64}$`. Other characters become `_`
 (as Claude Code does); a server name also loses runs of `_` (so `mcp__a__b` always means
-server `a`, tool `b`, for gate rules). A name that is too long, or that would collide with
-one already given, is cut and gets a short hash of the original name: deterministic, so
-the same servers give the same names (and byte-identical tool lists) on every run.
+server `a`, tool `b`, for gate rules). Two servers whose names sanitise to the same part are
+an error naming both, never a rename. A name that is too long, or a tool name that would
+collide with one already given, is cut and gets a short hash of the original name:
+deterministic, so the same servers give the same names (and byte-identical tool lists) on
+every run.
 """
 
 from __future__ import annotations
@@ -34,18 +36,25 @@ def server_part(name: str) -> str | None:
     return s if len(s) <= room else f"{s[:room - 7]}_{_hash(name)}"
 
 
-def unique_server_parts(names: list[str]) -> dict[str, str | None]:
-    """Server name -> its `<server>` part, distinct for distinct servers (None: invalid)."""
+def unique_server_parts(names: list[str]) -> tuple[dict[str, str | None], dict[str, str]]:
+    """(server name -> its `<server>` part (None: invalid), server name -> why it is not used).
+
+    Two servers whose names give the same part are both refused, naming each other: renaming
+    one would silently move the user's `mcp__<server>` rules onto the other server."""
     out: dict[str, str | None] = {}
-    taken: set[str] = set()
+    by_part: dict[str, list[str]] = {}
     for name in sorted(names):
-        part = server_part(name)
-        if part is not None and part in taken:
-            part = server_part(f"{part[:20]}_{_hash(name)}")
+        part = out[name] = server_part(name)
         if part is not None:
-            taken.add(part)
-        out[name] = part
-    return out
+            by_part.setdefault(part, []).append(name)
+    clashes: dict[str, str] = {}
+    for part, group in by_part.items():
+        if len(group) > 1:
+            for name in group:
+                clashes[name] = (f"the servers {' and '.join(repr(n) for n in group)} both become mcp__{part}: "
+                                 "rename one (neither is started, so no rule meant for one reaches the other)")
+                out[name] = None
+    return out, clashes
 
 
 def tool_names(server: str, tools: list[str]) -> dict[str, str]:

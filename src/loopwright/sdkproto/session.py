@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..assemble import query
-from ..blocks import WireMessage
+from ..blocks import Prompt, WireMessage, prompt_content
 from ..cli.config import resume_gc
 from ..cli.headless import custom_command
 from ..loop import RunControl
@@ -46,7 +46,7 @@ class SdkSession:
             # the gate's questions, AskUserQuestion's and ExitPlanMode's all go to the SDK's can_use_tool
             self.options = replace(self.options, can_use_tool=asker, ask_user=asker.ask_user,
                                    review_plan=asker.review_plan)
-        self.prompts: asyncio.Queue[str | None] = asyncio.Queue()
+        self.prompts: asyncio.Queue[Prompt | None] = asyncio.Queue()
         self.history: list[WireMessage] | None = None
         self.session_id: str | None = None
         self.control: RunControl | None = None
@@ -97,7 +97,7 @@ class SdkSession:
             return
         kind = msg.get("type") if isinstance(msg, dict) else None
         if kind == "user":
-            self.prompts.put_nowait(prompt_text(msg.get("message")))
+            self.prompts.put_nowait(line_prompt(msg.get("message")))
         elif kind == "control_request":
             req = msg.get("request")
             self.spawn(self.handle(str(msg.get("request_id")), req if isinstance(req, dict) else {}))
@@ -272,12 +272,13 @@ class SdkSession:
                               session_id=self.session_id)
         return options
 
-    async def run(self, prompt: str) -> None:
+    async def run(self, prompt: Prompt) -> None:
         sid = self.session_id or self.options.session_id or ""
         try:
             options = self.next_options()
             shown = prompt
-            prompt, options = custom_command(prompt, options)  # `/name args`: a custom command, as with -p
+            if isinstance(prompt, str):
+                prompt, options = custom_command(prompt, options)  # `/name args`: a custom command, as with -p
         except (TypeError, ValueError) as e:
             self.emit_error(str(e), sid)
             return
@@ -315,20 +316,24 @@ class SdkSession:
         self.peer.send(error_result(error, session_id))
 
 
-def prompt_text(message: Any) -> str:
-    """A user line's content as the prompt: a string, or its text blocks joined (loopwright's runs
-    take text prompts; other blocks are named, not dropped silently)."""
+def line_prompt(message: Any) -> Prompt:
+    """A user line's content as the prompt: a string, or its text, image and document blocks
+    (other blocks are named, not dropped silently)."""
     content = message.get("content") if isinstance(message, dict) else message
     if isinstance(content, str):
         return content
-    parts: list[str] = []
+    blocks: list[dict[str, Any]] = []
     for b in content or []:
-        if isinstance(b, dict) and b.get("type") == "text":
-            parts.append(str(b.get("text", "")))
-        elif isinstance(b, dict):
-            parts.append(f"[a {b.get('type')} block of the prompt is not supported by loopwright and was left out]")
-            note(f"a {b.get('type')} block in a prompt was left out (loopwright's prompts are text)")
-    return "\n\n".join(parts)
+        if not isinstance(b, dict):
+            continue
+        try:
+            blocks += prompt_content([b])
+        except TypeError as e:
+            blocks.append({"type": "text", "text": f"[a {b.get('type')} block of the prompt was left out: {e}]"})
+            note(f"a {b.get('type')} block in a prompt was left out: {e}")
+    if all(b["type"] == "text" for b in blocks):  # text only: a string, so `/command args` works
+        return "\n\n".join(b["text"] for b in blocks)
+    return blocks
 
 
 def note(text: str) -> None:

@@ -198,11 +198,31 @@ class ToolContext:
 Handler = Callable[..., Any]
 
 
+def remote_refs(schema: Any) -> list[str]:
+    """The `$ref`s of a schema that point outside it (a URL, a file): never fetched, by anyone
+    (a tool's schema from an MCP server would make this machine send requests: SSRF)."""
+    out: list[str] = []
+    stack = [schema]
+    while stack and len(out) < 10:
+        x = stack.pop()
+        if isinstance(x, dict):
+            ref = x.get("$ref")
+            if isinstance(ref, str) and not ref.startswith("#"):
+                out.append(ref)
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return out
+
+
 def _fast_validator(schema: Any) -> Any:
     """fastjsonschema's compiled check of `schema`, or False (a draft it does not know, a schema
-    it refuses: jsonschema decides). No defaults filled in, no formats checked, as jsonschema."""
+    it refuses: jsonschema decides). No defaults filled in, no formats checked, as jsonschema.
+    A schema with a remote `$ref` is never given to it (it would GET the URL)."""
     draft = str(schema.get("$schema", "draft-07")) if isinstance(schema, dict) else ""
     if not draft.rstrip("/#").endswith(("draft-04/schema", "draft-06/schema", "draft-07/schema", "draft-07")):
+        return False
+    if remote_refs(schema):
         return False
     try:
         import fastjsonschema
@@ -283,10 +303,11 @@ class Tool:
                 pass
         if self._validator is None:
             import jsonschema
+            from jsonschema_specifications import REGISTRY  # the drafts' own schemas, no retrieval
 
             cls = jsonschema.validators.validator_for(self.input_schema)
             cls.check_schema(self.input_schema)
-            self._validator = cls(self.input_schema)
+            self._validator = cls(self.input_schema, registry=REGISTRY)  # a remote $ref: an error, never a GET
         errors = sorted(self._validator.iter_errors(data), key=lambda e: list(e.path))
         if not errors:
             return None

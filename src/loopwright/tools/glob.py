@@ -2,9 +2,13 @@
 
 Glob {pattern, path?}: file paths matching a glob, newest first.
 
-Choice (as Claude Code's Glob): .gitignore is NOT applied, and hidden files match like any
-other. Only the contents of VCS metadata directories (.git, .hg, .svn) are skipped unless
-the pattern names them. Symlinked directories are not followed (no cycles); symlinked files are listed."""
+Glob hides what Grep hides (issue 22: the two agree): the ignore files Grep reads (.gitignore,
+.ignore, .rgignore, .git/info/exclude, the global excludes; ignore.py, the one matcher) apply, so
+a repository's ignore file cannot show one thing to Grep and another to Glob. A pattern or path
+that starts inside an ignored directory lists it (as Grep searches it). Hidden files match like
+any other (Claude Code's Glob lists them). The contents of VCS metadata directories (.git, .hg,
+.svn) are skipped unless the pattern names them. Symlinked directories are not followed (no
+cycles); symlinked files are listed."""
 
 from __future__ import annotations
 
@@ -13,8 +17,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..ignore import DirRules, IgnoreFiles, expand_braces, glob_matcher
 from .base import Tool, ToolContext, ToolError
-from .paths import compile_glob, expand_braces, resolve
+from .paths import resolve
 
 MAX_RESULTS = 100
 VCS_DIRS = {".git", ".hg", ".svn"}
@@ -25,7 +30,7 @@ DESCRIPTION = """Fast file pattern matching for any codebase size.
 - Supports glob patterns like "**/*.js" or "src/**/*.ts" (`*` stays within a directory, `**`
   crosses directories, `{a,b}` alternatives, `[abc]` classes). The pattern is relative to path.
 - Returns matching file paths sorted by modification time, newest first (at most 100).
-- Does not apply .gitignore; use Grep to search file contents.
+- Files hidden by .gitignore / .ignore are left out, as Grep leaves them out; use Grep to search file contents.
 - path: the directory to search in; omit it to use the current working directory."""
 
 INPUT_SCHEMA: dict[str, Any] = {
@@ -51,13 +56,15 @@ def _split_literal_prefix(pattern: str) -> tuple[str, str]:
 
 def find_files(base: Path, pattern: str) -> list[tuple[str, int]]:
     """(relative path, mtime_ns) of the regular files under base matching pattern."""
-    rx = compile_glob(pattern)
+    match = glob_matcher(pattern)
+    files = IgnoreFiles(base)
     # without `**`, a match is at most this many segments deep: stop the walk there
     max_depth = None if "**" in pattern else max(len(p.split("/")) for p in expand_braces(pattern))
     names_vcs = any(part in VCS_DIRS for part in pattern.split("/"))
     out: list[tuple[str, int]] = []
 
-    def walk(d: Path, rel: str, depth: int) -> None:
+    def walk(d: Path, rel: str, depth: int, rules: list[DirRules]) -> None:
+        rules = files.enter(d, rel, rules)
         try:
             entries = list(os.scandir(d))
         except OSError:
@@ -68,14 +75,14 @@ def find_files(base: Path, pattern: str) -> list[tuple[str, int]]:
                 if e.is_dir(follow_symlinks=False):
                     if e.name in VCS_DIRS and not names_vcs:
                         continue
-                    if max_depth is None or depth + 1 < max_depth:
-                        walk(Path(e.path), r + "/", depth + 1)
-                elif e.is_file() and rx.match(r):
+                    if (max_depth is None or depth + 1 < max_depth) and not files.check(r, True, rules):
+                        walk(Path(e.path), r + "/", depth + 1, rules)
+                elif e.is_file() and match(r) and not files.check(r, False, rules):
                     out.append((r, e.stat().st_mtime_ns))
             except OSError:
                 continue
 
-    walk(base, "", 0)
+    walk(base, "", 0, files.top)
     return out
 
 

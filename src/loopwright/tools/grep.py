@@ -15,9 +15,8 @@ What both engines do (ripgrep's defaults plus `--no-require-git`):
 - `glob` filters (gitignore-style, `!` to exclude) and `type` filters take precedence over
   ignore rules and hiding, exactly as in ripgrep: `glob: "*.py"` also finds `.hidden.py`.
 
-Ignore files are read by `GitIgnore` below rather than `pathspec`: gitignore globs must match
-a path itself, not the paths under a matched directory (pathspec does the latter), or a parent's
-`.venv/` rule would hide everything when the search starts inside `.venv`.
+Ignore files and `glob` filters are read by the one matcher of ignore.py (on pathspec), which
+Glob uses too: both hide the same files.
 Tests and benchmarks force an engine with ToolState(grep_engine="rg" | "python").
 
 Grep never hangs: a FIFO or a device as `path` is refused (and passed over inside a tree);
@@ -59,8 +58,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..ignore import DirRules, IgnoreFiles, IgnoreRules, segment_regex
 from .base import Tool, ToolContext, ToolError
-from .paths import _segment_regex, expand_braces, glob_regex, resolve
+from .paths import resolve
 
 MAX_COLUMNS = 500  # content lines longer than this are cut (Claude Code passes rg --max-columns 500)
 MAX_OUTPUT_CHARS = 30_000
@@ -412,68 +412,14 @@ def compile_pattern(q: Query) -> re.Pattern[str]:
         raise ToolError(f"regex parse error: {e} (pattern {q.pattern!r})") from e
 
 
-class GitIgnore:
-    """Gitignore-style globs as ripgrep's `ignore` crate reads them. Unlike `pathspec`, a glob
-    matches the path itself only, never the paths under a matched directory (the walk prunes
-    ignored directories instead). That difference shows when the search root lies inside an
-    ignored directory: `.venv/` in a parent's .gitignore must not hide `.venv/lib/x.py` when
-    the search starts in `.venv/lib`."""
-
-    def __init__(self, lines: list[str]) -> None:
-        self.rules: list[tuple[re.Pattern[str], bool, bool]] = []  # (regex, negated, dir_only)
-        for line in lines:
-            rule = self._compile(line)
-            if rule is not None:
-                self.rules.append(rule)
-
-    @staticmethod
-    def _compile(line: str) -> tuple[re.Pattern[str], bool, bool] | None:
-        if line.startswith("#"):
-            return None
-        stripped = line.rstrip(" \t\r")
-        if stripped.endswith("\\") and len(stripped) < len(line):
-            stripped += " "  # an escaped trailing space stays
-        line = stripped
-        if not line:
-            return None
-        negated = line.startswith("!")
-        if negated:
-            line = line[1:]
-        elif line.startswith(("\\!", "\\#")):
-            line = line[1:]
-        anchored = line.startswith("/")
-        if anchored:
-            line = line[1:]
-        dir_only = line.endswith("/")
-        if dir_only:
-            line = line[:-1]
-        if not line:
-            return None
-        if not anchored and "/" not in line and not line.startswith("**"):
-            line = "**/" + line
-        body = "|".join(glob_regex(x) for x in expand_braces(line))
-        return re.compile(f"^(?:{body})$", re.DOTALL), negated, dir_only
-
-    def __bool__(self) -> bool:
-        return bool(self.rules)
-
-    def check(self, rel: str, is_dir: bool) -> bool | None:
-        """True: ignored; False: whitelisted by a `!` rule; None: no rule matches. The last
-        matching rule wins."""
-        for rx, negated, dir_only in reversed(self.rules):
-            if (not dir_only or is_dir) and rx.match(rel):
-                return not negated
-        return None
-
-
 def override_matcher(globs: list[str]) -> Callable[[str, bool], bool | None] | None:
     """rg's --glob overrides: gitignore-style globs on the path relative to the search root,
     with the meaning flipped (a plain glob whitelists, `!glob` ignores).
     Returns match(rel, is_dir) -> True (whitelisted), False (ignored) or None (no opinion)."""
     if not globs:
         return None
-    gi = GitIgnore(globs)
-    has_white = any(not neg for _, neg, _ in gi.rules)
+    gi = IgnoreRules(globs)
+    has_white = any(not neg for _, neg in gi.rules)
 
     def match(rel: str, is_dir: bool) -> bool | None:
         res = gi.check(rel, is_dir)
@@ -492,51 +438,8 @@ def type_matcher(name: str | None) -> Callable[[str], bool] | None:
     globs = TYPES.get(name)
     if globs is None:
         raise ToolError(f"rg error: unrecognized file type: {name}. Known types: {', '.join(sorted(TYPES))}.")
-    rx = re.compile("^(?:" + "|".join(_segment_regex(g) for g in globs) + ")$", re.DOTALL)
+    rx = re.compile("^(?:" + "|".join(segment_regex(g).pattern for g in globs) + ")$", re.DOTALL)
     return lambda base: rx.match(base) is not None
-
-
-@dataclass
-class _Rules:
-    """The ignore files of one directory."""
-
-    prefix: str  # prepended to the root-relative path ...
-    cut: int  # ... after dropping this many leading characters
-    kinds: tuple[GitIgnore | None, ...]  # .rgignore, .ignore, .gitignore, .git/info/exclude
-    has_git: bool
-
-
-def _spec(path: Path) -> GitIgnore | None:
-    try:
-        spec = GitIgnore(path.read_text(errors="replace").splitlines())
-    except OSError:
-        return None
-    return spec or None
-
-
-def _dir_rules(d: Path, prefix: str, cut: int) -> _Rules | None:
-    has_git = os.path.exists(d / ".git")
-    kinds = (_spec(d / ".rgignore"), _spec(d / ".ignore"), _spec(d / ".gitignore"),
-             _spec(d / ".git" / "info" / "exclude") if has_git else None)
-    if not has_git and not any(kinds):
-        return None
-    return _Rules(prefix, cut, kinds, has_git)
-
-
-def _global_excludes() -> GitIgnore | None:
-    home = Path.home()
-    path: Path | None = None
-    try:
-        cfg = (home / ".gitconfig").read_text(errors="replace")
-        m = re.search(r"(?im)^\s*excludesfile\s*=\s*(.+?)\s*$", cfg)
-        if m:
-            path = Path(os.path.expanduser(m.group(1).strip('"')))
-    except OSError:
-        pass
-    if path is None:
-        xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
-        path = Path(xdg) / "git" / "ignore"
-    return _spec(path) if path.is_file() else None
 
 
 def _decode(data: bytes, explicit: bool = False) -> str | None:
@@ -745,39 +648,14 @@ def run_python(q: Query) -> list[FileHits]:
 
     overrides = override_matcher(q.globs)
     types = type_matcher(q.type)
-    # ignore files of the parents of the root apply, relative to their own directories
-    stack: list[_Rules] = []
-    for anc in reversed(q.root.parents):
-        r = _dir_rules(anc, q.root.relative_to(anc).as_posix() + "/", 0)
-        if r is not None:
-            stack.append(r)
-    repo = next((a for a in (q.root, *q.root.parents) if (a / ".git").exists()), None)
-    global_prefix = (q.root.relative_to(repo).as_posix() + "/") if repo and repo != q.root else ""
-    global_spec = _global_excludes()
+    files = IgnoreFiles(q.root)  # the one ignore matcher (ignore.py), as Glob uses it
 
-    def ignored(rel: str, name: str, is_dir: bool, rules: list[_Rules]) -> bool:
+    def ignored(rel: str, name: str, is_dir: bool, rules: list[DirRules]) -> bool:
         if overrides is not None:
             o = overrides(rel, is_dir)
             if o is not None:
                 return not o
-        white = False
-        res: bool | None = None
-        # as ripgrep: any .rgignore match beats any .ignore match, which beats .gitignore, then
-        # .git/info/exclude, then the global excludes; within a kind the deepest directory wins;
-        # .gitignore files above the enclosing repository's root do not apply.
-        for kind in range(4):
-            for r in reversed(rules):
-                spec = r.kinds[kind]
-                if spec is not None:
-                    res = spec.check(r.prefix + rel[r.cut:], is_dir)
-                    if res is not None:
-                        break
-                if kind >= 2 and r.has_git:
-                    break
-            if res is not None:
-                break
-        if res is None and global_spec is not None:
-            res = global_spec.check(global_prefix + rel, is_dir)
+        res = files.check(rel, is_dir, rules)
         if res:
             return True
         white = res is False
@@ -787,10 +665,8 @@ def run_python(q: Query) -> list[FileHits]:
             white = True
         return not white and name.startswith(".")
 
-    def walk(d: str, rel: str, rules: list[_Rules]) -> None:
-        here = _dir_rules(Path(d), "", len(rel))
-        if here is not None:
-            rules = [*rules, here]
+    def walk(d: str, rel: str, rules: list[DirRules]) -> None:
+        rules = files.enter(d, rel, rules)
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError:
@@ -808,7 +684,7 @@ def run_python(q: Query) -> list[FileHits]:
             except OSError:
                 continue
 
-    walk(str(q.root), "", stack)
+    walk(str(q.root), "", files.top)
     return results
 
 

@@ -2,13 +2,12 @@
 and tools.base.
 
 Shared helpers of the built-in tools: path resolution, the read-before-write record,
-text encodings, and glob-to-regex translation (used by Glob and by Grep's Python engine)."""
+and text encodings. (Globs and ignore files: ignore.py, the one matcher.)"""
 
 from __future__ import annotations
 
 import codecs
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,94 +149,3 @@ def looks_binary(data: bytes) -> bool:
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return False
     return b"\0" in head
-
-
-# --- globs -----------------------------------------------------------------------------------
-
-def expand_braces(pattern: str) -> list[str]:
-    """`a.{py,pyi}` -> [`a.py`, `a.pyi`] (nested braces work; unbalanced ones stay literal)."""
-    depth = 0
-    start = -1
-    for i, c in enumerate(pattern):
-        if c == "\\":
-            continue
-        if c == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif c == "}" and depth > 0:
-            depth -= 1
-            if depth == 0:
-                inner = pattern[start + 1:i]
-                parts, d, cur = [], 0, ""
-                for ch in inner:
-                    if ch == "," and d == 0:
-                        parts.append(cur)
-                        cur = ""
-                        continue
-                    d += ch == "{"
-                    d -= ch == "}"
-                    cur += ch
-                parts.append(cur)
-                if len(parts) == 1:  # `{x}`: not an alternation
-                    continue
-                head, tail = pattern[:start], pattern[i + 1:]
-                return [x for p in parts for x in expand_braces(head + p + tail)]
-    return [pattern]
-
-
-def _segment_regex(seg: str) -> str:
-    """One path segment (no `/`): `*`, `?`, `[...]`, escapes."""
-    out = []
-    i = 0
-    while i < len(seg):
-        c = seg[i]
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "\\" and i + 1 < len(seg):
-            i += 1
-            out.append(re.escape(seg[i]))
-        elif c == "[":
-            j = i + 1
-            if j < len(seg) and seg[j] in "!^":
-                j += 1
-            if j < len(seg) and seg[j] == "]":
-                j += 1
-            while j < len(seg) and seg[j] != "]":
-                j += 1
-            if j >= len(seg):
-                out.append(re.escape(c))
-            else:
-                body = seg[i + 1:j]
-                neg = body[:1] in ("!", "^")
-                if neg:
-                    body = body[1:]
-                body = body.replace("\\", "\\\\").replace("[", "\\[")
-                out.append(f"[{'^' if neg else ''}{body}]")
-                i = j
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
-def glob_regex(pattern: str) -> str:
-    """Regex (no anchors) for a `/`-separated glob where `*` stays inside a segment and a
-    `**` segment matches any number of segments (zero included)."""
-    segs = pattern.split("/")
-    out = ""
-    for k, seg in enumerate(segs):
-        last = k == len(segs) - 1
-        if seg == "**":
-            out += ".*" if last else "(?:[^/]*/)*"  # `a/**` = everything inside a; `**/x` = x at any depth
-        else:
-            out += _segment_regex(seg) + ("" if last else "/")
-    return out
-
-
-def compile_glob(pattern: str) -> re.Pattern[str]:
-    """Glob tool semantics: the pattern is anchored at the search directory, braces expand."""
-    alts = [glob_regex(p) for p in expand_braces(pattern)]
-    return re.compile("^(?:" + "|".join(alts) + ")$", re.DOTALL)

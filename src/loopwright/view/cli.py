@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -67,6 +68,12 @@ def _load(arg: str | None, prog: str) -> SessionView | None:
     return view
 
 
+def safe_id(session_id: str) -> str:
+    """A transcript's session id as a file name part: it comes from the file, so `../` or a slash
+    never reaches the path (letters, digits, `-`, `_` and `.` only, no leading dot, at most 80)."""
+    return re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]", "_", session_id)).lstrip(".")[:80] or "session"
+
+
 def view_main(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(prog="loopwright view",
                                 description="Write a session as one self-contained HTML page (the n_k chart, "
@@ -79,7 +86,7 @@ def view_main(argv: Sequence[str]) -> int:
     view = _load(args.session, "loopwright view")
     if view is None:
         return 1
-    out = Path(args.output) if args.output else Path(tempfile.gettempdir()) / f"loopwright-{view.session_id or 'session'}.html"
+    out = Path(args.output) if args.output else Path(tempfile.gettempdir()) / f"loopwright-{safe_id(view.session_id)}.html"
     try:
         out.write_text(render(view), encoding="utf-8")
     except OSError as e:

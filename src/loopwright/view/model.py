@@ -174,8 +174,12 @@ def _dict(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
+MAX_COUNT = 10**13  # more tokens than any session spends: a number past it is not a count
+
+
 def _int(v: Any) -> int:
-    return v if isinstance(v, int) and not isinstance(v, bool) else 0
+    """A token count as written, or 0 for anything that is not one (a string, a negative or absurd number)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_COUNT else 0
 
 
 def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
@@ -255,8 +259,16 @@ class _Builder:
                  ) -> Call:
         usage = _dict(message.get("usage"))
         model = str(message.get("model") or usage.get("model") or "")
+        for key in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+            v = usage.get(key)
+            if v is not None and _int(v) != v:
+                self.view.warnings.append(f"line {lineno}: usage.{key} = {str(v)[:40]} is not a token count; "
+                                          "counted as 0")
         cost = usage.get("cost_usd")
-        if not isinstance(cost, int | float) or isinstance(cost, bool):
+        if not isinstance(cost, int | float) or isinstance(cost, bool) or not 0 <= cost < 1e9:
+            if cost is not None:
+                self.view.warnings.append(f"line {lineno}: usage.cost_usd = {str(cost)[:40]} is not a cost; "
+                                          "priced from the tokens")
             cost = _price(model, usage)
         call = Call(
             k=len(self.view.calls) + 1, model=model, input_tokens=_int(usage.get("input_tokens")),
@@ -331,61 +343,72 @@ def _price(model: str, usage: dict[str, Any]) -> float | None:
     return cost_of(u, model)
 
 
+def _bad_line(view: SessionView, lineno: int, ln: dict[str, Any], e: Exception) -> None:
+    """A line whose fields have types or values this reader cannot use: a note, and the line raw."""
+    view.warnings.append(f"line {lineno}: a field of an unexpected type or value ({type(e).__name__}: "
+                         f"{str(e)[:120]}); shown raw")
+    view.events.append(Event("raw", title=f"line {lineno} (not understood)",
+                             text=json.dumps(ln, ensure_ascii=False, default=str)[:2000]))
+
+
 def _read_loopwright(view: SessionView, lines: list[tuple[int, dict[str, Any]]]) -> None:
     b = _Builder(view)
     for lineno, ln in lines:
-        kind = ln.get("type")
-        ts = _ts(ln)
-        b.stamp(ln)
-        view.session_id = view.session_id or str(ln.get("sessionId") or "")
-        message = _dict(ln.get("message"))
-        if kind == "assistant":
-            b.add_call(lineno, message, _content(message), ts)
-        elif kind == "user":
-            extra = {k: v for k, v in ln.items() if k not in ("message",)}
-            b.user_blocks(_content(message), prompt=bool(ln.get("isPrompt")), extra=extra)
-        elif kind == "system":
-            sub = str(ln.get("subtype", ""))
-            data = _dict(ln.get("data"))
-            if sub == "compact_boundary":
-                b.compacted = True
-                if isinstance(data.get("context_window"), int):
-                    view.window = data["context_window"]
-                view.events.append(Event("compact", title="compaction", text=_compact_text(data)))
-            elif sub == "init":
-                if isinstance(data.get("context_window"), int):
-                    view.window = data["context_window"]
-                view.events.append(Event("system", title="init", text=_kv(data, ("model", "cwd", "permission_mode",
-                                                                                   "max_turns", "max_budget_usd"))))
-            elif sub == "fork":
-                view.events.append(Event("fork", title="forked", text=f"from session {ln.get('forkedFrom')}"))
-            elif sub.startswith("hook") or "hook" in sub:
-                view.events.append(Event("hook", title=sub, text=json.dumps(data, ensure_ascii=False)))
+        try:
+            kind = ln.get("type")
+            ts = _ts(ln)
+            b.stamp(ln)
+            view.session_id = view.session_id or str(ln.get("sessionId") or "")
+            message = _dict(ln.get("message"))
+            if kind == "assistant":
+                b.add_call(lineno, message, _content(message), ts)
+            elif kind == "user":
+                extra = {k: v for k, v in ln.items() if k not in ("message",)}
+                b.user_blocks(_content(message), prompt=bool(ln.get("isPrompt")), extra=extra)
+            elif kind == "system":
+                sub = str(ln.get("subtype", ""))
+                data = _dict(ln.get("data"))
+                if sub == "compact_boundary":
+                    b.compacted = True
+                    if isinstance(data.get("context_window"), int):
+                        view.window = data["context_window"]
+                    view.events.append(Event("compact", title="compaction", text=_compact_text(data)))
+                elif sub == "init":
+                    if isinstance(data.get("context_window"), int):
+                        view.window = data["context_window"]
+                    view.events.append(Event("system", title="init", text=_kv(data, ("model", "cwd", "permission_mode",
+                                                                                       "max_turns", "max_budget_usd"))))
+                elif sub == "fork":
+                    view.events.append(Event("fork", title="forked", text=f"from session {ln.get('forkedFrom')}"))
+                elif sub.startswith("hook") or "hook" in sub:
+                    view.events.append(Event("hook", title=sub, text=json.dumps(data, ensure_ascii=False)))
+                else:
+                    view.events.append(Event("system", title=sub, text=json.dumps(data, ensure_ascii=False)))
+            elif kind == "result":
+                r = _dict(ln.get("result"))
+                if isinstance(r.get("subtype"), str):  # one per run; a resumed session has several
+                    view.subtype = r["subtype"] if view.subtype is None else f"{view.subtype} → {r['subtype']}"
+                if isinstance(r.get("num_turns"), int):
+                    view.num_turns = (view.num_turns or 0) + r["num_turns"]
+                if isinstance(r.get("total_cost_usd"), int | float):  # includes compaction and subagents
+                    view.total_cost_usd = (view.total_cost_usd or 0.0) + float(r["total_cost_usd"])
+                    b.unsettled = 0.0
+                if isinstance(r.get("duration_ms"), int | float):
+                    view.duration_ms = (view.duration_ms or 0.0) + float(r["duration_ms"])
+                for d in r.get("permission_denials") or []:  # the loop's own record of its refusals
+                    ev = b.results.get(str(d.get("tool_use_id"))) if isinstance(d, dict) else None
+                    if ev is not None and "denied" not in ev.flags:
+                        ev.flags.append("denied")
+                view.events.append(Event("result", title=str(r.get("subtype")), is_error=bool(r.get("is_error")),
+                                         text=str(r.get("result") or "")))
+            elif kind == "rewind":
+                view.events.append(Event("rewind", title="rewind", text=f"rewound to {ln.get('toUuid')}"))
             else:
-                view.events.append(Event("system", title=sub, text=json.dumps(data, ensure_ascii=False)))
-        elif kind == "result":
-            r = _dict(ln.get("result"))
-            if isinstance(r.get("subtype"), str):  # one per run; a resumed session has several
-                view.subtype = r["subtype"] if view.subtype is None else f"{view.subtype} → {r['subtype']}"
-            if isinstance(r.get("num_turns"), int):
-                view.num_turns = (view.num_turns or 0) + r["num_turns"]
-            if isinstance(r.get("total_cost_usd"), int | float):  # includes compaction and subagents
-                view.total_cost_usd = (view.total_cost_usd or 0.0) + float(r["total_cost_usd"])
-                b.unsettled = 0.0
-            if isinstance(r.get("duration_ms"), int | float):
-                view.duration_ms = (view.duration_ms or 0.0) + float(r["duration_ms"])
-            for d in r.get("permission_denials") or []:  # the loop's own record of its refusals
-                ev = b.results.get(str(d.get("tool_use_id"))) if isinstance(d, dict) else None
-                if ev is not None and "denied" not in ev.flags:
-                    ev.flags.append("denied")
-            view.events.append(Event("result", title=str(r.get("subtype")), is_error=bool(r.get("is_error")),
-                                     text=str(r.get("result") or "")))
-        elif kind == "rewind":
-            view.events.append(Event("rewind", title="rewind", text=f"rewound to {ln.get('toUuid')}"))
-        else:
-            view.events.append(Event("raw", title=str(kind), text=json.dumps(ln, ensure_ascii=False)[:2000]))
-        if ts is not None:
-            b.prev_ts = ts
+                view.events.append(Event("raw", title=str(kind), text=json.dumps(ln, ensure_ascii=False)[:2000]))
+            if ts is not None:
+                b.prev_ts = ts
+        except (TypeError, ValueError, KeyError, AttributeError, OverflowError, IndexError) as e:
+            _bad_line(view, lineno, ln, e)
     b.finish()
 
 
@@ -404,47 +427,50 @@ def _read_claude_code(view: SessionView, lines: list[tuple[int, dict[str, Any]]]
     # A subagent's own file (<session>/subagents/agent-*.jsonl) is all sidechain: read it as a whole.
     own_file = all(ln.get("isSidechain") for _, ln in lines if ln.get("type") in ("user", "assistant"))
     for lineno, ln in lines:
-        kind = ln.get("type")
-        if ln.get("isSidechain") and not own_file:
-            sidechains.setdefault(str(ln.get("agentId") or ln.get("sessionId") or "sidechain"), []).append((lineno, ln))
-            continue
-        ts = _ts(ln)
-        b.stamp(ln)
-        view.session_id = view.session_id or str(ln.get("sessionId") or "")
-        message = _dict(ln.get("message"))
-        if kind == "assistant":
-            mid = str(message.get("id") or f"line-{lineno}")
-            blocks = _content(message)
-            if mid == open_id and view.calls:  # another block of the same response: same call
-                call = view.calls[-1]
-                call.tools += [str(x.get("name")) for x in blocks if x.get("type") == "tool_use"]
-                if isinstance(message.get("stop_reason"), str):
-                    call.stop_reason = message["stop_reason"]
-                for x in blocks:
-                    b.block_event(x, call.k)
-            else:
-                open_id = mid
-                b.add_call(lineno, message, blocks, ts)
-            continue
-        open_id = None if kind == "user" else open_id
-        if kind == "user":
-            b.user_blocks(_content(message), prompt=not any(x.get("type") == "tool_result" for x in _content(message)),
-                          extra={})
-        elif kind == "system":
-            sub = str(ln.get("subtype", ""))
-            if sub == "compact_boundary":
-                b.compacted = True
-                meta = _dict(ln.get("compactMetadata"))
-                view.events.append(Event("compact", title="compaction", text=_kv(meta, ("trigger", "preTokens"))))
-            else:
-                view.events.append(Event("system", title=sub or "system", text=str(ln.get("content") or "")))
-        elif kind == "summary":
-            view.events.append(Event("system", title="summary", text=str(ln.get("summary", ""))))
-        else:  # attachments, queue operations, request shapes...: shown raw, folded
-            view.events.append(Event("raw", title=str(kind), text=json.dumps(ln, ensure_ascii=False)[:2000]))
-            continue
-        if ts is not None:
-            b.prev_ts = ts
+        try:
+            kind = ln.get("type")
+            if ln.get("isSidechain") and not own_file:
+                sidechains.setdefault(str(ln.get("agentId") or ln.get("sessionId") or "sidechain"), []).append((lineno, ln))
+                continue
+            ts = _ts(ln)
+            b.stamp(ln)
+            view.session_id = view.session_id or str(ln.get("sessionId") or "")
+            message = _dict(ln.get("message"))
+            if kind == "assistant":
+                mid = str(message.get("id") or f"line-{lineno}")
+                blocks = _content(message)
+                if mid == open_id and view.calls:  # another block of the same response: same call
+                    call = view.calls[-1]
+                    call.tools += [str(x.get("name")) for x in blocks if x.get("type") == "tool_use"]
+                    if isinstance(message.get("stop_reason"), str):
+                        call.stop_reason = message["stop_reason"]
+                    for x in blocks:
+                        b.block_event(x, call.k)
+                else:
+                    open_id = mid
+                    b.add_call(lineno, message, blocks, ts)
+                continue
+            open_id = None if kind == "user" else open_id
+            if kind == "user":
+                b.user_blocks(_content(message), prompt=not any(x.get("type") == "tool_result" for x in _content(message)),
+                              extra={})
+            elif kind == "system":
+                sub = str(ln.get("subtype", ""))
+                if sub == "compact_boundary":
+                    b.compacted = True
+                    meta = _dict(ln.get("compactMetadata"))
+                    view.events.append(Event("compact", title="compaction", text=_kv(meta, ("trigger", "preTokens"))))
+                else:
+                    view.events.append(Event("system", title=sub or "system", text=str(ln.get("content") or "")))
+            elif kind == "summary":
+                view.events.append(Event("system", title="summary", text=str(ln.get("summary", ""))))
+            else:  # attachments, queue operations, request shapes...: shown raw, folded
+                view.events.append(Event("raw", title=str(kind), text=json.dumps(ln, ensure_ascii=False)[:2000]))
+                continue
+            if ts is not None:
+                b.prev_ts = ts
+        except (TypeError, ValueError, KeyError, AttributeError, OverflowError, IndexError) as e:
+            _bad_line(view, lineno, ln, e)
     b.finish()
     for agent_id, side in sidechains.items():
         chain = SessionView(path=view.path, source="claude-code", session_id=agent_id, lines_read=len(side))
