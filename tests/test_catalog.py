@@ -12,6 +12,7 @@ from loopwright.models.catalog import (
     ALIASES,
     CATALOG,
     PRICES,
+    UNKNOWN_MAX_OUTPUT,
     context_window,
     cost_of,
     max_output,
@@ -49,9 +50,11 @@ def test_longest_prefix_per_field() -> None:
     assert price_for("claude-opus-4-5") == Price.from_input(5, 25)
     assert context_window("claude-opus-4-5") == 200_000  # the "claude" row's default
     assert max_output("claude-3-5-sonnet-20241022") == 8_192 and max_output("claude-3-haiku-20240307") == 4_096
-    assert max_output("gpt-4o") is None and price_for("gpt-4o") is None and context_window("scripted") is None
+    assert max_output("gpt-4o") == 16_384 and max_output("smollm2") is None
+    assert price_for("gpt-4o") is None and context_window("scripted") is None
     assert AnthropicModel("claude-3-haiku-20240307", api_key="k").max_tokens == 4_096
-    assert OpenAICompatModel("gpt-4o", api_key="k").max_tokens is None
+    assert OpenAICompatModel("gpt-4o", api_key="k").max_tokens == 16_384  # sent on every call (issue 27)
+    assert OpenAICompatModel("smollm2", base_url="http://127.0.0.1:1").max_tokens == UNKNOWN_MAX_OUTPUT
 
 
 def test_cost_of_prefers_the_callers_prices() -> None:

@@ -35,7 +35,7 @@ SUMMARY = "SUMMARY: the user asked for lookups; all went fine."
 
 def is_summary_request(h: list[dict[str, Any]]) -> bool:
     first = h[0]["content"][0]
-    return len(h) == 1 and first.get("type") == "text" and first["text"].startswith("<transcript>")
+    return len(h) == 1 and first.get("type") == "text" and first["text"].startswith(("<transcript", "<summary_so_far>"))
 
 
 # --- the operation -------------------------------------------------------------------------------

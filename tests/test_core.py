@@ -144,21 +144,24 @@ def test_duplicate_tool_use_ids_run_nothing() -> None:
     assert ran == [] and len(r.messages) == 1 and holds(r.messages)
 
 
-def test_max_tokens_with_tool_use_runs_none_and_asks_to_reissue() -> None:
-    ran: list[int] = []
+def test_max_tokens_runs_the_complete_calls_and_asks_to_reissue_the_cut_one() -> None:
+    from loopwright.models.base import CUT_OFF_INPUT
+
+    ran: list[str] = []
 
     @lw.tool
     def mark(v: str) -> str:
         """Mark."""
-        ran.append(1)
+        ran.append(v)
         return v
 
-    turns = [{"content": [text("writing"), use("1", "mark", {"v": "tru"})], "stop_reason": "max_tokens"},
+    turns = [{"content": [text("writing"), use("1", "mark", {"v": "whole"}),
+                          use("2", "mark", {CUT_OFF_INPUT: {"text": '{"v": "tr'}})], "stop_reason": "max_tokens"},
              [text("done")]]
     r = lw.run("p", opts(turns, tools=[mark]))
-    assert r.subtype == "success" and ran == [] and r.num_turns == 1
-    result = r.messages[2]["content"][0]
-    assert result["is_error"] and "Re-issue" in result["content"]
+    assert r.subtype == "success" and ran == ["whole"] and r.num_turns == 1
+    ok, cut = r.messages[2]["content"]
+    assert not ok.get("is_error") and cut["is_error"] and "Re-issue" in cut["content"]
 
 
 def test_pause_turn_is_continued_as_a_model_call_not_a_turn() -> None:

@@ -111,7 +111,7 @@ def test_every_plain_cli_path_imports_only_declared_distributions(tmp_path: Path
                                        project, ANTHROPIC_BASE_URL=srv.url, **keys)
         paths["-p openai"] = record(["-p", "go", "--model", "openai:gpt-4o", "--base-url", srv.openai_url,
                                      *json_bash], tmp_path, project, **keys)
-        assert len(srv.requests) == 4  # both runs really spoke HTTP (2 calls each)
+        assert len(srv.loop_requests) == 4  # both runs really spoke HTTP (2 loop calls each; the window probes apart)
     paths["-p scripted, text trace"] = record(["-p", "go", "--model", f"scripted:{script}", "--allowedTools",
                                                "Bash"], tmp_path, project)
     paths["--version"] = record(["--version"], tmp_path, project)

@@ -19,6 +19,7 @@ import loopwright as lw
 from loopwright.execute import Executor
 from loopwright.hooks import Hooks
 from loopwright.invariant import check, holds, holds_final
+from loopwright.loop import MAX_OUTPUT_CONTINUATIONS
 from loopwright.models.scripted import estimate_tokens
 from loopwright.permissions import Permissions
 from loopwright.tools.base import ToolContext
@@ -99,8 +100,8 @@ def test_loop_propositions(script: list[dict[str, Any]], T: int | None, B: float
     assert holds_final(r.messages) and all(holds(h) for h in seen)
     assert r.model_calls == len(seen) or r.subtype == "error_during_execution"
     # Thm 4.1
-    if T is not None:
-        assert r.model_calls <= T + 1 and r.num_turns <= T
+    if T is not None:  # (plus the bounded reminder turns that continue an answer cut off at max_tokens)
+        assert r.model_calls <= T + 1 + MAX_OUTPUT_CONTINUATIONS and r.num_turns <= T
     if r.subtype == "error_max_turns":
         assert r.num_turns == T
     # Prop 5.4

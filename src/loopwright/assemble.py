@@ -71,7 +71,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
                 and (price_for(name, prices or None) or price_for(name)) is None):
             raise ValueError(
                 f"max_budget_usd is set but the price of model {name!r} is unknown, so the "
-                "budget could not be kept: give its price (AgentOptions(prices={...}) in Python) "
+                "budget could not be kept: give its price (--price MODEL=IN,OUT, or AgentOptions(prices={...}) in Python) "
                 "or run without a budget (no --max-budget-usd)"
             )
     cwd = Path(options.cwd or ".").resolve()

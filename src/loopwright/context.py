@@ -194,11 +194,65 @@ def render_transcript(messages: list[WireMessage]) -> str:
 def summary_request(history: list[WireMessage], keep_last_turns: int,
                     instructions: str | None = None) -> tuple[ModelRequest, int]:
     """The summarizing call's request for `history`, and the cut index (raises CompactError)."""
+    plan = plan_summary(history, keep_last_turns, instructions)
+    return plan.request(0, None), plan.cut
+
+
+@dataclass
+class SummaryPlan:
+    """The summarizing calls for history[:cut]: one per transcript chunk, each chunk's request
+    carrying the summary so far (a rolling summary), so that every request fits a window W
+    smaller than the history itself. One chunk: the single call of `summary_request`."""
+
+    cut: int
+    chunks: list[str]
+    instructions: str | None = None
+    max_tokens: int | None = None  # the summary's output limit (a part of W), None: the model's own
+
+    def request(self, i: int, summary_so_far: str | None) -> ModelRequest:
+        n = len(self.chunks)
+        part = f" (part {i + 1} of {n})" if n > 1 else ""
+        prompt = f"<transcript{part}>\n{self.chunks[i]}\n</transcript>\n\n{SUMMARY_PROMPT}"
+        if summary_so_far is not None:
+            prompt = (f"<summary_so_far>\n{summary_so_far}\n</summary_so_far>\n\n{prompt}\nThe summary so far covers "
+                      "the earlier parts of the transcript: merge it with this part into one summary.")
+        if self.instructions:
+            prompt += f"\n\nAdditional instructions for this summary:\n{self.instructions}"
+        return ModelRequest(SUMMARY_SYSTEM, [], [{"role": "user", "content": [{"type": "text", "text": prompt}]}],
+                            self.max_tokens)
+
+
+def chunk_budget(window: int, chars_per_token: float = 4.0) -> tuple[int, int]:
+    """(transcript characters per summarizing call, the summary's max_tokens) for a window W: what
+    is left of W after the summarizing prompt itself, the summary so far and the new summary (a
+    eighth of W each; the summary's limit is sent only when it is below the 4096 tokens every
+    model allows), with a tenth to spare for the estimate."""
+    out = max(64, min(window // 8, 4_096))
+    overhead = (len(SUMMARY_SYSTEM) + len(SUMMARY_PROMPT) + 300) / chars_per_token
+    return max(200, int((window * 0.9 - 2 * out - overhead) * chars_per_token)), out
+
+
+def plan_summary(history: list[WireMessage], keep_last_turns: int, instructions: str | None = None,
+                 window: int | None = None, chars_per_token: float = 4.0) -> SummaryPlan:
+    """The summarizing calls for all but the last `keep_last_turns` turns (raises CompactError).
+    With a window W the transcript is cut in chunks that fit it (`chunk_budget`): messages stay
+    whole where they can, a message larger than a chunk is split."""
     cut = _cut(history, keep_last_turns)
-    prompt = f"<transcript>\n{render_transcript(history[:cut])}\n</transcript>\n\n{SUMMARY_PROMPT}"
-    if instructions:
-        prompt += f"\n\nAdditional instructions for this summary:\n{instructions}"
-    return ModelRequest(SUMMARY_SYSTEM, [], [{"role": "user", "content": [{"type": "text", "text": prompt}]}]), cut
+    whole = render_transcript(history[:cut])
+    if window is None or len(whole) / chars_per_token + 500 <= 0.95 * window:  # fits: one call
+        return SummaryPlan(cut, [whole], instructions)
+    max_chars, out = chunk_budget(window, chars_per_token)
+    chunks: list[str] = []
+    for m in history[:cut]:
+        piece = render_transcript([m])
+        while len(piece) > max_chars:  # one message larger than a chunk: split it
+            chunks.append(piece[:max_chars])
+            piece = piece[max_chars:]
+        if chunks and len(chunks[-1]) + len(piece) + 2 <= max_chars:
+            chunks[-1] += "\n\n" + piece
+        elif piece:
+            chunks.append(piece)
+    return SummaryPlan(cut, chunks or [""], instructions, out if out < 4_096 else None)
 
 
 def finish(history: list[WireMessage], cut: int, response: ModelResponse,
@@ -220,18 +274,31 @@ def finish(history: list[WireMessage], cut: int, response: ModelResponse,
 
 
 async def compact(history: list[WireMessage], model: Model, *, keep_last_turns: int = DEFAULT_KEEP_TURNS,
-                  instructions: str | None = None, prices: dict[str, Price] | None = None) -> CompactResult:
-    """Summarize all but the last `keep_last_turns` turns of `history` with one call to `model`.
+                  instructions: str | None = None, prices: dict[str, Price] | None = None,
+                  window: int | None = None) -> CompactResult:
+    """Summarize all but the last `keep_last_turns` turns of `history` with one call to `model`
+    (with `window`: one call per chunk that fits it, each given the summary so far).
 
     `history` satisfies Inv, or is a final history (Inv, then one closing assistant message);
     the result is of the same kind. `history` itself is never changed. Raises CompactError
     when there is nothing to summarize or the call fails."""
-    req, cut = summary_request(history, keep_last_turns, instructions)
-    try:
-        response = await complete(model, req)
-    except ModelError as e:
-        raise CompactError(f"the summarizing call failed: {e}") from e
-    return finish(history, cut, response, prices)
+    plan = plan_summary(history, keep_last_turns, instructions, window)
+    summary: str | None = None
+    spent = 0.0
+    for i in range(len(plan.chunks)):
+        try:
+            response = await complete(model, plan.request(i, summary))
+        except ModelError as e:
+            raise CompactError(f"the summarizing call failed: {e}") from e
+        summary = text_of(response.content).strip()
+        if i < len(plan.chunks) - 1:
+            if response.stop_reason == "refusal" or not summary:
+                raise CompactError(f"the summarizing call returned no summary (stop_reason {response.stop_reason!r})")
+            spent += call_cost(response.usage, response.model, response.cost_usd, prices)
+    result = finish(history, plan.cut, response, prices)
+    result.cost_usd += spent
+    return result
+
 
 
 # --- for the loop ---------------------------------------------------------------------------------
@@ -247,8 +314,19 @@ class AutoCompactor:
             raise ValueError(f"compact_threshold must be in (0, 1], got {compact_threshold}")
         self.window = window
         self.threshold = compact_threshold
+        self.wanted = enabled
         self.enabled = enabled and window is not None
         self.failed = False
+        self.source = "options" if context_window is not None else "catalog" if window is not None else None
+        self.chars_per_token = 4.0  # the estimate's; calibrated by a server's own count (learn)
+
+    def learn(self, window: int, source: str, chars_per_token: float | None = None) -> None:
+        """W as a server said it ("server": asked before the first call; "error": its context-window
+        error): compaction and the output limit follow it from now on."""
+        self.window, self.source = window, source
+        self.enabled = self.wanted
+        if chars_per_token is not None:
+            self.chars_per_token = min(6.0, max(1.5, chars_per_token))
 
     @staticmethod
     def forecast(calls: list[CallUsage], h: list[WireMessage], fixed_chars: int) -> int:

@@ -41,8 +41,9 @@ from .context import (
     AutoCompactor,
     CompactError,
     CompactResult,
+    estimate_tokens,
     finish,
-    summary_request,
+    plan_summary,
 )
 from .execute import INTERRUPTED, Executor, TurnOutcome
 from .hooks import Hooks
@@ -58,7 +59,7 @@ from .messages import (
     UserMessage,
 )
 from .models.base import STOP_REASONS, Model, ModelError, ModelRequest, ModelResponse, close_model
-from .models.catalog import call_cost
+from .models.catalog import call_cost, cost_of
 from .options import AgentOptions
 from .permissions import Permissions
 from .telemetry.base import NULL, Observer
@@ -74,13 +75,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("loopwright.loop")
 
-CUT_OFF = (
-    "Not run: your response hit max_tokens before this tool call was complete, so its input "
-    "may be cut off. Re-issue the call (split large inputs if needed)."
-)
 
 
 MAX_STOP_CONTINUATIONS = 3
+MAX_OVERFLOW_RETRIES = 3  # a step refused as over the context window: compacted and retried at most this often
+# A final answer cut off at max_tokens is continued by a reminder turn, at most this many times;
+# the answer is then the parts joined. Still cut off after that: error_during_execution, never success.
+MAX_OUTPUT_CONTINUATIONS = 3
+OUTPUT_REMINDER = ("Your previous response was cut off at the output token limit (max_tokens). Continue it exactly "
+                   "where it stopped, without repeating anything you already wrote.")
 
 
 class RunError(Exception):
@@ -163,6 +166,8 @@ class RunState:
     started: float = field(default_factory=time.perf_counter)
     last_stop: str | None = None
     stop_continuations: int = 0
+    cut_off_text: list[str] = field(default_factory=list)  # the parts of an answer cut off at max_tokens
+    output_continuations: int = 0
     final: str | None = None  # set by a tool through ToolContext.finish: the run's result, after this turn
 
 
@@ -248,10 +253,90 @@ class Run:
     # --- the pieces of one step ---------------------------------------------------------
 
     async def call_model(self) -> AsyncIterator[Any]:
+        """a = M(h). A request the server refuses as over its context window W (in its own words:
+        models/window.py) teaches W (remembered per base URL and model); h is compacted to fit
+        (context.py, in chunks when h is larger than W) and the same step is retried, at most
+        MAX_OVERFLOW_RETRIES times. When even the minimum cannot fit, the error says what to shrink.
+        Yields a ResultMessage (and no response) only when that compaction spent the budget."""
+        from .models.window import parse_overflow
+
+        for attempt in range(MAX_OVERFLOW_RETRIES + 1):
+            try:
+                async for ev in self._call_model():
+                    yield ev
+                return
+            except ModelError as e:
+                over = parse_overflow(str(e)) if e.status in (None, 400, 413) else None
+                if over is None:
+                    raise
+                if attempt == MAX_OVERFLOW_RETRIES:
+                    raise RunError(f"{e} (still over the context window of {self.compactor.window} tokens after "
+                                   f"{attempt} compactions)") from e
+                async for m in self.fit_window(over, attempt, str(e)):
+                    yield m
+                    if isinstance(m, ResultMessage):
+                        return
+
+    async def fit_window(self, over: Any, attempt: int, error: str) -> AsyncIterator[Message]:
+        """Learn W from an overflow error and compact h to fit it (raises RunError when nothing can)."""
+        from .context import turn_starts
+        from .models.window import remember, too_small
+
+        c, d, s = self.compactor, self.deps, self.state
+        fixed = len(d.system or "") + len(json.dumps(d.tool_defs))
+        sent = fixed // 4 + estimate_tokens(s.h)  # our estimate of the refused request
+        n = over.prompt_tokens or None
+        cpt = 4.0 * sent / n if n else None  # the server's own count calibrates the estimate
+        window = over.window or int(0.8 * min(c.window or n or sent, n or sent))  # no number said: below it
+        c.learn(window, "error", cpt)
+        remember(d.model, window)
+        yield SystemMessage("context_window", {"context_window": window, "source": "error", "prompt_tokens": n,
+                                               "error": error})
+        if n is not None and n < 0.75 * window:  # the input fits: max_tokens did not (vLLM), now lowered
+            return
+        ratio = 4.0 / c.chars_per_token
+        first = estimate_tokens(s.h[:1])
+        if (fixed / 4 + first) * ratio >= 0.9 * window or not turn_starts(s.h):
+            raise RunError(too_small(window, d.system, d.tool_defs, s.h, ratio, n))
+        keep = (c.keep_turns(s.h) or 0) if attempt == 0 else 0
+        async for m in self.compact("overflow", keep_last_turns=keep,
+                                    extra={"context_window": window, "prompt_tokens": n}):
+            if isinstance(m, SystemMessage) and m.subtype == "compact_error":
+                raise RunError(f"{error}; compacting to fit the context window of {window} tokens failed: "
+                               f"{m.data.get('error')}")
+            yield m
+
+    async def discover_window(self) -> SystemMessage | None:
+        """W of an OpenAI-compatible server's model, asked before the first call when neither
+        --context-window nor the catalog says it for a server of our own choosing (models/window.py)."""
+        d, c = self.deps, self.compactor
+        if d.options.context_window is not None or not getattr(d.model, "discovers_window", False):
+            return None
+        from .models.window import discover
+
+        window = await discover(d.model)
+        if window is None:
+            return None
+        c.learn(window, "server")
+        return SystemMessage("context_window", {"context_window": window, "source": "server"})
+
+    def _output_limit(self) -> int | None:
+        """This call's max_tokens: the caller's, lowered to what is left of a window a server told
+        (a server such as vLLM refuses input + max_tokens > W)."""
+        d, c = self.deps, self.compactor
+        want = d.options.max_tokens
+        limit = want or getattr(d.model, "max_tokens", None)
+        if c.source not in ("server", "error") or c.window is None or not isinstance(limit, int):
+            return want
+        n = c.forecast(self.state.budget.calls, self.state.h, len(d.system or "") + len(json.dumps(d.tool_defs)))
+        room = c.window - int(n * 4.0 / c.chars_per_token)
+        return min(limit, max(64, room))
+
+    async def _call_model(self) -> AsyncIterator[Any]:
         """a = M(h): one model call (plus continuations of a paused turn), timed and charged."""
         d, s = self.deps, self.state
         s.inv.check(s.h)  # Inv on exactly what the model is about to see (Thm 3.4)
-        req = ModelRequest(d.system, d.tool_defs, s.h, d.options.max_tokens, effort=d.options.effort,
+        req = ModelRequest(d.system, d.tool_defs, s.h, self._output_limit(), effort=d.options.effort,
                            thinking=d.options.thinking)
         content: list[Any] = []
         for attempt in range(d.options.max_pause_continuations + 1):
@@ -318,6 +403,13 @@ class Run:
         d = self.deps
         return call_cost(a.usage, a.model, a.cost_usd, d.prices, priced_as=d.model.name)
 
+    def _priced(self, a: ModelResponse) -> bool:
+        """Whether the call's cost is known: reported by the model, or a price for it (else it counts
+        0 and the result says its price is unknown)."""
+        d = self.deps
+        return a.cost_usd is not None or any(
+            cost_of(a.usage, name, d.prices) is not None for name in (a.model, d.model.name) if name)
+
     def charge(self, a: ModelResponse) -> None:
         s = self.state
         s.calls += 1
@@ -332,14 +424,14 @@ class Run:
         u = a.usage
         s.usage.add(u)
         s.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
-                                  u.cache_read_input_tokens, self._cost(a), a.model, u.web_search_requests))
+                                  u.cache_read_input_tokens, self._cost(a), a.model or self.deps.model.name,
+                                  u.web_search_requests, price_known=self._priced(a)))
 
     async def execute(self, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
         """Step 4: one result per tool_use, in order, then any queued user text."""
         control, executor = self.deps.control, self.deps.executor
-        if a.stop_reason == "max_tokens":  # inputs may be truncated: run none of them
-            outcome = TurnOutcome([ToolResultBlock(u.id, CUT_OFF, True) for u in uses])
-        elif control is None:
+        self.state.cut_off_text.clear()  # a cut-off answer went on with tool calls: not the final answer
+        if control is None:  # (a call cut off at max_tokens is answered with CUT_OFF: models/base.py)
             outcome = await executor.run(uses)
         elif control.interrupted:  # interrupted between the model call and its tools: run none
             outcome = TurnOutcome([ToolResultBlock(u.id, INTERRUPTED, True) for u in uses], interrupted=True)
@@ -364,7 +456,8 @@ class Run:
             num_turns=s.t,
             model_calls=s.calls,
             messages=list(s.h),
-            result=text_of(final.content) if final is not None and subtype == "success" else error,
+            result="".join([*s.cut_off_text, text_of(final.content)]) if final is not None and subtype == "success"
+            else error,
             stop_reason=s.last_stop,
             total_cost_usd=s.budget.spent_usd,
             usage=s.usage,
@@ -407,6 +500,20 @@ class Run:
             return self.result("error_max_structured_output_retries",
                                error=f"the model answered without calling {TOOL_NAME} ({s.failures} times)")
         self.state.h.append({"role": "user", "content": [{"type": "text", "text": REMINDER}]})
+        self.persist_user()
+        return None
+
+    def output_reminder(self, a: ModelResponse) -> ResultMessage | None:
+        """A final answer cut off at max_tokens: a reminder turn asks for the rest (bounded, counted
+        in model_calls like every call), or the run ends with the error saying what to raise."""
+        s = self.state
+        if s.output_continuations >= MAX_OUTPUT_CONTINUATIONS:
+            return self.result("error_during_execution", error=(
+                f"the answer was cut off at max_tokens {s.output_continuations + 1} times ({s.output_continuations} "
+                "continuations asked for): raise --max-tokens (AgentOptions.max_tokens) or ask for a shorter answer"))
+        s.output_continuations += 1
+        s.cut_off_text.append(text_of(a.content))
+        s.h.append({"role": "user", "content": [{"type": "text", "text": OUTPUT_REMINDER}]})
         self.persist_user()
         return None
 
@@ -525,32 +632,51 @@ class Run:
             if blocked is not None:
                 yield SystemMessage("compact_error", {"trigger": trigger, "error": f"blocked by a PreCompact hook: {blocked}"})
                 return
-        try:
-            req, cut = summary_request(s.h, keep_last_turns, instructions)
+        c = self.compactor
+        told = c.window if c.source in ("server", "error") else None  # a window a server told: must fit
+        try:  # when h exceeds it, one summarizing call per chunk that fits
+            plan = plan_summary(s.h, keep_last_turns, instructions, told, c.chars_per_token)
         except CompactError as e:
             yield SystemMessage("compact_error", {"trigger": trigger, "error": str(e)})
             return
         response: ModelResponse | None = None
         t0 = time.perf_counter()
         error: str | None = None
+        summary: str | None = None
+        spent, charged = 0.0, False
         try:
-            async for ev in self.obs.model_call(self, req, self._stream(req), charged=False, purpose=f"compact_{trigger}"):
-                # interrupt() cancels it, h intact
-                if isinstance(ev, ModelResponse):
-                    response = ev
-                elif isinstance(ev, SystemMessage):
-                    yield ev  # api_retry; partial StreamEvents of the summary are not shown
+            for i in range(len(plan.chunks)):
+                response = None
+                req = plan.request(i, summary)
+                async for ev in self.obs.model_call(self, req, self._stream(req), charged=False,
+                                                    purpose=f"compact_{trigger}"):
+                    # interrupt() cancels it, h intact
+                    if isinstance(ev, ModelResponse):
+                        response = ev
+                    elif isinstance(ev, SystemMessage):
+                        yield ev  # api_retry; partial StreamEvents of the summary are not shown
+                if response is None:
+                    break
+                # The summarizing calls count in usage and cost, not in the loop's calls (context.py).
+                s.usage.add(response.usage)
+                cost = self._cost(response)
+                s.budget.charge_outside(cost)
+                spent, charged = spent + cost, True
+                summary = text_of(response.content).strip()
+                if i < len(plan.chunks) - 1 and not summary:
+                    error = f"the summarizing call returned no summary of part {i + 1} of {len(plan.chunks)}"
+                    response = None
+                    break
         except Exception as e:  # noqa: BLE001 - any failure leaves h as it was (CancelledError passes)
             error = f"the summarizing call failed: {type(e).__name__}: {e}"
+            response = None
         finally:
             s.api_seconds += time.perf_counter() - t0
         result: CompactResult | None = None
         if response is not None:
-            # The summarizing call counts in usage and cost, not in the loop's calls (context.py).
-            s.usage.add(response.usage)
-            s.budget.charge_outside(self._cost(response))
             try:
-                result = finish(s.h, cut, response, self.deps.prices or None)
+                result = finish(s.h, plan.cut, response, self.deps.prices or None)
+                result.cost_usd = spent
             except CompactError as e:
                 error = str(e)
         elif error is None:
@@ -562,8 +688,9 @@ class Run:
         else:
             s.h = result.history
             s.inv.reset()  # the history was replaced, not appended to
-            yield SystemMessage("compact_boundary", {**result.boundary_data(trigger), **(extra or {})})
-        if response is not None and s.budget.exhausted:  # the budget rule: this response counts like any other
+            yield SystemMessage("compact_boundary", {**result.boundary_data(trigger), "calls": len(plan.chunks),
+                                                     **(extra or {})})
+        if charged and s.budget.exhausted:  # the budget rule: this response counts like any other
             yield self.result("error_max_budget_usd",
                               error=f"spent ${s.budget.spent_usd:.4f} of ${s.budget.limit_usd} (compaction)")
 
@@ -617,7 +744,8 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
                 a = ev
             else:
                 yield ev
-        assert a is not None
+        if a is None:                                               #    (compacting to fit W spent B:
+            return                                                  #     its result was yielded)
         yield AssistantMessage(a.content, a.model, a.stop_reason, s.budget.calls[-1])
         if a.stop_reason == "pause_turn" and s.budget.exhausted and not tool_uses(a.content):
             yield run.budget_stop()
@@ -625,6 +753,12 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         uses = tool_uses(a.content)
         if not uses:                                                # 2. done: h·a
             s.h.append({"role": "assistant", "content": [b.to_wire() for b in a.content]})
+            if a.stop_reason == "max_tokens":                       #    (cut off: a reminder turn asks
+                stop = run.output_reminder(a)                       #     for the rest, bounded)
+                if stop is not None:
+                    yield stop
+                    return
+                continue
             if run.structured is not None:                          #    (owed a structured answer:
                 stop = run.structured_reminder()                    #     a reminder turn, bounded)
                 if stop is not None:
@@ -694,6 +828,9 @@ async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
         await run.open_mcp()  # servers start together before the first call; they end in `finally`
         d = run.deps
         yield run.persist(run.init_message())
+        discovered = await run.discover_window()
+        if discovered is not None:
+            yield run.persist(discovered)
         blocked = await run.start_hooks(text)
         for m in run.hook_messages():
             yield run.persist(m)

@@ -63,15 +63,27 @@ class ApiRetryData(TypedDict, total=False):
 class CompactBoundaryData(TypedDict, total=False):
     """`compact_boundary`: h was replaced by a summary and the kept turns (context.py)."""
 
-    trigger: str  # "auto" | "manual"
+    trigger: str  # "auto" | "manual" | "overflow" (the server refused the request as over its window)
     pre_tokens: int
     post_tokens: int
     summarized_messages: int
     kept_messages: int
     cost_usd: float
     usage: dict[str, Any]
+    calls: int  # summarizing calls: more than one when h was larger than a window a server told
     forecast_tokens: int  # auto only
-    context_window: int  # auto only
+    context_window: int  # auto and overflow
+    prompt_tokens: int | None  # overflow: the refused request's size, as the server counted it
+
+
+class ContextWindowData(TypedDict, total=False):
+    """`context_window`: W as a server told it, before the first call or in its overflow error
+    (models/window.py)."""
+
+    context_window: int
+    source: str  # "server" (asked before the first call) | "error" (its overflow error)
+    prompt_tokens: int | None  # error only
+    error: str  # error only
 
 
 class CompactErrorData(TypedDict):
@@ -110,13 +122,14 @@ class ModelFallbackData(TypedDict):
 
 
 SystemData: TypeAlias = (InitData | ApiRetryData | CompactBoundaryData | CompactErrorData | HookReportData
-                         | ModelFallbackData)
+                         | ModelFallbackData | ContextWindowData)
 
 
 @dataclass(slots=True)
 class SystemMessage:
     """A session event: `init`, `api_retry`, `compact_boundary`, `compact_error`, `hook_error`,
-    `hook_message`, `model_fallback`. `data` has the shape of the subtype's TypedDict above (InitData, ...)."""
+    `hook_message`, `model_fallback`, `context_window` (W as a server told it: {context_window,
+    source: "server" | "error", ...}). `data` has the shape of the subtype's TypedDict above (InitData, ...)."""
 
     subtype: str
     data: dict[str, Any] = field(default_factory=dict)
@@ -208,7 +221,14 @@ class ResultMessage:
             m["webSearchRequests"] += c.web_search_requests
             m["costUSD"] += c.cost_usd
             m["calls"] += 1
+            if not c.price_known:
+                m["priceUnknown"] = True  # costUSD is 0 for want of a price, not because it was free
         return out
+
+    @property
+    def unpriced_models(self) -> list[str]:
+        """Models whose calls were counted at 0 USD because their price is unknown (give --price)."""
+        return sorted({c.model for c in [*self.call_usage, *self.subagent_call_usage] if not c.price_known})
 
     def to_json(self) -> dict[str, Any]:
         """The JSON result object of `--output-format json` (Claude Code's field names)."""
@@ -228,6 +248,7 @@ class ResultMessage:
             "total_cost_usd": self.total_cost_usd,
             "usage": self.usage.to_json(),
             "modelUsage": self.model_usage,
+            **({"price_unknown": self.unpriced_models} if self.unpriced_models else {}),
             "permission_denials": self.permission_denials,
             "errors": self.errors,
             **({"structured_output": _jsonable(self.structured_output)} if self.structured_output is not None else {}),

@@ -193,6 +193,10 @@ class AgentOptions:
                                 f"not {type(self.max_budget_usd).__name__} {self.max_budget_usd!r}")
             if not self.max_budget_usd > 0:
                 raise ValueError(f"max_budget_usd must be positive, got {self.max_budget_usd!r}")
+        if self.max_tokens is not None and (not isinstance(self.max_tokens, int) or isinstance(self.max_tokens, bool)
+                                            or self.max_tokens <= 0):
+            raise ValueError(f"max_tokens must be a positive integer (the output limit of each call) or None, "
+                             f"got {self.max_tokens!r}")
         if self.model is not None and not isinstance(self.model, (str, Model)):
             raise TypeError(f"model must be a model string such as 'claude-sonnet-5-5' or 'openai:gpt-4o', or a "
                             f"Model instance, not {type(self.model).__name__} {self.model!r}")

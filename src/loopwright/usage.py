@@ -113,6 +113,7 @@ class CallUsage:
     cost_usd: float
     model: str = ""
     web_search_requests: int = 0  # server-side searches of this call (priced in cost_usd)
+    price_known: bool = True  # False: no price for `model` (cost_usd counts 0; give one with --price)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -122,6 +123,7 @@ class CallUsage:
             "cache_read_input_tokens": self.cache_read_input_tokens,
             "cost_usd": self.cost_usd,
             "model": self.model,
+            **({} if self.price_known else {"price_known": False}),
         }
         if self.web_search_requests:
             out["web_search_requests"] = self.web_search_requests

@@ -42,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"loopwright {__version__}")
     p.add_argument("-p", "--print", dest="prompt", nargs="?", const="-", default=None,
                    help="run headless on PROMPT (or on stdin when PROMPT is omitted or '-')")
-    p.add_argument("--model", help="claude-... | openai:<model> | scripted:<file.json> (default: $LOOPWRIGHT_MODEL)")
+    p.add_argument("--model", help="claude-... | openai:<model> | responses:<model> | scripted:<file.json> "
+                                        "(default: $LOOPWRIGHT_MODEL)")
     p.add_argument("--base-url", help="API base URL (Anthropic or OpenAI-compatible server)")
     p.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
     p.add_argument("--max-turns", type=int, help="limit on tool-use turns T (seed Def 3.1: at most T+1 model calls)")
@@ -62,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="which settings files to read: comma-separated user, project, local ('' for none)")
     p.add_argument("--context-window", type=int, metavar="N",
                    help="the model's context window W in tokens (compaction and the forecast use it)")
+    p.add_argument("--max-tokens", type=int, metavar="N",
+                   help="the output limit of each model call (default: the model catalog's for the model)")
     p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT[,CACHE_WRITE,CACHE_READ]",
                    help="a model's price in USD per million tokens (repeatable), e.g. for --max-budget-usd "
                         "on a model outside the price table")

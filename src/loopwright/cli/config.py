@@ -77,10 +77,10 @@ def check_model(spec: str, base_url: str | None) -> None:
     if m.problem == "provider":
         provider = spec.split(":", 1)[0]
         raise UsageError(f"unknown model provider {provider!r} in --model {spec}: use claude-<model>, "
-                         "openai:<model> or scripted:FILE.json")
-    if m.provider == "openai":
+                         "openai:<model>, responses:<model> or scripted:FILE.json")
+    if m.provider in ("openai", "responses"):
         if m.problem == "empty":
-            raise UsageError("--model openai: needs a model name, e.g. --model openai:gpt-4o")
+            raise UsageError(f"--model {m.provider}: needs a model name, e.g. --model {m.provider}:gpt-5")
         if not base_url and not os.environ.get("OPENAI_BASE_URL") and not os.environ.get("OPENAI_API_KEY"):
             raise UsageError(f"no API key for {spec}: set OPENAI_API_KEY (or pass --base-url of an "
                              f"OpenAI-compatible server), {SCRIPTED_HINT}")
@@ -125,6 +125,13 @@ def parse_prices(values: list[str]) -> dict[str, Price]:
         p = Price.from_input(xs[0], xs[1])
         out[model.strip()] = p if len(xs) == 2 else Price(xs[0], xs[1], xs[2], xs[2] * 1.6, xs[3])
     return out
+
+
+def positive(flag: str, n: int | None) -> int | None:
+    """A flag's positive number of tokens, checked."""
+    if n is not None and n <= 0:
+        raise UsageError(f"{flag} must be a positive number of tokens, got {n}")
+    return n
 
 
 def context_window(n: int | None) -> int | None:
@@ -249,6 +256,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         output_format=output_format(getattr(args, "json_schema", None)),
         prices=parse_prices(getattr(args, "price", None) or []) or None,
         context_window=context_window(getattr(args, "context_window", None)),
+        max_tokens=positive("--max-tokens", getattr(args, "max_tokens", None)),
         effort=getattr(args, "effort", None),
         thinking=thinking(getattr(args, "thinking", None)),
         fallback_model=fallback_models(getattr(args, "fallback_model", None), model, args.base_url),

@@ -31,7 +31,7 @@ def load_script(path: str | Path) -> list[Any]:
     return turns
 
 
-Provider = Literal["scripted", "openai", "anthropic"]
+Provider = Literal["scripted", "openai", "responses", "anthropic"]
 
 
 class ModelSpec(NamedTuple):
@@ -46,9 +46,10 @@ class ModelSpec(NamedTuple):
 
 
 def parse_model_spec(spec: str) -> ModelSpec:
-    """The one reading of a model string: `scripted:FILE.json`, `openai:<model>`, or an
-    Anthropic id (`claude-...` or `anthropic:<id>`)."""
-    for provider in ("scripted", "openai"):
+    """The one reading of a model string: `scripted:FILE.json`, `openai:<model>` (chat
+    completions), `responses:<model>` (OpenAI's Responses API), or an Anthropic id (`claude-...`
+    or `anthropic:<id>`)."""
+    for provider in ("scripted", "openai", "responses"):
         if spec.startswith(f"{provider}:"):
             name = spec.removeprefix(f"{provider}:")
             return ModelSpec(spec, provider, name, None if name else "empty")
@@ -66,11 +67,12 @@ def check_model_spec(spec: str, field: str = "model") -> None:
     if m.problem == "empty":
         raise ValueError({"scripted": f"{field}='scripted:' needs a file: {field}='scripted:FILE.json'",
                           "openai": f"{field}='openai:' needs a model name, e.g. {field}='openai:gpt-4o'",
+                          "responses": f"{field}='responses:' needs a model name, e.g. {field}='responses:gpt-5'",
                           "anthropic": f"{field}='anthropic:' needs a model id, e.g. "
                                        f"{field}='anthropic:claude-sonnet-5-5'"}[m.provider])
     if m.problem == "provider":
         raise ValueError(f"unknown model provider {spec.split(':', 1)[0]!r} in {field}={spec!r}: use "
-                         "'claude-<model>' (Anthropic), 'openai:<model>' or 'scripted:FILE.json'")
+                         "'claude-<model>' (Anthropic), 'openai:<model>', 'responses:<model>' or 'scripted:FILE.json'")
     if m.problem == "no-provider":
         raise ValueError(f"{field}={spec!r} names no provider: write {field}='openai:{spec}' for an OpenAI(-compatible) "
                          f"model, {field}='anthropic:{spec}' for an Anthropic model id, or pass a Model instance")
@@ -80,7 +82,8 @@ def resolve_model(spec: str | Model | None = None, *, base_url: str | None = Non
                   max_retries: int = 4, max_tokens: int | None = None, include_partial_messages: bool = False,
                   prompt_caching: bool = True) -> Model:
     """A Model instance passes through; a string picks the provider:
-    `scripted:<file.json>`, `openai:<model>`, or an Anthropic model id (`claude-...`).
+    `scripted:<file.json>`, `openai:<model>` (chat completions), `responses:<model>` (OpenAI's
+    Responses API), or an Anthropic model id (`claude-...`).
     None: $LOOPWRIGHT_MODEL, else DEFAULT_MODEL."""
     if spec is None:
         spec = os.environ.get("LOOPWRIGHT_MODEL", DEFAULT_MODEL)
@@ -89,6 +92,11 @@ def resolve_model(spec: str | Model | None = None, *, base_url: str | None = Non
     m = parse_model_spec(spec)
     if m.provider == "scripted":
         return ScriptedModel(load_script(m.name), name="scripted")
+    if m.provider == "responses":  # OpenAI's Responses API (/v1/responses), on the OpenAI-compatible base URL
+        from .openai_responses import OpenAIResponsesModel
+
+        return OpenAIResponsesModel(m.name, base_url=base_url, api_key=api_key, max_retries=max_retries,
+                                    max_tokens=max_tokens, include_partial_messages=include_partial_messages)
     if m.provider == "openai":
         from .openai_compat import OpenAICompatModel
 

@@ -381,16 +381,17 @@ class _Accumulator:
         if self.stop_reason is None:
             raise AttemptFailed(Failure("message_stop arrived without a stop_reason (no message_delta)"))
         content = []
+        last = max(self.blocks, default=None)  # at max_tokens, the block being written was cut
         for idx in sorted(self.blocks):
             block = self.blocks[idx]
             parts = self.json_parts.get(idx)
             if parts is not None and (parts or "input" not in block):
                 raw = "".join(parts)
-                block["input"] = parse_input(raw, self.stop_reason == "max_tokens")
+                block["input"] = parse_input(raw, self.stop_reason == "max_tokens" and idx == last)
             content.append(block)
         try:
             blocks = blocks_from_wire(content)
         except ValueError as e:
             raise AttemptFailed(Failure(f"malformed content block: {e}", retryable=False)) from None
-        msg = self.message or {}
-        return ModelResponse(blocks, self.stop_reason, Usage.from_json(self.usage), str(msg.get("model") or model))
+        # keyed by the name asked for, not the server's (a local server answers with its file's path)
+        return ModelResponse(blocks, self.stop_reason, Usage.from_json(self.usage), model)

@@ -35,19 +35,30 @@ STOP_REASONS = frozenset(
     }
 )
 INVALID_INPUT = "__invalid_json__"
+CUT_OFF_INPUT = "__cut_off__"
+CUT_OFF = (
+    "Not run: your response hit max_tokens before this tool call was complete, so its input "
+    "was cut off. Re-issue the call (split large inputs if needed)."
+)
 
 
 def parse_input(raw: str, cut_off: bool = False) -> dict[str, Any]:
     """A tool call's input from the JSON text the model streamed. Text that is not a JSON
-    object becomes {INVALID_INPUT: {"text", "error"}}; a call cut off by max_tokens gets {}
-    (the loop runs none of that turn's calls)."""
+    object becomes {INVALID_INPUT: {"text", "error"}}. `cut_off`: this is the call the model
+    was writing when its response hit max_tokens; unless its JSON object is whole, it becomes
+    {CUT_OFF_INPUT: {"text"}} and is answered with CUT_OFF, never run (the turn's complete
+    calls run as usual)."""
+    if cut_off:
+        try:
+            whole = json.loads(raw) if raw.strip() else None
+        except ValueError:
+            whole = None
+        return whole if isinstance(whole, dict) else {CUT_OFF_INPUT: {"text": raw}}
     if not raw.strip():
         return {}
     try:
         value = json.loads(raw)
     except ValueError as e:
-        if cut_off:
-            return {}
         return {INVALID_INPUT: {"text": raw, "error": f"not valid JSON: {e}"}}
     if not isinstance(value, dict):
         return {INVALID_INPUT: {"text": raw, "error": f"a JSON {type(value).__name__}, not an object"}}
@@ -55,7 +66,9 @@ def parse_input(raw: str, cut_off: bool = False) -> dict[str, Any]:
 
 
 def invalid_input_error(tool_input: dict[str, Any]) -> str | None:
-    """The is_error text for a call whose input was not a JSON object, else None."""
+    """The is_error text for a call whose input was not a JSON object or was cut off, else None."""
+    if len(tool_input) == 1 and isinstance(tool_input.get(CUT_OFF_INPUT), dict):
+        return CUT_OFF
     bad = tool_input.get(INVALID_INPUT) if len(tool_input) == 1 else None
     if not isinstance(bad, dict):
         return None

@@ -66,25 +66,28 @@ CATALOG: dict[str, Entry] = {
     "claude-3-haiku": Entry(_P(0.25, 1.25), max_output=4_096),
     "claude-3-opus": Entry(max_output=4_096),
     "claude-3-sonnet": Entry(max_output=4_096),
-    # OpenAI: the documented API context windows (prices vary by tier: pass prices={...}).
-    "gpt-4o": Entry(context_window=128_000),
-    "gpt-4.1": Entry(context_window=1_047_576),
-    "gpt-5": Entry(context_window=400_000),
-    "o3": Entry(context_window=200_000),
-    "o4-mini": Entry(context_window=200_000),
+    # OpenAI: the documented API context windows and output limits (prices vary by tier: pass prices={...}).
+    "gpt-4o": Entry(context_window=128_000, max_output=16_384),
+    "gpt-4.1": Entry(context_window=1_047_576, max_output=32_768),
+    "gpt-5": Entry(context_window=400_000, max_output=128_000),
+    "o3": Entry(context_window=200_000, max_output=100_000),
+    "o4-mini": Entry(context_window=200_000, max_output=100_000),
 }
+# The output limit asked for on a model the catalog does not know (a local model): without one a
+# weak model can write until the window is full. A known window lowers it further (loop.py).
+UNKNOWN_MAX_OUTPUT = 4_096
 # The price rows alone (usage.PRICES, kept for callers of the old name).
 PRICES: dict[str, Price] = {k: e.price for k, e in CATALOG.items() if e.price is not None}
 
 
 def normalize(model: str) -> str:
-    """The id as the table spells it: lower case, no provider prefix ("anthropic:", "openai:",
+    """The id as the table spells it: lower case, no provider prefix ("anthropic:", "openai:", "responses:",
     "anthropic/", Bedrock's "us.anthropic."), Claude's dots and Vertex's "@" as dashes."""
     key = model.strip().lower()
     i = key.find("claude")
     if i >= 0:
         return key[i:].replace(".", "-").replace("@", "-")
-    for prefix in ("openai:", "anthropic:", "openai/"):
+    for prefix in ("openai:", "responses:", "anthropic:", "openai/"):
         key = key.removeprefix(prefix)
     return key
 
@@ -130,6 +133,11 @@ def max_output(model: str) -> int | None:
     """The output limit asked for when the caller gives none: one every model of the family accepts."""
     m = _field(normalize(model), "max_output")
     return m if isinstance(m, int) else None
+
+
+def output_limit(model: str) -> int:
+    """The output limit a call asks for when the caller gives none: the catalog's, else UNKNOWN_MAX_OUTPUT."""
+    return max_output(model) or UNKNOWN_MAX_OUTPUT
 
 
 def cost_of(usage: Usage, model: str, prices: Mapping[str, Price] | None = None) -> float | None:

@@ -83,6 +83,7 @@ class HTTPOptions(TypedDict, total=False):
     connect_timeout: float
     total_timeout: float | None
     client: Any
+    stream: bool  # False: ask for whole answers (`"stream": false`), for a server whose streaming is broken
 
 
 class HTTPModel:
@@ -103,8 +104,9 @@ class HTTPModel:
                  max_retries: int = 4, max_tokens: int | None = None, include_partial_messages: bool = False,
                  *, retry_base_delay: float | None = None, retry_max_delay: float | None = None,
                  timeout: float = READ_TIMEOUT_S, connect_timeout: float = CONNECT_TIMEOUT_S,
-                 total_timeout: float | None = TOTAL_TIMEOUT_S, client: Any = None) -> None:
+                 total_timeout: float | None = TOTAL_TIMEOUT_S, client: Any = None, stream: bool = True) -> None:
         self.name = model
+        self.stream_calls = stream
         self.base_url = base_url or os.environ.get(self.env_base_url) or None
         self.api_key = api_key or os.environ.get(self.env_api_key) or None
         self.max_tokens = max_tokens
@@ -184,6 +186,30 @@ class HTTPModel:
             return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         return system_tls_context()
 
+    async def probe(self, method: str, url: str, body: dict[str, Any] | None = None,
+                    timeout: float = 3.0) -> Any:
+        """One short side request to the server (window discovery, models/window.py): its JSON
+        answer, or None on any failure (an error status, no JSON, no answer in `timeout` s)."""
+        if self.sdk_client is not None or not url.startswith(("http://", "https://")):
+            return None
+        httpcore2 = import_httpcore2()  # (without importlib.metadata: startup)
+
+        data = json.dumps(body).encode() if body is not None else b""
+        try:
+            pool = self._client()  # this provider's pool and headers (same host: the base URL's)
+            headers = [(k.encode(), v.encode()) for k, v in self._headers.items() if k != "accept"]
+            headers += [(b"accept", b"application/json"), (b"content-length", str(len(data)).encode())]
+            request = httpcore2.Request(method, url, content=data, headers=headers, extensions={
+                "timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}})
+            response = _Response(await asyncio.wait_for(pool.handle_async_request(request), timeout))
+            try:
+                raw = await asyncio.wait_for(response.aread(), timeout)
+            finally:
+                await response.aclose()
+        except Exception:  # noqa: BLE001 - a probe that fails tells nothing: the caller goes on without it
+            return None
+        return _json_or_text(raw) if response.status_code < 300 else None
+
     async def aclose(self) -> None:
         """Close this loop's connection pool. Left to the garbage collector, a client of a
         finished asyncio.run() is closed on the next run's loop, which fails ("Event loop is
@@ -199,7 +225,7 @@ class HTTPModel:
         pool = self._client()
         httpcore2 = import_httpcore2()
 
-        data = self._encoder.encode({**body, "stream": True})
+        data = self._encoder.encode({**body, "stream": self.stream_calls})
         sent = self._headers if not headers else {**self._headers, **{k.lower(): v for k, v in headers.items()}}
         t = self.timeout
         request = httpcore2.Request(

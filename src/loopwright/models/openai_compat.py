@@ -38,6 +38,7 @@ from ..blocks import Block, TextBlock, ToolUseBlock
 from ..messages import StreamEvent
 from ..usage import Usage
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, parse_input
+from .catalog import output_limit
 from .http import USER_AGENT, HTTPModel, HTTPOptions
 from .reasoning import openai_params
 from .retry import AttemptFailed, Failure, drain, error_from_body, is_retryable_status, iter_sse
@@ -83,10 +84,13 @@ class OpenAICompatModel(HTTPModel):
         stream_usage: bool = True,
         **options: Unpack[HTTPOptions],
     ) -> None:
-        super().__init__(model, base_url, api_key, max_retries, max_tokens, include_partial_messages, **options)
+        super().__init__(model, base_url, api_key, max_retries, max_tokens or output_limit(model),
+                         include_partial_messages, **options)
         if self.api_key is None and self.base_url:
             self.api_key = "none"
         self.stream_usage = stream_usage
+        # a server of the user's own (not OpenAI's): its window is asked before the first call (models/window.py)
+        self.discovers_window = bool(self.base_url) and "api.openai.com" not in str(self.base_url)
         self._tools_key: tuple[Any, int] | None = None
         self._tools_built: list[dict[str, Any]] = []
 
@@ -121,7 +125,7 @@ class OpenAICompatModel(HTTPModel):
             params["max_completion_tokens" if official else "max_tokens"] = max_tokens
         if request.tools:
             params["tools"] = self._tools_param(request.tools)
-        if self.stream_usage:
+        if self.stream_usage and self.stream_calls:
             params["stream_options"] = {"include_usage": True}
         if request.effort is not None or request.thinking is not None:  # reasoning_effort (models/reasoning.py)
             params.update(openai_params(self.name, request.effort, request.thinking))
@@ -295,12 +299,12 @@ class _Accumulator:
         text = "".join(self.text)
         if text:
             content.append(TextBlock(text))
-        cut = self.finish == "length"
+        last = max(self.calls, default=None) if self.finish == "length" else None  # the call being written
         for idx in sorted(self.calls):
             c = self.calls[idx]
             if not c["name"]:
                 raise AttemptFailed(Failure(f"tool call {idx} has no function name"))
-            value = parse_input("".join(c["args"]), cut)
+            value = parse_input("".join(c["args"]), idx == last)
             content.append(ToolUseBlock(c["id"] or f"call_{uuid.uuid4().hex[:24]}", c["name"], value))
         stop = FINISH_TO_STOP.get(self.finish)
         if self.calls and stop in (None, "end_turn"):
@@ -312,4 +316,5 @@ class _Accumulator:
         cached = int((u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
         usage = Usage(input_tokens=max(0, prompt - cached), output_tokens=int(u.get("completion_tokens") or 0),
                       cache_read_input_tokens=cached)
-        return ModelResponse(content, stop, usage, self.model or model)
+        # usage is keyed by the name asked for (a local server answers with its model file's path)
+        return ModelResponse(content, stop, usage, model)

@@ -15,12 +15,14 @@ purpose when told to.
 
 Endpoints: POST /v1/messages (stream or not), POST /v1/messages/count_tokens,
 POST /v1/chat/completions (stream or not, with the usage chunk when
-stream_options.include_usage), GET /v1/models, HEAD/GET / (health).
+stream_options.include_usage), POST /v1/responses (OpenAI's Responses API, stream or not:
+testing/responses_wire.py), GET /v1/models, HEAD/GET / (health), and with a `window`,
+GET /props (llama.cpp's).
 
 Which requests consume script turns (the "loop calls"). Clients such as Claude Code
 also send side requests: token counts, a quota probe with max_tokens 1, title or
 topic requests without tools. The rule, in order:
-  1. only POST /v1/messages and /v1/chat/completions can be loop calls;
+  1. only POST /v1/messages, /v1/chat/completions and /v1/responses can be loop calls;
   2. max_tokens <= 1 is a probe: answered with a short canned text, no turn;
   3. a request without tools, once a request with tools has been seen, is a side
      request (canned text, no turn); before any request with tools every request is
@@ -68,6 +70,7 @@ from ..invariant import InvariantViolation, check
 from ..models.base import ModelError, ModelRequest, ModelResponse, complete
 from ..models.scripted import ScriptedModel
 from ..usage import Usage
+from .responses_wire import response_events, response_object, responses_to_anthropic
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 ANTHROPIC_ERROR_TYPES = {
@@ -76,6 +79,41 @@ ANTHROPIC_ERROR_TYPES = {
     413: "request_too_large", 429: "rate_limit_error", 500: "api_error", 502: "api_error",
     503: "api_error", 504: "timeout_error", 529: "overloaded_error",
 }
+WINDOW_STYLES = ("openai", "vllm", "llamacpp")
+
+
+def overflow_error(kind: str, style: str, window: int, prompt: int, completion: int) -> dict[str, Any] | None:
+    """The 400 body each server answers to a prompt over its window W (None: it fits). `kind`:
+    messages | chat | responses; `style` says whose chat completions server this is."""
+    if kind == "messages":
+        if prompt <= window:
+            return None
+        return {"type": "error", "error": {"type": "invalid_request_error",
+                                           "message": f"prompt is too long: {prompt} tokens > {window} maximum"}}
+    if kind == "responses":
+        if prompt <= window:
+            return None
+        return {"error": {"message": "Your input exceeds the context window of this model. Please adjust your input "
+                                     "and try again.", "type": "invalid_request_error", "param": "input",
+                          "code": "context_length_exceeded"}}
+    if style == "vllm":
+        if prompt + completion <= window:
+            return None
+        return {"object": "error", "message": f"This model's maximum context length is {window} tokens. However, you "
+                f"requested {prompt + completion} tokens ({prompt} in the messages, {completion} in the completion). "
+                "Please reduce the length of the messages or completion.", "type": "BadRequestError", "param": None,
+                "code": 400}
+    if prompt <= window:
+        return None
+    if style == "llamacpp":
+        return {"error": {"code": 400, "message": f"request ({prompt} tokens) exceeds the available context size "
+                          f"({window} tokens), try increasing it", "type": "exceed_context_size_error",
+                          "n_prompt_tokens": prompt, "n_ctx": window}}
+    return {"error": {"message": f"This model's maximum context length is {window} tokens. However, your messages "
+                      f"resulted in {prompt} tokens. Please reduce the length of the messages.",
+                      "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}
+
+
 STOP_TO_FINISH = {
     "end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length", "stop_sequence": "stop",
     "refusal": "content_filter", "pause_turn": "stop", "model_context_window_exceeded": "length",
@@ -404,7 +442,12 @@ class ScriptedServer:
     usage?, delay?}, or an exception instance answered as an API error), a function of
     the Anthropic-shaped history, or a ScriptedModel. `strict` answers 400 like the
     real API to a history that breaks Inv or has more than 4 cache breakpoints. `log`
-    is called with one line per request."""
+    is called with one line per request. `reply_model`: the model name every answer carries
+    (as llama-server answers with its model file's path), instead of the one asked for.
+    `window`: the context window W, enforced as the real servers do: a request whose prompt
+    (estimated) is over W gets a 400 in that API's own words; on /v1/chat/completions in the
+    words of `window_style` ("openai", "vllm": prompt + max_tokens > W, "llamacpp"); `/props`
+    (llamacpp) and `/v1/models` (vllm: max_model_len) then tell W, as those servers do."""
 
     def __init__(
         self,
@@ -418,6 +461,9 @@ class ScriptedServer:
         side_reply: str = "ok",
         is_loop_call: Callable[[dict[str, Any]], bool] | None = None,
         log: Callable[[str], None] | None = None,
+        reply_model: str | None = None,
+        window: int | None = None,
+        window_style: str = "openai",
         web_search: Callable[[str], list[dict[str, Any]]] | None = None,
     ) -> None:
         if host not in LOOPBACK_HOSTS:
@@ -434,6 +480,11 @@ class ScriptedServer:
         self.host = host
         self.port = port
         self.model_name = model
+        self.reply_model = reply_model  # the model name answers carry (a local server's file path), else the asked
+        if window_style not in WINDOW_STYLES:
+            raise ValueError(f"window_style must be one of {', '.join(WINDOW_STYLES)}, not {window_style!r}")
+        self.window = window
+        self.window_style = window_style
         self.cache = PromptCache(min_cache_tokens)
         self.strict = strict
         self.side_reply = side_reply
@@ -500,6 +551,8 @@ class ScriptedServer:
         for r in self.loop_requests:
             if r.kind == "chat":
                 out.append(openai_to_anthropic(r.body.get("messages") or [])[1])
+            elif r.kind == "responses":
+                out.append(responses_to_anthropic(r.body)[1])
             else:
                 out.append(r.body.get("messages") or [])
         return out
@@ -509,7 +562,7 @@ class ScriptedServer:
     def _classify(self, body: dict[str, Any]) -> bool:
         if self.is_loop_call is not None:
             return bool(self.is_loop_call(body))
-        mt = body.get("max_tokens", body.get("max_completion_tokens"))
+        mt = body.get("max_tokens", body.get("max_completion_tokens", body.get("max_output_tokens")))
         if isinstance(mt, int) and mt <= 1:
             return False
         with self._lock:
@@ -694,13 +747,19 @@ class _Handler(BaseHTTPRequestHandler):
         srv = self.server_obj
         path = self.path.split("?")[0].rstrip("/")
         kind = "models" if path in ("/v1/models", "/models") else "health" if path == "" else "other"
+        if path == "/props" and srv.window is not None and srv.window_style == "llamacpp":
+            kind = "props"
         rec = RecordedRequest(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, None, b"", kind)
         srv._record(rec)
         try:
             if kind == "models":
-                self._send_json(200, {"object": "list", "data": [
-                    {"id": srv.model_name, "type": "model", "object": "model", "display_name": srv.model_name}],
-                    "has_more": False})
+                entry: dict[str, Any] = {"id": srv.model_name, "type": "model", "object": "model",
+                                         "display_name": srv.model_name}
+                if srv.window is not None and srv.window_style == "vllm":
+                    entry["max_model_len"] = srv.window
+                self._send_json(200, {"object": "list", "data": [entry], "has_more": False})
+            elif kind == "props":
+                self._send_json(200, {"default_generation_settings": {"n_ctx": srv.window}, "total_slots": 1})
             elif kind == "health":
                 self._send_json(200, {"ok": True})
             else:
@@ -727,11 +786,13 @@ class _Handler(BaseHTTPRequestHandler):
             kind = "messages"
         elif path.endswith("/chat/completions"):
             kind = "chat"
+        elif path.endswith("/responses"):
+            kind = "responses"
         else:
             kind = "other"
         rec = RecordedRequest("POST", self.path, headers, body, raw, kind, client_port=self.client_address[1])
         srv._record(rec)
-        openai = kind == "chat"
+        openai = kind in ("chat", "responses")  # OpenAI's error shape
         try:
             if kind == "other":
                 rec.status = 404
@@ -753,7 +814,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _model_call(self, rec: RecordedRequest, body: dict[str, Any], openai: bool) -> None:
         srv = self.server_obj
-        if openai:
+        if rec.kind == "responses":
+            system, history, tools = responses_to_anthropic(body)
+            body = {**body, "messages": history}  # (the checks below read the history there)
+        elif openai:
             system, history = openai_to_anthropic(body.get("messages") or [])
             tools = openai_tools_to_anthropic(body.get("tools") or [])
         else:
@@ -767,6 +831,15 @@ class _Handler(BaseHTTPRequestHandler):
             rec.status = 400
             self._error(400, problem, openai=openai)
             return
+        if srv.window is not None:  # the window, as each server enforces it (before anything else)
+            segs = [system, tools, history]
+            mt = body.get("max_tokens", body.get("max_completion_tokens", body.get("max_output_tokens")))
+            over = overflow_error(rec.kind, srv.window_style, srv.window, sum(estimate_tokens(x) for x in segs if x),
+                                  mt if isinstance(mt, int) else 0)
+            if over is not None:
+                rec.status = 400
+                self._send_json(400, over)
+                return
         rec.loop_call = srv._classify(body)
         streaming = bool(body.get("stream"))
         if not rec.loop_call:
@@ -855,7 +928,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "cache_creation": {"ephemeral_5m_input_tokens": u.cache_creation_input_tokens - u.cache_creation_1h_input_tokens,
                                        "ephemeral_1h_input_tokens": u.cache_creation_1h_input_tokens}}
         if openai:
-            segs: list[Any] = list(body.get("tools") or []) + list(body.get("messages") or [])
+            segs: list[Any] = list(body.get("tools") or []) + list(body.get("input") or body.get("messages") or [])
             total, cached = self.server_obj.cache.auto_usage(segs)
             return {"input_tokens": total - cached, "cache_read_input_tokens": cached,
                     "cache_creation_input_tokens": 0, "output_tokens": out_tokens}
@@ -872,21 +945,28 @@ class _Handler(BaseHTTPRequestHandler):
         usage = self._usage(body, openai, explicit, content)
         if rec.searches:
             usage["server_tool_use"] = {"web_search_requests": rec.searches}
-        model = str(body.get("model") or srv.model_name)
+        model = str(srv.reply_model or body.get("model") or srv.model_name)
         stream_fault = fault is not None and (fault.drop_after is not None or fault.malformed_sse or fault.no_stop
                                               or fault.stream_error or fault.bad_tool_json or fault.truncated_line)
+        responses = rec.kind == "responses"
         if not streaming:
             if stream_fault:  # a broken non-streaming answer: cut the connection
                 rec.status = 0
                 self._drop()
                 return False
-            obj = _openai_message(model, content, stop, usage) if openai else {
+            obj = response_object(model, content, stop, usage) if responses else _openai_message(
+                model, content, stop, usage) if openai else {
                 "id": "msg_" + uuid.uuid4().hex[:24], "type": "message", "role": "assistant", "model": model,
                 "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage}
             self._send_json(200, obj)
             return True
-        events = (_openai_chunks(model, content, stop, usage, body, fault) if openai
-                  else _anthropic_events(model, content, stop, usage, fault))
+        if responses:
+            events = [_sse(name, data) for name, data in response_events(
+                model, content, stop, usage, fault.stream_error if fault else None, fault.message if fault else None,
+                bool(fault and fault.malformed_sse), bool(fault and fault.no_stop), bool(fault and fault.bad_tool_json))]
+        else:
+            events = (_openai_chunks(model, content, stop, usage, body, fault) if openai
+                      else _anthropic_events(model, content, stop, usage, fault))
         if fault is not None and fault.unknown_event:  # after the first event, as a new API version might
             events.insert(1, _sse("future_event", {"type": "future_event", "note": "not known to clients yet"}) if not openai
                           else _sse(None, {"object": "future.event", "note": "not known to clients yet"}))
