@@ -81,7 +81,7 @@ def main() -> int:
                 ["-p", "go", "--model", "openai:gpt-4o", "--base-url", srv.openai_url]
             p = lw(argv + run, project, {**env, "ANTHROPIC_BASE_URL": srv.url})
             res = last_json(p.stdout)
-            echoed = len(srv.requests) == 2 and "plain-ok" in json.dumps(srv.requests[-1].body)
+            echoed = len(srv.loop_requests) == 2 and "plain-ok" in json.dumps(srv.loop_requests[-1].body)
             check(f"-p tool turn on the {provider} provider",
                   res.get("subtype") == "success" and res.get("model_calls") == 2 and echoed and clean(p),
                   p.stdout + p.stderr)
