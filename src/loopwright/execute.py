@@ -111,9 +111,9 @@ class Executor:
                 decision = Deny(f"Permission check failed, so the call was not run: {type(e).__name__}: {e}")
                 self.obs.tool_gated(use.id, False, "error")
             else:
-                verdict = getattr(self.permissions, "last_verdict", None)
+                verdict = self.permissions.last_verdict
                 self.obs.tool_gated(use.id, isinstance(decision, Allow),
-                                    "ask" if getattr(verdict, "kind", "") == "ask" else "rules", verdict)
+                                    "ask" if verdict is not None and verdict.kind == "ask" else "rules", verdict)
         else:
             self.obs.tool_gated(use.id, False, "hook")
         if isinstance(decision, Deny):

@@ -305,6 +305,8 @@ class Permissions:
     # AgentOptions fields for the Python API).
     advice: Literal["cli", "python"] = "cli"
     ws: Workspace = field(init=False, repr=False, compare=False)  # built from the fields above
+    # What the rules said about the last call decided (telemetry's execute_tool span reads it).
+    last_verdict: Verdict | None = field(default=None, init=False, repr=False, compare=False)
     _granted_n: int = field(default=0, init=False, repr=False, compare=False)  # tool_state.granted taken so far
 
     def for_state(self, state: ToolState | None) -> Permissions:
