@@ -466,10 +466,11 @@ def test_client_fs_and_terminal(work: Path, tmp_path: Path) -> None:
 
 
 def test_stop_reasons_and_the_clients_mcp_server(work: Path, tmp_path: Path) -> None:
-    """refusal, max_tokens and max_turn_requests as the run ended; the editor's mcpServers join the run."""
+    """refusal, max_tokens and max_turn_requests as the run ended; the editor's mcpServers join the run.
+    An answer still cut off after its continuations (the loop asks for the rest 3 times) is max_tokens."""
     turns = [
         {"content": [text("I can't help with that.")], "stop_reason": "refusal"},
-        {"content": [text("cut off mid")], "stop_reason": "max_tokens"},
+        *[{"content": [text("cut off mid")], "stop_reason": "max_tokens"}] * 4,
         [use("m1", "mcp__tools__echo", text="hi there")],
         [use("m2", "mcp__tools__echo", text="again")],
     ]
@@ -490,8 +491,9 @@ def test_stop_reasons_and_the_clients_mcp_server(work: Path, tmp_path: Path) -> 
     reasons, requests = run(go())
     assert reasons == ["refusal", "max_tokens", "max_turn_requests"]
     assert "[loopwright stopped: reached max_turns=1]" in editor.agent_text()  # the limit is visible
-    assert any(t["name"] == "mcp__tools__echo" for t in requests[2].body["tools"])
-    echoed = requests[3].body["messages"][-1]["content"][0]
+    assert "cut off at max_tokens 4 times" in editor.agent_text()
+    assert any(t["name"] == "mcp__tools__echo" for t in requests[5].body["tools"])
+    echoed = requests[6].body["messages"][-1]["content"][0]
     assert echoed["tool_use_id"] == "m1" and "hi there" in str(echoed["content"])
 
 

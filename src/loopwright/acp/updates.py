@@ -222,6 +222,8 @@ def stop_reason(r: ResultMessage, cancelled: bool) -> s.StopReason | None:
         return "cancelled"
     if r.subtype in ("error_max_turns", "error_max_budget_usd"):
         return "max_turn_requests"
+    if r.subtype == "error_during_execution" and r.stop_reason == "max_tokens":
+        return "max_tokens"  # cut off even after its continuations (loop.output_reminder)
     if r.subtype == "success":
         ends: dict[str, s.StopReason] = {"max_tokens": "max_tokens", "refusal": "refusal",
                                          "model_context_window_exceeded": "max_tokens"}
@@ -237,6 +239,8 @@ def limit_note(r: ResultMessage) -> str | None:
         return f"\n\n[loopwright stopped: the budget was reached (${r.total_cost_usd:.4f} spent)]"
     if r.subtype == "error_max_structured_output_retries":
         return "\n\n[loopwright stopped: no valid structured answer]"
+    if r.subtype == "error_during_execution" and r.stop_reason == "max_tokens":
+        return f"\n\n[loopwright stopped: {r.errors[0] if r.errors else 'the answer was cut off at max_tokens'}]"
     return None
 
 
