@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import loopwright as lw
 from loopwright import bashcheck, bashparse
-from loopwright.permissions import (
+from loopwright.gate import (
     Allow,
     Deny,
     Permissions,

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock
+from .gate import Allow, Deny, Permissions
 from .hooks import Hooks
 from .messages import PermissionDenial
 from .models.base import invalid_input_error
-from .permissions import Allow, Deny, Permissions
 from .telemetry import NULL, Observer
 from .tools.base import INLINE_WAIT_S, Tool, ToolContext, ToolOutput
 

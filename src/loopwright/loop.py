@@ -46,6 +46,7 @@ from .context import (
     plan_summary,
 )
 from .execute import INTERRUPTED, Executor, TurnOutcome
+from .gate import Permissions
 from .hooks import Hooks
 from .invariant import InvariantChecker
 from .messages import (
@@ -61,7 +62,6 @@ from .messages import (
 from .models.base import STOP_REASONS, Model, ModelError, ModelRequest, ModelResponse, close_model
 from .models.catalog import call_cost, cost_of
 from .options import AgentOptions
-from .permissions import Permissions
 from .telemetry.base import NULL, Observer
 from .tools.base import Tool
 from .trust import Trust

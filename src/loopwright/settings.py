@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .gate import PERMISSION_MODES, Permissions, Rule
 from .home import loopwright_home as loopwright_home
 from .hooks import HOOK_EVENTS, CommandHook, HookContext, HookMatcher, Hooks
-from .permissions import PERMISSION_MODES, Permissions, Rule
 from .trust import Ignored, narrow_settings, trusted_for
 
 if TYPE_CHECKING:  # sandbox: imported where a sandbox is configured (most runs have none)

@@ -16,6 +16,7 @@ import uuid
 from typing import Any, TextIO
 
 from ..blocks import block_from_wire
+from ..gate import Allow, Decision, Deny, Permissions
 from ..hooks import HOOK_EVENTS, HookMatcher
 from ..interaction import (
     Answered,
@@ -27,7 +28,6 @@ from ..interaction import (
     QuestionReply,
 )
 from ..mcp.inprocess import SdkMcpServer
-from ..permissions import Allow, Decision, Deny, Permissions
 from ..tools.base import Tool, ToolContext, ToolOutput
 
 

@@ -1,0 +1,69 @@
+"""Room: bases (the gate). Owns what the gate answers: the rules' verdict and the caller's Allow/Deny; imports nothing of loopwright.
+
+A `Verdict` is what the rules say about one call (allow, deny or ask, with why); a `Decision`
+(`Allow | Deny`, the Agent SDK's PermissionResultAllow/Deny) is the final answer, after a
+`can_use_tool` callback decided an ask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, TypeAlias
+
+
+@dataclass(slots=True)
+class Allow:
+    updated_input: dict[str, Any] | None = None
+    behavior: ClassVar[Literal["allow"]] = "allow"
+
+
+@dataclass(slots=True)
+class Deny:
+    message: str = "Permission to use this tool was denied."
+    interrupt: bool = False
+    behavior: ClassVar[Literal["deny"]] = "deny"
+
+
+Decision: TypeAlias = Allow | Deny
+PermissionResultAllow = Allow  # the Agent SDK's names for the same decisions
+PermissionResultDeny = Deny
+CanUseTool: TypeAlias = Callable[[str, dict[str, Any]], Any]
+
+
+def to_decision(value: Any) -> Decision:
+    """Accept True/False, Allow/Deny, or the Agent SDK's dict form {"behavior": "allow"|"deny"}."""
+    if isinstance(value, (Allow, Deny)):
+        return value
+    if isinstance(value, dict) and value.get("behavior") in ("allow", "deny"):
+        if value["behavior"] == "allow":
+            return Allow(value.get("updatedInput") or value.get("updated_input"))
+        return Deny(str(value.get("message") or Deny().message), bool(value.get("interrupt", False)))
+    if value is True:
+        return Allow()
+    if value is False:
+        return Deny()
+    raise TypeError(f"can_use_tool must return bool, Allow or Deny, not {type(value).__name__}")
+
+
+# Why a verdict is what it is: the hint a refusal carries is chosen by this code.
+Code = Literal["ok", "deny_rule", "ask_rule", "hook", "plan", "protected", "outside", "unknown_path",
+               "denied_below", "unparsed", "no_file", "not_approved", "unsandboxed"]
+
+
+@dataclass(slots=True)
+class Verdict:
+    """What the rules say about one call: allow, deny, or ask (with why)."""
+
+    kind: Literal["allow", "deny", "ask"]
+    reason: str = ""
+    soft: bool = False  # an ask that only exists because nothing approved the call (mode None: run)
+    subject: str | None = None  # the program that needs approval, for the hint
+    code: Code = "not_approved"
+
+    @property
+    def allowed(self) -> bool:
+        return self.kind == "allow"
+
+
+ALLOW = Verdict("allow", code="ok")
