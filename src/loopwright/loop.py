@@ -853,7 +853,7 @@ async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
     finally:
         if d.mcp is not None:  # every server process ends with its run, whatever the ending
             await d.mcp.aclose()
-        if d.executor.ctx.state.bash_shells:  # background shells end with their run
+        if d.executor.ctx.state.bash.shells:  # background shells end with their run
             from .tools.bash import kill_all_shells
 
             await kill_all_shells(d.executor.ctx)

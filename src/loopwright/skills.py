@@ -206,7 +206,7 @@ def make_skill_tool(skills: list[Skill]) -> Tool:
                       *(f"- {s.folder / f}" for f in files[:200])]
         if s.allowed_tools:
             rules, bad = valid_rules(s.allowed_tools)
-            ctx.state.granted.extend(rules)  # allowed without asking while the skill is active (the run)
+            ctx.state.grants.rules.extend(rules)  # allowed without asking while the skill is active (the run)
             parts += ["", f"Tools this skill uses (allowed without asking from now on): {', '.join(rules)}"]
             if bad:
                 parts.append(f"Ignored allowed-tools entries of {s.path} (not permission rules): {', '.join(bad)}")

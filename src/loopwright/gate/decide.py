@@ -67,7 +67,7 @@ class Permissions(Judge):
     ws: Workspace = field(init=False, repr=False, compare=False)  # built from the fields above
     # What the rules said about the last call decided (telemetry's execute_tool span reads it).
     last_verdict: Verdict | None = field(default=None, init=False, repr=False, compare=False)
-    _granted_n: int = field(default=0, init=False, repr=False, compare=False)  # tool_state.granted taken so far
+    _granted_n: int = field(default=0, init=False, repr=False, compare=False)  # tool_state.grants taken so far
 
     def for_state(self, state: ToolState | None) -> Permissions:
         """This gate for the run whose tools share `state` (a copy: a subagent's gate is its
@@ -83,7 +83,7 @@ class Permissions(Judge):
         self.ws = copy.copy(self.ws)
         self.ws.state = self.tool_state
         if self.tool_state is not None and any(r.specifier is not None and r.covers_tool("Read") for r in self.deny):
-            self.tool_state.read_denied = self.read_denied
+            self.tool_state.search.denied = self.read_denied
 
     def __post_init__(self) -> None:
         if self.mode is not None and self.mode not in PERMISSION_MODES:
@@ -148,7 +148,7 @@ class Permissions(Judge):
     def _take_grants(self) -> None:
         """Allow rules the run's tools granted since the last call (an active skill's allowed-tools).
         A new list, not an append: a subagent's gate is a copy of its parent's and shares the old one."""
-        granted = self.tool_state.granted if self.tool_state is not None else []
+        granted = self.tool_state.grants.rules if self.tool_state is not None else []
         n = self._granted_n
         if len(granted) > n:
             self.allow = [*self.allow, *parse_rules(granted[n:], "skill")]
