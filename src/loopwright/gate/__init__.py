@@ -32,10 +32,11 @@ from .verdict import (
     Deny,
     PermissionResultAllow,
     PermissionResultDeny,
+    RuleSource,
     Verdict,
     to_decision,
 )
 
 __all__ = ["PERMISSION_MODES", "Allow", "CanUseTool", "Decision", "Deny", "PermissionMode", "PermissionResultAllow",
-           "PermissionResultDeny", "Permissions", "Rule", "Verdict", "command_matches", "path_rule_matches",
+           "PermissionResultDeny", "Permissions", "Rule", "RuleSource", "Verdict", "command_matches", "path_rule_matches",
            "to_decision"]

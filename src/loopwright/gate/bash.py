@@ -33,7 +33,7 @@ def bash_verdict(g: Judge, command: Any, hook: str | None, unsandboxed: bool = F
         command = ""
     parsed = bashparse.parse(command)
     uses = bashcheck.analyze(parsed, g.ws)
-    bare = g.named(g.allow, "Bash") is not None
+    bare_rule = g.named(g.allow, "Bash")
 
     def deny() -> Verdict | None:
         v = g.rule_verdict("deny", g.named(g.deny, "Bash"), "Bash")
@@ -60,29 +60,44 @@ def bash_verdict(g: Judge, command: Any, hook: str | None, unsandboxed: bool = F
                      None)
         return g.rule_verdict("ask", r, "Bash")
 
-    def rules_allow() -> bool:
-        return parsed.ok and (bare or all(not c.opaque and bash_rule(g.allow, c, allow=True)
-                                          for c in parsed.commands if c.argv))
+    def rules_allow() -> list[Rule] | None:
+        if not parsed.ok:
+            return None
+        if bare_rule is not None:
+            return [bare_rule]
+        found = []
+        for c in parsed.commands:
+            if not c.argv:
+                continue
+            r = None if c.opaque else bash_rule(g.allow, c, allow=True)
+            if r is None:
+                return None
+            found.append(r)
+        return found
 
     if (g.sandbox_auto_allow is not None and g.mode != "plan" and hook != "ask" and deny() is None
             and ask() is None and g.sandbox_auto_allow(command, unsandboxed)):
-        return ALLOW
+        return g.allowed(source="sandbox")
     if unsandboxed and g.sandbox_escape and g.mode == "bypassPermissions" and hook != "allow":
         # With the sandbox on, bypassPermissions lets the agent run freely inside the box:
         # leaving it is not part of that, so it is asked (or refused where nobody can answer).
         return deny() or Verdict("ask", "it asks to run outside the OS sandbox (dangerouslyDisableSandbox), "
                                         "which bypassPermissions does not approve by itself", code="unsandboxed")
-    return g.order(deny, ask, hook, True, "Bash", rules_allow, lambda: _bash_auto(g, parsed, uses, bare))
+    return g.order(deny, ask, hook, True, "Bash", rules_allow, lambda: _bash_auto(g, parsed, uses, bare_rule))
 
 
-def _bash_auto(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.PathUse], bare: bool) -> Verdict:
+def _bash_auto(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.PathUse],
+               bare_rule: Rule | None) -> Verdict:
     """default, acceptEdits, plan and dontAsk: what runs without asking."""
     from .. import bashcheck
+
+    bare = bare_rule is not None
 
     if not parsed.ok:
         if g.mode == "plan":
             return Verdict("deny", f"Permission denied: plan mode runs read-only commands only, and this "
-                                   f"command could not be checked: {parsed.error}.", code="plan")
+                                   f"command could not be checked: {parsed.error}.", code="plan",
+                           rule="plan", source="mode")
         return Verdict("ask", f"{parsed.error}; only commands that can be checked run without approval",
                        subject=next((c.name for c in parsed.commands if c.name), None), code="unparsed")
     if g.mode == "plan":
@@ -94,9 +109,10 @@ def _bash_auto(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.P
                 why = "it redirects output into a file"
             if why:
                 return Verdict("deny", f"Permission denied: plan mode runs read-only commands only, and "
-                                       f"`{c.text or c.original}`: {why}.", code="plan")
+                                       f"`{c.text or c.original}`: {why}.", code="plan",
+                               rule="plan", source="mode")
     read_denies = any(r.specifier and r.covers_tool("Read") for r in g.deny)
-    approved = {id(c) for c in parsed.commands if c.argv and bash_rule(g.allow, c, allow=True)}
+    approved = {id(c): r for c in parsed.commands if c.argv and (r := bash_rule(g.allow, c, allow=True))}
     for u in uses:
         if u.why is not None:
             # A path known only at run time: fine under a bare Bash rule unless it may write a
@@ -110,7 +126,7 @@ def _bash_auto(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.P
                 if u.redirect and _harmless_path(u.shown):
                     continue
                 v = g.auto_write(u.shown, lexical, real,
-                                    approved=bare or (id(u.command) in approved and not u.redirect))
+                                 approved=bare or (id(u.command) in approved and not u.redirect))
                 if v is not None:
                     v.subject = u.command.name
                     return v
@@ -122,12 +138,15 @@ def _bash_auto(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.P
             elif u.recursive and os.path.isdir(real) and (r := g.deny_below(real)) is not None:
                 return Verdict("ask", f"it reads everything under {u.shown}, where the deny rule {r} hides files",
                                code="denied_below", subject=u.command.name)
-    if g.mode == "plan" or bare:
-        return ALLOW
-    for c in parsed.commands:
-        why = _part_problem(g, c, parsed)
-        if why is not None:
-            return Verdict("ask", why, subject=c.name)
+    if g.mode != "plan" and not bare:
+        for c in parsed.commands:
+            why = _part_problem(g, c, parsed)
+            if why is not None:
+                return Verdict("ask", why, subject=c.name)
+    if bare_rule is not None or approved:
+        return g.allowed([bare_rule] if bare_rule is not None else list(approved.values()))
+    if g.mode == "acceptEdits" and any(u.kind == "write" and u.paths for u in uses):
+        return g.allowed(source="mode")  # acceptEdits approved what it writes
     return ALLOW
 
 

@@ -88,9 +88,9 @@ class Permissions(Judge):
     def __post_init__(self) -> None:
         if self.mode is not None and self.mode not in PERMISSION_MODES:
             raise ValueError(f"unknown permission mode {self.mode!r}; use one of {', '.join(PERMISSION_MODES)}")
-        self.allow = parse_rules(self.allowed_tools, "allow")
-        self.ask = parse_rules(self.ask_tools, "ask")
-        self.deny = parse_rules(self.disallowed_tools, "deny")
+        self.allow = parse_rules(self.allowed_tools, "cli")
+        self.ask = parse_rules(self.ask_tools, "cli")
+        self.deny = parse_rules(self.disallowed_tools, "cli")
         self.ws = Workspace(self.cwd, self.add_dirs, self.home, self.exec_path)
         self._bind_state()
 
@@ -151,9 +151,8 @@ class Permissions(Judge):
         granted = self.tool_state.grants.rules if self.tool_state is not None else []
         n = self._granted_n
         if len(granted) > n:
-            self.allow = [*self.allow, *parse_rules(granted[n:], "skill")]
+            self.allow = [*self.allow, *parse_rules(granted[n:], "session")]
             self._granted_n = len(granted)
-
 
     # generic tools: names, and a specifier matched against the input
     def _generic(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
@@ -161,13 +160,12 @@ class Permissions(Judge):
             lambda: self.rule_verdict("deny", self.first(self.deny, name, x), name),
             lambda: self.rule_verdict("ask", self.first(self.ask, name, x), name),
             hook, read_only, name,
-            lambda: self.first(self.allow, name, x) is not None,
+            lambda: _one(self.first(self.allow, name, x)),
+            lambda: self.allowed(r) if (r := _one(self.first(self.allow, name, x)))
             # An MCP tool's readOnlyHint is the server's claim: it makes the tool concurrent, but
             # the tool still needs a rule to run without approval (as in Claude Code).
-            lambda: ALLOW if (read_only and not name.startswith("mcp__") and name not in NETWORK_TOOLS)
-            or self.first(self.allow, name, x)
+            else ALLOW if (read_only and not name.startswith("mcp__") and name not in NETWORK_TOOLS)
             else Verdict("ask", "no allow rule matches it"))
-
 
     # Edit, Write, MultiEdit, NotebookEdit
     def _edit(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
@@ -182,15 +180,15 @@ class Permissions(Judge):
             r = self.path_match(self.ask, "Edit", lexical, real) if path is not None else None
             return self.rule_verdict("ask", r or self.named(self.ask, name), name)
 
-        def rules_allow() -> bool:
-            return self.named(self.allow, name) is not None or (
-                path is not None and self.path_match(self.allow, "Edit", lexical, real, real_only=True) is not None)
+        def rules_allow() -> list[Rule] | None:
+            return _one(self.named(self.allow, name) or (
+                self.path_match(self.allow, "Edit", lexical, real, real_only=True) if path is not None else None))
 
         def auto() -> Verdict:
             if path is None:
-                return ALLOW if self.named(self.allow, name) else Verdict("ask", "the call names no file",
-                                                                            code="no_file")
-            return self.unresolvable(path) or self.auto_write(path, lexical, real) or ALLOW
+                r = self.named(self.allow, name)
+                return self.allowed([r]) if r else Verdict("ask", "the call names no file", code="no_file")
+            return self.unresolvable(path) or self.write_verdict(path, lexical, real)
 
         return self.order(deny, ask, hook, read_only, name, rules_allow, auto)
 
@@ -225,14 +223,23 @@ class Permissions(Judge):
                     return v
                 if self.path_match(self.allow, "Read", lexical, real) is None and not self.inside(real):
                     return Verdict("ask", f"reading {t} is outside the working directories", code="outside")
-            if read_only or self.named(self.allow, name):
-                return ALLOW
-            if all(self.path_match(self.allow, "Read", lx, rl) for _, lx, rl in resolved):
-                return ALLOW
+            approving = rules_allow()
+            if approving is not None:
+                return self.allowed(approving)
+            by_path = [self.path_match(self.allow, "Read", lx, rl) for _, lx, rl in resolved]
+            if all(by_path):
+                return self.allowed([r for r in by_path if r is not None])
             return Verdict("ask", "no allow rule matches it")
 
-        return self.order(deny, ask, hook, True, name,
-                           lambda: read_only or self.named(self.allow, name) is not None, auto)
+        def rules_allow() -> list[Rule] | None:
+            r = self.named(self.allow, name)
+            return [r] if r is not None else [] if read_only else None
+
+        return self.order(deny, ask, hook, True, name, rules_allow, auto)
+
+
+def _one(rule: Rule | None) -> list[Rule] | None:
+    return None if rule is None else [rule]
 
 
 def _glob_prefix(pattern: str) -> tuple[str, str]:

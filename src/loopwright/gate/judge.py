@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from ..workspace import Workspace, protected
 from .rules import EDIT_TOOLS, PermissionMode, Rule, anchor, input_matches, path_rule_matches
-from .verdict import ALLOW, Verdict
+from .verdict import ALLOW, RuleSource, Verdict
 
 
 class Judge:
@@ -40,11 +40,13 @@ class Judge:
         return self.path_match(self.deny, "Read", lexical, real) is not None
 
     def order(self, deny: Callable[[], Verdict | None], ask: Callable[[], Verdict | None], hook: str | None,
-              read_only: bool, what: str, rules_allow: Callable[[], bool], auto: Callable[[], Verdict]) -> Verdict:
+              read_only: bool, what: str, rules_allow: Callable[[], Sequence[Rule] | None],
+              auto: Callable[[], Verdict]) -> Verdict:
         """The order, for every tool: deny -> ask -> mode -> allow.
 
-        `rules_allow`: do allow rules approve it (what decides when mode is None);
-        `auto`: the mode's own checks and the allow rules (default, acceptEdits, plan, dontAsk)."""
+        `rules_allow`: the allow rules that approve it, [] when it needs none, None when nothing
+        approves it (what decides when mode is None); `auto`: the mode's own checks and the allow
+        rules (default, acceptEdits, plan, dontAsk)."""
         v = deny()
         if v is not None:
             return v
@@ -52,17 +54,31 @@ class Judge:
         if v is not None:
             return v
         if hook == "ask":
-            return Verdict("ask", "a PreToolUse hook asked", code="hook")
+            return Verdict("ask", "a PreToolUse hook asked", code="hook", source="hook")
+        if hook == "allow":
+            return self.allowed(source="hook")
         if self.mode is None:
-            if hook == "allow" or rules_allow():
-                return ALLOW
+            approving = rules_allow()
+            if approving is not None:
+                return self.allowed(approving)
             return Verdict("ask", "no rule approves it", soft=True)
-        if hook == "allow" or self.mode == "bypassPermissions":
-            return ALLOW
+        if self.mode == "bypassPermissions":
+            return self.allowed(source="mode")
         if self.mode == "plan" and not read_only:
             return Verdict("deny", f"Permission denied: plan mode allows read-only tools only, and {what} "
-                                   "can change things. Present the plan instead.", code="plan")
+                                   "can change things. Present the plan instead.", code="plan",
+                           rule="plan", source="mode")
         return auto()
+
+    def allowed(self, rules: Sequence[Rule] = (), source: RuleSource = "default") -> Verdict:
+        """An allow verdict naming what approved the call: `rules` (their texts, the first one's
+        source), else `source` (for "mode", the mode's name as its rule)."""
+        if rules:
+            return Verdict("allow", code="ok", rule=", ".join(dict.fromkeys(str(r) for r in rules)),
+                           source=rules[0].source)
+        if source == "default":
+            return ALLOW
+        return Verdict("allow", code="ok", rule=self.mode if source == "mode" else None, source=source)
 
     def named(self, rules: list[Rule], name: str) -> Rule | None:
         return next((r for r in rules if r.specifier is None and r.covers_tool(name)), None)
@@ -72,8 +88,9 @@ class Judge:
         if r is None:
             return None
         if kind == "deny":
-            return Verdict("deny", f"Permission denied: {what} matches the deny rule {r}.", code="deny_rule")
-        return Verdict("ask", f"ask rule {r}", code="ask_rule")
+            return Verdict("deny", f"Permission denied: {what} matches the deny rule {r}.", code="deny_rule",
+                           rule=str(r), source=r.source)
+        return Verdict("ask", f"ask rule {r}", code="ask_rule", rule=str(r), source=r.source)
 
     def first(self, rules: list[Rule], name: str, x: dict[str, Any]) -> Rule | None:
         for r in rules:
@@ -107,36 +124,47 @@ class Judge:
     def write_deny(self, p: str, lexical: str, real: str) -> Verdict | None:
         r = self.path_match(self.deny, "Edit", lexical, real)
         if r is not None:
-            return Verdict("deny", f"Permission denied: writing {p} matches the deny rule {r}.", code="deny_rule")
+            return Verdict("deny", f"Permission denied: writing {p} matches the deny rule {r}.", code="deny_rule",
+                           rule=str(r), source=r.source)
         r = self.path_match(self.deny, "Read", lexical, real)
         if r is not None:
             return Verdict("deny", f"Permission denied: {p} matches the deny rule {r} (a Read deny also "
-                                   "blocks writing).", code="deny_rule")
+                                   "blocks writing).", code="deny_rule", rule=str(r), source=r.source)
         return None
 
     def read_deny(self, p: str, lexical: str, real: str) -> Verdict | None:
         r = self.path_match(self.deny, "Read", lexical, real)
         if r is not None:
-            return Verdict("deny", f"Permission denied: reading {p} matches the deny rule {r}.", code="deny_rule")
+            return Verdict("deny", f"Permission denied: reading {p} matches the deny rule {r}.", code="deny_rule",
+                           rule=str(r), source=r.source)
         return None
 
     def auto_write(self, p: str, lexical: str, real: str, *, approved: bool = False) -> Verdict | None:
         """None if writing `p` may be approved without asking (after deny/ask/mode), else an ask.
         `approved`: an allow rule approved the command that writes it (a bare `Bash` rule
         approves redirections too); inside the working directories that is enough."""
+        v = self.write_verdict(p, lexical, real, approved=approved)
+        return None if v.allowed else v
+
+    def write_verdict(self, p: str, lexical: str, real: str, *, approved: bool = False) -> Verdict:
+        """`auto_write`'s answer as a verdict: an allow names the rule or the mode that approved it."""
         why = protected(lexical) or protected(real)
         if why:
             return Verdict("ask", f"{why} and is never written without approval", code="protected")
         if self.ws.on_exec_path(real):
             return Verdict("ask", f"{p} is (in) a directory on PATH, where a file changes what a command name "
                                   "runs, and is never written without approval", code="protected")
-        if self.path_match(self.allow, "Edit", lexical, real, real_only=True) is not None:
-            return None
+        if (r := self.path_match(self.allow, "Edit", lexical, real, real_only=True)) is not None:
+            return self.allowed([r])
         if not self.inside(real):
             target = f"{p} (really {real})" if real != lexical else p
             return Verdict("ask", f"{target} is outside the working directories", code="outside")
-        if approved or self.named(self.allow, "Edit") is not None or self.mode == "acceptEdits":
-            return None
+        if approved:
+            return ALLOW  # the caller names the rule that approved the command
+        if (r := self.named(self.allow, "Edit")) is not None:
+            return self.allowed([r])
+        if self.mode == "acceptEdits":
+            return self.allowed(source="mode")
         return Verdict("ask", f"writing {p} needs approval")
 
     def deny_below(self, real_dir: str) -> Rule | None:

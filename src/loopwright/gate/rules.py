@@ -1,4 +1,4 @@
-"""Room: bases (the gate). Owns the rule syntax and matching (tools, Bash commands, paths); may import workspace and ignore.
+"""Room: bases (the gate). Owns the rule syntax and matching (tools, Bash commands, paths); may import gate.verdict and ignore.
 
 A rule is `Tool` or `Tool(specifier)`, as in Claude Code: a Bash specifier matches a command
 (`npm run test:*`, `git diff *`), a path specifier a file with gitignore matching and Claude
@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
+
+from .verdict import RuleSource
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 PERMISSION_MODES: tuple[str, ...] = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
@@ -36,10 +38,10 @@ class Rule:
     tool: str
     specifier: str | None = None
     base: str | None = None
-    source: str = ""
+    source: RuleSource = "cli"  # where it came from (gate.verdict.RuleSource)
 
     @classmethod
-    def parse(cls, text: str, base: str | Path | None = None, source: str = "") -> Rule:
+    def parse(cls, text: str, base: str | Path | None = None, source: RuleSource = "cli") -> Rule:
         if not isinstance(text, str):
             raise ValueError(f"a permission rule must be a string, not {type(text).__name__}")
         m = _RULE.match(text)
@@ -74,7 +76,7 @@ class Rule:
         return "*" in t and re.fullmatch(re.escape(t).replace(r"\*", ".*"), name) is not None
 
 
-def parse_rules(items: Iterable[str | Rule], source: str) -> list[Rule]:
+def parse_rules(items: Iterable[str | Rule], source: RuleSource) -> list[Rule]:
     return [r if isinstance(r, Rule) else Rule.parse(r, source=source) for r in items]
 
 

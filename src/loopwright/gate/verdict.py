@@ -51,19 +51,30 @@ Code = Literal["ok", "deny_rule", "ask_rule", "hook", "plan", "protected", "outs
                "denied_below", "unparsed", "no_file", "not_approved", "unsandboxed"]
 
 
+# What decided a verdict: a rule, by where it came from (a settings file's scope; "cli": the
+# command line's flags or the caller's own AgentOptions / Permissions fields; "session": granted
+# during the run, a loaded skill's allowed-tools), or no rule: the permission mode, a PreToolUse
+# hook, the OS sandbox (autoAllowBashIfSandboxed), or the gate's built-in default.
+RuleSource = Literal["user", "project", "local", "cli", "session", "mode", "hook", "sandbox", "default"]
+
+
 @dataclass(slots=True)
 class Verdict:
-    """What the rules say about one call: allow, deny, or ask (with why)."""
+    """What the rules say about one call: allow, deny, or ask (with why), and what decided it:
+    `rule` (the rule's text, the rules joined by ", " when several approved parts of one Bash
+    command, the mode's name for source "mode", None otherwise) and its `source`."""
 
     kind: Literal["allow", "deny", "ask"]
     reason: str = ""
     soft: bool = False  # an ask that only exists because nothing approved the call (mode None: run)
     subject: str | None = None  # the program that needs approval, for the hint
     code: Code = "not_approved"
+    rule: str | None = None
+    source: RuleSource = "default"
 
     @property
     def allowed(self) -> bool:
         return self.kind == "allow"
 
 
-ALLOW = Verdict("allow", code="ok")
+ALLOW = Verdict("allow", code="ok")  # allowed by the gate's default (a read-only call, a safe command)

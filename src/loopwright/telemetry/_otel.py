@@ -26,6 +26,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from ..blocks import ToolResultBlock, ToolUseBlock
+from ..gate.verdict import Verdict
 from ..messages import Message, ResultMessage, SystemMessage
 from ..models.base import ModelResponse
 from ..usage import CallUsage
@@ -491,14 +492,18 @@ class RunObserver(Observer):
                                         attributes=attrs)
         self.tools[use.id] = (span, trace.set_span_in_context(span))
 
-    def tool_gated(self, use_id: str, allowed: bool, via: str, verdict: Any = None) -> None:
+    def tool_gated(self, use_id: str, allowed: bool, via: str, verdict: Verdict | None = None) -> None:
         entry = self.tools.get(use_id)
         if entry is None:
             return
         attrs = {"loopwright.permission.decision": "allow" if allowed else "deny", "loopwright.permission.via": via}
         if verdict is not None:
-            attrs["loopwright.permission.rules"] = str(getattr(verdict, "kind", ""))
-            attrs["loopwright.permission.code"] = str(getattr(verdict, "code", ""))
+            attrs["loopwright.permission.rules"] = verdict.kind
+            attrs["loopwright.permission.code"] = verdict.code
+            # which rule decided (its text) and where it came from (gate.verdict.RuleSource)
+            attrs["loopwright.permission.rule_source"] = verdict.source
+            if verdict.rule is not None:
+                attrs["loopwright.permission.rule"] = verdict.rule
         entry[0].set_attributes(attrs)
 
     def tool_end(self, use_id: str, result: ToolResultBlock) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..blocks import ToolResultBlock, ToolUseBlock
+    from ..gate.verdict import Verdict
     from ..messages import Message
     from ..usage import CallUsage
 
@@ -38,7 +39,7 @@ class Observer:
     def tool_start(self, use: ToolUseBlock, ctx: Any) -> None:
         """A tool call enters the gate (its `execute_tool` span starts)."""
 
-    def tool_gated(self, use_id: str, allowed: bool, via: str, verdict: Any = None) -> None:
+    def tool_gated(self, use_id: str, allowed: bool, via: str, verdict: Verdict | None = None) -> None:
         """The gate's decision on the call: `via` says who decided (rules, hook, can_use_tool...)."""
 
     def tool_end(self, use_id: str, result: ToolResultBlock) -> None:
