@@ -85,7 +85,7 @@ class Executor:
         if tool is None:
             names = ", ".join(sorted(self.tools)) or "none"
             return use.input, ToolResultBlock(use.id, f"Error: no such tool: {use.name}. Available tools: {names}.", True)
-        bad_input = invalid_input_error(use.input)  # the model's input was not a JSON object
+        bad_input = invalid_input_error(use)  # the model's input was not a JSON object
         if bad_input is not None:
             return use.input, ToolResultBlock(use.id, bad_input, True)
         tool_input = use.input
