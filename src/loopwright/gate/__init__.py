@@ -1,4 +1,4 @@
-"""Room: bases (the gate). Owns the gate g of seed Def 3.1 (rules, order, verdicts, advice); its modules may import workspace, bashcheck and bashparse only.
+"""Room: bases (the gate). Owns the gate g of seed Def 3.1 (rules, order, verdicts, advice); its modules may import workspace, ignore, bashcheck and bashparse only.
 
 The gate decides, per tool call, run or refuse.
 
