@@ -88,8 +88,7 @@ class Judge:
         if r is None:
             return None
         if kind == "deny":
-            return Verdict("deny", f"Permission denied: {what} matches the deny rule {r}.", code="deny_rule",
-                           rule=str(r), source=r.source)
+            return _denied(r, f"Permission denied: {what} matches the deny rule {r}.")
         return Verdict("ask", f"ask rule {r}", code="ask_rule", rule=str(r), source=r.source)
 
     def first(self, rules: list[Rule], name: str, x: dict[str, Any]) -> Rule | None:
@@ -124,19 +123,16 @@ class Judge:
     def write_deny(self, p: str, lexical: str, real: str) -> Verdict | None:
         r = self.path_match(self.deny, "Edit", lexical, real)
         if r is not None:
-            return Verdict("deny", f"Permission denied: writing {p} matches the deny rule {r}.", code="deny_rule",
-                           rule=str(r), source=r.source)
+            return _denied(r, f"Permission denied: writing {p} matches the deny rule {r}.")
         r = self.path_match(self.deny, "Read", lexical, real)
         if r is not None:
-            return Verdict("deny", f"Permission denied: {p} matches the deny rule {r} (a Read deny also "
-                                   "blocks writing).", code="deny_rule", rule=str(r), source=r.source)
+            return _denied(r, f"Permission denied: {p} matches the deny rule {r} (a Read deny also blocks writing).")
         return None
 
     def read_deny(self, p: str, lexical: str, real: str) -> Verdict | None:
         r = self.path_match(self.deny, "Read", lexical, real)
         if r is not None:
-            return Verdict("deny", f"Permission denied: reading {p} matches the deny rule {r}.", code="deny_rule",
-                           rule=str(r), source=r.source)
+            return _denied(r, f"Permission denied: reading {p} matches the deny rule {r}.")
         return None
 
     def auto_write(self, p: str, lexical: str, real: str, *, approved: bool = False) -> Verdict | None:
@@ -192,3 +188,7 @@ class Judge:
         why = self.ws.unresolvable(p)
         return Verdict("ask", why, code="unknown_path") if why else None
 
+
+def _denied(r: Rule, message: str) -> Verdict:
+    """A deny rule's refusal, naming the rule."""
+    return Verdict("deny", message, code="deny_rule", rule=str(r), source=r.source)
