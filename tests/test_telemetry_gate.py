@@ -41,10 +41,12 @@ def test_the_execute_tool_span_names_the_rule_that_decided_and_its_source(tmp_pa
     pytest.importorskip("opentelemetry.proto", reason="the otel extra is not installed (pip install 'loopwright[otel]')")
     from loopwright.testing.otlp import OtlpReceiver
 
+    deep = "/".join(["d" * 60] * 5)
+    ask_rule = f"Bash(mkdir -p {deep})"  # a long rule: the attribute is cut short
     (tmp_path / ".loopwright").mkdir()
-    (tmp_path / ".loopwright" / "settings.json").write_text(json.dumps({"permissions": {"ask": ["Bash(mkdir:*)"]}}))
+    (tmp_path / ".loopwright" / "settings.json").write_text(json.dumps({"permissions": {"ask": [ask_rule]}}))
     (tmp_path / ".loopwright" / "settings.local.json").write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}))
-    turns = [[use("t1", "Bash", command="touch a.txt")], [use("t2", "Bash", command="mkdir d")],
+    turns = [[use("t1", "Bash", command="touch a.txt")], [use("t2", "Bash", command=f"mkdir -p {deep}")],
              [use("t3", "Bash", command="rm -f a.txt")], [text("done")]]
     script = tmp_path / "app.py"
     script.write_text(APP)
@@ -54,14 +56,14 @@ def test_the_execute_tool_span_names_the_rule_that_decided_and_its_source(tmp_pa
         assert r.returncode == 0, r.stderr
         assert rx.wait(lambda x: sum(s.name == "execute_tool Bash" for s in x.spans) == 3, 10), rx.spans
     out = json.loads(r.stdout)
-    assert out["subtype"] == "success" and out["asked"] == ["mkdir d"] and out["denied"] == [{"command": "rm -f a.txt"}]
-    assert (tmp_path / "a.txt").exists() and (tmp_path / "d").is_dir()  # touched and made; the rm was refused
+    assert out["subtype"] == "success" and out["asked"] == [f"mkdir -p {deep}"] and out["denied"] == [{"command": "rm -f a.txt"}]
+    assert (tmp_path / "a.txt").exists() and (tmp_path / deep).is_dir()  # touched and made; the rm was refused
     spans = {s.attributes["gen_ai.tool.call.id"]: s.attributes for s in rx.spans if s.name == "execute_tool Bash"}
     got = {k: (a["loopwright.permission.decision"], a["loopwright.permission.via"], a["loopwright.permission.rules"],
                a.get("loopwright.permission.rule"), a["loopwright.permission.rule_source"]) for k, a in spans.items()}
     assert got == {
         "t1": ("allow", "rules", "allow", "Bash(touch:*)", "cli"),  # AgentOptions.allowed_tools
-        "t2": ("allow", "ask", "ask", "Bash(mkdir:*)", "project"),  # .loopwright/settings.json asked; the callback allowed
+        "t2": ("allow", "ask", "ask", ask_rule[:255] + "…", "project"),  # .loopwright/settings.json asked; the callback allowed
         "t3": ("deny", "rules", "deny", "Bash(rm:*)", "local"),  # .loopwright/settings.local.json refused it
     }
     assert "a.txt" not in json.dumps(list(spans.values()))  # the rule is named, the call's arguments are not

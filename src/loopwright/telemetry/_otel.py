@@ -502,8 +502,9 @@ class RunObserver(Observer):
             attrs["loopwright.permission.code"] = verdict.code
             # which rule decided (its text) and where it came from (gate.verdict.RuleSource)
             attrs["loopwright.permission.rule_source"] = verdict.source
-            if verdict.rule is not None:
-                attrs["loopwright.permission.rule"] = verdict.rule
+            if verdict.rule is not None:  # (a settings file's rule may be any length: cut short)
+                rule = verdict.rule
+                attrs["loopwright.permission.rule"] = rule if len(rule) <= 256 else rule[:255] + "…"
         entry[0].set_attributes(attrs)
 
     def tool_end(self, use_id: str, result: ToolResultBlock) -> None:
