@@ -80,38 +80,69 @@ def parse_rules(items: Iterable[str | Rule], source: RuleSource) -> list[Rule]:
     return [r if isinstance(r, Rule) else Rule.parse(r, source=source) for r in items]
 
 
+@dataclass(frozen=True, slots=True)
+class Glob:
+    """A `*` pattern (`\\*`: a literal star) as its literal runs, matched left to right without
+    backtracking: a regex of many `.*` takes exponential time on a text it does not match, and a
+    rule planted in a project's settings must not hang the gate. `or_more`: one literal that also
+    matches when followed by a space and anything (`git diff:*`, `ls *`)."""
+
+    parts: tuple[str, ...]
+    or_more: bool = False
+
+    @classmethod
+    def of(cls, pattern: str) -> Glob:
+        parts: list[str] = []
+        run: list[str] = []
+        i = 0
+        while i < len(pattern):
+            if pattern.startswith("\\*", i):
+                run.append("*")
+                i += 2
+                continue
+            if pattern[i] == "*":
+                parts.append("".join(run))
+                run = []
+            else:
+                run.append(pattern[i])
+            i += 1
+        return cls((*parts, "".join(run)))
+
+    def fullmatch(self, s: str) -> bool:
+        first, last = self.parts[0], self.parts[-1]
+        if self.or_more:
+            return s == first or s.startswith(first + " ")
+        if len(self.parts) == 1:
+            return s == first
+        if len(s) < len(first) + len(last) or not s.startswith(first) or not s.endswith(last):
+            return False
+        pos, end = len(first), len(s) - len(last)
+        for lit in self.parts[1:-1]:  # the leftmost place of each run leaves the most room for the rest
+            found = s.find(lit, pos, end)
+            if found < 0:
+                return False
+            pos = found + len(lit)
+        return True
+
+
 @lru_cache(maxsize=1024)
-def command_pattern(spec: str) -> re.Pattern[str]:
-    """A Bash specifier as a regex over one (whitespace-normalized) command.
+def command_pattern(spec: str) -> Glob:
+    """A Bash specifier as a pattern over one (whitespace-normalized) command.
 
     `npm run test:*` is the legacy prefix form: `npm run test` alone or followed by a space.
     Otherwise `*` matches anything, anywhere; a pattern ending in ` *` with no other
     wildcard also matches the bare command (`ls *` matches `ls` and `ls -la`, not `lsof`)."""
     spec = " ".join(spec.split())
     if spec.endswith(":*") and "*" not in spec[:-2]:
-        return re.compile(re.escape(spec[:-2]) + r"(?: .*)?", re.S)
-    stars = spec.count("*") - spec.count(r"\*")
+        return Glob((spec[:-2],), or_more=True)
+    stars = spec.count("*") - spec.count("\\*")
     if spec.endswith(" *") and stars == 1:
-        head = spec[:-2]
-        return re.compile(_glob_to_regex(head) + r"(?: .*)?", re.S)
-    return re.compile(_glob_to_regex(spec), re.S)
-
-
-def _glob_to_regex(s: str) -> str:
-    out = []
-    i = 0
-    while i < len(s):
-        if s.startswith(r"\*", i):
-            out.append(re.escape("*"))
-            i += 2
-            continue
-        out.append(".*" if s[i] == "*" else re.escape(s[i]))
-        i += 1
-    return "".join(out)
+        return Glob((Glob.of(spec[:-2]).parts[0],), or_more=True)
+    return Glob.of(spec)
 
 
 def command_matches(spec: str, command: str) -> bool:
-    return command_pattern(spec).fullmatch(" ".join(command.split())) is not None
+    return command_pattern(spec).fullmatch(" ".join(command.split()))
 
 
 def _gitignore(pattern: str) -> Any:
@@ -157,7 +188,7 @@ def input_matches(spec: str, name: str, x: dict[str, Any]) -> bool:
 
         host = urlparse(str(x.get("url", ""))).hostname or ""
         want = spec[len("domain:"):]
-        return host == want or re.fullmatch(_glob_to_regex(want), host) is not None
+        return host == want or Glob.of(want).fullmatch(host)
     values = [v for v in x.values() if isinstance(v, str)]
-    rx = re.compile(_glob_to_regex(spec), re.S)
-    return any(rx.fullmatch(v) for v in values)
+    glob = Glob.of(spec)
+    return any(glob.fullmatch(v) for v in values)
