@@ -46,7 +46,7 @@ from .context import (
     summarize,
 )
 from .execute import INTERRUPTED, Executor, TurnOutcome
-from .hooks import Hooks
+from .hooks import RunHooks
 from .invariant import InvariantChecker
 from .messages import (
     AssistantMessage,
@@ -142,7 +142,7 @@ class RunDeps:
     session_id: str
     control: RunControl | None
     permission_mode: str
-    hooks: Hooks
+    hooks: RunHooks  # the run's: its frozen registry and its own state
     executor: Executor
     recorder: SessionRecorder | None  # when persisting
     inbox: asyncio.Queue[Message] | None  # subagents post their messages here (agents.py)
