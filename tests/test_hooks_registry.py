@@ -49,7 +49,8 @@ def test_a_built_run_fires_the_hooks_it_was_built_with(tmp_path: Path) -> None:
     assert isinstance(msgs[-1], lw.ResultMessage) and msgs[-1].subtype == "success"
     assert seen == ["before build"]
     assert isinstance(run.deps.hooks, RunHooks) and run.deps.hooks is not hooks
-    assert run.deps.hooks.state.context.session_id == run.deps.session_id
+    assert run.state.hooks is run.deps.hooks.state  # the state is the run's, the registry fixed
+    assert run.state.hooks.context.session_id == run.deps.session_id
     assert hooks.halted is None and hooks.reports == []
 
 

@@ -152,7 +152,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         recorder=recorder, inbox=asyncio.Queue() if any(t.spawns_agents for t in tools) else None, mcp=mcp,
         settings=config.settings)
     shared = parent.state.budget.shared if parent is not None else shared_spend  # a batch's spend counts
-    state = RunState(h, Budget(options.max_budget_usd, shared=shared))  # the subagent's calls as they happen
+    state = RunState(h, Budget(options.max_budget_usd, shared=shared), hooks=hooks.state)  # the subagent's calls as they happen
     compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
                               model.name)  # context.py
     run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs,

@@ -46,7 +46,7 @@ from .context import (
     summarize,
 )
 from .execute import INTERRUPTED, Executor, TurnOutcome
-from .hooks import RunHooks
+from .hooks import HookState, RunHooks
 from .invariant import InvariantChecker
 from .messages import (
     AssistantMessage,
@@ -169,6 +169,7 @@ class RunState:
     cut_off_text: list[str] = field(default_factory=list)  # the parts of an answer cut off at max_tokens
     output_continuations: int = 0
     final: str | None = None  # set by a tool through ToolContext.finish: the run's result, after this turn
+    hooks: HookState = field(default_factory=HookState)  # what this run's hooks did (deps.hooks fires them with it)
 
 
 class Run:
