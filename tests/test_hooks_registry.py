@@ -71,3 +71,19 @@ def test_run_state_is_per_run_and_the_registry_shared() -> None:
     assert (ra.block, rb.block) == ("stop a", "stop b") and (a.halted, b.halted) == ("stop a", "stop b")
     assert [r["message"] for r in a.take_reports()] == ["said"] and a.reports == [] and len(b.reports) == 1
     assert a.registry is b.registry is registry
+
+
+def test_a_hooks_subclass_keeps_its_behaviour_in_a_run(tmp_path: Path) -> None:
+    class Refusing(Hooks):
+        async def pre_tool_use(self, name: str, tool_input: dict[str, Any], tool_use_id: str) -> Any:
+            result = await super().pre_tool_use(name, tool_input, tool_use_id)
+            result.decision, result.reason = "deny", f"{name} refused by the subclass"
+            return result
+
+    hooks = Refusing().command("PreToolUse", "true")
+    opts = lw.AgentOptions(model=lw.ScriptedModel([[use("u1", "noop")], [text("done")]]), tools=[NOOP],
+                           hooks=hooks, cwd=tmp_path, permission_mode="bypassPermissions")
+    r = lw.run("go", opts)
+    results = [b for m in r.messages for b in m["content"] if b["type"] == "tool_result"]
+    assert r.subtype == "success" and results[0]["is_error"] and "refused by the subclass" in str(results[0]["content"])
+    assert hooks.halted is None and hooks.reports == []
