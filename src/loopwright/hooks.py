@@ -1,5 +1,5 @@
-"""Room: bases. Owns the hook events, matchers and the command-hook protocol; may import data types
-only.
+"""Room: bases. Owns the hook events, matchers, the registry of configured hooks apart from a run's
+hook state, and the command-hook protocol; may import data types only.
 
 Hooks around the loop: Claude Code's events, its stdin JSON and its exit-code protocol.
 
