@@ -14,8 +14,7 @@ import loopwright as lw
 from loopwright.assemble import build_run
 from loopwright.hooks import HookContext, HookRegistry, Hooks, HookState, RunHooks
 from loopwright.loop import run_query
-
-from helpers import text, use
+from tests.helpers import text, use
 
 NOOP = lw.Tool("noop", "does nothing", {"type": "object", "properties": {}}, lambda x: "ok")
 
