@@ -26,7 +26,7 @@ from .base import NULL, Observer, requested
 if TYPE_CHECKING:
     from ..usage import CallUsage
 
-__all__ = ["NULL", "Observer", "annotate", "annotate_call", "span", "batch_context", "end_batch", "flush",
+__all__ = ["NULL", "Observer", "adopt", "annotate", "annotate_call", "span", "batch_context", "end_batch", "flush",
            "observer_for", "requested", "task_context", "trace_env", "trace_meta"]
 
 
@@ -121,15 +121,17 @@ def flush(timeout_s: float | None = None) -> None:
 
 # --- batches: one span per batch, one per task under it, across processes ---------------------
 
-def batch_context(tasks: int) -> tuple[dict[str, str], Any]:
-    """The batch's span, started: (a carrier for its tasks, the span to end). ({}, None) when off."""
-    if not _on():
+def batch_context(tasks: int, env: Mapping[str, str] | None = None) -> tuple[dict[str, str], Any]:
+    """The batch's span, started: (a carrier for its tasks, the span to end). ({}, None) when off.
+    `env`: the settings' `env` the batch's runs get (the process environment wins over it)."""
+    merged = {**(env or {}), **os.environ}
+    if not requested(merged) and not _app_provider():
         return {}, None
     try:
         from . import _otel
     except ImportError:
         return {}, None
-    return _otel.start_batch(tasks)
+    return _otel.start_batch(tasks, merged)
 
 
 def end_batch(span: Any) -> None:
@@ -139,14 +141,11 @@ def end_batch(span: Any) -> None:
 
 @contextlib.contextmanager
 def task_context(task_id: str, carrier: Mapping[str, str] | None) -> Iterator[None]:
-    """A batch task's span, current while it runs (its runs become its children). In a Ray
-    worker the carrier also brings the driver's OTEL_* variables."""
+    """A batch task's span, current while it runs (its runs become its children). The carrier
+    also brings the driver's OTEL_* variables (a worker on a cluster has no settings of its own)."""
     if not carrier:
         yield
         return
-    for k, v in carrier.items():
-        if k.startswith("OTEL_"):
-            os.environ.setdefault(k, v)
     try:
         from . import _otel
     except ImportError:
@@ -154,3 +153,11 @@ def task_context(task_id: str, carrier: Mapping[str, str] | None) -> Iterator[No
         return
     with _otel.task_span(task_id, carrier):
         yield
+
+
+def adopt(carrier: Mapping[str, str] | None) -> None:
+    """In a worker process (Ray): take the driver's OTEL_* variables from a task's carrier, so
+    that its runs export where the driver's do; the worker's own variables win."""
+    for k, v in (carrier or {}).items():
+        if k.startswith("OTEL_"):
+            os.environ.setdefault(k, v)

