@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,9 @@ MODEL = "claude-sonnet-4-5"
 
 
 def no_otel_env(**extra: str) -> dict[str, str]:
-    """A subprocess's environment with no OTEL_* variable of the caller's."""
-    return {k: v for k, v in cli_env(**extra).items() if not k.startswith(("OTEL_", "TRACEPARENT", "TRACESTATE"))}
+    """A subprocess's environment with no OTEL_* variable of the caller's, plus `extra`."""
+    env = {k: v for k, v in cli_env().items() if not k.startswith(("OTEL_", "TRACEPARENT", "TRACESTATE"))}
+    return {**env, **extra}
 
 
 def user_settings(tmp: Path, data: dict[str, object]) -> Path:
@@ -79,3 +81,22 @@ def test_batch_turned_on_by_the_user_settings_env_has_its_span_over_one_subtree_
     for run in runs:  # each task's run is the session of its own result line
         result = next(x for x in results if x["id"] == by_task[run.parent_id])
         assert run.attributes["gen_ai.conversation.id"] == result["session_id"]
+
+
+def test_http_json_without_its_extra_is_one_warning_line_and_the_other_signals_still_go(tmp_path: Path) -> None:
+    code = ("import sys\n"
+            "sys.modules['opentelemetry.exporter.otlp.json'] = None  # as if otel-json were not installed\n"
+            "from loopwright.cli import main\n"
+            "sys.exit(main(['-p', 'hi', '--model', 'scripted:" + str(tmp_path / "s.json") + "']))\n")
+    (tmp_path / "s.json").write_text(json.dumps([[text("ok")]]))
+    with OtlpReceiver() as rx:
+        env = no_otel_env(**{**rx.env(), "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+                             "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/protobuf"})  # per signal: metrics as protobuf
+        r = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+        assert rx.wait(lambda x: bool(x.points), 5)
+    lines = [line for line in r.stderr.splitlines() if "telemetry" in line or "Traceback" in line]
+    assert len(lines) == 1 and "http/json" in lines[0] and 'pip install "loopwright[otel-json]"' in lines[0], r.stderr
+    assert "traces not exported" in lines[0]
+    assert rx.spans == [] and rx.content_types == {"application/x-protobuf"}

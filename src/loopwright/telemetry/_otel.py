@@ -134,9 +134,11 @@ def _exporter(env: Mapping[str, str], name: str, kind: str) -> Any:
         from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcL
 
         return GrpcL(**kwargs)
+    if protocol == "http/json":
+        return _json_exporter(name, kwargs)
     if protocol != "http/protobuf":
-        log.warning("telemetry: OTEL_EXPORTER_OTLP_PROTOCOL=%s is not supported by the Python exporters here "
-                    "(http/protobuf, grpc): %s not exported", protocol, name.lower())
+        log.warning("telemetry: OTEL_EXPORTER_OTLP_PROTOCOL=%s is not an OTLP protocol (http/protobuf, http/json, "
+                    "grpc): %s not exported", protocol, name.lower())
         return None
     if name == "TRACES":
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -149,6 +151,26 @@ def _exporter(env: Mapping[str, str], name: str, kind: str) -> Any:
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
 
     return OTLPLogExporter(**kwargs)
+
+
+def _json_exporter(name: str, kwargs: dict[str, Any]) -> Any:
+    """http/json: the official OTLP JSON exporter, an extra of its own (otel-json)."""
+    try:
+        if name == "TRACES":
+            from opentelemetry.exporter.otlp.json.http.trace_exporter import OTLPSpanExporter
+
+            return OTLPSpanExporter(**kwargs)
+        if name == "METRICS":
+            from opentelemetry.exporter.otlp.json.http.metric_exporter import OTLPMetricExporter
+
+            return OTLPMetricExporter(**kwargs)
+        from opentelemetry.exporter.otlp.json.http._log_exporter import OTLPLogExporter
+
+        return OTLPLogExporter(**kwargs)
+    except ImportError:
+        log.warning('telemetry: OTEL_EXPORTER_OTLP_PROTOCOL=http/json needs the OTLP JSON exporter '
+                    '(pip install "loopwright[otel-json]"): %s not exported', name.lower())
+        return None
 
 
 def _build(env: Mapping[str, str]) -> _Providers:
