@@ -100,3 +100,71 @@ def test_http_json_without_its_extra_is_one_warning_line_and_the_other_signals_s
     assert len(lines) == 1 and "http/json" in lines[0] and 'pip install "loopwright[otel-json]"' in lines[0], r.stderr
     assert "traces not exported" in lines[0]
     assert rx.spans == [] and rx.content_types == {"application/x-protobuf"}
+
+
+APP_WITH_VARIABLES = r'''
+import sys
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+import loopwright as lw
+
+url, app_endpoint = sys.argv[1:3]
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=app_endpoint + "/v1/traces")))
+trace.set_tracer_provider(provider)  # the application's own pipeline, while OTEL_* point elsewhere
+with trace.get_tracer("app").start_as_current_span("handle request"):
+    r = lw.run("go", lw.AgentOptions(model="claude-sonnet-4-5", base_url=url, api_key="k", tools=[]))
+print(r.subtype)
+provider.shutdown()
+'''
+
+
+def test_an_apps_own_tracer_provider_takes_the_runs_spans_even_with_otel_variables_set(tmp_path: Path) -> None:
+    script = tmp_path / "app.py"
+    script.write_text(APP_WITH_VARIABLES)
+    with ScriptedServer([[text("ok")]]) as srv, OtlpReceiver() as app_rx, OtlpReceiver() as env_rx:
+        r = subprocess.run([sys.executable, str(script), srv.url, app_rx.endpoint], env=no_otel_env(**env_rx.env()),
+                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stdout.strip() == "success", r.stderr
+        assert app_rx.wait(lambda x: any(s.name == "handle request" for s in x.spans), 5)
+        env_rx.wait(lambda x: x.requests > 0, 1)  # (nothing should come: a second pipeline would)
+    app = app_rx.named("handle request")[0]
+    run = app_rx.named("invoke_agent loopwright")[0]
+    assert run.parent_id == app.span_id and app_rx.named("chat ")[0].parent_id == run.span_id
+    assert env_rx.spans == []  # no second pipeline of loopwright's own beside the application's
+
+
+def test_a_per_signal_endpoint_headers_and_resource_attributes_are_the_exporters(tmp_path: Path) -> None:
+    with ScriptedServer([[text("ok")]]) as srv, OtlpReceiver() as rx:
+        env = no_otel_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="k",  # no OTEL_*_EXPORTER: the endpoint says otlp
+                          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=rx.endpoint + "/v1/traces",
+                          OTEL_EXPORTER_OTLP_HEADERS="authorization=Bearer%20tok,x-tenant=t1",
+                          OTEL_RESOURCE_ATTRIBUTES="deployment.environment.name=ci,service.name=agents")
+        r = subprocess.run([*loopwright_cmd(), "-p", "hi", "--model", MODEL], env=env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert rx.named("invoke_agent")  # flushed before -p exited
+        rx.wait(lambda x: bool(x.points), 1)
+    run = rx.named("invoke_agent")[0]
+    assert run.resource["service.name"] == "agents" and run.resource["deployment.environment.name"] == "ci"
+    assert rx.headers["authorization"] == "Bearer tok" and rx.headers["x-tenant"] == "t1"
+    assert rx.points == []  # only traces had an endpoint: metrics were not asked for
+
+
+def test_off_neither_p_nor_batch_imports_opentelemetry(tmp_path: Path) -> None:
+    (tmp_path / "s.json").write_text(json.dumps([[text("ok")], [text("ok")]]))
+    (tmp_path / "t").mkdir()
+    (tmp_path / "tasks.jsonl").write_text(json.dumps({"id": "a", "prompt": "p", "cwd": str(tmp_path / "t")}) + "\n")
+    code = ("import sys\n"
+            "from loopwright.cli import main\n"
+            "model = 'scripted:" + str(tmp_path / "s.json") + "'\n"
+            "assert main(['-p', 'hi', '--model', model]) == 0\n"
+            "assert main(['batch', 'tasks.jsonl', '-o', 'out.jsonl', '--model', model]) == 0\n"
+            "print(sorted(m for m in sys.modules if m.startswith('opentelemetry') or m.endswith('_otel')))\n")
+    r = subprocess.run([sys.executable, "-c", code], env=no_otel_env(), cwd=tmp_path, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "[]"
+    assert json.loads((tmp_path / "out.jsonl").read_text())["subtype"] == "success"

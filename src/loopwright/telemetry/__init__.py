@@ -21,7 +21,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .base import NULL, Observer, requested
+from .base import NULL, Observer, app_tracing, requested
 
 if TYPE_CHECKING:
     from ..usage import CallUsage
@@ -30,24 +30,12 @@ __all__ = ["NULL", "Observer", "adopt", "annotate", "annotate_call", "span", "ba
            "observer_for", "requested", "task_context", "trace_env", "trace_meta"]
 
 
-
-def _app_provider() -> bool:
-    """Has the application set an SDK TracerProvider of its own? (Only looked at when it has
-    imported opentelemetry already: it costs nothing otherwise.)"""
-    if "opentelemetry.trace" not in sys.modules:
-        return False
-    from opentelemetry import trace
-
-    provider = trace.get_tracer_provider()
-    return type(provider).__name__ not in ("ProxyTracerProvider", "NoOpTracerProvider")
-
-
 def observer_for(env: Mapping[str, str], session_id: str, agent_name: str, *,
                  model: Any = None) -> Observer:
     """The observer for one run: NULL unless telemetry is on. `env`: the settings' `env`
     (the process environment wins over it, as for every other variable)."""
     merged = {**env, **os.environ}
-    if not requested(merged) and not _app_provider():
+    if not requested(merged) and not app_tracing():
         return NULL
     try:
         from . import _otel
@@ -59,7 +47,7 @@ def observer_for(env: Mapping[str, str], session_id: str, agent_name: str, *,
 
 
 def _on() -> bool:
-    return requested(os.environ) or _app_provider()
+    return requested(os.environ) or app_tracing()
 
 
 @contextlib.contextmanager
@@ -125,7 +113,7 @@ def batch_context(tasks: int, env: Mapping[str, str] | None = None) -> tuple[dic
     """The batch's span, started: (a carrier for its tasks, the span to end). ({}, None) when off.
     `env`: the settings' `env` the batch's runs get (the process environment wins over it)."""
     merged = {**(env or {}), **os.environ}
-    if not requested(merged) and not _app_provider():
+    if not requested(merged) and not app_tracing():
         return {}, None
     try:
         from . import _otel

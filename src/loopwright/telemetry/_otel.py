@@ -29,7 +29,7 @@ from ..blocks import ToolResultBlock, ToolUseBlock
 from ..messages import Message, ResultMessage, SystemMessage
 from ..models.base import ModelResponse
 from ..usage import CallUsage
-from .base import Observer, requested
+from .base import Observer, app_tracing, requested
 
 log = logging.getLogger("loopwright.telemetry")
 
@@ -175,7 +175,9 @@ def _json_exporter(name: str, kwargs: dict[str, Any]) -> Any:
 
 def _build(env: Mapping[str, str]) -> _Providers:
     capture = (env.get(CAPTURE) or "").strip().lower() == "true"
-    if not requested(env):  # the application's own providers (it set a TracerProvider)
+    if not requested(env) or app_tracing():
+        # The application's own providers: its pipeline (processors, sampler, exporters) takes
+        # loopwright's spans too, even when OTEL_* variables are set (they configured it).
         from opentelemetry import _logs, metrics
 
         p = _Providers(trace.get_tracer("loopwright", _version()), metrics.get_meter("loopwright", _version()),

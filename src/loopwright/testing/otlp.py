@@ -111,6 +111,7 @@ class OtlpReceiver:
     logs: list[LogRecord] = field(default_factory=list)
     requests: int = 0
     content_types: set[str] = field(default_factory=set)  # of the HTTP requests received
+    headers: dict[str, str] = field(default_factory=dict)  # the last HTTP request's (names in lower case)
     port: int = 0
 
     def __post_init__(self) -> None:
@@ -191,7 +192,9 @@ class OtlpReceiver:
                     self.end_headers()
                     return
                 kind = (self.headers.get("Content-Type") or "").split(";")[0].strip()
-                rx.content_types.add(kind)
+                with rx._lock:
+                    rx.content_types.add(kind)
+                    rx.headers = {k.lower(): v for k, v in self.headers.items()}
                 json_body = kind == "application/json"
                 route(_from_json(self.path, body) if json_body else body)
                 self.send_response(200)
