@@ -14,7 +14,7 @@ import pytest
 
 from loopwright.testing import ScriptedServer
 
-from helpers import cli_env, loopwright_cmd, text
+from helpers import cli_env, loopwright_cmd, text, use
 
 pytest.importorskip("opentelemetry.proto", reason="the otel extra is not installed (pip install 'loopwright[otel]')")
 from loopwright.testing.otlp import OtlpReceiver  # noqa: E402
@@ -168,3 +168,76 @@ def test_off_neither_p_nor_batch_imports_opentelemetry(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().splitlines()[-1] == "[]"
     assert json.loads((tmp_path / "out.jsonl").read_text())["subtype"] == "success"
+
+
+HOSTILE = r'''
+import sys
+import loopwright as lw
+
+url, cwd = sys.argv[1:3]
+
+def gate(name, tool_input):  # the application's ask: Write yes, Bash no
+    return lw.Allow() if name == "Write" else lw.Deny("not here")
+
+r = lw.run("SECRET-PROMPT-44aa", lw.AgentOptions(model="claude-sonnet-4-5", base_url=url, api_key="k", cwd=cwd,
+                                                 can_use_tool=gate, tools=["Read", "Write", "Bash"]))
+print(r.subtype)
+'''
+
+SECRETS = ("SECRET-PROMPT-44aa", "SECRET-FILE-CONTENT-7f3a", "SECRET-WRITE-ARG-91c2", "SECRET-BASH-ARG-5d1e",
+           "SECRET-ANSWER-0b6f", "secret.txt", "notes.txt")
+
+
+def everything(rx: OtlpReceiver) -> str:
+    """Every name, attribute, event and resource the collector got, as one string."""
+    parts: list[object] = [[s.name, s.attributes, s.events, s.resource] for s in rx.spans]
+    parts += [[p.metric, p.attributes] for p in rx.points] + [[e.event_name, e.attributes] for e in rx.logs]
+    return json.dumps(parts, default=str)
+
+
+def test_no_prompt_file_content_tool_argument_or_answer_leaves_without_the_opt_in(tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("SECRET-FILE-CONTENT-7f3a\n")
+    turns = [[use("r1", "Read", file_path=str(tmp_path / "secret.txt"))],
+             [use("w1", "Write", file_path=str(tmp_path / "notes.txt"), content="SECRET-WRITE-ARG-91c2")],
+             [use("b1", "Bash", command="echo SECRET-BASH-ARG-5d1e")],
+             [text("SECRET-ANSWER-0b6f")]]
+    script = tmp_path / "hostile.py"
+    script.write_text(HOSTILE)
+    with ScriptedServer(turns) as srv, OtlpReceiver() as rx:
+        env = no_otel_env(**rx.env(metrics=True, logs=True))  # a logs exporter, but no opt-in to content
+        r = subprocess.run([sys.executable, str(script), srv.url, str(tmp_path)], env=env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stdout.strip() == "success", r.stderr
+        assert rx.wait(lambda x: bool(x.named("invoke_agent")) and bool(x.points), 5)
+        sent = srv.loop_requests[-1].body["messages"]
+    assert "SECRET-FILE-CONTENT-7f3a" in json.dumps(sent)  # the model did see the file: the run read it
+    assert (tmp_path / "notes.txt").read_text() == "SECRET-WRITE-ARG-91c2"
+    dumped = everything(rx)
+    assert [s for s in SECRETS if s in dumped] == []
+    assert rx.logs == []  # no content events at all
+    tools = {s.attributes["gen_ai.tool.call.id"]: s.attributes for s in rx.named("execute_tool ")}
+    assert (tools["r1"]["loopwright.permission.decision"], tools["r1"]["loopwright.permission.via"]) == ("allow", "rules")
+    assert (tools["w1"]["loopwright.permission.decision"], tools["w1"]["loopwright.permission.via"]) == ("allow", "ask")
+    assert (tools["b1"]["loopwright.permission.decision"], tools["b1"]["loopwright.permission.via"]) == ("deny", "ask")
+    assert tools["b1"]["loopwright.tool.is_error"] is True and tools["w1"]["loopwright.tool.is_error"] is False
+
+
+def test_metrics_are_named_and_measured_as_the_genai_conventions_say(tmp_path: Path) -> None:
+    turns = [{"content": [text("ok")], "usage": {"input_tokens": 40, "output_tokens": 6}}]
+    with ScriptedServer(turns) as srv, OtlpReceiver() as rx:
+        r = subprocess.run([*loopwright_cmd(), "-p", "hi", "--model", MODEL], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=60,
+                           env=no_otel_env(**rx.env(), ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="k"))
+        assert r.returncode == 0, r.stderr
+        assert rx.wait(lambda x: len(x.points) >= 4, 5)
+    units = {p.metric: p.unit for p in rx.points}
+    assert units == {"gen_ai.client.token.usage": "{token}", "gen_ai.client.operation.duration": "s",
+                     "loopwright.cost.usage": "USD"}
+    port = int(srv.url.rsplit(":", 1)[1].split("/")[0])
+    for p in rx.points:  # Required and Conditionally Required attributes (server.port: server.address is set)
+        a = p.attributes
+        assert a["gen_ai.operation.name"] == "chat" and a["gen_ai.provider.name"] == "anthropic", a
+        assert a["gen_ai.request.model"] == MODEL and a["server.address"] == "127.0.0.1" and a["server.port"] == port
+    tokens = {p.attributes["gen_ai.token.type"]: p.value for p in rx.points if p.metric == "gen_ai.client.token.usage"}
+    assert set(tokens) == {"input", "output"} and tokens["output"] == 6
+    assert all(not k.startswith("gen_ai.usage") for p in rx.points for k in p.attributes)  # counts are values
