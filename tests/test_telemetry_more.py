@@ -241,3 +241,25 @@ def test_metrics_are_named_and_measured_as_the_genai_conventions_say(tmp_path: P
     tokens = {p.attributes["gen_ai.token.type"]: p.value for p in rx.points if p.metric == "gen_ai.client.token.usage"}
     assert set(tokens) == {"input", "output"} and tokens["output"] == 6
     assert all(not k.startswith("gen_ai.usage") for p in rx.points for k in p.attributes)  # counts are values
+
+
+def test_a_collector_that_never_answers_costs_at_most_the_bounded_flush_and_one_line(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    with socket.socket() as hang, ScriptedServer([[text("ok")], [text("ok")]]) as srv:
+        hang.bind(("127.0.0.1", 0))
+        hang.listen(64)  # connections are made (the kernel's backlog) but no byte ever comes back
+        env = {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_METRICS_EXPORTER": "otlp",
+               "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{hang.getsockname()[1]}"}
+        times = []
+        for extra in ({}, env):
+            t0 = time.monotonic()
+            r = subprocess.run([*loopwright_cmd(), "-p", "hi", "--model", MODEL], cwd=tmp_path, capture_output=True,
+                               text=True, timeout=60,
+                               env=no_otel_env(**extra, ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="k"))
+            times.append(time.monotonic() - t0)
+            assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+    warnings = [line for line in r.stderr.splitlines() if "telemetry" in line or "Traceback" in line]
+    assert len(warnings) == 1 and "did not take the spans within 2 s" in warnings[0], r.stderr
+    assert times[1] - times[0] < 4.0, times  # the exit flush is bounded (2 s), not the exporters' 10 s and retries

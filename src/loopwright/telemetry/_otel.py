@@ -240,21 +240,35 @@ def _instruments(p: _Providers) -> _Providers:
 
 class _OneLine(logging.Handler):
     """The exporters' failures as one warning line per process (a dead collector must not fill
-    the terminal or fail the run)."""
+    the terminal or fail the run); each export failure is counted (flush stops waiting on it)."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
-        self.said = False
 
     def emit(self, record: logging.LogRecord) -> None:
-        if self.said:
-            return
-        self.said = True
         message = record.getMessage().splitlines()[0][:200] if record.getMessage() else record.name
         if "export" in record.name or "export" in message.lower():
-            log.warning("telemetry: export failed, the run goes on without it: %s", message)
+            _failure()
+            _warn_once(f"export failed, the run goes on without it: {message}")
         else:
-            log.warning("telemetry: %s", message)
+            _warn_once(message)
+
+
+_FAILURES = [0]  # export failures (and retries) the exporters logged in this process
+_FAILED = threading.Condition()
+_SAID = threading.Event()  # the one line was said
+
+
+def _warn_once(message: str) -> None:
+    if not _SAID.is_set():
+        _SAID.set()
+        log.warning("telemetry: %s", message)
+
+
+def _failure() -> None:
+    with _FAILED:
+        _FAILURES[0] += 1
+        _FAILED.notify_all()
 
 
 def _quiet_exporter_errors() -> None:
@@ -265,17 +279,32 @@ def _quiet_exporter_errors() -> None:
 
 
 def flush(timeout_s: float | None = None) -> None:
-    """Export what our providers buffer, within `timeout_s` altogether."""
+    """Export what our providers buffer, within `timeout_s` altogether, and no longer than until
+    an export fails: a collector that refuses would only be retried with backoff (the SDK's),
+    and a short run (-p, a Ray task) must not wait for that. The exports go on in a daemon thread."""
     p = _P
     if p is None or not p.owned:
         return
-    deadline = time.monotonic() + (timeout_s if timeout_s is not None else EXIT_FLUSH_S)
-    for provider in p.owned:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        with contextlib.suppress(Exception):
-            provider.force_flush(int(left * 1000))
+    budget = timeout_s if timeout_s is not None else EXIT_FLUSH_S
+    deadline = time.monotonic() + budget
+    done = threading.Event()
+
+    def run() -> None:
+        for provider in p.owned:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            with contextlib.suppress(Exception):
+                provider.force_flush(int(left * 1000))
+        with _FAILED:
+            done.set()
+            _FAILED.notify_all()
+
+    with _FAILED:
+        failures = _FAILURES[0]
+        threading.Thread(target=run, name="loopwright-telemetry-flush", daemon=True).start()
+        if not _FAILED.wait_for(lambda: done.is_set() or _FAILURES[0] > failures, budget):
+            _warn_once(f"the collector did not take the spans within {budget:g} s; the run goes on without them")
 
 
 # --- context ----------------------------------------------------------------------------------
