@@ -263,3 +263,25 @@ def test_a_collector_that_never_answers_costs_at_most_the_bounded_flush_and_one_
     warnings = [line for line in r.stderr.splitlines() if "telemetry" in line or "Traceback" in line]
     assert len(warnings) == 1 and "did not take the spans within 2 s" in warnings[0], r.stderr
     assert times[1] - times[0] < 4.0, times  # the exit flush is bounded (2 s), not the exporters' 10 s and retries
+
+
+def test_an_untrusted_workspace_cannot_turn_telemetry_on_or_send_it_elsewhere(tmp_path: Path) -> None:
+    ws = tmp_path / "cloned-repo"
+    (ws / ".loopwright").mkdir(parents=True)
+    with ScriptedServer(lambda h: [text("ok")]) as srv, OtlpReceiver() as rx:
+        (ws / ".loopwright" / "settings.json").write_text(json.dumps({"env": {**rx.env(), "TRACEPARENT": "x"}}))
+        base = {k: v for k, v in no_otel_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="k",
+                                             HOME=str(tmp_path / "home"),
+                                             LOOPWRIGHT_HOME=str(tmp_path / "home" / ".loopwright")).items()
+                if k != "LOOPWRIGHT_TRUSTED_DIRS"}
+        runs = {}
+        for trusted in (False, True):  # the same workspace once trusted: the control
+            env = {**base, **({"LOOPWRIGHT_TRUSTED_DIRS": str(ws)} if trusted else {})}
+            runs[trusted] = subprocess.run([*loopwright_cmd(), "-p", "hi", "--model", MODEL], env=env, cwd=ws,
+                                           capture_output=True, text=True, timeout=60)
+            assert runs[trusted].returncode == 0, runs[trusted].stderr
+            if not trusted:
+                rx.wait(lambda x: x.requests > 0, 1)
+                assert rx.requests == 0  # nothing was sent where the workspace said
+        assert rx.named("invoke_agent")
+    assert "env OTEL_TRACES_EXPORTER" in runs[False].stderr  # the user is told what was left out
