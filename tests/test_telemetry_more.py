@@ -285,3 +285,23 @@ def test_an_untrusted_workspace_cannot_turn_telemetry_on_or_send_it_elsewhere(tm
                 assert rx.requests == 0  # nothing was sent where the workspace said
         assert rx.named("invoke_agent")
     assert "env OTEL_TRACES_EXPORTER" in runs[False].stderr  # the user is told what was left out
+
+
+def test_a_failed_model_call_is_an_error_span_and_its_duration_has_the_error_type(tmp_path: Path) -> None:
+    from loopwright.testing import Fault
+
+    with ScriptedServer([[text("ok")]]) as srv, OtlpReceiver() as rx:
+        srv.inject(Fault.error(400, "temperature: SECRET-ERR-3e1d is not a number", error_type="invalid_request_error"))
+        r = subprocess.run([*loopwright_cmd(), "-p", "hi", "--model", MODEL, "--output-format", "json"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60,
+                           env=no_otel_env(**rx.env(), ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="k"))
+        assert rx.wait(lambda x: bool(x.named("invoke_agent")) and bool(x.points), 5)
+    out = json.loads(r.stdout)
+    assert out["is_error"] and "SECRET-ERR-3e1d" in json.dumps(out)  # the user is told; the collector is not
+    chat = rx.named("chat ")[0]
+    assert chat.status == 2 and chat.attributes["error.type"] == "400"
+    run = rx.named("invoke_agent")[0]
+    assert run.status == 2 and run.attributes["error.type"] == out["subtype"]
+    duration = next(p for p in rx.points if p.metric == "gen_ai.client.operation.duration")
+    assert duration.attributes["error.type"] == "400" and duration.count == 1
+    assert "SECRET-ERR-3e1d" not in everything(rx)
