@@ -220,6 +220,8 @@ def _build(env: Mapping[str, str]) -> _Providers:
         lp.add_log_record_processor(BatchLogRecordProcessor(l_exporter))
         owned.append(lp)
         logger = lp.get_logger("loopwright", _version())
+    global _FLUSHER
+    _FLUSHER = _Flusher(owned)
     atexit.register(flush, EXIT_FLUSH_S)
     p = _Providers(tp.get_tracer("loopwright", _version()), mp.get_meter("loopwright", _version()), logger,
                    owned, capture)
@@ -254,8 +256,6 @@ class _OneLine(logging.Handler):
             _warn_once(message)
 
 
-_FAILURES = [0]  # export failures (and retries) the exporters logged in this process
-_FAILED = threading.Condition()
 _SAID = threading.Event()  # the one line was said
 
 
@@ -265,10 +265,56 @@ def _warn_once(message: str) -> None:
         log.warning("telemetry: %s", message)
 
 
+class _Flusher:
+    """Flushes our providers in a daemon thread of its own, started with them: a flush (at exit,
+    after a Ray task) waits for it only until the first export that fails, since a collector that
+    refuses would only be retried with the SDK's backoff. Started early because Python 3.12+
+    starts no thread in an atexit callback."""
+
+    def __init__(self, owned: list[Any]) -> None:
+        self.owned = owned
+        self.cv = threading.Condition()
+        self.failures = 0  # export failures (and retries) the exporters logged in this process
+        self.asked = self.done = 0
+        self.deadline = 0.0
+        threading.Thread(target=self._loop, name="loopwright-telemetry-flush", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            with self.cv:
+                self.cv.wait_for(lambda: self.asked > self.done)
+                n, deadline = self.asked, self.deadline
+            for provider in self.owned:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                with contextlib.suppress(Exception):
+                    provider.force_flush(int(left * 1000))
+            with self.cv:
+                self.done = n
+                self.cv.notify_all()
+
+    def failed(self) -> None:
+        with self.cv:
+            self.failures += 1
+            self.cv.notify_all()
+
+    def flush(self, budget: float) -> None:
+        with self.cv:
+            self.asked += 1
+            n, failures = self.asked, self.failures
+            self.deadline = time.monotonic() + budget
+            self.cv.notify_all()
+            if not self.cv.wait_for(lambda: self.done >= n or self.failures > failures, budget):
+                _warn_once(f"the collector did not take the spans within {budget:g} s; the run goes on without them")
+
+
+_FLUSHER: _Flusher | None = None
+
+
 def _failure() -> None:
-    with _FAILED:
-        _FAILURES[0] += 1
-        _FAILED.notify_all()
+    if _FLUSHER is not None:
+        _FLUSHER.failed()
 
 
 def _quiet_exporter_errors() -> None:
@@ -279,32 +325,10 @@ def _quiet_exporter_errors() -> None:
 
 
 def flush(timeout_s: float | None = None) -> None:
-    """Export what our providers buffer, within `timeout_s` altogether, and no longer than until
-    an export fails: a collector that refuses would only be retried with backoff (the SDK's),
-    and a short run (-p, a Ray task) must not wait for that. The exports go on in a daemon thread."""
-    p = _P
-    if p is None or not p.owned:
-        return
-    budget = timeout_s if timeout_s is not None else EXIT_FLUSH_S
-    deadline = time.monotonic() + budget
-    done = threading.Event()
-
-    def run() -> None:
-        for provider in p.owned:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            with contextlib.suppress(Exception):
-                provider.force_flush(int(left * 1000))
-        with _FAILED:
-            done.set()
-            _FAILED.notify_all()
-
-    with _FAILED:
-        failures = _FAILURES[0]
-        threading.Thread(target=run, name="loopwright-telemetry-flush", daemon=True).start()
-        if not _FAILED.wait_for(lambda: done.is_set() or _FAILURES[0] > failures, budget):
-            _warn_once(f"the collector did not take the spans within {budget:g} s; the run goes on without them")
+    """Export what our providers buffer, within `timeout_s` altogether (at exit: 2 s), and no
+    longer than until an export fails; what is still being sent goes on in the daemon thread."""
+    if _FLUSHER is not None:
+        _FLUSHER.flush(timeout_s if timeout_s is not None else EXIT_FLUSH_S)
 
 
 # --- context ----------------------------------------------------------------------------------
