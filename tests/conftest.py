@@ -23,7 +23,7 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("LOOPWRIGHT_HOME", str(home / ".loopwright"))
     # Workspace trust (trust.py): every test's temp workspace is trusted, as a user trusts their own
-    # projects; a test of untrusted workspaces removes this (tests/test_trust.py: the `untrusted` fixture).
+    # projects; a test of untrusted workspaces removes this (tests/trust/test_trust.py: the `untrusted` fixture).
     monkeypatch.setenv("LOOPWRIGHT_TRUSTED_DIRS", str(tmp_path_factory.getbasetemp()))
     for var in ("LOOPWRIGHT_SESSIONS_DIR", "LOOPWRIGHT_MODEL", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY",
                 "OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
