@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from loopwright.testing import ScriptedServer
-
-from helpers import cli_env, loopwright_cmd, text, use
+from tests.helpers import cli_env, loopwright_cmd, text, use
 
 pytest.importorskip("opentelemetry.proto", reason="the otel extra is not installed (pip install 'loopwright[otel]')")
 from loopwright.testing.otlp import OtlpReceiver  # noqa: E402
