@@ -21,6 +21,7 @@ from loopwright.testing.otlp import OtlpReceiver  # noqa: E402
 pytestmark = pytest.mark.e2e
 
 MODEL = "claude-sonnet-4-5"
+CI_TRACE, CI_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 
 
 def no_otel_env(**extra: str) -> dict[str, str]:
@@ -49,7 +50,7 @@ def test_batch_turned_on_by_the_user_settings_env_has_its_span_over_one_subtree_
     with ScriptedServer(lambda h: [text("done " + h[0]["content"][-1]["text"])]) as srv, OtlpReceiver() as rx:
         home = user_settings(tmp_path, {"env": {**rx.env(metrics=False), "OTEL_SERVICE_NAME": "batch-from-settings"}})
         env = no_otel_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="k", LOOPWRIGHT_HOME=str(home),
-                          RAY_AUTH_MODE="disabled")
+                          RAY_AUTH_MODE="disabled", TRACEPARENT=f"00-{CI_TRACE}-{CI_SPAN}-01")  # a CI job's span
         flags = ["--ray"] if executor == "ray" else []
         r = subprocess.run([*loopwright_cmd(), "batch", str(tasks), "-o", str(tmp_path / "out.jsonl"), "--model", MODEL,
                             "--concurrency", "2", *flags], env=env, cwd=tmp_path, capture_output=True, text=True,
@@ -61,7 +62,8 @@ def test_batch_turned_on_by_the_user_settings_env_has_its_span_over_one_subtree_
     results = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert sorted((x["id"], x["subtype"]) for x in results) == [("a", "success"), ("b", "success")]
     batch_span = rx.named("invoke_workflow batch")[0]
-    assert batch_span.parent_id == "" and batch_span.attributes["loopwright.batch.tasks"] == 2
+    assert (batch_span.trace_id, batch_span.parent_id) == (CI_TRACE, CI_SPAN)  # TRACEPARENT in: the CI job's child
+    assert batch_span.attributes["loopwright.batch.tasks"] == 2
     assert batch_span.resource["service.name"] == "batch-from-settings"
     tasks_by_id = {s.attributes["loopwright.batch.task.id"]: s for s in rx.named("task ")}
     assert set(tasks_by_id) == {"a", "b"}
