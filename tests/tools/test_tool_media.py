@@ -125,6 +125,34 @@ def test_pages_on_a_text_file_and_a_broken_pdf_are_errors(tmp_path: Path) -> Non
     assert err and "bad.pdf" in out
 
 
+def test_read_and_webfetch_open_pdfs_in_one_place(tmp_path: Path) -> None:
+    """A password-protected PDF and a broken one: Read's error and WebFetch's say the same why,
+    from the one opener (tools.media.open_pdf); an empty page says it has no text in both."""
+    from fpdf import FPDF
+
+    from loopwright.tools.web.convert import NotText, pdf_text
+
+    locked = FPDF()
+    locked.set_encryption(owner_password="owner", user_password="secret")
+    locked.add_page()
+    locked.set_font("Helvetica", size=12)
+    locked.cell(text="hidden")
+    (tmp_path / "locked.pdf").write_bytes(bytes(locked.output()))
+    out, err = call_tool(READ, ToolContext(tmp_path), file_path=str(tmp_path / "locked.pdf"))
+    assert err and "locked.pdf" in out and "encrypted PDF and needs a password" in out
+    with pytest.raises(NotText, match="encrypted PDF and needs a password"):
+        pdf_text((tmp_path / "locked.pdf").read_bytes())
+    with pytest.raises(NotText, match="could not be read"):
+        pdf_text(b"%PDF-1.4\nnot really\n")
+    blank = FPDF()
+    blank.add_page()
+    blank.add_page()
+    blank.set_font("Helvetica", size=12)
+    blank.cell(text="page two")
+    web = pdf_text(bytes(blank.output()))
+    assert web.startswith("--- page 1 ---\n[no text on this page") and "--- page 2 ---\npage two" in web
+
+
 # --- notebooks -----------------------------------------------------------------------------------
 
 def _notebook(path: Path, minor: int = 5) -> Path:
