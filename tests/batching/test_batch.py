@@ -75,7 +75,8 @@ def ray_cluster() -> Iterator[str]:
     ray.shutdown()
 
 
-@pytest.fixture(params=["local", "ray"])
+# a local Ray starts its own processes (gcs_server, raylet, python workers): the ray runs are e2e
+@pytest.fixture(params=["local", pytest.param("ray", marks=pytest.mark.e2e)])
 def executor(request: pytest.FixtureRequest) -> str:
     if request.param == "ray":
         request.getfixturevalue("ray_cluster")

@@ -5,7 +5,6 @@ the page's file name comes from a sanitised session id."""
 from __future__ import annotations
 
 import json
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,6 @@ from hypothesis import strategies as st
 
 from loopwright.view.html import render
 from loopwright.view.model import load_view
-from tests.helpers import cli_env, loopwright_cmd
 
 ODD = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20), st.floats(allow_nan=True),
                 st.text(max_size=5), st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3),
@@ -92,15 +90,14 @@ def test_absurd_numbers_are_noted_not_counted(tmp_path: Path) -> None:
     assert "is not a token count" in render(view)
 
 
-def test_the_page_name_comes_from_a_sanitised_session_id(tmp_path: Path) -> None:
+def test_the_page_name_comes_from_a_sanitised_session_id(tmp_path: Path, cli: Any) -> None:
     target = tmp_path / "victim"
     sid = f"../../../../../../{target}/x"  # a hostile transcript's sessionId
     p = tmp_path / "t.jsonl"
     p.write_text("\n".join(json.dumps(x) for x in base_lines(sid)) + "\n")
-    out = subprocess.run([*loopwright_cmd(), "view", str(p)], env=cli_env(), capture_output=True, text=True,
-                         timeout=60)
-    assert out.returncode == 0, out.stderr
-    written = Path(out.stdout.strip())
+    out = cli(["view", str(p)])
+    assert out.code == 0, out.err
+    written = Path(out.out.strip())
     assert written.parent == Path(tempfile.gettempdir()).resolve() and "/" not in written.name.removesuffix(".html")
     assert written.name.startswith("loopwright-") and ".." not in written.name
     assert not target.exists()

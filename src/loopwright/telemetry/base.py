@@ -4,6 +4,7 @@ telemetry: no opentelemetry import here (the loop, the executor and the hooks ho
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -71,3 +72,12 @@ def requested(env: Mapping[str, str]) -> bool:
     return any(env.get(k) for k in _ENDPOINTS)
 
 
+def app_tracing() -> bool:
+    """Has the application set an SDK TracerProvider of its own (itself, or through
+    opentelemetry-instrument)? Only looked at when it has imported opentelemetry already: it
+    costs nothing otherwise."""
+    if "opentelemetry.trace" not in sys.modules:
+        return False
+    from opentelemetry import trace
+
+    return type(trace.get_tracer_provider()).__name__ not in ("ProxyTracerProvider", "NoOpTracerProvider")
