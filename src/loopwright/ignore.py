@@ -1,14 +1,23 @@
 """Room: ignore (beside the data types; imports nothing of loopwright's, pathspec lazily). Owns the one ignore and glob
 matcher: gitignore-style rules and the ignore files that apply to a walk (Grep and Glob), the
 Glob tool's patterns, one path segment's glob (Grep's file types, the shell analysis), and the
-gate's path patterns. Every glob is compiled by pathspec, so Grep, Glob and the gate agree.
+gate's path patterns. Every glob goes through `Wild`, so Grep, Glob and the gate agree.
+
+Patterns come from repositories (.gitignore lines, a project's deny rules) and from the model, so
+matching is polynomial on any pattern: pathspec decides what a line is (a comment, a negation, an
+invalid or discarded pattern), and the line is matched segment by segment, never by one regex of
+many `[^/]*` (Python's backtracking takes exponential time on a path such a regex does not match).
+Within a segment the fixed-width chunks between stars are placed at their leftmost fit; across
+segments the groups between `**` are placed the same way (the leftmost place leaves the most room
+for the rest, so nothing is ever retried). Unlike pathspec's regex, a `[!x]` class never matches
+the `/` between segments (as git), and `*/` or `**/` hide every directory (as git and ripgrep).
 
 Two ways of matching a gitignore rule:
 - `IgnoreRules.check` (walks): the rule must match the path itself, never a path under a
   matched directory, because the walk prunes ignored directories instead. The difference shows
   when a walk starts inside an ignored directory: `.venv/` in a parent's .gitignore does not hide
   `.venv/lib/x.py` for a search of `.venv/lib` (as ripgrep).
-- `path_spec(...).match` (the gate's rules): a path inside a matched directory is matched too.
+- `path_spec(...).covers` (the gate's rules): a path inside a matched directory is matched too.
 
 The ignore files of a walk (`IgnoreFiles`), as ripgrep reads them with --no-require-git:
 .rgignore, .ignore and .gitignore in the walked directories and their parents, the enclosing
@@ -21,16 +30,27 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 MAX_BRACES = 1024  # alternatives one pattern may expand to
 
 
 def expand_braces(pattern: str) -> list[str]:
-    """`a.{py,pyi}` -> [`a.py`, `a.pyi`] (nested braces work; unbalanced ones stay literal)."""
+    """`a.{py,pyi}` -> [`a.py`, `a.pyi`] (nested braces work; unbalanced ones stay literal). At
+    most MAX_BRACES alternatives, and no more are built: `{a,b}` twenty times is 2**20."""
+    out: list[str] = []
+    for alt in _braces(pattern):
+        out.append(alt)
+        if len(out) >= MAX_BRACES:
+            break
+    return out
+
+
+def _braces(pattern: str) -> Iterator[str]:
     depth = 0
     start = -1
     for i, c in enumerate(pattern):
@@ -57,48 +77,211 @@ def expand_braces(pattern: str) -> list[str]:
                 if len(parts) == 1:  # `{x}`: not an alternation
                     continue
                 head, tail = pattern[:start], pattern[i + 1:]
-                out = [x for p in parts for x in expand_braces(head + p + tail)]
-                return out[:MAX_BRACES]
-    return [pattern]
+                for p in parts:  # lazily: the caller stops at MAX_BRACES
+                    yield from _braces(head + p + tail)
+                return
+    yield pattern
+
+
+# --- one segment --------------------------------------------------------------------------------
+
+def _segment_source(seg: str) -> str | None:
+    """A segment glob as a regex that runs in polynomial time: split at the stars into chunks of
+    fixed width (a literal, `?` or a `[...]` class is one character), the first chunk at the start,
+    each middle one at its leftmost place (an atomic group: never retried), the last at the end.
+    pathspec's reading of escapes and classes; None for an unclosed `[` (git drops the pattern);
+    raises ValueError on a trailing backslash."""
+    chunks: list[str] = [""]
+    i, n, star = 0, len(seg), False
+    while i < n:
+        c = seg[i]
+        i += 1
+        if c == "*":
+            if not star:  # a run of stars is one star
+                chunks.append("")
+            star = True
+            continue
+        star = False
+        if c == "\\":
+            if i == n:
+                raise ValueError(f"Escape character found with no next character to escape: {seg!r}")
+            chunks[-1] += re.escape(seg[i])
+            i += 1
+        elif c == "?":
+            chunks[-1] += "[^/]"
+        elif c == "[":
+            j = i
+            if j < n and seg[j] in "!^":
+                j += 1
+            if j < n and seg[j] == "]":
+                j += 1
+            while j < n and seg[j] != "]":
+                j += 1
+            if j >= n:
+                return None
+            neg = seg[i] in "!^"
+            chunks[-1] += "[" + ("^" if neg else "") + seg[i + neg:j + 1].replace("\\", "\\\\")
+            i = j + 1
+        else:
+            chunks[-1] += re.escape(c)
+    if len(chunks) == 1:
+        return chunks[0]
+    if len(chunks) == 2 and not chunks[0] and not chunks[1]:
+        return "[^/]+"  # a lone star: a whole (non-empty) segment, as pathspec
+    middle = "".join(f"(?>[^/]*?{c})" for c in chunks[1:-1])
+    return f"{chunks[0]}{middle}[^/]*{chunks[-1]}"
+
+
+def segment_regex(seg: str) -> re.Pattern[str]:
+    """One path segment's glob (`*`, `?`, `[...]`, backslash escapes; no `/`): the regex that
+    fullmatches the names it takes, in polynomial time. A glob git would drop (an unclosed `[`,
+    a trailing backslash) is the name as written."""
+    try:
+        src = _segment_source(seg)
+    except ValueError:
+        src = None
+    return re.compile(re.escape(seg) if src is None else src, re.S)
+
+
+@lru_cache(maxsize=8192)
+def _segment(seg: str) -> Callable[[str], object]:
+    """The test of one segment of a parsed gitignore line: str equality when it has no magic."""
+    src = _segment_source(seg)
+    if src is None:
+        raise _Dropped
+    if not re.search(r"[*?\[\\]", seg):
+        return seg.__eq__
+    return re.compile(src, re.S).fullmatch
+
+
+class _Dropped(Exception):
+    """A segment with an unclosed `[`: git (and pathspec) drop the whole pattern."""
+
+
+# --- one gitignore line -----------------------------------------------------------------------------
+
+Group = tuple[Callable[[str], object], ...]  # consecutive segments, no `**` among them
+
+
+def _fits(g: Group, segs: list[str], p: int) -> bool:
+    return all(t(segs[p + j]) for j, t in enumerate(g))
+
+
+def _leftmost(g: Group, segs: list[str], lo: int, hi: int) -> int:
+    """The end of g's leftmost fit starting at lo or later and ending by hi; -1: none."""
+    w = len(g)
+    for p in range(lo, hi - w + 1):
+        if _fits(g, segs, p):
+            return p + w
+    return -1
+
+
+@dataclass(frozen=True, slots=True)
+class Wild:
+    """One gitignore line: `groups` are its segments split at `**` (a leading `**` makes the first
+    group empty); `end` is "file" (a file or a directory), "dir" (a trailing `/`: directories
+    only) or "under" (a trailing `/**`: only what is below)."""
+
+    groups: tuple[Group, ...]
+    end: Literal["file", "dir", "under"]
+    negated: bool
+
+    def _end(self, segs: list[str], n: int, at_end: bool, min_end: int = 0) -> int | None:
+        """Where a match of the pattern on segs[:n] ends: n (at_end), else its smallest end at
+        min_end or later; None: no match. The first group sits at 0, each later one at its leftmost
+        fit; at_end, the last group sits at n."""
+        first, last = self.groups[0], self.groups[-1]
+        pos = len(first)
+        if pos > n or not _fits(first, segs, 0):
+            return None
+        if len(self.groups) == 1:  # no `**`: the segments one for one
+            return pos if (pos == n or not at_end) and pos >= min_end else None
+        limit = n - len(last)  # the middle groups end by here, so the last still fits
+        for g in self.groups[1:-1]:
+            pos = _leftmost(g, segs, pos, limit)
+            if pos < 0:
+                return None
+        if at_end:
+            return n if pos <= limit and _fits(last, segs, limit) else None
+        end = _leftmost(last, segs, max(pos, min_end - len(last)), n)
+        return end if end >= 0 else None
+
+    def check(self, segs: list[str], is_dir: bool) -> bool:
+        """Does the rule match the path itself (segs: its segments)?"""
+        n = len(segs)
+        if self.end == "under":  # something strictly below a match
+            return n > 1 and self._end(segs, n - 1, False) is not None
+        if self.end == "dir" and not is_dir:
+            return False
+        return self._end(segs, n, True) is not None
+
+    def covers(self, rel: str) -> bool:
+        """The gate's reading: `rel` (relative, "/"-separated) or a directory above it matches.
+        A negated pattern covers nothing (one `!` line alone excludes nothing)."""
+        if self.negated or not rel:
+            return False
+        segs = rel.split("/")
+        return self._end(segs, len(segs), False, 1) is not None
+
+
+def _parse(line: str) -> Wild | None:
+    """A gitignore line, normalized as pathspec normalizes it: None for a comment, a blank, `/` or a
+    pattern git drops; raises ValueError (pathspec's GitIgnorePatternError) for an invalid one."""
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+    regex, include = GitIgnoreSpecPattern.pattern_to_regex(line)  # pathspec's verdict on the line
+    if regex is None or include is None:
+        return None
+    text = line if line.endswith("\\ ") else line.rstrip()
+    if not include:
+        text = text[1:]
+    segs = text.split("/")
+    is_dir = not segs[-1]
+    if not segs[0]:
+        del segs[0]  # `/x`: anchored at the root
+    elif (len(segs) == 1 or (len(segs) == 2 and not segs[1])) and segs[0] != "**":
+        segs.insert(0, "**")  # one segment (and maybe a `/`): at any depth
+    if not segs[-1]:
+        segs[-1] = "**"
+    segs = [s for i, s in enumerate(segs) if not (s == "**" and i and segs[i - 1] == "**")]
+    end: Literal["file", "dir", "under"] = "file"
+    if is_dir:
+        end, segs = "dir", segs[:-1] or segs
+    elif len(segs) > 1 and segs[-1] == "**":
+        end, segs = "under", segs[:-1]
+    groups: list[Group] = [()]
+    try:
+        for s in segs:
+            if s == "**":
+                groups.append(())
+            else:
+                groups[-1] += (_segment(s),)
+    except _Dropped:
+        return None
+    return Wild(tuple(groups), end, not include)
 
 
 @lru_cache(maxsize=4096)
-def _compiled(line: str) -> tuple[re.Pattern[str], bool] | None:
-    """One gitignore line as pathspec compiles it: (regex, include), None for a comment/blank."""
-    import pathspec
-
-    pats = pathspec.GitIgnoreSpec.from_lines([line]).patterns
-    pat: Any = pats[0] if pats else None
-    if pat is None or pat.include is None or pat.regex is None:
+def _compiled(line: str) -> Wild | None:
+    """One gitignore line, parsed once: None for a comment, a blank or a pattern git ignores."""
+    try:
+        return _parse(line)
+    except ValueError:  # a trailing backslash: git never matches it, so neither does the walk
         return None
-    return pat.regex, bool(pat.include)
-
-
-def _self_match(rx: re.Pattern[str], rel: str, is_dir: bool) -> bool:
-    """Does the rule match `rel` itself (not a directory above it)? pathspec's `ps_d` group is
-    the slash after a matched directory: a match that ends there, before the path does, is a
-    parent's."""
-    s = rel + "/" if is_dir else rel
-    m = rx.match(s)
-    if m is None:
-        return False
-    if "ps_d" not in rx.groupindex:  # `dir/**`: everything below dir, not dir itself
-        return not (is_dir and m.end() == len(s))
-    return m.group("ps_d") is None or m.end("ps_d") == len(s)
 
 
 class IgnoreRules:
     """The rules of one ignore file (or `--glob` list): gitignore lines, braces expanded."""
 
     def __init__(self, lines: list[str]) -> None:
-        self.rules: list[tuple[re.Pattern[str], bool]] = []  # (regex, negated), in file order
+        self.rules: list[tuple[Wild, bool]] = []  # (rule, negated), in file order
         for line in lines:
             if line.startswith("#"):
                 continue
             for alt in expand_braces(line.rstrip("\r")):
-                c = _compiled(alt)
-                if c is not None:
-                    self.rules.append((c[0], not c[1]))
+                w = _compiled(alt)
+                if w is not None:
+                    self.rules.append((w, w.negated))
 
     def __bool__(self) -> bool:
         return bool(self.rules)
@@ -106,8 +289,9 @@ class IgnoreRules:
     def check(self, rel: str, is_dir: bool) -> bool | None:
         """True: ignored; False: whitelisted by a `!` rule; None: no rule matches. The last
         matching rule wins."""
-        for rx, negated in reversed(self.rules):
-            if _self_match(rx, rel, is_dir):
+        segs = rel.split("/")
+        for w, negated in reversed(self.rules):
+            if w.check(segs, is_dir):
                 return not negated
         return None
 
@@ -203,34 +387,20 @@ def _anchored(pattern: str) -> str:
     return "/" + body.lstrip("/")
 
 
-def glob_matcher(pattern: str) -> Any:
+def glob_matcher(pattern: str) -> Callable[[str], bool]:
     """The Glob tool's pattern: anchored at the search directory, `*` inside a segment, `**`
     across segments, braces expanded. Returns match(rel_file_path) -> bool."""
-    rxs = [c[0] for alt in expand_braces(pattern) if (c := _compiled(_anchored(alt))) is not None]
+    ws = [w for alt in expand_braces(pattern) if (w := _compiled(_anchored(alt))) is not None]
 
     def match(rel: str) -> bool:
-        return any(_self_match(rx, rel, False) for rx in rxs)
+        segs = rel.split("/")
+        return any(w.check(segs, False) for w in ws)
 
     return match
 
 
-def segment_regex(seg: str) -> re.Pattern[str]:
-    """One path segment's glob (`*`, `?`, `[...]`, backslash escapes; no `/`): the regex that
-    fullmatches the names it takes."""
-    seg = re.sub(r"(?<!\\)\*{2,}", "*", seg)  # `**` inside one segment is `*`
-    try:
-        c = _compiled(_anchored(seg)) if seg else None
-    except ValueError:  # not a pattern git accepts (a trailing backslash): the name as written
-        c = None
-    if c is None:
-        return re.compile(re.escape(seg))
-    body = c[0].pattern.removeprefix("^").removesuffix("(?:(?P<ps_d>/)|$)")
-    return re.compile(body, re.S)
-
-
 @lru_cache(maxsize=1024)
-def path_spec(pattern: str) -> Any:
-    """The gate's path pattern (a gitignore line) as a pathspec GitIgnoreSpec: raises on a bad one."""
-    import pathspec
-
-    return pathspec.GitIgnoreSpec.from_lines([pattern])
+def path_spec(pattern: str) -> Wild | None:
+    """The gate's path pattern (a gitignore line): None matches nothing (a comment, a pattern git
+    drops); raises ValueError on an invalid one."""
+    return _parse(pattern)

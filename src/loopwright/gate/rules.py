@@ -174,12 +174,8 @@ def path_rule_matches(spec: str, path: str, cwd: str, base: str | None, home: st
         rel = ""
     if rel.startswith(".."):
         return False
-    spec_obj = _gitignore(pattern)
-    if spec_obj.match_file(rel) or (rel and spec_obj.match_file(rel + "/")):
-        return True
-    # A path inside a matched directory is matched too (git ignores a directory's contents).
-    parts = rel.split("/")
-    return any(spec_obj.match_file("/".join(parts[:i]) + "/") for i in range(1, len(parts)))
+    rule = _gitignore(pattern)  # a path inside a matched directory is matched too (as git ignores it)
+    return rule is not None and rule.covers(rel)
 
 
 def input_matches(spec: str, name: str, x: dict[str, Any]) -> bool:
