@@ -36,24 +36,33 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-MAX_BRACES = 1024  # alternatives one pattern may expand to
+MAX_BRACES = 1024  # alternatives one pattern may expand to ...
+MAX_BRACE_CHARS = 1 << 20  # ... and their characters in all
+MAX_BRACE_GROUPS = 64  # `{` one pattern may hold to be expanded at all (more: the pattern as written)
 
 
 def expand_braces(pattern: str) -> list[str]:
-    """`a.{py,pyi}` -> [`a.py`, `a.pyi`] (nested braces work; unbalanced ones stay literal). At
-    most MAX_BRACES alternatives, and no more are built: `{a,b}` twenty times is 2**20."""
+    """`a.{py,pyi}` -> [`a.py`, `a.pyi`] (nested braces work; unbalanced ones stay literal). The
+    first MAX_BRACES alternatives (or MAX_BRACE_CHARS characters), and no more are built: `{a,b}`
+    forty times is 2**40; a pattern of more than MAX_BRACE_GROUPS braces is taken as written."""
+    if pattern.count("{") > MAX_BRACE_GROUPS:
+        return [pattern]
     out: list[str] = []
-    for alt in _braces(pattern):
+    size = 0
+    for alt in _braces(pattern, 0):
         out.append(alt)
-        if len(out) >= MAX_BRACES:
+        size += len(alt)
+        if len(out) >= MAX_BRACES or size >= MAX_BRACE_CHARS:
             break
     return out
 
 
-def _braces(pattern: str) -> Iterator[str]:
+def _braces(pattern: str, at: int) -> Iterator[str]:
+    """The alternatives of pattern, lazily (the caller stops early); nothing before `at` is a group."""
     depth = 0
     start = -1
-    for i, c in enumerate(pattern):
+    for i in range(at, len(pattern)):
+        c = pattern[i]
         if c == "\\":
             continue
         if c == "{":
@@ -77,8 +86,8 @@ def _braces(pattern: str) -> Iterator[str]:
                 if len(parts) == 1:  # `{x}`: not an alternation
                     continue
                 head, tail = pattern[:start], pattern[i + 1:]
-                for p in parts:  # lazily: the caller stops at MAX_BRACES
-                    yield from _braces(head + p + tail)
+                for p in parts:
+                    yield from _braces(head + p + tail, start)
                 return
     yield pattern
 
@@ -91,24 +100,24 @@ def _segment_source(seg: str) -> str | None:
     each middle one at its leftmost place (an atomic group: never retried), the last at the end.
     pathspec's reading of escapes and classes; None for an unclosed `[` (git drops the pattern);
     raises ValueError on a trailing backslash."""
-    chunks: list[str] = [""]
+    chunks: list[list[str]] = [[]]  # lists of regex pieces (no quadratic string building)
     i, n, star = 0, len(seg), False
     while i < n:
         c = seg[i]
         i += 1
         if c == "*":
             if not star:  # a run of stars is one star
-                chunks.append("")
+                chunks.append([])
             star = True
             continue
         star = False
         if c == "\\":
             if i == n:
                 raise ValueError(f"Escape character found with no next character to escape: {seg!r}")
-            chunks[-1] += re.escape(seg[i])
+            chunks[-1].append(re.escape(seg[i]))
             i += 1
         elif c == "?":
-            chunks[-1] += "[^/]"
+            chunks[-1].append("[^/]")
         elif c == "[":
             j = i
             if j < n and seg[j] in "!^":
@@ -120,16 +129,17 @@ def _segment_source(seg: str) -> str | None:
             if j >= n:
                 return None
             neg = seg[i] in "!^"
-            chunks[-1] += "[" + ("^" if neg else "") + seg[i + neg:j + 1].replace("\\", "\\\\")
+            chunks[-1].append("[" + ("^" if neg else "") + seg[i + neg:j + 1].replace("\\", "\\\\"))
             i = j + 1
         else:
-            chunks[-1] += re.escape(c)
-    if len(chunks) == 1:
-        return chunks[0]
-    if len(chunks) == 2 and not chunks[0] and not chunks[1]:
+            chunks[-1].append(re.escape(c))
+    parts = ["".join(c) for c in chunks]
+    if len(parts) == 1:
+        return parts[0]
+    if parts == ["", ""]:
         return "[^/]+"  # a lone star: a whole (non-empty) segment, as pathspec
-    middle = "".join(f"(?>[^/]*?{c})" for c in chunks[1:-1])
-    return f"{chunks[0]}{middle}[^/]*{chunks[-1]}"
+    middle = "".join(f"(?>[^/]*?{c})" for c in parts[1:-1])
+    return f"{parts[0]}{middle}[^/]*{parts[-1]}"
 
 
 def segment_regex(seg: str) -> re.Pattern[str]:

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import loopwright as lw
+from loopwright.gate.rules import Rule
 from loopwright.ignore import (
     MAX_BRACES,
     IgnoreRules,
@@ -167,10 +168,19 @@ def test_hostile_patterns_answer_through_the_matcher() -> None:
 
 
 def test_braces_stop_at_their_cap() -> None:
-    many = "{a,b}" * 40  # 2**40 alternatives: the old expansion built them all before cutting
+    many = "{a,b}" * 40  # 2**40 alternatives: the old expansion built them all before cutting (20: 2.8 s)
     out = expand_braces(many)
-    assert len(out) == MAX_BRACES and out[0] == "a" * 40 and len(set(out)) == MAX_BRACES
+    assert len(out) == MAX_BRACES and out[0] == "a" * 40 and out[1] == "a" * 39 + "b" and len(set(out)) == MAX_BRACES
     assert glob_matcher(many + "c")("a" * 40 + "c") and not glob_matcher(many)("c")
+    assert expand_braces("x{a,{b,c}}y{1,2}") == ["xay1", "xay2", "xby1", "xby2", "xcy1", "xcy2"]
+    deep = "{a,b}" * 3000  # the old recursion ran out of stack (RecursionError on every Glob of the repository)
+    assert expand_braces(deep) == [deep] and len(expand_braces("{a,b}" * 60 + "x" * (1 << 20))) == 1
+
+
+def test_a_hostile_tool_pattern_answers_at_once() -> None:
+    """A rule's tool name with stars (`mcp__*`): the old `.*` regex never finished on this one."""
+    rule = Rule.parse("mcp__" + "*a" * 12 + "*b", source="project")
+    assert not rule.covers_tool("mcp__" + "a" * 40) and rule.covers_tool("mcp__" + "a" * 40 + "b")
 
 
 def hostile_tree(root: Path) -> None:
@@ -180,7 +190,8 @@ def hostile_tree(root: Path) -> None:
     deep.mkdir(parents=True)
     (deep / "f.txt").write_text("x\n")
     (deep / "c").write_text("x\n")
-    (root / ".gitignore").write_text("\n".join([STARS, "**/" + STARS, DOUBLE, "*" * 40 + "c", "x\\"]) + "\n")
+    lines = [STARS, "**/" + STARS, DOUBLE, "*" * 40 + "c", "x\\", "{a,b}" * 3000]
+    (root / ".gitignore").write_text("\n".join(lines) + "\n")
 
 
 def test_a_hostile_gitignore_does_not_hang_glob_or_pythons_grep(tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ class Rule:
             return True
         if t.startswith("mcp__") and t.count("__") == 1 and name.startswith(t + "__"):
             return True  # mcp__server covers all of that server's tools
-        return "*" in t and re.fullmatch(re.escape(t).replace(r"\*", ".*"), name) is not None
+        return "*" in t and Glob.of(t).fullmatch(name)  # no backslash in a rule's tool: `*` is a wildcard
 
 
 def parse_rules(items: Iterable[str | Rule], source: RuleSource) -> list[Rule]:
