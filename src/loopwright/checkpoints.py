@@ -23,7 +23,6 @@ calls never ran and are not named).
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import sys
@@ -317,6 +316,8 @@ def rewind_conflicts(session_id: str, user_message_uuid: str, sessions_dir: str 
             continue
         old = agent.decode("utf-8", errors="replace").splitlines(keepends=True)
         new = now.decode("utf-8", errors="replace").splitlines(keepends=True) if now is not None else []
+        import difflib  # (imported when files conflict: start-up)
+
         diff = "".join(difflib.unified_diff(old, new, f"{p} (as the agent left it)",
                                             f"{p} (now)" if now is not None else f"{p} (deleted)"))
         out.append(FileConflict(p, diff))

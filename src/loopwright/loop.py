@@ -258,14 +258,14 @@ class Run:
         (context.py, in chunks when h is larger than W) and the same step is retried, at most
         MAX_OVERFLOW_RETRIES times. When even the minimum cannot fit, the error says what to shrink.
         Yields a ResultMessage (and no response) only when that compaction spent the budget."""
-        from .models.window import parse_overflow
-
         for attempt in range(MAX_OVERFLOW_RETRIES + 1):
             try:
                 async for ev in self._call_model():
                     yield ev
                 return
             except ModelError as e:
+                from .models.window import parse_overflow  # (imported on a failure only: start-up)
+
                 over = parse_overflow(str(e)) if e.status in (None, 400, 413) else None
                 if over is None:
                     raise

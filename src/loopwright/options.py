@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .hooks import Hooks
-from .interaction import AskUser, ReviewPlan
 from .models.base import Model
 from .permissions import PERMISSION_MODES, CanUseTool, PermissionMode
 from .tools.base import Tool
 from .usage import Price
 
 if TYPE_CHECKING:
+    from .interaction import AskUser, ReviewPlan
     from .sessions import SessionStore
 
 
