@@ -17,7 +17,10 @@ and one warm-up run of each cell is not counted.
 `--before REF` adds loopwright at git revision REF (its `src/` extracted and put first on the
 CLI's PYTHONPATH) as a third CLI, interleaved run by run with the working tree's.
 
-    .venv/bin/python bench/bench_sdk.py [--runs 5] [--before REF] [--no-claude]
+`--floor` adds bench/sdk_floor_cli.py as a CLI: Python, asyncio and httpcore2 answering the same
+protocol lines with nothing else, the floor a Python CLI on loopwright's HTTP stack cannot go below.
+
+    .venv/bin/python bench/bench_sdk.py [--runs 5] [--before REF] [--floor] [--no-claude]
 
 Writes bench/results/sdk.md.
 """
@@ -113,6 +116,14 @@ def extract_src(ref: str, into: Path) -> Path:
     return into / "src"
 
 
+def floor_cli(work: Path) -> Path:
+    """sdk_floor_cli.py as an executable with this interpreter's shebang (the SDK runs cli_path itself)."""
+    exe = work / "floor-cli"
+    exe.write_text(f"#!{sys.executable}\n" + (HERE / "sdk_floor_cli.py").read_text())
+    exe.chmod(0o755)
+    return exe
+
+
 def one_run(harness: str, kind: str, work: Path, before_src: Path | None = None) -> dict[str, Any]:
     from loopwright.testing import ScriptedServer
 
@@ -120,7 +131,7 @@ def one_run(harness: str, kind: str, work: Path, before_src: Path | None = None)
     turns = [[{"type": "text", "text": f"Answer {i + 1}."}] for i in range(calls)]
     home = work / f"home-{harness}"
     home.mkdir(exist_ok=True)
-    cli = str(CLAUDE if harness == "claude" else LOOPWRIGHT)
+    cli = str({"claude": CLAUDE, "floor": work / "floor-cli"}.get(harness, LOOPWRIGHT))
     with ScriptedServer(turns, model=MODEL, strict=False) as srv:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "LOOPWRIGHT_"))}
         env.update(HOME=str(home), LOOPWRIGHT_HOME=str(home / "lw"), ANTHROPIC_API_KEY="test",
@@ -151,6 +162,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--driver", nargs=3, metavar=("KIND", "CLI", "CWD"))
     ap.add_argument("--before", metavar="REF", help="also loopwright at git revision REF, side by side")
+    ap.add_argument("--floor", action="store_true", help="also the floor: Python, asyncio and httpcore2 alone")
     ap.add_argument("--no-claude", action="store_true", help="leave Claude Code out")
     args = ap.parse_args()
     if args.driver:
@@ -161,7 +173,10 @@ def main() -> int:
     claude = CLAUDE.exists() and not args.no_claude
     work = Path(tempfile.mkdtemp(prefix="lw-bench-sdk-"))
     before_src = extract_src(args.before, work / "before") if args.before else None
-    harnesses = ["loopwright"] + (["before"] if before_src else []) + (["claude"] if claude else [])
+    harnesses = (["loopwright"] + (["before"] if before_src else []) + (["floor"] if args.floor else [])
+                 + (["claude"] if claude else []))
+    if args.floor:
+        floor_cli(work)
     cc = subprocess.run([str(CLAUDE), "--version"], capture_output=True, text=True).stdout.strip() if claude else "-"
     samples: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for kind in SCENARIOS.values():  # a warm-up run of each cell (page cache, .pyc files), not counted
@@ -189,12 +204,16 @@ def main() -> int:
             f, w, c, r = (med([s["first_s"] * 1000 for s in ss]), med([s["wall_s"] * 1000 for s in ss]),
                           med([s["cpu_s"] * 1000 for s in ss]), med([s["peak_kib"] / 1024 for s in ss]))
             row[h] = (f, w, c, r)
-            label = {"loopwright": "loopwright", "before": f"loopwright at {args.before}"}.get(h, "Claude Code")
+            label = {"loopwright": "loopwright", "before": f"loopwright at {args.before}",
+                     "floor": "floor (sdk_floor_cli.py)"}.get(h, "Claude Code")
             lines.append(f"| {name} | {label} | {len(ss)}/{args.runs} | {f:.0f} | {w:.0f} | {c:.0f} | {r:.1f} |")
         if "claude" in row:
             (lf, lw, lc, lr), (cf, cw, cc_, cr) = row["loopwright"], row["claude"]
             ratios.append(f"{name}: start {lf / cf:.2f}×, wall {lw / cw:.2f}×, CLI CPU {lc / cc_:.2f}×, "
                           f"peak RSS {lr / cr:.2f}× Claude Code's")
+        if "floor" in row:
+            ratios.append(f"{name}: loopwright − floor: start {row['loopwright'][0] - row['floor'][0]:.0f} ms, "
+                          f"CLI CPU {row['loopwright'][2] - row['floor'][2]:.0f} ms")
         if "before" in row:
             (lf, lw, lc, _), (bf, bw, bc, _) = row["loopwright"], row["before"]
             ratios.append(f"{name}: this tree ÷ {args.before}: start {lf / bf:.2f}×, wall {lw / bw:.2f}×, "
