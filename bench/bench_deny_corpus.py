@@ -3,7 +3,7 @@
     ln -s /work/main/tests/node/node_modules tests/node/node_modules   # or: .ci/run installs it
     .venv/bin/python bench/bench_deny_corpus.py [--jobs 4] [--only hardening] [--limit N]
 
-Every case of tests/test_permission_corpus.py's DENIED list (the hardening classes of issue 9
+Every case of tests/gate/test_permission_corpus.py's DENIED list (the hardening classes of issue 9
 included) runs once per harness, headless (`-p`, `--output-format json`), offline, as one
 scripted tool call served by the loopback Messages-API server (loopwright.testing), in a fresh
 temp tree full of canaries, with the case's rule set as CLI flags. A case *held* when the tree

@@ -7,7 +7,7 @@ Three kinds of server:
 - `waits 1 s`: a stdio server that spends 1 s before answering (stands for `npx` fetching a
   package or a server connecting to its backend: waiting, not computing); plain JSON-RPC,
   written here with the standard library so the figure is the harness's, not a CPU's;
-- `Python SDK server`: tests/mcp_test_server.py (imports the `mcp` SDK: ~1.7 s of CPU each);
+- `Python SDK server`: tests/mcp/mcp_test_server.py (imports the `mcp` SDK: ~1.7 s of CPU each);
 - `filesystem (node)`: the official @modelcontextprotocol/server-filesystem (if installed).
 Each figure is McpRuntime.start() (spawn, handshake, tools/list) to all connected, median of
 --runs; the servers are then stopped (not timed). Writes bench/results/mcp_start.md.
@@ -80,7 +80,7 @@ def main() -> int:
     waiting.write_text(WAITING_SERVER)
     kinds: list[tuple[str, dict[str, object]]] = [
         ("waits 1 s (stdlib JSON-RPC)", {"command": sys.executable, "args": [str(waiting)]}),
-        ("Python SDK server", {"command": sys.executable, "args": [str(ROOT / "tests" / "mcp_test_server.py")]}),
+        ("Python SDK server", {"command": sys.executable, "args": [str(ROOT / "tests" / "mcp" / "mcp_test_server.py")]}),
     ]
     if FS.exists():
         kinds.append(("filesystem (node)", {"command": str(FS), "args": [str(tmp)]}))

@@ -1,5 +1,5 @@
 """The OS sandbox: start-up cost per command, the worker-thread cost of sync tools, and the
-escape corpus of tests/test_sandbox.py run against loopwright's and Claude Code's sandboxes.
+escape corpus of tests/sandbox/test_sandbox.py run against loopwright's and Claude Code's sandboxes.
 
     .venv/bin/python bench/bench_sandbox.py [--quick] [--no-claude]
 
@@ -242,7 +242,7 @@ def main() -> None:
             else:
                 rows.append(("Claude Code (acceptEdits + sandbox, autoAllowBashIfSandboxed)",
                              corpus_claude(t, Path(d) / "cc")))
-    lines += ["", "**Escape corpus** (tests/test_sandbox.py: each attempt checked on the file system, loopback "
+    lines += ["", "**Escape corpus** (tests/sandbox/test_sandbox.py: each attempt checked on the file system, loopback "
               "servers that count hits, the process table)", "",
               "| harness | attempts | ran in the sandbox | refused before running | escapes | wall s |",
               "|---|---:|---:|---:|---|---:|"]

@@ -1,5 +1,5 @@
 """Makes the viewer's screenshots in docs/: a scripted loopwright session (compaction, a subagent,
-a refusal, an interrupt; the one tests/test_view.py builds) and Claude Code's own transcript of
+a refusal, an interrupt; the one tests/view/test_view.py builds) and Claude Code's own transcript of
 the fix-the-test task (tests/fixtures), each rendered by `loopwright view` and shot in headless
 Chromium.   .venv/bin/python docs/view_screenshots.py"""
 

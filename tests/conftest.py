@@ -4,8 +4,11 @@ there is reproducible from the log); locally it explores new ones each run."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from typing import NamedTuple
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import settings
@@ -23,11 +26,42 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("LOOPWRIGHT_HOME", str(home / ".loopwright"))
     # Workspace trust (trust.py): every test's temp workspace is trusted, as a user trusts their own
-    # projects; a test of untrusted workspaces removes this (tests/test_trust.py: the `untrusted` fixture).
+    # projects; a test of untrusted workspaces removes this (tests/trust/test_trust.py: the `untrusted` fixture).
     monkeypatch.setenv("LOOPWRIGHT_TRUSTED_DIRS", str(tmp_path_factory.getbasetemp()))
     for var in ("LOOPWRIGHT_SESSIONS_DIR", "LOOPWRIGHT_MODEL", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY",
                 "OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
         monkeypatch.delenv(var, raising=False)
+
+
+# The programs a test may start only under the e2e mark (README: "tests marked e2e start programs
+# (the CLI, python, tmux, node) as subprocesses"). A tool's own commands (Bash's shell, rg, git)
+# are what the in-process tests run through the loop.
+_E2E_PROGRAMS = ("python", "loopwright", "tmux", "node", "npm", "npx", "claude", "acpx", "mypy",
+                 "llama-server", "raylet", "gcs_server", "valgrind")
+
+
+def _program(args: Any) -> str:
+    argv = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args or [""])
+    return Path(os.fsdecode(argv[0])).name if argv else ""
+
+
+@pytest.fixture(autouse=True)
+def _e2e_marks_subprocesses(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A test that starts one of the e2e programs without the e2e mark fails, naming it, so
+    `pytest -m "not e2e"` stays the in-process run it says it is."""
+    if request.node.get_closest_marker("e2e") is not None:
+        yield
+        return
+    real = subprocess.Popen.__init__
+
+    def guarded(self: subprocess.Popen[Any], args: Any, *a: Any, **kw: Any) -> None:
+        name = _program(args)
+        if name.startswith(_E2E_PROGRAMS) or os.path.realpath(name) == os.path.realpath(sys.executable):
+            pytest.fail(f"{request.node.nodeid} starts {name!r} as a subprocess: mark it e2e", pytrace=False)
+        real(self, args, *a, **kw)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", guarded)
+    yield
 
 
 class CliRun(NamedTuple):

@@ -18,6 +18,9 @@ from loopwright.messages import ResultMessage
 from loopwright.options import AgentOptions
 from loopwright.tools.base import Tool, ToolContext
 
+# The tests folder: node/, llama/, fixtures/ and the MCP test servers live here.
+TESTS = Path(__file__).resolve().parent
+
 # The installed console script; `python -c` on the package where it is missing.
 LOOPWRIGHT_BIN = Path(sys.executable).parent / "loopwright"
 

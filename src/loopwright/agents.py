@@ -48,7 +48,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .blocks import WireMessage
-from .hooks import Hooks, PromptResult
+from .hooks import HookState, PromptResult, RunHooks
 from .messages import ResultMessage, SystemMessage
 from .models.base import Model
 from .models.catalog import ALIASES
@@ -122,19 +122,16 @@ def make_agent_tool(agents: Mapping[str, AgentDefinition | dict[str, Any]] | Non
                 spawns_agents=True, read_only_call=read_only_call)
 
 
-class SubagentHooks(Hooks):
+class SubagentHooks(RunHooks):
     """The parent's hooks as seen from inside a subagent: tool hooks fire as usual with the
     parent's session in their input plus `agent_id`/`agent_type`; Stop becomes SubagentStop;
     the session-level events belong to the parent and do not fire."""
 
-    def __init__(self, parent: Hooks, agent_id: str, agent_type: str) -> None:
-        super().__init__(parent.callbacks, copy.copy(parent.context), dict(parent.env))
+    def __init__(self, parent: RunHooks, agent_id: str, agent_type: str) -> None:
+        super().__init__(parent.registry, HookState(copy.copy(parent.state.context)))  # the parent's session
         self.agent_id, self.agent_type = agent_id, agent_type
         self.history: Callable[[], list[WireMessage]] = list  # the subagent's h, once its run exists
         self.transcript_path: str | None = None  # the subagent's own transcript, when sessions are saved
-
-    def bind(self, context: Any) -> None:
-        self.reports, self.halted = [], None  # keep the parent's context (session, transcript)
 
     def _input(self, event: str, data: dict[str, Any]) -> dict[str, Any]:
         extra = {"agent_transcript_path": self.transcript_path} if self.transcript_path else {}
@@ -223,7 +220,7 @@ async def run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: s
     return ToolOutput(error, is_error=True)
 
 
-def _relay_reports(ports: RunPorts, hooks: Hooks, tool_use_id: str) -> None:
+def _relay_reports(ports: RunPorts, hooks: RunHooks, tool_use_id: str) -> None:
     """Hook reports made outside the subagent's loop (SubagentStart, SubagentStop after an error)."""
     for m in hooks.take_reports():
         ports.emit(SystemMessage("hook_error" if m["kind"] in ("error", "timeout") else "hook_message",

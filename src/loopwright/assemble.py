@@ -29,7 +29,7 @@ from .agents import SubagentHooks, make_agent_tool
 from .blocks import Prompt, WireMessage, prompt_content
 from .context import AutoCompactor
 from .execute import Executor
-from .hooks import HookContext, Hooks
+from .hooks import HookContext, RunHooks, run_hooks
 from .loop import McpServers, Run, RunControl, RunDeps, RunState, run_query
 from .messages import Message, ResultMessage, diagnostics
 from .models.base import Model, ModelResponse, has_own_cost, model_names
@@ -102,8 +102,8 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         session_id = options.session_id or str(uuid.uuid4())
     config = build_run_config(options, cwd)  # settings files + options (settings.py)
     warnings[:0] = trust.note(config.settings.ignored if config.settings is not None else [])
-    hooks: Hooks = config.hooks
     permission_mode = config.permissions.mode or "default"
+    hooks: RunHooks
     ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, sandbox=config.sandbox,
                       ask_user=options.ask_user, review_plan=options.review_plan)
     sub_hooks: SubagentHooks | None = None
@@ -116,6 +116,9 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
             from .checkpoints import snapshot_hooks  # file checkpoints, keyed to this turn's prompt
 
             ctx.before_file_change, ctx.after_file_change = snapshot_hooks(recorder)
+        transcript = str(recorder.path or "") if recorder is not None else ""
+        context = HookContext(session_id, transcript, str(cwd), permission_mode)
+        hooks = run_hooks(config.hooks, context, options.hooks)  # the registry fixed, the state this run's
     else:  # a subagent: the parent's gate and hooks, its own shell cwd and transcript
         hooks = sub_hooks = SubagentHooks(parent.deps.hooks, session_id, agent_type)
         permissions = parent.deps.executor.permissions
@@ -149,7 +152,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         recorder=recorder, inbox=asyncio.Queue() if any(t.spawns_agents for t in tools) else None, mcp=mcp,
         settings=config.settings)
     shared = parent.state.budget.shared if parent is not None else shared_spend  # a batch's spend counts
-    state = RunState(h, Budget(options.max_budget_usd, shared=shared))  # the subagent's calls as they happen
+    state = RunState(h, Budget(options.max_budget_usd, shared=shared), hooks=hooks.state)  # the subagent's calls as they happen
     compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
                               model.name)  # context.py
     run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs,
@@ -157,10 +160,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     ctx.ports = RunPortsOf(run)
     ctx.permission_mode, ctx.set_permission_mode = run.mode_port(permissions)
     ctx.finish = lambda text: setattr(run.state, "final", text)
-    if sub_hooks is None:
-        transcript = str(recorder.path or "") if recorder is not None else ""
-        hooks.bind(HookContext(session_id, transcript, str(cwd), permission_mode))
-    else:
+    if sub_hooks is not None:
         sub_hooks.history = lambda: run.state.h
     return run
 
@@ -334,7 +334,7 @@ class _SubagentRun:
         self.run, self.prompt = run, prompt
 
     @property
-    def hooks(self) -> Hooks:
+    def hooks(self) -> RunHooks:
         return self.run.deps.hooks
 
     def add_context(self, text: str) -> None:
@@ -355,7 +355,9 @@ def build_gate(options: AgentOptions) -> tuple[list[Tool], Executor]:
     config.permissions.advice = options.refusal_advice
     permissions: Permissions = config.permissions.for_state(ctx.state)
     tools = list(options.tools)
-    return tools, Executor({t.name: t for t in tools}, permissions, config.hooks, ctx)
+    hooks = run_hooks(config.hooks, HookContext(cwd=str(cwd), permission_mode=permissions.mode or "default"),
+                      options.hooks)
+    return tools, Executor({t.name: t for t in tools}, permissions, hooks, ctx)
 
 
 # --- the entry points ----------------------------------------------------------------------

@@ -328,13 +328,14 @@ async def compact_conversation(history: list[WireMessage], options: AgentOptions
     when the session is persisted a compact_boundary line in its transcript (so resume loads
     the compacted history). Raises CompactError; `history` is never changed."""
     from .context import CompactError, compact, turn_starts
-    from .hooks import HookContext
+    from .hooks import HookContext, run_hooks
     from .settings import build_run_config
 
     cwd = Path(options.cwd or ".").resolve()
-    hooks = build_run_config(options, cwd).hooks
-    if hooks.active:
-        hooks.bind(HookContext(session_id or "", "", str(cwd), options.permission_mode or "default"))
+    registry = build_run_config(options, cwd).hooks
+    if registry.active:
+        hooks = run_hooks(registry, HookContext(session_id or "", "", str(cwd), options.permission_mode or "default"),
+                          options.hooks)
         blocked = await hooks.pre_compact("manual", instructions or "")
         if blocked is not None:
             raise CompactError(f"blocked by a PreCompact hook: {blocked}")

@@ -18,6 +18,8 @@ some providers, and a transcript fits every provider.
 
 Two ways in:
 - `compact(history, model, keep_last_turns=N, instructions=...)`: the pure operation;
+  it and the loop's `Run.compact` both run `summarize` (the summarizing calls and their cost,
+  through the catalog's `call_cost`), each with its own way to call the model and count the cost;
 - automatic, in the loop (`Run.auto_compact()` in loop.py, before each model call; this
   module's `AutoCompactor` says when it is due): when the forecast
   n_{k+1} = n_k + a_k + r_k (seed Def 5.1, from the last call's measured n_k and output)
@@ -37,13 +39,15 @@ be paid for on every turn). A PreCompact hook that blocks also leaves the histor
 
 Rooms: pure operations on histories (and `AutoCompactor`, which only says when compaction is
 due); imports data types, models.base, invariant and usage, never the loop, options or
-sessions. Compacting a running loop is `Run.compact` (loop.py); between runs,
-`client.compact_conversation`.
+sessions. Compacting a running loop is `Run.compact` (loop.py: its hook, its stream and its
+budget around `summarize`); between runs, `client.compact_conversation` (the hook, `compact`,
+the transcript's compact_boundary).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -191,18 +195,11 @@ def render_transcript(messages: list[WireMessage]) -> str:
     return "\n\n".join(parts)
 
 
-def summary_request(history: list[WireMessage], keep_last_turns: int,
-                    instructions: str | None = None) -> tuple[ModelRequest, int]:
-    """The summarizing call's request for `history`, and the cut index (raises CompactError)."""
-    plan = plan_summary(history, keep_last_turns, instructions)
-    return plan.request(0, None), plan.cut
-
-
 @dataclass
 class SummaryPlan:
     """The summarizing calls for history[:cut]: one per transcript chunk, each chunk's request
     carrying the summary so far (a rolling summary), so that every request fits a window W
-    smaller than the history itself. One chunk: the single call of `summary_request`."""
+    smaller than the history itself. One chunk: a single call."""
 
     cut: int
     chunks: list[str]
@@ -255,9 +252,9 @@ def plan_summary(history: list[WireMessage], keep_last_turns: int, instructions:
     return SummaryPlan(cut, chunks or [""], instructions, out if out < 4_096 else None)
 
 
-def finish(history: list[WireMessage], cut: int, response: ModelResponse,
-           prices: dict[str, Price] | None = None) -> CompactResult:
-    """Build the compacted history from the summarizing call's response (raises CompactError)."""
+def finish(history: list[WireMessage], cut: int, response: ModelResponse, cost_usd: float = 0.0) -> CompactResult:
+    """Build the compacted history from the last summarizing call's response (raises CompactError).
+    `cost_usd`: what the summarizing calls cost (as `summarize` charged them)."""
     summary = text_of(response.content).strip()
     if response.stop_reason == "refusal" or not summary:
         raise CompactError(f"the summarizing call returned no summary (stop_reason {response.stop_reason!r})")
@@ -268,9 +265,39 @@ def finish(history: list[WireMessage], cut: int, response: ModelResponse,
         text += CONTINUE_NOTE  # mid-task with nothing kept: say what to do with the summary
     new: list[WireMessage] = [{"role": "user", "content": [{"type": "text", "text": text}]}, *tail]
     check_inv(new if new[-1].get("role") == "user" else [*new, {"role": "user", "content": [{"type": "text", "text": "."}]}])
-    cost = call_cost(response.usage, response.model, response.cost_usd, prices)
     return CompactResult(new, summary, estimate_tokens(history), estimate_tokens(new), cut, len(tail),
-                         response, cost)
+                         response, cost_usd)
+
+
+async def summarize(history: list[WireMessage], plan: SummaryPlan,
+                    call: Callable[[ModelRequest], AsyncIterator[Any]],
+                    charge: Callable[[ModelResponse], float]) -> AsyncIterator[Any]:
+    """The one compaction: the summarizing calls of `plan` (one per chunk, each given the summary
+    so far), then the compacted history. `call(request)` makes one call and yields its events, its
+    ModelResponse among them (the loop streams it through its observer; `compact` completes it);
+    `charge(response)` counts the response's cost where the caller keeps it and returns it (the
+    catalog's `call_cost`). Yields the calls' other events (api_retry) and, last, the
+    CompactResult. Raises CompactError when a call gives no summary; a call's own errors pass."""
+    summary: str | None = None
+    response: ModelResponse | None = None
+    spent = 0.0
+    n = len(plan.chunks)
+    for i in range(n):
+        response = None
+        async for ev in call(plan.request(i, summary)):
+            if isinstance(ev, ModelResponse):
+                response = ev
+            else:
+                yield ev
+        if response is None:
+            raise CompactError("the summarizing call returned no response")
+        spent += charge(response)
+        summary = text_of(response.content).strip()
+        if i < n - 1 and (response.stop_reason == "refusal" or not summary):
+            raise CompactError(f"the summarizing call returned no summary of part {i + 1} of {n} "
+                               f"(stop_reason {response.stop_reason!r})")
+    assert response is not None  # a plan has at least one chunk
+    yield finish(history, plan.cut, response, spent)
 
 
 async def compact(history: list[WireMessage], model: Model, *, keep_last_turns: int = DEFAULT_KEEP_TURNS,
@@ -283,22 +310,20 @@ async def compact(history: list[WireMessage], model: Model, *, keep_last_turns: 
     the result is of the same kind. `history` itself is never changed. Raises CompactError
     when there is nothing to summarize or the call fails."""
     plan = plan_summary(history, keep_last_turns, instructions, window)
-    summary: str | None = None
-    spent = 0.0
-    for i in range(len(plan.chunks)):
+
+    async def call(request: ModelRequest) -> AsyncIterator[ModelResponse]:
         try:
-            response = await complete(model, plan.request(i, summary))
+            yield await complete(model, request)
         except ModelError as e:
             raise CompactError(f"the summarizing call failed: {e}") from e
-        summary = text_of(response.content).strip()
-        if i < len(plan.chunks) - 1:
-            if response.stop_reason == "refusal" or not summary:
-                raise CompactError(f"the summarizing call returned no summary (stop_reason {response.stop_reason!r})")
-            spent += call_cost(response.usage, response.model, response.cost_usd, prices)
-    result = finish(history, plan.cut, response, prices)
-    result.cost_usd += spent
-    return result
 
+    def charge(r: ModelResponse) -> float:
+        return call_cost(r.usage, r.model, r.cost_usd, prices, priced_as=model.name)
+
+    async for ev in summarize(history, plan, call, charge):
+        if isinstance(ev, CompactResult):
+            return ev
+    raise CompactError("the summarizing call returned no response")  # (summarize ends with a result)
 
 
 # --- for the loop ---------------------------------------------------------------------------------

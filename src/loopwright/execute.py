@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock
-from .hooks import Hooks
+from .hooks import RunHooks
 from .messages import PermissionDenial
 from .models.base import invalid_input_error
 from .permissions import Allow, Deny, Permissions
@@ -42,7 +42,7 @@ class Executor:
     """Runs one turn's tool calls: the gate, the hooks, then the tools (read-only calls
     concurrently), one result per call."""
 
-    def __init__(self, tools: dict[str, Tool], permissions: Permissions, hooks: Hooks, ctx: ToolContext,
+    def __init__(self, tools: dict[str, Tool], permissions: Permissions, hooks: RunHooks, ctx: ToolContext,
                  obs: Observer = NULL) -> None:
         self.obs = obs  # telemetry: the run's observer (execute_tool spans)
         self.tools = tools

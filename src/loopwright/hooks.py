@@ -1,5 +1,5 @@
-"""Room: bases. Owns the hook events, matchers and the command-hook protocol; may import data types
-only.
+"""Room: bases. Owns the hook events, matchers, the registry of configured hooks apart from a run's
+hook state, and the command-hook protocol; may import data types only.
 
 Hooks around the loop: Claude Code's events, its stdin JSON and its exit-code protocol.
 
@@ -38,8 +38,11 @@ warning) and never hangs the run; a timed-out command's process group is killed.
 hook that crashes, times out or cannot start fails closed: the call is refused, as a gate's
 should be (a command's other exit codes stay non-blocking errors, as in Claude Code).
 
-One Hooks object may serve many runs at once: each run works on its own copy
-(`for_run`), so per-run state such as `continue: false` never crosses runs.
+What is configured apart from what happened: `Hooks` is where hooks are registered; the
+assembler freezes what a run has (the options' hooks, the settings files', the SDK's callbacks)
+into a `HookRegistry` once, and the run fires it through `RunHooks` with a `HookState` of its
+own (context, reports, `continue: false`). So one Hooks object may serve many runs at once, and
+per-run state never crosses runs.
 """
 
 from __future__ import annotations
@@ -54,8 +57,9 @@ import os
 import re
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal, Required, TypeAlias, TypedDict
 
 from .messages import HookReportData
@@ -276,78 +280,97 @@ def matcher_matches(matcher: str | None, value: str | None) -> bool:
         return matcher == value
 
 
-@dataclass
-class Hooks:
-    """Registered hooks. Empty by default; `active` lets the loop skip all work when unused."""
+@dataclass(frozen=True, slots=True)
+class RegisteredMatcher:
+    """One matcher of a HookRegistry: like HookMatcher, but frozen."""
 
-    obs = NULL  # telemetry: the run's observer (a span per event that runs hooks); not a field
+    matcher: str | None
+    hooks: tuple[HookCallback | CommandHook, ...]
+    timeout: float | None = None
 
-    callbacks: dict[str, list[Any]] = field(default_factory=dict)
-    context: HookContext = field(default_factory=HookContext)
-    env: dict[str, str] = field(default_factory=dict)  # extra environment for command hooks
 
-    def __post_init__(self) -> None:
-        normalized: dict[str, list[HookMatcher]] = {}
-        for event, entries in (self.callbacks or {}).items():
-            _check_event(event)
-            if entries is not None and not isinstance(entries, (list, tuple)):
-                raise TypeError(f"hooks[{event!r}] must be a list of HookMatcher, not {type(entries).__name__}; "
-                                f"write hooks={{{event!r}: [HookMatcher(matcher=None, hooks=[...])]}} or use "
-                                f"Hooks().on({event!r}, fn)")
-            normalized[event] = [_as_matcher(e) for e in (entries or [])]
-        self.callbacks = normalized
-        self.reports: list[HookReportData] = []
-        self.halted: str | None = None
+_NO_MATCHERS: Mapping[str, tuple[RegisteredMatcher, ...]] = MappingProxyType({})
+_NO_ENV: Mapping[str, str] = MappingProxyType({})
 
-    # -- registration ----------------------------------------------------------------------------
 
-    def on(self, event: str, callback: HookCallback | None = None, *, matcher: str | None = None,
-           timeout: float | None = None) -> Any:
-        """Register a callable; usable as `hooks.on("Stop", fn)` or as a decorator."""
-        _check_event(event)
+@dataclass(frozen=True, slots=True)
+class HookRegistry:
+    """What hooks are configured for a run (settings files, SDK callbacks, code), per event, and
+    the extra environment of command hooks. Built once by the assembler (`Hooks.freeze()`, merged
+    with the settings by settings.build_run_config) and never changed: the run's state is apart,
+    in HookState."""
 
-        def register(fn: HookCallback) -> HookCallback:
-            self.callbacks.setdefault(event, []).append(HookMatcher(matcher, [fn], timeout))
-            return fn
-
-        return register(callback) if callback is not None else register
-
-    def command(self, event: str, command: str, *, matcher: str | None = None,
-                timeout: float | None = None) -> Hooks:
-        """Register a shell command hook."""
-        _check_event(event)
-        self.callbacks.setdefault(event, []).append(HookMatcher(matcher, [CommandHook(command, timeout)]))
-        return self
-
-    def merged(self, other: Hooks | dict[str, Any] | None) -> Hooks:
-        """A new Hooks with this one's hooks, then `other`'s (neither is changed)."""
-        out = Hooks({e: list(ms) for e, ms in self.callbacks.items()}, env=dict(self.env))
-        extra = other if isinstance(other, Hooks) else Hooks(other or {})
-        for e, ms in extra.callbacks.items():
-            out.callbacks.setdefault(e, []).extend(ms)
-        out.env.update(extra.env)
-        return out
+    matchers: Mapping[str, tuple[RegisteredMatcher, ...]] = field(default_factory=lambda: _NO_MATCHERS)
+    env: Mapping[str, str] = field(default_factory=lambda: _NO_ENV)
 
     @property
     def active(self) -> bool:
-        return any(self.callbacks.values())
+        return any(self.matchers.values())
 
-    def for_run(self, context: HookContext) -> Hooks:
-        """This object's hooks with their own per-run state (context, reports, `continue: false`):
-        one Hooks shared by concurrent runs never lets one run's state reach another."""
-        mine = copy.copy(self)  # a subclass keeps its behaviour; the registered hooks are shared
-        mine.bind(context)
-        return mine
+    def with_env(self, env: Mapping[str, str]) -> HookRegistry:
+        """The same hooks, their environment updated with `env`."""
+        return HookRegistry(self.matchers, MappingProxyType({**self.env, **env}))
 
-    def bind(self, context: HookContext) -> None:
-        """Start of a run: its context, and fresh per-run state."""
-        self.context = context
-        self.reports = []
-        self.halted = None
+    def jobs(self, event: str, target: str | None) -> list[tuple[HookCallback | CommandHook, float]]:
+        """The hooks an event runs, each with its timeout: the matchers that match `target`
+        (events without a target, UserPromptSubmit and Stop, ignore matchers); identical commands
+        run once (as Claude Code does)."""
+        jobs: list[tuple[HookCallback | CommandHook, float]] = []
+        seen: set[str] = set()
+        for m in self.matchers.get(event) or ():
+            if target is not None and not matcher_matches(m.matcher, target):
+                continue
+            for h in m.hooks:
+                if isinstance(h, CommandHook):
+                    if h.command in seen:
+                        continue
+                    seen.add(h.command)
+                    timeout = h.timeout or m.timeout or DEFAULT_TIMEOUT
+                else:
+                    timeout = m.timeout or DEFAULT_TIMEOUT
+                jobs.append((h, float(timeout)))
+        return jobs
+
+
+@dataclass(slots=True)
+class HookState:
+    """One run's hook state: its context (session, transcript, cwd, mode), the reports not yet
+    passed on to the stream, and the first `continue: false` (then the run ends)."""
+
+    context: HookContext = field(default_factory=HookContext)
+    reports: list[HookReportData] = field(default_factory=list)
+    halted: str | None = None
 
     def take_reports(self) -> list[HookReportData]:
         out, self.reports = self.reports, []
         return out
+
+
+class RunHooks:
+    """The events the loop, the executor and agents fire: a run's frozen HookRegistry run with
+    the run's own HookState (and its telemetry observer). Made by `run_hooks` (or `Hooks.for_run`)."""
+
+    obs = NULL  # telemetry: the run's observer (a span per event that runs hooks)
+
+    def __init__(self, registry: HookRegistry, state: HookState | None = None) -> None:
+        self.registry = registry
+        self.state = state if state is not None else HookState()
+
+    @property
+    def active(self) -> bool:
+        return self.registry.active
+
+    @property
+    def halted(self) -> str | None:
+        """The stop reason of the first hook that said `continue: false` in this run, or None."""
+        return self.state.halted
+
+    @property
+    def reports(self) -> list[HookReportData]:
+        return self.state.reports
+
+    def take_reports(self) -> list[HookReportData]:
+        return self.state.take_reports()
 
     # -- the events the loop calls ------------------------------------------------------------
 
@@ -358,12 +381,12 @@ class Hooks:
         return _join(_contexts(outs, plain_stdout=True))
 
     async def user_prompt_submit(self, prompt: str) -> PromptResult:
-        if self.halted:
-            return PromptResult(block=self.halted)
+        if self.state.halted:
+            return PromptResult(block=self.state.halted)
         outs = await self._fire("UserPromptSubmit", None, {"prompt": prompt})
         self._notes("UserPromptSubmit", outs)
-        if self.halted:
-            return PromptResult(block=self.halted)
+        if self.state.halted:
+            return PromptResult(block=self.state.halted)
         blocks = [o.stderr.strip() or "blocked" for o in outs if o.exit_code == 2]
         blocks += [str(o.out.get("reason") or "blocked") for o in outs if o.out.get("decision") == "block"]
         if blocks:
@@ -374,7 +397,7 @@ class Hooks:
         outs = await self._fire("PreToolUse", name, {"tool_name": name, "tool_input": tool_input,
                                                      "tool_use_id": tool_use_id}, tool_use_id)
         self._notes("PreToolUse", outs)
-        result = PreToolResult(stop=self.halted)
+        result = PreToolResult(stop=self.state.halted)
         decisions: dict[str, list[str]] = {"deny": [], "ask": [], "allow": []}
         for o in outs:
             if o.error:  # a gate that crashed or timed out did not approve: fail closed
@@ -461,7 +484,7 @@ class Hooks:
                     extra: dict[str, Any] | None = None) -> str | None:
         outs = await self._fire(event, target, {"stop_hook_active": stop_hook_active, **(extra or {})})
         self._notes(event, outs)
-        if self.halted:
+        if self.state.halted:
             return None  # continue: false wins over decision: block
         reasons = [o.stderr.strip() or f"{event} hook {o.label} asked to continue" for o in outs if o.exit_code == 2]
         reasons += [str(o.out.get("reason") or "continue") for o in outs if o.out.get("decision") == "block"]
@@ -470,27 +493,13 @@ class Hooks:
     # -- running hooks ---------------------------------------------------------------------------
 
     def _input(self, event: str, data: dict[str, Any]) -> dict[str, Any]:
-        c = self.context
+        c = self.state.context
         return {"session_id": c.session_id, "transcript_path": c.transcript_path, "cwd": c.cwd,
                 "permission_mode": c.permission_mode, "hook_event_name": event, **data}
 
     async def _fire(self, event: str, target: str | None, data: dict[str, Any],
                     tool_use_id: str | None = None) -> list[_Outcome]:
-        matchers = self.callbacks.get(event) or []
-        jobs: list[tuple[HookCallback | CommandHook, float]] = []
-        seen: set[str] = set()
-        for m in matchers:
-            if target is not None and not matcher_matches(m.matcher, target):
-                continue  # events without a target (UserPromptSubmit, Stop) ignore matchers
-            for h in m.hooks:
-                if isinstance(h, CommandHook):
-                    if h.command in seen:  # identical commands run once (as Claude Code does)
-                        continue
-                    seen.add(h.command)
-                    timeout = h.timeout or m.timeout or DEFAULT_TIMEOUT
-                else:
-                    timeout = m.timeout or DEFAULT_TIMEOUT
-                jobs.append((h, float(timeout)))
+        jobs = self.registry.jobs(event, target)
         if not jobs:
             return []
         payload = self._input(event, data)
@@ -525,7 +534,7 @@ class Hooks:
                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
         except (TypeError, ValueError):
             n = 1
-        args = (payload, tool_use_id, self.context)[:max(1, min(n, 3))]
+        args = (payload, tool_use_id, self.state.context)[:max(1, min(n, 3))]
         if inspect.iscoroutinefunction(fn):
             return await fn(*args)
         value = await _in_daemon_thread(fn, *args)  # a slow sync hook must not block the loop
@@ -536,8 +545,8 @@ class Hooks:
     async def _run_command(self, event: str, hook: CommandHook, timeout: float,
                            payload: dict[str, Any]) -> _Outcome:
         label = hook.command if len(hook.command) <= 80 else hook.command[:77] + "..."
-        cwd = self.context.cwd or None
-        env = {**os.environ, **self.env, **trace_env()}  # TRACEPARENT: the hook's span (telemetry on)
+        cwd = self.state.context.cwd or None
+        env = {**os.environ, **self.registry.env, **trace_env()}  # TRACEPARENT: the hook's span (telemetry on)
         if cwd:
             env.setdefault("LOOPWRIGHT_PROJECT_DIR", cwd)
             env.setdefault("CLAUDE_PROJECT_DIR", cwd)
@@ -588,8 +597,8 @@ class Hooks:
         gives the model (additionalContext, reasons) still goes to the model."""
         for o in outs:
             out = o.output or {}
-            if out.get("continue") is False and self.halted is None:
-                self.halted = str(out.get("stopReason") or f"stopped by {event} hook {o.label}")
+            if out.get("continue") is False and self.state.halted is None:
+                self.state.halted = str(out.get("stopReason") or f"stopped by {event} hook {o.label}")
             if out.get("suppressOutput") is True:
                 continue
             if out.get("systemMessage"):
@@ -599,11 +608,108 @@ class Hooks:
 
     def _report(self, event: str, label: str, kind: str, message: str) -> None:
         entry: HookReportData = {"hook_event_name": event, "hook": label, "kind": kind, "message": message}
-        self.reports.append(entry)
+        self.state.reports.append(entry)
         if kind == "message":
             log.info("%s hook %s: %s", event, label, message)
         else:
             log.warning("%s hook %s %s: %s", event, label, kind, message)
+
+
+@dataclass
+class Hooks(RunHooks):
+    """Hooks as the user registers them (`on`, `command`, or the Agent SDK's dict). A run never
+    uses this object: the assembler freezes it into the run's HookRegistry and gives the run its
+    own HookState (`for_run`), so one Hooks may serve many runs at once and per-run state such as
+    `continue: false` never crosses runs. Fired directly (after `bind`), it runs with its own state."""
+
+    callbacks: dict[str, list[Any]] = field(default_factory=dict)
+    context: HookContext = field(default_factory=HookContext)
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for command hooks
+
+    def __post_init__(self) -> None:
+        normalized: dict[str, list[HookMatcher]] = {}
+        for event, entries in (self.callbacks or {}).items():
+            _check_event(event)
+            if entries is not None and not isinstance(entries, (list, tuple)):
+                raise TypeError(f"hooks[{event!r}] must be a list of HookMatcher, not {type(entries).__name__}; "
+                                f"write hooks={{{event!r}: [HookMatcher(matcher=None, hooks=[...])]}} or use "
+                                f"Hooks().on({event!r}, fn)")
+            normalized[event] = [_as_matcher(e) for e in (entries or [])]
+        self.callbacks = normalized
+        self.state = HookState(self.context)
+        self._frozen: HookRegistry | None = None  # set on a run's copy (for_run)
+
+    # -- registration ----------------------------------------------------------------------------
+
+    def on(self, event: str, callback: HookCallback | None = None, *, matcher: str | None = None,
+           timeout: float | None = None) -> Any:
+        """Register a callable; usable as `hooks.on("Stop", fn)` or as a decorator."""
+        _check_event(event)
+
+        def register(fn: HookCallback) -> HookCallback:
+            self.callbacks.setdefault(event, []).append(HookMatcher(matcher, [fn], timeout))
+            return fn
+
+        return register(callback) if callback is not None else register
+
+    def command(self, event: str, command: str, *, matcher: str | None = None,
+                timeout: float | None = None) -> Hooks:
+        """Register a shell command hook."""
+        _check_event(event)
+        self.callbacks.setdefault(event, []).append(HookMatcher(matcher, [CommandHook(command, timeout)]))
+        return self
+
+    def merged(self, other: Hooks | dict[str, Any] | None) -> Hooks:
+        """A new Hooks with this one's hooks, then `other`'s (neither is changed)."""
+        out = Hooks({e: list(ms) for e, ms in self.callbacks.items()}, env=dict(self.env))
+        extra = other if isinstance(other, Hooks) else Hooks(other or {})
+        for e, ms in extra.callbacks.items():
+            out.callbacks.setdefault(e, []).extend(ms)
+        out.env.update(extra.env)
+        return out
+
+    def freeze(self) -> HookRegistry:
+        """The hooks registered so far, frozen (later registrations do not reach it)."""
+        matchers = {e: tuple(RegisteredMatcher(m.matcher, tuple(m.hooks), m.timeout) for m in ms)
+                    for e, ms in self.callbacks.items()}
+        return HookRegistry(MappingProxyType(matchers), MappingProxyType(dict(self.env)))
+
+    @property
+    def registry(self) -> HookRegistry:
+        """What fires: a run's frozen registry, or (fired directly) the hooks registered so far."""
+        return self._frozen if self._frozen is not None else self.freeze()
+
+    @registry.setter
+    def registry(self, value: HookRegistry) -> None:
+        self._frozen = value
+
+    @property
+    def active(self) -> bool:
+        return self._frozen.active if self._frozen is not None else any(self.callbacks.values())
+
+    def for_run(self, context: HookContext, registry: HookRegistry | None = None) -> RunHooks:
+        """One run's hooks: `registry` (this object's hooks, frozen, when not given) with a fresh
+        HookState. A subclass keeps its behaviour: a copy of it runs (the caller's object is
+        not changed)."""
+        frozen = registry if registry is not None else self.freeze()
+        if type(self) is Hooks:
+            return RunHooks(frozen, HookState(context))
+        mine = copy.copy(self)
+        mine.registry, mine.state, mine.context = frozen, HookState(context), context
+        return mine
+
+    def bind(self, context: HookContext) -> None:
+        """Fire this object's hooks directly (not in a run): its context, and fresh state."""
+        self.context = context
+        self.state = HookState(context)
+
+
+def run_hooks(registry: HookRegistry, context: HookContext, given: object = None) -> RunHooks:
+    """One run's hooks: `registry` (built once, by settings.build_run_config) fired with a fresh
+    HookState. `given`: the caller's `AgentOptions.hooks`; a Hooks subclass keeps its behaviour."""
+    if isinstance(given, Hooks):
+        return given.for_run(context, registry)
+    return RunHooks(registry, HookState(context))
 
 
 def _check_event(event: str) -> None:

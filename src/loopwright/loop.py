@@ -42,11 +42,11 @@ from .context import (
     CompactError,
     CompactResult,
     estimate_tokens,
-    finish,
     plan_summary,
+    summarize,
 )
 from .execute import INTERRUPTED, Executor, TurnOutcome
-from .hooks import Hooks
+from .hooks import HookState, RunHooks
 from .invariant import InvariantChecker
 from .messages import (
     AssistantMessage,
@@ -142,7 +142,7 @@ class RunDeps:
     session_id: str
     control: RunControl | None
     permission_mode: str
-    hooks: Hooks
+    hooks: RunHooks  # the run's: its frozen registry and its own state
     executor: Executor
     recorder: SessionRecorder | None  # when persisting
     inbox: asyncio.Queue[Message] | None  # subagents post their messages here (agents.py)
@@ -169,6 +169,7 @@ class RunState:
     cut_off_text: list[str] = field(default_factory=list)  # the parts of an answer cut off at max_tokens
     output_continuations: int = 0
     final: str | None = None  # set by a tool through ToolContext.finish: the run's result, after this turn
+    hooks: HookState = field(default_factory=HookState)  # what this run's hooks did (deps.hooks fires them with it)
 
 
 class Run:
@@ -638,48 +639,35 @@ class Run:
         except CompactError as e:
             yield SystemMessage("compact_error", {"trigger": trigger, "error": str(e)})
             return
-        response: ModelResponse | None = None
-        t0 = time.perf_counter()
+        charged = False
+
+        def call(req: ModelRequest) -> AsyncIterator[Any]:  # interrupt() cancels it, h intact
+            return self.obs.model_call(self, req, self._stream(req), charged=False, purpose=f"compact_{trigger}")
+
+        def charge(response: ModelResponse) -> float:
+            # The summarizing calls count in usage and cost, not in the loop's calls (context.py).
+            nonlocal charged
+            s.usage.add(response.usage)
+            cost = self._cost(response)
+            s.budget.charge_outside(cost)
+            charged = True
+            return cost
+
+        result: CompactResult | None = None
         error: str | None = None
-        summary: str | None = None
-        spent, charged = 0.0, False
+        t0 = time.perf_counter()
         try:
-            for i in range(len(plan.chunks)):
-                response = None
-                req = plan.request(i, summary)
-                async for ev in self.obs.model_call(self, req, self._stream(req), charged=False,
-                                                    purpose=f"compact_{trigger}"):
-                    # interrupt() cancels it, h intact
-                    if isinstance(ev, ModelResponse):
-                        response = ev
-                    elif isinstance(ev, SystemMessage):
-                        yield ev  # api_retry; partial StreamEvents of the summary are not shown
-                if response is None:
-                    break
-                # The summarizing calls count in usage and cost, not in the loop's calls (context.py).
-                s.usage.add(response.usage)
-                cost = self._cost(response)
-                s.budget.charge_outside(cost)
-                spent, charged = spent + cost, True
-                summary = text_of(response.content).strip()
-                if i < len(plan.chunks) - 1 and not summary:
-                    error = f"the summarizing call returned no summary of part {i + 1} of {len(plan.chunks)}"
-                    response = None
-                    break
+            async for ev in summarize(s.h, plan, call, charge):
+                if isinstance(ev, CompactResult):
+                    result = ev
+                elif isinstance(ev, SystemMessage):
+                    yield ev  # api_retry; partial StreamEvents of the summary are not shown
+        except CompactError as e:
+            error = str(e)
         except Exception as e:  # noqa: BLE001 - any failure leaves h as it was (CancelledError passes)
             error = f"the summarizing call failed: {type(e).__name__}: {e}"
-            response = None
         finally:
             s.api_seconds += time.perf_counter() - t0
-        result: CompactResult | None = None
-        if response is not None:
-            try:
-                result = finish(s.h, plan.cut, response, self.deps.prices or None)
-                result.cost_usd = spent
-            except CompactError as e:
-                error = str(e)
-        elif error is None:
-            error = "the summarizing call returned no response"
         if result is None:
             if trigger == "auto":
                 self.compactor.failed = True

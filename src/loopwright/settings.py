@@ -32,7 +32,6 @@ The project and local files of a workspace the user has not trusted are narrowed
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 from collections.abc import Sequence
@@ -41,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .home import loopwright_home as loopwright_home
-from .hooks import HOOK_EVENTS, CommandHook, HookContext, HookMatcher, Hooks
+from .hooks import HOOK_EVENTS, CommandHook, HookMatcher, HookRegistry, Hooks
 from .permissions import PERMISSION_MODES, Permissions, Rule
 from .trust import Ignored, narrow_settings, trusted_for
 
@@ -276,7 +275,7 @@ class RunConfig:
     """What a run's gate and hooks are built from: options on top of settings files."""
 
     permissions: Permissions
-    hooks: Hooks
+    hooks: HookRegistry  # frozen: each run fires it with its own HookState (hooks.RunHooks)
     add_dirs: list[Path]
     env: dict[str, str]
     settings: Settings | None
@@ -314,14 +313,11 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
     permissions = Permissions(mode, allow, deny, options.can_use_tool, ask_tools=ask, cwd=cwd, add_dirs=add_dirs,
                               exec_path=env.get("PATH"))
     hooks = options.hooks if isinstance(options.hooks, Hooks) else Hooks(options.hooks or {})
-    if settings is not None and (settings.hooks or settings.env):
-        # A copy keeps a Hooks subclass's own behaviour; the caller's object is not changed.
-        merged = hooks.merged(Hooks(settings.hooks, env=dict(settings.env)))
-        hooks = copy.copy(hooks)
-        hooks.callbacks, hooks.env = merged.callbacks, merged.env
-    hooks = hooks.for_run(HookContext(cwd=str(cwd), permission_mode=mode or "default"))  # never the caller's object
+    if settings is not None and (settings.hooks or settings.env):  # (the caller's object is not changed)
+        hooks = hooks.merged(Hooks(settings.hooks, env=dict(settings.env)))
+    registry = hooks.freeze()  # what the run's hooks are, fixed now (a later registration does not reach it)
     if options.env:
-        hooks.env = {**hooks.env, **options.env}
+        registry = registry.with_env(options.env)
     sandbox = None
     if options.sandbox is not None or (settings is not None and settings.sandbox is not None):
         from .sandbox import SandboxError, config_from, make_sandbox
@@ -335,7 +331,7 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
     if sandbox is not None:
         permissions.sandbox_auto_allow = sandbox.auto_allows
         permissions.sandbox_escape = sandbox.config.allow_unsandboxed
-    return RunConfig(permissions, hooks, add_dirs, env, settings, sandbox)
+    return RunConfig(permissions, registry, add_dirs, env, settings, sandbox)
 
 
 def _cli_rules(items: list[str], flag: str) -> list[Rule]:

@@ -1,6 +1,6 @@
 // The TypeScript Agent SDK (@anthropic-ai/claude-agent-sdk) driving the CLI named by argv[2]
 // (pathToClaudeCodeExecutable) through scenario argv[3], against the loopback Messages server in
-// ANTHROPIC_BASE_URL. Prints one JSON line: what the SDK's side saw. tests/test_sdk_typescript.py runs it.
+// ANTHROPIC_BASE_URL. Prints one JSON line: what the SDK's side saw. tests/sdkproto/test_sdk_typescript.py runs it.
 import { createSdkMcpServer, query, tool } from "@anthropic-ai/claude-agent-sdk";
 import { z } from "zod";
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from typing import Any, Unpack
 
 from ..blocks import Block, TextBlock, ToolUseBlock
@@ -218,38 +218,43 @@ def _image_part(block: dict[str, Any]) -> dict[str, Any] | None:
     return {"type": "image_url", "image_url": {"url": url}}
 
 
+def history_blocks(history: list[dict[str, Any]]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Each message of an Anthropic-shaped history as (role, its blocks): a string content is one
+    text block; what is not a block (a dict) is left out. Both OpenAI wire shapes walk it."""
+    for m in history:
+        content = m.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        yield str(m.get("role")), [b for b in blocks if isinstance(b, dict)]
+
+
+def user_parts(blocks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A user message's tool results, and its texts and images (in order): OpenAI's wire shapes
+    send the results as items of their own, before the message that carries the rest."""
+    return ([b for b in blocks if b.get("type") == "tool_result"],
+            [b for b in blocks if b.get("type") in ("text", "image")])
+
+
 def to_openai_messages(system: str | None, history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The chat-completions `messages` for an Anthropic-shaped history (the loop's own
     history is never changed)."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    for m in history:
-        content = m.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-        if m.get("role") == "assistant":
-            text = "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+    for role, blocks in history_blocks(history):
+        if role == "assistant":
+            text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
             calls = [
                 {"id": b.get("id"), "type": "function",
                  "function": {"name": b.get("name"), "arguments": json.dumps(b.get("input") or {}, ensure_ascii=False)}}
-                for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"
+                for b in blocks if b.get("type") == "tool_use"
             ]
             msg: dict[str, Any] = {"role": "assistant", "content": text or (None if calls else "")}
             if calls:
                 msg["tool_calls"] = calls
             out.append(msg)
             continue
-        rest: list[dict[str, Any]] = []
-        for b in blocks:
-            if not isinstance(b, dict):
-                continue
-            t = b.get("type")
-            if t == "tool_result":
-                out.append({"role": "tool", "tool_call_id": b.get("tool_use_id"), "content": _result_text(b)})
-            elif t == "text":
-                rest.append({"type": "text", "text": str(b.get("text", ""))})
-            elif t == "image":
-                part = _image_part(b)
-                if part is not None:
-                    rest.append(part)
+        results, parts = user_parts(blocks)
+        out += [{"role": "tool", "tool_call_id": b.get("tool_use_id"), "content": _result_text(b)} for b in results]
+        rest = [p for p in (_image_part(b) if b["type"] == "image" else {"type": "text", "text": str(b.get("text", ""))}
+                            for b in parts) if p is not None]
         if rest:
             if all(p["type"] == "text" for p in rest):
                 out.append({"role": "user", "content": "\n\n".join(p["text"] for p in rest)})

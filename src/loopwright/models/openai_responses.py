@@ -38,7 +38,7 @@ from ..blocks import Block, TextBlock, ToolUseBlock, UnknownBlock
 from ..messages import StreamEvent
 from ..usage import Usage
 from .base import ModelEvent, ModelRequest, ModelResponse, parse_input
-from .openai_compat import OpenAICompatModel, _image_part, _result_text
+from .openai_compat import OpenAICompatModel, _image_part, _result_text, history_blocks, user_parts
 from .reasoning import openai_params
 from .retry import AttemptFailed, Failure, drain, error_from_body, iter_sse
 
@@ -178,25 +178,19 @@ def read_response(response: dict[str, Any], model: str, kind: str) -> ModelRespo
 def to_responses_input(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The `input` items for an Anthropic-shaped history (the history itself is never changed)."""
     out: list[dict[str, Any]] = []
-    for m in history:
-        content = m.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-        if m.get("role") == "assistant":
+    for role, blocks in history_blocks(history):
+        if role == "assistant":
             out.extend(_assistant_items(blocks))
             continue
+        results, rest = user_parts(blocks)
+        out += [{"type": "function_call_output", "call_id": b.get("tool_use_id"), "output": _result_text(b)}
+                for b in results]
         parts: list[dict[str, Any]] = []
-        for b in blocks:
-            if not isinstance(b, dict):
-                continue
-            t = b.get("type")
-            if t == "tool_result":
-                out.append({"type": "function_call_output", "call_id": b.get("tool_use_id"), "output": _result_text(b)})
-            elif t == "text":
+        for b in rest:
+            if b["type"] == "text":
                 parts.append({"type": "input_text", "text": str(b.get("text", ""))})
-            elif t == "image":
-                img = _image_part(b)
-                if img is not None:
-                    parts.append({"type": "input_image", "image_url": str(img["image_url"]["url"])})
+            elif (img := _image_part(b)) is not None:
+                parts.append({"type": "input_image", "image_url": str(img["image_url"]["url"])})
         if parts:
             out.append({"type": "message", "role": "user", "content": parts})
     return out

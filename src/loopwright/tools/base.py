@@ -43,7 +43,7 @@ from ..blocks import (
 from ..workspace import ToolState
 
 if TYPE_CHECKING:
-    from ..hooks import Hooks
+    from ..hooks import RunHooks
     from ..interaction import AskUser, ReviewPlan
     from ..messages import Message
     from ..models.base import Model, ModelResponse
@@ -94,7 +94,7 @@ class Subagent(Protocol):
     """A subagent's run as the Agent tool drives it (built by `RunPorts.spawn`, not started)."""
 
     @property
-    def hooks(self) -> Hooks: ...
+    def hooks(self) -> RunHooks: ...
 
     def add_context(self, text: str) -> None:
         """Append text to the subagent's first message (SubagentStart's additionalContext)."""

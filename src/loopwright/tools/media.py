@@ -123,22 +123,46 @@ def parse_pages(spec: str, count: int) -> list[int]:
     return pages
 
 
-def pdf_text(path: Path, data: bytes, pages: str | None) -> str:
-    """The PDF's text, page by page (`<page number="N">`)."""
+class PdfUnreadable(Exception):
+    """The bytes are not a PDF pypdf can open (broken, or encrypted with a password)."""
+
+
+def open_pdf(data: bytes) -> Any:
+    """A pypdf reader over the bytes (an encrypted PDF with an empty password opened).
+    Raises PdfUnreadable saying why not. Read and WebFetch both open PDFs here."""
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
-            raise ToolError(f"{path} is an encrypted PDF and needs a password; Read cannot open it.")
-        count = len(reader.pages)
-    except ToolError:
+            raise PdfUnreadable("it is an encrypted PDF and needs a password")
+        len(reader.pages)  # a broken page tree fails here, not later
+    except PdfUnreadable:
         raise
     except (PdfReadError, OSError, ValueError, KeyError, TypeError) as e:
-        raise ToolError(f"{path} is not a PDF Read can open ({type(e).__name__}: {e}).") from None
+        raise PdfUnreadable(f"it is not a PDF that can be opened ({type(e).__name__}: {e})") from None
     except Exception as e:  # pypdf raises more kinds (a missing crypto library, a broken xref...)
-        raise ToolError(f"{path}: pypdf could not open it ({type(e).__name__}: {e}).") from None
+        raise PdfUnreadable(f"pypdf could not open it ({type(e).__name__}: {e})") from None
+    return reader
+
+
+def page_text(reader: Any, n: int) -> str:
+    """Page n's (1-based) text; a page that fails or has none says so (the others are kept)."""
+    try:
+        text = reader.pages[n - 1].extract_text() or ""
+    except Exception as e:  # one broken page does not lose the others
+        text = f"[the text of this page could not be extracted: {type(e).__name__}: {e}]"
+    return str(text).strip() or "[no text on this page: it may be a scanned image]"
+
+
+def pdf_text(path: Path, data: bytes, pages: str | None) -> str:
+    """The PDF's text, page by page (`<page number="N">`)."""
+    try:
+        reader = open_pdf(data)
+    except PdfUnreadable as e:
+        raise ToolError(f"{path}: {e}; Read cannot open it.") from None
+    count = len(reader.pages)
     if pages is None:
         if count > PDF_PAGES_WITHOUT_RANGE:
             raise ToolError(f"{path} has {count} pages, too many to read at once: give `pages` (for example "
@@ -149,11 +173,7 @@ def pdf_text(path: Path, data: bytes, pages: str | None) -> str:
     parts: list[str] = []
     total = 0
     for n in numbers:
-        try:
-            text = reader.pages[n - 1].extract_text() or ""
-        except Exception as e:  # one broken page does not lose the others
-            text = f"[the text of this page could not be extracted: {type(e).__name__}: {e}]"
-        text = text.strip() or "[no text on this page: it may be a scanned image]"
+        text = page_text(reader, n)
         total += len(text)
         if total > MAX_OUTPUT_CHARS:
             parts.append(f"[... stopped before page {n}: the output is too long; read fewer pages at a time]")

@@ -9,7 +9,6 @@ refused with a message that says what it was.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 
@@ -58,15 +57,14 @@ def html_to_markdown(html: str) -> str:
 
 
 def pdf_text(body: bytes) -> str:
-    """The text of each page, headed by its number."""
-    import pypdf
+    """The text of each page, headed by its number (opened and read as Read does)."""
+    from ..media import PdfUnreadable, open_pdf, page_text
 
     try:
-        reader = pypdf.PdfReader(io.BytesIO(body))
-        pages = [f"--- page {i} ---\n{(page.extract_text() or '').strip()}" for i, page in enumerate(reader.pages, 1)]
-    except Exception as e:  # pypdf's errors for a broken or encrypted file
-        raise NotText(f"the PDF could not be read: {type(e).__name__}: {e}") from None
-    return "\n\n".join(pages)
+        reader = open_pdf(body)
+    except PdfUnreadable as e:
+        raise NotText(f"the PDF could not be read: {e}") from None
+    return "\n\n".join(f"--- page {n} ---\n{page_text(reader, n)}" for n in range(1, len(reader.pages) + 1))
 
 
 def to_text(body: bytes, content_type: str) -> tuple[str, str]:

@@ -1,0 +1,83 @@
+"""Room: built-in tools (on tools.base). Owns Grep's output text (one formatter for both engines);
+may import the grep package's query.
+
+Files are sorted by path (Claude Code sorts files_with_matches by mtime; a path order is
+deterministic).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .query import MAX_COLUMNS, FileHits, Query
+
+MAX_OUTPUT_CHARS = 30_000
+
+
+def _show(path: str, cwd: Path) -> str:
+    p = Path(path)
+    try:
+        return p.relative_to(cwd).as_posix()
+    except ValueError:
+        return path
+
+
+def _cut(text: str) -> str:
+    text = text.removesuffix("\r").replace("\0", "\\0")
+    return text if len(text) <= MAX_COLUMNS else text[:MAX_COLUMNS] + " [... line truncated]"
+
+
+def _fit(lines: list[str]) -> tuple[list[str], int]:
+    """The leading lines that fit in MAX_OUTPUT_CHARS, and how many were left out."""
+    size = 0
+    for i, line in enumerate(lines):
+        size += len(line) + 1
+        if size > MAX_OUTPUT_CHARS:
+            return lines[:i], len(lines) - i
+    return lines, 0
+
+
+def format_hits(hits: list[FileHits], q: Query, cwd: Path) -> str:
+    hits = sorted(hits, key=lambda h: h.path)
+    cwd = cwd.resolve()
+    limit = q.head_limit
+    too_long = ("(output truncated at {} characters: {} more {} not shown; narrow the search or use "
+                "head_limit)")
+    if q.mode == "files_with_matches":
+        if not hits:
+            return "No files found"
+        names = [_show(h.path, cwd) for h in hits]
+        shown, cut = _fit(names[:limit] if limit else names)
+        more = f" (showing the first {len(shown)})" if len(shown) < len(names) else ""
+        tail = "\n" + too_long.format(MAX_OUTPUT_CHARS, cut, "files") if cut else ""
+        return f"Found {len(names)} file{'s' if len(names) != 1 else ''}{more}\n" + "\n".join(shown) + tail
+    if q.mode == "count":
+        if not hits:
+            return "No matches found"
+        rows = [f"{_show(h.path, cwd)}:{h.count}" for h in hits]
+        shown, _ = _fit(rows[:limit] if limit else rows)
+        total = sum(h.count for h in hits)
+        note = f" (showing the first {len(shown)} files)" if len(shown) < len(rows) else ""
+        return "\n".join(shown) + f"\n\nFound {total} total occurrences across {len(rows)} files.{note}"
+    out: list[str] = []
+    context = q.before > 0 or q.after > 0
+    for h in hits:
+        name = _show(h.path, cwd)
+        prev: int | None = None
+        for n, (text, is_match) in sorted(h.lines.items()):
+            if context and out and (prev is None or n != prev + 1):
+                out.append("--")
+            sep = ":" if is_match else "-"
+            out.append(f"{name}{sep}{n}{sep}{_cut(text)}" if q.line_numbers else f"{name}{sep}{_cut(text)}")
+            prev = n
+    if not out:
+        return "No matches found"
+    notes = []
+    if limit and len(out) > limit:
+        notes.append(f"(output limited to the first {limit} of {len(out)} lines by head_limit)")
+        out = out[:limit]
+    out, cut = _fit(out)
+    if cut:
+        notes.append(too_long.format(MAX_OUTPUT_CHARS, cut, "lines"))
+    return "\n".join([*out, *notes])
+

@@ -1,0 +1,1 @@
+"""The test suite: one folder per room of src/loopwright."""

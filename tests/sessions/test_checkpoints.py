@@ -1,0 +1,188 @@
+"""Checkpoints and rewind, on real files with the real Read/Write/Edit/Bash tools."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import loopwright as lw
+from loopwright.checkpoints import NOT_TRACKED, FileHistory, rewind, rewind_main, rewind_points
+from loopwright.sessions import cwd_slug, get_session_messages, read_lines
+from loopwright.tools.bash import make_bash_tools
+from loopwright.tools.edit import make_edit_tool
+from loopwright.tools.read import make_read_tool
+from loopwright.tools.write import make_write_tool
+from tests.helpers import text, use
+
+
+def tools() -> list[lw.Tool]:
+    return [make_read_tool(), make_write_tool(), make_edit_tool(), *make_bash_tools()]
+
+
+def opts(tmp: Path, turns: list[Any], **kw: Any) -> lw.AgentOptions:
+    return lw.AgentOptions(model=lw.ScriptedModel(turns), tools=tools(), cwd=tmp / "work",
+                           sessions_dir=tmp / "sessions", persist_session=True,
+                           permission_mode="bypassPermissions", **kw)
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> dict[str, Any]:
+    """Two runs of one session that edit, create and overwrite files, and run a Bash command."""
+    w = tmp_path / "work"
+    w.mkdir()
+    a, b = w / "a.txt", w / "b.txt"
+    a.write_text("original a\n")
+    b.write_text("original b\n")
+    b.chmod(0o640)
+    c, d, made = w / "c.txt", w / "sub" / "new.txt", w / "bash_made.txt"
+    r1 = lw.run("first", opts(tmp_path, [
+        [use("r1", "Read", file_path=str(a))],
+        [use("e1", "Edit", file_path=str(a), old_string="original", new_string="changed")],
+        [use("w1", "Write", file_path=str(c), content="created in turn 1\n")],
+        [text("turn 1 done")],
+    ]))
+    assert r1.subtype == "success", r1.messages
+    r2 = lw.run("second", opts(tmp_path, [
+        [use("r2", "Read", file_path=str(b)), use("r3", "Read", file_path=str(a))],
+        [use("w2", "Write", file_path=str(b), content="rewritten b\n")],
+        [use("e2", "Edit", file_path=str(a), old_string="changed", new_string="changed twice")],
+        [use("e3", "Edit", file_path=str(a), old_string="twice", new_string="thrice")],
+        [use("w3", "Write", file_path=str(d), content="new in turn 2\n")],
+        [use("b1", "Bash", command=f"echo hi > {made}")],
+        [text("turn 2 done")],
+    ], resume=r1.session_id))
+    assert r2.subtype == "success", r2.messages
+    assert a.read_text() == "changed thrice a\n" and b.read_text() == "rewritten b\n"
+    assert c.exists() and d.exists() and made.exists()
+    points = rewind_points(r1.session_id, tmp_path / "sessions")
+    assert [p.prompt for p in points] == ["first", "second"]
+    return {"sid": r1.session_id, "points": points, "a": a, "b": b, "c": c, "d": d, "made": made,
+            "sessions": tmp_path / "sessions", "tmp": tmp_path, "r1": r1, "r2": r2}
+
+
+def test_snapshots_are_keyed_to_the_turns_prompt(project: dict[str, Any]) -> None:
+    p1, p2 = project["points"]
+    assert p1.files == sorted([str(project["a"]), str(project["c"])])
+    assert p2.files == sorted([str(project["a"]), str(project["b"]), str(project["d"])])
+    # what a rewind to each point would leave in place: every Bash command run since it
+    assert p2.bash_commands == p1.bash_commands == [f"echo hi > {project['made']}"]
+
+
+def test_rewind_files_to_the_second_prompt(project: dict[str, Any]) -> None:
+    _, p2 = project["points"]
+    report = lw.rewind_files(project["sid"], p2.uuid, project["sessions"])
+    assert project["a"].read_text() == "changed a\n"  # the state before turn 2, not before its last edit
+    assert project["b"].read_text() == "original b\n" and project["b"].stat().st_mode & 0o777 == 0o640
+    assert not project["d"].exists()
+    assert not project["d"].parent.exists()  # the directory Write created for it goes too
+    assert project["c"].read_text() == "created in turn 1\n"  # turn 1's work is kept
+    assert project["made"].exists()  # Bash effects are not undone ...
+    assert sorted(report.restored) == sorted([str(project["a"]), str(project["b"])])
+    assert report.deleted == [str(project["d"])]
+    out = report.text()
+    assert NOT_TRACKED in out and f"$ echo hi > {project['made']}" in out  # ... and the report says so
+
+
+def test_rewind_files_to_the_first_prompt(project: dict[str, Any]) -> None:
+    p1, _ = project["points"]
+    report = lw.rewind_files(project["sid"], p1.uuid, project["sessions"])
+    assert project["a"].read_text() == "original a\n" and project["b"].read_text() == "original b\n"
+    assert not project["c"].exists() and not project["d"].exists()
+    assert sorted(report.deleted) == sorted([str(project["c"]), str(project["d"])])
+    again = lw.rewind_files(project["sid"], p1.uuid, project["sessions"])  # idempotent
+    assert again.restored == [] and again.deleted == []
+
+
+def test_rewind_conversation_in_place_then_resume(project: dict[str, Any]) -> None:
+    _, p2 = project["points"]
+    path = project["sessions"] / cwd_slug(project["tmp"] / "work") / f"{project['sid']}.jsonl"
+    before = path.read_bytes()
+    report = rewind(project["sid"], p2.uuid, code=False, sessions_dir=project["sessions"])
+    assert project["a"].read_text() == "changed thrice a\n"  # conversation only: files untouched
+    assert path.read_bytes().startswith(before)  # still append-only
+    assert read_lines(path)[-1]["type"] == "rewind" and report.conversation
+    assert get_session_messages(project["sid"], project["sessions"]) == project["r1"].messages
+    r3 = lw.run("instead", opts(project["tmp"], [[text("ok")]], resume=project["sid"]))
+    assert r3.messages[:len(project["r1"].messages)] == project["r1"].messages
+    assert r3.messages[len(project["r1"].messages)] == {"role": "user", "content": [text("instead")]}
+
+
+def test_rewind_as_fork_leaves_the_original(project: dict[str, Any]) -> None:
+    _, p2 = project["points"]
+    path = project["sessions"] / cwd_slug(project["tmp"] / "work") / f"{project['sid']}.jsonl"
+    before = path.read_bytes()
+    report = rewind(project["sid"], p2.uuid, fork=True, sessions_dir=project["sessions"])
+    assert path.read_bytes() == before
+    assert report.new_session_id and report.new_session_id != project["sid"]
+    assert get_session_messages(report.new_session_id, project["sessions"]) == project["r1"].messages
+    assert project["b"].read_text() == "original b\n"
+
+
+def test_rewind_cli(project: dict[str, Any], capsys: pytest.CaptureFixture[str],
+                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOOPWRIGHT_SESSIONS_DIR", str(project["sessions"]))
+    monkeypatch.chdir(project["tmp"] / "work")
+    assert rewind_main([project["sid"], "--list"]) == 0
+    listing = capsys.readouterr().out
+    assert project["points"][0].uuid in listing and "'second'" in listing
+    assert rewind_main([project["sid"], "--code-only"]) == 0  # default: the latest prompt
+    out = capsys.readouterr().out
+    assert "restored" in out and "not tracked" in out and "echo hi" in out
+    assert project["b"].read_text() == "original b\n"
+    assert len(get_session_messages(project["sid"])) == len(project["r2"].messages)  # conversation kept
+    assert rewind_main([project["sid"], "--to", project["points"][0].uuid, "--conversation-only"]) == 0
+    capsys.readouterr()
+    assert get_session_messages(project["sid"]) == []
+    assert project["c"].exists()  # code untouched by --conversation-only
+    assert rewind_main([project["sid"], "--to", "no-such-uuid"]) == 1
+    assert "no user prompt" in capsys.readouterr().err
+
+
+def test_file_history_snapshots_once_per_turn(tmp_path: Path) -> None:
+    f = tmp_path / "x.txt"
+    f.write_text("v1")
+    fh = FileHistory(tmp_path / "hist")
+    fh.snapshot(f, "p1")
+    f.write_text("v2")
+    fh.snapshot(f, "p1")  # a second change in the same turn keeps the first snapshot
+    fh.snapshot(tmp_path / "absent.txt", "p1")
+    recs = fh.records()
+    assert len(recs) == 2 and recs[0]["existed"] and recs[1]["existed"] is False
+    assert (tmp_path / "hist" / "blobs" / recs[0]["blob"]).read_text() == "v1"
+    assert json.loads((tmp_path / "hist" / "index.jsonl").read_text().splitlines()[0])["promptUuid"] == "p1"
+
+
+def test_no_snapshots_without_persistence(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    o = opts(tmp_path, [[use("w", "Write", file_path=str(tmp_path / "work" / "n.txt"), content="x")],
+                        [text("ok")]])
+    o.persist_session = False
+    assert lw.run("go", o).subtype == "success" and not (tmp_path / "sessions").exists()
+
+
+def test_a_fork_keeps_the_snapshots(project: dict[str, Any]) -> None:
+    fork = lw.run("branch", opts(project["tmp"], [[text("ok")]], resume=project["sid"], fork_session=True))
+    assert fork.session_id != project["sid"]
+    _, p2 = rewind_points(fork.session_id, project["sessions"])[:2]
+    report = lw.rewind_files(fork.session_id, p2.uuid, project["sessions"])
+    assert project["b"].read_text() == "original b\n" and report.deleted == [str(project["d"])]
+
+
+def test_rewind_keeps_a_created_directory_that_holds_other_files(tmp_path: Path) -> None:
+    w = tmp_path / "work"
+    w.mkdir()
+    new = w / "pkg" / "deep" / "mod.py"
+    r = lw.run("make it", opts(tmp_path, [
+        [use("w1", "Write", file_path=str(new), content="x = 1\n")],
+        [use("b1", "Bash", command=f"echo notes > {w / 'pkg' / 'NOTES'}")],
+        [text("done")],
+    ]))
+    assert r.subtype == "success", r.messages
+    (p1,) = rewind_points(r.session_id, tmp_path / "sessions")
+    report = lw.rewind_files(r.session_id, p1.uuid, tmp_path / "sessions")
+    assert report.deleted == [str(new)]
+    assert not (w / "pkg" / "deep").exists()  # created for the file, now empty: removed
+    assert (w / "pkg" / "NOTES").read_text() == "notes\n"  # Bash's file keeps its directory
