@@ -20,7 +20,7 @@ from typing import Any
 
 from loopwright.tools.base import ToolContext
 from loopwright.tools.grep import make_grep_tool
-from loopwright.workspace import ToolState
+from loopwright.workspace import SearchState, ToolState
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_TREE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
@@ -35,7 +35,7 @@ QUERIES: list[dict[str, Any]] = [
 
 
 def run_once(tool: Any, query: dict[str, Any], tree: Path, engine: str) -> tuple[float, str, bool]:
-    ctx = ToolContext(tree, state=ToolState(grep_engine=engine))
+    ctx = ToolContext(tree, state=ToolState(search=SearchState(engine=engine)))
     t0 = time.perf_counter()
     out = asyncio.run(tool.call(query, ctx))
     return time.perf_counter() - t0, str(out.content), out.is_error

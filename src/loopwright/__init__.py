@@ -37,7 +37,7 @@ _EXPORTS: dict[str, str] = {
         ["AssistantMessage", "Message", "ResultMessage", "StreamEvent", "SystemMessage", "UserMessage"], "messages"),
     **dict.fromkeys(["Model", "ModelError", "ModelRequest", "ModelResponse", "ScriptedModel"], "models"),
     "AgentOptions": "options",
-    **dict.fromkeys(["Allow", "Deny", "PermissionResultAllow", "PermissionResultDeny"], "permissions"),
+    **dict.fromkeys(["Allow", "Deny", "PermissionResultAllow", "PermissionResultDeny"], "gate"),
     "get_session_messages": "sessions", "list_sessions": "sessions",
     **dict.fromkeys(["Tool", "ToolContext", "ToolError", "ToolOutput", "tool"], "tools.base"),
     "default_tools": "tools.builtin",
@@ -80,6 +80,10 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the
     from .errors import CLINotFoundError as CLINotFoundError
     from .errors import LoopwrightError as LoopwrightError
     from .errors import ProcessError as ProcessError
+    from .gate import Allow as Allow
+    from .gate import Deny as Deny
+    from .gate import PermissionResultAllow as PermissionResultAllow
+    from .gate import PermissionResultDeny as PermissionResultDeny
     from .hooks import BaseHookInput as BaseHookInput
     from .hooks import HookContext as HookContext
     from .hooks import HookJSONOutput as HookJSONOutput
@@ -112,10 +116,6 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the
     from .options import AgentDefinition as AgentDefinition
     from .options import AgentOptions as AgentOptions
     from .options import ToolPermissionContext as ToolPermissionContext
-    from .permissions import Allow as Allow
-    from .permissions import Deny as Deny
-    from .permissions import PermissionResultAllow as PermissionResultAllow
-    from .permissions import PermissionResultDeny as PermissionResultDeny
     from .sessions import get_session_messages as get_session_messages
     from .sessions import list_sessions as list_sessions
     from .tools.base import Tool as Tool

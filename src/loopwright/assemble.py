@@ -29,13 +29,13 @@ from .agents import SubagentHooks, make_agent_tool
 from .blocks import Prompt, WireMessage, prompt_content
 from .context import AutoCompactor
 from .execute import Executor
+from .gate import CanUseTool, Decision, Deny, Permissions, to_decision
 from .hooks import HookContext, RunHooks, run_hooks
 from .loop import McpServers, Run, RunControl, RunDeps, RunState, run_query
 from .messages import Message, ResultMessage, diagnostics
 from .models.base import Model, ModelResponse, has_own_cost, model_names
 from .models.catalog import price_for
 from .options import AgentOptions, ToolPermissionContext, model_for
-from .permissions import CanUseTool, Decision, Deny, Permissions, to_decision
 from .prompts import system_prompt_text
 from .settings import build_run_config
 from .telemetry import observer_for

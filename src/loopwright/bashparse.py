@@ -1,4 +1,4 @@
-"""Room: bases (under permissions). Owns shell-command parsing; may import nothing of loopwright.
+"""Room: bases (under the gate). Owns shell-command parsing; may import nothing of loopwright.
 
 Split a shell command into the simple commands it would run, for the permission gate.
 

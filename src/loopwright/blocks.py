@@ -29,15 +29,27 @@ class TextBlock:
         return {"type": "text", "text": self.text, **self.extra}
 
 
+@dataclass(frozen=True, slots=True)
+class InvalidInput:
+    """A tool call's input as the model wrote it, when it is not a JSON object (`error` says why)
+    or the response hit max_tokens while it was being written (`cut_off`)."""
+
+    text: str
+    error: str = ""
+    cut_off: bool = False
+
+
 @dataclass(slots=True)
 class ToolUseBlock:
     """A tool call the model asked for: the tool's name and its JSON input, under an id its result
-    must answer."""
+    must answer. `invalid`: the model wrote an input that is not a JSON object, or was cut off
+    (then `input` is {} and the call is answered with an is_error result, never run)."""
 
     id: str
     name: str
     input: dict[str, Any]
     extra: dict[str, Any] = field(default_factory=dict)
+    invalid: InvalidInput | None = None
 
     def to_wire(self) -> WireBlock:
         return {"type": "tool_use", "id": self.id, "name": self.name, "input": self.input, **self.extra}

@@ -36,11 +36,11 @@ from .assemble import query
 from .blocks import Prompt, WireMessage, prompt_content
 from .context import DEFAULT_KEEP_TURNS, CompactResult
 from .errors import CLIConnectionError, ProcessError
+from .gate import PermissionMode
 from .loop import RunControl
 from .messages import Message, ResultMessage, SystemMessage
 from .models.base import Model
 from .options import AgentOptions, model_for
-from .permissions import PermissionMode
 
 
 class _Done:

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock
+from .gate import Allow, Deny, Permissions
 from .hooks import RunHooks
 from .messages import PermissionDenial
 from .models.base import invalid_input_error
-from .permissions import Allow, Deny, Permissions
 from .telemetry import NULL, Observer
 from .tools.base import INLINE_WAIT_S, Tool, ToolContext, ToolOutput
 
@@ -85,7 +85,7 @@ class Executor:
         if tool is None:
             names = ", ".join(sorted(self.tools)) or "none"
             return use.input, ToolResultBlock(use.id, f"Error: no such tool: {use.name}. Available tools: {names}.", True)
-        bad_input = invalid_input_error(use.input)  # the model's input was not a JSON object
+        bad_input = invalid_input_error(use)  # the model's input was not a JSON object
         if bad_input is not None:
             return use.input, ToolResultBlock(use.id, bad_input, True)
         tool_input = use.input

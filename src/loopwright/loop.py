@@ -46,6 +46,7 @@ from .context import (
     summarize,
 )
 from .execute import INTERRUPTED, Executor, TurnOutcome
+from .gate import Permissions
 from .hooks import HookState, RunHooks
 from .invariant import InvariantChecker
 from .messages import (
@@ -61,7 +62,6 @@ from .messages import (
 from .models.base import STOP_REASONS, Model, ModelError, ModelRequest, ModelResponse, close_model
 from .models.catalog import call_cost, cost_of
 from .options import AgentOptions
-from .permissions import Permissions
 from .telemetry.base import NULL, Observer
 from .tools.base import Tool
 from .trust import Trust
@@ -855,7 +855,7 @@ async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
     finally:
         if d.mcp is not None:  # every server process ends with its run, whatever the ending
             await d.mcp.aclose()
-        if d.executor.ctx.state.bash_shells:  # background shells end with their run
+        if d.executor.ctx.state.bash.shells:  # background shells end with their run
             from .tools.bash import kill_all_shells
 
             await kill_all_shells(d.executor.ctx)

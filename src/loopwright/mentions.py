@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from .gate import Decision, Deny
 from .messages import PermissionDenial
-from .permissions import Decision, Deny
 from .tools.base import Tool, ToolContext
 
 MAX_MENTIONS = 20

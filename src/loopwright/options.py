@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .gate import PERMISSION_MODES, CanUseTool, PermissionMode
 from .hooks import Hooks
 from .models.base import Model
-from .permissions import PERMISSION_MODES, CanUseTool, PermissionMode
 from .tools.base import Tool
 from .usage import Price
 

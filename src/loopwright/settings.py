@@ -39,9 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .gate import PERMISSION_MODES, Permissions, Rule
+from .gate.verdict import RuleSource
 from .home import loopwright_home as loopwright_home
 from .hooks import HOOK_EVENTS, CommandHook, HookMatcher, HookRegistry, Hooks
-from .permissions import PERMISSION_MODES, Permissions, Rule
 from .trust import Ignored, narrow_settings, trusted_for
 
 if TYPE_CHECKING:  # sandbox: imported where a sandbox is configured (most runs have none)
@@ -85,8 +86,8 @@ class Settings:
     small_fast_model_scope: str = "user"
     web: dict[str, dict[str, tuple[Any, str]]] = field(default_factory=dict)
 
-    def add(self, data: dict[str, Any], where: str, base: Path) -> None:
-        """Merge one file's (or one JSON string's) settings into this one."""
+    def add(self, data: dict[str, Any], where: str, base: Path, *, flag: bool = False) -> None:
+        """Merge one file's (or one JSON string's) settings into this one (`flag`: given by --settings)."""
         if not isinstance(data, dict):
             raise SettingsError(f"{where}: settings must be a JSON object, not {type(data).__name__}")
         perms = data.get("permissions", {})
@@ -98,7 +99,7 @@ class Settings:
                 raise SettingsError(f"{where}: permissions.{key} must be a list of rules")
             for item in items:
                 try:
-                    target.append(Rule.parse(item, base=base, source=where))
+                    target.append(Rule.parse(item, base=base, source=_rule_source(where, flag)))
                 except ValueError as e:
                     raise SettingsError(f"{where}: permissions.{key}: {e}") from None
         mode = perms.get("defaultMode")
@@ -265,7 +266,7 @@ def load_settings(cwd: str | Path, sources: Sequence[str] = SETTING_SOURCES, *, 
                 path = cwd / path
             if not path.is_file():
                 raise SettingsError(f"settings file {path} does not exist")
-            s.add(read_json_file(path), str(path), path.parent)
+            s.add(read_json_file(path), str(path), path.parent, flag=True)
             s.files.append(path)
     return s
 
@@ -338,10 +339,18 @@ def _cli_rules(items: list[str], flag: str) -> list[Rule]:
     out = []
     for item in items:
         try:
-            out.append(Rule.parse(item, source=flag))
+            out.append(Rule.parse(item, source="cli"))
         except ValueError as e:
             raise ValueError(f"{flag}: {e}") from None
     return out
+
+
+def _rule_source(where: str, flag: bool) -> RuleSource:
+    """Where a settings file's permission rules came from, for the gate's verdicts (telemetry)."""
+    if flag or where == "--settings":
+        return "cli"
+    scope = settings_scope(where)
+    return "user" if scope == "user" else "local" if scope == "local" else "project"
 
 
 def settings_scope(where: str) -> str:

@@ -1,4 +1,4 @@
-"""Room: skills and memory. Owns skills and the Skill tool; may import memory, permissions, tools.base and below.
+"""Room: skills and memory. Owns skills and the Skill tool; may import memory, the gate, tools.base and below.
 
 Skills (the Agent Skills format) and the `Skill` tool: progressive disclosure, as Claude Code.
 
@@ -8,7 +8,7 @@ Owns: finding skill folders (`<name>/SKILL.md` with front matter `name`, `descri
 description reach the model up front (in the Skill tool's description, built once: byte-stable,
 so caching keeps working); the body, and the skill's other files on demand through Read, only
 when the model calls `Skill`. Also the small front-matter reader the custom commands share.
-Imports tools.base (and permissions, to check allowed-tools rules) only.
+Imports tools.base (and the gate, to check allowed-tools rules) only.
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def find_skills(cwd: str | Path, sources: Iterable[str], home: Path | None = Non
 
 def valid_rules(items: list[str]) -> tuple[list[str], list[str]]:
     """(the entries that are permission rules, the ones that are not)."""
-    from .permissions import Rule
+    from .gate import Rule
 
     good: list[str] = []
     bad: list[str] = []
@@ -206,7 +206,7 @@ def make_skill_tool(skills: list[Skill]) -> Tool:
                       *(f"- {s.folder / f}" for f in files[:200])]
         if s.allowed_tools:
             rules, bad = valid_rules(s.allowed_tools)
-            ctx.state.granted.extend(rules)  # allowed without asking while the skill is active (the run)
+            ctx.state.grants.rules.extend(rules)  # allowed without asking while the skill is active (the run)
             parts += ["", f"Tools this skill uses (allowed without asking from now on): {', '.join(rules)}"]
             if bad:
                 parts.append(f"Ignored allowed-tools entries of {s.path} (not permission rules): {', '.join(bad)}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,28 +38,62 @@ _PROCESS_RELATIVE = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)(?:/|$)|dev/f
 
 
 @dataclass
+class BashState:
+    """Bash's: where the next command starts (the gate resolves a command's paths from it too)
+    and the background shells (tools.bash.BackgroundShell, by id)."""
+
+    cwd: Path | None = None
+    shells: dict[str, Any] = field(default_factory=dict)
+    next_id: int = 1
+
+
+@dataclass
+class ReadState:
+    """Read's stamps of the files it read (path -> stamp): Edit and Write refuse a file changed since."""
+
+    stamps: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
+
+
+@dataclass
+class TodoState:
+    """TodoWrite's task list (None: never written)."""
+
+    items: list[dict[str, Any]] | None = None
+
+
+@dataclass
+class SearchState:
+    """What Grep and Glob search with: the engine (tests and benchmarks force "rg" or "python"),
+    and the gate's predicate for the files Read deny rules hide (left out of what they list)."""
+
+    engine: str = "auto"
+    denied: Callable[[str], bool] | None = None
+
+
+@dataclass
+class GrantState:
+    """Allow rules granted during the run: the allowed-tools of a skill the model loaded (skills.py).
+    Only appended to; the gate adds the new ones to its allow rules (deny and ask rules still
+    come first)."""
+
+    rules: list[str] = field(default_factory=list)
+
+
+@dataclass
 class ToolState:
-    """What the tools of one run share (was an untyped dict with string keys).
+    """What the tools of one run share, one typed slot per concern."""
 
-    The gate reads `bash_cwd` (where the next command starts) and, when Read deny rules
-    exist, puts its `read_denied` predicate here for Grep and Glob to leave those files out."""
-
-    bash_cwd: Path | None = None
-    read_denied: Any = None  # Callable[[str], bool] | None
-    bash_shells: dict[str, Any] = field(default_factory=dict)  # id -> background shell
-    bash_next_id: int = 1
-    read_files: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)  # path -> stamp
-    todos: list[dict[str, Any]] | None = None
-    grep_engine: str = "auto"  # tests and benchmarks force "rg" or "python"
-    # Allow rules granted during the run: the allowed-tools of a skill the model loaded (skills.py);
-    # the gate adds them to its allow rules (deny and ask rules still come first).
-    granted: list[str] = field(default_factory=list)
+    bash: BashState = field(default_factory=BashState)
+    read: ReadState = field(default_factory=ReadState)
+    todo: TodoState = field(default_factory=TodoState)
+    search: SearchState = field(default_factory=SearchState)
+    grants: GrantState = field(default_factory=GrantState)
 
 
 def shell_cwd(state: ToolState | None, default: Path) -> Path:
     """Where the next Bash command starts: Bash keeps its directory between calls; a
     directory that is gone means it starts in the run's cwd."""
-    cwd = state.bash_cwd if state is not None else None
+    cwd = state.bash.cwd if state is not None else None
     return cwd if cwd is not None and cwd.is_dir() else default
 
 

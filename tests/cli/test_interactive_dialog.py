@@ -271,7 +271,7 @@ def test_print_mode_prints_the_whole_permission_hint(tmp_path: Path) -> None:
 ])
 def test_dont_ask_again_suggests_prefix_rules_that_approve_the_call_only(
         tmp_path: Path, command: str, rules: list[str], sibling: str) -> None:
-    from loopwright.permissions import Permissions
+    from loopwright.gate import Permissions
 
     (tmp_path / "sub").mkdir()
     assert Permissions("default", cwd=tmp_path).suggest_rules("Bash", {"command": command}) == rules
@@ -284,13 +284,13 @@ def test_dont_ask_again_suggests_prefix_rules_that_approve_the_call_only(
 @pytest.mark.parametrize("command", ["sudo make install", "python3 -c 'import os'", "git -C x push",
                                      "$(get) arg", "bash script.sh", "if [[ -f x ]]; then make; fi"])
 def test_no_prefix_rule_where_a_prefix_would_approve_anything(tmp_path: Path, command: str) -> None:
-    from loopwright.permissions import Permissions
+    from loopwright.gate import Permissions
 
     assert Permissions("default", cwd=tmp_path).suggest_rules("Bash", {"command": command}) == []
 
 
 def test_edit_rules_name_the_files_directory(tmp_path: Path) -> None:
-    from loopwright.permissions import Permissions
+    from loopwright.gate import Permissions
 
     p = Permissions("default", cwd=tmp_path)
     assert p.suggest_rules("Write", {"file_path": str(tmp_path / "src" / "a.py")}) == ["Edit(./src/**)"]

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import loopwright as lw
 from loopwright import bashcheck, bashparse
-from loopwright.permissions import (
+from loopwright.gate import (
     Allow,
     Deny,
     Permissions,
@@ -27,7 +27,7 @@ from loopwright.permissions import (
     path_rule_matches,
 )
 from loopwright.tools.builtin import default_tools
-from loopwright.workspace import ToolState, kernel_path, shell_cwd
+from loopwright.workspace import BashState, ToolState, kernel_path, shell_cwd
 from tests.helpers import bash, first_tool_result, loopwright_cmd, text, use
 
 # --- rule syntax and matching ----------------------------------------------------------------
@@ -505,10 +505,10 @@ def test_verdict_codes_choose_the_hint_not_words_in_the_reason(tmp_path: Path) -
 
 def test_one_shell_cwd_resolver_for_the_bash_tool_and_the_gate(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
-    state = ToolState(bash_cwd=tmp_path / "src")
+    state = ToolState(BashState(cwd=tmp_path / "src"))
     p = gate(tmp_path, "default", tool_state=state)
     assert shell_cwd(state, tmp_path) == tmp_path / "src" and p.ws.shell_cwd() == str(tmp_path / "src")
-    state.bash_cwd = tmp_path / "gone"  # a directory that is gone: both start in cwd
+    state.bash.cwd = tmp_path / "gone"  # a directory that is gone: both start in cwd
     assert shell_cwd(state, tmp_path) == tmp_path and p.ws.shell_cwd() == str(tmp_path)
 
 
@@ -523,7 +523,7 @@ def test_a_bare_bash_rule_allows_reads_anywhere_but_keeps_deny_rules_and_protect
 
 def test_a_subagents_gate_copy_keeps_its_own_shell(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
-    parent_state, sub_state = ToolState(), ToolState(bash_cwd=tmp_path / "src")
+    parent_state, sub_state = ToolState(), ToolState(BashState(cwd=tmp_path / "src"))
     parent = gate(tmp_path, "default", tool_state=parent_state)
     sub = parent.for_state(sub_state)
     assert sub.ws.shell_cwd() == str(tmp_path / "src") and parent.ws.shell_cwd() == str(tmp_path)
@@ -550,7 +550,7 @@ def test_git_in_a_planted_repository_is_not_auto_approved(mode: str, command: st
                                                          tmp_path: Path) -> None:
     _plant_bare_repo(tmp_path / "evil", tmp_path / "canary")
     (tmp_path / "sub").mkdir()
-    state = ToolState(bash_cwd=tmp_path / bash_cwd if bash_cwd else None)
+    state = ToolState(BashState(cwd=tmp_path / bash_cwd if bash_cwd else None))
     p = Permissions(mode, cwd=tmp_path, home=tmp_path / "home", tool_state=state)
     v = p.evaluate("Bash", {"command": command})
     assert v.kind == "ask", (command, v)
@@ -680,7 +680,7 @@ def test_a_can_use_tool_that_raises_refuses_the_call_and_ends_the_run() -> None:
 def test_gate_resolves_bash_paths_where_the_shell_really_starts(tmp_path: Path) -> None:
     # The Bash tool starts in cwd when its remembered directory is gone; the gate resolved
     # relative paths against the vanished directory, so a denied path slipped through.
-    state = ToolState(bash_cwd=tmp_path / "gone")
+    state = ToolState(BashState(cwd=tmp_path / "gone"))
     p = Permissions("acceptEdits", cwd=tmp_path, home=tmp_path / "home", tool_state=state,
                     disallowed_tools=["Edit(./secret/**)"])
     assert p.evaluate("Bash", {"command": "echo x > secret/key"}).kind == "deny"

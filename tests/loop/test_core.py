@@ -144,8 +144,6 @@ def test_duplicate_tool_use_ids_run_nothing() -> None:
 
 
 def test_max_tokens_runs_the_complete_calls_and_asks_to_reissue_the_cut_one() -> None:
-    from loopwright.models.base import CUT_OFF_INPUT
-
     ran: list[str] = []
 
     @lw.tool
@@ -155,7 +153,8 @@ def test_max_tokens_runs_the_complete_calls_and_asks_to_reissue_the_cut_one() ->
         return v
 
     turns = [{"content": [text("writing"), use("1", "mark", {"v": "whole"}),
-                          use("2", "mark", {CUT_OFF_INPUT: {"text": '{"v": "tr'}})], "stop_reason": "max_tokens"},
+                          {"type": "tool_use", "id": "2", "name": "mark", "input": '{"v": "tr'}],  # the text, cut short
+                "stop_reason": "max_tokens"},
              [text("done")]]
     r = lw.run("p", opts(turns, tools=[mark]))
     assert r.subtype == "success" and ran == ["whole"] and r.num_turns == 1

@@ -177,7 +177,7 @@ def test_http_and_sse_servers(tmp_path: Path, transport: str) -> None:
 
 
 def test_gate_rule_forms() -> None:
-    from loopwright.permissions import Permissions
+    from loopwright.gate import Permissions
 
     def verdict(rules: list[str], name: str) -> str:
         return Permissions("default", rules, cwd="/tmp").evaluate(name, {}, read_only=True).kind

@@ -14,7 +14,7 @@ import pytest
 import loopwright as lw
 from loopwright.invariant import check, holds_final
 from loopwright.models import resolve_model
-from loopwright.models.base import CUT_OFF, INVALID_INPUT, invalid_input_error
+from loopwright.models.base import CUT_OFF, invalid_input_error
 from loopwright.models.openai_compat import OpenAICompatModel, _Accumulator, to_openai_messages
 from loopwright.testing import ScriptedServer, openai_to_anthropic
 from tests.helpers import collect, text, use
@@ -163,12 +163,13 @@ def test_invalid_arguments_are_kept_for_an_error_result_unless_cut_off() -> None
         {"index": 0, "id": "k", "function": {"name": "get", "arguments": '{"name": '}}]}, "finish_reason": "tool_calls"}]})
     [call] = acc.response("m").content
     assert isinstance(call, lw.ToolUseBlock) and call.id == "k"
-    assert call.input[INVALID_INPUT]["text"] == '{"name": '  # the model's own text, for the is_error result
-    message = invalid_input_error(call.input)
+    assert call.invalid is not None and call.invalid.text == '{"name": '  # the model's own text, for the error
+    assert call.input == {}
+    message = invalid_input_error(call)
     assert message is not None and "not valid JSON" in message and '{"name": ' in message
     acc.finish = "length"
     resp = acc.response("m")
-    assert resp.stop_reason == "max_tokens" and invalid_input_error(resp.content[0].input) == CUT_OFF  # never run
+    assert resp.stop_reason == "max_tokens" and invalid_input_error(resp.content[0]) == CUT_OFF  # never run
 
 
 def test_api_key_defaults_and_resolve_model(monkeypatch: pytest.MonkeyPatch) -> None:

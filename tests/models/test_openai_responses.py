@@ -106,7 +106,7 @@ def test_max_output_tokens_incomplete_maps_to_max_tokens_and_the_cut_call_is_not
         {"type": "function_call", "call_id": "b", "name": "bump", "arguments": '{"name": "x", "n'}]}, "m",
         "response.incomplete")
     assert r.stop_reason == "max_tokens"
-    assert [invalid_input_error(b.input) for b in r.content] == [None, CUT_OFF]  # type: ignore[union-attr]
+    assert [invalid_input_error(b) for b in r.content] == [None, CUT_OFF]  # type: ignore[arg-type]
     with ScriptedServer([{"content": [text("half an ans")], "stop_reason": "max_tokens"}, [text("wer")]]) as srv:
         out = lw.run("p", lw.AgentOptions(model=model(srv), max_tokens=50))
         assert [q.body["max_output_tokens"] for q in srv.loop_requests] == [50, 50]

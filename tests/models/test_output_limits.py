@@ -14,7 +14,7 @@ from loopwright.cli.config import UsageError, positive
 from loopwright.invariant import holds_final
 from loopwright.loop import MAX_OUTPUT_CONTINUATIONS, OUTPUT_REMINDER
 from loopwright.models.anthropic import AnthropicModel, _Accumulator
-from loopwright.models.base import CUT_OFF, CUT_OFF_INPUT, invalid_input_error
+from loopwright.models.base import CUT_OFF, invalid_input_error
 from loopwright.models.catalog import UNKNOWN_MAX_OUTPUT
 from loopwright.models.openai_compat import OpenAICompatModel
 from loopwright.testing import ScriptedServer
@@ -84,14 +84,15 @@ def _anthropic_stream(blocks: list[tuple[str, str]], stop: str) -> Any:
 def test_only_the_call_being_written_at_max_tokens_is_cut_off() -> None:
     whole = [(f"t{i}", json.dumps({"command": f"echo {i}"})) for i in range(7)]
     r = _anthropic_stream(whole, "max_tokens")  # 7 complete calls: all of them run
-    assert [invalid_input_error(b.input) for b in r.content] == [None] * 7
+    assert [invalid_input_error(b) for b in r.content] == [None] * 7
     r = _anthropic_stream([*whole[:6], ("t6", '{"command": "echo 6')], "max_tokens")
-    assert [invalid_input_error(b.input) for b in r.content] == [None] * 6 + [CUT_OFF]
-    assert r.content[6].input[CUT_OFF_INPUT]["text"] == '{"command": "echo 6'
+    assert [invalid_input_error(b) for b in r.content] == [None] * 6 + [CUT_OFF]
+    assert r.content[6].invalid is not None and r.content[6].invalid.text == '{"command": "echo 6'
+    assert r.content[6].input == {}  # the input dict is only ever the model's own input
     r = _anthropic_stream([("t0", "")], "max_tokens")  # cut before its input began
-    assert invalid_input_error(r.content[0].input) == CUT_OFF
+    assert invalid_input_error(r.content[0]) == CUT_OFF
     r = _anthropic_stream([("t0", '{"command": "ls')], "tool_use")  # bad JSON without max_tokens: invalid, not cut
-    assert "not valid JSON" in (invalid_input_error(r.content[0].input) or "")
+    assert "not valid JSON" in (invalid_input_error(r.content[0]) or "")
 
 
 def test_complete_calls_of_a_max_tokens_response_run_over_http() -> None:

@@ -49,10 +49,12 @@ def attribute_values(spans: list[Span]) -> str:
     return json.dumps([s.attributes for s in spans] + [e for s in spans for e in s.events], default=str)
 
 
-@pytest.mark.parametrize("protocol", ["http/protobuf", "grpc"])
+@pytest.mark.parametrize("protocol", ["http/protobuf", "http/json", "grpc"])
 def test_print_mode_exports_the_genai_span_tree_with_usage(tmp_path: Path, protocol: str) -> None:
     if protocol == "grpc":
         pytest.importorskip("grpc", reason="grpcio is not installed: the grpc receiver cannot start")
+    if protocol == "http/json":
+        pytest.importorskip("opentelemetry.exporter.otlp.json.http", reason="the otel-json extra is not installed")
     turns = [{"content": [use("t1", "Bash", command="echo TP=$TRACEPARENT")], "usage": U1},
              {"content": [text("done")], "usage": U2}]
     with ScriptedServer(turns) as srv, OtlpReceiver(protocol) as rx:
@@ -105,6 +107,8 @@ def test_print_mode_exports_the_genai_span_tree_with_usage(tmp_path: Path, proto
     assert cost[0].value == pytest.approx(out["total_cost_usd"]) and cost[0].unit == "USD"
     duration = [p for p in rx.points if p.metric == "gen_ai.client.operation.duration"]
     assert duration[0].count == 2 and duration[0].unit == "s"
+    if protocol.startswith("http/"):  # the body as the protocol says (the JSON exporter, not protobuf's)
+        assert rx.content_types == {"application/json" if protocol == "http/json" else "application/x-protobuf"}
 
 
 def test_traceparent_in_the_environment_makes_the_run_its_child(tmp_path: Path) -> None:

@@ -245,7 +245,7 @@ def test_background_leftovers_stop_when_the_command_exits(ctx: ToolContext, tmp_
     pidfile = tmp_path / "left.pid"
     call_tool(BASH, ctx, command=f"sleep 300 & echo $! > {pidfile}; echo bye", run_in_background=True)
     assert wait_dead(int(wait_for_file(pidfile)))
-    shell = ctx.state.bash_shells["bash_1"]
+    shell = ctx.state.bash.shells["bash_1"]
     deadline = time.monotonic() + 5
     while shell.popen.pid in _ALL_SHELLS and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -28,7 +28,7 @@ from loopwright.tools.grep import (
     split_globs,
     translate_regex,
 )
-from loopwright.workspace import ToolState
+from loopwright.workspace import SearchState, ToolState
 from tests.helpers import call_tool, first_tool_result, text, use
 
 HAS_RG = shutil.which("rg") is not None
@@ -79,7 +79,7 @@ def tree(tmp_path: Path) -> Path:
 
 
 def ctx_for(root: Path, engine: str) -> ToolContext:
-    return ToolContext(root, state=ToolState(grep_engine=engine))
+    return ToolContext(root, state=ToolState(search=SearchState(engine=engine)))
 
 
 QUERIES: list[dict[str, Any]] = [

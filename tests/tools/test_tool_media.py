@@ -95,7 +95,7 @@ def test_pdf_text_page_by_page(tmp_path: Path) -> None:
     assert out.startswith("PDF doc.pdf: 3 pages")
     for n, word in enumerate(("Alpha", "Bravo", "Charlie"), 1):
         assert f'<page number="{n}">\n{word}' in out
-    assert str(f) in ctx.state.read_files
+    assert str(f) in ctx.state.read.stamps
     out, err = call_tool(READ, ctx, file_path=str(f), pages="2-3")
     assert not err and "Alpha" not in out and "Bravo" in out and "Charlie" in out
     out, err = call_tool(READ, ctx, file_path=str(f), pages="3,1")

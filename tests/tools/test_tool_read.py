@@ -33,7 +33,7 @@ def test_cat_n_format_and_read_record(tmp_path: Path) -> None:
     out, err = call_tool(READ, ctx, file_path=str(f))
     assert not err
     assert out == "     1\talpha\n     2\t\tbeta\n     3\tgamma"
-    assert ctx.state.read_files[str(f)] == stamp(f)
+    assert ctx.state.read.stamps[str(f)] == stamp(f)
 
 
 def test_relative_path_resolves_against_cwd(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_errors(tmp_path: Path) -> None:
     assert err and "offset" in out
     out, err = call_tool(READ, ctx, file_path=str(tmp_path / "config.yaml"), extra=1)
     assert err
-    assert str(tmp_path / "prog.bin") not in ctx.state.read_files
+    assert str(tmp_path / "prog.bin") not in ctx.state.read.stamps
 
 
 def test_empty_file_notice(tmp_path: Path) -> None:
@@ -95,7 +95,7 @@ def test_empty_file_notice(tmp_path: Path) -> None:
     ctx = ToolContext(tmp_path)
     out, err = call_tool(READ, ctx, file_path=str(f))
     assert not err and "empty" in out
-    assert str(f) in ctx.state.read_files
+    assert str(f) in ctx.state.read.stamps
 
 
 def test_latin1_fallback_and_crlf(tmp_path: Path) -> None:
@@ -192,7 +192,7 @@ def test_notebook_cells_and_outputs(tmp_path: Path) -> None:
     assert '<cell id="intro" type="markdown">\n# Title\ntext\n</cell>' in body
     assert '<cell id="c1" type="code" language="python">\nprint(1)\n1/0\n</cell>' in body
     assert "ZeroDivisionError: division by zero" in body and "<Figure>" in body
-    assert str(f) in ctx.state.read_files
+    assert str(f) in ctx.state.read.stamps
     (tmp_path / "bad.ipynb").write_text("{nope")
     out, err = call_tool(READ, ctx, file_path=str(tmp_path / "bad.ipynb"))
     assert err and "not a valid Jupyter notebook" in out

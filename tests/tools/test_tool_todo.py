@@ -28,16 +28,16 @@ def test_stores_and_replaces(tmp_path: Path) -> None:
     todos = [item("Write test", "completed"), item("Fix bug", "in_progress"), item("Ship", "pending")]
     out, err = call_tool(TODO, ctx, {"todos": todos})
     assert not err and "1 pending, 1 in progress, 1 completed" in out and "Warning" not in out
-    assert ctx.state.todos == todos
+    assert ctx.state.todo.items == todos
     out, err = call_tool(TODO, ctx, {"todos": []})
-    assert not err and ctx.state.todos == []
+    assert not err and ctx.state.todo.items == []
 
 
 def test_two_in_progress_is_a_warning_not_an_error(tmp_path: Path) -> None:
     ctx = ToolContext(tmp_path)
     out, err = call_tool(TODO, ctx, {"todos": [item("A", "in_progress"), item("B", "in_progress")]})
     assert not err and "Warning: 2 tasks are in_progress" in out
-    assert len(ctx.state.todos or []) == 2
+    assert len(ctx.state.todo.items or []) == 2
 
 
 def test_invalid_input_is_rejected(tmp_path: Path) -> None:
@@ -46,4 +46,4 @@ def test_invalid_input_is_rejected(tmp_path: Path) -> None:
     assert err and "doing" in out
     out, err = call_tool(TODO, ctx, {"todos": [{"content": "A", "status": "pending"}]})
     assert err and "activeForm" in out
-    assert ctx.state.todos is None
+    assert ctx.state.todo.items is None

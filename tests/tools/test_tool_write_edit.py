@@ -67,7 +67,7 @@ def test_write_creates_parents_and_records(ctx: ToolContext, tmp_path: Path) -> 
     assert not err and "created" in out
     assert p.read_text() == "hello\n"
     assert rec(ctx).calls == [(p, None)]
-    assert ctx.state.read_files[str(p)] == stamp(p)
+    assert ctx.state.read.stamps[str(p)] == stamp(p)
     # written in this session: may be overwritten without a Read
     out, err = call_tool(WRITE, ctx, file_path=str(p), content="again\n")
     assert not err and p.read_text() == "again\n"

@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import loopwright as lw
+from loopwright.gate import Permissions
 from loopwright.models.anthropic import AnthropicModel
 from loopwright.models.openai_compat import OpenAICompatModel
-from loopwright.permissions import Permissions
 from loopwright.testing import ScriptedServer
 from loopwright.tools.base import ToolContext
 from loopwright.tools.builtin import default_tools

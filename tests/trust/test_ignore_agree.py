@@ -18,14 +18,14 @@ from hypothesis import strategies as st
 from loopwright.tools.base import ToolContext
 from loopwright.tools.glob import make_glob_tool
 from loopwright.tools.grep import make_grep_tool
-from loopwright.workspace import ToolState
+from loopwright.workspace import SearchState, ToolState
 from tests.helpers import call_tool
 
 HAS_RG = shutil.which("rg") is not None
 
 
 def grep_files(root: Path, engine: str) -> set[str]:
-    out, err = call_tool(make_grep_tool(), ToolContext(root, state=ToolState(grep_engine=engine)),
+    out, err = call_tool(make_grep_tool(), ToolContext(root, state=ToolState(search=SearchState(engine=engine))),
                          {"pattern": "x", "output_mode": "files_with_matches"})
     assert not err, out
     return set() if out.startswith("No files") else set(out.splitlines()[1:])

@@ -191,13 +191,13 @@ class LoopwrightAcpAgent:
         task.add_done_callback(self._background.discard)
 
     def _modes(self, session: AcpSession) -> s.SessionModeState:
-        from ..permissions import PERMISSION_MODES
+        from ..gate import PERMISSION_MODES
 
         return s.SessionModeState(current_mode_id=session.mode, available_modes=[
             s.SessionMode(id=m, name=MODES[m][0], description=MODES[m][1]) for m in PERMISSION_MODES if m in MODES])
 
     def _config(self, session: AcpSession) -> list[Any]:
-        from ..permissions import PERMISSION_MODES
+        from ..gate import PERMISSION_MODES
 
         models = [session.model, *model_choices(session.model)]
         return [

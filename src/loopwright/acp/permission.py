@@ -22,6 +22,7 @@ from acp import schema as s
 from acp.helpers import update_current_mode
 
 from ..cli.dialog import LOCAL_SETTINGS, Answer, PermissionAsker
+from ..gate import Allow, Deny, Permissions
 from ..interaction import (
     Answered,
     Declined,
@@ -31,7 +32,6 @@ from ..interaction import (
     Question,
     QuestionReply,
 )
-from ..permissions import Allow, Deny, Permissions
 from .updates import Updates, diffs, tool_kind, tool_title
 
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS = "allow_once", "allow_always", "reject_once", "reject_always"

@@ -9,7 +9,7 @@ import uuid
 from typing import Any
 
 from ..extras import require
-from ..telemetry import flush
+from ..telemetry import adopt, flush
 from ..usage import SharedSpend
 from .run import LocalSpend, _error_result, run_task
 from .tasks import BatchResult, RunSpec, result_line
@@ -131,6 +131,7 @@ class RaySpend:
 
 def _ray_run_task(spec: RunSpec, actor: Any, batch: str, limit_usd: float | None) -> BatchResult:
     """The Ray task: runs in a worker process."""
+    adopt(spec.trace)  # telemetry: the driver's OTEL_* (from its environment or its settings)
     try:
         return asyncio.run(run_task(spec, RaySpend(actor, batch, limit_usd) if actor is not None else None))
     finally:

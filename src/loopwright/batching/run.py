@@ -112,6 +112,25 @@ async def _attempt(spec: RunSpec, cwd: Path, spend: SharedSpend | None, attempt:
     return result
 
 
+def _settings_env(options: AgentOptions) -> dict[str, str]:
+    """The `env` the batch's runs get from the settings and the options (telemetry may be turned
+    on there, as in Claude Code); a settings file that cannot be read is each task's error."""
+    env = dict(options.env or {})
+    from ..settings import SETTING_SOURCES, SettingsError, load_settings, uses_settings
+    from ..trust import trusted_for
+
+    if not uses_settings(options):
+        return env
+    cwd = Path(options.cwd or ".").resolve()
+    sources = SETTING_SOURCES if options.setting_sources is None else options.setting_sources
+    try:
+        settings = load_settings(cwd, sources, claude=options.claude_settings, extra=options.settings,
+                                 trusted=trusted_for(options, cwd))
+    except (SettingsError, OSError):
+        return env
+    return {**settings.env, **env}
+
+
 def _error_result(message: str, session_id: str = "") -> dict[str, Any]:
     return {"type": "result", "subtype": "error_during_execution", "is_error": True, "num_turns": 0,
             "model_calls": 0, "result": message, "session_id": session_id, "total_cost_usd": 0.0,
@@ -306,7 +325,7 @@ async def _batch(tasks: list[Task], base: AgentOptions, cfg: BatchConfig, ex: Ex
     store = ResultsFile(cfg.results) if cfg.results else None
     earlier = {s.task.id: done[s.task.id] for s in specs if s.task.id in done and finished(done[s.task.id])}
     todo = [s for s in specs if s.task.id not in earlier]
-    carrier, batch_span = batch_context(len(todo))  # telemetry: the batch's span (none when off)
+    carrier, batch_span = batch_context(len(todo), _settings_env(base))  # telemetry: the batch's span (none when off)
     if carrier:
         todo = [dataclasses.replace(s, trace=carrier) for s in todo]
     spend = ex.make_spend(cfg.max_budget_usd)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from ..permissions import Allow, Deny, Permissions
+from ..gate import Allow, Deny, Permissions
 from .preview import Line, Preview, permission_preview, shown
 
 # A person reacting to a dialog takes longer than this; keys faster than it are the tail of

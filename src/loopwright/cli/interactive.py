@@ -43,9 +43,9 @@ from typing import Any
 
 from ..blocks import TextBlock
 from ..client import LoopwrightClient
+from ..gate import Allow, Deny
 from ..messages import AssistantMessage, Message, ResultMessage, StreamEvent
 from ..options import AgentOptions
-from ..permissions import Allow, Deny
 from .config import EXIT_USAGE, UsageError, build_options, check_sessions
 from .dialog import PermissionAsker
 from .questions import UserAsker

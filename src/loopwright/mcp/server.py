@@ -90,7 +90,7 @@ def serve_main(options: AgentOptions) -> int:
             async with stdio_server() as (read, write):
                 await server.run(read, write, server.create_initialization_options())
         finally:
-            if executor.ctx.state.bash_shells:  # background shells end with the server
+            if executor.ctx.state.bash.shells:  # background shells end with the server
                 from ..tools.bash import kill_all_shells
 
                 await kill_all_shells(executor.ctx)

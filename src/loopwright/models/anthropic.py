@@ -24,7 +24,7 @@ import os
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Unpack
 
-from ..blocks import blocks_from_wire
+from ..blocks import InvalidInput, ToolUseBlock, blocks_from_wire
 from ..messages import StreamEvent
 from ..usage import Usage
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, parse_input
@@ -380,18 +380,26 @@ class _Accumulator:
     def response(self, model: str) -> ModelResponse:
         if self.stop_reason is None:
             raise AttemptFailed(Failure("message_stop arrived without a stop_reason (no message_delta)"))
-        content = []
+        content: list[dict[str, Any]] = []
+        invalid: dict[int, InvalidInput] = {}  # position -> the input text that is not a JSON object
         last = max(self.blocks, default=None)  # at max_tokens, the block being written was cut
         for idx in sorted(self.blocks):
             block = self.blocks[idx]
             parts = self.json_parts.get(idx)
             if parts is not None and (parts or "input" not in block):
-                raw = "".join(parts)
-                block["input"] = parse_input(raw, self.stop_reason == "max_tokens" and idx == last)
+                value = parse_input("".join(parts), self.stop_reason == "max_tokens" and idx == last)
+                if isinstance(value, InvalidInput):
+                    invalid[len(content)] = value
+                    value = {}
+                block["input"] = value
             content.append(block)
         try:
             blocks = blocks_from_wire(content)
         except ValueError as e:
             raise AttemptFailed(Failure(f"malformed content block: {e}", retryable=False)) from None
+        for pos, bad in invalid.items():
+            use = blocks[pos]
+            if isinstance(use, ToolUseBlock):
+                use.invalid = bad
         # keyed by the name asked for, not the server's (a local server answers with its file's path)
         return ModelResponse(blocks, self.stop_reason, Usage.from_json(self.usage), model)

@@ -6,10 +6,11 @@ A model is M of seed Def 3.1. `stream()` yields optional progress events
 (`StreamEvent` partials, `SystemMessage("api_retry")`) and ends with exactly one
 `ModelResponse`. Providers raise `ModelError` when a call fails for good.
 
-A tool call whose input the model wrote as text that is not a JSON object keeps that text
-under `INVALID_INPUT` (`parse_input`): the call is answered with an is_error tool_result
-the model can correct (`invalid_input_error`, used by the executor), never run, and the
-run goes on.
+A tool call whose input the model wrote as text that is not a JSON object (or that was cut
+off at max_tokens) keeps that text in a typed marker, `ToolUseBlock.invalid` (`tool_use`), and
+an empty input: the call is answered with an is_error tool_result the model can correct
+(`invalid_input_error`, used by the executor), never run, and the run goes on. A tool input
+dict is only ever the model's own input.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
-from ..blocks import Block, WireMessage
+from ..blocks import Block, InvalidInput, ToolUseBlock, WireMessage
 from ..messages import StreamEvent, SystemMessage
 from ..usage import Usage
 
@@ -34,47 +35,52 @@ STOP_REASONS = frozenset(
         "model_context_window_exceeded",
     }
 )
-INVALID_INPUT = "__invalid_json__"
-CUT_OFF_INPUT = "__cut_off__"
 CUT_OFF = (
     "Not run: your response hit max_tokens before this tool call was complete, so its input "
     "was cut off. Re-issue the call (split large inputs if needed)."
 )
 
 
-def parse_input(raw: str, cut_off: bool = False) -> dict[str, Any]:
-    """A tool call's input from the JSON text the model streamed. Text that is not a JSON
-    object becomes {INVALID_INPUT: {"text", "error"}}. `cut_off`: this is the call the model
-    was writing when its response hit max_tokens; unless its JSON object is whole, it becomes
-    {CUT_OFF_INPUT: {"text"}} and is answered with CUT_OFF, never run (the turn's complete
-    calls run as usual)."""
+def parse_input(raw: str, cut_off: bool = False) -> dict[str, Any] | InvalidInput:
+    """A tool call's input from the JSON text the model streamed: the object, or an
+    `InvalidInput` for text that is not a JSON object. `cut_off`: this is the call the model
+    was writing when its response hit max_tokens; unless its JSON object is whole, it is an
+    `InvalidInput(cut_off=True)`, answered with CUT_OFF, never run (the turn's complete calls
+    run as usual)."""
     if cut_off:
         try:
             whole = json.loads(raw) if raw.strip() else None
         except ValueError:
             whole = None
-        return whole if isinstance(whole, dict) else {CUT_OFF_INPUT: {"text": raw}}
+        return whole if isinstance(whole, dict) else InvalidInput(raw, cut_off=True)
     if not raw.strip():
         return {}
     try:
         value = json.loads(raw)
     except ValueError as e:
-        return {INVALID_INPUT: {"text": raw, "error": f"not valid JSON: {e}"}}
+        return InvalidInput(raw, f"not valid JSON: {e}")
     if not isinstance(value, dict):
-        return {INVALID_INPUT: {"text": raw, "error": f"a JSON {type(value).__name__}, not an object"}}
+        return InvalidInput(raw, f"a JSON {type(value).__name__}, not an object")
     return value
 
 
-def invalid_input_error(tool_input: dict[str, Any]) -> str | None:
+def tool_use(use_id: str, name: str, raw: str, cut_off: bool = False) -> ToolUseBlock:
+    """A tool call from the JSON text the model streamed for its input (see `parse_input`)."""
+    value = parse_input(raw, cut_off)
+    if isinstance(value, InvalidInput):
+        return ToolUseBlock(use_id, name, {}, invalid=value)
+    return ToolUseBlock(use_id, name, value)
+
+
+def invalid_input_error(use: ToolUseBlock) -> str | None:
     """The is_error text for a call whose input was not a JSON object or was cut off, else None."""
-    if len(tool_input) == 1 and isinstance(tool_input.get(CUT_OFF_INPUT), dict):
-        return CUT_OFF
-    bad = tool_input.get(INVALID_INPUT) if len(tool_input) == 1 else None
-    if not isinstance(bad, dict):
+    bad = use.invalid
+    if bad is None:
         return None
-    text = str(bad.get("text", ""))
-    shown = text if len(text) <= 300 else text[:300] + f"... ({len(text)} characters)"
-    return (f"Error: the input of this tool call is {bad.get('error', 'not valid JSON')}, so the tool was not run. "
+    if bad.cut_off:
+        return CUT_OFF
+    shown = bad.text if len(bad.text) <= 300 else bad.text[:300] + f"... ({len(bad.text)} characters)"
+    return (f"Error: the input of this tool call is {bad.error or 'not valid JSON'}, so the tool was not run. "
             f"The input was: {shown}\nCall the tool again with a JSON object that matches its input schema.")
 
 

@@ -34,10 +34,10 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from typing import Any, Unpack
 
-from ..blocks import Block, TextBlock, ToolUseBlock
+from ..blocks import Block, TextBlock
 from ..messages import StreamEvent
 from ..usage import Usage
-from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, parse_input
+from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, tool_use
 from .catalog import output_limit
 from .http import USER_AGENT, HTTPModel, HTTPOptions
 from .reasoning import openai_params
@@ -309,8 +309,8 @@ class _Accumulator:
             c = self.calls[idx]
             if not c["name"]:
                 raise AttemptFailed(Failure(f"tool call {idx} has no function name"))
-            value = parse_input("".join(c["args"]), idx == last)
-            content.append(ToolUseBlock(c["id"] or f"call_{uuid.uuid4().hex[:24]}", c["name"], value))
+            content.append(tool_use(c["id"] or f"call_{uuid.uuid4().hex[:24]}", c["name"], "".join(c["args"]),
+                                    idx == last))
         stop = FINISH_TO_STOP.get(self.finish)
         if self.calls and stop in (None, "end_turn"):
             stop = "tool_use"

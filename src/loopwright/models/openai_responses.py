@@ -34,10 +34,10 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-from ..blocks import Block, TextBlock, ToolUseBlock, UnknownBlock
+from ..blocks import Block, TextBlock, UnknownBlock
 from ..messages import StreamEvent
 from ..usage import Usage
-from .base import ModelEvent, ModelRequest, ModelResponse, parse_input
+from .base import ModelEvent, ModelRequest, ModelResponse, tool_use
 from .openai_compat import OpenAICompatModel, _image_part, _result_text, history_blocks, user_parts
 from .reasoning import openai_params
 from .retry import AttemptFailed, Failure, drain, error_from_body, iter_sse
@@ -164,8 +164,8 @@ def read_response(response: dict[str, Any], model: str, kind: str) -> ModelRespo
             if not item.get("name"):
                 raise AttemptFailed(Failure(f"function call {i} has no name"))
             cut = stop == "max_tokens" and i == calls[-1]  # the call being written when the limit hit
-            content.append(ToolUseBlock(str(item.get("call_id") or f"call_{uuid.uuid4().hex[:24]}"),
-                                        str(item["name"]), parse_input(str(item.get("arguments") or ""), cut)))
+            content.append(tool_use(str(item.get("call_id") or f"call_{uuid.uuid4().hex[:24]}"),
+                                    str(item["name"]), str(item.get("arguments") or ""), cut))
     if stop is None:
         stop = "tool_use" if calls else "end_turn"
     u = response.get("usage") or {}

@@ -5,7 +5,9 @@ ScriptedModel: a model whose answers are given in advance (seed §9.1 `scripted(
 Either a list of turns used in order, or a function of the wire-format messages.
 A turn is a list of wire content blocks, or a dict with `content` and optionally
 `stop_reason`, `usage` and `delay` (seconds to wait, for interrupt tests); an
-exception instance in the list is raised when its turn comes.
+exception instance in the list is raised when its turn comes. A tool_use whose `input` is a
+string is the JSON text the model wrote, parsed as a provider parses a stream (text that is
+not a JSON object, or the last call of a max_tokens turn cut short, is answered with an error).
 """
 
 from __future__ import annotations
@@ -16,12 +18,25 @@ import math
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypeAlias
 
-from ..blocks import WireMessage, blocks_from_wire
+from ..blocks import Block, WireMessage, blocks_from_wire
 from ..usage import Usage
-from .base import ModelError, ModelEvent, ModelRequest, ModelResponse
+from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, tool_use
 
 Turn: TypeAlias = list[dict[str, Any]] | dict[str, Any] | BaseException
 TurnFunction: TypeAlias = Callable[[list[WireMessage]], Any]
+
+
+def _blocks(wire: Any, max_tokens: bool) -> list[Block]:
+    if not isinstance(wire, list):
+        return blocks_from_wire(wire)  # a string: one text block (or the error it deserves)
+    out: list[Block] = []
+    for i, b in enumerate(wire):
+        if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("input"), str):
+            out.append(tool_use(str(b.get("id", "")), str(b.get("name", "")), b["input"],
+                                max_tokens and i == len(wire) - 1))
+        else:
+            out.extend(blocks_from_wire([b]))
+    return out
 
 
 def estimate_tokens(obj: Any) -> int:
@@ -92,10 +107,10 @@ class ScriptedModel:
         spec: dict[str, Any] = turn if isinstance(turn, dict) else {"content": turn}
         if spec.get("delay"):
             await asyncio.sleep(float(spec["delay"]))
-        content = blocks_from_wire(spec.get("content", []))
         stop = spec.get("stop_reason") or (
             "tool_use" if any(b.get("type") == "tool_use" for b in spec.get("content", [])) else "end_turn"
         )
+        content = _blocks(spec.get("content", []), stop == "max_tokens")
         if "usage" in spec:
             usage = Usage.from_json(spec["usage"])
         else:

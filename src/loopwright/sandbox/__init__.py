@@ -1,4 +1,4 @@
-"""Room: bases (the gate). Owns the OS sandbox for Bash (Linux bubblewrap); may import bashparse and permissions.
+"""Room: bases (the gate). Owns the OS sandbox for Bash (Linux bubblewrap); may import bashparse and the gate.
 
 Its parts: `config` (the `sandbox` settings), `bwrap` (the sandbox of one run: the command
 line, the probe, failure notes; its docstring says what the box allows), `seccomp` (the

@@ -1,5 +1,5 @@
 """Room: bases (the gate). Owns the sandbox of a run: the bubblewrap command line, its probe and the
-failure notes; may import bashparse, permissions and the sandbox's own modules.
+failure notes; may import bashparse, the gate and the sandbox's own modules.
 
 Bash in an OS sandbox: what the gate cannot see, the kernel stops.
 
@@ -160,7 +160,7 @@ class Sandbox:
         if not self.config.excluded_commands:
             return False
         from .. import bashparse
-        from ..permissions import command_matches
+        from ..gate import command_matches
 
         # One plain command only: `docker ps && cat ~/.ssh/id_rsa` must not leave the box.
         parsed = bashparse.parse(command)
@@ -211,10 +211,10 @@ class Sandbox:
 
     def _rule_paths(self, rule: Any) -> list[Path]:
         """The files and directories a Read/Edit path rule covers (globs expanded now)."""
-        from ..permissions import _anchor, path_rule_matches
+        from ..gate.rules import anchor, path_rule_matches
 
-        anchor, pattern = _anchor(rule.specifier)
-        root = {"/": Path("/"), "~": Path.home(), "base": Path(rule.base or self.cwd)}.get(anchor, self.cwd)
+        kind, pattern = anchor(rule.specifier)
+        root = {"/": Path("/"), "~": Path.home(), "base": Path(rule.base or self.cwd)}.get(kind, self.cwd)
         concrete = re.sub(r"/\*\*?$|/$", "", pattern)
         if not any(c in concrete for c in "*?[") and (pattern.startswith("/") or "/" in concrete.strip("/")):
             return [root / concrete.lstrip("/")]

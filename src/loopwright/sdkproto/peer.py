@@ -16,8 +16,8 @@ import uuid
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..blocks import block_from_wire
+from ..gate import Allow, Decision, Deny, Permissions
 from ..hooks import HOOK_EVENTS, HookMatcher
-from ..permissions import Allow, Decision, Deny, Permissions
 from ..tools.base import Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:  # the answers' types and the MCP server are imported where they are made: start-up

@@ -21,11 +21,11 @@ from ..assemble import query
 from ..blocks import Prompt, WireMessage, prompt_content
 from ..cli.config import resume_gc
 from ..cli.headless import custom_command
+from ..gate import PERMISSION_MODES
 from ..loop import RunControl
 from ..messages import ResultMessage, SystemMessage
 from ..models.base import Model
 from ..options import AgentOptions, agent_definitions, model_for
-from ..permissions import PERMISSION_MODES
 from .flags import SdkFlags
 from .peer import Peer, PeerError, SdkServer, StdioAsker, sdk_hooks
 from .wire import error_result, sdk_line

@@ -21,25 +21,13 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .base import NULL, Observer, requested
+from .base import NULL, Observer, app_tracing, requested
 
 if TYPE_CHECKING:
     from ..usage import CallUsage
 
-__all__ = ["NULL", "Observer", "annotate", "annotate_call", "span", "batch_context", "end_batch", "flush",
+__all__ = ["NULL", "Observer", "adopt", "annotate", "annotate_call", "span", "batch_context", "end_batch", "flush",
            "observer_for", "requested", "task_context", "trace_env", "trace_meta"]
-
-
-
-def _app_provider() -> bool:
-    """Has the application set an SDK TracerProvider of its own? (Only looked at when it has
-    imported opentelemetry already: it costs nothing otherwise.)"""
-    if "opentelemetry.trace" not in sys.modules:
-        return False
-    from opentelemetry import trace
-
-    provider = trace.get_tracer_provider()
-    return type(provider).__name__ not in ("ProxyTracerProvider", "NoOpTracerProvider")
 
 
 def observer_for(env: Mapping[str, str], session_id: str, agent_name: str, *,
@@ -47,7 +35,7 @@ def observer_for(env: Mapping[str, str], session_id: str, agent_name: str, *,
     """The observer for one run: NULL unless telemetry is on. `env`: the settings' `env`
     (the process environment wins over it, as for every other variable)."""
     merged = {**env, **os.environ}
-    if not requested(merged) and not _app_provider():
+    if not requested(merged) and not app_tracing():
         return NULL
     try:
         from . import _otel
@@ -59,7 +47,7 @@ def observer_for(env: Mapping[str, str], session_id: str, agent_name: str, *,
 
 
 def _on() -> bool:
-    return requested(os.environ) or _app_provider()
+    return requested(os.environ) or app_tracing()
 
 
 @contextlib.contextmanager
@@ -121,15 +109,17 @@ def flush(timeout_s: float | None = None) -> None:
 
 # --- batches: one span per batch, one per task under it, across processes ---------------------
 
-def batch_context(tasks: int) -> tuple[dict[str, str], Any]:
-    """The batch's span, started: (a carrier for its tasks, the span to end). ({}, None) when off."""
-    if not _on():
+def batch_context(tasks: int, env: Mapping[str, str] | None = None) -> tuple[dict[str, str], Any]:
+    """The batch's span, started: (a carrier for its tasks, the span to end). ({}, None) when off.
+    `env`: the settings' `env` the batch's runs get (the process environment wins over it)."""
+    merged = {**(env or {}), **os.environ}
+    if not requested(merged) and not app_tracing():
         return {}, None
     try:
         from . import _otel
     except ImportError:
         return {}, None
-    return _otel.start_batch(tasks)
+    return _otel.start_batch(tasks, merged)
 
 
 def end_batch(span: Any) -> None:
@@ -139,14 +129,11 @@ def end_batch(span: Any) -> None:
 
 @contextlib.contextmanager
 def task_context(task_id: str, carrier: Mapping[str, str] | None) -> Iterator[None]:
-    """A batch task's span, current while it runs (its runs become its children). In a Ray
-    worker the carrier also brings the driver's OTEL_* variables."""
+    """A batch task's span, current while it runs (its runs become its children). The carrier
+    also brings the driver's OTEL_* variables (a worker on a cluster has no settings of its own)."""
     if not carrier:
         yield
         return
-    for k, v in carrier.items():
-        if k.startswith("OTEL_"):
-            os.environ.setdefault(k, v)
     try:
         from . import _otel
     except ImportError:
@@ -154,3 +141,11 @@ def task_context(task_id: str, carrier: Mapping[str, str] | None) -> Iterator[No
         return
     with _otel.task_span(task_id, carrier):
         yield
+
+
+def adopt(carrier: Mapping[str, str] | None) -> None:
+    """In a worker process (Ray): take the driver's OTEL_* variables from a task's carrier, so
+    that its runs export where the driver's do; the worker's own variables win."""
+    for k, v in (carrier or {}).items():
+        if k.startswith("OTEL_"):
+            os.environ.setdefault(k, v)

@@ -26,10 +26,11 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from ..blocks import ToolResultBlock, ToolUseBlock
+from ..gate.verdict import Verdict
 from ..messages import Message, ResultMessage, SystemMessage
 from ..models.base import ModelResponse
 from ..usage import CallUsage
-from .base import Observer, requested
+from .base import Observer, app_tracing, requested
 
 log = logging.getLogger("loopwright.telemetry")
 
@@ -134,9 +135,11 @@ def _exporter(env: Mapping[str, str], name: str, kind: str) -> Any:
         from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcL
 
         return GrpcL(**kwargs)
+    if protocol == "http/json":
+        return _json_exporter(name, kwargs)
     if protocol != "http/protobuf":
-        log.warning("telemetry: OTEL_EXPORTER_OTLP_PROTOCOL=%s is not supported by the Python exporters here "
-                    "(http/protobuf, grpc): %s not exported", protocol, name.lower())
+        log.warning("telemetry: OTEL_EXPORTER_OTLP_PROTOCOL=%s is not an OTLP protocol (http/protobuf, http/json, "
+                    "grpc): %s not exported", protocol, name.lower())
         return None
     if name == "TRACES":
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -151,9 +154,31 @@ def _exporter(env: Mapping[str, str], name: str, kind: str) -> Any:
     return OTLPLogExporter(**kwargs)
 
 
+def _json_exporter(name: str, kwargs: dict[str, Any]) -> Any:
+    """http/json: the official OTLP JSON exporter, an extra of its own (otel-json)."""
+    try:
+        if name == "TRACES":
+            from opentelemetry.exporter.otlp.json.http.trace_exporter import OTLPSpanExporter
+
+            return OTLPSpanExporter(**kwargs)
+        if name == "METRICS":
+            from opentelemetry.exporter.otlp.json.http.metric_exporter import OTLPMetricExporter
+
+            return OTLPMetricExporter(**kwargs)
+        from opentelemetry.exporter.otlp.json.http._log_exporter import OTLPLogExporter
+
+        return OTLPLogExporter(**kwargs)
+    except ImportError:
+        log.warning('telemetry: OTEL_EXPORTER_OTLP_PROTOCOL=http/json needs the OTLP JSON exporter '
+                    '(pip install "loopwright[otel-json]"): %s not exported', name.lower())
+        return None
+
+
 def _build(env: Mapping[str, str]) -> _Providers:
     capture = (env.get(CAPTURE) or "").strip().lower() == "true"
-    if not requested(env):  # the application's own providers (it set a TracerProvider)
+    if not requested(env) or app_tracing():
+        # The application's own providers: its pipeline (processors, sampler, exporters) takes
+        # loopwright's spans too, even when OTEL_* variables are set (they configured it).
         from opentelemetry import _logs, metrics
 
         p = _Providers(trace.get_tracer("loopwright", _version()), metrics.get_meter("loopwright", _version()),
@@ -196,6 +221,8 @@ def _build(env: Mapping[str, str]) -> _Providers:
         lp.add_log_record_processor(BatchLogRecordProcessor(l_exporter))
         owned.append(lp)
         logger = lp.get_logger("loopwright", _version())
+    global _FLUSHER
+    _FLUSHER = _Flusher(owned)
     atexit.register(flush, EXIT_FLUSH_S)
     p = _Providers(tp.get_tracer("loopwright", _version()), mp.get_meter("loopwright", _version()), logger,
                    owned, capture)
@@ -216,21 +243,79 @@ def _instruments(p: _Providers) -> _Providers:
 
 class _OneLine(logging.Handler):
     """The exporters' failures as one warning line per process (a dead collector must not fill
-    the terminal or fail the run)."""
+    the terminal or fail the run); each export failure is counted (flush stops waiting on it)."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
-        self.said = False
 
     def emit(self, record: logging.LogRecord) -> None:
-        if self.said:
-            return
-        self.said = True
         message = record.getMessage().splitlines()[0][:200] if record.getMessage() else record.name
         if "export" in record.name or "export" in message.lower():
-            log.warning("telemetry: export failed, the run goes on without it: %s", message)
+            _failure()
+            _warn_once(f"export failed, the run goes on without it: {message}")
         else:
-            log.warning("telemetry: %s", message)
+            _warn_once(message)
+
+
+_SAID = threading.Event()  # the one line was said
+
+
+def _warn_once(message: str) -> None:
+    if not _SAID.is_set():
+        _SAID.set()
+        log.warning("telemetry: %s", message)
+
+
+class _Flusher:
+    """Flushes our providers in a daemon thread of its own, started with them: a flush (at exit,
+    after a Ray task) waits for it only until the first export that fails, since a collector that
+    refuses would only be retried with the SDK's backoff. Started early because Python 3.12+
+    starts no thread in an atexit callback."""
+
+    def __init__(self, owned: list[Any]) -> None:
+        self.owned = owned
+        self.cv = threading.Condition()
+        self.failures = 0  # export failures (and retries) the exporters logged in this process
+        self.asked = self.done = 0
+        self.deadline = 0.0
+        threading.Thread(target=self._loop, name="loopwright-telemetry-flush", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            with self.cv:
+                self.cv.wait_for(lambda: self.asked > self.done)
+                n, deadline = self.asked, self.deadline
+            for provider in self.owned:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                with contextlib.suppress(Exception):
+                    provider.force_flush(int(left * 1000))
+            with self.cv:
+                self.done = n
+                self.cv.notify_all()
+
+    def failed(self) -> None:
+        with self.cv:
+            self.failures += 1
+            self.cv.notify_all()
+
+    def flush(self, budget: float) -> None:
+        with self.cv:
+            self.asked += 1
+            n, failures = self.asked, self.failures
+            self.deadline = time.monotonic() + budget
+            self.cv.notify_all()
+            if not self.cv.wait_for(lambda: self.done >= n or self.failures > failures, budget):
+                _warn_once(f"the collector did not take the spans within {budget:g} s; the run goes on without them")
+
+
+_FLUSHER: _Flusher | None = None
+
+
+def _failure() -> None:
+    if _FLUSHER is not None:
+        _FLUSHER.failed()
 
 
 def _quiet_exporter_errors() -> None:
@@ -241,17 +326,10 @@ def _quiet_exporter_errors() -> None:
 
 
 def flush(timeout_s: float | None = None) -> None:
-    """Export what our providers buffer, within `timeout_s` altogether."""
-    p = _P
-    if p is None or not p.owned:
-        return
-    deadline = time.monotonic() + (timeout_s if timeout_s is not None else EXIT_FLUSH_S)
-    for provider in p.owned:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        with contextlib.suppress(Exception):
-            provider.force_flush(int(left * 1000))
+    """Export what our providers buffer, within `timeout_s` altogether (at exit: 2 s), and no
+    longer than until an export fails; what is still being sent goes on in the daemon thread."""
+    if _FLUSHER is not None:
+        _FLUSHER.flush(timeout_s if timeout_s is not None else EXIT_FLUSH_S)
 
 
 # --- context ----------------------------------------------------------------------------------
@@ -491,14 +569,19 @@ class RunObserver(Observer):
                                         attributes=attrs)
         self.tools[use.id] = (span, trace.set_span_in_context(span))
 
-    def tool_gated(self, use_id: str, allowed: bool, via: str, verdict: Any = None) -> None:
+    def tool_gated(self, use_id: str, allowed: bool, via: str, verdict: Verdict | None = None) -> None:
         entry = self.tools.get(use_id)
         if entry is None:
             return
         attrs = {"loopwright.permission.decision": "allow" if allowed else "deny", "loopwright.permission.via": via}
         if verdict is not None:
-            attrs["loopwright.permission.rules"] = str(getattr(verdict, "kind", ""))
-            attrs["loopwright.permission.code"] = str(getattr(verdict, "code", ""))
+            attrs["loopwright.permission.rules"] = verdict.kind
+            attrs["loopwright.permission.code"] = verdict.code
+            # which rule decided (its text) and where it came from (gate.verdict.RuleSource)
+            attrs["loopwright.permission.rule_source"] = verdict.source
+            if verdict.rule is not None:  # (a settings file's rule may be any length: cut short)
+                rule = verdict.rule
+                attrs["loopwright.permission.rule"] = rule if len(rule) <= 256 else rule[:255] + "…"
         entry[0].set_attributes(attrs)
 
     def tool_end(self, use_id: str, result: ToolResultBlock) -> None:
@@ -580,14 +663,15 @@ def annotate(attributes: Mapping[str, Any]) -> None:
 
 # --- batches ------------------------------------------------------------------------------------
 
-def start_batch(tasks: int) -> tuple[dict[str, str], Any]:
-    p = providers(os.environ)
-    span = p.tracer.start_span("invoke_workflow batch", context=_parent(os.environ), kind=SpanKind.INTERNAL,
-                               attributes={"gen_ai.operation.name": "invoke_workflow",
-                                           "gen_ai.workflow.name": "batch", "loopwright.batch.tasks": tasks})
+def start_batch(tasks: int, env: Mapping[str, str]) -> tuple[dict[str, str], Any]:
+    """`env`: the process environment over the settings' `env` (either may turn telemetry on)."""
+    p = providers(env)
+    span = p.tracer.start_span("invoke_workflow batch", context=_parent(env), kind=SpanKind.INTERNAL,
+                               attributes={"gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": "batch",
+                                           "loopwright.batch.tasks": tasks, "loopwright.pid": os.getpid()})
     out: dict[str, str] = {}
     _PROPAGATOR.inject(out, context=trace.set_span_in_context(span))
-    out.update({k: v for k, v in os.environ.items() if k.startswith("OTEL_")})  # for Ray workers
+    out.update({k: v for k, v in env.items() if k.startswith("OTEL_")})  # for Ray workers (telemetry.adopt)
     return out, span
 
 
@@ -597,7 +681,7 @@ def end_batch(span: Any) -> None:
 
 @contextlib.contextmanager
 def task_span(task_id: str, carrier: Mapping[str, str]) -> Iterator[None]:
-    p = providers(os.environ)
+    p = providers({**{k: v for k, v in carrier.items() if k.startswith("OTEL_")}, **os.environ})
     parent = _PROPAGATOR.extract({k: v for k, v in carrier.items() if k in ("traceparent", "tracestate")})
     span = p.tracer.start_span(f"task {task_id}", context=parent, kind=SpanKind.INTERNAL,
                                attributes={"loopwright.batch.task.id": task_id, "loopwright.pid": os.getpid()})

@@ -4,11 +4,13 @@ telemetry: no opentelemetry import here (the loop, the executor and the hooks ho
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..blocks import ToolResultBlock, ToolUseBlock
+    from ..gate.verdict import Verdict
     from ..messages import Message
     from ..usage import CallUsage
 
@@ -38,7 +40,7 @@ class Observer:
     def tool_start(self, use: ToolUseBlock, ctx: Any) -> None:
         """A tool call enters the gate (its `execute_tool` span starts)."""
 
-    def tool_gated(self, use_id: str, allowed: bool, via: str, verdict: Any = None) -> None:
+    def tool_gated(self, use_id: str, allowed: bool, via: str, verdict: Verdict | None = None) -> None:
         """The gate's decision on the call: `via` says who decided (rules, hook, can_use_tool...)."""
 
     def tool_end(self, use_id: str, result: ToolResultBlock) -> None:
@@ -71,3 +73,12 @@ def requested(env: Mapping[str, str]) -> bool:
     return any(env.get(k) for k in _ENDPOINTS)
 
 
+def app_tracing() -> bool:
+    """Has the application set an SDK TracerProvider of its own (itself, or through
+    opentelemetry-instrument)? Only looked at when it has imported opentelemetry already: it
+    costs nothing otherwise."""
+    if "opentelemetry.trace" not in sys.modules:
+        return False
+    from opentelemetry import trace
+
+    return type(trace.get_tracer_provider()).__name__ not in ("ProxyTracerProvider", "NoOpTracerProvider")

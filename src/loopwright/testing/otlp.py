@@ -1,7 +1,7 @@
 """Room: testing. Owns OtlpReceiver; may import nothing of loopwright.
 
 A loopback OTLP receiver for tests and benchmarks: it takes what the real exporters send
-(http/protobuf on /v1/traces, /v1/metrics, /v1/logs, or grpc) and decodes it with
+(http/protobuf or http/json on /v1/traces, /v1/metrics, /v1/logs, or grpc) and decodes it with
 `opentelemetry-proto` (installed with the `otel` extra) into plain records.
 
     with OtlpReceiver() as rx:                      # http/protobuf
@@ -67,15 +67,51 @@ def _attrs(kvs: Any) -> dict[str, Any]:
     return {kv.key: _value(kv.value) for kv in kvs}
 
 
+_IDS = ("traceId", "spanId", "parentSpanId")
+
+
+def _hex_ids(node: Any) -> Any:
+    """OTLP/JSON's ids are hex, protobuf JSON's bytes are base64: the one difference to mend
+    before protobuf's own JSON parser reads the body."""
+    import base64
+
+    if isinstance(node, list):
+        return [_hex_ids(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    return {k: base64.b64encode(bytes.fromhex(v)).decode() if k in _IDS and isinstance(v, str) else _hex_ids(v)
+            for k, v in node.items()}
+
+
+def _from_json(path: str, body: bytes) -> bytes:
+    """An OTLP/JSON request body as the protobuf bytes of the same request."""
+    import json
+
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+        ExportMetricsServiceRequest,
+    )
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    kinds: dict[str, Any] = {"/v1/traces": ExportTraceServiceRequest, "/v1/metrics": ExportMetricsServiceRequest,
+                             "/v1/logs": ExportLogsServiceRequest}
+    cls = kinds[path]
+    message = json_format.ParseDict(_hex_ids(json.loads(body)), cls())  # unknown fields: an error, as they should be
+    return bytes(message.SerializeToString())
+
+
 @dataclass
 class OtlpReceiver:
-    """`protocol`: "http/protobuf" or "grpc". Records everything received, in order."""
+    """`protocol`: "http/protobuf", "http/json" or "grpc". Records everything received, in order."""
 
     protocol: str = "http/protobuf"
     spans: list[Span] = field(default_factory=list)
     points: list[Point] = field(default_factory=list)
     logs: list[LogRecord] = field(default_factory=list)
     requests: int = 0
+    content_types: set[str] = field(default_factory=set)  # of the HTTP requests received
+    headers: dict[str, str] = field(default_factory=dict)  # the last HTTP request's (names in lower case)
     port: int = 0
 
     def __post_init__(self) -> None:
@@ -145,6 +181,7 @@ class OtlpReceiver:
     def _start_http(self) -> None:
         routes: dict[str, Callable[[bytes], None]] = {
             "/v1/traces": self._traces, "/v1/metrics": self._metrics, "/v1/logs": self._logs}
+        rx = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 - the http.server API
@@ -154,9 +191,14 @@ class OtlpReceiver:
                     self.send_response(404)
                     self.end_headers()
                     return
-                route(body)
+                kind = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+                with rx._lock:
+                    rx.content_types.add(kind)
+                    rx.headers = {k.lower(): v for k, v in self.headers.items()}
+                json_body = kind == "application/json"
+                route(_from_json(self.path, body) if json_body else body)
                 self.send_response(200)
-                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Type", "application/json" if json_body else "application/x-protobuf")
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 

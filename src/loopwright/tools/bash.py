@@ -382,9 +382,9 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bo
     if new_cwd and not timed_out:
         p = Path(new_cwd)
         if within_project(p, ctx):
-            ctx.state.bash_cwd = p
+            ctx.state.bash.cwd = p
         else:
-            ctx.state.bash_cwd = ctx.cwd
+            ctx.state.bash.cwd = ctx.cwd
             notes.append(f"Shell cwd was reset to {ctx.cwd} (the command left the project directory).")
     if timed_out:
         msg = f"Command timed out after {timeout_s:g} s; it was killed with every process it started."
@@ -474,8 +474,8 @@ def _environ(ctx: ToolContext) -> dict[str, str] | None:
 
 
 def _start_background(command: str, ctx: ToolContext, unsandboxed: bool = False) -> str:
-    n = ctx.state.bash_next_id
-    ctx.state.bash_next_id = n + 1
+    n = ctx.state.bash.next_id
+    ctx.state.bash.next_id = n + 1
     shell_id = f"bash_{n}"
     cwd = _shell_cwd(ctx)
     argv, env, pass_fds, ours, sandbox = _spawn_args(["bash", "-c", command], command, ctx, cwd,
@@ -493,7 +493,7 @@ def _start_background(command: str, ctx: ToolContext, unsandboxed: bool = False)
     shell = BackgroundShell(shell_id, command, popen)
     _ALL_SHELLS[popen.pid] = shell
     WATCHDOG.watch(popen.pid)
-    ctx.state.bash_shells[shell_id] = shell
+    ctx.state.bash.shells[shell_id] = shell
     threading.Thread(target=_reader, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-out").start()
     threading.Thread(target=_waiter, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-wait").start()
     note = f"\n{_IGNORED_ESCAPE}" if unsandboxed and sandbox is not None else ""
@@ -502,9 +502,9 @@ def _start_background(command: str, ctx: ToolContext, unsandboxed: bool = False)
 
 
 def _get_shell(ctx: ToolContext, shell_id: str) -> BackgroundShell:
-    shell = ctx.state.bash_shells.get(shell_id)
+    shell = ctx.state.bash.shells.get(shell_id)
     if shell is None:
-        known = ", ".join(ctx.state.bash_shells) or "none"
+        known = ", ".join(ctx.state.bash.shells) or "none"
         raise ToolError(f"No background shell with ID {shell_id}. Known shells: {known}.")
     assert isinstance(shell, BackgroundShell)
     return shell
@@ -550,7 +550,7 @@ async def kill_shell(inp: dict[str, Any], ctx: ToolContext) -> str:
 
 async def kill_all_shells(ctx: ToolContext) -> None:
     """Stop every background shell of a session (for callers that end a session early)."""
-    for shell in list(ctx.state.bash_shells.values()):
+    for shell in list(ctx.state.bash.shells.values()):
         if shell.status() == "running":
             shell.killed = True
         await kill_group(shell.popen.pid)

@@ -107,7 +107,7 @@ def glob_files(inp: dict[str, Any], ctx: ToolContext) -> str:
     if not base.is_dir():
         return "No files found"
     found = find_files(base, pattern)
-    denied = ctx.state.read_denied  # Read deny rules hide files from listings too
+    denied = ctx.state.search.denied  # Read deny rules hide files from listings too
     if denied is not None:
         found = [f for f in found if not denied(str(base / f[0]))]
     if not found:

@@ -42,12 +42,12 @@ def stamp(path: Path) -> tuple[int, int, int, int]:
 
 
 def record_read(ctx: ToolContext, path: Path) -> None:
-    ctx.state.read_files[str(path)] = stamp(path)
+    ctx.state.read.stamps[str(path)] = stamp(path)
 
 
 def check_fresh(ctx: ToolContext, path: Path) -> None:
     """Raise unless `path` was read in this session and not changed since (Claude Code's rule)."""
-    seen = ctx.state.read_files.get(str(path))
+    seen = ctx.state.read.stamps.get(str(path))
     if seen is None:
         raise ToolError(f"File has not been read yet: {path}. Read it first before writing to it.")
     if stamp(path) != seen:

@@ -1,6 +1,6 @@
 """Room: built-in tools (on tools.base). Owns TodoWrite; may import data types and tools.base.
 
-TodoWrite {todos: [{content, status, activeForm}]}: the session's task list, in ctx.state.todos.
+TodoWrite {todos: [{content, status, activeForm}]}: the session's task list, in ctx.state.todo.items.
 
 Read-only in the sense of seed Def 6.1: it changes the harness's state, never the environment
 (files, processes), so it needs no permission, as in Claude Code."""
@@ -46,7 +46,7 @@ INPUT_SCHEMA: dict[str, Any] = {
 async def todo_write(inp: dict[str, Any], ctx: ToolContext) -> str:
     # async, so concurrent calls in one batch run on the event loop in emission order
     todos = [dict(t) for t in inp["todos"]]
-    ctx.state.todos = todos
+    ctx.state.todo.items = todos
     counts = {s: sum(1 for t in todos if t["status"] == s) for s in ("pending", "in_progress", "completed")}
     msg = (f"Todos have been modified successfully ({counts['pending']} pending, {counts['in_progress']} "
            f"in progress, {counts['completed']} completed). Keep using the todo list to track your "

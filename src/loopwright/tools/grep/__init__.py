@@ -21,7 +21,7 @@ What both engines do (ripgrep's defaults plus `--no-require-git`):
 
 Ignore files and `glob` filters are read by the one matcher of ignore.py (on pathspec), which
 Glob uses too: both hide the same files.
-Tests and benchmarks force an engine with ToolState(grep_engine="rg" | "python").
+Tests and benchmarks force an engine with ToolState(search=SearchState(engine="rg" | "python")).
 
 Grep never hangs: a FIFO or a device as `path` is refused (and passed over inside a tree);
 each search runs in a process of its own (rg, or the Python engine in a forked child, since
@@ -125,9 +125,9 @@ async def search(q: Query, engine: str = "auto", sandbox: Any = None, timeout: f
 
 async def grep(inp: dict[str, Any], ctx: ToolContext) -> str:
     q = build_query(inp, ctx)
-    engine = ctx.state.grep_engine  # tests and benchmarks pick an engine
+    engine = ctx.state.search.engine  # tests and benchmarks pick an engine
     hits = await search(q, engine, ctx.sandbox)
-    denied = ctx.state.read_denied  # Read deny rules hide files from searches too
+    denied = ctx.state.search.denied  # Read deny rules hide files from searches too
     if denied is not None:
         hits = [h for h in hits if not denied(h.path)]
     return format_hits(hits, q, ctx.cwd)

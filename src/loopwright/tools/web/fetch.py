@@ -9,7 +9,7 @@ URL with another call, which the gate sees as such.
 
 Read-only (seed Def 6.1: it changes nothing here), so calls run side by side (Prop 6.2); the
 gate still asks for it (a URL can carry data out): `WebFetch(domain:example.com)` rules
-approve a host (permissions.py).
+approve a host (gate.rules).
 """
 
 from __future__ import annotations

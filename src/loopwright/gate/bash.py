@@ -1,0 +1,269 @@
+"""Room: bases (the gate). Owns the Bash verdicts (what a command may run without asking); may import bashcheck, bashparse, workspace and the gate's lower modules.
+
+A command is parsed (bashparse) and what it reads, writes and runs is found (bashcheck); deny
+and ask rules meet every part and every path, the mode's checks come next (plan runs read-only
+commands only; acceptEdits also approves a few filesystem commands inside the working
+directories), and allow rules approve the parts they match. When the analysis cannot be sure,
+the verdict is "ask", never "allow".
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from ..workspace import HARMLESS_READS, HARMLESS_WRITES, kernel_path
+from .judge import Judge
+from .rules import Rule, command_matches
+from .verdict import ALLOW, Verdict
+
+if TYPE_CHECKING:  # imported by the functions that judge a command: most runs start without one
+    from .. import bashcheck, bashparse
+
+# acceptEdits also approves these filesystem commands, when every path is in the working dirs.
+FS_COMMANDS = {"mkdir": set("pv") | {"--parents", "--verbose"}, "touch": set("cam"),
+               "mv": set("finvuT") | {"--verbose", "--force", "--no-clobber"},
+               "cp": set("rRafinvpuTLP") | {"--recursive", "--verbose", "--force", "--preserve", "--archive"}}
+
+
+def bash_verdict(g: Judge, command: Any, hook: str | None, unsandboxed: bool = False) -> Verdict:
+    from .. import bashcheck, bashparse
+
+    if not isinstance(command, str):
+        command = ""
+    parsed = bashparse.parse(command)
+    uses = bashcheck.analyze(parsed, g.ws)
+    bare_rule = g.named(g.allow, "Bash")
+
+    def deny() -> Verdict | None:
+        v = g.rule_verdict("deny", g.named(g.deny, "Bash"), "Bash")
+        if v is not None:
+            return v
+        for c in parsed.commands:
+            r = bash_rule(g.deny, c)
+            if r is not None:
+                return g.rule_verdict("deny", r, f"`{c.text or c.original}`")
+        for u in uses:
+            for lexical, real in u.paths:
+                v = g.write_deny(u.shown, lexical, real) if u.kind == "write" else g.read_deny(
+                    u.shown, lexical, real)
+                if v is not None:
+                    return v
+        return None
+
+    def ask() -> Verdict | None:
+        r = g.named(g.ask, "Bash") or next(
+            (rr for c in parsed.commands if (rr := bash_rule(g.ask, c)) is not None), None)
+        if r is None:
+            r = next((rr for u in uses for lx, rl in u.paths
+                      if (rr := g.path_match(g.ask, "Edit" if u.kind == "write" else "Read", lx, rl))),
+                     None)
+        return g.rule_verdict("ask", r, "Bash")
+
+    def rules_allow() -> list[Rule] | None:
+        if not parsed.ok:
+            return None
+        if bare_rule is not None:
+            return [bare_rule]
+        found = []
+        for c in parsed.commands:
+            if not c.argv:
+                continue
+            r = None if c.opaque else bash_rule(g.allow, c, allow=True)
+            if r is None:
+                return None
+            found.append(r)
+        return found
+
+    if (g.sandbox_auto_allow is not None and g.mode != "plan" and hook != "ask" and deny() is None
+            and ask() is None and g.sandbox_auto_allow(command, unsandboxed)):
+        return g.allowed(source="sandbox")
+    if unsandboxed and g.sandbox_escape and g.mode == "bypassPermissions" and hook != "allow":
+        # With the sandbox on, bypassPermissions lets the agent run freely inside the box:
+        # leaving it is not part of that, so it is asked (or refused where nobody can answer).
+        return deny() or Verdict("ask", "it asks to run outside the OS sandbox (dangerouslyDisableSandbox), "
+                                        "which bypassPermissions does not approve by itself", code="unsandboxed")
+    return g.order(deny, ask, hook, True, "Bash", rules_allow, lambda: _bash_auto(g, parsed, uses, bare_rule))
+
+
+def _bash_auto(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.PathUse],
+               bare_rule: Rule | None) -> Verdict:
+    """default, acceptEdits, plan and dontAsk: what runs without asking."""
+    from .. import bashcheck
+
+    bare = bare_rule is not None
+
+    if not parsed.ok:
+        if g.mode == "plan":
+            return Verdict("deny", f"Permission denied: plan mode runs read-only commands only, and this "
+                                   f"command could not be checked: {parsed.error}.", code="plan",
+                           rule="plan", source="mode")
+        return Verdict("ask", f"{parsed.error}; only commands that can be checked run without approval",
+                       subject=next((c.name for c in parsed.commands if c.name), None), code="unparsed")
+    if g.mode == "plan":
+        for c in parsed.commands:
+            why = c.opaque or (bashcheck.read_only_problem(c) if c.argv else None) or _env_problem(c)
+            if why is None and c.name == "git":
+                why = _git_repo_problem(g, c, parsed)
+            if why is None and any(rd.writes and not _harmless(rd) for rd in c.redirects):
+                why = "it redirects output into a file"
+            if why:
+                return Verdict("deny", f"Permission denied: plan mode runs read-only commands only, and "
+                                       f"`{c.text or c.original}`: {why}.", code="plan",
+                               rule="plan", source="mode")
+    read_denies = any(r.specifier and r.covers_tool("Read") for r in g.deny)
+    approved = {id(c): r for c in parsed.commands if c.argv and (r := bash_rule(g.allow, c, allow=True))}
+    for u in uses:
+        if u.why is not None:
+            # A path known only at run time: fine under a bare Bash rule unless it may write a
+            # protected path or read a denied one; otherwise ask.
+            if bare and u.kind == "read" and not read_denies:
+                continue
+            return Verdict("ask", f"`{u.command.text or u.command.original}`: {u.why}", code="unknown_path",
+                           subject=u.command.name)
+        for lexical, real in u.paths:
+            if u.kind == "write":
+                if u.redirect and _harmless_path(u.shown):
+                    continue
+                v = g.auto_write(u.shown, lexical, real,
+                                 approved=bare or (id(u.command) in approved and not u.redirect))
+                if v is not None:
+                    v.subject = u.command.name
+                    return v
+            elif real in HARMLESS_READS:
+                continue
+            elif not bare and g.path_match(g.allow, "Read", lexical, real) is None and not g.inside(real):
+                return Verdict("ask", f"it reads {u.shown}, outside the working directories", code="outside",
+                               subject=u.command.name)
+            elif u.recursive and os.path.isdir(real) and (r := g.deny_below(real)) is not None:
+                return Verdict("ask", f"it reads everything under {u.shown}, where the deny rule {r} hides files",
+                               code="denied_below", subject=u.command.name)
+    if g.mode != "plan" and not bare:
+        for c in parsed.commands:
+            why = _part_problem(g, c, parsed)
+            if why is not None:
+                return Verdict("ask", why, subject=c.name)
+    if bare_rule is not None or approved:
+        return g.allowed([bare_rule] if bare_rule is not None else list(approved.values()))
+    if g.mode == "acceptEdits" and any(u.kind == "write" and u.paths for u in uses):
+        return g.allowed(source="mode")  # acceptEdits approved what it writes
+    return ALLOW
+
+
+def bash_rule(rules: list[Rule], c: bashparse.SimpleCommand, allow: bool = False) -> Rule | None:
+    texts = [t for t in (c.text, c.plain) if t]
+    if not allow:
+        if c.original and c.original not in texts:
+            texts.append(c.original)
+        if c.name and "/" in c.name:  # /bin/rm is rm, for deny and ask rules
+            texts.append(" ".join([c.name.rsplit("/", 1)[1], *(w.value for w in c.args)]))
+    if not texts:
+        return None
+    for r in rules:
+        if r.specifier is None or not r.covers_tool("Bash"):
+            continue
+        if any(command_matches(r.specifier, t) for t in texts):
+            return r
+    return None
+
+
+def _env_problem(c: bashparse.SimpleCommand) -> str | None:
+    bad = c.unsafe_env
+    return f"it sets {', '.join(bad)}, which changes what runs" if bad else None
+
+
+def _part_problem(g: Judge, c: bashparse.SimpleCommand, parsed: bashparse.ParsedCommand) -> str | None:
+    from .. import bashcheck
+
+    label = f"`{c.text or c.original}`"
+    if c.opaque:
+        return f"{label}: {c.opaque}"
+    env = _env_problem(c)
+    if env:
+        return f"{label}: {env}"
+    if not c.argv:
+        return None  # only assignments or redirections (their targets were judged as writes)
+    if c.name is None:
+        return f"{label}: its command name is computed at run time"
+    if bash_rule(g.allow, c, allow=True):
+        return None
+    ro = bashcheck.read_only_problem(c)
+    if ro is None and c.name == "git":
+        ro = _git_repo_problem(g, c, parsed)
+        if ro is not None:
+            return f"{label}: {ro}"
+    if ro is None:
+        return None
+    if g.mode == "acceptEdits" and c.name in FS_COMMANDS:
+        why = _fs_option_problem(c)
+        return None if why is None else f"{label}: {why}"
+    return f"{label}: no allow rule matches it"
+
+
+def _git_repo_problem(g: Judge, c: bashparse.SimpleCommand, parsed: bashparse.ParsedCommand) -> str | None:
+    """Why a read-only git command still needs approval, or None.
+
+    git obeys the config of the repository it finds, and a config can run programs
+    (core.fsmonitor on `git status`, diff.external, ...). The project's own `.git` is
+    protected from writes, but a directory that merely looks like a bare repository
+    (HEAD, objects/, refs/) is one too: planted by an earlier edit, by this very command,
+    or shipped in a cloned project. So git is auto-approved only where the repository it
+    will find is known now and is not such a directory (the bare repository attack)."""
+    from .. import bashcheck
+
+    starts: list[str] | None = [g.ws.shell_cwd()]
+    for x in parsed.commands:
+        if x is c:
+            break
+        if x.name in ("cd", "pushd", "popd"):
+            targets = [w for w in x.args if not w.value.startswith("-")]
+            if x.name == "popd" or len(targets) != 1:
+                return "it runs after a directory change that cannot be followed, maybe into a planted repository"
+            new = bashcheck.cd(starts, targets[0], g.ws)
+            if new is None:
+                return "it runs after a directory change that cannot be followed, maybe into a planted repository"
+            starts = [*(starts or []), *new]
+    a = bashcheck.command_args(c)
+    if any("--git-dir" in p or "git -c" in p for p in a.problems):
+        return next(p for p in a.problems if "--git-dir" in p or "git -c" in p)
+    for w in a.chdir:
+        starts = bashcheck.cd(starts, w, g.ws)
+        if starts is None:
+            return "its -C directory is computed at run time"
+    others = [x for x in parsed.commands if x is not c]
+    if any(any(rd.writes and not _harmless(rd) for rd in x.redirects) for x in parsed.commands) or any(
+            x.argv and (x.name is None or bashcheck.read_only_problem(x) is not None) for x in others):
+        return "other parts of the command can create files, maybe a repository whose config git would obey"
+    for start in starts or []:
+        bare = bashcheck.bare_repository_at_or_above(kernel_path(os.path.abspath(start))[0])
+        if bare is not None:
+            return (f"{bare} looks like a bare git repository; git would obey its config, which can "
+                    "run programs (bare repository attack)")
+    return None
+
+
+def _fs_option_problem(c: bashparse.SimpleCommand) -> str | None:
+    """acceptEdits approves mkdir/touch/mv/cp with these options only (their paths are judged as writes)."""
+    allowed = FS_COMMANDS[c.name or ""]
+    targets = 0
+    for w in c.args:
+        v = w.value
+        if v == "--":
+            break
+        if v.startswith("--"):
+            if v not in allowed:
+                return f"option {v} is not known to be safe"
+        elif v.startswith("-") and len(v) > 1:
+            if any(ch not in allowed for ch in v[1:]):
+                return f"option {v} is not known to be safe"
+        else:
+            targets += 1
+    return None if targets or "--" in [w.value for w in c.args] else "no paths"
+
+
+def _harmless_path(p: str) -> bool:
+    return p in HARMLESS_WRITES
+
+
+def _harmless(rd: bashparse.Redirect) -> bool:
+    return rd.target is not None and rd.target.literal and _harmless_path(rd.target.value)

@@ -1,0 +1,255 @@
+"""Room: bases (the gate). Owns the gate itself: `Permissions`, its fields, the verdict per kind of call and the ask; may import workspace and the gate's lower modules.
+
+`evaluate` says what the rules say (pure: what tests and the dialogs use); `decide` turns an
+ask into the `can_use_tool` callback's answer, or into a refusal that says how to allow the call.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..workspace import ToolState, Workspace
+from .advice import WORDING, describe, hint, suggest_rules
+from .bash import bash_verdict
+from .judge import Judge
+from .rules import (
+    EDIT_TOOLS,
+    NETWORK_TOOLS,
+    PATH_KEYS,
+    PERMISSION_MODES,
+    READ_TOOLS,
+    PermissionMode,
+    Rule,
+    parse_rules,
+)
+from .verdict import ALLOW, Allow, CanUseTool, Decision, Deny, Verdict, to_decision
+
+
+@dataclass
+class Permissions(Judge):
+    """Rules and a mode in front of the user's `can_use_tool` callback.
+
+    `allowed_tools`, `ask_tools`, `disallowed_tools`: rules (`Bash`, `Bash(git diff *)`,
+    `Edit(./src/**)`, ...) as strings or `Rule`s. `cwd` and `add_dirs` are the working
+    directories writes are confined to."""
+
+    mode: PermissionMode | None = None
+    allowed_tools: Sequence[str | Rule] = field(default_factory=list)
+    disallowed_tools: Sequence[str | Rule] = field(default_factory=list)
+    can_use_tool: CanUseTool | None = None
+    ask_tools: Sequence[str | Rule] = field(default_factory=list)
+    cwd: str | Path | None = None
+    add_dirs: Sequence[str | Path] = field(default_factory=list)
+    home: str | Path | None = None
+    # The run's tool state: Bash keeps its working directory there, and relative paths in a
+    # command are resolved from it, not from `cwd`.
+    tool_state: ToolState | None = None
+    # The PATH commands are looked up in (None: this process's). Its directories are never
+    # written without approval: a file there changes what a command name runs.
+    exec_path: str | None = None
+    # sandbox.py: True for a Bash command (and its dangerouslyDisableSandbox flag) that will run
+    # in the OS sandbox with autoAllowBashIfSandboxed; it then needs no approval (deny and ask
+    # rules still apply).
+    sandbox_auto_allow: Callable[[str, bool], bool] | None = None
+    # sandbox.allowUnsandboxedCommands with the sandbox on: a Bash call with
+    # dangerouslyDisableSandbox runs outside it, so it is asked even in bypassPermissions.
+    sandbox_escape: bool = False
+    # How refusals name the settings that allow a call: the caller's surface (CLI flags, or
+    # AgentOptions fields for the Python API).
+    advice: Literal["cli", "python"] = "cli"
+    ws: Workspace = field(init=False, repr=False, compare=False)  # built from the fields above
+    # What the rules said about the last call decided (telemetry's execute_tool span reads it).
+    last_verdict: Verdict | None = field(default=None, init=False, repr=False, compare=False)
+    _granted_n: int = field(default=0, init=False, repr=False, compare=False)  # tool_state.grants taken so far
+
+    def for_state(self, state: ToolState | None) -> Permissions:
+        """This gate for the run whose tools share `state` (a copy: a subagent's gate is its
+        parent's and must not move the parent's shell)."""
+        gate = copy.copy(self)
+        gate.tool_state = state
+        gate._bind_state()
+        return gate
+
+    def _bind_state(self) -> None:
+        # The gate resolves Bash paths from the shell's cwd in the state; searching tools (Grep,
+        # Glob) find there which files Read deny rules hide, and leave them out of what they list.
+        self.ws = copy.copy(self.ws)
+        self.ws.state = self.tool_state
+        if self.tool_state is not None and any(r.specifier is not None and r.covers_tool("Read") for r in self.deny):
+            self.tool_state.search.denied = self.read_denied
+
+    def __post_init__(self) -> None:
+        if self.mode is not None and self.mode not in PERMISSION_MODES:
+            raise ValueError(f"unknown permission mode {self.mode!r}; use one of {', '.join(PERMISSION_MODES)}")
+        self.allow = parse_rules(self.allowed_tools, "cli")
+        self.ask = parse_rules(self.ask_tools, "cli")
+        self.deny = parse_rules(self.disallowed_tools, "cli")
+        self.ws = Workspace(self.cwd, self.add_dirs, self.home, self.exec_path)
+        self._bind_state()
+
+    # -- entry point used by the executor ----------------------------------------------------
+
+    async def decide(self, name: str, tool_input: dict[str, Any], read_only: bool,
+                     *, hook_decision: str | None = None) -> Decision:
+        v = self.evaluate(name, tool_input, read_only, hook_decision=hook_decision)
+        self.last_verdict = v  # what the rules said (telemetry's execute_tool span)
+        if v.kind == "allow":
+            return Allow()
+        if v.kind == "deny":
+            return Deny(v.reason)
+        return await self._ask(name, tool_input, v)
+
+    async def _ask(self, name: str, tool_input: dict[str, Any], v: Verdict) -> Decision:
+        if self.mode == "dontAsk":
+            return Deny(f"Permission denied: {describe(name, tool_input)} is not pre-approved and "
+                        f"dontAsk mode refuses everything else ({v.reason}). {hint(self, name, tool_input, v)}")
+        if self.can_use_tool is not None:
+            value = self.can_use_tool(name, tool_input)
+            if inspect.isawaitable(value):
+                value = await value
+            return to_decision(value)
+        if v.soft and self.mode is None:
+            return Allow()
+        return Deny(f"Permission denied: {describe(name, tool_input)} needs approval ({v.reason}), and "
+                    f"{WORDING[self.advice].cannot_ask}. {hint(self, name, tool_input, v)}")
+
+
+    def hint(self, name: str, tool_input: dict[str, Any], v: Verdict | None = None) -> str:
+        """How to allow a call like this one next time."""
+        return hint(self, name, tool_input, v)  # gate.advice
+
+    def suggest_rules(self, name: str, tool_input: dict[str, Any]) -> list[str]:
+        """The allow rules that would approve calls like this one next time (gate.advice)."""
+        return suggest_rules(self, name, tool_input)
+
+    # -- the rules, without the callback (pure; what tests and `loopwright` explain use) ------
+
+    def evaluate(self, name: str, tool_input: dict[str, Any], read_only: bool = False,
+                 *, hook_decision: str | None = None) -> Verdict:
+        if not isinstance(tool_input, dict):
+            tool_input = {}
+        self._take_grants()
+        if name == "Bash":
+            return bash_verdict(self, tool_input.get("command"), hook_decision,
+                              tool_input.get("dangerouslyDisableSandbox") is True)
+        if name in EDIT_TOOLS:
+            return self._edit(name, tool_input, read_only, hook_decision)
+        if name in READ_TOOLS:
+            return self._read(name, tool_input, read_only, hook_decision)
+        return self._generic(name, tool_input, read_only, hook_decision)
+
+    def _take_grants(self) -> None:
+        """Allow rules the run's tools granted since the last call (an active skill's allowed-tools).
+        A new list, not an append: a subagent's gate is a copy of its parent's and shares the old one."""
+        granted = self.tool_state.grants.rules if self.tool_state is not None else []
+        n = self._granted_n
+        if len(granted) > n:
+            self.allow = [*self.allow, *parse_rules(granted[n:], "session")]
+            self._granted_n = len(granted)
+
+    # generic tools: names, and a specifier matched against the input
+    def _generic(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
+        return self.order(
+            lambda: self.rule_verdict("deny", self.first(self.deny, name, x), name),
+            lambda: self.rule_verdict("ask", self.first(self.ask, name, x), name),
+            hook, read_only, name,
+            lambda: _one(self.first(self.allow, name, x)),
+            lambda: self.allowed(r) if (r := _one(self.first(self.allow, name, x)))
+            # An MCP tool's readOnlyHint is the server's claim: it makes the tool concurrent, but
+            # the tool still needs a rule to run without approval (as in Claude Code).
+            else ALLOW if (read_only and not name.startswith("mcp__") and name not in NETWORK_TOOLS)
+            else Verdict("ask", "no allow rule matches it"))
+
+    # Edit, Write, MultiEdit, NotebookEdit
+    def _edit(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
+        path = next((x[k] for k in PATH_KEYS if isinstance(x.get(k), str) and x[k]), None)
+        lexical, real = self.resolve(path or ".")
+
+        def deny() -> Verdict | None:
+            named = self.rule_verdict("deny", self.named(self.deny, name), name)
+            return named or (self.write_deny(path, lexical, real) if path is not None else None)
+
+        def ask() -> Verdict | None:
+            r = self.path_match(self.ask, "Edit", lexical, real) if path is not None else None
+            return self.rule_verdict("ask", r or self.named(self.ask, name), name)
+
+        def rules_allow() -> list[Rule] | None:
+            return _one(self.named(self.allow, name) or (
+                self.path_match(self.allow, "Edit", lexical, real, real_only=True) if path is not None else None))
+
+        def auto() -> Verdict:
+            if path is None:
+                r = self.named(self.allow, name)
+                return self.allowed([r]) if r else Verdict("ask", "the call names no file", code="no_file")
+            return self.unresolvable(path) or self.write_verdict(path, lexical, real)
+
+        return self.order(deny, ask, hook, read_only, name, rules_allow, auto)
+
+    # Read, Glob, Grep, LS
+    def _read(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
+        path = next((x[k] for k in PATH_KEYS if isinstance(x.get(k), str) and x[k]), None) or "."
+        targets = [path]
+        climbs = False
+        pattern = x.get("pattern")
+        if name == "Glob" and isinstance(pattern, str):
+            # The pattern is a path too: `/etc/*`, `../outside/*` or `**/../../x` search elsewhere.
+            prefix, rest = _glob_prefix(pattern)
+            targets = [os.path.join(path, prefix) if prefix else path]
+            climbs = ".." in rest.split("/")
+        resolved = [(t, *self.resolve(t)) for t in targets]
+
+        def deny() -> Verdict | None:
+            named = self.rule_verdict("deny", self.named(self.deny, name), name)
+            return named or next((v for t, lx, rl in resolved if (v := self.read_deny(t, lx, rl))), None)
+
+        def ask() -> Verdict | None:
+            r = next((r for _, lx, rl in resolved if (r := self.path_match(self.ask, "Read", lx, rl))), None)
+            return self.rule_verdict("ask", r or self.named(self.ask, name), name)
+
+        def auto() -> Verdict:
+            if climbs:
+                return Verdict("ask", f"the pattern {pattern} climbs out of its directory with ..",
+                               code="unknown_path")
+            for t, lexical, real in resolved:
+                v = self.unresolvable(t)
+                if v is not None:
+                    return v
+                if self.path_match(self.allow, "Read", lexical, real) is None and not self.inside(real):
+                    return Verdict("ask", f"reading {t} is outside the working directories", code="outside")
+            approving = rules_allow()
+            if approving is not None:
+                return self.allowed(approving)
+            by_path = [self.path_match(self.allow, "Read", lx, rl) for _, lx, rl in resolved]
+            if all(by_path):
+                return self.allowed([r for r in by_path if r is not None])
+            return Verdict("ask", "no allow rule matches it")
+
+        def rules_allow() -> list[Rule] | None:
+            r = self.named(self.allow, name)
+            return [r] if r is not None else [] if read_only else None
+
+        return self.order(deny, ask, hook, True, name, rules_allow, auto)
+
+
+def _one(rule: Rule | None) -> list[Rule] | None:
+    return None if rule is None else [rule]
+
+
+def _glob_prefix(pattern: str) -> tuple[str, str]:
+    """`../src/**/*.py` -> (`../src`, `**/*.py`): the literal directory a Glob pattern starts in."""
+    segs = pattern.split("/")
+    k = 0
+    while k < len(segs) - 1 and not re.search(r"[*?\[{\\]", segs[k]):
+        k += 1
+    prefix = "/".join(segs[:k])
+    if pattern.startswith("/") and not prefix:
+        prefix = "/"
+    return prefix, "/".join(segs[k:])
+

@@ -1,0 +1,194 @@
+"""Room: bases (the gate). Owns the rule syntax and matching (tools, Bash commands, paths); may import gate.verdict and ignore.
+
+A rule is `Tool` or `Tool(specifier)`, as in Claude Code: a Bash specifier matches a command
+(`npm run test:*`, `git diff *`), a path specifier a file with gitignore matching and Claude
+Code's anchors, any other specifier a value of the call's input (`WebFetch(domain:...)`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from .verdict import RuleSource
+
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+PERMISSION_MODES: tuple[str, ...] = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
+EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
+# Read-only, but what they send leaves the machine (a URL or a query can carry data out): they
+# run side by side like read-only tools, and need a rule or approval like tools that act.
+NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
+PATH_KEYS = ("file_path", "notebook_path", "path")
+
+
+_RULE = re.compile(r"^\s*([A-Za-z0-9_*-]+)\s*(?:\((.*)\))?\s*$", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """`Tool` or `Tool(specifier)`. `base` anchors `/path` specifiers: the project directory
+    of the settings file the rule came from (None: the run's working directory)."""
+
+    tool: str
+    specifier: str | None = None
+    base: str | None = None
+    source: RuleSource = "cli"  # where it came from (gate.verdict.RuleSource)
+
+    @classmethod
+    def parse(cls, text: str, base: str | Path | None = None, source: RuleSource = "cli") -> Rule:
+        if not isinstance(text, str):
+            raise ValueError(f"a permission rule must be a string, not {type(text).__name__}")
+        m = _RULE.match(text)
+        if m is None:
+            raise ValueError(f"malformed permission rule {text!r}: use Tool or Tool(specifier)")
+        spec = m.group(2)
+        if spec is not None:
+            spec = spec.strip()
+            if spec in ("", "*"):
+                spec = None  # Bash() and Bash(*) mean every Bash call
+        rule = cls(m.group(1), spec, str(base) if base is not None else None, source)
+        if spec is not None and (rule.tool in EDIT_TOOLS or rule.tool in READ_TOOLS):
+            try:
+                _gitignore(anchor(spec)[1])
+            except Exception as e:
+                raise ValueError(f"invalid path pattern in permission rule {text!r}: {e}") from None
+        return rule
+
+    def __str__(self) -> str:
+        return self.tool if self.specifier is None else f"{self.tool}({self.specifier})"
+
+    def covers_tool(self, name: str) -> bool:
+        t = self.tool
+        if t == name:
+            return True
+        if t == "Edit" and name in EDIT_TOOLS:
+            return True
+        if t == "Read" and name in READ_TOOLS:
+            return True
+        if t.startswith("mcp__") and t.count("__") == 1 and name.startswith(t + "__"):
+            return True  # mcp__server covers all of that server's tools
+        return "*" in t and re.fullmatch(re.escape(t).replace(r"\*", ".*"), name) is not None
+
+
+def parse_rules(items: Iterable[str | Rule], source: RuleSource) -> list[Rule]:
+    return [r if isinstance(r, Rule) else Rule.parse(r, source=source) for r in items]
+
+
+@dataclass(frozen=True, slots=True)
+class Glob:
+    """A `*` pattern (`\\*`: a literal star) as its literal runs, matched left to right without
+    backtracking: a regex of many `.*` takes exponential time on a text it does not match, and a
+    rule planted in a project's settings must not hang the gate. `or_more`: one literal that also
+    matches when followed by a space and anything (`git diff:*`, `ls *`)."""
+
+    parts: tuple[str, ...]
+    or_more: bool = False
+
+    @classmethod
+    def of(cls, pattern: str) -> Glob:
+        parts: list[str] = []
+        run: list[str] = []
+        i = 0
+        while i < len(pattern):
+            if pattern.startswith("\\*", i):
+                run.append("*")
+                i += 2
+                continue
+            if pattern[i] == "*":
+                parts.append("".join(run))
+                run = []
+            else:
+                run.append(pattern[i])
+            i += 1
+        return cls((*parts, "".join(run)))
+
+    def fullmatch(self, s: str) -> bool:
+        first, last = self.parts[0], self.parts[-1]
+        if self.or_more:
+            return s == first or s.startswith(first + " ")
+        if len(self.parts) == 1:
+            return s == first
+        if len(s) < len(first) + len(last) or not s.startswith(first) or not s.endswith(last):
+            return False
+        pos, end = len(first), len(s) - len(last)
+        for lit in self.parts[1:-1]:  # the leftmost place of each run leaves the most room for the rest
+            found = s.find(lit, pos, end)
+            if found < 0:
+                return False
+            pos = found + len(lit)
+        return True
+
+
+@lru_cache(maxsize=1024)
+def command_pattern(spec: str) -> Glob:
+    """A Bash specifier as a pattern over one (whitespace-normalized) command.
+
+    `npm run test:*` is the legacy prefix form: `npm run test` alone or followed by a space.
+    Otherwise `*` matches anything, anywhere; a pattern ending in ` *` with no other
+    wildcard also matches the bare command (`ls *` matches `ls` and `ls -la`, not `lsof`)."""
+    spec = " ".join(spec.split())
+    if spec.endswith(":*") and "*" not in spec[:-2]:
+        return Glob((spec[:-2],), or_more=True)
+    stars = spec.count("*") - spec.count("\\*")
+    if spec.endswith(" *") and stars == 1:
+        return Glob((Glob.of(spec[:-2]).parts[0],), or_more=True)
+    return Glob.of(spec)
+
+
+def command_matches(spec: str, command: str) -> bool:
+    return command_pattern(spec).fullmatch(" ".join(command.split()))
+
+
+def _gitignore(pattern: str) -> Any:
+    from ..ignore import path_spec  # the one matcher of Grep, Glob and the gate
+
+    return path_spec(pattern)
+
+
+def anchor(spec: str) -> tuple[str, str]:
+    """(what the pattern is relative to, the gitignore pattern)."""
+    if spec.startswith("//"):
+        return "/", spec[1:]
+    if spec == "~" or spec.startswith("~/"):
+        return "~", "/" + (spec[2:] or "**")
+    if spec.startswith("/"):
+        return "base", spec
+    if spec.startswith("./"):
+        return "cwd", "/" + spec[2:]
+    return "cwd", spec
+
+
+def path_rule_matches(spec: str, path: str, cwd: str, base: str | None, home: str) -> bool:
+    """Claude Code's path anchors with gitignore matching: `//abs`, `~/home-relative`,
+    `/relative-to-settings-project`, `./cwd-relative` or bare `pattern` (any depth under cwd)."""
+    kind, pattern = anchor(spec)
+    root = {"/": "/", "~": home, "base": base or cwd}.get(kind, cwd)
+    rel = os.path.relpath(path, root)
+    if rel == ".":
+        rel = ""
+    if rel.startswith(".."):
+        return False
+    spec_obj = _gitignore(pattern)
+    if spec_obj.match_file(rel) or (rel and spec_obj.match_file(rel + "/")):
+        return True
+    # A path inside a matched directory is matched too (git ignores a directory's contents).
+    parts = rel.split("/")
+    return any(spec_obj.match_file("/".join(parts[:i]) + "/") for i in range(1, len(parts)))
+
+
+def input_matches(spec: str, name: str, x: dict[str, Any]) -> bool:
+    if name == "WebFetch" and spec.startswith("domain:"):
+        from urllib.parse import urlparse
+
+        host = urlparse(str(x.get("url", ""))).hostname or ""
+        want = spec[len("domain:"):]
+        return host == want or Glob.of(want).fullmatch(host)
+    values = [v for v in x.values() if isinstance(v, str)]
+    glob = Glob.of(spec)
+    return any(glob.fullmatch(v) for v in values)

@@ -1,0 +1,80 @@
+"""Room: bases (the gate). Owns what the gate answers: the rules' verdict and the caller's Allow/Deny; imports nothing of loopwright.
+
+A `Verdict` is what the rules say about one call (allow, deny or ask, with why); a `Decision`
+(`Allow | Deny`, the Agent SDK's PermissionResultAllow/Deny) is the final answer, after a
+`can_use_tool` callback decided an ask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, TypeAlias
+
+
+@dataclass(slots=True)
+class Allow:
+    updated_input: dict[str, Any] | None = None
+    behavior: ClassVar[Literal["allow"]] = "allow"
+
+
+@dataclass(slots=True)
+class Deny:
+    message: str = "Permission to use this tool was denied."
+    interrupt: bool = False
+    behavior: ClassVar[Literal["deny"]] = "deny"
+
+
+Decision: TypeAlias = Allow | Deny
+PermissionResultAllow = Allow  # the Agent SDK's names for the same decisions
+PermissionResultDeny = Deny
+CanUseTool: TypeAlias = Callable[[str, dict[str, Any]], Any]
+
+
+def to_decision(value: Any) -> Decision:
+    """Accept True/False, Allow/Deny, or the Agent SDK's dict form {"behavior": "allow"|"deny"}."""
+    if isinstance(value, (Allow, Deny)):
+        return value
+    if isinstance(value, dict) and value.get("behavior") in ("allow", "deny"):
+        if value["behavior"] == "allow":
+            return Allow(value.get("updatedInput") or value.get("updated_input"))
+        return Deny(str(value.get("message") or Deny().message), bool(value.get("interrupt", False)))
+    if value is True:
+        return Allow()
+    if value is False:
+        return Deny()
+    raise TypeError(f"can_use_tool must return bool, Allow or Deny, not {type(value).__name__}")
+
+
+# Why a verdict is what it is: the hint a refusal carries is chosen by this code.
+Code = Literal["ok", "deny_rule", "ask_rule", "hook", "plan", "protected", "outside", "unknown_path",
+               "denied_below", "unparsed", "no_file", "not_approved", "unsandboxed"]
+
+
+# What decided a verdict: a rule, by where it came from (a settings file's scope; "cli": the
+# command line's flags or the caller's own AgentOptions / Permissions fields; "session": granted
+# during the run, a loaded skill's allowed-tools), or no rule: the permission mode, a PreToolUse
+# hook, the OS sandbox (autoAllowBashIfSandboxed), or the gate's built-in default.
+RuleSource = Literal["user", "project", "local", "cli", "session", "mode", "hook", "sandbox", "default"]
+
+
+@dataclass(slots=True)
+class Verdict:
+    """What the rules say about one call: allow, deny, or ask (with why), and what decided it:
+    `rule` (the rule's text, the rules joined by ", " when several approved parts of one Bash
+    command, the mode's name for source "mode", None otherwise) and its `source`."""
+
+    kind: Literal["allow", "deny", "ask"]
+    reason: str = ""
+    soft: bool = False  # an ask that only exists because nothing approved the call (mode None: run)
+    subject: str | None = None  # the program that needs approval, for the hint
+    code: Code = "not_approved"
+    rule: str | None = None
+    source: RuleSource = "default"
+
+    @property
+    def allowed(self) -> bool:
+        return self.kind == "allow"
+
+
+ALLOW = Verdict("allow", code="ok")  # allowed by the gate's default (a read-only call, a safe command)
