@@ -63,10 +63,13 @@ class TreePeak(threading.Thread):
         import psutil
 
         me = psutil.Process()
+        mine = me.cmdline()
         while not self.done.is_set():
             total = 0
             for c in me.children(recursive=True):
                 try:
+                    if c.cmdline() == mine:  # forked, not yet exec'd: a copy of this driver, not the CLI
+                        continue
                     total += c.memory_info().rss
                 except psutil.Error:
                     pass
