@@ -193,3 +193,15 @@ def test_a_fallback_from_a_responses_model_to_claude_mid_run_leaves_its_reasonin
     assert sent == ["text", "tool_use", "tool_use"]
     assert r.messages[1]["content"][0] == {"type": REASONING, "item": ITEM}  # the history keeps it
     assert holds_final(r.messages)
+
+
+def test_a_responses_model_takes_the_openai_variables_from_the_options_env(tmp_path: Path) -> None:
+    """`responses:<model>` is an OpenAI provider: with `env=` (as the Agent SDK passes it) its base
+    URL and key come from OPENAI_BASE_URL / OPENAI_API_KEY, never from the Anthropic ones."""
+    with ScriptedServer([[text("hi")]]) as srv:
+        env = {"OPENAI_BASE_URL": srv.openai_url, "OPENAI_API_KEY": "sk-openai",
+               "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "sk-ant"}
+        r = lw.run("hello", lw.AgentOptions(model="responses:gpt-5-mini", env=env, max_retries=0))
+        reqs = srv.loop_requests
+    assert r.subtype == "success" and r.result == "hi", r.errors
+    assert reqs[0].headers.get("authorization") == "Bearer sk-openai"
