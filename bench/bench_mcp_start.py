@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -73,6 +74,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the servers (children) write and use .pyc files, as users have
     tmp = Path(tempfile.mkdtemp(prefix="lw-mcp-bench-"))
     waiting = tmp / "waits.py"
     waiting.write_text(WAITING_SERVER)

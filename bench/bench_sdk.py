@@ -10,9 +10,17 @@ iterator / `async with` done, the CLI gone), and the CLI's peak RSS (the largest
 resident sets of the CLI process and its descendants, sampled every 5 ms) and CPU time (user +
 system of the CLI and what it ran, from the driver's RUSAGE_CHILDREN: less sensitive to a
 loaded machine than wall time). Each run is a fresh
-driver process (`--driver`), so one run's SDK import and caches do not help the next.
+driver process (`--driver`), so one run's SDK import and caches do not help the next. Bytecode is
+compiled and used, as users have it: PYTHONDONTWRITEBYTECODE is unset for the driver and the CLI,
+and one warm-up run of each cell is not counted.
 
-    .venv/bin/python bench/bench_sdk.py [--runs 5]
+`--before REF` adds loopwright at git revision REF (its `src/` extracted and put first on the
+CLI's PYTHONPATH) as a third CLI, interleaved run by run with the working tree's.
+
+`--floor` adds bench/sdk_floor_cli.py as a CLI: Python, asyncio and httpcore2 answering the same
+protocol lines with nothing else, the floor a Python CLI on loopwright's HTTP stack cannot go below.
+
+    .venv/bin/python bench/bench_sdk.py [--runs 5] [--before REF] [--floor] [--no-claude]
 
 Writes bench/results/sdk.md.
 """
@@ -55,10 +63,13 @@ class TreePeak(threading.Thread):
         import psutil
 
         me = psutil.Process()
+        mine = me.cmdline()
         while not self.done.is_set():
             total = 0
             for c in me.children(recursive=True):
                 try:
+                    if c.cmdline() == mine:  # forked, not yet exec'd: a copy of this driver, not the CLI
+                        continue
                     total += c.memory_info().rss
                 except psutil.Error:
                     pass
@@ -97,19 +108,42 @@ async def drive(kind: str, cli: str, cwd: str) -> dict[str, Any]:
 
 # --- the bench ------------------------------------------------------------------------------
 
-def one_run(harness: str, kind: str, work: Path) -> dict[str, Any]:
+def extract_src(ref: str, into: Path) -> Path:
+    """The src/ directory of git revision `ref`, extracted under `into`."""
+    import tarfile
+    from io import BytesIO
+
+    data = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "src"], capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=BytesIO(data)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "src"
+
+
+def floor_cli(work: Path) -> Path:
+    """sdk_floor_cli.py as an executable with this interpreter's shebang (the SDK runs cli_path itself)."""
+    exe = work / "floor-cli"
+    exe.write_text(f"#!{sys.executable}\n" + (HERE / "sdk_floor_cli.py").read_text())
+    exe.chmod(0o755)
+    return exe
+
+
+def one_run(harness: str, kind: str, work: Path, before_src: Path | None = None) -> dict[str, Any]:
     from loopwright.testing import ScriptedServer
 
     calls = 1 if kind == "query" else SESSION_TURNS
     turns = [[{"type": "text", "text": f"Answer {i + 1}."}] for i in range(calls)]
     home = work / f"home-{harness}"
     home.mkdir(exist_ok=True)
-    cli = str(LOOPWRIGHT if harness == "loopwright" else CLAUDE)
+    cli = str({"claude": CLAUDE, "floor": work / "floor-cli"}.get(harness, LOOPWRIGHT))
     with ScriptedServer(turns, model=MODEL, strict=False) as srv:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "LOOPWRIGHT_"))}
         env.update(HOME=str(home), LOOPWRIGHT_HOME=str(home / "lw"), ANTHROPIC_API_KEY="test",
                    ANTHROPIC_BASE_URL=srv.url, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
                    DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1")
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # .pyc files written and used, as in any installed package
+        env.pop("PYTHONPATH", None)
+        if harness == "before" and before_src is not None:
+            env["PYTHONPATH"] = str(before_src)
         p = subprocess.run([sys.executable, __file__, "--driver", kind, cli, str(work)], capture_output=True,
                            text=True, env=env, timeout=600)
         loop = [r for r in srv.requests if r.loop_call]
@@ -130,26 +164,38 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--driver", nargs=3, metavar=("KIND", "CLI", "CWD"))
+    ap.add_argument("--before", metavar="REF", help="also loopwright at git revision REF, side by side")
+    ap.add_argument("--floor", action="store_true", help="also the floor: Python, asyncio and httpcore2 alone")
+    ap.add_argument("--no-claude", action="store_true", help="leave Claude Code out")
     args = ap.parse_args()
     if args.driver:
         print(json.dumps(asyncio.run(drive(*args.driver))))
         return 0
     import claude_agent_sdk
 
-    harnesses = ["loopwright"] + (["claude"] if CLAUDE.exists() else [])
-    cc = subprocess.run([str(CLAUDE), "--version"], capture_output=True, text=True).stdout.strip() if CLAUDE.exists() else "-"
+    claude = CLAUDE.exists() and not args.no_claude
     work = Path(tempfile.mkdtemp(prefix="lw-bench-sdk-"))
+    before_src = extract_src(args.before, work / "before") if args.before else None
+    harnesses = (["loopwright"] + (["before"] if before_src else []) + (["floor"] if args.floor else [])
+                 + (["claude"] if claude else []))
+    if args.floor:
+        floor_cli(work)
+    cc = subprocess.run([str(CLAUDE), "--version"], capture_output=True, text=True).stdout.strip() if claude else "-"
     samples: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for _ in range(args.runs):  # interleaved: each run of each scenario, harness after harness
+    for kind in SCENARIOS.values():  # a warm-up run of each cell (page cache, .pyc files), not counted
+        for h in harnesses:
+            one_run(h, kind, work, before_src)
+    for i in range(args.runs):  # interleaved: each run of each scenario, harness after harness,
+        order = harnesses[i % len(harnesses):] + harnesses[:i % len(harnesses)]  # in turn (none always follows another)
         for kind in SCENARIOS.values():
-            for h in harnesses:
-                s = one_run(h, kind, work)
+            for h in order:
+                s = one_run(h, kind, work, before_src)
                 samples.setdefault((h, kind), []).append(s)
                 if not s["ok"]:
                     print(f"{h} {kind}: FAILED {s['why']}", file=sys.stderr)
     load = os.getloadavg()[0]
     lines = [f"claude-agent-sdk {claude_agent_sdk.__version__}; Claude Code {cc}; {args.runs} interleaved runs "
-             f"per cell, medians; {os.cpu_count()} CPUs, load average {load:.1f}. "
+             f"per cell after a warm-up run, medians, bytecode compiled; {os.cpu_count()} CPUs, load average {load:.1f}. "
              "`.venv/bin/python bench/bench_sdk.py`", "",
              "| scenario | CLI | ok | SDK start → first model request ms | wall ms | CLI CPU ms | CLI peak RSS MiB |",
              "|---|---|---:|---:|---:|---:|---:|"]
@@ -161,13 +207,21 @@ def main() -> int:
             f, w, c, r = (med([s["first_s"] * 1000 for s in ss]), med([s["wall_s"] * 1000 for s in ss]),
                           med([s["cpu_s"] * 1000 for s in ss]), med([s["peak_kib"] / 1024 for s in ss]))
             row[h] = (f, w, c, r)
-            label = "loopwright" if h == "loopwright" else "Claude Code"
+            label = {"loopwright": "loopwright", "before": f"loopwright at {args.before}",
+                     "floor": "floor (sdk_floor_cli.py)"}.get(h, "Claude Code")
             lines.append(f"| {name} | {label} | {len(ss)}/{args.runs} | {f:.0f} | {w:.0f} | {c:.0f} | {r:.1f} |")
         if "claude" in row:
             (lf, lw, lc, lr), (cf, cw, cc_, cr) = row["loopwright"], row["claude"]
             ratios.append(f"{name}: start {lf / cf:.2f}×, wall {lw / cw:.2f}×, CLI CPU {lc / cc_:.2f}×, "
                           f"peak RSS {lr / cr:.2f}× Claude Code's")
-    lines += ["", "loopwright ÷ Claude Code (goal: start ≤ 0.3×, peak RSS ≤ 0.25×): " + "; ".join(ratios) + "."]
+        if "floor" in row:
+            ratios.append(f"{name}: loopwright − floor: start {row['loopwright'][0] - row['floor'][0]:.0f} ms, "
+                          f"CLI CPU {row['loopwright'][2] - row['floor'][2]:.0f} ms")
+        if "before" in row:
+            (lf, lw, lc, _), (bf, bw, bc, _) = row["loopwright"], row["before"]
+            ratios.append(f"{name}: this tree ÷ {args.before}: start {lf / bf:.2f}×, wall {lw / bw:.2f}×, "
+                          f"CLI CPU {lc / bc:.2f}×")
+    lines += ["", "Ratios (goal: start ≤ 0.3× Claude Code's, peak RSS ≤ 0.25×): " + "; ".join(ratios) + "."]
     text = "\n".join(lines) + "\n"
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "sdk.md").write_text(text)

@@ -90,7 +90,9 @@ def have_psutil() -> bool:
 
 def spawn(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
           sample_tree: bool = False, interval: float = 0.01, timeout: float = 600.0) -> Proc:
-    """Run `cmd` to its end (stdin closed), measuring it."""
+    """Run `cmd` to its end (stdin closed), measuring it. Bytecode is written and used, as users
+    have it: PYTHONDONTWRITEBYTECODE (set on some machines) is not passed on."""
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
         t0 = time.perf_counter()

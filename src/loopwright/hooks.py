@@ -302,10 +302,11 @@ class HookRegistry:
 
     matchers: Mapping[str, tuple[RegisteredMatcher, ...]] = field(default_factory=lambda: _NO_MATCHERS)
     env: Mapping[str, str] = field(default_factory=lambda: _NO_ENV)
+    # Any hook at all: known once (the registry never changes), asked several times a turn.
+    active: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def active(self) -> bool:
-        return any(self.matchers.values())
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "active", any(self.matchers.values()))
 
     def with_env(self, env: Mapping[str, str]) -> HookRegistry:
         """The same hooks, their environment updated with `env`."""

@@ -254,26 +254,59 @@ class Run:
     # --- the pieces of one step ---------------------------------------------------------
 
     async def call_model(self) -> AsyncIterator[Any]:
-        """a = M(h). A request the server refuses as over its context window W (in its own words:
+        """a = M(h): one model call (plus continuations of a paused turn), timed and charged.
+
+        A request the server refuses as over its context window W (in its own words:
         models/window.py) teaches W (remembered per base URL and model); h is compacted to fit
         (context.py, in chunks when h is larger than W) and the same step is retried, at most
         MAX_OVERFLOW_RETRIES times. When even the minimum cannot fit, the error says what to shrink.
-        Yields a ResultMessage (and no response) only when that compaction spent the budget."""
-        from .models.window import parse_overflow
-
-        for attempt in range(MAX_OVERFLOW_RETRIES + 1):
+        Yields a ResultMessage (and no response) only when that compaction spent the budget.
+        (One async generator for both, not one around the other: each costs as much as the rest
+        of a trivial turn's step.)"""
+        d, s = self.deps, self.state
+        for overflows in range(MAX_OVERFLOW_RETRIES + 1):
             try:
-                async for ev in self._call_model():
-                    yield ev
-                return
+                s.inv.check(s.h)  # Inv on exactly what the model is about to see (Thm 3.4)
+                req = ModelRequest(d.system, d.tool_defs, s.h, self._output_limit(), effort=d.options.effort,
+                                   thinking=d.options.thinking)
+                content: list[Any] = []
+                for attempt in range(d.options.max_pause_continuations + 1):
+                    t0 = time.perf_counter()
+                    a: ModelResponse | None = None
+                    try:
+                        async for ev in self.obs.model_call(self, req, self._stream(req)):
+                            if isinstance(ev, ModelResponse):
+                                a = ev
+                            else:
+                                yield ev
+                    finally:
+                        s.api_seconds += time.perf_counter() - t0
+                        if attempt:
+                            s.h.pop()  # drop the paused partial turn sent for continuation
+                    if a is None:
+                        raise ModelError(f"model {d.model.name!r} returned no response")
+                    self.charge(a)
+                    if a.stop_reason not in STOP_REASONS:
+                        raise RunError(f"model returned an unknown stop_reason {a.stop_reason!r}")
+                    a.content = content + a.content
+                    if a.stop_reason != "pause_turn" or tool_uses(a.content) or s.budget.exhausted:
+                        yield a  # (a paused turn that reached the budget is not continued: Prop 5.4)
+                        return
+                    content = a.content  # pause_turn: send the partial turn back so the model continues
+                    if attempt == d.options.max_pause_continuations:
+                        break
+                    s.h.append({"role": "assistant", "content": [b.to_wire() for b in content]})
+                raise RunError(f"the model paused its turn more than {d.options.max_pause_continuations} times")
             except ModelError as e:
+                from .models.window import parse_overflow  # (imported on a failure only: start-up)
+
                 over = parse_overflow(str(e)) if e.status in (None, 400, 413) else None
                 if over is None:
                     raise
-                if attempt == MAX_OVERFLOW_RETRIES:
+                if overflows == MAX_OVERFLOW_RETRIES:
                     raise RunError(f"{e} (still over the context window of {self.compactor.window} tokens after "
-                                   f"{attempt} compactions)") from e
-                async for m in self.fit_window(over, attempt, str(e)):
+                                   f"{overflows} compactions)") from e
+                async for m in self.fit_window(over, overflows, str(e)):
                     yield m
                     if isinstance(m, ResultMessage):
                         return
@@ -333,40 +366,6 @@ class Run:
         room = c.window - int(n * 4.0 / c.chars_per_token)
         return min(limit, max(64, room))
 
-    async def _call_model(self) -> AsyncIterator[Any]:
-        """a = M(h): one model call (plus continuations of a paused turn), timed and charged."""
-        d, s = self.deps, self.state
-        s.inv.check(s.h)  # Inv on exactly what the model is about to see (Thm 3.4)
-        req = ModelRequest(d.system, d.tool_defs, s.h, self._output_limit(), effort=d.options.effort,
-                           thinking=d.options.thinking)
-        content: list[Any] = []
-        for attempt in range(d.options.max_pause_continuations + 1):
-            t0 = time.perf_counter()
-            a: ModelResponse | None = None
-            try:
-                async for ev in self.obs.model_call(self, req, self._stream(req)):
-                    if isinstance(ev, ModelResponse):
-                        a = ev
-                    else:
-                        yield ev
-            finally:
-                s.api_seconds += time.perf_counter() - t0
-                if attempt:
-                    s.h.pop()  # drop the paused partial turn sent for continuation
-            if a is None:
-                raise ModelError(f"model {d.model.name!r} returned no response")
-            self.charge(a)
-            if a.stop_reason not in STOP_REASONS:
-                raise RunError(f"model returned an unknown stop_reason {a.stop_reason!r}")
-            a.content = content + a.content
-            if a.stop_reason != "pause_turn" or tool_uses(a.content) or s.budget.exhausted:
-                yield a  # (a paused turn that reached the budget is not continued: Prop 5.4)
-                return
-            content = a.content  # pause_turn: send the partial turn back so the model continues
-            if attempt == d.options.max_pause_continuations:
-                break
-            s.h.append({"role": "assistant", "content": [b.to_wire() for b in content]})
-        raise RunError(f"the model paused its turn more than {d.options.max_pause_continuations} times")
 
     def _stream(self, req: ModelRequest) -> AsyncIterator[Any]:
         """The model's events. Under a RunControl the stream runs in its own task, so that
@@ -714,6 +713,21 @@ class _Nothing(AsyncIterator[Any]):
 _NOTHING = _Nothing()
 
 
+class _Awaiting(AsyncIterator[Any]):
+    """A Relay with no inbox: awaits the work in place and yields nothing."""
+
+    __slots__ = ("relay",)
+
+    def __init__(self, relay: Relay[Any]) -> None:
+        self.relay: Relay[Any] | None = relay
+
+    async def __anext__(self) -> Any:
+        relay, self.relay = self.relay, None
+        if relay is not None:
+            relay.value = await relay.work
+        raise StopAsyncIteration
+
+
 async def _loop(run: Run) -> AsyncIterator[Message]:
     """Seed Def 3.1, step after step, until one of its stops."""
     s = run.state
@@ -876,11 +890,13 @@ class Relay(Generic[T]):
         self.inbox = inbox
         self.value: T
 
-    async def __aiter__(self) -> AsyncIterator[Message]:
-        if self.inbox is None:
-            self.value = await self.work
-            return
-        inbox, done = self.inbox, SystemMessage("_relay_done")
+    def __aiter__(self) -> AsyncIterator[Message]:
+        if self.inbox is None:  # (an iterator of no messages, not an async generator: one a turn)
+            return _Awaiting(self)
+        return self._relayed(self.inbox)
+
+    async def _relayed(self, inbox: asyncio.Queue[Message]) -> AsyncIterator[Message]:
+        done = SystemMessage("_relay_done")
 
         async def step() -> T:
             try:

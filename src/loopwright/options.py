@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .gate import PERMISSION_MODES, CanUseTool, PermissionMode
 from .hooks import Hooks
-from .interaction import AskUser, ReviewPlan
 from .models.base import Model
 from .tools.base import Tool
 from .usage import Price
 
 if TYPE_CHECKING:
+    from .interaction import AskUser, ReviewPlan
     from .sessions import SessionStore
 
 
@@ -303,14 +303,15 @@ def _named_tools(items: list[Any] | tuple[Any, ...]) -> list[Any]:
 
 def model_for(options: AgentOptions) -> Model:
     """The Model these options name (models.resolve_model with the options' provider settings)."""
-    from .models import resolve_model  # provider SDKs load only when a provider is used
+    # provider SDKs load only when a provider is used
+    from .models import parse_model_spec, resolve_model
 
     o, env = options, options.env
 
     def one(spec: str | Model | None) -> Model:
         # The provider variables in `env` count as they would in the environment (the Agent SDK
         # passes its env to the CLI), before the process's own.
-        kind = "OPENAI" if isinstance(spec, str) and spec.startswith("openai:") else "ANTHROPIC"
+        kind = "OPENAI" if isinstance(spec, str) and parse_model_spec(spec).provider in ("openai", "responses") else "ANTHROPIC"
         return resolve_model(spec, base_url=o.base_url or env.get(f"{kind}_BASE_URL"),
                              api_key=o.api_key or env.get(f"{kind}_API_KEY"), max_retries=o.max_retries,
                              max_tokens=o.max_tokens, include_partial_messages=o.include_partial_messages,

@@ -327,3 +327,31 @@ def test_sequential_runs_on_a_provider_leave_no_client_to_close_on_a_dead_loop()
     assert "Event loop is closed" not in p.stderr and "never retrieved" not in p.stderr
     assert "unclosed" not in p.stderr, p.stderr
 
+
+
+@pytest.mark.parametrize("caching", [True, False])
+def test_another_providers_blocks_are_not_sent_and_the_history_is_not_changed(caching: bool) -> None:
+    """A history from a Responses model (a fallback mid-run): its `openai_reasoning` blocks are left
+    out of the request, an assistant message that held only that is sent as a short text (the API
+    refuses an empty one), and the live history keeps every block."""
+    from loopwright.models.anthropic import FOREIGN_ONLY
+    from loopwright.models.base import ModelRequest
+
+    item = {"type": "openai_reasoning", "item": {"type": "reasoning", "id": "rs_1", "summary": []}}
+    h: list[dict[str, Any]] = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [item, text("calling"), use("t1", "echo", {"s": "a"})]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}]},
+        {"role": "assistant", "content": [item]},
+        {"role": "user", "content": "go on"},
+    ]
+    before = json.dumps(h)
+    m = AnthropicModel("claude-sonnet-4-5", api_key="test", prompt_caching=caching)
+    for _ in range(2):  # the second call reuses the incremental scan
+        sent = m.build_params(ModelRequest(messages=h, system=None, tools=[]))["messages"]
+        assert [b["type"] for b in sent[1]["content"]] == ["text", "tool_use"]
+        assert [b["type"] for b in sent[3]["content"]] == ["text"] and sent[3]["content"][0]["text"] == FOREIGN_ONLY
+        assert not any("openai" in json.dumps(x) for x in sent)
+        h.append({"role": "assistant", "content": [text("ok")]})
+        h.append({"role": "user", "content": "more"})
+    assert json.dumps(h[:5]) == before

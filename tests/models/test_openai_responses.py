@@ -161,3 +161,47 @@ def test_a_window_on_the_responses_endpoint_is_learned_without_numbers() -> None
     learned = [x for x in msgs if isinstance(x, SystemMessage) and x.subtype == "context_window"]
     assert msgs[-1].subtype == "success" and msgs[-1].num_turns == 5 and refused and learned
     assert learned[0].data["context_window"] < 2_500  # said without a number: taken below what was refused
+
+
+def test_a_fallback_from_a_responses_model_to_claude_mid_run_leaves_its_reasoning_out(tmp_path: Path) -> None:
+    """A Responses model overloaded after a turn with a reasoning item: the fallback (Claude, on
+    the Messages API, which refuses a block type it does not know) gets the history without the
+    `openai_reasoning` block, the run succeeds, and the history itself still holds the item."""
+    from loopwright.models.anthropic import AnthropicModel
+    from loopwright.models.fallback import FallbackModel
+
+    with ScriptedServer(SCRIPT) as srv:
+        bump = counter(tmp_path)
+
+        @lw.tool
+        def overload() -> str:
+            """Make the Responses model overloaded from now on."""
+            srv.inject(Fault.overloaded(times=100, model="gpt-5-mini"))
+            return "ok"
+
+        script = [[*SCRIPT[0][:3], use("call_2", "overload", {})], SCRIPT[1], SCRIPT[2]]
+        srv.model = type(srv.model)(script)
+        both = FallbackModel([model(srv, max_retries=0),
+                              AnthropicModel("claude-sonnet-4-5", base_url=srv.url, api_key="test", max_retries=0)])
+        r = lw.run("count", lw.AgentOptions(model=both, tools=[bump, overload]))
+        reqs = srv.loop_requests
+    assert r.subtype == "success" and r.result == "x is 5", r.errors
+    assert [q.status for q in reqs] == [200, 529, 200, 200]
+    to_claude = reqs[2].body["messages"]
+    assert reqs[2].body["model"] == "claude-sonnet-4-5"
+    sent = [b["type"] for b in to_claude[1]["content"]]
+    assert sent == ["text", "tool_use", "tool_use"]
+    assert r.messages[1]["content"][0] == {"type": REASONING, "item": ITEM}  # the history keeps it
+    assert holds_final(r.messages)
+
+
+def test_a_responses_model_takes_the_openai_variables_from_the_options_env(tmp_path: Path) -> None:
+    """`responses:<model>` is an OpenAI provider: with `env=` (as the Agent SDK passes it) its base
+    URL and key come from OPENAI_BASE_URL / OPENAI_API_KEY, never from the Anthropic ones."""
+    with ScriptedServer([[text("hi")]]) as srv:
+        env = {"OPENAI_BASE_URL": srv.openai_url, "OPENAI_API_KEY": "sk-openai",
+               "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "sk-ant"}
+        r = lw.run("hello", lw.AgentOptions(model="responses:gpt-5-mini", env=env, max_retries=0))
+        reqs = srv.loop_requests
+    assert r.subtype == "success" and r.result == "hi", r.errors
+    assert reqs[0].headers.get("authorization") == "Bearer sk-openai"

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 import loopwright as lw
-from loopwright.checkpoints import NOT_TRACKED, FileHistory, rewind, rewind_main, rewind_points
+from loopwright.checkpoints import NOT_TRACKED, FileHistory, rewind, rewind_points
+from loopwright.cli.rewind import rewind_main
 from loopwright.sessions import cwd_slug, get_session_messages, read_lines
 from loopwright.tools.bash import make_bash_tools
 from loopwright.tools.edit import make_edit_tool

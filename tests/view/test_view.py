@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 import loopwright as lw
+from loopwright.cli.view import stats_json
 from loopwright.tools.builtin import default_tools
 from loopwright.view import load_view, render
-from loopwright.view.cli import stats_json
 from tests.helpers import TESTS, loopwright_cmd, text, use
 
 CC_FIXTURE = TESTS / "fixtures" / "claude_code_fix_the_test.jsonl"

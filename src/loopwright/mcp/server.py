@@ -26,7 +26,7 @@ from ..tools.base import Tool
 
 def build_executor(options: AgentOptions) -> tuple[list[Tool], Executor]:
     """The served tools and the gate they run behind, from the options of `mcp serve` (built by
-    its CLI, mcp/cli.py: cwd, permission mode, rules, add-dirs, settings); the tools are the
+    its CLI, cli/mcp.py: cwd, permission mode, rules, add-dirs, settings); the tools are the
     server's own choice, whatever `options.tools` holds."""
     from ..assemble import build_gate
     from ..tools.builtin import default_tools

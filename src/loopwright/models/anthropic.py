@@ -107,6 +107,7 @@ class AnthropicModel(HTTPModel):
         self._scan_n = 0
         self._scan_last: Any = None
         self._scan_marked: list[int] = []
+        self._scan_foreign: list[int] = []
 
     def headers(self) -> dict[str, str]:
         """Claude Code's headers: every Anthropic-compatible gateway and proxy accepts them."""
@@ -146,27 +147,35 @@ class AnthropicModel(HTTPModel):
             )
         return self._system_built
 
-    def _existing_marks(self, h: list[Any]) -> list[int]:
-        """Indices of messages that already carry cache_control (rare: imported histories).
-        Scans only what was appended since the last call."""
+    def _scan(self, h: list[Any]) -> tuple[list[int], list[int]]:
+        """Indices of messages that already carry cache_control (rare: imported histories), and
+        of messages holding another provider's own blocks (a fallback's history). Scans only
+        what was appended since the last call."""
         n = len(h)
         if (self._scan_src is not h or n < self._scan_n
                 or (self._scan_n and h[self._scan_n - 1] is not self._scan_last)):
-            self._scan_src, self._scan_n, self._scan_marked = h, 0, []
+            self._scan_src, self._scan_n, self._scan_marked, self._scan_foreign = h, 0, [], []
         for i in range(self._scan_n, n):
-            if _has_mark(h[i].get("content")):
+            content = h[i].get("content")
+            if _has_mark(content):
                 self._scan_marked.append(i)
+            if isinstance(content, list) and any(_foreign(b) for b in content):
+                self._scan_foreign.append(i)
         self._scan_n = n
         self._scan_last = h[n - 1] if n else None
-        return self._scan_marked
+        return self._scan_marked, self._scan_foreign
 
     def _messages_param(self, h: list[Any]) -> list[Any]:
         """A shallow copy of the live history with breakpoints on the newest message and on
         the previous user message; only the messages that change are copied."""
         msgs = list(h)
+        marked, foreign = self._scan(h)
+        for i in foreign:  # the Messages API refuses a block type it does not know: a 400 for the run
+            kept = [b for b in msgs[i]["content"] if not _foreign(b)]
+            msgs[i] = {**msgs[i], "content": kept or [{"type": "text", "text": FOREIGN_ONLY}]}
         if not self.prompt_caching or not msgs:
             return msgs
-        for i in self._existing_marks(h):  # ours replace any inherited marks: never more than 4
+        for i in marked:  # ours replace any inherited marks: never more than 4
             msgs[i] = {**msgs[i], "content": _strip_marks(msgs[i].get("content"))}
         last = len(msgs) - 1
         _mark_message(msgs, last, self._mark)
@@ -251,6 +260,18 @@ class AnthropicModel(HTTPModel):
         acc.feed("message_start", {"message": obj})
         acc.stop_reason = obj.get("stop_reason")
         return acc.response(self.name)
+
+
+# Another provider's own history blocks are typed "openai_*" (openai_responses keeps a reasoning
+# item as an `openai_reasoning` block, to send it back to the Responses API): after a fallback from
+# such a model to Claude mid-run they stay in the history but are not sent. An assistant message
+# that held nothing else is sent as this text (the API refuses an empty one).
+FOREIGN_PREFIX = "openai_"
+FOREIGN_ONLY = "(another model's reasoning, not shown)"
+
+
+def _foreign(block: Any) -> bool:
+    return isinstance(block, dict) and str(block.get("type", "")).startswith(FOREIGN_PREFIX)
 
 
 def _has_mark(content: Any) -> bool:

@@ -18,7 +18,6 @@ with the API's own error message.
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -97,6 +96,8 @@ class RetryPolicy:
         """Seconds to wait before retry number `attempt` (1-based)."""
         if failure.retry_after is not None:
             return min(failure.retry_after, MAX_RETRY_AFTER_S)
+        import random  # (imported at the first retry: start-up)
+
         d: float = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
         return d * (1 - self.jitter * random.random())
 

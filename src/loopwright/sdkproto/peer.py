@@ -13,22 +13,16 @@ import asyncio
 import json
 import sys
 import uuid
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..blocks import block_from_wire
 from ..gate import Allow, Decision, Deny, Permissions
 from ..hooks import HOOK_EVENTS, HookMatcher
-from ..interaction import (
-    Answered,
-    Declined,
-    PlanApproved,
-    PlanRefused,
-    PlanReply,
-    Question,
-    QuestionReply,
-)
-from ..mcp.inprocess import SdkMcpServer
 from ..tools.base import Tool, ToolContext, ToolOutput
+
+if TYPE_CHECKING:  # the answers' types and the MCP server are imported where they are made: start-up
+    from ..interaction import PlanReply, Question, QuestionReply
+    from ..mcp.inprocess import SdkMcpServer
 
 
 class PeerError(Exception):
@@ -123,6 +117,8 @@ class StdioAsker:
     async def ask_user(self, questions: tuple[Question, ...]) -> QuestionReply:
         """AskUserQuestion's port, answered as Claude Code asks it: can_use_tool on the tool, whose
         allow carries the answers in updatedInput["answers"]."""
+        from ..interaction import Answered, Declined
+
         x = {"questions": [{"question": q.question, "header": q.header, "multiSelect": q.multi_select,
                             "options": [{"label": o.label, "description": o.description} for o in q.options]}
                            for q in questions]}
@@ -135,6 +131,8 @@ class StdioAsker:
     async def review_plan(self, plan: str) -> PlanReply:
         """ExitPlanMode's port: can_use_tool on the tool; allowed, the run leaves plan mode (for the
         mode a setMode update names, else default)."""
+        from ..interaction import PlanApproved, PlanRefused
+
         r = await self.answer("ExitPlanMode", {"plan": plan})
         if r.get("behavior") != "allow":
             return PlanRefused(str(r.get("message") or ""))
@@ -232,6 +230,7 @@ class SdkServer:
 
     async def connect(self) -> SdkMcpServer:
         from .. import __version__
+        from ..mcp.inprocess import SdkMcpServer
 
         await self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                       "clientInfo": {"name": "loopwright", "version": __version__}})

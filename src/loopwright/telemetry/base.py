@@ -48,15 +48,16 @@ class Observer:
 
     def active(self, use_id: str) -> contextlib.AbstractContextManager[None]:
         """The tool call's span as the current context (for subagents, Bash, hooks and MCP)."""
-        return contextlib.nullcontext()
+        return _NO_SPAN
 
     def span(self, name: str, attributes: Mapping[str, Any] | None = None
              ) -> contextlib.AbstractContextManager[None]:
         """A span of loopwright's own (a hook, a compaction) under the current tool call or the run."""
-        return contextlib.nullcontext()
+        return _NO_SPAN
 
 
 NULL = Observer()
+_NO_SPAN: contextlib.AbstractContextManager[None] = contextlib.nullcontext()  # (reusable: one for every call)
 
 
 def _truthy(value: str | None) -> bool:

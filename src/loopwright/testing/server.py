@@ -128,6 +128,23 @@ def estimate_tokens(obj: Any) -> int:
 
 # --- faults ---------------------------------------------------------------------------------
 
+# The content block types the Messages API takes in a request (its server tools' blocks end in
+# _tool_use / _tool_result), besides those it answered with itself (a newer block type comes back
+# verbatim); any other type is a 400, as the real API answers.
+MESSAGES_BLOCK_TYPES = frozenset({"text", "image", "document", "search_result", "thinking", "redacted_thinking",
+                                  "tool_use", "tool_result", "server_tool_use", "container_upload"})
+
+
+def _unknown_block(messages: list[Any], served: set[str]) -> str | None:
+    for i, m in enumerate(messages):
+        content = m.get("content") if isinstance(m, dict) else None
+        for j, b in enumerate(content if isinstance(content, list) else []):
+            t = str(b.get("type", "")) if isinstance(b, dict) else ""
+            if t not in MESSAGES_BLOCK_TYPES and t not in served and not t.endswith(("_tool_use", "_tool_result")):
+                return f"messages.{i}.content.{j}: Input tag '{t}' found using 'type' does not match any of the expected tags"
+    return None
+
+
 @dataclass
 class Fault:
     """What to do wrong with the next loop call(s) (`times` of them).
@@ -494,6 +511,7 @@ class ScriptedServer:
         self.requests: list[RecordedRequest] = []
         self.faults: list[Fault] = []
         self.turns_served = 0
+        self.served_types: set[str] = set()  # block types answered: a model's own blocks come back in its history
         self._seen_tools = False
         self._pending: tuple[str, ModelResponse, int, Usage | None] | None = None
         self._lock = threading.RLock()
@@ -882,6 +900,8 @@ class _Handler(BaseHTTPRequestHandler):
         if srv.web_search is not None and not openai:
             content, searches = _play_web_search(content, tools, srv.web_search)
         rec.searches = searches
+        if not openai:  # what the Messages API answered it takes back (not what the OpenAI wires got)
+            srv.served_types.update(str(b.get("type")) for b in content if isinstance(b, dict))
         if self._answer(rec, body, content, resp.stop_reason or "end_turn", explicit, openai, streaming, fault):
             srv._delivered(fingerprint)
 
@@ -902,6 +922,8 @@ class _Handler(BaseHTTPRequestHandler):
             n = count_breakpoints(body)
             if n > 4:
                 return f"A maximum of 4 blocks with cache_control may be provided. Found {n}."
+            if (bad := _unknown_block(body["messages"], self.server_obj.served_types)) is not None:
+                return bad
         # role "system" messages (newer API versions, sent by Claude Code) are outside Inv
         history = [m for m in history if not (isinstance(m, dict) and m.get("role") == "system")]
         try:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..interaction import Answered, PlanApproved, Question
 from .base import Tool, ToolContext, ToolError, ToolOutput
 
 _OPTION = {
@@ -101,6 +100,8 @@ def _answer_text(answers: dict[str, str]) -> str:
 
 
 async def ask_user_question(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    from ..interaction import Answered, Question  # (imported when the tool runs: start-up)
+
     questions = tuple(Question.from_input(q) for q in inp["questions"])
     texts = [q.question for q in questions]
     if len(set(texts)) != len(texts):
@@ -124,6 +125,8 @@ async def ask_user_question(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput
 
 
 async def exit_plan_mode(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    from ..interaction import PlanApproved
+
     plan = inp["plan"].strip()
     if not plan:
         raise ToolError("The plan is empty: write the plan you want the user to approve.")

@@ -40,11 +40,11 @@ from ..blocks import (
     WireFormatError,
     block_from_wire,
 )
-from ..interaction import AskUser, ReviewPlan
 from ..workspace import ToolState
 
 if TYPE_CHECKING:
     from ..hooks import RunHooks
+    from ..interaction import AskUser, ReviewPlan
     from ..messages import Message
     from ..models.base import Model, ModelResponse
 

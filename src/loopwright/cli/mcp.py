@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..mcp.config import MCP_JSON, McpConfigError, ServerConfig, collect, read_json
 from ..settings import SettingsError, load_settings, loopwright_home
-from .config import MCP_JSON, McpConfigError, ServerConfig, collect, read_json
 
 if TYPE_CHECKING:
     from ..options import AgentOptions
@@ -69,7 +69,7 @@ def describe(cfg: ServerConfig) -> str:
 
 
 async def check(configs: list[ServerConfig], cwd: Path) -> list[dict[str, Any]]:
-    from .client import McpRuntime
+    from ..mcp.client import McpRuntime
 
     rt = McpRuntime(configs, cwd)
     try:
@@ -141,7 +141,7 @@ def cmd_add(a: argparse.Namespace, command: list[str]) -> int:
         entry["url"] = command[0]
         if headers:
             entry["headers"] = headers
-    from .config import parse_server
+    from ..mcp.config import parse_server
 
     problem = parse_server(a.name, entry, env={}).error if "${" not in json.dumps(entry) else None
     if problem:
@@ -239,7 +239,7 @@ def mcp_main(argv: list[str]) -> int:
             return cmd_get(a)
         if a.cmd == "remove":
             return cmd_remove(a)
-        from .server import serve_main
+        from ..mcp.server import serve_main
 
         return serve_main(serve_options(a))
     except (McpConfigError, SettingsError, ValueError) as e:

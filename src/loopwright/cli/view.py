@@ -20,8 +20,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from .html import render
-from .model import NotATranscript, SessionView, load_view
+from ..view.html import render
+from ..view.model import NotATranscript, SessionView, load_view
 
 SPARK = "▁▂▃▄▅▆▇█"
 
