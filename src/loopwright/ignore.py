@@ -1,16 +1,16 @@
 """Room: ignore (beside the data types; imports nothing of loopwright's, pathspec lazily). Owns the one ignore and glob
 matcher: gitignore-style rules and the ignore files that apply to a walk (Grep and Glob), the
 Glob tool's patterns, one path segment's glob (Grep's file types, the shell analysis), and the
-gate's path patterns. Every glob goes through `Wild`, so Grep, Glob and the gate agree.
+gate's path patterns. Every glob becomes a `Wild` (or `segment_regex`), so Grep, Glob and the gate agree.
 
 Patterns come from repositories (.gitignore lines, a project's deny rules) and from the model, so
-matching is polynomial on any pattern: pathspec decides what a line is (a comment, a negation, an
-invalid or discarded pattern), and the line is matched segment by segment, never by one regex of
-many `[^/]*` (Python's backtracking takes exponential time on a path such a regex does not match).
-Within a segment the fixed-width chunks between stars are placed at their leftmost fit; across
-segments the groups between `**` are placed the same way (the leftmost place leaves the most room
-for the rest, so nothing is ever retried). Unlike pathspec's regex, a `[!x]` class never matches
-the `/` between segments (as git), and `*/` or `**/` hide every directory (as git and ripgrep).
+matching is polynomial on any pattern. pathspec decides what a line is (a comment, a negation, an
+invalid or dropped pattern); the line then becomes a regex of its own make, never pathspec's of
+many `[^/]*` (Python's backtracking takes exponential time on a path such a regex does not match):
+within a segment the fixed-width chunks between stars, and across segments the groups between
+`**`, each go to their leftmost fit in an atomic group (the leftmost place leaves the most room
+for the rest, so nothing is retried). Unlike pathspec's regex, a `[!x]` class never matches the
+`/` between segments (as git), and `*/` or `**/` hide every directory (as git and ripgrep).
 
 Two ways of matching a gitignore rule:
 - `IgnoreRules.check` (walks): the rule must match the path itself, never a path under a
@@ -129,7 +129,8 @@ def _segment_source(seg: str) -> str | None:
             if j >= n:
                 return None
             neg = seg[i] in "!^"
-            chunks[-1].append("[" + ("^" if neg else "") + seg[i + neg:j + 1].replace("\\", "\\\\"))
+            cls = "[" + ("^" if neg else "") + seg[i + neg:j + 1].replace("\\", "\\\\")
+            chunks[-1].append("(?!/)" + cls)  # never the `/` between segments (as git)
             i = j + 1
         else:
             chunks[-1].append(re.escape(c))
@@ -153,85 +154,45 @@ def segment_regex(seg: str) -> re.Pattern[str]:
     return re.compile(re.escape(seg) if src is None else src, re.S)
 
 
-@lru_cache(maxsize=8192)
-def _segment(seg: str) -> Callable[[str], object]:
-    """The test of one segment of a parsed gitignore line: str equality when it has no magic."""
-    src = _segment_source(seg)
-    if src is None:
-        raise _Dropped
-    if not re.search(r"[*?\[\\]", seg):
-        return seg.__eq__
-    return re.compile(src, re.S).fullmatch
-
-
-class _Dropped(Exception):
-    """A segment with an unclosed `[`: git (and pathspec) drop the whole pattern."""
-
-
 # --- one gitignore line -----------------------------------------------------------------------------
 
-Group = tuple[Callable[[str], object], ...]  # consecutive segments, no `**` among them
-
-
-def _fits(g: Group, segs: list[str], p: int) -> bool:
-    return all(t(segs[p + j]) for j, t in enumerate(g))
-
-
-def _leftmost(g: Group, segs: list[str], lo: int, hi: int) -> int:
-    """The end of g's leftmost fit starting at lo or later and ending by hi; -1: none."""
-    w = len(g)
-    for p in range(lo, hi - w + 1):
-        if _fits(g, segs, p):
-            return p + w
-    return -1
+_SEGS = "(?:[^/]*+/)*?"  # `**`: any number of whole segments, the fewest first
 
 
 @dataclass(frozen=True, slots=True)
 class Wild:
-    """One gitignore line: `groups` are its segments split at `**` (a leading `**` makes the first
-    group empty); `end` is "file" (a file or a directory), "dir" (a trailing `/`: directories
-    only) or "under" (a trailing `/**`: only what is below)."""
+    """One gitignore line as two regexes over the path with a `/` after every segment (`a/b/`):
+    `rx` takes what the rule matches itself, `cover_rx` (a prefix match) a path at or below a
+    match. The groups of segments between `**` are placed at their leftmost fit inside atomic
+    groups, never retried, so a match is polynomial in the path and the pattern."""
 
-    groups: tuple[Group, ...]
-    end: Literal["file", "dir", "under"]
+    rx: re.Pattern[str]
+    cover_rx: re.Pattern[str]
+    dir_only: bool  # a trailing `/`: directories only
     negated: bool
 
-    def _end(self, segs: list[str], n: int, at_end: bool, min_end: int = 0) -> int | None:
-        """Where a match of the pattern on segs[:n] ends: n (at_end), else its smallest end at
-        min_end or later; None: no match. The first group sits at 0, each later one at its leftmost
-        fit; at_end, the last group sits at n."""
-        first, last = self.groups[0], self.groups[-1]
-        pos = len(first)
-        if pos > n or not _fits(first, segs, 0):
-            return None
-        if len(self.groups) == 1:  # no `**`: the segments one for one
-            return pos if (pos == n or not at_end) and pos >= min_end else None
-        limit = n - len(last)  # the middle groups end by here, so the last still fits
-        for g in self.groups[1:-1]:
-            pos = _leftmost(g, segs, pos, limit)
-            if pos < 0:
-                return None
-        if at_end:
-            return n if pos <= limit and _fits(last, segs, limit) else None
-        end = _leftmost(last, segs, max(pos, min_end - len(last)), n)
-        return end if end >= 0 else None
-
-    def check(self, segs: list[str], is_dir: bool) -> bool:
-        """Does the rule match the path itself (segs: its segments)?"""
-        n = len(segs)
-        if self.end == "under":  # something strictly below a match
-            return n > 1 and self._end(segs, n - 1, False) is not None
-        if self.end == "dir" and not is_dir:
-            return False
-        return self._end(segs, n, True) is not None
+    def check(self, path: str, is_dir: bool) -> bool:
+        """Does the rule match the path itself? `path`: the relative path and a `/` (`a/b/`)."""
+        return (is_dir or not self.dir_only) and self.rx.match(path) is not None
 
     def covers(self, rel: str) -> bool:
         """The gate's reading: `rel` (relative, "/"-separated) or a directory above it matches.
         A negated pattern covers nothing (one `!` line alone excludes nothing)."""
-        if self.negated or not rel:
-            return False
-        segs = rel.split("/")
-        return self._end(segs, len(segs), False, 1) is not None
+        return not self.negated and bool(rel) and self.cover_rx.match(rel + "/") is not None
+
+
+def _wild(groups: list[list[str]], end: Literal["file", "dir", "under"], negated: bool) -> Wild:
+    """groups: segment regexes split at `**`; the first is anchored at the start, each middle one
+    at its leftmost fit (atomic), the last at the end of the path (or, for `under` and the gate,
+    wherever it first fits)."""
+    def run(g: list[str]) -> str:
+        return "".join(f"{s}/" for s in g)
+
+    src = "^" + run(groups[0]) + "".join(f"(?>{_SEGS}{run(g)})" for g in groups[1:-1])
+    if len(groups) > 1:
+        src += _SEGS + run(groups[-1])
+    full = src + (".+" if end == "under" else r"\Z")  # under: something strictly below
+    return Wild(re.compile(full, re.S), re.compile(src, re.S), end == "dir", negated)
 
 
 def _parse(line: str) -> Wild | None:
@@ -259,16 +220,16 @@ def _parse(line: str) -> Wild | None:
         end, segs = "dir", segs[:-1] or segs
     elif len(segs) > 1 and segs[-1] == "**":
         end, segs = "under", segs[:-1]
-    groups: list[Group] = [()]
-    try:
-        for s in segs:
-            if s == "**":
-                groups.append(())
-            else:
-                groups[-1] += (_segment(s),)
-    except _Dropped:
-        return None
-    return Wild(tuple(groups), end, not include)
+    groups: list[list[str]] = [[]]
+    for seg in segs:
+        if seg == "**":
+            groups.append([])
+            continue
+        src = _segment_source(seg)
+        if src is None:  # an unclosed `[`: git drops the pattern
+            return None
+        groups[-1].append(src)
+    return _wild(groups, end, not include)
 
 
 @lru_cache(maxsize=4096)
@@ -299,9 +260,9 @@ class IgnoreRules:
     def check(self, rel: str, is_dir: bool) -> bool | None:
         """True: ignored; False: whitelisted by a `!` rule; None: no rule matches. The last
         matching rule wins."""
-        segs = rel.split("/")
+        path = rel + "/"
         for w, negated in reversed(self.rules):
-            if w.check(segs, is_dir):
+            if w.check(path, is_dir):
                 return not negated
         return None
 
@@ -403,8 +364,8 @@ def glob_matcher(pattern: str) -> Callable[[str], bool]:
     ws = [w for alt in expand_braces(pattern) if (w := _compiled(_anchored(alt))) is not None]
 
     def match(rel: str) -> bool:
-        segs = rel.split("/")
-        return any(w.check(segs, False) for w in ws)
+        path = rel + "/"
+        return any(w.check(path, False) for w in ws)
 
     return match
 
