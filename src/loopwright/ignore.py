@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Literal
 
 MAX_BRACES = 1024  # alternatives one pattern may expand to ...
-MAX_BRACE_CHARS = 1 << 20  # ... and their characters in all
+MAX_BRACE_CHARS = 1 << 16  # ... and their characters in all (each becomes a regex to compile)
 MAX_BRACE_GROUPS = 64  # `{` one pattern may hold to be expanded at all (more: the pattern as written)
 
 
