@@ -37,6 +37,7 @@ from loopwright.tools.glob import make_glob_tool
 from loopwright.tools.grep import make_grep_tool
 from loopwright.workspace import SearchState, ToolState
 from tests.helpers import call_tool, first_tool_result, result_text
+from tests.trust.test_ignore_agree import HAS_RG, glob_files, grep_files, write_tree
 
 # --- the oracle: pathspec's own regex ----------------------------------------------------------------
 
@@ -131,11 +132,21 @@ def test_segment_regex_agrees_with_pathspec(seg: str, name: str) -> None:
     assert (segment_regex(seg).fullmatch(name) is not None) == (re.fullmatch(want, name, re.S) is not None)
 
 
-def test_what_git_and_rg_do_that_the_old_regex_did_not() -> None:
-    """`*/` hides every directory (the old `match` of pathspec's `search`-only regex hid none);
-    `[!x]` does not match a `/`; `a/**/b/**` hides `a/b/b` itself, which is below `a/b`."""
-    r = IgnoreRules(["*/"])
-    assert r.check("d", True) and r.check("d/e", True) and r.check("f", False) is None
+@pytest.mark.parametrize("line", ["*/", "**/", "**/*/**"])
+def test_what_git_and_rg_do_that_the_old_regex_did_not(tmp_path: Path, line: str) -> None:
+    """`*/` and `**/` hide every directory, `**/*/**` all below one (the old `match` of pathspec's
+    `search`-only regex hid nothing); `[!x]` does not match a `/` (as git; rg lets it);
+    `a/**/b/**` hides `a/b/b` itself, which is below `a/b`."""
+    r = IgnoreRules([line])
+    assert r.check("f", False) is None and r.check("d/e", True)
+    if line == "**/*/**":  # what is below a directory, not the top-level directory itself
+        assert r.check("d/e/h", False) and r.check("d", True) is None
+    else:  # directories (the walk does not enter them), not files
+        assert r.check("d", True) and r.check("d/e/h", False) is None
+    write_tree(tmp_path, ["f", "d/g", "d/e/h"], {".gitignore": [line]})
+    assert glob_files(tmp_path) == grep_files(tmp_path, "python") == {"f"}
+    if HAS_RG:
+        assert grep_files(tmp_path, "rg") == {"f"}
     assert IgnoreRules(["d[!x]g"]).check("d/g", False) is None
     assert IgnoreRules(["a/**/b/**"]).check("a/b/b", True) and IgnoreRules(["a/**/b/**"]).check("a/b", True) is None
 
