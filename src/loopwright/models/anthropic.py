@@ -31,7 +31,15 @@ from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, parse_inp
 from .catalog import max_output
 from .http import USER_AGENT, HTTPModel, HTTPOptions
 from .reasoning import anthropic_params
-from .retry import AttemptFailed, Failure, drain, error_from_body, is_retryable_status, iter_sse
+from .retry import (
+    AttemptFailed,
+    Failure,
+    drain,
+    error_from_body,
+    is_retryable_status,
+    iter_sse,
+    sse_object,
+)
 
 API_VERSION = "2023-06-01"
 _NO_CACHE_TYPES = frozenset({"thinking", "redacted_thinking"})  # blocks that cannot carry cache_control
@@ -230,13 +238,7 @@ class AnthropicModel(HTTPModel):
         async for sse in events:
             if not sse.data:
                 continue
-            try:
-                data = json.loads(sse.data)
-            except ValueError:
-                raise AttemptFailed(Failure(
-                    f"malformed SSE data in {sse.event or 'message'} event: {sse.data[:80]!r}")) from None
-            if not isinstance(data, dict):
-                raise AttemptFailed(Failure(f"malformed SSE event: {sse.data[:80]!r}"))
+            data = sse_object(sse.data, sse.event or "message")
             kind = data.get("type") or sse.event
             if kind == "error" or sse.event == "error":
                 raise AttemptFailed(_stream_error(data))

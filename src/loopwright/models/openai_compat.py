@@ -41,7 +41,15 @@ from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, tool_use
 from .catalog import output_limit
 from .http import USER_AGENT, HTTPModel, HTTPOptions
 from .reasoning import openai_params
-from .retry import AttemptFailed, Failure, drain, error_from_body, is_retryable_status, iter_sse
+from .retry import (
+    AttemptFailed,
+    Failure,
+    drain,
+    error_from_body,
+    is_retryable_status,
+    iter_sse,
+    sse_object,
+)
 
 FINISH_TO_STOP = {
     "tool_calls": "tool_use",
@@ -152,12 +160,7 @@ class OpenAICompatModel(HTTPModel):
                 acc.done = True
                 await drain(events)  # keep-alive: the connection serves the next call
                 break
-            try:
-                chunk = json.loads(data)
-            except ValueError:
-                raise AttemptFailed(Failure(f"malformed SSE data: {data[:80]!r}")) from None
-            if not isinstance(chunk, dict):
-                raise AttemptFailed(Failure(f"malformed SSE chunk: {data[:80]!r}"))
+            chunk = sse_object(data)
             if chunk.get("error") is not None:
                 raise AttemptFailed(_stream_error(chunk))
             if self.include_partial_messages:

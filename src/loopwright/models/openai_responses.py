@@ -40,7 +40,7 @@ from ..usage import Usage
 from .base import ModelEvent, ModelRequest, ModelResponse, tool_use
 from .openai_compat import OpenAICompatModel, _image_part, _result_text, history_blocks, user_parts
 from .reasoning import openai_params
-from .retry import AttemptFailed, Failure, drain, error_from_body, iter_sse
+from .retry import AttemptFailed, Failure, drain, error_from_body, iter_sse, sse_object
 
 REASONING = "openai_reasoning"  # the history block that keeps a reasoning item verbatim
 _DONE = ("response.completed", "response.incomplete")
@@ -95,12 +95,7 @@ class OpenAIResponsesModel(OpenAICompatModel):
             data = sse.data.strip()
             if not data or data == "[DONE]":
                 continue
-            try:
-                ev = json.loads(data)
-            except ValueError:
-                raise AttemptFailed(Failure(f"malformed SSE data: {data[:80]!r}")) from None
-            if not isinstance(ev, dict):
-                raise AttemptFailed(Failure(f"malformed SSE event: {data[:80]!r}"))
+            ev = sse_object(data)
             kind = ev.get("type") or sse.event
             if kind == "error" or kind == "response.failed":
                 raise AttemptFailed(_failure(ev))

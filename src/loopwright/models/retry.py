@@ -18,6 +18,7 @@ with the API's own error message.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -175,6 +176,19 @@ async def with_retries(
 class SSEEvent:
     event: str | None
     data: str
+
+
+def sse_object(data: str, event: str | None = None) -> dict[str, Any]:
+    """One SSE data field as the JSON object every provider's stream sends; anything else ends
+    the attempt (AttemptFailed: a broken stream is retried, never half-read into the history)."""
+    try:
+        obj = json.loads(data)
+    except ValueError:
+        where = f" in {event} event" if event else ""
+        raise AttemptFailed(Failure(f"malformed SSE data{where}: {data[:80]!r}")) from None
+    if not isinstance(obj, dict):
+        raise AttemptFailed(Failure(f"malformed SSE event: {data[:80]!r}"))
+    return obj
 
 
 async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[SSEEvent]:
