@@ -29,7 +29,7 @@ from .rules import (
     Rule,
     parse_rules,
 )
-from .verdict import ALLOW, Allow, CanUseTool, Decision, Deny, Verdict, to_decision
+from .verdict import ALLOW, NO_ALLOW_RULE, Allow, CanUseTool, Decision, Deny, Verdict, to_decision
 
 
 @dataclass
@@ -68,6 +68,9 @@ class Permissions(Judge):
     # What the rules said about the last call decided (telemetry's execute_tool span reads it).
     last_verdict: Verdict | None = field(default=None, init=False, repr=False, compare=False)
     _granted_n: int = field(default=0, init=False, repr=False, compare=False)  # tool_state.grants taken so far
+    # (allow, ask, deny, {tool name: whether a rule of theirs names it}): per tool, not per call
+    _naming: tuple[list[Rule], list[Rule], list[Rule], dict[str, bool]] | None = field(
+        default=None, init=False, repr=False, compare=False)
 
     def for_state(self, state: ToolState | None) -> Permissions:
         """This gate for the run whose tools share `state` (a copy: a subagent's gate is its
@@ -154,18 +157,32 @@ class Permissions(Judge):
             self.allow = [*self.allow, *parse_rules(granted[n:], "session")]
             self._granted_n = len(granted)
 
+    def _named(self, name: str) -> bool:
+        """Does any rule name this tool? Known per tool while the rule lists stay the same (they
+        are replaced, never changed in place: _take_grants), so a call of a tool no rule names
+        skips the matching."""
+        c = self._naming
+        if c is None or c[0] is not self.allow or c[1] is not self.ask or c[2] is not self.deny:
+            c = self._naming = (self.allow, self.ask, self.deny, {})
+        named = c[3].get(name)
+        if named is None:
+            named = c[3][name] = any(r.covers_tool(name) for rules in c[:3] for r in rules)
+        return named
+
     # generic tools: names, and a specifier matched against the input
     def _generic(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
+        # An MCP tool's readOnlyHint is the server's claim: it makes the tool concurrent, but
+        # the tool still needs a rule to run without approval (as in Claude Code).
+        safe = read_only and not name.startswith("mcp__") and name not in NETWORK_TOOLS
+        if not self._named(name):  # the same order with nothing to match: no closures per call
+            return self.order(_nothing, _nothing, hook, read_only, name, _nothing, _safe if safe else _unmatched)
         return self.order(
             lambda: self.rule_verdict("deny", self.first(self.deny, name, x), name),
             lambda: self.rule_verdict("ask", self.first(self.ask, name, x), name),
             hook, read_only, name,
             lambda: _one(self.first(self.allow, name, x)),
             lambda: self.allowed(r) if (r := _one(self.first(self.allow, name, x)))
-            # An MCP tool's readOnlyHint is the server's claim: it makes the tool concurrent, but
-            # the tool still needs a rule to run without approval (as in Claude Code).
-            else ALLOW if (read_only and not name.startswith("mcp__") and name not in NETWORK_TOOLS)
-            else Verdict("ask", "no allow rule matches it"))
+            else ALLOW if safe else NO_ALLOW_RULE)
 
     # Edit, Write, MultiEdit, NotebookEdit
     def _edit(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
@@ -229,13 +246,25 @@ class Permissions(Judge):
             by_path = [self.path_match(self.allow, "Read", lx, rl) for _, lx, rl in resolved]
             if all(by_path):
                 return self.allowed([r for r in by_path if r is not None])
-            return Verdict("ask", "no allow rule matches it")
+            return NO_ALLOW_RULE
 
         def rules_allow() -> list[Rule] | None:
             r = self.named(self.allow, name)
             return [r] if r is not None else [] if read_only else None
 
         return self.order(deny, ask, hook, True, name, rules_allow, auto)
+
+
+def _nothing() -> None:
+    return None
+
+
+def _safe() -> Verdict:
+    return ALLOW
+
+
+def _unmatched() -> Verdict:
+    return NO_ALLOW_RULE
 
 
 def _one(rule: Rule | None) -> list[Rule] | None:

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from ..workspace import Workspace, protected
 from .rules import EDIT_TOOLS, PermissionMode, Rule, anchor, input_matches, path_rule_matches
-from .verdict import ALLOW, RuleSource, Verdict
+from .verdict import ALLOW, UNAPPROVED, RuleSource, Verdict
 
 
 class Judge:
@@ -61,7 +61,7 @@ class Judge:
             approving = rules_allow()
             if approving is not None:
                 return self.allowed(approving)
-            return Verdict("ask", "no rule approves it", soft=True)
+            return UNAPPROVED
         if self.mode == "bypassPermissions":
             return self.allowed(source="mode")
         if self.mode == "plan" and not read_only:

@@ -78,3 +78,6 @@ class Verdict:
 
 
 ALLOW = Verdict("allow", code="ok")  # allowed by the gate's default (a read-only call, a safe command)
+# Shared verdicts (never changed) of the commonest calls: not one built per call.
+UNAPPROVED = Verdict("ask", "no rule approves it", soft=True)  # mode None and no rule: the call runs
+NO_ALLOW_RULE = Verdict("ask", "no allow rule matches it")
