@@ -19,14 +19,8 @@ class InvariantViolation(AssertionError):
     """Inv does not hold: a harness bug. The offending history never reaches a model."""
 
 
-def _ids_of_uses(m: WireMessage) -> list[str]:
-    return [b["id"] for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
-
-
-def _check_pair(i: int, content: Any, pending: list[str]) -> None:
+def _check_pair(i: int, content: list[Any] | tuple[()], pending: list[str]) -> None:
     """(P2)/(P3) for message i: its first q blocks answer `pending` in order; no other results."""
-    if not isinstance(content, list):
-        content = []
     q = len(pending)
     for j, b in enumerate(content):
         is_result = isinstance(b, dict) and b.get("type") == "tool_result"
@@ -72,22 +66,26 @@ class InvariantChecker:
         for i in range(self._checked, n):
             m = h[i]
             role = m.get("role")
-            if i == 0 and role != "user":
-                raise InvariantViolation("(P1) the first message must be a user message")
+            content = m.get("content")
+            blocks = content if isinstance(content, list) else ()
             if role == "user":
-                _check_pair(i, m.get("content"), pending)
+                _check_pair(i, blocks, pending)
                 pending = []
-            elif role == "assistant":
+            elif role == "assistant" and i:
                 if pending:
                     raise InvariantViolation(
                         f"(P2) message {i}: tool_use ids {pending} are not followed by a user message"
                     )
-                content = m.get("content")
-                if isinstance(content, list):
-                    for b in content:
-                        if isinstance(b, dict) and b.get("type") == "tool_result":
+                pending = []  # (one pass: the ids of its tool_use blocks, and no tool_result)
+                for b in blocks:
+                    if isinstance(b, dict):
+                        kind = b.get("type")
+                        if kind == "tool_use":
+                            pending.append(b["id"])
+                        elif kind == "tool_result":
                             raise InvariantViolation(f"(P3) message {i}: tool_result in an assistant message")
-                pending = _ids_of_uses(m) if isinstance(content, list) else []
+            elif i == 0:
+                raise InvariantViolation("(P1) the first message must be a user message")
             else:
                 raise InvariantViolation(f"message {i}: role must be 'user' or 'assistant', got {role!r}")
         self._checked = n
