@@ -140,13 +140,13 @@ Block: TypeAlias = (
     | UnknownBlock
 )
 
-_KNOWN_KEYS: dict[str, tuple[str, ...]] = {
-    "text": ("type", "text"),
-    "tool_use": ("type", "id", "name", "input"),
-    "tool_result": ("type", "tool_use_id", "content", "is_error"),
-    "thinking": ("type", "thinking", "signature"),
-    "redacted_thinking": ("type", "data"),
-    "image": ("type", "source"),
+_KNOWN_KEYS: dict[str, frozenset[str]] = {
+    "text": frozenset({"type", "text"}),
+    "tool_use": frozenset({"type", "id", "name", "input"}),
+    "tool_result": frozenset({"type", "tool_use_id", "content", "is_error"}),
+    "thinking": frozenset({"type", "thinking", "signature"}),
+    "redacted_thinking": frozenset({"type", "data"}),
+    "image": frozenset({"type", "source"}),
 }
 
 
@@ -156,6 +156,8 @@ class WireFormatError(ValueError):
 
 def _extra(d: dict[str, Any], kind: str) -> dict[str, Any]:
     known = _KNOWN_KEYS[kind]
+    if d.keys() <= known:  # (most blocks: nothing extra, and no comprehension)
+        return {}
     return {k: v for k, v in d.items() if k not in known}
 
 
