@@ -29,15 +29,18 @@ class Usage:
 
     @classmethod
     def from_json(cls, d: dict[str, Any] | None) -> Usage:
-        d = d or {}
-        cc = d.get("cache_creation") or {}
+        if not d:
+            return cls()
+        get = d.get
+        cc = get("cache_creation")
+        stu = get("server_tool_use")
         return cls(
-            input_tokens=int(d.get("input_tokens") or 0),
-            output_tokens=int(d.get("output_tokens") or 0),
-            cache_creation_input_tokens=int(d.get("cache_creation_input_tokens") or 0),
-            cache_read_input_tokens=int(d.get("cache_read_input_tokens") or 0),
-            cache_creation_1h_input_tokens=int(cc.get("ephemeral_1h_input_tokens") or 0),
-            web_search_requests=int((d.get("server_tool_use") or {}).get("web_search_requests") or 0),
+            int(get("input_tokens") or 0),
+            int(get("output_tokens") or 0),
+            int(get("cache_creation_input_tokens") or 0),
+            int(get("cache_read_input_tokens") or 0),
+            int(cc.get("ephemeral_1h_input_tokens") or 0) if cc else 0,
+            int(stu.get("web_search_requests") or 0) if stu else 0,
         )
 
     def to_json(self) -> dict[str, Any]:
