@@ -445,8 +445,12 @@ class Run:
         self.state.denials.extend(outcome.denials)
         # Text sent during calls the user interrupted stays queued: the client delivers it as the
         # next prompt, as after an interrupted model call (here the model would never read it).
-        queued = control.take_queued() if control and not outcome.interrupted else []
-        return [*outcome.results, *self.nested_memory(uses), *(TextBlock(q) for q in queued)], outcome
+        b: list[Any] = outcome.results
+        if self.memory is not None:
+            b = [*b, *self.nested_memory(uses)]
+        if control is not None and not outcome.interrupted and control.queued:
+            b = [*b, *(TextBlock(q) for q in control.take_queued())]
+        return b, outcome
 
     def result(self, subtype: ResultSubtype, final: ModelResponse | None = None, error: str | None = None) -> ResultMessage:
         s, recorder = self.state, self.deps.recorder
@@ -774,8 +778,8 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             s.h.append({"role": "user", "content": [{"type": "text", "text": reason}]})
             run.persist_user()
             continue                                                # a Stop hook asked for more
-        ids = [u.id for u in uses]
-        if len(set(ids)) != len(ids):                               # a malformed a: run nothing
+        if len(uses) > 1 and len({u.id for u in uses}) != len(uses):  # a malformed a: run nothing
+            ids = [u.id for u in uses]
             raise RunError(f"model response repeats tool_use ids {sorted({i for i in ids if ids.count(i) > 1})}; nothing was run")
         if s.budget.exhausted:                                      # budget rule (Prop 5.4)
             yield run.budget_stop()
