@@ -717,21 +717,6 @@ class _Nothing(AsyncIterator[Any]):
 _NOTHING = _Nothing()
 
 
-class _Awaiting(AsyncIterator[Any]):
-    """A Relay with no inbox: awaits the work in place and yields nothing."""
-
-    __slots__ = ("relay",)
-
-    def __init__(self, relay: Relay[Any]) -> None:
-        self.relay: Relay[Any] | None = relay
-
-    async def __anext__(self) -> Any:
-        relay, self.relay = self.relay, None
-        if relay is not None:
-            relay.value = await relay.work
-        raise StopAsyncIteration
-
-
 async def _loop(run: Run) -> AsyncIterator[Message]:
     """Seed Def 3.1, step after step, until one of its stops."""
     s = run.state
@@ -889,22 +874,33 @@ class Relay(Generic[T]):
     to `inbox` meanwhile; `value` is then work's result. With no inbox, work is awaited in
     place (no extra task), so runs without subagents behave exactly as before."""
 
+    __slots__ = ("inbox", "value", "work")
+
     def __init__(self, work: Awaitable[T], inbox: asyncio.Queue[Message] | None) -> None:
-        self.work = work
+        self.work: Awaitable[T] | None = work
         self.inbox = inbox
         self.value: T
 
     def __aiter__(self) -> AsyncIterator[Message]:
-        if self.inbox is None:  # (an iterator of no messages, not an async generator: one a turn)
-            return _Awaiting(self)
+        if self.inbox is None:  # (itself: an iterator of no messages, not an async generator a turn)
+            return self
         return self._relayed(self.inbox)
+
+    async def __anext__(self) -> Message:
+        work, self.work = self.work, None  # no inbox: the work awaited in place
+        if work is not None:
+            self.value = await work
+        raise StopAsyncIteration
 
     async def _relayed(self, inbox: asyncio.Queue[Message]) -> AsyncIterator[Message]:
         done = SystemMessage("_relay_done")
 
+        work = self.work
+        assert work is not None
+
         async def step() -> T:
             try:
-                return await self.work
+                return await work
             finally:
                 inbox.put_nowait(done)
 
