@@ -58,7 +58,7 @@ class Executor:
             i = 0
             while i < len(uses) and out.stop_message is None:
                 j = i + 1
-                if self._read_only(uses[i]):
+                if j < len(uses) and self._read_only(uses[i]):  # (a lone call runs alone either way)
                     while j < len(uses) and self._read_only(uses[j]):
                         j += 1
                 if j - i == 1:
@@ -69,6 +69,9 @@ class Executor:
         except asyncio.CancelledError:
             # An interrupt: whatever did not finish gets an is_error result, so Inv holds.
             out.interrupted = True
+        if not out.interrupted and out.stop_message is None:  # every call ran: a result each
+            out.results = results  # type: ignore[assignment]
+            return out
         filler = INTERRUPTED if out.interrupted else NOT_RUN_AFTER_STOP
         out.results = [r if r is not None else ToolResultBlock(u.id, filler, True) for r, u in zip(results, uses, strict=True)]
         return out
@@ -146,22 +149,18 @@ class Executor:
         self.obs.tool_start(use, self.ctx)
         try:
             with self.obs.active(use.id):  # its span current: a subagent, Bash or a hook is its child
-                result = await self._one_call(use, out)
+                tool_input, result = await self._gate(use, out)
+                if result is None:
+                    # A sync handler runs in a worker thread (as in batches) until proven quick, so a
+                    # slow one cannot block the event loop for more than INLINE_WAIT_S and an interrupt
+                    # is answered; the thread finishes on its own (Tool._run_sync; costs:
+                    # bench/bench_thread_handoff.py).
+                    result = await self._run(use, tool_input, wait=INLINE_WAIT_S)
+                    self._halt(out)
         except asyncio.CancelledError:
             self.obs.tool_end(use.id, ToolResultBlock(use.id, INTERRUPTED, True))
             raise
         self.obs.tool_end(use.id, result)
-        return result
-
-    async def _one_call(self, use: ToolUseBlock, out: TurnOutcome) -> ToolResultBlock:
-        tool_input, refused = await self._gate(use, out)
-        if refused is not None:
-            return refused
-        # A sync handler runs in a worker thread (as in batches) until proven quick, so a slow one
-        # cannot block the event loop for more than INLINE_WAIT_S and an interrupt is answered;
-        # the thread finishes on its own (Tool._run_sync; costs: bench/bench_thread_handoff.py).
-        result = await self._run(use, tool_input, wait=INLINE_WAIT_S)
-        self._halt(out)
         return result
 
     def _halt(self, out: TurnOutcome) -> None:
