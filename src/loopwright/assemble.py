@@ -367,15 +367,33 @@ async def query(prompt: Prompt, options: AgentOptions | None = None, *, control:
     """Run the agent loop on `prompt`, yielding SystemMessage("init"), AssistantMessage,
     UserMessage (tool results), optional partial events, and last a ResultMessage.
     Bad arguments raise TypeError / ValueError before anything runs."""
+    run = _query_run(prompt, options, control, history)
+    async with contextlib.aclosing(_messages(run, prompt)) as stream:
+        async for msg in stream:
+            yield msg
+
+
+def _query_run(prompt: Prompt, options: AgentOptions | None, control: RunControl | None = None,
+               history: list[WireMessage] | None = None) -> Run:
     if options is not None and not isinstance(options, AgentOptions):
         raise TypeError(f"options must be an AgentOptions, not {type(options).__name__}")
-    run = build_run(options or AgentOptions(), prompt, control=control, history=history)
+    return build_run(options or AgentOptions(), prompt, control=control, history=history)
+
+
+def _messages(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
+    """The run's messages, each one's diagnostic lines told to the Agent SDK's stderr callback
+    when there is one (without one: the run's own stream, no generator around it)."""
     stderr = run.deps.options.stderr
-    async with contextlib.aclosing(run_query(run, prompt)) as stream:
+    if stderr is None:
+        return run_query(run, prompt)
+    return _told(run_query(run, prompt), stderr)
+
+
+async def _told(stream: AsyncGenerator[Message, None], stderr: Callable[[str], None]) -> AsyncGenerator[Message, None]:
+    async with contextlib.aclosing(stream):
         async for msg in stream:
-            if stderr is not None:  # the Agent SDK's stderr callback: the run's diagnostic lines
-                for line in diagnostics(msg):
-                    stderr(line)
+            for line in diagnostics(msg):
+                stderr(line)
             yield msg
 
 
@@ -383,8 +401,9 @@ async def arun(prompt: Prompt, options: AgentOptions | None = None) -> ResultMes
     """`await lw.arun(...)`: run to the end and return the ResultMessage (for async code:
     Jupyter, FastAPI, ...)."""
     last: Message | None = None
-    async for msg in query(prompt, options):
-        last = msg
+    async with contextlib.aclosing(_messages(_query_run(prompt, options), prompt)) as stream:
+        async for msg in stream:
+            last = msg
     assert isinstance(last, ResultMessage)
     return last
 
