@@ -114,9 +114,10 @@ class Executor:
                 decision = Deny(f"Permission check failed, so the call was not run: {type(e).__name__}: {e}")
                 self.obs.tool_gated(use.id, False, "error")
             else:
-                verdict = self.permissions.last_verdict
-                self.obs.tool_gated(use.id, isinstance(decision, Allow),
-                                    "ask" if verdict is not None and verdict.kind == "ask" else "rules", verdict)
+                if self.obs.enabled:
+                    verdict = self.permissions.last_verdict
+                    self.obs.tool_gated(use.id, isinstance(decision, Allow),
+                                        "ask" if verdict is not None and verdict.kind == "ask" else "rules", verdict)
         else:
             self.obs.tool_gated(use.id, False, "hook")
         if isinstance(decision, Deny):
@@ -146,21 +147,28 @@ class Executor:
         return result
 
     async def _one(self, use: ToolUseBlock, out: TurnOutcome) -> ToolResultBlock:
-        self.obs.tool_start(use, self.ctx)
+        obs = self.obs
+        if not obs.enabled:  # telemetry off: no span to start, make current or end
+            return await self._one_call(use, out)
+        obs.tool_start(use, self.ctx)
         try:
-            with self.obs.active(use.id):  # its span current: a subagent, Bash or a hook is its child
-                tool_input, result = await self._gate(use, out)
-                if result is None:
-                    # A sync handler runs in a worker thread (as in batches) until proven quick, so a
-                    # slow one cannot block the event loop for more than INLINE_WAIT_S and an interrupt
-                    # is answered; the thread finishes on its own (Tool._run_sync; costs:
-                    # bench/bench_thread_handoff.py).
-                    result = await self._run(use, tool_input, wait=INLINE_WAIT_S)
-                    self._halt(out)
+            with obs.active(use.id):  # its span current: a subagent, Bash or a hook is its child
+                result = await self._one_call(use, out)
         except asyncio.CancelledError:
-            self.obs.tool_end(use.id, ToolResultBlock(use.id, INTERRUPTED, True))
+            obs.tool_end(use.id, ToolResultBlock(use.id, INTERRUPTED, True))
             raise
-        self.obs.tool_end(use.id, result)
+        obs.tool_end(use.id, result)
+        return result
+
+    async def _one_call(self, use: ToolUseBlock, out: TurnOutcome) -> ToolResultBlock:
+        tool_input, refused = await self._gate(use, out)
+        if refused is not None:
+            return refused
+        # A sync handler runs in a worker thread (as in batches) until proven quick, so a slow one
+        # cannot block the event loop for more than INLINE_WAIT_S and an interrupt is answered;
+        # the thread finishes on its own (Tool._run_sync; costs: bench/bench_thread_handoff.py).
+        result = await self._run(use, tool_input, wait=INLINE_WAIT_S)
+        self._halt(out)
         return result
 
     def _halt(self, out: TurnOutcome) -> None:

@@ -21,7 +21,8 @@ _ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 
 class Observer:
     """What a run tells its telemetry. This base is the null observer (telemetry off): each
-    method does nothing, and the wrappers hand back what they were given."""
+    method does nothing, and the wrappers hand back what they were given. While `enabled` is
+    False a caller on the per-turn path may skip the calls (the executor does)."""
 
     enabled = False
 
