@@ -18,7 +18,7 @@ import math
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypeAlias
 
-from ..blocks import Block, WireMessage, blocks_from_wire
+from ..blocks import Block, WireMessage, block_from_wire, blocks_from_wire, tool_uses
 from ..usage import Usage
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, tool_use
 
@@ -35,7 +35,7 @@ def _blocks(wire: Any, max_tokens: bool) -> list[Block]:
             out.append(tool_use(str(b.get("id", "")), str(b.get("name", "")), b["input"],
                                 max_tokens and i == len(wire) - 1))
         else:
-            out.extend(blocks_from_wire([b]))
+            out.append(block_from_wire(b))
     return out
 
 
@@ -107,10 +107,10 @@ class ScriptedModel:
         spec: dict[str, Any] = turn if isinstance(turn, dict) else {"content": turn}
         if spec.get("delay"):
             await asyncio.sleep(float(spec["delay"]))
-        stop = spec.get("stop_reason") or (
-            "tool_use" if any(b.get("type") == "tool_use" for b in spec.get("content", [])) else "end_turn"
-        )
+        stop = spec.get("stop_reason")
         content = _blocks(spec.get("content", []), stop == "max_tokens")
+        if not stop:
+            stop = "tool_use" if tool_uses(content) else "end_turn"
         if "usage" in spec:
             usage = Usage.from_json(spec["usage"])
         else:
