@@ -831,8 +831,12 @@ async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
         if blocked is not None:
             yield run.persist(run.result("error_during_execution", error=f"prompt blocked by a UserPromptSubmit hook: {blocked}"))
             return
-        async for msg in _loop(run):
-            yield run.persist(msg)
+        if d.recorder is None:  # (not persisting: the loop's messages as they come)
+            async for msg in _loop(run):
+                yield msg
+        else:
+            async for msg in _loop(run):
+                yield run.persist(msg)
     except asyncio.CancelledError:
         if control is None or not control.interrupted:
             raise
