@@ -12,6 +12,7 @@ unknown tools, bad input, exceptions and interrupts all become is_error results.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,10 +147,13 @@ class Executor:
                                              else [*content, TextBlock(extra)], output.is_error)
         return result
 
-    async def _one(self, use: ToolUseBlock, out: TurnOutcome) -> ToolResultBlock:
+    def _one(self, use: ToolUseBlock, out: TurnOutcome) -> Awaitable[ToolResultBlock]:
+        if not self.obs.enabled:  # telemetry off: no span to start, make current or end
+            return self._one_call(use, out)
+        return self._spanned(use, out)
+
+    async def _spanned(self, use: ToolUseBlock, out: TurnOutcome) -> ToolResultBlock:
         obs = self.obs
-        if not obs.enabled:  # telemetry off: no span to start, make current or end
-            return await self._one_call(use, out)
         obs.tool_start(use, self.ctx)
         try:
             with obs.active(use.id):  # its span current: a subagent, Bash or a hook is its child

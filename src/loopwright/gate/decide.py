@@ -107,17 +107,23 @@ class Permissions(Judge):
             return Allow()
         if v.kind == "deny":
             return Deny(v.reason)
-        return await self._ask(name, tool_input, v)
+        unasked = self._unasked(name, tool_input, v)
+        if unasked is not None:
+            return unasked
+        assert self.can_use_tool is not None
+        value = self.can_use_tool(name, tool_input)
+        if inspect.isawaitable(value):
+            value = await value
+        return to_decision(value)
 
-    async def _ask(self, name: str, tool_input: dict[str, Any], v: Verdict) -> Decision:
+    def _unasked(self, name: str, tool_input: dict[str, Any], v: Verdict) -> Decision | None:
+        """An ask's answer without the can_use_tool callback: None when the callback decides.
+        (A function, not a coroutine: most asks, mode None's soft ones, are answered here.)"""
         if self.mode == "dontAsk":
             return Deny(f"Permission denied: {describe(name, tool_input)} is not pre-approved and "
                         f"dontAsk mode refuses everything else ({v.reason}). {hint(self, name, tool_input, v)}")
         if self.can_use_tool is not None:
-            value = self.can_use_tool(name, tool_input)
-            if inspect.isawaitable(value):
-                value = await value
-            return to_decision(value)
+            return None
         if v.soft and self.mode is None:
             return Allow()
         return Deny(f"Permission denied: {describe(name, tool_input)} needs approval ({v.reason}), and "
