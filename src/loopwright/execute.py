@@ -49,6 +49,7 @@ class Executor:
         self.tools = tools
         self.permissions = permissions
         self.hooks = hooks
+        self.hooked = hooks.active  # (its registry is frozen: known once, not asked per call)
         self.ctx = ctx
         self.pre_context: dict[str, str] = {}  # tool_use id -> a PreToolUse hook's additionalContext
 
@@ -89,13 +90,13 @@ class Executor:
         if tool is None:
             names = ", ".join(sorted(self.tools)) or "none"
             return use.input, ToolResultBlock(use.id, f"Error: no such tool: {use.name}. Available tools: {names}.", True)
-        bad_input = invalid_input_error(use)  # the model's input was not a JSON object
+        bad_input = invalid_input_error(use) if use.invalid is not None else None  # not a JSON object
         if bad_input is not None:
             return use.input, ToolResultBlock(use.id, bad_input, True)
         tool_input = use.input
         decision: Allow | Deny | None = None
         hook_decision: str | None = None  # a hook's allow/ask still goes through deny and ask rules
-        if self.hooks.active:
+        if self.hooked:
             pre = await self.hooks.pre_tool_use(use.name, tool_input, use.id)
             if pre.context:
                 self.pre_context[use.id] = pre.context
@@ -136,7 +137,7 @@ class Executor:
         ctx = self.ctx.for_call(use.id, siblings)  # per call: concurrent calls must not share it
         output: ToolOutput = await tool.call(tool_input, ctx, in_thread=True, wait=wait)
         result = ToolResultBlock(use.id, output.content, output.is_error)
-        if self.hooks.active:
+        if self.hooked:
             post = await self.hooks.post_tool_use(use.name, tool_input, use.id, output.content, output.is_error)
             # PreToolUse's additionalContext, then PostToolUse's: appended as text (a list result,
             # an image, keeps its blocks)
@@ -177,7 +178,7 @@ class Executor:
 
     def _halt(self, out: TurnOutcome) -> None:
         """A PostToolUse hook said `continue: false`: end the run after this call."""
-        if self.hooks.active and self.hooks.halted and out.stop_message is None:
+        if self.hooked and self.hooks.halted and out.stop_message is None:
             out.stop_message = self.hooks.halted
 
     async def _batch(
