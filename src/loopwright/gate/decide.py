@@ -180,8 +180,8 @@ class Permissions(Judge):
         # An MCP tool's readOnlyHint is the server's claim: it makes the tool concurrent, but
         # the tool still needs a rule to run without approval (as in Claude Code).
         safe = read_only and not name.startswith("mcp__") and name not in NETWORK_TOOLS
-        if not self._named(name):  # the same order with nothing to match: no closures per call
-            return self.order(_nothing, _nothing, hook, read_only, name, _nothing, _safe if safe else _unmatched)
+        if not self._named(name):  # the same order with nothing to match: no closures, no calls
+            return self.order(None, None, hook, read_only, name, None, _safe if safe else _unmatched)
         return self.order(
             lambda: self.rule_verdict("deny", self.first(self.deny, name, x), name),
             lambda: self.rule_verdict("ask", self.first(self.ask, name, x), name),
@@ -259,10 +259,6 @@ class Permissions(Judge):
             return [r] if r is not None else [] if read_only else None
 
         return self.order(deny, ask, hook, True, name, rules_allow, auto)
-
-
-def _nothing() -> None:
-    return None
 
 
 def _safe() -> Verdict:

@@ -39,18 +39,19 @@ class Judge:
         lexical, real = self.ws.resolve(path)
         return self.path_match(self.deny, "Read", lexical, real) is not None
 
-    def order(self, deny: Callable[[], Verdict | None], ask: Callable[[], Verdict | None], hook: str | None,
-              read_only: bool, what: str, rules_allow: Callable[[], Sequence[Rule] | None],
-              auto: Callable[[], Verdict]) -> Verdict:
+    def order(self, deny: Callable[[], Verdict | None] | None, ask: Callable[[], Verdict | None] | None,
+              hook: str | None, read_only: bool, what: str,
+              rules_allow: Callable[[], Sequence[Rule] | None] | None, auto: Callable[[], Verdict]) -> Verdict:
         """The order, for every tool: deny -> ask -> mode -> allow.
 
         `rules_allow`: the allow rules that approve it, [] when it needs none, None when nothing
         approves it (what decides when mode is None); `auto`: the mode's own checks and the allow
-        rules (default, acceptEdits, plan, dontAsk)."""
-        v = deny()
+        rules (default, acceptEdits, plan, dontAsk). None for `deny`, `ask` or `rules_allow`: no
+        rule names the tool (nothing to match)."""
+        v = deny() if deny is not None else None
         if v is not None:
             return v
-        v = ask()
+        v = ask() if ask is not None else None
         if v is not None:
             return v
         if hook == "ask":
@@ -58,7 +59,7 @@ class Judge:
         if hook == "allow":
             return self.allowed(source="hook")
         if self.mode is None:
-            approving = rules_allow()
+            approving = rules_allow() if rules_allow is not None else None
             if approving is not None:
                 return self.allowed(approving)
             return UNAPPROVED
