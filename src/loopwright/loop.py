@@ -404,17 +404,17 @@ class Run:
         return call_cost(a.usage, a.model, a.cost_usd, d.prices, priced_as=d.model.name)
 
     def _priced(self, a: ModelResponse) -> bool:
-        """Whether the call's cost is known: reported by the model, or a price for it (else it counts
+        """Whether a price is known for a call whose model did not report its cost (else it counts
         0 and the result says its price is unknown)."""
         d = self.deps
-        return a.cost_usd is not None or any(
-            cost_of(a.usage, name, d.prices) is not None for name in (a.model, d.model.name) if name)
+        return any(cost_of(a.usage, name, d.prices) is not None for name in (a.model, d.model.name) if name)
 
     def charge(self, a: ModelResponse) -> None:
         s = self.state
         s.calls += 1
         self.charge_aside(a)
-        self.obs.charged(s.budget.calls[-1])  # the call's chat span ends with its cost
+        if self.obs.enabled:
+            self.obs.charged(s.budget.calls[-1])  # the call's chat span ends with its cost
         s.last_stop = a.stop_reason
 
     def charge_aside(self, a: ModelResponse) -> None:
@@ -423,9 +423,10 @@ class Run:
         s = self.state
         u = a.usage
         s.usage.add(u)
+        known = a.cost_usd is not None or self._priced(a)  # reported by the model, or a price for it
         s.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
                                   u.cache_read_input_tokens, self._cost(a), a.model or self.deps.model.name,
-                                  u.web_search_requests, price_known=self._priced(a)))
+                                  u.web_search_requests, price_known=known))
 
     async def execute(self, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
         """Step 4: one result per tool_use, in order, then any queued user text."""
