@@ -144,7 +144,8 @@ class Permissions(Judge):
                  *, hook_decision: str | None = None) -> Verdict:
         if not isinstance(tool_input, dict):
             tool_input = {}
-        self._take_grants()
+        if self.tool_state is not None and len(self.tool_state.grants.rules) > self._granted_n:
+            self._take_grants()  # (a call, only when there are new grants: most calls have none)
         if name == "Bash":
             return bash_verdict(self, tool_input.get("command"), hook_decision,
                               tool_input.get("dangerouslyDisableSandbox") is True)
