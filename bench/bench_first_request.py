@@ -89,8 +89,11 @@ def child_env(s: Series, srv: ScriptedServer, home: Path) -> dict[str, str]:
     return env
 
 
+PERSIST = False  # --persist: the transcript is written, as a run's default is (else --no-session-persistence)
+
+
 def cli_args(sdk: bool) -> list[str]:
-    return [*(SDK_ARGS if sdk else ["-p", "hi"]), "--model", MODEL, "--no-session-persistence"]
+    return [*(SDK_ARGS if sdk else ["-p", "hi"]), "--model", MODEL, *([] if PERSIST else ["--no-session-persistence"])]
 
 
 def one_run(s: Series, home: Path, sdk: bool = False) -> None:
@@ -142,11 +145,13 @@ def bare_python_ms(runs: int) -> float:
 def table(series: list[Series], runs: int, bare_ms: float, sdk: bool = False) -> str:
     what = (f"loopwright {' '.join(SDK_ARGS)} --model {MODEL}` (as the Agent SDKs start it), one user message on "
             "stdin," if sdk else f"loopwright -p hi --model {MODEL}`")
+    what = what.replace("`", "" if PERSIST else " --no-session-persistence`", 1)
     lines = [
         f"One-call `{what} against the loopback server, {runs} interleaved runs "
         f"per column; medians (min in brackets); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, "
         f"where a bare `python -c pass` took {bare_ms:.0f} ms. "
         f"`python bench/bench_first_request.py --runs {runs}" + (" --stream-json" if sdk else "")
+        + (" --persist" if PERSIST else "")
         + (f" --before {series[0].label.split()[-1]}`" if len(series) > 1 else "`"),
         "",
         "| measurement | " + " | ".join(s.label for s in series) + (" | after / before |" if len(series) > 1 else " |"),
@@ -176,7 +181,10 @@ def main() -> int:
     ap.add_argument("--before", metavar="REF", help="also measure git revision REF's src/, side by side")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON (for bench/report.py)")
     ap.add_argument("--stream-json", action="store_true", help="start as the Agent SDKs do (stream-json on stdin)")
+    ap.add_argument("--persist", action="store_true", help="write the session's transcript (a run's default)")
     args = ap.parse_args()
+    global PERSIST
+    PERSIST = args.persist
     tmp = Path(tempfile.mkdtemp(prefix="lw-first-request-"))
     series: list[Series] = []
     if args.before:
@@ -204,7 +212,8 @@ def main() -> int:
         return 0
     md = table(series, args.runs, bare_ms, args.stream_json)
     (HERE / "results").mkdir(exist_ok=True)
-    (HERE / "results" / ("first_request_sdk.md" if args.stream_json else "first_request.md")).write_text(md)
+    name = "first_request" + ("_sdk" if args.stream_json else "") + ("_persist" if args.persist else "")
+    (HERE / "results" / f"{name}.md").write_text(md)
     print(md)
     return 0
 
