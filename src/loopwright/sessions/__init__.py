@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
                      "loopwright_home", "new_session_id", "sessions_root"], ".store"),
     "session_info": ".summaries",
 }
+__all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
     from ..messages import TranscriptWriteError as TranscriptWriteError
@@ -68,4 +69,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(_EXPORTS)
+    return __all__
