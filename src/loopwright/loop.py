@@ -705,16 +705,23 @@ class Run:
         return run_query(self, prompt)
 
 
-class _Nothing(AsyncIterator[Any]):
-    """An empty async iterator: a step that yields nothing makes no async generator."""
-
-    __slots__ = ()
-
-    async def __anext__(self) -> Any:
-        raise StopAsyncIteration
+async def _nothing() -> AsyncIterator[Any]:
+    return
+    yield
 
 
-_NOTHING = _Nothing()
+def _finished() -> AsyncIterator[Any]:
+    """An async generator run to its end once: iterating it again ends at once, in C (no Python
+    __aiter__ or __anext__, no exception raised in Python), and makes no new async generator."""
+    gen = _nothing()
+    try:
+        gen.__anext__().send(None)  # type: ignore[attr-defined]
+    except StopAsyncIteration:
+        pass
+    return gen
+
+
+_NOTHING = _finished()  # what a step that yields nothing iterates
 
 
 async def _loop(run: Run) -> AsyncIterator[Message]:
