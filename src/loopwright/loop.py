@@ -779,10 +779,13 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         if s.t == T:                                                # 3. turn limit: h unchanged
             yield run.result("error_max_turns", error=f"reached max_turns={T}")
             return
-        relay = Relay(run.execute(a, uses), run.deps.inbox)         # 4. gate + execute; subagents'
-        async for m in relay:                                       #    messages pass on live
-            yield m
-        b, outcome = relay.value
+        if run.deps.inbox is None:                                  # 4. gate + execute
+            b, outcome = await run.execute(a, uses)
+        else:                                                       #    (subagents' messages
+            relay = Relay(run.execute(a, uses), run.deps.inbox)     #     pass on live)
+            async for m in relay:
+                yield m
+            b, outcome = relay.value
         a_wire, b_wire = [x.to_wire() for x in a.content], [x.to_wire() for x in b]  # both, or neither
         s.h.append({"role": "assistant", "content": a_wire})
         s.h.append({"role": "user", "content": b_wire})
@@ -881,37 +884,24 @@ T = TypeVar("T")
 
 
 class Relay(Generic[T]):
-    """Runs `work` (one turn's tool calls) and passes on, live, the messages subagents post
-    to `inbox` meanwhile; `value` is then work's result. With no inbox, work is awaited in
-    place (no extra task), so runs without subagents behave exactly as before."""
+    """Runs `work` (one turn's tool calls) in a task and passes on, live, the messages subagents
+    post to `inbox` meanwhile; `value` is then work's result. (A run that spawns no subagents
+    has no inbox: _loop awaits its work in place, no task, no iterator.)"""
 
-    __slots__ = ("inbox", "value", "work")
-
-    def __init__(self, work: Awaitable[T], inbox: asyncio.Queue[Message] | None) -> None:
-        self.work: Awaitable[T] | None = work
+    def __init__(self, work: Awaitable[T], inbox: asyncio.Queue[Message]) -> None:
+        self.work = work
         self.inbox = inbox
         self.value: T
 
     def __aiter__(self) -> AsyncIterator[Message]:
-        if self.inbox is None:  # (itself: an iterator of no messages, not an async generator a turn)
-            return self
         return self._relayed(self.inbox)
-
-    async def __anext__(self) -> Message:
-        work, self.work = self.work, None  # no inbox: the work awaited in place
-        if work is not None:
-            self.value = await work
-        raise StopAsyncIteration
 
     async def _relayed(self, inbox: asyncio.Queue[Message]) -> AsyncIterator[Message]:
         done = SystemMessage("_relay_done")
 
-        work = self.work
-        assert work is not None
-
         async def step() -> T:
             try:
-                return await work
+                return await self.work
             finally:
                 inbox.put_nowait(done)
 
