@@ -599,18 +599,18 @@ class Run:
 
     # --- automatic compaction (context.py holds the pure operation) ----------------------
 
-    def auto_compact(self) -> AsyncIterator[Message]:
-        """The loop's step 0: compact h when the next call's input is forecast above threshold * W.
-        (Most steps compact nothing: they get an empty iterator, not a new async generator.)"""
+    def auto_compact(self) -> AsyncIterator[Message] | None:
+        """The loop's step 0: the compaction of h when the next call's input is forecast above
+        threshold * W, else None (most steps: nothing to iterate, not even an empty iterator)."""
         c, h = self.compactor, self.state.h
         if not c.enabled or c.failed:  # (before the forecast)
-            return _NOTHING
+            return None
         n = c.due(self.state.budget.calls, h, self._fixed_chars())
         if n is None:
-            return _NOTHING
+            return None
         keep = c.keep_turns(h)
         if keep is None:
-            return _NOTHING
+            return None
         return self.compact("auto", keep_last_turns=keep, extra={"forecast_tokens": n, "context_window": c.window})
 
     def _fixed_chars(self) -> int:
@@ -705,34 +705,16 @@ class Run:
         return run_query(self, prompt)
 
 
-async def _nothing() -> AsyncIterator[Any]:
-    return
-    yield
-
-
-def _finished() -> AsyncIterator[Any]:
-    """An async generator run to its end once: iterating it again ends at once, in C (no Python
-    __aiter__ or __anext__, no exception raised in Python), and makes no new async generator."""
-    gen = _nothing()
-    try:
-        gen.__anext__().send(None)  # type: ignore[attr-defined]
-    except StopAsyncIteration:
-        pass
-    return gen
-
-
-_NOTHING = _finished()  # what a step that yields nothing iterates
-
-
 async def _loop(run: Run) -> AsyncIterator[Message]:
     """Seed Def 3.1, step after step, until one of its stops."""
     s = run.state
     T = run.deps.options.max_turns
     while True:
-        async for ev in run.auto_compact():                         # 0. near the window W: compact h
-            yield ev
-            if isinstance(ev, ResultMessage):                       #    (its cost reached the budget)
-                return
+        if (compaction := run.auto_compact()) is not None:          # 0. near the window W: compact h
+            async for ev in compaction:
+                yield ev
+                if isinstance(ev, ResultMessage):                   #    (its cost reached the budget)
+                    return
         if s.budget.exhausted:                                      # budget rule: no call starts at
             yield run.budget_stop()                                 #    S >= B (S shared in a batch)
             return
