@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import inspect
 import logging
-import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -31,6 +30,7 @@ from .context import AutoCompactor
 from .execute import Executor
 from .gate import CanUseTool, Decision, Deny, Permissions, to_decision
 from .hooks import HookContext, RunHooks, run_hooks
+from .ids import new_uuid
 from .loop import McpServers, Run, RunControl, RunDeps, RunState, run_query
 from .messages import Message, ResultMessage, diagnostics
 from .models.base import Model, ModelResponse, has_own_cost, model_names
@@ -99,7 +99,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         session_id, recorder = started.session_id, started.recorder
         history = history if history is not None else started.history
     else:
-        session_id = options.session_id or str(uuid.uuid4())
+        session_id = options.session_id or new_uuid()
     config = build_run_config(options, cwd)  # settings files + options (settings.py)
     warnings[:0] = trust.note(config.settings.ignored if config.settings is not None else [])
     permission_mode = config.permissions.mode or "default"
@@ -351,7 +351,7 @@ def build_gate(options: AgentOptions) -> tuple[list[Tool], Executor]:
     if not cwd.is_dir():
         raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory")
     config = build_run_config(options, cwd)
-    ctx = ToolContext(cwd, str(uuid.uuid4()), add_dirs=config.add_dirs, env=config.env)
+    ctx = ToolContext(cwd, new_uuid(), add_dirs=config.add_dirs, env=config.env)
     config.permissions.advice = options.refusal_advice
     permissions: Permissions = config.permissions.for_state(ctx.state)
     tools = list(options.tools)

@@ -92,6 +92,8 @@ class CompactError(Exception):
 
 @dataclass
 class CompactResult:
+    """A compaction's outcome: the new history, the summary, the sizes before and after, and its cost."""
+
     history: list[WireMessage]  # [user(summary), ...kept turns verbatim]
     summary: str
     pre_tokens: int  # estimate of the history before (estimate_tokens)

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from .gate import Allow, Deny, Permissions
 from .hooks import RunHooks
-from .messages import PermissionDenial
 from .models.base import invalid_input_error
 from .telemetry import NULL, Observer
 from .tools.base import INLINE_WAIT_S, Tool, ToolContext, ToolOutput
+
+if TYPE_CHECKING:
+    from .event_types import PermissionDenial
 
 INTERRUPTED = "Interrupted by user: the tool call was cancelled before it finished."
 NOT_RUN_AFTER_STOP = "Not run: an earlier call in this turn stopped the run."

@@ -60,10 +60,28 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, Required, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from .messages import HookReportData
 from .telemetry import NULL, trace_env
+
+if TYPE_CHECKING:
+    from .event_types import HOOK_INPUTS as HOOK_INPUTS
+    from .event_types import BaseHookInput as BaseHookInput
+    from .event_types import ContextHookSpecificOutput as ContextHookSpecificOutput
+    from .event_types import HookInput as HookInput
+    from .event_types import HookJSONOutput as HookJSONOutput
+    from .event_types import HookReportData as HookReportData
+    from .event_types import PostToolUseFailureHookInput as PostToolUseFailureHookInput
+    from .event_types import PostToolUseHookInput as PostToolUseHookInput
+    from .event_types import PreCompactHookInput as PreCompactHookInput
+    from .event_types import PreToolUseHookInput as PreToolUseHookInput
+    from .event_types import PreToolUseHookSpecificOutput as PreToolUseHookSpecificOutput
+    from .event_types import SessionEndHookInput as SessionEndHookInput
+    from .event_types import SessionStartHookInput as SessionStartHookInput
+    from .event_types import StopHookInput as StopHookInput
+    from .event_types import SubagentStartHookInput as SubagentStartHookInput
+    from .event_types import SubagentStopHookInput as SubagentStopHookInput
+    from .event_types import UserPromptSubmitHookInput as UserPromptSubmitHookInput
 
 log = logging.getLogger("loopwright.hooks")
 
@@ -83,119 +101,21 @@ DEFAULT_TIMEOUT = 60.0
 _MAX_REASON = 10_000
 
 
-# --- typed events: what hooks get and may return (the Agent SDK's hook types) -------------------
-
-class _SubagentFields(TypedDict, total=False):
-    """Present when the hook fires inside a subagent (agents.py)."""
-
-    agent_id: str
-    agent_type: str
-    agent_transcript_path: str
-
-
-class BaseHookInput(_SubagentFields):
-    """Fields every hook input carries (Claude Code's stdin JSON)."""
-
-    session_id: str
-    transcript_path: str
-    cwd: str
-    permission_mode: str
-    hook_event_name: str
+# The typed events, what hooks get and may return (PreToolUseHookInput, ..., HookJSONOutput, as in the
+# Agent SDK): TypedDicts in event_types.py, named here and handed out on first access.
+_EVENT_TYPES = frozenset({"BaseHookInput", "PreToolUseHookInput", "PostToolUseHookInput",
+    "PostToolUseFailureHookInput", "UserPromptSubmitHookInput", "SessionStartHookInput",
+    "SessionEndHookInput", "StopHookInput", "SubagentStartHookInput", "SubagentStopHookInput",
+    "PreCompactHookInput", "HookInput", "HOOK_INPUTS", "PreToolUseHookSpecificOutput",
+    "ContextHookSpecificOutput", "HookJSONOutput"})
 
 
-class PreToolUseHookInput(BaseHookInput):
-    tool_name: str
-    tool_input: dict[str, Any]
-    tool_use_id: str
+def __getattr__(name: str) -> Any:
+    if name in _EVENT_TYPES:
+        from . import event_types
 
-
-class PostToolUseHookInput(BaseHookInput):
-    tool_name: str
-    tool_input: dict[str, Any]
-    tool_use_id: str
-    tool_response: Any
-
-
-class PostToolUseFailureHookInput(BaseHookInput):
-    tool_name: str
-    tool_input: dict[str, Any]
-    tool_use_id: str
-    error: str
-    is_interrupt: bool
-
-
-class UserPromptSubmitHookInput(BaseHookInput):
-    prompt: str
-
-
-class SessionStartHookInput(BaseHookInput):
-    source: str  # "startup" | "resume" | "clear" | "compact"
-
-
-class SessionEndHookInput(BaseHookInput):
-    reason: str
-
-
-class StopHookInput(BaseHookInput):
-    stop_hook_active: bool
-
-
-class SubagentStartHookInput(BaseHookInput):
-    """A subagent is starting (its `agent_id` and `agent_type` are set)."""
-
-
-class SubagentStopHookInput(BaseHookInput, total=False):
-    stop_hook_active: Required[bool]
-    last_assistant_message: str
-    error: str  # set when the subagent ended in an error (its result subtype and message)
-
-
-class PreCompactHookInput(BaseHookInput):
-    trigger: str  # "manual" | "auto"
-    custom_instructions: str
-
-
-HookInput: TypeAlias = (
-    PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput | UserPromptSubmitHookInput
-    | SessionStartHookInput | SessionEndHookInput | StopHookInput | SubagentStartHookInput | SubagentStopHookInput
-    | PreCompactHookInput
-)
-HOOK_INPUTS: dict[str, type] = {
-    "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
-    "PostToolUseFailure": PostToolUseFailureHookInput, "UserPromptSubmit": UserPromptSubmitHookInput,
-    "SessionStart": SessionStartHookInput, "SessionEnd": SessionEndHookInput, "Stop": StopHookInput,
-    "SubagentStart": SubagentStartHookInput, "SubagentStop": SubagentStopHookInput,
-    "PreCompact": PreCompactHookInput,
-}
-
-
-class PreToolUseHookSpecificOutput(TypedDict, total=False):
-    hookEventName: Required[Literal["PreToolUse"]]
-    permissionDecision: Literal["allow", "deny", "ask"]
-    permissionDecisionReason: str
-    updatedInput: dict[str, Any]
-    additionalContext: str  # for the model, with the call's result (or its refusal)
-
-
-class ContextHookSpecificOutput(TypedDict, total=False):
-    """UserPromptSubmit, SessionStart, SubagentStart, PostToolUse(Failure): text added for the model."""
-
-    hookEventName: Required[str]
-    additionalContext: str
-
-
-# `continue` is a Python keyword, hence the functional form.
-HookJSONOutput = TypedDict("HookJSONOutput", {
-    "continue": bool,
-    "continue_": bool,  # the Agent SDK's Python spelling of "continue" (and "async_" of "async")
-    "async_": bool,
-    "stopReason": str,
-    "suppressOutput": bool,
-    "systemMessage": str,
-    "decision": Literal["approve", "block"],
-    "reason": str,
-    "hookSpecificOutput": PreToolUseHookSpecificOutput | ContextHookSpecificOutput,
-}, total=False)
+        return getattr(event_types, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(slots=True)

@@ -51,9 +51,7 @@ from .hooks import HookState, RunHooks
 from .invariant import InvariantChecker
 from .messages import (
     AssistantMessage,
-    InitData,
     Message,
-    PermissionDenial,
     ResultMessage,
     ResultSubtype,
     SystemMessage,
@@ -68,6 +66,7 @@ from .trust import Trust
 from .usage import Budget, CallUsage, Price, Usage
 
 if TYPE_CHECKING:
+    from .event_types import InitData, PermissionDenial
     from .memory import Memory
     from .sessions import SessionRecorder
     from .settings import Settings

@@ -16,11 +16,13 @@ import os
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .gate import Decision, Deny
-from .messages import PermissionDenial
 from .tools.base import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from .event_types import PermissionDenial
 
 MAX_MENTIONS = 20
 _MENTION = re.compile(r'(?:^|(?<=[\s(\[{,;]))@(?:"([^"\n]+)"|([^\s"]+))')

@@ -5,10 +5,21 @@ What `query()` yields: the Claude Agent SDK's message classes (seed §8)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .blocks import Block, ToolResultBlock, WireMessage, blocks_to_wire
 from .usage import CallUsage, Usage
+
+if TYPE_CHECKING:
+    from .event_types import ApiRetryData as ApiRetryData
+    from .event_types import CompactBoundaryData as CompactBoundaryData
+    from .event_types import CompactErrorData as CompactErrorData
+    from .event_types import ContextWindowData as ContextWindowData
+    from .event_types import HookReportData as HookReportData
+    from .event_types import InitData as InitData
+    from .event_types import ModelFallbackData as ModelFallbackData
+    from .event_types import PermissionDenial as PermissionDenial
+    from .event_types import SystemData as SystemData
 
 
 class TranscriptWriteError(Exception):
@@ -30,99 +41,18 @@ ResultSubtype = Literal[
 ]
 
 
-# --- SystemMessage.data, per subtype (the Agent SDK types these the same way) ------------------
-
-class _InitRequired(TypedDict):
-
-    session_id: str
-    model: str
-    cwd: str
-    tools: list[str]
-    permission_mode: str
-    max_turns: int | None
-    max_budget_usd: float | None
+# SystemMessage.data per subtype (InitData, ...) and PermissionDenial: TypedDicts in event_types.py,
+# named here for annotations and handed out on first access (they are not built at start-up).
+_EVENT_TYPES = frozenset({"InitData", "ApiRetryData", "CompactBoundaryData", "ContextWindowData",
+    "CompactErrorData", "HookReportData", "PermissionDenial", "ModelFallbackData", "SystemData"})
 
 
-class InitData(_InitRequired, total=False):
-    """`init`: the run's setup, first message of every run."""
+def __getattr__(name: str) -> Any:
+    if name in _EVENT_TYPES:
+        from . import event_types
 
-    memory_files: list[dict[str, Any]]  # memory.py, when project memory was loaded
-    warnings: list[str]  # about the user's own files (memory, skills)
-
-
-class ApiRetryData(TypedDict, total=False):
-    """`api_retry`: a model call failed and is retried after `delay_ms`."""
-
-    attempt: int
-    max_retries: int
-    delay_ms: int
-    error_status: int | None
-    error: str
-
-
-class CompactBoundaryData(TypedDict, total=False):
-    """`compact_boundary`: h was replaced by a summary and the kept turns (context.py)."""
-
-    trigger: str  # "auto" | "manual" | "overflow" (the server refused the request as over its window)
-    pre_tokens: int
-    post_tokens: int
-    summarized_messages: int
-    kept_messages: int
-    cost_usd: float
-    usage: dict[str, Any]
-    calls: int  # summarizing calls: more than one when h was larger than a window a server told
-    forecast_tokens: int  # auto only
-    context_window: int  # auto and overflow
-    prompt_tokens: int | None  # overflow: the refused request's size, as the server counted it
-
-
-class ContextWindowData(TypedDict, total=False):
-    """`context_window`: W as a server told it, before the first call or in its overflow error
-    (models/window.py)."""
-
-    context_window: int
-    source: str  # "server" (asked before the first call) | "error" (its overflow error)
-    prompt_tokens: int | None  # error only
-    error: str  # error only
-
-
-class CompactErrorData(TypedDict):
-    """`compact_error`: compaction failed or was blocked; h is unchanged."""
-
-    trigger: str
-    error: str
-
-
-class HookReportData(TypedDict, total=False):
-    """`hook_error` / `hook_message`: a hook failed, or said `systemMessage`."""
-
-    hook_event_name: str
-    hook: str
-    kind: str  # "error" | "timeout" | "message" | "blocked"
-    message: str
-    parent_tool_use_id: str  # relayed from a subagent
-
-
-class PermissionDenial(TypedDict):
-    """One refused tool call in ResultMessage.permission_denials (the Agent SDK's shape)."""
-
-    tool_name: str
-    tool_use_id: str
-    tool_input: dict[str, Any]
-
-
-class ModelFallbackData(TypedDict):
-    """`model_fallback`: the model was overloaded or unavailable after its retries; this request
-    and the rest of the run go to `to_model` (models/fallback.py)."""
-
-    from_model: str
-    to_model: str
-    error: str
-    status: int | None
-
-
-SystemData: TypeAlias = (InitData | ApiRetryData | CompactBoundaryData | CompactErrorData | HookReportData
-                         | ModelFallbackData | ContextWindowData)
+        return getattr(event_types, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(slots=True)

@@ -21,10 +21,12 @@ pytestmark = pytest.mark.e2e  # every test here runs programs as subprocesses
 # (interactive mode), bashlex and loopwright's own shell parser and judge (judging a shell
 # command), jsonschema / fastjsonschema (validating a tool input), httpx and httpx2 (the
 # layers above httpcore2, which is ours), the OS sandbox (when one is configured), the
-# session store (this run keeps no transcript: --no-session-persistence).
+# session store (this run keeps no transcript: --no-session-persistence), the event TypedDicts
+# (annotations only), and the uuid module (it imports `platform`; ids.py makes the ids).
 HEAVY = ("anthropic", "openai", "pydantic", "pydantic_core", "rich", "prompt_toolkit", "pygments", "bashlex",
          "jsonschema", "fastjsonschema", "httpx", "httpx2", "yaml")
-HEAVY_OWN = ("loopwright.bashparse", "loopwright.bashcheck", "loopwright.sandbox", "loopwright.sessions")
+HEAVY_OWN = ("loopwright.bashparse", "loopwright.bashcheck", "loopwright.sandbox", "loopwright.sessions",
+             "loopwright.event_types", "uuid")
 MARK = "MODULES:"
 
 

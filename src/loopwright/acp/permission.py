@@ -12,7 +12,6 @@ the session. A rejection is an is_error result and the run goes on.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -23,6 +22,7 @@ from acp.helpers import update_current_mode
 
 from ..cli.dialog import LOCAL_SETTINGS, Answer, PermissionAsker
 from ..gate import Allow, Deny, Permissions
+from ..ids import new_hex
 from ..interaction import (
     Answered,
     Declined,
@@ -68,7 +68,7 @@ class AcpAsker(PermissionAsker):
                 if cid not in self.asked and b.name == name and (tool_input is None or b.input == tool_input):
                     self.asked.add(cid)
                     return cid, True
-        return f"ask-{uuid.uuid4().hex[:12]}", False
+        return f"ask-{new_hex(12)}", False
 
     async def ask(self, name: str, tool_input: dict[str, Any]) -> Allow | Deny:
         async with self._lock:

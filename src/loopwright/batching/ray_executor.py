@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import uuid
 from typing import Any
 
 from ..extras import require
+from ..ids import new_hex
 from ..telemetry import adopt, flush
 from ..usage import SharedSpend
 from .run import LocalSpend, _error_result, run_task
@@ -57,7 +57,7 @@ class RayExecutor:
         job = self.ray.get_runtime_context().get_job_id()
         if job not in _SPEND_ACTORS:
             _SPEND_ACTORS[job] = self.ray.remote(_SpendActor).options(num_cpus=0).remote()
-        self.spend = RaySpend(_SPEND_ACTORS[job], uuid.uuid4().hex, limit_usd)
+        self.spend = RaySpend(_SPEND_ACTORS[job], new_hex(), limit_usd)
         return self.spend
 
     async def run(self, spec: RunSpec) -> BatchResult:

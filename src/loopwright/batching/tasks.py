@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Required, TypedDict, cast
 
-from ..messages import PermissionDenial
+from ..event_types import PermissionDenial
 from ..options import AgentOptions
 
 Isolation = Literal["none", "copy", "worktree"]

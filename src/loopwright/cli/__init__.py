@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -32,10 +33,24 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, given the terminal's width: its own default asks shutil, whose
+    import (bz2, lzma, fnmatch: ~2 ms) would be on every run's way, for a width only help uses."""
+
+    def __init__(self, prog: str) -> None:
+        columns = os.environ.get("COLUMNS", "")  # as shutil.get_terminal_size reads it
+        if not columns.isdigit():
+            try:
+                columns = str(os.get_terminal_size(sys.__stdout__.fileno()).columns)  # type: ignore[union-attr]
+            except (AttributeError, ValueError, OSError):
+                columns = "80"
+        super().__init__(prog, width=max(int(columns) - 2, 11))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The options of a run (each subcommand parses its own arguments)."""
     p = argparse.ArgumentParser(
-        prog="loopwright",
+        prog="loopwright", formatter_class=_Formatter,
         description="The agent loop, done right. Run headless with -p, or interactively with no prompt.",
         epilog="Subcommands: loopwright " + " | ".join(usage for _, usage in SUBCOMMANDS.values()),
     )

@@ -86,6 +86,8 @@ def invalid_input_error(use: ToolUseBlock) -> str | None:
 
 @dataclass(slots=True)
 class ModelRequest:
+    """One model call's input: the system prompt, the tool definitions and the history (seed Def 3.1's M(h))."""
+
     system: str | None
     tools: list[dict[str, Any]]
     # The live history (append-only, owned by the loop): read it, never mutate it.
@@ -99,6 +101,8 @@ class ModelRequest:
 
 @dataclass(slots=True)
 class ModelResponse:
+    """One model call's answer: its blocks, stop reason, usage and the model that answered."""
+
     content: list[Block]
     stop_reason: str | None
     usage: Usage

@@ -30,11 +30,11 @@ understood. `client=AsyncOpenAI(...)` sends the calls through that SDK client in
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from typing import Any, Unpack
 
 from ..blocks import Block, TextBlock
+from ..ids import new_hex
 from ..messages import StreamEvent
 from ..usage import Usage
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, tool_use
@@ -312,7 +312,7 @@ class _Accumulator:
             c = self.calls[idx]
             if not c["name"]:
                 raise AttemptFailed(Failure(f"tool call {idx} has no function name"))
-            content.append(tool_use(c["id"] or f"call_{uuid.uuid4().hex[:24]}", c["name"], "".join(c["args"]),
+            content.append(tool_use(c["id"] or f"call_{new_hex(24)}", c["name"], "".join(c["args"]),
                                     idx == last))
         stop = FINISH_TO_STOP.get(self.finish)
         if self.calls and stop in (None, "end_turn"):

@@ -30,11 +30,11 @@ call (the model catalog's default, or AgentOptions.max_tokens).
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from ..blocks import Block, TextBlock, UnknownBlock
+from ..ids import new_hex
 from ..messages import StreamEvent
 from ..usage import Usage
 from .base import ModelEvent, ModelRequest, ModelResponse, tool_use
@@ -159,7 +159,7 @@ def read_response(response: dict[str, Any], model: str, kind: str) -> ModelRespo
             if not item.get("name"):
                 raise AttemptFailed(Failure(f"function call {i} has no name"))
             cut = stop == "max_tokens" and i == calls[-1]  # the call being written when the limit hit
-            content.append(tool_use(str(item.get("call_id") or f"call_{uuid.uuid4().hex[:24]}"),
+            content.append(tool_use(str(item.get("call_id") or f"call_{new_hex(24)}"),
                                     str(item["name"]), str(item.get("arguments") or ""), cut))
     if stop is None:
         stop = "tool_use" if calls else "end_turn"

@@ -88,6 +88,8 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
 
 @dataclass(slots=True)
 class RetryPolicy:
+    """How a failed call is retried: how often, and the exponential backoff between tries."""
+
     max_retries: int = 4
     base_delay: float = BASE_DELAY_S
     max_delay: float = MAX_DELAY_S
@@ -174,6 +176,8 @@ async def with_retries(
 
 @dataclass(slots=True)
 class SSEEvent:
+    """One server-sent event: its `event:` name (if any) and its `data:` text."""
+
     event: str | None
     data: str
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import uuid
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..blocks import block_from_wire
 from ..gate import Allow, Decision, Deny, Permissions
 from ..hooks import HOOK_EVENTS, HookMatcher
+from ..ids import new_uuid
 from ..tools.base import Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:  # the answers' types and the MCP server are imported where they are made: start-up
@@ -52,7 +52,7 @@ class Peer:
         Cancelling the wait tells the SDK to drop the request (control_cancel_request)."""
         if self.closed:
             raise PeerError(f"the SDK's stdin is closed: it cannot answer {subtype}")
-        rid = str(uuid.uuid4())
+        rid = new_uuid()
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.pending[rid] = fut
         self.send({"type": "control_request", "request_id": rid, "request": {"subtype": subtype, **fields}})
@@ -195,15 +195,15 @@ def _hook(peer: Peer, callback_id: str, events: bool) -> Any:
         event = str(payload.get("hook_event_name", ""))
         head = {"type": "system", "hook_id": callback_id, "hook_name": f"{event}:{callback_id}", "hook_event": event,
                 "session_id": payload.get("session_id", "")}
-        peer.send({**head, "subtype": "hook_started", "uuid": str(uuid.uuid4())})
+        peer.send({**head, "subtype": "hook_started", "uuid": new_uuid()})
         try:
             out = await peer.request("hook_callback", callback_id=callback_id, input=payload, tool_use_id=tool_use_id)
         except PeerError as e:
             peer.send({**head, "subtype": "hook_response", "output": str(e), "exit_code": 1, "outcome": "error",
-                       "uuid": str(uuid.uuid4())})
+                       "uuid": new_uuid()})
             raise
         peer.send({**head, "subtype": "hook_response", "output": json.dumps(out), "exit_code": 0,
-                   "outcome": "success", "uuid": str(uuid.uuid4())})
+                   "outcome": "success", "uuid": new_uuid()})
         return out
 
     call.__name__ = f"sdk:{callback_id}"

@@ -9,18 +9,18 @@ Claude Code fields). `num_turns` keeps loopwright's meaning: tool-use turns (see
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from .. import __version__
 from ..cli.headless import message_json
+from ..ids import new_hex, new_uuid
 from ..messages import AssistantMessage, Message, ResultMessage, SystemMessage
 
 
 def sdk_line(msg: Message, session_id: str, extra_init: dict[str, Any] | None = None) -> dict[str, Any]:
     """One stdout line for `msg` of the session `session_id`."""
     line = message_json(msg, session_id)
-    line["uuid"] = str(uuid.uuid4())
+    line["uuid"] = new_uuid()
     if isinstance(msg, SystemMessage):
         line.setdefault("session_id", session_id)
         if msg.subtype == "init":
@@ -29,7 +29,7 @@ def sdk_line(msg: Message, session_id: str, extra_init: dict[str, Any] | None = 
             line.update({"slash_commands": [], "agents": [], "skills": [], "plugins": [], "output_style": "default",
                          "apiKeySource": "none", "loopwright_version": __version__, **(extra_init or {})})
     elif isinstance(msg, AssistantMessage):
-        line["message"].setdefault("id", f"msg_{uuid.uuid4().hex[:24]}")
+        line["message"].setdefault("id", f"msg_{new_hex(24)}")
     elif isinstance(msg, ResultMessage):
         line.setdefault("session_id", session_id)
     return line
@@ -40,4 +40,4 @@ def error_result(error: str, session_id: str, subtype: str = "error_during_execu
     return {"type": "result", "subtype": subtype, "is_error": True, "duration_ms": 0, "duration_api_ms": 0,
             "num_turns": 0, "result": error, "stop_reason": None, "session_id": session_id, "total_cost_usd": 0.0,
             "usage": {"input_tokens": 0, "output_tokens": 0}, "modelUsage": {}, "permission_denials": [],
-            "errors": [error], "uuid": str(uuid.uuid4())}
+            "errors": [error], "uuid": new_uuid()}

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import uuid as uuidlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any, Literal, Protocol
 
 from ..blocks import WireMessage
 from ..home import loopwright_home as loopwright_home  # one definition for all: `~` expanded
+from ..ids import new_uuid
 
 FsyncPolicy = Literal["none", "turn", "always"]
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
@@ -58,7 +58,7 @@ def _now() -> str:
 
 
 def new_session_id() -> str:
-    return str(uuidlib.uuid4())
+    return new_uuid()
 
 
 # --- the store interface -----------------------------------------------------------------------
@@ -141,5 +141,5 @@ def glob_escape(s: str) -> str:
 
 
 def _line(kind: str, session_id: str, cwd: str, parent: str | None, **extra: Any) -> dict[str, Any]:
-    return {"type": kind, "uuid": str(uuidlib.uuid4()), "parentUuid": parent, "sessionId": session_id,
+    return {"type": kind, "uuid": new_uuid(), "parentUuid": parent, "sessionId": session_id,
             "timestamp": _now(), "cwd": cwd, **extra}

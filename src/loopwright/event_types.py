@@ -1,0 +1,219 @@
+"""Room: data types. Owns the TypedDicts that type event payloads: SystemMessage.data per subtype
+and the hooks' inputs and outputs (the Agent SDK's names); may import nothing of loopwright.
+
+Annotations only: nothing on a run's way imports this module (messages.py and hooks.py name these
+under TYPE_CHECKING and hand them out on first access, PEP 562), because building ~30 TypedDicts is
+~2 ms of every process start (a CLI per SDK session)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Required, TypeAlias, TypedDict
+
+# --- SystemMessage.data, per subtype (the Agent SDK types these the same way) ------------------
+
+class _InitRequired(TypedDict):
+
+    session_id: str
+    model: str
+    cwd: str
+    tools: list[str]
+    permission_mode: str
+    max_turns: int | None
+    max_budget_usd: float | None
+
+
+class InitData(_InitRequired, total=False):
+    """`init`: the run's setup, first message of every run."""
+
+    memory_files: list[dict[str, Any]]  # memory.py, when project memory was loaded
+    warnings: list[str]  # about the user's own files (memory, skills)
+
+
+class ApiRetryData(TypedDict, total=False):
+    """`api_retry`: a model call failed and is retried after `delay_ms`."""
+
+    attempt: int
+    max_retries: int
+    delay_ms: int
+    error_status: int | None
+    error: str
+
+
+class CompactBoundaryData(TypedDict, total=False):
+    """`compact_boundary`: h was replaced by a summary and the kept turns (context.py)."""
+
+    trigger: str  # "auto" | "manual" | "overflow" (the server refused the request as over its window)
+    pre_tokens: int
+    post_tokens: int
+    summarized_messages: int
+    kept_messages: int
+    cost_usd: float
+    usage: dict[str, Any]
+    calls: int  # summarizing calls: more than one when h was larger than a window a server told
+    forecast_tokens: int  # auto only
+    context_window: int  # auto and overflow
+    prompt_tokens: int | None  # overflow: the refused request's size, as the server counted it
+
+
+class ContextWindowData(TypedDict, total=False):
+    """`context_window`: W as a server told it, before the first call or in its overflow error
+    (models/window.py)."""
+
+    context_window: int
+    source: str  # "server" (asked before the first call) | "error" (its overflow error)
+    prompt_tokens: int | None  # error only
+    error: str  # error only
+
+
+class CompactErrorData(TypedDict):
+    """`compact_error`: compaction failed or was blocked; h is unchanged."""
+
+    trigger: str
+    error: str
+
+
+class HookReportData(TypedDict, total=False):
+    """`hook_error` / `hook_message`: a hook failed, or said `systemMessage`."""
+
+    hook_event_name: str
+    hook: str
+    kind: str  # "error" | "timeout" | "message" | "blocked"
+    message: str
+    parent_tool_use_id: str  # relayed from a subagent
+
+
+class PermissionDenial(TypedDict):
+    """One refused tool call in ResultMessage.permission_denials (the Agent SDK's shape)."""
+
+    tool_name: str
+    tool_use_id: str
+    tool_input: dict[str, Any]
+
+
+class ModelFallbackData(TypedDict):
+    """`model_fallback`: the model was overloaded or unavailable after its retries; this request
+    and the rest of the run go to `to_model` (models/fallback.py)."""
+
+    from_model: str
+    to_model: str
+    error: str
+    status: int | None
+
+
+SystemData: TypeAlias = (InitData | ApiRetryData | CompactBoundaryData | CompactErrorData | HookReportData
+                         | ModelFallbackData | ContextWindowData)
+
+
+# --- typed events: what hooks get and may return (the Agent SDK's hook types) -------------------
+
+class _SubagentFields(TypedDict, total=False):
+    """Present when the hook fires inside a subagent (agents.py)."""
+
+    agent_id: str
+    agent_type: str
+    agent_transcript_path: str
+
+
+class BaseHookInput(_SubagentFields):
+    """Fields every hook input carries (Claude Code's stdin JSON)."""
+
+    session_id: str
+    transcript_path: str
+    cwd: str
+    permission_mode: str
+    hook_event_name: str
+
+
+class PreToolUseHookInput(BaseHookInput):
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+
+
+class PostToolUseHookInput(BaseHookInput):
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+    tool_response: Any
+
+
+class PostToolUseFailureHookInput(BaseHookInput):
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+    error: str
+    is_interrupt: bool
+
+
+class UserPromptSubmitHookInput(BaseHookInput):
+    prompt: str
+
+
+class SessionStartHookInput(BaseHookInput):
+    source: str  # "startup" | "resume" | "clear" | "compact"
+
+
+class SessionEndHookInput(BaseHookInput):
+    reason: str
+
+
+class StopHookInput(BaseHookInput):
+    stop_hook_active: bool
+
+
+class SubagentStartHookInput(BaseHookInput):
+    """A subagent is starting (its `agent_id` and `agent_type` are set)."""
+
+
+class SubagentStopHookInput(BaseHookInput, total=False):
+    stop_hook_active: Required[bool]
+    last_assistant_message: str
+    error: str  # set when the subagent ended in an error (its result subtype and message)
+
+
+class PreCompactHookInput(BaseHookInput):
+    trigger: str  # "manual" | "auto"
+    custom_instructions: str
+
+
+HookInput: TypeAlias = (
+    PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput | UserPromptSubmitHookInput
+    | SessionStartHookInput | SessionEndHookInput | StopHookInput | SubagentStartHookInput | SubagentStopHookInput
+    | PreCompactHookInput
+)
+HOOK_INPUTS: dict[str, type] = {
+    "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
+    "PostToolUseFailure": PostToolUseFailureHookInput, "UserPromptSubmit": UserPromptSubmitHookInput,
+    "SessionStart": SessionStartHookInput, "SessionEnd": SessionEndHookInput, "Stop": StopHookInput,
+    "SubagentStart": SubagentStartHookInput, "SubagentStop": SubagentStopHookInput,
+    "PreCompact": PreCompactHookInput,
+}
+
+
+class PreToolUseHookSpecificOutput(TypedDict, total=False):
+    hookEventName: Required[Literal["PreToolUse"]]
+    permissionDecision: Literal["allow", "deny", "ask"]
+    permissionDecisionReason: str
+    updatedInput: dict[str, Any]
+    additionalContext: str  # for the model, with the call's result (or its refusal)
+
+
+class ContextHookSpecificOutput(TypedDict, total=False):
+    """UserPromptSubmit, SessionStart, SubagentStart, PostToolUse(Failure): text added for the model."""
+
+    hookEventName: Required[str]
+    additionalContext: str
+
+
+# `continue` is a Python keyword, hence the functional form.
+HookJSONOutput = TypedDict("HookJSONOutput", {
+    "continue": bool,
+    "continue_": bool,  # the Agent SDK's Python spelling of "continue" (and "async_" of "async")
+    "async_": bool,
+    "stopReason": str,
+    "suppressOutput": bool,
+    "systemMessage": str,
+    "decision": Literal["approve", "block"],
+    "reason": str,
+    "hookSpecificOutput": PreToolUseHookSpecificOutput | ContextHookSpecificOutput,
+}, total=False)
