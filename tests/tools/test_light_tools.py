@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from loopwright.testing import ScriptedServer
-from tests.project.test_startup_imports import modules_of_one_call
+from tests.project.test_startup_imports import modules_of_one_call, modules_of_sdk_call
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "loopwright"
 # What building the tool set may load of loopwright.tools: the definitions and the base.
@@ -112,19 +110,6 @@ def test_print_mode_reaches_the_first_request_with_only_the_definitions(tmp_path
 
 @pytest.mark.e2e
 def test_the_sdk_protocol_reaches_the_first_request_with_only_the_definitions(tmp_path: Path) -> None:
-    code = ("import atexit, sys\n"
-            "atexit.register(lambda: print('MODULES:' + ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
-            "from loopwright.cli import main\nsys.exit(main())\n")
-    msg = json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}, "parent_tool_use_id": None,
-                      "session_id": ""})
-    with ScriptedServer([[{"type": "text", "text": "done"}]]) as srv:
-        env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path)}
-        p = subprocess.run([sys.executable, "-c", code, "--input-format", "stream-json", "--output-format",
-                            "stream-json", "--verbose", "--model", "claude-sonnet-4-5", "--no-session-persistence"],
-                           input=msg + "\n", cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
-        requests = len(srv.loop_requests)
-    assert p.returncode == 0, p.stderr
-    [line] = [x for x in p.stderr.splitlines() if x.startswith("MODULES:")]
-    loaded = set(line.removeprefix("MODULES:").split())
+    loaded, requests = modules_of_sdk_call(tmp_path)
     assert requests == 1 and "loopwright.tools.builtin" in loaded
     assert _tools_loaded(loaded) == []

@@ -56,6 +56,7 @@ READ_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+
 def _read(inp: dict[str, Any], ctx: ToolContext) -> Any:
     from .read import read_file
 
@@ -81,6 +82,7 @@ WRITE_SCHEMA: dict[str, Any] = {
     "required": ["file_path", "content"],
     "additionalProperties": False,
 }
+
 
 def _write(inp: dict[str, Any], ctx: ToolContext) -> str:
     from .write import write_file
@@ -139,6 +141,7 @@ MULTI_EDIT_SCHEMA: dict[str, Any] = {
     "required": ["file_path", "edits"],
     "additionalProperties": False,
 }
+
 
 def _edit(inp: dict[str, Any], ctx: ToolContext) -> str:
     from .edit import edit_file
@@ -211,6 +214,7 @@ KILL_SHELL_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+
 async def _bash(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
     from .bash import bash
 
@@ -258,6 +262,7 @@ GLOB_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+
 def _glob(inp: dict[str, Any], ctx: ToolContext) -> str:
     from .glob import glob_files
 
@@ -300,6 +305,7 @@ TODO_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+
 async def _todo_write(inp: dict[str, Any], ctx: ToolContext) -> str:
     from .todo import todo_write
 
@@ -339,6 +345,7 @@ NOTEBOOK_SCHEMA: dict[str, Any] = {
     "required": ["notebook_path", "new_source"],
     "additionalProperties": False,
 }
+
 
 def _notebook_edit(inp: dict[str, Any], ctx: ToolContext) -> str:
     from .notebook import notebook_edit
@@ -414,6 +421,7 @@ PLAN_DESCRIPTION = """Use this tool when you are in plan mode and have finished 
 - Call it only for tasks that need writing code or changing files, once the plan is ready; not for research.
 - If the user approves, you leave plan mode and can start; if they refuse, you stay in plan mode:
   revise the plan with their feedback and present it again."""
+
 
 async def _ask_user_question(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     from .ask import ask_user_question
