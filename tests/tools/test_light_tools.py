@@ -25,13 +25,29 @@ def _file(module: str) -> Path:
     return SRC / rel / "__init__.py" if (SRC / rel).is_dir() else SRC / rel.with_suffix(".py")
 
 
+def _executed(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements that run when a module is imported: all but function bodies and what sits
+    under `if TYPE_CHECKING:` (class bodies, `try` and other `if`s run)."""
+    out: list[ast.stmt] = []
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        out.append(node)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            out.extend(_executed(node.orelse))
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            out.extend(_executed(getattr(node, name, [])))
+    return out
+
+
 def _module_level_imports(module: str) -> set[str]:
-    """The loopwright.tools.* modules `module` imports when it is imported: its top-level imports
-    (not those inside functions, nor under `if TYPE_CHECKING:`), and the packages they pass through."""
+    """The loopwright.tools.* modules `module` imports when it is imported (not those its functions
+    import when called, nor under `if TYPE_CHECKING:`), and the packages they pass through."""
     path = _file(module)
     here = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
     out: set[str] = set()
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in _executed(ast.parse(path.read_text(encoding="utf-8")).body):
         if isinstance(node, ast.ImportFrom):
             base = here[: len(here) - (node.level - 1)] if node.level else []
             target = ".".join([*base, *([node.module] if node.module else [])])
@@ -64,6 +80,9 @@ def test_the_checker_sees_an_implementation_import() -> None:
     # the check above can fail: tools.read imports tools.media and tools.paths at its top
     assert {"loopwright.tools.media", "loopwright.tools.paths"} <= _module_level_imports("loopwright.tools.read")
     assert "loopwright.tools.grep.engine" in _module_level_imports("loopwright.tools.grep.isolate")
+    # and skips only what does not run at import: a handler's import, a TYPE_CHECKING one
+    assert "loopwright.tools.read" not in _module_level_imports("loopwright.tools.builtin")
+    assert "loopwright.tools.web.fetch" not in _module_level_imports("loopwright.tools.web")
 
 
 BUILD = """
