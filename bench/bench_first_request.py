@@ -59,6 +59,7 @@ SDK_MESSAGE = json.dumps({"type": "user", "message": {"role": "user", "content":
 class Series:
     label: str
     pythonpath: str | None  # None: the installed (working tree) package
+    entry: list[str] = field(default_factory=lambda: ["-c", ENTRY])  # what python runs: loopwright's CLI, or the floor
     first: list[float] = field(default_factory=list)
     wall: list[float] = field(default_factory=list)
     rss_kib: list[int] = field(default_factory=list)
@@ -89,13 +90,16 @@ def child_env(s: Series, srv: ScriptedServer, home: Path) -> dict[str, str]:
     return env
 
 
+PERSIST = False  # --persist: the transcript is written, as a run's default is (else --no-session-persistence)
+
+
 def cli_args(sdk: bool) -> list[str]:
-    return [*(SDK_ARGS if sdk else ["-p", "hi"]), "--model", MODEL, "--no-session-persistence"]
+    return [*(SDK_ARGS if sdk else ["-p", "hi"]), "--model", MODEL, *([] if PERSIST else ["--no-session-persistence"])]
 
 
 def one_run(s: Series, home: Path, sdk: bool = False) -> None:
     with ScriptedServer([[{"type": "text", "text": "hi"}]], model=MODEL) as srv:
-        cmd = [sys.executable, "-c", ENTRY, *cli_args(sdk)]
+        cmd = [sys.executable, *s.entry, *cli_args(sdk)]
         t0 = time.monotonic()
         p = subprocess.Popen(cmd, cwd=home, env=child_env(s, srv, home),
                              stdin=subprocess.PIPE if sdk else subprocess.DEVNULL,
@@ -121,7 +125,7 @@ def one_run(s: Series, home: Path, sdk: bool = False) -> None:
 def import_profile(s: Series, home: Path, sdk: bool = False) -> None:
     """Sum of -X importtime self times (µs) and the number of modules, over one run."""
     with ScriptedServer([[{"type": "text", "text": "hi"}]], model=MODEL) as srv:
-        cmd = [sys.executable, "-X", "importtime", "-c", ENTRY, *cli_args(sdk)]
+        cmd = [sys.executable, "-X", "importtime", *s.entry, *cli_args(sdk)]
         p = subprocess.run(cmd, cwd=home, env=child_env(s, srv, home), capture_output=True, text=True, timeout=120,
                            input=SDK_MESSAGE if sdk else None)
     rows = [m for m in (re.match(r"import time:\s+(\d+) \|\s+\d+ \|", line) for line in p.stderr.splitlines()) if m]
@@ -140,22 +144,27 @@ def bare_python_ms(runs: int) -> float:
 
 
 def table(series: list[Series], runs: int, bare_ms: float, sdk: bool = False) -> str:
+    before = next((s for s in series if s.label.startswith("before ")), None)
+    floor = next((s for s in series if s.label.startswith("floor")), None)
     what = (f"loopwright {' '.join(SDK_ARGS)} --model {MODEL}` (as the Agent SDKs start it), one user message on "
             "stdin," if sdk else f"loopwright -p hi --model {MODEL}`")
+    what = what.replace("`", "" if PERSIST else " --no-session-persistence`", 1)
     lines = [
         f"One-call `{what} against the loopback server, {runs} interleaved runs "
         f"per column; medians (min in brackets); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, "
         f"where a bare `python -c pass` took {bare_ms:.0f} ms. "
         f"`python bench/bench_first_request.py --runs {runs}" + (" --stream-json" if sdk else "")
-        + (f" --before {series[0].label.split()[-1]}`" if len(series) > 1 else "`"),
+        + (" --persist" if PERSIST else "")
+        + (" --floor" if floor is not None else "")
+        + (f" --before {before.label.split()[-1]}`" if before is not None else "`"),
         "",
-        "| measurement | " + " | ".join(s.label for s in series) + (" | after / before |" if len(series) > 1 else " |"),
-        "|---|" + "---:|" * len(series) + ("---:|" if len(series) > 1 else ""),
+        "| measurement | " + " | ".join(s.label for s in series) + (" | after / before |" if before else " |"),
+        "|---|" + "---:|" * len(series) + ("---:|" if before else ""),
     ]
 
     def row(name: str, vals: list[float], fmt: str, mins: list[float] | None = None) -> str:
         cells = [fmt.format(v) + (f" ({fmt.format(m)})" if mins else "") for v, m in zip(vals, mins or vals, strict=True)]
-        ratio = f" | {vals[-1] / vals[0]:.2f}×" if len(vals) > 1 and vals[0] else (" | " if len(vals) > 1 else "")
+        ratio = f" | {vals[1] / vals[0]:.2f}×" if before is not None and vals[0] else ""  # [before, this tree, ...]
         return f"| {name} | " + " | ".join(cells) + ratio + " |"
 
     lines.append(row("start → first request, ms", [1000 * statistics.median(s.first) for s in series], "{:.0f}",
@@ -167,6 +176,12 @@ def table(series: list[Series], runs: int, bare_ms: float, sdk: bool = False) ->
     lines.append(row("peak RSS, MiB", [statistics.median(s.rss_kib) / 1024 for s in series], "{:.1f}"))
     lines.append(row("import time (-X importtime, sum of self), ms", [s.import_ms for s in series], "{:.0f}"))
     lines.append(row("modules imported", [float(s.modules) for s in series], "{:.0f}"))
+    if floor is not None:
+        tree = next(s for s in series if s.label == "this tree")
+        first = 1000 * (statistics.median(tree.first) - statistics.median(floor.first))
+        cpu = 1000 * (statistics.median(tree.cpu) - statistics.median(floor.cpu))
+        lines += ["", f"this tree − floor: start → first request {first:.0f} ms, CPU {cpu:.0f} ms (the floor: Python, "
+                      "asyncio, argparse and httpcore2 making the same request, bench/sdk_floor_cli.py)"]
     return "\n".join(lines) + "\n"
 
 
@@ -176,12 +191,18 @@ def main() -> int:
     ap.add_argument("--before", metavar="REF", help="also measure git revision REF's src/, side by side")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON (for bench/report.py)")
     ap.add_argument("--stream-json", action="store_true", help="start as the Agent SDKs do (stream-json on stdin)")
+    ap.add_argument("--persist", action="store_true", help="write the session's transcript (a run's default)")
+    ap.add_argument("--floor", action="store_true", help="also the floor: bench/sdk_floor_cli.py making the same request")
     args = ap.parse_args()
+    global PERSIST
+    PERSIST = args.persist
     tmp = Path(tempfile.mkdtemp(prefix="lw-first-request-"))
     series: list[Series] = []
     if args.before:
         series.append(Series(f"before {args.before}", str(extract_src(args.before, tmp / "before"))))
     series.append(Series("this tree", None))
+    if args.floor:
+        series.append(Series("floor (sdk_floor_cli.py)", None, [str(HERE / "sdk_floor_cli.py")]))
     home = tmp / "home"
     home.mkdir()
     for s in series:  # warm the page cache and .pyc files, not counted
@@ -204,7 +225,8 @@ def main() -> int:
         return 0
     md = table(series, args.runs, bare_ms, args.stream_json)
     (HERE / "results").mkdir(exist_ok=True)
-    (HERE / "results" / ("first_request_sdk.md" if args.stream_json else "first_request.md")).write_text(md)
+    name = "first_request" + ("_sdk" if args.stream_json else "") + ("_persist" if args.persist else "")
+    (HERE / "results" / f"{name}.md").write_text(md)
     print(md)
     return 0
 

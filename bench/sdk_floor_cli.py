@@ -5,6 +5,9 @@ lines the SDK waits for), and nothing else: no options, tools, gate, session or 
 costs is Python's start, asyncio and the HTTP stack loopwright uses (httpcore2, h11, anyio) —
 what loopwright's start cannot go below.
 
+With `-p PROMPT` (bench_first_request.py's `--floor`): the same for a one-call headless run —
+its flags parsed with argparse, one streamed request, the answer printed.
+
 Not a CLI to use: bench_sdk.py runs it as `cli_path` (through a copy with this interpreter's
 shebang)."""
 
@@ -68,5 +71,17 @@ async def main() -> int:
     return 0
 
 
+async def print_mode() -> int:
+    import argparse  # a CLI parses its flags: the floor pays for argparse too
+
+    ap = argparse.ArgumentParser(prog="floor")
+    ap.add_argument("-p", dest="prompt")
+    args, _ = ap.parse_known_args()
+    async with httpcore2.AsyncConnectionPool() as pool:
+        await ask(pool, os.environ["ANTHROPIC_BASE_URL"], args.prompt)
+    print("(floor)")
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    sys.exit(asyncio.run(print_mode() if "-p" in sys.argv else main()))

@@ -22,7 +22,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         ["Block", "ImageBlock", "RedactedThinkingBlock", "TextBlock", "ThinkingBlock", "ToolResultBlock",
          "ToolUseBlock", "UnknownBlock"], "blocks"),
-    "rewind_files": "checkpoints",
+    "rewind_files": "rewind",
     "LoopwrightClient": "client",
     **dict.fromkeys(["CLIConnectionError", "CLINotFoundError", "LoopwrightError", "ProcessError"], "errors"),
     **dict.fromkeys(
@@ -74,7 +74,6 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the
     from .blocks import ToolResultBlock as ToolResultBlock
     from .blocks import ToolUseBlock as ToolUseBlock
     from .blocks import UnknownBlock as UnknownBlock
-    from .checkpoints import rewind_files as rewind_files
     from .client import LoopwrightClient as LoopwrightClient
     from .errors import CLIConnectionError as CLIConnectionError
     from .errors import CLINotFoundError as CLINotFoundError
@@ -116,6 +115,7 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the
     from .options import AgentDefinition as AgentDefinition
     from .options import AgentOptions as AgentOptions
     from .options import ToolPermissionContext as ToolPermissionContext
+    from .rewind import rewind_files as rewind_files
     from .sessions import get_session_messages as get_session_messages
     from .sessions import list_sessions as list_sessions
     from .tools.base import Tool as Tool

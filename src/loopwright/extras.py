@@ -8,8 +8,6 @@ missing one ends in one line naming the extra, never in a library's traceback.
 
 from __future__ import annotations
 
-import importlib.util
-
 
 class MissingExtra(ImportError):
     """A feature's optional dependency is not installed; the message names the extra to install."""
@@ -23,5 +21,7 @@ def missing_extra(feature: str, extra: str) -> MissingExtra:
 def require(feature: str, extra: str, *modules: str) -> None:
     """Raise MissingExtra when any of `modules` (top-level names the extra installs) is not
     importable; imports nothing itself (find_spec reads only the import path)."""
+    import importlib.util  # (here: the CLI imports this module for MissingExtra on every start)
+
     if any(importlib.util.find_spec(m) is None for m in modules):
         raise missing_extra(feature, extra)

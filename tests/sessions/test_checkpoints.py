@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 import loopwright as lw
-from loopwright.checkpoints import NOT_TRACKED, FileHistory, rewind, rewind_points
+from loopwright.checkpoints import FileHistory
 from loopwright.cli.rewind import rewind_main
+from loopwright.rewind import NOT_TRACKED, rewind, rewind_points
 from loopwright.sessions import cwd_slug, get_session_messages, read_lines
 from loopwright.tools.builtin import (
     make_bash_tools,

@@ -73,7 +73,7 @@ def prompts(path: Path) -> list[str]:
 # that another process can act exactly in the window between loading and appending.
 PAUSED_CLI = """
 import pathlib, sys, time
-import loopwright.sessions.jsonl as s  # where the store looks it up
+import loopwright.sessions.repair as s  # where the store looks it up (at each load)
 real = s.load_transcript
 def paused(path):
     out = real(path)

@@ -1,7 +1,7 @@
-"""Room: cli. Owns `loopwright rewind`; may import checkpoints, sessions and below.
+"""Room: cli. Owns `loopwright rewind`; may import rewind, sessions and below.
 
 `loopwright rewind SESSION [--to MESSAGE_UUID] [--code-only | --conversation-only] [--fork]
-[--list] [--force]`: the command line over checkpoints.rewind (files changed by Write/Edit, the
+[--list] [--force]`: the command line over rewind.rewind (files changed by Write/Edit, the
 conversation, or both, back to before a prompt).
 """
 
@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..checkpoints import NOT_TRACKED, confirm_conflicts, rewind, rewind_conflicts, rewind_points
+from ..rewind import NOT_TRACKED, confirm_conflicts, rewind, rewind_conflicts, rewind_points
 from ..sessions import SessionNotFound
 
 

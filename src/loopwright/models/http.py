@@ -419,9 +419,11 @@ def import_httpcore2() -> Any:
 def _dist_version(name: str) -> str | None:
     """The installed version of distribution `name` from its `<name>-<version>.dist-info`
     directory beside the package (None when it is not installed that way, as an egg-link)."""
-    import importlib.util
+    spec = getattr(sys.modules.get(name), "__spec__", None)  # (asked by `name`'s own __init__: there)
+    if spec is None:
+        import importlib.util
 
-    spec = importlib.util.find_spec(name)
+        spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         return None
     where = os.path.dirname(next(iter(spec.submodule_search_locations)))

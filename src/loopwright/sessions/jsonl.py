@@ -8,12 +8,10 @@ import errno
 import fcntl
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 from ..messages import TranscriptWriteError
-from .repair import load_transcript, read_lines
 from .store import (
     FsyncPolicy,
     LoadedSession,
@@ -25,7 +23,6 @@ from .store import (
     glob_escape,
     sessions_root,
 )
-from .summaries import session_info
 
 
 class JsonlWriter:
@@ -151,6 +148,8 @@ class JsonlSessionStore:
         p = self.find(session_id, cwd)
         if p is None:
             raise SessionNotFound(f"no session {session_id!r} in {self.root}")
+        from .repair import load_transcript  # the readers: not on a new run's way
+
         return load_transcript(p)
 
     def latest(self, cwd: Path) -> str | None:
@@ -164,6 +163,8 @@ class JsonlSessionStore:
         src = self.find(session_id, cwd)
         if src is None:
             raise SessionNotFound(f"no session {session_id!r} in {self.root}")
+        from .repair import read_lines
+
         lines = read_lines(src)
         if up_to_uuid is not None:
             idx = next((i for i, ln in enumerate(lines) if ln.get("uuid") == up_to_uuid), None)
@@ -180,11 +181,15 @@ class JsonlSessionStore:
                                separators=(",", ":")) + "\n")
         src_files = src.with_suffix(".files")
         if src_files.is_dir():
+            import shutil
+
             shutil.copytree(src_files, dst.with_suffix(".files"))
 
     def list(self, cwd: Path | None = None) -> list[SessionInfo]:
         if not self.root.exists():
             return []
+        from .summaries import session_info
+
         dirs = [self.root / cwd_slug(cwd)] if cwd is not None else [d for d in self.root.iterdir() if d.is_dir()]
         out = [session_info(p) for d in dirs if d.exists() for p in d.glob("*.jsonl")]
         return sorted(out, key=lambda i: i.modified, reverse=True)

@@ -1,0 +1,274 @@
+"""Room: sessions (beside execute). Owns rewinding a session's files and conversation to a prompt;
+may import data types, invariant, sessions, checkpoints and mtime, never options or above.
+
+Rewinding to a prompt restores every file the tools changed since then, from checkpoints.py's
+snapshots (files they created are deleted), and can cut the conversation back to just before
+that prompt: in place (a `rewind` line; the transcript stays append-only) or as a fork.
+A file changed again since its `after` record (by the user or another program) is a conflict:
+`rewind_conflicts` shows the diff a rewind would undo, so the caller can ask first.
+Bash side effects and external effects are not tracked: the report says so and names the Bash
+commands that ran in the rewound span.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .checkpoints import FileHistory, history_dir
+from .mtime import move_mtime_on
+from .sessions import JsonlSessionStore, JsonlWriter, SessionNotFound, new_session_id, read_lines
+from .sessions.store import _line
+from .sessions.summaries import _live, _prompt_text
+
+NOT_TRACKED = ("Bash side effects and external effects (databases, APIs, deployments) are not tracked "
+               "and were not undone.")
+
+
+@dataclass
+class RewindPoint:
+    """A prompt of a session that files and conversation can be rewound to (to before it): the
+    files its turn changed and the Bash commands it ran."""
+
+    uuid: str
+    prompt: str
+    timestamp: str
+    files: list[str] = field(default_factory=list)
+    bash_commands: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RewindReport:
+    """What a rewind did: files restored and deleted, Bash commands it could not undo, where the
+    conversation went."""
+
+    session_id: str
+    to_uuid: str
+    restored: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    bash_commands: list[str] = field(default_factory=list)
+    conversation: str | None = None  # "in place", or the id of the fork
+    new_session_id: str | None = None
+
+    def text(self) -> str:
+        out = [f"rewound session {self.session_id} to {self.to_uuid}"]
+        out += [f"  restored {p}" for p in self.restored]
+        out += [f"  deleted  {p} (created after that point)" for p in self.deleted]
+        if not self.restored and not self.deleted:
+            out.append("  no files changed by Write/Edit since that point")
+        if self.conversation:
+            out.append(f"  conversation: {self.conversation}")
+        out.append(f"  note: {NOT_TRACKED}")
+        if self.bash_commands:
+            out.append("  Bash commands that ran in the rewound span (their effects remain):")
+            out += [f"    $ {c}" for c in self.bash_commands]
+        return "\n".join(out)
+
+
+def _locate(session_id: str, sessions_dir: str | Path | None, cwd: Path | None) -> tuple[JsonlSessionStore, Path]:
+    store = JsonlSessionStore(sessions_dir)
+    path = store.find(session_id, cwd)
+    if path is None:
+        raise SessionNotFound(f"no session {session_id!r} in {store.root}")
+    return store, path
+
+
+def _span(lines: list[dict[str, Any]], to_uuid: str) -> tuple[int, set[str], list[str]]:
+    """The index of prompt `to_uuid`, the prompt uuids from it on, and the Bash commands run since
+    (answered and not refused: a refused call's result is the refusal, nothing ran)."""
+    idx = next((i for i, ln in enumerate(lines) if ln.get("uuid") == to_uuid and ln.get("isPrompt")), None)
+    if idx is None:
+        raise SessionNotFound(f"no user prompt {to_uuid!r} in this session")
+    prompts = {str(ln.get("uuid")) for ln in lines[idx:] if ln.get("type") == "user" and ln.get("isPrompt")}
+    answered: set[str] = set()
+    for ln in lines[idx:]:
+        if ln.get("type") == "user":
+            for b in (ln.get("message") or {}).get("content") or []:
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    answered.add(str(b.get("tool_use_id")))
+        elif ln.get("type") == "result":
+            res = ln.get("result")
+            for d in (res.get("permission_denials") if isinstance(res, dict) else None) or []:
+                if isinstance(d, dict):
+                    answered.discard(str(d.get("tool_use_id")))
+    bash: list[str] = []
+    for ln in lines[idx:]:
+        if ln.get("type") == "assistant":
+            for b in (ln.get("message") or {}).get("content") or []:
+                if (isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == "Bash"
+                        and str(b.get("id")) in answered):
+                    bash.append(str((b.get("input") or {}).get("command", "")))
+    return idx, prompts, bash
+
+
+def rewind_points(session_id: str, sessions_dir: str | Path | None = None,
+                  cwd: str | Path | None = None) -> list[RewindPoint]:
+    """The prompts one can rewind to, oldest first, with the files each turn changed (the prompts
+    of the conversation as it is now: an earlier rewind cut the ones after its point)."""
+    _, path = _locate(session_id, sessions_dir, Path(cwd).resolve() if cwd else None)
+    lines = read_lines(path)
+    recs = FileHistory(history_dir(path)).records()
+    out = []
+    for ln in _live(lines)[0]:
+        if ln.get("type") == "user" and ln.get("isPrompt"):
+            u = str(ln.get("uuid"))
+            _, _, bash = _span(lines, u)
+            out.append(RewindPoint(u, _prompt_text(ln.get("message")), str(ln.get("timestamp", "")),
+                                   sorted({r["path"] for r in recs if r.get("promptUuid") == u}), bash))
+    return out
+
+
+def rewind_files(session_id: str, user_message_uuid: str, sessions_dir: str | Path | None = None,
+                 cwd: str | Path | None = None) -> RewindReport:
+    """Restore every file the tools changed since the prompt `user_message_uuid` (files they
+    created are deleted). Bash and external side effects are not undone (the report says so)."""
+    _, path = _locate(session_id, sessions_dir, Path(cwd).resolve() if cwd else None)
+    lines = read_lines(path)
+    _, span, bash = _span(lines, user_message_uuid)
+    fh = FileHistory(history_dir(path))
+    first: dict[str, dict[str, Any]] = {}
+    for rec in fh.records():  # the earliest snapshot in the span is the state before it
+        if rec.get("promptUuid") in span and isinstance(rec.get("path"), str) and not rec.get("after"):
+            first.setdefault(rec["path"], rec)
+    report = RewindReport(path.stem, user_message_uuid, bash_commands=bash)
+    for p, rec in sorted(first.items()):
+        target = Path(p)
+        if rec.get("existed"):
+            data = (fh.root / "blobs" / str(rec["blob"])).read_bytes()
+            if not target.exists() or target.read_bytes() != data:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                before = target.stat() if target.exists() else None
+                target.write_bytes(data)
+                if before is not None:  # the restored code, not the bytecode of the agent's version
+                    move_mtime_on(target, before)
+                if "mode" in rec:
+                    os.chmod(target, int(rec["mode"]))
+                report.restored.append(p)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+            report.deleted.append(p)
+            for d in rec.get("createdDirs", []):  # deepest first; only if nothing else is in them
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    break
+    return report
+
+
+@dataclass
+class FileConflict:
+    """A file a rewind would restore that changed after the agent's last edit of it: `diff` is
+    the agent's version -> the file now (what the rewind would undo besides the agent's edits)."""
+
+    path: str
+    diff: str
+
+
+def rewind_conflicts(session_id: str, user_message_uuid: str, sessions_dir: str | Path | None = None,
+                     cwd: str | Path | None = None) -> list[FileConflict]:
+    """The files rewinding to before `user_message_uuid` would restore or delete that are no longer
+    as the agent left them (edited by the user or another program since)."""
+    _, path = _locate(session_id, sessions_dir, Path(cwd).resolve() if cwd else None)
+    lines = read_lines(path)
+    _, span, _ = _span(lines, user_message_uuid)
+    fh = FileHistory(history_dir(path))
+    touched: set[str] = set()
+    last_after: dict[str, dict[str, Any]] = {}
+    for rec in fh.records():
+        p = rec.get("path")
+        if not isinstance(p, str):
+            continue
+        if rec.get("promptUuid") in span and not rec.get("after"):
+            touched.add(p)
+        if rec.get("after"):
+            last_after[p] = rec  # the latest: the agent's version of the file, whichever turn wrote it
+    out = []
+    for p in sorted(touched):
+        after = last_after.get(p)
+        if after is None:
+            continue
+        agent = (fh.root / "blobs" / str(after["blob"])).read_bytes()
+        try:
+            now: bytes | None = Path(p).read_bytes()
+        except FileNotFoundError:
+            now = None
+        except OSError:
+            continue
+        if now == agent:
+            continue
+        old = agent.decode("utf-8", errors="replace").splitlines(keepends=True)
+        new = now.decode("utf-8", errors="replace").splitlines(keepends=True) if now is not None else []
+        import difflib  # (imported when files conflict: start-up)
+
+        diff = "".join(difflib.unified_diff(old, new, f"{p} (as the agent left it)",
+                                            f"{p} (now)" if now is not None else f"{p} (deleted)"))
+        out.append(FileConflict(p, diff))
+    return out
+
+
+def rewind_conversation(session_id: str, user_message_uuid: str, *, fork: bool = False,
+                        sessions_dir: str | Path | None = None, cwd: str | Path | None = None) -> str:
+    """Cut the conversation back to just before the prompt `user_message_uuid`. In place, a
+    `rewind` line is appended (the file stays append-only); with fork=True a new session is
+    written and the original left untouched. Returns the id of the session that holds it."""
+    store, path = _locate(session_id, sessions_dir, Path(cwd).resolve() if cwd else None)
+    lines = read_lines(path)
+    _span(lines, user_message_uuid)  # validates the uuid
+    where = Path(next((str(ln["cwd"]) for ln in lines if ln.get("cwd")), str(cwd or os.getcwd())))
+    if fork:
+        new_id = new_session_id()
+        store.fork(path.stem, new_id, where, up_to_uuid=user_message_uuid)
+        return new_id
+    w = JsonlWriter(path, path.stem)
+    try:
+        w.write(_line("rewind", path.stem, str(where), lines[-1].get("uuid") if lines else None,
+                      toUuid=user_message_uuid), sync=True)
+    finally:
+        w.close()
+    return path.stem
+
+
+def rewind(session_id: str, user_message_uuid: str | None = None, *, code: bool = True,
+           conversation: bool = True, fork: bool = False, sessions_dir: str | Path | None = None,
+           cwd: str | Path | None = None) -> RewindReport:
+    """Files and/or conversation back to before a prompt (default: the latest prompt)."""
+    if user_message_uuid is None:
+        points = rewind_points(session_id, sessions_dir, cwd)
+        if not points:
+            raise SessionNotFound(f"session {session_id!r} has no prompt to rewind to")
+        user_message_uuid = points[-1].uuid
+    if code:
+        report = rewind_files(session_id, user_message_uuid, sessions_dir, cwd)
+    else:
+        _, path = _locate(session_id, sessions_dir, Path(cwd).resolve() if cwd else None)
+        report = RewindReport(path.stem, user_message_uuid, bash_commands=_span(read_lines(path), user_message_uuid)[2])
+    if conversation:
+        sid = rewind_conversation(report.session_id, user_message_uuid, fork=fork,
+                                  sessions_dir=sessions_dir, cwd=cwd)
+        report.conversation = f"forked to {sid}" if fork else "cut back in place (resume continues from there)"
+        report.new_session_id = sid if fork else None
+    return report
+
+
+def conflict_text(conflicts: list[FileConflict]) -> str:
+    """The warning for files changed after the agent's edit, with the diffs a rewind would undo."""
+    out = []
+    for c in conflicts:
+        out.append(f"⚠ {c.path} changed after the agent's edit; rewinding undoes this too:")
+        out += [f"    {ln}" for ln in c.diff.rstrip("\n").splitlines()]
+    return "\n".join(out)
+
+
+def confirm_conflicts(conflicts: list[FileConflict], say: Callable[[str], None],
+                      ask: Callable[[str], str] | None) -> bool:
+    """Show the conflicts; True when the user answers yes (no way to ask: False)."""
+    say(conflict_text(conflicts))
+    if ask is None:
+        return False
+    try:
+        return ask("rewind anyway? [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
