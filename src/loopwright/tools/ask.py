@@ -1,5 +1,5 @@
-"""Room: built-in tools (on tools.base). Owns AskUserQuestion and ExitPlanMode; may import data
-types and tools.base.
+"""Room: built-in tools (on tools.base). Owns the implementation of AskUserQuestion and ExitPlanMode
+(tools.builtin defines them); may import data types and tools.base.
 
 Both reach the user only through the ports on their ToolContext (interaction.py), never the run:
 

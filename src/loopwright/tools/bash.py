@@ -1,5 +1,5 @@
-"""Room: built-in tools (on tools.base). Owns Bash, BashOutput and KillShell; may import data types,
-tools.base and tools.paths.
+"""Room: built-in tools (on tools.base). Owns the implementation of Bash, BashOutput and KillShell
+(tools.builtin defines them); may import data types, tools.base and tools.paths.
 
 Bash {command, timeout?, description?, run_in_background?}, BashOutput {bash_id}, KillShell {shell_id}.
 

@@ -1,4 +1,5 @@
-"""Room: built-in tools (on tools.base). Owns Edit and MultiEdit; may import data types and tools.*.
+"""Room: built-in tools (on tools.base). Owns Edit's and MultiEdit's implementation (tools.builtin
+defines them); may import data types and tools.*.
 
 Edit {file_path, old_string, new_string, replace_all?} and MultiEdit {file_path, edits[]}.
 

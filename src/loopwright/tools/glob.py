@@ -1,4 +1,5 @@
-"""Room: built-in tools (on tools.base). Owns Glob; may import data types, tools.base and tools.paths.
+"""Room: built-in tools (on tools.base). Owns Glob's implementation (tools.builtin defines the tool);
+may import data types, tools.base and tools.paths.
 
 Glob {pattern, path?}: file paths matching a glob, newest first.
 

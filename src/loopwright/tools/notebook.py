@@ -1,5 +1,5 @@
-"""Room: built-in tools (on tools.base). Owns NotebookEdit; may import data types, tools.base,
-tools.paths, tools.media and tools.write.
+"""Room: built-in tools (on tools.base). Owns NotebookEdit's implementation (tools.builtin defines the
+tool); may import data types, tools.base, tools.paths, tools.media and tools.write.
 
 NotebookEdit {notebook_path, cell_id?, new_source, cell_type?, edit_mode?}: replace, insert or
 delete one cell of a Jupyter notebook, with nbformat. The edited notebook is validated against

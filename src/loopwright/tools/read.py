@@ -1,4 +1,5 @@
-"""Room: built-in tools (on tools.base). Owns Read; may import data types, tools.base and tools.paths.
+"""Room: built-in tools (on tools.base). Owns Read's implementation (tools.builtin defines the tool);
+may import data types, tools.base and tools.paths.
 
 Read {file_path, offset?, limit?, pages?}: a file as `cat -n` text; an image, a PDF or a
 notebook as tools.media makes them."""

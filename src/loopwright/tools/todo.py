@@ -1,4 +1,5 @@
-"""Room: built-in tools (on tools.base). Owns TodoWrite; may import data types and tools.base.
+"""Room: built-in tools (on tools.base). Owns TodoWrite's implementation (tools.builtin defines the
+tool); may import data types and tools.base.
 
 TodoWrite {todos: [{content, status, activeForm}]}: the session's task list, in ctx.state.todo.items.
 

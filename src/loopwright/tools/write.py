@@ -1,4 +1,5 @@
-"""Room: built-in tools (on tools.base). Owns Write; may import data types, tools.base and tools.paths.
+"""Room: built-in tools (on tools.base). Owns Write's implementation (tools.builtin defines the tool);
+may import data types, tools.base and tools.paths.
 
 Write {file_path, content}: create a file, or overwrite one that was Read first.
 

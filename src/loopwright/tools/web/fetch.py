@@ -1,4 +1,5 @@
-"""Room: web tools (on tools.base). Owns WebFetch; may import tools.base and tools.web.*.
+"""Room: web tools (on tools.base). Owns WebFetch's implementation (tools.web defines the tool); may
+import tools.base and tools.web.*.
 
 WebFetch {url, prompt} (Claude Code's name and schema): GET the URL (fetcher.py: the address
 policy, same-host redirects, caps), turn the body into text (convert.py), and answer the

@@ -1,4 +1,5 @@
-"""Room: web tools (on tools.base). Owns WebSearch; may import tools.base and tools.web.*.
+"""Room: web tools (on tools.base). Owns WebSearch's implementation (tools.web defines the tool); may
+import tools.base and tools.web.*.
 
 WebSearch {query, allowed_domains?, blocked_domains?} (Claude Code's name and schema). Where
 the search runs:
