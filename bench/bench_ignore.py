@@ -107,7 +107,7 @@ def make_tree(root: Path) -> list[str]:
 def measure(runs: int) -> dict[str, float]:
     from loopwright.ignore import IgnoreRules
     from loopwright.tools.base import ToolContext
-    from loopwright.tools.glob import make_glob_tool
+    from loopwright.tools.builtin import make_glob_tool
     from loopwright.tools.grep import make_grep_tool
     from loopwright.workspace import SearchState, ToolState
 

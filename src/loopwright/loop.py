@@ -213,7 +213,7 @@ class Run:
     async def include_mentions(self, prompt: str) -> None:
         """The files the prompt mentions (`@path`), appended to its message (mentions.py)."""
         from .mentions import mention_blocks
-        from .tools.read import make_read_tool
+        from .tools.builtin import make_read_tool
 
         d = self.deps
         read = d.tools.get("Read") or make_read_tool()

@@ -271,7 +271,7 @@ def test_slash_commands_rewind_resume_clear(tmp_path: Path, capsys: pytest.Captu
     import loopwright as lw
     from loopwright.cli.interactive import Repl
     from loopwright.cli.render import TraceRenderer
-    from loopwright.tools.write import make_write_tool
+    from loopwright.tools.builtin import make_write_tool
 
     work = tmp_path / "work"
     work.mkdir()

@@ -6,15 +6,13 @@ httpcore2 imported that way is the same module with the same version."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from loopwright.testing import ScriptedServer
-from tests.project.test_startup_imports import modules_of_one_call
+from tests.project.test_startup_imports import modules_of_one_call, modules_of_sdk_call
 
 pytestmark = pytest.mark.e2e  # subprocesses: a fresh interpreter each
 
@@ -65,20 +63,7 @@ def test_a_module_that_asks_importlib_metadata_for_more_meanwhile_gets_the_real_
 
 def test_the_sdk_protocol_path_to_the_first_request_loads_neither(tmp_path: Path) -> None:
     # loopwright as the Agent SDKs' CLI (--input-format stream-json) starts a process per session
-    code = ("import atexit, sys\n"
-            "atexit.register(lambda: print('MODULES:' + ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
-            "from loopwright.cli import main\nsys.exit(main())\n")
-    msg = json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}, "parent_tool_use_id": None,
-                      "session_id": ""})
-    with ScriptedServer([[{"type": "text", "text": "done"}]]) as srv:
-        env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path)}
-        p = subprocess.run([sys.executable, "-c", code, "--input-format", "stream-json", "--output-format",
-                            "stream-json", "--verbose", "--model", "claude-sonnet-4-5", "--no-session-persistence"],
-                           input=msg + "\n", cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
-        requests = len(srv.loop_requests)
-    assert p.returncode == 0, p.stderr
+    loaded, requests = modules_of_sdk_call(tmp_path)
     assert requests == 1
-    [line] = [x for x in p.stderr.splitlines() if x.startswith("MODULES:")]
-    loaded = set(line.removeprefix("MODULES:").split())
     assert "httpcore2" in loaded
     assert sorted(m for m in loaded if m.split(".")[0] in SLOW_STDLIB or m.startswith("importlib.metadata")) == []

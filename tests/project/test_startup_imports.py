@@ -5,6 +5,7 @@ everything it imports, it imported on the way to that first request."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -41,6 +42,25 @@ def modules_of_one_call(provider: str, tmp_path: Path) -> tuple[set[str], int]:
         model = "claude-sonnet-4-5" if provider == "anthropic" else "openai:local-model"
         p = subprocess.run([sys.executable, "-c", code, "-p", "hi", "--model", model, "--no-session-persistence"],
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        n = len(srv.loop_requests)
+    assert p.returncode == 0, p.stderr
+    [line] = [x for x in p.stderr.splitlines() if x.startswith(MARK)]
+    return set(line.removeprefix(MARK).split()), n
+
+
+def modules_of_sdk_call(tmp_path: Path) -> tuple[set[str], int]:
+    """The same for loopwright as the Agent SDKs start it (--input-format stream-json: a
+    process per session), one user message on stdin."""
+    code = ("import atexit, sys\n"
+            f"atexit.register(lambda: print({MARK!r} + ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
+            "from loopwright.cli import main\nsys.exit(main())\n")
+    msg = json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}, "parent_tool_use_id": None,
+                      "session_id": ""})
+    with ScriptedServer([[{"type": "text", "text": "done"}]]) as srv:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path)}
+        p = subprocess.run([sys.executable, "-c", code, "--input-format", "stream-json", "--output-format",
+                            "stream-json", "--verbose", "--model", "claude-sonnet-4-5", "--no-session-persistence"],
+                           input=msg + "\n", cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
         n = len(srv.loop_requests)
     assert p.returncode == 0, p.stderr
     [line] = [x for x in p.stderr.splitlines() if x.startswith(MARK)]

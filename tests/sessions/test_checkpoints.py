@@ -13,10 +13,12 @@ from loopwright.checkpoints import FileHistory
 from loopwright.cli.rewind import rewind_main
 from loopwright.rewind import NOT_TRACKED, rewind, rewind_points
 from loopwright.sessions import cwd_slug, get_session_messages, read_lines
-from loopwright.tools.bash import make_bash_tools
-from loopwright.tools.edit import make_edit_tool
-from loopwright.tools.read import make_read_tool
-from loopwright.tools.write import make_write_tool
+from loopwright.tools.builtin import (
+    make_bash_tools,
+    make_edit_tool,
+    make_read_tool,
+    make_write_tool,
+)
 from tests.helpers import text, use
 
 

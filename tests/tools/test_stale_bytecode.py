@@ -13,9 +13,12 @@ from pathlib import Path
 import pytest
 
 from loopwright.tools.base import ToolContext
-from loopwright.tools.edit import make_edit_tool, make_multi_edit_tool
-from loopwright.tools.read import make_read_tool
-from loopwright.tools.write import make_write_tool
+from loopwright.tools.builtin import (
+    make_edit_tool,
+    make_multi_edit_tool,
+    make_read_tool,
+    make_write_tool,
+)
 from tests.helpers import call_tool
 
 READ, WRITE, EDIT, MULTI = make_read_tool(), make_write_tool(), make_edit_tool(), make_multi_edit_tool()

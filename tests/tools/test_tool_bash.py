@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from loopwright.tools.base import ToolContext
-from loopwright.tools.bash import MAX_OUTPUT_CHARS, CappedBuffer, make_bash_tools
+from loopwright.tools.bash import MAX_OUTPUT_CHARS, CappedBuffer
+from loopwright.tools.builtin import make_bash_tools
 from tests.helpers import call_tool
 
 BASH, OUTPUT, KILL = make_bash_tools()
@@ -228,7 +229,7 @@ def test_background_shell_dies_with_python(tmp_path: Path) -> None:
     code = (
         "import asyncio, pathlib\n"
         "from loopwright.tools.base import ToolContext\n"
-        "from loopwright.tools.bash import make_bash_tools\n"
+        "from loopwright.tools.builtin import make_bash_tools\n"
         "bash = make_bash_tools()[0]\n"
         f"ctx = ToolContext(pathlib.Path({str(tmp_path)!r}))\n"
         f"print(asyncio.run(bash.call({{'command': 'echo $$ > {pidfile}; sleep 300', "

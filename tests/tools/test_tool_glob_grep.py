@@ -17,17 +17,14 @@ import pytest
 
 import loopwright as lw
 from loopwright.tools.base import ToolContext
-from loopwright.tools.builtin import default_tools
-from loopwright.tools.glob import MAX_RESULTS, make_glob_tool
-from loopwright.tools.grep import (
-    Query,
-    format_hits,
-    make_grep_tool,
-    override_matcher,
-    run_python,
-    split_globs,
-    translate_regex,
-)
+from loopwright.tools.builtin import default_tools, make_glob_tool
+from loopwright.tools.glob import MAX_RESULTS
+from loopwright.tools.grep import make_grep_tool
+from loopwright.tools.grep.engine import run_python
+from loopwright.tools.grep.filters import override_matcher
+from loopwright.tools.grep.formatting import format_hits
+from loopwright.tools.grep.query import Query, split_globs
+from loopwright.tools.grep.regex import translate_regex
 from loopwright.workspace import SearchState, ToolState
 from tests.helpers import call_tool, first_tool_result, text, use
 
@@ -334,7 +331,7 @@ def test_root_inside_an_ignored_directory(tmp_path: Path) -> None:
 
 
 def test_auto_falls_back_to_python_without_rg(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import loopwright.tools.grep as g
+    import loopwright.tools.grep.search as g
 
     calls: list[Query] = []
     real = g.run_python_isolated
@@ -402,7 +399,7 @@ if HAS_RG:
 
 
 def test_output_is_capped_in_every_mode(tmp_path: Path) -> None:
-    from loopwright.tools.grep import MAX_OUTPUT_CHARS
+    from loopwright.tools.grep.formatting import MAX_OUTPUT_CHARS
 
     for i in range(1500):
         write(tmp_path, f"d/some_rather_long_file_name_{i:04}.txt", "hit\n" * 3)
@@ -436,7 +433,7 @@ def test_a_fifo_or_device_as_path_is_refused(tmp_path: Path, engine: str) -> Non
 
 
 def test_catastrophic_backtracking_ends_with_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import loopwright.tools.grep as g
+    import loopwright.tools.grep.search as g
 
     monkeypatch.setattr(g, "TIMEOUT_S", 1.0)
     write(tmp_path, "a.txt", "a" * 40 + "b\n")
@@ -462,7 +459,8 @@ MEASURE = """
 import asyncio, json, resource, sys
 from pathlib import Path
 from loopwright.tools.base import ToolError
-from loopwright.tools.grep import Query, search
+from loopwright.tools.grep.query import Query
+from loopwright.tools.grep.search import search
 engine, root, mode, timeout = sys.argv[1], Path(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 try:
     hits = asyncio.run(search(Query("needle", root, mode=mode), engine, timeout=timeout))

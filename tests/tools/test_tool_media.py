@@ -18,9 +18,8 @@ import loopwright as lw
 from loopwright.blocks import ImageBlock, TextBlock
 from loopwright.rewind import rewind_points
 from loopwright.tools.base import ToolContext
+from loopwright.tools.builtin import make_notebook_edit_tool, make_read_tool
 from loopwright.tools.media import MAX_IMAGE_BYTES, MAX_IMAGE_SIDE
-from loopwright.tools.notebook import make_notebook_edit_tool
-from loopwright.tools.read import make_read_tool
 from tests.helpers import call_tool, text, use
 
 READ, NBEDIT = make_read_tool(), make_notebook_edit_tool()

@@ -10,9 +10,9 @@ import loopwright as lw
 from loopwright.blocks import ImageBlock
 from loopwright.invariant import holds_final
 from loopwright.tools.base import ToolContext
-from loopwright.tools.builtin import NAMES, default_tools
+from loopwright.tools.builtin import NAMES, default_tools, make_read_tool
 from loopwright.tools.paths import stamp
-from loopwright.tools.read import DEFAULT_LIMIT, MAX_LINE_CHARS, make_read_tool
+from loopwright.tools.read import DEFAULT_LIMIT, MAX_LINE_CHARS
 from tests.helpers import call_tool, use
 
 READ = make_read_tool()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from loopwright.tools.base import ToolContext
-from loopwright.tools.todo import make_todo_tool
+from loopwright.tools.builtin import make_todo_tool
 from tests.helpers import call_tool
 
 TODO = make_todo_tool()

@@ -14,11 +14,14 @@ import pytest
 
 import loopwright as lw
 from loopwright.tools.base import ToolContext
-from loopwright.tools.builtin import default_tools
-from loopwright.tools.edit import make_edit_tool, make_multi_edit_tool
+from loopwright.tools.builtin import (
+    default_tools,
+    make_edit_tool,
+    make_multi_edit_tool,
+    make_read_tool,
+    make_write_tool,
+)
 from loopwright.tools.paths import stamp
-from loopwright.tools.read import make_read_tool
-from loopwright.tools.write import make_write_tool
 from tests.helpers import call_tool, first_tool_result, text, use
 
 READ, WRITE, EDIT, MULTI = make_read_tool(), make_write_tool(), make_edit_tool(), make_multi_edit_tool()
@@ -363,8 +366,7 @@ FSIZE_WRITER = """
 import asyncio, resource, sys
 from pathlib import Path
 from loopwright.tools.base import ToolContext
-from loopwright.tools.read import make_read_tool
-from loopwright.tools.write import make_write_tool
+from loopwright.tools.builtin import make_read_tool, make_write_tool
 p = Path(sys.argv[1])
 ctx = ToolContext(p.parent)
 asyncio.run(make_read_tool().call({"file_path": str(p)}, ctx))

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loopwright.tools.base import ToolContext
-from loopwright.tools.glob import make_glob_tool
+from loopwright.tools.builtin import make_glob_tool
 from loopwright.tools.grep import make_grep_tool
 from loopwright.workspace import SearchState, ToolState
 from tests.helpers import call_tool

@@ -33,7 +33,7 @@ from loopwright.ignore import (
     segment_regex,
 )
 from loopwright.tools.base import ToolContext
-from loopwright.tools.glob import make_glob_tool
+from loopwright.tools.builtin import make_glob_tool
 from loopwright.tools.grep import make_grep_tool
 from loopwright.workspace import SearchState, ToolState
 from tests.helpers import call_tool, first_tool_result, result_text

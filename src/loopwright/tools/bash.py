@@ -1,5 +1,5 @@
-"""Room: built-in tools (on tools.base). Owns Bash, BashOutput and KillShell; may import data types,
-tools.base and tools.paths.
+"""Room: built-in tools (on tools.base). Owns the implementation of Bash, BashOutput and KillShell
+(tools.builtin defines them); may import data types, tools.base and tools.paths.
 
 Bash {command, timeout?, description?, run_in_background?}, BashOutput {bash_id}, KillShell {shell_id}.
 
@@ -33,7 +33,7 @@ from typing import Any
 
 from ..telemetry import trace_env
 from ..workspace import shell_cwd
-from .base import Tool, ToolContext, ToolError, ToolOutput
+from .base import ToolContext, ToolError, ToolOutput
 from .paths import within_project
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -47,61 +47,6 @@ DRAIN_S = 0.3  # how long to wait for output after the command exits
 # `$1` is the command, `$2` the file that receives the final working directory. `eval` keeps a
 # syntax error in the command from aborting the wrapper.
 _WRAPPER = '__lw_cmd=$1; __lw_pwd=$2; shift 2\neval "$__lw_cmd"\n__lw_rc=$?\npwd -P >| "$__lw_pwd" 2>/dev/null\nexit $__lw_rc\n'
-
-BASH_DESCRIPTION = """Executes a bash command and returns its output (stdout and stderr merged) and exit code.
-
-- The working directory persists between calls (`cd` works) while it stays inside the project;
-  environment variables and shell state do not persist.
-- timeout is in milliseconds (default 120000, max 600000). On timeout the command and every
-  process it started are killed.
-- stdin is /dev/null: do not run interactive commands. Output over 30000 characters is cut in the middle.
-- Processes a command leaves running are stopped when it finishes. For servers, watchers and
-  other long-running commands set run_in_background (the command itself must keep running,
-  not daemonize) and read output later with BashOutput; stop it with KillShell.
-- Prefer Read, Edit, Write, Glob and Grep over cat, sed, find and grep."""
-
-INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "command": {"type": "string", "description": "The command to execute"},
-        "timeout": {"type": "number", "description": "Optional timeout in milliseconds (default 120000, max 600000)"},
-        "description": {"type": "string",
-                        "description": "Clear, concise description of what this command does in 5-10 words"},
-        "run_in_background": {"type": "boolean",
-                              "description": "Set to true to run this command in the background. Use BashOutput to read the output later."},
-        "dangerouslyDisableSandbox": {"type": "boolean",
-                                      "description": "Set this to true to dangerously override sandbox mode and run "
-                                                     "the command without sandboxing (it then needs the user's "
-                                                     "approval). Only after a command failed because of the sandbox."},
-    },
-    "required": ["command"],
-    "additionalProperties": False,
-}
-
-OUTPUT_DESCRIPTION = """Retrieves output from a background bash shell started with run_in_background.
-
-- Returns only the output produced since the last BashOutput call for that shell, and its status.
-- filter (optional regex) keeps only matching lines; the other lines are consumed anyway."""
-
-OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "bash_id": {"type": "string", "description": "The ID of the background shell to retrieve output from"},
-        "filter": {"type": "string", "description": "Optional regular expression to filter the output lines"},
-    },
-    "required": ["bash_id"],
-    "additionalProperties": False,
-}
-
-KILL_DESCRIPTION = """Kills a running background bash shell (and every process it started) by its ID."""
-
-KILL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"shell_id": {"type": "string", "description": "The ID of the background shell to kill"}},
-    "required": ["shell_id"],
-    "additionalProperties": False,
-}
-
 
 # --- bounded output -----------------------------------------------------------------------
 
@@ -567,11 +512,3 @@ async def bash(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
     timeout_ms = inp.get("timeout") or DEFAULT_TIMEOUT_MS
     timeout_ms = min(max(float(timeout_ms), 1.0), MAX_TIMEOUT_MS)
     return await _run(command, ctx, timeout_ms / 1000.0, unsandboxed)
-
-
-def make_bash_tools() -> list[Tool]:
-    return [
-        Tool("Bash", BASH_DESCRIPTION, INPUT_SCHEMA, bash),
-        Tool("BashOutput", OUTPUT_DESCRIPTION, OUTPUT_SCHEMA, bash_output, read_only=True, needs_approval=False),
-        Tool("KillShell", KILL_DESCRIPTION, KILL_SCHEMA, kill_shell, needs_approval=False),
-    ]

@@ -1,4 +1,5 @@
-"""Room: built-in tools (on tools.base). Owns Edit and MultiEdit; may import data types and tools.*.
+"""Room: built-in tools (on tools.base). Owns Edit's and MultiEdit's implementation (tools.builtin
+defines them); may import data types and tools.*.
 
 Edit {file_path, old_string, new_string, replace_all?} and MultiEdit {file_path, edits[]}.
 
@@ -15,7 +16,7 @@ import bisect
 from pathlib import Path
 from typing import Any
 
-from .base import Tool, ToolContext, ToolError
+from .base import ToolContext, ToolError
 from .paths import (
     TextFile,
     after_change,
@@ -27,58 +28,6 @@ from .paths import (
 )
 from .read import format_lines
 from .write import atomic_write
-
-EDIT_DESCRIPTION = """Performs exact string replacements in a file.
-
-- You must Read the file first in this session; editing fails otherwise.
-- old_string must match the file exactly (indentation included; do not include the line-number
-  prefix of Read's output). It must be unique in the file: give more surrounding context, or set
-  replace_all to replace every occurrence (useful for renaming).
-- To create a new file, use an empty old_string with a file_path that does not exist yet.
-- Line endings and encoding of the file are preserved."""
-
-MULTI_DESCRIPTION = """Makes several exact string replacements in one file in one step.
-
-- Same rules as Edit for each edit; edits apply in order, each to the result of the previous one.
-- All or nothing: if any edit fails, the file is not changed and the error names that edit.
-- Read the file first. An empty old_string in the first edit creates a new file."""
-
-_EDIT_PROPS: dict[str, Any] = {
-    "old_string": {"type": "string", "description": "The text to replace"},
-    "new_string": {"type": "string", "description": "The text to replace it with (must be different from old_string)"},
-    "replace_all": {"type": "boolean", "default": False,
-                    "description": "Replace all occurrences of old_string (default false)"},
-}
-
-EDIT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "file_path": {"type": "string", "description": "The absolute path to the file to modify"},
-        **_EDIT_PROPS,
-    },
-    "required": ["file_path", "old_string", "new_string"],
-    "additionalProperties": False,
-}
-
-MULTI_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "file_path": {"type": "string", "description": "The absolute path to the file to modify"},
-        "edits": {
-            "type": "array",
-            "minItems": 1,
-            "description": "Array of edit operations to perform sequentially on the file",
-            "items": {
-                "type": "object",
-                "properties": _EDIT_PROPS,
-                "required": ["old_string", "new_string"],
-                "additionalProperties": False,
-            },
-        },
-    },
-    "required": ["file_path", "edits"],
-    "additionalProperties": False,
-}
 
 
 def _preview(s: str) -> str:
@@ -233,11 +182,3 @@ def multi_edit_file(inp: dict[str, Any], ctx: ToolContext) -> str:
     if tf is None:
         return f"File created successfully at: {path} ({len(edits)} edits applied)."
     return f"Applied {len(edits)} edits to {path} ({total} replacements in total)."
-
-
-def make_edit_tool() -> Tool:
-    return Tool("Edit", EDIT_DESCRIPTION, EDIT_SCHEMA, edit_file)
-
-
-def make_multi_edit_tool() -> Tool:
-    return Tool("MultiEdit", MULTI_DESCRIPTION, MULTI_SCHEMA, multi_edit_file)

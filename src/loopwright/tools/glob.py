@@ -1,4 +1,5 @@
-"""Room: built-in tools (on tools.base). Owns Glob; may import data types, tools.base and tools.paths.
+"""Room: built-in tools (on tools.base). Owns Glob's implementation (tools.builtin defines the tool);
+may import data types, tools.base and tools.paths.
 
 Glob {pattern, path?}: file paths matching a glob, newest first.
 
@@ -18,32 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from ..ignore import DirRules, IgnoreFiles, expand_braces, glob_matcher
-from .base import Tool, ToolContext, ToolError
+from .base import ToolContext, ToolError
 from .paths import resolve
 
 MAX_RESULTS = 100
 VCS_DIRS = {".git", ".hg", ".svn"}
 _MAGIC = re.compile(r"[*?\[{\\]")
-
-DESCRIPTION = """Fast file pattern matching for any codebase size.
-
-- Supports glob patterns like "**/*.js" or "src/**/*.ts" (`*` stays within a directory, `**`
-  crosses directories, `{a,b}` alternatives, `[abc]` classes). The pattern is relative to path.
-- Returns matching file paths sorted by modification time, newest first (at most 100).
-- Files hidden by .gitignore / .ignore are left out, as Grep leaves them out; use Grep to search file contents.
-- path: the directory to search in; omit it to use the current working directory."""
-
-INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "pattern": {"type": "string", "description": "The glob pattern to match files against"},
-        "path": {"type": "string",
-                 "description": "The directory to search in. If not specified, the current working directory will be used. Must be a valid directory path if provided."},
-    },
-    "required": ["pattern"],
-    "additionalProperties": False,
-}
-
 
 def _split_literal_prefix(pattern: str) -> tuple[str, str]:
     """`src/pkg/**/*.py` -> (`src/pkg`, `**/*.py`): walk only where matches can be."""
@@ -118,7 +99,3 @@ def glob_files(inp: dict[str, Any], ctx: ToolContext) -> str:
         lines.append(f"(Results are truncated: showing the {MAX_RESULTS} most recently modified of "
                      f"{len(found)} files. Consider a more specific path or pattern.)")
     return "\n".join(lines)
-
-
-def make_glob_tool() -> Tool:
-    return Tool("Glob", DESCRIPTION, INPUT_SCHEMA, glob_files, read_only=True)

@@ -1,5 +1,5 @@
-"""Room: built-in tools (on tools.base). Owns NotebookEdit; may import data types, tools.base,
-tools.paths, tools.media and tools.write.
+"""Room: built-in tools (on tools.base). Owns NotebookEdit's implementation (tools.builtin defines the
+tool); may import data types, tools.base, tools.paths, tools.media and tools.write.
 
 NotebookEdit {notebook_path, cell_id?, new_source, cell_type?, edit_mode?}: replace, insert or
 delete one cell of a Jupyter notebook, with nbformat. The edited notebook is validated against
@@ -12,37 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .base import Tool, ToolContext, ToolError
+from .base import ToolContext, ToolError
 from .media import cell_id, load_notebook
 from .paths import after_change, before_change, check_fresh, record_read, resolve
 from .write import atomic_write
-
-DESCRIPTION = """Replaces, inserts, or deletes a single cell in a Jupyter notebook (.ipynb file).
-
-- Read the notebook with Read first in this conversation; this tool fails otherwise.
-- notebook_path should be absolute.
-- cell_id is the `id` shown in Read's `<cell id="...">` output (cells without an id are shown
-  as cell-N, N counting from 0). It is required for replace and delete.
-- edit_mode defaults to replace. insert adds a new cell after the cell with cell_id (at the
-  beginning when cell_id is omitted); cell_type is required when inserting. delete removes the cell.
-- Replacing a code cell clears its outputs and execution count (they belonged to the old source)."""
-
-INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "notebook_path": {"type": "string",
-                          "description": "The absolute path to the Jupyter notebook file to edit (must be absolute, not relative)"},
-        "cell_id": {"type": "string",
-                    "description": "The ID of the cell to edit. When inserting a new cell, the new cell will be inserted after the cell with this ID, or at the beginning if not specified."},
-        "new_source": {"type": "string", "description": "The new source for the cell"},
-        "cell_type": {"type": "string", "enum": ["code", "markdown"],
-                      "description": "The type of the cell (code or markdown). If not specified, it defaults to the current cell type. If using edit_mode=insert, this is required."},
-        "edit_mode": {"type": "string", "enum": ["replace", "insert", "delete"],
-                      "description": "The type of edit to make (replace, insert, delete). Defaults to replace."},
-    },
-    "required": ["notebook_path", "new_source"],
-    "additionalProperties": False,
-}
 
 
 def _find(nb: Any, cid: str, path: Path) -> int:
@@ -118,7 +91,3 @@ def notebook_edit(inp: dict[str, Any], ctx: ToolContext) -> str:
     after_change(ctx, path)
     record_read(ctx, path)
     return f"{done} in {path}. The notebook has {len(nb.cells)} cell{'s' if len(nb.cells) != 1 else ''}."
-
-
-def make_notebook_edit_tool() -> Tool:
-    return Tool("NotebookEdit", DESCRIPTION, INPUT_SCHEMA, notebook_edit)

@@ -1,4 +1,5 @@
-"""Room: built-in tools (on tools.base). Owns Read; may import data types, tools.base and tools.paths.
+"""Room: built-in tools (on tools.base). Owns Read's implementation (tools.builtin defines the tool);
+may import data types, tools.base and tools.paths.
 
 Read {file_path, offset?, limit?, pages?}: a file as `cat -n` text; an image, a PDF or a
 notebook as tools.media makes them."""
@@ -8,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .base import Tool, ToolContext, ToolError
+from .base import ToolContext, ToolError
 from .media import IMAGE_TYPES, MAX_SOURCE_IMAGE_BYTES, image_blocks, pdf_text, render_notebook
 from .paths import decode, looks_binary, record_read, resolve
 
@@ -16,35 +17,6 @@ DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 MAX_OUTPUT_CHARS = 256_000  # a page of output; beyond it the model is told to page with offset
 MAX_TEXT_BYTES = 64 * 1024 * 1024  # bigger text files are refused: use Grep or Bash head/tail
-
-DESCRIPTION = """Reads a file from the local filesystem.
-
-- file_path should be absolute (relative paths resolve against the working directory).
-- By default reads up to 2000 lines from the start; for long files pass offset (1-based line number) and limit.
-- Lines longer than 2000 characters are cut.
-- Output is `cat -n` style: line number, tab, line content. The numbers are not part of the file.
-- Images (PNG, JPG, GIF, WebP) are returned as images you can see (scaled down when too large).
-- PDFs are returned as their text, page by page. Give `pages` (e.g. "1-5", "3", "10-20"; at most
-  20 pages per call); it is required for PDFs over 10 pages.
-- Jupyter notebooks (.ipynb) are returned as their cells with their outputs.
-- Reading a file is required before editing or overwriting it with Edit or Write.
-- It can only read files, not directories: use Glob or `ls` via Bash for directories."""
-
-INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "file_path": {"type": "string", "description": "The absolute path to the file to read"},
-        "offset": {"type": "integer", "minimum": 0,
-                   "description": "The line number to start reading from (1-based). Only provide if the file is too large to read at once"},
-        "limit": {"type": "integer", "minimum": 1,
-                  "description": "The number of lines to read. Only provide if the file is too large to read at once."},
-        "pages": {"type": "string",
-                  "description": "Page range for PDF files (e.g., \"1-5\", \"3\", \"10-20\"). Only applicable to PDF files. Maximum 20 pages per request."},
-    },
-    "required": ["file_path"],
-    "additionalProperties": False,
-}
-
 
 def _missing(path: Path, ctx: ToolContext) -> str:
     msg = f"File does not exist: {path}. Current working directory: {ctx.cwd}."
@@ -146,7 +118,3 @@ def window(text: str, inp: dict[str, Any], path: Path, encoding: str = "utf-8") 
     if notes:
         body += "\n\n(" + " ".join(notes) + ")"
     return body
-
-
-def make_read_tool() -> Tool:
-    return Tool("Read", DESCRIPTION, INPUT_SCHEMA, read_file, read_only=True)

@@ -1,4 +1,5 @@
-"""Room: built-in tools (on tools.base). Owns Write; may import data types, tools.base and tools.paths.
+"""Room: built-in tools (on tools.base). Owns Write's implementation (tools.builtin defines the tool);
+may import data types, tools.base and tools.paths.
 
 Write {file_path, content}: create a file, or overwrite one that was Read first.
 
@@ -22,25 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..mtime import move_mtime_on
-from .base import Tool, ToolContext, ToolError
+from .base import ToolContext, ToolError
 from .paths import after_change, before_change, check_fresh, load_text, record_read, resolve
-
-DESCRIPTION = """Writes a file to the local filesystem, creating parent directories as needed.
-
-- Overwrites the file if it exists. An existing file must have been read with Read first in this
-  session (and not changed since), otherwise this tool fails.
-- Prefer Edit for changes to existing files: it sends only the diff.
-- An existing file keeps its encoding (UTF-8 BOM, latin-1) and CRLF line endings."""
-
-INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "file_path": {"type": "string", "description": "The absolute path to the file to write (must be absolute, not relative)"},
-        "content": {"type": "string", "description": "The content to write to the file"},
-    },
-    "required": ["file_path", "content"],
-    "additionalProperties": False,
-}
 
 
 def write_file(inp: dict[str, Any], ctx: ToolContext) -> str:
@@ -174,7 +158,3 @@ def _fsync_dir(d: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-def make_write_tool() -> Tool:
-    return Tool("Write", DESCRIPTION, INPUT_SCHEMA, write_file)

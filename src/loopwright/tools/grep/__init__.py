@@ -1,9 +1,10 @@
-"""Room: built-in tools (on tools.base). Owns the Grep tool (its schema, the choice of engine, the
-time limit); may import data types, tools.base and tools.paths.
+"""Room: built-in tools (on tools.base). Owns the Grep tool's definition (description, schema); may
+import tools.base, and tools.grep.* in its handler only (tools/__init__.py).
 
 Grep: ripgrep semantics, run by `rg` when it is installed, else by a pure-Python engine. One
 idea per module:
 
+- search.py: one call: the choice of engine and the time limit (the handler);
 - query.py: one call, resolved (Query), and the result both engines return (FileHits);
 - rg.py: the ripgrep backend; engine.py: the pure-Python engine, with regex.py (Rust regex
   syntax -> Python `re`) and filters.py (`glob` and `type` filters);
@@ -31,28 +32,9 @@ deadline or when the call is cancelled (SIGTERM, an interrupt).
 
 from __future__ import annotations
 
-import asyncio
-import os
-import stat
 from typing import Any
 
-from ..base import Tool, ToolContext, ToolError
-from .engine import run_python
-from .filters import TYPES, override_matcher, type_matcher
-from .formatting import MAX_OUTPUT_CHARS, format_hits
-from .isolate import run_python_isolated
-from .query import MAX_COLUMNS, MAX_LINES, FileHits, Query, build_query, split_globs
-from .regex import can_match_newline, compile_pattern, translate_regex
-from .rg import parse_rg, rg_args, rg_path, run_rg
-
-__all__ = [
-    "DESCRIPTION", "INPUT_SCHEMA", "MAX_COLUMNS", "MAX_LINES", "MAX_OUTPUT_CHARS", "TIMEOUT_S", "TYPES", "FileHits",
-    "Query", "build_query", "can_match_newline", "compile_pattern", "format_hits", "grep", "make_grep_tool",
-    "override_matcher", "parse_rg", "rg_args", "rg_path", "run_python", "run_python_isolated", "run_rg", "search",
-    "split_globs", "translate_regex", "type_matcher",
-]
-
-TIMEOUT_S = 60.0  # a search that takes longer ends with an error (catastrophic regex, huge files)
+from ..base import Tool, ToolContext
 
 DESCRIPTION = """A powerful search tool built on ripgrep.
 
@@ -96,42 +78,11 @@ INPUT_SCHEMA: dict[str, Any] = {
 }
 
 
-async def search(q: Query, engine: str = "auto", sandbox: Any = None, timeout: float | None = None
-                 ) -> list[FileHits]:
-    """Run a query on `rg` ("rg"), the Python engine ("python"), or rg when installed ("auto"),
-    for at most `timeout` seconds (TIMEOUT_S by default). Either engine runs in a process of its
-    own, killed at the deadline or when the call is cancelled (SIGTERM, an interrupt). With the
-    OS sandbox on, rg runs in it."""
-    try:
-        st = os.stat(q.root)
-    except OSError as e:
-        raise ToolError(f"Cannot search {q.root}: {e.strerror or e}.") from None
-    if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):  # reading a FIFO or a device never ends
-        raise ToolError(f"{q.root} is not a regular file or a directory (a FIFO, socket or device): "
-                        "Grep searches files.")
-    rg = rg_path() if engine in ("auto", "rg") else None
-    if engine == "rg" and rg is None:
-        raise ToolError("rg is not installed")
-    limit = TIMEOUT_S if timeout is None else timeout
-    try:
-        async with asyncio.timeout(limit):
-            if rg is not None:
-                return await run_rg(q, rg, sandbox)
-            return await run_python_isolated(q)
-    except TimeoutError:
-        raise ToolError(f"Grep timed out after {limit:g}s and was stopped (pattern {q.pattern!r} in {q.root}). "
-                        "Use a simpler pattern (no nested repetition), or narrow path, glob or type.") from None
+async def _grep(inp: dict[str, Any], ctx: ToolContext) -> str:
+    from .search import grep  # the implementation, at the first call (tools/__init__.py)
 
-
-async def grep(inp: dict[str, Any], ctx: ToolContext) -> str:
-    q = build_query(inp, ctx)
-    engine = ctx.state.search.engine  # tests and benchmarks pick an engine
-    hits = await search(q, engine, ctx.sandbox)
-    denied = ctx.state.search.denied  # Read deny rules hide files from searches too
-    if denied is not None:
-        hits = [h for h in hits if not denied(h.path)]
-    return format_hits(hits, q, ctx.cwd)
+    return await grep(inp, ctx)
 
 
 def make_grep_tool() -> Tool:
-    return Tool("Grep", DESCRIPTION, INPUT_SCHEMA, grep, read_only=True)
+    return Tool("Grep", DESCRIPTION, INPUT_SCHEMA, _grep, read_only=True)

@@ -1,4 +1,5 @@
-"""Room: web tools (on tools.base). Owns WebFetch; may import tools.base and tools.web.*.
+"""Room: web tools (on tools.base). Owns WebFetch's implementation (tools.web defines the tool); may
+import tools.base and tools.web.*.
 
 WebFetch {url, prompt} (Claude Code's name and schema): GET the URL (fetcher.py: the address
 policy, same-host redirects, caps), turn the body into text (convert.py), and answer the
@@ -21,7 +22,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..base import Tool, ToolContext, ToolError, run_in_worker
+from ..base import ToolContext, ToolError, run_in_worker
 
 if TYPE_CHECKING:  # the rest of the room loads at the first call: default_tools() stays light
     from .fetcher import Redirect
@@ -29,36 +30,6 @@ if TYPE_CHECKING:  # the rest of the room loads at the first call: default_tools
 MAX_CONTENT_CHARS = 100_000  # what is sent to the small model, or returned without one
 CACHE_TTL_S = 15 * 60
 CACHE_MAX_CHARS = 20_000_000  # at most ~80 MB of text kept (4 bytes a character at worst)
-
-DESCRIPTION = """Fetches a URL and answers a prompt about its content.
-
-- Takes a URL and a prompt; fetches the page, converts HTML to Markdown (text, JSON and PDF are read too),
-  and answers the prompt over the content with a small, fast model; returns that answer.
-- Use it to read web pages, documentation and API references.
-
-Usage notes:
-- The URL must be a fully-formed, valid URL. http:// URLs are upgraded to https:// where the host supports it.
-- The prompt should say what information you want from the page.
-- This tool is read-only: it changes no files.
-- A page longer than 100,000 characters is read a part at a time: the result says which offset to
-  give the next call to read on.
-- Results are cached for 15 minutes: fetching the same URL again is fast.
-- When a URL redirects to another host, the tool says so and gives the redirect URL instead of following it:
-  call WebFetch again with that URL to fetch it.
-- Private, loopback and link-local addresses are not fetched unless the user's settings allow them."""
-
-INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "url": {"type": "string", "format": "uri", "description": "The URL to fetch content from"},
-        "prompt": {"type": "string", "description": "The prompt to run on the fetched content"},
-        "offset": {"type": "integer", "minimum": 0,
-                   "description": "Character position in the page text to start reading from. Use it to read on "
-                                  "through a page too long for one call, with the value the previous result gave."},
-    },
-    "required": ["url", "prompt"],
-    "additionalProperties": False,
-}
 
 SYSTEM = ("You answer a question about a web page for another AI agent. Use only the page's content given "
           "below; when it does not say, say so. Be concise.")
@@ -157,53 +128,48 @@ def _window(f: Fetched, offset: int) -> tuple[str, str, str]:
     return f.text[start:end], "; ".join(notes), more
 
 
-def make_web_fetch_tool(cache: FetchCache | None = None) -> Tool:
-    """WebFetch, with its own cache (one per tool set: per session in the CLI)."""
-    store = cache if cache is not None else FetchCache()
+async def web_fetch(inp: dict[str, Any], ctx: ToolContext, store: FetchCache) -> str:
+    """The WebFetch call (tools.web defines the tool), with its tool's cache."""
+    from .config import WebSettingsError, web_config
+    from .fetcher import Redirect
+    from .side import BudgetSpent, close, run_settings, side_call, side_model
 
-    async def web_fetch(inp: dict[str, Any], ctx: ToolContext) -> str:
-        from .config import WebSettingsError, web_config
-        from .fetcher import Redirect
-        from .side import BudgetSpent, close, run_settings, side_call, side_model
+    url, prompt = str(inp["url"]), str(inp["prompt"])
+    run = ctx.ports
+    try:
+        cfg = web_config(run_settings(run))
+    except WebSettingsError as e:
+        raise ToolError(f"WebFetch: {e}") from None
+    got: Fetched | Redirect | None = store.get((url, cfg.policy))
+    if got is None:
+        got = await _fetch(url, cfg)
+        if isinstance(got, Redirect):
+            return _redirect_text(got, prompt)
+        store.put((url, cfg.policy), got)
+    assert isinstance(got, Fetched)
+    content, cut, more = _window(got, int(inp.get("offset") or 0))
+    source = f"{got.url} ({got.kind}, {got.size} bytes{'; ' + cut if cut else ''})"
+    model, owned = side_model(run, cfg.small_model, cfg.small_model_trusted)
+    why = "no model is configured to answer the prompt (smallFastModel)"
+    if model is not None:
+        assert run is not None  # side_model gives a model only inside a run
+        user = (f"The content of {got.url}:\n<content>\n{content}\n</content>\n\n{prompt}\n\n"
+                "Answer from the content above only.")
+        from ...models.base import ModelError, ModelRequest
 
-        url, prompt = str(inp["url"]), str(inp["prompt"])
-        run = ctx.ports
+        request = ModelRequest(SYSTEM, [], [{"role": "user", "content": [{"type": "text", "text": user}]}])
         try:
-            cfg = web_config(run_settings(run))
-        except WebSettingsError as e:
-            raise ToolError(f"WebFetch: {e}") from None
-        got: Fetched | Redirect | None = store.get((url, cfg.policy))
-        if got is None:
-            got = await _fetch(url, cfg)
-            if isinstance(got, Redirect):
-                return _redirect_text(got, prompt)
-            store.put((url, cfg.policy), got)
-        assert isinstance(got, Fetched)
-        content, cut, more = _window(got, int(inp.get("offset") or 0))
-        source = f"{got.url} ({got.kind}, {got.size} bytes{'; ' + cut if cut else ''})"
-        model, owned = side_model(run, cfg.small_model, cfg.small_model_trusted)
-        why = "no model is configured to answer the prompt (smallFastModel)"
-        if model is not None:
-            assert run is not None  # side_model gives a model only inside a run
-            user = (f"The content of {got.url}:\n<content>\n{content}\n</content>\n\n{prompt}\n\n"
-                    "Answer from the content above only.")
-            from ...models.base import ModelError, ModelRequest
-
-            request = ModelRequest(SYSTEM, [], [{"role": "user", "content": [{"type": "text", "text": user}]}])
-            try:
-                response = await side_call(run, model, request)
-                answer = "".join(getattr(b, "text", "") for b in response.content).strip()
-                if answer:
-                    return f"{answer}\n\n({more})" if more else answer
-                why = "the model answering the prompt returned no text"
-            except BudgetSpent:
-                why = "the run's budget is spent, so no model answered the prompt"
-            except ModelError as e:
-                why = f"the model answering the prompt failed ({e})"
-            finally:
-                if owned:
-                    await close(model)
-        return f"Content of {source}; {why}, so here is the content itself:\n\n{content}" + (
-            f"\n\n({more})" if more else "")
-
-    return Tool("WebFetch", DESCRIPTION, INPUT_SCHEMA, web_fetch, read_only=True)
+            response = await side_call(run, model, request)
+            answer = "".join(getattr(b, "text", "") for b in response.content).strip()
+            if answer:
+                return f"{answer}\n\n({more})" if more else answer
+            why = "the model answering the prompt returned no text"
+        except BudgetSpent:
+            why = "the run's budget is spent, so no model answered the prompt"
+        except ModelError as e:
+            why = f"the model answering the prompt failed ({e})"
+        finally:
+            if owned:
+                await close(model)
+    return f"Content of {source}; {why}, so here is the content itself:\n\n{content}" + (
+        f"\n\n({more})" if more else "")

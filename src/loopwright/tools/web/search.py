@@ -1,4 +1,5 @@
-"""Room: web tools (on tools.base). Owns WebSearch; may import tools.base and tools.web.*.
+"""Room: web tools (on tools.base). Owns WebSearch's implementation (tools.web defines the tool); may
+import tools.base and tools.web.*.
 
 WebSearch {query, allowed_domains?, blocked_domains?} (Claude Code's name and schema). Where
 the search runs:
@@ -20,34 +21,13 @@ import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
-from ..base import Tool, ToolContext, ToolError
+from ..base import ToolContext, ToolError
 
 if TYPE_CHECKING:  # the rest of the room loads at the first call: default_tools() stays light
     from .config import WebConfig
 
 SERVER_TOOL = "web_search_20250305"
 MAX_PAUSES = 5  # outside a run; in one, AgentOptions.max_pause_continuations
-
-DESCRIPTION = """Searches the web and returns the results (titles, URLs and what they say), to answer with
-information newer than your training data.
-
-Usage notes:
-- allowed_domains keeps only results from those domains; blocked_domains leaves those out (not both).
-- Cite the sources you use in your answer, as markdown links.
-- Use the current year in queries about recent events or documentation."""
-
-INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string", "minLength": 2, "description": "The search query to use"},
-        "allowed_domains": {"type": "array", "items": {"type": "string"},
-                            "description": "Only include search results from these domains"},
-        "blocked_domains": {"type": "array", "items": {"type": "string"},
-                            "description": "Never include search results from these domains"},
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
 
 NO_BACKEND = ("WebSearch has no search backend here: the run's model is not an Anthropic model (whose API "
               "searches with its web_search server tool), and no search backend is configured. Set one in the "
@@ -189,30 +169,28 @@ async def _searxng(query: str, allowed: list[str] | None, blocked: list[str] | N
     return _format(query, results, [], f"SearXNG at {urlsplit(cfg.search_url).netloc}")
 
 
-def make_web_search_tool() -> Tool:
-    async def web_search(inp: dict[str, Any], ctx: ToolContext) -> str:
-        from .config import WebSettingsError, web_config
-        from .side import is_anthropic, run_model, run_settings
+async def web_search(inp: dict[str, Any], ctx: ToolContext) -> str:
+    """The WebSearch call (tools.web defines the tool)."""
+    from .config import WebSettingsError, web_config
+    from .side import is_anthropic, run_model, run_settings
 
-        query = str(inp["query"]).strip()
-        allowed, blocked = inp.get("allowed_domains") or None, inp.get("blocked_domains") or None
-        if allowed and blocked:
-            raise ToolError("WebSearch: give allowed_domains or blocked_domains, not both in one search")
-        run = ctx.ports
-        try:
-            cfg = web_config(run_settings(run))
-        except WebSettingsError as e:
-            raise ToolError(f"WebSearch: {e}") from None
-        backend = cfg.search_backend
-        if backend is None:
-            backend = "anthropic" if is_anthropic(run_model(run)) else "searxng" if cfg.search_url else None
-        if backend == "anthropic":
-            if not is_anthropic(run_model(run)):
-                raise ToolError("WebSearch: webSearch.backend is anthropic, but the run's model is not an Anthropic "
-                                "model (the server tool needs one); set webSearch.backend to searxng with a url")
-            return await _anthropic(run, query, allowed, blocked, cfg)
-        if backend == "searxng":
-            return await _searxng(query, allowed, blocked, cfg)
-        raise ToolError(NO_BACKEND)
-
-    return Tool("WebSearch", DESCRIPTION, INPUT_SCHEMA, web_search, read_only=True)
+    query = str(inp["query"]).strip()
+    allowed, blocked = inp.get("allowed_domains") or None, inp.get("blocked_domains") or None
+    if allowed and blocked:
+        raise ToolError("WebSearch: give allowed_domains or blocked_domains, not both in one search")
+    run = ctx.ports
+    try:
+        cfg = web_config(run_settings(run))
+    except WebSettingsError as e:
+        raise ToolError(f"WebSearch: {e}") from None
+    backend = cfg.search_backend
+    if backend is None:
+        backend = "anthropic" if is_anthropic(run_model(run)) else "searxng" if cfg.search_url else None
+    if backend == "anthropic":
+        if not is_anthropic(run_model(run)):
+            raise ToolError("WebSearch: webSearch.backend is anthropic, but the run's model is not an Anthropic "
+                            "model (the server tool needs one); set webSearch.backend to searxng with a url")
+        return await _anthropic(run, query, allowed, blocked, cfg)
+    if backend == "searxng":
+        return await _searxng(query, allowed, blocked, cfg)
+    raise ToolError(NO_BACKEND)
