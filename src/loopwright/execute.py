@@ -12,13 +12,14 @@ unknown tools, bad input, exceptions and interrupts all become is_error results.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from .gate import Allow, Deny, Permissions
 from .hooks import RunHooks
 from .models.base import invalid_input_error
+from .records import record
 from .telemetry import NULL, Observer
 from .tools.base import INLINE_WAIT_S, Tool, ToolContext, ToolOutput
 
@@ -29,7 +30,7 @@ INTERRUPTED = "Interrupted by user: the tool call was cancelled before it finish
 NOT_RUN_AFTER_STOP = "Not run: an earlier call in this turn stopped the run."
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class TurnOutcome:
     """One tool-use turn's outcome: a result for every call (in order), the refused calls, and
     whether the turn was cut short."""
