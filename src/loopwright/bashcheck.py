@@ -20,10 +20,11 @@ from __future__ import annotations
 import codecs
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
 from . import bashparse
+from .records import record
 from .workspace import Workspace
 
 # --- the command table -----------------------------------------------------------------------
@@ -39,7 +40,7 @@ from .workspace import Workspace
 ArgKind = Literal["read", "write", "none", "pattern", "copy", "first", "uniq", "modes"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Spec:
     args: ArgKind = "read"
     opts: dict[str, str] = field(default_factory=dict)
@@ -356,7 +357,7 @@ def word_values(word: bashparse.Word) -> list[str] | None:
 
 # --- one command against its table ------------------------------------------------------------
 
-@dataclass
+@record
 class Use:
     kind: Literal["read", "write"]
     word: bashparse.Word | None  # None: the working directory itself
@@ -365,7 +366,7 @@ class Use:
     recursive: bool = False  # it reads the contents of everything under a directory (grep -r, rg)
 
 
-@dataclass
+@record
 class Args:
     """What one simple command does with its words."""
 
@@ -665,7 +666,7 @@ def read_only_problem(c: bashparse.SimpleCommand) -> str | None:
 
 # --- the whole command: paths in order, following directory changes -----------------------------
 
-@dataclass
+@record
 class PathUse:
     """A file a command reads or writes: `paths` as the kernel would open them (absolute,
     lexical and real), or `why` it cannot be known before the command runs."""

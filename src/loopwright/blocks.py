@@ -10,15 +10,17 @@ is never corrupted by a round trip.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeAlias
+
+from .records import record
 
 Role = Literal["user", "assistant"]
 WireBlock: TypeAlias = dict[str, Any]
 WireMessage: TypeAlias = dict[str, Any]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class TextBlock:
     """Text the model wrote (or the user sent); `extra` keeps fields such as citations verbatim."""
 
@@ -29,7 +31,7 @@ class TextBlock:
         return {"type": "text", "text": self.text, **self.extra}
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class InvalidInput:
     """A tool call's input as the model wrote it, when it is not a JSON object (`error` says why)
     or the response hit max_tokens while it was being written (`cut_off`)."""
@@ -39,7 +41,7 @@ class InvalidInput:
     cut_off: bool = False
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ToolUseBlock:
     """A tool call the model asked for: the tool's name and its JSON input, under an id its result
     must answer. `invalid`: the model wrote an input that is not a JSON object, or was cut off
@@ -55,7 +57,7 @@ class ToolUseBlock:
         return {"type": "tool_use", "id": self.id, "name": self.name, "input": self.input, **self.extra}
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ToolResultBlock:
     """The answer to one tool_use (same id): text or blocks, and whether the call failed."""
 
@@ -82,7 +84,7 @@ class ToolResultBlock:
         return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ThinkingBlock:
     """The model's extended thinking, with the signature the provider checks when it is sent back."""
 
@@ -94,7 +96,7 @@ class ThinkingBlock:
         return {"type": "thinking", "thinking": self.thinking, "signature": self.signature, **self.extra}
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RedactedThinkingBlock:
     """Thinking the provider encrypted: sent back unchanged, never shown."""
 
@@ -105,7 +107,7 @@ class RedactedThinkingBlock:
         return {"type": "redacted_thinking", "data": self.data, **self.extra}
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ImageBlock:
     """An image (a base64 or URL source), in a prompt or a tool result."""
 
@@ -116,7 +118,7 @@ class ImageBlock:
         return {"type": "image", "source": self.source, **self.extra}
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class UnknownBlock:
     """Any block type the harness does not model; its JSON is kept and sent back unchanged."""
 

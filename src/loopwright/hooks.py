@@ -58,10 +58,11 @@ import re
 import signal
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from .records import record
 from .telemetry import NULL, trace_env
 
 if TYPE_CHECKING:
@@ -118,7 +119,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class HookContext:
     """Fields every hook input carries (Claude Code's stdin JSON)."""
 
@@ -128,7 +129,7 @@ class HookContext:
     permission_mode: str = "default"
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class PreToolResult:
     """What PreToolUse hooks decided: a permission decision, a rewritten input, or nothing.
     `stop` is set when a hook said `continue: false`: the run ends before the tool runs."""
@@ -140,7 +141,7 @@ class PreToolResult:
     context: str | None = None  # additionalContext: goes to the model with the call's result
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class PromptResult:
     """UserPromptSubmit: `block` stops the run before any model call; `context` is added text."""
 
@@ -151,7 +152,7 @@ class PromptResult:
 HookCallback: TypeAlias = Callable[..., Any]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class CommandHook:
     """A shell command hook (Claude Code's `{"type": "command", "command": ..., "timeout": s}`)."""
 
@@ -159,7 +160,7 @@ class CommandHook:
     timeout: float | None = None
 
 
-@dataclass
+@record
 class HookMatcher:
     """Hooks for the calls whose tool name (or source/trigger/reason) the matcher matches:
     None, "" or "*" = all; `Bash`, `Edit|Write` = exact names; anything else a regex."""
@@ -169,7 +170,7 @@ class HookMatcher:
     timeout: float | None = None  # default for the hooks in this matcher
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Outcome:
     """One hook's run, in command-hook terms."""
 
@@ -200,7 +201,7 @@ def matcher_matches(matcher: str | None, value: str | None) -> bool:
         return matcher == value
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RegisteredMatcher:
     """One matcher of a HookRegistry: like HookMatcher, but frozen."""
 
@@ -213,7 +214,7 @@ _NO_MATCHERS: Mapping[str, tuple[RegisteredMatcher, ...]] = MappingProxyType({})
 _NO_ENV: Mapping[str, str] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class HookRegistry:
     """What hooks are configured for a run (settings files, SDK callbacks, code), per event, and
     the extra environment of command hooks. Built once by the assembler (`Hooks.freeze()`, merged
@@ -253,7 +254,7 @@ class HookRegistry:
         return jobs
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class HookState:
     """One run's hook state: its context (session, transcript, cwd, mode), the reports not yet
     passed on to the stream, and the first `continue: false` (then the run ends)."""
@@ -536,7 +537,7 @@ class RunHooks:
             log.warning("%s hook %s %s: %s", event, label, kind, message)
 
 
-@dataclass
+@record
 class Hooks(RunHooks):
     """Hooks as the user registers them (`on`, `command`, or the Agent SDK's dict). A run never
     uses this object: the assembler freezes it into the run's HookRegistry and gives the run its

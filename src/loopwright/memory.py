@@ -31,9 +31,10 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from .records import record
 from .trust import Ignored
 
 PROJECT_NAMES = ("AGENTS.md", "CLAUDE.md", "LOOPWRIGHT.md", ".claude/CLAUDE.md")
@@ -46,7 +47,7 @@ FENCE = re.compile(r"^\s*(```|~~~)")
 SPAN = re.compile(r"`[^`\n]*`")
 
 
-@dataclass
+@record
 class MemoryFile:
     """One memory file read, with its scope and text."""
 
@@ -55,7 +56,7 @@ class MemoryFile:
     text: str
 
 
-@dataclass
+@record
 class Memory:
     """The files read, in the order they are sent, and what went wrong along the way."""
 
@@ -100,7 +101,7 @@ def _dirs(cwd: Path) -> list[Path]:
     return out
 
 
-@dataclass
+@record
 class _Reach:
     """Where a chain of memory files may read: None for the user's own chain (anywhere)."""
 

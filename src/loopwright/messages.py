@@ -4,10 +4,11 @@ What `query()` yields: the Claude Agent SDK's message classes (seed §8)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .blocks import Block, ToolResultBlock, WireMessage, blocks_to_wire
+from .records import record
 from .usage import CallUsage, Usage
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SystemMessage:
     """A session event: `init`, `api_retry`, `compact_boundary`, `compact_error`, `hook_error`,
     `hook_message`, `model_fallback`, `context_window` (W as a server told it: {context_window,
@@ -65,7 +66,7 @@ class SystemMessage:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class AssistantMessage:
     """One model response as the run yields it: its blocks, the model, the stop reason and the
     call's usage."""
@@ -80,7 +81,7 @@ class AssistantMessage:
         return {"role": "assistant", "content": blocks_to_wire(self.content)}
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class UserMessage:
     """The user message b of seed Def 3.1 step 4 (tool results first, then queued text)."""
 
@@ -96,7 +97,7 @@ class UserMessage:
         return {"role": "user", "content": blocks_to_wire(self.content)}
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class StreamEvent:
     """A raw partial event of a streaming model call (include_partial_messages)."""
 
@@ -105,7 +106,7 @@ class StreamEvent:
     parent_tool_use_id: str | None = None
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ResultMessage:
     """The last message of every run: how it ended (subtype), the final history, turns, calls, cost
     and usage."""

@@ -10,11 +10,13 @@ not), output tokens, cache writes and reads, and the call's cost in USD.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
 
+from .records import record
 
-@dataclass(slots=True)
+
+@record(slots=True)
 class Usage:
     """Token counts as the Messages API reports them (input_tokens excludes cache hits/writes)."""
 
@@ -68,7 +70,7 @@ class Usage:
         self.web_search_requests += other.web_search_requests
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Price:
     """USD per million tokens."""
 
@@ -105,7 +107,7 @@ class Price:
         ) / 1_000_000 + u.web_search_requests * self.web_search
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class CallUsage:
     """One model call k: n_k, a_k (output), cache traffic and its cost (seed §5)."""
 
@@ -145,7 +147,7 @@ class SharedSpend(Protocol):
     def exhausted(self) -> bool: ...
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Budget:
     """The budget rule of seed Prop 5.4: add each response's cost, then compare with B."""
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
+
+from .records import record
 
 # Never auto-approved outside bypassPermissions: writing them changes how git, the
 # harness, editors or the user's shell behave, or who may log in and with which credentials
@@ -37,7 +39,7 @@ HARMLESS_READS = frozenset({"/dev/null", "/dev/zero", "/dev/random", "/dev/urand
 _PROCESS_RELATIVE = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)(?:/|$)|dev/fd(?:/|$)|dev/std(?:in|out|err)$)")
 
 
-@dataclass
+@record
 class BashState:
     """Bash's: where the next command starts (the gate resolves a command's paths from it too)
     and the background shells (tools.bash.BackgroundShell, by id)."""
@@ -47,21 +49,21 @@ class BashState:
     next_id: int = 1
 
 
-@dataclass
+@record
 class ReadState:
     """Read's stamps of the files it read (path -> stamp): Edit and Write refuse a file changed since."""
 
     stamps: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class TodoState:
     """TodoWrite's task list (None: never written)."""
 
     items: list[dict[str, Any]] | None = None
 
 
-@dataclass
+@record
 class SearchState:
     """What Grep and Glob search with: the engine (tests and benchmarks force "rg" or "python"),
     and the gate's predicate for the files Read deny rules hide (left out of what they list)."""
@@ -70,7 +72,7 @@ class SearchState:
     denied: Callable[[str], bool] | None = None
 
 
-@dataclass
+@record
 class GrantState:
     """Allow rules granted during the run: the allowed-tools of a skill the model loaded (skills.py).
     Only appended to; the gate adds the new ones to its allow rules (deny and ask rules still
@@ -79,7 +81,7 @@ class GrantState:
     rules: list[str] = field(default_factory=list)
 
 
-@dataclass
+@record
 class ToolState:
     """What the tools of one run share, one typed slot per concern."""
 
@@ -151,7 +153,7 @@ def protected(path: str) -> str | None:
     return None
 
 
-@dataclass
+@record
 class Workspace:
     """The working directories, the home directory and the PATH a run's gate judges against."""
 

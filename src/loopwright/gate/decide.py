@@ -11,10 +11,11 @@ import inspect
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..records import record
 from ..workspace import ToolState, Workspace
 from .advice import WORDING, describe, hint, suggest_rules
 from .bash import bash_verdict
@@ -32,7 +33,7 @@ from .rules import (
 from .verdict import ALLOW, NO_ALLOW_RULE, Allow, CanUseTool, Decision, Deny, Verdict, to_decision
 
 
-@dataclass
+@record
 class Permissions(Judge):
     """Rules and a mode in front of the user's `can_use_tool` callback.
 

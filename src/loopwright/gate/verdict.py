@@ -8,17 +8,18 @@ A `Verdict` is what the rules say about one call (allow, deny or ask, with why);
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias
 
+from ..records import record
 
-@dataclass(slots=True)
+
+@record(slots=True)
 class Allow:
     updated_input: dict[str, Any] | None = None
     behavior: ClassVar[Literal["allow"]] = "allow"
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Deny:
     message: str = "Permission to use this tool was denied."
     interrupt: bool = False
@@ -58,7 +59,7 @@ Code = Literal["ok", "deny_rule", "ask_rule", "hook", "plan", "protected", "outs
 RuleSource = Literal["user", "project", "local", "cli", "session", "mode", "hook", "sandbox", "default"]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Verdict:
     """What the rules say about one call: allow, deny, or ask (with why), and what decided it:
     `rule` (the rule's text, the rules joined by ", " when several approved parts of one Bash

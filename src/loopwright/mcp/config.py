@@ -29,9 +29,11 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..records import record
 
 if TYPE_CHECKING:
     from ..options import AgentOptions
@@ -46,7 +48,7 @@ class McpConfigError(ValueError):
     """A configuration that cannot be read at all (not JSON, not an object)."""
 
 
-@dataclass
+@record
 class ServerConfig:
     name: str
     type: str = "stdio"
@@ -199,7 +201,7 @@ def merge_configs(values: list[str]) -> dict[str, Any]:
     return {"mcpServers": out}
 
 
-@dataclass
+@record
 class Approval:
     """Which `.mcp.json` servers may start (Claude Code's settings keys)."""
 

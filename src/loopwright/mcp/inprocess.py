@@ -11,12 +11,13 @@ server's; they run in this process (no subprocess, no protocol round trip, no SD
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ..records import record
 from ..tools.base import Tool
 
 
-@dataclass
+@record
 class SdkMcpServer:
     name: str
     version: str = "1.0.0"

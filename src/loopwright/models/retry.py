@@ -21,10 +21,10 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..messages import SystemMessage
+from ..records import record
 from .base import ModelError, ModelEvent, ModelResponse
 
 # Claude Code's schedule: 0.5 s doubling, capped at 32 s, up to 25 % jitter.
@@ -42,7 +42,7 @@ def is_retryable_status(status: int | None) -> bool:
     return status is not None and (status in RETRYABLE_STATUS or status >= 500)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Failure:
     """One failed attempt, as the retry loop sees it."""
 
@@ -86,7 +86,7 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RetryPolicy:
     """How a failed call is retried: how often, and the exponential backoff between tries."""
 
@@ -174,7 +174,7 @@ async def with_retries(
 
 # --- SSE --------------------------------------------------------------------------------
 
-@dataclass(slots=True)
+@record(slots=True)
 class SSEEvent:
     """One server-sent event: its `event:` name (if any) and its `data:` text."""
 

@@ -7,9 +7,11 @@ import contextlib
 import copy
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
+
+from ..records import record
 
 _TOP_KEYS: dict[str, type] = {"enabled": bool, "failIfUnavailable": bool, "autoAllowBashIfSandboxed": bool,
              "excludedCommands": list, "allowUnsandboxedCommands": bool, "network": dict,
@@ -28,7 +30,7 @@ class SandboxError(ValueError):
     """An invalid `sandbox` setting, or a sandbox that cannot start."""
 
 
-@dataclass
+@record
 class SandboxConfig:
     enabled: bool = False
     fail_if_unavailable: bool = True

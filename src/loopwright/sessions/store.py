@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -31,6 +31,7 @@ from typing import Any, Literal, Protocol
 from ..blocks import WireMessage
 from ..home import loopwright_home as loopwright_home  # one definition for all: `~` expanded
 from ..ids import new_uuid
+from ..records import record
 
 FsyncPolicy = Literal["none", "turn", "always"]
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
@@ -63,7 +64,7 @@ def new_session_id() -> str:
 
 # --- the store interface -----------------------------------------------------------------------
 
-@dataclass
+@record
 class LoadedSession:
     """A transcript read back: its lines, and the repaired history a model may see."""
 
@@ -75,7 +76,7 @@ class LoadedSession:
     last_uuid: str | None = None  # the last line's uuid (parent of the next line)
 
 
-@dataclass
+@record
 class SessionInfo:
     """One saved session, summarised for `sessions list` and /resume."""
 

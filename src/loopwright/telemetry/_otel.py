@@ -17,7 +17,6 @@ import os
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -29,6 +28,7 @@ from ..blocks import ToolResultBlock, ToolUseBlock
 from ..gate.verdict import Verdict
 from ..messages import Message, ResultMessage, SystemMessage
 from ..models.base import ModelResponse
+from ..records import record
 from ..usage import CallUsage
 from .base import Observer, app_tracing, requested
 
@@ -55,7 +55,7 @@ def _version() -> str:
 
 # --- providers ---------------------------------------------------------------------------------
 
-@dataclass
+@record
 class _Providers:
     tracer: Any
     meter: Any
@@ -386,7 +386,7 @@ def _model_name(model: Any) -> str:
 
 # --- the observer -----------------------------------------------------------------------------
 
-@dataclass
+@record
 class _Chat:
     span: Any
     t0: float

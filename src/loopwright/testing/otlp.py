@@ -15,12 +15,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ..records import record
 
-@dataclass
+
+@record
 class Span:
     name: str
     trace_id: str
@@ -35,7 +37,7 @@ class Span:
     end_ns: int
 
 
-@dataclass
+@record
 class Point:
     """One metric data point: a histogram's count and sum, or a sum's value."""
 
@@ -46,7 +48,7 @@ class Point:
     count: int = 0
 
 
-@dataclass
+@record
 class LogRecord:
     event_name: str
     attributes: dict[str, Any]
@@ -101,7 +103,7 @@ def _from_json(path: str, body: bytes) -> bytes:
     return bytes(message.SerializeToString())
 
 
-@dataclass
+@record
 class OtlpReceiver:
     """`protocol`: "http/protobuf", "http/json" or "grpc". Records everything received, in order."""
 

@@ -61,7 +61,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -69,6 +69,7 @@ from typing import Any
 from ..invariant import InvariantViolation, check
 from ..models.base import ModelError, ModelRequest, ModelResponse, complete
 from ..models.scripted import ScriptedModel
+from ..records import record
 from ..usage import Usage
 from .responses_wire import response_events, response_object, responses_to_anthropic
 
@@ -145,7 +146,7 @@ def _unknown_block(messages: list[Any], served: set[str]) -> str | None:
     return None
 
 
-@dataclass
+@record
 class Fault:
     """What to do wrong with the next loop call(s) (`times` of them).
 
@@ -209,7 +210,7 @@ class Fault:
         return cls(**d)
 
 
-@dataclass
+@record
 class RecordedRequest:
     """One HTTP request the loopback server received, kept for the test to inspect."""
 

@@ -24,7 +24,7 @@ import threading
 import time
 import typing
 from collections.abc import AsyncGenerator, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -40,6 +40,7 @@ from ..blocks import (
     WireFormatError,
     block_from_wire,
 )
+from ..records import record
 from ..workspace import ToolState
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ class ToolError(Exception):
     """Raise from a handler to return a clean is_error result with just this message."""
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ToolOutput:
     """What a tool handler returns: text or blocks, and whether the call failed (an is_error result)."""
 
@@ -150,7 +151,7 @@ class RunPorts(Protocol):
         """What the subagent spent is this run's too (cost, usage, API time, denials)."""
 
 
-@dataclass
+@record
 class ToolContext:
     """What a running tool may know about its run: the working directory and session state.
 

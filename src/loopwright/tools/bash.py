@@ -27,10 +27,11 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from ..records import record
 from ..telemetry import trace_env
 from ..workspace import shell_cwd
 from .base import ToolContext, ToolError, ToolOutput
@@ -343,7 +344,7 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bo
 
 # --- background shells --------------------------------------------------------------------
 
-@dataclass
+@record
 class BackgroundShell:
     id: str
     command: str

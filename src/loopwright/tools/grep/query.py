@@ -7,10 +7,11 @@ them into text, so the output does not depend on the engine.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from ...records import record
 from ..base import ToolContext, ToolError
 from ..paths import resolve
 
@@ -18,7 +19,7 @@ MAX_COLUMNS = 500  # content lines longer than this are cut (Claude Code passes 
 MAX_LINES = 100_000  # matching + context lines collected before giving up
 
 
-@dataclass
+@record
 class Query:
     """One Grep call, resolved: the pattern, where to search, the filters and the output mode."""
 
@@ -35,7 +36,7 @@ class Query:
     multiline: bool = False
 
 
-@dataclass
+@record
 class FileHits:
     """One file's matches as an engine found them (count, or numbered lines with context)."""
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import zlib
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
+from ...records import record
 from .guard import AddressPolicy, AddressRefused, Resolver, guarded_backend
 
 MAX_BYTES = 10 * 1024 * 1024
@@ -39,7 +39,7 @@ class FetchError(Exception):
     """A fetch that failed: the message says why, for the model."""
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Page:
     url: str  # the URL the body came from (after same-host redirects)
     status: int
@@ -49,7 +49,7 @@ class Page:
     truncated: bool  # the body was cut at max_bytes
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Redirect:
     """A redirect to another host: not followed."""
 
@@ -58,11 +58,14 @@ class Redirect:
     status: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Limits:
     max_bytes: int = MAX_BYTES
     timeout: float = TIMEOUT_S
     max_redirects: int = MAX_REDIRECTS
+
+
+DEFAULT_LIMITS = Limits()
 
 
 def check_url(url: str) -> str:
@@ -189,7 +192,7 @@ async def _get(pool: Any, url: str, limits: Limits) -> tuple[int, str, dict[str,
         await raw.aclose()
 
 
-async def fetch(url: str, policy: AddressPolicy, limits: Limits = Limits(), *, upgrade: bool = True,
+async def fetch(url: str, policy: AddressPolicy, limits: Limits = DEFAULT_LIMITS, *, upgrade: bool = True,
                 resolver: Resolver | None = None) -> Page | Redirect:
     """GET `url` (see the module). FetchError (or AddressRefused) when it cannot be had."""
     url = check_url(url)

@@ -20,8 +20,10 @@ import asyncio
 import ipaddress
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from ...records import record
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -51,7 +53,7 @@ def _kind(ip: Address) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AddressPolicy:
     """`allow_private`: True lets every address through; else only public ones and those in
     `allowed` (networks such as 127.0.0.1/32 or 10.0.0.0/8)."""
