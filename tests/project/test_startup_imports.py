@@ -31,16 +31,17 @@ HEAVY_OWN = ("loopwright.bashparse", "loopwright.bashcheck", "loopwright.sandbox
 MARK = "MODULES:"
 
 
-def modules_of_one_call(provider: str, tmp_path: Path) -> tuple[set[str], int]:
+def modules_of_one_call(provider: str, tmp_path: Path, persist: bool = False) -> tuple[set[str], int]:
     code = ("import atexit, sys\n"
             f"atexit.register(lambda: print({MARK!r} + ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
             "from loopwright.cli import main\n"
             "sys.exit(main())\n")
     with ScriptedServer([[{"type": "text", "text": "done"}]]) as srv:
         env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k",
-               "OPENAI_BASE_URL": srv.openai_url}
+               "OPENAI_BASE_URL": srv.openai_url, "LOOPWRIGHT_HOME": str(tmp_path / ".lw")}
         model = "claude-sonnet-4-5" if provider == "anthropic" else "openai:local-model"
-        p = subprocess.run([sys.executable, "-c", code, "-p", "hi", "--model", model, "--no-session-persistence"],
+        keep = [] if persist else ["--no-session-persistence"]
+        p = subprocess.run([sys.executable, "-c", code, "-p", "hi", "--model", model, *keep],
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
         n = len(srv.loop_requests)
     assert p.returncode == 0, p.stderr
@@ -65,6 +66,17 @@ def modules_of_sdk_call(tmp_path: Path) -> tuple[set[str], int]:
     assert p.returncode == 0, p.stderr
     [line] = [x for x in p.stderr.splitlines() if x.startswith(MARK)]
     return set(line.removeprefix(MARK).split()), n
+
+
+def test_a_new_persisted_session_loads_the_writing_half_of_sessions_only(tmp_path: Path) -> None:
+    """A run's default keeps a transcript: the store, the writer, the recorder and the file
+    snapshots; not the readers (repair, summaries), the listing or rewind."""
+    loaded, requests = modules_of_one_call("anthropic", tmp_path, persist=True)
+    assert requests == 1 and list((tmp_path / ".lw").rglob("*.jsonl"))  # a transcript was written
+    assert {"loopwright.sessions.recorder", "loopwright.sessions.jsonl", "loopwright.checkpoints"} <= loaded
+    readers = {"loopwright.sessions.repair", "loopwright.sessions.summaries", "loopwright.rewind",
+               "loopwright.event_types", "uuid", "shutil"}
+    assert sorted(loaded & readers) == []
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
