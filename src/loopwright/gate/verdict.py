@@ -15,12 +15,16 @@ from ..records import record
 
 @record(slots=True)
 class Allow:
+    """A permission callback's yes (the Agent SDK's PermissionResultAllow), with the input to run."""
+
     updated_input: dict[str, Any] | None = None
     behavior: ClassVar[Literal["allow"]] = "allow"
 
 
 @record(slots=True)
 class Deny:
+    """A permission callback's no (PermissionResultDeny): its message, and whether the run stops."""
+
     message: str = "Permission to use this tool was denied."
     interrupt: bool = False
     behavior: ClassVar[Literal["deny"]] = "deny"
