@@ -6,7 +6,7 @@ Hooks around the loop: Claude Code's events, its stdin JSON and its exit-code pr
 Two kinds of hook, configured per event with a matcher:
 
 * Python callables (sync or async), registered in code (their input and output are typed
-  per event below: `PreToolUseHookInput`, ..., `HookJSONOutput`, as in the Agent SDK)::
+  per event in event_types.py: `PreToolUseHookInput`, ..., `HookJSONOutput`, as in the Agent SDK)::
 
       hooks = Hooks()
       @hooks.on("PreToolUse", matcher="Bash")

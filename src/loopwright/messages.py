@@ -60,7 +60,7 @@ def __getattr__(name: str) -> Any:
 class SystemMessage:
     """A session event: `init`, `api_retry`, `compact_boundary`, `compact_error`, `hook_error`,
     `hook_message`, `model_fallback`, `context_window` (W as a server told it: {context_window,
-    source: "server" | "error", ...}). `data` has the shape of the subtype's TypedDict above (InitData, ...)."""
+    source: "server" | "error", ...}). `data` has the shape of the subtype's TypedDict (InitData, ...: event_types.py)."""
 
     subtype: str
     data: dict[str, Any] = field(default_factory=dict)
