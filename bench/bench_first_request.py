@@ -181,7 +181,7 @@ def table(series: list[Series], runs: int, bare_ms: float, sdk: bool = False) ->
         first = 1000 * (statistics.median(tree.first) - statistics.median(floor.first))
         cpu = 1000 * (statistics.median(tree.cpu) - statistics.median(floor.cpu))
         lines += ["", f"this tree − floor: start → first request {first:.0f} ms, CPU {cpu:.0f} ms (the floor: Python, "
-                      "asyncio, argparse and httpcore2 making the same request, bench/sdk_floor_cli.py)"]
+                      "asyncio, argparse and h11 making the same request, bench/sdk_floor_cli.py)"]
     return "\n".join(lines) + "\n"
 
 

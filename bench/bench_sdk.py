@@ -17,7 +17,7 @@ and one warm-up run of each cell is not counted.
 `--before REF` adds loopwright at git revision REF (its `src/` extracted and put first on the
 CLI's PYTHONPATH) as a third CLI, interleaved run by run with the working tree's.
 
-`--floor` adds bench/sdk_floor_cli.py as a CLI: Python, asyncio and httpcore2 answering the same
+`--floor` adds bench/sdk_floor_cli.py as a CLI: Python, asyncio and h11 answering the same
 protocol lines with nothing else, the floor a Python CLI on loopwright's HTTP stack cannot go below.
 
     .venv/bin/python bench/bench_sdk.py [--runs 5] [--before REF] [--floor] [--no-claude]
@@ -165,7 +165,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--driver", nargs=3, metavar=("KIND", "CLI", "CWD"))
     ap.add_argument("--before", metavar="REF", help="also loopwright at git revision REF, side by side")
-    ap.add_argument("--floor", action="store_true", help="also the floor: Python, asyncio and httpcore2 alone")
+    ap.add_argument("--floor", action="store_true", help="also the floor: Python, asyncio and h11 alone")
     ap.add_argument("--no-claude", action="store_true", help="leave Claude Code out")
     args = ap.parse_args()
     if args.driver:

@@ -20,12 +20,12 @@ pytestmark = pytest.mark.e2e  # every test here runs programs as subprocesses
 # Each of these costs milliseconds to seconds and is needed only later, if ever: the SDKs
 # (a user's own client), pydantic (their dependency), rich / prompt_toolkit / pygments
 # (interactive mode), bashlex and loopwright's own shell parser and judge (judging a shell
-# command), jsonschema / fastjsonschema (validating a tool input), httpx and httpx2 (the
-# layers above httpcore2, which is ours), the OS sandbox (when one is configured), the
+# command), jsonschema / fastjsonschema (validating a tool input), httpx, httpx2, httpcore2
+# and anyio (an SDK client's HTTP stack: ours is models/wire.py), the OS sandbox (when one is configured), the
 # session store (this run keeps no transcript: --no-session-persistence), the event TypedDicts
 # (annotations only), and the uuid module (it imports `platform`; ids.py makes the ids).
 HEAVY = ("anthropic", "openai", "pydantic", "pydantic_core", "rich", "prompt_toolkit", "pygments", "bashlex",
-         "jsonschema", "fastjsonschema", "httpx", "httpx2", "yaml")
+         "jsonschema", "fastjsonschema", "httpx", "httpx2", "httpcore2", "anyio", "yaml")
 HEAVY_OWN = ("loopwright.bashparse", "loopwright.bashcheck", "loopwright.sandbox", "loopwright.sessions",
              "loopwright.event_types", "uuid")
 MARK = "MODULES:"
@@ -83,7 +83,7 @@ def test_a_new_persisted_session_loads_the_writing_half_of_sessions_only(tmp_pat
 def test_print_mode_imports_nothing_heavy_before_the_first_request(provider: str, tmp_path: Path) -> None:
     loaded, requests = modules_of_one_call(provider, tmp_path)
     assert requests == 1  # the run really reached the model
-    assert "httpcore2" in loaded  # through the transport, not a stub
+    assert "loopwright.models.wire" in loaded  # through the transport, not a stub
     assert sorted({m.split(".")[0] for m in loaded} & set(HEAVY)) == []
     assert sorted(loaded & set(HEAVY_OWN)) == []
 
@@ -95,7 +95,7 @@ def test_importing_the_providers_loads_no_http_client() -> None:
             "from loopwright.models.anthropic import AnthropicModel\n"
             "from loopwright.models.openai_compat import OpenAICompatModel\n"
             "AnthropicModel('claude-x', api_key='k'); OpenAICompatModel('m', base_url='http://127.0.0.1:1')\n"
-            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {{'httpx2', 'httpcore2', 'anyio', *{HEAVY!r}}}))\n")
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {{'h11', *{HEAVY!r}}}))\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]"

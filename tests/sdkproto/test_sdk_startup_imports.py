@@ -45,5 +45,5 @@ def test_the_protocol_path_imports_what_only_later_events_need_later(tmp_path: P
     assert requests == 1  # the run reached the model (with its transcript: the SDK's default)
     [line] = [x for x in p.stderr.splitlines() if x.startswith(MARK)]
     loaded = set(line.removeprefix(MARK).split())
-    assert "loopwright.sdkproto.session" in loaded and "httpcore2" in loaded
+    assert "loopwright.sdkproto.session" in loaded and "loopwright.models.wire" in loaded
     assert sorted(loaded & set(LATER)) == []

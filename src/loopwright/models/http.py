@@ -4,7 +4,7 @@ types, models.base and models.retry.
 The HTTP transport the two providers share: one `POST` per model call, streamed (SSE),
 with loopwright's own retries, and no provider SDK on the path.
 
-- One httpcore2 connection pool per event loop (a pool is bound to its loop):
+- One connection pool (models/wire.py) per event loop (a pool is bound to its loop):
   connection pooling and HTTP/1.1 keep-alive across the calls of a run; timeouts
   `connect_timeout` (TCP + TLS), `timeout` (the longest silence: waiting for the
   response, or between two reads of the stream) and `total_timeout` (one whole call,
@@ -22,25 +22,18 @@ with loopwright's own retries, and no provider SDK on the path.
   `AsyncOpenAI(...)`) is still accepted: the call then goes through it (its retries
   off), and the same SSE decoding and retry loop apply.
 
-Why httpcore2, httpx2's own transport, and not httpx2 (or httpx) on top of it: httpx2 is the
-HTTP client the current official SDKs (anthropic >= 2, openai >= 3) are built on, so a user
-who installs an SDK extra has one HTTP stack, not two; it is the maintained line (httpx's
-last release, 0.28.1, is from 2024-12); and it builds its TLS context from the system store
-(truststore on macOS and Windows). Of it we need one POST, streamed: the connection pool,
-keep-alive, timeouts, proxies (HTTP, CONNECT tunnels, SOCKS) and TLS are httpcore2's, and
-httpx2's layer above them (URL and header models, cookies, auth, redirects, content
-decoding) would be loaded for nothing: importing httpx2 costs ~12% of the instructions from
-process start to the first request, more than everything it would do for us. What httpx2
-adds that we use is small and here: the proxy from the environment (`_env_proxy`, its
-rules) and lines of a stream (`_Response.aiter_lines`).
+Why our own HTTP/1.1 client (models/wire.py: h11 over asyncio's streams) and not httpx2 or
+its transport httpcore2: of HTTP we need one POST, streamed, on one kept-alive connection;
+httpx2's layers above (URL and header models, cookies, auth, redirects, content decoding)
+and httpcore2's pool and backends (on anyio) cost ~12% and ~25 ms of the way from process
+start to the first request, more than everything they would do for us. From httpx2 we keep
+its rules: the proxy from the environment (`_env_proxy`), the trust store
+(`wire.system_tls_context`) and how a stream is split into lines (`Response.aiter_lines`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
-import functools
-import ipaddress
 import json
 import os
 import ssl
@@ -48,7 +41,7 @@ import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, ClassVar, TypedDict
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from .. import __version__
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse
@@ -69,7 +62,7 @@ READ_TIMEOUT_S = 600.0
 # Longer than any sound call (128k output tokens at ~80 tokens/s is ~27 min), so only a
 # server that keeps a stream open without finishing it (keep-alive pings forever) meets it.
 TOTAL_TIMEOUT_S = 1800.0
-# Errors of httpcore2 (or of a user's SDK client) that come out the same on every try:
+# Errors of the transport (or of a user's SDK client) that come out the same on every try:
 # retrying them only delays the message.
 _DETERMINISTIC = frozenset({"ProxyError", "UnsupportedProtocol", "InvalidURL", "LocalProtocolError"})
 
@@ -121,11 +114,12 @@ class HTTPModel:
             self.retry.max_delay = retry_max_delay
         # A user's SDK client: loopwright retries (visibly), so the SDK's own retries are off.
         self.sdk_client = client.with_options(max_retries=0) if hasattr(client, "with_options") else client
-        self._http: Any = None  # httpcore2's pool, made at the first call
+        self._http: Any = None  # the connection pool (wire.Pool), made at the first call
         self._headers: dict[str, str] = {}
         self._http_loop: asyncio.AbstractEventLoop | None = None
         self._url = (self.base_url or self.default_base_url).rstrip("/") + self.path
         self._encoder = BodyEncoder()
+        self._timeouts: Any = None  # wire.Timeouts, made with the pool
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
@@ -154,7 +148,7 @@ class HTTPModel:
     # --- the transport ---------------------------------------------------------------------
 
     def _client(self) -> Any:
-        """This event loop's connection pool (httpcore2 pools are bound to their loop)."""
+        """This event loop's connection pool (a pool is bound to its loop)."""
         loop = asyncio.get_running_loop()
         if self._http is None or self._http_loop is not loop:
             target = urlsplit(self._url)
@@ -169,11 +163,14 @@ class HTTPModel:
             self._headers = {"host": host.encode("idna").decode() if not host.isascii() else host,
                              "accept-encoding": "identity", **{k.lower(): v for k, v in self.headers().items()}}
             try:
-                self._http = connection_pool(self._url, ssl_context=self._tls_context(), max_connections=20,
-                                             max_keepalive_connections=10, keepalive_expiry=60.0)
+                self._http = connection_pool(self._url, ssl_context=self._tls_context(), max_idle=10,
+                                             keepalive_expiry=60.0)
             except ValueError as e:
                 raise ModelError(str(e)) from None
             self._http_loop = loop
+            from .wire import Timeouts
+
+            self._timeouts = Timeouts(self.connect_timeout, self.timeout, self.timeout)
         return self._http
 
     def _tls_context(self) -> ssl.SSLContext:
@@ -184,6 +181,8 @@ class HTTPModel:
         tls_proxy = any(v.lower().startswith("https://") for k, v in os.environ.items() if k.lower().endswith("_proxy"))
         if self._url.startswith("http://") and not tls_proxy:
             return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        from .wire import system_tls_context
+
         return system_tls_context()
 
     async def probe(self, method: str, url: str, body: dict[str, Any] | None = None,
@@ -192,16 +191,15 @@ class HTTPModel:
         answer, or None on any failure (an error status, no JSON, no answer in `timeout` s)."""
         if self.sdk_client is not None or not url.startswith(("http://", "https://")):
             return None
-        httpcore2 = import_httpcore2()  # (without importlib.metadata: startup)
+        from .wire import Timeouts
 
         data = json.dumps(body).encode() if body is not None else b""
         try:
             pool = self._client()  # this provider's pool and headers (same host: the base URL's)
             headers = [(k.encode(), v.encode()) for k, v in self._headers.items() if k != "accept"]
             headers += [(b"accept", b"application/json"), (b"content-length", str(len(data)).encode())]
-            request = httpcore2.Request(method, url, content=data, headers=headers, extensions={
-                "timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}})
-            response = _Response(await asyncio.wait_for(pool.handle_async_request(request), timeout))
+            response = await asyncio.wait_for(pool.request(method, url, headers, data,
+                                                           Timeouts(timeout, timeout, timeout)), timeout)
             try:
                 raw = await asyncio.wait_for(response.aread(), timeout)
             finally:
@@ -223,16 +221,12 @@ class HTTPModel:
         if self.sdk_client is not None:
             return await self._sdk_open(body, headers)
         pool = self._client()
-        httpcore2 = import_httpcore2()
-
         data = self._encoder.encode({**body, "stream": self.stream_calls})
         sent = self._headers if not headers else {**self._headers, **{k.lower(): v for k, v in headers.items()}}
-        t = self.timeout
-        request = httpcore2.Request(
-            "POST", self._url, content=data,
-            headers=[*((k.encode(), v.encode()) for k, v in sent.items()), (b"content-length", str(len(data)).encode())],
-            extensions={"timeout": {"connect": self.connect_timeout, "read": t, "write": t, "pool": t}})
-        response = _Response(await pool.handle_async_request(request))
+        response = await pool.request(
+            "POST", self._url,
+            [*((k.encode(), v.encode()) for k, v in sent.items()), (b"content-length", str(len(data)).encode())],
+            data, self._timeouts)
         if response.status_code >= 300:
             try:
                 raw = await response.aread()
@@ -356,101 +350,21 @@ class BodyEncoder:
 
 
 def connection_pool(url: str, **pool: Any) -> Any:
-    """An httpcore2 pool for requests to `url`: through the environment's proxy for it, if any
-    (ValueError for a proxy that is not http, https or socks5). `pool`: the pool's own options
-    (ssl_context, network_backend, limits). Shared by the providers and the web tools."""
-    httpcore2 = import_httpcore2()
+    """A connection pool (wire.Pool) for requests to `url`: through the environment's proxy for
+    it, if any (ValueError for a proxy that is not http, https or socks5). `pool`: the pool's own
+    options (ssl_context, connect, max_idle, keepalive_expiry). Shared by the providers and the
+    web tools."""
+    from .wire import Pool, UnsupportedProtocol
 
-    proxy = _env_proxy(url)
-    if proxy is None:
-        return httpcore2.AsyncConnectionPool(**pool)
-    p = urlsplit(proxy)
-    auth = (unquote(p.username).encode(), unquote(p.password or "").encode()) if p.username else None
-    purl = httpcore2.URL(scheme=p.scheme.encode(), host=(p.hostname or "").encode(), port=p.port, target=b"/")
-    if p.scheme in ("http", "https"):
-        return httpcore2.AsyncHTTPProxy(proxy_url=purl, proxy_auth=auth, **pool)
-    if p.scheme in ("socks5", "socks5h"):
-        return httpcore2.AsyncSOCKSProxy(proxy_url=purl, proxy_auth=auth, **pool)
-    raise ValueError(f"the proxy {proxy!r} from the environment is not http, https or socks5")
-
-
-def import_httpcore2() -> Any:
-    """The httpcore2 module, imported without importlib.metadata when nothing has imported that
-    yet: httpcore2's __init__ imports it only for `version("httpcore2")`, and it (with email,
-    zipfile and csv) is ~5 ms of the ~25 ms that httpcore2 costs on the way to the first request.
-    For the length of the import `importlib.metadata` is a stand-in whose `version` reads the
-    version off the package's .dist-info directory name; anything else asked of it (by another
-    module imported meanwhile) loads the real module, which then stays."""
-    mod = sys.modules.get("httpcore2")
-    if mod is not None:
-        return mod
-    if "importlib.metadata" in sys.modules:
-        import httpcore2
-
-        return httpcore2
-    import types
-
-    stand_in = types.ModuleType("importlib.metadata")
-
-    def real() -> Any:
-        if sys.modules.get("importlib.metadata") is stand_in:
-            del sys.modules["importlib.metadata"]
-        import importlib.metadata
-
-        return importlib.metadata
-
-    stand_in.version = lambda name: _dist_version(name) or real().version(name)  # type: ignore[attr-defined]
-
-    def attr(name: str) -> Any:
-        if name.startswith("__"):  # the import system asking what the module is (__path__, __spec__)
-            raise AttributeError(name)
-        return getattr(real(), name)
-
-    stand_in.__getattr__ = attr  # type: ignore[method-assign]
-    sys.modules["importlib.metadata"] = stand_in
     try:
-        import httpcore2
-    finally:
-        if sys.modules.get("importlib.metadata") is stand_in:
-            del sys.modules["importlib.metadata"]
-    return httpcore2
-
-
-def _dist_version(name: str) -> str | None:
-    """The installed version of distribution `name` from its `<name>-<version>.dist-info`
-    directory beside the package (None when it is not installed that way, as an egg-link)."""
-    spec = getattr(sys.modules.get(name), "__spec__", None)  # (asked by `name`'s own __init__: there)
-    if spec is None:
-        import importlib.util
-
-        spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    where = os.path.dirname(next(iter(spec.submodule_search_locations)))
-    try:
-        names = os.listdir(where)
-    except OSError:
-        return None
-    found = [n[len(name) + 1:-len(".dist-info")] for n in names
-             if n.startswith(name + "-") and n.endswith(".dist-info") and "-" not in n[len(name) + 1:-10]]
-    return found[0] if len(found) == 1 else None
-
-
-def system_tls_context() -> ssl.SSLContext:
-    """The system trust store (SSL_CERT_FILE / SSL_CERT_DIR first), loaded once per process."""
-    return _system_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+        return Pool(proxy=_env_proxy(url), **pool)
+    except UnsupportedProtocol as e:
+        raise ValueError(f"{e} (from the environment)") from None
 
 
 def proxy_for(url: str) -> str | None:
     """The environment's proxy for `url` (None: a direct connection), by httpx2's rules."""
     return _env_proxy(url)
-
-
-@functools.lru_cache(maxsize=4)
-def _system_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
-    """httpx2's own default context (keyed on the variables it reads)."""
-    context: ssl.SSLContext = import_httpcore2().default_ssl_context(_trust_env=True)
-    return context
 
 
 def _env_proxy(url: str, environ: Mapping[str, str] | None = None) -> str | None:
@@ -486,6 +400,8 @@ def _env_proxy(url: str, environ: Mapping[str, str] | None = None) -> str | None
             name, want_port = entry.split(":")
         if want_port is not None and want_port != str(port):
             continue
+        import ipaddress  # (only with a NO_PROXY: start-up)
+
         try:
             if ipaddress.ip_address(host) in ipaddress.ip_network(name, strict=False):
                 return None
@@ -500,45 +416,8 @@ def _env_proxy(url: str, environ: Mapping[str, str] | None = None) -> str | None
     return proxy if "://" in proxy else f"http://{proxy}"
 
 
-class _Response:
-    """httpcore2's response with the httpx-style members the transport reads (a user's SDK
-    client answers with an httpx2 Response, which has the same ones)."""
-
-    def __init__(self, raw: Any) -> None:
-        self._raw = raw
-        self.status_code: int = raw.status
-        self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw.headers}
-
-    async def aread(self) -> bytes:
-        return bytes(await self._raw.aread())
-
-    async def aclose(self) -> None:
-        await self._raw.aclose()
-
-    async def aiter_lines(self) -> AsyncIterator[str]:
-        """The body's lines, as httpx splits them: at \\n, \\r\\n or \\r (a \\r at the end of a
-        chunk waits for the next one, which may start with its \\n), the last one even
-        without an end; UTF-8, bad bytes replaced."""
-        decode = codecs.getincrementaldecoder("utf-8")("replace").decode
-        rest = ""
-        async for chunk in self._raw.aiter_stream():
-            text = rest + decode(chunk)
-            held = "\r" if text.endswith("\r") else ""
-            *lines, rest = text[:len(text) - len(held)].replace("\r\n", "\n").replace("\r", "\n").split("\n")
-            rest += held
-            for line in lines:
-                yield line
-        text = rest + decode(b"", True)
-        if text:
-            *lines, last = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-            for line in lines:
-                yield line
-            if last:
-                yield last
-
-
 def _cause(e: BaseException, kind: type[BaseException]) -> BaseException | None:
-    """The first exception of type `kind` in e's chain of causes (httpcore2's wrap the ssl
+    """The first exception of type `kind` in e's chain of causes (the transport's wrap the ssl
     module's; an SDK's wrap httpx2's, which wrap httpcore2's)."""
     seen: set[int] = set()
     cur: BaseException | None = e

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import Any
@@ -106,8 +107,12 @@ class RetryPolicy:
 
 
 def is_transport_error(e: BaseException) -> bool:
-    """A network failure from httpx/httpcore (either generation) or the OS."""
+    """A network failure from our transport (models/wire.py), httpx/httpcore (either generation:
+    a user's SDK client's) or the OS."""
     if isinstance(e, (ConnectionError, TimeoutError, asyncio.TimeoutError, EOFError)):
+        return True
+    wire = sys.modules.get("loopwright.models.wire")  # (loaded before any of its errors can be)
+    if wire is not None and isinstance(e, wire.HTTPError):
         return True
     for cls in type(e).__mro__:
         root = cls.__module__.split(".")[0]

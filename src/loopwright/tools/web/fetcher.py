@@ -1,8 +1,8 @@
-"""Room: web tools (on tools.base). Owns the web tools' HTTP GET; may import tools.web.guard and
-models.http (the providers' transport).
+"""Room: web tools (on tools.base). Owns the web tools' HTTP GET; may import tools.web.guard,
+models.http and models.wire (the providers' transport).
 
-One GET through the providers' transport (httpcore2, the environment's proxy, the system's
-trust store: models/http.py), with what a hostile server must not be able to do about it:
+One GET through the providers' transport (models/wire.py, the environment's proxy, the system's
+trust store), with what a hostile server must not be able to do about it:
 
 - every connection goes through the address policy (guard.py), each redirect hop too (through
   the environment's proxy, the target's name is resolved and checked here before the proxy is
@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 from ...records import record
-from .guard import AddressPolicy, AddressRefused, Resolver, guarded_backend
+from .guard import AddressPolicy, AddressRefused, Resolver, guarded_connect
 
 MAX_BYTES = 10 * 1024 * 1024
 TIMEOUT_S = 60.0
@@ -139,7 +139,7 @@ async def _read(raw: Any, coding: str, max_bytes: int) -> tuple[bytes, bool]:
     at most max_bytes + 1 bytes are ever inflated."""
     dec = _decoder(coding)
     out = bytearray()
-    async for chunk in raw.aiter_stream():
+    async for chunk in raw.aiter_bytes():
         if dec is None:
             out += chunk
         else:
@@ -156,14 +156,9 @@ async def _read(raw: Any, coding: str, max_bytes: int) -> tuple[bytes, bool]:
     return bytes(out), False
 
 
-def _headers(raw: Any) -> dict[str, str]:
-    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw.headers}
-
-
 async def _get(pool: Any, url: str, limits: Limits) -> tuple[int, str, dict[str, str], bytes, bool]:
-    import httpcore2
-
     from ... import __version__
+    from ...models.wire import Timeouts
 
     p = urlsplit(url)
     host = p.netloc.rpartition("@")[2]
@@ -175,19 +170,16 @@ async def _get(pool: Any, url: str, limits: Limits) -> tuple[int, str, dict[str,
                (b"accept", b"text/markdown, text/html, application/xhtml+xml, application/json, text/plain;q=0.9, "
                            b"application/pdf;q=0.8, */*;q=0.5"),
                (b"accept-encoding", b"gzip, deflate")]
-    request = httpcore2.Request("GET", url, headers=headers,
-                                extensions={"timeout": {"connect": min(t, 10.0), "read": t, "write": t, "pool": t}})
-    raw = await pool.handle_async_request(request)
+    raw = await pool.request("GET", url, headers, timeouts=Timeouts(min(t, 10.0), t, t))
     try:
-        h = _headers(raw)
-        reason = bytes(raw.extensions.get("reason_phrase", b"")).decode("latin-1", "replace")
-        if raw.status in _REDIRECTS:
-            return raw.status, reason, h, b"", False
+        h, reason = raw.headers, raw.reason
+        if raw.status_code in _REDIRECTS:
+            return raw.status_code, reason, h, b"", False
         declared = h.get("content-length", "")
         if declared.isdigit() and int(declared) > limits.max_bytes and "content-encoding" not in h:
             raise FetchError(f"the response is {int(declared)} bytes; at most {limits.max_bytes} are fetched")
         body, truncated = await _read(raw, h.get("content-encoding", ""), limits.max_bytes)
-        return raw.status, reason, h, body, truncated
+        return raw.status_code, reason, h, body, truncated
     finally:
         await raw.aclose()
 
@@ -215,17 +207,16 @@ class _NoTLS(Exception):
 
 async def _follow(url: str, policy: AddressPolicy, limits: Limits, resolver: Resolver | None,
                   first_try: bool = True) -> Page | Redirect:
-    import httpcore2
-
-    from ...models.http import connection_pool, proxy_for, system_tls_context
+    from ...models import wire
+    from ...models.http import connection_pool, proxy_for
 
     # Through a proxy, the proxy resolves the name and connects: each hop's name is checked here
     # instead (the proxy itself, of the user's own network, may well be at a private address).
     proxied = proxy_for(url) is not None
-    backend = None if proxied else guarded_backend(policy, resolver)
+    connect = None if proxied else guarded_connect(policy, resolver)
     seen = [url]
     try:
-        pool = connection_pool(url, ssl_context=system_tls_context(), network_backend=backend, max_connections=4)
+        pool = connection_pool(url, ssl_context=wire.system_tls_context(), connect=connect, max_idle=4)
     except ValueError as e:
         raise FetchError(str(e)) from None
     async with pool:
@@ -240,20 +231,20 @@ async def _follow(url: str, policy: AddressPolicy, limits: Limits, resolver: Res
                 status, reason, headers, body, truncated = await _get(pool, url, limits)
             except (FetchError, AddressRefused):
                 raise
-            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as e:
+            except (wire.ConnectError, wire.ConnectTimeout) as e:
                 if first_try and len(seen) == 1:
                     raise _NoTLS from e
                 raise FetchError(f"cannot connect to {urlsplit(url).netloc}: {e or type(e).__name__}") from None
-            except httpcore2.TimeoutException as e:
+            except wire.TimeoutException as e:
                 raise FetchError(f"{urlsplit(url).netloc} stopped answering ({type(e).__name__})") from None
-            except (httpcore2.RemoteProtocolError, httpcore2.LocalProtocolError, httpcore2.ReadError) as e:
-                if first_try and len(seen) == 1 and isinstance(e, (httpcore2.ReadError,)):
+            except (wire.RemoteProtocolError, wire.LocalProtocolError, wire.ReadError) as e:
+                if first_try and len(seen) == 1 and isinstance(e, (wire.ReadError,)):
                     raise _NoTLS from e
                 raise FetchError(f"{urlsplit(url).netloc} sent a broken HTTP response: {e or type(e).__name__}"
                                  ) from None
-            except httpcore2.NetworkError as e:
+            except wire.NetworkError as e:
                 raise FetchError(f"network error talking to {urlsplit(url).netloc}: {e or type(e).__name__}") from None
-            except httpcore2.ProxyError as e:  # the environment's proxy refused (a CONNECT to the TLS port, say)
+            except wire.ProxyError as e:  # the environment's proxy refused (a CONNECT to the TLS port, say)
                 if first_try and len(seen) == 1:
                     raise _NoTLS from e
                 raise FetchError(f"the proxy refused the request for {url[:200]}: {e}") from None

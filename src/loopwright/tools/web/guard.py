@@ -5,12 +5,12 @@ Which addresses WebFetch (and the search backend) may connect to. A URL the mode
 name a host that resolves to the machine itself, the local network or a cloud's metadata
 service (169.254.169.254): those are refused unless the user's settings allow them.
 
-The check is made on the resolved address, inside the connection itself (`GuardedBackend`,
-an httpcore2 network backend): the name is resolved once, every address is checked, and the
+The check is made on the resolved address, inside the connection itself (`GuardedConnect`,
+the transport's connector): the name is resolved once, every address is checked, and the
 TCP connection goes to the checked address literally. So each redirect hop is checked (each
 opens its own connection), and a name that resolves to a public address for the check and
 to 127.0.0.1 for the connection (DNS rebinding) cannot get through: there is no second
-resolution. TLS still verifies the certificate against the host name (httpcore2 does the
+resolution. TLS still verifies the certificate against the host name (the transport does the
 handshake with the URL's host as server name, whatever address the socket reached).
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import field
 from typing import Any
 
@@ -118,39 +118,31 @@ async def resolve(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-def guarded_backend(policy: AddressPolicy, resolver: Resolver | None = None) -> Any:
-    """An httpcore2 network backend that connects only where `policy` allows (see the module)."""
-    import httpcore2
-    from httpcore2._backends.auto import AutoBackend  # httpcore2 exports no name for its default
+def guarded_connect(policy: AddressPolicy, resolver: Resolver | None = None) -> GuardedConnect:
+    """How the web tools' connections are made: only where `policy` allows (see the module)."""
+    return GuardedConnect(policy, resolver or resolve)
 
-    class GuardedBackend(httpcore2.AsyncNetworkBackend):
-        def __init__(self) -> None:
-            self.inner = AutoBackend()
-            self.connected: list[str] = []  # the addresses connected to (tests read it)
 
-        async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                              local_address: str | None = None,
-                              socket_options: Iterable[Any] | None = None) -> Any:
-            addresses = await (resolver or resolve)(host, port)
-            policy.check(host, addresses)
-            error: Exception | None = None
-            for address in addresses:  # each checked above; the first that answers (::1, then 127.0.0.1)
-                try:
-                    stream = await self.inner.connect_tcp(address, port, timeout=timeout,
-                                                          local_address=local_address, socket_options=socket_options)
-                except Exception as e:  # httpcore2.ConnectError / ConnectTimeout: try the next address
-                    error = e
-                    continue
-                self.connected.append(address)
-                return stream
-            assert error is not None
-            raise error
+class GuardedConnect:
+    """A TCP connector (models/wire.py's `Connector`) that resolves the name once, checks every
+    address, and connects to a checked address literally: the first that answers (::1, then
+    127.0.0.1). `connected`: the addresses connected to (tests read it)."""
 
-        async def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                      socket_options: Iterable[Any] | None = None) -> Any:
-            raise AddressRefused("the web tools do not connect to unix sockets")
+    def __init__(self, policy: AddressPolicy, resolver: Resolver) -> None:
+        self.policy, self.resolver = policy, resolver
+        self.connected: list[str] = []
 
-        async def sleep(self, seconds: float) -> None:
-            await self.inner.sleep(seconds)
-
-    return GuardedBackend()
+    async def __call__(self, host: str, port: int, timeout: float | None
+                       ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        addresses = await self.resolver(host, port)
+        self.policy.check(host, addresses)
+        error: OSError | None = None
+        for address in addresses:
+            try:
+                streams = await asyncio.open_connection(address, port)
+            except OSError as e:  # refused, unreachable: try the next address
+                error = e
+                continue
+            self.connected.append(address)
+            return streams
+        raise error or OSError(f"{host} resolved to no address")

@@ -1,0 +1,514 @@
+"""Room: providers (on the standard library and h11). The HTTP/1.1 client under the providers
+(models/http.py) and the web tools: h11 frames the messages, asyncio's streams carry them.
+
+- `Pool(...).request(method, url, headers, body)` sends one request and answers with the
+  `Response` once its head has arrived; the body is read with `aiter_bytes()` / `aiter_lines()`
+  / `aread()`. A response read to its end gives its connection back for the next request
+  (HTTP/1.1 keep-alive: one connection for a whole run); one closed early, cancelled or broken
+  closes it. An idle connection the server has closed is never reused.
+- Timeouts: `connect` (TCP, a proxy's CONNECT, TLS), `read` (each silence while the response is
+  awaited or read), `write` (the request going out).
+- TLS with the context given (`system_tls_context()`: the system's trust store, as httpx2 and
+  the official SDKs build it), the certificate checked against the URL's host name.
+- A proxy: `http://` / `https://` (a plain URL goes to the proxy whole; an https:// one is
+  tunnelled with CONNECT, then TLS to the host through it) or `socks5://` / `socks5h://`
+  (with the optional `socksio`). A proxy's refusal of a tunnel is a ProxyError with its status.
+- `connect`: how TCP connections are made (the web tools' guard resolves the name and checks
+  every address first); TLS is still checked against the URL's host name.
+- Errors are this module's: ConnectError, ConnectTimeout, ReadError, ReadTimeout, WriteError,
+  WriteTimeout, RemoteProtocolError (a server that breaks HTTP/1.1 or goes away mid-answer),
+  LocalProtocolError, ProxyError, UnsupportedProtocol; the cause (an OSError, an
+  ssl.SSLError) is chained.
+
+Why not httpcore2, on which this transport was first built: it is the same HTTP/1.1 engine (h11)
+with its own connection pool, and to import it (both its sync and async halves and its
+backends) and anyio (whose asyncio backend its pool's first lock loads) is ~25 ms on the way to
+every run's first request here: a quarter of the 100 ms budget for that, for a pool of one
+connection. What it does that we use is here: pooling, keep-alive, timeouts, proxies, TLS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import codecs
+import functools
+import os
+import ssl
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from urllib.parse import unquote, urlsplit
+
+import h11
+
+from ..records import record
+
+Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+# (host, port, timeout) -> a TCP connection; an OSError is a ConnectError (any other, the caller's own)
+Connector = Callable[[str, int, float | None], Awaitable[Streams]]
+Headers = Sequence[tuple[bytes, bytes]]
+_PORTS = {"http": 80, "https": 443}
+_CHUNK = 65536
+_MAX_HEAD = 100 * 1024  # a response head larger than this is a RemoteProtocolError (as httpcore2 had it)
+
+
+class HTTPError(Exception):
+    """Any failure of this transport."""
+
+
+class UnsupportedProtocol(HTTPError):
+    """A URL that is not http:// or https://, or a proxy of an unknown kind."""
+
+
+class ProxyError(HTTPError):
+    """The proxy refused the tunnel (its status in the message)."""
+
+
+class NetworkError(HTTPError):
+    """The network failed."""
+
+
+class ConnectError(NetworkError):
+    """No connection could be made (refused, unreachable, a name that does not resolve, TLS)."""
+
+
+class ReadError(NetworkError):
+    """The connection broke while the response was read."""
+
+
+class WriteError(NetworkError):
+    """The connection broke while the request was sent."""
+
+
+class TimeoutException(HTTPError):
+    """A timeout."""
+
+
+class ConnectTimeout(TimeoutException):
+    """Connecting took longer than the connect timeout."""
+
+
+class ReadTimeout(TimeoutException):
+    """The server was silent longer than the read timeout."""
+
+
+class WriteTimeout(TimeoutException):
+    """The request could not be sent within the write timeout."""
+
+
+class ProtocolError(HTTPError):
+    """HTTP/1.1 was broken."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The server broke HTTP/1.1, or closed the connection before its answer was whole."""
+
+
+class LocalProtocolError(ProtocolError):
+    """A request that HTTP/1.1 cannot carry (a bad header, say)."""
+
+
+@record(frozen=True, slots=True)
+class Timeouts:
+    """Seconds, None for none."""
+
+    connect: float | None = 10.0
+    read: float | None = 600.0
+    write: float | None = 600.0
+
+
+_DEFAULT_TIMEOUTS = Timeouts()
+
+
+async def open_tcp(host: str, port: int, timeout: float | None) -> Streams:
+    """A TCP connection to host:port (the name resolved by the system; every address tried)."""
+    try:
+        async with asyncio.timeout(timeout):
+            return await asyncio.open_connection(host, port, happy_eyeballs_delay=0.25)
+    except TimeoutError:
+        raise ConnectTimeout(f"connecting to {host}:{port} took longer than {timeout:g} s") from None
+    except OSError as e:
+        raise ConnectError(f"cannot connect to {host}:{port}: {e.strerror or e}") from e
+
+
+class _Connection:
+    """One HTTP/1.1 connection: its streams, its h11 state, when it went idle."""
+
+    __slots__ = ("h11", "idle_since", "reader", "writer")
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD)
+        self.idle_since = 0.0
+
+    def usable(self, expiry: float) -> bool:
+        """Idle, open, and not closed by the server while it was idle (its EOF is waiting)."""
+        return (not self.writer.is_closing() and not self.reader.at_eof()
+                and time.monotonic() - self.idle_since < expiry)
+
+    def close(self) -> None:
+        self.writer.close()
+
+    async def send(self, events: Sequence[h11.Event], timeout: float | None) -> None:
+        try:
+            for ev in events:
+                data = self.h11.send(ev)
+                if data:
+                    self.writer.write(data)
+            async with asyncio.timeout(timeout):
+                await self.writer.drain()
+        except h11.LocalProtocolError as e:
+            raise LocalProtocolError(str(e)) from e
+        except TimeoutError:
+            raise WriteTimeout(f"the request could not be sent in {timeout:g} s") from None
+        except OSError as e:
+            raise WriteError(f"the connection broke while sending: {e.strerror or e}") from e
+
+    async def next_event(self, timeout: float | None) -> h11.Event | type[h11.PAUSED]:
+        """The next event from the server, reading as needed."""
+        conn = self.h11
+        while True:
+            try:
+                ev = conn.next_event()
+            except h11.RemoteProtocolError as e:
+                raise RemoteProtocolError(str(e)) from e
+            if ev is not h11.NEED_DATA:
+                return ev  # type: ignore[return-value]
+            try:
+                async with asyncio.timeout(timeout):
+                    data = await self.reader.read(_CHUNK)
+            except TimeoutError:
+                raise ReadTimeout(f"the server sent nothing for {timeout:g} s") from None
+            except OSError as e:
+                raise ReadError(f"the connection broke: {e.strerror or e}") from e
+            if not data and conn.their_state is h11.SEND_RESPONSE:
+                raise RemoteProtocolError("the server closed the connection without answering")
+            try:
+                conn.receive_data(data)
+            except h11.RemoteProtocolError as e:
+                raise RemoteProtocolError(str(e)) from e
+
+
+class Response:
+    """A response whose head has arrived: `status_code`, `reason`, `headers` (lower-case names;
+    a repeated one joined with ", "), `raw_headers`; the body read once, by one of the
+    `aiter_*` / `aread`, then `aclose()` (which a body read to its end does itself)."""
+
+    def __init__(self, pool: Pool, key: tuple[str, ...], conn: _Connection, head: h11.Response,
+                 timeout: float | None) -> None:
+        self._pool, self._key, self._conn, self._timeout = pool, key, conn, timeout
+        self.status_code: int = head.status_code
+        self.reason = head.reason.decode("latin-1", "replace")
+        self.raw_headers: list[tuple[bytes, bytes]] = list(head.headers)
+        headers: dict[str, str] = {}
+        for k, v in self.raw_headers:
+            name, value = k.decode("latin-1"), v.decode("latin-1")
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        self.headers = headers
+        self._done = False
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body as it arrives (chunked or not, decoded of its framing)."""
+        conn = self._conn
+        if self._done or conn is None:
+            return
+        try:
+            while True:
+                ev = await conn.next_event(self._timeout)
+                if type(ev) is h11.Data:
+                    yield bytes(ev.data)
+                elif type(ev) is h11.EndOfMessage:
+                    break
+                else:  # PAUSED, ConnectionClosed: nothing more can come
+                    raise RemoteProtocolError(f"the server ended the response with {ev!r}")
+        except BaseException:
+            await self.aclose()
+            raise
+        self._done = True
+        self._conn = None  # type: ignore[assignment]
+        self._pool._release(self._key, conn)
+
+    async def aiter_lines(self) -> AsyncIterator[str]:
+        """The body's lines, as httpx splits them: at \\n, \\r\\n or \\r (a \\r at the end of a
+        chunk waits for the next one, which may start with its \\n), the last one even
+        without an end; UTF-8, bad bytes replaced."""
+        decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+        rest = ""
+        async for chunk in self.aiter_bytes():
+            text = rest + decode(chunk)
+            held = "\r" if text.endswith("\r") else ""
+            *lines, rest = text[:len(text) - len(held)].replace("\r\n", "\n").replace("\r", "\n").split("\n")
+            rest += held
+            for line in lines:
+                yield line
+        text = rest + decode(b"", True)
+        if text:
+            *lines, last = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+            for line in lines:
+                yield line
+            if last:
+                yield last
+
+    async def aread(self) -> bytes:
+        return b"".join([chunk async for chunk in self.aiter_bytes()])
+
+    async def aclose(self) -> None:
+        """Done with the response: a body not read to its end closes the connection."""
+        conn, self._conn = self._conn, None  # type: ignore[assignment]
+        if conn is not None:
+            self._done = True
+            conn.close()
+
+
+@record(frozen=True, slots=True)
+class _Proxy:
+    scheme: str  # http, https, socks5, socks5h
+    host: str
+    port: int
+    auth: tuple[str, str] | None
+
+
+class Pool:
+    """Connections kept for reuse, per origin (scheme, host, port) and route, on one event loop.
+
+    `ssl_context` for https:// URLs (and an https:// proxy); `proxy`: a proxy URL for every
+    request (None: direct); `connect`: makes the TCP connections (default `open_tcp`);
+    `max_idle` idle connections kept per origin for `keepalive_expiry` seconds."""
+
+    def __init__(self, *, ssl_context: ssl.SSLContext | None = None, proxy: str | None = None,
+                 connect: Connector | None = None, max_idle: int = 10, keepalive_expiry: float = 60.0) -> None:
+        self.ssl_context = ssl_context
+        self.proxy = _parse_proxy(proxy) if proxy else None
+        self._connect = connect or open_tcp
+        self.max_idle = max_idle
+        self.keepalive_expiry = keepalive_expiry
+        self._idle: dict[tuple[str, ...], list[_Connection]] = {}
+        self._closed = False
+
+    async def __aenter__(self) -> Pool:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the idle connections (a response still being read closes its own)."""
+        self._closed = True
+        idle, self._idle = self._idle, {}
+        for conns in idle.values():
+            for c in conns:
+                c.close()
+
+    async def request(self, method: str, url: str, headers: Headers = (), body: bytes = b"",
+                      timeouts: Timeouts | None = None) -> Response:
+        """Send one request (`headers` as given: the caller sets Host and Content-Length);
+        the response once its head has arrived."""
+        timeouts = timeouts or _DEFAULT_TIMEOUTS
+        u = urlsplit(url)
+        scheme = u.scheme.lower()
+        if scheme not in _PORTS or not u.hostname:
+            raise UnsupportedProtocol(f"not an http:// or https:// URL: {url[:200]!r}")
+        try:
+            port = u.port or _PORTS[scheme]
+        except ValueError as e:  # a port that is not a number, or out of range
+            raise UnsupportedProtocol(f"a bad port in {url[:200]!r}: {e}") from None
+        host = u.hostname
+        target = (u.path or "/") + (f"?{u.query}" if u.query else "")
+        p = self.proxy
+        sent = list(headers)
+        if p is not None and p.scheme in ("http", "https") and scheme == "http":
+            target = f"http://{u.netloc.rpartition('@')[2]}{target}"  # the proxy forwards it
+            key: tuple[str, ...] = ("forward", p.scheme, p.host, str(p.port))
+            if p.auth:
+                sent.append((b"proxy-authorization", _basic(p.auth)))
+        else:
+            key = (scheme, host, str(port))
+        try:
+            head = h11.Request(method=method, target=target, headers=sent)
+        except h11.LocalProtocolError as e:  # a header h11 would not send (a CR LF in a value, say)
+            raise LocalProtocolError(str(e)) from e
+        events = [head, h11.Data(data=body), h11.EndOfMessage()] if body else [head, h11.EndOfMessage()]
+        conn = self._take(key) or await self._open(scheme, host, port, timeouts.connect)
+        try:
+            await conn.send(events, timeouts.write)
+            while True:
+                ev = await conn.next_event(timeouts.read)
+                if type(ev) is h11.Response:
+                    return Response(self, key, conn, ev, timeouts.read)
+                if type(ev) is not h11.InformationalResponse:  # 100 Continue and the like: wait on
+                    raise RemoteProtocolError(f"the server answered with {ev!r}")
+        except BaseException:
+            conn.close()
+            raise
+
+    def _take(self, key: tuple[str, ...]) -> _Connection | None:
+        conns = self._idle.get(key)
+        while conns:
+            c = conns.pop()
+            if c.usable(self.keepalive_expiry):
+                return c
+            c.close()
+        return None
+
+    def _release(self, key: tuple[str, ...], conn: _Connection) -> None:
+        h = conn.h11
+        if self._closed or h.our_state is not h11.DONE or h.their_state is not h11.DONE:
+            conn.close()  # the server will close it ("connection: close"), or it was cut short
+            return
+        h.start_next_cycle()
+        conn.idle_since = time.monotonic()
+        conns = self._idle.setdefault(key, [])
+        conns.append(conn)
+        while len(conns) > self.max_idle:
+            conns.pop(0).close()
+
+    async def _open(self, scheme: str, host: str, port: int, timeout: float | None) -> _Connection:
+        """A new connection to host:port, through the proxy if any, TLS if https."""
+        p = self.proxy
+        writer: asyncio.StreamWriter | None = None
+        try:
+            async with asyncio.timeout(timeout):
+                reader, writer = await self._connect(host if p is None else p.host, port if p is None else p.port,
+                                                     timeout)
+                if p is not None and p.scheme == "https":
+                    await self._tls(writer, p.host)
+                if p is not None and p.scheme in ("http", "https") and scheme == "https":
+                    await self._tunnel(reader, writer, host, port, timeout)
+                elif p is not None and p.scheme.startswith("socks5"):
+                    await _socks5(reader, writer, p, host, port)
+                if scheme == "https":  # (through a forwarding proxy a plain URL is sent to it as it is)
+                    await self._tls(writer, host)
+        except BaseException as e:
+            if writer is not None:
+                writer.close()
+            if isinstance(e, TimeoutError):
+                raise ConnectTimeout(f"connecting to {host}:{port} took longer than {timeout:g} s") from None
+            if isinstance(e, OSError):  # from a `connect` of the caller's
+                raise ConnectError(f"cannot connect to {host}:{port}: {e.strerror or e}") from e
+            raise
+        return _Connection(reader, writer)
+
+    async def _tls(self, writer: asyncio.StreamWriter, host: str) -> None:
+        if self.ssl_context is None:
+            raise ConnectError(f"no TLS context to speak TLS with {host}")
+        try:
+            await writer.start_tls(self.ssl_context, server_hostname=host)
+        except (ssl.SSLError, OSError) as e:
+            raise ConnectError(f"TLS with {host} failed: {e}") from e
+
+    async def _tunnel(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, port: int,
+                      timeout: float | None) -> None:
+        """CONNECT host:port through the proxy; a refusal is a ProxyError with its status."""
+        p = self.proxy
+        assert p is not None
+        authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        headers = [(b"host", authority.encode())]
+        if p.auth:
+            headers.append((b"proxy-authorization", _basic(p.auth)))
+        conn = _Connection(reader, writer)
+        await conn.send([h11.Request(method="CONNECT", target=authority, headers=headers), h11.EndOfMessage()],
+                        timeout)
+        ev = await conn.next_event(timeout)
+        while type(ev) is h11.InformationalResponse:
+            ev = await conn.next_event(timeout)
+        if type(ev) is not h11.Response or not 200 <= ev.status_code < 300:
+            status = f"{ev.status_code} {ev.reason.decode('latin-1', 'replace')}".strip() \
+                if type(ev) is h11.Response else repr(ev)
+            raise ProxyError(f"the proxy {p.host}:{p.port} refused to connect to {authority}: {status}")
+
+
+def _basic(auth: tuple[str, str]) -> bytes:
+    return b"Basic " + base64.b64encode(f"{auth[0]}:{auth[1]}".encode())
+
+
+def _parse_proxy(url: str) -> _Proxy:
+    p = urlsplit(url)
+    scheme = p.scheme.lower()
+    if scheme not in ("http", "https", "socks5", "socks5h") or not p.hostname:
+        raise UnsupportedProtocol(f"the proxy {url!r} is not http, https or socks5")
+    try:
+        port = p.port or {"http": 80, "https": 443}.get(scheme, 1080)
+    except ValueError as e:
+        raise UnsupportedProtocol(f"a bad port in the proxy {url!r}: {e}") from None
+    auth = (unquote(p.username), unquote(p.password or "")) if p.username else None
+    return _Proxy(scheme, p.hostname, port, auth)
+
+
+async def _socks5(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, p: _Proxy, host: str,
+                  port: int) -> None:
+    """Ask a SOCKS5 proxy for a connection to host:port (the proxy resolves the name, for socks5://
+    as for socks5h://, as httpx2 does)."""
+    try:
+        import socksio
+        from socksio import socks5
+    except ImportError:
+        raise ProxyError("a SOCKS proxy needs the socksio package (pip install socksio)") from None
+    conn = socks5.SOCKS5Connection()
+    method = socks5.SOCKS5AuthMethod.USERNAME_PASSWORD if p.auth else socks5.SOCKS5AuthMethod.NO_AUTH_REQUIRED
+
+    async def exchange(request: object) -> object:
+        conn.send(request)
+        writer.write(conn.data_to_send())
+        await writer.drain()
+        while True:
+            data = await reader.read(_CHUNK)
+            if not data:
+                raise ProxyError(f"the SOCKS proxy {p.host}:{p.port} closed the connection")
+            reply = conn.receive_data(data)
+            if reply is not None:
+                return reply
+
+    try:
+        reply = await exchange(socks5.SOCKS5AuthMethodsRequest([method]))
+        if getattr(reply, "method", None) != method:
+            raise ProxyError(f"the SOCKS proxy {p.host}:{p.port} refused the authentication method")
+        if p.auth:
+            auth = await exchange(socks5.SOCKS5UsernamePasswordRequest(p.auth[0].encode(), p.auth[1].encode()))
+            if not getattr(auth, "success", False):
+                raise ProxyError(f"the SOCKS proxy {p.host}:{p.port} refused the credentials")
+        done = await exchange(socks5.SOCKS5CommandRequest.from_address(
+            socks5.SOCKS5Command.CONNECT, (host, port)))
+        if getattr(done, "reply_code", None) != socks5.SOCKS5ReplyCode.SUCCEEDED:
+            raise ProxyError(f"the SOCKS proxy {p.host}:{p.port} refused to connect to {host}:{port}: "
+                             f"{getattr(done, 'reply_code', done)}")
+    except (OSError, socksio.SOCKSError) as e:
+        raise ProxyError(f"the SOCKS proxy {p.host}:{p.port} failed: {e}") from e
+
+
+def system_tls_context() -> ssl.SSLContext:
+    """The system's trust store (SSL_CERT_FILE / SSL_CERT_DIR first), loaded once per process."""
+    return _system_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+# Where OpenSSL's compiled-in paths are unusable, where Linux distributions keep their bundle
+# (truststore's own fallbacks).
+_CA_FILES = ("/etc/ssl/cert.pem", "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/pki/tls/cert.pem",
+             "/etc/ssl/certs/ca-certificates.crt", "/etc/ssl/ca-bundle.pem")
+
+
+@functools.lru_cache(maxsize=4)
+def _system_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    """The context httpx2 (and so the official SDKs) builds: SSL_CERT_FILE, else SSL_CERT_DIR,
+    else the OS's store (truststore on macOS and Windows; OpenSSL's paths, or a known bundle,
+    on Linux). Loading a store is ~100 ms: done once per process."""
+    import sys
+
+    if cert_file:
+        return ssl.create_default_context(cafile=cert_file)
+    if cert_dir:
+        return ssl.create_default_context(capath=cert_dir)
+    if sys.platform in ("win32", "darwin"):
+        import truststore
+
+        return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    paths = ssl.get_default_verify_paths()  # the compiled-in ones (set_default_verify_paths reads SSL_CERT_*)
+    cafile = paths.openssl_cafile if os.path.isfile(paths.openssl_cafile) else None
+    capath = paths.openssl_capath if os.path.isdir(paths.openssl_capath) else None
+    if capath and not cafile and not any(len(f) == 10 and f[8] == "." for f in os.listdir(capath)):
+        capath = None  # a directory without hashed names is not a CA directory
+    if not cafile and not capath:
+        cafile = next(filter(os.path.isfile, _CA_FILES), None)
+    if cafile or capath:
+        ctx.load_verify_locations(cafile, capath)
+    return ctx
