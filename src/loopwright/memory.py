@@ -42,9 +42,11 @@ LOCAL_NAMES = ("CLAUDE.local.md", "AGENTS.local.md")
 USER_NAMES = ("AGENTS.md", "LOOPWRIGHT.md")
 MAX_IMPORT_DEPTH = 5
 MAX_FILE_BYTES = 256 * 1024  # a memory file larger than this is skipped (with a warning)
-IMPORT = re.compile(r"(?<![\w`@])@((?:~|\.{1,2})?/?[\w.~/-][\w.~/-]*)")
-FENCE = re.compile(r"^\s*(```|~~~)")
-SPAN = re.compile(r"`[^`\n]*`")
+# Patterns as strings: re compiles them (and keeps them in its cache) at their first use, not at
+# every start.
+IMPORT = r"(?<![\w`@])@((?:~|\.{1,2})?/?[\w.~/-][\w.~/-]*)"
+FENCE = r"^\s*(```|~~~)"
+SPAN = r"`[^`\n]*`"
 
 
 @record
@@ -234,12 +236,12 @@ def imports(text: str) -> list[str]:
     out: list[str] = []
     fenced = False
     for line in text.splitlines():
-        if FENCE.match(line):
+        if re.match(FENCE, line):
             fenced = not fenced
             continue
         if fenced:
             continue
-        for m in IMPORT.finditer(SPAN.sub("", line)):
+        for m in re.finditer(IMPORT, re.sub(SPAN, "", line)):
             target = m.group(1).rstrip(".,;:")
             if "/" in target or "." in target or target.startswith("~"):  # a path, not an @mention
                 out.append(target)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .event_types import PermissionDenial
 
 MAX_MENTIONS = 20
-_MENTION = re.compile(r'(?:^|(?<=[\s(\[{,;]))@(?:"([^"\n]+)"|([^\s"]+))')
+_MENTION = r'(?:^|(?<=[\s(\[{,;]))@(?:"([^"\n]+)"|([^\s"]+))'  # (compiled at first use, by re's cache)
 _TRAILING = ".,;:!?)]}'"
 
 Decide = Callable[[str, dict[str, Any], bool], Awaitable[Decision]]
@@ -36,7 +36,7 @@ def find_mentions(prompt: str, cwd: Path) -> list[tuple[str, Path]]:
     file, in order, each file once. Trailing punctuation (`see @a.py.`) is not part of the path."""
     out: list[tuple[str, Path]] = []
     seen: set[Path] = set()
-    for m in _MENTION.finditer(prompt):
+    for m in re.finditer(_MENTION, prompt):
         raw = m.group(1) or m.group(2)
         candidates = [raw] if m.group(1) else [raw, raw.rstrip(_TRAILING)]
         for c in candidates:

@@ -23,7 +23,7 @@ from .records import record
 from .tools.base import Tool, ToolContext, ToolError
 from .trust import Ignored
 
-NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+NAME = r"^[a-z0-9][a-z0-9-]{0,63}$"  # (compiled at first use, by re's cache)
 MAX_DESCRIPTION = 1024
 
 
@@ -156,7 +156,7 @@ def find_skills(cwd: str | Path, sources: Iterable[str], home: Path | None = Non
                 continue
             name = str(meta.get("name") or md.parent.name)
             desc = meta.get("description")
-            if not NAME.match(name):
+            if not re.match(NAME, name):
                 warnings.append(f"{md}: name {name!r} must be lowercase letters, digits and hyphens; skill skipped")
             elif not isinstance(desc, str) or not desc.strip():
                 warnings.append(f"{md}: the front matter has no description; skill skipped")

@@ -36,7 +36,7 @@ HARMLESS_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tt
 HARMLESS_READS = frozenset({"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"})
 # Paths whose meaning depends on the process that opens them: the gate's own realpath of
 # `/proc/self/cwd` or `/dev/fd/3` says nothing about what the command will see.
-_PROCESS_RELATIVE = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)(?:/|$)|dev/fd(?:/|$)|dev/std(?:in|out|err)$)")
+_PROCESS_RELATIVE = r"^/(?:proc/(?:self|thread-self|\d+)(?:/|$)|dev/fd(?:/|$)|dev/std(?:in|out|err)$)"  # (compiled at first use)
 
 
 @record
@@ -101,7 +101,7 @@ def shell_cwd(state: ToolState | None, default: Path) -> Path:
 
 def process_relative(path: str) -> bool:
     """Does this absolute path name a process's own files (fd table, root, cwd)?"""
-    return _PROCESS_RELATIVE.match(path) is not None and path not in HARMLESS_WRITES
+    return re.match(_PROCESS_RELATIVE, path) is not None and path not in HARMLESS_WRITES
 
 
 def kernel_path(path: str) -> tuple[str, bool]:

@@ -27,19 +27,19 @@ from ..messages import (
 )
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-EXIT_RE = re.compile(r"^Exit code (-?\d+)$")
+EXIT_RE = r"^Exit code (-?\d+)$"  # (patterns as strings: compiled at first use, by re's cache)
 
 
 # Control characters (ESC, BEL, CR, ...) and bidi overrides from model output, files or
 # commands would drive the terminal: move the cursor, erase a line, rewrite what a trace or a
 # permission question shows. They are printed as visible escapes instead.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 
 
 def visible(s: str) -> str:
     """`s` with every control character (but newline and tab) shown as an escape."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                        else f"\\u{ord(m.group()):04x}", s)
+    return re.sub(_CONTROL, lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                  else f"\\u{ord(m.group()):04x}", s)
 
 
 def short(value: Any, limit: int = 80) -> str:
@@ -187,7 +187,7 @@ def describe_result(name: str, r: ToolResultBlock, cwd: Path | None = None) -> s
         return visible(" ".join(text.split()))  # in full: the end says which flag or rule allows it
     if name == "Bash" and lines:  # the end of a command's output is where the verdict is
         status = ""
-        m = EXIT_RE.match(lines[-1].strip())
+        m = re.match(EXIT_RE, lines[-1].strip())
         if m and len(lines) > 1:
             status = f"exit {m.group(1)}: "
             lines.pop()

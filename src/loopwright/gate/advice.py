@@ -133,24 +133,25 @@ _RUNNERS = {("npm", "run"), ("npm", "exec"), ("npm", "run-script"), ("pnpm", "ru
             ("uv", "tool"), ("poetry", "run"), ("pdm", "run"), ("hatch", "run"), ("bundle", "exec"),
             ("go", "run"), ("cargo", "run"), ("deno", "run"), ("docker", "compose"), ("docker", "run")}
 # Interpreters: the rule names the module or script they run; `-c CODE` gets no rule.
-_INTERPRETER = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|ruby|perl|php|Rscript|lua|tsx|ts-node)$")
+# (patterns as strings: compiled at first use, by re's cache, not at every start)
+_INTERPRETER = r"^(python[0-9.]*|pypy[0-9.]*|node|ruby|perl|php|Rscript|lua|tsx|ts-node)$"
 # A prefix rule for these (and for the shells, bashparse.SHELLS) would approve any command at all.
 _NO_PREFIX = {"sudo", "doas", "su", "env", "xargs", "eval", "exec", "command", "builtin",
                                  "nohup", "time", "timeout", "nice", "ionice", "setsid", "stdbuf", "watch",
                                  "source", ".", "ssh", "find", "parallel", "script", "unbuffer", "chroot"}
-_PLAIN_WORD = re.compile(r"^[A-Za-z0-9_@%+=,./:-]+$")
+_PLAIN_WORD = r"^[A-Za-z0-9_@%+=,./:-]+$"
 
 
 def command_prefix(c: bashparse.SimpleCommand) -> str | None:
     """The prefix a `Bash(prefix:*)` rule for this command names, or None (none is safe)."""
     from .. import bashparse
 
-    if (c.name is None or c.opaque or not _PLAIN_WORD.match(c.name) or c.name in _NO_PREFIX
+    if (c.name is None or c.opaque or not re.match(_PLAIN_WORD, c.name) or c.name in _NO_PREFIX
             or c.name in bashparse.SHELLS or c.unsafe_env):
         return None
     words = [c.name]
-    args = [w.value if w.literal and not w.pattern and _PLAIN_WORD.match(w.value) else None for w in c.args]
-    if _INTERPRETER.match(c.name.rsplit("/", 1)[-1]):
+    args = [w.value if w.literal and not w.pattern and re.match(_PLAIN_WORD, w.value) else None for w in c.args]
+    if re.match(_INTERPRETER, c.name.rsplit("/", 1)[-1]):
         if args[:1] == ["-m"] and len(args) > 1 and args[1] is not None:
             return f"{c.name} -m {args[1]}"
         if args and args[0] is not None and not args[0].startswith("-"):

@@ -27,7 +27,7 @@ NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
 PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
-_RULE = re.compile(r"^\s*([A-Za-z0-9_*-]+)\s*(?:\((.*)\))?\s*$", re.S)
+_RULE = r"^\s*([A-Za-z0-9_*-]+)\s*(?:\((.*)\))?\s*$"  # re.S; compiled at first use, by re's cache
 
 
 @record(frozen=True, slots=True)
@@ -44,7 +44,7 @@ class Rule:
     def parse(cls, text: str, base: str | Path | None = None, source: RuleSource = "cli") -> Rule:
         if not isinstance(text, str):
             raise ValueError(f"a permission rule must be a string, not {type(text).__name__}")
-        m = _RULE.match(text)
+        m = re.match(_RULE, text, re.S)
         if m is None:
             raise ValueError(f"malformed permission rule {text!r}: use Tool or Tool(specifier)")
         spec = m.group(2)

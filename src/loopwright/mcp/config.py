@@ -65,7 +65,7 @@ class ServerConfig:
     needs_approval: bool = False  # a .mcp.json server nobody approved yet
 
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_VAR = r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}"  # (compiled at first use, by re's cache)
 
 
 def expand(value: str, env: Mapping[str, str], where: str) -> str:
@@ -80,7 +80,7 @@ def expand(value: str, env: Mapping[str, str], where: str) -> str:
             return default
         raise ValueError(f"{where}: environment variable ${{{name}}} is not set (use ${{{name}:-default}} for a default)")
 
-    return _VAR.sub(sub, value)
+    return re.sub(_VAR, sub, value)
 
 
 def parse_server(name: str, raw: Any, *, scope: str = "dynamic", source: str = "",

@@ -44,20 +44,21 @@ class Overflow:
 
 
 _N = r"([\d,]+)"
-# (pattern, group of W, group of N): the first that matches wins
-_PATTERNS: list[tuple[re.Pattern[str], int | None, int | None]] = [
-    (re.compile(rf"prompt is too long: {_N} tokens > {_N} maximum", re.I), 2, 1),  # Anthropic
-    (re.compile(rf"request \({_N} tokens\) exceeds the available context size \({_N} tokens\)", re.I), 2, 1),
-    (re.compile(rf"maximum context length is {_N} tokens\. However, you requested [\d,]+ tokens \({_N} in the "
-                r"messages", re.I), 1, 2),  # vLLM: N is the messages' part (the rest is max_tokens)
-    (re.compile(rf"maximum context length is {_N} tokens\. However, (?:your messages resulted in|you "
-                rf"requested) {_N} tokens", re.I), 1, 2),  # OpenAI, vLLM
-    (re.compile(rf"maximum context length is {_N} tokens and your request has {_N} input tokens", re.I), 1, 2),
-    (re.compile(rf"prompt \(length {_N}\) is longer than the maximum model length of {_N}", re.I), 2, 1),  # vLLM
-    (re.compile(rf"loaded with context length of only {_N} tokens", re.I), 1, None),  # LM Studio
-    (re.compile(rf"maximum context length is {_N} tokens", re.I), 1, None),
-    (re.compile(r"context_length_exceeded|exceed_context_size_error|exceeds the context window|"
-                r"exceeds the available context size|prompt is too long|context window exceeded", re.I), None, None),
+# (pattern, group of W, group of N), case-insensitive: the first that matches wins. Strings, compiled
+# by re (and kept in its cache) at the first error message read, not at every start.
+_PATTERNS: list[tuple[str, int | None, int | None]] = [
+    (rf"prompt is too long: {_N} tokens > {_N} maximum", 2, 1),  # Anthropic
+    (rf"request \({_N} tokens\) exceeds the available context size \({_N} tokens\)", 2, 1),
+    (rf"maximum context length is {_N} tokens\. However, you requested [\d,]+ tokens \({_N} in the "
+     r"messages", 1, 2),  # vLLM: N is the messages' part (the rest is max_tokens)
+    (rf"maximum context length is {_N} tokens\. However, (?:your messages resulted in|you "
+     rf"requested) {_N} tokens", 1, 2),  # OpenAI, vLLM
+    (rf"maximum context length is {_N} tokens and your request has {_N} input tokens", 1, 2),
+    (rf"prompt \(length {_N}\) is longer than the maximum model length of {_N}", 2, 1),  # vLLM
+    (rf"loaded with context length of only {_N} tokens", 1, None),  # LM Studio
+    (rf"maximum context length is {_N} tokens", 1, None),
+    (r"context_length_exceeded|exceed_context_size_error|exceeds the context window|"
+     r"exceeds the available context size|prompt is too long|context window exceeded", None, None),
 ]
 
 
@@ -68,7 +69,7 @@ def _int(m: re.Match[str], group: int | None) -> int | None:
 def parse_overflow(text: str) -> Overflow | None:
     """The window and prompt size of a context-window error message, None if it is no such error."""
     for pattern, w, n in _PATTERNS:
-        m = pattern.search(text)
+        m = re.search(pattern, text, re.I)
         if m:
             return Overflow(_int(m, w), _int(m, n))
     return None
