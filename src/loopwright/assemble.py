@@ -135,9 +135,13 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     memory = _load_memory(options, cwd, h, warnings, trust)
     mcp: McpServers | None = None
     if parent is None:  # MCP servers (mcp/): opened by the loop before its first step
-        from .mcp.config import for_run
+        from .mcp import may_have_servers
 
-        configs = for_run(options, cwd, config.settings, warnings)  # (a project's server under the user's name: named)
+        configs = []
+        if may_have_servers(options, cwd, config.settings):
+            from .mcp.config import for_run
+
+            configs = for_run(options, cwd, config.settings, warnings)  # (a project's server under the user's name: named)
         if configs:
             from .mcp.client import McpRuntime
 

@@ -223,7 +223,6 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
     if args.max_budget_usd is not None and not args.max_budget_usd > 0:
         raise UsageError(f"--max-budget-usd must be positive, got {args.max_budget_usd}")
     from ..agents import agents_from_json, make_agent_tool
-    from ..mcp.config import mcp_cli_servers
     from ..options import AgentOptions
     from ..tools.builtin import default_tools  # after the checks: bad input fails fast
 
@@ -267,8 +266,17 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         fork_session=args.fork_session,
         continue_conversation=args.continue_conversation,
         persist_session=not args.no_session_persistence,
-        mcp_servers=mcp_cli_servers(getattr(args, "mcp_config", None) or []),
+        mcp_servers=_mcp_cli_servers(getattr(args, "mcp_config", None) or []),
         strict_mcp_config=bool(getattr(args, "strict_mcp_config", False)),
         refusal_advice="cli",
         file_mentions=True,  # `@path` in a prompt includes the file (mentions.py)
     )
+
+
+def _mcp_cli_servers(values: list[str]) -> dict[str, Any] | None:
+    """--mcp-config's servers (mcp.config reads them, imported only when the flag is given)."""
+    if not values:
+        return None
+    from ..mcp.config import mcp_cli_servers
+
+    return mcp_cli_servers(values)

@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..mcp.config import MCP_JSON, McpConfigError, ServerConfig, collect, read_json
+from ..mcp import MCP_JSON
+from ..mcp.config import McpConfigError, ServerConfig, collect, read_json
 from ..settings import SettingsError, load_settings, loopwright_home
 
 if TYPE_CHECKING:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..records import record
+from . import MCP_JSON
 
 if TYPE_CHECKING:
     from ..options import AgentOptions
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 
 TRANSPORTS = ("stdio", "http", "sse", "sdk")
 SCOPES = ("local", "project", "user")
-MCP_JSON = ".mcp.json"
 
 
 class McpConfigError(ValueError):
