@@ -312,6 +312,21 @@ def test_a_proxy_answering_407_is_a_clear_error_not_retried(scheme: str, monkeyp
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_body_past_the_limit_is_a_clear_error_not_retried(provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import loopwright.models.http as http
+
+    monkeypatch.setattr(http, "MAX_BODY", 1000)  # (64 MB in use: a server cannot fill memory)
+    with ScriptedServer(SCRIPT) as srv:
+        srv.inject(Fault(raw_body=json.dumps({"junk": "x" * 5000}), content_type="application/json"))
+        msgs = run_all(make(provider, srv))
+        n = len(srv.loop_requests)
+    res = msgs[-1]
+    assert res.subtype == "error_during_execution" and n == 1 and retries(msgs) == []
+    assert "larger than 1000 bytes" in res.errors[0]
+    check(res.messages)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_a_200_body_that_is_not_json_is_a_clear_error_not_retried(provider: str) -> None:
     with ScriptedServer(SCRIPT) as srv:
         srv.inject(Fault(raw_body="<html><body>Sign in to the Wi-Fi</body></html>"))

@@ -387,3 +387,26 @@ def test_socks_without_socksio_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
 def test_a_proxy_of_an_unknown_kind_is_refused() -> None:
     with pytest.raises(wire.UnsupportedProtocol, match="not http, https or socks5"):
         wire.Pool(proxy="ftp://proxy.test:21")
+
+
+def test_a_body_or_a_line_past_the_limit_is_refused_not_held() -> None:
+    async def endless(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+        with contextlib.suppress(ConnectionError):
+            for _ in range(4096):  # up to 256 MB, never a newline: the reader must stop first
+                writer.write(b"10000\r\n" + b"x" * 0x10000 + b"\r\n")
+                await writer.drain()
+
+    async def go() -> tuple[BaseException, BaseException]:
+        async with serve(endless) as (url, _), wire.Pool() as pool:
+            r = await pool.request("GET", url + "/", host(url))
+            with pytest.raises(wire.ResponseTooLarge) as line:
+                async for _ in r.aiter_lines(max_line=1_000_000):
+                    pass
+            r = await pool.request("GET", url + "/", host(url))
+            with pytest.raises(wire.ResponseTooLarge) as body:
+                await r.aread(limit=2_000_000)
+            return line.value, body.value
+    line, body = run(go())  # type: ignore[misc]
+    assert "longer than 1000000" in str(line) and "larger than 2000000" in str(body)

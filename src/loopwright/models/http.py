@@ -64,7 +64,11 @@ READ_TIMEOUT_S = 600.0
 TOTAL_TIMEOUT_S = 1800.0
 # Errors of the transport (or of a user's SDK client) that come out the same on every try:
 # retrying them only delays the message.
-_DETERMINISTIC = frozenset({"ProxyError", "UnsupportedProtocol", "InvalidURL", "LocalProtocolError"})
+_DETERMINISTIC = frozenset({"ProxyError", "UnsupportedProtocol", "InvalidURL", "LocalProtocolError",
+                            "ResponseTooLarge"})
+# The most of a whole (not streamed) answer or error body read: a model's JSON answer is well under
+# a few MB; a server that sends more is not to fill memory.
+MAX_BODY = 64 * 1024 * 1024
 
 
 class HTTPOptions(TypedDict, total=False):
@@ -201,7 +205,7 @@ class HTTPModel:
             response = await asyncio.wait_for(pool.request(method, url, headers, data,
                                                            Timeouts(timeout, timeout, timeout)), timeout)
             try:
-                raw = await asyncio.wait_for(response.aread(), timeout)
+                raw = await asyncio.wait_for(response.aread(MAX_BODY), timeout)
             finally:
                 await response.aclose()
         except Exception:  # noqa: BLE001 - a probe that fails tells nothing: the caller goes on without it
@@ -229,7 +233,7 @@ class HTTPModel:
             data, self._timeouts)
         if response.status_code >= 300:
             try:
-                raw = await response.aread()
+                raw = await response.aread(MAX_BODY)
             finally:
                 await response.aclose()
             raise AttemptFailed(self.status_failure(response.status_code, response.headers, _json_or_text(raw)))
@@ -250,7 +254,8 @@ class HTTPModel:
                 async for ev in self._read_stream(self._lines(response, deadline)):
                     yield ev
                 return
-            raw = await response.aread()
+            # (an SDK client's httpx2 response reads whole; ours stops at MAX_BODY)
+            raw = await (response.aread() if self.sdk_client is not None else response.aread(MAX_BODY))
             obj = _json_or_text(raw)
             if not isinstance(obj, dict):  # an HTML page of a wrong URL or a captive portal: same every time
                 raise AttemptFailed(Failure(

@@ -17,7 +17,7 @@
   every address first); TLS is still checked against the URL's host name.
 - Errors are this module's: ConnectError, ConnectTimeout, ReadError, ReadTimeout, WriteError,
   WriteTimeout, RemoteProtocolError (a server that breaks HTTP/1.1 or goes away mid-answer),
-  LocalProtocolError, ProxyError, UnsupportedProtocol; the cause (an OSError, an
+  ResponseTooLarge (a body or a line past the reader's limit), LocalProtocolError, ProxyError, UnsupportedProtocol; the cause (an OSError, an
   ssl.SSLError) is chained.
 
 Why not httpcore2, on which this transport was first built: it is the same HTTP/1.1 engine (h11)
@@ -50,6 +50,7 @@ Headers = Sequence[tuple[bytes, bytes]]
 _PORTS = {"http": 80, "https": 443}
 _CHUNK = 65536
 _MAX_HEAD = 100 * 1024  # a response head larger than this is a RemoteProtocolError (as httpcore2 had it)
+MAX_LINE = 16 * 1024 * 1024  # aiter_lines: no event stream sends a line this long
 
 
 class HTTPError(Exception):
@@ -106,6 +107,10 @@ class RemoteProtocolError(ProtocolError):
 
 class LocalProtocolError(ProtocolError):
     """A request that HTTP/1.1 cannot carry (a bad header, say)."""
+
+
+class ResponseTooLarge(RemoteProtocolError):
+    """A body, or one line of it, past the reader's limit: a hostile or broken server's."""
 
 
 @record(frozen=True, slots=True)
@@ -228,10 +233,11 @@ class Response:
         self._conn = None  # type: ignore[assignment]
         self._pool._release(self._key, conn)
 
-    async def aiter_lines(self) -> AsyncIterator[str]:
+    async def aiter_lines(self, max_line: int = MAX_LINE) -> AsyncIterator[str]:
         """The body's lines, as httpx splits them: at \\n, \\r\\n or \\r (a \\r at the end of a
         chunk waits for the next one, which may start with its \\n), the last one even
-        without an end; UTF-8, bad bytes replaced."""
+        without an end; UTF-8, bad bytes replaced. A line longer than `max_line` characters is
+        ResponseTooLarge (memory is not the server's to fill)."""
         decode = codecs.getincrementaldecoder("utf-8")("replace").decode
         rest = ""
         async for chunk in self.aiter_bytes():
@@ -239,6 +245,9 @@ class Response:
             held = "\r" if text.endswith("\r") else ""
             *lines, rest = text[:len(text) - len(held)].replace("\r\n", "\n").replace("\r", "\n").split("\n")
             rest += held
+            if len(rest) > max_line:
+                await self.aclose()
+                raise ResponseTooLarge(f"the server sent a line longer than {max_line} characters")
             for line in lines:
                 yield line
         text = rest + decode(b"", True)
@@ -249,8 +258,16 @@ class Response:
             if last:
                 yield last
 
-    async def aread(self) -> bytes:
-        return b"".join([chunk async for chunk in self.aiter_bytes()])
+    async def aread(self, limit: int | None = None) -> bytes:
+        """The whole body; past `limit` bytes, ResponseTooLarge."""
+        chunks, size = [], 0
+        async for chunk in self.aiter_bytes():
+            size += len(chunk)
+            if limit is not None and size > limit:
+                await self.aclose()
+                raise ResponseTooLarge(f"the response body is larger than {limit} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     async def aclose(self) -> None:
         """Done with the response: a body not read to its end closes the connection."""
