@@ -13,7 +13,6 @@ subfolder is `/folder:name`. Used by the interactive mode and as the `-p` prompt
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import field
 from pathlib import Path
@@ -91,6 +90,8 @@ def expand(line: str, commands: dict[str, Command]) -> Expanded | None:
     cmd = commands[m.group(1)]
     args = (m.group(2) or "").strip()
     try:
+        import shlex  # (a command given arguments: start-up)
+
         words = shlex.split(args)
     except ValueError:  # an unbalanced quote: plain words
         words = args.split()

@@ -23,3 +23,17 @@ def test_new_hex_gives_n_random_hex_digits() -> None:
         h = new_hex(n)
         assert re.fullmatch(f"[0-9a-f]{{{n}}}", h)
     assert len({new_hex(24) for _ in range(500)}) == 500
+
+
+def test_transcript_timestamps_are_utc_iso_with_milliseconds_as_datetime_writes_them() -> None:
+    import datetime
+    import re
+
+    from loopwright.sessions.store import _now
+
+    before = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+    stamp = _now()
+    after = datetime.datetime.now(datetime.UTC)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp), stamp
+    parsed = datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    assert before <= parsed <= after

@@ -23,11 +23,11 @@ with loopwright's own retries, and no provider SDK on the path.
   off), and the same SSE decoding and retry loop apply.
 
 Why our own HTTP/1.1 client (models/wire.py: h11 over asyncio's streams) and not httpx2 or
-its transport httpcore2: of HTTP we need one POST, streamed, on one kept-alive connection;
-httpx2's layers above (URL and header models, cookies, auth, redirects, content decoding)
-and httpcore2's pool and backends (on anyio) cost ~12% and ~25 ms of the way from process
-start to the first request, more than everything they would do for us. From httpx2 we keep
-its rules: the proxy from the environment (`_env_proxy`), the trust store
+its transport httpcore2: of HTTP we need one POST, streamed, on one kept-alive connection.
+httpx2's layer (URL and header models, cookies, auth, redirects, content decoding) was ~12% of
+the instructions from process start to the first request, and httpcore2's pool with its
+backends and anyio under it ~25 ms more: more than everything they would do for us. From
+httpx2 we keep its rules: the proxy from the environment (`_env_proxy`), the trust store
 (`wire.system_tls_context`) and how a stream is split into lines (`Response.aiter_lines`).
 """
 
