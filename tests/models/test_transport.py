@@ -483,3 +483,52 @@ def test_the_proxy_comes_from_the_environment_by_httpx_rules() -> None:
     assert _env_proxy("http://10.1.2.3:8080", {"HTTP_PROXY": p, "NO_PROXY": "10.1.2.4"}) == p
     assert _env_proxy("http://[::1]:8080", {"HTTP_PROXY": p, "NO_PROXY": "::1"}) is None
     assert _env_proxy("http://[::1]:8080", {"HTTP_PROXY": p, "NO_PROXY": "[::1]:8080"}) is None
+
+
+class _Trickle(BaseHTTPRequestHandler):
+    """An event stream that never ends a line: one byte every 50 ms, forever (a read timeout never
+    fires and no line ever completes)."""
+
+    protocol_version = "HTTP/1.1"
+    head_first = True
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"] or 0))
+        if not self.head_first:  # the head itself trickles in
+            for b in b"HTTP/1.1 200 OK\r\n":
+                self.wfile.write(bytes([b]))
+                self.wfile.flush()
+                time.sleep(0.05)
+        else:
+            self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        try:
+            for _ in range(2000):
+                self.wfile.write(b"1\r\nx\r\n")
+                self.wfile.flush()
+                time.sleep(0.05)
+        except OSError:
+            pass
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("head_first", [True, False])
+def test_a_stream_that_trickles_without_a_line_end_meets_total_timeout(head_first: bool) -> None:
+    _Trickle.head_first = head_first
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        t = time.monotonic()
+        msgs = run_all(anthropic(f"http://127.0.0.1:{server.server_address[1]}", total_timeout=0.5, timeout=5))
+        took = time.monotonic() - t
+    finally:
+        server.shutdown()
+        server.server_close()
+    res = msgs[-1]
+    assert res.subtype == "error_during_execution" and "total_timeout=0.5" in res.errors[0], res.errors
+    assert retries(msgs) == [] and took < 4
+    check(res.messages)

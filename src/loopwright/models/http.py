@@ -247,7 +247,13 @@ class HTTPModel:
     async def _attempt(self, body: dict[str, Any], headers: dict[str, str] | None = None
                        ) -> AsyncGenerator[ModelEvent, None]:
         deadline = time.monotonic() + self.total_timeout if self.total_timeout else None
-        response = await self._open(body, headers)
+        try:
+            async with asyncio.timeout(self.total_timeout):  # a head that trickles in counts too
+                response = await self._open(body, headers)
+        except TimeoutError:
+            raise AttemptFailed(self._took_too_long()) from None
+        if deadline is not None and self.sdk_client is None:
+            response.deadline = deadline  # a body that trickles in forever, no line ever ending, too
         try:
             ctype = response.headers.get("content-type", "").lower()
             if "text/event-stream" in ctype:
@@ -268,11 +274,13 @@ class HTTPModel:
     async def _lines(self, response: Any, deadline: float | None) -> AsyncIterator[str]:
         """The response's lines; past `total_timeout` the call fails (the read timeout bounds
         each silence, this bounds a stream that trickles forever)."""
-        async for line in response.aiter_lines():
+        async for line in response.aiter_lines():  # (past the deadline with no line: wire.DeadlineExceeded)
             if deadline is not None and time.monotonic() > deadline:
-                raise AttemptFailed(Failure(f"the call took longer than total_timeout={self.total_timeout:g} s",
-                                            retryable=False))
+                raise AttemptFailed(self._took_too_long())
             yield line
+
+    def _took_too_long(self) -> Failure:
+        return Failure(f"the call took longer than total_timeout={self.total_timeout:g} s", retryable=False)
 
     # --- errors ----------------------------------------------------------------------------
 
@@ -297,6 +305,9 @@ class HTTPModel:
         if sdk is not None and isinstance(e, sdk.APIConnectionError):
             cause = e.__cause__ or e.__context__
             e = cause if isinstance(cause, Exception) else e
+        wire = sys.modules.get("loopwright.models.wire")  # (loaded before any of its errors can be)
+        if wire is not None and isinstance(e, wire.DeadlineExceeded):
+            return self._took_too_long()
         if is_transport_error(e):
             name = type(e).__name__
             tls = _cause(e, ssl.SSLError)

@@ -85,6 +85,10 @@ class TimeoutException(HTTPError):
     """A timeout."""
 
 
+class DeadlineExceeded(TimeoutException):
+    """The body was still arriving at the response's `deadline`."""
+
+
 class ConnectTimeout(TimeoutException):
     """Connecting took longer than the connect timeout."""
 
@@ -211,6 +215,7 @@ class Response:
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
         self.headers = headers
         self._done = False
+        self.deadline: float | None = None  # (time.monotonic()) the body must be whole by then
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         """The body as it arrives (chunked or not, decoded of its framing)."""
@@ -219,7 +224,7 @@ class Response:
             return
         try:
             while True:
-                ev = await conn.next_event(self._timeout)
+                ev = await self._next(conn)
                 if type(ev) is h11.Data:
                     yield bytes(ev.data)
                 elif type(ev) is h11.EndOfMessage:
@@ -232,6 +237,19 @@ class Response:
         self._done = True
         self._conn = None  # type: ignore[assignment]
         self._pool._release(self._key, conn)
+
+    async def _next(self, conn: _Connection) -> h11.Event | type[h11.PAUSED]:
+        """The next event of the body, within the read timeout and before the deadline."""
+        if self.deadline is None:
+            return await conn.next_event(self._timeout)
+        left = self.deadline - time.monotonic()
+        try:
+            if left > 0:
+                return await conn.next_event(left if self._timeout is None else min(self._timeout, left))
+        except ReadTimeout:
+            if time.monotonic() < self.deadline:
+                raise
+        raise DeadlineExceeded("the response was still arriving at its deadline")
 
     async def aiter_lines(self, max_line: int = MAX_LINE) -> AsyncIterator[str]:
         """The body's lines, as httpx splits them: at \\n, \\r\\n or \\r (a \\r at the end of a
