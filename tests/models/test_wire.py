@@ -410,3 +410,14 @@ def test_a_body_or_a_line_past_the_limit_is_refused_not_held() -> None:
             return line.value, body.value
     line, body = run(go())  # type: ignore[misc]
     assert "longer than 1000000" in str(line) and "larger than 2000000" in str(body)
+
+
+def test_repeated_headers_are_joined_as_httpx_joins_them() -> None:
+    async def go() -> dict[str, str]:
+        reply = b"HTTP/1.1 200 OK\r\nx-a: 1\r\nX-A: 2\r\nx-b: 3\r\ncontent-length: 0\r\n\r\n"
+        async with serve(answering(reply)) as (url, _), wire.Pool() as pool:
+            r = await pool.request("GET", url + "/", host(url))
+            await r.aread()
+            return r.headers
+    got = run(go())
+    assert got == {"x-a": "1, 2", "x-b": "3", "content-length": "0"}

@@ -209,11 +209,10 @@ class Response:
         self.status_code: int = head.status_code
         self.reason = head.reason.decode("latin-1", "replace")
         self.raw_headers: list[tuple[bytes, bytes]] = list(head.headers)
-        headers: dict[str, str] = {}
-        for k, v in self.raw_headers:
-            name, value = k.decode("latin-1"), v.decode("latin-1")
-            headers[name] = f"{headers[name]}, {value}" if name in headers else value
-        self.headers = headers
+        values: dict[str, list[str]] = {}
+        for k, v in self.raw_headers:  # (a list per name: thousands of one name stay linear)
+            values.setdefault(k.decode("latin-1"), []).append(v.decode("latin-1"))
+        self.headers = {k: v[0] if len(v) == 1 else ", ".join(v) for k, v in values.items()}
         self._done = False
         self.deadline: float | None = None  # (time.monotonic()) the body must be whole by then
 
