@@ -1,14 +1,27 @@
 """Room: data types. Owns `record`, how loopwright declares its data classes; imports nothing of loopwright.
 
 A record is a standard dataclass: `dataclasses.fields`, `replace`, `asdict` and `is_dataclass`
-work on it, and its `__init__`, `__setattr__` (frozen), `__match_args__` and slots are the ones
-`@dataclass` makes. Only its `__repr__`, `__eq__` and `__hash__` differ in how they are made: shared
-functions over the class's field names (`operator.attrgetter`), with `@dataclass`'s semantics —
-the same text, equal only to an instance of the very same class with equal fields, hashable when
-frozen, unhashable when not, and a method the class body writes itself wins — instead of source
-that `@dataclass` compiles per class with `exec`. On Python 3.11 each such `exec` is ~50 µs here,
-and the CLI (a process per SDK or editor session) builds some 60 data classes on its way to the
-first model request: about 10 ms of its start.
+work on it, and its `__match_args__` and slots are the ones `@dataclass` makes. What differs is
+how its methods are made, not what they do (`tests/project/test_records.py` compares arbitrary
+classes built both ways). `@dataclass` compiles up to six methods per class from source with
+`exec` (~50 µs each on Python 3.11 here, ~1.3 ms for AgentOptions' `__init__`), and the CLI (a
+process per SDK or editor session) declares some 60 data classes on its way to its first model
+request, more than half of which it never instantiates before it (the rest of the blocks, the
+gate's rules and verdicts, hooks' matchers, MCP's configs, ...). So:
+
+- `__repr__`, `__eq__`, `__hash__`: shared functions over the class's field names
+  (`operator.attrgetter`) with `@dataclass`'s semantics — the same text, equal only to an instance
+  of the very same class with equal fields, hashable when frozen, unhashable when not;
+- frozen: `__setattr__` / `__delattr__` are closures over the class and its field names that raise
+  FrozenInstanceError as `@dataclass`'s do (and, with slots, its `__getstate__` / `__setstate__`
+  for pickling); `__dataclass_params__.frozen` is True, so subclasses are checked as usual. A
+  frozen record extending another data class is left to `@dataclass` whole;
+- `__init__`: the source `@dataclass` would compile (the same parameters, defaults, factories,
+  kw_only, init=False fields, `__post_init__`), compiled at the class's first instantiation by
+  a stand-in that then puts it in its place; `inspect.signature(cls)` gives the real signature
+  at any time. A record with an InitVar (none has one) gets `@dataclass`'s at once.
+
+A method the class body writes itself wins, as with `@dataclass`.
 """
 
 from __future__ import annotations
@@ -17,6 +30,7 @@ import dataclasses
 import reprlib
 from collections.abc import Callable
 from operator import attrgetter
+from types import MethodType
 from typing import Any, TypeVar, dataclass_transform, overload
 
 _T = TypeVar("_T", bound=type)
@@ -39,9 +53,18 @@ def record(cls: Any = None, /, *, frozen: bool = False, slots: bool = False) -> 
         # As @dataclass reads the class body: a __hash__ Python set to None beside an __eq__ is not "explicit".
         explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
         keep_repr, keep_eq = "__repr__" in own, "__eq__" in own
-        out: type = dataclasses.dataclass(c, frozen=frozen, slots=slots, repr=False, eq=False)
+        inherits = any("__dataclass_fields__" in b.__dict__ for b in c.__mro__[1:])
+        own_frozen = frozen and not inherits  # (a subclass: @dataclass checks its bases' frozenness)
+        lazy = "__init__" not in own and not _has_initvar(c)
+        out: type = dataclasses.dataclass(c, frozen=frozen and not own_frozen, slots=slots, repr=False, eq=False,
+                                          init=not lazy)
         fields = dataclasses.fields(out)
         name = out.__qualname__
+        if lazy:
+            _check_order(out, fields)
+            out.__init__ = _LazyInit(out, frozen, slots)  # type: ignore[misc]
+        if own_frozen:
+            _freeze(out, fields, slots)
         if not keep_repr:
             _put(out, "__repr__", _repr([f.name for f in fields if f.repr]), name)
         if not keep_eq:
@@ -55,6 +78,151 @@ def record(cls: Any = None, /, *, frozen: bool = False, slots: bool = False) -> 
         return out
 
     return make if cls is None else make(cls)
+
+
+def _has_initvar(c: type) -> bool:
+    """Whether `c` or a data class it extends declares an InitVar (left to @dataclass's __init__)."""
+    if any("InitVar" in str(t) for t in c.__dict__.get("__annotations__", {}).values()):
+        return True
+    return any("InitVar" in str(f.type) for b in c.__mro__[1:] for f in b.__dict__.get("__dataclass_fields__", {}).values())
+
+
+def _check_order(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> None:
+    """@dataclass's own check, at the class statement as it makes it."""
+    seen_default = False
+    for f in fields:
+        if f.init and not f.kw_only:
+            if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+                seen_default = True
+            elif seen_default:
+                raise TypeError(f"non-default argument {f.name!r} follows default argument")
+
+
+class _Factory:
+    """The default shown for a field with a default_factory ("<factory>", as @dataclass shows it)."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+
+
+def _init_source(cls: type, frozen: bool, slots: bool) -> tuple[str, dict[str, Any]]:
+    """The source of the __init__ @dataclass writes for `cls`, and the names it uses."""
+    ns: dict[str, Any] = {"__lw_factory": _FACTORY, "__lw_set": object.__setattr__}
+    params: list[str] = ["self"]
+    kw: list[str] = []
+    body: list[str] = []
+    for f in dataclasses.fields(cls):
+        value = None
+        if f.init:
+            default = ""
+            if f.default_factory is not dataclasses.MISSING:
+                ns[f"__lw_f_{f.name}"] = f.default_factory
+                default = "=__lw_factory"
+                value = f"__lw_f_{f.name}() if {f.name} is __lw_factory else {f.name}"
+            elif f.default is not dataclasses.MISSING:
+                ns[f"__lw_d_{f.name}"] = f.default
+                default = f"=__lw_d_{f.name}"
+            (kw if f.kw_only else params).append(f"{f.name}{default}")
+            value = value or f.name
+        elif f.default_factory is not dataclasses.MISSING:
+            ns[f"__lw_f_{f.name}"] = f.default_factory
+            value = f"__lw_f_{f.name}()"
+        elif f.default is not dataclasses.MISSING and slots:  # (without slots the class attribute serves)
+            ns[f"__lw_d_{f.name}"] = f.default
+            value = f"__lw_d_{f.name}"
+        if value is not None:
+            body.append(f"    __lw_set(self, {f.name!r}, {value})" if frozen else f"    self.{f.name} = {value}")
+    if hasattr(cls, "__post_init__"):
+        body.append("    self.__post_init__()")
+    signature = ", ".join([*params, *(["*", *kw] if kw else [])])
+    return f"def __init__({signature}):\n" + ("\n".join(body) or "    pass") + "\n", ns
+
+
+class _LazyInit:
+    """A record's `__init__` until its first call (see the module): it compiles @dataclass's own,
+    puts it in its place and calls it."""
+
+    __slots__ = ("cls", "frozen", "slots")
+
+    def __init__(self, cls: type, frozen: bool, slots: bool) -> None:
+        self.cls, self.frozen, self.slots = cls, frozen, slots
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        return self if obj is None else MethodType(self, obj)
+
+    def __call__(self, obj: Any, /, *args: Any, **kwargs: Any) -> None:
+        self.real()(obj, *args, **kwargs)
+
+    def real(self) -> Callable[..., None]:
+        """The class's real __init__, compiled now if it has not been yet."""
+        init = self.cls.__dict__["__init__"]
+        if init is self:
+            source, ns = _init_source(self.cls, self.frozen, self.slots)
+            exec(source, ns)  # noqa: S102 - our own source, as @dataclass's
+            init = ns["__init__"]
+            init.__qualname__ = f"{self.cls.__qualname__}.__init__"
+            init.__module__ = self.cls.__module__
+            init.__annotations__ = {**{f.name: f.type for f in dataclasses.fields(self.cls) if f.init},
+                                    "return": None}
+            type.__setattr__(self.cls, "__init__", init)
+        return init  # type: ignore[no-any-return]
+
+    @property
+    def __signature__(self) -> Any:  # what inspect.signature(cls) reads: the real one
+        import inspect
+
+        return inspect.signature(self.real())
+
+
+def _freeze(cls: type, fields: tuple[dataclasses.Field[Any], ...], slots: bool) -> None:
+    """A frozen record's __setattr__ and __delattr__ (and, with slots, its pickling), as @dataclass's."""
+    names = frozenset(f.name for f in fields)
+
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)  # type: ignore[arg-type]
+
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)  # type: ignore[arg-type]
+
+    methods: dict[str, Callable[..., Any]] = {"__setattr__": __setattr__, "__delattr__": __delattr__}
+    for attr, fn in methods.items():
+        if attr in cls.__dict__:
+            raise TypeError(f"Cannot overwrite attribute {attr} in class {cls.__name__}")
+        _put(cls, attr, fn, cls.__qualname__)
+    if slots:
+        order = [f.name for f in fields]
+
+        def __getstate__(self: Any) -> list[Any]:
+            return [getattr(self, n) for n in order]
+
+        def __setstate__(self: Any, state: list[Any]) -> None:
+            for n, v in zip(order, state, strict=False):
+                object.__setattr__(self, n, v)
+
+        state: dict[str, Callable[..., Any]] = {"__getstate__": __getstate__, "__setstate__": __setstate__}
+        for attr, fn in state.items():
+            if attr not in cls.__dict__:
+                _put(cls, attr, fn, cls.__qualname__)
+    cls.__dataclass_params__ = _frozen_params(slots)  # type: ignore[attr-defined]
+
+
+_PARAMS: dict[bool, Any] = {}
+
+
+def _frozen_params(slots: bool) -> Any:
+    """A frozen dataclass's `__dataclass_params__` (from a class @dataclass makes, once): what
+    subclasses' checks and introspection read."""
+    if slots not in _PARAMS:
+        proto: Any = dataclasses.dataclass(frozen=True, slots=slots, repr=False, eq=False)(type("_Frozen", (), {}))
+        _PARAMS[slots] = proto.__dataclass_params__
+    return _PARAMS[slots]
 
 
 def _put(cls: type, attr: str, fn: Callable[..., Any], owner: str) -> None:

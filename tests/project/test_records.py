@@ -4,6 +4,7 @@ both ways behaves the same, over arbitrary fields, options, values and class bod
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import pickle
 from dataclasses import field
@@ -100,3 +101,135 @@ def test_records_keep_what_dataclasses_give() -> None:
     assert repr(n) == "Node(name='root', children=[...])"
     with pytest.raises(TypeError):
         hash(n)
+
+
+KINDS = st.sampled_from(["plain", "default", "factory", "noinit_default", "noinit_factory", "noinit_bare"])
+
+
+def build_fields(maker: Any, specs: list[tuple[str, str, bool]], post_init: bool, base: type | None = None) -> type:
+    """A class of fields `specs` (name, kind, kw_only), with or without a __post_init__."""
+    ns: dict[str, Any] = {"__annotations__": {}}
+    for name, kind, kw in specs:
+        ns["__annotations__"][name] = "Any"
+        opts: dict[str, Any] = {"kw_only": kw}
+        if kind in ("default", "noinit_default"):
+            opts["default"] = f"d-{name}"
+        if kind in ("factory", "noinit_factory"):
+            opts["default_factory"] = list
+        if kind.startswith("noinit"):
+            opts["init"] = False
+        ns[name] = field(**opts)
+    if post_init:
+        def __post_init__(self: Any) -> None:
+            object.__setattr__(self, "_seen", [getattr(self, n, None) for n, _, _ in specs])
+        ns["__post_init__"] = __post_init__
+        ns["__annotations__"]["_seen"] = "Any"
+        ns["_seen"] = field(default=None, init=False, repr=False, compare=False)
+    return maker(type("F", (base,) if base else (), ns))
+
+
+def outcome(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """What constructing cls(*args, **kwargs) gives: the fields' values, or the error's text."""
+    try:
+        obj = cls(*args, **kwargs)
+    except TypeError as e:
+        return ("TypeError", str(e).partition("__init__()")[2] or str(e))
+    return [getattr(obj, f.name, "<unset>") for f in dataclasses.fields(cls)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(specs=st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d"]), KINDS, st.booleans()), max_size=4,
+                      unique_by=lambda t: t[0]),
+       frozen=st.booleans(), slots=st.booleans(), post_init=st.booleans(), inherit=st.booleans(), data=st.data())
+def test_a_records_init_and_frozenness_are_dataclasses_own(specs: list[tuple[str, str, bool]], frozen: bool,
+                                                           slots: bool, post_init: bool, inherit: bool,
+                                                           data: st.DataObject) -> None:
+    def both(maker_std: Any, maker_rec: Any) -> tuple[Any, Any]:
+        try:
+            std: Any = build_fields(maker_std, specs, post_init)
+        except TypeError as e:  # an order @dataclass refuses: the record refuses it the same way
+            with pytest.raises(TypeError) as got:
+                build_fields(maker_rec, specs, post_init)
+            assert str(got.value) == str(e)
+            return None, None
+        return std, build_fields(maker_rec, specs, post_init)
+
+    std, rec = both(dataclasses.dataclass(frozen=frozen, slots=slots), record(frozen=frozen, slots=slots))
+    if std is None:
+        return
+    if inherit:  # one more field, in a subclass of the same kind
+        extra = [("e", data.draw(KINDS), True)]
+        std = build_fields(dataclasses.dataclass(frozen=frozen, slots=slots), extra, False, std)
+        rec = build_fields(record(frozen=frozen, slots=slots), extra, False, rec)
+    assert str(inspect.signature(rec)) == str(inspect.signature(std))  # before its __init__ is compiled
+    assert rec.__dataclass_params__.frozen == std.__dataclass_params__.frozen == frozen
+    assert rec.__match_args__ == std.__match_args__
+    names = [f.name for f in dataclasses.fields(std) if f.init]
+    for _ in range(3):
+        args = tuple(data.draw(st.lists(st.integers(0, 9), max_size=len(names) + 1)))
+        kwargs = {n: data.draw(st.integers(0, 9)) for n in data.draw(st.lists(st.sampled_from([*names, "zz"]),
+                                                                              unique=True, max_size=3)) if n}
+        assert outcome(rec, args, kwargs) == outcome(std, args, kwargs)
+    full = {n: 1 for n in names}
+    s, r = std(**full), rec(**full)
+    if post_init:
+        assert r._seen == s._seen
+    factories = [f.name for f in dataclasses.fields(rec) if f.default_factory is not dataclasses.MISSING]
+    for n in factories:
+        if n not in full:
+            assert getattr(r, n) is not getattr(rec(**full), n)  # a fresh value each time
+    if frozen:
+        for n in names:
+            with pytest.raises(dataclasses.FrozenInstanceError) as got:
+                setattr(r, n, 2)
+            with pytest.raises(dataclasses.FrozenInstanceError) as want:
+                setattr(s, n, 2)
+            assert str(got.value) == str(want.value)
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                delattr(r, n)
+        # any other name too (Python 3.11's own frozen slots class raises a TypeError from super()
+        # there instead: its __setattr__ holds the class from before the slots were added; a frozen
+        # record that extends another is @dataclass's own, so it does the same)
+        if not (slots and inherit):
+            with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'other'"):
+                r.other = 2
+    if all(f.init or f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+           for f in dataclasses.fields(rec)):  # (a field nothing sets is unset: no == either way)
+        assert dataclasses.replace(r) == r
+
+
+@record(frozen=True, slots=True)
+class Kinds:
+    """Every kind of field in a frozen slotted record."""
+
+    a: int
+    b: list[int] = field(default_factory=list)
+    c: str = field(default="c", init=False)
+    d: list[int] = field(default_factory=list, init=False)
+    e: int = field(default=0, kw_only=True)
+
+
+def test_a_frozen_slotted_record_pickles_and_copies() -> None:
+    import copy
+
+    k = Kinds(1, [2], e=3)
+    for again in (pickle.loads(pickle.dumps(k)), copy.copy(k), copy.deepcopy(k), dataclasses.replace(k, a=1)):
+        assert again == k and (again.a, again.b, again.c, again.d, again.e) == (1, [2], "c", [], 3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        pickle.loads(pickle.dumps(k)).a = 5
+
+
+def test_a_frozen_record_is_frozen_to_its_subclasses() -> None:
+    @record(frozen=True)
+    class A:
+        """A frozen record."""
+
+        x: int
+
+    with pytest.raises(TypeError, match="cannot inherit non-frozen dataclass from a frozen one"):
+        dataclasses.dataclass(type("B", (A,), {"__annotations__": {"y": "int"}}))
+    C = dataclasses.dataclass(frozen=True)(type("C", (A,), {"__annotations__": {"y": "int"}}))
+    c = C(1, 2)
+    assert (c.x, c.y) == (1, 2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.x = 3
