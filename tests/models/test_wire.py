@@ -421,3 +421,29 @@ def test_repeated_headers_are_joined_as_httpx_joins_them() -> None:
             return r.headers
     got = run(go())
     assert got == {"x-a": "1, 2", "x-b": "3", "content-length": "0"}
+
+
+@pytest.mark.e2e  # openssl makes the certificate
+def test_tls_to_an_https_proxy_and_through_it_to_the_host(self_signed: tuple[Path, Path]) -> None:  # noqa: F811
+    cert, key = self_signed
+    server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_ctx.load_cert_chain(cert, key)
+
+    async def go() -> tuple[list[bytes], object, object]:
+        seen: list[bytes] = []
+        host = await asyncio.start_server(answering(OK), "127.0.0.1", 0, ssl=server_ctx)
+        proxy = await asyncio.start_server(tunnel_proxy(seen), "127.0.0.1", 0, ssl=server_ctx)
+        url = f"https://127.0.0.1:{host.sockets[0].getsockname()[1]}"
+        try:
+            trust = ssl.create_default_context(cafile=str(cert))
+            async with serve(answering(OK)) as (plain_url, _), \
+                    wire.Pool(proxy=f"https://127.0.0.1:{proxy.sockets[0].getsockname()[1]}", ssl_context=trust) as pool:
+                tunnelled = await get(pool, url)  # TLS inside the proxy's TLS
+                plain = await get(pool, plain_url)  # a plain URL, sent whole to the proxy over TLS
+        finally:
+            host.close()
+            proxy.close()
+        return seen, tunnelled, plain
+    seen, tunnelled, plain = run(go())  # type: ignore[misc]
+    assert tunnelled == plain == (200, b"ok")
+    assert seen[0].startswith(b"CONNECT 127.0.0.1:") and seen[1].startswith(b"GET http://127.0.0.1:")
