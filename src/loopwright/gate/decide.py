@@ -17,7 +17,6 @@ from typing import Any, Literal
 
 from ..records import record
 from ..workspace import ToolState, Workspace
-from .advice import WORDING, describe, hint, suggest_rules
 from .bash import bash_verdict
 from .judge import Judge
 from .rules import (
@@ -121,22 +120,30 @@ class Permissions(Judge):
         """An ask's answer without the can_use_tool callback: None when the callback decides.
         (A function, not a coroutine: most asks, mode None's soft ones, are answered here.)"""
         if self.mode == "dontAsk":
+            from .advice import describe, hint  # (a refusal's wording: at the first refusal)
+
             return Deny(f"Permission denied: {describe(name, tool_input)} is not pre-approved and "
                         f"dontAsk mode refuses everything else ({v.reason}). {hint(self, name, tool_input, v)}")
         if self.can_use_tool is not None:
             return None
         if v.soft and self.mode is None:
             return Allow()
+        from .advice import WORDING, describe, hint
+
         return Deny(f"Permission denied: {describe(name, tool_input)} needs approval ({v.reason}), and "
                     f"{WORDING[self.advice].cannot_ask}. {hint(self, name, tool_input, v)}")
 
 
     def hint(self, name: str, tool_input: dict[str, Any], v: Verdict | None = None) -> str:
         """How to allow a call like this one next time."""
-        return hint(self, name, tool_input, v)  # gate.advice
+        from .advice import hint
+
+        return hint(self, name, tool_input, v)
 
     def suggest_rules(self, name: str, tool_input: dict[str, Any]) -> list[str]:
         """The allow rules that would approve calls like this one next time (gate.advice)."""
+        from .advice import suggest_rules
+
         return suggest_rules(self, name, tool_input)
 
     # -- the rules, without the callback (pure; what tests and `loopwright` explain use) ------
