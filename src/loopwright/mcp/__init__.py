@@ -1,5 +1,5 @@
 """Room: mcp. Owns the mcp package (what each module is) and whether a run may have servers at
-all; imports nothing.
+all; imports nothing of loopwright (options and settings for annotations only).
 
 MCP (Model Context Protocol): other servers' tools in the loop, and loopwright's tools as a server.
 

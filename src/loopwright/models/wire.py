@@ -16,9 +16,10 @@
 - `connect`: how TCP connections are made (the web tools' guard resolves the name and checks
   every address first); TLS is still checked against the URL's host name.
 - Errors are this module's: ConnectError, ConnectTimeout, ReadError, ReadTimeout, WriteError,
-  WriteTimeout, RemoteProtocolError (a server that breaks HTTP/1.1 or goes away mid-answer),
-  ResponseTooLarge (a body or a line past the reader's limit), LocalProtocolError, ProxyError, UnsupportedProtocol; the cause (an OSError, an
-  ssl.SSLError) is chained.
+  WriteTimeout, DeadlineExceeded (a body still arriving at `Response.deadline`),
+  RemoteProtocolError (a server that breaks HTTP/1.1 or goes away mid-answer), ResponseTooLarge
+  (a body or a line past the reader's limit), LocalProtocolError, ProxyError,
+  UnsupportedProtocol; the cause (an OSError, an ssl.SSLError) is chained.
 
 Why not httpcore2, on which this transport was first built: it is the same HTTP/1.1 engine (h11)
 with its own connection pool, and to import it (both its sync and async halves and its
@@ -130,14 +131,9 @@ _DEFAULT_TIMEOUTS = Timeouts()
 
 
 async def open_tcp(host: str, port: int, timeout: float | None) -> Streams:
-    """A TCP connection to host:port (the name resolved by the system; every address tried)."""
-    try:
-        async with asyncio.timeout(timeout):
-            return await asyncio.open_connection(host, port, happy_eyeballs_delay=0.25)
-    except TimeoutError:
-        raise ConnectTimeout(f"connecting to {host}:{port} took longer than {timeout:g} s") from None
-    except OSError as e:
-        raise ConnectError(f"cannot connect to {host}:{port}: {e.strerror or e}") from e
+    """A TCP connection to host:port (the name resolved by the system; every address tried). The
+    pool bounds it by the connect timeout and makes an OSError a ConnectError (`Pool._open`)."""
+    return await asyncio.open_connection(host, port, happy_eyeballs_delay=0.25)
 
 
 class _Connection:

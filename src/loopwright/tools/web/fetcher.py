@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 from ...records import record
-from .guard import AddressPolicy, AddressRefused, Resolver, guarded_connect
+from .guard import AddressPolicy, AddressRefused, GuardedConnect, Resolver
 
 MAX_BYTES = 10 * 1024 * 1024
 TIMEOUT_S = 60.0
@@ -213,7 +213,7 @@ async def _follow(url: str, policy: AddressPolicy, limits: Limits, resolver: Res
     # Through a proxy, the proxy resolves the name and connects: each hop's name is checked here
     # instead (the proxy itself, of the user's own network, may well be at a private address).
     proxied = proxy_for(url) is not None
-    connect = None if proxied else guarded_connect(policy, resolver)
+    connect = None if proxied else GuardedConnect(policy, resolver)
     seen = [url]
     try:
         pool = connection_pool(url, ssl_context=wire.system_tls_context(), connect=connect, max_idle=4)

@@ -118,18 +118,15 @@ async def resolve(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-def guarded_connect(policy: AddressPolicy, resolver: Resolver | None = None) -> GuardedConnect:
-    """How the web tools' connections are made: only where `policy` allows (see the module)."""
-    return GuardedConnect(policy, resolver or resolve)
-
-
 class GuardedConnect:
-    """A TCP connector (models/wire.py's `Connector`) that resolves the name once, checks every
+    """How the web tools' connections are made, only where `policy` allows (see the module): a
+    TCP connector (models/wire.py's `Connector`) that resolves the name once, checks every
     address, and connects to a checked address literally: the first that answers (::1, then
-    127.0.0.1). `connected`: the addresses connected to (tests read it)."""
+    127.0.0.1). The pool bounds it by its connect timeout. `connected`: the addresses connected
+    to (tests read it)."""
 
-    def __init__(self, policy: AddressPolicy, resolver: Resolver) -> None:
-        self.policy, self.resolver = policy, resolver
+    def __init__(self, policy: AddressPolicy, resolver: Resolver | None = None) -> None:
+        self.policy, self.resolver = policy, resolver or resolve
         self.connected: list[str] = []
 
     async def __call__(self, host: str, port: int, timeout: float | None
