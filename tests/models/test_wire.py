@@ -206,6 +206,9 @@ def test_refused_bad_urls_and_bad_headers_are_clear_errors() -> None:
         async with serve(answering(OK)) as (url, ports), wire.Pool() as pool:
             with pytest.raises(wire.LocalProtocolError):  # header injection is refused, not sent
                 await pool.request("GET", url + "/", [*host(url), (b"x-a", b"1\r\nx-injected: 2")])
+        async with serve(answering(OK)) as (url, ports), wire.Pool() as pool:  # no TLS context: TLS fails closed
+            with pytest.raises(wire.ConnectError, match="no TLS context"):
+                await get(pool, url.replace("http://", "https://"))
     run(go())
 
 

@@ -164,6 +164,7 @@ def test_a_records_init_and_frozenness_are_dataclasses_own(specs: list[tuple[str
     assert str(inspect.signature(rec)) == str(inspect.signature(std))  # before its __init__ is compiled
     assert rec.__dataclass_params__.frozen == std.__dataclass_params__.frozen == frozen
     assert rec.__match_args__ == std.__match_args__
+    assert rec.__doc__ == std.__doc__  # (the docstring @dataclass writes for an undocumented class)
     names = [f.name for f in dataclasses.fields(std) if f.init]
     for _ in range(3):
         args = tuple(data.draw(st.lists(st.integers(0, 9), max_size=len(names) + 1)))
@@ -233,3 +234,71 @@ def test_a_frozen_record_is_frozen_to_its_subclasses() -> None:
     assert (c.x, c.y) == (1, 2)
     with pytest.raises(dataclasses.FrozenInstanceError):
         c.x = 3
+
+
+def _own_record() -> type:
+    """A record as loopwright's own modules declare them (only theirs are cached)."""
+    cls = type("Cached", (), {"__annotations__": {"a": "int", "b": "str"}, "b": "x", "__module__": "loopwright.records"})
+    return record(frozen=True)(cls)
+
+
+def test_loopwright_records_compiled_init_is_cached_beside_the_pyc(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Any) -> None:
+    from loopwright import records
+
+    path = tmp_path / "__pycache__" / "records.inits"
+    monkeypatch.setattr(records, "_cache_path", lambda: str(path))
+    monkeypatch.setattr(records, "_codes", None)
+    monkeypatch.setattr(records, "_compiled_here", {})
+    monkeypatch.setattr(records.sys, "dont_write_bytecode", False)
+    assert _own_record()(1).b == "x"  # compiled here, written at exit
+    records._write_cache()
+    assert path.read_bytes().startswith(records._CACHE_HEADER)
+
+    def no_compile(*args: Any) -> Any:
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(records, "_codes", None)  # another process: the cache is read, nothing compiled
+    monkeypatch.setattr(records, "compile", no_compile, raising=False)
+    obj = _own_record()(3, "y")
+    assert (obj.a, obj.b) == (3, "y")
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'a'"):
+        _own_record()()
+    monkeypatch.undo()
+
+
+@pytest.mark.parametrize("damage", [b"", b"LWRI\x00\x00\x00\x00junk", b"not a cache", "header+garbage"])
+def test_a_damaged_or_foreign_cache_is_ignored_and_rewritten(damage: Any, monkeypatch: pytest.MonkeyPatch,
+                                                             tmp_path: Any) -> None:
+    from loopwright import records
+
+    path = tmp_path / "records.inits"
+    path.write_bytes(records._CACHE_HEADER + b"\xff\x00garbage" if damage == "header+garbage" else damage)
+    monkeypatch.setattr(records, "_cache_path", lambda: str(path))
+    monkeypatch.setattr(records, "_codes", None)
+    monkeypatch.setattr(records, "_compiled_here", {})
+    monkeypatch.setattr(records.sys, "dont_write_bytecode", False)
+    assert _own_record()(5).a == 5  # compiled anew
+    records._write_cache()
+    monkeypatch.setattr(records, "_codes", None)
+    assert len(records._read_cache()) == 1
+
+
+def test_the_cache_is_not_written_without_bytecode_nor_for_others_records(monkeypatch: pytest.MonkeyPatch,
+                                                                           tmp_path: Any) -> None:
+    from loopwright import records
+
+    path = tmp_path / "records.inits"
+    monkeypatch.setattr(records, "_cache_path", lambda: str(path))
+    monkeypatch.setattr(records, "_codes", None)
+    monkeypatch.setattr(records, "_compiled_here", {})
+    monkeypatch.setattr(records.sys, "dont_write_bytecode", True)  # PYTHONDONTWRITEBYTECODE
+    _own_record()(1)
+    records._write_cache()
+    assert not path.exists()
+    monkeypatch.setattr(records.sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(records, "_compiled_here", {})
+    Point(1)  # a test module's record: compiled, never cached
+    Kinds(1)
+    records._write_cache()
+    assert not path.exists()

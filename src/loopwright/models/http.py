@@ -177,14 +177,14 @@ class HTTPModel:
             self._timeouts = Timeouts(self.connect_timeout, self.timeout, self.timeout)
         return self._http
 
-    def _tls_context(self) -> ssl.SSLContext:
+    def _tls_context(self) -> ssl.SSLContext | None:
         """The system trust store (as httpx2 builds it: SSL_CERT_FILE / SSL_CERT_DIR first), loaded
-        once per process, not once per client. Loading it costs ~100 ms, so when nothing can
-        speak TLS here (an http:// base URL, no https:// proxy in the environment: a local
-        server) the context has no CA loaded: it verifies, so any TLS would fail closed."""
+        once per process, not once per client. Loading it costs ~100 ms (and an empty context
+        ~2 ms), so when nothing can speak TLS here (an http:// base URL, no https:// proxy in the
+        environment: a local server) there is none, and any TLS fails closed (a ConnectError)."""
         tls_proxy = any(v.lower().startswith("https://") for k, v in os.environ.items() if k.lower().endswith("_proxy"))
         if self._url.startswith("http://") and not tls_proxy:
-            return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            return None
         from .wire import system_tls_context
 
         return system_tls_context()
