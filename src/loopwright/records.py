@@ -38,7 +38,7 @@ import reprlib
 import sys
 from collections.abc import Callable
 from operator import attrgetter
-from types import CodeType, MethodType
+from types import CodeType, MemberDescriptorType, MethodType
 from typing import Any, TypeVar, dataclass_transform, overload
 
 _T = TypeVar("_T", bound=type)
@@ -67,8 +67,9 @@ def record(cls: Any = None, /, *, frozen: bool = False, slots: bool = False) -> 
         undocumented = lazy and not own.get("__doc__")
         if undocumented:  # else @dataclass reads inspect.signature(c) for a docstring: ~0.1 ms each, ~3 ms the first
             c.__doc__ = "(set below)"
-        out: type = dataclasses.dataclass(c, frozen=frozen and not own_frozen, slots=slots, repr=False, eq=False,
-                                          init=not lazy)
+        out: type = (_declare(c, slots) if lazy and not inherits and _plain(c) else
+                     dataclasses.dataclass(c, frozen=frozen and not own_frozen, slots=slots, repr=False, eq=False,
+                                           init=not lazy))
         fields = dataclasses.fields(out)
         name = out.__qualname__
         if lazy:
@@ -91,6 +92,98 @@ def record(cls: Any = None, /, *, frozen: bool = False, slots: bool = False) -> 
         return out
 
     return make if cls is None else make(cls)
+
+
+# @dataclass's own processing is most of a record's cost (~60 µs; a run declares ~65 before its
+# first request). For the classes loopwright declares (no data class base; string annotations, none
+# of them a ClassVar, InitVar or KW_ONLY; no mutable default) `_declare` does what Python 3.11's
+# `_process_class` does for them; anything else, and any other Python, is @dataclass's.
+_FAST = sys.version_info[:2] == (3, 11) and hasattr(dataclasses, "_FIELD")
+_LEADING_NAME = r"^(?:\s*(\w+)\s*\.)?\s*(\w+)"  # (dataclasses' own pattern for a string annotation's name)
+
+
+def _plain(c: type) -> bool:
+    """Can `_declare` make `c` (see above)?"""
+    if not _FAST or "__slots__" in c.__dict__:
+        return False
+    import re
+
+    module = sys.modules.get(c.__module__)
+    ns = module.__dict__ if module is not None else {}
+    special = (dataclasses.InitVar, dataclasses.KW_ONLY, sys.modules["typing"].ClassVar)
+    own = c.__dict__
+    annotations = own.get("__annotations__", {})
+    for name, annotation in annotations.items():
+        if type(annotation) is not str:
+            return False
+        m = re.match(_LEADING_NAME, annotation)
+        if m and (ns.get(m[2]) in special or (m[1] and type(ns.get(m[1])) is type(sys))):
+            return False  # (a module's name first: typing.ClassVar, dataclasses.InitVar, ...)
+        default = getattr(c, name, dataclasses.MISSING)
+        if isinstance(default, dataclasses.Field):
+            default = default.default
+        if default.__class__.__hash__ is None:  # a mutable default: @dataclass's error
+            return False
+    return not any(isinstance(v, dataclasses.Field) and k not in annotations for k, v in own.items())
+
+
+def _declare(c: type, slots: bool) -> type:
+    """`c` made a data class without an __init__, __repr__ or __eq__ (`make` adds them), as
+    `@dataclass(init=False, repr=False, eq=False, slots=slots)` makes it, for a `_plain` class."""
+    import abc
+
+    fields: dict[str, dataclasses.Field[Any]] = {}
+    for name, annotation in c.__dict__.get("__annotations__", {}).items():
+        default: Any = getattr(c, name, dataclasses.MISSING)
+        if isinstance(default, dataclasses.Field):
+            f = default
+            if f.default is dataclasses.MISSING:
+                delattr(c, name)
+            else:
+                setattr(c, name, f.default)
+        else:
+            f = dataclasses.field(default=dataclasses.MISSING if isinstance(default, MemberDescriptorType) else default)
+        f.name, f.type = name, annotation
+        f._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
+        if f.kw_only is dataclasses.MISSING:
+            f.kw_only = False
+        fields[name] = f
+    c.__dataclass_params__ = _params(slots)  # type: ignore[attr-defined]
+    c.__dataclass_fields__ = fields  # type: ignore[attr-defined]
+    if "__match_args__" not in c.__dict__:
+        setattr(c, "__match_args__", tuple(n for n, f in fields.items() if f.init and not f.kw_only))  # noqa: B010
+    if slots:
+        c = _with_slots(c, tuple(fields))
+    abc.update_abstractmethods(c)
+    return c
+
+
+def _with_slots(c: type, names: tuple[str, ...]) -> type:
+    """`c` again with `names` as its slots (a class's slots are fixed when it is made), as
+    @dataclass's `_add_slots` makes it."""
+    inherited: set[str] = set()
+    for b in c.__mro__[1:-1]:
+        declared = b.__dict__.get("__slots__")
+        inherited.update([declared] if isinstance(declared, str) else declared or ())
+    body = dict(c.__dict__)
+    body["__slots__"] = tuple(n for n in names if n not in inherited)
+    for n in (*names, "__dict__", "__weakref__"):
+        body.pop(n, None)
+    qualname = c.__qualname__
+    out = type(c)(c.__name__, c.__bases__, body)
+    out.__qualname__ = qualname
+    return out
+
+
+_DECLARED: dict[bool, Any] = {}
+
+
+def _params(slots: bool) -> Any:
+    """The `__dataclass_params__` of @dataclass(init=False, repr=False, eq=False) (made once)."""
+    if slots not in _DECLARED:
+        proto: Any = dataclasses.dataclass(init=False, repr=False, eq=False, slots=slots)(type("_Declared", (), {"__doc__": "-"}))
+        _DECLARED[slots] = proto.__dataclass_params__
+    return _DECLARED[slots]
 
 
 def _has_initvar(c: type) -> bool:
@@ -311,7 +404,7 @@ def _frozen_params(slots: bool) -> Any:
     """A frozen dataclass's `__dataclass_params__` (from a class @dataclass makes, once): what
     subclasses' checks and introspection read."""
     if slots not in _PARAMS:
-        proto: Any = dataclasses.dataclass(frozen=True, slots=slots, repr=False, eq=False)(type("_Frozen", (), {}))
+        proto: Any = dataclasses.dataclass(frozen=True, slots=slots, repr=False, eq=False)(type("_Frozen", (), {"__doc__": "-"}))
         _PARAMS[slots] = proto.__dataclass_params__
     return _PARAMS[slots]
 

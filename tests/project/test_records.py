@@ -128,6 +128,18 @@ def build_fields(maker: Any, specs: list[tuple[str, str, bool]], post_init: bool
     return maker(type("F", (base,) if base else (), ns))
 
 
+def field_facts(cls: type) -> list[Any]:
+    """What introspection sees of a data class's fields: each Field, and the class attribute
+    (the default, or a slot) of its name."""
+    facts: list[Any] = [getattr(cls, "__slots__", None), dataclasses.is_dataclass(cls),
+                        sorted(k for k in cls.__dict__ if not k.startswith("__"))]
+    for f in dataclasses.fields(cls):
+        attr = cls.__dict__.get(f.name, "<none>")
+        facts.append((f.name, f.type, f.default, f.default_factory, f.init, f.repr, f.compare, f.hash, f.kw_only,
+                      dict(f.metadata), type(attr).__name__ if type(attr).__name__ == "member_descriptor" else attr))
+    return facts
+
+
 def outcome(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """What constructing cls(*args, **kwargs) gives: the fields' values, or the error's text."""
     try:
@@ -165,6 +177,7 @@ def test_a_records_init_and_frozenness_are_dataclasses_own(specs: list[tuple[str
     assert rec.__dataclass_params__.frozen == std.__dataclass_params__.frozen == frozen
     assert rec.__match_args__ == std.__match_args__
     assert rec.__doc__ == std.__doc__  # (the docstring @dataclass writes for an undocumented class)
+    assert field_facts(rec) == field_facts(std)
     names = [f.name for f in dataclasses.fields(std) if f.init]
     for _ in range(3):
         args = tuple(data.draw(st.lists(st.integers(0, 9), max_size=len(names) + 1)))
@@ -302,3 +315,46 @@ def test_the_cache_is_not_written_without_bytecode_nor_for_others_records(monkey
     Kinds(1)
     records._write_cache()
     assert not path.exists()
+
+
+SPECIAL_BODIES: dict[str, Any] = {
+    "classvar": {"__annotations__": {"a": "int", "k": "ClassVar[int]"}, "k": 3},
+    "typing.classvar": {"__annotations__": {"a": "int", "k": "typing.ClassVar[int]"}, "k": 3},
+    "initvar": {"__annotations__": {"a": "int", "v": "InitVar[int]"}},
+    "kw_only marker": {"__annotations__": {"a": "int", "_": "KW_ONLY", "b": "int"}},
+    "real annotations": {"__annotations__": {"a": int, "b": list}},
+    "mutable default": {"__annotations__": {"a": "list"}, "a": []},
+    "mutable field default": {"__annotations__": {"a": "dict"}, "a": field(default={})},  # noqa: RUF009
+    "field without annotation": {"__annotations__": {"a": "int"}, "b": field(default=1)},  # noqa: RUF009
+    "own slots": {"__annotations__": {"a": "int"}, "__slots__": ("a",)},
+    "inherited default": {"__annotations__": {"x": "int"}},  # (a plain base's class attribute is the default)
+}
+
+
+class _PlainBase:
+    x = 5
+
+
+@pytest.mark.parametrize("kind", sorted(SPECIAL_BODIES))
+@pytest.mark.parametrize("slots", [False, True])
+def test_what_a_record_leaves_to_dataclass_it_makes_as_dataclass_does(kind: str, slots: bool) -> None:
+    """ClassVars, InitVars, KW_ONLY, real annotations, the errors: the same class or the same error."""
+    import typing
+    from dataclasses import KW_ONLY, InitVar
+    from typing import ClassVar
+
+    globals().update(ClassVar=ClassVar, InitVar=InitVar, KW_ONLY=KW_ONLY, typing=typing)  # as a module imports them
+    bases = (_PlainBase,) if kind == "inherited default" else ()
+
+    def make(maker: Any) -> Any:
+        try:
+            return maker(type("S", bases, dict(SPECIAL_BODIES[kind], __annotations__=dict(
+                SPECIAL_BODIES[kind]["__annotations__"])))), None
+        except (TypeError, ValueError) as e:
+            return None, (type(e), str(e))
+
+    (std, std_err), (rec, rec_err) = make(dataclasses.dataclass(slots=slots)), make(record(slots=slots))
+    assert rec_err == std_err
+    if std is not None:
+        assert field_facts(rec) == field_facts(std) and rec.__match_args__ == std.__match_args__
+        assert str(inspect.signature(rec)) == str(inspect.signature(std))
