@@ -8,6 +8,7 @@ imported by the subcommand that needs it, so `loopwright --version` stays fast.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
 import sys
@@ -33,24 +34,23 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's help formatter, given the terminal's width: its own default asks shutil, whose
-    import (bz2, lzma, fnmatch: ~2 ms) would be on every run's way, for a width only help uses."""
-
-    def __init__(self, prog: str) -> None:
-        columns = os.environ.get("COLUMNS", "")  # as shutil.get_terminal_size reads it
-        if not columns.isdigit():
-            try:
-                columns = str(os.get_terminal_size(sys.__stdout__.fileno()).columns)  # type: ignore[union-attr]
-            except (AttributeError, ValueError, OSError):
-                columns = "80"
-        super().__init__(prog, width=max(int(columns) - 2, 11))
+def _terminal_width() -> int:
+    """The width help is written for: shutil.get_terminal_size's rules, without its import (bz2,
+    lzma, fnmatch: ~2 ms on every run's way, for a width only help uses)."""
+    columns = os.environ.get("COLUMNS", "")
+    if not columns.isdigit():
+        try:
+            columns = str(os.get_terminal_size(sys.__stdout__.fileno()).columns)  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = "80"
+    return max(int(columns) - 2, 11)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The options of a run (each subcommand parses its own arguments)."""
     p = argparse.ArgumentParser(
-        prog="loopwright", formatter_class=_Formatter,
+        # (argparse makes a formatter per option it adds, to check its metavar: the width is looked up once)
+        prog="loopwright", formatter_class=functools.partial(argparse.HelpFormatter, width=_terminal_width()),
         description="The agent loop, done right. Run headless with -p, or interactively with no prompt.",
         epilog="Subcommands: loopwright " + " | ".join(usage for _, usage in SUBCOMMANDS.values()),
     )

@@ -79,12 +79,12 @@ def parse_thinking_arg(value: str) -> dict[str, Any]:
     raise ValueError(f"--thinking must be adaptive, disabled or a budget in tokens (>= {MIN_BUDGET}), not {value!r}")
 
 
-_VERSION = re.compile(r"^claude-(?:(opus|sonnet|haiku|fable|mythos)-(\d+)(?:-(\d))?(?!\d)|(\d)-(\d)-(\w+))")
+_VERSION = r"^claude-(?:(opus|sonnet|haiku|fable|mythos)-(\d+)(?:-(\d))?(?!\d)|(\d)-(\d)-(\w+))"  # (strings: compiled at first use, in re's cache)
 
 
 def claude_family(model: str) -> tuple[str, tuple[int, int]] | None:
     """(kind, (major, minor)) of a Claude id: ("opus", (4, 6)), ("sonnet", (3, 7)); None if unknown."""
-    m = _VERSION.match(normalize(model))
+    m = re.match(_VERSION, normalize(model))
     if m is None:
         return None
     if m.group(1):
@@ -134,7 +134,7 @@ def anthropic_params(model: str, effort: str | None, thinking: dict[str, Any] | 
     return out, betas
 
 
-_OPENAI_XHIGH = re.compile(r"^(?:gpt-5-(?:[2-9]|\d\d)|gpt-5\.(?:[2-9]|\d\d)|gpt-[6-9]|.*codex-max)")
+_OPENAI_XHIGH = r"^(?:gpt-5-(?:[2-9]|\d\d)|gpt-5\.(?:[2-9]|\d\d)|gpt-[6-9]|.*codex-max)"
 
 
 def openai_params(model: str, effort: str | None, thinking: dict[str, Any] | None) -> dict[str, Any]:
@@ -150,7 +150,7 @@ def openai_params(model: str, effort: str | None, thinking: dict[str, Any] | Non
     if kind_of == "disabled" and effort is None:
         return {}
     if level in ("xhigh", "max"):
-        level = "xhigh" if _OPENAI_XHIGH.match(normalize(model)) else "high"
+        level = "xhigh" if re.match(_OPENAI_XHIGH, normalize(model)) else "high"
     return {"reasoning_effort": level}
 
 
