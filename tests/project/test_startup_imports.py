@@ -100,3 +100,15 @@ def test_importing_the_providers_loads_no_http_client() -> None:
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]"
+
+
+def test_version_loads_neither_asyncio_nor_the_run() -> None:
+    """`loopwright --version` answers from the parser: no event loop, no run's rooms (asyncio alone is ~30 ms)."""
+    code = ("import atexit, sys\n"
+            f"atexit.register(lambda: print({MARK!r} + ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
+            "from loopwright.cli import main\nsys.exit(main())\n")
+    p = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.startswith("loopwright "), p.stderr
+    [line] = [x for x in p.stderr.splitlines() if x.startswith(MARK)]
+    loaded = set(line.removeprefix(MARK).split())
+    assert sorted(loaded & {"asyncio", "loopwright.loop", "loopwright.assemble", "loopwright.models.wire", "ssl"}) == []

@@ -13,14 +13,13 @@ runs), `wire` (loopwright's messages in Claude Code's stdout shapes).
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import logging
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (asyncio and logging at sdk_main: the cli asks wants_protocol before `--version`)
+    import argparse
+
     from .flags import SdkFlags
 
 
@@ -38,6 +37,9 @@ def sdk_main(argv: Sequence[str], parser: argparse.ArgumentParser) -> int:
     """The protocol front end: exit 0 when stdin ends after successful runs, 1 after an error
     result or a flag it cannot honour (said on stderr, naming the flag). `parser`: the cli's, with
     loopwright's run options, to which the Claude Code flags are added."""
+    import asyncio
+    import logging
+
     from .flags import FlagError, parse
 
     try:
@@ -57,6 +59,8 @@ def sdk_main(argv: Sequence[str], parser: argparse.ArgumentParser) -> int:
 
 
 async def _serve(flags: SdkFlags) -> int:
+    import asyncio
+
     from .peer import Peer
     from .session import SdkSession
 
