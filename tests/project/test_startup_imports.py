@@ -24,11 +24,12 @@ pytestmark = pytest.mark.e2e  # every test here runs programs as subprocesses
 # and anyio (an SDK client's HTTP stack: ours is models/wire.py), the OS sandbox (when one is configured), the
 # session store (this run keeps no transcript: --no-session-persistence), the event TypedDicts
 # (annotations only), the uuid module (it imports `platform`; ids.py makes the ids), MCP's
-# config parsing (no server is configured) and the gate's advice (the wording of a refusal).
+# config parsing (no server is configured), the gate's advice (the wording of a refusal) and its Bash
+# verdicts (a Bash call).
 HEAVY = ("anthropic", "openai", "pydantic", "pydantic_core", "rich", "prompt_toolkit", "pygments", "bashlex",
          "jsonschema", "fastjsonschema", "httpx", "httpx2", "httpcore2", "anyio", "yaml")
 HEAVY_OWN = ("loopwright.bashparse", "loopwright.bashcheck", "loopwright.sandbox", "loopwright.sessions",
-             "loopwright.event_types", "uuid", "loopwright.mcp.config", "loopwright.gate.advice")
+             "loopwright.event_types", "uuid", "loopwright.mcp.config", "loopwright.gate.advice", "loopwright.gate.bash")
 MARK = "MODULES:"
 
 
