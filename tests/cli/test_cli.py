@@ -402,6 +402,18 @@ def test_trace_shows_control_characters_as_escapes() -> None:
     assert "\\x1b[2K" in text
 
 
+def test_every_character_shown_as_an_escape_is_one_str_isprintable_refuses() -> None:
+    """visible() returns printable text as it is, without its pattern: that is right only if
+    no character the pattern escapes is printable (over all of Unicode)."""
+    import re
+
+    from loopwright.cli.render import _CONTROL, visible
+
+    escaped = [chr(c) for c in range(0x110000) if re.match(_CONTROL, chr(c))]
+    assert len(escaped) > 60 and not any(c.isprintable() for c in escaped)
+    assert visible("plain · text …") == "plain · text …" and visible("a\x1bb\u202ec") == "a\\x1bb\\u202ec"
+
+
 def test_permission_question_shows_the_whole_command() -> None:
     # Before: the question showed the command cut at 100 characters (`echo aaa…`), so the
     # `; rm -rf ~` at its end was approved unseen; escapes went to the terminal raw.
