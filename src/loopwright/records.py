@@ -117,7 +117,8 @@ def _plain(c: type) -> bool:
         if type(annotation) is not str:
             return False
         m = re.match(_LEADING_NAME, annotation)
-        if m and (ns.get(m[2]) in special or (m[1] and type(ns.get(m[1])) is type(sys))):
+        named = ns.get(m[2]) if m else None
+        if m and (any(named is x for x in special) or (m[1] and type(ns.get(m[1])) is type(sys))):
             return False  # (a module's name first: typing.ClassVar, dataclasses.InitVar, ...)
         default = getattr(c, name, dataclasses.MISSING)
         if isinstance(default, dataclasses.Field):
@@ -298,6 +299,7 @@ class _LazyInit:
 
 _CACHE_HEADER = b"LWRI" + sys.hexversion.to_bytes(4, "big")  # (code objects are the interpreter version's)
 _CACHE_MAX = 512  # entries: past it, an old version's are dropped
+_CACHE_MAX_BYTES = 8 << 20  # (~60 kB for loopwright's own: a larger file is not one of ours)
 _codes: dict[str, CodeType] | None = None  # source -> code, once read
 _compiled_here: dict[str, CodeType] = {}
 
@@ -330,8 +332,8 @@ def _read_cache() -> dict[str, CodeType]:
     path = _cache_path()
     try:
         with open(path or "", "rb") as f:
-            data = f.read()
-        if data.startswith(_CACHE_HEADER):
+            data = f.read(_CACHE_MAX_BYTES + 1)
+        if data.startswith(_CACHE_HEADER) and len(data) <= _CACHE_MAX_BYTES:
             codes = marshal.loads(data[len(_CACHE_HEADER):])
             if isinstance(codes, dict) and all(type(k) is str and type(v) is CodeType for k, v in codes.items()):
                 return codes
