@@ -133,17 +133,24 @@ def import_profile(s: Series, home: Path, sdk: bool = False) -> None:
     s.modules = len(rows)
 
 
-def bare_python_ms(runs: int) -> float:
-    """Median wall of `python -c pass`: how slow this machine is right now, for scale."""
-    times = []
-    for _ in range(runs):
-        t0 = time.monotonic()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        times.append(time.monotonic() - t0)
-    return 1000 * statistics.median(times)
+def bare_python_ms(runs: int, code: str = "pass") -> float:
+    """Median wall of `python -c CODE`: how slow this machine is right now, for scale."""
+    return 1000 * statistics.median(python_c_seconds(code) for _ in range(runs))
 
 
-def table(series: list[Series], runs: int, bare_ms: float, sdk: bool = False) -> str:
+# Issue 29 set the ≤ 100 ms goal where this took ~75 ms (a whole process, to its exit): timed in each
+# round beside the runs, it scales the figure to that machine (this VM's speed drifts by ~20 %).
+REFERENCE = "import asyncio, json, socket"
+REFERENCE_MS = 75.0
+
+
+def python_c_seconds(code: str) -> float:
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return time.monotonic() - t0
+
+
+def table(series: list[Series], runs: int, bare_ms: float, sdk: bool = False, reference_ms: float = 0.0) -> str:
     before = next((s for s in series if s.label.startswith("before ")), None)
     floor = next((s for s in series if s.label.startswith("floor")), None)
     what = (f"loopwright {' '.join(SDK_ARGS)} --model {MODEL}` (as the Agent SDKs start it), one user message on "
@@ -152,7 +159,8 @@ def table(series: list[Series], runs: int, bare_ms: float, sdk: bool = False) ->
     lines = [
         f"One-call `{what} against the loopback server, {runs} interleaved runs "
         f"per column; medians (min in brackets); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, "
-        f"where a bare `python -c pass` took {bare_ms:.0f} ms. "
+        f"where a bare `python -c pass` took {bare_ms:.0f} ms and issue 29's reference `python -c '{REFERENCE}'` "
+        f"{reference_ms:.0f} ms ({REFERENCE_MS:.0f} ms where its goal was set). "
         f"`python bench/bench_first_request.py --runs {runs}" + (" --stream-json" if sdk else "")
         + (" --persist" if PERSIST else "")
         + (" --floor" if floor is not None else "")
@@ -176,8 +184,12 @@ def table(series: list[Series], runs: int, bare_ms: float, sdk: bool = False) ->
     lines.append(row("peak RSS, MiB", [statistics.median(s.rss_kib) / 1024 for s in series], "{:.1f}"))
     lines.append(row("import time (-X importtime, sum of self), ms", [s.import_ms for s in series], "{:.0f}"))
     lines.append(row("modules imported", [float(s.modules) for s in series], "{:.0f}"))
+    tree = next(s for s in series if s.label == "this tree")
+    if reference_ms:
+        scaled = 1000 * statistics.median(tree.first) * REFERENCE_MS / reference_ms
+        lines += ["", f"this tree's start → first request scaled to the machine issue 29's goal was set on "
+                      f"(its reference {reference_ms:.0f} → {REFERENCE_MS:.0f} ms): {scaled:.0f} ms"]
     if floor is not None:
-        tree = next(s for s in series if s.label == "this tree")
         first = 1000 * (statistics.median(tree.first) - statistics.median(floor.first))
         cpu = 1000 * (statistics.median(tree.cpu) - statistics.median(floor.cpu))
         lines += ["", f"this tree − floor: start → first request {first:.0f} ms, CPU {cpu:.0f} ms (the floor: Python, "
@@ -208,9 +220,11 @@ def main() -> int:
     for s in series:  # warm the page cache and .pyc files, not counted
         one_run(s, home, args.stream_json)
         s.first.clear(), s.wall.clear(), s.rss_kib.clear(), s.cpu.clear()
+    reference: list[float] = []
     for _ in range(args.runs):
         for s in series:
             one_run(s, home, args.stream_json)
+        reference.append(python_c_seconds(REFERENCE))  # (in the same rounds: the same machine speed)
     for s in series:
         import_profile(s, home, args.stream_json)
     bare_ms = bare_python_ms(args.runs)
@@ -220,10 +234,11 @@ def main() -> int:
             "wall_ms_median": 1000 * statistics.median(s.wall), "cpu_ms_median": 1000 * statistics.median(s.cpu),
             "peak_rss_mib_median": statistics.median(s.rss_kib) / 1024,
             "import_ms": s.import_ms, "modules": s.modules, "runs": args.runs,
-            "bare_python_ms_median": bare_ms} for s in series}
+            "bare_python_ms_median": bare_ms, "reference_ms_median": 1000 * statistics.median(reference)}
+            for s in series}
         print(json.dumps(out, indent=2))
         return 0
-    md = table(series, args.runs, bare_ms, args.stream_json)
+    md = table(series, args.runs, bare_ms, args.stream_json, 1000 * statistics.median(reference))
     (HERE / "results").mkdir(exist_ok=True)
     name = "first_request" + ("_sdk" if args.stream_json else "") + ("_persist" if args.persist else "")
     (HERE / "results" / f"{name}.md").write_text(md)

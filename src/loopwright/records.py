@@ -25,6 +25,10 @@ gate's rules and verdicts, hooks' matchers, MCP's configs, ...). So:
   with PYTHONDONTWRITEBYTECODE): compiling one is ~150 µs here, and a run compiles ~30 before
   its first model request.
 
+And the fields: for a plain class, as loopwright's are (below, `_plain`), records declares them itself,
+as Python 3.11's `@dataclass` does, and writes the docstring `@dataclass` would (from the fields,
+not `inspect.signature`); every other class is `@dataclass`'s.
+
 A method the class body writes itself wins, as with `@dataclass`.
 """
 
@@ -95,8 +99,8 @@ def record(cls: Any = None, /, *, frozen: bool = False, slots: bool = False) -> 
 
 
 # @dataclass's own processing is most of a record's cost (~60 µs; a run declares ~65 before its
-# first request). For the classes loopwright declares (no data class base; string annotations, none
-# of them a ClassVar, InitVar or KW_ONLY; no mutable default) `_declare` does what Python 3.11's
+# first request). For a plain class, as loopwright's are (no data class base; string annotations, none
+# of them a ClassVar, InitVar or KW_ONLY; no mutable default), `_declare` does what Python 3.11's
 # `_process_class` does for them; anything else, and any other Python, is @dataclass's.
 _FAST = sys.version_info[:2] == (3, 11) and hasattr(dataclasses, "_FIELD")
 _LEADING_NAME = r"^(?:\s*(\w+)\s*\.)?\s*(\w+)"  # (dataclasses' own pattern for a string annotation's name)
