@@ -152,6 +152,22 @@ def test_redirections_under_a_bare_bash_rule_stay_inside_and_off_protected_paths
     assert verdict(p, "Bash", {"command": "make 2>/dev/null"}) == "allow"
 
 
+def test_shared_verdicts_cannot_be_changed_and_a_writes_ask_names_its_program(tmp_path: Path) -> None:
+    """ALLOW and the other shared verdicts are one object for many calls: a change to one would
+    change every later call's answer, so they are frozen; the Bash write check's own ask still
+    names the program that needs approval."""
+    import dataclasses
+
+    from loopwright.gate.verdict import ALLOW, NO_ALLOW_RULE, UNAPPROVED
+
+    for shared in (ALLOW, NO_ALLOW_RULE, UNAPPROVED):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            shared.subject = "rm"  # type: ignore[misc]
+    p = gate(tmp_path)
+    v = p.evaluate("Bash", {"command": "tee ../out.txt"})
+    assert v.kind == "ask" and v.subject == "tee" and v.code == "outside"
+
+
 def test_unparseable_commands_are_never_auto_allowed(tmp_path: Path) -> None:
     p = gate(tmp_path, allowed_tools=["Bash(echo *)"])
     assert verdict(p, "Bash", {"command": "echo $((1+2))"}) == "ask"

@@ -10,6 +10,7 @@ the verdict is "ask", never "allow".
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..workspace import HARMLESS_READS, HARMLESS_WRITES, kernel_path
@@ -128,8 +129,7 @@ def _bash_auto(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.P
                 v = g.auto_write(u.shown, lexical, real,
                                  approved=bare or (id(u.command) in approved and not u.redirect))
                 if v is not None:
-                    v.subject = u.command.name
-                    return v
+                    return replace(v, subject=u.command.name)
             elif real in HARMLESS_READS:
                 continue
             elif not bare and g.path_match(g.allow, "Read", lexical, real) is None and not g.inside(real):

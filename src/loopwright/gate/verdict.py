@@ -63,7 +63,7 @@ Code = Literal["ok", "deny_rule", "ask_rule", "hook", "plan", "protected", "outs
 RuleSource = Literal["user", "project", "local", "cli", "session", "mode", "hook", "sandbox", "default"]
 
 
-@record(slots=True)
+@record(frozen=True, slots=True)  # (frozen: ALLOW and the other shared verdicts are one object for many calls)
 class Verdict:
     """What the rules say about one call: allow, deny, or ask (with why), and what decided it:
     `rule` (the rule's text, the rules joined by ", " when several approved parts of one Bash
@@ -83,6 +83,6 @@ class Verdict:
 
 
 ALLOW = Verdict("allow", code="ok")  # allowed by the gate's default (a read-only call, a safe command)
-# Shared verdicts (never changed) of the commonest calls: not one built per call.
+# Shared verdicts of the commonest calls: not one built per call.
 UNAPPROVED = Verdict("ask", "no rule approves it", soft=True)  # mode None and no rule: the call runs
 NO_ALLOW_RULE = Verdict("ask", "no allow rule matches it")
