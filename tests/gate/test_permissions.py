@@ -168,6 +168,17 @@ def test_shared_verdicts_cannot_be_changed_and_a_writes_ask_names_its_program(tm
     assert v.kind == "ask" and v.subject == "tee" and v.code == "outside"
 
 
+def test_a_rule_appended_to_a_gates_list_in_place_counts_at_the_next_call(tmp_path: Path) -> None:
+    """The gate knows per tool whether any rule names it; a deny rule a caller appends to its
+    list in place must still count (it used to be missed until the list was replaced)."""
+    from loopwright.gate.rules import parse_rules
+
+    p = gate(tmp_path, "bypassPermissions")
+    assert verdict(p, "WebFetch", {"url": "https://example.com"}) == "allow"  # no rule names it: known
+    p.deny.extend(parse_rules(["WebFetch"], "cli"))
+    assert verdict(p, "WebFetch", {"url": "https://example.com"}) == "deny"
+
+
 def test_unparseable_commands_are_never_auto_allowed(tmp_path: Path) -> None:
     p = gate(tmp_path, allowed_tools=["Bash(echo *)"])
     assert verdict(p, "Bash", {"command": "echo $((1+2))"}) == "ask"
