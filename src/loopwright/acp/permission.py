@@ -21,7 +21,8 @@ from acp import schema as s
 from acp.helpers import update_current_mode
 
 from ..cli.dialog import LOCAL_SETTINGS, Answer, PermissionAsker
-from ..gate import Allow, Deny, Permissions
+from ..gate import Allow, Deny
+from ..gate.session import SessionRules
 from ..ids import new_hex
 from ..interaction import (
     Answered,
@@ -51,13 +52,9 @@ class AcpAsker(PermissionAsker):
         self.conn = conn
         self.session_id = session_id
         self.updates = updates  # the running prompt's Updates: which tool call this is
-        self.refused: list[str] = []  # "reject always" in this session
+        self.refused = SessionRules(self.cwd, list(self.options.add_dirs or []), "deny")  # "reject always"
         self.asked: set[str] = set()
         self.cancelled = False  # the editor answered `cancelled` (its prompt was cancelled)
-
-    def refused_before(self, name: str, tool_input: dict[str, Any]) -> bool:
-        gate = Permissions("default", [], self.refused, cwd=self.cwd, add_dirs=list(self.options.add_dirs or []))
-        return bool(self.refused) and gate.evaluate(name, tool_input).kind == "deny"
 
     def _call_id(self, name: str, tool_input: dict[str, Any] | None) -> tuple[str, bool]:
         """The announced tool call this question is about (False: none, announce one now).
@@ -74,10 +71,10 @@ class AcpAsker(PermissionAsker):
         async with self._lock:
             if self.approved(name, tool_input):
                 return Allow()
-            if self.refused_before(name, tool_input):
+            if self.refused.covers(name, tool_input):
                 return Deny(f"The user refused {name} calls like this one for this session. Ask them how to proceed.")
             escape = name == "Bash" and isinstance(tool_input, dict) and tool_input.get("dangerouslyDisableSandbox")
-            rules = [] if escape is True else self.gate([]).suggest_rules(name, tool_input)
+            rules = [] if escape is True else self.granted.suggest(name, tool_input)
             where = f" (saved to {LOCAL_SETTINGS})" if rules and self.saves() else " (this session)"
             always = f"Always allow {', '.join(rules)}{where}" if rules else "Always allow this exact call (this session)"
             options = [
@@ -100,7 +97,7 @@ class AcpAsker(PermissionAsker):
                 return Deny("The user cancelled the prompt.", interrupt=True)
             choice = outcome.option_id
             if choice == REJECT_ALWAYS:
-                self.refused += rules or [name]
+                self.refused.add(rules or [name])
                 o = self.client.options
                 self.client.options = replace(o, disallowed_tools=[*o.disallowed_tools, *(rules or [name])])
                 return Deny(f"The user refused {name} and asked not to be asked again for such calls. "

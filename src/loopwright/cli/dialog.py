@@ -29,7 +29,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from ..gate import Allow, Deny, Permissions
+from ..gate import Allow, Deny
+from ..gate.session import SessionRules
 from ..records import record
 from .preview import Line, Preview, permission_preview, shown
 
@@ -211,7 +212,7 @@ class PermissionAsker:
         self.options = options
         self.say = say
         self.client = client
-        self.rules: list[str] = []
+        self.granted = SessionRules(self.cwd, list(options.add_dirs or []))  # "don't ask again"'s rules
         self.exact: set[str] = set()
         self.dialog: PermissionDialog | None = None
         self._lock = asyncio.Lock()
@@ -220,16 +221,11 @@ class PermissionAsker:
     def cwd(self) -> Path:
         return Path(str(self.options.cwd or ".")).resolve()
 
-    def gate(self, rules: list[str]) -> Permissions:
-        return Permissions("default", rules, cwd=self.cwd, add_dirs=list(self.options.add_dirs or []))
-
     def saves(self) -> bool:
         return "local" in (self.options.setting_sources or [])
 
     def approved(self, name: str, tool_input: dict[str, Any]) -> bool:
-        if _key(name, tool_input) in self.exact:
-            return True
-        return bool(self.rules) and self.gate(self.rules).evaluate(name, tool_input).allowed
+        return _key(name, tool_input) in self.exact or self.granted.covers(name, tool_input)
 
     async def ask(self, name: str, tool_input: dict[str, Any]) -> Allow | Deny:
         async with self._lock:  # parallel calls: one question at a time
@@ -238,7 +234,7 @@ class PermissionAsker:
             # Leaving the OS sandbox: "don't ask again" remembers this exact call only (a rule
             # would approve the command's later escapes along with its runs in the box).
             escape = name == "Bash" and isinstance(tool_input, dict) and tool_input.get("dangerouslyDisableSandbox")
-            rules = [] if escape is True else self.gate([]).suggest_rules(name, tool_input)
+            rules = [] if escape is True else self.granted.suggest(name, tool_input)
             where = f"(saved to {LOCAL_SETTINGS})" if self.saves() else "(this session)"
             label = (f"Yes, and don't ask again for {', '.join(shown(r) for r in rules)} {where}" if rules
                      else "Yes, and don't ask again for this exact call (this session)")
@@ -273,7 +269,7 @@ class PermissionAsker:
     def remember(self, rules: list[str]) -> None:
         from ..settings import SettingsError, add_local_allow_rules
 
-        self.rules += [r for r in rules if r not in self.rules]
+        self.granted.add(rules)
         if self.client is not None:  # later runs: the gate itself approves them
             o = self.client.options
             self.client.options = replace(o, allowed_tools=[*o.allowed_tools, *(r for r in rules

@@ -15,7 +15,8 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..blocks import block_from_wire
-from ..gate import Allow, Decision, Deny, Permissions
+from ..gate import Allow, Decision, Deny
+from ..gate.session import SessionRules
 from ..hooks import HOOK_EVENTS, HookMatcher
 from ..ids import new_uuid
 from ..tools.base import Tool, ToolContext, ToolOutput
@@ -93,21 +94,18 @@ class StdioAsker:
     error answer (the callback raised) is a deny, and the run goes on, as with Claude Code."""
 
     def __init__(self, peer: Peer, cwd: str, add_dirs: list[Any]) -> None:
-        self.peer, self.cwd, self.add_dirs = peer, cwd, add_dirs
-        self.rules: list[str] = []
-
-    def gate(self, rules: list[str]) -> Permissions:
-        return Permissions("default", rules, cwd=self.cwd, add_dirs=self.add_dirs)
+        self.peer = peer
+        self.granted = SessionRules(cwd, add_dirs)  # what answers' updatedPermissions added
 
     async def __call__(self, tool_name: str, tool_input: dict[str, Any]) -> Decision:
-        if self.rules and self.gate(self.rules).evaluate(tool_name, tool_input).allowed:
+        if self.granted.covers(tool_name, tool_input):
             return Allow()
-        suggested = self.gate([]).suggest_rules(tool_name, tool_input)
+        suggested = self.granted.suggest(tool_name, tool_input)
         r = await self.answer(tool_name, tool_input, [_add_rules(suggested)] if suggested else [])
         if r.get("behavior") == "allow":
             for u in r.get("updatedPermissions") or []:
                 if isinstance(u, dict) and u.get("type") == "addRules" and u.get("behavior", "allow") == "allow":
-                    self.rules += [_rule(x) for x in u.get("rules") or [] if isinstance(x, dict) and x.get("toolName")]
+                    self.granted.add(_rule(x) for x in u.get("rules") or [] if isinstance(x, dict) and x.get("toolName"))
             updated = r.get("updatedInput")
             return Allow(updated if isinstance(updated, dict) else None)
         if r.get("behavior") == "deny":

@@ -1,0 +1,48 @@
+"""Room: bases (the gate). Owns SessionRules, the rules a person sets while a session runs; may import the gate's lower modules.
+
+A question's "don't ask again" (the REPL's dialog, an editor's "allow always"), an SDK answer's
+updatedPermissions and an editor's "always reject" add rules for the rest of the session: a
+later call they cover is not asked about again. Every asker holds them the same way: one gate of
+those rules, made again only when a rule is added (not one per call).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from .decide import Permissions
+
+
+class SessionRules:
+    """The `behavior` rules ("allow": approve, "deny": refuse) set in this session, for a gate at
+    `cwd` with `add_dirs`; and the allow rules a question would offer to remember."""
+
+    def __init__(self, cwd: str | Path, add_dirs: Sequence[str | Path] = (),
+                 behavior: Literal["allow", "deny"] = "allow") -> None:
+        self.cwd, self.add_dirs, self.behavior = cwd, list(add_dirs), behavior
+        self.rules: list[str] = []
+        self._gate: Permissions | None = None
+
+    def add(self, rules: Iterable[str]) -> None:
+        """Add `rules` (each once)."""
+        new = [r for r in dict.fromkeys(rules) if r not in self.rules]
+        if new:
+            self.rules += new
+            self._gate = None
+
+    def covers(self, name: str, tool_input: dict[str, Any]) -> bool:
+        """Does a rule set in this session approve (allow) or refuse (deny) this call?"""
+        if not self.rules:
+            return False
+        if self._gate is None:
+            allow, deny = (self.rules, []) if self.behavior == "allow" else ([], self.rules)
+            self._gate = Permissions("default", allow, deny, cwd=self.cwd, add_dirs=self.add_dirs)
+        v = self._gate.evaluate(name, tool_input)
+        return v.allowed if self.behavior == "allow" else v.kind == "deny"
+
+    def suggest(self, name: str, tool_input: dict[str, Any]) -> list[str]:
+        """The allow rules that would approve calls like this one (what "don't ask again" offers;
+        empty when none is narrow enough)."""
+        return Permissions("default", cwd=self.cwd, add_dirs=self.add_dirs).suggest_rules(name, tool_input)
