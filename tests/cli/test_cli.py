@@ -412,6 +412,7 @@ def test_every_character_shown_as_an_escape_is_one_str_isprintable_refuses() -> 
     escaped = [chr(c) for c in range(0x110000) if re.match(_CONTROL, chr(c))]
     assert len(escaped) > 60 and not any(c.isprintable() for c in escaped)
     assert visible("plain · text …") == "plain · text …" and visible("a\x1bb\u202ec") == "a\\x1bb\\u202ec"
+    assert visible("two\tcolumns\nlines\n") == "two\tcolumns\nlines\n" and visible("a\rb\n") == "a\\x0db\n"
 
 
 def test_permission_question_shows_the_whole_command() -> None:

@@ -335,8 +335,11 @@ def test_tool_handler_may_return_blocks_and_take_context(tmp_path: Any) -> None:
 
 
 def test_tool_validation_of_definitions() -> None:
-    with pytest.raises(ValueError, match="tool name"):
-        lw.Tool("bad name", "", {"type": "object"}, lambda x: "")
+    for bad in ("bad name", "ends\n", "", "x" * 65, "naïve", 7):  # (a trailing newline: not what the API takes)
+        with pytest.raises(ValueError, match="tool name"):
+            lw.Tool(bad, "", {"type": "object"}, lambda x: "")  # type: ignore[arg-type]
+    assert lw.Tool("x" * 64, "", {"type": "object"}, lambda x: "").name == "x" * 64
+    assert lw.Tool("mcp__srv-1__do_it", "", {"type": "object"}, lambda x: "").name == "mcp__srv-1__do_it"
     with pytest.raises(ValueError, match="type 'object'"):
         lw.Tool("ok", "", {"type": "string"}, lambda x: "")
     with pytest.raises(ValueError, match="duplicate tool names"):

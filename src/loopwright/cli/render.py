@@ -38,7 +38,8 @@ _CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u2
 
 def visible(s: str) -> str:
     """`s` with every control character (but newline and tab) shown as an escape."""
-    if s.isprintable():  # (no character of _CONTROL is printable: most text needs no pattern)
+    # No character of _CONTROL is printable: most text (its lines and tabs too) needs no pattern.
+    if s.isprintable() or s.replace("\n", " ").replace("\t", " ").isprintable():
         return s
     return re.sub(_CONTROL, lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
                   else f"\\u{ord(m.group()):04x}", s)

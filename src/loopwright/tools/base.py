@@ -50,7 +50,9 @@ if TYPE_CHECKING:
 
 _BLOCK_CLASSES: tuple[type, ...] = typing.get_args(Block)
 
-NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+# What the APIs accept as a tool name, ^[a-zA-Z0-9_-]{1,64}$ (a set, not a pattern: `$` would let
+# a name end in a newline, and compiling it is on every run's way)
+NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
 class ToolError(Exception):
@@ -258,7 +260,7 @@ class Tool:
         `read_only_call(input, run_tools)`: for a tool that is read-only for some inputs only (an
         Agent call whose subagent type has read-only tools): such calls run concurrently with
         the read-only calls next to them (seed Prop 6.2)."""
-        if not NAME_RE.match(name):
+        if not (isinstance(name, str) and 0 < len(name) <= 64 and NAME_CHARS.issuperset(name)):
             raise ValueError(f"tool name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")
         if not isinstance(input_schema, dict) or input_schema.get("type") != "object":
             raise ValueError(f"tool {name!r}: input_schema must be a JSON Schema with type 'object'")
