@@ -186,9 +186,18 @@ _DECLARED: dict[bool, Any] = {}
 def _params(slots: bool) -> Any:
     """The `__dataclass_params__` of @dataclass(init=False, repr=False, eq=False) (made once)."""
     if slots not in _DECLARED:
-        proto: Any = dataclasses.dataclass(init=False, repr=False, eq=False, slots=slots)(type("_Declared", (), {"__doc__": "-"}))
-        _DECLARED[slots] = proto.__dataclass_params__
+        _DECLARED[slots] = _made_params(init=False, frozen=False, slots=slots)
     return _DECLARED[slots]
+
+
+def _made_params(*, init: bool, frozen: bool, slots: bool) -> Any:
+    """`__dataclass_params__` of @dataclass(init=init, repr=False, eq=False, frozen=frozen, slots=slots):
+    on Python 3.11 made directly (its six fields), elsewhere taken from a class @dataclass makes."""
+    if _FAST:
+        return dataclasses._DataclassParams(init, False, False, False, False, frozen)  # type: ignore[attr-defined]
+    proto: Any = dataclasses.dataclass(init=init, repr=False, eq=False, frozen=frozen, slots=slots)(
+        type("_Params", (), {"__doc__": "-"}))
+    return proto.__dataclass_params__
 
 
 def _has_initvar(c: type) -> bool:
@@ -410,8 +419,7 @@ def _frozen_params(slots: bool) -> Any:
     """A frozen dataclass's `__dataclass_params__` (from a class @dataclass makes, once): what
     subclasses' checks and introspection read."""
     if slots not in _PARAMS:
-        proto: Any = dataclasses.dataclass(frozen=True, slots=slots, repr=False, eq=False)(type("_Frozen", (), {"__doc__": "-"}))
-        _PARAMS[slots] = proto.__dataclass_params__
+        _PARAMS[slots] = _made_params(init=False, frozen=True, slots=slots)  # (its __init__ is records')
     return _PARAMS[slots]
 
 

@@ -177,6 +177,9 @@ def test_a_records_init_and_frozenness_are_dataclasses_own(specs: list[tuple[str
     assert rec.__dataclass_params__.frozen == std.__dataclass_params__.frozen == frozen
     assert rec.__match_args__ == std.__match_args__
     assert rec.__doc__ == std.__doc__  # (the docstring @dataclass writes for an undocumented class)
+    # its params are @dataclass's for what records asks of it (no generated __init__, __repr__ or __eq__)
+    made = dataclasses.dataclass(init=False, repr=False, eq=False, frozen=frozen, slots=slots)(type("P", (), {}))
+    assert repr(rec.__dataclass_params__) == repr(made.__dataclass_params__)
     assert field_facts(rec) == field_facts(std)
     names = [f.name for f in dataclasses.fields(std) if f.init]
     for _ in range(3):
