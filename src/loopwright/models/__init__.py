@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
+from ..records import record
 from .base import Model, ModelError, ModelRequest, ModelResponse, complete
 from .scripted import ScriptedModel
 
@@ -34,7 +35,8 @@ def load_script(path: str | Path) -> list[Any]:
 Provider = Literal["scripted", "openai", "responses", "anthropic"]
 
 
-class ModelSpec(NamedTuple):
+@record(frozen=True, slots=True)
+class ModelSpec:
     """A model string, parsed: `provider` and the `name` after its prefix (a file for scripted).
     `problem` says why it cannot be used: "empty" (a prefix with nothing after it), "provider"
     (an unknown `xyz:` prefix), "no-provider" (a bare name that is no Claude id); else None."""

@@ -25,7 +25,7 @@ import typing
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..blocks import (
     Block,
@@ -67,7 +67,8 @@ class ToolOutput:
     is_error: bool = False
 
 
-class BudgetView(NamedTuple):  # (a NamedTuple: a frozen dataclass costs ~5x as much at import)
+@record(frozen=True, slots=True)  # (not a NamedTuple: its string annotations are compiled at import)
+class BudgetView:
     """What a tool may know of its run's budget: the limit B (None: none) and the spend S so far."""
 
     limit_usd: float | None
@@ -79,7 +80,8 @@ class BudgetView(NamedTuple):  # (a NamedTuple: a frozen dataclass costs ~5x as 
         return None if self.limit_usd is None else self.limit_usd - self.spent_usd
 
 
-class SubagentSpec(NamedTuple):
+@record(frozen=True, slots=True)
+class SubagentSpec:
     """A subagent the Agent tool asks its run for (agents.py): the run's assembler turns it into
     the subagent's options (the parent's, with these changes)."""
 
