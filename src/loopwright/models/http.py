@@ -71,16 +71,12 @@ _DETERMINISTIC = frozenset({"ProxyError", "UnsupportedProtocol", "InvalidURL", "
 MAX_BODY = 64 * 1024 * 1024
 
 
-class HTTPOptions(TypedDict, total=False):
-    """The keyword-only options every HTTP provider takes."""
-
-    retry_base_delay: float | None
-    retry_max_delay: float | None
-    timeout: float
-    connect_timeout: float
-    total_timeout: float | None
-    client: Any
-    stream: bool  # False: ask for whole answers (`"stream": false`), for a server whose streaming is broken
+# The keyword-only options every HTTP provider takes (`stream` False: ask for whole answers,
+# `"stream": false`, for a server whose streaming is broken). The functional form: the class form's
+# annotations are strings here, and typing compiles each one at import.
+HTTPOptions = TypedDict("HTTPOptions", {  # noqa: UP013 (see above)
+    "retry_base_delay": float | None, "retry_max_delay": float | None, "timeout": float, "connect_timeout": float,
+    "total_timeout": float | None, "client": Any, "stream": bool}, total=False)
 
 
 class HTTPModel:
