@@ -180,24 +180,22 @@ def _with_slots(c: type, names: tuple[str, ...]) -> type:
     return out
 
 
-_DECLARED: dict[bool, Any] = {}
+_PARAMS: dict[tuple[bool, bool], Any] = {}
 
 
-def _params(slots: bool) -> Any:
-    """The `__dataclass_params__` of @dataclass(init=False, repr=False, eq=False) (made once)."""
-    if slots not in _DECLARED:
-        _DECLARED[slots] = _made_params(init=False, frozen=False, slots=slots)
-    return _DECLARED[slots]
-
-
-def _made_params(*, init: bool, frozen: bool, slots: bool) -> Any:
-    """`__dataclass_params__` of @dataclass(init=init, repr=False, eq=False, frozen=frozen, slots=slots):
-    on Python 3.11 made directly (its six fields), elsewhere taken from a class @dataclass makes."""
-    if _FAST:
-        return dataclasses._DataclassParams(init, False, False, False, False, frozen)  # type: ignore[attr-defined]
-    proto: Any = dataclasses.dataclass(init=init, repr=False, eq=False, frozen=frozen, slots=slots)(
-        type("_Params", (), {"__doc__": "-"}))
-    return proto.__dataclass_params__
+def _params(slots: bool, frozen: bool = False) -> Any:
+    """A record's `__dataclass_params__`: @dataclass(init=False, repr=False, eq=False) with these
+    options (its __init__ is records'), made once; on Python 3.11 directly (its six fields),
+    elsewhere taken from a class @dataclass makes. Subclasses' checks read `frozen` there."""
+    key = (slots, frozen)
+    if key not in _PARAMS:
+        if _FAST:
+            _PARAMS[key] = dataclasses._DataclassParams(False, False, False, False, False, frozen)  # type: ignore[attr-defined]
+        else:
+            proto: Any = dataclasses.dataclass(init=False, repr=False, eq=False, frozen=frozen, slots=slots)(
+                type("_Params", (), {"__doc__": "-"}))
+            _PARAMS[key] = proto.__dataclass_params__
+    return _PARAMS[key]
 
 
 def _has_initvar(c: type) -> bool:
@@ -409,18 +407,7 @@ def _freeze(cls: type, fields: tuple[dataclasses.Field[Any], ...], slots: bool) 
         for attr, fn in state.items():
             if attr not in cls.__dict__:
                 _put(cls, attr, fn, cls.__qualname__)
-    cls.__dataclass_params__ = _frozen_params(slots)  # type: ignore[attr-defined]
-
-
-_PARAMS: dict[bool, Any] = {}
-
-
-def _frozen_params(slots: bool) -> Any:
-    """A frozen dataclass's `__dataclass_params__` (from a class @dataclass makes, once): what
-    subclasses' checks and introspection read."""
-    if slots not in _PARAMS:
-        _PARAMS[slots] = _made_params(init=False, frozen=True, slots=slots)  # (its __init__ is records')
-    return _PARAMS[slots]
+    cls.__dataclass_params__ = _params(slots, frozen=True)  # type: ignore[attr-defined]
 
 
 def _put(cls: type, attr: str, fn: Callable[..., Any], owner: str) -> None:
