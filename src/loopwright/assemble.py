@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from .memory import Memory
     from .sessions import SessionRecorder
     from .settings import Settings
+    from .structured import StructuredOutput
     from .trust import Trust
 
 log = logging.getLogger("loopwright.assemble")
@@ -79,12 +80,15 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory: create it first or "
                          "pass another cwd")
     warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
-    from .structured import StructuredOutput
     from .trust import Trust, advice, trusted_for
 
     # workspace trust (trust/): one decision per run; what of the project it leaves out is named
     trust = Trust(trusted_for(options, cwd), str(cwd), advice(cwd, options.refusal_advice))
-    structured = StructuredOutput.from_options(options.output_format, options.output_type)
+    structured: StructuredOutput | None = None
+    if options.output_format is not None or options.output_type is not None:  # (else structured.py is not imported)
+        from .structured import StructuredOutput
+
+        structured = StructuredOutput.from_options(options.output_format, options.output_type)
     tools = [*options.tools, *_skill_tool(options, cwd, warnings, trust), *([structured.tool] if structured else [])]
     if options.agents and not any(t.spawns_agents for t in tools):  # the Agent tool for `agents`
         tools.append(make_agent_tool(options.agents))

@@ -34,6 +34,7 @@ A method the class body writes itself wins, as with `@dataclass`.
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import dataclasses
 import marshal
@@ -65,16 +66,24 @@ def record(cls: Any = None, /, *, frozen: bool = False, slots: bool = False) -> 
         # As @dataclass reads the class body: a __hash__ Python set to None beside an __eq__ is not "explicit".
         explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
         keep_repr, keep_eq = "__repr__" in own, "__eq__" in own
-        inherits = any("__dataclass_fields__" in b.__dict__ for b in c.__mro__[1:])
+        inherits = False
+        for b in c.__mro__[1:]:
+            if "__dataclass_fields__" in b.__dict__:
+                inherits = True
+                break
         own_frozen = frozen and not inherits  # (a subclass: @dataclass checks its bases' frozenness)
-        lazy = "__init__" not in own and not _has_initvar(c)
+        # A plain class has no InitVar (_plain reads its annotations as @dataclass does): no need to look.
+        classvars = _plain(c) if "__init__" not in own and not inherits else None
+        plain = classvars is not None
+        lazy = plain or ("__init__" not in own and not _has_initvar(c))
         undocumented = lazy and not own.get("__doc__")
         if undocumented:  # else @dataclass reads inspect.signature(c) for a docstring: ~0.1 ms each, ~3 ms the first
             c.__doc__ = "(set below)"
-        out: type = (_declare(c, slots) if lazy and not inherits and _plain(c) else
+        out: type = (_declare(c, slots, classvars) if classvars is not None else
                      dataclasses.dataclass(c, frozen=frozen and not own_frozen, slots=slots, repr=False, eq=False,
                                            init=not lazy))
-        fields = dataclasses.fields(out)
+        fields = (tuple(out.__dict__["__dataclass_fields__"].values()) if classvars == frozenset()  # (no pseudo-fields)
+                  else dataclasses.fields(out))
         name = out.__qualname__
         if lazy:
             _check_order(out, fields)
@@ -104,42 +113,68 @@ def record(cls: Any = None, /, *, frozen: bool = False, slots: bool = False) -> 
 # `_process_class` does for them; anything else, and any other Python, is @dataclass's.
 _FAST = sys.version_info[:2] == (3, 11) and hasattr(dataclasses, "_FIELD")
 _LEADING_NAME = r"^(?:\s*(\w+)\s*\.)?\s*(\w+)"  # (dataclasses' own pattern for a string annotation's name)
+_leading: Callable[[str], Any] | None = None  # its match, compiled at the first record
+_Field: Any = dataclasses.Field  # (made with 3.11's eight arguments: field() checks what _plain did)
 
 
-def _plain(c: type) -> bool:
-    """Can `_declare` make `c` (see above)?"""
+def _plain(c: type) -> frozenset[str] | None:
+    """Can `_declare` make `c` (see above)? Its ClassVar names if so, else None."""
     if not _FAST or "__slots__" in c.__dict__:
-        return False
-    import re
+        return None
+    global _leading
+    if _leading is None:
+        import re
 
+        _leading = re.compile(_LEADING_NAME).match
     module = sys.modules.get(c.__module__)
     ns = module.__dict__ if module is not None else {}
-    special = (dataclasses.InitVar, dataclasses.KW_ONLY, sys.modules["typing"].ClassVar)
+    typing = sys.modules["typing"]
     own = c.__dict__
     annotations = own.get("__annotations__", {})
+    classvars: list[str] = []
     for name, annotation in annotations.items():
         if type(annotation) is not str:
-            return False
-        m = re.match(_LEADING_NAME, annotation)
-        named = ns.get(m[2]) if m else None
-        if m and (any(named is x for x in special) or (m[1] and type(ns.get(m[1])) is type(sys))):
-            return False  # (a module's name first: typing.ClassVar, dataclasses.InitVar, ...)
+            return None
         default = getattr(c, name, dataclasses.MISSING)
+        m = _leading(annotation)
+        if m:  # what it names, read as @dataclass reads it (dataclasses._is_type)
+            if m[1] and ns.get(m[1]) in (typing, dataclasses):
+                return None  # typing.ClassVar, dataclasses.InitVar, ...: @dataclass's
+            named: Any = None if m[1] else ns.get(m[2])
+            if named is typing.ClassVar or (type(named) is typing._GenericAlias  # (ClassVar[int] under another name)
+                                            and named.__origin__ is typing.ClassVar):
+                if isinstance(default, dataclasses.Field):
+                    return None  # (a ClassVar's field(): @dataclass's, and its errors)
+                classvars.append(name)
+                continue
+            if (named is dataclasses.InitVar or type(named) is dataclasses.InitVar
+                    or named is dataclasses.KW_ONLY):
+                return None
         if isinstance(default, dataclasses.Field):
             default = default.default
         if default.__class__.__hash__ is None:  # a mutable default: @dataclass's error
-            return False
-    return not any(isinstance(v, dataclasses.Field) and k not in annotations for k, v in own.items())
+            return None
+    for k, v in own.items():
+        if isinstance(v, dataclasses.Field) and k not in annotations:
+            return None
+    return frozenset(classvars)
 
 
-def _declare(c: type, slots: bool) -> type:
+def _declare(c: type, slots: bool, classvars: frozenset[str]) -> type:
     """`c` made a data class without an __init__, __repr__ or __eq__ (`make` adds them), as
-    `@dataclass(init=False, repr=False, eq=False, slots=slots)` makes it, for a `_plain` class."""
-    import abc
-
-    fields: dict[str, dataclasses.Field[Any]] = {}
+    `@dataclass(init=False, repr=False, eq=False, slots=slots)` makes it, for a `_plain` class
+    (`classvars`: its ClassVar names, which `_plain` found)."""
+    fields: dict[str, Any] = {}
+    f: Any
     for name, annotation in c.__dict__.get("__annotations__", {}).items():
         default: Any = getattr(c, name, dataclasses.MISSING)
+        if name in classvars:  # a pseudo-field: in __dataclass_fields__, not in fields(); its class attribute stays
+            f = _Field(dataclasses.MISSING if isinstance(default, MemberDescriptorType) else default,
+                       dataclasses.MISSING, True, True, None, True, None, dataclasses.MISSING)
+            f.name, f.type = name, annotation
+            f._field_type = dataclasses._FIELD_CLASSVAR  # type: ignore[attr-defined]  # (private, and 3.11's)
+            fields[name] = f
+            continue
         if isinstance(default, dataclasses.Field):
             f = default
             if f.default is dataclasses.MISSING:
@@ -147,7 +182,9 @@ def _declare(c: type, slots: bool) -> type:
             else:
                 setattr(c, name, f.default)
         else:
-            f = dataclasses.field(default=dataclasses.MISSING if isinstance(default, MemberDescriptorType) else default)
+            # field(default=...) as 3.11 makes it (default, default_factory, init, repr, hash, compare, metadata, kw_only)
+            f = _Field(dataclasses.MISSING if isinstance(default, MemberDescriptorType) else default,
+                       dataclasses.MISSING, True, True, None, True, None, False)
         f.name, f.type = name, annotation
         f._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
         if f.kw_only is dataclasses.MISSING:
@@ -155,10 +192,11 @@ def _declare(c: type, slots: bool) -> type:
         fields[name] = f
     c.__dataclass_params__ = _params(slots)  # type: ignore[attr-defined]
     c.__dataclass_fields__ = fields  # type: ignore[attr-defined]
+    names = tuple(n for n in fields if n not in classvars) if classvars else tuple(fields)
     if "__match_args__" not in c.__dict__:
-        setattr(c, "__match_args__", tuple(n for n, f in fields.items() if f.init and not f.kw_only))  # noqa: B010
+        setattr(c, "__match_args__", tuple(n for n in names if fields[n].init and not fields[n].kw_only))  # noqa: B010
     if slots:
-        c = _with_slots(c, tuple(fields))
+        c = _with_slots(c, names)
     abc.update_abstractmethods(c)
     return c
 

@@ -83,6 +83,31 @@ def run(coro: Awaitable[object]) -> object:
     return asyncio.run(coro)  # type: ignore[arg-type]
 
 
+# --- connecting -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "race"), [("127.0.0.1", False), ("localhost", True)])
+def test_an_address_is_connected_to_directly_and_a_name_by_happy_eyeballs(name: str, race: bool,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A name may have IPv6 and IPv4 addresses, one of them dead: they race (RFC 8305). An
+    address has one way to reach it: no race, which costs ~0.2 ms of the first request."""
+    seen: list[dict[str, object]] = []
+    real = asyncio.open_connection
+
+    async def spy(*args: object, **kwargs: object) -> object:
+        seen.append(kwargs)
+        return await real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(wire.asyncio, "open_connection", spy)
+
+    async def go() -> None:
+        async with serve(answering(OK)) as (url, _), wire.Pool() as pool:
+            assert await get(pool, url.replace("127.0.0.1", name)) == (200, b"ok")
+    run(go())
+    assert [("happy_eyeballs_delay" in k) for k in seen] == [race]
+    assert [wire._is_address(h) for h in ("127.0.0.1", "::1", "fe80::1%lo", "localhost", "api.anthropic.com", "1.2.3")] \
+        == [True, True, True, False, False, False]
+
+
 # --- keep-alive -------------------------------------------------------------------------------
 
 def test_keep_alive_reuses_one_connection_and_a_closed_idle_one_is_not_reused() -> None:

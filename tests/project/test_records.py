@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from loopwright import records
 from loopwright.records import record
 
 NAMES = st.lists(st.sampled_from(["a", "b", "c", "d", "e"]), unique=True, max_size=5)
@@ -133,6 +134,8 @@ def field_facts(cls: type) -> list[Any]:
     (the default, or a slot) of its name."""
     facts: list[Any] = [getattr(cls, "__slots__", None), dataclasses.is_dataclass(cls),
                         sorted(k for k in cls.__dict__ if not k.startswith("__"))]
+    facts.append([(k, str(f._field_type), f.type, f.default, f.kw_only)  # pseudo-fields (ClassVars) too
+                  for k, f in cls.__dict__["__dataclass_fields__"].items()])
     for f in dataclasses.fields(cls):
         attr = cls.__dict__.get(f.name, "<none>")
         facts.append((f.name, f.type, f.default, f.default_factory, f.init, f.repr, f.compare, f.hash, f.kw_only,
@@ -322,6 +325,13 @@ def test_the_cache_is_not_written_without_bytecode_nor_for_others_records(monkey
 
 SPECIAL_BODIES: dict[str, Any] = {
     "classvar": {"__annotations__": {"a": "int", "k": "ClassVar[int]"}, "k": 3},
+    "classvar first, no default": {"__annotations__": {"k": "ClassVar[int]", "a": "int", "b": "str"}, "b": ""},
+    "classvar, mutable default": {"__annotations__": {"a": "int", "k": "ClassVar[list[int]]"}, "k": []},
+    "classvar alias": {"__annotations__": {"a": "int", "k": "IntClassVar"}, "k": 3},
+    "classvar field": {"__annotations__": {"a": "int", "k": "ClassVar[int]"}, "k": field(default=1)},  # noqa: RUF009
+    "classvar factory": {"__annotations__": {"a": "int", "k": "ClassVar[list]"}, "k": field(default_factory=list)},
+    "another module's name": {"__annotations__": {"a": "math.Whatever", "b": "asyncio.Queue[int]"}, "b": None},
+    "dataclasses.initvar": {"__annotations__": {"a": "int", "v": "dataclasses.InitVar[int]"}},
     "typing.classvar": {"__annotations__": {"a": "int", "k": "typing.ClassVar[int]"}, "k": 3},
     "initvar": {"__annotations__": {"a": "int", "v": "InitVar[int]"}},
     "kw_only marker": {"__annotations__": {"a": "int", "_": "KW_ONLY", "b": "int"}},
@@ -342,11 +352,13 @@ class _PlainBase:
 @pytest.mark.parametrize("slots", [False, True])
 def test_what_a_record_leaves_to_dataclass_it_makes_as_dataclass_does(kind: str, slots: bool) -> None:
     """ClassVars, InitVars, KW_ONLY, real annotations, the errors: the same class or the same error."""
+    import asyncio
     import typing
     from dataclasses import KW_ONLY, InitVar
     from typing import ClassVar
 
-    globals().update(ClassVar=ClassVar, InitVar=InitVar, KW_ONLY=KW_ONLY, typing=typing)  # as a module imports them
+    globals().update(ClassVar=ClassVar, InitVar=InitVar, KW_ONLY=KW_ONLY, typing=typing,  # as a module imports them
+                     IntClassVar=ClassVar[int], asyncio=asyncio, dataclasses=dataclasses)
     bases = (_PlainBase,) if kind == "inherited default" else ()
 
     def make(maker: Any) -> Any:
@@ -361,3 +373,17 @@ def test_what_a_record_leaves_to_dataclass_it_makes_as_dataclass_does(kind: str,
     if std is not None:
         assert field_facts(rec) == field_facts(std) and rec.__match_args__ == std.__match_args__
         assert str(inspect.signature(rec)) == str(inspect.signature(std))
+
+
+@pytest.mark.parametrize("kind", ["classvar", "classvar first, no default", "classvar, mutable default", "classvar alias",
+                                  "another module's name"])
+def test_classvars_and_other_modules_names_are_declared_by_records_itself(kind: str) -> None:
+    """The fast path takes these (on Python 3.11, where it exists): what they make is checked above."""
+    import asyncio
+    import typing
+
+    if not records._FAST:
+        pytest.skip("records declares classes itself on Python 3.11 only")
+    globals().update(ClassVar=typing.ClassVar, IntClassVar=typing.ClassVar[int], asyncio=asyncio)
+    body = dict(SPECIAL_BODIES[kind], __annotations__=dict(SPECIAL_BODIES[kind]["__annotations__"]))
+    assert records._plain(type("S", (), body)) is not None

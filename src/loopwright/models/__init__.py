@@ -9,11 +9,21 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..records import record
 from .base import Model, ModelError, ModelRequest, ModelResponse, complete
-from .scripted import ScriptedModel
+
+if TYPE_CHECKING:
+    from .scripted import ScriptedModel as ScriptedModel
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ScriptedModel":  # (imported when asked for: a run on a real model never needs it)
+        from .scripted import ScriptedModel
+
+        return ScriptedModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -93,6 +103,8 @@ def resolve_model(spec: str | Model | None = None, *, base_url: str | None = Non
         return spec
     m = parse_model_spec(spec)
     if m.provider == "scripted":
+        from .scripted import ScriptedModel
+
         return ScriptedModel(load_script(m.name), name="scripted")
     if m.provider == "responses":  # OpenAI's Responses API (/v1/responses), on the OpenAI-compatible base URL
         from .openai_responses import OpenAIResponsesModel

@@ -35,6 +35,7 @@ import base64
 import codecs
 import functools
 import os
+import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -131,9 +132,24 @@ _DEFAULT_TIMEOUTS = Timeouts()
 
 
 async def open_tcp(host: str, port: int, timeout: float | None) -> Streams:
-    """A TCP connection to host:port (the name resolved by the system; every address tried). The
+    """A TCP connection to host:port (the name resolved by the system; every address tried, a
+    name's by Happy Eyeballs: an IPv6 address that does not answer costs 0.25 s, not the
+    timeout). An address has one way to reach it: no race (~0.2 ms less to a local server). The
     pool bounds it by the connect timeout and makes an OSError a ConnectError (`Pool._open`)."""
+    if _is_address(host):
+        return await asyncio.open_connection(host, port)
     return await asyncio.open_connection(host, port, happy_eyeballs_delay=0.25)
+
+
+def _is_address(host: str) -> bool:
+    """Is `host` an IPv4 or IPv6 address (as asyncio reads one: no lookup)?"""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host.partition("%")[0])
+            return True
+        except (OSError, ValueError):
+            pass
+    return False
 
 
 class _Connection:
