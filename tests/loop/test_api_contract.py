@@ -338,3 +338,39 @@ def test_system_messages_data_has_the_shape_of_its_typed_dict(tmp_path: Path) ->
 
 async def _collect(prompt: str, options: lw.AgentOptions) -> list[lw.Message]:
     return [m async for m in lw.query(prompt, options)]
+
+
+def test_a_handlers_shape_read_from_its_code_is_what_inspect_signature_gives() -> None:
+    """Tool reads a plain function's parameters from its code (every tool is made at every
+    start); anything else (a wrapped function, a partial, a method, a callable object) goes to
+    inspect.signature. Both must say the same."""
+    import functools
+    import inspect
+
+    from loopwright.tools import base
+
+    def by_inspect(fn: Any) -> Any:
+        ps = list(inspect.signature(fn).parameters.values())
+        return ([(p.name, p.default is not p.empty) for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)],
+                [p.name for p in ps if p.kind == p.KEYWORD_ONLY and p.default is p.empty])
+
+    def wrapped(x: Any, ctx: Any, z: int = 1) -> None: ...
+
+    @functools.wraps(wrapped)
+    def wrapper(*a: Any, **k: Any) -> None: ...
+
+    class Callable_:
+        def __call__(self, x: Any, ctx: Any = None) -> None: ...
+
+        def method(self, x: Any, *, flag: bool) -> None: ...
+
+    shapes: list[Any] = [
+        lambda: None, lambda x: None, lambda x, ctx: None, lambda x, ctx=None: None, lambda x, y, z=1, w=2: None,
+        lambda x, /, ctx: None, lambda x, *args: None, lambda x, *, k: None, lambda x, *, k=1: None,
+        lambda x, ctx, *args, k, m=2, **kw: None, lambda x=1, y=2: None, wrapper, Callable_(), Callable_().method,
+        functools.partial(lambda a, x, ctx: None, 1),
+    ]
+    for fn in shapes:
+        assert base._shape(fn) == by_inspect(fn), fn
+    assert base._shape(len) == by_inspect(len)  # a builtin with a text signature
+    assert base._shape(dict.fromkeys) is not None
