@@ -370,6 +370,12 @@ def test_a_handlers_shape_read_from_its_code_is_what_inspect_signature_gives() -
         lambda x, ctx, *args, k, m=2, **kw: None, lambda x=1, y=2: None, wrapper, Callable_(), Callable_().method,
         functools.partial(lambda a, x, ctx: None, 1),
     ]
+    class Partial:
+        def m(self, x: Any, ctx: Any, y: int) -> None: ...
+
+        pm = functools.partialmethod(m, y=1)
+
+    shapes.append(Partial.pm.__get__(None, Partial))  # a function whose signature is the partialmethod's
     for fn in shapes:
         assert base._shape(fn) == by_inspect(fn), fn
     assert base._shape(len) == by_inspect(len)  # a builtin with a text signature

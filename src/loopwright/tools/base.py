@@ -409,7 +409,7 @@ def _shape(handler: Handler) -> tuple[list[tuple[str, bool]], list[str]] | None:
     """The handler's positional parameters (name, has a default) and its required keyword-only
     ones, as inspect.signature gives them; None: it has no signature. A plain function's are
     read from its code (~1 µs, not ~7: each tool is made at every start)."""
-    if type(handler) is FunctionType and "__wrapped__" not in handler.__dict__ and "__signature__" not in handler.__dict__:
+    if type(handler) is FunctionType and not handler.__dict__:  # (no __wrapped__, __signature__, _partialmethod)
         code = handler.__code__
         n = code.co_argcount
         first_default = n - len(handler.__defaults__ or ())
