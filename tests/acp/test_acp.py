@@ -729,3 +729,45 @@ def test_an_untrusted_workspace_is_narrowed_and_the_editor_told(work: Path, tmp_
     assert [p.tool_call.tool_call_id for p in editor.permissions] == ["b1"]  # the project's allow rule not taken
     told = "".join(u.content.text for u in editor.of("agent_thought_chunk"))
     assert "is not trusted" in told and "loopwright trust" in told and "hook" in told.lower()
+
+
+def test_the_library_loads_without_reading_docstrings_or_building_models_and_pydantic_is_left_as_it_was(
+        tmp_path: Path) -> None:
+    """acp_main imports the library with its models deferred and without their fields'
+    docstrings (~half of an editor's wait at each session's start); they validate and serialize
+    as the library's own, and a model declared afterwards is pydantic's as usual."""
+    code = r'''
+import sys, json
+import pydantic
+declared = pydantic.ConfigDict
+from loopwright.acp import load_library
+load_library()
+assert pydantic.ConfigDict is declared
+from acp import schema as s
+cfg = s.InitializeRequest.model_config
+assert cfg["defer_build"] is True and cfg["use_attribute_docstrings"] is False and cfg["populate_by_name"] is True
+assert s.ToolCallUpdate.model_fields["tool_call_id"].description is None  # (a docstring in the library's source)
+req = s.InitializeRequest.model_validate({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True}}})
+out = s.InitializeResponse(protocol_version=1, agent_capabilities=s.AgentCapabilities(load_session=True))
+try:
+    s.ToolCall.model_validate({"title": "no id"})
+    raise SystemExit("a tool call without its id was accepted")
+except pydantic.ValidationError:
+    pass
+
+class Later(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(use_attribute_docstrings=True)
+    x: int = 0
+    """the docstring"""
+
+print(json.dumps({"req": req.client_capabilities.fs.read_text_file, "out": out.model_dump(by_alias=True, exclude_none=True),
+                  "later": Later.model_fields["x"].description, "built": type(Later.__pydantic_validator__).__name__}))
+'''
+    script = tmp_path / "load.py"  # (a file: pydantic reads docstrings from the source)
+    script.write_text(code)
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    assert got["req"] is True
+    assert got["out"]["protocolVersion"] == 1 and got["out"]["agentCapabilities"]["loadSession"] is True
+    assert got["later"] == "the docstring" and got["built"] == "SchemaValidator"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 
 def acp_main(argv: Sequence[str]) -> int:
@@ -30,7 +31,7 @@ def acp_main(argv: Sequence[str]) -> int:
     require("loopwright acp", "acp", "acp")  # MissingExtra: cli.main says so in one line
     pause_gc()  # the library's ~270 schema classes: no collector passes over them while they load
     try:
-        import acp  # noqa: F401 - loaded before the editor's first message is read
+        load_library()  # before the editor's first message is read
     finally:
         resume_gc()
     from ..cli import build_parser
@@ -47,3 +48,29 @@ def acp_main(argv: Sequence[str]) -> int:
     except UsageError as e:
         print(f"loopwright acp: {e}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def load_library() -> None:
+    """Import the official ACP library as an agent process needs it. Its schema declares ~270
+    pydantic models, each reading its fields' docstrings from the source at import (for JSON
+    Schema descriptions, which an agent never generates: ~190 ms) and each built at once (~100
+    ms): both are the editor's wait at every session's start. So while it loads, its
+    `ConfigDict(...)`s say `use_attribute_docstrings=False, defer_build=True`: a model is built
+    at its first use (a session uses a few dozen, ~0.1 ms each) and validates and serializes
+    as before. Nothing else changes: `pydantic.ConfigDict` is the library's own again at once,
+    and a library already imported is left as it is."""
+    if "acp" in sys.modules:
+        return
+    import pydantic
+
+    declared: Any = pydantic.ConfigDict
+
+    def config(**settings: Any) -> Any:
+        return declared(**{**settings, "use_attribute_docstrings": False, "defer_build": True})
+
+    module: Any = pydantic
+    module.ConfigDict = config
+    try:
+        import acp  # noqa: F401
+    finally:
+        module.ConfigDict = declared
