@@ -109,8 +109,8 @@ def record(cls: Any = None, /, *, frozen: bool = False, slots: bool = False) -> 
 
 # @dataclass's own processing is most of a record's cost (~60 µs; a run declares ~65 before its
 # first request). For a plain class, as loopwright's are (no data class base; string annotations, none
-# of them a ClassVar, InitVar or KW_ONLY; no mutable default), `_declare` does what Python 3.11's
-# `_process_class` does for them; anything else, and any other Python, is @dataclass's.
+# of them an InitVar or KW_ONLY, a ClassVar only without a field(); no mutable default), `_declare` does
+# what Python 3.11's `_process_class` does for them; anything else, and any other Python, is @dataclass's.
 _FAST = sys.version_info[:2] == (3, 11) and hasattr(dataclasses, "_FIELD")
 _LEADING_NAME = r"^(?:\s*(\w+)\s*\.)?\s*(\w+)"  # (dataclasses' own pattern for a string annotation's name)
 _leading: Callable[[str], Any] | None = None  # its match, compiled at the first record
