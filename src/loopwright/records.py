@@ -138,7 +138,7 @@ def _plain(c: type) -> frozenset[str] | None:
         default = getattr(c, name, dataclasses.MISSING)
         m = _leading(annotation)
         if m:  # what it names, read as @dataclass reads it (dataclasses._is_type)
-            if m[1] and ns.get(m[1]) in (typing, dataclasses):
+            if m[1] and ((owner := ns.get(m[1])) is typing or owner is dataclasses):
                 return None  # typing.ClassVar, dataclasses.InitVar, ...: @dataclass's
             named: Any = None if m[1] else ns.get(m[2])
             if named is typing.ClassVar or (type(named) is typing._GenericAlias  # (ClassVar[int] under another name)

@@ -331,6 +331,7 @@ SPECIAL_BODIES: dict[str, Any] = {
     "classvar field": {"__annotations__": {"a": "int", "k": "ClassVar[int]"}, "k": field(default=1)},  # noqa: RUF009
     "classvar factory": {"__annotations__": {"a": "int", "k": "ClassVar[list]"}, "k": field(default_factory=list)},
     "another module's name": {"__annotations__": {"a": "math.Whatever", "b": "asyncio.Queue[int]"}, "b": None},
+    "a name whose == raises": {"__annotations__": {"a": "weird.Thing"}},
     "dataclasses.initvar": {"__annotations__": {"a": "int", "v": "dataclasses.InitVar[int]"}},
     "typing.classvar": {"__annotations__": {"a": "int", "k": "typing.ClassVar[int]"}, "k": 3},
     "initvar": {"__annotations__": {"a": "int", "v": "InitVar[int]"}},
@@ -348,6 +349,15 @@ class _PlainBase:
     x = 5
 
 
+class _Weird:
+    """An object whose == raises (as a numpy array's truth does): only identity may be asked of it."""
+
+    def __eq__(self, other: object) -> bool:
+        raise ValueError("ambiguous")
+
+    __hash__ = object.__hash__
+
+
 @pytest.mark.parametrize("kind", sorted(SPECIAL_BODIES))
 @pytest.mark.parametrize("slots", [False, True])
 def test_what_a_record_leaves_to_dataclass_it_makes_as_dataclass_does(kind: str, slots: bool) -> None:
@@ -358,7 +368,7 @@ def test_what_a_record_leaves_to_dataclass_it_makes_as_dataclass_does(kind: str,
     from typing import ClassVar
 
     globals().update(ClassVar=ClassVar, InitVar=InitVar, KW_ONLY=KW_ONLY, typing=typing,  # as a module imports them
-                     IntClassVar=ClassVar[int], asyncio=asyncio, dataclasses=dataclasses)
+                     IntClassVar=ClassVar[int], asyncio=asyncio, dataclasses=dataclasses, weird=_Weird())
     bases = (_PlainBase,) if kind == "inherited default" else ()
 
     def make(maker: Any) -> Any:
@@ -376,7 +386,7 @@ def test_what_a_record_leaves_to_dataclass_it_makes_as_dataclass_does(kind: str,
 
 
 @pytest.mark.parametrize("kind", ["classvar", "classvar first, no default", "classvar, mutable default", "classvar alias",
-                                  "another module's name"])
+                                  "another module's name", "a name whose == raises"])
 def test_classvars_and_other_modules_names_are_declared_by_records_itself(kind: str) -> None:
     """The fast path takes these (on Python 3.11, where it exists): what they make is checked above."""
     import asyncio
@@ -384,6 +394,6 @@ def test_classvars_and_other_modules_names_are_declared_by_records_itself(kind: 
 
     if not records._FAST:
         pytest.skip("records declares classes itself on Python 3.11 only")
-    globals().update(ClassVar=typing.ClassVar, IntClassVar=typing.ClassVar[int], asyncio=asyncio)
+    globals().update(ClassVar=typing.ClassVar, IntClassVar=typing.ClassVar[int], asyncio=asyncio, weird=_Weird())
     body = dict(SPECIAL_BODIES[kind], __annotations__=dict(SPECIAL_BODIES[kind]["__annotations__"]))
     assert records._plain(type("S", (), body)) is not None
