@@ -19,6 +19,9 @@ tools, the default system prompt, an Anthropic model pointed at a loopback
 - import time: the sum of `python -X importtime` self times over one extra run, and the
   number of modules imported (both for the whole process).
 
+`--mcp python|node` adds one stdio MCP server (the tests' server written with the official Python
+SDK, or the official node filesystem server), which the run opens before its first request.
+
 `--before REF` runs the same measurement on the `src/` of git revision REF (extracted with
 `git archive` and put first on PYTHONPATH), interleaved run by run with the working tree's,
 so the two columns are measured side by side in one run. Writes
@@ -91,15 +94,26 @@ def child_env(s: Series, srv: ScriptedServer, home: Path) -> dict[str, str]:
 
 
 PERSIST = False  # --persist: the transcript is written, as a run's default is (else --no-session-persistence)
+MCP: str | None = None  # --mcp KIND: one stdio MCP server the run opens before its first request
+MCP_SERVERS = {
+    # the tests' server, written with the official `mcp` SDK (it imports the SDK too: ~0.5 s of CPU)
+    "python": lambda home: {"command": sys.executable, "args": [str(ROOT / "tests" / "mcp" / "mcp_test_server.py")]},
+    # the official filesystem server (node), where the tests installed it
+    "node": lambda home: {"command": str(ROOT / "tests" / "node" / "node_modules" / ".bin" / "mcp-server-filesystem"),
+                          "args": [str(home)]},
+}
 
 
-def cli_args(sdk: bool) -> list[str]:
-    return [*(SDK_ARGS if sdk else ["-p", "hi"]), "--model", MODEL, *([] if PERSIST else ["--no-session-persistence"])]
+def cli_args(sdk: bool, home: Path | None = None) -> list[str]:
+    mcp = (["--mcp-config", json.dumps({"mcpServers": {MCP: MCP_SERVERS[MCP](home)}})]
+           if MCP is not None and home is not None else [])
+    return [*(SDK_ARGS if sdk else ["-p", "hi"]), "--model", MODEL, *([] if PERSIST else ["--no-session-persistence"]),
+            *mcp]
 
 
 def one_run(s: Series, home: Path, sdk: bool = False) -> None:
     with ScriptedServer([[{"type": "text", "text": "hi"}]], model=MODEL) as srv:
-        cmd = [sys.executable, *s.entry, *cli_args(sdk)]
+        cmd = [sys.executable, *s.entry, *cli_args(sdk, home)]
         t0 = time.monotonic()
         p = subprocess.Popen(cmd, cwd=home, env=child_env(s, srv, home),
                              stdin=subprocess.PIPE if sdk else subprocess.DEVNULL,
@@ -125,7 +139,7 @@ def one_run(s: Series, home: Path, sdk: bool = False) -> None:
 def import_profile(s: Series, home: Path, sdk: bool = False) -> None:
     """Sum of -X importtime self times (µs) and the number of modules, over one run."""
     with ScriptedServer([[{"type": "text", "text": "hi"}]], model=MODEL) as srv:
-        cmd = [sys.executable, "-X", "importtime", *s.entry, *cli_args(sdk)]
+        cmd = [sys.executable, "-X", "importtime", *s.entry, *cli_args(sdk, home)]
         p = subprocess.run(cmd, cwd=home, env=child_env(s, srv, home), capture_output=True, text=True, timeout=120,
                            input=SDK_MESSAGE if sdk else None)
     rows = [m for m in (re.match(r"import time:\s+(\d+) \|\s+\d+ \|", line) for line in p.stderr.splitlines()) if m]
@@ -156,6 +170,8 @@ def table(series: list[Series], runs: int, bare_ms: float, sdk: bool = False, re
     what = (f"loopwright {' '.join(SDK_ARGS)} --model {MODEL}` (as the Agent SDKs start it), one user message on "
             "stdin," if sdk else f"loopwright -p hi --model {MODEL}`")
     what = what.replace("`", "" if PERSIST else " --no-session-persistence`", 1)
+    if MCP is not None:
+        what = what.replace("`", f" --mcp-config <one {MCP} stdio server>`", 1)
     lines = [
         f"One-call `{what} against the loopback server, {runs} interleaved runs "
         f"per column; medians (min in brackets); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, "
@@ -164,6 +180,7 @@ def table(series: list[Series], runs: int, bare_ms: float, sdk: bool = False, re
         f"`python bench/bench_first_request.py --runs {runs}" + (" --stream-json" if sdk else "")
         + (" --persist" if PERSIST else "")
         + (" --floor" if floor is not None else "")
+        + (f" --mcp {MCP}" if MCP is not None else "")
         + (f" --before {before.label.split()[-1]}`" if before is not None else "`"),
         "",
         "| measurement | " + " | ".join(s.label for s in series) + (" | after / before |" if before else " |"),
@@ -205,9 +222,12 @@ def main() -> int:
     ap.add_argument("--stream-json", action="store_true", help="start as the Agent SDKs do (stream-json on stdin)")
     ap.add_argument("--persist", action="store_true", help="write the session's transcript (a run's default)")
     ap.add_argument("--floor", action="store_true", help="also the floor: bench/sdk_floor_cli.py making the same request")
+    ap.add_argument("--mcp", choices=sorted(MCP_SERVERS), help="with one stdio MCP server (the Python SDK's or node's)")
     args = ap.parse_args()
-    global PERSIST
-    PERSIST = args.persist
+    global PERSIST, MCP
+    PERSIST, MCP = args.persist, args.mcp
+    if MCP is not None and args.floor:
+        ap.error("--floor has no MCP client: use one of --mcp and --floor")
     tmp = Path(tempfile.mkdtemp(prefix="lw-first-request-"))
     series: list[Series] = []
     if args.before:
@@ -240,7 +260,8 @@ def main() -> int:
         return 0
     md = table(series, args.runs, bare_ms, args.stream_json, 1000 * statistics.median(reference))
     (HERE / "results").mkdir(exist_ok=True)
-    name = "first_request" + ("_sdk" if args.stream_json else "") + ("_persist" if args.persist else "")
+    name = ("first_request" + ("_sdk" if args.stream_json else "") + ("_persist" if args.persist else "")
+            + (f"_mcp_{MCP}" if MCP is not None else ""))
     (HERE / "results" / f"{name}.md").write_text(md)
     print(md)
     return 0

@@ -125,6 +125,22 @@ class Connection:
         self._ready = asyncio.get_running_loop().create_future()
         self._task = asyncio.ensure_future(self._own(timeout))
 
+    async def spawn_early(self) -> None:
+        """A stdio server's process, started before the SDK is imported (spawn.py): it boots
+        while the SDK loads, and the SDK's stdio_client takes it over."""
+        from . import spawn
+
+        if self.cfg.type != "stdio" or not spawn.enabled():
+            return
+        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        await spawn.spawn(self.cfg.command, self.cfg.args, self._server_env(), str(self._server_cwd()), self._stderr)
+
+    def _server_env(self) -> dict[str, str]:
+        return {**self.env, **self.cfg.env}
+
+    def _server_cwd(self) -> Path:
+        return Path(self.cwd, os.path.expanduser(self.cfg.cwd)) if self.cfg.cwd else self.cwd
+
     async def wait_ready(self, timeout: float) -> None:
         assert self._ready is not None
         try:
@@ -166,9 +182,17 @@ class Connection:
                 raise
         finally:
             self.client = None
-            if self._stderr is not None:
-                with contextlib.suppress(OSError):
-                    self._stderr.close()
+            await self.end_early()
+
+    async def end_early(self) -> None:
+        """Close the server's stderr file, ending first a process spawned early that the SDK never
+        took (it failed to load, or the start was cancelled)."""
+        if self._stderr is not None:
+            from .spawn import discard
+
+            await discard(self._stderr)
+            with contextlib.suppress(OSError):
+                self._stderr.close()
 
     async def _connect(self, stack: contextlib.AsyncExitStack) -> Any:
         from mcp import Client
@@ -178,14 +202,15 @@ class Connection:
             from mcp import StdioServerParameters
             from mcp.client.stdio import stdio_client
 
-            from .lines import install
+            from . import lines, spawn
 
-            install()  # linear line reading, a cap on one line (lines.py)
+            lines.install()  # linear line reading, a cap on one line (lines.py)
+            spawn.install()  # the process spawn_early started, if any (spawn.py)
 
-            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-            cwd = Path(self.cwd, os.path.expanduser(cfg.cwd)) if cfg.cwd else self.cwd
-            params = StdioServerParameters(command=cfg.command, args=cfg.args, env={**self.env, **cfg.env},
-                                           cwd=str(cwd))
+            if self._stderr is None:
+                self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            params = StdioServerParameters(command=cfg.command, args=cfg.args, env=self._server_env(),
+                                           cwd=str(self._server_cwd()))
             transport: Any = stdio_client(params, errlog=self._stderr)
         elif cfg.type == "http":
             from mcp.client.streamable_http import streamable_http_client
@@ -472,8 +497,16 @@ class McpRuntime:
             elif sdk_missing:
                 conn.fail(str(missing_extra("an MCP server", "mcp")))
             else:
-                conn.start(timeout)
                 starting.append(conn)
+        try:
+            for conn in starting:  # the stdio servers' processes first: they boot while the SDK loads (spawn.py)
+                await conn.spawn_early()
+        except BaseException:  # cancelled meanwhile: no owner task will end them
+            for conn in starting:
+                await conn.end_early()
+            raise
+        for conn in starting:
+            conn.start(timeout)
         if starting:
             await asyncio.gather(*(c.wait_ready(timeout) for c in starting))
 

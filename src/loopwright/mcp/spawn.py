@@ -1,0 +1,97 @@
+"""Room: mcp. Owns starting a stdio server's process before the MCP SDK is imported, and handing it to the SDK.
+
+Importing the official `mcp` SDK takes ~0.5 s of CPU (its client, its server half and ~550
+pydantic models), and its `stdio_client` spawns the server only after that. A server takes
+about as long to start (a Python SDK server imports the same SDK; node, npx, uvx start a
+runtime), so a run waited for the two one after the other. Now McpRuntime spawns each stdio
+server first, exactly as the SDK's stdio_client spawns it on POSIX (`anyio.open_process` of
+`[command, *args]` with the server's environment, cwd and stderr, in a new session), and the
+SDK's spawn hands over that process when it is asked for the same thing: the server boots on
+another core while the SDK loads.
+
+The hand-over is keyed by the connection's stderr file (one per server) and checked: if the
+SDK asks for another command, arguments, environment or directory (a newer SDK computing them
+differently), the early process is ended and the SDK spawns its own, as before. A process the
+SDK never took (its import failed, the start was cancelled) is ended with its process group.
+On Windows the SDK spawns the server itself (a Job Object), as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+from typing import Any
+
+log = logging.getLogger("loopwright.mcp")
+
+# id(stderr file) -> (what was spawned, the process or the error its spawn raised)
+_EARLY: dict[int, tuple[tuple[Any, ...], Any]] = {}
+
+
+def enabled() -> bool:
+    """Whether stdio servers are spawned early here (POSIX: the SDK's own spawn there is plain)."""
+    return sys.platform != "win32"
+
+
+def _key(command: str, args: list[str], env: dict[str, str] | None, cwd: Any) -> tuple[Any, ...]:
+    return (command, tuple(args), tuple(sorted((env or {}).items())), None if cwd is None else str(cwd))
+
+
+async def spawn(command: str, args: list[str], env: dict[str, str], cwd: str, errlog: Any) -> None:
+    """Start the server's process now; an OSError or ValueError (a missing command, a NUL in an
+    argument) is kept and raised where the SDK would raise it, when it asks for the process."""
+    import anyio
+
+    what = _key(command, args, env, cwd)
+    try:
+        process: Any = await anyio.open_process([command, *args], env=env, stderr=errlog, cwd=cwd,
+                                                start_new_session=True)
+    except (OSError, ValueError) as e:
+        process = e
+    _EARLY[id(errlog)] = (what, process)
+
+
+def install() -> None:
+    """Have the SDK's stdio_client take a process spawned here (once; the SDK imported)."""
+    from mcp.client import stdio
+
+    original = getattr(stdio, "_create_platform_compatible_process", None)
+    if original is None or getattr(original, "loopwright_early", False):
+        return
+
+    async def create(command: str, args: list[str], env: dict[str, str] | None = None,
+                     errlog: Any = sys.stderr, cwd: Any = None) -> Any:
+        early = _EARLY.pop(id(errlog), None)
+        if early is not None:
+            what, process = early
+            if what == _key(command, args, env, cwd):
+                if isinstance(process, BaseException):
+                    raise process
+                return process
+            log.info("an MCP server was spawned early with other arguments than the SDK's: spawned again")
+            await _end(process)
+        return await original(command, args, env, errlog, cwd)
+
+    create.loopwright_early = True  # type: ignore[attr-defined]
+    stdio._create_platform_compatible_process = create
+
+
+async def discard(errlog: Any) -> None:
+    """End a process spawned for a server whose SDK never took it."""
+    early = _EARLY.pop(id(errlog), None)
+    if early is not None:
+        await _end(early[1])
+
+
+async def _end(process: Any) -> None:
+    if isinstance(process, BaseException):
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        os.killpg(process.pid, signal.SIGKILL)  # its own session: the server and what it started
+    import anyio
+
+    with anyio.move_on_after(2, shield=True), contextlib.suppress(Exception):
+        await process.aclose()

@@ -1,0 +1,139 @@
+"""A stdio MCP server is spawned before the MCP SDK is imported (mcp/spawn.py), so it boots while
+the SDK loads; the SDK's stdio_client takes that very process. Checked against the real test
+server (tests/mcp/mcp_test_server.py, which writes its pid): the hand-over, a fresh process where
+`mcp` was never imported, the fallback when the SDK asks for something else, and the early
+process ended when nothing takes it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import loopwright as lw
+from loopwright.mcp import client, spawn
+from loopwright.mcp.config import parse_server
+from tests.mcp.test_mcp import SERVER, alive, collect, pids, results_by_id, server, text_of, use
+
+pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install -e '.[dev]')")
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not spawn.enabled(), reason="early spawn is POSIX only")]
+
+
+def early_pids(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the pid of each process spawn.spawn starts."""
+    seen: list[int] = []
+    real = spawn.spawn
+
+    async def recording(command: str, args: list[str], env: dict[str, str], cwd: str, errlog: Any) -> None:
+        await real(command, args, env, cwd, errlog)
+        process = spawn._EARLY[id(errlog)][1]
+        if not isinstance(process, BaseException):
+            seen.append(process.pid)
+
+    monkeypatch.setattr(spawn, "spawn", recording)
+    return seen
+
+
+def echo_run(tmp_path: Path) -> lw.AgentOptions:
+    model = lw.ScriptedModel([[use("mcp__t__echo", 1, text="hi")], [{"type": "text", "text": "done"}]])
+    return lw.AgentOptions(model=model, cwd=tmp_path, permission_mode="bypassPermissions",
+                           mcp_servers={"t": server(tmp_path)})
+
+
+def test_the_sdk_takes_the_process_spawned_before_it_was_imported(tmp_path: Path) -> None:
+    """In a fresh process: spawned while `mcp` is not imported yet, and the server the run talks
+    to is that process (its own pid file says so)."""
+    code = f"""
+import asyncio, json, sys
+import loopwright as lw
+from loopwright.mcp import spawn
+seen = []
+real = spawn.spawn
+async def recording(command, args, env, cwd, errlog):
+    seen.append("mcp" in sys.modules)
+    await real(command, args, env, cwd, errlog)
+    seen.append(spawn._EARLY[id(errlog)][1].pid)
+spawn.spawn = recording
+tmp = __import__("pathlib").Path({str(tmp_path)!r})
+srv = {{"command": sys.executable, "args": [{SERVER!r}, "--pid-file", str(tmp / "pids")]}}
+use = {{"type": "tool_use", "id": "c1", "name": "mcp__t__echo", "input": {{"text": "hi"}}}}
+model = lw.ScriptedModel([[use], [{{"type": "text", "text": "done"}}]])
+r = lw.run("go", lw.AgentOptions(model=model, cwd=tmp, permission_mode="bypassPermissions", mcp_servers={{"t": srv}}))
+print(json.dumps({{"seen": seen, "echo": r.messages[2]["content"][0]["content"], "subtype": r.subtype}}))
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    assert got["subtype"] == "success" and got["echo"] == "echo: hi"
+    imported_before, early = got["seen"]
+    assert imported_before is False  # the server started before the SDK loaded
+    assert pids(tmp_path) == [early]  # the one server the run used is the early process, never a second
+
+
+def test_a_hand_over_that_does_not_match_ends_the_early_process_and_the_sdk_spawns_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = early_pids(monkeypatch)
+    env = client.Connection._server_env
+    calls = {"n": 0}
+
+    def drifting(self: client.Connection) -> dict[str, str]:  # the SDK's call sees another environment
+        calls["n"] += 1
+        return {**env(self), **({"DRIFT": "1"} if calls["n"] > 1 else {})}
+
+    monkeypatch.setattr(client.Connection, "_server_env", drifting)
+    msgs = asyncio.run(collect("go", echo_run(tmp_path)))
+    assert msgs[-1].subtype == "success" and text_of(results_by_id(msgs)["c1"]) == "echo: hi"
+    (early,) = seen
+    assert not alive(early)
+    assert pids(tmp_path)[-1] != early
+
+
+def test_an_early_process_the_sdk_never_takes_is_ended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = early_pids(monkeypatch)
+
+    async def broken(self: client.Connection, stack: Any) -> Any:
+        raise RuntimeError("the SDK did not load")
+
+    monkeypatch.setattr(client.Connection, "_connect", broken)
+    msgs = asyncio.run(collect("go", echo_run(tmp_path)))
+    (status,) = msgs[0].data["mcp_servers"]
+    assert status["status"] == "failed" and "the SDK did not load" in status["error"]
+    (early,) = seen
+    assert not alive(early)
+
+
+def test_a_start_cancelled_while_spawning_ends_what_it_spawned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = early_pids(monkeypatch)
+    real = client.Connection.spawn_early
+
+    async def second_cancelled(self: client.Connection) -> None:
+        if seen:
+            raise asyncio.CancelledError
+        await real(self)
+
+    monkeypatch.setattr(client.Connection, "spawn_early", second_cancelled)
+    configs = [parse_server(n, server(tmp_path, name=n)) for n in ("a", "b")]
+
+    async def go() -> None:
+        rt = client.McpRuntime(configs, tmp_path)
+        with pytest.raises(asyncio.CancelledError):
+            await rt.start()
+
+    asyncio.run(go())
+    (early,) = seen
+    assert not alive(early)
+
+
+def test_a_command_that_cannot_start_fails_as_the_sdk_would_say(tmp_path: Path) -> None:
+    model = lw.ScriptedModel([[{"type": "text", "text": "done"}]])
+    opts = lw.AgentOptions(model=model, cwd=tmp_path, mcp_servers={"nope": {"command": str(tmp_path / "missing")},
+                                                                    "t": server(tmp_path)})
+    msgs = asyncio.run(collect("go", opts))
+    status = {s["name"]: s for s in msgs[0].data["mcp_servers"]}
+    assert status["nope"]["status"] == "failed" and "No such file" in status["nope"]["error"], status
+    assert status["t"]["status"] == "connected"
