@@ -41,15 +41,16 @@ def _key(command: str, args: list[str], env: dict[str, str] | None, cwd: Any) ->
 
 
 async def spawn(command: str, args: list[str], env: dict[str, str], cwd: str, errlog: Any) -> None:
-    """Start the server's process now; an OSError or ValueError (a missing command, a NUL in an
-    argument) is kept and raised where the SDK would raise it, when it asks for the process."""
+    """Start the server's process now. A failure (a missing command, a NUL in an argument) is kept
+    and raised where the SDK would raise it, when it asks for the process: it fails this server
+    only, in its own task."""
     import anyio
 
     what = _key(command, args, env, cwd)
     try:
         process: Any = await anyio.open_process([command, *args], env=env, stderr=errlog, cwd=cwd,
                                                 start_new_session=True)
-    except (OSError, ValueError) as e:
+    except Exception as e:  # noqa: BLE001 - handed to the SDK's spawn, which raises it in the server's task
         process = e
     _EARLY[id(errlog)] = (what, process)
 
