@@ -213,7 +213,7 @@ class Run:
 
     async def include_mentions(self, prompt: str) -> None:
         """The files the prompt mentions (`@path`), appended to its message (mentions.py)."""
-        if "@" not in prompt:  # no mention (most prompts): mentions.py is not even imported
+        if "@" not in prompt:  # no mention (most prompts): mentions.py, its pattern, are not even loaded
             return
         from .mentions import mention_blocks
         from .tools.builtin import make_read_tool

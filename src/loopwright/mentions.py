@@ -36,8 +36,6 @@ def find_mentions(prompt: str, cwd: Path) -> list[tuple[str, Path]]:
     file, in order, each file once. Trailing punctuation (`see @a.py.`) is not part of the path."""
     out: list[tuple[str, Path]] = []
     seen: set[Path] = set()
-    if "@" not in prompt:  # (most prompts: the pattern is not even compiled)
-        return out
     for m in re.finditer(_MENTION, prompt):
         raw = m.group(1) or m.group(2)
         candidates = [raw] if m.group(1) else [raw, raw.rstrip(_TRAILING)]
