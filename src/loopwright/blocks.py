@@ -224,7 +224,10 @@ def blocks_from_wire(content: Any) -> list[Block]:
 
 
 def blocks_to_wire(blocks: list[Block]) -> list[WireBlock]:
-    return [b.to_wire() for b in blocks]
+    out = []  # (a loop: see tool_uses)
+    for b in blocks:
+        out.append(b.to_wire())
+    return out
 
 
 def message_to_wire(role: Role, blocks: list[Block]) -> WireMessage:
@@ -243,7 +246,11 @@ def text_of(blocks: list[Block]) -> str:
 
 def tool_uses(blocks: list[Block]) -> list[ToolUseBlock]:
     """U(a) of the seed: the tool_use blocks in emission order."""
-    return [b for b in blocks if isinstance(b, ToolUseBlock)]
+    out = []  # (a loop, not a comprehension: Python 3.11 calls a comprehension as a function)
+    for b in blocks:
+        if isinstance(b, ToolUseBlock):
+            out.append(b)
+    return out
 
 
 # --- prompts ---------------------------------------------------------------------------------

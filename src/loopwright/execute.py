@@ -113,8 +113,7 @@ class Executor:
         if decision is None:
             try:
                 decision = await self.permissions.decide(use.name, tool_input,
-                                                         tool.read_only or not tool.needs_approval,
-                                                         hook_decision=hook_decision)
+                                                         tool.read_only or not tool.needs_approval, hook_decision)
             except Exception as e:  # odd input (a NUL in a path) or a can_use_tool bug: fail closed
                 decision = Deny(f"Permission check failed, so the call was not run: {type(e).__name__}: {e}")
                 self.obs.tool_gated(use.id, False, "error")
@@ -138,7 +137,7 @@ class Executor:
                    siblings: int = 1) -> ToolResultBlock:
         tool = self.tools[use.name]
         ctx = self.ctx.for_call(use.id, siblings)  # per call: concurrent calls must not share it
-        output: ToolOutput = await tool.call(tool_input, ctx, in_thread=True, wait=wait)
+        output: ToolOutput = await tool.call(tool_input, ctx, True, wait)
         result = ToolResultBlock(use.id, output.content, output.is_error)
         if self.hooked:
             post = await self.hooks.post_tool_use(use.name, tool_input, use.id, output.content, output.is_error)
@@ -175,7 +174,7 @@ class Executor:
         # A sync handler runs in a worker thread (as in batches) until proven quick, so a slow one
         # cannot block the event loop for more than INLINE_WAIT_S and an interrupt is answered;
         # the thread finishes on its own (Tool._run_sync; costs: bench/bench_thread_handoff.py).
-        result = await self._run(use, tool_input, wait=INLINE_WAIT_S)
+        result = await self._run(use, tool_input, INLINE_WAIT_S)
         self._halt(out)
         return result
 

@@ -32,6 +32,7 @@ from .blocks import (
     ToolResultBlock,
     ToolUseBlock,
     WireMessage,
+    blocks_to_wire,
     prompt_text,
     text_of,
     tool_uses,
@@ -194,6 +195,8 @@ class Run:
         self.obs: Observer = obs  # telemetry (telemetry/): the run's spans, or NULL when off
         self.is_top = is_top  # not a subagent: `@file` mentions are read (mentions.py)
         self._fixed: tuple[RunDeps, int] | None = None  # (deps, their system + tool_defs size): _fixed_chars
+        self._request: ModelRequest | None = None  # the last call's (request())
+        self._request_deps: RunDeps | None = None
 
     async def open_mcp(self) -> None:
         """The MCP servers' tools join the run before its first step (a new RunDeps: the
@@ -269,14 +272,16 @@ class Run:
         for overflows in range(MAX_OVERFLOW_RETRIES + 1):
             try:
                 s.inv.check(s.h)  # Inv on exactly what the model is about to see (Thm 3.4)
-                req = ModelRequest(d.system, d.tool_defs, s.h, self._output_limit(), effort=d.options.effort,
-                                   thinking=d.options.thinking)
+                req = self.request()
                 content: list[Any] = []
                 for attempt in range(d.options.max_pause_continuations + 1):
                     t0 = time.perf_counter()
                     a: ModelResponse | None = None
                     try:
-                        async for ev in self.obs.model_call(self, req, self._stream(req)):
+                        events = self._stream(req)
+                        if self.obs.enabled:  # (telemetry off: no span, not even a call to skip one)
+                            events = self.obs.model_call(self, req, events)
+                        async for ev in events:
                             if isinstance(ev, ModelResponse):
                                 a = ev
                             else:
@@ -290,14 +295,15 @@ class Run:
                     self.charge(a)
                     if a.stop_reason not in STOP_REASONS:
                         raise RunError(f"model returned an unknown stop_reason {a.stop_reason!r}")
-                    a.content = content + a.content
+                    if content:  # (the parts of a paused turn before this call's)
+                        a.content = content + a.content
                     if a.stop_reason != "pause_turn" or tool_uses(a.content) or s.budget.exhausted:
                         yield a  # (a paused turn that reached the budget is not continued: Prop 5.4)
                         return
                     content = a.content  # pause_turn: send the partial turn back so the model continues
                     if attempt == d.options.max_pause_continuations:
                         break
-                    s.h.append({"role": "assistant", "content": [b.to_wire() for b in content]})
+                    s.h.append({"role": "assistant", "content": blocks_to_wire(content)})
                 raise RunError(f"the model paused its turn more than {d.options.max_pause_continuations} times")
             except ModelError as e:
                 from .models.window import parse_overflow  # (imported on a failure only: start-up)
@@ -356,6 +362,17 @@ class Run:
         c.learn(window, "server")
         return SystemMessage("context_window", {"context_window": window, "source": "server"})
 
+    def request(self) -> ModelRequest:
+        """M(h)'s input. The same object while what it holds is (the deps, the one live list h,
+        this call's max_tokens): most steps need no new one (~4,500 instructions each)."""
+        d, h, limit = self.deps, self.state.h, self._output_limit()
+        req = self._request
+        if req is None or req.messages is not h or req.max_tokens != limit or self._request_deps is not d:
+            req = self._request = ModelRequest(d.system, d.tool_defs, h, limit, effort=d.options.effort,
+                                               thinking=d.options.thinking)
+            self._request_deps = d
+        return req
+
     def _output_limit(self) -> int | None:
         """This call's max_tokens: the caller's, lowered to what is left of a window a server told
         (a server such as vLLM refuses input + max_tokens > W)."""
@@ -403,7 +420,7 @@ class Run:
 
     def _cost(self, a: ModelResponse) -> float:
         d = self.deps
-        return call_cost(a.usage, a.model, a.cost_usd, d.prices, priced_as=d.model.name)
+        return call_cost(a.usage, a.model, a.cost_usd, d.prices, d.model.name)
 
     def _priced(self, a: ModelResponse) -> bool:
         """Whether a price is known for a call whose model did not report its cost (else it counts
@@ -428,7 +445,7 @@ class Run:
         known = a.cost_usd is not None or self._priced(a)  # reported by the model, or a price for it
         s.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
                                   u.cache_read_input_tokens, self._cost(a), a.model or self.deps.model.name,
-                                  u.web_search_requests, price_known=known))
+                                  u.web_search_requests, known))  # (price_known, positional: a keyword costs ~1,000 instructions)
 
     async def execute(self, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
         """Step 4: one result per tool_use, in order, then any queued user text."""
@@ -735,7 +752,7 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             return                                                  # (the unfinished turn is not kept)
         uses = tool_uses(a.content)
         if not uses:                                                # 2. done: h·a
-            s.h.append({"role": "assistant", "content": [b.to_wire() for b in a.content]})
+            s.h.append({"role": "assistant", "content": blocks_to_wire(a.content)})
             if a.stop_reason == "max_tokens":                       #    (cut off: a reminder turn asks
                 stop = run.output_reminder(a)                       #     for the rest, bounded)
                 if stop is not None:
@@ -771,7 +788,7 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             async for m in relay:
                 yield m
             b, outcome = relay.value
-        a_wire, b_wire = [x.to_wire() for x in a.content], [x.to_wire() for x in b]  # both, or neither
+        a_wire, b_wire = blocks_to_wire(a.content), blocks_to_wire(b)  # both, or neither
         s.h.append({"role": "assistant", "content": a_wire})
         s.h.append({"role": "user", "content": b_wire})
         s.t += 1

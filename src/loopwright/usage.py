@@ -33,14 +33,13 @@ class Usage:
     def from_json(cls, d: dict[str, Any] | None) -> Usage:
         if not d:
             return cls()
-        get = d.get
-        cc = get("cache_creation")
-        stu = get("server_tool_use")
+        cc = d.get("cache_creation")  # (d.get(...), not a bound `get`: Python 3.11 specializes these calls)
+        stu = d.get("server_tool_use")
         return cls(
-            int(get("input_tokens") or 0),
-            int(get("output_tokens") or 0),
-            int(get("cache_creation_input_tokens") or 0),
-            int(get("cache_read_input_tokens") or 0),
+            int(d.get("input_tokens") or 0),
+            int(d.get("output_tokens") or 0),
+            int(d.get("cache_creation_input_tokens") or 0),
+            int(d.get("cache_read_input_tokens") or 0),
             int(cc.get("ephemeral_1h_input_tokens") or 0) if cc else 0,
             int(stu.get("web_search_requests") or 0) if stu else 0,
         )

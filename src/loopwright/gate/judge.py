@@ -25,6 +25,8 @@ class Judge:
     """The rule lists and the mode, and the checks every kind of call shares. `Permissions`
     (gate.decide) declares these as its fields and builds them."""
 
+    __slots__ = ()  # (Permissions' are slots: see there)
+
     mode: PermissionMode | None
     allow: list[Rule]
     ask: list[Rule]

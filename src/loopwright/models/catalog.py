@@ -148,7 +148,7 @@ def cost_of(usage: Usage, model: str, prices: Mapping[str, Price] | None = None)
 
 
 def call_cost(usage: Usage, model: str, reported: float | None = None,
-              prices: Mapping[str, Price] | None = None, *, priced_as: str | None = None) -> float:
+              prices: Mapping[str, Price] | None = None, priced_as: str | None = None) -> float:
     """The cost of one model call, as every room counts it: what the model reported (a model
     that knows its own cost), else `model`'s price (else `priced_as`'s: the run's model when the
     response names another), else 0 (an unknown price counts nothing)."""

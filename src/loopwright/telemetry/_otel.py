@@ -398,9 +398,8 @@ class _Chat:
 class RunObserver(Observer):
     """One run's telemetry: its `invoke_agent` span and the spans under it."""
 
-    enabled = True
-
     def __init__(self, env: Mapping[str, str], session_id: str, agent_name: str, model: Any) -> None:
+        self.enabled = True
         self.p = providers(env)
         self.env = env
         self.session_id = session_id
@@ -461,7 +460,7 @@ class RunObserver(Observer):
 
     # model calls
 
-    async def model_call(self, run: Any, request: Any, events: AsyncIterator[Any], *,
+    async def model_call(self, run: Any, request: Any, events: AsyncIterator[Any],
                          charged: bool = True, purpose: str | None = None) -> AsyncIterator[Any]:
         name = _model_name(self.model)
         attrs = {**self._base("chat"), "gen_ai.request.model": name, **_server(self.model)}

@@ -24,13 +24,16 @@ class Observer:
     method does nothing, and the wrappers hand back what they were given. While `enabled` is
     False a caller on the per-turn path may skip the calls (the executor does)."""
 
-    enabled = False
+    enabled: bool
+
+    def __init__(self) -> None:
+        self.enabled = False  # (an instance's attribute: Python 3.11 specializes its reads, not a class's)
 
     def run(self, run: Any, messages: AsyncGenerator[Message, None]) -> AsyncGenerator[Message, None]:
         """The run's messages, inside its `invoke_agent` span."""
         return messages
 
-    def model_call(self, run: Any, request: Any, events: AsyncIterator[Any], *,
+    def model_call(self, run: Any, request: Any, events: AsyncIterator[Any],
                    charged: bool = True, purpose: str | None = None) -> AsyncIterator[Any]:
         """One model call's events, inside its `chat` span (ended by `charged` when `charged`)."""
         return events
