@@ -285,7 +285,7 @@ class RunPortsOf:
 
     def budget(self) -> BudgetView:
         b = self._run.state.budget
-        return BudgetView(b.limit_usd, b.spent_usd, b.exhausted)
+        return BudgetView(b.limit_usd, b.spent_usd, b.exhausted())
 
     def new_model(self, spec: str) -> Model:
         from .models import resolve_model

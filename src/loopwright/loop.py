@@ -297,7 +297,7 @@ class Run:
                         raise RunError(f"model returned an unknown stop_reason {a.stop_reason!r}")
                     if content:  # (the parts of a paused turn before this call's)
                         a.content = content + a.content
-                    if a.stop_reason != "pause_turn" or tool_uses(a.content) or s.budget.exhausted:
+                    if a.stop_reason != "pause_turn" or tool_uses(a.content) or s.budget.exhausted():
                         yield a  # (a paused turn that reached the budget is not continued: Prop 5.4)
                         return
                     content = a.content  # pause_turn: send the partial turn back so the model continues
@@ -552,7 +552,7 @@ class Run:
         if not hooks.active or s.stop_continuations >= MAX_STOP_CONTINUATIONS:
             return None
         reason = await hooks.stop(s.stop_continuations > 0)
-        if reason is None or s.budget.exhausted:  # the budget rule: no call starts at S >= B
+        if reason is None or s.budget.exhausted():  # the budget rule: no call starts at S >= B
             return None
         s.stop_continuations += 1
         return reason
@@ -701,7 +701,7 @@ class Run:
             s.inv.reset()  # the history was replaced, not appended to
             yield SystemMessage("compact_boundary", {**result.boundary_data(trigger), "calls": len(plan.chunks),
                                                      **(extra or {})})
-        if charged and s.budget.exhausted:  # the budget rule: this response counts like any other
+        if charged and s.budget.exhausted():  # the budget rule: this response counts like any other
             yield self.result("error_max_budget_usd",
                               error=f"spent ${s.budget.spent_usd:.4f} of ${s.budget.limit_usd} (compaction)")
 
@@ -735,7 +735,7 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
                 yield ev
                 if isinstance(ev, ResultMessage):                   #    (its cost reached the budget)
                     return
-        if s.budget.exhausted:                                      # budget rule: no call starts at
+        if s.budget.exhausted():                                    # budget rule: no call starts at
             yield run.budget_stop()                                 #    S >= B (S shared in a batch)
             return
         a: ModelResponse | None = None
@@ -747,7 +747,7 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         if a is None:                                               #    (compacting to fit W spent B:
             return                                                  #     its result was yielded)
         yield AssistantMessage(a.content, a.model, a.stop_reason, s.budget.calls[-1])
-        if a.stop_reason == "pause_turn" and s.budget.exhausted and not tool_uses(a.content):
+        if a.stop_reason == "pause_turn" and s.budget.exhausted() and not tool_uses(a.content):
             yield run.budget_stop()
             return                                                  # (the unfinished turn is not kept)
         uses = tool_uses(a.content)
@@ -775,7 +775,7 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         if len(uses) > 1 and len({u.id for u in uses}) != len(uses):  # a malformed a: run nothing
             ids = [u.id for u in uses]
             raise RunError(f"model response repeats tool_use ids {sorted({i for i in ids if ids.count(i) > 1})}; nothing was run")
-        if s.budget.exhausted:                                      # budget rule (Prop 5.4)
+        if s.budget.exhausted():                                    # budget rule (Prop 5.4)
             yield run.budget_stop()
             return
         if s.t == T:                                                # 3. turn limit: h unchanged
@@ -813,7 +813,7 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
             r.result = s.final
             yield r
             return
-        if s.budget.exhausted:                                      # subagents spent the rest of B
+        if s.budget.exhausted():                                    # subagents spent the rest of B
             yield run.budget_stop()
             return
 

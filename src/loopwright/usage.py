@@ -177,8 +177,9 @@ class Budget:
         self.spent_usd += sub.spent_usd
         self.subagent_calls.extend([*sub.calls, *sub.subagent_calls])
 
-    @property
     def exhausted(self) -> bool:
+        """S >= B, here or in the shared spend. (A method, not a property: Python 3.11 specializes
+        a method call, never a property read, and the loop asks three times a turn.)"""
         return (self.limit_usd is not None and self.spent_usd >= self.limit_usd) or (
             self.shared is not None and self.shared.exhausted)
 
