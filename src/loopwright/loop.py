@@ -585,7 +585,7 @@ class Run:
     def hook_messages(self) -> list[SystemMessage]:
         """Hook failures and systemMessages since the last call, as SystemMessages."""
         hooks = self.deps.hooks
-        if not hooks.active:
+        if not self.deps.executor.hooked:  # (hooks.active, known once: its registry is frozen)
             return []
         return [SystemMessage("hook_error" if r["kind"] in ("error", "timeout") else "hook_message", dict(r))
                 for r in hooks.take_reports()]
