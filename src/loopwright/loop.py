@@ -196,7 +196,6 @@ class Run:
         self.is_top = is_top  # not a subagent: `@file` mentions are read (mentions.py)
         self._fixed: tuple[RunDeps, int] | None = None  # (deps, their system + tool_defs size): _fixed_chars
         self._request: ModelRequest | None = None  # the last call's (request())
-        self._request_deps: RunDeps | None = None
 
     async def open_mcp(self) -> None:
         """The MCP servers' tools join the run before its first step (a new RunDeps: the
@@ -363,14 +362,15 @@ class Run:
         return SystemMessage("context_window", {"context_window": window, "source": "server"})
 
     def request(self) -> ModelRequest:
-        """M(h)'s input. The same object while what it holds is (the deps, the one live list h,
-        this call's max_tokens): most steps need no new one (~4,500 instructions each)."""
-        d, h, limit = self.deps, self.state.h, self._output_limit()
+        """M(h)'s input. The last call's while each of its fields is still what this call would
+        get (h is one live list): most steps need no new one (~4,500 instructions each). Each is
+        compared, so a model that changed the request it was given gets a new one."""
+        d, h, limit, o = self.deps, self.state.h, self._output_limit(), self.deps.options
         req = self._request
-        if req is None or req.messages is not h or req.max_tokens != limit or self._request_deps is not d:
-            req = self._request = ModelRequest(d.system, d.tool_defs, h, limit, effort=d.options.effort,
-                                               thinking=d.options.thinking)
-            self._request_deps = d
+        if (req is None or req.messages is not h or req.max_tokens != limit or req.system is not d.system
+                or req.tools is not d.tool_defs or req.effort != o.effort or req.thinking is not o.thinking
+                or req.extra):
+            req = self._request = ModelRequest(d.system, d.tool_defs, h, limit, effort=o.effort, thinking=o.thinking)
         return req
 
     def _output_limit(self) -> int | None:

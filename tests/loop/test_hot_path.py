@@ -134,3 +134,43 @@ def test_repeated_ids_in_one_turn_run_nothing_and_a_lone_call_runs() -> None:
     r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use], [{"type": "text", "text": "done"}]]), tools=[t]))
     assert r.subtype == "success" and ran == ["ran"]
     assert r.messages[2]["content"] == [{"type": "tool_result", "tool_use_id": "u1", "content": "ok"}]
+
+
+# --- the request: the last call's while unchanged, a new one once a model changed it ---------
+
+
+class _RecordingModel:
+    """Records what each call's request held when it arrived; on call `mutate_at` it changes
+    the request it was given, as a careless wrapper might."""
+
+    name = "recording"
+
+    def __init__(self, turns: int, mutate_at: int) -> None:
+        self.turns, self.mutate_at = turns, mutate_at
+        self.seen: list[tuple[int, str | None, dict[str, Any], int, int | None]] = []
+
+    async def stream(self, request: Any) -> Any:
+        k = len(self.seen) + 1
+        self.seen.append((id(request), request.system, dict(request.extra), len(request.messages), request.max_tokens))
+        if k == self.mutate_at:
+            request.system = (request.system or "") + " (changed by the model)"
+            request.extra["stray"] = True
+            request.max_tokens = 7
+        blocks: list[Any] = ([lw.ToolUseBlock(f"u{k}", "t", {})] if k <= self.turns else [lw.TextBlock("done")])
+        yield lw.ModelResponse(blocks, "tool_use" if k <= self.turns else "end_turn", lw.Usage(1, 1), self.name, 0.0)
+
+
+def test_the_request_is_reused_while_unchanged_and_rebuilt_once_a_model_changed_it() -> None:
+    async def tool(x: dict[str, Any]) -> str:
+        return "ok"
+
+    t = lw.Tool("t", "", {"type": "object", "properties": {}}, tool)
+    m = _RecordingModel(turns=4, mutate_at=2)
+    r = lw.run("go", lw.AgentOptions(model=m, tools=[t], system_prompt="sys", max_tokens=100))
+    assert r.subtype == "success" and r.num_turns == 4
+    ids = [s[0] for s in m.seen]
+    assert ids[1] == ids[0]  # nothing changed between calls 1 and 2: the same request
+    assert ids[2] != ids[1] and ids[3] == ids[2]  # call 2 changed it: call 3 got a new one, kept for call 4
+    for k, (_, system, extra, n, max_tokens) in enumerate(m.seen):
+        assert system == "sys" and extra == {} and max_tokens == 100, k  # never what the model wrote
+        assert n == 1 + 2 * k  # the live history: the prompt, then a call and its results a turn
