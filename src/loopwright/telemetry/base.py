@@ -24,10 +24,10 @@ class Observer:
     method does nothing, and the wrappers hand back what they were given. While `enabled` is
     False a caller on the per-turn path may skip the calls (the executor does)."""
 
-    enabled: bool
+    enabled: bool = False  # (a subclass that skips __init__ still has it)
 
     def __init__(self) -> None:
-        self.enabled = False  # (an instance's attribute: Python 3.11 specializes its reads, not a class's)
+        self.enabled = False  # (an instance's attribute too: Python 3.11 specializes its reads, not a class's)
 
     def run(self, run: Any, messages: AsyncGenerator[Message, None]) -> AsyncGenerator[Message, None]:
         """The run's messages, inside its `invoke_agent` span."""
