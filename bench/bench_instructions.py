@@ -1,6 +1,6 @@
 """Instructions per turn of the loop, counted by callgrind: a figure a busy machine does not move.
 
-    .venv/bin/python bench/bench_instructions.py [--turns 200 1200] [--before REF]
+    .venv/bin/python bench/bench_instructions.py [--turns 200 1200] [--before REF] [--start]
 
 Each case runs `lw.run` under `valgrind --tool=callgrind` at two turn counts of the zero-latency
 scripted model of bench_overhead.py; (instructions at the larger - at the smaller) / the turns
@@ -9,7 +9,10 @@ tool (the loop's own cost) and a sync no-op `@lw.tool` handler (with its thread 
 none once proven quick: tools.base Tool._run_sync). Every thread's instructions count (callgrind
 runs them one at a time). `--before REF` counts the `src/` of git revision REF beside the
 working tree's. Bytecode is compiled and used (PYTHONDONTWRITEBYTECODE unset, one warm-up run).
-Writes bench/results/instructions.md.
+`--start` adds the instructions of a whole one-call `loopwright -p` process against the loopback
+server (bench_first_request.py's run: start-up, the request, the answer, the exit), which repeat
+to a few instructions where its wall time moves by ±5 %: what a start-up change costs or saves
+(page faults and system calls are not in it). Writes bench/results/instructions.md.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_first_request import extract_src  # noqa: E402
+from bench_first_request import ENTRY, MODEL, Series, child_env, cli_args, extract_src  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -54,10 +57,26 @@ def instructions(turns: int, sync: bool, pythonpath: str | None) -> int:
     return int(m.group(1))
 
 
+def start_instructions(pythonpath: str | None, home: Path) -> int:
+    """A whole one-call `loopwright -p` process under callgrind (the server outside it)."""
+    from loopwright.testing import ScriptedServer
+
+    with ScriptedServer([[{"type": "text", "text": "hi"}]], model=MODEL) as srv:
+        env = child_env(Series("", pythonpath), srv, home)
+        env["PYTHONHASHSEED"] = "0"
+        p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c",
+                            ENTRY, *cli_args(False)], cwd=home, env=env, capture_output=True, text=True, timeout=900)
+    m = re.search(r"Collected : (\d+)", p.stderr)
+    if p.returncode != 0 or not m or not srv.loop_requests:
+        raise SystemExit(p.stderr[-3000:])
+    return int(m.group(1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--turns", type=int, nargs=2, default=[200, 1200])
     ap.add_argument("--before", help="a git revision to count side by side")
+    ap.add_argument("--start", action="store_true", help="also a whole one-call `loopwright -p` process")
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed")
@@ -71,7 +90,14 @@ def main() -> None:
         for label, path in trees.items():
             instructions(10, sync, path)  # writes the bytecode
             rows.setdefault(case, {})[label] = (instructions(hi, sync, path) - instructions(lo, sync, path)) / (hi - lo)
-    lines = [f"Instructions per turn (callgrind, all threads; (I({hi} turns) - I({lo} turns)) / {hi - lo}).", "",
+    if args.start:
+        home = tmp / "home"
+        home.mkdir()
+        for label, path in trees.items():
+            start_instructions(path, home)  # writes the bytecode and the records' cache
+            rows.setdefault("`-p` start: a whole one-call process", {})[label] = start_instructions(path, home)
+    lines = [f"Instructions per turn (callgrind, all threads; (I({hi} turns) - I({lo} turns)) / {hi - lo})"
+             + ("; for `-p` start, the whole process's." if args.start else "."), "",
              "| case | " + " | ".join(trees) + (" | after / before |" if args.before else " |"),
              "|---|" + "---:|" * (len(trees) + (1 if args.before else 0))]
     for case, by in rows.items():

@@ -340,17 +340,19 @@ class Tool:
         except Exception as e:  # pydantic conversion of a schema-valid input
             return ToolOutput(f"Invalid input for tool {self.name}: {e}", is_error=True)
         try:
-            args = (arg, ctx) if self._wants_ctx else (arg,)
-            if self._is_async:
-                raw = await self.handler(*args)
-            elif in_thread:
-                raw = await self._run_sync(args, wait)
-                if inspect.isawaitable(raw):  # a sync handler that returned a coroutine
-                    raw = await raw
+            if self._is_async:  # (called directly, not with *args: Python 3.11 specializes such a call)
+                handler = self.handler
+                raw = await (handler(arg, ctx) if self._wants_ctx else handler(arg))
             else:
-                raw = self.handler(*args)
-                if inspect.isawaitable(raw):
-                    raw = await raw
+                args = (arg, ctx) if self._wants_ctx else (arg,)
+                if in_thread:
+                    raw = await self._run_sync(args, wait)
+                    if inspect.isawaitable(raw):  # a sync handler that returned a coroutine
+                        raw = await raw
+                else:
+                    raw = self.handler(*args)
+                    if inspect.isawaitable(raw):
+                        raw = await raw
         except ToolError as e:
             return ToolOutput(str(e), is_error=True)
         except Exception as e:
