@@ -28,7 +28,7 @@ from .rules import (
     Rule,
     parse_rules,
 )
-from .verdict import ALLOW, NO_ALLOW_RULE, Allow, CanUseTool, Decision, Deny, Verdict, to_decision
+from .verdict import ALLOW, ALLOWED, NO_ALLOW_RULE, CanUseTool, Decision, Deny, Verdict, to_decision
 
 
 @record(slots=True)  # (slots: a copy's attributes are read as fast as the original's, see for_state)
@@ -108,8 +108,8 @@ class Permissions(Judge):
                      hook_decision: str | None = None) -> Decision:
         v = self.evaluate(name, tool_input, read_only, hook_decision)
         self.last_verdict = v  # what the rules said (telemetry's execute_tool span)
-        if v.kind == "allow":
-            return Allow()
+        if v.kind == "allow" or v.soft and self.mode is None and self.can_use_tool is None:
+            return ALLOWED  # (the rules' yes, or mode None's soft ask with no one to ask: _unasked)
         if v.kind == "deny":
             return Deny(v.reason)
         unasked = self._unasked(name, tool_input, v)
@@ -132,7 +132,7 @@ class Permissions(Judge):
         if self.can_use_tool is not None:
             return None
         if v.soft and self.mode is None:
-            return Allow()
+            return ALLOWED
         from .advice import WORDING, describe, hint
 
         return Deny(f"Permission denied: {describe(name, tool_input)} needs approval ({v.reason}), and "

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Literal, TypeAlias
 from ..records import record
 
 
-@record(slots=True)
+@record(frozen=True, slots=True)  # (frozen: ALLOWED is one object for every call the rules let run)
 class Allow:
     """A permission callback's yes (the Agent SDK's PermissionResultAllow), with the input to run."""
 
@@ -31,6 +31,7 @@ class Deny:
 
 
 Decision: TypeAlias = Allow | Deny
+ALLOWED = Allow()  # the rules' own yes (no new input): one object, not one a call (~1,400 instructions)
 PermissionResultAllow = Allow  # the Agent SDK's names for the same decisions
 PermissionResultDeny = Deny
 CanUseTool: TypeAlias = Callable[[str, dict[str, Any]], Any]

@@ -18,7 +18,7 @@ import math
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypeAlias
 
-from ..blocks import Block, WireMessage, block_from_wire, blocks_from_wire, tool_uses
+from ..blocks import Block, ToolUseBlock, WireMessage, block_from_wire, blocks_from_wire
 from ..usage import Usage
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, tool_use
 
@@ -67,6 +67,7 @@ class ScriptedModel:
             self._fn = None
             self._turns = list(turns_or_function)
         self._cost = cost_per_call_usd
+        self._flat_cost = 0.0 if callable(cost_per_call_usd) else float(cost_per_call_usd or 0.0)
         self.calls = 0
         # incremental token count of the history: (the list itself, messages counted, their sum).
         # The list is held, not its id(): a new list could reuse a freed list's id.
@@ -111,7 +112,11 @@ class ScriptedModel:
         stop = spec.get("stop_reason")
         content = _blocks(spec.get("content", []), stop == "max_tokens")
         if not stop:
-            stop = "tool_use" if tool_uses(content) else "end_turn"
+            stop = "end_turn"
+            for b in content:  # (U(a) non-empty; no list of them)
+                if isinstance(b, ToolUseBlock):
+                    stop = "tool_use"
+                    break
         if "usage" in spec:
             usage = Usage.from_json(spec["usage"])
         else:
@@ -119,5 +124,5 @@ class ScriptedModel:
                 input_tokens=self._fixed_tokens(request) + self._history_tokens(request.messages),
                 output_tokens=estimate_tokens({"role": "assistant", "content": spec.get("content", [])}),
             )
-        cost = self._cost(self.calls) if callable(self._cost) else float(self._cost or 0.0)
+        cost = self._cost(self.calls) if callable(self._cost) else self._flat_cost
         yield ModelResponse(content, stop, usage, self.name, cost)  # (positional: a keyword costs ~1,000 instructions)
