@@ -136,7 +136,9 @@ class Executor:
     async def _run(self, use: ToolUseBlock, tool_input: dict[str, Any], wait: float,
                    siblings: int = 1) -> ToolResultBlock:
         tool = self.tools[use.name]
-        ctx = self.ctx.for_call(use.id, siblings)  # per call: concurrent calls must not share it
+        # Per call (concurrent calls must not share it), for a handler that takes one (~3,000
+        # instructions a call): Tool.call passes the context to its handler only.
+        ctx = self.ctx.for_call(use.id, siblings) if tool.takes_context else self.ctx
         output: ToolOutput = await tool.call(tool_input, ctx, True, wait)
         result = ToolResultBlock(use.id, output.content, output.is_error)
         if self.hooked:

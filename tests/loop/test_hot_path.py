@@ -174,3 +174,33 @@ def test_the_request_is_reused_while_unchanged_and_rebuilt_once_a_model_changed_
     for k, (_, system, extra, n, max_tokens) in enumerate(m.seen):
         assert system == "sys" and extra == {} and max_tokens == 100, k  # never what the model wrote
         assert n == 1 + 2 * k  # the live history: the prompt, then a call and its results a turn
+
+
+# --- a call's context: its own, for a handler that takes one ---------------------------------
+
+
+def test_a_handler_that_takes_a_context_gets_its_own_and_the_run_s_is_untouched() -> None:
+    """Read-only calls side by side and a lone call each see their own tool_use_id and siblings
+    (a context is made per call only for a handler that takes one: Tool.takes_context)."""
+    seen: list[tuple[str, str, int]] = []
+
+    async def probe(x: dict[str, Any], ctx: lw.ToolContext) -> str:
+        await asyncio.sleep(0)  # side by side: each still reads its own
+        seen.append((x["tag"], ctx.tool_use_id, ctx.siblings))
+        return "ok"
+
+    async def plain(x: dict[str, Any]) -> str:
+        return "ok"
+
+    schema = {"type": "object", "properties": {"tag": {"type": "string"}}}
+    ro = lw.Tool("probe", "", schema, probe, read_only=True)
+    lone = lw.Tool("lone", "", schema, probe)
+    other = lw.Tool("plain", "", schema, plain)
+    assert (ro.takes_context, other.takes_context) == (True, False)
+    turn1 = [{"type": "tool_use", "id": f"r{i}", "name": "probe", "input": {"tag": f"r{i}"}} for i in range(3)]
+    turn2 = [{"type": "tool_use", "id": "l1", "name": "lone", "input": {"tag": "l1"}},
+             {"type": "tool_use", "id": "p1", "name": "plain", "input": {}}]
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([turn1, turn2, [{"type": "text", "text": "done"}]]),
+                                     tools=[ro, lone, other]))
+    assert r.subtype == "success"
+    assert sorted(seen) == [("l1", "l1", 1), ("r0", "r0", 3), ("r1", "r1", 3), ("r2", "r2", 3)]

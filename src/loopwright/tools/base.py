@@ -238,10 +238,11 @@ def _fast_validator(schema: Any) -> Any:
 
 
 class Tool:
-    """A tool the model may call: `Tool(name, description, input_schema, handler, read_only=False)`."""
+    """A tool the model may call: `Tool(name, description, input_schema, handler, read_only=False)`.
+    `takes_context`: whether the handler is called as handler(input, ctx) (from its signature)."""
 
     __slots__ = ("name", "description", "input_schema", "handler", "read_only", "needs_approval", "spawns_agents",
-                 "read_only_call", "_wants_ctx", "_is_async", "_validator", "_fast", "_convert", "_quick", "_prove")
+                 "read_only_call", "takes_context", "_is_async", "_validator", "_fast", "_convert", "_quick", "_prove")
 
     def __init__(
         self,
@@ -275,7 +276,7 @@ class Tool:
         self.needs_approval = needs_approval
         self.spawns_agents = spawns_agents
         self.read_only_call = read_only_call
-        self._wants_ctx = _wants_ctx(name, handler)
+        self.takes_context = _wants_ctx(name, handler)  # handler(input, ctx), not handler(input)
         self._is_async = inspect.iscoroutinefunction(handler)
         self._validator: Any = None  # compiled lazily: jsonschema is not imported at startup
         self._fast: Any = None  # fastjsonschema's check, compiled at the first call (False: not usable)
@@ -342,9 +343,9 @@ class Tool:
         try:
             if self._is_async:  # (called directly, not with *args: Python 3.11 specializes such a call)
                 handler = self.handler
-                raw = await (handler(arg, ctx) if self._wants_ctx else handler(arg))
+                raw = await (handler(arg, ctx) if self.takes_context else handler(arg))
             else:
-                args = (arg, ctx) if self._wants_ctx else (arg,)
+                args = (arg, ctx) if self.takes_context else (arg,)
                 if in_thread:
                     raw = await self._run_sync(args, wait)
                     if inspect.isawaitable(raw):  # a sync handler that returned a coroutine
