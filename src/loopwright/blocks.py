@@ -73,7 +73,8 @@ class ToolResultBlock:
         wire: WireBlock = {"type": "tool_result", "tool_use_id": self.tool_use_id, "content": content}
         if self.is_error:
             wire["is_error"] = True
-        wire.update(self.extra)
+        if self.extra:  # (Python 3.11 never specializes a call of dict.update)
+            wire.update(self.extra)
         return wire
 
     @property

@@ -90,7 +90,7 @@ class InvariantChecker:
             i += 1
         self._checked = n
         self._pending = pending
-        if h[-1].get("role") != "user":
+        if h[n - 1].get("role") != "user":  # (h[-1]: Python 3.11 specializes no negative index)
             raise InvariantViolation("(P1) the last message must be a user message")
 
 

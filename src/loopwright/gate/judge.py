@@ -56,10 +56,11 @@ class Judge:
         v = ask() if ask is not None else None
         if v is not None:
             return v
-        if hook == "ask":
-            return Verdict("ask", "a PreToolUse hook asked", code="hook", source="hook")
-        if hook == "allow":
-            return self.allowed(source="hook")
+        if hook is not None:  # (comparing None with a str is never specialized in Python 3.11)
+            if hook == "ask":
+                return Verdict("ask", "a PreToolUse hook asked", code="hook", source="hook")
+            if hook == "allow":
+                return self.allowed(source="hook")
         if self.mode is None:
             approving = rules_allow() if rules_allow is not None else None
             if approving is not None:

@@ -635,6 +635,8 @@ def to_output(raw: Any) -> ToolOutput:
     """Normalize a handler's return value: a string as is; content blocks as blocks; bytes as an
     image (or base64 text); any other data (dicts, lists, numbers, pydantic models, dataclasses)
     as JSON text, never Python's repr."""
+    if type(raw) is str:  # (what most handlers return: as the checks below would, without them)
+        return ToolOutput(raw, False)
     if isinstance(raw, ToolOutput):
         if isinstance(raw.content, str):
             return raw
