@@ -378,8 +378,10 @@ class Run:
         (a server such as vLLM refuses input + max_tokens > W)."""
         d, c = self.deps, self.compactor
         want = d.options.max_tokens
+        if c.source not in ("server", "error") or c.window is None:  # (no window told: no getattr,
+            return want                                                # which raises inside for most models)
         limit = want or getattr(d.model, "max_tokens", None)
-        if c.source not in ("server", "error") or c.window is None or not isinstance(limit, int):
+        if not isinstance(limit, int):
             return want
         n = c.forecast(self.state.budget.calls, self.state.h, len(d.system or "") + len(json.dumps(d.tool_defs)))
         room = c.window - int(n * 4.0 / c.chars_per_token)
