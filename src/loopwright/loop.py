@@ -378,8 +378,9 @@ class Run:
         (a server such as vLLM refuses input + max_tokens > W)."""
         d, c = self.deps, self.compactor
         want = d.options.max_tokens
-        if c.source not in ("server", "error") or c.window is None:  # (no window told: no getattr,
-            return want                                                # which raises inside for most models)
+        # (no window told: the caller's, without the getattr, which raises inside for most models)
+        if c.source not in ("server", "error") or c.window is None:
+            return want
         limit = want or getattr(d.model, "max_tokens", None)
         if not isinstance(limit, int):
             return want

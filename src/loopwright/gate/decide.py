@@ -108,8 +108,10 @@ class Permissions(Judge):
                      hook_decision: str | None = None) -> Decision:
         v = self.evaluate(name, tool_input, read_only, hook_decision)
         self.last_verdict = v  # what the rules said (telemetry's execute_tool span)
+        # The rules' yes; or, in mode None with no callback to ask, a soft ask (only nothing
+        # approved the call): it runs. (Here, not in _unasked: most calls, one call fewer.)
         if v.kind == "allow" or v.soft and self.mode is None and self.can_use_tool is None:
-            return ALLOWED  # (the rules' yes, or mode None's soft ask with no one to ask: _unasked)
+            return ALLOWED
         if v.kind == "deny":
             return Deny(v.reason)
         unasked = self._unasked(name, tool_input, v)
@@ -122,8 +124,8 @@ class Permissions(Judge):
         return to_decision(value)
 
     def _unasked(self, name: str, tool_input: dict[str, Any], v: Verdict) -> Decision | None:
-        """An ask's answer without the can_use_tool callback: None when the callback decides.
-        (A function, not a coroutine: most asks, mode None's soft ones, are answered here.)"""
+        """An ask's answer without the can_use_tool callback (mode None's soft asks are answered in
+        decide): None when the callback decides. (A function, not a coroutine.)"""
         if self.mode == "dontAsk":
             from .advice import describe, hint  # (a refusal's wording: at the first refusal)
 
@@ -131,8 +133,6 @@ class Permissions(Judge):
                         f"dontAsk mode refuses everything else ({v.reason}). {hint(self, name, tool_input, v)}")
         if self.can_use_tool is not None:
             return None
-        if v.soft and self.mode is None:
-            return ALLOWED
         from .advice import WORDING, describe, hint
 
         return Deny(f"Permission denied: {describe(name, tool_input)} needs approval ({v.reason}), and "
