@@ -1,5 +1,7 @@
 """The request body encoder (models.http.BodyEncoder) reuses each message's JSON from turn to
-turn: its bytes must be json.dumps's bytes for the whole body, every turn, whatever changed."""
+turn: its bytes must be json.dumps's bytes for the whole body, every turn, whatever changed. The
+OpenAI shapes convert each message once the same way (PerMessage): what they send must be a fresh
+conversion of the whole history, every turn."""
 
 from __future__ import annotations
 
@@ -11,7 +13,13 @@ from hypothesis import strategies as st
 
 from loopwright.models.anthropic import AnthropicModel
 from loopwright.models.base import ModelRequest
-from loopwright.models.http import BodyEncoder
+from loopwright.models.http import BodyEncoder, PerMessage
+from loopwright.models.openai_compat import OpenAICompatModel, chat_messages, to_openai_messages
+from loopwright.models.openai_responses import (
+    OpenAIResponsesModel,
+    responses_items,
+    to_responses_input,
+)
 
 
 def _plain(body: dict[str, Any]) -> bytes:
@@ -59,4 +67,52 @@ def test_an_anthropic_run_of_turns_sends_what_json_dumps_would() -> None:
         assert enc.encode(body) == _plain(body)
         h.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{k}", "name": "Read", "input": {}}]})
         h.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "x" * k}]})
-    assert len(enc._known) == len(h) - 2  # the messages of the last request, no more
+    assert len(enc._json._known) == len(h) - 2  # the messages of the last request, no more
+
+
+def _change(h: list[dict[str, Any]], change: str | None) -> None:
+    if change == "turn":
+        k = len(h)
+        h.append({"role": "assistant", "content": [{"type": "text", "text": f"t{k}"},
+                                                   {"type": "tool_use", "id": f"u{k}", "name": "Read", "input": {"k": k}}]})
+        h.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"u{k}", "content": "x" * k}]})
+    elif change == "mutate" and h:  # in place: a user message's content list grows, or a string changes
+        m = h[len(h) // 2]
+        if isinstance(m["content"], list):
+            m["content"].append({"type": "text", "text": "added"})
+        else:
+            m["content"] = m["content"] + " changed"
+    elif change == "replace" and h:  # (compaction, rewind: a new first message)
+        h[0] = {**h[0], "content": "replaced"}
+    elif change == "drop" and len(h) > 1:
+        del h[-2:]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["turn", "mutate", "replace", "drop"]), max_size=10))
+def test_the_openai_shapes_send_a_fresh_conversion_turn_after_turn(changes: list[str]) -> None:
+    chat, items = PerMessage(chat_messages), PerMessage(responses_items)
+    h: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for change in [None, *changes]:
+        _change(h, change)
+        assert to_openai_messages("sys", h, chat) == to_openai_messages("sys", h)
+        assert to_responses_input(h, items) == to_responses_input(h)
+
+
+def test_a_message_is_converted_once_and_again_when_it_changed() -> None:
+    """Chat completions and Responses through their models' build_params: an unchanged message's
+    items are the very objects of the last call (so BodyEncoder reuses their JSON too); a message
+    whose content grew in place is converted again."""
+    h: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "go"}]}]
+    _change(h, "turn")
+    for model, key in ((OpenAICompatModel("m", base_url="http://127.0.0.1:1/v1", api_key="k"), "messages"),
+                       (OpenAIResponsesModel("m", base_url="http://127.0.0.1:1/v1", api_key="k"), "input")):
+        first = model.build_params(ModelRequest(messages=h, system="sys", tools=[]))[key]
+        again = model.build_params(ModelRequest(messages=h, system="sys", tools=[]))[key]
+        assert again == first and all(a is b for a, b in zip(again, first, strict=True) if a.get("role") != "system")
+        h[0]["content"].append({"type": "text", "text": "more"})
+        changed = model.build_params(ModelRequest(messages=h, system="sys", tools=[]))[key]
+        user = next(i for i, m in enumerate(changed) if m.get("role") == "user")
+        assert changed[user] is not first[user] and "more" in json.dumps(changed[user])
+        assert changed[user + 1:] == first[user + 1:] and all(a is b for a, b in zip(changed[user + 1:], first[user + 1:], strict=True))
+        del h[0]["content"][-1]

@@ -39,8 +39,8 @@ import os
 import ssl
 import sys
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from typing import Any, ClassVar, TypedDict
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from typing import Any, ClassVar, Generic, TypedDict, TypeVar
 from urllib.parse import urlsplit
 
 from .. import __version__
@@ -92,6 +92,7 @@ class HTTPModel:
     env_api_key: ClassVar[str]
     default_base_url: ClassVar[str]
     path: ClassVar[str]  # appended to base_url: "/v1/messages", "/chat/completions"
+    history_key: ClassVar[str] = "messages"  # the body's history (encoded a message at a time): "input"
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  max_retries: int = 4, max_tokens: int | None = None, include_partial_messages: bool = False,
@@ -118,7 +119,7 @@ class HTTPModel:
         self._headers: dict[str, str] = {}
         self._http_loop: asyncio.AbstractEventLoop | None = None
         self._url = (self.base_url or self.default_base_url).rstrip("/") + self.path
-        self._encoder = BodyEncoder()
+        self._encoder = BodyEncoder(self.history_key)
         self._timeouts: Any = None  # wire.Timeouts, made with the pool
 
     def __repr__(self) -> str:
@@ -325,39 +326,58 @@ def _dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-class BodyEncoder:
-    """A request body as JSON bytes, each message encoded once: the history is sent whole every
-    turn, and encoding it anew was the largest per-turn cost of a long run (it grows with the
-    history). A message is the same dict from turn to turn (the providers copy only those they
-    change, as the newest, which carries the cache breakpoint); its JSON is reused while it is
-    that dict with that content list of that length (what the loop ever changes in place: a
-    first message's content, before it is sent) and is dropped when a request no longer has it."""
+T = TypeVar("T")
 
-    __slots__ = ("_known",)
 
-    def __init__(self) -> None:
-        self._known: dict[int, tuple[Any, Any, int, str]] = {}  # id -> (message, content, len, JSON)
+class PerMessage(Generic[T]):
+    """`fn(m)` for each message of a history, computed once per message: the history is sent whole
+    every turn, and redoing each message's work (its JSON, its items in another API's shape) was
+    the largest per-turn cost of a long run (it grows with the history). A message is the same
+    dict from turn to turn (the providers copy only those they change, as the newest, which
+    carries the cache breakpoint); its result is reused while it is that dict with that content
+    list of that length (what the loop ever changes in place: a first message's content, before
+    it is sent) and is dropped when a history no longer has it."""
 
-    def encode(self, body: dict[str, Any]) -> bytes:
-        msgs = body.get("messages")
-        if not isinstance(msgs, list) or not msgs:
-            return _dumps(body).encode()
-        known, now = self._known, {}
-        parts = []
-        for m in msgs:
+    __slots__ = ("_fn", "_known")
+
+    def __init__(self, fn: Callable[[Any], T]) -> None:
+        self._fn = fn
+        self._known: dict[int, tuple[Any, Any, int, T]] = {}  # id -> (message, content, len, result)
+
+    def map(self, messages: list[Any]) -> list[T]:
+        fn, known, now = self._fn, self._known, {}
+        out = []
+        for m in messages:
             content = m.get("content") if isinstance(m, dict) else None
             size = len(content) if isinstance(content, list) else -1
             hit = known.get(id(m))
             if hit is not None and hit[0] is m and hit[1] is content and hit[2] == size:
-                text = hit[3]
+                result = hit[3]
             else:
-                text = _dumps(m)
-            now[id(m)] = (m, content, size, text)  # holds m: its id is not reused while known
-            parts.append(text)
+                result = fn(m)
+            now[id(m)] = (m, content, size, result)  # holds m: its id is not reused while known
+            out.append(result)
         self._known = now
+        return out
+
+
+class BodyEncoder:
+    """A request body as JSON bytes, the history under `key` encoded a message at a time, each
+    message once (PerMessage)."""
+
+    __slots__ = ("_json", "_key")
+
+    def __init__(self, key: str = "messages") -> None:
+        self._key = key
+        self._json: PerMessage[str] = PerMessage(_dumps)
+
+    def encode(self, body: dict[str, Any]) -> bytes:
+        msgs = body.get(self._key)
+        if not isinstance(msgs, list) or not msgs:
+            return _dumps(body).encode()
         # the same bytes json.dumps gives for the whole body (keys in their order)
-        joined = "[" + ",".join(parts) + "]"
-        return ("{" + ",".join(f"{_dumps(str(k))}:{joined if k == 'messages' else _dumps(v)}"
+        joined = "[" + ",".join(self._json.map(msgs)) + "]"
+        return ("{" + ",".join(f"{_dumps(str(k))}:{joined if k == self._key else _dumps(v)}"
                                for k, v in body.items()) + "}").encode()
 
 

@@ -30,7 +30,7 @@ understood. `client=AsyncOpenAI(...)` sends the calls through that SDK client in
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Unpack
 
 from ..blocks import Block, TextBlock
@@ -39,7 +39,7 @@ from ..messages import StreamEvent
 from ..usage import Usage
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, tool_use
 from .catalog import output_limit
-from .http import USER_AGENT, HTTPModel, HTTPOptions
+from .http import USER_AGENT, HTTPModel, HTTPOptions, PerMessage
 from .reasoning import openai_params
 from .retry import (
     AttemptFailed,
@@ -100,6 +100,7 @@ class OpenAICompatModel(HTTPModel):
         # a server of the user's own (not OpenAI's): its window is asked before the first call (models/window.py)
         self.discovers_window = bool(self.base_url) and "api.openai.com" not in str(self.base_url)
         self._tools_key: tuple[Any, int] | None = None
+        self._per_message: PerMessage[list[dict[str, Any]]] = PerMessage(self.message_items)  # (each message once)
         self._tools_built: list[dict[str, Any]] = []
 
     def headers(self) -> dict[str, str]:
@@ -110,6 +111,11 @@ class OpenAICompatModel(HTTPModel):
                 "accept": "text/event-stream, application/json", "user-agent": USER_AGENT}
 
     # --- request mapping ---------------------------------------------------------------------
+
+    @staticmethod
+    def message_items(m: dict[str, Any]) -> list[dict[str, Any]]:
+        """One history message in this API's shape (the Responses model's: its `input` items)."""
+        return chat_messages(m)
 
     def _tools_param(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if self._tools_key is None or self._tools_key[0] is not tools or self._tools_key[1] != len(tools):
@@ -124,7 +130,7 @@ class OpenAICompatModel(HTTPModel):
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": self.name,
-            "messages": to_openai_messages(request.system, request.messages),
+            "messages": to_openai_messages(request.system, request.messages, self._per_message),
         }
         max_tokens = request.max_tokens or self.max_tokens
         if max_tokens:
@@ -221,13 +227,12 @@ def _image_part(block: dict[str, Any]) -> dict[str, Any] | None:
     return {"type": "image_url", "image_url": {"url": url}}
 
 
-def history_blocks(history: list[dict[str, Any]]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """Each message of an Anthropic-shaped history as (role, its blocks): a string content is one
-    text block; what is not a block (a dict) is left out. Both OpenAI wire shapes walk it."""
-    for m in history:
-        content = m.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-        yield str(m.get("role")), [b for b in blocks if isinstance(b, dict)]
+def message_blocks(m: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """A message of an Anthropic-shaped history as (role, its blocks): a string content is one
+    text block; what is not a block (a dict) is left out. Both OpenAI wire shapes read it."""
+    content = m.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    return str(m.get("role")), [b for b in blocks if isinstance(b, dict)]
 
 
 def user_parts(blocks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -237,32 +242,41 @@ def user_parts(blocks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list
             [b for b in blocks if b.get("type") in ("text", "image")])
 
 
-def to_openai_messages(system: str | None, history: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The chat-completions `messages` for an Anthropic-shaped history (the loop's own
-    history is never changed)."""
+def to_openai_messages(system: str | None, history: list[dict[str, Any]],
+                       per_message: PerMessage[list[dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
+    """The chat-completions `messages` for an Anthropic-shaped history (the loop's own history is
+    never changed). `per_message`: a model's PerMessage(chat_messages), which converts each
+    message once in a run, not at every call."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    for role, blocks in history_blocks(history):
-        if role == "assistant":
-            text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-            calls = [
-                {"id": b.get("id"), "type": "function",
-                 "function": {"name": b.get("name"), "arguments": json.dumps(b.get("input") or {}, ensure_ascii=False)}}
-                for b in blocks if b.get("type") == "tool_use"
-            ]
-            msg: dict[str, Any] = {"role": "assistant", "content": text or (None if calls else "")}
-            if calls:
-                msg["tool_calls"] = calls
-            out.append(msg)
-            continue
-        results, parts = user_parts(blocks)
-        out += [{"role": "tool", "tool_call_id": b.get("tool_use_id"), "content": _result_text(b)} for b in results]
-        rest = [p for p in (_image_part(b) if b["type"] == "image" else {"type": "text", "text": str(b.get("text", ""))}
-                            for b in parts) if p is not None]
-        if rest:
-            if all(p["type"] == "text" for p in rest):
-                out.append({"role": "user", "content": "\n\n".join(p["text"] for p in rest)})
-            else:
-                out.append({"role": "user", "content": rest})
+    for items in per_message.map(history) if per_message is not None else map(chat_messages, history):
+        out += items
+    return out
+
+
+def chat_messages(m: dict[str, Any]) -> list[dict[str, Any]]:
+    """One history message as chat-completions messages (a user message's tool results are
+    messages of their own, before its text and images)."""
+    role, blocks = message_blocks(m)
+    if role == "assistant":
+        text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+        calls = [
+            {"id": b.get("id"), "type": "function",
+             "function": {"name": b.get("name"), "arguments": json.dumps(b.get("input") or {}, ensure_ascii=False)}}
+            for b in blocks if b.get("type") == "tool_use"
+        ]
+        msg: dict[str, Any] = {"role": "assistant", "content": text or (None if calls else "")}
+        if calls:
+            msg["tool_calls"] = calls
+        return [msg]
+    results, parts = user_parts(blocks)
+    out = [{"role": "tool", "tool_call_id": b.get("tool_use_id"), "content": _result_text(b)} for b in results]
+    rest = [p for p in (_image_part(b) if b["type"] == "image" else {"type": "text", "text": str(b.get("text", ""))}
+                        for b in parts) if p is not None]
+    if rest:
+        if all(p["type"] == "text" for p in rest):
+            out.append({"role": "user", "content": "\n\n".join(p["text"] for p in rest)})
+        else:
+            out.append({"role": "user", "content": rest})
     return out
 
 

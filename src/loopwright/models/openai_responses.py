@@ -38,7 +38,8 @@ from ..ids import new_hex
 from ..messages import StreamEvent
 from ..usage import Usage
 from .base import ModelEvent, ModelRequest, ModelResponse, tool_use
-from .openai_compat import OpenAICompatModel, _image_part, _result_text, history_blocks, user_parts
+from .http import PerMessage
+from .openai_compat import OpenAICompatModel, _image_part, _result_text, message_blocks, user_parts
 from .reasoning import openai_params
 from .retry import AttemptFailed, Failure, drain, error_from_body, iter_sse, sse_object
 
@@ -53,6 +54,11 @@ class OpenAIResponsesModel(OpenAICompatModel):
 
     provider = "OpenAI Responses"
     path = "/responses"
+    history_key = "input"
+
+    @staticmethod
+    def message_items(m: dict[str, Any]) -> list[dict[str, Any]]:
+        return responses_items(m)
 
     @property
     def official(self) -> bool:
@@ -63,7 +69,7 @@ class OpenAIResponsesModel(OpenAICompatModel):
                  "parameters": t.get("input_schema") or {"type": "object"}} for t in tools]
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
-        params: dict[str, Any] = {"model": self.name, "input": to_responses_input(request.messages)}
+        params: dict[str, Any] = {"model": self.name, "input": to_responses_input(request.messages, self._per_message)}
         if request.system:
             params["instructions"] = request.system
         limit = request.max_tokens or self.max_tokens
@@ -170,24 +176,34 @@ def read_response(response: dict[str, Any], model: str, kind: str) -> ModelRespo
     return ModelResponse(content, stop, usage, model)  # keyed by the name asked for
 
 
-def to_responses_input(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The `input` items for an Anthropic-shaped history (the history itself is never changed)."""
+def to_responses_input(history: list[dict[str, Any]],
+                       per_message: PerMessage[list[dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
+    """The `input` items for an Anthropic-shaped history (the history itself is never changed).
+    `per_message`: a model's PerMessage(responses_items), which converts each message once in a
+    run, not at every call."""
     out: list[dict[str, Any]] = []
-    for role, blocks in history_blocks(history):
-        if role == "assistant":
-            out.extend(_assistant_items(blocks))
-            continue
-        results, rest = user_parts(blocks)
-        out += [{"type": "function_call_output", "call_id": b.get("tool_use_id"), "output": _result_text(b)}
-                for b in results]
-        parts: list[dict[str, Any]] = []
-        for b in rest:
-            if b["type"] == "text":
-                parts.append({"type": "input_text", "text": str(b.get("text", ""))})
-            elif (img := _image_part(b)) is not None:
-                parts.append({"type": "input_image", "image_url": str(img["image_url"]["url"])})
-        if parts:
-            out.append({"type": "message", "role": "user", "content": parts})
+    for items in per_message.map(history) if per_message is not None else map(responses_items, history):
+        out += items
+    return out
+
+
+def responses_items(m: dict[str, Any]) -> list[dict[str, Any]]:
+    """One history message as `input` items (a user message's tool results are items of their
+    own, before its text and images)."""
+    role, blocks = message_blocks(m)
+    if role == "assistant":
+        return _assistant_items(blocks)
+    results, rest = user_parts(blocks)
+    out = [{"type": "function_call_output", "call_id": b.get("tool_use_id"), "output": _result_text(b)}
+           for b in results]
+    parts: list[dict[str, Any]] = []
+    for b in rest:
+        if b["type"] == "text":
+            parts.append({"type": "input_text", "text": str(b.get("text", ""))})
+        elif (img := _image_part(b)) is not None:
+            parts.append({"type": "input_image", "image_url": str(img["image_url"]["url"])})
+    if parts:
+        out.append({"type": "message", "role": "user", "content": parts})
     return out
 
 
