@@ -18,7 +18,7 @@ import math
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypeAlias
 
-from ..blocks import Block, ToolUseBlock, WireMessage, block_from_wire, blocks_from_wire
+from ..blocks import Block, WireMessage, block_from_wire, blocks_from_wire, tool_uses
 from ..usage import Usage
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, tool_use
 
@@ -112,11 +112,7 @@ class ScriptedModel:
         stop = spec.get("stop_reason")
         content = _blocks(spec.get("content", []), stop == "max_tokens")
         if not stop:
-            stop = "end_turn"
-            for b in content:  # (U(a) non-empty; no list of them)
-                if isinstance(b, ToolUseBlock):
-                    stop = "tool_use"
-                    break
+            stop = "tool_use" if tool_uses(content) else "end_turn"
         if "usage" in spec:
             usage = Usage.from_json(spec["usage"])
         else:

@@ -22,7 +22,7 @@ _ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 class Observer:
     """What a run tells its telemetry. This base is the null observer (telemetry off): each
     method does nothing, and the wrappers hand back what they were given. While `enabled` is
-    False a caller on the per-turn path may skip the calls (the executor does)."""
+    False a caller on the per-turn path may skip the calls (the executor and the loop do)."""
 
     enabled: bool = False  # (a subclass that skips __init__ still has it)
 
