@@ -10,9 +10,12 @@ none once proven quick: tools.base Tool._run_sync). Every thread's instructions 
 runs them one at a time). `--before REF` counts the `src/` of git revision REF beside the
 working tree's. Bytecode is compiled and used (PYTHONDONTWRITEBYTECODE unset, one warm-up run).
 `--start` adds the instructions of a whole one-call `loopwright -p` process against the loopback
-server (bench_first_request.py's run: start-up, the request, the answer, the exit), which repeat
-to a few instructions where its wall time moves by ±5 %: what a start-up change costs or saves
-(page faults and system calls are not in it). Writes bench/results/instructions.md.
+server (bench_first_request.py's run: start-up, the request, the answer, the exit), and of its
+part up to the first request (to the first `send()` of the request's bytes: callgrind's
+`--dump-before=send`), which repeat to a few instructions where wall time moves by ±5 %: what a
+start-up change costs or saves (page faults and system calls are not in it). Beside them, for
+scale: issue 29's reference `python -c 'import asyncio, json, socket'` (a whole process) and
+bench/sdk_floor_cli.py's `-p` (to its first request). Writes bench/results/instructions.md.
 """
 
 from __future__ import annotations
@@ -57,17 +60,36 @@ def instructions(turns: int, sync: bool, pythonpath: str | None) -> int:
     return int(m.group(1))
 
 
-def start_instructions(pythonpath: str | None, home: Path) -> int:
-    """A whole one-call `loopwright -p` process under callgrind (the server outside it)."""
+def start_instructions(pythonpath: str | None, home: Path, entry: list[str] | None = None) -> tuple[int, int]:
+    """A whole one-call `loopwright -p` process under callgrind (the server outside it): its
+    instructions, and those before its first `send()` (the first request's bytes; callgrind dumps
+    its counts there, and at the exit the rest)."""
     from loopwright.testing import ScriptedServer
 
+    out = Path(tempfile.mkdtemp(prefix="lw-cg-"))
     with ScriptedServer([[{"type": "text", "text": "hi"}]], model=MODEL) as srv:
         env = child_env(Series("", pythonpath), srv, home)
         env["PYTHONHASHSEED"] = "0"
-        p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c",
-                            ENTRY, *cli_args(False)], cwd=home, env=env, capture_output=True, text=True, timeout=900)
+        p = subprocess.run(["valgrind", "--tool=callgrind", "--dump-before=send", f"--callgrind-out-file={out}/cg",
+                            sys.executable, *(entry or ["-c", ENTRY]), *cli_args(False)], cwd=home, env=env,
+                           capture_output=True, text=True, timeout=900)
     m = re.search(r"Collected : (\d+)", p.stderr)
-    if p.returncode != 0 or not m or not srv.loop_requests:
+    first = out / "cg.1"  # (the part dumped at the first send; `cg` holds the last part)
+    if p.returncode != 0 or not m or not srv.loop_requests or not first.exists():
+        raise SystemExit(p.stderr[-3000:])
+    [before] = [int(line.split()[1]) for line in first.read_text().splitlines() if line.startswith("totals:")]
+    shutil.rmtree(out)
+    return int(m.group(1)), before
+
+
+def reference_instructions() -> int:
+    """Issue 29's reference, `python -c 'import asyncio, json, socket'`, a whole process."""
+    code = "import asyncio, json, socket"
+    subprocess.run([sys.executable, "-c", code], check=True)  # (its bytecode is the interpreter's own)
+    p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", code],
+                       capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONHASHSEED": "0"})
+    m = re.search(r"Collected : (\d+)", p.stderr)
+    if p.returncode != 0 or not m:
         raise SystemExit(p.stderr[-3000:])
     return int(m.group(1))
 
@@ -90,14 +112,22 @@ def main() -> None:
         for label, path in trees.items():
             instructions(10, sync, path)  # writes the bytecode
             rows.setdefault(case, {})[label] = (instructions(hi, sync, path) - instructions(lo, sync, path)) / (hi - lo)
+    scale = ""
     if args.start:
         home = tmp / "home"
         home.mkdir()
         for label, path in trees.items():
             start_instructions(path, home)  # writes the bytecode and the records' cache
-            rows.setdefault("`-p` start: a whole one-call process", {})[label] = start_instructions(path, home)
+            whole, before = start_instructions(path, home)
+            rows.setdefault("`-p`: a whole one-call process", {})[label] = whole
+            rows.setdefault("`-p`: start → first request", {})[label] = before
+        floor = [str(HERE / "sdk_floor_cli.py")]
+        start_instructions(None, home, floor)
+        scale = (f"For scale: issue 29's reference `python -c 'import asyncio, json, socket'` (a whole process) "
+                 f"{reference_instructions():,}; the floor (bench/sdk_floor_cli.py `-p`) to its first request "
+                 f"{start_instructions(None, home, floor)[1]:,}.\n")
     lines = [f"Instructions per turn (callgrind, all threads; (I({hi} turns) - I({lo} turns)) / {hi - lo})"
-             + ("; for `-p` start, the whole process's." if args.start else "."), "",
+             + ("; for `-p`, the whole process's and its part to the first request." if args.start else "."), "",
              "| case | " + " | ".join(trees) + (" | after / before |" if args.before else " |"),
              "|---|" + "---:|" * (len(trees) + (1 if args.before else 0))]
     for case, by in rows.items():
@@ -106,7 +136,7 @@ def main() -> None:
             first, last = list(trees)
             cells.append(f"{by[last] / by[first]:.2f}×")
         lines.append(f"| {case} | " + " | ".join(cells) + " |")
-    text = "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n" + ("\n" + scale if scale else "")
     print(text)
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "instructions.md").write_text(text)

@@ -1,5 +1,7 @@
 """Room: providers (on the standard library and h11). The HTTP/1.1 client under the providers
-(models/http.py) and the web tools: h11 frames the messages, asyncio's streams carry them.
+(models/http.py) and the web tools: models/framing.py writes the requests, h11 reads the answers,
+asyncio's streams carry them. h11 is loaded once the process's first request is on its way
+(framing.py says why).
 
 - `Pool(...).request(method, url, headers, body)` sends one request and answers with the
   `Response` once its head has arrived; the body is read with `aiter_bytes()` / `aiter_lines()`
@@ -39,11 +41,16 @@ import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-import h11
-
 from ..records import record
+from .framing import FramingError, frame
+
+if TYPE_CHECKING:
+    import h11
+else:
+    h11 = None  # the module, once _load_h11 has run
 
 Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 # (host, port, timeout) -> a TCP connection; an OSError is a ConnectError (any other, the caller's own)
@@ -152,14 +159,22 @@ def _is_address(host: str) -> bool:
     return False
 
 
+def _load_h11() -> None:
+    global h11
+    import h11 as module
+
+    h11 = module
+
+
 class _Connection:
-    """One HTTP/1.1 connection: its streams, its h11 state, when it went idle."""
+    """One HTTP/1.1 connection: its streams, its h11 state (from its first request on), when it
+    went idle."""
 
     __slots__ = ("h11", "idle_since", "reader", "writer")
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
-        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD)
+        self.h11: h11.Connection | None = None
         self.idle_since = 0.0
 
     def usable(self, expiry: float) -> bool:
@@ -170,24 +185,42 @@ class _Connection:
     def close(self) -> None:
         self.writer.close()
 
-    async def send(self, events: Sequence[h11.Event], timeout: float | None) -> None:
+    async def send(self, request: tuple[str, str, list[tuple[bytes, bytes]]], framed: tuple[bytes, bytes],
+                   timeout: float | None) -> None:
+        """Write the request (`framed`: `frame(*request, body)`), then tell h11 of it, which reads the answer."""
+        head, body = framed
         try:
-            for ev in events:
-                data = self.h11.send(ev)
-                if data:
-                    self.writer.write(data)
+            self.writer.write(head)
+            if body:
+                self.writer.write(body)
+            self._sent(request, body)
             async with asyncio.timeout(timeout):
                 await self.writer.drain()
-        except h11.LocalProtocolError as e:
-            raise LocalProtocolError(str(e)) from e
         except TimeoutError:
             raise WriteTimeout(f"the request could not be sent in {timeout:g} s") from None
         except OSError as e:
             raise WriteError(f"the connection broke while sending: {e.strerror or e}") from e
 
-    async def next_event(self, timeout: float | None) -> h11.Event | type[h11.PAUSED]:
-        """The next event from the server, reading as needed."""
+    def _sent(self, request: tuple[str, str, list[tuple[bytes, bytes]]], body: bytes) -> None:
+        """h11 in the state of having sent `request` (the bytes it would have written are frame's)."""
+        if h11 is None:
+            _load_h11()  # (the first request is on its way)
+        if self.h11 is None:
+            self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD)
+        method, target, headers = request
         conn = self.h11
+        try:
+            conn.send(h11.Request(method=method, target=target, headers=headers))
+            if body:
+                conn.send(h11.Data(data=body))
+            conn.send(h11.EndOfMessage())
+        except h11.LocalProtocolError as e:  # (frame refuses all that h11 refuses: tests/models/test_framing.py)
+            raise LocalProtocolError(str(e)) from e
+
+    async def next_event(self, timeout: float | None) -> h11.Event | type[h11.PAUSED]:
+        """The next event from the server, reading as needed (after `send`)."""
+        conn = self.h11
+        assert conn is not None
         while True:
             try:
                 ev = conn.next_event()
@@ -370,13 +403,12 @@ class Pool:
         else:
             key = (scheme, host, str(port))
         try:
-            head = h11.Request(method=method, target=target, headers=sent)
-        except h11.LocalProtocolError as e:  # a header h11 would not send (a CR LF in a value, say)
+            framed = frame(method, target, sent, body)
+        except FramingError as e:  # a header HTTP/1.1 cannot carry (a CR LF in a value, say): nothing is sent
             raise LocalProtocolError(str(e)) from e
-        events = [head, h11.Data(data=body), h11.EndOfMessage()] if body else [head, h11.EndOfMessage()]
         conn = self._take(key) or await self._open(scheme, host, port, timeouts.connect)
         try:
-            await conn.send(events, timeouts.write)
+            await conn.send((method, target, sent), framed, timeouts.write)
             while True:
                 ev = await conn.next_event(timeouts.read)
                 if type(ev) is h11.Response:
@@ -398,7 +430,7 @@ class Pool:
 
     def _release(self, key: tuple[str, ...], conn: _Connection) -> None:
         h = conn.h11
-        if self._closed or h.our_state is not h11.DONE or h.their_state is not h11.DONE:
+        if self._closed or h is None or h.our_state is not h11.DONE or h.their_state is not h11.DONE:
             conn.close()  # the server will close it ("connection: close"), or it was cut short
             return
         h.start_next_cycle()
@@ -452,8 +484,11 @@ class Pool:
         if p.auth:
             headers.append((b"proxy-authorization", _basic(p.auth)))
         conn = _Connection(reader, writer)
-        await conn.send([h11.Request(method="CONNECT", target=authority, headers=headers), h11.EndOfMessage()],
-                        timeout)
+        try:
+            framed = frame("CONNECT", authority, headers, b"")
+        except FramingError as e:
+            raise LocalProtocolError(str(e)) from e
+        await conn.send(("CONNECT", authority, headers), framed, timeout)
         ev = await conn.next_event(timeout)
         while type(ev) is h11.InformationalResponse:
             ev = await conn.next_event(timeout)
