@@ -159,6 +159,14 @@ def _is_address(host: str) -> bool:
     return False
 
 
+def _frame(method: str, target: str, headers: list[tuple[bytes, bytes]], body: bytes) -> tuple[bytes, bytes]:
+    """`frame`, its refusal (a header HTTP/1.1 cannot carry: a CR LF in a value, say) a LocalProtocolError."""
+    try:
+        return frame(method, target, headers, body)
+    except FramingError as e:
+        raise LocalProtocolError(str(e)) from e
+
+
 def _load_h11() -> None:
     global h11
     import h11 as module
@@ -402,10 +410,7 @@ class Pool:
                 sent.append((b"proxy-authorization", _basic(p.auth)))
         else:
             key = (scheme, host, str(port))
-        try:
-            framed = frame(method, target, sent, body)
-        except FramingError as e:  # a header HTTP/1.1 cannot carry (a CR LF in a value, say): nothing is sent
-            raise LocalProtocolError(str(e)) from e
+        framed = _frame(method, target, sent, body)  # (before a connection is taken: a refusal sends nothing)
         conn = self._take(key) or await self._open(scheme, host, port, timeouts.connect)
         try:
             await conn.send((method, target, sent), framed, timeouts.write)
@@ -484,11 +489,7 @@ class Pool:
         if p.auth:
             headers.append((b"proxy-authorization", _basic(p.auth)))
         conn = _Connection(reader, writer)
-        try:
-            framed = frame("CONNECT", authority, headers, b"")
-        except FramingError as e:
-            raise LocalProtocolError(str(e)) from e
-        await conn.send(("CONNECT", authority, headers), framed, timeout)
+        await conn.send(("CONNECT", authority, headers), _frame("CONNECT", authority, headers, b""), timeout)
         ev = await conn.next_event(timeout)
         while type(ev) is h11.InformationalResponse:
             ev = await conn.next_event(timeout)
