@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -294,9 +295,12 @@ def test_cli_signal_ends_the_servers(tmp_path: Path, signum: int, code: int) -> 
     turns.write_text(json.dumps([[use("mcp__t__hang", 1)], [{"type": "text", "text": "ok"}]]))
     config = json.dumps({"mcpServers": {"t": server(tmp_path, "--mode", "plain")}})
     env = cli_env(LOOPWRIGHT_HOME=str(tmp_path / "home"))
+    # SIGINT at its default, as a terminal's foreground job has it: a runner started in the
+    # background of a script (`pytest &`) passes SIGINT on ignored, and loopwright keeps it so.
     p = subprocess.Popen([*loopwright_cmd(), "-p", "go", "--model", f"scripted:{turns}",
                           "--mcp-config", config, "--permission-mode", "bypassPermissions"],
-                         cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     log = tmp_path / "t.log"
     deadline = time.monotonic() + 60
     while not (log.exists() and "hang started" in log.read_text()) and time.monotonic() < deadline:
