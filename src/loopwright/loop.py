@@ -196,6 +196,7 @@ class Run:
         self.is_top = is_top  # not a subagent: `@file` mentions are read (mentions.py)
         self._fixed: tuple[RunDeps, int] | None = None  # (deps, their system + tool_defs size): _fixed_chars
         self._request: ModelRequest | None = None  # the last call's (request())
+        self._reach: tuple[bool, Any] | None = None  # (trusted, memory.project_reach): nested_memory
 
     async def open_mcp(self) -> None:
         """The MCP servers' tools join the run before its first step (a new RunDeps: the
@@ -239,14 +240,17 @@ class Run:
         nested CLAUDE.md): appended after the tool results, once each."""
         if self.memory is None:
             return []
-        from .memory import nested_memory
+        from .memory import nested_memory, project_reach
 
         out: list[TextBlock] = []
         for u in uses:
             path = u.input.get("file_path") or u.input.get("notebook_path") or u.input.get("path")
             if isinstance(path, str) and path:
+                trusted = self.trust.trusted
+                if self._reach is None or self._reach[0] != trusted:  # the same for the whole run: ~8 lstat walks
+                    self._reach = (trusted, project_reach(self.deps.cwd, trusted))
                 mem = nested_memory(path, self.deps.cwd, self.memory_seen, self.deps.options.setting_sources or [],
-                                    trusted=self.trust.trusted)
+                                    trusted=trusted, reach=self._reach[1])
                 self.memory.files += mem.files
                 self.warnings += mem.warnings
                 self.warnings += self.trust.note(mem.ignored)

@@ -151,13 +151,15 @@ def load_memory(cwd: str | Path, sources: Iterable[str], home: Path | None = Non
 
 
 def nested_memory(path: str | Path, cwd: Path, seen: set[Path], sources: Sequence[str],
-                  trusted: bool | None = None) -> Memory:
+                  trusted: bool | None = None, reach: _Reach | None = None) -> Memory:
     """Memory files of directories below cwd that a tool first touched (`path` inside them),
-    read the first time only: Claude Code's nested CLAUDE.md behaviour."""
+    read the first time only: Claude Code's nested CLAUDE.md behaviour. `reach`: project_reach's
+    answer for this cwd and trust, when the caller keeps it (a run asks after every tool call)."""
     from .trust import trusted_for
 
     mem = Memory()
-    reach = project_reach(cwd, trusted_for(None, cwd) if trusted is None else trusted)
+    if reach is None:
+        reach = project_reach(cwd, trusted_for(None, cwd) if trusted is None else trusted)
     p = Path(path)
     p = (cwd / p) if not p.is_absolute() else p
     try:

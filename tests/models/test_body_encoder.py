@@ -36,12 +36,19 @@ messages = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"])
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(messages, max_size=6), st.dictionaries(st.text(), json_values, max_size=3),
-       st.lists(st.sampled_from(["append", "mutate", "replace", "drop"]), max_size=8))
+       st.lists(st.sampled_from(["append", "mutate", "replace", "drop", "tool", "tools", "system"]), max_size=8))
 def test_the_bytes_are_json_dumps_bytes_turn_after_turn(h: list[dict[str, Any]], rest: dict[str, Any],
                                                         changes: list[str]) -> None:
     enc = BodyEncoder()
+    rest = {"system": "sys", **rest, "tools": [{"name": "Read"}]}
     for change in [None, *changes]:
-        if change == "append":
+        if change == "tool":  # in place: a tool added to the list sent before
+            rest["tools"].append({"name": f"T{len(rest['tools'])}"})
+        elif change == "tools":  # a new list, of the same length
+            rest["tools"] = [{**t, "description": "new"} for t in rest["tools"]]
+        elif change == "system":
+            rest["system"] = rest["system"] + " more"
+        elif change == "append":
             h.append({"role": "user", "content": [{"type": "text", "text": str(len(h))}]})
         elif change == "mutate" and h:  # in place: the content list grows, or is replaced
             m = h[len(h) // 2]

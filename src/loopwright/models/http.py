@@ -363,13 +363,15 @@ class PerMessage(Generic[T]):
 
 class BodyEncoder:
     """A request body as JSON bytes, the history under `key` encoded a message at a time, each
-    message once (PerMessage)."""
+    message once (PerMessage), and the tool definitions and system prompt once while they are
+    the same objects (the providers build them once per run: a run's largest fixed part)."""
 
-    __slots__ = ("_json", "_key")
+    __slots__ = ("_json", "_key", "_fixed")
 
     def __init__(self, key: str = "messages") -> None:
         self._key = key
         self._json: PerMessage[str] = PerMessage(_dumps)
+        self._fixed: dict[str, tuple[Any, int, str]] = {}  # body key -> (value, its len, its JSON)
 
     def encode(self, body: dict[str, Any]) -> bytes:
         msgs = body.get(self._key)
@@ -377,8 +379,19 @@ class BodyEncoder:
             return _dumps(body).encode()
         # the same bytes json.dumps gives for the whole body (keys in their order)
         joined = "[" + ",".join(self._json.map(msgs)) + "]"
-        return ("{" + ",".join(f"{_dumps(str(k))}:{joined if k == self._key else _dumps(v)}"
+        return ("{" + ",".join(f"{_dumps(str(k))}:{joined if k == self._key else self._value(k, v)}"
                                for k, v in body.items()) + "}").encode()
+
+    def _value(self, k: str, v: Any) -> str:
+        if not isinstance(v, (list, str)):
+            return _dumps(v)
+        # PerMessage's rule: the same object of the same length is taken as unchanged
+        hit = self._fixed.get(k)
+        if hit is not None and hit[0] is v and hit[1] == len(v):
+            return hit[2]
+        text = _dumps(v)
+        self._fixed[k] = (v, len(v), text)
+        return text
 
 
 def connection_pool(url: str, **pool: Any) -> Any:
