@@ -74,7 +74,19 @@ def test_an_anthropic_run_of_turns_sends_what_json_dumps_would() -> None:
         assert enc.encode(body) == _plain(body)
         h.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{k}", "name": "Read", "input": {}}]})
         h.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "x" * k}]})
-    assert len(enc._json._known) == len(h) - 2  # the messages of the last request, no more
+    assert len(enc._json._known) <= 2 * len(h) + 64  # what it keeps is bounded by the history
+
+
+def test_messages_no_longer_sent_are_let_go() -> None:
+    """A history cut short (compaction, rewind) is not kept alive by the encoder's memory of it."""
+    enc = BodyEncoder()
+    h = [{"role": "user", "content": [{"type": "text", "text": str(k)}]} for k in range(300)]
+    enc.encode({"messages": h})
+    short = [{"role": "user", "content": "summary"}]
+    for _ in range(3):
+        body = {"messages": short, "stream": True}
+        assert enc.encode(body) == _plain(body)
+    assert len(enc._json._known) <= 2 * len(short) + 64
 
 
 def _change(h: list[dict[str, Any]], change: str | None) -> None:

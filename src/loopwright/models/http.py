@@ -342,22 +342,29 @@ class PerMessage(Generic[T]):
 
     def __init__(self, fn: Callable[[Any], T]) -> None:
         self._fn = fn
-        self._known: dict[int, tuple[Any, Any, int, T]] = {}  # id -> (message, content, len, result)
+        # id -> (message, content, len, result); holding the message keeps its id from being reused
+        self._known: dict[int, tuple[Any, Any, int, T]] = {}
 
     def map(self, messages: list[Any]) -> list[T]:
-        fn, known, now = self._fn, self._known, {}
-        out = []
-        for m in messages:
+        fn, known = self._fn, self._known
+        get = known.get
+        out: list[T] = []
+        append = out.append
+        for m in messages:  # (a hit, nearly every message of a long run, is a lookup and three checks)
+            hit = get(id(m))
+            if hit is not None and hit[0] is m:
+                content = hit[1]
+                if (m.get("content") if type(m) is dict else None) is content and (
+                        len(content) if type(content) is list else -1) == hit[2]:
+                    append(hit[3])
+                    continue
             content = m.get("content") if isinstance(m, dict) else None
-            size = len(content) if isinstance(content, list) else -1
-            hit = known.get(id(m))
-            if hit is not None and hit[0] is m and hit[1] is content and hit[2] == size:
-                result = hit[3]
-            else:
-                result = fn(m)
-            now[id(m)] = (m, content, size, result)  # holds m: its id is not reused while known
-            out.append(result)
-        self._known = now
+            result = fn(m)
+            known[id(m)] = (m, content, len(content) if isinstance(content, list) else -1, result)
+            append(result)
+        if len(known) > 2 * len(messages) + 64:  # messages no longer in the history: let them go
+            now = {id(m): known[id(m)] for m in messages}
+            self._known = now
         return out
 
 
@@ -377,10 +384,18 @@ class BodyEncoder:
         msgs = body.get(self._key)
         if not isinstance(msgs, list) or not msgs:
             return _dumps(body).encode()
-        # the same bytes json.dumps gives for the whole body (keys in their order)
-        joined = "[" + ",".join(self._json.map(msgs)) + "]"
-        return ("{" + ",".join(f"{_dumps(str(k))}:{joined if k == self._key else self._value(k, v)}"
-                               for k, v in body.items()) + "}").encode()
+        # the same bytes json.dumps gives for the whole body (keys in their order), the history
+        # copied once into the whole (it is most of a long run's body)
+        parts = []
+        for k, v in body.items():
+            parts.append(f",{_dumps(str(k))}:")
+            if k == self._key:
+                parts += ("[", ",".join(self._json.map(msgs)), "]")
+            else:
+                parts.append(self._value(k, v))
+        parts[0] = "{" + parts[0][1:]
+        parts.append("}")
+        return "".join(parts).encode()
 
     def _value(self, k: str, v: Any) -> str:
         if not isinstance(v, (list, str)):
