@@ -1,6 +1,6 @@
 """Instructions per turn of the loop, counted by callgrind: a figure a busy machine does not move.
 
-    .venv/bin/python bench/bench_instructions.py [--turns 200 1200] [--before REF] [--start]
+    .venv/bin/python bench/bench_instructions.py [--turns 200 1200] [--before REF] [--start] [--gap]
 
 Each case runs `lw.run` under `valgrind --tool=callgrind` at two turn counts of the zero-latency
 scripted model of bench_overhead.py; (instructions at the larger - at the smaller) / the turns
@@ -15,7 +15,9 @@ part up to the first request (to the first `send()` of the request's bytes: call
 `--dump-before=send`), which repeat to a few instructions where wall time moves by ±5 %: what a
 start-up change costs or saves (page faults and system calls are not in it). Beside them, for
 scale: issue 29's reference `python -c 'import asyncio, json, socket'` (a whole process) and
-bench/sdk_floor_cli.py's `-p` (to its first request). Writes bench/results/instructions.md.
+bench/sdk_floor_cli.py's `-p` (to its first request). `--gap` adds the CLI's cost per turn of one
+Read (bench_turn_gap.py's run at 20 and 60 turns, the difference over 40): the instructions behind
+the per-turn gap. Writes bench/results/instructions.md.
 """
 
 from __future__ import annotations
@@ -82,6 +84,26 @@ def start_instructions(pythonpath: str | None, home: Path, entry: list[str] | No
     return int(m.group(1)), before
 
 
+def gap_instructions(pythonpath: str | None, repo: Path, home: Path, turns: int) -> int:
+    """A whole `loopwright -p` process through `turns` turns of one Read (bench_turn_gap.py's
+    run) under callgrind: the difference of two turn counts is the CLI's per-turn cost (the
+    server, outside it, excluded)."""
+    from bench_turn_gap import turns_for
+
+    from loopwright.testing import ScriptedServer
+
+    with ScriptedServer(turns_for(repo, turns), model=MODEL) as srv:
+        env = child_env(Series("", pythonpath), srv, home)
+        env["PYTHONHASHSEED"] = "0"
+        p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", ENTRY,
+                            "-p", "go", "--model", MODEL, "--output-format", "json", "--permission-mode", "acceptEdits",
+                            "--allowedTools", "Read"], cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    m = re.search(r"Collected : (\d+)", p.stderr)
+    if p.returncode != 0 or not m or len(srv.loop_requests) != turns + 1:
+        raise SystemExit(p.stderr[-3000:])
+    return int(m.group(1))
+
+
 def reference_instructions() -> int:
     """Issue 29's reference, `python -c 'import asyncio, json, socket'`, a whole process."""
     code = "import asyncio, json, socket"
@@ -99,6 +121,8 @@ def main() -> None:
     ap.add_argument("--turns", type=int, nargs=2, default=[200, 1200])
     ap.add_argument("--before", help="a git revision to count side by side")
     ap.add_argument("--start", action="store_true", help="also a whole one-call `loopwright -p` process")
+    ap.add_argument("--gap", action="store_true", help="also the CLI's per-turn cost: `loopwright -p` through "
+                                                         "20 and 60 turns of Read")
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed")
@@ -126,6 +150,15 @@ def main() -> None:
         scale = (f"For scale: issue 29's reference `python -c 'import asyncio, json, socket'` (a whole process) "
                  f"{reference_instructions():,}; the floor (bench/sdk_floor_cli.py `-p`) to its first request "
                  f"{start_instructions(None, home, floor)[1]:,}.\n")
+    if args.gap:
+        repo = tmp / "repo"
+        shutil.copytree(HERE.parent / "src" / "loopwright" / "demo_project", repo)
+        (tmp / "gap-home").mkdir()
+        for label, path in trees.items():
+            gap_instructions(path, repo, tmp / "gap-home", 2)  # writes the bytecode
+            counts = [gap_instructions(path, repo, tmp / "gap-home", n) for n in (20, 60)]
+            rows.setdefault("`-p`: a turn of Read (the CLI's per-turn gap; (I(60) - I(20)) / 40)", {})[label] = (
+                (counts[1] - counts[0]) / 40)
     lines = [f"Instructions per turn (callgrind, all threads; (I({hi} turns) - I({lo} turns)) / {hi - lo})"
              + ("; for `-p`, the whole process's and its part to the first request." if args.start else "."), "",
              "| case | " + " | ".join(trees) + (" | after / before |" if args.before else " |"),

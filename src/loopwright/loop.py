@@ -240,7 +240,7 @@ class Run:
         nested CLAUDE.md): appended after the tool results, once each."""
         if self.memory is None:
             return []
-        from .memory import nested_memory, project_reach
+        from .memory import nested_memory
 
         out: list[TextBlock] = []
         for u in uses:
@@ -248,6 +248,8 @@ class Run:
             if isinstance(path, str) and path:
                 trusted = self.trust.trusted
                 if self._reach is None or self._reach[0] != trusted:  # the same for the whole run: ~8 lstat walks
+                    from .memory import project_reach
+
                     self._reach = (trusted, project_reach(self.deps.cwd, trusted))
                 mem = nested_memory(path, self.deps.cwd, self.memory_seen, self.deps.options.setting_sources or [],
                                     trusted=trusted, reach=self._reach[1])
