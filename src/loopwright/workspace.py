@@ -169,6 +169,7 @@ class Workspace:
         dirs = [self.root, *(os.path.abspath(os.path.join(self.root, os.path.expanduser(str(d))))
                              for d in self.add_dirs)]
         self.dirs = [os.path.realpath(d) for d in dirs]
+        self.real_root = self.dirs[0]  # (taken once: what inside() and the path rules hold a path against)
         path = os.environ.get("PATH", "") if self.exec_path is None else self.exec_path
         self.path_dirs = {os.path.realpath(os.path.join(self.root, d or ".")) for d in path.split(os.pathsep)}
 

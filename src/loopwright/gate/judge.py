@@ -114,7 +114,7 @@ class Judge:
 
     def path_match(self, rules: list[Rule], tool: str, lexical: str, real: str, *, real_only: bool = False
                    ) -> Rule | None:
-        real_cwd = self.ws.dirs[0]  # realpath of the root, taken once with the workspace (as inside() uses it)
+        real_cwd = self.ws.real_root
         for r in rules:
             if r.tool != tool and not (tool == "Edit" and r.tool in EDIT_TOOLS) or r.specifier is None:
                 continue

@@ -363,8 +363,7 @@ class PerMessage(Generic[T]):
             known[id(m)] = (m, content, len(content) if isinstance(content, list) else -1, result)
             append(result)
         if len(known) > 2 * len(messages) + 64:  # messages no longer in the history: let them go
-            now = {id(m): known[id(m)] for m in messages}
-            self._known = now
+            self._known = {id(m): known[id(m)] for m in messages}
         return out
 
 
