@@ -118,8 +118,29 @@ def make_agent_tool(agents: Mapping[str, AgentDefinition | dict[str, Any]] | Non
         return d is not None and d.tools is not None and all(
             n in tools and tools[n].read_only and not tools[n].spawns_agents for n in d.tools)
 
+    handler.__dict__["agent_catalogue"] = catalogue  # (with_agents rebuilds the tool with more types)
     return Tool(name, description, schema, handler, needs_approval=False,  # its own calls are gated
                 spawns_agents=True, read_only_call=read_only_call)
+
+
+def agent_catalogue(tool: Tool) -> dict[str, AgentDefinition]:
+    """The subagent types of an Agent tool made by make_agent_tool ({} for any other tool)."""
+    found = getattr(tool.handler, "agent_catalogue", None)
+    return dict(found) if isinstance(found, dict) else {}
+
+
+def with_agents(tools: list[Tool], more: Mapping[str, AgentDefinition]) -> list[Tool]:
+    """`tools` with their Agent tool rebuilt to offer `more` types too (agent files, plugins); a type
+    the tool already has keeps its definition (--agents and AgentOptions.agents come first)."""
+    if not more:
+        return tools
+    out = []
+    for t in tools:
+        if is_agent_tool(t) and hasattr(t.handler, "agent_catalogue"):
+            have = {k: v for k, v in agent_catalogue(t).items() if v is not GENERAL_PURPOSE}
+            t = make_agent_tool({**more, **have}, name=t.name)
+        out.append(t)
+    return out
 
 
 class SubagentHooks(RunHooks):
@@ -178,11 +199,14 @@ async def run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: s
         if left <= 0:
             return ToolOutput(f"Not run: the budget (${budget.limit_usd}) is spent.", is_error=True)
     names = set(d.tools) if d.tools is not None else None
-    tools = [t for t in ports.tools.values() if not is_agent_tool(t) and (names is None or t.name in names)]
+    denied = set(d.disallowed_tools or ())
+    tools = [t for t in ports.tools.values()
+             if not is_agent_tool(t) and (names is None or t.name in names) and t.name not in denied]
     model: str | Model | None = None if d.model in (None, "inherit") else d.model
     if isinstance(model, str):
         model = MODEL_ALIASES.get(model, model)
-    spec = SubagentSpec(prompt, kind, f"{d.prompt}\n\nWorking directory: {ports.cwd}", tools, model, d.max_turns, left)
+    spec = SubagentSpec(prompt, kind, f"{d.prompt}\n\nWorking directory: {ports.cwd}", tools, model, d.max_turns, left,
+                        d.permission_mode)
     try:
         sub = ports.spawn(spec)
     except Exception as e:  # bad definition (unknown model, price, settings): the parent goes on
@@ -227,5 +251,5 @@ def _relay_reports(ports: RunPorts, hooks: RunHooks, tool_use_id: str) -> None:
                                   {**m, "parent_tool_use_id": tool_use_id}))
 
 
-__all__ = ["GENERAL_PURPOSE", "AgentDefinition", "SubagentHooks", "agents_from_json", "is_agent_tool",
-           "make_agent_tool", "run_subagent"]
+__all__ = ["GENERAL_PURPOSE", "AgentDefinition", "SubagentHooks", "agent_catalogue", "agents_from_json",
+           "is_agent_tool", "make_agent_tool", "run_subagent", "with_agents"]

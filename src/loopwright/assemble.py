@@ -50,16 +50,19 @@ if TYPE_CHECKING:
     from .trust import Trust
 
 log = logging.getLogger("loopwright.assemble")
+# A parent in these modes keeps them for its subagents, whatever their permissionMode (Claude Code).
+WINNING_MODES = ("bypassPermissions", "acceptEdits")
 
 
 def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, *,
               control: RunControl | None = None, history: list[WireMessage] | None = None,
-              agent_type: str = "", shared_spend: SharedSpend | None = None) -> Run:
+              agent_type: str = "", shared_spend: SharedSpend | None = None, agent_mode: str | None = None) -> Run:
     """A Run of `prompt` built from `options`, not started (drive it with `run.messages(prompt)`,
     or call query()). `control` steers it from another task; `history` continues a conversation
     held in memory (LoopwrightClient); `shared_spend` ties its budget to a batch's. With
     `parent`: a subagent of that run (of type `agent_type`), with the parent's gate and hooks (as
-    SubagentHooks), its own shell cwd and transcript, and the parent's share of a batch's spend.
+    SubagentHooks), its own shell cwd and transcript, and the parent's share of a batch's spend;
+    `agent_mode`: its agent type's permissionMode.
     Bad options raise TypeError / ValueError before anything runs."""
     if not isinstance(prompt, (str, list)):
         raise TypeError(f"prompt must be a str (or a list of content blocks), not {type(prompt).__name__}")
@@ -92,6 +95,8 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     tools = [*options.tools, *_skill_tool(options, cwd, warnings, trust), *([structured.tool] if structured else [])]
     if options.agents and not any(t.spawns_agents for t in tools):  # the Agent tool for `agents`
         tools.append(make_agent_tool(options.agents))
+    if parent is None and any(t.spawns_agents for t in tools):
+        tools = _with_agent_files(options, cwd, tools, warnings, trust)
     system = system_prompt_text(options.system_prompt, options.append_system_prompt, cwd, tools)
     recorder: SessionRecorder | None = None
     if options.persist_session or (history is None and (options.resume or options.continue_conversation)):
@@ -130,6 +135,8 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         ctx.after_file_change = parent.deps.executor.ctx.after_file_change
         recorder = _sidechain(parent.deps.recorder, session_id, cwd, sub_hooks)
     permissions = permissions.for_state(ctx.state)  # the gate resolves Bash paths from this run's shell cwd
+    if agent_mode is not None and permissions.mode not in WINNING_MODES:
+        permissions.mode = agent_mode  # type: ignore[assignment]  # checked when the agent was read; a copy
     h = list(history or [])
     h.append({"role": "user", "content": content})
     if permission_mode == "plan" and parent is None and any(t.name == "ExitPlanMode" for t in tools):
@@ -184,6 +191,21 @@ def _skill_tool(options: AgentOptions, cwd: Path, warnings: list[str], trust: Tr
     warnings += found
     warnings += trust.note(i for sk in skills for i in sk.ignored)  # untrusted: their allowed-tools
     return [make_skill_tool(skills)] if skills else []
+
+
+def _with_agent_files(options: AgentOptions, cwd: Path, tools: list[Tool], warnings: list[str],
+                      trust: Trust) -> list[Tool]:
+    """The Agent tool with the agent files of the setting sources as more types (agentfiles.py)."""
+    sources = [s for s in options.setting_sources or [] if s in ("user", "project")]
+    if not sources:
+        return tools
+    from .agentfiles import find_agent_files
+    from .agents import with_agents
+
+    found = find_agent_files(cwd, sources, trust.trusted)
+    warnings += found.warnings
+    warnings += trust.note(found.ignored)
+    return with_agents(tools, found.agents)
 
 
 def _load_memory(options: AgentOptions, cwd: Path, h: list[WireMessage], warnings: list[str],
@@ -326,7 +348,8 @@ class RunPortsOf:
             max_turns=spec.max_turns if spec.max_turns is not None else p.options.max_turns,
             max_budget_usd=spec.max_budget_usd, hooks=None, session_id=None, resume=None, fork_session=False,
             continue_conversation=False, persist_session=False)
-        return _SubagentRun(build_run(options, spec.prompt, self._run, agent_type=spec.agent_type), spec.prompt)
+        return _SubagentRun(build_run(options, spec.prompt, self._run, agent_type=spec.agent_type,
+                                      agent_mode=spec.permission_mode), spec.prompt)
 
     def absorb(self, sub: Subagent) -> None:
         assert isinstance(sub, _SubagentRun)

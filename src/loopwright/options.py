@@ -49,6 +49,11 @@ class AgentDefinition:
     tools: list[str] | None = None
     model: str | Model | None = None
     max_turns: int | None = None
+    disallowed_tools: list[str] | None = None  # names taken away from the tools it gets
+    # None: the parent's mode; else the mode its calls are judged in (not when the parent
+    # bypasses permissions or accepts edits: those win, as in Claude Code)
+    permission_mode: PermissionMode | None = None
+    source: str = ""  # the agent file it was read from ("" for --agents / AgentOptions.agents)
 
 
 def agents_from_json(value: str | dict[str, Any]) -> dict[str, AgentDefinition]:
@@ -71,8 +76,14 @@ def agents_from_json(value: str | dict[str, Any]) -> dict[str, AgentDefinition]:
         if turns is not None and not (isinstance(turns, int) and turns >= 0):
             raise ValueError(f"agent {kind!r}: \"maxTurns\" must be a non-negative integer")
         model = d.get("model")
+        denied = d.get("disallowedTools", d.get("disallowed_tools"))
+        if denied is not None and not (isinstance(denied, list) and all(isinstance(t, str) for t in denied)):
+            raise ValueError(f"agent {kind!r}: \"disallowedTools\" must be a list of tool names")
+        mode = d.get("permissionMode", d.get("permission_mode"))
+        if mode is not None and mode not in PERMISSION_MODES:
+            raise ValueError(f"agent {kind!r}: \"permissionMode\" must be one of {', '.join(PERMISSION_MODES)}")
         out[kind] = AgentDefinition(d["description"], d["prompt"], tools, model if isinstance(model, str) else None,
-                                    turns)
+                                    turns, denied, mode)
     return out
 
 

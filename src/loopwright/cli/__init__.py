@@ -103,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run each Bash command in the OS sandbox (bubblewrap; the settings' \"sandbox\" object)")
     p.add_argument("--agents", help="subagent types for the Agent tool: a JSON object (or file) "
                    "{name: {description, prompt, tools?, model?, maxTurns?}}; general-purpose is always there")
+    p.add_argument("--agent", help="run the main conversation as this agent (an --agents entry or an agent file "
+                   "of .claude/agents/ or ~/.claude/agents/): its prompt, tools, model and permissionMode")
     p.add_argument("--mcp-config", dest="mcp_config", nargs="+", action="extend", default=[], metavar="FILE_OR_JSON",
                    help="MCP servers: JSON files or strings in Claude Code's {\"mcpServers\": {...}} format")
     p.add_argument("--strict-mcp-config", action="store_true",

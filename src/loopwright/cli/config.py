@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..prompts import default_system_prompt
 
 if TYPE_CHECKING:
-    from ..options import AgentOptions
+    from ..options import AgentDefinition, AgentOptions
     from ..usage import Price
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE = 0, 1, 2
@@ -233,18 +233,29 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
     tools = [*default_tools(), make_agent_tool(agents)]
     denied = {r for r in split_tools(args.disallowed_tools) if "(" not in r}  # a disallowed tool is not offered
     tools = [t for t in tools if t.name not in denied]
-    system = args.system_prompt if args.system_prompt is not None else default_system_prompt(cwd, tools)
+    main = main_agent(getattr(args, "agent", None), agents, cwd, args)
+    if main is not None:  # --agent: the main thread runs as that agent (what the command line says wins)
+        tools = [t for t in tools if (main.tools is None or t.name in main.tools)
+                 and t.name not in (main.disallowed_tools or ())]
+        if args.model is None and main.model not in (None, "inherit") and isinstance(main.model, str):
+            from ..models.catalog import resolve_alias
+
+            model = resolve_alias(main.model)
+            check_model(model, args.base_url)
+    system = args.system_prompt if args.system_prompt is not None else (
+        f"{main.prompt}\n\nWorking directory: {cwd}" if main is not None else default_system_prompt(cwd, tools))
     return AgentOptions(
         model=model,
         tools=tools,
-        max_turns=args.max_turns,
+        max_turns=args.max_turns if args.max_turns is not None or main is None else main.max_turns,
         max_budget_usd=args.max_budget_usd,
         system_prompt=system,
         append_system_prompt=args.append_system_prompt,
         cwd=str(cwd),
         allowed_tools=split_tools(args.allowed_tools),
         disallowed_tools=split_tools(args.disallowed_tools),
-        permission_mode=args.permission_mode,  # None: the settings' defaultMode, else "default"
+        # None: the settings' defaultMode, else "default" (--agent: the agent's permissionMode)
+        permission_mode=args.permission_mode or (main.permission_mode if main is not None else None),
         add_dirs=[str(Path(d).expanduser().resolve()) for d in args.add_dirs],  # as typed: from the shell's cwd
         setting_sources=[x.strip() for x in (getattr(args, "setting_sources", None) or "").split(",") if x.strip()],
         settings=getattr(args, "settings", None),
@@ -271,6 +282,24 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         refusal_advice="cli",
         file_mentions=True,  # `@path` in a prompt includes the file (mentions.py)
     )
+
+
+def main_agent(name: str | None, agents: dict[str, AgentDefinition], cwd: Path,
+               args: argparse.Namespace) -> AgentDefinition | None:
+    """`--agent NAME`: its definition (--agents JSON first, then the agent files of the setting
+    sources; a project's file in an untrusted workspace grants nothing: agentfiles.py)."""
+    if not name:
+        return None
+    from ..agentfiles import find_agent_files, pick_agent
+    from ..trust import trusted_for
+
+    sources = [x.strip() for x in (getattr(args, "setting_sources", None) or "").split(",") if x.strip()]
+    trusted = True if getattr(args, "trust", False) else trusted_for(None, cwd)
+    files = find_agent_files(cwd, [x for x in sources if x in ("user", "project")], trusted)
+    try:
+        return pick_agent(name, agents, files)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def _mcp_cli_servers(values: list[str]) -> dict[str, Any] | None:

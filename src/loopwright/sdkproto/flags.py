@@ -32,7 +32,6 @@ UNSUPPORTED = {
     "--plugin-dir": "Claude Code plugins",
     "--task-budget": "task budgets",
     "--plugin-dir-no-mcp": "Claude Code plugins",
-    "--agent": "running the main conversation as one of the agents",
     "--managed-settings": "managed settings",
     "--managed-settings-in-initialize": "managed settings",
     "--sdk-url": "a remote SDK connection",

@@ -1,0 +1,150 @@
+"""Room: agents. Owns subagents defined as files (Claude Code's `.claude/agents/*.md`); may import
+options, skills, trust and below.
+
+An agent file is Markdown with front matter: `name` and `description` (required), `tools`,
+`disallowedTools`, `model`, `permissionMode`, `maxTurns` (honoured), `color` (display only);
+the body is the agent's system prompt. They are read from the user's `~/.loopwright/agents/`
+and `~/.claude/agents/` ("user" setting source) and the project's `.loopwright/agents/` and
+`.claude/agents/` ("project"). A project's agent shadows the user's of the same name (Claude
+Code's order: --agents, project, user; plugins last).
+
+Every front-matter key is either honoured, refused in one line that names it (what Claude Code
+does with it that loopwright does not), or named as unknown: never silently dropped. A project
+agent is workspace content: in an untrusted workspace a permissionMode that widens what the
+user allows is ignored (named, as every item trust leaves out); `tools` only narrows anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+from .gate import PERMISSION_MODES
+from .options import AgentDefinition
+from .records import record
+from .skills import as_list, config_dirs, read_text_capped, split_front_matter
+from .trust import Ignored
+
+HONOURED = ("name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns", "color")
+# Claude Code's other keys (its agent front-matter schema, 2.1.332): what it does that loopwright does not.
+REFUSED = {
+    "effort": "a per-agent thinking effort (the run's --effort applies)",
+    "mcpServers": "per-agent MCP servers (the run's servers apply)",
+    "hooks": "per-agent hooks (the run's hooks apply)",
+    "skills": "preloaded skills (the Skill tool lists them)",
+    "initialPrompt": "an auto-submitted first message",
+    "memory": "a per-agent memory scope",
+    "background": "background agents",
+    "omitClaudeMd": "leaving out memory files (a subagent never gets them in loopwright)",
+    "isolation": "worktree isolation",
+    "autoCompactWindow": "a per-agent compaction window",
+    "observer": "observer agents",
+    "observerMessage": "observer agents",
+    "observeToolResults": "observer agents",
+    "observeSubagents": "observer agents",
+}
+NARROW_MODES = ("default", "plan", "dontAsk")  # what an untrusted project's agent may ask for
+
+
+@record
+class AgentFiles:
+    """The agents found, a warning line per problem, and what trust left out."""
+
+    agents: dict[str, AgentDefinition] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    ignored: list[Ignored] = field(default_factory=list)
+
+
+def agent_dirs(cwd: Path, sources: Iterable[str], home: Path | None = None) -> list[tuple[Path, bool]]:
+    """(folder, is the user's) where agent files live, lowest precedence first."""
+    sources = list(sources)
+    out: list[tuple[Path, bool]] = []
+    if "user" in sources:
+        out += [(d, True) for d in config_dirs(cwd, ["user"], "agents", home)]
+        out.append((Path.home() / ".claude" / "agents", True))
+    if "project" in sources:
+        out += [(d, False) for d in reversed(config_dirs(cwd, ["project"], "agents", home))]
+    return out
+
+
+def parse_agent_file(path: Path, text: str, users: bool = True) -> tuple[str, AgentDefinition, list[str],
+                                                                         list[Ignored]]:
+    """One agent file: (its name, its definition, warning lines, what trust leaves out when it is a
+    project's in an untrusted workspace (`users` False: the caller decides to apply them)).
+    Raises ValueError naming the file and the field when it cannot be used."""
+    meta, body = split_front_matter(text)
+    if meta is None:
+        raise ValueError(f"{path}: no front matter (--- name: ... description: ... ---); agent skipped")
+    name = meta.get("name") or path.stem
+    desc = meta.get("description")
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"{path}: \"name\" must be a string; agent skipped")
+    if not isinstance(desc, str) or not desc.strip():
+        raise ValueError(f"{path}: the front matter has no description; agent skipped")
+    warnings: list[str] = []
+    refused = [k for k in meta if k in REFUSED]
+    if refused:
+        warnings.append(f"{path}: loopwright does not apply {', '.join(f'{k} ({REFUSED[k]})' for k in refused)}")
+    unknown = [k for k in meta if k not in REFUSED and k not in HONOURED]
+    if unknown:
+        warnings.append(f"{path}: unknown front-matter key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                        "(not applied)")
+    model = meta.get("model")
+    mode = meta.get("permissionMode")
+    if mode is not None and mode not in PERMISSION_MODES:
+        raise ValueError(f"{path}: permissionMode {mode!r} is not one of {', '.join(PERMISSION_MODES)}; agent skipped")
+    ignored: list[Ignored] = []
+    if mode is not None and mode not in NARROW_MODES and not users:
+        ignored.append(Ignored("grant", str(path), f"permissionMode {mode} of agent {name!r}"))
+    turns: Any = meta.get("maxTurns")
+    if turns is not None:
+        if not (isinstance(turns, str) and turns.isdigit() and int(turns) > 0):
+            raise ValueError(f"{path}: maxTurns {turns!r} must be a positive integer; agent skipped")
+        turns = int(turns)
+    tools = as_list(meta["tools"]) if "tools" in meta else None
+    denied = as_list(meta["disallowedTools"]) if "disallowedTools" in meta else None
+    d = AgentDefinition(desc.strip(), body.strip(), tools, model if isinstance(model, str) and model else None,
+                        turns, denied, mode, str(path))
+    return name.strip(), d, warnings, ignored
+
+
+def find_agent_files(cwd: str | Path, sources: Iterable[str], trusted: bool, home: Path | None = None) -> AgentFiles:
+    """The agents of these setting sources (a project's shadows the user's of the same name).
+    Untrusted, a project agent's widening permissionMode is dropped and listed in `ignored`."""
+    cwd = Path(cwd).resolve()
+    out = AgentFiles()
+    for d, users in agent_dirs(cwd, sources, home):
+        if not d.is_dir():
+            continue
+        for md in sorted(d.glob("*.md")):
+            text = read_text_capped(md)
+            if not isinstance(text, tuple):
+                out.warnings.append(f"{md}: {text}; agent skipped")
+                continue
+            try:
+                name, definition, warnings, ignored = parse_agent_file(md, text[0], users)
+            except ValueError as e:
+                out.warnings.append(str(e))
+                continue
+            out.warnings += warnings
+            if ignored and not trusted:
+                out.ignored += ignored
+                definition.permission_mode = None
+            out.agents[name] = definition
+    return out
+
+
+def pick_agent(name: str, defined: dict[str, AgentDefinition], files: AgentFiles) -> AgentDefinition:
+    """`--agent NAME`: the agent of that name (--agents first, then the files). Raises ValueError
+    naming the agents there are."""
+    found = defined.get(name) or files.agents.get(name)
+    if found is None:
+        there = sorted({*defined, *files.agents})
+        raise ValueError(f"--agent {name}: no agent of that name (agents: {', '.join(there) or 'none'}; agent files "
+                         "live in .claude/agents/ and ~/.claude/agents/)")
+    return found
+
+
+__all__ = ["pick_agent", "HONOURED", "REFUSED", "AgentFiles", "agent_dirs", "find_agent_files", "parse_agent_file"]

@@ -1,0 +1,171 @@
+"""Subagents defined as files (agentfiles.py): `.claude/agents/*.md` and `~/.claude/agents/*.md`
+chosen by the model through the Agent tool's subagent_type, `--agent NAME` for the main thread,
+`--agents` JSON still first, every front-matter key honoured or named, and trust: an untrusted
+project's agent cannot widen the permission mode. Through the real CLI on the loopback server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopwright.agentfiles import find_agent_files, parse_agent_file
+from loopwright.testing import ScriptedServer
+from tests.helpers import cli_env, loopwright_cmd, result_text, text, use
+
+LINTER = """---
+name: linter
+description: Lints Python files and reports problems
+tools: Read, Grep
+model: inherit
+---
+You are LINTER-PROMPT: report style problems only.
+"""
+
+
+def write_agent(folder: Path, name: str, text_: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.md"
+    path.write_text(text_)
+    return path
+
+
+def run_cli(srv: ScriptedServer, cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*loopwright_cmd(), "-p", "go", "--model", "claude-sonnet-4-5", "--output-format", "json",
+                           *args], cwd=cwd, env=env or cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x"),
+                          capture_output=True, text=True, timeout=120)
+
+
+def system_text(body: dict[str, Any]) -> str:
+    system = body.get("system") or ""
+    return system if isinstance(system, str) else "".join(b.get("text", "") for b in system)
+
+
+@pytest.mark.e2e
+def test_the_model_picks_a_project_agent_file_by_subagent_type(tmp_path: Path) -> None:
+    write_agent(tmp_path / ".claude" / "agents", "linter", LINTER)
+    turns = [[use("a1", "Agent", description="lint", prompt="lint app.py", subagent_type="linter")],
+             [text("no problems")], [text("the linter found nothing")]]
+    with ScriptedServer(turns) as srv:
+        r = run_cli(srv, tmp_path)
+        calls = [q.body for q in srv.loop_requests]
+    assert r.returncode == 0, r.stderr
+    agent_tool = next(t for t in calls[0]["tools"] if t["name"] == "Agent")
+    assert "- linter: Lints Python files and reports problems (Tools: Read, Grep)" in agent_tool["description"]
+    sub = calls[1]
+    assert "LINTER-PROMPT" in system_text(sub) and sorted(t["name"] for t in sub["tools"]) == ["Grep", "Read"]
+    assert result_text(calls[2]["messages"][-1]["content"][0]) == "no problems"
+    assert json.loads(r.stdout)["result"] == "the linter found nothing"
+
+
+@pytest.mark.e2e
+def test_a_user_agent_file_and_agents_json_first(tmp_path: Path) -> None:
+    """~/.claude/agents/ is read; a project file of the same name shadows it; --agents shadows both."""
+    home = Path(os.environ["HOME"])
+    write_agent(home / ".claude" / "agents", "helper", "---\ndescription: USER-HELPER\n---\nuser prompt\n")
+    write_agent(home / ".claude" / "agents", "only-user", "---\ndescription: ONLY-USER\n---\nuser prompt\n")
+    write_agent(tmp_path / ".claude" / "agents", "helper", "---\ndescription: PROJECT-HELPER\n---\nproject\n")
+    with ScriptedServer([[text("hi")]]) as srv:
+        r = run_cli(srv, tmp_path)
+        desc = next(t for t in srv.loop_requests[0].body["tools"] if t["name"] == "Agent")["description"]
+    assert r.returncode == 0, r.stderr
+    assert "ONLY-USER" in desc and "PROJECT-HELPER" in desc and "USER-HELPER" not in desc
+    agents = json.dumps({"helper": {"description": "JSON-HELPER", "prompt": "p"}})
+    with ScriptedServer([[text("hi")]]) as srv:
+        r = run_cli(srv, tmp_path, "--agents", agents)
+        desc = next(t for t in srv.loop_requests[0].body["tools"] if t["name"] == "Agent")["description"]
+    assert r.returncode == 0, r.stderr
+    assert "JSON-HELPER" in desc and "PROJECT-HELPER" not in desc and "ONLY-USER" in desc
+    with ScriptedServer([[text("hi")]]) as srv:  # --setting-sources without user: no user agents
+        r = run_cli(srv, tmp_path, "--setting-sources", "project")
+        desc = next(t for t in srv.loop_requests[0].body["tools"] if t["name"] == "Agent")["description"]
+    assert "ONLY-USER" not in desc and "PROJECT-HELPER" in desc
+
+
+@pytest.mark.e2e
+def test_agent_flag_runs_the_main_thread_as_the_agent(tmp_path: Path) -> None:
+    write_agent(tmp_path / ".claude" / "agents", "linter", LINTER)
+    with ScriptedServer([[text("linted")]]) as srv:
+        r = run_cli(srv, tmp_path, "--agent", "linter")
+        body = srv.loop_requests[0].body
+    assert r.returncode == 0, r.stderr
+    assert system_text(body).startswith("You are LINTER-PROMPT") and sorted(t["name"] for t in body["tools"]) == [
+        "Grep", "Read"]
+    with ScriptedServer([[text("x")]]) as srv:
+        r = run_cli(srv, tmp_path, "--agent", "nobody")
+    assert r.returncode == 2 and "--agent nobody: no agent of that name (agents: linter" in r.stderr
+
+
+@pytest.mark.e2e
+def test_untrusted_project_agent_cannot_bypass_permissions(tmp_path: Path) -> None:
+    """An agent file asking for bypassPermissions in an untrusted workspace: named as ignored, and its
+    Bash call is not run without asking (-p: nobody to ask, so it is refused); trusted, it runs."""
+    write_agent(tmp_path / ".claude" / "agents", "yolo",
+                "---\ndescription: does anything\npermissionMode: bypassPermissions\n---\nGo.\n")
+    turns = [[use("a1", "Agent", description="x", prompt="touch it", subagent_type="yolo")],
+             [use("b1", "Bash", command="touch made.txt")], [text("sub done")], [text("done")]]
+    env = {k: v for k, v in cli_env().items() if k != "LOOPWRIGHT_TRUSTED_DIRS"}
+    with ScriptedServer(turns) as srv:
+        r = run_cli(srv, tmp_path, env={**env, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "x"})
+    assert r.returncode == 0, r.stderr
+    assert "ignored permissionMode bypassPermissions of agent 'yolo'" in r.stderr
+    assert not (tmp_path / "made.txt").exists()
+    with ScriptedServer(turns) as srv:
+        r = run_cli(srv, tmp_path, "--trust", env={**env, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "x"})
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "made.txt").exists()
+
+
+def test_every_front_matter_key_is_honoured_refused_or_named(tmp_path: Path) -> None:
+    path = tmp_path / "a.md"
+    name, d, warnings, _ = parse_agent_file(path, "---\nname: a\ndescription: d\ntools: [Read]\ndisallowedTools: Bash\n"
+                                            "maxTurns: 3\npermissionMode: plan\nhooks: x\nisolation: worktree\n"
+                                            "colour: red\nsparkle: yes\n---\nbody\n")
+    assert (name, d.tools, d.disallowed_tools, d.max_turns, d.permission_mode, d.prompt) == (
+        "a", ["Read"], ["Bash"], 3, "plan", "body")
+    assert len(warnings) == 2
+    assert warnings[0].startswith(f"{path}: loopwright does not apply hooks (") and "isolation (" in warnings[0]
+    assert warnings[1] == f"{path}: unknown front-matter keys colour, sparkle (not applied)"
+    with pytest.raises(ValueError, match="no description"):
+        parse_agent_file(path, "---\nname: a\n---\nbody")
+    with pytest.raises(ValueError, match="permissionMode 'sometimes'"):
+        parse_agent_file(path, "---\ndescription: d\npermissionMode: sometimes\n---\n")
+
+
+@pytest.mark.e2e
+def test_unknown_keys_are_a_warning_on_stderr_not_an_abort(tmp_path: Path) -> None:
+    write_agent(tmp_path / ".claude" / "agents", "odd", "---\ndescription: d\nsparkle: yes\n---\nbody\n")
+    with ScriptedServer([[text("hi")]]) as srv:
+        r = run_cli(srv, tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if "sparkle" in ln]
+    assert lines == [f"loopwright: warning: {tmp_path.resolve() / '.claude' / 'agents' / 'odd.md'}: unknown "
+                     "front-matter key sparkle (not applied)"]
+
+
+@pytest.mark.e2e
+def test_disallowed_tools_and_permission_mode_of_a_subagent(tmp_path: Path) -> None:
+    """An agent's disallowedTools take tools away; its permissionMode acceptEdits lets its edit
+    run where the parent (-p, default mode, nobody to ask) would be refused."""
+    write_agent(tmp_path / ".claude" / "agents", "editor",
+                "---\ndescription: edits\ndisallowedTools: Bash, Write\npermissionMode: acceptEdits\n---\nEdit.\n")
+    (tmp_path / "f.txt").write_text("a")
+    edit = use("e1", "Edit", file_path=str(tmp_path / "f.txt"), old_string="a", new_string="b")
+    read = use("r1", "Read", file_path=str(tmp_path / "f.txt"))
+    turns = [[use("a1", "Agent", description="x", prompt="p", subagent_type="editor")], [read], [edit], [text("sub")],
+             [text("done")]]
+    with ScriptedServer(turns) as srv:
+        r = run_cli(srv, tmp_path)
+        sub_tools = {t["name"] for t in srv.loop_requests[1].body["tools"]}
+    assert r.returncode == 0, r.stderr
+    assert "Edit" in sub_tools and not {"Bash", "Write", "Agent"} & sub_tools
+    assert (tmp_path / "f.txt").read_text() == "b"
+    (tmp_path / "f.txt").write_text("a")
+    with ScriptedServer([[read], [edit], [text("done")]]) as srv:  # the same edit by the parent itself: refused
+        r = run_cli(srv, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "f.txt").read_text() == "a"
