@@ -154,6 +154,9 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
 
             configs = for_run(options, cwd, config.settings, warnings)  # (a project's server under the user's name: named)
         if configs:
+            from .mcp.naming import clash_lines
+
+            warnings += clash_lines([c.name for c in configs])  # (mcp__github__ from github and _github)
             from .mcp.client import McpRuntime
 
             mcp = McpRuntime(configs, cwd, dict(ctx.env))

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from loopwright.agentfiles import find_agent_files, parse_agent_file
+from loopwright.agentfiles import parse_agent_file
 from loopwright.testing import ScriptedServer
 from tests.helpers import cli_env, loopwright_cmd, result_text, text, use
 

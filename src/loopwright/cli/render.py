@@ -208,6 +208,8 @@ def describe_result(name: str, r: ToolResultBlock, cwd: Path | None = None) -> s
 class TraceRenderer:
     """Renders the messages of `query()` as a readable live trace."""
 
+    init_warnings = False  # the init message's warnings are shown here (-p prints them itself, to stderr)
+
     def __init__(self, out: TextIO, verbose: bool = False, spinner: bool | None = None) -> None:
         self.out = out
         self.verbose = verbose
@@ -257,6 +259,8 @@ class TraceRenderer:
                     f"{d.get('permission_mode')} mode{limit}\n")
             if d.get("memory_files"):
                 self._w(f"  memory: {', '.join(str(f['path']) for f in d['memory_files'])}\n")
+            for w in d.get("warnings") or [] if self.init_warnings else []:  # the user's own files (agent files, MCP names)
+                self._w(f"  ⚠ {short(str(w), 300)}\n")
             for srv in d.get("mcp_servers") or []:  # MCP servers that are not there, and why
                 if srv.get("status") != "connected":
                     self._w(f"  ⚠ MCP server {srv.get('name')}: {srv.get('status')}: {short(str(srv.get('error', '')), 300)}\n")

@@ -136,6 +136,8 @@ class ReplRenderer(TraceRenderer):
     """The live trace of the interactive mode: tool results as views, the session header once
     per session (not once per prompt), and everything kept in a Log for redraws."""
 
+    init_warnings = True
+
     def __init__(self, out: TextIO, log: Log) -> None:
         super().__init__(out, spinner=False)
         self.log = log

@@ -57,6 +57,18 @@ def unique_server_parts(names: list[str]) -> tuple[dict[str, str | None], dict[s
     return out, clashes
 
 
+def clash_lines(names: list[str]) -> list[str]:
+    """One line per group of servers whose names sanitise to the same `mcp__<server>__` prefix,
+    naming them all: every front end shows it (stderr in -p, the init message's warnings)."""
+    groups: dict[str, list[str]] = {}
+    for name in sorted(names):
+        part = server_part(name)
+        if part is not None:
+            groups.setdefault(part, []).append(name)
+    return [f"MCP servers {' and '.join(repr(n) for n in g)} both become mcp__{part}__: neither is started "
+            "(rename one; the other servers still load)" for part, g in groups.items() if len(g) > 1]
+
+
 def tool_names(server: str, tools: list[str]) -> dict[str, str]:
     """Each MCP tool name -> its full `mcp__<server>__<tool>` name, all distinct."""
     head = f"{PREFIX}{server}__"
