@@ -236,49 +236,67 @@ def test_python_engine_line_cap_and_head_limit(tmp_path: Path) -> None:
 
 # --- Glob ------------------------------------------------------------------------------------
 
-def test_glob_recursive_sorted_by_mtime(tree: Path) -> None:
+ENGINES = [pytest.param("rg", marks=needs_rg), "python"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_glob_recursive_sorted_by_mtime(tree: Path, engine: str) -> None:
     a, b = tree / "a.py", tree / "sub/b.py"
     os.utime(a, ns=(2_000_000_000_000_000_000, 2_000_000_000_000_000_000))
     os.utime(b, ns=(2_100_000_000_000_000_000, 2_100_000_000_000_000_000))
-    out, err = call_tool(make_glob_tool(), ToolContext(tree), {"pattern": "**/*.py"})
+    out, err = call_tool(make_glob_tool(), ctx_for(tree, engine), {"pattern": "**/*.py"})
     assert not err
     files = out.splitlines()
-    assert files[0] == str(b) and files[1] == str(a)
+    # relative to the working directory, as Grep shows paths
+    assert files[0] == "sub/b.py" and files[1] == "a.py"
     # issue 22: Glob hides what .gitignore hides from Grep; hidden files are still listed
-    assert str(tree / "build/out.py") not in files and str(tree / ".hidden.py") in files
-    assert str(tree / ".hdir/e.py") in files
+    assert "build/out.py" not in files and ".hidden.py" in files and ".hdir/e.py" in files
+    assert sorted(files) == [".hdir/e.py", ".hidden.py", "a.py", "sub/b.py"]
 
 
-def test_glob_shapes(tree: Path) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_glob_shapes(tree: Path, engine: str) -> None:
     glob = make_glob_tool()
-    ctx = ToolContext(tree)
+    ctx = ctx_for(tree, engine)
     out, _ = call_tool(glob, ctx, {"pattern": "*.py"})
-    # symlinked files are listed, symlinked directories are not entered
-    assert sorted(out.splitlines()) == sorted([str(tree / "a.py"), str(tree / ".hidden.py"),
-                                               str(tree / "link_to_a.py")])
+    # symlinks are neither followed nor listed (Grep does not search them either)
+    assert sorted(out.splitlines()) == [".hidden.py", "a.py"]
     out, _ = call_tool(glob, ctx, {"pattern": "**/b.py"})
-    assert out.splitlines() == [str(tree / "sub/b.py")]
+    assert out.splitlines() == ["sub/b.py"]
     out, _ = call_tool(glob, ctx, {"pattern": "sub/**/*.{js,ts}"})
-    assert sorted(out.splitlines()) == [str(tree / "sub/deep/d.js"), str(tree / "sub/deep/e.ts")]
+    assert sorted(out.splitlines()) == ["sub/deep/d.js", "sub/deep/e.ts"]
+    out, _ = call_tool(glob, ctx, {"pattern": "**/*.{js,ts}"})
+    assert sorted(out.splitlines()) == ["sub/deep/d.js", "sub/deep/e.ts"]
     out, _ = call_tool(glob, ctx, {"pattern": "*.js", "path": str(tree / "sub/deep")})
-    assert out.splitlines() == [str(tree / "sub/deep/d.js")]
+    assert out.splitlines() == ["sub/deep/d.js"]
     out, _ = call_tool(glob, ctx, {"pattern": str(tree / "sub") + "/*.txt"})
-    assert out.splitlines() == [str(tree / "sub/c.txt")]
+    assert out.splitlines() == ["sub/c.txt"]
+    out, _ = call_tool(glob, ctx, {"pattern": "sub/*/[d]?js"})
+    assert out.splitlines() == ["sub/deep/d.js"]
+    out, _ = call_tool(glob, ctx, {"pattern": "**/*.log"})  # *.log is gitignored, !keep.log is not
+    assert out.splitlines() == ["keep.log"]
     out, _ = call_tool(glob, ctx, {"pattern": "*.nothing"})
     assert out == "No files found"
+    # outside the working directory: absolute
+    out, _ = call_tool(glob, ctx_for(tree / "sub", engine), {"pattern": "*.py", "path": str(tree)})
+    assert sorted(out.splitlines()) == [str(tree / ".hidden.py"), str(tree / "a.py")]
 
 
-def test_glob_skips_vcs_dirs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_glob_skips_vcs_dirs(tmp_path: Path, engine: str) -> None:
     write(tmp_path, ".git/config", "x")
     write(tmp_path, "a.txt", "x")
-    out, _ = call_tool(make_glob_tool(), ToolContext(tmp_path), {"pattern": "**/*"})
-    assert out.splitlines() == [str(tmp_path / "a.txt")]
+    out, _ = call_tool(make_glob_tool(), ctx_for(tmp_path, engine), {"pattern": "**/*"})
+    assert out.splitlines() == ["a.txt"]
+    out, _ = call_tool(make_glob_tool(), ctx_for(tmp_path, engine), {"pattern": ".git/*"})
+    assert out.splitlines() == [".git/config"]
 
 
-def test_glob_cap(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_glob_cap(tmp_path: Path, engine: str) -> None:
     for i in range(MAX_RESULTS + 5):
         write(tmp_path, f"d/f{i:03}.txt", "x")
-    out, err = call_tool(make_glob_tool(), ToolContext(tmp_path), {"pattern": "**/*.txt"})
+    out, err = call_tool(make_glob_tool(), ctx_for(tmp_path, engine), {"pattern": "**/*.txt"})
     assert not err
     lines = out.splitlines()
     assert len(lines) == MAX_RESULTS + 1
@@ -340,11 +358,23 @@ def test_auto_falls_back_to_python_without_rg(tree: Path, monkeypatch: pytest.Mo
         calls.append(q)
         return await real(q)
 
+    import loopwright.tools.glob as glob_mod
+
     monkeypatch.setattr(g, "rg_path", lambda: None)
+    monkeypatch.setattr(glob_mod, "rg_path", lambda: None)
     monkeypatch.setattr(g, "run_python_isolated", spy)
+    monkeypatch.setattr(g, "_told", False)
     out, err = call_tool(make_grep_tool(), ToolContext(tree), {"pattern": "foo", "type": "py"})
     assert not err and len(calls) == 1
+    # the fallback says so once (the first search of the process), then never again
+    assert out.splitlines() == ["Found 3 files", ".hidden.py", "a.py", "sub/b.py", "", g.NO_RG_NOTE]
+    out, err = call_tool(make_grep_tool(), ToolContext(tree), {"pattern": "foo", "type": "py"})
     assert out.splitlines() == ["Found 3 files", ".hidden.py", "a.py", "sub/b.py"]
+    monkeypatch.setattr(g, "_told", False)
+    out, err = call_tool(make_glob_tool(), ToolContext(tree), {"pattern": "*.py"})
+    assert not err and out.splitlines()[-1] == g.NO_RG_NOTE and "a.py" in out.splitlines()
+    out, err = call_tool(make_glob_tool(), ToolContext(tree), {"pattern": "*.py"})
+    assert g.NO_RG_NOTE not in out
     out, err = call_tool(make_grep_tool(), ctx_for(tree, "rg"), {"pattern": "foo"})
     assert err and "not installed" in out
 
@@ -584,3 +614,16 @@ def test_grep_reports_no_context_lines_without_a_match(tmp_path: Path) -> None:
                                      tools=default_tools(), cwd=str(tmp_path)))
     assert first_tool_result(r)["content"] == "No matches found"
 
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_counts_are_spelled_in_the_singular_for_one(tmp_path: Path, engine: str) -> None:
+    write(tmp_path, "one.txt", "needle\n")
+    write(tmp_path, "two.txt", "needle\nneedle\n")
+    grep = make_grep_tool()
+    out, _ = call_tool(grep, ctx_for(tmp_path, engine), {"pattern": "needle", "path": "one.txt", "output_mode": "count"})
+    assert out.splitlines()[-1] == "Found 1 total occurrence across 1 file."
+    out, _ = call_tool(grep, ctx_for(tmp_path, engine), {"pattern": "needle", "output_mode": "count"})
+    assert out.splitlines()[-1] == "Found 3 total occurrences across 2 files."
+    out, _ = call_tool(grep, ctx_for(tmp_path, engine), {"pattern": "needle", "path": "one.txt"})
+    assert out.splitlines() == ["Found 1 file", "one.txt"]

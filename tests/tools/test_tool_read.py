@@ -155,7 +155,7 @@ def test_several_tools_in_one_turn_through_run(tmp_path: Path) -> None:
     assert results[0]["content"] == "     1\tdef f():\n     2\t    return 1"
     assert results[1]["content"] == "     1\tprint('b')"
     assert results[2]["content"] == "a.py:2:    return 1"
-    assert sorted(results[3]["content"].splitlines()) == [str(tmp_path / "a.py"), str(tmp_path / "b.py")]
+    assert sorted(results[3]["content"].splitlines()) == ["a.py", "b.py"]
     second = r.messages[4]["content"]
     assert [b["tool_use_id"] for b in second] == ["e1", "b1", "t1"]
     assert not any(b.get("is_error") for b in second), second

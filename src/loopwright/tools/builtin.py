@@ -248,8 +248,10 @@ GLOB_DESCRIPTION = """Fast file pattern matching for any codebase size.
 
 - Supports glob patterns like "**/*.js" or "src/**/*.ts" (`*` stays within a directory, `**`
   crosses directories, `{a,b}` alternatives, `[abc]` classes). The pattern is relative to path.
-- Returns matching file paths sorted by modification time, newest first (at most 100).
-- Files hidden by .gitignore / .ignore are left out, as Grep leaves them out; use Grep to search file contents.
+- Returns matching file paths (relative to the working directory, as Grep) sorted by modification
+  time, newest first (at most 100).
+- Files hidden by .gitignore / .ignore are left out, as Grep leaves them out (files git tracks are
+  always listed); use Grep to search file contents.
 - path: the directory to search in; omit it to use the current working directory."""
 GLOB_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -263,10 +265,10 @@ GLOB_SCHEMA: dict[str, Any] = {
 }
 
 
-def _glob(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def _glob(inp: dict[str, Any], ctx: ToolContext) -> str:
     from .glob import glob_files
 
-    return glob_files(inp, ctx)
+    return await glob_files(inp, ctx)
 
 
 def make_glob_tool() -> Tool:

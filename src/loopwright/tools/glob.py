@@ -1,18 +1,25 @@
 """Room: built-in tools (on tools.base). Owns Glob's implementation (tools.builtin defines the tool);
-may import data types, tools.base and tools.paths.
+may import data types, tools.base, tools.paths and tools.grep.* (rg, the tracked files, paths shown).
 
-Glob {pattern, path?}: file paths matching a glob, newest first.
+Glob {pattern, path?}: file paths matching a glob, newest first, relative to the working
+directory (as Grep shows them; a path outside it stays absolute).
 
-Glob hides what Grep hides (issue 22: the two agree): the ignore files Grep reads (.gitignore,
-.ignore, .rgignore, .git/info/exclude, the global excludes; ignore.py, the one matcher) apply, so
-a repository's ignore file cannot show one thing to Grep and another to Glob. A pattern or path
-that starts inside an ignored directory lists it (as Grep searches it). Hidden files match like
-any other (Claude Code's Glob lists them). The contents of VCS metadata directories (.git, .hg,
-.svn) are skipped unless the pattern names them. Symlinked directories are not followed (no
-cycles); symlinked files are listed."""
+The walk is ripgrep's (`rg --files`, the rg Grep runs; tools.grep.rg), so Glob hides exactly
+what Grep hides: .gitignore, .ignore, .rgignore, .git/info/exclude and the global excludes
+apply, a pattern or path that starts inside an ignored directory lists it (as Grep searches it).
+A pattern `**/NAME` or `NAME` is rg's filter (a file type of one glob, which rg applies after
+the ignore files); any other is matched on rg's list by ignore.py's glob matcher. Without rg
+(no wheel for the platform, none on PATH) the same walk runs in Python on ignore.py, the one
+ignore matcher Grep's Python engine uses. Either way:
+- git-tracked files an ignore file names are listed too (tools.grep.tracked: a repository's
+  ignore file cannot hide a tracked file);
+- hidden files match like any other (Claude Code's Glob lists them); the contents of VCS
+  metadata directories (.git, .hg, .svn) are skipped unless the pattern names them;
+- symlinks are not followed, and not listed (as Grep does not search them)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from pathlib import Path
@@ -20,11 +27,16 @@ from typing import Any
 
 from ..ignore import DirRules, IgnoreFiles, expand_braces, glob_matcher
 from .base import ToolContext, ToolError
+from .grep.formatting import shown_path
+from .grep.rg import require_git_args, rg_output, rg_path
+from .grep.tracked import tracked_but_ignored
 from .paths import resolve
 
 MAX_RESULTS = 100
-VCS_DIRS = {".git", ".hg", ".svn"}
+VCS_DIRS = (".git", ".hg", ".svn")
 _MAGIC = re.compile(r"[*?\[{\\]")
+_SIMPLE_NAME = re.compile(r"[^/\[\\:]+")  # one segment rg's type glob reads as ignore.py does
+
 
 def _split_literal_prefix(pattern: str) -> tuple[str, str]:
     """`src/pkg/**/*.py` -> (`src/pkg`, `**/*.py`): walk only where matches can be."""
@@ -35,14 +47,22 @@ def _split_literal_prefix(pattern: str) -> tuple[str, str]:
     return "/".join(segs[:k]), "/".join(segs[k:])
 
 
-def find_files(base: Path, pattern: str) -> list[tuple[str, int]]:
-    """(relative path, mtime_ns) of the regular files under base matching pattern."""
+def _max_depth(pattern: str) -> int | None:
+    """Without `**`, a match is at most this many segments deep: the walk stops there."""
+    return None if "**" in pattern else max(len(p.split("/")) for p in expand_braces(pattern))
+
+
+def _names_vcs(pattern: str) -> bool:
+    return any(part in VCS_DIRS for part in pattern.split("/"))
+
+
+def find_files(base: Path, pattern: str) -> list[str]:
+    """The Python walk: relative paths of the regular files under base matching pattern."""
     match = glob_matcher(pattern)
     files = IgnoreFiles(base)
-    # without `**`, a match is at most this many segments deep: stop the walk there
-    max_depth = None if "**" in pattern else max(len(p.split("/")) for p in expand_braces(pattern))
-    names_vcs = any(part in VCS_DIRS for part in pattern.split("/"))
-    out: list[tuple[str, int]] = []
+    max_depth = _max_depth(pattern)
+    names_vcs = _names_vcs(pattern)
+    out: list[str] = []
 
     def walk(d: Path, rel: str, depth: int, rules: list[DirRules]) -> None:
         rules = files.enter(d, rel, rules)
@@ -53,13 +73,15 @@ def find_files(base: Path, pattern: str) -> list[tuple[str, int]]:
         for e in entries:
             r = f"{rel}{e.name}"
             try:
-                if e.is_dir(follow_symlinks=False):
+                if e.is_symlink():
+                    continue
+                if e.is_dir():
                     if e.name in VCS_DIRS and not names_vcs:
                         continue
                     if (max_depth is None or depth + 1 < max_depth) and not files.check(r, True, rules):
                         walk(Path(e.path), r + "/", depth + 1, rules)
                 elif e.is_file() and match(r) and not files.check(r, False, rules):
-                    out.append((r, e.stat().st_mtime_ns))
+                    out.append(r)
             except OSError:
                 continue
 
@@ -67,7 +89,30 @@ def find_files(base: Path, pattern: str) -> list[tuple[str, int]]:
     return out
 
 
-def glob_files(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def rg_files(rg: str, base: Path, pattern: str, sandbox: Any = None) -> list[str]:
+    """rg's walk: relative paths of the files under base matching pattern."""
+    args = ["--files", "--hidden", "--no-config", *require_git_args(base), "--no-messages"]
+    if not _names_vcs(pattern):
+        for d in VCS_DIRS:
+            args += ["--glob", f"!{d}"]
+    depth = _max_depth(pattern)
+    if depth is not None:
+        args += ["--max-depth", str(depth)]
+    name = pattern[3:] if pattern.startswith("**/") else pattern
+    exact = False
+    if _SIMPLE_NAME.fullmatch(name) and name not in ("**", "*"):
+        # a file type of one glob: rg applies it to the names, after the ignore files
+        args += ["--type-add", f"lwglob:{name}", "--type", "lwglob"]
+        exact = True
+    out = await rg_output(rg, args, base, sandbox)
+    found = out.decode("utf-8", errors="surrogateescape").splitlines()
+    if exact:
+        return found
+    match = glob_matcher(pattern)
+    return [r for r in found if match(r)]
+
+
+async def glob_files(inp: dict[str, Any], ctx: ToolContext) -> str:
     pattern: str = inp["pattern"].strip()
     if not pattern:
         raise ToolError("pattern is empty.")
@@ -87,15 +132,48 @@ def glob_files(inp: dict[str, Any], ctx: ToolContext) -> str:
         pattern = pattern[2:]
     if not base.is_dir():
         return "No files found"
-    found = find_files(base, pattern)
+    engine = ctx.state.search.engine  # tests and benchmarks pick an engine
+    rg = rg_path() if engine in ("auto", "rg") else None
+    if engine == "rg" and rg is None:
+        raise ToolError("rg is not installed")
+    tracked = asyncio.ensure_future(tracked_but_ignored(base))  # git answers while the walk runs
+    try:
+        if rg is not None:
+            found = await rg_files(rg, base, pattern, ctx.sandbox)
+        else:
+            found = await asyncio.to_thread(find_files, base, pattern)
+        hidden = await tracked
+    finally:
+        tracked.cancel()
+    if hidden:
+        match = glob_matcher(pattern)
+        have = set(found)
+        found += [r for r in hidden if r not in have and match(r)]
+    b = str(base)
+    paths = [os.path.join(b, r) for r in found]
     denied = ctx.state.search.denied  # Read deny rules hide files from listings too
     if denied is not None:
-        found = [f for f in found if not denied(str(base / f[0]))]
-    if not found:
-        return "No files found"
-    found.sort(key=lambda x: (-x[1], x[0]))  # newest first; ties by path, so the order is stable
-    lines = [str(base / r) for r, _ in found[:MAX_RESULTS]]
-    if len(found) > MAX_RESULTS:
-        lines.append(f"(Results are truncated: showing the {MAX_RESULTS} most recently modified of "
-                     f"{len(found)} files. Consider a more specific path or pattern.)")
-    return "\n".join(lines)
+        paths = [p for p in paths if not denied(p)]
+    dated = []
+    for p in paths:
+        try:
+            dated.append((-os.stat(p).st_mtime_ns, p))
+        except OSError:  # gone since the walk
+            continue
+    if not dated:
+        out = "No files found"
+    else:
+        dated.sort()  # newest first; ties by path, so the order is stable
+        cwd = ctx.cwd.resolve()
+        lines = [shown_path(p, cwd) for _, p in dated[:MAX_RESULTS]]
+        if len(dated) > MAX_RESULTS:
+            lines.append(f"(Results are truncated: showing the {MAX_RESULTS} most recently modified of "
+                         f"{len(dated)} files. Consider a more specific path or pattern.)")
+        out = "\n".join(lines)
+    if rg is None and engine == "auto":
+        from .grep.search import fallback_note
+
+        note = fallback_note()
+        if note:
+            out += f"\n\n{note}"
+    return out

@@ -1,27 +1,28 @@
 """Room: built-in tools (on tools.base). Owns the Grep tool's definition (description, schema); may
 import tools.base, and tools.grep.* in its handler only (tools/__init__.py).
 
-Grep: ripgrep semantics, run by `rg` when it is installed, else by a pure-Python engine. One
-idea per module:
+Grep: ripgrep semantics, run by `rg` (the `ripgrep` package's, a base dependency, else one on
+PATH), else by a pure-Python engine (where no wheel exists; said once). One idea per module:
 
-- search.py: one call: the choice of engine and the time limit (the handler);
+- search.py: one call: the choice of engine, the time limit, the tracked files (the handler);
+- tracked.py: the git-tracked files an ignore file names (searched too: never hidden);
 - query.py: one call, resolved (Query), and the result both engines return (FileHits);
 - rg.py: the ripgrep backend; engine.py: the pure-Python engine, with regex.py (Rust regex
   syntax -> Python `re`) and filters.py (`glob` and `type` filters);
 - isolate.py: the Python engine in a forked child that can be killed;
 - formatting.py: the one formatter, so the output does not depend on the engine.
 
-What both engines do (ripgrep's defaults plus `--no-require-git`):
+What both engines do (ripgrep's defaults, plus `--no-require-git` outside a git repository):
 - .gitignore, .ignore and .rgignore files in the searched directories and in their parents,
   .git/info/exclude of the enclosing repository and the global git excludes file apply, even
   outside a git repository; hidden files and directories are skipped; symlinks are not
   followed; files with a NUL byte are binary and skipped. An explicitly given file is always
-  searched.
+  searched. A file git tracks is searched even when an ignore file names it (tracked.py).
 - `glob` filters (gitignore-style, `!` to exclude) and `type` filters take precedence over
   ignore rules and hiding, exactly as in ripgrep: `glob: "*.py"` also finds `.hidden.py`.
 
-Ignore files and `glob` filters are read by the one matcher of ignore.py (on pathspec), which
-Glob uses too: both hide the same files.
+Glob walks with the same rg (`rg --files`) or, without rg, the same Python walk on ignore.py's
+one matcher: Grep and Glob hide the same files.
 Tests and benchmarks force an engine with ToolState(search=SearchState(engine="rg" | "python")).
 
 Grep never hangs: a FIFO or a device as `path` is refused (and passed over inside a tree);
@@ -43,7 +44,8 @@ DESCRIPTION = """A powerful search tool built on ripgrep.
 - Filter files with glob (e.g. "*.js", "**/*.tsx", "*.{ts,tsx}") or type (e.g. "js", "py", "rust").
 - output_mode: "files_with_matches" (default) lists file paths, "content" shows matching lines
   (supports -A/-B/-C context, -n line numbers, head_limit), "count" shows match counts per file.
-- Respects .gitignore and skips hidden files. Paths under the working directory are shown relative to it.
+- Respects .gitignore and skips hidden files (files git tracks are always searched). Paths under the
+  working directory are shown relative to it.
 - By default patterns match within single lines; set multiline: true for patterns that span lines
   (e.g. `struct \\{[\\s\\S]*?field`), where `.` also matches newlines."""
 

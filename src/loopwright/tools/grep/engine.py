@@ -275,6 +275,9 @@ def run_python(q: Query) -> list[FileHits]:
             except OSError:
                 continue
 
-    walk(str(q.root), "", files.top)
+    if q.walk:
+        walk(str(q.root), "", files.top)
+    for path in q.extra:
+        search_one(path)
     return results
 

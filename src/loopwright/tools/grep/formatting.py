@@ -14,12 +14,18 @@ from .query import MAX_COLUMNS, FileHits, Query
 MAX_OUTPUT_CHARS = 30_000
 
 
-def _show(path: str, cwd: Path) -> str:
+def shown_path(path: str, cwd: Path) -> str:
+    """A path as Grep and Glob show it: relative to the (resolved) working directory when it is
+    under it, else absolute."""
     p = Path(path)
     try:
         return p.relative_to(cwd).as_posix()
     except ValueError:
         return path
+
+
+def _plural(n: int, word: str) -> str:
+    return word if n == 1 else word + "s"
 
 
 def _cut(text: str) -> str:
@@ -46,23 +52,24 @@ def format_hits(hits: list[FileHits], q: Query, cwd: Path) -> str:
     if q.mode == "files_with_matches":
         if not hits:
             return "No files found"
-        names = [_show(h.path, cwd) for h in hits]
+        names = [shown_path(h.path, cwd) for h in hits]
         shown, cut = _fit(names[:limit] if limit else names)
         more = f" (showing the first {len(shown)})" if len(shown) < len(names) else ""
         tail = "\n" + too_long.format(MAX_OUTPUT_CHARS, cut, "files") if cut else ""
-        return f"Found {len(names)} file{'s' if len(names) != 1 else ''}{more}\n" + "\n".join(shown) + tail
+        return f"Found {len(names)} {_plural(len(names), 'file')}{more}\n" + "\n".join(shown) + tail
     if q.mode == "count":
         if not hits:
             return "No matches found"
-        rows = [f"{_show(h.path, cwd)}:{h.count}" for h in hits]
+        rows = [f"{shown_path(h.path, cwd)}:{h.count}" for h in hits]
         shown, _ = _fit(rows[:limit] if limit else rows)
         total = sum(h.count for h in hits)
         note = f" (showing the first {len(shown)} files)" if len(shown) < len(rows) else ""
-        return "\n".join(shown) + f"\n\nFound {total} total occurrences across {len(rows)} files.{note}"
+        return "\n".join(shown) + (f"\n\nFound {total} total {_plural(total, 'occurrence')} across "
+                                   f"{len(rows)} {_plural(len(rows), 'file')}.{note}")
     out: list[str] = []
     context = q.before > 0 or q.after > 0
     for h in hits:
-        name = _show(h.path, cwd)
+        name = shown_path(h.path, cwd)
         prev: int | None = None
         for n, (text, is_match) in sorted(h.lines.items()):
             if context and out and (prev is None or n != prev + 1):

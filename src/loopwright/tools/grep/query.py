@@ -34,6 +34,9 @@ class Query:
     after: int = 0
     head_limit: int | None = None
     multiline: bool = False
+    walk: bool = True  # search the tree under root (else only `extra`)
+    # git-tracked files an ignore file names (tracked.py), absolute, under root: searched as if walked
+    extra: list[str] = field(default_factory=list)
 
 
 @record
@@ -69,7 +72,6 @@ def build_query(inp: dict[str, Any], ctx: ToolContext) -> Query:
         before=inp.get("-B", ctx_n) or 0, after=inp.get("-A", ctx_n) or 0,
         head_limit=inp.get("head_limit"), multiline=bool(inp.get("multiline")),
     )
-
 
 
 def too_many() -> ToolError:

@@ -1,14 +1,20 @@
-"""Room: built-in tools (on tools.base). Owns Grep's ripgrep backend (its command line, its output
-read back into FileHits); may import tools.base and the grep package's query.
+"""Room: built-in tools (on tools.base). Owns running ripgrep (which `rg`, one process under the
+OS sandbox) and Grep's rg backend (its command line, its output read back into FileHits); may
+import tools.base and the grep package's query.
 
-rg runs with ripgrep's defaults plus `--no-require-git` and `--no-config`, in the search root
-(globs are relative to it), inside the OS sandbox when that is on.
+Which rg: the one the `ripgrep` package installed beside loopwright (a base dependency: its wheels
+carry the binary), else one on PATH; without either, Grep and Glob fall back to their Python
+engines (search.py says so once). rg runs with ripgrep's defaults plus `--no-config` (and
+`--no-require-git` outside a git repository: require_git_args), in the search root (globs are relative to it), inside the OS sandbox when that is on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
+import functools
+import importlib.metadata
 import json
 import os
 import shutil
@@ -18,17 +24,44 @@ from typing import Any
 
 from ..base import ToolError
 from .query import MAX_LINES, FileHits, Query, too_many
+from .tracked import in_git_repo
 
 MAX_RG_BYTES = 256 * 1024 * 1024
+MAX_ARG_CHARS = 64 * 1024  # paths on one rg command line
+
+
+@functools.cache
+def bundled_rg() -> str | None:
+    """The `rg` of the installed `ripgrep` distribution (its wheel puts it among the scripts of
+    the environment loopwright is installed in, a venv or the user's), or None."""
+    try:
+        dist = importlib.metadata.distribution("ripgrep")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for f in dist.files or ():
+        if f.name in ("rg", "rg.exe"):
+            path = Path(str(dist.locate_file(f))).resolve()
+            if path.is_file() and os.access(path, os.X_OK):
+                return str(path)
+    return None
 
 
 def rg_path() -> str | None:
-    return shutil.which("rg")
+    """The rg to run: the bundled one first (a known version), else the first on PATH."""
+    return bundled_rg() or shutil.which("rg")
 
 
-def rg_args(q: Query) -> tuple[list[str], Path]:
-    """The rg command line and the directory to run it in."""
-    args = ["--no-config", "--no-require-git", "--color=never", "--no-messages"]
+def require_git_args(root: Path) -> list[str]:
+    """`--no-require-git` (.gitignore files apply outside a git repository too) only outside one:
+    inside, ripgrep 14 would also apply the .gitignore files above the repository's root, which
+    git does not."""
+    return [] if in_git_repo(root if root.is_dir() else root.parent) else ["--no-require-git"]
+
+
+def rg_args(q: Query, extra: list[str] | None = None) -> tuple[list[str], Path]:
+    """The rg command line and the directory to run it in: the walk of q.root (when q.walk)
+    and the `extra` files (absolute, under a directory root)."""
+    args = ["--no-config", *require_git_args(q.root), "--color=never", "--no-messages"]
     if q.ignore_case:
         args.append("-i")
     if q.multiline:
@@ -49,10 +82,11 @@ def rg_args(q: Query) -> tuple[list[str], Path]:
             args += ["-A", str(q.after)]
     # Globs are matched relative to rg's working directory: run it in the search root.
     if q.root.is_dir():
-        cwd, target = q.root, "."
+        cwd, targets = q.root, ["."] if q.walk else []
+        targets += [os.path.relpath(p, q.root) for p in extra or ()]
     else:
-        cwd, target = q.root.parent, q.root.name
-    return args + ["-e", q.pattern, "--", target], cwd
+        cwd, targets = q.root.parent, [q.root.name]
+    return [*args, "-e", q.pattern, "--", *targets], cwd
 
 
 def _wire_text(d: dict[str, Any]) -> str:
@@ -65,16 +99,20 @@ def parse_rg(q: Query, out: bytes, cwd: Path) -> list[FileHits]:
     def absolute(p: str) -> str:
         return os.path.normpath(os.path.join(cwd, p))
 
-    hits: dict[str, FileHits] = {}
+    hits: dict[str, FileHits] = {}  # by path: a tracked file a glob whitelists is walked and named
     if q.mode == "files_with_matches":
-        return [FileHits(absolute(p), 1) for p in out.decode("utf-8", errors="replace").splitlines() if p]
+        for p in out.decode("utf-8", errors="replace").splitlines():
+            if p:
+                a = absolute(p)
+                hits.setdefault(a, FileHits(a, 1))
+        return list(hits.values())
     if q.mode == "count":
-        res = []
         for line in out.decode("utf-8", errors="replace").splitlines():
             p, _, n = line.rpartition(":")
             if p:
-                res.append(FileHits(absolute(p), int(n)))
-        return res
+                a = absolute(p)
+                hits.setdefault(a, FileHits(a, int(n)))
+        return list(hits.values())
     n_lines = 0
     for raw in out.splitlines():
         ev = json.loads(raw)
@@ -100,9 +138,9 @@ def parse_rg(q: Query, out: bytes, cwd: Path) -> list[FileHits]:
     return [fh for fh in hits.values() if fh.count]
 
 
-
-async def run_rg(q: Query, rg: str, sandbox: Any = None) -> list[FileHits]:
-    args, cwd = rg_args(q)
+async def rg_output(rg: str, args: list[str], cwd: Path, sandbox: Any = None) -> bytes:
+    """Run `rg args` in `cwd` (in the OS sandbox when it is on) and return its stdout; an rg
+    error (exit 2 with nothing printed) is a ToolError. More than MAX_RG_BYTES is too many."""
     argv, env = [rg, *args], None
     fds: tuple[int, ...] = ()
     if sandbox is not None:  # the OS sandbox is on (sandbox.py): rg sees what Bash would see
@@ -135,5 +173,24 @@ async def run_rg(q: Query, rg: str, sandbox: Any = None) -> list[FileHits]:
     if code == 2 and not chunks:
         msg = err.decode("utf-8", errors="replace").strip()
         raise ToolError(f"rg error: {msg}" if msg else "rg failed")
-    return parse_rg(q, b"".join(chunks), cwd)
+    return b"".join(chunks)
 
+
+async def run_rg(q: Query, rg: str, sandbox: Any = None) -> list[FileHits]:
+    """The walk of q.root (when q.walk) and q.extra's files, in more than one rg when they are
+    many (each command line stays well under the OS's limit)."""
+    batches: list[list[str]] = [[]]
+    size = 0
+    for p in q.extra:
+        if size > MAX_ARG_CHARS:
+            batches.append([])
+            size = 0
+        batches[-1].append(p)
+        size += len(p) + 1
+    hits: dict[str, FileHits] = {}
+    for batch in batches:
+        args, cwd = rg_args(q, batch)
+        for h in parse_rg(q, await rg_output(rg, args, cwd, sandbox), cwd):
+            hits.setdefault(h.path, h)
+        q = dataclasses.replace(q, walk=False) if q.walk else q
+    return list(hits.values())

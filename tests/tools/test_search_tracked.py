@@ -1,0 +1,97 @@
+"""Issue 44: a hostile repository's ignore files cannot hide a git-tracked file from Grep or Glob
+(git itself shows tracked files), with either engine; untracked ignored files stay hidden."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from loopwright.tools.base import ToolContext
+from loopwright.tools.builtin import make_glob_tool
+from loopwright.tools.grep import make_grep_tool
+from loopwright.workspace import SearchState, ToolState
+from tests.helpers import call_tool
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+ENGINES = [pytest.param("rg", marks=pytest.mark.skipif(
+    __import__("loopwright.tools.grep.rg", fromlist=["rg_path"]).rg_path() is None, reason="no rg")), "python"]
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+
+
+def hostile_repo(root: Path) -> Path:
+    """A repository whose ignore files name its own tracked files (the backdoor, a vendored
+    library, a config), beside an untracked file an ignore file names (that one stays hidden)."""
+    files = {
+        "app.py": "import backdoor  # needle\n",
+        "backdoor.py": "def open_door():  # needle\n    pass\n",
+        "lib/evil.js": "const needle = 1;\n",
+        "conf/x.cfg": "needle=yes\n",
+        "pkg/.ignore": "inner.py\n",
+        "pkg/inner.py": "needle = 'inner'\n",
+        ".ignore": "backdoor.py\n",
+        ".gitignore": "lib/\n",
+        ".rgignore": "*.cfg\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True)
+    subprocess.run([*GIT, "add", "-f", "."], cwd=root, check=True)
+    subprocess.run([*GIT, "commit", "-q", "-m", "x"], cwd=root, check=True)
+    (root / "untracked.py").write_text("needle = 'untracked'\n")  # named below: hidden, not tracked
+    with (root / ".ignore").open("a") as f:
+        f.write("untracked.py\n")
+    return root
+
+
+def ctx(root: Path, engine: str) -> ToolContext:
+    return ToolContext(root, state=ToolState(search=SearchState(engine=engine)))
+
+
+TRACKED = ["app.py", "backdoor.py", "conf/x.cfg", "lib/evil.js", "pkg/inner.py"]
+
+
+@needs_git
+@pytest.mark.parametrize("engine", ENGINES)
+def test_grep_searches_tracked_files_an_ignore_file_names(tmp_path: Path, engine: str) -> None:
+    root = hostile_repo(tmp_path)
+    grep = make_grep_tool()
+    out, err = call_tool(grep, ctx(root, engine), {"pattern": "needle"})
+    assert not err and out.splitlines() == [f"Found {len(TRACKED)} files", *TRACKED]
+    out, _ = call_tool(grep, ctx(root, engine), {"pattern": "needle", "glob": "!*.js"})  # filters still apply
+    assert out.splitlines() == ["Found 4 files", "app.py", "backdoor.py", "conf/x.cfg", "pkg/inner.py"]
+    out, _ = call_tool(grep, ctx(root, engine), {"pattern": "needle", "type": "js", "output_mode": "content"})
+    assert out.splitlines() == ["lib/evil.js:1:const needle = 1;"]
+    out, _ = call_tool(grep, ctx(root, engine), {"pattern": "needle", "output_mode": "count"})
+    assert out.splitlines()[-1] == "Found 5 total occurrences across 5 files."
+    out, _ = call_tool(grep, ctx(root, engine), {"pattern": "needle", "path": "pkg"})
+    assert out.splitlines() == ["Found 1 file", "pkg/inner.py"]
+
+
+@needs_git
+@pytest.mark.parametrize("engine", ENGINES)
+def test_glob_lists_tracked_files_an_ignore_file_names(tmp_path: Path, engine: str) -> None:
+    root = hostile_repo(tmp_path)
+    glob = make_glob_tool()
+    out, err = call_tool(glob, ctx(root, engine), {"pattern": "**/*"})
+    listed = set(out.splitlines())
+    assert not err and set(TRACKED) <= listed and "untracked.py" not in listed
+    out, _ = call_tool(glob, ctx(root, engine), {"pattern": "**/*.py"})
+    assert sorted(out.splitlines()) == ["app.py", "backdoor.py", "pkg/inner.py"]
+    out, _ = call_tool(glob, ctx(root, engine), {"pattern": "*.cfg", "path": "conf"})
+    assert out.splitlines() == ["conf/x.cfg"]
+
+
+@needs_git
+def test_a_repositorys_fsmonitor_never_runs(tmp_path: Path) -> None:
+    """Asking git for the tracked files must not run a command the repository's config names."""
+    root = hostile_repo(tmp_path)
+    marker = tmp_path.parent / f"{tmp_path.name}-fsmonitor-ran"
+    subprocess.run(["git", "config", "core.fsmonitor", f"touch {marker}; false"], cwd=root, check=True)
+    out, err = call_tool(make_grep_tool(), ctx(root, "auto"), {"pattern": "needle"})
+    assert not err and "backdoor.py" in out.splitlines()
+    call_tool(make_glob_tool(), ctx(root, "auto"), {"pattern": "**/*.py"})
+    assert not marker.exists()
