@@ -128,7 +128,8 @@ def main() -> None:
         raise SystemExit("valgrind is not installed")
     lo, hi = args.turns
     tmp = Path(tempfile.mkdtemp(prefix="lw-instr-"))
-    trees: dict[str, str | None] = {"this tree": None}
+    # (this tree's src/ by path: the venv's editable install may be another worktree's)
+    trees: dict[str, str | None] = {"this tree": str(HERE.parent / "src")}
     if args.before:
         trees = {f"before {args.before}": str(extract_src(args.before, tmp / "before")), **trees}
     rows: dict[str, dict[str, float]] = {}

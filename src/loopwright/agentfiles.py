@@ -17,13 +17,12 @@ user allows is ignored (named, as every item trust leaves out); `tools` only nar
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .gate import PERMISSION_MODES
 from .options import AgentDefinition
-from .records import record
 from .skills import as_list, config_dirs, read_text_capped, split_front_matter
 from .trust import Ignored
 
@@ -48,7 +47,7 @@ REFUSED = {
 NARROW_MODES = ("default", "plan", "dontAsk")  # what an untrusted project's agent may ask for
 
 
-@record
+@dataclass
 class AgentFiles:
     """The agents found, a warning line per problem, and what trust left out."""
 

@@ -20,11 +20,10 @@ from __future__ import annotations
 import codecs
 import os
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Literal
 
 from . import bashparse
-from .records import record
 from .workspace import Workspace
 
 # --- the command table -----------------------------------------------------------------------
@@ -40,7 +39,7 @@ from .workspace import Workspace
 ArgKind = Literal["read", "write", "none", "pattern", "copy", "first", "uniq", "modes"]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Spec:
     args: ArgKind = "read"
     opts: dict[str, str] = field(default_factory=dict)
@@ -357,7 +356,7 @@ def word_values(word: bashparse.Word) -> list[str] | None:
 
 # --- one command against its table ------------------------------------------------------------
 
-@record
+@dataclass
 class Use:
     kind: Literal["read", "write"]
     word: bashparse.Word | None  # None: the working directory itself
@@ -366,7 +365,7 @@ class Use:
     recursive: bool = False  # it reads the contents of everything under a directory (grep -r, rg)
 
 
-@record
+@dataclass
 class Args:
     """What one simple command does with its words."""
 
@@ -666,7 +665,7 @@ def read_only_problem(c: bashparse.SimpleCommand) -> str | None:
 
 # --- the whole command: paths in order, following directory changes -----------------------------
 
-@record
+@dataclass
 class PathUse:
     """A file a command reads or writes: `paths` as the kernel would open them (absolute,
     lexical and real), or `why` it cannot be known before the command runs."""

@@ -24,11 +24,9 @@ import re
 import shlex
 import sys
 import zlib
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from .records import record
 
 # Characters that make a word a pattern rather than one fixed name.
 GLOB_CHARS = frozenset("*?[]{}")
@@ -44,7 +42,7 @@ _DANGEROUS_VAR = re.compile(
 )
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Word:
     text: str  # as written, quotes included
     value: str  # after quote removal (expansions left as written)
@@ -60,7 +58,7 @@ class Word:
         return any(c in GLOB_CHARS for c in unquoted)
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Redirect:
     op: str
     target: Word | None  # None: a file-descriptor duplication such as 2>&1
@@ -75,7 +73,7 @@ class Redirect:
         return self.target is not None and self.op in READ_REDIRECTS
 
 
-@record
+@dataclass
 class SimpleCommand:
     """One command the shell would run, with harmless wrappers already stripped."""
 
@@ -115,7 +113,7 @@ class SimpleCommand:
         return [a for a in self.assignments if _DANGEROUS_VAR.match(a)]
 
 
-@record
+@dataclass
 class ParsedCommand:
     source: str
     commands: list[SimpleCommand]

@@ -10,17 +10,15 @@ is never corrupted by a round trip.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
-
-from .records import record
 
 Role = Literal["user", "assistant"]
 WireBlock: TypeAlias = dict[str, Any]
 WireMessage: TypeAlias = dict[str, Any]
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class TextBlock:
     """Text the model wrote (or the user sent); `extra` keeps fields such as citations verbatim."""
 
@@ -31,7 +29,7 @@ class TextBlock:
         return {"type": "text", "text": self.text, **self.extra}
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class InvalidInput:
     """A tool call's input as the model wrote it, when it is not a JSON object (`error` says why)
     or the response hit max_tokens while it was being written (`cut_off`)."""
@@ -41,7 +39,7 @@ class InvalidInput:
     cut_off: bool = False
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class ToolUseBlock:
     """A tool call the model asked for: the tool's name and its JSON input, under an id its result
     must answer. `invalid`: the model wrote an input that is not a JSON object, or was cut off
@@ -57,7 +55,7 @@ class ToolUseBlock:
         return {"type": "tool_use", "id": self.id, "name": self.name, "input": self.input, **self.extra}
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class ToolResultBlock:
     """The answer to one tool_use (same id): text or blocks, and whether the call failed."""
 
@@ -85,7 +83,7 @@ class ToolResultBlock:
         return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class ThinkingBlock:
     """The model's extended thinking, with the signature the provider checks when it is sent back."""
 
@@ -97,7 +95,7 @@ class ThinkingBlock:
         return {"type": "thinking", "thinking": self.thinking, "signature": self.signature, **self.extra}
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class RedactedThinkingBlock:
     """Thinking the provider encrypted: sent back unchanged, never shown."""
 
@@ -108,7 +106,7 @@ class RedactedThinkingBlock:
         return {"type": "redacted_thinking", "data": self.data, **self.extra}
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class ImageBlock:
     """An image (a base64 or URL source), in a prompt or a tool result."""
 
@@ -119,7 +117,7 @@ class ImageBlock:
         return {"type": "image", "source": self.source, **self.extra}
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class UnknownBlock:
     """Any block type the harness does not model; its JSON is kept and sent back unchanged."""
 

@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .records import record
 from .skills import as_list, config_dirs, is_users, read_text_capped, split_front_matter
 from .trust import Ignored
 
 
-@record
+@dataclass
 class Command:
     """One custom slash command: its Markdown file and front matter."""
 
@@ -35,7 +34,7 @@ class Command:
     users: bool = False  # the user's own (not a project's)
 
 
-@record
+@dataclass
 class Expanded:
     """A command turned into a run's prompt and its per-run settings."""
 

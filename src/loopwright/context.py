@@ -48,13 +48,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .blocks import WireMessage, text_of
 from .invariant import check as check_inv
 from .models.base import Model, ModelError, ModelRequest, ModelResponse, complete
 from .models.catalog import call_cost, context_window
-from .records import record
 
 if TYPE_CHECKING:
     from .usage import CallUsage, Price
@@ -90,7 +90,7 @@ class CompactError(Exception):
     The history it was given is unchanged."""
 
 
-@record
+@dataclass
 class CompactResult:
     """A compaction's outcome: the new history, the summary, the sizes before and after, and its cost."""
 
@@ -197,7 +197,7 @@ def render_transcript(messages: list[WireMessage]) -> str:
     return "\n\n".join(parts)
 
 
-@record
+@dataclass
 class SummaryPlan:
     """The summarizing calls for history[:cut]: one per transcript chunk, each chunk's request
     carrying the summary so far (a rolling summary), so that every request fits a window W

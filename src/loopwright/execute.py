@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from .gate import Allow, Deny, Permissions
 from .hooks import RunHooks
 from .models.base import invalid_input_error
-from .records import record
 from .telemetry import NULL, Observer
 from .tools.base import INLINE_WAIT_S, Tool, ToolContext, ToolOutput
 
@@ -31,7 +30,7 @@ INTERRUPTED = "Interrupted by user: the tool call was cancelled before it finish
 NOT_RUN_AFTER_STOP = "Not run: an earlier call in this turn stopped the run."
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class TurnOutcome:
     """One tool-use turn's outcome: a result for every call (in order), the refused calls, and
     whether the turn was cut short."""

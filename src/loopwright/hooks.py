@@ -58,11 +58,10 @@ import re
 import signal
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from .records import record
 from .telemetry import NULL, trace_env
 
 if TYPE_CHECKING:
@@ -119,7 +118,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class HookContext:
     """Fields every hook input carries (Claude Code's stdin JSON)."""
 
@@ -129,7 +128,7 @@ class HookContext:
     permission_mode: str = "default"
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class PreToolResult:
     """What PreToolUse hooks decided: a permission decision, a rewritten input, or nothing.
     `stop` is set when a hook said `continue: false`: the run ends before the tool runs."""
@@ -141,7 +140,7 @@ class PreToolResult:
     context: str | None = None  # additionalContext: goes to the model with the call's result
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class PromptResult:
     """UserPromptSubmit: `block` stops the run before any model call; `context` is added text."""
 
@@ -152,7 +151,7 @@ class PromptResult:
 HookCallback: TypeAlias = Callable[..., Any]
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class CommandHook:
     """A shell command hook (Claude Code's `{"type": "command", "command": ..., "timeout": s}`)."""
 
@@ -160,7 +159,7 @@ class CommandHook:
     timeout: float | None = None
 
 
-@record
+@dataclass
 class HookMatcher:
     """Hooks for the calls whose tool name (or source/trigger/reason) the matcher matches:
     None, "" or "*" = all; `Bash`, `Edit|Write` = exact names; anything else a regex."""
@@ -170,7 +169,7 @@ class HookMatcher:
     timeout: float | None = None  # default for the hooks in this matcher
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class _Outcome:
     """One hook's run, in command-hook terms."""
 
@@ -201,7 +200,7 @@ def matcher_matches(matcher: str | None, value: str | None) -> bool:
         return matcher == value
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class RegisteredMatcher:
     """One matcher of a HookRegistry: like HookMatcher, but frozen."""
 
@@ -214,7 +213,7 @@ _NO_MATCHERS: Mapping[str, tuple[RegisteredMatcher, ...]] = MappingProxyType({})
 _NO_ENV: Mapping[str, str] = MappingProxyType({})
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class HookRegistry:
     """What hooks are configured for a run (settings files, SDK callbacks, code), per event, and
     the extra environment of command hooks. Built once by the assembler (`Hooks.freeze()`, merged
@@ -254,7 +253,7 @@ class HookRegistry:
         return jobs
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class HookState:
     """One run's hook state: its context (session, transcript, cwd, mode), the reports not yet
     passed on to the stream, and the first `continue: false` (then the run ends)."""
@@ -537,7 +536,7 @@ class RunHooks:
             log.warning("%s hook %s %s: %s", event, label, kind, message)
 
 
-@record
+@dataclass
 class Hooks(RunHooks):
     """Hooks as the user registers them (`on`, `command`, or the Agent SDK's dict). A run never
     uses this object: the assembler freezes it into the run's HookRegistry and gives the run its

@@ -31,11 +31,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
-
-from .records import record
 
 MAX_BRACES = 1024  # alternatives one pattern may expand to ...
 MAX_BRACE_CHARS = 1 << 16  # ... and their characters in all (each becomes a regex to compile)
@@ -160,7 +159,7 @@ def segment_regex(seg: str) -> re.Pattern[str]:
 _SEGS = "(?:[^/]*+/)*?"  # `**`: any number of whole segments, the fewest first
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Wild:
     """One gitignore line as two regexes over the path with a `/` after every segment (`a/b/`):
     `rx` takes what the rule matches itself, `cover_rx` (a prefix match) a path at or below a
@@ -276,7 +275,7 @@ def read_rules(path: Path) -> IgnoreRules | None:
     return spec or None
 
 
-@record
+@dataclass
 class DirRules:
     """The ignore files of one directory of a walk."""
 

@@ -16,20 +16,18 @@ other (the callback sees asyncio.CancelledError)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from .records import record
 
-
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class QuestionOption:
     label: str
     description: str = ""
     preview: str | None = None  # shown while the option is focused (code, a mockup), when given
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Question:
     """One of AskUserQuestion's questions. `header`: a chip of at most 12 characters."""
 
@@ -46,7 +44,7 @@ class Question:
         return cls(str(q["question"]), str(q["header"]), opts, bool(q.get("multiSelect", False)))
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Answered:
     """The user's answers: question text -> the chosen label, the chosen labels joined by ", "
     (multiSelect), or the user's own words (the "Other" choice). A question left out of the
@@ -55,7 +53,7 @@ class Answered:
     answers: dict[str, str] = field(default_factory=dict)
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Declined:
     """The user dismissed the questions; `message` (if any) is what they said instead."""
 
@@ -66,14 +64,14 @@ QuestionReply: TypeAlias = Answered | Declined
 AskUser: TypeAlias = Callable[[tuple[Question, ...]], Awaitable[QuestionReply]]
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class PlanApproved:
     """Go ahead: the run leaves plan mode for `mode` (a permission mode other than "plan")."""
 
     mode: Literal["default", "acceptEdits", "bypassPermissions", "dontAsk"] = "default"
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class PlanRefused:
     """Not this plan: the run stays in plan mode and the model reads `feedback`."""
 

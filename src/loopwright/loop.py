@@ -22,7 +22,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Collection
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -61,7 +61,6 @@ from .messages import (
 from .models.base import STOP_REASONS, Model, ModelError, ModelRequest, ModelResponse, close_model
 from .models.catalog import call_cost, cost_of
 from .options import AgentOptions
-from .records import record
 from .telemetry.base import NULL, Observer
 from .tools.base import Tool
 from .trust import Trust
@@ -125,7 +124,7 @@ class McpServers(Protocol):
     async def aclose(self) -> None: ...
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class RunDeps:
     """What a run is built with (assemble.py) and its steps never change (pydantic-ai's run
     dependencies): the options, the model and its price, the tools and their wire definitions,
@@ -151,7 +150,7 @@ class RunDeps:
     settings: Settings | None = None  # the settings files, merged: what tools read of them (tools/web)
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class RunState:
     """What the steps change: (h, t) of seed Def 3.1 (the environment is the tools' world)
     and the accounting around them."""

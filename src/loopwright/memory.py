@@ -31,10 +31,9 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .records import record
 from .trust import Ignored
 
 PROJECT_NAMES = ("AGENTS.md", "CLAUDE.md", "LOOPWRIGHT.md", ".claude/CLAUDE.md")
@@ -49,7 +48,7 @@ FENCE = r"^\s*(```|~~~)"
 SPAN = r"`[^`\n]*`"
 
 
-@record
+@dataclass
 class MemoryFile:
     """One memory file read, with its scope and text."""
 
@@ -58,7 +57,7 @@ class MemoryFile:
     text: str
 
 
-@record
+@dataclass
 class Memory:
     """The files read, in the order they are sent, and what went wrong along the way."""
 
@@ -103,7 +102,7 @@ def _dirs(cwd: Path) -> list[Path]:
     return out
 
 
-@record
+@dataclass
 class _Reach:
     """Where a chain of memory files may read: None for the user's own chain (anywhere)."""
 

@@ -4,11 +4,10 @@ What `query()` yields: the Claude Agent SDK's message classes (seed §8)."""
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .blocks import Block, ToolResultBlock, WireMessage, blocks_to_wire
-from .records import record
 from .usage import CallUsage, Usage
 
 if TYPE_CHECKING:
@@ -56,7 +55,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class SystemMessage:
     """A session event: `init`, `api_retry`, `compact_boundary`, `compact_error`, `hook_error`,
     `hook_message`, `model_fallback`, `context_window` (W as a server told it: {context_window,
@@ -66,7 +65,7 @@ class SystemMessage:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class AssistantMessage:
     """One model response as the run yields it: its blocks, the model, the stop reason and the
     call's usage."""
@@ -81,7 +80,7 @@ class AssistantMessage:
         return {"role": "assistant", "content": blocks_to_wire(self.content)}
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class UserMessage:
     """The user message b of seed Def 3.1 step 4 (tool results first, then queued text)."""
 
@@ -97,7 +96,7 @@ class UserMessage:
         return {"role": "user", "content": blocks_to_wire(self.content)}
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class StreamEvent:
     """A raw partial event of a streaming model call (include_partial_messages)."""
 
@@ -106,7 +105,7 @@ class StreamEvent:
     parent_tool_use_id: str | None = None
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class ResultMessage:
     """The last message of every run: how it ended (subtype), the final history, turns, calls, cost
     and usage."""

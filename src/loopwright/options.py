@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .gate import PERMISSION_MODES, CanUseTool, PermissionMode
 from .hooks import Hooks
 from .models.base import Model
-from .records import record
 from .tools.base import Tool
 from .usage import Price
 
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
     from .sessions import SessionStore
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class ToolPermissionContext:
     """The third argument of a `can_use_tool(tool_name, input, context)` callback (the Agent
     SDK's ToolPermissionContext): which run asks. `suggestions` is kept for the SDK's shape."""
@@ -38,7 +37,7 @@ class ToolPermissionContext:
     signal: Any = None
 
 
-@record
+@dataclass
 class AgentDefinition:
     """A subagent type (the Agent SDK's AgentDefinition). `tools`: names of the parent's
     tools it may use (None: all of them); `model`: None or "inherit" for the parent's model,
@@ -99,7 +98,7 @@ def agent_definitions(agents: Mapping[str, AgentDefinition | dict[str, Any]]) ->
     return out
 
 
-@record
+@dataclass
 class AgentOptions:
     """Everything a run is configured with (the Claude Agent SDK's ClaudeAgentOptions, in small):
     model, tools, limits, permissions, hooks, sessions."""

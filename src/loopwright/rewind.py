@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .checkpoints import FileHistory, history_dir
 from .mtime import move_mtime_on
-from .records import record
 from .sessions import JsonlSessionStore, JsonlWriter, SessionNotFound, new_session_id, read_lines
 from .sessions.store import _line
 from .sessions.summaries import _live, _prompt_text
@@ -29,7 +28,7 @@ NOT_TRACKED = ("Bash side effects and external effects (databases, APIs, deploym
                "and were not undone.")
 
 
-@record
+@dataclass
 class RewindPoint:
     """A prompt of a session that files and conversation can be rewound to (to before it): the
     files its turn changed and the Bash commands it ran."""
@@ -41,7 +40,7 @@ class RewindPoint:
     bash_commands: list[str] = field(default_factory=list)
 
 
-@record
+@dataclass
 class RewindReport:
     """What a rewind did: files restored and deleted, Bash commands it could not undo, where the
     conversation went."""
@@ -159,7 +158,7 @@ def rewind_files(session_id: str, user_message_uuid: str, sessions_dir: str | Pa
     return report
 
 
-@record
+@dataclass
 class FileConflict:
     """A file a rewind would restore that changed after the agent's last edit of it: `diff` is
     the agent's version -> the file now (what the rewind would undo besides the agent's edits)."""

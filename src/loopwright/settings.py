@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +43,6 @@ from .gate import PERMISSION_MODES, Permissions, Rule
 from .gate.verdict import RuleSource
 from .home import loopwright_home as loopwright_home
 from .hooks import HOOK_EVENTS, CommandHook, HookMatcher, HookRegistry, Hooks
-from .records import record
 from .trust import Ignored, narrow_settings, trusted_for
 
 if TYPE_CHECKING:  # sandbox: imported where a sandbox is configured (most runs have none)
@@ -57,7 +56,7 @@ class SettingsError(ValueError):
     """A settings file that cannot be used; the message names the file."""
 
 
-@record
+@dataclass
 class Settings:
     """The permission rules and mode, extra directories, hooks and env read from the settings
     files, merged."""
@@ -272,7 +271,7 @@ def load_settings(cwd: str | Path, sources: Sequence[str] = SETTING_SOURCES, *, 
     return s
 
 
-@record
+@dataclass
 class RunConfig:
     """What a run's gate and hooks are built from: options on top of settings files."""
 

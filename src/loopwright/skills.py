@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .records import record
 from .tools.base import Tool, ToolContext, ToolError
 from .trust import Ignored
 
@@ -74,7 +73,7 @@ def as_list(v: Any) -> list[str]:
     return []
 
 
-@record
+@dataclass
 class Skill:
     """One skill folder: its SKILL.md, name, description and allowed tools."""
 

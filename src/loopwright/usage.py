@@ -10,10 +10,8 @@ not), output tokens, cache writes and reads, and the call's cost in USD.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, Protocol
-
-from .records import record
 
 
 def _count(v: Any) -> int:
@@ -22,7 +20,7 @@ def _count(v: Any) -> int:
     return v if type(v) is int else 0 if v is None else int(v or 0)
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Usage:
     """Token counts as the Messages API reports them (input_tokens excludes cache hits/writes)."""
 
@@ -75,7 +73,7 @@ class Usage:
         self.web_search_requests += other.web_search_requests
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Price:
     """USD per million tokens."""
 
@@ -112,7 +110,7 @@ class Price:
         ) / 1_000_000 + u.web_search_requests * self.web_search
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class CallUsage:
     """One model call k: n_k, a_k (output), cache traffic and its cost (seed §5)."""
 
@@ -152,7 +150,7 @@ class SharedSpend(Protocol):
     def exhausted(self) -> bool: ...
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Budget:
     """The budget rule of seed Prop 5.4: add each response's cost, then compare with B."""
 

@@ -38,13 +38,12 @@ import time
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .blocks import text_of
 from .models.base import Model, ModelRequest, complete
 from .models.catalog import call_cost, price_for
-from .records import record
 from .telemetry import annotate, annotate_call, span
 from .usage import CallUsage, Price, Usage
 
@@ -74,7 +73,7 @@ class _GateStopped(Exception):
         self.gate, self.text = gate, text
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Context:
     """What a node's prompt is built from.
 
@@ -113,7 +112,7 @@ def _render(prompt: Prompt, ctx: Context) -> str:
 # --- results ------------------------------------------------------------------------------------
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class NodeCall:
     """One node passed: its prompt, output and the model calls it made (one for a `Node`,
     up to T + 1 for an `Agent`)."""
@@ -139,7 +138,7 @@ class NodeCall:
 WorkflowSubtype: TypeAlias = Literal["success", "gate_failed", "error_during_execution"]
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class WorkflowResult:
     """How a workflow run ended, each node's output and calls, and the path it took."""
 

@@ -14,11 +14,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from .records import record
 
 # Never auto-approved outside bypassPermissions: writing them changes how git, the
 # harness, editors or the user's shell behave, or who may log in and with which credentials
@@ -39,7 +37,7 @@ HARMLESS_READS = frozenset({"/dev/null", "/dev/zero", "/dev/random", "/dev/urand
 _PROCESS_RELATIVE = r"^/(?:proc/(?:self|thread-self|\d+)(?:/|$)|dev/fd(?:/|$)|dev/std(?:in|out|err)$)"  # (compiled at first use)
 
 
-@record
+@dataclass
 class BashState:
     """Bash's: where the next command starts (the gate resolves a command's paths from it too)
     and the background shells (tools.bash.BackgroundShell, by id)."""
@@ -49,21 +47,21 @@ class BashState:
     next_id: int = 1
 
 
-@record
+@dataclass
 class ReadState:
     """Read's stamps of the files it read (path -> stamp): Edit and Write refuse a file changed since."""
 
     stamps: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
 
 
-@record
+@dataclass
 class TodoState:
     """TodoWrite's task list (None: never written)."""
 
     items: list[dict[str, Any]] | None = None
 
 
-@record
+@dataclass
 class SearchState:
     """What Grep and Glob search with: the engine (tests and benchmarks force "rg" or "python"),
     and the gate's predicate for the files Read deny rules hide (left out of what they list)."""
@@ -72,7 +70,7 @@ class SearchState:
     denied: Callable[[str], bool] | None = None
 
 
-@record
+@dataclass
 class GrantState:
     """Allow rules granted during the run: the allowed-tools of a skill the model loaded (skills.py).
     Only appended to; the gate adds the new ones to its allow rules (deny and ask rules still
@@ -81,7 +79,7 @@ class GrantState:
     rules: list[str] = field(default_factory=list)
 
 
-@record
+@dataclass
 class ToolState:
     """What the tools of one run share, one typed slot per concern."""
 
@@ -153,7 +151,7 @@ def protected(path: str) -> str | None:
     return None
 
 
-@record
+@dataclass
 class Workspace:
     """The working directories, the home directory and the PATH a run's gate judges against."""
 

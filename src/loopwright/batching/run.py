@@ -23,12 +23,12 @@ import os
 import socket
 import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..messages import ResultMessage
 from ..options import AgentOptions
-from ..records import record
 from ..telemetry import batch_context, end_batch, task_context
 from ..usage import SharedSpend
 from .isolation import Workspace, _git
@@ -206,7 +206,7 @@ class LocalExecutor:
 
 # --- the batch -------------------------------------------------------------------------------------
 
-@record
+@dataclass
 class BatchConfig:
     """How a batch runs: concurrency, the whole-batch budget, isolation, retries, time limits and
     the results file."""

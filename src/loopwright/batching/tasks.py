@@ -9,13 +9,12 @@ import json
 import os
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Required, TypedDict, cast
 
 from ..event_types import PermissionDenial
 from ..options import AgentOptions
-from ..records import record
 
 Isolation = Literal["none", "copy", "worktree"]
 ISOLATIONS: tuple[str, ...] = ("none", "copy", "worktree")
@@ -64,7 +63,7 @@ class BatchError(ValueError):
     """Bad input to a batch (each problem with its line number); nothing was run."""
 
 
-@record
+@dataclass
 class RunSpec:
     """Everything a worker needs to run one task (picklable, for Ray)."""
 
@@ -91,7 +90,7 @@ class RunSpec:
 
 # --- tasks ----------------------------------------------------------------------------------------
 
-@record
+@dataclass
 class Task:
     """One line of TASKS.jsonl: `id`, `prompt`, `cwd` and per-task AgentOptions overrides."""
 

@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,6 @@ from ..models.catalog import call_cost
 from ..models.scripted import ScriptedModel
 from ..options import AgentOptions
 from ..prompts import default_system_prompt
-from ..records import record
 from .render import TraceRenderer, is_tty, short
 
 PROJECT = Path(__file__).resolve().parent.parent / "demo_project"
@@ -72,7 +71,7 @@ def script(project: Path) -> list[Any]:
     ]
 
 
-@record
+@dataclass
 class CheckedModel:
     """Wraps a model: checks Inv (seed Def 3.3) on every request itself, independently of
     the loop's own check, and prices the scripted token counts like a real model."""

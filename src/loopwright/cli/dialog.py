@@ -25,13 +25,12 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from ..gate import Allow, Deny
 from ..gate.session import SessionRules
-from ..records import record
 from .preview import Line, Preview, permission_preview, shown
 
 # A person reacting to a dialog takes longer than this; keys faster than it are the tail of
@@ -40,7 +39,7 @@ ARM_DELAY = 0.4
 LOCAL_SETTINGS = ".loopwright/settings.local.json"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Answer:
     choice: Literal["yes", "always", "no"]
     message: str = ""

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..records import record
 from .render import rel_path, visible
 
 Fragment = tuple[str, str]
@@ -28,7 +27,7 @@ Line = list[Fragment]
 ADDED, REMOVED, CONTEXT, NUMBER, HUNK, NOTE = "ansigreen", "ansired", "", "ansibrightblack", "ansicyan", "italic"
 
 
-@record
+@dataclass
 class Preview:
     title: str  # what is asked about: `Edit src/a.py`
     summary: str = ""  # `+3 -1`, `new file, 12 lines`

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..blocks import TextBlock, ToolResultBlock
 from ..messages import SystemMessage, UserMessage
-from ..records import record
 from .render import TraceRenderer, describe_result, rel_path, short, visible
 
 PREVIEW = 3  # lines of output under a call before "… +N lines"
@@ -65,7 +64,7 @@ def edit_diff(path: Path, edits: list[tuple[str, str]]) -> tuple[list[str], int,
     return out, added, removed
 
 
-@record
+@dataclass
 class OutputView:
     """One tool result as shown: its outcome line and its output lines, collapsed or expanded."""
 

@@ -11,11 +11,10 @@ import inspect
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..records import record
 from ..workspace import ToolState, Workspace
 from .judge import Judge
 from .rules import (
@@ -31,7 +30,7 @@ from .rules import (
 from .verdict import ALLOW, ALLOWED, NO_ALLOW_RULE, CanUseTool, Decision, Deny, Verdict, to_decision
 
 
-@record(slots=True)  # (slots: a copy's attributes are read as fast as the original's, see for_state)
+@dataclass(slots=True)  # (slots: a copy's attributes are read as fast as the original's, see for_state)
 class Permissions(Judge):
     """Rules and a mode in front of the user's `can_use_tool` callback.
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from ..records import record
 from .verdict import RuleSource
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
@@ -30,7 +30,7 @@ PATH_KEYS = ("file_path", "notebook_path", "path")
 _RULE = r"^\s*([A-Za-z0-9_*-]+)\s*(?:\((.*)\))?\s*$"  # re.S; compiled at first use, by re's cache
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Rule:
     """`Tool` or `Tool(specifier)`. `base` anchors `/path` specifiers: the project directory
     of the settings file the rule came from (None: the run's working directory)."""
@@ -80,7 +80,7 @@ def parse_rules(items: Iterable[str | Rule], source: RuleSource) -> list[Rule]:
     return [r if isinstance(r, Rule) else Rule.parse(r, source=source) for r in items]
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Glob:
     """A `*` pattern (`\\*`: a literal star) as its literal runs, matched left to right without
     backtracking: a regex of many `.*` takes exponential time on a text it does not match, and a

@@ -8,12 +8,11 @@ A `Verdict` is what the rules say about one call (allow, deny or ask, with why);
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias
 
-from ..records import record
 
-
-@record(frozen=True, slots=True)  # (frozen: ALLOWED is one object for every call the rules let run)
+@dataclass(frozen=True, slots=True)  # (frozen: ALLOWED is one object for every call the rules let run)
 class Allow:
     """A permission callback's yes (the Agent SDK's PermissionResultAllow), with the input to run."""
 
@@ -21,7 +20,7 @@ class Allow:
     behavior: ClassVar[Literal["allow"]] = "allow"
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Deny:
     """A permission callback's no (PermissionResultDeny): its message, and whether the run stops."""
 
@@ -64,7 +63,7 @@ Code = Literal["ok", "deny_rule", "ask_rule", "hook", "plan", "protected", "outs
 RuleSource = Literal["user", "project", "local", "cli", "session", "mode", "hook", "sandbox", "default"]
 
 
-@record(frozen=True, slots=True)  # (frozen: ALLOW and the other shared verdicts are one object for many calls)
+@dataclass(frozen=True, slots=True)  # (frozen: ALLOW and the other shared verdicts are one object for many calls)
 class Verdict:
     """What the rules say about one call: allow, deny, or ask (with why), and what decided it:
     `rule` (the rule's text, the rules joined by ", " when several approved parts of one Bash

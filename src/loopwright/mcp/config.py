@@ -29,11 +29,10 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..records import record
 from . import MCP_JSON
 
 if TYPE_CHECKING:
@@ -48,7 +47,7 @@ class McpConfigError(ValueError):
     """A configuration that cannot be read at all (not JSON, not an object)."""
 
 
-@record
+@dataclass
 class ServerConfig:
     name: str
     type: str = "stdio"
@@ -201,7 +200,7 @@ def merge_configs(values: list[str]) -> dict[str, Any]:
     return {"mcpServers": out}
 
 
-@record
+@dataclass
 class Approval:
     """Which `.mcp.json` servers may start (Claude Code's settings keys)."""
 

@@ -11,13 +11,12 @@ server's; they run in this process (no subprocess, no protocol round trip, no SD
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
-from ..records import record
 from ..tools.base import Tool
 
 
-@record
+@dataclass
 class SdkMcpServer:
     name: str
     version: str = "1.0.0"

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..records import record
 from .base import Model, ModelError, ModelRequest, ModelResponse, complete
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def load_script(path: str | Path) -> list[Any]:
 Provider = Literal["scripted", "openai", "responses", "anthropic"]
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class ModelSpec:
     """A model string, parsed: `provider` and the `name` after its prefix (a file for scripted).
     `problem` says why it cannot be used: "empty" (a prefix with nothing after it), "provider"

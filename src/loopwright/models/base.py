@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from ..blocks import Block, InvalidInput, ToolUseBlock, WireMessage
 from ..messages import StreamEvent, SystemMessage
-from ..records import record
 from ..usage import Usage
 
 STOP_REASONS = frozenset(
@@ -85,7 +84,7 @@ def invalid_input_error(use: ToolUseBlock) -> str | None:
             f"The input was: {shown}\nCall the tool again with a JSON object that matches its input schema.")
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class ModelRequest:
     """One model call's input: the system prompt, the tool definitions and the history (seed Def 3.1's M(h))."""
 
@@ -100,7 +99,7 @@ class ModelRequest:
     thinking: dict[str, Any] | None = None
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class ModelResponse:
     """One model call's answer: its blocks, stop reason, usage and the model that answered."""
 

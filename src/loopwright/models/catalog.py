@@ -18,15 +18,15 @@ report first). Sources: Anthropic's and OpenAI's pricing and model pages (checke
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 
-from ..records import record
 from ..usage import Price, Usage
 
 ALIASES: dict[str, str] = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-5-5"}
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One row: the fields a prefix gives (None: ask a shorter prefix)."""
 

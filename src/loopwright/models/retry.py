@@ -22,10 +22,10 @@ import json
 import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..messages import SystemMessage
-from ..records import record
 from .base import ModelError, ModelEvent, ModelResponse
 
 # Claude Code's schedule: 0.5 s doubling, capped at 32 s, up to 25 % jitter.
@@ -43,7 +43,7 @@ def is_retryable_status(status: int | None) -> bool:
     return status is not None and (status in RETRYABLE_STATUS or status >= 500)
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Failure:
     """One failed attempt, as the retry loop sees it."""
 
@@ -87,7 +87,7 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class RetryPolicy:
     """How a failed call is retried: how often, and the exponential backoff between tries."""
 
@@ -179,7 +179,7 @@ async def with_retries(
 
 # --- SSE --------------------------------------------------------------------------------
 
-@record(slots=True)
+@dataclass(slots=True)
 class SSEEvent:
     """One server-sent event: its `event:` name (if any) and its `data:` text."""
 

@@ -26,16 +26,15 @@ A model's context window W, when nobody told us:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
-
-from ..records import record
 
 # Ollama's default num_ctx when a model sets none: it truncates silently beyond it, so W is that,
 # not the model's trained context length.
 OLLAMA_DEFAULT_NUM_CTX = 4_096
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Overflow:
     """A context-window error: W and the request's N when the server said them."""
 

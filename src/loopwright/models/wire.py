@@ -41,10 +41,10 @@ import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from ..records import record
 from .framing import FramingError, frame
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ class ResponseTooLarge(RemoteProtocolError):
     """A body, or one line of it, past the reader's limit: a hostile or broken server's."""
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Timeouts:
     """Seconds, None for none."""
 
@@ -347,7 +347,7 @@ class Response:
             conn.close()
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class _Proxy:
     scheme: str  # http, https, socks5, socks5h
     host: str

@@ -57,10 +57,10 @@ import sys
 import threading
 import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..records import record
 from .config import SandboxConfig, SandboxError
 from .proxy import _Proxy, loopback_servers
 from .seccomp import seccomp_program
@@ -130,7 +130,7 @@ PROTECTED_NAMES = (".git/hooks", ".git/config", ".gitmodules", ".loopwright", ".
                    ".gitconfig", ".envrc", ".mcp.json", ".netrc", ".pypirc", ".npmrc")
 
 
-@record
+@dataclass
 class Wrapped:
     argv: list[str]
     env: dict[str, str]

@@ -7,11 +7,9 @@ import contextlib
 import copy
 import re
 from collections.abc import Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from ..records import record
 
 _TOP_KEYS: dict[str, type] = {"enabled": bool, "failIfUnavailable": bool, "autoAllowBashIfSandboxed": bool,
              "excludedCommands": list, "allowUnsandboxedCommands": bool, "network": dict,
@@ -30,7 +28,7 @@ class SandboxError(ValueError):
     """An invalid `sandbox` setting, or a sandbox that cannot start."""
 
 
-@record
+@dataclass
 class SandboxConfig:
     enabled: bool = False
     fail_if_unavailable: bool = True

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..cli.config import UsageError, build_options, check_sessions, split_tools
 from ..options import AgentOptions
-from ..records import record
 
 # Flags that change nothing loopwright does: accepted, and said so on stderr (never silently).
 IGNORED = {
@@ -43,7 +42,7 @@ class FlagError(Exception):
     """A flag the protocol front end cannot honour: printed as one line, exit code 1."""
 
 
-@record
+@dataclass
 class SdkFlags:
     """What the protocol itself reads from the command line (the rest goes into AgentOptions)."""
 

@@ -4,11 +4,11 @@ resumes (resume, fork, continue) and its recorder; list_sessions and get_session
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, cast
 
 from ..blocks import WireMessage
-from ..records import record
 from .jsonl import JsonlSessionStore
 from .recorder import SessionRecorder
 from .store import (
@@ -61,7 +61,7 @@ def _open_writer(store: SessionStore, session_id: str, cwd: Path, fsync: str) ->
                          "or run without session persistence") from None
 
 
-@record
+@dataclass
 class SessionStart:
     """How a run starts with respect to sessions: its id, the history to resume (if any), and its
     recorder."""

@@ -24,14 +24,13 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from ..blocks import WireMessage
 from ..home import loopwright_home as loopwright_home  # one definition for all: `~` expanded
 from ..ids import new_uuid
-from ..records import record
 
 FsyncPolicy = Literal["none", "turn", "always"]
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
@@ -67,7 +66,7 @@ def new_session_id() -> str:
 
 # --- the store interface -----------------------------------------------------------------------
 
-@record
+@dataclass
 class LoadedSession:
     """A transcript read back: its lines, and the repaired history a model may see."""
 
@@ -79,7 +78,7 @@ class LoadedSession:
     last_uuid: str | None = None  # the last line's uuid (parent of the next line)
 
 
-@record
+@dataclass
 class SessionInfo:
     """One saved session, summarised for `sessions list` and /resume."""
 

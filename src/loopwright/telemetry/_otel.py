@@ -17,6 +17,7 @@ import os
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -28,7 +29,6 @@ from ..blocks import ToolResultBlock, ToolUseBlock
 from ..gate.verdict import Verdict
 from ..messages import Message, ResultMessage, SystemMessage
 from ..models.base import ModelResponse
-from ..records import record
 from ..usage import CallUsage
 from .base import Observer, app_tracing, requested
 
@@ -55,7 +55,7 @@ def _version() -> str:
 
 # --- providers ---------------------------------------------------------------------------------
 
-@record
+@dataclass
 class _Providers:
     tracer: Any
     meter: Any
@@ -386,7 +386,7 @@ def _model_name(model: Any) -> str:
 
 # --- the observer -----------------------------------------------------------------------------
 
-@record
+@dataclass
 class _Chat:
     span: Any
     t0: float

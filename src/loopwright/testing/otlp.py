@@ -15,14 +15,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ..records import record
 
-
-@record
+@dataclass
 class Span:
     name: str
     trace_id: str
@@ -37,7 +35,7 @@ class Span:
     end_ns: int
 
 
-@record
+@dataclass
 class Point:
     """One metric data point: a histogram's count and sum, or a sum's value."""
 
@@ -48,7 +46,7 @@ class Point:
     count: int = 0
 
 
-@record
+@dataclass
 class LogRecord:
     event_name: str
     attributes: dict[str, Any]
@@ -103,7 +101,7 @@ def _from_json(path: str, body: bytes) -> bytes:
     return bytes(message.SerializeToString())
 
 
-@record
+@dataclass
 class OtlpReceiver:
     """`protocol`: "http/protobuf", "http/json" or "grpc". Records everything received, in order."""
 

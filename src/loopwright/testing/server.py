@@ -61,7 +61,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -69,7 +69,6 @@ from typing import Any
 from ..invariant import InvariantViolation, check
 from ..models.base import ModelError, ModelRequest, ModelResponse, complete
 from ..models.scripted import ScriptedModel
-from ..records import record
 from ..usage import Usage
 from .responses_wire import response_events, response_object, responses_to_anthropic
 
@@ -146,7 +145,7 @@ def _unknown_block(messages: list[Any], served: set[str]) -> str | None:
     return None
 
 
-@record
+@dataclass
 class Fault:
     """What to do wrong with the next loop call(s) (`times` of them).
 
@@ -210,7 +209,7 @@ class Fault:
         return cls(**d)
 
 
-@record
+@dataclass
 class RecordedRequest:
     """One HTTP request the loopback server received, kept for the test to inspect."""
 

@@ -23,7 +23,7 @@ import threading
 import time
 import typing
 from collections.abc import AsyncGenerator, Callable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FunctionType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -40,7 +40,6 @@ from ..blocks import (
     WireFormatError,
     block_from_wire,
 )
-from ..records import record
 from ..workspace import ToolState
 
 if TYPE_CHECKING:
@@ -60,7 +59,7 @@ class ToolError(Exception):
     """Raise from a handler to return a clean is_error result with just this message."""
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class ToolOutput:
     """What a tool handler returns: text or blocks, and whether the call failed (an is_error result)."""
 
@@ -68,7 +67,7 @@ class ToolOutput:
     is_error: bool = False
 
 
-@record(frozen=True, slots=True)  # (not a NamedTuple: its string annotations are compiled at import)
+@dataclass(frozen=True, slots=True)  # (not a NamedTuple: its string annotations are compiled at import)
 class BudgetView:
     """What a tool may know of its run's budget: the limit B (None: none) and the spend S so far."""
 
@@ -81,7 +80,7 @@ class BudgetView:
         return None if self.limit_usd is None else self.limit_usd - self.spent_usd
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class SubagentSpec:
     """A subagent the Agent tool asks its run for (agents.py): the run's assembler turns it into
     the subagent's options (the parent's, with these changes)."""
@@ -156,7 +155,7 @@ class RunPorts(Protocol):
         """What the subagent spent is this run's too (cost, usage, API time, denials)."""
 
 
-@record
+@dataclass
 class ToolContext:
     """What a running tool may know about its run: the working directory and session state.
 

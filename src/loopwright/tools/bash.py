@@ -27,11 +27,10 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..records import record
 from ..telemetry import trace_env
 from ..workspace import shell_cwd
 from .base import ToolContext, ToolError, ToolOutput
@@ -344,7 +343,7 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bo
 
 # --- background shells --------------------------------------------------------------------
 
-@record
+@dataclass
 class BackgroundShell:
     id: str
     command: str

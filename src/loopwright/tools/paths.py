@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import codecs
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..records import record
 from .base import ToolContext, ToolError
 
 
@@ -69,7 +69,7 @@ def after_change(ctx: ToolContext, path: Path) -> None:
 
 # --- text files: encoding and line endings -------------------------------------------------
 
-@record(slots=True)
+@dataclass(slots=True)
 class TextFile:
     """A text file decoded without loss: its text with the file's own line endings, and how to
     encode it back so that every character an edit does not touch comes back as the same bytes."""

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-
-from ..records import record
 
 # What an ignored item would have done: the issue's classes (1 run commands, 2 grant or widen,
 # 3 change the environment, 4 read outside the project, 5 take over the user's names).
 IgnoredKind = Literal["command", "grant", "environment", "outside-read", "name"]
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Ignored:
     """One thing of the project's that this run does not use, and where it was written."""
 
@@ -34,7 +32,7 @@ class Ignored:
         return {"kind": self.kind, "source": self.source, "item": self.item, "reason": self.reason}
 
 
-@record
+@dataclass
 class Trust:
     """One run's trust: the decision, the workspace, how to trust it (`hint`), and every item of
     the project the run left out (the init message carries them: `to_json`)."""

@@ -3,15 +3,15 @@ would change, for the trust dialog and the other front ends (the SDK protocol, A
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..records import record
 from .narrow import Ignored, advice
 from .store import trusted_for
 
 
-@record
+@dataclass
 class TrustReview:
     """What trusting a workspace would change: for the trust dialog and other front ends
     (the SDK protocol, ACP). `ignored` is empty when trusting changes nothing."""

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..context import default_context_window
 from ..models.catalog import cost_of
-from ..records import record
 from ..usage import Usage
 
 # How the tools say they cut their output (Bash, Read, Grep, Glob), and Claude Code's equivalents.
@@ -32,7 +31,7 @@ TRUNCATED = re.compile(r"characters of output truncated\]|\[\.\.\. (?:output|lin
 AGENT_TOOLS = ("Agent", "Task")
 
 
-@record
+@dataclass
 class Call:
     """One model API call (seed Def 5.1: n_k is everything the model read)."""
 
@@ -54,7 +53,7 @@ class Call:
         return self.input_tokens + self.cache_read + self.cache_write
 
 
-@record
+@dataclass
 class Event:
     """One timeline entry. `kind`: prompt, text, thinking, tool_use, tool_result, system,
     result, queued, hook, rewind, fork, compact, raw."""
@@ -69,7 +68,7 @@ class Event:
     children: list[SessionView] = field(default_factory=list)  # subagents under an Agent call
 
 
-@record
+@dataclass
 class SessionView:
     """What a page or `loopwright stats` shows of one transcript."""
 

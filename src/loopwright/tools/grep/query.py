@@ -7,11 +7,10 @@ them into text, so the output does not depend on the engine.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...records import record
 from ..base import ToolContext, ToolError
 from ..paths import resolve
 
@@ -19,7 +18,7 @@ MAX_COLUMNS = 500  # content lines longer than this are cut (Claude Code passes 
 MAX_LINES = 100_000  # matching + context lines collected before giving up
 
 
-@record
+@dataclass
 class Query:
     """One Grep call, resolved: the pattern, where to search, the filters and the output mode."""
 
@@ -39,7 +38,7 @@ class Query:
     extra: list[str] = field(default_factory=list)
 
 
-@record
+@dataclass
 class FileHits:
     """One file's matches as an engine found them (count, or numbered lines with context)."""
 

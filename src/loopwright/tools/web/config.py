@@ -19,9 +19,9 @@ a URL the model wrote; the user's own is trusted (a self-hosted SearXNG on local
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from ...records import record
 from .fetcher import MAX_BYTES, MAX_REDIRECTS, TIMEOUT_S, Limits
 from .guard import AddressPolicy
 
@@ -32,7 +32,7 @@ class WebSettingsError(ValueError):
     """A web setting with a value that cannot be used (the message names the key)."""
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class WebConfig:
     policy: AddressPolicy
     limits: Limits

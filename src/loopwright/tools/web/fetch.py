@@ -19,9 +19,9 @@ import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...records import record
 from ..base import ToolContext, ToolError, run_in_worker
 
 if TYPE_CHECKING:  # the rest of the room loads at the first call: default_tools() stays light
@@ -35,7 +35,7 @@ SYSTEM = ("You answer a question about a web page for another AI agent. Use only
           "below; when it does not say, say so. Be concise.")
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Fetched:
     url: str
     status: int

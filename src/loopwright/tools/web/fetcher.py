@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import zlib
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
-from ...records import record
 from .guard import AddressPolicy, AddressRefused, GuardedConnect, Resolver
 
 MAX_BYTES = 10 * 1024 * 1024
@@ -39,7 +39,7 @@ class FetchError(Exception):
     """A fetch that failed: the message says why, for the model."""
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Page:
     url: str  # the URL the body came from (after same-host redirects)
     status: int
@@ -49,7 +49,7 @@ class Page:
     truncated: bool  # the body was cut at max_bytes
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Redirect:
     """A redirect to another host: not followed."""
 
@@ -58,7 +58,7 @@ class Redirect:
     status: int
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Limits:
     max_bytes: int = MAX_BYTES
     timeout: float = TIMEOUT_S

@@ -20,10 +20,8 @@ import asyncio
 import ipaddress
 import socket
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
-
-from ...records import record
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -53,7 +51,7 @@ def _kind(ip: Address) -> str | None:
     return None
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class AddressPolicy:
     """`allow_private`: True lets every address through; else only public ones and those in
     `allowed` (networks such as 127.0.0.1/32 or 10.0.0.0/8)."""
