@@ -33,7 +33,8 @@ READ_DESCRIPTION = """Reads a file from the local filesystem.
 
 - file_path should be absolute (relative paths resolve against the working directory).
 - By default reads up to 2000 lines from the start; for long files pass offset (1-based line number) and limit.
-- Lines longer than 2000 characters are cut.
+- Lines longer than 2000 characters are cut; one Read returns at most 100,000 characters (then
+  a note says which offset to read on from).
 - Output is `cat -n` style: line number, tab, line content. The numbers are not part of the file.
 - Images (PNG, JPG, GIF, WebP) are returned as images you can see (scaled down when too large).
 - PDFs are returned as their text, page by page. Give `pages` (e.g. "1-5", "3", "10-20"; at most

@@ -2,21 +2,33 @@
 may import data types, tools.base and tools.paths.
 
 Read {file_path, offset?, limit?, pages?}: a file as `cat -n` text; an image, a PDF or a
-notebook as tools.media makes them."""
+notebook as tools.media makes them.
+
+A text file is streamed (issue 44): one pass in blocks keeps the window's lines (each cut at
+MAX_LINE_CHARS, a longer line never held whole) and counts the rest, so a Read costs what it
+shows in memory and in what it sends (at most MAX_OUTPUT_CHARS, then a note naming the offset
+to read on from), whatever the file's size. Lines after the window are counted up to
+MAX_TEXT_BYTES; past that the note says the count stops there."""
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .base import ToolContext, ToolError
 from .media import IMAGE_TYPES, MAX_SOURCE_IMAGE_BYTES, image_blocks, pdf_text, render_notebook
-from .paths import decode, looks_binary, record_read, resolve
+from .paths import looks_binary, record_read, resolve
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
-MAX_OUTPUT_CHARS = 256_000  # a page of output; beyond it the model is told to page with offset
-MAX_TEXT_BYTES = 64 * 1024 * 1024  # bigger text files are refused: use Grep or Bash head/tail
+# What one Read sends at most (~25k tokens, Claude Code's Read bound): the lines that fit, then a
+# notice naming offset/limit. Less than MAX_OUTPUT_CHARS of lines leaves room for the notes.
+MAX_OUTPUT_CHARS = 100_000
+MAX_BODY_CHARS = MAX_OUTPUT_CHARS - 4_000
+MAX_TEXT_BYTES = 64 * 1024 * 1024  # a PDF or notebook (read whole) larger than this is refused;
+# a text file is streamed whatever its size, and its lines after the window are counted up to here
+READ_BLOCK = 1 << 20
 
 def _missing(path: Path, ctx: ToolContext) -> str:
     msg = f"File does not exist: {path}. Current working directory: {ctx.cwd}."
@@ -57,23 +69,156 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
         return blocks
     if inp.get("pages") is not None and suffix != ".pdf":
         raise ToolError(f"`pages` applies to PDF files only; {path.name} is not one (use offset and limit).")
-    if size > MAX_TEXT_BYTES:
-        raise ToolError(f"File {path} is {size} bytes, too large to read (limit {MAX_TEXT_BYTES}). "
-                        "Use Grep to search it, or Bash with head/tail/sed to view parts.")
-    raw = path.read_bytes()
-    if suffix == ".pdf":
-        text = pdf_text(path, raw, inp.get("pages"))
+    if suffix in (".pdf", ".ipynb"):
+        if size > MAX_TEXT_BYTES:
+            raise ToolError(f"File {path} is {size} bytes, too large to read (limit {MAX_TEXT_BYTES}). "
+                            "Use Grep to search it, or Bash with head/tail/sed to view parts.")
+        raw = path.read_bytes()
+        out = pdf_text(path, raw, inp.get("pages")) if suffix == ".pdf" else render_notebook(path, raw)
         record_read(ctx, path)
-        return text
-    if suffix == ".ipynb":
-        nb = render_notebook(path, raw)
-        record_read(ctx, path)
-        return nb
-    if looks_binary(raw):
-        raise ToolError(f"{path} appears to be a binary file ({size} bytes) and cannot be displayed as text.")
-    text, encoding = decode(raw)
+        return out
+    try:
+        f = path.open("rb")
+    except OSError as e:
+        raise ToolError(f"Cannot read {path}: {e.strerror or e}.") from None
+    with f:
+        head = f.read(8192)
+        if looks_binary(head):
+            raise ToolError(f"{path} appears to be a binary file ({size} bytes) and cannot be displayed as text.")
+        if not head:
+            record_read(ctx, path)
+            return window("", inp, path)
+        page = _stream(f, head, inp)
     record_read(ctx, path)
-    return window(text, inp, path, encoding)
+    return page.render(inp, path)
+
+
+class _Page:
+    """The lines of one Read, streamed from the file: the window's lines (each cut at
+    MAX_LINE_CHARS), the line count (None: not counted past MAX_TEXT_BYTES) and the encoding."""
+
+    def __init__(self, encoding: str) -> None:
+        self.encoding = encoding
+        self.lines: list[str] = []
+        self.cut = 0  # lines longer than MAX_LINE_CHARS
+        self.total: int | None = 0
+        self.capped = False  # the window stopped at MAX_BODY_CHARS
+
+    def render(self, inp: dict[str, Any], path: Path) -> str:
+        offset = max(inp.get("offset") or 1, 1)
+        total = self.total
+        if total == 0:  # a BOM alone
+            return window("", inp, path)
+        if total is not None and offset > total:
+            return (f"<system-reminder>Warning: the file {path} is shorter than the provided offset ({offset}). "
+                    f"The file has {total} lines.</system-reminder>")
+        return _page(self.lines, offset, total, self.cut, self.capped, self.encoding)
+
+
+def _encodings(head: bytes) -> list[tuple[str, str]]:
+    """(codec, errors) to try in turn: a BOM's, else strict UTF-8, then latin-1 (never fails)."""
+    if head.startswith(codecs.BOM_UTF8):
+        return [("utf-8-sig", "replace")]
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return [("utf-16", "strict"), ("utf-8", "strict"), ("latin-1", "strict")]
+    return [("utf-8", "strict"), ("latin-1", "strict")]
+
+
+def _stream(f: BinaryIO, head: bytes, inp: dict[str, Any]) -> _Page:
+    for codec, errors in _encodings(head):
+        f.seek(0)
+        try:
+            return _scan(f, codec, errors, inp)
+        except UnicodeDecodeError:
+            continue
+    raise AssertionError("latin-1 decodes any bytes")
+
+
+def _scan(f: BinaryIO, codec: str, errors: str, inp: dict[str, Any]) -> _Page:
+    """One pass over the file in READ_BLOCK blocks: memory is a block and the window, never the
+    file (a line longer than MAX_LINE_CHARS is kept to that many characters, the rest skipped)."""
+    offset = max(inp.get("offset") or 1, 1)
+    limit = inp.get("limit") or DEFAULT_LIMIT
+    page = _Page("utf-8" if codec == "utf-8-sig" else codec)
+    decoder = codecs.getincrementaldecoder(codec)(errors)
+    n = 1  # the number of the line being read
+    cur: list[str] = []  # the start of line n, when it is in the window (at most ~MAX_LINE_CHARS)
+    cur_len = 0
+    open_line = False  # line n has characters (a last line without a newline is a line)
+    chars = 0
+    collecting = True
+    scanned = 0
+
+    def add(parts: list[str]) -> bool:
+        """Line n of the window, cut to MAX_LINE_CHARS; False: the window is done."""
+        nonlocal chars
+        line = "".join(parts).removesuffix("\r")
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + " [... line truncated]"
+            page.cut += 1
+        chars += len(line) + 8
+        if page.lines and chars > MAX_BODY_CHARS:
+            page.capped = True
+            return False
+        page.lines.append(line)
+        return len(page.lines) < limit
+
+    while True:
+        data = f.read(READ_BLOCK)
+        scanned += len(data)
+        text = decoder.decode(data, final=not data)
+        if text:
+            newlines = text.count("\n")
+            open_line = not text.endswith("\n") if newlines else True
+            if not collecting or n + newlines < offset:  # no line of this block is in the window
+                n += newlines
+            else:
+                pieces = text.split("\n")
+                last = len(pieces) - 1
+                for i in range(last):  # piece i ends line n
+                    if n >= offset:
+                        if cur_len <= MAX_LINE_CHARS:
+                            cur.append(pieces[i])
+                        collecting = add(cur)
+                        cur, cur_len = [], 0
+                        if not collecting:
+                            n += last - i
+                            break
+                    n += 1
+                if collecting and n >= offset and cur_len <= MAX_LINE_CHARS:
+                    cur.append(pieces[last])
+                    cur_len += len(pieces[last])
+        if not data:
+            break
+        if not collecting and scanned > MAX_TEXT_BYTES:  # the lines after this are not counted
+            page.total = None
+            return page
+    if open_line and collecting and n >= offset:
+        add(cur)
+    page.total = n if open_line else n - 1
+    return page
+
+
+def _page(lines: list[str], offset: int, total: int | None, cut: int, capped: bool, encoding: str) -> str:
+    """The window's lines, numbered as `cat -n`, with the notes on what was left out."""
+    body = format_lines(lines, offset)
+    notes = []
+    last = offset + len(lines) - 1
+    more = total is None or last < total
+    if offset > 1 or more:
+        of = f"of {total}" if total is not None else f"of more than {last} (not counted past {MAX_TEXT_BYTES >> 20} MiB)"
+        why = f" (one Read sends at most {MAX_OUTPUT_CHARS:,} characters)" if capped else ""
+        nxt = f" Use offset={last + 1} (and limit) to read more." if more else ""
+        notes.append(f"Showing lines {offset}-{last} {of}{why}.{nxt}")
+    if cut:
+        notes.append(f"{cut} line(s) longer than {MAX_LINE_CHARS} characters were cut.")
+    if encoding == "latin-1":
+        notes.append("The file is not valid UTF-8; it was decoded as latin-1.")
+    elif encoding == "utf-16":
+        notes.append("The file is UTF-16 (with BOM).")
+    if notes:
+        body += "\n\n(" + " ".join(notes) + ")"
+    return body
 
 
 def window(text: str, inp: dict[str, Any], path: Path, encoding: str = "utf-8") -> str:
@@ -90,31 +235,17 @@ def window(text: str, inp: dict[str, Any], path: Path, encoding: str = "utf-8") 
     if offset > total:
         return (f"<system-reminder>Warning: the file {path} is shorter than the provided offset ({offset}). "
                 f"The file has {total} lines.</system-reminder>")
-    window = lines[offset - 1: offset - 1 + limit]
     out: list[str] = []
     chars = 0
-    cut = 0
-    for line in window:
+    cut = capped = 0
+    for line in lines[offset - 1: offset - 1 + limit]:
         line = line.removesuffix("\r")
         if len(line) > MAX_LINE_CHARS:
             line = line[:MAX_LINE_CHARS] + " [... line truncated]"
             cut += 1
         chars += len(line) + 8
-        if out and chars > MAX_OUTPUT_CHARS:
+        if out and chars > MAX_BODY_CHARS:
+            capped = 1
             break
         out.append(line)
-    body = format_lines(out, offset)
-    notes = []
-    last = offset + len(out) - 1
-    if offset > 1 or last < total:
-        more = f" Use offset={last + 1} to read more." if last < total else ""
-        notes.append(f"Showing lines {offset}-{last} of {total}.{more}")
-    if cut:
-        notes.append(f"{cut} line(s) longer than {MAX_LINE_CHARS} characters were cut.")
-    if encoding == "latin-1":
-        notes.append("The file is not valid UTF-8; it was decoded as latin-1.")
-    elif encoding == "utf-16":
-        notes.append("The file is UTF-16 (with BOM).")
-    if notes:
-        body += "\n\n(" + " ".join(notes) + ")"
-    return body
+    return _page(out, offset, total, cut, bool(capped), encoding)
