@@ -22,7 +22,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         ["Block", "ImageBlock", "RedactedThinkingBlock", "TextBlock", "ThinkingBlock", "ToolResultBlock",
          "ToolUseBlock", "UnknownBlock"], "blocks"),
-    "rewind_files": "rewind",
+    "rewind_files": "sessions.rewind",
     "LoopwrightClient": "client",
     **dict.fromkeys(["CLIConnectionError", "CLINotFoundError", "LoopwrightError", "ProcessError"], "errors"),
     **dict.fromkeys(
@@ -115,9 +115,9 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the
     from .options import AgentDefinition as AgentDefinition
     from .options import AgentOptions as AgentOptions
     from .options import ToolPermissionContext as ToolPermissionContext
-    from .rewind import rewind_files as rewind_files
     from .sessions import get_session_messages as get_session_messages
     from .sessions import list_sessions as list_sessions
+    from .sessions.rewind import rewind_files as rewind_files
     from .tools.base import Tool as Tool
     from .tools.base import ToolContext as ToolContext
     from .tools.base import ToolError as ToolError

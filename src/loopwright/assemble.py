@@ -122,7 +122,8 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         permissions.can_use_tool = _permission_callback(
             options.can_use_tool, ToolPermissionContext(session_id, str(cwd), permission_mode))
         if recorder is not None:
-            from .checkpoints import snapshot_hooks  # file checkpoints, keyed to this turn's prompt
+            # file checkpoints, keyed to this turn's prompt
+            from .sessions.checkpoints import snapshot_hooks
 
             ctx.before_file_change, ctx.after_file_change = snapshot_hooks(recorder)
         transcript = str(recorder.path or "") if recorder is not None else ""

@@ -75,8 +75,8 @@ def test_a_new_persisted_session_loads_the_writing_half_of_sessions_only(tmp_pat
     snapshots; not the readers (repair, summaries), the listing or rewind."""
     loaded, requests = modules_of_one_call("anthropic", tmp_path, persist=True)
     assert requests == 1 and list((tmp_path / ".lw").rglob("*.jsonl"))  # a transcript was written
-    assert {"loopwright.sessions.recorder", "loopwright.sessions.jsonl", "loopwright.checkpoints"} <= loaded
-    readers = {"loopwright.sessions.repair", "loopwright.sessions.summaries", "loopwright.rewind",
+    assert {"loopwright.sessions.recorder", "loopwright.sessions.jsonl", "loopwright.sessions.checkpoints"} <= loaded
+    readers = {"loopwright.sessions.repair", "loopwright.sessions.summaries", "loopwright.sessions.rewind",
                "loopwright.event_types", "uuid", "shutil"}
     assert sorted(loaded & readers) == []
 

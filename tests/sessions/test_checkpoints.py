@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 import loopwright as lw
-from loopwright.checkpoints import FileHistory
 from loopwright.cli.rewind import rewind_main
-from loopwright.rewind import NOT_TRACKED, rewind, rewind_points
 from loopwright.sessions import cwd_slug, get_session_messages, read_lines
+from loopwright.sessions.checkpoints import FileHistory
+from loopwright.sessions.rewind import NOT_TRACKED, rewind, rewind_points
 from loopwright.tools.builtin import (
     make_bash_tools,
     make_edit_tool,

@@ -89,7 +89,7 @@ def test_a_later_second_keeps_the_real_mtime(tmp_path: Path) -> None:
 def test_a_rewind_restores_code_that_runs(tmp_path: Path) -> None:
     """A rewind's restore moves the mtime on too: the restored version runs, not the agent's."""
     import loopwright as lw
-    from loopwright.rewind import rewind_files, rewind_points
+    from loopwright.sessions.rewind import rewind_files, rewind_points
     from tests.helpers import text, use
 
     work = tmp_path / "work"

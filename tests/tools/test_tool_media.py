@@ -16,7 +16,7 @@ from PIL import Image
 
 import loopwright as lw
 from loopwright.blocks import ImageBlock, TextBlock
-from loopwright.rewind import rewind_points
+from loopwright.sessions.rewind import rewind_points
 from loopwright.tools.base import ToolContext
 from loopwright.tools.builtin import make_notebook_edit_tool, make_read_tool
 from loopwright.tools.media import MAX_IMAGE_BYTES, MAX_IMAGE_SIDE

@@ -359,7 +359,7 @@ class Repl:
             self.say(f"  {error}")
 
     async def rewind(self, arg: str) -> None:
-        from ..rewind import conflict_text, rewind, rewind_conflicts, rewind_points
+        from ..sessions.rewind import conflict_text, rewind, rewind_conflicts, rewind_points
 
         sid = self.client.session_id or self.client.options.resume  # (a rewind or /resume sets the latter)
         if sid is None or not self.base_options.persist_session:

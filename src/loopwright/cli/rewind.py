@@ -12,8 +12,14 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..rewind import NOT_TRACKED, confirm_conflicts, rewind, rewind_conflicts, rewind_points
 from ..sessions import SessionNotFound
+from ..sessions.rewind import (
+    NOT_TRACKED,
+    confirm_conflicts,
+    rewind,
+    rewind_conflicts,
+    rewind_points,
+)
 
 
 def rewind_main(argv: Sequence[str]) -> int:

@@ -215,7 +215,7 @@ class SdkSession:
     async def rewind_files(self, user_message_id: str) -> None:
         """The files the tools changed since that prompt, as they were before it (checkpoints.py;
         the prompt's uuid comes on its replayed user line, --replay-user-messages)."""
-        from ..rewind import rewind_files
+        from ..sessions.rewind import rewind_files
 
         if self.session_id is None:
             raise ValueError("rewind_files: no run has finished in this session yet")

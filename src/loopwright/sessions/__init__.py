@@ -3,7 +3,8 @@ data types, bases, invariant and settings, never options or above.
 
 Sessions: every run's transcript as an append-only JSONL file (seed §8; Claude Code's layout);
 `store` says where they live and what a store is, `jsonl` is the files, `recorder` writes a
-run, `repair` reads one back, `summaries` sums one up, `resume` decides how a run starts.
+run, `repair` reads one back, `summaries` sums one up, `resume` decides how a run starts,
+`checkpoints` snapshots the files a run's tools change and `rewind` restores them.
 The CLI (`loopwright sessions`) is `cli/sessions.py`."""
 
 from __future__ import annotations

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..mtime import move_mtime_on
 from .checkpoints import FileHistory, history_dir
-from .mtime import move_mtime_on
-from .sessions import JsonlSessionStore, JsonlWriter, SessionNotFound, new_session_id, read_lines
-from .sessions.store import _line
-from .sessions.summaries import _live, _prompt_text
+from .jsonl import JsonlSessionStore, JsonlWriter
+from .repair import read_lines
+from .store import SessionNotFound, _line, new_session_id
+from .summaries import _live, _prompt_text
 
 NOT_TRACKED = ("Bash side effects and external effects (databases, APIs, deployments) are not tracked "
                "and were not undone.")

@@ -30,11 +30,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .ids import new_hex
-from .sessions.store import _now
+from ..ids import new_hex
+from .store import _now
 
 if TYPE_CHECKING:
-    from .sessions import SessionRecorder
+    from .recorder import SessionRecorder
 
 
 def history_dir(transcript: Path) -> Path:
@@ -103,7 +103,7 @@ class FileHistory:
                 f.write(json.dumps(rec) + "\n")
 
     def records(self) -> list[dict[str, Any]]:
-        from .sessions.repair import read_lines  # (rewinding reads them: not a run's business)
+        from .repair import read_lines  # (rewinding reads them: not a run's business)
 
         idx = self.root / "index.jsonl"
         return read_lines(idx) if idx.exists() else []
