@@ -16,7 +16,8 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..extras import MissingExtra
-from .config import EXIT_RUN_ERROR, pause_gc, resume_gc
+from .claude_flags import add_claude_flags
+from .config import EXIT_RUN_ERROR, EXIT_USAGE, UsageError, pause_gc, resume_gc
 
 # One line per subcommand: name -> ("module:function", usage). The function takes the rest of
 # the arguments and returns the exit code; its module is imported only when it runs.
@@ -54,25 +55,28 @@ def build_parser() -> argparse.ArgumentParser:
         description="The agent loop, done right. Run headless with -p, or interactively with no prompt.",
         epilog="Subcommands: loopwright " + " | ".join(usage for _, usage in SUBCOMMANDS.values()),
     )
-    p.add_argument("--version", action="version", version=f"loopwright {__version__}")
+    p.add_argument("-v", "--version", action="version", version=f"loopwright {__version__}")
     p.add_argument("-p", "--print", dest="prompt", nargs="?", const="-", default=None,
                    help="run headless on PROMPT (or on stdin when PROMPT is omitted or '-')")
+    p.add_argument("prompt_arg", nargs="?", default=None, metavar="PROMPT",
+                   help="the prompt, as Claude Code takes it: `loopwright \"fix it\" -p`")
     p.add_argument("--model", help="claude-... | openai:<model> | responses:<model> | scripted:<file.json> "
                                         "(default: $LOOPWRIGHT_MODEL)")
     p.add_argument("--base-url", help="API base URL (Anthropic or OpenAI-compatible server)")
     p.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
     p.add_argument("--max-turns", type=int, help="limit on tool-use turns T (seed Def 3.1: at most T+1 model calls)")
     p.add_argument("--max-budget-usd", type=float)
-    p.add_argument("--allowedTools", "--allowed-tools", dest="allowed_tools", action="append", default=[],
-                   help="tools (or rules) allowed without asking; comma or space separated")
-    p.add_argument("--disallowedTools", "--disallowed-tools", dest="disallowed_tools", action="append", default=[])
-    p.add_argument("--permission-mode", choices=("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"),
-                   default=None)
+    p.add_argument("--allowedTools", "--allowed-tools", dest="allowed_tools", nargs="+", action="extend", default=[],
+                   help="tools (or rules) allowed without asking; comma or space separated, or several values")
+    p.add_argument("--disallowedTools", "--disallowed-tools", dest="disallowed_tools", nargs="+", action="extend",
+                   default=[])
+    p.add_argument("--permission-mode", default=None, metavar="MODE",
+                   help="default (Claude Code's manual) | acceptEdits | plan | bypassPermissions | dontAsk")
     p.add_argument("--system-prompt")
     p.add_argument("--append-system-prompt")
     p.add_argument("--cwd", help="working directory for the tools (default: the current directory)")
-    p.add_argument("--add-dir", dest="add_dirs", action="append", default=[],
-                   help="another directory the tools may write to (repeatable)")
+    p.add_argument("--add-dir", dest="add_dirs", nargs="+", action="extend", default=[],
+                   help="more directories the tools may write to")
     p.add_argument("--settings", help="a settings JSON file, or a JSON string, read after the settings files")
     p.add_argument("--setting-sources", default="user,project,local",
                    help="which settings files to read: comma-separated user, project, local ('' for none)")
@@ -118,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fork-session", action="store_true")
     p.add_argument("--session-id")
     p.add_argument("--no-session-persistence", action="store_true")
+    add_claude_flags(p)  # Claude Code's other flags: honoured, or refused by name (claude_flags.py)
     return p
 
 
@@ -128,46 +133,77 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the process is this one run (a caller of main(argv) keeps its collector)
         pause_gc()  # the headless run resumes it at the first model answer
     try:
-        if args_list and args_list[0] in SUBCOMMANDS:
-            resume_gc()
-            return run_subcommand(args_list[0], args_list[1:])
-        from ..sdkproto import wants_protocol
-
-        if wants_protocol(args_list):  # an Agent SDK drives this process (sdkproto/)
-            from ..sdkproto import sdk_main
-
-            return sdk_main(args_list, build_parser())
-        args = build_parser().parse_args(args_list)
-        if args.prompt is None and sys.stdin is not None and sys.stdin.isatty():
-            resume_gc()
-            from .interactive import interactive_main
-
-            return interactive_main(args)
-        from .headless import run_cli
-
-        return run_cli(args)
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # `loopwright ... | head`: the reader left; silence the final flush
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_RUN_ERROR
-    except MissingExtra as e:  # a feature whose optional extra is not installed: say which
-        print(f"loopwright: {e}", file=sys.stderr)
-        return 2
-    except Exception as e:  # never a traceback for users: one line, the traceback with --verbose
-        if "--verbose" in args_list:
-            import traceback
-
-            traceback.print_exc()
-        else:
-            print(f"loopwright: unexpected error: {type(e).__name__}: {e} (run with --verbose for the traceback)",
-                  file=sys.stderr)
-        return EXIT_RUN_ERROR
+        return _dispatch(args_list)
+    except (KeyboardInterrupt, BrokenPipeError, MissingExtra, UsageError, Exception) as e:
+        return _ended(e, "--verbose" in args_list)
     finally:
         resume_gc()
+
+
+def _dispatch(args_list: list[str]) -> int:
+    """Which front end runs: a subcommand, the Agent SDK protocol, the interactive or the headless mode."""
+    from .claude_flags import command_refusal, refusal, resolve, setup_debug
+
+    if args_list and args_list[0] in SUBCOMMANDS:
+        resume_gc()
+        return run_subcommand(args_list[0], args_list[1:])
+    if args_list and (said := command_refusal(args_list[0])) is not None:
+        raise UsageError(said)
+    from ..sdkproto import wants_protocol
+
+    if wants_protocol(args_list):  # an Agent SDK drives this process (sdkproto/)
+        from ..sdkproto import sdk_main
+
+        return sdk_main(args_list, build_parser())
+    args = build_parser().parse_args(args_list)
+    if (said := refusal(args)) is not None:
+        raise UsageError(said)
+    for note in resolve(args):
+        print(f"loopwright: {note}", file=sys.stderr)
+    setup_debug(args.debug, args.debug_file)
+    if args.debug is not None or args.debug_file is not None:
+        import logging
+
+        logging.getLogger("loopwright.cli").debug("argv: %s", args_list)
+    if args.prompt_arg is not None:  # `loopwright "fix it" -p` (Claude Code's positional prompt)
+        if args.prompt not in (None, "-"):
+            raise UsageError(f"two prompts: -p {args.prompt!r} and {args.prompt_arg!r}; give one")
+        if args.prompt is None and sys.stdin is not None and sys.stdin.isatty():
+            raise UsageError("a prompt without -p would start Claude Code's interactive mode on it: loopwright runs "
+                             "it with -p, or start `loopwright` and type it")
+        args.prompt = args.prompt_arg
+    if args.prompt is None and sys.stdin is not None and sys.stdin.isatty():
+        resume_gc()
+        from .interactive import interactive_main
+
+        return interactive_main(args)
+    from .headless import run_cli
+
+    return run_cli(args)
+
+
+def _ended(e: BaseException, verbose: bool) -> int:
+    """The exit code (and the one line on stderr) of a command that ended in `e`."""
+    if isinstance(e, KeyboardInterrupt):
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    if isinstance(e, BrokenPipeError):  # `loopwright ... | head`: the reader left; silence the final flush
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_RUN_ERROR
+    if isinstance(e, MissingExtra):  # a feature whose optional extra is not installed: say which
+        print(f"loopwright: {e}", file=sys.stderr)
+        return 2
+    if isinstance(e, UsageError):
+        print(f"loopwright: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if verbose:  # never a traceback for users: one line, the traceback with --verbose
+        import traceback
+
+        traceback.print_exception(e)
+    else:
+        print(f"loopwright: unexpected error: {type(e).__name__}: {e} (run with --verbose for the traceback)",
+              file=sys.stderr)
+    return EXIT_RUN_ERROR
 
 
 def run_subcommand(name: str, rest: list[str]) -> int:

@@ -232,7 +232,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         raise UsageError(f"--agents: {e}") from None
     tools = [*default_tools(), make_agent_tool(agents)]
     denied = {r for r in split_tools(args.disallowed_tools) if "(" not in r}  # a disallowed tool is not offered
-    tools = [t for t in tools if t.name not in denied]
+    tools = offered_tools([t for t in tools if t.name not in denied], getattr(args, "tools", None), denied, [])
     main = main_agent(getattr(args, "agent", None), agents, cwd, args)
     if main is not None:  # --agent: the main thread runs as that agent (what the command line says wins)
         tools = [t for t in tools if (main.tools is None or t.name in main.tools)
@@ -300,6 +300,20 @@ def main_agent(name: str | None, agents: dict[str, AgentDefinition], cwd: Path,
         return pick_agent(name, agents, files)
     except ValueError as e:
         raise UsageError(str(e)) from None
+
+
+def offered_tools(tools: list[Any], spec: str | None, denied: set[str], notes: list[str]) -> list[Any]:
+    """`--tools a,b` keeps those built-in tools, `--tools ""` none, `default` (or no flag) all.
+    A name loopwright has no tool for is noted (Claude Code's tool set is larger), not offered."""
+    if spec is None or spec.strip() == "default":
+        return tools
+    names = ["Agent" if n == "Task" else n for n in split_tools([spec])]  # Task: Claude Code's older name
+    by_name = {t.name: t for t in tools}
+    unknown = [n for n in names if n not in by_name and n not in denied]
+    if unknown:
+        notes.append(f"--tools: loopwright has no tool {', '.join(unknown)}, so it is not offered (its tools: "
+                     f"{', '.join(by_name)})")
+    return [by_name[n] for n in names if n in by_name]
 
 
 def _mcp_cli_servers(values: list[str]) -> dict[str, Any] | None:

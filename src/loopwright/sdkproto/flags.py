@@ -1,5 +1,5 @@
 """Room: cli (the Agent SDK protocol). Owns the Claude Code command line the Agent SDKs pass; may import
-cli.config and the rooms below cli.
+cli.config, cli.claude_flags and the rooms below cli.
 
 The SDKs spawn their CLI with Claude Code's flags (never `-p`): this module reads them into the
 same AgentOptions the `loopwright` command builds (cli.config.build_options), so a run here is
@@ -15,20 +15,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..cli.config import UsageError, build_options, check_sessions, split_tools
+from ..cli.claude_flags import refusal, resolve
+from ..cli.config import UsageError, build_options, check_sessions
 from ..options import AgentOptions
 
 # Flags that change nothing loopwright does: accepted, and said so on stderr (never silently).
 IGNORED = {
-    "--betas": "Anthropic beta headers are not sent",
     "--thinking-display": "thinking blocks are passed on as the model sends them",
 }
-# Flags of Claude Code whose capability loopwright does not have: a clear error, exit 1.
+# Flags only the SDKs pass (not in `claude --help`) whose capability loopwright does not have: a
+# clear error, exit 1. (Claude Code's documented flags: cli/claude_flags.py, shared with -p.)
 UNSUPPORTED = {
     "--resume-session-at": "resuming part of a session",
     "--resume-drops-turn": "resuming part of a session",
     "--session-mirror": "session stores fed from the CLI's stdout (transcript_mirror)",
-    "--plugin-dir": "Claude Code plugins",
     "--task-budget": "task budgets",
     "--plugin-dir-no-mcp": "Claude Code plugins",
     "--managed-settings": "managed settings",
@@ -61,17 +61,8 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """loopwright's own run options (`p`, the cli's parser) plus the Claude Code flags only the SDKs pass."""
     p.prog = "loopwright (Agent SDK stream-json)"
     p.allow_abbrev = False  # a Claude Code flag loopwright lacks must not pass as a prefix of one it has
-    p.add_argument("--input-format", choices=("text", "stream-json"), default="text")
-    p.add_argument("--tools", default=None, help="the built-in tools offered: a,b | '' (none) | default")
-    p.add_argument("--system-prompt-file")
-    p.add_argument("--permission-prompt-tool")
     p.add_argument("--max-thinking-tokens", type=int)
     p.add_argument("--debug-to-stderr", action="store_true")
-    p.add_argument("--debug-file")
-    p.add_argument("--include-hook-events", action="store_true")
-    p.add_argument("--replay-user-messages", action="store_true")
-    p.add_argument("--allow-dangerously-skip-permissions", action="store_true")  # bypassPermissions needs no second flag
-    p.add_argument("--debug", nargs="?", const="all")
     # The TypeScript SDK: wait for initialize, which carries these option fields (session.initialize).
     p.add_argument("--await-initialize", action="store_true")
     p.add_argument("--initialize-fields")
@@ -80,10 +71,6 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     for flag, what in UNSUPPORTED.items():  # (with or without a value: refused either way)
         p.add_argument(flag, nargs="?", const="", dest=_dest(flag), metavar="X",
                        help=f"not supported by loopwright: {what}")
-    # Claude Code's permission modes include "auto"; loopwright's check names it below.
-    for action in p._actions:
-        if action.dest == "permission_mode":
-            action.choices = None
 
     def fail(message: str) -> Any:
         raise FlagError(message)
@@ -107,35 +94,31 @@ def parse(argv: list[str], parser: argparse.ArgumentParser) -> SdkFlags:
     for flag, what in UNSUPPORTED.items():
         if getattr(args, _dest(flag)) is not None:
             raise FlagError(f"{flag} is not supported by loopwright ({what})")
+    if (said := refusal(args, protocol=True)) is not None:
+        raise FlagError(said)
     notes = [f"{flag} is accepted and ignored: {why}" for flag, why in IGNORED.items()
              if getattr(args, _dest(flag)) is not None]
     if args.input_format != "stream-json" or args.output_format != "stream-json":
         raise FlagError("the Agent SDK protocol needs --input-format stream-json --output-format stream-json")
-    if args.prompt is not None:
-        raise FlagError("-p/--print does not go with --input-format stream-json: prompts arrive as user lines "
-                        "on stdin")
-    modes = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
-    if args.permission_mode is not None and args.permission_mode not in modes:
-        raise FlagError(f"--permission-mode {args.permission_mode} is not supported by loopwright; use one of "
-                        f"{', '.join(modes)}")
+    if args.prompt not in (None, "-") or args.prompt_arg is not None:
+        raise FlagError("a prompt does not go with --input-format stream-json: prompts arrive as user lines on stdin "
+                        "(-p alone is fine)")
+    try:
+        notes += resolve(args)
+    except UsageError as e:
+        raise FlagError(str(e)) from None
     ask_stdio = False
-    if args.permission_prompt_tool is not None:
-        if args.permission_prompt_tool != "stdio":
-            raise FlagError(f"--permission-prompt-tool {args.permission_prompt_tool}: loopwright asks only over "
+    tool = args.cc_permission_prompt_tool
+    if tool is not None:
+        if tool != "stdio":
+            raise FlagError(f"--permission-prompt-tool {tool}: loopwright asks only over "
                             "the protocol (--permission-prompt-tool stdio, the SDK's can_use_tool)")
-        ask_stdio = True
-    if args.system_prompt_file is not None:
-        try:
-            args.system_prompt = Path(args.system_prompt_file).expanduser().read_text()
-        except OSError as e:
-            raise FlagError(f"--system-prompt-file {args.system_prompt_file}: {e.strerror or e}") from None
+        ask_stdio = args.permission_prompts == "host"  # none: what would ask is refused
     if args.max_thinking_tokens is not None and args.thinking is None:
         args.thinking = "disabled" if args.max_thinking_tokens == 0 else str(args.max_thinking_tokens)
     args.mcp_config, sdk_servers = split_sdk_servers(args.mcp_config)
     from ..models.catalog import resolve_alias  # Claude Code's "sonnet" / "opus" / "haiku"
 
-    if args.model:
-        args.model = resolve_alias(args.model)
     if args.fallback_model:
         args.fallback_model = ",".join(resolve_alias(m) for m in args.fallback_model.split(","))
     try:
@@ -144,26 +127,11 @@ def parse(argv: list[str], parser: argparse.ArgumentParser) -> SdkFlags:
             notes.append(said)
     except UsageError as e:
         raise FlagError(str(e)) from None
-    denied = {r for r in split_tools(args.disallowed_tools) if "(" not in r}
-    options.tools = offered_tools(options.tools, args.tools, denied, notes)
     options.refusal_advice = "python"  # a refusal names the SDK's option fields (allowed_tools=[...]), not flags
     return SdkFlags(options, ask_stdio=ask_stdio, partial=args.include_partial_messages, sdk_servers=sdk_servers,
-                    hook_events=args.include_hook_events, replay=args.replay_user_messages, debug=bool(args.debug_to_stderr or args.debug is not None),
+                    hook_events=args.cc_include_hook_events is not None, replay=args.cc_replay_user_messages is not None,
+                    debug=bool(args.debug_to_stderr or args.debug is not None),
                     debug_file=args.debug_file, notes=notes)
-
-
-def offered_tools(tools: list[Any], spec: str | None, denied: set[str], notes: list[str]) -> list[Any]:
-    """`--tools a,b` keeps those built-in tools, `--tools ""` none, `default` (or no flag) all.
-    A name loopwright has no tool for is noted (Claude Code's tool set is larger), not offered."""
-    if spec is None or spec.strip() == "default":
-        return tools
-    names = ["Agent" if n == "Task" else n for n in split_tools([spec])]  # Task: Claude Code's older name
-    by_name = {t.name: t for t in tools}
-    unknown = [n for n in names if n not in by_name and n not in denied]
-    if unknown:
-        notes.append(f"--tools: loopwright has no tool {', '.join(unknown)}, so it is not offered (its tools: "
-                     f"{', '.join(by_name)})")
-    return [by_name[n] for n in names if n in by_name]
 
 
 def split_sdk_servers(values: list[str]) -> tuple[list[str], list[str]]:
