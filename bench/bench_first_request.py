@@ -232,7 +232,7 @@ def main() -> int:
     series: list[Series] = []
     if args.before:
         series.append(Series(f"before {args.before}", str(extract_src(args.before, tmp / "before"))))
-    series.append(Series("this tree", None))
+    series.append(Series("this tree", str(Path(__file__).resolve().parent.parent / "src")))  # (not the venv's install)
     if args.floor:
         series.append(Series("floor (sdk_floor_cli.py)", None, [str(HERE / "sdk_floor_cli.py")]))
     home = tmp / "home"
