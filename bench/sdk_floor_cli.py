@@ -3,8 +3,8 @@ stream-json protocol for the bench's scenarios (initialize answered; each user l
 Messages request over one kept-alive connection, h11 on asyncio's streams, read to its end; the
 init, assistant and result lines the SDK waits for), and nothing else: no options, tools, gate,
 session or loop. What it costs is Python's start, asyncio, json and h11 (the HTTP/1.1 library
-under loopwright's transport, models/wire.py), which it loads as that transport does, once the
-first request is on the wire (models/framing.py) — what loopwright's start cannot go below.
+under loopwright's transport, models/wire.py, which writes the requests and reads the answers) —
+what loopwright's start cannot go below.
 
 With `-p PROMPT` (bench_first_request.py's `--floor`): the same for a one-call headless run —
 its flags parsed with argparse, one streamed request, the answer printed.
@@ -36,14 +36,11 @@ class Connection:
             self.streams = await asyncio.open_connection(self.url.hostname, self.url.port)
         reader, writer = self.streams
         head = [("host", self.url.netloc), ("content-length", str(len(body))), *headers]
-        lines = "".join(f"{k}: {v}\r\n" for k, v in head)
-        writer.write(f"POST {path} HTTP/1.1\r\n{lines}\r\n".encode())
-        writer.write(body)
-        import h11  # (the request is on the wire: h11 reads the answer)
+        import h11  # (it writes the request and reads the answer)
 
         conn = self.h11 = self.h11 or h11.Connection(h11.CLIENT)
         for ev in (h11.Request(method="POST", target=path, headers=head), h11.Data(data=body), h11.EndOfMessage()):
-            conn.send(ev)
+            writer.write(conn.send(ev) or b"")
         await writer.drain()
         while True:
             ev = conn.next_event()

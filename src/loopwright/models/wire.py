@@ -1,7 +1,6 @@
 """Room: providers (on the standard library and h11). The HTTP/1.1 client under the providers
-(models/http.py) and the web tools: models/framing.py writes the requests, h11 reads the answers,
-asyncio's streams carry them. h11 is loaded once the process's first request is on its way
-(framing.py says why).
+(models/http.py) and the web tools: h11 writes the requests and reads the answers, asyncio's
+streams carry them.
 
 - `Pool(...).request(method, url, headers, body)` sends one request and answers with the
   `Response` once its head has arrived; the body is read with `aiter_bytes()` / `aiter_lines()`
@@ -27,7 +26,9 @@ Why not httpcore2, on which this transport was first built: it is the same HTTP/
 with its own connection pool, and to import it (both its sync and async halves and its
 backends) and anyio (whose asyncio backend its pool's first lock loads) is ~25 ms on the way to
 every run's first request here: a quarter of the 100 ms budget for that, for a pool of one
-connection. What it does that we use is here: pooling, keep-alive, timeouts, proxies, TLS.
+connection (issue 41 measured it again: +39 % of `-p` start → first request, httpx2 +104 %;
+bench/bench_transport.py, docs/benchmarks.md). What it does that we use is here: pooling,
+keep-alive, timeouts, proxies, TLS.
 """
 
 from __future__ import annotations
@@ -42,15 +43,9 @@ import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from .framing import FramingError, frame
-
-if TYPE_CHECKING:
-    import h11
-else:
-    h11 = None  # the module, once _load_h11 has run
+import h11
 
 Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 # (host, port, timeout) -> a TCP connection; an OSError is a ConnectError (any other, the caller's own)
@@ -159,19 +154,12 @@ def _is_address(host: str) -> bool:
     return False
 
 
-def _frame(method: str, target: str, headers: list[tuple[bytes, bytes]], body: bytes) -> tuple[bytes, bytes]:
-    """`frame`, its refusal (a header HTTP/1.1 cannot carry: a CR LF in a value, say) a LocalProtocolError."""
+def _request(method: str, target: str, headers: list[tuple[bytes, bytes]]) -> h11.Request:
+    """h11's request; its refusal (a header HTTP/1.1 cannot carry: a CR LF in a value, say) a LocalProtocolError."""
     try:
-        return frame(method, target, headers, body)
-    except FramingError as e:
+        return h11.Request(method=method, target=target, headers=headers)
+    except h11.LocalProtocolError as e:
         raise LocalProtocolError(str(e)) from e
-
-
-def _load_h11() -> None:
-    global h11
-    import h11 as module
-
-    h11 = module
 
 
 class _Connection:
@@ -193,37 +181,25 @@ class _Connection:
     def close(self) -> None:
         self.writer.close()
 
-    async def send(self, request: tuple[str, str, list[tuple[bytes, bytes]]], framed: tuple[bytes, bytes],
-                   timeout: float | None) -> None:
-        """Write the request (`framed`: `frame(*request, body)`), then tell h11 of it, which reads the answer."""
-        head, body = framed
+    async def send(self, request: h11.Request, body: bytes, timeout: float | None) -> None:
+        """Write the request as h11 frames it (all of it framed before a byte goes: a refusal sends nothing)."""
+        if self.h11 is None:
+            self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD)
+        conn = self.h11
         try:
-            self.writer.write(head)
-            if body:
-                self.writer.write(body)
-            self._sent(request, body)
+            parts = [conn.send(request), conn.send(h11.Data(data=body)) if body else None, conn.send(h11.EndOfMessage())]
+        except h11.LocalProtocolError as e:  # (a body longer or shorter than its Content-Length, say)
+            raise LocalProtocolError(str(e)) from e
+        try:
+            for part in parts:
+                if part:
+                    self.writer.write(part)
             async with asyncio.timeout(timeout):
                 await self.writer.drain()
         except TimeoutError:
             raise WriteTimeout(f"the request could not be sent in {timeout:g} s") from None
         except OSError as e:
             raise WriteError(f"the connection broke while sending: {e.strerror or e}") from e
-
-    def _sent(self, request: tuple[str, str, list[tuple[bytes, bytes]]], body: bytes) -> None:
-        """h11 in the state of having sent `request` (the bytes it would have written are frame's)."""
-        if h11 is None:
-            _load_h11()  # (the first request is on its way)
-        if self.h11 is None:
-            self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD)
-        method, target, headers = request
-        conn = self.h11
-        try:
-            conn.send(h11.Request(method=method, target=target, headers=headers))
-            if body:
-                conn.send(h11.Data(data=body))
-            conn.send(h11.EndOfMessage())
-        except h11.LocalProtocolError as e:  # (frame refuses all that h11 refuses: tests/models/test_framing.py)
-            raise LocalProtocolError(str(e)) from e
 
     async def next_event(self, timeout: float | None) -> h11.Event | type[h11.PAUSED]:
         """The next event from the server, reading as needed (after `send`)."""
@@ -410,10 +386,10 @@ class Pool:
                 sent.append((b"proxy-authorization", _basic(p.auth)))
         else:
             key = (scheme, host, str(port))
-        framed = _frame(method, target, sent, body)  # (before a connection is taken: a refusal sends nothing)
+        request = _request(method, target, sent)  # (before a connection is taken: a bad header takes none)
         conn = self._take(key) or await self._open(scheme, host, port, timeouts.connect)
         try:
-            await conn.send((method, target, sent), framed, timeouts.write)
+            await conn.send(request, body, timeouts.write)
             while True:
                 ev = await conn.next_event(timeouts.read)
                 if type(ev) is h11.Response:
@@ -489,7 +465,7 @@ class Pool:
         if p.auth:
             headers.append((b"proxy-authorization", _basic(p.auth)))
         conn = _Connection(reader, writer)
-        await conn.send(("CONNECT", authority, headers), _frame("CONNECT", authority, headers, b""), timeout)
+        await conn.send(_request("CONNECT", authority, headers), b"", timeout)
         ev = await conn.next_event(timeout)
         while type(ev) is h11.InformationalResponse:
             ev = await conn.next_event(timeout)
