@@ -107,8 +107,12 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         started = start_session(options, cwd, history is not None)
         session_id, recorder = started.session_id, started.recorder
         history = history if history is not None else started.history
+    elif options.session_id:  # not persisted, yet an id all the same (hooks and events carry it)
+        from .sessions.store import check_session_id
+
+        session_id = check_session_id(options.session_id)
     else:
-        session_id = options.session_id or new_uuid()
+        session_id = new_uuid()
     config = build_run_config(options, cwd)  # settings files + options (settings.py)
     warnings[:0] = trust.note(config.settings.ignored if config.settings is not None else [])
     permission_mode = config.permissions.mode or "default"

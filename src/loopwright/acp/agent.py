@@ -109,9 +109,13 @@ class LoopwrightAcpAgent:
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None, **_: Any) -> s.LoadSessionResponse:
-        from ..sessions import SessionNotFound, store_for
+        from ..sessions import InvalidSessionId, SessionNotFound, check_session_id, store_for
         from .updates import Updates
 
+        try:  # an id that is a path: refused before a session is opened or a file read
+            check_session_id(session_id)
+        except InvalidSessionId as e:
+            raise acp.RequestError.invalid_params({"sessionId": session_id, "message": str(e)}) from None
         if session_id in self.sessions and self.sessions[session_id].control is not None:
             raise acp.RequestError.invalid_request({"message": PROMPT_BUSY})
         session = await self._open(session_id, cwd, mcp_servers, additional_directories, resumable=True)

@@ -160,6 +160,16 @@ def check_sessions(options: AgentOptions) -> str | None:
     """Check -r/-c/--fork-session before anything starts: UsageError for a session that is not
     there (as a run would fail on it, but before the prompt); a note (returned) when -c finds no
     session of this directory to continue, so a fresh one starts."""
+    if options.resume is not None or options.session_id is not None:  # (a plain run imports no sessions here)
+        from ..sessions import InvalidSessionId, check_session_id
+
+        try:  # an id that is a path is refused before anything is read or written
+            if options.resume is not None:
+                check_session_id(options.resume, "--resume")
+            if options.session_id is not None:
+                check_session_id(options.session_id, "--session-id")
+        except InvalidSessionId as e:
+            raise UsageError(str(e)) from None
     if options.fork_session and not (options.resume or options.continue_conversation):
         raise UsageError("--fork-session needs --resume ID or --continue (it forks the session they load)")
     if not (options.resume or options.continue_conversation):

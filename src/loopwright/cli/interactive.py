@@ -325,7 +325,7 @@ class Repl:
                  f"~{r.pre_tokens} → ~{r.post_tokens} tokens · ${r.cost_usd:.4f}")
 
     def resume(self, arg: str) -> None:
-        from ..sessions import JsonlSessionStore, list_sessions
+        from ..sessions import InvalidSessionId, JsonlSessionStore, check_session_id, list_sessions
 
         infos = list_sessions(self.cwd(), self.base_options.sessions_dir)
         if not arg:
@@ -337,6 +337,12 @@ class Repl:
             if infos:
                 self.say("  /resume N (or an id) to continue one")
             return
+        if not arg.isdigit():
+            try:  # an id that is a path: nothing is looked up
+                check_session_id(arg)
+            except InvalidSessionId as e:
+                self.say(f"  {e}")
+                return
         store = JsonlSessionStore(self.base_options.sessions_dir)
         sid, why = pick_session(arg, [s.session_id for s in infos[:15]] if arg.isdigit() else
                                 [s.session_id for s in infos], lambda x: (p := store.find(x)) is not None and p.stem == x)

@@ -9,7 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 # TranscriptWriteError lives in messages: the CLI catches it without loading this module
-from ..sessions import JsonlSessionStore, list_sessions, load_transcript, session_info
+from ..sessions import (
+    JsonlSessionStore,
+    SessionNotFound,
+    list_sessions,
+    load_transcript,
+    session_info,
+)
 from ..sessions.repair import _content
 from ..sessions.summaries import _number, _text
 
@@ -45,7 +51,11 @@ def sessions_main(argv: Sequence[str]) -> int:
                   f"{i.input_tokens + i.output_tokens:9}  ${i.cost_usd:7.4f}  {_short(i.last_prompt, 50)}")
         return 0
     store = JsonlSessionStore()
-    path = store.find(args.session_id, Path.cwd())
+    try:
+        path = store.find(args.session_id, Path.cwd())
+    except SessionNotFound as e:  # an id that is a path
+        print(f"loopwright: {e}", file=sys.stderr)
+        return 2
     if path is None:
         print(f"loopwright: no session {args.session_id!r}", file=sys.stderr)
         return 1

@@ -31,9 +31,10 @@ class SessionArgError(ValueError):
 
 
 def find_transcript(arg: str | None, cwd: Path | None = None) -> Path:
-    """The transcript file SESSION names: an existing path, else a loopwright session id (or a
-    unique prefix, this directory's sessions first), else none given: the latest of this directory."""
-    from ..sessions import JsonlSessionStore
+    """The transcript file SESSION names: a path when written as one (with a '/', or ending in
+    .jsonl), else a loopwright session id (or a unique prefix, this directory's sessions first,
+    only inside the sessions directory), else none given: the latest of this directory."""
+    from ..sessions import InvalidSessionId, JsonlSessionStore, check_session_id
 
     here = (cwd or Path.cwd()).resolve()
     store = JsonlSessionStore()
@@ -44,11 +45,16 @@ def find_transcript(arg: str | None, cwd: Path | None = None) -> Path:
         found = store.find(latest, here)
         assert found is not None
         return found
-    p = Path(arg).expanduser()
-    if p.is_file():
-        return p
-    if p.exists():
-        raise SessionArgError(f"{arg}: not a file")
+    if os.sep in arg or "/" in arg or arg.endswith(".jsonl") or arg.startswith("~"):
+        # a path, given as one: the user names a transcript file to show (read only, never resumed)
+        p = Path(arg).expanduser()
+        if p.is_file():
+            return p
+        raise SessionArgError(f"{arg}: {'not a file' if p.exists() else 'no such file'}")
+    try:  # else an id (or a prefix), looked up only inside the sessions directory
+        check_session_id(arg)
+    except InvalidSessionId as e:
+        raise SessionArgError(str(e)) from None
     found = store.find(arg, here)
     if found is None:
         raise SessionArgError(f"no session {arg!r} (not a file, nor a session id or unique prefix in {store.root})")

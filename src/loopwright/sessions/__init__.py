@@ -21,8 +21,9 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["history_from_lines", "load_transcript", "read_lines", "repair_history"], ".repair"),
     **dict.fromkeys(["SessionOptions", "SessionStart", "get_session_messages", "list_sessions", "start_session",
                      "store_for"], ".resume"),
-    **dict.fromkeys(["INTERRUPTED_RESULT", "SAFE_ID", "FsyncPolicy", "LoadedSession", "SessionBusy", "SessionInfo",
-                     "SessionNotFound", "SessionStore", "SessionWriter", "cwd_slug", "glob_escape",
+    **dict.fromkeys(["INTERRUPTED_RESULT", "SAFE_ID", "FsyncPolicy", "InvalidSessionId", "LoadedSession",
+                     "SessionBusy", "SessionInfo", "SessionNotFound", "SessionStore", "SessionWriter",
+                     "check_session_id", "cwd_slug", "glob_escape",
                      "loopwright_home", "new_session_id", "sessions_root"], ".store"),
     "session_info": ".summaries",
 }
@@ -46,12 +47,14 @@ if TYPE_CHECKING:
     from .store import INTERRUPTED_RESULT as INTERRUPTED_RESULT
     from .store import SAFE_ID as SAFE_ID
     from .store import FsyncPolicy as FsyncPolicy
+    from .store import InvalidSessionId as InvalidSessionId
     from .store import LoadedSession as LoadedSession
     from .store import SessionBusy as SessionBusy
     from .store import SessionInfo as SessionInfo
     from .store import SessionNotFound as SessionNotFound
     from .store import SessionStore as SessionStore
     from .store import SessionWriter as SessionWriter
+    from .store import check_session_id as check_session_id
     from .store import cwd_slug as cwd_slug
     from .store import glob_escape as glob_escape
     from .store import loopwright_home as loopwright_home

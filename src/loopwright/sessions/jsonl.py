@@ -19,6 +19,7 @@ from .store import (
     SessionInfo,
     SessionNotFound,
     _line,
+    check_session_id,
     cwd_slug,
     glob_escape,
     sessions_root,
@@ -121,10 +122,12 @@ class JsonlSessionStore:
         self.root = sessions_root(root)
 
     def path(self, session_id: str, cwd: Path) -> Path:
-        return self.root / cwd_slug(cwd) / f"{session_id}.jsonl"
+        """Where a session's transcript is: always a file directly in its directory's folder."""
+        return self.root / cwd_slug(cwd) / f"{check_session_id(session_id)}.jsonl"
 
     def find(self, session_id: str, cwd: Path | None = None) -> Path | None:
         """The file of a session id (or a unique id prefix), this directory's first."""
+        check_session_id(session_id)  # before any look: an id that is a path reads nothing
         if cwd is not None:
             p = self.path(session_id, cwd)
             if p.exists():
@@ -160,6 +163,7 @@ class JsonlSessionStore:
     def fork(self, session_id: str, new_id: str, cwd: Path, up_to_uuid: str | None = None) -> None:
         """Copy a transcript to a new id (optionally only up to, not including, a line).
         The original file is only read. Checkpoint snapshots are copied along."""
+        check_session_id(new_id, "new session id")
         src = self.find(session_id, cwd)
         if src is None:
             raise SessionNotFound(f"no session {session_id!r} in {self.root}")

@@ -12,13 +12,13 @@ from ..blocks import WireMessage
 from .jsonl import JsonlSessionStore
 from .recorder import SessionRecorder
 from .store import (
-    SAFE_ID,
     FsyncPolicy,
     SessionBusy,
     SessionInfo,
     SessionNotFound,
     SessionStore,
     SessionWriter,
+    check_session_id,
     new_session_id,
 )
 
@@ -77,15 +77,15 @@ def start_session(options: SessionOptions, cwd: Path, history_given: bool) -> Se
     resume=ID continues ID (same id) unless fork_session, which copies it to a new id
     (options.session_id if given) and leaves the original untouched. continue_conversation
     resumes the latest session of this directory (a fresh one if there is none)."""
+    # Ids first, before any store (the user's own too) is asked: an id that is a path reads nothing.
+    resume: str | None = None if options.resume is None else check_session_id(options.resume, "resume")
+    sid = check_session_id(options.session_id) if options.session_id else new_session_id()
     store = store_for(options)
-    resume: str | None = options.resume
     if resume is None and options.continue_conversation:
-        resume = store.latest(cwd)
+        latest = store.latest(cwd)
+        resume = None if latest is None else check_session_id(latest, "the latest session")
     history: list[WireMessage] | None = None
     parent: str | None = None
-    sid = options.session_id or new_session_id()
-    if not SAFE_ID.match(sid):
-        raise ValueError(f"session id {sid!r}: use letters, digits, '-' and '_' only (a UUID)")
     if options.session_id and not history_given and (resume is None or options.fork_session) \
             and store.exists(sid, cwd):
         raise ValueError(f"session id {sid} is already in use: resume it with --resume {sid}")

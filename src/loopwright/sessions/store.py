@@ -33,7 +33,10 @@ from ..home import loopwright_home as loopwright_home  # one definition for all:
 from ..ids import new_uuid
 
 FsyncPolicy = Literal["none", "turn", "always"]
-SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+# A session id names a file inside the sessions directory, never a path: a UUID or a safe name
+# (letters, digits, '.', '_', '-'; no leading dot, no '..'), so that `<root>/<slug>/<id>.jsonl`
+# cannot leave `<root>/<slug>/` however the id came (a flag, an SDK option, an editor's request).
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 INTERRUPTED_RESULT = "Interrupted: the session ended (crash or kill) before this tool call finished."
 
 
@@ -137,6 +140,21 @@ class SessionBusy(ValueError):
 
 class SessionNotFound(ValueError):
     """An unknown session id (a configuration error: the CLI reports it and exits 2)."""
+
+
+class InvalidSessionId(SessionNotFound):
+    """A session id that is not an id (a path, empty, too long, odd characters): nothing was read
+    or written for it. A SessionNotFound, so that every door that reports an unknown id reports it."""
+
+
+def check_session_id(value: object, what: str = "session id") -> str:
+    """`value` if it is a session id (a UUID or a safe name), else InvalidSessionId. The one check
+    every door (the CLI's flags, the SDK protocol, ACP, the viewer, batch, the store) goes through."""
+    if isinstance(value, str) and SAFE_ID.fullmatch(value) and ".." not in value:
+        return value
+    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+    raise InvalidSessionId(f"{what} {shown} is not a session id: use a UUID or a name of letters, digits, "
+                           "'.', '_' and '-' (at most 128, not starting with '.'); a path is never a session id")
 
 
 def glob_escape(s: str) -> str:
