@@ -115,6 +115,8 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         session_id = new_uuid()
     config = build_run_config(options, cwd)  # settings files + options (settings.py)
     warnings[:0] = trust.note(config.settings.ignored if config.settings is not None else [])
+    if parent is None:
+        system = _styled(options, cwd, tools, system, config.settings, warnings)
     permission_mode = config.permissions.mode or "default"
     hooks: RunHooks
     ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, sandbox=config.sandbox,
@@ -199,6 +201,24 @@ def _skill_tool(options: AgentOptions, cwd: Path, warnings: list[str], trust: Tr
     warnings += found
     warnings += trust.note(i for sk in skills for i in sk.ignored)  # untrusted: their allowed-tools
     return [make_skill_tool(skills)] if skills else []
+
+
+def _styled(options: AgentOptions, cwd: Path, tools: list[Tool], system: str | None, settings: Settings | None,
+            warnings: list[str]) -> str | None:
+    """The system text in the run's output style (outputstyles.py): AgentOptions.output_style,
+    else the settings' "outputStyle"."""
+    name = options.output_style or (settings.output_style if settings is not None else None)
+    if not name or name == "default":
+        return system
+    from .outputstyles import find_styles, pick_style, styled_system
+    from .prompts import default_system_prompt
+
+    styles, said = find_styles(cwd, [s for s in options.setting_sources or [] if s in ("user", "project")])
+    style, unknown = pick_style(name, styles)
+    warnings += [*said, *([unknown] if unknown else [])]
+    own = isinstance(options.system_prompt, dict) or (
+        isinstance(options.system_prompt, str) and options.system_prompt == default_system_prompt(cwd, options.tools))
+    return styled_system(system, style, own)
 
 
 def _with_agent_files(options: AgentOptions, cwd: Path, tools: list[Tool], warnings: list[str],

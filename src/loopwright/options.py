@@ -144,6 +144,9 @@ class AgentOptions:
     # Structured output (structured.py): the Agent SDK's {"type": "json_schema", "schema": {...}},
     # or a pydantic model class whose instance becomes ResultMessage.structured_output.
     output_format: dict[str, Any] | None = None
+    # An output style's name (outputstyles.py: "Explanatory", a style file's name); None: the
+    # settings' "outputStyle", else the default style.
+    output_style: str | None = None
     output_type: type | None = None
     include_partial_messages: bool = False
     prices: dict[str, Price] | None = None  # overrides/extends the built-in price table

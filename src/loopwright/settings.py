@@ -85,6 +85,10 @@ class Settings:
     small_fast_model: str | None = None
     small_fast_model_scope: str = "user"
     web: dict[str, dict[str, tuple[Any, str]]] = field(default_factory=dict)
+    # Claude Code's "outputStyle" (outputstyles.py) and "statusLine" {"type": "command", "command",
+    # "padding"?} (cli/statusline.py: the interactive mode runs it)
+    output_style: str | None = None
+    status_line: dict[str, Any] | None = None
 
     def add(self, data: dict[str, Any], where: str, base: Path, *, flag: bool = False) -> None:
         """Merge one file's (or one JSON string's) settings into this one (`flag`: given by --settings)."""
@@ -132,6 +136,20 @@ class Settings:
                 raise SettingsError(str(e)) from None
         self._add_mcp(data, where)
         self._add_web(data, where)
+        self._add_display(data, where)
+
+    def _add_display(self, data: dict[str, Any], where: str) -> None:
+        style = data.get("outputStyle")
+        if style is not None:
+            if not isinstance(style, str):
+                raise SettingsError(f"{where}: \"outputStyle\" must be the name of an output style")
+            self.output_style = style
+        line = data.get("statusLine")
+        if line is not None:
+            if not (isinstance(line, dict) and line.get("type", "command") == "command"
+                    and isinstance(line.get("command"), str) and line["command"].strip()):
+                raise SettingsError(f"{where}: \"statusLine\" must be {{\"type\": \"command\", \"command\": \"...\"}}")
+            self.status_line = line
 
     def _add_web(self, data: dict[str, Any], where: str) -> None:
         # "user": the user's own file, --settings or a file passed with it; "project": a workspace's

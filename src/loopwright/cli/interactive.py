@@ -51,7 +51,7 @@ from .dialog import PermissionAsker
 from .questions import UserAsker
 from .render import visible
 from .slash import pick_session, replay, skill_prompt
-from .statusline import StatusLine
+from .statusline import CustomStatus, StatusLine
 from .toolview import Log, ReplRenderer
 
 HELP = """Commands:
@@ -98,6 +98,7 @@ class Repl:
         self.note = note  # said under the header (-c found nothing to continue)
         self.log = Log()  # what was printed, for redraws (Ctrl-O)
         self.statusline = StatusLine(options.context_window)
+        self.custom_status = CustomStatus.from_options(options)  # the user's statusLine command, if any
         self.prompt_session: Any = None
         self.exit_asked = 0.0
         # AskUserQuestion and ExitPlanMode ask through dialogs like the permission one (cli/questions.py)
@@ -180,6 +181,8 @@ class Repl:
     def show(self, msg: Message) -> None:
         """Render one message; streamed text deltas are printed as whole lines as they come."""
         self.statusline.observe(msg)
+        if self.custom_status is not None and getattr(msg, "parent_tool_use_id", None) is None:
+            self.custom_status.observe(msg)
         if getattr(msg, "parent_tool_use_id", None) is not None:  # a subagent's: compact trace lines only
             if not isinstance(msg, StreamEvent):
                 self.renderer.show(msg)
@@ -403,8 +406,11 @@ class Repl:
             # the input box keeps room for the slash menu (prompt_toolkit's reserve_space_for_menu)
             box = max(self.app.current_buffer.document.line_count, self.prompt_session.reserve_space_for_menu)
             return dialog.formatted(size.columns, size.rows - box - 2)
+        own = self.custom_status.text if self.custom_status is not None else ""
         if self.busy:
-            return self.statusline.text()
+            return f"{self.statusline.text()}\n{own}" if own else self.statusline.text()
+        if own:
+            return own
         return f" /help for commands · Ctrl-C twice to exit · ${self.client.total_cost_usd:.4f}"
 
     async def main(self) -> int:
@@ -507,6 +513,8 @@ class Repl:
                 loop.add_signal_handler(signum, on_signal, signum)
 
         warming = asyncio.ensure_future(warm_up())
+        if self.custom_status is not None:  # the user's status line from the start, before a first prompt
+            self.custom_status.refresh()
         with patch_stdout(raw=True):
             self.renderer = ReplRenderer(sys.stdout, self.log)
             model = self.base_options.model

@@ -1,5 +1,5 @@
-"""Room: cli. Owns the interactive mode's status line while a turn works; may import data types,
-models.catalog and cli.render.
+"""Room: cli. Owns the interactive mode's status line while a turn works, and the user's own
+(Claude Code's `statusLine` command); may import data types, models.catalog, settings, trust and cli.render.
 
 The status line under the prompt while the agent works: time since the prompt, what runs now
 (the model call k, or the tool call), tokens so far (input + output over the turn's calls),
@@ -9,12 +9,23 @@ the turn's cost, and the window used: the last call's n_k over the model's conte
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
+import os
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..blocks import ToolUseBlock
 from ..messages import AssistantMessage, Message, ResultMessage, SystemMessage, UserMessage
 from ..models.catalog import context_window
-from .render import describe_input
+from .render import describe_input, visible
+
+if TYPE_CHECKING:
+    from ..options import AgentOptions
+
+STATUS_TIMEOUT = 5.0  # seconds a statusLine command may take; its line stays the last one it printed
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -85,3 +96,96 @@ class StatusLine:
         # the counts first: a narrow terminal cuts the end of the line
         return (f" {frame} working… {elapsed:.0f}s · {tokens(self.tokens)} tokens · ${self.cost:.4f} · {used} · "
                 f"{activity} · Esc to interrupt")
+
+
+class CustomStatus:
+    """Claude Code's custom status line: `"statusLine": {"type": "command", "command": "...",
+    "padding"?: N}` in settings. The command gets Claude Code's JSON on stdin (session_id, cwd,
+    model, workspace, output_style, cost) and its first line of output is the status line; it is
+    run again (one at a time) when the conversation moves on. A project's statusLine runs only in a
+    trusted workspace (trust/ narrows it away otherwise, and says so)."""
+
+    def __init__(self, command: str, cwd: Path, env: dict[str, str] | None = None, padding: int = 0) -> None:
+        self.command, self.cwd, self.padding = command, cwd, max(0, padding)
+        self.env = {**os.environ, **(env or {})}
+        self.text = ""
+        self.error = ""
+        self.data: dict[str, Any] = {"hook_event_name": "Status", "session_id": "", "transcript_path": "",
+                                     "cwd": str(cwd), "model": {"id": "", "display_name": ""},
+                                     "workspace": {"current_dir": str(cwd), "project_dir": str(cwd)},
+                                     "version": "", "output_style": {"name": "default"},
+                                     "cost": {"total_cost_usd": 0.0, "total_duration_ms": 0}}
+        self._task: asyncio.Task[None] | None = None
+        self._again = False
+
+    @classmethod
+    def from_options(cls, options: AgentOptions) -> CustomStatus | None:
+        """The statusLine of the settings these options read (None: none, or settings off)."""
+        from ..settings import SETTING_SOURCES, load_settings, uses_settings
+        from ..trust import trusted_for
+
+        if not uses_settings(options):
+            return None
+        cwd = Path(options.cwd or ".").resolve()
+        sources = SETTING_SOURCES if options.setting_sources is None else options.setting_sources
+        settings = load_settings(cwd, sources, claude=options.claude_settings, extra=options.settings,
+                                 trusted=trusted_for(options, cwd))
+        line = settings.status_line
+        if not line:
+            return None
+        padding = line.get("padding", 0)
+        status = cls(str(line["command"]), cwd, settings.env, padding if isinstance(padding, int) else 0)
+        from .. import __version__
+
+        status.data["version"] = __version__
+        status.data["output_style"] = {"name": options.output_style or settings.output_style or "default"}
+        return status
+
+    def observe(self, msg: Message) -> None:
+        """Take what the status JSON shows from a message, and run the command again."""
+        if isinstance(msg, SystemMessage) and msg.subtype == "init":
+            model = str(msg.data.get("model") or "")
+            self.data.update(session_id=str(msg.data.get("session_id") or ""), model={"id": model, "display_name": model})
+        elif isinstance(msg, ResultMessage):
+            self.data["cost"] = {"total_cost_usd": msg.total_cost_usd, "total_duration_ms": msg.duration_ms}
+        else:
+            return
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Run the command (later, if it is running now)."""
+        if self._task is not None and not self._task.done():
+            self._again = True
+            return
+        with contextlib.suppress(RuntimeError):  # no event loop: nothing to run it on
+            self._task = asyncio.get_running_loop().create_task(self.run())
+
+    async def run(self) -> None:
+        """Run the command once; its first line becomes `text` (an error is kept in `error`)."""
+        self._again = False
+        try:
+            proc = await asyncio.create_subprocess_shell(
+                self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL, cwd=self.cwd, env=self.env, start_new_session=True)
+        except OSError as e:
+            self.error = f"statusLine command could not start: {e}"
+            return
+        try:
+            out, _ = await asyncio.wait_for(proc.communicate(json.dumps(self.data).encode()), STATUS_TIMEOUT)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, 9)  # the command's whole group (a shell's children too)
+            await proc.wait()
+            self.error = f"statusLine command took over {STATUS_TIMEOUT:.0f}s"
+            return
+        lines = out.decode("utf-8", "replace").splitlines()
+        self.text = " " * self.padding + visible(lines[0]) if lines else ""
+        self.error = "" if proc.returncode == 0 else f"statusLine command exited with {proc.returncode}"
+        if self._again:
+            self.refresh()
+
+    async def aclose(self) -> None:
+        """Wait for a running command (at most its timeout)."""
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await self._task

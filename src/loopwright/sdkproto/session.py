@@ -207,8 +207,12 @@ class SdkSession:
 
         self.agent_names = [DEFAULT_AGENT, *[a for a in self.options.agents if a != DEFAULT_AGENT]]
         name = self.options.model if isinstance(self.options.model, str) else "default"
-        return {"commands": [], "agents": [{"name": a} for a in self.agent_names], "output_style": "default",
-                "available_output_styles": ["default"], "models": [{"value": name, "displayName": name,
+        from ..outputstyles import find_styles
+
+        sources = [x for x in self.options.setting_sources or [] if x in ("user", "project")]
+        styles = list(find_styles(str(self.options.cwd or "."), sources)[0])
+        return {"commands": [], "agents": [{"name": a} for a in self.agent_names],
+                "output_style": self.options.output_style or "default", "available_output_styles": styles, "models": [{"value": name, "displayName": name,
                                                                     "description": "the --model of this run"}],
                 "account": {}, "pid": os.getpid(), "claude_code_version": PROTOCOL_VERSION, **applied}
 

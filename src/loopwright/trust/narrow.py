@@ -114,6 +114,8 @@ def narrow_settings(data: Any, where: str) -> tuple[Any, list[Ignored]]:
     for key in ("apiKeyHelper", "statusLine", "awsAuthRefresh", "awsCredentialExport", "otelHeadersHelper"):
         if key in data:  # command-valued settings loopwright never runs; named so nobody wonders
             drop("command", key)
+    if "outputStyle" in data:  # a style is text for the model, as the project's memory files are
+        out["outputStyle"] = data["outputStyle"]
     if "smallFastModel" in data:  # tools/web/config.py: only a model of the run's own provider
         out["smallFastModel"] = data["smallFastModel"]
     for key, widening in (("webFetch", ("allowPrivateNetwork",)), ("webSearch", ("url", "backend"))):
