@@ -5,8 +5,8 @@ Run by .ci/run with the python of a venv where the project is installed WITHOUT 
     python3 -m venv .venv-plain && .venv-plain/bin/pip install -q . && .venv-plain/bin/python .ci/plain_install.py
 
 Against the project's own loopback server (loopwright.testing, started in this process): one
-`-p` tool turn on the Anthropic provider and one on the OpenAI-compatible provider, `loopwright
-mcp list`, `loopwright view` on the transcript of the first run and `loopwright batch` on two
+`-p` tool turn on the Anthropic provider and one on the OpenAI-compatible provider, Grep and Glob
+with no `rg` on PATH (the ripgrep wheel's own), `loopwright mcp list`, `loopwright view` on the transcript of the first run and `loopwright batch` on two
 tasks. Then each optional feature used without its extra must end in one line that names the
 extra, never a traceback. Prints one line per check; exits 1 when any fails.
 """
@@ -87,6 +87,34 @@ def main() -> int:
                   p.stdout + p.stderr)
             if provider == "anthropic":
                 session = str(res.get("session_id", ""))
+
+    # Grep and Glob with no rg on PATH: the ripgrep wheel (a base dependency) brings its own.
+    no_rg_path = os.pathsep.join(d for d in env.get("PATH", "").split(os.pathsep)
+                                 if d and not (Path(d) / "rg").exists())
+    (project / "src").mkdir()
+    (project / "src" / "found_me.py").write_text("NEEDLE = 1\n")
+    (project / "build").mkdir()
+    (project / "build" / "hidden.py").write_text("NEEDLE = 2\n")
+    (project / ".gitignore").write_text("build/\n")
+    search_turn = [[{"type": "tool_use", "id": "toolu_g", "name": "Grep", "input": {"pattern": "NEEDLE"}},
+                    {"type": "tool_use", "id": "toolu_f", "name": "Glob", "input": {"pattern": "**/*.py"}}],
+                   [{"type": "text", "text": "done"}]]
+    with ScriptedServer(search_turn) as srv:
+        p = lw(["-p", "find it", "--model", "claude-sonnet-4-5", "--output-format", "json",
+                "--allowedTools", "Grep Glob"], project,
+               {**env, "ANTHROPIC_BASE_URL": srv.url, "PATH": no_rg_path})
+        results = {b.get("tool_use_id"): str(b.get("content")) for b in
+                   (srv.loop_requests[-1].body["messages"][-1]["content"] if len(srv.loop_requests) == 2 else [])
+                   if isinstance(b, dict)}
+    grep_out, glob_out = results.get("toolu_g", ""), results.get("toolu_f", "")
+    check("Grep and Glob with no rg on PATH (the ripgrep wheel's rg)",
+          grep_out.splitlines() == ["Found 1 file", "src/found_me.py"]
+          and glob_out.splitlines() == ["src/found_me.py"] and "not installed" not in grep_out + glob_out
+          and clean(p), f"{p.stdout}{p.stderr}\ngrep: {grep_out!r}\nglob: {glob_out!r}")
+    q = subprocess.run([sys.executable, "-c", "from loopwright.tools.grep.rg import bundled_rg; print(bundled_rg())"],
+                       capture_output=True, text=True, env={**env, "PATH": no_rg_path})
+    check("the rg Grep runs is the wheel's, in this environment",
+          q.returncode == 0 and q.stdout.strip().startswith(os.path.realpath(sys.prefix)), q.stdout + q.stderr)
 
     # The viewer on that run's transcript.
     page = work / "page.html"

@@ -232,6 +232,12 @@ def _parse(line: str) -> Wild | None:
     return _wild(groups, end, not include)
 
 
+def preload() -> None:
+    """Import what matching needs (pathspec's gitignore reading) now, in this thread: a process
+    forked while another thread is importing it would wait for that import forever."""
+    import pathspec.patterns.gitignore.spec  # noqa: F401
+
+
 @lru_cache(maxsize=4096)
 def _compiled(line: str) -> Wild | None:
     """One gitignore line, parsed once: None for a comment, a blank or a pattern git ignores."""

@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..ignore import DirRules, IgnoreFiles, expand_braces, glob_matcher
+from ..ignore import DirRules, IgnoreFiles, expand_braces, glob_matcher, preload
 from .base import ToolContext, ToolError
 from .grep.formatting import shown_path
 from .grep.rg import require_git_args, rg_output, rg_path
@@ -141,6 +141,7 @@ async def glob_files(inp: dict[str, Any], ctx: ToolContext) -> str:
         if rg is not None:
             found = await rg_files(rg, base, pattern, ctx.sandbox)
         else:
+            preload()  # here, not in the thread: a Python Grep may fork meanwhile (tools.grep.isolate)
             found = await asyncio.to_thread(find_files, base, pattern)
         hidden = await tracked
     finally:

@@ -8,12 +8,14 @@ killed: at the deadline, or when the call is cancelled (SIGTERM, an interrupt).
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import os
 import signal
 import warnings
 from typing import Any
 
+from ...ignore import preload
 from ..base import ToolError
 from .engine import run_python
 from .query import FileHits, Query
@@ -25,6 +27,12 @@ async def run_python_isolated(q: Query) -> list[FileHits]:
     """run_python in a forked child: Python's `re` cannot be interrupted (a catastrophic pattern
     holds the GIL), but a process can be killed. The child sends its hits back pickled."""
     import pickle  # before the fork, for both sides (a Python grep is rarer than a run)
+
+    # What the child imports, imported here first: a module another thread is importing at the
+    # fork stays locked in the child forever (Glob's Python walk runs in a thread beside Grep).
+    preload()
+    for codec in ("utf-8", "utf-8-sig", "utf-16"):
+        codecs.getincrementaldecoder(codec)
 
     r, w = os.pipe()
     with warnings.catch_warnings():  # Python 3.12+ warns about fork in a threaded process; the

@@ -96,7 +96,11 @@ def _wire_text(d: dict[str, Any]) -> str:
 
 
 def parse_rg(q: Query, out: bytes, cwd: Path) -> list[FileHits]:
+    here = os.path.join(str(cwd), "")
+
     def absolute(p: str) -> str:
+        if p.startswith("./") and "/." not in p:  # the walk's paths: no normpath needed
+            return here + p[2:]
         return os.path.normpath(os.path.join(cwd, p))
 
     hits: dict[str, FileHits] = {}  # by path: a tracked file a glob whitelists is walked and named
