@@ -254,7 +254,7 @@ def main() -> int:
         head += ["Claude Code ms", "loopwright / Claude Code", "results"]
     if "python" in harnesses:
         head += ["Python engine ms"]
-    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 2) + "---|"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "".join("---|" if h in ("call", "results") else "---:|" for h in head)]
     for k, (name, _, _) in enumerate(CALLS):
         row = [name, f"{med['loopwright'][k] * 1000:.0f}", f"{med['system-rg'][k] * 1000:.0f}"]
         if "claude" in harnesses:

@@ -19,6 +19,13 @@ Two ways of matching a gitignore rule:
   `.venv/lib/x.py` for a search of `.venv/lib` (as ripgrep).
 - `path_spec(...).covers` (the gate's rules): a path inside a matched directory is matched too.
 
+Who uses it (issue 44): Grep and Glob walk with ripgrep (`rg`, the `ripgrep` wheel's), whose
+ignore files are ripgrep's own; this matcher walks for them only where rg is missing (their
+Python fallback), and is always the gate's path rules, Grep's `glob`/`type` filters on the
+tracked files an ignore file names, and Glob's patterns that are not one name. It stays hand-
+written: `ignore-python` (bindings of ripgrep's `ignore` crate) offers a walker only, no matcher
+to ask about one path, so it could replace neither the gate's rules nor `check`.
+
 The ignore files of a walk (`IgnoreFiles`), as ripgrep reads them with --no-require-git:
 .rgignore, .ignore and .gitignore in the walked directories and their parents, the enclosing
 repository's .git/info/exclude and the global git excludes file. Any .rgignore match beats any
