@@ -29,6 +29,7 @@ from .blocks import Prompt, WireMessage, prompt_content
 from .context import AutoCompactor
 from .execute import Executor
 from .gate import CanUseTool, Decision, Deny, Permissions, to_decision
+from .home import private_dir, write_private
 from .hooks import HookContext, RunHooks, run_hooks
 from .ids import new_uuid
 from .loop import McpServers, Run, RunControl, RunDeps, RunState, run_query
@@ -357,8 +358,8 @@ class RunPortsOf:
             return None
         target = path.with_suffix("") / "tool-results" / name
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            private_dir(target.parent, path.parent)  # beside the transcript, as private as it
+            write_private(target, text)
         except OSError as e:
             log.warning("cannot save %s: %s", target, e)
             return None

@@ -1,15 +1,97 @@
-"""Room: bases. Owns loopwright_home (the user-level config directory); imports nothing of loopwright.
+"""Room: bases. Owns loopwright_home (the user-level config directory) and how loopwright writes its
+own files (private: 0700 directories, 0600 files); imports nothing of loopwright.
 
 One definition for settings, sessions, memory and skills (`~` expanded), so that the rooms
-that need the directory need not import each other."""
+that need the directory need not import each other.
+
+Private by default (SPEC's security defaults; Claude Code writes its transcripts 0600): what
+loopwright writes (transcripts, file snapshots, settings and trust files, logs, pages of a
+session) can hold a project's secrets, so it is readable by the user only. Modes are given at
+creation and set again with fchmod/chmod, because the umask is not trusted (it can only take
+bits away, but 0o000 would leave a file unreadable to its owner, and 0o022 is what it usually
+is); existing files and loopwright's own directories are tightened when they are next used."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
+
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
 
 
 def loopwright_home() -> Path:
     """The user-level config directory: $LOOPWRIGHT_HOME, else ~/.loopwright."""
     env = os.environ.get("LOOPWRIGHT_HOME")
     return Path(env).expanduser() if env else Path.home() / ".loopwright"
+
+
+def _tighten(path: Path | int, mode: int) -> None:
+    """Take group and other bits away (only from what we own: another user's file is left as
+    it is, and chmod would fail on it anyway)."""
+    with contextlib.suppress(OSError):
+        st = os.fstat(path) if isinstance(path, int) else os.stat(path)
+        if st.st_uid == os.geteuid() and st.st_mode & 0o077:
+            if isinstance(path, int):
+                os.fchmod(path, st.st_mode & mode & 0o7777)
+            else:
+                os.chmod(path, st.st_mode & mode & 0o7777)
+
+
+def private_dir(path: Path, own_from: Path | None = None) -> Path:
+    """Make `path` (and missing parents) as directories only the user can enter (0700, whatever the
+    umask). `own_from`: an ancestor from which every existing directory down to `path` is
+    loopwright's own and is tightened too (the home, a sessions root); without it only `path` is."""
+    missing: list[Path] = []
+    p = path
+    while not p.is_dir():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    for d in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+            os.mkdir(d, PRIVATE_DIR)
+        os.chmod(d, PRIVATE_DIR)  # the umask may have taken our own bits
+    ours = [path]
+    if own_from is not None and path.is_relative_to(own_from):
+        ours = [own_from, *(own_from / Path(*path.relative_to(own_from).parts[:i + 1])
+                            for i in range(len(path.relative_to(own_from).parts)))]
+    for d in ours:
+        _tighten(d, PRIVATE_DIR)
+    return path
+
+
+def open_private(path: Path, flags: int = os.O_WRONLY | os.O_APPEND) -> int:
+    """A descriptor of `path`, created 0600 if missing, tightened to 0600 if not (O_CLOEXEC; the
+    caller closes it)."""
+    fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE)
+    try:
+        _tighten(fd, PRIVATE_FILE)
+        st = os.fstat(fd)
+        if st.st_uid == os.geteuid() and st.st_mode & 0o600 != 0o600:  # a umask that took our own bits
+            os.fchmod(fd, (st.st_mode | 0o600) & PRIVATE_FILE)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_private(path: Path, data: str | bytes, own_from: Path | None = None) -> Path:
+    """Write `path` whole, 0600, through a temporary file renamed over it (a reader never sees half a
+    file); its directory is made private (see private_dir) when missing."""
+    if own_from is not None or not path.parent.is_dir():
+        private_dir(path.parent, own_from)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path

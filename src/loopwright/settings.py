@@ -33,7 +33,6 @@ The project and local files of a workspace the user has not trusted are narrowed
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from .gate import PERMISSION_MODES, Permissions, Rule
 from .gate.verdict import RuleSource
 from .home import loopwright_home as loopwright_home
+from .home import write_private
 from .hooks import HOOK_EVENTS, CommandHook, HookMatcher, HookRegistry, Hooks
 from .trust import Ignored, narrow_settings, trusted_for
 
@@ -399,10 +399,7 @@ def add_local_allow_rules(cwd: str | Path, rules: Sequence[str]) -> Path:
     allow = data.setdefault("permissions", {}).setdefault("allow", [])
     allow += [r for r in rules if r not in allow]
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, path)  # a reader never sees half a file
+        write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")  # 0600, never half a file
     except OSError as e:
         raise SettingsError(f"cannot write {path}: {e.strerror or e}") from None
     return path

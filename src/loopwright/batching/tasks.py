@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, Required, TypedDict, cast
 
 from ..event_types import PermissionDenial
+from ..home import open_private, private_dir
 from ..options import AgentOptions
 
 Isolation = Literal["none", "copy", "worktree"]
@@ -206,8 +207,9 @@ class ResultsFile:
         return out
 
     def open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        if not self.path.parent.is_dir():
+            private_dir(self.path.parent)
+        self._fd = open_private(self.path)  # the results hold the agents' answers: 0600
         size = os.fstat(self._fd).st_size
         if size:
             with open(self.path, "rb") as f:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import time
@@ -470,9 +471,11 @@ class Repl:
         def _newline(event: Any) -> None:
             event.current_buffer.insert_text("\n")
 
+        from ..home import open_private, private_dir
+
         try:
-            home = loopwright_home()
-            home.mkdir(parents=True, exist_ok=True)
+            home = private_dir(loopwright_home())
+            os.close(open_private(home / "repl_history"))  # the prompts typed: 0600 before prompt_toolkit appends
             history: Any = FileHistory(str(home / "repl_history"))
         except OSError:
             history = InMemoryHistory()

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..home import write_private
 from ..mcp import MCP_JSON
 from ..mcp.config import McpConfigError, ServerConfig, collect, read_json
 from ..settings import SettingsError, load_settings, loopwright_home
@@ -46,10 +47,7 @@ def _read_obj(path: Path) -> dict[str, Any]:
 
 
 def _write_obj(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")  # 0600, never half a file
 
 
 def configured(cwd: Path) -> list[ServerConfig]:

@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..home import write_private
 from ..view.html import render
 from ..view.model import NotATranscript, SessionView, load_view
 
@@ -94,7 +95,7 @@ def view_main(argv: Sequence[str]) -> int:
         return 1
     out = Path(args.output) if args.output else Path(tempfile.gettempdir()) / f"loopwright-{safe_id(view.session_id)}.html"
     try:
-        out.write_text(render(view), encoding="utf-8")
+        write_private(out, render(view))  # a session's page, in a shared temp dir too: 0600
     except OSError as e:
         print(f"loopwright view: cannot write {out}: {e}", file=sys.stderr)
         return 1

@@ -444,9 +444,12 @@ def _sdk_logs_to_file() -> None:
     sdk = logging.getLogger("mcp")
     if getattr(sdk, "_loopwright_file", None) is not None:
         return
+    from ..home import loopwright_home, open_private, private_dir
+
     path = sdk_log_file()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent, loopwright_home())
+        os.close(open_private(path))  # the log may quote a server's output: 0600 before the handler opens it
         handler: logging.Handler = logging.FileHandler(path, encoding="utf-8", delay=True)
     except OSError:  # no writable home: the log is dropped, still never on the terminal
         handler = logging.NullHandler()

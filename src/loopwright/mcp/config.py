@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..home import write_private
 from . import MCP_JSON
 
 if TYPE_CHECKING:
@@ -314,6 +315,5 @@ def ask_project_approval(options: AgentOptions, ask: Callable[[str], str]) -> li
         raise McpConfigError(f"{local}: not a JSON object")
     key = "enabledMcpjsonServers" if yes else "disabledMcpjsonServers"
     data[key] = [*(data.get(key) or []), *pending]
-    local.parent.mkdir(parents=True, exist_ok=True)
-    local.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_private(local, json.dumps(data, indent=2, ensure_ascii=False) + "\n")  # 0600, never half a file
     return pending if yes else []

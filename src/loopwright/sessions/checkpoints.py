@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..home import open_private, private_dir, write_private
 from ..ids import new_hex
 from .store import _now
 
@@ -58,8 +59,7 @@ class FileHistory:
             if key in self._seen:
                 return
             self._seen.add(key)
-            blobs = self.root / "blobs"
-            blobs.mkdir(parents=True, exist_ok=True)
+            blobs = private_dir(self.root / "blobs", self.root.parent)
             rec: dict[str, Any] = {"promptUuid": prompt_uuid, "path": p, "timestamp": _now(),
                                    "sessionId": self.session_id}
             try:
@@ -74,16 +74,13 @@ class FileHistory:
                 return
             else:
                 rec["existed"] = True
-                blob = blobs / new_hex()
-                blob.write_bytes(data)
+                blob = write_private(blobs / new_hex(), data)  # 0600: a snapshot may be a .env
                 rec["blob"] = blob.name
                 try:
                     rec["mode"] = os.stat(p).st_mode & 0o7777
                 except OSError:
                     pass
-            with open(self.root / "index.jsonl", "a", encoding="utf-8") as f:
-                f.write(json.dumps(rec) + "\n")
-                f.flush()
+            self._index(rec)
 
     def record_after(self, path: Path, prompt_uuid: str) -> None:
         """Save `path` as a tool just left it (the agent's version, for rewind's conflict check)."""
@@ -93,14 +90,14 @@ class FileHistory:
         except OSError:
             return
         with self._lock:
-            blobs = self.root / "blobs"
-            blobs.mkdir(parents=True, exist_ok=True)
-            blob = blobs / new_hex()
-            blob.write_bytes(data)
+            blob = write_private(private_dir(self.root / "blobs", self.root.parent) / new_hex(), data)
             rec = {"promptUuid": prompt_uuid, "path": p, "timestamp": _now(), "sessionId": self.session_id,
                    "after": True, "blob": blob.name}
-            with open(self.root / "index.jsonl", "a", encoding="utf-8") as f:
-                f.write(json.dumps(rec) + "\n")
+            self._index(rec)
+
+    def _index(self, rec: dict[str, Any]) -> None:
+        with os.fdopen(open_private(self.root / "index.jsonl"), "a", encoding="utf-8") as f:
+            f.write(json.dumps(rec) + "\n")
 
     def records(self) -> list[dict[str, Any]]:
         from .repair import read_lines  # (rewinding reads them: not a run's business)

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..home import loopwright_home, open_private, private_dir
 from ..messages import TranscriptWriteError
 from .store import (
     FsyncPolicy,
@@ -31,13 +32,13 @@ class JsonlWriter:
     user-space buffer: a killed process loses nothing already yielded), fsync per the policy.
     A failed write is cut back off the file, so a full disk never leaves a torn line."""
 
-    def __init__(self, path: Path, session_id: str, fsync: FsyncPolicy = "none") -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path, session_id: str, fsync: FsyncPolicy = "none", own_from: Path | None = None) -> None:
+        private_dir(path.parent, own_from)  # 0700, the store's own directories tightened (home.py)
         self.path = path
         self.session_id = session_id
         self.fsync = fsync
         self.failed: OSError | None = None  # the first write error: later writes are dropped
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = open_private(path)  # 0600 whatever the umask; an older 0644 transcript is tightened
         self._fd: int | None = fd
         try:  # one writer per transcript: two processes appending would interleave two conversations
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -100,6 +101,13 @@ class JsonlWriter:
             self._fd = None
 
 
+def _copy_private(src: str, dst: str) -> None:
+    """copytree's copy, private (a snapshot copied from an older 0644 one is 0600 all the same)."""
+    with open(src, "rb") as f, os.fdopen(open_private(Path(dst), os.O_WRONLY | os.O_TRUNC), "wb") as out:
+        while chunk := f.read(1 << 20):
+            out.write(chunk)
+
+
 def _last_uuid(path: Path, tail: int = 1 << 16) -> str | None:
     """The uuid of the last whole line, reading only the end of the file."""
     with open(path, "rb") as f:
@@ -120,6 +128,13 @@ class JsonlSessionStore:
 
     def __init__(self, root: str | Path | None = None) -> None:
         self.root = sessions_root(root)
+
+    @property
+    def own_from(self) -> Path:
+        """The top of the directories that are the store's own (made and kept 0700): the
+        loopwright home when the root is in it, else the root."""
+        home = loopwright_home()
+        return home if self.root.is_relative_to(home) else self.root
 
     def path(self, session_id: str, cwd: Path) -> Path:
         """Where a session's transcript is: always a file directly in its directory's folder."""
@@ -145,7 +160,7 @@ class JsonlSessionStore:
 
     def open_writer(self, session_id: str, cwd: Path, fsync: FsyncPolicy = "none") -> JsonlWriter:
         existing = self.find(session_id, cwd)
-        return JsonlWriter(existing or self.path(session_id, cwd), session_id, fsync)
+        return JsonlWriter(existing or self.path(session_id, cwd), session_id, fsync, self.own_from)
 
     def load(self, session_id: str, cwd: Path | None = None) -> LoadedSession:
         p = self.find(session_id, cwd)
@@ -176,8 +191,8 @@ class JsonlSessionStore:
                 raise SessionNotFound(f"no message {up_to_uuid!r} in session {session_id}")
             lines = lines[:idx]
         dst = self.path(new_id, cwd)
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        with open(dst, "x", encoding="utf-8") as f:
+        private_dir(dst.parent, self.own_from)
+        with os.fdopen(open_private(dst, os.O_WRONLY | os.O_EXCL), "w", encoding="utf-8") as f:
             for ln in lines:
                 f.write(json.dumps({**ln, "sessionId": new_id}, ensure_ascii=False, separators=(",", ":")) + "\n")
             f.write(json.dumps(_line("system", new_id, str(cwd), lines[-1].get("uuid") if lines else None,
@@ -185,9 +200,9 @@ class JsonlSessionStore:
                                separators=(",", ":")) + "\n")
         src_files = src.with_suffix(".files")
         if src_files.is_dir():
-            import shutil
+            import shutil  # (only a fork with snapshots copies a tree: not on a new run's way)
 
-            shutil.copytree(src_files, dst.with_suffix(".files"))
+            shutil.copytree(src_files, dst.with_suffix(".files"), copy_function=_copy_private)
 
     def list(self, cwd: Path | None = None) -> list[SessionInfo]:
         if not self.root.exists():

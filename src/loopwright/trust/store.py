@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..home import loopwright_home
+from ..home import loopwright_home, write_private
 
 STORE_NAME = "trust.json"
 TRUSTED_DIRS_ENV = "LOOPWRIGHT_TRUSTED_DIRS"
@@ -39,10 +39,7 @@ def _read_store() -> dict[str, Any]:
 
 def _write_store(ws: Mapping[str, Any]) -> None:
     path = store_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"version": 1, "workspaces": dict(ws)}, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)  # never half a file
+    write_private(path, json.dumps({"version": 1, "workspaces": dict(ws)}, indent=2) + "\n")  # 0600, never half
 
 
 class TrustError(ValueError):
