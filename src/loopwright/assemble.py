@@ -45,6 +45,7 @@ from .usage import Budget, SharedSpend
 
 if TYPE_CHECKING:
     from .memory import Memory
+    from .plugins import Plugin
     from .sessions import SessionRecorder
     from .settings import Settings
     from .structured import StructuredOutput
@@ -88,16 +89,23 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
 
     # workspace trust (trust/): one decision per run; what of the project it leaves out is named
     trust = Trust(trusted_for(options, cwd), str(cwd), advice(cwd, options.refusal_advice))
+    plugins: list[Plugin] = []
+    if parent is None and (options.plugins or _has_installed_plugins()):  # plugins/: hooks and MCP servers join
+        from .plugins import run_plugins, with_plugins
+
+        plugins = run_plugins(options, cwd, warnings)
+        options = with_plugins(options, plugins, warnings)
     structured: StructuredOutput | None = None
     if options.output_format is not None or options.output_type is not None:  # (else structured.py is not imported)
         from .structured import StructuredOutput
 
         structured = StructuredOutput.from_options(options.output_format, options.output_type)
-    tools = [*options.tools, *_skill_tool(options, cwd, warnings, trust), *([structured.tool] if structured else [])]
+    tools = [*options.tools, *_skill_tool(options, cwd, warnings, trust, plugins),
+             *([structured.tool] if structured else [])]
     if options.agents and not any(t.spawns_agents for t in tools):  # the Agent tool for `agents`
         tools.append(make_agent_tool(options.agents))
     if parent is None and any(t.spawns_agents for t in tools):
-        tools = _with_agent_files(options, cwd, tools, warnings, trust)
+        tools = _with_agent_files(options, cwd, tools, warnings, trust, plugins)
     system = system_prompt_text(options.system_prompt, options.append_system_prompt, cwd, tools)
     recorder: SessionRecorder | None = None
     if options.persist_session or (history is None and (options.resume or options.continue_conversation)):
@@ -117,7 +125,8 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     config = build_run_config(options, cwd)  # settings files + options (settings.py)
     warnings[:0] = trust.note(config.settings.ignored if config.settings is not None else [])
     if parent is None:
-        system = _styled(options, cwd, tools, system, config.settings, warnings)
+        system = _styled(options, cwd, tools, system, config.settings, warnings, plugins)
+        _unloaded_plugins(config.settings, plugins, warnings)
     permission_mode = config.permissions.mode or "default"
     hooks: RunHooks
     ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, sandbox=config.sandbox,
@@ -191,21 +200,38 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     return run
 
 
-def _skill_tool(options: AgentOptions, cwd: Path, warnings: list[str], trust: Trust) -> list[Tool]:
-    """The Skill tool (skills.py) when the setting sources hold skills and none is given."""
+def _skill_tool(options: AgentOptions, cwd: Path, warnings: list[str], trust: Trust,
+                plugins: list[Plugin]) -> list[Tool]:
+    """The Skill tool (skills.py) when the setting sources or the plugins hold skills and none is given."""
     sources = options.setting_sources or []
-    if not sources or any(t.name == "Skill" for t in options.tools):
+    extra = [d for p in plugins for d in p.skills_dirs]
+    if not (sources or extra) or any(t.name == "Skill" for t in options.tools):
         return []
     from .skills import find_skills, make_skill_tool
 
-    skills, found = find_skills(cwd, sources, trusted=trust.trusted)
+    skills, found = find_skills(cwd, sources, trusted=trust.trusted, extra=extra)
     warnings += found
     warnings += trust.note(i for sk in skills for i in sk.ignored)  # untrusted: their allowed-tools
     return [make_skill_tool(skills)] if skills else []
 
 
+def _has_installed_plugins() -> bool:
+    from .home import loopwright_home
+
+    return (loopwright_home() / "plugins" / "installed_plugins.json").is_file()
+
+
+def _unloaded_plugins(settings: Settings | None, plugins: list[Plugin], warnings: list[str]) -> None:
+    """enabledPlugins naming a plugin that is not installed (with nothing installed, run_plugins
+    did not look): one line each, never silence."""
+    if settings is None or plugins or _has_installed_plugins():
+        return
+    warnings += [f"enabledPlugins names {k}, which is not installed (loopwright plugin install {k})"
+                 for k, on in settings.enabled_plugins.items() if on]
+
+
 def _styled(options: AgentOptions, cwd: Path, tools: list[Tool], system: str | None, settings: Settings | None,
-            warnings: list[str]) -> str | None:
+            warnings: list[str], plugins: list[Plugin]) -> str | None:
     """The system text in the run's output style (outputstyles.py): AgentOptions.output_style,
     else the settings' "outputStyle"."""
     name = options.output_style or (settings.output_style if settings is not None else None)
@@ -214,7 +240,8 @@ def _styled(options: AgentOptions, cwd: Path, tools: list[Tool], system: str | N
     from .outputstyles import find_styles, pick_style, styled_system
     from .prompts import default_system_prompt
 
-    styles, said = find_styles(cwd, [s for s in options.setting_sources or [] if s in ("user", "project")])
+    more = [(d, f"plugin:{p.name}") for p in plugins for d in p.styles_dirs]
+    styles, said = find_styles(cwd, [s for s in options.setting_sources or [] if s in ("user", "project")], more)
     style, unknown = pick_style(name, styles)
     warnings += [*said, *([unknown] if unknown else [])]
     own = isinstance(options.system_prompt, dict) or (
@@ -223,18 +250,23 @@ def _styled(options: AgentOptions, cwd: Path, tools: list[Tool], system: str | N
 
 
 def _with_agent_files(options: AgentOptions, cwd: Path, tools: list[Tool], warnings: list[str],
-                      trust: Trust) -> list[Tool]:
-    """The Agent tool with the agent files of the setting sources as more types (agentfiles.py)."""
-    sources = [s for s in options.setting_sources or [] if s in ("user", "project")]
-    if not sources:
-        return tools
-    from .agentfiles import find_agent_files
+                      trust: Trust, plugins: list[Plugin]) -> list[Tool]:
+    """The Agent tool with the plugins' agents and the agent files of the setting sources as more
+    types (agentfiles.py; a file's agent shadows a plugin's of the same name)."""
     from .agents import with_agents
 
-    found = find_agent_files(cwd, sources, trust.trusted)
-    warnings += found.warnings
-    warnings += trust.note(found.ignored)
-    return with_agents(tools, found.agents)
+    agents: dict[str, Any] = {}
+    for p in plugins:
+        agents.update(p.agents(warnings))
+    sources = [s for s in options.setting_sources or [] if s in ("user", "project")]
+    if sources:
+        from .agentfiles import find_agent_files
+
+        found = find_agent_files(cwd, sources, trust.trusted)
+        warnings += found.warnings
+        warnings += trust.note(found.ignored)
+        agents.update(found.agents)
+    return with_agents(tools, agents)
 
 
 def _load_memory(options: AgentOptions, cwd: Path, h: list[WireMessage], warnings: list[str],

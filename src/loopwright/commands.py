@@ -45,22 +45,25 @@ class Expanded:
 
 
 def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = None,
-                  trusted: bool | None = None, warnings: list[str] | None = None) -> dict[str, Command]:
+                  trusted: bool | None = None, warnings: list[str] | None = None,
+                  extra: Iterable[tuple[Path, str]] = ()) -> dict[str, Command]:
     """Commands by name; the first of a name wins (the user's before the project's: a project's
     command of the same name is named in `warnings`). `trusted` (None: the trust store's word for
-    cwd): untrusted, a project command's allowed-tools are ignored (Command.ignored)."""
+    cwd): untrusted, a project command's allowed-tools are ignored (Command.ignored). `extra`:
+    (folder, prefix) of more commands, named `prefix:name` (plugins' `/plugin:command`)."""
     from .trust import narrow_tools, trusted_for
 
     cwd = Path(cwd).resolve()
     trusted = trusted_for(None, cwd) if trusted is None else trusted
     out: dict[str, Command] = {}
-    for d in config_dirs(cwd, sources, "commands", home):
+    prefixes = {d: prefix for d, prefix in extra}
+    for d in [*config_dirs(cwd, sources, "commands", home), *prefixes]:
         if not d.is_dir():
             continue
-        users = is_users(d, "commands", home)
+        users = is_users(d, "commands", home) or d in prefixes
         for md in sorted(d.rglob("*.md")):
             rel = md.relative_to(d).with_suffix("")
-            name = ":".join(rel.parts)
+            name = ":".join([*([prefixes[d]] if d in prefixes else []), *rel.parts])
             if name in out:
                 if not users and out[name].users and warnings is not None:
                     warnings.append(Ignored("name", str(md), f"command /{name}",

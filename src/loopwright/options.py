@@ -147,6 +147,9 @@ class AgentOptions:
     # An output style's name (outputstyles.py: "Explanatory", a style file's name); None: the
     # settings' "outputStyle", else the default style.
     output_style: str | None = None
+    # Plugin directories for this run (plugins/): paths, or the Agent SDK's {"type": "local",
+    # "path": ...}; the installed plugins that are enabled join them.
+    plugins: list[str | Path | dict[str, Any]] = field(default_factory=list)
     output_type: type | None = None
     include_partial_messages: bool = False
     prices: dict[str, Price] | None = None  # overrides/extends the built-in price table

@@ -89,6 +89,7 @@ class Settings:
     # "padding"?} (cli/statusline.py: the interactive mode runs it)
     output_style: str | None = None
     status_line: dict[str, Any] | None = None
+    enabled_plugins: dict[str, bool] = field(default_factory=dict)  # "enabledPlugins" (plugins/store.py)
 
     def add(self, data: dict[str, Any], where: str, base: Path, *, flag: bool = False) -> None:
         """Merge one file's (or one JSON string's) settings into this one (`flag`: given by --settings)."""
@@ -150,6 +151,11 @@ class Settings:
                     and isinstance(line.get("command"), str) and line["command"].strip()):
                 raise SettingsError(f"{where}: \"statusLine\" must be {{\"type\": \"command\", \"command\": \"...\"}}")
             self.status_line = line
+        plugins = data.get("enabledPlugins")
+        if plugins is not None:
+            if not (isinstance(plugins, dict) and all(isinstance(v, bool) for v in plugins.values())):
+                raise SettingsError(f"{where}: \"enabledPlugins\" must be an object of \"name@marketplace\": true|false")
+            self.enabled_plugins.update(plugins)
 
     def _add_web(self, data: dict[str, Any], where: str) -> None:
         # "user": the user's own file, --settings or a file passed with it; "project": a workspace's

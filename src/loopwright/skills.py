@@ -129,21 +129,23 @@ def is_users(d: Path, kind: str, home: Path | None = None) -> bool:
 
 
 def find_skills(cwd: str | Path, sources: Iterable[str], home: Path | None = None,
-                trusted: bool | None = None) -> tuple[list[Skill], list[str]]:
+                trusted: bool | None = None, extra: Iterable[Path] = ()) -> tuple[list[Skill], list[str]]:
     """The skills of these setting sources (the first of a name wins: the user's before the
     project's), and a warning for each SKILL.md that cannot be used, naming the file and the
     field. `trusted` (None: the trust store's word for cwd): untrusted, a project skill's
-    allowed-tools are ignored (Skill.ignored)."""
+    allowed-tools are ignored (Skill.ignored). `extra`: more folders of skills (plugins': the
+    user installed them, so they count as the user's), after the setting sources'."""
     from .trust import narrow_tools, trusted_for
 
     cwd = Path(cwd).resolve()
     trusted = trusted_for(None, cwd) if trusted is None else trusted
     skills: dict[str, Skill] = {}
     warnings: list[str] = []
-    for d in config_dirs(cwd, sources, "skills", home):
+    extra = list(extra)
+    for d in [*config_dirs(cwd, sources, "skills", home), *extra]:
         if not d.is_dir():
             continue
-        users = is_users(d, "skills", home)
+        users = is_users(d, "skills", home) or d in extra
         for md in sorted(d.glob("*/SKILL.md")):
             text = read_text_capped(md)
             if not isinstance(text, tuple):

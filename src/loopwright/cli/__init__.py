@@ -32,6 +32,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("loopwright.cli.mcp:mcp_main", "mcp list|get|add|remove|serve"),
     "trust": ("loopwright.cli.trust:trust_main", "trust [DIR] | trust list | trust revoke DIR"),
     "acp": ("loopwright.acp:acp_main", "acp [OPTIONS]"),
+    "plugin": ("loopwright.cli.plugin:plugin_main", "plugin list|install|enable|disable|remove|marketplace add"),
+    "plugins": ("loopwright.cli.plugin:plugin_main", "plugins (the same as plugin)"),
 }
 
 

@@ -37,7 +37,6 @@ REFUSED: dict[str, str] = {
     "--from-pr": "no sessions linked to pull requests (--resume ID)",
     "--ide": "no IDE connection (`loopwright acp` serves editors)",
     "--name": "sessions have no display names (`loopwright sessions list` shows their first prompts)",
-    "--plugin-dir": "plugins are not loaded yet",
     "--plugin-url": "no plugins fetched from URLs (--plugin-dir DIR, or `loopwright plugin install`)",
     "--prompt-suggestions": "no prompt suggestions",
     "--remote-control": "no Remote Control",
@@ -88,6 +87,8 @@ def add_claude_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--forward-subagent-text", action="store_true",
                    help="accepted: subagents' messages always carry parent_tool_use_id in stream-json")
     p.add_argument("--no-chrome", action="store_true", help="accepted: there is no Claude in Chrome to turn off")
+    p.add_argument("--plugin-dir", dest="plugin_dirs", action="append", default=[], metavar="DIR",
+                   help="load a plugin from DIR for this run (a folder of plugins: each child); repeatable")
     p.add_argument("--betas", nargs="+", metavar="BETA", help="accepted and said: no beta headers are sent")
     for flag in (*REFUSED, *STREAM_ONLY):
         names = [flag, *[s for s, long in SHORT.items() if long == flag]]

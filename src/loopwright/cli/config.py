@@ -291,6 +291,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         strict_mcp_config=bool(getattr(args, "strict_mcp_config", False)),
         refusal_advice="cli",
         file_mentions=True,  # `@path` in a prompt includes the file (mentions.py)
+        plugins=list(getattr(args, "plugin_dirs", None) or []),  # --plugin-dir (plugins/)
     )
 
 

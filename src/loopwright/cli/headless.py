@@ -18,6 +18,7 @@ import select
 import signal
 import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, TextIO
 
 from ..assemble import query
@@ -104,15 +105,18 @@ def valid_text(s: str) -> str:
 def custom_command(prompt: str, options: AgentOptions) -> tuple[str, AgentOptions]:
     """`/name args` naming a custom command (commands.py) becomes its prompt, with its
     allowed-tools and model for this run; any other prompt is kept as it is."""
-    if not prompt.startswith("/") or options.setting_sources is None:
+    if not prompt.startswith("/") or (options.setting_sources is None and not options.plugins):
         return prompt, options
     from ..commands import expand, find_commands
     from ..trust import advice, trusted_for
 
     cwd = str(options.cwd or ".")
     notes: list[str] = []
-    ex = expand(prompt, find_commands(cwd, options.setting_sources, trusted=trusted_for(options, cwd),
-                                      warnings=notes))
+    from ..plugins import run_plugins
+
+    extra = [(d, p.name) for p in run_plugins(options, Path(cwd).resolve(), []) for d in p.commands_dirs]
+    ex = expand(prompt, find_commands(cwd, options.setting_sources or [], trusted=trusted_for(options, cwd),
+                                      warnings=notes, extra=extra))
     for line in [*notes, *(i.line(advice(cwd)) for i in (ex.command.ignored if ex else []))]:
         print(f"loopwright: warning: {line}", file=sys.stderr)
     if ex is None:

@@ -230,13 +230,28 @@ class SdkSession:
         note(report.text())
 
     @staticmethod
-    def slash_commands(options: AgentOptions) -> list[str]:
-        """The custom commands (commands.py) a prompt may name, as the init message lists them."""
-        if not options.setting_sources:
-            return []
-        from ..commands import find_commands
+    def plugins(options: AgentOptions) -> list[dict[str, str]]:
+        """The run's plugins, as Claude Code's init message lists them ({name, path})."""
+        from pathlib import Path
 
-        return sorted(find_commands(str(options.cwd or "."), options.setting_sources))
+        from ..plugins import run_plugins
+
+        return [{"name": p.name, "path": str(p.root)} for p in run_plugins(options, Path(options.cwd or ".").resolve(), [])]
+
+    @staticmethod
+    def slash_commands(options: AgentOptions) -> list[str]:
+        """The custom commands (commands.py, plugins' `/plugin:command`) a prompt may name, as the init
+        message lists them."""
+        from pathlib import Path
+
+        from ..commands import find_commands
+        from ..plugins import run_plugins
+
+        cwd = Path(options.cwd or ".").resolve()
+        extra = [(d, p.name) for p in run_plugins(options, cwd, []) for d in p.commands_dirs]
+        if not options.setting_sources and not extra:
+            return []
+        return sorted(find_commands(str(cwd), options.setting_sources or [], extra=extra))
 
     def set_model(self, model: Any) -> None:
         """The model of the next run (None: the one the process started with)."""
@@ -289,7 +304,7 @@ class SdkSession:
         control = RunControl()
         self.control = control
         extra = {"agents": self.agent_names, "claude_code_version": PROTOCOL_VERSION,
-                 "slash_commands": self.slash_commands(options)}
+                 "slash_commands": self.slash_commands(options), "plugins": self.plugins(options)}
         try:
             async for msg in query(prompt, options, control=control, history=self.history):
                 if not isinstance(msg, SystemMessage):  # the first request is out: start-up is over

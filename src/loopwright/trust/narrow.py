@@ -114,6 +114,12 @@ def narrow_settings(data: Any, where: str) -> tuple[Any, list[Ignored]]:
     for key in ("apiKeyHelper", "statusLine", "awsAuthRefresh", "awsCredentialExport", "otelHeadersHelper"):
         if key in data:  # command-valued settings loopwright never runs; named so nobody wonders
             drop("command", key)
+    plugins = data.get("enabledPlugins")
+    if isinstance(plugins, dict):  # turning a plugin off narrows; turning one on runs its code
+        out["enabledPlugins"] = {k: v for k, v in plugins.items() if v is not True}
+        for k, v in plugins.items():
+            if v is True:
+                drop("command", f"enabledPlugins {k}")
     if "outputStyle" in data:  # a style is text for the model, as the project's memory files are
         out["outputStyle"] = data["outputStyle"]
     if "smallFastModel" in data:  # tools/web/config.py: only a model of the run's own provider
