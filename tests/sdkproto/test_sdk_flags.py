@@ -41,7 +41,7 @@ FAILS = [
     (["--permission-mode", "auto"], "--permission-mode"), (["--resume-session-at=abc"], "--resume-session-at"),
     (["--resume-drops-turn=abc"], "--resume-drops-turn"), (["--session-mirror"], "--session-mirror"),
     (["--managed-settings-in-initialize"], "--managed-settings-in-initialize"),
-    (["--plugin-dir", "."], "--plugin-dir"), (["--task-budget", "1000"], "--task-budget"),
+    (["--plugin-dir-no-mcp", "."], "--plugin-dir-no-mcp"), (["--task-budget", "1000"], "--task-budget"),
     (["--permission-prompt-tool", "mcp__x__ask"], "--permission-prompt-tool"),
     (["--resume=no-such-session"], "no-such-session"), (["--max-turns", "x"], "--max-turns"),
     (["--system-prompt-file", "/no/such/file"], "--system-prompt-file"), (["--frobnicate"], "--frobnicate"),
@@ -99,9 +99,9 @@ def test_wants_protocol() -> None:
 
 @pytest.mark.e2e
 def test_unsupported_flag_exits_1_naming_it(tmp_path: Path) -> None:
-    p = subprocess.run([*loopwright_cmd(), *HEAD, "--plugin-dir", ".", *TAIL], input="", capture_output=True,
+    p = subprocess.run([*loopwright_cmd(), *HEAD, "--plugin-dir-no-mcp", ".", *TAIL], input="", capture_output=True,
                        text=True, env=cli_env(ANTHROPIC_API_KEY="test"), cwd=tmp_path, timeout=60)
-    assert p.returncode == 1 and "--plugin-dir" in p.stderr and "not supported" in p.stderr
+    assert p.returncode == 1 and "--plugin-dir-no-mcp" in p.stderr and "not supported" in p.stderr
 
 
 @pytest.mark.e2e
