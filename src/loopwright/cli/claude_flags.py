@@ -172,7 +172,9 @@ def setup_debug(spec: str | None, path: str | None) -> None:
     if spec is None and path is None:
         return
     if path is not None:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        from ..home import open_private
+
+        fd = open_private(Path(path))
         handler: logging.Handler = logging.StreamHandler(os.fdopen(fd, "a", encoding="utf-8"))
     else:
         handler = logging.StreamHandler(sys.stderr)

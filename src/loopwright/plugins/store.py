@@ -34,9 +34,9 @@ def store_dir() -> Path:
 
 
 def _private_dir(p: Path) -> Path:
-    p.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(p, 0o700)
-    return p
+    from ..home import loopwright_home, private_dir
+
+    return private_dir(p, loopwright_home())
 
 
 def _read(name: str) -> dict[str, Any]:
@@ -51,12 +51,9 @@ def _read(name: str) -> dict[str, Any]:
 
 
 def _write(name: str, data: dict[str, Any]) -> None:
-    d = _private_dir(store_dir())
-    tmp = d / f".{name}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-    os.replace(tmp, d / name)
+    from ..home import loopwright_home, write_private
+
+    write_private(store_dir() / name, json.dumps(data, indent=2), loopwright_home())
 
 
 def _git_clone(url: str, dest: Path) -> None:
