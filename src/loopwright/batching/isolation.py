@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,8 @@ class Workspace:
             self.path = self.target
         elif mode == "copy":
             shutil.rmtree(self.target, ignore_errors=True)
-            shutil.copytree(self.source, self.target, symlinks=True)
+            source = self.source.resolve()
+            shutil.copytree(source, self.target, symlinks=True, ignore=_leaving_out(self._batchs_own()))
             self.path = self.target
         elif mode == "worktree":
             shutil.rmtree(self.target, ignore_errors=True)
@@ -45,6 +47,18 @@ class Workspace:
                 raise RuntimeError(f"git worktree add failed in {self.source}: {r.stderr.strip()}")
             self.path = self.target
         return self
+
+    def _batchs_own(self) -> list[Path]:
+        """What the batch itself writes, which a copy must never hold, or copies would copy copies
+        (tasks with `"cwd": "."` and the results beside the task file: every copy inside the
+        source): this copy, every workspace and patch, the results file."""
+        base = self.spec.workdir or Path.cwd()
+        own = [self.target, base / "workspaces", base / "patches"]
+        if self.spec.workdir is not None and self.spec.results is not None:
+            own.append(self.spec.workdir)  # RESULTS.work: the batch's alone
+        if self.spec.results is not None:
+            own.append(self.spec.results)
+        return own
 
     def report(self) -> dict[str, Any]:
         """The workspace, its `git diff --stat`, and (worktree) the patch file."""
@@ -65,6 +79,20 @@ class Workspace:
         if self.spec.isolate == "worktree":
             _git(self.source, "worktree", "remove", "--force", str(self.target))
             shutil.rmtree(self.target, ignore_errors=True)
+
+
+def _leaving_out(paths: list[Path]) -> Callable[[str, list[str]], set[str]]:
+    """copytree's `ignore`: the entries that are one of `paths` (compared resolved, so that a copy
+    is a subset of its source: never larger)."""
+    skip = {str(p.resolve()) for p in paths}
+    parents = {os.path.dirname(p) for p in skip}
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        if directory not in parents:  # (copytree walks the resolved source: plain string compares)
+            return set()
+        return {n for n in names if os.path.join(directory, n) in skip}
+
+    return ignore
 
 
 def _safe(task_id: str) -> str:

@@ -260,7 +260,8 @@ def plan(tasks: Sequence[Task], base: AgentOptions, cfg: BatchConfig) -> list[Ru
             continue
         specs.append(RunSpec(t, opts, cfg.isolate, cfg.timeout_s, cfg.retries, workdir, cfg.retry_base_s,
                              str(cfg.results.resolve()) if cfg.results else None, cfg.resume_sessions,
-                             cfg.own_system_prompt and "system_prompt" not in t.options))
+                             cfg.own_system_prompt and "system_prompt" not in t.options,
+                             results=cfg.results.resolve() if cfg.results else None))
     if cfg.isolate == "none" and cfg.concurrency > 1:
         by_cwd: dict[str, list[str]] = {}
         for s in specs:

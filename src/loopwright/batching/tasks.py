@@ -81,6 +81,7 @@ class RunSpec:
     resume_sessions: bool = False
     own_system_prompt: bool = False  # the CLI's default prompt: it names the cwd, so a workspace gets its own
     trace: dict[str, str] = field(default_factory=dict)  # telemetry: the batch span's context (and OTEL_*)
+    results: Path | None = None  # RESULTS (resolved): never inside a task's copy
 
     def session_id(self, attempt: int) -> str | None:
         if self.session_seed is None:
