@@ -55,13 +55,13 @@ from .blocks import WireMessage, text_of
 from .invariant import check as check_inv
 from .models.base import Model, ModelError, ModelRequest, ModelResponse, complete
 from .models.catalog import call_cost, context_window
+from .tokens import estimate_tokens
 
 if TYPE_CHECKING:
     from .usage import CallUsage, Price
 
 DEFAULT_KEEP_TURNS = 2  # turns kept verbatim when the caller does not say
 MAX_RESULT_CHARS = 8_000  # a tool result longer than this is cut in the transcript (head + tail)
-IMAGE_TOKENS = 1_600  # a typical image's input tokens (the base64 length says nothing)
 
 SUMMARY_SYSTEM = (
     "You write the working memory of an AI agent. The conversation below is being compacted to fit "
@@ -111,26 +111,6 @@ class CompactResult:
 
 
 # --- estimates ------------------------------------------------------------------------------------
-
-def _block_chars(b: Any) -> int:
-    if not isinstance(b, dict):
-        return len(str(b))
-    kind = b.get("type")
-    if kind == "image":
-        return IMAGE_TOKENS * 4
-    if kind == "tool_result" and isinstance(b.get("content"), list):
-        return 40 + sum(_block_chars(x) for x in b["content"])
-    return len(json.dumps(b, ensure_ascii=False, separators=(",", ":")))
-
-
-def estimate_tokens(messages: list[WireMessage]) -> int:
-    """About 4 characters a token (the scripted model's measure); images count IMAGE_TOKENS."""
-    chars = 0
-    for m in messages:
-        content = m.get("content")
-        chars += 30 + (sum(_block_chars(b) for b in content) if isinstance(content, list) else len(str(content)))
-    return -(-chars // 4)
-
 
 def default_context_window(model: str) -> int | None:
     """The model's context window from the model catalog (models/catalog.py), None if unknown."""

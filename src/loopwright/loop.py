@@ -42,7 +42,6 @@ from .context import (
     AutoCompactor,
     CompactError,
     CompactResult,
-    estimate_tokens,
     plan_summary,
     summarize,
 )
@@ -62,6 +61,7 @@ from .models.base import STOP_REASONS, Model, ModelError, ModelRequest, ModelRes
 from .models.catalog import call_cost, cost_of
 from .options import AgentOptions
 from .telemetry.base import NULL, Observer
+from .tokens import estimate_tokens
 from .tools.base import Tool
 from .trust import Trust
 from .usage import Budget, CallUsage, Price, Usage

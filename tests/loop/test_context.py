@@ -20,13 +20,13 @@ from loopwright.context import (
     CompactError,
     compact,
     default_context_window,
-    estimate_tokens,
     turn_starts,
 )
 from loopwright.invariant import holds, holds_final
 from loopwright.messages import ResultMessage, SystemMessage
 from loopwright.models.base import ModelError
 from loopwright.sessions import JsonlSessionStore, read_lines, repair_history
+from loopwright.tokens import estimate_tokens
 from tests.helpers import collect, text, use
 
 SUMMARY = "SUMMARY: the user asked for lookups; all went fine."

@@ -32,7 +32,7 @@ def test_the_forecast_is_the_one_a_scan_of_the_whole_history_gives(roles: list[s
 
 
 def lw_estimate(h: list[Any]) -> int:
-    from loopwright.context import estimate_tokens
+    from loopwright.tokens import estimate_tokens
 
     return estimate_tokens(h)
 

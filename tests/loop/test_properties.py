@@ -21,7 +21,7 @@ from loopwright.gate import Permissions
 from loopwright.hooks import Hooks
 from loopwright.invariant import check, holds, holds_final
 from loopwright.loop import MAX_OUTPUT_CONTINUATIONS
-from loopwright.models.scripted import estimate_tokens
+from loopwright.tokens import estimate_tokens
 from loopwright.tools.base import ToolContext
 
 OBJ = {"type": "object", "properties": {"k": {"type": "string"}, "v": {"type": "string"}}}

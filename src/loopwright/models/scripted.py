@@ -13,12 +13,11 @@ not a JSON object, or the last call of a max_tokens turn cut short, is answered 
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypeAlias
 
 from ..blocks import Block, WireMessage, block_from_wire, blocks_from_wire, tool_uses
+from ..tokens import estimate_tokens
 from ..usage import Usage
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, tool_use
 
@@ -37,11 +36,6 @@ def _blocks(wire: Any, max_tokens: bool) -> list[Block]:
         else:
             out.append(block_from_wire(b))
     return out
-
-
-def estimate_tokens(obj: Any) -> int:
-    """A deterministic token estimate (about 4 characters a token) for scripted runs."""
-    return max(1, math.ceil(len(json.dumps(obj, ensure_ascii=False, separators=(",", ":"))) / 4))
 
 
 class ScriptedModel:

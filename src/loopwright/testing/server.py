@@ -53,7 +53,6 @@ import argparse
 import asyncio
 import hashlib
 import json
-import math
 import select
 import socket
 import sys
@@ -69,6 +68,7 @@ from typing import Any
 from ..invariant import InvariantViolation, check
 from ..models.base import ModelError, ModelRequest, ModelResponse, complete
 from ..models.scripted import ScriptedModel
+from ..tokens import estimate_tokens
 from ..usage import Usage
 from .responses_wire import response_events, response_object, responses_to_anthropic
 
@@ -118,12 +118,6 @@ STOP_TO_FINISH = {
     "end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length", "stop_sequence": "stop",
     "refusal": "content_filter", "pause_turn": "stop", "model_context_window_exceeded": "length",
 }
-
-
-def estimate_tokens(obj: Any) -> int:
-    """About 4 characters a token (JSON of the object, or the string itself)."""
-    s = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-    return max(1, math.ceil(len(s) / 4)) if s else 0
 
 
 # --- faults ---------------------------------------------------------------------------------
