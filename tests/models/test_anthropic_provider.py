@@ -19,7 +19,7 @@ from loopwright.models.anthropic import AnthropicModel
 from loopwright.models.catalog import price_for
 from loopwright.options import model_for
 from loopwright.testing import ScriptedServer
-from loopwright.testing.server import count_breakpoints
+from loopwright.testing.prompt_cache import count_breakpoints
 from loopwright.usage import Price, Usage
 from tests.helpers import collect, text, use
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from loopwright.testing import Fault, PromptCache, ScriptedServer, load_script_file
-from loopwright.testing.server import anthropic_segments
+from loopwright.testing.prompt_cache import anthropic_segments
 from tests.helpers import loopwright_cmd, text, use
 
 MODEL = "claude-sonnet-4-6"

@@ -20,8 +20,7 @@ import loopwright as lw
 from loopwright.invariant import holds_final
 from loopwright.models.anthropic import AnthropicModel
 from loopwright.models.catalog import price_for
-from loopwright.testing import ScriptedServer
-from loopwright.testing.server import strip_cache_control
+from loopwright.testing import ScriptedServer, strip_cache_control
 from loopwright.tools.web import make_web_search_tool
 from loopwright.usage import Usage
 from tests.helpers import TESTS, result_text, text, use
