@@ -1,5 +1,6 @@
-"""Issue 44: a hostile repository's ignore files cannot hide a git-tracked file from Grep or Glob
-(git itself shows tracked files), with either engine; untracked ignored files stay hidden."""
+"""Issue 44: a hostile repository's ignore files (or a dot directory) cannot hide a git-tracked file
+from Grep or Glob (git itself shows tracked files), with either engine; untracked ignored or
+hidden files stay hidden from Grep."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def hostile_repo(root: Path) -> Path:
         "backdoor.py": "def open_door():  # needle\n    pass\n",
         "lib/evil.js": "const needle = 1;\n",
         "conf/x.cfg": "needle=yes\n",
+        ".config/door.py": "needle = 'behind a dot'\n",
         "pkg/.ignore": "inner.py\n",
         "pkg/inner.py": "needle = 'inner'\n",
         ".ignore": "backdoor.py\n",
@@ -42,6 +44,7 @@ def hostile_repo(root: Path) -> Path:
     subprocess.run([*GIT, "add", "-f", "."], cwd=root, check=True)
     subprocess.run([*GIT, "commit", "-q", "-m", "x"], cwd=root, check=True)
     (root / "untracked.py").write_text("needle = 'untracked'\n")  # named below: hidden, not tracked
+    (root / ".config" / "loose.py").write_text("needle = 'untracked, behind a dot'\n")  # hidden from Grep
     with (root / ".ignore").open("a") as f:
         f.write("untracked.py\n")
     return root
@@ -51,7 +54,7 @@ def ctx(root: Path, engine: str) -> ToolContext:
     return ToolContext(root, state=ToolState(search=SearchState(engine=engine)))
 
 
-TRACKED = ["app.py", "backdoor.py", "conf/x.cfg", "lib/evil.js", "pkg/inner.py"]
+TRACKED = [".config/door.py", "app.py", "backdoor.py", "conf/x.cfg", "lib/evil.js", "pkg/inner.py"]
 
 
 @needs_git
@@ -62,11 +65,12 @@ def test_grep_searches_tracked_files_an_ignore_file_names(tmp_path: Path, engine
     out, err = call_tool(grep, ctx(root, engine), {"pattern": "needle"})
     assert not err and out.splitlines() == [f"Found {len(TRACKED)} files", *TRACKED]
     out, _ = call_tool(grep, ctx(root, engine), {"pattern": "needle", "glob": "!*.js"})  # filters still apply
-    assert out.splitlines() == ["Found 4 files", "app.py", "backdoor.py", "conf/x.cfg", "pkg/inner.py"]
+    assert out.splitlines() == ["Found 5 files", ".config/door.py", "app.py", "backdoor.py", "conf/x.cfg",
+                                "pkg/inner.py"]
     out, _ = call_tool(grep, ctx(root, engine), {"pattern": "needle", "type": "js", "output_mode": "content"})
     assert out.splitlines() == ["lib/evil.js:1:const needle = 1;"]
     out, _ = call_tool(grep, ctx(root, engine), {"pattern": "needle", "output_mode": "count"})
-    assert out.splitlines()[-1] == "Found 5 total occurrences across 5 files."
+    assert out.splitlines()[-1] == "Found 6 total occurrences across 6 files."
     out, _ = call_tool(grep, ctx(root, engine), {"pattern": "needle", "path": "pkg"})
     assert out.splitlines() == ["Found 1 file", "pkg/inner.py"]
 
@@ -79,8 +83,9 @@ def test_glob_lists_tracked_files_an_ignore_file_names(tmp_path: Path, engine: s
     out, err = call_tool(glob, ctx(root, engine), {"pattern": "**/*"})
     listed = set(out.splitlines())
     assert not err and set(TRACKED) <= listed and "untracked.py" not in listed
-    out, _ = call_tool(glob, ctx(root, engine), {"pattern": "**/*.py"})
-    assert sorted(out.splitlines()) == ["app.py", "backdoor.py", "pkg/inner.py"]
+    out, _ = call_tool(glob, ctx(root, engine), {"pattern": "**/*.py"})  # Glob lists hidden files anyway
+    assert sorted(out.splitlines()) == [".config/door.py", ".config/loose.py", "app.py", "backdoor.py",
+                                        "pkg/inner.py"]
     out, _ = call_tool(glob, ctx(root, engine), {"pattern": "*.cfg", "path": "conf"})
     assert out.splitlines() == ["conf/x.cfg"]
 

@@ -29,7 +29,7 @@ from ..ignore import DirRules, IgnoreFiles, expand_braces, glob_matcher, preload
 from .base import ToolContext, ToolError
 from .grep.formatting import shown_path
 from .grep.rg import require_git_args, rg_output, rg_path
-from .grep.tracked import tracked_but_ignored
+from .grep.tracked import tracked_hidden
 from .paths import resolve
 
 MAX_RESULTS = 100
@@ -136,7 +136,7 @@ async def glob_files(inp: dict[str, Any], ctx: ToolContext) -> str:
     rg = rg_path() if engine in ("auto", "rg") else None
     if engine == "rg" and rg is None:
         raise ToolError("rg is not installed")
-    tracked = asyncio.ensure_future(tracked_but_ignored(base))  # git answers while the walk runs
+    tracked = asyncio.ensure_future(tracked_hidden(base))  # git answers while the walk runs
     try:
         if rg is not None:
             found = await rg_files(rg, base, pattern, ctx.sandbox)

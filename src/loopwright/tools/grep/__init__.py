@@ -5,7 +5,7 @@ Grep: ripgrep semantics, run by `rg` (the `ripgrep` package's, a base dependency
 PATH), else by a pure-Python engine (where no wheel exists; said once). One idea per module:
 
 - search.py: one call: the choice of engine, the time limit, the tracked files (the handler);
-- tracked.py: the git-tracked files an ignore file names (searched too: never hidden);
+- tracked.py: the git-tracked files the walk leaves out (searched too: never hidden);
 - query.py: one call, resolved (Query), and the result both engines return (FileHits);
 - rg.py: the ripgrep backend; engine.py: the pure-Python engine, with regex.py (Rust regex
   syntax -> Python `re`) and filters.py (`glob` and `type` filters);
@@ -17,7 +17,8 @@ What both engines do (ripgrep's defaults, plus `--no-require-git` outside a git 
   .git/info/exclude of the enclosing repository and the global git excludes file apply, even
   outside a git repository; hidden files and directories are skipped; symlinks are not
   followed; files with a NUL byte are binary and skipped. An explicitly given file is always
-  searched. A file git tracks is searched even when an ignore file names it (tracked.py).
+  searched. A file git tracks is searched even when an ignore file names it or it is hidden
+  (tracked.py).
 - `glob` filters (gitignore-style, `!` to exclude) and `type` filters take precedence over
   ignore rules and hiding, exactly as in ripgrep: `glob: "*.py"` also finds `.hidden.py`.
 

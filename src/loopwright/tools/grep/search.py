@@ -1,5 +1,5 @@
 """Room: built-in tools (on tools.base). Owns a Grep call: the choice of engine, the time limit and
-the tracked files an ignore file names (searched too); may import data types, tools.base and
+the tracked files the walk leaves out (searched too); may import data types, tools.base and
 tools.grep.*.
 
 `search(query)` runs one resolved query on rg or the Python engine, in a process of its own
@@ -19,7 +19,7 @@ from .formatting import format_hits
 from .isolate import run_python_isolated
 from .query import FileHits, Query, build_query
 from .rg import rg_path, run_rg
-from .tracked import tracked_but_ignored
+from .tracked import tracked_hidden
 
 TIMEOUT_S = 60.0  # a search that takes longer ends with an error (catastrophic regex, huge files)
 NO_RG_NOTE = ("(ripgrep is not installed for this platform, so Grep and Glob use loopwright's slower Python "
@@ -45,7 +45,7 @@ def _binary(path: str) -> bool:
 
 
 def tracked_to_search(q: Query, rels: list[str]) -> list[str]:
-    """Of the tracked files an ignore file names (root-relative), those the query's glob and type
+    """Of the tracked files the walk leaves out (root-relative), those the query's glob and type
     filters take and that are text (named explicitly, rg would search a binary file), absolute."""
     overrides = override_matcher(q.globs)
     try:
@@ -70,7 +70,7 @@ async def search(q: Query, engine: str = "auto", sandbox: Any = None, timeout: f
     for at most `timeout` seconds (TIMEOUT_S by default). Either engine runs in a process of its
     own, killed at the deadline or when the call is cancelled (SIGTERM, an interrupt). With the
     OS sandbox on, rg runs in it. In a git repository, the tracked files an ignore file names
-    are searched too (tracked.py), by a second run when there are any."""
+    or a dot hides are searched too (tracked.py), by a second run when there are any."""
     try:
         st = os.stat(q.root)
     except OSError as e:
@@ -92,7 +92,7 @@ async def search(q: Query, engine: str = "auto", sandbox: Any = None, timeout: f
                 return await run(q)
             walk = asyncio.ensure_future(run(q))  # git answers while the walk runs
             try:
-                tracked = await tracked_but_ignored(q.root)
+                tracked = await tracked_hidden(q.root)
                 hits = await walk
             finally:
                 walk.cancel()

@@ -1,13 +1,17 @@
 """Room: built-in tools (on tools.base). Owns "tracked files are never hidden": the git-tracked files
-under a search root that an ignore file names; may import nothing of loopwright's.
+under a search root that the walk leaves out (an ignore file names them, or a name starts with
+a dot); may import nothing of loopwright's.
 
 git shows a tracked file whatever .gitignore says, so Grep and Glob do too: a repository's
 `.ignore`, `.rgignore` or `.gitignore` (or .git/info/exclude, the global excludes) cannot hide
-a tracked file (a backdoor) from a search or a listing. Grep searches these files and Glob lists
-them beside what the walk found (search.py, glob.py).
+a tracked file (a backdoor) from a search or a listing, nor can a dot directory hide one from
+Grep (which skips hidden files, as ripgrep does, unless git tracks them; Claude Code's Grep
+searches every hidden file). Grep searches these files and Glob lists them beside what the walk
+found (search.py, glob.py).
 
 `git ls-files --cached --ignored` answers from the index, one call per kind of ignore file (git
-reads one per-directory file name at a time), run side by side. git runs with the repository's
+reads one per-directory file name at a time), and one more lists the tracked hidden files, run
+side by side. git runs with the repository's
 configuration made harmless for a listing: `core.fsmonitor` (a command a hostile repository's
 .git/config could name) is off. No git, no repository, or a git error: nothing is added.
 """
@@ -21,7 +25,10 @@ from pathlib import Path
 
 # (git options) per kind of ignore file: .gitignore with info/exclude and the global excludes,
 # then ripgrep's own .ignore and .rgignore
-_KINDS = (["--exclude-standard"], ["--exclude-per-directory=.ignore"], ["--exclude-per-directory=.rgignore"])
+_KINDS = (["--ignored", "--exclude-standard"], ["--ignored", "--exclude-per-directory=.ignore"],
+          ["--ignored", "--exclude-per-directory=.rgignore"],
+          # the tracked files with a hidden name or under a hidden directory
+          ["--", ":(glob)**/.*", ":(glob)**/.*/**"])
 _GIT = ["git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "--no-optional-locks"]
 
 
@@ -35,7 +42,7 @@ async def _ls(root: Path, opts: list[str]) -> list[str]:
     env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
         proc = await asyncio.create_subprocess_exec(
-            *_GIT, "ls-files", "-z", "--cached", "--ignored", *opts, cwd=str(root), env=env,
+            *_GIT, "ls-files", "-z", "--cached", *opts, cwd=str(root), env=env,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError:  # no git
         return []
@@ -50,9 +57,9 @@ async def _ls(root: Path, opts: list[str]) -> list[str]:
     return [p for p in out.decode("utf-8", errors="surrogateescape").split("\0") if p]
 
 
-async def tracked_but_ignored(root: Path) -> list[str]:
+async def tracked_hidden(root: Path) -> list[str]:
     """Root-relative ("/"-separated) paths of the regular files under directory `root` that git
-    tracks and an ignore file names, sorted; [] outside a git repository."""
+    tracks and an ignore file names or a dot hides, sorted; [] outside a git repository."""
     if not in_git_repo(root):
         return []
     found: set[str] = set()
