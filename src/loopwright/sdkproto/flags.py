@@ -128,6 +128,9 @@ def parse(argv: list[str], parser: argparse.ArgumentParser) -> SdkFlags:
     except UsageError as e:
         raise FlagError(str(e)) from None
     options.refusal_advice = "python"  # a refusal names the SDK's option fields (allowed_tools=[...]), not flags
+    # As the SDK's CLI, loopwright is Claude Code: its setting sources are Claude Code's files
+    # (~/.claude/settings.json, .claude/settings.json, .claude/settings.local.json) besides loopwright's own.
+    options.claude_settings = True
     return SdkFlags(options, ask_stdio=ask_stdio, partial=args.include_partial_messages, sdk_servers=sdk_servers,
                     hook_events=args.cc_include_hook_events is not None, replay=args.cc_replay_user_messages is not None,
                     debug=bool(args.debug_to_stderr or args.debug is not None),

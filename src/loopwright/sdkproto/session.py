@@ -206,6 +206,7 @@ class SdkSession:
         from ..agents import DEFAULT_AGENT
 
         self.agent_names = [DEFAULT_AGENT, *[a for a in self.options.agents if a != DEFAULT_AGENT]]
+        self.agent_names += [a for a in self.file_agents(self.options) if a not in self.agent_names]
         name = self.options.model if isinstance(self.options.model, str) else "default"
         from ..outputstyles import find_styles
 
@@ -228,6 +229,21 @@ class SdkSession:
         report = await asyncio.to_thread(rewind_files, self.session_id, user_message_id, self.options.sessions_dir,
                                          self.options.cwd)
         note(report.text())
+
+    @staticmethod
+    def file_agents(options: AgentOptions) -> list[str]:
+        """The subagent types of the agent files and plugins (agentfiles.py, plugins/) of these options."""
+        from pathlib import Path
+
+        from ..agentfiles import find_agent_files
+        from ..plugins import run_plugins
+        from ..trust import trusted_for
+
+        cwd = Path(options.cwd or ".").resolve()
+        said: list[str] = []
+        names = [n for p in run_plugins(options, cwd, said) for n in p.agents(said)]
+        sources = [x for x in options.setting_sources or [] if x in ("user", "project")]
+        return [*names, *find_agent_files(cwd, sources, trusted_for(options, cwd)).agents]
 
     @staticmethod
     def plugins(options: AgentOptions) -> list[dict[str, str]]:
@@ -303,7 +319,10 @@ class SdkSession:
             return
         control = RunControl()
         self.control = control
-        extra = {"agents": self.agent_names, "claude_code_version": PROTOCOL_VERSION,
+        from ..agents import DEFAULT_AGENT
+
+        names = self.agent_names or [DEFAULT_AGENT, *self.file_agents(options)]
+        extra = {"agents": names, "claude_code_version": PROTOCOL_VERSION,
                  "slash_commands": self.slash_commands(options), "plugins": self.plugins(options)}
         try:
             async for msg in query(prompt, options, control=control, history=self.history):
