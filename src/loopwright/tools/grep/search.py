@@ -90,18 +90,22 @@ async def search(q: Query, engine: str = "auto", sandbox: Any = None, timeout: f
         async with asyncio.timeout(limit):
             if not stat.S_ISDIR(st.st_mode):
                 return await run(q)
-            walk = asyncio.ensure_future(run(q))  # git answers while the walk runs
+            # git answers while the walk runs, and the files it names are searched meanwhile too
+            walk = asyncio.ensure_future(run(q))
+            side: asyncio.Future[list[FileHits]] | None = None
             try:
                 tracked = await tracked_hidden(q.root)
+                extra = tracked_to_search(q, tracked) if tracked else []
+                if extra:
+                    side = asyncio.ensure_future(run(dataclasses.replace(q, walk=False, extra=extra)))
                 hits = await walk
+                more = await side if side is not None else []
             finally:
                 walk.cancel()
-            extra = tracked_to_search(q, tracked) if tracked else []
-            if extra:
-                found = {h.path for h in hits}
-                more = await run(dataclasses.replace(q, walk=False, extra=extra))
-                hits += [h for h in more if h.path not in found]
-            return hits
+                if side is not None:
+                    side.cancel()
+            found = {h.path for h in hits}
+            return hits + [h for h in more if h.path not in found]
     except TimeoutError:
         raise ToolError(f"Grep timed out after {limit:g}s and was stopped (pattern {q.pattern!r} in {q.root}). "
                         "Use a simpler pattern (no nested repetition), or narrow path, glob or type.") from None
