@@ -100,3 +100,21 @@ def test_a_repositorys_fsmonitor_never_runs(tmp_path: Path) -> None:
     assert not err and "backdoor.py" in out.splitlines()
     call_tool(make_glob_tool(), ctx(root, "auto"), {"pattern": "**/*.py"})
     assert not marker.exists()
+
+
+@needs_git
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_in_the_os_sandbox_too(tmp_path: Path) -> None:
+    """With the OS sandbox on, rg and git run in it, and the tracked files are still found."""
+    import loopwright as lw
+    from loopwright.settings import build_run_config
+
+    root = hostile_repo(tmp_path)
+    sb = build_run_config(lw.AgentOptions(sandbox={"filesystem": {"denyRead": ["./conf"]}}), root).sandbox
+    assert sb is not None
+    c = ToolContext(root, sandbox=sb, state=ToolState(search=SearchState(engine="rg")))
+    out, err = call_tool(make_grep_tool(), c, {"pattern": "needle"})
+    # conf/ is masked in the sandbox: its tracked file is named by git, but rg cannot read it there
+    assert not err and out.splitlines() == ["Found 5 files", *(t for t in TRACKED if t != "conf/x.cfg")]
+    out, err = call_tool(make_glob_tool(), c, {"pattern": "**/*.py"})
+    assert not err and "backdoor.py" in out.splitlines()

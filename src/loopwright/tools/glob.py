@@ -136,7 +136,7 @@ async def glob_files(inp: dict[str, Any], ctx: ToolContext) -> str:
     rg = rg_path() if engine in ("auto", "rg") else None
     if engine == "rg" and rg is None:
         raise ToolError("rg is not installed")
-    tracked = asyncio.ensure_future(tracked_hidden(base))  # git answers while the walk runs
+    tracked = asyncio.ensure_future(tracked_hidden(base, ctx.sandbox))  # git answers while the walk runs
     try:
         if rg is not None:
             found = await rg_files(rg, base, pattern, ctx.sandbox)

@@ -94,7 +94,7 @@ async def search(q: Query, engine: str = "auto", sandbox: Any = None, timeout: f
             walk = asyncio.ensure_future(run(q))
             side: asyncio.Future[list[FileHits]] | None = None
             try:
-                tracked = await tracked_hidden(q.root)
+                tracked = await tracked_hidden(q.root, sandbox)
                 extra = tracked_to_search(q, tracked) if tracked else []
                 if extra:
                     side = asyncio.ensure_future(run(dataclasses.replace(q, walk=False, extra=extra)))

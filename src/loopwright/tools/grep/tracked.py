@@ -22,6 +22,7 @@ import asyncio
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 # (git options) per kind of ignore file: .gitignore with info/exclude and the global excludes,
 # then ripgrep's own .ignore and .rgignore
@@ -37,15 +38,22 @@ def in_git_repo(root: Path) -> bool:
     return any((d / ".git").exists() for d in (root, *root.parents))
 
 
-async def _ls(root: Path, opts: list[str]) -> list[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_TRACE")}
-    env["GIT_OPTIONAL_LOCKS"] = "0"
+async def _ls(root: Path, opts: list[str], sandbox: Any) -> list[str]:
+    argv = [*_GIT, "ls-files", "-z", "--cached", *opts]
+    env: dict[str, str] | None = {k: v for k, v in os.environ.items() if not k.startswith("GIT_TRACE")}
+    fds: tuple[int, ...] = ()
+    if sandbox is not None:  # the OS sandbox is on: git sees what rg and Bash see
+        w = sandbox.wrap(argv, root, None, network=False)
+        argv, env, fds = w.argv, w.env, w.pass_fds
     try:
         proc = await asyncio.create_subprocess_exec(
-            *_GIT, "ls-files", "-z", "--cached", *opts, cwd=str(root), env=env,
+            *argv, cwd=str(root), env=env, pass_fds=fds,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError:  # no git
         return []
+    finally:
+        for fd in fds:
+            os.close(fd)
     try:
         out, _ = await proc.communicate()
     finally:
@@ -57,13 +65,14 @@ async def _ls(root: Path, opts: list[str]) -> list[str]:
     return [p for p in out.decode("utf-8", errors="surrogateescape").split("\0") if p]
 
 
-async def tracked_hidden(root: Path) -> list[str]:
+async def tracked_hidden(root: Path, sandbox: Any = None) -> list[str]:
     """Root-relative ("/"-separated) paths of the regular files under directory `root` that git
-    tracks and an ignore file names or a dot hides, sorted; [] outside a git repository."""
+    tracks and an ignore file names or a dot hides, sorted; [] outside a git repository. With
+    the OS sandbox on (`sandbox`, as rg gets it), git runs in it."""
     if not in_git_repo(root):
         return []
     found: set[str] = set()
-    for names in await asyncio.gather(*(_ls(root, k) for k in _KINDS)):
+    for names in await asyncio.gather(*(_ls(root, k, sandbox) for k in _KINDS)):
         found.update(names)
     out = []
     for rel in sorted(found):
