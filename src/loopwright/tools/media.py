@@ -36,7 +36,8 @@ _PIL_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "W
 
 MAX_PDF_PAGES = 20
 PDF_PAGES_WITHOUT_RANGE = 10
-MAX_OUTPUT_CHARS = 256_000
+# What one Read sends at most (~25k tokens, Claude Code's Read bound), text files (tools.read) included
+MAX_OUTPUT_CHARS = 100_000
 MAX_CELL_OUTPUT_CHARS = 10_000
 
 

@@ -17,14 +17,20 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .base import ToolContext, ToolError
-from .media import IMAGE_TYPES, MAX_SOURCE_IMAGE_BYTES, image_blocks, pdf_text, render_notebook
+from .media import (
+    IMAGE_TYPES,
+    MAX_OUTPUT_CHARS,
+    MAX_SOURCE_IMAGE_BYTES,
+    image_blocks,
+    pdf_text,
+    render_notebook,
+)
 from .paths import looks_binary, record_read, resolve
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
-# What one Read sends at most (~25k tokens, Claude Code's Read bound): the lines that fit, then a
-# notice naming offset/limit. Less than MAX_OUTPUT_CHARS of lines leaves room for the notes.
-MAX_OUTPUT_CHARS = 100_000
+# MAX_OUTPUT_CHARS (tools.media): what one Read sends at most; of a text file, the lines that fit,
+# then a notice naming offset/limit. Less than that of lines leaves room for the notes.
 MAX_BODY_CHARS = MAX_OUTPUT_CHARS - 4_000
 MAX_TEXT_BYTES = 64 * 1024 * 1024  # a PDF or notebook (read whole) larger than this is refused;
 # a text file is streamed whatever its size, and its lines after the window are counted up to here
