@@ -44,6 +44,8 @@ GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c
 
 CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("Grep files_with_matches", "Grep", {"pattern": "TODO"}),
+    ("Grep files_with_matches, 70 files", "Grep", {"pattern": r"FIXME\(security\)"}),
+    ("Grep count, 70 files", "Grep", {"pattern": r"FIXME\(security\)", "output_mode": "count"}),
     ("Grep content", "Grep", {"pattern": r"FIXME\(security\)", "output_mode": "content"}),
     ("Grep content -C 2", "Grep", {"pattern": "struct_begin", "output_mode": "content", "-C": 2}),
     ("Grep count, every file", "Grep", {"pattern": "import", "output_mode": "count"}),

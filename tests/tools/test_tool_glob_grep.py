@@ -627,3 +627,21 @@ def test_counts_are_spelled_in_the_singular_for_one(tmp_path: Path, engine: str)
     assert out.splitlines()[-1] == "Found 3 total occurrences across 2 files."
     out, _ = call_tool(grep, ctx_for(tmp_path, engine), {"pattern": "needle", "path": "one.txt"})
     assert out.splitlines() == ["Found 1 file", "one.txt"]
+
+
+def test_the_ripgrep_wheels_rg_comes_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rg the `ripgrep` distribution installed (a base dependency) is run before one on PATH."""
+    import importlib.metadata
+
+    import loopwright.tools.grep.rg as rg_mod
+
+    try:
+        importlib.metadata.distribution("ripgrep")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("the ripgrep wheel is not installed here")
+    bundled = rg_mod.bundled_rg()
+    assert bundled is not None and Path(bundled).name in ("rg", "rg.exe")
+    monkeypatch.setenv("PATH", "")
+    assert rg_mod.rg_path() == bundled  # found through the distribution, not PATH
+    monkeypatch.setattr(rg_mod, "bundled_rg", lambda: None)
+    assert rg_mod.rg_path() is None  # nothing on PATH, no wheel: the Python engine's turn
