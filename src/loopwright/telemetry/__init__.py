@@ -102,9 +102,9 @@ def trace_meta() -> dict[str, str]:
 def flush(timeout_s: float | None = None) -> None:
     """Export what is buffered, waiting at most `timeout_s` (a Ray worker after its task; -p
     flushes at exit)."""
-    otel = _loaded()
-    if otel is not None:
-        otel.flush(timeout_s)
+    built = sys.modules.get(f"{__name__}._providers")  # (loaded with _otel: the providers are its)
+    if built is not None:
+        built.flush(timeout_s)
 
 
 # --- batches: one span per batch, one per task under it, across processes ---------------------
