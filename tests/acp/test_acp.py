@@ -532,9 +532,14 @@ def test_bad_input_gets_json_rpc_errors(work: Path, tmp_path: Path) -> None:
             rel = _call(p, b'{"jsonrpc":"2.0","id":5,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}')
             assert rel["error"]["code"] == -32602
             assert p.stdin is not None
-            p.stdin.write(b'{"jsonrpc": "2.0", "id": 6, "method": \n')  # a torn line: the library skips it
-            p.stdin.write(b'[1, 2]\n')  # JSON, but no message
+            p.stdin.write(b'{"jsonrpc": "2.0", "id": 6, "method": \n')  # a torn line: JSON-RPC's parse error
             p.stdin.flush()
+            torn = _call(p, b'[1, 2]')  # JSON, but no message: invalid request
+            assert torn == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": torn["error"]["message"]}}
+            assert "Parse error" in torn["error"]["message"]
+            assert p.stdout is not None
+            batch = json.loads(p.stdout.readline())
+            assert batch["id"] is None and batch["error"]["code"] == -32600
             new = _call(p, json.dumps({"jsonrpc": "2.0", "id": 7, "method": "session/new",
                                        "params": {"cwd": str(work), "mcpServers": []}}).encode())
             sid = new["result"]["sessionId"]
@@ -546,7 +551,7 @@ def test_bad_input_gets_json_rpc_errors(work: Path, tmp_path: Path) -> None:
             p.wait()
         assert p.stderr is not None
         err = p.stderr.read().decode()
-        assert "Error parsing JSON-RPC message" in err and "skipped a line that is no JSON-RPC message" in err
+        assert "skipped a line that is not JSON" in err and "skipped a line that is not a JSON-RPC 2.0 message" in err
 
 
 @pytest.mark.parametrize("how", ["stdin closed", "SIGTERM"])

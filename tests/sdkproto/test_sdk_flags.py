@@ -147,17 +147,20 @@ def test_an_overlong_line_is_skipped_and_the_next_answered(capsys: pytest.Captur
     out = io.StringIO()
 
     async def go() -> int:
-        reader = asyncio.StreamReader(limit=200)
+        reader = asyncio.StreamReader()
         reader.feed_data(b'{"type": "user", "message": {"content": "' + b"x" * 1000 + b'"}}\n')
         reader.feed_data(json.dumps({"type": "control_request", "request_id": "r1",
                                      "request": {"subtype": "mcp_status"}}).encode() + b"\n")
         reader.feed_eof()
-        return await SdkSession(parse([*HEAD, *TAIL]), Peer(out)).serve(reader)
+        return await SdkSession(parse([*HEAD, *TAIL]), Peer(out)).serve(reader, limit=200)
 
-    assert asyncio.run(go()) == 0
-    (answer,) = [json.loads(x) for x in out.getvalue().splitlines()]
-    assert answer["response"] == {"subtype": "success", "request_id": "r1", "response": {"mcpServers": []}}
-    assert "longer than" in capsys.readouterr().err
+    assert asyncio.run(go()) == 1  # the overlong prompt's answer is an error result
+    answers = [json.loads(x) for x in out.getvalue().splitlines()]
+    by_type = {a["type"]: a for a in answers}
+    assert by_type["control_response"]["response"] == {"subtype": "success", "request_id": "r1",
+                                                       "response": {"mcpServers": []}}
+    assert by_type["result"]["is_error"] and "over the limit of 200" in by_type["result"]["result"]
+    assert "over the limit" in capsys.readouterr().err
 
 
 def test_malformed_lines_from_the_peer_do_not_end_the_session(capsys: pytest.CaptureFixture[str]) -> None:
@@ -181,7 +184,8 @@ def test_malformed_lines_from_the_peer_do_not_end_the_session(capsys: pytest.Cap
 
     assert asyncio.run(go()) == 0
     answers = {a["response"]["request_id"]: a["response"]["subtype"] for a in map(json.loads, out.getvalue().splitlines())}
-    assert answers == {"None": "error", "r2": "error", "r3": "success"}
+    assert answers == {"r2": "error", "r3": "success"}  # a request without its id: one stderr line
+    assert "data must contain ['request_id']" in capsys.readouterr().err
 
 
 @pytest.mark.e2e

@@ -448,12 +448,13 @@ def serve(args: argparse.Namespace) -> int:
 
 async def _serve(args: argparse.Namespace) -> int:
     from acp.agent.connection import AgentSideConnection
-    from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
+
+    from .lines import MAX_LINE, vetted
 
     agent = LoopwrightAcpAgent(args)
-    stdin, writer = await acp.stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
-    reader = asyncio.StreamReader(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
-    pump = asyncio.ensure_future(_objects_only(stdin, reader))
+    stdin, writer = await acp.stdio_streams(limit=MAX_LINE)
+    reader = asyncio.StreamReader(limit=MAX_LINE + 1024)  # (vetted lines are at most MAX_LINE)
+    pump = asyncio.ensure_future(vetted(stdin, reader, writer))
     conn = AgentSideConnection(cast(Any, agent), writer, reader, listening=False)
     stop = asyncio.Event()  # SIGTERM/SIGHUP: end as when the editor closes stdin
     loop = asyncio.get_running_loop()
@@ -473,19 +474,3 @@ async def _serve(args: argparse.Namespace) -> int:
     if listening.done() and not listening.cancelled():
         listening.result()  # the receive loop's own failure, if it had one
     return 0
-
-
-async def _objects_only(src: asyncio.StreamReader, dst: asyncio.StreamReader) -> None:
-    """Lines from the editor, without those that cannot be a message: the library's receive
-    loop ends the connection on JSON that is no object (`[1, 2]`, `"x"`); it skips (and logs)
-    a line that is no JSON at all itself."""
-    try:
-        while line := await src.readline():
-            if line.lstrip()[:1] in (b"{", b""):
-                dst.feed_data(line)
-            else:
-                log.error("skipped a line that is no JSON-RPC message (one JSON object a line): %.80r", line)
-    except (ValueError, OSError) as e:  # a line longer than the limit, a broken pipe: the editor is done
-        log.error("stopped reading the editor's messages: %s", e)
-    finally:
-        dst.feed_eof()

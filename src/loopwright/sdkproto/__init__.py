@@ -65,7 +65,7 @@ async def _serve(flags: SdkFlags) -> int:
     from .session import SdkSession
 
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)  # one user line may carry a large prompt
+    reader = asyncio.StreamReader()  # (read in chunks: the session bounds each line itself)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
     return await SdkSession(flags, Peer()).serve(reader)
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..assemble import query
@@ -26,13 +25,16 @@ from ..loop import RunControl
 from ..messages import ResultMessage, SystemMessage
 from ..models.base import Model
 from ..options import AgentOptions, agent_definitions, model_for
+from ..protolines import BadLine, TooLong, parse_line, read_lines
 from .flags import SdkFlags
 from .peer import Peer, PeerError, SdkServer, StdioAsker, sdk_hooks
+from .schema import line_problem
 from .wire import error_result, sdk_line
 
 # The Claude Code version whose stream-json protocol this front end speaks (the SDKs read it from
 # the init message to know which features the CLI has); loopwright's own is loopwright_version.
 PROTOCOL_VERSION = "2.1.332"
+MAX_LINE = 64 * 1024 * 1024  # one user line may carry a large prompt (images, documents)
 
 
 class SdkSession:
@@ -46,7 +48,7 @@ class SdkSession:
             # the gate's questions, AskUserQuestion's and ExitPlanMode's all go to the SDK's can_use_tool
             self.options = replace(self.options, can_use_tool=asker, ask_user=asker.ask_user,
                                    review_plan=asker.review_plan)
-        self.prompts: asyncio.Queue[Prompt | None] = asyncio.Queue()
+        self.prompts: asyncio.Queue[Prompt | Refused | None] = asyncio.Queue()
         self.history: list[WireMessage] | None = None
         self.session_id: str | None = None
         self.control: RunControl | None = None
@@ -60,18 +62,17 @@ class SdkSession:
 
     # --- stdin ----------------------------------------------------------------------------------
 
-    async def serve(self, reader: asyncio.StreamReader) -> int:
+    async def serve(self, reader: asyncio.StreamReader, limit: int = MAX_LINE) -> int:
         worker = asyncio.create_task(self.work())
         try:
-            while True:
+            async for line in read_lines(reader, limit):
                 try:
-                    line = await reader.readline()
-                except ValueError:  # longer than the reader's limit: it was dropped
-                    note("stdin: a line longer than 64 MiB was skipped")
-                    continue
-                if not line:
-                    break
-                self.take(line)
+                    if isinstance(line, TooLong):
+                        self.too_long(line, limit)
+                    else:
+                        self.take(line)
+                except Exception as e:  # noqa: BLE001 - a line we failed on is an error message, never an exit
+                    note(f"stdin: a line could not be handled ({type(e).__name__}: {e}); skipped")
         finally:
             self.peer.close()
             self.prompts.put_nowait(None)
@@ -86,18 +87,28 @@ class SdkSession:
         return 1 if self.last_error else 0
 
     def take(self, raw: bytes) -> None:
-        """One stdin line."""
-        text = raw.decode("utf-8", "replace").strip()
-        if not text:
+        """One stdin line: checked against the protocol's schema (sdkproto/schema.py) first; a bad
+        one is answered as the protocol can (a control request's error response, a prompt's error
+        result) or named on stderr, and skipped."""
+        if not raw.strip():
             return
         try:
-            msg = json.loads(text)
-        except ValueError as e:
-            note(f"stdin: a line that is not JSON was skipped ({e}): {text[:120]}")
+            msg = parse_line(raw)
+        except BadLine as e:
+            note(f"stdin: a line that is {e} was skipped: {raw[:120].decode('utf-8', 'replace')}")
             return
-        kind = msg.get("type") if isinstance(msg, dict) else None
+        problem = line_problem(msg)
+        if problem is not None:
+            self.refuse(msg.get("type") if isinstance(msg, dict) else None,
+                        msg.get("request_id") if isinstance(msg, dict) else None, problem)
+            return
+        kind = msg["type"]
         if kind == "user":
-            self.prompts.put_nowait(line_prompt(msg.get("message")))
+            try:
+                prompt: Prompt | Refused = line_prompt(msg["message"])
+            except Exception as e:  # noqa: BLE001 - whatever the blocks are, the answer is an error result
+                prompt = Refused(f"a user line whose content is no prompt ({type(e).__name__}: {e})")
+            self.prompts.put_nowait(prompt)
         elif kind == "control_request":
             req = msg.get("request")
             self.spawn(self.handle(str(msg.get("request_id")), req if isinstance(req, dict) else {}))
@@ -105,6 +116,21 @@ class SdkSession:
             self.peer.answered(msg["response"])
         elif kind not in ("control_cancel_request", "keep_alive"):  # nothing of ours runs long enough to cancel
             note(f"stdin: a line of type {kind!r} was skipped")
+
+    def refuse(self, kind: Any, request_id: Any, problem: str) -> None:
+        """A bad line answered in the protocol's terms: a control request gets its error response,
+        a prompt its error result (in turn, after the runs before it); anything else one stderr line."""
+        if kind == "control_request" and isinstance(request_id, str) and request_id:
+            note(f"stdin: {problem}")
+            self.peer.reply(request_id, error=problem)
+        elif kind == "user":
+            self.prompts.put_nowait(Refused(problem))
+        else:
+            note(f"stdin: {problem}; skipped")
+
+    def too_long(self, line: TooLong, limit: int) -> None:
+        problem = f"a line of {line.size:,} bytes, over the limit of {limit:,}, was skipped"
+        self.refuse(line.field("type"), line.field("request_id"), problem)
 
     def spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -296,7 +322,10 @@ class SdkSession:
             if self.init_task is not None:
                 with contextlib.suppress(Exception):
                     await self.init_task
-            await self.run(prompt)
+            if isinstance(prompt, Refused):
+                self.emit_error(f"stdin: {prompt.problem}", self.session_id or self.options.session_id or "")
+            else:
+                await self.run(prompt)
 
     def next_options(self) -> AgentOptions:
         if self.model is None:
@@ -352,6 +381,13 @@ class SdkSession:
         note(error)
         self.last_error = True
         self.peer.send(error_result(error, session_id))
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A user line that was no prompt: its turn in the queue answers it with an error result."""
+
+    problem: str
 
 
 def line_prompt(message: Any) -> Prompt:

@@ -1,0 +1,135 @@
+"""Bad input on the Agent SDK protocol is an error, never an exit (issue 40, item 11): the real
+CLI in stream-json mode gets random and mutated lines of the protocol's messages (hypothesis),
+torn lines, raw bytes, JSON nested 100,000 deep and a line over the 64 MiB limit; after each, it
+still answers a well-formed control request; at the end a prompt still runs, stdin's end still
+ends the process, and every transcript on disk still loads into a history a resume can send."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from loopwright.sessions import load_transcript
+from loopwright.testing import ScriptedServer
+from tests.helpers import check_resumable, cli_env, loopwright_cmd, text
+from tests.protofuzz import Peer, lines
+
+pytestmark = pytest.mark.e2e
+MODEL = "claude-sonnet-4-6"
+USER = {"type": "user", "message": {"role": "user", "content": "hi"}, "parent_tool_use_id": None, "session_id": ""}
+TEMPLATES: list[dict[str, Any]] = [
+    USER,
+    {**USER, "message": {"role": "user", "content": [{"type": "text", "text": "hi"},
+                                                      {"type": "image", "source": {"type": "base64",
+                                                                                   "media_type": "image/png",
+                                                                                   "data": "iVBORw0KGgo="}}]}},
+    {"type": "control_request", "request_id": "r1", "request": {"subtype": "initialize", "hooks": None}},
+    {"type": "control_request", "request_id": "r2", "request": {"subtype": "set_permission_mode", "mode": "default"}},
+    {"type": "control_request", "request_id": "r3", "request": {"subtype": "set_model", "model": None}},
+    {"type": "control_request", "request_id": "r4", "request": {"subtype": "get_context_usage"}},
+    {"type": "control_request", "request_id": "r5", "request": {"subtype": "rewind_files", "user_message_id": "u"}},
+    {"type": "control_request", "request_id": "r6", "request": {"subtype": "interrupt"}},
+    {"type": "control_response", "response": {"subtype": "success", "request_id": "x", "response": {}}},
+    {"type": "control_response", "response": {"subtype": "error", "request_id": "x", "error": "no"}},
+    {"type": "control_cancel_request", "request_id": "x"},
+    {"type": "keep_alive"},
+]
+_ids = itertools.count()
+
+
+def answer_requests(msg: dict[str, Any]) -> dict[str, Any] | None:
+    """The SDK's side: a hook callback or permission request a mutated initialize set up is answered."""
+    if msg.get("type") == "control_request":
+        return {"type": "control_response", "response": {"subtype": "success", "request_id": msg.get("request_id"),
+                                                         "response": {}}}
+    return None
+
+
+def echo(h: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The model: says the last prompt's text back (a run is known by its answer)."""
+    c = h[-1]["content"]
+    said = c if isinstance(c, str) else " ".join(b.get("text", "") for b in c if isinstance(b, dict))
+    return [text(f"echo: {said}"[:200])]
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Peer, Path]]:
+    home = tmp_path_factory.mktemp("sdkfuzz")
+    with ScriptedServer(echo, model=MODEL) as srv:
+        env = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="test", LOOPWRIGHT_HOME=str(home / "lw"),
+                      HOME=str(home))
+        peer = Peer([*loopwright_cmd(), "--output-format", "stream-json", "--verbose", "--input-format", "stream-json",
+                     "--model", MODEL], env, str(home), answer_requests)
+        try:
+            yield peer, home
+        finally:
+            if peer.p.poll() is None:
+                peer.p.kill()
+                peer.p.wait()
+
+
+def still_answers(peer: Peer) -> None:
+    rid = f"probe-{next(_ids)}"
+    peer.send(json.dumps({"type": "control_request", "request_id": rid, "request": {"subtype": "mcp_status"}}).encode())
+    got = peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"].get("request_id") == rid)
+    assert got["response"]["subtype"] == "success"
+    assert peer.p.poll() is None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(bad=st.lists(lines(TEMPLATES), min_size=1, max_size=3))
+def test_bad_lines_never_end_the_session(cli: tuple[Peer, Path], bad: list[bytes]) -> None:
+    peer, _ = cli
+    for line in bad:
+        peer.send(line)
+    still_answers(peer)
+
+
+def test_the_findings_lines_are_answered(cli: tuple[Peer, Path]) -> None:
+    """Issue 40's own lines: a message of 7, content 5, 100,000 nested arrays; each a one-line
+    error (a prompt's error result), and the next prompt runs."""
+    peer, _ = cli
+    for line in (b'{"type": "user", "message": 7}', b'{"type": "user", "message": {"role": "user", "content": 5}}'):
+        peer.send(line)
+        r = peer.wait_for(lambda m: m.get("type") == "result")
+        assert r["is_error"] and "does not match the protocol" in r["result"]
+    peer.send(b"[" * 100_000 + b"]" * 100_000)
+    still_answers(peer)
+    rid = f"bad-{next(_ids)}"
+    peer.send(json.dumps({"type": "control_request", "request_id": rid, "request": 7}).encode())
+    err = peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"].get("request_id") == rid)
+    assert err["response"]["subtype"] == "error" and "request" in err["response"]["error"]
+
+
+def test_a_line_over_the_limit_is_skipped_to_its_end(cli: tuple[Peer, Path]) -> None:
+    peer, _ = cli
+    rid = f"big-{next(_ids)}"
+    big = json.dumps({"type": "control_request", "request_id": rid, "request": {"subtype": "mcp_status",
+                                                                                   "pad": "x" * (65 << 20)}})
+    peer.send(big.encode())
+    err = peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"].get("request_id") == rid)
+    assert err["response"]["subtype"] == "error" and "over the limit" in err["response"]["error"]
+    still_answers(peer)
+
+
+def test_zz_after_all_of_it_a_prompt_runs_and_the_sessions_resume(cli: tuple[Peer, Path]) -> None:
+    """(Named to run last in this module: it closes the process the others shared.)"""
+    peer, home = cli
+    peer.send(json.dumps({**USER, "message": {"role": "user", "content": "still there?"}}).encode())
+    r = peer.wait_for(lambda m: m.get("type") == "result" and m.get("result") == "echo: still there?", timeout=60)
+    assert r["subtype"] == "success"
+    assert peer.close() == 0  # stdin's end ends it, after a successful last run
+    transcripts = list((home / "lw" / "projects").rglob("*.jsonl"))
+    assert transcripts
+    for t in transcripts:
+        loaded = load_transcript(t)
+        if loaded.history:
+            check_resumable(loaded.history)
