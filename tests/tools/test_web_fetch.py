@@ -7,6 +7,7 @@ nothing is ever sent beyond loopback (the guard refuses before connecting)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import ipaddress
 import json
@@ -44,6 +45,9 @@ from loopwright.tools.web.fetcher import (
 from loopwright.tools.web.guard import AddressPolicy, AddressRefused
 from tests.helpers import TESTS, interrupted, result_text, text, use
 
+# HTML and PDF pages are converted in a worker process (tools/web/worker.py): these tests start it
+pytestmark = pytest.mark.e2e
+
 LOOPBACK = {"webFetch": {"allowPrivateNetwork": ["127.0.0.1"]}}
 
 PAGE = b"""<!doctype html>
@@ -68,6 +72,27 @@ def _pdf() -> bytes:
         pdf.set_font("Helvetica", size=14)
         pdf.cell(text=line)
     return bytes(pdf.output())
+
+
+def bomb_pdf(inflated: int = 60 << 20) -> bytes:
+    """~90 KB: one page whose content stream inflates to `inflated` bytes of empty text objects
+    (pypdf spends seconds of CPU and hundreds of MB on it)."""
+    stream = zlib.compress(b"BT ET " * (inflated // 6), 9)
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> >> >>",
+            b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, o in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + o + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    return bytes(out)
 
 
 class _Site(BaseHTTPRequestHandler):
@@ -109,6 +134,8 @@ class _Site(BaseHTTPRequestHandler):
             self._send(200, "plain notes: caf\u00e9\n".encode("latin-1"), "text/plain; charset=iso-8859-1")
         elif path == "/report.pdf":
             self._send(200, self.pdf, "application/pdf")
+        elif path == "/bomb.pdf":
+            self._send(200, bomb_pdf(), "application/pdf")
         elif path == "/long.txt":  # 250,000 characters: "0000000 0000008 ..." (8 per number)
             self._send(200, "".join(f"{i:07d} " for i in range(0, 250_000, 8)).encode(), "text/plain")
         elif path == "/blob":
@@ -322,6 +349,48 @@ def test_slow_body_meets_the_time_cap(site: str) -> None:
     t0 = time.monotonic()
     e = err(site + "/slow", {"webFetch": {**LOOPBACK["webFetch"], "timeout": 1}})
     assert "longer than 1 s" in e and time.monotonic() - t0 < 4
+
+
+def _children() -> dict[int, float]:
+    """This process's child processes: pid -> CPU seconds used so far (from /proc)."""
+    out: dict[int, float] = {}
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            with contextlib.suppress(OSError, IndexError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                out[int(pid)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def _rss_mb() -> float:
+    line = next(x for x in Path("/proc/self/status").read_text().splitlines() if x.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc (Linux)")
+def test_a_conversion_given_up_stops_its_work(site: str) -> None:
+    """Issue 40, item 10: a PDF whose conversion outlasts the time limit is given up, and its work
+    stops with it: no process left converting, no CPU burnt afterwards, no memory held."""
+    import resource
+
+    before_children = set(_children())
+    threads = threading.active_count()
+    rss = _rss_mb()
+    t0 = time.monotonic()
+    e = err(site + "/bomb.pdf", {"webFetch": {**LOOPBACK["webFetch"], "timeout": 1}})
+    assert "took longer than 1 s and was given up" in e and time.monotonic() - t0 < 5
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    kids0 = _children()
+    time.sleep(1.0)
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    kids1 = _children()
+    burnt = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
+    assert burnt < 0.3, f"{burnt:.2f} s of CPU in the second after the give-up"
+    assert set(kids1) <= before_children, f"a conversion process is still alive: {set(kids1) - before_children}"
+    assert all(kids1[p] - kids0.get(p, 0.0) < 0.3 for p in kids1), "a child is still converting"
+    assert threading.active_count() <= threads + 1  # (at most one new idle thread of the tool runner)
+    assert _rss_mb() - rss < 100, f"{_rss_mb() - rss:.0f} MB more held after the give-up"
+    assert "revenue grew 12 percent" in ok(site + "/report.pdf")  # and the next PDF is read
 
 
 def test_huge_headers_fail_cleanly(site: str) -> None:

@@ -67,11 +67,20 @@ def pdf_text(body: bytes) -> str:
     return "\n\n".join(f"--- page {n} ---\n{page_text(reader, n)}" for n in range(1, len(reader.pages) + 1))
 
 
-def to_text(body: bytes, content_type: str) -> tuple[str, str]:
-    """(text, what it was: "markdown" | "json" | "text" | "pdf"); NotText for anything else."""
+def kind_of(body: bytes, content_type: str) -> str:
+    """The body's media type: as declared, else sniffed (HTML, PDF) when the server did not say."""
     kind = media_type(content_type)
     if kind in ("", "application/octet-stream", "binary/octet-stream"):
         kind = _sniff(body) or kind
+    return kind
+
+
+SLOW_KINDS = ("text/html", "application/xhtml+xml", "application/pdf")  # converters a page can make slow
+
+
+def to_text(body: bytes, content_type: str) -> tuple[str, str]:
+    """(text, what it was: "markdown" | "json" | "text" | "pdf"); NotText for anything else."""
+    kind = kind_of(body, content_type)
     if kind in ("text/html", "application/xhtml+xml"):
         return html_to_markdown(_decode(body, content_type, html=True)), "markdown"
     if kind == "application/pdf":
@@ -80,7 +89,7 @@ def to_text(body: bytes, content_type: str) -> tuple[str, str]:
         text = _decode(body, content_type)
         try:
             return json.dumps(json.loads(text), indent=2, ensure_ascii=False), "json"
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes: as text
             return text, "text"
     if kind.startswith("text/") or kind.endswith("+xml") or kind in _TEXT_TYPES:
         return _decode(body, content_type), "text"

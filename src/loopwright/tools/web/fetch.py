@@ -85,7 +85,7 @@ def _redirect_text(r: Redirect, prompt: str) -> str:
 
 
 async def _fetch(url: str, cfg: Any) -> Fetched | Redirect:
-    from .convert import NotText, to_text
+    from .convert import SLOW_KINDS, NotText, kind_of, to_text
     from .fetcher import FetchError, Page, Redirect, fetch
     from .guard import AddressRefused
 
@@ -101,8 +101,19 @@ async def _fetch(url: str, cfg: Any) -> Fetched | Redirect:
         raise ToolError(f"WebFetch: {page.url} answered HTTP {page.status} {page.reason}".rstrip()
                         + (f": {excerpt}" if excerpt else ""))
     try:
-        async with asyncio.timeout(cfg.limits.timeout):  # a PDF or page built to be slow to convert
-            text, kind = await run_in_worker(to_text, page.body, page.content_type)
+        if kind_of(page.body, page.content_type) in SLOW_KINDS:  # a PDF or page built to be slow to convert:
+            from .worker import (  # in a process killed when the time is up
+                ConversionFailed,
+                to_text_bounded,
+            )
+
+            try:
+                text, kind = await to_text_bounded(page.body, page.content_type, cfg.limits.timeout)
+            except ConversionFailed as e:
+                raise ToolError(f"WebFetch: converting {page.url} ({page.content_type}) failed: {e}") from None
+        else:
+            async with asyncio.timeout(cfg.limits.timeout):
+                text, kind = await run_in_worker(to_text, page.body, page.content_type)
     except NotText as e:
         raise ToolError(f"WebFetch: {page.url}: {e}") from None
     except TimeoutError:
