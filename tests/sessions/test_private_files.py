@@ -116,7 +116,9 @@ def test_a_sessions_page_and_batch_results_are_private(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(json.dumps({"id": "a", "prompt": "hi"}) + "\n")
     results = tmp_path / "out" / "results.jsonl"
-    b = with_umask(0o022, [*loopwright_cmd(), "batch", str(tasks), "-o", str(results), "--model", model],
-                   work, home)
+    b = with_umask(0o022, [*loopwright_cmd(), "batch", str(tasks), "-o", str(results), "--model", model,
+                           "--isolate", "copy"], work, home)
     assert b.returncode == 0, b.stderr
     assert mode(results) == 0o600 and mode(results.parent) == 0o700
+    copies = results.with_suffix(".work") / "workspaces"
+    assert any(copies.iterdir()) and mode(copies) == 0o700  # the project's copies: the user's only

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..home import private_dir, write_private
 from .tasks import RunSpec
 
 # --- isolation ---
@@ -37,11 +38,13 @@ class Workspace:
         elif mode == "copy":
             shutil.rmtree(self.target, ignore_errors=True)
             source = self.source.resolve()
+            private_dir(self.target.parent)  # the copies hold the project's files: the user's only
             shutil.copytree(source, self.target, symlinks=True, ignore=_leaving_out(self._batchs_own()))
             self.path = self.target
         elif mode == "worktree":
             shutil.rmtree(self.target, ignore_errors=True)
             _git(self.source, "worktree", "prune")  # a batch killed mid-task left its registration
+            private_dir(self.target.parent)
             r = _git(self.source, "worktree", "add", "--detach", str(self.target), "HEAD")
             if r.returncode != 0:
                 raise RuntimeError(f"git worktree add failed in {self.source}: {r.stderr.strip()}")
@@ -70,8 +73,7 @@ class Workspace:
             out["diff_stat"] = _git(self.path, "diff", "--stat").stdout.rstrip()
             if self.spec.isolate == "worktree":
                 patch = (self.spec.workdir or Path.cwd()) / "patches" / f"{_safe(self.spec.task.id)}.patch"
-                patch.parent.mkdir(parents=True, exist_ok=True)
-                patch.write_text(_git(self.path, "diff", "--binary").stdout)
+                write_private(patch, _git(self.path, "diff", "--binary").stdout)
                 out["patch"] = str(patch)
         return out
 

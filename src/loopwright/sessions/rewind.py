@@ -12,6 +12,7 @@ commands that ran in the rewound span.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -142,6 +143,9 @@ def rewind_files(session_id: str, user_message_uuid: str, sessions_dir: str | Pa
             if not target.exists() or target.read_bytes() != data:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 before = target.stat() if target.exists() else None
+                if before is None:  # made 0600 first: the content may be a secret until its mode is set below
+                    with contextlib.suppress(FileExistsError):
+                        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
                 target.write_bytes(data)
                 if before is not None:  # the restored code, not the bytecode of the agent's version
                     move_mtime_on(target, before)
