@@ -118,3 +118,38 @@ def test_in_the_os_sandbox_too(tmp_path: Path) -> None:
     assert not err and out.splitlines() == ["Found 5 files", *(t for t in TRACKED if t != "conf/x.cfg")]
     out, err = call_tool(make_glob_tool(), c, {"pattern": "**/*.py"})
     assert not err and "backdoor.py" in out.splitlines()
+
+
+@needs_git
+@pytest.mark.parametrize("change", ["new .ignore", "edited .gitignore", "newly tracked", "info/exclude"])
+def test_what_git_said_is_asked_again_when_it_may_have_changed(tmp_path: Path, change: str) -> None:
+    """git's answers are kept while the index and every ignore file git could read are unchanged:
+    a change to any of them (a new ignore file, an edited one, a file newly tracked) is seen."""
+    root = hostile_repo(tmp_path)
+    (root / "pkg" / "later.py").write_text("needle = 'later'\n")
+    subprocess.run([*GIT, "add", "pkg/later.py"], cwd=root, check=True)
+    (root / "pkg" / ".gitignore").write_text("*.log\n")
+    grep = make_grep_tool()
+    out, _ = call_tool(grep, ctx(root, "rg"), {"pattern": "needle", "path": "pkg"})
+    assert out.splitlines() == ["Found 2 files", "pkg/inner.py", "pkg/later.py"]
+    if change == "new .ignore":
+        (root / "pkg" / "sub").mkdir()
+        (root / "pkg" / "sub" / "deep.py").write_text("needle = 'deep'\n")
+        subprocess.run([*GIT, "add", "pkg/sub/deep.py"], cwd=root, check=True)
+        call_tool(grep, ctx(root, "rg"), {"pattern": "needle", "path": "pkg"})  # the index changed: asked
+        (root / "pkg" / "sub" / ".rgignore").write_text("deep.py\n")  # only an ignore file changes now
+        want = ["Found 3 files", "pkg/inner.py", "pkg/later.py", "pkg/sub/deep.py"]
+    elif change == "edited .gitignore":
+        with (root / ".gitignore").open("a") as f:
+            f.write("later.py\n")
+        want = ["Found 2 files", "pkg/inner.py", "pkg/later.py"]
+    elif change == "newly tracked":
+        (root / "pkg" / "new.log").write_text("needle = 'forced'\n")  # only the index changes
+        subprocess.run([*GIT, "add", "-f", "pkg/new.log"], cwd=root, check=True)
+        want = ["Found 3 files", "pkg/inner.py", "pkg/later.py", "pkg/new.log"]
+    else:
+        (root / ".git" / "info").mkdir(exist_ok=True)
+        (root / ".git" / "info" / "exclude").write_text("later.py\n")
+        want = ["Found 2 files", "pkg/inner.py", "pkg/later.py"]
+    out, _ = call_tool(grep, ctx(root, "rg"), {"pattern": "needle", "path": "pkg"})
+    assert out.splitlines() == want
