@@ -80,7 +80,10 @@ def open_private(path: Path, flags: int = os.O_WRONLY | os.O_APPEND) -> int:
 
 def write_private(path: Path, data: str | bytes, own_from: Path | None = None) -> Path:
     """Write `path` whole, 0600, through a temporary file renamed over it (a reader never sees half a
-    file); its directory is made private (see private_dir) when missing."""
+    file); its directory is made private (see private_dir) when missing, and when it is in the
+    loopwright home, the home's directories down to it are tightened too."""
+    if own_from is None and path.parent.is_relative_to(loopwright_home()):
+        own_from = loopwright_home()
     if own_from is not None or not path.parent.is_dir():
         private_dir(path.parent, own_from)
     raw = data.encode("utf-8") if isinstance(data, str) else data

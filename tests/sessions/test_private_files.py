@@ -93,6 +93,8 @@ def test_trust_store_and_saved_rules_are_private(tmp_path: Path) -> None:
     home = tmp_path / "u" / ".loopwright"
     work = tmp_path / "work"
     work.mkdir()
+    home.mkdir(parents=True, mode=0o755)  # as an older loopwright left it: tightened when next written
+    home.chmod(0o755)
     r = with_umask(0o022, [sys.executable, "-c", LIBRARY_WRITES, str(work)], work, home)
     assert r.returncode == 0, r.stderr
     saved = Path(r.stdout.strip())
