@@ -330,6 +330,9 @@ def _stream_error(data: dict[str, Any]) -> Failure:
     return Failure(f"{typ or 'error'} (in stream): {msg or data}", status, retryable)
 
 
+_TEXT_DELTAS = {"text_delta": "text", "thinking_delta": "thinking", "signature_delta": "signature"}
+
+
 class _Accumulator:
     """Builds one message from raw stream events; raises AttemptFailed on a broken stream."""
 
@@ -350,55 +353,63 @@ class _Accumulator:
     def feed(self, kind: Any, data: dict[str, Any]) -> bool:
         """Apply one event; True when the message is complete (message_stop)."""
         if kind == "message_start":
-            msg = data.get("message")
-            if not isinstance(msg, dict):
-                raise AttemptFailed(Failure("message_start without a message"))
-            self.message = msg
-            self.usage = dict(msg.get("usage") or {})
-            for i, b in enumerate(msg.get("content") or []):  # normally empty
-                self.blocks[i] = dict(b)
+            self._start(data)
             return False
         if self.message is None:
             if kind == "ping":
                 return False
             raise AttemptFailed(Failure(f"{kind} event before message_start"))
         if kind == "content_block_start":
-            idx, block = data.get("index"), data.get("content_block")
-            if not isinstance(idx, int) or not isinstance(block, dict):
-                raise AttemptFailed(Failure("malformed content_block_start"))
-            self.blocks[idx] = dict(block)
-            if block.get("type") == "tool_use" or "input" in block:
-                self.json_parts[idx] = []
+            self._block_start(data)
         elif kind == "content_block_delta":
-            block = self._block(data)
-            delta = data.get("delta") or {}
-            dt = delta.get("type")
-            if dt == "text_delta":
-                block["text"] = block.get("text", "") + delta.get("text", "")
-            elif dt == "input_json_delta":
-                self.json_parts.setdefault(data["index"], []).append(delta.get("partial_json", ""))
-            elif dt == "thinking_delta":
-                block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
-            elif dt == "signature_delta":
-                block["signature"] = block.get("signature", "") + delta.get("signature", "")
-            elif dt == "citations_delta":
-                block.setdefault("citations", []).append(delta.get("citation"))
-            # other delta types: tolerated (nothing to accumulate that we know of)
+            self._delta(self._block(data), data)
         elif kind == "content_block_stop":
             self._block(data)
         elif kind == "message_delta":
-            delta = data.get("delta") or {}
-            if delta.get("stop_reason") is not None:
-                self.stop_reason = delta["stop_reason"]
-            if "stop_sequence" in delta:
-                self.stop_sequence = delta.get("stop_sequence")
-            for k, v in (data.get("usage") or {}).items():
-                if v is not None:
-                    self.usage[k] = v
+            self._message_delta(data)
         elif kind == "message_stop":
             return True
         # ping and unknown event types: tolerated
         return False
+
+    def _start(self, data: dict[str, Any]) -> None:
+        msg = data.get("message")
+        if not isinstance(msg, dict):
+            raise AttemptFailed(Failure("message_start without a message"))
+        self.message = msg
+        self.usage = dict(msg.get("usage") or {})
+        for i, b in enumerate(msg.get("content") or []):  # normally empty
+            self.blocks[i] = dict(b)
+
+    def _block_start(self, data: dict[str, Any]) -> None:
+        idx, block = data.get("index"), data.get("content_block")
+        if not isinstance(idx, int) or not isinstance(block, dict):
+            raise AttemptFailed(Failure("malformed content_block_start"))
+        self.blocks[idx] = dict(block)
+        if block.get("type") == "tool_use" or "input" in block:
+            self.json_parts[idx] = []
+
+    def _delta(self, block: dict[str, Any], data: dict[str, Any]) -> None:
+        delta = data.get("delta") or {}
+        dt = delta.get("type")
+        if dt == "input_json_delta":
+            self.json_parts.setdefault(data["index"], []).append(delta.get("partial_json", ""))
+        elif dt == "citations_delta":
+            block.setdefault("citations", []).append(delta.get("citation"))
+        elif dt in _TEXT_DELTAS:  # text, thinking, signature: appended to the block's field of that name
+            key = _TEXT_DELTAS[dt]
+            block[key] = block.get(key, "") + delta.get(key, "")
+        # other delta types: tolerated (nothing to accumulate that we know of)
+
+    def _message_delta(self, data: dict[str, Any]) -> None:
+        delta = data.get("delta") or {}
+        if delta.get("stop_reason") is not None:
+            self.stop_reason = delta["stop_reason"]
+        if "stop_sequence" in delta:
+            self.stop_sequence = delta.get("stop_sequence")
+        for k, v in (data.get("usage") or {}).items():
+            if v is not None:
+                self.usage[k] = v
 
     def response(self, model: str) -> ModelResponse:
         if self.stop_reason is None:

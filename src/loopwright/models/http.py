@@ -443,36 +443,36 @@ def _env_proxy(url: str, environ: Mapping[str, str] | None = None) -> str | None
     if not proxy:
         return None
     host, port = (target.hostname or "").lower(), target.port or {"http": 80, "https": 443}.get(target.scheme)
-    for entry in (e.strip().lower() for e in env.get("no_proxy", "").split(",")):
-        if entry == "*":
-            return None
-        if not entry:
-            continue
-        scheme, sep, entry = entry.rpartition("://")
-        if sep and scheme != target.scheme:
-            continue
-        name, want_port = entry, None
-        if entry.startswith("["):  # [::1] or [::1]:8080
-            name, _, rest = entry[1:].partition("]")
-            want_port = rest[1:] or None
-        elif entry.count(":") == 1:
-            name, want_port = entry.split(":")
-        if want_port is not None and want_port != str(port):
-            continue
-        import ipaddress  # (only with a NO_PROXY: start-up)
-
-        try:
-            if ipaddress.ip_address(host) in ipaddress.ip_network(name, strict=False):
-                return None
-            continue
-        except ValueError:  # a host name, or an entry that is not an address
-            pass
-        if name.startswith("."):
-            if host.endswith(name):
-                return None
-        elif host == name or host.endswith("." + name):
-            return None
+    entries = (e.strip().lower() for e in env.get("no_proxy", "").split(","))
+    if any(_bypasses(entry, target.scheme, host, port) for entry in entries if entry):
+        return None
     return proxy if "://" in proxy else f"http://{proxy}"
+
+
+def _bypasses(entry: str, scheme: str, host: str, port: int | None) -> bool:
+    """Does this `no_proxy` entry (see _env_proxy) name the host?"""
+    if entry == "*":
+        return True
+    entry_scheme, sep, entry = entry.rpartition("://")
+    if sep and entry_scheme != scheme:
+        return False
+    name, want_port = entry, None
+    if entry.startswith("["):  # [::1] or [::1]:8080
+        name, _, rest = entry[1:].partition("]")
+        want_port = rest[1:] or None
+    elif entry.count(":") == 1:
+        name, want_port = entry.split(":")
+    if want_port is not None and want_port != str(port):
+        return False
+    import ipaddress  # (only with a NO_PROXY: start-up)
+
+    try:
+        return ipaddress.ip_address(host) in ipaddress.ip_network(name, strict=False)
+    except ValueError:  # a host name, or an entry that is not an address
+        pass
+    if name.startswith("."):
+        return host.endswith(name)
+    return host == name or host.endswith("." + name)
 
 
 def _cause(e: BaseException, kind: type[BaseException]) -> BaseException | None:
