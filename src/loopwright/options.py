@@ -201,6 +201,18 @@ class AgentOptions:
     file_mentions: bool = False
 
     def __post_init__(self) -> None:
+        self._check_limits()
+        self._check_model()
+        self._check_fallbacks()
+        self._check_tools()
+        from .prompts import check_system_prompt
+
+        check_system_prompt(self.system_prompt)
+        self._check_environment()
+        self._check_rules_hooks_agents()
+        self._check_paths()
+
+    def _check_limits(self) -> None:
         if self.max_turns is not None and (not isinstance(self.max_turns, int) or isinstance(self.max_turns, bool)
                                            or self.max_turns < 0):
             raise ValueError(f"max_turns must be a non-negative integer or None, got {self.max_turns!r}")
@@ -214,6 +226,8 @@ class AgentOptions:
                                             or self.max_tokens <= 0):
             raise ValueError(f"max_tokens must be a positive integer (the output limit of each call) or None, "
                              f"got {self.max_tokens!r}")
+
+    def _check_model(self) -> None:
         if self.model is not None and not isinstance(self.model, (str, Model)):
             raise TypeError(f"model must be a model string such as 'claude-sonnet-5-5' or 'openai:gpt-4o', or a "
                             f"Model instance, not {type(self.model).__name__} {self.model!r}")
@@ -225,16 +239,15 @@ class AgentOptions:
 
         check_effort(self.effort)
         check_thinking(self.thinking)
-        self._check_fallbacks()
-        self._check_tools()
-        from .prompts import check_system_prompt
 
-        check_system_prompt(self.system_prompt)
+    def _check_environment(self) -> None:
         if not isinstance(self.env, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
                                                         for k, v in self.env.items()):
             raise TypeError("env must be a dict of strings {NAME: value}")
         if self.stderr is not None and not callable(self.stderr):
             raise TypeError(f"stderr must be a function of one line (str), not {type(self.stderr).__name__}")
+
+    def _check_rules_hooks_agents(self) -> None:
         for name in ("allowed_tools", "disallowed_tools"):
             _check_rules(name, getattr(self, name))
         if self.permission_mode is not None and self.permission_mode not in PERMISSION_MODES:
@@ -248,6 +261,8 @@ class AgentOptions:
         if not isinstance(self.agents, Mapping):
             raise TypeError(f"agents must be a dict {{name: AgentDefinition}}, not {type(self.agents).__name__}")
         agent_definitions(self.agents)  # raises on a bad definition
+
+    def _check_paths(self) -> None:
         if self.cwd is not None and not isinstance(self.cwd, (str, Path)):
             raise TypeError(f"cwd must be a str or Path, not {type(self.cwd).__name__}")
         if isinstance(self.setting_sources, str):

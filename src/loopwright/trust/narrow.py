@@ -4,7 +4,7 @@ with its line for the user) and the filters that keep only what narrows."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -76,21 +76,61 @@ def narrow_settings(data: Any, where: str) -> tuple[Any, list[Ignored]]:
 
     perms = data.get("permissions")
     if isinstance(perms, dict):
-        kept: dict[str, Any] = {k: perms[k] for k in ("ask", "deny") if k in perms}
-        for rule in _list(perms.get("allow")):
-            drop("grant", f"permissions.allow {rule}")
-        mode = perms.get("defaultMode")
-        if mode is not None:
-            if mode in NARROW_MODES:
-                kept["defaultMode"] = mode
-            else:
-                drop("grant", f"permissions.defaultMode {mode}")
-        dirs = perms.get("additionalDirectories")
-        for d in _list(dirs):
-            drop("grant", f"permissions.additionalDirectories {d}")
-        out["permissions"] = kept
+        out["permissions"] = _narrow_permissions(perms, drop)
     elif perms is not None:
         out["permissions"] = perms
+    _drop_commands_and_grants(data, drop)
+    for key in ("disabledMcpjsonServers",  # (turning a server off narrows)
+                "outputStyle",  # a style is text for the model, as the project's memory files are
+                "smallFastModel"):  # tools/web/config.py: only a model of the run's own provider
+        if key in data:
+            out[key] = data[key]
+    plugins = data.get("enabledPlugins")
+    if isinstance(plugins, dict):  # turning a plugin off narrows; turning one on runs its code
+        out["enabledPlugins"] = {k: v for k, v in plugins.items() if v is not True}
+        for k, v in plugins.items():
+            if v is True:
+                drop("command", f"enabledPlugins {k}")
+    _narrow_web(data, out, drop)
+    if "sandbox" in data:
+        sb, sb_ign = _narrow_sandbox(data["sandbox"], where)
+        ign += sb_ign
+        if sb is not None:
+            out["sandbox"] = sb
+    return out, ign
+
+
+def _narrow_web(data: dict[str, Any], out: dict[str, Any], drop: Callable[[IgnoredKind, str], None]) -> None:
+    """webFetch / webSearch: the caps may only be lowered (tools/web/config.py); where they send, not before trust."""
+    for key, widening in (("webFetch", ("allowPrivateNetwork",)), ("webSearch", ("url", "backend"))):
+        web = data.get(key)
+        if isinstance(web, dict):
+            out[key] = {k: v for k, v in web.items() if k not in widening}
+            for k in widening:
+                if k in web:
+                    drop("grant" if k == "allowPrivateNetwork" else "environment", f"{key}.{k} {json.dumps(web[k])}")
+        elif web is not None:
+            out[key] = web
+
+
+def _narrow_permissions(perms: dict[str, Any], drop: Callable[[IgnoredKind, str], None]) -> dict[str, Any]:
+    """`permissions` as an untrusted workspace may have it: its ask and deny rules, a narrowing mode."""
+    kept: dict[str, Any] = {k: perms[k] for k in ("ask", "deny") if k in perms}
+    for rule in _list(perms.get("allow")):
+        drop("grant", f"permissions.allow {rule}")
+    mode = perms.get("defaultMode")
+    if mode is not None:
+        if mode in NARROW_MODES:
+            kept["defaultMode"] = mode
+        else:
+            drop("grant", f"permissions.defaultMode {mode}")
+    for d in _list(perms.get("additionalDirectories")):
+        drop("grant", f"permissions.additionalDirectories {d}")
+    return kept
+
+
+def _drop_commands_and_grants(data: dict[str, Any], drop: Callable[[IgnoredKind, str], None]) -> None:
+    """What would run a command, change the environment or grant a server: all named, none kept."""
     hooks = data.get("hooks")
     if isinstance(hooks, dict):
         for event, entries in hooks.items():
@@ -106,39 +146,11 @@ def narrow_settings(data: Any, where: str) -> tuple[Any, list[Ignored]]:
             drop("command", f"mcpServers.{name}")
     if data.get("enableAllProjectMcpServers") is True:
         drop("grant", "enableAllProjectMcpServers")
-    enabled = data.get("enabledMcpjsonServers")
-    for name in _list(enabled):
+    for name in _list(data.get("enabledMcpjsonServers")):
         drop("grant", f"enabledMcpjsonServers {name}")
-    if "disabledMcpjsonServers" in data:
-        out["disabledMcpjsonServers"] = data["disabledMcpjsonServers"]
     for key in ("apiKeyHelper", "statusLine", "awsAuthRefresh", "awsCredentialExport", "otelHeadersHelper"):
         if key in data:  # command-valued settings loopwright never runs; named so nobody wonders
             drop("command", key)
-    plugins = data.get("enabledPlugins")
-    if isinstance(plugins, dict):  # turning a plugin off narrows; turning one on runs its code
-        out["enabledPlugins"] = {k: v for k, v in plugins.items() if v is not True}
-        for k, v in plugins.items():
-            if v is True:
-                drop("command", f"enabledPlugins {k}")
-    if "outputStyle" in data:  # a style is text for the model, as the project's memory files are
-        out["outputStyle"] = data["outputStyle"]
-    if "smallFastModel" in data:  # tools/web/config.py: only a model of the run's own provider
-        out["smallFastModel"] = data["smallFastModel"]
-    for key, widening in (("webFetch", ("allowPrivateNetwork",)), ("webSearch", ("url", "backend"))):
-        web = data.get(key)
-        if isinstance(web, dict):  # the caps may only be lowered (tools/web/config.py); where it sends: not before trust
-            out[key] = {k: v for k, v in web.items() if k not in widening}
-            for k in widening:
-                if k in web:
-                    drop("grant" if k == "allowPrivateNetwork" else "environment", f"{key}.{k} {json.dumps(web[k])}")
-        elif web is not None:
-            out[key] = web
-    if "sandbox" in data:
-        sb, sb_ign = _narrow_sandbox(data["sandbox"], where)
-        ign += sb_ign
-        if sb is not None:
-            out["sandbox"] = sb
-    return out, ign
 
 
 def _list(v: Any) -> list[Any]:
