@@ -366,41 +366,9 @@ def _read_loopwright(view: SessionView, lines: list[tuple[int, dict[str, Any]]])
                 extra = {k: v for k, v in ln.items() if k not in ("message",)}
                 b.user_blocks(_content(message), prompt=bool(ln.get("isPrompt")), extra=extra)
             elif kind == "system":
-                sub = str(ln.get("subtype", ""))
-                data = _dict(ln.get("data"))
-                if sub == "compact_boundary":
-                    b.compacted = True
-                    if isinstance(data.get("context_window"), int):
-                        view.window = data["context_window"]
-                    view.events.append(Event("compact", title="compaction", text=_compact_text(data)))
-                elif sub == "init":
-                    if isinstance(data.get("context_window"), int):
-                        view.window = data["context_window"]
-                    view.events.append(Event("system", title="init", text=_kv(data, ("model", "cwd", "permission_mode",
-                                                                                       "max_turns", "max_budget_usd"))))
-                elif sub == "fork":
-                    view.events.append(Event("fork", title="forked", text=f"from session {ln.get('forkedFrom')}"))
-                elif sub.startswith("hook") or "hook" in sub:
-                    view.events.append(Event("hook", title=sub, text=json.dumps(data, ensure_ascii=False)))
-                else:
-                    view.events.append(Event("system", title=sub, text=json.dumps(data, ensure_ascii=False)))
+                _system_line(view, b, ln)
             elif kind == "result":
-                r = _dict(ln.get("result"))
-                if isinstance(r.get("subtype"), str):  # one per run; a resumed session has several
-                    view.subtype = r["subtype"] if view.subtype is None else f"{view.subtype} → {r['subtype']}"
-                if isinstance(r.get("num_turns"), int):
-                    view.num_turns = (view.num_turns or 0) + r["num_turns"]
-                if isinstance(r.get("total_cost_usd"), int | float):  # includes compaction and subagents
-                    view.total_cost_usd = (view.total_cost_usd or 0.0) + float(r["total_cost_usd"])
-                    b.unsettled = 0.0
-                if isinstance(r.get("duration_ms"), int | float):
-                    view.duration_ms = (view.duration_ms or 0.0) + float(r["duration_ms"])
-                for d in r.get("permission_denials") or []:  # the loop's own record of its refusals
-                    ev = b.results.get(str(d.get("tool_use_id"))) if isinstance(d, dict) else None
-                    if ev is not None and "denied" not in ev.flags:
-                        ev.flags.append("denied")
-                view.events.append(Event("result", title=str(r.get("subtype")), is_error=bool(r.get("is_error")),
-                                         text=str(r.get("result") or "")))
+                _result_line(view, b, _dict(ln.get("result")))
             elif kind == "rewind":
                 view.events.append(Event("rewind", title="rewind", text=f"rewound to {ln.get('toUuid')}"))
             else:
@@ -410,6 +378,42 @@ def _read_loopwright(view: SessionView, lines: list[tuple[int, dict[str, Any]]])
         except (TypeError, ValueError, KeyError, AttributeError, OverflowError, IndexError) as e:
             _bad_line(view, lineno, ln, e)
     b.finish()
+
+
+def _system_line(view: SessionView, b: _Builder, ln: dict[str, Any]) -> None:
+    sub = str(ln.get("subtype", ""))
+    data = _dict(ln.get("data"))
+    if sub in ("compact_boundary", "init") and isinstance(data.get("context_window"), int):
+        view.window = data["context_window"]
+    if sub == "compact_boundary":
+        b.compacted = True
+        view.events.append(Event("compact", title="compaction", text=_compact_text(data)))
+    elif sub == "init":
+        view.events.append(Event("system", title="init", text=_kv(data, ("model", "cwd", "permission_mode",
+                                                                           "max_turns", "max_budget_usd"))))
+    elif sub == "fork":
+        view.events.append(Event("fork", title="forked", text=f"from session {ln.get('forkedFrom')}"))
+    else:
+        kind = "hook" if "hook" in sub else "system"
+        view.events.append(Event(kind, title=sub, text=json.dumps(data, ensure_ascii=False)))
+
+
+def _result_line(view: SessionView, b: _Builder, r: dict[str, Any]) -> None:
+    if isinstance(r.get("subtype"), str):  # one per run; a resumed session has several
+        view.subtype = r["subtype"] if view.subtype is None else f"{view.subtype} → {r['subtype']}"
+    if isinstance(r.get("num_turns"), int):
+        view.num_turns = (view.num_turns or 0) + r["num_turns"]
+    if isinstance(r.get("total_cost_usd"), int | float):  # includes compaction and subagents
+        view.total_cost_usd = (view.total_cost_usd or 0.0) + float(r["total_cost_usd"])
+        b.unsettled = 0.0
+    if isinstance(r.get("duration_ms"), int | float):
+        view.duration_ms = (view.duration_ms or 0.0) + float(r["duration_ms"])
+    for d in r.get("permission_denials") or []:  # the loop's own record of its refusals
+        ev = b.results.get(str(d.get("tool_use_id"))) if isinstance(d, dict) else None
+        if ev is not None and "denied" not in ev.flags:
+            ev.flags.append("denied")
+    view.events.append(Event("result", title=str(r.get("subtype")), is_error=bool(r.get("is_error")),
+                             text=str(r.get("result") or "")))
 
 
 def _compact_text(data: dict[str, Any]) -> str:
