@@ -316,6 +316,44 @@ def prepare(tasks: list[Task], base: AgentOptions, cfg: BatchConfig) -> tuple[li
     return specs, done
 
 
+class _Launcher:
+    """Starts a batch's tasks, at most `concurrency` at once and none once the batch's spend
+    reached its budget; each result (or skip) goes to `queue` as it comes."""
+
+    def __init__(self, ex: Executor, cfg: BatchConfig, spend: SharedSpend, progress: Progress | None) -> None:
+        self.ex, self.cfg, self.spend, self.progress = ex, cfg, spend, progress
+        self.queue: asyncio.Queue[BatchResult] = asyncio.Queue()
+        self.slots = asyncio.Semaphore(cfg.concurrency)
+        self.running: set[asyncio.Task[None]] = set()
+
+    async def launch(self, todo: list[RunSpec]) -> None:
+        for spec in todo:
+            await self.slots.acquire()
+            if self.spend.exhausted:  # no task starts at S >= B
+                self.slots.release()
+                await self.queue.put({"id": spec.task.id, "subtype": "skipped_budget", "is_error": True,
+                                      "num_turns": 0, "model_calls": 0, "total_cost_usd": 0.0,
+                                      "result": f"not started: the batch spent ${self.spend.spent_usd:.4f} of "
+                                                f"${self.cfg.max_budget_usd}", "task_sha256": spec.task.fingerprint})
+                continue
+            t = asyncio.create_task(self.one(spec))
+            self.running.add(t)
+            t.add_done_callback(self.running.discard)
+
+    async def one(self, spec: RunSpec) -> None:
+        try:
+            if self.progress is not None:
+                self.progress.started(spec.task.id)
+            r = await self.ex.run(spec)
+        except Exception as e:  # noqa: BLE001 - a task's failure is its result
+            r = result_line(spec.task.id, _error_result(f"{type(e).__name__}: {e}"), task_sha256=spec.task.fingerprint)
+        finally:
+            self.slots.release()
+        if r.get("subtype") == "error_max_budget_usd" and not r.get("model_calls"):
+            r["subtype"] = "skipped_budget"  # S reached B between its start and its first call
+        await self.queue.put(r)
+
+
 async def _batch(tasks: list[Task], base: AgentOptions, cfg: BatchConfig, ex: Executor,
                  progress: Progress | None = None) -> AsyncIterator[BatchResult]:
     try:
@@ -334,41 +372,12 @@ async def _batch(tasks: list[Task], base: AgentOptions, cfg: BatchConfig, ex: Ex
         progress.start(len(specs), earlier)
     if store is not None:
         store.open()
-    queue: asyncio.Queue[BatchResult] = asyncio.Queue()
-    slots = asyncio.Semaphore(cfg.concurrency)
-    running: set[asyncio.Task[None]] = set()
-
-    async def one(spec: RunSpec) -> None:
-        try:
-            if progress is not None:
-                progress.started(spec.task.id)
-            r = await ex.run(spec)
-        except Exception as e:  # noqa: BLE001 - a task's failure is its result
-            r = result_line(spec.task.id, _error_result(f"{type(e).__name__}: {e}"), task_sha256=spec.task.fingerprint)
-        finally:
-            slots.release()
-        if r.get("subtype") == "error_max_budget_usd" and not r.get("model_calls"):
-            r["subtype"] = "skipped_budget"  # S reached B between its start and its first call
-        await queue.put(r)
-
-    async def launch() -> None:
-        for spec in todo:
-            await slots.acquire()
-            if spend.exhausted:  # no task starts at S >= B
-                slots.release()
-                await queue.put({"id": spec.task.id, "subtype": "skipped_budget", "is_error": True,
-                                 "num_turns": 0, "model_calls": 0, "total_cost_usd": 0.0,
-                                 "result": f"not started: the batch spent ${spend.spent_usd:.4f} of "
-                                           f"${cfg.max_budget_usd}", "task_sha256": spec.task.fingerprint})
-                continue
-            t = asyncio.create_task(one(spec))
-            running.add(t)
-            t.add_done_callback(running.discard)
-
-    launcher = asyncio.create_task(launch())
+    starter = _Launcher(ex, cfg, spend, progress)
+    launcher = asyncio.create_task(starter.launch(todo))
+    running = starter.running
     try:
         for _ in range(len(todo)):
-            r = await queue.get()
+            r = await starter.queue.get()
             if store is not None:
                 store.append(r)
             if progress is not None:
