@@ -234,11 +234,9 @@ class Sandbox:
                 break
         return out
 
-    def wrap(self, argv: Sequence[str], cwd: Path, env: dict[str, str] | None, *,
-             bind_files: Iterable[str] = (), network: bool = True) -> Wrapped:
-        """The command line that runs `argv` in the sandbox, with its environment and the fds
-        to hand over (the seccomp program, the proxy's socket). `network=False`: a program
-        that needs none (Grep's rg) gets no bridge, so it starts as fast as it can."""
+    def _mounts(self, env: dict[str, str] | None, bind_files: Iterable[str]) -> list[str]:
+        """bwrap's namespaces and mounts: the root read-only, a private /tmp, the writable
+        directories, the protected paths read-only inside them, the hidden ones masked."""
         hide, ro = self._mask_lists()
         args = [self.bwrap, *_ns_flags(True),
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -269,6 +267,14 @@ class Sandbox:
         for p in hide:
             args += (["--tmpfs", str(p), "--remount-ro", str(p)] if p.is_dir()
                      else ["--ro-bind", "/dev/null", str(p)])
+        return args
+
+    def wrap(self, argv: Sequence[str], cwd: Path, env: dict[str, str] | None, *,
+             bind_files: Iterable[str] = (), network: bool = True) -> Wrapped:
+        """The command line that runs `argv` in the sandbox, with its environment and the fds
+        to hand over (the seccomp program, the proxy's socket). `network=False`: a program
+        that needs none (Grep's rg) gets no bridge, so it starts as fast as it can."""
+        args = self._mounts(env, bind_files)
         run_env = {k: v for k, v in (env if env is not None else os.environ).items()
                    if k not in NEVER_PASSED_ENV and k not in self.config.env_deny}
         run_env["TMPDIR"] = "/tmp"
