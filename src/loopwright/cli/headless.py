@@ -156,71 +156,99 @@ def transcript_failure(error: str, session_id: str) -> ResultMessage:
                          errors=[f"TranscriptWriteError: {error}"])
 
 
-async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> int:
-    renderer = None
-    if args.output_format == "text":
-        from .render import TraceRenderer
+class _Signals:
+    """SIGTERM (timeout(1), CI, docker stop) and SIGHUP (the terminal closed) cancel the run
+    like Ctrl-C does, so the commands tools started (in their own process groups) are killed
+    and the session is closed; the default action would end loopwright at once and leave them
+    running. `received`: the signal that cancelled it (0: none)."""
 
-        renderer = TraceRenderer(sys.stderr, verbose=args.verbose)
-    result: ResultMessage | None = None
-    session_id = ""
-    # SIGTERM (timeout(1), CI, docker stop) and SIGHUP (the terminal closed) cancel the run
-    # like Ctrl-C does, so the commands tools started (in their own process groups) are killed
-    # and the session is closed; the default action would end loopwright at once and leave
-    # them running.
-    terminated = 0
-    main_task = asyncio.current_task()
+    def __init__(self) -> None:
+        self.received = 0
+        self._task = asyncio.current_task()
 
-    def on_signal(signum: int) -> None:
-        nonlocal terminated
-        terminated = signum
-        if main_task is not None:
-            main_task.cancel()
+    def __enter__(self) -> _Signals:
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # no signals here
+                asyncio.get_running_loop().add_signal_handler(signum, self._cancel, signum)
+        return self
 
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # no signals here
-            asyncio.get_running_loop().add_signal_handler(signum, on_signal, signum)
-    try:
-        async for msg in query(prompt, options):
-            if not isinstance(msg, SystemMessage):  # the first request is out: start-up is over
-                resume_gc()
-            if isinstance(msg, SystemMessage) and msg.subtype == "init":
-                session_id = str(msg.data.get("session_id", ""))
-                for w in msg.data.get("warnings") or []:  # in every output format: about the user's own files
-                    print(f"loopwright: warning: {w}", file=sys.stderr)
-            if args.output_format == "stream-json":
-                sys.stdout.write(json.dumps(message_json(msg, session_id), ensure_ascii=False) + "\n")
-                sys.stdout.flush()
-            elif renderer is not None:
-                renderer.show(msg)
-            if isinstance(msg, ResultMessage):
-                result = msg
-    except TranscriptWriteError as e:  # the transcript's first line could not be written (disk full)
-        result = transcript_failure(str(e), session_id or e.session_id)
-    except ValueError as e:  # configuration problems found when the run starts (bad script file, ...)
-        if renderer is not None:
-            renderer.close()
-        print(f"loopwright: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except asyncio.CancelledError:
-        if not terminated:
-            raise
-        print(f"loopwright: terminated ({signal.Signals(terminated).name})", file=sys.stderr)
-        return 128 + terminated
-    finally:
+    def __exit__(self, *exc: object) -> None:
         for signum in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 asyncio.get_running_loop().remove_signal_handler(signum)
-        if renderer is not None:
-            renderer.close()
-    if result is None:  # query() always ends with a result; this guards a broken extension
-        print("loopwright: the run ended without a result", file=sys.stderr)
-        return EXIT_RUN_ERROR
-    if args.output_format == "json":
-        print(json.dumps(result.to_json(), ensure_ascii=False), flush=True)
-    elif args.output_format == "text":
-        if result.subtype == "success":
-            print(result.result or "", flush=True)
-        else:
-            print(f"loopwright: {result.subtype}: {result.result or ''}", file=sys.stderr)
-    return EXIT_OK if not result.is_error else EXIT_RUN_ERROR
+
+    def _cancel(self, signum: int) -> None:
+        self.received = signum
+        if self._task is not None:
+            self._task.cancel()
+
+
+class _Output:
+    """Shows a run's messages in the output format asked for, and keeps its session id and result."""
+
+    def __init__(self, output_format: str, verbose: bool) -> None:
+        self.format = output_format
+        self.renderer = None
+        if output_format == "text":
+            from .render import TraceRenderer
+
+            self.renderer = TraceRenderer(sys.stderr, verbose=verbose)
+        self.session_id = ""
+        self.result: ResultMessage | None = None
+
+    def show(self, msg: Message) -> None:
+        if not isinstance(msg, SystemMessage):  # the first request is out: start-up is over
+            resume_gc()
+        if isinstance(msg, SystemMessage) and msg.subtype == "init":
+            self.session_id = str(msg.data.get("session_id", ""))
+            for w in msg.data.get("warnings") or []:  # in every output format: about the user's own files
+                print(f"loopwright: warning: {w}", file=sys.stderr)
+        if self.format == "stream-json":
+            sys.stdout.write(json.dumps(message_json(msg, self.session_id), ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+        elif self.renderer is not None:
+            self.renderer.show(msg)
+        if isinstance(msg, ResultMessage):
+            self.result = msg
+
+    def close(self) -> None:
+        if self.renderer is not None:
+            self.renderer.close()
+
+    def finish(self) -> int:
+        """The result in the output format; the exit status."""
+        result = self.result
+        if result is None:  # query() always ends with a result; this guards a broken extension
+            print("loopwright: the run ended without a result", file=sys.stderr)
+            return EXIT_RUN_ERROR
+        if self.format == "json":
+            print(json.dumps(result.to_json(), ensure_ascii=False), flush=True)
+        elif self.format == "text":
+            if result.subtype == "success":
+                print(result.result or "", flush=True)
+            else:
+                print(f"loopwright: {result.subtype}: {result.result or ''}", file=sys.stderr)
+        return EXIT_OK if not result.is_error else EXIT_RUN_ERROR
+
+
+async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> int:
+    out = _Output(args.output_format, args.verbose)
+    signals = _Signals()
+    try:
+        with signals:
+            async for msg in query(prompt, options):
+                out.show(msg)
+    except TranscriptWriteError as e:  # the transcript's first line could not be written (disk full)
+        out.result = transcript_failure(str(e), out.session_id or e.session_id)
+    except ValueError as e:  # configuration problems found when the run starts (bad script file, ...)
+        out.close()
+        print(f"loopwright: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except asyncio.CancelledError:
+        if not signals.received:
+            raise
+        print(f"loopwright: terminated ({signal.Signals(signals.received).name})", file=sys.stderr)
+        return 128 + signals.received
+    finally:
+        out.close()
+    return out.finish()
