@@ -139,6 +139,18 @@ def rel_path(path: Any, cwd: Path | None) -> str:
     return s
 
 
+_SHOWN_FIELD = {"WebFetch": "url", "WebSearch": "query"}  # the one input field that says what the call does
+
+
+def _edit_summary(name: str, tool_input: dict[str, Any]) -> str:
+    """What an Edit or MultiEdit changes, after its path ("" for the other file tools)."""
+    if name == "Edit" and isinstance(tool_input.get("old_string"), str):
+        return f": {short(tool_input['old_string'], 30)} → {short(str(tool_input.get('new_string', '')), 30)}"
+    if name == "MultiEdit" and isinstance(tool_input.get("edits"), list):
+        return f": {len(tool_input['edits'])} edits"
+    return ""
+
+
 def _describe_input(name: str, tool_input: dict[str, Any], cwd: Path | None) -> str:
 
     def rel(p: Any) -> str:
@@ -152,12 +164,7 @@ def _describe_input(name: str, tool_input: dict[str, Any], cwd: Path | None) -> 
     if name in ("BashOutput", "KillShell"):
         return str(tool_input.get("bash_id") or tool_input.get("shell_id") or short(tool_input))
     if name in ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit") and "file_path" in tool_input:
-        extra = ""
-        if name == "Edit" and isinstance(tool_input.get("old_string"), str):
-            extra = f": {short(tool_input['old_string'], 30)} → {short(str(tool_input.get('new_string', '')), 30)}"
-        elif name == "MultiEdit" and isinstance(tool_input.get("edits"), list):
-            extra = f": {len(tool_input['edits'])} edits"
-        return rel(tool_input["file_path"]) + extra
+        return rel(tool_input["file_path"]) + _edit_summary(name, tool_input)
     if name in ("Glob", "Grep") and "pattern" in tool_input:
         where = f" in {rel(tool_input['path'])}" if tool_input.get("path") else ""
         return short(tool_input["pattern"], 60) + where
@@ -168,10 +175,9 @@ def _describe_input(name: str, tool_input: dict[str, Any], cwd: Path | None) -> 
         return short("; ".join(str(q.get("question", "")) for q in tool_input["questions"] if isinstance(q, dict)), 100)
     if name == "ExitPlanMode" and isinstance(tool_input.get("plan"), str):
         return short(tool_input["plan"].strip().split("\n", 1)[0], 80)
-    if name == "WebFetch" and isinstance(tool_input.get("url"), str):
-        return short(tool_input["url"], 100)
-    if name == "WebSearch" and isinstance(tool_input.get("query"), str):
-        return short(tool_input["query"], 100)
+    field = _SHOWN_FIELD.get(name)
+    if field is not None and isinstance(tool_input.get(field), str):
+        return short(tool_input[field], 100)
     if name == "TodoWrite" and isinstance(tool_input.get("todos"), list):
         return f"{len(tool_input['todos'])} todos"
     if name in ("Agent", "Task") and "prompt" in tool_input:

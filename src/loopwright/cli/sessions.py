@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 # TranscriptWriteError lives in messages: the CLI catches it without loading this module
 from ..sessions import (
@@ -37,30 +38,38 @@ def sessions_main(argv: Sequence[str]) -> int:
     show.add_argument("--json", action="store_true", help="print the repaired history as JSON")
     args = p.parse_args(list(argv))
     if args.cmd in (None, "list"):
-        infos = list_sessions(getattr(args, "cwd", None), all_projects=getattr(args, "all", False))
-        if getattr(args, "json", False):
-            print(json.dumps([i.to_json() for i in infos], indent=2))
-            return 0
-        if not infos:
-            print("no sessions in this directory (see `loopwright sessions list --all`)")
-            return 0
-        print(f"{'session':36}  {'modified':20}  {'turns':>5}  {'calls':>5}  {'peak n_k':>9}  {'tokens':>9}  "
-              f"{'cost':>8}  last prompt")
-        for i in infos:
-            print(f"{i.session_id:36}  {i.modified:20}  {i.turns:5}  {i.calls:5}  {i.peak_input_tokens:9}  "
-                  f"{i.input_tokens + i.output_tokens:9}  ${i.cost_usd:7.4f}  {_short(i.last_prompt, 50)}")
+        return _list(getattr(args, "cwd", None), getattr(args, "all", False), getattr(args, "json", False))
+    return _show(args.session_id, args.json)
+
+
+def _list(cwd: str | None, all_projects: bool, as_json: bool) -> int:
+    infos = list_sessions(cwd, all_projects=all_projects)
+    if as_json:
+        print(json.dumps([i.to_json() for i in infos], indent=2))
         return 0
+    if not infos:
+        print("no sessions in this directory (see `loopwright sessions list --all`)")
+        return 0
+    print(f"{'session':36}  {'modified':20}  {'turns':>5}  {'calls':>5}  {'peak n_k':>9}  {'tokens':>9}  "
+          f"{'cost':>8}  last prompt")
+    for i in infos:
+        print(f"{i.session_id:36}  {i.modified:20}  {i.turns:5}  {i.calls:5}  {i.peak_input_tokens:9}  "
+              f"{i.input_tokens + i.output_tokens:9}  ${i.cost_usd:7.4f}  {_short(i.last_prompt, 50)}")
+    return 0
+
+
+def _show(session_id: str, as_json: bool) -> int:
     store = JsonlSessionStore()
     try:
-        path = store.find(args.session_id, Path.cwd())
+        path = store.find(session_id, Path.cwd())
     except SessionNotFound as e:  # an id that is a path
         print(f"loopwright: {e}", file=sys.stderr)
         return 2
     if path is None:
-        print(f"loopwright: no session {args.session_id!r}", file=sys.stderr)
+        print(f"loopwright: no session {session_id!r}", file=sys.stderr)
         return 1
     loaded = load_transcript(path)
-    if args.json:
+    if as_json:
         print(json.dumps(loaded.history, indent=2, ensure_ascii=False))
         return 0
     info = session_info(path)
@@ -69,28 +78,32 @@ def sessions_main(argv: Sequence[str]) -> int:
     for note in loaded.repaired:
         print(f"  repaired: {note}")
     for ln in loaded.lines:
-        kind = ln.get("type")
-        msg = ln.get("message")
-        uid = _text(ln.get("uuid"))[:8]
-        if kind == "user":
-            for b in _content(msg):
-                if b.get("type") == "text":
-                    tag = "prompt" if ln.get("isPrompt") else "user"
-                    print(f"[{uid}] {tag}: {_short(_text(b.get('text')), 100)}")
-                elif b.get("type") == "tool_result":
-                    mark = "✗" if b.get("is_error") else "✓"
-                    c = b.get("content")
-                    print(f"    {mark} {_short(c if isinstance(c, str) else json.dumps(c), 100)}")
-        elif kind == "assistant":
-            for b in _content(msg):
-                if b.get("type") == "text" and _text(b.get("text")).strip():
-                    print(f"  assistant: {_short(b['text'], 100)}")
-                elif b.get("type") == "tool_use":
-                    print(f"  ⏺ {b.get('name')}({_short(json.dumps(b.get('input')), 80)})")
-        elif kind == "result":
-            r = ln.get("result")
-            r = r if isinstance(r, dict) else {}
-            print(f"● {r.get('subtype')}: turns={r.get('num_turns')} cost=${_number(r.get('total_cost_usd')):.4f}")
-        elif kind == "rewind":
-            print(f"↶ rewound to {str(ln.get('toUuid'))[:8]}")
+        _show_line(ln)
     return 0
+
+
+def _show_line(ln: dict[str, Any]) -> None:
+    kind = ln.get("type")
+    msg = ln.get("message")
+    uid = _text(ln.get("uuid"))[:8]
+    if kind == "user":
+        for b in _content(msg):
+            if b.get("type") == "text":
+                tag = "prompt" if ln.get("isPrompt") else "user"
+                print(f"[{uid}] {tag}: {_short(_text(b.get('text')), 100)}")
+            elif b.get("type") == "tool_result":
+                mark = "✗" if b.get("is_error") else "✓"
+                c = b.get("content")
+                print(f"    {mark} {_short(c if isinstance(c, str) else json.dumps(c), 100)}")
+    elif kind == "assistant":
+        for b in _content(msg):
+            if b.get("type") == "text" and _text(b.get("text")).strip():
+                print(f"  assistant: {_short(b['text'], 100)}")
+            elif b.get("type") == "tool_use":
+                print(f"  ⏺ {b.get('name')}({_short(json.dumps(b.get('input')), 80)})")
+    elif kind == "result":
+        r = ln.get("result")
+        r = r if isinstance(r, dict) else {}
+        print(f"● {r.get('subtype')}: turns={r.get('num_turns')} cost=${_number(r.get('total_cost_usd')):.4f}")
+    elif kind == "rewind":
+        print(f"↶ rewound to {str(ln.get('toUuid'))[:8]}")
