@@ -161,6 +161,19 @@ def test_print_with_stream_json_input(tmp_path: Path) -> None:
     assert out[-1]["type"] == "result" and out[-1]["result"] == "hi there"
 
 
+def test_the_compatibility_rows_cover_the_help_and_say_what_instead() -> None:
+    from loopwright.cli.claude_flags import compat_rows
+
+    rows = compat_rows(build_parser())
+    named = {n.strip() for kind, names, _ in rows if kind == "flag" for n in names.split(",")}
+    assert set(help_flags()) <= named
+    assert {n for kind, n, _ in rows if kind == "command"} >= set(help_commands()) - {"plugins", "kill"} - set(SUBCOMMANDS)
+    for _kind, name, status in rows:
+        assert status == "honoured" or status.startswith(("refused: ", "honoured (", "only in the Agent SDK")), name
+        if status.startswith("refused: "):
+            assert len(status) > len("refused: ") + 5, f"{name}: say what loopwright does instead"
+
+
 def test_version_short_flag(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["-v"])

@@ -131,6 +131,7 @@ def test_local_marketplace_install_enable_disable_remove(tmp_path: Path) -> None
 
     assert "HELLO-FROM-PLUGIN there" in prompt_of()[0], "an installed plugin is in every run"
     assert "may run" not in prompt_of()[1], "installed: consented already, not listed again"
+    assert "HELLO-FROM-PLUGIN" not in prompt_of("--setting-sources", "project")[0], "the user's setup: with user only"
     off = json.dumps({"enabledPlugins": {"myplug@mkt": False}})
     assert "HELLO-FROM-PLUGIN" not in prompt_of("--settings", off)[0], "enabledPlugins false turns it off"
     assert lw_plugin("disable", "myplug").stdout.strip() == "myplug@mkt disabled"
@@ -186,3 +187,14 @@ def test_an_untrusted_project_cannot_turn_a_plugin_on(tmp_path: Path) -> None:
     assert [i.item for i in s.ignored] == ["enabledPlugins evil@mkt"]
     assert load_settings(tmp_path, ["project"], claude=True, trusted=True).enabled_plugins == {
         "evil@mkt": True, "quiet@mkt": False}
+
+
+def test_the_interactive_mode_expands_a_plugin_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from loopwright.cli.interactive import Repl
+    from loopwright.options import AgentOptions
+
+    plug = make_plugin(tmp_path / "plug", mcp=False)
+    repl = Repl(AgentOptions(model="scripted:unused.json", cwd=str(tmp_path), plugins=[str(plug)]))
+    prompt = repl.custom_command("/myplug:hello repl")
+    assert prompt is not None and "HELLO-FROM-PLUGIN repl" in prompt
+    assert repl.custom_command("/nothing:here") is None

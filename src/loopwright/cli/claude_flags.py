@@ -150,6 +150,9 @@ def resolve(args: argparse.Namespace) -> list[str]:
     if args.tools is not None:  # `--tools Bash Edit` or `--tools "Bash,Edit"`: one spec
         args.tools = ",".join(args.tools)
         notes += _unknown_tools(args.tools)
+    if getattr(args, "bare", False):  # Claude Code's --bare leaves out more than loopwright's: said, not hidden
+        notes.append("--bare: loopwright leaves out the memory files (CLAUDE.md, AGENTS.md) only; settings hooks and "
+                     "installed plugins still load (Claude Code's --bare skips them: use --setting-sources '' for that)")
     if args.betas:
         notes.append("--betas is accepted and ignored: loopwright sends no beta headers of yours")
     return notes
@@ -202,5 +205,30 @@ class _CategoryFilter(logging.Filter):
         return not self.want or any(w in parts for w in self.want)
 
 
-__all__ = ["COMMANDS", "REFUSED", "STREAM_ONLY", "add_claude_flags", "command_refusal", "refusal", "resolve",
+def compat_rows(parser: argparse.ArgumentParser) -> list[tuple[str, str, str]]:
+    """(kind, name, loopwright's status) for this room's part of the Claude Code compatibility
+    table: every flag of `parser` (cli.build_parser()), Claude Code's commands, the agent files'
+    and output styles' front-matter keys. "honoured", or "refused: what loopwright does instead"."""
+    from ..agentfiles import HONOURED
+    from ..agentfiles import REFUSED as AGENT_REFUSED
+    from ..outputstyles import KNOWN_KEYS
+
+    rows: list[tuple[str, str, str]] = []
+    for a in parser._actions:
+        if not a.option_strings:
+            continue
+        flag = max(a.option_strings, key=len)
+        refused = REFUSED.get(flag)
+        status = (f"refused: {refused}" if refused is not None else
+                  "only in the Agent SDK protocol (--input-format stream-json)" if flag in STREAM_ONLY else "honoured")
+        rows.append(("flag", ", ".join(a.option_strings), status))
+    rows += [("command", name, f"refused: {what}") for name, what in COMMANDS.items()]
+    rows += [("command", "plugin", "honoured (loopwright plugin)"), ("command", "mcp", "honoured (loopwright mcp)")]
+    rows += [("agent front matter", k, "honoured") for k in HONOURED]
+    rows += [("agent front matter", k, f"refused: {what}") for k, what in AGENT_REFUSED.items()]
+    rows += [("output style front matter", k, "honoured") for k in KNOWN_KEYS]
+    return rows
+
+
+__all__ = ["COMMANDS", "compat_rows", "REFUSED", "STREAM_ONLY", "add_claude_flags", "command_refusal", "refusal", "resolve",
            "setup_debug"]

@@ -37,10 +37,10 @@ def option_dirs(options: AgentOptions) -> list[str]:
 
 
 def plugins_for(options: AgentOptions, cwd: Path, enabled: dict[str, Any] | None = None,
-                warnings: list[str] | None = None) -> list[Plugin]:
+                warnings: list[str] | None = None, installed: bool = True) -> list[Plugin]:
     """The run's plugins: its --plugin-dir ones, then the installed ones that are enabled (the
     store's state, with the settings' `enabledPlugins` over it). A plugin that cannot be read is
-    one warning line; the others still load."""
+    one warning line; the others still load. `installed` False: the --plugin-dir ones only."""
     said = warnings if warnings is not None else []
     out: list[Plugin] = []
     for d in option_dirs(options):
@@ -51,7 +51,8 @@ def plugins_for(options: AgentOptions, cwd: Path, enabled: dict[str, Any] | None
                 said.append(str(e))
     from .store import enabled_plugins
 
-    out += enabled_plugins(enabled or {}, said)
+    if installed:
+        out += enabled_plugins(enabled or {}, said)
     seen: set[str] = set()
     unique = []
     for p in out:  # the first of a name wins (--plugin-dir before the installed)
@@ -65,10 +66,13 @@ def plugins_for(options: AgentOptions, cwd: Path, enabled: dict[str, Any] | None
 
 def run_plugins(options: AgentOptions, cwd: Path, warnings: list[str]) -> list[Plugin]:
     """The plugins of a run of these options (nothing is read when it names no plugin directory
-    and none is installed): the settings' `enabledPlugins` are read for the installed ones."""
+    and none is installed): the settings' `enabledPlugins` are read for the installed ones. The
+    installed plugins are the user's setup: they join runs that read the "user" setting source
+    (the CLI's default; not --setting-sources without user, nor the library's default of none)."""
     from .store import INSTALLED, store_dir
 
-    if not options.plugins and not (store_dir() / INSTALLED).is_file():
+    installed = "user" in (options.setting_sources or []) and (store_dir() / INSTALLED).is_file()
+    if not options.plugins and not installed:
         return []
     enabled: dict[str, Any] = {}
     from ..settings import SETTING_SOURCES, SettingsError, load_settings, uses_settings
@@ -82,7 +86,7 @@ def run_plugins(options: AgentOptions, cwd: Path, warnings: list[str]) -> list[P
                                     trusted=trusted_for(options, cwd)).enabled_plugins
         except SettingsError:
             pass  # the run's own reading of the settings reports it
-    return plugins_for(options, cwd, enabled, warnings)
+    return plugins_for(options, cwd, enabled, warnings, installed)
 
 
 def with_plugins(options: AgentOptions, plugins: list[Plugin], warnings: list[str]) -> AgentOptions:
