@@ -133,3 +133,29 @@ def test_zz_after_all_of_it_a_prompt_runs_and_the_sessions_resume(cli: tuple[Pee
         loaded = load_transcript(t)
         if loaded.history:
             check_resumable(loaded.history)
+
+
+def test_a_malformed_answer_to_can_use_tool_is_a_deny_not_a_hang(tmp_path: Path) -> None:
+    target = tmp_path / "out.txt"
+    turns = [[{"type": "tool_use", "id": "w1", "name": "Write", "input": {"file_path": str(target), "content": "x"}}],
+             [text("done")]]
+
+    def malformed(msg: dict[str, Any]) -> dict[str, Any] | None:
+        if msg.get("type") == "control_request":  # the can_use_tool question, answered with a body of 7
+            return {"type": "control_response", "response": {"subtype": "success",
+                                                             "request_id": msg["request_id"], "response": 7}}
+        return None
+
+    with ScriptedServer(turns, model=MODEL) as srv:
+        env = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="test", LOOPWRIGHT_HOME=str(tmp_path / "lw"),
+                      HOME=str(tmp_path))
+        peer = Peer([*loopwright_cmd(), "--output-format", "stream-json", "--verbose", "--input-format", "stream-json",
+                     "--model", MODEL, "--permission-prompt-tool", "stdio"], env, str(tmp_path), malformed)
+        try:
+            peer.send(json.dumps(USER).encode())
+            r = peer.wait_for(lambda m: m.get("type") == "result", timeout=60)
+        finally:
+            peer.close()
+        denied = json.dumps(srv.loop_requests[-1].body["messages"][-1])
+    assert r["result"] == "done" and not target.exists()
+    assert "does not match the protocol" in denied  # the tool's result says why it did not run

@@ -99,8 +99,10 @@ class SdkSession:
             return
         problem = line_problem(msg)
         if problem is not None:
-            self.refuse(msg.get("type") if isinstance(msg, dict) else None,
-                        msg.get("request_id") if isinstance(msg, dict) else None, problem)
+            kind, rid = (msg.get("type"), msg.get("request_id")) if isinstance(msg, dict) else (None, None)
+            if kind == "control_response" and isinstance(msg.get("response"), dict):
+                rid = msg["response"].get("request_id")
+            self.refuse(kind, rid, problem)
             return
         kind = msg["type"]
         if kind == "user":
@@ -119,12 +121,16 @@ class SdkSession:
 
     def refuse(self, kind: Any, request_id: Any, problem: str) -> None:
         """A bad line answered in the protocol's terms: a control request gets its error response,
-        a prompt its error result (in turn, after the runs before it); anything else one stderr line."""
+        a prompt its error result (in turn, after the runs before it), a malformed answer to one of
+        our requests fails that request (a can_use_tool's is then a deny); anything else one stderr line."""
         if kind == "control_request" and isinstance(request_id, str) and request_id:
             note(f"stdin: {problem}")
             self.peer.reply(request_id, error=problem)
         elif kind == "user":
             self.prompts.put_nowait(Refused(problem))
+        elif kind == "control_response" and isinstance(request_id, str):  # our request waits: it fails now
+            note(f"stdin: {problem}")
+            self.peer.answered({"subtype": "error", "request_id": request_id, "error": problem})
         else:
             note(f"stdin: {problem}; skipped")
 
