@@ -80,6 +80,8 @@ def test_permission_modes_as_claude_code_names_them(capsys: pytest.CaptureFixtur
     assert "--permission-mode auto is not supported by loopwright; use one of default" in capsys.readouterr().err
     assert main(["-p", "hi", "--dangerously-skip-permissions", "--permission-mode", "plan"]) == 2
     assert "--dangerously-skip-permissions and --permission-mode plan disagree" in capsys.readouterr().err
+    assert main(["-p", "hi", "-r"]) == 2
+    assert capsys.readouterr().err.startswith("loopwright: -r/--resume without a session id: loopwright takes the id")
 
 
 def run(srv: ScriptedServer, cwd: Path, *args: str, stdin: str | None = None,

@@ -120,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     # sessions
     p.add_argument("-c", "--continue", dest="continue_conversation", action="store_true",
                    help="continue the latest session in this directory")
-    p.add_argument("-r", "--resume", metavar="SESSION_ID")
+    p.add_argument("-r", "--resume", nargs="?", const="", metavar="SESSION_ID")
     p.add_argument("--fork-session", action="store_true")
     p.add_argument("--session-id")
     p.add_argument("--no-session-persistence", action="store_true")

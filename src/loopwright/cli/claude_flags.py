@@ -123,6 +123,9 @@ def command_refusal(word: str) -> str | None:
 def resolve(args: argparse.Namespace) -> list[str]:
     """Claude Code's flags into loopwright's options (in `args`); notes for stderr. UsageError on bad input."""
     notes: list[str] = []
+    if args.resume == "":  # `claude -r` alone opens a picker
+        raise UsageError("-r/--resume without a session id: loopwright takes the id (`loopwright sessions list` shows "
+                         "them; /resume in the interactive mode picks one)")
     if args.dangerously_skip_permissions:
         if args.permission_mode not in (None, "bypassPermissions"):
             raise UsageError(f"--dangerously-skip-permissions and --permission-mode {args.permission_mode} disagree: "

@@ -23,7 +23,8 @@ from functools import lru_cache
 
 from ..usage import Price, Usage
 
-ALIASES: dict[str, str] = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-5-5"}
+ALIASES: dict[str, str] = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-5-5",
+                           "fable": "claude-fable-5-2"}  # (Claude Code 2.1.332's aliases)
 
 
 @dataclass(frozen=True, slots=True)
