@@ -169,3 +169,28 @@ def test_disallowed_tools_and_permission_mode_of_a_subagent(tmp_path: Path) -> N
         r = run_cli(srv, tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "f.txt").read_text() == "a"
+
+
+CLAUDE = Path(__file__).resolve().parents[1] / "node" / "node_modules" / ".bin" / "claude"
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code is not installed (npm install in tests/node)")
+def test_agent_flag_side_by_side_with_claude_code(tmp_path: Path) -> None:
+    """`--agent linter` on the same scripted turn: both send the agent's body as the system prompt
+    (Claude Code's own default prompt left out) and offer only the agent's tools."""
+    write_agent(tmp_path / ".claude" / "agents", "linter", LINTER)
+    with ScriptedServer([[text("linted")]]) as srv:
+        env = {**os.environ, "HOME": str(tmp_path / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
+               "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        r = subprocess.run([str(CLAUDE), "-p", "go", "--model", "claude-sonnet-4-5", "--agent", "linter"], cwd=tmp_path,
+                           env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        theirs = srv.loop_requests[0].body
+    with ScriptedServer([[text("linted")]]) as srv:
+        r = run_cli(srv, tmp_path, "--agent", "linter")
+        assert r.returncode == 0, r.stderr
+        ours = srv.loop_requests[0].body
+    body = "You are LINTER-PROMPT: report style problems only."
+    assert theirs["system"][-1]["text"] == body and system_text(ours).startswith(body)
+    assert sorted(t["name"] for t in theirs["tools"]) == sorted(t["name"] for t in ours["tools"]) == ["Grep", "Read"]
