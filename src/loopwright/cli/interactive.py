@@ -418,15 +418,44 @@ class Repl:
         return f" /help for commands · Ctrl-C twice to exit · ${self.client.total_cost_usd:.4f}"
 
     async def main(self) -> int:
-        from prompt_toolkit import PromptSession
-        from prompt_toolkit.completion import merge_completers
-        from prompt_toolkit.history import FileHistory, InMemoryHistory
-        from prompt_toolkit.key_binding import KeyBindings
         from prompt_toolkit.patch_stdout import patch_stdout
 
-        from ..sessions import loopwright_home
-        from .mention_complete import mention_completer
-        from .slash import menu_entries, slash_completer
+        session = self._prompt_session()
+        # SIGTERM / SIGHUP (terminal closed): end like Ctrl-C twice, cancelling the running
+        # tools first, so no process group is left behind and the transcript stays paired.
+        terminated: list[int] = []
+        self._end_on_signals(terminated)
+        warming = asyncio.ensure_future(self._warm_up())
+        if self.custom_status is not None:  # the user's status line from the start, before a first prompt
+            self.custom_status.refresh()
+        with patch_stdout(raw=True):
+            self.renderer = ReplRenderer(sys.stdout, self.log)
+            model = self.base_options.model
+            self.say(f"loopwright · {model if isinstance(model, str) else getattr(model, 'name', '?')} · "
+                     f"{self.cwd()} · /help for commands")
+            if self.note:
+                self.say(f"  ● {self.note}")
+            elif self.base_options.resume or self.base_options.continue_conversation:
+                self.say("  ● the first prompt continues the saved session")
+            await self._read_prompts(session)
+            if self.busy:
+                self.interrupt()
+                assert self.turn is not None
+                await asyncio.wait([self.turn], timeout=10)
+            await self.client.disconnect()
+        warming.cancel()
+        self.renderer.close()
+        if terminated:
+            self.say(f"terminated ({signal.Signals(terminated[0]).name})")
+            return 128 + terminated[0]
+        sid = self.client.session_id or self.client.options.resume  # (after a rewind or /resume: the latter)
+        if sid and self.base_options.persist_session:
+            self.say(f"to resume this session: loopwright --resume {sid}")
+        self.say("bye")
+        return 0
+
+    def _key_bindings(self) -> Any:
+        from prompt_toolkit.key_binding import KeyBindings
 
         kb = KeyBindings()
 
@@ -474,7 +503,19 @@ class Repl:
         def _newline(event: Any) -> None:
             event.current_buffer.insert_text("\n")
 
+        return kb
+
+    def _prompt_session(self) -> Any:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.completion import merge_completers
+        from prompt_toolkit.history import FileHistory, InMemoryHistory
+        from prompt_toolkit.key_binding import merge_key_bindings
+
         from ..home import open_private, private_dir
+        from ..sessions import loopwright_home
+        from .dialog import dialog_bindings
+        from .mention_complete import mention_completer
+        from .slash import menu_entries, slash_completer
 
         try:
             home = private_dir(loopwright_home())
@@ -482,12 +523,8 @@ class Repl:
             history: Any = FileHistory(str(home / "repl_history"))
         except OSError:
             history = InMemoryHistory()
-        from prompt_toolkit.key_binding import merge_key_bindings
-
-        from .dialog import dialog_bindings
-
         session: PromptSession[str] = PromptSession(
-            history=history, key_bindings=merge_key_bindings([kb, dialog_bindings(lambda: self.dialog)]),
+            history=history, key_bindings=merge_key_bindings([self._key_bindings(), dialog_bindings(lambda: self.dialog)]),
             multiline=True, bottom_toolbar=self.toolbar,
             prompt_continuation="  ", complete_while_typing=True,
             completer=merge_completers([
@@ -496,18 +533,17 @@ class Repl:
         self.app = session.app
         self.app.ttimeoutlen, self.app.timeoutlen = ESC_WAIT
         self.prompt_session = session
+        return session
 
-        async def warm_up() -> None:  # load the provider while the user types the first prompt
-            try:
-                await self.client.connect()
-                await asyncio.to_thread(preimport_sdk, self.client.model)
-            except Exception:  # noqa: BLE001 - the first query reports it
-                pass
+    async def _warm_up(self) -> None:
+        """Load the provider while the user types the first prompt."""
+        try:
+            await self.client.connect()
+            await asyncio.to_thread(preimport_sdk, self.client.model)
+        except Exception:  # noqa: BLE001 - the first query reports it
+            pass
 
-        # SIGTERM / SIGHUP (terminal closed): end like Ctrl-C twice, cancelling the running
-        # tools first, so no process group is left behind and the transcript stays paired.
-        terminated: list[int] = []
-
+    def _end_on_signals(self, terminated: list[int]) -> None:
         def on_signal(signum: int) -> None:
             terminated.append(signum)  # leaving the prompt loop interrupts a running turn
             if self.app is not None and self.app.is_running:
@@ -518,51 +554,26 @@ class Repl:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(signum, on_signal, signum)
 
-        warming = asyncio.ensure_future(warm_up())
-        if self.custom_status is not None:  # the user's status line from the start, before a first prompt
-            self.custom_status.refresh()
-        with patch_stdout(raw=True):
-            self.renderer = ReplRenderer(sys.stdout, self.log)
-            model = self.base_options.model
-            self.say(f"loopwright · {model if isinstance(model, str) else getattr(model, 'name', '?')} · "
-                     f"{self.cwd()} · /help for commands")
-            if self.note:
-                self.say(f"  ● {self.note}")
-            elif self.base_options.resume or self.base_options.continue_conversation:
-                self.say("  ● the first prompt continues the saved session")
-            while True:
-                try:
-                    line = await session.prompt_async("› ")
-                except (EOFError, KeyboardInterrupt):
+    async def _read_prompts(self, session: Any) -> None:
+        """Each prompt typed until the user leaves: a command, a message for the running turn, or a turn."""
+        while True:
+            try:
+                line = await session.prompt_async("› ")
+            except (EOFError, KeyboardInterrupt):
+                break
+            self.log.text("› " + visible(line).replace("\n", "\n  ") + "\n")  # as the prompt showed it
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("/") and "\n" not in text:
+                if not await self.command(text):
                     break
-                self.log.text("› " + visible(line).replace("\n", "\n  ") + "\n")  # as the prompt showed it
-                text = line.strip()
-                if not text:
-                    continue
-                if text.startswith("/") and "\n" not in text:
-                    if not await self.command(text):
-                        break
-                    continue
-                if self.busy:
-                    self.client.send(text)
-                    self.say(f"  ↳ queued: {text[:80]} (delivered after the running tool calls finish)")
-                    continue
-                self.turn = asyncio.create_task(self.run_turn(text))
+                continue
             if self.busy:
-                self.interrupt()
-                assert self.turn is not None
-                await asyncio.wait([self.turn], timeout=10)
-            await self.client.disconnect()
-        warming.cancel()
-        self.renderer.close()
-        if terminated:
-            self.say(f"terminated ({signal.Signals(terminated[0]).name})")
-            return 128 + terminated[0]
-        sid = self.client.session_id or self.client.options.resume  # (after a rewind or /resume: the latter)
-        if sid and self.base_options.persist_session:
-            self.say(f"to resume this session: loopwright --resume {sid}")
-        self.say("bye")
-        return 0
+                self.client.send(text)
+                self.say(f"  ↳ queued: {text[:80]} (delivered after the running tool calls finish)")
+                continue
+            self.turn = asyncio.create_task(self.run_turn(text))
 
 
 def interactive_main(args: argparse.Namespace) -> int:
