@@ -147,3 +147,33 @@ def test_zz_after_all_of_it_a_prompt_runs_and_the_sessions_resume(agent: dict[st
     said = [b.get("text") for m in load_transcript(next(t for t in transcripts if t.stem == agent["sid"])).history
             for b in (m["content"] if isinstance(m["content"], list) else []) if isinstance(b, dict)]
     assert "echo: still?" in said
+
+
+def test_a_malformed_answer_to_a_permission_request_fails_it_instead_of_hanging(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    target = work / "out.txt"
+    turns = [[{"type": "tool_use", "id": "w1", "name": "Write", "input": {"file_path": str(target), "content": "x"}}],
+             [text("done")]]
+
+    def malformed(msg: dict[str, Any]) -> dict[str, Any] | None:
+        if msg.get("method") == "session/request_permission":  # an error whose code is no integer
+            return {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": "nope", "message": 5}}
+        return editor_side(msg)
+
+    with ScriptedServer(turns, model=MODEL) as srv:
+        env = cli_env(ANTHROPIC_API_KEY="test", LOOPWRIGHT_HOME=str(tmp_path / "lw"), HOME=str(tmp_path))
+        peer = Peer([*loopwright_cmd(), "acp", "--model", MODEL, "--base-url", srv.url], env, str(work), malformed)
+        try:
+            call(peer, "initialize", {"protocolVersion": 1})
+            sid = call(peer, "session/new", {"cwd": str(work), "mcpServers": []})["result"]["sessionId"]
+            r = call(peer, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "write"}]},
+                     timeout=60)
+            # the permission request failed as an error answer does: the run stops, saying why
+            assert "error" in r, r
+            again = call(peer, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "on"}]},
+                         timeout=60)
+        finally:
+            peer.close()
+    assert "the editor's answer was not a JSON-RPC 2.0 message" in json.dumps(r), r
+    assert again["result"]["stopReason"] == "end_turn" and not target.exists()

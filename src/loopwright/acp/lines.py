@@ -7,7 +7,8 @@ limit, JSON that is no object, an id that is an object), which would stop the ag
 Only well-formed messages reach it; it then checks each method's params against ACP's own schema
 (pydantic) and answers bad params with -32602 itself. Per JSON-RPC, a bad request is answered
 (-32700 parse error, -32600 invalid request; id null when its id cannot be read), a bad
-notification or response is only logged: nobody waits for an answer to those."""
+notification is only logged, and a malformed response to one of the agent's requests reaches
+the library as an error response to it (so the request fails instead of waiting for ever)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,15 @@ def _answer_id(msg: Any) -> tuple[bool, Any]:
     return True, None
 
 
+def _response_id(msg: Any) -> str | int | None:
+    """The id of a malformed response (no method, a usable id), else None."""
+    if isinstance(msg, dict) and "method" not in msg:
+        id_ = msg.get("id")
+        if isinstance(id_, (str, int)) and not isinstance(id_, bool):
+            return id_
+    return None
+
+
 async def vetted(src: asyncio.StreamReader, dst: asyncio.StreamReader, out: asyncio.StreamWriter) -> None:
     """Pump the editor's lines from `src` into `dst` (the library's reader), only the well-formed
     ones; answer the others on `out`. Ends (EOF into dst) when the editor closes stdin."""
@@ -91,6 +101,10 @@ async def vetted(src: asyncio.StreamReader, dst: asyncio.StreamReader, out: asyn
                         dst.feed_data(line + b"\n")
                         continue
                     log.error("skipped a line that is %s: %.80r", problem, line)
+                    waiting = _response_id(msg)
+                    if waiting is not None:  # a malformed answer to our request: the request fails, never waits on
+                        dst.feed_data(_error(waiting, -32603, f"the editor's answer was {problem}"))
+                        continue
                     answer, id_ = _answer_id(msg)
                     reply = _error(id_, -32600, f"Invalid Request: {problem}") if answer else None
             if reply is not None:
