@@ -107,7 +107,8 @@ class _Repo:
         return tuple(map(_stamp, fixed + self.candidates))
 
 
-_repos: dict[str, _Repo] = {}
+_repos: dict[str, _Repo] = {}  # by the repository's top
+_tops: dict[str, str] = {}  # a search root -> its repository's top
 
 
 async def _find(root: Path, sandbox: Any) -> _Repo | None:
@@ -125,16 +126,18 @@ async def _find(root: Path, sandbox: Any) -> _Repo | None:
 
 async def _answers(root: Path, sandbox: Any) -> tuple[_Repo, list[str]] | None:
     """The repository of `root` and its tracked files that the walk leaves out (top-relative)."""
-    key = str(root)
-    repo = _repos.get(key) if sandbox is None else None
+    repo = _repos.get(_tops.get(str(root), "")) if sandbox is None else None
     if repo is None:
         repo = await _find(root, sandbox)
         if repo is None:
             return None
         if sandbox is None:
-            if len(_repos) >= MAX_REPOS:
+            repo = _repos.setdefault(repo.top, repo)  # another root of the same repository: one entry
+            if len(_repos) > MAX_REPOS:
                 _repos.pop(next(iter(_repos)))
-            _repos[key] = repo
+            if len(_tops) >= 64 * MAX_REPOS:
+                _tops.clear()
+            _tops[str(root)] = repo.top
     top = Path(repo.top)
     index = repo.index()  # taken before git runs: a change meanwhile is seen next time
     if index != repo.index_stamp or sandbox is not None:
