@@ -90,6 +90,7 @@ class Settings:
     output_style: str | None = None
     status_line: dict[str, Any] | None = None
     enabled_plugins: dict[str, bool] = field(default_factory=dict)  # "enabledPlugins" (plugins/store.py)
+    agent: str | None = None  # "agent": the main conversation's agent when --agent is not given (cli/config.py)
 
     def add(self, data: dict[str, Any], where: str, base: Path, *, flag: bool = False) -> None:
         """Merge one file's (or one JSON string's) settings into this one (`flag`: given by --settings)."""
@@ -151,6 +152,11 @@ class Settings:
                     and isinstance(line.get("command"), str) and line["command"].strip()):
                 raise SettingsError(f"{where}: \"statusLine\" must be {{\"type\": \"command\", \"command\": \"...\"}}")
             self.status_line = line
+        agent = data.get("agent")
+        if agent is not None:
+            if not isinstance(agent, str) or not agent.strip():
+                raise SettingsError(f"{where}: \"agent\" must be the name of an agent")
+            self.agent = agent
         plugins = data.get("enabledPlugins")
         if plugins is not None:
             if not (isinstance(plugins, dict) and all(isinstance(v, bool) for v in plugins.values())):

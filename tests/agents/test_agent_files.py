@@ -194,3 +194,25 @@ def test_agent_flag_side_by_side_with_claude_code(tmp_path: Path) -> None:
     body = "You are LINTER-PROMPT: report style problems only."
     assert theirs["system"][-1]["text"] == body and system_text(ours).startswith(body)
     assert sorted(t["name"] for t in theirs["tools"]) == sorted(t["name"] for t in ours["tools"]) == ["Grep", "Read"]
+
+
+@pytest.mark.e2e
+def test_the_agent_setting_and_trust(tmp_path: Path) -> None:
+    """"agent" in settings picks the main conversation's agent (--agent overrides it); an untrusted
+    project's "agent" is named as ignored (it could pick one of the user's own agents)."""
+    write_agent(tmp_path / ".claude" / "agents", "linter", LINTER)
+    write_agent(tmp_path / ".claude" / "agents", "other", "---\ndescription: other\n---\nYou are OTHER.\n")
+    with ScriptedServer([[text("a")], [text("b")]]) as srv:
+        r = run_cli(srv, tmp_path, "--settings", json.dumps({"agent": "linter"}))
+        r2 = run_cli(srv, tmp_path, "--settings", json.dumps({"agent": "linter"}), "--agent", "other")
+        first, second = (system_text(q.body) for q in srv.loop_requests)
+    assert r.returncode == 0 and r2.returncode == 0, r.stderr + r2.stderr
+    assert first.startswith("You are LINTER-PROMPT") and second.startswith("You are OTHER.")
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"agent": "linter"}))
+    env = {k: v for k, v in cli_env().items() if k != "LOOPWRIGHT_TRUSTED_DIRS"}
+    with ScriptedServer([[text("c")]]) as srv:
+        r = run_cli(srv, tmp_path, "--claude-settings", env={**env, "ANTHROPIC_BASE_URL": srv.url,
+                                                             "ANTHROPIC_API_KEY": "x"})
+        system = system_text(srv.loop_requests[0].body)
+    assert r.returncode == 0, r.stderr
+    assert "LINTER-PROMPT" not in system and "ignored agent linter from" in r.stderr

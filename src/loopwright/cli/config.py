@@ -297,15 +297,19 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
 
 def main_agent(name: str | None, agents: dict[str, AgentDefinition], cwd: Path,
                args: argparse.Namespace) -> AgentDefinition | None:
-    """`--agent NAME`: its definition (--agents JSON first, then the agent files of the setting
-    sources; a project's file in an untrusted workspace grants nothing: agentfiles.py)."""
-    if not name:
-        return None
-    from ..agentfiles import find_agent_files, pick_agent
+    """`--agent NAME` (else the settings' "agent"): its definition (--agents JSON first, then the
+    agent files of the setting sources; a project's file in an untrusted workspace grants nothing:
+    agentfiles.py)."""
     from ..trust import trusted_for
 
     sources = [x.strip() for x in (getattr(args, "setting_sources", None) or "").split(",") if x.strip()]
     trusted = True if getattr(args, "trust", False) else trusted_for(None, cwd)
+    if not name:
+        name = _settings_agent(args, cwd, sources, trusted)
+    if not name:
+        return None
+    from ..agentfiles import find_agent_files, pick_agent
+
     files = find_agent_files(cwd, [x for x in sources if x in ("user", "project")], trusted)
     try:
         return pick_agent(name, agents, files)
@@ -325,6 +329,20 @@ def offered_tools(tools: list[Any], spec: str | None, denied: set[str], notes: l
         notes.append(f"--tools: loopwright has no tool {', '.join(unknown)}, so it is not offered (its tools: "
                      f"{', '.join(by_name)})")
     return [by_name[n] for n in names if n in by_name]
+
+
+def _settings_agent(args: argparse.Namespace, cwd: Path, sources: list[str], trusted: bool) -> str | None:
+    """The settings' "agent" (Claude Code's key; --agent overrides it)."""
+    from ..settings import SettingsError, load_settings
+
+    extra = getattr(args, "settings", None)
+    if not sources and extra is None:
+        return None
+    try:
+        return load_settings(cwd, sources, claude=bool(getattr(args, "claude_settings", False)), extra=extra,
+                             trusted=trusted).agent
+    except SettingsError:
+        return None  # the run's own reading of the settings names the problem
 
 
 def _mcp_cli_servers(values: list[str]) -> dict[str, Any] | None:

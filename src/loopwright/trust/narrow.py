@@ -85,6 +85,8 @@ def narrow_settings(data: Any, where: str) -> tuple[Any, list[Ignored]]:
                 "smallFastModel"):  # tools/web/config.py: only a model of the run's own provider
         if key in data:
             out[key] = data[key]
+    if "agent" in data:  # it could pick one of the user's own agents, with what that agent may do
+        drop("grant", f"agent {data['agent']}")
     plugins = data.get("enabledPlugins")
     if isinstance(plugins, dict):  # turning a plugin off narrows; turning one on runs its code
         out["enabledPlugins"] = {k: v for k, v in plugins.items() if v is not True}
