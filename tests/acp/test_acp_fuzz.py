@@ -181,3 +181,22 @@ def test_a_malformed_answer_to_a_permission_request_fails_it_instead_of_hanging(
             peer.close()
     assert "the editor's answer was not a JSON-RPC 2.0 message" in json.dumps(r), r
     assert again["result"]["stopReason"] == "end_turn" and not target.exists()
+
+
+def test_a_failed_load_leaves_the_live_session_as_it_was(tmp_path: Path) -> None:
+    """session/load of a live session with nothing on disk yet (no prompt so far) fails, and the
+    session goes on (it used to be dropped: its next prompt was an unknown session)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    with ScriptedServer(echo, model=MODEL) as srv:
+        env = cli_env(ANTHROPIC_API_KEY="test", LOOPWRIGHT_HOME=str(tmp_path / "lw"), HOME=str(tmp_path))
+        peer = Peer([*loopwright_cmd(), "acp", "--model", MODEL, "--base-url", srv.url], env, str(work), editor_side)
+        try:
+            call(peer, "initialize", {"protocolVersion": 1})
+            sid = call(peer, "session/new", {"cwd": str(work), "mcpServers": []})["result"]["sessionId"]
+            failed = call(peer, "session/load", {"cwd": str(work), "sessionId": sid, "mcpServers": []})
+            assert failed["error"]["code"] == -32602, failed
+            r = call(peer, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}, timeout=60)
+        finally:
+            peer.close()
+    assert r.get("result", {}).get("stopReason") == "end_turn", r

@@ -118,11 +118,15 @@ class LoopwrightAcpAgent:
             raise acp.RequestError.invalid_params({"sessionId": session_id, "message": str(e)}) from None
         if session_id in self.sessions and self.sessions[session_id].control is not None:
             raise acp.RequestError.invalid_request({"message": PROMPT_BUSY})
+        previous = self.sessions.get(session_id)  # a live session a failed load must not take away
         session = await self._open(session_id, cwd, mcp_servers, additional_directories, resumable=True)
         try:
             loaded = await asyncio.to_thread(store_for(session.options).load, session_id, session.cwd)
         except (SessionNotFound, OSError, ValueError) as e:
-            self.sessions.pop(session_id, None)
+            if previous is not None:
+                self.sessions[session_id] = previous
+            else:
+                self.sessions.pop(session_id, None)
             raise acp.RequestError.invalid_params({"sessionId": session_id, "message": str(e)}) from None
         await Updates(self._sender(session), session.cwd).replay(loaded.history)
         self._announce(session)
