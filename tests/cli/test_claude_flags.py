@@ -171,9 +171,19 @@ def test_the_compatibility_rows_cover_the_help_and_say_what_instead() -> None:
     assert set(help_flags()) <= named
     assert {n for kind, n, _ in rows if kind == "command"} >= set(help_commands()) - {"plugins", "kill"} - set(SUBCOMMANDS)
     for _kind, name, status in rows:
-        assert status == "honoured" or status.startswith(("refused: ", "honoured (", "only in the Agent SDK")), name
+        assert status == "honoured" or status.startswith(("refused: ", "honoured", "only in the Agent SDK")), name
         if status.startswith("refused: "):
             assert len(status) > len("refused: ") + 5, f"{name}: say what loopwright does instead"
+
+
+def test_the_doc_is_generated_from_the_same_rows() -> None:
+    from loopwright.cli.claude_flags import compat_markdown, compat_rows
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "claude-code-flags.md"
+    assert doc.read_text() == compat_markdown(compat_rows(build_parser())), (
+        "stale: python -c 'from loopwright.cli import build_parser; from loopwright.cli.claude_flags import "
+        "compat_markdown, compat_rows; print(compat_markdown(compat_rows(build_parser())), end=\"\")' > "
+        "docs/claude-code-flags.md")
 
 
 def test_version_short_flag(capsys: pytest.CaptureFixture[str]) -> None:

@@ -222,8 +222,10 @@ def compat_rows(parser: argparse.ArgumentParser) -> list[tuple[str, str, str]]:
             continue
         flag = max(a.option_strings, key=len)
         refused = REFUSED.get(flag)
+        said = a.help if isinstance(a.help, str) and a.help != argparse.SUPPRESS else ""
         status = (f"refused: {refused}" if refused is not None else
-                  "only in the Agent SDK protocol (--input-format stream-json)" if flag in STREAM_ONLY else "honoured")
+                  "only in the Agent SDK protocol (--input-format stream-json)" if flag in STREAM_ONLY else
+                  f"honoured: {said}" if said else "honoured")
         rows.append(("flag", ", ".join(a.option_strings), status))
     rows += [("command", name, f"refused: {what}") for name, what in COMMANDS.items()]
     rows += [("command", "plugin", "honoured (loopwright plugin)"), ("command", "mcp", "honoured (loopwright mcp)")]
@@ -233,5 +235,17 @@ def compat_rows(parser: argparse.ArgumentParser) -> list[tuple[str, str, str]]:
     return rows
 
 
-__all__ = ["COMMANDS", "compat_rows", "REFUSED", "STREAM_ONLY", "add_claude_flags", "command_refusal", "refusal", "resolve",
+def compat_markdown(rows: list[tuple[str, str, str]]) -> str:
+    """docs/claude-code-flags.md: the rows as a Markdown table (tests/cli/test_claude_flags.py keeps
+    the file equal to it, and says how to regenerate it)."""
+    lines = ["# Claude Code's command line on loopwright", "",
+             "Generated from `loopwright.cli.claude_flags.compat_rows` (the list tests/cli/test_claude_flags.py",
+             "walks against `claude --help` 2.1.332): every flag and command, and the agent-file and",
+             "output-style front-matter keys, with what loopwright does.", "",
+             "| kind | name | loopwright |", "|---|---|---|"]
+    lines += [f"| {kind} | `{name}` | {status.replace('|', '/')} |" for kind, name, status in rows]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["COMMANDS", "compat_markdown", "compat_rows", "REFUSED", "STREAM_ONLY", "add_claude_flags", "command_refusal", "refusal", "resolve",
            "setup_debug"]
