@@ -141,6 +141,9 @@ class AgentOptions:
     # Project memory (memory.py): AGENTS.md / CLAUDE.md / LOOPWRIGHT.md of the setting_sources,
     # in the first user message. False: none (the CLI's --bare).
     memory: bool = True
+    # Claude Code's --bare: besides no memory files, no hooks from the settings files and no installed
+    # plugins (hooks given here, --plugin-dir plugins and the settings' other keys still apply).
+    bare: bool = False
     # Structured output (structured.py): the Agent SDK's {"type": "json_schema", "schema": {...}},
     # or a pydantic model class whose instance becomes ResultMessage.structured_output.
     output_format: dict[str, Any] | None = None

@@ -345,7 +345,7 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
                               exec_path=env.get("PATH"))
     hooks = options.hooks if isinstance(options.hooks, Hooks) else Hooks(options.hooks or {})
     if settings is not None and (settings.hooks or settings.env):  # (the caller's object is not changed)
-        hooks = hooks.merged(Hooks(settings.hooks, env=dict(settings.env)))
+        hooks = hooks.merged(Hooks({} if options.bare else settings.hooks, env=dict(settings.env)))  # --bare: none
     registry = hooks.freeze()  # what the run's hooks are, fixed now (a later registration does not reach it)
     if options.env:
         registry = registry.with_env(options.env)

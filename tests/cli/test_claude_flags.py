@@ -191,3 +191,17 @@ def test_version_short_flag(capsys: pytest.CaptureFixture[str]) -> None:
         main(["-v"])
     assert capsys.readouterr().out.startswith("loopwright ")
     assert os.environ.get("HOME")
+
+
+@pytest.mark.e2e
+def test_bare_as_claude_code_means_it(tmp_path: Path) -> None:
+    """--bare: no settings hooks and no memory files (Claude Code's minimal mode); without it they run."""
+    (tmp_path / "CLAUDE.md").write_text("The codename is HERON.\n")
+    hook = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo ran >> hook.log"}]}]}}
+    with ScriptedServer([[text("a")], [text("b")]]) as srv:
+        r = run(srv, tmp_path, "-p", "go", "--settings", json.dumps(hook), "--bare")
+        assert r.returncode == 0, r.stderr
+        assert not (tmp_path / "hook.log").exists() and "HERON" not in json.dumps(srv.loop_requests[0].body)
+        r = run(srv, tmp_path, "-p", "go", "--settings", json.dumps(hook))
+        assert r.returncode == 0, r.stderr
+        assert (tmp_path / "hook.log").read_text() == "ran\n" and "HERON" in json.dumps(srv.loop_requests[1].body)

@@ -132,6 +132,7 @@ def test_local_marketplace_install_enable_disable_remove(tmp_path: Path) -> None
     assert "HELLO-FROM-PLUGIN there" in prompt_of()[0], "an installed plugin is in every run"
     assert "may run" not in prompt_of()[1], "installed: consented already, not listed again"
     assert "HELLO-FROM-PLUGIN" not in prompt_of("--setting-sources", "project")[0], "the user's setup: with user only"
+    assert "HELLO-FROM-PLUGIN" not in prompt_of("--bare")[0], "--bare: no installed plugins (Claude Code's)"
     off = json.dumps({"enabledPlugins": {"myplug@mkt": False}})
     assert "HELLO-FROM-PLUGIN" not in prompt_of("--settings", off)[0], "enabledPlugins false turns it off"
     assert lw_plugin("disable", "myplug").stdout.strip() == "myplug@mkt disabled"

@@ -99,7 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json-schema", help="structured output: the final answer must fit this JSON Schema "
                    "(a JSON string or file); printed as structured_output with --output-format json")
     p.add_argument("--bare", action="store_true",
-                   help="no project memory (AGENTS.md, CLAUDE.md, LOOPWRIGHT.md are not read)")
+                   help="minimal, as Claude Code's: no project memory (AGENTS.md, CLAUDE.md, LOOPWRIGHT.md), no hooks "
+                        "from the settings files, no installed plugins (--settings, --plugin-dir, --mcp-config and "
+                        "--agents still apply)")
     p.add_argument("--claude-settings", action="store_true",
                    help="also read Claude Code's settings files (~/.claude, .claude/settings*.json)")
     p.add_argument("--trust", action="store_true",

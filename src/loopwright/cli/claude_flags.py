@@ -153,9 +153,6 @@ def resolve(args: argparse.Namespace) -> list[str]:
     if args.tools is not None:  # `--tools Bash Edit` or `--tools "Bash,Edit"`: one spec
         args.tools = ",".join(args.tools)
         notes += _unknown_tools(args.tools)
-    if getattr(args, "bare", False):  # Claude Code's --bare leaves out more than loopwright's: said, not hidden
-        notes.append("--bare: loopwright leaves out the memory files (CLAUDE.md, AGENTS.md) only; settings hooks and "
-                     "installed plugins still load (Claude Code's --bare skips them: use --setting-sources '' for that)")
     if args.betas:
         notes.append("--betas is accepted and ignored: loopwright sends no beta headers of yours")
     return notes

@@ -273,6 +273,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         trust_workspace=True if getattr(args, "trust", False) else None,  # None: the trust store decides
         sandbox=True if getattr(args, "sandbox", False) else None,  # on top of the settings' "sandbox"
         memory=not getattr(args, "bare", False),
+        bare=bool(getattr(args, "bare", False)),  # Claude Code's --bare: no settings hooks, no installed plugins
         output_format=output_format(getattr(args, "json_schema", None)),
         prices=parse_prices(getattr(args, "price", None) or []) or None,
         context_window=context_window(getattr(args, "context_window", None)),

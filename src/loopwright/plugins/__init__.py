@@ -71,7 +71,8 @@ def run_plugins(options: AgentOptions, cwd: Path, warnings: list[str]) -> list[P
     (the CLI's default; not --setting-sources without user, nor the library's default of none)."""
     from .store import INSTALLED, store_dir
 
-    installed = "user" in (options.setting_sources or []) and (store_dir() / INSTALLED).is_file()
+    installed = (not options.bare and "user" in (options.setting_sources or [])
+                 and (store_dir() / INSTALLED).is_file())  # --bare: no installed plugins
     if not options.plugins and not installed:
         return []
     enabled: dict[str, Any] = {}
