@@ -80,3 +80,21 @@ def test_setting_sources_bring_the_output_style(tmp_path: Path) -> None:
         asyncio.run(collect("x", options("loopwright", srv, tmp_path, setting_sources=[])))
         styled, plain = (system_text(r.body) for r in srv.loop_requests)
     assert "# Output Style: Explanatory" in styled and "Output Style" not in plain
+
+
+def test_mcp_name_collision_in_the_init_message(tmp_path: Path) -> None:
+    """github and _github both become mcp__github__: the SDK's init message names both in one line,
+    and the other server's tools are there."""
+    import sys
+
+    from tests.mcp.test_name_collision import LINE, SERVER
+
+    pytest.importorskip("mcp")
+    stdio = {"command": sys.executable, "args": [SERVER]}
+    servers = {"github": stdio, "_github": stdio, "other": stdio}
+    with ScriptedServer([[text("hi")]]) as srv:
+        msgs = asyncio.run(collect("x", options("loopwright", srv, tmp_path, mcp_servers=servers)))
+        names = [t["name"] for t in srv.loop_requests[0].body["tools"]]
+    init = init_of(msgs)
+    assert LINE in init["warnings"]
+    assert "mcp__other__echo" in names and not [n for n in names if n.startswith("mcp__github")]
