@@ -93,7 +93,7 @@ def still_answers(peer: Peer) -> None:
     assert peer.p.poll() is None
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_bad_lines_never_stop_the_agent(agent: dict[str, Any], data: st.DataObject) -> None:

@@ -83,7 +83,7 @@ def still_answers(peer: Peer) -> None:
     assert peer.p.poll() is None
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(bad=st.lists(lines(TEMPLATES), min_size=1, max_size=3))
 def test_bad_lines_never_end_the_session(cli: tuple[Peer, Path], bad: list[bytes]) -> None:
