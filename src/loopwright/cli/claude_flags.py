@@ -12,10 +12,13 @@ on a flag that is neither.
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # logging is imported by --debug only (loopwright --version stays light)
+    import logging
 
 from .config import UsageError
 
@@ -174,35 +177,36 @@ def setup_debug(spec: str | None, path: str | None) -> None:
     (`hooks`, `mcp`, `sdkproto`...); `!name` leaves one out."""
     if spec is None and path is None:
         return
+    import logging
+    import os
+
     if path is not None:
         from ..home import open_private
 
-        fd = open_private(Path(path))
-        handler: logging.Handler = logging.StreamHandler(os.fdopen(fd, "a", encoding="utf-8"))
+        handler: logging.Handler = logging.StreamHandler(os.fdopen(open_private(Path(path)), "a", encoding="utf-8"))
     else:
         handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("[debug] %(name)s: %(message)s"))
     cats = [c.strip() for c in (spec or "").split(",") if c.strip()]
     if cats:
-        handler.addFilter(_CategoryFilter(cats))
+        handler.addFilter(category_filter(cats))
     root = logging.getLogger("loopwright")
     root.addHandler(handler)
     root.setLevel(logging.DEBUG)
 
 
-class _CategoryFilter(logging.Filter):
+def category_filter(cats: list[str]) -> Callable[[logging.LogRecord], bool]:
     """Claude Code's `--debug=hooks,mcp` / `--debug='!hooks'`, on loopwright's logger names."""
+    want = [c for c in cats if not c.startswith("!")]
+    skip = [c[1:] for c in cats if c.startswith("!")]
 
-    def __init__(self, cats: list[str]) -> None:
-        super().__init__()
-        self.want = [c for c in cats if not c.startswith("!")]
-        self.skip = [c[1:] for c in cats if c.startswith("!")]
-
-    def filter(self, record: logging.LogRecord) -> bool:
+    def keep(record: logging.LogRecord) -> bool:
         parts = record.name.split(".")[1:]
-        if any(s in parts for s in self.skip):
+        if any(s in parts for s in skip):
             return False
-        return not self.want or any(w in parts for w in self.want)
+        return not want or any(w in parts for w in want)
+
+    return keep
 
 
 def compat_rows(parser: argparse.ArgumentParser) -> list[tuple[str, str, str]]:
