@@ -54,3 +54,19 @@ def test_init_message_names_both(tmp_path: Path) -> None:
     assert init.subtype == "init" and LINE in init.data["warnings"]
     status = {s["name"]: s["status"] for s in init.data["mcp_servers"]}
     assert status == {"github": "failed", "_github": "failed", "other": "connected"}
+
+
+def test_the_interactive_trace_shows_the_line_and_print_mode_leaves_it_to_stderr() -> None:
+    import io
+
+    from loopwright.cli.render import TraceRenderer
+    from loopwright.cli.toolview import Log, ReplRenderer
+    from loopwright.messages import SystemMessage
+
+    init = SystemMessage("init", {"session_id": "s", "model": "m", "permission_mode": "default", "warnings": [LINE]})
+    repl = io.StringIO()
+    ReplRenderer(repl, Log()).show(init)
+    assert LINE in repl.getvalue()
+    plain = io.StringIO()
+    TraceRenderer(plain, spinner=False).show(init)
+    assert LINE not in plain.getvalue(), "-p prints the warnings itself, once"

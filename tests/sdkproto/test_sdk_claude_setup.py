@@ -76,7 +76,8 @@ def test_setting_sources_bring_the_output_style(tmp_path: Path) -> None:
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"outputStyle": "Explanatory"}))
     with ScriptedServer([[text("a")], [text("b")]]) as srv:
-        asyncio.run(collect("x", options("loopwright", srv, tmp_path, setting_sources=["project"])))
+        msgs = asyncio.run(collect("x", options("loopwright", srv, tmp_path, setting_sources=["project"])))
+        assert init_of(msgs)["output_style"] == "Explanatory"
         asyncio.run(collect("x", options("loopwright", srv, tmp_path, setting_sources=[])))
         styled, plain = (system_text(r.body) for r in srv.loop_requests)
     assert "# Output Style: Explanatory" in styled and "Output Style" not in plain

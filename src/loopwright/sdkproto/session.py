@@ -263,6 +263,26 @@ class SdkSession:
         note(report.text())
 
     @staticmethod
+    def style_name(options: AgentOptions) -> str:
+        """The run's output style, as the init message names it (outputstyles.py)."""
+        if options.output_style:
+            return options.output_style
+        from ..settings import SettingsError, load_settings, uses_settings
+
+        if not uses_settings(options) or not options.setting_sources:
+            return "default"
+        from pathlib import Path
+
+        from ..trust import trusted_for
+
+        cwd = Path(options.cwd or ".").resolve()
+        try:
+            return load_settings(cwd, options.setting_sources, claude=options.claude_settings, extra=options.settings,
+                                 trusted=trusted_for(options, cwd)).output_style or "default"
+        except SettingsError:
+            return "default"  # the run itself names the problem
+
+    @staticmethod
     def file_agents(options: AgentOptions) -> list[str]:
         """The subagent types of the agent files and plugins (agentfiles.py, plugins/) of these options."""
         from pathlib import Path
@@ -358,7 +378,8 @@ class SdkSession:
 
         names = self.agent_names or [DEFAULT_AGENT, *self.file_agents(options)]
         extra = {"agents": names, "claude_code_version": PROTOCOL_VERSION,
-                 "slash_commands": self.slash_commands(options), "plugins": self.plugins(options)}
+                 "slash_commands": self.slash_commands(options), "plugins": self.plugins(options),
+                 "output_style": self.style_name(options)}
         try:
             async for msg in query(prompt, options, control=control, history=self.history):
                 if not isinstance(msg, SystemMessage):  # the first request is out: start-up is over
