@@ -178,7 +178,7 @@ class JsonlSessionStore:
     def fork(self, session_id: str, new_id: str, cwd: Path, up_to_uuid: str | None = None) -> None:
         """Copy a transcript to a new id (optionally only up to, not including, a line).
         The original file is only read. Checkpoint snapshots are copied along."""
-        check_session_id(new_id, "new session id")
+        check_session_id(new_id, "the new id")
         src = self.find(session_id, cwd)
         if src is None:
             raise SessionNotFound(f"no session {session_id!r} in {self.root}")

@@ -147,13 +147,13 @@ class InvalidSessionId(SessionNotFound):
     or written for it. A SessionNotFound, so that every door that reports an unknown id reports it."""
 
 
-def check_session_id(value: object, what: str = "session id") -> str:
+def check_session_id(value: object, what: str = "") -> str:
     """`value` if it is a session id (a UUID or a safe name), else InvalidSessionId. The one check
     every door (the CLI's flags, the SDK protocol, ACP, the viewer, batch, the store) goes through."""
     if isinstance(value, str) and SAFE_ID.fullmatch(value) and ".." not in value:
         return value
     shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
-    raise InvalidSessionId(f"{what} {shown} is not a session id: use a UUID or a name of letters, digits, "
+    raise InvalidSessionId(f"{f'{what} ' if what else ''}{shown} is not a session id: use a UUID or a name of letters, digits, "
                            "'.', '_' and '-' (at most 128, not starting with '.'); a path is never a session id")
 
 
