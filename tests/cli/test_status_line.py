@@ -84,4 +84,15 @@ def test_the_interactive_prompt_shows_it(tmp_path: Path) -> None:
         await repl.custom_status.aclose()  # type: ignore[union-attr]
 
     asyncio.run(go())
-    assert repl.toolbar() == f"MODEL= CWD={tmp_path.resolve()} STYLE=default"
+    assert repl.toolbar().splitlines()[0] == f"MODEL= CWD={tmp_path.resolve()} STYLE=default"
+
+
+@pytest.mark.skipif(__import__("shutil").which("tmux") is None, reason="needs tmux")
+def test_in_a_real_terminal(tmp_path: Path) -> None:
+    """`loopwright` in tmux with a statusLine in --settings: its line is under the prompt."""
+    from tests.cli.test_interactive_dialog import session
+    from tests.helpers import text
+
+    line = {"statusLine": {"type": "command", "command": "echo STATUS-FROM-USER-$(basename $PWD)"}}
+    with session(tmp_path, [[text("hi")]], "--settings", json.dumps(line)) as (t, _):
+        t.wait("STATUS-FROM-USER-work")

@@ -413,8 +413,9 @@ class Repl:
         own = self.custom_status.text if self.custom_status is not None else ""
         if self.busy:
             return f"{self.statusline.text()}\n{own}" if own else self.statusline.text()
-        if own:
-            return own
+        hint = f" /help for commands · Ctrl-C twice to exit · ${self.client.total_cost_usd:.4f}"
+        if own:  # the user's status line first, the hint under it
+            return f"{own}\n{hint}"
         return f" /help for commands · Ctrl-C twice to exit · ${self.client.total_cost_usd:.4f}"
 
     async def main(self) -> int:
