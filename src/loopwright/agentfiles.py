@@ -2,7 +2,7 @@
 options, skills, trust and below.
 
 An agent file is Markdown with front matter: `name` and `description` (required), `tools`,
-`disallowedTools`, `model`, `permissionMode`, `maxTurns` (honoured), `color` (display only);
+`disallowedTools`, `model`, `permissionMode`, `maxTurns`, `effort` (honoured), `color` (display only);
 the body is the agent's system prompt. They are read from the user's `~/.loopwright/agents/`
 and `~/.claude/agents/` ("user" setting source) and the project's `.loopwright/agents/` and
 `.claude/agents/` ("project"). A project's agent shadows the user's of the same name (Claude
@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from .gate import PERMISSION_MODES
+from .models.reasoning import EFFORT_LEVELS
 from .options import AgentDefinition
 from .skills import as_list, config_dirs, read_text_capped, split_front_matter
 from .trust import Ignored
 
-HONOURED = ("name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns", "color")
+HONOURED = ("name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns", "effort", "color")
 # Claude Code's other keys (its agent front-matter schema, 2.1.332): what it does that loopwright does not.
 REFUSED = {
-    "effort": "a per-agent thinking effort (the run's --effort applies)",
     "mcpServers": "per-agent MCP servers (the run's servers apply)",
     "hooks": "per-agent hooks (the run's hooks apply)",
     "skills": "preloaded skills (the Skill tool lists them)",
@@ -102,10 +102,15 @@ def parse_agent_file(path: Path, text: str, users: bool = True) -> tuple[str, Ag
         if not (isinstance(turns, str) and turns.isdigit() and int(turns) > 0):
             raise ValueError(f"{path}: maxTurns {turns!r} must be a positive integer; agent skipped")
         turns = int(turns)
+    effort = meta.get("effort")
+    if effort is not None and effort not in EFFORT_LEVELS:
+        warnings.append(f"{path}: effort {effort!r} is not one of {', '.join(EFFORT_LEVELS)} (not applied: the run's "
+                        "effort is used)")
+        effort = None
     tools = as_list(meta["tools"]) if "tools" in meta else None
     denied = as_list(meta["disallowedTools"]) if "disallowedTools" in meta else None
     d = AgentDefinition(desc.strip(), body.strip(), tools, model if isinstance(model, str) and model else None,
-                        turns, denied, mode, str(path))
+                        turns, denied, mode, str(path), effort)
     return name.strip(), d, warnings, ignored
 
 

@@ -206,7 +206,7 @@ async def run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: s
     if isinstance(model, str):
         model = MODEL_ALIASES.get(model, model)
     spec = SubagentSpec(prompt, kind, f"{d.prompt}\n\nWorking directory: {ports.cwd}", tools, model, d.max_turns, left,
-                        d.permission_mode)
+                        d.permission_mode, d.effort)
     try:
         sub = ports.spawn(spec)
     except Exception as e:  # bad definition (unknown model, price, settings): the parent goes on

@@ -53,6 +53,7 @@ class AgentDefinition:
     # bypasses permissions or accepts edits: those win, as in Claude Code)
     permission_mode: PermissionMode | None = None
     source: str = ""  # the agent file it was read from ("" for --agents / AgentOptions.agents)
+    effort: str | None = None  # None: the parent's (AgentOptions.effort's levels)
 
 
 def agents_from_json(value: str | dict[str, Any]) -> dict[str, AgentDefinition]:
@@ -81,8 +82,13 @@ def agents_from_json(value: str | dict[str, Any]) -> dict[str, AgentDefinition]:
         mode = d.get("permissionMode", d.get("permission_mode"))
         if mode is not None and mode not in PERMISSION_MODES:
             raise ValueError(f"agent {kind!r}: \"permissionMode\" must be one of {', '.join(PERMISSION_MODES)}")
+        effort = d.get("effort")
+        if effort is not None:
+            from .models.reasoning import check_effort
+
+            check_effort(effort, f"agent {kind!r}: \"effort\"")
         out[kind] = AgentDefinition(d["description"], d["prompt"], tools, model if isinstance(model, str) else None,
-                                    turns, denied, mode)
+                                    turns, denied, mode, effort=effort)
     return out
 
 

@@ -216,3 +216,18 @@ def test_the_agent_setting_and_trust(tmp_path: Path) -> None:
         system = system_text(srv.loop_requests[0].body)
     assert r.returncode == 0, r.stderr
     assert "LINTER-PROMPT" not in system and "ignored agent linter from" in r.stderr
+
+
+@pytest.mark.e2e
+def test_an_agents_effort_is_its_subagents(tmp_path: Path) -> None:
+    """effort: high in an agent file: its subagent thinks with that effort (on Sonnet 4.5 a thinking
+    budget), the parent as before; an effort loopwright does not know is one warning line."""
+    write_agent(tmp_path / ".claude" / "agents", "deep", "---\ndescription: thinks hard\neffort: high\n---\nThink.\n")
+    write_agent(tmp_path / ".claude" / "agents", "odd", "---\ndescription: odd\neffort: 7\n---\nThink.\n")
+    turns = [[use("a1", "Agent", description="x", prompt="p", subagent_type="deep")], [text("ok")], [text("done")]]
+    with ScriptedServer(turns) as srv:
+        r = run_cli(srv, tmp_path)
+        parent, sub = srv.loop_requests[0].body, srv.loop_requests[1].body
+    assert r.returncode == 0, r.stderr
+    assert "thinking" not in parent and sub["thinking"] == {"type": "enabled", "budget_tokens": 16000}
+    assert "effort '7' is not one of low, medium, high, xhigh, max (not applied" in r.stderr

@@ -24,9 +24,9 @@ pytestmark = pytest.mark.e2e
 MCP_SERVER = str(TESTS / "mcp" / "mcp_test_server.py")
 
 
-def make_plugin(root: Path, name: str = "myplug", mcp: bool = True) -> Path:
+def make_plugin(root: Path, name: str = "myplug", mcp: bool = True, **manifest: Any) -> Path:
     (root / ".claude-plugin").mkdir(parents=True)
-    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": name, "version": "1.0.0"}))
+    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": name, "version": "1.0.0", **manifest}))
     (root / "commands").mkdir()
     (root / "commands" / "hello.md").write_text("---\ndescription: says hello\n---\nSay HELLO-FROM-PLUGIN $ARGUMENTS\n")
     (root / "agents").mkdir()
@@ -85,7 +85,7 @@ def test_a_plugin_dir_brings_every_part(tmp_path: Path) -> None:
 
 
 def test_a_folder_of_plugins_and_a_broken_one(tmp_path: Path) -> None:
-    make_plugin(tmp_path / "many" / "a", "a", mcp=False)
+    make_plugin(tmp_path / "many" / "a", "a", mcp=False, lspServers={"x": {}})
     bad = tmp_path / "many" / "b" / ".claude-plugin"
     bad.mkdir(parents=True)
     (bad / "plugin.json").write_text(json.dumps({"name": "no spaces allowed"}))
@@ -95,6 +95,7 @@ def test_a_folder_of_plugins_and_a_broken_one(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert "HELLO-FROM-PLUGIN x" in prompt
     assert "\"name\" must be letters, digits" in r.stderr
+    assert "plugin 'a': loopwright does not use lspServers of its plugin.json" in r.stderr
     with pytest.raises(PluginError, match="no such directory"):
         load_plugin(tmp_path / "nope")
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .manifest import Plugin, PluginError, load_plugin, plugin_dirs_of
+from .manifest import MANIFEST_KEYS, Plugin, PluginError, load_plugin, plugin_dirs_of
 
 if TYPE_CHECKING:
     from ..options import AgentOptions
@@ -61,6 +61,9 @@ def plugins_for(options: AgentOptions, cwd: Path, enabled: dict[str, Any] | None
             continue
         seen.add(p.name)
         unique.append(p)
+        unused = [k for k in p.manifest if k not in MANIFEST_KEYS]
+        if unused:  # (lspServers, userConfig, ...): named, never dropped quietly
+            said.append(f"plugin {p.name!r}: loopwright does not use {', '.join(unused)} of its plugin.json")
     return unique
 
 

@@ -93,6 +93,7 @@ class SubagentSpec:
     max_turns: int | None = None  # None: the parent's turn limit
     max_budget_usd: float | None = None
     permission_mode: str | None = None  # None: the parent's (agents.py: the definition's permissionMode)
+    effort: str | None = None  # None: the parent's
 
 
 class Subagent(Protocol):
