@@ -41,7 +41,7 @@ from .prompts import system_prompt_text
 from .settings import build_run_config
 from .telemetry import observer_for
 from .tools.base import BudgetView, Subagent, SubagentSpec, Tool, ToolContext
-from .usage import Budget, SharedSpend
+from .usage import Budget, Price, SharedSpend
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -72,14 +72,8 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     model = model_for(options)
     prices = {**(options.prices or {})}
     price = price_for(model.name, prices or None) or price_for(model.name)
-    for name in model_names(model):  # with fallback models, each one's price
-        if (options.max_budget_usd is not None and not has_own_cost(model)
-                and (price_for(name, prices or None) or price_for(name)) is None):
-            raise ValueError(
-                f"max_budget_usd is set but the price of model {name!r} is unknown, so the "
-                "budget could not be kept: give its price (--price MODEL=IN,OUT, or AgentOptions(prices={...}) in Python) "
-                "or run without a budget (no --max-budget-usd)"
-            )
+    if options.max_budget_usd is not None and not has_own_cost(model):
+        _check_budget_prices(model, prices)
     cwd = Path(options.cwd or ".").resolve()
     if not cwd.is_dir():
         raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory: create it first or "
@@ -107,21 +101,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     if parent is None and any(t.spawns_agents for t in tools):
         tools = _with_agent_files(options, cwd, tools, warnings, trust, plugins)
     system = system_prompt_text(options.system_prompt, options.append_system_prompt, cwd, tools)
-    recorder: SessionRecorder | None = None
-    if options.persist_session or (history is None and (options.resume or options.continue_conversation)):
-        from .sessions import (
-            start_session,  # resume/fork/continue: load h; persist: open the transcript
-        )
-
-        started = start_session(options, cwd, history is not None)
-        session_id, recorder = started.session_id, started.recorder
-        history = history if history is not None else started.history
-    elif options.session_id:  # not persisted, yet an id all the same (hooks and events carry it)
-        from .sessions.store import check_session_id
-
-        session_id = check_session_id(options.session_id)
-    else:
-        session_id = new_uuid()
+    session_id, recorder, history = _session(options, cwd, history)
     config = build_run_config(options, cwd)  # settings files + options (settings.py)
     warnings[:0] = trust.note(config.settings.ignored if config.settings is not None else [])
     if parent is None:
@@ -161,22 +141,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
 
         h[-1]["content"].append({"type": "text", "text": PLAN_REMINDER})
     memory = _load_memory(options, cwd, h, warnings, trust)
-    mcp: McpServers | None = None
-    if parent is None:  # MCP servers (mcp/): opened by the loop before its first step
-        from .mcp import may_have_servers
-
-        configs = []
-        if may_have_servers(options, cwd, config.settings):
-            from .mcp.config import for_run
-
-            configs = for_run(options, cwd, config.settings, warnings)  # (a project's server under the user's name: named)
-        if configs:
-            from .mcp.naming import clash_lines
-
-            warnings += clash_lines([c.name for c in configs])  # (mcp__github__ from github and _github)
-            from .mcp.client import McpRuntime
-
-            mcp = McpRuntime(configs, cwd, dict(ctx.env))
+    mcp = _mcp_servers(options, cwd, config.settings, dict(ctx.env), warnings) if parent is None else None
     by_name = {t.name: t for t in tools}
     obs = observer_for(config.env, session_id, agent_type or "loopwright", model=model)  # telemetry/
     hooks.obs = obs
@@ -198,6 +163,55 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     if sub_hooks is not None:
         sub_hooks.history = lambda: run.state.h
     return run
+
+
+def _check_budget_prices(model: Model, prices: dict[str, Price]) -> None:
+    """A budget needs every model's price (with fallback models, each one's)."""
+    for name in model_names(model):
+        if (price_for(name, prices or None) or price_for(name)) is None:
+            raise ValueError(
+                f"max_budget_usd is set but the price of model {name!r} is unknown, so the "
+                "budget could not be kept: give its price (--price MODEL=IN,OUT, or AgentOptions(prices={...}) in Python) "
+                "or run without a budget (no --max-budget-usd)"
+            )
+
+
+def _session(options: AgentOptions, cwd: Path, history: list[WireMessage] | None
+             ) -> tuple[str, SessionRecorder | None, list[WireMessage] | None]:
+    """The run's session: its id, its transcript's recorder (persisted runs) and its history
+    (resume/fork/continue load it, unless the caller holds it in memory)."""
+    if options.persist_session or (history is None and (options.resume or options.continue_conversation)):
+        from .sessions import (
+            start_session,  # resume/fork/continue: load h; persist: open the transcript
+        )
+
+        started = start_session(options, cwd, history is not None)
+        return started.session_id, started.recorder, history if history is not None else started.history
+    if options.session_id:  # not persisted, yet an id all the same (hooks and events carry it)
+        from .sessions.store import check_session_id
+
+        return check_session_id(options.session_id), None, history
+    return new_uuid(), None, history
+
+
+def _mcp_servers(options: AgentOptions, cwd: Path, settings: Settings | None, env: dict[str, str],
+                 warnings: list[str]) -> McpServers | None:
+    """The top run's MCP servers (mcp/), opened by the loop before its first step; None without any."""
+    from .mcp import may_have_servers
+
+    if not may_have_servers(options, cwd, settings):
+        return None
+    from .mcp.config import for_run
+
+    configs = for_run(options, cwd, settings, warnings)  # (a project's server under the user's name: named)
+    if not configs:
+        return None
+    from .mcp.naming import clash_lines
+
+    warnings += clash_lines([c.name for c in configs])  # (mcp__github__ from github and _github)
+    from .mcp.client import McpRuntime
+
+    return McpRuntime(configs, cwd, env)
 
 
 def _skill_tool(options: AgentOptions, cwd: Path, warnings: list[str], trust: Trust,
