@@ -99,3 +99,19 @@ def test_mcp_name_collision_in_the_init_message(tmp_path: Path) -> None:
     init = init_of(msgs)
     assert LINE in init["warnings"]
     assert "mcp__other__echo" in names and not [n for n in names if n.startswith("mcp__github")]
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_agent_for_the_main_thread_through_extra_args(cli: str, tmp_path: Path) -> None:
+    """extra_args={"agent": "linter"} (Claude Code's --agent) with setting_sources=["project"]: the
+    main conversation runs as the agent file's agent (its body the system prompt, its tools only)."""
+    (tmp_path / ".claude" / "agents").mkdir(parents=True)
+    (tmp_path / ".claude" / "agents" / "linter.md").write_text(
+        "---\nname: linter\ndescription: Lints files\ntools: Read, Grep\n---\nYou are LINTER-PROMPT.\n")
+    with ScriptedServer([[text("linted")]]) as srv:
+        msgs = asyncio.run(collect("lint", options(cli, srv, tmp_path, setting_sources=["project"],
+                                                   extra_args={"agent": "linter"})))
+        body = srv.loop_requests[0].body
+    assert result_of(msgs).result == "linted"
+    assert "You are LINTER-PROMPT." in system_text(body)
+    assert sorted(t["name"] for t in body["tools"]) == ["Grep", "Read"]

@@ -252,7 +252,8 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
 
             model = resolve_alias(main.model)
             check_model(model, args.base_url)
-    system = args.system_prompt if args.system_prompt is not None else (
+    given = args.system_prompt if not (main is not None and args.system_prompt == "") else None  # (the SDK's default "")
+    system = given if given is not None else (
         f"{main.prompt}\n\nWorking directory: {cwd}" if main is not None else default_system_prompt(cwd, tools))
     return AgentOptions(
         model=model,
