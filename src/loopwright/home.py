@@ -51,8 +51,12 @@ def private_dir(path: Path, own_from: Path | None = None) -> Path:
             break
         p = p.parent
     for d in reversed(missing):
-        with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+        try:
             os.mkdir(d, PRIVATE_DIR)
+        except FileExistsError:
+            if not d.is_dir():  # a file where a directory must be: the caller says what failed
+                raise
+            continue  # another process made it meanwhile
         os.chmod(d, PRIVATE_DIR)  # the umask may have taken our own bits
     ours = [path]
     if own_from is not None and path.is_relative_to(own_from):

@@ -18,7 +18,7 @@ import pytest
 from loopwright.sessions import cwd_slug
 from tests.helpers import cli_env, loopwright_cmd, write_script
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.e2e  # (the CLI and python as subprocesses)
 
 
 def mode(p: Path) -> int:
@@ -124,3 +124,28 @@ def test_a_sessions_page_and_batch_results_are_private(tmp_path: Path) -> None:
     assert mode(results) == 0o600 and mode(results.parent) == 0o700
     copies = results.with_suffix(".work") / "workspaces"
     assert any(copies.iterdir()) and mode(copies) == 0o700  # the project's copies: the user's only
+
+
+def test_the_helpers_under_an_odd_umask_and_a_file_in_the_way(tmp_path: Path) -> None:
+    from loopwright.home import open_private, private_dir, write_private
+
+    old = os.umask(0o277)  # a umask that takes even the owner's write bit
+    try:
+        f = write_private(tmp_path / "a" / "b" / "f.json", "{}")
+        fd = open_private(tmp_path / "a" / "log")
+        os.close(fd)
+    finally:
+        os.umask(old)
+    assert mode(f) == 0o600 and f.read_text() == "{}" and mode(tmp_path / "a" / "log") == 0o600
+    assert mode(tmp_path / "a") == 0o700 and mode(tmp_path / "a" / "b") == 0o700
+    older = tmp_path / "older.jsonl"
+    older.write_text("x\n")
+    older.chmod(0o644)
+    os.close(open_private(older))
+    assert mode(older) == 0o600 and older.read_text() == "x\n"  # tightened, kept
+    in_the_way = tmp_path / "file"
+    in_the_way.write_text("")
+    in_the_way.chmod(0o644)
+    with pytest.raises(FileExistsError):
+        private_dir(in_the_way / "sub")
+    assert mode(in_the_way) == 0o644  # not ours to change
