@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +60,8 @@ def echo(h: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [text(f"echo: {said}"[:200])]
 
 
-@pytest.fixture(scope="module")
-def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Peer, Path]]:
-    home = tmp_path_factory.mktemp("sdkfuzz")
+@contextmanager
+def started(home: Path) -> Iterator[tuple[Peer, Path]]:
     with ScriptedServer(echo, model=MODEL) as srv:
         env = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="test", LOOPWRIGHT_HOME=str(home / "lw"),
                       HOME=str(home))
@@ -73,6 +73,20 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Peer, Path]]
             if peer.p.poll() is None:
                 peer.p.kill()
                 peer.p.wait()
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Peer, Path]]:
+    """One process for the fuzz and the tests after it (each line's effects add up in it)."""
+    with started(tmp_path_factory.mktemp("sdkfuzz")) as got:
+        yield got
+
+
+@pytest.fixture
+def own_cli(tmp_path: Path) -> Iterator[tuple[Peer, Path]]:
+    """A process of the test's own: its answers come in the order of its lines."""
+    with started(tmp_path) as got:
+        yield got
 
 
 def still_answers(peer: Peer) -> None:
@@ -93,10 +107,10 @@ def test_bad_lines_never_end_the_session(cli: tuple[Peer, Path], bad: list[bytes
     still_answers(peer)
 
 
-def test_the_findings_lines_are_answered(cli: tuple[Peer, Path]) -> None:
+def test_the_findings_lines_are_answered(own_cli: tuple[Peer, Path]) -> None:
     """Issue 40's own lines: a message of 7, content 5, 100,000 nested arrays; each a one-line
     error (a prompt's error result), and the next prompt runs."""
-    peer, _ = cli
+    peer, _ = own_cli
     for line in (b'{"type": "user", "message": 7}', b'{"type": "user", "message": {"role": "user", "content": 5}}'):
         peer.send(line)
         r = peer.wait_for(lambda m: m.get("type") == "result")
