@@ -45,6 +45,10 @@ class Spec:
     opts: dict[str, str] = field(default_factory=dict)
     implicit: bool = False  # with no path argument it reads its working directory
     read_only: bool = True
+    # The options without a value known to be read-only. None: not allow-listed yet; a set: any
+    # option neither in `opts` nor here makes the call not read-only (an unknown flag may run a
+    # program, as ripgrep's --hostname-bin does).
+    known: frozenset[str] | None = None
 
 
 def _o(spec: str) -> dict[str, str]:
@@ -57,11 +61,23 @@ def _o(spec: str) -> dict[str, str]:
     return out
 
 
+def _k(spec: str) -> frozenset[str]:
+    """'-i,--ignore-case -n' -> {'-i', '--ignore-case', '-n'}."""
+    return frozenset(n for item in spec.split() for n in item.split(","))
+
+
 _GREP = Spec("pattern", _o("-e,--regexp:pattern -f,--file:readpattern -A,--after-context:arg "
                     "-B,--before-context:arg -C,--context:arg -m,--max-count:arg --include:arg "
                     "--exclude:arg --exclude-dir:arg --exclude-from:read -d,--directories:arg "
                     "-D,--devices:arg --color:arg --colour:arg --label:arg --binary-files:arg "
-                    "--group-separator:arg"), implicit=True)
+                    "--group-separator:arg"), implicit=True,
+             known=_k("-E,--extended-regexp -F,--fixed-strings -G,--basic-regexp -P,--perl-regexp -i,-y,--ignore-case "
+                      "--no-ignore-case -v,--invert-match -w,--word-regexp -x,--line-regexp -c,--count "
+                      "-L,--files-without-match -l,--files-with-matches -o,--only-matching -q,--quiet,--silent "
+                      "-s,--no-messages -b,--byte-offset -H,--with-filename -h,--no-filename -n,--line-number "
+                      "-T,--initial-tab -Z,--null -z,--null-data -a,--text -I -r,--recursive -R,--dereference-recursive "
+                      "-U,--binary --line-buffered --no-group-separator --help -V,--version "
+                      "-0 -1 -2 -3 -4 -5 -6 -7 -8 -9"))
 _SUMS = Spec("read", _o("-c,--check:indirect"))
 _READERS = Spec("read")
 COMMANDS: dict[str, Spec] = {
@@ -89,7 +105,21 @@ COMMANDS: dict[str, Spec] = {
                              "-m,--max-count:arg -M,--max-columns:arg --pre:exec --pre-glob:arg "
                              "--ignore-file:read -E,--encoding:arg -r,--replace:arg --type-add:arg "
                              "--max-depth,-d:arg -j,--threads:arg --sort:arg --sortr:arg --color:arg "
-                             "--colors:arg --path-separator:arg --max-filesize:arg --engine:arg"), implicit=True),
+                             "--colors:arg --path-separator:arg --max-filesize:arg --engine:arg"), implicit=True,
+               # not -z/--search-zip: it runs decompression programs
+               known=_k("-i,--ignore-case -s,--case-sensitive -S,--smart-case -F,--fixed-strings -v,--invert-match "
+                        "-w,--word-regexp -x,--line-regexp -c,--count --count-matches -l,--files-with-matches "
+                        "--files-without-match -o,--only-matching -q,--quiet -n,--line-number -N,--no-line-number "
+                        "-H,--with-filename -I,--no-filename --heading --no-heading --column --no-column "
+                        "-b,--byte-offset --vimgrep --json -u,--unrestricted -.,--hidden --no-hidden --no-ignore "
+                        "--no-ignore-vcs --no-ignore-dot --no-ignore-global --no-ignore-parent --no-ignore-exclude "
+                        "--no-ignore-files --no-ignore-messages -L,--follow --no-follow -a,--text --no-text --binary "
+                        "--no-binary -P,--pcre2 --no-pcre2 -U,--multiline --no-multiline --multiline-dotall --crlf "
+                        "--no-crlf -0,--null --null-data --files --type-list --trim --no-trim -p,--pretty --stats "
+                        "--no-stats --passthru --passthrough --sort-files --no-config --no-messages --line-buffered "
+                        "--block-buffered --one-file-system --no-unicode --include-zero --glob-case-insensitive "
+                        "--ignore-file-case-insensitive --max-columns-preview --auto-hybrid-regex -h,--help "
+                        "-V,--version")),
     "jq": Spec("pattern", _o("--arg:arg2 --argjson:arg2 --slurpfile:read2 --rawfile:read2 -f,--from-file:readpattern "
                              "-L:read --indent:arg --tab:flag")),
     "diff": Spec("read", _o("--from-file:read --to-file:read -x,--exclude:arg -X,--exclude-from:read "
@@ -147,6 +177,15 @@ COMMANDS: dict[str, Spec] = {
 }
 # A command made only of these (and no writing option or redirection) runs without asking.
 READ_ONLY_COMMANDS = frozenset(n for n, s in COMMANDS.items() if s.read_only)
+# Commands that print the environment (the API key is in it) or other processes' environments:
+# never read-only. None: whatever its arguments; a pattern: when one of its words matches (jq's
+# `env` / `$ENV`, or a filter file the gate cannot see; ps's BSD `e`, as in `ps auxeww`).
+ENV_PRINTERS: dict[str, re.Pattern[str] | None] = {
+    "printenv": None,
+    "env": None,  # `env CMD` is judged as CMD; env itself prints the environment
+    "jq": re.compile(r"\$ENV|\benv\b|^(?:-f|--from-file)(?:=|$)"),
+    "ps": re.compile(r"^(?!-).*e"),  # BSD words (no dash); UNIX -e means every process
+}
 # Options that write in any command, whatever its table says (`--output=x`, `--log-file x`).
 _GENERIC_WRITE = re.compile(r"^--(?:output|output-file|output-document|log-file|outfile|out-file)(?:=|$)")
 _FIND_READ = frozenset({"-newer", "-anewer", "-cnewer", "-samefile", "-newermt"})
@@ -448,6 +487,8 @@ def command_args(c: bashparse.SimpleCommand) -> Args:
             kind = _lookup(spec.opts, opt) if spec else None
             if kind is None and spec is not None and _GENERIC_WRITE.match(opt):
                 kind = "write"
+            if kind is None and spec is not None and spec.known is not None and opt not in spec.known:
+                out.problems.append(f"{base} {opt} is not an option known to be read-only")
             if kind in (None, "flag"):
                 continue
             if kind in ("arg2", "read2"):
@@ -657,6 +698,10 @@ def read_only_problem(c: bashparse.SimpleCommand) -> str | None:
     vals = [w.value for w in c.args]
     if name in ("env", "command") and vals and not vals[0].startswith("-"):
         return f"{name} runs a command"
+    if name in ENV_PRINTERS:
+        pat = ENV_PRINTERS[name]
+        if pat is None or any(pat.search(v) for v in vals):
+            return f"{name} can print environment variables (secrets)"
     if name == "file" and any(v == "-C" or v.startswith("--compile") for v in vals):
         return "file -C writes a file"
     a = command_args(c)
