@@ -194,8 +194,12 @@ _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete"})
 _FIND_ARG = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
                        "-type", "-xtype", "-maxdepth", "-mindepth", "-size", "-perm", "-user", "-group",
                        "-uid", "-gid", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-links",
-                       "-inum", "-printf", "-print0", "-lname", "-ilname", "-fstype", "-used", "-regextype",
+                       "-inum", "-printf", "-lname", "-ilname", "-fstype", "-used", "-regextype",
                        "-context"})
+# find's tests and actions without a value known to be read-only (anything else is asked about)
+_FIND_KNOWN = _k("-print -print0 -ls -prune -quit -true -false -empty -executable -readable -writable -nouser -nogroup "
+                 "-depth -d -follow -mount -xdev -noleaf -daystart -ignore_readdir_race -noignore_readdir_race "
+                 "-not -and -or -a -o ! ( ) , -help --help -version --version")
 
 
 # --- expansion of one word, as bash does ---------------------------------------------------------
@@ -571,6 +575,8 @@ def command_args(c: bashparse.SimpleCommand) -> Args:
 def _find(c: bashparse.SimpleCommand, out: Args) -> Args:
     args = c.args
     i = 0
+    while i < len(args) and (args[i].value in ("-H", "-L", "-P", "-D") or args[i].value.startswith("-O")):
+        i += 2 if args[i].value == "-D" else 1  # global options come before the starting points
     starts = []
     while i < len(args) and not (args[i].value.startswith("-") or args[i].value in ("(", "!", ")")):
         starts.append(args[i])
@@ -600,6 +606,8 @@ def _find(c: bashparse.SimpleCommand, out: Args) -> Args:
             i += 1
         elif v in _FIND_ARG:
             i += 1
+        elif v not in _FIND_KNOWN:
+            out.problems.append(f"find {v} is not a test or action known to be read-only")
         i += 1
     return out
 

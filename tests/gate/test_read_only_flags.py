@@ -35,6 +35,11 @@ FLAGS = [
     ("find . -delete", "ask"),
     ("find . -exec cat {} +", "ask"),
     ("find . -fprint out", "ask"),
+    ("find . -print0 -delete", "ask"),  # -print0 takes no value: -delete is not its value
+    ("find . -some-future-test", "ask"),
+    ("find -L /etc -name passwd", "ask"),  # a global option does not hide the starting point
+    ("find . -type f -print0", "allow"),
+    ("find . \\( -name a -o -name b \\) -prune", "allow"),
 ]
 
 # finding 4: (command, verdict)
