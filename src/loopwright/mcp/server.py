@@ -57,6 +57,7 @@ def to_mcp_content(content: Any) -> list[Any]:
 def make_server(tools: list[Tool], executor: Executor) -> Any:
     import mcp_types as types
     from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
 
     from .. import __version__
 
@@ -64,11 +65,14 @@ def make_server(tools: list[Tool], executor: Executor) -> Any:
                          annotations=types.ToolAnnotations(read_only_hint=t.read_only,
                                                            destructive_hint=not t.read_only))
               for t in tools]
+    names = {t.name for t in tools}
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
+        if params.name not in names:  # the spec's answer to an unknown tool is a protocol error
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         use = ToolUseBlock(f"mcp_{uuid.uuid4().hex[:12]}", params.name, dict(params.arguments or {}))
         outcome = await executor.run([use])
         r = outcome.results[0]
