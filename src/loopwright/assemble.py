@@ -448,7 +448,7 @@ class _SubagentRun:
         self.run.state.h[-1]["content"].append({"type": "text", "text": text})
 
     def messages(self) -> AsyncGenerator[Message, None]:
-        return self.run.messages(self.prompt)
+        return run_query(self.run, self.prompt)
 
 
 def build_gate(options: AgentOptions) -> tuple[list[Tool], Executor]:

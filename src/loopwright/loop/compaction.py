@@ -1,0 +1,107 @@
+"""Room: loop. Compaction of a running loop: step 0 when the next input is forecast near the
+window W, and on demand (a window overflow); context.py holds the pure operation."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from ..context import (
+    DEFAULT_KEEP_TURNS,
+    CompactError,
+    CompactResult,
+    plan_summary,
+    summarize,
+)
+from ..messages import (
+    Message,
+    SystemMessage,
+)
+from ..models.base import ModelRequest, ModelResponse
+
+if TYPE_CHECKING:
+    pass
+
+from .run import Run
+from .stream import stream
+
+
+def auto_compact(run: Run) -> AsyncIterator[Message] | None:
+    """The loop's step 0: the compaction of h when the next call's input is forecast above
+    threshold * W, else None (most steps: nothing to iterate, not even an empty iterator)."""
+    c, h = run.compactor, run.state.h
+    if not c.enabled or c.failed:  # (before the forecast)
+        return None
+    n = c.due(run.state.budget.calls, h, run._fixed_chars())
+    if n is None:
+        return None
+    keep = c.keep_turns(h)
+    if keep is None:
+        return None
+    return compact(run, "auto", keep_last_turns=keep, extra={"forecast_tokens": n, "context_window": c.window})
+
+
+async def compact(run: Run, trigger: str, *, keep_last_turns: int = DEFAULT_KEEP_TURNS,
+                  instructions: str | None = None, extra: dict[str, Any] | None = None
+                  ) -> AsyncIterator[Message]:
+    """Compact the running loop's history: PreCompact hook, the summarizing call (interruptible,
+    charged), then h replaced, Inv's checker reset and compact_boundary yielded (the session
+    recorder saves the new h with it). Ends the run with error_max_budget_usd if its cost
+    reached B (a ResultMessage, the last message yielded)."""
+    s, hooks = run.state, run.deps.hooks
+    if hooks.active:
+        blocked = await hooks.pre_compact(trigger, instructions or "")
+        for m in run.hook_messages():
+            yield m
+        if blocked is not None:
+            yield SystemMessage("compact_error", {"trigger": trigger, "error": f"blocked by a PreCompact hook: {blocked}"})
+            return
+    c = run.compactor
+    told = c.window if c.source in ("server", "error") else None  # a window a server told: must fit
+    try:  # when h exceeds it, one summarizing call per chunk that fits
+        plan = plan_summary(s.h, keep_last_turns, instructions, told, c.chars_per_token)
+    except CompactError as e:
+        yield SystemMessage("compact_error", {"trigger": trigger, "error": str(e)})
+        return
+    charged = False
+
+    def call(req: ModelRequest) -> AsyncIterator[Any]:  # interrupt() cancels it, h intact
+        return run.obs.model_call(run, req, stream(run, req), charged=False, purpose=f"compact_{trigger}")
+
+    def charge(response: ModelResponse) -> float:
+        # The summarizing calls count in usage and cost, not in the loop's calls (context.py).
+        nonlocal charged
+        s.usage.add(response.usage)
+        cost = run.cost(response)
+        s.budget.charge_outside(cost)
+        charged = True
+        return cost
+
+    result: CompactResult | None = None
+    error: str | None = None
+    t0 = time.perf_counter()
+    try:
+        async for ev in summarize(s.h, plan, call, charge):
+            if isinstance(ev, CompactResult):
+                result = ev
+            elif isinstance(ev, SystemMessage):
+                yield ev  # api_retry; partial StreamEvents of the summary are not shown
+    except CompactError as e:
+        error = str(e)
+    except Exception as e:  # noqa: BLE001 - any failure leaves h as it was (CancelledError passes)
+        error = f"the summarizing call failed: {type(e).__name__}: {e}"
+    finally:
+        s.api_seconds += time.perf_counter() - t0
+    if result is None:
+        if trigger == "auto":
+            run.compactor.failed = True
+        yield SystemMessage("compact_error", {"trigger": trigger, "error": error})
+    else:
+        s.h = result.history
+        s.inv.reset()  # the history was replaced, not appended to
+        yield SystemMessage("compact_boundary", {**result.boundary_data(trigger), "calls": len(plan.chunks),
+                                                 **(extra or {})})
+    if charged and s.budget.exhausted():  # the budget rule: this response counts like any other
+        yield run.result("error_max_budget_usd",
+                          error=f"spent ${s.budget.spent_usd:.4f} of ${s.budget.limit_usd} (compaction)")

@@ -1,0 +1,156 @@
+"""Room: loop. The model call a = M(h): its request, its stream (interruptible under a RunControl),
+pause continuations, charging, and the context window: discovered from the server, learnt from an
+overflow error and fitted by compaction."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from ..blocks import (
+    blocks_to_wire,
+    tool_uses,
+)
+from ..messages import (
+    Message,
+    ResultMessage,
+    SystemMessage,
+)
+from ..models.base import STOP_REASONS, ModelError, ModelRequest, ModelResponse
+from ..tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    pass
+
+from .compaction import compact
+from .run import Run
+from .state import MAX_OVERFLOW_RETRIES, RunError
+from .stream import stream
+
+
+async def call_model(run: Run) -> AsyncIterator[Any]:
+    """a = M(h): one model call (plus continuations of a paused turn), timed and charged.
+
+    A request the server refuses as over its context window W (in its own words:
+    models/window.py) teaches W (remembered per base URL and model); h is compacted to fit
+    (context.py, in chunks when h is larger than W) and the same step is retried, at most
+    MAX_OVERFLOW_RETRIES times. When even the minimum cannot fit, the error says what to shrink.
+    Yields a ResultMessage (and no response) only when that compaction spent the budget.
+    (One async generator for both, not one around the other: each costs as much as the rest
+    of a trivial turn's step.)"""
+    d, s = run.deps, run.state
+    for overflows in range(MAX_OVERFLOW_RETRIES + 1):
+        try:
+            s.inv.check(s.h)  # Inv on exactly what the model is about to see (Thm 3.4)
+            req = request(run)
+            content: list[Any] = []
+            for attempt in range(d.options.max_pause_continuations + 1):
+                t0 = time.perf_counter()
+                a: ModelResponse | None = None
+                try:
+                    events = stream(run, req)
+                    if run.obs.enabled:  # (telemetry off: no span, not even a call to skip one)
+                        events = run.obs.model_call(run, req, events)
+                    async for ev in events:
+                        if isinstance(ev, ModelResponse):
+                            a = ev
+                        else:
+                            yield ev
+                finally:
+                    s.api_seconds += time.perf_counter() - t0
+                    if attempt:
+                        s.h.pop()  # drop the paused partial turn sent for continuation
+                if a is None:
+                    raise ModelError(f"model {d.model.name!r} returned no response")
+                run.charge(a)
+                if a.stop_reason not in STOP_REASONS:
+                    raise RunError(f"model returned an unknown stop_reason {a.stop_reason!r}")
+                if content:  # (the parts of a paused turn before this call's)
+                    a.content = content + a.content
+                if a.stop_reason != "pause_turn" or tool_uses(a.content) or s.budget.exhausted():
+                    yield a  # (a paused turn that reached the budget is not continued: Prop 5.4)
+                    return
+                content = a.content  # pause_turn: send the partial turn back so the model continues
+                if attempt == d.options.max_pause_continuations:
+                    break
+                s.h.append({"role": "assistant", "content": blocks_to_wire(content)})
+            raise RunError(f"the model paused its turn more than {d.options.max_pause_continuations} times")
+        except ModelError as e:
+            from ..models.window import parse_overflow  # (imported on a failure only: start-up)
+
+            over = parse_overflow(str(e)) if e.status in (None, 400, 413) else None
+            if over is None:
+                raise
+            if overflows == MAX_OVERFLOW_RETRIES:
+                raise RunError(f"{e} (still over the context window of {run.compactor.window} tokens after "
+                               f"{overflows} compactions)") from e
+            async for m in fit_window(run, over, overflows, str(e)):
+                yield m
+                if isinstance(m, ResultMessage):
+                    return
+
+async def fit_window(run: Run, over: Any, attempt: int, error: str) -> AsyncIterator[Message]:
+    """Learn W from an overflow error and compact h to fit it (raises RunError when nothing can)."""
+    from ..context import turn_starts
+    from ..models.window import remember, too_small
+
+    c, d, s = run.compactor, run.deps, run.state
+    fixed = len(d.system or "") + len(json.dumps(d.tool_defs))
+    sent = fixed // 4 + estimate_tokens(s.h)  # our estimate of the refused request
+    n = over.prompt_tokens or None
+    cpt = 4.0 * sent / n if n else None  # the server's own count calibrates the estimate
+    window = over.window or int(0.8 * min(c.window or n or sent, n or sent))  # no number said: below it
+    c.learn(window, "error", cpt)
+    remember(d.model, window)
+    yield SystemMessage("context_window", {"context_window": window, "source": "error", "prompt_tokens": n,
+                                           "error": error})
+    if n is not None and n < 0.75 * window:  # the input fits: max_tokens did not (vLLM), now lowered
+        return
+    ratio = 4.0 / c.chars_per_token
+    first = estimate_tokens(s.h[:1])
+    if (fixed / 4 + first) * ratio >= 0.9 * window or not turn_starts(s.h):
+        raise RunError(too_small(window, d.system, d.tool_defs, s.h, ratio, n))
+    keep = (c.keep_turns(s.h) or 0) if attempt == 0 else 0
+    async for m in compact(run, "overflow", keep_last_turns=keep,
+                                extra={"context_window": window, "prompt_tokens": n}):
+        if isinstance(m, SystemMessage) and m.subtype == "compact_error":
+            raise RunError(f"{error}; compacting to fit the context window of {window} tokens failed: "
+                           f"{m.data.get('error')}")
+        yield m
+
+async def discover_window(run: Run) -> SystemMessage | None:
+    """W of an OpenAI-compatible server's model, asked before the first call when neither
+    --context-window nor the catalog says it for a server of our own choosing (models/window.py)."""
+    d, c = run.deps, run.compactor
+    if d.options.context_window is not None or not getattr(d.model, "discovers_window", False):
+        return None
+    from ..models.window import discover
+
+    window = await discover(d.model)
+    if window is None:
+        return None
+    c.learn(window, "server")
+    return SystemMessage("context_window", {"context_window": window, "source": "server"})
+
+def request(run: Run) -> ModelRequest:
+    """M(h)'s input, built for each call from what the call gets now."""
+    d, o = run.deps, run.deps.options
+    return ModelRequest(d.system, d.tool_defs, run.state.h, output_limit(run), effort=o.effort, thinking=o.thinking)
+
+
+def output_limit(run: Run) -> int | None:
+    """This call's max_tokens: the caller's, lowered to what is left of a window a server told
+    (a server such as vLLM refuses input + max_tokens > W)."""
+    d, c = run.deps, run.compactor
+    want = d.options.max_tokens
+    # (no window told: the caller's, without the getattr, which raises inside for most models)
+    if c.source not in ("server", "error") or c.window is None:
+        return want
+    limit = want or getattr(d.model, "max_tokens", None)
+    if not isinstance(limit, int):
+        return want
+    n = c.forecast(run.state.budget.calls, run.state.h, len(d.system or "") + len(json.dumps(d.tool_defs)))
+    room = c.window - int(n * 4.0 / c.chars_per_token)
+    return min(limit, max(64, room))

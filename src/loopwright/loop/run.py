@@ -1,0 +1,367 @@
+"""Room: loop. Run: a run's frozen deps and its state, and what the steps ask of them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..blocks import (
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    text_of,
+)
+from ..context import (
+    AutoCompactor,
+)
+from ..execute import INTERRUPTED, Executor, TurnOutcome
+from ..gate import Permissions
+from ..messages import (
+    Message,
+    ResultMessage,
+    ResultSubtype,
+    SystemMessage,
+    UserMessage,
+)
+from ..models.base import ModelRequest, ModelResponse
+from ..models.catalog import call_cost, cost_of
+from ..telemetry.base import NULL, Observer
+from ..trust import Trust
+from ..usage import CallUsage
+
+if TYPE_CHECKING:
+    from ..event_types import InitData
+    from ..memory import Memory
+    from ..structured import StructuredOutput
+
+from .relay import _from_subagent
+from .state import (
+    MAX_OUTPUT_CONTINUATIONS,
+    MAX_STOP_CONTINUATIONS,
+    OUTPUT_REMINDER,
+    RunDeps,
+    RunState,
+)
+
+log = logging.getLogger("loopwright.loop")
+
+
+class Run:
+    """One run: `deps` (fixed when built) and `state` (what the steps change). The step that
+    changes (h, e, t) is `_loop`. Built by `assemble.build_run`, never by hand: this class
+    only holds what the assembler made."""
+
+    deps: RunDeps
+    state: RunState
+    compactor: AutoCompactor
+
+    def __init__(self, deps: RunDeps, state: RunState, compactor: AutoCompactor, *,
+                 structured: StructuredOutput | None = None, memory: Memory | None = None,
+                 warnings: list[str] | None = None, obs: Observer = NULL, is_top: bool = True,
+                 trust: Trust | None = None) -> None:
+        self.deps, self.state, self.compactor = deps, state, compactor
+        self.trust = trust if trust is not None else Trust(True)  # workspace trust (trust/): the decision, and what was left out
+        self.structured = structured
+        self.memory = memory  # project memory (memory.py); its files are not sent again
+        self.memory_seen: set[Path] = {f.path.resolve() for f in memory.files} if memory is not None else set()
+        self.warnings = warnings if warnings is not None else []  # about the user's own files, for init
+        self.obs: Observer = obs  # telemetry (telemetry/): the run's spans, or NULL when off
+        self.is_top = is_top  # not a subagent: `@file` mentions are read (mentions.py)
+        self._fixed: tuple[RunDeps, int] | None = None  # (deps, their system + tool_defs size): _fixed_chars
+        self._request: ModelRequest | None = None  # the last call's (request())
+        self._reach: tuple[bool, Any] | None = None  # (trusted, memory.project_reach): nested_memory
+
+    async def open_mcp(self) -> None:
+        """The MCP servers' tools join the run before its first step (a new RunDeps: the
+        executor and the tool definitions with them; subagents then get them too)."""
+        d = self.deps
+        if d.mcp is None:
+            return
+        added = await d.mcp.open(d.tools)
+        if not added:
+            return
+        tools = {**d.tools, **{t.name: t for t in added}}
+        ex = d.executor
+        self.deps = replace(
+            d, tools=tools, tool_defs=[*d.tool_defs, *(t.definition() for t in added)],
+            options=replace(d.options, tools=[*d.options.tools, *added], mcp_servers=None, strict_mcp_config=True),
+            executor=Executor(tools, ex.permissions, ex.hooks, ex.ctx, ex.obs))
+
+    async def include_mentions(self, prompt: str) -> None:
+        """The files the prompt mentions (`@path`), appended to its message (mentions.py)."""
+        if "@" not in prompt:  # no mention (most prompts): mentions.py, its pattern, are not even loaded
+            return
+        from ..mentions import mention_blocks
+        from ..tools.builtin import make_read_tool
+
+        d = self.deps
+        read = d.tools.get("Read") or make_read_tool()
+        blocks, denied = await mention_blocks(prompt, d.cwd, d.executor.permissions.decide, read, d.executor.ctx)
+        self.state.h[-1]["content"].extend(blocks)
+        self.state.denials += denied
+
+    def mode_port(self, gate: Permissions) -> tuple[Callable[[], str], Callable[[str], None]]:
+        """The permission mode as tools see it (ExitPlanMode): read it, change it for the rest of the run."""
+        def set_mode(mode: str) -> None:
+            gate.mode = mode  # type: ignore[assignment]  # a PermissionMode: interaction.PlanApproved
+            self.deps = replace(self.deps, permission_mode=mode)
+
+        return (lambda: gate.mode or "default"), set_mode
+
+    def nested_memory(self, uses: list[ToolUseBlock]) -> list[TextBlock]:
+        """Memory files of subdirectories a tool touched for the first time (Claude Code's
+        nested CLAUDE.md): appended after the tool results, once each."""
+        if self.memory is None:
+            return []
+        from ..memory import nested_memory
+
+        out: list[TextBlock] = []
+        for u in uses:
+            path = u.input.get("file_path") or u.input.get("notebook_path") or u.input.get("path")
+            if isinstance(path, str) and path:
+                trusted = self.trust.trusted
+                if self._reach is None or self._reach[0] != trusted:  # the same for the whole run: ~8 lstat walks
+                    from ..memory import project_reach
+
+                    self._reach = (trusted, project_reach(self.deps.cwd, trusted))
+                mem = nested_memory(path, self.deps.cwd, self.memory_seen, self.deps.options.setting_sources or [],
+                                    trusted=trusted, reach=self._reach[1])
+                self.memory.files += mem.files
+                self.warnings += mem.warnings
+                self.warnings += self.trust.note(mem.ignored)
+                text = mem.block_text()
+                if text:
+                    out.append(TextBlock(text))
+        return out
+
+    # --- the pieces of one step ---------------------------------------------------------
+
+    def cost(self, a: ModelResponse) -> float:
+        d = self.deps
+        return call_cost(a.usage, a.model, a.cost_usd, d.prices, d.model.name)
+
+    def _priced(self, a: ModelResponse) -> bool:
+        """Whether a price is known for a call whose model did not report its cost (else it counts
+        0 and the result says its price is unknown)."""
+        d = self.deps
+        return any(cost_of(a.usage, name, d.prices) is not None for name in (a.model, d.model.name) if name)
+
+    def charge(self, a: ModelResponse) -> None:
+        s = self.state
+        s.calls += 1
+        self.charge_aside(a)
+        if self.obs.enabled:
+            self.obs.charged(s.budget.calls[-1])  # the call's chat span ends with its cost
+        s.last_stop = a.stop_reason
+
+    def charge_aside(self, a: ModelResponse) -> None:
+        """A tool's own model call (WebFetch's small model, WebSearch's search): its usage and
+        cost count in this run's budget like the loop's calls (Prop 5.4), without being a turn."""
+        s = self.state
+        u = a.usage
+        s.usage.add(u)
+        known = a.cost_usd is not None or self._priced(a)  # reported by the model, or a price for it
+        s.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
+                                  u.cache_read_input_tokens, self.cost(a), a.model or self.deps.model.name,
+                                  u.web_search_requests, known))  # (price_known, positional: a keyword costs ~1,000 instructions)
+
+    async def execute(self, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
+        """Step 4: one result per tool_use, in order, then any queued user text."""
+        control, executor = self.deps.control, self.deps.executor
+        self.state.cut_off_text.clear()  # a cut-off answer went on with tool calls: not the final answer
+        if control is None:  # (a call cut off at max_tokens is answered with CUT_OFF: models/base.py)
+            outcome = await executor.run(uses)
+        elif control.interrupted:  # interrupted between the model call and its tools: run none
+            outcome = TurnOutcome([ToolResultBlock(u.id, INTERRUPTED, True) for u in uses], interrupted=True)
+        else:
+            task = asyncio.ensure_future(executor.run(uses))
+            control._task = task
+            try:
+                outcome = await task
+            finally:
+                control._task = None
+        self.state.denials.extend(outcome.denials)
+        # Text sent during calls the user interrupted stays queued: the client delivers it as the
+        # next prompt, as after an interrupted model call (here the model would never read it).
+        b: list[Any] = outcome.results
+        if self.memory is not None:
+            b = [*b, *self.nested_memory(uses)]
+        if control is not None and not outcome.interrupted and control.queued:
+            b = [*b, *(TextBlock(q) for q in control.take_queued())]
+        return b, outcome
+
+    def result(self, subtype: ResultSubtype, final: ModelResponse | None = None, error: str | None = None) -> ResultMessage:
+        s, recorder = self.state, self.deps.recorder
+        return ResultMessage(
+            subtype=subtype,
+            is_error=subtype != "success",
+            num_turns=s.t,
+            model_calls=s.calls,
+            messages=list(s.h),
+            result="".join([*s.cut_off_text, text_of(final.content)]) if final is not None and subtype == "success"
+            else error,
+            stop_reason=s.last_stop,
+            total_cost_usd=s.budget.spent_usd,
+            usage=s.usage,
+            call_usage=s.budget.calls,
+            subagent_call_usage=s.budget.subagent_calls,
+            duration_ms=int((time.perf_counter() - s.started) * 1000),
+            duration_api_ms=int(s.api_seconds * 1000),
+            session_id=self.deps.session_id,
+            permission_denials=s.denials,
+            errors=[error] if error else [],
+            user_message_uuid=recorder.prompt_uuid if recorder is not None else None,
+        )
+
+    def structured_outcome(self, uses: list[ToolUseBlock], results: list[Any]) -> ResultMessage | None:
+        """After a turn: the run's success when StructuredOutput accepted an answer; its end when
+        the model has failed too often (structured.py)."""
+        from ..structured import MAX_FAILURES, TOOL_NAME
+
+        s = self.structured
+        assert s is not None
+        if s.done:
+            r = self.result("success")
+            r.result, r.structured_output = s.text(), s.value
+            return r
+        calls = {u.id for u in uses if u.name == TOOL_NAME}
+        s.failures += sum(1 for b in results if isinstance(b, ToolResultBlock) and b.tool_use_id in calls and b.is_error)
+        if s.failures >= MAX_FAILURES:
+            return self.result("error_max_structured_output_retries",
+                               error=f"no valid {TOOL_NAME} call after {s.failures} tries")
+        return None
+
+    def structured_reminder(self) -> ResultMessage | None:
+        """A final answer in text while a structured one is owed: remind once more, or stop."""
+        from ..structured import MAX_FAILURES, REMINDER, TOOL_NAME
+
+        s = self.structured
+        assert s is not None
+        s.failures += 1
+        if s.failures >= MAX_FAILURES:
+            return self.result("error_max_structured_output_retries",
+                               error=f"the model answered without calling {TOOL_NAME} ({s.failures} times)")
+        self.state.h.append({"role": "user", "content": [{"type": "text", "text": REMINDER}]})
+        self.persist_user()
+        return None
+
+    def output_reminder(self, a: ModelResponse) -> ResultMessage | None:
+        """A final answer cut off at max_tokens: a reminder turn asks for the rest (bounded, counted
+        in model_calls like every call), or the run ends with the error saying what to raise."""
+        s = self.state
+        if s.output_continuations >= MAX_OUTPUT_CONTINUATIONS:
+            return self.result("error_during_execution", error=(
+                f"the answer was cut off at max_tokens {s.output_continuations + 1} times ({s.output_continuations} "
+                "continuations asked for): raise --max-tokens (AgentOptions.max_tokens) or ask for a shorter answer"))
+        s.output_continuations += 1
+        s.cut_off_text.append(text_of(a.content))
+        s.h.append({"role": "user", "content": [{"type": "text", "text": OUTPUT_REMINDER}]})
+        self.persist_user()
+        return None
+
+    def budget_stop(self) -> ResultMessage:
+        """The budget rule's stop (seed Prop 5.4): S >= B after a charged call."""
+        b = self.state.budget
+        return self.result("error_max_budget_usd", error=f"spent ${b.spent_usd:.4f} of ${b.limit_usd}")
+
+    async def stop_hook(self) -> str | None:
+        """A blocking Stop hook makes the agent continue, at most `max_stop_continuations` times."""
+        s, hooks = self.state, self.deps.hooks
+        if not hooks.active or s.stop_continuations >= MAX_STOP_CONTINUATIONS:
+            return None
+        reason = await hooks.stop(s.stop_continuations > 0)
+        if reason is None or s.budget.exhausted():  # the budget rule: no call starts at S >= B
+            return None
+        s.stop_continuations += 1
+        return reason
+
+    async def start_hooks(self, prompt: str) -> str | None:
+        """SessionStart and UserPromptSubmit. Returns a block reason, or None to go on."""
+        hooks, h = self.deps.hooks, self.state.h
+        if not hooks.active:
+            return None
+        extra = [await hooks.session_start("resume" if len(h) > 1 else "startup")]
+        submitted = await hooks.user_prompt_submit(prompt)
+        if submitted.block is not None:
+            return submitted.block
+        extra.append(submitted.context)
+        context = [TextBlock(c).to_wire() for c in extra if c]
+        if context:
+            h[-1] = {"role": "user", "content": [*h[-1]["content"], *context]}
+        return None
+
+    def persist(self, msg: Message) -> Message:
+        """Append a yielded message to the session transcript (before the caller sees it, so
+        an assistant message is on disk before its tools run)."""
+        recorder = self.deps.recorder
+        if recorder is not None and not _from_subagent(msg):
+            recorder.record(msg, self.state.h)
+            if isinstance(msg, UserMessage):
+                msg.uuid = recorder.last_uuid
+        return msg
+
+    def hook_messages(self) -> list[SystemMessage]:
+        """Hook failures and systemMessages since the last call, as SystemMessages."""
+        hooks = self.deps.hooks
+        if not self.deps.executor.hooked:  # (hooks.active, known once: its registry is frozen)
+            return []
+        return [SystemMessage("hook_error" if r["kind"] in ("error", "timeout") else "hook_message", dict(r))
+                for r in hooks.take_reports()]
+
+    def persist_prompt(self) -> None:
+        if self.deps.recorder is not None:
+            self.deps.recorder.prompt(self.state.h[-1])
+
+    def persist_user(self) -> None:
+        """A user message the loop adds without yielding it (a Stop hook's reason)."""
+        if self.deps.recorder is not None:
+            self.deps.recorder.user(self.state.h[-1])
+
+    def init_message(self) -> SystemMessage:
+        d = self.deps
+        data: InitData = {
+            "session_id": d.session_id, "model": d.model.name, "cwd": str(d.cwd),
+            "tools": list(d.tools), "permission_mode": d.permission_mode,
+            "max_turns": d.options.max_turns, "max_budget_usd": d.options.max_budget_usd,
+        }
+        if self.memory is not None:
+            data["memory_files"] = self.memory.describe()
+        if self.warnings:
+            data["warnings"] = self.warnings
+        out: dict[str, Any] = dict(data)
+        if d.mcp is not None:
+            out["mcp_servers"] = d.mcp.status()
+        if self.trust.ignored:  # workspace trust (trust/): what this run left out
+            out["trust"] = self.trust.to_json()
+        return SystemMessage("init", out)
+
+    # --- automatic compaction (compaction.py; context.py holds the pure operation) ---------
+
+    def _fixed_chars(self) -> int:
+        """The system prompt's and tool definitions' size, serialized once per RunDeps (they are
+        frozen: new ones come as new deps), not at every step 0."""
+        d = self.deps
+        if self._fixed is None or self._fixed[0] is not d:
+            self._fixed = (d, len(d.system or "") + len(json.dumps(d.tool_defs)))
+        return self._fixed[1]
+
+    # --- subagents (agents.py runs them through these) -----------------------------------
+
+    def post(self, msg: Message) -> None:
+        """A subagent's message, passed on live to the caller of query()."""
+        if self.deps.inbox is not None:  # None: the tool was added to a run by hand after it started
+            self.deps.inbox.put_nowait(msg)
+
+    def absorb(self, sub: Run) -> None:
+        """What a subagent spent is the parent's too (cost, usage, API time, denials)."""
+        s = self.state
+        s.denials.extend(sub.state.denials)
+        s.budget.absorb(sub.state.budget)
+        s.usage.add(sub.state.usage)
+        s.api_seconds += sub.state.api_seconds
