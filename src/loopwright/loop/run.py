@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -13,14 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..blocks import (
     TextBlock,
-    ToolResultBlock,
     ToolUseBlock,
     text_of,
 )
 from ..context import (
     AutoCompactor,
 )
-from ..execute import INTERRUPTED, Executor, TurnOutcome
+from ..execute import Executor
 from ..gate import Permissions
 from ..messages import (
     Message,
@@ -42,9 +40,6 @@ if TYPE_CHECKING:
 
 from .relay import _from_subagent
 from .state import (
-    MAX_OUTPUT_CONTINUATIONS,
-    MAX_STOP_CONTINUATIONS,
-    OUTPUT_REMINDER,
     RunDeps,
     RunState,
 )
@@ -167,34 +162,11 @@ class Run:
         u = a.usage
         s.usage.add(u)
         known = a.cost_usd is not None or self._priced(a)  # reported by the model, or a price for it
-        s.budget.charge(CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
-                                  u.cache_read_input_tokens, self.cost(a), a.model or self.deps.model.name,
-                                  u.web_search_requests, known))  # (price_known, positional: a keyword costs ~1,000 instructions)
-
-    async def execute(self, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
-        """Step 4: one result per tool_use, in order, then any queued user text."""
-        control, executor = self.deps.control, self.deps.executor
-        self.state.cut_off_text.clear()  # a cut-off answer went on with tool calls: not the final answer
-        if control is None:  # (a call cut off at max_tokens is answered with CUT_OFF: models/base.py)
-            outcome = await executor.run(uses)
-        elif control.interrupted:  # interrupted between the model call and its tools: run none
-            outcome = TurnOutcome([ToolResultBlock(u.id, INTERRUPTED, True) for u in uses], interrupted=True)
-        else:
-            task = asyncio.ensure_future(executor.run(uses))
-            control._task = task
-            try:
-                outcome = await task
-            finally:
-                control._task = None
-        self.state.denials.extend(outcome.denials)
-        # Text sent during calls the user interrupted stays queued: the client delivers it as the
-        # next prompt, as after an interrupted model call (here the model would never read it).
-        b: list[Any] = outcome.results
-        if self.memory is not None:
-            b = [*b, *self.nested_memory(uses)]
-        if control is not None and not outcome.interrupted and control.queued:
-            b = [*b, *(TextBlock(q) for q in control.take_queued())]
-        return b, outcome
+        s.budget.charge(CallUsage(input_tokens=u.total_input_tokens, output_tokens=u.output_tokens,
+                                  cache_creation_input_tokens=u.cache_creation_input_tokens,
+                                  cache_read_input_tokens=u.cache_read_input_tokens, cost_usd=self.cost(a),
+                                  model=a.model or self.deps.model.name, web_search_requests=u.web_search_requests,
+                                  price_known=known))
 
     def result(self, subtype: ResultSubtype, final: ModelResponse | None = None, error: str | None = None) -> ResultMessage:
         s, recorder = self.state, self.deps.recorder
@@ -219,67 +191,10 @@ class Run:
             user_message_uuid=recorder.prompt_uuid if recorder is not None else None,
         )
 
-    def structured_outcome(self, uses: list[ToolUseBlock], results: list[Any]) -> ResultMessage | None:
-        """After a turn: the run's success when StructuredOutput accepted an answer; its end when
-        the model has failed too often (structured.py)."""
-        from ..structured import MAX_FAILURES, TOOL_NAME
-
-        s = self.structured
-        assert s is not None
-        if s.done:
-            r = self.result("success")
-            r.result, r.structured_output = s.text(), s.value
-            return r
-        calls = {u.id for u in uses if u.name == TOOL_NAME}
-        s.failures += sum(1 for b in results if isinstance(b, ToolResultBlock) and b.tool_use_id in calls and b.is_error)
-        if s.failures >= MAX_FAILURES:
-            return self.result("error_max_structured_output_retries",
-                               error=f"no valid {TOOL_NAME} call after {s.failures} tries")
-        return None
-
-    def structured_reminder(self) -> ResultMessage | None:
-        """A final answer in text while a structured one is owed: remind once more, or stop."""
-        from ..structured import MAX_FAILURES, REMINDER, TOOL_NAME
-
-        s = self.structured
-        assert s is not None
-        s.failures += 1
-        if s.failures >= MAX_FAILURES:
-            return self.result("error_max_structured_output_retries",
-                               error=f"the model answered without calling {TOOL_NAME} ({s.failures} times)")
-        self.state.h.append({"role": "user", "content": [{"type": "text", "text": REMINDER}]})
-        self.persist_user()
-        return None
-
-    def output_reminder(self, a: ModelResponse) -> ResultMessage | None:
-        """A final answer cut off at max_tokens: a reminder turn asks for the rest (bounded, counted
-        in model_calls like every call), or the run ends with the error saying what to raise."""
-        s = self.state
-        if s.output_continuations >= MAX_OUTPUT_CONTINUATIONS:
-            return self.result("error_during_execution", error=(
-                f"the answer was cut off at max_tokens {s.output_continuations + 1} times ({s.output_continuations} "
-                "continuations asked for): raise --max-tokens (AgentOptions.max_tokens) or ask for a shorter answer"))
-        s.output_continuations += 1
-        s.cut_off_text.append(text_of(a.content))
-        s.h.append({"role": "user", "content": [{"type": "text", "text": OUTPUT_REMINDER}]})
-        self.persist_user()
-        return None
-
     def budget_stop(self) -> ResultMessage:
         """The budget rule's stop (seed Prop 5.4): S >= B after a charged call."""
         b = self.state.budget
         return self.result("error_max_budget_usd", error=f"spent ${b.spent_usd:.4f} of ${b.limit_usd}")
-
-    async def stop_hook(self) -> str | None:
-        """A blocking Stop hook makes the agent continue, at most `max_stop_continuations` times."""
-        s, hooks = self.state, self.deps.hooks
-        if not hooks.active or s.stop_continuations >= MAX_STOP_CONTINUATIONS:
-            return None
-        reason = await hooks.stop(s.stop_continuations > 0)
-        if reason is None or s.budget.exhausted():  # the budget rule: no call starts at S >= B
-            return None
-        s.stop_continuations += 1
-        return reason
 
     async def start_hooks(self, prompt: str) -> str | None:
         """SessionStart and UserPromptSubmit. Returns a block reason, or None to go on."""

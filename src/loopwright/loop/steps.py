@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from ..blocks import (
     Prompt,
-    blocks_to_wire,
     prompt_text,
     tool_uses,
 )
@@ -17,7 +16,6 @@ from ..messages import (
     AssistantMessage,
     Message,
     ResultMessage,
-    UserMessage,
 )
 from ..models.base import ModelError, ModelResponse, close_model
 
@@ -25,103 +23,56 @@ if TYPE_CHECKING:
     pass
 
 from .compaction import auto_compact
+from .continuations import after_answer
 from .model_call import call_model, discover_window
-from .relay import Relay
 from .run import Run
 from .state import RunError
+from .step import Continue, Finish, RunTools, Step
+from .turn import run_tools
 
 
 async def _loop(run: Run) -> AsyncIterator[Message]:
-    """Seed Def 3.1, step after step, until one of its stops."""
-    s = run.state
-    T = run.deps.options.max_turns
-    while True:
-        if (compaction := auto_compact(run)) is not None:          # 0. near the window W: compact h
-            async for ev in compaction:
-                yield ev
-                if isinstance(ev, ResultMessage):                   #    (its cost reached the budget)
-                    return
-        if s.budget.exhausted():                                    # budget rule: no call starts at
-            yield run.budget_stop()                                 #    S >= B (S shared in a batch)
-            return
-        a: ModelResponse | None = None
-        async for ev in call_model(run):                           # 1. a = M(h)
-            if isinstance(ev, ModelResponse):
-                a = ev
+    """Seed Def 3.1 (§9.1's run_loop): a model call, then its tool calls, each step saying what
+    comes next, until one of its stops."""
+    step: Step = Continue()
+    while not isinstance(step, Finish):
+        phase = run_tools(run, step) if isinstance(step, RunTools) else _call(run)
+        async for ev in phase:
+            if isinstance(ev, (Finish, Continue, RunTools)):
+                step = ev
             else:
                 yield ev
-        if a is None:                                               #    (compacting to fit W spent B:
-            return                                                  #     its result was yielded)
-        yield AssistantMessage(a.content, a.model, a.stop_reason, s.budget.calls[-1])
-        if a.stop_reason == "pause_turn" and s.budget.exhausted() and not tool_uses(a.content):
-            yield run.budget_stop()
-            return                                                  # (the unfinished turn is not kept)
-        uses = tool_uses(a.content)
-        if not uses:                                                # 2. done: h·a
-            s.h.append({"role": "assistant", "content": blocks_to_wire(a.content)})
-            if a.stop_reason == "max_tokens":                       #    (cut off: a reminder turn asks
-                stop = run.output_reminder(a)                       #     for the rest, bounded)
-                if stop is not None:
-                    yield stop
-                    return
-                continue
-            if run.structured is not None:                          #    (owed a structured answer:
-                stop = run.structured_reminder()                    #     a reminder turn, bounded)
-                if stop is not None:
-                    yield stop
-                    return
-                continue
-            reason = await run.stop_hook()
-            if reason is None:
-                yield run.result("success", a)
+    if step.result is not None:
+        yield step.result
+
+
+async def _call(run: Run) -> AsyncIterator[Message | Step]:
+    """Steps 0 to 2: h compacted near W, the budget rule, a = M(h); then what a asks for."""
+    s = run.state
+    if (compaction := auto_compact(run)) is not None:  # 0. near the window W: compact h
+        async for ev in compaction:
+            yield ev
+            if isinstance(ev, ResultMessage):  # (its cost reached the budget: yielded)
+                yield Finish()
                 return
-            s.h.append({"role": "user", "content": [{"type": "text", "text": reason}]})
-            run.persist_user()
-            continue                                                # a Stop hook asked for more
-        if len(uses) > 1 and len({u.id for u in uses}) != len(uses):  # a malformed a: run nothing
-            ids = [u.id for u in uses]
-            raise RunError(f"model response repeats tool_use ids {sorted({i for i in ids if ids.count(i) > 1})}; nothing was run")
-        if s.budget.exhausted():                                    # budget rule (Prop 5.4)
-            yield run.budget_stop()
-            return
-        if s.t == T:                                                # 3. turn limit: h unchanged
-            yield run.result("error_max_turns", error=f"reached max_turns={T}")
-            return
-        if run.deps.inbox is None:                                  # 4. gate + execute
-            b, outcome = await run.execute(a, uses)
-        else:                                                       #    (subagents' messages
-            relay = Relay(run.execute(a, uses), run.deps.inbox)     #     pass on live)
-            async for m in relay:
-                yield m
-            b, outcome = relay.value
-        a_wire, b_wire = blocks_to_wire(a.content), blocks_to_wire(b)  # both, or neither
-        s.h.append({"role": "assistant", "content": a_wire})
-        s.h.append({"role": "user", "content": b_wire})
-        s.t += 1
-        if outcome.interrupted and (task := asyncio.current_task()) is not None and task.cancelling():
-            # The consumer itself was cancelled (not RunControl.interrupt()): keep the
-            # transcript paired, then let the cancellation go on (asyncio.timeout, TaskGroup).
-            run.persist(UserMessage(b))
-            raise asyncio.CancelledError
-        yield UserMessage(b)
-        for m in run.hook_messages():
-            yield m
-        if outcome.interrupted or outcome.stop_message:
-            yield run.result("error_during_execution", error=outcome.stop_message or "interrupted by user")
-            return
-        if run.structured is not None:                              # a valid StructuredOutput call
-            stop = run.structured_outcome(uses, b)                  #    ends the run at once
-            if stop is not None:
-                yield stop
-                return
-        if s.final is not None:                                     # a tool ended the run (a plan,
-            r = run.result("success")                               #    headless): its text is the result
-            r.result = s.final
-            yield r
-            return
-        if s.budget.exhausted():                                    # subagents spent the rest of B
-            yield run.budget_stop()
-            return
+    if s.budget.exhausted():  # budget rule: no call starts at S >= B (S shared in a batch)
+        yield Finish(run.budget_stop())
+        return
+    a: ModelResponse | None = None
+    async for ev in call_model(run):  # 1. a = M(h)
+        if isinstance(ev, ModelResponse):
+            a = ev
+        else:
+            yield ev
+    if a is None:  # (compacting to fit W spent B: its result was yielded)
+        yield Finish()
+        return
+    yield AssistantMessage(a.content, a.model, a.stop_reason, s.budget.calls[-1])
+    uses = tool_uses(a.content)
+    if a.stop_reason == "pause_turn" and s.budget.exhausted() and not uses:
+        yield Finish(run.budget_stop())  # (the unfinished turn is not kept)
+        return
+    yield RunTools(a, uses) if uses else await after_answer(run, a)  # 2. done: h·a, or a continuation
 
 
 def run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:

@@ -1,0 +1,121 @@
+"""Room: loop. Continuations: what follows an answer without tool calls (a reminder when it was cut
+off at max_tokens or a structured answer is owed, a blocking Stop hook, else success) and what
+follows a turn of tool calls (a StructuredOutput answer, a tool that ended the run, the budget)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..blocks import (
+    ToolResultBlock,
+    ToolUseBlock,
+    blocks_to_wire,
+    text_of,
+)
+from ..execute import TurnOutcome
+from ..messages import (
+    ResultMessage,
+)
+from ..models.base import ModelResponse
+
+if TYPE_CHECKING:
+    pass
+from .run import Run
+from .state import MAX_OUTPUT_CONTINUATIONS, MAX_STOP_CONTINUATIONS, OUTPUT_REMINDER
+from .step import Continue, Finish
+
+
+async def after_answer(run: Run, a: ModelResponse) -> Finish | Continue:
+    """Step 2, done: h·a; then a continuation when one is owed, else the run's success."""
+    run.state.h.append({"role": "assistant", "content": blocks_to_wire(a.content)})
+    if a.stop_reason == "max_tokens":  # cut off: a reminder turn asks for the rest (bounded)
+        return _unless(output_reminder(run, a))
+    if run.structured is not None:  # owed a structured answer: a reminder turn (bounded)
+        return _unless(structured_reminder(run))
+    reason = await stop_hook(run)
+    if reason is None:
+        return Finish(run.result("success", a))
+    run.state.h.append({"role": "user", "content": [{"type": "text", "text": reason}]})  # the hook asked for more
+    run.persist_user()
+    return Continue()
+
+
+def after_turn(run: Run, uses: list[ToolUseBlock], b: list[Any], outcome: TurnOutcome) -> Finish | Continue:
+    """After step 4: the run ends when the user interrupted, a hook stopped it, StructuredOutput took
+    an answer (or failed too often), a tool ended it (a plan, headless) or subagents spent B."""
+    s = run.state
+    if outcome.interrupted or outcome.stop_message:
+        return Finish(run.result("error_during_execution", error=outcome.stop_message or "interrupted by user"))
+    if run.structured is not None and (stop := structured_outcome(run, uses, b)) is not None:
+        return Finish(stop)
+    if s.final is not None:  # its text is the result
+        r = run.result("success")
+        r.result = s.final
+        return Finish(r)
+    if s.budget.exhausted():
+        return Finish(run.budget_stop())
+    return Continue()
+
+
+def _unless(stop: ResultMessage | None) -> Finish | Continue:
+    return Continue() if stop is None else Finish(stop)
+
+
+def structured_outcome(run: Run, uses: list[ToolUseBlock], results: list[Any]) -> ResultMessage | None:
+    """After a turn: the run's success when StructuredOutput accepted an answer; its end when
+    the model has failed too often (structured.py)."""
+    from ..structured import MAX_FAILURES, TOOL_NAME
+
+    s = run.structured
+    assert s is not None
+    if s.done:
+        r = run.result("success")
+        r.result, r.structured_output = s.text(), s.value
+        return r
+    calls = {u.id for u in uses if u.name == TOOL_NAME}
+    s.failures += sum(1 for b in results if isinstance(b, ToolResultBlock) and b.tool_use_id in calls and b.is_error)
+    if s.failures >= MAX_FAILURES:
+        return run.result("error_max_structured_output_retries",
+                           error=f"no valid {TOOL_NAME} call after {s.failures} tries")
+    return None
+
+def structured_reminder(run: Run) -> ResultMessage | None:
+    """A final answer in text while a structured one is owed: remind once more, or stop."""
+    from ..structured import MAX_FAILURES, REMINDER, TOOL_NAME
+
+    s = run.structured
+    assert s is not None
+    s.failures += 1
+    if s.failures >= MAX_FAILURES:
+        return run.result("error_max_structured_output_retries",
+                           error=f"the model answered without calling {TOOL_NAME} ({s.failures} times)")
+    run.state.h.append({"role": "user", "content": [{"type": "text", "text": REMINDER}]})
+    run.persist_user()
+    return None
+
+def output_reminder(run: Run, a: ModelResponse) -> ResultMessage | None:
+    """A final answer cut off at max_tokens: a reminder turn asks for the rest (bounded, counted
+    in model_calls like every call), or the run ends with the error saying what to raise."""
+    s = run.state
+    if s.output_continuations >= MAX_OUTPUT_CONTINUATIONS:
+        return run.result("error_during_execution", error=(
+            f"the answer was cut off at max_tokens {s.output_continuations + 1} times ({s.output_continuations} "
+            "continuations asked for): raise --max-tokens (AgentOptions.max_tokens) or ask for a shorter answer"))
+    s.output_continuations += 1
+    s.cut_off_text.append(text_of(a.content))
+    s.h.append({"role": "user", "content": [{"type": "text", "text": OUTPUT_REMINDER}]})
+    run.persist_user()
+    return None
+
+
+
+async def stop_hook(run: Run) -> str | None:
+    """A blocking Stop hook makes the agent continue, at most `max_stop_continuations` times."""
+    s, hooks = run.state, run.deps.hooks
+    if not hooks.active or s.stop_continuations >= MAX_STOP_CONTINUATIONS:
+        return None
+    reason = await hooks.stop(s.stop_continuations > 0)
+    if reason is None or s.budget.exhausted():  # the budget rule: no call starts at S >= B
+        return None
+    s.stop_continuations += 1
+    return reason

@@ -1,0 +1,34 @@
+"""Room: loop. What each step says comes next: Finish(result) | Continue() | RunTools(a, uses)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..blocks import ToolUseBlock
+    from ..messages import ResultMessage
+    from ..models.base import ModelResponse
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The run ends with `result`, its last message (None: the step yielded it already)."""
+
+    result: ResultMessage | None = None
+
+
+@dataclass(frozen=True)
+class Continue:
+    """Call the model again: its next input is in h already."""
+
+
+@dataclass(frozen=True)
+class RunTools:
+    """Run the tool calls `uses` of the response `a` (seed Def 3.1 steps 3 and 4)."""
+
+    a: ModelResponse
+    uses: list[ToolUseBlock]
+
+
+Step = Finish | Continue | RunTools

@@ -1,0 +1,89 @@
+"""Room: loop. A turn of tool calls (seed Def 3.1 steps 3 and 4): the budget rule and the turn limit,
+then the gate and the tools, their results appended to h with a (both, or neither)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from ..blocks import (
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    blocks_to_wire,
+)
+from ..execute import INTERRUPTED, TurnOutcome
+from ..messages import (
+    Message,
+    UserMessage,
+)
+from ..models.base import ModelResponse
+
+if TYPE_CHECKING:
+    pass
+from .continuations import after_turn
+from .relay import Relay
+from .run import Run
+from .state import RunError
+from .step import Finish, RunTools, Step
+
+
+async def run_tools(run: Run, step: RunTools) -> AsyncIterator[Message | Step]:
+    """Steps 3 and 4 for `step`'s tool calls; the last item is what comes next."""
+    s, a, uses = run.state, step.a, step.uses
+    if len(uses) > 1 and len({u.id for u in uses}) != len(uses):  # a malformed a: run nothing
+        ids = [u.id for u in uses]
+        raise RunError(f"model response repeats tool_use ids {sorted({i for i in ids if ids.count(i) > 1})}; nothing was run")
+    if s.budget.exhausted():  # budget rule (Prop 5.4)
+        yield Finish(run.budget_stop())
+        return
+    if s.t == run.deps.options.max_turns:  # 3. turn limit: h unchanged
+        yield Finish(run.result("error_max_turns", error=f"reached max_turns={s.t}"))
+        return
+    if run.deps.inbox is None:  # 4. gate + execute
+        b, outcome = await execute(run, a, uses)
+    else:  # (subagents' messages pass on live)
+        relay = Relay(execute(run, a, uses), run.deps.inbox)
+        async for m in relay:
+            yield m
+        b, outcome = relay.value
+    a_wire, b_wire = blocks_to_wire(a.content), blocks_to_wire(b)  # both, or neither
+    s.h.append({"role": "assistant", "content": a_wire})
+    s.h.append({"role": "user", "content": b_wire})
+    s.t += 1
+    if outcome.interrupted and (task := asyncio.current_task()) is not None and task.cancelling():
+        # The consumer itself was cancelled (not RunControl.interrupt()): keep the
+        # transcript paired, then let the cancellation go on (asyncio.timeout, TaskGroup).
+        run.persist(UserMessage(b))
+        raise asyncio.CancelledError
+    yield UserMessage(b)
+    for m in run.hook_messages():
+        yield m
+    yield after_turn(run, uses, b, outcome)
+
+
+async def execute(run: Run, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
+    """Step 4: one result per tool_use, in order, then any queued user text."""
+    control, executor = run.deps.control, run.deps.executor
+    run.state.cut_off_text.clear()  # a cut-off answer went on with tool calls: not the final answer
+    if control is None:  # (a call cut off at max_tokens is answered with CUT_OFF: models/base.py)
+        outcome = await executor.run(uses)
+    elif control.interrupted:  # interrupted between the model call and its tools: run none
+        outcome = TurnOutcome([ToolResultBlock(u.id, INTERRUPTED, True) for u in uses], interrupted=True)
+    else:
+        task = asyncio.ensure_future(executor.run(uses))
+        control._task = task
+        try:
+            outcome = await task
+        finally:
+            control._task = None
+    run.state.denials.extend(outcome.denials)
+    # Text sent during calls the user interrupted stays queued: the client delivers it as the
+    # next prompt, as after an interrupted model call (here the model would never read it).
+    b: list[Any] = outcome.results
+    if run.memory is not None:
+        b = [*b, *run.nested_memory(uses)]
+    if control is not None and not outcome.interrupted and control.queued:
+        b = [*b, *(TextBlock(q) for q in control.take_queued())]
+    return b, outcome
