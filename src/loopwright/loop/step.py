@@ -11,19 +11,19 @@ if TYPE_CHECKING:
     from ..models.base import ModelResponse
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Finish:
     """The run ends with `result`, its last message (None: the step yielded it already)."""
 
     result: ResultMessage | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Continue:
     """Call the model again: its next input is in h already."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RunTools:
     """Run the tool calls `uses` of the response `a` (seed Def 3.1 steps 3 and 4)."""
 
