@@ -128,8 +128,18 @@ class Executor:
             if decision.interrupt:
                 out.stop_message = decision.message
             return tool_input, ToolResultBlock(use.id, _with(decision.message, self.pre_context.pop(use.id, None)), True)
-        if decision.updated_input is not None:
+        if decision.updated_input is not None and decision.updated_input != tool_input:
+            # The one place a rewrite after the decision is judged again (a hook's rewrite was
+            # judged above): the rules, not the callback a second time, see the input that runs.
+            try:
+                refused = self.permissions.rejudge(use.name, decision.updated_input,
+                                                   tool.read_only or not tool.needs_approval)
+            except Exception as e:  # fail closed, as above
+                refused = Deny(f"Permission check failed, so the call was not run: {type(e).__name__}: {e}")
             tool_input = decision.updated_input
+            if refused is not None:
+                out.denials.append({"tool_name": use.name, "tool_use_id": use.id, "tool_input": tool_input})
+                return tool_input, ToolResultBlock(use.id, _with(refused.message, self.pre_context.pop(use.id, None)), True)
         return tool_input, None
 
     async def _run(self, use: ToolUseBlock, tool_input: dict[str, Any], wait: float,

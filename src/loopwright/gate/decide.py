@@ -122,6 +122,18 @@ class Permissions(Judge):
             value = await value
         return to_decision(value)
 
+    def rejudge(self, name: str, tool_input: dict[str, Any], read_only: bool) -> Deny | None:
+        """The rules again over an input an answer rewrote (can_use_tool's, an ACP client's), without
+        asking again: the user already said yes, so an ask passes, but a deny rule, a path the rules
+        forbid or dontAsk's refusal wins (an answer must not re-point a call past the deny rules)."""
+        v = self.evaluate(name, tool_input, read_only)
+        if v.kind == "deny":
+            return Deny(f"Permission denied: the answer's rewritten input is refused by the rules ({v.reason}).")
+        if v.kind == "ask" and self.mode == "dontAsk":
+            return Deny(f"Permission denied: the answer's rewritten input is not pre-approved and "
+                        f"dontAsk mode refuses everything else ({v.reason}).")
+        return None
+
     def _unasked(self, name: str, tool_input: dict[str, Any], v: Verdict) -> Decision | None:
         """An ask's answer without the can_use_tool callback (mode None's soft asks are answered in
         decide): None when the callback decides. (A function, not a coroutine.)"""

@@ -1,0 +1,106 @@
+"""Every change to a call's input is judged again (issue 40 finding 6): whatever rewrites a tool
+input (a PreToolUse hook's updatedInput, can_use_tool's), nothing a deny rule matches runs."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import loopwright as lw
+from loopwright.hooks import Hooks
+from loopwright.tools.builtin import default_tools
+from tests.helpers import first_tool_result, text, use
+
+HOME = os.path.expanduser("~")
+ELSEWHERE = "/tmp/loopwright-rewrite-elsewhere/x.txt"
+# Each path the rewriters may point a Write at, and which of the deny rules below matches it
+# (written out by hand, not computed by the gate under test).
+PATHS = ["a.txt", "src/b.txt", "secret/k.txt", "~/.bashrc", ELSEWHERE]
+RULES = {
+    "Write(./secret/**)": {"secret/k.txt"},
+    "Edit(./secret/**)": {"secret/k.txt"},
+    "Write(~/.bashrc)": {"~/.bashrc"},
+    "Edit(~/.bashrc)": {"~/.bashrc"},
+    "Edit(//tmp/loopwright-rewrite-elsewhere/**)": {ELSEWHERE},
+}
+
+
+def recording_write(ran: list[str]) -> lw.Tool:
+    """A Write that records the path it was asked to write instead of writing it."""
+    def record(x: dict[str, Any]) -> str:
+        ran.append(x["file_path"])
+        return "written"
+
+    return lw.Tool("Write", "records", {"type": "object", "properties": {"file_path": {"type": "string"},
+                                                                          "content": {"type": "string"}}},
+                   record)
+
+
+def hook_rewriting_to(target: str) -> Any:
+    """A PreToolUse hook that points the Write at `target`."""
+    def rewrite(data: dict[str, Any]) -> dict[str, Any]:
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                       "updatedInput": {"file_path": target, "content": "x"}}}
+
+    return rewrite
+
+
+@settings(max_examples=60, deadline=None)
+@given(first=st.sampled_from(PATHS),
+       hook_rewrites=st.lists(st.sampled_from(PATHS), max_size=2),
+       answer_rewrite=st.one_of(st.none(), st.sampled_from(PATHS)),
+       rule=st.sampled_from(sorted(RULES)),
+       mode=st.sampled_from(["default", "acceptEdits", "bypassPermissions"]))
+def test_no_sequence_of_rewriters_runs_what_a_deny_rule_matches(
+        first: str, hook_rewrites: list[str], answer_rewrite: str | None, rule: str, mode: str) -> None:
+    ran: list[str] = []
+    hooks = Hooks()
+    for target in hook_rewrites:
+        hooks.on("PreToolUse", hook_rewriting_to(target), matcher="Write")
+
+    asked: list[str] = []
+
+    def answer(name: str, x: dict[str, Any]) -> Any:
+        asked.append(x["file_path"])
+        if answer_rewrite is None:
+            return lw.Allow()
+        return lw.Allow({"file_path": answer_rewrite, "content": "x"})
+
+    with tempfile.TemporaryDirectory() as d:
+        r = lw.run("go", lw.AgentOptions(
+            model=lw.ScriptedModel([[use("u1", "Write", {"file_path": first, "content": "x"})], [text("done")]]),
+            tools=[recording_write(ran)], cwd=str(Path(d)), permission_mode=mode,  # type: ignore[arg-type]
+            disallowed_tools=[rule], can_use_tool=answer, hooks=hooks, setting_sources=[]))
+    assert r.subtype == "success"
+    assert not set(ran) & RULES[rule], (ran, rule)
+    judged = hook_rewrites[-1] if hook_rewrites else first
+    final = answer_rewrite if asked and answer_rewrite is not None else judged  # the answer rewrites only when asked
+    if final in RULES[rule]:
+        block = first_tool_result(r)
+        assert block["is_error"] is True and rule in block["content"]
+
+
+def test_can_use_tool_pointing_a_write_at_a_denied_path_is_refused_naming_the_rule(tmp_path: Path) -> None:
+    # Before: the answer's updatedInput replaced the input after the decision; the Write ran.
+    target = tmp_path / "home" / ".bashrc"
+    target.parent.mkdir()
+    rule = f"Write(/{target})"
+
+    def answer(name: str, x: dict[str, Any]) -> Any:
+        return lw.Allow({"file_path": str(target), "content": "evil"})
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    r = lw.run("go", lw.AgentOptions(
+        model=lw.ScriptedModel([[use("u1", "Write", {"file_path": "ok.txt", "content": "fine"})], [text("done")]]),
+        tools=default_tools(), cwd=str(project), permission_mode="default", disallowed_tools=[rule],
+        can_use_tool=answer, setting_sources=[]))
+    assert not target.exists() and not (project / "ok.txt").exists()
+    block = first_tool_result(r)
+    assert block["is_error"] is True and rule in block["content"]
+    assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"]
