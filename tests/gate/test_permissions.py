@@ -797,3 +797,37 @@ def test_accept_edits_agent_cannot_plant_a_command_on_path(tmp_path: Path) -> No
     assert not canary.exists()
     assert [d["tool_use_id"] for d in json.loads(p.stdout)["permission_denials"]] == ["u1", "u2"]
 
+
+
+# --- issue 40, findings 1 and 2: a command's effective directory is checked like a path --------
+
+@pytest.mark.parametrize("command", [
+    "git -C ../other show HEAD:secret.txt", "cd ../other && git grep secret", "cd ../other; git log",
+    "pushd ../other", "env -C ../other git log", "git --git-dir=../other/.git log",
+    "git --work-tree=../other status", "GIT_DIR=../other/.git git log",
+])
+@pytest.mark.parametrize("mode", ["default", "acceptEdits"])
+def test_git_and_directory_changes_outside_the_working_directories_are_asked(mode: str, command: str,
+                                                                            tmp_path: Path) -> None:
+    (tmp_path / "proj" / ".git").mkdir(parents=True)
+    (tmp_path / "proj" / "sub").mkdir()
+    (tmp_path / "other" / ".git").mkdir(parents=True)
+    p = Permissions(mode, cwd=tmp_path / "proj", home=tmp_path / "home")
+    assert p.evaluate("Bash", {"command": command}).kind == "ask", command
+    assert p.evaluate("Bash", {"command": "git -C sub status"}).kind == "allow"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize("command", ["git -C vendor/lib status", "cd vendor/lib && git status"])
+def test_git_in_a_nested_repository_is_not_auto_approved(command: str, tmp_path: Path) -> None:
+    ws, canary = tmp_path / "proj", tmp_path / "canary"
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    subprocess.run(["git", "init", "-q", str(ws / "vendor" / "lib")], check=True)
+    with open(ws / "vendor" / "lib" / ".git" / "config", "a") as f:
+        f.write(f'[core]\n\tfsmonitor = "touch {canary}; false"\n')
+    p = Permissions("default", cwd=ws, home=tmp_path / "home")
+    assert p.evaluate("Bash", {"command": command}).kind == "ask"
+    assert not canary.exists()
+    # the control: run unasked, that repository's config does run its program
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True)
+    assert canary.exists()

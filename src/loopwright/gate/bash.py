@@ -139,6 +139,9 @@ def _bash_auto(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.P
                 return Verdict("ask", f"it reads everything under {u.shown}, where the deny rule {r} hides files",
                                code="denied_below", subject=u.command.name)
     if g.mode != "plan" and not bare:
+        why = _chdir_problem(g, parsed)
+        if why is not None:
+            return Verdict("ask", why, code="outside")
         for c in parsed.commands:
             why = _part_problem(g, c, parsed)
             if why is not None:
@@ -234,11 +237,53 @@ def _git_repo_problem(g: Judge, c: bashparse.SimpleCommand, parsed: bashparse.Pa
     if any(any(rd.writes and not _harmless(rd) for rd in x.redirects) for x in parsed.commands) or any(
             x.argv and (x.name is None or bashcheck.read_only_problem(x) is not None) for x in others):
         return "other parts of the command can create files, maybe a repository whose config git would obey"
+    own = _repository_of(kernel_path(os.path.abspath(g.ws.shell_cwd()))[0])
     for start in starts or []:
-        bare = bashcheck.bare_repository_at_or_above(kernel_path(os.path.abspath(start))[0])
+        real = kernel_path(os.path.abspath(start))[0]
+        if not g.inside(real):
+            # issue 40: git -C / cd into another repository reads its files and obeys its config
+            return f"git works in {start}, outside the working directories"
+        if _repository_of(real) != own:
+            return (f"git works in {start}, a repository other than the workspace's; git would obey "
+                    "its config, which can run programs (core.fsmonitor, hooks, ...)")
+        bare = bashcheck.bare_repository_at_or_above(real)
         if bare is not None:
             return (f"{bare} looks like a bare git repository; git would obey its config, which can "
                     "run programs (bare repository attack)")
+    return None
+
+
+def _repository_of(real: str) -> str | None:
+    """The top of the git work tree holding `real` (the nearest `.git` at or above), or None."""
+    d = real
+    while True:
+        if os.path.lexists(os.path.join(d, ".git")):
+            return d
+        up = os.path.dirname(d)
+        if up == d:
+            return None
+        d = up
+
+
+def _chdir_problem(g: Judge, parsed: bashparse.ParsedCommand) -> str | None:
+    """Why a directory change (cd, pushd, env -C, git -C, ...) needs approval: it leaves the
+    working directories, so what runs there reads outside them (issue 40, finding 1)."""
+    from .. import bashcheck
+
+    here: list[str] | None = [g.ws.shell_cwd()]
+    for c in parsed.commands:
+        words: list[bashparse.Word] = []
+        if c.name in ("cd", "pushd"):
+            words = [w for w in c.args if not w.value.startswith("-")][:1]
+        elif c.argv:
+            words = list(bashcheck.command_args(c).chdir)
+        for w in words:
+            new = bashcheck.cd(here, w, g.ws)
+            for d in new or []:
+                if not g.inside(kernel_path(os.path.abspath(d))[0]):
+                    return f"`{c.text or c.original}`: it works in {d}, outside the working directories"
+            if c.name in ("cd", "pushd") and new is not None:
+                here = new
     return None
 
 
