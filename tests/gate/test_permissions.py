@@ -831,3 +831,16 @@ def test_git_in_a_nested_repository_is_not_auto_approved(command: str, tmp_path:
     # the control: run unasked, that repository's config does run its program
     subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True)
     assert canary.exists()
+
+
+@pytest.mark.parametrize("command", ["rg -L secret d", "rg --follow secret", "grep -R secret d",
+                                     "find -L d", "find d -follow"])
+def test_a_followed_symlink_out_of_the_workspace_is_asked(command: str, tmp_path: Path) -> None:
+    # issue 40, finding 5: a committed `keys -> ~/.ssh` read through a link-following search
+    (tmp_path / "proj" / "d").mkdir(parents=True)
+    (tmp_path / "home" / ".ssh").mkdir(parents=True)
+    os.symlink(tmp_path / "home" / ".ssh", tmp_path / "proj" / "d" / "keys")
+    p = Permissions("default", cwd=tmp_path / "proj", home=tmp_path / "home")
+    assert p.evaluate("Bash", {"command": command}).kind == "ask", command
+    assert p.evaluate("Bash", {"command": command.replace(" -L", "").replace(" --follow", "").replace(
+        " -follow", "").replace("-R", "-r").replace("-rr", "-r")}).kind == "allow"

@@ -139,7 +139,7 @@ def _bash_auto(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.P
                 return Verdict("ask", f"it reads everything under {u.shown}, where the deny rule {r} hides files",
                                code="denied_below", subject=u.command.name)
     if g.mode != "plan" and not bare:
-        why = _chdir_problem(g, parsed)
+        why = _chdir_problem(g, parsed) or _follow_problem(g, parsed)
         if why is not None:
             return Verdict("ask", why, code="outside")
         for c in parsed.commands:
@@ -284,6 +284,42 @@ def _chdir_problem(g: Judge, parsed: bashparse.ParsedCommand) -> str | None:
                     return f"`{c.text or c.original}`: it works in {d}, outside the working directories"
             if c.name in ("cd", "pushd") and new is not None:
                 here = new
+    return None
+
+
+_FOLLOW = {"rg": ("-L", "--follow"), "grep": ("-R", "--dereference-recursive"), "egrep": ("-R",),
+           "fgrep": ("-R",), "find": ("-L", "-follow")}
+
+
+def _follow_problem(g: Judge, parsed: bashparse.ParsedCommand) -> str | None:
+    """Why a link-following search needs approval: a symlink below its paths leads outside the
+    working directories, and a followed link counts where it leads (issue 40, finding 5). The
+    scan is bounded; a tree too large to scan is asked about too."""
+    for c in parsed.commands:
+        flags = _FOLLOW.get(c.name or "")
+        if not flags:
+            continue
+        vals = [w.value for w in c.args]
+        short = [v for v in vals if v.startswith("-") and not v.startswith("--")]
+        follows = any(v in flags for v in vals) or any(
+            f[1] in v[1:] for f in flags if len(f) == 2 for v in short if c.name != "find")
+        if not follows:
+            continue
+        operands = [v for v in vals if not v.startswith("-")]
+        if c.name != "find":
+            operands = operands[1:]  # rg's and grep's first operand is the pattern
+        roots = [os.path.join(g.ws.shell_cwd(), v) for v in operands] or [g.ws.shell_cwd()]
+        seen = 0
+        for root in roots:
+            for d, dirs, files in os.walk(root):
+                for n in [*dirs, *files]:
+                    seen += 1
+                    if seen > 20000:
+                        return f"`{c.text or c.original}`: it follows symlinks in a tree too large to check"
+                    q = os.path.join(d, n)
+                    if os.path.islink(q) and not g.inside(os.path.realpath(q)):
+                        return (f"`{c.text or c.original}`: it follows the symlink {q}, which leads "
+                                "outside the working directories")
     return None
 
 
