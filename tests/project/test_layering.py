@@ -1,4 +1,4 @@
-"""The rooms as a test (issues 10 and 23): every module names its room in its docstring's first line, the README's
+"""The rooms as a test (issues 10 and 23): every module names its room in its docstring's first line, docs/architecture.md's
 architecture map lists every module in that room, no import goes up the map and none closes a
 circle. Every import counts: at module level, inside functions and under `if TYPE_CHECKING:`
 (a type that names a higher room is a dependency on it too)."""
@@ -63,8 +63,8 @@ def imports(mods: dict[str, Path]) -> dict[str, set[str]]:
 
 
 def readme_map() -> list[tuple[list[str], list[str]]]:
-    """The README's map, top to bottom: (rooms of one level, their modules)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """docs/architecture.md's map, top to bottom: (rooms of one level, their modules)."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     block = text.split("<!-- rooms:", 1)[1].split("<!-- rooms end -->", 1)[0]
     body = block.split("```text\n", 1)[1].split("```", 1)[0]
     levels: list[tuple[list[str], list[str]]] = []
@@ -128,10 +128,10 @@ def test_every_module_names_its_room_as_the_readme_map_places_it() -> None:
             placed.setdefault(m, []).extend(rooms)
     missing = sorted(set(mods) - set(placed))
     unknown = sorted(set(placed) - set(mods))
-    assert not missing, f"modules the README's map does not list: {missing}"
-    assert not unknown, f"the README's map lists modules that do not exist: {unknown}"
+    assert not missing, f"modules docs/architecture.md's map does not list: {missing}"
+    assert not unknown, f"docs/architecture.md's map lists modules that do not exist: {unknown}"
     wrong = {m: (room_of(p), placed[m]) for m, p in mods.items() if room_of(p) not in placed[m]}
-    assert not wrong, "docstring room vs the README map's level: " + "; ".join(
+    assert not wrong, "docstring room vs the architecture map's level: " + "; ".join(
         f"{m}: {got!r} not in {want}" for m, (got, want) in sorted(wrong.items()))
 
 
