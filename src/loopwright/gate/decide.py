@@ -70,9 +70,6 @@ class Permissions(Judge):
     # What the rules said about the last call decided (telemetry's execute_tool span reads it).
     last_verdict: Verdict | None = field(default=None, init=False, repr=False, compare=False)
     _granted_n: int = field(default=0, init=False, repr=False, compare=False)  # tool_state.grants taken so far
-    # (allow, ask, deny, their lengths, {tool name: whether a rule of theirs names it}): per tool, not per call
-    _naming: tuple[list[Rule], list[Rule], list[Rule], tuple[int, int, int], dict[str, bool]] | None = field(
-        default=None, init=False, repr=False, compare=False)
 
     def for_state(self, state: ToolState | None) -> Permissions:
         """This gate for the run whose tools share `state` (a copy: a subagent's gate is its
@@ -191,17 +188,14 @@ class Permissions(Judge):
             self._granted_n = len(granted)
 
     def _named(self, name: str) -> bool:
-        """Does any rule name this tool? Known per tool while the rule lists stay the same (this
-        gate replaces them, _take_grants; a caller's append to one in place changes its length),
-        so a call of a tool no rule names skips the matching."""
-        c = self._naming
-        sizes = (len(self.allow), len(self.ask), len(self.deny))
-        if c is None or c[0] is not self.allow or c[1] is not self.ask or c[2] is not self.deny or c[3] != sizes:
-            c = self._naming = (self.allow, self.ask, self.deny, sizes, {})
-        named = c[4].get(name)
-        if named is None:
-            named = c[4][name] = any(r.covers_tool(name) for rules in c[:3] for r in rules)
-        return named
+        """Does any rule name this tool? Looked at on every call, never remembered: a cache keyed on
+        the lists (their identity, their lengths) gave a stale answer when a caller replaced a rule
+        in place, and a rule the cache missed is a deny rule not applied (issue 40)."""
+        for rules in (self.deny, self.ask, self.allow):
+            for r in rules:
+                if r.covers_tool(name):
+                    return True
+        return False
 
     # generic tools: names, and a specifier matched against the input
     def _generic(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
