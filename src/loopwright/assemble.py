@@ -104,6 +104,8 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     session_id, recorder, history = _session(options, cwd, history)
     config = build_run_config(options, cwd)  # settings files + options (settings.py)
     warnings[:0] = trust.note(config.settings.ignored if config.settings is not None else [])
+    if parent is None:  # hooks and settings loopwright does not use: one line each (hooks.py, settings.py)
+        warnings += [*(config.settings.warnings if config.settings is not None else []), *config.hooks.unfired()]
     if parent is None:
         system = _styled(options, cwd, tools, system, config.settings, warnings, plugins)
         _unloaded_plugins(config.settings, plugins, warnings)

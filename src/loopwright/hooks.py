@@ -97,6 +97,16 @@ HOOK_EVENTS = (
     "PreCompact",
     "SessionEnd",
 )
+# Every hook event of Claude Code 2.1.332 (the Agent SDK's HOOK_EVENTS): a hook on one of these is
+# accepted; one on an event loopwright does not fire is named once (HookRegistry.unfired), never an error.
+CLAUDE_HOOK_EVENTS = (
+    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification", "UserPromptSubmit",
+    "UserPromptExpansion", "SessionStart", "SessionEnd", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
+    "PreCompact", "PostCompact", "PreModelSwitch", "PostModelSwitch", "PermissionRequest", "PermissionDenied",
+    "Setup", "TeammateIdle", "TaskCreated", "TaskCompleted", "Elicitation", "ElicitationResult", "ConfigChange",
+    "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "DirectoryAdded",
+    "MessageDisplay", "PreSkillShellCommand",
+)
 DEFAULT_TIMEOUT = 60.0
 _MAX_REASON = 10_000
 
@@ -227,6 +237,17 @@ class HookRegistry:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "active", any(self.matchers.values()))
+
+    def unfired(self) -> list[str]:
+        """One line per event that has hooks but that loopwright never fires (a Claude Code event
+        it does not have): they are kept, never run, and named."""
+        out = []
+        for event, ms in self.matchers.items():
+            n = sum(len(m.hooks) for m in ms)
+            if n and event not in HOOK_EVENTS:
+                out.append(f"hook event {event}: loopwright never fires it; its {n} hook{'s' * (n != 1)} "
+                           "will not run")
+        return out
 
     def with_env(self, env: Mapping[str, str]) -> HookRegistry:
         """The same hooks, their environment updated with `env`."""
@@ -634,8 +655,11 @@ def run_hooks(registry: HookRegistry, context: HookContext, given: object = None
 
 
 def _check_event(event: str) -> None:
-    if event not in HOOK_EVENTS:
-        raise ValueError(f"unknown hook event {event!r}; use one of {', '.join(HOOK_EVENTS)}")
+    """A name that is no Claude Code event is a mistake in the caller's code (a settings file's is
+    a warning instead: settings.py). A Claude Code event loopwright does not fire is accepted and
+    named when a run starts (HookRegistry.unfired)."""
+    if event not in CLAUDE_HOOK_EVENTS:
+        raise ValueError(f"unknown hook event {event!r}; use one of {', '.join(CLAUDE_HOOK_EVENTS)}")
 
 
 def _as_matcher(entry: Any) -> HookMatcher:

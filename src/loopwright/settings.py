@@ -42,7 +42,7 @@ from .gate import PERMISSION_MODES, Permissions, Rule
 from .gate.verdict import RuleSource
 from .home import loopwright_home as loopwright_home
 from .home import write_private
-from .hooks import HOOK_EVENTS, CommandHook, HookMatcher, HookRegistry, Hooks
+from .hooks import CLAUDE_HOOK_EVENTS, CommandHook, HookMatcher, HookRegistry, Hooks
 from .trust import Ignored, narrow_settings, trusted_for
 
 if TYPE_CHECKING:  # sandbox: imported where a sandbox is configured (most runs have none)
@@ -91,6 +91,9 @@ class Settings:
     status_line: dict[str, Any] | None = None
     enabled_plugins: dict[str, bool] = field(default_factory=dict)  # "enabledPlugins" (plugins/store.py)
     agent: str | None = None  # "agent": the main conversation's agent when --agent is not given (cli/config.py)
+    # What of the files is not used, one line each naming it (an unknown hook event, an unsupported
+    # hook type): shown as the run starts, never an abort.
+    warnings: list[str] = field(default_factory=list)
 
     def add(self, data: dict[str, Any], where: str, base: Path, *, flag: bool = False) -> None:
         """Merge one file's (or one JSON string's) settings into this one (`flag`: given by --settings)."""
@@ -127,7 +130,9 @@ class Settings:
         if not isinstance(hooks, dict):
             raise SettingsError(f"{where}: \"hooks\" must be an object keyed by event name")
         for event, entries in hooks.items():
-            self.hooks.setdefault(event, []).extend(_hook_matchers(event, entries, where))
+            matchers = _hook_matchers(event, entries, where, self.warnings)
+            if matchers is not None:
+                self.hooks.setdefault(event, []).extend(matchers)
         if "sandbox" in data:
             from .sandbox import SandboxConfig, SandboxError
 
@@ -198,9 +203,12 @@ class Settings:
             target.extend(names)
 
 
-def _hook_matchers(event: str, entries: Any, where: str) -> list[HookMatcher]:
-    if event not in HOOK_EVENTS:
-        raise SettingsError(f"{where}: unknown hook event {event!r}; use one of {', '.join(HOOK_EVENTS)}")
+def _hook_matchers(event: str, entries: Any, where: str, warnings: list[str]) -> list[HookMatcher] | None:
+    """One event's matchers; None (and a line in `warnings`) for an event Claude Code does not have.
+    A hook of a type loopwright does not run is left out with a line naming it."""
+    if event not in CLAUDE_HOOK_EVENTS:
+        warnings.append(f"{where}: unknown hook event {event!r} (not one of Claude Code's); its hooks will not run")
+        return None
     if not isinstance(entries, list):
         raise SettingsError(f"{where}: hooks.{event} must be a list of {{matcher, hooks}} objects")
     out: list[HookMatcher] = []
@@ -212,8 +220,13 @@ def _hook_matchers(event: str, entries: Any, where: str) -> list[HookMatcher]:
             raise SettingsError(f"{where}: hooks.{event} matcher must be a string")
         commands: list[Any] = []
         for h in entry["hooks"]:
-            if not isinstance(h, dict) or h.get("type", "command") != "command":
-                raise SettingsError(f"{where}: hooks.{event}: only {{\"type\": \"command\"}} hooks are supported")
+            if not isinstance(h, dict):
+                raise SettingsError(f"{where}: hooks.{event}: each hook must be an object like {{\"type\": \"command\"}}")
+            kind = h.get("type", "command")
+            if kind != "command":
+                warnings.append(f"{where}: hooks.{event}: a hook of type {kind!r} is not supported by loopwright; "
+                                "it will not run")
+                continue
             cmd = h.get("command")
             if not isinstance(cmd, str) or not cmd.strip():
                 raise SettingsError(f"{where}: hooks.{event}: a command hook needs a \"command\" string")

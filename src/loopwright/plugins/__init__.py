@@ -135,6 +135,7 @@ def hooks_of(plugins: Iterable[Plugin], warnings: list[str]) -> dict[str, Any]:
             merged.add({"hooks": p.hooks()}, f"plugin {p.name!r} ({p.root})", p.root)
         except (SettingsError, PluginError) as e:
             warnings.append(f"{e}; its hooks are not used")
+    warnings += merged.warnings
     return merged.hooks
 
 
