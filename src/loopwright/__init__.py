@@ -39,7 +39,7 @@ _EXPORTS: dict[str, str] = {
     "AgentOptions": "options",
     **dict.fromkeys(["Allow", "Deny", "PermissionResultAllow", "PermissionResultDeny"], "gate"),
     "get_session_messages": "sessions", "list_sessions": "sessions",
-    **dict.fromkeys(["Tool", "ToolContext", "ToolError", "ToolOutput", "tool"], "tools.base"),
+    **dict.fromkeys(["RunContext", "Tool", "ToolContext", "ToolError", "ToolOutput", "tool"], "tools.base"),
     "default_tools": "tools.builtin",
     **dict.fromkeys(["CallUsage", "Price", "Usage"], "usage"),
 }
@@ -118,6 +118,7 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the
     from .sessions import get_session_messages as get_session_messages
     from .sessions import list_sessions as list_sessions
     from .sessions.rewind import rewind_files as rewind_files
+    from .tools.base import RunContext as RunContext
     from .tools.base import Tool as Tool
     from .tools.base import ToolContext as ToolContext
     from .tools.base import ToolError as ToolError

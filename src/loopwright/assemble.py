@@ -33,7 +33,7 @@ from .home import private_dir, write_private
 from .hooks import HookContext, RunHooks, run_hooks
 from .ids import new_uuid
 from .loop import McpServers, Run, RunControl, RunDeps, RunState, run_query
-from .messages import Message, ResultMessage, diagnostics
+from .messages import Message, OutputT, ResultMessage, diagnostics
 from .models.base import Model, ModelResponse, has_own_cost, model_names
 from .models.catalog import price_for
 from .options import AgentOptions, ToolPermissionContext, model_for
@@ -112,20 +112,20 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     permission_mode = config.permissions.mode or "default"
     hooks: RunHooks
     ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, sandbox=config.sandbox,
-                      ask_user=options.ask_user, review_plan=options.review_plan)
+                      ask_user=options.ask_user, review_plan=options.review_plan, deps=options.deps)
     sub_hooks: SubagentHooks | None = None
     if parent is None:
         permissions = config.permissions
         permissions.advice = options.refusal_advice  # refusals name the caller's settings
         permissions.can_use_tool = _permission_callback(
-            options.can_use_tool, ToolPermissionContext(session_id, str(cwd), permission_mode))
+            options.can_use_tool, ToolPermissionContext(session_id, str(cwd), permission_mode, deps=options.deps))
         if recorder is not None:
             # file checkpoints, keyed to this turn's prompt
             from .sessions.checkpoints import snapshot_hooks
 
             ctx.before_file_change, ctx.after_file_change = snapshot_hooks(recorder)
         transcript = str(recorder.path or "") if recorder is not None else ""
-        context = HookContext(session_id, transcript, str(cwd), permission_mode)
+        context = HookContext(session_id, transcript, str(cwd), permission_mode, options.deps)
         hooks = run_hooks(config.hooks, context, options.hooks)  # the registry fixed, the state this run's
     else:  # a subagent: the parent's gate and hooks, its own shell cwd and transcript
         hooks = sub_hooks = SubagentHooks(parent.deps.hooks, session_id, agent_type)
@@ -460,11 +460,12 @@ def build_gate(options: AgentOptions) -> tuple[list[Tool], Executor]:
     if not cwd.is_dir():
         raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory")
     config = build_run_config(options, cwd)
-    ctx = ToolContext(cwd, new_uuid(), add_dirs=config.add_dirs, env=config.env)
+    ctx = ToolContext(cwd, new_uuid(), add_dirs=config.add_dirs, env=config.env, deps=options.deps)
     config.permissions.advice = options.refusal_advice
     permissions: Permissions = config.permissions.for_state(ctx.state)
     tools = list(options.tools)
-    hooks = run_hooks(config.hooks, HookContext(cwd=str(cwd), permission_mode=permissions.mode or "default"),
+    hooks = run_hooks(config.hooks, HookContext(cwd=str(cwd), permission_mode=permissions.mode or "default",
+                                                deps=options.deps),
                       options.hooks)
     return tools, Executor({t.name: t for t in tools}, permissions, hooks, ctx)
 
@@ -506,7 +507,7 @@ async def _told(stream: AsyncGenerator[Message, None], stderr: Callable[[str], N
             yield msg
 
 
-async def arun(prompt: Prompt, options: AgentOptions | None = None) -> ResultMessage:
+async def arun(prompt: Prompt, options: AgentOptions[Any, OutputT] | None = None) -> ResultMessage[OutputT]:
     """`await lw.arun(...)`: run to the end and return the ResultMessage (for async code:
     Jupyter, FastAPI, ...)."""
     last: Message | None = None
@@ -517,7 +518,7 @@ async def arun(prompt: Prompt, options: AgentOptions | None = None) -> ResultMes
     return last
 
 
-def run(prompt: Prompt, options: AgentOptions | None = None) -> ResultMessage:
+def run(prompt: Prompt, options: AgentOptions[Any, OutputT] | None = None) -> ResultMessage[OutputT]:
     """Synchronous `query()`: run to the end and return the ResultMessage. Inside a running
     event loop (Jupyter, FastAPI, async code) use `await lw.arun(...)` instead."""
     try:
@@ -527,7 +528,7 @@ def run(prompt: Prompt, options: AgentOptions | None = None) -> ResultMessage:
     else:
         raise RuntimeError("lw.run() cannot be called from a running event loop (Jupyter, FastAPI, async code): "
                            "use `await lw.arun(prompt, options)` there, or iterate `lw.query(...)`")
-    box: list[ResultMessage] = []
+    box: list[ResultMessage[OutputT]] = []
 
     async def main() -> None:
         # The result comes out through `box`, not as the task's result: at its end asyncio.run

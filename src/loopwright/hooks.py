@@ -136,6 +136,7 @@ class HookContext:
     transcript_path: str = ""
     cwd: str = ""
     permission_mode: str = "default"
+    deps: Any = None  # AgentOptions.deps: a Python hook's third argument carries them (never sent to a command hook)
 
 
 @dataclass(slots=True)

@@ -4,13 +4,16 @@ What `query()` yields: the Claude Agent SDK's message classes (seed §8)."""
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias
 
 from .blocks import Block, ToolResultBlock, WireMessage, blocks_to_wire
 from .usage import CallUsage, Usage
 
 if TYPE_CHECKING:
+    from typing_extensions import TypeVar
+
     from .event_types import ApiRetryData as ApiRetryData
     from .event_types import CompactBoundaryData as CompactBoundaryData
     from .event_types import CompactErrorData as CompactErrorData
@@ -20,6 +23,12 @@ if TYPE_CHECKING:
     from .event_types import ModelFallbackData as ModelFallbackData
     from .event_types import PermissionDenial as PermissionDenial
     from .event_types import SystemData as SystemData
+
+    # The type of a run's answer (AgentOptions.output_type, structured.py): ResultMessage[T].output
+    # is a T for mypy; unparameterized, Any. (typing_extensions for mypy only: ~20 ms to import.)
+    OutputT = TypeVar("OutputT", default=Any)
+else:
+    OutputT = typing.TypeVar("OutputT")
 
 
 class TranscriptWriteError(Exception):
@@ -38,6 +47,13 @@ ResultSubtype = Literal[
     "error_max_budget_usd",
     "error_during_execution",
     "error_max_structured_output_retries",
+    # usage limits (limits.py): each cap stops with its own subtype
+    "error_max_requests",
+    "error_max_input_tokens",
+    "error_max_output_tokens",
+    "error_max_total_tokens",
+    # an output guardrail rejected the answer more often than the retries allow (guardrails.py)
+    "error_output_rejected",
 ]
 
 
@@ -106,9 +122,9 @@ class StreamEvent:
 
 
 @dataclass(slots=True)
-class ResultMessage:
+class ResultMessage(Generic[OutputT]):
     """The last message of every run: how it ended (subtype), the final history, turns, calls, cost
-    and usage."""
+    and usage; `output` is its answer as the run's output_type (a T of ResultMessage[T])."""
 
     subtype: ResultSubtype
     is_error: bool
@@ -134,6 +150,16 @@ class ResultMessage:
     # The answer of a run with an output schema (structured.py): the JSON value, or the
     # pydantic model instance when AgentOptions.output_type is set.
     structured_output: Any = None
+    has_structured_output: bool = False  # the run had an output type or schema: `output` is structured_output
+
+    @property
+    def output(self) -> OutputT:
+        """The answer as the run's output type (pydantic-ai's `result.output`): the validated value
+        of AgentOptions.output_type (or output_format's JSON), else the result text. On an error
+        result there is no answer: None."""
+        if self.is_error:
+            return None  # type: ignore[return-value]
+        return self.structured_output if self.has_structured_output else self.result  # type: ignore[return-value]
 
     @property
     def model_usage(self) -> dict[str, dict[str, Any]]:

@@ -12,12 +12,13 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from .gate import PERMISSION_MODES, CanUseTool, PermissionMode
 from .hooks import Hooks
+from .messages import OutputT
 from .models.base import Model
-from .tools.base import Tool
+from .tools.base import DepsT, Tool
 from .usage import Price
 
 if TYPE_CHECKING:
@@ -26,15 +27,17 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolPermissionContext:
+class ToolPermissionContext(Generic[DepsT]):
     """The third argument of a `can_use_tool(tool_name, input, context)` callback (the Agent
-    SDK's ToolPermissionContext): which run asks. `suggestions` is kept for the SDK's shape."""
+    SDK's ToolPermissionContext): which run asks, and its AgentOptions.deps (typed as
+    `ToolPermissionContext[Deps]`). `suggestions` is kept for the SDK's shape."""
 
     session_id: str
     cwd: str
     permission_mode: str
     suggestions: tuple[Any, ...] = ()
     signal: Any = None
+    deps: DepsT = None  # type: ignore[assignment]
 
 
 @dataclass
@@ -105,9 +108,10 @@ def agent_definitions(agents: Mapping[str, AgentDefinition | dict[str, Any]]) ->
 
 
 @dataclass
-class AgentOptions:
+class AgentOptions(Generic[DepsT, OutputT]):
     """Everything a run is configured with (the Claude Agent SDK's ClaudeAgentOptions, in small):
-    model, tools, limits, permissions, hooks, sessions."""
+    model, tools, limits, permissions, hooks, sessions. `AgentOptions[Deps, Output]`: the types of
+    `deps` and of the answer (`output_type`), which mypy infers from the two fields."""
 
     model: str | Model | None = None  # a Model, or a string such as "claude-sonnet-5-5", "openai:gpt-4o"
     # Tool objects; built-in tools may be named ("Read", "Bash", ...), and the Agent SDK's
@@ -115,7 +119,8 @@ class AgentOptions:
     tools: list[Tool] = field(default_factory=list)
     max_turns: int | None = None  # T: tool-use turns (seed Def 3.1); None = no limit
     max_budget_usd: float | None = None  # B (seed Prop 5.4)
-    can_use_tool: CanUseTool | None = None
+    # (tool_name, input) or the Agent SDK's (tool_name, input, context: ToolPermissionContext[Deps])
+    can_use_tool: CanUseTool | Callable[..., Any] | None = None
     # A string, or the Agent SDK's {"type": "preset", "preset": "claude_code", "append": "..."}:
     # loopwright's own coding-agent prompt (prompts.py) with more text after it. None: no prompt.
     system_prompt: str | dict[str, Any] | None = None
@@ -159,7 +164,13 @@ class AgentOptions:
     # Plugin directories for this run (plugins/): paths, or the Agent SDK's {"type": "local",
     # "path": ...}; the installed plugins that are enabled join them.
     plugins: list[str | Path | dict[str, Any]] = field(default_factory=list)
-    output_type: type | None = None
+    # The answer's type (structured.py): any type pydantic's TypeAdapter handles (a model, int,
+    # list[str], a TypedDict, a dataclass, a union); ResultMessage.output is its value.
+    output_type: type[OutputT] | None = None
+    # The run's dependencies (pydantic-ai's deps, the Agents SDK's context): any object, given to
+    # tools (`ctx: RunContext[Deps]`, ctx.deps), Python hooks (their context's .deps), can_use_tool
+    # (ToolPermissionContext.deps) and output validators. Never copied, never sent to the model.
+    deps: DepsT = None  # type: ignore[assignment]
     include_partial_messages: bool = False
     prices: dict[str, Price] | None = None  # overrides/extends the built-in price table
     max_tokens: int | None = None

@@ -1,7 +1,10 @@
 """Room: built-in tools (on tools.base). Owns StructuredOutput; may import tools.base only.
 
 Structured output: the run ends with a JSON value that fits the user's schema (Claude Code's
-`--json-schema`, the Agent SDK's `output_format`, and in Python a pydantic `output_type`).
+`--json-schema`, the Agent SDK's `output_format`, and in Python an `output_type`: any type
+pydantic's TypeAdapter handles, as pydantic-ai's: a model, int, list[str], a TypedDict, a
+dataclass, a union). A type whose schema is not an object is wrapped: the tool's input is
+`{"result": <value>}`, unwrapped in the result (tool inputs are objects).
 
 Owns: the schema from the options, the `StructuredOutput` tool whose input schema is that
 schema, and the bookkeeping the loop asks about. The mechanism is Claude Code's: the model calls
@@ -30,9 +33,15 @@ DESCRIPTION = ("Return your final answer in the requested structured format. You
 class StructuredOutput:
     """One run's structured output: the schema, the tool, and what the model gave."""
 
-    def __init__(self, schema: dict[str, Any], output_type: Any = None) -> None:
+    def __init__(self, schema: dict[str, Any], output_type: Any = None, adapter: Any = None,
+                 wrapped: bool = False) -> None:
         self.schema = schema
         self.output_type = output_type
+        self.adapter = adapter  # a pydantic TypeAdapter: validates (and dumps) a non-model output_type
+        self.wrapped = wrapped  # the answer is the input's "result" field
+        # Output validators and guardrails (guardrails.py): each may reject an accepted answer
+        # with a reason, which the model reads as the call's is_error result (a bounded retry).
+        self.check: Any = None
         self.value: Any = None
         self.done = False
         self.failures = 0
@@ -41,15 +50,22 @@ class StructuredOutput:
 
     def _accept(self, data: dict[str, Any]) -> str:
         """Called only with input the tool's validation passed."""
-        if self.output_type is not None:  # pydantic's own checks (validators) on top of the schema
-            self.value = self.output_type.model_validate(data)
+        raw: Any = data["result"] if self.wrapped else data
+        if self.adapter is not None:  # pydantic's own checks (validators, coercion) on top of the schema
+            value = self.adapter.validate_json(json.dumps(raw))
+        elif self.output_type is not None:
+            value = self.output_type.model_validate(raw)
         else:
-            self.value = data
-        self.done = True
+            value = raw
+        if self.check is not None:
+            value = self.check(value)  # raises with the reason the model reads (guardrails.py)
+        self.value, self.done = value, True
         return "Structured output accepted."
 
     def as_json(self) -> Any:
         v = self.value
+        if self.adapter is not None:
+            return self.adapter.dump_python(v, mode="json")
         return v.model_dump(mode="json") if hasattr(v, "model_dump") else v
 
     def text(self) -> str:
@@ -63,9 +79,10 @@ class StructuredOutput:
         if output_format is None and output_type is None:
             return None
         if output_type is not None:
-            if not hasattr(output_type, "model_json_schema"):
-                raise TypeError(f"output_type must be a pydantic model class, got {output_type!r}")
-            schema = output_type.model_json_schema()
+            if isinstance(output_type, type) and hasattr(output_type, "model_json_schema"):  # a pydantic model
+                schema = output_type.model_json_schema()
+            else:
+                return cls.for_type(output_type)
         else:
             if not isinstance(output_format, dict) or output_format.get("type") != "json_schema" \
                     or not isinstance(output_format.get("schema"), dict):
@@ -74,6 +91,31 @@ class StructuredOutput:
             schema = output_format["schema"]
         check_schema(schema)
         return cls(schema, output_type)
+
+
+    @classmethod
+    def for_type(cls, output_type: Any) -> StructuredOutput:
+        """Any type pydantic's TypeAdapter handles; a non-object schema is wrapped in {"result": ...}."""
+        import pydantic
+
+        try:
+            adapter: Any = pydantic.TypeAdapter(output_type)
+            inner = adapter.json_schema()
+        except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as e:
+            raise TypeError(f"output_type {output_type!r} is not a type pydantic can validate and describe "
+                            f"(a model, int, list[str], a TypedDict, a dataclass, a union of them): {e}") from None
+        wrapped = inner.get("type") != "object"
+        if wrapped:
+            defs = inner.pop("$defs", None)  # ("#/$defs/..." refs resolve at the top level)
+            inner.pop("title", None)
+            schema: dict[str, Any] = {"type": "object", "properties": {"result": inner}, "required": ["result"],
+                                      "additionalProperties": False}
+            if defs:
+                schema["$defs"] = defs
+        else:
+            schema = inner
+        check_schema(schema)
+        return cls(schema, output_type, adapter, wrapped)
 
 
 def check_schema(schema: dict[str, Any]) -> None:

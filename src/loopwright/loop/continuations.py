@@ -70,7 +70,7 @@ def structured_outcome(run: Run, uses: list[ToolUseBlock], results: list[Any]) -
     assert s is not None
     if s.done:
         r = run.result("success")
-        r.result, r.structured_output = s.text(), s.value
+        r.result, r.structured_output, r.has_structured_output = s.text(), s.value, True
         return r
     calls = {u.id for u in uses if u.name == TOOL_NAME}
     s.failures += sum(1 for b in results if isinstance(b, ToolResultBlock) and b.tool_use_id in calls and b.is_error)

@@ -26,7 +26,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FunctionType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol
 
 from ..blocks import (
     Block,
@@ -49,6 +49,15 @@ if TYPE_CHECKING:
     from ..models.base import Model, ModelResponse
 
 _BLOCK_CLASSES: tuple[type, ...] = typing.get_args(Block)
+# The type of a run's dependencies (AgentOptions.deps): `ToolContext[Deps]` (alias RunContext[Deps],
+# pydantic-ai's name) types `ctx.deps` for mypy; unparameterized, it is Any.
+# (typing_extensions for mypy only: importing it costs ~20 ms of start-up; 3.11's TypeVar has no default)
+if TYPE_CHECKING:
+    from typing_extensions import TypeVar
+
+    DepsT = TypeVar("DepsT", default=Any)
+else:
+    DepsT = typing.TypeVar("DepsT")
 
 # What the APIs accept as a tool name, ^[a-zA-Z0-9_-]{1,64}$ (a set, not a pattern: `$` would let
 # a name end in a newline, and compiling it is on every run's way)
@@ -157,11 +166,12 @@ class RunPorts(Protocol):
 
 
 @dataclass
-class ToolContext:
+class ToolContext(Generic[DepsT]):
     """What a running tool may know about its run: the working directory and session state.
 
     `state` is shared by all tools of one session (for example the set of files Read
-    has seen, which Write and Edit check)."""
+    has seen, which Write and Edit check). `deps`: the run's AgentOptions.deps (typed by
+    annotating the parameter `ToolContext[Deps]`, or its alias `RunContext[Deps]`)."""
 
     cwd: Path
     session_id: str = ""
@@ -191,8 +201,9 @@ class ToolContext:
     set_permission_mode: Callable[[str], None] | None = None
     # Ends the run after this turn with `text` as its success result (a headless plan).
     finish: Callable[[str], None] | None = None
+    deps: DepsT = None  # type: ignore[assignment]  # AgentOptions.deps (None when none were given)
 
-    def for_call(self, tool_use_id: str, siblings: int) -> ToolContext:
+    def for_call(self, tool_use_id: str, siblings: int) -> ToolContext[DepsT]:
         """This context for one call (concurrent calls must not share one): dataclasses.replace's
         result, without its field-by-field __init__ (a few µs a call)."""
         new = object.__new__(type(self))
@@ -201,6 +212,7 @@ class ToolContext:
         return new
 
 
+RunContext = ToolContext  # pydantic-ai's name: a tool's `ctx: RunContext[Deps]` (docs/porting-from-pydantic-ai.md)
 Handler = Callable[..., Any]
 
 
@@ -752,8 +764,10 @@ def _hint(annotations: Any, key: str) -> Any:
 
 
 def _is_ctx(ann: Any) -> bool:
-    """`ToolContext`, or `ToolContext | None` (an optional context is still the context)."""
-    return ann is ToolContext or ToolContext in typing.get_args(ann)
+    """`ToolContext` (`ToolContext[Deps]`, `RunContext[Deps]`), or `ToolContext | None` (an
+    optional context is still the context)."""
+    return ann is ToolContext or typing.get_origin(ann) is ToolContext or any(
+        a is ToolContext or typing.get_origin(a) is ToolContext for a in typing.get_args(ann))
 
 
 def _check_signature(fn: Callable[..., Any]) -> None:

@@ -1,0 +1,61 @@
+"""Typed dependencies and a typed answer (docs/porting-from-pydantic-ai.md).
+
+The run's `deps` reach a tool (`ctx: RunContext[Deps]`), a Python hook (its context's `.deps`)
+and `can_use_tool` (`ToolPermissionContext[Deps].deps`); `output_type=list[str]` makes
+`result.output` a `list[str]` for mypy (tests/loop/test_typed_api.py runs mypy --strict on
+this file). Runs offline on a scripted model: `python examples/typed_deps.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import loopwright as lw
+from loopwright import RunContext, ToolPermissionContext
+
+
+@dataclass
+class Deps:
+    user_id: int
+    allowed: set[str]
+    log: list[str] = field(default_factory=list)
+
+
+@lw.tool
+def favourite_colours(ctx: RunContext[Deps], count: int) -> list[str]:
+    """The user's favourite colours, most liked first."""
+    ctx.deps.log.append(f"tool for user {ctx.deps.user_id}")  # mypy knows ctx.deps is a Deps
+    return ["teal", "amber", "plum"][:count]
+
+
+async def may_use(name: str, tool_input: dict[str, Any], context: ToolPermissionContext[Deps]) -> lw.Allow | lw.Deny:
+    return lw.Allow() if name in context.deps.allowed else lw.Deny(f"{name} is not for this user")
+
+
+async def audit(hook_input: dict[str, Any], tool_use_id: str | None, context: lw.HookContext) -> dict[str, Any]:
+    deps: Deps = context.deps
+    deps.log.append(f"hook saw {hook_input['tool_name']}")
+    return {}
+
+
+def scripted() -> lw.ScriptedModel:
+    return lw.ScriptedModel([
+        [{"type": "tool_use", "id": "c1", "name": "favourite_colours", "input": {"count": 2}}],
+        [{"type": "tool_use", "id": "c2", "name": "StructuredOutput", "input": {"result": ["teal", "amber"]}}],
+    ])
+
+
+def main(model: lw.Model | None = None) -> tuple[list[str], Deps]:
+    deps = Deps(user_id=7, allowed={"favourite_colours", "StructuredOutput"})
+    options = lw.AgentOptions(
+        model=model or scripted(), tools=[favourite_colours], deps=deps, output_type=list[str],
+        can_use_tool=may_use, hooks={"PreToolUse": [lw.HookMatcher(hooks=[audit])]})
+    result = lw.run("Which two colours does the user like best?", options)
+    colours: list[str] = result.output  # a list[str] for mypy: no cast
+    return colours, deps
+
+
+if __name__ == "__main__":
+    colours, deps = main()
+    print(colours, deps.log)
