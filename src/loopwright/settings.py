@@ -42,7 +42,7 @@ from .gate import PERMISSION_MODES, Permissions, Rule
 from .gate.verdict import RuleSource
 from .home import loopwright_home as loopwright_home
 from .home import write_private
-from .hooks import CLAUDE_HOOK_EVENTS, CommandHook, HookMatcher, HookRegistry, Hooks
+from .hooks import HookMatcher, HookRegistry, Hooks, parse_matchers
 from .trust import Ignored, narrow_settings, trusted_for
 
 if TYPE_CHECKING:  # sandbox: imported where a sandbox is configured (most runs have none)
@@ -130,7 +130,10 @@ class Settings:
         if not isinstance(hooks, dict):
             raise SettingsError(f"{where}: \"hooks\" must be an object keyed by event name")
         for event, entries in hooks.items():
-            matchers = _hook_matchers(event, entries, where, self.warnings)
+            try:
+                matchers = parse_matchers(event, entries, where, self.warnings)
+            except ValueError as e:
+                raise SettingsError(str(e)) from None
             if matchers is not None:
                 self.hooks.setdefault(event, []).extend(matchers)
         if "sandbox" in data:
@@ -201,41 +204,6 @@ class Settings:
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
                 raise SettingsError(f"{where}: {key} must be a list of server names")
             target.extend(names)
-
-
-def _hook_matchers(event: str, entries: Any, where: str, warnings: list[str]) -> list[HookMatcher] | None:
-    """One event's matchers; None (and a line in `warnings`) for an event Claude Code does not have.
-    A hook of a type loopwright does not run is left out with a line naming it."""
-    if event not in CLAUDE_HOOK_EVENTS:
-        warnings.append(f"{where}: unknown hook event {event!r} (not one of Claude Code's); its hooks will not run")
-        return None
-    if not isinstance(entries, list):
-        raise SettingsError(f"{where}: hooks.{event} must be a list of {{matcher, hooks}} objects")
-    out: list[HookMatcher] = []
-    for entry in entries:
-        if not isinstance(entry, dict) or not isinstance(entry.get("hooks"), list):
-            raise SettingsError(f"{where}: each hooks.{event} entry needs a \"hooks\" list")
-        matcher = entry.get("matcher")
-        if matcher is not None and not isinstance(matcher, str):
-            raise SettingsError(f"{where}: hooks.{event} matcher must be a string")
-        commands: list[Any] = []
-        for h in entry["hooks"]:
-            if not isinstance(h, dict):
-                raise SettingsError(f"{where}: hooks.{event}: each hook must be an object like {{\"type\": \"command\"}}")
-            kind = h.get("type", "command")
-            if kind != "command":
-                warnings.append(f"{where}: hooks.{event}: a hook of type {kind!r} is not supported by loopwright; "
-                                "it will not run")
-                continue
-            cmd = h.get("command")
-            if not isinstance(cmd, str) or not cmd.strip():
-                raise SettingsError(f"{where}: hooks.{event}: a command hook needs a \"command\" string")
-            timeout = h.get("timeout")
-            if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
-                raise SettingsError(f"{where}: hooks.{event}: timeout must be a positive number of seconds")
-            commands.append(CommandHook(cmd, float(timeout) if timeout is not None else None))
-        out.append(HookMatcher(matcher, commands))
-    return out
 
 
 def read_json_file(path: Path) -> Any:

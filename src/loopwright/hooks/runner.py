@@ -1,0 +1,151 @@
+"""Room: bases (hooks). Owns running one hook: a Python callable (sync in a daemon thread, or async)
+or a shell command (Claude Code's stdin JSON and exit-code protocol), each under its timeout; may
+import hooks.config, hooks.output and telemetry.
+
+A hook that times out or crashes is reported through `report` and never hangs the run; a
+timed-out command's process group is killed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import os
+import signal
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, TypeAlias
+
+from ..telemetry import trace_env
+from .config import CommandHook, HookCallback, HookContext
+from .output import Outcome, cap, python_names
+
+# (event, hook label, kind, message): how a runner tells the run's state what went wrong
+Report: TypeAlias = Callable[[str, str, str, str], None]
+
+
+async def run_one(event: str, hook: HookCallback | CommandHook, timeout: float, payload: dict[str, Any],
+                  tool_use_id: str | None, context: HookContext, env: Mapping[str, str], report: Report) -> Outcome:
+    """Run one hook on `payload` (the event's input) and read what it gave back."""
+    if isinstance(hook, CommandHook):
+        return await run_command(event, hook, timeout, payload, context, env, report)
+    label = getattr(hook, "__qualname__", None) or repr(hook)
+    try:
+        value = await asyncio.wait_for(_call(hook, payload, tool_use_id, context), timeout)
+    except TimeoutError:
+        report(event, label, "timeout", f"timed out after {timeout:g} s")
+        return Outcome(label, failed=True, error=f"timed out after {timeout:g} s")
+    except Exception as e:
+        report(event, label, "error", f"raised {type(e).__name__}: {e}")
+        return Outcome(label, failed=True, error=f"raised {type(e).__name__}: {e}")
+    if value is None:
+        return Outcome(label)
+    if isinstance(value, dict):
+        return Outcome(label, output=python_names(value))
+    if isinstance(value, str):
+        return Outcome(label, stdout=value)
+    report(event, label, "error", f"returned {type(value).__name__}, not a dict; ignored")
+    return Outcome(label, failed=True, error=f"returned {type(value).__name__}, not a dict")
+
+
+async def _call(fn: HookCallback, payload: dict[str, Any], tool_use_id: str | None, context: HookContext) -> Any:
+    try:
+        n = len([p for p in inspect.signature(fn).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+    except (TypeError, ValueError):
+        n = 1
+    args = (payload, tool_use_id, context)[:max(1, min(n, 3))]
+    if inspect.iscoroutinefunction(fn):
+        return await fn(*args)
+    value = await _in_daemon_thread(fn, *args)  # a slow sync hook must not block the loop
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def label_of(text: str) -> str:
+    """A hook's name in reports: its command (or URL, prompt), cut to 80 characters."""
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+async def run_command(event: str, hook: CommandHook, timeout: float, payload: dict[str, Any],
+                      context: HookContext, extra_env: Mapping[str, str], report: Report) -> Outcome:
+    """A command hook: the input as JSON on stdin; exit 0 (stdout: JSON output or text), exit 2
+    (blocking, stderr the reason), anything else a non-blocking error (reported)."""
+    label = label_of(hook.command)
+    cwd = context.cwd or None
+    env = {**os.environ, **extra_env, **trace_env()}  # TRACEPARENT: the hook's span (telemetry on)
+    if cwd:
+        env.setdefault("LOOPWRIGHT_PROJECT_DIR", cwd)
+        env.setdefault("CLAUDE_PROJECT_DIR", cwd)
+    try:
+        proc = await asyncio.create_subprocess_shell(
+            hook.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env, start_new_session=True)
+    except OSError as e:
+        report(event, label, "error", f"could not start: {e}")
+        return Outcome(label, failed=True, error=f"could not start: {e}")
+    data = json.dumps(payload, default=str).encode()
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(data), timeout)
+    except TimeoutError:
+        _kill_group(proc.pid)
+        with contextlib.suppress(TimeoutError, ProcessLookupError):
+            await asyncio.wait_for(proc.wait(), 5)
+        report(event, label, "timeout", f"timed out after {timeout:g} s; its processes were killed")
+        return Outcome(label, failed=True, error=f"timed out after {timeout:g} s")
+    except asyncio.CancelledError:
+        _kill_group(proc.pid)  # the run was interrupted: leave nothing behind
+        raise
+    code = proc.returncode if proc.returncode is not None else -1
+    return decode(event, label, code, out.decode(errors="replace"), err.decode(errors="replace"), report)
+
+
+def decode(event: str, label: str, code: int, stdout: str, stderr: str, report: Report) -> Outcome:
+    """What a command (or an HTTP hook, as its status) gave back, in command-hook terms: exit 0
+    with a JSON object on stdout is its output; other text stays text; exit 2 blocks; any other
+    code is a non-blocking error, reported."""
+    outcome = Outcome(label, code, stdout, stderr)
+    if code == 0:
+        text = stdout.strip()
+        if text.startswith("{"):
+            try:
+                parsed = json.loads(text)
+            except json.JSONDecodeError as e:
+                report(event, label, "error", f"printed invalid JSON ({e}); treated as text")
+            else:
+                if isinstance(parsed, dict):
+                    outcome.output, outcome.stdout = parsed, ""
+    elif code != 2:
+        msg = stderr.strip() or stdout.strip() or "(no output)"
+        report(event, label, "error", f"exited with status {code}: {cap(msg, 2000)}")
+        outcome.failed = True  # a non-blocking error, as in Claude Code (no `error`: not fail-closed)
+    return outcome
+
+
+async def _in_daemon_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run a sync hook in a daemon thread: unlike the default executor, a hook still running
+    after its timeout does not hold up the end of asyncio.run()."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            future.set_result(value) if ok else future.set_exception(value)
+
+    def work() -> None:
+        try:
+            value, ok = fn(*args), True
+        except BaseException as e:  # delivered to the awaiting task
+            value, ok = e, False
+        with contextlib.suppress(RuntimeError):  # the loop may be closed by now
+            loop.call_soon_threadsafe(settle, ok, value)
+
+    threading.Thread(target=work, name="loopwright-hook", daemon=True).start()
+    return await future
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        os.killpg(pid, signal.SIGKILL)
