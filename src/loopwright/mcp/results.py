@@ -1,0 +1,141 @@
+"""Room: mcp. Owns MCP results as tool_result blocks (content kinds, the output caps); may import blocks, tools.base.
+
+Text, images and embedded resources become tool_result blocks, `isError` is is_error,
+`structuredContent` is sent as JSON text when there is no text. Text beyond
+`MAX_MCP_OUTPUT_TOKENS` (default 25,000, ~4 characters a token) is cut with a notice; the full
+output is saved beside the session transcript (when the session is saved). Images are capped in
+bytes: one image is resent with every later call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ..blocks import Block, ImageBlock, TextBlock
+from ..tools.base import ToolContext, ToolOutput
+
+MAX_OUTPUT_TOKENS = 25_000
+CHARS_PER_TOKEN = 4  # a rough, conservative estimate: the cap is a guard, not an accounting
+# Bytes caps for the blocks that are not text (text is capped in tokens above): an image is
+# resent with every later call, so one 30 MB image would cost every turn after it.
+MAX_IMAGE_BYTES = 5 * 1024 * 1024  # the Messages API's limit for one image
+MAX_RESULT_BYTES = 10 * 1024 * 1024  # all images of one result together
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+def max_output_chars() -> int:
+    raw = os.environ.get("MAX_MCP_OUTPUT_TOKENS", "")
+    tokens = int(raw) if raw.strip().isdigit() and int(raw) > 0 else MAX_OUTPUT_TOKENS
+    return tokens * CHARS_PER_TOKEN
+
+
+
+def content_blocks(items: list[Any]) -> list[Block]:
+    """MCP content (text, image, audio, resource, resource_link) as tool_result blocks."""
+    out: list[Block] = []
+    for c in items:
+        kind = getattr(c, "type", None)
+        if kind == "text":
+            out.append(TextBlock(c.text))
+        elif kind == "image":
+            out.append(_image(c.data, c.mime_type) or TextBlock(f"[image of type {c.mime_type} not shown: "
+                                                                 "unsupported image type]"))
+        elif kind == "audio":
+            out.append(TextBlock(f"[audio ({c.mime_type}) not shown: the model takes no audio]"))
+        elif kind == "resource":
+            out.extend(resource_blocks([c.resource]))
+        elif kind == "resource_link":
+            desc = f": {c.description}" if getattr(c, "description", None) else ""
+            out.append(TextBlock(f"[resource {c.uri} ({c.name}){desc}]"))
+        else:
+            out.append(TextBlock(f"[{kind} content not shown]"))
+    return out
+
+
+def resource_blocks(contents: list[Any]) -> list[Block]:
+    out: list[Block] = []
+    for r in contents:
+        mime = getattr(r, "mime_type", None)
+        text = getattr(r, "text", None)
+        if text is not None:
+            out.append(TextBlock(f"[resource {r.uri}]\n{text}"))
+            continue
+        blob = getattr(r, "blob", "") or ""
+        img = _image(blob, mime) if mime else None
+        out.append(img or TextBlock(f"[resource {r.uri}: {mime or 'binary'} data, {len(blob) * 3 // 4} bytes, "
+                                    "not shown]"))
+    return out
+
+
+def _image(data: str, mime: str | None) -> Block | None:
+    if mime not in IMAGE_TYPES:
+        return None
+    return ImageBlock({"type": "base64", "media_type": mime, "data": data})
+
+
+def result_output(result: Any, ctx: ToolContext | None) -> ToolOutput:
+    blocks = content_blocks(list(result.content or []))
+    structured = getattr(result, "structured_content", None)
+    if structured is not None and not any(isinstance(b, TextBlock) for b in blocks):
+        blocks.insert(0, TextBlock(json.dumps(structured, ensure_ascii=False)))
+    blocks = cap(blocks, ctx)
+    is_error = bool(getattr(result, "is_error", False))
+    if not blocks:
+        return ToolOutput("(no output)", is_error)
+    if len(blocks) == 1 and isinstance(blocks[0], TextBlock):
+        return ToolOutput(blocks[0].text, is_error)
+    return ToolOutput(blocks, is_error)
+
+
+def cap_images(blocks: list[Block]) -> list[Block]:
+    """Images over MAX_IMAGE_BYTES each, or past MAX_RESULT_BYTES together, become a notice."""
+    out: list[Block] = []
+    total = 0
+    for b in blocks:
+        if isinstance(b, ImageBlock):
+            data = b.source.get("data")
+            size = len(data) * 3 // 4 if isinstance(data, str) else 0
+            total += size
+            if size > MAX_IMAGE_BYTES or total > MAX_RESULT_BYTES:
+                why = (f"over the {MAX_IMAGE_BYTES:,}-byte cap for one image" if size > MAX_IMAGE_BYTES
+                       else f"past the {MAX_RESULT_BYTES:,}-byte cap for one result's images")
+                out.append(TextBlock(f"[image ({b.source.get('media_type')}) of {size:,} bytes not shown: {why}]"))
+                continue
+        out.append(b)
+    return out
+
+
+def cap(blocks: list[Block], ctx: ToolContext | None) -> list[Block]:
+    """Cut text beyond MAX_MCP_OUTPUT_TOKENS, with a notice; save the whole output beside the
+    session transcript when there is one. Images are capped in bytes (cap_images)."""
+    blocks = cap_images(blocks)
+    limit = max_output_chars()
+    total = sum(len(b.text) for b in blocks if isinstance(b, TextBlock))
+    if total <= limit:
+        return blocks
+    full = "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
+    saved = _save_full(full, ctx)
+    out: list[Block] = []
+    left = limit
+    for b in blocks:
+        if isinstance(b, TextBlock):
+            if left <= 0:
+                continue
+            out.append(TextBlock(b.text[:left]))
+            left -= len(b.text)
+        else:
+            out.append(b)
+    where = f" The full output is saved in {saved} (read it in parts with Read's offset/limit)." if saved else ""
+    out.append(TextBlock(f"[output cut: {total:,} characters (about {total // CHARS_PER_TOKEN:,} tokens) is more "
+                         f"than MAX_MCP_OUTPUT_TOKENS={limit // CHARS_PER_TOKEN:,} tokens; the rest is not shown.{where}]"))
+    return out
+
+
+def _save_full(text: str, ctx: ToolContext | None) -> str | None:
+    ports = ctx.ports if ctx is not None else None
+    if ports is None or ctx is None:
+        return None
+    saved = ports.save_artifact(f"{ctx.tool_use_id or 'output'}.txt", text)
+    return str(saved) if saved is not None else None
