@@ -36,7 +36,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         ["AssistantMessage", "Message", "ResultMessage", "StreamEvent", "SystemMessage", "UserMessage"], "messages"),
     **dict.fromkeys(["Model", "ModelError", "ModelRequest", "ModelResponse", "ScriptedModel"], "models"),
-    "AgentOptions": "options",
+    "AgentOptions": "options", "UsageLimits": "limits",
     **dict.fromkeys(["Allow", "Deny", "PermissionResultAllow", "PermissionResultDeny"], "gate"),
     "get_session_messages": "sessions", "list_sessions": "sessions",
     **dict.fromkeys(["RunContext", "Tool", "ToolContext", "ToolError", "ToolOutput", "tool"], "tools.base"),
@@ -99,6 +99,7 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the
     from .hooks import SubagentStopHookInput as SubagentStopHookInput
     from .hooks import UserPromptSubmitHookInput as UserPromptSubmitHookInput
     from .invariant import InvariantViolation as InvariantViolation
+    from .limits import UsageLimits as UsageLimits
     from .loop import RunControl as RunControl
     from .mcp.inprocess import create_sdk_mcp_server as create_sdk_mcp_server
     from .messages import AssistantMessage as AssistantMessage

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from .gate import PERMISSION_MODES, CanUseTool, PermissionMode
 from .hooks import Hooks
+from .limits import UsageLimits
 from .messages import OutputT
 from .models.base import Model
 from .tools.base import DepsT, Tool
@@ -119,6 +120,8 @@ class AgentOptions(Generic[DepsT, OutputT]):
     tools: list[Tool] = field(default_factory=list)
     max_turns: int | None = None  # T: tool-use turns (seed Def 3.1); None = no limit
     max_budget_usd: float | None = None  # B (seed Prop 5.4)
+    # Caps on model requests and tokens (limits.py: pydantic-ai's UsageLimits), each its own stop
+    usage_limits: UsageLimits | None = None
     # (tool_name, input) or the Agent SDK's (tool_name, input, context: ToolPermissionContext[Deps])
     can_use_tool: CanUseTool | Callable[..., Any] | None = None
     # A string, or the Agent SDK's {"type": "preset", "preset": "claude_code", "append": "..."}:
@@ -242,6 +245,9 @@ class AgentOptions(Generic[DepsT, OutputT]):
                                 f"not {type(self.max_budget_usd).__name__} {self.max_budget_usd!r}")
             if not self.max_budget_usd > 0:
                 raise ValueError(f"max_budget_usd must be positive, got {self.max_budget_usd!r}")
+        if self.usage_limits is not None and not isinstance(self.usage_limits, UsageLimits):
+            raise TypeError("usage_limits must be a UsageLimits (loopwright.UsageLimits(request_limit=..., "
+                            f"total_tokens_limit=...)), not {type(self.usage_limits).__name__}")
         if self.max_tokens is not None and (not isinstance(self.max_tokens, int) or isinstance(self.max_tokens, bool)
                                             or self.max_tokens <= 0):
             raise ValueError(f"max_tokens must be a positive integer (the output limit of each call) or None, "

@@ -22,6 +22,7 @@ from ..models.base import ModelError, ModelResponse, close_model
 if TYPE_CHECKING:
     pass
 
+from .caps import after_call, before_call
 from .compaction import auto_compact
 from .continuations import after_answer
 from .model_call import call_model, discover_window
@@ -58,6 +59,10 @@ async def _call(run: Run) -> AsyncIterator[Message | Step]:
     if s.budget.exhausted():  # budget rule: no call starts at S >= B (S shared in a batch)
         yield Finish(run.budget_stop())
         return
+    limits = run.deps.options.usage_limits  # (caps.py, limits.py: None unless the caller set some)
+    if limits is not None and (stop := before_call(run, limits)) is not None:
+        yield Finish(stop)
+        return
     a: ModelResponse | None = None
     async for ev in call_model(run):  # 1. a = M(h)
         if isinstance(ev, ModelResponse):
@@ -68,6 +73,9 @@ async def _call(run: Run) -> AsyncIterator[Message | Step]:
         yield Finish()
         return
     yield AssistantMessage(a.content, a.model, a.stop_reason, s.budget.calls[-1])
+    if limits is not None and (stop := after_call(run, limits)) is not None:
+        yield Finish(stop)  # (over a cap: a is not kept, as a turn over the budget)
+        return
     uses = tool_uses(a.content)
     if a.stop_reason == "pause_turn" and s.budget.exhausted() and not uses:
         yield Finish(run.budget_stop())  # (the unfinished turn is not kept)
