@@ -5,9 +5,9 @@
     .venv/bin/python bench/report.py             # the full report: ~10 min on 2 cores
     .venv/bin/python bench/report.py --quick     # a quick pass: 1 run each, short loops
 
-Writes bench/results/report.md and bench/results/report.png, and replaces the README's
-block between `<!-- bench-report:begin -->` and `<!-- bench-report:end -->` (unless
---no-readme). Two parts, every harness in fresh processes against the same loopback
+Writes bench/results/report.md and bench/results/report.png, and replaces the benchmarks
+page's block (docs/benchmarks.md, between `<!-- bench-report:begin -->` and
+`<!-- bench-report:end -->`; the chart copied to docs/img/bench-report.png) unless --no-docs. Two parts, every harness in fresh processes against the same loopback
 server (loopwright.testing.ScriptedServer, offline):
 
 1. loopwright vs Claude Code (bench_vs_claude_code.py): the fix-the-test task, wall time,
@@ -42,6 +42,8 @@ from measure import Stat, have_psutil
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 BEGIN, END = "<!-- bench-report:begin -->", "<!-- bench-report:end -->"
+PAGE = ROOT / "docs" / "benchmarks.md"  # the documentation site's benchmarks page holds the block
+PAGE_CHART = ROOT / "docs" / "img" / "bench-report.png"
 
 
 def log(msg: str) -> None:
@@ -269,10 +271,10 @@ def loop_alone(turn_counts: list[int], runs: int) -> str:
 
 
 def replace_block(text: str, block: str) -> str:
-    """Put `block` between the README's markers (the markers stay, so a rerun replaces it)."""
+    """Put `block` between the page's markers (the markers stay, so a rerun replaces it)."""
     pat = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
     if len(pat.findall(text)) != 1:
-        raise ValueError(f"the README must hold exactly one {BEGIN} ... {END} block")
+        raise ValueError(f"the page must hold exactly one {BEGIN} ... {END} block")
     return pat.sub(lambda _: f"{BEGIN}\n{block.strip()}\n{END}", text)
 
 
@@ -287,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=90.0, help="seconds before a peer run is cut (default 90)")
     ap.add_argument("--only", choices=["claude", "peers"], help="run one part only")
     ap.add_argument("--out", type=Path, default=HERE / "results", help="where report.md and report.png go")
-    ap.add_argument("--no-readme", action="store_true", help="leave README.md alone")
+    ap.add_argument("--no-docs", "--no-readme", dest="no_docs", action="store_true",
+                    help="leave docs/benchmarks.md alone")
     args = ap.parse_args(argv)
     q = args.quick
     runs = args.runs or (1 if q else 5)
@@ -347,16 +350,18 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(md)
     (args.out / "report.md").write_text(text)
     log(f"written: {args.out / 'report.md'}" + ("" if no_chart else f", {png}"))
-    if not args.no_readme:
-        readme = ROOT / "README.md"
+    if not args.no_docs:
+        chart_here = no_chart is None and args.out == HERE / "results"
+        if chart_here:
+            PAGE_CHART.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(png, PAGE_CHART)
         block = "\n".join([
             f"From `python bench/report.py` (full report with methods and every row: "
-            f"[bench/results/report.md](bench/results/report.md)); {os.cpu_count()} CPUs, load average "
+            f"`bench/results/report.md`); {os.cpu_count()} CPUs, load average "
             f"{load0:.1f}, one run, harnesses interleaved.", "", *head, "",
-            *([f"![benchmark chart](bench/results/{png.name})"] if no_chart is None and args.out == HERE / "results"
-              else [])])
-        readme.write_text(replace_block(readme.read_text(), block))
-        log(f"refreshed: {readme}")
+            *([f"![benchmark chart](img/{PAGE_CHART.name})"] if chart_here else [])])
+        PAGE.write_text(replace_block(PAGE.read_text(), block))
+        log(f"refreshed: {PAGE}")
     failed = [k for k, ss in (cc.runs.items() if cc else []) if not any(s.ok for s in ss)]
     failed += sorted({s.harness for s in samples if not s.ok and not s.turns_done})
     if failed:

@@ -1,6 +1,6 @@
 """bench/report.py keeps working: a quick pass of every part (3 turns; peers that are not
-installed are left out, and Claude Code's part says why it did not run), plus the README
-block it refreshes. The figures themselves are the benchmark's business, not asserted here."""
+installed are left out, and Claude Code's part says why it did not run), plus the block of
+docs/benchmarks.md it refreshes. The figures themselves are the benchmark's business, not asserted here."""
 
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ import report  # noqa: E402
 
 
 def quick(tmp_path: Path, *args: str) -> str:
-    readme_before = (ROOT / "README.md").read_text()
+    page_before = report.PAGE.read_text()
     p = subprocess.run([sys.executable, str(BENCH / "report.py"), "--quick", *args, "--out", str(tmp_path),
-                        "--no-readme"], capture_output=True, text=True, timeout=600)
+                        "--no-docs"], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
-    assert (ROOT / "README.md").read_text() == readme_before  # --no-readme
+    assert report.PAGE.read_text() == page_before  # --no-docs
     md = (tmp_path / "report.md").read_text()
     assert "## Headline: ratios" in md
     try:
@@ -60,15 +60,15 @@ def test_quick_peers_part(tmp_path: Path) -> None:
     assert "Reference, the loop alone" in md and "\n| 3 | 5 |" in md  # bench_overhead's in-process loop
 
 
-def test_readme_block_is_replaced_not_appended() -> None:
+def test_report_block_is_replaced_not_appended() -> None:
     text = f"intro\n{report.BEGIN}\nold table\n{report.END}\noutro\n"
     once = report.replace_block(text, "| new |")
     assert once == f"intro\n{report.BEGIN}\n| new |\n{report.END}\noutro\n"
     assert report.replace_block(once, "| newer |").count("| new") == 1  # a rerun replaces, never stacks
 
 
-def test_readme_holds_exactly_one_report_block() -> None:
-    text = (ROOT / "README.md").read_text()
+def test_benchmarks_page_holds_exactly_one_report_block() -> None:
+    text = report.PAGE.read_text()
     assert text.count(report.BEGIN) == 1 and text.count(report.END) == 1
     with pytest.raises(ValueError, match="exactly one"):
         report.replace_block(text + text, "x")

@@ -27,7 +27,7 @@ from ..messages import AssistantMessage, Message, ResultMessage, StreamEvent, Us
 
 Send = Callable[[Any], Awaitable[None]]
 
-# loopwright's tools -> ACP's tool kinds (README: "loopwright in an editor").
+# loopwright's tools -> ACP's tool kinds (docs/acp.md: the tool-kind table).
 KINDS: dict[str, s.ToolKind] = {
     "Read": "read", "NotebookRead": "read",
     "Write": "edit", "Edit": "edit", "MultiEdit": "edit", "NotebookEdit": "edit",
