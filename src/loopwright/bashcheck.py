@@ -24,183 +24,27 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from . import bashparse
+from .bashtables import (
+    COMMANDS,
+    ENV_PRINTERS,
+    FIND_ARG,
+    FIND_EXEC,
+    FIND_KNOWN,
+    FIND_READ,
+    FIND_WRITE,
+    GENERIC_WRITE,
+    GIT_GLOBAL,
+    GIT_GLOBAL_ARG,
+    GIT_LISTING_ONLY,
+    GIT_SUBCOMMANDS,
+    READ_ONLY_COMMANDS,
+    Spec,
+)
 from .workspace import Workspace
 
-# --- the command table -----------------------------------------------------------------------
-
-# Option kinds: "flag" (no value), "arg" (a value that is no path), "read" / "write" (a file),
-# "chdir" (a directory the command works in), "exec" (runs or changes something: never
-# read-only), "pattern" (a value standing for the first plain argument, such as grep -e),
-# "readpattern" (a file holding it, grep -f), "indirect" (a file listing more files to read),
-# "arg2" / "read2" (two values; the second is a file for read2, jq --rawfile NAME FILE).
-# Arguments: "read", "write", "none", "pattern" (the first is no path unless -e/-f gave it),
-# "copy" (all read but the last, written), "first" (the first read, e.g. a script), "uniq"
-# (first read, second written), "modes" (the first is a mode/owner, then written).
-ArgKind = Literal["read", "write", "none", "pattern", "copy", "first", "uniq", "modes"]
-
-
-@dataclass(frozen=True)
-class Spec:
-    args: ArgKind = "read"
-    opts: dict[str, str] = field(default_factory=dict)
-    implicit: bool = False  # with no path argument it reads its working directory
-    read_only: bool = True
-    # The options without a value known to be read-only. None: not allow-listed yet; a set: any
-    # option neither in `opts` nor here makes the call not read-only (an unknown flag may run a
-    # program, as ripgrep's --hostname-bin does).
-    known: frozenset[str] | None = None
-
-
-def _o(spec: str) -> dict[str, str]:
-    """'-n,--lines:arg -o,--output:write' -> {'-n': 'arg', '--lines': 'arg', ...}."""
-    out: dict[str, str] = {}
-    for item in spec.split():
-        names, kind = item.rsplit(":", 1)
-        for n in names.split(","):
-            out[n] = kind
-    return out
-
-
-def _k(spec: str) -> frozenset[str]:
-    """'-i,--ignore-case -n' -> {'-i', '--ignore-case', '-n'}."""
-    return frozenset(n for item in spec.split() for n in item.split(","))
-
-
-_GREP = Spec("pattern", _o("-e,--regexp:pattern -f,--file:readpattern -A,--after-context:arg "
-                    "-B,--before-context:arg -C,--context:arg -m,--max-count:arg --include:arg "
-                    "--exclude:arg --exclude-dir:arg --exclude-from:read -d,--directories:arg "
-                    "-D,--devices:arg --color:arg --colour:arg --label:arg --binary-files:arg "
-                    "--group-separator:arg"), implicit=True,
-             known=_k("-E,--extended-regexp -F,--fixed-strings -G,--basic-regexp -P,--perl-regexp -i,-y,--ignore-case "
-                      "--no-ignore-case -v,--invert-match -w,--word-regexp -x,--line-regexp -c,--count "
-                      "-L,--files-without-match -l,--files-with-matches -o,--only-matching -q,--quiet,--silent "
-                      "-s,--no-messages -b,--byte-offset -H,--with-filename -h,--no-filename -n,--line-number "
-                      "-T,--initial-tab -Z,--null -z,--null-data -a,--text -I -r,--recursive -R,--dereference-recursive "
-                      "-U,--binary --line-buffered --no-group-separator --help -V,--version "
-                      "-0 -1 -2 -3 -4 -5 -6 -7 -8 -9"))
-_SUMS = Spec("read", _o("-c,--check:indirect"))
-_READERS = Spec("read")
-COMMANDS: dict[str, Spec] = {
-    "ls": Spec("read", _o("-I,--ignore:arg -w,--width:arg --hide:arg -T,--tabsize:arg"), implicit=True),
-    **{n: _READERS for n in ("cat", "tac", "rev", "strings", "file", "cmp", "comm", "paste", "column",
-                             "realpath", "readlink", "expand")},
-    # pagers read files too, but run preprocessors (LESSOPEN) and commands: never read-only
-    **{n: Spec("read", read_only=False) for n in ("less", "more")},
-    "head": Spec("read", _o("-n,--lines:arg -c,--bytes:arg")),
-    "tail": Spec("read", _o("-n,--lines:arg -c,--bytes:arg -s,--sleep-interval:arg --pid:arg")),
-    "nl": Spec("read", _o("-b:arg -d:arg -f:arg -h:arg -i:arg -l:arg -n:arg -s:arg -v:arg -w:arg")),
-    "od": Spec("read", _o("-A:arg -j:arg -N:arg -t:arg -w:arg -S:arg")),
-    "hexdump": Spec("read", _o("-e:arg -f:read -n:arg -s:arg")),
-    "fold": Spec("read", _o("-w,--width:arg")),
-    "cut": Spec("read", _o("-b,--bytes:arg -c,--characters:arg -d,--delimiter:arg -f,--fields:arg "
-                           "--output-delimiter:arg")),
-    "stat": Spec("read", _o("-c,--format:arg --printf:arg")),
-    "base64": Spec("read", _o("-w,--wrap:arg")),
-    "xxd": Spec("uniq", _o("-s:arg -l:arg -c:arg -g:arg -o:arg -n:arg"), read_only=False),
-    **{n: _SUMS for n in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum")},
-    "wc": Spec("read", _o("--files0-from:indirect")),
-    **{n: _GREP for n in ("grep", "egrep", "fgrep")},
-    "rg": Spec("pattern", _o("-e,--regexp:pattern -f,--file:readpattern -g,--glob:arg --iglob:arg -t,--type:arg "
-                             "-T,--type-not:arg -A,--after-context:arg -B,--before-context:arg -C,--context:arg "
-                             "-m,--max-count:arg -M,--max-columns:arg --pre:exec --pre-glob:arg "
-                             "--ignore-file:read -E,--encoding:arg -r,--replace:arg --type-add:arg "
-                             "--max-depth,-d:arg -j,--threads:arg --sort:arg --sortr:arg --color:arg "
-                             "--colors:arg --path-separator:arg --max-filesize:arg --engine:arg"), implicit=True,
-               # not -z/--search-zip: it runs decompression programs
-               known=_k("-i,--ignore-case -s,--case-sensitive -S,--smart-case -F,--fixed-strings -v,--invert-match "
-                        "-w,--word-regexp -x,--line-regexp -c,--count --count-matches -l,--files-with-matches "
-                        "--files-without-match -o,--only-matching -q,--quiet -n,--line-number -N,--no-line-number "
-                        "-H,--with-filename -I,--no-filename --heading --no-heading --column --no-column "
-                        "-b,--byte-offset --vimgrep --json -u,--unrestricted -.,--hidden --no-hidden --no-ignore "
-                        "--no-ignore-vcs --no-ignore-dot --no-ignore-global --no-ignore-parent --no-ignore-exclude "
-                        "--no-ignore-files --no-ignore-messages -L,--follow --no-follow -a,--text --no-text --binary "
-                        "--no-binary -P,--pcre2 --no-pcre2 -U,--multiline --no-multiline --multiline-dotall --crlf "
-                        "--no-crlf -0,--null --null-data --files --type-list --trim --no-trim -p,--pretty --stats "
-                        "--no-stats --passthru --passthrough --sort-files --no-config --no-messages --line-buffered "
-                        "--block-buffered --one-file-system --no-unicode --include-zero --glob-case-insensitive "
-                        "--ignore-file-case-insensitive --max-columns-preview --auto-hybrid-regex -h,--help "
-                        "-V,--version")),
-    "jq": Spec("pattern", _o("--arg:arg2 --argjson:arg2 --slurpfile:read2 --rawfile:read2 -f,--from-file:readpattern "
-                             "-L:read --indent:arg --tab:flag")),
-    "diff": Spec("read", _o("--from-file:read --to-file:read -x,--exclude:arg -X,--exclude-from:read "
-                            "-I,--ignore-matching-lines:arg -C,--context:arg -U,--unified:arg -F:arg "
-                            "--label:arg -W,--width:arg -L:arg --line-format:arg --color:arg")),
-    "sort": Spec("read", _o("-o,--output:write --files0-from:indirect -k,--key:arg -t,--field-separator:arg "
-                            "-S,--buffer-size:arg --batch-size:arg --parallel:arg -T,--temporary-directory:write "
-                            "--compress-program:exec --random-source:read --sort:arg")),
-    "uniq": Spec("uniq", _o("-f,--skip-fields:arg -s,--skip-chars:arg -w,--check-chars:arg")),
-    "du": Spec("read", _o("--files0-from:indirect -X,--exclude-from:read --exclude:arg -d,--max-depth:arg "
-                          "-B,--block-size:arg -t,--threshold:arg --time-style:arg"), implicit=True),
-    "df": Spec("read", _o("-B,--block-size:arg -t,--type:arg -x,--exclude-type:arg --output:arg")),
-    "tree": Spec("read", _o("-o:write -I:arg -P:arg -L:arg --filelimit:arg --timefmt:arg --charset:arg "
-                            "--fromfile:exec"), implicit=True),
-    "date": Spec("none", _o("-f,--file:read -r,--reference:read -d,--date:arg -s,--set:exec -I:flag")),
-    "find": Spec("read", {}, implicit=True),  # analysed by _find
-    "tee": Spec("write", _o("-a,--append:flag"), read_only=False),
-    **{n: Spec("write", _o("-m,--mode:arg -r,--reference:read -d,--date:arg -t:arg -s,--size:arg -n,--iterations:arg"),
-               read_only=False)
-       for n in ("touch", "mkdir", "rm", "rmdir", "truncate", "shred", "unlink")},
-    **{n: Spec("modes", _o("--reference:read"), read_only=False) for n in ("chmod", "chown", "chgrp")},
-    "cp": Spec("copy", _o("-t,--target-directory:write -S,--suffix:arg --backup:arg"), read_only=False),
-    "mv": Spec("write", _o("-t,--target-directory:write -S,--suffix:arg --backup:arg"), read_only=False),
-    "ln": Spec("write", _o("-t,--target-directory:write -S,--suffix:arg"), read_only=False),
-    "install": Spec("copy", _o("-t,--target-directory:write -m,--mode:arg -o,--owner:arg -g,--group:arg "
-                               "-S,--suffix:arg"), read_only=False),
-    "rsync": Spec("copy", _o("-e,--rsh:exec --files-from:indirect --exclude-from:read --include-from:read "
-                             "--exclude:arg --include:arg"), read_only=False),
-    "sed": Spec("pattern", _o("-e,--expression:pattern -f,--file:readpattern -l,--line-length:arg "
-                              "-i,--in-place:exec -s:flag -n:flag -E:flag -r:flag"), read_only=False),
-    **{n: Spec("pattern", _o("-f,--file:readpattern -v,--assign:arg -F,--field-separator:arg"), read_only=False)
-       for n in ("awk", "gawk", "mawk")},
-    "tar": Spec("read", _o("-C,--directory:chdir -f,--file:write -T,--files-from:indirect -X,--exclude-from:read "
-                           "--exclude:arg -b:arg --transform:arg --xform:arg -I,--use-compress-program:exec "
-                           "--to-command:exec"), read_only=False),
-    "make": Spec("none", _o("-C,--directory:chdir -f,--file,--makefile:read -I,--include-dir:read -j,--jobs:arg "
-                            "-l,--load-average:arg -o,--old-file:arg -W,--what-if:arg"), read_only=False),
-    "curl": Spec("none", _o("-o,--output:write -K,--config:read -T,--upload-file:read -c,--cookie-jar:write "
-                            "-D,--dump-header:write --trace:write --trace-ascii:write --stderr:write "
-                            "-d,--data:arg --data-binary:arg --data-raw:arg --data-urlencode:arg -b,--cookie:arg "
-                            "-H,--header:arg -X,--request:arg -u,--user:arg -A,--user-agent:arg -e,--referer:arg "
-                            "-x,--proxy:arg -w,--write-out:arg -m,--max-time:arg -F,--form:arg --cacert:read "
-                            "-E,--cert:read --key:read --netrc-file:read"), read_only=False),
-    "wget": Spec("none", _o("-O,--output-document:write -o,--output-file:write -a,--append-output:write "
-                            "-i,--input-file:read -P,--directory-prefix:write --header:arg -U,--user-agent:arg "
-                            "--post-file:read --load-cookies:read --save-cookies:write"), read_only=False),
-    **{n: Spec("first", _o("-m:arg -c:exec -W:arg -X:arg -e:exec -r:read -I:read"), read_only=False)
-       for n in ("python", "python3", "node", "ruby", "perl", "php", "bash", "sh", "zsh", "dash", "ksh")},
-    **{n: Spec("first", {}, read_only=False) for n in ("source", ".")},
-    "dd": Spec("none", {}, read_only=False),  # analysed by _dd
-    "git": Spec("none", {}),  # analysed by _git
-    **{n: Spec("none", {}) for n in ("echo", "printf", "pwd", "true", "false", "seq", "sleep", "whoami", "id",
-                                    "uname", "printenv", "which", "type", "whereis", "ps", "pgrep", "tr", "test",
-                                    "[", "basename", "dirname", "env", "command", "dirs", "cd", "pushd", "popd")},
-}
-# A command made only of these (and no writing option or redirection) runs without asking.
-READ_ONLY_COMMANDS = frozenset(n for n, s in COMMANDS.items() if s.read_only)
-# Commands that print the environment (the API key is in it) or other processes' environments:
-# never read-only. None: whatever its arguments; a pattern: when one of its words matches (jq's
-# `env` / `$ENV`, or a filter file the gate cannot see; ps's BSD `e`, as in `ps auxeww`).
-ENV_PRINTERS: dict[str, re.Pattern[str] | None] = {
-    "printenv": None,
-    "env": None,  # `env CMD` is judged as CMD; env itself prints the environment
-    "jq": re.compile(r"\$ENV|\benv\b|^(?:-f|--from-file)(?:=|$)"),
-    "ps": re.compile(r"^(?!-).*e"),  # BSD words (no dash); UNIX -e means every process
-}
-# Options that write in any command, whatever its table says (`--output=x`, `--log-file x`).
-_GENERIC_WRITE = re.compile(r"^--(?:output|output-file|output-document|log-file|outfile|out-file)(?:=|$)")
-_FIND_READ = frozenset({"-newer", "-anewer", "-cnewer", "-samefile", "-newermt"})
-_FIND_WRITE = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
-_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete"})
-_FIND_ARG = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
-                       "-type", "-xtype", "-maxdepth", "-mindepth", "-size", "-perm", "-user", "-group",
-                       "-uid", "-gid", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-links",
-                       "-inum", "-printf", "-lname", "-ilname", "-fstype", "-used", "-regextype",
-                       "-context"})
-# find's tests and actions without a value known to be read-only (anything else is asked about)
-_FIND_KNOWN = _k("-print -print0 -ls -prune -quit -true -false -empty -executable -readable -writable -nouser -nogroup "
-                 "-depth -d -follow -mount -xdev -noleaf -daystart -ignore_readdir_race -noignore_readdir_race "
-                 "-not -and -or -a -o ! ( ) , -help --help -version --version")
-
+# (re-exported: the gate and tests read them here)
+__all__ = ["COMMANDS", "ENV_PRINTERS", "READ_ONLY_COMMANDS", "GIT_READ_ONLY", "Spec"]
+GIT_READ_ONLY = frozenset(GIT_SUBCOMMANDS)
 
 # --- expansion of one word, as bash does ---------------------------------------------------------
 
@@ -423,152 +267,220 @@ def _lookup(opts: dict[str, str], name: str) -> str | None:
         return opts[name]
     if name.startswith("--") and len(name) > 3:  # getopt_long accepts unambiguous prefixes
         kinds = {k for o, k in opts.items() if o.startswith(name)}
-        for k in ("write", "exec", "read", "indirect", "readpattern", "read2", "chdir", "pattern", "arg2", "arg"):
+        for k in ("write", "exec", "read", "indirect", "readpattern", "read2", "chdir", "pattern", "arg2", "arg",
+                  "optarg"):
             if k in kinds:
                 return k
     return None
 
 
+@dataclass
+class _Words:
+    """A command's words after its options: the operands, and what the options said of them."""
+
+    plain: list[bashparse.Word] = field(default_factory=list)
+    pattern_given: bool = False  # -e/-f gave the pattern: the first operand is a path
+    target_given: bool = False  # -t DIR: every operand is read
+
+
+_NUMBER = re.compile(r"-\d+(?:\.\d*)?")
+
+
 def command_args(c: bashparse.SimpleCommand) -> Args:
     """Read `c`'s words against its table."""
     out = Args()
-    name = c.name
-    for w in c.wrapper_reads:
-        out.uses.append(Use("read", w, c))
-    if c.wrapper_chdir:
-        out.chdir += c.wrapper_chdir
-    if name is None:
+    out.uses += [Use("read", w, c) for w in c.wrapper_reads]
+    out.chdir += c.wrapper_chdir
+    if c.name is None:
         return out
-    base = name.rsplit("/", 1)[-1]
-    if base == "find":
-        return _find(c, out)
-    if base == "dd":
-        for w in c.args:
-            vals = word_values(w)
-            for v in vals or [w.value]:
-                if v.startswith(("if=", "of=")):
-                    out.uses.append(Use("read" if v.startswith("if=") else "write", w, c, v[3:]))
-        return out
-    if base == "git":
-        return _git(c, out)
+    base = c.name.rsplit("/", 1)[-1]
+    special = _SPECIAL.get(base)
+    if special is not None:
+        return special(c, out)
     spec = COMMANDS.get(base)
     if "xargs" in c.wrappers and (spec is None or spec.args != "none"):
         out.unknown.append("xargs adds arguments read from its input")
-    plain: list[bashparse.Word] = []
-    pattern_given = target_given = False
-    i = 0
+    if spec is None:
+        _generic_writes(c, out)
+        return out
+    words = _options(spec, base, c, c.args, out)
+    if not spec.read_only:
+        out.problems.append(f"{base} is not a read-only command")
+    plain = _operands(spec, base, c, words, out)
+    _implied(spec, base, c, plain, out)
+    return out
+
+
+def _generic_writes(c: bashparse.SimpleCommand, out: Args) -> None:
+    """A command without a table: only the options that write in any command (`--output=x`)."""
     args = c.args
+    for i, w in enumerate(args):
+        if w.value == "--":
+            return
+        if GENERIC_WRITE.match(w.value):
+            _, eq, val = w.value.partition("=")
+            out.uses.append(Use("write", w, c, val) if eq else Use("write", args[i + 1] if i + 1 < len(args)
+                                                                    else None, c))
+
+
+def _options(spec: Spec, base: str, c: bashparse.SimpleCommand, args: list[bashparse.Word], out: Args) -> _Words:
+    """Parse `args` as getopt does (combined short flags, `--opt=value`, prefixes, `--`) against
+    `spec`: what each option does goes into `out`; the operands are returned."""
+    words = _Words()
+    i = 0
     done = False
     while i < len(args):
         w = args[i]
         v = w.value
         i += 1
-        if done or not v.startswith("-") or v == "-":
-            plain.append(w)
-            continue
-        if v == "--":
+        if done or _is_operand(spec, v):
+            words.plain.append(w)
+        elif v == "--":
             done = True
-            continue
-        items: list[tuple[str, str | None]] = []  # (option, attached value)
-        if v.startswith("--"):
-            opt, eq, val = v.partition("=")
-            items.append((opt, val if eq else None))
-            if _GENERIC_WRITE.match(v) and spec is None:
-                out.uses.append(Use("write", w, c, val if eq else None) if eq else Use("write", args[i] if i < len(
-                    args) else None, c))
-                continue
         else:
-            k = 1
-            while k < len(v):
-                ch = "-" + v[k]
-                kind = _lookup(spec.opts, ch) if spec else None
-                if kind not in (None, "flag"):
-                    items.append((ch, v[k + 1:] or None))
-                    break
-                items.append((ch, None))
-                k += 1
-        for opt, attached in items:
-            kind = _lookup(spec.opts, opt) if spec else None
-            if kind is None and spec is not None and _GENERIC_WRITE.match(opt):
-                kind = "write"
-            if kind is None and spec is not None and spec.known is not None and opt not in spec.known:
-                out.problems.append(f"{base} {opt} is not an option known to be read-only")
-            if kind in (None, "flag"):
-                continue
-            if kind in ("arg2", "read2"):
-                first_second = args[i:i + 2]
-                i += 2
-                if kind == "read2" and len(first_second) == 2:
-                    out.uses.append(Use("read", first_second[1], c))
-                continue
-            if attached is not None:
-                target: bashparse.Word | None = w
-                value: str | None = attached
-            else:
-                target = args[i] if i < len(args) else None
-                value = None
-                i += 1
-            if kind == "exec":
-                out.problems.append(f"{base} {opt} runs a program or changes state")
-            elif kind in ("read", "write", "readpattern", "indirect"):
-                if target is not None:
-                    out.uses.append(Use("write" if kind == "write" else "read", target, c, value))
-                if kind == "write":
-                    out.problems.append(f"{base} {opt} writes a file")
-                if kind == "indirect":
-                    out.unknown.append(f"{base} {opt} reads the files a list names")
-                if kind == "readpattern":
-                    pattern_given = True
-                if opt in ("-t", "--target-directory"):
-                    target_given = True
-            elif kind == "chdir" and target is not None:
-                if value is not None:
-                    out.unknown.append(f"{base} {opt}=DIR is not followed")
-                else:
-                    out.chdir.append(target)
-            elif kind == "pattern":
-                pattern_given = True
-    if spec is None:
-        return out
-    if not spec.read_only:
-        out.problems.append(f"{base} is not a read-only command")
+            for opt, attached in _option_items(spec, v):
+                i = _option(spec, base, c, args, i, w, opt, attached, out, words)
+    return words
+
+
+def _is_operand(spec: Spec, v: str) -> bool:
+    if not v.startswith("-") or v == "-":
+        return True
+    if spec.option_words is not None:
+        return spec.option_words.fullmatch(v) is None
+    return spec.numbers and _NUMBER.fullmatch(v) is not None
+
+
+def _option_items(spec: Spec, v: str) -> list[tuple[str, str | None]]:
+    """The options in one word, each with its attached value: `--opt=x` -> [(--opt, x)];
+    `-abn5` -> [(-a, None), (-b, None), (-n, 5)] when -n takes a value."""
+    if spec.option_words is not None:
+        return []  # a word of the command's own (echo -n, test -f): known, no value
+    if v.startswith("--"):
+        opt, eq, val = v.partition("=")
+        return [(opt, val if eq else None)]
+    items: list[tuple[str, str | None]] = []
+    for k in range(1, len(v)):
+        ch = "-" + v[k]
+        if _lookup(spec.opts, ch) not in (None, "flag"):
+            items.append((ch, v[k + 1:] or None))
+            break
+        items.append((ch, None))
+    return items
+
+
+def _option(spec: Spec, base: str, c: bashparse.SimpleCommand, args: list[bashparse.Word], i: int,
+            w: bashparse.Word, opt: str, attached: str | None, out: Args, words: _Words) -> int:
+    """One option (`w` holds it, `args[i]` is the word after it): what it does goes into `out` and
+    `words`; returns the index of the next word to read."""
+    kind = _lookup(spec.opts, opt)
+    if kind is None and GENERIC_WRITE.match(opt):
+        kind = "write"
+    if kind is None and spec.read_only and opt not in spec.known:
+        out.problems.append(f"{base} {opt} is not an option known to be read-only")
+    if kind in (None, "flag", "optarg"):
+        return i
+    if kind in ("arg2", "read2"):
+        pair = args[i:i + 2]
+        if kind == "read2" and len(pair) == 2:
+            out.uses.append(Use("read", pair[1], c))
+        return i + 2
+    target: bashparse.Word | None = w
+    if attached is None:
+        target = args[i] if i < len(args) else None
+        i += 1
+    _option_value(base, c, opt, kind, target, attached, out, words)
+    return i
+
+
+def _option_value(base: str, c: bashparse.SimpleCommand, opt: str, kind: str, target: bashparse.Word | None,
+                  value: str | None, out: Args, words: _Words) -> None:
+    """What an option's value is: a file read or written, a directory, a pattern, a program."""
+    if kind == "exec":
+        out.problems.append(f"{base} {opt} runs a program or changes state")
+    elif kind in ("read", "write", "readpattern", "indirect"):
+        if target is not None:
+            out.uses.append(Use("write" if kind == "write" else "read", target, c, value))
+        if kind == "write":
+            out.problems.append(f"{base} {opt} writes a file")
+        if kind == "indirect":
+            out.unknown.append(f"{base} {opt} reads the files a list names")
+        words.pattern_given = words.pattern_given or kind == "readpattern"
+        words.target_given = words.target_given or opt in ("-t", "--target-directory")
+    elif kind == "chdir" and target is not None:
+        if value is not None:
+            out.unknown.append(f"{base} {opt}=DIR is not followed")
+        else:
+            out.chdir.append(target)
+    elif kind == "pattern":
+        words.pattern_given = True
+
+
+def _operands(spec: Spec, base: str, c: bashparse.SimpleCommand, words: _Words, out: Args) -> list[bashparse.Word]:
+    """The operands' reads and writes by the table's `args`; returns the operands that are paths."""
     kind = spec.args
-    if kind == "pattern" and not pattern_given:
-        plain = plain[1:]
+    plain = words.plain[1:] if kind == "pattern" and not words.pattern_given else words.plain
     if base == "sed" and any(p.startswith("sed -i") for p in out.problems):
         kind = "write"
-    if kind in ("read", "pattern"):
-        out.uses += [Use("read", w, c) for w in plain]
-    elif kind == "write":
-        out.uses += [Use("write", w, c) for w in plain]
-    elif kind == "modes":
-        out.uses += [Use("write", w, c) for w in plain[1:]]
-    elif kind == "first":
-        out.uses += [Use("read", w, c) for w in plain[:1]]
-    elif kind == "copy" and target_given:
-        out.uses += [Use("read", w, c) for w in plain]
-    elif kind in ("copy", "uniq"):
-        if kind == "uniq" and len(plain) > 2:
-            out.unknown.append("uniq with more than two files")
-        if kind == "uniq" and len(plain) >= 2:
-            out.problems.append(f"{base} with two file names writes the second")
-        out.uses += [Use("read", w, c) for w in plain[:-1]] + [Use("write", w, c) for w in plain[-1:]]
-        if kind == "uniq" and len(plain) == 1:
-            out.uses[-1].kind = "read"
+    if kind == "uniq" and len(plain) > 2:
+        out.unknown.append("uniq with more than two files")
+    if kind == "uniq" and len(plain) >= 2:
+        out.problems.append(f"{base} with two file names writes the second")
+    out.uses += [Use(k, w, c) for k, w in _operand_uses(kind, plain, words.target_given)]
+    return plain
+
+
+def _operand_uses(kind: str, plain: list[bashparse.Word],
+                  target_given: bool) -> list[tuple[Literal["read", "write"], bashparse.Word]]:
+    if kind in ("read", "pattern") or kind == "copy" and target_given:
+        return [("read", w) for w in plain]
+    if kind == "write":
+        return [("write", w) for w in plain]
+    if kind == "modes":
+        return [("write", w) for w in plain[1:]]
+    if kind == "first":
+        return [("read", w) for w in plain[:1]]
+    if kind == "uniq" and len(plain) == 1:
+        return [("read", plain[0])]
+    if kind in ("copy", "uniq"):
+        return [("read", w) for w in plain[:-1]] + [("write", w) for w in plain[-1:]]
+    return []
+
+
+def _implied(spec: Spec, base: str, c: bashparse.SimpleCommand, plain: list[bashparse.Word], out: Args) -> None:
+    """What the command reads or writes without naming it: its directory (ls, rg with no path,
+    a -C directory), recursively (grep -r, rg), and tar's extraction."""
     if spec.implicit and not plain:
         out.uses.append(Use("read", None, c))
-    if base == "rg" or (base in ("grep", "egrep", "fgrep") and any(
-            w.value in ("--recursive", "--dereference-recursive") or (
-                w.value.startswith("-") and not w.value.startswith("--") and ("r" in w.value or "R" in w.value))
-            for w in c.args)):
+    if _recursive(base, c):
         for u in out.uses:
             u.recursive = u.kind == "read"
     if out.chdir and not any(u.word is None for u in out.uses):
         out.uses.append(Use("read", None, c))  # it works in (reads) that directory
-    if base == "tar" and any(w.value in ("--extract", "--get") or (
-            (w.value.startswith("-") and not w.value.startswith("--") or i == 0 and not w.value.startswith("-"))
-            and "x" in w.value) for i, w in enumerate(c.args)):
+    if base == "tar" and _tar_extracts(c):
         out.uses.append(Use("write", None, c))  # extraction writes into its directory (-C's, if given)
+
+
+def _recursive(base: str, c: bashparse.SimpleCommand) -> bool:
+    if base == "rg":
+        return True
+    return base in ("grep", "egrep", "fgrep") and any(
+        w.value in ("--recursive", "--dereference-recursive") or (
+            w.value.startswith("-") and not w.value.startswith("--") and ("r" in w.value or "R" in w.value))
+        for w in c.args)
+
+
+def _tar_extracts(c: bashparse.SimpleCommand) -> bool:
+    return any(w.value in ("--extract", "--get") or (
+        (w.value.startswith("-") and not w.value.startswith("--") or i == 0 and not w.value.startswith("-"))
+        and "x" in w.value) for i, w in enumerate(c.args))
+
+
+def _dd(c: bashparse.SimpleCommand, out: Args) -> Args:
+    for w in c.args:
+        for v in word_values(w) or [w.value]:
+            if v.startswith(("if=", "of=")):
+                out.uses.append(Use("read" if v.startswith("if=") else "write", w, c, v[3:]))
     return out
 
 
@@ -584,16 +496,16 @@ def _find(c: bashparse.SimpleCommand, out: Args) -> Args:
     out.uses += [Use("read", w, c) for w in starts] or [Use("read", None, c)]
     while i < len(args):
         v = args[i].value
-        if v in _FIND_EXEC:
+        if v in FIND_EXEC:
             out.problems.append(f"find {v} runs or deletes")
             while i < len(args) and args[i].value not in (";", "+"):
                 i += 1
-        elif v in _FIND_WRITE:
+        elif v in FIND_WRITE:
             out.problems.append(f"find {v} writes a file")
             if i + 1 < len(args):
                 out.uses.append(Use("write", args[i + 1], c))
             i += 1 + (v == "-fprintf")
-        elif v in _FIND_READ:
+        elif v in FIND_READ:
             if i + 1 < len(args) and v != "-newermt":
                 out.uses.append(Use("read", args[i + 1], c))
             i += 1
@@ -604,9 +516,9 @@ def _find(c: bashparse.SimpleCommand, out: Args) -> Args:
         elif v in ("-files0-from",):
             out.unknown.append("find -files0-from reads the files a list names")
             i += 1
-        elif v in _FIND_ARG:
+        elif v in FIND_ARG:
             i += 1
-        elif v not in _FIND_KNOWN:
+        elif v not in FIND_KNOWN:
             out.problems.append(f"find {v} is not a test or action known to be read-only")
         i += 1
     return out
@@ -614,71 +526,53 @@ def _find(c: bashparse.SimpleCommand, out: Args) -> Args:
 
 # --- git -----------------------------------------------------------------------------------------
 
-GIT_READ_ONLY = frozenset({"status", "diff", "log", "show", "blame", "rev-parse", "ls-files", "ls-tree",
-                           "shortlog", "describe", "grep", "cat-file", "reflog", "branch", "tag", "remote",
-                           "merge-base", "rev-list", "whatchanged", "show-ref", "var", "version"})
-_GIT_LISTING_ONLY = {"branch": {"-a", "-r", "-v", "-vv", "--list", "-l", "--show-current", "--all", "--remotes",
-                                "--no-color", "--color", "--merged", "--no-merged", "--contains"},
-                     "tag": {"-l", "--list", "-n"}, "remote": {"-v", "--verbose", "show", "get-url"},
-                     "reflog": {"show"}}
-_GIT_SUB_OPTS = _o("--output:write -O,--open-files-in-pager:exec --ext-diff:exec --textconv:exec "
-                   "-f:read --contents:read -S:read --ignore-revs-file:read --output-directory:write")
+# A subcommand that is not read-only: its options that name files still count (deny rules).
+_GIT_OTHER = Spec("none", {"--output": "write", "--output-directory": "write"}, read_only=False)
 
 
 def _git(c: bashparse.SimpleCommand, out: Args) -> Args:
-    vals = [w.value for w in c.args]
     args = c.args
+    i = _git_globals(c, out)
+    if i >= len(args):
+        return out
+    sub, rest = args[i].value, args[i + 1:]
+    spec = GIT_SUBCOMMANDS.get(sub)
+    if spec is None:
+        out.problems.append(f"git {sub} is not read-only")
+        _options(_GIT_OTHER, f"git {sub}", c, rest, out)
+        return out
+    listing = GIT_LISTING_ONLY.get(sub)
+    if listing is not None:
+        if any(w.value not in listing for w in rest):
+            out.problems.append(f"git {sub} with arguments can change the repository")
+        return out
+    words = _options(spec, f"git {sub}", c, rest, out)
+    if any("%G" in w.value for w in rest):
+        out.problems.append(f"git {sub}: a %G format checks signatures, running gpg.program")
+    if sub == "diff" and any(w.value == "--no-index" for w in rest):
+        out.uses += [Use("read", w, c) for w in words.plain]
+    return out
+
+
+def _git_globals(c: bashparse.SimpleCommand, out: Args) -> int:
+    """git's options before the subcommand (an allow-list); returns the subcommand's index."""
+    vals = [w.value for w in c.args]
     i = 0
     while i < len(vals) and vals[i].startswith("-"):
         v = vals[i]
         if v in ("-c", "--config-env") or v.startswith(("--config-env=", "--exec-path=")):
             out.problems.append("git -c can run configured programs")
-        if v in ("--git-dir", "--work-tree", "--bare") or v.startswith(("--git-dir=", "--work-tree=")):
+        elif v in ("--git-dir", "--work-tree", "--bare") or v.startswith(("--git-dir=", "--work-tree=")):
             out.problems.append("it names its repository (--git-dir/--work-tree/--bare), whose config can run programs")
-        if v == "-C" and i + 1 < len(args):
-            out.chdir.append(args[i + 1])
-        i += 2 if v in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
-    if i >= len(vals):
-        return out
-    sub, rest = vals[i], args[i + 1:]
-    if sub not in GIT_READ_ONLY:
-        out.problems.append(f"git {sub} is not read-only")
-    listing = _GIT_LISTING_ONLY.get(sub)
-    if listing is not None and any(w.value not in listing for w in rest):
-        out.problems.append(f"git {sub} with arguments can change the repository")
-    no_index = False
-    plain: list[bashparse.Word] = []
-    j = 0
-    while j < len(rest):
-        w = rest[j]
-        v = w.value
-        j += 1
-        if v == "--no-index":
-            no_index = True
-            continue
-        if not v.startswith("-"):
-            plain.append(w)
-            continue
-        opt, eq, val = v.partition("=")
-        kind = _lookup(_GIT_SUB_OPTS, opt) if opt.startswith("--") else _GIT_SUB_OPTS.get(v[:2])
-        if kind is None or (not opt.startswith("--") and sub not in ("grep", "blame")):
-            if v.startswith(("--output", "-O")):
-                kind = "write" if v.startswith("--output") else "exec"
-            else:
-                continue
-        if kind == "exec":
-            out.problems.append(f"git {sub} {opt} runs programs")
-            continue
-        if eq or (not opt.startswith("--") and len(v) > 2):
-            out.uses.append(Use("write" if kind == "write" else "read", w, c, val if eq else v[2:]))
-        elif j < len(rest):
-            out.uses.append(Use("write" if kind == "write" else "read", rest[j], c))
-            j += 1
-        if kind == "write":
-            out.problems.append(f"git {sub} {opt} writes a file")
-    if no_index and sub == "diff":
-        out.uses += [Use("read", w, c) for w in plain]
-    return out
+        elif v == "-C" and i + 1 < len(vals):
+            out.chdir.append(c.args[i + 1])
+        elif v not in GIT_GLOBAL and v not in GIT_GLOBAL_ARG and not v.startswith("--namespace="):
+            out.problems.append(f"git {v} is not an option known to be read-only")
+        i += 2 if v in GIT_GLOBAL_ARG else 1
+    return i
+
+
+_SPECIAL = {"find": _find, "dd": _dd, "git": _git}  # commands analysed by a function of their own
 
 
 def bare_repository_at_or_above(start: str) -> str | None:

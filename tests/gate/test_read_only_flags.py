@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from loopwright import bashcheck, bashparse
 from loopwright.gate import Permissions
 
 # finding 3: (command, verdict)
@@ -40,6 +41,66 @@ FLAGS = [
     ("find -L /etc -name passwd", "ask"),  # a global option does not hide the starting point
     ("find . -type f -print0", "allow"),
     ("find . \\( -name a -o -name b \\) -prune", "allow"),
+    # every read-only command has an allow-list: dangerous or unknown flags are asked
+    ("git log --output=notes.txt", "ask"),  # writes a file
+    ("git log --outp=notes.txt", "ask"),  # an abbreviation of --output
+    ("git diff --ext-diff", "ask"),  # runs diff.external
+    ("git diff --textconv HEAD", "ask"),  # runs textconv filters
+    ("git -c core.pager=./x.sh log", "ask"),
+    ("git -p log", "ask"),  # pages through core.pager
+    ("git log --show-signature", "ask"),  # runs gpg.program
+    ("git log --format=%G?", "ask"),  # so does a %G format
+    ("git grep -O foo", "ask"),  # opens the files in a pager
+    ("git cat-file --filters HEAD:a", "ask"),  # runs the configured filters
+    ("git status --some-future-flag", "ask"),
+    ("git log --some-future-flag", "ask"),
+    ("git --some-future-flag status", "ask"),
+    ("sort -o out.txt in.txt", "ask"),
+    ("sort --compress-program=./x.sh in.txt", "ask"),
+    ("sort --compress=./x.sh in.txt", "ask"),  # an abbreviation of --compress-program
+    ("file -z a.gz", "ask"),  # runs decompressors
+    ("diff -l a b", "ask"),  # --paginate runs pr
+    ("tree -R", "ask"),  # reruns tree writing 00Tree.html files
+    ("ls --some-future-flag", "ask"),
+    ("cat -Q f", "ask"),
+    ("head --some-future-flag f", "ask"),
+    ("tail --some-future-flag f", "ask"),
+    ("wc -Q f", "ask"),
+    ("date -s 2020-01-01", "ask"),
+    ("ls -la", "allow"),
+    ("ls --color=auto -1 src", "allow"),
+    ("cat -n f", "allow"),
+    ("head -20 f", "allow"),
+    ("head -n 5 -q f", "allow"),
+    ("tail -n 3 f", "allow"),
+    ("tail -f --pid=123 f", "allow"),  # --pid only watches a process
+    ("wc -l f", "allow"),
+    ("sort -rn -k2,2 -t, f", "allow"),
+    ("uniq -c f", "allow"),
+    ("cut -d: -f1 f", "allow"),
+    ("diff -u a b", "allow"),
+    ("od -An -tx1 f", "allow"),
+    ("stat -c %s f", "allow"),
+    ("du -sh .", "allow"),
+    ("ps -eo pid,comm", "allow"),
+    ("echo -----", "allow"),  # echo takes a dash word that is not -n/-e/-E as text
+    ("echo -n hi", "allow"),
+    ("test -f x", "allow"),
+    ("seq -3 3", "allow"),
+    ("date -Iseconds", "allow"),
+    ("date +%s", "allow"),
+    ("git status --porcelain", "allow"),
+    ("git status -sb", "allow"),
+    ("git log --oneline -5", "allow"),
+    ("git log -p --stat --format='%h %s' -- src", "allow"),
+    ("git diff --cached --stat", "allow"),
+    ("git diff -M50% HEAD~1", "allow"),
+    ("git show HEAD --name-only", "allow"),
+    ("git blame -L 1,5 f", "allow"),
+    ("git grep -n foo", "allow"),
+    ("git branch -a", "allow"),
+    ("git rev-parse --show-toplevel", "allow"),
+    ("git --no-pager log -1", "allow"),
 ]
 
 # finding 4: (command, verdict)
@@ -84,3 +145,13 @@ def test_read_only_commands_are_approved_only_with_known_flags(command: str, exp
 @pytest.mark.parametrize("command,expected", ENVIRONMENT)
 def test_commands_printing_the_environment_are_asked(command: str, expected: str, tmp_path: Path) -> None:
     assert verdict(tmp_path, command) == expected
+
+
+@pytest.mark.parametrize("name", sorted(n for n, s in bashcheck.COMMANDS.items()
+                                        if s.read_only and s.option_words is None))
+def test_every_read_only_command_asks_about_a_flag_its_table_does_not_know(name: str) -> None:
+    """The allow-list is the default: a read-only command without a list of its own knows no
+    flag, so an unknown one (long or short) makes the call not read-only."""
+    for flag in ("--no-such-flag", "-Y"):
+        c = bashparse.parse(f"{name} {flag} x").commands[0]
+        assert bashcheck.read_only_problem(c) is not None, (name, flag)
