@@ -94,6 +94,10 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         from .structured import StructuredOutput
 
         structured = StructuredOutput.from_options(options.output_format, options.output_type)
+        if structured is not None:  # (guardrails.py) checked on a valid answer; one retry bound for both
+            structured.guardrails = list(options.output_guardrails)
+            if options.output_retries is not None:
+                structured.max_failures = options.output_retries + 1
     tools = [*options.tools, *_skill_tool(options, cwd, warnings, trust, plugins),
              *([structured.tool] if structured else [])]
     if options.agents and not any(t.spawns_agents for t in tools):  # the Agent tool for `agents`

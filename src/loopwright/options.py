@@ -170,6 +170,12 @@ class AgentOptions(Generic[DepsT, OutputT]):
     # The answer's type (structured.py): any type pydantic's TypeAdapter handles (a model, int,
     # list[str], a TypedDict, a dataclass, a union); ResultMessage.output is its value.
     output_type: type[OutputT] | None = None
+    # Functions on the final answer, fn(output) or fn(ctx, output), that keep it (or a changed
+    # one) or reject it by raising guardrails.ModelRetry(reason): a bounded reminder turn
+    # (guardrails.py). output_retries: reminders after a rejection (None: 2; also bounds the
+    # structured-output retries); then the run ends with error_output_rejected.
+    output_guardrails: list[Callable[..., Any]] = field(default_factory=list)
+    output_retries: int | None = None
     # The run's dependencies (pydantic-ai's deps, the Agents SDK's context): any object, given to
     # tools (`ctx: RunContext[Deps]`, ctx.deps), Python hooks (their context's .deps), can_use_tool
     # (ToolPermissionContext.deps) and output validators. Never copied, never sent to the model.
@@ -248,6 +254,13 @@ class AgentOptions(Generic[DepsT, OutputT]):
         if self.usage_limits is not None and not isinstance(self.usage_limits, UsageLimits):
             raise TypeError("usage_limits must be a UsageLimits (loopwright.UsageLimits(request_limit=..., "
                             f"total_tokens_limit=...)), not {type(self.usage_limits).__name__}")
+        if self.output_retries is not None and (isinstance(self.output_retries, bool)
+                                                or not isinstance(self.output_retries, int) or self.output_retries < 0):
+            raise ValueError(f"output_retries must be a non-negative integer or None, got {self.output_retries!r}")
+        if self.output_guardrails:
+            from .guardrails import check_guardrails
+
+            self.output_guardrails = check_guardrails(self.output_guardrails)
         if self.max_tokens is not None and (not isinstance(self.max_tokens, int) or isinstance(self.max_tokens, bool)
                                             or self.max_tokens <= 0):
             raise ValueError(f"max_tokens must be a positive integer (the output limit of each call) or None, "

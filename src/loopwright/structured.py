@@ -1,4 +1,4 @@
-"""Room: built-in tools (on tools.base). Owns StructuredOutput; may import tools.base only.
+"""Room: built-in tools (on tools.base). Owns StructuredOutput; may import tools.base and guardrails only.
 
 Structured output: the run ends with a JSON value that fits the user's schema (Claude Code's
 `--json-schema`, the Agent SDK's `output_format`, and in Python an `output_type`: any type
@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .tools.base import Tool
+from .tools.base import Tool, ToolContext, ToolError
 
 TOOL_NAME = "StructuredOutput"
 MAX_FAILURES = 3
@@ -39,17 +39,20 @@ class StructuredOutput:
         self.output_type = output_type
         self.adapter = adapter  # a pydantic TypeAdapter: validates (and dumps) a non-model output_type
         self.wrapped = wrapped  # the answer is the input's "result" field
-        # Output validators and guardrails (guardrails.py): each may reject an accepted answer
-        # with a reason, which the model reads as the call's is_error result (a bounded retry).
-        self.check: Any = None
+        # Output guardrails (guardrails.py): each may reject a valid answer with a reason, which the
+        # model reads as the call's is_error result (a failure: bounded as the others).
+        self.guardrails: list[Any] = []
+        self.max_failures = MAX_FAILURES
+        self.rejected: str | None = None  # the last failure's reason when a guardrail rejected the answer
         self.value: Any = None
         self.done = False
         self.failures = 0
         # read-only: it changes nothing outside this run, so the gate never asks for it
         self.tool = Tool(TOOL_NAME, DESCRIPTION, schema, self._accept, read_only=True)
 
-    def _accept(self, data: dict[str, Any]) -> str:
+    async def _accept(self, data: dict[str, Any], ctx: ToolContext) -> str:
         """Called only with input the tool's validation passed."""
+        self.rejected = None
         raw: Any = data["result"] if self.wrapped else data
         if self.adapter is not None:  # pydantic's own checks (validators, coercion) on top of the schema
             value = self.adapter.validate_json(json.dumps(raw))
@@ -57,8 +60,13 @@ class StructuredOutput:
             value = self.output_type.model_validate(raw)
         else:
             value = raw
-        if self.check is not None:
-            value = self.check(value)  # raises with the reason the model reads (guardrails.py)
+        if self.guardrails:
+            from .guardrails import check_output
+
+            value, reason = await check_output(self.guardrails, ctx, value)
+            if reason is not None:
+                self.rejected = reason
+                raise ToolError(f"The answer was rejected: {reason}")
         self.value, self.done = value, True
         return "Structured output accepted."
 

@@ -20,6 +20,7 @@ from ..models.base import ModelResponse
 
 if TYPE_CHECKING:
     pass
+from .guarded import guard_answer
 from .run import Run
 from .state import MAX_OUTPUT_CONTINUATIONS, MAX_STOP_CONTINUATIONS, OUTPUT_REMINDER
 from .step import Continue, Finish
@@ -34,6 +35,8 @@ async def after_answer(run: Run, a: ModelResponse) -> Finish | Continue:
         return _unless(structured_reminder(run))
     reason = await stop_hook(run)
     if reason is None:
+        if run.deps.options.output_guardrails:  # (guarded.py: a rejected answer gets a bounded reminder)
+            return await guard_answer(run, run.result("success", a))
         return Finish(run.result("success", a))
     run.state.h.append({"role": "user", "content": [{"type": "text", "text": reason}]})  # the hook asked for more
     run.persist_user()
@@ -64,7 +67,7 @@ def _unless(stop: ResultMessage | None) -> Finish | Continue:
 def structured_outcome(run: Run, uses: list[ToolUseBlock], results: list[Any]) -> ResultMessage | None:
     """After a turn: the run's success when StructuredOutput accepted an answer; its end when
     the model has failed too often (structured.py)."""
-    from ..structured import MAX_FAILURES, TOOL_NAME
+    from ..structured import TOOL_NAME
 
     s = run.structured
     assert s is not None
@@ -74,19 +77,22 @@ def structured_outcome(run: Run, uses: list[ToolUseBlock], results: list[Any]) -
         return r
     calls = {u.id for u in uses if u.name == TOOL_NAME}
     s.failures += sum(1 for b in results if isinstance(b, ToolResultBlock) and b.tool_use_id in calls and b.is_error)
-    if s.failures >= MAX_FAILURES:
+    if s.failures >= s.max_failures:
+        if s.rejected is not None:  # the last answer was valid, and an output guardrail rejected it
+            return run.result("error_output_rejected", error=f"an output guardrail rejected the answer "
+                                                               f"{s.failures} times; last: {s.rejected}")
         return run.result("error_max_structured_output_retries",
                            error=f"no valid {TOOL_NAME} call after {s.failures} tries")
     return None
 
 def structured_reminder(run: Run) -> ResultMessage | None:
     """A final answer in text while a structured one is owed: remind once more, or stop."""
-    from ..structured import MAX_FAILURES, REMINDER, TOOL_NAME
+    from ..structured import REMINDER, TOOL_NAME
 
     s = run.structured
     assert s is not None
     s.failures += 1
-    if s.failures >= MAX_FAILURES:
+    if s.failures >= s.max_failures:
         return run.result("error_max_structured_output_retries",
                            error=f"the model answered without calling {TOOL_NAME} ({s.failures} times)")
     run.state.h.append({"role": "user", "content": [{"type": "text", "text": REMINDER}]})

@@ -123,6 +123,7 @@ class RunState:
     stop_continuations: int = 0
     cut_off_text: list[str] = field(default_factory=list)  # the parts of an answer cut off at max_tokens
     output_continuations: int = 0
+    output_rejections: int = 0  # answers an output guardrail rejected (guardrails.py; loop/guarded.py)
     final: str | None = None  # set by a tool through ToolContext.finish: the run's result, after this turn
     hooks: HookState = field(default_factory=HookState)  # what this run's hooks did (deps.hooks fires them with it)
 
