@@ -114,120 +114,180 @@ class AgentOptions(Generic[DepsT, OutputT]):
     model, tools, limits, permissions, hooks, sessions. `AgentOptions[Deps, Output]`: the types of
     `deps` and of the answer (`output_type`), which mypy infers from the two fields."""
 
-    model: str | Model | None = None  # a Model, or a string such as "claude-sonnet-5-5", "openai:gpt-4o"
-    # Tool objects; built-in tools may be named ("Read", "Bash", ...), and the Agent SDK's
-    # {"type": "preset", "preset": "claude_code"} is all of them (tools.builtin.default_tools).
+    model: str | Model | None = None
+    """The model: a `Model` object (`ScriptedModel`, `AnthropicModel`, ...) or a string: `"claude-…"` or
+    `"anthropic:<id>"` (Anthropic), `"openai:<model>"` (chat completions), `"responses:<model>"` (OpenAI's
+    Responses API), `"scripted:FILE.json"`. A bare name that is no Claude id (`"gpt-4o"`) is a ValueError
+    naming the fix. None: `$LOOPWRIGHT_MODEL`, else the default Claude model."""
     tools: list[Tool] = field(default_factory=list)
-    max_turns: int | None = None  # T: tool-use turns (seed Def 3.1); None = no limit
-    max_budget_usd: float | None = None  # B (seed Prop 5.4)
-    # Caps on model requests and tokens (limits.py: pydantic-ai's UsageLimits), each its own stop
+    """The tools the model may call: `Tool` objects (`@lw.tool` functions), names of built-in tools
+    (`"Read"`, `"Bash"`, ...), or the Agent SDK's `{"type": "preset", "preset": "claude_code"}` for all of
+    them (`lw.default_tools()`). Left out: no tools (unlike the SDK, whose default is all)."""
+    max_turns: int | None = None
+    """Tool-use turns T (seed Def 3.1): at most T turns and T + 1 model calls (Thm 4.1); the run then
+    ends `error_max_turns`. None: no limit. Claude Code's `--max-turns` counts model calls instead."""
+    max_budget_usd: float | None = None
+    """Budget B in US dollars (seed Prop 5.4): Stop after the response that reaches B, so B ≤ spent <
+    B + c_max; the run ends `error_max_budget_usd`. Refused at start with a model whose price is unknown."""
     usage_limits: UsageLimits | None = None
-    # (tool_name, input) or the Agent SDK's (tool_name, input, context: ToolPermissionContext[Deps])
+    """Caps on model requests and tokens (`loopwright.UsageLimits`, pydantic-ai's UsageLimits), each
+    checked before the request it would pass and ending the run with its own subtype."""
     can_use_tool: CanUseTool | Callable[..., Any] | None = None
-    # A string, or the Agent SDK's {"type": "preset", "preset": "claude_code", "append": "..."}:
-    # loopwright's own coding-agent prompt (prompts.py) with more text after it. None: no prompt.
+    """The permission callback, asked where the gate would ask a person: `(tool_name, input)` or the
+    Agent SDK's `(tool_name, input, context: ToolPermissionContext)`, sync or async, returning
+    `True`/`False`, `Allow(updated_input=None)`, `Deny(message, interrupt=False)` or the SDK's dict.
+    One that raises or returns anything else ends the run with `error_during_execution`."""
     system_prompt: str | dict[str, Any] | None = None
+    """The system prompt: a string, or the Agent SDK's `{"type": "preset", "preset": "claude_code",
+    "append": "..."}` (loopwright's own coding-agent prompt with more text after it). None: no prompt."""
     append_system_prompt: str | None = None
-    # Environment for the processes tools and hooks start (Bash, command hooks, stdio MCP
-    # servers), over the settings files' "env".
+    """Text appended to the system prompt (the CLI's `--append-system-prompt`)."""
     env: dict[str, str] = field(default_factory=dict)
-    # Called with each diagnostic line of a run (a warning, a retry, a hook error, a model
-    # fallback), as the Agent SDK's stderr callback gets the CLI's.
+    """Environment for the processes tools and hooks start (Bash, command hooks, stdio MCP servers), over the
+    settings files' `"env"`; also read by the provider (`ANTHROPIC_API_KEY`, `OPENAI_BASE_URL`, ...)."""
     stderr: Callable[[str], None] | None = None
+    """Called with each diagnostic line of a run (a warning, a retry, a hook error, a model fallback),
+    as the Agent SDK's stderr callback gets the CLI's."""
     cwd: str | Path | None = None
+    """The working directory of the run: tools resolve paths from it, reads and writes are confined to it
+    (and `add_dirs`), and its project's settings and memory are read. Must exist. None: the process's."""
     allowed_tools: list[str] = field(default_factory=list)
+    """Allow rules, Claude Code's syntax: `["Read", "Bash(git diff *)", "Edit(./src/**)", "mcp__fs"]`:
+    calls they match run without asking. Deny rules still win."""
     disallowed_tools: list[str] = field(default_factory=list)
+    """Deny rules (`["Bash(rm *)", "WebFetch"]`): a call they match is refused, whatever else allows it;
+    a bare tool name is not offered to the model at all."""
     permission_mode: PermissionMode | None = None
-    hooks: Hooks | dict[str, Any] | None = None  # Hooks, or the Agent SDK's {event: [HookMatcher]}
-    add_dirs: list[str | Path] = field(default_factory=list)  # more directories writes may go to
-    # Subagent types for the Agent tool (agents.py; AgentDefinitions or `--agents`-style dicts);
-    # when set, a run built from these options gets the tool.
+    """`"default"`, `"acceptEdits"` (file edits in the working directories run), `"plan"` (read-only),
+    `"bypassPermissions"` (everything but deny rules runs) or `"dontAsk"` (what would ask is refused).
+    None: the settings' `defaultMode`, else `"default"`."""
+    hooks: Hooks | dict[str, Any] | None = None
+    """Hooks: a `Hooks` object, or the Agent SDK's `{event: [HookMatcher(...)]}` with Python callables for
+    `PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `Stop`, `SessionStart`, ... (command hooks come from
+    the settings files)."""
+    add_dirs: list[str | Path] = field(default_factory=list)
+    """More directories the run may read and write, beside `cwd` (the CLI's `--add-dir`)."""
     agents: Mapping[str, AgentDefinition | dict[str, Any]] = field(default_factory=dict)
-    # Settings files (settings.py). None: read none (the Agent SDK's default); the CLI reads
-    # ["user", "project", "local"]. `settings`: --settings, a file path, a JSON string or a dict.
+    """Subagent types for the Agent tool: `{name: AgentDefinition(...)}` or `--agents`-style dicts; when
+    set, a run built from these options gets the Agent tool (`general-purpose` is always there)."""
     setting_sources: list[str] | None = None
+    """Which settings files to read: `["user", "project", "local"]` or a subset (also their memory
+    files, skills and commands). None: none (the Agent SDK's default; the CLI reads all three)."""
     settings: str | dict[str, Any] | None = None
-    claude_settings: bool = False  # also read Claude Code's .claude/settings*.json files
-    # Workspace trust (trust.py): True trusts cwd's project files for this run, False never; None
-    # (the default): trusted only when the user trusted the workspace (`loopwright trust DIR`).
-    # Untrusted, the project's settings, .mcp.json, skills and commands can only narrow.
+    """More settings, as the CLI's `--settings`: a file path, a JSON string or a dict; applied over the
+    settings files and never narrowed by an untrusted workspace."""
+    claude_settings: bool = False
+    """Also read Claude Code's `.claude/settings.json` and `settings.local.json` files."""
     trust_workspace: bool | None = None
-    # Project memory (memory.py): AGENTS.md / CLAUDE.md / LOOPWRIGHT.md of the setting_sources,
-    # in the first user message. False: none (the CLI's --bare).
+    """Workspace trust: True trusts `cwd`'s project files for this run, False never; None (the default):
+    trusted only when the user trusted the workspace (`loopwright trust DIR`). Untrusted, the project's
+    settings, `.mcp.json`, skills and commands can only narrow what you allow."""
     memory: bool = True
-    # Claude Code's --bare: besides no memory files, no hooks from the settings files and no installed
-    # plugins (hooks given here, --plugin-dir plugins and the settings' other keys still apply).
+    """Project memory: `AGENTS.md` / `CLAUDE.md` / `LOOPWRIGHT.md` of the `setting_sources`, sent in the first
+    user message. False: none (the CLI's `--bare`)."""
     bare: bool = False
-    # Structured output (structured.py): the Agent SDK's {"type": "json_schema", "schema": {...}},
-    # or a pydantic model class whose instance becomes ResultMessage.structured_output.
+    """Claude Code's `--bare`: besides no memory files, no hooks from the settings files and no installed
+    plugins (hooks given here, `plugins` and the settings' other keys still apply)."""
     output_format: dict[str, Any] | None = None
-    # An output style's name (outputstyles.py: "Explanatory", a style file's name); None: the
-    # settings' "outputStyle", else the default style.
+    """Structured output, the Agent SDK's `{"type": "json_schema", "schema": {...}}`: the model answers
+    through a `StructuredOutput` tool of that schema, and the value is `ResultMessage.structured_output`."""
     output_style: str | None = None
-    # Plugin directories for this run (plugins/): paths, or the Agent SDK's {"type": "local",
-    # "path": ...}; the installed plugins that are enabled join them.
+    """An output style's name (`"Explanatory"`, `"Concise"`, a style file's name); None: the settings'
+    `"outputStyle"`, else the default style."""
     plugins: list[str | Path | dict[str, Any]] = field(default_factory=list)
-    # The answer's type (structured.py): any type pydantic's TypeAdapter handles (a model, int,
-    # list[str], a TypedDict, a dataclass, a union); ResultMessage.output is its value.
+    """Plugin directories for this run: paths, or the Agent SDK's `{"type": "local", "path": ...}`; the
+    installed plugins that are enabled join them."""
     output_type: type[OutputT] | None = None
-    # Functions on the final answer, fn(output) or fn(ctx, output), that keep it (or a changed
-    # one) or reject it by raising guardrails.ModelRetry(reason): a bounded reminder turn
-    # (guardrails.py). output_retries: reminders after a rejection (None: 2; also bounds the
-    # structured-output retries); then the run ends with error_output_rejected.
+    """The answer's type: any type pydantic's TypeAdapter handles (a model, `int`, `list[str]`, a TypedDict,
+    a dataclass, a union); `ResultMessage.output` is its value, checked (a wrong answer is sent back)."""
     output_guardrails: list[Callable[..., Any]] = field(default_factory=list)
+    """Functions on the final answer, `fn(output)` or `fn(ctx, output)`, that keep it (or return a changed
+    one) or reject it by raising `guardrails.ModelRetry(reason)`: a bounded reminder turn follows."""
     output_retries: int | None = None
-    # The run's dependencies (pydantic-ai's deps, the Agents SDK's context): any object, given to
-    # tools (`ctx: RunContext[Deps]`, ctx.deps), Python hooks (their context's .deps), can_use_tool
-    # (ToolPermissionContext.deps) and output validators. Never copied, never sent to the model.
+    """Reminder turns after a rejected answer (a guardrail's or the output schema's). None: 2; then the
+    run ends with `error_output_rejected`."""
     deps: DepsT = None  # type: ignore[assignment]
+    """The run's dependencies (pydantic-ai's deps, the Agents SDK's context): any object, given to tools
+    (`ctx: RunContext[Deps]`, `ctx.deps`), Python hooks, `can_use_tool` and output validators. Never copied,
+    never sent to the model."""
     include_partial_messages: bool = False
-    prices: dict[str, Price] | None = None  # overrides/extends the built-in price table
+    """Also yield `StreamEvent`s (the provider's stream: text and tool-input deltas) as they arrive."""
+    prices: dict[str, Price] | None = None
+    """Prices per model (`{"my-model": Price(input=..., output=...)}`, USD per million tokens), over the
+    built-in catalog; a model without a price costs 0 and the result says so."""
     max_tokens: int | None = None
-    # How hard the model thinks (models/reasoning.py): "low" | "medium" | "high" | "xhigh" | "max",
-    # and {"type": "enabled", "budget_tokens": N} | {"type": "adaptive"} | {"type": "disabled"};
-    # each provider sends them as the model family takes them.
+    """The output limit sent on every call (`max_tokens`, `max_completion_tokens` or `max_output_tokens` as
+    the API takes it). None: the catalog's limit for the model, 4096 for one it does not know."""
     effort: str | None = None
+    """How hard the model thinks: `"low"`, `"medium"`, `"high"`, `"xhigh"` or `"max"`, sent as the model
+    family takes it (`output_config.effort`, `reasoning_effort`)."""
     thinking: dict[str, Any] | None = None
-    # Models to switch to when the model is overloaded or unavailable after its retries
-    # (models/fallback.py): a model string, or a list of them tried in order.
+    """Extended thinking: `{"type": "enabled", "budget_tokens": N}`, `{"type": "adaptive"}` or
+    `{"type": "disabled"}`; thinking blocks go back verbatim so the model keeps thinking between calls."""
     fallback_model: str | list[str] | None = None
+    """Models to switch to when the model is overloaded or unavailable after its retries (529, 503): a
+    model string, or a list tried in order, for the rest of the run (a `model_fallback` system message)."""
     max_pause_continuations: int = 5
-    # providers
+    """How many times a response paused by the server (`pause_turn`, a long server-tool call) is
+    continued before the run ends."""
     base_url: str | None = None
+    """The API's base URL (an Anthropic-compatible or OpenAI-compatible server; `--base-url`). None:
+    `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`, else the provider's own."""
     api_key: str | None = None
+    """The API key. None: `ANTHROPIC_API_KEY` (or `ANTHROPIC_AUTH_TOKEN`) / `OPENAI_API_KEY`."""
     max_retries: int = 4
-    prompt_caching: bool = True  # Anthropic cache_control breakpoints (tools, system, newest messages)
-    # sessions
+    """Retries of a model call that failed in a way worth retrying (429, 5xx, a dropped connection),
+    with backoff, each one visible on `stderr`."""
+    prompt_caching: bool = True
+    """Anthropic prompt caching: `cache_control` breakpoints on the tools, the system prompt and the newest
+    messages (a 30-turn session costs ~0.17× of uncached)."""
     session_id: str | None = None
+    """The id of a new session (a UUID or a safe name, never a path). None: a fresh UUID."""
     resume: str | None = None
+    """A session id to continue: its history is loaded and the run goes on from it."""
     fork_session: bool = False
+    """With `resume`: copy the session to a new id instead of appending to it."""
     continue_conversation: bool = False
+    """Continue the latest session of `cwd` (the CLI's `-c`)."""
     persist_session: bool = False
+    """Save the session as a JSONL transcript under `sessions_dir` (resumable, viewable with
+    `loopwright view`). The CLI saves by default; the library only when asked."""
     sessions_dir: str | Path | None = None
-    session_fsync: str = "none"  # "none" (flush per event: survives a killed process) | "turn" | "always"
-    session_store: SessionStore | None = None  # default: JSONL files under sessions_dir
-    # context compaction (context.py): W = context_window, else a per-model default (None: off)
+    """Where transcripts go. None: `$LOOPWRIGHT_SESSIONS_DIR`, else `$LOOPWRIGHT_HOME/projects`, else
+    `~/.loopwright/projects`."""
+    session_fsync: str = "none"
+    """How durable the transcript is: `"none"` (flushed per event: survives a killed process), `"turn"`
+    or `"always"` (fsync: survives a power loss, at a cost per turn)."""
+    session_store: SessionStore | None = None
+    """Where sessions are kept: a `SessionStore`. None: JSONL files under `sessions_dir`."""
     context_window: int | None = None
-    auto_compact: bool = True  # summarize older turns when the next input is forecast above threshold * W
+    """The model's context window W in tokens, for compaction. None: the catalog's window for the model,
+    or the one a local server reports (off for a model nobody knows)."""
+    auto_compact: bool = True
+    """Summarize the older turns when the next input is forecast above `compact_threshold × W`
+    (seed Prop 5.2 (3)); the cut keeps Inv."""
     compact_threshold: float = 0.8
-    # Bash in an OS sandbox (sandbox.py): True, the settings' "sandbox" object, or a SandboxConfig;
-    # on top of the settings files' "sandbox". None: as the settings files say (default off).
+    """The share of the window W at which `auto_compact` summarizes (0.8: at 80 %)."""
     sandbox: Any = None
-    # MCP servers (mcp/config.py): Claude Code's `{name: {...}}` (or `{"mcpServers": ...}`), a
-    # path to such a JSON file, or in-process servers from create_sdk_mcp_server. With
-    # setting_sources, settings' `mcpServers` and the project's `.mcp.json` add to them;
-    # strict_mcp_config: only these (--strict-mcp-config).
+    """Bash in an OS sandbox (bubblewrap): True, Claude Code's `"sandbox"` settings object, or a
+    `SandboxConfig`; on top of the settings files' `"sandbox"`. None: as the settings files say (off)."""
     mcp_servers: dict[str, Any] | str | Path | None = None
+    """MCP servers: Claude Code's `{name: {...}}` (or `{"mcpServers": ...}`), a path to such a JSON file, or
+    in-process servers from `create_sdk_mcp_server`. With `setting_sources`, the settings' `mcpServers` and
+    the project's `.mcp.json` add to them."""
     strict_mcp_config: bool = False
-    # How refusals tell the model (and you) to allow a call: as AgentOptions fields ("python")
-    # or as command-line flags ("cli", what the loopwright CLI sets).
+    """Use only `mcp_servers`, none from settings files or `.mcp.json` (`--strict-mcp-config`)."""
     refusal_advice: Literal["python", "cli"] = "python"
-    # The user, for AskUserQuestion and ExitPlanMode (interaction.py): async callbacks a front end
-    # with a user gives. None: nobody to ask (AskUserQuestion fails; a plan ends the run as its result).
+    """How refusals tell the model (and you) to allow a call: as AgentOptions fields (`"python"`) or as
+    command-line flags (`"cli"`, what the loopwright CLI sets)."""
     ask_user: AskUser | None = None
+    """The user, for AskUserQuestion: an async callback a front end with a user gives. None: nobody to ask
+    (AskUserQuestion gets an error result)."""
     review_plan: ReviewPlan | None = None
-    # `@path` in the prompt includes that file, gated as a Read (mentions.py); the CLI sets it.
+    """The user, for ExitPlanMode in plan mode: an async callback approving or refusing the plan. None:
+    the plan ends the run as its result."""
     file_mentions: bool = False
+    """`@path` in the prompt includes that file, gated as a Read (the CLI sets it)."""
 
     def __post_init__(self) -> None:
         self._check_limits()

@@ -4,8 +4,10 @@ reference lists AgentOptions' fields with their docs. Skips when the `docs` extr
 
 from __future__ import annotations
 
+import ast
 import html
 import importlib.util
+import inspect
 import re
 import shutil
 import subprocess
@@ -72,3 +74,39 @@ def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
     page.write_text(page.read_text() + "\nSee [nothing](no-such-page.md).\n")
     p = build(copy, tmp_path / "site")
     assert p.returncode != 0 and "no-such-page.md" in p.stderr
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """A dataclass's fields and the docstring under each, read from its source."""
+    node = ast.parse(inspect.getsource(cls)).body[0]
+    assert isinstance(node, ast.ClassDef)
+    out: dict[str, str] = {}
+    for stmt, nxt in zip(node.body, [*node.body[1:], None]):
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            doc = nxt.value.value if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) else ""
+            out[stmt.target.id] = str(doc)
+    return out
+
+
+def test_every_agent_options_field_has_a_docstring() -> None:
+    from dataclasses import fields
+
+    import loopwright as lw
+
+    docs = field_docs(lw.AgentOptions)
+    assert set(docs) == {f.name for f in fields(lw.AgentOptions)}
+    assert [name for name, doc in docs.items() if len(doc.split()) < 5] == []
+
+
+@needs_mkdocs
+@pytest.mark.e2e
+@pytest.mark.timeout(300)
+def test_reference_lists_agent_options_fields_with_their_docs(site: Path) -> None:
+    import loopwright as lw
+
+    page = (site / "reference" / "options" / "index.html").read_text()
+    letters = re.sub(r"\W+", "", text_of(site / "reference" / "options" / "index.html"))
+    for name, doc in field_docs(lw.AgentOptions).items():
+        assert f'id="loopwright.AgentOptions.{name}"' in page, name
+        first_words = re.sub(r"\W+", "", " ".join(doc.split()[:8]))  # markup aside, the doc's own words
+        assert first_words in letters, (name, doc)
