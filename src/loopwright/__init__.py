@@ -36,7 +36,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         ["AssistantMessage", "Message", "ResultMessage", "StreamEvent", "SystemMessage", "UserMessage"], "messages"),
     **dict.fromkeys(["Model", "ModelError", "ModelRequest", "ModelResponse", "ScriptedModel"], "models"),
-    "AgentOptions": "options", "UsageLimits": "limits", "ModelRetry": "guardrails",
+    "AgentOptions": "options", "UsageLimits": "limits", "ModelRetry": "guardrails", "Handoff": "handoffs",
     **dict.fromkeys(["Allow", "Deny", "PermissionResultAllow", "PermissionResultDeny"], "gate"),
     "get_session_messages": "sessions", "list_sessions": "sessions",
     **dict.fromkeys(["RunContext", "Tool", "ToolContext", "ToolError", "ToolOutput", "tool"], "tools.base"),
@@ -84,6 +84,7 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the
     from .gate import PermissionResultAllow as PermissionResultAllow
     from .gate import PermissionResultDeny as PermissionResultDeny
     from .guardrails import ModelRetry as ModelRetry
+    from .handoffs import Handoff as Handoff
     from .hooks import BaseHookInput as BaseHookInput
     from .hooks import HookContext as HookContext
     from .hooks import HookJSONOutput as HookJSONOutput

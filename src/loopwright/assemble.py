@@ -44,6 +44,7 @@ from .tools.base import BudgetView, Subagent, SubagentSpec, Tool, ToolContext
 from .usage import Budget, Price, SharedSpend
 
 if TYPE_CHECKING:
+    from .handoffs import HandoffSwitch
     from .memory import Memory
     from .plugins import Plugin
     from .sessions import SessionRecorder
@@ -98,8 +99,13 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
             structured.guardrails = list(options.output_guardrails)
             if options.output_retries is not None:
                 structured.max_failures = options.output_retries + 1
+    handoffs: HandoffSwitch | None = None
+    if options.handoffs:  # (handoffs.py: a transfer tool each; loop/handoff.py switches agents)
+        from .handoffs import HandoffSwitch
+
+        handoffs = HandoffSwitch()
     tools = [*options.tools, *_skill_tool(options, cwd, warnings, trust, plugins),
-             *([structured.tool] if structured else [])]
+             *([structured.tool] if structured else []), *(handoffs.tools_for(options.handoffs) if handoffs else [])]
     if options.agents and not any(t.spawns_agents for t in tools):  # the Agent tool for `agents`
         tools.append(make_agent_tool(options.agents))
     if parent is None and any(t.spawns_agents for t in tools):
@@ -156,7 +162,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         tool_defs=[t.definition() for t in tools], system=system, session_id=session_id, control=control,
         permission_mode=permission_mode, hooks=hooks, executor=Executor(by_name, permissions, hooks, ctx, obs),
         recorder=recorder, inbox=asyncio.Queue() if any(t.spawns_agents for t in tools) else None, mcp=mcp,
-        settings=config.settings)
+        settings=config.settings, handoffs=handoffs)
     shared = parent.state.budget.shared if parent is not None else shared_spend  # a batch's spend counts
     state = RunState(h, Budget(options.max_budget_usd, shared=shared), hooks=hooks.state)  # the subagent's calls as they happen
     compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
@@ -428,7 +434,7 @@ class RunPortsOf:
             append_system_prompt=None, fallback_model=fallbacks,
             max_turns=spec.max_turns if spec.max_turns is not None else p.options.max_turns,
             max_budget_usd=spec.max_budget_usd, hooks=None, session_id=None, resume=None, fork_session=False,
-            continue_conversation=False, persist_session=False,
+            continue_conversation=False, persist_session=False, handoffs=[],
             effort=spec.effort or p.options.effort)  # an agent's own effort, else the parent's
         return _SubagentRun(build_run(options, spec.prompt, self._run, agent_type=spec.agent_type,
                                       agent_mode=spec.permission_mode), spec.prompt)

@@ -23,6 +23,7 @@ from .tools.base import DepsT, Tool
 from .usage import Price
 
 if TYPE_CHECKING:
+    from .handoffs import Handoff
     from .interaction import AskUser, ReviewPlan
     from .sessions import SessionStore
 
@@ -206,6 +207,9 @@ class AgentOptions(Generic[DepsT, OutputT]):
     output_retries: int | None = None
     """Reminder turns after a rejected answer (a guardrail's or the output schema's). None: 2; then the
     run ends with `error_output_rejected`."""
+    handoffs: list[Handoff] = field(default_factory=list)
+    """Agents the conversation can be handed to (the Agents SDK's handoffs): a `transfer_to_<name>` tool
+    each, whose call makes the target's system prompt, tools and model the run's for the next call."""
     deps: DepsT = None  # type: ignore[assignment]
     """The run's dependencies (pydantic-ai's deps, the Agents SDK's context): any object, given to tools
     (`ctx: RunContext[Deps]`, `ctx.deps`), Python hooks, `can_use_tool` and output validators. Never copied,
@@ -317,6 +321,10 @@ class AgentOptions(Generic[DepsT, OutputT]):
         if self.output_retries is not None and (isinstance(self.output_retries, bool)
                                                 or not isinstance(self.output_retries, int) or self.output_retries < 0):
             raise ValueError(f"output_retries must be a non-negative integer or None, got {self.output_retries!r}")
+        if self.handoffs:
+            from .handoffs import check_handoffs
+
+            self.handoffs = check_handoffs(self.handoffs)
         if self.output_guardrails:
             from .guardrails import check_guardrails
 

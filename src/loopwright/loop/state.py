@@ -25,6 +25,7 @@ from ..usage import Budget, Price, Usage
 
 if TYPE_CHECKING:
     from ..event_types import PermissionDenial
+    from ..handoffs import HandoffSwitch
     from ..sessions import SessionRecorder
     from ..settings import Settings
 
@@ -103,6 +104,7 @@ class RunDeps:
     inbox: asyncio.Queue[Message] | None  # subagents post their messages here (agents.py)
     mcp: McpServers | None = None  # servers to open before the first step
     settings: Settings | None = None  # the settings files, merged: what tools read of them (tools/web)
+    handoffs: HandoffSwitch | None = None  # the run's handoffs (handoffs.py; loop/handoff.py switches)
 
 
 @dataclass(slots=True)

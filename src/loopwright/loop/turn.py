@@ -23,6 +23,7 @@ from ..models.base import ModelResponse
 if TYPE_CHECKING:
     pass
 from .continuations import after_turn
+from .handoff import apply_handoff
 from .relay import Relay
 from .run import Run
 from .state import RunError
@@ -60,6 +61,8 @@ async def run_tools(run: Run, step: RunTools) -> AsyncIterator[Message | Step]:
     yield UserMessage(b)
     for m in run.hook_messages():
         yield m
+    if (switch := run.deps.handoffs) is not None and (handoff := apply_handoff(run, switch)) is not None:
+        yield handoff  # the next call is the target agent's (its system prompt, tools and model)
     yield after_turn(run, uses, b, outcome)
 
 
