@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,3 +111,62 @@ def too_deep(value: Any, max_depth: int = MAX_DEPTH) -> bool:
             return True
         stack.extend((c, d + 1) for c in children if isinstance(c, (dict, list)))
     return False
+
+
+# JSON-RPC 2.0, the envelope ACP and MCP share: what a well-formed message is, and how a bad one is
+# answered (a request: -32700 parse error or -32600 invalid request, by its id when it has a valid
+# one, else null; a notification or a response: not answered, only logged).
+_ID = {"type": ["string", "integer", "null"]}
+JSONRPC_SCHEMA: dict[str, Any] = {"anyOf": [
+    {"type": "object", "required": ["jsonrpc", "method"], "properties": {  # a request or a notification
+        "jsonrpc": {"const": "2.0"}, "method": {"type": "string", "maxLength": 1000}, "id": _ID,
+        "params": {"type": ["object", "array"]}}},
+    {"type": "object", "required": ["jsonrpc", "id"], "not": {"required": ["method"]}, "properties": {  # a response
+        "jsonrpc": {"const": "2.0"}, "id": _ID,
+        "error": {"type": "object", "required": ["code", "message"],
+                  "properties": {"code": {"type": "integer"}, "message": {"type": "string"}}}},
+     "anyOf": [{"required": ["result"]}, {"required": ["error"]}]},
+]}
+_check: Callable[[Any], Any] | None = None
+
+
+def jsonrpc_problem(msg: Any) -> str | None:
+    """What makes a parsed line no JSON-RPC 2.0 message (None: it is one)."""
+    global _check
+    if _check is None:
+        import fastjsonschema
+
+        _check = fastjsonschema.compile(JSONRPC_SCHEMA)
+    try:
+        _check(msg)
+    except Exception as e:  # noqa: BLE001 - fastjsonschema's JsonSchemaValueException
+        return f"not a JSON-RPC 2.0 message ({getattr(e, 'message', e)})"
+    return None
+
+
+def jsonrpc_error(id_: Any, code: int, message: str) -> bytes:
+    """A JSON-RPC error response, as one line."""
+    reply = {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": message}}
+    return json.dumps(reply).encode() + b"\n"
+
+
+def jsonrpc_answer_id(msg: Any) -> tuple[bool, Any]:
+    """(whether to answer, the id to answer with) for a bad message: requests are answered, by
+    their id when it is a valid one, else with null; notifications and responses are not."""
+    if isinstance(msg, dict):
+        if "method" not in msg:
+            return (False, None) if "id" in msg else (True, None)  # a response / neither: JSON-RPC's null id
+        id_ = msg.get("id")
+        if "id" not in msg:
+            return False, None  # a notification
+        return True, id_ if isinstance(id_, (str, int)) and not isinstance(id_, bool) else None
+    return True, None
+
+
+def jsonrpc_response_id(msg: Any) -> str | int | None:
+    """The id of a malformed response (no method, a usable id), else None."""
+    if isinstance(msg, dict) and "method" not in msg:
+        id_ = msg.get("id")
+        if isinstance(id_, (str, int)) and not isinstance(id_, bool):
+            return id_
+    return None

@@ -13,69 +13,16 @@ the library as an error response to it (so the request fails instead of waiting 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from collections.abc import Callable
-from typing import Any
 
 from ..protolines import BadLine, TooLong, parse_line, read_lines
+from ..protolines import jsonrpc_answer_id as _answer_id
+from ..protolines import jsonrpc_error as _error
+from ..protolines import jsonrpc_problem as message_problem
+from ..protolines import jsonrpc_response_id as _response_id
 
 MAX_LINE = 50 * 1024 * 1024  # the ACP library's own stdio limit (a prompt's embedded files)
 log = logging.getLogger("loopwright.acp")
-
-_ID = {"type": ["string", "integer", "null"]}
-MESSAGE_SCHEMA: dict[str, Any] = {"anyOf": [
-    {"type": "object", "required": ["jsonrpc", "method"], "properties": {  # a request or a notification
-        "jsonrpc": {"const": "2.0"}, "method": {"type": "string", "maxLength": 1000}, "id": _ID,
-        "params": {"type": ["object", "array"]}}},
-    {"type": "object", "required": ["jsonrpc", "id"], "not": {"required": ["method"]}, "properties": {  # a response
-        "jsonrpc": {"const": "2.0"}, "id": _ID,
-        "error": {"type": "object", "required": ["code", "message"],
-                  "properties": {"code": {"type": "integer"}, "message": {"type": "string"}}}},
-     "anyOf": [{"required": ["result"]}, {"required": ["error"]}]},
-]}
-_check: Callable[[Any], Any] | None = None
-
-
-def message_problem(msg: Any) -> str | None:
-    """What makes a parsed line no JSON-RPC 2.0 message (None: it is one)."""
-    global _check
-    if _check is None:
-        import fastjsonschema
-
-        _check = fastjsonschema.compile(MESSAGE_SCHEMA)
-    try:
-        _check(msg)
-    except Exception as e:  # noqa: BLE001 - fastjsonschema's JsonSchemaValueException
-        return f"not a JSON-RPC 2.0 message ({getattr(e, 'message', e)})"
-    return None
-
-
-def _error(id_: Any, code: int, message: str) -> bytes:
-    reply = {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": message}}
-    return json.dumps(reply).encode() + b"\n"
-
-
-def _answer_id(msg: Any) -> tuple[bool, Any]:
-    """(whether to answer, the id to answer with): requests are answered, by their id when it is a
-    valid one, else with null; notifications and responses are not."""
-    if isinstance(msg, dict):
-        if "method" not in msg:
-            return (False, None) if "id" in msg else (True, None)  # a response / neither: JSON-RPC's null id
-        id_ = msg.get("id")
-        if "id" not in msg:
-            return False, None  # a notification
-        return True, id_ if isinstance(id_, (str, int)) and not isinstance(id_, bool) else None
-    return True, None
-
-
-def _response_id(msg: Any) -> str | int | None:
-    """The id of a malformed response (no method, a usable id), else None."""
-    if isinstance(msg, dict) and "method" not in msg:
-        id_ = msg.get("id")
-        if isinstance(id_, (str, int)) and not isinstance(id_, bool):
-            return id_
-    return None
 
 
 async def vetted(src: asyncio.StreamReader, dst: asyncio.StreamReader, out: asyncio.StreamWriter) -> None:

@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..blocks import ImageBlock, TextBlock, ToolUseBlock
-from ..execute import Executor
 from ..extras import require
-from ..options import AgentOptions
-from ..tools.base import Tool
+from .serve_stdio import Serving, serve_stdio
+
+if TYPE_CHECKING:  # (imported when the server is built, after `initialize` is answered)
+    from ..execute import Executor
+    from ..options import AgentOptions
+    from ..tools.base import Tool
 
 
 def build_executor(options: AgentOptions) -> tuple[list[Tool], Executor]:
@@ -54,12 +57,36 @@ def to_mcp_content(content: Any) -> list[Any]:
     return out
 
 
+# What the server declares (one place: the SDK server is given these, and stdio's early answer to
+# `initialize` says them before the SDK is loaded).
+CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  # the SDK's, oldest first
+
+
+def server_info() -> dict[str, Any]:
+    from .. import __version__
+
+    return {"name": "loopwright", "version": __version__}
+
+
+def early_answer(params: Any) -> dict[str, Any] | None:
+    """The result of `initialize` with these params, as the SDK would answer it (its version
+    negotiation: the client's version when the server speaks it, else the newest), or None for
+    params not plainly well-formed (the SDK then answers, with its error)."""
+    if not isinstance(params, dict):
+        return None
+    version, info = params.get("protocolVersion"), params.get("clientInfo")
+    if not (isinstance(version, str) and isinstance(params.get("capabilities"), dict) and isinstance(info, dict)
+            and isinstance(info.get("name"), str) and isinstance(info.get("version"), str)):
+        return None
+    return {"protocolVersion": version if version in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
+            "capabilities": CAPABILITIES, "serverInfo": server_info()}
+
+
 def make_server(tools: list[Tool], executor: Executor) -> Any:
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
-
-    from .. import __version__
 
     listed = [types.Tool(name=t.name, description=t.description, input_schema=t.input_schema,
                          annotations=types.ToolAnnotations(read_only_hint=t.read_only,
@@ -78,26 +105,38 @@ def make_server(tools: list[Tool], executor: Executor) -> Any:
         r = outcome.results[0]
         return types.CallToolResult(content=to_mcp_content(r.content), is_error=bool(r.is_error))
 
-    return Server("loopwright", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
+    info = server_info()
+    return Server(info["name"], version=info["version"], on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def serve_main(options: AgentOptions) -> int:
-    require("loopwright mcp serve", "mcp", "mcp", "mcp_types")
-    import anyio
-    from mcp.server.stdio import stdio_server
+def initialization_options() -> Any:
+    """The SDK's InitializationOptions from CAPABILITIES and server_info()."""
+    import mcp_types as types
+    from mcp.server.models import InitializationOptions
 
+    info = server_info()
+    return InitializationOptions(server_name=info["name"], server_version=info["version"],
+                                 capabilities=types.ServerCapabilities.model_validate(CAPABILITIES))
+
+
+def load(options: AgentOptions) -> Serving:
+    """Import the SDK, build the tools and the server: what serving needs, after `initialize`."""
     tools, executor = build_executor(options)
     server = make_server(tools, executor)
 
-    async def run() -> None:
-        try:
-            async with stdio_server() as (read, write):
-                await server.run(read, write, server.create_initialization_options())
-        finally:
-            if executor.ctx.state.bash.shells:  # background shells end with the server
-                from ..tools.bash import kill_all_shells
+    async def run(read: Any, write: Any) -> None:
+        await server.run(read, write, initialization_options())
 
-                await kill_all_shells(executor.ctx)
+    async def close() -> None:
+        if executor.ctx.state.bash.shells:  # background shells end with the server
+            from ..tools.bash import kill_all_shells
 
-    anyio.run(run)
-    return 0
+            await kill_all_shells(executor.ctx)
+
+    return Serving(run, close)
+
+
+def serve_main(options: AgentOptions) -> int:
+    """`loopwright mcp serve`: serve on stdio until the client closes it."""
+    require("loopwright mcp serve", "mcp", "mcp", "mcp_types")
+    return serve_stdio(lambda: load(options), early_answer)

@@ -1,0 +1,228 @@
+"""Room: cli. Owns `loopwright mcp serve`'s stdio transport: the client's lines, vetted, into the MCP
+SDK's server, and `initialize` answered at once; may import protolines, mcp.server and the MCP SDK.
+
+A client's bad line never ends the server (issue 40): each line is bounded in size (a longer one is
+read to its end and dropped, never held whole) and in nesting depth (protolines), checked against
+JSON-RPC 2.0's envelope and then the SDK's message types, and a bad request is answered with
+JSON-RPC's error — -32700 for what is no JSON, -32600 for what is no request (by its id when it
+has a usable one, else null); a bad notification or response is only logged to stderr. Only
+well-formed messages reach the SDK, which answers unknown methods (-32601) and bad params (-32602).
+
+Importing the SDK takes ~0.5 s, longer than a client like Claude Code waits before it calls the
+server's tools, so the transport answers a well-formed `initialize` itself, before the SDK is loaded
+and the tools are built (`early_answer`, which server.py derives from the same declarations the SDK
+server gets; tests/mcp check the two agree). The SDK still sees that `initialize` (its session
+needs the client's capabilities and version) and its own answer is dropped — after a check that it
+says the same, with one stderr line if not.
+
+While serving, fd 0 reads the null device and fd 1 writes to stderr (the wire is on private
+duplicates), so nothing a tool prints reaches the client as a broken message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ..protolines import (
+    BadLine,
+    TooLong,
+    jsonrpc_answer_id,
+    jsonrpc_error,
+    jsonrpc_problem,
+    parse_line,
+    read_lines,
+)
+
+MAX_LINE = 32 * 1024 * 1024  # a Write of a large file fits; a runaway client's line does not
+
+
+def note(text: str) -> None:
+    """One line on stderr (the MCP client's log of this server)."""
+    print(f"loopwright mcp serve: {text}", file=sys.stderr, flush=True)
+
+
+class Wire:
+    """The private stdin/stdout the client speaks on; fd 0 and 1 are pointed elsewhere meanwhile."""
+
+    def __init__(self) -> None:
+        self.in_fd = os.dup(0)
+        self.out_fd = os.dup(1)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.dup2(2, 1)
+        self._lock = threading.Lock()
+
+    def write(self, data: bytes) -> None:
+        """Write whole lines (called from worker threads: the lock keeps lines whole)."""
+        with self._lock:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.out_fd, view):]
+
+    def close(self) -> None:
+        for fd, std in ((self.in_fd, 0), (self.out_fd, 1)):
+            try:
+                os.dup2(fd, std)
+                os.close(fd)
+            except OSError:
+                pass
+
+
+async def _reader(fd: int) -> asyncio.StreamReader:
+    """An asyncio reader of `fd`: a pipe is read by the event loop, anything else (a file) by a thread."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    stream = os.fdopen(fd, "rb", buffering=0, closefd=False)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
+    except ValueError:  # a regular file: no pipe transport for it
+        def pump() -> None:
+            while chunk := stream.read(1 << 16):
+                loop.call_soon_threadsafe(reader.feed_data, chunk)
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+        threading.Thread(target=pump, daemon=True).start()
+    return reader
+
+
+def vet(line: bytes | TooLong) -> tuple[dict[str, Any] | None, bytes | None]:
+    """(the message, None) for a well-formed JSON-RPC line, else (None, the error line to answer
+    with, or None when the bad line is a notification or a response)."""
+    if isinstance(line, TooLong):
+        note(f"skipped a message of {line.size:,} bytes (the limit is {MAX_LINE:,})")
+        if line.field("method") is not None or line.field("id") is None:
+            return None, jsonrpc_error(line.field("id"), -32600,
+                                       f"Invalid Request: message of {line.size:,} bytes, over the limit "
+                                       f"of {MAX_LINE:,}: not read")
+        return None, None
+    try:
+        msg = parse_line(line)
+    except BadLine as e:
+        note(f"skipped a line that is {e}: {line[:80]!r}")
+        return None, jsonrpc_error(None, -32700, f"Parse error: {e}")
+    problem = jsonrpc_problem(msg)
+    if problem is None:
+        return msg, None
+    note(f"skipped a line that is {problem}: {line[:80]!r}")
+    answer, id_ = jsonrpc_answer_id(msg)
+    return None, jsonrpc_error(id_, -32600, f"Invalid Request: {problem}") if answer else None
+
+
+class Serving:
+    """What `load` hands back once the SDK is imported and the server built: how to run it on a
+    pair of streams, and what to do when it ends."""
+
+    def __init__(self, run: Callable[[Any, Any], Any], close: Callable[[], Any]) -> None:
+        self.run = run
+        self.close = close
+
+
+def serve_stdio(load: Callable[[], Serving], early_answer: Callable[[Any], dict[str, Any] | None]) -> int:
+    """Serve on stdio until the client closes stdin. `load` (run in a worker thread, after the
+    first line has been read) imports the SDK and builds the server; `early_answer(params)` is the
+    result of an `initialize` with those params, or None when it is left to the SDK."""
+    import anyio
+
+    wire = Wire()
+
+    async def run() -> None:
+        inbox_send, inbox = anyio.create_memory_object_stream[dict[str, Any]](64)
+        early: dict[str, Any] = {}  # the id and result answered before the SDK was loaded
+        loaded = anyio.Event()
+
+        async def out(data: bytes) -> None:
+            await anyio.to_thread.run_sync(wire.write, data)
+
+        async def read_client() -> None:
+            reader = await _reader(wire.in_fd)
+            async with inbox_send:
+                async for line in read_lines(reader, MAX_LINE):
+                    if not isinstance(line, TooLong) and not line.strip():
+                        continue
+                    msg, reply = vet(line)
+                    if reply is not None:
+                        await out(reply)
+                    if msg is None:
+                        continue
+                    if (msg.get("method") == "initialize" and "id" in msg and not loaded.is_set()
+                            and not early and (result := early_answer(msg.get("params"))) is not None):
+                        early.update(id=msg["id"], result=result)
+                        await out(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode() + b"\n")
+                    await inbox_send.send(msg)
+
+        async def serve() -> None:
+            try:
+                serving = await anyio.to_thread.run_sync(load)
+            except Exception as e:  # settings the server cannot run with: said once, and the server ends
+                note(str(e))
+                failed.append(e)
+                tg.cancel_scope.cancel()
+                return
+            loaded.set()
+            import mcp_types as types
+            from mcp.shared.message import SessionMessage
+            from pydantic import ValidationError
+
+            to_sdk_send, to_sdk = anyio.create_memory_object_stream[Any](0)
+            from_sdk, from_sdk_recv = anyio.create_memory_object_stream[Any](0)
+
+            async def feed() -> None:
+                async with to_sdk_send, inbox:
+                    async for msg in inbox:
+                        try:
+                            message = types.jsonrpc_message_adapter.validate_python(msg, by_name=False)
+                        except ValidationError as e:
+                            answer, id_ = jsonrpc_answer_id(msg)
+                            errors = e.errors()
+                            problem = (f"{'.'.join(map(str, errors[0]['loc']))}: {errors[0]['msg']}" if errors
+                                       else str(e))
+                            note(f"skipped a message the MCP types refuse ({problem})")
+                            if answer:
+                                await out(jsonrpc_error(id_, -32600, f"Invalid Request: {problem}"))
+                            continue
+                        await to_sdk_send.send(SessionMessage(message))
+
+            drained = anyio.Event()
+
+            async def drain() -> None:
+                try:
+                    async for sm in from_sdk_recv:
+                        wire_msg = sm.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+                        if early and "method" not in wire_msg and wire_msg.get("id") == early["id"]:
+                            if wire_msg.get("result") != early["result"]:
+                                note(f"the SDK's initialize answer {wire_msg} differs from the one sent "
+                                     f"{early['result']}")
+                            early.clear()  # dropped: the client has its answer
+                            continue
+                        await out(json.dumps(wire_msg, separators=(",", ":")).encode() + b"\n")
+                finally:
+                    drained.set()
+
+            try:
+                async with anyio.create_task_group() as inner:
+                    inner.start_soon(feed)
+                    inner.start_soon(drain)
+                    async with from_sdk:  # closed when the server ends: drain writes what is left, then ends
+                        await serving.run(to_sdk, from_sdk)
+                    await drained.wait()
+                    inner.cancel_scope.cancel()  # (feed only waits on a client that stopped being read)
+            finally:
+                await serving.close()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read_client)
+            tg.start_soon(serve)
+
+    failed: list[Exception] = []
+    try:
+        anyio.run(run)
+    finally:
+        wire.close()
+    return 2 if failed else 0
