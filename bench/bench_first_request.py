@@ -50,6 +50,7 @@ from loopwright.testing import ScriptedServer
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+SRC = str(ROOT / "src")  # this checkout's package, not the venv's install (which may be another tree)
 MODEL = "claude-sonnet-4-5"
 ENTRY = "import sys; from loopwright.cli import main; sys.exit(main())"
 # --stream-json: loopwright as the Agent SDKs start it (a process per session), one user message on stdin
@@ -61,7 +62,7 @@ SDK_MESSAGE = json.dumps({"type": "user", "message": {"role": "user", "content":
 @dataclass
 class Series:
     label: str
-    pythonpath: str | None  # None: the installed (working tree) package
+    pythonpath: str | None  # None: this checkout's src (SRC)
     entry: list[str] = field(default_factory=lambda: ["-c", ENTRY])  # what python runs: loopwright's CLI, or the floor
     first: list[float] = field(default_factory=list)
     wall: list[float] = field(default_factory=list)
@@ -86,10 +87,7 @@ def child_env(s: Series, srv: ScriptedServer, home: Path) -> dict[str, str]:
     for k in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy",
               "PYTHONDONTWRITEBYTECODE"):  # .pyc files are used, as in any installed package
         env.pop(k, None)
-    if s.pythonpath:
-        env["PYTHONPATH"] = s.pythonpath
-    else:
-        env.pop("PYTHONPATH", None)
+    env["PYTHONPATH"] = s.pythonpath or SRC
     return env
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_first_request import ENTRY, MODEL, Series, child_env, cli_args, extract_src  # noqa: E402
+from bench_first_request import ENTRY, MODEL, SRC, Series, child_env, cli_args, extract_src  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -51,8 +51,7 @@ assert r.subtype == "success" and r.num_turns == {turns}, r.subtype
 def instructions(turns: int, sync: bool, pythonpath: str | None) -> int:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONHASHSEED"] = "0"  # the same dict and set layouts each run: counts repeat to ~0.1%, not ±2%
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath
+    env["PYTHONPATH"] = pythonpath or SRC  # None: this checkout's src, not the venv's install
     code = CODE.format(bench=str(HERE), sync=sync, turns=turns)
     p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", code],
                        env=env, capture_output=True, text=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_first_request import extract_src  # noqa: E402
+from bench_first_request import SRC, extract_src  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CODE = """
@@ -54,7 +54,7 @@ def main() -> None:
     res: dict[str, list[dict[str, float]]] = {k: [] for k in trees}
     for _ in range(args.runs):
         for label, path in trees.items():
-            e = {**env, "PYTHONPATH": path} if path else env
+            e = {**env, "PYTHONPATH": path or SRC}  # None: this checkout's src, not the venv's install
             p = subprocess.run([sys.executable, "-c", CODE.format(bench=str(HERE), turns=args.turns)], env=e,
                                capture_output=True, text=True, check=True)
             res[label].append(json.loads(p.stdout))

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_first_request import extract_src  # noqa: E402
+from bench_first_request import SRC, extract_src  # noqa: E402
 from measure import serve_and_run  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -38,8 +38,7 @@ def one(repo: Path, home: Path, n: int, pythonpath: str | None) -> list[float]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_")) and k != "PYTHONDONTWRITEBYTECODE"}
     env.update(ANTHROPIC_API_KEY="test", HOME=str(home), NO_PROXY="127.0.0.1,localhost")
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath
+    env["PYTHONPATH"] = pythonpath or SRC  # None: this checkout's src, not the venv's install
     proc, served = serve_and_run(
         turns_for(repo, n),
         lambda url: ["env", f"ANTHROPIC_BASE_URL={url}", sys.executable, "-c", ENTRY, "-p", "go", "--model", "claude-sonnet-4-5", "--output-format",
