@@ -5,8 +5,8 @@
 Each case runs `lw.run` under `valgrind --tool=callgrind` at two turn counts of the zero-latency
 scripted model of bench_overhead.py; (instructions at the larger - at the smaller) / the turns
 between them is the per-turn cost with the run's start-up cancelled out. Cases: an async no-op
-tool (the loop's own cost) and a sync no-op `@lw.tool` handler (with its thread hand-off, or
-none once proven quick: tools.base Tool._run_sync). Every thread's instructions count (callgrind
+tool (the loop's own cost) and a sync no-op `@lw.tool` handler (with its thread hand-off:
+threads.run_in_worker). Every thread's instructions count (callgrind
 runs them one at a time). `--before REF` counts the `src/` of git revision REF beside the
 working tree's. Bytecode is compiled and used (PYTHONDONTWRITEBYTECODE unset, one warm-up run).
 `--start` adds the instructions of a whole one-call `loopwright -p` process against the loopback

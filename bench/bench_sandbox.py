@@ -40,7 +40,8 @@ from typing import Any
 import loopwright as lw
 from loopwright import sandbox as sbx
 from loopwright.testing import ScriptedServer
-from loopwright.tools.base import INLINE_WAIT_S, ToolContext, run_in_worker
+from loopwright.threads import INLINE_WAIT_S, run_in_worker
+from loopwright.tools.base import ToolContext
 from loopwright.tools.bash import bash
 
 HERE = Path(__file__).resolve().parent

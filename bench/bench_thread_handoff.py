@@ -8,12 +8,11 @@ rounds (interleaved, so a noisy neighbour hits them all alike):
 - inline: no thread (the floor);
 - run_in_executor: a ThreadPoolExecutor (concurrent.futures.Future + wrap_future chaining);
 - to_thread-style pool with copy_context: what Tool.call did before;
-- run_in_worker (loopwright.tools.base): idle worker threads, a SimpleQueue each; with no
+- run_in_worker (loopwright.threads): idle worker threads, a SimpleQueue each; with no
   wait (a batch's calls) the result comes by loop.call_soon_threadsafe into an asyncio Future;
   a lone call first waits up to INLINE_WAIT_S on a lock (the loop thread woken directly);
-- Tool.call of a trivial sync tool: inline (the floor), in a worker (a new handler, or one that was
-  once slow), and proven quick (after PROVE_CALLS quick calls it runs on the loop: what a lone
-  call of a quick handler costs now).
+- Tool.call of a trivial sync tool: inline (the floor) and in a worker (what a lone call of a
+  sync handler costs: it always runs in a worker).
 Then, with perf (and hardware counters), instructions, CPU time and context switches per call
 of the old and the new hand-off: figures a busy machine does not move. Writes
 bench/results/thread_handoff.md.
@@ -36,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import loopwright as lw
-from loopwright.tools.base import INLINE_WAIT_S, ToolContext, run_in_worker
+from loopwright.threads import INLINE_WAIT_S, run_in_worker
+from loopwright.tools.base import ToolContext
 
 
 async def _time(n: int, once: Callable[[], Awaitable[Any]]) -> float:
@@ -67,10 +67,8 @@ def measure(n: int, rounds: int) -> dict[str, float]:
             f"run_in_worker, wait {INLINE_WAIT_S * 1000:g} ms (a lone call in a worker)":
                 lambda: run_in_worker(int, wait=INLINE_WAIT_S),
             "Tool.call, inline": lambda: tool.call({}, ctx),
-            "Tool.call, in a worker (a new or once-slow handler)":
+            "Tool.call, in a worker (a lone call)":
                 lambda: in_worker.call({}, ctx, in_thread=True, wait=INLINE_WAIT_S),
-            "Tool.call, proven quick (on the loop: a lone call, now)":
-                lambda: tool.call({}, ctx, in_thread=True, wait=INLINE_WAIT_S),
         }
 
     times: dict[str, list[float]] = {}
@@ -86,17 +84,15 @@ def measure(n: int, rounds: int) -> dict[str, float]:
 
 
 def _worker_tool() -> lw.Tool:
-    """A trivial sync tool that stays in worker threads (as one that was once slow on the loop)."""
-    tool = lw.Tool("t", "t", {"type": "object", "properties": {}}, lambda x: "ok")
-    tool._prove = 1 << 62
-    return tool
+    """A trivial sync tool."""
+    return lw.Tool("t", "t", {"type": "object", "properties": {}}, lambda x: "ok")
 
 
 def _only(kind: str, n: int) -> None:
     """Run one mechanism n times (for perf stat)."""
     pool = ThreadPoolExecutor(4)
 
-    tools = {"tool-worker": _worker_tool(), "tool-quick": lw.Tool("t", "t", {"type": "object"}, lambda x: "ok")}
+    tools = {"tool-worker": _worker_tool()}
     ctx = ToolContext(Path("."))
 
     async def go() -> None:
@@ -107,9 +103,9 @@ def _only(kind: str, n: int) -> None:
             if kind == "executor":
                 await loop.run_in_executor(pool, contextvars.copy_context().run, int)
             elif kind == "worker":
-                await run_in_worker(contextvars.copy_context().run, int, wait=INLINE_WAIT_S)
+                await run_in_worker(int, wait=INLINE_WAIT_S)  # (in a copy of the context, as the executor's)
             elif kind == "worker-nowait":
-                await run_in_worker(contextvars.copy_context().run, int)
+                await run_in_worker(int)
 
     asyncio.run(go())
     pool.shutdown()
@@ -122,7 +118,7 @@ def perf_counts(n: int) -> dict[str, dict[str, float]] | None:
     if shutil.which("perf") is None:
         return None
     out: dict[str, dict[str, float]] = {}
-    for kind in ("executor", "worker-nowait", "worker", "tool-worker", "tool-quick"):
+    for kind in ("executor", "worker-nowait", "worker", "tool-worker"):
         counts = []
         for calls in (0, n):
             p = subprocess.run(["perf", "stat", "-x,", "-e", "instructions,task-clock,context-switches", sys.executable,
@@ -153,17 +149,14 @@ def main() -> None:
              "|---|---:|"]
     lines += [f"| {k} | {v:.1f} |" for k, v in res.items()]
     inline = res["Tool.call, inline"]
-    lines.append(f"| cost of the thread in Tool.call | {res['Tool.call, in a worker (a new or once-slow handler)'] - inline:+.1f} |")
-    lines.append(f"| cost of the proof in Tool.call (proven quick) | "
-                 f"{res['Tool.call, proven quick (on the loop: a lone call, now)'] - inline:+.1f} |")
+    lines.append(f"| cost of the thread in Tool.call | {res['Tool.call, in a worker (a lone call)'] - inline:+.1f} |")
     counts = perf_counts(args.n)
     if counts:
         # (instructions only where the machine has hardware counters: not in most VMs)
         lines += ["", f"| per call (perf stat over {args.n} calls, all threads) | instructions | CPU µs | "
                       "context switches |", "|---|---:|---:|---:|"]
         names = {"executor": "run_in_executor + copy_context (before)", "worker-nowait": "run_in_worker, no wait",
-                 "worker": "run_in_worker, wait (a lone call)", "tool-worker": "Tool.call, in a worker",
-                 "tool-quick": "Tool.call, proven quick (on the loop, now)"}
+                 "worker": "run_in_worker, wait (a lone call)", "tool-worker": "Tool.call, in a worker"}
         for k, c in counts.items():
             ins = f"{c['instructions']:,.0f}" if "instructions" in c else "n/a"
             lines.append(f"| {names[k]} | {ins} | {c['task-clock'] * 1000:.1f} | {c.get('context-switches', 0):.1f} |")

@@ -21,7 +21,8 @@ from .gate import Allow, Deny, Permissions
 from .hooks import RunHooks
 from .models.base import invalid_input_error
 from .telemetry import NULL, Observer
-from .tools.base import INLINE_WAIT_S, Tool, ToolContext, ToolOutput
+from .threads import INLINE_WAIT_S
+from .tools.base import Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:
     from .event_types import PermissionDenial
@@ -182,9 +183,9 @@ class Executor:
         tool_input, refused = await self._gate(use, out)
         if refused is not None:
             return refused
-        # A sync handler runs in a worker thread (as in batches) until proven quick, so a slow one
-        # cannot block the event loop for more than INLINE_WAIT_S and an interrupt is answered;
-        # the thread finishes on its own (Tool._run_sync; costs: bench/bench_thread_handoff.py).
+        # A sync handler runs in a worker thread (as in batches), so a slow one cannot block the
+        # event loop for more than INLINE_WAIT_S and an interrupt is answered; the thread finishes
+        # on its own (threads.run_in_worker; costs: bench/bench_thread_handoff.py).
         result = await self._run(use, tool_input, INLINE_WAIT_S)
         self._halt(out)
         return result

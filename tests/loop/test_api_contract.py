@@ -16,7 +16,7 @@ import pydantic
 import pytest
 
 import loopwright as lw
-from loopwright.tools.base import to_output
+from loopwright.tools.output import to_output
 from tests.helpers import text, use
 
 NOOP = lw.Tool("noop", "does nothing", {"type": "object", "properties": {}}, lambda x: "ok")

@@ -734,7 +734,7 @@ def test_slow_sync_tool_does_not_block_an_interrupt(read_only: bool) -> None:
 
 
 def test_run_in_worker_results_errors_and_busy_threads() -> None:
-    from loopwright.tools.base import run_in_worker
+    from loopwright.threads import run_in_worker
 
     def boom() -> None:
         raise ValueError("boom")

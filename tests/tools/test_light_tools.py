@@ -15,9 +15,10 @@ import pytest
 from tests.project.test_startup_imports import modules_of_one_call, modules_of_sdk_call
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "loopwright"
-# What building the tool set may load of loopwright.tools: the definitions and the base.
-LIGHT = {"loopwright.tools", "loopwright.tools.base", "loopwright.tools.builtin", "loopwright.tools.grep",
-         "loopwright.tools.web"}
+# What building the tool set may load of loopwright.tools: the definitions and the base (Tool, what
+# a call returns, its input check).
+LIGHT = {"loopwright.tools", "loopwright.tools.base", "loopwright.tools.output", "loopwright.tools.schema",
+         "loopwright.tools.builtin", "loopwright.tools.grep", "loopwright.tools.web"}
 
 
 def _file(module: str) -> Path:

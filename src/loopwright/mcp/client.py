@@ -206,7 +206,7 @@ class McpRuntime:
 def schema_problem(schema: Any) -> str | None:
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return "is not a JSON Schema with type \"object\""
-    from ..tools.base import remote_refs
+    from ..tools.schema import remote_refs
 
     refs = remote_refs(schema)
     if refs:  # never fetched: the server would make this machine send requests for it

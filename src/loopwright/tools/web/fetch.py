@@ -22,7 +22,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..base import ToolContext, ToolError, run_in_worker
+from ...threads import run_in_worker
+from ..base import ToolContext, ToolError
 
 if TYPE_CHECKING:  # the rest of the room loads at the first call: default_tools() stays light
     from .fetcher import Redirect

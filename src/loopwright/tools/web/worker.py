@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from ..base import run_in_worker
+from ...threads import run_in_worker
 
 IDLE = 2
 MEMORY_BYTES = 2 << 30  # address space of a worker: a 10 MB page's conversion needs a few hundred MB
