@@ -1,6 +1,6 @@
 """Room: bases (hooks). Owns running one hook: a Python callable (sync in a daemon thread, or async)
 or a shell command (Claude Code's stdin JSON and exit-code protocol), each under its timeout; may
-import hooks.config, hooks.output and telemetry.
+import hooks.config, hooks.output, telemetry and threads (the one thread runner).
 
 A hook that times out or crashes is reported through `report` and never hangs the run; a
 timed-out command's process group is killed."""
@@ -13,11 +13,11 @@ import inspect
 import json
 import os
 import signal
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 from ..telemetry import trace_env
+from ..threads import run_in_worker
 from .config import CommandHook, HookCallback, HookContext
 from .output import Outcome, cap, python_names
 
@@ -58,7 +58,7 @@ async def _call(fn: HookCallback, payload: dict[str, Any], tool_use_id: str | No
     args = (payload, tool_use_id, context)[:max(1, min(n, 3))]
     if inspect.iscoroutinefunction(fn):
         return await fn(*args)
-    value = await _in_daemon_thread(fn, *args)  # a slow sync hook must not block the loop
+    value = await run_in_worker(fn, *args)  # a slow sync hook must not block the loop (a daemon thread)
     if inspect.isawaitable(value):
         value = await value
     return value
@@ -122,28 +122,6 @@ def decode(event: str, label: str, code: int, stdout: str, stderr: str, report: 
         report(event, label, "error", f"exited with status {code}: {cap(msg, 2000)}")
         outcome.failed = True  # a non-blocking error, as in Claude Code (no `error`: not fail-closed)
     return outcome
-
-
-async def _in_daemon_thread(fn: Callable[..., Any], *args: Any) -> Any:
-    """Run a sync hook in a daemon thread: unlike the default executor, a hook still running
-    after its timeout does not hold up the end of asyncio.run()."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-
-    def settle(ok: bool, value: Any) -> None:
-        if not future.done():
-            future.set_result(value) if ok else future.set_exception(value)
-
-    def work() -> None:
-        try:
-            value, ok = fn(*args), True
-        except BaseException as e:  # delivered to the awaiting task
-            value, ok = e, False
-        with contextlib.suppress(RuntimeError):  # the loop may be closed by now
-            loop.call_soon_threadsafe(settle, ok, value)
-
-    threading.Thread(target=work, name="loopwright-hook", daemon=True).start()
-    return await future
 
 
 def _kill_group(pid: int) -> None:
