@@ -10,7 +10,7 @@ import urllib.request
 
 try:
     with urllib.request.urlopen(sys.argv[1], timeout=30) as r:  # noqa: S310 - a test's loopback URL
-        print(r.status)
+        print(r.status, file=sys.stderr)
 except urllib.error.HTTPError as e:
-    print(e.code)
+    print(e.code, file=sys.stderr)
     sys.exit(1)

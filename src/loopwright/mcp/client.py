@@ -82,12 +82,22 @@ def _sdk_logs_to_file() -> None:
 class McpRuntime:
     """The servers of one run and the loopwright Tools they give."""
 
-    def __init__(self, configs: list[ServerConfig], cwd: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, configs: list[ServerConfig], cwd: Path, env: dict[str, str] | None = None,
+                 authorizer: Any = None) -> None:
+        """`authorizer` (oauth.Authorizer): how a login's browser step is done in this run; by default
+        only when LOOPWRIGHT_MCP_AUTHORIZE=browser says so (else a server needing one is needs-auth)."""
         _sdk_logs_to_file()
         self.cwd = cwd
         self.env = {**os.environ, **(env or {})}
-        self.connections = [Connection(c, cwd, self.env) for c in configs]
         self.warnings: list[str] = []
+        if authorizer is None and any(c.type in ("http", "sse") for c in configs):
+            from .oauth import authorizer_from_env
+
+            try:
+                authorizer = authorizer_from_env(self.env)
+            except ValueError as e:
+                self._warn(str(e))
+        self.connections = [Connection(c, cwd, self.env, authorizer) for c in configs]
         self.parts, self.clashes = naming.unique_server_parts([c.name for c in configs])
 
     def status(self) -> list[dict[str, Any]]:
@@ -100,6 +110,10 @@ class McpRuntime:
         import importlib.util
 
         timeout = env_seconds("MCP_TIMEOUT", START_TIMEOUT_MS)
+        if any(c.authorizer is not None for c in self.connections):  # a person may be logging in meanwhile
+            from .oauth import LOGIN_TIMEOUT_S
+
+            timeout = max(timeout, LOGIN_TIMEOUT_S)
         sdk_missing = importlib.util.find_spec("mcp") is None
         starting: list[Connection] = []
         for conn in self.connections:
@@ -137,6 +151,9 @@ class McpRuntime:
         """Start the servers and return their tools, less those whose names the run has already
         (with a warning). Whatever did start is ended by `aclose`, even if this is cancelled."""
         await self.start()
+        for c in self.connections:
+            if c.status == "needs-auth" and c.error:
+                self._warn(c.error)
         added: list[Tool] = []
         for t in self.tools():
             if t.name in taken:

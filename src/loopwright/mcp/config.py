@@ -3,7 +3,7 @@
 MCP server configuration in Claude Code's format: `{"mcpServers": {name: {...}}}`.
 
     stdio  {"command": "npx", "args": [...], "env": {...}, "cwd": "..."}   ("type": "stdio" optional)
-    http   {"type": "http", "url": "https://...", "headers": {...}}          (streamable HTTP)
+    http   {"type": "http", "url": "https://...", "headers": {...}, "oauth": {...}}   (streamable HTTP)
     sse    {"type": "sse", "url": "https://...", "headers": {...}}           (legacy SSE)
     sdk    an in-process server from `create_sdk_mcp_server` (Python only)
 
@@ -39,6 +39,7 @@ from . import MCP_JSON
 if TYPE_CHECKING:
     from ..options import AgentOptions
     from ..settings import Settings
+    from .oauth import OAuthConfig
 
 TRANSPORTS = ("stdio", "http", "sse", "sdk")
 SCOPES = ("local", "project", "user")
@@ -58,6 +59,7 @@ class ServerConfig:
     cwd: str | None = None
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    oauth: OAuthConfig | None = None  # the `oauth` keys of an http/sse server (mcp/oauth.py)
     instance: Any = None  # an in-process server (type "sdk")
     scope: str = "dynamic"  # dynamic (options, --mcp-config) | local | project | user
     source: str = ""  # the file (or flag) it came from
@@ -130,6 +132,10 @@ def parse_server(name: str, raw: Any, *, scope: str = "dynamic", source: str = "
             if not cfg.url.startswith(("http://", "https://")):
                 raise ValueError(f"{where}: \"url\" must start with http:// or https://, got {cfg.url!r}")
             cfg.headers = _str_map(raw.get("headers", {}), env, f"{where} headers")
+            if "oauth" in raw:
+                from .oauth import parse_oauth
+
+                cfg.oauth = parse_oauth(raw["oauth"], where, lambda v, w: expand(v, env, w))
     except ValueError as e:
         cfg.error = str(e)
     return cfg

@@ -53,8 +53,10 @@ def _reason(e: BaseException) -> str:
 class Connection:
     """One server: its status, its tools, and (for a real server) the task owning the client."""
 
-    def __init__(self, cfg: ServerConfig, cwd: Path, env: dict[str, str]) -> None:
+    def __init__(self, cfg: ServerConfig, cwd: Path, env: dict[str, str], authorizer: Any = None) -> None:
         self.cfg, self.name = cfg, cfg.name
+        self.authorizer = authorizer  # oauth.Authorizer: this run may do a login's browser step
+        self.login_needed = False  # the server asked for a login this run may not do (needs-auth)
         self.cwd, self.env = cwd, env
         self.status = "pending"
         self.error: str | None = None
@@ -110,6 +112,12 @@ class Connection:
         except asyncio.CancelledError:
             raise
         except BaseException as e:  # noqa: BLE001 - any start failure only fails this server
+            if self.login_needed:
+                from .oauth import login_line
+
+                self.fail(login_line(self.name))
+                self.status = "needs-auth"
+                return
             why = f"did not start within {timeout:g} s (MCP_TIMEOUT)" if isinstance(e, TimeoutError) else _reason(e)
             tail = self.tail
             self.fail(f"{why}{f'; stderr: {tail}' if tail else ''}")
@@ -177,18 +185,30 @@ class Connection:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
-            http = await stack.enter_async_context(create_mcp_http_client(headers=cfg.headers or None))
+            http = await stack.enter_async_context(create_mcp_http_client(headers=cfg.headers or None,
+                                                                          auth=self._auth()))
             transport = streamable_http_client(cfg.url, http_client=http)
         else:
             from mcp.client.sse import sse_client
 
-            transport = sse_client(cfg.url, headers=cfg.headers or None)
+            transport = sse_client(cfg.url, headers=cfg.headers or None, auth=self._auth())
         from mcp_types import Implementation
 
         from .. import __version__
 
         client = Client(transport, cache=None, client_info=Implementation(name="loopwright", version=__version__))
         return await stack.enter_async_context(client)
+
+    def _auth(self) -> Any:
+        """The server's OAuth client (oauth.py), unless its configuration sends its own Authorization."""
+        if any(k.lower() == "authorization" for k in self.cfg.headers):
+            return None
+        from .oauth import provider
+
+        def needed() -> None:
+            self.login_needed = True
+
+        return provider(self.name, self.cfg.url, self.cfg.oauth, self.authorizer, needed)
 
     async def _list(self, client: Any) -> None:
         tools: list[Any] = []
