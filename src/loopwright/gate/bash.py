@@ -1,4 +1,4 @@
-"""Room: bases (the gate). Owns the Bash verdicts (what a command may run without asking); may import bashcheck, bashparse, workspace and the gate's lower modules.
+"""Room: bases (the gate). Owns the Bash verdicts (what a command may run without asking); may import bashcheck, bashparse, workspace and the gate's lower modules (gate.gitconfig among them).
 
 A command is parsed (bashparse) and what it reads, writes and runs is found (bashcheck); deny
 and ask rules meet every part and every path, the mode's checks come next (plan runs read-only
@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..workspace import HARMLESS_READS, HARMLESS_WRITES, kernel_path
+from .gitconfig import configured_program
 from .judge import Judge
 from .rules import Rule, command_matches
 from .verdict import ALLOW, Verdict
@@ -250,6 +251,9 @@ def _git_repo_problem(g: Judge, c: bashparse.SimpleCommand, parsed: bashparse.Pa
         if bare is not None:
             return (f"{bare} looks like a bare git repository; git would obey its config, which can "
                     "run programs (bare repository attack)")
+        why = configured_program(real)  # issue 40: core.fsmonitor, diff.external, pagers, filters, ...
+        if why is not None:
+            return why
     return None
 
 
