@@ -121,6 +121,10 @@ class StreamEvent:
     parent_tool_use_id: str | None = None
 
 
+def _clip(text: str | None, limit: int = 200) -> str | None:
+    return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
 @dataclass(slots=True)
 class ResultMessage(Generic[OutputT]):
     """The last message of every run: how it ended (subtype), the final history, turns, calls, cost
@@ -151,6 +155,15 @@ class ResultMessage(Generic[OutputT]):
     # pydantic model instance when AgentOptions.output_type is set.
     structured_output: Any = None
     has_structured_output: bool = False  # the run had an output type or schema: `output` is structured_output
+
+    def __repr__(self) -> str:
+        """How the run ended, first the reason when it failed; the history and per-call figures are
+        left out (they can be megabytes: read `messages` and `call_usage`)."""
+        said = (f"errors={self.errors!r}" if self.is_error and self.errors
+                else f"result={_clip(self.result)!r}")
+        return (f"ResultMessage(subtype={self.subtype!r}, {said}, num_turns={self.num_turns}, "
+                f"model_calls={self.model_calls}, total_cost_usd={self.total_cost_usd}, "
+                f"session_id={self.session_id!r})")
 
     @property
     def output(self) -> OutputT:

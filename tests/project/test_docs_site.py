@@ -81,7 +81,7 @@ def field_docs(cls: type) -> dict[str, str]:
     node = ast.parse(inspect.getsource(cls)).body[0]
     assert isinstance(node, ast.ClassDef)
     out: dict[str, str] = {}
-    for stmt, nxt in zip(node.body, [*node.body[1:], None]):
+    for stmt, nxt in zip(node.body, [*node.body[1:], None], strict=True):
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             doc = nxt.value.value if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) else ""
             out[stmt.target.id] = str(doc)

@@ -123,6 +123,12 @@ class WorkflowResult:
     def is_error(self) -> bool:
         return self.subtype == "error_during_execution"
 
+    def __repr__(self) -> str:
+        """How it ended, first the error when it failed; the per-node detail is in the fields."""
+        said = f"error={self.error!r}" if self.error else f"output={self.output!r}"
+        return (f"WorkflowResult(subtype={self.subtype!r}, {said}, path={self.path!r}, "
+                f"model_calls={self.model_calls}, max_calls={self.max_calls}, total_cost_usd={self.total_cost_usd})")
+
 
 class Runtime:
     """One run's bookkeeping and the enforcement of Def 7.1 (each node at most once, only nodes of V)."""
