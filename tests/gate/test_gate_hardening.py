@@ -107,3 +107,29 @@ def test_git_in_a_linked_worktree_reads_the_common_config(tmp_path: Path) -> Non
     p = Permissions("default", cwd=tmp_path / "wt", home=tmp_path / "home")
     assert p.evaluate("Bash", {"command": "git status"}).kind == "ask"
     assert not canary.exists()
+
+
+# --- plan mode goes through the same directory and symlink checks (issue 40, findings 1, 2, 5) ---
+
+PLAN_OUTSIDE = ["cd ../other && cat secret.txt", "cd ../other; git grep s3cret", "pushd ../other && ls",
+                "env -C ../other cat secret.txt", "git -C ../other show HEAD:secret.txt",
+                "git -C ../other status", "rg -L s3cret d", "grep -R s3cret d", "find -L d -name id_rsa"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize("command", PLAN_OUTSIDE)
+def test_plan_mode_asks_about_reading_elsewhere_by_moving_or_following_links(command: str, tmp_path: Path) -> None:
+    ws, other = tmp_path / "proj", tmp_path / "other"
+    (ws / "d").mkdir(parents=True)
+    other.mkdir()
+    _git("init", "-q", cwd=other)
+    (other / "secret.txt").write_text("s3cret\n")
+    _git("add", "secret.txt", cwd=other)
+    _git("commit", "-qm", "s", cwd=other)
+    (tmp_path / "home" / ".ssh").mkdir(parents=True)
+    os.symlink(tmp_path / "home" / ".ssh", ws / "d" / "keys")
+    p = Permissions("plan", cwd=ws, home=tmp_path / "home")
+    assert p.evaluate("Bash", {"command": command}).kind != "allow", command
+    # the same command kept inside the workspace, without following links, is approved
+    inside = command.replace("../other", "d").replace("-L ", "").replace("-R ", "-r ")
+    assert p.evaluate("Bash", {"command": inside}).kind == "allow", inside

@@ -139,10 +139,11 @@ def _bash_auto(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.P
             elif u.recursive and os.path.isdir(real) and (r := g.deny_below(real)) is not None:
                 return Verdict("ask", f"it reads everything under {u.shown}, where the deny rule {r} hides files",
                                code="denied_below", subject=u.command.name)
-    if g.mode != "plan" and not bare:
+    if not bare:  # plan mode too: its read-only commands must not read elsewhere either
         why = _chdir_problem(g, parsed) or _follow_problem(g, parsed)
         if why is not None:
             return Verdict("ask", why, code="outside")
+    if g.mode != "plan" and not bare:
         for c in parsed.commands:
             why = _part_problem(g, c, parsed)
             if why is not None:
