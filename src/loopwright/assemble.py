@@ -470,7 +470,8 @@ def build_gate(options: AgentOptions) -> tuple[list[Tool], Executor]:
     if not cwd.is_dir():
         raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory")
     config = build_run_config(options, cwd)
-    ctx = ToolContext(cwd, new_uuid(), add_dirs=config.add_dirs, env=config.env, deps=options.deps)
+    ctx = ToolContext(cwd, new_uuid(), add_dirs=config.add_dirs, env=config.env, sandbox=config.sandbox,
+                      deps=options.deps)
     config.permissions.advice = options.refusal_advice
     permissions: Permissions = config.permissions.for_state(ctx.state)
     tools = list(options.tools)

@@ -21,9 +21,10 @@ cli.render, never cli.headless.
   a short wait (ESC_WAIT) that tells the two apart.
 - Multi-line input: end a line with `\\` or press Ctrl-J for a newline; history is kept in
   $LOOPWRIGHT_HOME/repl_history.
-- Slash commands: /help, /clear, /compact [instructions], /resume [N|ID], /rewind [N|UUID], /expand [N],
-  /cost, /memory, /init, /exit; typing `/` opens a menu of them with the custom commands and skills
-  (cli/slash.py).
+- Slash commands: the built-ins of cli/commands/ (/help lists them, one line each; a command that
+  shows state opens a panel under the input box, Esc closes it), the custom commands and skills;
+  typing `/` opens a menu of them (cli/slash.py). `!cmd` runs a shell command through the Bash
+  tool's gate with no model call (cli/commands/shell.py); `# text` appends to the memory file.
 - Tool output: a few lines under each call, Ctrl-O or /expand N redraws it in full in place
   (cli/toolview.py). While a turn works, the status line shows time, what runs, tokens, cost and
   the window used (cli/statusline.py).
@@ -47,28 +48,14 @@ from ..client import LoopwrightClient
 from ..gate import Allow, Deny
 from ..messages import AssistantMessage, Message, ResultMessage, StreamEvent
 from ..options import AgentOptions
+from .commands import BUILTINS, Panel, find
 from .config import EXIT_USAGE, UsageError, build_options, check_sessions
 from .dialog import PermissionAsker
 from .questions import UserAsker
 from .render import visible
-from .slash import pick_session, replay, skill_prompt
+from .slash import skill_prompt
 from .statusline import CustomStatus, StatusLine
 from .toolview import Log, ReplRenderer
-
-HELP = """Commands:
-  /help            this help
-  /clear           start a new conversation (a new session)
-  /compact [text]  summarize the conversation so far to free context (text: what the summary should focus on)
-  /resume [N|ID]   list this directory's sessions, or continue one
-  /rewind [N|UUID] list the prompts of this session, or rewind files and conversation to before one
-  /expand [N]      show tool result N in full, in place (no N: all of them; Ctrl-O too)
-  /cost            tokens and cost of this conversation
-  /memory          the memory files (AGENTS.md, CLAUDE.md, LOOPWRIGHT.md) this session reads
-  /init            write a starter AGENTS.md in the working directory
-  /exit            quit (also Ctrl-D, or Ctrl-C twice)
-Keys: Enter sends · `\\` at the end of a line or Ctrl-J adds a newline · Esc or Ctrl-C interrupts a turn ·
-  Ctrl-O expands or collapses the tool output · Tab completes a /command.
-While the agent works, what you type is queued and delivered after the running tool calls finish."""
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 # A terminal sends an Alt key as ESC and the key in one write; a lone ESC is the Esc key. How
@@ -110,13 +97,16 @@ class Repl:
                                                review_plan=self.questions.review_plan))
         self.partial = ""  # streamed text not yet printed (no newline yet)
         self.streamed = False  # the current model call's text was shown while streaming
-        self.turn: asyncio.Task[None] | None = None
+        self.turn: asyncio.Task[Any] | None = None
         self.last_ctrl_c = 0.0
         self.started = time.monotonic()
         self.status = ""
         self.asker = PermissionAsker(options, lambda s: self.say(s), self.client)
         self.renderer: Any = None
         self.app: Any = None
+        self.panel: Panel | None = None  # a command's panel under the input box (Esc closes it)
+        self.shell_notes: list[str] = []
+        self.shell: asyncio.Task[None] | None = None  # a running `!` command  # `!` commands and their output, sent with the next prompt
 
     # --- state -----------------------------------------------------------------------------
 
@@ -141,8 +131,28 @@ class Repl:
 
     @property
     def dialog(self) -> Any:
-        """The open dialog: a permission question, else a question of the model's or its plan."""
-        return self.asker.dialog or self.questions.dialog
+        """The open dialog: a permission question, else a question of the model's or its plan, else
+        a command's panel."""
+        return self.asker.dialog or self.questions.dialog or self.panel
+
+    def open_panel(self, panel: Panel) -> None:
+        """Show a command's panel under the input box; Esc (or Enter, q) closes it."""
+        def close() -> None:
+            if self.panel is panel:
+                self.panel = None
+            if self.app is not None:
+                self.app.invalidate()
+
+        panel._close = close
+        self.panel = panel
+        self.log.text(visible(panel.text()) + "\n")  # (what the panel showed, for a redraw's record)
+        if self.app is None:  # no terminal (tests, a pipe): the panel is printed
+            print(panel.text(), flush=True)
+        else:
+            self.app.invalidate()
+
+    def start_turn(self, prompt: str) -> None:
+        self.turn = asyncio.create_task(self.run_turn(prompt))
 
     def _plan_mode_done(self, mode: str) -> None:
         """An approved plan: this run goes on in `mode` (ExitPlanMode), and so do the next prompts."""
@@ -164,7 +174,11 @@ class Repl:
         self.statusline.start()
         ticker = asyncio.create_task(self._tick())
         try:
-            await self.client.query(prompt)
+            if self.shell_notes:  # `!` commands since the last prompt go first, as Claude Code sends them
+                notes, self.shell_notes = self.shell_notes, []
+                await self.client.query([*({"type": "text", "text": n} for n in notes), {"type": "text", "text": prompt}])
+            else:
+                await self.client.query(prompt)
             async for msg in self.client.receive_response():
                 self.show(msg)
             while self.client.pending:  # sent while no tool ran: it becomes the next prompt
@@ -212,10 +226,14 @@ class Repl:
         self.renderer.show(msg)
 
     def interrupt(self) -> None:
+        if self.panel is not None:
+            self.panel.escape()
         if self.busy:
             self.say("  ⏹ interrupting…")
             self.asker.cancel()
             self.questions.cancel()
+            if self.shell is not None and not self.shell.done():  # a `!` command: its Bash call is cancelled
+                self.shell.cancel()
             self.client.interrupt()
 
     # --- slash commands -------------------------------------------------------------------------
@@ -223,43 +241,22 @@ class Repl:
     def cwd(self) -> str:
         return str(self.base_options.cwd or ".")
 
-    async def command(self, line: str) -> bool:
-        """Run a slash command. Returns False to exit."""
+    async def command(self, line: str, *, idle: bool = False) -> bool:
+        """Run a slash command. Returns False to exit. `idle`: it runs as the session's turn (started
+        at an idle prompt), so the prompt stays live and reads keys meanwhile."""
         cmd, _, arg = line[1:].partition(" ")
         arg = arg.strip()
         if cmd in ("exit", "quit"):
             return False
-        if self.busy and cmd not in ("help", "cost"):
+        builtin = find(cmd)
+        if self.busy and not idle and not (builtin is not None and builtin.busy_ok):
             self.say("  (a turn is running: press Esc to interrupt it first)")
             return True
-        if cmd == "help":
-            self.say(HELP)
-            from ..commands import find_commands
-
-            for c in find_commands(self.cwd(), self.base_options.setting_sources or []).values():
-                self.say(f"  /{c.name:<15} {c.description or c.path}")
-        elif cmd == "clear":
-            self.client.clear()
-            self.say("  ● new conversation")
-        elif cmd == "cost":
-            rs = self.client.results
-            inp = sum(r.usage.total_input_tokens for r in rs)
-            out = sum(r.usage.output_tokens for r in rs)
-            calls = sum(r.model_calls for r in rs)
-            self.say(f"  {len(rs)} prompts · {calls} model calls · {inp} input / {out} output tokens · "
-                     f"${self.client.total_cost_usd:.4f} · session {self.client.session_id or '(none yet)'}")
-        elif cmd == "compact":
-            await self.compact(arg)
-        elif cmd == "resume":
-            self.resume(arg)
-        elif cmd == "rewind":
-            await self.rewind(arg)
-        elif cmd == "expand":
-            self.expand(arg)
-        elif cmd == "memory":
-            self.show_memory()
-        elif cmd == "init":
-            self.init_agents_md()
+        if builtin is not None:
+            try:
+                await builtin.run(self, arg)
+            except Exception as e:  # noqa: BLE001 - a command's failure is said in one line, the REPL goes on
+                self.say(f"  ✗ /{cmd} failed: {type(e).__name__}: {e}")
         elif (custom := self.custom_command(line)) is not None:
             await self.run_turn(custom)
         elif (skill := skill_prompt(line, self.cwd(), self.base_options.setting_sources or [])) is not None:
@@ -267,6 +264,21 @@ class Repl:
         else:
             self.say(f"  unknown command /{cmd} (try /help)")
         return True
+
+    def run_shell(self, command: str) -> None:
+        """`!command`: through the Bash tool's gate, no model call (cli/commands/shell.py)."""
+        from .commands.shell import run_shell
+
+        async def shell() -> None:
+            ticker = asyncio.create_task(self._tick())  # (the dialog's arming and the spinner are redrawn)
+            try:
+                await run_shell(self, command)
+            finally:
+                ticker.cancel()
+                if self.app is not None:
+                    self.app.invalidate()
+
+        self.shell = self.turn = asyncio.create_task(shell())
 
     def custom_command(self, line: str) -> str | None:
         """A custom command's prompt (commands.py), or None."""
@@ -286,120 +298,6 @@ class Repl:
         self.say(f"  /{ex.command.name}: {ex.command.description or ex.command.path}")
         self.client.for_next_query(allowed_tools=ex.allowed_tools, model=ex.model)  # as in -p: this turn only
         return ex.prompt
-
-    def show_memory(self) -> None:
-        from ..memory import load_memory
-
-        o = self.base_options
-        if not o.memory or not o.setting_sources:
-            self.say("  project memory is off (--bare)")
-            return
-        from ..trust import trusted_for
-
-        mem = load_memory(self.cwd(), o.setting_sources, trusted=trusted_for(o, self.cwd()))
-        for f in mem.files:
-            self.say(f"  {f.scope:8} {f.path} ({len(f.text):,} chars)")
-        for w in mem.warnings:
-            self.say(f"  ⚠ {w}")
-        if not mem.files:
-            self.say("  no memory files (/init writes a starter AGENTS.md)")
-
-    def init_agents_md(self) -> None:
-        from ..memory import INIT_TEMPLATE
-
-        path = Path(self.cwd()) / "AGENTS.md"
-        try:
-            with open(path, "x", encoding="utf-8") as f:  # never over an existing file
-                f.write(INIT_TEMPLATE)
-        except FileExistsError:
-            self.say(f"  {path} already exists; not changed")
-            return
-        except OSError as e:
-            self.say(f"  cannot write {path}: {e}")
-            return
-        self.say(f"  wrote {path}: fill in the TODOs (it is read at the start of each new conversation)")
-
-    async def compact(self, instructions: str) -> None:
-        from ..context import CompactError
-
-        self.say("  ✂ compacting…")
-        try:
-            r = await self.client.compact(instructions or None)
-        except CompactError as e:
-            self.say(f"  ✗ not compacted: {e}")
-            return
-        self.say(f"  ✂ compacted: {r.summarized_messages} messages summarized, {r.kept_messages} kept · "
-                 f"~{r.pre_tokens} → ~{r.post_tokens} tokens · ${r.cost_usd:.4f}")
-
-    def resume(self, arg: str) -> None:
-        from ..sessions import InvalidSessionId, JsonlSessionStore, check_session_id, list_sessions
-
-        infos = list_sessions(self.cwd(), self.base_options.sessions_dir)
-        if not arg:
-            if not infos:
-                self.say("  no saved sessions in this directory")
-            for i, s in enumerate(infos[:15], 1):
-                self.say(f"  {i:2}. {s.session_id[:8]}  {s.modified}  {s.prompts} prompts  ${s.cost_usd:.4f}  "
-                         f"{s.last_prompt[:50]!r}")
-            if infos:
-                self.say("  /resume N (or an id) to continue one")
-            return
-        if not arg.isdigit():
-            try:  # an id that is a path: nothing is looked up
-                check_session_id(arg)
-            except InvalidSessionId as e:
-                self.say(f"  {e}")
-                return
-        store = JsonlSessionStore(self.base_options.sessions_dir)
-        sid, why = pick_session(arg, [s.session_id for s in infos[:15]] if arg.isdigit() else
-                                [s.session_id for s in infos], lambda x: (p := store.find(x)) is not None and p.stem == x)
-        if sid is None:
-            self.say(f"  {why}")
-            return
-        loaded = store.load(sid)
-        self.client.resume(sid)
-        self.say(f"  ● resuming {sid[:8]}: {len(loaded.history)} messages; the next prompt continues it")
-        for line in replay(loaded.history, Path(self.cwd())):
-            self.say(line)
-        self.say("  ● (end of the resumed conversation)")
-
-    def expand(self, arg: str) -> None:
-        if arg and not arg.isdigit():
-            self.say("  /expand N: N is the number after /expand in a result's '… +K lines' line")
-            return
-        error = self.renderer.toggle(int(arg) if arg else None)
-        if error:
-            self.say(f"  {error}")
-
-    async def rewind(self, arg: str) -> None:
-        from ..sessions.rewind import conflict_text, rewind, rewind_conflicts, rewind_points
-
-        sid = self.client.session_id or self.client.options.resume  # (a rewind or /resume sets the latter)
-        if sid is None or not self.base_options.persist_session:
-            self.say("  nothing to rewind yet (or session persistence is off)")
-            return
-        points = rewind_points(sid, self.base_options.sessions_dir)
-        if not arg:
-            for i, pt in enumerate(points, 1):
-                files = f"  ({len(pt.files)} files)" if pt.files else ""
-                self.say(f"  {i:2}. {pt.uuid[:8]}  {pt.prompt[:60]!r}{files}")
-            self.say("  /rewind N (or a uuid) restores files and conversation to before that prompt")
-            return
-        match = [p for p in points if p.uuid.startswith(arg)]
-        point = points[int(arg) - 1] if arg.isdigit() and 0 < int(arg) <= len(points) else (
-            match[0] if len(match) == 1 else None)
-        if point is None:
-            self.say(f"  no prompt {arg!r} (see /rewind)")
-            return
-        conflicts = rewind_conflicts(sid, point.uuid, sessions_dir=self.base_options.sessions_dir)
-        if conflicts:  # changed since the agent's edit: show what would be lost, and ask (one prompt: in order)
-            warning = "".join(f"  {visible(ln)}\n" for ln in conflict_text(conflicts).splitlines())
-            if (await self.ask_line(f"{warning}  rewind anyway? [y/N] ")).strip().lower() not in ("y", "yes"):
-                self.say("  not rewound")
-                return
-        report = rewind(sid, point.uuid, sessions_dir=self.base_options.sessions_dir)
-        self.say("\n".join("  " + ln for ln in report.text().splitlines()))
-        self.client.resume(sid)  # the next prompt continues from the cut conversation
 
     # --- the prompt --------------------------------------------------------------------------------
 
@@ -489,7 +387,9 @@ class Repl:
 
         @kb.add("c-o")
         def _expand(event: Any) -> None:
-            self.expand("")
+            error = self.renderer.toggle(None)
+            if error:
+                self.say(f"  {error}")
 
         @kb.add("enter")
         def _enter(event: Any) -> None:
@@ -529,7 +429,8 @@ class Repl:
             multiline=True, bottom_toolbar=self.toolbar,
             prompt_continuation="  ", complete_while_typing=True,
             completer=merge_completers([
-                slash_completer(lambda: menu_entries(self.cwd(), self.base_options.setting_sources or [])),
+                slash_completer(lambda: menu_entries(self.cwd(), self.base_options.setting_sources or [],
+                                                     [(c.name, c.summary) for c in BUILTINS.values()])),
                 mention_completer(self.cwd)]))  # `@path` (cli/mention_complete.py)
         self.app = session.app
         self.app.ttimeoutlen, self.app.timeoutlen = ESC_WAIT
@@ -567,8 +468,20 @@ class Repl:
             if not text:
                 continue
             if text.startswith("/") and "\n" not in text:
-                if not await self.command(text):
-                    break
+                builtin = find(text[1:].split()[0]) if text[1:].strip() else None
+                if self.busy or text.split()[0] in ("/exit", "/quit") or (builtin is not None and builtin.asks):
+                    if not await self.command(text):
+                        break
+                else:  # as a turn: a slow command (/compact, /model) leaves the prompt live
+                    self.turn = asyncio.create_task(self.command(text, idle=True))
+                continue
+            if text.startswith("!") and not self.busy:  # shell mode (while a turn works: a message, as typed)
+                self.run_shell(text[1:])
+                continue
+            if text.startswith("#") and not text.startswith("##") and "\n" not in text and not self.busy:
+                from .commands.memory import append_memory
+
+                append_memory(self, text[1:])
                 continue
             if self.busy:
                 self.client.send(text)

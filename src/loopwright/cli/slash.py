@@ -17,26 +17,13 @@ from typing import Any
 from ..blocks import ToolResultBlock, WireMessage
 from .render import describe_input, describe_result, short, visible
 
-BUILTINS: list[tuple[str, str]] = [
-    ("help", "the commands and keys"),
-    ("clear", "start a new conversation (a new session)"),
-    ("compact", "summarize the conversation so far to free context"),
-    ("resume", "list this directory's sessions, or continue one"),
-    ("rewind", "list the prompts, or rewind files and conversation to before one"),
-    ("expand", "show a tool result in full (no number: all; also ctrl+o)"),
-    ("cost", "tokens and cost of this conversation"),
-    ("memory", "the memory files this session reads"),
-    ("init", "write a starter AGENTS.md"),
-    ("exit", "quit"),
-]
 
-
-def menu_entries(cwd: str, sources: list[str]) -> list[tuple[str, str]]:
-    """(name, description) of every slash command: built-ins, custom commands, then skills."""
+def menu_entries(cwd: str, sources: list[str], builtins: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(name, description) of every slash command: `builtins` (cli/commands), custom commands, then skills."""
     from ..commands import find_commands
     from ..skills import find_skills
 
-    out = list(BUILTINS)
+    out = list(builtins)
     taken = {n for n, _ in out}
     for c in find_commands(cwd, sources).values():
         if c.name not in taken:

@@ -1,0 +1,136 @@
+"""Room: cli. Owns the REPL's memory commands (/memory, /init, the `#` line); may import the rooms
+below cli and cli.commands' host and panel.
+
+- `/memory`: the memory files this session reads, by scope and name, in a panel.
+- `/memory add [--user] TEXT` (and a prompt line starting with `#`): TEXT appended as a list item
+  to the project's memory file (the first of AGENTS.md / CLAUDE.md in the working directory;
+  AGENTS.md is created when neither exists) or, with --user, to $LOOPWRIGHT_HOME/AGENTS.md.
+  The file is read by new conversations.
+- `/memory edit [N]`: memory file N (default 1) in $VISUAL / $EDITOR.
+- `/init`: a starter AGENTS.md in the working directory (never over an existing file).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from .host import Command, Host
+from .panel import Panel
+
+
+def _memory(host: Host) -> Any:
+    """The session's memory (memory.Memory), or None when memory is off."""
+    from ...memory import load_memory
+    from ...trust import trusted_for
+
+    o = host.base_options
+    if not o.memory or not o.setting_sources:
+        return None
+    return load_memory(host.cwd(), o.setting_sources, trusted=trusted_for(o, host.cwd()))
+
+
+def memory_target(host: Host, user: bool) -> Path:
+    """The file `/memory add` and `#` append to."""
+    from ...home import loopwright_home
+
+    if user:
+        return loopwright_home() / "AGENTS.md"
+    cwd = Path(host.cwd())
+    return next((cwd / n for n in ("AGENTS.md", "CLAUDE.md") if (cwd / n).is_file()), cwd / "AGENTS.md")
+
+
+def append_memory(host: Host, text: str, user: bool = False) -> None:
+    """Append `text` as one list item to the memory file (created 0600 when missing)."""
+    from ...home import open_private, private_dir
+
+    text = " ".join(text.split())
+    if not text:
+        host.say("  nothing to remember: # TEXT or /memory add TEXT")
+        return
+    path = memory_target(host, user)
+    try:
+        if user:
+            private_dir(path.parent)
+        new = not path.exists()
+        before = "" if new else path.read_text(encoding="utf-8", errors="replace")
+        fd = open_private(path) if new else os.open(path, os.O_WRONLY | os.O_APPEND)
+        with open(fd, "a", encoding="utf-8") as f:
+            f.write(("" if new or before.endswith("\n") or not before else "\n") + f"- {text}\n")
+    except OSError as e:
+        host.say(f"  ✗ not remembered: cannot write {path}: {e}")
+        return
+    host.say(f"  ✓ remembered in {path} (new conversations read it)")
+
+
+async def memory(host: Host, arg: str) -> None:
+    verb, _, rest = arg.partition(" ")
+    if verb == "add":
+        user = rest.strip().startswith("--user")
+        append_memory(host, rest.strip().removeprefix("--user"), user)
+        return
+    mem = _memory(host)
+    if verb == "edit":
+        await _edit(host, mem, rest.strip())
+        return
+    if verb:
+        host.say("  /memory [add [--user] TEXT | edit [N]]")
+        return
+    if mem is None:
+        host.open_panel(Panel("Memory", ["project memory is off (--bare, or no setting sources)"]))
+        return
+    lines: list[Any] = [f"{i}. {f.scope:8} {f.path}  ({len(f.text):,} chars)" for i, f in enumerate(mem.files, 1)]
+    lines += [f"⚠ {w}" for w in mem.warnings]
+    if not mem.files:
+        lines.append(f"no memory files yet; # TEXT appends to {memory_target(host, False)}, /init writes a starter")
+    host.open_panel(Panel("Memory", lines, "/memory add TEXT · /memory edit N · # TEXT"))
+
+
+async def _edit(host: Host, mem: Any, which: str) -> None:
+    files = list(mem.files) if mem is not None else []
+    n = int(which) if which.isdigit() else 1
+    path = files[n - 1].path if 0 < n <= len(files) else memory_target(host, False) if not files else None
+    if path is None:
+        host.say(f"  no memory file {which} (see /memory)")
+        return
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        host.say(f"  set $EDITOR to edit {path} here (or /memory add TEXT)")
+        return
+    from prompt_toolkit.application import run_in_terminal
+
+    def edit() -> int:
+        return subprocess.call([*shlex.split(editor), str(path)])
+
+    try:
+        code = await run_in_terminal(edit, in_executor=True)
+    except (OSError, ValueError) as e:
+        host.say(f"  ✗ cannot run {editor}: {e}")
+        return
+    host.say(f"  {path} edited ({editor} exited {code}); new conversations read it")
+
+
+async def init(host: Host, arg: str) -> None:
+    from ...memory import INIT_TEMPLATE
+
+    path = Path(host.cwd()) / "AGENTS.md"
+    try:
+        with open(path, "x", encoding="utf-8") as f:  # never over an existing file
+            f.write(INIT_TEMPLATE)
+    except FileExistsError:
+        host.say(f"  {path} already exists; not changed")
+        return
+    except OSError as e:
+        host.say(f"  cannot write {path}: {e}")
+        return
+    host.say(f"  wrote {path}: fill in the TODOs (it is read at the start of each new conversation)")
+
+
+COMMANDS = [
+    Command("memory", "the memory files read; add a line (# TEXT too) or edit one", memory, busy_ok=True,
+            usage="/memory [add TEXT|edit N]"),
+    Command("init", "write a starter AGENTS.md in the working directory", init),
+]

@@ -1,0 +1,154 @@
+"""The everyday commands of the interactive session, typed in a real terminal (issue 43).
+
+`loopwright` runs in tmux (a private server per test: `tmux -L`) against the loopback
+Messages server, so each test reads both the screen and the requests the model received.
+Every wait polls the screen with a deadline (the machine is shared: no fixed sleeps).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.test_interactive import Term, until
+from tests.helpers import LOOPWRIGHT_BIN, text
+
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+pytest.importorskip("loopwright.tools.builtin", reason="the CLI needs the built-in tools")
+WAIT = 60.0  # generous: the tmux tests share 2 cores with everything else
+
+
+class PrivateTerm(Term):
+    """A Term on its own tmux server (-L): no other test's or user's server is touched."""
+
+    def __init__(self, name: str, socket: str) -> None:
+        super().__init__(name)
+        self.socket = socket
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=20).stdout
+
+    def wait(self, needle: str, timeout: float = WAIT, count: int = 1) -> str:
+        return super().wait(needle, timeout, count)
+
+    def send(self, line: str) -> None:
+        """Type a line and press Enter."""
+        self.type(line)
+        self.keys("Enter")
+
+
+@contextmanager
+def repl(tmp_path: Path, *args: str, env: str = "") -> Iterator[PrivateTerm]:
+    """`loopwright ARGS` in a tmux pane in tmp_path/work, HOME and LOOPWRIGHT_HOME in tmp_path."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir(exist_ok=True)
+    home.mkdir(exist_ok=True)
+    socket = f"lwt-{uuid.uuid4().hex[:8]}"
+    t = PrivateTerm("main", socket)
+    quoted = " ".join(f"'{a}'" for a in args)
+    t.tmux("new-session", "-d", "-s", "main", "-x", "160", "-y", "50", "-c", str(work),
+           f"env -u LOOPWRIGHT_SESSIONS_DIR -u LOOPWRIGHT_MODEL -u ANTHROPIC_MODEL HOME={home} "
+           f"LOOPWRIGHT_HOME={home / '.loopwright'} ANTHROPIC_API_KEY=test {env} {LOOPWRIGHT_BIN} {quoted}; sleep 30")
+    try:
+        t.wait("Ctrl-C twice to exit")  # the toolbar: the prompt reads keys now
+        yield t
+    finally:
+        t.tmux("kill-server")
+
+
+def user_texts(body: dict[str, Any]) -> list[str]:
+    """The texts of the last user message of a Messages request."""
+    content = body["messages"][-1]["content"]
+    return [content] if isinstance(content, str) else [b.get("text", "") for b in content if b.get("type") == "text"]
+
+
+@pytest.mark.e2e
+@needs_tmux
+def test_model_switch_and_shell_mode_reach_the_next_request(tmp_path: Path) -> None:
+    """/model NAME: the next request names NAME. !cmd: asked like the model's Bash call, no model
+    call; the command and its output are in the next request, as Claude Code sends them
+    (<bash-input>, <bash-stdout>)."""
+    from loopwright.testing import ScriptedServer
+
+    with ScriptedServer([[text("first reply")], [text("second reply")]]) as srv, \
+            repl(tmp_path, "--model", "claude-sonnet-4-5", "--base-url", srv.url) as t:
+        t.send("hello")
+        t.wait("first reply")
+        assert [r.body["model"] for r in srv.loop_requests] == ["claude-sonnet-4-5"]
+
+        t.send("/model claude-haiku-4-5")
+        t.wait("● model: claude-haiku-4-5")
+        t.send("/model no-such-provider:x")
+        t.wait("✗ model not changed")
+
+        t.send("!echo bang-$((6*7)) && echo to-err >&2")
+        t.wait("Do you want to allow this Bash?")  # the gate asks for it as for the model's call
+        t.wait("Esc = No")
+        t.type("1")
+        s = t.wait("bang-42")
+        assert "to-err" in s
+        t.wait("Ctrl-C twice to exit")  # the prompt is back
+        assert len(srv.loop_requests) == 1, "a ! command must not call the model"
+
+        t.send("what did it print")
+        t.wait("second reply")
+        assert until(lambda: len(srv.loop_requests) == 2, WAIT)
+        last = srv.loop_requests[-1].body
+        assert last["model"] == "claude-haiku-4-5"
+        texts = user_texts(last)
+        assert texts[:2] == ["<bash-input>echo bang-$((6*7)) && echo to-err >&2</bash-input>",
+                             "<bash-stdout>bang-42\nto-err</bash-stdout><bash-stderr></bash-stderr>"], texts
+        assert texts[-1] == "what did it print"
+
+
+@pytest.mark.e2e
+@needs_tmux
+def test_shell_mode_goes_through_the_gate(tmp_path: Path) -> None:
+    """A `!` command the rules deny is refused like the model's own call, and never runs."""
+    from loopwright.testing import ScriptedServer
+
+    marker = tmp_path / "work" / "made.txt"
+    with ScriptedServer([[text("ok")]]) as srv, \
+            repl(tmp_path, "--model", "claude-sonnet-4-5", "--base-url", srv.url,
+                 "--disallowedTools", "Bash(touch:*)") as t:
+        t.send(f"!touch {marker}")
+        t.wait("✗")
+        s = t.wait("Ctrl-C twice to exit")
+        assert "denied" in s.lower() or "refused" in s.lower(), s
+        assert not marker.exists()
+        t.send("and now")
+        t.wait("ok")
+        assert until(lambda: len(srv.loop_requests) == 1, WAIT)
+        texts = user_texts(srv.loop_requests[0].body)
+        assert texts[0] == f"<bash-input>touch {marker}</bash-input>"
+        assert texts[1].startswith("<bash-stdout></bash-stdout><bash-stderr>") and "touch" in texts[1]
+
+
+def test_panel_closes_on_escape_and_lists_every_builtin(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """/help lists every built-in command with one line; the panel closes on Esc."""
+    import asyncio
+
+    from loopwright.cli.commands import BUILTINS
+    from loopwright.cli.interactive import Repl
+    from loopwright.options import AgentOptions
+
+    repl_ = Repl(AgentOptions(model="scripted:unused.json", cwd=tmp_path))
+
+    async def go() -> None:
+        assert await repl_.command("/help")
+        panel = repl_.panel
+        assert panel is not None and repl_.dialog is panel
+        shown = panel.text()
+        for c in BUILTINS.values():
+            assert sum(1 for ln in shown.splitlines() if ln.strip().startswith(c.usage + " ")) == 1, c.name
+        panel.escape()
+        assert repl_.panel is None and repl_.dialog is None
+
+    asyncio.run(go())
