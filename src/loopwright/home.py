@@ -1,4 +1,4 @@
-"""Room: bases. Owns loopwright_home (the user-level config directory) and how loopwright writes its
+"""Room: bases. Owns loopwright_home (the user-level config directory), sessions_root and how loopwright writes its
 own files (private: 0700 directories, 0600 files); imports nothing of loopwright.
 
 One definition for settings, sessions, memory and skills (`~` expanded), so that the rooms
@@ -25,6 +25,17 @@ def loopwright_home() -> Path:
     """The user-level config directory: $LOOPWRIGHT_HOME, else ~/.loopwright."""
     env = os.environ.get("LOOPWRIGHT_HOME")
     return Path(env).expanduser() if env else Path.home() / ".loopwright"
+
+
+def sessions_root(override: str | Path | None = None) -> Path:
+    """Where session transcripts live: `override` (AgentOptions.sessions_dir), else
+    $LOOPWRIGHT_SESSIONS_DIR, else $LOOPWRIGHT_HOME/projects (sessions/store.py's layout)."""
+    if override is not None:
+        return Path(override).expanduser()
+    env = os.environ.get("LOOPWRIGHT_SESSIONS_DIR")
+    if env:
+        return Path(env).expanduser()
+    return loopwright_home() / "projects"
 
 
 def _tighten(path: Path | int, mode: int) -> None:

@@ -6,6 +6,12 @@ way to every run's first request (a CLI process per SDK or editor session)."""
 from __future__ import annotations
 
 import os
+import re
+
+# A session id names a file inside the sessions directory, never a path: a UUID or a safe name
+# (letters, digits, '.', '_', '-'; no leading dot, no '..'), so that `<root>/<slug>/<id>.jsonl`
+# cannot leave `<root>/<slug>/` however the id came (a flag, an SDK option, an editor's request).
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def new_uuid() -> str:

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, TypeAlias
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..blocks import Block, WireMessage, block_from_wire, blocks_from_wire, tool_uses
 from ..tokens import estimate_tokens
 from ..usage import Usage
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, tool_use
+
+if TYPE_CHECKING:
+    from .replay import ReplayModel
 
 Turn: TypeAlias = list[dict[str, Any]] | dict[str, Any] | BaseException
 TurnFunction: TypeAlias = Callable[[list[WireMessage]], Any]
@@ -67,6 +71,17 @@ class ScriptedModel:
         # The list is held, not its id(): a new list could reuse a freed list's id.
         self._seen: tuple[list[WireMessage] | None, int, int] = (None, 0, 0)
         self._fixed: tuple[list[dict[str, Any]], str | None, int] | None = None  # (tools, system, tokens)
+
+    @staticmethod
+    def from_session(path_or_id: str | Path, sessions_dir: str | Path | None = None,
+                     on_divergence: Literal["stop", "continue"] = "stop") -> ReplayModel:
+        """Replay a recorded session (loopwright's transcript, or Claude Code's) offline: its model
+        responses in order, each call's new input (tool results, ...) checked against the
+        recording's; a divergence names the call and both inputs (models/replay.py). `path_or_id`:
+        a transcript's path, or a session id (loopwright's sessions, then ~/.claude/projects)."""
+        from .replay import from_session
+
+        return from_session(path_or_id, sessions_dir, on_divergence)
 
     def _fixed_tokens(self, req: ModelRequest) -> int:
         """s_0: the tokens of the system prompt and tool definitions, counted once per run."""

@@ -21,7 +21,6 @@ In-place rewinds are a `rewind` line (the file stays append-only).
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -30,26 +29,17 @@ from typing import Any, Literal, Protocol
 
 from ..blocks import WireMessage
 from ..home import loopwright_home as loopwright_home  # one definition for all: `~` expanded
+from ..home import (
+    sessions_root as sessions_root,  # (in home: ScriptedModel.from_session finds sessions too)
+)
+from ..ids import SAFE_ID as SAFE_ID
 from ..ids import new_uuid
 
 FsyncPolicy = Literal["none", "turn", "always"]
-# A session id names a file inside the sessions directory, never a path: a UUID or a safe name
-# (letters, digits, '.', '_', '-'; no leading dot, no '..'), so that `<root>/<slug>/<id>.jsonl`
-# cannot leave `<root>/<slug>/` however the id came (a flag, an SDK option, an editor's request).
-SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 INTERRUPTED_RESULT = "Interrupted: the session ended (crash or kill) before this tool call finished."
 
 
 # --- where sessions live ----------------------------------------------------------------------
-
-def sessions_root(override: str | Path | None = None) -> Path:
-    if override is not None:
-        return Path(override).expanduser()
-    env = os.environ.get("LOOPWRIGHT_SESSIONS_DIR")
-    if env:
-        return Path(env).expanduser()
-    return loopwright_home() / "projects"
-
 
 def cwd_slug(cwd: str | Path) -> str:
     """Claude Code's project directory name: the absolute path, non-alphanumerics -> '-'."""
