@@ -211,7 +211,7 @@ class Sandbox:
 
     def _rule_paths(self, rule: Any) -> list[Path]:
         """The files and directories a Read/Edit path rule covers (globs expanded now)."""
-        from ..gate.rules import anchor, path_rule_matches
+        from ..gate.rules import anchor
 
         kind, pattern = anchor(rule.specifier)
         root = {"/": Path("/"), "~": Path.home(), "base": Path(rule.base or self.cwd)}.get(kind, self.cwd)
@@ -219,20 +219,36 @@ class Sandbox:
         if not any(c in concrete for c in "*?[") and (pattern.startswith("/") or "/" in concrete.strip("/")):
             return [root / concrete.lstrip("/")]
         # A glob (or a bare name, which matches at any depth): walk the directory it anchors to,
-        # bounded, when that directory is one the sandbox may write to or the home directory.
+        # bounded. Links are followed (a command in the box follows them too: `rg -L`, `grep -R`
+        # over a committed `keys -> ~/.ssh`), and a link counts where it leads: a path matches by
+        # its name through the link or by its real path (_existing masks the real one).
         out: list[Path] = []
         seen = 0
         home = str(Path.home())
-        for dirpath, dirnames, filenames in os.walk(root):
+        visited: set[str] = set()
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+            real_dir = os.path.realpath(dirpath)
+            if real_dir in visited:  # a link cycle, or a directory reached twice
+                dirnames[:] = []
+                continue
+            visited.add(real_dir)
             for name in (*dirnames, *filenames):
                 seen += 1
                 p = os.path.join(dirpath, name)
-                if path_rule_matches(rule.specifier, p, str(self.cwd), rule.base, home):
+                if self._matches(rule, p, home):
                     out.append(Path(p))
             dirnames[:] = [d for d in dirnames if Path(dirpath, d) not in out]
             if seen > 50_000:
                 break
         return out
+
+    def _matches(self, rule: Any, p: str, home: str) -> bool:
+        from ..gate.rules import path_rule_matches
+
+        if path_rule_matches(rule.specifier, p, str(self.cwd), rule.base, home):
+            return True
+        real = os.path.realpath(p)
+        return real != p and path_rule_matches(rule.specifier, real, str(self.cwd), rule.base, home)
 
     def _mounts(self, env: dict[str, str] | None, bind_files: Iterable[str]) -> list[str]:
         """bwrap's namespaces and mounts: the root read-only, a private /tmp, the writable
