@@ -124,8 +124,12 @@ class CallUsage:
     price_known: bool = True  # False: no price for `model` (cost_usd counts 0; give one with --price)
 
     def to_json(self) -> dict[str, Any]:
+        """The usage of a transcript's or stream-json's assistant line, in the Messages API's
+        convention that Claude Code's readers (and `loopwright view`, `stats`, `sessions list`)
+        expect: `input_tokens` without the cache reads and writes beside it, so n_k is their sum.
+        (Writing n_k there counted the cached tokens twice, issue 47.)"""
         out: dict[str, Any] = {
-            "input_tokens": self.input_tokens,
+            "input_tokens": self.input_tokens - self.cache_creation_input_tokens - self.cache_read_input_tokens,
             "output_tokens": self.output_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,

@@ -337,6 +337,7 @@ class Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.no_stream:
             streaming = False  # answered whole, as if the request had not asked for a stream
         usage = self._usage(body, openai, explicit, content)
+        rec.usage = dict(usage)
         if rec.searches:
             usage["server_tool_use"] = {"web_search_requests": rec.searches}
         model = str(srv.reply_model or body.get("model") or srv.model_name)

@@ -40,6 +40,9 @@ class RecordedRequest:
     received: float = field(default_factory=time.monotonic)  # arrival time (time.monotonic)
     client_port: int = 0  # the client's source port: equal ports = one kept-alive connection
     searches: int = 0  # web searches the server played in its answer (web_search=)
+    # the usage the server answered with, in the Messages API's convention (input_tokens without the
+    # cached ones; whatever API it spoke), so a test can hold a client's counts against the server's
+    usage: dict[str, Any] | None = None
 
 
 TurnsArg = Sequence[Any] | Callable[[list[dict[str, Any]]], Any] | ScriptedModel
