@@ -1,6 +1,7 @@
 """Room: cli. Owns `loopwright mcp ...`; may import mcp.*, settings and below.
 
-`loopwright mcp list | get NAME | add NAME ... | remove NAME | serve`, as `claude mcp`.
+`loopwright mcp list | get NAME | add NAME ... | remove NAME | serve | login NAME | logout NAME`, as
+`claude mcp` (login and logout: cli/mcp_login.py).
 
     loopwright mcp add fs [--scope local|project|user] [-e KEY=VALUE] -- npx -y @modelcontextprotocol/server-filesystem .
     loopwright mcp add docs --transport http https://example.com/mcp [-H "Authorization: Bearer ..."]
@@ -86,7 +87,8 @@ def cmd_list(a: argparse.Namespace) -> int:
         return 0
     print("Checking MCP server health...\n")
     for cfg, st in zip(configs, asyncio.run(check(configs, cwd)), strict=True):
-        mark = {"connected": "✓ Connected", "needs-approval": "⚠ Needs approval"}.get(
+        mark = {"connected": "✓ Connected", "needs-approval": "⚠ Needs approval",
+                "needs-auth": f"⚠ Needs authentication (run `loopwright mcp login {cfg.name}`)"}.get(
             st["status"], f"✗ Failed: {st.get('error', '')}")
         print(f"{cfg.name}: {describe(cfg)} ({cfg.scope}) - {mark}")
     return 0
@@ -180,10 +182,10 @@ def cmd_remove(a: argparse.Namespace) -> int:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="loopwright mcp", description="Configure and use MCP servers.")
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("list", "get", "add", "remove", "serve"):
+    for name in ("list", "get", "add", "remove", "serve", "login", "logout"):
         s = sub.add_parser(name)
         s.add_argument("--cwd", default=".", help="the project directory (default: the current one)")
-        if name in ("get", "add", "remove"):
+        if name in ("get", "add", "remove", "login", "logout"):
             s.add_argument("name")
         if name in ("add", "remove"):
             s.add_argument("-s", "--scope", choices=("local", "project", "user"),
@@ -238,6 +240,10 @@ def mcp_main(argv: list[str]) -> int:
             return cmd_get(a)
         if a.cmd == "remove":
             return cmd_remove(a)
+        if a.cmd in ("login", "logout"):
+            from .mcp_login import cmd_login, cmd_logout
+
+            return cmd_login(a, configured(Path(a.cwd).resolve())) if a.cmd == "login" else cmd_logout(a)
         from ..mcp.server import serve_main
 
         return serve_main(serve_options(a))

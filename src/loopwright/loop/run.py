@@ -79,7 +79,7 @@ class Run:
         if d.mcp is None:
             return
         added = await d.mcp.open(d.tools)
-        self.warnings += d.mcp.warnings  # (a server needing a login names `loopwright mcp login`)
+        self.warnings += d.mcp.init_warnings  # (a server needing a login names `loopwright mcp login`)
         if not added:
             return
         tools = {**d.tools, **{t.name: t for t in added}}

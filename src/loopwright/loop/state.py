@@ -73,7 +73,7 @@ class McpServers(Protocol):
     """The run's MCP servers (mcp/client.py's McpRuntime), built by the assembler, opened by
     the loop before its init message."""
 
-    warnings: list[str]  # about the user's servers (a login needed, a tool skipped), for the init message
+    init_warnings: list[str]  # about the user's servers (a login needed), for the init message
 
     async def open(self, taken: Collection[str]) -> list[Tool]: ...
 

@@ -89,7 +89,8 @@ class McpRuntime:
         _sdk_logs_to_file()
         self.cwd = cwd
         self.env = {**os.environ, **(env or {})}
-        self.warnings: list[str] = []
+        self.warnings: list[str] = []  # logged as they come
+        self.init_warnings: list[str] = []  # for the init message's warnings (set by open)
         if authorizer is None and any(c.type in ("http", "sse") for c in configs):
             from .oauth import authorizer_from_env
 
@@ -151,9 +152,8 @@ class McpRuntime:
         """Start the servers and return their tools, less those whose names the run has already
         (with a warning). Whatever did start is ended by `aclose`, even if this is cancelled."""
         await self.start()
-        for c in self.connections:
-            if c.status == "needs-auth" and c.error:
-                self._warn(c.error)
+        # A login needed: the init message's warning (-p prints it, one line), not a log line as well.
+        self.init_warnings = [c.error for c in self.connections if c.status == "needs-auth" and c.error]
         added: list[Tool] = []
         for t in self.tools():
             if t.name in taken:

@@ -301,6 +301,9 @@ def provider(name: str, url: str, cfg: OAuthConfig | None, authorizer: Authorize
 
         async def _initialize(self) -> None:
             await super()._initialize()
+            tokens = self.context.current_tokens
+            if tokens is not None and tokens.expires_in is not None:  # the SDK's own load leaves saved tokens
+                self.context.update_token_expiry(tokens)  # fresh forever: an expired one is refreshed first
             if fixed is not None:
                 self.context.client_info = fixed
 

@@ -1,0 +1,159 @@
+"""OAuth for HTTP MCP servers, as a user meets it: a server that needs a login (an SDK server
+behind its own authorization server, tests/mcp/oauth_mcp_server.py), `loopwright -p`,
+`loopwright mcp login` / `logout`, the token file, silent refresh, and no token anywhere else."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import cli_env, loopwright_cmd
+
+pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install -e '.[dev]')")
+
+HERE = Path(__file__).resolve().parent
+SECRET = "PLANTEDtok9c2e"  # every access token the server issues starts with it
+BROWSER = f"{sys.executable} {HERE / 'headless_browser.py'} %s"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def oauth_server(tmp_path: Path) -> Iterator[Any]:
+    """start(expires_in=3600) -> (the server's /mcp URL, its grant log); the server ends with the test."""
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(expires_in: int = 3600) -> tuple[str, Path]:
+        port, log = free_port(), tmp_path / "grants.log"
+        p = subprocess.Popen([sys.executable, str(HERE / "oauth_mcp_server.py"), "--port", str(port), "--token",
+                              SECRET, "--log", str(log), "--expires-in", str(expires_in)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        procs.append(p)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    return f"http://127.0.0.1:{port}/mcp", log
+            assert p.poll() is None, p.stderr.read() if p.stderr else ""
+            time.sleep(0.1)
+        raise AssertionError("the OAuth test server did not start")
+
+    yield start
+    for p in procs:
+        p.terminate()
+        p.wait(10)
+
+
+def setup(tmp_path: Path, url: str) -> tuple[Path, dict[str, str]]:
+    """A project whose .mcp.json-free config names the OAuth server `auth` and a stdio server `echo`."""
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    home = tmp_path / "home"
+    (project / ".loopwright").mkdir(exist_ok=True)
+    (project / ".loopwright" / "settings.local.json").write_text(json.dumps({"mcpServers": {
+        "auth": {"type": "http", "url": url},
+        "echo": {"command": sys.executable, "args": [str(HERE / "mcp_test_server.py")]}}}))
+    env = cli_env(HOME=str(home), LOOPWRIGHT_HOME=str(home / ".loopwright"), PYTHONPATH=os.environ.get("PYTHONPATH", ""),
+                  OTEL_TRACES_EXPORTER="console", OTEL_LOGS_EXPORTER="console", OTEL_LOG_TOOL_DETAILS="1")
+    env.pop("BROWSER", None)
+    return project, env
+
+
+def run_p(project: Path, env: dict[str, str], *calls: tuple[str, dict[str, Any]]) -> subprocess.CompletedProcess[str]:
+    turns = [[{"type": "tool_use", "id": f"c{i}", "name": n, "input": x} for i, (n, x) in enumerate(calls)],
+             [{"type": "text", "text": "done"}]]
+    script = project.parent / "turns.json"
+    script.write_text(json.dumps(turns))
+    return subprocess.run([*loopwright_cmd(), "-p", "go", "--model", f"scripted:{script}", "--allowedTools",
+                           "mcp__auth,mcp__echo", "--output-format", "stream-json"], cwd=project, env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+
+
+def stream(out: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    lines = [json.loads(x) for x in out.splitlines()]
+    results = {b["tool_use_id"]: b for x in lines if x["type"] == "user" for b in x["message"]["content"]
+               if b.get("type") == "tool_result"}
+    return lines[0], results
+
+
+def text_of(b: dict[str, Any]) -> str:
+    c = b["content"]
+    return c if isinstance(c, str) else "".join(x.get("text", "") for x in c)
+
+
+@pytest.mark.e2e
+def test_a_server_needing_a_login_in_print_mode_is_needs_auth_and_the_others_work(
+        tmp_path: Path, oauth_server: Any) -> None:
+    url, grants = oauth_server()
+    project, env = setup(tmp_path, url)
+    p = run_p(project, env, ("mcp__echo__echo", {"text": "still here"}))
+    assert p.returncode == 0, p.stderr
+    init, results = stream(p.stdout)
+    servers = {s["name"]: s for s in init["mcp_servers"]}
+    assert servers["echo"]["status"] == "connected"
+    assert servers["auth"]["status"] == "needs-auth", servers["auth"]
+    assert "loopwright mcp login auth" in servers["auth"]["error"]
+    lines = [ln for ln in p.stderr.splitlines() if "mcp login" in ln]
+    assert lines == ["loopwright: warning: MCP server 'auth' needs a login: run `loopwright mcp login auth`"]
+    assert text_of(results["c0"]) == "echo: still here"
+    assert not grants.exists()  # no login was tried  # no login tried
+
+
+@pytest.mark.e2e
+def test_login_keeps_tokens_private_refreshes_them_silently_and_logout_forgets_them(
+        tmp_path: Path, oauth_server: Any) -> None:
+    url, grants = oauth_server(expires_in=4)
+    project, env = setup(tmp_path, url)
+    login = subprocess.run([*loopwright_cmd(), "mcp", "login", "auth"], cwd=project, env={**env, "BROWSER": BROWSER},
+                           capture_output=True, text=True, timeout=120)
+    assert login.returncode == 0, login.stderr
+    assert "/authorize?" in login.stdout and "Logged in to MCP server 'auth'" in login.stdout
+    creds = tmp_path / "home" / ".loopwright" / "mcp-credentials.json"
+    assert stat.S_IMODE(creds.stat().st_mode) == 0o600
+    assert stat.S_IMODE(creds.parent.stat().st_mode) == 0o700
+    assert SECRET in creds.read_text()
+    assert grants.read_text().split() == ["authorization_code"]
+
+    p = run_p(project, env, ("mcp__auth__whoami", {}))  # no BROWSER, no LOOPWRIGHT_MCP_AUTHORIZE: the saved login
+    assert p.returncode == 0, p.stderr
+    init, results = stream(p.stdout)
+    assert {s["name"]: s["status"] for s in init["mcp_servers"]} == {"auth": "connected", "echo": "connected"}
+    assert text_of(results["c0"]) == "hello"
+
+    before = grants.read_text().split()  # (a slow run may have refreshed already)
+    time.sleep(4.5)  # the access token expires: the next run refreshes it without asking
+    p2 = run_p(project, env, ("mcp__auth__whoami", {}))
+    assert p2.returncode == 0, p2.stderr
+    assert text_of(stream(p2.stdout)[1]["c0"]) == "hello"
+    assert grants.read_text().split() == [*before, "refresh_token"]
+    assert before[0] == "authorization_code" and "authorization_code" not in before[1:]
+
+    # The token is in the credentials file and nowhere else: transcripts, logs, stdout, stderr, OTel console.
+    leaks = [str(f) for f in tmp_path.rglob("*") if f.is_file() and f != creds and f.name != "grants.log"
+             and SECRET in f.read_text(errors="replace")]
+    assert leaks == []
+    assert any(tmp_path.joinpath("home", ".loopwright").rglob("*.jsonl"))  # the transcripts were searched
+    for out in (login, p, p2):
+        assert SECRET not in out.stdout and SECRET not in out.stderr
+    assert "invoke_agent" in p2.stderr  # the OTel console output was on
+
+    out = subprocess.run([*loopwright_cmd(), "mcp", "logout", "auth"], cwd=project, env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0 and "Logged out of MCP server 'auth'" in out.stdout
+    assert SECRET not in creds.read_text()
+    p3 = run_p(project, env)
+    assert {s["name"]: s["status"] for s in stream(p3.stdout)[0]["mcp_servers"]}["auth"] == "needs-auth"
