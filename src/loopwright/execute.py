@@ -12,7 +12,7 @@ unknown tools, bad input, exceptions and interrupts all become is_error results.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -62,14 +62,8 @@ class Executor:
         try:
             i = 0
             while i < len(uses) and out.stop_message is None:
-                j = i + 1
-                if j < len(uses) and self._read_only(uses[i]):  # (a lone call runs alone either way)
-                    while j < len(uses) and self._read_only(uses[j]):
-                        j += 1
-                if j - i == 1:
-                    results[i] = await self._one(uses[i], out)
-                else:
-                    await self._batch(uses, i, j, results, out)
+                j = self._group_end(uses, i)
+                await self._group(uses[i:j], results, i, out)
                 i = j
         except asyncio.CancelledError:
             # An interrupt: whatever did not finish gets an is_error result, so Inv holds.
@@ -80,6 +74,64 @@ class Executor:
         filler = INTERRUPTED if out.interrupted else NOT_RUN_AFTER_STOP
         out.results = [r if r is not None else ToolResultBlock(u.id, filler, True) for r, u in zip(results, uses, strict=True)]
         return out
+
+    def _group_end(self, uses: list[ToolUseBlock], i: int) -> int:
+        """Where the group of calls starting at i ends: a run of adjacent read-only calls, or the one call."""
+        j = i + 1
+        if self._read_only(uses[i]):
+            while j < len(uses) and self._read_only(uses[j]):
+                j += 1
+        return j
+
+    async def _group(self, group: list[ToolUseBlock], results: list[ToolResultBlock | None], at: int,
+                     out: TurnOutcome) -> None:
+        """One call, or adjacent read-only calls (seed Prop 6.2): gate each in order, then run the
+        allowed ones side by side; each call's result into results[at + its index]."""
+        runnable: list[tuple[int, dict[str, Any]]] = []
+        for k, use in enumerate(group, at):
+            tool_input, refused = await self._gated(use, out)
+            if refused is None:
+                runnable.append((k, tool_input))
+                continue
+            results[k] = refused
+            if out.stop_message is not None:
+                return
+        if len(runnable) == 1:  # alone: it may hold the loop for INLINE_WAIT_S waiting for a fast result
+            k, tool_input = runnable[0]
+            results[k] = await self._ran(group[k - at], tool_input, INLINE_WAIT_S, 1)
+        elif runnable:
+            siblings = Counter(group[k - at].name for k, _ in runnable)
+
+            async def run_into(k: int, tool_input: dict[str, Any]) -> None:
+                use = group[k - at]  # side by side: no waiting in turn for a fast result
+                results[k] = await self._ran(use, tool_input, 0.0, siblings[use.name])
+
+            await asyncio.gather(*(run_into(k, x) for k, x in runnable))
+        self._halt(out)
+
+    async def _gated(self, use: ToolUseBlock, out: TurnOutcome) -> tuple[dict[str, Any], ToolResultBlock | None]:
+        """The call's telemetry span starts, and the gate decides it (a refusal ends the span)."""
+        self.obs.tool_start(use, self.ctx)
+        try:
+            with self.obs.active(use.id):  # its span current: a hook is its child
+                tool_input, refused = await self._gate(use, out)
+        except asyncio.CancelledError:
+            self.obs.tool_end(use.id, ToolResultBlock(use.id, INTERRUPTED, True))
+            raise
+        if refused is not None:
+            self.obs.tool_end(use.id, refused)
+        return tool_input, refused
+
+    async def _ran(self, use: ToolUseBlock, tool_input: dict[str, Any], wait: float, siblings: int) -> ToolResultBlock:
+        """The allowed call run, inside its span (a subagent, Bash or a hook is its child), which it ends."""
+        try:
+            with self.obs.active(use.id):
+                result = await self._run(use, tool_input, wait, siblings)
+        except asyncio.CancelledError:
+            self.obs.tool_end(use.id, ToolResultBlock(use.id, INTERRUPTED, True))
+            raise
+        self.obs.tool_end(use.id, result)
+        return result
 
     def _read_only(self, use: ToolUseBlock) -> bool:
         tool = self.tools.get(use.name)
@@ -96,52 +148,63 @@ class Executor:
         bad_input = invalid_input_error(use) if use.invalid is not None else None  # not a JSON object
         if bad_input is not None:
             return use.input, ToolResultBlock(use.id, bad_input, True)
-        tool_input = use.input
-        decision: Allow | Deny | None = None
-        hook_decision: str | None = None  # a hook's allow/ask still goes through deny and ask rules
-        if self.hooked:
-            pre = await self.hooks.pre_tool_use(use.name, tool_input, use.id)
-            if pre.context:
-                self.pre_context[use.id] = pre.context
-            if pre.updated_input is not None:
-                tool_input = pre.updated_input
-            if pre.stop is not None:  # a hook said `continue: false`
-                decision = Deny(pre.stop, interrupt=True)
-            elif pre.decision == "deny":
-                decision = Deny(pre.reason or f"{use.name} was blocked by a PreToolUse hook.")
-            hook_decision = pre.decision
-        if decision is None:
-            try:
-                decision = await self.permissions.decide(use.name, tool_input,
-                                                         tool.read_only or not tool.needs_approval, hook_decision)
-            except Exception as e:  # odd input (a NUL in a path) or a can_use_tool bug: fail closed
-                decision = Deny(f"Permission check failed, so the call was not run: {type(e).__name__}: {e}")
-                self.obs.tool_gated(use.id, False, "error")
-            else:
-                if self.obs.enabled:
-                    verdict = self.permissions.last_verdict
-                    self.obs.tool_gated(use.id, isinstance(decision, Allow),
-                                        "ask" if verdict is not None and verdict.kind == "ask" else "rules", verdict)
+        passes = tool.read_only or not tool.needs_approval  # what permission modes pass without asking
+        tool_input, refusal, hook_decision = await self._pre_hook(use) if self.hooked else (use.input, None, None)
+        decision: Allow | Deny
+        if refusal is None:
+            decision = await self._decide(use, tool_input, passes, hook_decision)
         else:
             self.obs.tool_gated(use.id, False, "hook")
+            decision = refusal
         if isinstance(decision, Deny):
-            out.denials.append({"tool_name": use.name, "tool_use_id": use.id, "tool_input": tool_input})
-            if decision.interrupt:
-                out.stop_message = decision.message
-            return tool_input, ToolResultBlock(use.id, _with(decision.message, self.pre_context.pop(use.id, None)), True)
-        if decision.updated_input is not None and decision.updated_input != tool_input:
-            # The one place a rewrite after the decision is judged again (a hook's rewrite was
-            # judged above): the rules, not the callback a second time, see the input that runs.
-            try:
-                refused = self.permissions.rejudge(use.name, decision.updated_input,
-                                                   tool.read_only or not tool.needs_approval)
-            except Exception as e:  # fail closed, as above
-                refused = Deny(f"Permission check failed, so the call was not run: {type(e).__name__}: {e}")
-            tool_input = decision.updated_input
-            if refused is not None:
-                out.denials.append({"tool_name": use.name, "tool_use_id": use.id, "tool_input": tool_input})
-                return tool_input, ToolResultBlock(use.id, _with(refused.message, self.pre_context.pop(use.id, None)), True)
-        return tool_input, None
+            return tool_input, self._refuse(use, tool_input, decision.message, out, stop=decision.interrupt)
+        if decision.updated_input is None or decision.updated_input == tool_input:
+            return tool_input, None
+        return decision.updated_input, self._rejudge(use, decision.updated_input, passes, out)
+
+    async def _pre_hook(self, use: ToolUseBlock) -> tuple[dict[str, Any], Deny | None, str | None]:
+        """PreToolUse: the input to go on with, a hook's refusal, and its allow/ask (which still
+        goes through the deny and ask rules)."""
+        pre = await self.hooks.pre_tool_use(use.name, use.input, use.id)
+        if pre.context:
+            self.pre_context[use.id] = pre.context
+        tool_input = pre.updated_input if pre.updated_input is not None else use.input
+        if pre.stop is not None:  # a hook said `continue: false`
+            return tool_input, Deny(pre.stop, interrupt=True), pre.decision
+        if pre.decision == "deny":
+            return tool_input, Deny(pre.reason or f"{use.name} was blocked by a PreToolUse hook."), pre.decision
+        return tool_input, None, pre.decision
+
+    async def _decide(self, use: ToolUseBlock, tool_input: dict[str, Any], passes: bool,
+                      hook_decision: str | None) -> Allow | Deny:
+        """The permission gate's decision (rules, mode, can_use_tool), told to telemetry."""
+        try:
+            decision = await self.permissions.decide(use.name, tool_input, passes, hook_decision)
+        except Exception as e:  # odd input (a NUL in a path) or a can_use_tool bug: fail closed
+            self.obs.tool_gated(use.id, False, "error")
+            return Deny(f"Permission check failed, so the call was not run: {type(e).__name__}: {e}")
+        verdict = self.permissions.last_verdict
+        self.obs.tool_gated(use.id, isinstance(decision, Allow),
+                            "ask" if verdict is not None and verdict.kind == "ask" else "rules", verdict)
+        return decision
+
+    def _rejudge(self, use: ToolUseBlock, rewritten: dict[str, Any], passes: bool,
+                 out: TurnOutcome) -> ToolResultBlock | None:
+        """The one place a rewrite after the decision is judged again (a hook's rewrite was judged
+        by _decide): the rules, not the callback a second time, see the input that runs."""
+        try:
+            refused = self.permissions.rejudge(use.name, rewritten, passes)
+        except Exception as e:  # fail closed, as _decide
+            refused = Deny(f"Permission check failed, so the call was not run: {type(e).__name__}: {e}")
+        return None if refused is None else self._refuse(use, rewritten, refused.message, out)
+
+    def _refuse(self, use: ToolUseBlock, tool_input: dict[str, Any], message: str, out: TurnOutcome,
+                stop: bool = False) -> ToolResultBlock:
+        """A refused call's is_error result (with a PreToolUse hook's context), noted as a denial."""
+        out.denials.append({"tool_name": use.name, "tool_use_id": use.id, "tool_input": tool_input})
+        if stop:
+            out.stop_message = message
+        return ToolResultBlock(use.id, _with(message, self.pre_context.pop(use.id, None)), True)
 
     async def _run(self, use: ToolUseBlock, tool_input: dict[str, Any], wait: float,
                    siblings: int = 1) -> ToolResultBlock:
@@ -162,70 +225,10 @@ class Executor:
                                              else [*content, TextBlock(extra)], output.is_error)
         return result
 
-    def _one(self, use: ToolUseBlock, out: TurnOutcome) -> Awaitable[ToolResultBlock]:
-        if not self.obs.enabled:  # telemetry off: no span to start, make current or end
-            return self._one_call(use, out)
-        return self._spanned(use, out)
-
-    async def _spanned(self, use: ToolUseBlock, out: TurnOutcome) -> ToolResultBlock:
-        obs = self.obs
-        obs.tool_start(use, self.ctx)
-        try:
-            with obs.active(use.id):  # its span current: a subagent, Bash or a hook is its child
-                result = await self._one_call(use, out)
-        except asyncio.CancelledError:
-            obs.tool_end(use.id, ToolResultBlock(use.id, INTERRUPTED, True))
-            raise
-        obs.tool_end(use.id, result)
-        return result
-
-    async def _one_call(self, use: ToolUseBlock, out: TurnOutcome) -> ToolResultBlock:
-        tool_input, refused = await self._gate(use, out)
-        if refused is not None:
-            return refused
-        # A sync handler runs in a worker thread (as in batches), so a slow one cannot block the
-        # event loop for more than INLINE_WAIT_S and an interrupt is answered; the thread finishes
-        # on its own (threads.run_in_worker; costs: bench/bench_thread_handoff.py).
-        result = await self._run(use, tool_input, INLINE_WAIT_S)
-        self._halt(out)
-        return result
-
     def _halt(self, out: TurnOutcome) -> None:
         """A PostToolUse hook said `continue: false`: end the run after this call."""
         if self.hooked and self.hooks.halted and out.stop_message is None:
             out.stop_message = self.hooks.halted
-
-    async def _batch(
-        self, uses: list[ToolUseBlock], i: int, j: int, results: list[ToolResultBlock | None], out: TurnOutcome
-    ) -> None:
-        """Read-only calls i..j-1: gate each in order, then run the allowed ones concurrently."""
-        runnable: list[tuple[int, dict[str, Any]]] = []
-        for k in range(i, j):
-            self.obs.tool_start(uses[k], self.ctx)
-            with self.obs.active(uses[k].id):
-                tool_input, refused = await self._gate(uses[k], out)
-            if refused is not None:
-                results[k] = refused
-                self.obs.tool_end(uses[k].id, refused)
-                if out.stop_message is not None:
-                    return
-            else:
-                runnable.append((k, tool_input))
-
-        siblings = {n: sum(1 for k, _ in runnable if uses[k].name == n) for n in {uses[k].name for k, _ in runnable}}
-
-        async def run_into(k: int, tool_input: dict[str, Any]) -> None:
-            # side by side: no waiting in turn for a fast result
-            try:
-                with self.obs.active(uses[k].id):
-                    results[k] = r = await self._run(uses[k], tool_input, wait=0.0, siblings=siblings[uses[k].name])
-            except asyncio.CancelledError:
-                self.obs.tool_end(uses[k].id, ToolResultBlock(uses[k].id, INTERRUPTED, True))
-                raise
-            self.obs.tool_end(uses[k].id, r)
-
-        await asyncio.gather(*(run_into(k, x) for k, x in runnable))
-        self._halt(out)
 
 
 def _with(text: str, extra: str | None) -> str:
