@@ -170,6 +170,10 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs,
               is_top=parent is None, trust=trust)
     ctx.ports = RunPortsOf(run)
+    if parent is None and hooks.active:  # prompt/agent hooks' model, PermissionRequest before the gate's asks
+        from .hookjudge import wire_hooks
+
+        wire_hooks(hooks, permissions, ctx.ports)
     ctx.permission_mode, ctx.set_permission_mode = run.mode_port(permissions)
     ctx.finish = lambda text: setattr(run.state, "final", text)
     if sub_hooks is not None:

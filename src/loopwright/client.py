@@ -333,6 +333,7 @@ async def compact_conversation(history: list[WireMessage], options: AgentOptions
 
     cwd = Path(options.cwd or ".").resolve()
     registry = build_run_config(options, cwd).hooks
+    hooks = None
     if registry.active:
         hooks = run_hooks(registry, HookContext(session_id or "", "", str(cwd), options.permission_mode or "default"),
                           options.hooks)
@@ -341,6 +342,8 @@ async def compact_conversation(history: list[WireMessage], options: AgentOptions
             raise CompactError(f"blocked by a PreCompact hook: {blocked}")
     keep = min(keep_last_turns, max(0, len(turn_starts(history)) - 1))
     result = await compact(history, model, keep_last_turns=keep, instructions=instructions, prices=options.prices)
+    if hooks is not None:
+        await hooks.post_compact("manual", result.summary)
     if options.persist_session and session_id is not None:
         from .sessions import SessionRecorder, store_for
 

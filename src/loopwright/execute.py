@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .blocks import TextBlock, ToolResultBlock, ToolUseBlock
+from .blocks import TextBlock, ToolResultBlock, ToolUseBlock, blocks_from_wire
 from .gate import Allow, Deny, Permissions
 from .hooks import RunHooks
 from .models.base import invalid_input_error
@@ -216,9 +216,12 @@ class Executor:
         result = ToolResultBlock(use.id, output.content, output.is_error)
         if self.hooked:
             post = await self.hooks.post_tool_use(use.name, tool_input, use.id, output.content, output.is_error)
+            if post.updated_output is not None:  # updatedToolOutput: what the model sees instead
+                new = post.updated_output
+                result = ToolResultBlock(use.id, new if isinstance(new, str) else blocks_from_wire(new), output.is_error)
             # PreToolUse's additionalContext, then PostToolUse's: appended as text (a list result,
             # an image, keeps its blocks)
-            for extra in (self.pre_context.pop(use.id, None), post):
+            for extra in (self.pre_context.pop(use.id, None), post.context):
                 if extra:
                     content = result.content
                     result = ToolResultBlock(use.id, _with(content, extra) if isinstance(content, str)

@@ -10,7 +10,7 @@ import copy
 import inspect
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -42,6 +42,9 @@ class Permissions(Judge):
     allowed_tools: Sequence[str | Rule] = field(default_factory=list)
     disallowed_tools: Sequence[str | Rule] = field(default_factory=list)
     can_use_tool: CanUseTool | None = None
+    # The run's PermissionRequest hooks (hooks.RunHooks, set by the assembler): an ask goes to them
+    # first; an answer of theirs (Allow/Deny) is the decision, None leaves the ask as it was.
+    ask_hook: Callable[[str, dict[str, Any]], Awaitable[Decision | None]] | None = None
     ask_tools: Sequence[str | Rule] = field(default_factory=list)
     cwd: str | Path | None = None
     add_dirs: Sequence[str | Path] = field(default_factory=list)
@@ -110,6 +113,10 @@ class Permissions(Judge):
             return ALLOWED
         if v.kind == "deny":
             return Deny(v.reason)
+        if self.ask_hook is not None and self.mode != "dontAsk":  # a PermissionRequest hook may answer
+            answered = await self.ask_hook(name, tool_input)
+            if answered is not None:
+                return answered
         unasked = self._unasked(name, tool_input, v)
         if unasked is not None:
             return unasked

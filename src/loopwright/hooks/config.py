@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeAlias
 
-from .matching import matcher_matches
+from .matching import if_matches, matcher_matches
 
 HOOK_EVENTS = (
     "SessionStart",
@@ -49,6 +49,7 @@ class HookContext:
     cwd: str = ""
     permission_mode: str = "default"
     deps: Any = None  # AgentOptions.deps: a Python hook's third argument carries them (never sent to a command hook)
+    judge: Any = None  # hooks.external.Judge: the run's model for prompt and agent hooks (set by the assembler)
 
 
 HookCallback: TypeAlias = Callable[..., Any]
@@ -56,10 +57,66 @@ HookCallback: TypeAlias = Callable[..., Any]
 
 @dataclass(slots=True)
 class CommandHook:
-    """A shell command hook (Claude Code's `{"type": "command", "command": ..., "timeout": s}`)."""
+    """A shell command hook (Claude Code's `{"type": "command", "command": ..., "timeout": s}`).
+    `args`: the exec form (`command` run with these arguments, no shell). `if_rule`: a permission
+    rule (`Bash(git *)`) the tool call must match for the hook to run. `once`: it runs once a run.
+    `on_failure` "block": a hook that cannot start, times out or fails counts as exit 2."""
 
     command: str
     timeout: float | None = None
+    args: tuple[str, ...] | None = None
+    if_rule: str | None = None
+    once: bool = False
+    on_failure: str = "continue"
+
+    @property
+    def key(self) -> str:
+        """What makes two hooks the same one (identical commands run once)."""
+        return "command\0" + self.command + "\0" + "\0".join(self.args or ())
+
+
+@dataclass(slots=True)
+class HttpHook:
+    """Claude Code's `{"type": "http", "url": ...}`: the input POSTed as JSON, the response body
+    read as a command's stdout (a 2xx status as exit 0; any other a non-blocking error).
+    `$VAR`/`${VAR}` in a header value is filled from the environment for the names in
+    `allowed_env_vars` only (any other is empty)."""
+
+    url: str
+    timeout: float | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    allowed_env_vars: tuple[str, ...] = ()
+    if_rule: str | None = None
+    once: bool = False
+    on_failure: str = "continue"
+
+    @property
+    def key(self) -> str:
+        return "http\0" + self.url
+
+
+@dataclass(slots=True)
+class ModelHook:
+    """Claude Code's `{"type": "prompt" | "agent", "prompt": ...}`: a model judges the event
+    (`$ARGUMENTS` in the prompt is the input JSON) and answers `{"ok": bool, "reason": str}`;
+    ok false blocks (and ends the turn unless `continue_on_block`). "agent": a subagent with
+    the read-only tools that may look before it answers. `model` None: the run's model."""
+
+    prompt: str
+    kind: str = "prompt"  # "prompt" | "agent"
+    timeout: float | None = None
+    model: str | None = None
+    continue_on_block: bool = False
+    if_rule: str | None = None
+    once: bool = False
+    on_failure: str = "continue"
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}\0{self.model}\0{self.prompt}"
+
+
+ConfiguredHook: TypeAlias = CommandHook | HttpHook | ModelHook
 
 
 @dataclass
@@ -68,7 +125,7 @@ class HookMatcher:
     None, "" or "*" = all; `Bash`, `Edit|Write` = exact names; anything else a regex."""
 
     matcher: str | None = None
-    hooks: list[HookCallback | CommandHook] = field(default_factory=list)
+    hooks: list[HookCallback | ConfiguredHook] = field(default_factory=list)
     timeout: float | None = None  # default for the hooks in this matcher
 
 
@@ -77,7 +134,7 @@ class RegisteredMatcher:
     """One matcher of a HookRegistry: like HookMatcher, but frozen."""
 
     matcher: str | None
-    hooks: tuple[HookCallback | CommandHook, ...]
+    hooks: tuple[HookCallback | ConfiguredHook, ...]
     timeout: float | None = None
 
 
@@ -116,20 +173,26 @@ class HookRegistry:
         """The same hooks, their environment updated with `env`."""
         return HookRegistry(self.matchers, MappingProxyType({**self.env, **env}))
 
-    def jobs(self, event: str, target: str | None) -> list[tuple[HookCallback | CommandHook, float]]:
+    def jobs(self, event: str, target: str | None, tool_input: dict[str, Any] | None = None,
+             done: set[str] | None = None, cwd: str = "") -> list[tuple[HookCallback | ConfiguredHook, float]]:
         """The hooks an event runs, each with its timeout: the matchers that match `target`
-        (events without a target, UserPromptSubmit and Stop, ignore matchers); identical commands
-        run once (as Claude Code does)."""
-        jobs: list[tuple[HookCallback | CommandHook, float]] = []
+        (events without a target, UserPromptSubmit and Stop, ignore matchers); identical hooks
+        run once (as Claude Code does); a hook's `if` rule must match the tool call; a `once`
+        hook already in `done` (the run's) is left out, and added to it when it runs."""
+        jobs: list[tuple[HookCallback | ConfiguredHook, float]] = []
         seen: set[str] = set()
         for m in self.matchers.get(event) or ():
             if target is not None and not matcher_matches(m.matcher, target):
                 continue
             for h in m.hooks:
-                if isinstance(h, CommandHook):
-                    if h.command in seen:
+                if isinstance(h, (CommandHook, HttpHook, ModelHook)):
+                    if h.key in seen or (h.once and done is not None and h.key in done):
                         continue
-                    seen.add(h.command)
+                    if h.if_rule is not None and not if_matches(h.if_rule, target, tool_input, cwd):
+                        continue
+                    seen.add(h.key)
+                    if h.once and done is not None:
+                        done.add(h.key)
                     timeout = h.timeout or m.timeout or DEFAULT_TIMEOUT
                 else:
                     timeout = m.timeout or DEFAULT_TIMEOUT
@@ -137,10 +200,28 @@ class HookRegistry:
         return jobs
 
 
+# A hook's keys loopwright does not honour, and what it does instead: each is named once, where it is read.
+REFUSED_HOOK_KEYS = {
+    "async": "the hook runs and is waited for (loopwright has no background hooks)",
+    "asyncRewake": "the hook runs and is waited for (loopwright has no background hooks)",
+    "statusMessage": "no spinner shows it",
+    "cloud": "no cloud sessions",
+    "holdsTools": "the hook runs and is waited for",
+    "rewakeMessage": "no background hooks",
+    "rewakeSummary": "no background hooks",
+}
+HOOK_TYPES = ("command", "http", "prompt", "agent")
+_KEYS = {"command": {"type", "command", "args", "if", "shell", "timeout", "onFailure", "once"},
+         "http": {"type", "url", "if", "timeout", "onFailure", "headers", "allowedEnvVars", "once"},
+         "prompt": {"type", "prompt", "if", "timeout", "model", "continueOnBlock", "once"},
+         "agent": {"type", "prompt", "if", "timeout", "model", "once"}}
+
+
 def parse_matchers(event: str, entries: Any, where: str, warnings: list[str]) -> list[HookMatcher] | None:
     """A settings file's `hooks.<event>` list (Claude Code's schema) as matchers; None (and a line in
     `warnings`) for an event Claude Code does not have. Raises ValueError, naming `where`, for a
-    malformed entry. A hook of a type loopwright does not run is left out with a line naming it."""
+    malformed entry. A hook of a type loopwright does not run (`mcp_tool`), or a key it does not
+    honour, is named in one line in `warnings` (the hook is left out, or runs without the key)."""
     if event not in CLAUDE_HOOK_EVENTS:
         warnings.append(f"{where}: unknown hook event {event!r} (not one of Claude Code's); its hooks will not run")
         return None
@@ -153,21 +234,76 @@ def parse_matchers(event: str, entries: Any, where: str, warnings: list[str]) ->
         matcher = entry.get("matcher")
         if matcher is not None and not isinstance(matcher, str):
             raise ValueError(f"{where}: hooks.{event} matcher must be a string")
-        commands: list[Any] = []
+        hooks: list[Any] = []
         for h in entry["hooks"]:
-            if not isinstance(h, dict):
-                raise ValueError(f"{where}: hooks.{event}: each hook must be an object like {{\"type\": \"command\"}}")
-            kind = h.get("type", "command")
-            if kind != "command":
-                warnings.append(f"{where}: hooks.{event}: a hook of type {kind!r} is not supported by loopwright; "
-                                "it will not run")
-                continue
-            cmd = h.get("command")
-            if not isinstance(cmd, str) or not cmd.strip():
-                raise ValueError(f"{where}: hooks.{event}: a command hook needs a \"command\" string")
-            timeout = h.get("timeout")
-            if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
-                raise ValueError(f"{where}: hooks.{event}: timeout must be a positive number of seconds")
-            commands.append(CommandHook(cmd, float(timeout) if timeout is not None else None))
-        out.append(HookMatcher(matcher, commands))
+            hook = _parse_hook(h, f"{where}: hooks.{event}", warnings)
+            if hook is not None:
+                hooks.append(hook)
+        out.append(HookMatcher(matcher, hooks))
     return out
+
+
+def _parse_hook(h: Any, where: str, warnings: list[str]) -> ConfiguredHook | None:
+    if not isinstance(h, dict):
+        raise ValueError(f"{where}: each hook must be an object like {{\"type\": \"command\"}}")
+    kind = h.get("type", "command")
+    if kind not in HOOK_TYPES:
+        warnings.append(f"{where}: a hook of type {kind!r} is not supported by loopwright; it will not run")
+        return None
+    for key in sorted(set(h) - _KEYS[kind]):
+        why = REFUSED_HOOK_KEYS.get(key, "not a key loopwright knows for this hook type")
+        warnings.append(f"{where}: {kind} hook key {key!r} is ignored: {why}")
+    timeout = h.get("timeout")
+    if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
+        raise ValueError(f"{where}: timeout must be a positive number of seconds")
+    common: dict[str, Any] = {"timeout": float(timeout) if timeout is not None else None,
+                              "if_rule": _opt_str(h, "if", where), "once": h.get("once") is True}
+    if kind != "agent":
+        common["on_failure"] = "block" if h.get("onFailure", "continue") != "continue" else "continue"
+    if common["if_rule"] is not None:
+        _check_rule(common["if_rule"], where)
+    if kind == "command":
+        cmd = h.get("command")
+        if not isinstance(cmd, str) or not cmd.strip():
+            raise ValueError(f"{where}: a command hook needs a \"command\" string")
+        args = h.get("args")
+        if args is not None and not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+            raise ValueError(f"{where}: a command hook's \"args\" must be a list of strings")
+        if h.get("shell", "bash") != "bash":
+            warnings.append(f"{where}: shell {h.get('shell')!r} is not supported (loopwright runs hooks with sh); "
+                            "the hook will not run")
+            return None
+        return CommandHook(cmd, args=tuple(args) if args is not None else None, **common)
+    if kind == "http":
+        url = h.get("url")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ValueError(f"{where}: an http hook needs a \"url\" (http:// or https://)")
+        headers = h.get("headers") or {}
+        names = h.get("allowedEnvVars") or []
+        if not (isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values())):
+            raise ValueError(f"{where}: an http hook's \"headers\" must be an object of strings")
+        if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+            raise ValueError(f"{where}: an http hook's \"allowedEnvVars\" must be a list of names")
+        return HttpHook(url, headers=tuple((str(k), v) for k, v in headers.items()), allowed_env_vars=tuple(names),
+                        **common)
+    prompt = h.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ValueError(f"{where}: a {kind} hook needs a \"prompt\" string")
+    return ModelHook(prompt, kind, model=_opt_str(h, "model", where), continue_on_block=h.get("continueOnBlock") is True,
+                     **common)
+
+
+def _opt_str(h: dict[str, Any], key: str, where: str) -> str | None:
+    value = h.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{where}: \"{key}\" must be a string")
+    return value
+
+
+def _check_rule(rule: str, where: str) -> None:
+    from ..gate.rules import Rule  # the permission rule syntax `if` is written in
+
+    try:
+        Rule.parse(rule)
+    except ValueError as e:
+        raise ValueError(f"{where}: \"if\": {e}") from None

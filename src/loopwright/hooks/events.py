@@ -14,7 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 from ..telemetry import NULL
 from .config import HookContext, HookRegistry
-from .output import Outcome, cap, contexts, join, jsonable, plain
+from .output import (
+    Outcome,
+    cap,
+    contexts,
+    join,
+    jsonable,
+    plain,
+    specific,
+    tool_output,
+    unsupported,
+)
 from .runner import run_one
 
 if TYPE_CHECKING:
@@ -36,6 +46,26 @@ class PreToolResult:
 
 
 @dataclass(slots=True)
+class PostToolResult:
+    """PostToolUse: text for the model after the result (`context`), and the result's replacement
+    (`updatedToolOutput`; None: the tool's own output goes to the model)."""
+
+    context: str | None = None
+    updated_output: str | list[dict[str, Any]] | None = None
+
+
+@dataclass(slots=True)
+class PermissionResult:
+    """PermissionRequest: a hook's answer to an ask, `behavior` "allow" or "deny" (None: no hook
+    answered; the ask goes on to whoever answers asks)."""
+
+    behavior: str | None = None
+    updated_input: dict[str, Any] | None = None
+    message: str = ""
+    interrupt: bool = False
+
+
+@dataclass(slots=True)
 class PromptResult:
     """UserPromptSubmit: `block` stops the run before any model call; `context` is added text."""
 
@@ -51,6 +81,7 @@ class HookState:
     context: HookContext = field(default_factory=HookContext)
     reports: list[HookReportData] = field(default_factory=list)
     halted: str | None = None
+    once_done: set[str] = field(default_factory=set)  # the `once` hooks that ran
 
     def take_reports(self) -> list[HookReportData]:
         out, self.reports = self.reports, []
@@ -106,7 +137,7 @@ class RunHooks:
 
     async def pre_tool_use(self, name: str, tool_input: dict[str, Any], tool_use_id: str) -> PreToolResult:
         outs = await self._fire("PreToolUse", name, {"tool_name": name, "tool_input": tool_input,
-                                                     "tool_use_id": tool_use_id}, tool_use_id)
+                                                     "tool_use_id": tool_use_id}, tool_use_id, tool_input)
         self._notes("PreToolUse", outs)
         result = PreToolResult(stop=self.state.halted)
         decisions: dict[str, list[str]] = {"deny": [], "ask": [], "allow": []}
@@ -144,19 +175,97 @@ class RunHooks:
 
     async def post_tool_use(
         self, name: str, tool_input: dict[str, Any], tool_use_id: str, response: Any, is_error: bool
-    ) -> str | None:
-        """PostToolUse (or PostToolUseFailure when is_error). Return additional context, or None."""
+    ) -> PostToolResult:
+        """PostToolUse (or PostToolUseFailure when is_error): additional context, and PostToolUse's
+        `updatedToolOutput` (`updatedMCPToolOutput` for an MCP tool), the last hook's winning."""
         event = "PostToolUseFailure" if is_error else "PostToolUse"
         data: dict[str, Any] = {"tool_name": name, "tool_input": tool_input, "tool_use_id": tool_use_id}
         if is_error:
             data.update(error=plain(response), is_interrupt=False)
         else:
             data["tool_response"] = jsonable(response)
-        outs = await self._fire(event, name, data, tool_use_id)
+        outs = await self._fire(event, name, data, tool_use_id, tool_input)
         self._notes(event, outs)
         feedback = [o.stderr.strip() for o in outs if o.exit_code == 2 and o.stderr.strip()]
         feedback += [str(o.out["reason"]) for o in outs if o.out.get("decision") == "block" and o.out.get("reason")]
+        result = PostToolResult(join(feedback + contexts(outs, plain_stdout=False)))
+        if not is_error:
+            for o in outs:
+                spec = specific(o)
+                for key in ("updatedToolOutput", *(("updatedMCPToolOutput",) if name.startswith("mcp__") else ())):
+                    if spec.get(key) is not None:
+                        result.updated_output = tool_output(spec[key])
+        return result
+
+    async def post_tool_batch(self, calls: list[dict[str, Any]]) -> str | None:
+        """After a turn's tool calls all ran, before the next model call: additional context
+        (and a block's reason) for the model, or None."""
+        outs = await self._fire("PostToolBatch", None, {"tool_calls": calls})
+        self._notes("PostToolBatch", outs)
+        feedback = [o.stderr.strip() for o in outs if o.exit_code == 2 and o.stderr.strip()]
+        feedback += [str(o.out["reason"]) for o in outs if o.out.get("decision") == "block" and o.out.get("reason")]
         return join(feedback + contexts(outs, plain_stdout=False))
+
+    async def permission_request(self, name: str, tool_input: dict[str, Any],
+                                 suggestions: list[dict[str, Any]] | None = None) -> PermissionResult:
+        """An ask about to go to the user (or be refused: no one to ask): a hook may answer it,
+        `hookSpecificOutput.decision` {behavior: allow, updatedInput?} or {behavior: deny, message?,
+        interrupt?}. A deny from any hook wins over an allow."""
+        data: dict[str, Any] = {"tool_name": name, "tool_input": tool_input}
+        if suggestions:
+            data["permission_suggestions"] = suggestions
+        outs = await self._fire("PermissionRequest", name, data, None, tool_input)
+        self._notes("PermissionRequest", outs)
+        result = PermissionResult()
+        for o in outs:
+            if o.exit_code == 2:
+                result = PermissionResult("deny", message=o.stderr.strip() or f"denied by PermissionRequest hook {o.label}")
+                break
+            decision = specific(o).get("decision")
+            if not isinstance(decision, dict):
+                continue
+            behavior = decision.get("behavior")
+            if behavior == "deny":
+                result = PermissionResult("deny", message=str(decision.get("message") or
+                                                              f"denied by PermissionRequest hook {o.label}"),
+                                          interrupt=decision.get("interrupt") is True)
+                break
+            if behavior == "allow":
+                updated = decision.get("updatedInput")
+                result = PermissionResult("allow", updated if isinstance(updated, dict) else None)
+                if decision.get("updatedPermissions"):
+                    self._report("PermissionRequest", o.label, "error",
+                                 "decision.updatedPermissions is not supported by loopwright; ignored")
+            elif behavior is not None:
+                self._report("PermissionRequest", o.label, "error", f"unknown decision.behavior {behavior!r}")
+        if self.state.halted and result.behavior != "deny":
+            result = PermissionResult("deny", message=self.state.halted, interrupt=True)
+        return result
+
+    async def notification(self, message: str, notification_type: str, title: str | None = None) -> None:
+        """Something the user is told (matchers match `notification_type`: permission_prompt,
+        idle_prompt, ...)."""
+        data: dict[str, Any] = {"message": message, "notification_type": notification_type}
+        if title is not None:
+            data["title"] = title
+        outs = await self._fire("Notification", notification_type, data)
+        self._notes("Notification", outs, blocking_to_user=True)
+
+    async def post_compact(self, trigger: str, summary: str) -> None:
+        """After compaction (`trigger` manual | auto) with its summary."""
+        outs = await self._fire("PostCompact", trigger, {"trigger": trigger, "compact_summary": summary})
+        self._notes("PostCompact", outs, blocking_to_user=True)
+
+    async def stop_failure(self, error: str, details: str | None = None,
+                           last_assistant_message: str | None = None) -> None:
+        """The turn ended on a model error (matchers match `error`: rate_limit, server_error, ...);
+        its hooks' output and exit codes are ignored, as in Claude Code."""
+        data: dict[str, Any] = {"error": error}
+        if details is not None:
+            data["error_details"] = details
+        if last_assistant_message is not None:
+            data["last_assistant_message"] = last_assistant_message
+        await self._fire("StopFailure", error, data)
 
     async def stop(self, stop_hook_active: bool) -> str | None:
         """Return a reason to make the agent continue (a blocking Stop hook), or None."""
@@ -199,6 +308,7 @@ class RunHooks:
             return None  # continue: false wins over decision: block
         reasons = [o.stderr.strip() or f"{event} hook {o.label} asked to continue" for o in outs if o.exit_code == 2]
         reasons += [str(o.out.get("reason") or "continue") for o in outs if o.out.get("decision") == "block"]
+        reasons += contexts(outs, plain_stdout=False)  # additionalContext: feedback, and the agent goes on
         return cap("; ".join(reasons)) if reasons else None
 
     # -- running hooks ---------------------------------------------------------------------------
@@ -209,8 +319,8 @@ class RunHooks:
                 "permission_mode": c.permission_mode, "hook_event_name": event, **data}
 
     async def _fire(self, event: str, target: str | None, data: dict[str, Any],
-                    tool_use_id: str | None = None) -> list[Outcome]:
-        jobs = self.registry.jobs(event, target)
+                    tool_use_id: str | None = None, tool_input: dict[str, Any] | None = None) -> list[Outcome]:
+        jobs = self.registry.jobs(event, target, tool_input, self.state.once_done, self.state.context.cwd)
         if not jobs:
             return []
         payload = self._input(event, data)
@@ -227,6 +337,8 @@ class RunHooks:
         gives the model (additionalContext, reasons) still goes to the model."""
         for o in outs:
             out = o.output or {}
+            for line in unsupported(event, out):
+                self._report(event, o.label, "error", line)
             if out.get("continue") is False and self.state.halted is None:
                 self.state.halted = str(out.get("stopReason") or f"stopped by {event} hook {o.label}")
             if out.get("suppressOutput") is True:

@@ -4,6 +4,7 @@ nothing of loopwright."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,3 +75,65 @@ def python_names(out: dict[str, Any]) -> dict[str, Any]:
     renamed = {k.rstrip("_") if k in ("continue_", "async_") else k: v for k, v in out.items()}
     return {**renamed, **{k: out[k] for k in ("continue", "async") if k in out}}
 
+
+
+def specific(o: Outcome) -> dict[str, Any]:
+    """The hook's `hookSpecificOutput` ({} when it gave none or not an object)."""
+    raw = (o.output or {}).get("hookSpecificOutput")
+    return raw if isinstance(raw, dict) else {}
+
+
+def tool_output(value: Any) -> str | list[dict[str, Any]]:
+    """A PostToolUse hook's `updatedToolOutput` as a tool result's content: text as it is;
+    content blocks (`[{"type": "text", ...}]`) as they are; Claude Code's Bash shape
+    ({stdout, stderr, ...}) as its text; any other value as its JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(b, dict) and isinstance(b.get("type"), str)
+                                                 for b in value):
+        return [dict(b) for b in value]
+    if isinstance(value, dict) and isinstance(value.get("stdout"), str):
+        err = value.get("stderr")
+        return str(value["stdout"]) + (f"\n{err}" if isinstance(err, str) and err else "")
+    return json.dumps(value, ensure_ascii=False)
+
+
+# The output fields each event honours (besides the common ones); Claude Code's other fields
+# (sdk.d.ts, 2.1.332) are named when a hook gives them, with what loopwright does instead.
+COMMON_FIELDS = frozenset({"continue", "suppressOutput", "stopReason", "decision", "reason", "systemMessage",
+                           "hookSpecificOutput", "async", "asyncTimeout"})
+HONOURED_SPECIFIC: dict[str, frozenset[str]] = {
+    "PreToolUse": frozenset({"permissionDecision", "permissionDecisionReason", "updatedInput", "additionalContext"}),
+    "PostToolUse": frozenset({"additionalContext", "updatedToolOutput", "updatedMCPToolOutput"}),
+    "PostToolUseFailure": frozenset({"additionalContext"}),
+    "PostToolBatch": frozenset({"additionalContext"}),
+    "UserPromptSubmit": frozenset({"additionalContext"}),
+    "SessionStart": frozenset({"additionalContext"}),
+    "SubagentStart": frozenset({"additionalContext"}),
+    "Stop": frozenset({"additionalContext"}),
+    "SubagentStop": frozenset({"additionalContext"}),
+    "PermissionRequest": frozenset({"decision"}),
+}
+REFUSED_FIELDS = {
+    "terminalSequence": "loopwright emits no terminal sequences for hooks",
+    "classifierContext": "loopwright has no permission classifier to show it to",
+    "sessionTitle": "sessions have no titles in loopwright",
+    "initialUserMessage": "the first message is the prompt given",
+    "watchPaths": "loopwright fires no FileChanged events",
+    "reloadSkills": "skills are read once, when the run starts",
+    "suppressOriginalPrompt": "a blocked prompt's message is loopwright's own",
+}
+
+
+def unsupported(event: str, out: dict[str, Any]) -> list[str]:
+    """One line per output field the hook gave that loopwright does not honour for `event`."""
+    lines = [f"output field {k!r} is not supported by loopwright; ignored ({REFUSED_FIELDS.get(k, 'unknown field')})"
+             for k in out if k not in COMMON_FIELDS]
+    spec = out.get("hookSpecificOutput")
+    if isinstance(spec, dict):
+        honoured = HONOURED_SPECIFIC.get(event, frozenset())
+        for k in spec:
+            if k != "hookEventName" and k not in honoured:
+                why = REFUSED_FIELDS.get(k, f"not honoured on {event}")
+                lines.append(f"hookSpecificOutput.{k} is not supported by loopwright; ignored ({why})")
+    return lines

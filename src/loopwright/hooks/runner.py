@@ -1,6 +1,7 @@
-"""Room: bases (hooks). Owns running one hook: a Python callable (sync in a daemon thread, or async)
-or a shell command (Claude Code's stdin JSON and exit-code protocol), each under its timeout; may
-import hooks.config, hooks.output, telemetry and threads (the one thread runner).
+"""Room: bases (hooks). Owns running one hook: a Python callable (sync in a daemon thread, or async),
+a shell command (Claude Code's stdin JSON and exit-code protocol), an http or a prompt/agent hook
+(hooks.external), each under its timeout; may import hooks.config, hooks.external, hooks.output,
+telemetry and threads (the one thread runner).
 
 A hook that times out or crashes is reported through `report` and never hangs the run; a
 timed-out command's process group is killed."""
@@ -18,18 +19,24 @@ from typing import Any, TypeAlias
 
 from ..telemetry import trace_env
 from ..threads import run_in_worker
-from .config import CommandHook, HookCallback, HookContext
+from .config import CommandHook, ConfiguredHook, HookCallback, HookContext, HttpHook, ModelHook
+from .external import post_json, run_model_hook
 from .output import Outcome, cap, python_names
 
 # (event, hook label, kind, message): how a runner tells the run's state what went wrong
 Report: TypeAlias = Callable[[str, str, str, str], None]
 
 
-async def run_one(event: str, hook: HookCallback | CommandHook, timeout: float, payload: dict[str, Any],
+async def run_one(event: str, hook: HookCallback | ConfiguredHook, timeout: float, payload: dict[str, Any],
                   tool_use_id: str | None, context: HookContext, env: Mapping[str, str], report: Report) -> Outcome:
-    """Run one hook on `payload` (the event's input) and read what it gave back."""
-    if isinstance(hook, CommandHook):
-        return await run_command(event, hook, timeout, payload, context, env, report)
+    """Run one hook on `payload` (the event's input) and read what it gave back. A configured
+    hook with `onFailure: "block"` that fails counts as exit 2 (its error the reason)."""
+    if isinstance(hook, (CommandHook, HttpHook, ModelHook)):
+        outcome = await _run_configured(event, hook, timeout, payload, context, env, report)
+        if outcome.failed and hook.on_failure == "block":
+            outcome.exit_code = 2
+            outcome.stderr = outcome.stderr.strip() or f"{event} hook {outcome.label} failed ({outcome.error or 'error'})"
+        return outcome
     label = getattr(hook, "__qualname__", None) or repr(hook)
     try:
         value = await asyncio.wait_for(_call(hook, payload, tool_use_id, context), timeout)
@@ -64,6 +71,33 @@ async def _call(fn: HookCallback, payload: dict[str, Any], tool_use_id: str | No
     return value
 
 
+async def _run_configured(event: str, hook: ConfiguredHook, timeout: float, payload: dict[str, Any],
+                          context: HookContext, env: Mapping[str, str], report: Report) -> Outcome:
+    if isinstance(hook, CommandHook):
+        return await run_command(event, hook, timeout, payload, context, env, report)
+    if isinstance(hook, HttpHook):
+        label = label_of(hook.url)
+        try:
+            status, body = await post_json(hook, payload, timeout)
+        except (OSError, TimeoutError, ValueError) as e:
+            why = f"timed out after {timeout:g} s" if isinstance(e, TimeoutError) else f"no answer: {e}"
+            report(event, label, "timeout" if isinstance(e, TimeoutError) else "error", why)
+            return Outcome(label, failed=True, error=why)
+        ok = 200 <= status < 300
+        return decode(event, label, 0 if ok else status, body if ok else "", "" if ok else f"HTTP {status}: {body}",
+                      report)
+    label = label_of(f"{hook.kind}: {hook.prompt}")
+    try:
+        outcome = await asyncio.wait_for(run_model_hook(event, hook, label, payload, context.judge), timeout)
+    except TimeoutError:
+        outcome = Outcome(label, failed=True, error=f"timed out after {timeout:g} s")
+    except Exception as e:  # a model error, an unparseable answer: reported, as a command's crash
+        outcome = Outcome(label, failed=True, error=f"{type(e).__name__}: {e}")
+    if outcome.failed:
+        report(event, label, "timeout" if outcome.error.startswith("timed out") else "error", outcome.error)
+    return outcome
+
+
 def label_of(text: str) -> str:
     """A hook's name in reports: its command (or URL, prompt), cut to 80 characters."""
     return text if len(text) <= 80 else text[:77] + "..."
@@ -73,16 +107,19 @@ async def run_command(event: str, hook: CommandHook, timeout: float, payload: di
                       context: HookContext, extra_env: Mapping[str, str], report: Report) -> Outcome:
     """A command hook: the input as JSON on stdin; exit 0 (stdout: JSON output or text), exit 2
     (blocking, stderr the reason), anything else a non-blocking error (reported)."""
-    label = label_of(hook.command)
+    label = label_of(hook.command if hook.args is None else " ".join([hook.command, *hook.args]))
     cwd = context.cwd or None
     env = {**os.environ, **extra_env, **trace_env()}  # TRACEPARENT: the hook's span (telemetry on)
     if cwd:
         env.setdefault("LOOPWRIGHT_PROJECT_DIR", cwd)
         env.setdefault("CLAUDE_PROJECT_DIR", cwd)
     try:
-        proc = await asyncio.create_subprocess_shell(
-            hook.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env, start_new_session=True)
+        pipes: dict[str, Any] = {"stdin": asyncio.subprocess.PIPE, "stdout": asyncio.subprocess.PIPE,
+                                 "stderr": asyncio.subprocess.PIPE, "cwd": cwd, "env": env, "start_new_session": True}
+        if hook.args is not None:  # the exec form: no shell
+            proc = await asyncio.create_subprocess_exec(hook.command, *hook.args, **pipes)
+        else:
+            proc = await asyncio.create_subprocess_shell(hook.command, **pipes)
     except OSError as e:
         report(event, label, "error", f"could not start: {e}")
         return Outcome(label, failed=True, error=f"could not start: {e}")

@@ -102,6 +102,10 @@ async def compact(run: Run, trigger: str, *, keep_last_turns: int = DEFAULT_KEEP
         s.inv.reset()  # the history was replaced, not appended to
         yield SystemMessage("compact_boundary", {**result.boundary_data(trigger), "calls": len(plan.chunks),
                                                  **(extra or {})})
+        if hooks.active:  # PostCompact, with the summary
+            await hooks.post_compact(trigger, result.summary)
+            for m in run.hook_messages():
+                yield m
     if charged and s.budget.exhausted():  # the budget rule: this response counts like any other
         yield run.result("error_max_budget_usd",
                           error=f"spent ${s.budget.spent_usd:.4f} of ${s.budget.limit_usd} (compaction)")

@@ -119,6 +119,8 @@ async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
             raise
         yield run.persist(run.result("error_during_execution", error="interrupted by user"))
     except (ModelError, RunError) as e:
+        if isinstance(e, ModelError) and run.deps.hooks.active:  # StopFailure: the turn ended on a model error
+            await run.deps.hooks.stop_failure(_error_kind(e.status), str(e))
         yield run.persist(run.result("error_during_execution", error=str(e)))
     except Exception as e:  # a harness bug or a broken model: report it, keep the history valid
         yield run.persist(run.result("error_during_execution", error=f"{type(e).__name__}: {e}"))
@@ -136,3 +138,10 @@ async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
         if isinstance(d.options.model, str) or d.options.model is None:  # the run made it: close it
             with contextlib.suppress(Exception):
                 await close_model(d.model)
+
+
+def _error_kind(status: int | None) -> str:
+    """A model error as Claude Code's StopFailure `error` (what its matchers match)."""
+    return {401: "authentication_failed", 403: "authentication_failed", 402: "billing_error", 429: "rate_limit",
+            400: "invalid_request", 413: "invalid_request"}.get(status or 0,
+                                                                 "server_error" if (status or 0) >= 500 else "unknown")

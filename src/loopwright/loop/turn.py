@@ -82,9 +82,17 @@ async def execute(run: Run, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple
         finally:
             control._task = None
     run.state.denials.extend(outcome.denials)
+    b: list[Any] = outcome.results
+    hooks = run.deps.hooks
+    if hooks.active and not outcome.interrupted and outcome.stop_message is None:  # PostToolBatch
+        calls = [{"tool_name": u.name, "tool_input": u.input, "tool_use_id": u.id,
+                  "tool_response": r.content if isinstance(r.content, str) else [x.to_wire() for x in r.content]}
+                 for u, r in zip(uses, outcome.results, strict=True)]
+        said = await hooks.post_tool_batch(calls)
+        if said:
+            b = [*b, TextBlock(said)]
     # Text sent during calls the user interrupted stays queued: the client delivers it as the
     # next prompt, as after an interrupted model call (here the model would never read it).
-    b: list[Any] = outcome.results
     if run.memory is not None:
         b = [*b, *run.nested_memory(uses)]
     if control is not None and not outcome.interrupted and control.queued:

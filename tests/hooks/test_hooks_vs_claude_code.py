@@ -1,0 +1,95 @@
+"""Claude Code and loopwright on the same scripted turns, with the same settings (issue 42):
+updatedToolOutput, a PermissionRequest hook answering an ask in -p, and a prompt hook judging a
+call. Each side runs as a CLI against its own loopback Messages server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopwright.hooks.external import PROMPT_SYSTEM
+from loopwright.testing import ScriptedServer
+from tests.helpers import TESTS, cli_env, loopwright_cmd, text
+
+CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
+pytestmark = [pytest.mark.e2e,
+              pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code is not installed (npm install in tests/node)")]
+
+
+def bash(command: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": command}}
+
+
+def both(tmp: Path, turns: list[Any], settings: dict[str, Any], *args: str) -> dict[str, tuple[Any, Path]]:
+    """Run Claude Code, then loopwright, each in a fresh project dir; (the server's requests, the dir)."""
+    out: dict[str, tuple[Any, Path]] = {}
+    for who in ("claude", "loopwright"):
+        proj = tmp / who
+        proj.mkdir()
+        with ScriptedServer(turns, is_loop_call=lambda body: True) as srv:
+            if who == "claude":
+                env = {**os.environ, "HOME": str(tmp / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
+                       "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+                cmd = [str(CLAUDE)]
+            else:
+                env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x"), loopwright_cmd()
+            r = subprocess.run([*cmd, "-p", "hi", "--model", "claude-sonnet-4-5", "--settings", json.dumps(settings),
+                                *args], cwd=proj, env=env, capture_output=True, text=True, timeout=120)
+            assert r.returncode in (0, 1), (who, r.stderr)
+            out[who] = (list(srv.requests), proj)
+    return out
+
+
+def result_text(request: Any) -> str:
+    block = request.body["messages"][-1]["content"][0]
+    c = block["content"]
+    return c if isinstance(c, str) else "".join(b.get("text", "") for b in c)
+
+
+def system_text(request: Any) -> str:
+    s = request.body.get("system") or ""
+    return s if isinstance(s, str) else "\n".join(b.get("text", "") for b in s)
+
+
+def test_updated_tool_output_the_same(tmp_path: Path) -> None:
+    out = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": {
+        "stdout": "REPLACED OUTPUT", "stderr": "", "interrupted": False, "isImage": False}}}
+    hook = tmp_path / "post.sh"
+    hook.write_text(f"#!/bin/sh\ncat >/dev/null\necho '{json.dumps(out)}'\n")
+    hook.chmod(0o755)
+    runs = both(tmp_path, [[bash("echo original")], [text("ok")]],
+                {"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": str(hook)}]}]}})
+    for who, (requests, _) in runs.items():
+        assert result_text(requests[1]).startswith("REPLACED OUTPUT"), who
+        assert "original" not in result_text(requests[1]), who
+
+
+def test_permission_request_hook_allows_in_print_mode_the_same(tmp_path: Path) -> None:
+    out = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}
+    hook = tmp_path / "req.sh"
+    hook.write_text(f"#!/bin/sh\ncat > \"$PWD/req.json\"\necho '{json.dumps(out)}'\n")
+    hook.chmod(0o755)
+    runs = both(tmp_path, [[bash("touch made")], [text("ok")]],
+                {"hooks": {"PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": str(hook)}]}]}})
+    for who, (_, proj) in runs.items():
+        assert (proj / "made").exists(), who
+        seen = json.loads((proj / "req.json").read_text())
+        assert seen["hook_event_name"] == "PermissionRequest" and seen["tool_input"] == {"command": "touch made"}, who
+
+
+def test_prompt_hook_judges_and_blocks_the_same(tmp_path: Path) -> None:
+    hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "prompt", "prompt": "Refuse any touch. Input: $ARGUMENTS"}]}]}
+    runs = both(tmp_path, [[bash("touch made")], [text('{"ok": false, "reason": "no touching"}')], [text("ok")]],
+                {"hooks": hooks}, "--permission-mode", "acceptEdits")
+    for who, (requests, proj) in runs.items():
+        assert not (proj / "made").exists(), who
+        assert len(requests) == 2, who  # the turn ends at the refusal: no third call
+        judged = requests[1].body["messages"][-1]["content"][-1]["text"]
+        assert judged.startswith("Refuse any touch. Input: {") and '"tool_input":{"command":"touch made"}' in judged, who
+        assert PROMPT_SYSTEM in system_text(requests[1]), who
+        assert not requests[1].body.get("tools"), who
