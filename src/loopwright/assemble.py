@@ -439,6 +439,7 @@ class RunPortsOf:
             max_turns=spec.max_turns if spec.max_turns is not None else p.options.max_turns,
             max_budget_usd=spec.max_budget_usd, hooks=None, session_id=None, resume=None, fork_session=False,
             continue_conversation=False, persist_session=False, handoffs=[],
+            output_format=None, output_type=None, output_guardrails=[],  # the parent's answer, not the subagent's
             effort=spec.effort or p.options.effort)  # an agent's own effort, else the parent's
         return _SubagentRun(build_run(options, spec.prompt, self._run, agent_type=spec.agent_type,
                                       agent_mode=spec.permission_mode), spec.prompt)

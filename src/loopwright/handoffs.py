@@ -15,6 +15,7 @@ wins, as in the Agents SDK). Subagents get no handoffs.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -77,6 +78,18 @@ class HandoffSwitch:
     def __init__(self) -> None:
         self.pending: Handoff | None = None
         self.active: str | None = None  # None: the run's own options
+        # Models made from a handoff's model string (one per handoff, reused when it comes back);
+        # the run closes them when it ends (aclose).
+        self.made: dict[int, Model] = {}
+
+    async def aclose(self) -> None:
+        """Close the models the handoffs made (their connections), whatever the run's ending."""
+        from .models.base import close_model
+
+        for model in self.made.values():
+            with contextlib.suppress(Exception):
+                await close_model(model)
+        self.made.clear()
 
     def tools_for(self, handoffs: Sequence[Handoff]) -> list[Tool]:
         """A transfer tool for each handoff (read-only: it changes nothing outside the run)."""

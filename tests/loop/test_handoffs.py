@@ -6,6 +6,7 @@ call made with the agent the history's accepted transfers lead to."""
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -168,3 +169,19 @@ def test_random_handoffs_keep_inv_the_T_bound_and_switch_to_the_right_agent(
                 if u["name"].startswith("transfer_to_") and not results[u["id"]].get("is_error"):
                     active = u["name"].removeprefix("transfer_to_")
                     break
+
+
+def test_a_handoff_to_a_model_string_reaches_it_over_http() -> None:
+    """A target's model string is made with the run's provider settings (its base_url, key), over
+    real HTTP to the loopback server: the call after the handoff names the target's model."""
+    from loopwright.testing import ScriptedServer
+
+    script = [[use("a", "transfer_to_fast")], [text("done fast")]]
+    with ScriptedServer(script) as srv:
+        fast = lw.Handoff("fast", system_prompt="be quick", model="claude-opus-4-5", tools=[tool("lookup")])
+        r = lw.run("x", lw.AgentOptions(model="claude-sonnet-4-5", base_url=srv.url, api_key="test",
+                                        handoffs=[fast]))
+        sent = [(q.body["model"], q.body.get("system")) for q in srv.loop_requests]
+    assert r.subtype == "success" and r.result == "done fast"
+    assert sent[0][0] == "claude-sonnet-4-5" and sent[1][0] == "claude-opus-4-5"
+    assert "be quick" in json.dumps(sent[1][1])

@@ -212,3 +212,15 @@ def test_mypy_sees_the_deps_and_output_types(tmp_path: Path) -> None:
     out = _mypy(bad, cache).stdout
     assert '"Deps" has no attribute "user_name"' in out
     assert 'Incompatible types in assignment (expression has type "list[str]", variable has type "list[int]")' in out
+
+
+def test_a_subagent_answers_in_text_when_the_parent_owes_a_typed_answer() -> None:
+    turns = [[{"type": "tool_use", "id": "a", "name": "Agent", "input": {"description": "d", "prompt": "count",
+                                                                        "subagent_type": "helper"}}],
+             [text("three")],  # the subagent's answer: text, no StructuredOutput owed
+             [so("b", {"result": 3})]]
+    agents = {"helper": lw.AgentDefinition("helps", "you help", tools=[])}
+    r = lw.run("x", lw.AgentOptions(model=lw.ScriptedModel(turns), agents=agents, output_type=int,
+                                    permission_mode="bypassPermissions"))
+    assert r.subtype == "success" and r.output == 3 and r.model_calls == 2
+    assert "three" in json.dumps(r.messages[2])

@@ -26,7 +26,7 @@ def apply_handoff(run: Run, switch: HandoffSwitch) -> SystemMessage | None:
     if h is None:
         return None
     d = run.deps
-    model = _model(run, h)
+    model = _model(run, h, switch)
     tools = [*h.tools, *switch.tools_for(h.handoffs), *([run.structured.tool] if run.structured is not None else [])]
     by_name = {t.name: t for t in tools}
     if len(by_name) != len(tools):
@@ -44,10 +44,14 @@ def apply_handoff(run: Run, switch: HandoffSwitch) -> SystemMessage | None:
     return SystemMessage("handoff", {"agent": h.name, "model": model.name, "tools": list(by_name)})
 
 
-def _model(run: Run, h: Handoff) -> Model:
-    """The target's model: the one in use (None), the given Model, or one the run's options make."""
+def _model(run: Run, h: Handoff, switch: HandoffSwitch) -> Model:
+    """The target's model: the one in use (None), the given Model, or one the run's options make
+    (once per handoff; the switch closes it when the run ends)."""
     if h.model is None:
         return run.deps.model
     if isinstance(h.model, Model):
         return h.model
-    return model_for(replace(run.deps.options, model=h.model, fallback_model=None))
+    made = switch.made.get(id(h))
+    if made is None:
+        made = switch.made[id(h)] = model_for(replace(run.deps.options, model=h.model, fallback_model=None))
+    return made

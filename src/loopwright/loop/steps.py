@@ -133,6 +133,8 @@ async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
             await kill_all_shells(d.executor.ctx)
         if d.recorder is not None:
             d.recorder.close()
+        if d.handoffs is not None:  # the models its handoffs made (handoffs.py)
+            await d.handoffs.aclose()
         if d.hooks.active:
             await d.hooks.session_end("other")
         if isinstance(d.options.model, str) or d.options.model is None:  # the run made it: close it
