@@ -27,9 +27,9 @@ _ids = itertools.count(1000)
 INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}
 
 
-def start(work: Path, home: Path) -> Peer:
+def start(work: Path, home: Path, *flags: str) -> Peer:
     env = cli_env(HOME=str(home), LOOPWRIGHT_HOME=str(home / ".loopwright"))
-    return Peer([*loopwright_cmd(), "mcp", "serve", "--cwd", str(work)], env, str(work), lambda m: None)
+    return Peer([*loopwright_cmd(), "mcp", "serve", "--cwd", str(work), *flags], env, str(work), lambda m: None)
 
 
 def call(peer: Peer, method: str, params: dict[str, Any] | None = None, timeout: float = 30) -> dict[str, Any]:
@@ -158,19 +158,23 @@ def test_zz_the_server_still_works_and_ends_with_stdin(server: dict[str, Any]) -
     assert b"differs" not in b"".join(peer.err)
 
 
-@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "1999-01-01"])
-def test_initialize_is_answered_early_and_as_the_sdk_would(tmp_path: Path, version: str) -> None:
+@pytest.mark.parametrize(("version", "flags"), [(v, ()) for v in ("2024-11-05", "2025-03-26", "2025-06-18",
+                                                                   "2025-11-25", "1999-01-01")]
+                         + [("2025-11-25", ("--conformance-fixtures",))])
+def test_initialize_is_answered_early_and_as_the_sdk_would(tmp_path: Path, version: str,
+                                                           flags: tuple[str, ...]) -> None:
     """The answer comes before the SDK is loaded (well under the ~0.5 s its import takes, on an idle
     machine); the SDK's own answer, which the server drops, says the same, or stderr would say
     `differs`; an unknown version is answered with the newest one."""
-    peer = start(tmp_path, tmp_path)
+    peer = start(tmp_path, tmp_path, *flags)
     try:
         rid = next(_ids)
         peer.send(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "initialize",
                               "params": {**INIT, "protocolVersion": version}}).encode())
         result = peer.wait_for(lambda m: m.get("id") == rid)["result"]
         assert result["protocolVersion"] == (version if version != "1999-01-01" else "2025-11-25")
-        assert result["serverInfo"]["name"] == "loopwright" and "tools" in result["capabilities"]
+        assert result["serverInfo"]["name"] == "loopwright"
+        assert {"tools", "resources", "prompts", "logging", "completions"} <= set(result["capabilities"])
         peer.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
         still_answers(peer)  # (the SDK is loaded by now and has answered the initialize too)
         assert not [m for m in list(peer.out.queue) if m and m.get("id") == rid]  # answered once

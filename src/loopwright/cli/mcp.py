@@ -203,6 +203,17 @@ def parser() -> argparse.ArgumentParser:
             s.add_argument("--add-dir", dest="add_dirs", action="append", default=[])
             s.add_argument("--settings")
             s.add_argument("--setting-sources", default="user,project,local")
+            s.add_argument("--http", metavar="[HOST:]PORT",
+                           help="serve over streamable HTTP at http://HOST:PORT/mcp (host 127.0.0.1 unless given; "
+                                "port 0 picks a free one) instead of stdio")
+            s.add_argument("--auth-token-file", metavar="FILE",
+                           help="with --http: require 'Authorization: Bearer TOKEN', TOKEN read from FILE "
+                                "(mode 0600); else $LOOPWRIGHT_MCP_TOKEN if set")
+            s.add_argument("--allow-host", action="append", default=[], metavar="HOST[:PORT]",
+                           help="with --http: another Host/Origin name to accept (a proxy's); repeatable")
+            s.add_argument("--conformance-fixtures", action="store_true",
+                           help="also serve the test tools, resources and prompts MCP's conformance suite "
+                                "asks for by name (for testing MCP clients; see docs/mcp.md)")
     return p
 
 
@@ -246,7 +257,8 @@ def mcp_main(argv: list[str]) -> int:
             return cmd_login(a, configured(Path(a.cwd).resolve())) if a.cmd == "login" else cmd_logout(a)
         from ..mcp.server import serve_main
 
-        return serve_main(serve_options(a))
+        return serve_main(serve_options(a), http=a.http, token_file=a.auth_token_file,
+                          allow_hosts=a.allow_host, fixtures=a.conformance_fixtures)
     except (McpConfigError, SettingsError, ValueError) as e:
         print(f"loopwright: {e}", file=sys.stderr)
         return 2

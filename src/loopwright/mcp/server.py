@@ -1,6 +1,7 @@
 """Room: cli. Owns `loopwright mcp serve`; may import assemble, cli.config and below.
 
-`loopwright mcp serve`: loopwright's built-in tools as an MCP server over stdio.
+`loopwright mcp serve`: loopwright's built-in tools as an MCP server, over stdio (serve_stdio.py)
+or streamable HTTP (serve_http.py).
 
 Read, Write, Edit, MultiEdit, Bash, BashOutput, KillShell, Glob, Grep and TodoWrite, under
 their own names, with `readOnlyHint` set for the read-only ones, so Claude Code, Claude
@@ -9,12 +10,23 @@ Desktop or any MCP client can use them. Every call goes through loopwright's gat
 `--allowedTools`, `--disallowedTools`, `--add-dir`. The server cannot ask anyone, so a call
 that needs approval is refused with an isError result saying which flag allows it; writes
 stay confined to the working directories.
+
+Beside the tools: the working directories' files as resources, read through the same gate
+(serve_resources.py), the project's commands and skills as prompts (serve_prompts.py), completion
+of a resource path, `logging/setLevel` and log messages (a call's start at debug, a refusal at
+warning), progress notifications while a call runs (every PROGRESS_EVERY seconds, when the client
+asked with a progress token), and `ping`. `--conformance-fixtures` adds the suite's test items
+(serve_fixtures.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
 import uuid
+import warnings
+import weakref
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..blocks import ImageBlock, TextBlock, ToolUseBlock
@@ -57,10 +69,17 @@ def to_mcp_content(content: Any) -> list[Any]:
     return out
 
 
-# What the server declares (one place: the SDK server is given these, and stdio's early answer to
-# `initialize` says them before the SDK is loaded).
-CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  # the SDK's, oldest first
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+PROGRESS_EVERY = 1.0
+
+
+def capabilities(fixtures: bool) -> dict[str, Any]:
+    """What the server declares (one place: the SDK derives the same from the handlers make_server
+    gives it, and stdio's early answer to `initialize` says these before the SDK is loaded; tests
+    check the two agree)."""
+    return {"prompts": {"listChanged": False}, "resources": {"subscribe": fixtures, "listChanged": False},
+            "tools": {"listChanged": False}, "logging": {}, "completions": {}}
 
 
 def server_info() -> dict[str, Any]:
@@ -69,74 +88,198 @@ def server_info() -> dict[str, Any]:
     return {"name": "loopwright", "version": __version__}
 
 
-def early_answer(params: Any) -> dict[str, Any] | None:
-    """The result of `initialize` with these params, as the SDK would answer it (its version
-    negotiation: the client's version when the server speaks it, else the newest), or None for
-    params not plainly well-formed (the SDK then answers, with its error)."""
-    if not isinstance(params, dict):
-        return None
-    version, info = params.get("protocolVersion"), params.get("clientInfo")
-    if not (isinstance(version, str) and isinstance(params.get("capabilities"), dict) and isinstance(info, dict)
-            and isinstance(info.get("name"), str) and isinstance(info.get("version"), str)):
-        return None
-    return {"protocolVersion": version if version in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
-            "capabilities": CAPABILITIES, "serverInfo": server_info()}
+def early_answer(fixtures: bool) -> Any:
+    """answer(params): the result of `initialize` with these params, as the SDK would answer it
+    (its version negotiation: the client's version when the server speaks it, else the newest),
+    or None for params not plainly well-formed (the SDK then answers, with its error)."""
+
+    def answer(params: Any) -> dict[str, Any] | None:
+        if not isinstance(params, dict):
+            return None
+        version, info = params.get("protocolVersion"), params.get("clientInfo")
+        if not (isinstance(version, str) and isinstance(params.get("capabilities"), dict)
+                and isinstance(info, dict) and isinstance(info.get("name"), str)
+                and isinstance(info.get("version"), str)):
+            return None
+        return {"protocolVersion": version if version in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
+                "capabilities": capabilities(fixtures), "serverInfo": server_info()}
+
+    return answer
 
 
-def make_server(tools: list[Tool], executor: Executor) -> Any:
+def make_server(tools: list[Tool], executor: Executor, options: AgentOptions, fixtures: bool = False) -> Any:
+    """The SDK's lowlevel Server with loopwright's tools, resources, prompts and the rest."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
-    from mcp.shared.exceptions import MCPError
+    from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
+    from . import serve_fixtures as fx
+    from .serve_prompts import Prompts
+    from .serve_prompts import Refused as PromptRefused
+    from .serve_resources import Files, Refused
+
+    # logging/setLevel and log messages are deprecated as of MCP 2026-07-28, still in the versions served
+    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
     listed = [types.Tool(name=t.name, description=t.description, input_schema=t.input_schema,
                          annotations=types.ToolAnnotations(read_only_hint=t.read_only,
                                                            destructive_hint=not t.read_only))
               for t in tools]
+    if fixtures:
+        listed += [types.Tool.model_validate({"name": n, **d}) for n, d in fx.TOOLS.items()]
     names = {t.name for t in tools}
+    roots = [Path(options.cwd or "."), *map(Path, options.add_dirs or [])]
+    files = Files(executor, roots)
+    prompts = Prompts(Path(options.cwd or ".").resolve(), list(options.setting_sources or []))
+    # the level each connection asked for (none asked: info); by the SDK's connection object, which
+    # outlives the per-request session objects (an HTTP session's requests each have their own)
+    levels: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+    def connection(ctx: Any) -> Any:
+        return getattr(ctx.session, "_connection", ctx.session)
+
+    async def log(ctx: Any, level: str, text: str) -> None:
+        if LEVELS.index(level) >= levels.get(connection(ctx), 1):
+            try:
+                await ctx.session.send_log_message(level, text, logger="loopwright",
+                                                   related_request_id=ctx.request_id)
+            except Exception:  # noqa: BLE001 - a client gone mid-call: its log is of no use
+                pass
+
+    async def set_level(ctx: Any, params: Any) -> Any:
+        levels[connection(ctx)] = LEVELS.index(params.level)
+        return types.EmptyResult()
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
+        if fixtures and params.name in fx.TOOLS:
+            said = await fx.call(params.name, dict(params.arguments or {}), ctx,
+                                 lambda level, text: log(ctx, level, text))
+            return types.CallToolResult.model_validate(said)
         if params.name not in names:  # the spec's answer to an unknown tool is a protocol error
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         use = ToolUseBlock(f"mcp_{uuid.uuid4().hex[:12]}", params.name, dict(params.arguments or {}))
-        outcome = await executor.run([use])
+        await log(ctx, "debug", f"{params.name} called")
+        outcome = await with_progress(ctx, params.name, executor.run([use]))
         r = outcome.results[0]
+        if outcome.denials:
+            await log(ctx, "warning", f"{params.name} refused: {str(r.content)[:300]}")
         return types.CallToolResult(content=to_mcp_content(r.content), is_error=bool(r.is_error))
 
+    async def list_resources(ctx: Any, params: Any) -> Any:
+        cursor = getattr(params, "cursor", None) if params is not None else None
+        found, nxt = await files.page(cursor)
+        if fixtures and not cursor:
+            found = [*fx.RESOURCES, *found]
+        return types.ListResourcesResult.model_validate({"resources": found, "nextCursor": nxt})
+
+    async def list_templates(ctx: Any, params: Any) -> Any:
+        templates = [{"uriTemplate": files.template(), "name": "workspace file",
+                      "description": "a file of the working directory, by its relative path"}]
+        return types.ListResourceTemplatesResult.model_validate(
+            {"resourceTemplates": [*templates, *(fx.TEMPLATES if fixtures else [])]})
+
+    async def read_resource(ctx: Any, params: Any) -> Any:
+        uri = str(params.uri)
+        fixture = fx.read(uri) if fixtures else None
+        try:
+            contents = fixture or await files.read(uri)
+        except Refused as e:
+            raise MCPError(types.INVALID_PARAMS, str(e)) from None
+        return types.ReadResourceResult.model_validate({"contents": [contents]})
+
+    async def subscribe(ctx: Any, params: Any) -> Any:  # (fixtures only: files are not watched)
+        return types.EmptyResult()
+
+    async def list_prompts(ctx: Any, params: Any) -> Any:
+        found = prompts.listed()
+        if fixtures:
+            found = [*({"name": n, **d} for n, d in fx.PROMPTS.items()), *found]
+        return types.ListPromptsResult.model_validate({"prompts": found})
+
+    async def get_prompt(ctx: Any, params: Any) -> Any:
+        args = dict(params.arguments or {})
+        fixture = fx.prompt(params.name, args) if fixtures else None
+        try:
+            got = fixture or prompts.get(params.name, args)
+        except PromptRefused as e:
+            raise MCPError(types.INVALID_PARAMS, str(e)) from None
+        return types.GetPromptResult.model_validate(got)
+
+    async def complete(ctx: Any, params: Any) -> Any:
+        ref, arg = params.ref, params.argument
+        values: list[str] = []
+        if getattr(ref, "uri", None) == files.template() and arg.name == "path":
+            values = await files.complete(arg.value)
+        return types.CompleteResult(completion=types.Completion(values=values, has_more=False))
+
     info = server_info()
-    return Server(info["name"], version=info["version"], on_list_tools=list_tools, on_call_tool=call_tool)
+    handlers: dict[str, Any] = dict(
+        on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
+        on_list_resource_templates=list_templates, on_read_resource=read_resource, on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt, on_completion=complete, on_set_logging_level=set_level)
+    if fixtures:
+        handlers.update(on_subscribe_resource=subscribe, on_unsubscribe_resource=subscribe)
+    return Server(info["name"], version=info["version"], **handlers)
 
 
-def initialization_options() -> Any:
-    """The SDK's InitializationOptions from CAPABILITIES and server_info()."""
-    import mcp_types as types
-    from mcp.server.models import InitializationOptions
+async def with_progress(ctx: Any, name: str, work: Any) -> Any:
+    """Await `work`, telling the client every PROGRESS_EVERY seconds how long the call has run
+    (only when it asked, with a progress token)."""
+    import anyio
 
-    info = server_info()
-    return InitializationOptions(server_name=info["name"], server_version=info["version"],
-                                 capabilities=types.ServerCapabilities.model_validate(CAPABILITIES))
+    meta = ctx.meta or {}
+    if meta.get("progress_token", meta.get("progressToken")) is None:
+        return await work
+    start = time.monotonic()
+    done: list[Any] = []
+
+    async def run() -> None:
+        done.append(await work)
+        tg.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        while True:
+            await anyio.sleep(PROGRESS_EVERY)
+            ran = time.monotonic() - start
+            await ctx.session.report_progress(ran, None, f"{name}: running for {ran:.0f}s")
+    return done[0]
 
 
-def load(options: AgentOptions) -> Serving:
+def load(options: AgentOptions, fixtures: bool = False) -> Serving:
     """Import the SDK, build the tools and the server: what serving needs, after `initialize`."""
     tools, executor = build_executor(options)
-    server = make_server(tools, executor)
+    server = make_server(tools, executor, options, fixtures)
 
     async def run(read: Any, write: Any) -> None:
-        await server.run(read, write, initialization_options())
+        await server.run(read, write, server.create_initialization_options())
 
+    return Serving(run, closer(executor))
+
+
+def closer(executor: Executor) -> Any:
     async def close() -> None:
         if executor.ctx.state.bash.shells:  # background shells end with the server
             from ..tools.bash import kill_all_shells
 
             await kill_all_shells(executor.ctx)
 
-    return Serving(run, close)
+    return close
 
 
-def serve_main(options: AgentOptions) -> int:
-    """`loopwright mcp serve`: serve on stdio until the client closes it."""
+def serve_main(options: AgentOptions, http: str | None = None, token_file: str | None = None,
+               allow_hosts: list[str] | None = None, fixtures: bool = False) -> int:
+    """`loopwright mcp serve`: on stdio until the client closes it, or on HTTP until interrupted."""
     require("loopwright mcp serve", "mcp", "mcp", "mcp_types")
-    return serve_stdio(lambda: load(options), early_answer)
+    if http is None:
+        for flag, given in (("--auth-token-file", token_file), ("--allow-host", allow_hosts)):
+            if given:
+                raise ValueError(f"{flag} is for --http; the stdio server has no HTTP requests to check")
+        return serve_stdio(lambda: load(options, fixtures), early_answer(fixtures))
+    from .serve_http import serve_http
+
+    tools, executor = build_executor(options)
+    server = make_server(tools, executor, options, fixtures)
+    return serve_http(server, http, token_file, list(allow_hosts or []), closer(executor))

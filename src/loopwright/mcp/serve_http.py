@@ -1,0 +1,175 @@
+"""Room: cli. Owns `loopwright mcp serve --http [HOST:]PORT`: the server over MCP's streamable HTTP,
+bound to loopback unless told otherwise, with the spec's DNS-rebinding protection and a bearer
+token; may import the MCP SDK, starlette and uvicorn.
+
+The MCP SDK does the protocol (sessions with `Mcp-Session-Id`, POST answered as JSON or SSE, the
+GET stream, DELETE, its request-size bound, Host/Origin checks); this module chooses its settings:
+- Host and Origin: only the listening address's own names (loopback: 127.0.0.1, localhost, [::1])
+  and `--allow-host` names are accepted; anything else is a 421/403 before the request is read, so a
+  web page that rebinds a name to 127.0.0.1 cannot drive the server.
+- Bearer token: `--auth-token-file FILE` (a file only its owner can read: mode 0600 or stricter,
+  refused otherwise, as ssh refuses a readable key) or $LOOPWRIGHT_MCP_TOKEN; every request must
+  carry `Authorization: Bearer TOKEN` (compared in constant time), else 401. A non-loopback address
+  without a token is refused: the tools run commands in the workspace.
+- Resumability: events are kept in memory (the last EVENTS per server), so a client whose SSE
+  stream broke reconnects with `Last-Event-ID` and gets what it missed.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+import socket
+import stat
+import sys
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+EVENTS = 10_000
+TOKEN_ENV = "LOOPWRIGHT_MCP_TOKEN"
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """`PORT`, `HOST:PORT` or `[V6]:PORT` → (host, port); the host defaults to 127.0.0.1."""
+    host, _, port = value.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--http {value}: give PORT or HOST:PORT (a port from 0 to 65535; 0 picks a free one)")
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def read_token(path: str | None) -> str | None:
+    """The bearer token from `path` (owner-only, one line) or $LOOPWRIGHT_MCP_TOKEN, or None."""
+    if path is None:
+        token = os.environ.get(TOKEN_ENV, "").strip()
+        return token or None
+    p = Path(path).expanduser()
+    try:
+        mode = p.stat().st_mode
+        text = p.read_text(encoding="utf-8").strip()
+    except OSError as e:
+        raise ValueError(f"--auth-token-file {path}: {e.strerror or e}") from None
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise ValueError(f"--auth-token-file {path}: readable by others (mode {stat.S_IMODE(mode):o}); "
+                         f"chmod 600 {path}")
+    if not text:
+        raise ValueError(f"--auth-token-file {path}: empty")
+    return text
+
+
+def security_settings(host: str, port: int, allow_hosts: list[str]) -> Any:
+    """The SDK's Host/Origin checks: the listening address's names (and loopback's when it is
+    loopback) at this port, plus `--allow-host` names (HOST or HOST:PORT)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = [*(LOOPBACK_NAMES if is_loopback(host) else ()), f"[{host}]" if ":" in host else host]
+    hosts = [f"{n}:{port}" for n in dict.fromkeys(names)] + [h if ":" in h else f"{h}:{port}" for h in allow_hosts]
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=origins)
+
+
+def memory_event_store() -> Any:
+    """The SDK's EventStore, in memory: the last EVENTS events, for `Last-Event-ID` replays."""
+    from mcp.server.streamable_http import EventMessage, EventStore
+
+    class MemoryEventStore(EventStore):
+        def __init__(self) -> None:
+            self.events: OrderedDict[str, tuple[str, Any]] = OrderedDict()
+            self.count = 0
+
+        async def store_event(self, stream_id: str, message: Any) -> str:
+            self.count += 1
+            event_id = f"{self.count}"
+            self.events[event_id] = (stream_id, message)
+            while len(self.events) > EVENTS:
+                self.events.popitem(last=False)
+            return event_id
+
+        async def replay_events_after(self, last_event_id: str, send_callback: Any) -> str | None:
+            if last_event_id not in self.events:
+                return None
+            stream_id = self.events[last_event_id][0]
+            after = False
+            for event_id, (sid, message) in list(self.events.items()):
+                if after and sid == stream_id and message is not None:
+                    await send_callback(EventMessage(message, event_id))
+                after = after or event_id == last_event_id
+            return stream_id
+
+    return MemoryEventStore()
+
+
+class BearerAuth:
+    """ASGI middleware: HTTP requests without `Authorization: Bearer <token>` get 401."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                body = b'{"error":"unauthorized","error_description":"a bearer token is required"}'
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"www-authenticate", b'Bearer realm="loopwright"'),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def serve_http(server: Any, listen: str, token_file: str | None, allow_hosts: list[str],
+               close: Any = None) -> int:
+    """Serve `server` (the SDK's lowlevel Server) on `listen` until interrupted; the URL is the
+    first stderr line (`listening on http://HOST:PORT/mcp`, the real port when 0 was asked)."""
+    import anyio
+    import uvicorn
+
+    host, port = parse_listen(listen)
+    token = read_token(token_file)
+    if not is_loopback(host) and token is None:
+        raise ValueError(f"--http {listen}: a non-loopback address needs a token "
+                         f"(--auth-token-file FILE or ${TOKEN_ENV}): the served tools run commands")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise ValueError(f"--http {listen}: cannot listen there ({e.strerror or e})") from None
+    sock.listen(128)  # before the URL is printed: a client that reads it and connects waits in the backlog
+    port = sock.getsockname()[1]
+    app: Any = server.streamable_http_app(transport_security=security_settings(host, port, allow_hosts),
+                                          event_store=memory_event_store(), retry_interval=1000, host=host)
+    if token is not None:
+        app = BearerAuth(app, token)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"loopwright mcp serve: listening on http://{shown}:{port}/mcp"
+          + (" (bearer token required)" if token else ""), file=sys.stderr, flush=True)
+
+    async def run() -> None:
+        try:
+            await uvicorn.Server(config).serve(sockets=[sock])
+        finally:
+            if close is not None:
+                await close()
+
+    anyio.run(run)
+    return 0
