@@ -7,8 +7,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 import loopwright as lw
+from loopwright.invariant import holds_final
 from tests.helpers import text
+from tests.loop.test_properties import make_tools
 
 
 class Seen:
@@ -84,3 +89,30 @@ def test_guardrail_reminders_are_model_calls_under_the_usage_limits() -> None:
     r = lw.run("x", lw.AgentOptions(model=lw.ScriptedModel(m), output_guardrails=[no_sorry], output_retries=5,
                                     usage_limits=lw.UsageLimits(request_limit=2)))
     assert r.subtype == "error_max_requests" and r.model_calls == 2
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(script=st.lists(st.sampled_from(["tool", "sorry", "fine"]), min_size=1, max_size=12),
+       T=st.one_of(st.none(), st.integers(0, 6)), retries=st.integers(0, 4))
+def test_rejections_keep_inv_and_the_T_bound_plus_the_retries(script: list[str], T: int | None, retries: int) -> None:
+    """Thm 4.1 with output guardrails: at most T + 1 + output_retries model calls; Inv holds."""
+    ids = iter(range(1000))
+
+    def answer(h: list[dict[str, Any]]) -> Any:
+        k = sum(1 for m in h if m["role"] == "assistant")
+        kind = script[k] if k < len(script) else "fine"
+        if kind == "tool":
+            return [{"type": "tool_use", "id": f"u{next(ids)}", "name": "get", "input": {"k": "a"}}]
+        return [text("Sorry!" if kind == "sorry" else "Here it is.")]
+
+    r = lw.run("x", lw.AgentOptions(model=lw.ScriptedModel(answer), tools=make_tools({"a": "1"}), max_turns=T,
+                                    output_guardrails=[no_sorry], output_retries=retries))
+    assert holds_final(r.messages)
+    rejected = sum(1 for m in r.messages if m["role"] == "user" and "rejected: do not apologise" in json.dumps(m))
+    assert rejected <= retries
+    if T is not None:
+        assert r.model_calls <= T + 1 + retries and r.num_turns <= T
+    if r.subtype == "success":
+        assert "sorry" not in (r.result or "").lower()
+    if r.subtype == "error_output_rejected":
+        assert rejected == retries
