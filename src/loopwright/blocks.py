@@ -10,6 +10,7 @@ is never corrupted by a round trip.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -71,7 +72,7 @@ class ToolResultBlock:
         wire: WireBlock = {"type": "tool_result", "tool_use_id": self.tool_use_id, "content": content}
         if self.is_error:
             wire["is_error"] = True
-        if self.extra:  # (Python 3.11 never specializes a call of dict.update)
+        if self.extra:
             wire.update(self.extra)
         return wire
 
@@ -157,8 +158,6 @@ class WireFormatError(ValueError):
 
 def _extra(d: dict[str, Any], kind: str) -> dict[str, Any]:
     known = _KNOWN_KEYS[kind]
-    if known.issuperset(d):  # (most blocks: nothing extra, and no comprehension; cheaper than keys() <=)
-        return {}
     return {k: v for k, v in d.items() if k not in known}
 
 
@@ -168,42 +167,61 @@ def block_from_wire(d: Any) -> Block:
     if not isinstance(d, dict):
         raise WireFormatError(f"content block must be an object, got {type(d).__name__}")
     kind = d.get("type")
-    try:
-        if kind == "text":
-            return TextBlock(_str(d, "text"), _extra(d, kind))
-        if kind == "tool_use":
-            inp = d.get("input", {})
-            if not isinstance(inp, dict):
-                raise WireFormatError("tool_use.input must be an object")
-            return ToolUseBlock(_str(d, "id"), _str(d, "name"), inp, _extra(d, kind))
-        if kind == "tool_result":
-            raw = d.get("content", "")
-            content: str | list[Block]
-            if raw is None:
-                content = ""
-            elif isinstance(raw, str):
-                content = raw
-            elif isinstance(raw, list):
-                content = [block_from_wire(b) for b in raw]
-            else:
-                raise WireFormatError("tool_result.content must be a string or a list of blocks")
-            return ToolResultBlock(
-                _str(d, "tool_use_id"), content, bool(d.get("is_error", False)), _extra(d, kind)
-            )
-        if kind == "thinking":
-            return ThinkingBlock(_str(d, "thinking"), str(d.get("signature", "")), _extra(d, kind))
-        if kind == "redacted_thinking":
-            return RedactedThinkingBlock(_str(d, "data"), _extra(d, kind))
-        if kind == "image":
-            src = d.get("source")
-            if not isinstance(src, dict):
-                raise WireFormatError("image.source must be an object")
-            return ImageBlock(src, _extra(d, kind))
-    except KeyError as e:
-        raise WireFormatError(f"{kind} block is missing field {e.args[0]!r}") from None
+    parse = _PARSERS.get(kind) if isinstance(kind, str) else None
+    if parse is not None:
+        try:
+            return parse(d)
+        except KeyError as e:
+            raise WireFormatError(f"{kind} block is missing field {e.args[0]!r}") from None
     if not isinstance(kind, str):
         raise WireFormatError("content block has no 'type'")
     return UnknownBlock(dict(d))
+
+
+def _text(d: dict[str, Any]) -> Block:
+    return TextBlock(_str(d, "text"), _extra(d, "text"))
+
+
+def _tool_use(d: dict[str, Any]) -> Block:
+    inp = d.get("input", {})
+    if not isinstance(inp, dict):
+        raise WireFormatError("tool_use.input must be an object")
+    return ToolUseBlock(_str(d, "id"), _str(d, "name"), inp, _extra(d, "tool_use"))
+
+
+def _tool_result(d: dict[str, Any]) -> Block:
+    raw = d.get("content", "")
+    content: str | list[Block]
+    if raw is None:
+        content = ""
+    elif isinstance(raw, str):
+        content = raw
+    elif isinstance(raw, list):
+        content = [block_from_wire(b) for b in raw]
+    else:
+        raise WireFormatError("tool_result.content must be a string or a list of blocks")
+    return ToolResultBlock(_str(d, "tool_use_id"), content, bool(d.get("is_error", False)), _extra(d, "tool_result"))
+
+
+def _thinking(d: dict[str, Any]) -> Block:
+    return ThinkingBlock(_str(d, "thinking"), str(d.get("signature", "")), _extra(d, "thinking"))
+
+
+def _redacted_thinking(d: dict[str, Any]) -> Block:
+    return RedactedThinkingBlock(_str(d, "data"), _extra(d, "redacted_thinking"))
+
+
+def _image(d: dict[str, Any]) -> Block:
+    src = d.get("source")
+    if not isinstance(src, dict):
+        raise WireFormatError("image.source must be an object")
+    return ImageBlock(src, _extra(d, "image"))
+
+
+_PARSERS: dict[str, Callable[[dict[str, Any]], Block]] = {
+    "text": _text, "tool_use": _tool_use, "tool_result": _tool_result, "thinking": _thinking,
+    "redacted_thinking": _redacted_thinking, "image": _image,
+}
 
 
 def _str(d: dict[str, Any], key: str) -> str:
@@ -223,10 +241,7 @@ def blocks_from_wire(content: Any) -> list[Block]:
 
 
 def blocks_to_wire(blocks: list[Block]) -> list[WireBlock]:
-    out = []  # (a loop: see tool_uses)
-    for b in blocks:
-        out.append(b.to_wire())
-    return out
+    return [b.to_wire() for b in blocks]
 
 
 def message_to_wire(role: Role, blocks: list[Block]) -> WireMessage:
@@ -245,11 +260,7 @@ def text_of(blocks: list[Block]) -> str:
 
 def tool_uses(blocks: list[Block]) -> list[ToolUseBlock]:
     """U(a) of the seed: the tool_use blocks in emission order."""
-    out = []  # (a loop, not a comprehension: Python 3.11 calls a comprehension as a function)
-    for b in blocks:
-        if isinstance(b, ToolUseBlock):
-            out.append(b)
-    return out
+    return [b for b in blocks if isinstance(b, ToolUseBlock)]
 
 
 # --- prompts ---------------------------------------------------------------------------------

@@ -20,11 +20,9 @@ class InvariantViolation(AssertionError):
 
 
 def _check_pair(i: int, content: list[Any] | tuple[()], pending: list[str]) -> None:
-    """(P2)/(P3) for message i: its first q blocks answer `pending` in order; no other results.
-    (A counter, not enumerate, and one test a block: ~15% of a turn's check.)"""
+    """(P2)/(P3) for message i: its first q blocks answer `pending` in order; no other results."""
     q = len(pending)
-    j = 0
-    for b in content:
+    for j, b in enumerate(content):
         if isinstance(b, dict) and b.get("type") == "tool_result":
             if j >= q:
                 raise InvariantViolation(f"(P3) message {i}: stray tool_result at block {j}")
@@ -34,9 +32,18 @@ def _check_pair(i: int, content: list[Any] | tuple[()], pending: list[str]) -> N
                 )
         elif j < q:
             raise InvariantViolation(f"(P2) message {i}: block {j} should be the tool_result for {pending[j]!r}")
-        j += 1
-    if j < q:
-        raise InvariantViolation(f"(P2) message {i}: tool_use ids {pending[j:]} have no tool_result")
+    if len(content) < q:
+        raise InvariantViolation(f"(P2) message {i}: tool_use ids {pending[len(content):]} have no tool_result")
+
+
+def _assistant_uses(i: int, content: list[Any] | tuple[()], pending: list[str]) -> list[str]:
+    """(P2)/(P3) for assistant message i: nothing left unanswered before it, no tool_result in it;
+    the ids of its tool_use blocks, which the next message must answer."""
+    if pending:
+        raise InvariantViolation(f"(P2) message {i}: tool_use ids {pending} are not followed by a user message")
+    if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        raise InvariantViolation(f"(P3) message {i}: tool_result in an assistant message")
+    return [b["id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
 
 
 class InvariantChecker:
@@ -61,8 +68,7 @@ class InvariantChecker:
         if n == 0:
             raise InvariantViolation("(P1) the history is empty")
         pending = self._pending
-        i = self._checked
-        while i < n:  # (cheaper than a range in Python 3.11)
+        for i in range(self._checked, n):
             m = h[i]
             role = m.get("role")
             content = m.get("content")
@@ -71,26 +77,14 @@ class InvariantChecker:
                 _check_pair(i, blocks, pending)
                 pending = []
             elif role == "assistant" and i:
-                if pending:
-                    raise InvariantViolation(
-                        f"(P2) message {i}: tool_use ids {pending} are not followed by a user message"
-                    )
-                pending = []  # (one pass: the ids of its tool_use blocks, and no tool_result)
-                for b in blocks:
-                    if isinstance(b, dict):
-                        kind = b.get("type")
-                        if kind == "tool_use":
-                            pending.append(b["id"])
-                        elif kind == "tool_result":
-                            raise InvariantViolation(f"(P3) message {i}: tool_result in an assistant message")
+                pending = _assistant_uses(i, blocks, pending)
             elif i == 0:
                 raise InvariantViolation("(P1) the first message must be a user message")
             else:
                 raise InvariantViolation(f"message {i}: role must be 'user' or 'assistant', got {role!r}")
-            i += 1
         self._checked = n
         self._pending = pending
-        if h[n - 1].get("role") != "user":  # (h[-1]: Python 3.11 specializes no negative index)
+        if h[-1].get("role") != "user":
             raise InvariantViolation("(P1) the last message must be a user message")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..blocks import (
     blocks_to_wire,
@@ -20,10 +20,6 @@ from ..messages import (
 )
 from ..models.base import STOP_REASONS, ModelError, ModelRequest, ModelResponse
 from ..tokens import estimate_tokens
-
-if TYPE_CHECKING:
-    pass
-
 from .compaction import compact
 from .run import Run
 from .state import MAX_OVERFLOW_RETRIES, RunError
@@ -50,10 +46,7 @@ async def call_model(run: Run) -> AsyncIterator[Any]:
                 t0 = time.perf_counter()
                 a: ModelResponse | None = None
                 try:
-                    events = stream(run, req)
-                    if run.obs.enabled:  # (telemetry off: no span, not even a call to skip one)
-                        events = run.obs.model_call(run, req, events)
-                    async for ev in events:
+                    async for ev in run.obs.model_call(run, req, stream(run, req)):  # (NULL: the events as they are)
                         if isinstance(ev, ModelResponse):
                             a = ev
                         else:

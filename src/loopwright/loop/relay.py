@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from ..messages import (
     Message,
     SystemMessage,
 )
-
-if TYPE_CHECKING:
-    pass
-
 
 # --- subagents' messages ----------------------------------------------------------------------
 

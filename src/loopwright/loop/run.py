@@ -152,8 +152,7 @@ class Run:
         s = self.state
         s.calls += 1
         self.charge_aside(a)
-        if self.obs.enabled:
-            self.obs.charged(s.budget.calls[-1])  # the call's chat span ends with its cost
+        self.obs.charged(s.budget.calls[-1])  # the call's chat span ends with its cost
         s.last_stop = a.stop_reason
 
     def charge_aside(self, a: ModelResponse) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import TYPE_CHECKING
 
 from ..blocks import (
     Prompt,
@@ -18,10 +17,6 @@ from ..messages import (
     ResultMessage,
 )
 from ..models.base import ModelError, ModelResponse, close_model
-
-if TYPE_CHECKING:
-    pass
-
 from .caps import after_call, before_call
 from .compaction import auto_compact
 from .continuations import after_answer
@@ -108,12 +103,8 @@ async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
         if blocked is not None:
             yield run.persist(run.result("error_during_execution", error=f"prompt blocked by a UserPromptSubmit hook: {blocked}"))
             return
-        if d.recorder is None:  # (not persisting: the loop's messages as they come)
-            async for msg in _loop(run):
-                yield msg
-        else:
-            async for msg in _loop(run):
-                yield run.persist(msg)
+        async for msg in _loop(run):
+            yield run.persist(msg)
     except asyncio.CancelledError:
         if control is None or not control.interrupted:
             raise

@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..models.base import Model, ModelRequest
-
-if TYPE_CHECKING:
-    pass
-
 from .run import Run
 
 
