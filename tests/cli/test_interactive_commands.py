@@ -7,6 +7,7 @@ Every wait polls the screen with a deadline (the machine is shared: no fixed sle
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import uuid
@@ -152,3 +153,96 @@ def test_panel_closes_on_escape_and_lists_every_builtin(tmp_path: Path, capsys: 
         assert repl_.panel is None and repl_.dialog is None
 
     asyncio.run(go())
+
+
+def panel_closes(t: PrivateTerm) -> None:
+    """Esc closes the open panel (its hint line leaves the screen) and the prompt is back."""
+    t.wait("Esc to close")
+    t.keys("Escape")
+    assert until(lambda: "Esc to close" not in t.screen(), WAIT), t.screen()
+
+
+@pytest.mark.e2e
+@needs_tmux
+def test_state_commands_show_what_is_in_force(tmp_path: Path) -> None:
+    """/context /permissions /mcp /agents /config /status /output-style /memory each show the state
+    in force, naming the user's rule, the server, the agent file, the style file, the memory file;
+    each panel closes on Esc. /permissions adds a rule to the user's settings."""
+    import sys
+
+    from loopwright.testing import ScriptedServer
+    from tests.helpers import cli_env
+
+    work, home = tmp_path / "work", tmp_path / "home"
+    lw_home = home / ".loopwright"
+    (work / ".claude" / "agents").mkdir(parents=True)
+    (work / ".claude" / "output-styles").mkdir(parents=True)
+    lw_home.mkdir(parents=True)
+    (lw_home / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Bash(npm test:*)"]}}))
+    (work / ".claude" / "agents" / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: reviews diffs for bugs\ntools: Read, Grep\n---\nReview the diff.\n")
+    (work / ".claude" / "output-styles" / "pirate.md").write_text(
+        "---\nname: Pirate\ndescription: talks like a pirate\n---\nArr.\n")
+    (work / "AGENTS.md").write_text("# Project notes\nUse tabs.\n")
+    server = Path(__file__).resolve().parents[1] / "mcp" / "mcp_test_server.py"
+    mcp_config = tmp_path / "mcp.json"
+    mcp_config.write_text(json.dumps({"mcpServers": {
+        "testsrv": {"command": sys.executable, "args": [str(server)]},
+        "gone": {"command": str(tmp_path / "no-such-server")}}}))
+    subprocess.run([str(LOOPWRIGHT_BIN), "trust", str(work)], env={**cli_env(), "HOME": str(home),
+                   "LOOPWRIGHT_HOME": str(lw_home)}, check=True, capture_output=True, timeout=60)
+
+    with ScriptedServer([[text("ok")]]) as srv, \
+            repl(tmp_path, "--model", "claude-sonnet-4-5", "--base-url", srv.url, "--mcp-config", str(mcp_config)) as t:
+        t.send("/context")
+        s = t.wait("free")
+        for part in ("system prompt", "tools", "memory", "MCP tools", "messages", "of 200,000 tokens"):
+            assert part in s, (part, s)
+        panel_closes(t)
+
+        t.send("/permissions")
+        s = t.wait("Bash(npm test:*)")
+        assert f"Bash(npm test:*)  ({lw_home / 'settings.json'})" in s, s
+        panel_closes(t)
+        t.send("/permissions deny Bash(rm:*) --user")
+        t.wait("✓ deny Bash(rm:*)")
+        assert json.loads((lw_home / "settings.json").read_text())["permissions"] == {
+            "allow": ["Bash(npm test:*)"], "deny": ["Bash(rm:*)"]}
+
+        t.send("/mcp")
+        s = t.wait("mcp__testsrv__echo", timeout=WAIT * 2)
+        assert "testsrv  [connected]" in s and "gone  [failed]" in s, s
+        panel_closes(t)
+
+        t.send("/agents")
+        s = t.wait("reviewer")
+        assert str(work / ".claude" / "agents" / "reviewer.md") in s and "tools: Read, Grep" in s, s
+        panel_closes(t)
+
+        t.send("/config")
+        s = t.wait("Bash(rm:*)")
+        assert str(lw_home / "settings.json") in s
+        panel_closes(t)
+
+        t.send("/status")
+        s = t.wait("permission mode: default")
+        assert "model: claude-sonnet-4-5" in s and srv.url in s, s
+        panel_closes(t)
+
+        t.send("/output-style")
+        s = t.wait("Pirate")
+        assert str(work / ".claude" / "output-styles" / "pirate.md") in s, s
+        panel_closes(t)
+
+        t.send("/memory")
+        s = t.wait("AGENTS.md")
+        assert f"project  {work / 'AGENTS.md'}" in s, s
+        panel_closes(t)
+        t.send("# always run the linter")
+        t.wait("✓ remembered")
+        assert (work / "AGENTS.md").read_text().endswith("Use tabs.\n- always run the linter\n")
+
+        t.send("/nope")
+        t.wait("unknown command /nope")
+        assert "Traceback" not in t.screen()
+        assert srv.loop_requests == [], "no command calls the model"

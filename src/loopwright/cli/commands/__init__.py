@@ -2,7 +2,9 @@
 rooms below cli and the cli.commands modules.
 
 One module per concern: session (/clear /compact /resume /rewind /expand /cost /export), model
-(/model), memory (/memory /init, `#`), shell (`!`), ... Each module lists its commands in
+(/model), window (/context), permissions (/permissions), mcp (/mcp), agents (/agents),
+settings_view (/status /config /output-style /hooks), memory (/memory /init, `#`), workspace
+(/add-dir /doctor /todos), shell (`!`). Each module lists its commands in
 COMMANDS; this table is their union, in /help's order. A command shows what is in force in a
 panel under the input box (panel.py: Esc closes it) or says one line in the trace.
 """
@@ -14,10 +16,10 @@ from .panel import Panel
 
 
 def _table() -> dict[str, Command]:
-    from . import memory, model, session
+    from . import agents, mcp, memory, model, permissions, session, settings_view, window, workspace
 
     out: dict[str, Command] = {}
-    for module in (session, model, memory):
+    for module in (session, model, window, permissions, mcp, agents, settings_view, memory, workspace):
         for c in module.COMMANDS:
             out[c.name] = c
     return out

@@ -22,7 +22,7 @@ from .host import Command, Host
 from .panel import Panel
 
 
-def _memory(host: Host) -> Any:
+def loaded_memory(host: Host) -> Any:
     """The session's memory (memory.Memory), or None when memory is off."""
     from ...memory import load_memory
     from ...trust import trusted_for
@@ -72,7 +72,7 @@ async def memory(host: Host, arg: str) -> None:
         user = rest.strip().startswith("--user")
         append_memory(host, rest.strip().removeprefix("--user"), user)
         return
-    mem = _memory(host)
+    mem = loaded_memory(host)
     if verb == "edit":
         await _edit(host, mem, rest.strip())
         return

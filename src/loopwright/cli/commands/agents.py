@@ -1,0 +1,44 @@
+"""Room: cli. Owns /agents: the subagents this session's Agent tool can start (built-in, the
+user's and the project's agent files, plugins', --agents) with their tools and model; may import
+the rooms below cli and cli.commands' host and panel.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .host import Command, Host
+from .panel import Panel
+
+
+async def agents(host: Host, arg: str) -> None:
+    from ...agentfiles import find_agent_files
+    from ...trust import trusted_for
+
+    o = host.client.options
+    cwd = Path(host.cwd()).resolve()
+    rows: list[tuple[str, str, Any]] = [("general-purpose", "built-in", None)]
+    rows += [(name, "--agents / options", d) for name, d in (o.agents or {}).items()]
+    files = find_agent_files(cwd, o.setting_sources or [], trusted_for(o, cwd))
+    home = str(Path.home())
+    for name, d in files.agents.items():
+        src = str(getattr(d, "source", "") or "")
+        scope = "user" if src.startswith(home) and not src.startswith(str(cwd)) else "project"
+        rows.append((name, f"{scope} · {src}", d))
+    lines: list[str] = []
+    for name, where, d in rows:
+        if d is None:
+            lines.append(f"{name}  ({where}) · tools: all · model: inherit")
+            continue
+        desc = d.get("description", "") if isinstance(d, dict) else getattr(d, "description", "")
+        tools = d.get("tools") if isinstance(d, dict) else getattr(d, "tools", None)
+        model = d.get("model") if isinstance(d, dict) else getattr(d, "model", None)
+        lines.append(f"{name}  ({where}) · tools: {', '.join(tools) if tools else 'all'} · model: {model or 'inherit'}")
+        if desc:
+            lines.append(f"    {str(desc).splitlines()[0][:100]}")
+    lines += [f"⚠ {w}" for w in files.warnings]
+    host.open_panel(Panel("Agents", lines, "agent files: .claude/agents/*.md (project), ~/.claude/agents (user)"))
+
+
+COMMANDS = [Command("agents", "the subagents available and their tools", agents, busy_ok=True)]
