@@ -158,9 +158,9 @@ class Executor:
             decision = refusal
         if isinstance(decision, Deny):
             return tool_input, self._refuse(use, tool_input, decision.message, out, stop=decision.interrupt)
-        if decision.updated_input is None or decision.updated_input == tool_input:
-            return tool_input, None
-        return decision.updated_input, self._rejudge(use, decision.updated_input, passes, out)
+        # An answer's rewrite: Permissions.decide judged it again (and asked again where the rules
+        # ask) before returning it; a hook's rewrite was judged by _decide as the input.
+        return (tool_input if decision.updated_input is None else decision.updated_input), None
 
     async def _pre_hook(self, use: ToolUseBlock) -> tuple[dict[str, Any], Deny | None, str | None]:
         """PreToolUse: the input to go on with, a hook's refusal, and its allow/ask (which still
@@ -187,16 +187,6 @@ class Executor:
         self.obs.tool_gated(use.id, isinstance(decision, Allow),
                             "ask" if verdict is not None and verdict.kind == "ask" else "rules", verdict)
         return decision
-
-    def _rejudge(self, use: ToolUseBlock, rewritten: dict[str, Any], passes: bool,
-                 out: TurnOutcome) -> ToolResultBlock | None:
-        """The one place a rewrite after the decision is judged again (a hook's rewrite was judged
-        by _decide): the rules, not the callback a second time, see the input that runs."""
-        try:
-            refused = self.permissions.rejudge(use.name, rewritten, passes)
-        except Exception as e:  # fail closed, as _decide
-            refused = Deny(f"Permission check failed, so the call was not run: {type(e).__name__}: {e}")
-        return None if refused is None else self._refuse(use, rewritten, refused.message, out)
 
     def _refuse(self, use: ToolUseBlock, tool_input: dict[str, Any], message: str, out: TurnOutcome,
                 stop: bool = False) -> ToolResultBlock:

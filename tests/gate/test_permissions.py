@@ -236,16 +236,17 @@ def test_ask_goes_to_the_callback_or_is_refused_with_a_hint(tmp_path: Path) -> N
         return {"behavior": "allow", "updatedInput": {"command": "touch safer"}}
 
     assert decide(gate(tmp_path, can_use_tool=cb), "Bash", {"command": "touch a"}) == Allow({"command": "touch safer"})
-    assert asked == [("Bash", {"command": "touch a"})]
+    # the rewritten input, which the rules would ask about too, is asked about again (issue 40)
+    assert asked == [("Bash", {"command": "touch a"}), ("Bash", {"command": "touch safer"})]
     d = decide(gate(tmp_path), "Bash", {"command": "touch a"})
     assert isinstance(d, Deny) and "cannot ask" in d.message and "--allowedTools 'Bash(touch:*)'" in d.message
     # dontAsk never asks, even with a callback
     d = decide(gate(tmp_path, "dontAsk", can_use_tool=cb), "Bash", {"command": "touch a"})
-    assert isinstance(d, Deny) and "dontAsk" in d.message and len(asked) == 1
+    assert isinstance(d, Deny) and "dontAsk" in d.message and len(asked) == 2
     # allowed and denied calls never reach the callback
     decide(gate(tmp_path, can_use_tool=cb, disallowed_tools=["Bash(touch *)"]), "Bash", {"command": "touch a"})
     decide(gate(tmp_path, can_use_tool=cb), "Bash", {"command": "ls"})
-    assert len(asked) == 1
+    assert len(asked) == 2
 
 
 def test_mode_none_keeps_the_gate_out_of_the_way(tmp_path: Path) -> None:

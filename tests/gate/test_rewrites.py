@@ -104,3 +104,58 @@ def test_can_use_tool_pointing_a_write_at_a_denied_path_is_refused_naming_the_ru
     block = first_tool_result(r)
     assert block["is_error"] is True and rule in block["content"]
     assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"]
+
+
+def _write_run(tmp_path: Path, answer: Any, mode: str = "default", **kw: Any) -> tuple[lw.ResultMessage, list[str]]:
+    ran: list[str] = []
+    project = tmp_path / "proj"
+    project.mkdir(exist_ok=True)
+    r = lw.run("go", lw.AgentOptions(
+        model=lw.ScriptedModel([[use("u1", "Write", {"file_path": "ok.txt", "content": "fine"})], [text("done")]]),
+        tools=[recording_write(ran)], cwd=str(project), permission_mode=mode,  # type: ignore[arg-type]
+        can_use_tool=answer, setting_sources=[], **kw))
+    return r, ran
+
+
+def test_a_rewrite_the_rules_ask_about_is_asked_about_again(tmp_path: Path) -> None:
+    """The user approved ok.txt; the answer re-points the Write outside the working directory,
+    which the rules ask about: the question comes again, about the new input, and its no holds."""
+    outside = str(tmp_path / "elsewhere.txt")
+    asked: list[str] = []
+
+    def answer(name: str, x: dict[str, Any]) -> Any:
+        asked.append(x["file_path"])
+        return lw.Allow({"file_path": outside, "content": "x"}) if x["file_path"] == "ok.txt" else lw.Deny("no")
+
+    r, ran = _write_run(tmp_path, answer)
+    assert asked == ["ok.txt", outside] and ran == []
+    assert first_tool_result(r)["is_error"] is True
+    # approved the second time, the rewritten input runs
+    r, ran = _write_run(tmp_path, lambda name, x: lw.Allow({"file_path": outside, "content": "x"}))
+    assert ran == [outside]
+
+
+def test_a_rewrite_the_rules_approve_is_not_asked_again(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    def answer(name: str, x: dict[str, Any]) -> Any:
+        asked.append(x["file_path"])
+        return lw.Allow({"file_path": "notes/ok.txt", "content": "x"})
+
+    _, ran = _write_run(tmp_path, answer, allowed_tools=["Write(./notes/**)"])
+    assert asked == ["ok.txt"] and ran == ["notes/ok.txt"]
+
+
+def test_an_answer_that_rewrites_at_every_question_is_refused(tmp_path: Path) -> None:
+    n = iter(range(100))
+    asked: list[str] = []
+
+    def answer(name: str, x: dict[str, Any]) -> Any:
+        asked.append(x["file_path"])
+        return lw.Allow({"file_path": str(tmp_path / f"out{next(n)}.txt"), "content": "x"})
+
+    r, ran = _write_run(tmp_path, answer)
+    assert ran == [] and len(asked) == 4  # MAX_REWRITES + 1 questions, then refused
+    block = first_tool_result(r)
+    assert block["is_error"] is True and "each time it was asked" in block["content"]
+

@@ -27,7 +27,20 @@ from .rules import (
     Rule,
     parse_rules,
 )
-from .verdict import ALLOW, ALLOWED, NO_ALLOW_RULE, CanUseTool, Decision, Deny, Verdict, to_decision
+from .verdict import (
+    ALLOW,
+    ALLOWED,
+    NO_ALLOW_RULE,
+    Allow,
+    CanUseTool,
+    Decision,
+    Deny,
+    Verdict,
+    to_decision,
+)
+
+# How many times an answer may rewrite a call's input into one the rules ask about (each is asked again).
+MAX_REWRITES = 3
 
 
 @dataclass(slots=True)  # (slots: a copy's attributes are read as fast as the original's, see for_state)
@@ -113,6 +126,33 @@ class Permissions(Judge):
             return ALLOWED
         if v.kind == "deny":
             return Deny(v.reason)
+        return await self._answer(name, tool_input, read_only, v)
+
+    async def _answer(self, name: str, tool_input: dict[str, Any], read_only: bool, v: Verdict) -> Decision:
+        """An ask's answer (a PermissionRequest hook's, else the can_use_tool callback's, else a
+        refusal). An answer that rewrites the input (an `updatedInput`: the SDK's, a Python
+        callback's, a hook's) has the new input judged again before it runs (issue 40): a deny
+        rule or a path the rules forbid refuses it; one the rules would ask about is asked about
+        again (the user approved the input they saw, not this one), at most MAX_REWRITES times;
+        where nobody can be asked (dontAsk, no callback) it is refused. The one place every
+        caller (the executor, @-mentions) gets this from."""
+        asked = tool_input
+        for _ in range(MAX_REWRITES + 1):
+            decision = await self._one_answer(name, asked, v)
+            new = decision.updated_input if isinstance(decision, Allow) else None
+            if new is None or new == asked:
+                return decision
+            v = self.evaluate(name, new, read_only)
+            self.last_verdict = v
+            if v.kind == "deny":
+                return Deny(f"Permission denied: the answer's rewritten input is refused by the rules ({v.reason}).")
+            if v.kind == "allow" or v.soft and self.mode is None and self.can_use_tool is None:
+                return decision
+            asked = new  # asked again, about the input that would run
+        return Deny(f"Permission denied: the answer rewrote {name}'s input each time it was asked about "
+                    f"({MAX_REWRITES + 1} times); the call was not run.")
+
+    async def _one_answer(self, name: str, tool_input: dict[str, Any], v: Verdict) -> Decision:
         if self.ask_hook is not None and self.mode != "dontAsk":  # a PermissionRequest hook may answer
             answered = await self.ask_hook(name, tool_input)
             if answered is not None:
@@ -125,18 +165,6 @@ class Permissions(Judge):
         if inspect.isawaitable(value):
             value = await value
         return to_decision(value)
-
-    def rejudge(self, name: str, tool_input: dict[str, Any], read_only: bool) -> Deny | None:
-        """The rules again over an input an answer rewrote (can_use_tool's, an ACP client's), without
-        asking again: the user already said yes, so an ask passes, but a deny rule, a path the rules
-        forbid or dontAsk's refusal wins (an answer must not re-point a call past the deny rules)."""
-        v = self.evaluate(name, tool_input, read_only)
-        if v.kind == "deny":
-            return Deny(f"Permission denied: the answer's rewritten input is refused by the rules ({v.reason}).")
-        if v.kind == "ask" and self.mode == "dontAsk":
-            return Deny(f"Permission denied: the answer's rewritten input is not pre-approved and "
-                        f"dontAsk mode refuses everything else ({v.reason}).")
-        return None
 
     def _unasked(self, name: str, tool_input: dict[str, Any], v: Verdict) -> Decision | None:
         """An ask's answer without the can_use_tool callback (mode None's soft asks are answered in
