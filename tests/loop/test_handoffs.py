@@ -185,3 +185,14 @@ def test_a_handoff_to_a_model_string_reaches_it_over_http() -> None:
     assert r.subtype == "success" and r.result == "done fast"
     assert sent[0][0] == "claude-sonnet-4-5" and sent[1][0] == "claude-opus-4-5"
     assert "be quick" in json.dumps(sent[1][1])
+
+
+def test_the_typed_answer_is_owed_across_a_handoff() -> None:
+    log: list[dict[str, Any]] = []
+    turns = iter([[use("a", "transfer_to_counter")],
+                  [{"type": "tool_use", "id": "b", "name": "StructuredOutput", "input": {"result": 3}}]])
+    script = lambda h: next(turns)  # noqa: E731
+    counter = lw.Handoff("counter", system_prompt="you count", tools=[tool("count")])
+    r = lw.run("how many?", lw.AgentOptions(model=Recorded("m", script, log), handoffs=[counter], output_type=int))
+    assert r.subtype == "success" and r.output == 3
+    assert log[1]["tools"] == ["count", "StructuredOutput"]
