@@ -35,10 +35,13 @@ def acp_main(argv: Sequence[str]) -> int:
     finally:
         resume_gc()
     from ..cli import build_parser
+    from ..cli.args import ONE_RUN_ONLY
     from ..cli.config import EXIT_USAGE, UsageError
 
     parser = build_parser()
     parser.prog = "loopwright acp"
+    parser.leave_out([*ONE_RUN_ONLY, "permission_prompts"],
+                     "loopwright acp (the editor sends the prompts, picks the sessions and answers permissions)")
     parser.description = "An Agent Client Protocol agent on stdin/stdout: editors (Zed, JetBrains, Neovim) start it."
     args = parser.parse_args(list(argv))
     from .agent import serve

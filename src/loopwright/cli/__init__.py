@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..extras import MissingExtra
+from .args import Parser
 from .claude_flags import add_claude_flags
 from .config import EXIT_RUN_ERROR, EXIT_USAGE, UsageError, pause_gc, resume_gc
 
@@ -49,9 +50,9 @@ def _terminal_width() -> int:
     return max(int(columns) - 2, 11)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> Parser:
     """The options of a run (each subcommand parses its own arguments)."""
-    p = argparse.ArgumentParser(
+    p = Parser(
         # (argparse makes a formatter per option it adds, to check its metavar: the width is looked up once)
         prog="loopwright", formatter_class=functools.partial(argparse.HelpFormatter, width=_terminal_width()),
         description="The agent loop, done right. Run headless with -p, or interactively with no prompt.",

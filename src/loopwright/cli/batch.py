@@ -17,9 +17,11 @@ from ..extras import MissingExtra
 def batch_main(argv: Sequence[str]) -> int:
     from ..cli import build_parser
     from ..cli.config import UsageError, build_options
+    from .args import ONE_RUN_ONLY
 
     p = build_parser()
     p.prog = "loopwright batch"
+    p.leave_out(ONE_RUN_ONLY, "loopwright batch (a task line gives its prompt; results are JSON lines)")
     p.description = ("Run an agent on every task of TASKS.jsonl, resumable, with a whole-batch budget; "
                      "the run flags are every task's defaults.")
     p.add_argument("tasks", help="TASKS.jsonl: {\"id\", \"prompt\", \"cwd\"?, ...AgentOptions overrides} a line")

@@ -42,6 +42,7 @@ from ..models.catalog import call_cost
 from ..models.scripted import ScriptedModel
 from ..options import AgentOptions
 from ..prompts import default_system_prompt
+from .args import Parser
 from .render import TraceRenderer, is_tty, short
 
 PROJECT = Path(__file__).resolve().parent.parent / "demo_project"
@@ -186,7 +187,7 @@ def history_table(messages: list[dict[str, Any]]) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="loopwright demo",
         description="Run seed Example 4.3 (fix a failing test in 3 tool-use turns) offline, with a scripted "
                     "model and the real built-in tools, on a copy of a bundled project.",

@@ -501,6 +501,11 @@ def interactive_main(args: argparse.Namespace) -> int:
 
         options = trust_dialog(options, input, print)  # before anything of the project runs (trust.py)
         ask_project_approval(options, input)  # .mcp.json servers are untrusted until approved
+        from ..options import model_for
+        from ..settings import build_run_config
+
+        model_for(options)  # the model (a scripted model's file) and the settings (--settings): checked
+        build_run_config(options, Path(options.cwd or ".").resolve())  # before the screen opens, as -p does
     except (UsageError, ValueError) as e:
         print(f"loopwright: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -25,6 +25,7 @@ from ..home import write_private
 from ..mcp import MCP_JSON
 from ..mcp.config import McpConfigError, ServerConfig, collect, read_json
 from ..settings import SettingsError, load_settings, loopwright_home
+from .args import Parser
 
 if TYPE_CHECKING:
     from ..options import AgentOptions
@@ -83,7 +84,11 @@ def cmd_list(a: argparse.Namespace) -> int:
     cwd = Path(a.cwd).resolve()
     configs = configured(cwd)
     if not configs:
-        print("No MCP servers configured. Use `loopwright mcp add` to add one.")
+        from ..trust import is_trusted
+
+        print("No MCP servers configured. Use `loopwright mcp add` to add one." if is_trusted(cwd) else
+              f"No MCP servers configured that a run here would use: this workspace is not trusted, so its "
+              f"files' servers are ignored (`loopwright trust {cwd}` trusts it; --scope user adds a server of yours).")
         return 0
     print("Checking MCP server health...\n")
     for cfg, st in zip(configs, asyncio.run(check(configs, cwd)), strict=True):
@@ -157,6 +162,11 @@ def cmd_add(a: argparse.Namespace, command: list[str]) -> int:
     servers[a.name] = entry
     _write_obj(path, data)
     print(f"Added {a.transport} MCP server {a.name} to {a.scope} config\nFile modified: {path}")
+    from ..trust import is_trusted
+
+    if a.scope != "user" and not is_trusted(cwd):  # a run here reads no server from the project's files yet
+        print(f"Not used yet: this workspace is not trusted, so runs here ignore its files' MCP servers; "
+              f"trust it with `loopwright trust {cwd}`, or add the server for every directory with --scope user.")
     return 0
 
 
@@ -180,7 +190,7 @@ def cmd_remove(a: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="loopwright mcp", description="Configure and use MCP servers.")
+    p = Parser(prog="loopwright mcp", description="Configure and use MCP servers.")
     sub = p.add_subparsers(dest="cmd", required=True)
     for name in ("list", "get", "add", "remove", "serve", "login", "logout"):
         s = sub.add_parser(name)

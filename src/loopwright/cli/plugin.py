@@ -1,5 +1,5 @@
 """Room: cli. Owns `loopwright plugin` (Claude Code's `claude plugin`): marketplaces and installed
-plugins; may import plugins and the rooms below cli, never another cli module.
+plugins; may import plugins and the rooms below cli, no other cli module but cli.args (its parser).
 
     loopwright plugin marketplace add DIR_OR_GIT_URL | marketplace list
     loopwright plugin install NAME[@MARKETPLACE]     # lists what it may run, then installs
@@ -8,8 +8,9 @@ plugins; may import plugins and the rooms below cli, never another cli module.
 
 from __future__ import annotations
 
-import argparse
 import sys
+
+from .args import Parser
 
 USAGE = ("loopwright plugin marketplace add DIR_OR_GIT_URL | marketplace list | install NAME[@MARKETPLACE] | list | "
          "enable NAME | disable NAME | remove NAME")
@@ -19,7 +20,7 @@ def plugin_main(argv: list[str]) -> int:
     """`loopwright plugin ...`: exit 0, 1 when the plugin or marketplace cannot be used, 2 for bad usage."""
     from ..plugins import PluginError, store
 
-    p = argparse.ArgumentParser(prog="loopwright plugin", usage=USAGE)
+    p = Parser(prog="loopwright plugin", usage=USAGE)
     p.add_argument("action", choices=("marketplace", "install", "list", "enable", "disable", "remove", "uninstall"))
     p.add_argument("rest", nargs="*")
     args = p.parse_args(argv)

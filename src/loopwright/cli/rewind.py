@@ -7,7 +7,6 @@ conversation, or both, back to before a prompt).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
@@ -20,10 +19,11 @@ from ..sessions.rewind import (
     rewind_conflicts,
     rewind_points,
 )
+from .args import Parser
 
 
 def rewind_main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="loopwright rewind",
+    p = Parser(prog="loopwright rewind",
                                 description="Restore files changed by Write/Edit and/or the conversation "
                                             "to before a prompt. " + NOT_TRACKED)
     p.add_argument("session_id")

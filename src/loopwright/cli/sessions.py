@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from ..sessions import (
 )
 from ..sessions.repair import _content
 from ..sessions.summaries import _number, _text
+from .args import Parser
 
 
 def _short(s: str, n: int) -> str:
@@ -27,7 +27,7 @@ def _short(s: str, n: int) -> str:
 
 
 def sessions_main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="loopwright sessions", description="List and show saved sessions.")
+    p = Parser(prog="loopwright sessions", description="List and show saved sessions.")
     sub = p.add_subparsers(dest="cmd")
     ls = sub.add_parser("list", help="sessions of this directory, newest first")
     ls.add_argument("--all", action="store_true", help="every project directory")

@@ -17,11 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .args import Parser
 from .config import EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="loopwright trust", description=(
+    p = Parser(prog="loopwright trust", description=(
         "Trust a workspace: its project settings (hooks, env, allow rules, modes, extra directories, "
         "sandbox allowances), .mcp.json servers, skills' and commands' allowed-tools and memory imports "
         "from outside it are used only once you trust it. Before, they can only narrow what you allow."))

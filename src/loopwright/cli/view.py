@@ -11,7 +11,6 @@ Exit codes: 0 when something could be shown (warnings name the lines that could 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -23,6 +22,7 @@ from pathlib import Path
 from ..home import write_private
 from ..view.html import render
 from ..view.model import NotATranscript, SessionView, load_view
+from .args import Parser
 
 SPARK = "▁▂▃▄▅▆▇█"
 
@@ -82,7 +82,7 @@ def safe_id(session_id: str) -> str:
 
 
 def view_main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="loopwright view",
+    p = Parser(prog="loopwright view",
                                 description="Write a session as one self-contained HTML page (the n_k chart, "
                                             "the calls, the timeline) and print its path.")
     p.add_argument("session", nargs="?", help="session id or prefix, or a transcript path (loopwright's or "
@@ -130,7 +130,7 @@ def stats_json(view: SessionView) -> dict[str, object]:
 
 
 def stats_main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="loopwright stats", description="A session's calls and tokens in the terminal.")
+    p = Parser(prog="loopwright stats", description="A session's calls and tokens in the terminal.")
     p.add_argument("session", nargs="?", help="session id or prefix, or a transcript path; default: the latest")
     p.add_argument("--json", action="store_true", help="the figures as JSON, for scripts")
     args = p.parse_args(list(argv))

@@ -135,16 +135,32 @@ def load_script_file(path: str | Path) -> tuple[list[Any], list[Fault]]:
     return data, faults
 
 
+SCRIPT_FORMAT = """\
+The script: each model call takes the next turn. A turn is a list of content blocks in the
+Anthropic Messages format, or {"content": [...], "stop_reason": ..., "usage": {...}, "delay": S}:
+
+  {"turns": [
+    [{"type": "text", "text": "Let me look."},
+     {"type": "tool_use", "id": "call_1", "name": "Glob", "input": {"pattern": "*"}}],
+    {"content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn"}
+  ]}
+
+The same file runs without a server: loopwright -p PROMPT --model scripted:FILE.json.
+An example ships in examples/scripted-turns.json; the format: docs/models.md
+("A scripted model")."""
+
+
 def serve_main(argv: Sequence[str]) -> int:
     """`loopwright serve-scripted SCRIPT.json [--port N] [--host 127.0.0.1]`: serve in the foreground."""
     p = argparse.ArgumentParser(
-        prog="loopwright serve-scripted",
+        prog="loopwright serve-scripted", formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=SCRIPT_FORMAT,
         description="Serve a scripted model over the Anthropic Messages API and the OpenAI chat completions API "
                     "on loopback. Point a client at it, e.g. ANTHROPIC_BASE_URL=<url> claude -p ... ; "
                     "OpenAI clients use <url>/v1. Requests with max_tokens<=1, and requests without tools once "
                     "a request with tools was seen, are side requests answered without using a turn.",
     )
-    p.add_argument("script", help="JSON file: a list of turns, or {\"turns\": [...], \"faults\": [...]}")
+    p.add_argument("script", help="JSON file: a list of turns, or {\"turns\": [...], \"faults\": [...]} (below)")
     p.add_argument("--port", type=int, default=0, help="port (default: any free port)")
     p.add_argument("--host", default="127.0.0.1", choices=LOOPBACK_HOSTS)
     p.add_argument("--model", default="claude-sonnet-4-6", help="model name reported in responses")
