@@ -35,7 +35,6 @@ SCENARIOS = client_scenarios()
 # The scenarios loopwright does not pass yet: expected to fail, strictly (one that starts passing
 # fails the run until it is taken off this list, so the count stays true), with why.
 NOT_YET = {
-    "elicitation-sep1034-client-defaults": "headless elicitation is not built yet",
     # The pinned suite's mock serves 2025-03-26 metadata whose issuer is <origin>/oauth, which RFC 8414
     # §3.3 forbids; the SDK's OAuth client rightly refuses it (SEP-2468). The suite fixed its mock
     # upstream (modelcontextprotocol/conformance#359, after 0.1.16).

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 from .relay import _from_subagent
 from .state import (
+    McpServers,
     RunDeps,
     RunState,
 )
@@ -78,8 +79,10 @@ class Run:
         d = self.deps
         if d.mcp is None:
             return
+        d.mcp.bind(self)  # the servers' sampling and roots requests are answered by this run (mcp/asks.py)
         added = await d.mcp.open(d.tools)
         self.warnings += d.mcp.init_warnings  # (a server needing a login names `loopwright mcp login`)
+        await self._mcp_prompt(d.mcp)
         if not added:
             return
         tools = {**d.tools, **{t.name: t for t in added}}
@@ -88,6 +91,19 @@ class Run:
             d, tools=tools, tool_defs=[*d.tool_defs, *(t.definition() for t in added)],
             options=replace(d.options, tools=[*d.options.tools, *added], mcp_servers=None, strict_mcp_config=True),
             executor=Executor(tools, ex.permissions, ex.hooks, ex.ctx, ex.obs))
+
+    async def _mcp_prompt(self, mcp: McpServers) -> None:
+        """A prompt `/mcp__<server>__<prompt> args` becomes that MCP prompt's messages (mcp/prompts.py)."""
+        h = self.state.h
+        content = h[-1].get("content") if self.is_top and h and h[-1].get("role") == "user" else None
+        if not isinstance(content, list) or not content or content[0].get("type") != "text" \
+                or not str(content[0].get("text", "")).startswith("/mcp__"):
+            return
+        blocks, why = await mcp.expand_prompt(content[0]["text"])
+        if why:
+            self.warnings.append(why)
+        if blocks:
+            h[-1] = {"role": "user", "content": [*blocks, *content[1:]]}
 
     async def include_mentions(self, prompt: str) -> None:
         """The files the prompt mentions (`@path`), appended to its message (mentions.py)."""

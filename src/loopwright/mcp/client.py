@@ -100,6 +100,28 @@ class McpRuntime:
                 self._warn(str(e))
         self.connections = [Connection(c, cwd, self.env, authorizer) for c in configs]
         self.parts, self.clashes = naming.unique_server_parts([c.name for c in configs])
+        from .asks import Asks
+
+        self.asks = Asks(cwd)  # elicitation, sampling, roots (asks.py); `bind` gives it the run
+        for c in self.connections:
+            c.asks, c.part = self.asks, self.parts.get(c.name)
+
+    def bind(self, run: Any) -> None:
+        """The run whose model, gate, budget and directories answer the servers' requests (asks.py)."""
+        self.asks.run = run
+
+    async def expand_prompt(self, text: str) -> tuple[list[Any] | None, str | None]:
+        """`/mcp__<server>__<prompt> args` as the prompt's messages (prompts.py): (blocks, None), or
+        (None, why not) for a command naming no listed prompt; (None, None) for other text."""
+        from .prompts import expand
+
+        return await expand(self.connections, text)
+
+    def prompt_commands(self) -> list[tuple[str, str]]:
+        """The connected servers' prompts as slash commands: (name without the slash, description)."""
+        from .prompts import commands
+
+        return commands(self.connections)
 
     def status(self) -> list[dict[str, Any]]:
         return [c.info() for c in self.connections]

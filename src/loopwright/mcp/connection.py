@@ -57,6 +57,9 @@ class Connection:
         self.cfg, self.name = cfg, cfg.name
         self.authorizer = authorizer  # oauth.Authorizer: this run may do a login's browser step
         self.login_needed = False  # the server asked for a login this run may not do (needs-auth)
+        self.asks: Any = None  # asks.Asks: the answers to the server's elicitation, sampling, roots
+        self.part: str | None = None  # the server's name in tool names (mcp__<part>__...)
+        self.prompts: list[Any] = []  # mcp_types.Prompt, as listed (offered as /mcp__<part>__<prompt>)
         self.cwd, self.env = cwd, env
         self.status = "pending"
         self.error: str | None = None
@@ -196,7 +199,9 @@ class Connection:
 
         from .. import __version__
 
-        client = Client(transport, cache=None, client_info=Implementation(name="loopwright", version=__version__))
+        callbacks = self.asks.callbacks(self.name, self.part) if self.asks is not None else {}
+        client = Client(transport, cache=None, client_info=Implementation(name="loopwright", version=__version__),
+                        **callbacks)
         return await stack.enter_async_context(client)
 
     def _auth(self) -> Any:
@@ -228,6 +233,13 @@ class Connection:
                 self.has_resources = bool((await client.list_resources()).resources)
             except MCPError:
                 self.has_resources = False
+        if getattr(caps, "prompts", None) is not None:
+            from mcp import MCPError
+
+            try:
+                self.prompts = list((await client.list_prompts()).prompts)
+            except MCPError:
+                self.prompts = []
         info = client.server_info
         self.server_version = getattr(info, "version", None)
 
