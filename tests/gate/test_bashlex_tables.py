@@ -23,7 +23,7 @@ COMMANDS = ["ls -la", "git diff | head -5 && echo ok", "for i in 1 2; do echo $i
 
 CODE = """
 import json, sys
-from loopwright import bashparse
+from loopwright.gate.shell import bashparse
 out = [repr(bashparse.parse(c)) for c in json.loads(sys.argv[1])]
 p = sys.modules["bashlex.parser"].yaccparser
 tables = repr(([(s, sorted(p.action[s].items())) for s in sorted(p.action)], [(s, sorted(p.goto[s].items())) for s in sorted(p.goto)],

@@ -16,7 +16,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import loopwright as lw
-from loopwright import bashcheck, bashparse
 from loopwright.gate import (
     Allow,
     Deny,
@@ -26,6 +25,7 @@ from loopwright.gate import (
     command_matches,
     path_rule_matches,
 )
+from loopwright.gate.shell import bashcheck, bashparse
 from loopwright.tools.builtin import default_tools
 from loopwright.workspace import BashState, ToolState, kernel_path, shell_cwd
 from tests.helpers import bash, first_tool_result, loopwright_cmd, text, use

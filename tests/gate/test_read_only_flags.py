@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from loopwright import bashcheck, bashparse
 from loopwright.gate import Permissions
+from loopwright.gate.shell import bashcheck, bashparse
 
 # finding 3: (command, verdict)
 FLAGS = [

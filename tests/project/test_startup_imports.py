@@ -28,7 +28,7 @@ pytestmark = pytest.mark.e2e  # every test here runs programs as subprocesses
 # verdicts (a Bash call).
 HEAVY = ("anthropic", "openai", "pydantic", "pydantic_core", "rich", "prompt_toolkit", "pygments", "bashlex",
          "jsonschema", "fastjsonschema", "httpx", "httpx2", "httpcore2", "anyio", "yaml")
-HEAVY_OWN = ("loopwright.bashparse", "loopwright.bashcheck", "loopwright.sandbox", "loopwright.sessions",
+HEAVY_OWN = ("loopwright.gate.shell.bashparse", "loopwright.gate.shell.bashcheck", "loopwright.sandbox", "loopwright.sessions",
              "loopwright.event_types", "uuid", "loopwright.mcp.config", "loopwright.gate.advice", "loopwright.gate.bash")
 MARK = "MODULES:"
 

@@ -17,7 +17,7 @@ from .rules import EDIT_TOOLS, PATH_KEYS, READ_TOOLS
 from .verdict import Verdict
 
 if TYPE_CHECKING:
-    from .. import bashparse
+    from .shell import bashparse
 
 
 class Wording(NamedTuple):
@@ -144,7 +144,7 @@ _PLAIN_WORD = r"^[A-Za-z0-9_@%+=,./:-]+$"
 
 def command_prefix(c: bashparse.SimpleCommand) -> str | None:
     """The prefix a `Bash(prefix:*)` rule for this command names, or None (none is safe)."""
-    from .. import bashparse
+    from .shell import bashparse
 
     if (c.name is None or c.opaque or not re.match(_PLAIN_WORD, c.name) or c.name in _NO_PREFIX
             or c.name in bashparse.SHELLS or c.unsafe_env):
@@ -171,7 +171,7 @@ def bash_rules(command: Any) -> list[str]:
     Permissions.suggest_rules); [] when one part has no safe prefix or the command cannot be parsed."""
     if not isinstance(command, str) or not command.strip():
         return []
-    from .. import bashcheck, bashparse
+    from .shell import bashcheck, bashparse
 
     parsed = bashparse.parse(command)
     if not parsed.ok:

@@ -20,7 +20,7 @@ from .rules import Rule, command_matches
 from .verdict import ALLOW, Verdict
 
 if TYPE_CHECKING:  # imported by the functions that judge a command: most runs start without one
-    from .. import bashcheck, bashparse
+    from .shell import bashcheck, bashparse
 
 # acceptEdits also approves these filesystem commands, when every path is in the working dirs.
 FS_COMMANDS = {"mkdir": set("pv") | {"--parents", "--verbose"}, "touch": set("cam"),
@@ -29,7 +29,7 @@ FS_COMMANDS = {"mkdir": set("pv") | {"--parents", "--verbose"}, "touch": set("ca
 
 
 def bash_verdict(g: Judge, command: Any, hook: str | None, unsandboxed: bool = False) -> Verdict:
-    from .. import bashcheck, bashparse
+    from .shell import bashcheck, bashparse
 
     if not isinstance(command, str):
         command = ""
@@ -91,7 +91,7 @@ def bash_verdict(g: Judge, command: Any, hook: str | None, unsandboxed: bool = F
 def _bash_auto(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.PathUse],
                bare_rule: Rule | None) -> Verdict:
     """default, acceptEdits, plan and dontAsk: what runs without asking."""
-    from .. import bashcheck
+    from .shell import bashcheck
 
     bare = bare_rule is not None
 
@@ -178,7 +178,7 @@ def _env_problem(c: bashparse.SimpleCommand) -> str | None:
 
 
 def _part_problem(g: Judge, c: bashparse.SimpleCommand, parsed: bashparse.ParsedCommand) -> str | None:
-    from .. import bashcheck
+    from .shell import bashcheck
 
     label = f"`{c.text or c.original}`"
     if c.opaque:
@@ -214,7 +214,7 @@ def _git_repo_problem(g: Judge, c: bashparse.SimpleCommand, parsed: bashparse.Pa
     (HEAD, objects/, refs/) is one too: planted by an earlier edit, by this very command,
     or shipped in a cloned project. So git is auto-approved only where the repository it
     will find is known now and is not such a directory (the bare repository attack)."""
-    from .. import bashcheck
+    from .shell import bashcheck
 
     starts: list[str] | None = [g.ws.shell_cwd()]
     for x in parsed.commands:
@@ -273,7 +273,7 @@ def _repository_of(real: str) -> str | None:
 def _chdir_problem(g: Judge, parsed: bashparse.ParsedCommand) -> str | None:
     """Why a directory change (cd, pushd, env -C, git -C, ...) needs approval: it leaves the
     working directories, so what runs there reads outside them (issue 40, finding 1)."""
-    from .. import bashcheck
+    from .shell import bashcheck
 
     here: list[str] | None = [g.ws.shell_cwd()]
     for c in parsed.commands:

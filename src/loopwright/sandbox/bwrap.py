@@ -159,8 +159,8 @@ class Sandbox:
         """Does `command` match excludedCommands (so it runs outside, under the normal gate)?"""
         if not self.config.excluded_commands:
             return False
-        from .. import bashparse
         from ..gate import command_matches
+        from ..gate.shell import bashparse
 
         # One plain command only: `docker ps && cat ~/.ssh/id_rsa` must not leave the box.
         parsed = bashparse.parse(command)

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ...workspace import Workspace
 from . import bashparse
 from .bashtables import (
     COMMANDS,
@@ -40,7 +41,6 @@ from .bashtables import (
     READ_ONLY_COMMANDS,
     Spec,
 )
-from .workspace import Workspace
 
 # (re-exported: the gate and tests read them here)
 __all__ = ["COMMANDS", "ENV_PRINTERS", "READ_ONLY_COMMANDS", "GIT_READ_ONLY", "Spec"]
@@ -152,7 +152,7 @@ def _braces(w: Chars) -> list[Chars]:
 def _segment_regex(seg: Chars) -> re.Pattern[str]:
     """Bash's pattern for one segment, by the one glob matcher (ignore.py); quoted characters
     are literal."""
-    from .ignore import segment_regex
+    from ...ignore import segment_regex
 
     return segment_regex("".join(f"\\{c}" if q and c in "*?[]\\!{}" else c for c, q in seg))
 
