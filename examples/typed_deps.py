@@ -1,6 +1,6 @@
 """Typed dependencies and a typed answer (docs/porting-from-pydantic-ai.md).
 
-The run's `deps` reach a tool (`ctx: RunContext[Deps]`), a Python hook (its context's `.deps`)
+The run's `deps` reach a tool (`ctx: RunContext[Deps]`), a Python hook (`HookContext[Deps].deps`)
 and `can_use_tool` (`ToolPermissionContext[Deps].deps`); `output_type=list[str]` makes
 `result.output` a `list[str]` for mypy (tests/loop/test_typed_api.py runs mypy --strict on
 this file). Runs offline on a scripted model: `python examples/typed_deps.py`.
@@ -33,9 +33,8 @@ async def may_use(name: str, tool_input: dict[str, Any], context: ToolPermission
     return lw.Allow() if name in context.deps.allowed else lw.Deny(f"{name} is not for this user")
 
 
-async def audit(hook_input: dict[str, Any], tool_use_id: str | None, context: lw.HookContext) -> dict[str, Any]:
-    deps: Deps = context.deps
-    deps.log.append(f"hook saw {hook_input['tool_name']}")
+async def audit(hook_input: dict[str, Any], tool_use_id: str | None, context: lw.HookContext[Deps]) -> dict[str, Any]:
+    context.deps.log.append(f"hook saw {hook_input['tool_name']}")  # a Deps for mypy too
     return {}
 
 

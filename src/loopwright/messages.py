@@ -4,15 +4,14 @@ What `query()` yields: the Claude Agent SDK's message classes (seed §8)."""
 
 from __future__ import annotations
 
-import typing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias
 
 from .blocks import Block, ToolResultBlock, WireMessage, blocks_to_wire
+from .typevars import OutputT as OutputT  # (re-exported: ResultMessage[T]'s T)
 from .usage import CallUsage, Usage
 
 if TYPE_CHECKING:
-    from typing_extensions import TypeVar
 
     from .event_types import ApiRetryData as ApiRetryData
     from .event_types import CompactBoundaryData as CompactBoundaryData
@@ -23,12 +22,6 @@ if TYPE_CHECKING:
     from .event_types import ModelFallbackData as ModelFallbackData
     from .event_types import PermissionDenial as PermissionDenial
     from .event_types import SystemData as SystemData
-
-    # The type of a run's answer (AgentOptions.output_type, structured.py): ResultMessage[T].output
-    # is a T for mypy; unparameterized, Any. (typing_extensions for mypy only: ~20 ms to import.)
-    OutputT = TypeVar("OutputT", default=Any)
-else:
-    OutputT = typing.TypeVar("OutputT")
 
 
 class TranscriptWriteError(Exception):

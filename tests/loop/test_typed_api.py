@@ -208,9 +208,10 @@ def test_mypy_sees_the_deps_and_output_types(tmp_path: Path) -> None:
     source = (EXAMPLES / "typed_deps.py").read_text()
     source = source.replace("ctx.deps.user_id}", "ctx.deps.user_name}")
     source = source.replace("colours: list[str] = result.output", "colours: list[int] = result.output")
+    source = source.replace("context.deps.log.append", "context.deps.logs.append")
     bad.write_text(source)
     out = _mypy(bad, cache).stdout
-    assert '"Deps" has no attribute "user_name"' in out
+    assert '"Deps" has no attribute "user_name"' in out and '"Deps" has no attribute "logs"' in out
     assert 'Incompatible types in assignment (expression has type "list[str]", variable has type "list[int]")' in out
 
 

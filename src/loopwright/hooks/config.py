@@ -1,5 +1,5 @@
 """Room: bases (hooks). Owns what a hook configuration is: Claude Code's hook events, the kinds of
-hook, matchers, the frozen registry of a run's hooks, and reading them from a settings file; may import hooks.matching.
+hook, matchers, the frozen registry of a run's hooks, and reading them from a settings file; may import hooks.matching and typevars.
 
 The registry is configured apart from what happens: `Hooks` (hooks.registry) is where hooks are
 registered; the assembler freezes what a run has into a `HookRegistry` once."""
@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeAlias
+from typing import Any, Generic, TypeAlias
 
+from ..typevars import DepsT
 from .matching import if_matches, matcher_matches
 
 HOOK_EVENTS = (
@@ -41,14 +42,14 @@ DEFAULT_TIMEOUT = 60.0
 
 
 @dataclass(slots=True)
-class HookContext:
-    """Fields every hook input carries (Claude Code's stdin JSON)."""
+class HookContext(Generic[DepsT]):
+    """Fields every hook input carries (Claude Code's stdin JSON); `deps`, typed as `HookContext[Deps]`."""
 
     session_id: str = ""
     transcript_path: str = ""
     cwd: str = ""
     permission_mode: str = "default"
-    deps: Any = None  # AgentOptions.deps: a Python hook's third argument carries them (never sent to a command hook)
+    deps: DepsT = None  # type: ignore[assignment]  # AgentOptions.deps: a Python hook's third argument carries them (never sent to a command hook)
     judge: Any = None  # hooks.external.Judge: the run's model for prompt and agent hooks (set by the assembler)
 
 

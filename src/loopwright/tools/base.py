@@ -21,6 +21,7 @@ from types import FunctionType
 from typing import TYPE_CHECKING, Any, Generic, Protocol
 
 from ..threads import run_in_worker
+from ..typevars import DepsT as DepsT  # (re-exported: ToolContext[Deps]'s type variable)
 from ..workspace import ToolState
 from .output import ToolError, ToolOutput, to_output
 from .schema import InputCheck
@@ -34,17 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["NAME_CHARS", "BudgetView", "RunContext", "RunPorts", "Subagent", "SubagentSpec", "Tool", "ToolContext",
            "ToolError", "ToolOutput"]
 
-# The type of a run's dependencies (AgentOptions.deps): `ToolContext[Deps]` (alias RunContext[Deps],
-# pydantic-ai's name) types `ctx.deps` for mypy; unparameterized, it is Any.
-# (typing_extensions for mypy only: importing it costs ~20 ms of start-up; 3.11's TypeVar has no default)
-if TYPE_CHECKING:
-    from typing_extensions import TypeVar
-
-    DepsT = TypeVar("DepsT", default=Any)
-else:
-    import typing
-
-    DepsT = typing.TypeVar("DepsT")
 
 # What the APIs accept as a tool name, ^[a-zA-Z0-9_-]{1,64}$ (a set, not a pattern: `$` would let
 # a name end in a newline, and compiling it is on every run's way)
