@@ -7,7 +7,9 @@ of them alike).
 
 Rows: `python -c pass`; `import mcp.server.lowlevel` (the MCP SDK's server alone); `loopwright
 --version`; `loopwright mcp serve` to initialize's answer (given by the transport before the SDK is
-imported and the tools are built); to tools/list's answer (SDK loaded, tools built). Writes
+imported and the tools are built); to tools/list's answer (tools built, SDK maybe not); to the
+answers of Claude Code's first four requests (2026-07-28's server/discover, prompts/list,
+resources/list, tools/list); to a first tools/call's answer (which needs the SDK). Writes
 bench/results/mcp_serve_start.md.
 """
 
@@ -30,6 +32,13 @@ INIT = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                               "clientInfo": {"name": "bench", "version": "1"}}}).encode() + b"\n"
 LIST = (b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
         b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}\n')
+_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+         "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
+         "io.modelcontextprotocol/clientCapabilities": {}}
+CLAUDE_CODE = b"".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": m, "params": {"_meta": _META}}).encode() + b"\n"
+                       for i, m in enumerate(["server/discover", "prompts/list", "resources/list", "tools/list"]))
+CALL = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                   "params": {"name": "Glob", "arguments": {"pattern": "*"}, "_meta": _META}}).encode() + b"\n"
 
 
 def env(home: str) -> dict[str, str]:
@@ -45,19 +54,19 @@ def timed_exit(cmd: list[str], home: str) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def timed_serve(cwd: str, home: str, with_list: bool) -> float:
-    """Start → initialize's answer (or → tools/list's answer), in ms."""
+def timed_serve(cwd: str, home: str, send: bytes, want: set[int]) -> float:
+    """Start → the answers to the requests `want` names, in ms."""
     t0 = time.perf_counter()
     p = subprocess.Popen([str(BIN), "mcp", "serve", "--cwd", cwd], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          env=env(home))
     assert p.stdin is not None and p.stdout is not None
-    p.stdin.write(INIT + (LIST if with_list else b""))
+    p.stdin.write(send)
     p.stdin.flush()
-    want = 1 if with_list else 0
-    while True:
+    want = set(want)
+    while want:
         msg = json.loads(p.stdout.readline())
-        if msg.get("id") == want and "method" not in msg:
-            break
+        if "method" not in msg:
+            want.discard(msg.get("id"))
     ms = (time.perf_counter() - t0) * 1000
     p.stdin.close()
     p.wait(timeout=30)
@@ -75,8 +84,12 @@ def main() -> None:
             "`python -c 'import mcp.server.lowlevel'` (the MCP SDK's server alone)":
                 lambda: timed_exit([py, "-c", "import mcp.server.lowlevel"], home),
             "`loopwright --version`": lambda: timed_exit([str(BIN), "--version"], home),
-            "`loopwright mcp serve`: start → initialize answered": lambda: timed_serve(cwd, home, False),
-            "`loopwright mcp serve`: start → first tools/list answered": lambda: timed_serve(cwd, home, True),
+            "`loopwright mcp serve`: start → initialize answered": lambda: timed_serve(cwd, home, INIT, {0}),
+            "`loopwright mcp serve`: start → first tools/list answered": lambda: timed_serve(cwd, home, INIT + LIST, {1}),
+            "`loopwright mcp serve`: start → Claude Code's first 4 requests answered (discover, 3 listings)":
+                lambda: timed_serve(cwd, home, CLAUDE_CODE, {0, 1, 2, 3}),
+            "`loopwright mcp serve`: start → a first tools/call answered (SDK loaded)":
+                lambda: timed_serve(cwd, home, CLAUDE_CODE + CALL, {9}),
         }
         times: dict[str, list[float]] = {k: [] for k in rows}
         for f in rows.values():  # warm the page cache and the bytecode

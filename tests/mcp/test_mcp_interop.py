@@ -136,6 +136,7 @@ def test_claude_code_uses_loopwright_mcp_serve(tmp_path: Path) -> None:
                 if b.get("type") == "tool_result":
                     results[b["tool_use_id"]] = b
     text = {k: json.dumps(v["content"]) for k, v in results.items()}
+    assert not any("still connecting" in t or "No such tool" in t for t in text.values())
     assert "the secret word is heron" in text["c1"] and not results["c1"].get("is_error")
     assert "notes.md:2:the secret word is heron" in text["c2"]
     assert results["c3"].get("is_error") and "outside the working directories" in text["c3"]

@@ -183,3 +183,36 @@ def test_initialize_is_answered_early_and_as_the_sdk_would(tmp_path: Path, versi
         if peer.p.poll() is None:
             peer.p.kill()
     assert b"differs" not in b"".join(peer.err), b"".join(peer.err)[-2000:]
+
+
+@pytest.mark.parametrize("flags", [(), ("--conformance-fixtures",)])
+def test_claude_codes_first_requests_are_answered_early_and_as_the_sdk_would(tmp_path: Path,
+                                                                            flags: tuple[str, ...]) -> None:
+    """Claude Code speaks the 2026-07-28 protocol: `server/discover`, then prompts, resources and
+    tools listed at once, and its first model call does not wait long for them. They are answered
+    before the SDK is loaded, in the SDK's own shape (the SDK's answers, dropped, say the same, or
+    stderr would say `differs`)."""
+    (tmp_path / "a.txt").write_text("a file\n")
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
+            "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": True}}}
+    peer = start(tmp_path, tmp_path / "home", *flags)
+    try:
+        methods = ["server/discover", "prompts/list", "resources/list", "tools/list"]
+        for i, m in enumerate(methods):
+            peer.send(json.dumps({"jsonrpc": "2.0", "id": f"r{i}", "method": m, "params": {"_meta": meta}}).encode())
+        got = {m: peer.wait_for(lambda x, i=i: x.get("id") == f"r{i}")["result"] for i, m in enumerate(methods)}
+        assert got["server/discover"]["supportedVersions"] == ["2026-07-28"]
+        assert got["server/discover"]["capabilities"]["tools"] == {"listChanged": False}
+        assert all(r["resultType"] == "complete" for r in got.values())
+        assert any(t["name"] == "Read" for t in got["tools/list"]["tools"])
+        assert any(r["uri"] == f"file://{tmp_path}/a.txt" for r in got["resources/list"]["resources"])
+        peer.send(json.dumps({"jsonrpc": "2.0", "id": "call", "method": "tools/call", "params": {
+            "name": "Read", "arguments": {"file_path": str(tmp_path / "a.txt")}, "_meta": meta}}).encode())
+        assert "a file" in peer.wait_for(lambda x: x.get("id") == "call")["result"]["content"][0]["text"]
+        assert peer.close() == 0
+    finally:
+        if peer.p.poll() is None:
+            peer.p.kill()
+    err = b"".join(peer.err)
+    assert b"differs" not in err, err[-3000:]

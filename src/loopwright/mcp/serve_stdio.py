@@ -8,12 +8,14 @@ JSON-RPC's error — -32700 for what is no JSON, -32600 for what is no request (
 has a usable one, else null); a bad notification or response is only logged to stderr. Only
 well-formed messages reach the SDK, which answers unknown methods (-32601) and bad params (-32602).
 
-Importing the SDK takes ~0.5 s, longer than a client like Claude Code waits before it calls the
-server's tools, so the transport answers a well-formed `initialize` itself, before the SDK is loaded
-and the tools are built (`early_answer`, which server.py derives from the same declarations the SDK
-server gets; tests/mcp check the two agree). The SDK still sees that `initialize` (its session
-needs the client's capabilities and version) and its own answer is dropped — after a check that it
-says the same, with one stderr line if not.
+Importing the SDK takes 0.5-1.5 s, longer than a client like Claude Code waits for a server before
+its first model call (then the server's tools are missing from it), so the first requests are
+answered before the SDK is loaded (`App.early`, server.py): the handshake (`initialize`, or
+`server/discover` of the 2026-07-28 protocol, which Claude Code speaks) at once, before the tools are
+built, and the listings (tools, prompts, resources) once the tools are built (~0.1 s), from the same
+code the SDK server's handlers use. The SDK still gets every request (its session needs the
+client's capabilities and version) and its own answer to an early-answered one is dropped — after a
+check that it says the same, with one stderr line if not (tests/mcp check they agree).
 
 While serving, fd 0 reads the null device and fd 1 writes to stderr (the wire is on private
 duplicates), so nothing a tool prints reaches the client as a broken message.
@@ -27,7 +29,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from ..protolines import (
     BadLine,
@@ -116,7 +118,7 @@ def vet(line: bytes | TooLong) -> tuple[dict[str, Any] | None, bytes | None]:
 
 
 class Serving:
-    """What `load` hands back once the SDK is imported and the server built: how to run it on a
+    """What `App.load` hands back once the SDK is imported and the server built: how to run it on a
     pair of streams, and what to do when it ends."""
 
     def __init__(self, run: Callable[[Any, Any], Any], close: Callable[[], Any]) -> None:
@@ -124,21 +126,50 @@ class Serving:
         self.close = close
 
 
-def serve_stdio(load: Callable[[], Serving], early_answer: Callable[[Any], dict[str, Any] | None]) -> int:
-    """Serve on stdio until the client closes stdin. `load` (run in a worker thread, after the
-    first line has been read) imports the SDK and builds the server; `early_answer(params)` is the
-    result of an `initialize` with those params, or None when it is left to the SDK."""
+class App(Protocol):
+    """What the transport serves (server.py's): built in two steps, each in a worker thread."""
+
+    def prepare(self) -> None:
+        """Build what the early answers need (the tools, the gate), without the SDK."""
+
+    def load(self) -> Serving:
+        """Import the SDK and build its server (after prepare)."""
+
+    async def early(self, method: str, params: Any) -> dict[str, Any] | None:
+        """The result the SDK would give this request, when it can be told without the SDK (None:
+        left to the SDK). Asked only before the SDK is loaded; the handshake (`initialize`,
+        `server/discover`) before `prepare` is done, anything else after."""
+
+
+HANDSHAKES = ("initialize", "server/discover")
+
+
+def serve_stdio(app: App) -> int:
+    """Serve `app` on stdio until the client closes stdin."""
     import anyio
 
     wire = Wire()
 
     async def run() -> None:
         inbox_send, inbox = anyio.create_memory_object_stream[dict[str, Any]](64)
-        early: dict[str, Any] = {}  # the id and result answered before the SDK was loaded
-        loaded = anyio.Event()
+        early: dict[str, Any] = {}  # the results answered before the SDK was loaded, by their id's JSON
+        prepared, loaded = anyio.Event(), anyio.Event()
 
         async def out(data: bytes) -> None:
             await anyio.to_thread.run_sync(wire.write, data)
+
+        async def answer_early(msg: dict[str, Any]) -> None:
+            key = json.dumps(msg["id"])
+            if key in early:
+                return
+            if msg["method"] not in HANDSHAKES:
+                await prepared.wait()
+            if loaded.is_set():
+                return
+            result = await app.early(msg["method"], msg.get("params"))
+            if result is not None:
+                early[key] = result
+                await out(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode() + b"\n")
 
         async def read_client() -> None:
             reader = await _reader(wire.in_fd)
@@ -151,15 +182,15 @@ def serve_stdio(load: Callable[[], Serving], early_answer: Callable[[Any], dict[
                         await out(reply)
                     if msg is None:
                         continue
-                    if (msg.get("method") == "initialize" and "id" in msg and not loaded.is_set()
-                            and not early and (result := early_answer(msg.get("params"))) is not None):
-                        early.update(id=msg["id"], result=result)
-                        await out(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode() + b"\n")
+                    if "id" in msg and "method" in msg and not loaded.is_set():
+                        await answer_early(msg)
                     await inbox_send.send(msg)
 
         async def serve() -> None:
             try:
-                serving = await anyio.to_thread.run_sync(load)
+                await anyio.to_thread.run_sync(app.prepare)
+                prepared.set()
+                serving = await anyio.to_thread.run_sync(app.load)
             except Exception as e:  # settings the server cannot run with: said once, and the server ends
                 note(str(e))
                 failed.append(e)
@@ -195,11 +226,11 @@ def serve_stdio(load: Callable[[], Serving], early_answer: Callable[[Any], dict[
                 try:
                     async for sm in from_sdk_recv:
                         wire_msg = sm.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
-                        if early and "method" not in wire_msg and wire_msg.get("id") == early["id"]:
-                            if wire_msg.get("result") != early["result"]:
-                                note(f"the SDK's initialize answer {wire_msg} differs from the one sent "
-                                     f"{early['result']}")
-                            early.clear()  # dropped: the client has its answer
+                        key = json.dumps(wire_msg.get("id"))
+                        if "method" not in wire_msg and key in early:
+                            said = early.pop(key)  # dropped: the client has its answer
+                            if wire_msg.get("result") != said:
+                                note(f"the SDK's answer {wire_msg} differs from the early one {said}")
                             continue
                         await out(json.dumps(wire_msg, separators=(",", ":")).encode() + b"\n")
                 finally:

@@ -21,36 +21,20 @@ asked with a progress token), and `ping`. `--conformance-fixtures` adds the suit
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import uuid
 import warnings
 import weakref
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..blocks import ImageBlock, TextBlock, ToolUseBlock
 from ..extras import require
+from .serve_core import Core, StdioApp, server_info
 from .serve_stdio import Serving, serve_stdio
 
-if TYPE_CHECKING:  # (imported when the server is built, after `initialize` is answered)
+if TYPE_CHECKING:  # (imported when the server is built, after the first requests are answered)
     from ..execute import Executor
     from ..options import AgentOptions
-    from ..tools.base import Tool
-
-
-def build_executor(options: AgentOptions) -> tuple[list[Tool], Executor]:
-    """The served tools and the gate they run behind, from the options of `mcp serve` (built by
-    its CLI, cli/mcp.py: cwd, permission mode, rules, add-dirs, settings); the tools are the
-    server's own choice, whatever `options.tools` holds."""
-    from ..assemble import build_gate
-    from ..tools.builtin import default_tools
-    from ..tools.web import NAMES as WEB_TOOLS
-
-    # The web tools answer through the run's model and settings, which a served tool has not; the
-    # client has its own user: questions and plans are its business, not its tools'.
-    tools = [t for t in default_tools() if t.name not in (*WEB_TOOLS, "AskUserQuestion", "ExitPlanMode")]
-    return build_gate(dataclasses.replace(options, tools=tools))
 
 
 def to_mcp_content(content: Any) -> list[Any]:
@@ -69,67 +53,24 @@ def to_mcp_content(content: Any) -> list[Any]:
     return out
 
 
-HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  # the SDK's, oldest first
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 PROGRESS_EVERY = 1.0
 
 
-def capabilities(fixtures: bool) -> dict[str, Any]:
-    """What the server declares (one place: the SDK derives the same from the handlers make_server
-    gives it, and stdio's early answer to `initialize` says these before the SDK is loaded; tests
-    check the two agree)."""
-    return {"prompts": {"listChanged": False}, "resources": {"subscribe": fixtures, "listChanged": False},
-            "tools": {"listChanged": False}, "logging": {}, "completions": {}}
-
-
-def server_info() -> dict[str, Any]:
-    from .. import __version__
-
-    return {"name": "loopwright", "version": __version__}
-
-
-def early_answer(fixtures: bool) -> Any:
-    """answer(params): the result of `initialize` with these params, as the SDK would answer it
-    (its version negotiation: the client's version when the server speaks it, else the newest),
-    or None for params not plainly well-formed (the SDK then answers, with its error)."""
-
-    def answer(params: Any) -> dict[str, Any] | None:
-        if not isinstance(params, dict):
-            return None
-        version, info = params.get("protocolVersion"), params.get("clientInfo")
-        if not (isinstance(version, str) and isinstance(params.get("capabilities"), dict)
-                and isinstance(info, dict) and isinstance(info.get("name"), str)
-                and isinstance(info.get("version"), str)):
-            return None
-        return {"protocolVersion": version if version in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
-                "capabilities": capabilities(fixtures), "serverInfo": server_info()}
-
-    return answer
-
-
-def make_server(tools: list[Tool], executor: Executor, options: AgentOptions, fixtures: bool = False) -> Any:
+def make_server(core: Core) -> Any:
     """The SDK's lowlevel Server with loopwright's tools, resources, prompts and the rest."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
     from . import serve_fixtures as fx
-    from .serve_prompts import Prompts
     from .serve_prompts import Refused as PromptRefused
-    from .serve_resources import Files, Refused
+    from .serve_resources import Refused
 
     # logging/setLevel and log messages are deprecated as of MCP 2026-07-28, still in the versions served
     warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
-    listed = [types.Tool(name=t.name, description=t.description, input_schema=t.input_schema,
-                         annotations=types.ToolAnnotations(read_only_hint=t.read_only,
-                                                           destructive_hint=not t.read_only))
-              for t in tools]
-    if fixtures:
-        listed += [types.Tool.model_validate({"name": n, **d}) for n, d in fx.TOOLS.items()]
-    names = {t.name for t in tools}
-    roots = [Path(options.cwd or "."), *map(Path, options.add_dirs or [])]
-    files = Files(executor, roots)
-    prompts = Prompts(Path(options.cwd or ".").resolve(), list(options.setting_sources or []))
+    executor, files, prompts, fixtures = core.executor, core.files, core.prompts, core.fixtures
+    listed = types.ListToolsResult.model_validate({"tools": core.tool_list})
     # the level each connection asked for (none asked: info); by the SDK's connection object, which
     # outlives the per-request session objects (an HTTP session's requests each have their own)
     levels: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
@@ -150,14 +91,14 @@ def make_server(tools: list[Tool], executor: Executor, options: AgentOptions, fi
         return types.EmptyResult()
 
     async def list_tools(ctx: Any, params: Any) -> Any:
-        return types.ListToolsResult(tools=listed)
+        return listed
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         if fixtures and params.name in fx.TOOLS:
             said = await fx.call(params.name, dict(params.arguments or {}), ctx,
                                  lambda level, text: log(ctx, level, text))
             return types.CallToolResult.model_validate(said)
-        if params.name not in names:  # the spec's answer to an unknown tool is a protocol error
+        if params.name not in core.names:  # the spec's answer to an unknown tool is a protocol error
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         use = ToolUseBlock(f"mcp_{uuid.uuid4().hex[:12]}", params.name, dict(params.arguments or {}))
         await log(ctx, "debug", f"{params.name} called")
@@ -168,11 +109,8 @@ def make_server(tools: list[Tool], executor: Executor, options: AgentOptions, fi
         return types.CallToolResult(content=to_mcp_content(r.content), is_error=bool(r.is_error))
 
     async def list_resources(ctx: Any, params: Any) -> Any:
-        cursor = getattr(params, "cursor", None) if params is not None else None
-        found, nxt = await files.page(cursor)
-        if fixtures and not cursor:
-            found = [*fx.RESOURCES, *found]
-        return types.ListResourcesResult.model_validate({"resources": found, "nextCursor": nxt})
+        page = await core.resource_page(getattr(params, "cursor", None) if params is not None else None)
+        return types.ListResourcesResult.model_validate(page)
 
     async def list_templates(ctx: Any, params: Any) -> Any:
         templates = [{"uriTemplate": files.template(), "name": "workspace file",
@@ -193,10 +131,7 @@ def make_server(tools: list[Tool], executor: Executor, options: AgentOptions, fi
         return types.EmptyResult()
 
     async def list_prompts(ctx: Any, params: Any) -> Any:
-        found = prompts.listed()
-        if fixtures:
-            found = [*({"name": n, **d} for n, d in fx.PROMPTS.items()), *found]
-        return types.ListPromptsResult.model_validate({"prompts": found})
+        return types.ListPromptsResult.model_validate({"prompts": core.prompt_list()})
 
     async def get_prompt(ctx: Any, params: Any) -> Any:
         args = dict(params.arguments or {})
@@ -248,15 +183,14 @@ async def with_progress(ctx: Any, name: str, work: Any) -> Any:
     return done[0]
 
 
-def load(options: AgentOptions, fixtures: bool = False) -> Serving:
-    """Import the SDK, build the tools and the server: what serving needs, after `initialize`."""
-    tools, executor = build_executor(options)
-    server = make_server(tools, executor, options, fixtures)
+def load_core(core: Core) -> Serving:
+    """The SDK server on `core`: what serving on stdio needs, after the early answers."""
+    server = make_server(core)
 
     async def run(read: Any, write: Any) -> None:
         await server.run(read, write, server.create_initialization_options())
 
-    return Serving(run, closer(executor))
+    return Serving(run, closer(core.executor))
 
 
 def closer(executor: Executor) -> Any:
@@ -277,9 +211,8 @@ def serve_main(options: AgentOptions, http: str | None = None, token_file: str |
         for flag, given in (("--auth-token-file", token_file), ("--allow-host", allow_hosts)):
             if given:
                 raise ValueError(f"{flag} is for --http; the stdio server has no HTTP requests to check")
-        return serve_stdio(lambda: load(options, fixtures), early_answer(fixtures))
+        return serve_stdio(StdioApp(options, fixtures, load_core))
     from .serve_http import serve_http
 
-    tools, executor = build_executor(options)
-    server = make_server(tools, executor, options, fixtures)
-    return serve_http(server, http, token_file, list(allow_hosts or []), closer(executor))
+    core = Core(options, fixtures)
+    return serve_http(make_server(core), http, token_file, list(allow_hosts or []), closer(core.executor))
