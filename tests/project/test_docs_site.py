@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,3 +111,41 @@ def test_reference_lists_agent_options_fields_with_their_docs(site: Path) -> Non
         assert f'id="loopwright.AgentOptions.{name}"' in page, name
         first_words = re.sub(r"\W+", "", " ".join(doc.split()[:8]))  # markup aside, the doc's own words
         assert first_words in letters, (name, doc)
+
+
+def bench_hook() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_results_hook", ROOT / "docs" / "bench_results_hook.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_benchmarks_section_is_generated_from_every_results_file(tmp_path: Path) -> None:
+    hook = bench_hook()
+    (tmp_path / "results").mkdir()
+    (tmp_path / "bench_first_request.py").write_text("")
+    (tmp_path / "results" / "first_request_mcp_node.md").write_text("# Title\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    (tmp_path / "results" / "gone.md").write_text("| x |\n|---|\n| 3 |\n")
+    text = hook.results_section(tmp_path / "results")
+    assert "### first_request_mcp_node\n\nWritten by `bench/bench_first_request.py`" in text
+    assert "**Title**\n\n| a | b |" in text and "| 1 | 2 |" in text
+    assert "### gone\n\nWritten by a script no longer in `bench/`" in text
+    real = hook.results_section()
+    for path in (ROOT / "bench" / "results").glob("*.md"):
+        if path.stem != "report":
+            assert f"### {path.stem}\n" in real and "Written by `bench/bench_" in real.split(f"### {path.stem}\n")[1][:80]
+
+
+@needs_mkdocs
+@pytest.mark.e2e
+@pytest.mark.timeout(300)
+def test_the_built_benchmarks_page_shows_every_results_table(site: Path) -> None:
+    page = text_of(site / "benchmarks" / "index.html")
+    assert "<!-- bench-results -->" not in (site / "benchmarks" / "index.html").read_text()
+    for path in (ROOT / "bench" / "results").glob("*.md"):
+        if path.stem == "report":
+            continue
+        row = next(ln for ln in path.read_text().splitlines() if ln.startswith("|") and "---" not in ln)
+        cells = [c.strip().replace("`", "") for c in row.strip("|").split("|")]
+        assert all(html.unescape(c) in page for c in cells if c), (path.name, cells)
