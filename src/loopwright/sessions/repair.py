@@ -4,6 +4,7 @@ calls and stray results repaired into a history that satisfies Inv."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,112 +75,140 @@ def repair_history(h: list[WireMessage], notes: list[str] | None = None) -> list
     while i < n:
         m = h[i]
         role = m.get("role") if isinstance(m, dict) else None
-        content = _content(m)
         i += 1
         if role == "user":
-            kept = [b for b in content if not _is_result(b)]
-            if len(kept) != len(content):
-                note(f"dropped {len(content) - len(kept)} tool_result(s) with no matching tool_use")
-            if kept:
-                out.append({"role": "user", "content": kept} if kept != content or not isinstance(m.get("content"), list)
-                           else m)
-            continue
-        if role != "assistant":
-            continue
-        if not out:
+            out.extend(_user_without_results(m, note))
+        elif role == "assistant" and not out:
             note("dropped an assistant message before the first user message")
-            continue
-        if any(_is_result(b) for b in content):
-            content = [b for b in content if not _is_result(b)]
-            m = {**m, "content": content}
-        out.append(m)
-        ids = [b.get("id") for b in content if b.get("type") == "tool_use"]
-        if not ids:
-            continue
-        results: dict[Any, dict[str, Any]] = {}
-        rest: list[dict[str, Any]] = []
-        nxt = h[i] if i < n else None
-        original: list[Any] | None = None
-        if isinstance(nxt, dict) and nxt.get("role") == "user":
-            original = _content(nxt)
-            for b in original:
-                if _is_result(b):
-                    results.setdefault(b.get("tool_use_id"), b)
-                else:
-                    rest.append(b)
-            i += 1
-        blocks: list[dict[str, Any]] = []
-        for u in ids:
-            r = results.get(u)
-            if r is None:
-                note(f"tool_use {u} had no result: marked interrupted")
-                r = {"type": "tool_result", "tool_use_id": u, "content": INTERRUPTED_RESULT, "is_error": True}
-            blocks.append(r)
-        blocks.extend(rest)
-        if original is not None and blocks == original and isinstance(nxt, dict):
-            out.append(nxt)
-        else:
-            if original is not None and len([b for b in original if _is_result(b)]) > len(ids):
-                note("dropped tool_result(s) with no matching tool_use")
-            out.append({"role": "user", "content": blocks})
+        elif role == "assistant":
+            m, ids = _assistant_without_results(m)
+            out.append(m)
+            if ids:
+                nxt = h[i] if i < n else None
+                answered = isinstance(nxt, dict) and nxt.get("role") == "user"
+                out.append(_answers(ids, nxt if answered else None, note))
+                i += answered
     return out
+
+
+def _user_without_results(m: Any, note: Callable[[str], None]) -> list[WireMessage]:
+    """A user message that answers no tool_use: without tool_results (said so), or none if it is left empty."""
+    content = _content(m)
+    kept = [b for b in content if not _is_result(b)]
+    if len(kept) != len(content):
+        note(f"dropped {len(content) - len(kept)} tool_result(s) with no matching tool_use")
+    if not kept:
+        return []
+    return [m if kept == content and isinstance(m.get("content"), list) else {"role": "user", "content": kept}]
+
+
+def _assistant_without_results(m: Any) -> tuple[WireMessage, list[Any]]:
+    """An assistant message without tool_results (P3), and the ids of its tool_uses."""
+    content = _content(m)
+    if any(_is_result(b) for b in content):
+        content = [b for b in content if not _is_result(b)]
+        m = {**m, "content": content}
+    return m, [b.get("id") for b in content if b.get("type") == "tool_use"]
+
+
+def _answers(ids: list[Any], nxt: WireMessage | None, note: Callable[[str], None]) -> WireMessage:
+    """The user message after tool_uses `ids`: their results first, in order (a missing one
+    marked interrupted), then the rest of `nxt` (the user message that followed, if any)."""
+    original = _content(nxt) if nxt is not None else []
+    results: dict[Any, dict[str, Any]] = {}
+    for b in original:
+        if _is_result(b):
+            results.setdefault(b.get("tool_use_id"), b)
+    for u in ids:
+        if u not in results:
+            note(f"tool_use {u} had no result: marked interrupted")
+    blocks = [results.get(u) or {"type": "tool_result", "tool_use_id": u, "content": INTERRUPTED_RESULT,
+                                 "is_error": True} for u in ids]
+    blocks += [b for b in original if not _is_result(b)]
+    if nxt is not None and blocks == original:
+        return nxt
+    if sum(1 for b in original if _is_result(b)) > len(ids):
+        note("dropped tool_result(s) with no matching tool_use")
+    return {"role": "user", "content": blocks}
 
 
 def history_from_lines(lines: list[dict[str, Any]], notes: list[str] | None = None) -> tuple[list[WireMessage], list[str]]:
     """Replay a transcript's lines into the conversation history, then repair it. Anything
     malformed is skipped or repaired, and said so in the returned notes (never an exception)."""
-    h: list[WireMessage] = []
-    ids: list[str | None] = []
-    before_prompt: dict[str, tuple[list[WireMessage], list[str | None]]] = {}
     notes = notes if notes is not None else []
-    seen: set[str] = set()
-    repeated = 0
+    replay = _Replay(notes)
     for ln in lines:
-        uid = ln.get("uuid")
-        if isinstance(uid, str):
-            if uid in seen:  # a line written twice (a copy, a botched merge): replay it once
-                repeated += 1
-                continue
-            seen.add(uid)
-        else:
-            uid = None
-        kind = ln.get("type")
-        if kind in ("user", "assistant"):
-            msg = ln.get("message")
-            if not isinstance(msg, dict):
-                notes.append(f"skipped a {kind} line without a message object")
-                continue
-            if kind == "user" and ln.get("isPrompt") and uid is not None:
-                before_prompt[uid] = (list(h), list(ids))
-            if kind == "assistant":  # only the wire fields reach a model
-                msg = {"role": "assistant", "content": msg.get("content", [])}
-            h.append(msg)
-            ids.append(uid)
-        elif kind == "result":
-            drop = ln.get("dropUuid")
-            if drop is not None and ids and ids[-1] == drop:
-                h.pop()
-                ids.pop()
-        elif kind == "system" and ln.get("subtype") == "compact_boundary":
-            data = ln.get("data")
-            msgs = data.get("messages") if isinstance(data, dict) else None
-            if isinstance(msgs, list):
-                h = list(msgs)
-                ids = [None] * len(h)
-            elif not isinstance(data, dict) or "messages" in data:
-                notes.append("ignored a compact_boundary line without a valid message list")
-        elif kind == "rewind":
-            to = ln.get("toUuid")
-            if isinstance(to, str) and to in before_prompt:
-                h, ids = (list(x) for x in before_prompt[to])  # type: ignore[assignment]
-    if repeated:
-        notes.append(f"skipped {repeated} repeated line(s) (a uuid seen before)")
+        replay.line(ln)
+    if replay.repeated:
+        notes.append(f"skipped {replay.repeated} repeated line(s) (a uuid seen before)")
+    h = replay.h
     if _well_formed(h) and _valid(h):  # the common case (a clean end, or a crash between turns)
         return h, notes
     h = repair_history(_sanitize(h, notes), notes)
     if h and not _valid(h):  # cannot happen (repair_history's contract); never let it reach a model
         raise AssertionError("repair_history produced a history that breaks Inv")
     return h, notes
+
+
+class _Replay:
+    """The history a transcript's lines rebuild, line by line: its messages with their lines'
+    uuids, and the history before each prompt (what a rewind to it goes back to)."""
+
+    def __init__(self, notes: list[str]) -> None:
+        self.notes = notes
+        self.h: list[WireMessage] = []
+        self.ids: list[str | None] = []
+        self.before_prompt: dict[str, tuple[list[WireMessage], list[str | None]]] = {}
+        self.seen: set[str] = set()
+        self.repeated = 0
+
+    def line(self, ln: dict[str, Any]) -> None:
+        uid = ln.get("uuid") if isinstance(ln.get("uuid"), str) else None
+        if uid is not None:
+            if uid in self.seen:  # a line written twice (a copy, a botched merge): replay it once
+                self.repeated += 1
+                return
+            self.seen.add(uid)
+        kind = ln.get("type")
+        if kind in ("user", "assistant"):
+            self._message(kind, ln, uid)
+        elif kind == "result":
+            self._dropped(ln.get("dropUuid"))
+        elif kind == "system" and ln.get("subtype") == "compact_boundary":
+            self._compacted(ln.get("data"))
+        elif kind == "rewind":
+            self._rewound(ln.get("toUuid"))
+
+    def _message(self, kind: str, ln: dict[str, Any], uid: str | None) -> None:
+        msg = ln.get("message")
+        if not isinstance(msg, dict):
+            self.notes.append(f"skipped a {kind} line without a message object")
+            return
+        if kind == "user" and ln.get("isPrompt") and uid is not None:
+            self.before_prompt[uid] = (list(self.h), list(self.ids))
+        if kind == "assistant":  # only the wire fields reach a model
+            msg = {"role": "assistant", "content": msg.get("content", [])}
+        self.h.append(msg)
+        self.ids.append(uid)
+
+    def _dropped(self, drop: Any) -> None:
+        """A result line that takes back the message it names (the last one)."""
+        if drop is not None and self.ids and self.ids[-1] == drop:
+            self.h.pop()
+            self.ids.pop()
+
+    def _compacted(self, data: Any) -> None:
+        msgs = data.get("messages") if isinstance(data, dict) else None
+        if isinstance(msgs, list):
+            self.h = list(msgs)
+            self.ids = [None] * len(self.h)
+        elif not isinstance(data, dict) or "messages" in data:
+            self.notes.append("ignored a compact_boundary line without a valid message list")
+
+    def _rewound(self, to: Any) -> None:
+        if isinstance(to, str) and to in self.before_prompt:
+            h, ids = self.before_prompt[to]
+            self.h, self.ids = list(h), list(ids)
 
 
 _BLOCK_STR_FIELDS = {"text": "text", "thinking": "thinking", "redacted_thinking": "data"}
