@@ -1,5 +1,5 @@
 """Room: built-in tools (on tools.base). Owns Glob's implementation (tools.builtin defines the tool);
-may import data types, tools.base, tools.paths and tools.grep.* (rg, the tracked files, paths shown).
+may import data types, threads, tools.base, tools.paths and tools.grep.* (rg, the tracked files, paths shown).
 
 Glob {pattern, path?}: file paths matching a glob, newest first, relative to the working
 directory (as Grep shows them; a path outside it stays absolute).
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ignore import DirRules, IgnoreFiles, expand_braces, glob_matcher, preload
+from ..threads import run_in_worker
 from .base import ToolContext, ToolError
 from .grep.formatting import shown_path
 from .grep.rg import require_git_args, rg_output, rg_path
@@ -113,6 +114,26 @@ async def rg_files(rg: str, base: Path, pattern: str, sandbox: Any = None) -> li
 
 
 async def glob_files(inp: dict[str, Any], ctx: ToolContext) -> str:
+    base, pattern = _base_and_pattern(inp, ctx)
+    if not base.is_dir():
+        return "No files found"
+    engine = ctx.state.search.engine  # tests and benchmarks pick an engine
+    rg = rg_path() if engine in ("auto", "rg") else None
+    if engine == "rg" and rg is None:
+        raise ToolError("rg is not installed")
+    out = _listing(await _found(base, pattern, rg, ctx), base, ctx)
+    if rg is None and engine == "auto":
+        from .grep.search import fallback_note
+
+        note = fallback_note()
+        if note:
+            out += f"\n\n{note}"
+    return out
+
+
+def _base_and_pattern(inp: dict[str, Any], ctx: ToolContext) -> tuple[Path, str]:
+    """The directory to list from and the pattern under it (a literal prefix of the pattern,
+    or an absolute pattern's, moves into the base)."""
     pattern: str = inp["pattern"].strip()
     if not pattern:
         raise ToolError("pattern is empty.")
@@ -121,28 +142,26 @@ async def glob_files(inp: dict[str, Any], ctx: ToolContext) -> str:
         raise ToolError(f"Path does not exist: {base}. Current working directory: {ctx.cwd}.")
     if not base.is_dir():
         raise ToolError(f"Path is not a directory: {base}.")
+    prefix, rest = _split_literal_prefix(pattern)
     if pattern.startswith("/"):  # an absolute pattern: its literal prefix is the base
-        prefix, rest = _split_literal_prefix(pattern)
         base, pattern = Path(prefix or "/").resolve(), rest
-    else:
-        prefix, rest = _split_literal_prefix(pattern)
-        if prefix:
-            base, pattern = (base / prefix).resolve(), rest
+    elif prefix:
+        base, pattern = (base / prefix).resolve(), rest
     while pattern.startswith("./"):
         pattern = pattern[2:]
-    if not base.is_dir():
-        return "No files found"
-    engine = ctx.state.search.engine  # tests and benchmarks pick an engine
-    rg = rg_path() if engine in ("auto", "rg") else None
-    if engine == "rg" and rg is None:
-        raise ToolError("rg is not installed")
+    return base, pattern
+
+
+async def _found(base: Path, pattern: str, rg: str | None, ctx: ToolContext) -> list[str]:
+    """The matching files under base (relative paths): rg's walk (or the Python one), and the
+    tracked files an ignore file hides, which are never hidden."""
     tracked = asyncio.ensure_future(tracked_hidden(base, ctx.sandbox))  # git answers while the walk runs
     try:
         if rg is not None:
             found = await rg_files(rg, base, pattern, ctx.sandbox)
         else:
             preload()  # here, not in the thread: a Python Grep may fork meanwhile (tools.grep.isolate)
-            found = await asyncio.to_thread(find_files, base, pattern)
+            found = await run_in_worker(find_files, base, pattern)
         hidden = await tracked
     finally:
         tracked.cancel()
@@ -150,31 +169,29 @@ async def glob_files(inp: dict[str, Any], ctx: ToolContext) -> str:
         match = glob_matcher(pattern)
         have = set(found)
         found += [r for r in hidden if r not in have and match(r)]
+    return found
+
+
+def _listing(found: list[str], base: Path, ctx: ToolContext) -> str:
+    """The files newest first (what Read's deny rules hide left out), at most MAX_RESULTS."""
     b = str(base)
     paths = [os.path.join(b, r) for r in found]
     denied = ctx.state.search.denied  # Read deny rules hide files from listings too
     if denied is not None:
         paths = [p for p in paths if not denied(p)]
-    dated = []
-    for p in paths:
-        try:
-            dated.append((-os.stat(p).st_mtime_ns, p))
-        except OSError:  # gone since the walk
-            continue
+    dated = sorted((-mtime, p) for p in paths if (mtime := _mtime_ns(p)) is not None)  # newest first; ties by path
     if not dated:
-        out = "No files found"
-    else:
-        dated.sort()  # newest first; ties by path, so the order is stable
-        cwd = ctx.cwd.resolve()
-        lines = [shown_path(p, cwd) for _, p in dated[:MAX_RESULTS]]
-        if len(dated) > MAX_RESULTS:
-            lines.append(f"(Results are truncated: showing the {MAX_RESULTS} most recently modified of "
-                         f"{len(dated)} files. Consider a more specific path or pattern.)")
-        out = "\n".join(lines)
-    if rg is None and engine == "auto":
-        from .grep.search import fallback_note
+        return "No files found"
+    cwd = ctx.cwd.resolve()
+    lines = [shown_path(p, cwd) for _, p in dated[:MAX_RESULTS]]
+    if len(dated) > MAX_RESULTS:
+        lines.append(f"(Results are truncated: showing the {MAX_RESULTS} most recently modified of "
+                     f"{len(dated)} files. Consider a more specific path or pattern.)")
+    return "\n".join(lines)
 
-        note = fallback_note()
-        if note:
-            out += f"\n\n{note}"
-    return out
+
+def _mtime_ns(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:  # gone since the walk
+        return None

@@ -216,68 +216,82 @@ def search_file(path: str, rx: re.Pattern[str], q: Query, multi: bool, explicit:
 
 
 def run_python(q: Query) -> list[FileHits]:
-    rx = compile_pattern(q)
-    multi = q.multiline and can_match_newline(q.pattern, True)
+    """A Grep call by the Python engine: an explicit file whatever the filters say, else the walk
+    of q.root as rg walks it (ignore files, globs, types, hidden files), then q.extra."""
     if q.type:
         type_matcher(q.type)  # unknown types are an error even for a single file
-    results: list[FileHits] = []
-    total_lines = 0
-
-    def search_one(path: str, explicit: bool = False) -> None:
-        nonlocal total_lines
-        fh = search_file(path, rx, q, multi, explicit)
-        if fh is not None:
-            fh.path = path
-            results.append(fh)
-            total_lines += len(fh.lines)
-            if total_lines > MAX_LINES:
-                raise too_many()
-
+    hits = _Hits(q)
     if not q.root.is_dir():
-        search_one(str(q.root), explicit=True)  # an explicit file is searched whatever the filters say
-        return results
+        hits.search(str(q.root), explicit=True)
+        return hits.results
+    walker = _Walker(q, hits)  # (its globs are checked even when only q.extra is searched)
+    if q.walk:
+        walker.walk(str(q.root), "", walker.files.top)
+    for path in q.extra:
+        hits.search(path)
+    return hits.results
 
-    overrides = override_matcher(q.globs)
-    types = type_matcher(q.type)
-    files = IgnoreFiles(q.root)  # the one ignore matcher (ignore.py), as Glob uses it
 
-    def ignored(rel: str, name: str, is_dir: bool, rules: list[DirRules]) -> bool:
-        if overrides is not None:
-            o = overrides(rel, is_dir)
+class _Hits:
+    """The files searched so far and their matches (too many lines in all: too_many())."""
+
+    def __init__(self, q: Query) -> None:
+        self.q = q
+        self.rx = compile_pattern(q)
+        self.multi = q.multiline and can_match_newline(q.pattern, True)
+        self.results: list[FileHits] = []
+        self.total_lines = 0
+
+    def search(self, path: str, explicit: bool = False) -> None:
+        fh = search_file(path, self.rx, self.q, self.multi, explicit)
+        if fh is None:
+            return
+        fh.path = path
+        self.results.append(fh)
+        self.total_lines += len(fh.lines)
+        if self.total_lines > MAX_LINES:
+            raise too_many()
+
+
+class _Walker:
+    """The walk of a directory as rg walks it: sorted, no symlinks, the one ignore matcher
+    (ignore.py, as Glob uses it), then the call's globs and types, hidden files left out."""
+
+    def __init__(self, q: Query, hits: _Hits) -> None:
+        self.hits = hits
+        self.overrides = override_matcher(q.globs)
+        self.types = type_matcher(q.type)
+        self.files = IgnoreFiles(q.root)
+
+    def ignored(self, rel: str, name: str, is_dir: bool, rules: list[DirRules]) -> bool:
+        if self.overrides is not None:
+            o = self.overrides(rel, is_dir)
             if o is not None:
                 return not o
-        res = files.check(rel, is_dir, rules)
+        res = self.files.check(rel, is_dir, rules)
         if res:
             return True
-        white = res is False
-        if types is not None and not is_dir:
-            if not types(name):
-                return True
-            white = True
-        return not white and name.startswith(".")
+        if self.types is not None and not is_dir:
+            return not self.types(name)  # a file of the type is searched, hidden or not
+        return res is not False and name.startswith(".")  # (a whitelisted hidden file is searched)
 
-    def walk(d: str, rel: str, rules: list[DirRules]) -> None:
-        rules = files.enter(d, rel, rules)
+    def walk(self, d: str, rel: str, rules: list[DirRules]) -> None:
+        rules = self.files.enter(d, rel, rules)
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError:
             return
         for e in entries:
-            r = rel + e.name
             try:
-                if e.is_symlink():
-                    continue
-                if e.is_dir():
-                    if not ignored(r, e.name, True, rules):
-                        walk(e.path, r + "/", rules)
-                elif e.is_file() and not ignored(r, e.name, False, rules):
-                    search_one(e.path)
+                self._entry(e, rel + e.name, rules)
             except OSError:
                 continue
 
-    if q.walk:
-        walk(str(q.root), "", files.top)
-    for path in q.extra:
-        search_one(path)
-    return results
-
+    def _entry(self, e: os.DirEntry[str], r: str, rules: list[DirRules]) -> None:
+        if e.is_symlink():
+            return
+        if e.is_dir():
+            if not self.ignored(r, e.name, True, rules):
+                self.walk(e.path, r + "/", rules)
+        elif e.is_file() and not self.ignored(r, e.name, False, rules):
+            self.hits.search(e.path)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
-from .guard import AddressPolicy, AddressRefused, GuardedConnect, Resolver
+from .guard import AddressPolicy, GuardedConnect, Resolver
 
 MAX_BYTES = 10 * 1024 * 1024
 TIMEOUT_S = 60.0
@@ -207,6 +207,7 @@ class _NoTLS(Exception):
 
 async def _follow(url: str, policy: AddressPolicy, limits: Limits, resolver: Resolver | None,
                   first_try: bool = True) -> Page | Redirect:
+    """GET url, following redirects on its host (one to another host is returned as a Redirect)."""
     from ...models import wire
     from ...models.http import connection_pool, proxy_for
 
@@ -222,43 +223,61 @@ async def _follow(url: str, policy: AddressPolicy, limits: Limits, resolver: Res
     async with pool:
         while True:
             if proxied:
-                from .guard import resolve
-
-                p = urlsplit(url)
-                host = p.hostname or ""
-                policy.check(host, await (resolver or resolve)(host, p.port or _DEFAULT_PORT[p.scheme]))
+                await _check_hop(url, policy, resolver)
             try:
                 status, reason, headers, body, truncated = await _get(pool, url, limits)
-            except (FetchError, AddressRefused):
-                raise
-            except (wire.ConnectError, wire.ConnectTimeout) as e:
-                if first_try and len(seen) == 1:
-                    raise _NoTLS from e
-                raise FetchError(f"cannot connect to {urlsplit(url).netloc}: {e or type(e).__name__}") from None
-            except wire.TimeoutException as e:
-                raise FetchError(f"{urlsplit(url).netloc} stopped answering ({type(e).__name__})") from None
-            except (wire.RemoteProtocolError, wire.LocalProtocolError, wire.ReadError) as e:
-                if first_try and len(seen) == 1 and isinstance(e, (wire.ReadError,)):
-                    raise _NoTLS from e
-                raise FetchError(f"{urlsplit(url).netloc} sent a broken HTTP response: {e or type(e).__name__}"
-                                 ) from None
-            except wire.NetworkError as e:
-                raise FetchError(f"network error talking to {urlsplit(url).netloc}: {e or type(e).__name__}") from None
-            except wire.ProxyError as e:  # the environment's proxy refused (a CONNECT to the TLS port, say)
-                if first_try and len(seen) == 1:
-                    raise _NoTLS from e
-                raise FetchError(f"the proxy refused the request for {url[:200]}: {e}") from None
+            except (wire.NetworkError, wire.TimeoutException, wire.RemoteProtocolError, wire.LocalProtocolError,
+                    wire.ProxyError) as e:
+                err = _explained(e, url, first_try and len(seen) == 1)
+                raise err from (e if isinstance(err, _NoTLS) else None)
             if status not in _REDIRECTS:
                 return Page(url, status, reason, headers.get("content-type", ""), body, truncated)
-            location = headers.get("location")
-            if not location:
-                raise FetchError(f"{url} answered {status} (a redirect) without a Location")
-            target = urljoin(url, location.strip())
-            if not same_host(url, target):
-                return Redirect(url, target, status)
-            if target in seen:
-                raise FetchError(f"redirect loop: {' -> '.join([*seen[seen.index(target):], target])}")
-            if len(seen) > limits.max_redirects:
-                raise FetchError(f"more than {limits.max_redirects} redirects from {seen[0]}")
+            target = _next_hop(url, status, headers, seen, limits)
+            if isinstance(target, Redirect):
+                return target
             seen.append(target)
             url = target
+
+
+async def _check_hop(url: str, policy: AddressPolicy, resolver: Resolver | None) -> None:
+    """A hop through a proxy: its host's addresses, resolved here, must pass the policy."""
+    from .guard import resolve
+
+    p = urlsplit(url)
+    host = p.hostname or ""
+    policy.check(host, await (resolver or resolve)(host, p.port or _DEFAULT_PORT[p.scheme]))
+
+
+def _explained(e: Exception, url: str, first: bool) -> Exception:
+    """What a failed GET of url raises: _NoTLS when the first try of an upgraded http:// URL
+    found no TLS there (it is fetched as asked), else a FetchError that says what went wrong."""
+    from ...models import wire
+
+    host, what = urlsplit(url).netloc, f"{e or type(e).__name__}"
+    if first and isinstance(e, (wire.ConnectError, wire.ConnectTimeout, wire.ReadError, wire.ProxyError)):
+        return _NoTLS()
+    if isinstance(e, (wire.ConnectError, wire.ConnectTimeout)):
+        return FetchError(f"cannot connect to {host}: {what}")
+    if isinstance(e, wire.TimeoutException):
+        return FetchError(f"{host} stopped answering ({type(e).__name__})")
+    if isinstance(e, (wire.RemoteProtocolError, wire.LocalProtocolError, wire.ReadError)):
+        return FetchError(f"{host} sent a broken HTTP response: {what}")
+    if isinstance(e, wire.NetworkError):
+        return FetchError(f"network error talking to {host}: {what}")
+    return FetchError(f"the proxy refused the request for {url[:200]}: {e}")  # the environment's proxy (a CONNECT)
+
+
+def _next_hop(url: str, status: int, headers: dict[str, str], seen: list[str], limits: Limits) -> str | Redirect:
+    """Where a redirect leads: the next URL on the same host, or a Redirect to another host (not
+    followed); a FetchError for one without a Location, a loop, or too many."""
+    location = headers.get("location")
+    if not location:
+        raise FetchError(f"{url} answered {status} (a redirect) without a Location")
+    target: str = urljoin(url, location.strip())
+    if not same_host(url, target):
+        return Redirect(url, target, status)
+    if target in seen:
+        raise FetchError(f"redirect loop: {' -> '.join([*seen[seen.index(target):], target])}")
+    if len(seen) > limits.max_redirects:
+        raise FetchError(f"more than {limits.max_redirects} redirects from {seen[0]}")
+    return target
