@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..context import (
     DEFAULT_KEEP_TURNS,
     CompactError,
     CompactResult,
+    SummaryPlan,
     plan_summary,
     summarize,
 )
@@ -19,10 +20,6 @@ from ..messages import (
     SystemMessage,
 )
 from ..models.base import ModelRequest, ModelResponse
-
-if TYPE_CHECKING:
-    pass
-
 from .run import Run
 from .stream import stream
 
@@ -64,48 +61,70 @@ async def compact(run: Run, trigger: str, *, keep_last_turns: int = DEFAULT_KEEP
     except CompactError as e:
         yield SystemMessage("compact_error", {"trigger": trigger, "error": str(e)})
         return
-    charged = False
+    summary = _Summary(run, trigger)
+    async for ev in summary.made(plan):
+        yield ev
+    if summary.result is None:
+        if trigger == "auto":
+            c.failed = True
+        yield SystemMessage("compact_error", {"trigger": trigger, "error": summary.error})
+    else:
+        async for msg in _replaced(run, trigger, summary.result, {"calls": len(plan.chunks), **(extra or {})}):
+            yield msg
+    if summary.charged and s.budget.exhausted():  # the budget rule: this response counts like any other
+        yield run.result("error_max_budget_usd",
+                         error=f"spent ${s.budget.spent_usd:.4f} of ${s.budget.limit_usd} (compaction)")
 
-    def call(req: ModelRequest) -> AsyncIterator[Any]:  # interrupt() cancels it, h intact
-        return run.obs.model_call(run, req, stream(run, req), charged=False, purpose=f"compact_{trigger}")
 
-    def charge(response: ModelResponse) -> float:
-        # The summarizing calls count in usage and cost, not in the loop's calls (context.py).
-        nonlocal charged
+async def _replaced(run: Run, trigger: str, result: CompactResult, data: dict[str, Any]) -> AsyncIterator[Message]:
+    """h replaced by the compacted history (Inv's checker reset), compact_boundary, then PostCompact."""
+    s, hooks = run.state, run.deps.hooks
+    s.h = result.history
+    s.inv.reset()  # the history was replaced, not appended to
+    yield SystemMessage("compact_boundary", {**result.boundary_data(trigger), **data})
+    if hooks.active:  # PostCompact, with the summary
+        await hooks.post_compact(trigger, result.summary)
+        for m in run.hook_messages():
+            yield m
+
+
+class _Summary:
+    """One compaction's summarizing calls: interruptible (h intact), charged outside the loop's
+    calls; what they made of h (`result`), or why not (`error`)."""
+
+    def __init__(self, run: Run, trigger: str) -> None:
+        self.run, self.trigger = run, trigger
+        self.charged = False
+        self.result: CompactResult | None = None
+        self.error: str | None = None
+
+    def call(self, req: ModelRequest) -> AsyncIterator[Any]:  # interrupt() cancels it, h intact
+        run = self.run
+        return run.obs.model_call(run, req, stream(run, req), charged=False, purpose=f"compact_{self.trigger}")
+
+    def charge(self, response: ModelResponse) -> float:
+        """The summarizing calls count in usage and cost, not in the loop's calls (context.py)."""
+        s = self.run.state
         s.usage.add(response.usage)
-        cost = run.cost(response)
+        cost = self.run.cost(response)
         s.budget.charge_outside(cost)
-        charged = True
+        self.charged = True
         return cost
 
-    result: CompactResult | None = None
-    error: str | None = None
-    t0 = time.perf_counter()
-    try:
-        async for ev in summarize(s.h, plan, call, charge):
-            if isinstance(ev, CompactResult):
-                result = ev
-            elif isinstance(ev, SystemMessage):
-                yield ev  # api_retry; partial StreamEvents of the summary are not shown
-    except CompactError as e:
-        error = str(e)
-    except Exception as e:  # noqa: BLE001 - any failure leaves h as it was (CancelledError passes)
-        error = f"the summarizing call failed: {type(e).__name__}: {e}"
-    finally:
-        s.api_seconds += time.perf_counter() - t0
-    if result is None:
-        if trigger == "auto":
-            run.compactor.failed = True
-        yield SystemMessage("compact_error", {"trigger": trigger, "error": error})
-    else:
-        s.h = result.history
-        s.inv.reset()  # the history was replaced, not appended to
-        yield SystemMessage("compact_boundary", {**result.boundary_data(trigger), "calls": len(plan.chunks),
-                                                 **(extra or {})})
-        if hooks.active:  # PostCompact, with the summary
-            await hooks.post_compact(trigger, result.summary)
-            for m in run.hook_messages():
-                yield m
-    if charged and s.budget.exhausted():  # the budget rule: this response counts like any other
-        yield run.result("error_max_budget_usd",
-                          error=f"spent ${s.budget.spent_usd:.4f} of ${s.budget.limit_usd} (compaction)")
+    async def made(self, plan: SummaryPlan) -> AsyncIterator[Message]:
+        """Run the plan's calls: their api_retry messages (partial StreamEvents of the summary
+        are not shown); any failure leaves h as it was (CancelledError passes)."""
+        s = self.run.state
+        t0 = time.perf_counter()
+        try:
+            async for ev in summarize(s.h, plan, self.call, self.charge):
+                if isinstance(ev, CompactResult):
+                    self.result = ev
+                elif isinstance(ev, SystemMessage):
+                    yield ev
+        except CompactError as e:
+            self.error = str(e)
+        except Exception as e:  # noqa: BLE001 - any failure leaves h as it was (CancelledError passes)
+            self.error = f"the summarizing call failed: {type(e).__name__}: {e}"
+        finally:
+            s.api_seconds += time.perf_counter() - t0

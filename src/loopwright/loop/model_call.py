@@ -33,43 +33,13 @@ async def call_model(run: Run) -> AsyncIterator[Any]:
     models/window.py) teaches W (remembered per base URL and model); h is compacted to fit
     (context.py, in chunks when h is larger than W) and the same step is retried, at most
     MAX_OVERFLOW_RETRIES times. When even the minimum cannot fit, the error says what to shrink.
-    Yields a ResultMessage (and no response) only when that compaction spent the budget.
-    (One async generator for both, not one around the other: each costs as much as the rest
-    of a trivial turn's step.)"""
-    d, s = run.deps, run.state
+    Yields a ResultMessage (and no response) only when that compaction spent the budget."""
     for overflows in range(MAX_OVERFLOW_RETRIES + 1):
         try:
-            s.inv.check(s.h)  # Inv on exactly what the model is about to see (Thm 3.4)
-            req = request(run)
-            content: list[Any] = []
-            for attempt in range(d.options.max_pause_continuations + 1):
-                t0 = time.perf_counter()
-                a: ModelResponse | None = None
-                try:
-                    async for ev in run.obs.model_call(run, req, stream(run, req)):  # (NULL: the events as they are)
-                        if isinstance(ev, ModelResponse):
-                            a = ev
-                        else:
-                            yield ev
-                finally:
-                    s.api_seconds += time.perf_counter() - t0
-                    if attempt:
-                        s.h.pop()  # drop the paused partial turn sent for continuation
-                if a is None:
-                    raise ModelError(f"model {d.model.name!r} returned no response")
-                run.charge(a)
-                if a.stop_reason not in STOP_REASONS:
-                    raise RunError(f"model returned an unknown stop_reason {a.stop_reason!r}")
-                if content:  # (the parts of a paused turn before this call's)
-                    a.content = content + a.content
-                if a.stop_reason != "pause_turn" or tool_uses(a.content) or s.budget.exhausted():
-                    yield a  # (a paused turn that reached the budget is not continued: Prop 5.4)
-                    return
-                content = a.content  # pause_turn: send the partial turn back so the model continues
-                if attempt == d.options.max_pause_continuations:
-                    break
-                s.h.append({"role": "assistant", "content": blocks_to_wire(content)})
-            raise RunError(f"the model paused its turn more than {d.options.max_pause_continuations} times")
+            run.state.inv.check(run.state.h)  # Inv on exactly what the model is about to see (Thm 3.4)
+            async for ev in _continued(run, request(run)):
+                yield ev
+            return
         except ModelError as e:
             from ..models.window import parse_overflow  # (imported on a failure only: start-up)
 
@@ -83,6 +53,48 @@ async def call_model(run: Run) -> AsyncIterator[Any]:
                 yield m
                 if isinstance(m, ResultMessage):
                     return
+
+
+async def _continued(run: Run, req: ModelRequest) -> AsyncIterator[Any]:
+    """One call's events, then its response, charged; a paused turn (pause_turn) is sent back
+    for the model to continue, at most max_pause_continuations times."""
+    s, most = run.state, run.deps.options.max_pause_continuations
+    content: list[Any] = []  # the parts of a paused turn before this call's
+    for attempt in range(most + 1):
+        t0 = time.perf_counter()
+        a: ModelResponse | None = None
+        try:
+            async for ev in run.obs.model_call(run, req, stream(run, req)):  # (NULL: the events as they are)
+                if isinstance(ev, ModelResponse):
+                    a = ev
+                else:
+                    yield ev
+        finally:
+            s.api_seconds += time.perf_counter() - t0
+            if attempt:
+                s.h.pop()  # drop the paused partial turn sent for continuation
+        a = _charged(run, a, content)
+        if a.stop_reason != "pause_turn" or tool_uses(a.content) or s.budget.exhausted():
+            yield a  # (a paused turn that reached the budget is not continued: Prop 5.4)
+            return
+        content = a.content  # pause_turn: send the partial turn back so the model continues
+        if attempt == most:
+            break
+        s.h.append({"role": "assistant", "content": blocks_to_wire(content)})
+    raise RunError(f"the model paused its turn more than {most} times")
+
+
+def _charged(run: Run, a: ModelResponse | None, before: list[Any]) -> ModelResponse:
+    """The call's response, charged, after the parts of a paused turn (`before`)."""
+    if a is None:
+        raise ModelError(f"model {run.deps.model.name!r} returned no response")
+    run.charge(a)
+    if a.stop_reason not in STOP_REASONS:
+        raise RunError(f"model returned an unknown stop_reason {a.stop_reason!r}")
+    if before:
+        a.content = before + a.content
+    return a
+
 
 async def fit_window(run: Run, over: Any, attempt: int, error: str) -> AsyncIterator[Message]:
     """Learn W from an overflow error and compact h to fit it (raises RunError when nothing can)."""

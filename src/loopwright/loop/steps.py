@@ -22,7 +22,7 @@ from .compaction import auto_compact
 from .continuations import after_answer
 from .model_call import call_model, discover_window
 from .run import Run
-from .state import RunError
+from .state import RunDeps, RunError
 from .step import Continue, Finish, RunTools, Step
 from .turn import run_tools
 
@@ -51,11 +51,7 @@ async def _call(run: Run) -> AsyncIterator[Message | Step]:
             if isinstance(ev, ResultMessage):  # (its cost reached the budget: yielded)
                 yield Finish()
                 return
-    if s.budget.exhausted():  # budget rule: no call starts at S >= B (S shared in a batch)
-        yield Finish(run.budget_stop())
-        return
-    limits = run.deps.options.usage_limits  # (caps.py, limits.py: None unless the caller set some)
-    if limits is not None and (stop := before_call(run, limits)) is not None:
+    if (stop := _stop_before_call(run)) is not None:
         yield Finish(stop)
         return
     a: ModelResponse | None = None
@@ -68,6 +64,7 @@ async def _call(run: Run) -> AsyncIterator[Message | Step]:
         yield Finish()
         return
     yield AssistantMessage(a.content, a.model, a.stop_reason, s.budget.calls[-1])
+    limits = run.deps.options.usage_limits  # (caps.py, limits.py: None unless the caller set some)
     if limits is not None and (stop := after_call(run, limits)) is not None:
         yield Finish(stop)  # (over a cap: a is not kept, as a turn over the budget)
         return
@@ -78,6 +75,15 @@ async def _call(run: Run) -> AsyncIterator[Message | Step]:
     yield RunTools(a, uses) if uses else await after_answer(run, a)  # 2. done: h·a, or a continuation
 
 
+def _stop_before_call(run: Run) -> ResultMessage | None:
+    """The budget rule (no call starts at S >= B, S shared in a batch), then the caller's usage
+    limits (caps.py, limits.py: None unless the caller set some)."""
+    if run.state.budget.exhausted():
+        return run.budget_stop()
+    limits = run.deps.options.usage_limits
+    return before_call(run, limits) if limits is not None else None
+
+
 def run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
     """query() on a Run already built (assemble.build_run), inside its telemetry span."""
     return run.obs.run(run, _run_query(run, prompt))
@@ -85,8 +91,7 @@ def run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
 
 async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
     text = prompt_text(prompt)  # what hooks and mentions read (the blocks are in h already)
-    d = run.deps
-    control = d.control
+    control, d = run.deps.control, run.deps
     try:
         await run.open_mcp()  # servers start together before the first call; they end in `finally`
         d = run.deps
@@ -109,28 +114,40 @@ async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
         if control is None or not control.interrupted:
             raise
         yield run.persist(run.result("error_during_execution", error="interrupted by user"))
-    except (ModelError, RunError) as e:
-        if isinstance(e, ModelError) and run.deps.hooks.active:  # StopFailure: the turn ended on a model error
-            await run.deps.hooks.stop_failure(_error_kind(e.status), str(e))
-        yield run.persist(run.result("error_during_execution", error=str(e)))
-    except Exception as e:  # a harness bug or a broken model: report it, keep the history valid
-        yield run.persist(run.result("error_during_execution", error=f"{type(e).__name__}: {e}"))
+    except Exception as e:
+        yield run.persist(await _failed(run, e))
     finally:
-        if d.mcp is not None:  # every server process ends with its run, whatever the ending
-            await d.mcp.aclose()
-        if d.executor.ctx.state.bash.shells:  # background shells end with their run
-            from ..tools.bash import kill_all_shells
+        await _close(d)
 
-            await kill_all_shells(d.executor.ctx)
-        if d.recorder is not None:
-            d.recorder.close()
-        if d.handoffs is not None:  # the models its handoffs made (handoffs.py)
-            await d.handoffs.aclose()
-        if d.hooks.active:
-            await d.hooks.session_end("other")
-        if isinstance(d.options.model, str) or d.options.model is None:  # the run made it: close it
-            with contextlib.suppress(Exception):
-                await close_model(d.model)
+
+async def _failed(run: Run, e: Exception) -> ResultMessage:
+    """The result of a run a model error or a RunError ended (after the StopFailure hook), or
+    a harness bug or a broken model: reported, the history kept valid."""
+    if isinstance(e, ModelError) and run.deps.hooks.active:  # StopFailure: the turn ended on a model error
+        await run.deps.hooks.stop_failure(_error_kind(e.status), str(e))
+    if isinstance(e, (ModelError, RunError)):
+        return run.result("error_during_execution", error=str(e))
+    return run.result("error_during_execution", error=f"{type(e).__name__}: {e}")
+
+
+async def _close(d: RunDeps) -> None:
+    """What a run holds ends with it, whatever the ending: its MCP servers, background shells,
+    transcript, handoffs' models, the SessionEnd hook, and the model the run made."""
+    if d.mcp is not None:
+        await d.mcp.aclose()
+    if d.executor.ctx.state.bash.shells:
+        from ..tools.bash import kill_all_shells
+
+        await kill_all_shells(d.executor.ctx)
+    if d.recorder is not None:
+        d.recorder.close()
+    if d.handoffs is not None:  # the models its handoffs made (handoffs.py)
+        await d.handoffs.aclose()
+    if d.hooks.active:
+        await d.hooks.session_end("other")
+    if isinstance(d.options.model, str) or d.options.model is None:  # the run made it: close it
+        with contextlib.suppress(Exception):
+            await close_model(d.model)
 
 
 def _error_kind(status: int | None) -> str:
