@@ -1,7 +1,5 @@
-"""bashlex's grammar tables, cached (bashparse._bashlex): bashlex builds them at every import,
-which cost more than the rest of a one-command `loopwright -p` run. The first process writes
-them to $LOOPWRIGHT_HOME/cache, later ones read them and parse exactly the same; a broken
-cache file is rebuilt, never trusted."""
+"""bashlex is imported as it is (issue 41: no import hook, no table cache of ours): a fresh
+process parses every kind of command for real and writes nothing under $LOOPWRIGHT_HOME."""
 
 from __future__ import annotations
 
@@ -13,49 +11,27 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.e2e  # fresh processes: the tables are built (or read) at bashlex's import
+pytestmark = pytest.mark.e2e  # a fresh process: bashlex is imported at the first parse
 
 COMMANDS = ["ls -la", "git diff | head -5 && echo ok", "for i in 1 2; do echo $i; done", "(cd x; make) > o 2>&1",
-            "echo $(date) `whoami`", "cat <<EOF\nhi\nEOF", "a=1 env", "sh -c 'rm -rf /tmp/x'",
-            "find . -name '*.py' -exec grep -l x {} +", "if [ -f x ]; then echo y; fi", "x || y; z &",
-            "echo \"$(ls | wc -l)\"", "diff <(ls a) <(ls b)", "time make", "case x in a) echo;; esac",
-            "echo ${x:-$(rm -rf /)}", "echo 'unterminated"]
+            "echo $(date) `whoami`", "cat <<EOF\nhi\nEOF", "sh -c 'rm -rf /tmp/x'", "echo 'unterminated"]
 
 CODE = """
 import json, sys
 from loopwright.gate.shell import bashparse
-out = [repr(bashparse.parse(c)) for c in json.loads(sys.argv[1])]
-p = sys.modules["bashlex.parser"].yaccparser
-tables = repr(([(s, sorted(p.action[s].items())) for s in sorted(p.action)], [(s, sorted(p.goto[s].items())) for s in sorted(p.goto)],
-               [(x.name, x.len, x.func, x.str, getattr(x.callable, "__name__", None)) for x in p.productions],
-               sorted(p.defaulted_states.items())))
-print(json.dumps({"parsed": out, "tables": tables, "from_cache": type(p.productions[1]).__name__ == "_Production"}))
+print(json.dumps([[c.plain for c in p.commands] + [p.error] for p in map(bashparse.parse, json.loads(sys.argv[1]))]))
 """
 
 
-def parse_in_a_process(home: Path) -> dict[str, object]:
-    env = {**os.environ, "LOOPWRIGHT_HOME": str(home)}
+def test_a_fresh_process_parses_for_real_and_writes_no_cache(tmp_path: Path) -> None:
+    env = {**os.environ, "LOOPWRIGHT_HOME": str(tmp_path / "home")}
     p = subprocess.run([sys.executable, "-c", CODE, json.dumps(COMMANDS)], env=env, capture_output=True, text=True,
                        timeout=120)
     assert p.returncode == 0, p.stderr
-    return dict(json.loads(p.stdout))
-
-
-def test_the_tables_are_built_once_then_read_and_parse_the_same(tmp_path: Path) -> None:
-    cold = parse_in_a_process(tmp_path)
-    [cache] = (tmp_path / "cache").glob("bashlex-tables-*")
-    warm = parse_in_a_process(tmp_path)
-    assert (cold["from_cache"], warm["from_cache"]) == (False, True)
-    assert warm["parsed"] == cold["parsed"]
-    assert warm["tables"] == cold["tables"]  # the same parser for every input, not only these
-    assert "error=None" in str(cold["parsed"][1]) and "error=None" not in str(cold["parsed"][-1])  # real parses
-
-
-def test_a_broken_cache_file_is_rebuilt_not_trusted(tmp_path: Path) -> None:
-    good = parse_in_a_process(tmp_path)
-    [cache] = (tmp_path / "cache").glob("bashlex-tables-*")
-    for junk in (b"", b"\x00garbage", cache.read_bytes()[: cache.stat().st_size // 2]):
-        cache.write_bytes(junk)
-        again = parse_in_a_process(tmp_path)
-        assert again == {**good, "from_cache": False}
-        assert parse_in_a_process(tmp_path) == {**good, "from_cache": True}  # and written whole again
+    parsed = json.loads(p.stdout)
+    assert parsed[1] == ["git diff", "head -5", "echo ok", None]
+    assert parsed[2] == ["echo $i", None]
+    assert parsed[4] == ["date", "whoami", "echo $(date) `whoami`", None]  # substitutions run first
+    assert parsed[6] == ["rm -rf /tmp/x", None]  # sh -c's body
+    assert parsed[-1][-1] is not None  # an unterminated quote is an error, never a guess
+    assert not (tmp_path / "home").exists()

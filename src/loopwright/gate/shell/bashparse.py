@@ -18,14 +18,9 @@ that deny rules keep working on it.
 
 from __future__ import annotations
 
-import marshal
-import os
 import re
 import shlex
-import sys
-import zlib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 # Characters that make a word a pattern rather than one fixed name.
@@ -149,97 +144,14 @@ def parse(source: str) -> ParsedCommand:
     return ParsedCommand(source, commands)
 
 
-# --- bashlex, its grammar tables cached ------------------------------------------------------
-
-TABLES_FORMAT = 1
-
+# --- bashlex ------------------------------------------------------------------------------------
 
 def _bashlex() -> Any:
-    """bashlex, imported at the first command to parse. bashlex (0.18) builds its LALR tables
-    at every import: ~1e9 instructions, more than all the rest of a `loopwright -p` run that
-    runs one command. They depend only on bashlex's own files, so the first import in a
-    process writes them to a cache file (as Python writes .pyc files) and later ones read it;
-    a cache that is missing, stale or unreadable means the tables are built as before."""
-    if "bashlex" not in sys.modules:
-        hook = _TablesFromCache()
-        sys.meta_path.insert(0, hook)
-        try:
-            import bashlex  # noqa: F401
-        finally:
-            sys.meta_path.remove(hook)
-    return sys.modules["bashlex"]
+    """bashlex, imported at the first command to parse (it builds its LALR grammar tables at
+    import: ~0.4 s, paid by the first Bash verdict of a process only)."""
+    import bashlex
 
-
-def _tables_file(package_dir: Path) -> Path:
-    """The cache file, named after the contents of bashlex's files and Python's version."""
-    crc = 0
-    for f in sorted(package_dir.glob("*.py")):
-        crc = zlib.crc32(f.read_bytes(), crc)
-    home = os.environ.get("LOOPWRIGHT_HOME")
-    base = Path(home).expanduser() if home else Path.home() / ".loopwright"
-    return base / "cache" / f"bashlex-tables-{TABLES_FORMAT}-py{sys.version_info[0]}{sys.version_info[1]}-{crc:08x}"
-
-
-class _Production:
-    """What bashlex's LR parser reads of a grammar production."""
-
-    __slots__ = ("name", "len", "func", "str", "callable")
-
-    def __init__(self, name: str, length: int, func: str | None, text: str, pdict: dict[str, Any]) -> None:
-        self.name, self.len, self.func, self.str = name, length, func, text
-        self.callable = pdict[func] if func else None
-
-
-class _TablesFromCache:
-    """A one-shot import hook: once bashlex.yacc is loaded, its `yacc()` (which bashlex.parser
-    calls at import) reads the tables from the cache, or builds and stores them."""
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name != "bashlex.yacc":
-            return None
-        from importlib.machinery import PathFinder
-
-        spec = PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None or spec.origin is None:
-            return spec
-        run = spec.loader.exec_module
-        cache = _tables_file(Path(spec.origin).parent)
-
-        def exec_module(module: Any) -> None:
-            run(module)
-            module.yacc = _cached_yacc(module, module.yacc, cache)
-
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
-
-
-def _cached_yacc(yacc: Any, build: Any, cache: Path) -> Any:
-    def cached(*args: Any, **kwargs: Any) -> Any:
-        caller = sys.modules[sys._getframe(1).f_globals["__name__"]]  # bashlex.parser, importing
-        pdict = vars(caller)
-        try:
-            data = marshal.loads(cache.read_bytes())
-            t = type("Tables", (), {})()
-            t.lr_action = {state: dict(row) for state, row in data["action"].items()}
-            t.lr_goto = {state: dict(row) for state, row in data["goto"].items()}
-            t.lr_productions = [_Production(n, k, f, s, pdict) for n, k, f, s in data["productions"]]
-            parser = yacc.LRParser(t, pdict.get("p_error"))
-        except Exception:  # no cache yet, or one this bashlex cannot use: build the tables
-            parser = build(*args, module=caller, **kwargs)
-            data = {"action": {k: dict(v) for k, v in parser.action.items()},
-                    "goto": {k: dict(v) for k, v in parser.goto.items()},
-                    "productions": [(p.name, p.len, p.func, p.str) for p in parser.productions]}
-            try:  # before bashlex.parser adjusts a few entries: it does so after every load
-                cache.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-                tmp.write_bytes(marshal.dumps(data))
-                os.replace(tmp, cache)
-            except OSError:  # a read-only home: built again next time
-                pass
-        yacc.parse = parser.parse  # as yacc() leaves it
-        return parser
-
-    return cached
+    return bashlex
 
 
 # --- the walk over bashlex's tree ------------------------------------------------------------
