@@ -149,3 +149,20 @@ def test_the_built_benchmarks_page_shows_every_results_table(site: Path) -> None
         row = next(ln for ln in path.read_text().splitlines() if ln.startswith("|") and "---" not in ln)
         cells = [c.strip().replace("`", "") for c in row.strip("|").split("|")]
         assert all(html.unescape(c) in page for c in cells if c), (path.name, cells)
+
+
+def test_the_guarantees_page_names_files_and_tests_that_exist() -> None:
+    """Each row of docs/guarantees.md: the files it names exist, and each test it names is defined
+    in one of the test files of its row (a renamed test or module makes the page fail here)."""
+    rows = [ln for ln in (ROOT / "docs" / "guarantees.md").read_text().splitlines() if ln.startswith("| ")]
+    named = 0
+    for row in rows:
+        files = re.findall(r"`((?:src|tests)/[\w/.-]+\.py)`", row)
+        for f in files:
+            assert (ROOT / f).exists(), f
+        tests = re.findall(r"`(test_\w+)`", row)
+        sources = "".join((ROOT / f).read_text() for f in files if f.startswith("tests/"))
+        for t in tests:
+            assert re.search(rf"def {t}\(", sources), (t, files)
+        named += len(tests)
+    assert named >= 20
