@@ -1,7 +1,8 @@
 """Room: cli. Owns `loopwright mcp ...`; may import mcp.*, settings and below.
 
-`loopwright mcp list | get NAME | add NAME ... | remove NAME | serve | login NAME | logout NAME`, as
-`claude mcp` (login and logout: cli/mcp_login.py).
+`loopwright mcp list | get NAME | add NAME ... | add-json NAME JSON | add-from-claude-desktop [NAME...] |
+remove NAME | serve | login NAME | logout NAME`, as `claude mcp` (login and logout: cli/mcp_login.py;
+reading add-json's and Claude Desktop's servers: cli/mcp_add.py).
 
     loopwright mcp add fs [--scope local|project|user] [-e KEY=VALUE] -- npx -y @modelcontextprotocol/server-filesystem .
     loopwright mcp add docs --transport http https://example.com/mcp [-H "Authorization: Bearer ..."]
@@ -147,26 +148,68 @@ def cmd_add(a: argparse.Namespace, command: list[str]) -> int:
         entry["url"] = command[0]
         if headers:
             entry["headers"] = headers
-    from ..mcp.config import parse_server
+    from .mcp_add import checked
 
-    problem = parse_server(a.name, entry, env={}).error if "${" not in json.dumps(entry) else None
-    if problem:
-        raise McpConfigError(problem)
-    path = scope_file(a.scope, cwd)
+    path = _save(a.scope, Path(a.cwd).resolve(), a.name, checked(a.name, entry, "mcp add"))
+    print(f"Added {a.transport} MCP server {a.name} to {a.scope} config\nFile modified: {path}")
+    _untrusted_note(a.scope, cwd)
+    return 0
+
+
+def _untrusted_note(scope: str, cwd: Path) -> None:
+    from ..trust import is_trusted
+
+    if scope != "user" and not is_trusted(cwd):  # a run here reads no server from the project's files yet
+        print(f"Not used yet: this workspace is not trusted, so runs here ignore its files' MCP servers; "
+              f"trust it with `loopwright trust {cwd}`, or add the server for every directory with --scope user.")
+
+
+def _save(scope: str, cwd: Path, name: str, entry: dict[str, Any]) -> Path:
+    """Write one server into the scope's file (an existing name is an error); returns the file."""
+    path = scope_file(scope, cwd)
     data = _read_obj(path)
     servers = data.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise McpConfigError(f"{path}: \"mcpServers\" must be an object")
-    if a.name in servers:
-        raise McpConfigError(f"MCP server {a.name!r} already exists in {a.scope} config ({path})")
-    servers[a.name] = entry
+    if name in servers:
+        raise McpConfigError(f"MCP server {name!r} already exists in {scope} config ({path})")
+    servers[name] = entry
     _write_obj(path, data)
-    print(f"Added {a.transport} MCP server {a.name} to {a.scope} config\nFile modified: {path}")
-    from ..trust import is_trusted
+    return path
 
-    if a.scope != "user" and not is_trusted(cwd):  # a run here reads no server from the project's files yet
-        print(f"Not used yet: this workspace is not trusted, so runs here ignore its files' MCP servers; "
-              f"trust it with `loopwright trust {cwd}`, or add the server for every directory with --scope user.")
+
+def cmd_add_json(a: argparse.Namespace) -> int:
+    """`mcp add-json NAME JSON`: one server from its JSON configuration."""
+    from .mcp_add import from_json
+
+    cwd = Path(a.cwd).resolve()
+    path = _save(a.scope, cwd, a.name, from_json(a.name, a.json))
+    print(f"Added MCP server {a.name} to {a.scope} config\nFile modified: {path}")
+    _untrusted_note(a.scope, cwd)
+    return 0
+
+
+def cmd_add_from_claude_desktop(a: argparse.Namespace) -> int:
+    """`mcp add-from-claude-desktop [NAME...]`: Claude Desktop's servers (those named, else all); a name
+    the scope has already is skipped, named."""
+    from .mcp_add import desktop_servers
+
+    servers, source = desktop_servers(a.names)
+    cwd = Path(a.cwd).resolve()
+    taken = _read_obj(scope_file(a.scope, cwd)).get("mcpServers") or {}
+    added = []
+    for name, entry in servers.items():
+        if name in taken:
+            print(f"Skipped MCP server {name}: {a.scope} config has one of that name already", file=sys.stderr)
+            continue
+        path = _save(a.scope, cwd, name, entry)
+        added.append(name)
+    if not added:
+        print(f"No MCP server added from {source}.")
+        return 0 if servers else 1
+    print(f"Added {len(added)} MCP server{'s' if len(added) > 1 else ''} from Claude Desktop ({source}) to "
+          f"{a.scope} config: {', '.join(added)}\nFile modified: {path}")
+    _untrusted_note(a.scope, cwd)
     return 0
 
 
@@ -192,14 +235,18 @@ def cmd_remove(a: argparse.Namespace) -> int:
 def parser() -> argparse.ArgumentParser:
     p = Parser(prog="loopwright mcp", description="Configure and use MCP servers.")
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("list", "get", "add", "remove", "serve", "login", "logout"):
+    for name in ("list", "get", "add", "remove", "serve", "login", "logout", "add-json", "add-from-claude-desktop"):
         s = sub.add_parser(name)
         s.add_argument("--cwd", default=".", help="the project directory (default: the current one)")
-        if name in ("get", "add", "remove", "login", "logout"):
+        if name in ("get", "add", "remove", "login", "logout", "add-json"):
             s.add_argument("name")
-        if name in ("add", "remove"):
+        if name == "add-json":
+            s.add_argument("json", help="the server's configuration, as an mcpServers entry")
+        if name == "add-from-claude-desktop":
+            s.add_argument("names", nargs="*", help="the servers to import (default: all)")
+        if name in ("add", "remove", "add-json", "add-from-claude-desktop"):
             s.add_argument("-s", "--scope", choices=("local", "project", "user"),
-                           default="local" if name == "add" else None)
+                           default=None if name == "remove" else "local")
         if name == "add":
             s.add_argument("-t", "--transport", choices=("stdio", "http", "sse"), default="stdio")
             s.add_argument("-e", "--env", action="append", default=[], help="KEY=VALUE for a stdio server")
@@ -261,6 +308,10 @@ def mcp_main(argv: list[str]) -> int:
             return cmd_get(a)
         if a.cmd == "remove":
             return cmd_remove(a)
+        if a.cmd == "add-json":
+            return cmd_add_json(a)
+        if a.cmd == "add-from-claude-desktop":
+            return cmd_add_from_claude_desktop(a)
         if a.cmd in ("login", "logout"):
             from .mcp_login import cmd_login, cmd_logout
 
