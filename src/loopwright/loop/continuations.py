@@ -20,7 +20,6 @@ from ..models.base import ModelResponse
 
 if TYPE_CHECKING:
     pass
-from .guarded import guard_answer
 from .run import Run
 from .state import MAX_OUTPUT_CONTINUATIONS, MAX_STOP_CONTINUATIONS, OUTPUT_REMINDER
 from .step import Continue, Finish
@@ -35,7 +34,9 @@ async def after_answer(run: Run, a: ModelResponse) -> Finish | Continue:
         return _unless(structured_reminder(run))
     reason = await stop_hook(run)
     if reason is None:
-        if run.deps.options.output_guardrails:  # (guarded.py: a rejected answer gets a bounded reminder)
+        if run.deps.options.output_guardrails:  # (guarded.py: a rejected answer gets a bounded reminder;
+            from .guarded import guard_answer  # imported by a run with guardrails only)
+
             return await guard_answer(run, run.result("success", a))
         return Finish(run.result("success", a))
     run.state.h.append({"role": "user", "content": [{"type": "text", "text": reason}]})  # the hook asked for more
