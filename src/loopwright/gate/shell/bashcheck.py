@@ -1,4 +1,4 @@
-"""Room: bases (the gate). Owns shell-command analysis; may import bashparse and workspace only.
+"""Room: bases (the gate). Owns shell-command analysis; may import bashparse, bashtables, expand and workspace only.
 
 Shell-command analysis for the gate: which files a command reads and writes, where.
 
@@ -7,17 +7,14 @@ against a table per command (which options take a value, which values and argume
 files read or written, which options change directory or run programs), parses options as
 getopt does (combined short flags `-uo FILE`, `--opt=value`, unambiguous long prefixes,
 `--`), follows `cd` / `pushd` / `env -C` / `git -C` / `make -C` / `tar -C`, and expands
-every word as bash would (quotes, backslashes, `$'..'`, `~`, `~user`, braces, globs
-against the file system). A word it cannot expand safely (a variable, a substitution,
-`~-`, too many matches) becomes an unknown path, which the gate asks about.
-
-It also holds the read-only command list and the git checks (git obeys the config of the
-repository it finds). Imports: bashparse, workspace.
+every word as bash would (`expand`). A word it cannot expand safely (a variable, a
+substitution, `~-`, too many matches) becomes an unknown path, which the gate asks about.
+The tables themselves (each command's options, the read-only commands, git's) are in
+`bashtables`; the git checks (git obeys the config of the repository it finds) are here.
 """
 
 from __future__ import annotations
 
-import codecs
 import os
 import re
 from dataclasses import dataclass, field
@@ -41,205 +38,11 @@ from .bashtables import (
     READ_ONLY_COMMANDS,
     Spec,
 )
+from .expand import Unknown, expand, word_values
 
 # (re-exported: the gate and tests read them here)
 __all__ = ["COMMANDS", "ENV_PRINTERS", "READ_ONLY_COMMANDS", "GIT_READ_ONLY", "Spec"]
 GIT_READ_ONLY = frozenset(GIT_SUBCOMMANDS)
-
-# --- expansion of one word, as bash does ---------------------------------------------------------
-
-MAX_MATCHES = 1000
-
-
-class Unknown(Exception):
-    """The word's value is only known at run time."""
-
-
-Chars = list[tuple[str, bool]]  # (character, quoted)
-
-
-def _ansi_c(body: str) -> str:
-    if "\\c" in body:
-        raise Unknown("$'\\c..' control characters")
-    return codecs.decode(body.encode("latin-1", "backslashreplace"), "unicode_escape")
-
-
-def _chars(text: str) -> Chars:
-    """Quote removal with the quoting remembered; variables and substitutions raise Unknown."""
-    out: Chars = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            if i + 1 < n and text[i + 1] != "\n":
-                out.append((text[i + 1], True))
-            i += 2
-        elif c == "'":
-            j = text.find("'", i + 1)
-            if j < 0:
-                raise Unknown("unbalanced quote")
-            out += [(ch, True) for ch in text[i + 1:j]]
-            i = j + 1
-        elif text.startswith("$'", i):
-            j = i + 2
-            while j < n and text[j] != "'":
-                j += 2 if text[j] == "\\" else 1
-            if j >= n:
-                raise Unknown("unbalanced quote")
-            out += [(ch, True) for ch in _ansi_c(text[i + 2:j])]
-            i = j + 1
-        elif c == '"' or text.startswith('$"', i):
-            j = i + (2 if c == "$" else 1)
-            while j < n and text[j] != '"':
-                if text[j] == "\\" and j + 1 < n:
-                    nxt = text[j + 1]
-                    if nxt in '$`"\\':
-                        out.append((nxt, True))
-                    elif nxt != "\n":
-                        out += [("\\", True), (nxt, True)]
-                    j += 2
-                    continue
-                if text[j] in "$`":
-                    raise Unknown("a variable or command substitution")
-                out.append((text[j], True))
-                j += 1
-            if j >= n:
-                raise Unknown("unbalanced quote")
-            i = j + 1
-        elif c in "$`":
-            raise Unknown("a variable or command substitution")
-        else:
-            out.append((c, False))
-            i += 1
-    return out
-
-
-def _braces(w: Chars) -> list[Chars]:
-    """Brace expansion on unquoted `{a,b}` (sequences `{1..3}` are left to run time)."""
-    depth, start = 0, -1
-    for i, (c, q) in enumerate(w):
-        if q:
-            continue
-        if c == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif c == "}" and depth > 0:
-            depth -= 1
-            if depth == 0:
-                inner = w[start + 1:i]
-                parts: list[Chars] = [[]]
-                d = 0
-                for ch, qq in inner:
-                    if ch == "," and not qq and d == 0:
-                        parts.append([])
-                        continue
-                    if not qq:
-                        d += ch == "{"
-                        d -= ch == "}"
-                    parts[-1].append((ch, qq))
-                if len(parts) == 1:
-                    if "".join(c for c, _ in inner).count("..") and not any(qq for _, qq in inner):
-                        raise Unknown("a brace sequence")
-                    continue
-                out = [x for p in parts for x in _braces(w[:start] + p + w[i + 1:])]
-                if len(out) > MAX_MATCHES:
-                    raise Unknown("too many brace expansions")
-                return out
-    return [w]
-
-
-def _segment_regex(seg: Chars) -> re.Pattern[str]:
-    """Bash's pattern for one segment, by the one glob matcher (ignore.py); quoted characters
-    are literal."""
-    from ...ignore import segment_regex
-
-    return segment_regex("".join(f"\\{c}" if q and c in "*?[]\\!{}" else c for c, q in seg))
-
-
-def _glob(w: Chars, cwd: str) -> list[str] | None:
-    """The names bash's pathname expansion gives, or None when nothing matches (the word
-    then stays as written)."""
-    segs: list[Chars] = [[]]
-    for ch in w:
-        if ch == ("/", False) or ch == ("/", True):
-            segs.append([])
-        else:
-            segs[-1].append(ch)
-    absolute = not segs[0] and len(segs) > 1
-    bases = ["/"] if absolute else [""]
-    for k, seg in enumerate(segs[1:] if absolute else segs):
-        last = k == len(segs) - (2 if absolute else 1)
-        magic = any(not q and c in "*?[" for c, q in seg)
-        nxt: list[str] = []
-        if not magic:
-            name = "".join(c for c, _ in seg)
-            nxt = [os.path.join(b, name) if b else name for b in bases]
-            if not last:
-                nxt = [p for p in nxt if os.path.isdir(os.path.join(cwd, p))]
-        else:
-            rx = _segment_regex(seg)
-            dot = bool(seg) and seg[0][0] == "."
-            for b in bases:
-                try:
-                    names = sorted(os.listdir(os.path.join(cwd, b) if b else cwd))
-                except OSError:
-                    continue
-                for name in names:
-                    if name.startswith(".") and not dot:
-                        continue
-                    if rx.fullmatch(name):
-                        p = os.path.join(b, name) if b else name
-                        if last or os.path.isdir(os.path.join(cwd, p)):
-                            nxt.append(p)
-                if len(nxt) > MAX_MATCHES:
-                    raise Unknown("a glob with too many matches")
-        bases = nxt
-        if not bases:
-            return None
-    return bases
-
-
-def expand(word: bashparse.Word, cwd: str | None, ws: Workspace) -> list[str]:
-    """The arguments bash makes of `word` in `cwd` (None: unknown); raises Unknown."""
-    w = _chars(word.text)
-    out: list[str] = []
-    for alt in _braces(w):
-        if alt and alt[0] == ("~", False):  # tilde prefix up to the first unquoted /
-            k = 1
-            while k < len(alt) and alt[k] != ("/", False) and not alt[k][1]:
-                k += 1
-            user = "".join(c for c, _ in alt[1:k])
-            if user in ("-", "+") or user.startswith(("-", "+")):
-                if user == "+" and cwd is not None:
-                    alt = [(c, True) for c in cwd] + alt[k:]
-                else:
-                    raise Unknown("~- names the previous directory")
-            elif user == "":
-                alt = [(c, True) for c in ws.home_dir] + alt[k:]
-            else:
-                home = os.path.expanduser("~" + user)
-                if not home.startswith("~"):
-                    alt = [(c, True) for c in home] + alt[k:]
-        if any(not q and c in "*?[" for c, q in alt):
-            if cwd is None:
-                raise Unknown("a glob in a directory that cannot be known")
-            matched = _glob(alt, cwd)
-            if matched is not None:
-                out += matched
-                continue
-        out.append("".join(c for c, _ in alt))
-    return out
-
-
-def word_values(word: bashparse.Word) -> list[str] | None:
-    """The word's value(s) independent of the file system (for options); None: unknown."""
-    try:
-        w = _chars(word.text)
-        return ["".join(c for c, _ in alt) for alt in _braces(w)]
-    except Unknown:
-        return None
-
 
 # --- one command against its table ------------------------------------------------------------
 
