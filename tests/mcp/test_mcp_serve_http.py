@@ -204,3 +204,43 @@ def test_unsafe_settings_are_refused_with_one_line(project: Path, tmp_path: Path
     assert p.returncode == 2 and "--http localhost:99999" in p.stderr
     p = _refused(project, tmp_path, "--auth-token-file", str(readable))  # an HTTP flag without --http
     assert p.returncode == 2 and "--auth-token-file is for --http" in p.stderr
+
+
+def test_a_pre_tool_use_hook_refuses_a_resource_read_as_it_refuses_a_read(project: Path, tmp_path: Path) -> None:
+    (project / "hooked.txt").write_text("a hook keeps this from clients\n")
+    hook = tmp_path / "hook.sh"
+    hook.write_text("#!/bin/sh\nif grep -q hooked; then echo 'the hook says no' >&2; exit 2; fi\nexit 0\n")
+    hook.chmod(0o755)
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [
+        {"type": "command", "command": str(hook)}]}]}}))
+
+    async def body(c: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"call": await c.call_tool("Read", {"file_path": str(project / "hooked.txt")})}
+        try:
+            out["resource"] = await c.read_resource(f"file://{project}/hooked.txt")
+        except Exception as e:  # noqa: BLE001 - the MCPError the test reads
+            out["resource"] = e
+        out["other"] = await c.read_resource(f"file://{project}/src/app.py")
+        return out
+
+    with http_server(project, tmp_path / "home", "--settings", str(settings)) as url:
+        got = with_client(url, body)
+    assert got["call"].is_error and "the hook says no" in got["call"].content[0].text
+    assert "refused" in str(got["resource"]) and "the hook says no" in str(got["resource"])
+    assert "a hook keeps this" not in str(got["resource"])
+    assert "hello from the workspace" in got["other"].contents[0].text
+
+
+def test_a_bad_body_is_an_error_and_the_server_goes_on(project: Path, tmp_path: Path) -> None:
+    import httpx2
+
+    with http_server(project, tmp_path / "home") as url:
+        not_json = httpx2.post(url, headers=ACCEPT, content=b"{not json", timeout=30)
+        deep = httpx2.post(url, headers=ACCEPT, content=b"[" * 100_000 + b"]" * 100_000, timeout=30)
+        no_request = httpx2.post(url, headers=ACCEPT, content=b'{"hello": 1}', timeout=30)
+        tools = with_client(url, lambda c: c.list_tools())
+    assert not_json.status_code == 400 and not_json.json()["error"]["code"] == -32700
+    assert 400 <= deep.status_code < 500
+    assert 400 <= no_request.status_code < 500
+    assert any(t.name == "Read" for t in tools.tools)

@@ -2,8 +2,10 @@
 directories, listed and read through the gate's read rules; may import execute, tools.glob and below.
 
 A file is a resource `file:///ABSOLUTE/PATH` when it is under a working directory (cwd and each
-`--add-dir`, symlinks resolved: a link out of them is not followed) and a Read of it would be allowed
-(the gate decides: deny rules, `Read(...)` rules, the sandbox's read rules). The listing is the walk
+`--add-dir`, symlinks resolved: a link out of them is not followed) and a Read of it would be allowed:
+reading one goes through the executor's whole gate as a Read call would (PreToolUse hooks, deny and
+`Read(...)` rules, the sandbox's read rules); listing and completing apply the rules only (not the
+hooks, which are programs: one per listed file would be too slow), so a hook can refuse a listed file. The listing is the walk
 Glob makes (the ignore files apply: what Glob and Grep hide is not listed), PAGE files a page, with
 a cursor; the template `file://CWD/{+path}` names the rest, and its `path` argument completes.
 Reading a file the gate refuses, or one outside the working directories, is a JSON-RPC error that
@@ -74,6 +76,30 @@ class Files:
             return f"{type(e).__name__}: {e}"
         return decision.message if isinstance(decision, Deny) else None
 
+    async def gate_read(self, path: Path) -> str | None:
+        """None when the executor's whole gate lets a Read of `path` run (PreToolUse hooks, then the
+        rules, as for a tools/call), else why not; a hook's rewrite of the path is a refusal (a
+        resource is the file its URI names)."""
+        import uuid
+
+        from ..blocks import ToolUseBlock
+        from ..execute import TurnOutcome
+
+        asked = {"file_path": str(path)}
+        use = ToolUseBlock(f"mcp_resource_{uuid.uuid4().hex[:12]}", "Read", asked)
+        try:
+            # the executor's one gate (its private step: the call is decided, not run)
+            tool_input, refused = await self.executor._gate(use, TurnOutcome([]))
+        except Exception as e:  # noqa: BLE001 - fail closed, as the executor does
+            return f"{type(e).__name__}: {e}"
+        finally:
+            self.executor.pre_context.pop(use.id, None)
+        if refused is not None:
+            return str(refused.content)
+        if tool_input.get("file_path") != asked["file_path"]:
+            return "a PreToolUse hook changed the path"
+        return None
+
     async def walk(self) -> list[Path]:
         """Every file Glob would list under the working directories (ignore files apply)."""
         import anyio
@@ -108,7 +134,7 @@ class Files:
         if real is None:
             where = ", ".join(map(str, self.roots))
             raise Refused(f"Resource not found: {uri} (no such file under the working directories: {where})")
-        why = await self.allowed(real)
+        why = await self.gate_read(real)
         if why is not None:
             raise Refused(f"Read of {path} refused: {why}")
         if not real.is_file():
