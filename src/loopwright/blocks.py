@@ -27,6 +27,7 @@ class TextBlock:
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. citations, kept verbatim
 
     def to_wire(self) -> WireBlock:
+        """This block in the Messages API\'s wire format (what the model is sent)."""
         return {"type": "text", "text": self.text, **self.extra}
 
 
@@ -53,6 +54,7 @@ class ToolUseBlock:
     invalid: InvalidInput | None = None
 
     def to_wire(self) -> WireBlock:
+        """This block in the Messages API\'s wire format (what the model is sent)."""
         return {"type": "tool_use", "id": self.id, "name": self.name, "input": self.input, **self.extra}
 
 
@@ -66,6 +68,7 @@ class ToolResultBlock:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_wire(self) -> WireBlock:
+        """This block in the Messages API\'s wire format (what the model is sent)."""
         content: Any = (
             self.content if isinstance(self.content, str) else [b.to_wire() for b in self.content]
         )
@@ -93,6 +96,7 @@ class ThinkingBlock:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_wire(self) -> WireBlock:
+        """This block in the Messages API\'s wire format (what the model is sent)."""
         return {"type": "thinking", "thinking": self.thinking, "signature": self.signature, **self.extra}
 
 
@@ -104,6 +108,7 @@ class RedactedThinkingBlock:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_wire(self) -> WireBlock:
+        """This block in the Messages API\'s wire format (what the model is sent)."""
         return {"type": "redacted_thinking", "data": self.data, **self.extra}
 
 
@@ -115,6 +120,7 @@ class ImageBlock:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_wire(self) -> WireBlock:
+        """This block in the Messages API\'s wire format (what the model is sent)."""
         return {"type": "image", "source": self.source, **self.extra}
 
 
@@ -126,9 +132,11 @@ class UnknownBlock:
 
     @property
     def type(self) -> str:
+        """The block\'s wire type (an unknown block keeps the one it came with)."""
         return str(self.data.get("type", ""))
 
     def to_wire(self) -> WireBlock:
+        """This block in the Messages API\'s wire format (what the model is sent)."""
         return dict(self.data)
 
 

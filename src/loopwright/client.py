@@ -83,6 +83,8 @@ class LoopwrightClient:
         await self.disconnect()
 
     async def connect(self) -> None:
+        """Make the model (`async with` does it): CLIConnectionError when it cannot be made (no key, an
+        unknown model string). Nothing is sent until the first query()."""
         # One model object for the whole conversation (a scripted model keeps its place).
         # Resolved in a thread: importing a provider SDK can take a second or more.
         if self._model is None:
@@ -95,6 +97,7 @@ class LoopwrightClient:
                 raise CLIConnectionError(str(e)) from e
 
     async def disconnect(self) -> None:
+        """Interrupt a running query, wait for it to end (its history stays paired) and close the stream."""
         if self._feeder is not None and not self._feeder.done():
             self._feeder.cancel()
             with contextlib.suppress(BaseException):
@@ -110,6 +113,7 @@ class LoopwrightClient:
 
     @property
     def running(self) -> bool:
+        """A query is running now."""
         return self._task is not None and not self._task.done()
 
     @property
@@ -280,6 +284,7 @@ class LoopwrightClient:
 
     @property
     def total_cost_usd(self) -> float:
+        """What the whole conversation cost: every query's result and the manual compactions."""
         return sum(r.total_cost_usd for r in self.results) + self.compact_cost_usd
 
     async def compact(self, instructions: str | None = None, keep_last_turns: int = 2) -> CompactResult:

@@ -125,12 +125,17 @@ class BaseHookInput(_SubagentFields):
 
 
 class PreToolUseHookInput(BaseHookInput):
+    """Before a tool call runs (after the model asked for it, before the gate's rules): the hook may
+    deny it, ask, allow it, or rewrite its input (the rewritten input is judged again)."""
+
     tool_name: str
     tool_input: dict[str, Any]
     tool_use_id: str
 
 
 class PostToolUseHookInput(BaseHookInput):
+    """After a tool call succeeded: `tool_response` is what the tool returned (its result for the model)."""
+
     tool_name: str
     tool_input: dict[str, Any]
     tool_use_id: str
@@ -138,6 +143,8 @@ class PostToolUseHookInput(BaseHookInput):
 
 
 class PostToolUseFailureHookInput(BaseHookInput):
+    """After a tool call failed: `error` is its message; `is_interrupt` when it was interrupted."""
+
     tool_name: str
     tool_input: dict[str, Any]
     tool_use_id: str
@@ -146,18 +153,28 @@ class PostToolUseFailureHookInput(BaseHookInput):
 
 
 class UserPromptSubmitHookInput(BaseHookInput):
+    """A prompt is about to start a run: the hook may block it or add context for the model."""
+
     prompt: str
 
 
 class SessionStartHookInput(BaseHookInput):
+    """A session starts or resumes (`source`: startup, resume, clear or compact); its output's
+    `additionalContext` joins the first prompt."""
+
     source: str  # "startup" | "resume" | "clear" | "compact"
 
 
 class SessionEndHookInput(BaseHookInput):
+    """A session ends (`reason`: why, e.g. clear, logout, prompt_input_exit, other)."""
+
     reason: str
 
 
 class StopHookInput(BaseHookInput):
+    """The model answered without a tool call and the run would end: the hook may make it go on
+    (`decision: "block"` with a reason for the model); `stop_hook_active` when it already did."""
+
     stop_hook_active: bool
 
 
@@ -166,12 +183,16 @@ class SubagentStartHookInput(BaseHookInput):
 
 
 class SubagentStopHookInput(BaseHookInput, total=False):
+    """A subagent would end (also when it ended in an error: `error`): the hook may make it go on."""
+
     stop_hook_active: Required[bool]
     last_assistant_message: str
     error: str  # set when the subagent ended in an error (its result subtype and message)
 
 
 class PreCompactHookInput(BaseHookInput):
+    """Before the history is compacted (`trigger`: manual or auto); the hook may block it."""
+
     trigger: str  # "manual" | "auto"
     custom_instructions: str
 
@@ -217,3 +238,8 @@ HookJSONOutput = TypedDict("HookJSONOutput", {
     "reason": str,
     "hookSpecificOutput": PreToolUseHookSpecificOutput | ContextHookSpecificOutput,
 }, total=False)
+HookJSONOutput.__doc__ = """What a hook may return (Claude Code's hook JSON; a Python hook returns it as a dict):
+`continue: False` (or `continue_`) ends the run with `stopReason`; `decision: "block"` with a
+`reason` blocks a prompt or makes a Stop go on; `systemMessage` is shown to the user
+(`suppressOutput` keeps it out of the stream); `hookSpecificOutput` carries a PreToolUse
+decision (`permissionDecision`, `updatedInput`) or `additionalContext` for the model."""

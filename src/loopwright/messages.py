@@ -86,6 +86,7 @@ class AssistantMessage:
     parent_tool_use_id: str | None = None
 
     def to_wire(self) -> WireMessage:
+        """This message in the Messages API\'s wire format (a dict with role and content)."""
         return {"role": "assistant", "content": blocks_to_wire(self.content)}
 
 
@@ -99,9 +100,11 @@ class UserMessage:
 
     @property
     def tool_results(self) -> list[ToolResultBlock]:
+        """The tool_result blocks of this message (a turn's results come first, in emission order)."""
         return [b for b in self.content if isinstance(b, ToolResultBlock)]
 
     def to_wire(self) -> WireMessage:
+        """This message in the Messages API\'s wire format (a dict with role and content)."""
         return {"role": "user", "content": blocks_to_wire(self.content)}
 
 
@@ -124,30 +127,47 @@ class ResultMessage(Generic[OutputT]):
     and usage; `output` is its answer as the run's output_type (a T of ResultMessage[T])."""
 
     subtype: ResultSubtype
+    """How the run ended: `success`, `error_max_turns`, `error_max_budget_usd`, `error_during_execution`,
+    `error_max_structured_output_retries`, or a usage limit's or a guardrail's own subtype."""
     is_error: bool
+    """The run did not end in `success` (the CLI exits 1)."""
     num_turns: int
+    """Tool-use turns t (seed Def 3.1): a run answered without tools has 0."""
     model_calls: int
+    """Model calls made by the run's loop (at most `max_turns` + 1, Thm 4.1)."""
     messages: list[WireMessage]
+    """The final history h in the Messages API's wire format (Inv holds on it)."""
     result: str | None
+    """The final answer's text; on an error, the error's message."""
     stop_reason: str | None
+    """The last response's stop reason (`end_turn`, `tool_use`, `max_tokens`, ...)."""
     total_cost_usd: float
+    """What the run cost: its calls, its subagents' and its compactions' (Prop 5.4's S)."""
     usage: Usage
+    """Tokens of all the run's calls in the Messages API's convention (`input_tokens` without the cached)."""
     call_usage: list[CallUsage]
+    """One record per model call k: n_k (all its input tokens), output, cache writes and reads, cost."""
     duration_ms: int
+    """Wall time of the run."""
     duration_api_ms: int
+    """Time spent waiting for the model."""
     session_id: str
+    """The session's id (`resume=` continues it; a UUID or a safe name, never a path)."""
     permission_denials: list[PermissionDenial]
+    """The calls the gate refused: tool name, tool_use id and input."""
     errors: list[str] = field(default_factory=list)
-    # Subagents' model calls (agents.py). total_cost_usd and usage include them;
-    # call_usage and model_calls are the run's own calls only.
+    """Why a failed run failed, one message each (the repr shows them first)."""
     subagent_call_usage: list[CallUsage] = field(default_factory=list)
-    # The uuid of this run's prompt in the saved session (None when not persisted): what
-    # `rewind_files(session_id, user_message_uuid)` takes to undo this run's file changes.
+    """Subagents' model calls. `total_cost_usd` and `usage` include them; `call_usage` and
+    `model_calls` are the run's own calls only."""
     user_message_uuid: str | None = None
-    # The answer of a run with an output schema (structured.py): the JSON value, or the
-    # pydantic model instance when AgentOptions.output_type is set.
+    """The uuid of this run's prompt in the saved session (None when not persisted): what
+    `rewind_files(session_id, user_message_uuid)` takes to undo this run's file changes."""
     structured_output: Any = None
-    has_structured_output: bool = False  # the run had an output type or schema: `output` is structured_output
+    """The answer of a run with an output schema: the JSON value, or the pydantic model instance when
+    `AgentOptions.output_type` is set."""
+    has_structured_output: bool = False
+    """The run had an output type or schema: `output` is `structured_output`."""
 
     def __repr__(self) -> str:
         """How the run ended, first the reason when it failed; the history and per-call figures are

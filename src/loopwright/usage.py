@@ -35,6 +35,7 @@ class Usage:
 
     @classmethod
     def from_json(cls, d: dict[str, Any] | None) -> Usage:
+        """Read an API's `usage` object in the Messages API's convention (None or {}: all zero)."""
         if not d:
             return cls()
         cc = d.get("cache_creation")  # (d.get(...), not a bound `get`: Python 3.11 specializes these calls)
@@ -49,6 +50,7 @@ class Usage:
         )
 
     def to_json(self) -> dict[str, Any]:
+        """The Messages API's `usage` object (the web searches under `server_tool_use`)."""
         out: dict[str, Any] = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
@@ -65,6 +67,7 @@ class Usage:
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
     def add(self, other: Usage) -> None:
+        """Add another call's counts to these (a run's total)."""
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.cache_creation_input_tokens += other.cache_creation_input_tokens
@@ -97,6 +100,7 @@ class Price:
                    web_search)
 
     def cost(self, u: Usage) -> float:
+        """The USD cost of one call's usage at this price (the long-context tier above its threshold)."""
         if self.above is not None and u.total_input_tokens > self.above[0]:
             return self.above[1].cost(u)
         w1h = min(u.cache_creation_1h_input_tokens, u.cache_creation_input_tokens)

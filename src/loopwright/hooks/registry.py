@@ -90,6 +90,7 @@ class Hooks(RunHooks):
 
     @property
     def active(self) -> bool:
+        """Any hook is registered (a run without hooks skips their machinery)."""
         return self._frozen.active if self._frozen is not None else any(self.callbacks.values())
 
     def for_run(self, context: HookContext, registry: HookRegistry | None = None) -> RunHooks:

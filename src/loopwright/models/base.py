@@ -125,6 +125,11 @@ class ModelError(Exception):
 
 @runtime_checkable
 class Model(Protocol):
+    """What the loop calls: a `name` (for prices, usage and the catalog's window) and `stream(request)`,
+    which yields progress events and then exactly one ModelResponse. Every provider is one
+    (AnthropicModel, OpenAICompatModel, OpenAIResponsesModel, ScriptedModel); write your own to
+    plug in anything else."""
+
     name: str
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:

@@ -111,6 +111,8 @@ class ScriptedModel:
         return self._turns[k]
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Answer with the next turn (or the function's answer to the messages), its usage counted
+        so that n_k = s + sum(a_i + r_i) holds; a turn that is an exception is raised."""
         self.calls += 1
         turn = self._next_turn(request.messages)
         if isinstance(turn, BaseException):
