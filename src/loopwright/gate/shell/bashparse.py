@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -347,111 +348,152 @@ _XARGS_OPTS_WITH_ARG = {"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--max-a
 _ENV_OPTS_WITH_ARG = {"-u", "--unset", "-C", "--chdir"}
 
 
+# A wrapper's step: the words of the command it runs (unwrapping goes on with them), the
+# commands of a string it runs (_Inner), or None (what is left is the command itself).
+@dataclass
+class _Inner:
+    """The commands a wrapper's string parses to (`sh -c '...'`, `eval ...`): unwrapping ends."""
+
+    commands: list[SimpleCommand]
+
+
 def unwrap(cmd: SimpleCommand, depth: int) -> list[SimpleCommand]:
     """Strip wrappers that only run another command; expand `sh -c`, `eval`, `find -exec`."""
-    out: list[SimpleCommand] = []
     while True:
-        name = cmd.name
-        args = cmd.args
-        rest: list[Word] | None = None
-        if name in ("timeout", "gtimeout"):
-            i = _skip_options(args, _TIMEOUT_OPTS_WITH_ARG)
-            rest = args[i + 1:] if i < len(args) else []  # the duration, then the command
-        elif name == "time":
-            rest = args[1:] if args and args[0].value == "-p" else args
-        elif name == "nice":
-            i = 0
-            while i < len(args) and args[i].value.startswith("-"):
-                i += 2 if args[i].value in ("-n", "--adjustment") else 1
-            rest = args[i:]
-        elif name in ("nohup", "builtin", "exec", "setsid"):
-            rest = args[1:] if name == "setsid" and args and args[0].value in ("-f", "-w", "--fork", "--wait") else args
-        elif name == "ionice":
-            i = 0
-            while i < len(args) and args[i].value.startswith("-"):
-                i += 2 if args[i].value in ("-c", "-n", "-p", "-P", "-u", "--class", "--classdata") else 1
-            rest = args[i:]
-        elif name == "stdbuf":
-            i = 0
-            while i < len(args) and args[i].value.startswith("-"):
-                i += 2 if args[i].value in ("-i", "-o", "-e") else 1
-            rest = args[i:]
-        elif name == "command":
-            if args and args[0].value in ("-v", "-V"):
-                break  # `command -v x` only looks a name up
-            rest = args[1:] if args and args[0].value == "-p" else args
-        elif name == "env":
-            i = 0
-            while i < len(args):
-                v = args[i].value
-                if v in ("-S", "--split-string") or v.startswith("--split-string="):
-                    cmd.opaque = "env -S splits a string into a command"
-                    break
-                if v in ("-C", "--chdir") and i + 1 < len(args):
-                    cmd.wrapper_chdir.append(args[i + 1])
-                if v.startswith("--chdir=") or (v.startswith("-C") and len(v) > 2):
-                    cmd.opaque = "env -CDIR / --chdir=DIR: a directory change the gate does not follow"
-                    break
-                if v in _ENV_OPTS_WITH_ARG:
-                    i += 2
-                elif v.startswith("-"):
-                    i += 1
-                elif "=" in v and re.match(r"^[A-Za-z_]\w*=", v):
-                    cmd.assignments.append(v.split("=", 1)[0])
-                    i += 1
-                else:
-                    break
-            if cmd.opaque:
-                break
-            if i >= len(args):
-                break  # bare `env` prints the environment
-            rest = args[i:]
-        elif name == "xargs":
-            i = 0
-            while i < len(args) and args[i].value.startswith("-") and args[i].value != "--":
-                v = args[i].value
-                if v in ("-a", "--arg-file") and i + 1 < len(args):
-                    cmd.wrapper_reads.append(args[i + 1])
-                elif v.startswith(("--arg-file=", "-a")) and v != "-a":
-                    cmd.opaque = "xargs -aFILE / --arg-file=FILE: a file the gate does not follow"
-                i += 2 if v in _XARGS_OPTS_WITH_ARG else 1
-            if i < len(args) and args[i].value == "--":
-                i += 1
-            rest = args[i:] or [Word("echo", "echo", True)]
-        elif name in SHELLS:
-            script = _shell_script(args)
-            if script is None:
-                break  # `bash script.sh`: a command of its own
-            if not script.literal:
-                cmd.opaque = f"{name} -c runs a string computed at run time"
-                break
-            inner = _parse_into(script.value, depth + 1)
-            for c in inner:
-                c.wrappers = [*cmd.wrappers, f"{name} -c", *c.wrappers]
-                c.assignments = [*cmd.assignments, *c.assignments]
-                c.context = _outer(c.context, "nested")
-            return [*out, *inner, *_redirect_only(cmd)]
-        elif name == "eval":
-            if not all(w.literal for w in args):
-                cmd.opaque = "eval runs a string computed at run time"
-                break
-            inner = _parse_into(" ".join(w.value for w in args), depth + 1)
-            for c in inner:
-                c.wrappers = [*cmd.wrappers, "eval", *c.wrappers]
-                c.context = _outer(c.context, cmd.context)
-            return [*out, *inner, *_redirect_only(cmd)]
-        elif name in ("sudo", "doas"):
-            break  # never stripped: running as root is not harmless
-        if rest is None:
+        wrapper = _WRAPPERS.get(cmd.name or "")
+        step = wrapper(cmd, depth) if wrapper is not None else None
+        if isinstance(step, _Inner):
+            return [*step.commands, *_redirect_only(cmd)]
+        if step is None:
             break
-        cmd = SimpleCommand(rest, " ".join(w.text for w in rest), cmd.assignments, cmd.redirects,
-                            [*cmd.wrappers, name or ""], cmd.opaque, cmd.original, cmd.wrapper_reads,
+        cmd = SimpleCommand(step, " ".join(w.text for w in step), cmd.assignments, cmd.redirects,
+                            [*cmd.wrappers, cmd.name or ""], cmd.opaque, cmd.original, cmd.wrapper_reads,
                             cmd.wrapper_chdir, cmd.context)
-        if not rest:
+        if not step:
             break
-    if cmd.name == "find":
-        out.extend(_find_exec(cmd, depth))
-    return [*out, cmd]
+    return [*_find_exec(cmd, depth), cmd] if cmd.name == "find" else [cmd]
+
+
+def _options_then(args: list[Word], with_arg: set[str]) -> list[Word]:
+    """The words after a wrapper's leading options (`with_arg`: those that take a value)."""
+    i = 0
+    while i < len(args) and args[i].value.startswith("-"):
+        i += 2 if args[i].value in with_arg else 1
+    return args[i:]
+
+
+def _timeout(cmd: SimpleCommand, depth: int) -> list[Word] | _Inner | None:
+    args = cmd.args
+    i = _skip_options(args, _TIMEOUT_OPTS_WITH_ARG)
+    return args[i + 1:] if i < len(args) else []  # the duration, then the command
+
+
+def _time(cmd: SimpleCommand, depth: int) -> list[Word] | _Inner | None:
+    args = cmd.args
+    return args[1:] if args and args[0].value == "-p" else args
+
+
+def _plain(cmd: SimpleCommand, depth: int) -> list[Word] | _Inner | None:
+    """nohup, builtin, exec, setsid (its -f/-w)."""
+    args = cmd.args
+    return args[1:] if cmd.name == "setsid" and args and args[0].value in ("-f", "-w", "--fork", "--wait") else args
+
+
+def _command(cmd: SimpleCommand, depth: int) -> list[Word] | _Inner | None:
+    args = cmd.args
+    if args and args[0].value in ("-v", "-V"):
+        return None  # `command -v x` only looks a name up
+    return args[1:] if args and args[0].value == "-p" else args
+
+
+def _env(cmd: SimpleCommand, depth: int) -> list[Word] | _Inner | None:
+    args = cmd.args
+    i = 0
+    while i < len(args) and not cmd.opaque:
+        step = _env_word(cmd, args, i)
+        if step == 0:
+            break
+        i += step
+    if cmd.opaque or i >= len(args):
+        return None  # bare `env` prints the environment
+    return args[i:]
+
+
+def _env_word(cmd: SimpleCommand, args: list[Word], i: int) -> int:
+    """How many of env's words `args[i]` takes (0: the command starts there); notes its -C
+    directory and its assignments, or marks the command opaque."""
+    v = args[i].value
+    if v in ("-S", "--split-string") or v.startswith("--split-string="):
+        cmd.opaque = "env -S splits a string into a command"
+        return 1
+    if v in ("-C", "--chdir") and i + 1 < len(args):
+        cmd.wrapper_chdir.append(args[i + 1])
+    if v.startswith("--chdir=") or (v.startswith("-C") and len(v) > 2):
+        cmd.opaque = "env -CDIR / --chdir=DIR: a directory change the gate does not follow"
+        return 1
+    if v in _ENV_OPTS_WITH_ARG:
+        return 2
+    if v.startswith("-"):
+        return 1
+    if "=" in v and re.match(r"^[A-Za-z_]\w*=", v):
+        cmd.assignments.append(v.split("=", 1)[0])
+        return 1
+    return 0
+
+
+def _xargs(cmd: SimpleCommand, depth: int) -> list[Word] | _Inner | None:
+    args = cmd.args
+    i = 0
+    while i < len(args) and args[i].value.startswith("-") and args[i].value != "--":
+        v = args[i].value
+        if v in ("-a", "--arg-file") and i + 1 < len(args):
+            cmd.wrapper_reads.append(args[i + 1])
+        elif v.startswith(("--arg-file=", "-a")) and v != "-a":
+            cmd.opaque = "xargs -aFILE / --arg-file=FILE: a file the gate does not follow"
+        i += 2 if v in _XARGS_OPTS_WITH_ARG else 1
+    if i < len(args) and args[i].value == "--":
+        i += 1
+    return args[i:] or [Word("echo", "echo", True)]
+
+
+def _shell(cmd: SimpleCommand, depth: int) -> list[Word] | _Inner | None:
+    name = cmd.name
+    script = _shell_script(cmd.args)
+    if script is None:
+        return None  # `bash script.sh`: a command of its own
+    if not script.literal:
+        cmd.opaque = f"{name} -c runs a string computed at run time"
+        return None
+    inner = _parse_into(script.value, depth + 1)
+    for c in inner:
+        c.wrappers = [*cmd.wrappers, f"{name} -c", *c.wrappers]
+        c.assignments = [*cmd.assignments, *c.assignments]
+        c.context = _outer(c.context, "nested")
+    return _Inner(inner)
+
+
+def _eval(cmd: SimpleCommand, depth: int) -> list[Word] | _Inner | None:
+    if not all(w.literal for w in cmd.args):
+        cmd.opaque = "eval runs a string computed at run time"
+        return None
+    inner = _parse_into(" ".join(w.value for w in cmd.args), depth + 1)
+    for c in inner:
+        c.wrappers = [*cmd.wrappers, "eval", *c.wrappers]
+        c.context = _outer(c.context, cmd.context)
+    return _Inner(inner)
+
+
+# The wrappers that only run another command (sudo and doas are never stripped: running as root
+# is not harmless).
+_WRAPPERS: dict[str, Callable[[SimpleCommand, int], list[Word] | _Inner | None]] = {
+    "timeout": _timeout, "gtimeout": _timeout, "time": _time,
+    "nice": lambda c, d: _options_then(c.args, {"-n", "--adjustment"}),
+    "ionice": lambda c, d: _options_then(c.args, {"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}),
+    "stdbuf": lambda c, d: _options_then(c.args, {"-i", "-o", "-e"}),
+    **{n: _plain for n in ("nohup", "builtin", "exec", "setsid")},
+    "command": _command, "env": _env, "xargs": _xargs, "eval": _eval,
+    **{n: _shell for n in SHELLS},
+}
 
 
 def _outer(a: str, b: str) -> str:
