@@ -39,7 +39,6 @@ NOT_YET = {
     # §3.3 forbids; the SDK's OAuth client rightly refuses it (SEP-2468). The suite fixed its mock
     # upstream (modelcontextprotocol/conformance#359, after 0.1.16).
     "auth/2025-03-26-oauth-metadata-backcompat": "the pinned suite's mock metadata breaks RFC 8414 §3.3",
-    "auth/cross-app-access-complete-flow": "the SEP-990 jwt-bearer grant is not configured yet",
 }
 
 

@@ -189,12 +189,12 @@ class Connection:
             from mcp.shared._httpx_utils import create_mcp_http_client
 
             http = await stack.enter_async_context(create_mcp_http_client(headers=cfg.headers or None,
-                                                                          auth=self._auth()))
+                                                                          auth=await self._auth()))
             transport = streamable_http_client(cfg.url, http_client=http)
         else:
             from mcp.client.sse import sse_client
 
-            transport = sse_client(cfg.url, headers=cfg.headers or None, auth=self._auth())
+            transport = sse_client(cfg.url, headers=cfg.headers or None, auth=await self._auth())
         from mcp_types import Implementation
 
         from .. import __version__
@@ -204,16 +204,17 @@ class Connection:
                         **callbacks)
         return await stack.enter_async_context(client)
 
-    def _auth(self) -> Any:
+    async def _auth(self) -> Any:
         """The server's OAuth client (oauth.py), unless its configuration sends its own Authorization."""
         if any(k.lower() == "authorization" for k in self.cfg.headers):
             return None
-        from .oauth import provider
+        from .oauth import provider, resolve_issuer
 
         def needed() -> None:
             self.login_needed = True
 
-        return provider(self.name, self.cfg.url, self.cfg.oauth, self.authorizer, needed)
+        return provider(self.name, self.cfg.url, await resolve_issuer(self.cfg.url, self.cfg.oauth), self.authorizer,
+                        needed)
 
     async def _list(self, client: Any) -> None:
         tools: list[Any] = []

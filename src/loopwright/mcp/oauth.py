@@ -357,4 +357,55 @@ def _client_credentials(url: str, storage: Any, cfg: OAuthConfig, secret: str | 
 
 
 def _jwt_bearer(url: str, storage: Any, cfg: OAuthConfig, secret: str | None) -> Any:
-    raise ValueError("oauth.grantType jwt_bearer is not supported yet")
+    """SEP-990 cross-app access: the enterprise IdP exchanges the user's ID token for an ID-JAG
+    (RFC 8693 token exchange), which the MCP server's authorization server takes as a jwt-bearer
+    grant (RFC 7523) from this confidential client. The SDK's provider does the second half."""
+    from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
+
+    if not secret:
+        raise ValueError("oauth.grantType jwt_bearer needs oauth.clientSecret (a confidential client)")
+    assert cfg.client_id and cfg.idp_token_endpoint and cfg.idp_id_token
+
+    async def id_jag(audience: str, resource: str) -> str:
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        form = {"grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+                "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag", "audience": audience,
+                "resource": resource, "subject_token": cfg.idp_id_token or "",
+                "subject_token_type": "urn:ietf:params:oauth:token-type:id_token"}
+        if cfg.idp_client_id:
+            form["client_id"] = cfg.idp_client_id
+        async with create_mcp_http_client() as http:
+            r = await http.post(cfg.idp_token_endpoint or "", data=form)
+        if r.status_code != 200:
+            raise LoginNeeded(f"the identity provider refused the token exchange (HTTP {r.status_code})")
+        token = r.json().get("access_token")
+        if not isinstance(token, str):
+            raise LoginNeeded("the identity provider's token exchange gave no access_token")
+        return token
+
+    method: Literal["client_secret_basic", "client_secret_post"] = (
+        "client_secret_post" if cfg.token_endpoint_auth_method == "client_secret_post" else "client_secret_basic")
+    assert cfg.issuer, "resolved by resolve_issuer before the provider is built"
+    return IdentityAssertionOAuthProvider(url, storage, cfg.client_id, secret, cfg.issuer, id_jag, scope=cfg.scope,
+                                          token_endpoint_auth_method=method)
+
+
+async def resolve_issuer(url: str, cfg: OAuthConfig | None) -> OAuthConfig | None:
+    """A jwt_bearer configuration without `issuer`: the server's protected resource metadata names its
+    authorization server (the first listed). Other configurations are returned as they are."""
+    if cfg is None or cfg.grant_type != "jwt_bearer" or cfg.issuer:
+        return cfg
+    from dataclasses import replace
+
+    from mcp.client.auth.utils import build_protected_resource_metadata_discovery_urls
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with create_mcp_http_client() as http:
+        for meta in build_protected_resource_metadata_discovery_urls(None, url):
+            r = await http.get(meta)
+            if r.status_code == 200:
+                servers = r.json().get("authorization_servers") or []
+                if servers:
+                    return replace(cfg, issuer=str(servers[0]))
+    raise ValueError(f"oauth.grantType jwt_bearer: no \"oauth.issuer\" and {url} publishes no authorization server")
