@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -38,7 +39,7 @@ from .models.base import Model, ModelResponse, has_own_cost, model_names
 from .models.catalog import price_for
 from .options import AgentOptions, ToolPermissionContext, model_for
 from .prompts import system_prompt_text
-from .settings import build_run_config
+from .settings import build_run_config, run_settings, with_settings_model
 from .telemetry import observer_for
 from .tools.base import BudgetView, Subagent, SubagentSpec, Tool, ToolContext
 from .usage import Budget, Price, SharedSpend
@@ -70,15 +71,19 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     if not isinstance(prompt, (str, list)):
         raise TypeError(f"prompt must be a str (or a list of content blocks), not {type(prompt).__name__}")
     content = prompt_content(prompt)  # raises TypeError for a bad block
-    model = model_for(options)
-    prices = {**(options.prices or {})}
-    price = price_for(model.name, prices or None) or price_for(model.name)
-    if options.max_budget_usd is not None and not has_own_cost(model):
-        _check_budget_prices(model, prices)
     cwd = Path(options.cwd or ".").resolve()
     if not cwd.is_dir():
         raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory: create it first or "
                          "pass another cwd")
+    settings = run_settings(options, cwd)  # the settings files, read once (settings.py)
+    options = with_settings_model(options, settings)  # their model, fallbackModel, effortLevel
+    model = model_for(options)
+    if settings is not None and settings.api_key_helper and parent is None:
+        _key_helper(model, options, settings.api_key_helper, cwd)
+    prices = {**(options.prices or {})}
+    price = price_for(model.name, prices or None) or price_for(model.name)
+    if options.max_budget_usd is not None and not has_own_cost(model):
+        _check_budget_prices(model, prices)
     warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
     from .trust import Trust, advice, trusted_for
 
@@ -89,7 +94,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         from .plugins import run_plugins, with_plugins
 
         plugins = run_plugins(options, cwd, warnings)
-        options = with_plugins(options, plugins, warnings)
+        options = with_plugins(options, plugins, warnings, not (settings is not None and settings.disable_all_hooks))
     structured: StructuredOutput | None = None
     if options.output_format is not None or options.output_type is not None:  # (else structured.py is not imported)
         from .structured import StructuredOutput
@@ -112,7 +117,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         tools = _with_agent_files(options, cwd, tools, warnings, trust, plugins)
     system = system_prompt_text(options.system_prompt, options.append_system_prompt, cwd, tools)
     session_id, recorder, history = _session(options, cwd, history)
-    config = build_run_config(options, cwd)  # settings files + options (settings.py)
+    config = build_run_config(options, cwd, settings)  # settings files + options (settings.py)
     warnings[:0] = trust.note(config.settings.ignored if config.settings is not None else [])
     if parent is None:  # hooks and settings loopwright does not use: one line each (hooks.py, settings.py)
         warnings += [*(config.settings.warnings if config.settings is not None else []), *config.hooks.unfired()]
@@ -179,6 +184,20 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     if sub_hooks is not None:
         sub_hooks.history = lambda: run.state.h
     return run
+
+
+def _key_helper(model: Model, options: AgentOptions, command: str, cwd: Path) -> None:
+    """Settings' apiKeyHelper: the key of the run's Anthropic models that have none (an API key or
+    token given in the options or the environment wins, as in Claude Code)."""
+    env = {**os.environ, **(options.env or {})}
+    if options.api_key or env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"):
+        return
+    from .apikeyhelper import ApiKeyHelper
+
+    helper = ApiKeyHelper(command, str(cwd), options.env)
+    for m in [model, *getattr(model, "models", [])]:
+        if hasattr(m, "key_helper") and not getattr(m, "api_key", None):
+            m.key_helper = helper
 
 
 def _check_budget_prices(model: Model, prices: dict[str, Price]) -> None:

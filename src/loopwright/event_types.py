@@ -197,17 +197,53 @@ class PreCompactHookInput(BaseHookInput):
     custom_instructions: str
 
 
+class PostCompactHookInput(BaseHookInput):
+    trigger: str  # "manual" | "auto"
+    compact_summary: str
+
+
+class PermissionRequestHookInput(BaseHookInput, total=False):
+    """An ask about to reach the user (or be refused: no one to ask)."""
+
+    tool_name: Required[str]
+    tool_input: Required[dict[str, Any]]
+    permission_suggestions: list[dict[str, Any]]
+
+
+class NotificationHookInput(BaseHookInput, total=False):
+    message: Required[str]
+    notification_type: Required[str]  # "permission_prompt", ...
+    title: str
+
+
+class PostToolBatchHookInput(BaseHookInput):
+    """A turn's tool calls all ran: each {tool_name, tool_input, tool_use_id, tool_response}."""
+
+    tool_calls: list[dict[str, Any]]
+
+
+class StopFailureHookInput(BaseHookInput, total=False):
+    """The turn ended on a model error (`error`: rate_limit, server_error, authentication_failed, ...)."""
+
+    error: Required[str]
+    error_details: str
+    last_assistant_message: str
+
+
 HookInput: TypeAlias = (
     PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput | UserPromptSubmitHookInput
     | SessionStartHookInput | SessionEndHookInput | StopHookInput | SubagentStartHookInput | SubagentStopHookInput
-    | PreCompactHookInput
+    | PreCompactHookInput | PostCompactHookInput | PermissionRequestHookInput | NotificationHookInput
+    | PostToolBatchHookInput | StopFailureHookInput
 )
 HOOK_INPUTS: dict[str, type] = {
     "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
     "PostToolUseFailure": PostToolUseFailureHookInput, "UserPromptSubmit": UserPromptSubmitHookInput,
     "SessionStart": SessionStartHookInput, "SessionEnd": SessionEndHookInput, "Stop": StopHookInput,
     "SubagentStart": SubagentStartHookInput, "SubagentStop": SubagentStopHookInput,
-    "PreCompact": PreCompactHookInput,
+    "PreCompact": PreCompactHookInput, "PostCompact": PostCompactHookInput,
+    "PermissionRequest": PermissionRequestHookInput, "Notification": NotificationHookInput,
+    "PostToolBatch": PostToolBatchHookInput, "StopFailure": StopFailureHookInput,
 }
 
 

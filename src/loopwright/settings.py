@@ -43,6 +43,7 @@ from .gate.verdict import RuleSource
 from .home import loopwright_home as loopwright_home
 from .home import write_private
 from .hooks import HookMatcher, HookRegistry, Hooks, parse_matchers
+from .settingskeys import refused_line
 from .trust import Ignored, narrow_settings, trusted_for
 
 if TYPE_CHECKING:  # sandbox: imported where a sandbox is configured (most runs have none)
@@ -94,11 +95,22 @@ class Settings:
     # What of the files is not used, one line each naming it (an unknown hook event, an unsupported
     # hook type): shown as the run starts, never an abort.
     warnings: list[str] = field(default_factory=list)
+    # Claude Code's model keys (assemble.py uses them when the options name none), its apiKeyHelper
+    # (apikeyhelper.py) and disableAllHooks (no hooks of the files or plugins, no statusLine).
+    model: str | None = None
+    fallback_model: list[str] | None = None
+    effort_level: str | None = None
+    api_key_helper: str | None = None
+    disable_all_hooks: bool = False
 
     def add(self, data: dict[str, Any], where: str, base: Path, *, flag: bool = False) -> None:
         """Merge one file's (or one JSON string's) settings into this one (`flag`: given by --settings)."""
         if not isinstance(data, dict):
             raise SettingsError(f"{where}: settings must be a JSON object, not {type(data).__name__}")
+        refused = refused_line(data, where)
+        if refused is not None:
+            self.warnings.append(refused)
+        self._add_model(data, where)
         perms = data.get("permissions", {})
         if not isinstance(perms, dict):
             raise SettingsError(f"{where}: \"permissions\" must be an object")
@@ -147,6 +159,23 @@ class Settings:
         self._add_mcp(data, where)
         self._add_web(data, where)
         self._add_display(data, where)
+
+    def _add_model(self, data: dict[str, Any], where: str) -> None:
+        for key, attr in (("model", "model"), ("effortLevel", "effort_level"), ("apiKeyHelper", "api_key_helper")):
+            value = data.get(key)
+            if value is None:
+                continue
+            if not isinstance(value, str) or not value.strip():
+                raise SettingsError(f"{where}: \"{key}\" must be a non-empty string")
+            setattr(self, attr, value.strip())
+        fallback = data.get("fallbackModel")
+        if fallback is not None:
+            names = [fallback] if isinstance(fallback, str) else fallback
+            if not (isinstance(names, list) and names and all(isinstance(n, str) and n.strip() for n in names)):
+                raise SettingsError(f"{where}: \"fallbackModel\" must be a model name or a list of them")
+            self.fallback_model = [n.strip() for n in names]
+        if "disableAllHooks" in data:
+            self.disable_all_hooks = data["disableAllHooks"] is True
 
     def _add_display(self, data: dict[str, Any], where: str) -> None:
         style = data.get("outputStyle")
@@ -298,16 +327,51 @@ def uses_settings(options: AgentOptions) -> bool:
     return options.setting_sources is not None or options.settings is not None or options.claude_settings
 
 
-def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
-    """Settings files (only when the options ask for them: `setting_sources`, `settings` or
-    `claude_settings`; the library reads none by default, like the Agent SDK) merged with
-    the options. When settings are used and no mode is set anywhere, the mode is `default`."""
-    settings: Settings | None = None
-    if uses_settings(options):
-        sources = options.setting_sources
-        settings = load_settings(cwd, SETTING_SOURCES if sources is None else sources,
-                                 claude=options.claude_settings, extra=options.settings,
-                                 trusted=trusted_for(options, cwd))
+def run_settings(options: AgentOptions, cwd: Path) -> Settings | None:
+    """The settings files a run of `options` reads, merged (None: it reads none: the library reads
+    none by default, like the Agent SDK; `setting_sources`, `settings` or `claude_settings` ask)."""
+    if not uses_settings(options):
+        return None
+    sources = options.setting_sources
+    return load_settings(cwd, SETTING_SOURCES if sources is None else sources, claude=options.claude_settings,
+                         extra=options.settings, trusted=trusted_for(options, cwd))
+
+
+def with_settings_model(options: AgentOptions, settings: Settings | None) -> AgentOptions:
+    """`options` with the settings' `model` (when neither the options, nor LOOPWRIGHT_MODEL or
+    ANTHROPIC_MODEL in the options' env or the environment, name one), `fallbackModel` and
+    `effortLevel` (when the options have none), as Claude Code ranks them."""
+    import os
+    from dataclasses import replace
+
+    if settings is None:
+        return options
+    changes: dict[str, Any] = {}
+    env_names = ("LOOPWRIGHT_MODEL", "ANTHROPIC_MODEL")
+    if settings.model and options.model is None and not any((options.env or {}).get(n) or os.environ.get(n)
+                                                             for n in env_names):
+        from .models.catalog import resolve_alias
+
+        changes["model"] = resolve_alias(settings.model)
+    if settings.fallback_model and not options.fallback_model:
+        from .models.catalog import resolve_alias
+
+        changes["fallback_model"] = [resolve_alias(m) for m in settings.fallback_model]
+    if settings.effort_level and options.effort is None:
+        changes["effort"] = settings.effort_level
+    if not changes:
+        return options
+    try:
+        return replace(options, **changes)
+    except (TypeError, ValueError) as e:
+        raise SettingsError(f"settings: {e}") from None
+
+
+def build_run_config(options: AgentOptions, cwd: Path, settings: Settings | None = None) -> RunConfig:
+    """Settings files (`settings`: already read by run_settings, else read here) merged with the
+    options. When settings are used and no mode is set anywhere, the mode is `default`."""
+    if settings is None:
+        settings = run_settings(options, cwd)
     mode = options.permission_mode
     if mode is None and settings is not None:
         mode = settings.default_mode or "default"  # type: ignore[assignment]
@@ -326,7 +390,8 @@ def build_run_config(options: AgentOptions, cwd: Path) -> RunConfig:
                               exec_path=env.get("PATH"))
     hooks = options.hooks if isinstance(options.hooks, Hooks) else Hooks(options.hooks or {})
     if settings is not None and (settings.hooks or settings.env):  # (the caller's object is not changed)
-        hooks = hooks.merged(Hooks({} if options.bare else settings.hooks, env=dict(settings.env)))  # --bare: none
+        none = options.bare or settings.disable_all_hooks  # --bare, disableAllHooks: no hooks of the files
+        hooks = hooks.merged(Hooks({} if none else settings.hooks, env=dict(settings.env)))
     registry = hooks.freeze()  # what the run's hooks are, fixed now (a later registration does not reach it)
     if options.env:
         registry = registry.with_env(options.env)

@@ -15,6 +15,7 @@ import pytest
 import loopwright as lw
 from loopwright.hooks import HookContext, HookMatcher, Hooks, matcher_matches
 from loopwright.invariant import holds_final
+from loopwright.models.base import ModelError
 from loopwright.tools.builtin import default_tools
 from tests.helpers import bash as use  # a Bash call: use(command, uid)
 from tests.helpers import text
@@ -461,6 +462,13 @@ def test_every_event_s_input_has_the_shape_of_its_typed_dict(tmp_path: Path) -> 
             await client.compact(keep_last_turns=0)
 
     asyncio.run(go())
+
+    # an ask a can_use_tool answers (PermissionRequest, then Notification), and a model error (StopFailure)
+    failing = ModelError("overloaded", status=529)
+    opts = lw.AgentOptions(model=lw.ScriptedModel([[{"type": "tool_use", "id": "4", "name": "Bash", "input": {
+        "command": "touch x"}}], failing]), tools=default_tools(), hooks=hooks, cwd=tmp_path, permission_mode="default",
+        can_use_tool=lambda name, x: True)
+    lw.run("go", opts)
     assert set(seen) == set(HOOK_EVENTS)
     for event, inputs in seen.items():
         td = HOOK_INPUTS[event]

@@ -65,7 +65,7 @@ def split_tools(values: list[str]) -> list[str]:
     return out
 
 
-def check_model(spec: str, base_url: str | None) -> None:
+def check_model(spec: str, base_url: str | None, need_key: bool = True) -> None:
     """Reject a model spec the run could only fail on, with a message that says what to do."""
     from ..models import parse_model_spec
 
@@ -91,8 +91,9 @@ def check_model(spec: str, base_url: str | None) -> None:
                          "openai:<model> or scripted:FILE.json")
     if m.problem == "empty":
         raise UsageError("--model anthropic: needs a model id, e.g. --model claude-sonnet-5-5")
-    if not os.environ.get("ANTHROPIC_API_KEY") and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
-        raise UsageError(f"no API key for model {name}: set ANTHROPIC_API_KEY, {SCRIPTED_HINT}")
+    if need_key and not os.environ.get("ANTHROPIC_API_KEY") and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+        raise UsageError(f"no API key for model {name}: set ANTHROPIC_API_KEY (or an apiKeyHelper in settings), "
+                         f"{SCRIPTED_HINT}")
 
 
 def resolve_cwd(value: str | None) -> Path:
@@ -212,7 +213,7 @@ def fallback_models(value: str | None, model: str, base_url: str | None) -> list
         if n == model:
             raise UsageError(f"--fallback-model {n} is the --model itself: name another model")
         try:
-            check_model(n, base_url)
+            check_model(n, base_url, need_key=False)  # (the key: checked with the model's)
         except UsageError as e:
             raise UsageError(f"--fallback-model: {e}") from None
     return names
@@ -226,8 +227,9 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
     for d in args.add_dirs:
         if not Path(d).expanduser().is_dir():
             raise UsageError(f"--add-dir {d}: no such directory")
-    model = args.model or os.environ.get("LOOPWRIGHT_MODEL") or DEFAULT_MODEL
-    check_model(model, args.base_url)
+    model = args.model or os.environ.get("LOOPWRIGHT_MODEL")  # None: the settings' "model", else the default
+    if model:
+        check_model(model, args.base_url, need_key=False)  # the key: once the settings are read (apiKeyHelper)
     if args.max_turns is not None and args.max_turns < 0:
         raise UsageError(f"--max-turns must be 0 or more, got {args.max_turns}")
     if args.max_budget_usd is not None and not args.max_budget_usd > 0:
@@ -251,11 +253,11 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
             from ..models.catalog import resolve_alias
 
             model = resolve_alias(main.model)
-            check_model(model, args.base_url)
+            check_model(model, args.base_url, need_key=False)
     given = args.system_prompt if not (main is not None and args.system_prompt == "") else None  # (the SDK's default "")
     system = given if given is not None else (
         f"{main.prompt}\n\nWorking directory: {cwd}" if main is not None else default_system_prompt(cwd, tools))
-    return AgentOptions(
+    options = AgentOptions(
         model=model,
         tools=tools,
         max_turns=args.max_turns if args.max_turns is not None or main is None else main.max_turns,
@@ -281,7 +283,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         max_tokens=positive("--max-tokens", getattr(args, "max_tokens", None)),
         effort=getattr(args, "effort", None),
         thinking=thinking(getattr(args, "thinking", None)),
-        fallback_model=fallback_models(getattr(args, "fallback_model", None), model, args.base_url),
+        fallback_model=fallback_models(getattr(args, "fallback_model", None), model or DEFAULT_MODEL, args.base_url),
         include_partial_messages=args.include_partial_messages,
         base_url=args.base_url,
         session_id=args.session_id,
@@ -295,6 +297,18 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         file_mentions=True,  # `@path` in a prompt includes the file (mentions.py)
         plugins=list(getattr(args, "plugin_dirs", None) or []),  # --plugin-dir (plugins/)
     )
+    from dataclasses import replace
+
+    from ..settings import SettingsError, run_settings, with_settings_model
+
+    try:  # the settings' "model" (Claude Code's) when no flag names one, and their apiKeyHelper
+        settings = run_settings(options, cwd)
+        options = with_settings_model(options, settings)
+    except SettingsError:
+        settings = None  # the run reads the files again and reports the error
+    model = options.model if isinstance(options.model, str) else DEFAULT_MODEL
+    check_model(model, args.base_url, need_key=not (settings is not None and settings.api_key_helper))
+    return replace(options, model=model) if options.model is None else options
 
 
 def main_agent(name: str | None, agents: dict[str, AgentDefinition], cwd: Path,

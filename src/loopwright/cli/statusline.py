@@ -130,7 +130,7 @@ class CustomStatus:
         sources = SETTING_SOURCES if options.setting_sources is None else options.setting_sources
         settings = load_settings(cwd, sources, claude=options.claude_settings, extra=options.settings,
                                  trusted=trusted_for(options, cwd))
-        line = settings.status_line
+        line = None if settings.disable_all_hooks else settings.status_line  # disableAllHooks: no statusLine
         if not line:
             return None
         padding = line.get("padding", 0)

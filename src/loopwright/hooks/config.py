@@ -14,17 +14,10 @@ from typing import Any, Generic, TypeAlias
 from ..typevars import DepsT
 from .matching import if_matches, matcher_matches
 
-HOOK_EVENTS = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "Stop",
-    "SubagentStart",
-    "SubagentStop",
-    "PreCompact",
-    "SessionEnd",
+HOOK_EVENTS = (  # the events loopwright fires, each at Claude Code's moment
+    "SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure",
+    "PostToolBatch", "Notification", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "PreCompact",
+    "PostCompact", "SessionEnd",
 )
 
 # Every hook event of Claude Code 2.1.332 (the Agent SDK's HOOK_EVENTS): a hook on one of these is
@@ -38,6 +31,28 @@ CLAUDE_HOOK_EVENTS = (
     "MessageDisplay", "PreSkillShellCommand",
 )
 
+# Claude Code's events loopwright never fires, and why (a hook on one is named once as a run starts).
+UNFIRED_EVENTS = {
+    "UserPromptExpansion": "custom commands expand without an event",
+    "PreModelSwitch": "the model is fixed for a run",
+    "PostModelSwitch": "the model is fixed for a run",
+    "PermissionDenied": "there is no auto-mode classifier whose denials it reports",
+    "Setup": "there is no --init / --maintenance",
+    "TeammateIdle": "there are no agent teams",
+    "TaskCreated": "there are no agent teams",
+    "TaskCompleted": "there are no agent teams",
+    "Elicitation": "MCP elicitation requests are answered without hooks",
+    "ElicitationResult": "MCP elicitation requests are answered without hooks",
+    "ConfigChange": "settings are read once, when a run starts",
+    "WorktreeCreate": "there are no worktree sessions",
+    "WorktreeRemove": "there are no worktree sessions",
+    "InstructionsLoaded": "memory files load without an event",
+    "CwdChanged": "the working directory is fixed for a run",
+    "FileChanged": "no files are watched",
+    "DirectoryAdded": "directories are given when a run starts",
+    "MessageDisplay": "there is no message display to hook",
+    "PreSkillShellCommand": "skills' inline shell commands are not run",
+}
 DEFAULT_TIMEOUT = 60.0
 
 
@@ -166,7 +181,8 @@ class HookRegistry:
         for event, ms in self.matchers.items():
             n = sum(len(m.hooks) for m in ms)
             if n and event not in HOOK_EVENTS:
-                out.append(f"hook event {event}: loopwright never fires it; its {n} hook{'s' * (n != 1)} "
+                why = UNFIRED_EVENTS.get(event, "not a Claude Code event")
+                out.append(f"hook event {event}: loopwright never fires it ({why}); its {n} hook{'s' * (n != 1)} "
                            "will not run")
         return out
 

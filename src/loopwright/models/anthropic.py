@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, Unpack
 
 from ..blocks import InvalidInput, ToolUseBlock, blocks_from_wire
@@ -76,6 +76,7 @@ class AnthropicModel(HTTPModel):
     sdk_error = "AnthropicError"
     env_base_url = "ANTHROPIC_BASE_URL"
     env_api_key = "ANTHROPIC_API_KEY"
+    key_helper: Callable[[], str] | None = None  # settings' apiKeyHelper (apikeyhelper.py): the key when none is given
     default_base_url = "https://api.anthropic.com"
     path = "/v1/messages"
 
@@ -119,13 +120,16 @@ class AnthropicModel(HTTPModel):
 
     def headers(self) -> dict[str, str]:
         """Claude Code's headers: every Anthropic-compatible gateway and proxy accepts them."""
-        if not self.api_key and not self.auth_token:
+        key = self.api_key
+        if not key and not self.auth_token and self.key_helper is not None:  # settings' apiKeyHelper
+            key = self.key_helper()
+        if not key and not self.auth_token:
             raise ModelError("no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) "
-                             "or pass api_key (AgentOptions.api_key)")
+                             "or pass api_key (AgentOptions.api_key), or an apiKeyHelper in settings")
         h = {"anthropic-version": API_VERSION, "content-type": "application/json",
              "accept": "text/event-stream, application/json", "user-agent": USER_AGENT}
-        if self.api_key:
-            h["x-api-key"] = self.api_key
+        if key:
+            h["x-api-key"] = key
         if self.auth_token:
             h["authorization"] = f"Bearer {self.auth_token}"
         if self.betas:
@@ -213,14 +217,18 @@ class AnthropicModel(HTTPModel):
         return params
 
     def request_headers(self, request: ModelRequest) -> dict[str, str]:
-        """The betas effort or thinking need on this model family (with the model's own)."""
+        """The betas effort or thinking need on this model family (with the model's own), and the
+        apiKeyHelper's key (asked each request: it reruns the helper when its TTL is over)."""
+        out: dict[str, str] = {}
+        if self.key_helper is not None and not self.api_key and not self.auth_token:
+            out["x-api-key"] = self.key_helper()
         if request.effort is None and request.thinking is None:
-            return {}
+            return out
         betas = anthropic_params(self.name, request.effort, request.thinking, request.max_tokens or self.max_tokens
                                  or 0, bool(request.tools))[1]
         if not betas:
-            return {}
-        return {"anthropic-beta": ",".join(dict.fromkeys([*self.betas, *betas]))}
+            return out
+        return {**out, "anthropic-beta": ",".join(dict.fromkeys([*self.betas, *betas]))}
 
     # --- the call ---------------------------------------------------------------------------
 

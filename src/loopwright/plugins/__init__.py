@@ -93,9 +93,11 @@ def run_plugins(options: AgentOptions, cwd: Path, warnings: list[str]) -> list[P
     return plugins_for(options, cwd, enabled, warnings, installed)
 
 
-def with_plugins(options: AgentOptions, plugins: list[Plugin], warnings: list[str]) -> AgentOptions:
+def with_plugins(options: AgentOptions, plugins: list[Plugin], warnings: list[str],
+                 hooks_allowed: bool = True) -> AgentOptions:
     """`options` with the plugins' hooks and MCP servers added (the run reads them from there).
-    What a --plugin-dir plugin may run is listed first (an installed one's was, at install)."""
+    What a --plugin-dir plugin may run is listed first (an installed one's was, at install).
+    `hooks_allowed` False (settings' disableAllHooks): no plugin's hooks."""
     from dataclasses import replace
 
     from ..hooks import Hooks
@@ -103,7 +105,7 @@ def with_plugins(options: AgentOptions, plugins: list[Plugin], warnings: list[st
     for p in plugins:
         if p.source == "--plugin-dir":
             warnings += [f"plugin {p.name} ({p.root}) may run: {line}" for line in p.runs()]
-    hooks = hooks_of(plugins, warnings)
+    hooks = hooks_of(plugins, warnings) if hooks_allowed else {}
     servers: dict[str, Any] = {}
     for p in plugins:
         try:

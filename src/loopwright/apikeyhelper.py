@@ -1,0 +1,63 @@
+"""Room: settings (above options). Owns Claude Code's `apiKeyHelper`: a command whose output is the
+API key; may import models.base.
+
+The command runs when a request needs a key and none is cached: its stdout (stripped) is the key,
+kept for CLAUDE_CODE_API_KEY_HELPER_TTL_MS milliseconds (default 5 minutes, as in Claude Code),
+then the command runs again. The key is never logged, and an error names the command and its
+exit status and stderr only (its stdout is the key, or part of one)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Mapping
+
+from .models.base import ModelError
+
+DEFAULT_TTL_MS = 300_000
+HELPER_TIMEOUT_S = 60.0
+
+
+class ApiKeyHelper:
+    """A callable: the current key (running the command when the cached one has expired)."""
+
+    def __init__(self, command: str, cwd: str, env: Mapping[str, str] | None = None) -> None:
+        self.command = command
+        self.cwd = cwd
+        self.env = {**os.environ, **(env or {})}
+        raw = self.env.get("CLAUDE_CODE_API_KEY_HELPER_TTL_MS", "")
+        self.ttl_s = (int(raw) if raw.strip().isdigit() else DEFAULT_TTL_MS) / 1000
+        self._key: str | None = None
+        self._expires = 0.0
+        self._lock = threading.Lock()
+        self.runs = 0  # how many times the command ran (tests read it)
+
+    def __repr__(self) -> str:  # never the key
+        return f"ApiKeyHelper({self.command!r}, ttl_s={self.ttl_s:g})"
+
+    def __call__(self) -> str:
+        with self._lock:
+            now = time.monotonic()
+            if self._key is not None and now < self._expires:
+                return self._key
+            self._key, self._expires = self._run(), time.monotonic() + self.ttl_s
+            return self._key
+
+    def _run(self) -> str:
+        self.runs += 1
+        try:
+            r = subprocess.run(self.command, shell=True, cwd=self.cwd, env=self.env, capture_output=True, text=True,
+                               timeout=HELPER_TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired:
+            raise ModelError(f"apiKeyHelper {self.command!r} gave no key within {HELPER_TIMEOUT_S:g} s") from None
+        except OSError as e:
+            raise ModelError(f"apiKeyHelper {self.command!r} could not run: {e}") from None
+        if r.returncode != 0:
+            raise ModelError(f"apiKeyHelper {self.command!r} failed with exit status {r.returncode}: "
+                             f"{r.stderr.strip()[:500] or '(no stderr)'}")
+        key = r.stdout.strip()
+        if not key:
+            raise ModelError(f"apiKeyHelper {self.command!r} printed no key")
+        return key

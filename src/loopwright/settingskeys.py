@@ -1,0 +1,203 @@
+"""Room: settings (above options). Owns the table of Claude Code's settings keys as loopwright reads
+them: each key honoured (and the test that shows it) or refused (and what loopwright does
+instead), and the page made from it with the hooks' tables; may import hooks.
+
+Claude Code 2.1.332's settings schema (tests/fixtures/claude_code_settings_keys.json, read from
+its binary) has 202 top-level keys. Every one is here: tests/settings/test_claude_settings_keys.py
+walks the schema and fails on a key in neither table, and on an honoured key whose test is gone.
+A settings file naming refused keys gets one warning line naming them (`refused_line`), and
+docs/claude-code-settings.md is made from these tables (`compat_rows`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+# key -> (what loopwright does with it, the test that shows it)
+HONOURED: dict[str, tuple[str, str]] = {
+    "$schema": ("accepted: a reference for editors, nothing to do",
+                "tests/settings/test_claude_settings_keys.py::test_honoured_and_loopwright_keys_get_no_warning"),
+    "apiKeyHelper": ("run when no API key is given; its output is the key, cached for "
+                     "CLAUDE_CODE_API_KEY_HELPER_TTL_MS (default 5 min); never logged",
+                     "tests/settings/test_model_and_key_settings.py::test_api_key_helper_is_run_cached_and_never_logged"),
+    "env": ("set for tools and hooks", "tests/settings/test_settings.py::test_env_from_settings_reaches_bash_commands"),
+    "permissions": ("allow / ask / deny rules, defaultMode, additionalDirectories",
+                    "tests/settings/test_settings.py::test_settings_mode_rules_dirs_and_options_on_top"),
+    "model": ("the model when --model (AgentOptions.model), LOOPWRIGHT_MODEL and ANTHROPIC_MODEL give none; "
+              "aliases (sonnet, opus, haiku) as in Claude Code",
+              "tests/settings/test_model_and_key_settings.py::test_settings_model_is_used_unless_a_flag_names_one"),
+    "fallbackModel": ("the fallback models when --fallback-model gives none",
+                      "tests/settings/test_model_and_key_settings.py::test_fallback_model_and_effort_from_settings"),
+    "effortLevel": ("the effort when --effort gives none",
+                    "tests/settings/test_model_and_key_settings.py::test_fallback_model_and_effort_from_settings"),
+    "enableAllProjectMcpServers": ("approves every server of the project's .mcp.json",
+                                   "tests/mcp/test_mcp_config.py::test_scopes_priority_and_project_approval"),
+    "enabledMcpjsonServers": ("approves the named .mcp.json servers",
+                              "tests/mcp/test_mcp_config.py::test_scopes_priority_and_project_approval"),
+    "disabledMcpjsonServers": ("rejects the named .mcp.json servers",
+                               "tests/mcp/test_mcp_config.py::test_interactive_approval_of_project_servers"),
+    "hooks": ("every event loopwright fires; the others named (docs/claude-code-settings.md)",
+              "tests/hooks/test_hooks_claude_events.py::test_permission_request_answers_an_ask_no_one_could_answer"),
+    "disableAllHooks": ("no hook of the settings files or plugins runs, and no statusLine",
+                        "tests/settings/test_model_and_key_settings.py::test_disable_all_hooks"),
+    "statusLine": ("the interactive mode's status line command",
+                   "tests/cli/test_status_line.py::test_settings_select_it_and_trust_gates_a_projects"),
+    "enabledPlugins": ("which installed plugins a run loads", "tests/plugins/test_plugins.py::test_local_marketplace_install_enable_disable_remove"),
+    "outputStyle": ("the output style", "tests/settings/test_output_styles.py::test_settings_output_style_changes_the_system_prompt"),
+    "sandbox": ("Bash in the OS sandbox", "tests/sandbox/test_sandbox.py::test_invalid_sandbox_settings_name_the_key"),
+    "agent": ("the main thread's agent when --agent is not given", "tests/agents/test_agent_files.py::test_the_agent_setting_and_trust"),
+}
+
+# loopwright's own keys (not Claude Code's): honoured, never warned about.
+LOOPWRIGHT_KEYS: dict[str, str] = {
+    "mcpServers": "MCP servers in a settings file (Claude Code reads them from ~/.claude.json and .mcp.json)",
+    "smallFastModel": "the model of WebFetch's own calls",
+    "webFetch": "WebFetch's limits and address policy",
+    "webSearch": "WebSearch's backend",
+}
+
+_UI = "a display setting of Claude Code's terminal UI (loopwright's interactive mode has its own)"
+_MANAGED = "a managed (organization) setting: loopwright reads no managed settings"
+_CLOUD = "a claude.ai, cloud or Remote Control feature loopwright does not have"
+_AUTH = "a cloud provider's or proxy's login helper: loopwright uses API keys (ANTHROPIC_API_KEY, apiKeyHelper)"
+_INTERNAL = "internal to Claude Code"
+_MODELS = "loopwright has no model picker or allowlist (--model names any model)"
+_PLUGINS = "a marketplace or plugin-policy setting loopwright does not have (plugins: --plugin-dir, enabledPlugins)"
+_COMPACT = "compaction is automatic at the context window (--context-window, --no-auto-compact)"
+_UPDATES = "loopwright is updated by its package manager"
+_MEMORY = "no auto-memory (memory files: CLAUDE.md, LOOPWRIGHT.md)"
+_WORKFLOWS = "no Workflows, Artifacts or agent teams"
+
+REFUSED: dict[str, str] = {
+    **dict.fromkeys(("proxyAuthHelper", "awsCredentialExport", "awsAuthRefresh", "gcpAuthRefresh", "xaaIdp",
+                     "otelHeadersHelper", "forceLoginMethod", "forceLoginGatewayUrl", "forceLoginOrgUUID",
+                     "gatewayInternalNetworks", "allowNestedModelAccessUnderForceLogin"), _AUTH),
+    **dict.fromkeys(("processWrapper", "policyHelper", "policyHelpers", "wslInheritsWindowsSettings",
+                     "allowManagedHooksOnly", "allowedHttpHookUrls", "httpHookAllowedEnvVars",
+                     "allowManagedPermissionRulesOnly", "allowManagedMcpServersOnly", "allowAllClaudeAiMcps",
+                     "allowClaudeInChromeWithManagedMcp", "strictPluginOnlyCustomization", "managedMcpServers",
+                     "allowedMcpServers", "deniedMcpServers", "parentSettingsBehavior", "managedSourcesBehavior",
+                     "allowedProviders", "forceRemoteSettingsRefresh", "claudeMd", "pluginTrustMessage",
+                     "disableSideloadFlags", "disableDirectMcpSkills", "desktopMcpServersListScope",
+                     "requiredMinimumVersion", "requiredMaximumVersion", "channelsEnabled", "allowedChannelPlugins"),
+                    _MANAGED),
+    **dict.fromkeys(("fileSuggestion", "respectGitignore", "breakReminder", "quietHours", "viewMode",
+                     "spinnerTipsEnabled", "clawdFileProgressEnabled", "spinnerVerbs", "spinnerTipsOverride",
+                     "syntaxHighlightingDisabled", "maxProseWidth", "spellcheck", "terminalTitleFromRename",
+                     "emojiCompletionEnabled", "prefersReducedMotion", "timeFormat", "timeZone", "theme", "editorMode",
+                     "keybindingFlavor", "vimInsertModeRemaps", "verbose", "preferredNotifChannel", "autoScrollEnabled",
+                     "wheelScrollAccelerationEnabled", "showTurnDuration", "showMessageTimestamps",
+                     "terminalProgressBarEnabled", "todoFeatureEnabled", "tui", "voice", "prUrlTemplate",
+                     "footerLinksRegexes", "subagentStatusLine", "companyAnnouncements", "feedbackSurveyRate",
+                     "feedbackDrafts", "promptSuggestionEnabled", "showClearContextOnPlanAccept",
+                     "askUserQuestionTimeout", "dialogExpiry", "showThinkingSummaries", "bashEditDiffEnabled",
+                     "defaultShell", "respondToBashCommands", "inputNeededNotifEnabled", "agentPushNotifEnabled"), _UI),
+    **dict.fromkeys(("syncClaudeAiSkills", "syncClaudeAiPlugins", "disableClaudeAiConnectors", "disableRemoteControl",
+                     "remote", "remoteControlAtStartup", "remoteControl", "isolatePeerMachines", "daemonColdStart",
+                     "crossSessionInbound", "remoteMessageReceipts", "autoUploadSessions", "sshConfigs",
+                     "sshHostCommands", "remoteTools", "disableAgentView", "teammateMode", "attributionProject",
+                     "attributionProjectPolicy", "autoContinueAtUsageLimit", "switchModelsOnFlag",
+                     "desktopSessionCleanupPeriodDays", "disableReplyCheck"), _CLOUD),
+    **dict.fromkeys(("availableModels", "enforceAvailableModels", "availableModelsMatch", "deniedModels",
+                     "modelOverrides", "modelPicker", "modelCatalogUrl", "modelCatalogPublicKey", "modelSettings",
+                     "maxEffortLevel", "advisorModel", "fastMode", "fastModePerSessionOptIn"), _MODELS),
+    **dict.fromkeys(("prependPlugins", "appendPlugins", "extraKnownMarketplaces", "additionalMarketplaces",
+                     "strictKnownMarketplaces", "allowedMarketplaces", "blockedMarketplaces",
+                     "disableCommandPluginSources", "pluginSuggestionMarketplaces", "pluginConfigs"), _PLUGINS),
+    **dict.fromkeys(("autoCompactWindow", "autoCompactEnabled", "precomputeCompactionEnabled", "idleCompaction"),
+                    _COMPACT),
+    **dict.fromkeys(("autoUpdatesChannel", "minimumVersion", "downloadsMirrorUrl"), _UPDATES),
+    **dict.fromkeys(("autoMemoryEnabled", "autoMemoryDirectory", "autoDreamEnabled"), _MEMORY),
+    **dict.fromkeys(("disableWorkflows", "disableArtifact", "enableArtifact", "enableWorkflows",
+                     "workflowSizeGuideline", "workflowKeywordTriggerEnabled", "ultracode", "skipWorkflowUsageWarning"),
+                    _WORKFLOWS),
+    **dict.fromkeys(("additionalDirectoryConfigRoots", "modelPricing", "awaySummaryEnabled",
+                     "responseComparisonEnabled", "modelProposedGoals", "doneMeansMerged", "totalTokensReminder",
+                     "totalTokensReminderBudget", "totalTokensReminderAfterUserTurn", "precomputeArmTokens",
+                     "autoCompactRaisedForLoad", "autoCompactOfferAnswer"), _INTERNAL),
+    "cleanupPeriodDays": "transcripts are kept until `loopwright sessions` removes them",
+    "skillListingMaxDescChars": "the Skill tool lists each skill's description in full",
+    "skillListingBudgetFraction": "the Skill tool lists every skill",
+    "skillOverrides": "skills are listed as their files say",
+    "disableBundledSkills": "loopwright bundles no skills",
+    "disableSkillShellExecution": "skills' inline shell commands are not run by loopwright",
+    "attribution": "loopwright adds no attribution to commits or pull requests",
+    "includeCoAuthoredBy": "loopwright adds no attribution to commits or pull requests",
+    "includeGitInstructions": "loopwright's system prompt has no built-in git workflow section",
+    "worktree": "no worktree sessions (`loopwright batch --isolate worktree`)",
+    "disableWindowsBashCommandSplit": "Windows only",
+    "bashOutputMaxChars": "Bash output is capped by loopwright's own limit",
+    "taskOutputMaxChars": "no effect in Claude Code either (deprecated)",
+    "language": "say it in the prompt or in CLAUDE.md",
+    "skipWebFetchPreflight": "WebFetch makes no blocklist preflight call",
+    "promptCacheTtl": "prompt caching uses the provider's default TTL",
+    "subagentPromptCacheTtl": "prompt caching uses the provider's default TTL",
+    "alwaysThinkingEnabled": "thinking follows --effort / --thinking",
+    "plansDirectory": "plans are kept in the session, not in files",
+    "skipDangerousModePermissionPrompt": "bypassPermissions needs no dialog in loopwright",
+    "disableAutoMode": "the auto mode is chosen only when asked for (--permission-mode auto)",
+    "claudeMdExcludes": "every memory file of the setting sources is read",
+    "fileCheckpointingEnabled": "file checkpoints are always kept for persisted sessions",
+}
+
+
+def refused_line(keys: Iterable[str], where: str) -> str | None:
+    """One line naming the keys of one settings file loopwright does not honour (None: none)."""
+    names = [k for k in keys if k not in HONOURED and k not in LOOPWRIGHT_KEYS]
+    if not names:
+        return None
+    unknown = [k for k in names if k not in REFUSED]
+    known = [k for k in names if k in REFUSED]
+    parts = []
+    if known:
+        parts.append("settings loopwright does not honour (ignored; docs/claude-code-settings.md says why): "
+                     + ", ".join(known))
+    if unknown:
+        parts.append("unknown settings (ignored): " + ", ".join(unknown))
+    return f"{where}: " + "; ".join(parts)
+
+
+def compat_rows(schema_keys: Iterable[str]) -> list[tuple[str, str, str]]:
+    """(key, "honoured" | "refused", what loopwright does) for each of Claude Code's keys."""
+    rows = []
+    for k in schema_keys:
+        if k in HONOURED:
+            rows.append((k, "honoured", HONOURED[k][0]))
+        else:
+            rows.append((k, "refused", REFUSED.get(k, "not in loopwright's table")))
+    return rows
+
+
+def compat_markdown(schema_keys: Iterable[str], version: str) -> str:
+    """docs/claude-code-settings.md: Claude Code's settings keys, hook events, hook types, hook keys
+    and output fields, each with loopwright's status (tests/settings/test_claude_settings_keys.py
+    checks the page is this function's output)."""
+    from .hooks.config import HOOK_EVENTS, HOOK_TYPES, REFUSED_HOOK_KEYS, UNFIRED_EVENTS
+    from .hooks.output import HONOURED_SPECIFIC, REFUSED_FIELDS
+
+    lines = ["# Claude Code settings and hooks in loopwright", "",
+             f"Every settings key, hook event, hook type and hook output field of Claude Code {version} (its "
+             "settings schema and the Agent SDK's hook types), and what loopwright does with it. A refused one is "
+             "named in a warning line when a run reads it, never silently ignored. Generated from "
+             "`loopwright.settingskeys` (`compat_markdown`); the flags are in "
+             "[claude-code-flags.md](claude-code-flags.md).", "",
+             "Settings files are read with `--claude-settings` (`~/.claude/settings.json`, `.claude/settings.json`, "
+             "`.claude/settings.local.json`) or `--settings FILE_OR_JSON`; see [permissions.md](permissions.md).", "",
+             "## Settings keys", "", "| Key | Status | What loopwright does |", "|---|---|---|"]
+    lines += [f"| `{k}` | {status} | {what} |" for k, status, what in compat_rows(schema_keys)]
+    lines += ["", "loopwright's own keys (not Claude Code's): "
+              + "; ".join(f"`{k}`: {v}" for k, v in LOOPWRIGHT_KEYS.items()) + ".", "",
+              "## Hook events", "", "| Event | Status |", "|---|---|"]
+    for e in sorted([*HOOK_EVENTS, *UNFIRED_EVENTS]):
+        lines.append(f"| `{e}` | fired |" if e in HOOK_EVENTS else f"| `{e}` | never fired: {UNFIRED_EVENTS[e]} |")
+    lines += ["", "## Hook types", "",
+              "`" + "`, `".join(HOOK_TYPES) + "` run (`prompt` and `agent` are judged by the run's model, or the "
+              "hook's `model`); `mcp_tool` hooks are refused (named, not run).", "",
+              "Hook keys loopwright does not honour (named when read; the hook still runs): "
+              + "; ".join(f"`{k}`: {v}" for k, v in REFUSED_HOOK_KEYS.items()) + ".", "",
+              "## Hook output fields", "",
+              "`continue`/`stopReason`, `decision`/`reason`, `systemMessage` and `suppressOutput` on every event. "
+              "`hookSpecificOutput` fields honoured per event:", ""]
+    lines += [f"- `{e}`: " + ", ".join(f"`{f}`" for f in sorted(fs)) for e, fs in HONOURED_SPECIFIC.items()]
+    lines += ["", "Any other field a hook gives is named in a `hook_error` line and ignored; these with a reason:", ""]
+    lines += [f"- `{k}`: {v}" for k, v in REFUSED_FIELDS.items()]
+    return "\n".join(lines) + "\n"
