@@ -144,65 +144,78 @@ def _scan(f: BinaryIO, codec: str, errors: str, inp: dict[str, Any]) -> _Page:
     """One pass over the file in READ_BLOCK blocks: memory is a block and the window, never the
     file (a line longer than MAX_LINE_CHARS is kept to that many characters, the rest skipped)."""
     offset = max(inp.get("offset") or 1, 1)
-    limit = inp.get("limit") or DEFAULT_LIMIT
     page = _Page("utf-8" if codec == "utf-8-sig" else codec)
+    lines = _Lines(page, offset, inp.get("limit") or DEFAULT_LIMIT)
     decoder = codecs.getincrementaldecoder(codec)(errors)
-    n = 1  # the number of the line being read
-    cur: list[str] = []  # the start of line n, when it is in the window (at most ~MAX_LINE_CHARS)
-    cur_len = 0
-    open_line = False  # line n has characters (a last line without a newline is a line)
-    chars = 0
-    collecting = True
     scanned = 0
-
-    def add(parts: list[str]) -> bool:
-        """Line n of the window, cut to MAX_LINE_CHARS; False: the window is done."""
-        nonlocal chars
-        line = "".join(parts).removesuffix("\r")
-        if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + " [... line truncated]"
-            page.cut += 1
-        chars += len(line) + 8
-        if page.lines and chars > MAX_BODY_CHARS:
-            page.capped = True
-            return False
-        page.lines.append(line)
-        return len(page.lines) < limit
-
     while True:
         data = f.read(READ_BLOCK)
         scanned += len(data)
         text = decoder.decode(data, final=not data)
         if text:
-            newlines = text.count("\n")
-            open_line = not text.endswith("\n") if newlines else True
-            if not collecting or n + newlines < offset:  # no line of this block is in the window
-                n += newlines
-            else:
-                pieces = text.split("\n")
-                last = len(pieces) - 1
-                for i in range(last):  # piece i ends line n
-                    if n >= offset:
-                        if cur_len <= MAX_LINE_CHARS:
-                            cur.append(pieces[i])
-                        collecting = add(cur)
-                        cur, cur_len = [], 0
-                        if not collecting:
-                            n += last - i
-                            break
-                    n += 1
-                if collecting and n >= offset and cur_len <= MAX_LINE_CHARS:
-                    cur.append(pieces[last])
-                    cur_len += len(pieces[last])
+            lines.feed(text)
         if not data:
             break
-        if not collecting and scanned > MAX_TEXT_BYTES:  # the lines after this are not counted
+        if not lines.collecting and scanned > MAX_TEXT_BYTES:  # the lines after this are not counted
             page.total = None
             return page
-    if open_line and collecting and n >= offset:
-        add(cur)
-    page.total = n if open_line else n - 1
+    if lines.open_line and lines.collecting and lines.n >= offset:
+        lines.add(lines.cur)
+    page.total = lines.n if lines.open_line else lines.n - 1
     return page
+
+
+class _Lines:
+    """The lines of one pass, block by block: their count, and the window's into the page."""
+
+    def __init__(self, page: _Page, offset: int, limit: int) -> None:
+        self.page, self.offset, self.limit = page, offset, limit
+        self.n = 1  # the number of the line being read
+        self.cur: list[str] = []  # the start of line n, when it is in the window (at most ~MAX_LINE_CHARS)
+        self.cur_len = 0
+        self.open_line = False  # line n has characters (a last line without a newline is a line)
+        self.chars = 0
+        self.collecting = True  # the window is not full yet
+
+    def feed(self, text: str) -> None:
+        """A decoded block: its lines counted, the window's kept."""
+        newlines = text.count("\n")
+        self.open_line = not text.endswith("\n") if newlines else True
+        if not self.collecting or self.n + newlines < self.offset:  # no line of this block is in the window
+            self.n += newlines
+            return
+        pieces = text.split("\n")
+        last = len(pieces) - 1
+        for i in range(last):  # piece i ends line n
+            if self.n >= self.offset:
+                self._end_line(pieces[i])
+                if not self.collecting:
+                    self.n += last - i
+                    return
+            self.n += 1
+        if self.n >= self.offset and self.cur_len <= MAX_LINE_CHARS:
+            self.cur.append(pieces[last])
+            self.cur_len += len(pieces[last])
+
+    def _end_line(self, piece: str) -> None:
+        if self.cur_len <= MAX_LINE_CHARS:
+            self.cur.append(piece)
+        self.collecting = self.add(self.cur)
+        self.cur, self.cur_len = [], 0
+
+    def add(self, parts: list[str]) -> bool:
+        """Line n of the window, cut to MAX_LINE_CHARS; False: the window is done."""
+        page = self.page
+        line = "".join(parts).removesuffix("\r")
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + " [... line truncated]"
+            page.cut += 1
+        self.chars += len(line) + 8
+        if page.lines and self.chars > MAX_BODY_CHARS:
+            page.capped = True
+            return False
+        page.lines.append(line)
+        return len(page.lines) < self.limit
 
 
 def _page(lines: list[str], offset: int, total: int | None, cut: int, capped: bool, encoding: str) -> str:
