@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,24 @@ def _wire_text(d: dict[str, Any]) -> str:
 
 
 def parse_rg(q: Query, out: bytes, cwd: Path) -> list[FileHits]:
+    """rg's output as hits, by absolute path (a tracked file a glob whitelists is walked and
+    named: one hit): a path a line (files_with_matches), `path:count` lines, or rg's JSON events."""
+    absolute = _absolute_in(cwd)
+    if q.mode == "files_with_matches":
+        listed = ((p, 1) for p in out.decode("utf-8", errors="replace").splitlines() if p)
+    elif q.mode == "count":
+        counted = (line.rpartition(":") for line in out.decode("utf-8", errors="replace").splitlines())
+        listed = ((p, int(n)) for p, _, n in counted if p)
+    else:
+        return _json_hits(out, absolute)
+    hits: dict[str, FileHits] = {}
+    for p, n in listed:
+        a = absolute(p)
+        hits.setdefault(a, FileHits(a, n))
+    return list(hits.values())
+
+
+def _absolute_in(cwd: Path) -> Callable[[str], str]:
     here = os.path.join(str(cwd), "")
 
     def absolute(p: str) -> str:
@@ -103,20 +122,12 @@ def parse_rg(q: Query, out: bytes, cwd: Path) -> list[FileHits]:
             return here + p[2:]
         return os.path.normpath(os.path.join(cwd, p))
 
-    hits: dict[str, FileHits] = {}  # by path: a tracked file a glob whitelists is walked and named
-    if q.mode == "files_with_matches":
-        for p in out.decode("utf-8", errors="replace").splitlines():
-            if p:
-                a = absolute(p)
-                hits.setdefault(a, FileHits(a, 1))
-        return list(hits.values())
-    if q.mode == "count":
-        for line in out.decode("utf-8", errors="replace").splitlines():
-            p, _, n = line.rpartition(":")
-            if p:
-                a = absolute(p)
-                hits.setdefault(a, FileHits(a, int(n)))
-        return list(hits.values())
+    return absolute
+
+
+def _json_hits(out: bytes, absolute: Callable[[str], str]) -> list[FileHits]:
+    """rg --json's match and context events as hits (too many lines in all: too_many())."""
+    hits: dict[str, FileHits] = {}
     n_lines = 0
     for raw in out.splitlines():
         ev = json.loads(raw)
@@ -126,20 +137,24 @@ def parse_rg(q: Query, out: bytes, cwd: Path) -> list[FileHits]:
         data = ev["data"]
         path = absolute(_wire_text(data["path"]))
         fh = hits.setdefault(path, FileHits(path))
-        text = _wire_text(data["lines"])
-        if text.endswith("\n"):
-            text = text[:-1]
-        first = int(data["line_number"])
-        for i, line in enumerate(text.split("\n")):
-            prev = fh.lines.get(first + i)
-            fh.lines[first + i] = (line, kind == "match" or (prev is not None and prev[1]))
-            n_lines += prev is None
+        n_lines += _add_lines(fh, _wire_text(data["lines"]).removesuffix("\n"), int(data["line_number"]),
+                              kind == "match")
         if kind == "match":
             fh.count += 1
         if n_lines > MAX_LINES:
             raise too_many()
     # rg -U can print context for a file without any match (`^$` on "A\n"): not a hit.
     return [fh for fh in hits.values() if fh.count]
+
+
+def _add_lines(fh: FileHits, text: str, first: int, match: bool) -> int:
+    """An event's lines into fh (a line once a match stays one); how many were new."""
+    new = 0
+    for i, line in enumerate(text.split("\n")):
+        prev = fh.lines.get(first + i)
+        fh.lines[first + i] = (line, match or (prev is not None and prev[1]))
+        new += prev is None
+    return new
 
 
 async def rg_output(rg: str, args: list[str], cwd: Path, sandbox: Any = None) -> bytes:
