@@ -38,44 +38,10 @@ def bash_verdict(g: Judge, command: Any, hook: str | None, unsandboxed: bool = F
     bare_rule = g.named(g.allow, "Bash")
 
     def deny() -> Verdict | None:
-        v = g.rule_verdict("deny", g.named(g.deny, "Bash"), "Bash")
-        if v is not None:
-            return v
-        for c in parsed.commands:
-            r = bash_rule(g.deny, c)
-            if r is not None:
-                return g.rule_verdict("deny", r, f"`{c.text or c.original}`")
-        for u in uses:
-            for lexical, real in u.paths:
-                v = g.write_deny(u.shown, lexical, real) if u.kind == "write" else g.read_deny(
-                    u.shown, lexical, real)
-                if v is not None:
-                    return v
-        return None
+        return _deny(g, parsed, uses)
 
     def ask() -> Verdict | None:
-        r = g.named(g.ask, "Bash") or next(
-            (rr for c in parsed.commands if (rr := bash_rule(g.ask, c)) is not None), None)
-        if r is None:
-            r = next((rr for u in uses for lx, rl in u.paths
-                      if (rr := g.path_match(g.ask, "Edit" if u.kind == "write" else "Read", lx, rl))),
-                     None)
-        return g.rule_verdict("ask", r, "Bash")
-
-    def rules_allow() -> list[Rule] | None:
-        if not parsed.ok:
-            return None
-        if bare_rule is not None:
-            return [bare_rule]
-        found = []
-        for c in parsed.commands:
-            if not c.argv:
-                continue
-            r = None if c.opaque else bash_rule(g.allow, c, allow=True)
-            if r is None:
-                return None
-            found.append(r)
-        return found
+        return _ask(g, parsed, uses)
 
     if (g.sandbox_auto_allow is not None and g.mode != "plan" and hook != "ask" and deny() is None
             and ask() is None and g.sandbox_auto_allow(command, unsandboxed)):
@@ -85,36 +51,104 @@ def bash_verdict(g: Judge, command: Any, hook: str | None, unsandboxed: bool = F
         # leaving it is not part of that, so it is asked (or refused where nobody can answer).
         return deny() or Verdict("ask", "it asks to run outside the OS sandbox (dangerouslyDisableSandbox), "
                                         "which bypassPermissions does not approve by itself", code="unsandboxed")
-    return g.order(deny, ask, hook, True, "Bash", rules_allow, lambda: _bash_auto(g, parsed, uses, bare_rule))
+    return g.order(deny, ask, hook, True, "Bash", lambda: _rules_allow(g, parsed, bare_rule),
+                   lambda: _bash_auto(g, parsed, uses, bare_rule))
+
+
+def _deny(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.PathUse]) -> Verdict | None:
+    """A deny rule naming Bash, one of the command's parts, or a path it reads or writes."""
+    v = g.rule_verdict("deny", g.named(g.deny, "Bash"), "Bash")
+    if v is not None:
+        return v
+    for c in parsed.commands:
+        r = bash_rule(g.deny, c)
+        if r is not None:
+            return g.rule_verdict("deny", r, f"`{c.text or c.original}`")
+    return next((v for u in uses for lexical, real in u.paths if (v := _path_deny(g, u, lexical, real))), None)
+
+
+def _path_deny(g: Judge, u: bashcheck.PathUse, lexical: str, real: str) -> Verdict | None:
+    return g.write_deny(u.shown, lexical, real) if u.kind == "write" else g.read_deny(u.shown, lexical, real)
+
+
+def _ask(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.PathUse]) -> Verdict | None:
+    """An ask rule naming Bash, one of the command's parts, or a path it reads or writes."""
+    r = g.named(g.ask, "Bash") or next(
+        (rr for c in parsed.commands if (rr := bash_rule(g.ask, c)) is not None), None)
+    if r is None:
+        r = next((rr for u in uses for lx, rl in u.paths
+                  if (rr := g.path_match(g.ask, "Edit" if u.kind == "write" else "Read", lx, rl))), None)
+    return g.rule_verdict("ask", r, "Bash")
+
+
+def _rules_allow(g: Judge, parsed: bashparse.ParsedCommand, bare_rule: Rule | None) -> list[Rule] | None:
+    """The allow rules approving every part (mode None's decision), or None."""
+    if not parsed.ok:
+        return None
+    if bare_rule is not None:
+        return [bare_rule]
+    found = []
+    for c in parsed.commands:
+        if not c.argv:
+            continue
+        r = None if c.opaque else bash_rule(g.allow, c, allow=True)
+        if r is None:
+            return None
+        found.append(r)
+    return found
 
 
 def _bash_auto(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.PathUse],
                bare_rule: Rule | None) -> Verdict:
     """default, acceptEdits, plan and dontAsk: what runs without asking."""
+    bare = bare_rule is not None
+    approved = {id(c): r for c in parsed.commands if c.argv and (r := bash_rule(g.allow, c, allow=True))}
+    v = (_unparsed(g, parsed) or _plan_problem(g, parsed) or _paths_problem(g, uses, bare, approved)
+         or (None if bare else _command_problem(g, parsed)))
+    if v is not None:
+        return v
+    if bare_rule is not None or approved:
+        return g.allowed([bare_rule] if bare_rule is not None else list(approved.values()))
+    if g.mode == "acceptEdits" and any(u.kind == "write" and u.paths for u in uses):
+        return g.allowed(source="mode")  # acceptEdits approved what it writes
+    return ALLOW
+
+
+def _plan_denial(what: str) -> Verdict:
+    return Verdict("deny", f"Permission denied: plan mode runs read-only commands only, and {what}.", code="plan",
+                   rule="plan", source="mode")
+
+
+def _unparsed(g: Judge, parsed: bashparse.ParsedCommand) -> Verdict | None:
+    """A command that could not be checked: asked (plan mode: refused)."""
+    if parsed.ok:
+        return None
+    if g.mode == "plan":
+        return _plan_denial(f"this command could not be checked: {parsed.error}")
+    return Verdict("ask", f"{parsed.error}; only commands that can be checked run without approval",
+                   subject=next((c.name for c in parsed.commands if c.name), None), code="unparsed")
+
+
+def _plan_problem(g: Judge, parsed: bashparse.ParsedCommand) -> Verdict | None:
+    """Plan mode runs read-only commands only: a part that is not is refused."""
     from .shell import bashcheck
 
-    bare = bare_rule is not None
+    if g.mode != "plan":
+        return None
+    for c in parsed.commands:
+        why = c.opaque or (bashcheck.read_only_problem(c) if c.argv else None) or _env_problem(c)
+        if why is None and c.name == "git":
+            why = _git_repo_problem(g, c, parsed)
+        if why is None and any(rd.writes and not _harmless(rd) for rd in c.redirects):
+            why = "it redirects output into a file"
+        if why:
+            return _plan_denial(f"`{c.text or c.original}`: {why}")
+    return None
 
-    if not parsed.ok:
-        if g.mode == "plan":
-            return Verdict("deny", f"Permission denied: plan mode runs read-only commands only, and this "
-                                   f"command could not be checked: {parsed.error}.", code="plan",
-                           rule="plan", source="mode")
-        return Verdict("ask", f"{parsed.error}; only commands that can be checked run without approval",
-                       subject=next((c.name for c in parsed.commands if c.name), None), code="unparsed")
-    if g.mode == "plan":
-        for c in parsed.commands:
-            why = c.opaque or (bashcheck.read_only_problem(c) if c.argv else None) or _env_problem(c)
-            if why is None and c.name == "git":
-                why = _git_repo_problem(g, c, parsed)
-            if why is None and any(rd.writes and not _harmless(rd) for rd in c.redirects):
-                why = "it redirects output into a file"
-            if why:
-                return Verdict("deny", f"Permission denied: plan mode runs read-only commands only, and "
-                                       f"`{c.text or c.original}`: {why}.", code="plan",
-                               rule="plan", source="mode")
+
+def _paths_problem(g: Judge, uses: list[bashcheck.PathUse], bare: bool, approved: dict[int, Rule]) -> Verdict | None:
+    """The first file the command reads or writes that needs approval, as an ask."""
     read_denies = any(r.specifier and r.covers_tool("Read") for r in g.deny)
-    approved = {id(c): r for c in parsed.commands if c.argv and (r := bash_rule(g.allow, c, allow=True))}
     for u in uses:
         if u.why is not None:
             # A path known only at run time: fine under a bare Bash rule unless it may write a
@@ -124,35 +158,46 @@ def _bash_auto(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.P
             return Verdict("ask", f"`{u.command.text or u.command.original}`: {u.why}", code="unknown_path",
                            subject=u.command.name)
         for lexical, real in u.paths:
-            if u.kind == "write":
-                if u.redirect and _harmless_path(u.shown):
-                    continue
-                v = g.auto_write(u.shown, lexical, real,
-                                 approved=bare or (id(u.command) in approved and not u.redirect))
-                if v is not None:
-                    return replace(v, subject=u.command.name)
-            elif real in HARMLESS_READS:
-                continue
-            elif not bare and g.path_match(g.allow, "Read", lexical, real) is None and not g.inside(real):
-                return Verdict("ask", f"it reads {u.shown}, outside the working directories", code="outside",
-                               subject=u.command.name)
-            elif u.recursive and os.path.isdir(real) and (r := g.deny_below(real)) is not None:
-                return Verdict("ask", f"it reads everything under {u.shown}, where the deny rule {r} hides files",
-                               code="denied_below", subject=u.command.name)
-    if not bare:  # plan mode too: its read-only commands must not read elsewhere either
-        why = _chdir_problem(g, parsed) or _follow_problem(g, parsed)
+            v = (_write_problem(g, u, lexical, real, bare, approved) if u.kind == "write"
+                 else _read_problem(g, u, lexical, real, bare))
+            if v is not None:
+                return v
+    return None
+
+
+def _write_problem(g: Judge, u: bashcheck.PathUse, lexical: str, real: str, bare: bool,
+                   approved: dict[int, Rule]) -> Verdict | None:
+    if u.redirect and _harmless_path(u.shown):
+        return None
+    v = g.auto_write(u.shown, lexical, real, approved=bare or (id(u.command) in approved and not u.redirect))
+    return None if v is None else replace(v, subject=u.command.name)
+
+
+def _read_problem(g: Judge, u: bashcheck.PathUse, lexical: str, real: str, bare: bool) -> Verdict | None:
+    if real in HARMLESS_READS:
+        return None
+    if not bare and g.path_match(g.allow, "Read", lexical, real) is None and not g.inside(real):
+        return Verdict("ask", f"it reads {u.shown}, outside the working directories", code="outside",
+                       subject=u.command.name)
+    if u.recursive and os.path.isdir(real) and (r := g.deny_below(real)) is not None:
+        return Verdict("ask", f"it reads everything under {u.shown}, where the deny rule {r} hides files",
+                       code="denied_below", subject=u.command.name)
+    return None
+
+
+def _command_problem(g: Judge, parsed: bashparse.ParsedCommand) -> Verdict | None:
+    """Without a bare Bash rule: a directory change or followed link out of the working
+    directories (plan mode too), or a part no rule approves and that is not read-only."""
+    why = _chdir_problem(g, parsed) or _follow_problem(g, parsed)
+    if why is not None:
+        return Verdict("ask", why, code="outside")
+    if g.mode == "plan":
+        return None
+    for c in parsed.commands:
+        why = _part_problem(g, c, parsed)
         if why is not None:
-            return Verdict("ask", why, code="outside")
-    if g.mode != "plan" and not bare:
-        for c in parsed.commands:
-            why = _part_problem(g, c, parsed)
-            if why is not None:
-                return Verdict("ask", why, subject=c.name)
-    if bare_rule is not None or approved:
-        return g.allowed([bare_rule] if bare_rule is not None else list(approved.values()))
-    if g.mode == "acceptEdits" and any(u.kind == "write" and u.paths for u in uses):
-        return g.allowed(source="mode")  # acceptEdits approved what it writes
-    return ALLOW
+            return Verdict("ask", why, subject=c.name)
+    return None
 
 
 def bash_rule(rules: list[Rule], c: bashparse.SimpleCommand, allow: bool = False) -> Rule | None:
