@@ -216,3 +216,43 @@ def test_claude_codes_first_requests_are_answered_early_and_as_the_sdk_would(tmp
             peer.p.kill()
     err = b"".join(peer.err)
     assert b"differs" not in err, err[-3000:]
+
+
+def test_a_subscribed_file_tells_its_changes_until_unsubscribed(tmp_path: Path) -> None:
+    """resources/subscribe on a workspace file: a change is told as notifications/resources/updated
+    (within the watch's poll of 1 s), none after resources/unsubscribe; a denied file or one outside
+    the working directories cannot be watched."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "watched.txt").write_text("one\n")
+    (work / "secret.txt").write_text("no\n")
+    (tmp_path / "outside.txt").write_text("no\n")
+    env = cli_env(HOME=str(tmp_path), LOOPWRIGHT_HOME=str(tmp_path / ".loopwright"))
+    peer = Peer([*loopwright_cmd(), "mcp", "serve", "--cwd", str(work), "--disallowedTools", "Read(./secret.txt)"],
+                env, str(work), lambda m: None)
+    uri = f"file://{work}/watched.txt"
+    try:
+        init = call(peer, "initialize", INIT)["result"]
+        assert init["capabilities"]["resources"]["subscribe"] is True
+        peer.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        assert call(peer, "resources/subscribe", {"uri": uri})["result"] == {}
+        denied = call(peer, "resources/subscribe", {"uri": f"file://{work}/secret.txt"})["error"]
+        outside = call(peer, "resources/subscribe", {"uri": f"file://{tmp_path}/outside.txt"})["error"]
+        time.sleep(0.3)
+        (work / "watched.txt").write_text("two, longer\n")
+        told = peer.wait_for(lambda m: m.get("method") == "notifications/resources/updated", timeout=10)
+        assert told["params"]["uri"] == uri
+        assert call(peer, "resources/unsubscribe", {"uri": uri})["result"] == {}
+        (work / "watched.txt").write_text("three, longer still\n")
+        time.sleep(2.5)
+        ping = next(_ids)
+        peer.send(json.dumps({"jsonrpc": "2.0", "id": ping, "method": "ping"}).encode())
+        seen: list[dict[str, Any]] = []
+        peer.wait_for(lambda m: seen.append(m) is None and m.get("id") == ping)  # (everything on the way)
+        assert not [m for m in seen if m.get("method") == "notifications/resources/updated"], seen
+        assert peer.close() == 0
+    finally:
+        if peer.p.poll() is None:
+            peer.p.kill()
+    assert denied["code"] == -32602 and "refused" in denied["message"]
+    assert outside["code"] == -32602 and "not found" in outside["message"]

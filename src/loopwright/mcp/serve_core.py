@@ -28,11 +28,11 @@ MODERN = "2026-07-28"  # the per-request envelope protocol (no initialize)
 META = "io.modelcontextprotocol/"
 
 
-def capabilities(fixtures: bool, modern: bool = False) -> dict[str, Any]:
+def capabilities(modern: bool = False) -> dict[str, Any]:
     """What the server declares (one place: the SDK derives the same from the handlers make_server
     gives it; tests check the early answers agree). On 2026-07-28, subscriptions exist only through
     `subscriptions/listen`, which is not served."""
-    return {"prompts": {"listChanged": False}, "resources": {"subscribe": fixtures and not modern,
+    return {"prompts": {"listChanged": False}, "resources": {"subscribe": not modern,
                                                             "listChanged": False},
             "tools": {"listChanged": False}, "logging": {}, "completions": {}}
 
@@ -119,7 +119,7 @@ class StdioApp:
             return result
         modern = _modern(params)
         if method == "server/discover":
-            return self._stamp({"capabilities": capabilities(self.fixtures, True), "supportedVersions": [MODERN]}) \
+            return self._stamp({"capabilities": capabilities(modern=True), "supportedVersions": [MODERN]}) \
                 if modern else None
         if not (modern or self.legacy) or self.core is None:
             return None
@@ -142,7 +142,7 @@ class StdioApp:
                 and isinstance(info.get("version"), str)) or _modern(params):
             return None
         return {"protocolVersion": version if version in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
-                "capabilities": capabilities(self.fixtures), "serverInfo": server_info()}
+                "capabilities": capabilities(), "serverInfo": server_info()}
 
     @staticmethod
     def _stamp(payload: dict[str, Any]) -> dict[str, Any]:

@@ -165,3 +165,66 @@ class Files:
 def mime(path: Path, binary: bool = False) -> str:
     guessed = mimetypes.guess_type(path.name)[0]
     return guessed or ("application/octet-stream" if binary else "text/plain")
+
+
+class Watches:
+    """`resources/subscribe` on files: each subscribed file is looked at every POLL seconds (its
+    size and modification time) and a change is told to the subscriber's connection as
+    `notifications/resources/updated`. A file is watched only when its read would be served
+    (the same checks as `resources/read`); at most MAX_WATCHES at once; a watch ends on
+    `resources/unsubscribe`, when its connection is gone, or when the server ends."""
+
+    POLL = 1.0
+    MAX_WATCHES = 1000
+
+    def __init__(self, files: Files) -> None:
+        self.files = files
+        self.tasks: dict[tuple[int, str], Any] = {}
+
+    async def subscribe(self, key: int, uri: str, notify: Any) -> None:
+        """Watch `uri` for the connection `key`; `notify(uri)` tells it of a change (Refused when
+        the file is not served)."""
+        import asyncio
+
+        path = uri_path(uri)
+        real = self.files.inside(path)
+        if real is None or not real.is_file():
+            raise Refused(f"Resource not found: {uri} (no such file under the working directories)")
+        why = await self.files.gate_read(real)
+        if why is not None:
+            raise Refused(f"Read of {path} refused: {why}")
+        if (key, uri) in self.tasks:
+            return
+        if len(self.tasks) >= self.MAX_WATCHES:
+            raise Refused(f"{self.MAX_WATCHES} resources are watched already; unsubscribe from one first")
+        task = asyncio.ensure_future(self._watch(key, uri, real, notify))
+        self.tasks[(key, uri)] = task
+        task.add_done_callback(lambda _: self.tasks.pop((key, uri), None) if self.tasks.get((key, uri)) is task
+                               else None)
+
+    def unsubscribe(self, key: int, uri: str) -> None:
+        task = self.tasks.pop((key, uri), None)
+        if task is not None:
+            task.cancel()
+
+    @staticmethod
+    def _stamp(path: Path) -> tuple[int, int] | None:
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        return st.st_size, st.st_mtime_ns
+
+    async def _watch(self, key: int, uri: str, path: Path, notify: Any) -> None:
+        import asyncio
+
+        seen = self._stamp(path)
+        while True:
+            await asyncio.sleep(self.POLL)
+            now = self._stamp(path)
+            if now != seen:
+                seen = now
+                try:
+                    await notify(uri)
+                except Exception:  # noqa: BLE001 - the connection is gone: so is the watch
+                    return

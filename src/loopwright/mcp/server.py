@@ -65,12 +65,13 @@ def make_server(core: Core) -> Any:
 
     from . import serve_fixtures as fx
     from .serve_prompts import Refused as PromptRefused
-    from .serve_resources import Refused
+    from .serve_resources import Refused, Watches
 
     # logging/setLevel and log messages are deprecated as of MCP 2026-07-28, still in the versions served
     warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
     executor, files, prompts, fixtures = core.executor, core.files, core.prompts, core.fixtures
     listed = types.ListToolsResult.model_validate({"tools": core.tool_list})
+    watches = Watches(files)
     # the level each connection asked for (none asked: info); by the SDK's connection object, which
     # outlives the per-request session objects (an HTTP session's requests each have their own)
     levels: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
@@ -127,7 +128,18 @@ def make_server(core: Core) -> Any:
             raise MCPError(types.INVALID_PARAMS, str(e)) from None
         return types.ReadResourceResult.model_validate({"contents": [contents]})
 
-    async def subscribe(ctx: Any, params: Any) -> Any:  # (fixtures only: files are not watched)
+    async def subscribe(ctx: Any, params: Any) -> Any:
+        uri = str(params.uri)
+        if not (fixtures and fx.read(uri) is not None):  # (the fixtures' are accepted, never change)
+            session = ctx.session
+            try:
+                await watches.subscribe(id(connection(ctx)), uri, session.send_resource_updated)
+            except Refused as e:
+                raise MCPError(types.INVALID_PARAMS, str(e)) from None
+        return types.EmptyResult()
+
+    async def unsubscribe(ctx: Any, params: Any) -> Any:
+        watches.unsubscribe(id(connection(ctx)), str(params.uri))
         return types.EmptyResult()
 
     async def list_prompts(ctx: Any, params: Any) -> Any:
@@ -154,8 +166,7 @@ def make_server(core: Core) -> Any:
         on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
         on_list_resource_templates=list_templates, on_read_resource=read_resource, on_list_prompts=list_prompts,
         on_get_prompt=get_prompt, on_completion=complete, on_set_logging_level=set_level)
-    if fixtures:
-        handlers.update(on_subscribe_resource=subscribe, on_unsubscribe_resource=subscribe)
+    handlers.update(on_subscribe_resource=subscribe, on_unsubscribe_resource=unsubscribe)
     return Server(info["name"], version=info["version"], **handlers)
 
 
