@@ -122,7 +122,12 @@ class Settings:
                 try:
                     target.append(Rule.parse(item, base=base, source=_rule_source(where, flag)))
                 except ValueError as e:
-                    raise SettingsError(f"{where}: permissions.{key}: {e}") from None
+                    if key == "allow":  # left out, an allow rule only narrows: one line, and the run goes on
+                        self.warnings.append(f"{where}: permissions.allow: {e}; the rule is ignored")
+                        continue
+                    # a deny or ask rule left out would widen what runs: the run stops instead
+                    raise SettingsError(f"{where}: permissions.{key}: {e} (a {key} rule that cannot be read "
+                                        "stops the run: leaving it out would allow more)") from None
         mode = perms.get("defaultMode")
         if mode is not None:
             if mode not in PERMISSION_MODES:

@@ -200,4 +200,16 @@ def compat_markdown(schema_keys: Iterable[str], version: str) -> str:
     lines += [f"- `{e}`: " + ", ".join(f"`{f}`" for f in sorted(fs)) for e, fs in HONOURED_SPECIFIC.items()]
     lines += ["", "Any other field a hook gives is named in a `hook_error` line and ignored; these with a reason:", ""]
     lines += [f"- `{k}`: {v}" for k, v in REFUSED_FIELDS.items()]
+    lines += ["", "## Permission rule forms", "",
+              "Honoured, in Claude Code's deny → ask → allow order: `Tool`, `Bash(npm run test:*)` (prefix), "
+              "`Bash(git diff *)` (wildcards), `Read(//abs/**)`, `Read(~/path)`, `Edit(/project-relative/**)`, "
+              "`Edit(./cwd-relative)`, `Read(*.env)` (gitignore patterns), `WebFetch(domain:example.com)` "
+              "(`*.` for subdomains), `mcp__server`, `mcp__server__tool`, `mcp__server__*`, and `Tool(param:value)`: "
+              "the call's parameter `param`, as text, matches the `*` pattern `value` (`Agent(model:opus)`, "
+              "`Agent(subagent_type:Explore)`).", "",
+              "Refused by name, as Claude Code refuses them: a pattern in parentheses after an MCP tool, a URL or a "
+              "missing `domain:` in `WebFetch(...)`, wildcards in `WebSearch(...)`, an empty prefix `Bash(:*)`, "
+              "`:*` in a file rule, and a malformed rule. In a settings file, such an allow rule is left out with "
+              "one warning line (leaving it out only narrows); such a deny or ask rule stops the run (leaving it "
+              "out would allow more)."]
     return "\n".join(lines) + "\n"

@@ -75,7 +75,7 @@ def test_claude_code_files_only_when_asked(env: dict[str, Path]) -> None:
 @pytest.mark.parametrize("content,needle", [
     ('{"permissions": {"allow": ["Bash(ls *)",]}}', "invalid JSON in settings file"),
     ('{"permissions": {"allow": "Bash"}}', "permissions.allow must be a list"),
-    ('{"permissions": {"allow": ["Bash(ls"]}}', "malformed permission rule"),
+    ('{"permissions": {"deny": ["Bash(ls"]}}', "malformed permission rule"),
     ('{"permissions": {"defaultMode": "yolo"}}', "defaultMode 'yolo'"),
     ('{"hooks": {"Stop": [{"hooks": [{"type": "command"}]}]}}', "needs a \"command\" string"),
     ('[1, 2]', "must be a JSON object"),

@@ -7,6 +7,7 @@ Code's anchors, any other specifier a value of the call's input (`WebFetch(domai
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable
@@ -53,6 +54,8 @@ class Rule:
             if spec in ("", "*"):
                 spec = None  # Bash() and Bash(*) mean every Bash call
         rule = cls(m.group(1), spec, str(base) if base is not None else None, source)
+        if spec is not None:
+            _check_specifier(rule.tool, spec, text)
         if spec is not None and (rule.tool in EDIT_TOOLS or rule.tool in READ_TOOLS):
             try:
                 _gitignore(anchor(spec)[1])
@@ -178,7 +181,39 @@ def path_rule_matches(spec: str, path: str, cwd: str, base: str | None, home: st
     return rule is not None and rule.covers(rel)
 
 
+def _check_specifier(tool: str, spec: str, text: str) -> None:
+    """Claude Code's checks of a rule's specifier (its messages): a rule it refuses is refused here."""
+    why = None
+    if tool.startswith("mcp__"):
+        why = "MCP rules take no pattern in parentheses: use mcp__server, mcp__server__tool or mcp__server__*"
+    elif tool == "WebFetch" and ("://" in spec or spec.startswith("http")):
+        why = 'WebFetch rules name a domain, not a URL: use WebFetch(domain:example.com)'
+    elif tool == "WebFetch" and not spec.startswith("domain:"):
+        why = 'WebFetch rules need the "domain:" prefix: WebFetch(domain:example.com)'
+    elif tool == "WebSearch" and ("*" in spec or "?" in spec):
+        why = "WebSearch rules take no wildcards: use exact search terms"
+    elif tool == "Bash" and spec.strip() == ":*":
+        why = "the prefix before :* is empty: Bash(npm *) or Bash(git:*)"
+    elif (tool in EDIT_TOOLS or tool in READ_TOOLS) and ":*" in spec:
+        why = 'the ":*" form is for Bash prefix rules: use a glob like Read(src/**)'
+    if why is not None:
+        raise ValueError(f"invalid permission rule {text!r}: {why}")
+
+
+_PARAM = r"([A-Za-z_][A-Za-z0-9_]*):(.*)"  # Tool(param:value), re.S
+
+
 def input_matches(spec: str, name: str, x: dict[str, Any]) -> bool:
+    """A specifier of a tool that is neither Bash nor a file tool: `param:value` (Claude Code's
+    parameter rule: the call's `param`, as text, matches the `*` pattern `value`, e.g.
+    `Agent(model:opus)`), `WebFetch(domain:host)`, or a pattern any of the call's text values match."""
+    m = re.fullmatch(_PARAM, spec, re.S)
+    if m is not None and not (name == "WebFetch" and m.group(1) == "domain"):
+        if m.group(1) not in x:  # a call without the parameter: the rule is not about it
+            return False
+        value = x[m.group(1)]
+        text = value if isinstance(value, str) else json.dumps(value)
+        return Glob.of(m.group(2).strip()).fullmatch(text.strip())
     if name == "WebFetch" and spec.startswith("domain:"):
         from urllib.parse import urlparse
 
