@@ -1,7 +1,7 @@
 """An MCP server that needs OAuth, for the tests: the official SDK's MCPServer (streamable HTTP)
 behind a bearer check, with a small authorization server of its own beside it.
 
-    python oauth_mcp_server.py --port N --token SECRET [--expires-in S] [--log FILE]
+    python oauth_mcp_server.py --port N --token SECRET [--expires-in S] [--log FILE] [--client-id ID --client-secret S]
 
 /mcp answers 401 (a token it never issued, or one expired) with a `WWW-Authenticate` naming its protected resource metadata until a request
 carries a token it issued. The authorization server has RFC 8414 metadata, dynamic registration,
@@ -28,6 +28,8 @@ def main() -> None:
     p.add_argument("--token", required=True)
     p.add_argument("--expires-in", type=int, default=3600)
     p.add_argument("--log")
+    p.add_argument("--client-id", help="a pre-registered client: no registration; /token wants its Basic auth")
+    p.add_argument("--client-secret")
     a = p.parse_args()
     base = f"http://127.0.0.1:{a.port}"
 
@@ -67,10 +69,11 @@ def main() -> None:
             return JSONResponse({"resource": f"{base}/mcp", "authorization_servers": [base]})
         if path.startswith("/.well-known/oauth-authorization-server"):
             return JSONResponse({"issuer": base, "authorization_endpoint": f"{base}/authorize",
-                                 "token_endpoint": f"{base}/token", "registration_endpoint": f"{base}/register",
+                                 "token_endpoint": f"{base}/token",
                                  "response_types_supported": ["code"], "code_challenge_methods_supported": ["S256"],
                                  "grant_types_supported": ["authorization_code", "refresh_token"],
-                                 "token_endpoint_auth_methods_supported": ["none"]})
+                                 "token_endpoint_auth_methods_supported": ["client_secret_basic"] if a.client_id
+                                 else ["none"], **({} if a.client_id else {"registration_endpoint": f"{base}/register"})})
         if path == "/register":
             body = json.loads(await request.body())
             return JSONResponse({**body, "client_id": f"client-{secrets.token_hex(4)}",
@@ -82,6 +85,11 @@ def main() -> None:
             return RedirectResponse(f"{q['redirect_uri']}?{urlencode({'code': code, 'state': q['state']})}", 302)
         if path == "/token":
             form = await request.form()
+            if a.client_id:
+                basic = base64.b64encode(f"{a.client_id}:{a.client_secret}".encode()).decode()
+                if request.headers.get("authorization") != f"Basic {basic}":
+                    log("bad client authentication")
+                    return JSONResponse({"error": "invalid_client"}, status_code=401)
             grant = str(form["grant_type"])
             log(grant)
             if grant == "authorization_code":

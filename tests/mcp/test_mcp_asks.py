@@ -83,3 +83,25 @@ def test_a_server_prompt_is_a_slash_command(tmp_path: Path) -> None:
     assert prompts[0]["content"] == [{"type": "text", "text": "Please review src/app.py for bugs."}]
     p2 = run(tmp_path, [[{"type": "text", "text": "ok"}]], prompt="/mcp__ask__nope x")
     assert "/mcp__ask__nope is no MCP prompt of a connected server (MCP prompts: /mcp__ask__review)" in p2.stderr
+
+
+@pytest.mark.e2e
+def test_a_server_prompt_typed_in_the_interactive_session_reaches_the_model(tmp_path: Path) -> None:
+    import shutil
+
+    if shutil.which("tmux") is None:
+        pytest.skip("needs tmux")
+    from loopwright.testing import ScriptedServer
+    from tests.cli.test_interactive import until
+    from tests.cli.test_interactive_commands import WAIT, repl, user_texts
+    from tests.helpers import text
+
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"ask": {"command": sys.executable,
+                                                         "args": [str(HERE / "asking_mcp_server.py")]}}}))
+    with ScriptedServer([[text("reviewed it")]]) as srv, \
+            repl(tmp_path, "--model", "claude-sonnet-4-5", "--base-url", srv.url, "--mcp-config", str(config)) as t:
+        t.send("/mcp__ask__review src/app.py")
+        t.wait("reviewed it")
+        assert until(lambda: len(srv.loop_requests) == 1, WAIT)
+        assert user_texts(srv.loop_requests[0].body)[-1] == "Please review src/app.py for bugs."

@@ -37,10 +37,11 @@ def oauth_server(tmp_path: Path) -> Iterator[Any]:
     """start(expires_in=3600) -> (the server's /mcp URL, its grant log); the server ends with the test."""
     procs: list[subprocess.Popen[bytes]] = []
 
-    def start(expires_in: int = 3600) -> tuple[str, Path]:
+    def start(expires_in: int = 3600, *client: str) -> tuple[str, Path]:
         port, log = free_port(), tmp_path / "grants.log"
         p = subprocess.Popen([sys.executable, str(HERE / "oauth_mcp_server.py"), "--port", str(port), "--token",
-                              SECRET, "--log", str(log), "--expires-in", str(expires_in)],
+                              SECRET, "--log", str(log), "--expires-in", str(expires_in),
+                              *(["--client-id", client[0], "--client-secret", client[1]] if client else [])],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         procs.append(p)
         deadline = time.monotonic() + 30
@@ -157,3 +158,49 @@ def test_login_keeps_tokens_private_refreshes_them_silently_and_logout_forgets_t
     assert SECRET not in creds.read_text()
     p3 = run_p(project, env)
     assert {s["name"]: s["status"] for s in stream(p3.stdout)[0]["mcp_servers"]}["auth"] == "needs-auth"
+
+
+@pytest.mark.e2e
+def test_a_pre_registered_client_from_mcp_add_logs_in_with_its_secret_kept_out_of_the_config(
+        tmp_path: Path, oauth_server: Any) -> None:
+    url, grants = oauth_server(3600, "lw-app", "s3cr3t-client-pw")
+    project, env = setup(tmp_path, url)
+    (project / ".loopwright" / "settings.local.json").unlink()
+    add = subprocess.run([*loopwright_cmd(), "mcp", "add", "auth", "--transport", "http", url, "--client-id", "lw-app",
+                          "--client-secret", "--callback-port", str(free_port())], cwd=project,
+                         env={**env, "MCP_CLIENT_SECRET": "s3cr3t-client-pw"}, capture_output=True, text=True,
+                         timeout=60)
+    assert add.returncode == 0, add.stderr
+    config = (project / ".loopwright" / "settings.local.json").read_text()
+    assert json.loads(config)["mcpServers"]["auth"]["oauth"]["clientId"] == "lw-app"
+    assert "s3cr3t" not in config
+    login = subprocess.run([*loopwright_cmd(), "mcp", "login", "auth"], cwd=project, env={**env, "BROWSER": BROWSER},
+                           capture_output=True, text=True, timeout=120)  # no MCP_CLIENT_SECRET now: the kept one
+    assert login.returncode == 0, login.stderr + login.stdout
+    assert grants.read_text().split() == ["authorization_code"]  # (a wrong secret logs "bad client authentication")
+    assert "client_id=lw-app" in login.stdout
+
+
+def test_oauth_keys_are_read_and_a_wrong_one_is_refused_naming_it() -> None:
+    from loopwright.mcp.config import parse_server
+
+    ok = parse_server("gh", {"type": "http", "url": "https://x.example/mcp",
+                             "oauth": {"clientId": "abc", "clientSecret": "${GH_SECRET}", "callbackPort": 8123}},
+                      env={"GH_SECRET": "from-env"})
+    assert ok.error is None and ok.oauth is not None
+    assert (ok.oauth.client_id, ok.oauth.client_secret, ok.oauth.callback_port) == ("abc", "from-env", 8123)
+    bad = {"clientID": "x"}, {"callbackPort": "80"}, {"grantType": "password"}, {"grantType": "client_credentials"}
+    errors = [parse_server("gh", {"type": "http", "url": "https://x.example/mcp", "oauth": o}, env={}).error for o in bad]
+    assert "unknown \"oauth\" key 'clientID'" in str(errors[0])
+    assert "\"oauth.callbackPort\" must be a port number" in str(errors[1])
+    assert "\"oauth.grantType\" 'password'" in str(errors[2])
+    assert "needs \"oauth.clientId\"" in str(errors[3])
+
+
+def test_a_run_told_a_wrong_authorize_value_says_so() -> None:
+    from loopwright.mcp.oauth import authorizer_from_env
+
+    assert authorizer_from_env({}) is None
+    assert authorizer_from_env({"LOOPWRIGHT_MCP_AUTHORIZE": "browser"}) is not None
+    with pytest.raises(ValueError, match="LOOPWRIGHT_MCP_AUTHORIZE='yes': the only value is \"browser\""):
+        authorizer_from_env({"LOOPWRIGHT_MCP_AUTHORIZE": "yes"})

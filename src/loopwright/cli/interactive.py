@@ -261,6 +261,8 @@ class Repl:
             await self.run_turn(custom)
         elif (skill := skill_prompt(line, self.cwd(), self.base_options.setting_sources or [])) is not None:
             self.turn = asyncio.create_task(self.run_turn(skill))
+        elif cmd.startswith("mcp__"):  # an MCP server's prompt: the run expands it once its servers are up (mcp/prompts.py)
+            self.turn = asyncio.create_task(self.run_turn(line))
         else:
             self.say(f"  unknown command /{cmd} (try /help)")
         return True

@@ -148,10 +148,26 @@ def cmd_add(a: argparse.Namespace, command: list[str]) -> int:
         entry["url"] = command[0]
         if headers:
             entry["headers"] = headers
+        oauth: dict[str, Any] = {}
+        if a.client_id:
+            oauth["clientId"] = a.client_id
+        if a.callback_port:
+            oauth["callbackPort"] = a.callback_port
+        if oauth:
+            entry["oauth"] = oauth
+    if a.transport == "stdio" and (a.client_id or a.callback_port or a.client_secret):
+        raise McpConfigError("mcp add: --client-id, --client-secret and --callback-port are for http and sse servers")
+    if a.client_secret and not a.client_id:
+        raise McpConfigError("mcp add: --client-secret needs --client-id")
     from .mcp_add import checked
 
     path = _save(a.scope, Path(a.cwd).resolve(), a.name, checked(a.name, entry, "mcp add"))
     print(f"Added {a.transport} MCP server {a.name} to {a.scope} config\nFile modified: {path}")
+    if a.client_secret:  # kept in the 0600 credentials file, never in the (maybe committed) config
+        from ..mcp import oauth_store
+
+        oauth_store.save_client_secret(a.name, _read_secret())
+        print(f"Client secret kept in {oauth_store.credentials_file()} (readable by you only)")
     _untrusted_note(a.scope, cwd)
     return 0
 
@@ -162,6 +178,17 @@ def _untrusted_note(scope: str, cwd: Path) -> None:
     if scope != "user" and not is_trusted(cwd):  # a run here reads no server from the project's files yet
         print(f"Not used yet: this workspace is not trusted, so runs here ignore its files' MCP servers; "
               f"trust it with `loopwright trust {cwd}`, or add the server for every directory with --scope user.")
+
+
+def _read_secret() -> str:
+    """`--client-secret`: MCP_CLIENT_SECRET, else asked without echo (as Claude Code does)."""
+    import getpass
+    import os
+
+    secret = os.environ.get("MCP_CLIENT_SECRET") or (getpass.getpass("Client secret: ") if sys.stdin.isatty() else "")
+    if not secret:
+        raise McpConfigError("mcp add --client-secret: set MCP_CLIENT_SECRET or run it in a terminal to type it")
+    return secret
 
 
 def _save(scope: str, cwd: Path, name: str, entry: dict[str, Any]) -> Path:
@@ -251,6 +278,10 @@ def parser() -> argparse.ArgumentParser:
             s.add_argument("-t", "--transport", choices=("stdio", "http", "sse"), default="stdio")
             s.add_argument("-e", "--env", action="append", default=[], help="KEY=VALUE for a stdio server")
             s.add_argument("-H", "--header", action="append", default=[], help="'Name: value' for an HTTP server")
+            s.add_argument("--client-id", help="an OAuth client registered for this server (oauth.clientId)")
+            s.add_argument("--client-secret", action="store_true",
+                           help="its secret, from MCP_CLIENT_SECRET or typed; kept in the 0600 credentials file")
+            s.add_argument("--callback-port", type=int, help="the OAuth redirect's loopback port (oauth.callbackPort)")
         if name == "serve":
             s.add_argument("--permission-mode", choices=("default", "acceptEdits", "plan", "bypassPermissions",
                                                         "dontAsk"))

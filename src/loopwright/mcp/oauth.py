@@ -19,7 +19,8 @@ line naming `loopwright mcp login NAME`, and the run's other servers are unaffec
 
 `oauth` keys (all optional):
 
-    clientId, clientSecret       a pre-registered client (clientSecret may be ${VAR}; or MCP_CLIENT_SECRET)
+    clientId, clientSecret       a pre-registered client (clientSecret may be ${VAR}; else MCP_CLIENT_SECRET, else
+                                 the one `mcp add --client-secret` kept in the credentials file)
     callbackPort                 the loopback port of the redirect (default: free port; a registration's own)
     clientMetadataUrl            this client's metadata document URL (HTTPS), used where the server supports them
     scope                        scopes to ask for instead of the server's choice (space-separated)
@@ -252,7 +253,8 @@ def provider(name: str, url: str, cfg: OAuthConfig | None, authorizer: Authorize
     cfg = cfg or OAuthConfig()
     key = oauth_store.server_key(name, url)
     storage = oauth_store.FileTokenStorage(key)
-    secret = cfg.client_secret or (os.environ.get("MCP_CLIENT_SECRET") if cfg.client_id else None)
+    secret = cfg.client_secret or (os.environ.get("MCP_CLIENT_SECRET") or oauth_store.client_secret(name)
+                                   if cfg.client_id else None)
     if cfg.grant_type == "client_credentials":
         return _client_credentials(url, storage, cfg, secret)
     if cfg.grant_type == "jwt_bearer":

@@ -131,3 +131,19 @@ def has_tokens(key: str) -> bool:
     return isinstance(entry(key).get("tokens"), dict)
 
 
+
+
+def secret_key(name: str) -> str:
+    """The entry of a server's pre-registered client secret (by name: the config file keeps the id)."""
+    return f"{name}|client-secret"
+
+
+def client_secret(name: str) -> str | None:
+    """The client secret `mcp add --client-secret` kept for a server, if any."""
+    value = entry(secret_key(name)).get("secret")
+    return value if isinstance(value, str) and value else None
+
+
+def save_client_secret(name: str, secret: str) -> None:
+    """Keep a server's pre-registered client secret here (0600), never in a config file."""
+    update(secret_key(name), secret=secret)
