@@ -261,46 +261,60 @@ def _git_repo_problem(g: Judge, c: bashparse.SimpleCommand, parsed: bashparse.Pa
     will find is known now and is not such a directory (the bare repository attack)."""
     from .shell import bashcheck
 
-    starts: list[str] | None = [g.ws.shell_cwd()]
-    for x in parsed.commands:
-        if x is c:
-            break
-        if x.name in ("cd", "pushd", "popd"):
-            targets = [w for w in x.args if not w.value.startswith("-")]
-            if x.name == "popd" or len(targets) != 1:
-                return "it runs after a directory change that cannot be followed, maybe into a planted repository"
-            new = bashcheck.cd(starts, targets[0], g.ws)
-            if new is None:
-                return "it runs after a directory change that cannot be followed, maybe into a planted repository"
-            starts = [*(starts or []), *new]
-    a = bashcheck.command_args(c)
-    if any("--git-dir" in p or "git -c" in p for p in a.problems):
-        return next(p for p in a.problems if "--git-dir" in p or "git -c" in p)
-    for w in a.chdir:
-        starts = bashcheck.cd(starts, w, g.ws)
-        if starts is None:
-            return "its -C directory is computed at run time"
+    starts = _git_starts(g, c, parsed)
+    if isinstance(starts, str):
+        return starts
     others = [x for x in parsed.commands if x is not c]
     if any(any(rd.writes and not _harmless(rd) for rd in x.redirects) for x in parsed.commands) or any(
             x.argv and (x.name is None or bashcheck.read_only_problem(x) is not None) for x in others):
         return "other parts of the command can create files, maybe a repository whose config git would obey"
     own = _repository_of(kernel_path(os.path.abspath(g.ws.shell_cwd()))[0])
-    for start in starts or []:
-        real = kernel_path(os.path.abspath(start))[0]
-        if not g.inside(real):
-            # issue 40: git -C / cd into another repository reads its files and obeys its config
-            return f"git works in {start}, outside the working directories"
-        if _repository_of(real) != own:
-            return (f"git works in {start}, a repository other than the workspace's; git would obey "
-                    "its config, which can run programs (core.fsmonitor, hooks, ...)")
-        bare = bashcheck.bare_repository_at_or_above(real)
-        if bare is not None:
-            return (f"{bare} looks like a bare git repository; git would obey its config, which can "
-                    "run programs (bare repository attack)")
-        why = configured_program(real)  # issue 40: core.fsmonitor, diff.external, pagers, filters, ...
-        if why is not None:
-            return why
-    return None
+    return next((why for start in starts if (why := _git_start_problem(g, start, own)) is not None), None)
+
+
+def _git_starts(g: Judge, c: bashparse.SimpleCommand, parsed: bashparse.ParsedCommand) -> list[str] | str:
+    """The directories git may start in (after the command's earlier cd/pushd and git's -C), or
+    why they cannot be known (or why git names its repository itself: --git-dir, -c)."""
+    from .shell import bashcheck
+
+    unfollowed = "it runs after a directory change that cannot be followed, maybe into a planted repository"
+    starts: list[str] | None = [g.ws.shell_cwd()]
+    for x in parsed.commands[:next(i for i, y in enumerate(parsed.commands) if y is c)]:
+        if x.name not in ("cd", "pushd", "popd"):
+            continue
+        targets = [w for w in x.args if not w.value.startswith("-")]
+        new = bashcheck.cd(starts, targets[0], g.ws) if x.name != "popd" and len(targets) == 1 else None
+        if new is None:
+            return unfollowed
+        starts = [*(starts or []), *new]
+    a = bashcheck.command_args(c)
+    named = next((p for p in a.problems if "--git-dir" in p or "git -c" in p), None)
+    if named is not None:
+        return named
+    for w in a.chdir:
+        starts = bashcheck.cd(starts, w, g.ws)
+        if starts is None:
+            return "its -C directory is computed at run time"
+    return starts or []
+
+
+def _git_start_problem(g: Judge, start: str, own: str | None) -> str | None:
+    """Why git starting in `start` needs approval: outside the working directories, in another
+    repository than the workspace's, under a bare-looking one, or one whose config names a program."""
+    from .shell import bashcheck
+
+    real = kernel_path(os.path.abspath(start))[0]
+    if not g.inside(real):
+        # issue 40: git -C / cd into another repository reads its files and obeys its config
+        return f"git works in {start}, outside the working directories"
+    if _repository_of(real) != own:
+        return (f"git works in {start}, a repository other than the workspace's; git would obey "
+                "its config, which can run programs (core.fsmonitor, hooks, ...)")
+    bare = bashcheck.bare_repository_at_or_above(real)
+    if bare is not None:
+        return (f"{bare} looks like a bare git repository; git would obey its config, which can "
+                "run programs (bare repository attack)")
+    return configured_program(real)  # issue 40: core.fsmonitor, diff.external, pagers, filters, ...
 
 
 def _repository_of(real: str) -> str | None:

@@ -298,33 +298,34 @@ def _find(c: bashparse.SimpleCommand, out: Args) -> Args:
         i += 1
     out.uses += [Use("read", w, c) for w in starts] or [Use("read", None, c)]
     while i < len(args):
-        v = args[i].value
-        if v in FIND_EXEC:
-            out.problems.append(f"find {v} runs or deletes")
-            while i < len(args) and args[i].value not in (";", "+"):
-                i += 1
-        elif v in FIND_WRITE:
-            out.problems.append(f"find {v} writes a file")
-            if i + 1 < len(args):
-                out.uses.append(Use("write", args[i + 1], c))
-            i += 1 + (v == "-fprintf")
-        elif v in FIND_READ:
-            if i + 1 < len(args) and v != "-newermt":
-                out.uses.append(Use("read", args[i + 1], c))
-            i += 1
-        elif v.startswith("-newer") and len(v) == 8:  # -newerXY file
-            if i + 1 < len(args) and not v.endswith("t"):
-                out.uses.append(Use("read", args[i + 1], c))
-            i += 1
-        elif v in ("-files0-from",):
-            out.unknown.append("find -files0-from reads the files a list names")
-            i += 1
-        elif v in FIND_ARG:
-            i += 1
-        elif v not in FIND_KNOWN:
-            out.problems.append(f"find {v} is not a test or action known to be read-only")
-        i += 1
+        i = _find_word(c, args, i, out) + 1
     return out
+
+
+def _find_word(c: bashparse.SimpleCommand, args: list[bashparse.Word], i: int, out: Args) -> int:
+    """One test or action of find's expression (`args[i]`): what it reads, writes or runs goes
+    into `out`; returns the index of its last word."""
+    v = args[i].value
+    value = args[i + 1] if i + 1 < len(args) else None
+    if v in FIND_EXEC:
+        out.problems.append(f"find {v} runs or deletes")
+        return next((j for j in range(i, len(args)) if args[j].value in (";", "+")), len(args))
+    if v in FIND_WRITE:
+        out.problems.append(f"find {v} writes a file")
+        out.uses += [Use("write", value, c)] if value is not None else []
+        return i + 1 + (v == "-fprintf")
+    if v in FIND_READ or v.startswith("-newer") and len(v) == 8:  # -newerXY file (XY ending in t: a time)
+        if value is not None and v != "-newermt" and not (len(v) == 8 and v.endswith("t")):
+            out.uses.append(Use("read", value, c))
+        return i + 1
+    if v == "-files0-from":
+        out.unknown.append("find -files0-from reads the files a list names")
+        return i + 1
+    if v in FIND_ARG:
+        return i + 1
+    if v not in FIND_KNOWN:
+        out.problems.append(f"find {v} is not a test or action known to be read-only")
+    return i
 
 
 # --- git -----------------------------------------------------------------------------------------
