@@ -19,7 +19,9 @@ them as hypothesis properties over random runs):
 
 Requests and tokens are every model call charged to the run: its own, compaction summaries, a
 tool's own calls (WebFetch), and subagents' once their turn ends (a subagent enforces the same
-limits on its own calls). Checked only when set: a run without limits does not pay for them.
+limits on its own calls). The caps already reached are checked before a compaction too, so no
+summary call starts past them (its input is not forecast: a compaction is there to shrink it).
+Checked only when set: a run without limits does not pay for them.
 """
 
 from __future__ import annotations

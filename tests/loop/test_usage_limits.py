@@ -121,3 +121,30 @@ def test_each_cap_keeps_its_bound(script: list[dict[str, Any]], T: int | None, r
         assert stops[r.subtype] is not None, "a run stops only for a cap it was given"
     if r.subtype == "error_max_output_tokens":
         assert output_limit is not None and out >= output_limit
+
+
+def test_compaction_summaries_count_as_requests_and_never_pass_the_request_limit(tmp_path: Any) -> None:
+    """A compaction's summary call is a request: none starts once the limit is reached (checked
+    before the compaction too), so requests <= R holds with automatic compaction, for R just
+    before each summary call of an unlimited run."""
+    from tests.loop.test_context import Agent, opts
+
+    class Ordered(Agent):
+        def __init__(self) -> None:
+            super().__init__(turns=14)
+            self.order: list[str] = []
+
+        def __call__(self, h: list[dict[str, Any]]) -> Any:
+            out = super().__call__(h)
+            self.order.append("summary" if self.last_was_summary else "loop")
+            return out
+
+    free = Ordered()
+    lw.run("look up 14 things", opts(free, tmp_path))
+    before_summary = [k for k, kind in enumerate(free.order) if kind == "summary"]
+    assert before_summary, "the unlimited run compacts"
+    for limit in before_summary:  # R requests made, the next one would be a summary
+        agent = Ordered()
+        r = lw.run("look up 14 things", opts(agent, tmp_path, usage_limits=lw.UsageLimits(request_limit=limit)))
+        assert len(agent.order) == limit and r.subtype == "error_max_requests"
+        assert r.model_calls + len(agent.summary_requests) == limit

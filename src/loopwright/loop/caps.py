@@ -14,14 +14,16 @@ if TYPE_CHECKING:
 def _spent(run: Run) -> tuple[int, int, int]:
     """(requests, input tokens, output tokens) charged to the run so far (subagents' absorbed)."""
     s = run.state
-    return len(s.budget.calls) + len(s.budget.subagent_calls), s.usage.total_input_tokens, s.usage.output_tokens
+    requests = len(s.budget.calls) + len(s.budget.subagent_calls) + s.summary_calls
+    return requests, s.usage.total_input_tokens, s.usage.output_tokens
 
 
-def before_call(run: Run, limits: UsageLimits) -> ResultMessage | None:
-    """The run's stop when a cap forbids the next request, else None."""
+def before_call(run: Run, limits: UsageLimits, forecast_input: bool = True) -> ResultMessage | None:
+    """The run's stop when a cap forbids the next request, else None. Without `forecast_input`
+    (before compaction, which may shrink the input): only the caps already reached."""
     requests, i, o = _spent(run)
     forecast = 0
-    if limits.forecasts:  # (the forecast only when a token cap needs it)
+    if forecast_input and limits.forecasts:  # (the forecast only when a token cap needs it)
         forecast = run.compactor.forecast(run.state.budget.calls, run.state.h, run._fixed_chars())
     stop = limits.before_request(requests, i, o, forecast)
     return None if stop is None else run.result(stop[0], error=stop[1])

@@ -106,6 +106,7 @@ class _Summary:
         """The summarizing calls count in usage and cost, not in the loop's calls (context.py)."""
         s = self.run.state
         s.usage.add(response.usage)
+        s.summary_calls += 1  # (a request all the same: usage limits count it, caps.py)
         cost = self.run.cost(response)
         s.budget.charge_outside(cost)
         self.charged = True

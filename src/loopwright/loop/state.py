@@ -132,6 +132,7 @@ class RunState:
     cut_off_text: list[str] = field(default_factory=list)  # the parts of an answer cut off at max_tokens
     output_continuations: int = 0
     output_rejections: int = 0  # answers an output guardrail rejected (guardrails.py; loop/guarded.py)
+    summary_calls: int = 0  # compaction's summarizing calls (charged outside the loop's calls)
     final: str | None = None  # set by a tool through ToolContext.finish: the run's result, after this turn
     hooks: HookState = field(default_factory=HookState)  # what this run's hooks did (deps.hooks fires them with it)
 

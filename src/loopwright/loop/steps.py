@@ -45,6 +45,9 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
 async def _call(run: Run) -> AsyncIterator[Message | Step]:
     """Steps 0 to 2: h compacted near W, the budget rule, a = M(h); then what a asks for."""
     s = run.state
+    if (limits := run.deps.options.usage_limits) is not None and (stop := before_call(run, limits, False)) is not None:
+        yield Finish(stop)  # (a cap already reached: no compaction's summary call either; caps.py)
+        return
     if (compaction := auto_compact(run)) is not None:  # 0. near the window W: compact h
         async for ev in compaction:
             yield ev
