@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -256,3 +257,17 @@ def test_a_subscribed_file_tells_its_changes_until_unsubscribed(tmp_path: Path) 
             peer.p.kill()
     assert denied["code"] == -32602 and "refused" in denied["message"]
     assert outside["code"] == -32602 and "not found" in outside["message"]
+
+
+def test_settings_the_server_cannot_run_with_end_it_with_one_line(tmp_path: Path) -> None:
+    """The settings are read while the first requests are answered; a bad file ends the server with
+    exit 2 and one stderr line naming it (the client sees the server gone, never a hang)."""
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"permissions": {"allow": 5}}')
+    init = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT}) + "\n"
+    p = subprocess.run([*loopwright_cmd(), "mcp", "serve", "--cwd", str(tmp_path), "--settings", str(bad)],
+                       input=init, capture_output=True, text=True, timeout=60,
+                       env=cli_env(HOME=str(tmp_path), LOOPWRIGHT_HOME=str(tmp_path / ".loopwright")))
+    assert p.returncode == 2
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and str(bad) in lines[0] and "permissions.allow" in lines[0], p.stderr
