@@ -13,6 +13,7 @@ from .jsonl import JsonlSessionStore
 from .recorder import SessionRecorder
 from .store import (
     FsyncPolicy,
+    LoadedSession,
     SessionBusy,
     SessionInfo,
     SessionNotFound,
@@ -84,34 +85,20 @@ def start_session(options: SessionOptions, cwd: Path, history_given: bool) -> Se
     if resume is None and options.continue_conversation:
         latest = store.latest(cwd)
         resume = None if latest is None else check_session_id(latest, "the latest session")
-    history: list[WireMessage] | None = None
-    parent: str | None = None
     if options.session_id and not history_given and (resume is None or options.fork_session) \
             and store.exists(sid, cwd):
         raise ValueError(f"session id {sid} is already in use: resume it with --resume {sid}")
     fsync = options.session_fsync
     if options.persist_session and fsync not in ("none", "turn", "always"):
         raise ValueError(f"session_fsync must be 'none', 'turn' or 'always', got {fsync!r}")
+    history: list[WireMessage] | None = None
+    parent: str | None = None
     writer: SessionWriter | None = None
     if resume is not None and not history_given:
-        if options.fork_session:  # the original is only read: no lock needed, its owner may go on
-            loaded = store.load(resume, cwd)
-            store.fork(loaded.session_id, sid, cwd)
-        else:
-            if not store.exists(resume, cwd):
-                raise SessionNotFound(f"no session {resume!r} in {getattr(store, 'root', 'the session store')}")
-            if options.persist_session:  # the lock before the load: nobody appends after we read
-                writer = _open_writer(store, resume, cwd, fsync)
-            try:
-                loaded = store.load(resume, cwd)
-            except BaseException:
-                if writer is not None:
-                    writer.close()
-                raise
-            sid = loaded.session_id
-            if writer is not None:
-                writer.session_id = sid  # `resume` may be an id prefix
+        loaded, writer = _resumed(options, store, resume, sid, cwd)
         history, parent = loaded.history, loaded.last_uuid
+        if not options.fork_session:
+            sid = loaded.session_id  # `resume` may be an id prefix
     elif resume is not None and not options.fork_session:
         sid = resume  # the caller supplies the history itself: keep appending to that session
     recorder = None
@@ -120,6 +107,29 @@ def start_session(options: SessionOptions, cwd: Path, history_given: bool) -> Se
             writer = _open_writer(store, sid, cwd, fsync)
         recorder = SessionRecorder(writer, sid, cwd, parent)
     return SessionStart(sid, history, recorder)
+
+
+def _resumed(options: SessionOptions, store: SessionStore, resume: str, sid: str,
+             cwd: Path) -> tuple[LoadedSession, SessionWriter | None]:
+    """The session to resume, loaded: forked to `sid` (the original only read: no lock needed,
+    its owner may go on), or, when the run persists, locked for appending before it is read
+    (nobody appends after we read) and its writer returned."""
+    if options.fork_session:
+        loaded = store.load(resume, cwd)
+        store.fork(loaded.session_id, sid, cwd)
+        return loaded, None
+    if not store.exists(resume, cwd):
+        raise SessionNotFound(f"no session {resume!r} in {getattr(store, 'root', 'the session store')}")
+    writer = _open_writer(store, resume, cwd, options.session_fsync) if options.persist_session else None
+    try:
+        loaded = store.load(resume, cwd)
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        raise
+    if writer is not None:
+        writer.session_id = loaded.session_id  # `resume` may be an id prefix
+    return loaded, writer
 
 
 def list_sessions(cwd: str | Path | None = None, sessions_dir: str | Path | None = None,
