@@ -244,9 +244,13 @@ def _mcp_servers(options: AgentOptions, cwd: Path, settings: Settings | None, en
     from .mcp.naming import clash_lines
 
     warnings += clash_lines([c.name for c in configs])  # (mcp__github__ from github and _github)
+    from .mcp.asks import user_elicit
     from .mcp.client import McpRuntime
 
-    return McpRuntime(configs, cwd, env)
+    rt = McpRuntime(configs, cwd, env)
+    if options.elicit is not None:  # a front end with a user answers the servers' questions (mcp/asks.py)
+        rt.asks.elicit = user_elicit(options.elicit)
+    return rt
 
 
 def _skill_tool(options: AgentOptions, cwd: Path, warnings: list[str], trust: Trust,

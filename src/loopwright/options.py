@@ -9,7 +9,7 @@ changes nothing else. The Agent tool for `agents` is added when a run is built (
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal
@@ -287,6 +287,11 @@ class AgentOptions(Generic[DepsT, OutputT]):
     ask_user: AskUser | None = None
     """The user, for AskUserQuestion: an async callback a front end with a user gives. None: nobody to ask
     (AskUserQuestion gets an error result)."""
+    elicit: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
+    """The user, for an MCP server's elicitation (a question mid-call): an async callback
+    `(server_name, request) -> {"action": "accept" | "decline" | "cancel", "content": {...}}`, the request
+    being the MCP params (`message`, `mode`, `requestedSchema` or `url`). None: nobody to ask (the
+    spec's headless answer: the schema's defaults, else a decline; mcp/asks.py)."""
     review_plan: ReviewPlan | None = None
     """The user, for ExitPlanMode in plan mode: an async callback approving or refusing the plan. None:
     the plan ends the run as its result."""

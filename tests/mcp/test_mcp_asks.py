@@ -105,3 +105,27 @@ def test_a_server_prompt_typed_in_the_interactive_session_reaches_the_model(tmp_
         t.wait("reviewed it")
         assert until(lambda: len(srv.loop_requests) == 1, WAIT)
         assert user_texts(srv.loop_requests[0].body)[-1] == "Please review src/app.py for bugs."
+
+
+@pytest.mark.e2e
+def test_the_agent_sdks_on_elicitation_answers_a_servers_question(tmp_path: Path) -> None:
+    """The TypeScript Agent SDK drives loopwright (its pathToClaudeCodeExecutable); the server's
+    elicitation reaches the SDK's onElicitation as Claude Code sends it, and its answer the server."""
+    import os
+    import shutil
+
+    from tests.sdkproto.test_sdk_typescript import NODE_DIR, scenario
+
+    if shutil.which("node") is None or not (NODE_DIR / "node_modules" / "@anthropic-ai" / "claude-agent-sdk").is_dir():
+        pytest.skip("node or the TypeScript Agent SDK is missing (cd tests/node && npm install)")
+    os.environ.update(ASK_PYTHON=sys.executable, ASK_SERVER=str(HERE / "asking_mcp_server.py"))
+    try:
+        seen, srv = scenario("loopwright", "elicitation", [[use(1, "mcp__ask__confirm")], [{"type": "text",
+                                                                                           "text": "set"}]], tmp_path)
+    finally:
+        for k in ("ASK_PYTHON", "ASK_SERVER"):
+            os.environ.pop(k, None)
+    (asked,) = seen["elicited"]
+    assert asked["serverName"] == "ask" and asked["message"] == "Your preferences?" and asked["mode"] == "form"
+    assert set(asked["requestedSchema"]["properties"]) == {"color", "count"}
+    assert "accept: {'color': 'green', 'count': 5}" in json.dumps(srv.loop_requests[-1].body["messages"][-1])

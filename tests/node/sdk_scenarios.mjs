@@ -65,6 +65,19 @@ const scenarios = {
     const calc = createSdkMcpServer({ name: "calc", version: "1.0.0", tools: [add] });
     return run(prompts("2 + 3"), { mcpServers: { calc }, allowedTools: ["mcp__calc__add"] });
   },
+  elicitation: async () => {  // an MCP server's question mid-call, answered by the SDK's onElicitation
+    const elicited = [];
+    const ask = { type: "stdio", command: process.env.ASK_PYTHON, args: [process.env.ASK_SERVER] };
+    const seen = await run(prompts("set my preferences"), {
+      mcpServers: { ask }, allowedTools: ["mcp__ask__confirm"],
+      onElicitation: async (request) => {
+        elicited.push(request);
+        return { action: "accept", content: { color: "green", count: 5 } };
+      },
+    });
+    seen.elicited = elicited;
+    return seen;
+  },
   options: () => run("What is 2 + 2?", {
     systemPrompt: "You are a pirate.", disallowedTools: ["Bash"],
     outputFormat: { type: "json_schema", schema: { type: "object", properties: { answer: { type: "integer" } }, required: ["answer"] } },

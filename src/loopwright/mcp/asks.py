@@ -41,6 +41,24 @@ def headless_elicit(params: Any) -> Any:
     return ElicitResult(action="accept", content=content)
 
 
+def user_elicit(callback: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]) -> ElicitFn:
+    """AgentOptions.elicit (plain dicts, the MCP wire's names) as the SDK client's ElicitFn. An answer
+    that is not a valid ElicitResult is a decline; a callback that raises too."""
+
+    async def elicit(server: str, params: Any) -> Any:
+        from mcp_types import ElicitResult
+
+        request = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+        try:
+            answer = await callback(server, request)
+            return ElicitResult.model_validate(answer)
+        except Exception as e:  # noqa: BLE001 - a failing front end declines; the server's call goes on
+            log.info("the elicitation of MCP server %r was declined: %s: %s", server, type(e).__name__, e)
+            return ElicitResult(action="decline")
+
+    return elicit
+
+
 class Asks:
     """The answers of one run's servers' requests. `run` (the loop's Run, set when the run opens
     the servers) gives the model, the gate, the budget and the working directories."""

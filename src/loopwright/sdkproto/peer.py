@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..blocks import block_from_wire
@@ -82,6 +83,24 @@ class Peer:
         for fut in self.pending.values():
             if not fut.done():
                 fut.set_exception(PeerError("the SDK's stdin closed before it answered"))
+
+
+def peer_elicit(peer: Peer) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """AgentOptions.elicit answered by the SDK: the `elicitation` control request Claude Code sends
+    (the SDK's onElicitation answers; an SDK without one declines)."""
+
+    async def elicit(server: str, request: dict[str, Any]) -> dict[str, Any]:
+        fields: dict[str, Any] = {"mcp_server_name": server, "message": request.get("message", ""),
+                                  "mode": request.get("mode") or "form"}
+        if "requestedSchema" in request:
+            fields["requested_schema"] = request["requestedSchema"]
+            fields["property_order"] = list(request["requestedSchema"].get("properties") or {})
+        for k, wire in (("url", "url"), ("elicitationId", "elicitation_id")):
+            if k in request:
+                fields[wire] = request[k]
+        return await peer.request("elicitation", **fields)
+
+    return elicit
 
 
 # --- the gate's asker -------------------------------------------------------------------------

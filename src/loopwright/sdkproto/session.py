@@ -27,7 +27,7 @@ from ..models.base import Model
 from ..options import AgentOptions, agent_definitions, model_for
 from ..protolines import BadLine, TooLong, parse_line, read_lines
 from .flags import SdkFlags
-from .peer import Peer, PeerError, SdkServer, StdioAsker, sdk_hooks
+from .peer import Peer, PeerError, SdkServer, StdioAsker, peer_elicit, sdk_hooks
 from .schema import line_problem
 from .wire import error_result, sdk_line
 
@@ -48,6 +48,8 @@ class SdkSession:
             # the gate's questions, AskUserQuestion's and ExitPlanMode's all go to the SDK's can_use_tool
             self.options = replace(self.options, can_use_tool=asker, ask_user=asker.ask_user,
                                    review_plan=asker.review_plan)
+        if self.options.elicit is None:  # MCP servers' questions go to the SDK (its onElicitation), as Claude Code's
+            self.options = replace(self.options, elicit=peer_elicit(peer))
         self.prompts: asyncio.Queue[Prompt | Refused | None] = asyncio.Queue()
         self.history: list[WireMessage] | None = None
         self.session_id: str | None = None
