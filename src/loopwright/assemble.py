@@ -175,6 +175,8 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs,
               is_top=parent is None, trust=trust)
     ctx.ports = RunPortsOf(run)
+    if parent is None and options.include_hook_events:  # hook_started / hook_response messages
+        hooks.state.trace = True
     if parent is None and hooks.active:  # prompt/agent hooks' model, PermissionRequest before the gate's asks
         from .hookjudge import wire_hooks
 

@@ -77,7 +77,15 @@ class HookReportData(TypedDict, total=False):
 
     hook_event_name: str
     hook: str
-    kind: str  # "error" | "timeout" | "message" | "blocked"
+    kind: str  # "error" | "timeout" | "message" | "blocked"; "started" | "response" (--include-hook-events)
+    hook_id: str  # started / response: Claude Code's hook_started / hook_response lines
+    hook_name: str
+    hook_event: str
+    output: str
+    stdout: str
+    stderr: str
+    exit_code: int
+    outcome: str
     message: str
     parent_tool_use_id: str  # relayed from a subagent
 

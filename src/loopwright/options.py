@@ -216,6 +216,9 @@ class AgentOptions(Generic[DepsT, OutputT]):
     never sent to the model."""
     include_partial_messages: bool = False
     """Also yield `StreamEvent`s (the provider's stream: text and tool-input deltas) as they arrive."""
+    include_hook_events: bool = False
+    """Also yield a `hook_started` and a `hook_response` SystemMessage for each hook that runs
+    (Claude Code's --include-hook-events)."""
     prices: dict[str, Price] | None = None
     """Prices per model (`{"my-model": Price(input=..., output=...)}`, USD per million tokens), over the
     built-in catalog; a model without a price costs 0 and the result says so."""

@@ -111,6 +111,8 @@ def refusal(args: argparse.Namespace, protocol: bool = False) -> str | None:
             return f"{flag} is not supported by loopwright: {what}"
     if not protocol:
         for flag in STREAM_ONLY:
+            if flag == "--include-hook-events" and getattr(args, "output_format", None) == "stream-json":
+                continue  # -p --output-format stream-json: hook_started / hook_response lines (cli.config)
             if getattr(args, dest(flag), None) is not None:
                 return (f"{flag} works only in the Agent SDK protocol (--input-format stream-json --output-format "
                         "stream-json)")
@@ -225,6 +227,8 @@ def compat_rows(parser: argparse.ArgumentParser) -> list[tuple[str, str, str]]:
         refused = REFUSED.get(flag)
         said = a.help if isinstance(a.help, str) and a.help != argparse.SUPPRESS else ""
         status = (f"refused: {refused}" if refused is not None else
+                  "honoured with --output-format stream-json: hook_started / hook_response lines"
+                  if flag == "--include-hook-events" else
                   "only in the Agent SDK protocol (--input-format stream-json)" if flag in STREAM_ONLY else
                   f"honoured: {said}" if said else "honoured")
         rows.append(("flag", ", ".join(a.option_strings), status))

@@ -296,6 +296,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         refusal_advice="cli",
         file_mentions=True,  # `@path` in a prompt includes the file (mentions.py)
         plugins=list(getattr(args, "plugin_dirs", None) or []),  # --plugin-dir (plugins/)
+        include_hook_events=getattr(args, "cc_include_hook_events", None) is not None,  # (stream-json only)
     )
     from dataclasses import replace
 

@@ -1,6 +1,6 @@
 """Room: bases (hooks). Owns the events the loop, the executor and agents fire, and what each
 event's hooks decide (Claude Code's stdin fields and stdout decisions per event); may import
-hooks.config, hooks.output, hooks.runner, event_types (types only) and telemetry.
+hooks.config, hooks.output, hooks.runner, event_types (types only), ids and telemetry.
 
 A run fires its frozen HookRegistry through `RunHooks` with a `HookState` of its own (context,
 reports, `continue: false`), so per-run state never crosses runs."""
@@ -8,10 +8,12 @@ reports, `continue: false`), so per-run state never crosses runs."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..ids import new_uuid
 from ..telemetry import NULL
 from .config import HookContext, HookRegistry
 from .output import (
@@ -82,6 +84,7 @@ class HookState:
     reports: list[HookReportData] = field(default_factory=list)
     halted: str | None = None
     once_done: set[str] = field(default_factory=set)  # the `once` hooks that ran
+    trace: bool = False  # --include-hook-events: a "started" and a "response" report for each hook run
 
     def take_reports(self) -> list[HookReportData]:
         out, self.reports = self.reports, []
@@ -325,9 +328,26 @@ class RunHooks:
             return []
         payload = self._input(event, data)
         with self.obs.span(f"hook {event}", {"loopwright.hook.event": event, "loopwright.hook.count": len(jobs)}):
-            return list(await asyncio.gather(*(
-                run_one(event, h, t, payload, tool_use_id, self.state.context, self.registry.env, self._report)
-                for h, t in jobs)))
+            return list(await asyncio.gather(*(self._traced(event, target, h, t, payload, tool_use_id)
+                                               for h, t in jobs)))
+
+    async def _traced(self, event: str, target: str | None, hook: Any, timeout: float, payload: dict[str, Any],
+                      tool_use_id: str | None) -> Outcome:
+        """One hook's run; with `trace` (--include-hook-events), Claude Code's hook_started and
+        hook_response records around it."""
+        if not self.state.trace:
+            return await run_one(event, hook, timeout, payload, tool_use_id, self.state.context, self.registry.env,
+                                 self._report)
+        head: HookReportData = {"kind": "started", "hook_id": new_uuid(), "hook_event": event,
+                                "hook_name": f"{event}:{target}" if target else event}
+        self.state.reports.append(head)
+        o = await run_one(event, hook, timeout, payload, tool_use_id, self.state.context, self.registry.env,
+                          self._report)
+        stdout = o.stdout if o.output is None else json.dumps(o.output)
+        self.state.reports.append({**head, "kind": "response", "output": stdout + o.stderr, "stdout": stdout,
+                                   "stderr": o.stderr, "exit_code": o.exit_code,
+                                   "outcome": "error" if o.failed else "success"})
+        return o
 
     # -- results shared by all events ------------------------------------------------------------
 

@@ -242,8 +242,10 @@ class Run:
         hooks = self.deps.hooks
         if not self.deps.executor.hooked:  # (hooks.active, known once: its registry is frozen)
             return []
-        return [SystemMessage("hook_error" if r["kind"] in ("error", "timeout") else "hook_message", dict(r))
-                for r in hooks.take_reports()]
+        kinds = {"error": "hook_error", "timeout": "hook_error", "started": "hook_started", "response": "hook_response"}
+        return [SystemMessage(kinds.get(r["kind"], "hook_message"),
+                              {k: v for k, v in r.items() if k != "kind"} if r["kind"] in ("started", "response")
+                              else dict(r)) for r in hooks.take_reports()]
 
     def persist_prompt(self) -> None:
         if self.deps.recorder is not None:

@@ -75,7 +75,10 @@ async def _call(run: Run) -> AsyncIterator[Message | Step]:
     if a.stop_reason == "pause_turn" and s.budget.exhausted() and not uses:
         yield Finish(run.budget_stop())  # (the unfinished turn is not kept)
         return
-    yield RunTools(a, uses) if uses else await after_answer(run, a)  # 2. done: h·a, or a continuation
+    step = RunTools(a, uses) if uses else await after_answer(run, a)  # 2. done: h·a, or a continuation
+    for m in run.hook_messages():  # what the Stop hooks said (a systemMessage, a failure)
+        yield m
+    yield step
 
 
 def _stop_before_call(run: Run) -> ResultMessage | None:
