@@ -34,51 +34,67 @@ def _ansi_c(body: str) -> str:
 def _chars(text: str) -> Chars:
     """Quote removal with the quoting remembered; variables and substitutions raise Unknown."""
     out: Chars = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            if i + 1 < n and text[i + 1] != "\n":
-                out.append((text[i + 1], True))
-            i += 2
-        elif c == "'":
-            j = text.find("'", i + 1)
-            if j < 0:
-                raise Unknown("unbalanced quote")
-            out += [(ch, True) for ch in text[i + 1:j]]
-            i = j + 1
-        elif text.startswith("$'", i):
-            j = i + 2
-            while j < n and text[j] != "'":
-                j += 2 if text[j] == "\\" else 1
-            if j >= n:
-                raise Unknown("unbalanced quote")
-            out += [(ch, True) for ch in _ansi_c(text[i + 2:j])]
-            i = j + 1
-        elif c == '"' or text.startswith('$"', i):
-            j = i + (2 if c == "$" else 1)
-            while j < n and text[j] != '"':
-                if text[j] == "\\" and j + 1 < n:
-                    nxt = text[j + 1]
-                    if nxt in '$`"\\':
-                        out.append((nxt, True))
-                    elif nxt != "\n":
-                        out += [("\\", True), (nxt, True)]
-                    j += 2
-                    continue
-                if text[j] in "$`":
-                    raise Unknown("a variable or command substitution")
-                out.append((text[j], True))
-                j += 1
-            if j >= n:
-                raise Unknown("unbalanced quote")
-            i = j + 1
-        elif c in "$`":
-            raise Unknown("a variable or command substitution")
-        else:
-            out.append((c, False))
-            i += 1
+    i = 0
+    while i < len(text):
+        i = _one_quoting(text, i, out)
     return out
+
+
+def _one_quoting(text: str, i: int, out: Chars) -> int:
+    """The characters of the quoting (or the plain character) at `text[i]` onto `out`; returns
+    where the next one starts."""
+    c = text[i]
+    if c == "\\":
+        if i + 1 < len(text) and text[i + 1] != "\n":
+            out.append((text[i + 1], True))
+        return i + 2
+    if c == "'":
+        j = text.find("'", i + 1)
+        if j < 0:
+            raise Unknown("unbalanced quote")
+        out += [(ch, True) for ch in text[i + 1:j]]
+        return j + 1
+    if text.startswith("$'", i):
+        return _ansi_quoted(text, i + 2, out)
+    if c == '"' or text.startswith('$"', i):
+        return _double_quoted(text, i + (2 if c == "$" else 1), out)
+    if c in "$`":
+        raise Unknown("a variable or command substitution")
+    out.append((c, False))
+    return i + 1
+
+
+def _ansi_quoted(text: str, i: int, out: Chars) -> int:
+    """`$'...'` from its body's start: its characters, escapes decoded; returns the index after it."""
+    j = i
+    while j < len(text) and text[j] != "'":
+        j += 2 if text[j] == "\\" else 1
+    if j >= len(text):
+        raise Unknown("unbalanced quote")
+    out += [(ch, True) for ch in _ansi_c(text[i:j])]
+    return j + 1
+
+
+def _double_quoted(text: str, j: int, out: Chars) -> int:
+    """`"..."` from its body's start: backslash keeps its meaning before $ ` " \\ only; a
+    variable or substitution raises Unknown. Returns the index after the closing quote."""
+    n = len(text)
+    while j < n and text[j] != '"':
+        if text[j] == "\\" and j + 1 < n:
+            nxt = text[j + 1]
+            if nxt in '$`"\\':
+                out.append((nxt, True))
+            elif nxt != "\n":
+                out += [("\\", True), (nxt, True)]
+            j += 2
+            continue
+        if text[j] in "$`":
+            raise Unknown("a variable or command substitution")
+        out.append((text[j], True))
+        j += 1
+    if j >= n:
+        raise Unknown("unbalanced quote")
+    return j + 1
 
 
 def _braces(w: Chars) -> list[Chars]:
