@@ -15,9 +15,12 @@ from tests.helpers import cli_env, loopwright_cmd
 
 
 @contextmanager
-def http_server(cwd: Path, home: Path, *flags: str, **env: str) -> Iterator[str]:
-    """Yields the server's URL (http://127.0.0.1:PORT/mcp)."""
+def http_server(cwd: Path, home: Path, *flags: str, auth: bool = False, **env: str) -> Iterator[str]:
+    """Yields the server's URL (http://127.0.0.1:PORT/mcp). Without a token (--auth-token-file,
+    $LOOPWRIGHT_MCP_TOKEN) or `auth`, the server runs with --no-auth."""
     e = cli_env(HOME=str(home), LOOPWRIGHT_HOME=str(home / ".loopwright"), **env)
+    if not (auth or "--auth-token-file" in flags or "LOOPWRIGHT_MCP_TOKEN" in env):
+        flags = (*flags, "--no-auth")
     p = subprocess.Popen([*loopwright_cmd(), "mcp", "serve", "--cwd", str(cwd), "--http", "0", *flags],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                          env=e, cwd=cwd)

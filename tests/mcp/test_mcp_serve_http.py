@@ -198,12 +198,31 @@ def test_unsafe_settings_are_refused_with_one_line(project: Path, tmp_path: Path
     readable = private_file(tmp_path / "token", "t\n", mode=0o644)
     p = _refused(project, tmp_path, "--http", "0", "--auth-token-file", str(readable))
     assert p.returncode == 2 and "readable by others" in p.stderr and "chmod 600" in p.stderr
-    p = _refused(project, tmp_path, "--http", "0.0.0.0:0")
-    assert p.returncode == 2 and "non-loopback address needs a token" in p.stderr
+    p = _refused(project, tmp_path, "--http", "0.0.0.0:0", "--no-auth")
+    assert p.returncode == 2 and "only on a loopback address" in p.stderr
+    p = _refused(project, tmp_path, "--http", "0", "--no-auth", "--auth-token-file", str(readable))
+    assert p.returncode == 2 and "contradict" in p.stderr
     p = _refused(project, tmp_path, "--http", "localhost:99999")
     assert p.returncode == 2 and "--http localhost:99999" in p.stderr
     p = _refused(project, tmp_path, "--auth-token-file", str(readable))  # an HTTP flag without --http
     assert p.returncode == 2 and "--auth-token-file is for --http" in p.stderr
+    p = _refused(project, tmp_path, "--no-auth")
+    assert p.returncode == 2 and "--no-auth is for --http" in p.stderr
+
+
+def test_without_a_token_given_one_is_made_private_and_required(project: Path, tmp_path: Path) -> None:
+    """Other local users reach 127.0.0.1 too: with no token given, the server makes one (0600, in
+    the loopwright home) and requires it."""
+    home = tmp_path / "home"
+    with http_server(project, home, auth=True) as url:
+        token_file = home / ".loopwright" / "mcp-serve-token"
+        token = token_file.read_text().strip()
+        none = _post(url, {})
+        right = _post(url, {"Authorization": f"Bearer {token}"})
+    assert len(token) == 64 and (token_file.stat().st_mode & 0o777) == 0o600
+    assert none.status_code == 401 and right.status_code == 200
+    with http_server(project, home, auth=True) as url:  # the same token next time
+        assert _post(url, {"Authorization": f"Bearer {token}"}).status_code == 200
 
 
 def test_a_pre_tool_use_hook_refuses_a_resource_read_as_it_refuses_a_read(project: Path, tmp_path: Path) -> None:

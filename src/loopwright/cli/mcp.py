@@ -295,8 +295,12 @@ def parser() -> argparse.ArgumentParser:
                            help="serve over streamable HTTP at http://HOST:PORT/mcp (host 127.0.0.1 unless given; "
                                 "port 0 picks a free one) instead of stdio")
             s.add_argument("--auth-token-file", metavar="FILE",
-                           help="with --http: require 'Authorization: Bearer TOKEN', TOKEN read from FILE "
-                                "(mode 0600); else $LOOPWRIGHT_MCP_TOKEN if set")
+                           help="with --http: the bearer token every request must carry, read from FILE "
+                                "(mode 0600); else $LOOPWRIGHT_MCP_TOKEN, else $LOOPWRIGHT_HOME/mcp-serve-token "
+                                "(made on first use)")
+            s.add_argument("--no-auth", action="store_true",
+                           help="with --http on loopback: no bearer token (any local user's program can call "
+                                "the tools)")
             s.add_argument("--allow-host", action="append", default=[], metavar="HOST[:PORT]",
                            help="with --http: another Host/Origin name to accept (a proxy's); repeatable")
             s.add_argument("--conformance-fixtures", action="store_true",
@@ -350,7 +354,7 @@ def mcp_main(argv: list[str]) -> int:
         from ..mcp.server import serve_main
 
         return serve_main(serve_options(a), http=a.http, token_file=a.auth_token_file,
-                          allow_hosts=a.allow_host, fixtures=a.conformance_fixtures)
+                          allow_hosts=a.allow_host, fixtures=a.conformance_fixtures, no_auth=a.no_auth)
     except (McpConfigError, SettingsError, ValueError) as e:
         print(f"loopwright: {e}", file=sys.stderr)
         return 2

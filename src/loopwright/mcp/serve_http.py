@@ -7,10 +7,12 @@ GET stream, DELETE, its request-size bound, Host/Origin checks); this module cho
 - Host and Origin: only the listening address's own names (loopback: 127.0.0.1, localhost, [::1])
   and `--allow-host` names are accepted; anything else is a 421/403 before the request is read, so a
   web page that rebinds a name to 127.0.0.1 cannot drive the server.
-- Bearer token: `--auth-token-file FILE` (a file only its owner can read: mode 0600 or stricter,
-  refused otherwise, as ssh refuses a readable key) or $LOOPWRIGHT_MCP_TOKEN; every request must
-  carry `Authorization: Bearer TOKEN` (compared in constant time), else 401. A non-loopback address
-  without a token is refused: the tools run commands in the workspace.
+- Bearer token, always unless `--no-auth` (loopback only): every request must carry
+  `Authorization: Bearer TOKEN` (compared in constant time), else 401 — other local users and their
+  programs reach 127.0.0.1 too, and the tools run commands. The token is `--auth-token-file FILE`'s
+  (a file only its owner can read: mode 0600 or stricter, refused otherwise, as ssh refuses a
+  readable key), else $LOOPWRIGHT_MCP_TOKEN, else $LOOPWRIGHT_HOME/mcp-serve-token, made on first use
+  (0600, 32 random bytes).
 - Resumability: events are kept in memory (the last EVENTS per server), so a client whose SSE
   stream broke reconnects with `Last-Event-ID` and gets what it missed.
 """
@@ -48,6 +50,38 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def default_token_file() -> Path:
+    from ..home import loopwright_home
+
+    return loopwright_home() / "mcp-serve-token"
+
+
+def token_for(path: str | None, no_auth: bool, host: str) -> tuple[str | None, str]:
+    """(the token every request must carry, or None; where it came from, for the first stderr line).
+    Given no token, one is made once (32 random bytes, hex) in $LOOPWRIGHT_HOME/mcp-serve-token
+    (0600): other local users and their programs reach 127.0.0.1 too. `--no-auth` serves without
+    one, on loopback only."""
+    if no_auth:
+        if path is not None:
+            raise ValueError("--no-auth and --auth-token-file contradict each other: give one")
+        if not is_loopback(host):
+            raise ValueError(f"--no-auth on {host}: only on a loopback address (the served tools run commands)")
+        return None, "no token: --no-auth"
+    token = read_token(path)
+    if token is not None:
+        return token, path or f"${TOKEN_ENV}"
+    default = default_token_file()
+    if not default.exists():
+        import secrets
+
+        from ..home import write_private
+
+        write_private(default, secrets.token_hex(32) + "\n")
+    token = read_token(str(default))
+    assert token is not None  # (read_token refuses an empty file)
+    return token, str(default)
 
 
 def read_token(path: str | None) -> str | None:
@@ -134,17 +168,14 @@ class BearerAuth:
 
 
 def serve_http(server: Any, listen: str, token_file: str | None, allow_hosts: list[str],
-               close: Any = None) -> int:
+               close: Any = None, no_auth: bool = False) -> int:
     """Serve `server` (the SDK's lowlevel Server) on `listen` until interrupted; the URL is the
     first stderr line (`listening on http://HOST:PORT/mcp`, the real port when 0 was asked)."""
     import anyio
     import uvicorn
 
     host, port = parse_listen(listen)
-    token = read_token(token_file)
-    if not is_loopback(host) and token is None:
-        raise ValueError(f"--http {listen}: a non-loopback address needs a token "
-                         f"(--auth-token-file FILE or ${TOKEN_ENV}): the served tools run commands")
+    token, source = token_for(token_file, no_auth, host)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -162,7 +193,7 @@ def serve_http(server: Any, listen: str, token_file: str | None, allow_hosts: li
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
     shown = f"[{host}]" if ":" in host else host
     print(f"loopwright mcp serve: listening on http://{shown}:{port}/mcp"
-          + (" (bearer token required)" if token else ""), file=sys.stderr, flush=True)
+          + (f" (bearer token required: {source})" if token else f" ({source})"), file=sys.stderr, flush=True)
 
     async def run() -> None:
         try:

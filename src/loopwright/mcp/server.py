@@ -215,15 +215,15 @@ def closer(executor: Executor) -> Any:
 
 
 def serve_main(options: AgentOptions, http: str | None = None, token_file: str | None = None,
-               allow_hosts: list[str] | None = None, fixtures: bool = False) -> int:
+               allow_hosts: list[str] | None = None, fixtures: bool = False, no_auth: bool = False) -> int:
     """`loopwright mcp serve`: on stdio until the client closes it, or on HTTP until interrupted."""
     require("loopwright mcp serve", "mcp", "mcp", "mcp_types")
     if http is None:
-        for flag, given in (("--auth-token-file", token_file), ("--allow-host", allow_hosts)):
+        for flag, given in (("--auth-token-file", token_file), ("--allow-host", allow_hosts), ("--no-auth", no_auth)):
             if given:
                 raise ValueError(f"{flag} is for --http; the stdio server has no HTTP requests to check")
         return serve_stdio(StdioApp(options, fixtures, load_core))
     from .serve_http import serve_http
 
     core = Core(options, fixtures)
-    return serve_http(make_server(core), http, token_file, list(allow_hosts or []), closer(core.executor))
+    return serve_http(make_server(core), http, token_file, list(allow_hosts or []), closer(core.executor), no_auth)
