@@ -2,7 +2,8 @@
 options, skills, trust and below.
 
 An agent file is Markdown with front matter: `name` and `description` (required), `tools`,
-`disallowedTools`, `model`, `permissionMode`, `maxTurns`, `effort` (honoured), `color` (display only);
+`disallowedTools`, `model`, `permissionMode`, `maxTurns`, `effort`, `hooks` (honoured: the settings'
+shape in YAML, fired while that agent runs, its Stop hooks as SubagentStop), `color` (display only);
 the body is the agent's system prompt. They are read from the user's `~/.loopwright/agents/`
 and `~/.claude/agents/` ("user" setting source) and the project's `.loopwright/agents/` and
 `.claude/agents/` ("project"). A project's agent shadows the user's of the same name (Claude
@@ -27,11 +28,11 @@ from .options import AgentDefinition
 from .skills import as_list, config_dirs, read_text_capped, split_front_matter
 from .trust import Ignored
 
-HONOURED = ("name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns", "effort", "color")
+HONOURED = ("name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns", "effort", "color",
+            "hooks")
 # Claude Code's other keys (its agent front-matter schema, 2.1.332): what it does that loopwright does not.
 REFUSED = {
     "mcpServers": "per-agent MCP servers (the run's servers apply)",
-    "hooks": "per-agent hooks (the run's hooks apply)",
     "skills": "preloaded skills (the Skill tool lists them)",
     "initialPrompt": "an auto-submitted first message",
     "memory": "a per-agent memory scope",
@@ -107,11 +108,42 @@ def parse_agent_file(path: Path, text: str, users: bool = True) -> tuple[str, Ag
         warnings.append(f"{path}: effort {effort!r} is not one of {', '.join(EFFORT_LEVELS)} (not applied: the run's "
                         "effort is used)")
         effort = None
+    hooks = _agent_hooks(path, text, warnings) if "hooks" in meta else None
+    if hooks and not users:  # a project's agent: its commands run only in a trusted workspace (the caller decides)
+        ignored.append(Ignored("command", str(path), f"hooks of agent {name!r}"))
     tools = as_list(meta["tools"]) if "tools" in meta else None
     denied = as_list(meta["disallowedTools"]) if "disallowedTools" in meta else None
     d = AgentDefinition(desc.strip(), body.strip(), tools, model if isinstance(model, str) and model else None,
-                        turns, denied, mode, str(path), effort)
+                        turns, denied, mode, str(path), effort, hooks)
     return name.strip(), d, warnings, ignored
+
+
+def _agent_hooks(path: Path, text: str, warnings: list[str]) -> dict[str, Any] | None:
+    """The front matter's `hooks` (Claude Code's settings shape, in YAML) as {event: [HookMatcher]};
+    None, with a warning line, when they cannot be read."""
+    import yaml  # (only for an agent file with hooks: nested front matter)
+
+    from .hooks import parse_matchers
+
+    block = text.split("\n---", 1)[0].removeprefix("---")
+    try:
+        raw = (yaml.safe_load(block) or {}).get("hooks")
+    except yaml.YAMLError as e:
+        warnings.append(f"{path}: its front matter is not YAML loopwright can read ({e}); hooks not applied")
+        return None
+    if not isinstance(raw, dict):
+        warnings.append(f"{path}: \"hooks\" must be an object of events, as in settings; hooks not applied")
+        return None
+    out: dict[str, Any] = {}
+    for event, entries in raw.items():
+        try:
+            matchers = parse_matchers(str(event), entries, f"{path}: hooks", warnings)
+        except ValueError as e:
+            warnings.append(f"{e}; hooks not applied")
+            return None
+        if matchers:
+            out.setdefault("SubagentStop" if event == "Stop" else str(event), []).extend(matchers)
+    return out or None
 
 
 def find_agent_files(cwd: str | Path, sources: Iterable[str], trusted: bool, home: Path | None = None) -> AgentFiles:
@@ -135,7 +167,10 @@ def find_agent_files(cwd: str | Path, sources: Iterable[str], trusted: bool, hom
             out.warnings += warnings
             if ignored and not trusted:
                 out.ignored += ignored
-                definition.permission_mode = None
+                if any(i.kind == "grant" for i in ignored):
+                    definition.permission_mode = None
+                if any(i.kind == "command" for i in ignored):  # its hooks: commands of the workspace's
+                    definition.hooks = None
             out.agents[name] = definition
     return out
 

@@ -48,7 +48,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .blocks import WireMessage
-from .hooks import HookState, PromptResult, RunHooks
+from .hooks import HookRegistry, HookState, PromptResult, RunHooks
 from .messages import ResultMessage, SystemMessage
 from .models.base import Model
 from .models.catalog import ALIASES
@@ -148,8 +148,10 @@ class SubagentHooks(RunHooks):
     parent's session in their input plus `agent_id`/`agent_type`; Stop becomes SubagentStop;
     the session-level events belong to the parent and do not fire."""
 
-    def __init__(self, parent: RunHooks, agent_id: str, agent_type: str) -> None:
-        super().__init__(parent.registry, HookState(copy.copy(parent.state.context)))  # the parent's session
+    def __init__(self, parent: RunHooks, agent_id: str, agent_type: str, own: dict[str, Any] | None = None) -> None:
+        # the parent's hooks, and the agent file's own (`own`: its Stop hooks are SubagentStop, as in Claude Code)
+        registry = parent.registry if not own else with_agent_hooks(parent.registry, own)
+        super().__init__(registry, HookState(copy.copy(parent.state.context)))  # the parent's session
         self.agent_id, self.agent_type = agent_id, agent_type
         self.history: Callable[[], list[WireMessage]] = list  # the subagent's h, once its run exists
         self.transcript_path: str | None = None  # the subagent's own transcript, when sessions are saved
@@ -186,6 +188,21 @@ class SubagentHooks(RunHooks):
             await self.subagent_stop(False, self.agent_type, self._last_text(), error=error)
 
 
+def with_agent_hooks(registry: HookRegistry, own: dict[str, Any]) -> HookRegistry:
+    """`registry` with an agent file's hooks after the parent's; its Stop hooks fire as SubagentStop."""
+    from types import MappingProxyType
+
+    from .hooks import Hooks
+
+    renamed: dict[str, list[Any]] = {}
+    for e, ms in own.items():
+        renamed.setdefault("SubagentStop" if e == "Stop" else e, []).extend(ms)
+    mine = Hooks(renamed).freeze()
+    events = {*registry.matchers, *mine.matchers}
+    merged = {e: (*registry.matchers.get(e, ()), *mine.matchers.get(e, ())) for e in events}
+    return HookRegistry(MappingProxyType(merged), registry.env)
+
+
 async def run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: str, tool_use_id: str,
                        siblings: int = 1) -> ToolOutput:
     """One Agent call: a nested loop whose messages go to the parent's caller (`ports.emit`)
@@ -206,7 +223,7 @@ async def run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: s
     if isinstance(model, str):
         model = MODEL_ALIASES.get(model, model)
     spec = SubagentSpec(prompt, kind, f"{d.prompt}\n\nWorking directory: {ports.cwd}", tools, model, d.max_turns, left,
-                        d.permission_mode, d.effort)
+                        d.permission_mode, d.effort, d.hooks)
     try:
         sub = ports.spawn(spec)
     except Exception as e:  # bad definition (unknown model, price, settings): the parent goes on

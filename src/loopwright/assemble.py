@@ -60,13 +60,14 @@ WINNING_MODES = ("bypassPermissions", "acceptEdits")
 
 def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, *,
               control: RunControl | None = None, history: list[WireMessage] | None = None,
-              agent_type: str = "", shared_spend: SharedSpend | None = None, agent_mode: str | None = None) -> Run:
+              agent_type: str = "", shared_spend: SharedSpend | None = None, agent_mode: str | None = None,
+              agent_hooks: dict[str, Any] | None = None) -> Run:
     """A Run of `prompt` built from `options`, not started (drive it with `run.messages(prompt)`,
     or call query()). `control` steers it from another task; `history` continues a conversation
     held in memory (LoopwrightClient); `shared_spend` ties its budget to a batch's. With
     `parent`: a subagent of that run (of type `agent_type`), with the parent's gate and hooks (as
     SubagentHooks), its own shell cwd and transcript, and the parent's share of a batch's spend;
-    `agent_mode`: its agent type's permissionMode.
+    `agent_mode`: its agent type's permissionMode; `agent_hooks`: its agent file's own hooks.
     Bad options raise TypeError / ValueError before anything runs."""
     if not isinstance(prompt, (str, list)):
         raise TypeError(f"prompt must be a str (or a list of content blocks), not {type(prompt).__name__}")
@@ -143,7 +144,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         context = HookContext(session_id, transcript, str(cwd), permission_mode, options.deps)
         hooks = run_hooks(config.hooks, context, options.hooks)  # the registry fixed, the state this run's
     else:  # a subagent: the parent's gate and hooks, its own shell cwd and transcript
-        hooks = sub_hooks = SubagentHooks(parent.deps.hooks, session_id, agent_type)
+        hooks = sub_hooks = SubagentHooks(parent.deps.hooks, session_id, agent_type, agent_hooks)
         permissions = parent.deps.executor.permissions
         ctx.before_file_change = parent.deps.executor.ctx.before_file_change  # its edits are checkpointed too
         ctx.after_file_change = parent.deps.executor.ctx.after_file_change
@@ -467,7 +468,7 @@ class RunPortsOf:
             output_format=None, output_type=None, output_guardrails=[],  # the parent's answer, not the subagent's
             effort=spec.effort or p.options.effort)  # an agent's own effort, else the parent's
         return _SubagentRun(build_run(options, spec.prompt, self._run, agent_type=spec.agent_type,
-                                      agent_mode=spec.permission_mode), spec.prompt)
+                                      agent_mode=spec.permission_mode, agent_hooks=spec.hooks), spec.prompt)
 
     def absorb(self, sub: Subagent) -> None:
         assert isinstance(sub, _SubagentRun)

@@ -59,6 +59,7 @@ class AgentDefinition:
     permission_mode: PermissionMode | None = None
     source: str = ""  # the agent file it was read from ("" for --agents / AgentOptions.agents)
     effort: str | None = None  # None: the parent's (AgentOptions.effort's levels)
+    hooks: dict[str, Any] | None = None  # an agent file's `hooks` ({event: [HookMatcher]}): fired while it runs
 
 
 def agents_from_json(value: str | dict[str, Any]) -> dict[str, AgentDefinition]:

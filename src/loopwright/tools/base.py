@@ -68,6 +68,7 @@ class SubagentSpec:
     max_budget_usd: float | None = None
     permission_mode: str | None = None  # None: the parent's (agents.py: the definition's permissionMode)
     effort: str | None = None  # None: the parent's
+    hooks: dict[str, Any] | None = None  # its agent file's own hooks ({event: [HookMatcher]}), while it runs
 
 
 class Subagent(Protocol):
