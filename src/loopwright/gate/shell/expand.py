@@ -101,35 +101,39 @@ def _braces(w: Chars) -> list[Chars]:
     """Brace expansion on unquoted `{a,b}` (sequences `{1..3}` are left to run time)."""
     depth, start = 0, -1
     for i, (c, q) in enumerate(w):
-        if q:
+        if q or c not in "{}" or c == "}" and depth == 0:
             continue
-        if c == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif c == "}" and depth > 0:
-            depth -= 1
-            if depth == 0:
-                inner = w[start + 1:i]
-                parts: list[Chars] = [[]]
-                d = 0
-                for ch, qq in inner:
-                    if ch == "," and not qq and d == 0:
-                        parts.append([])
-                        continue
-                    if not qq:
-                        d += ch == "{"
-                        d -= ch == "}"
-                    parts[-1].append((ch, qq))
-                if len(parts) == 1:
-                    if "".join(c for c, _ in inner).count("..") and not any(qq for _, qq in inner):
-                        raise Unknown("a brace sequence")
-                    continue
-                out = [x for p in parts for x in _braces(w[:start] + p + w[i + 1:])]
-                if len(out) > MAX_MATCHES:
-                    raise Unknown("too many brace expansions")
-                return out
+        depth += 1 if c == "{" else -1
+        if c == "{" and depth == 1:
+            start = i
+        if c == "}" and depth == 0:
+            parts = _brace_parts(w[start + 1:i])
+            if parts is None:
+                continue  # `{x}`: no expansion
+            out = [x for p in parts for x in _braces(w[:start] + p + w[i + 1:])]
+            if len(out) > MAX_MATCHES:
+                raise Unknown("too many brace expansions")
+            return out
     return [w]
+
+
+def _brace_parts(inner: Chars) -> list[Chars] | None:
+    """The alternatives of one `{...}` (split at its own unquoted commas), None when it has
+    none; a sequence (`{1..3}`) raises Unknown."""
+    parts: list[Chars] = [[]]
+    d = 0
+    for ch, q in inner:
+        if ch == "," and not q and d == 0:
+            parts.append([])
+            continue
+        if not q:
+            d += (ch == "{") - (ch == "}")
+        parts[-1].append((ch, q))
+    if len(parts) > 1:
+        return parts
+    if "".join(c for c, _ in inner).count("..") and not any(q for _, q in inner):
+        raise Unknown("a brace sequence")
+    return None
 
 
 def _segment_regex(seg: Chars) -> re.Pattern[str]:
@@ -145,65 +149,49 @@ def _glob(w: Chars, cwd: str) -> list[str] | None:
     then stays as written)."""
     segs: list[Chars] = [[]]
     for ch in w:
-        if ch == ("/", False) or ch == ("/", True):
+        if ch[0] == "/":
             segs.append([])
         else:
             segs[-1].append(ch)
     absolute = not segs[0] and len(segs) > 1
     bases = ["/"] if absolute else [""]
-    for k, seg in enumerate(segs[1:] if absolute else segs):
-        last = k == len(segs) - (2 if absolute else 1)
-        magic = any(not q and c in "*?[" for c, q in seg)
-        nxt: list[str] = []
-        if not magic:
-            name = "".join(c for c, _ in seg)
-            nxt = [os.path.join(b, name) if b else name for b in bases]
-            if not last:
-                nxt = [p for p in nxt if os.path.isdir(os.path.join(cwd, p))]
-        else:
-            rx = _segment_regex(seg)
-            dot = bool(seg) and seg[0][0] == "."
-            for b in bases:
-                try:
-                    names = sorted(os.listdir(os.path.join(cwd, b) if b else cwd))
-                except OSError:
-                    continue
-                for name in names:
-                    if name.startswith(".") and not dot:
-                        continue
-                    if rx.fullmatch(name):
-                        p = os.path.join(b, name) if b else name
-                        if last or os.path.isdir(os.path.join(cwd, p)):
-                            nxt.append(p)
-                if len(nxt) > MAX_MATCHES:
-                    raise Unknown("a glob with too many matches")
-        bases = nxt
+    rest = segs[1:] if absolute else segs
+    for k, seg in enumerate(rest):
+        bases = _glob_segment(seg, bases, cwd, last=k == len(rest) - 1)
         if not bases:
             return None
     return bases
 
 
+def _glob_segment(seg: Chars, bases: list[str], cwd: str, last: bool) -> list[str]:
+    """The paths one segment of a glob makes of each of `bases` (directories, unless `last`)."""
+    if not any(not q and c in "*?[" for c, q in seg):
+        name = "".join(c for c, _ in seg)
+        out = [os.path.join(b, name) if b else name for b in bases]
+        return out if last else [p for p in out if os.path.isdir(os.path.join(cwd, p))]
+    rx = _segment_regex(seg)
+    dot = bool(seg) and seg[0][0] == "."
+    out = []
+    for b in bases:
+        try:
+            names = sorted(os.listdir(os.path.join(cwd, b) if b else cwd))
+        except OSError:
+            continue
+        for name in names:
+            p = os.path.join(b, name) if b else name
+            if (dot or not name.startswith(".")) and rx.fullmatch(name) and (
+                    last or os.path.isdir(os.path.join(cwd, p))):
+                out.append(p)
+        if len(out) > MAX_MATCHES:
+            raise Unknown("a glob with too many matches")
+    return out
+
+
 def expand(word: bashparse.Word, cwd: str | None, ws: Workspace) -> list[str]:
     """The arguments bash makes of `word` in `cwd` (None: unknown); raises Unknown."""
-    w = _chars(word.text)
     out: list[str] = []
-    for alt in _braces(w):
-        if alt and alt[0] == ("~", False):  # tilde prefix up to the first unquoted /
-            k = 1
-            while k < len(alt) and alt[k] != ("/", False) and not alt[k][1]:
-                k += 1
-            user = "".join(c for c, _ in alt[1:k])
-            if user in ("-", "+") or user.startswith(("-", "+")):
-                if user == "+" and cwd is not None:
-                    alt = [(c, True) for c in cwd] + alt[k:]
-                else:
-                    raise Unknown("~- names the previous directory")
-            elif user == "":
-                alt = [(c, True) for c in ws.home_dir] + alt[k:]
-            else:
-                home = os.path.expanduser("~" + user)
-                if not home.startswith("~"):
-                    alt = [(c, True) for c in home] + alt[k:]
+    for alt in _braces(_chars(word.text)):
+        alt = _tilde(alt, cwd, ws)
         if any(not q and c in "*?[" for c, q in alt):
             if cwd is None:
                 raise Unknown("a glob in a directory that cannot be known")
@@ -213,6 +201,23 @@ def expand(word: bashparse.Word, cwd: str | None, ws: Workspace) -> list[str]:
                 continue
         out.append("".join(c for c, _ in alt))
     return out
+
+
+def _tilde(alt: Chars, cwd: str | None, ws: Workspace) -> Chars:
+    """Tilde expansion of the prefix up to the first unquoted / (`~`, `~user`, `~+`; `~-` is
+    only known at run time)."""
+    if not alt or alt[0] != ("~", False):
+        return alt
+    k = 1
+    while k < len(alt) and alt[k] != ("/", False) and not alt[k][1]:
+        k += 1
+    user = "".join(c for c, _ in alt[1:k])
+    if user == "+" and cwd is not None:
+        return [(c, True) for c in cwd] + alt[k:]
+    if user.startswith(("-", "+")):
+        raise Unknown("~- names the previous directory")
+    home = ws.home_dir if user == "" else os.path.expanduser("~" + user)
+    return alt if home.startswith("~") else [(c, True) for c in home] + alt[k:]
 
 
 def word_values(word: bashparse.Word) -> list[str] | None:
