@@ -275,14 +275,14 @@ class Permissions(Judge):
     # Read, Glob, Grep, LS
     def _read(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
         path = next((x[k] for k in PATH_KEYS if isinstance(x.get(k), str) and x[k]), None) or "."
-        targets = [path]
-        climbs = False
+        targets, climbs = [path], None
         pattern = x.get("pattern")
         if name == "Glob" and isinstance(pattern, str):
             # The pattern is a path too: `/etc/*`, `../outside/*` or `**/../../x` search elsewhere.
             prefix, rest = _glob_prefix(pattern)
             targets = [os.path.join(path, prefix) if prefix else path]
-            climbs = ".." in rest.split("/")
+            if ".." in rest.split("/"):
+                climbs = f"the pattern {pattern} climbs out of its directory with .."
         resolved = [(t, *self.resolve(t)) for t in targets]
 
         def deny() -> Verdict | None:
@@ -293,29 +293,32 @@ class Permissions(Judge):
             r = next((r for _, lx, rl in resolved if (r := self.path_match(self.ask, "Read", lx, rl))), None)
             return self.rule_verdict("ask", r or self.named(self.ask, name), name)
 
-        def auto() -> Verdict:
-            if climbs:
-                return Verdict("ask", f"the pattern {pattern} climbs out of its directory with ..",
-                               code="unknown_path")
-            for t, lexical, real in resolved:
-                v = self.unresolvable(t)
-                if v is not None:
-                    return v
-                if self.path_match(self.allow, "Read", lexical, real) is None and not self.inside(real):
-                    return Verdict("ask", f"reading {t} is outside the working directories", code="outside")
-            approving = rules_allow()
-            if approving is not None:
-                return self.allowed(approving)
-            by_path = [self.path_match(self.allow, "Read", lx, rl) for _, lx, rl in resolved]
-            if all(by_path):
-                return self.allowed([r for r in by_path if r is not None])
-            return NO_ALLOW_RULE
-
         def rules_allow() -> list[Rule] | None:
             r = self.named(self.allow, name)
             return [r] if r is not None else [] if read_only else None
 
-        return self.order(deny, ask, hook, True, name, rules_allow, auto)
+        return self.order(deny, ask, hook, True, name, rules_allow,
+                          lambda: self._read_auto(resolved, climbs, rules_allow))
+
+    def _read_auto(self, resolved: list[tuple[str, str, str]], climbs: str | None,
+                   rules_allow: Callable[[], list[Rule] | None]) -> Verdict:
+        """A read in the modes that check paths: asked outside the working directories (unless a
+        Read rule allows the path), approved by a rule or as a read-only tool."""
+        if climbs is not None:
+            return Verdict("ask", climbs, code="unknown_path")
+        for t, lexical, real in resolved:
+            v = self.unresolvable(t)
+            if v is not None:
+                return v
+            if self.path_match(self.allow, "Read", lexical, real) is None and not self.inside(real):
+                return Verdict("ask", f"reading {t} is outside the working directories", code="outside")
+        approving = rules_allow()
+        if approving is not None:
+            return self.allowed(approving)
+        by_path = [self.path_match(self.allow, "Read", lx, rl) for _, lx, rl in resolved]
+        if all(by_path):
+            return self.allowed([r for r in by_path if r is not None])
+        return NO_ALLOW_RULE
 
 
 def _safe() -> Verdict:

@@ -203,33 +203,39 @@ class _Walker:
             self.substitutions += 1
             self.within("nested", node.command)
         elif kind == "list":
-            parts = node.parts
-            for i, child in enumerate(parts):
-                if child.kind == "operator":
-                    continue
-                after = parts[i + 1].op if i + 1 < len(parts) and parts[i + 1].kind == "operator" else ""
-                before = parts[i - 1].op if i > 0 and parts[i - 1].kind == "operator" else ""
-                self.within("nested" if after == "&" else "conditional" if before in ("&&", "||") else "top", child)
+            self.command_list(node.parts)
         elif kind == "pipeline" and sum(1 for p in node.parts if p.kind != "pipe") > 1:
             for child in node.parts:
                 self.within("nested", child)
         elif kind in ("compound", "function"):
-            first = next((p for p in (getattr(node, "list", None) or []) if p.kind == "reservedword"), None)
-            word = getattr(first, "word", "")
-            context = ("repeated" if kind == "function" or word in ("for", "while", "until", "select") else
-                       "nested" if word == "(" else "conditional" if word in ("if", "case") else "top")
-            saved = self.context
-            self.context = _outer(saved, context)
-            try:
-                self.generic(node)
-            finally:
-                self.context = saved
-        elif kind == "word" or kind == "assignment":
-            self.nested(node)
-        elif kind == "redirect":
+            self.compound(node)
+        elif kind in ("word", "assignment", "redirect"):
             self.nested(node)
         else:
             self.generic(node)
+
+    def command_list(self, parts: list[Any]) -> None:
+        """`a && b || c; d & e`: a part after && or || may not run, one before & runs beside."""
+        for i, child in enumerate(parts):
+            if child.kind == "operator":
+                continue
+            after = parts[i + 1].op if i + 1 < len(parts) and parts[i + 1].kind == "operator" else ""
+            before = parts[i - 1].op if i > 0 and parts[i - 1].kind == "operator" else ""
+            self.within("nested" if after == "&" else "conditional" if before in ("&&", "||") else "top", child)
+
+    def compound(self, node: Any) -> None:
+        """A loop or function body may run any number of times, a subshell's in its own shell, an
+        if's or case's maybe not at all."""
+        first = next((p for p in (getattr(node, "list", None) or []) if p.kind == "reservedword"), None)
+        word = getattr(first, "word", "")
+        context = ("repeated" if node.kind == "function" or word in ("for", "while", "until", "select") else
+                   "nested" if word == "(" else "conditional" if word in ("if", "case") else "top")
+        saved = self.context
+        self.context = _outer(saved, context)
+        try:
+            self.generic(node)
+        finally:
+            self.context = saved
 
     def generic(self, node: Any) -> None:
         for attr in ("parts", "list"):
