@@ -31,7 +31,8 @@ def exits(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str
 
 
 @pytest.mark.parametrize("argv", [["--max-turns", "x"], ["--output-format", "yaml", "-p", "hi"],
-                                  ["sessions", "bogus"], ["batch"], ["view", "--nope"]])
+                                  ["sessions", "bogus"], ["batch"], ["view", "--nope"],
+                                  ["serve-scripted", "--port", "x"]])
 def test_a_usage_mistake_is_one_line_and_a_pointer_to_help(argv: list[str], capsys: pytest.CaptureFixture[str],
                                                            ) -> None:
     code, out, err = exits(argv, capsys)

@@ -24,7 +24,7 @@ from .config import EXIT_RUN_ERROR, EXIT_USAGE, UsageError, pause_gc, resume_gc
 # the arguments and returns the exit code; its module is imported only when it runs.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("loopwright.cli.demo:demo_main", "demo"),
-    "serve-scripted": ("loopwright.testing.server:serve_main", "serve-scripted SCRIPT --port N"),
+    "serve-scripted": ("loopwright.cli.serve_scripted:serve_scripted_main", "serve-scripted SCRIPT --port N"),
     "sessions": ("loopwright.cli.sessions:sessions_main", "sessions list|show ID"),
     "rewind": ("loopwright.cli.rewind:rewind_main", "rewind SESSION"),
     "view": ("loopwright.cli.view:view_main", "view [SESSION]"),

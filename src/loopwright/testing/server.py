@@ -150,9 +150,10 @@ An example ships in examples/scripted-turns.json; the format: docs/models.md
 ("A scripted model")."""
 
 
-def serve_main(argv: Sequence[str]) -> int:
-    """`loopwright serve-scripted SCRIPT.json [--port N] [--host 127.0.0.1]`: serve in the foreground."""
-    p = argparse.ArgumentParser(
+def serve_main(argv: Sequence[str], parser: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> int:
+    """`loopwright serve-scripted SCRIPT.json [--port N] [--host 127.0.0.1]`: serve in the foreground.
+    `parser`: the command line's parser class (the CLI passes its own, whose errors are one line)."""
+    p = parser(
         prog="loopwright serve-scripted", formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=SCRIPT_FORMAT,
         description="Serve a scripted model over the Anthropic Messages API and the OpenAI chat completions API "
