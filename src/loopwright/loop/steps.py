@@ -8,6 +8,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 
 from ..blocks import (
     Prompt,
+    ToolUseBlock,
     prompt_text,
     tool_uses,
 )
@@ -45,7 +46,7 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
 async def _call(run: Run) -> AsyncIterator[Message | Step]:
     """Steps 0 to 2: h compacted near W, the budget rule, a = M(h); then what a asks for."""
     s = run.state
-    if (limits := run.deps.options.usage_limits) is not None and (stop := before_call(run, limits, False)) is not None:
+    if (stop := _capped(run, forecast_input=False)) is not None:
         yield Finish(stop)  # (a cap already reached: no compaction's summary call either; caps.py)
         return
     if (compaction := auto_compact(run)) is not None:  # 0. near the window W: compact h
@@ -67,13 +68,9 @@ async def _call(run: Run) -> AsyncIterator[Message | Step]:
         yield Finish()
         return
     yield AssistantMessage(a.content, a.model, a.stop_reason, s.budget.calls[-1])
-    limits = run.deps.options.usage_limits  # (caps.py, limits.py: None unless the caller set some)
-    if limits is not None and (stop := after_call(run, limits)) is not None:
-        yield Finish(stop)  # (over a cap: a is not kept, as a turn over the budget)
-        return
     uses = tool_uses(a.content)
-    if a.stop_reason == "pause_turn" and s.budget.exhausted() and not uses:
-        yield Finish(run.budget_stop())  # (the unfinished turn is not kept)
+    if (stop := _stop_after_call(run, a, uses)) is not None:
+        yield Finish(stop)
         return
     step = RunTools(a, uses) if uses else await after_answer(run, a)  # 2. done: h·a, or a continuation
     for m in run.hook_messages():  # what the Stop hooks said (a systemMessage, a failure)
@@ -86,8 +83,24 @@ def _stop_before_call(run: Run) -> ResultMessage | None:
     limits (caps.py, limits.py: None unless the caller set some)."""
     if run.state.budget.exhausted():
         return run.budget_stop()
+    return _capped(run)
+
+
+def _stop_after_call(run: Run, a: ModelResponse, uses: list[ToolUseBlock]) -> ResultMessage | None:
+    """Over a usage cap (a is not kept, as a turn over the budget), or a paused turn that reached
+    the budget (the unfinished turn is not kept)."""
+    limits = run.deps.options.usage_limits  # (caps.py, limits.py: None unless the caller set some)
+    if limits is not None and (stop := after_call(run, limits)) is not None:
+        return stop
+    if a.stop_reason == "pause_turn" and run.state.budget.exhausted() and not uses:
+        return run.budget_stop()
+    return None
+
+
+def _capped(run: Run, forecast_input: bool = True) -> ResultMessage | None:
+    """The stop a usage limit's cap says before the next request (caps.py), if the caller set any."""
     limits = run.deps.options.usage_limits
-    return before_call(run, limits) if limits is not None else None
+    return before_call(run, limits, forecast_input) if limits is not None else None
 
 
 def run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:

@@ -85,25 +85,32 @@ def _span(lines: list[dict[str, Any]], to_uuid: str) -> tuple[int, set[str], lis
     if idx is None:
         raise SessionNotFound(f"no user prompt {to_uuid!r} in this session")
     prompts = {str(ln.get("uuid")) for ln in lines[idx:] if ln.get("type") == "user" and ln.get("isPrompt")}
-    answered: set[str] = set()
-    for ln in lines[idx:]:
-        if ln.get("type") == "user":
-            for b in (ln.get("message") or {}).get("content") or []:
-                if isinstance(b, dict) and b.get("type") == "tool_result":
-                    answered.add(str(b.get("tool_use_id")))
-        elif ln.get("type") == "result":
-            res = ln.get("result")
-            for d in (res.get("permission_denials") if isinstance(res, dict) else None) or []:
-                if isinstance(d, dict):
-                    answered.discard(str(d.get("tool_use_id")))
-    bash: list[str] = []
-    for ln in lines[idx:]:
-        if ln.get("type") == "assistant":
-            for b in (ln.get("message") or {}).get("content") or []:
-                if (isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == "Bash"
-                        and str(b.get("id")) in answered):
-                    bash.append(str((b.get("input") or {}).get("command", "")))
-    return idx, prompts, bash
+    since = lines[idx:]
+    return idx, prompts, _bash_run(since, _answered(since))
+
+
+def _blocks(ln: dict[str, Any]) -> list[Any]:
+    return (ln.get("message") or {}).get("content") or []
+
+
+def _answered(lines: list[dict[str, Any]]) -> set[str]:
+    """The ids of the tool calls these lines answer, less those the gate refused."""
+    answered = {str(b.get("tool_use_id")) for ln in lines if ln.get("type") == "user"
+                for b in _blocks(ln) if isinstance(b, dict) and b.get("type") == "tool_result"}
+    refused = {str(d.get("tool_use_id")) for ln in lines if ln.get("type") == "result"
+               for d in _denials(ln.get("result")) if isinstance(d, dict)}
+    return answered - refused
+
+
+def _denials(result: Any) -> list[Any]:
+    return (result.get("permission_denials") if isinstance(result, dict) else None) or []
+
+
+def _bash_run(lines: list[dict[str, Any]], answered: set[str]) -> list[str]:
+    """The commands of the answered Bash calls in these lines, in order."""
+    return [str((b.get("input") or {}).get("command", "")) for ln in lines if ln.get("type") == "assistant"
+            for b in _blocks(ln) if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == "Bash"
+            and str(b.get("id")) in answered]
 
 
 def rewind_points(session_id: str, sessions_dir: str | Path | None = None,
