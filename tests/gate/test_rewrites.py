@@ -159,3 +159,26 @@ def test_an_answer_that_rewrites_at_every_question_is_refused(tmp_path: Path) ->
     block = first_tool_result(r)
     assert block["is_error"] is True and "each time it was asked" in block["content"]
 
+
+
+def test_a_mention_read_rewritten_at_a_denied_path_is_refused(tmp_path: Path) -> None:
+    """@-mentions are judged by the same Permissions.decide: a mention outside the working
+    directory is asked about; an answer re-pointing its Read at a file a deny rule covers is
+    refused, and the file never reaches the model."""
+    work, shared = tmp_path / "work", tmp_path / "shared.txt"
+    work.mkdir()
+    shared.write_text("shared\n")
+    key = tmp_path / "key.txt"
+    key.write_text("s3cret-canary\n")
+    asked: list[str] = []
+
+    def answer(name: str, x: dict[str, Any]) -> Any:
+        asked.append(x["file_path"])
+        return lw.Allow({"file_path": str(key)})
+
+    r = lw.run(f"look at @{shared}", lw.AgentOptions(
+        model=lw.ScriptedModel([[text("done")]]), tools=default_tools(), cwd=str(work), file_mentions=True,
+        permission_mode="default", disallowed_tools=[f"Read(/{key})"], can_use_tool=answer, setting_sources=[]))
+    assert asked == [str(shared)]
+    assert "s3cret-canary" not in repr(r.messages)
+    assert f"Read(/{key})" in repr(r.messages[0])
