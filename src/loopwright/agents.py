@@ -175,8 +175,8 @@ class SubagentHooks(RunHooks):
         return "".join(b.get("text", "") for b in last["content"] if b.get("type") == "text") \
             if last is not None and last.get("role") == "assistant" else None
 
-    async def stop(self, stop_hook_active: bool) -> str | None:
-        return await self.subagent_stop(stop_hook_active, self.agent_type, self._last_text())
+    async def stop(self, stop_hook_active: bool, last_assistant_message: str | None = None) -> str | None:
+        return await self.subagent_stop(stop_hook_active, self.agent_type, last_assistant_message or self._last_text())
 
     async def started(self) -> str | None:
         """SubagentStart: additional context for the subagent, or None."""

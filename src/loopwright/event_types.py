@@ -179,11 +179,12 @@ class SessionEndHookInput(BaseHookInput):
     reason: str
 
 
-class StopHookInput(BaseHookInput):
+class StopHookInput(BaseHookInput, total=False):
     """The model answered without a tool call and the run would end: the hook may make it go on
     (`decision: "block"` with a reason for the model); `stop_hook_active` when it already did."""
 
-    stop_hook_active: bool
+    stop_hook_active: Required[bool]
+    last_assistant_message: str  # the text of that answer
 
 
 class SubagentStartHookInput(BaseHookInput):
@@ -203,6 +204,12 @@ class PreCompactHookInput(BaseHookInput):
 
     trigger: str  # "manual" | "auto"
     custom_instructions: str
+
+
+class InstructionsLoadedHookInput(BaseHookInput):
+    file_path: str
+    memory_type: str  # "User" | "Project" | "Local"
+    load_reason: str  # "session_start" | "include"
 
 
 class PostCompactHookInput(BaseHookInput):
@@ -242,7 +249,7 @@ HookInput: TypeAlias = (
     PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput | UserPromptSubmitHookInput
     | SessionStartHookInput | SessionEndHookInput | StopHookInput | SubagentStartHookInput | SubagentStopHookInput
     | PreCompactHookInput | PostCompactHookInput | PermissionRequestHookInput | NotificationHookInput
-    | PostToolBatchHookInput | StopFailureHookInput
+    | PostToolBatchHookInput | StopFailureHookInput | InstructionsLoadedHookInput
 )
 HOOK_INPUTS: dict[str, type] = {
     "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
@@ -252,6 +259,7 @@ HOOK_INPUTS: dict[str, type] = {
     "PreCompact": PreCompactHookInput, "PostCompact": PostCompactHookInput,
     "PermissionRequest": PermissionRequestHookInput, "Notification": NotificationHookInput,
     "PostToolBatch": PostToolBatchHookInput, "StopFailure": StopFailureHookInput,
+    "InstructionsLoaded": InstructionsLoadedHookInput,
 }
 
 

@@ -465,9 +465,10 @@ def test_every_event_s_input_has_the_shape_of_its_typed_dict(tmp_path: Path) -> 
 
     # an ask a can_use_tool answers (PermissionRequest, then Notification), and a model error (StopFailure)
     failing = ModelError("overloaded", status=529)
+    (tmp_path / "CLAUDE.md").write_text("be brief\n")  # InstructionsLoaded: a memory file sent with the prompt
     opts = lw.AgentOptions(model=lw.ScriptedModel([[{"type": "tool_use", "id": "4", "name": "Bash", "input": {
         "command": "touch x"}}], failing]), tools=default_tools(), hooks=hooks, cwd=tmp_path, permission_mode="default",
-        can_use_tool=lambda name, x: True)
+        can_use_tool=lambda name, x: True, setting_sources=["project"])
     lw.run("go", opts)
     assert set(seen) == set(HOOK_EVENTS)
     for event, inputs in seen.items():

@@ -30,7 +30,7 @@ def both(tmp: Path, turns: list[Any], settings: dict[str, Any], *args: str) -> d
     out: dict[str, tuple[Any, Path]] = {}
     for who in ("claude", "loopwright"):
         proj = tmp / who
-        proj.mkdir()
+        proj.mkdir(exist_ok=True)
         with ScriptedServer(turns, is_loop_call=lambda body: True) as srv:
             if who == "claude":
                 env = {**os.environ, "HOME": str(tmp / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
@@ -93,3 +93,21 @@ def test_prompt_hook_judges_and_blocks_the_same(tmp_path: Path) -> None:
         assert judged.startswith("Refuse any touch. Input: {") and '"tool_input":{"command":"touch made"}' in judged, who
         assert PROMPT_SYSTEM in system_text(requests[1]), who
         assert not requests[1].body.get("tools"), who
+
+
+def test_instructions_loaded_and_stops_last_message_the_same(tmp_path: Path) -> None:
+    hook = tmp_path / "log.sh"
+    hook.write_text("#!/bin/sh\ncat >> \"$PWD/hooks.log\"\necho >> \"$PWD/hooks.log\"\n")
+    hook.chmod(0o755)
+    cmd = [{"hooks": [{"type": "command", "command": str(hook)}]}]
+    for who in ("claude", "loopwright"):
+        (tmp_path / who).mkdir()
+        (tmp_path / who / "CLAUDE.md").write_text("be brief\n")
+    runs = both(tmp_path, [[text("all done")]], {"hooks": {"InstructionsLoaded": cmd, "Stop": cmd}})
+    for who, (_, proj) in runs.items():
+        seen = {d["hook_event_name"]: d for d in map(json.loads, filter(str.strip,
+                                                                        (proj / "hooks.log").read_text().splitlines()))}
+        loaded, stop = seen["InstructionsLoaded"], seen["Stop"]
+        assert (loaded["file_path"], loaded["memory_type"], loaded["load_reason"]) == (
+            str(proj / "CLAUDE.md"), "Project", "session_start"), who
+        assert stop["last_assistant_message"] == "all done" and stop["stop_hook_active"] is False, who

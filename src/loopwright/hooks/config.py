@@ -15,9 +15,9 @@ from ..typevars import DepsT
 from .matching import if_matches, matcher_matches
 
 HOOK_EVENTS = (  # the events loopwright fires, each at Claude Code's moment
-    "SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure",
-    "PostToolBatch", "Notification", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "PreCompact",
-    "PostCompact", "SessionEnd",
+    "SessionStart", "InstructionsLoaded", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
+    "PostToolUseFailure", "PostToolBatch", "Notification", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
+    "PreCompact", "PostCompact", "SessionEnd",
 )
 
 # Every hook event of Claude Code 2.1.332 (the Agent SDK's HOOK_EVENTS): a hook on one of these is
@@ -46,7 +46,6 @@ UNFIRED_EVENTS = {
     "ConfigChange": "settings are read once, when a run starts",
     "WorktreeCreate": "there are no worktree sessions",
     "WorktreeRemove": "there are no worktree sessions",
-    "InstructionsLoaded": "memory files load without an event",
     "CwdChanged": "the working directory is fixed for a run",
     "FileChanged": "no files are watched",
     "DirectoryAdded": "directories are given when a run starts",

@@ -254,6 +254,13 @@ class RunHooks:
         outs = await self._fire("Notification", notification_type, data)
         self._notes("Notification", outs, blocking_to_user=True)
 
+    async def instructions_loaded(self, file_path: str, memory_type: str, load_reason: str) -> None:
+        """A memory file went into the conversation (matchers match `load_reason`: session_start,
+        include, ...); observational, as in Claude Code."""
+        outs = await self._fire("InstructionsLoaded", load_reason, {"file_path": file_path, "memory_type": memory_type,
+                                                                    "load_reason": load_reason})
+        self._notes("InstructionsLoaded", outs, blocking_to_user=True)
+
     async def post_compact(self, trigger: str, summary: str) -> None:
         """After compaction (`trigger` manual | auto) with its summary."""
         outs = await self._fire("PostCompact", trigger, {"trigger": trigger, "compact_summary": summary})
@@ -270,9 +277,10 @@ class RunHooks:
             data["last_assistant_message"] = last_assistant_message
         await self._fire("StopFailure", error, data)
 
-    async def stop(self, stop_hook_active: bool) -> str | None:
+    async def stop(self, stop_hook_active: bool, last_assistant_message: str | None = None) -> str | None:
         """Return a reason to make the agent continue (a blocking Stop hook), or None."""
-        return await self._stop("Stop", stop_hook_active)
+        extra = {} if last_assistant_message is None else {"last_assistant_message": last_assistant_message}
+        return await self._stop("Stop", stop_hook_active, None, extra)
 
     async def subagent_start(self, agent_type: str) -> str | None:
         """A subagent is starting (matchers match `agent_type`). Returns additional context for

@@ -121,7 +121,9 @@ async def stop_hook(run: Run) -> str | None:
     s, hooks = run.state, run.deps.hooks
     if not hooks.active or s.stop_continuations >= MAX_STOP_CONTINUATIONS:
         return None
-    reason = await hooks.stop(s.stop_continuations > 0)
+    last = s.h[-1] if s.h and s.h[-1].get("role") == "assistant" else None  # its text: Stop's last_assistant_message
+    text = "".join(b.get("text", "") for b in last["content"] if b.get("type") == "text") if last else None
+    reason = await hooks.stop(s.stop_continuations > 0, text)
     if reason is None or s.budget.exhausted():  # the budget rule: no call starts at S >= B
         return None
     s.stop_continuations += 1

@@ -218,6 +218,11 @@ class Run:
         if not hooks.active:
             return None
         extra = [await hooks.session_start("resume" if len(h) > 1 else "startup")]
+        if self.memory is not None and len(h) == 1:  # InstructionsLoaded: each memory file sent with the prompt
+            kinds = {"user": "User", "project": "Project", "local": "Local"}
+            for f in self.memory.files:
+                await hooks.instructions_loaded(str(f.path), kinds.get(f.scope, "Project"),
+                                                "include" if f.scope == "import" else "session_start")
         submitted = await hooks.user_prompt_submit(prompt)
         if submitted.block is not None:
             return submitted.block
