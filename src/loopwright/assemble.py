@@ -45,6 +45,7 @@ from .tools.base import BudgetView, Subagent, SubagentSpec, Tool, ToolContext
 from .usage import Budget, Price, SharedSpend
 
 if TYPE_CHECKING:
+    from .gate.auto import AutoClassifier
     from .handoffs import HandoffSwitch
     from .memory import Memory
     from .plugins import Plugin
@@ -182,6 +183,8 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         from .hookjudge import wire_hooks
 
         wire_hooks(hooks, permissions, ctx.ports)
+    if parent is None:  # auto mode's classifier (gate/auto.py): the run's model, charged to the run
+        permissions.auto = _auto_classifier(run)
     ctx.permission_mode, ctx.set_permission_mode = run.mode_port(permissions)
     ctx.finish = lambda text: setattr(run.state, "final", text)
     if sub_hooks is not None:
@@ -201,6 +204,17 @@ def _key_helper(model: Model, options: AgentOptions, command: str, cwd: Path) ->
     for m in [model, *getattr(model, "models", [])]:
         if hasattr(m, "key_helper") and not getattr(m, "api_key", None):
             m.key_helper = helper
+
+
+def _auto_classifier(run: Run) -> AutoClassifier:
+    """Auto mode's classifier for a top run: its model, its transcript, its usage and cost."""
+    from .gate.auto import AutoClassifier
+
+    def charge(response: ModelResponse) -> None:  # (as a compaction's call: usage and cost, not a loop call)
+        run.state.usage.add(response.usage)
+        run.state.budget.charge_outside(run.cost(response))
+
+    return AutoClassifier(run.deps.model, lambda: run.state.h, charge)
 
 
 def _check_budget_prices(model: Model, prices: dict[str, Price]) -> None:

@@ -114,6 +114,9 @@ class Settings:
         perms = data.get("permissions", {})
         if not isinstance(perms, dict):
             raise SettingsError(f"{where}: \"permissions\" must be an object")
+        if "autoMode" in data:  # Claude Code's classifier settings: loopwright's prompt is fixed (gate/auto.py)
+            self.warnings.append(f"{where}: autoMode is not used (loopwright's auto-mode classifier prompt is "
+                                 "fixed: docs/auto-mode.md)")
         for key, target in (("allow", self.allow), ("ask", self.ask), ("deny", self.deny)):
             items = perms.get(key, [])
             if not isinstance(items, list):

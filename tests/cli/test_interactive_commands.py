@@ -246,3 +246,45 @@ def test_state_commands_show_what_is_in_force(tmp_path: Path) -> None:
         t.wait("unknown command /nope")
         assert "Traceback" not in t.screen()
         assert srv.loop_requests == [], "no command calls the model"
+
+
+@pytest.mark.e2e
+@needs_tmux
+def test_auto_mode_by_shift_tab_runs_benign_calls_and_asks_risky_ones(tmp_path: Path) -> None:
+    """Shift+Tab to `auto`; against the loopback server, whose scripted classifier allows the edit
+    (it runs with no question) and marks `rm -rf` risky (the permission dialog asks)."""
+    from loopwright.testing import ScriptedServer
+    from tests.helpers import bash, use
+
+    work = tmp_path / "work"
+    (work / "build").mkdir(parents=True)
+    note = work / "note.txt"
+    agent = iter([[use("w1", "Write", file_path=str(note), content="hi\n")], [text("wrote the note")],
+                  [bash("rm -rf build", "b1")], [text("left build alone")]])
+    judged: list[str] = []
+
+    def answer(history: list[dict[str, Any]]) -> Any:
+        last = history[-1]["content"]
+        prompt = last if isinstance(last, str) else "".join(b.get("text", "") for b in last if isinstance(b, dict))
+        if "<action>" in prompt:
+            action = prompt.split("<action>", 1)[1]
+            judged.append(action.split("\n")[1][:40])
+            decision = "ask" if "rm -rf" in action else "allow"
+            return [{"type": "tool_use", "id": "v", "name": "verdict", "input": {"decision": decision, "reason": "s"}}]
+        return next(agent)
+
+    with ScriptedServer(answer) as srv, repl(tmp_path, "--model", "claude-sonnet-4-5", "--base-url", srv.url) as t:
+        for _ in range(3):  # default -> acceptEdits -> plan -> auto
+            t.keys("BTab")
+        t.wait("● permission mode: auto")
+        t.wait("auto mode (shift+tab to cycle)")
+        t.send("write the note")
+        s = t.wait("wrote the note")
+        assert note.read_text() == "hi\n" and "Do you want to allow" not in s
+        t.send("clean up")
+        t.wait("Do you want to allow this Bash?")
+        t.wait("Esc = No")
+        t.keys("Escape")
+        t.wait("left build alone")
+        assert (work / "build").is_dir()
+        assert [j.split(":")[0] for j in judged] == ["Write", "Bash"]

@@ -74,7 +74,8 @@ def build_parser() -> Parser:
     p.add_argument("--disallowedTools", "--disallowed-tools", dest="disallowed_tools", nargs="+", action="extend",
                    default=[])
     p.add_argument("--permission-mode", default=None, metavar="MODE",
-                   help="default (Claude Code's manual) | acceptEdits | plan | bypassPermissions | dontAsk")
+                   help="default (Claude Code's manual) | acceptEdits | plan | bypassPermissions | dontAsk | auto "
+                        "(a classifier call to the model judges what the rules would ask: docs/auto-mode.md)")
     p.add_argument("--system-prompt")
     p.add_argument("--append-system-prompt")
     p.add_argument("--cwd", help="working directory for the tools (default: the current directory)")

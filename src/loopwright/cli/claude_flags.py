@@ -66,7 +66,7 @@ COMMANDS: dict[str, str] = {
     "upgrade": "no self-update (pip install -U loopwright)", "purge": "no purge (`loopwright sessions` lists them)",
     "ultrareview": "no cloud review",
 }
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
 
 
 def add_claude_flags(p: argparse.ArgumentParser) -> None:

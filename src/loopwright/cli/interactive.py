@@ -57,6 +57,12 @@ from .slash import skill_prompt
 from .statusline import CustomStatus, StatusLine
 from .toolview import Log, ReplRenderer
 
+# Shift+Tab's order (Claude Code's: manual, accept edits, plan, auto); bypassPermissions and
+# dontAsk are set with --permission-mode or /permissions mode only.
+MODE_CYCLE = ("default", "acceptEdits", "plan", "auto")
+MODE_NOTES = {"auto": " (a classifier call judges what the rules would ask; risky calls are still asked)",
+              "acceptEdits": " (edits in the working directories run unasked)",
+              "plan": " (read-only tools until the plan is approved)"}
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 # A terminal sends an Alt key as ESC and the key in one write; a lone ESC is the Esc key. How
 # long to wait for the rest of an escape sequence, then for a second key after ESC.
@@ -149,6 +155,15 @@ class Repl:
         if self.app is None:  # no terminal (tests, a pipe): the panel is printed
             print(panel.text(), flush=True)
         else:
+            self.app.invalidate()
+
+    def cycle_mode(self) -> None:
+        """Shift+Tab: the next permission mode of MODE_CYCLE, for the next prompts (as Claude Code)."""
+        now = self.client.options.permission_mode or "default"
+        mode = MODE_CYCLE[(MODE_CYCLE.index(now) + 1) % len(MODE_CYCLE)] if now in MODE_CYCLE else "default"
+        self.client.options = replace(self.client.options, permission_mode=mode)  # type: ignore[arg-type]
+        self.say(f"  ● permission mode: {mode}{MODE_NOTES.get(mode, '')}")
+        if self.app is not None:
             self.app.invalidate()
 
     def start_turn(self, prompt: str) -> None:
@@ -313,10 +328,12 @@ class Repl:
         own = self.custom_status.text if self.custom_status is not None else ""
         if self.busy:
             return f"{self.statusline.text()}\n{own}" if own else self.statusline.text()
-        hint = f" /help for commands · Ctrl-C twice to exit · ${self.client.total_cost_usd:.4f}"
+        mode = self.client.options.permission_mode
+        shown = f" ⏵⏵ {mode} mode (shift+tab to cycle) ·" if mode not in (None, "default") else ""
+        hint = f"{shown} /help for commands · Ctrl-C twice to exit · ${self.client.total_cost_usd:.4f}"
         if own:  # the user's status line first, the hint under it
             return f"{own}\n{hint}"
-        return f" /help for commands · Ctrl-C twice to exit · ${self.client.total_cost_usd:.4f}"
+        return hint
 
     async def main(self) -> int:
         from prompt_toolkit.patch_stdout import patch_stdout
@@ -405,6 +422,10 @@ class Repl:
         @kb.add("c-j")
         def _newline(event: Any) -> None:
             event.current_buffer.insert_text("\n")
+
+        @kb.add("s-tab")
+        def _cycle_mode(event: Any) -> None:
+            self.cycle_mode()
 
         return kb
 

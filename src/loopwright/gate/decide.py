@@ -13,7 +13,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..workspace import ToolState, Workspace
 from .judge import Judge
@@ -42,6 +42,9 @@ from .verdict import (
 # How many times an answer may rewrite a call's input into one the rules ask about (each is asked again).
 MAX_REWRITES = 3
 
+if TYPE_CHECKING:
+    from .auto import AutoClassifier  # (imported by the assembler only when a run has one)
+
 
 @dataclass(slots=True)  # (slots: a copy's attributes are read as fast as the original's, see for_state)
 class Permissions(Judge):
@@ -58,6 +61,9 @@ class Permissions(Judge):
     # The run's PermissionRequest hooks (hooks.RunHooks, set by the assembler): an ask goes to them
     # first; an answer of theirs (Allow/Deny) is the decision, None leaves the ask as it was.
     ask_hook: Callable[[str, dict[str, Any]], Awaitable[Decision | None]] | None = None
+    # Auto mode's classifier (gate/auto.py, set by the assembler for a top run): what it says of a
+    # call the rules would ask about, in mode "auto".
+    auto: AutoClassifier | None = None
     ask_tools: Sequence[str | Rule] = field(default_factory=list)
     cwd: str | Path | None = None
     add_dirs: Sequence[str | Path] = field(default_factory=list)
@@ -126,6 +132,10 @@ class Permissions(Judge):
             return ALLOWED
         if v.kind == "deny":
             return Deny(v.reason)
+        if self.mode == "auto" and self.auto is not None and v.code not in ("ask_rule", "hook"):
+            judged = await self._auto(name, tool_input, v)  # gate/auto.py; an explicit ask still asks
+            if judged is not None:
+                return judged
         return await self._answer(name, tool_input, read_only, v)
 
     async def _answer(self, name: str, tool_input: dict[str, Any], read_only: bool, v: Verdict) -> Decision:
@@ -165,6 +175,17 @@ class Permissions(Judge):
         if inspect.isawaitable(value):
             value = await value
         return to_decision(value)
+
+    async def _auto(self, name: str, tool_input: dict[str, Any], v: Verdict) -> Decision | None:
+        """Auto mode: the classifier's allow or deny, or None (ask: the user, or headless a refusal)."""
+        assert self.auto is not None
+        verdict = await self.auto.judge(name, tool_input, v.reason)
+        if verdict.decision == "allow":
+            return ALLOWED
+        if verdict.decision == "deny":
+            return Deny(f"Permission denied by auto mode's classifier: {verdict.reason} If the user wants "
+                        "this action, they can approve it outside auto mode.")
+        return None
 
     def _unasked(self, name: str, tool_input: dict[str, Any], v: Verdict) -> Decision | None:
         """An ask's answer without the can_use_tool callback (mode None's soft asks are answered in

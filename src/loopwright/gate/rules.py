@@ -18,8 +18,9 @@ from typing import Any, Literal
 
 from .verdict import RuleSource
 
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
-PERMISSION_MODES: tuple[str, ...] = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
+# ("auto": the rules as in default, and a classifier instead of the question: gate/auto.py)
+PERMISSION_MODES: tuple[str, ...] = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 # Read-only, but what they send leaves the machine (a URL or a query can carry data out): they
