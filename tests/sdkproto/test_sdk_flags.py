@@ -22,6 +22,7 @@ TAIL = ["--input-format", "stream-json"]
 
 # What the Python SDK's subprocess_cli builds for each option (the note's table), one at a time.
 WORKS = [
+    ["--permission-mode", "auto"],  # (issue 43: the classifier mode, gate/auto.py)
     ["--system-prompt", ""], ["--system-prompt", "Be brief."], ["--append-system-prompt", "Also this."],
     ["--tools", "Read,Grep"], ["--tools", ""], ["--tools", "default"], ["--allowedTools", "Read,Bash(git diff *)"],
     ["--max-turns", "3"], ["--max-budget-usd", "1.5"], ["--disallowedTools", "Bash"], ["--model", "claude-haiku-4-5"],
@@ -38,7 +39,7 @@ WORKS = [
     ["--allow-dangerously-skip-permissions"], ["--await-initialize"], ["--initialize-fields", "settings"],
 ]
 FAILS = [
-    (["--permission-mode", "auto"], "--permission-mode"), (["--resume-session-at=abc"], "--resume-session-at"),
+    (["--permission-mode", "yolo"], "--permission-mode"), (["--resume-session-at=abc"], "--resume-session-at"),
     (["--resume-drops-turn=abc"], "--resume-drops-turn"), (["--session-mirror"], "--session-mirror"),
     (["--managed-settings-in-initialize"], "--managed-settings-in-initialize"),
     (["--plugin-dir-no-mcp", "."], "--plugin-dir-no-mcp"), (["--task-budget", "1000"], "--task-budget"),
