@@ -76,8 +76,8 @@ def test_every_command_is_loopwrights_or_refused(command: str, capsys: pytest.Ca
 
 
 def test_permission_modes_as_claude_code_names_them(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["-p", "hi", "--model", "scripted:none.json", "--permission-mode", "auto"]) == 2
-    assert "--permission-mode auto is not supported by loopwright; use one of default" in capsys.readouterr().err
+    assert main(["-p", "hi", "--model", "scripted:none.json", "--permission-mode", "yolo"]) == 2
+    assert "--permission-mode yolo is not supported by loopwright; use one of default" in capsys.readouterr().err
     assert main(["-p", "hi", "--dangerously-skip-permissions", "--permission-mode", "plan"]) == 2
     assert "--dangerously-skip-permissions and --permission-mode plan disagree" in capsys.readouterr().err
     assert main(["-p", "hi", "-r"]) == 2
