@@ -238,7 +238,7 @@ def test_state_commands_show_what_is_in_force(tmp_path: Path) -> None:
         s = t.wait("AGENTS.md")
         assert f"project  {work / 'AGENTS.md'}" in s, s
         panel_closes(t)
-        t.send("# always run the linter")
+        t.send("/memory add always run the linter")
         t.wait("✓ remembered")
         assert (work / "AGENTS.md").read_text().endswith("Use tabs.\n- always run the linter\n")
 
@@ -246,6 +246,13 @@ def test_state_commands_show_what_is_in_force(tmp_path: Path) -> None:
         t.wait("unknown command /nope")
         assert "Traceback" not in t.screen()
         assert srv.loop_requests == [], "no command calls the model"
+
+        # `#` is not a memory shortcut (Claude Code 2.1.332 has none): the line is a prompt
+        t.send("# a heading for the model")
+        t.wait("ok")
+        assert until(lambda: len(srv.loop_requests) == 1, WAIT)
+        assert user_texts(srv.loop_requests[0].body)[-1] == "# a heading for the model"
+        assert "a heading" not in (work / "AGENTS.md").read_text()
 
 
 @pytest.mark.e2e
@@ -288,3 +295,34 @@ def test_auto_mode_by_shift_tab_runs_benign_calls_and_asks_risky_ones(tmp_path: 
         t.wait("left build alone")
         assert (work / "build").is_dir()
         assert [j.split(":")[0] for j in judged] == ["Write", "Bash"]
+
+
+def test_init_asks_the_model_to_write_claude_md(tmp_path: Path) -> None:
+    """/init is a turn: the model reads the repository and writes CLAUDE.md (scripted here)."""
+    import asyncio
+
+    import loopwright as lw
+    from loopwright.cli.commands.memory import INIT_PROMPT
+    from loopwright.cli.interactive import Repl
+    from loopwright.tools.builtin import make_write_tool
+    from tests.helpers import use
+
+    model = lw.ScriptedModel([[use("w", "Write", file_path=str(tmp_path / "CLAUDE.md"), content="# CLAUDE.md\n")],
+                              [text("wrote CLAUDE.md")]])
+    repl_ = Repl(lw.AgentOptions(model=model, cwd=tmp_path, tools=[make_write_tool()],
+                                 permission_mode="bypassPermissions"))
+
+    async def go() -> None:
+        import io
+
+        from loopwright.cli.render import TraceRenderer
+
+        repl_.renderer = TraceRenderer(io.StringIO(), spinner=False)
+        assert await repl_.command("/init")
+        assert repl_.turn is not None
+        await repl_.turn
+
+    asyncio.run(go())
+    assert (tmp_path / "CLAUDE.md").read_text() == "# CLAUDE.md\n"
+    assert repl_.client.history is not None and repl_.client.history[0]["content"][0]["text"].startswith(
+        INIT_PROMPT[:40])

@@ -148,11 +148,11 @@ def test_repl_memory_and_init(tmp_path: Path, capsys: Any) -> None:
         assert await repl.command("/memory")
         out = capsys.readouterr().out
         assert "repo/AGENTS.md" in out and "pkg/CLAUDE.local.md" in out and "@missing.md not found" in out
-        assert await repl.command("/init")
+        assert await repl.command("/init --template")
         assert "wrote" in capsys.readouterr().out
         assert (sub / "AGENTS.md").read_text().startswith("# AGENTS.md")
         (sub / "AGENTS.md").write_text("mine\n")
-        assert await repl.command("/init")
+        assert await repl.command("/init --template")
         assert "already exists" in capsys.readouterr().out and (sub / "AGENTS.md").read_text() == "mine\n"
 
     asyncio.run(go())

@@ -24,7 +24,8 @@ cli.render, never cli.headless.
 - Slash commands: the built-ins of cli/commands/ (/help lists them, one line each; a command that
   shows state opens a panel under the input box, Esc closes it), the custom commands and skills;
   typing `/` opens a menu of them (cli/slash.py). `!cmd` runs a shell command through the Bash
-  tool's gate with no model call (cli/commands/shell.py); `# text` appends to the memory file.
+  tool's gate with no model call (cli/commands/shell.py). A line starting with `#` is a prompt, as in
+  Claude Code 2.1.332 (it dropped its `#` memory shortcut; /memory add TEXT does that).
 - Tool output: a few lines under each call, Ctrl-O or /expand N redraws it in full in place
   (cli/toolview.py). While a turn works, the status line shows time, what runs, tokens, cost and
   the window used (cli/statusline.py).
@@ -500,11 +501,6 @@ class Repl:
                 continue
             if text.startswith("!") and not self.busy:  # shell mode (while a turn works: a message, as typed)
                 self.run_shell(text[1:])
-                continue
-            if text.startswith("#") and not text.startswith("##") and "\n" not in text and not self.busy:
-                from .commands.memory import append_memory
-
-                append_memory(self, text[1:])
                 continue
             if self.busy:
                 self.client.send(text)

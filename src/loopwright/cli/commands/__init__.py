@@ -3,7 +3,7 @@ rooms below cli and the cli.commands modules.
 
 One module per concern: session (/clear /compact /resume /rewind /expand /cost /export), model
 (/model), window (/context), permissions (/permissions), mcp (/mcp), agents (/agents),
-settings_view (/status /config /output-style /hooks), memory (/memory /init, `#`), workspace
+settings_view (/status /config /output-style /hooks), memory (/memory /init), workspace
 (/add-dir /doctor /todos), shell (`!`). Each module lists its commands in
 COMMANDS; this table is their union, in /help's order. A command shows what is in force in a
 panel under the input box (panel.py: Esc closes it) or says one line in the trace.
@@ -30,8 +30,7 @@ async def _help(host: Host, arg: str) -> None:
 
     lines: list[str] = [f"{c.usage:<22} {c.summary}" for c in BUILTINS.values()]
     lines += [f"{'/exit':<22} quit (also Ctrl-D, or Ctrl-C twice)",
-              f"{'!COMMAND':<22} run a shell command; it and its output go with your next prompt",
-              f"{'# TEXT':<22} remember TEXT in the project's memory file"]
+              f"{'!COMMAND':<22} run a shell command; it and its output go with your next prompt"]
     custom = find_commands(host.cwd(), host.base_options.setting_sources or [])
     if custom:
         lines.append("custom commands:")

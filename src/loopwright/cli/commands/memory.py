@@ -1,13 +1,15 @@
-"""Room: cli. Owns the REPL's memory commands (/memory, /init, the `#` line); may import the rooms
-below cli and cli.commands' host and panel.
+"""Room: cli. Owns the REPL's memory commands (/memory, /init); may import the rooms below cli and
+cli.commands' host and panel.
 
 - `/memory`: the memory files this session reads, by scope and name, in a panel.
-- `/memory add [--user] TEXT` (and a prompt line starting with `#`): TEXT appended as a list item
+- `/memory add [--user] TEXT`: TEXT appended as a list item
   to the project's memory file (the first of AGENTS.md / CLAUDE.md in the working directory;
   AGENTS.md is created when neither exists) or, with --user, to $LOOPWRIGHT_HOME/AGENTS.md.
-  The file is read by new conversations.
+  The file is read by new conversations. (Claude Code 2.1.332 has no `#` shortcut for this any
+  more: a line starting with `#` is a prompt there, and here.)
 - `/memory edit [N]`: memory file N (default 1) in $VISUAL / $EDITOR.
-- `/init`: a starter AGENTS.md in the working directory (never over an existing file).
+- `/init`: a turn asking the model to read the repository and write CLAUDE.md (Claude Code's
+  /init); `/init --template`: a starter AGENTS.md, no model call (never over an existing file).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def loaded_memory(host: Host) -> Any:
 
 
 def memory_target(host: Host, user: bool) -> Path:
-    """The file `/memory add` and `#` append to."""
+    """The file `/memory add` appends to."""
     from ...home import loopwright_home
 
     if user:
@@ -49,7 +51,7 @@ def append_memory(host: Host, text: str, user: bool = False) -> None:
 
     text = " ".join(text.split())
     if not text:
-        host.say("  nothing to remember: # TEXT or /memory add TEXT")
+        host.say("  nothing to remember: /memory add TEXT")
         return
     path = memory_target(host, user)
     try:
@@ -85,8 +87,8 @@ async def memory(host: Host, arg: str) -> None:
     lines: list[Any] = [f"{i}. {f.scope:8} {f.path}  ({len(f.text):,} chars)" for i, f in enumerate(mem.files, 1)]
     lines += [f"⚠ {w}" for w in mem.warnings]
     if not mem.files:
-        lines.append(f"no memory files yet; # TEXT appends to {memory_target(host, False)}, /init writes a starter")
-    host.open_panel(Panel("Memory", lines, "/memory add TEXT · /memory edit N · # TEXT"))
+        lines.append(f"no memory files yet; /memory add TEXT appends to {memory_target(host, False)}, /init writes a starter")
+    host.open_panel(Panel("Memory", lines, "/memory add TEXT · /memory edit N"))
 
 
 async def _edit(host: Host, mem: Any, which: str) -> None:
@@ -113,7 +115,26 @@ async def _edit(host: Host, mem: Any, which: str) -> None:
     host.say(f"  {path} edited ({editor} exited {code}); new conversations read it")
 
 
+INIT_PROMPT = """Please analyze this codebase and create a CLAUDE.md file in the working directory, \
+which will be given to future sessions of coding agents working in this repository.
+
+Include:
+1. The commands used most: how to build, lint and run the tests, including how to run one test.
+2. The architecture at a high level: what a new reader must know that takes several files to see.
+
+Keep it short and specific to this repository: no generic advice, no list of every file, nothing
+that is easy to find. Read the README, the build and package files and any existing AGENTS.md,
+CLAUDE.md, .cursorrules or .github/copilot-instructions.md first, and keep their important parts.
+If a CLAUDE.md already exists, suggest improvements to it instead of replacing it."""
+
+
 async def init(host: Host, arg: str) -> None:
+    """`/init`: the model reads the repository and writes CLAUDE.md (a turn, as Claude Code's);
+    `/init --template`: a starter AGENTS.md with TODOs, no model call."""
+    if arg.strip() != "--template":
+        host.say("  /init: asking the model to write CLAUDE.md from the repository (/init --template: a starter file)")
+        host.start_turn(INIT_PROMPT)
+        return
     from ...memory import INIT_TEMPLATE
 
     path = Path(host.cwd()) / "AGENTS.md"
@@ -130,7 +151,8 @@ async def init(host: Host, arg: str) -> None:
 
 
 COMMANDS = [
-    Command("memory", "the memory files read; add a line (# TEXT too) or edit one", memory, busy_ok=True,
+    Command("memory", "the memory files read; add a line or edit one", memory, busy_ok=True,
             usage="/memory [add TEXT|edit N]"),
-    Command("init", "write a starter AGENTS.md in the working directory", init),
+    Command("init", "the model writes CLAUDE.md from the repository (--template: a starter AGENTS.md)", init,
+            usage="/init [--template]"),
 ]
