@@ -24,54 +24,53 @@ def translate_regex(p: str) -> str:
     out: list[str] = []
     i, in_class = 0, False
     while i < len(p):
-        c = p[i]
-        if c == "\\" and i + 1 < len(p):
-            nxt = p[i + 1]
-            if nxt in "pP":
-                raise ToolError("Unicode classes (\\p{...}) are not supported by the Python grep engine "
-                                "(ripgrep is not installed).")
-            if nxt == "z" and not in_class:
-                out.append(r"\Z")
-            else:
-                out.append(p[i:i + 2])
-            i += 2
-            continue
-        if in_class:
-            m = re.match(r"\[:(\^?)([a-z]+):\]", p[i:])
-            if m and m.group(2) in _POSIX:
-                if m.group(1):
-                    raise ToolError("negated POSIX classes ([[:^x:]]) are not supported by the Python grep engine.")
-                out.append(_POSIX[m.group(2)])
-                i += m.end()
-                continue
-            if c == "]":
-                in_class = False
-            elif c == "[":
-                out.append("\\[")
-                i += 1
-                continue
-            out.append(c)
-            i += 1
-            continue
-        if c == "[":
-            in_class = True
-            out.append(c)
-            i += 1
-            # a `]` (after an optional `^`) right at the start is a literal
-            if i < len(p) and p[i] == "^":
-                out.append("^")
-                i += 1
-            if i < len(p) and p[i] == "]":
-                out.append("\\]")
-                i += 1
-            continue
-        if p.startswith("(?<", i) and i + 3 < len(p) and p[i + 3] not in "=!":
-            out.append("(?P<")
+        if p[i] == "\\" and i + 1 < len(p):
+            i = _escape(p, i, in_class, out)
+        elif in_class:
+            i, in_class = _in_class(p, i, out)
+        elif p[i] == "[":
+            i, in_class = _class_start(p, i + 1, out), True
+        elif p.startswith("(?<", i) and i + 3 < len(p) and p[i + 3] not in "=!":
+            out.append("(?P<")  # a named group
             i += 3
-            continue
-        out.append(c)
-        i += 1
+        else:
+            out.append(p[i])
+            i += 1
     return "".join(out)
+
+
+def _escape(p: str, i: int, in_class: bool, out: list[str]) -> int:
+    """The escape at p[i]: \\z is \\Z outside a class; Unicode classes are refused."""
+    nxt = p[i + 1]
+    if nxt in "pP":
+        raise ToolError("Unicode classes (\\p{...}) are not supported by the Python grep engine "
+                        "(ripgrep is not installed).")
+    out.append(r"\Z" if nxt == "z" and not in_class else p[i:i + 2])
+    return i + 2
+
+
+def _in_class(p: str, i: int, out: list[str]) -> tuple[int, bool]:
+    """One item inside a [...] class: a POSIX class as its ranges, a `[` escaped, `]` its end."""
+    m = re.match(r"\[:(\^?)([a-z]+):\]", p[i:])
+    if m and m.group(2) in _POSIX:
+        if m.group(1):
+            raise ToolError("negated POSIX classes ([[:^x:]]) are not supported by the Python grep engine.")
+        out.append(_POSIX[m.group(2)])
+        return i + m.end(), True
+    out.append("\\[" if p[i] == "[" else p[i])
+    return i + 1, p[i] != "]"
+
+
+def _class_start(p: str, i: int, out: list[str]) -> int:
+    """A class opened before p[i]: a `]` (after an optional `^`) right at its start is a literal."""
+    out.append("[")
+    if i < len(p) and p[i] == "^":
+        out.append("^")
+        i += 1
+    if i < len(p) and p[i] == "]":
+        out.append("\\]")
+        i += 1
+    return i
 
 
 _NEWLINE_CAPABLE = re.compile(r"\\n|\\s|\\W|\\D|\[\^|\\x0[aA]|\\012|\\x\{0*[aA]\}")

@@ -70,7 +70,6 @@ def server_tool(allowed: list[str] | None, blocked: list[str] | None, max_uses: 
 
 async def _anthropic(run: Any, query: str, allowed: list[str] | None, blocked: list[str] | None,
                      cfg: WebConfig) -> str:
-    from ...blocks import TextBlock, UnknownBlock
     from ...models.base import ModelError, ModelRequest
     from .side import BudgetSpent, run_model, side_call
 
@@ -95,15 +94,7 @@ async def _anthropic(run: Any, query: str, allowed: list[str] | None, blocked: l
             break
         except ModelError as e:
             raise ToolError(f"WebSearch: the search call failed: {e}") from None
-        for b in response.content:
-            if isinstance(b, TextBlock) and b.text.strip():
-                texts.append(b.text.strip())
-            elif isinstance(b, UnknownBlock) and b.type == "web_search_tool_result":
-                content = b.data.get("content")
-                if isinstance(content, list):
-                    results += [r for r in content if isinstance(r, dict) and r.get("type") == "web_search_result"]
-                elif isinstance(content, dict):
-                    errors.append(str(content.get("error_code") or content))
+        _collect(response.content, texts, results, errors)
         if response.stop_reason != "pause_turn" or pause == pauses:
             break
         # pause_turn: the turn goes back verbatim (server_tool_use and its results too), to go on
@@ -112,11 +103,23 @@ async def _anthropic(run: Any, query: str, allowed: list[str] | None, blocked: l
     if errors and not results:
         raise ToolError(f"WebSearch: the search failed ({', '.join(errors)})")
     notes = ["Summary of the results:", "\n".join(texts)] if texts else []
-    if errors:
-        notes.append(f"(some searches failed: {', '.join(errors)})")
-    if stopped:
-        notes.append(stopped)
-    return _format(query, results, notes, "Anthropic web search")
+    notes += [f"(some searches failed: {', '.join(errors)})"] if errors else []
+    return _format(query, results, [*notes, stopped] if stopped else notes, "Anthropic web search")
+
+
+def _collect(content: list[Any], texts: list[str], results: list[dict[str, Any]], errors: list[str]) -> None:
+    """A response's text (the model's summary), its web_search_result items and its search errors."""
+    from ...blocks import TextBlock, UnknownBlock
+
+    for b in content:
+        if isinstance(b, TextBlock) and b.text.strip():
+            texts.append(b.text.strip())
+        elif isinstance(b, UnknownBlock) and b.type == "web_search_tool_result":
+            found = b.data.get("content")
+            if isinstance(found, list):
+                results += [r for r in found if isinstance(r, dict) and r.get("type") == "web_search_result"]
+            elif isinstance(found, dict):
+                errors.append(str(found.get("error_code") or found))
 
 
 # --- SearXNG --------------------------------------------------------------------------------
