@@ -146,28 +146,39 @@ def rewind_files(session_id: str, user_message_uuid: str, sessions_dir: str | Pa
     for p, rec in sorted(first.items()):
         target = Path(p)
         if rec.get("existed"):
-            data = (fh.root / "blobs" / str(rec["blob"])).read_bytes()
-            if not target.exists() or target.read_bytes() != data:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                before = target.stat() if target.exists() else None
-                if before is None:  # made 0600 first: the content may be a secret until its mode is set below
-                    with contextlib.suppress(FileExistsError):
-                        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
-                target.write_bytes(data)
-                if before is not None:  # the restored code, not the bytecode of the agent's version
-                    move_mtime_on(target, before)
-                if "mode" in rec:
-                    os.chmod(target, int(rec["mode"]))
+            if _restore(target, (fh.root / "blobs" / str(rec["blob"])).read_bytes(), rec.get("mode")):
                 report.restored.append(p)
         elif target.exists() or target.is_symlink():
             target.unlink()
             report.deleted.append(p)
-            for d in rec.get("createdDirs", []):  # deepest first; only if nothing else is in them
-                try:
-                    os.rmdir(d)
-                except OSError:
-                    break
+            _remove_created_dirs(rec.get("createdDirs", []))
     return report
+
+
+def _restore(target: Path, data: bytes, mode: Any) -> bool:
+    """The file as it was (its bytes, and its mode when the snapshot has one); False: it already is."""
+    if target.exists() and target.read_bytes() == data:
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    before = target.stat() if target.exists() else None
+    if before is None:  # made 0600 first: the content may be a secret until its mode is set below
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+    target.write_bytes(data)
+    if before is not None:  # the restored code, not the bytecode of the agent's version
+        move_mtime_on(target, before)
+    if mode is not None:
+        os.chmod(target, int(mode))
+    return True
+
+
+def _remove_created_dirs(dirs: list[str]) -> None:
+    """The directories a tool created for a file, deepest first, while nothing else is in them."""
+    for d in dirs:
+        try:
+            os.rmdir(d)
+        except OSError:
+            break
 
 
 @dataclass
