@@ -220,9 +220,7 @@ def authorizer_from_env(env: Mapping[str, str]) -> Authorizer | None:
         return None
     if value != "browser":
         raise ValueError(f"{AUTHORIZE_ENV}={value!r}: the only value is \"browser\"")
-    import sys
-
-    return Authorizer(show=lambda line: print(f"loopwright: {line}", file=sys.stderr))
+    return Authorizer(show=lambda line: log.warning("%s", line))  # (a library room prints nothing: the CLI's log)
 
 
 # --- the provider ---------------------------------------------------------------------------------
