@@ -91,54 +91,76 @@ def parse_server(name: str, raw: Any, *, scope: str = "dynamic", source: str = "
     env = os.environ if env is None else env
     cfg = ServerConfig(name=name, scope=scope, source=source)
     where = f"MCP server {name!r}" + (f" ({source})" if source and source != "mcp_servers" else "")
-    if _is_sdk_instance(raw):
-        cfg.type, cfg.instance = "sdk", raw
+    instance = _sdk_instance_of(raw)
+    if instance is not None:
+        cfg.type, cfg.instance = "sdk", instance
         return cfg
     if not isinstance(raw, dict):
         cfg.error = f"{where}: its configuration must be an object, not {type(raw).__name__}"
         return cfg
-    if raw.get("type") == "sdk" and _is_sdk_instance(raw.get("instance")):
-        cfg.type, cfg.instance = "sdk", raw["instance"]
-        return cfg
-    kind = raw.get("type")
-    if kind is None:
-        kind = "http" if "url" in raw and "command" not in raw else "stdio"
-    if kind == "streamable-http":  # the spec's own name for it
-        kind = "http"
+    kind = _transport_of(raw)
     cfg.type = str(kind)
     try:
-        if kind not in ("stdio", "http", "sse"):
-            raise ValueError(f"{where}: unknown transport \"type\": {kind!r}; use stdio, http or sse")
         if kind == "stdio":
-            command = raw.get("command")
-            if not isinstance(command, str) or not command.strip():
-                raise ValueError(f"{where}: \"command\" is missing (a stdio server needs the program to run)")
-            cfg.command = expand(command, env, f"{where} command")
-            args = raw.get("args", [])
-            if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-                raise ValueError(f"{where}: \"args\" must be a list of strings")
-            cfg.args = [expand(a, env, f"{where} args[{i}]") for i, a in enumerate(args)]
-            cfg.env = _str_map(raw.get("env", {}), env, f"{where} env")
-            cwd = raw.get("cwd")
-            if cwd is not None:
-                if not isinstance(cwd, str):
-                    raise ValueError(f"{where}: \"cwd\" must be a string")
-                cfg.cwd = expand(cwd, env, f"{where} cwd")
+            _parse_stdio(cfg, raw, env, where)
+        elif kind in ("http", "sse"):
+            _parse_remote(cfg, raw, env, where, kind)
         else:
-            url = raw.get("url")
-            if not isinstance(url, str) or not url.strip():
-                raise ValueError(f"{where}: \"url\" is missing (an {kind} server needs its URL)")
-            cfg.url = expand(url, env, f"{where} url")
-            if not cfg.url.startswith(("http://", "https://")):
-                raise ValueError(f"{where}: \"url\" must start with http:// or https://, got {cfg.url!r}")
-            cfg.headers = _str_map(raw.get("headers", {}), env, f"{where} headers")
-            if "oauth" in raw:
-                from .oauth import parse_oauth
-
-                cfg.oauth = parse_oauth(raw["oauth"], where, lambda v, w: expand(v, env, w))
+            raise ValueError(f"{where}: unknown transport \"type\": {kind!r}; use stdio, http or sse")
     except ValueError as e:
         cfg.error = str(e)
     return cfg
+
+
+def _sdk_instance_of(raw: Any) -> Any:
+    """The in-process server given either bare or as `{"type": "sdk", "instance": ...}`; else None."""
+    if _is_sdk_instance(raw):
+        return raw
+    if isinstance(raw, dict) and raw.get("type") == "sdk" and _is_sdk_instance(raw.get("instance")):
+        return raw["instance"]
+    return None
+
+
+def _transport_of(raw: dict[str, Any]) -> Any:
+    """The entry's transport: its `type`, else http when only a `url` is given, else stdio."""
+    kind = raw.get("type")
+    if kind is None:
+        kind = "http" if "url" in raw and "command" not in raw else "stdio"
+    return "http" if kind == "streamable-http" else kind  # the spec's own name for it
+
+
+def _parse_stdio(cfg: ServerConfig, raw: dict[str, Any], env: Mapping[str, str], where: str) -> None:
+    """A stdio server's command, args, env and cwd into `cfg` (ValueError names the bad field)."""
+    command = raw.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise ValueError(f"{where}: \"command\" is missing (a stdio server needs the program to run)")
+    cfg.command = expand(command, env, f"{where} command")
+    args = raw.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise ValueError(f"{where}: \"args\" must be a list of strings")
+    cfg.args = [expand(a, env, f"{where} args[{i}]") for i, a in enumerate(args)]
+    cfg.env = _str_map(raw.get("env", {}), env, f"{where} env")
+    cwd = raw.get("cwd")
+    if cwd is not None:
+        if not isinstance(cwd, str):
+            raise ValueError(f"{where}: \"cwd\" must be a string")
+        cfg.cwd = expand(cwd, env, f"{where} cwd")
+
+
+def _parse_remote(cfg: ServerConfig, raw: dict[str, Any], env: Mapping[str, str], where: str,
+                  kind: str) -> None:
+    """An http/sse server's url, headers and oauth into `cfg` (ValueError names the bad field)."""
+    url = raw.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise ValueError(f"{where}: \"url\" is missing (an {kind} server needs its URL)")
+    cfg.url = expand(url, env, f"{where} url")
+    if not cfg.url.startswith(("http://", "https://")):
+        raise ValueError(f"{where}: \"url\" must start with http:// or https://, got {cfg.url!r}")
+    cfg.headers = _str_map(raw.get("headers", {}), env, f"{where} headers")
+    if "oauth" in raw:
+        from .oauth import parse_oauth
+
+        cfg.oauth = parse_oauth(raw["oauth"], where, lambda v, w: expand(v, env, w))
 
 
 def _str_map(value: Any, env: Mapping[str, str], where: str) -> dict[str, str]:
