@@ -155,3 +155,30 @@ def test_every_read_only_command_asks_about_a_flag_its_table_does_not_know(name:
     for flag in ("--no-such-flag", "-Y"):
         c = bashparse.parse(f"{name} {flag} x").commands[0]
         assert bashcheck.read_only_problem(c) is not None, (name, flag)
+
+
+# `test` and `[`: bashlex leaves `[` an unquoted glob character, but a lone `[` closes no
+# bracket, so bash runs its test builtin: both forms are read-only, and a file operator's
+# operand is a path read like any other (outside the working directory: asked).
+TESTS = [
+    ("[ -d src ]", "allow"),
+    ("test -d src", "allow"),
+    ("[ -f a.txt ] && cat a.txt", "allow"),
+    ("[ -n \"$X\" ] || echo unset", "allow"),
+    ("test 1 -eq 2 -o -z foo", "allow"),
+    ("[ a.txt -nt b.txt ]", "allow"),
+    ("[ -d /etc/ssh ]", "ask"),
+    ("test -f /etc/shadow", "ask"),
+    ("[ -d src -a -f /etc/passwd ]", "ask"),
+    ("[ a.txt -nt /etc/passwd ]", "ask"),
+    ("[ -d src ] && rm a.txt", "ask"),
+    ("[ -d src ] > out", "ask"),
+    ("[a] -d src", "ask"),  # a real bracket expression: the name is a glob, computed at run time
+    ("[ -d $(touch x) ]", "ask"),
+]
+
+
+@pytest.mark.parametrize("command,expected", TESTS)
+def test_test_and_bracket_are_read_only_with_their_paths_checked(command: str, expected: str,
+                                                                   tmp_path: Path) -> None:
+    assert verdict(tmp_path, command) == expected

@@ -158,7 +158,8 @@ def _option_items(spec: Spec, v: str) -> list[tuple[str, str | None]]:
     """The options in one word, each with its attached value: `--opt=x` -> [(--opt, x)];
     `-abn5` -> [(-a, None), (-b, None), (-n, 5)] when -n takes a value."""
     if spec.option_words is not None:
-        return []  # a word of the command's own (echo -n, test -f): known, no value
+        # a word of the command's own (echo -n, test -f): known; a value only if the table says (test -f PATH)
+        return [(v, None)] if v in spec.opts else []
     if v.startswith("--"):
         opt, eq, val = v.partition("=")
         return [(opt, val if eq else None)]

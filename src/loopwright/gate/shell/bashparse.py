@@ -91,9 +91,10 @@ class SimpleCommand:
     @property
     def name(self) -> str | None:
         """The program name, or None when it is computed at run time."""
-        if not self.argv or not self.argv[0].literal or self.argv[0].pattern:
+        w = self.argv[0] if self.argv else None  # (a lone `[` closes no bracket: bash's test, not a glob)
+        if w is None or not w.literal or (w.pattern and w.value != "["):
             return None
-        return self.argv[0].value
+        return w.value
 
     @property
     def args(self) -> list[Word]:

@@ -73,6 +73,8 @@ _GREP = Spec("pattern", _o("-e,--regexp:pattern -f,--file:readpattern -A,--after
 _SUMS = Spec("read", _o("-c,--check:indirect -l,--length:arg -a,--algorithm:arg"),
              known=_k("-b,--binary -t,--text --tag --untagged -z,--zero --ignore-missing --quiet --status --strict "
                       "-w,--warn --base64 --raw --debug" + _VERSION))
+# test's file operators: the word after each is a path it reads (its metadata), judged like any read
+_TEST_FILES = ",".join("-" + c for c in "bcdefghkprsuwxGLNOS") + ",-ef,-nt,-ot:read"
 _TEST = re.compile(r"-(?:[abcdefghknoprstuvwxzGLNORS]|ef|nt|ot|eq|ne|lt|le|gt|ge)")
 _NONE = Spec("none", known=_k(_VERSION))
 COMMANDS: dict[str, Spec] = {
@@ -256,7 +258,7 @@ COMMANDS: dict[str, Spec] = {
     "git": Spec("none", {}),  # analysed by bashcheck._git, with GIT_SUBCOMMANDS
     # echo takes a dash word that is not all of -n/-e/-E as text; test's operators are its options
     "echo": Spec("none", option_words=re.compile(r"-[neE]+")),
-    **{n: Spec("none", option_words=_TEST, numbers=True) for n in ("test", "[")},
+    **{n: Spec("none", _o(_TEST_FILES), option_words=_TEST, numbers=True) for n in ("test", "[")},
     "printf": Spec("none", _o("-v:arg")),
     **{n: _NONE for n in ("true", "false", "sleep", "whoami")},
     "pwd": Spec("none", known=_k("-L -P")),
