@@ -17,29 +17,39 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .agents import SubagentHooks, make_agent_tool
-from .blocks import Prompt, WireMessage, prompt_content
+from .assemble_parts import (
+    has_installed_plugins,
+    load_memory,
+    mcp_servers,
+    permission_callback,
+    sidechain,
+    skill_tool,
+    styled,
+    unloaded_plugins,
+    with_agent_files,
+)
+from .blocks import Prompt, WireBlock, WireMessage, prompt_content
 from .context import AutoCompactor
 from .execute import Executor
-from .gate import CanUseTool, Decision, Deny, Permissions, to_decision
+from .gate import Permissions
 from .home import private_dir, write_private
 from .hooks import HookContext, RunHooks, run_hooks
 from .ids import new_uuid
-from .loop import McpServers, Run, RunControl, RunDeps, RunState, run_query
+from .loop import Run, RunControl, RunDeps, RunState, run_query
 from .messages import Message, OutputT, ResultMessage, diagnostics
 from .models.base import Model, ModelResponse, has_own_cost, model_names
 from .models.catalog import price_for
 from .options import AgentOptions, ToolPermissionContext, model_for
 from .prompts import system_prompt_text
-from .settings import build_run_config, run_settings, with_settings_model
+from .settings import RunConfig, build_run_config, run_settings, with_settings_model
 from .telemetry import observer_for
 from .tools.base import BudgetView, Subagent, SubagentSpec, Tool, ToolContext
 from .usage import Budget, Price, SharedSpend
@@ -47,7 +57,6 @@ from .usage import Budget, Price, SharedSpend
 if TYPE_CHECKING:
     from .gate.auto import AutoClassifier
     from .handoffs import HandoffSwitch
-    from .memory import Memory
     from .plugins import Plugin
     from .sessions import SessionRecorder
     from .settings import Settings
@@ -69,7 +78,50 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     `parent`: a subagent of that run (of type `agent_type`), with the parent's gate and hooks (as
     SubagentHooks), its own shell cwd and transcript, and the parent's share of a batch's spend;
     `agent_mode`: its agent type's permissionMode; `agent_hooks`: its agent file's own hooks.
-    Bad options raise TypeError / ValueError before anything runs."""
+    Bad options raise TypeError / ValueError before anything runs.
+
+    The phases, in order: the prompt and cwd; the settings and the model; trust and plugins;
+    the tools; the session; the gate and hooks; the first history; the Run and its wiring."""
+    content, cwd = _checked(options, prompt)
+    settings = run_settings(options, cwd)  # the settings files, read once (settings.py)
+    options = with_settings_model(options, settings)  # their model, fallbackModel, effortLevel
+    model, prices, price = _model_and_prices(options, settings, cwd, parent)
+    warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
+    trust = _trust(options, cwd)
+    options, plugins = _plugins(options, cwd, settings, parent, warnings)
+    structured, handoffs = _output_parts(options)
+    tools = _tools(options, cwd, parent, warnings, trust, plugins, structured, handoffs)
+    system = system_prompt_text(options.system_prompt, options.append_system_prompt, cwd, tools)
+    session_id, recorder, history = _session(options, cwd, history)
+    config = build_run_config(options, cwd, settings)  # settings files + options (settings.py)
+    system = _said(options, cwd, parent, tools, system, config, trust, warnings, plugins)
+    ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, sandbox=config.sandbox,
+                      ask_user=options.ask_user, review_plan=options.review_plan, deps=options.deps)
+    gate = _gate(options, parent, config, ctx, recorder, session_id, agent_type, agent_mode, agent_hooks)
+    h = _first_history(history, content, gate.mode, parent, tools)
+    memory = load_memory(options, cwd, h, warnings, trust)
+    mcp = mcp_servers(options, cwd, config.settings, dict(ctx.env), warnings) if parent is None else None
+    by_name = {t.name: t for t in tools}
+    obs = observer_for(config.env, session_id, agent_type or "loopwright", model=model)  # telemetry/
+    gate.hooks.obs = obs
+    deps = RunDeps(
+        options=options, model=model, prices=prices, price=price, cwd=cwd, tools=by_name,
+        tool_defs=[t.definition() for t in tools], system=system, session_id=session_id, control=control,
+        permission_mode=gate.mode, hooks=gate.hooks, executor=Executor(by_name, gate.permissions, gate.hooks, ctx, obs),
+        recorder=gate.recorder, inbox=asyncio.Queue() if _spawns(tools) else None, mcp=mcp,
+        settings=config.settings, handoffs=handoffs)
+    shared = parent.state.budget.shared if parent is not None else shared_spend  # a batch's spend counts
+    state = RunState(h, Budget(options.max_budget_usd, shared=shared), hooks=gate.hooks.state)  # the subagent's calls as they happen
+    compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
+                              model.name)  # context.py
+    run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs,
+              is_top=parent is None, trust=trust)
+    _wire(run, ctx, gate, options, parent)
+    return run
+
+
+def _checked(options: AgentOptions, prompt: Prompt) -> tuple[list[WireBlock], Path]:
+    """The prompt's content blocks and the run's cwd, or TypeError / ValueError saying what is wrong."""
     if not isinstance(prompt, (str, list)):
         raise TypeError(f"prompt must be a str (or a list of content blocks), not {type(prompt).__name__}")
     content = prompt_content(prompt)  # raises TypeError for a bad block
@@ -77,8 +129,13 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     if not cwd.is_dir():
         raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory: create it first or "
                          "pass another cwd")
-    settings = run_settings(options, cwd)  # the settings files, read once (settings.py)
-    options = with_settings_model(options, settings)  # their model, fallbackModel, effortLevel
+    return content, cwd
+
+
+def _model_and_prices(options: AgentOptions, settings: Settings | None, cwd: Path, parent: Run | None
+                      ) -> tuple[Model, dict[str, Price], Price | None]:
+    """The run's model (with the settings' apiKeyHelper for a top run), its prices and its own price;
+    a budget with a model of unknown price is refused here."""
     model = model_for(options)
     if settings is not None and settings.api_key_helper and parent is None:
         _key_helper(model, options, settings.api_key_helper, cwd)
@@ -86,110 +143,158 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     price = price_for(model.name, prices or None) or price_for(model.name)
     if options.max_budget_usd is not None and not has_own_cost(model):
         _check_budget_prices(model, prices)
-    warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
+    return model, prices, price
+
+
+def _trust(options: AgentOptions, cwd: Path) -> Trust:
+    """Workspace trust (trust/): one decision per run; what of the project it leaves out is named."""
     from .trust import Trust, advice, trusted_for
 
-    # workspace trust (trust/): one decision per run; what of the project it leaves out is named
-    trust = Trust(trusted_for(options, cwd), str(cwd), advice(cwd, options.refusal_advice))
-    plugins: list[Plugin] = []
-    if parent is None and (options.plugins or _has_installed_plugins()):  # plugins/: hooks and MCP servers join
-        from .plugins import run_plugins, with_plugins
+    return Trust(trusted_for(options, cwd), str(cwd), advice(cwd, options.refusal_advice))
 
-        plugins = run_plugins(options, cwd, warnings)
-        options = with_plugins(options, plugins, warnings, not (settings is not None and settings.disable_all_hooks))
+
+def _plugins(options: AgentOptions, cwd: Path, settings: Settings | None, parent: Run | None,
+             warnings: list[str]) -> tuple[AgentOptions, list[Plugin]]:
+    """A top run's plugins (plugins/): their hooks and MCP servers join the options."""
+    if parent is not None or not (options.plugins or has_installed_plugins()):
+        return options, []
+    from .plugins import run_plugins, with_plugins
+
+    plugins = run_plugins(options, cwd, warnings)
+    hooks_on = not (settings is not None and settings.disable_all_hooks)
+    return with_plugins(options, plugins, warnings, hooks_on), plugins
+
+
+def _output_parts(options: AgentOptions) -> tuple[StructuredOutput | None, HandoffSwitch | None]:
+    """The structured answer (structured.py, with guardrails.py's checks; one retry bound for both)
+    and the handoffs' switch (handoffs.py); neither module is imported by a run without them."""
     structured: StructuredOutput | None = None
-    if options.output_format is not None or options.output_type is not None:  # (else structured.py is not imported)
+    if options.output_format is not None or options.output_type is not None:
         from .structured import StructuredOutput
 
         structured = StructuredOutput.from_options(options.output_format, options.output_type)
-        if structured is not None:  # (guardrails.py) checked on a valid answer; one retry bound for both
+        if structured is not None:  # checked on a valid answer
             structured.guardrails = list(options.output_guardrails)
             if options.output_retries is not None:
                 structured.max_failures = options.output_retries + 1
     handoffs: HandoffSwitch | None = None
-    if options.handoffs:  # (handoffs.py: a transfer tool each; loop/handoff.py switches agents)
+    if options.handoffs:  # a transfer tool each; loop/handoff.py switches agents
         from .handoffs import HandoffSwitch
 
         handoffs = HandoffSwitch()
-    tools = [*options.tools, *_skill_tool(options, cwd, warnings, trust, plugins),
-             *([structured.tool] if structured else []), *(handoffs.tools_for(options.handoffs) if handoffs else [])]
-    if options.agents and not any(t.spawns_agents for t in tools):  # the Agent tool for `agents`
-        tools.append(make_agent_tool(options.agents))
-    if parent is None and any(t.spawns_agents for t in tools):
-        tools = _with_agent_files(options, cwd, tools, warnings, trust, plugins)
-    system = system_prompt_text(options.system_prompt, options.append_system_prompt, cwd, tools)
-    session_id, recorder, history = _session(options, cwd, history)
-    config = build_run_config(options, cwd, settings)  # settings files + options (settings.py)
-    warnings[:0] = trust.note(config.settings.ignored if config.settings is not None else [])
-    if parent is None:  # hooks and settings loopwright does not use: one line each (hooks.py, settings.py)
-        warnings += [*(config.settings.warnings if config.settings is not None else []), *config.hooks.unfired()]
-    if parent is None:
-        system = _styled(options, cwd, tools, system, config.settings, warnings, plugins)
-        _unloaded_plugins(config.settings, plugins, warnings)
-    permission_mode = config.permissions.mode or "default"
-    hooks: RunHooks
-    ctx = ToolContext(cwd, session_id, add_dirs=config.add_dirs, env=config.env, sandbox=config.sandbox,
-                      ask_user=options.ask_user, review_plan=options.review_plan, deps=options.deps)
-    sub_hooks: SubagentHooks | None = None
-    if parent is None:
-        permissions = config.permissions
-        permissions.advice = options.refusal_advice  # refusals name the caller's settings
-        permissions.can_use_tool = _permission_callback(
-            options.can_use_tool, ToolPermissionContext(session_id, str(cwd), permission_mode, deps=options.deps))
-        if recorder is not None:
-            # file checkpoints, keyed to this turn's prompt
-            from .sessions.checkpoints import snapshot_hooks
+    return structured, handoffs
 
-            ctx.before_file_change, ctx.after_file_change = snapshot_hooks(recorder)
-        transcript = str(recorder.path or "") if recorder is not None else ""
-        context = HookContext(session_id, transcript, str(cwd), permission_mode, options.deps)
-        hooks = run_hooks(config.hooks, context, options.hooks)  # the registry fixed, the state this run's
-    else:  # a subagent: the parent's gate and hooks, its own shell cwd and transcript
+
+def _spawns(tools: list[Tool]) -> bool:
+    return any(t.spawns_agents for t in tools)
+
+
+def _tools(options: AgentOptions, cwd: Path, parent: Run | None, warnings: list[str], trust: Trust,
+           plugins: list[Plugin], structured: StructuredOutput | None, handoffs: HandoffSwitch | None) -> list[Tool]:
+    """The run's tools: the options', the Skill tool, StructuredOutput, the transfer tools, and the
+    Agent tool for `agents` (a top run's with the agent files' types)."""
+    tools = [*options.tools, *skill_tool(options, cwd, warnings, trust, plugins),
+             *([structured.tool] if structured else []), *(handoffs.tools_for(options.handoffs) if handoffs else [])]
+    if options.agents and not _spawns(tools):  # the Agent tool for `agents`
+        tools.append(make_agent_tool(options.agents))
+    if parent is None and _spawns(tools):
+        tools = with_agent_files(options, cwd, tools, warnings, trust, plugins)
+    return tools
+
+
+def _said(options: AgentOptions, cwd: Path, parent: Run | None, tools: list[Tool], system: str | None,
+          config: RunConfig, trust: Trust, warnings: list[str], plugins: list[Plugin]) -> str | None:
+    """What trust left out, first; for a top run, the settings' and hooks' unused parts (one line
+    each), and the system text in the run's output style."""
+    warnings[:0] = trust.note(config.settings.ignored if config.settings is not None else [])
+    if parent is not None:
+        return system
+    warnings += [*(config.settings.warnings if config.settings is not None else []), *config.hooks.unfired()]
+    system = styled(options, cwd, tools, system, config.settings, warnings, plugins)
+    unloaded_plugins(config.settings, plugins, warnings)
+    return system
+
+
+class _Gate(NamedTuple):
+    """The run's gate and hooks, its transcript's recorder and its permission mode."""
+
+    permissions: Permissions
+    hooks: RunHooks
+    sub_hooks: SubagentHooks | None
+    recorder: SessionRecorder | None
+    mode: str
+
+
+def _gate(options: AgentOptions, parent: Run | None, config: RunConfig, ctx: ToolContext,
+          recorder: SessionRecorder | None, session_id: str, agent_type: str, agent_mode: str | None,
+          agent_hooks: dict[str, Any] | None) -> _Gate:
+    """A top run's gate and hooks from its config; a subagent's are its parent's (hooks as
+    SubagentHooks), with its own shell cwd and transcript. An agent type's permissionMode yields
+    to a parent's winning mode."""
+    mode = config.permissions.mode or "default"
+    sub_hooks: SubagentHooks | None = None
+    hooks: RunHooks
+    if parent is None:
+        permissions, hooks = _top_gate(options, config, ctx, recorder, session_id, mode)
+    else:
         hooks = sub_hooks = SubagentHooks(parent.deps.hooks, session_id, agent_type, agent_hooks)
         permissions = parent.deps.executor.permissions
         ctx.before_file_change = parent.deps.executor.ctx.before_file_change  # its edits are checkpointed too
         ctx.after_file_change = parent.deps.executor.ctx.after_file_change
-        recorder = _sidechain(parent.deps.recorder, session_id, cwd, sub_hooks)
+        recorder = sidechain(parent.deps.recorder, session_id, ctx.cwd, sub_hooks)
     permissions = permissions.for_state(ctx.state)  # the gate resolves Bash paths from this run's shell cwd
     if agent_mode is not None and permissions.mode not in WINNING_MODES:
         permissions.mode = agent_mode  # type: ignore[assignment]  # checked when the agent was read; a copy
+    return _Gate(permissions, hooks, sub_hooks, recorder, mode)
+
+
+def _top_gate(options: AgentOptions, config: RunConfig, ctx: ToolContext, recorder: SessionRecorder | None,
+              session_id: str, mode: str) -> tuple[Permissions, RunHooks]:
+    """A top run's permissions (with the caller's can_use_tool), file checkpoints and hooks."""
+    permissions = config.permissions
+    permissions.advice = options.refusal_advice  # refusals name the caller's settings
+    permissions.can_use_tool = permission_callback(
+        options.can_use_tool, ToolPermissionContext(session_id, str(ctx.cwd), mode, deps=options.deps))
+    transcript = ""
+    if recorder is not None:  # file checkpoints, keyed to this turn's prompt
+        from .sessions.checkpoints import snapshot_hooks
+
+        ctx.before_file_change, ctx.after_file_change = snapshot_hooks(recorder)
+        transcript = str(recorder.path or "")
+    context = HookContext(session_id, transcript, str(ctx.cwd), mode, options.deps)
+    return permissions, run_hooks(config.hooks, context, options.hooks)  # the registry fixed, the state this run's
+
+
+def _first_history(history: list[WireMessage] | None, content: list[WireBlock], mode: str,
+                   parent: Run | None, tools: list[Tool]) -> list[WireMessage]:
+    """The conversation so far plus the prompt; in plan mode the model is told how plan mode ends."""
     h = list(history or [])
     h.append({"role": "user", "content": content})
-    if permission_mode == "plan" and parent is None and any(t.name == "ExitPlanMode" for t in tools):
-        from .tools.ask import PLAN_REMINDER  # the model is told how plan mode ends
+    if mode == "plan" and parent is None and any(t.name == "ExitPlanMode" for t in tools):
+        from .tools.ask import PLAN_REMINDER
 
         h[-1]["content"].append({"type": "text", "text": PLAN_REMINDER})
-    memory = _load_memory(options, cwd, h, warnings, trust)
-    mcp = _mcp_servers(options, cwd, config.settings, dict(ctx.env), warnings) if parent is None else None
-    by_name = {t.name: t for t in tools}
-    obs = observer_for(config.env, session_id, agent_type or "loopwright", model=model)  # telemetry/
-    hooks.obs = obs
-    deps = RunDeps(
-        options=options, model=model, prices=prices, price=price, cwd=cwd, tools=by_name,
-        tool_defs=[t.definition() for t in tools], system=system, session_id=session_id, control=control,
-        permission_mode=permission_mode, hooks=hooks, executor=Executor(by_name, permissions, hooks, ctx, obs),
-        recorder=recorder, inbox=asyncio.Queue() if any(t.spawns_agents for t in tools) else None, mcp=mcp,
-        settings=config.settings, handoffs=handoffs)
-    shared = parent.state.budget.shared if parent is not None else shared_spend  # a batch's spend counts
-    state = RunState(h, Budget(options.max_budget_usd, shared=shared), hooks=hooks.state)  # the subagent's calls as they happen
-    compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
-                              model.name)  # context.py
-    run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs,
-              is_top=parent is None, trust=trust)
-    ctx.ports = RunPortsOf(run)
-    if parent is None and options.include_hook_events:  # hook_started / hook_response messages
-        hooks.state.trace = True
-    if parent is None and hooks.active:  # prompt/agent hooks' model, PermissionRequest before the gate's asks
-        from .hookjudge import wire_hooks
+    return h
 
-        wire_hooks(hooks, permissions, ctx.ports)
-    if parent is None:  # auto mode's classifier (gate/auto.py): the run's model, charged to the run
+
+def _wire(run: Run, ctx: ToolContext, gate: _Gate, options: AgentOptions, parent: Run | None) -> None:
+    """The tools' ports to the built run; for a top run the hook events' trace, the prompt/agent
+    hooks' model and auto mode's classifier (the run's model, charged to the run)."""
+    ctx.ports = RunPortsOf(run)
+    hooks, permissions = gate.hooks, gate.permissions
+    if parent is None:
+        if options.include_hook_events:  # hook_started / hook_response messages
+            hooks.state.trace = True
+        if hooks.active:  # prompt/agent hooks' model, PermissionRequest before the gate's asks
+            from .hookjudge import wire_hooks
+
+            wire_hooks(hooks, permissions, ctx.ports)
         permissions.auto = _auto_classifier(run)
     ctx.permission_mode, ctx.set_permission_mode = run.mode_port(permissions)
     ctx.finish = lambda text: setattr(run.state, "final", text)
-    if sub_hooks is not None:
-        sub_hooks.history = lambda: run.state.h
-    return run
+    if gate.sub_hooks is not None:
+        sub = gate.sub_hooks
+        sub.history = lambda: run.state.h
 
 
 def _key_helper(model: Model, options: AgentOptions, command: str, cwd: Path) -> None:
@@ -246,164 +351,6 @@ def _session(options: AgentOptions, cwd: Path, history: list[WireMessage] | None
     return new_uuid(), None, history
 
 
-def _mcp_servers(options: AgentOptions, cwd: Path, settings: Settings | None, env: dict[str, str],
-                 warnings: list[str]) -> McpServers | None:
-    """The top run's MCP servers (mcp/), opened by the loop before its first step; None without any."""
-    from .mcp import may_have_servers
-
-    if not may_have_servers(options, cwd, settings):
-        return None
-    from .mcp.config import for_run
-
-    configs = for_run(options, cwd, settings, warnings)  # (a project's server under the user's name: named)
-    if not configs:
-        return None
-    from .mcp.naming import clash_lines
-
-    warnings += clash_lines([c.name for c in configs])  # (mcp__github__ from github and _github)
-    from .mcp.asks import user_elicit
-    from .mcp.client import McpRuntime
-
-    rt = McpRuntime(configs, cwd, env)
-    if options.elicit is not None:  # a front end with a user answers the servers' questions (mcp/asks.py)
-        rt.asks.elicit = user_elicit(options.elicit)
-    return rt
-
-
-def _skill_tool(options: AgentOptions, cwd: Path, warnings: list[str], trust: Trust,
-                plugins: list[Plugin]) -> list[Tool]:
-    """The Skill tool (skills.py) when the setting sources or the plugins hold skills and none is given."""
-    sources = options.setting_sources or []
-    extra = [d for p in plugins for d in p.skills_dirs]
-    if not (sources or extra) or any(t.name == "Skill" for t in options.tools):
-        return []
-    from .skills import find_skills, make_skill_tool
-
-    skills, found = find_skills(cwd, sources, trusted=trust.trusted, extra=extra)
-    warnings += found
-    warnings += trust.note(i for sk in skills for i in sk.ignored)  # untrusted: their allowed-tools
-    return [make_skill_tool(skills)] if skills else []
-
-
-def _has_installed_plugins() -> bool:
-    from .home import loopwright_home
-
-    return (loopwright_home() / "plugins" / "installed_plugins.json").is_file()
-
-
-def _unloaded_plugins(settings: Settings | None, plugins: list[Plugin], warnings: list[str]) -> None:
-    """enabledPlugins naming a plugin that is not installed (with nothing installed, run_plugins
-    did not look): one line each, never silence."""
-    if settings is None or plugins or _has_installed_plugins():
-        return
-    warnings += [f"enabledPlugins names {k}, which is not installed (loopwright plugin install {k})"
-                 for k, on in settings.enabled_plugins.items() if on]
-
-
-def _styled(options: AgentOptions, cwd: Path, tools: list[Tool], system: str | None, settings: Settings | None,
-            warnings: list[str], plugins: list[Plugin]) -> str | None:
-    """The system text in the run's output style (outputstyles.py): AgentOptions.output_style,
-    else the settings' "outputStyle"."""
-    name = options.output_style or (settings.output_style if settings is not None else None)
-    if not name or name == "default":
-        return system
-    from .outputstyles import find_styles, pick_style, styled_system
-    from .prompts import default_system_prompt
-
-    more = [(d, f"plugin:{p.name}") for p in plugins for d in p.styles_dirs]
-    styles, said = find_styles(cwd, [s for s in options.setting_sources or [] if s in ("user", "project")], more)
-    style, unknown = pick_style(name, styles)
-    warnings += [*said, *([unknown] if unknown else [])]
-    own = isinstance(options.system_prompt, dict) or (
-        isinstance(options.system_prompt, str) and options.system_prompt == default_system_prompt(cwd, options.tools))
-    return styled_system(system, style, own)
-
-
-def _with_agent_files(options: AgentOptions, cwd: Path, tools: list[Tool], warnings: list[str],
-                      trust: Trust, plugins: list[Plugin]) -> list[Tool]:
-    """The Agent tool with the plugins' agents and the agent files of the setting sources as more
-    types (agentfiles.py; a file's agent shadows a plugin's of the same name)."""
-    from .agents import with_agents
-
-    agents: dict[str, Any] = {}
-    for p in plugins:
-        agents.update(p.agents(warnings))
-    sources = [s for s in options.setting_sources or [] if s in ("user", "project")]
-    if sources:
-        from .agentfiles import find_agent_files
-
-        found = find_agent_files(cwd, sources, trust.trusted)
-        warnings += found.warnings
-        warnings += trust.note(found.ignored)
-        agents.update(found.agents)
-    return with_agents(tools, agents)
-
-
-def _load_memory(options: AgentOptions, cwd: Path, h: list[WireMessage], warnings: list[str],
-                 trust: Trust) -> Memory | None:
-    """Project memory (memory.py), sent once: in the first user message of a conversation."""
-    sources = options.setting_sources or []
-    if not options.memory or not sources:
-        return None
-    from .memory import load_memory
-
-    mem = load_memory(cwd, sources, trusted=trust.trusted)
-    warnings += mem.warnings
-    warnings += trust.note(mem.ignored)  # imports from outside the workspace, before trust
-    text = mem.block_text() if not h[:-1] else None
-    if text:
-        h[-1]["content"].insert(0, {"type": "text", "text": text})
-    return mem
-
-
-def _sidechain(parent: SessionRecorder | None, session_id: str, cwd: Path,
-               hooks: SubagentHooks) -> SessionRecorder | None:
-    """A subagent's transcript beside the parent's, as Claude Code keeps it (None: not saved)."""
-    transcript = parent.path if parent is not None else None
-    if transcript is None:
-        return None
-    from .sessions import JsonlWriter, SessionRecorder
-
-    path = transcript.with_suffix("") / "subagents" / f"agent-{session_id}.jsonl"
-    try:
-        recorder = SessionRecorder(JsonlWriter(path, session_id), session_id, cwd)
-    except OSError as e:  # the run goes on without it
-        log.warning("cannot write the subagent transcript %s: %s", path, e)
-        return None
-    hooks.transcript_path = str(path)
-    return recorder
-
-
-def _permission_callback(fn: CanUseTool | None, context: ToolPermissionContext) -> CanUseTool | None:
-    """The user's can_use_tool, called as (tool_name, input) or as the Agent SDK's
-    (tool_name, input, context). A callback that raises or returns something that is no
-    decision ends the run (error_during_execution saying so): it is never a silent deny."""
-    if fn is None:
-        return None
-    call: Callable[..., Any] = fn
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-        takes_context = any(p.kind == p.VAR_POSITIONAL for p in params) or len(
-            [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]) >= 3
-    except (TypeError, ValueError):
-        takes_context = False
-
-    async def gate(name: str, tool_input: dict[str, Any]) -> Decision:
-        try:
-            value = call(name, tool_input, context) if takes_context else call(name, tool_input)
-            if inspect.isawaitable(value):
-                value = await value
-        except Exception as e:  # noqa: BLE001 - reported as the run's error, not as a denial
-            return Deny(f"can_use_tool raised {type(e).__name__}: {e} (while deciding on {name}); the run was "
-                        "stopped", interrupt=True)
-        try:
-            return to_decision(value)
-        except TypeError:
-            return Deny(f"can_use_tool returned {type(value).__name__} {value!r:.200} for {name}: return True/False, "
-                        "Allow(...)/Deny(...) or {'behavior': 'allow'|'deny', ...}; the run was stopped",
-                        interrupt=True)
-
-    return gate
 
 
 # --- the ports a running tool gets (tools/base.py's RunPorts) ----------------------------------

@@ -1,0 +1,188 @@
+"""Room: assemble. The parts build_run (assemble.py) takes from the user's files and options:
+the Skill tool and the agent files, the plugins' leftovers, the output style, project memory,
+the MCP servers, a subagent's transcript and the user's can_use_tool callback. Each one's
+warnings go to the run's init message; none of them sees the Run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .agents import SubagentHooks
+from .blocks import WireMessage
+from .gate import CanUseTool, Decision, Deny, to_decision
+from .loop import McpServers
+from .options import AgentOptions, ToolPermissionContext
+from .tools.base import Tool
+
+if TYPE_CHECKING:
+    from .memory import Memory
+    from .plugins import Plugin
+    from .sessions import SessionRecorder
+    from .settings import Settings
+    from .trust import Trust
+
+log = logging.getLogger("loopwright.assemble")
+
+def mcp_servers(options: AgentOptions, cwd: Path, settings: Settings | None, env: dict[str, str],
+                 warnings: list[str]) -> McpServers | None:
+    """The top run's MCP servers (mcp/), opened by the loop before its first step; None without any."""
+    from .mcp import may_have_servers
+
+    if not may_have_servers(options, cwd, settings):
+        return None
+    from .mcp.config import for_run
+
+    configs = for_run(options, cwd, settings, warnings)  # (a project's server under the user's name: named)
+    if not configs:
+        return None
+    from .mcp.naming import clash_lines
+
+    warnings += clash_lines([c.name for c in configs])  # (mcp__github__ from github and _github)
+    from .mcp.asks import user_elicit
+    from .mcp.client import McpRuntime
+
+    rt = McpRuntime(configs, cwd, env)
+    if options.elicit is not None:  # a front end with a user answers the servers' questions (mcp/asks.py)
+        rt.asks.elicit = user_elicit(options.elicit)
+    return rt
+
+
+def skill_tool(options: AgentOptions, cwd: Path, warnings: list[str], trust: Trust,
+                plugins: list[Plugin]) -> list[Tool]:
+    """The Skill tool (skills.py) when the setting sources or the plugins hold skills and none is given."""
+    sources = options.setting_sources or []
+    extra = [d for p in plugins for d in p.skills_dirs]
+    if not (sources or extra) or any(t.name == "Skill" for t in options.tools):
+        return []
+    from .skills import find_skills, make_skill_tool
+
+    skills, found = find_skills(cwd, sources, trusted=trust.trusted, extra=extra)
+    warnings += found
+    warnings += trust.note(i for sk in skills for i in sk.ignored)  # untrusted: their allowed-tools
+    return [make_skill_tool(skills)] if skills else []
+
+
+def has_installed_plugins() -> bool:
+    from .home import loopwright_home
+
+    return (loopwright_home() / "plugins" / "installed_plugins.json").is_file()
+
+
+def unloaded_plugins(settings: Settings | None, plugins: list[Plugin], warnings: list[str]) -> None:
+    """enabledPlugins naming a plugin that is not installed (with nothing installed, run_plugins
+    did not look): one line each, never silence."""
+    if settings is None or plugins or has_installed_plugins():
+        return
+    warnings += [f"enabledPlugins names {k}, which is not installed (loopwright plugin install {k})"
+                 for k, on in settings.enabled_plugins.items() if on]
+
+
+def styled(options: AgentOptions, cwd: Path, tools: list[Tool], system: str | None, settings: Settings | None,
+            warnings: list[str], plugins: list[Plugin]) -> str | None:
+    """The system text in the run's output style (outputstyles.py): AgentOptions.output_style,
+    else the settings' "outputStyle"."""
+    name = options.output_style or (settings.output_style if settings is not None else None)
+    if not name or name == "default":
+        return system
+    from .outputstyles import find_styles, pick_style, styled_system
+    from .prompts import default_system_prompt
+
+    more = [(d, f"plugin:{p.name}") for p in plugins for d in p.styles_dirs]
+    styles, said = find_styles(cwd, [s for s in options.setting_sources or [] if s in ("user", "project")], more)
+    style, unknown = pick_style(name, styles)
+    warnings += [*said, *([unknown] if unknown else [])]
+    own = isinstance(options.system_prompt, dict) or (
+        isinstance(options.system_prompt, str) and options.system_prompt == default_system_prompt(cwd, options.tools))
+    return styled_system(system, style, own)
+
+
+def with_agent_files(options: AgentOptions, cwd: Path, tools: list[Tool], warnings: list[str],
+                      trust: Trust, plugins: list[Plugin]) -> list[Tool]:
+    """The Agent tool with the plugins' agents and the agent files of the setting sources as more
+    types (agentfiles.py; a file's agent shadows a plugin's of the same name)."""
+    from .agents import with_agents
+
+    agents: dict[str, Any] = {}
+    for p in plugins:
+        agents.update(p.agents(warnings))
+    sources = [s for s in options.setting_sources or [] if s in ("user", "project")]
+    if sources:
+        from .agentfiles import find_agent_files
+
+        found = find_agent_files(cwd, sources, trust.trusted)
+        warnings += found.warnings
+        warnings += trust.note(found.ignored)
+        agents.update(found.agents)
+    return with_agents(tools, agents)
+
+
+def load_memory(options: AgentOptions, cwd: Path, h: list[WireMessage], warnings: list[str],
+                 trust: Trust) -> Memory | None:
+    """Project memory (memory.py), sent once: in the first user message of a conversation."""
+    sources = options.setting_sources or []
+    if not options.memory or not sources:
+        return None
+    from .memory import load_memory
+
+    mem = load_memory(cwd, sources, trusted=trust.trusted)
+    warnings += mem.warnings
+    warnings += trust.note(mem.ignored)  # imports from outside the workspace, before trust
+    text = mem.block_text() if not h[:-1] else None
+    if text:
+        h[-1]["content"].insert(0, {"type": "text", "text": text})
+    return mem
+
+
+def sidechain(parent: SessionRecorder | None, session_id: str, cwd: Path,
+               hooks: SubagentHooks) -> SessionRecorder | None:
+    """A subagent's transcript beside the parent's, as Claude Code keeps it (None: not saved)."""
+    transcript = parent.path if parent is not None else None
+    if transcript is None:
+        return None
+    from .sessions import JsonlWriter, SessionRecorder
+
+    path = transcript.with_suffix("") / "subagents" / f"agent-{session_id}.jsonl"
+    try:
+        recorder = SessionRecorder(JsonlWriter(path, session_id), session_id, cwd)
+    except OSError as e:  # the run goes on without it
+        log.warning("cannot write the subagent transcript %s: %s", path, e)
+        return None
+    hooks.transcript_path = str(path)
+    return recorder
+
+
+def permission_callback(fn: CanUseTool | None, context: ToolPermissionContext) -> CanUseTool | None:
+    """The user's can_use_tool, called as (tool_name, input) or as the Agent SDK's
+    (tool_name, input, context). A callback that raises or returns something that is no
+    decision ends the run (error_during_execution saying so): it is never a silent deny."""
+    if fn is None:
+        return None
+    call: Callable[..., Any] = fn
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+        takes_context = any(p.kind == p.VAR_POSITIONAL for p in params) or len(
+            [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]) >= 3
+    except (TypeError, ValueError):
+        takes_context = False
+
+    async def gate(name: str, tool_input: dict[str, Any]) -> Decision:
+        try:
+            value = call(name, tool_input, context) if takes_context else call(name, tool_input)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as e:  # noqa: BLE001 - reported as the run's error, not as a denial
+            return Deny(f"can_use_tool raised {type(e).__name__}: {e} (while deciding on {name}); the run was "
+                        "stopped", interrupt=True)
+        try:
+            return to_decision(value)
+        except TypeError:
+            return Deny(f"can_use_tool returned {type(value).__name__} {value!r:.200} for {name}: return True/False, "
+                        "Allow(...)/Deny(...) or {'behavior': 'allow'|'deny', ...}; the run was stopped",
+                        interrupt=True)
+
+    return gate
