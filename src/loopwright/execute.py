@@ -78,7 +78,7 @@ class Executor:
     def _group_end(self, uses: list[ToolUseBlock], i: int) -> int:
         """Where the group of calls starting at i ends: a run of adjacent read-only calls, or the one call."""
         j = i + 1
-        if self._read_only(uses[i]):
+        if j < len(uses) and self._read_only(uses[i]):  # (the last call is alone either way)
             while j < len(uses) and self._read_only(uses[j]):
                 j += 1
         return j
