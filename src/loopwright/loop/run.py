@@ -34,7 +34,6 @@ from ..trust import Trust
 from ..usage import CallUsage
 
 if TYPE_CHECKING:
-    from ..event_types import InitData
     from ..memory import Memory
     from ..structured import StructuredOutput
 
@@ -260,24 +259,6 @@ class Run:
         """A user message the loop adds without yielding it (a Stop hook's reason)."""
         if self.deps.recorder is not None:
             self.deps.recorder.user(self.state.h[-1])
-
-    def init_message(self) -> SystemMessage:
-        d = self.deps
-        data: InitData = {
-            "session_id": d.session_id, "model": d.model.name, "cwd": str(d.cwd),
-            "tools": list(d.tools), "permission_mode": d.permission_mode,
-            "max_turns": d.options.max_turns, "max_budget_usd": d.options.max_budget_usd,
-        }
-        if self.memory is not None:
-            data["memory_files"] = self.memory.describe()
-        if self.warnings:
-            data["warnings"] = self.warnings
-        out: dict[str, Any] = dict(data)
-        if d.mcp is not None:
-            out["mcp_servers"] = d.mcp.status()
-        if self.trust.ignored:  # workspace trust (trust/): what this run left out
-            out["trust"] = self.trust.to_json()
-        return SystemMessage("init", out)
 
     # --- automatic compaction (compaction.py; context.py holds the pure operation) ---------
 

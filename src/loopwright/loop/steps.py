@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 from ..blocks import (
     Prompt,
@@ -16,6 +17,7 @@ from ..messages import (
     AssistantMessage,
     Message,
     ResultMessage,
+    SystemMessage,
 )
 from ..models.base import ModelError, ModelResponse, close_model
 from .caps import after_call, before_call
@@ -26,6 +28,9 @@ from .run import Run
 from .state import RunDeps, RunError
 from .step import Continue, Finish, RunTools, Step
 from .turn import run_tools
+
+if TYPE_CHECKING:
+    from ..event_types import InitData
 
 
 async def _loop(run: Run) -> AsyncIterator[Message]:
@@ -114,7 +119,7 @@ async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
     try:
         await run.open_mcp()  # servers start together before the first call; they end in `finally`
         d = run.deps
-        yield run.persist(run.init_message())
+        yield run.persist(_init_message(run))
         discovered = await discover_window(run)
         if discovered is not None:
             yield run.persist(discovered)
@@ -147,6 +152,26 @@ async def _failed(run: Run, e: Exception) -> ResultMessage:
     if isinstance(e, (ModelError, RunError)):
         return run.result("error_during_execution", error=str(e))
     return run.result("error_during_execution", error=f"{type(e).__name__}: {e}")
+
+
+def _init_message(run: Run) -> SystemMessage:
+    """The run's first message: its session, model, tools, limits, and what it loaded or left out."""
+    d = run.deps
+    data: InitData = {
+        "session_id": d.session_id, "model": d.model.name, "cwd": str(d.cwd),
+        "tools": list(d.tools), "permission_mode": d.permission_mode,
+        "max_turns": d.options.max_turns, "max_budget_usd": d.options.max_budget_usd,
+    }
+    if run.memory is not None:
+        data["memory_files"] = run.memory.describe()
+    if run.warnings:
+        data["warnings"] = run.warnings
+    out: dict[str, Any] = dict(data)
+    if d.mcp is not None:
+        out["mcp_servers"] = d.mcp.status()
+    if run.trust.ignored:  # workspace trust (trust/): what this run left out
+        out["trust"] = run.trust.to_json()
+    return SystemMessage("init", out)
 
 
 async def _close(d: RunDeps) -> None:
