@@ -104,7 +104,8 @@ class Settings:
     disable_all_hooks: bool = False
 
     def add(self, data: dict[str, Any], where: str, base: Path, *, flag: bool = False) -> None:
-        """Merge one file's (or one JSON string's) settings into this one (`flag`: given by --settings)."""
+        """Merge one file's (or one JSON string's) settings into this one (`flag`: given by --settings).
+        The parts are read in this order, so a file with two errors names the same one first."""
         if not isinstance(data, dict):
             raise SettingsError(f"{where}: settings must be a JSON object, not {type(data).__name__}")
         refused = refused_line(data, where)
@@ -117,6 +118,21 @@ class Settings:
         if "autoMode" in data:  # Claude Code's classifier settings: loopwright's prompt is fixed (gate/auto.py)
             self.warnings.append(f"{where}: autoMode is not used (loopwright's auto-mode classifier prompt is "
                                  "fixed: docs/auto-mode.md)")
+        self._add_rules(perms, where, base, flag)
+        self._add_mode_and_dirs(perms, where, base)
+        env = data.get("env", {})
+        if not isinstance(env, dict):
+            raise SettingsError(f"{where}: \"env\" must be an object of strings")
+        self.env.update({str(k): str(v) for k, v in env.items()})
+        self._add_hooks(data, where)
+        self._add_sandbox(data, where, base)
+        self._add_mcp(data, where)
+        self._add_web(data, where)
+        self._add_display(data, where)
+
+    def _add_rules(self, perms: dict[str, Any], where: str, base: Path, flag: bool) -> None:
+        """permissions.allow/ask/deny. An allow rule that cannot be read is left out with one line
+        (it only narrows); a deny or ask rule left out would widen what runs, so it stops the run."""
         for key, target in (("allow", self.allow), ("ask", self.ask), ("deny", self.deny)):
             items = perms.get(key, [])
             if not isinstance(items, list):
@@ -125,12 +141,14 @@ class Settings:
                 try:
                     target.append(Rule.parse(item, base=base, source=_rule_source(where, flag)))
                 except ValueError as e:
-                    if key == "allow":  # left out, an allow rule only narrows: one line, and the run goes on
+                    if key == "allow":
                         self.warnings.append(f"{where}: permissions.allow: {e}; the rule is ignored")
                         continue
-                    # a deny or ask rule left out would widen what runs: the run stops instead
                     raise SettingsError(f"{where}: permissions.{key}: {e} (a {key} rule that cannot be read "
                                         "stops the run: leaving it out would allow more)") from None
+
+    def _add_mode_and_dirs(self, perms: dict[str, Any], where: str, base: Path) -> None:
+        """permissions.defaultMode and permissions.additionalDirectories (resolved from the file's base)."""
         mode = perms.get("defaultMode")
         if mode is not None:
             if mode not in PERMISSION_MODES:
@@ -142,10 +160,8 @@ class Settings:
             raise SettingsError(f"{where}: permissions.additionalDirectories must be a list of paths")
         for d in dirs:
             self.additional_directories.append((base / Path(d).expanduser()).resolve())
-        env = data.get("env", {})
-        if not isinstance(env, dict):
-            raise SettingsError(f"{where}: \"env\" must be an object of strings")
-        self.env.update({str(k): str(v) for k, v in env.items()})
+
+    def _add_hooks(self, data: dict[str, Any], where: str) -> None:
         hooks = data.get("hooks", {})
         if not isinstance(hooks, dict):
             raise SettingsError(f"{where}: \"hooks\" must be an object keyed by event name")
@@ -156,17 +172,17 @@ class Settings:
                 raise SettingsError(str(e)) from None
             if matchers is not None:
                 self.hooks.setdefault(event, []).extend(matchers)
-        if "sandbox" in data:
-            from .sandbox import SandboxConfig, SandboxError
 
-            self.sandbox = self.sandbox or SandboxConfig()
-            try:
-                self.sandbox.add(data["sandbox"], where, base)
-            except SandboxError as e:
-                raise SettingsError(str(e)) from None
-        self._add_mcp(data, where)
-        self._add_web(data, where)
-        self._add_display(data, where)
+    def _add_sandbox(self, data: dict[str, Any], where: str, base: Path) -> None:
+        if "sandbox" not in data:
+            return
+        from .sandbox import SandboxConfig, SandboxError
+
+        self.sandbox = self.sandbox or SandboxConfig()
+        try:
+            self.sandbox.add(data["sandbox"], where, base)
+        except SandboxError as e:
+            raise SettingsError(str(e)) from None
 
     def _add_model(self, data: dict[str, Any], where: str) -> None:
         for key, attr in (("model", "model"), ("effortLevel", "effort_level"), ("apiKeyHelper", "api_key_helper")):
@@ -300,23 +316,28 @@ def load_settings(cwd: str | Path, sources: Sequence[str] = SETTING_SOURCES, *, 
     if not s.trusted and "project" in sources and (cwd / ".mcp.json").is_file():
         s.ignored.append(Ignored("command", str(cwd / ".mcp.json"), "its MCP servers"))
     if extra is not None:
-        if isinstance(extra, dict):
-            s.add(extra, "--settings", cwd)
-        elif isinstance(extra, str) and extra.lstrip().startswith("{"):
-            try:
-                data = json.loads(extra)
-            except json.JSONDecodeError as e:
-                raise SettingsError(f"invalid JSON in --settings: line {e.lineno} column {e.colno}: {e.msg}") from None
-            s.add(data, "--settings", cwd)
-        else:
-            path = Path(extra).expanduser()
-            if not path.is_absolute():
-                path = cwd / path
-            if not path.is_file():
-                raise SettingsError(f"settings file {path} does not exist")
-            s.add(read_json_file(path), str(path), path.parent, flag=True)
-            s.files.append(path)
+        _add_extra(s, extra, cwd)
     return s
+
+
+def _add_extra(s: Settings, extra: str | Path | dict[str, Any], cwd: Path) -> None:
+    """--settings on top of the files: a dict, a JSON string or a file (relative to cwd)."""
+    if isinstance(extra, dict):
+        s.add(extra, "--settings", cwd)
+    elif isinstance(extra, str) and extra.lstrip().startswith("{"):
+        try:
+            data = json.loads(extra)
+        except json.JSONDecodeError as e:
+            raise SettingsError(f"invalid JSON in --settings: line {e.lineno} column {e.colno}: {e.msg}") from None
+        s.add(data, "--settings", cwd)
+    else:
+        path = Path(extra).expanduser()
+        if not path.is_absolute():
+            path = cwd / path
+        if not path.is_file():
+            raise SettingsError(f"settings file {path} does not exist")
+        s.add(read_json_file(path), str(path), path.parent, flag=True)
+        s.files.append(path)
 
 
 @dataclass
