@@ -14,6 +14,7 @@ Their contents are the suite's own examples (its everything-server).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -108,40 +109,53 @@ def _embedded(uri: str, text: str, mime: str = "text/plain") -> dict[str, Any]:
     return {"type": "resource", "resource": {"uri": uri, "mimeType": mime, "text": text}}
 
 
+async def _logging(ctx: Any, args: dict[str, Any], log: Any) -> dict[str, Any]:
+    for i, said in enumerate(("Tool execution started", "Tool processing data", "Tool execution completed")):
+        if i:
+            await anyio.sleep(0.05)
+        await log("info", said)
+    return {"content": [_text("Tool with logging executed successfully")]}
+
+
+async def _progress(ctx: Any, args: dict[str, Any], log: Any) -> dict[str, Any]:
+    for i, p in enumerate((0, 50, 100)):
+        if i:
+            await anyio.sleep(0.05)
+        await ctx.session.report_progress(p, 100, f"Completed step {p} of 100")
+    return {"content": [_text("Tool with progress executed successfully")]}
+
+
+async def _reconnection(ctx: Any, args: dict[str, Any], log: Any) -> dict[str, Any]:
+    if ctx.close_sse_stream is not None:
+        await ctx.close_sse_stream()
+    await anyio.sleep(0.1)
+    return {"content": [_text("Reconnection test completed successfully. If you received this, the client "
+                              "properly reconnected after stream closure.")]}
+
+
+# the fixture tools whose result is fixed, by name
+_FIXED: dict[str, Callable[[], dict[str, Any]]] = {
+    "test_simple_text": lambda: {"content": [_text("This is a simple text response for testing.")]},
+    "test_image_content": lambda: {"content": [_image()]},
+    "test_audio_content": lambda: {"content": [{"type": "audio", "data": WAV, "mimeType": "audio/wav"}]},
+    "test_embedded_resource": lambda: {
+        "content": [_embedded("test://embedded-resource", "This is an embedded resource content.")]},
+    "test_multiple_content_types": lambda: {"content": [
+        _text("Multiple content types test:"), _image(),
+        _embedded("test://mixed-content-resource", json.dumps({"test": "data", "value": 123}), "application/json")]},
+    "test_error_handling": lambda: {
+        "content": [_text("This tool intentionally returns an error for testing")], "isError": True},
+}
+
+
 async def call(name: str, args: dict[str, Any], ctx: Any, log: Any) -> dict[str, Any]:
     """A fixture tool's result (as the wire's dict). `log(level, text)` sends a log message."""
-    if name == "test_simple_text":
-        return {"content": [_text("This is a simple text response for testing.")]}
-    if name == "test_image_content":
-        return {"content": [_image()]}
-    if name == "test_audio_content":
-        return {"content": [{"type": "audio", "data": WAV, "mimeType": "audio/wav"}]}
-    if name == "test_embedded_resource":
-        return {"content": [_embedded("test://embedded-resource", "This is an embedded resource content.")]}
-    if name == "test_multiple_content_types":
-        return {"content": [_text("Multiple content types test:"), _image(),
-                            _embedded("test://mixed-content-resource", json.dumps({"test": "data", "value": 123}),
-                                      "application/json")]}
-    if name == "test_tool_with_logging":
-        for i, said in enumerate(("Tool execution started", "Tool processing data", "Tool execution completed")):
-            if i:
-                await anyio.sleep(0.05)
-            await log("info", said)
-        return {"content": [_text("Tool with logging executed successfully")]}
-    if name == "test_tool_with_progress":
-        for i, p in enumerate((0, 50, 100)):
-            if i:
-                await anyio.sleep(0.05)
-            await ctx.session.report_progress(p, 100, f"Completed step {p} of 100")
-        return {"content": [_text("Tool with progress executed successfully")]}
-    if name == "test_error_handling":
-        return {"content": [_text("This tool intentionally returns an error for testing")], "isError": True}
-    if name == "test_reconnection":
-        if ctx.close_sse_stream is not None:
-            await ctx.close_sse_stream()
-        await anyio.sleep(0.1)
-        return {"content": [_text("Reconnection test completed successfully. If you received this, the client "
-                                  "properly reconnected after stream closure.")]}
+    if name in _FIXED:
+        return _FIXED[name]()
+    acting = {"test_tool_with_logging": _logging, "test_tool_with_progress": _progress,
+              "test_reconnection": _reconnection}.get(name)
+    if acting is not None:
+        return await acting(ctx, args, log)
     if name == "test_sampling":
         return await _sampling(ctx, str(args.get("prompt", "")))
     if name in ("test_elicitation", "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums"):

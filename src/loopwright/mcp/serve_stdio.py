@@ -144,116 +144,145 @@ class App(Protocol):
 HANDSHAKES = ("initialize", "server/discover")
 
 
+class _Stdio:
+    """One stdio serving: the client's lines read and vetted into an inbox, the first requests answered
+    early, then the SDK's server fed from the inbox and its messages written to the client."""
+
+    def __init__(self, app: App, wire: Wire) -> None:
+        self.app, self.wire = app, wire
+        self.failed: list[Exception] = []
+
+    async def run(self) -> None:
+        import anyio
+
+        # (anyio's events need the running loop: made here, not in __init__)
+        self.inbox_send, self.inbox = anyio.create_memory_object_stream[dict[str, Any]](64)
+        self.early: dict[str, Any] = {}  # the results answered before the SDK was loaded, by their id's JSON
+        self.prepared, self.loaded = anyio.Event(), anyio.Event()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.read_client)
+            tg.start_soon(self.serve, tg.cancel_scope)
+
+    async def out(self, data: bytes) -> None:
+        import anyio
+
+        await anyio.to_thread.run_sync(self.wire.write, data)
+
+    async def answer_early(self, msg: dict[str, Any]) -> None:
+        key = json.dumps(msg["id"])
+        if key in self.early:
+            return
+        if msg["method"] not in HANDSHAKES:
+            await self.prepared.wait()
+        if self.loaded.is_set():
+            return
+        result = await self.app.early(msg["method"], msg.get("params"))
+        if result is not None:
+            self.early[key] = result
+            await self.out(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode() + b"\n")
+
+    async def read_client(self) -> None:
+        reader = await _reader(self.wire.in_fd)
+        async with self.inbox_send:
+            async for line in read_lines(reader, MAX_LINE):
+                if not isinstance(line, TooLong) and not line.strip():
+                    continue
+                msg, reply = vet(line)
+                if reply is not None:
+                    await self.out(reply)
+                if msg is None:
+                    continue
+                if "id" in msg and "method" in msg and not self.loaded.is_set():
+                    await self.answer_early(msg)
+                await self.inbox_send.send(msg)
+
+    async def serve(self, cancel: Any) -> None:
+        import anyio
+
+        try:
+            await anyio.to_thread.run_sync(self.app.prepare)
+            self.prepared.set()
+            serving = await anyio.to_thread.run_sync(self.app.load)
+        except Exception as e:  # settings the server cannot run with: said once, and the server ends
+            note(str(e))
+            self.failed.append(e)
+            cancel.cancel()
+            return
+        self.loaded.set()
+        try:
+            await self.run_sdk(serving)
+        finally:
+            await serving.close()
+
+    async def run_sdk(self, serving: Serving) -> None:
+        import anyio
+
+        to_sdk_send, to_sdk = anyio.create_memory_object_stream[Any](0)
+        from_sdk, from_sdk_recv = anyio.create_memory_object_stream[Any](0)
+        drained = anyio.Event()
+        async with anyio.create_task_group() as inner:
+            inner.start_soon(self.feed, to_sdk_send)
+            inner.start_soon(self.drain, from_sdk_recv, drained)
+            async with from_sdk:  # closed when the server ends: drain writes what is left, then ends
+                await serving.run(to_sdk, from_sdk)
+            await drained.wait()
+            inner.cancel_scope.cancel()  # (feed only waits on a client that stopped being read)
+
+    async def feed(self, to_sdk_send: Any) -> None:
+        """The inbox's messages, as the SDK's types, to the SDK (one it refuses answered -32600)."""
+        import mcp_types as types
+        from mcp.shared.message import SessionMessage
+        from pydantic import ValidationError
+
+        async with to_sdk_send, self.inbox:
+            async for msg in self.inbox:
+                try:
+                    message = types.jsonrpc_message_adapter.validate_python(msg, by_name=False)
+                except ValidationError as e:
+                    await self.refuse(msg, e)
+                    continue
+                await to_sdk_send.send(SessionMessage(message))
+
+    async def refuse(self, msg: dict[str, Any], e: Any) -> None:
+        answer, id_ = jsonrpc_answer_id(msg)
+        errors = e.errors()
+        problem = f"{'.'.join(map(str, errors[0]['loc']))}: {errors[0]['msg']}" if errors else str(e)
+        note(f"skipped a message the MCP types refuse ({problem})")
+        if answer:
+            await self.out(jsonrpc_error(id_, -32600, f"Invalid Request: {problem}"))
+
+    async def drain(self, from_sdk_recv: Any, drained: Any) -> None:
+        """The SDK's messages to the client, but for its answers to early-answered requests."""
+        try:
+            async for sm in from_sdk_recv:
+                wire_msg = sm.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+                if self.answered_early(wire_msg):
+                    continue
+                await self.out(json.dumps(wire_msg, separators=(",", ":")).encode() + b"\n")
+        finally:
+            drained.set()
+
+    def answered_early(self, wire_msg: dict[str, Any]) -> bool:
+        """Whether the SDK's message answers a request already answered early (dropped: the client
+        has its answer; one stderr line if the two differ)."""
+        key = json.dumps(wire_msg.get("id"))
+        if "method" in wire_msg or key not in self.early:
+            return False
+        said = self.early.pop(key)
+        if wire_msg.get("result") != said:
+            note(f"the SDK's answer {wire_msg} differs from the early one {said}")
+        return True
+
+
+
 def serve_stdio(app: App) -> int:
     """Serve `app` on stdio until the client closes stdin."""
     import anyio
 
     wire = Wire()
-
-    async def run() -> None:
-        inbox_send, inbox = anyio.create_memory_object_stream[dict[str, Any]](64)
-        early: dict[str, Any] = {}  # the results answered before the SDK was loaded, by their id's JSON
-        prepared, loaded = anyio.Event(), anyio.Event()
-
-        async def out(data: bytes) -> None:
-            await anyio.to_thread.run_sync(wire.write, data)
-
-        async def answer_early(msg: dict[str, Any]) -> None:
-            key = json.dumps(msg["id"])
-            if key in early:
-                return
-            if msg["method"] not in HANDSHAKES:
-                await prepared.wait()
-            if loaded.is_set():
-                return
-            result = await app.early(msg["method"], msg.get("params"))
-            if result is not None:
-                early[key] = result
-                await out(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode() + b"\n")
-
-        async def read_client() -> None:
-            reader = await _reader(wire.in_fd)
-            async with inbox_send:
-                async for line in read_lines(reader, MAX_LINE):
-                    if not isinstance(line, TooLong) and not line.strip():
-                        continue
-                    msg, reply = vet(line)
-                    if reply is not None:
-                        await out(reply)
-                    if msg is None:
-                        continue
-                    if "id" in msg and "method" in msg and not loaded.is_set():
-                        await answer_early(msg)
-                    await inbox_send.send(msg)
-
-        async def serve() -> None:
-            try:
-                await anyio.to_thread.run_sync(app.prepare)
-                prepared.set()
-                serving = await anyio.to_thread.run_sync(app.load)
-            except Exception as e:  # settings the server cannot run with: said once, and the server ends
-                note(str(e))
-                failed.append(e)
-                tg.cancel_scope.cancel()
-                return
-            loaded.set()
-            import mcp_types as types
-            from mcp.shared.message import SessionMessage
-            from pydantic import ValidationError
-
-            to_sdk_send, to_sdk = anyio.create_memory_object_stream[Any](0)
-            from_sdk, from_sdk_recv = anyio.create_memory_object_stream[Any](0)
-
-            async def feed() -> None:
-                async with to_sdk_send, inbox:
-                    async for msg in inbox:
-                        try:
-                            message = types.jsonrpc_message_adapter.validate_python(msg, by_name=False)
-                        except ValidationError as e:
-                            answer, id_ = jsonrpc_answer_id(msg)
-                            errors = e.errors()
-                            problem = (f"{'.'.join(map(str, errors[0]['loc']))}: {errors[0]['msg']}" if errors
-                                       else str(e))
-                            note(f"skipped a message the MCP types refuse ({problem})")
-                            if answer:
-                                await out(jsonrpc_error(id_, -32600, f"Invalid Request: {problem}"))
-                            continue
-                        await to_sdk_send.send(SessionMessage(message))
-
-            drained = anyio.Event()
-
-            async def drain() -> None:
-                try:
-                    async for sm in from_sdk_recv:
-                        wire_msg = sm.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
-                        key = json.dumps(wire_msg.get("id"))
-                        if "method" not in wire_msg and key in early:
-                            said = early.pop(key)  # dropped: the client has its answer
-                            if wire_msg.get("result") != said:
-                                note(f"the SDK's answer {wire_msg} differs from the early one {said}")
-                            continue
-                        await out(json.dumps(wire_msg, separators=(",", ":")).encode() + b"\n")
-                finally:
-                    drained.set()
-
-            try:
-                async with anyio.create_task_group() as inner:
-                    inner.start_soon(feed)
-                    inner.start_soon(drain)
-                    async with from_sdk:  # closed when the server ends: drain writes what is left, then ends
-                        await serving.run(to_sdk, from_sdk)
-                    await drained.wait()
-                    inner.cancel_scope.cancel()  # (feed only waits on a client that stopped being read)
-            finally:
-                await serving.close()
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(read_client)
-            tg.start_soon(serve)
-
-    failed: list[Exception] = []
+    stdio = _Stdio(app, wire)
     try:
-        anyio.run(run)
+        anyio.run(stdio.run)
     finally:
         wire.close()
-    return 2 if failed else 0
+    return 2 if stdio.failed else 0

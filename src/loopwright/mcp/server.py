@@ -57,117 +57,135 @@ LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "e
 PROGRESS_EVERY = 1.0
 
 
-def make_server(core: Core) -> Any:
-    """The SDK's lowlevel Server with loopwright's tools, resources, prompts and the rest."""
-    import mcp_types as types
-    from mcp.server.lowlevel import Server
-    from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+def _connection(ctx: Any) -> Any:
+    """The SDK's connection object of a request, which outlives the per-request session objects (an
+    HTTP session's requests each have their own)."""
+    return getattr(ctx.session, "_connection", ctx.session)
 
-    from . import serve_fixtures as fx
-    from .serve_prompts import Refused as PromptRefused
-    from .serve_resources import Refused, Watches
 
-    # logging/setLevel and log messages are deprecated as of MCP 2026-07-28, still in the versions served
-    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
-    executor, files, prompts, fixtures = core.executor, core.files, core.prompts, core.fixtures
-    listed = types.ListToolsResult.model_validate({"tools": core.tool_list})
-    watches = Watches(files)
-    # the level each connection asked for (none asked: info); by the SDK's connection object, which
-    # outlives the per-request session objects (an HTTP session's requests each have their own)
-    levels: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+class Handlers:
+    """The SDK server's request handlers, on one Core (built when the SDK is loaded)."""
 
-    def connection(ctx: Any) -> Any:
-        return getattr(ctx.session, "_connection", ctx.session)
+    def __init__(self, core: Core) -> None:
+        import mcp_types as types
+        from mcp.shared.exceptions import MCPError
 
-    async def log(ctx: Any, level: str, text: str) -> None:
-        if LEVELS.index(level) >= levels.get(connection(ctx), 1):
+        from . import serve_fixtures as fx
+        from .serve_resources import Watches
+
+        self.core, self.types, self.error, self.fx = core, types, MCPError, fx
+        self.listed = types.ListToolsResult.model_validate({"tools": core.tool_list})
+        self.watches = Watches(core.files)
+        # the level each connection asked for (none asked: info)
+        self.levels: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+    def refused(self, e: Exception) -> Exception:
+        """A refusal as the protocol error the spec has for bad params."""
+        return self.error(self.types.INVALID_PARAMS, str(e))
+
+    async def log(self, ctx: Any, level: str, text: str) -> None:
+        if LEVELS.index(level) >= self.levels.get(_connection(ctx), 1):
             try:
                 await ctx.session.send_log_message(level, text, logger="loopwright",
                                                    related_request_id=ctx.request_id)
             except Exception:  # noqa: BLE001 - a client gone mid-call: its log is of no use
                 pass
 
-    async def set_level(ctx: Any, params: Any) -> Any:
-        levels[connection(ctx)] = LEVELS.index(params.level)
-        return types.EmptyResult()
+    async def set_level(self, ctx: Any, params: Any) -> Any:
+        self.levels[_connection(ctx)] = LEVELS.index(params.level)
+        return self.types.EmptyResult()
 
-    async def list_tools(ctx: Any, params: Any) -> Any:
-        return listed
+    async def list_tools(self, ctx: Any, params: Any) -> Any:
+        return self.listed
 
-    async def call_tool(ctx: Any, params: Any) -> Any:
-        if fixtures and params.name in fx.TOOLS:
-            said = await fx.call(params.name, dict(params.arguments or {}), ctx,
-                                 lambda level, text: log(ctx, level, text))
+    async def call_tool(self, ctx: Any, params: Any) -> Any:
+        types, core = self.types, self.core
+        if core.fixtures and params.name in self.fx.TOOLS:
+            said = await self.fx.call(params.name, dict(params.arguments or {}), ctx,
+                                      lambda level, text: self.log(ctx, level, text))
             return types.CallToolResult.model_validate(said)
         if params.name not in core.names:  # the spec's answer to an unknown tool is a protocol error
-            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+            raise self.error(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         use = ToolUseBlock(f"mcp_{uuid.uuid4().hex[:12]}", params.name, dict(params.arguments or {}))
-        await log(ctx, "debug", f"{params.name} called")
-        outcome = await with_progress(ctx, params.name, executor.run([use]))
+        await self.log(ctx, "debug", f"{params.name} called")
+        outcome = await with_progress(ctx, params.name, core.executor.run([use]))
         r = outcome.results[0]
         if outcome.denials:
-            await log(ctx, "warning", f"{params.name} refused: {str(r.content)[:300]}")
+            await self.log(ctx, "warning", f"{params.name} refused: {str(r.content)[:300]}")
         return types.CallToolResult(content=to_mcp_content(r.content), is_error=bool(r.is_error))
 
-    async def list_resources(ctx: Any, params: Any) -> Any:
-        page = await core.resource_page(getattr(params, "cursor", None) if params is not None else None)
-        return types.ListResourcesResult.model_validate(page)
+    async def list_resources(self, ctx: Any, params: Any) -> Any:
+        page = await self.core.resource_page(getattr(params, "cursor", None) if params is not None else None)
+        return self.types.ListResourcesResult.model_validate(page)
 
-    async def list_templates(ctx: Any, params: Any) -> Any:
-        templates = [{"uriTemplate": files.template(), "name": "workspace file",
+    async def list_templates(self, ctx: Any, params: Any) -> Any:
+        templates = [{"uriTemplate": self.core.files.template(), "name": "workspace file",
                       "description": "a file of the working directory, by its relative path"}]
-        return types.ListResourceTemplatesResult.model_validate(
-            {"resourceTemplates": [*templates, *(fx.TEMPLATES if fixtures else [])]})
+        return self.types.ListResourceTemplatesResult.model_validate(
+            {"resourceTemplates": [*templates, *(self.fx.TEMPLATES if self.core.fixtures else [])]})
 
-    async def read_resource(ctx: Any, params: Any) -> Any:
+    async def read_resource(self, ctx: Any, params: Any) -> Any:
+        from .serve_resources import Refused
+
         uri = str(params.uri)
-        fixture = fx.read(uri) if fixtures else None
+        fixture = self.fx.read(uri) if self.core.fixtures else None
         try:
-            contents = fixture or await files.read(uri)
+            contents = fixture or await self.core.files.read(uri)
         except Refused as e:
-            raise MCPError(types.INVALID_PARAMS, str(e)) from None
-        return types.ReadResourceResult.model_validate({"contents": [contents]})
+            raise self.refused(e) from None
+        return self.types.ReadResourceResult.model_validate({"contents": [contents]})
 
-    async def subscribe(ctx: Any, params: Any) -> Any:
+    async def subscribe(self, ctx: Any, params: Any) -> Any:
+        from .serve_resources import Refused
+
         uri = str(params.uri)
-        if not (fixtures and fx.read(uri) is not None):  # (the fixtures' are accepted, never change)
-            session = ctx.session
+        if not (self.core.fixtures and self.fx.read(uri) is not None):  # (the fixtures' are accepted, never change)
             try:
-                await watches.subscribe(id(connection(ctx)), uri, session.send_resource_updated)
+                await self.watches.subscribe(id(_connection(ctx)), uri, ctx.session.send_resource_updated)
             except Refused as e:
-                raise MCPError(types.INVALID_PARAMS, str(e)) from None
-        return types.EmptyResult()
+                raise self.refused(e) from None
+        return self.types.EmptyResult()
 
-    async def unsubscribe(ctx: Any, params: Any) -> Any:
-        watches.unsubscribe(id(connection(ctx)), str(params.uri))
-        return types.EmptyResult()
+    async def unsubscribe(self, ctx: Any, params: Any) -> Any:
+        self.watches.unsubscribe(id(_connection(ctx)), str(params.uri))
+        return self.types.EmptyResult()
 
-    async def list_prompts(ctx: Any, params: Any) -> Any:
-        return types.ListPromptsResult.model_validate({"prompts": core.prompt_list()})
+    async def list_prompts(self, ctx: Any, params: Any) -> Any:
+        return self.types.ListPromptsResult.model_validate({"prompts": self.core.prompt_list()})
 
-    async def get_prompt(ctx: Any, params: Any) -> Any:
+    async def get_prompt(self, ctx: Any, params: Any) -> Any:
+        from .serve_prompts import Refused
+
         args = dict(params.arguments or {})
-        fixture = fx.prompt(params.name, args) if fixtures else None
+        fixture = self.fx.prompt(params.name, args) if self.core.fixtures else None
         try:
-            got = fixture or prompts.get(params.name, args)
-        except PromptRefused as e:
-            raise MCPError(types.INVALID_PARAMS, str(e)) from None
-        return types.GetPromptResult.model_validate(got)
+            got = fixture or self.core.prompts.get(params.name, args)
+        except Refused as e:
+            raise self.refused(e) from None
+        return self.types.GetPromptResult.model_validate(got)
 
-    async def complete(ctx: Any, params: Any) -> Any:
+    async def complete(self, ctx: Any, params: Any) -> Any:
         ref, arg = params.ref, params.argument
         values: list[str] = []
-        if getattr(ref, "uri", None) == files.template() and arg.name == "path":
-            values = await files.complete(arg.value)
-        return types.CompleteResult(completion=types.Completion(values=values, has_more=False))
+        if getattr(ref, "uri", None) == self.core.files.template() and arg.name == "path":
+            values = await self.core.files.complete(arg.value)
+        return self.types.CompleteResult(completion=self.types.Completion(values=values, has_more=False))
 
+
+def make_server(core: Core) -> Any:
+    """The SDK's lowlevel Server with loopwright's tools, resources, prompts and the rest."""
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    # logging/setLevel and log messages are deprecated as of MCP 2026-07-28, still in the versions served
+    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+    h = Handlers(core)
     info = server_info()
-    handlers: dict[str, Any] = dict(
-        on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
-        on_list_resource_templates=list_templates, on_read_resource=read_resource, on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt, on_completion=complete, on_set_logging_level=set_level)
-    handlers.update(on_subscribe_resource=subscribe, on_unsubscribe_resource=unsubscribe)
-    return Server(info["name"], version=info["version"], **handlers)
+    return Server(info["name"], version=info["version"], on_list_tools=h.list_tools, on_call_tool=h.call_tool,
+                  on_list_resources=h.list_resources, on_list_resource_templates=h.list_templates,
+                  on_read_resource=h.read_resource, on_list_prompts=h.list_prompts, on_get_prompt=h.get_prompt,
+                  on_completion=h.complete, on_set_logging_level=h.set_level,
+                  on_subscribe_resource=h.subscribe, on_unsubscribe_resource=h.unsubscribe)
 
 
 async def with_progress(ctx: Any, name: str, work: Any) -> Any:
