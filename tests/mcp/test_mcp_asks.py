@@ -88,6 +88,7 @@ def test_a_server_prompt_is_a_slash_command(tmp_path: Path) -> None:
 @pytest.mark.e2e
 def test_a_server_prompt_typed_in_the_interactive_session_reaches_the_model(tmp_path: Path) -> None:
     import shutil
+    import time
 
     if shutil.which("tmux") is None:
         pytest.skip("needs tmux")
@@ -101,7 +102,21 @@ def test_a_server_prompt_typed_in_the_interactive_session_reaches_the_model(tmp_
                                                          "args": [str(HERE / "asking_mcp_server.py")]}}}))
     with ScriptedServer([[text("reviewed it")]]) as srv, \
             repl(tmp_path, "--model", "claude-sonnet-4-5", "--base-url", srv.url, "--mcp-config", str(config)) as t:
-        t.send("/mcp__ask__review src/app.py")
+        # The / menu offers the server's prompt with its description once the session has listed
+        # the servers' prompts (in the background, at start): type the last `_` until it shows.
+        t.type("/mcp_")
+
+        deadline = time.monotonic() + WAIT
+        while True:
+            t.type("_")
+            if until(lambda: "Review a file carefully" in t.screen(), 3.0):
+                break
+            assert time.monotonic() < deadline, t.screen()
+            t.keys("BSpace")
+        assert "/mcp__ask__review" in t.screen()
+        t.keys("Tab")  # picks the only entry: the line becomes the command
+        t.wait("› /mcp__ask__review")
+        t.send(" src/app.py")
         t.wait("reviewed it")
         assert until(lambda: len(srv.loop_requests) == 1, WAIT)
         assert user_texts(srv.loop_requests[0].body)[-1] == "Please review src/app.py for bugs."

@@ -91,6 +91,7 @@ class Repl:
     def __init__(self, options: AgentOptions, note: str | None = None) -> None:
         self.base_options = options
         self.note = note  # said under the header (-c found nothing to continue)
+        self.mcp_prompts: list[tuple[str, str]] = []  # the MCP servers' prompts for the / menu (_warm_up)
         self.log = Log()  # what was printed, for redraws (Ctrl-O)
         self.statusline = StatusLine(options.context_window)
         self.custom_status = CustomStatus.from_options(options)  # the user's statusLine command, if any
@@ -454,7 +455,8 @@ class Repl:
             prompt_continuation="  ", complete_while_typing=True,
             completer=merge_completers([
                 slash_completer(lambda: menu_entries(self.cwd(), self.base_options.setting_sources or [],
-                                                     [(c.name, c.summary) for c in BUILTINS.values()])),
+                                                     [(c.name, c.summary) for c in BUILTINS.values()])
+                                 + self.mcp_prompts),
                 mention_completer(self.cwd)]))  # `@path` (cli/mention_complete.py)
         self.app = session.app
         self.app.ttimeoutlen, self.app.timeoutlen = ESC_WAIT
@@ -468,6 +470,9 @@ class Repl:
             await asyncio.to_thread(preimport_sdk, self.client.model)
         except Exception:  # noqa: BLE001 - the first query reports it
             pass
+        from .commands.mcp import prompt_entries
+
+        self.mcp_prompts = await prompt_entries(self)  # (for the / menu; a run lists them again)
 
     def _end_on_signals(self, terminated: list[int]) -> None:
         def on_signal(signum: int) -> None:

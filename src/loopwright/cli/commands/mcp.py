@@ -44,6 +44,28 @@ async def probe(host: Host, configs: list[Any]) -> tuple[list[dict[str, Any]], d
         await runtime.aclose()
 
 
+async def prompt_entries(host: Host) -> list[tuple[str, str]]:
+    """The configured servers' prompts as / menu entries (name without the slash, description):
+    each server is connected once for its list, then closed. A server that fails lists nothing
+    here (its run says why); so does a configuration that cannot be read."""
+    from ...mcp.client import McpRuntime
+
+    try:
+        configs = [c for c in configured(host) if not c.error and not c.needs_approval]
+    except Exception:  # noqa: BLE001 - the run names a bad configuration; the menu just lacks it
+        return []
+    if not configs:
+        return []
+    runtime = McpRuntime(configs, Path(host.cwd()).resolve(), dict(host.client.options.env or {}))
+    try:
+        await runtime.start()
+        return runtime.prompt_commands()
+    except Exception:  # noqa: BLE001 - as above: the run reports the server's failure
+        return []
+    finally:
+        await runtime.aclose()
+
+
 async def mcp(host: Host, arg: str) -> None:
     verb, _, name = arg.partition(" ")
     configs = configured(host)
