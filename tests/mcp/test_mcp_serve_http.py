@@ -263,3 +263,27 @@ def test_a_bad_body_is_an_error_and_the_server_goes_on(project: Path, tmp_path: 
     assert 400 <= deep.status_code < 500
     assert 400 <= no_request.status_code < 500
     assert any(t.name == "Read" for t in tools.tools)
+
+
+def test_a_body_that_is_no_jsonrpc_message_is_an_invalid_request_as_on_stdio(project: Path, tmp_path: Path) -> None:
+    """JSON that is no JSON-RPC message gets -32600 Invalid Request (by its id when it has a usable
+    one), as the stdio door answers such a line, not the SDK's -32602; a nested-too-deep body -32700."""
+    import httpx2
+
+    def post(body: bytes) -> Any:
+        return httpx2.post(url, headers=ACCEPT, content=body, timeout=30)
+
+    with http_server(project, tmp_path / "home") as url:
+        no_envelope = post(b'{"hello": 1}')
+        old_version = post(b'{"jsonrpc": "1.0", "id": 7, "method": "ping"}')
+        bad_id = post(b'{"jsonrpc": "2.0", "id": true, "method": "ping"}')
+        types_refuse = post(b'{"jsonrpc": "2.0", "id": 8, "result": 1}')  # an envelope, but no MCP message
+        deep = post(b"[" * 100_000 + b"]" * 100_000)
+        init = post(json.dumps(INIT).encode())
+    for refused in (no_envelope, old_version, bad_id, types_refuse):
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["code"] == -32600, refused.text
+        assert refused.json()["error"]["message"].startswith("Invalid Request")
+    assert old_version.json()["id"] == 7 and bad_id.json()["id"] is None
+    assert deep.status_code == 400 and deep.json()["error"]["code"] == -32700
+    assert init.status_code == 200 and init.headers.get("mcp-session-id")  # a good body still reaches the SDK

@@ -13,6 +13,8 @@ GET stream, DELETE, its request-size bound, Host/Origin checks); this module cho
   (a file only its owner can read: mode 0600 or stricter, refused otherwise, as ssh refuses a
   readable key), else $LOOPWRIGHT_MCP_TOKEN, else $LOOPWRIGHT_HOME/mcp-serve-token, made on first use
   (0600, 32 random bytes).
+- A POST body that is no JSON-RPC message is answered as the stdio door answers such a line: 400
+  with -32700 for no JSON, -32600 Invalid Request for no valid message (JsonRpcBodies).
 - Resumability: events are kept in memory (the last EVENTS per server), so a client whose SSE
   stream broke reconnects with `Last-Event-ID` and gets what it missed.
 """
@@ -28,6 +30,8 @@ import sys
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
+
+from .serve_stdio import vet_body
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 EVENTS = 10_000
@@ -167,6 +171,65 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
+class JsonRpcBodies:
+    """ASGI middleware: a POST whose body is no JSON-RPC message the MCP types take is answered here,
+    as the stdio door answers such a line (400 with -32700 for no JSON, -32600 for no valid message,
+    by its id when it has a usable one; serve_stdio.vet_body), where the SDK would say -32602. Only
+    after the SDK's own Host/Origin/Content-Type checks pass (a request they refuse goes on to the SDK,
+    which refuses it as before) and only for a body within the SDK's size bound (a larger one goes on
+    to the SDK's 413)."""
+
+    def __init__(self, app: Any, security: Any) -> None:
+        from mcp.server.transport_security import (
+            DEFAULT_MAX_REQUEST_BODY_SIZE,
+            TransportSecurityMiddleware,
+        )
+
+        self.app, self.limit = app, DEFAULT_MAX_REQUEST_BODY_SIZE
+        self.security = TransportSecurityMiddleware(security)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or not await self.admitted(scope, receive):
+            await self.app(scope, receive, send)
+            return
+        read, body, whole = await self.read(receive)
+        reply = vet_body(body) if whole else None
+        if reply is None:
+            await self.app(scope, self.replay(read, receive), send)
+            return
+        await send({"type": "http.response.start", "status": 400,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(reply)).encode())]})
+        await send({"type": "http.response.body", "body": reply})
+
+    async def admitted(self, scope: Any, receive: Any) -> bool:
+        from starlette.requests import Request
+
+        return await self.security.validate_request(Request(scope, receive), is_post=True) is None
+
+    async def read(self, receive: Any) -> tuple[list[Any], bytes, bool]:
+        """(the messages read, the body, whether it is whole): read up to the size bound."""
+        read: list[Any] = []
+        size = 0
+        while size <= self.limit:
+            message = await receive()
+            read.append(message)
+            if message["type"] != "http.request":
+                return read, b"", False
+            size += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                return read, b"".join(m.get("body", b"") for m in read), size <= self.limit
+        return read, b"", False
+
+    @staticmethod
+    def replay(read: list[Any], receive: Any) -> Any:
+        """`receive` with the messages already read given again first."""
+        async def again() -> Any:
+            return read.pop(0) if read else await receive()
+
+        return again
+
+
 def serve_http(server: Any, listen: str, token_file: str | None, allow_hosts: list[str],
                close: Any = None, no_auth: bool = False) -> int:
     """Serve `server` (the SDK's lowlevel Server) on `listen` until interrupted; the URL is the
@@ -186,8 +249,10 @@ def serve_http(server: Any, listen: str, token_file: str | None, allow_hosts: li
         raise ValueError(f"--http {listen}: cannot listen there ({e.strerror or e})") from None
     sock.listen(128)  # before the URL is printed: a client that reads it and connects waits in the backlog
     port = sock.getsockname()[1]
-    app: Any = server.streamable_http_app(transport_security=security_settings(host, port, allow_hosts),
-                                          event_store=memory_event_store(), retry_interval=1000, host=host)
+    security = security_settings(host, port, allow_hosts)
+    app: Any = server.streamable_http_app(transport_security=security, event_store=memory_event_store(),
+                                          retry_interval=1000, host=host)
+    app = JsonRpcBodies(app, security)
     if token is not None:
         app = BearerAuth(app, token)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)

@@ -117,6 +117,35 @@ def vet(line: bytes | TooLong) -> tuple[dict[str, Any] | None, bytes | None]:
     return None, jsonrpc_error(id_, -32600, f"Invalid Request: {problem}") if answer else None
 
 
+def types_problem(e: Any) -> str:
+    """What the MCP types refuse in a message, from pydantic's ValidationError `e` (its first error)."""
+    errors = e.errors()
+    return f"{'.'.join(map(str, errors[0]['loc']))}: {errors[0]['msg']}" if errors else str(e)
+
+
+def vet_body(body: bytes) -> bytes | None:
+    """None for a body that is one message the MCP types take, else the JSON-RPC error to answer it
+    with, as `vet` and the SDK's types would (HTTP's door: every POST is answered, so a bad
+    notification or response gets one too, with a null id)."""
+    import mcp_types as types
+    from pydantic import ValidationError
+
+    try:
+        msg = parse_line(body)
+    except BadLine as e:
+        return jsonrpc_error(None, -32700, f"Parse error: {e}")
+    problem = jsonrpc_problem(msg)
+    if problem is None:
+        try:
+            types.jsonrpc_message_adapter.validate_python(msg, by_name=False)
+            return None
+        except ValidationError as e:
+            problem = types_problem(e)
+    note(f"refused a request body that is {problem}: {body[:80]!r}")
+    answer, id_ = jsonrpc_answer_id(msg)
+    return jsonrpc_error(id_ if answer else None, -32600, f"Invalid Request: {problem}")
+
+
 class Serving:
     """What `App.load` hands back once the SDK is imported and the server built: how to run it on a
     pair of streams, and what to do when it ends."""
@@ -239,14 +268,12 @@ class _Stdio:
                 try:
                     message = types.jsonrpc_message_adapter.validate_python(msg, by_name=False)
                 except ValidationError as e:
-                    await self.refuse(msg, e)
+                    await self.refuse(msg, types_problem(e))
                     continue
                 await to_sdk_send.send(SessionMessage(message))
 
-    async def refuse(self, msg: dict[str, Any], e: Any) -> None:
+    async def refuse(self, msg: dict[str, Any], problem: str) -> None:
         answer, id_ = jsonrpc_answer_id(msg)
-        errors = e.errors()
-        problem = f"{'.'.join(map(str, errors[0]['loc']))}: {errors[0]['msg']}" if errors else str(e)
         note(f"skipped a message the MCP types refuse ({problem})")
         if answer:
             await self.out(jsonrpc_error(id_, -32600, f"Invalid Request: {problem}"))
