@@ -2,7 +2,8 @@
 
 The run's `deps` reach a tool (`ctx: RunContext[Deps]`), a Python hook (`HookContext[Deps].deps`)
 and `can_use_tool` (`ToolPermissionContext[Deps].deps`); `output_type=list[str]` makes
-`result.output` a `list[str]` for mypy (tests/loop/test_typed_api.py runs mypy --strict on
+`result.output` a `list[str]` for mypy, and so the ResultMessage of `query()`'s stream and of a
+`LoopwrightClient`'s (tests/loop/test_typed_api.py runs mypy --strict on
 this file). Runs offline on a scripted model: `python examples/typed_deps.py`.
 """
 
@@ -53,6 +54,30 @@ def main(model: lw.Model | None = None) -> tuple[list[str], Deps]:
     result = lw.run("Which two colours does the user like best?", options)
     colours: list[str] = result.output  # a list[str] for mypy: no cast
     return colours, deps
+
+
+async def streamed(model: lw.Model | None = None) -> list[str]:
+    """The same answer through query(): mypy sees a ResultMessage[list[str]] in the stream."""
+    options = lw.AgentOptions(model=model or scripted(), tools=[favourite_colours], output_type=list[str],
+                              deps=Deps(user_id=8, allowed=set()), permission_mode="bypassPermissions")
+    async for msg in lw.query("Which two colours?", options=options):
+        if isinstance(msg, lw.ResultMessage):
+            streamed_colours: list[str] = msg.output  # a list[str] for mypy: no cast
+            return streamed_colours
+    return []
+
+
+async def conversation(model: lw.Model | None = None) -> list[str]:
+    """And through LoopwrightClient: LoopwrightClient[list[str]], its messages typed the same way."""
+    options = lw.AgentOptions(model=model or scripted(), tools=[favourite_colours], output_type=list[str],
+                              deps=Deps(user_id=9, allowed=set()), permission_mode="bypassPermissions")
+    async with lw.LoopwrightClient(options) as client:
+        await client.query("Which two colours?")
+        async for msg in client.receive_response():
+            if isinstance(msg, lw.ResultMessage):
+                client_colours: list[str] = msg.output
+                return client_colours
+    return []
 
 
 if __name__ == "__main__":

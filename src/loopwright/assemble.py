@@ -475,10 +475,12 @@ def build_gate(options: AgentOptions) -> tuple[list[Tool], Executor]:
 
 # --- the entry points ----------------------------------------------------------------------
 
-async def query(prompt: Prompt, options: AgentOptions | None = None, *, control: RunControl | None = None,
-                history: list[WireMessage] | None = None) -> AsyncIterator[Message]:
+async def query(prompt: Prompt, options: AgentOptions[Any, OutputT] | None = None, *,
+                control: RunControl | None = None, history: list[WireMessage] | None = None
+                ) -> AsyncIterator[Message[OutputT]]:
     """Run the agent loop on `prompt`, yielding SystemMessage("init"), AssistantMessage,
-    UserMessage (tool results), optional partial events, and last a ResultMessage.
+    UserMessage (tool results), optional partial events, and last a ResultMessage (typed by
+    the options' output_type: a ResultMessage[T] for mypy).
     Bad arguments raise TypeError / ValueError before anything runs."""
     run = _query_run(prompt, options, control, history)
     async with contextlib.aclosing(_messages(run, prompt)) as stream:

@@ -30,7 +30,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Generator
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Generic
 
 from .assemble import query
 from .blocks import Prompt, WireMessage, prompt_content
@@ -38,7 +38,7 @@ from .context import DEFAULT_KEEP_TURNS, CompactResult
 from .errors import CLIConnectionError, ProcessError
 from .gate import PermissionMode
 from .loop import RunControl
-from .messages import Message, ResultMessage, SystemMessage
+from .messages import Message, OutputT, ResultMessage, SystemMessage
 from .models.base import Model
 from .options import AgentOptions, model_for
 
@@ -55,15 +55,16 @@ _END = object()  # a run that ended without a ResultMessage
 _CLOSED = object()  # disconnect(): receive_messages() ends
 
 
-class LoopwrightClient:
+class LoopwrightClient(Generic[OutputT]):
     """A conversation over several queries (Claude Agent SDK's ClaudeSDKClient): each query
-    continues the last history, with interrupt, send, compact, resume and clear."""
+    continues the last history, with interrupt, send, compact, resume and clear. Typed by the
+    options' output_type: its messages' ResultMessage is a ResultMessage[T] for mypy."""
 
-    def __init__(self, options: AgentOptions | None = None) -> None:
-        self.options = options or AgentOptions()
+    def __init__(self, options: AgentOptions[Any, OutputT] | None = None) -> None:
+        self.options: AgentOptions[Any, OutputT] = options or AgentOptions()
         self.history: list[WireMessage] | None = None  # the last run's final history
         self.session_id: str | None = None
-        self.results: list[ResultMessage] = []
+        self.results: list[ResultMessage[OutputT]] = []
         self.compact_cost_usd = 0.0  # summarizing calls of compact()
         self._model: Model | None = None
         self._connecting: asyncio.Future[Model] | None = None
@@ -74,7 +75,7 @@ class LoopwrightClient:
         self._pending: list[str] = []  # sent while idle, or too late for the last run
         self._once: tuple[list[str], str | None] | None = None  # for_next_query()
 
-    async def __aenter__(self) -> LoopwrightClient:
+    async def __aenter__(self) -> LoopwrightClient[OutputT]:
         await self.connect()
         return self
 
@@ -131,7 +132,7 @@ class LoopwrightClient:
         `allowed-tools` and `model`, commands.py); the conversation goes on as before after it."""
         self._once = (list(allowed_tools or []), model)
 
-    def _next_options(self) -> AgentOptions:
+    def _next_options(self) -> AgentOptions[Any, OutputT]:
         if self.history is None:  # the first query: resume/continue/fork as configured
             options = replace(self.options, model=self._model)
         else:
@@ -180,7 +181,7 @@ class LoopwrightClient:
         self._control = control
         self._task = asyncio.create_task(self._drive(text, self._next_options(), control, self._queue))
 
-    async def _drive(self, prompt: Prompt, options: AgentOptions, control: RunControl, queue: asyncio.Queue[Any]) -> None:
+    async def _drive(self, prompt: Prompt, options: AgentOptions[Any, OutputT], control: RunControl, queue: asyncio.Queue[Any]) -> None:
         ended: Any = _END  # what the reader gets after the last message when no result came
         try:
             async for msg in query(prompt, options, control=control, history=self.history):
@@ -203,18 +204,18 @@ class LoopwrightClient:
             if ended is not None:
                 queue.put_nowait(ended)
 
-    async def receive_response(self) -> AsyncIterator[Message]:
+    async def receive_response(self) -> AsyncIterator[Message[OutputT]]:
         """The current run's messages, ending with its ResultMessage (nothing when no query
         runs and none is left unread)."""
         async for m in self._receive(until_result=True):
             yield m
 
-    async def receive_messages(self) -> AsyncIterator[Message]:
+    async def receive_messages(self) -> AsyncIterator[Message[OutputT]]:
         """Every message of every query, across results, until disconnect()."""
         async for m in self._receive(until_result=False):
             yield m
 
-    async def _receive(self, until_result: bool) -> AsyncIterator[Message]:
+    async def _receive(self, until_result: bool) -> AsyncIterator[Message[OutputT]]:
         queue = self._queue
         while True:
             if until_result and queue.empty() and not self.running and not self._feeding:

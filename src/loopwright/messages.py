@@ -241,7 +241,9 @@ def _jsonable(v: Any) -> Any:
     return v.model_dump(mode="json") if hasattr(v, "model_dump") else v
 
 
-Message: TypeAlias = SystemMessage | AssistantMessage | UserMessage | StreamEvent | ResultMessage
+# Generic in the answer's type (OutputT, default Any): query(options=AgentOptions(output_type=T))
+# yields Message[T], so its ResultMessage's `.output` is a T for mypy; a bare Message is Message[Any].
+Message: TypeAlias = SystemMessage | AssistantMessage | UserMessage | StreamEvent | ResultMessage[OutputT]
 
 
 def diagnostics(msg: Message) -> list[str]:

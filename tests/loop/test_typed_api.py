@@ -4,6 +4,7 @@ tool that uses typed deps and an output_type=list[str] run (examples/typed_deps.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -50,6 +51,16 @@ def test_deps_reach_tools_hooks_and_can_use_tool() -> None:
     colours, deps = typed_deps.main()
     assert colours == ["teal", "amber"]
     assert deps.log == ["hook saw favourite_colours", "tool for user 7", "hook saw StructuredOutput"]
+
+
+def test_query_and_the_client_answer_the_typed_output() -> None:
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import typed_deps
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    assert asyncio.run(typed_deps.streamed()) == ["teal", "amber"]
+    assert asyncio.run(typed_deps.conversation()) == ["teal", "amber"]
 
 
 def test_can_use_tool_reads_the_deps_to_deny() -> None:
@@ -209,10 +220,17 @@ def test_mypy_sees_the_deps_and_output_types(tmp_path: Path) -> None:
     source = source.replace("ctx.deps.user_id}", "ctx.deps.user_name}")
     source = source.replace("colours: list[str] = result.output", "colours: list[int] = result.output")
     source = source.replace("context.deps.log.append", "context.deps.logs.append")
+    # query()'s and LoopwrightClient's ResultMessage are typed by the options' output_type too
+    source = source.replace("streamed_colours: list[str]", "streamed_colours: list[int]")
+    source = source.replace("client_colours: list[str]", "client_colours: list[int]")
     bad.write_text(source)
     out = _mypy(bad, cache).stdout
     assert '"Deps" has no attribute "user_name"' in out and '"Deps" has no attribute "logs"' in out
-    assert 'Incompatible types in assignment (expression has type "list[str]", variable has type "list[int]")' in out
+    wrong = 'Incompatible types in assignment (expression has type "list[str]", variable has type "list[int]")'
+    lines = [line for line in out.splitlines() if wrong in line]
+    assert len(lines) == 3, out  # run()'s, query()'s and the client's
+    assert {int(line.split(":")[1]) for line in lines} == {
+        i for i, line in enumerate(source.splitlines(), 1) if ": list[int] = " in line}
 
 
 def test_a_subagent_answers_in_text_when_the_parent_owes_a_typed_answer() -> None:
