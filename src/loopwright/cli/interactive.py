@@ -52,6 +52,7 @@ from ..options import AgentOptions
 from .commands import BUILTINS, Panel, find
 from .config import EXIT_USAGE, UsageError, build_options, check_sessions
 from .dialog import PermissionAsker
+from .elicit_dialog import Elicitor
 from .questions import UserAsker
 from .render import visible
 from .slash import skill_prompt
@@ -99,10 +100,11 @@ class Repl:
         self.exit_asked = 0.0
         # AskUserQuestion and ExitPlanMode ask through dialogs like the permission one (cli/questions.py)
         self.questions = UserAsker(lambda s: self.say(s), self._plan_mode_done)
+        self.elicitor = Elicitor(lambda s: self.say(s))  # an MCP server's questions (cli/elicit_dialog.py)
         # partial messages: text is shown line by line as the model writes it
         self.client = LoopwrightClient(replace(options, can_use_tool=self.ask_permission,
                                                include_partial_messages=True, ask_user=self.questions.ask,
-                                               review_plan=self.questions.review_plan))
+                                               review_plan=self.questions.review_plan, elicit=self.elicitor.elicit))
         self.partial = ""  # streamed text not yet printed (no newline yet)
         self.streamed = False  # the current model call's text was shown while streaming
         self.turn: asyncio.Task[Any] | None = None
@@ -141,7 +143,7 @@ class Repl:
     def dialog(self) -> Any:
         """The open dialog: a permission question, else a question of the model's or its plan, else
         a command's panel."""
-        return self.asker.dialog or self.questions.dialog or self.panel
+        return self.asker.dialog or self.questions.dialog or self.elicitor.dialog or self.panel
 
     def open_panel(self, panel: Panel) -> None:
         """Show a command's panel under the input box; Esc (or Enter, q) closes it."""
@@ -249,6 +251,7 @@ class Repl:
             self.say("  ⏹ interrupting…")
             self.asker.cancel()
             self.questions.cancel()
+            self.elicitor.cancel()
             if self.shell is not None and not self.shell.done():  # a `!` command: its Bash call is cancelled
                 self.shell.cancel()
             self.client.interrupt()
