@@ -430,6 +430,47 @@ def test_modes_and_models(work: Path, tmp_path: Path) -> None:
     assert bad is not None and bad.code == -32602
 
 
+def test_auto_mode_is_offered_and_its_classifier_judges_what_the_rules_would_ask(work: Path, tmp_path: Path) -> None:
+    """`auto` is among the modes an editor can pick; set to it, the classifier call (to the same
+    server) lets the benign edit run without a question, and the call it marks risky is asked
+    of the editor (rejected here: it does not run)."""
+    f = str(work / "notes.txt")
+    agent = iter([[use("r1", "Read", file_path=f)],
+                  [use("e1", "Edit", file_path=f, old_string="alpha", new_string="one")],
+                  [bash("touch risky", "b1")], [text("done")]])
+    judged: list[str] = []
+
+    def answer(history: list[dict[str, Any]]) -> Any:
+        last = history[-1]["content"]
+        prompt = last if isinstance(last, str) else "".join(b.get("text", "") for b in last if isinstance(b, dict))
+        if "<action>" in prompt:
+            action = prompt.split("<action>", 1)[1]
+            judged.append(action.strip().split(":")[0])
+            decision = "ask" if "touch risky" in action else "allow"
+            return [{"type": "tool_use", "id": "v", "name": "verdict", "input": {"decision": decision, "reason": "s"}}]
+        return next(agent)
+
+    editor = Editor(["reject_once"])
+
+    async def go() -> Any:
+        with ScriptedServer(answer, model=MODEL) as srv:
+            async with connected(editor, srv, tmp_path) as (conn, _):
+                new = await conn.new_session(cwd=str(work), mcp_servers=[])
+                await conn.set_session_mode(session_id=new.session_id, mode_id="auto")
+                done = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("edit, then touch")])
+                return new, done
+
+    new, done = run(go())
+    assert "auto" in {m.id for m in new.modes.available_modes}
+    assert "auto" in {o.value for o in {c.id: c for c in new.config_options}["mode"].options}
+    assert done.stop_reason == "end_turn"
+    assert [u.current_mode_id for u in editor.of("current_mode_update")] == ["auto"]
+    assert judged == ["Edit", "Bash"]
+    assert (work / "notes.txt").read_text().startswith("one")  # allowed by the classifier, not asked
+    assert [p.tool_call.raw_input.get("command") for p in editor.permissions] == ["touch risky"]
+    assert not (work / "risky").exists()
+
+
 def test_client_fs_and_terminal(work: Path, tmp_path: Path) -> None:
     """With the editor's fs and terminal capabilities: Read sees the unsaved buffer, Edit lands in
     it (through fs/write_text_file), Bash runs in the editor's terminal, embedded in the call."""

@@ -39,6 +39,7 @@ MODES: dict[str, tuple[str, str]] = {
     "plan": ("Plan", "Read-only: looks and plans, changes nothing"),
     "dontAsk": ("Don't Ask", "Runs what is pre-approved, refuses the rest without asking"),
     "bypassPermissions": ("Bypass Permissions", "Runs every tool call without asking"),
+    "auto": ("Auto", "A classifier call judges what the rules would ask; risky calls are still asked"),
 }
 PROMPT_BUSY = "a prompt is already running in this session: cancel it first (session/cancel)"
 
