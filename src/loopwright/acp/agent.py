@@ -168,6 +168,7 @@ class LoopwrightAcpAgent:
         model = str(options.model)  # build_options always names one
         session = AcpSession(sid, root.resolve(), options, mode, model, resumable=resumable, terminals=terminals)
         session.asker = AcpAsker(session, self.conn, sid, lambda: session.updates, session.notes.append)
+        session.asker.caps = self.caps  # (whether the editor answers elicitation/create itself)
         self._trust(session)
         self.sessions[sid] = session
         return session
@@ -276,7 +277,7 @@ class LoopwrightAcpAgent:
                               model=model or session.model,
                               allowed_tools=[*session.options.allowed_tools, *extra_rules],
                               can_use_tool=session.asker.ask, review_plan=session.asker.review_plan,
-                              ask_user=session.asker.ask_user,
+                              ask_user=session.asker.ask_user, elicit=session.asker.elicit,
                               session_id=None if session.resumable else session.id,
                               resume=session.id if session.resumable else None)
             updates = session.updates = Updates(self._sender(session, control), session.cwd,

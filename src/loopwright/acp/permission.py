@@ -1,7 +1,7 @@
 """Room: acp. Owns the gate's "ask a person" point as session/request_permission, and the run's
-other questions to its user (ExitPlanMode's plan, AskUserQuestion) through the same request; may
-import the gate, interaction and the interactive dialog's asker (whose "don't ask again" rules
-it shares).
+other questions to its user (ExitPlanMode's plan, AskUserQuestion, an MCP server's elicitation:
+ACP's elicitation/create when the editor has it) through the same request; may import the gate,
+interaction, mcp.asks and the interactive dialog's asker (whose "don't ask again" rules it shares).
 
 The gate calls `ask(name, input)` exactly where an interactive run opens its dialog. The
 editor gets the tool call and four options; "allow always" adds and saves the rules the
@@ -12,6 +12,7 @@ the session. A rejection is an is_error result and the run goes on.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -55,6 +56,7 @@ class AcpAsker(PermissionAsker):
         self.refused = SessionRules(self.cwd, list(self.options.add_dirs or []), "deny")  # "reject always"
         self.asked: set[str] = set()
         self.cancelled = False  # the editor answered `cancelled` (its prompt was cancelled)
+        self.caps: Any = None  # the editor's ClientCapabilities (its elicitation support: `elicit`)
 
     def _call_id(self, name: str, tool_input: dict[str, Any] | None) -> tuple[str, bool]:
         """The announced tool call this question is about (False: none, announce one now).
@@ -162,6 +164,49 @@ class AcpAsker(PermissionAsker):
                     return Declined()
                 answers[q.question] = q.options[int(outcome.option_id.removeprefix("choice-"))].label
             return Answered(answers)
+
+    async def elicit(self, server: str, request: dict[str, Any]) -> dict[str, Any]:
+        """An MCP server's elicitation (AgentOptions.elicit): ACP's own `elicitation/create` when
+        the editor advertises it for the request's mode (form or url); otherwise a permission
+        request whose options are "Accept" (the form's defaults, offered only when they fill every
+        required field) and "Decline". The editor cancelling is the elicitation's cancel."""
+        async with self._lock:
+            caps = getattr(self.caps, "elicitation", None)
+            url = request.get("mode") == "url"
+            message = f"MCP server {server}: {request.get('message', '')}"
+            if caps is not None and (caps.url if url else caps.form) is not None:
+                mode: Any = (s.ElicitationUrlSessionMode(session_id=self.session_id, url=request.get("url", ""),
+                                                         elicitation_id=str(request.get("elicitationId") or new_hex(12)))
+                             if url else
+                             s.ElicitationFormSessionMode(session_id=self.session_id, requested_schema=s.ElicitationSchema
+                                                          .model_validate(request.get("requestedSchema") or {})))
+                resp = await self.conn.create_elicitation(message=message, mode=mode)
+                answer: dict[str, Any] = resp.model_dump(mode="json", exclude_none=True, by_alias=True)
+                answer.pop("_meta", None)
+                return answer
+            return await self._elicit_by_permission(message, request)
+
+    async def _elicit_by_permission(self, message: str, request: dict[str, Any]) -> dict[str, Any]:
+        from ..mcp.asks import form_defaults
+
+        defaults = None if request.get("mode") == "url" else form_defaults(request.get("requestedSchema"))
+        options = [s.PermissionOption(option_id="decline", name="Decline", kind="reject_once")]
+        if defaults is not None:
+            shown = ", ".join(f"{k}={v}" for k, v in defaults.items())
+            options.insert(0, s.PermissionOption(option_id="accept", kind="allow_once",
+                                                 name=f"Accept{f' ({shown})' if shown else ''}"))
+        detail = request.get("url") or json.dumps(request.get("requestedSchema") or {}, indent=1)
+        call = s.ToolCallUpdate(tool_call_id=f"elicit-{new_hex(12)}", title=message, kind="other", status="pending",
+                                content=[acp.tool_content(acp.text_block(f"{message}\n{detail}"))])
+        await self.conn.session_update(self.session_id, acp.start_tool_call(
+            call.tool_call_id, message, kind="other", status="pending"))
+        resp = await self.conn.request_permission(session_id=self.session_id, tool_call=call, options=options)
+        outcome = resp.outcome
+        if not isinstance(outcome, s.AllowedOutcome):
+            return {"action": "cancel"}
+        if outcome.option_id == "accept" and defaults is not None:
+            return {"action": "accept", "content": defaults}
+        return {"action": "decline"}
 
     def _note(self, line: str) -> None:
         if self._saving:

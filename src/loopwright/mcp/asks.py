@@ -25,18 +25,25 @@ log = logging.getLogger("loopwright.mcp")
 ElicitFn = Callable[[str, Any], Awaitable[Any]]
 
 
+def form_defaults(schema: Any) -> dict[str, Any] | None:
+    """A requested schema's defaults, when they fill every required field; else None."""
+    if schema is None:
+        return None
+    raw = schema if isinstance(schema, dict) else schema.model_dump(by_alias=True, exclude_none=True)
+    props = raw.get("properties") or {}
+    content = {k: p["default"] for k, p in props.items() if isinstance(p, dict) and "default" in p}
+    if not all(r in content for r in raw.get("required") or []):
+        return None
+    return content
+
+
 def headless_elicit(params: Any) -> Any:
     """The answer nobody is asked for: the schema's defaults when they fill every required field,
     else a decline (URL elicitations are always declined)."""
     from mcp_types import ElicitResult
 
-    schema = getattr(params, "requested_schema", None)
-    if getattr(params, "mode", None) == "url" or schema is None:
-        return ElicitResult(action="decline")
-    raw = schema if isinstance(schema, dict) else schema.model_dump(by_alias=True, exclude_none=True)
-    props = raw.get("properties") or {}
-    content = {k: p["default"] for k, p in props.items() if isinstance(p, dict) and "default" in p}
-    if not all(r in content for r in raw.get("required") or []):
+    content = None if getattr(params, "mode", None) == "url" else form_defaults(getattr(params, "requested_schema", None))
+    if content is None:
         return ElicitResult(action="decline")
     return ElicitResult(action="accept", content=content)
 
