@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
@@ -51,7 +52,15 @@ from .options import AgentOptions, ToolPermissionContext, model_for
 from .prompts import system_prompt_text
 from .settings import RunConfig, build_run_config, run_settings, with_settings_model
 from .telemetry import observer_for
-from .tools.base import BudgetView, Subagent, SubagentSpec, Tool, ToolContext
+from .tools.base import (
+    BudgetView,
+    Subagent,
+    SubagentSpec,
+    Tool,
+    ToolContext,
+    UsageView,
+    tool_retries,
+)
 from .usage import Budget, Price, SharedSpend
 
 if TYPE_CHECKING:
@@ -116,7 +125,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
                               model.name)  # context.py
     run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs,
               is_top=parent is None, trust=trust)
-    _wire(run, ctx, gate, options, parent)
+    _wire(run, ctx, gate, options, parent, prompt)
     return run
 
 
@@ -277,10 +286,10 @@ def _first_history(history: list[WireMessage] | None, content: list[WireBlock], 
     return h
 
 
-def _wire(run: Run, ctx: ToolContext, gate: _Gate, options: AgentOptions, parent: Run | None) -> None:
+def _wire(run: Run, ctx: ToolContext, gate: _Gate, options: AgentOptions, parent: Run | None, prompt: Prompt) -> None:
     """The tools' ports to the built run; for a top run the hook events' trace, the prompt/agent
     hooks' model and auto mode's classifier (the run's model, charged to the run)."""
-    ctx.ports = RunPortsOf(run)
+    ctx.ports = RunPortsOf(run, prompt)
     hooks, permissions = gate.hooks, gate.permissions
     if parent is None:
         if options.include_hook_events:  # hook_started / hook_response messages
@@ -358,10 +367,26 @@ def _session(options: AgentOptions, cwd: Path, history: list[WireMessage] | None
 class RunPortsOf:
     """RunPorts on top of one Run: what its tools may ask of it, and nothing else."""
 
-    __slots__ = ("_run",)
+    __slots__ = ("_run", "_prompt")
 
-    def __init__(self, run: Run) -> None:
-        self._run = run
+    def __init__(self, run: Run, prompt: Prompt) -> None:
+        self._run, self._prompt = run, prompt
+
+    @property
+    def prompt(self) -> Prompt:
+        return self._prompt
+
+    def usage(self) -> UsageView:
+        s = self._run.state
+        u = s.usage
+        return UsageView(s.calls, u.input_tokens, u.output_tokens, u.cache_read_input_tokens,
+                         u.cache_creation_input_tokens)
+
+    def history(self) -> list[WireMessage]:
+        return copy.deepcopy(self._run.state.h)
+
+    def retries(self, tool_name: str) -> int:
+        return tool_retries(self._run.state.h, tool_name)
 
     @property
     def tools(self) -> Mapping[str, Tool]:

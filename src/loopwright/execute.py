@@ -201,7 +201,7 @@ class Executor:
         tool = self.tools[use.name]
         # Per call (concurrent calls must not share it), for a handler that takes one (~3,000
         # instructions a call): Tool.call passes the context to its handler only.
-        ctx = self.ctx.for_call(use.id, siblings) if tool.takes_context else self.ctx
+        ctx = self.ctx.for_call(use.id, siblings, use.name) if tool.takes_context else self.ctx
         output: ToolOutput = await tool.call(tool_input, ctx, True, wait)
         result = ToolResultBlock(use.id, output.content, output.is_error)
         if self.hooked:

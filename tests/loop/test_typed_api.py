@@ -243,3 +243,40 @@ def test_a_subagent_answers_in_text_when_the_parent_owes_a_typed_answer() -> Non
                                     permission_mode="bypassPermissions"))
     assert r.subtype == "success" and r.output == 3 and r.model_calls == 2
     assert "three" in json.dumps(r.messages[2])
+
+
+# --- pydantic-ai's RunContext reads: usage, retry, prompt, messages --------------------------
+
+def test_a_tool_reads_the_runs_usage_retry_prompt_and_messages() -> None:
+    seen: list[tuple[int, lw.UsageView, Any, int]] = []
+
+    @lw.tool
+    def probe(ctx: RunContext[None], fail: bool) -> str:
+        """Fails when asked to."""
+        history = ctx.messages
+        seen.append((ctx.retry, ctx.usage, ctx.prompt, len(history)))
+        history.clear()  # a copy: the run's history is not changed
+        if fail:
+            raise ValueError("asked to fail")
+        return "ok"
+
+    def call(i: int, fail: bool) -> list[dict[str, Any]]:
+        return [{"type": "tool_use", "id": f"c{i}", "name": "probe", "input": {"fail": fail}}]
+
+    turns = [call(1, True), call(2, True), call(3, False), call(4, True), call(5, False), [text("done")]]
+    r = lw.run("probe it", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=[probe],
+                                          permission_mode="bypassPermissions"))
+    assert r.subtype == "success" and len(r.messages) == 12  # nothing of it cleared
+    assert [s[0] for s in seen] == [0, 1, 2, 0, 1]  # failures in a row, 0 again after a success
+    assert [s[1].requests for s in seen] == [1, 2, 3, 4, 5]
+    inputs = [s[1].input_tokens for s in seen]
+    assert inputs == sorted(inputs) and 0 < inputs[0] and inputs[-1] < r.usage.input_tokens
+    assert seen[-1][1].total_tokens == seen[-1][1].input_tokens + seen[-1][1].output_tokens
+    assert {s[2] for s in seen} == {"probe it"}
+    # each call saw the conversation before its turn's answer: the prompt, then two messages a turn
+    assert [s[3] for s in seen] == [1, 3, 5, 7, 9]
+
+
+def test_outside_a_run_the_context_reads_are_empty(tmp_path: Path) -> None:
+    ctx: lw.RunContext[None] = lw.RunContext(tmp_path)
+    assert (ctx.retry, ctx.usage, ctx.prompt, ctx.messages) == (0, lw.UsageView(), None, [])

@@ -27,6 +27,7 @@ from .output import ToolError, ToolOutput, to_output
 from .schema import InputCheck
 
 if TYPE_CHECKING:
+    from ..blocks import Prompt, WireMessage
     from ..hooks import RunHooks
     from ..interaction import AskUser, ReviewPlan
     from ..messages import Message
@@ -39,6 +40,25 @@ __all__ = ["NAME_CHARS", "BudgetView", "RunContext", "RunPorts", "Subagent", "Su
 # What the APIs accept as a tool name, ^[a-zA-Z0-9_-]{1,64}$ (a set, not a pattern: `$` would let
 # a name end in a newline, and compiling it is on every run's way)
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+@dataclass(frozen=True, slots=True)
+class UsageView:
+    """What a tool may know of its run's usage so far (pydantic-ai's `RunContext.usage`): the model
+    calls (`requests`) and the tokens, in the Messages API's convention (input_tokens excludes
+    cache reads and writes)."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Every token counted: input (cached or not) and output."""
+        return (self.input_tokens + self.output_tokens + self.cache_read_input_tokens
+                + self.cache_creation_input_tokens)
 
 
 @dataclass(frozen=True, slots=True)  # (not a NamedTuple: its string annotations are compiled at import)
@@ -130,6 +150,19 @@ class RunPorts(Protocol):
     def absorb(self, sub: Subagent) -> None:
         """What the subagent spent is this run's too (cost, usage, API time, denials)."""
 
+    def usage(self) -> UsageView:
+        """The run's model calls and tokens so far (a copy)."""
+
+    def history(self) -> list[WireMessage]:
+        """The run's conversation so far (a deep copy: changing it changes nothing of the run)."""
+
+    @property
+    def prompt(self) -> Prompt:
+        """The prompt this run was started with."""
+
+    def retries(self, tool_name: str) -> int:
+        """How many of tool `tool_name`'s earlier calls in a row failed (0 after a success)."""
+
 
 @dataclass
 class ToolContext(Generic[DepsT]):
@@ -142,6 +175,7 @@ class ToolContext(Generic[DepsT]):
     cwd: Path
     session_id: str = ""
     tool_use_id: str = ""
+    tool_name: str = ""  # the called tool's (for_call), so `retry` can count its failures
     state: ToolState = field(default_factory=ToolState)
     # Called with a file's path just before a tool changes or creates it (checkpoints).
     before_file_change: Callable[[Path], None] | None = None
@@ -169,9 +203,48 @@ class ToolContext(Generic[DepsT]):
     finish: Callable[[str], None] | None = None
     deps: DepsT = None  # type: ignore[assignment]  # AgentOptions.deps (None when none were given)
 
-    def for_call(self, tool_use_id: str, siblings: int) -> ToolContext[DepsT]:
+    def for_call(self, tool_use_id: str, siblings: int, tool_name: str = "") -> ToolContext[DepsT]:
         """This context for one call (concurrent calls must not share one)."""
-        return dataclasses.replace(self, tool_use_id=tool_use_id, siblings=siblings)
+        return dataclasses.replace(self, tool_use_id=tool_use_id, siblings=siblings, tool_name=tool_name)
+
+    # pydantic-ai's RunContext reads, through the ports (read-only; outside a run: nothing yet).
+    @property
+    def usage(self) -> UsageView:
+        """The run's model calls and tokens so far."""
+        return self.ports.usage() if self.ports is not None else UsageView()
+
+    @property
+    def messages(self) -> list[WireMessage]:
+        """The run's conversation before this turn's answer (the model's message asking for this
+        call joins it with the turn's results): a copy."""
+        return self.ports.history() if self.ports is not None else []
+
+    @property
+    def prompt(self) -> Prompt | None:
+        """The prompt the run was started with (None outside a run)."""
+        return self.ports.prompt if self.ports is not None else None
+
+    @property
+    def retry(self) -> int:
+        """How many times in a row this tool failed (an error result) before this call; 0 after a success."""
+        return self.ports.retries(self.tool_name) if self.ports is not None and self.tool_name else 0
+
+
+def tool_retries(h: list[WireMessage], name: str) -> int:
+    """pydantic-ai's `ctx.retry` read from a history: the results of the earlier calls of tool
+    `name`, newest first, counting the errors up to its last success."""
+    names = {b["id"]: b["name"] for b in _blocks(h, "assistant", "tool_use")}
+    failed = 0
+    for b in reversed([b for b in _blocks(h, "user", "tool_result") if names.get(b.get("tool_use_id")) == name]):
+        if not b.get("is_error"):
+            break
+        failed += 1
+    return failed
+
+
+def _blocks(h: list[WireMessage], role: str, kind: str) -> list[dict[str, Any]]:
+    return [b for m in h if m.get("role") == role and isinstance(m.get("content"), list)
+            for b in m["content"] if isinstance(b, dict) and b.get("type") == kind]
 
 
 RunContext = ToolContext  # pydantic-ai's name: a tool's `ctx: RunContext[Deps]` (docs/porting-from-pydantic-ai.md)
