@@ -257,6 +257,29 @@ def test_state_commands_show_what_is_in_force(tmp_path: Path) -> None:
 
 @pytest.mark.e2e
 @needs_tmux
+def test_agents_lists_the_plugins_agents_with_their_source(tmp_path: Path) -> None:
+    """/agents shows a --plugin-dir plugin's agent (named plugin:agent, as the Agent tool knows
+    it) with its plugin and file, its tools and its description."""
+    from loopwright.testing import ScriptedServer
+
+    plugin = tmp_path / "helpers"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / "agents").mkdir()
+    (plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "helpers", "version": "1.0.0"}))
+    md = plugin / "agents" / "linter.md"
+    md.write_text("---\nname: linter\ndescription: lints the changed files\ntools: Read, Bash\n---\nLint.\n")
+    with ScriptedServer([[text("ok")]]) as srv, \
+            repl(tmp_path, "--model", "claude-sonnet-4-5", "--base-url", srv.url, "--plugin-dir", str(plugin)) as t:
+        t.send("/agents")
+        s = t.wait("helpers:linter")
+        assert f"helpers:linter  (plugin helpers · {md.resolve()}) · tools: Read, Bash" in s, s
+        assert "lints the changed files" in s and "general-purpose" in s, s
+        panel_closes(t)
+        assert srv.loop_requests == []
+
+
+@pytest.mark.e2e
+@needs_tmux
 def test_auto_mode_by_shift_tab_runs_benign_calls_and_asks_risky_ones(tmp_path: Path) -> None:
     """Shift+Tab to `auto`; against the loopback server, whose scripted classifier allows the edit
     (it runs with no question) and marks `rm -rf` risky (the permission dialog asks)."""

@@ -26,6 +26,8 @@ async def agents(host: Host, arg: str) -> None:
         src = str(getattr(d, "source", "") or "")
         scope = "user" if src.startswith(home) and not src.startswith(str(cwd)) else "project"
         rows.append((name, f"{scope} · {src}", d))
+    warnings = list(files.warnings)
+    rows += [r for r in _plugin_rows(o, cwd, warnings) if r[0] not in files.agents]  # a file's agent shadows
     lines: list[str] = []
     for name, where, d in rows:
         if d is None:
@@ -37,8 +39,25 @@ async def agents(host: Host, arg: str) -> None:
         lines.append(f"{name}  ({where}) · tools: {', '.join(tools) if tools else 'all'} · model: {model or 'inherit'}")
         if desc:
             lines.append(f"    {str(desc).splitlines()[0][:100]}")
-    lines += [f"⚠ {w}" for w in files.warnings]
+    lines += [f"⚠ {w}" for w in warnings]
     host.open_panel(Panel("Agents", lines, "agent files: .claude/agents/*.md (project), ~/.claude/agents (user)"))
+
+
+def _plugin_rows(o: Any, cwd: Path, warnings: list[str]) -> list[tuple[str, str, Any]]:
+    """The agents of the session's plugins (--plugin-dir, enabled installed ones), read as a run
+    reads them (assemble_parts.with_agent_files), each with its plugin and file."""
+    from ...plugins import PluginError, run_plugins
+
+    try:
+        plugins = run_plugins(o, cwd, warnings)
+    except PluginError as e:
+        warnings.append(str(e))
+        return []
+    rows: list[tuple[str, str, Any]] = []
+    for p in plugins:
+        for name, d in p.agents(warnings).items():
+            rows.append((name, f"plugin {p.name} · {getattr(d, 'source', '') or p.root}", d))
+    return rows
 
 
 COMMANDS = [Command("agents", "the subagents available and their tools", agents, busy_ok=True)]
