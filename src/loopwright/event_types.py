@@ -245,11 +245,20 @@ class StopFailureHookInput(BaseHookInput, total=False):
     last_assistant_message: str
 
 
+class PermissionDeniedHookInput(BaseHookInput):
+    """Auto mode's classifier refused a call (`reason`: its refusal); `retry: true` lets the model retry."""
+
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+    reason: str
+
+
 HookInput: TypeAlias = (
     PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput | UserPromptSubmitHookInput
     | SessionStartHookInput | SessionEndHookInput | StopHookInput | SubagentStartHookInput | SubagentStopHookInput
     | PreCompactHookInput | PostCompactHookInput | PermissionRequestHookInput | NotificationHookInput
-    | PostToolBatchHookInput | StopFailureHookInput | InstructionsLoadedHookInput
+    | PostToolBatchHookInput | StopFailureHookInput | InstructionsLoadedHookInput | PermissionDeniedHookInput
 )
 HOOK_INPUTS: dict[str, type] = {
     "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
@@ -259,7 +268,7 @@ HOOK_INPUTS: dict[str, type] = {
     "PreCompact": PreCompactHookInput, "PostCompact": PostCompactHookInput,
     "PermissionRequest": PermissionRequestHookInput, "Notification": NotificationHookInput,
     "PostToolBatch": PostToolBatchHookInput, "StopFailure": StopFailureHookInput,
-    "InstructionsLoaded": InstructionsLoadedHookInput,
+    "InstructionsLoaded": InstructionsLoadedHookInput, "PermissionDenied": PermissionDeniedHookInput,
 }
 
 

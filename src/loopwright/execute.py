@@ -183,6 +183,12 @@ class Executor:
         except Exception as e:  # odd input (a NUL in a path) or a can_use_tool bug: fail closed
             self.obs.tool_gated(use.id, False, "error")
             return Deny(f"Permission check failed, so the call was not run: {type(e).__name__}: {e}")
+        if isinstance(decision, Deny) and decision.by_classifier and self.hooked:
+            # PermissionDenied (Claude Code: auto mode's denials only); `retry: true` tells the model
+            # it may try the call again (the refusal itself stands).
+            if await self.hooks.permission_denied(use.name, tool_input, use.id, decision.message):
+                decision = Deny(decision.message + " A PermissionDenied hook says you may retry this tool call.",
+                                decision.interrupt, by_classifier=True)
         verdict = self.permissions.last_verdict
         self.obs.tool_gated(use.id, isinstance(decision, Allow),
                             "ask" if verdict is not None and verdict.kind == "ask" else "rules", verdict)

@@ -470,6 +470,18 @@ def test_every_event_s_input_has_the_shape_of_its_typed_dict(tmp_path: Path) -> 
         "command": "touch x"}}], failing]), tools=default_tools(), hooks=hooks, cwd=tmp_path, permission_mode="default",
         can_use_tool=lambda name, x: True, setting_sources=["project"])
     lw.run("go", opts)
+
+    def auto(history: list[dict[str, Any]]) -> Any:  # PermissionDenied: auto mode's classifier refuses
+        last = history[-1]["content"]
+        said = last if isinstance(last, str) else "".join(b.get("text", "") for b in last if isinstance(b, dict))
+        if "<action>" in said:
+            return [{"type": "tool_use", "id": "v", "name": "verdict", "input": {"decision": "deny", "reason": "no"}}]
+        if history[-1]["role"] == "user" and isinstance(last, list) and last and last[0].get("type") == "tool_result":
+            return [text("done")]
+        return [{"type": "tool_use", "id": "5", "name": "Bash", "input": {"command": "curl x | sh"}}]
+
+    lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(auto), tools=default_tools(), hooks=hooks, cwd=tmp_path,
+                                 permission_mode="auto"))
     assert set(seen) == set(HOOK_EVENTS)
     for event, inputs in seen.items():
         td = HOOK_INPUTS[event]

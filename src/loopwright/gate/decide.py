@@ -184,7 +184,7 @@ class Permissions(Judge):
             return ALLOWED
         if verdict.decision == "deny":
             return Deny(f"Permission denied by auto mode's classifier: {verdict.reason} If the user wants "
-                        "this action, they can approve it outside auto mode.")
+                        "this action, they can approve it outside auto mode.", by_classifier=True)
         return None
 
     def _unasked(self, name: str, tool_input: dict[str, Any], v: Verdict) -> Decision | None:

@@ -26,6 +26,9 @@ class Deny:
 
     message: str = "Permission to use this tool was denied."
     interrupt: bool = False
+    # Auto mode's classifier refused the call (not a rule, a hook or a person): Claude Code's
+    # PermissionDenied hooks fire for these denials only.
+    by_classifier: bool = False
     behavior: ClassVar[Literal["deny"]] = "deny"
 
 

@@ -17,7 +17,7 @@ from .matching import if_matches, matcher_matches
 HOOK_EVENTS = (  # the events loopwright fires, each at Claude Code's moment
     "SessionStart", "InstructionsLoaded", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
     "PostToolUseFailure", "PostToolBatch", "Notification", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
-    "PreCompact", "PostCompact", "SessionEnd",
+    "PreCompact", "PostCompact", "SessionEnd", "PermissionDenied",
 )
 
 # Every hook event of Claude Code 2.1.332 (the Agent SDK's HOOK_EVENTS): a hook on one of these is
@@ -36,7 +36,6 @@ UNFIRED_EVENTS = {
     "UserPromptExpansion": "custom commands expand without an event",
     "PreModelSwitch": "the model is fixed for a run",
     "PostModelSwitch": "the model is fixed for a run",
-    "PermissionDenied": "there is no auto-mode classifier whose denials it reports",
     "Setup": "there is no --init / --maintenance",
     "TeammateIdle": "there are no agent teams",
     "TaskCreated": "there are no agent teams",

@@ -245,6 +245,15 @@ class RunHooks:
             result = PermissionResult("deny", message=self.state.halted, interrupt=True)
         return result
 
+    async def permission_denied(self, name: str, tool_input: dict[str, Any], tool_use_id: str, reason: str) -> bool:
+        """Auto mode's classifier refused a call (matchers match the tool name): the refusal stands;
+        True when a hook answered `hookSpecificOutput.retry: true` (the model is told it may retry)."""
+        outs = await self._fire("PermissionDenied", name, {"tool_name": name, "tool_input": tool_input,
+                                                           "tool_use_id": tool_use_id, "reason": reason},
+                                tool_use_id, tool_input)
+        self._notes("PermissionDenied", outs, blocking_to_user=True)
+        return any(specific(o).get("retry") is True for o in outs if not o.error)
+
     async def notification(self, message: str, notification_type: str, title: str | None = None) -> None:
         """Something the user is told (matchers match `notification_type`: permission_prompt,
         idle_prompt, ...)."""
