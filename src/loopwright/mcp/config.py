@@ -250,44 +250,56 @@ def collect(dynamic: Any, cwd: Path, *, settings: Settings | None = None, strict
     project's files (.mcp.json, the project's settings) never replaces the user's own of the
     same name: it is left out and named in `notes`."""
     env = {**os.environ, **(settings.env if settings is not None else {})} if env is None else env
-    found: dict[str, ServerConfig] = {}
-    in_project = str(cwd.resolve()) + os.sep
-
-    def add(servers: Mapping[str, Any], scope: str, source: str, approval: Approval | None = None) -> None:
-        for name, raw in servers.items():
-            old = found.get(str(name))
-            if old is not None and old.scope == "user" and os.path.abspath(source).startswith(in_project):
-                if notes is not None:
-                    notes.append(f"ignored MCP server {name!r} from {source}: the user's own server {name!r} "
-                                 f"({old.source}) keeps the name")
-                continue
-            cfg = parse_server(str(name), raw, scope=scope, source=source, env=env)
-            if approval is not None and not approval.approved(cfg.name):
-                cfg.needs_approval = True
-            found.pop(cfg.name, None)  # re-inserted last: the order of `found` is the priority order
-            found[cfg.name] = cfg
-
+    found = _Found(cwd, env, notes)
     if not strict and settings is not None:
-        entries = list(settings.mcp_servers)
-        user = [e for e in entries if e[3] == "user"]
-        for name, raw, where, _scope in user:
-            add({name: raw}, "user", where)
-        if project and getattr(settings, "trusted", True):  # untrusted: settings.ignored names it
-            path = cwd / MCP_JSON
-            if path.is_file():
-                approval = Approval(settings.enable_all_project_mcp_servers, list(settings.enabled_mcpjson_servers),
-                                    list(settings.disabled_mcpjson_servers))
-                add(servers_of(read_json(path), str(path)), "project", str(path), approval)
-        for name, raw, where, scope in entries:
-            if scope != "user":
-                add({name: raw}, scope, where)
+        _add_settings(found, settings, cwd, project)
     if dynamic is not None:
         if isinstance(dynamic, (str, Path)):
             servers, where = read_config(dynamic, cwd)
-            add(servers, "dynamic", where)
+            found.add(servers, "dynamic", where)
         else:
-            add(servers_of(dynamic, "mcp_servers"), "dynamic", "mcp_servers")
-    return list(found.values())
+            found.add(servers_of(dynamic, "mcp_servers"), "dynamic", "mcp_servers")
+    return list(found.servers.values())
+
+
+class _Found:
+    """The servers collected so far, by name, in priority order (a later one replaces an earlier)."""
+
+    def __init__(self, cwd: Path, env: Mapping[str, str], notes: list[str] | None) -> None:
+        self.servers: dict[str, ServerConfig] = {}
+        self.in_project = str(cwd.resolve()) + os.sep
+        self.env, self.notes = env, notes
+
+    def add(self, servers: Mapping[str, Any], scope: str, source: str, approval: Approval | None = None) -> None:
+        for name, raw in servers.items():
+            old = self.servers.get(str(name))
+            if old is not None and old.scope == "user" and os.path.abspath(source).startswith(self.in_project):
+                if self.notes is not None:
+                    self.notes.append(f"ignored MCP server {name!r} from {source}: the user's own server {name!r} "
+                                      f"({old.source}) keeps the name")
+                continue
+            cfg = parse_server(str(name), raw, scope=scope, source=source, env=self.env)
+            if approval is not None and not approval.approved(cfg.name):
+                cfg.needs_approval = True
+            self.servers.pop(cfg.name, None)  # re-inserted last: the order is the priority order
+            self.servers[cfg.name] = cfg
+
+
+def _add_settings(found: _Found, settings: Settings, cwd: Path, project: bool) -> None:
+    """The settings files' servers: the user's, then the project's .mcp.json (trusted only), then the rest."""
+    entries = list(settings.mcp_servers)
+    for name, raw, where, scope in entries:
+        if scope == "user":
+            found.add({name: raw}, "user", where)
+    if project and getattr(settings, "trusted", True):  # untrusted: settings.ignored names it
+        path = cwd / MCP_JSON
+        if path.is_file():
+            approval = Approval(settings.enable_all_project_mcp_servers, list(settings.enabled_mcpjson_servers),
+                                list(settings.disabled_mcpjson_servers))
+            found.add(servers_of(read_json(path), str(path)), "project", str(path), approval)
+    for name, raw, where, scope in entries:
+        if scope != "user":
+            found.add({name: raw}, scope, where)
 
 
 def for_run(options: AgentOptions, cwd: Path, settings: Settings | None,
