@@ -16,11 +16,12 @@ wins, as in the Agents SDK). Subagents get no handoffs.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .tools.base import NAME_CHARS, Tool, ToolError
+from .tools.base import NAME_CHARS, Tool, ToolContext, ToolError
 
 if TYPE_CHECKING:
     from .models.base import Model
@@ -47,6 +48,10 @@ class Handoff:
     model: str | Model | None = None
     handoffs: list[Handoff] = field(default_factory=list)
     tool_name: str = ""  # default: transfer_to_<name>
+    # The Agents SDK's on_handoff: called with the transfer call's RunContext (its deps, usage,
+    # messages) when the handoff is asked for, awaited when async; if it raises, the handoff is
+    # not taken and the model reads the error as the transfer call's result.
+    on_handoff: Callable[[ToolContext[Any]], Any] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -56,6 +61,8 @@ class Handoff:
             raise ValueError(f"Handoff {self.name!r}: tool_name {self.tool_name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")
         if not isinstance(self.tools, list) or not all(isinstance(t, Tool) for t in self.tools):
             raise TypeError(f"Handoff {self.name!r}: tools must be a list of Tool objects")
+        if self.on_handoff is not None and not callable(self.on_handoff):
+            raise TypeError(f"Handoff {self.name!r}: on_handoff must be a function of the RunContext")
         if isinstance(self.model, str):
             from .models import check_model_spec  # (a bad model string is refused now, not mid-run)
 
@@ -96,9 +103,11 @@ class HandoffSwitch:
         return [self._tool(h) for h in handoffs]
 
     def _tool(self, h: Handoff) -> Tool:
-        async def transfer(_: dict[str, Any]) -> str:  # (async: on the loop, so "the first wins" has no race)
+        async def transfer(_: dict[str, Any], ctx: ToolContext[Any]) -> str:  # (async: on the loop, so "the first wins" has no race)
             if self.pending is not None and self.pending is not h:
                 raise ToolError(f"already handing off to {self.pending.name} in this turn; {h.name} was not asked")
+            if h.on_handoff is not None:
+                await _called(h, ctx)
             self.pending = h
             return f"Transferred to {h.name}: it continues the conversation from here."
 
@@ -109,6 +118,17 @@ class HandoffSwitch:
         """The handoff the last turn asked for (cleared)."""
         h, self.pending = self.pending, None
         return h
+
+
+async def _called(h: Handoff, ctx: ToolContext[Any]) -> None:
+    """h.on_handoff(ctx), awaited when it returns an awaitable; what it raises is the call's error."""
+    assert h.on_handoff is not None
+    try:
+        value = h.on_handoff(ctx)
+        if inspect.isawaitable(value):
+            await value
+    except Exception as e:  # noqa: BLE001 - the model reads it; the handoff is not taken
+        raise ToolError(f"on_handoff of {h.name} raised {type(e).__name__}: {e}; the handoff was not taken") from e
 
 
 __all__ = ["Handoff", "HandoffSwitch", "check_handoffs", "default_tool_name"]

@@ -196,3 +196,32 @@ def test_the_typed_answer_is_owed_across_a_handoff() -> None:
     r = lw.run("how many?", lw.AgentOptions(model=Recorded("m", script, log), handoffs=[counter], output_type=int))
     assert r.subtype == "success" and r.output == 3
     assert log[1]["tools"] == ["count", "StructuredOutput"]
+
+
+def test_on_handoff_gets_the_calls_context_and_a_raise_keeps_the_agent() -> None:
+    seen: list[tuple[Any, str, int]] = []
+
+    async def note(ctx: lw.RunContext[dict[str, str]]) -> None:
+        seen.append((ctx.deps, ctx.prompt, ctx.usage.requests))
+
+    def refuse(ctx: lw.RunContext[dict[str, str]]) -> None:
+        raise RuntimeError("billing is closed")
+
+    for hook, ends_on in ((note, "billing-model"), (refuse, "triage-model")):
+        log: list[dict[str, Any]] = []
+        turns = iter([[use("a", "transfer_to_billing")], [text("done")]])
+        script = lambda h, turns=turns: next(turns)  # noqa: E731
+        billing = lw.Handoff("billing", system_prompt="You are billing.", model=Recorded("billing-model", script, log),
+                             on_handoff=hook)
+        r = lw.run("refund", lw.AgentOptions(model=Recorded("triage-model", script, log), handoffs=[billing],
+                                            deps={"user": "u1"}))
+        assert r.subtype == "success" and [c["model"] for c in log] == ["triage-model", ends_on]
+        result = log[1]["h"][-1]["content"][0]
+        if hook is refuse:  # not taken: the model reads why, the triage agent answers on
+            assert result["is_error"] and "on_handoff of billing raised RuntimeError: billing is closed" in result["content"]
+    assert seen == [({"user": "u1"}, "refund", 1)]  # once, with the run's deps, prompt and usage
+
+
+def test_a_handoff_with_an_on_handoff_that_is_not_callable_is_refused() -> None:
+    with pytest.raises(TypeError, match="on_handoff must be a function"):
+        lw.Handoff("billing", on_handoff="notify")  # type: ignore[arg-type]
