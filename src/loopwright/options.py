@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from .gate import PERMISSION_MODES, CanUseTool, PermissionMode
 from .hooks import Hooks
-from .limits import UsageLimits
 from .messages import OutputT
 from .models.base import Model
 from .tools.base import DepsT, Tool
@@ -25,6 +24,7 @@ from .usage import Price
 if TYPE_CHECKING:
     from .handoffs import Handoff
     from .interaction import AskUser, ReviewPlan
+    from .limits import UsageLimits
     from .sessions import SessionStore
 
 
@@ -324,9 +324,13 @@ class AgentOptions(Generic[DepsT, OutputT]):
                                 f"not {type(self.max_budget_usd).__name__} {self.max_budget_usd!r}")
             if not self.max_budget_usd > 0:
                 raise ValueError(f"max_budget_usd must be positive, got {self.max_budget_usd!r}")
-        if self.usage_limits is not None and not isinstance(self.usage_limits, UsageLimits):
-            raise TypeError("usage_limits must be a UsageLimits (loopwright.UsageLimits(request_limit=..., "
-                            f"total_tokens_limit=...)), not {type(self.usage_limits).__name__}")
+        if self.usage_limits is not None:
+            # (imported here: only a run with limits needs the module; start-up, issue 41)
+            from .limits import UsageLimits
+
+            if not isinstance(self.usage_limits, UsageLimits):
+                raise TypeError("usage_limits must be a UsageLimits (loopwright.UsageLimits(request_limit=..., "
+                                f"total_tokens_limit=...)), not {type(self.usage_limits).__name__}")
         if self.output_retries is not None and (isinstance(self.output_retries, bool)
                                                 or not isinstance(self.output_retries, int) or self.output_retries < 0):
             raise ValueError(f"output_retries must be a non-negative integer or None, got {self.output_retries!r}")

@@ -23,7 +23,6 @@ from ..models.base import ModelResponse
 if TYPE_CHECKING:
     pass
 from .continuations import after_turn
-from .handoff import apply_handoff
 from .relay import Relay
 from .run import Run
 from .state import RunError
@@ -61,8 +60,12 @@ async def run_tools(run: Run, step: RunTools) -> AsyncIterator[Message | Step]:
     yield UserMessage(b)
     for m in run.hook_messages():
         yield m
-    if (switch := run.deps.handoffs) is not None and (handoff := apply_handoff(run, switch)) is not None:
-        yield handoff  # the next call is the target agent's (its system prompt, tools and model)
+    if (switch := run.deps.handoffs) is not None:
+        # (imported here: only a run with handoffs needs it; start-up, issue 41)
+        from .handoff import apply_handoff
+
+        if (handoff := apply_handoff(run, switch)) is not None:
+            yield handoff  # the next call is the target agent's (its system prompt, tools and model)
     yield after_turn(run, uses, b, outcome)
 
 
