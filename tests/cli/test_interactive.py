@@ -30,12 +30,20 @@ pytest.importorskip("loopwright.tools.builtin", reason="the CLI needs the built-
 SLEEP = "sleep 31.7"  # a unique command line, to find its process
 
 
+WAIT = 60.0  # generous: the tmux tests share 2 cores with everything else (load 7-11 seen)
+
+
 class Term:
+    """A tmux pane on a private tmux server (`-L`, one per Term): no other test's `kill-server`,
+    nor the user's own tmux, can take its session away or be touched by it."""
+
     def __init__(self, name: str) -> None:
         self.name = name
+        self.socket = f"lwt-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
     def tmux(self, *args: str) -> str:
-        return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=10).stdout
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True,
+                              timeout=30).stdout
 
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", self.name, *keys)
@@ -46,7 +54,7 @@ class Term:
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", self.name)
 
-    def wait(self, needle: str, timeout: float = 20.0, count: int = 1) -> str:
+    def wait(self, needle: str, timeout: float = WAIT, count: int = 1) -> str:
         end = time.monotonic() + timeout
         while True:
             s = self.screen()
@@ -134,11 +142,11 @@ def test_interactive_session_in_tmux(term: tuple[Term, Path]) -> None:
     t.type("run the long thing")
     t.keys("Enter")
     t.wait(f"⏺ Bash({SLEEP})")
-    assert until(lambda: running(SLEEP), 10)
+    assert until(lambda: running(SLEEP), WAIT)
     t.keys("Escape")
     s = t.wait("● error_during_execution")
     assert "✗ Bash: Interrupted by user" in s and "interrupted by user" in s
-    assert until(lambda: not running(SLEEP), 10), "the interrupted command's process is still running"
+    assert until(lambda: not running(SLEEP), 25), "the interrupted command's process is still running"
 
     # 2. type while a tool runs: queued, then delivered after the tool's result, same turn
     t.type("now the short one")
@@ -392,9 +400,9 @@ def test_sigterm_cancels_the_running_tool_and_exits(tmp_path: Path) -> None:
         t.type("go")
         t.keys("Enter")
         t.wait(f"⏺ Bash({SLEEP})")
-        assert until(lambda: running(SLEEP), 10)
+        assert until(lambda: running(SLEEP), WAIT)
         os.kill(pid_of(f"scripted:{script}"), signal.SIGTERM)
         assert exit_status(tmp_path / "exit_status", 20) == str(128 + signal.SIGTERM), t.screen()
-        assert until(lambda: not running(SLEEP), 10), "the running command survived SIGTERM"
+        assert until(lambda: not running(SLEEP), 25), "the running command survived SIGTERM"
     finally:
         t.tmux("kill-session", "-t", name)

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from loopwright.sessions import load_transcript
-from tests.cli.test_interactive import Term, until
+from tests.cli.test_interactive import WAIT, Term, until
 from tests.helpers import LOOPWRIGHT_BIN, bash, cli_env, loopwright_cmd, text, use, write_script
 
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
@@ -158,7 +158,7 @@ def test_the_dialog_shows_the_whole_change_and_saves_the_prefix_rule(tmp_path: P
         assert "line 16" not in s
         t.type("1")
         t.wait("✓ approved Edit(f.txt")
-        assert until(lambda: "LINE twenty\nline 20b\nline 21\n" in f.read_text(), 10)
+        assert until(lambda: "LINE twenty\nline 20b\nline 21\n" in f.read_text(), WAIT)
 
         # Bash: the whole command; "don't ask again" offers the prefix rule and saves it
         s = armed(t, "Do you want to allow this Bash?")
@@ -182,7 +182,7 @@ def test_the_dialog_shows_the_whole_change_and_saves_the_prefix_rule(tmp_path: P
         for _ in range(12):
             t.keys("PageDown")
         s = t.wait("of 221 · PgUp/PgDn")
-        assert until(lambda: re.search(r"lines \d+-221 of 221", t.screen()) is not None, 10), t.screen()
+        assert until(lambda: re.search(r"lines \d+-221 of 221", t.screen()) is not None, WAIT), t.screen()
         assert re.search(r"^\s+120 \+ new 120$", t.screen(), re.M) and "…" not in dialog(t.screen())
         t.type("3")  # No (no words)
         t.wait("✗ refused Write(big.txt)")
@@ -221,7 +221,7 @@ def test_model_text_is_escaped_and_alt_keys_edit_the_line(tmp_path: Path) -> Non
         t.keys("M-BSpace")
         t.wait("› alpha  Xgamma")
         t.keys("C-c")  # clears the line
-        assert until(lambda: prompt_line(t).rstrip() == "›", 5)
+        assert until(lambda: prompt_line(t).rstrip() == "›", WAIT)
         # model text with a screen-clearing sequence and a bidi override: shown, not obeyed
         t.type("hello")
         t.keys("Enter")

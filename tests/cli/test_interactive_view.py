@@ -20,13 +20,16 @@ from typing import Any
 import pytest
 
 from loopwright.sessions import load_transcript
-from tests.cli.test_interactive import Term, exit_status, running, until
+from tests.cli.test_interactive import WAIT, Term, exit_status, running, until
 from tests.helpers import LOOPWRIGHT_BIN, bash, cli_env, loopwright_cmd, text, use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")]
 pytest.importorskip("loopwright.tools.builtin", reason="the CLI needs the built-in tools")
 
 SLEEP = "sleep 29.3"  # a unique command line, to find its process
+# a command that works until the test lets it end (touching `go` in the work dir): the status line
+# of a running tool is checked while it surely runs, however slow the machine is
+GATED = "until [ -e go ]; do sleep 0.1; done; echo woke"
 
 
 class Session:
@@ -78,7 +81,7 @@ def test_tool_output_preview_expand_diff_and_status_line(tmp_path: Path, session
         [use("e1", "Edit", file_path=str(app), old_string="    return 1", new_string="    return 2")],
         [text("edited")],
         [bash("seq 1 100000", "s2")],
-        [bash("sleep 2; echo woke", "s3")],
+        [bash(GATED, "s3")],  # runs until the test has seen the status line (no race with a timer)
         [text("slept")],
     ], "--permission-mode", "bypassPermissions", "--context-window", "200000")
     sessions.append(s)
@@ -115,9 +118,10 @@ def test_tool_output_preview_expand_diff_and_status_line(tmp_path: Path, session
     s.send("again")
     t.wait("(100000 lines)")
     # the status line while a tool works: time, the call, tokens, cost, window n_k / W
-    t.wait("⏺ Bash(sleep 2; echo woke)")
-    bar = t.wait("· Bash(sleep 2; echo woke) · Esc to interrupt", timeout=5).splitlines()[-1]
+    t.wait(f"⏺ Bash({GATED})")
+    bar = t.wait(f"· Bash({GATED}) · Esc to interrupt").splitlines()[-1]
     assert "working…" in bar and "tokens" in bar and "$0.0000" in bar and "/200k (" in bar, bar
+    (tmp_path / "work" / "go").touch()  # the tool may end now
     t.wait("slept")
     # the header: once per session, not once per prompt
     assert t.screen().count("● session ") == 1
@@ -137,14 +141,14 @@ def during_a_tool(tmp_path: Path, sessions: list[Session], answer: str) -> Sessi
 def test_ctrl_d_during_a_tool_asks_then_exit_says_how_to_resume(tmp_path: Path, sessions: list[Session]) -> None:
     s = during_a_tool(tmp_path, sessions, "never")
     t = s.t
-    assert until(lambda: running(SLEEP), 10)
+    assert until(lambda: running(SLEEP), WAIT)
     t.keys("C-d")
     t.wait("press Ctrl-D again to interrupt it and exit")
     assert running(SLEEP) and not s.status.exists()  # asked, nothing stopped
     t.keys("C-d")
     screen = t.wait("bye")
     assert exit_status(s.status, 20) == "0"
-    assert until(lambda: not running(SLEEP), 10)
+    assert until(lambda: not running(SLEEP), 25)
     sid = s.transcripts()[0].stem
     assert f"to resume this session: loopwright --resume {sid}" in screen
 
@@ -158,7 +162,7 @@ def test_queued_message_survives_esc_during_a_tool(tmp_path: Path, sessions: lis
     screen = t.wait("got your note")
     assert screen.index("✗ Bash: Interrupted by user") < screen.index(
         "✉ sending queued message: stop, use the other file") < screen.index("got your note")
-    assert until(lambda: not running(SLEEP), 10)
+    assert until(lambda: not running(SLEEP), 25)
     h = load_transcript(s.transcripts()[0]).history
     asked = [m["content"][0]["text"] for m in h if m["role"] == "user" and m["content"][0].get("type") == "text"]
     assert asked == ["go", "stop, use the other file"]  # delivered as its own prompt, read by the model
@@ -274,6 +278,7 @@ def test_slash_menu_completes_builtins_custom_commands_and_skills(tmp_path: Path
     sessions.append(s)
     t = s.t
     t.wait("/help for commands")
+    t.wait("Ctrl-C twice to exit")  # the toolbar: the prompt reads keys (raw mode) now
     t.type("/")
     screen = t.wait("/expand")
     for entry in ("/help", "/resume", "/rewind", "/expand"):
@@ -285,7 +290,7 @@ def test_slash_menu_completes_builtins_custom_commands_and_skills(tmp_path: Path
     t.type("gr")
     assert "say hello nicely" in t.wait("/greet")
     t.wait("/greet")
-    assert until(lambda: "/resume" not in s.visible(), 5)  # narrowed as one types
+    assert until(lambda: "/resume" not in s.visible(), 60)  # narrowed as one types
     t.keys("Tab")
     t.wait("› /greet")
     t.keys("Enter")
@@ -323,7 +328,7 @@ def test_session_list_is_right_after_compaction(tmp_path: Path) -> None:
             t.keys("Enter")
             t.wait("/resume N (or an id)")
             # the toolbar (the client's total, /compact's included) is redrawn now and then: poll for both
-            assert until(lambda: "Ctrl-C twice to exit" in t.screen(), 10)
+            assert until(lambda: "Ctrl-C twice to exit" in t.screen(), WAIT)
             screen = t.screen()
             row = next(ln for ln in screen[screen.rindex("› /resume"):].splitlines() if ln.strip().startswith("1. "))
             bar = next(ln for ln in screen.splitlines() if "Ctrl-C twice to exit" in ln)

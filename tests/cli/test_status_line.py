@@ -27,6 +27,8 @@ def command() -> str:
 
 def test_the_command_gets_the_json_and_its_first_line_is_shown(tmp_path: Path) -> None:
     status = CustomStatus(command(), tmp_path, padding=2)
+    seen: list[str] = []
+    status.on_change = lambda: seen.append(status.text)  # the REPL redraws its toolbar on it
 
     async def go() -> None:
         status.observe(SystemMessage("init", {"model": "claude-x", "session_id": "s1"}))
@@ -35,6 +37,7 @@ def test_the_command_gets_the_json_and_its_first_line_is_shown(tmp_path: Path) -
 
     asyncio.run(go())
     assert status.text == f"  MODEL=claude-x CWD={tmp_path} STYLE=default" and status.error == ""
+    assert seen == [status.text], "the new line is announced once it is there"
 
 
 def test_a_slow_or_failing_command_keeps_the_last_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

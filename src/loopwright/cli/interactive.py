@@ -96,6 +96,8 @@ class Repl:
         self.log = Log()  # what was printed, for redraws (Ctrl-O)
         self.statusline = StatusLine(options.context_window)
         self.custom_status = CustomStatus.from_options(options)  # the user's statusLine command, if any
+        if self.custom_status is not None:  # its line comes after the prompt is drawn: draw it again then
+            self.custom_status.on_change = lambda: self.app.invalidate() if self.app is not None else None
         self.prompt_session: Any = None
         self.exit_asked = 0.0
         # AskUserQuestion and ExitPlanMode ask through dialogs like the permission one (cli/questions.py)

@@ -23,6 +23,8 @@ from ..models.catalog import context_window
 from .render import describe_input, visible
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..options import AgentOptions
 
 STATUS_TIMEOUT = 5.0  # seconds a statusLine command may take; its line stays the last one it printed
@@ -117,6 +119,9 @@ class CustomStatus:
                                      "cost": {"total_cost_usd": 0.0, "total_duration_ms": 0}}
         self._task: asyncio.Task[None] | None = None
         self._again = False
+        # called when a run has ended (the REPL redraws its toolbar): the line arrives after the
+        # prompt was drawn, and nothing else may redraw it until the user types
+        self.on_change: Callable[[], None] | None = None
 
     @classmethod
     def from_options(cls, options: AgentOptions) -> CustomStatus | None:
@@ -181,6 +186,8 @@ class CustomStatus:
         lines = out.decode("utf-8", "replace").splitlines()
         self.text = " " * self.padding + visible(lines[0]) if lines else ""
         self.error = "" if proc.returncode == 0 else f"statusLine command exited with {proc.returncode}"
+        if self.on_change is not None:
+            self.on_change()
         if self._again:
             self.refresh()
 
