@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 from collections.abc import AsyncIterable, AsyncIterator, Generator
 from dataclasses import replace
 from pathlib import Path
@@ -38,7 +39,7 @@ from .context import DEFAULT_KEEP_TURNS, CompactResult
 from .errors import CLIConnectionError, ProcessError
 from .gate import PermissionMode
 from .loop import RunControl
-from .messages import Message, OutputT, ResultMessage, SystemMessage
+from .messages import AssistantMessage, Message, OutputT, ResultMessage, SystemMessage
 from .models.base import Model
 from .options import AgentOptions, model_for
 
@@ -74,6 +75,7 @@ class LoopwrightClient(Generic[OutputT]):
         self._feeder: asyncio.Task[None] | None = None  # query(async iterable): one run per message
         self._pending: list[str] = []  # sent while idle, or too late for the last run
         self._once: tuple[list[str], str | None] | None = None  # for_next_query()
+        self._last_call: tuple[int, float] | None = None  # the last main-thread response: its tokens, when
 
     async def __aenter__(self) -> LoopwrightClient[OutputT]:
         await self.connect()
@@ -185,6 +187,8 @@ class LoopwrightClient(Generic[OutputT]):
         ended: Any = _END  # what the reader gets after the last message when no result came
         try:
             async for msg in query(prompt, options, control=control, history=self.history):
+                if isinstance(msg, AssistantMessage) and msg.usage is not None and msg.parent_tool_use_id is None:
+                    self._last_call = (msg.usage.input_tokens + msg.usage.output_tokens, time.monotonic())
                 if isinstance(msg, ResultMessage):
                     self.history = msg.messages
                     self.session_id = msg.session_id
@@ -238,13 +242,37 @@ class LoopwrightClient(Generic[OutputT]):
     def _feeding(self) -> bool:
         return self._feeder is not None and not self._feeder.done()
 
-    async def set_model(self, model: str | Model | None = None) -> None:
-        """The model of the next query (None: the options' model). A bad model string raises here."""
+    async def set_model(self, model: str | Model | None = None, *, source: str = "sdk") -> None:
+        """The model of the next query (None: the options' model). A bad model string raises here.
+        The settings' PreModelSwitch hooks may refuse the switch (PermissionError; `source`:
+        "command" for /model, "sdk" for a program's call); PostModelSwitch hooks' additionalContext
+        goes to the model with the next query."""
         spec = model if model is not None else self.options.model
-        self._model = await asyncio.to_thread(model_for, replace(self.options, model=spec)) \
+        new = await asyncio.to_thread(model_for, replace(self.options, model=spec)) \
             if not isinstance(spec, Model) else spec
+        hooks = data = None
+        if self.options.hooks is not None or self.options.settings is not None or self.options.setting_sources:
+            from .hooks import HookContext, run_hooks
+            from .settings import build_run_config
+
+            cwd = Path(self.options.cwd or ".").resolve()
+            registry = build_run_config(self.options, cwd).hooks
+            if registry.matchers.get("PreModelSwitch") or registry.matchers.get("PostModelSwitch"):
+                hooks = run_hooks(registry, HookContext(self.session_id or "", "", str(cwd),
+                                                        self.options.permission_mode or "default"), self.options.hooks)
+                was = self._model.name if self._model is not None else str(self.options.model or "(default)")
+                data = _switch_data(was, new.name, model if isinstance(model, str) else None, source,
+                                    self._last_call, self.options.prices)
+                refusal = await hooks.pre_model_switch(data)
+                if refusal is not None:
+                    raise PermissionError(refusal)
+        self._model = new
         self._connecting = None
         self.options = replace(self.options, model=spec)
+        if hooks is not None and data is not None:
+            context = await hooks.post_model_switch(data)
+            if context:
+                self._pending.append(context)
 
     async def set_permission_mode(self, mode: PermissionMode) -> None:
         """The permission mode of the next query (default, acceptEdits, plan, bypassPermissions,
@@ -360,6 +388,22 @@ async def compact_conversation(history: list[WireMessage], options: AgentOptions
         finally:
             recorder.close()
     return result
+
+
+def _switch_data(was: str, to: str, requested: str | None, source: str, last: tuple[int, float] | None,
+                 prices: Any) -> dict[str, Any]:
+    """Claude Code's PreModelSwitch/PostModelSwitch fields: what the next request re-sends (the last
+    main-thread response's tokens), whether the cache is likely warm (a response in the last 5
+    minutes), and what re-caching it on the new model costs at its 5-minute cache-write price."""
+    from .models.catalog import price_for
+
+    tokens = last[0] if last is not None else 0
+    own = price_for(to, prices) if prices else None
+    price = own or price_for(to)
+    return {"from_model": was, "to_model": to, "requested_model": requested, "source": source,
+            "context_tokens": tokens, "prompt_cache_warm": last is not None and time.monotonic() - last[1] < 300,
+            "cache_ttl": "5m", "estimated_cache_write_usd": tokens * price.cache_write_5m / 1e6 if price else 0.0,
+            "pricing": "configured" if own else "catalog" if price else "default"}
 
 
 def streamed_prompt(message: dict[str, Any] | str) -> Prompt:

@@ -254,11 +254,27 @@ class PermissionDeniedHookInput(BaseHookInput):
     reason: str
 
 
+class ModelSwitchHookInput(BaseHookInput):
+    """Pre/PostModelSwitch (/model: `source` "command"; LoopwrightClient.set_model: "sdk"): the models,
+    what the next request re-sends, and what re-caching it on the new model costs."""
+
+    from_model: str
+    to_model: str
+    requested_model: str | None
+    source: str
+    context_tokens: int
+    prompt_cache_warm: bool
+    cache_ttl: str
+    estimated_cache_write_usd: float
+    pricing: str  # "configured" | "catalog" | "default"
+
+
 HookInput: TypeAlias = (
     PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput | UserPromptSubmitHookInput
     | SessionStartHookInput | SessionEndHookInput | StopHookInput | SubagentStartHookInput | SubagentStopHookInput
     | PreCompactHookInput | PostCompactHookInput | PermissionRequestHookInput | NotificationHookInput
     | PostToolBatchHookInput | StopFailureHookInput | InstructionsLoadedHookInput | PermissionDeniedHookInput
+    | ModelSwitchHookInput
 )
 HOOK_INPUTS: dict[str, type] = {
     "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
@@ -269,6 +285,7 @@ HOOK_INPUTS: dict[str, type] = {
     "PermissionRequest": PermissionRequestHookInput, "Notification": NotificationHookInput,
     "PostToolBatch": PostToolBatchHookInput, "StopFailure": StopFailureHookInput,
     "InstructionsLoaded": InstructionsLoadedHookInput, "PermissionDenied": PermissionDeniedHookInput,
+    "PreModelSwitch": ModelSwitchHookInput, "PostModelSwitch": ModelSwitchHookInput,
 }
 
 

@@ -460,6 +460,7 @@ def test_every_event_s_input_has_the_shape_of_its_typed_dict(tmp_path: Path) -> 
             while client.running:  # the run's SessionEnd hook is still finishing
                 await asyncio.sleep(0.01)
             await client.compact(keep_last_turns=0)
+            await client.set_model(lw.ScriptedModel([text("on the new model")]))  # Pre/PostModelSwitch
 
     asyncio.run(go())
 

@@ -253,3 +253,53 @@ def test_permission_denied_without_retry_leaves_the_refusal_and_a_rule_s_deny_fi
              permission_mode="auto", disallowed_tools=["Bash"])
     collect("go", o)
     assert len(inputs(tmp_path, "denied")) == 1
+
+
+def test_model_switch_hooks_refuse_or_allow_a_switch_and_post_s_context_reaches_the_next_request(
+        tmp_path: Path) -> None:
+    deny = logger(tmp_path, "pre", {"hookSpecificOutput": {"hookEventName": "PreModelSwitch",
+                                                           "permissionDecision": "deny",
+                                                           "permissionDecisionReason": "stay on the cheap model"}})
+    post = logger(tmp_path, "post", {"hookSpecificOutput": {"hookEventName": "PostModelSwitch",
+                                                            "additionalContext": "SWITCHED-NOTE"}})
+    seen: list[str] = []
+
+    def second(history: list[dict[str, Any]]) -> Any:
+        first = history[-1]["content"]
+        seen.append(first if isinstance(first, str) else json.dumps(first))
+        return [text("new model here")]
+
+    o = opts(tmp_path, [[text("hi")]], {"PreModelSwitch": hook(deny, "command"), "PostModelSwitch": hook(post)})
+
+    async def go(allow: bool) -> None:
+        async with lw.LoopwrightClient(o) as client:
+            await client.query("hello")
+            async for _ in client.receive_response():
+                pass
+            new = lw.ScriptedModel(second)
+            if not allow:
+                try:
+                    await client.set_model(new, source="command")
+                except PermissionError as e:
+                    assert "stay on the cheap model" in str(e)
+                else:
+                    raise AssertionError("the switch was not refused")
+                assert client.model is not new and inputs(tmp_path, "post") == []
+                return
+            await client.set_model(new, source="sdk")  # the deny hook matches "command" only
+            assert client.model is new
+            await client.query("next")
+            async for _ in client.receive_response():
+                pass
+
+    asyncio.run(go(False))
+    [pre] = inputs(tmp_path, "pre")
+    assert pre["hook_event_name"] == "PreModelSwitch" and pre["source"] == "command"
+    assert pre["from_model"] == "scripted" and pre["requested_model"] is None and pre["to_model"] == "scripted"
+    assert pre["context_tokens"] > 0 and pre["prompt_cache_warm"] is True and pre["cache_ttl"] == "5m"
+    assert pre["pricing"] in ("configured", "catalog", "default") and "estimated_cache_write_usd" in pre
+    asyncio.run(go(True))
+    assert len(inputs(tmp_path, "pre")) == 1  # the matcher: "sdk" is not "command"
+    [post_in] = inputs(tmp_path, "post")
+    assert post_in["hook_event_name"] == "PostModelSwitch" and post_in["source"] == "sdk"
+    assert seen and "SWITCHED-NOTE" in seen[0] and "next" in seen[0]

@@ -18,6 +18,7 @@ HOOK_EVENTS = (  # the events loopwright fires, each at Claude Code's moment
     "SessionStart", "InstructionsLoaded", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
     "PostToolUseFailure", "PostToolBatch", "Notification", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
     "PreCompact", "PostCompact", "SessionEnd", "PermissionDenied",
+    "PreModelSwitch", "PostModelSwitch",
 )
 
 # Every hook event of Claude Code 2.1.332 (the Agent SDK's HOOK_EVENTS): a hook on one of these is
@@ -34,8 +35,6 @@ CLAUDE_HOOK_EVENTS = (
 # Claude Code's events loopwright never fires, and why (a hook on one is named once as a run starts).
 UNFIRED_EVENTS = {
     "UserPromptExpansion": "custom commands expand without an event",
-    "PreModelSwitch": "the model is fixed for a run",
-    "PostModelSwitch": "the model is fixed for a run",
     "Setup": "there is no --init / --maintenance",
     "TeammateIdle": "there are no agent teams",
     "TaskCreated": "there are no agent teams",

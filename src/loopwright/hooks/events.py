@@ -254,6 +254,33 @@ class RunHooks:
         self._notes("PermissionDenied", outs, blocking_to_user=True)
         return any(specific(o).get("retry") is True for o in outs if not o.error)
 
+    async def pre_model_switch(self, data: dict[str, Any]) -> str | None:
+        """Before the model changes (matchers match `source`): the refusal's reason, or None. A
+        `permissionDecision` deny refuses; ask refuses too (loopwright has no confirmation there,
+        as Claude Code's headless sessions); exit 2 refuses."""
+        outs = await self._fire("PreModelSwitch", str(data.get("source")), data)
+        self._notes("PreModelSwitch", outs)
+        refusals = [o.stderr.strip() or f"refused by PreModelSwitch hook {o.label}" for o in outs if o.exit_code == 2]
+        for o in outs:
+            spec = specific(o)
+            decision, reason = spec.get("permissionDecision"), spec.get("permissionDecisionReason")
+            if decision == "deny":
+                refusals.append(str(reason or f"refused by PreModelSwitch hook {o.label}"))
+            elif decision == "ask":
+                refusals.append(f"PreModelSwitch hook {o.label} asks to confirm the switch, and loopwright does "
+                                f"not ask here, so it is refused{': ' + str(reason) if reason else ''}")
+            elif decision not in (None, "allow"):
+                self._report("PreModelSwitch", o.label, "error", f"unknown permissionDecision {decision!r}")
+        if self.state.halted:
+            refusals.append(self.state.halted)
+        return cap("; ".join(refusals)) if refusals else None
+
+    async def post_model_switch(self, data: dict[str, Any]) -> str | None:
+        """After the model changed: additionalContext for the model's next request, or None."""
+        outs = await self._fire("PostModelSwitch", str(data.get("source")), data)
+        self._notes("PostModelSwitch", outs, blocking_to_user=True)
+        return join(contexts(outs, plain_stdout=False))
+
     async def notification(self, message: str, notification_type: str, title: str | None = None) -> None:
         """Something the user is told (matchers match `notification_type`: permission_prompt,
         idle_prompt, ...)."""

@@ -113,6 +113,9 @@ HONOURED_SPECIFIC: dict[str, frozenset[str]] = {
     "Stop": frozenset({"additionalContext"}),
     "SubagentStop": frozenset({"additionalContext"}),
     "PermissionRequest": frozenset({"decision"}),
+    "PermissionDenied": frozenset({"retry"}),
+    "PreModelSwitch": frozenset({"permissionDecision", "permissionDecisionReason"}),
+    "PostModelSwitch": frozenset({"additionalContext"}),
 }
 REFUSED_FIELDS = {
     "terminalSequence": "loopwright emits no terminal sequences for hooks",

@@ -39,7 +39,7 @@ async def model(host: Host, arg: str) -> None:
         host.open_panel(Panel("Model", lines, "/model NAME switches (a name, alias or provider:model)"))
         return
     try:
-        await client.set_model(arg)
+        await client.set_model(arg, source="command")  # PreModelSwitch hooks may refuse (PermissionError)
     except (ValueError, TypeError, OSError) as e:
         host.say(f"  ✗ model not changed: {e}")
         return
