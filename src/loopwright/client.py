@@ -38,6 +38,7 @@ from .blocks import Prompt, WireMessage, prompt_content
 from .context import DEFAULT_KEEP_TURNS, CompactResult
 from .errors import CLIConnectionError, ProcessError
 from .gate import PermissionMode
+from .hooks import RunHooks
 from .loop import RunControl
 from .messages import AssistantMessage, Message, OutputT, ResultMessage, SystemMessage
 from .models.base import Model
@@ -250,22 +251,15 @@ class LoopwrightClient(Generic[OutputT]):
         spec = model if model is not None else self.options.model
         new = await asyncio.to_thread(model_for, replace(self.options, model=spec)) \
             if not isinstance(spec, Model) else spec
-        hooks = data = None
-        if self.options.hooks is not None or self.options.settings is not None or self.options.setting_sources:
-            from .hooks import HookContext, run_hooks
-            from .settings import build_run_config
-
-            cwd = Path(self.options.cwd or ".").resolve()
-            registry = build_run_config(self.options, cwd).hooks
-            if registry.matchers.get("PreModelSwitch") or registry.matchers.get("PostModelSwitch"):
-                hooks = run_hooks(registry, HookContext(self.session_id or "", "", str(cwd),
-                                                        self.options.permission_mode or "default"), self.options.hooks)
-                was = self._model.name if self._model is not None else str(self.options.model or "(default)")
-                data = _switch_data(was, new.name, model if isinstance(model, str) else None, source,
-                                    self._last_call, self.options.prices)
-                refusal = await hooks.pre_model_switch(data)
-                if refusal is not None:
-                    raise PermissionError(refusal)
+        data = None
+        hooks = self._hooks_for("PreModelSwitch", "PostModelSwitch")
+        if hooks is not None:
+            was = self._model.name if self._model is not None else str(self.options.model or "(default)")
+            data = _switch_data(was, new.name, model if isinstance(model, str) else None, source,
+                                self._last_call, self.options.prices)
+            refusal = await hooks.pre_model_switch(data)
+            if refusal is not None:
+                raise PermissionError(refusal)
         self._model = new
         self._connecting = None
         self.options = replace(self.options, model=spec)
@@ -273,6 +267,30 @@ class LoopwrightClient(Generic[OutputT]):
             context = await hooks.post_model_switch(data)
             if context:
                 self._pending.append(context)
+
+    async def add_dir(self, path: str | Path, *, source: str = "slash_command") -> None:
+        """Another working directory for the next queries; the settings' DirectoryAdded hooks hear of
+        it (`source`: Claude Code's "slash_command" for /add-dir)."""
+        path = Path(self.options.cwd or ".", path).resolve()
+        self.options = replace(self.options, add_dirs=[*(self.options.add_dirs or []), path])
+        hooks = self._hooks_for("DirectoryAdded")
+        if hooks is not None:
+            await hooks.directory_added(str(path), source)
+
+    def _hooks_for(self, *events: str) -> RunHooks | None:
+        """The hooks of an event between runs (settings read as a run reads them), or None when
+        none of `events` has any."""
+        if self.options.hooks is None and self.options.settings is None and not self.options.setting_sources:
+            return None
+        from .hooks import HookContext, run_hooks
+        from .settings import build_run_config
+
+        cwd = Path(self.options.cwd or ".").resolve()
+        registry = build_run_config(self.options, cwd).hooks
+        if not any(registry.matchers.get(e) for e in events):
+            return None
+        return run_hooks(registry, HookContext(self.session_id or "", "", str(cwd),
+                                               self.options.permission_mode or "default"), self.options.hooks)
 
     async def set_permission_mode(self, mode: PermissionMode) -> None:
         """The permission mode of the next query (default, acceptEdits, plan, bypassPermissions,

@@ -269,12 +269,19 @@ class ModelSwitchHookInput(BaseHookInput):
     pricing: str  # "configured" | "catalog" | "default"
 
 
+class DirectoryAddedHookInput(BaseHookInput):
+    """A working directory was added (`source`: "slash_command" for /add-dir)."""
+
+    directory: str
+    source: str
+
+
 HookInput: TypeAlias = (
     PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput | UserPromptSubmitHookInput
     | SessionStartHookInput | SessionEndHookInput | StopHookInput | SubagentStartHookInput | SubagentStopHookInput
     | PreCompactHookInput | PostCompactHookInput | PermissionRequestHookInput | NotificationHookInput
     | PostToolBatchHookInput | StopFailureHookInput | InstructionsLoadedHookInput | PermissionDeniedHookInput
-    | ModelSwitchHookInput
+    | ModelSwitchHookInput | DirectoryAddedHookInput
 )
 HOOK_INPUTS: dict[str, type] = {
     "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
@@ -286,6 +293,7 @@ HOOK_INPUTS: dict[str, type] = {
     "PostToolBatch": PostToolBatchHookInput, "StopFailure": StopFailureHookInput,
     "InstructionsLoaded": InstructionsLoadedHookInput, "PermissionDenied": PermissionDeniedHookInput,
     "PreModelSwitch": ModelSwitchHookInput, "PostModelSwitch": ModelSwitchHookInput,
+    "DirectoryAdded": DirectoryAddedHookInput,
 }
 
 

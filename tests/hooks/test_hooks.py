@@ -461,6 +461,7 @@ def test_every_event_s_input_has_the_shape_of_its_typed_dict(tmp_path: Path) -> 
                 await asyncio.sleep(0.01)
             await client.compact(keep_last_turns=0)
             await client.set_model(lw.ScriptedModel([text("on the new model")]))  # Pre/PostModelSwitch
+            await client.add_dir(tmp_path)  # DirectoryAdded
 
     asyncio.run(go())
 

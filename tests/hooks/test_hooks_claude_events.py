@@ -303,3 +303,31 @@ def test_model_switch_hooks_refuse_or_allow_a_switch_and_post_s_context_reaches_
     [post_in] = inputs(tmp_path, "post")
     assert post_in["hook_event_name"] == "PostModelSwitch" and post_in["source"] == "sdk"
     assert seen and "SWITCHED-NOTE" in seen[0] and "next" in seen[0]
+
+
+def test_directory_added_fires_for_add_dir_with_the_directory_and_its_source(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from loopwright.cli.commands.workspace import add_dir
+
+    rec = logger(tmp_path, "added")
+    o = opts(tmp_path, [[text("hi")]], {"DirectoryAdded": hook(rec, "slash_command")})
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    said: list[str] = []
+
+    async def go() -> lw.LoopwrightClient[Any]:
+        async with lw.LoopwrightClient(o) as client:
+            host = SimpleNamespace(client=client, cwd=lambda: str(tmp_path / "proj"), say=said.append,
+                                   asker=SimpleNamespace(granted=SimpleNamespace(add_dirs=[])))
+            await add_dir(host, str(extra))  # type: ignore[arg-type]  # /add-dir with the parts it uses
+            await add_dir(host, str(extra))  # already there: no second event
+            await client.add_dir(extra, source="register_repo_root")  # the matcher leaves this one out
+            return client
+
+    client = asyncio.run(go())
+    [seen] = inputs(tmp_path, "added")
+    assert seen["hook_event_name"] == "DirectoryAdded" and seen["directory"] == str(extra.resolve())
+    assert seen["source"] == "slash_command" and seen["cwd"] == str((tmp_path / "proj").resolve())
+    assert extra.resolve() in [Path(d) for d in client.options.add_dirs or []]
+    assert any("added" in s for s in said) and any("already" in s for s in said)

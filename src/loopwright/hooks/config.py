@@ -18,7 +18,7 @@ HOOK_EVENTS = (  # the events loopwright fires, each at Claude Code's moment
     "SessionStart", "InstructionsLoaded", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
     "PostToolUseFailure", "PostToolBatch", "Notification", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
     "PreCompact", "PostCompact", "SessionEnd", "PermissionDenied",
-    "PreModelSwitch", "PostModelSwitch",
+    "PreModelSwitch", "PostModelSwitch", "DirectoryAdded",
 )
 
 # Every hook event of Claude Code 2.1.332 (the Agent SDK's HOOK_EVENTS): a hook on one of these is
@@ -46,7 +46,6 @@ UNFIRED_EVENTS = {
     "WorktreeRemove": "there are no worktree sessions",
     "CwdChanged": "the working directory is fixed for a run",
     "FileChanged": "no files are watched",
-    "DirectoryAdded": "directories are given when a run starts",
     "MessageDisplay": "there is no message display to hook",
     "PreSkillShellCommand": "skills' inline shell commands are not run",
 }

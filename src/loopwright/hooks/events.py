@@ -281,6 +281,12 @@ class RunHooks:
         self._notes("PostModelSwitch", outs, blocking_to_user=True)
         return join(contexts(outs, plain_stdout=False))
 
+    async def directory_added(self, directory: str, source: str) -> None:
+        """A working directory was added (matchers match `source`: slash_command for /add-dir);
+        observational, as in Claude Code."""
+        outs = await self._fire("DirectoryAdded", source, {"directory": directory, "source": source})
+        self._notes("DirectoryAdded", outs, blocking_to_user=True)
+
     async def notification(self, message: str, notification_type: str, title: str | None = None) -> None:
         """Something the user is told (matchers match `notification_type`: permission_prompt,
         idle_prompt, ...)."""

@@ -7,7 +7,6 @@ panel.
 from __future__ import annotations
 
 import shutil
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ async def add_dir(host: Host, arg: str) -> None:
     if path in [Path(host.cwd(), Path(d)).resolve() for d in o.add_dirs or []]:
         host.say(f"  {path} is a working directory already")
         return
-    host.client.options = replace(o, add_dirs=[*(o.add_dirs or []), path])
+    await host.client.add_dir(path)  # DirectoryAdded hooks hear of it
     host.asker.granted.add_dirs.append(path)
     host.say(f"  ✓ {path} added: the tools may read and (with approval) write there from the next prompt")
 
