@@ -276,12 +276,19 @@ class DirectoryAddedHookInput(BaseHookInput):
     source: str
 
 
+class CwdChangedHookInput(BaseHookInput):
+    """The Bash tool's shell moved (a `cd`): where it was and where its next commands start."""
+
+    old_cwd: str
+    new_cwd: str
+
+
 HookInput: TypeAlias = (
     PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput | UserPromptSubmitHookInput
     | SessionStartHookInput | SessionEndHookInput | StopHookInput | SubagentStartHookInput | SubagentStopHookInput
     | PreCompactHookInput | PostCompactHookInput | PermissionRequestHookInput | NotificationHookInput
     | PostToolBatchHookInput | StopFailureHookInput | InstructionsLoadedHookInput | PermissionDeniedHookInput
-    | ModelSwitchHookInput | DirectoryAddedHookInput
+    | ModelSwitchHookInput | DirectoryAddedHookInput | CwdChangedHookInput
 )
 HOOK_INPUTS: dict[str, type] = {
     "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
@@ -293,7 +300,7 @@ HOOK_INPUTS: dict[str, type] = {
     "PostToolBatch": PostToolBatchHookInput, "StopFailure": StopFailureHookInput,
     "InstructionsLoaded": InstructionsLoadedHookInput, "PermissionDenied": PermissionDeniedHookInput,
     "PreModelSwitch": ModelSwitchHookInput, "PostModelSwitch": ModelSwitchHookInput,
-    "DirectoryAdded": DirectoryAddedHookInput,
+    "DirectoryAdded": DirectoryAddedHookInput, "CwdChanged": CwdChangedHookInput,
 }
 
 

@@ -208,9 +208,13 @@ class Executor:
         # Per call (concurrent calls must not share it), for a handler that takes one (~3,000
         # instructions a call): Tool.call passes the context to its handler only.
         ctx = self.ctx.for_call(use.id, siblings, use.name) if tool.takes_context else self.ctx
+        before = self.ctx.state.bash.cwd if self.hooked else None  # CwdChanged: where the shell was
         output: ToolOutput = await tool.call(tool_input, ctx, True, wait)
         result = ToolResultBlock(use.id, output.content, output.is_error)
         if self.hooked:
+            after = self.ctx.state.bash.cwd
+            if after is not None and after != (before or self.ctx.cwd):  # the shell moved (a `cd` in Bash)
+                await self.hooks.cwd_changed(str(before or self.ctx.cwd), str(after))
             post = await self.hooks.post_tool_use(use.name, tool_input, use.id, output.content, output.is_error)
             if post.updated_output is not None:  # updatedToolOutput: what the model sees instead
                 new = post.updated_output

@@ -331,3 +331,16 @@ def test_directory_added_fires_for_add_dir_with_the_directory_and_its_source(tmp
     assert seen["source"] == "slash_command" and seen["cwd"] == str((tmp_path / "proj").resolve())
     assert extra.resolve() in [Path(d) for d in client.options.add_dirs or []]
     assert any("added" in s for s in said) and any("already" in s for s in said)
+
+
+def test_cwd_changed_fires_when_the_bash_shell_moves_and_not_when_it_stays(tmp_path: Path) -> None:
+    rec = logger(tmp_path, "cwd")
+    turns = [[use("mkdir -p a/b && cd a", "c1")], [use("pwd", "c2")], [use("cd b", "c3")],
+             [use("cd /", "c4")], [text("done")]]
+    r = collect("go", opts(tmp_path, turns, {"CwdChanged": hook(rec)}, allowed_tools=["Bash"]))[-1]
+    proj = (tmp_path / "proj").resolve()
+    moves = [(x["old_cwd"], x["new_cwd"]) for x in inputs(tmp_path, "cwd")]
+    # `pwd` stays (no event); `cd /` leaves the project, so the shell is put back at the project
+    assert moves == [(str(proj), str(proj / "a")), (str(proj / "a"), str(proj / "a" / "b")),
+                     (str(proj / "a" / "b"), str(proj))], moves
+    assert inputs(tmp_path, "cwd")[0]["hook_event_name"] == "CwdChanged" and r.subtype == "success"

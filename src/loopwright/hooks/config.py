@@ -18,7 +18,7 @@ HOOK_EVENTS = (  # the events loopwright fires, each at Claude Code's moment
     "SessionStart", "InstructionsLoaded", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
     "PostToolUseFailure", "PostToolBatch", "Notification", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
     "PreCompact", "PostCompact", "SessionEnd", "PermissionDenied",
-    "PreModelSwitch", "PostModelSwitch", "DirectoryAdded",
+    "PreModelSwitch", "PostModelSwitch", "DirectoryAdded", "CwdChanged",
 )
 
 # Every hook event of Claude Code 2.1.332 (the Agent SDK's HOOK_EVENTS): a hook on one of these is
@@ -44,7 +44,6 @@ UNFIRED_EVENTS = {
     "ConfigChange": "settings are read once, when a run starts",
     "WorktreeCreate": "there are no worktree sessions",
     "WorktreeRemove": "there are no worktree sessions",
-    "CwdChanged": "the working directory is fixed for a run",
     "FileChanged": "no files are watched",
     "MessageDisplay": "there is no message display to hook",
     "PreSkillShellCommand": "skills' inline shell commands are not run",

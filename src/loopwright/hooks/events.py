@@ -287,6 +287,12 @@ class RunHooks:
         outs = await self._fire("DirectoryAdded", source, {"directory": directory, "source": source})
         self._notes("DirectoryAdded", outs, blocking_to_user=True)
 
+    async def cwd_changed(self, old_cwd: str, new_cwd: str) -> None:
+        """The Bash tool's shell moved to another directory (its next commands start there);
+        observational (`watchPaths` is named unsupported: loopwright watches no files)."""
+        outs = await self._fire("CwdChanged", None, {"old_cwd": old_cwd, "new_cwd": new_cwd})
+        self._notes("CwdChanged", outs, blocking_to_user=True)
+
     async def notification(self, message: str, notification_type: str, title: str | None = None) -> None:
         """Something the user is told (matchers match `notification_type`: permission_prompt,
         idle_prompt, ...)."""
