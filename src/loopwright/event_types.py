@@ -283,12 +283,34 @@ class CwdChangedHookInput(BaseHookInput):
     new_cwd: str
 
 
+class ElicitationHookInput(BaseHookInput, total=False):
+    """An MCP server asks the user (`mode` form or url); a hook may answer instead of the dialog."""
+
+    mcp_server_name: Required[str]
+    message: Required[str]
+    mode: str
+    url: str
+    elicitation_id: str
+    requested_schema: dict[str, Any]
+
+
+class ElicitationResultHookInput(BaseHookInput, total=False):
+    """The answer about to go back to an MCP server; a hook may override it."""
+
+    mcp_server_name: Required[str]
+    action: Required[str]  # "accept" | "decline" | "cancel"
+    elicitation_id: str
+    mode: str
+    content: dict[str, Any]
+
+
 HookInput: TypeAlias = (
     PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput | UserPromptSubmitHookInput
     | SessionStartHookInput | SessionEndHookInput | StopHookInput | SubagentStartHookInput | SubagentStopHookInput
     | PreCompactHookInput | PostCompactHookInput | PermissionRequestHookInput | NotificationHookInput
     | PostToolBatchHookInput | StopFailureHookInput | InstructionsLoadedHookInput | PermissionDeniedHookInput
     | ModelSwitchHookInput | DirectoryAddedHookInput | CwdChangedHookInput
+    | ElicitationHookInput | ElicitationResultHookInput
 )
 HOOK_INPUTS: dict[str, type] = {
     "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
@@ -301,6 +323,7 @@ HOOK_INPUTS: dict[str, type] = {
     "InstructionsLoaded": InstructionsLoadedHookInput, "PermissionDenied": PermissionDeniedHookInput,
     "PreModelSwitch": ModelSwitchHookInput, "PostModelSwitch": ModelSwitchHookInput,
     "DirectoryAdded": DirectoryAddedHookInput, "CwdChanged": CwdChangedHookInput,
+    "Elicitation": ElicitationHookInput, "ElicitationResult": ElicitationResultHookInput,
 }
 
 

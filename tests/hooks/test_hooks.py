@@ -484,7 +484,8 @@ def test_every_event_s_input_has_the_shape_of_its_typed_dict(tmp_path: Path) -> 
 
     lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(auto), tools=default_tools(), hooks=hooks, cwd=tmp_path,
                                  permission_mode="auto"))
-    assert set(seen) == set(HOOK_EVENTS)
+    # (Elicitation and ElicitationResult need an MCP server: test_hooks_elicitation.py checks their shape)
+    assert set(seen) == set(HOOK_EVENTS) - {"Elicitation", "ElicitationResult"}
     for event, inputs in seen.items():
         td = HOOK_INPUTS[event]
         for data in inputs:

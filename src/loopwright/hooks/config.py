@@ -19,6 +19,7 @@ HOOK_EVENTS = (  # the events loopwright fires, each at Claude Code's moment
     "PostToolUseFailure", "PostToolBatch", "Notification", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
     "PreCompact", "PostCompact", "SessionEnd", "PermissionDenied",
     "PreModelSwitch", "PostModelSwitch", "DirectoryAdded", "CwdChanged",
+    "Elicitation", "ElicitationResult",
 )
 
 # Every hook event of Claude Code 2.1.332 (the Agent SDK's HOOK_EVENTS): a hook on one of these is
@@ -39,8 +40,6 @@ UNFIRED_EVENTS = {
     "TeammateIdle": "there are no agent teams",
     "TaskCreated": "there are no agent teams",
     "TaskCompleted": "there are no agent teams",
-    "Elicitation": "MCP elicitation requests are answered without hooks",
-    "ElicitationResult": "MCP elicitation requests are answered without hooks",
     "ConfigChange": "settings are read once, when a run starts",
     "WorktreeCreate": "there are no worktree sessions",
     "WorktreeRemove": "there are no worktree sessions",

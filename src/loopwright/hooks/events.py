@@ -293,6 +293,34 @@ class RunHooks:
         outs = await self._fire("CwdChanged", None, {"old_cwd": old_cwd, "new_cwd": new_cwd})
         self._notes("CwdChanged", outs, blocking_to_user=True)
 
+    async def elicitation(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        """An MCP server asks the user (matchers match `mcp_server_name`): a hook's answer
+        ({action, content?}: accept, decline or cancel) instead of the dialog, or None; exit 2 declines."""
+        outs = await self._fire("Elicitation", str(data.get("mcp_server_name")), data)
+        self._notes("Elicitation", outs)
+        return self._elicit_answer("Elicitation", outs)
+
+    async def elicitation_result(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        """The answer about to go back to an MCP server: a hook's override ({action, content?}) or
+        None; exit 2 turns it into a decline."""
+        outs = await self._fire("ElicitationResult", str(data.get("mcp_server_name")), data)
+        self._notes("ElicitationResult", outs)
+        return self._elicit_answer("ElicitationResult", outs)
+
+    def _elicit_answer(self, event: str, outs: list[Outcome]) -> dict[str, Any] | None:
+        answer: dict[str, Any] | None = None
+        for o in outs:
+            if o.exit_code == 2:
+                return {"action": "decline"}
+            spec = specific(o)
+            action = spec.get("action")
+            if action in ("accept", "decline", "cancel"):
+                content = spec.get("content")
+                answer = {"action": action, **({"content": content} if isinstance(content, dict) else {})}
+            elif action is not None:
+                self._report(event, o.label, "error", f"unknown action {action!r}; ignored")
+        return answer
+
     async def notification(self, message: str, notification_type: str, title: str | None = None) -> None:
         """Something the user is told (matchers match `notification_type`: permission_prompt,
         idle_prompt, ...)."""

@@ -116,6 +116,8 @@ HONOURED_SPECIFIC: dict[str, frozenset[str]] = {
     "PermissionDenied": frozenset({"retry"}),
     "PreModelSwitch": frozenset({"permissionDecision", "permissionDecisionReason"}),
     "PostModelSwitch": frozenset({"additionalContext"}),
+    "Elicitation": frozenset({"action", "content"}),
+    "ElicitationResult": frozenset({"action", "content"}),
 }
 REFUSED_FIELDS = {
     "terminalSequence": "loopwright emits no terminal sequences for hooks",

@@ -79,11 +79,17 @@ class Asks:
         """The SDK Client's callbacks for one server (`part`: its name in tool names)."""
 
         async def on_elicit(context: Any, params: Any) -> Any:
-            if self.elicit is not None:
-                return await self.elicit(server, params)
-            answer = headless_elicit(params)
-            log.info("MCP server %r asked %r: %s (no one to ask)", server, getattr(params, "message", ""),
-                     answer.action)
+            hooks = self.run.deps.hooks if self.run is not None else None  # Elicitation/ElicitationResult
+            hooked = hooks is not None and hooks.active
+            answer = await self._hooked_elicit(hooks, server, params) if hooked else None
+            if answer is None and self.elicit is not None:
+                answer = await self.elicit(server, params)
+            elif answer is None:
+                answer = headless_elicit(params)
+                log.info("MCP server %r asked %r: %s (no one to ask)", server, getattr(params, "message", ""),
+                         answer.action)
+            if hooked:
+                answer = await self._hooked_result(hooks, server, params, answer)
             return answer
 
         async def on_sample(context: Any, params: Any) -> Any:
@@ -96,6 +102,30 @@ class Asks:
             return ListRootsResult(roots=[Root(uri=FileUrl(d.as_uri()), name=d.name or str(d)) for d in self.roots()])
 
         return {"elicitation_callback": on_elicit, "sampling_callback": on_sample, "list_roots_callback": on_roots}
+
+    async def _hooked_elicit(self, hooks: Any, server: str, params: Any) -> Any:
+        """Claude Code's Elicitation hooks: their answer instead of the dialog, or None."""
+        from mcp_types import ElicitResult
+
+        raw = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+        data = {"mcp_server_name": server, "message": raw.get("message", ""), "mode": raw.get("mode", "form"),
+                **{k: raw[w] for k, w in (("url", "url"), ("elicitation_id", "elicitationId"),
+                                           ("requested_schema", "requestedSchema")) if w in raw}}
+        said = await hooks.elicitation(data)
+        return None if said is None else ElicitResult.model_validate(said)
+
+    async def _hooked_result(self, hooks: Any, server: str, params: Any, answer: Any) -> Any:
+        """Claude Code's ElicitationResult hooks: the answer, or their override of it."""
+        from mcp_types import ElicitResult
+
+        data: dict[str, Any] = {"mcp_server_name": server, "mode": getattr(params, "mode", None) or "form",
+                                "action": answer.action}
+        if getattr(params, "elicitation_id", None):
+            data["elicitation_id"] = params.elicitation_id
+        if answer.content is not None:
+            data["content"] = answer.content
+        said = await hooks.elicitation_result(data)
+        return answer if said is None else ElicitResult.model_validate(said)
 
     def roots(self) -> list[Path]:
         """The working directories: the run's cwd and added directories."""
