@@ -262,6 +262,14 @@ def message_from_wire(m: Any) -> tuple[Role, list[Block]]:
     return m["role"], blocks_from_wire(m.get("content", []))
 
 
+def wire_blocks(m: WireMessage | dict[str, Any]) -> list[dict[str, Any]]:
+    """A wire message's content as its blocks: a string content is one text block; what is not a
+    block (a dict) is left out."""
+    content = m.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    return [b for b in blocks if isinstance(b, dict)]
+
+
 def text_of(blocks: list[Block]) -> str:
     return "".join(b.text for b in blocks if isinstance(b, TextBlock))
 

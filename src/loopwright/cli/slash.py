@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..blocks import ToolResultBlock, WireMessage
+from ..blocks import ToolResultBlock, WireMessage, wire_blocks
 from .render import describe_input, describe_result, short, visible
 
 
@@ -91,11 +91,7 @@ def replay(history: Iterable[WireMessage], cwd: Path | None) -> list[str]:
     out: list[str] = []
     names: dict[str, tuple[str, dict[str, Any]]] = {}
     for m in history:
-        content = m.get("content")
-        blocks: list[Any] = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-        for b in blocks:
-            if not isinstance(b, dict):
-                continue
+        for b in wire_blocks(m):
             kind = b.get("type")
             if kind == "text" and str(b.get("text", "")).strip():
                 lines = visible(str(b["text"]).strip()).splitlines()

@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..blocks import TextBlock, ToolUseBlock, WireMessage
+from ..blocks import TextBlock, ToolUseBlock, WireMessage, wire_blocks
 from ..models.base import Model, ModelRequest, ModelResponse, complete
 
 MAX_TRANSCRIPT_CHARS = 12_000
@@ -82,11 +82,7 @@ def transcript_text(history: list[WireMessage]) -> str:
     agent's own text are left out), cut to the last MAX_TRANSCRIPT_CHARS characters."""
     lines: list[str] = []
     for m in history:
-        content = m.get("content")
-        blocks: list[Any] = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-        for b in blocks:
-            if not isinstance(b, dict):
-                continue
+        for b in wire_blocks(m):
             if m.get("role") == "user" and b.get("type") == "text":
                 text = str(b.get("text", "")).strip()
                 if text and not text.startswith("<system-reminder>"):

@@ -33,7 +33,7 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Unpack
 
-from ..blocks import Block, TextBlock
+from ..blocks import Block, TextBlock, wire_blocks
 from ..ids import new_hex
 from ..messages import StreamEvent
 from ..usage import Usage
@@ -230,9 +230,7 @@ def _image_part(block: dict[str, Any]) -> dict[str, Any] | None:
 def message_blocks(m: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """A message of an Anthropic-shaped history as (role, its blocks): a string content is one
     text block; what is not a block (a dict) is left out. Both OpenAI wire shapes read it."""
-    content = m.get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-    return str(m.get("role")), [b for b in blocks if isinstance(b, dict)]
+    return str(m.get("role")), wire_blocks(m)
 
 
 def user_parts(blocks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
