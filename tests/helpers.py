@@ -76,6 +76,21 @@ async def interrupted(prompt: str, options: AgentOptions, ready: Callable[[], Aw
     return last
 
 
+def classifier_action(history: list[dict[str, Any]]) -> str | None:
+    """What the auto mode's classifier is asked to judge (the `<action>` of the last message that
+    gate/auto.py sends), or None when the call is the agent's own: one scripted model serves both."""
+    last = history[-1]["content"]
+    prompt = last if isinstance(last, str) else "".join(b.get("text", "") for b in last if isinstance(b, dict))
+    if "<action>" not in prompt:
+        return None
+    return prompt.split("<action>", 1)[1].split("</action>", 1)[0]
+
+
+def verdict(decision: str, reason: str = "scripted") -> list[dict[str, Any]]:
+    """The classifier's answer: its verdict tool called with `decision` (allow, ask or deny)."""
+    return [{"type": "tool_use", "id": "v", "name": "verdict", "input": {"decision": decision, "reason": reason}}]
+
+
 def loopwright_cmd() -> list[str]:
     """The command that runs the `loopwright` CLI in a subprocess."""
     if LOOPWRIGHT_BIN.exists():

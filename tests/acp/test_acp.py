@@ -23,12 +23,14 @@ from tests.helpers import (
     TESTS,
     bash,
     check_resumable,
+    classifier_action,
     cli_env,
     loopwright_cmd,
     notes_project,
     process_alive,
     text,
     use,
+    verdict,
 )
 
 acp = pytest.importorskip("acp", reason="the ACP library (pip install 'loopwright[acp]')")
@@ -441,13 +443,10 @@ def test_auto_mode_is_offered_and_its_classifier_judges_what_the_rules_would_ask
     judged: list[str] = []
 
     def answer(history: list[dict[str, Any]]) -> Any:
-        last = history[-1]["content"]
-        prompt = last if isinstance(last, str) else "".join(b.get("text", "") for b in last if isinstance(b, dict))
-        if "<action>" in prompt:
-            action = prompt.split("<action>", 1)[1]
+        action = classifier_action(history)
+        if action is not None:
             judged.append(action.strip().split(":")[0])
-            decision = "ask" if "touch risky" in action else "allow"
-            return [{"type": "tool_use", "id": "v", "name": "verdict", "input": {"decision": decision, "reason": "s"}}]
+            return verdict("ask" if "touch risky" in action else "allow", "s")
         return next(agent)
 
     editor = Editor(["reject_once"])

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.cli.test_interactive import Term, until
-from tests.helpers import LOOPWRIGHT_BIN, text
+from tests.helpers import LOOPWRIGHT_BIN, classifier_action, text, verdict
 
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 pytest.importorskip("loopwright.tools.builtin", reason="the CLI needs the built-in tools")
@@ -294,13 +294,10 @@ def test_auto_mode_by_shift_tab_runs_benign_calls_and_asks_risky_ones(tmp_path: 
     judged: list[str] = []
 
     def answer(history: list[dict[str, Any]]) -> Any:
-        last = history[-1]["content"]
-        prompt = last if isinstance(last, str) else "".join(b.get("text", "") for b in last if isinstance(b, dict))
-        if "<action>" in prompt:
-            action = prompt.split("<action>", 1)[1]
+        action = classifier_action(history)
+        if action is not None:
             judged.append(action.split("\n")[1][:40])
-            decision = "ask" if "rm -rf" in action else "allow"
-            return [{"type": "tool_use", "id": "v", "name": "verdict", "input": {"decision": decision, "reason": "s"}}]
+            return verdict("ask" if "rm -rf" in action else "allow", "s")
         return next(agent)
 
     with ScriptedServer(answer) as srv, repl(tmp_path, "--model", "claude-sonnet-4-5", "--base-url", srv.url) as t:

@@ -25,16 +25,12 @@ from loopwright.gate.auto import (
     parse_verdict,
     transcript_text,
 )
-from tests.helpers import bash, text, use
+from tests.helpers import bash, classifier_action, text, use, verdict
 
 pytest.importorskip("loopwright.tools.builtin", reason="the built-in tools")
 from loopwright.tools.builtin import make_bash_tools, make_read_tool, make_write_tool  # noqa: E402
 
 CALL_COST = 0.01
-
-
-def verdict(decision: str, reason: str = "scripted") -> list[dict[str, Any]]:
-    return [{"type": "tool_use", "id": "v", "name": "verdict", "input": {"decision": decision, "reason": reason}}]
 
 
 def risky_or_benign(action: str) -> list[dict[str, Any]]:
@@ -54,10 +50,8 @@ def scripted(agent_turns: list[Any], classify: Callable[[str], Any], seen: list[
     it = iter(agent_turns)
 
     def answer(history: list[dict[str, Any]]) -> Any:
-        last = history[-1]["content"]
-        prompt = last if isinstance(last, str) else "".join(b.get("text", "") for b in last if isinstance(b, dict))
-        if "<action>" in prompt:
-            action = prompt.split("<action>", 1)[1].split("</action>", 1)[0]
+        action = classifier_action(history)
+        if action is not None:
             seen.append(action.strip())
             return classify(action)
         return next(it)

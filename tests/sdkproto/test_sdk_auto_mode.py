@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from loopwright.testing import ScriptedServer
-from tests.helpers import bash, text, use
+from tests.helpers import bash, classifier_action, text, use, verdict
 from tests.sdkproto.test_sdk_protocol import collect, options, result_of
 
 pytest.importorskip("claude_agent_sdk")
@@ -27,13 +27,10 @@ def test_sdk_permission_mode_auto(tmp_path: Path) -> None:
     judged: list[str] = []
 
     def answer(history: list[dict[str, Any]]) -> Any:
-        last = history[-1]["content"]
-        prompt = last if isinstance(last, str) else "".join(b.get("text", "") for b in last if isinstance(b, dict))
-        if "<action>" in prompt:
-            action = prompt.split("<action>", 1)[1]
+        action = classifier_action(history)
+        if action is not None:
             judged.append(action.strip().split(":")[0])
-            decision = "ask" if "rm -rf" in action else "allow"
-            return [{"type": "tool_use", "id": "v", "name": "verdict", "input": {"decision": decision, "reason": "s"}}]
+            return verdict("ask" if "rm -rf" in action else "allow", "s")
         return next(agent)
 
     with ScriptedServer(answer) as srv:
