@@ -192,6 +192,11 @@ def compat_markdown(schema_keys: Iterable[str], version: str) -> str:
     lines += ["", "## Hook types", "",
               "`" + "`, `".join(HOOK_TYPES) + "` run (`prompt` and `agent` are judged by the run's model, or the "
               "hook's `model`); `mcp_tool` hooks are refused (named, not run).", "",
+              "A command hook with `async: true` starts and the event goes on without it; when it exits, its "
+              "`systemMessage` and `additionalContext` go to the model with the next tool result (it decides "
+              "nothing, as in Claude Code). `asyncRewake: true` is waited for and its exit 2 reaches the model "
+              "like any hook's, as Claude Code does in `-p` and SDK sessions (its interactive mode runs it in the "
+              "background and wakes the model later; loopwright's waits).", "",
               "Hook keys loopwright does not honour (named when read; the hook still runs): "
               + "; ".join(f"`{k}`: {v}" for k, v in REFUSED_HOOK_KEYS.items()) + ".", "",
               "## Hook output fields", "",

@@ -150,3 +150,24 @@ def test_agent_hook_answers_through_structured_output(tmp_path: Path) -> None:
 def test_the_judges_instructions_are_claude_codes() -> None:
     assert PROMPT_SYSTEM.startswith("You are evaluating a hook in Claude Code.")
     assert "{event}" in AGENT_SYSTEM and "StructuredOutput" in AGENT_SYSTEM
+
+
+def test_async_command_hook_decides_nothing_and_is_killed_after_its_timeout(tmp_path: Path) -> None:
+    """`async: true` on PreToolUse: its exit 2 does not refuse the call (it ran in the background);
+    an async hook past its `timeout` has its processes killed (its pid file's process is gone)."""
+    pid = tmp_path / "pid"
+    deny = {"type": "command", "command": "echo no >&2; exit 2", "async": True}
+    slow = {"type": "command", "command": f"echo $$ > {pid}; exec sleep 30", "async": True, "timeout": 0.5}
+    turns = [[use("touch made")], [use("sleep 1.5", "t2")], [text("ok")]]
+    r = lw.run("go", opts(tmp_path, lw.ScriptedModel(turns), {"PreToolUse": [{"matcher": "Bash", "hooks": [deny, slow]}]},
+                          permission_mode="acceptEdits"))
+    assert (tmp_path / "proj" / "made").exists() and r.result == "ok"
+    import os
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid.read_text()), 0)
+
+
+def test_async_and_async_rewake_must_be_booleans(tmp_path: Path) -> None:
+    hook = {"type": "command", "command": "true", "async": "yes"}
+    with pytest.raises(ValueError, match="\"async\" must be true or false"):
+        lw.run("go", opts(tmp_path, lw.ScriptedModel([[text("ok")]]), {"Stop": [{"hooks": [hook]}]}))

@@ -111,3 +111,34 @@ def test_instructions_loaded_and_stops_last_message_the_same(tmp_path: Path) -> 
         assert (loaded["file_path"], loaded["memory_type"], loaded["load_reason"]) == (
             str(proj / "CLAUDE.md"), "Project", "session_start"), who
         assert stop["last_assistant_message"] == "all done" and stop["stop_hook_active"] is False, who
+
+
+def all_text(request: Any) -> str:
+    return json.dumps(request.body["messages"])
+
+
+def test_async_hook_runs_in_the_background_and_its_output_goes_with_a_later_request_the_same(tmp_path: Path) -> None:
+    """`async: true`: the first request after the call is not held for the hook (it sleeps 1 s);
+    once it exited, its systemMessage and additionalContext go with the next tool result."""
+    out = {"systemMessage": "ASYNC SYS", "hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                                                "additionalContext": "ASYNC CTX"}}
+    hook = {"type": "command", "command": f"sleep 1; echo '{json.dumps(out)}'", "async": True}
+    runs = both(tmp_path, [[bash("echo one")], [{**bash("sleep 3"), "id": "t2"}], [text("ok")]],
+                {"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [hook]}]}}, "--permission-mode", "acceptEdits")
+    for who, (requests, _) in runs.items():
+        assert len(requests) == 3, who
+        assert "ASYNC" not in all_text(requests[1]), who  # not waited for
+        late = result_text(requests[2])
+        assert "ASYNC SYS" in late and "ASYNC CTX" in late, who
+        assert late.index("ASYNC SYS") < late.index("ASYNC CTX"), who
+
+
+def test_async_rewake_hook_is_waited_for_in_print_mode_the_same(tmp_path: Path) -> None:
+    """`asyncRewake: true` in -p: the hook is waited for and its exit 2 reaches the model with the
+    call's result, as any PostToolUse hook's (Claude Code wakes the model later only interactively)."""
+    hook = {"type": "command", "command": "sleep 1; echo REWAKE-ERR >&2; exit 2", "asyncRewake": True}
+    runs = both(tmp_path, [[bash("echo one")], [text("done")]],
+                {"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [hook]}]}}, "--permission-mode", "acceptEdits")
+    for who, (requests, _) in runs.items():
+        assert len(requests) == 2, who
+        assert "REWAKE-ERR" in result_text(requests[1]), who

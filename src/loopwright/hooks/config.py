@@ -70,7 +70,10 @@ class CommandHook:
     """A shell command hook (Claude Code's `{"type": "command", "command": ..., "timeout": s}`).
     `args`: the exec form (`command` run with these arguments, no shell). `if_rule`: a permission
     rule (`Bash(git *)`) the tool call must match for the hook to run. `once`: it runs once a run.
-    `on_failure` "block": a hook that cannot start, times out or fails counts as exit 2."""
+    `on_failure` "block": a hook that cannot start, times out or fails counts as exit 2.
+    `background` (Claude Code's `async: true`): the hook starts and the event goes on without
+    waiting; when it exits, its `systemMessage` and `additionalContext` reach the model with the
+    next request (hooks.events.RunHooks.take_late); it decides nothing."""
 
     command: str
     timeout: float | None = None
@@ -78,6 +81,7 @@ class CommandHook:
     if_rule: str | None = None
     once: bool = False
     on_failure: str = "continue"
+    background: bool = False
 
     @property
     def key(self) -> str:
@@ -213,16 +217,14 @@ class HookRegistry:
 
 # A hook's keys loopwright does not honour, and what it does instead: each is named once, where it is read.
 REFUSED_HOOK_KEYS = {
-    "async": "the hook runs and is waited for (loopwright has no background hooks)",
-    "asyncRewake": "the hook runs and is waited for (loopwright has no background hooks)",
     "statusMessage": "no spinner shows it",
     "cloud": "no cloud sessions",
     "holdsTools": "the hook runs and is waited for",
-    "rewakeMessage": "no background hooks",
-    "rewakeSummary": "no background hooks",
+    "rewakeMessage": "an asyncRewake hook is waited for (as in Claude Code's -p), so nothing wakes the model later",
+    "rewakeSummary": "an asyncRewake hook is waited for (as in Claude Code's -p), so nothing wakes the model later",
 }
 HOOK_TYPES = ("command", "http", "prompt", "agent")
-_KEYS = {"command": {"type", "command", "args", "if", "shell", "timeout", "onFailure", "once"},
+_KEYS = {"command": {"type", "command", "args", "if", "shell", "timeout", "onFailure", "once", "async", "asyncRewake"},
          "http": {"type", "url", "if", "timeout", "onFailure", "headers", "allowedEnvVars", "once"},
          "prompt": {"type", "prompt", "if", "timeout", "model", "continueOnBlock", "once"},
          "agent": {"type", "prompt", "if", "timeout", "model", "once"}}
@@ -284,7 +286,13 @@ def _parse_hook(h: Any, where: str, warnings: list[str]) -> ConfiguredHook | Non
             warnings.append(f"{where}: shell {h.get('shell')!r} is not supported (loopwright runs hooks with sh); "
                             "the hook will not run")
             return None
-        return CommandHook(cmd, args=tuple(args) if args is not None else None, **common)
+        for key in ("async", "asyncRewake"):
+            if h.get(key) is not None and not isinstance(h.get(key), bool):
+                raise ValueError(f"{where}: a command hook's \"{key}\" must be true or false")
+        # `asyncRewake` runs the hook and waits for it, as Claude Code does in -p and SDK sessions
+        # (its exit 2 reaches the model as any hook's); only `async` runs it in the background.
+        background = h.get("async") is True and h.get("asyncRewake") is not True
+        return CommandHook(cmd, args=tuple(args) if args is not None else None, background=background, **common)
     if kind == "http":
         url = h.get("url")
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):

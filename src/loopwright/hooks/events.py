@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..ids import new_uuid
 from ..telemetry import NULL
-from .config import HookContext, HookRegistry
+from .config import CommandHook, HookContext, HookRegistry
 from .output import (
     Outcome,
     cap,
@@ -27,7 +27,7 @@ from .output import (
     tool_output,
     unsupported,
 )
-from .runner import run_one
+from .runner import run_background, run_one
 
 if TYPE_CHECKING:
     from ..event_types import HookReportData
@@ -85,6 +85,8 @@ class HookState:
     halted: str | None = None
     once_done: set[str] = field(default_factory=set)  # the `once` hooks that ran
     trace: bool = False  # --include-hook-events: a "started" and a "response" report for each hook run
+    late: list[str] = field(default_factory=list)  # what `async` hooks that exited said, for the model
+    background: set[asyncio.Task[None]] = field(default_factory=set)  # the `async` hooks still running
 
     def take_reports(self) -> list[HookReportData]:
         out, self.reports = self.reports, []
@@ -116,6 +118,13 @@ class RunHooks:
 
     def take_reports(self) -> list[HookReportData]:
         return self.state.take_reports()
+
+    def take_late(self) -> str | None:
+        """What the `async: true` hooks that exited since the last call said for the model (their
+        `systemMessage` and `additionalContext`, as Claude Code sends both), or None: it goes
+        with the next request."""
+        texts, self.state.late = self.state.late, []
+        return join(texts)
 
     # -- the events the loop calls ------------------------------------------------------------
 
@@ -411,6 +420,13 @@ class RunHooks:
         if not jobs:
             return []
         payload = self._input(event, data)
+        later = [(h, t) for h, t in jobs if isinstance(h, CommandHook) and h.background]
+        if later:  # `async: true`: started, not waited for; they decide nothing
+            jobs = [j for j in jobs if j not in later]
+            for h, t in later:
+                self._start_background(event, h, t, payload)
+            if not jobs:
+                return []
         with self.obs.span(f"hook {event}", {"loopwright.hook.event": event, "loopwright.hook.count": len(jobs)}):
             return list(await asyncio.gather(*(self._traced(event, target, h, t, payload, tool_use_id)
                                                for h, t in jobs)))
@@ -432,6 +448,22 @@ class RunHooks:
                                    "stderr": o.stderr, "exit_code": o.exit_code,
                                    "outcome": "error" if o.failed else "success"})
         return o
+
+    def _start_background(self, event: str, hook: CommandHook, timeout: float, payload: dict[str, Any]) -> None:
+        async def watch() -> None:
+            o = await run_background(event, hook, timeout, payload, self.state.context, self.registry.env,
+                                     self._report)
+            out = o.output or {}
+            if o.exit_code == 2:
+                self._report(event, o.label, "error", "an async hook's exit 2 blocks nothing (it ran in the "
+                             f"background): {o.stderr.strip() or '(no output)'}")
+            if out.get("systemMessage"):
+                self.state.late.append(str(out["systemMessage"]))
+            self.state.late.extend(contexts([o], plain_stdout=False))
+
+        task = asyncio.ensure_future(watch())
+        self.state.background.add(task)  # (a task nothing holds may be collected while it runs)
+        task.add_done_callback(self.state.background.discard)
 
     # -- results shared by all events ------------------------------------------------------------
 

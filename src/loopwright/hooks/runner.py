@@ -139,6 +139,45 @@ async def run_command(event: str, hook: CommandHook, timeout: float, payload: di
     return decode(event, label, code, out.decode(errors="replace"), err.decode(errors="replace"), report)
 
 
+async def run_background(event: str, hook: CommandHook, timeout: float, payload: dict[str, Any],
+                         context: HookContext, extra_env: Mapping[str, str], report: Report) -> Outcome:
+    """An `async: true` command hook, awaited by a task of its own (the event did not wait). Its
+    output goes to unlinked temporary files, not pipes: a hook still running when loopwright
+    exits is left to finish (as Claude Code leaves it), and never dies of a closed pipe. Past
+    `timeout` its process group is killed."""
+    import subprocess  # (here: only a run with a background hook needs Popen)
+    import tempfile
+
+    label = label_of(hook.command if hook.args is None else " ".join([hook.command, *hook.args]))
+    env = {**os.environ, **extra_env, **trace_env()}
+    if context.cwd:
+        env.setdefault("LOOPWRIGHT_PROJECT_DIR", context.cwd)
+        env.setdefault("CLAUDE_PROJECT_DIR", context.cwd)
+    with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        stdin.write(json.dumps(payload, default=str).encode())
+        stdin.seek(0)
+        try:
+            argv: Any = [hook.command, *hook.args] if hook.args is not None else hook.command
+            proc = subprocess.Popen(argv, shell=hook.args is None, stdin=stdin, stdout=out, stderr=err,  # noqa: S602 - the user's configured hook
+                                    cwd=context.cwd or None, env=env, start_new_session=True)
+        except OSError as e:
+            report(event, label, "error", f"could not start: {e}")
+            return Outcome(label, failed=True, error=f"could not start: {e}")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while proc.poll() is None:  # (a cancelled wait leaves the hook running: see above)
+            if loop.time() > deadline:
+                _kill_group(proc.pid)
+                proc.wait()
+                report(event, label, "timeout", f"timed out after {timeout:g} s; its processes were killed")
+                return Outcome(label, failed=True, error=f"timed out after {timeout:g} s")
+            await asyncio.sleep(0.05)
+        out.seek(0)
+        err.seek(0)
+        return decode(event, label, proc.returncode, out.read().decode(errors="replace"),
+                      err.read().decode(errors="replace"), report)
+
+
 def decode(event: str, label: str, code: int, stdout: str, stderr: str, report: Report) -> Outcome:
     """What a command (or an HTTP hook, as its status) gave back, in command-hook terms: exit 0
     with a JSON object on stdout is its output; other text stays text; exit 2 blocks; any other
