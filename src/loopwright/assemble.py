@@ -297,7 +297,7 @@ def _wire(run: Run, ctx: ToolContext, gate: _Gate, options: AgentOptions, parent
         if hooks.active:  # prompt/agent hooks' model, PermissionRequest before the gate's asks
             from .hookjudge import wire_hooks
 
-            wire_hooks(hooks, permissions, ctx.ports)
+            wire_hooks(hooks, permissions, ctx.ports, run.deps.mcp, ctx)
         permissions.auto = _auto_classifier(run)
     ctx.permission_mode, ctx.set_permission_mode = run.mode_port(permissions)
     ctx.finish = lambda text: setattr(run.state, "final", text)

@@ -11,15 +11,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .blocks import TextBlock
 from .gate import Allow, Decision, Deny, Permissions
 from .hooks import RunHooks
 from .hooks.config import ModelHook
-from .hooks.external import VERDICT_SCHEMA, Judge
+from .hooks.external import VERDICT_SCHEMA, Judge, McpCaller
 from .models.base import ModelRequest, complete
-from .tools.base import RunPorts, SubagentSpec, Tool
+from .tools.base import RunPorts, SubagentSpec, Tool, ToolContext, ToolOutput
+
+if TYPE_CHECKING:
+    from .loop.state import McpServers
 
 AGENT_TOOLS = ("Read", "Glob", "Grep")
 AGENT_MAX_TURNS = 50  # Claude Code's agent hooks stop at 50 turns too
@@ -90,8 +93,23 @@ def ask_hook(hooks: RunHooks, asks_user: bool) -> Callable[[str, dict[str, Any]]
     return ask
 
 
-def wire_hooks(hooks: RunHooks, permissions: Permissions, ports: RunPorts) -> None:
-    """Give a top-level run's hooks their judge, and the gate its PermissionRequest hooks."""
+def make_mcp_caller(mcp: McpServers, ctx: ToolContext) -> McpCaller:
+    """The run's MCP servers for its mcp_tool hooks: (is_error, the answer's text)."""
+
+    async def call(server: str, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+        out: ToolOutput = await mcp.call_for_hook(server, tool, args, ctx)
+        content = out.content
+        text = content if isinstance(content, str) else "".join(b.text for b in content if isinstance(b, TextBlock))
+        return out.is_error, text
+
+    return call
+
+
+def wire_hooks(hooks: RunHooks, permissions: Permissions, ports: RunPorts, mcp: McpServers | None = None,
+               ctx: ToolContext | None = None) -> None:
+    """Give a top-level run's hooks their judge and MCP servers, and the gate its PermissionRequest hooks."""
     hooks.state.context.judge = make_judge(ports)
+    if mcp is not None and ctx is not None:
+        hooks.state.context.mcp = make_mcp_caller(mcp, ctx)
     if hooks.registry.matchers.get("PermissionRequest") or hooks.registry.matchers.get("Notification"):
         permissions.ask_hook = ask_hook(hooks, permissions.can_use_tool is not None)

@@ -191,7 +191,10 @@ def compat_markdown(schema_keys: Iterable[str], version: str) -> str:
         lines.append(f"| `{e}` | fired |" if e in HOOK_EVENTS else f"| `{e}` | never fired: {UNFIRED_EVENTS[e]} |")
     lines += ["", "## Hook types", "",
               "`" + "`, `".join(HOOK_TYPES) + "` run (`prompt` and `agent` are judged by the run's model, or the "
-              "hook's `model`); `mcp_tool` hooks are refused (named, not run).", "",
+              "hook's `model`); an `mcp_tool` hook calls its `tool` on the run's configured MCP server `server` with "
+              "`input` (`${path}` in a string is the value at that path of the hook's input JSON), its text answer "
+              "read as a command's output; a server that is not there or an error result is a non-blocking "
+              "failure unless `onFailure` is `block`.", "",
               "A command hook with `async: true` starts and the event goes on without it; when it exits, its "
               "`systemMessage` and `additionalContext` go to the model with the next tool result (it decides "
               "nothing, as in Claude Code). `asyncRewake: true` is waited for and its exit 2 reaches the model "

@@ -30,11 +30,11 @@ def test_unknown_events_and_types_are_warnings_not_errors(tmp_path: Path) -> Non
     ok = {"hooks": [{"type": "command", "command": "true"}]}
     proj = settings_with(tmp_path, {
         "Notificaton": [ok],  # a typo: no Claude Code event
-        "Stop": [{"hooks": [{"type": "mcp_tool", "server": "s", "tool": "t"}, {"type": "command", "command": "true"}]}],
+        "Stop": [{"hooks": [{"type": "webhook", "url": "x"}, {"type": "command", "command": "true"}]}],
     })
     s = load_settings(proj, claude=True)
     assert any("unknown hook event 'Notificaton'" in w for w in s.warnings)
-    assert any("hooks.Stop" in w and "'mcp_tool'" in w for w in s.warnings)
+    assert any("hooks.Stop" in w and "'webhook'" in w for w in s.warnings)
     assert [len(m.hooks) for m in s.hooks["Stop"]] == [1]  # the command hook beside it is kept
     assert "Notificaton" not in s.hooks
 
@@ -53,7 +53,7 @@ def test_the_cli_warns_once_per_item_and_the_run_goes_on(tmp_path: Path) -> None
     proj = settings_with(tmp_path, {
         unfired: [{"hooks": [{"type": "command", "command": "true"}]}],
         "Bogus": [{"hooks": [{"type": "command", "command": "true"}]}],
-        "Stop": [{"hooks": [{"type": "mcp_tool", "server": "s", "tool": "t"},
+        "Stop": [{"hooks": [{"type": "webhook", "url": "x"},
                             {"type": "command", "command": f"touch {marker}"}]}],
     })
     model = write_script(tmp_path, [[text("done")]])
@@ -64,5 +64,5 @@ def test_the_cli_warns_once_per_item_and_the_run_goes_on(tmp_path: Path) -> None
     warnings = [line for line in r.stderr.splitlines() if line.startswith("loopwright: warning:")]
     assert sum(unfired in w for w in warnings) == 1
     assert sum("'Bogus'" in w for w in warnings) == 1
-    assert sum("'mcp_tool'" in w for w in warnings) == 1
+    assert sum("'webhook'" in w for w in warnings) == 1
     assert marker.exists()  # the Stop command hook beside the refused one ran

@@ -60,6 +60,7 @@ class HookContext(Generic[DepsT]):
     permission_mode: str = "default"
     deps: DepsT = None  # type: ignore[assignment]  # AgentOptions.deps: a Python hook's third argument carries them (never sent to a command hook)
     judge: Any = None  # hooks.external.Judge: the run's model for prompt and agent hooks (set by the assembler)
+    mcp: Any = None  # hooks.external.McpCaller: the run's MCP servers for mcp_tool hooks (set by the assembler)
 
 
 HookCallback: TypeAlias = Callable[..., Any]
@@ -130,7 +131,30 @@ class ModelHook:
         return f"{self.kind}\0{self.model}\0{self.prompt}"
 
 
-ConfiguredHook: TypeAlias = CommandHook | HttpHook | ModelHook
+@dataclass(slots=True)
+class McpToolHook:
+    """Claude Code's `{"type": "mcp_tool", "server": ..., "tool": ..., "input": {...}}`: the tool
+    of a configured MCP server called with `input` (`${path}` in a string is the value at that
+    path of the hook's input JSON); its text answer read as a command's stdout, an error result
+    as a failure (blocking with `onFailure: "block"`)."""
+
+    server: str
+    tool: str
+    input: Mapping[str, Any] = field(default_factory=dict)
+    timeout: float | None = None
+    if_rule: str | None = None
+    once: bool = False
+    on_failure: str = "continue"
+
+    @property
+    def key(self) -> str:
+        import json
+
+        return f"mcp_tool\0{self.server}\0{self.tool}\0" + json.dumps(self.input, sort_keys=True, default=str)
+
+
+ConfiguredHook: TypeAlias = CommandHook | HttpHook | ModelHook | McpToolHook
+CONFIGURED_HOOKS = (CommandHook, HttpHook, ModelHook, McpToolHook)
 
 
 @dataclass
@@ -200,7 +224,7 @@ class HookRegistry:
             if target is not None and not matcher_matches(m.matcher, target):
                 continue
             for h in m.hooks:
-                if isinstance(h, (CommandHook, HttpHook, ModelHook)):
+                if isinstance(h, CONFIGURED_HOOKS):
                     if h.key in seen or (h.once and done is not None and h.key in done):
                         continue
                     if h.if_rule is not None and not if_matches(h.if_rule, target, tool_input, cwd):
@@ -223,17 +247,18 @@ REFUSED_HOOK_KEYS = {
     "rewakeMessage": "an asyncRewake hook is waited for (as in Claude Code's -p), so nothing wakes the model later",
     "rewakeSummary": "an asyncRewake hook is waited for (as in Claude Code's -p), so nothing wakes the model later",
 }
-HOOK_TYPES = ("command", "http", "prompt", "agent")
+HOOK_TYPES = ("command", "http", "prompt", "agent", "mcp_tool")
 _KEYS = {"command": {"type", "command", "args", "if", "shell", "timeout", "onFailure", "once", "async", "asyncRewake"},
          "http": {"type", "url", "if", "timeout", "onFailure", "headers", "allowedEnvVars", "once"},
          "prompt": {"type", "prompt", "if", "timeout", "model", "continueOnBlock", "once"},
-         "agent": {"type", "prompt", "if", "timeout", "model", "once"}}
+         "agent": {"type", "prompt", "if", "timeout", "model", "once"},
+         "mcp_tool": {"type", "server", "tool", "input", "if", "timeout", "onFailure", "once"}}
 
 
 def parse_matchers(event: str, entries: Any, where: str, warnings: list[str]) -> list[HookMatcher] | None:
     """A settings file's `hooks.<event>` list (Claude Code's schema) as matchers; None (and a line in
     `warnings`) for an event Claude Code does not have. Raises ValueError, naming `where`, for a
-    malformed entry. A hook of a type loopwright does not run (`mcp_tool`), or a key it does not
+    malformed entry. A hook of a type loopwright does not run, or a key it does not
     honour, is named in one line in `warnings` (the hook is left out, or runs without the key)."""
     if event not in CLAUDE_HOOK_EVENTS:
         warnings.append(f"{where}: unknown hook event {event!r} (not one of Claude Code's); its hooks will not run")
@@ -305,6 +330,13 @@ def _parse_hook(h: Any, where: str, warnings: list[str]) -> ConfiguredHook | Non
             raise ValueError(f"{where}: an http hook's \"allowedEnvVars\" must be a list of names")
         return HttpHook(url, headers=tuple((str(k), v) for k, v in headers.items()), allowed_env_vars=tuple(names),
                         **common)
+    if kind == "mcp_tool":
+        server, tool, given = h.get("server"), h.get("tool"), h.get("input", {})
+        if not (isinstance(server, str) and server and isinstance(tool, str) and tool):
+            raise ValueError(f"{where}: an mcp_tool hook needs \"server\" and \"tool\" strings")
+        if not isinstance(given, dict):
+            raise ValueError(f"{where}: an mcp_tool hook's \"input\" must be an object")
+        return McpToolHook(server, tool, given, **common)
     prompt = h.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         raise ValueError(f"{where}: a {kind} hook needs a \"prompt\" string")

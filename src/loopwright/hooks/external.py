@@ -16,6 +16,10 @@ from typing import Any, TypeAlias
 from .config import HttpHook, ModelHook
 from .output import Outcome
 
+# (server, tool, arguments) -> (is_error, the answer's text): the run's MCP servers, given by the
+# assembler (hookjudge.py). Raises (LookupError, ConnectionError, ...) when the call cannot be made.
+McpCaller: TypeAlias = Callable[[str, str, dict[str, Any]], Awaitable[tuple[bool, str]]]
+
 # (hook, system prompt, user text) -> the model's answer {"ok": bool, "reason": str}: given by the
 # assembler (hookjudge.py), which makes the call with the run's model and charges it to the run.
 Judge: TypeAlias = Callable[[ModelHook, str, str], Awaitable[dict[str, Any]]]
@@ -98,3 +102,28 @@ async def post_json(hook: HttpHook, payload: dict[str, Any], timeout: float) -> 
             return int(e.code), e.read(1 << 16).decode(errors="replace")
 
     return await asyncio.wait_for(asyncio.to_thread(send), timeout + 1)
+
+
+_PLACE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\}")
+
+
+def mcp_arguments(given: Any, payload: dict[str, Any]) -> Any:
+    """An mcp_tool hook's `input` with each `${path}` in a string as the value at that dotted path
+    of the hook's input JSON: text as it is, any other value as compact JSON, a missing path as
+    "" (as Claude Code 2.1.332 fills them)."""
+    if isinstance(given, str):
+        def fill(m: re.Match[str]) -> str:
+            value: Any = payload
+            for part in m.group(1).split("."):
+                value = value.get(part) if isinstance(value, dict) else None
+            if value is None:
+                return ""
+            return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), default=str)
+
+        return _PLACE.sub(fill, given)
+    if isinstance(given, dict):
+        return {k: mcp_arguments(v, payload) for k, v in given.items()}
+    if isinstance(given, list):
+        return [mcp_arguments(v, payload) for v in given]
+    return given
+

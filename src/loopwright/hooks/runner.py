@@ -19,9 +19,17 @@ from typing import Any, TypeAlias
 
 from ..telemetry import trace_env
 from ..threads import run_in_worker
-from .config import CommandHook, ConfiguredHook, HookCallback, HookContext, HttpHook, ModelHook
-from .external import post_json, run_model_hook
-from .output import Outcome, cap, python_names
+from .config import (
+    CONFIGURED_HOOKS,
+    CommandHook,
+    ConfiguredHook,
+    HookCallback,
+    HookContext,
+    HttpHook,
+    McpToolHook,
+)
+from .external import mcp_arguments, post_json, run_model_hook
+from .output import COMMON_FIELDS, Outcome, cap, python_names
 
 # (event, hook label, kind, message): how a runner tells the run's state what went wrong
 Report: TypeAlias = Callable[[str, str, str, str], None]
@@ -31,7 +39,7 @@ async def run_one(event: str, hook: HookCallback | ConfiguredHook, timeout: floa
                   tool_use_id: str | None, context: HookContext, env: Mapping[str, str], report: Report) -> Outcome:
     """Run one hook on `payload` (the event's input) and read what it gave back. A configured
     hook with `onFailure: "block"` that fails counts as exit 2 (its error the reason)."""
-    if isinstance(hook, (CommandHook, HttpHook, ModelHook)):
+    if isinstance(hook, CONFIGURED_HOOKS):
         outcome = await _run_configured(event, hook, timeout, payload, context, env, report)
         if outcome.failed and hook.on_failure == "block":
             outcome.exit_code = 2
@@ -86,6 +94,8 @@ async def _run_configured(event: str, hook: ConfiguredHook, timeout: float, payl
         ok = 200 <= status < 300
         return decode(event, label, 0 if ok else status, body if ok else "", "" if ok else f"HTTP {status}: {body}",
                       report)
+    if isinstance(hook, McpToolHook):
+        return await run_mcp_tool(event, hook, timeout, payload, context, report)
     label = label_of(f"{hook.kind}: {hook.prompt}")
     try:
         outcome = await asyncio.wait_for(run_model_hook(event, hook, label, payload, context.judge), timeout)
@@ -95,6 +105,42 @@ async def _run_configured(event: str, hook: ConfiguredHook, timeout: float, payl
         outcome = Outcome(label, failed=True, error=f"{type(e).__name__}: {e}")
     if outcome.failed:
         report(event, label, "timeout" if outcome.error.startswith("timed out") else "error", outcome.error)
+    return outcome
+
+
+async def run_mcp_tool(event: str, hook: McpToolHook, timeout: float, payload: dict[str, Any],
+                       context: HookContext, report: Report) -> Outcome:
+    """An mcp_tool hook: the server's tool called through the run's MCP servers; its text answer
+    read as a command's stdout. A server that is not there, an error result or a timeout is a
+    failure (non-blocking unless `onFailure: "block"`). With "block", the answer must be a hook's
+    JSON output, {} or nothing: other text fails too, as in Claude Code."""
+    label = f"{hook.server}/{hook.tool}"
+    if context.mcp is None:
+        why = "this run has no MCP servers"
+        report(event, label, "error", why)
+        return Outcome(label, failed=True, stderr=f"[{label}]: {why}")
+    try:
+        is_error, text = await asyncio.wait_for(context.mcp(hook.server, hook.tool, mcp_arguments(hook.input, payload)),
+                                                timeout)
+    except TimeoutError:
+        why = f"timed out after {timeout:g} s"
+        report(event, label, "timeout", why)
+        return Outcome(label, failed=True, stderr=f"[{label}]: {why}")
+    except Exception as e:  # not configured, not connected, a broken connection: the hook's failure
+        why = f"the call could not be made: {e}"
+        report(event, label, "error", why)
+        return Outcome(label, failed=True, stderr=f"[{label}]: {why}")
+    if is_error:
+        why = f"the MCP tool returned an error: {cap(text.strip(), 2000) or '(no text)'}"
+        report(event, label, "error", why)
+        return Outcome(label, failed=True, stderr=f"[{label}]: {why}")
+    outcome = decode(event, label, 0, text, "", report)
+    if hook.on_failure == "block" and text.strip():
+        fields = set(outcome.output or {}) & (COMMON_FIELDS - {"reason"})
+        if outcome.output is None or (outcome.output and not fields):
+            why = "its answer is not a hook's JSON output (onFailure \"block\" needs one, {} or nothing)"
+            report(event, label, "error", why)
+            return Outcome(label, failed=True, stderr=f"[{label}]: {why}")
     return outcome
 
 

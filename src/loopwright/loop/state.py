@@ -83,6 +83,10 @@ class McpServers(Protocol):
 
     def status(self) -> list[dict[str, Any]]: ...
 
+    async def call_for_hook(self, server: str, tool: str, args: dict[str, Any], ctx: Any) -> Any:
+        """An mcp_tool hook's call of a server's tool (a ToolOutput)."""
+        ...
+
     async def aclose(self) -> None: ...
 
 

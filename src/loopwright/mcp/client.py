@@ -227,6 +227,21 @@ class McpRuntime:
             out.append(Tool(names[t.name], t.description, t.input_schema, handler, read_only=t.read_only))
         return out
 
+    async def call_for_hook(self, server: str, tool: str, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """An mcp_tool hook's call: `tool` of the configured server named `server`, whatever the
+        run's tool rules offer the model (the user configured the hook). Raises LookupError for
+        a server or tool that is not there, ToolError for one that is not connected."""
+        conn = self.get(server)
+        if conn is None:
+            raise LookupError(f"no MCP server named {server!r} is configured")
+        if conn.cfg.type == "sdk":
+            found = next((t for t in conn.cfg.instance.tools if t.name == tool), None)
+            if found is None:
+                raise LookupError(f"MCP server {server!r} has no tool {tool!r}")
+            out: ToolOutput = await found.call(args, ctx, in_thread=True)
+            return out
+        return await conn.call_tool(tool, args, ctx)
+
     def _warn(self, msg: str) -> None:
         log.warning("%s", msg)
         self.warnings.append(msg)
