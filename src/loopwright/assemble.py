@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
 import logging
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
@@ -298,7 +299,7 @@ def _wire(run: Run, ctx: ToolContext, gate: _Gate, options: AgentOptions, parent
             from .hookjudge import wire_hooks
 
             wire_hooks(hooks, permissions, ctx.ports, run.deps.mcp, ctx)
-        permissions.auto = _auto_classifier(run)
+        permissions.auto = functools.cache(lambda: _auto_classifier(run))  # (made at auto mode's first call)
     ctx.permission_mode, ctx.set_permission_mode = run.mode_port(permissions)
     ctx.finish = lambda text: setattr(run.state, "final", text)
     if gate.sub_hooks is not None:

@@ -43,7 +43,7 @@ from .verdict import (
 MAX_REWRITES = 3
 
 if TYPE_CHECKING:
-    from .auto import AutoClassifier  # (imported by the assembler only when a run has one)
+    from .auto import AutoClassifier  # (imported at auto mode's first judged call only)
 
 
 @dataclass(slots=True)  # (slots: a copy's attributes are read as fast as the original's, see for_state)
@@ -61,9 +61,10 @@ class Permissions(Judge):
     # The run's PermissionRequest hooks (hooks.RunHooks, set by the assembler): an ask goes to them
     # first; an answer of theirs (Allow/Deny) is the decision, None leaves the ask as it was.
     ask_hook: Callable[[str, dict[str, Any]], Awaitable[Decision | None]] | None = None
-    # Auto mode's classifier (gate/auto.py, set by the assembler for a top run): what it says of a
-    # call the rules would ask about, in mode "auto".
-    auto: AutoClassifier | None = None
+    # Auto mode's classifier (gate/auto.py): what it says of a call the rules would ask about, in
+    # mode "auto". The assembler sets, for a top run, the function that gives it (made at the first
+    # call it judges: a run never in auto mode does not import gate/auto.py).
+    auto: Callable[[], AutoClassifier] | None = None
     ask_tools: Sequence[str | Rule] = field(default_factory=list)
     cwd: str | Path | None = None
     add_dirs: Sequence[str | Path] = field(default_factory=list)
@@ -179,7 +180,7 @@ class Permissions(Judge):
     async def _auto(self, name: str, tool_input: dict[str, Any], v: Verdict) -> Decision | None:
         """Auto mode: the classifier's allow or deny, or None (ask: the user, or headless a refusal)."""
         assert self.auto is not None
-        verdict = await self.auto.judge(name, tool_input, v.reason)
+        verdict = await self.auto().judge(name, tool_input, v.reason)
         if verdict.decision == "allow":
             return ALLOWED
         if verdict.decision == "deny":
