@@ -4,6 +4,7 @@ overflow error and fitted by compaction."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
@@ -13,6 +14,7 @@ from ..blocks import (
     blocks_to_wire,
     tool_uses,
 )
+from ..gate.shell import bashlexload
 from ..messages import (
     Message,
     ResultMessage,
@@ -63,6 +65,7 @@ async def _continued(run: Run, req: ModelRequest) -> AsyncIterator[Any]:
     for attempt in range(most + 1):
         t0 = time.perf_counter()
         a: ModelResponse | None = None
+        thinking = _while_thinking(run)
         try:
             async for ev in run.obs.model_call(run, req, stream(run, req)):  # (NULL: the events as they are)
                 if isinstance(ev, ModelResponse):
@@ -71,6 +74,8 @@ async def _continued(run: Run, req: ModelRequest) -> AsyncIterator[Any]:
                     yield ev
         finally:
             s.api_seconds += time.perf_counter() - t0
+            if thinking is not None:
+                thinking.cancel()
             if attempt:
                 s.h.pop()  # drop the paused partial turn sent for continuation
         a = _charged(run, a, content)
@@ -82,6 +87,19 @@ async def _continued(run: Run, req: ModelRequest) -> AsyncIterator[Any]:
             break
         s.h.append({"role": "assistant", "content": blocks_to_wire(content)})
     raise RunError(f"the model paused its turn more than {most} times")
+
+
+THINKING_S = 0.2  # a model call unanswered this long: the model is thinking, the process is idle
+
+
+def _while_thinking(run: Run) -> asyncio.TimerHandle | None:
+    """When the model has been thinking for THINKING_S, load the Bash parser in the background
+    (its grammar tables take ~0.2 s to build at every process: gate/shell/bashlexload.py), so
+    that the first Bash verdict need not wait for them. Not at once: a quick answer (a local
+    server, a scripted model) is then not slowed by the build competing for the GIL."""
+    if "Bash" not in run.deps.tools or bashlexload.loaded():
+        return None
+    return asyncio.get_running_loop().call_later(THINKING_S, bashlexload.warm)
 
 
 def _charged(run: Run, a: ModelResponse | None, before: list[Any]) -> ModelResponse:

@@ -1,4 +1,4 @@
-"""Room: bases (under the gate). Owns shell-command parsing; may import nothing of loopwright.
+"""Room: bases (under the gate). Owns shell-command parsing; may import bashlexload only.
 
 Split a shell command into the simple commands it would run, for the permission gate.
 
@@ -23,6 +23,8 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from .bashlexload import bashlex
 
 # Characters that make a word a pattern rather than one fixed name.
 GLOB_CHARS = frozenset("*?[]{}")
@@ -146,16 +148,6 @@ def parse(source: str) -> ParsedCommand:
     return ParsedCommand(source, commands)
 
 
-# --- bashlex ------------------------------------------------------------------------------------
-
-def _bashlex() -> Any:
-    """bashlex, imported at the first command to parse (it builds its LALR grammar tables at
-    import: ~0.4 s, paid by the first Bash verdict of a process only)."""
-    import bashlex
-
-    return bashlex
-
-
 # --- the walk over bashlex's tree ------------------------------------------------------------
 
 _TIME_PREFIX = re.compile(r"(^|[;&|(\n`{]|&&|\|\|)(\s*)(time(?:\s+-p)?)(?=\s)")
@@ -168,7 +160,7 @@ def _parse_into(source: str, depth: int) -> list[SimpleCommand]:
         return []
     # bashlex does not know the `time` keyword: blank it out, keeping positions.
     prepared = _TIME_PREFIX.sub(lambda m: m.group(1) + m.group(2) + " " * len(m.group(3)), source)
-    trees = _bashlex().parse(prepared)
+    trees = bashlex().parse(prepared)  # (imported at the first parse: bashlexload.py)
     walker = _Walker(source, depth)
     for t in trees:
         walker.visit(t)
