@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Generator
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Generator
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -251,22 +251,17 @@ class LoopwrightClient(Generic[OutputT]):
         spec = model if model is not None else self.options.model
         new = await asyncio.to_thread(model_for, replace(self.options, model=spec)) \
             if not isinstance(spec, Model) else spec
-        data = None
-        hooks = self._hooks_for("PreModelSwitch", "PostModelSwitch")
-        if hooks is not None:
-            was = self._model.name if self._model is not None else str(self.options.model or "(default)")
-            data = _switch_data(was, new.name, model if isinstance(model, str) else None, source,
-                                self._last_call, self.options.prices)
-            refusal = await hooks.pre_model_switch(data)
-            if refusal is not None:
-                raise PermissionError(refusal)
-        self._model = new
-        self._connecting = None
-        self.options = replace(self.options, model=spec)
-        if hooks is not None and data is not None:
-            context = await hooks.post_model_switch(data)
-            if context:
-                self._pending.append(context)
+        was = self._model.name if self._model is not None else str(self.options.model or "(default)")
+
+        def apply() -> None:
+            self._model = new
+            self._connecting = None
+            self.options = replace(self.options, model=spec)
+
+        context = await switch_model(self.options, self.session_id or "", was, new.name,
+                                     model if isinstance(model, str) else None, source, self._last_call, apply)
+        if context:
+            self._pending.append(context)
 
     async def add_dir(self, path: str | Path, *, source: str = "slash_command") -> None:
         """Another working directory for the next queries; the settings' DirectoryAdded hooks hear of
@@ -278,19 +273,7 @@ class LoopwrightClient(Generic[OutputT]):
             await hooks.directory_added(str(path), source)
 
     def _hooks_for(self, *events: str) -> RunHooks | None:
-        """The hooks of an event between runs (settings read as a run reads them), or None when
-        none of `events` has any."""
-        if self.options.hooks is None and self.options.settings is None and not self.options.setting_sources:
-            return None
-        from .hooks import HookContext, run_hooks
-        from .settings import build_run_config
-
-        cwd = Path(self.options.cwd or ".").resolve()
-        registry = build_run_config(self.options, cwd).hooks
-        if not any(registry.matchers.get(e) for e in events):
-            return None
-        return run_hooks(registry, HookContext(self.session_id or "", "", str(cwd),
-                                               self.options.permission_mode or "default"), self.options.hooks)
+        return hooks_between_runs(self.options, self.session_id or "", *events)
 
     async def set_permission_mode(self, mode: PermissionMode) -> None:
         """The permission mode of the next query (default, acceptEdits, plan, bypassPermissions,
@@ -406,6 +389,40 @@ async def compact_conversation(history: list[WireMessage], options: AgentOptions
         finally:
             recorder.close()
     return result
+
+
+def hooks_between_runs(options: AgentOptions[Any, Any], session_id: str, *events: str) -> RunHooks | None:
+    """The hooks of an event between runs (settings read as a run reads them), or None when none
+    of `events` has any."""
+    if options.hooks is None and options.settings is None and not options.setting_sources:
+        return None
+    from .hooks import HookContext, run_hooks
+    from .settings import build_run_config
+
+    cwd = Path(options.cwd or ".").resolve()
+    registry = build_run_config(options, cwd).hooks
+    if not any(registry.matchers.get(e) for e in events):
+        return None
+    return run_hooks(registry, HookContext(session_id, "", str(cwd), options.permission_mode or "default"),
+                     options.hooks)
+
+
+async def switch_model(options: AgentOptions[Any, Any], session_id: str, was: str, to: str, requested: str | None,
+                       source: str, last_call: tuple[int, float] | None, apply: Callable[[], None]) -> str | None:
+    """A model switch as Claude Code makes it (/model: `source` "command"; a program's or an SDK's
+    or ACP's set_model: "sdk"): PreModelSwitch hooks may refuse it (PermissionError, in Claude
+    Code's words), then `apply()` makes it, then PostModelSwitch hooks run: their additionalContext,
+    for the model with the next prompt, or None."""
+    hooks = hooks_between_runs(options, session_id, "PreModelSwitch", "PostModelSwitch")
+    if hooks is None:
+        apply()
+        return None
+    data = _switch_data(was, to, requested, source, last_call, options.prices)
+    refusal = await hooks.pre_model_switch(data)
+    if refusal is not None:
+        raise PermissionError(f"Model switch blocked by a PreModelSwitch hook: {refusal}")
+    apply()
+    return await hooks.post_model_switch(data)
 
 
 def _switch_data(was: str, to: str, requested: str | None, source: str, last: tuple[int, float] | None,

@@ -816,3 +816,42 @@ print(json.dumps({"req": req.client_capabilities.fs.read_text_file, "out": out.m
     assert got["req"] is True
     assert got["out"]["protocolVersion"] == 1 and got["out"]["agentCapabilities"]["loadSession"] is True
     assert got["later"] == "the docstring" and got["built"] == "SchemaValidator"
+
+
+def test_picking_a_model_fires_the_model_switch_hooks(work: Path, tmp_path: Path) -> None:
+    """The editor's model pick is a model switch (`source` "sdk", as Claude Code's headless
+    set_model its ACP adapters call): a PreModelSwitch hook's deny refuses it (an error naming the
+    hook, the model unchanged); an allowed pick runs PostModelSwitch, whose context goes with the
+    next prompt."""
+    log = tmp_path / "hooks.log"
+    deny = {"hookSpecificOutput": {"hookEventName": "PreModelSwitch", "permissionDecision": "deny",
+                                   "permissionDecisionReason": "no haiku here"}}
+    context = {"hookSpecificOutput": {"hookEventName": "PostModelSwitch", "additionalContext": "SWITCHED CTX"}}
+    pre, post = tmp_path / "pre.sh", tmp_path / "post.sh"
+    pre.write_text(f"#!/bin/sh\nd=$(cat); echo \"$d\" >> {log}\n"
+                   f"case \"$d\" in *'\"to_model\":\"claude-haiku-4-5\"'*) echo '{json.dumps(deny)}';; esac\n")
+    post.write_text(f"#!/bin/sh\ncat >> {log}; echo >> {log}\necho '{json.dumps(context)}'\n")
+    pre.chmod(0o755)
+    post.chmod(0o755)
+    settings = {"hooks": {"PreModelSwitch": [{"hooks": [{"type": "command", "command": str(pre)}]}],
+                          "PostModelSwitch": [{"hooks": [{"type": "command", "command": str(post)}]}]}}
+
+    async def go() -> Any:
+        with ScriptedServer([[text("hello")]], model=MODEL) as srv:
+            async with connected(Editor(), srv, tmp_path, "--settings", json.dumps(settings)) as (conn, _):
+                sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+                with pytest.raises(acp.RequestError) as refused:
+                    await conn.set_config_option(config_id="model", session_id=sid, value="claude-haiku-4-5")
+                opts = await conn.set_config_option(config_id="model", session_id=sid, value="claude-sonnet-4-5")
+                await conn.prompt(session_id=sid, prompt=[acp.text_block("hi")])
+                return refused.value, opts, srv.loop_requests
+
+    refused, opts, requests = run(go())
+    assert "Model switch blocked by a PreModelSwitch hook: no haiku here" in json.dumps(refused.data)
+    assert {o.id: o.current_value for o in opts.config_options}["model"] == "claude-sonnet-4-5"
+    assert requests[0].body["model"] == "claude-sonnet-4-5" and "SWITCHED CTX" in json.dumps(requests[0].body["messages"])
+    seen = [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
+    assert [(d["hook_event_name"], d["to_model"], d["source"]) for d in seen] == [
+        ("PreModelSwitch", "claude-haiku-4-5", "sdk"), ("PreModelSwitch", "claude-sonnet-4-5", "sdk"),
+        ("PostModelSwitch", "claude-sonnet-4-5", "sdk")]
+    assert seen[1]["from_model"] == MODEL

@@ -209,7 +209,7 @@ def test_user_prompt_submit_additional_context(tmp_path: Path) -> None:
 
 def test_stop_hook_blocks_once_and_the_agent_continues(tmp_path: Path) -> None:
     body = (f'input=$(cat)\necho "$input" >> {tmp_path}/stops.jsonl\n'
-            'case "$input" in *\'"stop_hook_active": true\'*) exit 0;; esac\n'
+            'case "$input" in *\'"stop_hook_active":true\'*) exit 0;; esac\n'  # compact, as Claude Code writes it
             'echo "run the tests first" >&2\nexit 2\n')
     cmd = script(tmp_path, "stop.sh", body)
     r = lw.run("go", options(tmp_path, [[text("done?")], [text("tests pass")]], Hooks().command("Stop", cmd)))

@@ -657,3 +657,45 @@ def test_exit_plan_mode_through_can_use_tool(tmp_path: Path) -> None:
     assert result_of(msgs).result == "Planned." and plans == ["1. Write notes.txt"]
     (r,) = last_results(srv, -1)
     assert not r.get("is_error") and "approved" in result_text(r).lower()
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_set_model_fires_the_model_switch_hooks(cli: str, tmp_path: Path) -> None:
+    """The SDK's set_model is a model switch with `source` "sdk": a PreModelSwitch hook's deny
+    refuses it (the SDK's error, in Claude Code's words); an allowed switch runs PostModelSwitch,
+    whose additionalContext goes to the model with the next prompt."""
+    log = tmp_path / "hooks.log"
+    deny = {"hookSpecificOutput": {"hookEventName": "PreModelSwitch", "permissionDecision": "deny",
+                                   "permissionDecisionReason": "no haiku here"}}
+    pre = tmp_path / "pre.sh"
+    pre.write_text(f"#!/bin/sh\nd=$(cat); echo \"$d\" >> {log}\n"
+                   f"case \"$d\" in *'\"to_model\":\"claude-haiku-4-5\"'*) echo '{json.dumps(deny)}';; esac\n")
+    post = tmp_path / "post.sh"
+    context = {"hookSpecificOutput": {"hookEventName": "PostModelSwitch", "additionalContext": "SWITCHED CTX"}}
+    post.write_text(f"#!/bin/sh\ncat >> {log}; echo >> {log}\necho '{json.dumps(context)}'\n")
+    pre.chmod(0o755)
+    post.chmod(0o755)
+    settings = {"hooks": {"PreModelSwitch": [{"hooks": [{"type": "command", "command": str(pre)}]}],
+                          "PostModelSwitch": [{"hooks": [{"type": "command", "command": str(post)}]}]}}
+    work = tmp_path / "work"
+    work.mkdir()
+
+    async def go(srv: ScriptedServer) -> str:
+        async with ClaudeSDKClient(options(cli, srv, work, settings=json.dumps(settings))) as client:
+            with pytest.raises(Exception) as refused:
+                await client.set_model("claude-haiku-4-5")
+            await client.set_model("claude-sonnet-4-5")
+            await client.query("hi")
+            [m async for m in client.receive_response()]
+            return str(refused.value)
+
+    with ScriptedServer([[text("hello")]]) as srv:
+        refusal = asyncio.run(go(srv))
+    assert "Model switch blocked by a PreModelSwitch hook: no haiku here" in refusal
+    first = srv.loop_requests[0].body
+    assert first["model"] == "claude-sonnet-4-5" and "SWITCHED CTX" in json.dumps(first["messages"])
+    seen = [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
+    assert [(d["hook_event_name"], d["to_model"], d["source"]) for d in seen] == [
+        ("PreModelSwitch", "claude-haiku-4-5", "sdk"), ("PreModelSwitch", "claude-sonnet-4-5", "sdk"),
+        ("PostModelSwitch", "claude-sonnet-4-5", "sdk")]
+    assert seen[1]["from_model"] == MODEL and seen[1]["requested_model"] == "claude-sonnet-4-5"

@@ -16,6 +16,7 @@ import copy
 import logging
 import os
 import signal
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -60,6 +61,8 @@ class AcpSession:
         self.updates: Updates | None = None
         self.notes: list[str] = []  # what "always" did, for the editor
         self.asker: AcpAsker | None = None
+        self.pending: list[str] = []  # PostModelSwitch hooks' context, for the next prompt
+        self.last_call: tuple[int, float] | None = None  # the last response's tokens, when (model switch hooks)
 
 
 class LoopwrightAcpAgent:
@@ -245,12 +248,32 @@ class LoopwrightAcpAgent:
 
             try:
                 check_model_spec(value, "model")
+                await self._switch_model(session, value)
             except (TypeError, ValueError) as e:
                 raise acp.RequestError.invalid_params({"value": str(e)}) from None
-            session.model = value
+            except PermissionError as e:  # a PreModelSwitch hook refused it
+                raise acp.RequestError.invalid_request({"message": str(e)}) from None
         else:
             raise acp.RequestError.invalid_params({"configId": f"unknown option {config_id!r} or value {value!r}"})
         return s.SetSessionConfigOptionResponse(config_options=self._config(session))
+
+    async def _switch_model(self, session: AcpSession, value: str) -> None:
+        """The editor picked a model: the settings' PreModelSwitch hooks may refuse it and
+        PostModelSwitch hooks' context goes with the next prompt (`source` "sdk", as Claude Code's
+        headless set_model, which its ACP adapters call)."""
+        from ..client import switch_model
+        from ..options import model_for
+
+        options = replace(session.options, permission_mode=session.mode)  # type: ignore[arg-type]
+        new = await asyncio.to_thread(model_for, replace(options, model=value))
+
+        def apply() -> None:
+            session.model = value
+
+        context = await switch_model(options, session.id, session.model, new.name, value, "sdk", session.last_call,
+                                     apply)
+        if context:
+            session.pending.append(context)
 
     # --- prompts -------------------------------------------------------------------------------
 
@@ -282,12 +305,17 @@ class LoopwrightAcpAgent:
                               resume=session.id if session.resumable else None)
             updates = session.updates = Updates(self._sender(session, control), session.cwd,
                                                 terminals=session.terminals)
+            if session.pending:  # a PostModelSwitch hook's context goes first
+                text, session.pending = "\n\n".join([*session.pending, text]), []
             run_prompt: Prompt = [{"type": "text", "text": text}, *images] if images else text
             async for msg in query(run_prompt, options, control=control):
                 await updates.message(msg)
                 await self._notes(session)
                 if isinstance(msg, ResultMessage):
                     result = msg
+                    if msg.call_usage:
+                        last = msg.call_usage[-1]
+                        session.last_call = (last.input_tokens + last.output_tokens, time.monotonic())
         except (TypeError, ValueError) as e:  # the run could not start (a session in use, a bad model)
             raise acp.RequestError.invalid_params({"message": str(e)}) from None
         finally:

@@ -90,7 +90,7 @@ async def post_json(hook: HttpHook, payload: dict[str, Any], timeout: float) -> 
     import urllib.error  # (here: urllib.request imports email, ~10 ms of every start)
     import urllib.request
 
-    data = json.dumps(payload, default=str).encode()
+    data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, default=str).encode()  # as JSON.stringify writes it
     req = urllib.request.Request(hook.url, data=data, method="POST",
                                  headers={"Content-Type": "application/json", **_headers(hook)})
 

@@ -169,7 +169,7 @@ async def run_command(event: str, hook: CommandHook, timeout: float, payload: di
     except OSError as e:
         report(event, label, "error", f"could not start: {e}")
         return Outcome(label, failed=True, error=f"could not start: {e}")
-    data = json.dumps(payload, default=str).encode()
+    data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, default=str).encode()  # as JSON.stringify writes it
     try:
         out, err = await asyncio.wait_for(proc.communicate(data), timeout)
     except TimeoutError:
@@ -200,7 +200,7 @@ async def run_background(event: str, hook: CommandHook, timeout: float, payload:
         env.setdefault("LOOPWRIGHT_PROJECT_DIR", context.cwd)
         env.setdefault("CLAUDE_PROJECT_DIR", context.cwd)
     with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        stdin.write(json.dumps(payload, default=str).encode())
+        stdin.write(json.dumps(payload, separators=(",", ":"), ensure_ascii=False, default=str).encode())
         stdin.seek(0)
         try:
             argv: Any = [hook.command, *hook.args] if hook.args is not None else hook.command

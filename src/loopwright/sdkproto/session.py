@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import sys
+import time
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -58,6 +59,8 @@ class SdkSession:
         self.init_task: asyncio.Task[dict[str, Any]] | None = None
         self.last: ResultMessage | None = None
         self.last_error = False
+        self.last_at = 0.0  # when the last run ended (time.monotonic): is the prompt cache warm?
+        self.pending: list[str] = []  # PostModelSwitch hooks' context, for the next prompt
         self.mcp_status: list[dict[str, Any]] = []
         self.agent_names: list[str] = []
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -164,7 +167,7 @@ class SdkSession:
                 self.options = replace(self.options, permission_mode=mode)
                 body = {"mode": mode}
             elif subtype == "set_model":
-                self.set_model(req.get("model"))
+                await self.set_model(req.get("model"))
                 body = {}
             elif subtype == "mcp_status":
                 body = {"mcpServers": self.mcp_status}
@@ -176,7 +179,7 @@ class SdkSession:
             else:  # mcp_reconnect, mcp_toggle, stop_task, ...
                 raise ValueError(f"loopwright does not support the control request {subtype!r}")
         except Exception as e:  # noqa: BLE001 - every failure is the SDK's error answer
-            self.peer.reply(rid, error=f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e))
+            self.peer.reply(rid, error=str(e) if isinstance(e, (ValueError, PermissionError)) else f"{type(e).__name__}: {e}")
             return
         self.peer.reply(rid, body)
 
@@ -323,13 +326,26 @@ class SdkSession:
             return []
         return sorted(find_commands(str(cwd), options.setting_sources or [], extra=extra))
 
-    def set_model(self, model: Any) -> None:
-        """The model of the next run (None: the one the process started with)."""
+    async def set_model(self, model: Any) -> None:
+        """The model of the next run (None: the one the process started with). The settings'
+        PreModelSwitch hooks may refuse it (the SDK's error); PostModelSwitch hooks'
+        additionalContext goes with the next prompt, as in Claude Code (`source` "sdk")."""
+        from ..client import switch_model
         from ..models.catalog import resolve_alias
 
         spec = resolve_alias(model) if isinstance(model, str) and model else self.flags.options.model
-        self.model = model_for(replace(self.options, model=spec))  # raises on a bad spec: the SDK's error
-        self.options = replace(self.options, model=spec)
+        new = model_for(replace(self.options, model=spec))  # raises on a bad spec: the SDK's error
+        was = self.model.name if self.model is not None else str(self.options.model or "(default)")
+        calls = self.last.call_usage if self.last is not None else []
+        last = (calls[-1].input_tokens + calls[-1].output_tokens, self.last_at) if calls else None
+
+        def apply() -> None:
+            self.model, self.options = new, replace(self.options, model=spec)
+
+        context = await switch_model(self.options, self.session_id or self.options.session_id or "", was, new.name,
+                                     model if isinstance(model, str) and model else None, "sdk", last, apply)
+        if context:
+            self.pending.append(context)
 
     def context_usage(self) -> dict[str, Any]:
         """The seed's n_k (the last call's context: input plus output tokens) against W."""
@@ -374,6 +390,10 @@ class SdkSession:
         except (TypeError, ValueError) as e:
             self.emit_error(str(e), sid)
             return
+        if self.pending:  # a PostModelSwitch hook's context goes first
+            texts, self.pending = self.pending, []
+            prompt = "\n\n".join([*texts, prompt]) if isinstance(prompt, str) else \
+                [*({"type": "text", "text": t} for t in texts), *prompt_content(prompt)]
         control = RunControl()
         self.control = control
         from ..agents import DEFAULT_AGENT
@@ -393,6 +413,7 @@ class SdkSession:
                         note(f"warning: {w}")
                 if isinstance(msg, ResultMessage):
                     self.history, self.session_id, self.last = msg.messages, msg.session_id, msg
+                    self.last_at = time.monotonic()
                     self.last_error = msg.is_error
                     if self.flags.replay and msg.user_message_uuid:  # (known once the prompt is on disk)
                         self.peer.send({"type": "user", "message": {"role": "user", "content": shown},
