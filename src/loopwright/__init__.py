@@ -39,7 +39,7 @@ _EXPORTS: dict[str, str] = {
     "AgentOptions": "options", "UsageLimits": "limits", "ModelRetry": "guardrails", "Handoff": "handoffs",
     **dict.fromkeys(["Allow", "Deny", "PermissionResultAllow", "PermissionResultDeny"], "gate"),
     "get_session_messages": "sessions", "list_sessions": "sessions",
-    **dict.fromkeys(["RunContext", "Tool", "ToolContext", "UsageView"], "tools.base"),
+    **dict.fromkeys(["RunContext", "Tool", "ToolContext"], "tools.base"), "UsageView": "tools.views",
     **dict.fromkeys(["ToolError", "ToolOutput"], "tools.output"),
     "tool": "tools.decorator",
     "default_tools": "tools.builtin",
@@ -126,11 +126,11 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the
     from .tools.base import RunContext as RunContext
     from .tools.base import Tool as Tool
     from .tools.base import ToolContext as ToolContext
-    from .tools.base import UsageView as UsageView
     from .tools.builtin import default_tools as default_tools
     from .tools.decorator import tool as tool
     from .tools.output import ToolError as ToolError
     from .tools.output import ToolOutput as ToolOutput
+    from .tools.views import UsageView as UsageView
     from .usage import CallUsage as CallUsage
     from .usage import Price as Price
     from .usage import Usage as Usage

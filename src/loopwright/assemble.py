@@ -53,15 +53,7 @@ from .options import AgentOptions, ToolPermissionContext, model_for
 from .prompts import system_prompt_text
 from .settings import RunConfig, build_run_config, run_settings, with_settings_model
 from .telemetry import observer_for
-from .tools.base import (
-    BudgetView,
-    Subagent,
-    SubagentSpec,
-    Tool,
-    ToolContext,
-    UsageView,
-    tool_retries,
-)
+from .tools.base import Subagent, SubagentSpec, Tool, ToolContext, tool_retries
 from .usage import Budget, Price, SharedSpend
 
 if TYPE_CHECKING:
@@ -71,6 +63,7 @@ if TYPE_CHECKING:
     from .sessions import SessionRecorder
     from .settings import Settings
     from .structured import StructuredOutput
+    from .tools.views import BudgetView, UsageView
     from .trust import Trust
 
 log = logging.getLogger("loopwright.assemble")
@@ -378,6 +371,8 @@ class RunPortsOf:
         return self._prompt
 
     def usage(self) -> UsageView:
+        from .tools.views import UsageView  # (imported by a tool that reads it, issue 41)
+
         s = self._run.state
         u = s.usage
         return UsageView(s.calls, u.input_tokens, u.output_tokens, u.cache_read_input_tokens,
@@ -410,6 +405,8 @@ class RunPortsOf:
         return self._run.deps.options.max_pause_continuations
 
     def budget(self) -> BudgetView:
+        from .tools.views import BudgetView  # (imported by a tool that reads it, issue 41)
+
         b = self._run.state.budget
         return BudgetView(b.limit_usd, b.spent_usd, b.exhausted())
 

@@ -1,8 +1,9 @@
 """Room: bases. Owns Tool and what a running tool may know of its run (ToolContext, RunPorts);
-may import data types, tools.output, tools.schema and threads.
+may import data types, tools.output, tools.schema, tools.views and threads.
 
 Tools: `Tool` (seed Def 2.2, Def 6.1; SPEC §1); `@tool` is in tools.decorator, what a handler
-returns in tools.output, input checking in tools.schema, the worker threads in threads.
+returns in tools.output, input checking in tools.schema, the worker threads in threads, the
+usage and budget a tool may read in tools.views.
 
 A tool maps (input, environment) to (result, is_error, new environment). Handlers
 may be sync or async, take the validated input dict (and optionally a
@@ -32,46 +33,25 @@ if TYPE_CHECKING:
     from ..interaction import AskUser, ReviewPlan
     from ..messages import Message
     from ..models.base import Model, ModelResponse
+    from .views import BudgetView as BudgetView
+    from .views import UsageView as UsageView
 
 __all__ = ["NAME_CHARS", "BudgetView", "RunContext", "RunPorts", "Subagent", "SubagentSpec", "Tool", "ToolContext",
-           "ToolError", "ToolOutput"]
+           "ToolError", "ToolOutput", "UsageView"]
+
+
+def __getattr__(name: str) -> Any:
+    """UsageView and BudgetView, from tools.views (where they moved; imported on first use, issue 41)."""
+    if name in ("BudgetView", "UsageView"):
+        from .views import BudgetView, UsageView
+
+        return {"BudgetView": BudgetView, "UsageView": UsageView}[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # What the APIs accept as a tool name, ^[a-zA-Z0-9_-]{1,64}$ (a set, not a pattern: `$` would let
 # a name end in a newline, and compiling it is on every run's way)
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
-
-
-@dataclass(frozen=True, slots=True)
-class UsageView:
-    """What a tool may know of its run's usage so far (pydantic-ai's `RunContext.usage`): the model
-    calls (`requests`) and the tokens, in the Messages API's convention (input_tokens excludes
-    cache reads and writes)."""
-
-    requests: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        """Every token counted: input (cached or not) and output."""
-        return (self.input_tokens + self.output_tokens + self.cache_read_input_tokens
-                + self.cache_creation_input_tokens)
-
-
-@dataclass(frozen=True, slots=True)  # (not a NamedTuple: its string annotations are compiled at import)
-class BudgetView:
-    """What a tool may know of its run's budget: the limit B (None: none) and the spend S so far."""
-
-    limit_usd: float | None
-    spent_usd: float
-    exhausted: bool = False  # S >= B, or a batch's shared spend is spent: no model call may start
-
-    @property
-    def left_usd(self) -> float | None:
-        return None if self.limit_usd is None else self.limit_usd - self.spent_usd
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +191,11 @@ class ToolContext(Generic[DepsT]):
     @property
     def usage(self) -> UsageView:
         """The run's model calls and tokens so far."""
-        return self.ports.usage() if self.ports is not None else UsageView()
+        if self.ports is not None:
+            return self.ports.usage()
+        from .views import UsageView  # (imported by a tool that reads it: tools.views, issue 41)
+
+        return UsageView()
 
     @property
     def messages(self) -> list[WireMessage]:
