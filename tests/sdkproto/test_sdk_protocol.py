@@ -549,25 +549,34 @@ def test_can_use_tool_suggestions_kept_for_the_session(cli: str, tmp_path: Path)
     assert len(asked) == 1 and asked[0]  # asked once, with suggestions
 
 
-def test_include_hook_events(tmp_path: Path) -> None:
-    """loopwright reports its SDK callback hooks' runs (Claude Code 2.1.332 reports only command
-    hooks from settings files)."""
-    cli = "loopwright"
+@pytest.mark.parametrize("cli", CLIS)
+def test_include_hook_events(cli: str, tmp_path: Path) -> None:
+    """include_hook_events: a hook_started and a hook_response message for each run of a settings
+    file's hook (its stdout, stderr, exit code); the SDK's own callbacks are not reported, as
+    Claude Code 2.1.332 does not report them."""
+    called: list[str] = []
+
     async def allow(input_data: Any, tool_use_id: Any, context: Any) -> dict[str, Any]:
+        called.append(input_data["hook_event_name"])
         return {}
+
+    settings = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "echo pre-out; echo pre-err >&2"}]}]}}
 
     async def go(srv: ScriptedServer) -> list[Any]:
         opts = options(cli, srv, tmp_path, allowed_tools=["Bash"], permission_mode="acceptEdits", include_hook_events=True,
-                       hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[allow])]})
+                       settings=json.dumps(settings), hooks={"Stop": [HookMatcher(hooks=[allow])]})
         async with ClaudeSDKClient(opts) as client:
             await client.query("echo")
             return [m async for m in client.receive_response()]
 
     with ScriptedServer([[bash("echo hi")], [text("done")]]) as srv:
         msgs = asyncio.run(go(srv))
-    events = [(m.subtype, m.hook_event_name) for m in msgs if isinstance(m, sdk.HookEventMessage)]
-    assert ("hook_started", "PreToolUse") in events and ("hook_response", "PreToolUse") in events
-    assert result_of(msgs).result == "done"
+    events = [(m.subtype, m.hook_event_name, m.data["hook_name"], m.data.get("stdout"), m.data.get("stderr"),
+               m.data.get("exit_code")) for m in msgs if isinstance(m, sdk.HookEventMessage)]
+    assert events == [("hook_started", "PreToolUse", "PreToolUse:Bash", None, None, None),
+                      ("hook_response", "PreToolUse", "PreToolUse:Bash", "pre-out\n", "pre-err\n", 0)]
+    assert called == ["Stop"] and result_of(msgs).result == "done"
 
 
 @pytest.mark.parametrize("cli", CLIS)

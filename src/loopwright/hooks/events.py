@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..ids import new_uuid
 from ..telemetry import NULL
-from .config import CommandHook, HookContext, HookRegistry
+from .config import CONFIGURED_HOOKS, CommandHook, HookContext, HookRegistry
 from .output import (
     Outcome,
     cap,
@@ -434,8 +434,9 @@ class RunHooks:
     async def _traced(self, event: str, target: str | None, hook: Any, timeout: float, payload: dict[str, Any],
                       tool_use_id: str | None) -> Outcome:
         """One hook's run; with `trace` (--include-hook-events), Claude Code's hook_started and
-        hook_response records around it."""
-        if not self.state.trace:
+        hook_response records around a configured hook's (command, http, prompt, agent, mcp_tool:
+        Claude Code 2.1.332 reports no callback's, neither the SDK's nor a Python one)."""
+        if not self.state.trace or not isinstance(hook, CONFIGURED_HOOKS):
             return await run_one(event, hook, timeout, payload, tool_use_id, self.state.context, self.registry.env,
                                  self._report)
         head: HookReportData = {"kind": "started", "hook_id": new_uuid(), "hook_event": event,

@@ -49,7 +49,6 @@ class SdkFlags:
     options: AgentOptions
     ask_stdio: bool = False  # --permission-prompt-tool stdio: can_use_tool goes to the SDK
     partial: bool = False  # --include-partial-messages
-    hook_events: bool = False  # --include-hook-events
     replay: bool = False  # --replay-user-messages: each prompt echoed with its uuid (rewind_files takes it)
     sdk_servers: list[str] = field(default_factory=list)  # {"type": "sdk"} names in --mcp-config
     debug: bool = False
@@ -132,7 +131,7 @@ def parse(argv: list[str], parser: argparse.ArgumentParser) -> SdkFlags:
     # (~/.claude/settings.json, .claude/settings.json, .claude/settings.local.json) besides loopwright's own.
     options.claude_settings = True
     return SdkFlags(options, ask_stdio=ask_stdio, partial=args.include_partial_messages, sdk_servers=sdk_servers,
-                    hook_events=args.cc_include_hook_events is not None, replay=args.cc_replay_user_messages is not None,
+                    replay=args.cc_replay_user_messages is not None,
                     debug=bool(args.debug_to_stderr or args.debug is not None),
                     debug_file=args.debug_file, notes=notes)
 

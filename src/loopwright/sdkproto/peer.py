@@ -186,11 +186,11 @@ def _rule(value: dict[str, Any]) -> str:
 
 # --- hooks ------------------------------------------------------------------------------------
 
-def sdk_hooks(peer: Peer, config: Any, events: bool = False) -> tuple[dict[str, list[HookMatcher]], list[str]]:
+def sdk_hooks(peer: Peer, config: Any) -> tuple[dict[str, list[HookMatcher]], list[str]]:
     """initialize's `hooks` ({Event: [{matcher, hookCallbackIds, timeout?}]}) as loopwright hooks
-    whose callbacks are hook_callback requests; and notes on events loopwright never fires.
-    `events` (--include-hook-events): each callback's run is reported as hook_started and
-    hook_response system lines."""
+    whose callbacks are hook_callback requests; and notes on events loopwright never fires. Their
+    runs are not reported as hook_started/hook_response (--include-hook-events), as Claude Code
+    2.1.332 reports only the hooks of settings files."""
     out: dict[str, list[HookMatcher]] = {}
     notes: list[str] = []
     for event, matchers in (config or {}).items():
@@ -200,27 +200,15 @@ def sdk_hooks(peer: Peer, config: Any, events: bool = False) -> tuple[dict[str, 
         for m in matchers or []:
             ids = [str(i) for i in m.get("hookCallbackIds") or []]
             timeout = m.get("timeout")
-            out.setdefault(event, []).append(HookMatcher(m.get("matcher"), [_hook(peer, i, events) for i in ids],
+            out.setdefault(event, []).append(HookMatcher(m.get("matcher"), [_hook(peer, i) for i in ids],
                                                          float(timeout) if timeout else None))
     return out, notes
 
 
-def _hook(peer: Peer, callback_id: str, events: bool) -> Any:
+def _hook(peer: Peer, callback_id: str) -> Any:
     async def call(payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
-        if not events:
-            return await peer.request("hook_callback", callback_id=callback_id, input=payload, tool_use_id=tool_use_id)
-        event = str(payload.get("hook_event_name", ""))
-        head = {"type": "system", "hook_id": callback_id, "hook_name": f"{event}:{callback_id}", "hook_event": event,
-                "session_id": payload.get("session_id", "")}
-        peer.send({**head, "subtype": "hook_started", "uuid": new_uuid()})
-        try:
-            out = await peer.request("hook_callback", callback_id=callback_id, input=payload, tool_use_id=tool_use_id)
-        except PeerError as e:
-            peer.send({**head, "subtype": "hook_response", "output": str(e), "exit_code": 1, "outcome": "error",
-                       "uuid": new_uuid()})
-            raise
-        peer.send({**head, "subtype": "hook_response", "output": json.dumps(out), "exit_code": 0,
-                   "outcome": "success", "uuid": new_uuid()})
+        out: dict[str, Any] = await peer.request("hook_callback", callback_id=callback_id, input=payload,
+                                                 tool_use_id=tool_use_id)
         return out
 
     call.__name__ = f"sdk:{callback_id}"

@@ -186,7 +186,7 @@ class SdkSession:
     async def initialize(self, req: dict[str, Any]) -> dict[str, Any]:
         """The SDK's setup: hooks, agents and, from the TypeScript SDK, the options it delivers here
         instead of as flags (system prompt, JSON schema, settings, disallowed tools, MCP servers)."""
-        hooks, notes = sdk_hooks(self.peer, req.get("hooks"), self.flags.hook_events)
+        hooks, notes = sdk_hooks(self.peer, req.get("hooks"))
         for n in notes:
             note(n)
         o = self.options
