@@ -404,6 +404,10 @@ class RunPortsOf:
     def max_pause_continuations(self) -> int:
         return self._run.deps.options.max_pause_continuations
 
+    @property
+    def hooks(self) -> RunHooks:
+        return self._run.deps.hooks
+
     def budget(self) -> BudgetView:
         from .tools.views import BudgetView  # (imported by a tool that reads it, issue 41)
 

@@ -304,13 +304,35 @@ class ElicitationResultHookInput(BaseHookInput, total=False):
     content: dict[str, Any]
 
 
+class TaskHookInput(BaseHookInput, total=False):
+    """TaskCreated (TaskCreate makes a task) and TaskCompleted (TaskUpdate marks one completed)."""
+
+    task_id: Required[str]
+    task_subject: Required[str]
+    task_description: str
+
+
+class WorktreeCreateHookInput(BaseHookInput):
+    """A worktree is wanted (`--worktree NAME`, a subagent's `isolation: worktree`): a hook makes it
+    and prints its path."""
+
+    name: str
+
+
+class WorktreeRemoveHookInput(BaseHookInput):
+    """A worktree a WorktreeCreate hook made is being removed."""
+
+    worktree_path: str
+
+
 HookInput: TypeAlias = (
     PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput | UserPromptSubmitHookInput
     | SessionStartHookInput | SessionEndHookInput | StopHookInput | SubagentStartHookInput | SubagentStopHookInput
     | PreCompactHookInput | PostCompactHookInput | PermissionRequestHookInput | NotificationHookInput
     | PostToolBatchHookInput | StopFailureHookInput | InstructionsLoadedHookInput | PermissionDeniedHookInput
     | ModelSwitchHookInput | DirectoryAddedHookInput | CwdChangedHookInput
-    | ElicitationHookInput | ElicitationResultHookInput
+    | ElicitationHookInput | ElicitationResultHookInput | TaskHookInput | WorktreeCreateHookInput
+    | WorktreeRemoveHookInput
 )
 HOOK_INPUTS: dict[str, type] = {
     "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
@@ -324,6 +346,8 @@ HOOK_INPUTS: dict[str, type] = {
     "PreModelSwitch": ModelSwitchHookInput, "PostModelSwitch": ModelSwitchHookInput,
     "DirectoryAdded": DirectoryAddedHookInput, "CwdChanged": CwdChangedHookInput,
     "Elicitation": ElicitationHookInput, "ElicitationResult": ElicitationResultHookInput,
+    "TaskCreated": TaskHookInput, "TaskCompleted": TaskHookInput,
+    "WorktreeCreate": WorktreeCreateHookInput, "WorktreeRemove": WorktreeRemoveHookInput,
 }
 
 

@@ -62,6 +62,14 @@ class TodoState:
 
 
 @dataclass
+class TaskState:
+    """The Task tools' list (TaskCreate, TaskUpdate, ...): the tasks by id, and the next id."""
+
+    items: dict[str, dict[str, Any]] = field(default_factory=dict)
+    next_id: int = 1
+
+
+@dataclass
 class SearchState:
     """What Grep and Glob search with: the engine (tests and benchmarks force "rg" or "python"),
     and the gate's predicate for the files Read deny rules hide (left out of what they list)."""
@@ -86,6 +94,7 @@ class ToolState:
     bash: BashState = field(default_factory=BashState)
     read: ReadState = field(default_factory=ReadState)
     todo: TodoState = field(default_factory=TodoState)
+    tasks: TaskState = field(default_factory=TaskState)
     search: SearchState = field(default_factory=SearchState)
     grants: GrantState = field(default_factory=GrantState)
 

@@ -17,6 +17,7 @@ from loopwright.hooks import HookContext, HookMatcher, Hooks, matcher_matches
 from loopwright.invariant import holds_final
 from loopwright.models.base import ModelError
 from loopwright.tools.builtin import default_tools
+from loopwright.tools.tasks import make_task_tools
 from tests.helpers import bash as use  # a Bash call: use(command, uid)
 from tests.helpers import text
 
@@ -445,9 +446,11 @@ def test_every_event_s_input_has_the_shape_of_its_typed_dict(tmp_path: Path) -> 
         raise RuntimeError("bad tool")
 
     tools = [lw.Tool("ok", "fine", {"type": "object", "properties": {}}, lambda x: "fine"),
-             lw.Tool("bad", "fails", {"type": "object", "properties": {}}, bad), make_agent_tool()]
+             lw.Tool("bad", "fails", {"type": "object", "properties": {}}, bad), make_agent_tool(), *make_task_tools()]
     turns = [[{"type": "tool_use", "id": "1", "name": "ok", "input": {}}, {"type": "tool_use", "id": "2", "name": "bad",
                                                                            "input": {}},
+              {"type": "tool_use", "id": "t", "name": "TaskCreate", "input": {"subject": "s", "description": "d"}},
+              {"type": "tool_use", "id": "u", "name": "TaskUpdate", "input": {"taskId": "1", "status": "completed"}},
               {"type": "tool_use", "id": "3", "name": "Agent", "input": {"description": "d", "prompt": "sub"}}],
              [text("sub done")], [text("done")], [text("SUMMARY of it all")]]
     opts = lw.AgentOptions(model=lw.ScriptedModel(turns), tools=tools, hooks=hooks, cwd=tmp_path)

@@ -19,7 +19,7 @@ HOOK_EVENTS = (  # the events loopwright fires, each at Claude Code's moment
     "PostToolUseFailure", "PostToolBatch", "Notification", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
     "PreCompact", "PostCompact", "SessionEnd", "PermissionDenied",
     "PreModelSwitch", "PostModelSwitch", "DirectoryAdded", "CwdChanged",
-    "Elicitation", "ElicitationResult",
+    "Elicitation", "ElicitationResult", "TaskCreated", "TaskCompleted",
 )
 
 # Every hook event of Claude Code 2.1.332 (the Agent SDK's HOOK_EVENTS): a hook on one of these is
@@ -37,9 +37,7 @@ CLAUDE_HOOK_EVENTS = (
 UNFIRED_EVENTS = {
     "UserPromptExpansion": "custom commands expand without an event",
     "Setup": "there is no --init / --maintenance",
-    "TeammateIdle": "there are no agent teams",
-    "TaskCreated": "there are no agent teams",
-    "TaskCompleted": "there are no agent teams",
+    "TeammateIdle": "there are no agent teams (Claude Code's are behind CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1)",
     "ConfigChange": "settings are read once, when a run starts",
     "WorktreeCreate": "there are no worktree sessions",
     "WorktreeRemove": "there are no worktree sessions",

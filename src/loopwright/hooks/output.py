@@ -118,6 +118,7 @@ HONOURED_SPECIFIC: dict[str, frozenset[str]] = {
     "PostModelSwitch": frozenset({"additionalContext"}),
     "Elicitation": frozenset({"action", "content"}),
     "ElicitationResult": frozenset({"action", "content"}),
+    "WorktreeCreate": frozenset({"worktreePath"}),
 }
 REFUSED_FIELDS = {
     "terminalSequence": "loopwright emits no terminal sequences for hooks",

@@ -106,6 +106,11 @@ class RunPorts(Protocol):
     @property
     def max_pause_continuations(self) -> int: ...
 
+    @property
+    def hooks(self) -> RunHooks:
+        """The run's hooks (the Task tools fire TaskCreated/TaskCompleted, the Agent tool the
+        worktree events, through them)."""
+
     def budget(self) -> BudgetView: ...
 
     def new_model(self, spec: str) -> Model:
