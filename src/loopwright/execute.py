@@ -25,6 +25,8 @@ from .threads import INLINE_WAIT_S
 from .tools.base import Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .event_types import PermissionDenial
 
 INTERRUPTED = "Interrupted by user: the tool call was cancelled before it finished."
@@ -124,9 +126,17 @@ class Executor:
 
     async def _ran(self, use: ToolUseBlock, tool_input: dict[str, Any], wait: float, siblings: int) -> ToolResultBlock:
         """The allowed call run, inside its span (a subagent, Bash or a hook is its child), which it ends."""
+        tool = self.tools[use.name]
+        # Per call (concurrent calls must not share it), for a handler that takes one (~3,000
+        # instructions a call): Tool.call passes the context to its handler only.
+        ctx = self.ctx.for_call(use.id, siblings, use.name) if tool.takes_context else self.ctx
         try:
             with self.obs.active(use.id):
-                result = await self._run(use, tool_input, wait, siblings)
+                before = self.ctx.state.bash.cwd if self.hooked else None  # CwdChanged: where the shell was
+                output: ToolOutput = await tool.call(tool_input, ctx, True, wait)
+                result = ToolResultBlock(use.id, output.content, output.is_error)
+                if self.hooked:
+                    result = await self._post_hooks(use, tool_input, output, before, result)
         except asyncio.CancelledError:
             self.obs.tool_end(use.id, ToolResultBlock(use.id, INTERRUPTED, True))
             raise
@@ -202,30 +212,23 @@ class Executor:
             out.stop_message = message
         return ToolResultBlock(use.id, _with(message, self.pre_context.pop(use.id, None)), True)
 
-    async def _run(self, use: ToolUseBlock, tool_input: dict[str, Any], wait: float,
-                   siblings: int = 1) -> ToolResultBlock:
-        tool = self.tools[use.name]
-        # Per call (concurrent calls must not share it), for a handler that takes one (~3,000
-        # instructions a call): Tool.call passes the context to its handler only.
-        ctx = self.ctx.for_call(use.id, siblings, use.name) if tool.takes_context else self.ctx
-        before = self.ctx.state.bash.cwd if self.hooked else None  # CwdChanged: where the shell was
-        output: ToolOutput = await tool.call(tool_input, ctx, True, wait)
-        result = ToolResultBlock(use.id, output.content, output.is_error)
-        if self.hooked:
-            after = self.ctx.state.bash.cwd
-            if after is not None and after != (before or self.ctx.cwd):  # the shell moved (a `cd` in Bash)
-                await self.hooks.cwd_changed(str(before or self.ctx.cwd), str(after))
-            post = await self.hooks.post_tool_use(use.name, tool_input, use.id, output.content, output.is_error)
-            if post.updated_output is not None:  # updatedToolOutput: what the model sees instead
-                new = post.updated_output
-                result = ToolResultBlock(use.id, new if isinstance(new, str) else blocks_from_wire(new), output.is_error)
-            # PreToolUse's additionalContext, then PostToolUse's: appended as text (a list result,
-            # an image, keeps its blocks)
-            for extra in (self.pre_context.pop(use.id, None), post.context):
-                if extra:
-                    content = result.content
-                    result = ToolResultBlock(use.id, _with(content, extra) if isinstance(content, str)
-                                             else [*content, TextBlock(extra)], output.is_error)
+    async def _post_hooks(self, use: ToolUseBlock, tool_input: dict[str, Any], output: ToolOutput,
+                          before: Path | None, result: ToolResultBlock) -> ToolResultBlock:
+        """CwdChanged when the call moved the shell, then PostToolUse: the result the model sees."""
+        after = self.ctx.state.bash.cwd
+        if after is not None and after != (before or self.ctx.cwd):  # the shell moved (a `cd` in Bash)
+            await self.hooks.cwd_changed(str(before or self.ctx.cwd), str(after))
+        post = await self.hooks.post_tool_use(use.name, tool_input, use.id, output.content, output.is_error)
+        if post.updated_output is not None:  # updatedToolOutput: what the model sees instead
+            new = post.updated_output
+            result = ToolResultBlock(use.id, new if isinstance(new, str) else blocks_from_wire(new), output.is_error)
+        # PreToolUse's additionalContext, then PostToolUse's: appended as text (a list result,
+        # an image, keeps its blocks)
+        for extra in (self.pre_context.pop(use.id, None), post.context):
+            if extra:
+                content = result.content
+                result = ToolResultBlock(use.id, _with(content, extra) if isinstance(content, str)
+                                         else [*content, TextBlock(extra)], output.is_error)
         return result
 
     def _halt(self, out: TurnOutcome) -> None:

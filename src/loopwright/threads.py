@@ -42,17 +42,16 @@ class _Job:
     """One call handed to a worker, and how its result gets back: `done` for a caller still
     waiting on the lock, else `fut` on the caller's loop."""
 
-    __slots__ = ("fn", "args", "loop", "done", "mutex", "finished", "ok", "value", "fut")
+    __slots__ = ("fn", "args", "done", "ok", "value", "loop", "fut")
 
-    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], loop: asyncio.AbstractEventLoop) -> None:
-        self.fn, self.args, self.loop = fn, args, loop
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.fn, self.args = fn, args
         self.done = threading.Lock()  # held until the result is in: the lone caller waits on it
         self.done.acquire()
-        self.mutex = threading.Lock()  # orders `finished` against the caller's switch to `fut`
-        self.finished = False
         self.ok = False
         self.value: Any = None
-        self.fut: asyncio.Future[Any] | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.fut: asyncio.Future[Any] | None = None  # set by a caller that stopped waiting on `done`
 
     def result(self) -> Any:
         if self.ok:
@@ -77,14 +76,13 @@ class _Worker(threading.Thread):
             idle = len(_IDLE) < _MAX_IDLE
             if idle:
                 _IDLE.append(self)  # before the wake-up, so the caller's next call finds it
-            with job.mutex:
-                job.value, job.ok, job.finished = value, ok, True
-                fut = job.fut
+            job.value, job.ok = value, ok
             job.done.release()
-            if fut is not None:
+            fut, loop = job.fut, job.loop  # (read after the release: see run_in_worker)
+            if fut is not None and loop is not None:
                 with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
-                    job.loop.call_soon_threadsafe(_settle, fut, ok, value)
-            del job, fut, value
+                    loop.call_soon_threadsafe(_settle, fut, ok, value)
+            del job, fut, loop, value
             if not idle:
                 return
 
@@ -94,7 +92,7 @@ async def run_in_worker(fn: Callable[..., Any], *args: Any, wait: float = 0.0) -
     `wait`: seconds to block the loop waiting for a fast result before yielding to it (0 for
     calls that run side by side: each would wait in turn). Cancelling the await abandons the
     call: the thread finishes it on its own."""
-    job = _Job(contextvars.copy_context().run, (fn, *args), asyncio.get_running_loop())
+    job = _Job(contextvars.copy_context().run, (fn, *args))
     try:
         w = _IDLE.pop()
     except IndexError:
@@ -103,10 +101,15 @@ async def run_in_worker(fn: Callable[..., Any], *args: Any, wait: float = 0.0) -
     w.jobs.put(job)
     if wait > 0 and job.done.acquire(True, wait):
         return job.result()
-    with job.mutex:
-        if job.finished:
-            return job.result()
-        job.fut = fut = job.loop.create_future()
+    # Past the wait: the result comes through a Future. The caller sets `fut` before it tries
+    # `done` once more, the worker releases `done` before it reads `fut`: so either the caller
+    # finds `done` released, or the worker finds `fut` (or both: the result is taken here and
+    # the cancelled Future ignores it). One lock, no second one ordering the two.
+    job.loop = loop = asyncio.get_running_loop()
+    job.fut = fut = loop.create_future()
+    if job.done.acquire(False):
+        fut.cancel()
+        return job.result()
     return await fut
 
 

@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import loopwright as lw
 from loopwright.threads import INLINE_WAIT_S
 from loopwright.tools.base import ToolContext
@@ -160,3 +162,25 @@ def test_a_quick_tool_still_gives_up_the_loop_for_an_interrupt_once_it_turns_slo
     assert isinstance(res, lw.ResultMessage)
     assert res.subtype == "error_during_execution"
     assert took < 5  # not the handler's 10 s
+
+
+
+def test_a_result_that_lands_as_the_wait_runs_out_still_comes_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The worker finishes after the lone call stopped waiting on its lock but before the caller
+    # made the Future the worker would settle: the caller must find the result itself, not
+    # wait for a Future nobody will settle.
+    from loopwright import threads
+
+    go_on = threading.Event()
+    real = asyncio.get_running_loop
+
+    def in_the_window() -> asyncio.AbstractEventLoop:  # what the caller asks for its Future's loop
+        go_on.set()  # the handler returns now, and its worker finds no Future yet
+        time.sleep(0.2)
+        return real()
+
+    async def go() -> str:
+        monkeypatch.setattr(asyncio, "get_running_loop", in_the_window)  # (run_in_worker asks it after the wait)
+        return str(await threads.run_in_worker(lambda: go_on.wait(10) and "landed", wait=INLINE_WAIT_S))
+
+    assert asyncio.run(asyncio.wait_for(go(), 10)) == "landed"
