@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
-    "AgentDefinition": "options", "ToolPermissionContext": "options",
+    "AgentDefinition": "options", "ToolPermissionContext": "permission_context",
     "batch": "batching",
     **dict.fromkeys(
         ["Block", "ImageBlock", "RedactedThinkingBlock", "TextBlock", "ThinkingBlock", "ToolResultBlock",
@@ -119,7 +119,7 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`), so `mypy --strict` sees the
     from .models import ScriptedModel as ScriptedModel
     from .options import AgentDefinition as AgentDefinition
     from .options import AgentOptions as AgentOptions
-    from .options import ToolPermissionContext as ToolPermissionContext
+    from .permission_context import ToolPermissionContext as ToolPermissionContext
     from .sessions import get_session_messages as get_session_messages
     from .sessions import list_sessions as list_sessions
     from .sessions.rewind import rewind_files as rewind_files

@@ -49,7 +49,7 @@ from .loop import Run, RunControl, RunDeps, RunState, run_query
 from .messages import Message, OutputT, ResultMessage, diagnostics
 from .models.base import Model, ModelResponse, has_own_cost, model_names
 from .models.catalog import price_for
-from .options import AgentOptions, ToolPermissionContext, model_for
+from .options import AgentOptions, model_for
 from .prompts import system_prompt_text
 from .settings import RunConfig, build_run_config, run_settings, with_settings_model
 from .telemetry import observer_for
@@ -256,8 +256,7 @@ def _top_gate(options: AgentOptions, config: RunConfig, ctx: ToolContext, record
     """A top run's permissions (with the caller's can_use_tool), file checkpoints and hooks."""
     permissions = config.permissions
     permissions.advice = options.refusal_advice  # refusals name the caller's settings
-    permissions.can_use_tool = permission_callback(
-        options.can_use_tool, ToolPermissionContext(session_id, str(ctx.cwd), mode, deps=options.deps))
+    permissions.can_use_tool = permission_callback(options.can_use_tool, session_id, str(ctx.cwd), mode, options.deps)
     transcript = ""
     if recorder is not None:  # file checkpoints, keyed to this turn's prompt
         from .sessions.checkpoints import snapshot_hooks

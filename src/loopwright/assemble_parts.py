@@ -16,7 +16,7 @@ from .agents import SubagentHooks
 from .blocks import WireMessage
 from .gate import CanUseTool, Decision, Deny, to_decision
 from .loop import McpServers
-from .options import AgentOptions, ToolPermissionContext
+from .options import AgentOptions
 from .tools.base import Tool
 
 if TYPE_CHECKING:
@@ -156,12 +156,17 @@ def sidechain(parent: SessionRecorder | None, session_id: str, cwd: Path,
     return recorder
 
 
-def permission_callback(fn: CanUseTool | None, context: ToolPermissionContext) -> CanUseTool | None:
+def permission_callback(fn: CanUseTool | None, session_id: str, cwd: str, mode: str, deps: Any) -> CanUseTool | None:
     """The user's can_use_tool, called as (tool_name, input) or as the Agent SDK's
-    (tool_name, input, context). A callback that raises or returns something that is no
-    decision ends the run (error_during_execution saying so): it is never a silent deny."""
+    (tool_name, input, context: a ToolPermissionContext of the run's session, cwd, permission
+    mode and deps). A callback that raises or returns something that is no decision ends the run
+    (error_during_execution saying so): it is never a silent deny."""
     if fn is None:
         return None
+    # (only a run with a callback makes a context: its module is imported here, issue 41)
+    from .permission_context import ToolPermissionContext
+
+    context = ToolPermissionContext(session_id, cwd, mode, deps=deps)
     call: Callable[..., Any] = fn
     try:
         params = list(inspect.signature(fn).parameters.values())

@@ -25,21 +25,8 @@ if TYPE_CHECKING:
     from .handoffs import Handoff
     from .interaction import AskUser, ReviewPlan
     from .limits import UsageLimits
+    from .permission_context import ToolPermissionContext as ToolPermissionContext
     from .sessions import SessionStore
-
-
-@dataclass(frozen=True, slots=True)
-class ToolPermissionContext(Generic[DepsT]):
-    """The third argument of a `can_use_tool(tool_name, input, context)` callback (the Agent
-    SDK's ToolPermissionContext): which run asks, and its AgentOptions.deps (typed as
-    `ToolPermissionContext[Deps]`). `suggestions` is kept for the SDK's shape."""
-
-    session_id: str
-    cwd: str
-    permission_mode: str
-    suggestions: tuple[Any, ...] = ()
-    signal: Any = None
-    deps: DepsT = None  # type: ignore[assignment]
 
 
 @dataclass
@@ -494,3 +481,12 @@ def _check_rules(name: str, value: Any) -> None:
 
 
 __all__ = ["AgentDefinition", "AgentOptions", "ToolPermissionContext", "agent_definitions", "agents_from_json", "model_for"]
+
+
+def __getattr__(name: str) -> Any:
+    """ToolPermissionContext, from permission_context.py (where it moved; imported on first use, issue 41)."""
+    if name == "ToolPermissionContext":
+        from .permission_context import ToolPermissionContext
+
+        return ToolPermissionContext
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
