@@ -3,7 +3,8 @@ API key; may import models.base.
 
 The command runs when a request needs a key and none is cached: its stdout (stripped) is the key,
 kept for CLAUDE_CODE_API_KEY_HELPER_TTL_MS milliseconds (default 5 minutes, as in Claude Code),
-then the command runs again. The key is never logged, and an error names the command and its
+then the command runs again; after a 401 it runs again at once and the call is retried with its
+new key (models.anthropic). The key is never logged, and an error names the command and its
 exit status and stderr only (its stdout is the key, or part of one)."""
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ class ApiKeyHelper:
                 return self._key
             self._key, self._expires = self._run(), time.monotonic() + self.ttl_s
             return self._key
+
+    def expire(self) -> None:
+        """Forget the cached key: the next request runs the command again (after a 401)."""
+        with self._lock:
+            self._expires = 0.0
 
     def _run(self) -> str:
         self.runs += 1

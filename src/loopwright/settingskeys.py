@@ -17,7 +17,8 @@ HONOURED: dict[str, tuple[str, str]] = {
     "$schema": ("accepted: a reference for editors, nothing to do",
                 "tests/settings/test_claude_settings_keys.py::test_honoured_and_loopwright_keys_get_no_warning"),
     "apiKeyHelper": ("run when no API key is given; its output is the key, cached for "
-                     "CLAUDE_CODE_API_KEY_HELPER_TTL_MS (default 5 min); never logged",
+                     "CLAUDE_CODE_API_KEY_HELPER_TTL_MS (default 5 min), run again after a 401 (the call is "
+                     "retried with the new key); never logged",
                      "tests/settings/test_model_and_key_settings.py::test_api_key_helper_is_run_cached_and_never_logged"),
     "env": ("set for tools and hooks", "tests/settings/test_settings.py::test_env_from_settings_reaches_bash_commands"),
     "permissions": ("allow / ask / deny rules, defaultMode, additionalDirectories",

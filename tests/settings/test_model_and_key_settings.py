@@ -126,3 +126,32 @@ def test_disable_all_hooks(tmp_path: Path) -> None:
         lw.run("hi", lw.AgentOptions(model=lw.ScriptedModel([[text("ok")]]), cwd=tmp_path, setting_sources=[],
                                      settings={"hooks": {"Stop": [hook]}, "disableAllHooks": disabled}))
         assert (tmp_path / "ran").exists() is (not disabled)
+
+
+@pytest.mark.e2e
+def test_a_401_reruns_the_api_key_helper_and_the_call_goes_again_like_claude_code(tmp_path: Path) -> None:
+    """The server refuses the helper's first key once (401): the helper runs again at once (not
+    after its TTL) and the call is made again with the new key, on loopwright as on Claude Code."""
+    from loopwright.models.base import ModelError
+
+    for who in ("loopwright", "claude"):
+        if who == "claude" and not CLAUDE.exists():
+            continue
+        count = tmp_path / f"runs-{who}"
+        helper = tmp_path / f"key-{who}.sh"
+        helper.write_text(f"#!/bin/sh\necho run >> {count}\necho key-$(wc -l < {count} | tr -d ' ')\n")
+        helper.chmod(0o755)
+        with ScriptedServer([ModelError("invalid x-api-key", status=401), [text("ok")]], is_loop_call=lambda b: True) as srv:
+            if who == "claude":
+                env = {**os.environ, "HOME": str(tmp_path / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
+                       "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+                cmd = [str(CLAUDE)]
+            else:
+                env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url), loopwright_cmd()
+            env.pop("ANTHROPIC_API_KEY", None)
+            r = subprocess.run([*cmd, "-p", "hi", "--model", "claude-sonnet-4-5", "--settings",
+                                json.dumps({"apiKeyHelper": str(helper)})], cwd=tmp_path, env=env, capture_output=True,
+                               text=True, timeout=120)
+            assert r.returncode == 0 and "ok" in r.stdout, (who, r.stderr)
+            assert [q.headers.get("x-api-key") for q in srv.requests] == ["key-1", "key-2"], who
+        assert count.read_text().count("run") == 2, who

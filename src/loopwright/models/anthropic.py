@@ -232,6 +232,26 @@ class AnthropicModel(HTTPModel):
 
     # --- the call ---------------------------------------------------------------------------
 
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """The call; with settings' apiKeyHelper as the key, a 401 reruns the helper and the call is
+        made once more with its new key, as Claude Code does (a rotated key is picked up)."""
+        helper = self.key_helper if not self.api_key and not self.auth_token else None
+        if helper is None or not hasattr(helper, "expire"):
+            return super().stream(request)
+        return self._stream_rekeyed(request, helper)
+
+    async def _stream_rekeyed(self, request: ModelRequest, helper: Any) -> AsyncIterator[ModelEvent]:
+        try:
+            async for ev in super().stream(request):
+                yield ev
+            return
+        except ModelError as e:
+            if e.status != 401:
+                raise
+        helper.expire()  # (a 401 comes before any event: nothing of the first call was passed on)
+        async for ev in super().stream(request):  # request_headers runs the helper again
+            yield ev
+
     async def _sdk_open(self, body: dict[str, Any], request_headers: dict[str, str] | None = None) -> Any:
         kwargs = {k: body[k] for k in _SDK_ARGS if k in body}
         extra = {k: v for k, v in body.items() if k not in _SDK_ARGS}
