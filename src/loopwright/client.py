@@ -31,7 +31,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Generator
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic
 
 from .assemble import query
 from .blocks import Prompt, WireMessage, prompt_content
@@ -43,6 +43,9 @@ from .loop import RunControl
 from .messages import AssistantMessage, Message, OutputT, ResultMessage, SystemMessage
 from .models.base import Model
 from .options import AgentOptions, model_for
+
+if TYPE_CHECKING:
+    from .commands import Expanded
 
 
 class _Done:
@@ -75,7 +78,7 @@ class LoopwrightClient(Generic[OutputT]):
         self._queue: asyncio.Queue[Any] = asyncio.Queue()  # every query's messages, in order
         self._feeder: asyncio.Task[None] | None = None  # query(async iterable): one run per message
         self._pending: list[str] = []  # sent while idle, or too late for the last run
-        self._once: tuple[list[str], str | None] | None = None  # for_next_query()
+        self._once: tuple[list[str], str | None, Expanded | None] | None = None  # for_next_query()
         self._last_call: tuple[int, float] | None = None  # the last main-thread response: its tokens, when
 
     async def __aenter__(self) -> LoopwrightClient[OutputT]:
@@ -130,10 +133,12 @@ class LoopwrightClient(Generic[OutputT]):
         """Text sent that no run has delivered yet (it goes with the next query)."""
         return list(self._pending)
 
-    def for_next_query(self, *, allowed_tools: list[str] | None = None, model: str | None = None) -> None:
+    def for_next_query(self, *, allowed_tools: list[str] | None = None, model: str | None = None,
+                       command: Expanded | None = None) -> None:
         """More allowed tools and/or another model for the next query only (a custom command's
-        `allowed-tools` and `model`, commands.py); the conversation goes on as before after it."""
-        self._once = (list(allowed_tools or []), model)
+        `allowed-tools` and `model`, commands.py), and the command its prompt invokes
+        (AgentOptions.slash_command); the conversation goes on as before after it."""
+        self._once = (list(allowed_tools or []), model, command)
 
     def _next_options(self) -> AgentOptions[Any, OutputT]:
         if self.history is None:  # the first query: resume/continue/fork as configured
@@ -142,9 +147,10 @@ class LoopwrightClient(Generic[OutputT]):
             options = replace(self.options, model=self._model, resume=None, continue_conversation=False,
                               fork_session=False, session_id=self.session_id)
         if self._once is not None:
-            extra, model = self._once
+            extra, model, command = self._once
             self._once = None
-            options = replace(options, allowed_tools=[*options.allowed_tools, *extra], model=model or options.model)
+            options = replace(options, allowed_tools=[*options.allowed_tools, *extra], model=model or options.model,
+                              slash_command=command)
         return options
 
     async def query(self, prompt: Prompt | AsyncIterable[dict[str, Any]]) -> None:

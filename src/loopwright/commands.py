@@ -8,6 +8,9 @@ the whole argument string, `$1`…`$9` its words (shell-quoted words kept whole)
 `description`, `allowed-tools` (allowed for that run), `model` (that run's model). A file in a
 subfolder is `/folder:name`. Used by the interactive mode and as the `-p` prompt. Imports skills
 (front matter) and memory (the repository root) only.
+
+Inline shell (`` !`cmd` `` and ```` ```! ```` blocks) in a command's text is found here
+(`inline_shell`); the run executes it, gated as Bash (skillshell.py).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class Command:
     model: str | None = None
     ignored: list[Ignored] = field(default_factory=list)  # its allowed-tools, in an untrusted workspace
     users: bool = False  # the user's own (not a project's)
+    source: str = "projectSettings"  # Claude Code's command_source: userSettings | projectSettings | plugin
 
 
 @dataclass
@@ -42,6 +46,8 @@ class Expanded:
     allowed_tools: list[str]
     model: str | None
     command: Command
+    args: str = ""  # the arguments as typed
+    line: str = ""  # the whole `/name args` as typed (what UserPromptSubmit and UserPromptExpansion see)
 
 
 def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = None,
@@ -80,7 +86,8 @@ def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = N
             allowed = as_list(meta.get("allowed-tools"))
             ignored = narrow_tools(allowed, str(md), f"command /{name}") if not (users or trusted) else []
             out[name] = Command(name, md, str(meta.get("description") or ""), [] if ignored else allowed,
-                                model if isinstance(model, str) and model else None, ignored, users)
+                                model if isinstance(model, str) and model else None, ignored, users,
+                                "plugin" if d in prefixes else "userSettings" if users else "projectSettings")
     return out
 
 
@@ -105,4 +112,22 @@ def expand(line: str, commands: dict[str, Command]) -> Expanded | None:
     text = re.sub(r"\$([1-9])", lambda g: words[int(g.group(1)) - 1] if int(g.group(1)) <= len(words) else "", text)
     if "$ARGUMENTS" not in body and not re.search(r"\$[1-9]", body) and args:
         text = f"{text.rstrip()}\n\n{args}"  # as Claude Code: arguments are appended when not placed
-    return Expanded(text.strip(), cmd.allowed_tools, cmd.model, cmd)
+    return Expanded(text.strip(), cmd.allowed_tools, cmd.model, cmd, args, line.strip())
+
+
+_BLOCK = r"```!\s*\n?([\s\S]*?)\n?```"
+_INLINE = r"(?<=\s)!`([^`]+)`|^!`([^`]+)`"
+
+
+def inline_shell(text: str) -> list[tuple[str, str]]:
+    """(the text as written, the command) of each inline shell command in a command's or skill's
+    text, as Claude Code finds them: ```` ```! ```` blocks, then `` !`cmd` `` at a line's start
+    or after a space (not inside another code span)."""
+    found = [(m.start(), m.group(0), m.group(1)) for m in re.finditer(_BLOCK, text)]
+    if "!`" in text:
+        # other `code` spans blanked (same length), so a `!` inside one is not a command
+        masked = re.sub(r"`[^`\n]+`", lambda m: m.group(0) if m.start() > 0 and text[m.start() - 1] in "!`"
+                        else "`" + " " * (len(m.group(0)) - 2) + "`", text)
+        for m in re.finditer(_INLINE, masked, re.M):
+            found.append((m.start(), text[m.start():m.end()], text[m.start() + 2:m.end() - 1]))
+    return [(raw, cmd.strip().replace("\r\n", "\n")) for _, raw, cmd in found if cmd.strip()]

@@ -325,6 +325,27 @@ class WorktreeRemoveHookInput(BaseHookInput):
     worktree_path: str
 
 
+class UserPromptExpansionHookInput(BaseHookInput, total=False):
+    """A `/name args` prompt expands: a custom command (slash_command) or an MCP prompt (mcp_prompt)."""
+
+    expansion_type: Required[str]  # "slash_command" | "mcp_prompt"
+    command_name: Required[str]
+    command_args: Required[str]
+    command_source: str  # userSettings | projectSettings | plugin (a custom command's)
+    prompt: Required[str]  # as typed
+
+
+class PreSkillShellCommandHookInput(BaseHookInput, total=False):
+    """A command's inline shell command (`` !`cmd` ``) is about to run; a hook may refuse it."""
+
+    tool_name: Required[str]  # "Bash"
+    tool_input: Required[dict[str, Any]]  # {"command": ...}
+    tool_use_id: Required[str]  # names no tool call in the transcript
+    command_name: Required[str]
+    command_source: str
+    invoked_by: Required[str]  # "user" | "claude" | "other"
+
+
 HookInput: TypeAlias = (
     PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput | UserPromptSubmitHookInput
     | SessionStartHookInput | SessionEndHookInput | StopHookInput | SubagentStartHookInput | SubagentStopHookInput
@@ -333,6 +354,7 @@ HookInput: TypeAlias = (
     | ModelSwitchHookInput | DirectoryAddedHookInput | CwdChangedHookInput
     | ElicitationHookInput | ElicitationResultHookInput | TaskHookInput | WorktreeCreateHookInput
     | WorktreeRemoveHookInput
+    | UserPromptExpansionHookInput | PreSkillShellCommandHookInput
 )
 HOOK_INPUTS: dict[str, type] = {
     "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
@@ -348,6 +370,7 @@ HOOK_INPUTS: dict[str, type] = {
     "Elicitation": ElicitationHookInput, "ElicitationResult": ElicitationResultHookInput,
     "TaskCreated": TaskHookInput, "TaskCompleted": TaskHookInput,
     "WorktreeCreate": WorktreeCreateHookInput, "WorktreeRemove": WorktreeRemoveHookInput,
+    "UserPromptExpansion": UserPromptExpansionHookInput, "PreSkillShellCommand": PreSkillShellCommandHookInput,
 }
 
 

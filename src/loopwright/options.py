@@ -22,6 +22,7 @@ from .tools.base import DepsT, Tool
 from .usage import Price
 
 if TYPE_CHECKING:
+    from .commands import Expanded
     from .handoffs import Handoff
     from .interaction import AskUser, ReviewPlan
     from .limits import UsageLimits
@@ -288,6 +289,11 @@ class AgentOptions(Generic[DepsT, OutputT]):
     the plan ends the run as its result."""
     file_mentions: bool = False
     """`@path` in the prompt includes that file, gated as a Read (the CLI sets it)."""
+    slash_command: Expanded | None = None
+    """The custom command the prompt (`/name args`, kept as typed) invokes, as a front end found it
+    (`commands.expand`): the run puts its text in the prompt's place after the UserPromptSubmit
+    hooks, with the UserPromptExpansion hooks and its inline shell (`` !`cmd` ``) run through the
+    Bash gate (skillshell.py). The CLI, the SDK protocol and ACP set it, for one query."""
 
     def __post_init__(self) -> None:
         self._check_limits()

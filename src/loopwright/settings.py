@@ -102,6 +102,7 @@ class Settings:
     effort_level: str | None = None
     api_key_helper: str | None = None
     disable_all_hooks: bool = False
+    disable_skill_shell: bool = False  # "disableSkillShellExecution": inline shell of commands is not run (skillshell.py)
 
     def add(self, data: dict[str, Any], where: str, base: Path, *, flag: bool = False) -> None:
         """Merge one file's (or one JSON string's) settings into this one (`flag`: given by --settings).
@@ -200,6 +201,8 @@ class Settings:
             self.fallback_model = [n.strip() for n in names]
         if "disableAllHooks" in data:
             self.disable_all_hooks = data["disableAllHooks"] is True
+        if data.get("disableSkillShellExecution") is True:  # restrictive: any file may set it, none unsets it
+            self.disable_skill_shell = True
 
     def _add_display(self, data: dict[str, Any], where: str) -> None:
         style = data.get("outputStyle")

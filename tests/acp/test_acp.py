@@ -220,7 +220,13 @@ def test_streaming_thinking_plan_and_commands(work: Path, tmp_path: Path) -> Non
     """Text arrives as several agent_message_chunks, thinking as agent_thought_chunk, TodoWrite as
     a plan; the custom commands and skills as available_commands_update, and `/name` expands."""
     (work / ".loopwright" / "commands").mkdir(parents=True)
-    (work / ".loopwright" / "commands" / "greet.md").write_text("---\ndescription: say hello\n---\nSay hello to $ARGUMENTS.")
+    (work / ".loopwright" / "commands" / "greet.md").write_text(
+        "---\ndescription: say hello\nallowed-tools: Bash(echo:*)\n---\nSay hello to $ARGUMENTS. !`echo ACP-INLINE`")
+    hook = work / "expansion-hook.sh"  # UserPromptExpansion fires in ACP too (issue 42)
+    hook.write_text(f'#!/bin/sh\ncat > "{work}/expansion.json"\n')
+    hook.chmod(0o755)
+    (work / ".loopwright" / "settings.json").write_text(json.dumps({"hooks": {"UserPromptExpansion": [
+        {"hooks": [{"type": "command", "command": str(hook)}]}]}}))
     skill = work / ".loopwright" / "skills" / "tidy"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: tidy\ndescription: tidy the notes\n---\nTidy.")
@@ -242,7 +248,9 @@ def test_streaming_thinking_plan_and_commands(work: Path, tmp_path: Path) -> Non
 
     r, requests = run(go())
     assert r.stop_reason == "end_turn"
-    assert requests[0].body["messages"][0]["content"][0]["text"].startswith("Say hello to Ada.")
+    assert requests[0].body["messages"][0]["content"][0]["text"].startswith("Say hello to Ada. ACP-INLINE")
+    seen = json.loads((work / "expansion.json").read_text())
+    assert (seen["command_name"], seen["command_args"], seen["prompt"]) == ("greet", "Ada", "/greet Ada")
     chunks = editor.of("agent_message_chunk")
     assert len(chunks) > 1 and editor.agent_text() == "Hello there, Ada! " * 20
     assert "".join(u.content.text for u in editor.of("agent_thought_chunk")) == "Let me plan this carefully."

@@ -270,7 +270,8 @@ def test_rewind_lists_commands_that_ran_and_asks_about_later_changes(tmp_path: P
 def test_slash_menu_completes_builtins_custom_commands_and_skills(tmp_path: Path, sessions: list[Session]) -> None:
     work = tmp_path / "work"
     (work / ".loopwright" / "commands").mkdir(parents=True)
-    (work / ".loopwright" / "commands" / "greet.md").write_text("---\ndescription: say hello nicely\n---\nSay hello.\n")
+    (work / ".loopwright" / "commands" / "greet.md").write_text(
+        "---\ndescription: say hello nicely\n---\nSay hello. !`echo TMUX-INLINE`\n")  # (its shell runs as it expands)
     (work / ".loopwright" / "skills" / "tidy").mkdir(parents=True)
     (work / ".loopwright" / "skills" / "tidy" / "SKILL.md").write_text(
         "---\nname: tidy\ndescription: tidy up the imports\n---\nSort the imports.\n")
@@ -296,7 +297,7 @@ def test_slash_menu_completes_builtins_custom_commands_and_skills(tmp_path: Path
     t.keys("Enter")
     t.wait("hello there")
     h = load_transcript(s.transcripts()[0]).history
-    assert h[0]["content"][0]["text"] == "Say hello."
+    assert h[0]["content"][0]["text"] == "Say hello. TMUX-INLINE"
 
 
 def test_session_list_is_right_after_compaction(tmp_path: Path) -> None:

@@ -487,6 +487,14 @@ def test_every_event_s_input_has_the_shape_of_its_typed_dict(tmp_path: Path) -> 
 
     lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(auto), tools=default_tools(), hooks=hooks, cwd=tmp_path,
                                  permission_mode="auto"))
+    # a custom command (UserPromptExpansion) with inline shell (PreSkillShellCommand)
+    from loopwright.commands import expand, find_commands
+
+    (tmp_path / ".claude" / "commands").mkdir(parents=True)
+    (tmp_path / ".claude" / "commands" / "hi.md").write_text("Say !`echo hi` to $ARGUMENTS\n")
+    ex = expand("/hi you", find_commands(tmp_path, ["project"], trusted=True))
+    lw.run("/hi you", lw.AgentOptions(model=lw.ScriptedModel([text("ok")]), tools=default_tools(), hooks=hooks,
+                                      cwd=tmp_path, slash_command=ex, allowed_tools=["Bash(echo:*)"]))
     # (Elicitation and ElicitationResult need an MCP server: test_hooks_elicitation.py checks their shape)
     assert set(seen) == set(HOOK_EVENTS) - {"Elicitation", "ElicitationResult"}
     for event, inputs in seen.items():

@@ -198,5 +198,7 @@ def test_the_interactive_mode_expands_a_plugin_command(tmp_path: Path, capsys: p
     plug = make_plugin(tmp_path / "plug", mcp=False)
     repl = Repl(AgentOptions(model="scripted:unused.json", cwd=str(tmp_path), plugins=[str(plug)]))
     prompt = repl.custom_command("/myplug:hello repl")
-    assert prompt is not None and "HELLO-FROM-PLUGIN repl" in prompt
+    assert prompt == "/myplug:hello repl"  # as typed: the run expands it (UserPromptExpansion), after UserPromptSubmit
+    command = repl.client._next_options().slash_command
+    assert command is not None and "HELLO-FROM-PLUGIN repl" in command.prompt and command.command.source == "plugin"
     assert repl.custom_command("/nothing:here") is None

@@ -610,13 +610,24 @@ def test_custom_slash_command(cli: str, tmp_path: Path) -> None:
     """setting_sources.py: the project's commands are listed in the init message, and a prompt
     naming one runs it."""
     (tmp_path / ".claude" / "commands").mkdir(parents=True)
-    (tmp_path / ".claude" / "commands" / "greet.md").write_text("Say a warm hello to $ARGUMENTS.\n")
+    (tmp_path / ".claude" / "commands" / "greet.md").write_text(
+        "---\nallowed-tools: Bash(echo:*)\n---\nSay a warm hello to $ARGUMENTS. !`echo SDK-INLINE`\n")
+    hook = tmp_path / "hook.sh"  # UserPromptExpansion and PreSkillShellCommand fire here too (issue 42)
+    hook.write_text(f'#!/bin/sh\ncat >> "{tmp_path}/hooks.log"\necho >> "{tmp_path}/hooks.log"\n')
+    hook.chmod(0o755)
+    logged = {e: [{"hooks": [{"type": "command", "command": str(hook)}]}]
+              for e in ("UserPromptExpansion", "PreSkillShellCommand")}
     with ScriptedServer([[text("Hello, Bob!")]]) as srv:
-        msgs = asyncio.run(collect("/greet Bob", options(cli, srv, tmp_path, setting_sources=["project"])))
+        msgs = asyncio.run(collect("/greet Bob", options(cli, srv, tmp_path, setting_sources=["project"],
+                                                         settings=json.dumps({"hooks": logged}))))
     init = next(m for m in msgs if isinstance(m, SystemMessage))
     assert "greet" in init.data["slash_commands"]
     assert result_of(msgs).result == "Hello, Bob!"
-    assert "Say a warm hello to Bob." in json.dumps(srv.loop_requests[0].body["messages"])
+    assert "Say a warm hello to Bob. SDK-INLINE" in json.dumps(srv.loop_requests[0].body["messages"])
+    seen = [json.loads(ln) for ln in (tmp_path / "hooks.log").read_text().splitlines() if ln.strip()]
+    assert [(d["hook_event_name"], d["command_name"]) for d in seen] == [
+        ("UserPromptExpansion", "greet"), ("PreSkillShellCommand", "greet")]
+    assert seen[1]["tool_input"] == {"command": "echo SDK-INLINE"}
 
 
 @pytest.mark.parametrize("cli", CLIS)

@@ -29,6 +29,7 @@ from .. import __version__
 
 if TYPE_CHECKING:  # imported by the first session: the editor waits for initialize's answer
     from ..blocks import Prompt
+    from ..commands import Expanded
     from ..options import AgentOptions
     from .permission import AcpAsker
     from .updates import Updates
@@ -293,12 +294,12 @@ class LoopwrightAcpAgent:
         control = session.control = RunControl()  # busy from here: a second prompt is refused
         result: ResultMessage | None = None
         try:
-            text, extra_rules, model = await asyncio.to_thread(expand_command, text, session)
+            text, extra_rules, model, command = await asyncio.to_thread(expand_command, text, session)
             assert session.asker is not None
             session.asker.cancelled = False
             options = replace(session.options, permission_mode=session.mode,  # type: ignore[arg-type]
                               model=model or session.model,
-                              allowed_tools=[*session.options.allowed_tools, *extra_rules],
+                              allowed_tools=[*session.options.allowed_tools, *extra_rules], slash_command=command,
                               can_use_tool=session.asker.ask, review_plan=session.asker.review_plan,
                               ask_user=session.asker.ask_user, elicit=session.asker.elicit,
                               session_id=None if session.resumable else session.id,
@@ -421,19 +422,20 @@ def _path_of(uri: str) -> str:
     return unquote(u.path) if u.scheme == "file" else uri
 
 
-def expand_command(text: str, session: AcpSession) -> tuple[str, list[str], str | None]:
-    """`/name args` of a custom command or a skill -> (prompt, allowed rules, model)."""
+def expand_command(text: str, session: AcpSession) -> tuple[str, list[str], str | None, Expanded | None]:
+    """`/name args` of a custom command or a skill -> (prompt, allowed rules, model, the command
+    the run expands: the prompt stays as typed, AgentOptions.slash_command)."""
     if not text.startswith("/"):
-        return text, [], None
+        return text, [], None, None
     from ..cli.slash import skill_prompt
     from ..commands import expand, find_commands
 
     sources = session.options.setting_sources or []
     ex = expand(text, find_commands(session.cwd, sources))
     if ex is not None:
-        return ex.prompt, list(ex.allowed_tools), ex.model
+        return text, list(ex.allowed_tools), ex.model, ex
     skill = skill_prompt(text, str(session.cwd), sources)
-    return (skill, [], None) if skill is not None else (text, [], None)
+    return (skill, [], None, None) if skill is not None else (text, [], None, None)
 
 
 def commands_of(session: AcpSession) -> list[s.AvailableCommand]:

@@ -103,8 +103,8 @@ def valid_text(s: str) -> str:
 
 
 def custom_command(prompt: str, options: AgentOptions) -> tuple[str, AgentOptions]:
-    """`/name args` naming a custom command (commands.py) becomes its prompt, with its
-    allowed-tools and model for this run; any other prompt is kept as it is."""
+    """`/name args` naming a custom command (commands.py): the options of its run (its
+    allowed-tools, its model, the command to expand); the prompt is kept as it is."""
     if not prompt.startswith("/") or (options.setting_sources is None and not options.plugins):
         return prompt, options
     from ..commands import expand, find_commands
@@ -121,8 +121,9 @@ def custom_command(prompt: str, options: AgentOptions) -> tuple[str, AgentOption
         print(f"loopwright: warning: {line}", file=sys.stderr)
     if ex is None:
         return prompt, options
-    return ex.prompt, replace(options, allowed_tools=[*options.allowed_tools, *ex.allowed_tools],
-                              model=ex.model or options.model)
+    # the prompt stays as typed: the run expands it after UserPromptSubmit (AgentOptions.slash_command)
+    return prompt, replace(options, allowed_tools=[*options.allowed_tools, *ex.allowed_tools],
+                           model=ex.model or options.model, slash_command=ex)
 
 
 def run_cli(args: argparse.Namespace) -> int:

@@ -320,8 +320,9 @@ class Repl:
         if ex is None:
             return None
         self.say(f"  /{ex.command.name}: {ex.command.description or ex.command.path}")
-        self.client.for_next_query(allowed_tools=ex.allowed_tools, model=ex.model)  # as in -p: this turn only
-        return ex.prompt
+        # as in -p: this turn only; the run expands the line after UserPromptSubmit
+        self.client.for_next_query(allowed_tools=ex.allowed_tools, model=ex.model, command=ex)
+        return line.strip()
 
     # --- the prompt --------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ HOOK_EVENTS = (  # the events loopwright fires, each at Claude Code's moment
     "PreCompact", "PostCompact", "SessionEnd", "PermissionDenied",
     "PreModelSwitch", "PostModelSwitch", "DirectoryAdded", "CwdChanged",
     "Elicitation", "ElicitationResult", "TaskCreated", "TaskCompleted",
+    "UserPromptExpansion", "PreSkillShellCommand",
 )
 
 # Every hook event of Claude Code 2.1.332 (the Agent SDK's HOOK_EVENTS): a hook on one of these is
@@ -35,7 +36,6 @@ CLAUDE_HOOK_EVENTS = (
 
 # Claude Code's events loopwright never fires, and why (a hook on one is named once as a run starts).
 UNFIRED_EVENTS = {
-    "UserPromptExpansion": "custom commands expand without an event",
     "Setup": "there is no --init / --maintenance",
     "TeammateIdle": "there are no agent teams (Claude Code's are behind CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1)",
     "ConfigChange": "settings are read once, when a run starts",
@@ -43,7 +43,6 @@ UNFIRED_EVENTS = {
     "WorktreeRemove": "there are no worktree sessions",
     "FileChanged": "no files are watched",
     "MessageDisplay": "there is no message display to hook",
-    "PreSkillShellCommand": "skills' inline shell commands are not run",
 }
 DEFAULT_TIMEOUT = 60.0
 

@@ -1,6 +1,7 @@
 """Room: bases (hooks). Owns the events the loop, the executor and agents fire, and what each
 event's hooks decide (Claude Code's stdin fields and stdout decisions per event); may import
-hooks.config, hooks.output, hooks.runner, hooks.work, event_types (types only), ids and telemetry.
+hooks.config, hooks.output, hooks.prompt_events, hooks.runner, hooks.work, event_types (types only), ids
+and telemetry.
 
 A run fires its frozen HookRegistry through `RunHooks` with a `HookState` of its own (context,
 reports, `continue: false`), so per-run state never crosses runs."""
@@ -27,6 +28,7 @@ from .output import (
     tool_output,
     unsupported,
 )
+from .prompt_events import PromptEvents
 from .runner import run_background, run_one
 from .work import WorkEvents
 
@@ -94,7 +96,7 @@ class HookState:
         return out
 
 
-class RunHooks(WorkEvents):
+class RunHooks(WorkEvents, PromptEvents):
     """The events the loop, the executor and agents fire: a run's frozen HookRegistry run with
     the run's own HookState (and its telemetry observer). Made by `run_hooks` (or `Hooks.for_run`)."""
 

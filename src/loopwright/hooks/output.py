@@ -119,6 +119,8 @@ HONOURED_SPECIFIC: dict[str, frozenset[str]] = {
     "Elicitation": frozenset({"action", "content"}),
     "ElicitationResult": frozenset({"action", "content"}),
     "WorktreeCreate": frozenset({"worktreePath"}),
+    "UserPromptExpansion": frozenset({"additionalContext", "suppressOriginalPrompt"}),
+    "PreSkillShellCommand": frozenset({"permissionDecision", "permissionDecisionReason", "updatedInput"}),
 }
 REFUSED_FIELDS = {
     "terminalSequence": "loopwright emits no terminal sequences for hooks",

@@ -70,6 +70,8 @@ class Run:
         self.is_top = is_top  # not a subagent: `@file` mentions are read (mentions.py)
         self._fixed: tuple[RunDeps, int] | None = None  # (deps, their system + tool_defs size): _fixed_chars
         self._request: ModelRequest | None = None  # the last call's (request())
+        # The prompt's expansion (kind, name, args, source, as typed): an MCP prompt's, or the custom command's
+        self._expanded: tuple[str, str, str, str | None, str] | None = None
         self._reach: tuple[bool, Any] | None = None  # (trusted, memory.project_reach): nested_memory
 
     async def open_mcp(self) -> None:
@@ -98,11 +100,53 @@ class Run:
         if not isinstance(content, list) or not content or content[0].get("type") != "text" \
                 or not str(content[0].get("text", "")).startswith("/mcp__"):
             return
-        blocks, why = await mcp.expand_prompt(content[0]["text"])
+        line = str(content[0]["text"]).strip()
+        blocks, why = await mcp.expand_prompt(line)
         if why:
             self.warnings.append(why)
         if blocks:
             h[-1] = {"role": "user", "content": [*blocks, *content[1:]]}
+            name, _, args = line[1:].partition(" ")
+            self._expanded = ("mcp_prompt", name, args.strip(), None, line)  # UserPromptExpansion's fields
+
+    async def expand_command(self) -> tuple[str | None, list[SystemMessage]]:
+        """After UserPromptSubmit: the prompt's custom command (options.slash_command) or MCP
+        prompt expands, with the UserPromptExpansion hooks and the command's inline shell
+        (skillshell.py). Returns why the prompt stops (None: it goes on) and the warnings to show."""
+        ex, hooks, h = self.deps.options.slash_command, self.deps.hooks, self.state.h
+        if ex is not None and self.is_top:
+            self._expanded = ("slash_command", ex.command.name, ex.args, ex.command.source, ex.line)
+        if self._expanded is None:
+            return None, []
+        kind, name, args, source, line = self._expanded
+        context = None
+        if hooks.active:
+            expanded = await hooks.user_prompt_expansion(kind, name, args, source, line)
+            if expanded.block is not None:
+                return expanded.block, []
+            context = expanded.context
+        notes: list[SystemMessage] = []
+        if ex is not None and self.is_top:
+            from ..skillshell import ShellSource, run_inline_shell
+            from ..tools.builtin import make_bash_tools
+
+            d = self.deps
+            bash = d.tools.get("Bash") or make_bash_tools()[0]  # (Claude Code runs it without a Bash tool too)
+            shell = await run_inline_shell(ex.prompt, ShellSource(name, source, "user"), d.executor.permissions,
+                                           bash, d.executor.ctx, hooks,
+                                           d.settings is not None and d.settings.disable_skill_shell)
+            if shell.error is not None:
+                return shell.error, []
+            notes = [SystemMessage("informational", {"content": n, "level": "warning", "tag": "skill_shell_hook"})
+                     for n in shell.notes]
+            content = h[-1]["content"]
+            first = next((i for i, b in enumerate(content) if b.get("type") == "text"), None)
+            text: dict[str, Any] = {"type": "text", "text": shell.text}
+            h[-1] = {"role": "user", "content": [text, *content] if first is None
+                     else [*content[:first], text, *content[first + 1:]]}
+        if context:
+            h[-1] = {"role": "user", "content": [*h[-1]["content"], TextBlock(context).to_wire()]}
+        return None, notes
 
     async def include_mentions(self, prompt: str) -> None:
         """The files the prompt mentions (`@path`), appended to its message (mentions.py)."""

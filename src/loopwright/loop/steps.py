@@ -124,13 +124,19 @@ async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
         if discovered is not None:
             yield run.persist(discovered)
         blocked = await run.start_hooks(text)
+        if blocked is not None:
+            blocked = f"prompt blocked by a UserPromptSubmit hook: {blocked}"
+        else:  # a custom command or an MCP prompt expands (UserPromptExpansion, inline shell)
+            blocked, notes = await run.expand_command()
+            for m in notes:
+                yield run.persist(m)
         for m in run.hook_messages():
             yield run.persist(m)
         if blocked is None and d.options.file_mentions and run.is_top:
             await run.include_mentions(text)  # `@file`s, gated as Reads (mentions.py)
         run.persist_prompt()  # before the first model call: a crash from here on can be resumed
         if blocked is not None:
-            yield run.persist(run.result("error_during_execution", error=f"prompt blocked by a UserPromptSubmit hook: {blocked}"))
+            yield run.persist(run.result("error_during_execution", error=blocked))
             return
         async for msg in _loop(run):
             yield run.persist(msg)

@@ -81,6 +81,7 @@ def narrow_settings(data: Any, where: str) -> tuple[Any, list[Ignored]]:
         out["permissions"] = perms
     _drop_commands_and_grants(data, drop)
     for key in ("disabledMcpjsonServers",  # (turning a server off narrows)
+                "disableSkillShellExecution",  # (only true is read: commands' inline shell is not run)
                 "outputStyle",  # a style is text for the model, as the project's memory files are
                 "smallFastModel"):  # tools/web/config.py: only a model of the run's own provider
         if key in data:

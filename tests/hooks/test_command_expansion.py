@@ -1,0 +1,184 @@
+"""A custom command's expansion (issue 42): UserPromptExpansion and the command's inline shell
+(`` !`cmd` ``) with PreSkillShellCommand, Claude Code 2.1.332 and loopwright on the same scripted
+turns with the same files: what each hook read on stdin, what the model was sent, and what a
+refusal does. Each side runs as a CLI (`-p "/greet world"`) against its own loopback server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopwright.testing import ScriptedServer
+from tests.helpers import TESTS, cli_env, loopwright_cmd, text
+
+CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
+WHO = ("claude", "loopwright") if CLAUDE.exists() else ("loopwright",)
+GREET = "---\ndescription: greets\nallowed-tools: Bash(echo:*)\n---\nHello $ARGUMENTS. Date: !`echo INLINE-OUT`. End.\n"
+EVENTS = ("UserPromptSubmit", "UserPromptExpansion", "PreSkillShellCommand")
+pytestmark = pytest.mark.e2e
+
+
+def run(who: str, proj: Path, home: Path, hook_out: str = "", command: str = GREET, *args: str,
+        events: tuple[str, ...] = EVENTS, prompt: str = "/greet world", **more: Any) -> tuple[Any, dict[str, Any], list[dict[str, Any]]]:
+    """One side's run of `prompt` in `proj` with a logging hook on `events` (its stdout after the
+    log: `hook_out`, a shell snippet that reads $IN); (the server's requests, the CLI's JSON
+    result, the hook inputs in order)."""
+    (proj / ".claude" / "commands").mkdir(parents=True, exist_ok=True)
+    (proj / ".claude" / "commands" / "greet.md").write_text(command)
+    home.mkdir(exist_ok=True)
+    log = proj.parent / f"{who}-hooks.log"
+    hook = proj.parent / f"{who}-hook.sh"
+    hook.write_text(f'#!/bin/sh\nIN=$(cat)\necho "$IN" >> "{log}"\n{hook_out}\n')
+    hook.chmod(0o755)
+    settings = {"hooks": {e: [{"hooks": [{"type": "command", "command": str(hook)}]}] for e in events}, **more}
+    with ScriptedServer([[text("done")]], is_loop_call=lambda body: True) as srv:
+        if who == "claude":
+            env = {**os.environ, "HOME": str(home), "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "any",
+                   "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+            cmd = [str(CLAUDE)]
+        else:
+            env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(home)), loopwright_cmd()
+        r = subprocess.run([*cmd, "-p", prompt, "--model", "claude-sonnet-4-5", "--output-format", "json",
+                            "--settings", json.dumps(settings), *args], cwd=proj, env=env, capture_output=True,
+                           text=True, timeout=120, stdin=subprocess.DEVNULL)
+        assert r.returncode in (0, 1), (who, r.stderr)
+        seen = [json.loads(ln) for ln in log.read_text().splitlines() if ln.strip()] if log.exists() else []
+        return list(srv.requests), json.loads(r.stdout), seen
+
+
+def sent(requests: Any) -> str:
+    """The text of the last user message the model was sent."""
+    content = requests[-1].body["messages"][-1]["content"]
+    return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_expansion_and_inline_shell_hooks_read_what_claude_codes_do(tmp_path: Path, who: str) -> None:
+    requests, result, seen = run(who, tmp_path / "proj", tmp_path / "home")
+    by = {d["hook_event_name"]: d for d in seen}
+    assert [d["hook_event_name"] for d in seen] == list(EVENTS), who  # the order: submit, expand, then the shell
+    assert by["UserPromptSubmit"]["prompt"] == "/greet world", who  # the prompt as typed
+    exp = by["UserPromptExpansion"]
+    assert {k: exp[k] for k in ("expansion_type", "command_name", "command_args", "command_source", "prompt")} == {
+        "expansion_type": "slash_command", "command_name": "greet", "command_args": "world",
+        "command_source": "projectSettings", "prompt": "/greet world"}, who
+    sh = by["PreSkillShellCommand"]
+    assert {k: sh[k] for k in ("tool_name", "tool_input", "command_name", "command_source", "invoked_by")} == {
+        "tool_name": "Bash", "tool_input": {"command": "echo INLINE-OUT"}, "command_name": "greet",
+        "command_source": "projectSettings", "invoked_by": "user"}, who
+    assert sh["tool_use_id"].endswith(":inner:preamble-0"), who
+    assert "Hello world. Date: INLINE-OUT. End." in sent(requests), who  # the output in the command's place
+    assert result["result"] == "done", who
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_expansion_hook_exit_2_blocks_before_any_model_call(tmp_path: Path, who: str) -> None:
+    out = 'case "$IN" in *\\"UserPromptExpansion\\"*) echo "not this command" >&2; exit 2;; esac'
+    requests, result, seen = run(who, tmp_path / "proj", tmp_path / "home", out)
+    assert requests == [], who
+    assert "UserPromptExpansion operation blocked by hook" in result["result"], who
+    assert "not this command" in result["result"] and "Original prompt: /greet world" in result["result"], who
+    assert "PreSkillShellCommand" not in [d["hook_event_name"] for d in seen], who  # nothing ran
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_expansion_block_and_suppress_original_prompt(tmp_path: Path, who: str) -> None:
+    answer = {"decision": "block", "reason": "json no",
+              "hookSpecificOutput": {"hookEventName": "UserPromptExpansion", "suppressOriginalPrompt": True}}
+    out = f"case \"$IN\" in *'\"UserPromptExpansion\"'*) echo '{json.dumps(answer)}';; esac"
+    requests, result, _ = run(who, tmp_path / "proj", tmp_path / "home", out)
+    assert requests == [], who
+    assert "UserPromptExpansion operation blocked by hook:\njson no" in result["result"], who
+    assert "Original prompt" not in result["result"], who
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_expansion_context_reaches_the_model(tmp_path: Path, who: str) -> None:
+    answer = {"hookSpecificOutput": {"hookEventName": "UserPromptExpansion", "additionalContext": "CTX-EXPANSION"}}
+    out = f"case \"$IN\" in *'\"UserPromptExpansion\"'*) echo '{json.dumps(answer)}';; esac"
+    requests, _, _ = run(who, tmp_path / "proj", tmp_path / "home", out)
+    body = json.dumps(requests[-1].body["messages"][-1])
+    assert "CTX-EXPANSION" in body and "INLINE-OUT" in body, who
+
+
+@pytest.mark.parametrize("who", WHO)
+@pytest.mark.parametrize("answer", [
+    {"hookSpecificOutput": {"hookEventName": "PreSkillShellCommand", "permissionDecision": "deny",
+                            "permissionDecisionReason": "no shell here"}},
+    {"decision": "block", "reason": "no shell here"},
+])
+def test_skill_shell_hook_refusal_leaves_a_placeholder(tmp_path: Path, who: str, answer: dict[str, Any]) -> None:
+    out = f"case \"$IN\" in *'\"PreSkillShellCommand\"'*) echo '{json.dumps(answer)}';; esac"
+    command = GREET.replace("echo INLINE-OUT", "touch ran.txt").replace("Bash(echo:*)", "Bash(touch:*)")
+    requests, _, _ = run(who, tmp_path / "proj", tmp_path / "home", out, command)
+    assert "Date: [not run: blocked by hook: no shell here]. End." in sent(requests), who
+    assert not (tmp_path / "proj" / "ran.txt").exists(), who
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_skill_shell_exit_2_and_changed_command_refuse(tmp_path: Path, who: str) -> None:
+    out = 'case "$IN" in *\\"PreSkillShellCommand\\"*) echo "stop it" >&2; exit 2;; esac'
+    requests, _, _ = run(who, tmp_path / "a" / "proj", tmp_path / "a" / "home", out)
+    assert "[not run: blocked by hook: stop it]" in sent(requests), who
+    answer = {"hookSpecificOutput": {"hookEventName": "PreSkillShellCommand", "updatedInput": {"command": "echo X"}}}
+    out = f"case \"$IN\" in *'\"PreSkillShellCommand\"'*) echo '{json.dumps(answer)}';; esac"
+    requests, _, _ = run(who, tmp_path / "b" / "proj", tmp_path / "b" / "home", out)
+    assert "[not run: blocked by hook: the hook changed the command, which isn't supported here]" in sent(requests), who
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_inline_shell_the_rules_do_not_allow_fails_the_command(tmp_path: Path, who: str) -> None:
+    """No allowed-tools: `touch` would need approval, nobody is asked, the command fails whole."""
+    command = "---\ndescription: greets\n---\nA !`touch made-by-inline` B\n"
+    requests, result, seen = run(who, tmp_path / "proj", tmp_path / "home", "", command)
+    assert requests == [], who
+    assert result["result"].startswith('Shell command permission check failed for pattern "!`touch made-by-inline`": '), who
+    assert not (tmp_path / "proj" / "made-by-inline").exists(), who
+    assert "PreSkillShellCommand" not in [d["hook_event_name"] for d in seen], who  # the gate first
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_inline_shell_that_fails_fails_the_command(tmp_path: Path, who: str) -> None:
+    command = "---\ndescription: greets\nallowed-tools: Bash(ls:*)\n---\nA !`ls no-such-file` B\n"
+    requests, result, _ = run(who, tmp_path / "proj", tmp_path / "home", "", command)
+    assert requests == [], who
+    assert result["result"].startswith('Shell command failed for pattern "!`ls no-such-file`": '), who
+    assert "no-such-file" in result["result"][60:], who
+
+
+def test_a_deny_rule_refuses_what_allowed_tools_allow(tmp_path: Path) -> None:
+    """The command's allowed-tools are allow rules: the user's deny rule still wins (the same gate)."""
+    _, result, seen = run("loopwright", tmp_path / "proj", tmp_path / "home", "", GREET,
+                          "--disallowedTools", "Bash(echo:*)")
+    assert result["result"].startswith('Shell command permission check failed for pattern "!`echo INLINE-OUT`"'), result
+    assert "PreSkillShellCommand" not in [d["hook_event_name"] for d in seen]
+
+
+def test_disable_skill_shell_execution_runs_nothing(tmp_path: Path) -> None:
+    proj = tmp_path / "proj"
+    command = GREET.replace("echo INLINE-OUT", "touch ran.txt").replace("Bash(echo:*)", "Bash(touch:*)")
+    requests, _, seen = run("loopwright", proj, tmp_path / "home", "", command, disableSkillShellExecution=True)
+    assert "Date: [shell command not run: disableSkillShellExecution is set]. End." in sent(requests)
+    assert not (proj / "ran.txt").exists()
+    assert "PreSkillShellCommand" not in [d["hook_event_name"] for d in seen]
+
+
+def test_untrusted_project_commands_allowed_tools_do_not_let_its_shell_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project command's allowed-tools grant nothing in a workspace the user has not trusted:
+    its inline shell is judged by the user's own rules only (here: refused, nobody is asked)."""
+    monkeypatch.setenv("LOOPWRIGHT_TRUSTED_DIRS", str(tmp_path / "elsewhere"))
+    command = GREET.replace("echo INLINE-OUT", "touch ran.txt").replace("Bash(echo:*)", "Bash(touch:*)")
+    requests, result, _ = run("loopwright", tmp_path / "proj", tmp_path / "home", "", command)
+    assert requests == []
+    assert result["result"].startswith('Shell command permission check failed for pattern "!`touch ran.txt`"'), result
+    assert not (tmp_path / "proj" / "ran.txt").exists()
+    # trusted, the same command runs: its allowed-tools are the grant (and its empty output is empty)
+    monkeypatch.setenv("LOOPWRIGHT_TRUSTED_DIRS", str(tmp_path))
+    requests, _, _ = run("loopwright", tmp_path / "proj2", tmp_path / "home2", "", command)
+    assert (tmp_path / "proj2" / "ran.txt").exists()
+    assert "Hello world. Date: . End." in sent(requests)
