@@ -140,7 +140,7 @@ class Settings:
                 raise SettingsError(f"{where}: permissions.{key} must be a list of rules")
             for item in items:
                 try:
-                    target.append(Rule.parse(item, base=base, source=_rule_source(where, flag)))
+                    target.append(Rule.parse(item, base=base, source=_rule_source(where, flag), kind=key))
                 except ValueError as e:
                     if key == "allow":
                         self.warnings.append(f"{where}: permissions.allow: {e}; the rule is ignored")
@@ -411,9 +411,9 @@ def build_run_config(options: AgentOptions, cwd: Path, settings: Settings | None
     if settings is not None:
         add_dirs = [*settings.additional_directories, *add_dirs]
     try:
-        allow = [*(settings.allow if settings else []), *_cli_rules(options.allowed_tools, "--allowedTools")]
+        allow = [*(settings.allow if settings else []), *_cli_rules(options.allowed_tools, "--allowedTools", "allow")]
         ask = [*(settings.ask if settings else [])]
-        deny = [*(settings.deny if settings else []), *_cli_rules(options.disallowed_tools, "--disallowedTools")]
+        deny = [*(settings.deny if settings else []), *_cli_rules(options.disallowed_tools, "--disallowedTools", "deny")]
     except ValueError as e:
         raise SettingsError(str(e)) from None
     # The processes tools and hooks start get the settings' env, then the options' own (AgentOptions.env).
@@ -443,11 +443,11 @@ def build_run_config(options: AgentOptions, cwd: Path, settings: Settings | None
     return RunConfig(permissions, registry, add_dirs, env, settings, sandbox)
 
 
-def _cli_rules(items: list[str], flag: str) -> list[Rule]:
+def _cli_rules(items: list[str], flag: str, kind: str) -> list[Rule]:
     out = []
     for item in items:
         try:
-            out.append(Rule.parse(item, source="cli"))
+            out.append(Rule.parse(item, source="cli", kind=kind))
         except ValueError as e:
             raise ValueError(f"{flag}: {e}") from None
     return out

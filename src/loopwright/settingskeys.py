@@ -217,9 +217,12 @@ def compat_markdown(schema_keys: Iterable[str], version: str) -> str:
               "(`*.` for subdomains), `mcp__server`, `mcp__server__tool`, `mcp__server__*`, and `Tool(param:value)`: "
               "the call's parameter `param`, as text, matches the `*` pattern `value` (`Agent(model:opus)`, "
               "`Agent(subagent_type:Explore)`).", "",
-              "Refused by name, as Claude Code refuses them: a pattern in parentheses after an MCP tool, a URL or a "
-              "missing `domain:` in `WebFetch(...)`, wildcards in `WebSearch(...)`, an empty prefix `Bash(:*)`, "
-              "`:*` in a file rule, and a malformed rule. In a settings file, such an allow rule is left out with "
+              "Wildcard tool names (`Bas*`, `mcp__*`) in deny and ask rules.", "",
+              "Refused by name, as Claude Code refuses them: empty parentheses (`Bash()`: write `Bash`), a tool name "
+              "starting in lowercase (`bash`), a wildcard tool name in an allow rule (`Bas*`, `mcp__*`; only "
+              "`mcp__server__glob` with a literal server may have one), a pattern in parentheses after an MCP tool, a "
+              "URL or a missing `domain:` in `WebFetch(...)`, wildcards in `WebSearch(...)`, an empty prefix "
+              "`Bash(:*)`, `:*` in a file rule, and a malformed rule. In a settings file, such an allow rule is left out with "
               "one warning line (leaving it out only narrows); such a deny or ask rule stops the run (leaving it "
-              "out would allow more)."]
+              "out would allow more; Claude Code skips it with a warning)."]
     return "\n".join(lines) + "\n"

@@ -115,9 +115,9 @@ class Permissions(Judge):
     def __post_init__(self) -> None:
         if self.mode is not None and self.mode not in PERMISSION_MODES:
             raise ValueError(f"unknown permission mode {self.mode!r}; use one of {', '.join(PERMISSION_MODES)}")
-        self.allow = parse_rules(self.allowed_tools, "cli")
-        self.ask = parse_rules(self.ask_tools, "cli")
-        self.deny = parse_rules(self.disallowed_tools, "cli")
+        self.allow = parse_rules(self.allowed_tools, "cli", "allow")
+        self.ask = parse_rules(self.ask_tools, "cli", "ask")
+        self.deny = parse_rules(self.disallowed_tools, "cli", "deny")
         self.ws = Workspace(self.cwd, self.add_dirs, self.home, self.exec_path)
         self._bind_state()
 

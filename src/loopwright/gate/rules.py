@@ -43,17 +43,21 @@ class Rule:
     source: RuleSource = "cli"  # where it came from (gate.verdict.RuleSource)
 
     @classmethod
-    def parse(cls, text: str, base: str | Path | None = None, source: RuleSource = "cli") -> Rule:
+    def parse(cls, text: str, base: str | Path | None = None, source: RuleSource = "cli",
+              kind: str | None = None) -> Rule:
+        """`text` as a rule; raises ValueError (naming it) for one Claude Code refuses. `kind`
+        "allow": an allow rule, which may not have a wildcard tool name (Claude Code's check)."""
         if not isinstance(text, str):
             raise ValueError(f"a permission rule must be a string, not {type(text).__name__}")
         m = re.match(_RULE, text, re.S)
         if m is None:
             raise ValueError(f"malformed permission rule {text!r}: use Tool or Tool(specifier)")
+        _check_tool(m.group(1), m.group(2), text, kind)
         spec = m.group(2)
         if spec is not None:
             spec = spec.strip()
-            if spec in ("", "*"):
-                spec = None  # Bash() and Bash(*) mean every Bash call
+            if spec == "*":
+                spec = None  # Bash(*) means every Bash call
         rule = cls(m.group(1), spec, str(base) if base is not None else None, source)
         if spec is not None:
             _check_specifier(rule.tool, spec, text)
@@ -80,8 +84,30 @@ class Rule:
         return "*" in t and Glob.of(t).fullmatch(name)  # no backslash in a rule's tool: `*` is a wildcard
 
 
-def parse_rules(items: Iterable[str | Rule], source: RuleSource) -> list[Rule]:
-    return [r if isinstance(r, Rule) else Rule.parse(r, source=source) for r in items]
+def parse_rules(items: Iterable[str | Rule], source: RuleSource, kind: str | None = None) -> list[Rule]:
+    return [r if isinstance(r, Rule) else Rule.parse(r, source=source, kind=kind) for r in items]
+
+
+def _check_tool(tool: str, spec: str | None, text: str, kind: str | None) -> None:
+    """Claude Code 2.1.332's checks of a rule's tool (its messages, in loopwright's one line):
+    empty parentheses, a lowercase tool name, a wildcard tool name in an allow rule."""
+    why = None
+    if spec is not None and not spec.strip():
+        why = f'empty parentheses: either specify a pattern or use just "{tool}" without parentheses'
+    elif "_" not in tool and tool[0] != tool[0].upper():
+        why = f'tool names must start with uppercase: use "{tool[0].upper() + tool[1:]}"'
+    elif kind == "allow" and "*" in tool and not _mcp_tool_glob(tool):
+        why = (f'wildcard tool name "{tool}" is not supported in allow rules: an allow rule must name the scope it '
+               "widens (a glob only in the tool position after a literal mcp__<server>__ prefix, e.g. "
+               "mcp__github__get_*); deny and ask rules accept wildcards anywhere")
+    if why is not None:
+        raise ValueError(f"invalid permission rule {text!r}: {why}")
+
+
+def _mcp_tool_glob(tool: str) -> bool:
+    """`mcp__<server>__<glob>` with a literal server name: the one wildcard an allow rule may have."""
+    server, sep, _ = tool[len("mcp__"):].partition("__") if tool.startswith("mcp__") else ("", "", "")
+    return bool(sep) and bool(server) and "*" not in server
 
 
 @dataclass(frozen=True, slots=True)
