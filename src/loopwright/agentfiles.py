@@ -3,7 +3,9 @@ options, skills, trust and below.
 
 An agent file is Markdown with front matter: `name` and `description` (required), `tools`,
 `disallowedTools`, `model`, `permissionMode`, `maxTurns`, `effort`, `hooks` (honoured: the settings'
-shape in YAML, fired while that agent runs, its Stop hooks as SubagentStop), `color` (display only);
+shape in YAML, fired while that agent runs, its Stop hooks as SubagentStop), `skills` (each named
+skill's SKILL.md preloaded after the task in the subagent's first message, in Claude Code's
+blocks), `color` (display only);
 the body is the agent's system prompt. They are read from the user's `~/.loopwright/agents/`
 and `~/.claude/agents/` ("user" setting source) and the project's `.loopwright/agents/` and
 `.claude/agents/` ("project"). A project's agent shadows the user's of the same name (Claude
@@ -29,13 +31,12 @@ from .skills import as_list, config_dirs, read_text_capped, split_front_matter
 from .trust import Ignored
 
 HONOURED = ("name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns", "effort", "color",
-            "hooks")
+            "hooks", "skills")
 # Claude Code's other keys (its agent front-matter schema, 2.1.332): what it does that loopwright does not.
 REFUSED = {
     "mcpServers": "per-agent MCP servers (the run's servers apply)",
-    "skills": "preloaded skills (the Skill tool lists them)",
     "initialPrompt": "an auto-submitted first message",
-    "memory": "a per-agent memory scope",
+    "memory": "a per-agent memory scope (no agent-memory directory is kept or loaded)",
     "background": "background agents",
     "omitClaudeMd": "leaving out memory files (a subagent never gets them in loopwright)",
     "isolation": "worktree isolation",
@@ -172,7 +173,35 @@ def find_agent_files(cwd: str | Path, sources: Iterable[str], trusted: bool, hom
                 if any(i.kind == "command" for i in ignored):  # its hooks: commands of the workspace's
                     definition.hooks = None
             out.agents[name] = definition
+            wanted = as_list((split_front_matter(text[0])[0] or {}).get("skills"))
+            if wanted:
+                definition.preloaded = _preload(md, name, wanted, cwd, sources, trusted, home, out.warnings)
     return out
+
+
+def _preload(path: Path, agent: str, wanted: list[str], cwd: Path, sources: Iterable[str], trusted: bool,
+             home: Path | None, warnings: list[str]) -> tuple[str, ...]:
+    """The `skills` an agent file names, as Claude Code 2.1.332 preloads them into the subagent's
+    first message: a command block and the skill's body under its base directory. A skill that is
+    not there is named (not preloaded)."""
+    from .skills import find_skills
+
+    found = {s.name: s for s in find_skills(cwd, sources, home, trusted)[0]}
+    out: list[str] = []
+    for name in wanted:
+        skill = found.get(name)
+        if skill is None:
+            warnings.append(f"{path}: skill {name!r} of agent {agent!r} is not found (skills live in .claude/skills/ "
+                            "and ~/.claude/skills/); not preloaded")
+            continue
+        try:
+            body = skill.body()
+        except OSError as e:
+            warnings.append(f"{path}: skill {name!r} of agent {agent!r} cannot be read ({e}); not preloaded")
+            continue
+        out += [f"<command-message>{name}</command-message>\n<command-name>{name}</command-name>\n"
+                "<skill-format>true</skill-format>", f"Base directory for this skill: {skill.folder}\n\n{body.lstrip()}"]
+    return tuple(out)
 
 
 def pick_agent(name: str, defined: dict[str, AgentDefinition], files: AgentFiles) -> AgentDefinition:

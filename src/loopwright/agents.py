@@ -233,6 +233,8 @@ async def run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: s
     assert isinstance(hooks, SubagentHooks)
     result: ResultMessage | None = None
     try:
+        for block in d.preloaded:  # its agent file's `skills`, after the task (as Claude Code sends them)
+            sub.add_context(block)
         context = await hooks.started()
         if context:  # SubagentStart's additionalContext: part of the subagent's first message
             sub.add_context(context)

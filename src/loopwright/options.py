@@ -48,6 +48,8 @@ class AgentDefinition:
     source: str = ""  # the agent file it was read from ("" for --agents / AgentOptions.agents)
     effort: str | None = None  # None: the parent's (AgentOptions.effort's levels)
     hooks: dict[str, Any] | None = None  # an agent file's `hooks` ({event: [HookMatcher]}): fired while it runs
+    # an agent file's `skills`, preloaded: the text blocks that follow the task in its first message
+    preloaded: tuple[str, ...] = ()
 
 
 def agents_from_json(value: str | dict[str, Any]) -> dict[str, AgentDefinition]:

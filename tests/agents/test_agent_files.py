@@ -231,3 +231,52 @@ def test_an_agents_effort_is_its_subagents(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert "thinking" not in parent and sub["thinking"] == {"type": "enabled", "budget_tokens": 16000}
     assert "effort '7' is not one of low, medium, high, xhigh, max (not applied" in r.stderr
+
+
+def _skill_project(root: Path) -> None:
+    (root / ".claude" / "skills" / "tidy").mkdir(parents=True)
+    (root / ".claude" / "skills" / "tidy" / "SKILL.md").write_text(
+        "---\nname: tidy\ndescription: Tidy things up\n---\nTIDY-SKILL-BODY: always sort imports.\n")
+    write_agent(root / ".claude" / "agents", "helper",
+                "---\nname: helper\ndescription: helps\nskills: tidy, nosuch\n---\nYou are the helper agent.\n")
+
+
+def _preloaded(requests: list[Any]) -> list[str]:
+    """The text blocks after the task in the subagent's first message (its first request's)."""
+    for q in requests:
+        first = q.body["messages"][0]["content"]
+        texts = [b["text"] for b in first if isinstance(b, dict) and b.get("type") == "text"]
+        if any("<command-name>tidy</command-name>" in t for t in texts):
+            return texts[texts.index("do it") + 1:] if "do it" in texts else texts[-2:]
+    return []
+
+
+@pytest.mark.e2e
+def test_an_agent_files_skills_are_preloaded_as_claude_code_preloads_them(tmp_path: Path) -> None:
+    """`skills:` in an agent file: each skill's SKILL.md follows the task in the subagent's first
+    message, in Claude Code's two blocks; a skill that is not there is named in one line."""
+    turns = [[use("a1", "Agent", description="d", prompt="do it", subagent_type="helper")], [text("sub done")],
+             *[[text("all done")]] * 6]
+    out: dict[str, list[str]] = {}
+    for who in ("loopwright", "claude"):
+        if who == "claude" and not CLAUDE.exists():
+            continue
+        proj = tmp_path / who
+        _skill_project(proj)
+        with ScriptedServer(turns) as srv:
+            if who == "claude":
+                env = {**os.environ, "HOME": str(tmp_path / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
+                       "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+                subprocess.run([str(CLAUDE), "-p", "hi", "--model", "claude-sonnet-4-5"], cwd=proj, env=env,
+                               capture_output=True, text=True, timeout=120)
+            else:
+                r = run_cli(srv, proj, "--claude-settings")
+                assert r.returncode == 0, r.stderr
+                assert [x for x in r.stderr.splitlines() if "'nosuch'" in x and "not preloaded" in x] != []
+            out[who] = [b.replace(str(proj), "PROJ") for b in _preloaded(srv.loop_requests)]
+    assert out["loopwright"] == ["<command-message>tidy</command-message>\n<command-name>tidy</command-name>\n"
+                                 "<skill-format>true</skill-format>",
+                                 "Base directory for this skill: PROJ/.claude/skills/tidy\n\n"
+                                 "TIDY-SKILL-BODY: always sort imports.\n"]
+    if "claude" in out:
+        assert out["claude"] == out["loopwright"]
