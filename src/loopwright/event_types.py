@@ -283,6 +283,21 @@ class CwdChangedHookInput(BaseHookInput):
     new_cwd: str
 
 
+class ConfigChangeHookInput(BaseHookInput):
+    """A settings file changed during the run (`source` user_settings, project_settings or
+    local_settings); a hook may block the change (exit 2, `decision: "block"`)."""
+
+    source: str
+    file_path: str
+
+
+class FileChangedHookInput(BaseHookInput):
+    """A watched file changed (`event` change, add or unlink)."""
+
+    file_path: str
+    event: str
+
+
 class ElicitationHookInput(BaseHookInput, total=False):
     """An MCP server asks the user (`mode` form or url); a hook may answer instead of the dialog."""
 
@@ -354,7 +369,7 @@ HookInput: TypeAlias = (
     | ModelSwitchHookInput | DirectoryAddedHookInput | CwdChangedHookInput
     | ElicitationHookInput | ElicitationResultHookInput | TaskHookInput | WorktreeCreateHookInput
     | WorktreeRemoveHookInput
-    | UserPromptExpansionHookInput | PreSkillShellCommandHookInput
+    | UserPromptExpansionHookInput | PreSkillShellCommandHookInput | ConfigChangeHookInput | FileChangedHookInput
 )
 HOOK_INPUTS: dict[str, type] = {
     "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
@@ -371,6 +386,7 @@ HOOK_INPUTS: dict[str, type] = {
     "TaskCreated": TaskHookInput, "TaskCompleted": TaskHookInput,
     "WorktreeCreate": WorktreeCreateHookInput, "WorktreeRemove": WorktreeRemoveHookInput,
     "UserPromptExpansion": UserPromptExpansionHookInput, "PreSkillShellCommand": PreSkillShellCommandHookInput,
+    "ConfigChange": ConfigChangeHookInput, "FileChanged": FileChangedHookInput,
 }
 
 

@@ -68,7 +68,8 @@ def __getattr__(name: str) -> Any:
 class SystemMessage:
     """A session event: `init`, `api_retry`, `compact_boundary`, `compact_error`, `hook_error`,
     `hook_message`, `model_fallback`, `context_window` (W as a server told it: {context_window,
-    source: "server" | "error", ...}). `data` has the shape of the subtype's TypedDict (InitData, ...: event_types.py)."""
+    source: "server" | "error", ...}), `config_change` (a settings file changed mid-run: {file_path,
+    source, applied, message}), `file_watch` (FileChanged's watch list capped: {message}). `data` has the shape of the subtype's TypedDict (InitData, ...: event_types.py)."""
 
     subtype: str
     data: dict[str, Any] = field(default_factory=dict)
@@ -260,6 +261,9 @@ def diagnostics(msg: Message) -> list[str]:
         return [f"API retry {d.get('attempt')}/{d.get('max_retries')} in {d.get('delay_ms')} ms: {d.get('error')}"]
     if msg.subtype == "hook_error":
         return [f"hook {d.get('hook_event_name')} {d.get('hook', '')}: {d.get('kind')}: {d.get('message')}"]
+    if msg.subtype in ("config_change", "file_watch"):  # loop/watch.py: a settings file or a watched file
+        return [f"{d.get('file_path') or 'settings'}: {d.get('message')}" if msg.subtype == "config_change"
+                else f"FileChanged: {d.get('message')}"]
     if msg.subtype == "compact_error":
         return [f"compaction ({d.get('trigger')}) failed: {d.get('error')}"]
     if msg.subtype == "model_fallback":

@@ -33,6 +33,8 @@ The project and local files of a workspace the user has not trusted are narrowed
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +53,20 @@ if TYPE_CHECKING:  # sandbox: imported where a sandbox is configured (most runs 
     from .sandbox import SandboxConfig
 
 SETTING_SOURCES = ("user", "project", "local")
+
+Stamp = tuple[int, int, int] | None  # a file's (mtime_ns, size, inode); None: absent
+# The stamps of the settings files loopwright itself wrote ("don't ask again"): not a change a
+# ConfigChange hook is asked about (Claude Code does not fire for its own writes).
+OWN_WRITES: dict[Path, Stamp] = {}
+
+
+def stamp(path: str | Path) -> Stamp:
+    """`path`'s stat stamp, None when it is not a file (one stat() call)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino) if stat.S_ISREG(st.st_mode) else None
 
 
 class SettingsError(ValueError):
@@ -103,6 +119,9 @@ class Settings:
     api_key_helper: str | None = None
     disable_all_hooks: bool = False
     disable_skill_shell: bool = False  # "disableSkillShellExecution": inline shell of commands is not run (skillshell.py)
+    # Each settings file looked for (present or not): its stat stamp and its object as read (None:
+    # absent). loop/watch.py compares the stamps between steps: Claude Code's ConfigChange.
+    seen: dict[Path, tuple[Stamp, Any]] = field(default_factory=dict)
 
     def add(self, data: dict[str, Any], where: str, base: Path, *, flag: bool = False) -> None:
         """Merge one file's (or one JSON string's) settings into this one (`flag`: given by --settings).
@@ -299,18 +318,28 @@ def settings_files(cwd: Path, sources: Sequence[str], claude: bool = False) -> l
 
 
 def load_settings(cwd: str | Path, sources: Sequence[str] = SETTING_SOURCES, *, claude: bool = False,
-                  extra: str | Path | dict[str, Any] | None = None, trusted: bool | None = None) -> Settings:
+                  extra: str | Path | dict[str, Any] | None = None, trusted: bool | None = None,
+                  accepted: dict[Path, Any] | None = None) -> Settings:
     """Read and merge the settings files (see the module docstring). `extra` is --settings:
     a file path, a JSON string, or a dict. `trusted`: whether the project's files count in full
-    (None: as the trust store says for cwd); untrusted, they only narrow (trust.py)."""
+    (None: as the trust store says for cwd); untrusted, they only narrow (trust.py). `accepted`:
+    the objects to use for these files instead of reading them (None: absent), the versions a
+    run applied (loop/watch.py: a change a ConfigChange hook blocked is not in them)."""
     cwd = Path(cwd).resolve()
     s = Settings(trusted=trusted_for(None, cwd) if trusted is None else trusted)
     # The user's own files stay the user's when cwd is the home directory (read once).
     user_files = {(loopwright_home() / "settings.json").resolve(), (Path.home() / ".claude" / "settings.json").resolve()}
     for path, base in settings_files(cwd, sources, claude):
-        if not path.is_file() or path.resolve() in {p.resolve() for p in s.files}:
+        if path in s.seen:
             continue
-        data = read_json_file(path)
+        if accepted is not None and path in accepted:  # (the watcher keeps the stamps)
+            data = accepted[path]
+        else:
+            mark = stamp(path)
+            data = read_json_file(path) if mark is not None else None
+            s.seen[path] = (mark, data)
+        if data is None or path.resolve() in {p.resolve() for p in s.files}:
+            continue
         if path.resolve() not in user_files and not s.trusted:
             data, ignored = narrow_settings(data, str(path))
             s.ignored += ignored
@@ -410,12 +439,7 @@ def build_run_config(options: AgentOptions, cwd: Path, settings: Settings | None
     add_dirs = [Path(cwd, Path(d).expanduser()).resolve() for d in (options.add_dirs or [])]
     if settings is not None:
         add_dirs = [*settings.additional_directories, *add_dirs]
-    try:
-        allow = [*(settings.allow if settings else []), *_cli_rules(options.allowed_tools, "--allowedTools", "allow")]
-        ask = [*(settings.ask if settings else [])]
-        deny = [*(settings.deny if settings else []), *_cli_rules(options.disallowed_tools, "--disallowedTools", "deny")]
-    except ValueError as e:
-        raise SettingsError(str(e)) from None
+    allow, ask, deny = permission_rules(options, settings)
     # The processes tools and hooks start get the settings' env, then the options' own (AgentOptions.env).
     env = {**(settings.env if settings else {}), **(options.env or {})}
     permissions = Permissions(mode, allow, deny, options.can_use_tool, ask_tools=ask, cwd=cwd, add_dirs=add_dirs,
@@ -441,6 +465,17 @@ def build_run_config(options: AgentOptions, cwd: Path, settings: Settings | None
         permissions.sandbox_auto_allow = sandbox.auto_allows
         permissions.sandbox_escape = sandbox.config.allow_unsandboxed
     return RunConfig(permissions, registry, add_dirs, env, settings, sandbox)
+
+
+def permission_rules(options: AgentOptions, settings: Settings | None) -> tuple[list[Rule], list[Rule], list[Rule]]:
+    """The run's allow, ask and deny rules: the settings files' first, then the options' flags."""
+    try:
+        allow = [*(settings.allow if settings else []), *_cli_rules(options.allowed_tools, "--allowedTools", "allow")]
+        ask = [*(settings.ask if settings else [])]
+        deny = [*(settings.deny if settings else []), *_cli_rules(options.disallowed_tools, "--disallowedTools", "deny")]
+    except ValueError as e:
+        raise SettingsError(str(e)) from None
+    return allow, ask, deny
 
 
 def _cli_rules(items: list[str], flag: str, kind: str) -> list[Rule]:
@@ -492,4 +527,5 @@ def add_local_allow_rules(cwd: str | Path, rules: Sequence[str]) -> Path:
         write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")  # 0600, never half a file
     except OSError as e:
         raise SettingsError(f"cannot write {path}: {e.strerror or e}") from None
+    OWN_WRITES[path] = stamp(path)
     return path

@@ -495,6 +495,13 @@ def test_every_event_s_input_has_the_shape_of_its_typed_dict(tmp_path: Path) -> 
     ex = expand("/hi you", find_commands(tmp_path, ["project"], trusted=True))
     lw.run("/hi you", lw.AgentOptions(model=lw.ScriptedModel([text("ok")]), tools=default_tools(), hooks=hooks,
                                       cwd=tmp_path, slash_command=ex, allowed_tools=["Bash(echo:*)"]))
+    # ConfigChange and FileChanged: a settings file and a watched file written during a run
+    hooks.on("FileChanged", lambda data: None, matcher="watched.txt")  # (its file name is watched)
+    (tmp_path / "cfg").mkdir()
+    lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[{"type": "tool_use", "id": "6", "name": "Bash", "input": {
+        "command": "touch watched.txt && mkdir -p .loopwright && echo '{}' > .loopwright/settings.json"}}],
+        [text("done")]]), tools=default_tools(), hooks=hooks, cwd=tmp_path / "cfg", can_use_tool=lambda name, x: True,
+        setting_sources=["project"]))
     # (Elicitation and ElicitationResult need an MCP server: test_hooks_elicitation.py checks their shape)
     assert set(seen) == set(HOOK_EVENTS) - {"Elicitation", "ElicitationResult"}
     for event, inputs in seen.items():

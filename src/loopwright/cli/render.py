@@ -24,6 +24,7 @@ from ..messages import (
     StreamEvent,
     SystemMessage,
     UserMessage,
+    diagnostics,
 )
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -276,6 +277,8 @@ class TraceRenderer:
                     f"{short(str(d.get('error', '')), 100)}\n")
         elif msg.subtype == "compact_boundary":
             self._w(f"  ✂ context compacted ({short(d, 100)})\n")
+        elif msg.subtype in ("config_change", "file_watch"):  # a settings file changed mid-run (loop/watch.py)
+            self._w(f"  ⚙ {short(diagnostics(msg)[0], 300)}\n")
         elif self.verbose:
             self._w(f"  [{msg.subtype}] {short(d, 120)}\n")
 

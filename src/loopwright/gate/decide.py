@@ -235,6 +235,14 @@ class Permissions(Judge):
             return self._read(name, tool_input, read_only, hook_decision)
         return self._generic(name, tool_input, read_only, hook_decision)
 
+    def set_rules(self, allow: Sequence[Rule], ask: Sequence[Rule], deny: Sequence[Rule]) -> None:
+        """New rules for the rest of the run (a settings file changed: loop/watch.py); the rules
+        granted during the run (source "session") are kept. New lists, as _take_grants."""
+        self.allow = [*allow, *(r for r in self.allow if r.source == "session")]
+        self.ask, self.deny = list(ask), list(deny)
+        if self.tool_state is not None and any(r.specifier is not None and r.covers_tool("Read") for r in self.deny):
+            self.tool_state.search.denied = self.read_denied
+
     def _take_grants(self) -> None:
         """Allow rules the run's tools granted since the last call (an active skill's allowed-tools).
         A new list, not an append: a subagent's gate is a copy of its parent's and shares the old one."""

@@ -20,7 +20,7 @@ HOOK_EVENTS = (  # the events loopwright fires, each at Claude Code's moment
     "PreCompact", "PostCompact", "SessionEnd", "PermissionDenied",
     "PreModelSwitch", "PostModelSwitch", "DirectoryAdded", "CwdChanged",
     "Elicitation", "ElicitationResult", "TaskCreated", "TaskCompleted",
-    "UserPromptExpansion", "PreSkillShellCommand",
+    "UserPromptExpansion", "PreSkillShellCommand", "ConfigChange", "FileChanged",
 )
 
 # Every hook event of Claude Code 2.1.332 (the Agent SDK's HOOK_EVENTS): a hook on one of these is
@@ -38,10 +38,8 @@ CLAUDE_HOOK_EVENTS = (
 UNFIRED_EVENTS = {
     "Setup": "there is no --init / --maintenance",
     "TeammateIdle": "there are no agent teams (Claude Code's are behind CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1)",
-    "ConfigChange": "settings are read once, when a run starts",
     "WorktreeCreate": "there are no worktree sessions",
     "WorktreeRemove": "there are no worktree sessions",
-    "FileChanged": "no files are watched",
     "MessageDisplay": "there is no message display to hook",
 }
 DEFAULT_TIMEOUT = 60.0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +91,9 @@ class HookState:
     trace: bool = False  # --include-hook-events: a "started" and a "response" report for each hook run
     late: list[str] = field(default_factory=list)  # what `async` hooks that exited said, for the model
     background: set[asyncio.Task[None]] = field(default_factory=set)  # the `async` hooks still running
+    # FileChanged's dynamic watch list: the `watchPaths` SessionStart hooks add to, and CwdChanged
+    # and FileChanged hooks replace (loop/watch.py watches them, with the matchers' file names)
+    watch_paths: list[str] = field(default_factory=list)
 
     def take_reports(self) -> list[HookReportData]:
         out, self.reports = self.reports, []
@@ -135,6 +139,7 @@ class RunHooks(WorkEvents, PromptEvents):
         """Return additional context for the model, or None."""
         outs = await self._fire("SessionStart", source, {"source": source})
         self._notes("SessionStart", outs, blocking_to_user=True)
+        self.state.watch_paths += self._watch_paths("SessionStart", outs)
         return join(contexts(outs, plain_stdout=True))
 
     async def user_prompt_submit(self, prompt: str) -> PromptResult:
@@ -301,9 +306,39 @@ class RunHooks(WorkEvents, PromptEvents):
 
     async def cwd_changed(self, old_cwd: str, new_cwd: str) -> None:
         """The Bash tool's shell moved to another directory (its next commands start there);
-        observational (`watchPaths` is named unsupported: loopwright watches no files)."""
+        observational, but its hooks' `watchPaths` replace FileChanged's watch list (as in Claude Code)."""
         outs = await self._fire("CwdChanged", None, {"old_cwd": old_cwd, "new_cwd": new_cwd})
         self._notes("CwdChanged", outs, blocking_to_user=True)
+        self.state.watch_paths = self._watch_paths("CwdChanged", outs)
+
+    async def config_change(self, source: str, file_path: str) -> str | None:
+        """A settings file changed during the run (matchers match `source`: user_settings,
+        project_settings, local_settings): the reason a hook blocks the change (exit 2, or
+        `decision: "block"`), or None to apply it."""
+        outs = await self._fire("ConfigChange", source, {"source": source, "file_path": file_path})
+        self._notes("ConfigChange", outs)
+        blocks = [o.stderr.strip() or f"blocked by ConfigChange hook {o.label}" for o in outs if o.exit_code == 2]
+        blocks += [str(o.out.get("reason") or f"blocked by ConfigChange hook {o.label}")
+                   for o in outs if o.out.get("decision") == "block"]
+        return cap("; ".join(blocks)) if blocks else None
+
+    async def file_changed(self, file_path: str, event: str) -> None:
+        """A watched file changed (`event` change, add or unlink; matchers match its base name);
+        observational: its hooks' `watchPaths`, when they give some, replace the watch list."""
+        outs = await self._fire("FileChanged", os.path.basename(file_path), {"file_path": file_path, "event": event})
+        self._notes("FileChanged", outs, blocking_to_user=True)
+        if paths := self._watch_paths("FileChanged", outs):
+            self.state.watch_paths = paths
+
+    def _watch_paths(self, event: str, outs: list[Outcome]) -> list[str]:
+        paths: list[str] = []
+        for o in outs:
+            given = specific(o).get("watchPaths")
+            if isinstance(given, list) and all(isinstance(p, str) for p in given):
+                paths += given
+            elif given is not None:
+                self._report(event, o.label, "error", "watchPaths is not a list of paths; ignored")
+        return paths
 
     async def elicitation(self, data: dict[str, Any]) -> dict[str, Any] | None:
         """An MCP server asks the user (matchers match `mcp_server_name`): a hook's answer

@@ -108,7 +108,9 @@ HONOURED_SPECIFIC: dict[str, frozenset[str]] = {
     "PostToolUseFailure": frozenset({"additionalContext"}),
     "PostToolBatch": frozenset({"additionalContext"}),
     "UserPromptSubmit": frozenset({"additionalContext"}),
-    "SessionStart": frozenset({"additionalContext"}),
+    "SessionStart": frozenset({"additionalContext", "watchPaths"}),
+    "CwdChanged": frozenset({"watchPaths"}),
+    "FileChanged": frozenset({"watchPaths"}),
     "SubagentStart": frozenset({"additionalContext"}),
     "Stop": frozenset({"additionalContext"}),
     "SubagentStop": frozenset({"additionalContext"}),
@@ -127,7 +129,6 @@ REFUSED_FIELDS = {
     "classifierContext": "loopwright has no permission classifier to show it to",
     "sessionTitle": "sessions have no titles in loopwright",
     "initialUserMessage": "the first message is the prompt given",
-    "watchPaths": "loopwright fires no FileChanged events",
     "reloadSkills": "skills are read once, when the run starts",
     "suppressOriginalPrompt": "a blocked prompt's message is loopwright's own",
 }

@@ -139,4 +139,5 @@ class RunState:
     summary_calls: int = 0  # compaction's summarizing calls (charged outside the loop's calls)
     final: str | None = None  # set by a tool through ToolContext.finish: the run's result, after this turn
     hooks: HookState = field(default_factory=HookState)  # what this run's hooks did (deps.hooks fires them with it)
+    watch: Any = None  # loop.watch.Watch: the settings files and FileChanged's files, looked at between steps
 

@@ -28,6 +28,7 @@ from .run import Run
 from .state import RunDeps, RunError
 from .step import Continue, Finish, RunTools, Step
 from .turn import run_tools
+from .watch import between_steps, watching
 
 if TYPE_CHECKING:
     from ..event_types import InitData
@@ -63,6 +64,9 @@ async def _call(run: Run) -> AsyncIterator[Message | Step]:
     if (stop := _stop_before_call(run)) is not None:
         yield Finish(stop)
         return
+    if watching(run):  # settings files and watched files changed since the last step (watch.py)
+        async for m in between_steps(run):
+            yield m
     a: ModelResponse | None = None
     async for ev in call_model(run):  # 1. a = M(h)
         if isinstance(ev, ModelResponse):
