@@ -1,0 +1,115 @@
+"""ConfigChange and FileChanged: Claude Code 2.1.332 and loopwright on the same scripted turns, with
+the same project settings (issue 42). Each side runs as a CLI against its own loopback Messages
+server; a Bash command (or a PostToolUse hook) changes a file, then sleeps 2 s, since Claude Code's
+watcher waits for a write to settle (~0.5 s) before it fires; loopwright looks before the next
+request and needs no wait."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopwright.testing import ScriptedServer
+from tests.helpers import TESTS, cli_env, loopwright_cmd, text
+
+CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
+pytestmark = [pytest.mark.e2e,
+              pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code is not installed (npm install in tests/node)")]
+
+
+def bash(command: str, uid: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": uid, "name": "Bash", "input": {"command": command}}
+
+
+def logger(tmp: Path, code: int = 0) -> str:
+    """A command hook that appends its stdin to $CLAUDE_PROJECT_DIR/hooks.log and exits `code`."""
+    p = tmp / f"log{code}.sh"
+    p.write_text(f'#!/bin/sh\ncat >> "$CLAUDE_PROJECT_DIR/hooks.log"\necho >> "$CLAUDE_PROJECT_DIR/hooks.log"\n'
+                 f"exit {code}\n")
+    p.chmod(0o755)
+    return str(p)
+
+
+def both(tmp: Path, turns: list[Any], project: dict[str, Any], flag_settings: dict[str, Any] | None = None,
+         files: dict[str, str] | None = None) -> dict[str, tuple[Any, Path]]:
+    """Claude Code, then loopwright, each in a fresh project with `project` as .claude/settings.json
+    (and `files`); (the server's requests, the project dir)."""
+    out: dict[str, tuple[Any, Path]] = {}
+    for who in ("claude", "loopwright"):
+        proj = tmp / who
+        (proj / ".claude").mkdir(parents=True)
+        (proj / ".claude" / "settings.json").write_text(json.dumps(project))
+        for name, content in (files or {}).items():
+            (proj / name).write_text(content)
+        args = ["-p", "hi", "--model", "claude-sonnet-4-5", "--permission-mode", "acceptEdits",
+                "--allowedTools", "Bash"]
+        if flag_settings is not None:
+            args += ["--settings", json.dumps(flag_settings)]
+        with ScriptedServer(turns, is_loop_call=lambda body: True) as srv:
+            if who == "claude":
+                env = {**os.environ, "HOME": str(tmp / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
+                       "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+                cmd = [str(CLAUDE)]
+            else:
+                env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x"), [*loopwright_cmd(),
+                                                                                       "--claude-settings"]
+            r = subprocess.run([*cmd, *args], cwd=proj, env=env, capture_output=True, text=True, timeout=120)
+            assert r.returncode == 0, (who, r.stderr)
+            out[who] = (list(srv.requests), proj)
+    return out
+
+
+def hook_inputs(proj: Path) -> list[dict[str, Any]]:
+    log = proj / "hooks.log"
+    return [json.loads(x) for x in log.read_text().splitlines() if x.strip()] if log.exists() else []
+
+
+def last_result(request: Any) -> dict[str, Any]:
+    block: dict[str, Any] = request.body["messages"][-1]["content"][0]
+    return block
+
+
+@pytest.mark.parametrize("code", [0, 2])
+def test_config_change_the_same(tmp_path: Path, code: int) -> None:
+    """A PostToolUse hook writes a new .claude/settings.json (a deny rule): both fire ConfigChange
+    with the same fields; unblocked, the next Bash call is refused by the new rule; blocked (exit 2),
+    it runs."""
+    rec = logger(tmp_path, code)
+    project = {"hooks": {"ConfigChange": [{"hooks": [{"type": "command", "command": rec}]}]}}
+    new = {**project, "permissions": {"deny": ["Bash(touch *)"]}}
+    edit = tmp_path / "edit.sh"
+    edit.write_text('#!/bin/sh\ncat >/dev/null\ncp "$CLAUDE_PROJECT_DIR/new.json" '
+                    '"$CLAUDE_PROJECT_DIR/.claude/settings.json"\nsleep 2\n')
+    edit.chmod(0o755)
+    post = {"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": str(edit)}]}]}}
+    runs = both(tmp_path, [[bash("echo one", "t1")], [bash("touch made", "t2")], [text("done")]], project, post,
+                {"new.json": json.dumps(new)})
+    for who, (requests, proj) in runs.items():
+        seen = [x for x in hook_inputs(proj) if x["hook_event_name"] == "ConfigChange"]
+        assert seen and {(x["source"], x["file_path"]) for x in seen} == {
+            ("project_settings", str(proj / ".claude" / "settings.json"))}, (who, seen)
+        assert {"session_id", "transcript_path", "cwd", "hook_event_name", "source", "file_path"} <= set(seen[0]), who
+        if code == 0:
+            assert len(seen) == 1, who
+            assert not (proj / "made").exists() and last_result(requests[2]).get("is_error") is True, who
+        else:
+            assert (proj / "made").exists() and not last_result(requests[2]).get("is_error"), who
+
+
+def test_file_changed_the_same(tmp_path: Path) -> None:
+    """A FileChanged hook on `app.cfg`: created, appended to, removed by Bash; another file written
+    fires nothing."""
+    rec = logger(tmp_path)
+    project = {"hooks": {"FileChanged": [{"matcher": "app.cfg", "hooks": [{"type": "command", "command": rec}]}]}}
+    turns = [[bash("echo x > app.cfg; sleep 2", "t1")], [bash("echo y >> app.cfg; sleep 2", "t2")],
+             [bash("rm app.cfg; sleep 2", "t3")], [bash("echo o > other.cfg; sleep 2", "t4")], [text("done")]]
+    runs = both(tmp_path, turns, project)
+    for who, (_, proj) in runs.items():
+        seen = hook_inputs(proj)
+        assert [(x["hook_event_name"], x["file_path"], x["event"]) for x in seen] == [
+            ("FileChanged", str(proj / "app.cfg"), e) for e in ("add", "change", "unlink")], (who, seen)
