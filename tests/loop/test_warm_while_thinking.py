@@ -1,43 +1,55 @@
-"""While the model thinks (a call unanswered for loop/model_call.THINKING_S), a run that has the
-Bash tool loads the Bash parser in the background (bashlex builds its grammar tables at every
-process: gate/shell/bashlexload.py), so the first Bash verdict does not wait for it. A quick
+"""While the model thinks (a read from its server waits idle.IDLE_S), a run that may call Bash
+loads the Bash parser in the background (bashlex builds its grammar tables at every process:
+gate/shell/bashlexload.py), so that its first Bash verdict does not wait for it. A quick
 answer, or a run without Bash, loads nothing."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.e2e  # fresh processes: bashlex is not loaded in them yet
+from loopwright.testing import ScriptedServer
 
-CODE = """
-import json, sys, threading
-import loopwright as lw
-delay, tools = float(sys.argv[1]), json.loads(sys.argv[2])
-turns = [{"content": [{"type": "text", "text": "thought about it"}], "delay": delay}]
-r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=tools))
-started = [t for t in threading.enumerate() if t.name == "loopwright-bashlex"]
-for t in started:
-    t.join()
-print(json.dumps({"ok": r.subtype == "success", "warmed": bool(started) or "bashlex" in sys.modules,
-                  "tables": hasattr(sys.modules.get("bashlex.parser"), "yaccparser")}))
+pytestmark = pytest.mark.e2e  # fresh `loopwright -p` processes: bashlex is not loaded in them yet
+
+MARK = "BASHLEX:"
+CODE = f"""
+import atexit, json, sys, threading
+
+def report():
+    started = [t for t in threading.enumerate() if t.name == "loopwright-bashlex"]
+    for t in started:
+        t.join()
+    print({MARK!r} + json.dumps({{"warmed": bool(started) or "bashlex" in sys.modules,
+                                 "tables": hasattr(sys.modules.get("bashlex.parser"), "yaccparser")}}), file=sys.stderr)
+
+atexit.register(report)
+from loopwright.cli import main
+sys.exit(main())
 """
 
 
-def run(delay: float, tools: list[str]) -> dict[str, bool]:
-    p = subprocess.run([sys.executable, "-c", CODE, str(delay), json.dumps(tools)], capture_output=True, text=True,
-                       timeout=120)
+def one_call(tmp_path: Path, thinking: float, *flags: str) -> dict[str, bool]:
+    with ScriptedServer([{"content": [{"type": "text", "text": "thought about it"}], "delay": thinking}]) as srv:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "k",
+               "LOOPWRIGHT_HOME": str(tmp_path / ".lw")}
+        p = subprocess.run([sys.executable, "-c", CODE, "-p", "hi", "--model", "claude-sonnet-4-5",
+                            "--no-session-persistence", *flags], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    return dict(json.loads(p.stdout))
+    [line] = [x for x in p.stderr.splitlines() if x.startswith(MARK)]
+    return dict(json.loads(line.removeprefix(MARK)))
 
 
-def test_a_thinking_model_gets_the_bash_parser_loaded_meanwhile() -> None:
-    assert run(0.6, ["Bash", "Read"]) == {"ok": True, "warmed": True, "tables": True}
+def test_a_thinking_model_gets_the_bash_parser_loaded_meanwhile(tmp_path: Path) -> None:
+    assert one_call(tmp_path, 0.6) == {"warmed": True, "tables": True}
 
 
-def test_a_quick_answer_or_a_run_without_bash_loads_nothing() -> None:
-    assert run(0.05, ["Bash", "Read"]) == {"ok": True, "warmed": False, "tables": False}
-    assert run(0.6, ["Read"]) == {"ok": True, "warmed": False, "tables": False}
+def test_a_quick_answer_or_a_run_without_bash_loads_nothing(tmp_path: Path) -> None:
+    assert one_call(tmp_path, 0.0) == {"warmed": False, "tables": False}
+    assert one_call(tmp_path, 0.6, "--disallowedTools", "Bash") == {"warmed": False, "tables": False}

@@ -475,3 +475,28 @@ def test_tls_to_an_https_proxy_and_through_it_to_the_host(self_signed: tuple[Pat
     seen, tunnelled, plain = run(go())  # type: ignore[misc]
     assert tunnelled == plain == (200, b"ok")
     assert seen[0].startswith(b"CONNECT 127.0.0.1:") and seen[1].startswith(b"GET http://127.0.0.1:")
+
+
+# --- idle time --------------------------------------------------------------------------------
+
+def test_a_read_that_waits_on_the_server_runs_the_work_pending_for_an_idle_moment_once() -> None:
+    from loopwright import idle
+
+    done: list[str] = []
+
+    async def slow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            await read_request(reader)
+            await asyncio.sleep(idle.IDLE_S * 2)  # the model thinks
+            writer.write(OK)
+            await writer.drain()
+
+    async def main() -> None:
+        async with serve(answering(OK, OK)) as (quick, _), serve(slow) as (thinking, _), wire.Pool() as pool:
+            idle.when_idle(lambda: done.append("work"))
+            assert await get(pool, quick) == (200, b"ok") and done == [] and idle.pending()  # a quick answer
+            assert await get(pool, thinking) == (200, b"ok") and done == ["work"] and not idle.pending()
+            assert await get(pool, thinking) == (200, b"ok") and done == ["work"]  # once
+            assert await get(pool, quick) == (200, b"ok")
+
+    run(main())

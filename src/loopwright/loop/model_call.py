@@ -4,12 +4,12 @@ overflow error and fitted by compaction."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from .. import idle
 from ..blocks import (
     blocks_to_wire,
     tool_uses,
@@ -65,7 +65,7 @@ async def _continued(run: Run, req: ModelRequest) -> AsyncIterator[Any]:
     for attempt in range(most + 1):
         t0 = time.perf_counter()
         a: ModelResponse | None = None
-        thinking = _while_thinking(run)
+        _bash_parser_when_idle(run)
         try:
             async for ev in run.obs.model_call(run, req, stream(run, req)):  # (NULL: the events as they are)
                 if isinstance(ev, ModelResponse):
@@ -74,8 +74,6 @@ async def _continued(run: Run, req: ModelRequest) -> AsyncIterator[Any]:
                     yield ev
         finally:
             s.api_seconds += time.perf_counter() - t0
-            if thinking is not None:
-                thinking.cancel()
             if attempt:
                 s.h.pop()  # drop the paused partial turn sent for continuation
         a = _charged(run, a, content)
@@ -89,17 +87,12 @@ async def _continued(run: Run, req: ModelRequest) -> AsyncIterator[Any]:
     raise RunError(f"the model paused its turn more than {most} times")
 
 
-THINKING_S = 0.2  # a model call unanswered this long: the model is thinking, the process is idle
-
-
-def _while_thinking(run: Run) -> asyncio.TimerHandle | None:
-    """When the model has been thinking for THINKING_S, load the Bash parser in the background
-    (its grammar tables take ~0.2 s to build at every process: gate/shell/bashlexload.py), so
-    that the first Bash verdict need not wait for them. Not at once: a quick answer (a local
-    server, a scripted model) is then not slowed by the build competing for the GIL."""
-    if "Bash" not in run.deps.tools or bashlexload.loaded():
-        return None
-    return asyncio.get_running_loop().call_later(THINKING_S, bashlexload.warm)
+def _bash_parser_when_idle(run: Run) -> None:
+    """A run that may call Bash gets the Bash parser loaded while the model thinks (when a read
+    from the server has waited: idle.py), so that its first Bash verdict need not wait ~0.2 s
+    for bashlex's grammar tables (gate/shell/bashlexload.py). A quick answer loads nothing."""
+    if "Bash" in run.deps.tools and not bashlexload.loaded():
+        idle.when_idle(bashlexload.warm)
 
 
 def _charged(run: Run, a: ModelResponse | None, before: list[Any]) -> ModelResponse:

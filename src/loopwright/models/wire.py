@@ -47,6 +47,8 @@ from urllib.parse import unquote, urlsplit
 
 import h11
 
+from ..idle import IDLE_S, pending, waited
+
 Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 # (host, port, timeout) -> a TCP connection; an OSError is a ConnectError (any other, the caller's own)
 Connector = Callable[[str, int, float | None], Awaitable[Streams]]
@@ -212,6 +214,8 @@ class _Connection:
                 raise RemoteProtocolError(str(e)) from e
             if ev is not h11.NEED_DATA:
                 return ev  # type: ignore[return-value]
+            # (a read that waits IDLE_S while work is pending for an idle moment starts it: idle.py)
+            waiting = asyncio.get_running_loop().call_later(IDLE_S, waited) if pending() else None
             try:
                 async with asyncio.timeout(timeout):
                     data = await self.reader.read(_CHUNK)
@@ -219,6 +223,9 @@ class _Connection:
                 raise ReadTimeout(f"the server sent nothing for {timeout:g} s") from None
             except OSError as e:
                 raise ReadError(f"the connection broke: {e.strerror or e}") from e
+            finally:
+                if waiting is not None:
+                    waiting.cancel()
             if not data and conn.their_state is h11.SEND_RESPONSE:
                 raise RemoteProtocolError("the server closed the connection without answering")
             try:

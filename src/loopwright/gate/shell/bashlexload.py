@@ -10,9 +10,10 @@ shipped beside it is an old format that nothing reads). Any cache would have to 
 import hook, which issue 41 removed.
 
 So bashlex is used as it is, and the build is moved to where nobody waits for it: `warm()`
-starts it in a background thread while the process is idle (the loop calls it when the model
-has been thinking for a while: loop/model_call.py). A verdict that needs bashlex before the
-build is done waits for the rest of it (Python's import lock), never builds twice.
+starts it in a background thread while the process is idle (a run that may call Bash asks
+for it when a read from the model's server has waited a while: loop/model_call.py, idle.py).
+A verdict that needs bashlex before the build is done waits for the rest of it (Python's
+import lock), never builds twice.
 """
 
 from __future__ import annotations
