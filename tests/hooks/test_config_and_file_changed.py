@@ -51,7 +51,7 @@ def project(tmp: Path, settings: dict[str, Any]) -> Path:
     return proj
 
 
-@lw.tool
+@lw.tool(name="Put")
 def put(path: str, content: str) -> str:
     """Write `content` to the file `path` (a protected .claude/ file too: the test's own tool)."""
     Path(path).write_text(content)
@@ -59,8 +59,8 @@ def put(path: str, content: str) -> str:
 
 
 def put_call(path: Path, content: str, uid: str) -> dict[str, Any]:
-    """A call of `put` that writes `content` to `path`."""
-    return {"type": "tool_use", "id": uid, "name": "put", "input": {"path": str(path), "content": content}}
+    """A call of `Put` that writes `content` to `path`."""
+    return {"type": "tool_use", "id": uid, "name": "Put", "input": {"path": str(path), "content": content}}
 
 
 def write_json(path: Path, data: dict[str, Any], uid: str) -> dict[str, Any]:
@@ -76,7 +76,7 @@ def collect(prompt: str, o: lw.AgentOptions) -> list[Any]:
 
 def options(proj: Path, turns: list[Any], **kw: Any) -> lw.AgentOptions:
     return lw.AgentOptions(model=lw.ScriptedModel(turns), tools=[*default_tools(), put], cwd=proj, claude_settings=True,
-                           setting_sources=["project", "local"], allowed_tools=["Bash", "put"], **kw)
+                           setting_sources=["project", "local"], allowed_tools=["Bash", "Put"], **kw)
 
 
 def said(msgs: list[Any], subtype: str = "config_change") -> list[dict[str, Any]]:
@@ -147,16 +147,16 @@ def test_loopwrights_own_write_fires_no_config_change(tmp_path: Path) -> None:
     rec = logger(tmp_path, "cc")
     proj = project(tmp_path, {"hooks": {"ConfigChange": hook(rec)}})
 
-    @lw.tool
+    @lw.tool(name="Remember")
     def remember() -> str:
         """Save an allow rule, as "don't ask again" does."""
         add_local_allow_rules(proj, ["Bash(git status)"])
         return "saved"
 
-    o = lw.AgentOptions(model=lw.ScriptedModel([[{"type": "tool_use", "id": "c1", "name": "remember", "input": {}}],
+    o = lw.AgentOptions(model=lw.ScriptedModel([[{"type": "tool_use", "id": "c1", "name": "Remember", "input": {}}],
                                                [text("done")]]),
                         tools=[remember], cwd=proj, setting_sources=["project", "local"], claude_settings=True,
-                        allowed_tools=["remember"])
+                        allowed_tools=["Remember"])
     msgs = collect("go", o)
     assert (proj / ".loopwright" / "settings.local.json").exists() and not inputs(tmp_path, "cc") and not said(msgs)
 
