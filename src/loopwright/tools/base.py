@@ -299,7 +299,12 @@ class Tool:
                    wait: float = 0.0) -> ToolOutput:
         """Validate and run. Never raises for tool failures: they become is_error outputs.
         `in_thread`: a sync handler runs in a worker thread (threads.run_in_worker), waited for
-        on a lock for `wait` seconds before the call yields to the loop."""
+        on a lock for `wait` seconds before the call yields to the loop. The executor always
+        asks for it: a sync handler never runs on the loop, whether it is quick or not (the
+        OpenAI Agents SDK runs it inline: a slow one there holds up an interrupt, a read-only
+        batch and every other task on the loop, and `asyncio.run` inside it fails). The
+        hand-off costs ~15,000 instructions a call (bench/bench_thread_handoff.py); inline,
+        the turn of bench_sync_vs_async.py would still be ~1.4x 29ce199's (issue 41)."""
         try:
             problem = self.validate(data)
         except Exception as e:  # jsonschema.SchemaError: the tool's own schema is broken

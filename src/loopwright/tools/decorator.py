@@ -97,7 +97,11 @@ def tool(
 
     The Agent SDK's form works too: `@tool("add", "Add two numbers", {"a": float, "b": float})`
     on `async def add(args)`, which gets the input dict and returns `{"content": [...]}` (with
-    `"is_error": True` for a failed call); `annotations` with `readOnlyHint` marks it read-only."""
+    `"is_error": True` for a failed call); `annotations` with `readOnlyHint` marks it read-only.
+
+    A sync function runs in a worker thread (threads.run_in_worker), every call: a slow one
+    never blocks the event loop (an interrupt is answered, read-only calls overlap, other runs
+    on the loop go on), and `asyncio.run` inside it works. An `async def` runs on the loop."""
     if isinstance(fn, str):  # the SDK's positional form
         if not 2 <= len(sdk) <= 3:
             raise TypeError("@tool(name, description, input_schema, annotations=None): "
