@@ -350,6 +350,12 @@ class UserPromptExpansionHookInput(BaseHookInput, total=False):
     prompt: Required[str]  # as typed
 
 
+class SetupHookInput(BaseHookInput):
+    """`--init`/`--init-only` (trigger "init") or `--maintenance` ("maintenance"), before SessionStart."""
+
+    trigger: str
+
+
 class PreSkillShellCommandHookInput(BaseHookInput, total=False):
     """A command's inline shell command (`` !`cmd` ``) is about to run; a hook may refuse it."""
 
@@ -370,6 +376,7 @@ HookInput: TypeAlias = (
     | ElicitationHookInput | ElicitationResultHookInput | TaskHookInput | WorktreeCreateHookInput
     | WorktreeRemoveHookInput
     | UserPromptExpansionHookInput | PreSkillShellCommandHookInput | ConfigChangeHookInput | FileChangedHookInput
+    | SetupHookInput
 )
 HOOK_INPUTS: dict[str, type] = {
     "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
@@ -387,6 +394,7 @@ HOOK_INPUTS: dict[str, type] = {
     "WorktreeCreate": WorktreeCreateHookInput, "WorktreeRemove": WorktreeRemoveHookInput,
     "UserPromptExpansion": UserPromptExpansionHookInput, "PreSkillShellCommand": PreSkillShellCommandHookInput,
     "ConfigChange": ConfigChangeHookInput, "FileChanged": FileChangedHookInput,
+    "Setup": SetupHookInput,
 }
 
 

@@ -210,6 +210,9 @@ class AgentOptions(Generic[DepsT, OutputT]):
     include_hook_events: bool = False
     """Also yield a `hook_started` and a `hook_response` SystemMessage for each hook that runs
     (Claude Code's --include-hook-events)."""
+    setup_trigger: Literal["init", "maintenance"] | None = None
+    """Fire the Setup hooks with this trigger before the first query's SessionStart (Claude Code's
+    `--init`/`--init-only`: "init", `--maintenance`: "maintenance")."""
     prices: dict[str, Price] | None = None
     """Prices per model (`{"my-model": Price(input=..., output=...)}`, USD per million tokens), over the
     built-in catalog; a model without a price costs 0 and the result says so."""

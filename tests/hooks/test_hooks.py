@@ -473,7 +473,7 @@ def test_every_event_s_input_has_the_shape_of_its_typed_dict(tmp_path: Path) -> 
     (tmp_path / "CLAUDE.md").write_text("be brief\n")  # InstructionsLoaded: a memory file sent with the prompt
     opts = lw.AgentOptions(model=lw.ScriptedModel([[{"type": "tool_use", "id": "4", "name": "Bash", "input": {
         "command": "mkdir -p sub && cd sub && touch x"}}], failing]), tools=default_tools(), hooks=hooks, cwd=tmp_path, permission_mode="default",
-        can_use_tool=lambda name, x: True, setting_sources=["project"])
+        can_use_tool=lambda name, x: True, setting_sources=["project"], setup_trigger="init")  # (Setup)
     lw.run("go", opts)
 
     def auto(history: list[dict[str, Any]]) -> Any:  # PermissionDenied: auto mode's classifier refuses

@@ -104,6 +104,12 @@ def build_parser() -> Parser:
                    help="minimal, as Claude Code's: no project memory (AGENTS.md, CLAUDE.md, LOOPWRIGHT.md), no hooks "
                         "from the settings files, no installed plugins (--settings, --plugin-dir, --mcp-config and "
                         "--agents still apply)")
+    p.add_argument("--init", action="store_true",
+                   help="run the Setup hooks (trigger init) before the session starts, then go on (Claude Code's)")
+    p.add_argument("--init-only", action="store_true",
+                   help="run the Setup (trigger init) and SessionStart (startup) hooks, then exit (no prompt, no model)")
+    p.add_argument("--maintenance", action="store_true",
+                   help="run the Setup hooks (trigger maintenance) before the session starts, then go on")
     p.add_argument("--claude-settings", action="store_true",
                    help="also read Claude Code's settings files (~/.claude, .claude/settings*.json)")
     p.add_argument("--trust", action="store_true",
@@ -178,6 +184,10 @@ def _dispatch(args_list: list[str]) -> int:
             raise UsageError("a prompt without -p would start Claude Code's interactive mode on it: loopwright runs "
                              "it with -p, or start `loopwright` and type it")
         args.prompt = args.prompt_arg
+    if args.init_only:  # Claude Code's --init-only: the Setup and SessionStart hooks, then exit
+        from .headless import init_only
+
+        return init_only(args)
     if args.prompt is None and sys.stdin is not None and sys.stdin.isatty():
         resume_gc()
         from .interactive import interactive_main

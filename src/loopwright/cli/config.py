@@ -11,7 +11,7 @@ import argparse
 import gc
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..prompts import default_system_prompt
 
@@ -219,6 +219,14 @@ def fallback_models(value: str | None, model: str, base_url: str | None) -> list
     return names
 
 
+def setup_trigger(args: argparse.Namespace) -> Literal["init", "maintenance"] | None:
+    """Claude Code's --init / --init-only ("init") and --maintenance ("maintenance"): the Setup hooks' trigger."""
+    init = bool(getattr(args, "init", False) or getattr(args, "init_only", False))
+    if init and getattr(args, "maintenance", False):
+        raise UsageError("--maintenance and --init/--init-only name two Setup triggers: give one")
+    return "init" if init else "maintenance" if getattr(args, "maintenance", False) else None
+
+
 def build_options(args: argparse.Namespace) -> AgentOptions:
     """The run's options from the parsed command line; UsageError on bad input."""
     from ..models import DEFAULT_MODEL
@@ -297,6 +305,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         file_mentions=True,  # `@path` in a prompt includes the file (mentions.py)
         plugins=list(getattr(args, "plugin_dirs", None) or []),  # --plugin-dir (plugins/)
         include_hook_events=getattr(args, "cc_include_hook_events", None) is not None,  # (stream-json only)
+        setup_trigger=setup_trigger(args),
     )
     from dataclasses import replace
 

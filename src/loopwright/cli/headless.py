@@ -126,6 +126,27 @@ def custom_command(prompt: str, options: AgentOptions) -> tuple[str, AgentOption
                            model=ex.model or options.model, slash_command=ex)
 
 
+def init_only(args: argparse.Namespace) -> int:
+    """Claude Code's --init-only: the Setup hooks (trigger init) and the SessionStart hooks
+    (startup), with no prompt and no model call; what they report goes to stderr. Exit 0."""
+    from ..assemble import build_gate
+    from ..ids import new_uuid
+
+    options = build_options(args)
+    _, executor = build_gate(options)
+    hooks = executor.hooks
+    hooks.state.context.session_id = new_uuid()
+
+    async def fire() -> None:
+        await hooks.setup("init")
+        await hooks.session_start("startup")
+
+    asyncio.run(fire())
+    for r in hooks.take_reports():
+        print(f"loopwright: {r.get('hook_event_name')} hook {r.get('hook')}: {r.get('message')}", file=sys.stderr)
+    return 0
+
+
 def run_cli(args: argparse.Namespace) -> int:
     """One headless run on the prompt from -p and/or stdin; returns the exit code."""
     for name in ("system_prompt", "append_system_prompt"):

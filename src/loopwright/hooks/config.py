@@ -20,7 +20,7 @@ HOOK_EVENTS = (  # the events loopwright fires, each at Claude Code's moment
     "PreCompact", "PostCompact", "SessionEnd", "PermissionDenied",
     "PreModelSwitch", "PostModelSwitch", "DirectoryAdded", "CwdChanged",
     "Elicitation", "ElicitationResult", "TaskCreated", "TaskCompleted",
-    "UserPromptExpansion", "PreSkillShellCommand", "ConfigChange", "FileChanged",
+    "UserPromptExpansion", "PreSkillShellCommand", "ConfigChange", "FileChanged", "Setup",
 )
 
 # Every hook event of Claude Code 2.1.332 (the Agent SDK's HOOK_EVENTS): a hook on one of these is
@@ -36,7 +36,6 @@ CLAUDE_HOOK_EVENTS = (
 
 # Claude Code's events loopwright never fires, and why (a hook on one is named once as a run starts).
 UNFIRED_EVENTS = {
-    "Setup": "there is no --init / --maintenance",
     "TeammateIdle": "there are no agent teams (Claude Code's are behind CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1)",
     "WorktreeCreate": "there are no worktree sessions",
     "WorktreeRemove": "there are no worktree sessions",

@@ -99,13 +99,14 @@ class PromptEvents:
                 self._report("PreSkillShellCommand", o.label, "error", f"unknown permissionDecision {decision!r}")
         return cap("; ".join(r for r in reasons if r)) if refused else None
 
-    async def setup(self, trigger: str) -> str | None:
+    async def setup(self, trigger: str) -> None:
         """`--init`/`--init-only` (trigger init) or `--maintenance` (maintenance), before the
-        session starts; matchers match `trigger`. additionalContext (or plain stdout) goes to
-        the model; exit 2 shows stderr to the user and blocks nothing, as in Claude Code."""
+        session starts; matchers match `trigger`. Exit 2 shows stderr to the user and blocks
+        nothing; `continue: false` ends the run. Its additionalContext and plain stdout do not
+        reach the model: Claude Code 2.1.332 does not send them in -p or an SDK session (seen on
+        the same scripted turns), so a hook's additionalContext is named as not honoured."""
         outs = await self._fire("Setup", trigger, {"trigger": trigger})
         self._notes("Setup", outs, blocking_to_user=True)
-        return join(contexts(outs, plain_stdout=True))
 
     async def message_display(self, turn_id: str, message_id: str, index: int, final: bool,
                               delta: str) -> str | None:

@@ -260,6 +260,9 @@ class Run:
         hooks, h = self.deps.hooks, self.state.h
         if not hooks.active:
             return None
+        trigger = self.deps.options.setup_trigger
+        if trigger is not None and len(h) == 1 and self.is_top:  # --init / --maintenance: the first query's
+            await hooks.setup(trigger)  # (its `continue: false` stops the prompt at UserPromptSubmit)
         extra = [await hooks.session_start("resume" if len(h) > 1 else "startup")]
         if self.memory is not None and len(h) == 1:  # InstructionsLoaded: each memory file sent with the prompt
             kinds = {"user": "User", "project": "Project", "local": "Local"}
