@@ -175,12 +175,30 @@ def find_agent_files(cwd: str | Path, sources: Iterable[str], trusted: bool, hom
             out.agents[name] = definition
             wanted = as_list((split_front_matter(text[0])[0] or {}).get("skills"))
             if wanted:
-                definition.preloaded = _preload(md, name, wanted, cwd, sources, trusted, home, out.warnings)
+                definition.skills = wanted
+                definition.preloaded = preload(str(md), name, wanted, cwd, sources, trusted, home, out.warnings)
     return out
 
 
-def _preload(path: Path, agent: str, wanted: list[str], cwd: Path, sources: Iterable[str], trusted: bool,
-             home: Path | None, warnings: list[str]) -> tuple[str, ...]:
+def check_defined(agents: dict[str, AgentDefinition], cwd: Path, sources: Iterable[str], trusted: bool,
+                  warnings: list[str]) -> dict[str, AgentDefinition]:
+    """The `--agents` / Agent SDK agents with their `skills` read (copies: the caller's objects are
+    not changed), and one line per agent naming the keys loopwright does not apply."""
+    import dataclasses
+
+    out = dict(agents)
+    for name, d in agents.items():
+        if d.unsupported:
+            warnings.append(f"agent {name!r}: loopwright does not apply "
+                            + ", ".join(f"{k} ({REFUSED.get(k, 'not a key loopwright knows')})" for k in d.unsupported))
+        if d.skills and not d.preloaded:
+            out[name] = dataclasses.replace(d, preloaded=preload(f"agent {name!r}", name, d.skills, cwd, sources,
+                                                                 trusted, None, warnings))
+    return out
+
+
+def preload(where: str, agent: str, wanted: list[str], cwd: Path, sources: Iterable[str], trusted: bool,
+            home: Path | None, warnings: list[str]) -> tuple[str, ...]:
     """The `skills` an agent file names, as Claude Code 2.1.332 preloads them into the subagent's
     first message: a command block and the skill's body under its base directory. A skill that is
     not there is named (not preloaded)."""
@@ -191,13 +209,13 @@ def _preload(path: Path, agent: str, wanted: list[str], cwd: Path, sources: Iter
     for name in wanted:
         skill = found.get(name)
         if skill is None:
-            warnings.append(f"{path}: skill {name!r} of agent {agent!r} is not found (skills live in .claude/skills/ "
+            warnings.append(f"{where}: skill {name!r} of agent {agent!r} is not found (skills live in .claude/skills/ "
                             "and ~/.claude/skills/); not preloaded")
             continue
         try:
             body = skill.body()
         except OSError as e:
-            warnings.append(f"{path}: skill {name!r} of agent {agent!r} cannot be read ({e}); not preloaded")
+            warnings.append(f"{where}: skill {name!r} of agent {agent!r} cannot be read ({e}); not preloaded")
             continue
         out += [f"<command-message>{name}</command-message>\n<command-name>{name}</command-name>\n"
                 "<skill-format>true</skill-format>", f"Base directory for this skill: {skill.folder}\n\n{body.lstrip()}"]

@@ -104,13 +104,29 @@ def styled(options: AgentOptions, cwd: Path, tools: list[Tool], system: str | No
 def with_agent_files(options: AgentOptions, cwd: Path, tools: list[Tool], warnings: list[str],
                       trust: Trust, plugins: list[Plugin]) -> list[Tool]:
     """The Agent tool with the plugins' agents and the agent files of the setting sources as more
-    types (agentfiles.py; a file's agent shadows a plugin's of the same name)."""
-    from .agents import with_agents
+    types (agentfiles.py; a file's agent shadows a plugin's of the same name). The `--agents` /
+    SDK agents' `skills` are read, and the keys loopwright does not apply named."""
+    from .agentfiles import check_defined
+    from .agents import (
+        GENERAL_PURPOSE,
+        agent_catalogue,
+        is_agent_tool,
+        make_agent_tool,
+        with_agents,
+    )
 
+    sources = [s for s in options.setting_sources or [] if s in ("user", "project")]
+    checked_tools = []
+    for t in tools:
+        have = {k: v for k, v in agent_catalogue(t).items() if v is not GENERAL_PURPOSE} if is_agent_tool(t) else {}
+        checked = check_defined(have, cwd, sources, trust.trusted, warnings) if have else have
+        if any(checked[k] is not have[k] for k in have):
+            t = make_agent_tool(checked, name=t.name)
+        checked_tools.append(t)
+    tools = checked_tools
     agents: dict[str, Any] = {}
     for p in plugins:
         agents.update(p.agents(warnings))
-    sources = [s for s in options.setting_sources or [] if s in ("user", "project")]
     if sources:
         from .agentfiles import find_agent_files
 

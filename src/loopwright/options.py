@@ -48,8 +48,15 @@ class AgentDefinition:
     source: str = ""  # the agent file it was read from ("" for --agents / AgentOptions.agents)
     effort: str | None = None  # None: the parent's (AgentOptions.effort's levels)
     hooks: dict[str, Any] | None = None  # an agent file's `hooks` ({event: [HookMatcher]}): fired while it runs
-    # an agent file's `skills`, preloaded: the text blocks that follow the task in its first message
+    skills: list[str] | None = None  # skills preloaded into its first message (names of the run's skills)
+    # `skills`, read: the text blocks that follow the task in its first message (set by the assembler)
     preloaded: tuple[str, ...] = ()
+    unsupported: tuple[str, ...] = ()  # keys of the `--agents` / SDK form loopwright does not apply (named)
+
+
+# The keys of an agent in the `--agents` / Agent SDK form that loopwright applies (any other is named).
+_AGENT_KEYS = frozenset({"description", "prompt", "tools", "maxTurns", "max_turns", "model", "disallowedTools",
+                         "disallowed_tools", "permissionMode", "permission_mode", "effort", "skills"})
 
 
 def agents_from_json(value: str | dict[str, Any]) -> dict[str, AgentDefinition]:
@@ -83,8 +90,12 @@ def agents_from_json(value: str | dict[str, Any]) -> dict[str, AgentDefinition]:
             from .models.reasoning import check_effort
 
             check_effort(effort, f"agent {kind!r}: \"effort\"")
+        skills = d.get("skills")
+        if skills is not None and not (isinstance(skills, list) and all(isinstance(x, str) for x in skills)):
+            raise ValueError(f"agent {kind!r}: \"skills\" must be a list of skill names")
+        unsupported = tuple(k for k, v in d.items() if k not in _AGENT_KEYS and v is not None)
         out[kind] = AgentDefinition(d["description"], d["prompt"], tools, model if isinstance(model, str) else None,
-                                    turns, denied, mode, effort=effort)
+                                    turns, denied, mode, effort=effort, skills=skills, unsupported=unsupported)
     return out
 
 

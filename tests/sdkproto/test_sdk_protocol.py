@@ -719,3 +719,38 @@ def test_set_model_fires_the_model_switch_hooks(cli: str, tmp_path: Path) -> Non
         ("PreModelSwitch", "claude-haiku-4-5", "sdk"), ("PreModelSwitch", "claude-sonnet-4-5", "sdk"),
         ("PostModelSwitch", "claude-sonnet-4-5", "sdk")]
     assert seen[1]["from_model"] == MODEL and seen[1]["requested_model"] == "claude-sonnet-4-5"
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_agents_skills_are_preloaded_for_the_subagent(cli: str, tmp_path: Path) -> None:
+    """`agents=` with an AgentDefinition's `skills`: the skill's SKILL.md follows the task in the
+    subagent's first message (Claude Code's blocks); a key loopwright does not apply (`memory`)
+    is named, never dropped silently."""
+    work = tmp_path / "work"
+    (work / ".claude" / "skills" / "tidy").mkdir(parents=True)
+    (work / ".claude" / "skills" / "tidy" / "SKILL.md").write_text(
+        "---\nname: tidy\ndescription: Tidy things up\n---\nTIDY-SKILL-BODY: always sort imports.\n")
+    stderr: list[str] = []
+    agents = {"helper": AgentDefinition(description="helps", prompt="You are the helper.", skills=["tidy"],
+                                        memory="project")}
+    turns = [[use("a1", "Agent", description="d", prompt="do it", subagent_type="helper")], [text("sub done")],
+             *[[text("all done")]] * 6]
+
+    async def go(srv: ScriptedServer) -> None:
+        opts = options(cli, srv, work, agents=agents, setting_sources=["project"], permission_mode="acceptEdits",
+                       stderr=stderr.append)
+        async with ClaudeSDKClient(opts) as client:
+            await client.query("hi")
+            [m async for m in client.receive_response()]
+
+    with ScriptedServer(turns) as srv:
+        asyncio.run(go(srv))
+    firsts = [[b["text"] for b in q.body["messages"][0]["content"] if isinstance(b, dict) and b.get("type") == "text"]
+              for q in srv.loop_requests]
+    sub = next(t for t in firsts if any("<command-name>tidy</command-name>" in x for x in t))
+    assert sub[-2:] == ["<command-message>tidy</command-message>\n<command-name>tidy</command-name>\n"
+                        "<skill-format>true</skill-format>",
+                        f"Base directory for this skill: {work}/.claude/skills/tidy\n\n"
+                        "TIDY-SKILL-BODY: always sort imports.\n"]
+    if cli == "loopwright":
+        assert any("'helper'" in line and "memory" in line for line in stderr), stderr
