@@ -1,6 +1,6 @@
 """Instructions per turn of the loop, counted by callgrind: a figure a busy machine does not move.
 
-    .venv/bin/python bench/bench_instructions.py [--turns 200 1200] [--before REF] [--start] [--gap]
+    .venv/bin/python bench/bench_instructions.py [--turns 200 1200] [--before REF] [--start] [--gap] [--paths]
 
 Each case runs `lw.run` under `valgrind --tool=callgrind` at two turn counts of the zero-latency
 scripted model of bench_overhead.py; (instructions at the larger - at the smaller) / the turns
@@ -17,7 +17,10 @@ start-up change costs or saves (page faults and system calls are not in it). Bes
 scale: issue 29's reference `python -c 'import asyncio, json, socket'` (a whole process) and
 bench/sdk_floor_cli.py's `-p` (to its first request). `--gap` adds the CLI's cost per turn of one
 Read (bench_turn_gap.py's run at 20 and 60 turns, the difference over 40): the instructions behind
-the per-turn gap. Writes bench/results/instructions.md.
+the per-turn gap. `--paths` adds the async case's second paths (issue 41: a second path stays only
+above 1 % of the CLI's per-turn gap): under a RunControl (the stream and the tools in tasks of
+their own, loop/stream.py and loop/turn.py) and through a Relay (a run with a subagent inbox:
+the tools in a task, loop/relay.py). Writes bench/results/instructions.md.
 """
 
 from __future__ import annotations
@@ -47,12 +50,35 @@ r = lw.run("go", lw.AgentOptions(model=b.model_for({turns}), tools=[tool]))
 assert r.subtype == "success" and r.num_turns == {turns}, r.subtype
 """
 
+# (--paths) the same run through build_run/run_query, with a RunControl or a subagent inbox
+PATH_CODE = """
+import asyncio, sys
+from dataclasses import replace
+sys.path.insert(0, {bench!r})
+import bench_overhead as b
+import loopwright as lw
+from loopwright.assemble import build_run
+from loopwright.loop import RunControl, run_query
 
-def instructions(turns: int, sync: bool, pythonpath: str | None) -> int:
+async def go():
+    control = RunControl() if {path!r} == "control" else None
+    run = build_run(lw.AgentOptions(model=b.model_for({turns}), tools=[b.TOOL]), "go", control=control)
+    if {path!r} == "relay":
+        run.deps = replace(run.deps, inbox=asyncio.Queue())
+    async for m in run_query(run, "go"):
+        last = m
+    assert last.subtype == "success" and last.num_turns == {turns}, last
+
+asyncio.run(go())
+"""
+
+
+def instructions(turns: int, sync: bool, pythonpath: str | None, path: str = "") -> int:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONHASHSEED"] = "0"  # the same dict and set layouts each run: counts repeat to ~0.1%, not ±2%
     env["PYTHONPATH"] = pythonpath or SRC  # None: this checkout's src, not the venv's install
-    code = CODE.format(bench=str(HERE), sync=sync, turns=turns)
+    code = (PATH_CODE.format(bench=str(HERE), path=path, turns=turns) if path
+            else CODE.format(bench=str(HERE), sync=sync, turns=turns))
     p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", code],
                        env=env, capture_output=True, text=True)
     m = re.search(r"Collected : (\d+)", p.stderr)
@@ -122,6 +148,7 @@ def main() -> None:
     ap.add_argument("--start", action="store_true", help="also a whole one-call `loopwright -p` process")
     ap.add_argument("--gap", action="store_true", help="also the CLI's per-turn cost: `loopwright -p` through "
                                                          "20 and 60 turns of Read")
+    ap.add_argument("--paths", action="store_true", help="also the async case under a RunControl and through a Relay")
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed")
@@ -132,10 +159,15 @@ def main() -> None:
     if args.before:
         trees = {f"before {args.before}": str(extract_src(args.before, tmp / "before")), **trees}
     rows: dict[str, dict[str, float]] = {}
-    for sync, case in ((False, "async no-op tool"), (True, "sync no-op tool")):
+    cases = [(False, "", "async no-op tool"), (True, "", "sync no-op tool")]
+    if args.paths:
+        cases += [(False, "control", "async no-op tool, under a RunControl"),
+                  (False, "relay", "async no-op tool, through a Relay (a subagent inbox)")]
+    for sync, second, case in cases:
         for label, path in trees.items():
-            instructions(10, sync, path)  # writes the bytecode
-            rows.setdefault(case, {})[label] = (instructions(hi, sync, path) - instructions(lo, sync, path)) / (hi - lo)
+            instructions(10, sync, path, second)  # writes the bytecode
+            rows.setdefault(case, {})[label] = (instructions(hi, sync, path, second)
+                                                - instructions(lo, sync, path, second)) / (hi - lo)
     scale = ""
     if args.start:
         home = tmp / "home"

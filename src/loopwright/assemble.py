@@ -42,6 +42,7 @@ from .blocks import Prompt, WireBlock, WireMessage, prompt_content
 from .context import AutoCompactor
 from .execute import Executor
 from .gate import Permissions
+from .history import History
 from .home import private_dir, write_private
 from .hooks import HookContext, RunHooks, run_hooks
 from .ids import new_uuid
@@ -114,7 +115,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         recorder=gate.recorder, inbox=asyncio.Queue() if _spawns(tools) else None, mcp=mcp,
         settings=config.settings, handoffs=handoffs)
     shared = parent.state.budget.shared if parent is not None else shared_spend  # a batch's spend counts
-    state = RunState(h, Budget(options.max_budget_usd, shared=shared), hooks=gate.hooks.state)  # the subagent's calls as they happen
+    state = RunState(History(h), Budget(options.max_budget_usd, shared=shared), hooks=gate.hooks.state)  # the subagent's calls as they happen
     compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
                               model.name)  # context.py
     run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs,
@@ -475,7 +476,8 @@ class _SubagentRun:
         return self.run.deps.hooks
 
     def add_context(self, text: str) -> None:
-        self.run.state.h[-1]["content"].append({"type": "text", "text": text})
+        h = self.run.state.h
+        h.replace_last({**h[-1], "content": [*h[-1]["content"], {"type": "text", "text": text}]})
 
     def messages(self) -> AsyncGenerator[Message, None]:
         return run_query(self.run, self.prompt)

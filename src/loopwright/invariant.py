@@ -3,9 +3,10 @@ data types only.
 
 The pairing invariant Inv of seed Def 3.3 (P1-P3), checked before every model call.
 
-`InvariantChecker` is incremental: it remembers how much of the (append-only)
-history it has already verified, so each check costs time proportional to the
-messages added since the last one, never to the whole history.
+`InvariantChecker` is incremental: it remembers how much of the history it has already
+verified, so each check costs time proportional to the messages added since the last one,
+never to the whole history. That holds for a run's History (history.py: append-only, each
+rewrite bumping its `generation`, which starts the check over); a plain list is checked whole.
 """
 
 from __future__ import annotations
@@ -49,11 +50,12 @@ def _assistant_uses(i: int, content: list[Any] | tuple[()], pending: list[str]) 
 class InvariantChecker:
     """Checks Inv on a growing message list in time proportional to what was appended."""
 
-    __slots__ = ("_checked", "_pending")
+    __slots__ = ("_checked", "_pending", "_of")
 
     def __init__(self) -> None:
         self._checked = 0  # messages already verified
         self._pending: list[str] = []  # tool_use ids the next message must answer
+        self._of: tuple[Any, int] | None = None  # (the History, its generation) verified so far
 
     def reset(self) -> None:
         """Forget what was verified (after the history is replaced: compaction, rewind, resume)."""
@@ -63,8 +65,10 @@ class InvariantChecker:
     def check(self, h: list[WireMessage]) -> None:
         """Raise InvariantViolation unless h satisfies Inv."""
         n = len(h)
-        if n < self._checked:
-            self.reset()
+        gen = getattr(h, "generation", None)
+        if gen is None or self._of is None or self._of[0] is not h or self._of[1] != gen or n < self._checked:
+            self.reset()  # (not the History verified so far, or rewritten since: from the start)
+            self._of = (h, gen) if gen is not None else None
         if n == 0:
             raise InvariantViolation("(P1) the history is empty")
         pending = self._pending

@@ -13,7 +13,8 @@ from typing_extensions import TypedDict  # pydantic needs it for TypedDict on Py
 
 import loopwright as lw
 from loopwright.blocks import WireFormatError, block_from_wire, blocks_from_wire
-from loopwright.invariant import InvariantChecker, InvariantViolation, check, holds, holds_final
+from loopwright.history import History
+from loopwright.invariant import InvariantChecker, InvariantViolation, holds, holds_final
 from tests.helpers import first_tool_result, text, use
 
 
@@ -84,17 +85,29 @@ def test_invariant_cases(h: list[dict[str, Any]], ok: bool) -> None:
     assert holds(h) is ok
 
 
-def test_incremental_checker_only_looks_at_new_messages() -> None:
-    h = [u(text("p"))]
+def test_incremental_checker_only_looks_at_new_messages_of_a_history() -> None:
+    h = History([u(text("p"))])
     c = InvariantChecker()
     c.check(h)
     h += [a(use("1", "x")), u(res("1"))]
     c.check(h)
-    # corrupting an already-verified message is not re-read: the checker is incremental
-    h[1]["content"].append(use("2", "x"))
-    c.check(h)
+    # an already-verified message cannot be corrupted in place: the History refuses it, so the
+    # incremental check is sound
+    with pytest.raises(TypeError, match="append-only"):
+        h[1]["content"].append(use("2", "x"))
+    # a named rewrite bumps the generation: the checker starts over and sees a bad message
+    h.replace_last(u(text("not an answer")))
     with pytest.raises(InvariantViolation):
-        check(h)  # a fresh full check sees it
+        c.check(h)
+
+
+def test_checker_checks_a_plain_list_whole() -> None:
+    h = [u(text("p")), a(use("1", "x")), u(res("1"))]
+    c = InvariantChecker()
+    c.check(h)
+    h[1]["content"].append(use("2", "x"))  # (a plain list: nothing refuses this, so nothing is remembered)
+    with pytest.raises(InvariantViolation):
+        c.check(h)
 
 
 # --- bad input gets a clear is_error result ----------------------------------------------------

@@ -5,12 +5,15 @@ conversion of the whole history, every turn."""
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from loopwright.history import History, thawed
 from loopwright.models.anthropic import AnthropicModel
 from loopwright.models.base import ModelRequest
 from loopwright.models.http import BodyEncoder, PerMessage
@@ -89,29 +92,28 @@ def test_messages_no_longer_sent_are_let_go() -> None:
     assert len(enc._json._known) <= 2 * len(short) + 64
 
 
-def _change(h: list[dict[str, Any]], change: str | None) -> None:
+def _change(h: History, change: str | None) -> None:
+    """One step of a run's history: a turn appended, or one of History's named rewrites."""
     if change == "turn":
         k = len(h)
         h.append({"role": "assistant", "content": [{"type": "text", "text": f"t{k}"},
                                                    {"type": "tool_use", "id": f"u{k}", "name": "Read", "input": {"k": k}}]})
         h.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"u{k}", "content": "x" * k}]})
-    elif change == "mutate" and h:  # in place: a user message's content list grows, or a string changes
-        m = h[len(h) // 2]
-        if isinstance(m["content"], list):
-            m["content"].append({"type": "text", "text": "added"})
-        else:
-            m["content"] = m["content"] + " changed"
-    elif change == "replace" and h:  # (compaction, rewind: a new first message)
-        h[0] = {**h[0], "content": "replaced"}
-    elif change == "drop" and len(h) > 1:
-        del h[-2:]
+    elif change == "replace_last" and h:  # (hooks' context, @-mentions: the last message gains blocks)
+        last = h[-1]
+        content = last["content"] if isinstance(last["content"], list) else [{"type": "text", "text": last["content"]}]
+        h.replace_last({**last, "content": [*content, {"type": "text", "text": "added"}]})
+    elif change == "replace_all" and h:  # (compaction: a new first message, the rest kept)
+        h.replace_all([{**h[0], "content": "replaced"}, *h[1:]])
+    elif change == "drop" and len(h) > 1:  # (a paused turn's partial answer, sent back and dropped)
+        h.drop_last()
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.sampled_from(["turn", "mutate", "replace", "drop"]), max_size=10))
+@given(st.lists(st.sampled_from(["turn", "replace_last", "replace_all", "drop"]), max_size=10))
 def test_the_openai_shapes_send_a_fresh_conversion_turn_after_turn(changes: list[str]) -> None:
     chat, items = PerMessage(chat_messages), PerMessage(responses_items)
-    h: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    h = History([{"role": "user", "content": "go"}])
     for change in [None, *changes]:
         _change(h, change)
         assert to_openai_messages("sys", h, chat) == to_openai_messages("sys", h)
@@ -121,17 +123,125 @@ def test_the_openai_shapes_send_a_fresh_conversion_turn_after_turn(changes: list
 def test_a_message_is_converted_once_and_again_when_it_changed() -> None:
     """Chat completions and Responses through their models' build_params: an unchanged message's
     items are the very objects of the last call (so BodyEncoder reuses their JSON too); a message
-    whose content grew in place is converted again."""
-    h: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "go"}]}]
+    a rewrite replaced is converted again."""
+    h = History([{"role": "user", "content": [{"type": "text", "text": "go"}]}])
     _change(h, "turn")
     for model, key in ((OpenAICompatModel("m", base_url="http://127.0.0.1:1/v1", api_key="k"), "messages"),
                        (OpenAIResponsesModel("m", base_url="http://127.0.0.1:1/v1", api_key="k"), "input")):
         first = model.build_params(ModelRequest(messages=h, system="sys", tools=[]))[key]
         again = model.build_params(ModelRequest(messages=h, system="sys", tools=[]))[key]
         assert again == first and all(a is b for a, b in zip(again, first, strict=True) if a.get("role") != "system")
-        h[0]["content"].append({"type": "text", "text": "more"})
+        before = list(h)
+        h.replace_all([{**h[0], "content": [*h[0]["content"], {"type": "text", "text": "more"}]}, *h[1:]])
         changed = model.build_params(ModelRequest(messages=h, system="sys", tools=[]))[key]
         user = next(i for i, m in enumerate(changed) if m.get("role") == "user")
         assert changed[user] is not first[user] and "more" in json.dumps(changed[user])
         assert changed[user + 1:] == first[user + 1:] and all(a is b for a, b in zip(changed[user + 1:], first[user + 1:], strict=True))
-        del h[0]["content"][-1]
+        h.replace_all(before)
+
+
+# --- the precondition is the type's: History (loopwright/history.py) --------------------------
+
+rewrites = st.one_of(
+    st.tuples(st.just("append"), st.sampled_from(["user", "assistant"]), st.lists(st.one_of(
+        st.dictionaries(st.text(max_size=3), json_values, max_size=3),
+        st.just({"cache_control": {"type": "ephemeral"}}),  # an inherited breakpoint (the provider strips it)
+        st.just({"type": "openai_reasoning", "id": "r"})), max_size=3)),  # another provider's block (not sent)
+    st.tuples(st.just("extend"), st.integers(1, 3), st.text(max_size=4)),
+    st.tuples(st.just("replace_last"), st.text(max_size=4)),
+    st.tuples(st.just("drop_last")),
+    st.tuples(st.just("replace_all"), st.integers(-1, 4), st.text(max_size=4)),
+)
+
+
+def _apply(h: History, op: tuple[Any, ...]) -> None:
+    kind = op[0]
+    if kind == "append":
+        h.append({"role": op[1], "content": [{"type": "text", "text": "b", **blk} for blk in op[2]]})
+    elif kind == "extend":
+        h.extend({"role": "user", "content": f"{op[2]}{k}"} for k in range(op[1]))
+    elif kind == "replace_last" and h:
+        h.replace_last({**h[-1], "content": [{"type": "text", "text": op[1]}]})
+    elif kind == "replace_all" and op[1] < 0:  # the first message rewritten, the rest kept (same length)
+        h.replace_all([{"role": "user", "content": op[2]}, *h[1:]])
+    elif kind == "drop_last" and h:
+        h.drop_last()
+    elif kind == "replace_all":  # a summary first, then the last turns kept (compaction's shape)
+        kept = h[len(h) - op[1]:] if op[1] else []
+        h.replace_all([{"role": "user", "content": f"summary {op[2]}"}, *kept])
+
+
+def _fresh_body(h: list[Any], system: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a provider made of a copy of h that nothing has seen: the body from scratch."""
+    plain = thawed(list(h))
+    return AnthropicModel("claude-sonnet-4-5", api_key="k").build_params(ModelRequest(messages=plain, system=system,
+                                                                                       tools=tools))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(rewrites, max_size=14))
+def test_appends_and_rewrites_in_any_order_send_the_body_encoded_from_scratch(ops: list[tuple[Any, ...]]) -> None:
+    """A run's History through one Anthropic model and its body encoder, call after call, with
+    appends and every named rewrite interleaved: each request's bytes are the bytes of the same
+    history encoded from scratch (a fresh model, json.dumps of the whole body), and the OpenAI
+    shapes' cached conversions equal a fresh conversion."""
+    model = AnthropicModel("claude-sonnet-4-5", api_key="k")
+    chat, items = PerMessage(chat_messages), PerMessage(responses_items)
+    tools = [{"name": "Read", "description": "read", "input_schema": {"type": "object"}}]
+    h = History([{"role": "user", "content": [{"type": "text", "text": "go"}]}])
+    for op in [None, *ops]:
+        if op is not None:
+            _apply(h, op)
+        if not h:
+            continue
+        body = {**model.build_params(ModelRequest(messages=h, system="sys", tools=tools)), "stream": True}
+        fresh = {**_fresh_body(h, "sys", tools), "stream": True}
+        assert model._encoder.encode(body) == _plain(fresh)
+        assert to_openai_messages("sys", h, chat) == to_openai_messages("sys", thawed(list(h)))
+        assert to_responses_input(h, items) == to_responses_input(thawed(list(h)))
+
+
+def test_a_history_refuses_every_in_place_change() -> None:
+    """Nothing already in a History changes except through its named rewrites: the list, a
+    message, its content, a block and a tool's input all refuse, so no cache can be stale."""
+    h = History([{"role": "user", "content": [{"type": "text", "text": "go"}]},
+                 {"role": "assistant", "content": [{"type": "tool_use", "id": "u", "name": "T", "input": {"a": [1]}}]}])
+    enc = BodyEncoder()
+    before = enc.encode({"messages": h})
+    attempts = [
+        lambda: h.__setitem__(0, {"role": "user", "content": "x"}), lambda: h.__delitem__(0), lambda: h.pop(),
+        lambda: h.insert(0, {}), lambda: h.remove(h[0]), lambda: h.clear(), lambda: h.sort(), lambda: h.reverse(),
+        lambda: h[0].__setitem__("content", "x"), lambda: h[0].update(content="x"), lambda: h[0].pop("content"),
+        lambda: h[0]["content"].append({"type": "text", "text": "x"}), lambda: h[0]["content"].__setitem__(0, {}),
+        lambda: h[0]["content"][0].__setitem__("text", "x"), lambda: h[1]["content"][0]["input"].__setitem__("a", 2),
+        lambda: h[1]["content"][0]["input"]["a"].append(2),
+    ]
+    for attempt in attempts:
+        with pytest.raises(TypeError, match="append-only"):
+            attempt()
+    assert enc.encode({"messages": h}) == before == _plain({"messages": h})
+    # a message given to append is copied: the caller's dict stays the caller's
+    mine = {"role": "user", "content": [{"type": "text", "text": "mine"}]}
+    h.append(mine)
+    mine["content"].append({"type": "text", "text": "later"})
+    assert h[-1]["content"] == [{"type": "text", "text": "mine"}]
+    # copies are the caller's to edit; reading is a list's and a dict's
+    copied = copy.deepcopy(h)
+    copied[0]["content"].append({"type": "text", "text": "x"})
+    assert type(copied) is list and len(h[0]["content"]) == 1 and isinstance(h, list) and isinstance(h[0], dict)
+    assert json.loads(json.dumps(h)) == thawed(list(h))
+    generation = h.generation
+    h.replace_last({"role": "user", "content": "y"})
+    h.drop_last()
+    h.replace_all(list(h))
+    assert h.generation == generation + 3
+
+
+def test_a_plain_list_is_never_remembered() -> None:
+    """Only frozen messages are cached: a plain list edited in place between calls is encoded anew."""
+    enc = BodyEncoder()
+    h: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "go"}]}]
+    enc.encode({"messages": h})
+    h[0]["content"][0]["text"] = "changed"
+    assert enc.encode({"messages": h}) == _plain({"messages": h})
+    assert not enc._json._known

@@ -79,8 +79,8 @@ async def compact(run: Run, trigger: str, *, keep_last_turns: int = DEFAULT_KEEP
 async def _replaced(run: Run, trigger: str, result: CompactResult, data: dict[str, Any]) -> AsyncIterator[Message]:
     """h replaced by the compacted history (Inv's checker reset), compact_boundary, then PostCompact."""
     s, hooks = run.state, run.deps.hooks
-    s.h = result.history
-    s.inv.reset()  # the history was replaced, not appended to
+    s.h.replace_all(result.history)  # (a rewrite: its generation tells the caches and Inv's checker)
+    s.inv.reset()
     yield SystemMessage("compact_boundary", {**result.boundary_data(trigger), **data})
     if hooks.active:  # PostCompact, with the summary
         await hooks.post_compact(trigger, result.summary)

@@ -75,7 +75,7 @@ async def _continued(run: Run, req: ModelRequest) -> AsyncIterator[Any]:
         finally:
             s.api_seconds += time.perf_counter() - t0
             if attempt:
-                s.h.pop()  # drop the paused partial turn sent for continuation
+                s.h.drop_last()  # drop the paused partial turn sent for continuation
         a = _charged(run, a, content)
         if a.stop_reason != "pause_turn" or tool_uses(a.content) or s.budget.exhausted():
             yield a  # (a paused turn that reached the budget is not continued: Prop 5.4)

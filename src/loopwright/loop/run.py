@@ -105,7 +105,7 @@ class Run:
         if why:
             self.warnings.append(why)
         if blocks:
-            h[-1] = {"role": "user", "content": [*blocks, *content[1:]]}
+            h.replace_last({"role": "user", "content": [*blocks, *content[1:]]})
             name, _, args = line[1:].partition(" ")
             self._expanded = ("mcp_prompt", name, args.strip(), None, line)  # UserPromptExpansion's fields
 
@@ -142,10 +142,10 @@ class Run:
             content = h[-1]["content"]
             first = next((i for i, b in enumerate(content) if b.get("type") == "text"), None)
             text: dict[str, Any] = {"type": "text", "text": shell.text}
-            h[-1] = {"role": "user", "content": [text, *content] if first is None
-                     else [*content[:first], text, *content[first + 1:]]}
+            h.replace_last({"role": "user", "content": [text, *content] if first is None
+                            else [*content[:first], text, *content[first + 1:]]})
         if context:
-            h[-1] = {"role": "user", "content": [*h[-1]["content"], TextBlock(context).to_wire()]}
+            h.replace_last({"role": "user", "content": [*h[-1]["content"], TextBlock(context).to_wire()]})
         return None, notes
 
     async def include_mentions(self, prompt: str) -> None:
@@ -158,7 +158,8 @@ class Run:
         d = self.deps
         read = d.tools.get("Read") or make_read_tool()
         blocks, denied = await mention_blocks(prompt, d.cwd, d.executor.permissions.decide, read, d.executor.ctx)
-        self.state.h[-1]["content"].extend(blocks)
+        h = self.state.h
+        h.replace_last({**h[-1], "content": [*h[-1]["content"], *blocks]})
         self.state.denials += denied
 
     def mode_port(self, gate: Permissions) -> tuple[Callable[[], str], Callable[[str], None]]:
@@ -275,7 +276,7 @@ class Run:
         extra.append(submitted.context)
         context = [TextBlock(c).to_wire() for c in extra if c]
         if context:
-            h[-1] = {"role": "user", "content": [*h[-1]["content"], *context]}
+            h.replace_last({"role": "user", "content": [*h[-1]["content"], *context]})
         return None
 
     def persist(self, msg: Message) -> Message:

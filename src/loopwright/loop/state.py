@@ -9,10 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..blocks import (
-    WireMessage,
-)
 from ..execute import Executor
+from ..history import History
 from ..hooks import HookState, RunHooks
 from ..invariant import InvariantChecker
 from ..messages import (
@@ -122,7 +120,7 @@ class RunState:
     """What the steps change: (h, t) of seed Def 3.1 (the environment is the tools' world)
     and the accounting around them."""
 
-    h: list[WireMessage]
+    h: History  # append-only (history.py): what the request caches rely on is the type's rule
     budget: Budget
     t: int = 0
     calls: int = 0

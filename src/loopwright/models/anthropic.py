@@ -117,6 +117,7 @@ class AnthropicModel(HTTPModel):
         self._scan_last: Any = None
         self._scan_marked: list[int] = []
         self._scan_foreign: list[int] = []
+        self._scan_gen: int | None = None
 
     def headers(self) -> dict[str, str]:
         """Claude Code's headers: every Anthropic-compatible gateway and proxy accepts them."""
@@ -162,11 +163,13 @@ class AnthropicModel(HTTPModel):
     def _scan(self, h: list[Any]) -> tuple[list[int], list[int]]:
         """Indices of messages that already carry cache_control (rare: imported histories), and
         of messages holding another provider's own blocks (a fallback's history). Scans only
-        what was appended since the last call."""
-        n = len(h)
-        if (self._scan_src is not h or n < self._scan_n
+        what was appended since the last call to the same History (loopwright.history: append-only,
+        its `generation` bumped by each rewrite); any other list is scanned whole."""
+        n, gen = len(h), getattr(h, "generation", None)  # (a History: rewritten since, or only appended to)
+        if (self._scan_src is not h or n < self._scan_n or gen != self._scan_gen or gen is None
                 or (self._scan_n and h[self._scan_n - 1] is not self._scan_last)):
             self._scan_src, self._scan_n, self._scan_marked, self._scan_foreign = h, 0, [], []
+        self._scan_gen = gen
         for i in range(self._scan_n, n):
             content = h[i].get("content")
             if _has_mark(content):

@@ -44,6 +44,7 @@ from typing import Any, ClassVar, Generic, TypedDict, TypeVar
 from urllib.parse import urlsplit
 
 from .. import __version__
+from ..history import FrozenDict, frozen
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse
 from .retry import (
     AttemptFailed,
@@ -332,38 +333,36 @@ T = TypeVar("T")
 class PerMessage(Generic[T]):
     """`fn(m)` for each message of a history, computed once per message: the history is sent whole
     every turn, and redoing each message's work (its JSON, its items in another API's shape) was
-    the largest per-turn cost of a long run (it grows with the history). A message is the same
-    dict from turn to turn (the providers copy only those they change, as the newest, which
-    carries the cache breakpoint); its result is reused while it is that dict with that content
-    list of that length (what the loop ever changes in place: a first message's content, before
-    it is sent) and is dropped when a history no longer has it."""
+    the largest per-turn cost of a long run (it grows with the history). Only a frozen message
+    (history.FrozenDict: what a run's History holds, refusing every change) is remembered, by
+    identity, so a result can never be stale; a plain dict (a provider's copy carrying a cache
+    breakpoint, a caller's own list) is computed each time. A result kept is frozen too (so the
+    items another API's shape makes of a message are remembered by the next PerMessage: their
+    JSON). Results are dropped when a history no longer has their message."""
 
     __slots__ = ("_fn", "_known")
 
     def __init__(self, fn: Callable[[Any], T]) -> None:
         self._fn = fn
-        # id -> (message, content, len, result); holding the message keeps its id from being reused
-        self._known: dict[int, tuple[Any, Any, int, T]] = {}
+        self._known: dict[int, tuple[Any, T]] = {}  # id -> (message, result); holding it keeps its id unique
 
     def map(self, messages: list[Any]) -> list[T]:
         fn, known = self._fn, self._known
         get = known.get
         out: list[T] = []
         append = out.append
-        for m in messages:  # (a hit, nearly every message of a long run, is a lookup and three checks)
+        for m in messages:  # (a hit, nearly every message of a long run, is a lookup and a check)
             hit = get(id(m))
             if hit is not None and hit[0] is m:
-                content = hit[1]
-                if (m.get("content") if type(m) is dict else None) is content and (
-                        len(content) if type(content) is list else -1) == hit[2]:
-                    append(hit[3])
-                    continue
-            content = m.get("content") if isinstance(m, dict) else None
-            result = fn(m)
-            known[id(m)] = (m, content, len(content) if isinstance(content, list) else -1, result)
-            append(result)
+                append(hit[1])
+            elif type(m) is FrozenDict:
+                result = frozen(fn(m))
+                known[id(m)] = (m, result)
+                append(result)
+            else:
+                append(fn(m))
         if len(known) > 2 * len(messages) + 64:  # messages no longer in the history: let them go
-            self._known = {id(m): known[id(m)] for m in messages}
+            self._known = {id(m): known[id(m)] for m in messages if id(m) in known}
         return out
 
 
