@@ -127,20 +127,23 @@ class FrozenList(list[Any]):
         return (list, (thawed(self),))
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None), FrozenDict, FrozenList})  # (immutable, or frozen already)
+
+
 def frozen(obj: Any) -> Any:
     """A deep read-only copy of a JSON-like value (dicts and lists become FrozenDict and
     FrozenList; a value already frozen is itself: freezing a history again costs nothing)."""
     t = type(obj)
-    if t is dict:
-        return FrozenDict({k: frozen(v) for k, v in obj.items()})
-    if t is list:
-        return FrozenList([frozen(v) for v in obj])
-    if t is str or t is FrozenDict or t is FrozenList or t is int or t is bool or t is float or obj is None:
+    if t in _LEAVES:
         return obj
-    if isinstance(obj, dict):  # (a dict or list subclass of the caller's: an OrderedDict, ...)
-        return FrozenDict({k: frozen(v) for k, v in obj.items()})
+    if isinstance(obj, dict):  # (copied whole by dict's own code; only the values that are containers again)
+        out = FrozenDict(obj)
+        for k, v in obj.items():
+            if type(v) not in _LEAVES:
+                dict.__setitem__(out, k, frozen(v))
+        return out
     if isinstance(obj, list):
-        return FrozenList([frozen(v) for v in obj])
+        return FrozenList([v if type(v) in _LEAVES else frozen(v) for v in obj])
     if t is tuple:
         return tuple(frozen(v) for v in obj)
     return obj
