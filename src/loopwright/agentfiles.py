@@ -3,7 +3,9 @@ options, skills, trust and below.
 
 An agent file is Markdown with front matter: `name` and `description` (required), `tools`,
 `disallowedTools`, `model`, `permissionMode`, `maxTurns`, `effort`, `hooks` (honoured: the settings'
-shape in YAML, fired while that agent runs, its Stop hooks as SubagentStop), `skills` (each named
+shape in YAML, fired while that agent runs, its Stop hooks as SubagentStop), `mcpServers` (the
+names of the run's servers, whose tools it gets, and {name: config} servers started for it alone
+and stopped when it ends), `skills` (each named
 skill's SKILL.md preloaded after the task in the subagent's first message, in Claude Code's
 blocks), `color` (display only);
 the body is the agent's system prompt. They are read from the user's `~/.loopwright/agents/`
@@ -26,15 +28,14 @@ from typing import Any
 
 from .gate import PERMISSION_MODES
 from .models.reasoning import EFFORT_LEVELS
-from .options import AgentDefinition
+from .options import AgentDefinition, agent_servers
 from .skills import as_list, config_dirs, read_text_capped, split_front_matter
 from .trust import Ignored
 
 HONOURED = ("name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns", "effort", "color",
-            "hooks", "skills")
+            "hooks", "skills", "mcpServers")
 # Claude Code's other keys (its agent front-matter schema, 2.1.332): what it does that loopwright does not.
 REFUSED = {
-    "mcpServers": "per-agent MCP servers (the run's servers apply)",
     "initialPrompt": "an auto-submitted first message",
     "memory": "a per-agent memory scope (no agent-memory directory is kept or loaded)",
     "background": "background agents",
@@ -112,11 +113,30 @@ def parse_agent_file(path: Path, text: str, users: bool = True) -> tuple[str, Ag
     hooks = _agent_hooks(path, text, warnings) if "hooks" in meta else None
     if hooks and not users:  # a project's agent: its commands run only in a trusted workspace (the caller decides)
         ignored.append(Ignored("command", str(path), f"hooks of agent {name!r}"))
+    servers = _agent_yaml(path, text, "mcpServers", warnings) if "mcpServers" in meta else None
+    try:
+        servers = agent_servers(servers, f"{path}")
+    except ValueError as e:
+        warnings.append(f"{e}; its MCP servers are not started")
+        servers = None
+    if servers and not users and any(isinstance(x, dict) for x in servers):  # commands of the workspace's
+        ignored.append(Ignored("command", str(path), f"mcpServers of agent {name!r}"))
     tools = as_list(meta["tools"]) if "tools" in meta else None
     denied = as_list(meta["disallowedTools"]) if "disallowedTools" in meta else None
     d = AgentDefinition(desc.strip(), body.strip(), tools, model if isinstance(model, str) and model else None,
-                        turns, denied, mode, str(path), effort, hooks)
+                        turns, denied, mode, str(path), effort, hooks, mcp_servers=servers)
     return name.strip(), d, warnings, ignored
+
+
+def _agent_yaml(path: Path, text: str, key: str, warnings: list[str]) -> Any:
+    """A nested front-matter value (YAML), or None with a warning line when it cannot be read."""
+    import yaml
+
+    try:
+        return (yaml.safe_load(text.split("\n---", 1)[0].removeprefix("---")) or {}).get(key)
+    except yaml.YAMLError as e:
+        warnings.append(f"{path}: its front matter is not YAML loopwright can read ({e}); {key} not applied")
+        return None
 
 
 def _agent_hooks(path: Path, text: str, warnings: list[str]) -> dict[str, Any] | None:
@@ -170,8 +190,9 @@ def find_agent_files(cwd: str | Path, sources: Iterable[str], trusted: bool, hom
                 out.ignored += ignored
                 if any(i.kind == "grant" for i in ignored):
                     definition.permission_mode = None
-                if any(i.kind == "command" for i in ignored):  # its hooks: commands of the workspace's
+                if any(i.kind == "command" for i in ignored):  # its hooks, its servers: commands of the workspace's
                     definition.hooks = None
+                    definition.mcp_servers = [x for x in definition.mcp_servers or [] if isinstance(x, str)] or None
             out.agents[name] = definition
             wanted = as_list((split_front_matter(text[0])[0] or {}).get("skills"))
             if wanted:

@@ -217,8 +217,40 @@ async def run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: s
             return ToolOutput(f"Not run: the budget (${budget.limit_usd}) is spent.", is_error=True)
     names = set(d.tools) if d.tools is not None else None
     denied = set(d.disallowed_tools or ())
+    servers = tuple(f"mcp__{_part(x)}__" for x in d.mcp_servers or () if isinstance(x, str))  # the run's, named
     tools = [t for t in ports.tools.values()
-             if not is_agent_tool(t) and (names is None or t.name in names) and t.name not in denied]
+             if not is_agent_tool(t) and (names is None or t.name in names or t.name.startswith(servers))
+             and t.name not in denied]
+    own = [x for x in d.mcp_servers or () if isinstance(x, dict)]
+    if not own:
+        return await _run_subagent(ports, d, kind, prompt, tool_use_id, tools, left)
+    from .mcp.client import McpRuntime
+    from .mcp.config import parse_server
+
+    configs = [parse_server(str(k), v, source=d.source or f"agent {kind}") for x in own for k, v in x.items()]
+    bad = [c.error for c in configs if c.error]
+    if bad:
+        return ToolOutput(f"Could not start subagent {kind!r}: {'; '.join(bad)}", is_error=True)
+    rt = McpRuntime(configs, ports.cwd)  # its own servers: started for it, stopped when it ends
+    try:
+        added = await rt.open({t.name for t in tools})
+        failed = [f"{c.name} ({c.error or c.status})" for c in rt.connections if c.status != "connected"]
+        if failed:
+            return ToolOutput(f"Could not start subagent {kind!r}: its MCP servers did not start: {', '.join(failed)}",
+                              is_error=True)
+        return await _run_subagent(ports, d, kind, prompt, tool_use_id, [*tools, *added], left)
+    finally:
+        await rt.aclose()
+
+
+def _part(server: str) -> str:
+    from .mcp.naming import server_part
+
+    return server_part(server) or server
+
+
+async def _run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: str, tool_use_id: str,
+                        tools: list[Tool], left: float | None) -> ToolOutput:
     model: str | Model | None = None if d.model in (None, "inherit") else d.model
     if isinstance(model, str):
         model = MODEL_ALIASES.get(model, model)

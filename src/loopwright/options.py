@@ -49,6 +49,9 @@ class AgentDefinition:
     effort: str | None = None  # None: the parent's (AgentOptions.effort's levels)
     hooks: dict[str, Any] | None = None  # an agent file's `hooks` ({event: [HookMatcher]}): fired while it runs
     skills: list[str] | None = None  # skills preloaded into its first message (names of the run's skills)
+    # its own MCP servers: the name of one of the run's (its tools too), or {name: config}, started
+    # for the subagent and stopped when it ends (Claude Code's agent `mcpServers`)
+    mcp_servers: list[str | dict[str, Any]] | None = None
     # `skills`, read: the text blocks that follow the task in its first message (set by the assembler)
     preloaded: tuple[str, ...] = ()
     unsupported: tuple[str, ...] = ()  # keys of the `--agents` / SDK form loopwright does not apply (named)
@@ -56,7 +59,19 @@ class AgentDefinition:
 
 # The keys of an agent in the `--agents` / Agent SDK form that loopwright applies (any other is named).
 _AGENT_KEYS = frozenset({"description", "prompt", "tools", "maxTurns", "max_turns", "model", "disallowedTools",
-                         "disallowed_tools", "permissionMode", "permission_mode", "effort", "skills"})
+                         "disallowed_tools", "permissionMode", "permission_mode", "effort", "skills", "mcpServers"})
+
+
+def agent_servers(value: Any, where: str) -> list[str | dict[str, Any]] | None:
+    """An agent's `mcpServers`: a list of server names and {name: config} objects (or one such
+    object). Raises ValueError naming `where`."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        value = [{k: v} for k, v in value.items()]
+    if not (isinstance(value, list) and all(isinstance(x, str) or (isinstance(x, dict) and x) for x in value)):
+        raise ValueError(f"{where}: \"mcpServers\" must be a list of server names and {{name: config}} objects")
+    return list(value)
 
 
 def agents_from_json(value: str | dict[str, Any]) -> dict[str, AgentDefinition]:
@@ -93,9 +108,11 @@ def agents_from_json(value: str | dict[str, Any]) -> dict[str, AgentDefinition]:
         skills = d.get("skills")
         if skills is not None and not (isinstance(skills, list) and all(isinstance(x, str) for x in skills)):
             raise ValueError(f"agent {kind!r}: \"skills\" must be a list of skill names")
+        servers = agent_servers(d.get("mcpServers"), f"agent {kind!r}")
         unsupported = tuple(k for k, v in d.items() if k not in _AGENT_KEYS and v is not None)
         out[kind] = AgentDefinition(d["description"], d["prompt"], tools, model if isinstance(model, str) else None,
-                                    turns, denied, mode, effort=effort, skills=skills, unsupported=unsupported)
+                                    turns, denied, mode, effort=effort, skills=skills, mcp_servers=servers,
+                                    unsupported=unsupported)
     return out
 
 

@@ -123,12 +123,12 @@ def test_untrusted_project_agent_cannot_bypass_permissions(tmp_path: Path) -> No
 def test_every_front_matter_key_is_honoured_refused_or_named(tmp_path: Path) -> None:
     path = tmp_path / "a.md"
     name, d, warnings, _ = parse_agent_file(path, "---\nname: a\ndescription: d\ntools: [Read]\ndisallowedTools: Bash\n"
-                                            "maxTurns: 3\npermissionMode: plan\nmcpServers: x\nisolation: worktree\n"
+                                            "maxTurns: 3\npermissionMode: plan\nmemory: user\nisolation: worktree\n"
                                             "colour: red\nsparkle: yes\n---\nbody\n")
     assert (name, d.tools, d.disallowed_tools, d.max_turns, d.permission_mode, d.prompt) == (
         "a", ["Read"], ["Bash"], 3, "plan", "body")
     assert len(warnings) == 2
-    assert warnings[0].startswith(f"{path}: loopwright does not apply mcpServers (") and "isolation (" in warnings[0]
+    assert warnings[0].startswith(f"{path}: loopwright does not apply memory (") and "isolation (" in warnings[0]
     assert warnings[1] == f"{path}: unknown front-matter keys colour, sparkle (not applied)"
     with pytest.raises(ValueError, match="no description"):
         parse_agent_file(path, "---\nname: a\n---\nbody")
@@ -280,3 +280,34 @@ def test_an_agent_files_skills_are_preloaded_as_claude_code_preloads_them(tmp_pa
                                  "TIDY-SKILL-BODY: always sort imports.\n"]
     if "claude" in out:
         assert out["claude"] == out["loopwright"]
+
+
+@pytest.mark.e2e
+def test_an_agent_files_own_mcp_server_serves_that_subagent_only(tmp_path: Path) -> None:
+    """`mcpServers` with an inline server: started for the subagent (its tools offered to it, a
+    call reaching the server), not offered to the main conversation, stopped when it ends; in an
+    untrusted workspace the project agent's inline server is named and not started."""
+    import sys
+
+    from tests.helpers import TESTS
+
+    log = tmp_path / "mcp.log"
+    server = {"command": sys.executable, "args": [str(TESTS / "mcp" / "mcp_test_server.py"), "--log", str(log)]}
+    write_agent(tmp_path / ".claude" / "agents", "noter",
+                "---\nname: noter\ndescription: takes notes\nmcpServers:\n  - notes: " + json.dumps(server)
+                + "\n---\nYou are the noter.\n")
+    turns = [[use("a1", "Agent", description="d", prompt="note it", subagent_type="noter")],
+             [use("m1", "mcp__notes__write_note", text="from the subagent")], [text("noted")], [text("all done")]]
+    with ScriptedServer(turns) as srv:
+        r = run_cli(srv, tmp_path, "--claude-settings", "--permission-mode", "bypassPermissions")
+        assert r.returncode == 0, r.stderr
+        main_tools = {t["name"] for t in srv.loop_requests[0].body["tools"]}
+        sub_tools = {t["name"] for t in srv.loop_requests[1].body["tools"]}
+        said = json.dumps(srv.loop_requests[2].body["messages"][-1])
+    assert "mcp__notes__write_note" in sub_tools and not any(n.startswith("mcp__notes") for n in main_tools)
+    assert "note from the subagent" in log.read_text() and "written" in said
+    env = {k: v for k, v in cli_env().items() if k != "LOOPWRIGHT_TRUSTED_DIRS"}
+    with ScriptedServer([[text("hi")]]) as srv:
+        r = run_cli(srv, tmp_path, "--claude-settings", env={**env, "ANTHROPIC_BASE_URL": srv.url,
+                                                             "ANTHROPIC_API_KEY": "x"})
+    assert r.returncode == 0 and "mcpServers of agent 'noter'" in r.stderr, r.stderr
