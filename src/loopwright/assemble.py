@@ -24,7 +24,7 @@ import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from .agents import SubagentHooks, make_agent_tool
 from .assemble_parts import (
@@ -407,6 +407,16 @@ class RunPortsOf:
     @property
     def hooks(self) -> RunHooks:
         return self._run.deps.hooks
+
+    async def inline_shell(self, text: str, name: str, source: str | None,
+                           invoked_by: Literal["user", "claude", "other"],
+                           ids: str | None = None) -> tuple[str, list[str], str | None]:
+        from .loop.run import skill_shell_note
+
+        out, notes, error = await self._run.inline_shell(text, name, source, invoked_by, ids)
+        for n in notes:
+            self._run.post(skill_shell_note(n))
+        return out, notes, error
 
     def budget(self) -> BudgetView:
         from .tools.views import BudgetView  # (imported by a tool that reads it, issue 41)

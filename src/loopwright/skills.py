@@ -82,6 +82,7 @@ class Skill:
     path: Path  # its SKILL.md
     allowed_tools: list[str] = field(default_factory=list)
     ignored: list[Ignored] = field(default_factory=list)  # its allowed-tools, in an untrusted workspace
+    source: str = "projectSettings"  # Claude Code's command_source: userSettings | projectSettings | plugin
 
     @property
     def folder(self) -> Path:
@@ -168,7 +169,9 @@ def find_skills(cwd: str | Path, sources: Iterable[str], home: Path | None = Non
             else:
                 allowed = as_list(meta.get("allowed-tools"))
                 ignored = narrow_tools(allowed, str(md), f"skill {name!r}") if not (users or trusted) else []
-                skills[name] = Skill(name, desc.strip()[:MAX_DESCRIPTION], md, [] if ignored else allowed, ignored)
+                source = "plugin" if d in extra else "userSettings" if users else "projectSettings"
+                skills[name] = Skill(name, desc.strip()[:MAX_DESCRIPTION], md, [] if ignored else allowed, ignored,
+                                     source)
     return list(skills.values()), warnings
 
 
@@ -192,7 +195,7 @@ def make_skill_tool(skills: list[Skill]) -> Tool:
     by_name = {s.name: s for s in skills}
     listing = "\n".join(f"- {s.name}: {s.description}" for s in skills)
 
-    def run(x: dict[str, Any], ctx: ToolContext) -> str:
+    async def run(x: dict[str, Any], ctx: ToolContext) -> str:
         name = str(x.get("skill", "")).strip().lstrip("/")
         s = by_name.get(name)
         if s is None:
@@ -202,16 +205,25 @@ def make_skill_tool(skills: list[Skill]) -> Tool:
         except OSError as e:
             raise ToolError(f"Cannot read skill {name!r} ({s.path}): {e.strerror or e}") from None
         files = sorted(str(p.relative_to(s.folder)) for p in s.folder.rglob("*") if p.is_file() and p != s.path)
+        notes: list[str] = []
+        if s.allowed_tools:
+            rules, bad = valid_rules(s.allowed_tools)
+            ctx.state.grants.rules.extend(rules)  # allowed without asking while the skill is active (the run)
+            notes.append(f"Tools this skill uses (allowed without asking from now on): {', '.join(rules)}")
+            if bad:
+                notes.append(f"Ignored allowed-tools entries of {s.path} (not permission rules): {', '.join(bad)}")
+        if "!`" in body or "```!" in body:  # its inline shell, run as Claude Code runs it
+            if ctx.ports is None:
+                raise ToolError(f"Skill {name!r} has inline shell commands, which run only inside a run")
+            body, _, error = await ctx.ports.inline_shell(body, s.name, s.source, "claude", ctx.tool_use_id or None)
+            if error is not None:
+                raise ToolError(f"Skill {name!r} was not loaded: {error}")
         parts = [f"Skill {s.name} loaded. Base directory: {s.folder}", "", body.rstrip()]
         if files:
             parts += ["", "Files of this skill (read them with Read when the instructions call for them):",
                       *(f"- {s.folder / f}" for f in files[:200])]
-        if s.allowed_tools:
-            rules, bad = valid_rules(s.allowed_tools)
-            ctx.state.grants.rules.extend(rules)  # allowed without asking while the skill is active (the run)
-            parts += ["", f"Tools this skill uses (allowed without asking from now on): {', '.join(rules)}"]
-            if bad:
-                parts.append(f"Ignored allowed-tools entries of {s.path} (not permission rules): {', '.join(bad)}")
+        for note in notes:
+            parts += ["", note]
         return "\n".join(parts)
 
     return Tool(

@@ -47,6 +47,7 @@ class ShellSource:
     name: str
     source: str | None = None
     invoked_by: Literal["user", "claude", "other"] = "user"
+    ids: str | None = None  # the commands' tool_use_id prefix (the Skill call's id; None: a new one)
 
 
 async def run_inline_shell(text: str, who: ShellSource, gate: Permissions, bash: Tool, ctx: ToolContext,
@@ -60,7 +61,7 @@ async def run_inline_shell(text: str, who: ShellSource, gate: Permissions, bash:
             text = text.replace(raw, DISABLED, 1)
         return ShellExpansion(text)
     out = ShellExpansion(text)
-    batch = uuid.uuid4()
+    batch = who.ids or f"{uuid.uuid4()}:inner"
     allowed: list[tuple[str, str]] = []
     for i, (raw, command) in enumerate(found):
         refusal = _refusal(gate, command)
@@ -68,7 +69,7 @@ async def run_inline_shell(text: str, who: ShellSource, gate: Permissions, bash:
             out.error = f'Shell command permission check failed for pattern "{raw}": {refusal}'
             return out
         if hooks is not None and hooks.active:
-            blocked = await hooks.pre_skill_shell_command(bash.name, command, f"{batch}:inner:preamble-{i}",
+            blocked = await hooks.pre_skill_shell_command(bash.name, command, f"{batch}:preamble-{i}",
                                                           who.name, who.source, who.invoked_by)
             if hooks.halted:
                 out.error = f"stopped by a PreSkillShellCommand hook: {hooks.halted}"

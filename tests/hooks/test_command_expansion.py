@@ -24,19 +24,23 @@ pytestmark = pytest.mark.e2e
 
 
 def run(who: str, proj: Path, home: Path, hook_out: str = "", command: str = GREET, *args: str,
-        events: tuple[str, ...] = EVENTS, prompt: str = "/greet world", **more: Any) -> tuple[Any, dict[str, Any], list[dict[str, Any]]]:
+        events: tuple[str, ...] = EVENTS, prompt: str = "/greet world", turns: list[Any] | None = None,
+        skill: str | None = None, **more: Any) -> tuple[Any, dict[str, Any], list[dict[str, Any]]]:
     """One side's run of `prompt` in `proj` with a logging hook on `events` (its stdout after the
     log: `hook_out`, a shell snippet that reads $IN); (the server's requests, the CLI's JSON
     result, the hook inputs in order)."""
     (proj / ".claude" / "commands").mkdir(parents=True, exist_ok=True)
     (proj / ".claude" / "commands" / "greet.md").write_text(command)
     home.mkdir(exist_ok=True)
+    if skill is not None:  # the project skill "probe"
+        (proj / ".claude" / "skills" / "probe").mkdir(parents=True)
+        (proj / ".claude" / "skills" / "probe" / "SKILL.md").write_text(skill)
     log = proj.parent / f"{who}-hooks.log"
     hook = proj.parent / f"{who}-hook.sh"
     hook.write_text(f'#!/bin/sh\nIN=$(cat)\necho "$IN" >> "{log}"\n{hook_out}\n')
     hook.chmod(0o755)
     settings = {"hooks": {e: [{"hooks": [{"type": "command", "command": str(hook)}]}] for e in events}, **more}
-    with ScriptedServer([[text("done")]], is_loop_call=lambda body: True) as srv:
+    with ScriptedServer(turns or [[text("done")]], is_loop_call=lambda body: True) as srv:
         if who == "claude":
             env = {**os.environ, "HOME": str(home), "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "any",
                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
@@ -182,3 +186,32 @@ def test_untrusted_project_commands_allowed_tools_do_not_let_its_shell_run(tmp_p
     requests, _, _ = run("loopwright", tmp_path / "proj2", tmp_path / "home2", "", command)
     assert (tmp_path / "proj2" / "ran.txt").exists()
     assert "Hello world. Date: . End." in sent(requests)
+
+
+SKILL = "---\nname: probe\ndescription: a probe skill\nallowed-tools: Bash(echo:*)\n---\nProbe body !`echo SKILL-OUT` end.\n"
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_skills_inline_shell_runs_when_the_model_loads_it(tmp_path: Path, who: str) -> None:
+    """The Skill tool: the skill's inline shell runs through the gate (its allowed-tools granted)
+    and PreSkillShellCommand (invoked_by claude, the Skill call's id), its output in the body."""
+    turns = [[{"type": "tool_use", "id": "s1", "name": "Skill", "input": {"skill": "probe"}}], [text("done")]]
+    requests, _, seen = run(who, tmp_path / "proj", tmp_path / "home", "", GREET, "--allowedTools", "Skill",
+                            prompt="use probe", turns=turns, skill=SKILL)
+    (sh,) = [d for d in seen if d["hook_event_name"] == "PreSkillShellCommand"]
+    assert {k: sh[k] for k in ("tool_name", "tool_input", "tool_use_id", "command_name", "command_source",
+                               "invoked_by")} == {
+        "tool_name": "Bash", "tool_input": {"command": "echo SKILL-OUT"}, "tool_use_id": "s1:preamble-0",
+        "command_name": "probe", "command_source": "projectSettings", "invoked_by": "claude"}, who
+    body = json.dumps(requests[-1].body["messages"][-1])
+    assert "Probe body SKILL-OUT end." in body and "!`echo" not in body, who
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_skills_inline_shell_a_hook_refuses(tmp_path: Path, who: str) -> None:
+    turns = [[{"type": "tool_use", "id": "s1", "name": "Skill", "input": {"skill": "probe"}}], [text("done")]]
+    out = 'case "$IN" in *\\"PreSkillShellCommand\\"*) echo "not in a skill" >&2; exit 2;; esac'
+    requests, _, _ = run(who, tmp_path / "proj", tmp_path / "home", out, GREET, "--allowedTools", "Skill",
+                         prompt="use probe", turns=turns, skill=SKILL)
+    body = json.dumps(requests[-1].body["messages"][-1])
+    assert "Probe body [not run: blocked by hook: not in a skill] end." in body, who

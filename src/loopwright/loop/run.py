@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..blocks import (
     TextBlock,
@@ -45,6 +45,11 @@ from .state import (
 )
 
 log = logging.getLogger("loopwright.loop")
+
+
+def skill_shell_note(note: str) -> SystemMessage:
+    """A warning about a command's or skill's inline shell (a hook refused one), as Claude Code's."""
+    return SystemMessage("informational", {"content": note, "level": "warning", "tag": "skill_shell_hook"})
 
 
 class Run:
@@ -109,6 +114,20 @@ class Run:
             name, _, args = line[1:].partition(" ")
             self._expanded = ("mcp_prompt", name, args.strip(), None, line)  # UserPromptExpansion's fields
 
+    async def inline_shell(self, text: str, name: str, source: str | None,
+                           invoked_by: Literal["user", "claude", "other"],
+                           ids: str | None = None) -> tuple[str, list[str], str | None]:
+        """A command's or skill's text with its inline shell run through this run's Bash gate and
+        PreSkillShellCommand hooks (skillshell.py): (the text, warnings for the user, why it failed)."""
+        from ..skillshell import ShellSource, run_inline_shell
+        from ..tools.builtin import make_bash_tools
+
+        d = self.deps
+        bash = d.tools.get("Bash") or make_bash_tools()[0]  # (Claude Code runs it without a Bash tool too)
+        shell = await run_inline_shell(text, ShellSource(name, source, invoked_by, ids), d.executor.permissions, bash,
+                                       d.executor.ctx, d.hooks, d.settings is not None and d.settings.disable_skill_shell)
+        return shell.text, shell.notes, shell.error
+
     async def expand_command(self) -> tuple[str | None, list[SystemMessage]]:
         """After UserPromptSubmit: the prompt's custom command (options.slash_command) or MCP
         prompt expands, with the UserPromptExpansion hooks and the command's inline shell
@@ -127,21 +146,13 @@ class Run:
             context = expanded.context
         notes: list[SystemMessage] = []
         if ex is not None and self.is_top:
-            from ..skillshell import ShellSource, run_inline_shell
-            from ..tools.builtin import make_bash_tools
-
-            d = self.deps
-            bash = d.tools.get("Bash") or make_bash_tools()[0]  # (Claude Code runs it without a Bash tool too)
-            shell = await run_inline_shell(ex.prompt, ShellSource(name, source, "user"), d.executor.permissions,
-                                           bash, d.executor.ctx, hooks,
-                                           d.settings is not None and d.settings.disable_skill_shell)
-            if shell.error is not None:
-                return shell.error, []
-            notes = [SystemMessage("informational", {"content": n, "level": "warning", "tag": "skill_shell_hook"})
-                     for n in shell.notes]
+            text_now, warned, error = await self.inline_shell(ex.prompt, name, source, "user")
+            if error is not None:
+                return error, []
+            notes = [skill_shell_note(n) for n in warned]
             content = h[-1]["content"]
             first = next((i for i, b in enumerate(content) if b.get("type") == "text"), None)
-            text: dict[str, Any] = {"type": "text", "text": shell.text}
+            text: dict[str, Any] = {"type": "text", "text": text_now}
             h.replace_last({"role": "user", "content": [text, *content] if first is None
                             else [*content[:first], text, *content[first + 1:]]})
         if context:

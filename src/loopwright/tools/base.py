@@ -19,7 +19,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FunctionType
-from typing import TYPE_CHECKING, Any, Generic, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol
 
 from ..threads import run_in_worker
 from ..typevars import DepsT as DepsT  # (re-exported: ToolContext[Deps]'s type variable)
@@ -110,6 +110,13 @@ class RunPorts(Protocol):
     def hooks(self) -> RunHooks:
         """The run's hooks (the Task tools fire TaskCreated/TaskCompleted, the Agent tool the
         worktree events, through them)."""
+
+    async def inline_shell(self, text: str, name: str, source: str | None,
+                           invoked_by: Literal["user", "claude", "other"],
+                           ids: str | None = None) -> tuple[str, list[str], str | None]:
+        """A skill's or command's text with its inline shell (`` !`cmd` ``) run through the run's
+        Bash gate and PreSkillShellCommand hooks: (the text, warnings said to the user, why it
+        failed: then nothing after the failing command ran)."""
 
     def budget(self) -> BudgetView: ...
 
