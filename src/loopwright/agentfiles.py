@@ -7,7 +7,8 @@ shape in YAML, fired while that agent runs, its Stop hooks as SubagentStop), `mc
 names of the run's servers, whose tools it gets, and {name: config} servers started for it alone
 and stopped when it ends), `skills` (each named
 skill's SKILL.md preloaded after the task in the subagent's first message, in Claude Code's
-blocks), `color` (display only);
+blocks), `isolation: worktree` (each run in a git worktree of its own: agents.py), `color`
+(display only);
 the body is the agent's system prompt. They are read from the user's `~/.loopwright/agents/`
 and `~/.claude/agents/` ("user" setting source) and the project's `.loopwright/agents/` and
 `.claude/agents/` ("project"). A project's agent shadows the user's of the same name (Claude
@@ -33,14 +34,13 @@ from .skills import as_list, config_dirs, read_text_capped, split_front_matter
 from .trust import Ignored
 
 HONOURED = ("name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns", "effort", "color",
-            "hooks", "skills", "mcpServers")
+            "hooks", "skills", "mcpServers", "isolation")
 # Claude Code's other keys (its agent front-matter schema, 2.1.332): what it does that loopwright does not.
 REFUSED = {
     "initialPrompt": "an auto-submitted first message",
     "memory": "a per-agent memory scope (no agent-memory directory is kept or loaded)",
     "background": "background agents",
     "omitClaudeMd": "leaving out memory files (a subagent never gets them in loopwright)",
-    "isolation": "worktree isolation",
     "autoCompactWindow": "a per-agent compaction window",
     "observer": "observer agents",
     "observerMessage": "observer agents",
@@ -121,10 +121,16 @@ def parse_agent_file(path: Path, text: str, users: bool = True) -> tuple[str, Ag
         servers = None
     if servers and not users and any(isinstance(x, dict) for x in servers):  # commands of the workspace's
         ignored.append(Ignored("command", str(path), f"mcpServers of agent {name!r}"))
+    isolation = meta.get("isolation")
+    if isolation is not None and isolation != "worktree":
+        warnings.append(f"{path}: isolation {isolation!r} is not applied (loopwright has \"worktree\" only; "
+                        "the agent runs in the project)")
+        isolation = None
     tools = as_list(meta["tools"]) if "tools" in meta else None
     denied = as_list(meta["disallowedTools"]) if "disallowedTools" in meta else None
     d = AgentDefinition(desc.strip(), body.strip(), tools, model if isinstance(model, str) and model else None,
-                        turns, denied, mode, str(path), effort, hooks, mcp_servers=servers)
+                        turns, denied, mode, str(path), effort, hooks, mcp_servers=servers,
+                        isolation=isolation)
     return name.strip(), d, warnings, ignored
 
 

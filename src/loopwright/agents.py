@@ -44,7 +44,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import secrets
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from .blocks import WireMessage
@@ -99,6 +101,10 @@ def make_agent_tool(agents: Mapping[str, AgentDefinition | dict[str, Any]] | Non
             "prompt": {"type": "string", "description": "The task for the agent to perform"},
             "subagent_type": {"type": "string",
                               "description": f"The type of agent to use (default {DEFAULT_AGENT})"},
+            "isolation": {"type": "string", "enum": ["worktree"],
+                          "description": ("\"worktree\" runs the agent in a temporary git worktree, an isolated "
+                                          "copy of the repository (removed when it changed nothing; else its "
+                                          "path and branch come back with the result)")},
         },
         "required": ["description", "prompt"],
     }
@@ -110,7 +116,12 @@ def make_agent_tool(agents: Mapping[str, AgentDefinition | dict[str, Any]] | Non
             raise ToolError(f"Unknown subagent_type {kind!r}. Available agent types: {', '.join(catalogue)}.")
         if ctx.ports is None:
             raise ToolError(f"The {name} tool works only inside a loopwright run.")
-        return await run_subagent(ctx.ports, definition, kind, x["prompt"], ctx.tool_use_id, ctx.siblings)
+        isolation = x.get("isolation") or definition.isolation
+        if isolation not in (None, "worktree"):
+            raise ToolError(f"isolation {isolation!r} is not supported: loopwright has \"worktree\" only.")
+        if isolation is None:
+            return await run_subagent(ctx.ports, definition, kind, x["prompt"], ctx.tool_use_id, ctx.siblings)
+        return await run_isolated(ctx.ports, definition, kind, x["prompt"], ctx.tool_use_id, ctx.siblings)
 
     def read_only_call(x: dict[str, Any], tools: dict[str, Tool]) -> bool:
         """A subagent type whose tools are all read-only ones of this run: it cannot change anything."""
@@ -203,8 +214,32 @@ def with_agent_hooks(registry: HookRegistry, own: dict[str, Any]) -> HookRegistr
     return HookRegistry(MappingProxyType(merged), registry.env)
 
 
-async def run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: str, tool_use_id: str,
+async def run_isolated(ports: RunPorts, d: AgentDefinition, kind: str, prompt: str, tool_use_id: str,
                        siblings: int = 1) -> ToolOutput:
+    """An Agent call with `isolation: worktree`, as Claude Code runs one: the subagent works in a
+    worktree of its own, `agent-<id>` (a WorktreeCreate hook's, else git's); one it left unchanged
+    is removed with its branch, one it changed is kept and named in the result (`worktreePath`,
+    `worktreeBranch`). A hook's worktree is kept (loopwright cannot tell what changed in it)."""
+    from .worktrees import WorktreeError, changed, describe, make_worktree, remove_git_worktree
+
+    try:
+        wt = await make_worktree(ports.cwd, f"agent-a{secrets.token_hex(8)}", ports.hooks)
+    except (WorktreeError, RuntimeError) as e:  # (hooks.work.WorktreeHookError too)
+        return ToolOutput(str(e), is_error=True)
+    try:
+        out = await run_subagent(ports, d, kind, prompt, tool_use_id, siblings, cwd=wt.path)
+    finally:
+        keep = await asyncio.to_thread(changed, wt)
+        if not keep and wt.root is not None:  # (a hook's counts as changed: kept)
+            await asyncio.to_thread(remove_git_worktree, wt.root, wt.path, wt.branch)
+    if keep:
+        text = out.content if isinstance(out.content, str) else ""
+        return ToolOutput(f"{text}\n{describe(wt)}" if text else describe(wt), is_error=out.is_error)
+    return out
+
+
+async def run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: str, tool_use_id: str,
+                       siblings: int = 1, cwd: Path | None = None) -> ToolOutput:
     """One Agent call: a nested loop whose messages go to the parent's caller (`ports.emit`)
     and whose cost goes to the parent's totals (`ports.absorb`). Returns the tool result.
     `siblings`: Agent calls running at once (this one included), which share what is left of
@@ -223,7 +258,7 @@ async def run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: s
              and t.name not in denied]
     own = [x for x in d.mcp_servers or () if isinstance(x, dict)]
     if not own:
-        return await _run_subagent(ports, d, kind, prompt, tool_use_id, tools, left)
+        return await _run_subagent(ports, d, kind, prompt, tool_use_id, tools, left, cwd)
     from .mcp.client import McpRuntime
     from .mcp.config import parse_server
 
@@ -231,14 +266,14 @@ async def run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: s
     bad = [c.error for c in configs if c.error]
     if bad:
         return ToolOutput(f"Could not start subagent {kind!r}: {'; '.join(bad)}", is_error=True)
-    rt = McpRuntime(configs, ports.cwd)  # its own servers: started for it, stopped when it ends
+    rt = McpRuntime(configs, cwd or ports.cwd)  # its own servers: started for it, stopped when it ends
     try:
         added = await rt.open({t.name for t in tools})
         failed = [f"{c.name} ({c.error or c.status})" for c in rt.connections if c.status != "connected"]
         if failed:
             return ToolOutput(f"Could not start subagent {kind!r}: its MCP servers did not start: {', '.join(failed)}",
                               is_error=True)
-        return await _run_subagent(ports, d, kind, prompt, tool_use_id, [*tools, *added], left)
+        return await _run_subagent(ports, d, kind, prompt, tool_use_id, [*tools, *added], left, cwd)
     finally:
         await rt.aclose()
 
@@ -250,12 +285,13 @@ def _part(server: str) -> str:
 
 
 async def _run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: str, tool_use_id: str,
-                        tools: list[Tool], left: float | None) -> ToolOutput:
+                        tools: list[Tool], left: float | None, cwd: Path | None = None) -> ToolOutput:
     model: str | Model | None = None if d.model in (None, "inherit") else d.model
     if isinstance(model, str):
         model = MODEL_ALIASES.get(model, model)
-    spec = SubagentSpec(prompt, kind, f"{d.prompt}\n\nWorking directory: {ports.cwd}", tools, model, d.max_turns, left,
-                        d.permission_mode, d.effort, d.hooks)
+    where = cwd or ports.cwd
+    spec = SubagentSpec(prompt, kind, f"{d.prompt}\n\nWorking directory: {where}", tools, model, d.max_turns, left,
+                        d.permission_mode, d.effort, d.hooks, cwd)
     try:
         sub = ports.spawn(spec)
     except Exception as e:  # bad definition (unknown model, price, settings): the parent goes on

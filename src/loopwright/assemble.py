@@ -242,6 +242,8 @@ def _gate(options: AgentOptions, parent: Run | None, config: RunConfig, ctx: Too
         permissions, hooks = _top_gate(options, config, ctx, recorder, session_id, mode)
     else:
         hooks = sub_hooks = SubagentHooks(parent.deps.hooks, session_id, agent_type, agent_hooks)
+        if ctx.cwd != parent.deps.cwd:  # an isolated subagent's hooks run in its worktree, as in Claude Code
+            sub_hooks.state.context.cwd = str(ctx.cwd)
         permissions = parent.deps.executor.permissions
         ctx.before_file_change = parent.deps.executor.ctx.before_file_change  # its edits are checkpointed too
         ctx.after_file_change = parent.deps.executor.ctx.after_file_change
@@ -464,7 +466,8 @@ class RunPortsOf:
             max_budget_usd=spec.max_budget_usd, hooks=None, session_id=None, resume=None, fork_session=False,
             continue_conversation=False, persist_session=False, handoffs=[],
             output_format=None, output_type=None, output_guardrails=[],  # the parent's answer, not the subagent's
-            effort=spec.effort or p.options.effort)  # an agent's own effort, else the parent's
+            effort=spec.effort or p.options.effort,  # an agent's own effort, else the parent's
+            cwd=str(spec.cwd) if spec.cwd is not None else p.options.cwd)
         return _SubagentRun(build_run(options, spec.prompt, self._run, agent_type=spec.agent_type,
                                       agent_mode=spec.permission_mode, agent_hooks=spec.hooks), spec.prompt)
 

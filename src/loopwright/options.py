@@ -55,6 +55,7 @@ class AgentDefinition:
     # `skills`, read: the text blocks that follow the task in its first message (set by the assembler)
     preloaded: tuple[str, ...] = ()
     unsupported: tuple[str, ...] = ()  # keys of the `--agents` / SDK form loopwright does not apply (named)
+    isolation: str | None = None  # "worktree": each run in a git worktree of its own (kept when it changed)
 
 
 # The keys of an agent in the `--agents` / Agent SDK form that loopwright applies (any other is named).

@@ -125,7 +125,8 @@ REFUSED: dict[str, str] = {
     "attribution": "loopwright adds no attribution to commits or pull requests",
     "includeCoAuthoredBy": "loopwright adds no attribution to commits or pull requests",
     "includeGitInstructions": "loopwright's system prompt has no built-in git workflow section",
-    "worktree": "no worktree sessions (`loopwright batch --isolate worktree`)",
+    "worktree": ("symlinkDirectories, sparsePaths, baseRef and bgIsolation are not applied: --worktree and "
+                 "isolated subagents check out the whole tree from origin/HEAD, else HEAD (docs/worktrees.md)"),
     "disableWindowsBashCommandSplit": "Windows only",
     "bashOutputMaxChars": "Bash output is capped by loopwright's own limit",
     "taskOutputMaxChars": "no effect in Claude Code either (deprecated)",

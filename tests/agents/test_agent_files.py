@@ -125,10 +125,10 @@ def test_every_front_matter_key_is_honoured_refused_or_named(tmp_path: Path) -> 
     name, d, warnings, _ = parse_agent_file(path, "---\nname: a\ndescription: d\ntools: [Read]\ndisallowedTools: Bash\n"
                                             "maxTurns: 3\npermissionMode: plan\nmemory: user\nisolation: worktree\n"
                                             "colour: red\nsparkle: yes\n---\nbody\n")
-    assert (name, d.tools, d.disallowed_tools, d.max_turns, d.permission_mode, d.prompt) == (
-        "a", ["Read"], ["Bash"], 3, "plan", "body")
+    assert (name, d.tools, d.disallowed_tools, d.max_turns, d.permission_mode, d.prompt, d.isolation) == (
+        "a", ["Read"], ["Bash"], 3, "plan", "body", "worktree")
     assert len(warnings) == 2
-    assert warnings[0].startswith(f"{path}: loopwright does not apply memory (") and "isolation (" in warnings[0]
+    assert warnings[0].startswith(f"{path}: loopwright does not apply memory (") and "isolation" not in warnings[0]
     assert warnings[1] == f"{path}: unknown front-matter keys colour, sparkle (not applied)"
     with pytest.raises(ValueError, match="no description"):
         parse_agent_file(path, "---\nname: a\n---\nbody")

@@ -57,11 +57,11 @@ def test_every_flag_is_taken_or_refused_by_name() -> None:
             assert action.dest.startswith("cc_"), f
 
 
-@pytest.mark.parametrize("flag", [*REFUSED, *STREAM_ONLY, "-n", "-w"])
+@pytest.mark.parametrize("flag", [*REFUSED, *STREAM_ONLY, "-n"])
 def test_a_refused_flag_is_one_line_naming_it(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["-p", "hi", "--model", "scripted:none.json", flag]) == 2
     err = capsys.readouterr().err.strip()
-    long = {"-n": "--name", "-w": "--worktree"}.get(flag, flag)
+    long = {"-n": "--name"}.get(flag, flag)
     assert len(err.splitlines()) == 1 and err.startswith(f"loopwright: {long} "), err
 
 

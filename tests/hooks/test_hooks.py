@@ -502,8 +502,9 @@ def test_every_event_s_input_has_the_shape_of_its_typed_dict(tmp_path: Path) -> 
         "command": "touch watched.txt && mkdir -p .loopwright && echo '{}' > .loopwright/settings.json"}}],
         [text("done")]]), tools=default_tools(), hooks=hooks, cwd=tmp_path / "cfg", can_use_tool=lambda name, x: True,
         setting_sources=["project"]))
-    # (Elicitation and ElicitationResult need an MCP server: test_hooks_elicitation.py checks their shape)
-    assert set(seen) == set(HOOK_EVENTS) - {"Elicitation", "ElicitationResult"}
+    # (Elicitation and ElicitationResult need an MCP server: test_hooks_elicitation.py checks their shape;
+    # WorktreeCreate/WorktreeRemove a git repository or a hook that makes one: tests/cli/test_cli_worktree.py)
+    assert set(seen) == set(HOOK_EVENTS) - {"Elicitation", "ElicitationResult", "WorktreeCreate", "WorktreeRemove"}
     for event, inputs in seen.items():
         td = HOOK_INPUTS[event]
         for data in inputs:

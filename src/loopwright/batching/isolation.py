@@ -1,22 +1,21 @@
 """Room: batch (a front end, beside cli). Owns where a task runs: in place, in a copy or in a git
-worktree (Workspace)."""
+worktree (Workspace; the worktree itself: worktrees.py)."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..home import private_dir, write_private
+from ..worktrees import add_git_worktree, git, remove_git_worktree
 from .tasks import RunSpec
 
 # --- isolation ---
 
-def _git(cwd: str | Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=120)
+_git = git  # (worktrees.py: the one home of git worktrees)
 
 
 class Workspace:
@@ -43,11 +42,8 @@ class Workspace:
             self.path = self.target
         elif mode == "worktree":
             shutil.rmtree(self.target, ignore_errors=True)
-            _git(self.source, "worktree", "prune")  # a batch killed mid-task left its registration
             private_dir(self.target.parent)
-            r = _git(self.source, "worktree", "add", "--detach", str(self.target), "HEAD")
-            if r.returncode != 0:
-                raise RuntimeError(f"git worktree add failed in {self.source}: {r.stderr.strip()}")
+            add_git_worktree(self.source, self.target)  # (a WorktreeError is a RuntimeError)
             self.path = self.target
         return self
 
@@ -79,8 +75,7 @@ class Workspace:
 
     def __exit__(self, *exc: object) -> None:
         if self.spec.isolate == "worktree":
-            _git(self.source, "worktree", "remove", "--force", str(self.target))
-            shutil.rmtree(self.target, ignore_errors=True)
+            remove_git_worktree(self.source, self.target)
 
 
 def _leaving_out(paths: list[Path]) -> Callable[[str, list[str]], set[str]]:

@@ -48,10 +48,9 @@ REFUSED: dict[str, str] = {
     "--safe-mode": "no safe mode (--bare, --setting-sources '' and --strict-mcp-config leave customizations out)",
     "--system-prompt-snapshot": "the system prompt is made at each start (a resumed session gets today's)",
     "--teleport": "no teleport sessions",
-    "--tmux": "no worktree sessions (`loopwright batch --isolate worktree`)",
-    "--worktree": "no worktree sessions (`loopwright batch --isolate worktree`)",
+    "--tmux": "no tmux or iTerm2 session is opened for a worktree (--worktree works without it)",
 }
-SHORT = {"-n": "--name", "-w": "--worktree"}  # short forms of refused flags
+SHORT = {"-n": "--name"}  # short forms of refused flags
 # Flags of the Agent SDK's stream-json protocol: they work there (sdkproto/), and only there.
 STREAM_ONLY = ("--replay-user-messages", "--include-hook-events", "--permission-prompt-tool")
 # Claude Code's subcommands: `loopwright NAME` says what to use instead.
@@ -92,6 +91,9 @@ def add_claude_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-chrome", action="store_true", help="accepted: there is no Claude in Chrome to turn off")
     p.add_argument("--plugin-dir", dest="plugin_dirs", action="append", default=[], metavar="DIR",
                    help="load a plugin from DIR for this run (a folder of plugins: each child); repeatable")
+    p.add_argument("-w", "--worktree", nargs="?", const="", default=None, metavar="NAME",
+                   help="start the session in a new git worktree, .claude/worktrees/NAME on branch worktree-NAME "
+                        "(a random name when none is given; a WorktreeCreate hook may make it instead)")
     p.add_argument("--betas", nargs="+", metavar="BETA", help="accepted and said: no beta headers are sent")
     for flag in (*REFUSED, *STREAM_ONLY):
         names = [flag, *[s for s, long in SHORT.items() if long == flag]]

@@ -157,6 +157,10 @@ def run_cli(args: argparse.Namespace) -> int:
         if not prompt:
             raise UsageError("the prompt is empty: pass it with -p PROMPT or on stdin")
         options = build_options(args)
+        if getattr(args, "worktree", None) is not None:  # the session starts in it (and -p leaves it there)
+            from .worktree import enter
+
+            options, _ = enter(options, args.worktree)
         prompt, options = custom_command(prompt, options)
         if (note := check_sessions(options)) is not None:
             print(f"loopwright: {note}", file=sys.stderr)

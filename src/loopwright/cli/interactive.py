@@ -525,12 +525,14 @@ def interactive_main(args: argparse.Namespace) -> int:
     try:
         options = build_options(args)
         from ..mcp.config import ask_project_approval
+        from .worktree import enter, leave
 
         note = check_sessions(options)  # before the prompt: -r with no such session exits 2 now
         from .trust import trust_dialog
 
         options = trust_dialog(options, input, print)  # before anything of the project runs (trust.py)
         ask_project_approval(options, input)  # .mcp.json servers are untrusted until approved
+        options, worktree = enter(options, getattr(args, "worktree", None))  # once the project is trusted
         from ..options import model_for
         from ..settings import build_run_config
 
@@ -544,3 +546,5 @@ def interactive_main(args: argparse.Namespace) -> int:
     except ValueError as e:  # a configuration problem found when the first run starts
         print(f"loopwright: {e}", file=sys.stderr)
         return EXIT_USAGE
+    finally:  # --worktree: removed when unchanged, else the user says
+        leave(worktree, input, lambda line: print(f"loopwright: {line}", file=sys.stderr))

@@ -69,6 +69,7 @@ class SubagentSpec:
     permission_mode: str | None = None  # None: the parent's (agents.py: the definition's permissionMode)
     effort: str | None = None  # None: the parent's
     hooks: dict[str, Any] | None = None  # its agent file's own hooks ({event: [HookMatcher]}), while it runs
+    cwd: Path | None = None  # None: the parent's (an isolated subagent's: its worktree)
 
 
 class Subagent(Protocol):

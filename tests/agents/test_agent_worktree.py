@@ -1,0 +1,109 @@
+"""A subagent in a worktree of its own (issue 42): the Agent tool's `isolation: "worktree"` and an
+agent file's `isolation: worktree`. Claude Code 2.1.332 and loopwright run as CLIs on the same
+scripted turns in real git repositories (Claude Code's side is skipped when it is not installed:
+the expectations are what it did)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import loopwright as lw
+from loopwright.agents import make_agent_tool
+from loopwright.options import AgentDefinition
+from loopwright.tools.builtin import default_tools
+from tests.cli.test_cli_worktree import SIDES, git, hooks_log, logger, maker, on, repo, run
+from tests.helpers import text, use
+
+pytestmark = pytest.mark.e2e
+ISOLATED = use("t1", "Agent", description="iso", prompt="do it", subagent_type="general-purpose",
+               isolation="worktree", run_in_background=False)
+
+
+def t1_result(r: lw.ResultMessage) -> dict[str, Any]:
+    """The Agent call's tool_result block in a library run's messages."""
+    return next(b for m in r.messages if isinstance(m.get("content"), list) for b in m["content"]
+                if b.get("type") == "tool_result" and b.get("tool_use_id") == "t1")
+
+
+def agent_result(requests: list[Any]) -> str:
+    """The Agent call's result text as the parent model got it."""
+    for q in requests:
+        for b in q.body["messages"][-1]["content"]:
+            if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") == "t1":
+                c = b["content"]
+                return c if isinstance(c, str) else "".join(x.get("text", "") for x in c if x.get("type") == "text")
+    raise AssertionError("no Agent result")
+
+
+@pytest.mark.parametrize("who", SIDES)
+def test_an_unchanged_worktree_is_removed_with_its_branch(tmp_path: Path, who: str) -> None:
+    proj = repo(tmp_path / "proj")
+    code, err, requests = run(who, proj, [[ISOLATED], [use("s1", "Bash", command="pwd")], [text("sub done")],
+                                          [text("done")]], on("SubagentStart", logger(tmp_path)),
+                              "--allowedTools", "Bash")
+    assert code == 0, err
+    pwd = requests[2].body["messages"][-1]["content"][0]["content"]
+    pwd = pwd if isinstance(pwd, str) else pwd[0]["text"]
+    assert re.match(rf"^{re.escape(str(proj))}/\.claude/worktrees/agent-a[0-9a-f]{{16}}\b", pwd)  # where it ran
+    [started] = hooks_log(tmp_path)  # its hooks ran there too
+    assert started["pwd"] == started["in"]["cwd"] == pwd.split()[0]
+    assert not list((proj / ".claude" / "worktrees").iterdir())  # gone, and its branch too
+    assert git(proj, "branch").split() == ["*", "main"] and "worktreePath" not in agent_result(requests)
+
+
+@pytest.mark.parametrize("who", SIDES)
+def test_a_changed_worktree_is_kept_and_named_in_the_result(tmp_path: Path, who: str) -> None:
+    proj = repo(tmp_path / "proj")
+    code, err, requests = run(who, proj, [[ISOLATED], [use("s1", "Bash", command="echo x > new.txt")],
+                                          [text("sub done")], [text("done")]], {}, "--allowedTools", "Bash")
+    assert code == 0, err
+    [tree] = (proj / ".claude" / "worktrees").iterdir()
+    assert re.fullmatch(r"agent-a[0-9a-f]{16}", tree.name)
+    assert (tree / "new.txt").read_text() == "x\n" and not (proj / "new.txt").exists()
+    result = agent_result(requests)
+    assert f"\nworktreePath: {tree}\nworktreeBranch: worktree-{tree.name}\n" in result + "\n"
+    assert f"worktree-{tree.name}" in git(proj, "branch")
+
+
+@pytest.mark.parametrize("who", SIDES)
+def test_a_worktree_create_hook_makes_the_subagents_and_it_is_kept(tmp_path: Path, who: str) -> None:
+    proj = repo(tmp_path / "proj")
+    code, err, requests = run(who, proj, [[ISOLATED], [text("sub done")], [text("done")]],
+                              on("WorktreeCreate", maker(tmp_path)))
+    assert code == 0, err
+    [made] = hooks_log(tmp_path)
+    name = made["in"]["name"]
+    assert re.fullmatch(r"agent-a[0-9a-f]{16}", name) and made["in"]["cwd"] == str(proj)
+    assert (tmp_path / "trees" / name).is_dir() and not (proj / ".claude").exists()
+    result = agent_result(requests)
+    assert f"worktreePath: {tmp_path / 'trees' / name}" in result and "worktreeBranch" not in result
+
+
+def test_outside_a_git_repository_the_call_fails_and_says_why(tmp_path: Path) -> None:
+    turns = [[ISOLATED], [text("done")]]
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=[make_agent_tool()], cwd=tmp_path))
+    assert r.subtype == "success"
+    result = t1_result(r)
+    assert result["is_error"] and "not in a git repository and no WorktreeCreate hooks are configured" in str(
+        result["content"])
+
+
+def test_an_agent_files_isolation_puts_every_run_in_a_worktree(tmp_path: Path) -> None:
+    proj = repo(tmp_path / "proj")
+    agent = AgentDefinition("edits alone", "You edit.", isolation="worktree")
+    turns = [[use("t1", "Agent", description="d", prompt="p", subagent_type="loner")],
+             [use("s1", "Write", file_path="new.txt", content="y\n")], [text("sub done")], [text("done")]]
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=[*default_tools(),
+                                                                            make_agent_tool({"loner": agent})],
+                                     cwd=proj, permission_mode="acceptEdits"))
+    assert r.subtype == "success", r.result
+    [tree] = (proj / ".claude" / "worktrees").iterdir()
+    assert (tree / "new.txt").read_text() == "y\n" and not (proj / "new.txt").exists()
+    assert f"worktreePath: {tree}" in str(t1_result(r)["content"])
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=proj, capture_output=True, text=True).stdout
+    assert status == "?? .claude/\n"  # the project's own files are untouched (the worktree sits in .claude/)
