@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import loopwright
 from loopwright.event_types import HOOK_INPUTS
 from loopwright.hooks import CommandHook, HookContext, HookMatcher, Hooks
 from loopwright.testing import ScriptedServer
@@ -212,3 +214,30 @@ def test_leaving_an_interactive_session(tmp_path: Path) -> None:
     assert said == [f"worktree removed: {unchanged.worktree.path}",
                     f"worktree kept: {kept.worktree.path} (branch worktree-kept)",
                     f"worktree removed: {committed.worktree.path}", f"worktree removed: {by_hook.worktree.path}"]
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_an_interactive_worktree_session_removes_it_unchanged_and_asks_when_changed(tmp_path: Path) -> None:
+    """The real REPL in a terminal (tmux): `-w NAME` starts in the worktree; /exit removes it when
+    the session changed nothing, and asks when it did (answered no: kept, and said)."""
+    from tests.cli.test_interactive_commands import repl
+
+    src = Path(loopwright.__file__).resolve().parents[1]  # this checkout's code in the terminal too
+    for name, change in (("same", False), ("kept", True)):
+        base = tmp_path / name
+        proj = repo(base / "work")
+        tree = proj / ".claude" / "worktrees" / name
+        with repl(base, "-w", name, "--model", "claude-sonnet-4-5", "--base-url", "http://127.0.0.1:9",
+                  env=f"PYTHONPATH={src}") as t:
+            assert (tree / "a.txt").exists()
+            if change:
+                (tree / "new.txt").write_text("work\n")
+            t.send("/exit")
+            if change:
+                t.wait("has changes. Remove it and its branch worktree-kept?")
+                t.send("n")
+                t.wait(f"worktree kept: {tree} (branch worktree-kept)")
+                assert (tree / "new.txt").exists() and "worktree-kept" in git(proj, "branch")
+            else:
+                t.wait(f"worktree removed: {tree}")
+                assert not tree.exists() and git(proj, "branch").split() == ["*", "main"]
