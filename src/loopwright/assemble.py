@@ -47,6 +47,7 @@ from .home import private_dir, write_private
 from .hooks import HookContext, RunHooks, run_hooks
 from .ids import new_uuid
 from .loop import Run, RunControl, RunDeps, RunState, run_query
+from .loop.watch import Watch
 from .messages import Message, OutputT, ResultMessage, diagnostics
 from .models.base import Model, ModelResponse, has_own_cost, model_names
 from .models.catalog import price_for
@@ -75,19 +76,20 @@ WINNING_MODES = ("bypassPermissions", "acceptEdits")
 def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, *,
               control: RunControl | None = None, history: list[WireMessage] | None = None,
               agent_type: str = "", shared_spend: SharedSpend | None = None, agent_mode: str | None = None,
-              agent_hooks: dict[str, Any] | None = None) -> Run:
+              agent_hooks: dict[str, Any] | None = None, watch: Watch | None = None) -> Run:
     """A Run of `prompt` built from `options`, not started (drive it with `run.messages(prompt)`,
     or call query()). `control` steers it from another task; `history` continues a conversation
     held in memory (LoopwrightClient); `shared_spend` ties its budget to a batch's. With
     `parent`: a subagent of that run (of type `agent_type`), with the parent's gate and hooks (as
     SubagentHooks), its own shell cwd and transcript, and the parent's share of a batch's spend;
-    `agent_mode`: its agent type's permissionMode; `agent_hooks`: its agent file's own hooks.
+    `agent_mode`: its agent type's permissionMode; `agent_hooks`: its agent file's own hooks;
+    `watch`: its conversation's settings and FileChanged watch (loop/watch.py).
     Bad options raise TypeError / ValueError before anything runs.
 
     The phases, in order: the prompt and cwd; the settings and the model; trust and plugins;
     the tools; the session; the gate and hooks; the first history; the Run and its wiring."""
     content, cwd = _checked(options, prompt)
-    settings = run_settings(options, cwd)  # the settings files, read once (settings.py)
+    settings = run_settings(options, cwd, watch.applied if watch else None)  # the settings files (settings.py)
     options = with_settings_model(options, settings)  # their model, fallbackModel, effortLevel
     model, prices, price = _model_and_prices(options, settings, cwd, parent)
     warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
@@ -121,6 +123,8 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs,
               is_top=parent is None, trust=trust)
     _wire(run, ctx, gate, options, parent, prompt)
+    if watch is not None:
+        watch.adopt(run)
     return run
 
 
@@ -517,23 +521,23 @@ def build_gate(options: AgentOptions) -> tuple[list[Tool], Executor]:
 # --- the entry points ----------------------------------------------------------------------
 
 async def query(prompt: Prompt, options: AgentOptions[Any, OutputT] | None = None, *,
-                control: RunControl | None = None, history: list[WireMessage] | None = None
-                ) -> AsyncIterator[Message[OutputT]]:
+                control: RunControl | None = None, history: list[WireMessage] | None = None,
+                watch: Watch | None = None) -> AsyncIterator[Message[OutputT]]:
     """Run the agent loop on `prompt`, yielding SystemMessage("init"), AssistantMessage,
     UserMessage (tool results), optional partial events, and last a ResultMessage (typed by
     the options' output_type: a ResultMessage[T] for mypy).
     Bad arguments raise TypeError / ValueError before anything runs."""
-    run = _query_run(prompt, options, control, history)
+    run = _query_run(prompt, options, control, history, watch)
     async with contextlib.aclosing(_messages(run, prompt)) as stream:
         async for msg in stream:
             yield msg
 
 
 def _query_run(prompt: Prompt, options: AgentOptions | None, control: RunControl | None = None,
-               history: list[WireMessage] | None = None) -> Run:
+               history: list[WireMessage] | None = None, watch: Watch | None = None) -> Run:
     if options is not None and not isinstance(options, AgentOptions):
         raise TypeError(f"options must be an AgentOptions, not {type(options).__name__}")
-    return build_run(options or AgentOptions(), prompt, control=control, history=history)
+    return build_run(options or AgentOptions(), prompt, control=control, history=history, watch=watch)
 
 
 def _messages(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:

@@ -40,6 +40,7 @@ from .errors import CLIConnectionError, ProcessError
 from .gate import PermissionMode
 from .hooks import RunHooks
 from .loop import RunControl
+from .loop.watch import Watch
 from .messages import AssistantMessage, Message, OutputT, ResultMessage, SystemMessage
 from .models.base import Model
 from .options import AgentOptions, model_for
@@ -68,6 +69,7 @@ class LoopwrightClient(Generic[OutputT]):
     def __init__(self, options: AgentOptions[Any, OutputT] | None = None) -> None:
         self.options: AgentOptions[Any, OutputT] = options or AgentOptions()
         self.history: list[WireMessage] | None = None  # the last run's final history
+        self._watch = Watch()  # its settings files and FileChanged's, across its runs (loop/watch.py)
         self.session_id: str | None = None
         self.results: list[ResultMessage[OutputT]] = []
         self.compact_cost_usd = 0.0  # summarizing calls of compact()
@@ -193,7 +195,7 @@ class LoopwrightClient(Generic[OutputT]):
     async def _drive(self, prompt: Prompt, options: AgentOptions[Any, OutputT], control: RunControl, queue: asyncio.Queue[Any]) -> None:
         ended: Any = _END  # what the reader gets after the last message when no result came
         try:
-            async for msg in query(prompt, options, control=control, history=self.history):
+            async for msg in query(prompt, options, control=control, history=self.history, watch=self._watch):
                 if isinstance(msg, AssistantMessage) and msg.usage is not None and msg.parent_tool_use_id is None:
                     self._last_call = (msg.usage.input_tokens + msg.usage.output_tokens, time.monotonic())
                 if isinstance(msg, ResultMessage):

@@ -388,14 +388,15 @@ def uses_settings(options: AgentOptions) -> bool:
     return options.setting_sources is not None or options.settings is not None or options.claude_settings
 
 
-def run_settings(options: AgentOptions, cwd: Path) -> Settings | None:
+def run_settings(options: AgentOptions, cwd: Path, accepted: dict[Path, Any] | None = None) -> Settings | None:
     """The settings files a run of `options` reads, merged (None: it reads none: the library reads
-    none by default, like the Agent SDK; `setting_sources`, `settings` or `claude_settings` ask)."""
+    none by default, like the Agent SDK; `setting_sources`, `settings` or `claude_settings` ask).
+    `accepted`: the files' contents its session applied so far (load_settings)."""
     if not uses_settings(options):
         return None
     sources = options.setting_sources
     return load_settings(cwd, SETTING_SOURCES if sources is None else sources, claude=options.claude_settings,
-                         extra=options.settings, trusted=trusted_for(options, cwd))
+                         extra=options.settings, trusted=trusted_for(options, cwd), accepted=accepted or None)
 
 
 def with_settings_model(options: AgentOptions, settings: Settings | None) -> AgentOptions:

@@ -204,3 +204,33 @@ def test_the_watch_list_is_capped_and_says_so_once(tmp_path: Path, monkeypatch: 
     msgs = collect("go", options(proj, [[use("true", "c1")], [use("true", "c2")], [text("done")]]))
     notes = said(msgs, "file_watch")
     assert len(notes) == 1 and "at most 3 files" in notes[0]["message"]
+
+
+@pytest.mark.parametrize("code", [0, 2])
+def test_a_change_between_two_prompts_fires_at_the_next_runs_first_step(tmp_path: Path, code: int) -> None:
+    """A conversation (LoopwrightClient, as the interactive mode and the SDK's sessions) keeps its
+    watch: a file changed between two prompts fires ConfigChange as the next run starts; blocked,
+    the next runs keep the version applied before (the file on disk is not what they use)."""
+    rec = logger(tmp_path, "cc", code=code)
+    proj = project(tmp_path, {"hooks": {"ConfigChange": hook(rec)}})
+    new = {"hooks": {"ConfigChange": hook(rec)}, "permissions": {"deny": ["Bash(touch *)"]}}
+    o = options(proj, [[text("first")], [use("touch made", "c2")], [text("done")], [use("touch again", "c3")],
+                       [text("done")]])
+
+    async def go() -> list[Any]:
+        async with lw.LoopwrightClient(o) as client:
+            await client.query("one")
+            first = [m async for m in client.receive_response()]
+            (proj / ".claude" / "settings.json").write_text(json.dumps(new))
+            await client.query("two")
+            second = [m async for m in client.receive_response()]
+            await client.query("three")
+            third = [m async for m in client.receive_response()]
+        assert not said(first) and not said(third)
+        return second
+
+    second = asyncio.run(go())
+    assert [x["source"] for x in inputs(tmp_path, "cc")] == ["project_settings"]  # once, at the second prompt
+    [note] = said(second)
+    assert note["applied"] is (code == 0)
+    assert (proj / "made").exists() is (code == 2) and (proj / "again").exists() is (code == 2)

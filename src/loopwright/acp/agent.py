@@ -64,6 +64,9 @@ class AcpSession:
         self.asker: AcpAsker | None = None
         self.pending: list[str] = []  # PostModelSwitch hooks' context, for the next prompt
         self.last_call: tuple[int, float] | None = None  # the last response's tokens, when (model switch hooks)
+        from ..loop.watch import Watch
+
+        self.watch = Watch()  # its settings and FileChanged's files, across its prompts (loop/watch.py)
 
 
 class LoopwrightAcpAgent:
@@ -309,7 +312,7 @@ class LoopwrightAcpAgent:
             if session.pending:  # a PostModelSwitch hook's context goes first
                 text, session.pending = "\n\n".join([*session.pending, text]), []
             run_prompt: Prompt = [{"type": "text", "text": text}, *images] if images else text
-            async for msg in query(run_prompt, options, control=control):
+            async for msg in query(run_prompt, options, control=control, watch=session.watch):
                 await updates.message(msg)
                 await self._notes(session)
                 if isinstance(msg, ResultMessage):

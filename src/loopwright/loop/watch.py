@@ -41,26 +41,33 @@ _SOURCES = {"user": "user_settings", "project": "project_settings", "local": "lo
 
 @dataclass(slots=True)
 class Watch:
-    """What a run watches between its steps: its settings files (as read when it was built: their
-    stamps and the objects it applied) and FileChanged's files. Made at the first step."""
+    """What a run watches between its steps: its settings files (their stamps, and the objects it
+    applied) and FileChanged's files. A conversation (LoopwrightClient, the SDK's and ACP's
+    sessions) keeps one for all its runs: a change between two prompts fires at the next run's
+    first step, and that run starts with the versions applied so far (a blocked change stays out).
+    A run of its own gets one at its first step."""
 
-    settings: Settings | None
+    settings: Settings | None = None
     stamps: dict[Path, Stamp] = field(default_factory=dict)
     applied: dict[Path, Any] = field(default_factory=dict)
     files: dict[str, Stamp] = field(default_factory=dict)  # FileChanged: each watched file's stamp
     roots: list[str] = field(default_factory=list)  # and the paths watched (a directory: its files)
     named: set[str] = field(default_factory=set)  # what was named once already
     active: bool = False
+    dynamic: list[str] = field(default_factory=list)  # the hooks' watchPaths, as the last run left them
 
-    @classmethod
-    def of(cls, run: Run) -> Watch:
-        s = run.deps.settings
-        w = cls(s if run.is_top else None)  # (a subagent's gate is its parent's: the parent watches)
-        if w.settings is not None:
-            for path, (mark, data) in w.settings.seen.items():
-                w.stamps[path], w.applied[path] = mark, data
-        w.active = w.settings is not None or bool(run.deps.hooks.registry.matchers.get("FileChanged"))
-        return w
+    def adopt(self, run: Run) -> Watch:
+        """This watch for `run` (built with `self.applied` as its settings files' contents)."""
+        run.state.watch = self
+        self.settings = run.deps.settings if run.is_top else None  # (a subagent's gate is its parent's)
+        if self.settings is not None:
+            for path, (mark, data) in self.settings.seen.items():  # the files read from disk
+                self.stamps.setdefault(path, mark)
+                self.applied.setdefault(path, data)
+        hooks = run.deps.hooks
+        hooks.state.watch_paths[:0] = self.dynamic
+        self.active = run.is_top and (self.settings is not None or bool(hooks.registry.matchers.get("FileChanged")))
+        return self
 
 
 def watching(run: Run) -> bool:
@@ -68,7 +75,7 @@ def watching(run: Run) -> bool:
     at its first step; a run with neither pays one attribute read a step)."""
     w: Watch | None = run.state.watch
     if w is None:
-        w = run.state.watch = Watch.of(run)
+        w = Watch().adopt(run)
     return w.active
 
 
@@ -187,7 +194,7 @@ async def _files_changed(run: Run, w: Watch) -> list[SystemMessage]:
         if old != mark:
             events.append((path, "add" if old is None else "unlink" if mark is None else "change"))
     events += [(p, "unlink") for p, mark in w.files.items() if p not in now and mark is not None and _under(p, roots)]
-    w.files, w.roots = now, roots
+    w.files, w.roots, w.dynamic = now, roots, list(hooks.state.watch_paths)
     for path, event in events:
         await hooks.file_changed(path, event)
     return out

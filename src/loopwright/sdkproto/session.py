@@ -23,6 +23,7 @@ from ..cli.config import resume_gc
 from ..cli.headless import custom_command
 from ..gate import PERMISSION_MODES
 from ..loop import RunControl
+from ..loop.watch import Watch
 from ..messages import ResultMessage, SystemMessage
 from ..models.base import Model
 from ..options import AgentOptions, agent_definitions, model_for
@@ -53,6 +54,7 @@ class SdkSession:
             self.options = replace(self.options, elicit=peer_elicit(peer))
         self.prompts: asyncio.Queue[Prompt | Refused | None] = asyncio.Queue()
         self.history: list[WireMessage] | None = None
+        self.watch = Watch()  # its settings files and FileChanged's, across its prompts (loop/watch.py)
         self.session_id: str | None = None
         self.control: RunControl | None = None
         self.model: Model | None = None
@@ -403,7 +405,7 @@ class SdkSession:
                  "slash_commands": self.slash_commands(options), "plugins": self.plugins(options),
                  "output_style": self.style_name(options)}
         try:
-            async for msg in query(prompt, options, control=control, history=self.history):
+            async for msg in query(prompt, options, control=control, history=self.history, watch=self.watch):
                 if not isinstance(msg, SystemMessage):  # the first request is out: start-up is over
                     resume_gc()
                 if isinstance(msg, SystemMessage) and msg.subtype == "init":
