@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-IDLE_S = 0.2  # a read from a server unanswered this long: the process is idle
+# A read from a server unanswered this long: the process is idle. Models take longer to their
+# first byte (~1-3 s with a long prompt); a stall this long on a quick local server takes a badly
+# overloaded machine (a shorter wait, 0.2 s, was reached now and then there, and under valgrind).
+IDLE_S = 0.5
 
 _work: list[Callable[[], object]] = []
 

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from loopwright.idle import IDLE_S
 from loopwright.testing import ScriptedServer
 
 pytestmark = pytest.mark.e2e  # fresh `loopwright -p` processes: bashlex is not loaded in them yet
 
+THINKING = IDLE_S + 0.4  # the model's time to its answer
 MARK = "BASHLEX:"
 CODE = f"""
 import atexit, json, sys, threading
@@ -47,9 +49,9 @@ def one_call(tmp_path: Path, thinking: float, *flags: str) -> dict[str, bool]:
 
 
 def test_a_thinking_model_gets_the_bash_parser_loaded_meanwhile(tmp_path: Path) -> None:
-    assert one_call(tmp_path, 0.6) == {"warmed": True, "tables": True}
+    assert one_call(tmp_path, THINKING) == {"warmed": True, "tables": True}
 
 
 def test_a_quick_answer_or_a_run_without_bash_loads_nothing(tmp_path: Path) -> None:
     assert one_call(tmp_path, 0.0) == {"warmed": False, "tables": False}
-    assert one_call(tmp_path, 0.6, "--disallowedTools", "Bash") == {"warmed": False, "tables": False}
+    assert one_call(tmp_path, THINKING, "--disallowedTools", "Bash") == {"warmed": False, "tables": False}
