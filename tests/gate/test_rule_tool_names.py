@@ -1,5 +1,6 @@
 """Rule forms Claude Code 2.1.332 refuses by their tool part (issue 42): `Bash()` (empty
-parentheses), a lowercase tool name (`bash`), and a wildcard tool name in an allow rule (`Bas*`,
+parentheses), one of its tool names in another case (`bash`; a lowercase program tool like `noop` is
+accepted), and a wildcard tool name in an allow rule (`Bas*`,
 `mcp__*`; `mcp__server__get_*` is allowed); deny and ask rules take wildcard tool names. Each
 refusal is one line naming the rule; loopwright and Claude Code on the same scripted turns."""
 
@@ -23,6 +24,7 @@ CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
 @pytest.mark.parametrize("rule,kind,needle", [
     ("Bash()", None, 'empty parentheses: either specify a pattern or use just "Bash" without parentheses'),
     ("bash", None, 'tool names must start with uppercase: use "Bash"'),
+    ("webfetch(domain:x.org)", None, 'tool names must start with uppercase: use "WebFetch"'),
     ("Bas*", "allow", 'wildcard tool name "Bas*" is not supported in allow rules'),
     ("mcp__*", "allow", 'wildcard tool name "mcp__*" is not supported in allow rules'),
     ("mcp__git*__x", "allow", "not supported in allow rules"),
@@ -34,7 +36,7 @@ def test_refused_forms_name_the_rule(rule: str, kind: str | None, needle: str) -
 
 
 def test_accepted_forms(tmp_path: Path) -> None:
-    for rule in ("Bash(*)", "mcp__github__get_*", "mcp__github__*", "mcp__github", "my_tool"):
+    for rule in ("Bash(*)", "mcp__github__get_*", "mcp__github__*", "mcp__github", "my_tool", "noop"):
         Rule.parse(rule, kind="allow")
     for rule in ("Bas*", "mcp__*", "*"):
         Rule.parse(rule, kind="deny")

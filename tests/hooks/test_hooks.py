@@ -16,8 +16,7 @@ import loopwright as lw
 from loopwright.hooks import HookContext, HookMatcher, Hooks, matcher_matches
 from loopwright.invariant import holds_final
 from loopwright.models.base import ModelError
-from loopwright.tools.builtin import default_tools
-from loopwright.tools.tasks import make_task_tools
+from loopwright.tools.builtin import default_tools, make_task_tools
 from tests.helpers import bash as use  # a Bash call: use(command, uid)
 from tests.helpers import text
 

@@ -167,8 +167,7 @@ def resolve(args: argparse.Namespace) -> list[str]:
 
 def _unknown_tools(spec: str) -> list[str]:
     """The note for --tools names loopwright has no built-in tool for (Claude Code has more)."""
-    from ..tools.builtin import default_tools
-    from ..tools.tasks import make_task_tools
+    from ..tools.builtin import default_tools, make_task_tools
     from .config import offered_tools
 
     notes: list[str] = []

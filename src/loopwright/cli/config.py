@@ -348,7 +348,7 @@ def cli_task_tools() -> list[Any]:
     offers them by default (`CLAUDE_CODE_ENABLE_TASKS=false` leaves them out there and here)."""
     if os.environ.get("CLAUDE_CODE_ENABLE_TASKS", "").strip().lower() in ("0", "false"):
         return []
-    from ..tools.tasks import make_task_tools
+    from ..tools.builtin import make_task_tools
 
     return make_task_tools()
 

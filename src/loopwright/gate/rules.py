@@ -27,6 +27,12 @@ READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 # run side by side like read-only tools, and need a rule or approval like tools that act.
 NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
 PATH_KEYS = ("file_path", "notebook_path", "path")
+# Claude Code's own tool names: a rule naming one in another case (`bash`, `WEBFETCH`) is refused
+# as Claude Code refuses it; any other lowercase name may be a program's own tool (`@lw.tool def
+# noop`), which Claude Code cannot have and loopwright must accept.
+_CLAUDE_TOOLS = {t.lower(): t for t in (*EDIT_TOOLS, *READ_TOOLS, *NETWORK_TOOLS, "Bash", "BashOutput", "KillShell",
+                                         "Agent", "Task", "TodoWrite", "TaskCreate", "TaskGet", "TaskList",
+                                         "TaskUpdate", "Skill", "SlashCommand", "ExitPlanMode", "AskUserQuestion")}
 
 
 _RULE = r"^\s*([A-Za-z0-9_*-]+)\s*(?:\((.*)\))?\s*$"  # re.S; compiled at first use, by re's cache
@@ -90,12 +96,12 @@ def parse_rules(items: Iterable[str | Rule], source: RuleSource, kind: str | Non
 
 def _check_tool(tool: str, spec: str | None, text: str, kind: str | None) -> None:
     """Claude Code 2.1.332's checks of a rule's tool (its messages, in loopwright's one line):
-    empty parentheses, a lowercase tool name, a wildcard tool name in an allow rule."""
+    empty parentheses, one of its tool names misspelt in case, a wildcard tool name in an allow rule."""
     why = None
     if spec is not None and not spec.strip():
         why = f'empty parentheses: either specify a pattern or use just "{tool}" without parentheses'
-    elif "_" not in tool and tool[0] != tool[0].upper():
-        why = f'tool names must start with uppercase: use "{tool[0].upper() + tool[1:]}"'
+    elif _CLAUDE_TOOLS.get(tool.lower(), tool) != tool:
+        why = f'tool names must start with uppercase: use "{_CLAUDE_TOOLS[tool.lower()]}"'
     elif kind == "allow" and "*" in tool and not _mcp_tool_glob(tool):
         why = (f'wildcard tool name "{tool}" is not supported in allow rules: an allow rule must name the scope it '
                "widens (a glob only in the tool position after a literal mcp__<server>__ prefix, e.g. "

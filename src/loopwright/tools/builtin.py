@@ -321,6 +321,75 @@ def make_todo_tool() -> Tool:
     return Tool("TodoWrite", TODO_DESCRIPTION, TODO_SCHEMA, _todo_write, read_only=True, needs_approval=False)
 
 
+# --- TaskCreate, TaskGet, TaskList, TaskUpdate (tools.tasks) ---------------------------------------
+
+_TASK_STATUSES = ("pending", "in_progress", "completed", "deleted")
+
+TASK_CREATE_DESCRIPTION = """Creates a task in the session's task list, to plan and track multi-step work.
+Use it for work with 3 or more distinct steps, or when the user gives several things to do; not for a
+single trivial step. Give a short imperative `subject`, a `description` of what needs to be done, and
+`activeForm` (present continuous, e.g. "Running tests") for the spinner. New tasks are pending:
+mark one in_progress with TaskUpdate before starting it, and completed as soon as it is done."""
+TASK_GET_DESCRIPTION = "Retrieves a task of the session's task list by its id: subject, status, description, dependencies."
+TASK_LIST_DESCRIPTION = "Lists the session's tasks: id, status, subject, owner and what blocks each."
+TASK_UPDATE_DESCRIPTION = """Updates a task of the session's task list: its status (pending, in_progress,
+completed, or deleted to remove it), subject, description, activeForm, owner, metadata, and its
+dependencies (addBlocks / addBlockedBy: task ids). Mark a task completed only when it is fully done."""
+
+_TASK_IDS = {"type": "array", "items": {"type": "string"}}
+TASK_CREATE_SCHEMA = {"type": "object", "properties": {
+    "subject": {"type": "string", "description": "A brief title for the task"},
+    "description": {"type": "string", "description": "What needs to be done"},
+    "activeForm": {"type": "string", "description": "Present continuous form shown while in_progress"},
+    "metadata": {"type": "object", "description": "Arbitrary metadata to attach to the task"},
+}, "required": ["subject", "description"]}
+TASK_GET_SCHEMA = {"type": "object", "properties": {"taskId": {"type": "string", "description": "The ID of the task"}},
+              "required": ["taskId"]}
+TASK_LIST_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+TASK_UPDATE_SCHEMA = {"type": "object", "properties": {
+    "taskId": {"type": "string", "description": "The ID of the task to update"},
+    "subject": {"type": "string"}, "description": {"type": "string"}, "activeForm": {"type": "string"},
+    "status": {"type": "string", "enum": list(_TASK_STATUSES)},
+    "addBlocks": {**_TASK_IDS, "description": "Task IDs that this task blocks"},
+    "addBlockedBy": {**_TASK_IDS, "description": "Task IDs that block this task"},
+    "owner": {"type": "string"},
+    "metadata": {"type": "object", "description": "Keys to merge into the task's metadata (null deletes one)"},
+}, "required": ["taskId"]}
+
+async def _task_create(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
+    from .tasks import task_create
+
+    return await task_create(inp, ctx)
+
+
+async def _task_get(inp: dict[str, Any], ctx: ToolContext) -> str:
+    from .tasks import task_get
+
+    return await task_get(inp, ctx)
+
+
+async def _task_list(inp: dict[str, Any], ctx: ToolContext) -> str:
+    from .tasks import task_list
+
+    return await task_list(inp, ctx)
+
+
+async def _task_update(inp: dict[str, Any], ctx: ToolContext) -> str:
+    from .tasks import task_update
+
+    return await task_update(inp, ctx)
+
+
+def make_task_tools() -> list[Tool]:
+    """Fresh TaskCreate, TaskGet, TaskList and TaskUpdate tools."""
+    # TaskCreate and TaskUpdate wait for their hooks: not read-only, so that each runs alone, in
+    # emission order (a TaskUpdate of a task made in the same response finds it made)
+    return [Tool("TaskCreate", TASK_CREATE_DESCRIPTION, TASK_CREATE_SCHEMA, _task_create, needs_approval=False),
+            Tool("TaskGet", TASK_GET_DESCRIPTION, TASK_GET_SCHEMA, _task_get, read_only=True, needs_approval=False),
+            Tool("TaskList", TASK_LIST_DESCRIPTION, TASK_LIST_SCHEMA, _task_list, read_only=True, needs_approval=False),
+            Tool("TaskUpdate", TASK_UPDATE_DESCRIPTION, TASK_UPDATE_SCHEMA, _task_update, needs_approval=False)]
+
+
 # --- NotebookEdit (tools.notebook) ------------------------------------------------------------------
 
 NOTEBOOK_DESCRIPTION = """Replaces, inserts, or deletes a single cell in a Jupyter notebook (.ipynb file).

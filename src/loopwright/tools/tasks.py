@@ -1,4 +1,5 @@
-"""Room: built-in tools (on tools.base). Owns the Task tools, Claude Code 2.1.332's task list
+"""Room: built-in tools (on tools.base). Owns the Task tools' implementation (their definitions:
+tools.builtin), Claude Code 2.1.332's task list
 (TaskCreate, TaskGet, TaskList, TaskUpdate: its default planning tools, which replaced TodoWrite
 there); may import data types and tools.base.
 
@@ -13,50 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Tool, ToolContext, ToolError, ToolOutput
+from .base import ToolContext, ToolError, ToolOutput
 
 STATUSES = ("pending", "in_progress", "completed")
-
-CREATE_DESCRIPTION = """Creates a task in the session's task list, to plan and track multi-step work.
-Use it for work with 3 or more distinct steps, or when the user gives several things to do; not for a
-single trivial step. Give a short imperative `subject`, a `description` of what needs to be done, and
-`activeForm` (present continuous, e.g. "Running tests") for the spinner. New tasks are pending:
-mark one in_progress with TaskUpdate before starting it, and completed as soon as it is done."""
-GET_DESCRIPTION = "Retrieves a task of the session's task list by its id: subject, status, description, dependencies."
-LIST_DESCRIPTION = "Lists the session's tasks: id, status, subject, owner and what blocks each."
-UPDATE_DESCRIPTION = """Updates a task of the session's task list: its status (pending, in_progress,
-completed, or deleted to remove it), subject, description, activeForm, owner, metadata, and its
-dependencies (addBlocks / addBlockedBy: task ids). Mark a task completed only when it is fully done."""
-
-_STRS = {"type": "array", "items": {"type": "string"}}
-CREATE_SCHEMA = {"type": "object", "properties": {
-    "subject": {"type": "string", "description": "A brief title for the task"},
-    "description": {"type": "string", "description": "What needs to be done"},
-    "activeForm": {"type": "string", "description": "Present continuous form shown while in_progress"},
-    "metadata": {"type": "object", "description": "Arbitrary metadata to attach to the task"},
-}, "required": ["subject", "description"]}
-GET_SCHEMA = {"type": "object", "properties": {"taskId": {"type": "string", "description": "The ID of the task"}},
-              "required": ["taskId"]}
-LIST_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
-UPDATE_SCHEMA = {"type": "object", "properties": {
-    "taskId": {"type": "string", "description": "The ID of the task to update"},
-    "subject": {"type": "string"}, "description": {"type": "string"}, "activeForm": {"type": "string"},
-    "status": {"type": "string", "enum": [*STATUSES, "deleted"]},
-    "addBlocks": {**_STRS, "description": "Task IDs that this task blocks"},
-    "addBlockedBy": {**_STRS, "description": "Task IDs that block this task"},
-    "owner": {"type": "string"},
-    "metadata": {"type": "object", "description": "Keys to merge into the task's metadata (null deletes one)"},
-}, "required": ["taskId"]}
-
-
-def make_task_tools() -> list[Tool]:
-    """Fresh TaskCreate, TaskGet, TaskList and TaskUpdate tools."""
-    # TaskCreate and TaskUpdate wait for their hooks: not read-only, so that each runs alone, in
-    # emission order (a TaskUpdate of a task made in the same response finds it made)
-    return [Tool("TaskCreate", CREATE_DESCRIPTION, CREATE_SCHEMA, task_create, needs_approval=False),
-            Tool("TaskGet", GET_DESCRIPTION, GET_SCHEMA, task_get, read_only=True, needs_approval=False),
-            Tool("TaskList", LIST_DESCRIPTION, LIST_SCHEMA, task_list, read_only=True, needs_approval=False),
-            Tool("TaskUpdate", UPDATE_DESCRIPTION, UPDATE_SCHEMA, task_update, needs_approval=False)]
 
 
 def _text(inp: dict[str, Any], key: str, required: bool = False) -> str | None:
