@@ -417,9 +417,9 @@ class RunPortsOf:
     async def inline_shell(self, text: str, name: str, source: str | None,
                            invoked_by: Literal["user", "claude", "other"],
                            ids: str | None = None) -> tuple[str, list[str], str | None]:
-        from .loop.run import skill_shell_note
+        from .loop.prompt import inline_shell, skill_shell_note
 
-        out, notes, error = await self._run.inline_shell(text, name, source, invoked_by, ids)
+        out, notes, error = await inline_shell(self._run, text, name, source, invoked_by, ids)
         for n in notes:
             self._run.post(skill_shell_note(n))
         return out, notes, error

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ..blocks import (
     TextBlock,
@@ -39,17 +39,11 @@ if TYPE_CHECKING:
 
 from .relay import _from_subagent
 from .state import (
-    McpServers,
     RunDeps,
     RunState,
 )
 
 log = logging.getLogger("loopwright.loop")
-
-
-def skill_shell_note(note: str) -> SystemMessage:
-    """A warning about a command's or skill's inline shell (a hook refused one), as Claude Code's."""
-    return SystemMessage("informational", {"content": note, "level": "warning", "tag": "skill_shell_hook"})
 
 
 class Run:
@@ -75,8 +69,8 @@ class Run:
         self.is_top = is_top  # not a subagent: `@file` mentions are read (mentions.py)
         self._fixed: tuple[RunDeps, int] | None = None  # (deps, their system + tool_defs size): _fixed_chars
         self._request: ModelRequest | None = None  # the last call's (request())
-        # The prompt's expansion (kind, name, args, source, as typed): an MCP prompt's, or the custom command's
-        self._expanded: tuple[str, str, str, str | None, str] | None = None
+        # The prompt's expansion (kind, name, args, source, as typed): an MCP prompt's, or the custom command's (prompt.py)
+        self.expanded: tuple[str, str, str, str | None, str] | None = None
         self._reach: tuple[bool, Any] | None = None  # (trusted, memory.project_reach): nested_memory
 
     async def open_mcp(self) -> None:
@@ -88,7 +82,6 @@ class Run:
         d.mcp.bind(self)  # the servers' sampling and roots requests are answered by this run (mcp/asks.py)
         added = await d.mcp.open(d.tools)
         self.warnings += d.mcp.init_warnings  # (a server needing a login names `loopwright mcp login`)
-        await self._mcp_prompt(d.mcp)
         if not added:
             return
         tools = {**d.tools, **{t.name: t for t in added}}
@@ -97,81 +90,6 @@ class Run:
             d, tools=tools, tool_defs=[*d.tool_defs, *(t.definition() for t in added)],
             options=replace(d.options, tools=[*d.options.tools, *added], mcp_servers=None, strict_mcp_config=True),
             executor=Executor(tools, ex.permissions, ex.hooks, ex.ctx, ex.obs))
-
-    async def _mcp_prompt(self, mcp: McpServers) -> None:
-        """A prompt `/mcp__<server>__<prompt> args` becomes that MCP prompt's messages (mcp/prompts.py)."""
-        h = self.state.h
-        content = h[-1].get("content") if self.is_top and h and h[-1].get("role") == "user" else None
-        if not isinstance(content, list) or not content or content[0].get("type") != "text" \
-                or not str(content[0].get("text", "")).startswith("/mcp__"):
-            return
-        line = str(content[0]["text"]).strip()
-        blocks, why = await mcp.expand_prompt(line)
-        if why:
-            self.warnings.append(why)
-        if blocks:
-            h.replace_last({"role": "user", "content": [*blocks, *content[1:]]})
-            name, _, args = line[1:].partition(" ")
-            self._expanded = ("mcp_prompt", name, args.strip(), None, line)  # UserPromptExpansion's fields
-
-    async def inline_shell(self, text: str, name: str, source: str | None,
-                           invoked_by: Literal["user", "claude", "other"],
-                           ids: str | None = None) -> tuple[str, list[str], str | None]:
-        """A command's or skill's text with its inline shell run through this run's Bash gate and
-        PreSkillShellCommand hooks (skillshell.py): (the text, warnings for the user, why it failed)."""
-        from ..skillshell import ShellSource, run_inline_shell
-        from ..tools.builtin import make_bash_tools
-
-        d = self.deps
-        bash = d.tools.get("Bash") or make_bash_tools()[0]  # (Claude Code runs it without a Bash tool too)
-        shell = await run_inline_shell(text, ShellSource(name, source, invoked_by, ids), d.executor.permissions, bash,
-                                       d.executor.ctx, d.hooks, d.settings is not None and d.settings.disable_skill_shell)
-        return shell.text, shell.notes, shell.error
-
-    async def expand_command(self) -> tuple[str | None, list[SystemMessage]]:
-        """After UserPromptSubmit: the prompt's custom command (options.slash_command) or MCP
-        prompt expands, with the UserPromptExpansion hooks and the command's inline shell
-        (skillshell.py). Returns why the prompt stops (None: it goes on) and the warnings to show."""
-        ex, hooks, h = self.deps.options.slash_command, self.deps.hooks, self.state.h
-        if ex is not None and self.is_top:
-            self._expanded = ("slash_command", ex.command.name, ex.args, ex.command.source, ex.line)
-        if self._expanded is None:
-            return None, []
-        kind, name, args, source, line = self._expanded
-        context = None
-        if hooks.active:
-            expanded = await hooks.user_prompt_expansion(kind, name, args, source, line)
-            if expanded.block is not None:
-                return expanded.block, []
-            context = expanded.context
-        notes: list[SystemMessage] = []
-        if ex is not None and self.is_top:
-            text_now, warned, error = await self.inline_shell(ex.prompt, name, source, "user")
-            if error is not None:
-                return error, []
-            notes = [skill_shell_note(n) for n in warned]
-            content = h[-1]["content"]
-            first = next((i for i, b in enumerate(content) if b.get("type") == "text"), None)
-            text: dict[str, Any] = {"type": "text", "text": text_now}
-            h.replace_last({"role": "user", "content": [text, *content] if first is None
-                            else [*content[:first], text, *content[first + 1:]]})
-        if context:
-            h.replace_last({"role": "user", "content": [*h[-1]["content"], TextBlock(context).to_wire()]})
-        return None, notes
-
-    async def include_mentions(self, prompt: str) -> None:
-        """The files the prompt mentions (`@path`), appended to its message (mentions.py)."""
-        if "@" not in prompt:  # no mention (most prompts): mentions.py, its pattern, are not even loaded
-            return
-        from ..mentions import mention_blocks
-        from ..tools.builtin import make_read_tool
-
-        d = self.deps
-        read = d.tools.get("Read") or make_read_tool()
-        blocks, denied = await mention_blocks(prompt, d.cwd, d.executor.permissions.decide, read, d.executor.ctx)
-        h = self.state.h
-        h.replace_last({**h[-1], "content": [*h[-1]["content"], *blocks]})
-        self.state.denials += denied
 
     def mode_port(self, gate: Permissions) -> tuple[Callable[[], str], Callable[[str], None]]:
         """The permission mode as tools see it (ExitPlanMode): read it, change it for the rest of the run."""
@@ -266,29 +184,6 @@ class Run:
         """The budget rule's stop (seed Prop 5.4): S >= B after a charged call."""
         b = self.state.budget
         return self.result("error_max_budget_usd", error=f"spent ${b.spent_usd:.4f} of ${b.limit_usd}")
-
-    async def start_hooks(self, prompt: str) -> str | None:
-        """SessionStart and UserPromptSubmit. Returns a block reason, or None to go on."""
-        hooks, h = self.deps.hooks, self.state.h
-        if not hooks.active:
-            return None
-        trigger = self.deps.options.setup_trigger
-        if trigger is not None and len(h) == 1 and self.is_top:  # --init / --maintenance: the first query's
-            await hooks.setup(trigger)  # (its `continue: false` stops the prompt at UserPromptSubmit)
-        extra = [await hooks.session_start("resume" if len(h) > 1 else "startup")]
-        if self.memory is not None and len(h) == 1:  # InstructionsLoaded: each memory file sent with the prompt
-            kinds = {"user": "User", "project": "Project", "local": "Local"}
-            for f in self.memory.files:
-                await hooks.instructions_loaded(str(f.path), kinds.get(f.scope, "Project"),
-                                                "include" if f.scope == "import" else "session_start")
-        submitted = await hooks.user_prompt_submit(prompt)
-        if submitted.block is not None:
-            return submitted.block
-        extra.append(submitted.context)
-        context = [TextBlock(c).to_wire() for c in extra if c]
-        if context:
-            h.replace_last({"role": "user", "content": [*h[-1]["content"], *context]})
-        return None
 
     def persist(self, msg: Message) -> Message:
         """Append a yielded message to the session transcript (before the caller sees it, so

@@ -24,6 +24,7 @@ from .caps import after_call, before_call
 from .compaction import auto_compact
 from .continuations import after_answer
 from .model_call import call_model, discover_window
+from .prompt import expand_command, include_mentions, mcp_prompt, start_hooks
 from .run import Run
 from .state import RunDeps, RunError
 from .step import Continue, Finish, RunTools, Step
@@ -52,21 +53,10 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
 async def _call(run: Run) -> AsyncIterator[Message | Step]:
     """Steps 0 to 2: h compacted near W, the budget rule, a = M(h); then what a asks for."""
     s = run.state
-    if (stop := _capped(run, forecast_input=False)) is not None:
-        yield Finish(stop)  # (a cap already reached: no compaction's summary call either; caps.py)
-        return
-    if (compaction := auto_compact(run)) is not None:  # 0. near the window W: compact h
-        async for ev in compaction:
-            yield ev
-            if isinstance(ev, ResultMessage):  # (its cost reached the budget: yielded)
-                yield Finish()
-                return
-    if (stop := _stop_before_call(run)) is not None:
-        yield Finish(stop)
-        return
-    if watching(run):  # settings files and watched files changed since the last step (watch.py)
-        async for m in between_steps(run):
-            yield m
+    async for ev in _before_call(run):
+        yield ev
+        if isinstance(ev, Finish):
+            return
     a: ModelResponse | None = None
     async for ev in call_model(run):  # 1. a = M(h)
         if isinstance(ev, ModelResponse):
@@ -85,6 +75,25 @@ async def _call(run: Run) -> AsyncIterator[Message | Step]:
     for m in run.hook_messages():  # what the Stop hooks said (a systemMessage, a failure)
         yield m
     yield step
+
+
+async def _before_call(run: Run) -> AsyncIterator[Message | Finish]:
+    """Step 0, h compacted when near W, then the budget rule and the caps; a Finish ends the step."""
+    if (stop := _capped(run, forecast_input=False)) is not None:
+        yield Finish(stop)  # (a cap already reached: no compaction's summary call either; caps.py)
+        return
+    if (compaction := auto_compact(run)) is not None:  # 0. near the window W: compact h
+        async for ev in compaction:
+            yield ev
+            if isinstance(ev, ResultMessage):  # (its cost reached the budget: yielded)
+                yield Finish()
+                return
+    if (stop := _stop_before_call(run)) is not None:
+        yield Finish(stop)
+        return
+    if watching(run):  # settings files and watched files changed since the last step (watch.py)
+        async for m in between_steps(run):
+            yield m
 
 
 def _stop_before_call(run: Run) -> ResultMessage | None:
@@ -123,21 +132,22 @@ async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
     try:
         await run.open_mcp()  # servers start together before the first call; they end in `finally`
         d = run.deps
+        await mcp_prompt(run)  # `/mcp__server__prompt`: the MCP prompt's messages (prompt.py)
         yield run.persist(_init_message(run))
         discovered = await discover_window(run)
         if discovered is not None:
             yield run.persist(discovered)
-        blocked = await run.start_hooks(text)
+        blocked = await start_hooks(run, text)
         if blocked is not None:
             blocked = f"prompt blocked by a UserPromptSubmit hook: {blocked}"
         else:  # a custom command or an MCP prompt expands (UserPromptExpansion, inline shell)
-            blocked, notes = await run.expand_command()
+            blocked, notes = await expand_command(run)
             for m in notes:
                 yield run.persist(m)
         for m in run.hook_messages():
             yield run.persist(m)
         if blocked is None and d.options.file_mentions and run.is_top:
-            await run.include_mentions(text)  # `@file`s, gated as Reads (mentions.py)
+            await include_mentions(run, text)  # `@file`s, gated as Reads (mentions.py)
         run.persist_prompt()  # before the first model call: a crash from here on can be resumed
         if blocked is not None:
             yield run.persist(run.result("error_during_execution", error=blocked))

@@ -1,0 +1,122 @@
+"""Room: loop. The prompt's message before the first call: an MCP prompt or a custom command
+expanded (UserPromptExpansion hooks, the command's inline shell), the SessionStart and
+UserPromptSubmit hooks' context and the `@file` mentions added to it (each a rewrite of h's last
+message: History.replace_last)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..blocks import TextBlock
+from ..messages import SystemMessage
+
+if TYPE_CHECKING:
+    from .run import Run
+
+
+def skill_shell_note(note: str) -> SystemMessage:
+    """A warning about a command's or skill's inline shell (a hook refused one), as Claude Code's."""
+    return SystemMessage("informational", {"content": note, "level": "warning", "tag": "skill_shell_hook"})
+
+
+async def inline_shell(run: Run, text: str, name: str, source: str | None,
+                       invoked_by: Literal["user", "claude", "other"],
+                       ids: str | None = None) -> tuple[str, list[str], str | None]:
+    """A command's or skill's text with its inline shell run through this run's Bash gate and
+    PreSkillShellCommand hooks (skillshell.py): (the text, warnings for the user, why it failed)."""
+    from ..skillshell import ShellSource, run_inline_shell
+    from ..tools.builtin import make_bash_tools
+
+    d = run.deps
+    bash = d.tools.get("Bash") or make_bash_tools()[0]  # (Claude Code runs it without a Bash tool too)
+    shell = await run_inline_shell(text, ShellSource(name, source, invoked_by, ids), d.executor.permissions, bash,
+                                   d.executor.ctx, d.hooks, d.settings is not None and d.settings.disable_skill_shell)
+    return shell.text, shell.notes, shell.error
+
+
+async def mcp_prompt(run: Run) -> None:
+    """A prompt `/mcp__<server>__<prompt> args` becomes that MCP prompt's messages (mcp/prompts.py)."""
+    h, mcp = run.state.h, run.deps.mcp
+    content = h[-1].get("content") if mcp is not None and run.is_top and h and h[-1].get("role") == "user" else None
+    if mcp is None or not isinstance(content, list) or not content or content[0].get("type") != "text" \
+            or not str(content[0].get("text", "")).startswith("/mcp__"):
+        return
+    line = str(content[0]["text"]).strip()
+    blocks, why = await mcp.expand_prompt(line)
+    if why:
+        run.warnings.append(why)
+    if blocks:
+        h.replace_last({"role": "user", "content": [*blocks, *content[1:]]})
+        name, _, args = line[1:].partition(" ")
+        run.expanded = ("mcp_prompt", name, args.strip(), None, line)  # UserPromptExpansion's fields
+
+
+async def start_hooks(run: Run, prompt: str) -> str | None:
+    """SessionStart and UserPromptSubmit. Returns a block reason, or None to go on."""
+    hooks, h = run.deps.hooks, run.state.h
+    if not hooks.active:
+        return None
+    trigger = run.deps.options.setup_trigger
+    if trigger is not None and len(h) == 1 and run.is_top:  # --init / --maintenance: the first query's
+        await hooks.setup(trigger)  # (its `continue: false` stops the prompt at UserPromptSubmit)
+    extra = [await hooks.session_start("resume" if len(h) > 1 else "startup")]
+    if run.memory is not None and len(h) == 1:  # InstructionsLoaded: each memory file sent with the prompt
+        kinds = {"user": "User", "project": "Project", "local": "Local"}
+        for f in run.memory.files:
+            await hooks.instructions_loaded(str(f.path), kinds.get(f.scope, "Project"),
+                                            "include" if f.scope == "import" else "session_start")
+    submitted = await hooks.user_prompt_submit(prompt)
+    if submitted.block is not None:
+        return submitted.block
+    extra.append(submitted.context)
+    context = [TextBlock(c).to_wire() for c in extra if c]
+    if context:
+        h.replace_last({"role": "user", "content": [*h[-1]["content"], *context]})
+    return None
+
+
+async def expand_command(run: Run) -> tuple[str | None, list[SystemMessage]]:
+    """After UserPromptSubmit: the prompt's custom command (options.slash_command) or MCP
+    prompt expands, with the UserPromptExpansion hooks and the command's inline shell
+    (skillshell.py). Returns why the prompt stops (None: it goes on) and the warnings to show."""
+    ex, hooks, h = run.deps.options.slash_command, run.deps.hooks, run.state.h
+    if ex is not None and run.is_top:
+        run.expanded = ("slash_command", ex.command.name, ex.args, ex.command.source, ex.line)
+    if run.expanded is None:
+        return None, []
+    kind, name, args, source, line = run.expanded
+    context = None
+    if hooks.active:
+        expanded = await hooks.user_prompt_expansion(kind, name, args, source, line)
+        if expanded.block is not None:
+            return expanded.block, []
+        context = expanded.context
+    notes: list[SystemMessage] = []
+    if ex is not None and run.is_top:
+        text_now, warned, error = await inline_shell(run, ex.prompt, name, source, "user")
+        if error is not None:
+            return error, []
+        notes = [skill_shell_note(n) for n in warned]
+        content = h[-1]["content"]
+        first = next((i for i, b in enumerate(content) if b.get("type") == "text"), None)
+        text: dict[str, Any] = {"type": "text", "text": text_now}
+        h.replace_last({"role": "user", "content": [text, *content] if first is None
+                        else [*content[:first], text, *content[first + 1:]]})
+    if context:
+        h.replace_last({"role": "user", "content": [*h[-1]["content"], TextBlock(context).to_wire()]})
+    return None, notes
+
+
+async def include_mentions(run: Run, prompt: str) -> None:
+    """The files the prompt mentions (`@path`), appended to its message (mentions.py)."""
+    if "@" not in prompt:  # no mention (most prompts): mentions.py, its pattern, are not even loaded
+        return
+    from ..mentions import mention_blocks
+    from ..tools.builtin import make_read_tool
+
+    d = run.deps
+    read = d.tools.get("Read") or make_read_tool()
+    blocks, denied = await mention_blocks(prompt, d.cwd, d.executor.permissions.decide, read, d.executor.ctx)
+    h = run.state.h
+    h.replace_last({**h[-1], "content": [*h[-1]["content"], *blocks]})
+    run.state.denials += denied
