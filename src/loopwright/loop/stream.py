@@ -15,9 +15,11 @@ def stream(run: Run, req: ModelRequest) -> AsyncIterator[Any]:
     """The model's events. Under a RunControl the stream runs in its own task, so that
     interrupt() cancels just the model call (never the caller's code between two events): the
     run then ends with h intact. Without one nothing can interrupt, and the model's own stream
-    is iterated in place: the task and its queue (and the tools' task, loop/turn.py) cost a
-    zero-latency turn about as much again as the rest of it (bench/bench_control.py), ~1.5 % of
-    the CLI's per-turn gap, so the second path stays (issue 41's rule: above 1 %)."""
+    is iterated in place. The second path stays by issue 41's rule (above 1 % of the CLI's
+    per-turn gap): the task and its queue, with the tools' task (loop/turn.py), cost a
+    zero-latency turn ~181,000 instructions more than the direct path (267,000 -> 448,000,
+    `bench/bench_instructions.py --paths`), ~4 % of the CLI's per-turn gap (~4.5 M instructions
+    a turn of Read, `--gap`); in wall time +93 µs a turn (`bench/bench_control.py`)."""
     control, model = run.deps.control, run.deps.model
     if control is None:
         return model.stream(req)

@@ -41,7 +41,12 @@ async def run_tools(run: Run, step: RunTools) -> AsyncIterator[Message | Step]:
     if s.t == run.deps.options.max_turns:  # 3. turn limit: h unchanged
         yield Finish(run.result("error_max_turns", error=f"reached max_turns={s.t}"))
         return
-    if run.deps.inbox is None:  # 4. gate + execute
+    # 4. gate + execute. Two paths (issue 41's rule: the second above 1 % of the CLI's per-turn
+    # gap): a run whose tools can spawn subagents has an inbox and runs the turn's tools in a
+    # Relay's task, passing their messages on live; that costs ~79,000 instructions a turn more
+    # than awaiting them in place (267,000 -> 346,000, `bench/bench_instructions.py --paths`),
+    # ~1.7 % of the gap (~4.5 M instructions a turn of Read), so a run without one awaits in place.
+    if run.deps.inbox is None:
         b, outcome = await execute(run, a, uses)
     else:  # (subagents' messages pass on live)
         relay = Relay(execute(run, a, uses), run.deps.inbox)
@@ -73,6 +78,9 @@ async def execute(run: Run, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple
     """Step 4: one result per tool_use, in order, then any queued user text."""
     control, executor = run.deps.control, run.deps.executor
     run.state.cut_off_text.clear()  # a cut-off answer went on with tool calls: not the final answer
+    # Under a RunControl the tools run in a task of their own, so interrupt() cancels just them;
+    # without one nothing can interrupt and they are awaited in place (the second path and its
+    # figure: loop/stream.py, ~4 % of the CLI's per-turn gap with the stream's task).
     if control is None:  # (a call cut off at max_tokens is answered with CUT_OFF: models/base.py)
         outcome = await executor.run(uses)
     elif control.interrupted:  # interrupted between the model call and its tools: run none
