@@ -241,3 +241,29 @@ def test_an_interactive_worktree_session_removes_it_unchanged_and_asks_when_chan
             else:
                 t.wait(f"worktree removed: {tree}")
                 assert not tree.exists() and git(proj, "branch").split() == ["*", "main"]
+
+
+def test_an_sdk_hook_answers_with_worktree_path(tmp_path: Path) -> None:
+    """A Python (Agent SDK) WorktreeCreate hook answers hookSpecificOutput.worktreePath; a path that
+    is no directory is refused, never used."""
+    import asyncio
+
+    from loopwright.worktrees import make_worktree
+
+    made = tmp_path / "elsewhere"
+    made.mkdir()
+    for answer, ok in ((str(made), True), (str(tmp_path / "missing"), False)):
+        hooks = Hooks()
+
+        def answers(data: dict[str, Any], *_: Any, path: str = answer) -> dict[str, Any]:
+            assert data["name"] == "feat" and data["hook_event_name"] == "WorktreeCreate"
+            return {"hookSpecificOutput": {"hookEventName": "WorktreeCreate", "worktreePath": path}}
+
+        hooks.on("WorktreeCreate", answers)
+        run_hooks = hooks.for_run(HookContext("s1", "", str(tmp_path)))
+        if ok:
+            wt = asyncio.run(make_worktree(tmp_path, "feat", run_hooks))
+            assert wt.path == made and wt.hook_based
+        else:
+            with pytest.raises(RuntimeError, match="not a directory"):
+                asyncio.run(make_worktree(tmp_path, "feat", run_hooks))

@@ -135,3 +135,27 @@ def test_the_task_tools_are_left_out_as_claude_code_leaves_them_out(tmp_path: Pa
         assert cli_task_tools() == []
     finally:
         del os.environ["CLAUDE_CODE_ENABLE_TASKS"]
+
+
+def test_python_hooks_refuse_by_decision_and_stop_the_run(tmp_path: Path) -> None:
+    """A Python (SDK) hook's `decision: "block"` refuses like exit 2; `continue: false` ends the run."""
+    import loopwright as lw
+    from loopwright.hooks import Hooks
+    from loopwright.tools.tasks import make_task_tools
+
+    seen: list[dict[str, Any]] = []
+    hooks = Hooks()
+    hooks.on("TaskCreated", lambda data: seen.append(data) or (
+        {"decision": "block", "reason": "subjects start with a verb"} if data["task_subject"] == "tests" else None))
+    hooks.on("TaskCompleted", lambda data: {"continue": False, "stopReason": "all planned"})
+    turns = [[use("t1", "TaskCreate", subject="tests", description="d")],
+             [use("t2", "TaskCreate", subject="Write tests", description="d")],
+             [use("t3", "TaskUpdate", taskId="1", status="completed")], [text("never asked")]]
+    r = lw.run("plan", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=make_task_tools(), hooks=hooks, cwd=tmp_path))
+    results = [b for m in r.messages if isinstance(m.get("content"), list) for b in m["content"]
+               if b.get("type") == "tool_result"]
+    assert results[0]["is_error"] and "TaskCreated hook feedback:" in str(results[0]["content"])
+    assert "subjects start with a verb" in str(results[0]["content"])
+    assert str(results[1]["content"]) == "Task #1 created successfully: Write tests"  # the refused one used no id
+    assert [d["task_subject"] for d in seen] == ["tests", "Write tests"]
+    assert r.model_calls == 3 and "all planned" in (r.result or "") + " ".join(r.errors or [])
