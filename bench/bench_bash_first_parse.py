@@ -86,7 +86,9 @@ def main() -> None:
     srcs = a.src or [str(HERE.parent / "src")]
     if a.before:
         srcs = [str(extract_src(a.before, tmp / "before")), *srcs]
-    label = {s: (f"before {a.before}" if a.before and i == 0 else s) for i, s in enumerate(srcs)}
+    own = str(HERE.parent / "src")
+    label = {s: (f"before {a.before}" if a.before and i == 0 else "this tree" if s == own else s)
+             for i, s in enumerate(srcs)}
     homes = {s: tempfile.mkdtemp(prefix="lw-bench-home-", dir=tmp) for s in srcs}
     repo = tmp / "repo"
     shutil.copytree(DEMO, repo)
