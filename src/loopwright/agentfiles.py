@@ -5,7 +5,8 @@ An agent file is Markdown with front matter: `name` and `description` (required)
 `disallowedTools`, `model`, `permissionMode`, `maxTurns`, `effort`, `hooks` (honoured: the settings'
 shape in YAML, fired while that agent runs, its Stop hooks as SubagentStop), `mcpServers` (the
 names of the run's servers, whose tools it gets, and {name: config} servers started for it alone
-and stopped when it ends), `skills` (each named
+and stopped when it ends), `memory` (a memory directory of its own: its MEMORY.md in its system
+prompt, Read/Write/Edit offered), `skills` (each named
 skill's SKILL.md preloaded after the task in the subagent's first message, in Claude Code's
 blocks), `isolation: worktree` (each run in a git worktree of its own: agents.py), `color`
 (display only);
@@ -29,16 +30,15 @@ from typing import Any
 
 from .gate import PERMISSION_MODES
 from .models.reasoning import EFFORT_LEVELS
-from .options import AgentDefinition, agent_servers
+from .options import MEMORY_SCOPES, AgentDefinition, agent_servers
 from .skills import as_list, config_dirs, read_text_capped, split_front_matter
 from .trust import Ignored
 
 HONOURED = ("name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns", "effort", "color",
-            "hooks", "skills", "mcpServers", "isolation")
+            "hooks", "skills", "mcpServers", "isolation", "memory")
 # Claude Code's other keys (its agent front-matter schema, 2.1.332): what it does that loopwright does not.
 REFUSED = {
     "initialPrompt": "an auto-submitted first message",
-    "memory": "a per-agent memory scope (no agent-memory directory is kept or loaded)",
     "background": "background agents",
     "omitClaudeMd": "leaving out memory files (a subagent never gets them in loopwright)",
     "autoCompactWindow": "a per-agent compaction window",
@@ -126,11 +126,17 @@ def parse_agent_file(path: Path, text: str, users: bool = True) -> tuple[str, Ag
         warnings.append(f"{path}: isolation {isolation!r} is not applied (loopwright has \"worktree\" only; "
                         "the agent runs in the project)")
         isolation = None
+    memory = meta.get("memory")
+    if memory is not None and memory not in MEMORY_SCOPES:
+        warnings.append(f"{path}: memory {memory!r} is not one of {', '.join(MEMORY_SCOPES)} (not applied)")
+        memory = None
+    if memory is not None and not users:  # a workspace's agent reading and writing a memory directory
+        ignored.append(Ignored("grant", str(path), f"memory {memory} of agent {name!r}"))
     tools = as_list(meta["tools"]) if "tools" in meta else None
     denied = as_list(meta["disallowedTools"]) if "disallowedTools" in meta else None
     d = AgentDefinition(desc.strip(), body.strip(), tools, model if isinstance(model, str) and model else None,
                         turns, denied, mode, str(path), effort, hooks, mcp_servers=servers,
-                        isolation=isolation)
+                        isolation=isolation, memory=memory)
     return name.strip(), d, warnings, ignored
 
 
@@ -194,8 +200,10 @@ def find_agent_files(cwd: str | Path, sources: Iterable[str], trusted: bool, hom
             out.warnings += warnings
             if ignored and not trusted:
                 out.ignored += ignored
-                if any(i.kind == "grant" for i in ignored):
+                if any(i.kind == "grant" and i.item.startswith("permissionMode") for i in ignored):
                     definition.permission_mode = None
+                if any(i.kind == "grant" and i.item.startswith("memory") for i in ignored):
+                    definition.memory = None
                 if any(i.kind == "command" for i in ignored):  # its hooks, its servers: commands of the workspace's
                     definition.hooks = None
                     definition.mcp_servers = [x for x in definition.mcp_servers or [] if isinstance(x, str)] or None

@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import re
 import secrets
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -278,6 +279,34 @@ async def run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: s
         await rt.aclose()
 
 
+MEMORY_LINES = 200  # of MEMORY.md, as Claude Code loads it
+
+
+def agent_memory(scope: str, kind: str, cwd: Path) -> str:
+    """An agent's memory (`memory: user | project | local`): its directory (made, private to the
+    user, when missing) and the system prompt's section saying how to keep it, with the first
+    200 lines of its MEMORY.md. Raises ValueError for an agent name that is no plain name (an
+    id is never a path), OSError when the directory cannot be made."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", kind) or ".." in kind:
+        raise ValueError(f"the agent name {kind!r} cannot name a directory")
+    root = {"user": Path.home() / ".claude" / "agent-memory", "project": cwd / ".claude" / "agent-memory",
+            "local": cwd / ".claude" / "agent-memory-local"}[scope]
+    folder = root / kind
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    index = folder / "MEMORY.md"
+    lines = index.read_text(errors="replace").splitlines()[:MEMORY_LINES] if index.is_file() else []
+    shared = {"user": "it is yours across every project", "project": "it is this project's, and may be shared with "
+              "the team through version control", "local": "it is this project's, on this machine only"}[scope]
+    return (f"\n\n# Persistent Agent Memory\n\nYou have a persistent, file-based memory at `{folder}/` ({shared}). "
+            "It exists: write to it directly with the Write and Edit tools. Keep one memory per file (a short "
+            "name, what it is and why it matters), and an index of them in `MEMORY.md`, one line per memory: "
+            f"`MEMORY.md` is given to you at the start of every conversation (its first {MEMORY_LINES} lines). "
+            "Save what will help in future conversations (who the user is, feedback on how to work, facts about "
+            "the project), update or remove what turns out wrong, and check a remembered fact against the "
+            "current files before relying on it.\n\n## MEMORY.md\n\n"
+            + ("\n".join(lines) if lines else "(empty: nothing is remembered yet)"))
+
+
 def _part(server: str) -> str:
     from .mcp.naming import server_part
 
@@ -290,8 +319,16 @@ async def _run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: 
     if isinstance(model, str):
         model = MODEL_ALIASES.get(model, model)
     where = cwd or ports.cwd
-    spec = SubagentSpec(prompt, kind, f"{d.prompt}\n\nWorking directory: {where}", tools, model, d.max_turns, left,
-                        d.permission_mode, d.effort, d.hooks, cwd)
+    system = f"{d.prompt}\n\nWorking directory: {where}"
+    if d.memory:  # (the project's memory, also for an agent in a worktree of its own)
+        try:
+            system += agent_memory(d.memory, kind, ports.cwd)
+        except (OSError, ValueError) as e:
+            return ToolOutput(f"Could not start subagent {kind!r}: its memory directory: {e}", is_error=True)
+        have = {t.name for t in tools}  # Read, Write and Edit come with a memory, as in Claude Code
+        tools = [*tools, *(t for n, t in ports.tools.items() if n in ("Read", "Write", "Edit") and n not in have)]
+    spec = SubagentSpec(prompt, kind, system, tools, model, d.max_turns, left, d.permission_mode, d.effort, d.hooks,
+                        cwd)
     try:
         sub = ports.spawn(spec)
     except Exception as e:  # bad definition (unknown model, price, settings): the parent goes on

@@ -52,6 +52,9 @@ class AgentDefinition:
     # its own MCP servers: the name of one of the run's (its tools too), or {name: config}, started
     # for the subagent and stopped when it ends (Claude Code's agent `mcpServers`)
     mcp_servers: list[str | dict[str, Any]] | None = None
+    # a persistent memory directory of its own: "user" (~/.claude/agent-memory/<name>/), "project"
+    # (.claude/agent-memory/<name>/) or "local" (.claude/agent-memory-local/<name>/)
+    memory: str | None = None
     # `skills`, read: the text blocks that follow the task in its first message (set by the assembler)
     preloaded: tuple[str, ...] = ()
     unsupported: tuple[str, ...] = ()  # keys of the `--agents` / SDK form loopwright does not apply (named)
@@ -60,7 +63,9 @@ class AgentDefinition:
 
 # The keys of an agent in the `--agents` / Agent SDK form that loopwright applies (any other is named).
 _AGENT_KEYS = frozenset({"description", "prompt", "tools", "maxTurns", "max_turns", "model", "disallowedTools",
-                         "disallowed_tools", "permissionMode", "permission_mode", "effort", "skills", "mcpServers"})
+                         "disallowed_tools", "permissionMode", "permission_mode", "effort", "skills", "mcpServers",
+                         "memory"})
+MEMORY_SCOPES = ("user", "project", "local")
 
 
 def agent_servers(value: Any, where: str) -> list[str | dict[str, Any]] | None:
@@ -110,10 +115,13 @@ def agents_from_json(value: str | dict[str, Any]) -> dict[str, AgentDefinition]:
         if skills is not None and not (isinstance(skills, list) and all(isinstance(x, str) for x in skills)):
             raise ValueError(f"agent {kind!r}: \"skills\" must be a list of skill names")
         servers = agent_servers(d.get("mcpServers"), f"agent {kind!r}")
+        memory = d.get("memory")
+        if memory is not None and memory not in MEMORY_SCOPES:
+            raise ValueError(f"agent {kind!r}: \"memory\" must be one of {', '.join(MEMORY_SCOPES)}")
         unsupported = tuple(k for k, v in d.items() if k not in _AGENT_KEYS and v is not None)
         out[kind] = AgentDefinition(d["description"], d["prompt"], tools, model if isinstance(model, str) else None,
                                     turns, denied, mode, effort=effort, skills=skills, mcp_servers=servers,
-                                    unsupported=unsupported)
+                                    memory=memory, unsupported=unsupported)
     return out
 
 

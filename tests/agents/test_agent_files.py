@@ -123,12 +123,12 @@ def test_untrusted_project_agent_cannot_bypass_permissions(tmp_path: Path) -> No
 def test_every_front_matter_key_is_honoured_refused_or_named(tmp_path: Path) -> None:
     path = tmp_path / "a.md"
     name, d, warnings, _ = parse_agent_file(path, "---\nname: a\ndescription: d\ntools: [Read]\ndisallowedTools: Bash\n"
-                                            "maxTurns: 3\npermissionMode: plan\nmemory: user\nisolation: worktree\n"
+                                            "maxTurns: 3\npermissionMode: plan\ninitialPrompt: hi\nisolation: worktree\n"
                                             "colour: red\nsparkle: yes\n---\nbody\n")
     assert (name, d.tools, d.disallowed_tools, d.max_turns, d.permission_mode, d.prompt, d.isolation) == (
         "a", ["Read"], ["Bash"], 3, "plan", "body", "worktree")
     assert len(warnings) == 2
-    assert warnings[0].startswith(f"{path}: loopwright does not apply memory (") and "isolation" not in warnings[0]
+    assert warnings[0].startswith(f"{path}: loopwright does not apply initialPrompt (") and "isolation" not in warnings[0]
     assert warnings[1] == f"{path}: unknown front-matter keys colour, sparkle (not applied)"
     with pytest.raises(ValueError, match="no description"):
         parse_agent_file(path, "---\nname: a\n---\nbody")
@@ -311,3 +311,56 @@ def test_an_agent_files_own_mcp_server_serves_that_subagent_only(tmp_path: Path)
         r = run_cli(srv, tmp_path, "--claude-settings", env={**env, "ANTHROPIC_BASE_URL": srv.url,
                                                              "ANTHROPIC_API_KEY": "x"})
     assert r.returncode == 0 and "mcpServers of agent 'noter'" in r.stderr, r.stderr
+
+
+def _system(body: dict[str, Any]) -> str:
+    s = body.get("system") or ""
+    return s if isinstance(s, str) else "\n".join(b.get("text", "") for b in s)
+
+
+@pytest.mark.e2e
+def test_an_agents_memory_is_its_own_directory_like_claude_codes(tmp_path: Path) -> None:
+    """`memory: project`: the subagent's system prompt names its directory
+    (.claude/agent-memory/<name>/) and holds its MEMORY.md; Read, Write and Edit come with it
+    (its `tools` says Bash only); as Claude Code 2.1.332 on the same turns. A missing directory is
+    made private to the user; an untrusted project's agent gets no memory (named)."""
+    turns = [[use("a1", "Agent", description="d", prompt="do it", subagent_type="helper")], [text("sub done")],
+             *[[text("all done")]] * 6]
+    seen: dict[str, tuple[str, set[str]]] = {}
+    for who in ("loopwright", "claude"):
+        if who == "claude" and not CLAUDE.exists():
+            continue
+        proj = tmp_path / who
+        write_agent(proj / ".claude" / "agents", "helper",
+                    "---\nname: helper\ndescription: helps\ntools: Bash\nmemory: project\n---\nYou are the helper.\n")
+        (proj / ".claude" / "agent-memory" / "helper").mkdir(parents=True)
+        (proj / ".claude" / "agent-memory" / "helper" / "MEMORY.md").write_text("REMEMBERED-FACT: the build uses make.\n")
+        with ScriptedServer(turns) as srv:
+            if who == "claude":
+                env = {**os.environ, "HOME": str(tmp_path / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
+                       "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+                subprocess.run([str(CLAUDE), "-p", "hi", "--model", "claude-sonnet-4-5"], cwd=proj, env=env,
+                               capture_output=True, text=True, timeout=120)
+            else:
+                r = run_cli(srv, proj, "--claude-settings")
+                assert r.returncode == 0, r.stderr
+            sub = next(q.body for q in srv.loop_requests if "REMEMBERED-FACT" in _system(q.body))
+            seen[who] = (_system(sub), {t["name"] for t in sub["tools"]})
+    assert len(seen) == 1 + CLAUDE.exists()
+    for who, (system, tools) in seen.items():
+        assert f"`{tmp_path / who}/.claude/agent-memory/helper/`" in system, who
+        assert "REMEMBERED-FACT: the build uses make." in system, who
+        assert tools == {"Bash", "Read", "Write", "Edit"}, (who, tools)
+    fresh = tmp_path / "fresh"
+    write_agent(fresh / ".claude" / "agents", "helper",
+                "---\nname: helper\ndescription: helps\nmemory: local\n---\nYou are the helper.\n")
+    with ScriptedServer(turns) as srv:
+        assert run_cli(srv, fresh, "--claude-settings").returncode == 0
+    folder = fresh / ".claude" / "agent-memory-local" / "helper"
+    assert folder.is_dir() and folder.stat().st_mode & 0o777 == 0o700
+    env = {k: v for k, v in cli_env().items() if k != "LOOPWRIGHT_TRUSTED_DIRS"}
+    with ScriptedServer(turns) as srv:
+        r = run_cli(srv, tmp_path / "loopwright", "--claude-settings",
+                    env={**env, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "x"})
+        assert not any("REMEMBERED-FACT" in _system(q.body) for q in srv.loop_requests)
+    assert "memory project of agent 'helper'" in r.stderr, r.stderr

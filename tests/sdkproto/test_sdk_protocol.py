@@ -724,15 +724,15 @@ def test_set_model_fires_the_model_switch_hooks(cli: str, tmp_path: Path) -> Non
 @pytest.mark.parametrize("cli", CLIS)
 def test_agents_skills_are_preloaded_for_the_subagent(cli: str, tmp_path: Path) -> None:
     """`agents=` with an AgentDefinition's `skills`: the skill's SKILL.md follows the task in the
-    subagent's first message (Claude Code's blocks); a key loopwright does not apply (`memory`)
-    is named, never dropped silently."""
+    subagent's first message (Claude Code's blocks); a key loopwright does not apply
+    (`initialPrompt`) is named, never dropped silently."""
     work = tmp_path / "work"
     (work / ".claude" / "skills" / "tidy").mkdir(parents=True)
     (work / ".claude" / "skills" / "tidy" / "SKILL.md").write_text(
         "---\nname: tidy\ndescription: Tidy things up\n---\nTIDY-SKILL-BODY: always sort imports.\n")
     stderr: list[str] = []
     agents = {"helper": AgentDefinition(description="helps", prompt="You are the helper.", skills=["tidy"],
-                                        memory="project")}
+                                        initialPrompt="start here")}
     turns = [[use("a1", "Agent", description="d", prompt="do it", subagent_type="helper")], [text("sub done")],
              *[[text("all done")]] * 6]
 
@@ -753,4 +753,4 @@ def test_agents_skills_are_preloaded_for_the_subagent(cli: str, tmp_path: Path) 
                         f"Base directory for this skill: {work}/.claude/skills/tidy\n\n"
                         "TIDY-SKILL-BODY: always sort imports.\n"]
     if cli == "loopwright":
-        assert any("'helper'" in line and "memory" in line for line in stderr), stderr
+        assert any("'helper'" in line and "initialPrompt" in line for line in stderr), stderr
