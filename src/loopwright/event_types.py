@@ -356,6 +356,16 @@ class SetupHookInput(BaseHookInput):
     trigger: str
 
 
+class MessageDisplayHookInput(BaseHookInput):
+    """An assistant message about to be shown (in -p and SDK sessions: once, whole, `final`)."""
+
+    turn_id: str
+    message_id: str
+    index: int
+    final: bool
+    delta: str
+
+
 class PreSkillShellCommandHookInput(BaseHookInput, total=False):
     """A command's inline shell command (`` !`cmd` ``) is about to run; a hook may refuse it."""
 
@@ -376,7 +386,7 @@ HookInput: TypeAlias = (
     | ElicitationHookInput | ElicitationResultHookInput | TaskHookInput | WorktreeCreateHookInput
     | WorktreeRemoveHookInput
     | UserPromptExpansionHookInput | PreSkillShellCommandHookInput | ConfigChangeHookInput | FileChangedHookInput
-    | SetupHookInput
+    | SetupHookInput | MessageDisplayHookInput
 )
 HOOK_INPUTS: dict[str, type] = {
     "PreToolUse": PreToolUseHookInput, "PostToolUse": PostToolUseHookInput,
@@ -394,7 +404,7 @@ HOOK_INPUTS: dict[str, type] = {
     "WorktreeCreate": WorktreeCreateHookInput, "WorktreeRemove": WorktreeRemoveHookInput,
     "UserPromptExpansion": UserPromptExpansionHookInput, "PreSkillShellCommand": PreSkillShellCommandHookInput,
     "ConfigChange": ConfigChangeHookInput, "FileChanged": FileChangedHookInput,
-    "Setup": SetupHookInput,
+    "Setup": SetupHookInput, "MessageDisplay": MessageDisplayHookInput,
 }
 
 

@@ -429,6 +429,15 @@ def with_settings_model(options: AgentOptions, settings: Settings | None) -> Age
         raise SettingsError(f"settings: {e}") from None
 
 
+def has_hooks(options: AgentOptions, event: str) -> bool:
+    """Whether a run of `options` has hooks on `event` (its settings files' or the options'): a
+    front end that streams text shows whole messages when MessageDisplay hooks rewrite them."""
+    try:
+        return bool(build_run_config(options, Path(options.cwd or ".").resolve()).hooks.matchers.get(event))
+    except Exception:  # noqa: BLE001 - bad settings are said when the first run reads them
+        return False
+
+
 def build_run_config(options: AgentOptions, cwd: Path, settings: Settings | None = None) -> RunConfig:
     """Settings files (`settings`: already read by run_settings, else read here) merged with the
     options. When settings are used and no mode is set anywhere, the mode is `default`."""

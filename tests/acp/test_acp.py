@@ -261,6 +261,31 @@ def test_streaming_thinking_plan_and_commands(work: Path, tmp_path: Path) -> Non
     assert cmds["greet"] == "say hello" and cmds["tidy"] == "skill: tidy the notes"
 
 
+def test_message_display_hooks_rewrite_what_the_editor_shows(work: Path, tmp_path: Path) -> None:
+    """A MessageDisplay hook's displayContent is the agent message the editor gets (whole, not
+    streamed); the model's own text stays in the history (issue 42)."""
+    hook = work / "display.sh"
+    answer = {"hookSpecificOutput": {"hookEventName": "MessageDisplay", "displayContent": "SHOWN INSTEAD"}}
+    hook.write_text(f"#!/bin/sh\ncat >/dev/null\necho '{json.dumps(answer)}'\n")
+    hook.chmod(0o755)
+    (work / ".loopwright").mkdir(parents=True, exist_ok=True)
+    (work / ".loopwright" / "settings.json").write_text(json.dumps({"hooks": {"MessageDisplay": [
+        {"hooks": [{"type": "command", "command": str(hook)}]}]}}))
+    editor = Editor()
+
+    async def go() -> Any:
+        with ScriptedServer([[text("THE MODEL'S WORDS")], [text("again")]], model=MODEL) as srv:
+            async with connected(editor, srv, tmp_path) as (conn, _):
+                new = await conn.new_session(cwd=str(work), mcp_servers=[])
+                await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("hi")])
+                await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("more")])
+                return srv.loop_requests
+
+    requests = run(go())
+    assert editor.agent_text() == "SHOWN INSTEADSHOWN INSTEAD"
+    assert "THE MODEL'S WORDS" in json.dumps(requests[1].body["messages"])
+
+
 def test_allow_always_saves_the_dialogs_rule_reject_goes_on(work: Path, tmp_path: Path) -> None:
     """allow_always saves what the interactive dialog saves (.loopwright/settings.local.json) and
     is not asked again; a rejected call is an is_error result and the run goes on; reject_always

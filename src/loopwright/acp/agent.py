@@ -152,7 +152,7 @@ class LoopwrightAcpAgent:
     async def _open(self, sid: str, cwd: str, mcp_servers: list[Any] | None, add_dirs: list[str] | None, *,
                     resumable: bool) -> AcpSession:
         from ..cli.config import UsageError, build_options
-        from ..settings import build_run_config
+        from ..settings import build_run_config, has_hooks
         from .client_tools import client_tools
         from .permission import AcpAsker
 
@@ -169,7 +169,9 @@ class LoopwrightAcpAgent:
         terminals: dict[str, str] = {}
         mcp = {**_mcp_dict(options.mcp_servers), **client_mcp(mcp_servers or [])}
         options = replace(options, tools=client_tools(options.tools, self.conn, sid, self.caps, terminals),
-                          include_partial_messages=True, persist_session=True, mcp_servers=mcp or None,
+                          # text streams as chunks; whole messages when MessageDisplay hooks rewrite them
+                          include_partial_messages=not has_hooks(options, "MessageDisplay"),
+                          persist_session=True, mcp_servers=mcp or None,
                           resume=None, continue_conversation=False, fork_session=False, session_id=None)
         mode = self.args.permission_mode or build_run_config(options, root.resolve()).permissions.mode or "default"
         model = str(options.model)  # build_options always names one

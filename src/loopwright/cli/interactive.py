@@ -49,6 +49,7 @@ from ..client import LoopwrightClient
 from ..gate import Allow, Deny
 from ..messages import AssistantMessage, Message, ResultMessage, StreamEvent
 from ..options import AgentOptions
+from ..settings import has_hooks
 from .commands import BUILTINS, Panel, find
 from .config import EXIT_USAGE, UsageError, build_options, check_sessions
 from .dialog import PermissionAsker
@@ -103,9 +104,11 @@ class Repl:
         # AskUserQuestion and ExitPlanMode ask through dialogs like the permission one (cli/questions.py)
         self.questions = UserAsker(lambda s: self.say(s), self._plan_mode_done)
         self.elicitor = Elicitor(lambda s: self.say(s))  # an MCP server's questions (cli/elicit_dialog.py)
-        # partial messages: text is shown line by line as the model writes it
+        # partial messages: text is shown line by line as the model writes it; with MessageDisplay
+        # hooks, each message once it is complete, as they rewrote it (loop/display.py)
         self.client = LoopwrightClient(replace(options, can_use_tool=self.ask_permission,
-                                               include_partial_messages=True, ask_user=self.questions.ask,
+                                               include_partial_messages=not has_hooks(options, "MessageDisplay"),
+                                               ask_user=self.questions.ask,
                                                review_plan=self.questions.review_plan, elicit=self.elicitor.elicit))
         self.partial = ""  # streamed text not yet printed (no newline yet)
         self.streamed = False  # the current model call's text was shown while streaming

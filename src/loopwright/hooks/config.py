@@ -21,7 +21,7 @@ HOOK_EVENTS = (  # the events loopwright fires, each at Claude Code's moment
     "PreModelSwitch", "PostModelSwitch", "DirectoryAdded", "CwdChanged",
     "Elicitation", "ElicitationResult", "TaskCreated", "TaskCompleted",
     "UserPromptExpansion", "PreSkillShellCommand", "ConfigChange", "FileChanged", "Setup",
-    "WorktreeCreate", "WorktreeRemove",
+    "WorktreeCreate", "WorktreeRemove", "MessageDisplay",
 )
 
 # Every hook event of Claude Code 2.1.332 (the Agent SDK's HOOK_EVENTS): a hook on one of these is
@@ -38,7 +38,6 @@ CLAUDE_HOOK_EVENTS = (
 # Claude Code's events loopwright never fires, and why (a hook on one is named once as a run starts).
 UNFIRED_EVENTS = {
     "TeammateIdle": "there are no agent teams (Claude Code's are behind CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1)",
-    "MessageDisplay": "there is no message display to hook",
 }
 DEFAULT_TIMEOUT = 60.0
 

@@ -123,6 +123,7 @@ HONOURED_SPECIFIC: dict[str, frozenset[str]] = {
     "WorktreeCreate": frozenset({"worktreePath"}),
     "UserPromptExpansion": frozenset({"additionalContext", "suppressOriginalPrompt"}),
     "PreSkillShellCommand": frozenset({"permissionDecision", "permissionDecisionReason", "updatedInput"}),
+    "MessageDisplay": frozenset({"displayContent"}),
 }
 REFUSED_FIELDS = {
     "terminalSequence": "loopwright emits no terminal sequences for hooks",

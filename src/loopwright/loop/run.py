@@ -36,6 +36,7 @@ from ..usage import CallUsage
 if TYPE_CHECKING:
     from ..memory import Memory
     from ..structured import StructuredOutput
+    from .display import Display
 
 from .relay import _from_subagent
 from .state import (
@@ -90,6 +91,14 @@ class Run:
             d, tools=tools, tool_defs=[*d.tool_defs, *(t.definition() for t in added)],
             options=replace(d.options, tools=[*d.options.tools, *added], mcp_servers=None, strict_mcp_config=True),
             executor=Executor(tools, ex.permissions, ex.hooks, ex.ctx, ex.obs))
+
+    def display(self) -> Display | None:
+        """The MessageDisplay hooks' view of this run's messages (None: no such hook, or a subagent)."""
+        if not self.is_top or not self.deps.hooks.registry.matchers.get("MessageDisplay"):
+            return None
+        from .display import Display
+
+        return Display(self.deps.hooks)
 
     def mode_port(self, gate: Permissions) -> tuple[Callable[[], str], Callable[[str], None]]:
         """The permission mode as tools see it (ExitPlanMode): read it, change it for the rest of the run."""

@@ -152,8 +152,10 @@ async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
         if blocked is not None:
             yield run.persist(run.result("error_during_execution", error=blocked))
             return
+        display = run.display()  # MessageDisplay hooks: what the caller is shown (loop/display.py)
         async for msg in _loop(run):
-            yield run.persist(msg)
+            msg = run.persist(msg)  # (the transcript keeps the original)
+            yield msg if display is None else await display.shown(msg)
     except asyncio.CancelledError:
         if control is None or not control.interrupted:
             raise
