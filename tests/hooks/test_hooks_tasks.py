@@ -141,7 +141,7 @@ def test_python_hooks_refuse_by_decision_and_stop_the_run(tmp_path: Path) -> Non
     """A Python (SDK) hook's `decision: "block"` refuses like exit 2; `continue: false` ends the run."""
     import loopwright as lw
     from loopwright.hooks import Hooks
-    from loopwright.tools.tasks import make_task_tools
+    from loopwright.tools.builtin import make_task_tools
 
     seen: list[dict[str, Any]] = []
     hooks = Hooks()
