@@ -38,7 +38,7 @@ from .assemble_parts import (
     unloaded_plugins,
     with_agent_files,
 )
-from .blocks import Prompt, WireBlock, WireMessage, prompt_content
+from .blocks import Prompt, WireBlock, WireMessage, local_command_tail, prompt_content, wire_blocks
 from .context import AutoCompactor
 from .execute import Executor
 from .gate import Permissions
@@ -276,9 +276,11 @@ def _top_gate(options: AgentOptions, config: RunConfig, ctx: ToolContext, record
 
 def _first_history(history: list[WireMessage] | None, content: list[WireBlock], mode: str,
                    parent: Run | None, tools: list[Tool]) -> list[WireMessage]:
-    """The conversation so far plus the prompt; in plan mode the model is told how plan mode ends."""
+    """The conversation so far plus the prompt (joining the `!` commands' records at its end, which
+    no model has seen: client.record_local_command); in plan mode the model is told how plan mode ends."""
     h = list(history or [])
-    h.append({"role": "user", "content": content})
+    cut = len(h) - local_command_tail(h)
+    h[cut:] = [{"role": "user", "content": [*(b for m in h[cut:] for b in wire_blocks(m)), *content]}]
     if mode == "plan" and parent is None and any(t.name == "ExitPlanMode" for t in tools):
         from .tools.ask import PLAN_REMINDER
 

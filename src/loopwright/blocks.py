@@ -270,6 +270,28 @@ def wire_blocks(m: WireMessage | dict[str, Any]) -> list[dict[str, Any]]:
     return [b for b in blocks if isinstance(b, dict)]
 
 
+def local_command_texts(command: str, stdout: str, stderr: str) -> list[str]:
+    """The two texts Claude Code records for a command the user ran without the model (`!cmd`)."""
+    return [f"<bash-input>{command}</bash-input>", f"<bash-stdout>{stdout}</bash-stdout><bash-stderr>{stderr}</bash-stderr>"]
+
+
+def local_command_tail(h: list[WireMessage]) -> int:
+    """How many user messages at the end of `h` are local commands' records (local_command_texts,
+    client.record_local_command): no model has seen them yet, so the next prompt joins them in one
+    user message (assemble's first history; a transcript's replay does the same)."""
+    n = 0
+    for m in reversed(h):
+        blocks = wire_blocks(m) if isinstance(m, dict) and m.get("role") == "user" else []
+        if not blocks or not all(b.get("type") == "text" and str(b.get("text", "")).startswith(_LOCAL_TAGS)
+                                 for b in blocks):
+            break
+        n += 1
+    return n
+
+
+_LOCAL_TAGS = ("<bash-input>", "<bash-stdout>")
+
+
 def text_of(blocks: list[Block]) -> str:
     return "".join(b.text for b in blocks if isinstance(b, TextBlock))
 

@@ -34,7 +34,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic
 
 from .assemble import query
-from .blocks import Prompt, WireMessage, prompt_content
+from .blocks import Prompt, WireMessage, local_command_texts, prompt_content
 from .context import DEFAULT_KEEP_TURNS, CompactResult
 from .errors import CLIConnectionError, ProcessError
 from .gate import PermissionMode
@@ -319,6 +319,35 @@ class LoopwrightClient(Generic[OutputT]):
             self._control.send(text)
         else:
             self._pending.append(text)
+
+    async def record_local_command(self, command: str, stdout: str = "", stderr: str = "") -> None:
+        """Add a command the user ran without the model (the interactive `!cmd`) to the
+        conversation now: one user message of its `<bash-input>` and `<bash-stdout>`/`<bash-stderr>`
+        texts, as Claude Code records them. It is written to the session's transcript at once, so
+        a resume (or continue) sends it even when no prompt followed; the next query's prompt
+        joins it in one user message, once. With no query yet, the session starts here as the
+        first query would start it (resume, continue and fork as configured). Raises RuntimeError
+        while a query runs; ValueError when the session cannot be opened (SessionBusy,
+        SessionNotFound, an unwritable home); TranscriptWriteError when the line cannot be written."""
+        if self.running or self._feeding:
+            raise RuntimeError("a query is running: a local command is recorded between queries")
+        texts = local_command_texts(command, stdout, stderr)
+        message: WireMessage = {"role": "user", "content": [{"type": "text", "text": t} for t in texts]}
+        self.history, self.session_id = await asyncio.to_thread(self._record, message)
+
+    def _record(self, message: WireMessage) -> tuple[list[WireMessage], str]:
+        from .sessions import start_session
+
+        options = self.options if self.history is None else replace(
+            self.options, resume=None, continue_conversation=False, fork_session=False, session_id=self.session_id)
+        start = start_session(options, Path(options.cwd or ".").resolve(), history_given=self.history is not None)
+        history = list(self.history if self.history is not None else start.history or [])
+        if start.recorder is not None:
+            try:
+                start.recorder.user(message)
+            finally:
+                start.recorder.close()
+        return [*history, message], start.session_id
 
     @property
     def total_cost_usd(self) -> float:

@@ -132,6 +132,43 @@ def test_shell_mode_goes_through_the_gate(tmp_path: Path) -> None:
         assert texts[1].startswith("<bash-stdout></bash-stdout><bash-stderr>") and "touch" in texts[1]
 
 
+@pytest.mark.e2e
+@needs_tmux
+def test_shell_mode_output_survives_exit_and_resume(tmp_path: Path) -> None:
+    """`!cmd` then exit with no prompt: the command and its output are in the session's
+    transcript at once, so `loopwright --resume ID` and a prompt send them to the model (as the
+    same session's next prompt would); the transcript loads to a valid history."""
+    from loopwright.sessions import load_transcript
+    from loopwright.testing import ScriptedServer
+
+    with ScriptedServer([[text("it said hi")]]) as srv:
+        with repl(tmp_path, "--model", "claude-sonnet-4-5", "--base-url", srv.url,
+                  "--allowedTools", "Bash(echo:*)") as t:
+            t.send("!echo hi-from-bang")
+            t.wait("⎿ hi-from-bang")
+            t.send("/exit")
+            screen = t.wait("bye")
+        sid = screen.split("loopwright --resume ", 1)[1].split()[0]
+        assert srv.loop_requests == [], "a ! command must not call the model"
+        files = list((tmp_path / "home" / ".loopwright").rglob(f"{sid}.jsonl"))
+        assert len(files) == 1, files
+        loaded = load_transcript(files[0])
+        assert loaded.repaired == []
+        assert [m["role"] for m in loaded.history] == ["user"]
+
+        with repl(tmp_path, "--model", "claude-sonnet-4-5", "--base-url", srv.url, "--resume", sid) as t:
+            t.send("what did it print")
+            t.wait("it said hi")
+            assert until(lambda: len(srv.loop_requests) == 1, WAIT)
+        body = srv.loop_requests[0].body
+        assert [m["role"] for m in body["messages"]] == ["user"]
+        texts = user_texts(body)
+        assert texts[:2] == ["<bash-input>echo hi-from-bang</bash-input>",
+                             "<bash-stdout>hi-from-bang</bash-stdout><bash-stderr></bash-stderr>"], texts
+        assert texts[-1] == "what did it print"
+        assert sum(x.count("<bash-input>") for x in texts) == 1
+
+
 def test_panel_closes_on_escape_and_lists_every_builtin(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """/help lists every built-in command with one line; the panel closes on Esc."""
     import asyncio

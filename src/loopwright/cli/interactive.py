@@ -120,8 +120,7 @@ class Repl:
         self.renderer: Any = None
         self.app: Any = None
         self.panel: Panel | None = None  # a command's panel under the input box (Esc closes it)
-        self.shell_notes: list[str] = []
-        self.shell: asyncio.Task[None] | None = None  # a running `!` command  # `!` commands and their output, sent with the next prompt
+        self.shell: asyncio.Task[None] | None = None  # a running `!` command
 
     # --- state -----------------------------------------------------------------------------
 
@@ -198,11 +197,7 @@ class Repl:
         self.statusline.start()
         ticker = asyncio.create_task(self._tick())
         try:
-            if self.shell_notes:  # `!` commands since the last prompt go first, as Claude Code sends them
-                notes, self.shell_notes = self.shell_notes, []
-                await self.client.query([*({"type": "text", "text": n} for n in notes), {"type": "text", "text": prompt}])
-            else:
-                await self.client.query(prompt)
+            await self.client.query(prompt)  # (`!` commands since the last prompt are in the history: it joins them)
             async for msg in self.client.receive_response():
                 self.show(msg)
             while self.client.pending:  # sent while no tool ran: it becomes the next prompt

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..blocks import WireMessage
+from ..blocks import WireMessage, local_command_tail, wire_blocks
 from ..invariant import InvariantViolation
 from ..invariant import check as check_inv
 from .store import INTERRUPTED_RESULT, LoadedSession
@@ -186,10 +186,23 @@ class _Replay:
             return
         if kind == "user" and ln.get("isPrompt") and uid is not None:
             self.before_prompt[uid] = (list(self.h), list(self.ids))
+        if kind == "user" and ln.get("isPrompt"):
+            self._joined(msg)
         if kind == "assistant":  # only the wire fields reach a model
             msg = {"role": "assistant", "content": msg.get("content", [])}
         self.h.append(msg)
         self.ids.append(uid)
+
+    def _joined(self, prompt: dict[str, Any]) -> None:
+        """A prompt that took in the local commands' records before it (a `!` command's line,
+        written when it ran; assemble's first history joins them) replaces them, as the run did:
+        the longest run of them that its content begins with."""
+        content = wire_blocks(prompt)
+        for k in range(local_command_tail(self.h), 0, -1):
+            head = [b for m in self.h[-k:] for b in wire_blocks(m)]
+            if content[:len(head)] == head:
+                del self.h[-k:], self.ids[-k:]
+                return
 
     def _dropped(self, drop: Any) -> None:
         """A result line that takes back the message it names (the last one)."""

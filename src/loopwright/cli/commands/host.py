@@ -20,7 +20,6 @@ class Host(Protocol):
     client: LoopwrightClient  # the conversation (its options: what is in force now)
     asker: PermissionAsker  # the permission dialog and this session's "don't ask again" rules
     renderer: Any  # the trace renderer (/expand)
-    shell_notes: list[str]  # `!` commands and their output, for the next prompt
 
     def say(self, text: str) -> None:
         """Print a line into the trace (kept for redraws)."""

@@ -15,7 +15,6 @@ from .host import Command, Host
 
 async def clear(host: Host, arg: str) -> None:
     host.client.clear()
-    host.shell_notes.clear()
     host.say("  ● new conversation")
 
 

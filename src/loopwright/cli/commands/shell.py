@@ -3,10 +3,12 @@ behind the same gate, hooks, sandbox and output cap as the model's calls, with n
 may import the rooms below cli, cli.render and cli.commands.host.
 
 The command and its output join the conversation as Claude Code records them: two texts,
-`<bash-input>CMD</bash-input>` and `<bash-stdout>OUT</bash-stdout><bash-stderr>ERR</bash-stderr>`,
-at the head of the next prompt's user message (host.shell_notes), so that prompt can refer to
-them. loopwright's Bash tool gives one merged output: it is the stdout of a command that
-succeeded and the stderr of one that failed (with its exit code).
+`<bash-input>CMD</bash-input>` and `<bash-stdout>OUT</bash-stdout><bash-stderr>ERR</bash-stderr>`
+(blocks.local_command_texts), a user message written to the session's transcript as soon as the
+command ends (client.record_local_command), so exiting loses nothing and a resume sends them;
+the next prompt joins that message, so it can refer to them. loopwright's Bash tool gives one
+merged output: it is the stdout of a command that succeeded and the stderr of one that failed
+(with its exit code).
 """
 
 from __future__ import annotations
@@ -14,21 +16,16 @@ from __future__ import annotations
 import uuid
 from dataclasses import replace
 
+from ...messages import TranscriptWriteError
 from ..render import visible
 from .host import Host
 
 SHOWN_LINES = 12  # output lines shown in the trace (the whole output goes to the conversation)
 
 
-def shell_notes(command: str, output: str, failed: bool) -> list[str]:
-    """The two texts Claude Code adds to the conversation for `!command`."""
-    out, err = ("", output) if failed else (output, "")
-    return [f"<bash-input>{command}</bash-input>", f"<bash-stdout>{out}</bash-stdout><bash-stderr>{err}</bash-stderr>"]
-
-
 async def run_shell(host: Host, command: str) -> None:
-    """`!command`: run it as a Bash tool call of the user's, show its output, keep both for the
-    next prompt."""
+    """`!command`: run it as a Bash tool call of the user's, show its output, record both in the
+    conversation (and the session's transcript) for the next prompt."""
     from ...assemble import build_gate
     from ...blocks import ToolUseBlock
 
@@ -60,4 +57,8 @@ async def run_shell(host: Host, command: str) -> None:
     if len(lines) > SHOWN_LINES:
         host.say(f"      … +{len(lines) - SHOWN_LINES} lines (all of it goes with your next prompt)")
     # (a refusal, by the gate or by the user, is an is_error result: the next prompt says so)
-    host.shell_notes += shell_notes(command, text, result.is_error)
+    try:
+        out, err = ("", text) if result.is_error else (text, "")
+        await host.client.record_local_command(command, out, err)
+    except (RuntimeError, ValueError, OSError, TranscriptWriteError) as e:  # (the output was shown: say why it is not kept)
+        host.say(f"  ✗ not recorded in the session: {e}")
