@@ -234,3 +234,39 @@ def test_a_change_between_two_prompts_fires_at_the_next_runs_first_step(tmp_path
     [note] = said(second)
     assert note["applied"] is (code == 0)
     assert (proj / "made").exists() is (code == 2) and (proj / "again").exists() is (code == 2)
+
+
+def env_hook(tmp: Path, name: str, line: str) -> str:
+    """A command hook that appends `line` to $CLAUDE_ENV_FILE (and logs the path it was given)."""
+    p = tmp / "hooks" / f"{name}.sh"
+    p.parent.mkdir(exist_ok=True)
+    p.write_text(f'#!/bin/sh\ncat >/dev/null\necho "$CLAUDE_ENV_FILE" >> {tmp}/{name}.path\n'
+                 f"echo '{line}' >> \"$CLAUDE_ENV_FILE\"\n")
+    p.chmod(0o755)
+    return str(p)
+
+
+def test_claude_env_file_from_session_start_and_file_changed_reaches_later_bash_commands(tmp_path: Path) -> None:
+    """SessionStart's and FileChanged's hooks write exports to CLAUDE_ENV_FILE; the Bash commands
+    after them run with those variables (the files are private: 0600 in a 0700 directory)."""
+    start = env_hook(tmp_path, "start", "export GREETING=hello")
+    changed = env_hook(tmp_path, "fc", "export STAGE=changed")
+    proj = project(tmp_path, {"hooks": {"SessionStart": hook(start), "FileChanged": hook(changed, "app.cfg")}})
+    turns = [[use('echo "[$GREETING][$STAGE]"; echo x > app.cfg', "c1")], [use('echo "[$GREETING][$STAGE]"', "c2")],
+             [text("done")]]
+    r = collect("go", options(proj, turns))[-1]
+    assert result_of(r, "c1").startswith("[hello][]") and result_of(r, "c2").startswith("[hello][changed]")
+    path = Path((tmp_path / "start.path").read_text().strip())
+    assert path.name == "sessionstart-hook-0.sh" and path.parent.name == r.session_id
+    assert Path((tmp_path / "fc.path").read_text().strip()).name == "filechanged-hook-0.sh"
+    assert path.stat().st_mode & 0o777 == 0o600 and path.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_cd_empties_what_cwd_changed_and_file_changed_hooks_exported(tmp_path: Path) -> None:
+    changed = env_hook(tmp_path, "fc", "export STAGE=changed")
+    proj = project(tmp_path, {"hooks": {"FileChanged": hook(changed, "app.cfg")}})
+    (proj / "sub").mkdir()
+    turns = [[use("echo x > app.cfg", "c1")], [use('echo "[$STAGE]"; cd sub', "c2")], [use('echo "[$STAGE]"', "c3")],
+             [text("done")]]
+    r = collect("go", options(proj, turns))[-1]
+    assert result_of(r, "c2").startswith("[changed]") and result_of(r, "c3").startswith("[]")

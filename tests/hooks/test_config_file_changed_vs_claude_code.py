@@ -113,3 +113,23 @@ def test_file_changed_the_same(tmp_path: Path) -> None:
         seen = hook_inputs(proj)
         assert [(x["hook_event_name"], x["file_path"], x["event"]) for x in seen] == [
             ("FileChanged", str(proj / "app.cfg"), e) for e in ("add", "change", "unlink")], (who, seen)
+
+
+def test_claude_env_file_the_same(tmp_path: Path) -> None:
+    """SessionStart's and FileChanged's hooks append exports to $CLAUDE_ENV_FILE: the later Bash
+    commands see them, on both."""
+    hooks = {}
+    for event, line in (("start", "export GREETING=hello"), ("fc", "export STAGE=changed")):
+        p = tmp_path / f"{event}.sh"
+        p.write_text(f"#!/bin/sh\ncat >/dev/null\necho '{line}' >> \"$CLAUDE_ENV_FILE\"\n")
+        p.chmod(0o755)
+        hooks[event] = str(p)
+    project = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": hooks["start"]}]}],
+                         "FileChanged": [{"matcher": "app.cfg", "hooks": [{"type": "command", "command": hooks["fc"]}]}]}}
+    turns = [[bash('echo "[$GREETING][$STAGE]"; echo x > app.cfg; sleep 2', "t1")],
+             [bash('echo "[$GREETING][$STAGE]"', "t2")], [text("done")]]
+    runs = both(tmp_path, turns, project)
+    for who, (requests, _) in runs.items():
+        said = [last_result(requests[i])["content"] for i in (1, 2)]
+        texts = [c if isinstance(c, str) else "".join(b.get("text", "") for b in c) for c in said]
+        assert texts[0].startswith("[hello][]") and texts[1].startswith("[hello][changed]"), (who, texts)

@@ -1,6 +1,6 @@
 """Room: bases (hooks). Owns the events the loop, the executor and agents fire, and what each
 event's hooks decide (Claude Code's stdin fields and stdout decisions per event); may import
-hooks.config, hooks.output, hooks.prompt_events, hooks.runner, hooks.work, event_types (types only), ids
+hooks.config, hooks.envfile, hooks.output, hooks.prompt_events, hooks.runner, hooks.work, event_types (types only), ids
 and telemetry.
 
 A run fires its frozen HookRegistry through `RunHooks` with a `HookState` of its own (context,
@@ -12,12 +12,14 @@ import asyncio
 import json
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..ids import new_uuid
 from ..telemetry import NULL
 from .config import CONFIGURED_HOOKS, CommandHook, HookContext, HookRegistry
+from .envfile import ENV_EVENTS, clear_cwd_files, env_file
 from .output import (
     Outcome,
     cap,
@@ -307,6 +309,8 @@ class RunHooks(WorkEvents, PromptEvents):
     async def cwd_changed(self, old_cwd: str, new_cwd: str) -> None:
         """The Bash tool's shell moved to another directory (its next commands start there);
         observational, but its hooks' `watchPaths` replace FileChanged's watch list (as in Claude Code)."""
+        if self.registry.matchers.get("CwdChanged") or self.registry.matchers.get("FileChanged"):
+            clear_cwd_files(self.state.context.session_id)  # what they set was the old directory's
         outs = await self._fire("CwdChanged", None, {"old_cwd": old_cwd, "new_cwd": new_cwd})
         self._notes("CwdChanged", outs, blocking_to_user=True)
         self.state.watch_paths = self._watch_paths("CwdChanged", outs)
@@ -465,23 +469,30 @@ class RunHooks(WorkEvents, PromptEvents):
                 self._start_background(event, h, t, payload)
             if not jobs:
                 return []
+        envs = [self._env(event, i, h) for i, (h, _) in enumerate(jobs)]
         with self.obs.span(f"hook {event}", {"loopwright.hook.event": event, "loopwright.hook.count": len(jobs)}):
-            return list(await asyncio.gather(*(self._traced(event, target, h, t, payload, tool_use_id)
-                                               for h, t in jobs)))
+            return list(await asyncio.gather(*(self._traced(event, target, h, t, payload, tool_use_id, env)
+                                               for (h, t), env in zip(jobs, envs, strict=True))))
+
+    def _env(self, event: str, index: int, hook: Any) -> Mapping[str, str]:
+        """A command hook's extra environment: with CLAUDE_ENV_FILE for Setup, SessionStart,
+        CwdChanged and FileChanged (hooks/envfile.py), as Claude Code sets it."""
+        if event not in ENV_EVENTS or not isinstance(hook, CommandHook):
+            return self.registry.env
+        path = env_file(self.state.context.session_id, event, index)
+        return {**self.registry.env, "CLAUDE_ENV_FILE": path} if path else self.registry.env
 
     async def _traced(self, event: str, target: str | None, hook: Any, timeout: float, payload: dict[str, Any],
-                      tool_use_id: str | None) -> Outcome:
+                      tool_use_id: str | None, env: Mapping[str, str]) -> Outcome:
         """One hook's run; with `trace` (--include-hook-events), Claude Code's hook_started and
         hook_response records around a configured hook's (command, http, prompt, agent, mcp_tool:
         Claude Code 2.1.332 reports no callback's, neither the SDK's nor a Python one)."""
         if not self.state.trace or not isinstance(hook, CONFIGURED_HOOKS):
-            return await run_one(event, hook, timeout, payload, tool_use_id, self.state.context, self.registry.env,
-                                 self._report)
+            return await run_one(event, hook, timeout, payload, tool_use_id, self.state.context, env, self._report)
         head: HookReportData = {"kind": "started", "hook_id": new_uuid(), "hook_event": event,
                                 "hook_name": f"{event}:{target}" if target else event}
         self.state.reports.append(head)
-        o = await run_one(event, hook, timeout, payload, tool_use_id, self.state.context, self.registry.env,
-                          self._report)
+        o = await run_one(event, hook, timeout, payload, tool_use_id, self.state.context, env, self._report)
         stdout = o.stdout if o.output is None else json.dumps(o.output)
         self.state.reports.append({**head, "kind": "response", "output": stdout + o.stderr, "stdout": stdout,
                                    "stderr": o.stderr, "exit_code": o.exit_code,

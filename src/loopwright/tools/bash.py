@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..hooks.envfile import session_script
 from ..telemetry import trace_env
 from ..workspace import shell_cwd
 from .base import ToolContext, ToolError, ToolOutput
@@ -46,7 +47,9 @@ DRAIN_S = 0.3  # how long to wait for output after the command exits
 
 # `$1` is the command, `$2` the file that receives the final working directory. `eval` keeps a
 # syntax error in the command from aborting the wrapper.
-_WRAPPER = '__lw_cmd=$1; __lw_pwd=$2; shift 2\neval "$__lw_cmd"\n__lw_rc=$?\npwd -P >| "$__lw_pwd" 2>/dev/null\nexit $__lw_rc\n'
+# $3: the session's env files (CLAUDE_ENV_FILE: hooks/envfile.py), run ahead of the command
+_WRAPPER = ('__lw_cmd=$1; __lw_pwd=$2; __lw_env=$3; shift 3\n[ -z "$__lw_env" ] || eval "$__lw_env"\n'
+            'eval "$__lw_cmd"\n__lw_rc=$?\npwd -P >| "$__lw_pwd" 2>/dev/null\nexit $__lw_rc\n')
 
 # --- bounded output -----------------------------------------------------------------------
 
@@ -245,7 +248,8 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bo
     os.close(fd)
     cwd = _shell_cwd(ctx)
     buf = CappedBuffer()
-    argv, env, pass_fds, ours, sandbox = _spawn_args(["bash", "-c", _WRAPPER, "bash", command, pwd_file],
+    script = session_script(ctx.session_id) or ""  # what Setup/SessionStart/CwdChanged/FileChanged hooks exported
+    argv, env, pass_fds, ours, sandbox = _spawn_args(["bash", "-c", _WRAPPER, "bash", command, pwd_file, script],
                                                      command, ctx, cwd, (pwd_file,), unsandboxed)
     WATCHDOG.send("")  # started before the command, so registering it right after is one write
     # The process runs before subprocess_exec returns (it still connects the pipes): an
@@ -423,8 +427,9 @@ def _start_background(command: str, ctx: ToolContext, unsandboxed: bool = False)
     ctx.state.bash.next_id = n + 1
     shell_id = f"bash_{n}"
     cwd = _shell_cwd(ctx)
-    argv, env, pass_fds, ours, sandbox = _spawn_args(["bash", "-c", command], command, ctx, cwd,
-                                                     unsandboxed=unsandboxed)
+    script = session_script(ctx.session_id)  # the hooks' env files (CLAUDE_ENV_FILE), run ahead of it
+    run = ["bash", "-c", 'eval "$1"\neval "$2"', "bash", script, command] if script else ["bash", "-c", command]
+    argv, env, pass_fds, ours, sandbox = _spawn_args(run, command, ctx, cwd, unsandboxed=unsandboxed)
     WATCHDOG.send("")
     try:
         popen = subprocess.Popen(
