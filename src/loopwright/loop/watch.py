@@ -13,6 +13,7 @@ import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Any
 
 from ..messages import SystemMessage
@@ -211,21 +212,38 @@ def _roots(run: Run, dynamic: list[str]) -> list[str]:
 
 
 def _stamps(roots: list[str]) -> tuple[dict[str, Stamp], bool]:
-    """Each watched file's stamp (a watched directory: the files in it, recursively), at most
-    MAX_WATCHED of them; and whether there were more (the walk stops there)."""
+    """Each watched file's stamp (a watched directory: the files in it, recursively, one scandir a
+    directory and a stat a file), at most MAX_WATCHED of them; and whether there were more (the
+    walk stops there)."""
     out: dict[str, Stamp] = {}
+    dirs: list[str] = []
     for root in roots:
-        if not os.path.isdir(root):
-            if len(out) >= MAX_WATCHED:
-                return out, True
-            out[root] = stamp(root)
+        mark = stamp(root)
+        if mark is None and os.path.isdir(root):
+            dirs.append(root)
+        elif len(out) >= MAX_WATCHED:
+            return out, True
+        else:
+            out[root] = mark
+    while dirs:
+        try:
+            entries = os.scandir(dirs.pop())
+        except OSError:
             continue
-        for d, _, names in os.walk(root):
-            for n in names:
+        with entries:
+            for e in entries:
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        dirs.append(e.path)
+                        continue
+                    st = e.stat()
+                except OSError:  # gone meanwhile
+                    continue
+                if not S_ISREG(st.st_mode):
+                    continue
                 if len(out) >= MAX_WATCHED:
                     return out, True
-                full = os.path.join(d, n)
-                out[full] = stamp(full)
+                out[e.path] = (st.st_mtime_ns, st.st_size, st.st_ino)
     return out, False
 
 
