@@ -2,9 +2,10 @@
 
 When a read from a server has waited IDLE_S (a model thinking before it answers), the process
 has nothing else to do: work that a later step would otherwise wait for can run then. The
-loop asks for the Bash parser to be loaded then (its grammar tables take ~0.2 s to build at
-every process: loop/model_call.py, gate/shell/bashlexload.py); the HTTP transport
-(models/wire.py) says when a read has waited that long. The wait is measured where it
+loop asks for the Bash parser to be loaded then, for as long as a model call lasts (its
+grammar tables take ~0.2 s to build at every process: loop/model_call.py,
+gate/shell/bashlexload.py); the HTTP transport (models/wire.py) says when a read has waited
+that long. The wait is measured where it
 happens, on the socket: a process that is merely slow (under valgrind, on a loaded machine) or
 busy is not idle, and a quick server never triggers it.
 """
@@ -27,6 +28,12 @@ def when_idle(work: Callable[[], object]) -> None:
     (a thread, say): the read goes on as soon as its data arrives."""
     if work not in _work:
         _work.append(work)
+
+
+def forget(work: Callable[[], object]) -> None:
+    """`work` is no longer wanted (its moment has passed: the model call it was for ended)."""
+    if work in _work:
+        _work.remove(work)
 
 
 def pending() -> bool:

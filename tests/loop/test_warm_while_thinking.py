@@ -55,3 +55,13 @@ def test_a_thinking_model_gets_the_bash_parser_loaded_meanwhile(tmp_path: Path) 
 def test_a_quick_answer_or_a_run_without_bash_loads_nothing(tmp_path: Path) -> None:
     assert one_call(tmp_path, 0.0) == {"warmed": False, "tables": False}
     assert one_call(tmp_path, THINKING, "--disallowedTools", "Bash") == {"warmed": False, "tables": False}
+
+
+def test_the_parser_is_wanted_only_while_the_model_call_lasts() -> None:
+    """Only a wait on the model's answer is its thinking: a later read (a slow web page in a tool)
+    does not build the parser."""
+    code = ("import loopwright as lw\nfrom loopwright import idle\n"
+            "r = lw.run('go', lw.AgentOptions(model=lw.ScriptedModel([[{'type': 'text', 'text': 'hi'}]]), tools=['Bash']))\n"
+            "print(r.subtype, idle.pending())")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (p.returncode, p.stdout.split()) == (0, ["success", "False"]), p.stderr

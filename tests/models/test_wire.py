@@ -479,7 +479,7 @@ def test_tls_to_an_https_proxy_and_through_it_to_the_host(self_signed: tuple[Pat
 
 # --- idle time --------------------------------------------------------------------------------
 
-def test_a_read_that_waits_on_the_server_runs_the_work_pending_for_an_idle_moment_once() -> None:
+def test_a_read_that_waits_on_the_server_runs_the_work_pending_for_an_idle_moment_once_unless_forgotten() -> None:
     from loopwright import idle
 
     done: list[str] = []
@@ -497,6 +497,11 @@ def test_a_read_that_waits_on_the_server_runs_the_work_pending_for_an_idle_momen
             assert await get(pool, quick) == (200, b"ok") and done == [] and idle.pending()  # a quick answer
             assert await get(pool, thinking) == (200, b"ok") and done == ["work"] and not idle.pending()
             assert await get(pool, thinking) == (200, b"ok") and done == ["work"]  # once
-            assert await get(pool, quick) == (200, b"ok")
+            def late() -> None:
+                done.append("late")
+
+            idle.when_idle(late)
+            idle.forget(late)  # its moment passed (the model call it was for ended)
+            assert not idle.pending() and await get(pool, thinking) == (200, b"ok") and done == ["work"]
 
     run(main())

@@ -65,7 +65,7 @@ async def _continued(run: Run, req: ModelRequest) -> AsyncIterator[Any]:
     for attempt in range(most + 1):
         t0 = time.perf_counter()
         a: ModelResponse | None = None
-        _bash_parser_when_idle(run)
+        parser_pending = _bash_parser_when_idle(run)
         try:
             async for ev in run.obs.model_call(run, req, stream(run, req)):  # (NULL: the events as they are)
                 if isinstance(ev, ModelResponse):
@@ -74,6 +74,8 @@ async def _continued(run: Run, req: ModelRequest) -> AsyncIterator[Any]:
                     yield ev
         finally:
             s.api_seconds += time.perf_counter() - t0
+            if parser_pending:  # (only a wait on this call's answer is the model thinking)
+                idle.forget(bashlexload.warm)
             if attempt:
                 s.h.drop_last()  # drop the paused partial turn sent for continuation
         a = _charged(run, a, content)
@@ -87,12 +89,14 @@ async def _continued(run: Run, req: ModelRequest) -> AsyncIterator[Any]:
     raise RunError(f"the model paused its turn more than {most} times")
 
 
-def _bash_parser_when_idle(run: Run) -> None:
+def _bash_parser_when_idle(run: Run) -> bool:
     """A run that may call Bash gets the Bash parser loaded while the model thinks (when a read
     from the server has waited: idle.py), so that its first Bash verdict need not wait ~0.2 s
     for bashlex's grammar tables (gate/shell/bashlexload.py). A quick answer loads nothing."""
-    if "Bash" in run.deps.tools and not bashlexload.loaded():
-        idle.when_idle(bashlexload.warm)
+    if "Bash" not in run.deps.tools or bashlexload.loaded():
+        return False
+    idle.when_idle(bashlexload.warm)
+    return True
 
 
 def _charged(run: Run, a: ModelResponse | None, before: list[Any]) -> ModelResponse:
