@@ -292,6 +292,13 @@ def local_command_tail(h: list[WireMessage]) -> int:
 _LOCAL_TAGS = ("<bash-input>", "<bash-stdout>")
 
 
+def prompt_block(content: list[dict[str, Any]]) -> int | None:
+    """The index of the prompt's text in a user message's blocks: the first text block that is
+    not a local command's record (a `!` run before the prompt is folded in ahead of it)."""
+    return next((i for i, b in enumerate(content)
+                 if b.get("type") == "text" and not str(b.get("text", "")).startswith(_LOCAL_TAGS)), None)
+
+
 def text_of(blocks: list[Block]) -> str:
     return "".join(b.text for b in blocks if isinstance(b, TextBlock))
 

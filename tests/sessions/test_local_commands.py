@@ -136,3 +136,26 @@ def test_without_persistence_it_still_goes_with_the_next_prompt(tmp_path: Path) 
     asyncio.run(go())
     assert texts(model.seen[0][-1]) == [*NOTES, "p"]
     assert not (tmp_path / "sessions").exists()
+
+
+def test_a_custom_command_after_a_bang_expands_in_the_prompts_place(tmp_path: Path) -> None:
+    """`!echo hi` then `/greet world`: the command's text takes the prompt's place, after the
+    records (it replaced the first record and left `/greet world` unexpanded before)."""
+    from loopwright.commands import expand, find_commands
+
+    (tmp_path / ".claude" / "commands").mkdir(parents=True)
+    (tmp_path / ".claude" / "commands" / "greet.md").write_text("---\ndescription: greets\n---\nHello $ARGUMENTS.\n")
+    ex = expand("/greet world", find_commands(tmp_path, ["project"], trusted=True))
+    assert ex is not None
+    model = Recording([[text("hello")]])
+
+    async def go() -> None:
+        async with lw.LoopwrightClient(opts(tmp_path, model)) as c:
+            await c.record_local_command("echo hi", "hi")
+            c.for_next_query(command=ex)
+            await ask(c, "/greet world")
+
+    asyncio.run(go())
+    sent = texts(model.seen[0][-1])
+    assert sent[:2] == NOTES and "/greet world" not in sent
+    assert any("Hello world." in t for t in sent[2:])

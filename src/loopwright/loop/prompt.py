@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..blocks import TextBlock
+from ..blocks import TextBlock, prompt_block
 from ..messages import SystemMessage
 
 if TYPE_CHECKING:
@@ -38,15 +38,16 @@ async def mcp_prompt(run: Run) -> None:
     """A prompt `/mcp__<server>__<prompt> args` becomes that MCP prompt's messages (mcp/prompts.py)."""
     h, mcp = run.state.h, run.deps.mcp
     content = h[-1].get("content") if mcp is not None and run.is_top and h and h[-1].get("role") == "user" else None
-    if mcp is None or not isinstance(content, list) or not content or content[0].get("type") != "text" \
-            or not str(content[0].get("text", "")).startswith("/mcp__"):
+    at = prompt_block(content) if mcp is not None and isinstance(content, list) else None
+    if mcp is None or not isinstance(content, list) or at is None \
+            or not str(content[at].get("text", "")).startswith("/mcp__"):
         return
-    line = str(content[0]["text"]).strip()
+    line = str(content[at]["text"]).strip()
     blocks, why = await mcp.expand_prompt(line)
     if why:
         run.warnings.append(why)
     if blocks:
-        h.replace_last({"role": "user", "content": [*blocks, *content[1:]]})
+        h.replace_last({"role": "user", "content": [*content[:at], *blocks, *content[at + 1:]]})
         name, _, args = line[1:].partition(" ")
         run.expanded = ("mcp_prompt", name, args.strip(), None, line)  # UserPromptExpansion's fields
 
@@ -98,7 +99,7 @@ async def expand_command(run: Run) -> tuple[str | None, list[SystemMessage]]:
             return error, []
         notes = [skill_shell_note(n) for n in warned]
         content = h[-1]["content"]
-        first = next((i for i, b in enumerate(content) if b.get("type") == "text"), None)
+        first = prompt_block(content)  # (after the records of a `!` run before it)
         text: dict[str, Any] = {"type": "text", "text": text_now}
         h.replace_last({"role": "user", "content": [text, *content] if first is None
                         else [*content[:first], text, *content[first + 1:]]})
