@@ -36,6 +36,7 @@ class Command:
     ignored: list[Ignored] = field(default_factory=list)  # its allowed-tools, in an untrusted workspace
     users: bool = False  # the user's own (not a project's)
     source: str = "projectSettings"  # Claude Code's command_source: userSettings | projectSettings | plugin
+    skill: bool = False  # a skill typed as `/name` (its SKILL.md expands as Claude Code expands it)
 
 
 @dataclass
@@ -52,11 +53,13 @@ class Expanded:
 
 def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = None,
                   trusted: bool | None = None, warnings: list[str] | None = None,
-                  extra: Iterable[tuple[Path, str]] = ()) -> dict[str, Command]:
+                  extra: Iterable[tuple[Path, str]] = (), skills: bool = False) -> dict[str, Command]:
     """Commands by name; the first of a name wins (the user's before the project's: a project's
     command of the same name is named in `warnings`). `trusted` (None: the trust store's word for
     cwd): untrusted, a project command's allowed-tools are ignored (Command.ignored). `extra`:
-    (folder, prefix) of more commands, named `prefix:name` (plugins' `/plugin:command`)."""
+    (folder, prefix) of more commands, named `prefix:name` (plugins' `/plugin:command`). `skills`:
+    the skills too, as commands (`/skill-name args`, as Claude Code expands them), after the
+    commands of the same name."""
     from .trust import narrow_tools, trusted_for
 
     cwd = Path(cwd).resolve()
@@ -88,6 +91,12 @@ def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = N
             out[name] = Command(name, md, str(meta.get("description") or ""), [] if ignored else allowed,
                                 model if isinstance(model, str) and model else None, ignored, users,
                                 "plugin" if d in prefixes else "userSettings" if users else "projectSettings")
+    if skills:
+        from .skills import find_skills
+
+        for sk in find_skills(cwd, sources, home, trusted)[0]:  # (an unusable SKILL.md is named by the Skill tool)
+            out.setdefault(sk.name, Command(sk.name, sk.path, sk.description, sk.allowed_tools, None, sk.ignored,
+                                            sk.source == "userSettings", sk.source, skill=True))
     return out
 
 
@@ -110,7 +119,12 @@ def expand(line: str, commands: dict[str, Command]) -> Expanded | None:
     _, body = split_front_matter(text[0])
     text = body.replace("$ARGUMENTS", args)
     text = re.sub(r"\$([1-9])", lambda g: words[int(g.group(1)) - 1] if int(g.group(1)) <= len(words) else "", text)
-    if "$ARGUMENTS" not in body and not re.search(r"\$[1-9]", body) and args:
+    placed = "$ARGUMENTS" in body or re.search(r"\$[1-9]", body)
+    if cmd.skill:  # as Claude Code: the skill's folder first, unplaced arguments after "ARGUMENTS:"
+        text = f"Base directory for this skill: {cmd.path.parent}\n\n{text.strip()}"
+        if args and not placed:
+            text = f"{text}\n\n\nARGUMENTS: {args}"
+    elif args and not placed:
         text = f"{text.rstrip()}\n\n{args}"  # as Claude Code: arguments are appended when not placed
     return Expanded(text.strip(), cmd.allowed_tools, cmd.model, cmd, args, line.strip())
 

@@ -215,3 +215,19 @@ def test_a_skills_inline_shell_a_hook_refuses(tmp_path: Path, who: str) -> None:
                          prompt="use probe", turns=turns, skill=SKILL)
     body = json.dumps(requests[-1].body["messages"][-1])
     assert "Probe body [not run: blocked by hook: not in a skill] end." in body, who
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_skill_typed_as_a_command_expands_as_one(tmp_path: Path, who: str) -> None:
+    """`/probe some args`: the skill expands in the prompt's place (its folder, its body with its
+    inline shell run, the arguments), with UserPromptExpansion and PreSkillShellCommand (invoked_by user)."""
+    proj = tmp_path / "proj"
+    requests, _, seen = run(who, proj, tmp_path / "home", "", GREET, prompt="/probe some args", skill=SKILL)
+    by = {d["hook_event_name"]: d for d in seen}
+    assert [d["hook_event_name"] for d in seen] == list(EVENTS), who
+    assert (by["UserPromptExpansion"]["command_name"], by["UserPromptExpansion"]["command_args"]) == (
+        "probe", "some args"), who
+    assert (by["PreSkillShellCommand"]["invoked_by"], by["PreSkillShellCommand"]["command_source"]) == (
+        "user", "projectSettings"), who
+    assert (f"Base directory for this skill: {proj / '.claude' / 'skills' / 'probe'}\n\nProbe body SKILL-OUT end."
+            "\n\n\nARGUMENTS: some args") in sent(requests), who

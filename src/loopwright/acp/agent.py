@@ -432,15 +432,10 @@ def expand_command(text: str, session: AcpSession) -> tuple[str, list[str], str 
     the run expands: the prompt stays as typed, AgentOptions.slash_command)."""
     if not text.startswith("/"):
         return text, [], None, None
-    from ..cli.slash import skill_prompt
     from ..commands import expand, find_commands
 
-    sources = session.options.setting_sources or []
-    ex = expand(text, find_commands(session.cwd, sources))
-    if ex is not None:
-        return text, list(ex.allowed_tools), ex.model, ex
-    skill = skill_prompt(text, str(session.cwd), sources)
-    return (skill, [], None, None) if skill is not None else (text, [], None, None)
+    ex = expand(text, find_commands(session.cwd, session.options.setting_sources or [], skills=True))
+    return (text, list(ex.allowed_tools), ex.model, ex) if ex is not None else (text, [], None, None)
 
 
 def commands_of(session: AcpSession) -> list[s.AvailableCommand]:

@@ -56,7 +56,6 @@ from .dialog import PermissionAsker
 from .elicit_dialog import Elicitor
 from .questions import UserAsker
 from .render import visible
-from .slash import skill_prompt
 from .statusline import CustomStatus, StatusLine
 from .toolview import Log, ReplRenderer
 
@@ -279,8 +278,6 @@ class Repl:
                 self.say(f"  ✗ /{cmd} failed: {type(e).__name__}: {e}")
         elif (custom := self.custom_command(line)) is not None:
             await self.run_turn(custom)
-        elif (skill := skill_prompt(line, self.cwd(), self.base_options.setting_sources or [])) is not None:
-            self.turn = asyncio.create_task(self.run_turn(skill))
         elif cmd.startswith("mcp__"):  # an MCP server's prompt: the run expands it once its servers are up (mcp/prompts.py)
             self.turn = asyncio.create_task(self.run_turn(line))
         else:
@@ -312,7 +309,8 @@ class Repl:
         extra = [(d, p.name) for p in run_plugins(self.base_options, Path(self.cwd()).resolve(), notes)
                  for d in p.commands_dirs]  # a plugin's /plugin:command
         ex = expand(line, find_commands(self.cwd(), self.base_options.setting_sources or [],
-                                        trusted=trusted_for(self.base_options, self.cwd()), warnings=notes, extra=extra))
+                                        trusted=trusted_for(self.base_options, self.cwd()), warnings=notes, extra=extra,
+                                        skills=True))
         for note in [*notes, *(i.line(advice(self.cwd())) for i in (ex.command.ignored if ex else []))]:
             self.say(f"  ⚠ {note}")
         if ex is None:

@@ -55,16 +55,6 @@ def slash_completer(entries: Callable[[], list[tuple[str, str]]]) -> Any:
     return SlashCompleter()
 
 
-def skill_prompt(line: str, cwd: str, sources: list[str]) -> str | None:
-    """`/skill-name [text]`: a prompt asking the model to use that skill (None: no such skill)."""
-    name, _, rest = line[1:].partition(" ")
-    from ..skills import find_skills
-
-    if not any(s.name == name for s in find_skills(cwd, sources)[0]):
-        return None
-    return f"Use the {name} skill (the Skill tool).{f' {rest.strip()}' if rest.strip() else ''}"
-
-
 def pick_session(arg: str, ids: list[str], exists: Callable[[str], bool]) -> tuple[str | None, str]:
     """The session `/resume arg` means among this directory's sessions `ids` (newest first): a
     number of the list, an id or a unique id prefix of one of them, or a whole id of another
