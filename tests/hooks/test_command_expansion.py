@@ -231,3 +231,20 @@ def test_a_skill_typed_as_a_command_expands_as_one(tmp_path: Path, who: str) -> 
         "user", "projectSettings"), who
     assert (f"Base directory for this skill: {proj / '.claude' / 'skills' / 'probe'}\n\nProbe body SKILL-OUT end."
             "\n\n\nARGUMENTS: some args") in sent(requests), who
+
+
+def test_an_mcp_prompt_fires_user_prompt_expansion(tmp_path: Path) -> None:
+    """`/mcp__server__prompt args`: UserPromptExpansion with expansion_type mcp_prompt (no command_source)."""
+    from tests.mcp.test_mcp_asks import run as run_with_mcp
+
+    log, hook = tmp_path / "hooks.log", tmp_path / "hook.sh"
+    hook.write_text(f"#!/bin/sh\nIN=$(cat)\nprintf '%s\\n' \"$IN\" >> \"{log}\"\n")
+    hook.chmod(0o755)
+    settings = {"hooks": {"UserPromptExpansion": [{"hooks": [{"type": "command", "command": str(hook)}]}]}}
+    run_with_mcp(tmp_path, [[text("reviewed")]], "--settings", json.dumps(settings),
+                 prompt="/mcp__ask__review src/app.py")
+    (seen,) = [json.loads(ln) for ln in log.read_text().splitlines() if ln.strip()]
+    assert {k: seen[k] for k in ("expansion_type", "command_name", "command_args", "prompt")} == {
+        "expansion_type": "mcp_prompt", "command_name": "mcp__ask__review", "command_args": "src/app.py",
+        "prompt": "/mcp__ask__review src/app.py"}
+    assert "command_source" not in seen
