@@ -46,6 +46,15 @@ def test_a_claude_code_event_loopwright_never_fires_is_named_by_the_registry() -
     assert len(lines) == 1 and unfired in lines[0] and "never fires" in lines[0]
 
 
+def test_a_config_change_matcher_on_a_source_loopwright_never_reports_is_named() -> None:
+    reg = (Hooks().command("ConfigChange", "true", matcher="user_settings|policy_settings")
+           .command("ConfigChange", "true", matcher="skills").command("ConfigChange", "true", matcher="project_settings")
+           .freeze())
+    lines = reg.unfired()
+    assert len(lines) == 2 and "'policy_settings'" in lines[0] and "'skills'" in lines[1]
+    assert all("never fires" in ln for ln in lines)
+
+
 @pytest.mark.e2e
 def test_the_cli_warns_once_per_item_and_the_run_goes_on(tmp_path: Path) -> None:
     marker = tmp_path / "stopped"

@@ -39,6 +39,11 @@ CLAUDE_HOOK_EVENTS = (
 UNFIRED_EVENTS = {
     "TeammateIdle": "there are no agent teams (Claude Code's are behind CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1)",
 }
+# ConfigChange sources Claude Code has and loopwright never reports (a matcher naming one is named once).
+UNFIRED_CONFIG_SOURCES = {
+    "policy_settings": "loopwright reads no managed (policy) settings file",
+    "skills": "skills are read once, when a run starts",
+}
 DEFAULT_TIMEOUT = 60.0
 
 
@@ -198,6 +203,11 @@ class HookRegistry:
                 why = UNFIRED_EVENTS.get(event, "not a Claude Code event")
                 out.append(f"hook event {event}: loopwright never fires it ({why}); its {n} hook{'s' * (n != 1)} "
                            "will not run")
+        for m in self.matchers.get("ConfigChange", ()):
+            for source in (m.matcher or "").split("|"):
+                never = UNFIRED_CONFIG_SOURCES.get(source.strip())
+                if never is not None:
+                    out.append(f"hook event ConfigChange, matcher {source.strip()!r}: never fires in loopwright ({never})")
         return out
 
     def with_env(self, env: Mapping[str, str]) -> HookRegistry:
