@@ -30,8 +30,8 @@ from typing import Any
 
 from .gate import PERMISSION_MODES
 from .models.reasoning import EFFORT_LEVELS
-from .options import MEMORY_SCOPES, AgentDefinition, agent_servers
-from .skills import as_list, config_dirs, read_text_capped, split_front_matter
+from .options import MEMORY_SCOPES, AgentDefinition, PreloadedSkill, agent_servers
+from .skills import as_list, config_dirs, read_text_capped, split_front_matter, valid_rules
 from .trust import Ignored
 
 HONOURED = ("name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns", "effort", "color",
@@ -233,14 +233,14 @@ def check_defined(agents: dict[str, AgentDefinition], cwd: Path, sources: Iterab
 
 
 def preload(where: str, agent: str, wanted: list[str], cwd: Path, sources: Iterable[str], trusted: bool,
-            home: Path | None, warnings: list[str]) -> tuple[str, ...]:
+            home: Path | None, warnings: list[str]) -> tuple[str | PreloadedSkill, ...]:
     """The `skills` an agent file names, as Claude Code 2.1.332 preloads them into the subagent's
     first message: a command block and the skill's body under its base directory. A skill that is
     not there is named (not preloaded)."""
     from .skills import find_skills
 
     found = {s.name: s for s in find_skills(cwd, sources, home, trusted)[0]}
-    out: list[str] = []
+    out: list[str | PreloadedSkill] = []
     for name in wanted:
         skill = found.get(name)
         if skill is None:
@@ -253,7 +253,9 @@ def preload(where: str, agent: str, wanted: list[str], cwd: Path, sources: Itera
             warnings.append(f"{where}: skill {name!r} of agent {agent!r} cannot be read ({e}); not preloaded")
             continue
         out += [f"<command-message>{name}</command-message>\n<command-name>{name}</command-name>\n"
-                "<skill-format>true</skill-format>", f"Base directory for this skill: {skill.folder}\n\n{body.lstrip()}"]
+                "<skill-format>true</skill-format>",
+                PreloadedSkill(f"Base directory for this skill: {skill.folder}\n\n{body.lstrip()}", name, skill.source,
+                               tuple(valid_rules(skill.allowed_tools)[0]))]
     return tuple(out)
 
 

@@ -55,7 +55,7 @@ from .hooks import HookRegistry, HookState, PromptResult, RunHooks
 from .messages import ResultMessage, SystemMessage
 from .models.base import Model
 from .models.catalog import ALIASES
-from .options import AgentDefinition, agent_definitions, agents_from_json
+from .options import AgentDefinition, PreloadedSkill, agent_definitions, agents_from_json
 from .tools.base import RunPorts, SubagentSpec, Tool, ToolContext, ToolError, ToolOutput
 
 DEFAULT_AGENT = "general-purpose"
@@ -339,6 +339,12 @@ async def _run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: 
     result: ResultMessage | None = None
     try:
         for block in d.preloaded:  # its agent file's `skills`, after the task (as Claude Code sends them)
+            if isinstance(block, PreloadedSkill):  # its inline shell runs in the subagent, as Claude Code's
+                text, error = await sub.skill_shell(block.text, block.name, block.source, block.allowed_tools)
+                if error is not None:
+                    return ToolOutput(f"Could not start subagent {kind!r}: skill {block.name!r}: {error}",
+                                      is_error=True)
+                block = text
             sub.add_context(block)
         context = await hooks.started()
         if context:  # SubagentStart's additionalContext: part of the subagent's first message

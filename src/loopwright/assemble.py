@@ -498,6 +498,11 @@ class _SubagentRun:
         h = self.run.state.h
         h.replace_last({**h[-1], "content": [*h[-1]["content"], {"type": "text", "text": text}]})
 
+    async def skill_shell(self, text: str, name: str, source: str, allowed: tuple[str, ...]) -> tuple[str, str | None]:
+        self.run.deps.executor.ctx.state.grants.rules.extend(allowed)  # (as the Skill tool grants them)
+        out, _, error = await RunPortsOf(self.run, self.prompt).inline_shell(text, name, source, "other")
+        return out, error
+
     def messages(self) -> AsyncGenerator[Message, None]:
         return run_query(self.run, self.prompt)
 

@@ -30,6 +30,17 @@ if TYPE_CHECKING:
     from .sessions import SessionStore
 
 
+@dataclass(frozen=True, slots=True)
+class PreloadedSkill:
+    """A skill an agent's `skills` preloads: its block of the subagent's first message (`text`,
+    its inline shell not yet run: that runs in the subagent, agents.py) and what that needs."""
+
+    text: str
+    name: str
+    source: str  # Claude Code's command_source (projectSettings | userSettings | plugin)
+    allowed_tools: tuple[str, ...] = ()  # granted in the subagent (none from an untrusted workspace)
+
+
 @dataclass
 class AgentDefinition:
     """A subagent type (the Agent SDK's AgentDefinition). `tools`: names of the parent's
@@ -56,7 +67,7 @@ class AgentDefinition:
     # (.claude/agent-memory/<name>/) or "local" (.claude/agent-memory-local/<name>/)
     memory: str | None = None
     # `skills`, read: the text blocks that follow the task in its first message (set by the assembler)
-    preloaded: tuple[str, ...] = ()
+    preloaded: tuple[str | PreloadedSkill, ...] = ()
     unsupported: tuple[str, ...] = ()  # keys of the `--agents` / SDK form loopwright does not apply (named)
     isolation: str | None = None  # "worktree": each run in a git worktree of its own (kept when it changed)
 

@@ -248,3 +248,33 @@ def test_an_mcp_prompt_fires_user_prompt_expansion(tmp_path: Path) -> None:
         "expansion_type": "mcp_prompt", "command_name": "mcp__ask__review", "command_args": "src/app.py",
         "prompt": "/mcp__ask__review src/app.py"}
     assert "command_source" not in seen
+
+
+TOUCH_SKILL = SKILL.replace("echo SKILL-OUT", "touch made-by-skill").replace("Bash(echo:*)", "Bash(touch:*)")
+
+
+@pytest.mark.parametrize(("who", "skill"), [*((w, SKILL) for w in WHO), ("loopwright", TOUCH_SKILL)])
+def test_a_skill_an_agent_file_preloads_runs_its_inline_shell_in_the_subagent(tmp_path: Path, who: str,
+                                                                              skill: str) -> None:
+    """An agent file's `skills: probe`: the skill's inline shell runs as the subagent starts (its
+    allowed-tools granted, the Bash gate, PreSkillShellCommand with invoked_by other), its output
+    in the preloaded body the subagent's first message carries."""
+    proj = tmp_path / "proj"
+    (proj / ".claude" / "agents").mkdir(parents=True)
+    (proj / ".claude" / "agents" / "helper.md").write_text(
+        "---\nname: helper\ndescription: helps\nskills: probe\n---\nYou are the helper agent.\n")
+    turns = [[{"type": "tool_use", "id": "a1", "name": "Agent",
+               "input": {"description": "d", "prompt": "do it", "subagent_type": "helper"}}],
+             [text("sub done")], *[[text("done")]] * 4]
+    requests, _, seen = run(who, proj, tmp_path / "home", "", GREET, prompt="go", turns=turns, skill=skill,
+                            events=("PreSkillShellCommand",))
+    (sh,) = [d for d in seen if d["hook_event_name"] == "PreSkillShellCommand"]
+    if skill == TOUCH_SKILL:  # a command the rules would ask about: the skill's allowed-tools let it run
+        assert sh["tool_input"] == {"command": "touch made-by-skill"} and (proj / "made-by-skill").exists()
+        return
+    assert {k: sh[k] for k in ("tool_name", "tool_input", "command_name", "command_source", "invoked_by")} == {
+        "tool_name": "Bash", "tool_input": {"command": "echo SKILL-OUT"}, "command_name": "probe",
+        "command_source": "projectSettings", "invoked_by": "other"}, who
+    firsts = [json.dumps(q.body["messages"][0]) for q in requests]
+    (sub,) = [f for f in firsts if "<command-name>probe</command-name>" in f]
+    assert "Probe body SKILL-OUT end." in sub and "!`echo" not in sub, who

@@ -81,6 +81,12 @@ class Subagent(Protocol):
     def add_context(self, text: str) -> None:
         """Append text to the subagent's first message (SubagentStart's additionalContext)."""
 
+    async def skill_shell(self, text: str, name: str, source: str,
+                          allowed: tuple[str, ...]) -> tuple[str, str | None]:
+        """A skill preloaded into it (an agent's `skills`): `allowed` granted in the subagent,
+        then the skill's inline shell run through the subagent's Bash gate and PreSkillShellCommand
+        hooks (invoked_by other): (the text, why it failed)."""
+
     def messages(self) -> AsyncGenerator[Message, None]:
         """Run it: its messages, the ResultMessage last."""
 
