@@ -53,13 +53,14 @@ class Expanded:
 
 def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = None,
                   trusted: bool | None = None, warnings: list[str] | None = None,
-                  extra: Iterable[tuple[Path, str]] = (), skills: bool = False) -> dict[str, Command]:
+                  extra: Iterable[tuple[Path, str]] = (), skills: bool = False,
+                  plugin_skills: Iterable[tuple[Path, str]] = ()) -> dict[str, Command]:
     """Commands by name; the first of a name wins (the user's before the project's: a project's
     command of the same name is named in `warnings`). `trusted` (None: the trust store's word for
     cwd): untrusted, a project command's allowed-tools are ignored (Command.ignored). `extra`:
     (folder, prefix) of more commands, named `prefix:name` (plugins' `/plugin:command`). `skills`:
     the skills too, as commands (`/skill-name args`, as Claude Code expands them), after the
-    commands of the same name."""
+    commands of the same name; `plugin_skills`: (folder, prefix) of more skills (`/plugin:skill`)."""
     from .trust import narrow_tools, trusted_for
 
     cwd = Path(cwd).resolve()
@@ -97,6 +98,11 @@ def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = N
         for sk in find_skills(cwd, sources, home, trusted)[0]:  # (an unusable SKILL.md is named by the Skill tool)
             out.setdefault(sk.name, Command(sk.name, sk.path, sk.description, sk.allowed_tools, None, sk.ignored,
                                             sk.source == "userSettings", sk.source, skill=True))
+        for folder, prefix in plugin_skills:  # a plugin's: the user installed it (its allowed-tools count)
+            for sk in find_skills(cwd, (), home, trusted, [folder])[0]:
+                out.setdefault(f"{prefix}:{sk.name}", Command(f"{prefix}:{sk.name}", sk.path, sk.description,
+                                                              sk.allowed_tools, None, sk.ignored, True, sk.source,
+                                                              skill=True))
     return out
 
 

@@ -278,3 +278,23 @@ def test_a_skill_an_agent_file_preloads_runs_its_inline_shell_in_the_subagent(tm
     firsts = [json.dumps(q.body["messages"][0]) for q in requests]
     (sub,) = [f for f in firsts if "<command-name>probe</command-name>" in f]
     assert "Probe body SKILL-OUT end." in sub and "!`echo" not in sub, who
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_plugins_skill_typed_as_plugin_colon_skill_expands(tmp_path: Path, who: str) -> None:
+    """`/plug:probe some args` (-p): the plugin's skill expands as a project skill typed as
+    `/probe` does (its folder, its inline shell run, the arguments), command_source plugin."""
+    plug = tmp_path / "plug"
+    (plug / ".claude-plugin").mkdir(parents=True)
+    (plug / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "plug", "version": "1.0.0"}))
+    (plug / "skills" / "probe").mkdir(parents=True)
+    (plug / "skills" / "probe" / "SKILL.md").write_text(SKILL)
+    requests, _, seen = run(who, tmp_path / "proj", tmp_path / "home", "", GREET, "--plugin-dir", str(plug),
+                            prompt="/plug:probe some args")
+    by = {d["hook_event_name"]: d for d in seen}
+    assert (by["UserPromptExpansion"]["command_name"], by["UserPromptExpansion"]["command_args"]) == (
+        "plug:probe", "some args"), who
+    assert (by["PreSkillShellCommand"]["invoked_by"], by["PreSkillShellCommand"]["command_source"]) == (
+        "user", "plugin"), who
+    assert (f"Base directory for this skill: {plug.resolve() / 'skills' / 'probe'}\n\nProbe body SKILL-OUT end."
+            "\n\n\nARGUMENTS: some args") in sent(requests), who

@@ -114,9 +114,11 @@ def custom_command(prompt: str, options: AgentOptions) -> tuple[str, AgentOption
     notes: list[str] = []
     from ..plugins import run_plugins
 
-    extra = [(d, p.name) for p in run_plugins(options, Path(cwd).resolve(), []) for d in p.commands_dirs]
+    plugins = run_plugins(options, Path(cwd).resolve(), [])
+    extra = [(d, p.name) for p in plugins for d in p.commands_dirs]
     ex = expand(prompt, find_commands(cwd, options.setting_sources or [], trusted=trusted_for(options, cwd),
-                                      warnings=notes, extra=extra, skills=True))
+                                      warnings=notes, extra=extra, skills=True,
+                                      plugin_skills=[(d, p.name) for p in plugins for d in p.skills_dirs]))
     for line in [*notes, *(i.line(advice(cwd)) for i in (ex.command.ignored if ex else []))]:
         print(f"loopwright: warning: {line}", file=sys.stderr)
     if ex is None:
