@@ -433,8 +433,11 @@ def expand_command(text: str, session: AcpSession) -> tuple[str, list[str], str 
     if not text.startswith("/"):
         return text, [], None, None
     from ..commands import expand, find_commands
+    from ..plugins import plugin_command_dirs
 
-    ex = expand(text, find_commands(session.cwd, session.options.setting_sources or [], skills=True))
+    extra, plugin_skills = plugin_command_dirs(session.options, Path(session.cwd).resolve(), [])
+    ex = expand(text, find_commands(session.cwd, session.options.setting_sources or [], skills=True, extra=extra,
+                                    plugin_skills=plugin_skills))
     return (text, list(ex.allowed_tools), ex.model, ex) if ex is not None else (text, [], None, None)
 
 

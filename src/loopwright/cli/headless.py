@@ -112,13 +112,11 @@ def custom_command(prompt: str, options: AgentOptions) -> tuple[str, AgentOption
 
     cwd = str(options.cwd or ".")
     notes: list[str] = []
-    from ..plugins import run_plugins
+    from ..plugins import plugin_command_dirs
 
-    plugins = run_plugins(options, Path(cwd).resolve(), [])
-    extra = [(d, p.name) for p in plugins for d in p.commands_dirs]
+    extra, plugin_skills = plugin_command_dirs(options, Path(cwd).resolve(), [])
     ex = expand(prompt, find_commands(cwd, options.setting_sources or [], trusted=trusted_for(options, cwd),
-                                      warnings=notes, extra=extra, skills=True,
-                                      plugin_skills=[(d, p.name) for p in plugins for d in p.skills_dirs]))
+                                      warnings=notes, extra=extra, skills=True, plugin_skills=plugin_skills))
     for line in [*notes, *(i.line(advice(cwd)) for i in (ex.command.ignored if ex else []))]:
         print(f"loopwright: warning: {line}", file=sys.stderr)
     if ex is None:

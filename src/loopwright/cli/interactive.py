@@ -302,15 +302,14 @@ class Repl:
     def custom_command(self, line: str) -> str | None:
         """A custom command's prompt (commands.py), or None."""
         from ..commands import expand, find_commands
-        from ..plugins import run_plugins
+        from ..plugins import plugin_command_dirs
         from ..trust import advice, trusted_for
 
         notes: list[str] = []
-        extra = [(d, p.name) for p in run_plugins(self.base_options, Path(self.cwd()).resolve(), notes)
-                 for d in p.commands_dirs]  # a plugin's /plugin:command
+        extra, plugin_skills = plugin_command_dirs(self.base_options, Path(self.cwd()).resolve(), notes)
         ex = expand(line, find_commands(self.cwd(), self.base_options.setting_sources or [],
                                         trusted=trusted_for(self.base_options, self.cwd()), warnings=notes, extra=extra,
-                                        skills=True))
+                                        skills=True, plugin_skills=plugin_skills))
         for note in [*notes, *(i.line(advice(self.cwd())) for i in (ex.command.ignored if ex else []))]:
             self.say(f"  ⚠ {note}")
         if ex is None:

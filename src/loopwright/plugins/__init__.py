@@ -67,6 +67,16 @@ def plugins_for(options: AgentOptions, cwd: Path, enabled: dict[str, Any] | None
     return unique
 
 
+def plugin_command_dirs(options: AgentOptions, cwd: Path,
+                        warnings: list[str]) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]]]:
+    """A run's plugins' command folders and skill folders, each with its plugin's name: what
+    commands.find_commands takes as `extra` (`/plugin:command`) and `plugin_skills` (`/plugin:skill`),
+    the same in every front end."""
+    plugins = run_plugins(options, cwd, warnings)
+    return ([(d, p.name) for p in plugins for d in p.commands_dirs],
+            [(d, p.name) for p in plugins for d in p.skills_dirs])
+
+
 def run_plugins(options: AgentOptions, cwd: Path, warnings: list[str]) -> list[Plugin]:
     """The plugins of a run of these options (nothing is read when it names no plugin directory
     and none is installed): the settings' `enabledPlugins` are read for the installed ones. The
