@@ -107,6 +107,7 @@ class Settings:
     output_style: str | None = None
     status_line: dict[str, Any] | None = None
     enabled_plugins: dict[str, bool] = field(default_factory=dict)  # "enabledPlugins" (plugins/store.py)
+    worktree_base_ref: str = "fresh"  # "worktree.baseRef": where --worktree starts (worktrees.py)
     agent: str | None = None  # "agent": the main conversation's agent when --agent is not given (cli/config.py)
     # What of the files is not used, one line each naming it (an unknown hook event, an unsupported
     # hook type): shown as the run starts, never an abort.
@@ -235,6 +236,11 @@ class Settings:
                     and isinstance(line.get("command"), str) and line["command"].strip()):
                 raise SettingsError(f"{where}: \"statusLine\" must be {{\"type\": \"command\", \"command\": \"...\"}}")
             self.status_line = line
+        wt = data.get("worktree")
+        if isinstance(wt, dict) and wt.get("baseRef") is not None:
+            if wt["baseRef"] not in ("fresh", "head"):
+                raise SettingsError(f"{where}: \"worktree.baseRef\" must be \"fresh\" or \"head\"")
+            self.worktree_base_ref = wt["baseRef"]
         agent = data.get("agent")
         if agent is not None:
             if not isinstance(agent, str) or not agent.strip():

@@ -125,8 +125,9 @@ REFUSED: dict[str, str] = {
     "attribution": "loopwright adds no attribution to commits or pull requests",
     "includeCoAuthoredBy": "loopwright adds no attribution to commits or pull requests",
     "includeGitInstructions": "loopwright's system prompt has no built-in git workflow section",
-    "worktree": ("symlinkDirectories, sparsePaths, baseRef and bgIsolation are not applied: --worktree and "
-                 "isolated subagents check out the whole tree from origin/HEAD, else HEAD (docs/worktrees.md)"),
+    "worktree": ("baseRef is honoured for --worktree (\"head\": from HEAD; \"fresh\": origin/HEAD, else HEAD); "
+                 "symlinkDirectories, sparsePaths, bgIsolation, and baseRef for isolated subagents, are not applied: "
+                 "they check out the whole tree from origin/HEAD, else HEAD (docs/worktrees.md)"),
     "disableWindowsBashCommandSplit": "Windows only",
     "bashOutputMaxChars": "Bash output is capped by loopwright's own limit",
     "taskOutputMaxChars": "no effect in Claude Code either (deprecated)",

@@ -114,9 +114,11 @@ def remove_git_worktree(root: Path, target: Path, branch: str | None = None) -> 
         shutil.rmtree(target, ignore_errors=True)
 
 
-def make_git_worktree(cwd: str | Path, name: str) -> Worktree:
+def make_git_worktree(cwd: str | Path, name: str, base_ref: str = "fresh") -> Worktree:
     """The worktree NAME of the repository `cwd` is in: `.claude/worktrees/<NAME>` on branch
-    `worktree-<NAME>`, made, or entered again when it exists. Raises WorktreeError."""
+    `worktree-<NAME>`, made, or entered again when it exists. `base_ref` is Claude Code's
+    `worktree.baseRef`: "fresh" starts it from origin/HEAD when there is one, "head" from HEAD.
+    Raises WorktreeError."""
     if (problem := name_problem(name)) is not None:
         raise WorktreeError(problem)
     root = repo_root(cwd)
@@ -134,12 +136,13 @@ def make_git_worktree(cwd: str | Path, name: str) -> Worktree:
     if target.exists():
         raise WorktreeError(f"Cannot create a worktree: {target} exists and is not a worktree of {root}")
     private_dir(home)  # the worktrees' folder: the user's only
-    fresh = git(root, "rev-parse", "--verify", "--quiet", "refs/remotes/origin/HEAD").returncode == 0
+    fresh = base_ref != "head" and git(root, "rev-parse", "--verify", "--quiet",
+                                           "refs/remotes/origin/HEAD").returncode == 0
     add_git_worktree(root, target, branch, "origin/HEAD" if fresh else "HEAD")
     return Worktree(target, root, branch, git(target, "rev-parse", "HEAD").stdout.strip() or None)
 
 
-async def make_worktree(cwd: str | Path, name: str, hooks: RunHooks | None) -> Worktree:
+async def make_worktree(cwd: str | Path, name: str, hooks: RunHooks | None, base_ref: str = "fresh") -> Worktree:
     """The worktree NAME: made by the WorktreeCreate hooks when there are any, else by git.
     Raises WorktreeError (or hooks.work.WorktreeHookError) saying why none could be made."""
     if (problem := name_problem(name)) is not None:
@@ -148,7 +151,7 @@ async def make_worktree(cwd: str | Path, name: str, hooks: RunHooks | None) -> W
         path = await hooks.worktree_create(name, str(cwd))
         if path is not None:
             return Worktree(Path(path))
-    return make_git_worktree(cwd, name)
+    return make_git_worktree(cwd, name, base_ref)
 
 
 def changed(wt: Worktree) -> bool:

@@ -267,3 +267,29 @@ def test_an_sdk_hook_answers_with_worktree_path(tmp_path: Path) -> None:
         else:
             with pytest.raises(RuntimeError, match="not a directory"):
                 asyncio.run(make_worktree(tmp_path, "feat", run_hooks))
+
+
+@pytest.mark.parametrize(("base_ref", "from_origin"), [(None, True), ("fresh", True), ("head", False)])
+def test_worktree_base_ref_setting_picks_origin_head_or_local_head(tmp_path: Path, base_ref: str | None,
+                                                                    from_origin: bool) -> None:
+    """Claude Code's `worktree.baseRef`: "fresh" (the default) starts --worktree from origin/HEAD, "head"
+    from the local HEAD with its unpushed commit."""
+    origin = repo(tmp_path / "origin")
+    subprocess.run(["git", "clone", "-q", str(origin), str(tmp_path / "proj")], check=True, capture_output=True)
+    proj = tmp_path / "proj"
+    (proj / "b.txt").write_text("unpushed\n")
+    git(proj, "add", ".")
+    git(proj, "-c", "user.email=a@b", "-c", "user.name=n", "commit", "-qm", "local")
+    settings = {} if base_ref is None else {"worktree": {"baseRef": base_ref}}
+    code, err, _ = run("loopwright", proj, [[text("done")]], settings, "-w", "b")
+    assert code == 0, err
+    tree = proj / ".claude" / "worktrees" / "b"
+    want = git(proj, "rev-parse", "origin/HEAD" if from_origin else "HEAD").strip()
+    assert git(tree, "rev-parse", "HEAD").strip() == want
+    assert (tree / "b.txt").exists() is not from_origin
+
+
+def test_a_bad_worktree_base_ref_is_named(tmp_path: Path) -> None:
+    proj = repo(tmp_path / "proj")
+    code, err, _ = run("loopwright", proj, [[text("done")]], {"worktree": {"baseRef": "main"}}, "-w", "b")
+    assert code != 0 and "worktree.baseRef" in err

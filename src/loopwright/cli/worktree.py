@@ -50,7 +50,8 @@ def enter(options: AgentOptions, name: str | None) -> tuple[AgentOptions, Sessio
     hooks = run_hooks(config.hooks, HookContext(options.session_id or "", "", str(cwd),
                                                 config.permissions.mode or "default", options.deps))
     try:
-        wt = asyncio.run(make_worktree(cwd, name or random_name(), hooks))
+        base = config.settings.worktree_base_ref if config.settings is not None else "fresh"
+        wt = asyncio.run(make_worktree(cwd, name or random_name(), hooks, base))
     except RuntimeError as e:  # WorktreeError, a WorktreeCreate hook's failure
         raise UsageError(f"Error creating worktree: {e}") from None
     return replace(options, cwd=str(wt.path)), Session(wt, hooks)
