@@ -10,7 +10,8 @@ docs/claude-code-settings.md is made from these tables (`compat_rows`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 # key -> (what loopwright does with it, the test that shows it)
 HONOURED: dict[str, tuple[str, str]] = {
@@ -144,13 +145,25 @@ REFUSED: dict[str, str] = {
 }
 
 
-def refused_line(keys: Iterable[str], where: str) -> str | None:
-    """One line naming the keys of one settings file loopwright does not honour (None: none)."""
-    names = [k for k in keys if k not in HONOURED and k not in LOOPWRIGHT_KEYS]
+# Keys honoured in part: the sub-keys loopwright applies (the others are named as `key.sub`).
+HONOURED_SUBKEYS = {"worktree": frozenset({"baseRef"})}
+
+
+def refused_line(data: Mapping[str, Any], where: str) -> str | None:
+    """One line naming the keys of one settings file loopwright does not honour (None: none);
+    of a key honoured in part (HONOURED_SUBKEYS), the sub-keys it does not apply."""
+    names = []
+    for k, v in data.items():
+        if k in HONOURED or k in LOOPWRIGHT_KEYS:
+            continue
+        if k in HONOURED_SUBKEYS and isinstance(v, dict):
+            names += [f"{k}.{sub}" for sub in v if sub not in HONOURED_SUBKEYS[k]]
+        else:
+            names.append(k)
     if not names:
         return None
-    unknown = [k for k in names if k not in REFUSED]
-    known = [k for k in names if k in REFUSED]
+    unknown = [k for k in names if k.partition(".")[0] not in REFUSED]
+    known = [k for k in names if k.partition(".")[0] in REFUSED]
     parts = []
     if known:
         parts.append("settings loopwright does not honour (ignored; docs/claude-code-settings.md says why): "

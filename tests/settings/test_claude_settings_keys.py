@@ -71,6 +71,16 @@ def test_refused_keys_are_one_warning_line_naming_them(tmp_path: Path) -> None:
     assert "madeUpKey" in line and "permissions" not in line
 
 
+def test_a_key_honoured_in_part_names_only_the_sub_keys_not_applied(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    path = tmp_path / ".claude" / "settings.json"
+    path.write_text(json.dumps({"worktree": {"baseRef": "head"}}))
+    assert load_settings(tmp_path, ["project"], claude=True).warnings == []  # baseRef is applied
+    path.write_text(json.dumps({"worktree": {"baseRef": "head", "sparsePaths": ["src"]}}))
+    [line] = load_settings(tmp_path, ["project"], claude=True).warnings
+    assert "worktree.sparsePaths" in line and "baseRef" not in line and "unknown" not in line
+
+
 def test_honoured_and_loopwright_keys_get_no_warning(tmp_path: Path) -> None:
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude" / "settings.json").write_text(json.dumps(
