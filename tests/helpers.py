@@ -98,6 +98,13 @@ def loopwright_cmd() -> list[str]:
     return [sys.executable, "-c", "import sys; from loopwright.cli import main; sys.exit(main())"]
 
 
+def claude_code_env(url: str, home: str) -> dict[str, str]:
+    """The environment for Claude Code (the reference CLI) offline against the loopback server at
+    `url`, with its own HOME."""
+    return {**os.environ, "HOME": home, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "any",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+
+
 def cli_env(**extra: str) -> dict[str, str]:
     """The environment for a CLI subprocess (the one scrubber): no provider keys, loopwright,
     Claude Code or MCP settings from the caller's environment (HOME is the test's own, from

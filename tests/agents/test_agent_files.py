@@ -15,7 +15,7 @@ import pytest
 
 from loopwright.agentfiles import parse_agent_file
 from loopwright.testing import ScriptedServer
-from tests.helpers import cli_env, loopwright_cmd, result_text, text, use
+from tests.helpers import claude_code_env, cli_env, loopwright_cmd, result_text, text, use
 
 LINTER = """---
 name: linter
@@ -181,8 +181,7 @@ def test_agent_flag_side_by_side_with_claude_code(tmp_path: Path) -> None:
     (Claude Code's own default prompt left out) and offer only the agent's tools."""
     write_agent(tmp_path / ".claude" / "agents", "linter", LINTER)
     with ScriptedServer([[text("linted")]]) as srv:
-        env = {**os.environ, "HOME": str(tmp_path / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
-               "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        env = claude_code_env(srv.url, str(tmp_path / "cchome"))
         r = subprocess.run([str(CLAUDE), "-p", "go", "--model", "claude-sonnet-4-5", "--agent", "linter"], cwd=tmp_path,
                            env=env, capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
@@ -265,8 +264,7 @@ def test_an_agent_files_skills_are_preloaded_as_claude_code_preloads_them(tmp_pa
         _skill_project(proj)
         with ScriptedServer(turns) as srv:
             if who == "claude":
-                env = {**os.environ, "HOME": str(tmp_path / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
-                       "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+                env = claude_code_env(srv.url, str(tmp_path / "cchome"))
                 subprocess.run([str(CLAUDE), "-p", "hi", "--model", "claude-sonnet-4-5"], cwd=proj, env=env,
                                capture_output=True, text=True, timeout=120)
             else:
@@ -337,8 +335,7 @@ def test_an_agents_memory_is_its_own_directory_like_claude_codes(tmp_path: Path)
         (proj / ".claude" / "agent-memory" / "helper" / "MEMORY.md").write_text("REMEMBERED-FACT: the build uses make.\n")
         with ScriptedServer(turns) as srv:
             if who == "claude":
-                env = {**os.environ, "HOME": str(tmp_path / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
-                       "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+                env = claude_code_env(srv.url, str(tmp_path / "cchome"))
                 subprocess.run([str(CLAUDE), "-p", "hi", "--model", "claude-sonnet-4-5"], cwd=proj, env=env,
                                capture_output=True, text=True, timeout=120)
             else:

@@ -20,7 +20,7 @@ from loopwright.event_types import HOOK_INPUTS
 from loopwright.hooks import CommandHook, HookContext, HookMatcher, Hooks
 from loopwright.testing import ScriptedServer
 from loopwright.worktrees import make_git_worktree
-from tests.helpers import TESTS, cli_env, loopwright_cmd, text
+from tests.helpers import TESTS, claude_code_env, cli_env, loopwright_cmd, text
 
 CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
 SIDES = ("claude", "loopwright") if CLAUDE.exists() else ("loopwright",)
@@ -60,8 +60,7 @@ def run(who: str, proj: Path, turns: list[Any], settings: dict[str, Any], *args:
     """One CLI's -p run in `proj`: (exit code, stderr, the requests its model got)."""
     with ScriptedServer(turns, is_loop_call=lambda body: True) as srv:
         if who == "claude":
-            env = {**os.environ, "HOME": str(proj.parent / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
-                   "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+            env = claude_code_env(srv.url, str(proj.parent / "cchome"))
             cmd = [str(CLAUDE)]
         else:
             env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x"), loopwright_cmd()

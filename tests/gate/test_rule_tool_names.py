@@ -7,7 +7,6 @@ refusal is one line naming the rule; loopwright and Claude Code on the same scri
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 from loopwright.gate import Permissions, Rule
 from loopwright.settings import SettingsError, load_settings
 from loopwright.testing import ScriptedServer
-from tests.helpers import TESTS, bash, cli_env, loopwright_cmd, text
+from tests.helpers import TESTS, bash, claude_code_env, cli_env, loopwright_cmd, text
 
 CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
 
@@ -69,8 +68,7 @@ def test_the_refused_allow_rule_grants_nothing_and_is_named_like_claude_code(tmp
         proj.mkdir()
         with ScriptedServer([[bash("touch made")], [text("ok")]], is_loop_call=lambda b: True) as srv:
             if who == "claude":
-                env = {**os.environ, "HOME": str(tmp_path / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
-                       "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+                env = claude_code_env(srv.url, str(tmp_path / "cchome"))
                 cmd = [str(CLAUDE)]
             else:
                 env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x"), loopwright_cmd()

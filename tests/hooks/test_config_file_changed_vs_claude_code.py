@@ -7,7 +7,6 @@ request and needs no wait."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import pytest
 
 from loopwright.testing import ScriptedServer
-from tests.helpers import TESTS, cli_env, loopwright_cmd, text
+from tests.helpers import TESTS, claude_code_env, cli_env, loopwright_cmd, text
 
 CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
 pytestmark = [pytest.mark.e2e,
@@ -52,8 +51,7 @@ def both(tmp: Path, turns: list[Any], project: dict[str, Any], flag_settings: di
             args += ["--settings", json.dumps(flag_settings)]
         with ScriptedServer(turns, is_loop_call=lambda body: True) as srv:
             if who == "claude":
-                env = {**os.environ, "HOME": str(tmp / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
-                       "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+                env = claude_code_env(srv.url, str(tmp / "cchome"))
                 cmd = [str(CLAUDE)]
             else:
                 env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x"), [*loopwright_cmd(),

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from loopwright.testing import ScriptedServer
-from tests.helpers import TESTS, cli_env, loopwright_cmd, text, use
+from tests.helpers import TESTS, claude_code_env, cli_env, loopwright_cmd, text, use
 
 CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
 FIXTURE = TESTS / "fixtures" / "claude_code_task_hooks.json"  # what Claude Code 2.1.332 did on these turns
@@ -37,8 +37,7 @@ def run(who: str, tmp: Path, turns: list[Any], settings: dict[str, Any]) -> tupl
     proj.mkdir()
     with ScriptedServer(turns, is_loop_call=lambda body: True) as srv:
         if who == "claude":
-            env = {**os.environ, "HOME": str(tmp / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
-                   "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+            env = claude_code_env(srv.url, str(tmp / "cchome"))
             cmd = [str(CLAUDE)]
         else:
             env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x"), loopwright_cmd()

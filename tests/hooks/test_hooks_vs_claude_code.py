@@ -5,7 +5,6 @@ call. Each side runs as a CLI against its own loopback Messages server."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ import pytest
 
 from loopwright.hooks.external import PROMPT_SYSTEM
 from loopwright.testing import ScriptedServer
-from tests.helpers import TESTS, cli_env, loopwright_cmd, text
+from tests.helpers import TESTS, claude_code_env, cli_env, loopwright_cmd, text
 
 CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
 pytestmark = [pytest.mark.e2e,
@@ -33,8 +32,7 @@ def both(tmp: Path, turns: list[Any], settings: dict[str, Any], *args: str) -> d
         proj.mkdir(exist_ok=True)
         with ScriptedServer(turns, is_loop_call=lambda body: True) as srv:
             if who == "claude":
-                env = {**os.environ, "HOME": str(tmp / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
-                       "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+                env = claude_code_env(srv.url, str(tmp / "cchome"))
                 cmd = [str(CLAUDE)]
             else:
                 env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x"), loopwright_cmd()

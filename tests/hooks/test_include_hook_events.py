@@ -4,7 +4,6 @@ hook_response line for each hook that runs, in Claude Code's shape, side by side
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 import pytest
 
 from loopwright.testing import ScriptedServer
-from tests.helpers import TESTS, cli_env, loopwright_cmd, text
+from tests.helpers import TESTS, claude_code_env, cli_env, loopwright_cmd, text
 
 CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
 HOOKS = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo pre-out; echo pre-err >&2"}]}],
@@ -46,8 +45,7 @@ def test_hook_lines_like_claude_codes(tmp_path: Path) -> None:
     assert ours[0]["hook_id"] == ours[1]["hook_id"] != ours[2]["hook_id"]
     if CLAUDE.exists():  # the same lines from Claude Code on the same turns
         with ScriptedServer(TURNS) as srv:
-            env = {**os.environ, "HOME": str(tmp_path / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
-                   "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+            env = claude_code_env(srv.url, str(tmp_path / "cchome"))
             theirs = hook_lines([str(CLAUDE)], env, tmp_path)
         assert shape(theirs) == shape(ours)
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 import loopwright as lw
 from loopwright.testing import ScriptedServer
-from tests.helpers import TESTS, loopwright_cmd, text
+from tests.helpers import TESTS, claude_code_env, loopwright_cmd, text
 
 CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "total": {"type": "number"}},
@@ -117,8 +117,7 @@ def test_same_calls_and_answer_as_claude_code(tmp_path: Path) -> None:
         ours = run_loopwright(srv, tmp_path)
         our_calls = len(srv.loop_requests)
     with ScriptedServer(turns) as srv:
-        env = {**os.environ, "HOME": str(tmp_path / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
-               "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        env = claude_code_env(srv.url, str(tmp_path / "cchome"))
         r = subprocess.run([str(CLAUDE), "-p", "extract the invoice", "--model", "claude-sonnet-4-5", "--output-format",
                             "json", "--json-schema", json.dumps(SCHEMA)], cwd=tmp_path, env=env, capture_output=True,
                            text=True, timeout=120)

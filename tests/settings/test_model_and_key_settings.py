@@ -16,7 +16,7 @@ import loopwright as lw
 from loopwright.models.catalog import resolve_alias
 from loopwright.settings import load_settings, with_settings_model
 from loopwright.testing import ScriptedServer
-from tests.helpers import TESTS, cli_env, loopwright_cmd, text, use
+from tests.helpers import TESTS, claude_code_env, cli_env, loopwright_cmd, text, use
 
 CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
 
@@ -52,8 +52,7 @@ def test_settings_model_is_used_unless_a_flag_names_one(tmp_path: Path) -> None:
 @pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code is not installed (npm install in tests/node)")
 def test_claude_code_uses_the_settings_model_too(tmp_path: Path) -> None:
     with ScriptedServer([[text("ok")]], is_loop_call=lambda b: True) as srv:
-        env = {**os.environ, "HOME": str(tmp_path / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
-               "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        env = claude_code_env(srv.url, str(tmp_path / "cchome"))
         env.pop("ANTHROPIC_MODEL", None)
         r = subprocess.run([str(CLAUDE), "-p", "hi", "--settings", json.dumps({"model": "claude-haiku-4-5"})],
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)

@@ -15,7 +15,7 @@ import pytest
 import loopwright as lw
 from loopwright.outputstyles import BUILT_IN, find_styles, list_styles, pick_style
 from loopwright.testing import ScriptedServer
-from tests.helpers import TESTS, cli_env, loopwright_cmd, text
+from tests.helpers import TESTS, claude_code_env, cli_env, loopwright_cmd, text
 
 CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
 
@@ -102,8 +102,7 @@ def test_same_style_text_as_claude_code(tmp_path: Path, style: str) -> None:
     sends the same text, in its system prompt."""
     settings = json.dumps({"outputStyle": style})
     with ScriptedServer([[text("ok")]]) as srv:
-        env = {**os.environ, "HOME": str(tmp_path / "cchome"), "ANTHROPIC_BASE_URL": srv.url,
-               "ANTHROPIC_API_KEY": "any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        env = claude_code_env(srv.url, str(tmp_path / "cchome"))
         r = subprocess.run([str(CLAUDE), "-p", "hi", "--model", "claude-sonnet-4-5", "--settings", settings],
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
