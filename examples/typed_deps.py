@@ -3,7 +3,7 @@
 The run's `deps` reach a tool (`ctx: RunContext[Deps]`), a Python hook (`HookContext[Deps].deps`)
 and `can_use_tool` (`ToolPermissionContext[Deps].deps`); `output_type=list[str]` makes
 `result.output` a `list[str]` for mypy, and so the ResultMessage of `query()`'s stream and of a
-`LoopwrightClient`'s (tests/loop/test_typed_api.py runs mypy --strict on
+`LoopwrightClient`'s (tests/assemble/test_typed_api.py runs mypy --strict on
 this file). Runs offline on a scripted model: `python examples/typed_deps.py`.
 """
 

@@ -46,7 +46,7 @@ HONOURED: dict[str, tuple[str, str]] = {
     "statusLine": ("the interactive mode's status line command",
                    "tests/cli/test_status_line.py::test_settings_select_it_and_trust_gates_a_projects"),
     "enabledPlugins": ("which installed plugins a run loads", "tests/plugins/test_plugins.py::test_local_marketplace_install_enable_disable_remove"),
-    "outputStyle": ("the output style", "tests/settings/test_output_styles.py::test_settings_output_style_changes_the_system_prompt"),
+    "outputStyle": ("the output style", "tests/skills/test_output_styles.py::test_settings_output_style_changes_the_system_prompt"),
     "sandbox": ("Bash in the OS sandbox", "tests/sandbox/test_sandbox.py::test_invalid_sandbox_settings_name_the_key"),
     "agent": ("the main thread's agent when --agent is not given", "tests/agents/test_agent_files.py::test_the_agent_setting_and_trust"),
 }

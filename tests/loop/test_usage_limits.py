@@ -127,7 +127,7 @@ def test_compaction_summaries_count_as_requests_and_never_pass_the_request_limit
     """A compaction's summary call is a request: none starts once the limit is reached (checked
     before the compaction too), so requests <= R holds with automatic compaction, for R just
     before each summary call of an unlimited run."""
-    from tests.loop.test_context import Agent, opts
+    from tests.execute.test_context import Agent, opts
 
     class Ordered(Agent):
         def __init__(self) -> None:

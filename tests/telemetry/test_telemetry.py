@@ -447,7 +447,7 @@ COMPACT = r'''
 import sys
 sys.path.insert(0, sys.argv[2])
 import loopwright as lw
-from tests.loop.test_context import Agent, opts
+from tests.execute.test_context import Agent, opts
 hooks = lw.Hooks()
 hooks.on("PreCompact", lambda data: None)
 r = lw.run("go", opts(Agent(turns=8), sys.argv[1], hooks=hooks))

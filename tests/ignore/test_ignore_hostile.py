@@ -37,7 +37,7 @@ from loopwright.tools.builtin import make_glob_tool
 from loopwright.tools.grep import make_grep_tool
 from loopwright.workspace import SearchState, ToolState
 from tests.helpers import call_tool, first_tool_result, result_text
-from tests.trust.test_ignore_agree import HAS_RG, glob_files, grep_files, write_tree
+from tests.ignore.test_ignore_agree import HAS_RG, glob_files, grep_files, write_tree
 
 # --- the oracle: pathspec's own regex ----------------------------------------------------------------
 
