@@ -31,62 +31,68 @@ from .stream import stream
 async def call_model(run: Run) -> AsyncIterator[Any]:
     """a = M(h): one model call (plus continuations of a paused turn), timed and charged.
 
-    A request the server refuses as over its context window W (in its own words:
-    models/window.py) teaches W (remembered per base URL and model); h is compacted to fit
-    (context.py, in chunks when h is larger than W) and the same step is retried, at most
-    MAX_OVERFLOW_RETRIES times. When even the minimum cannot fit, the error says what to shrink.
-    Yields a ResultMessage (and no response) only when that compaction spent the budget."""
+    A paused turn (pause_turn) is sent back for the model to continue, at most
+    max_pause_continuations times. A request the server refuses as over its context window W
+    (in its own words: models/window.py) teaches W (remembered per base URL and model); h is
+    compacted to fit (context.py, in chunks when h is larger than W) and the same step is
+    retried, at most MAX_OVERFLOW_RETRIES times. When even the minimum cannot fit, the error
+    says what to shrink. Yields a ResultMessage (and no response) only when that compaction
+    spent the budget. (One generator for both loops: one around another costs a turn ~6,500
+    instructions, as much as its model call's own work on the scripted model.)"""
+    s, most = run.state, run.deps.options.max_pause_continuations
     for overflows in range(MAX_OVERFLOW_RETRIES + 1):
         try:
-            run.state.inv.check(run.state.h)  # Inv on exactly what the model is about to see (Thm 3.4)
-            async for ev in _continued(run, request(run)):
-                yield ev
-            return
+            s.inv.check(s.h)  # Inv on exactly what the model is about to see (Thm 3.4)
+            req = request(run)
+            content: list[Any] = []  # the parts of a paused turn before this call's
+            for attempt in range(most + 1):
+                t0, parser_pending = time.perf_counter(), _bash_parser_when_idle(run)
+                a: ModelResponse | None = None
+                try:
+                    async for ev in run.obs.model_call(run, req, stream(run, req)):  # (NULL: the events as they are)
+                        if isinstance(ev, ModelResponse):
+                            a = ev
+                        else:
+                            yield ev
+                finally:
+                    _call_ended(run, t0, parser_pending, attempt)
+                a = _charged(run, a, content)
+                if a.stop_reason != "pause_turn" or tool_uses(a.content) or s.budget.exhausted():
+                    yield a  # (a paused turn that reached the budget is not continued: Prop 5.4)
+                    return
+                content = a.content  # pause_turn: send the partial turn back so the model continues
+                if attempt < most:
+                    s.h.append({"role": "assistant", "content": blocks_to_wire(content)})
+            raise RunError(f"the model paused its turn more than {most} times")
         except ModelError as e:
-            from ..models.window import parse_overflow  # (imported on a failure only: start-up)
-
-            over = parse_overflow(str(e)) if e.status in (None, 400, 413) else None
-            if over is None:
-                raise
-            if overflows == MAX_OVERFLOW_RETRIES:
-                raise RunError(f"{e} (still over the context window of {run.compactor.window} tokens after "
-                               f"{overflows} compactions)") from e
-            async for m in fit_window(run, over, overflows, str(e)):
+            async for m in fit_window(run, _overflow(run, e, overflows), overflows, str(e)):
                 yield m
                 if isinstance(m, ResultMessage):
                     return
 
 
-async def _continued(run: Run, req: ModelRequest) -> AsyncIterator[Any]:
-    """One call's events, then its response, charged; a paused turn (pause_turn) is sent back
-    for the model to continue, at most max_pause_continuations times."""
-    s, most = run.state, run.deps.options.max_pause_continuations
-    content: list[Any] = []  # the parts of a paused turn before this call's
-    for attempt in range(most + 1):
-        t0 = time.perf_counter()
-        a: ModelResponse | None = None
-        parser_pending = _bash_parser_when_idle(run)
-        try:
-            async for ev in run.obs.model_call(run, req, stream(run, req)):  # (NULL: the events as they are)
-                if isinstance(ev, ModelResponse):
-                    a = ev
-                else:
-                    yield ev
-        finally:
-            s.api_seconds += time.perf_counter() - t0
-            if parser_pending:  # (only a wait on this call's answer is the model thinking)
-                idle.forget(bashlexload.warm)
-            if attempt:
-                s.h.drop_last()  # drop the paused partial turn sent for continuation
-        a = _charged(run, a, content)
-        if a.stop_reason != "pause_turn" or tool_uses(a.content) or s.budget.exhausted():
-            yield a  # (a paused turn that reached the budget is not continued: Prop 5.4)
-            return
-        content = a.content  # pause_turn: send the partial turn back so the model continues
-        if attempt == most:
-            break
-        s.h.append({"role": "assistant", "content": blocks_to_wire(content)})
-    raise RunError(f"the model paused its turn more than {most} times")
+def _overflow(run: Run, e: ModelError, overflows: int) -> Any:
+    """The context-window overflow `e` reports (models/window.py); any other error, or one more
+    overflow than MAX_OVERFLOW_RETRIES compactions fixed, is raised."""
+    from ..models.window import parse_overflow  # (imported on a failure only: start-up)
+
+    over = parse_overflow(str(e)) if e.status in (None, 400, 413) else None
+    if over is None:
+        raise e
+    if overflows == MAX_OVERFLOW_RETRIES:
+        raise RunError(f"{e} (still over the context window of {run.compactor.window} tokens after "
+                       f"{overflows} compactions)") from e
+    return over
+
+
+def _call_ended(run: Run, t0: float, parser_pending: bool, attempt: int) -> None:
+    """However a call ended: its time counted, the Bash parser's idle wish dropped, and the
+    paused partial turn it continued dropped from h."""
+    run.state.api_seconds += time.perf_counter() - t0
+    if parser_pending:  # (only a wait on this call's answer is the model thinking)
+        idle.forget(bashlexload.warm)
+    if attempt:
+        run.state.h.drop_last()  # drop the paused partial turn sent for continuation
 
 
 def _bash_parser_when_idle(run: Run) -> bool:

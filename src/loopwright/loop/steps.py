@@ -53,10 +53,11 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
 async def _call(run: Run) -> AsyncIterator[Message | Step]:
     """Steps 0 to 2: h compacted near W, the budget rule, a = M(h); then what a asks for."""
     s = run.state
-    async for ev in _before_call(run):
-        yield ev
-        if isinstance(ev, Finish):
-            return
+    if (before := _before_call(run)) is not None:
+        async for ev in before:
+            yield ev
+            if isinstance(ev, Finish):
+                return
     a: ModelResponse | None = None
     async for ev in call_model(run):  # 1. a = M(h)
         if isinstance(ev, ModelResponse):
@@ -77,12 +78,22 @@ async def _call(run: Run) -> AsyncIterator[Message | Step]:
     yield step
 
 
-async def _before_call(run: Run) -> AsyncIterator[Message | Finish]:
+def _before_call(run: Run) -> AsyncIterator[Message | Finish] | None:
+    """Step 0's work, or None when it has none (most steps: no generator to run): a usage cap,
+    h compacted when near W, the budget rule, the watched files."""
+    compaction = auto_compact(run)  # 0. near the window W: h's compaction (not started yet)
+    if (compaction is None and run.deps.options.usage_limits is None and not run.state.budget.exhausted()
+            and not watching(run)):
+        return None
+    return _step_zero(run, compaction)
+
+
+async def _step_zero(run: Run, compaction: AsyncIterator[Message] | None) -> AsyncIterator[Message | Finish]:
     """Step 0, h compacted when near W, then the budget rule and the caps; a Finish ends the step."""
     if (stop := _capped(run, forecast_input=False)) is not None:
         yield Finish(stop)  # (a cap already reached: no compaction's summary call either; caps.py)
         return
-    if (compaction := auto_compact(run)) is not None:  # 0. near the window W: compact h
+    if compaction is not None:
         async for ev in compaction:
             yield ev
             if isinstance(ev, ResultMessage):  # (its cost reached the budget: yielded)
