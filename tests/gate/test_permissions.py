@@ -105,7 +105,7 @@ def test_bookkeeping_tools_need_no_approval_but_rules_apply(tmp_path: Path) -> N
 
     tools = {t.name: t for t in [*default_tools(), make_agent_tool({})]}
     free = {n for n, t in tools.items() if not t.needs_approval}
-    assert free == {"TodoWrite", "BashOutput", "KillShell", "Agent"}
+    assert free == {"TodoWrite", "BashOutput", "KillShell", "Agent", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate"}
     for mode in ("default", "plan", "dontAsk"):
         p = gate(tmp_path, mode, disallowed_tools=["Agent(general-purpose)"])
         # the executor passes `read_only or not needs_approval` for these tools

@@ -6,7 +6,6 @@ scripted turns (Claude Code's with a ToolSearch turn first), with the same real 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -125,15 +124,29 @@ def test_task_completed_exit_2_keeps_the_status_as_in_claude_code(tmp_path: Path
     assert sides["loopwright"] == sides["claude"]
 
 
-def test_the_task_tools_are_left_out_as_claude_code_leaves_them_out(tmp_path: Path) -> None:
-    from loopwright.cli.config import cli_task_tools
+def test_the_task_tools_are_left_out_as_claude_code_leaves_them_out(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The library's default set is the CLI's: the Task tools unless CLAUDE_CODE_ENABLE_TASKS=false."""
+    import loopwright as lw
+    from loopwright.cli import build_parser
+    from loopwright.cli.config import build_options
 
-    assert [t.name for t in cli_task_tools()] == ["TaskCreate", "TaskGet", "TaskList", "TaskUpdate"]
-    os.environ["CLAUDE_CODE_ENABLE_TASKS"] = "false"
-    try:
-        assert cli_task_tools() == []
-    finally:
-        del os.environ["CLAUDE_CODE_ENABLE_TASKS"]
+    def cli_tools() -> list[str]:
+        args = build_parser().parse_args(["-p", "x", "--model", "scripted:none.json", "--cwd", str(tmp_path)])
+        return [t.name for t in build_options(args).tools]
+
+    tasks = ["TaskCreate", "TaskGet", "TaskList", "TaskUpdate"]
+    assert [t.name for t in lw.default_tools()][-4:] == tasks
+    assert cli_tools() == [*(t.name for t in lw.default_tools()), "Agent"]
+    sdk_preset = lw.AgentOptions(tools={"type": "preset", "preset": "claude_code"})  # type: ignore[arg-type]
+    assert [t.name for t in sdk_preset.tools][-4:] == tasks
+    for off in ("false", "0"):
+        monkeypatch.setenv("CLAUDE_CODE_ENABLE_TASKS", off)
+        assert not {t.name for t in lw.default_tools()} & set(tasks)
+        assert not set(cli_tools()) & set(tasks)
+    assert [t.name for t in lw.default_tools(tasks=True)][-4:] == tasks  # what the caller says wins
+    monkeypatch.delenv("CLAUDE_CODE_ENABLE_TASKS")
+    assert not {t.name for t in lw.default_tools(tasks=False)} & set(tasks)
 
 
 def test_python_hooks_refuse_by_decision_and_stop_the_run(tmp_path: Path) -> None:

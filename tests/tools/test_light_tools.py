@@ -111,7 +111,7 @@ def test_building_the_tool_set_loads_only_definitions_and_a_call_loads_its_imple
     p = subprocess.run([sys.executable, "-c", BUILD, str(f)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     built, n, flags, is_error, read_loaded = json.loads(p.stdout)
-    assert n == 15 and flags["Read"] == [True, True] and flags["Bash"] == [False, True]
+    assert n == 19 and flags["Read"] == [True, True] and flags["Bash"] == [False, True]  # (with the 4 Task tools)
     assert flags["TodoWrite"] == [True, False] and flags["KillShell"] == [False, False]
     assert set(built) <= LIGHT, f"default_tools() imported {sorted(set(built) - LIGHT)}"
     assert not is_error and read_loaded  # the first call imported Read's implementation

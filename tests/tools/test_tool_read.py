@@ -10,7 +10,7 @@ import loopwright as lw
 from loopwright.blocks import ImageBlock
 from loopwright.invariant import holds_final
 from loopwright.tools.base import ToolContext
-from loopwright.tools.builtin import NAMES, default_tools, make_read_tool
+from loopwright.tools.builtin import NAMES, TASK_NAMES, default_tools, make_read_tool
 from loopwright.tools.paths import stamp
 from loopwright.tools.read import DEFAULT_LIMIT, MAX_LINE_CHARS
 from tests.helpers import call_tool, use
@@ -125,11 +125,11 @@ def test_image_block(tmp_path: Path) -> None:
 
 def test_default_tools_are_fresh_and_complete() -> None:
     a, b = default_tools(), default_tools()
-    assert [t.name for t in a] == list(NAMES)
+    assert [t.name for t in a] == [*NAMES, *TASK_NAMES]  # Claude Code 2.1.332's default set (the CLI's)
     assert all(x is not y for x, y in zip(a, b, strict=True))
     ro = {t.name for t in a if t.read_only}
     assert ro == {"Read", "Glob", "Grep", "BashOutput", "TodoWrite", "WebFetch", "WebSearch", "AskUserQuestion",
-                  "ExitPlanMode"}
+                  "ExitPlanMode", "TaskGet", "TaskList"}
     for t in a:
         assert t.input_schema["type"] == "object" and t.description
 
@@ -211,5 +211,5 @@ def test_every_schema_field_is_described() -> None:
     for t in default_tools():
         jsonschema.Draft202012Validator.check_schema(t.input_schema)
         assert t.input_schema.get("additionalProperties") is False, t.name
-        assert set(t.input_schema["required"]) <= set(t.input_schema["properties"])
+        assert set(t.input_schema.get("required", [])) <= set(t.input_schema["properties"])
         walk(t.input_schema, t.name)

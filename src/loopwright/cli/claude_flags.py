@@ -167,11 +167,11 @@ def resolve(args: argparse.Namespace) -> list[str]:
 
 def _unknown_tools(spec: str) -> list[str]:
     """The note for --tools names loopwright has no built-in tool for (Claude Code has more)."""
-    from ..tools.builtin import default_tools, make_task_tools
+    from ..tools.builtin import default_tools
     from .config import offered_tools
 
     notes: list[str] = []
-    offered_tools([*default_tools(), *make_task_tools()], spec, {"Agent", "Task"}, notes)
+    offered_tools(default_tools(tasks=True), spec, {"Agent", "Task"}, notes)
     return notes
 
 

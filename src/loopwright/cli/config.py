@@ -250,7 +250,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         agents = agents_from_json(args.agents) if getattr(args, "agents", None) else {}
     except (OSError, ValueError) as e:
         raise UsageError(f"--agents: {e}") from None
-    tools = [*default_tools(), *cli_task_tools(), make_agent_tool(agents)]
+    tools = [*default_tools(), make_agent_tool(agents)]  # (the Task tools unless CLAUDE_CODE_ENABLE_TASKS=false)
     denied = {r for r in split_tools(args.disallowed_tools) if "(" not in r}  # a disallowed tool is not offered
     tools = offered_tools([t for t in tools if t.name not in denied], getattr(args, "tools", None), denied, [])
     main = main_agent(getattr(args, "agent", None), agents, cwd, args)
@@ -341,16 +341,6 @@ def main_agent(name: str | None, agents: dict[str, AgentDefinition], cwd: Path,
         return pick_agent(name, agents, files)
     except ValueError as e:
         raise UsageError(str(e)) from None
-
-
-def cli_task_tools() -> list[Any]:
-    """The Task tools (TaskCreate, TaskGet, TaskList, TaskUpdate), offered as Claude Code 2.1.332
-    offers them by default (`CLAUDE_CODE_ENABLE_TASKS=false` leaves them out there and here)."""
-    if os.environ.get("CLAUDE_CODE_ENABLE_TASKS", "").strip().lower() in ("0", "false"):
-        return []
-    from ..tools.builtin import make_task_tools
-
-    return make_task_tools()
 
 
 def offered_tools(tools: list[Any], spec: str | None, denied: set[str], notes: list[str]) -> list[Any]:

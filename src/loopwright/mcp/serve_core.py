@@ -52,8 +52,9 @@ def build_executor(options: AgentOptions) -> tuple[list[Tool], Executor]:
     from ..tools.web import NAMES as WEB_TOOLS
 
     # The web tools answer through the run's model and settings, which a served tool has not; the
-    # client has its own user: questions and plans are its business, not its tools'.
-    tools = [t for t in default_tools() if t.name not in (*WEB_TOOLS, "AskUserQuestion", "ExitPlanMode")]
+    # client has its own user: questions and plans are its business, not its tools'. The Task tools'
+    # list lives as long as a run, which a served call has not.
+    tools = [t for t in default_tools(tasks=False) if t.name not in (*WEB_TOOLS, "AskUserQuestion", "ExitPlanMode")]
     return build_gate(dataclasses.replace(options, tools=tools))
 
 

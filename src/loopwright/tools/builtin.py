@@ -8,6 +8,7 @@ tools are defined the same way in their packages (tools.grep, tools.web)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from .base import Tool, ToolContext, ToolOutput
@@ -16,15 +17,29 @@ from .web import make_web_tools
 
 NAMES = ("Read", "Write", "Edit", "MultiEdit", "Bash", "BashOutput", "KillShell", "Glob", "Grep", "TodoWrite",
          "WebFetch", "WebSearch", "NotebookEdit", "AskUserQuestion", "ExitPlanMode")
+TASK_NAMES = ("TaskCreate", "TaskGet", "TaskList", "TaskUpdate")
 
 
-def default_tools() -> list[Tool]:
+def tasks_enabled() -> bool:
+    """Are the Task tools offered by default? Yes, as Claude Code 2.1.332 offers them, unless
+    `CLAUDE_CODE_ENABLE_TASKS` is `false` or `0` (which leaves them out there too)."""
+    return os.environ.get("CLAUDE_CODE_ENABLE_TASKS", "").strip().lower() not in ("0", "false")
+
+
+def default_tools(*, tasks: bool | None = None) -> list[Tool]:
     """Fresh Tool instances: Read, Write, Edit, MultiEdit, Bash, BashOutput, KillShell, Glob, Grep, TodoWrite,
-    WebFetch, WebSearch, NotebookEdit, AskUserQuestion, ExitPlanMode."""
+    WebFetch, WebSearch, NotebookEdit, AskUserQuestion, ExitPlanMode (NAMES), then the Task tools
+    TaskCreate, TaskGet, TaskList, TaskUpdate (TASK_NAMES): the tools Claude Code 2.1.332 offers by
+    default, the CLI's and the Agent SDK's `claude_code` preset's set (the Agent tool is added by
+    whoever knows the subagents: agents.make_agent_tool). `tasks`: with or without the Task tools
+    (None: as `CLAUDE_CODE_ENABLE_TASKS` says, tasks_enabled)."""
     bash, bash_output, kill_shell = make_bash_tools()
-    return [make_read_tool(), make_write_tool(), make_edit_tool(), make_multi_edit_tool(), bash,
-            bash_output, kill_shell, make_glob_tool(), make_grep_tool(), make_todo_tool(),
-            *make_web_tools(), make_notebook_edit_tool(), make_ask_user_question_tool(), make_exit_plan_mode_tool()]
+    tools = [make_read_tool(), make_write_tool(), make_edit_tool(), make_multi_edit_tool(), bash,
+             bash_output, kill_shell, make_glob_tool(), make_grep_tool(), make_todo_tool(),
+             *make_web_tools(), make_notebook_edit_tool(), make_ask_user_question_tool(), make_exit_plan_mode_tool()]
+    if tasks_enabled() if tasks is None else tasks:
+        tools += make_task_tools()
+    return tools
 
 
 # --- Read, Write, Edit, MultiEdit (tools.read, tools.write, tools.edit) ------------------------------
@@ -337,24 +352,31 @@ completed, or deleted to remove it), subject, description, activeForm, owner, me
 dependencies (addBlocks / addBlockedBy: task ids). Mark a task completed only when it is fully done."""
 
 _TASK_IDS = {"type": "array", "items": {"type": "string"}}
+_ACTIVE_FORM = {"type": "string",
+                "description": "Present continuous form shown in spinner when in_progress (e.g., \"Running tests\")"}
+# (Claude Code 2.1.332's schemas: every field described, no field besides these)
 TASK_CREATE_SCHEMA = {"type": "object", "properties": {
     "subject": {"type": "string", "description": "A brief title for the task"},
     "description": {"type": "string", "description": "What needs to be done"},
-    "activeForm": {"type": "string", "description": "Present continuous form shown while in_progress"},
+    "activeForm": _ACTIVE_FORM,
     "metadata": {"type": "object", "description": "Arbitrary metadata to attach to the task"},
-}, "required": ["subject", "description"]}
-TASK_GET_SCHEMA = {"type": "object", "properties": {"taskId": {"type": "string", "description": "The ID of the task"}},
-              "required": ["taskId"]}
-TASK_LIST_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+}, "required": ["subject", "description"], "additionalProperties": False}
+TASK_GET_SCHEMA = {"type": "object", "properties": {
+    "taskId": {"type": "string", "description": "The ID of the task to retrieve"}},
+    "required": ["taskId"], "additionalProperties": False}
+TASK_LIST_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 TASK_UPDATE_SCHEMA = {"type": "object", "properties": {
     "taskId": {"type": "string", "description": "The ID of the task to update"},
-    "subject": {"type": "string"}, "description": {"type": "string"}, "activeForm": {"type": "string"},
-    "status": {"type": "string", "enum": list(_TASK_STATUSES)},
+    "subject": {"type": "string", "description": "New subject for the task"},
+    "description": {"type": "string", "description": "New description for the task"},
+    "activeForm": _ACTIVE_FORM,
+    "status": {"type": "string", "enum": list(_TASK_STATUSES), "description": "New status for the task"},
     "addBlocks": {**_TASK_IDS, "description": "Task IDs that this task blocks"},
     "addBlockedBy": {**_TASK_IDS, "description": "Task IDs that block this task"},
-    "owner": {"type": "string"},
-    "metadata": {"type": "object", "description": "Keys to merge into the task's metadata (null deletes one)"},
-}, "required": ["taskId"]}
+    "owner": {"type": "string", "description": "New owner for the task"},
+    "metadata": {"type": "object", "description": "Metadata keys to merge into the task. Set a key to null to delete it."},
+}, "required": ["taskId"], "additionalProperties": False}
+
 
 async def _task_create(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
     from .tasks import task_create
