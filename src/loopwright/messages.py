@@ -169,6 +169,10 @@ class ResultMessage(Generic[OutputT]):
     `AgentOptions.output_type` is set."""
     has_structured_output: bool = False
     """The run had an output type or schema: `output` is `structured_output`."""
+    local_command: str | None = None
+    """Claude Code's `local_command`: "custom" when a custom command's expansion ended the prompt
+    without a model call (a UserPromptExpansion hook stopped it, or its inline shell failed): a
+    `success` whose `result` says why, as in Claude Code."""
 
     def __repr__(self) -> str:
         """How the run ended, first the reason when it failed; the history and per-call figures are
@@ -235,6 +239,7 @@ class ResultMessage(Generic[OutputT]):
             "permission_denials": self.permission_denials,
             "errors": self.errors,
             **({"structured_output": _jsonable(self.structured_output)} if self.structured_output is not None else {}),
+            **({"local_command": self.local_command} if self.local_command is not None else {}),
         }
 
 

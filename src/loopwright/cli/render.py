@@ -277,6 +277,8 @@ class TraceRenderer:
                     f"{short(str(d.get('error', '')), 100)}\n")
         elif msg.subtype == "compact_boundary":
             self._w(f"  ✂ context compacted ({short(d, 100)})\n")
+        elif msg.subtype == "informational" and d.get("level") == "warning":  # (a hook stopped the prompt, ...)
+            self._w(f"  ⚠ {short(str(d.get('content', '')), 300)}\n")
         elif msg.subtype in ("config_change", "file_watch"):  # a settings file changed mid-run (loop/watch.py)
             self._w(f"  ⚙ {short(diagnostics(msg)[0], 300)}\n")
         elif self.verbose:

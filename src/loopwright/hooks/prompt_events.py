@@ -26,9 +26,6 @@ class PromptEvents:
     """UserPromptExpansion, PreSkillShellCommand, Setup and MessageDisplay (RunHooks has them)."""
 
     if TYPE_CHECKING:
-        @property
-        def halted(self) -> str | None: ...
-
         async def _fire(self, event: str, target: str | None, data: dict[str, Any],
                         tool_use_id: str | None = None, tool_input: dict[str, Any] | None = None) -> list[Outcome]: ...
 
@@ -39,24 +36,18 @@ class PromptEvents:
     async def user_prompt_expansion(self, expansion_type: str, command_name: str, command_args: str,
                                     command_source: str | None, prompt: str) -> ExpansionResult:
         """A `/name args` prompt expands (expansion_type slash_command: a custom command;
-        mcp_prompt: an MCP server's prompt); matchers match `command_name`. Exit 2 or
-        `decision: block` stop the prompt (its message names the original prompt unless
-        `suppressOriginalPrompt`); additionalContext goes to the model with the prompt."""
+        mcp_prompt: an MCP server's prompt); matchers match `command_name`. Exit 2, `decision:
+        block` or `continue: false` stop the prompt, with Claude Code's message (expansion_block);
+        additionalContext goes to the model with the prompt."""
         data: dict[str, Any] = {"expansion_type": expansion_type, "command_name": command_name,
                                 "command_args": command_args, "prompt": prompt}
         if command_source is not None:
             data["command_source"] = command_source
         outs = await self._fire("UserPromptExpansion", command_name, data)
         self._notes("UserPromptExpansion", outs)
-        blocks = [o.stderr.strip() or "blocked" for o in outs if o.exit_code == 2]
-        blocks += [str(o.out.get("reason") or "blocked") for o in outs if o.out.get("decision") == "block"]
-        if self.halted and not blocks:
-            blocks.append(self.halted)
-        if blocks:
-            suppress = any(specific(o).get("suppressOriginalPrompt") is True for o in outs)
-            text = "UserPromptExpansion operation blocked by hook:\n" + cap("; ".join(blocks))
-            return ExpansionResult(block=text if suppress else f"{text}\n\nOriginal prompt: {prompt}")
-        return ExpansionResult(context=join(contexts(outs, plain_stdout=False)))
+        block = expansion_block(outs, prompt)
+        return ExpansionResult(block=block) if block is not None else \
+            ExpansionResult(context=join(contexts(outs, plain_stdout=False)))
 
     async def pre_skill_shell_command(self, tool_name: str, command: str, tool_use_id: str, command_name: str,
                                       command_source: str | None, invoked_by: str) -> str | None:
@@ -122,3 +113,27 @@ class PromptEvents:
             if isinstance(value, str):
                 shown = value
         return shown
+
+
+
+def expansion_block(outs: list[Outcome], prompt: str) -> str | None:
+    """Why UserPromptExpansion hooks stop `prompt`, worded as Claude Code 2.1.332 words it (seen on
+    the same scripted turns): `continue: false` anywhere wins ("Operation stopped by hook[:
+    stopReason]"); else the first blocking hook in order: exit 2 as `[command]: stderr` (its
+    stderr as written, "No stderr output" when there was none), `decision: block` as its reason
+    ("Blocked by hook" when it gave none), then the original prompt unless that hook (not
+    another) set `suppressOriginalPrompt`. None: the prompt goes on."""
+    for o in outs:
+        if o.out.get("continue") is False:
+            why = o.out.get("stopReason")
+            return cap(f"Operation stopped by hook: {why}" if why else "Operation stopped by hook")
+    for o in outs:
+        if o.exit_code == 2:
+            why = f"[{o.label}]: {o.stderr or 'No stderr output'}"
+        elif o.out.get("decision") == "block":
+            why = str(o.out.get("reason") or "Blocked by hook")
+        else:
+            continue
+        text = "UserPromptExpansion operation blocked by hook:\n" + cap(why)
+        return text if specific(o).get("suppressOriginalPrompt") is True else f"{text}\n\nOriginal prompt: {prompt}"
+    return None

@@ -5,10 +5,11 @@ message: History.replace_last)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..blocks import TextBlock, prompt_block
-from ..messages import SystemMessage
+from ..messages import AssistantMessage, Message, SystemMessage
 
 if TYPE_CHECKING:
     from .run import Run
@@ -76,7 +77,16 @@ async def start_hooks(run: Run, prompt: str) -> str | None:
     return None
 
 
-async def expand_command(run: Run) -> tuple[str | None, list[SystemMessage]]:
+@dataclass(slots=True)
+class ExpansionStop:
+    """Why a command's expansion stopped its prompt before any model call: a UserPromptExpansion
+    hook's block (`by_hook`), or the command's inline shell refused or failed."""
+
+    text: str
+    by_hook: bool
+
+
+async def expand_command(run: Run) -> tuple[ExpansionStop | None, list[SystemMessage]]:
     """After UserPromptSubmit: the prompt's custom command (options.slash_command) or MCP
     prompt expands, with the UserPromptExpansion hooks and the command's inline shell
     (skillshell.py). Returns why the prompt stops (None: it goes on) and the warnings to show."""
@@ -90,13 +100,13 @@ async def expand_command(run: Run) -> tuple[str | None, list[SystemMessage]]:
     if hooks.active:
         expanded = await hooks.user_prompt_expansion(kind, name, args, source, line)
         if expanded.block is not None:
-            return expanded.block, []
+            return ExpansionStop(expanded.block, True), []
         context = expanded.context
     notes: list[SystemMessage] = []
     if ex is not None and run.is_top:
         text_now, warned, error = await inline_shell(run, ex.prompt, name, source, "user")
         if error is not None:
-            return error, []
+            return ExpansionStop(error, False), []
         notes = [skill_shell_note(n) for n in warned]
         content = h[-1]["content"]
         first = prompt_block(content)  # (after the records of a `!` run before it)
@@ -106,6 +116,28 @@ async def expand_command(run: Run) -> tuple[str | None, list[SystemMessage]]:
     if context:
         h.replace_last({"role": "user", "content": [*h[-1]["content"], TextBlock(context).to_wire()]})
     return None, notes
+
+
+def expansion_stopped(run: Run, stop: ExpansionStop) -> list[Message]:
+    """The end of a prompt its command's expansion stopped, as Claude Code 2.1.332 ends it (seen
+    on the same scripted turns): no model call; the prompt leaves the conversation and is not
+    written to the transcript (a `!` command's records before it stay); a hook's block is shown
+    as a warning (system `informational`, `prevent_continuation`, kept in the transcript), an
+    inline shell's failure as an assistant message of model `<synthetic>` (shown, never kept);
+    the result is a `success` whose text is the reason, `local_command` "custom" (exit 0)."""
+    h = run.state.h
+    first = prompt_block(h[-1]["content"])
+    kept = list(h[-1]["content"][:first]) if first else []
+    if kept:
+        h.replace_last({"role": "user", "content": kept})
+    else:
+        h.drop_last()
+    shown: Message = (run.persist(SystemMessage("informational", {"content": stop.text, "level": "warning",
+                                                                  "prevent_continuation": True}))
+                      if stop.by_hook else AssistantMessage([TextBlock(stop.text)], "<synthetic>", "end_turn"))
+    result = run.result("success")
+    result.result, result.local_command = stop.text, "custom"
+    return [shown, run.persist(result)]
 
 
 async def include_mentions(run: Run, prompt: str) -> None:

@@ -24,7 +24,7 @@ from .caps import after_call, before_call
 from .compaction import auto_compact
 from .continuations import after_answer
 from .model_call import call_model, discover_window
-from .prompt import expand_command, include_mentions, mcp_prompt, start_hooks
+from .prompt import expand_command, expansion_stopped, include_mentions, mcp_prompt, start_hooks
 from .run import Run
 from .state import RunDeps, RunError
 from .step import Continue, Finish, RunTools, Step
@@ -148,15 +148,19 @@ async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
         discovered = await discover_window(run)
         if discovered is not None:
             yield run.persist(discovered)
-        blocked = await start_hooks(run, text)
+        blocked, stop = await start_hooks(run, text), None
         if blocked is not None:
             blocked = f"prompt blocked by a UserPromptSubmit hook: {blocked}"
         else:  # a custom command or an MCP prompt expands (UserPromptExpansion, inline shell)
-            blocked, notes = await expand_command(run)
+            stop, notes = await expand_command(run)
             for m in notes:
                 yield run.persist(m)
         for m in run.hook_messages():
             yield run.persist(m)
+        if stop is not None:  # the expansion stopped it: Claude Code's local outcome (prompt.py)
+            for ended in expansion_stopped(run, stop):
+                yield ended
+            return
         if blocked is None and d.options.file_mentions and run.is_top:
             await include_mentions(run, text)  # `@file`s, gated as Reads (mentions.py)
         run.persist_prompt()  # before the first model call: a crash from here on can be resumed
