@@ -48,15 +48,18 @@ import re
 import secrets
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .blocks import WireMessage
-from .hooks import HookRegistry, HookState, PromptResult, RunHooks
+from .hooks import HookRegistry, HookState, RunHooks
 from .messages import ResultMessage, SystemMessage
 from .models.base import Model
 from .models.catalog import ALIASES
 from .options import AgentDefinition, PreloadedSkill, agent_definitions, agents_from_json
 from .tools.base import RunPorts, SubagentSpec, Tool, ToolContext, ToolError, ToolOutput
+
+if TYPE_CHECKING:
+    from .hooks.results import PromptResult
 
 DEFAULT_AGENT = "general-purpose"
 RELAYED_SYSTEM = frozenset({"api_retry", "hook_error", "hook_message"})
@@ -176,6 +179,8 @@ class SubagentHooks(RunHooks):
         return None
 
     async def user_prompt_submit(self, prompt: str) -> PromptResult:
+        from .hooks.results import PromptResult
+
         return PromptResult()
 
     async def session_end(self, reason: str) -> None:

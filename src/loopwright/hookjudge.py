@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from .blocks import TextBlock
 from .gate import Allow, Decision, Deny, Permissions
 from .hooks import RunHooks
-from .hooks.config import ModelHook
 from .hooks.external import VERDICT_SCHEMA, Judge, McpCaller
+from .hooks.kinds import ModelHook
 from .models.base import ModelRequest, complete
 from .tools.base import RunPorts, SubagentSpec, Tool, ToolContext, ToolOutput
 

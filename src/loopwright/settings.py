@@ -44,11 +44,12 @@ from .gate import PERMISSION_MODES, Permissions, Rule
 from .gate.verdict import RuleSource
 from .home import loopwright_home as loopwright_home
 from .home import write_private
-from .hooks import HookMatcher, HookRegistry, Hooks, parse_matchers
+from .hooks import HookRegistry, Hooks
 from .settingskeys import refused_line
 from .trust import Ignored, narrow_settings, trusted_for
 
 if TYPE_CHECKING:  # sandbox: imported where a sandbox is configured (most runs have none)
+    from .hooks.kinds import HookMatcher
     from .options import AgentOptions
     from .sandbox import SandboxConfig
 
@@ -186,6 +187,10 @@ class Settings:
         hooks = data.get("hooks", {})
         if not isinstance(hooks, dict):
             raise SettingsError(f"{where}: \"hooks\" must be an object keyed by event name")
+        if not hooks:  # (the kinds of hook load only for a file that has some: start-up, issue 41)
+            return
+        from .hooks.kinds import parse_matchers
+
         for event, entries in hooks.items():
             try:
                 matchers = parse_matchers(event, entries, where, self.warnings)

@@ -188,7 +188,8 @@ def compat_markdown(schema_keys: Iterable[str], version: str) -> str:
     """docs/claude-code-settings.md: Claude Code's settings keys, hook events, hook types, hook keys
     and output fields, each with loopwright's status (tests/settings/test_claude_settings_keys.py
     checks the page is this function's output)."""
-    from .hooks.config import HOOK_EVENTS, HOOK_TYPES, REFUSED_HOOK_KEYS, UNFIRED_EVENTS
+    from .hooks.config import HOOK_EVENTS, UNFIRED_EVENTS
+    from .hooks.kinds import HOOK_TYPES, REFUSED_HOOK_KEYS
     from .hooks.output import HONOURED_SPECIFIC, REFUSED_FIELDS
 
     lines = ["# Claude Code settings and hooks in loopwright", "",

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from loopwright.hooks.config import CLAUDE_HOOK_EVENTS, HOOK_EVENTS, UNFIRED_EVENTS
+from loopwright.hooks.config import HOOK_EVENTS, UNFIRED_EVENTS
+from loopwright.hooks.kinds import CLAUDE_HOOK_EVENTS
 from loopwright.settings import load_settings
 from loopwright.settingskeys import HONOURED, LOOPWRIGHT_KEYS, REFUSED, compat_markdown, compat_rows
 from tests.helpers import TESTS, cli_env, loopwright_cmd, text, write_script

@@ -1,5 +1,5 @@
-"""Room: bases. Owns the hooks package's public names (its modules: config, matching, runner,
-output, events, registry); may import its modules and data types only.
+"""Room: bases. Owns the hooks package's public names (its modules: config, kinds, matching, runner,
+output, results, events, registry); may import its modules and data types only.
 
 Hooks around the loop: Claude Code's events, its stdin JSON and its exit-code protocol.
 
@@ -49,19 +49,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .config import (
-    CLAUDE_HOOK_EVENTS,
-    DEFAULT_TIMEOUT,
-    HOOK_EVENTS,
-    CommandHook,
-    HookCallback,
-    HookContext,
-    HookMatcher,
-    HookRegistry,
-    RegisteredMatcher,
-    parse_matchers,
-)
-from .events import HookState, PreToolResult, PromptResult, RunHooks
+from .config import DEFAULT_TIMEOUT, HOOK_EVENTS, HookContext, HookRegistry
+from .events import HookState, RunHooks
 from .matching import matcher_matches
 from .registry import Hooks, run_hooks
 
@@ -83,6 +72,14 @@ if TYPE_CHECKING:
     from ..event_types import SubagentStartHookInput as SubagentStartHookInput
     from ..event_types import SubagentStopHookInput as SubagentStopHookInput
     from ..event_types import UserPromptSubmitHookInput as UserPromptSubmitHookInput
+    from .kinds import CLAUDE_HOOK_EVENTS as CLAUDE_HOOK_EVENTS
+    from .kinds import CommandHook as CommandHook
+    from .kinds import HookCallback as HookCallback
+    from .kinds import HookMatcher as HookMatcher
+    from .kinds import RegisteredMatcher as RegisteredMatcher
+    from .kinds import parse_matchers as parse_matchers
+    from .results import PreToolResult as PreToolResult
+    from .results import PromptResult as PromptResult
 
 # The typed events, what hooks get and may return (PreToolUseHookInput, ..., HookJSONOutput, as in the
 # Agent SDK): TypedDicts in event_types.py, named here and handed out on first access.
@@ -93,11 +90,26 @@ _EVENT_TYPES = frozenset({"BaseHookInput", "PreToolUseHookInput", "PostToolUseHo
     "ContextHookSpecificOutput", "HookJSONOutput"})
 
 
+# The kinds of hook and what hooks decide: a run without hooks never needs them, so they are
+# loaded on first access (hooks.kinds, hooks.results: ~27 M instructions of a plain `-p` start, issue 41).
+_KINDS = frozenset({"CLAUDE_HOOK_EVENTS", "CommandHook", "HookCallback", "HookMatcher", "RegisteredMatcher",
+                    "parse_matchers"})
+_RESULTS = frozenset({"PreToolResult", "PromptResult"})
+
+
 def __getattr__(name: str) -> Any:
     if name in _EVENT_TYPES:
         from .. import event_types
 
         return getattr(event_types, name)
+    if name in _KINDS:
+        from . import kinds
+
+        return getattr(kinds, name)
+    if name in _RESULTS:
+        from . import results
+
+        return getattr(results, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -1,10 +1,14 @@
 """Room: bases (hooks). Owns the events the loop, the executor and agents fire, and what each
 event's hooks decide (Claude Code's stdin fields and stdout decisions per event); may import
-hooks.config, hooks.envfile, hooks.output, hooks.prompt_events, hooks.runner, hooks.work, event_types (types only), ids
-and telemetry.
+hooks.config, hooks.envfile, hooks.kinds, hooks.output, hooks.prompt_events, hooks.results, hooks.runner, hooks.work,
+event_types (types only), ids and telemetry.
 
 A run fires its frozen HookRegistry through `RunHooks` with a `HookState` of its own (context,
-reports, `continue: false`), so per-run state never crosses runs."""
+reports, `continue: false`), so per-run state never crosses runs.
+
+What runs hooks and what they decide (hooks.kinds, hooks.results, hooks.runner, hooks.envfile) is
+imported where an event has hooks to run: a run without hooks (most `-p` runs) never loads them
+(~25 M instructions of its start, issue 41)."""
 
 from __future__ import annotations
 
@@ -18,10 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..ids import new_uuid
 from ..telemetry import NULL
-from .config import CONFIGURED_HOOKS, CommandHook, HookContext, HookRegistry
-from .envfile import ENV_EVENTS, clear_cwd_files, env_file
+from .config import HookContext, HookRegistry
 from .output import (
-    Outcome,
     cap,
     contexts,
     join,
@@ -32,53 +34,14 @@ from .output import (
     unsupported,
 )
 from .prompt_events import PromptEvents
-from .runner import run_background, run_one
 from .work import WorkEvents
 
 if TYPE_CHECKING:
     from ..event_types import HookReportData
+    from .kinds import CommandHook
+    from .results import Outcome, PermissionResult, PostToolResult, PreToolResult, PromptResult
 
 log = logging.getLogger("loopwright.hooks")
-
-
-@dataclass(slots=True)
-class PreToolResult:
-    """What PreToolUse hooks decided: a permission decision, a rewritten input, or nothing.
-    `stop` is set when a hook said `continue: false`: the run ends before the tool runs."""
-
-    decision: str | None = None  # "allow" | "deny" | "ask"
-    reason: str = ""
-    updated_input: dict[str, Any] | None = None
-    stop: str | None = None
-    context: str | None = None  # additionalContext: goes to the model with the call's result
-
-
-@dataclass(slots=True)
-class PostToolResult:
-    """PostToolUse: text for the model after the result (`context`), and the result's replacement
-    (`updatedToolOutput`; None: the tool's own output goes to the model)."""
-
-    context: str | None = None
-    updated_output: str | list[dict[str, Any]] | None = None
-
-
-@dataclass(slots=True)
-class PermissionResult:
-    """PermissionRequest: a hook's answer to an ask, `behavior` "allow" or "deny" (None: no hook
-    answered; the ask goes on to whoever answers asks)."""
-
-    behavior: str | None = None
-    updated_input: dict[str, Any] | None = None
-    message: str = ""
-    interrupt: bool = False
-
-
-@dataclass(slots=True)
-class PromptResult:
-    """UserPromptSubmit: `block` stops the run before any model call; `context` is added text."""
-
-    block: str | None = None
-    context: str | None = None
 
 
 @dataclass(slots=True)
@@ -145,6 +108,8 @@ class RunHooks(WorkEvents, PromptEvents):
         return join(contexts(outs, plain_stdout=True))
 
     async def user_prompt_submit(self, prompt: str) -> PromptResult:
+        from .results import PromptResult
+
         if self.state.halted:
             return PromptResult(block=self.state.halted)
         outs = await self._fire("UserPromptSubmit", None, {"prompt": prompt})
@@ -158,6 +123,8 @@ class RunHooks(WorkEvents, PromptEvents):
         return PromptResult(context=join(contexts(outs, plain_stdout=True)))
 
     async def pre_tool_use(self, name: str, tool_input: dict[str, Any], tool_use_id: str) -> PreToolResult:
+        from .results import PreToolResult
+
         outs = await self._fire("PreToolUse", name, {"tool_name": name, "tool_input": tool_input,
                                                      "tool_use_id": tool_use_id}, tool_use_id, tool_input)
         self._notes("PreToolUse", outs)
@@ -200,6 +167,8 @@ class RunHooks(WorkEvents, PromptEvents):
     ) -> PostToolResult:
         """PostToolUse (or PostToolUseFailure when is_error): additional context, and PostToolUse's
         `updatedToolOutput` (`updatedMCPToolOutput` for an MCP tool), the last hook's winning."""
+        from .results import PostToolResult
+
         event = "PostToolUseFailure" if is_error else "PostToolUse"
         data: dict[str, Any] = {"tool_name": name, "tool_input": tool_input, "tool_use_id": tool_use_id}
         if is_error:
@@ -233,6 +202,8 @@ class RunHooks(WorkEvents, PromptEvents):
         """An ask about to go to the user (or be refused: no one to ask): a hook may answer it,
         `hookSpecificOutput.decision` {behavior: allow, updatedInput?} or {behavior: deny, message?,
         interrupt?}. A deny from any hook wins over an allow."""
+        from .results import PermissionResult
+
         data: dict[str, Any] = {"tool_name": name, "tool_input": tool_input}
         if suggestions:
             data["permission_suggestions"] = suggestions
@@ -310,6 +281,8 @@ class RunHooks(WorkEvents, PromptEvents):
         """The Bash tool's shell moved to another directory (its next commands start there);
         observational, but its hooks' `watchPaths` replace FileChanged's watch list (as in Claude Code)."""
         if self.registry.matchers.get("CwdChanged") or self.registry.matchers.get("FileChanged"):
+            from .envfile import clear_cwd_files
+
             clear_cwd_files(self.state.context.session_id)  # what they set was the old directory's
         outs = await self._fire("CwdChanged", None, {"old_cwd": old_cwd, "new_cwd": new_cwd})
         self._notes("CwdChanged", outs, blocking_to_user=True)
@@ -461,6 +434,8 @@ class RunHooks(WorkEvents, PromptEvents):
         jobs = self.registry.jobs(event, target, tool_input, self.state.once_done, self.state.context.cwd)
         if not jobs:
             return []
+        from .kinds import CommandHook
+
         payload = self._input(event, data)
         later = [(h, t) for h, t in jobs if isinstance(h, CommandHook) and h.background]
         if later:  # `async: true`: started, not waited for; they decide nothing
@@ -477,6 +452,9 @@ class RunHooks(WorkEvents, PromptEvents):
     def _env(self, event: str, index: int, hook: Any) -> Mapping[str, str]:
         """A command hook's extra environment: with CLAUDE_ENV_FILE for Setup, SessionStart,
         CwdChanged and FileChanged (hooks/envfile.py), as Claude Code sets it."""
+        from .envfile import ENV_EVENTS, env_file
+        from .kinds import CommandHook
+
         if event not in ENV_EVENTS or not isinstance(hook, CommandHook):
             return self.registry.env
         path = env_file(self.state.context.session_id, event, index)
@@ -487,6 +465,9 @@ class RunHooks(WorkEvents, PromptEvents):
         """One hook's run; with `trace` (--include-hook-events), Claude Code's hook_started and
         hook_response records around a configured hook's (command, http, prompt, agent, mcp_tool:
         Claude Code 2.1.332 reports no callback's, neither the SDK's nor a Python one)."""
+        from .kinds import CONFIGURED_HOOKS
+        from .runner import run_one
+
         if not self.state.trace or not isinstance(hook, CONFIGURED_HOOKS):
             return await run_one(event, hook, timeout, payload, tool_use_id, self.state.context, env, self._report)
         head: HookReportData = {"kind": "started", "hook_id": new_uuid(), "hook_event": event,
@@ -500,6 +481,8 @@ class RunHooks(WorkEvents, PromptEvents):
         return o
 
     def _start_background(self, event: str, hook: CommandHook, timeout: float, payload: dict[str, Any]) -> None:
+        from .runner import run_background
+
         async def watch() -> None:
             o = await run_background(event, hook, timeout, payload, self.state.context, self.registry.env,
                                      self._report)

@@ -1,6 +1,6 @@
 """Room: bases (hooks). Owns the hooks that are no local command: `http` (the input POSTed to a URL)
 and `prompt`/`agent` (a model judges the event, through the run's judge port); may import
-hooks.config and hooks.output.
+hooks.kinds and hooks.results.
 
 Both answer in command-hook terms (an Outcome), so every event reads them as it reads a command."""
 
@@ -13,8 +13,8 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
 
-from .config import HttpHook, ModelHook
-from .output import Outcome
+from .kinds import HttpHook, ModelHook
+from .results import Outcome
 
 # (server, tool, arguments) -> (is_error, the answer's text): the run's MCP servers, given by the
 # assembler (hookjudge.py). Raises (LookupError, ConnectionError, ...) when the call cannot be made.

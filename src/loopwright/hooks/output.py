@@ -1,31 +1,15 @@
-"""Room: bases (hooks). Owns what a hook's run gave back and how it reads: the outcome in
-command-hook terms, the texts it adds for the model, the Agent SDK's Python names; may import
-nothing of loopwright."""
+"""Room: bases (hooks). Owns how what a hook's run gave back reads (its Outcome: hooks.results):
+the texts it adds for the model, the Agent SDK's Python names; may import hooks.results (types only)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .results import Outcome
 
 _MAX_REASON = 10_000
-
-
-@dataclass(slots=True)
-class Outcome:
-    """One hook's run, in command-hook terms."""
-
-    label: str
-    exit_code: int = 0
-    stdout: str = ""
-    stderr: str = ""
-    output: dict[str, Any] | None = None  # parsed JSON output
-    failed: bool = False  # crashed or timed out (already reported)
-    error: str = ""  # why it crashed, timed out or could not start (PreToolUse then fails closed)
-
-    @property
-    def out(self) -> dict[str, Any]:
-        return self.output or {}
 
 
 def contexts(outs: list[Outcome], plain_stdout: bool) -> list[str]:

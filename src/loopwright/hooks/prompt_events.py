@@ -1,25 +1,18 @@
 """Room: bases (hooks). Owns the events of a prompt's expansion and display: UserPromptExpansion,
 PreSkillShellCommand, Setup and MessageDisplay (Claude Code 2.1.332's stdin fields and stdout
-decisions); may import hooks.output.
+decisions); may import hooks.output and hooks.results (imported where the event runs hooks).
 
 A mixin of RunHooks (hooks.events), apart so each module stays small: it uses RunHooks' `_fire`,
 `_notes` and `_report`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .output import Outcome, cap, contexts, join, specific
+from .output import cap, contexts, join, specific
 
-
-@dataclass(slots=True)
-class ExpansionResult:
-    """UserPromptExpansion: `block` (the whole message) stops the run before any model call;
-    `context` is added text for the model."""
-
-    block: str | None = None
-    context: str | None = None
+if TYPE_CHECKING:
+    from .results import ExpansionResult, Outcome
 
 
 class PromptEvents:
@@ -39,6 +32,8 @@ class PromptEvents:
         mcp_prompt: an MCP server's prompt); matchers match `command_name`. Exit 2, `decision:
         block` or `continue: false` stop the prompt, with Claude Code's message (expansion_block);
         additionalContext goes to the model with the prompt."""
+        from .results import ExpansionResult
+
         data: dict[str, Any] = {"expansion_type": expansion_type, "command_name": command_name,
                                 "command_args": command_args, "prompt": prompt}
         if command_source is not None:

@@ -1,23 +1,20 @@
 """Room: bases (hooks). Owns registering hooks in code (`Hooks.on`, `Hooks.command`, the Agent
-SDK's dict) and handing a run its own hooks; may import hooks.config and hooks.events."""
+SDK's dict) and handing a run its own hooks; may import hooks.config, hooks.events and hooks.kinds
+(the kinds of hook and matchers: imported where a hook is registered, so a run without hooks does
+not load them, issue 41)."""
 
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .config import (
-    CLAUDE_HOOK_EVENTS,
-    CommandHook,
-    HookCallback,
-    HookContext,
-    HookMatcher,
-    HookRegistry,
-    RegisteredMatcher,
-)
+from .config import HookContext, HookRegistry
 from .events import HookState, RunHooks
+
+if TYPE_CHECKING:
+    from .kinds import HookCallback, HookMatcher
 
 
 @dataclass
@@ -33,7 +30,7 @@ class Hooks(RunHooks):
 
     def __post_init__(self) -> None:
         normalized: dict[str, list[HookMatcher]] = {}
-        for event, entries in (self.callbacks or {}).items():
+        for event, entries in (self.callbacks or {}).items():  # (none: the kinds are not loaded)
             _check_event(event)
             if entries is not None and not isinstance(entries, (list, tuple)):
                 raise TypeError(f"hooks[{event!r}] must be a list of HookMatcher, not {type(entries).__name__}; "
@@ -50,6 +47,7 @@ class Hooks(RunHooks):
            timeout: float | None = None) -> Any:
         """Register a callable; usable as `hooks.on("Stop", fn)` or as a decorator."""
         _check_event(event)
+        from .kinds import HookMatcher
 
         def register(fn: HookCallback) -> HookCallback:
             self.callbacks.setdefault(event, []).append(HookMatcher(matcher, [fn], timeout))
@@ -61,6 +59,8 @@ class Hooks(RunHooks):
                 timeout: float | None = None) -> Hooks:
         """Register a shell command hook."""
         _check_event(event)
+        from .kinds import CommandHook, HookMatcher
+
         self.callbacks.setdefault(event, []).append(HookMatcher(matcher, [CommandHook(command, timeout)]))
         return self
 
@@ -75,6 +75,10 @@ class Hooks(RunHooks):
 
     def freeze(self) -> HookRegistry:
         """The hooks registered so far, frozen (later registrations do not reach it)."""
+        if not any(self.callbacks.values()):
+            return HookRegistry(MappingProxyType({e: () for e in self.callbacks}), MappingProxyType(dict(self.env)))
+        from .kinds import RegisteredMatcher
+
         matchers = {e: tuple(RegisteredMatcher(m.matcher, tuple(m.hooks), m.timeout) for m in ms)
                     for e, ms in self.callbacks.items()}
         return HookRegistry(MappingProxyType(matchers), MappingProxyType(dict(self.env)))
@@ -122,11 +126,15 @@ def _check_event(event: str) -> None:
     """A name that is no Claude Code event is a mistake in the caller's code (a settings file's is
     a warning instead: settings.py). A Claude Code event loopwright does not fire is accepted and
     named when a run starts (HookRegistry.unfired)."""
+    from .kinds import CLAUDE_HOOK_EVENTS
+
     if event not in CLAUDE_HOOK_EVENTS:
         raise ValueError(f"unknown hook event {event!r}; use one of {', '.join(CLAUDE_HOOK_EVENTS)}")
 
 
 def _as_matcher(entry: Any) -> HookMatcher:
+    from .kinds import CommandHook, HookMatcher
+
     if isinstance(entry, HookMatcher):
         entry.hooks = [CommandHook(h) if isinstance(h, str) else h for h in entry.hooks]
         return entry

@@ -1,6 +1,6 @@
 """Room: bases (hooks). Owns running one hook: a Python callable (sync in a daemon thread, or async),
 a shell command (Claude Code's stdin JSON and exit-code protocol), an http or a prompt/agent hook
-(hooks.external), each under its timeout; may import hooks.config, hooks.external, hooks.output,
+(hooks.external), each under its timeout; may import hooks.config, hooks.kinds, hooks.external, hooks.output, hooks.results,
 telemetry and threads (the one thread runner).
 
 A hook that times out or crashes is reported through `report` and never hangs the run; a
@@ -19,17 +19,18 @@ from typing import Any, TypeAlias
 
 from ..telemetry import trace_env
 from ..threads import run_in_worker
-from .config import (
+from .config import HookContext
+from .external import mcp_arguments, post_json, run_model_hook
+from .kinds import (
     CONFIGURED_HOOKS,
     CommandHook,
     ConfiguredHook,
     HookCallback,
-    HookContext,
     HttpHook,
     McpToolHook,
 )
-from .external import mcp_arguments, post_json, run_model_hook
-from .output import COMMON_FIELDS, Outcome, cap, python_names
+from .output import COMMON_FIELDS, cap, python_names
+from .results import Outcome
 
 # (event, hook label, kind, message): how a runner tells the run's state what went wrong
 Report: TypeAlias = Callable[[str, str, str, str], None]

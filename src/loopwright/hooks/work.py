@@ -1,6 +1,6 @@
 """Room: bases (hooks). Owns the events of the agent's own work, as Claude Code 2.1.332 fires them:
 its task list (TaskCreated, TaskCompleted: the Task tools) and its git worktrees (WorktreeCreate,
-WorktreeRemove: `--worktree`, a subagent's `isolation: worktree`); may import hooks.output.
+WorktreeRemove: `--worktree`, a subagent's `isolation: worktree`); may import hooks.output and hooks.results (types only).
 
 `WorkEvents` is a part of `RunHooks` (hooks.events), kept apart so that the events module stays
 one screenful per concern; it uses RunHooks' `_fire` and `_notes`."""
@@ -8,9 +8,12 @@ one screenful per concern; it uses RunHooks' `_fire` and `_notes`."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .output import Outcome, cap, specific
+from .output import cap, specific
+
+if TYPE_CHECKING:
+    from .results import Outcome
 
 NO_PATH = ("hook succeeded but returned no worktree path (command: echo the path to stdout; "
            "http/callback: return hookSpecificOutput.worktreePath)")
