@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..blocks import (
     ToolResultBlock,
     ToolUseBlock,
-    blocks_to_wire,
+    WireMessage,
     text_of,
 )
 from ..execute import TurnOutcome
@@ -25,9 +25,10 @@ from .state import MAX_OUTPUT_CONTINUATIONS, MAX_STOP_CONTINUATIONS, OUTPUT_REMI
 from .step import Continue, Finish
 
 
-async def after_answer(run: Run, a: ModelResponse) -> Finish | Continue:
-    """Step 2, done: h·a; then a continuation when one is owed, else the run's success."""
-    run.state.h.append({"role": "assistant", "content": blocks_to_wire(a.content)})
+async def after_answer(run: Run, a: ModelResponse, said: WireMessage) -> Finish | Continue:
+    """Step 2, done: h·a (`said`: a as the history keeps it, steps.said_message); then a
+    continuation when one is owed, else the run's success."""
+    run.state.h.append(said)
     if a.stop_reason == "max_tokens":  # cut off: a reminder turn asks for the rest (bounded)
         return _unless(output_reminder(run, a))
     if run.structured is not None:  # owed a structured answer: a reminder turn (bounded)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..blocks import ToolUseBlock
+    from ..blocks import ToolUseBlock, WireMessage
     from ..messages import ResultMessage
     from ..models.base import ModelResponse
 
@@ -25,10 +25,12 @@ class Continue:
 
 @dataclass(slots=True)
 class RunTools:
-    """Run the tool calls `uses` of the response `a` (seed Def 3.1 steps 3 and 4)."""
+    """Run the tool calls `uses` of the response `a` (seed Def 3.1 steps 3 and 4); `said` is `a` as
+    the history takes it (steps.said)."""
 
     a: ModelResponse
     uses: list[ToolUseBlock]
+    said: WireMessage
 
 
 Step = Finish | Continue | RunTools

@@ -10,9 +10,12 @@ from typing import TYPE_CHECKING, Any
 from ..blocks import (
     Prompt,
     ToolUseBlock,
+    WireMessage,
+    blocks_to_wire,
     prompt_text,
     tool_uses,
 )
+from ..history import frozen
 from ..messages import (
     AssistantMessage,
     Message,
@@ -67,15 +70,26 @@ async def _call(run: Run) -> AsyncIterator[Message | Step]:
     if a is None:  # (compacting to fit W spent B: its result was yielded)
         yield Finish()
         return
+    said = said_message(a)  # (before anyone holds a's blocks: the caller, the hooks, the tools)
     yield AssistantMessage(a.content, a.model, a.stop_reason, s.budget.calls[-1])
     uses = tool_uses(a.content)
     if (stop := _stop_after_call(run, a, uses)) is not None:
         yield Finish(stop)
         return
-    step = RunTools(a, uses) if uses else await after_answer(run, a)  # 2. done: h·a, or a continuation
+    step = RunTools(a, uses, said) if uses else await after_answer(run, a, said)  # 2. done: h·a, or a continuation
     for m in run.hook_messages():  # what the Stop hooks said (a systemMessage, a failure)
         yield m
     yield step
+
+
+def said_message(a: ModelResponse) -> WireMessage:
+    """`a` as the history keeps it: a read-only copy taken as the response comes, before it is
+    persisted and yielded. a's blocks are the caller's, the hooks' and the tools' to read, and a
+    tool call's input may be edited in place by any of them (a handler, a PreToolUse hook, the
+    can_use_tool callback, the program reading the messages); the history, the next request, the
+    transcript and `result.messages` still say what the model said (issue 41)."""
+    said: WireMessage = frozen({"role": "assistant", "content": blocks_to_wire(a.content)})
+    return said
 
 
 def _before_call(run: Run) -> AsyncIterator[Message | Finish] | None:

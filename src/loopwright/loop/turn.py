@@ -53,8 +53,8 @@ async def run_tools(run: Run, step: RunTools) -> AsyncIterator[Message | Step]:
         async for m in relay:
             yield m
         b, outcome = relay.value
-    a_wire, b_wire = blocks_to_wire(a.content), blocks_to_wire(b)  # both, or neither
-    s.h.append({"role": "assistant", "content": a_wire})
+    b_wire = blocks_to_wire(b)  # a and b: both, or neither (a as the model said it: steps.said_message)
+    s.h.append(step.said)
     s.h.append({"role": "user", "content": b_wire})
     s.t += 1
     if outcome.interrupted and (task := asyncio.current_task()) is not None and task.cancelling():
