@@ -1,5 +1,7 @@
 """Every change to a call's input is judged again (issue 40 finding 6): whatever rewrites a tool
-input (a PreToolUse hook's updatedInput, can_use_tool's), nothing a deny rule matches runs."""
+input (a PreToolUse hook's updatedInput, can_use_tool's), nothing a deny rule matches runs. A
+rewrite in place (the callback or hook editing the input dict it was given, returning no
+updatedInput) is a rewrite too (issue 41's attack: it ran unjudged)."""
 
 from __future__ import annotations
 
@@ -41,9 +43,12 @@ def recording_write(ran: list[str]) -> lw.Tool:
                    record)
 
 
-def hook_rewriting_to(target: str) -> Any:
-    """A PreToolUse hook that points the Write at `target`."""
+def hook_rewriting_to(target: str, in_place: bool = False) -> Any:
+    """A PreToolUse hook that points the Write at `target` (`in_place`: by editing the input it is given)."""
     def rewrite(data: dict[str, Any]) -> dict[str, Any]:
+        if in_place:
+            data["tool_input"].update(file_path=target, content="x")
+            return {}
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
                                        "updatedInput": {"file_path": target, "content": "x"}}}
 
@@ -55,13 +60,14 @@ def hook_rewriting_to(target: str) -> Any:
        hook_rewrites=st.lists(st.sampled_from(PATHS), max_size=2),
        answer_rewrite=st.one_of(st.none(), st.sampled_from(PATHS)),
        rule=st.sampled_from(sorted(RULES)),
-       mode=st.sampled_from(["default", "acceptEdits", "bypassPermissions"]))
+       mode=st.sampled_from(["default", "acceptEdits", "bypassPermissions"]),
+       in_place=st.booleans())
 def test_no_sequence_of_rewriters_runs_what_a_deny_rule_matches(
-        first: str, hook_rewrites: list[str], answer_rewrite: str | None, rule: str, mode: str) -> None:
+        first: str, hook_rewrites: list[str], answer_rewrite: str | None, rule: str, mode: str, in_place: bool) -> None:
     ran: list[str] = []
     hooks = Hooks()
     for target in hook_rewrites:
-        hooks.on("PreToolUse", hook_rewriting_to(target), matcher="Write")
+        hooks.on("PreToolUse", hook_rewriting_to(target, in_place), matcher="Write")
 
     asked: list[str] = []
 
@@ -69,6 +75,9 @@ def test_no_sequence_of_rewriters_runs_what_a_deny_rule_matches(
         asked.append(x["file_path"])
         if answer_rewrite is None:
             return lw.Allow()
+        if in_place:
+            x["file_path"] = answer_rewrite
+            return True
         return lw.Allow({"file_path": answer_rewrite, "content": "x"})
 
     with tempfile.TemporaryDirectory() as d:
@@ -133,6 +142,30 @@ def test_a_rewrite_the_rules_ask_about_is_asked_about_again(tmp_path: Path) -> N
     # approved the second time, the rewritten input runs
     r, ran = _write_run(tmp_path, lambda name, x: lw.Allow({"file_path": outside, "content": "x"}))
     assert ran == [outside]
+    # approved the second time by a plain yes (no updatedInput): still the rewrite the question was
+    # about, never the input the first answer replaced (before: ok.txt ran)
+    answers = iter([lw.Allow({"file_path": outside, "content": "x"}), True])
+    r, ran = _write_run(tmp_path, lambda name, x: next(answers))
+    assert ran == [outside]
+
+
+def test_an_answer_editing_the_input_in_place_is_judged_as_a_rewrite(tmp_path: Path) -> None:
+    """can_use_tool edits the dict it was given instead of returning updatedInput: the edit is a
+    rewrite, judged again (a deny rule refuses it), and a rewrite the rules allow runs as edited
+    (nothing the callback wrote is ignored)."""
+    def to(path: str) -> Any:
+        def answer(name: str, x: dict[str, Any]) -> bool:
+            x["file_path"] = path
+            return True
+
+        return answer
+
+    r, ran = _write_run(tmp_path, to("secret/k.txt"), disallowed_tools=["Write(./secret/**)"])
+    assert ran == []  # before: ran == ["secret/k.txt"], past the deny rule
+    block = first_tool_result(r)
+    assert block["is_error"] is True and "Write(./secret/**)" in block["content"]
+    _, ran = _write_run(tmp_path, to("notes/ok.txt"))
+    assert ran == ["notes/ok.txt"]
 
 
 def test_a_rewrite_the_rules_approve_is_not_asked_again(tmp_path: Path) -> None:

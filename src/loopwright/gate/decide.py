@@ -151,8 +151,8 @@ class Permissions(Judge):
         for _ in range(MAX_REWRITES + 1):
             decision = await self._one_answer(name, asked, v)
             new = decision.updated_input if isinstance(decision, Allow) else None
-            if new is None or new == asked:
-                return decision
+            if new is None or new == asked:  # (a yes to a rewrite asked about again is a yes to the rewrite)
+                return Allow(asked) if isinstance(decision, Allow) and asked is not tool_input else decision
             v = self.evaluate(name, new, read_only)
             self.last_verdict = v
             if v.kind == "deny":
@@ -164,6 +164,16 @@ class Permissions(Judge):
                     f"({MAX_REWRITES + 1} times); the call was not run.")
 
     async def _one_answer(self, name: str, tool_input: dict[str, Any], v: Verdict) -> Decision:
+        """One answer, given a copy of the input: an answerer that edits the input in place
+        instead of returning updatedInput rewrites it all the same, and the edit is judged again
+        like one (_answer). Given the input itself, the edit ran unjudged (a deny rule missed it)."""
+        mine = copy.deepcopy(tool_input)
+        decision = await self._answer_of(name, mine, v)
+        if isinstance(decision, Allow) and decision.updated_input is None and mine != tool_input:
+            return Allow(mine)
+        return decision
+
+    async def _answer_of(self, name: str, tool_input: dict[str, Any], v: Verdict) -> Decision:
         if self.ask_hook is not None and self.mode != "dontAsk":  # a PermissionRequest hook may answer
             answered = await self.ask_hook(name, tool_input)
             if answered is not None:
