@@ -15,7 +15,6 @@ import contextlib
 import copy
 import logging
 import os
-import signal
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -495,11 +494,10 @@ async def _serve(args: argparse.Namespace) -> int:
     reader = asyncio.StreamReader(limit=MAX_LINE + 1024)  # (vetted lines are at most MAX_LINE)
     pump = asyncio.ensure_future(vetted(stdin, reader, writer))
     conn = AgentSideConnection(cast(Any, agent), writer, reader, listening=False)
-    stop = asyncio.Event()  # SIGTERM/SIGHUP: end as when the editor closes stdin
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):
-            loop.add_signal_handler(sig, stop.set)
+    from ..children import Ending
+
+    stop = asyncio.Event()  # SIGTERM/SIGHUP: end as when the editor closes stdin, within a bound (children.py)
+    Ending(lambda _: stop.set()).install()
     listening = asyncio.ensure_future(conn.listen())
     stopping = asyncio.ensure_future(stop.wait())
     try:

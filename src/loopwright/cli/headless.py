@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import select
 import signal
@@ -182,33 +181,6 @@ def transcript_failure(error: str, session_id: str) -> ResultMessage:
                          errors=[f"TranscriptWriteError: {error}"])
 
 
-class _Signals:
-    """SIGTERM (timeout(1), CI, docker stop) and SIGHUP (the terminal closed) cancel the run
-    like Ctrl-C does, so the commands tools started (in their own process groups) are killed
-    and the session is closed; the default action would end loopwright at once and leave them
-    running. `received`: the signal that cancelled it (0: none)."""
-
-    def __init__(self) -> None:
-        self.received = 0
-        self._task = asyncio.current_task()
-
-    def __enter__(self) -> _Signals:
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # no signals here
-                asyncio.get_running_loop().add_signal_handler(signum, self._cancel, signum)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                asyncio.get_running_loop().remove_signal_handler(signum)
-
-    def _cancel(self, signum: int) -> None:
-        self.received = signum
-        if self._task is not None:
-            self._task.cancel()
-
-
 class _Output:
     """Shows a run's messages in the output format asked for, and keeps its session id and result."""
 
@@ -258,12 +230,17 @@ class _Output:
 
 
 async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> int:
+    from ..children import Ending
+
     out = _Output(args.output_format, args.verbose)
-    signals = _Signals()
+    # SIGTERM (timeout(1), CI, docker stop) and SIGHUP (the terminal closed) cancel the run like
+    # Ctrl-C does, so the commands and MCP servers it started are ended and its transcript stays
+    # paired; within a bound, whatever does not end is killed (children.py)
+    task = asyncio.current_task()
+    signals = Ending(lambda _: task.cancel() if task is not None else None).install()
     try:
-        with signals:
-            async for msg in query(prompt, options):
-                out.show(msg)
+        async for msg in query(prompt, options):
+            out.show(msg)
     except TranscriptWriteError as e:  # the transcript's first line could not be written (disk full)
         out.result = transcript_failure(str(e), out.session_id or e.session_id)
     except ValueError as e:  # configuration problems found when the run starts (bad script file, ...)

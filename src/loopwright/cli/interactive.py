@@ -129,7 +129,8 @@ class Repl:
 
     def say(self, text: str) -> None:
         self.log.text(visible(text) + "\n")  # a redraw must not replay control characters either
-        print(text, flush=True)
+        with contextlib.suppress(OSError):  # the terminal is gone (SIGHUP): the exit goes on
+            print(text, flush=True)
 
     async def ask_line(self, question: str) -> str:
         """One line typed at a question of ours (no prompt session, as in tests: no answer)."""
@@ -341,11 +342,14 @@ class Repl:
     async def main(self) -> int:
         from prompt_toolkit.patch_stdout import patch_stdout
 
+        from ..children import Ending, end_all
+
         session = self._prompt_session()
         # SIGTERM / SIGHUP (terminal closed): end like Ctrl-C twice, cancelling the running
-        # tools first, so no process group is left behind and the transcript stays paired.
-        terminated: list[int] = []
-        self._end_on_signals(terminated)
+        # tools first, so no process group is left behind and the transcript stays paired; what
+        # has not ended within the bound is killed and the process exits (children.py).
+        reading = asyncio.ensure_future(self._read_prompts(session))
+        ending = Ending(lambda _: self._leave(reading)).install()
         warming = asyncio.ensure_future(self._warm_up())
         if self.custom_status is not None:  # the user's status line from the start, before a first prompt
             self.custom_status.refresh()
@@ -358,17 +362,22 @@ class Repl:
                 self.say(f"  ● {self.note}")
             elif self.base_options.resume or self.base_options.continue_conversation:
                 self.say("  ● the first prompt continues the saved session")
-            await self._read_prompts(session)
+            with contextlib.suppress(asyncio.CancelledError):
+                await reading
             if self.busy:
                 self.interrupt()
                 assert self.turn is not None
                 await asyncio.wait([self.turn], timeout=10)
             await self.client.disconnect()
         warming.cancel()
+        # A server some task still shuts down (the / menu's warm-up) is ended now: a shutdown
+        # asyncio.run would cancel under it could wait forever for a server that keeps its stdout open.
+        end_all()
+        await asyncio.wait([warming], timeout=2)
         self.renderer.close()
-        if terminated:
-            self.say(f"terminated ({signal.Signals(terminated[0]).name})")
-            return 128 + terminated[0]
+        if ending.received:
+            self.say(f"terminated ({signal.Signals(ending.received).name})")
+            return 128 + ending.received
         sid = self.client.session_id or self.client.options.resume  # (after a rewind or /resume: the latter)
         if sid and self.base_options.persist_session:
             self.say(f"to resume this session: loopwright --resume {sid}")
@@ -475,16 +484,14 @@ class Repl:
 
         self.mcp_prompts = await prompt_entries(self)  # (for the / menu; a run lists them again)
 
-    def _end_on_signals(self, terminated: list[int]) -> None:
-        def on_signal(signum: int) -> None:
-            terminated.append(signum)  # leaving the prompt loop interrupts a running turn
-            if self.app is not None and self.app.is_running:
-                self.app.exit(exception=EOFError())
-
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(signum, on_signal, signum)
+    def _leave(self, reading: asyncio.Future[None]) -> None:
+        """End the prompt loop (a signal): main() then interrupts a running turn and exits. The
+        prompt may not be reading now (a command that asks, between two prompts): then the loop
+        itself is cancelled, or the signal would only be noted and the process would go on."""
+        if self.app is not None and self.app.is_running and not self.app.future.done():
+            self.app.exit(exception=EOFError())
+        else:
+            reading.cancel()
 
     async def _read_prompts(self, session: Any) -> None:
         """Each prompt typed until the user leaves: a command, a message for the running turn, or a turn."""

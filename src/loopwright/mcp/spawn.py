@@ -14,21 +14,29 @@ SDK asks for another command, arguments, environment or directory (a newer SDK c
 differently), the early process is ended and the SDK spawns its own, as before. A process the
 SDK never took (its import failed, the start was cancelled) is ended with its process group.
 On Windows the SDK spawns the server itself (a Job Object), as before.
+
+Every server's process group is owned (children.py) from its spawn until its connection is over:
+loopwright ending, however it ends, ends the server too. The SDK's own shutdown (stdin closed, a
+grace, then its process group terminated) cannot end a server when its task is cancelled under
+it (asyncio.run's teardown does that), and a server that keeps its stdout open then held the
+whole process (its stdout reader never ended).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import signal
 import sys
 from typing import Any
+
+from ..children import disown, own, signal_group
 
 log = logging.getLogger("loopwright.mcp")
 
 # id(stderr file) -> (what was spawned, the process or the error its spawn raised)
 _EARLY: dict[int, tuple[tuple[Any, ...], Any]] = {}
+_TAKEN: dict[int, int] = {}  # id(stderr file) -> the pid (= process group) of the process the SDK took
 
 
 def enabled() -> bool:
@@ -52,6 +60,8 @@ async def spawn(command: str, args: list[str], env: dict[str, str], cwd: str, er
                                                 start_new_session=True)
     except Exception as e:  # noqa: BLE001 - handed to the SDK's spawn, which raises it in the server's task
         process = e
+    else:
+        own(process.pid, f"MCP server {command}")  # its own session: ended with loopwright (children.py)
     _EARLY[id(errlog)] = (what, process)
 
 
@@ -71,28 +81,38 @@ def install() -> None:
             if what == _key(command, args, env, cwd):
                 if isinstance(process, BaseException):
                     raise process
+                _TAKEN[id(errlog)] = process.pid
                 return process
             log.info("an MCP server was spawned early with other arguments than the SDK's: spawned again")
             await _end(process)
-        return await original(command, args, env, errlog, cwd)
+        process = await original(command, args, env, errlog, cwd)
+        if enabled():  # (POSIX: the SDK's spawn makes a new session too, so the pid is the group)
+            own(process.pid, f"MCP server {command}")
+            _TAKEN[id(errlog)] = process.pid
+        return process
 
     create.loopwright_early = True  # type: ignore[attr-defined]
     stdio._create_platform_compatible_process = create
 
 
 async def discard(errlog: Any) -> None:
-    """End a process spawned for a server whose SDK never took it."""
+    """The server's connection is over: end a process spawned for it that the SDK never took, and
+    whatever is left of the one it took (its shutdown ended it, unless that shutdown was cut short)."""
     early = _EARLY.pop(id(errlog), None)
     if early is not None:
         await _end(early[1])
+    taken = _TAKEN.pop(id(errlog), None)
+    if taken is not None:
+        signal_group(taken, signal.SIGKILL)
+        disown(taken)
 
 
 async def _end(process: Any) -> None:
     if isinstance(process, BaseException):
         return
-    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-        os.killpg(process.pid, signal.SIGKILL)  # its own session: the server and what it started
+    signal_group(process.pid, signal.SIGKILL)  # its own session: the server and what it started
     import anyio
 
     with anyio.move_on_after(2, shield=True), contextlib.suppress(Exception):
         await process.aclose()
+    disown(process.pid)

@@ -9,7 +9,7 @@ stdin from /dev/null and stdout+stderr merged. The working directory persists be
 (interrupt) and when the command finishes, the whole process group is terminated (SIGTERM,
 then SIGKILL), so nothing the command started survives it; long-running processes belong in
 run_in_background shells, which are killed at interpreter exit (atexit) at the latest.
-If loopwright itself is killed (SIGKILL: no atexit), a watchdog process, told each group as
+If loopwright itself is killed (SIGKILL: no atexit), the watchdog of children.py, told each group as
 it starts, sees its pipe close and kills the groups still registered.
 With the OS sandbox on (ctx.sandbox, sandbox.py) each command runs under bubblewrap instead:
 a new PID namespace with --die-with-parent, so not even a `setsid` daemon outlives it.
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..children import WATCHDOG, disown, group_alive, own, signal_group
 from ..hooks.envfile import session_script
 from ..telemetry import trace_env
 from ..workspace import shell_cwd
@@ -105,47 +106,17 @@ class CappedBuffer:
 
 # --- process groups -----------------------------------------------------------------------
 
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _group_alive(pgid: int) -> bool:
-    """Does any non-zombie process remain in the group? (Zombie orphans wait for an init that
-    may never reap them; counting them would turn every kill into a full grace period.)"""
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    try:
-        pids = [p for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return True  # no procfs: trust killpg
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        # fields: state, ppid, pgrp, ...
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
-
-
 async def kill_group(pgid: int, grace: float = KILL_GRACE_S) -> None:
     """SIGTERM the whole group, give it `grace` seconds, then SIGKILL whatever is left."""
-    if not _group_alive(pgid):
+    if not group_alive(pgid):
         return
-    _signal_group(pgid, signal.SIGTERM)
+    signal_group(pgid, signal.SIGTERM)
     try:
         deadline = time.monotonic() + grace
-        while _group_alive(pgid) and time.monotonic() < deadline:
+        while group_alive(pgid) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
     finally:
-        _signal_group(pgid, signal.SIGKILL)
+        signal_group(pgid, signal.SIGKILL)
 
 
 class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
@@ -167,47 +138,6 @@ async def _reaped(protocol: _Protocol, timeout: float = 1.0) -> None:
         await asyncio.wait_for(protocol.exited.wait(), timeout)
     except TimeoutError:
         pass
-
-
-# --- the watchdog: no command outlives a SIGKILLed loopwright ---------------------------------
-
-# Reads "+PGID" / "-PGID" lines; when the pipe closes (loopwright is gone, however it died),
-# SIGKILLs every group still registered.
-# POSIX sh (dash, macOS's bash 3.2): a space-separated list, no associative arrays.
-_WATCHDOG = ('g=" "; while read -r op pg; do case $op in +) g="$g$pg ";; -) case $g in *" $pg "*) '
-             'g="${g%% $pg *} ${g#* $pg }";; esac;; esac; done; for pg in $g; do kill -9 "-$pg" 2>/dev/null; done')
-
-
-class _Watchdog:
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.pid = 0
-
-    def send(self, line: str) -> None:
-        with self.lock:
-            if self.pid != os.getpid():  # none yet, or a forked child's inherited one
-                self.proc, self.pid = None, os.getpid()
-            if self.proc is None or self.proc.poll() is not None:
-                try:
-                    self.proc = subprocess.Popen(["sh", "-c", _WATCHDOG], stdin=subprocess.PIPE,
-                                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                                 start_new_session=True)
-                except OSError:
-                    return
-            assert self.proc.stdin is not None
-            with contextlib.suppress(OSError):
-                self.proc.stdin.write(line.encode())
-                self.proc.stdin.flush()
-
-    def watch(self, pgid: int) -> None:
-        self.send(f"+ {pgid}\n")
-
-    def forget(self, pgid: int) -> None:
-        self.send(f"- {pgid}\n")
-
-
-WATCHDOG = _Watchdog()
 
 
 def _spawn_args(argv: list[str], command: str, ctx: ToolContext, cwd: Path, bind_files: tuple[str, ...] = (),
@@ -281,7 +211,7 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bo
     _close(ours)
     proc = asyncio.subprocess.Process(transport, protocol, loop)
     pgid = proc.pid
-    WATCHDOG.watch(pgid)
+    own(pgid, "Bash")
     assert proc.stdout is not None
     stdout = proc.stdout
 
@@ -301,7 +231,7 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bo
         if sandbox is not None and not timed_out:
             # bwrap has exited: its PID namespace (everything the command started) is being
             # killed by the kernel, and nothing else is in the group. No grace period to wait out.
-            _signal_group(pgid, signal.SIGKILL)
+            signal_group(pgid, signal.SIGKILL)
         else:
             await kill_group(pgid)
         await asyncio.wait({pump_task}, timeout=DRAIN_S)
@@ -317,7 +247,7 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bo
             pass
         raise
     finally:
-        WATCHDOG.forget(pgid)
+        disown(pgid)
         pump_task.cancel()
         transport.close()
         try:
@@ -396,19 +326,19 @@ def _waiter(shell: BackgroundShell) -> None:
     pgid = shell.popen.pid
     shell.popen.wait()
     shell.eof.wait(timeout=DRAIN_S)
-    if _group_alive(pgid):
-        _signal_group(pgid, signal.SIGTERM)
+    if group_alive(pgid):
+        signal_group(pgid, signal.SIGTERM)
         deadline = time.monotonic() + KILL_GRACE_S
-        while _group_alive(pgid) and time.monotonic() < deadline:
+        while group_alive(pgid) and time.monotonic() < deadline:
             time.sleep(0.02)
-        _signal_group(pgid, signal.SIGKILL)
+        signal_group(pgid, signal.SIGKILL)
     _ALL_SHELLS.pop(pgid, None)
-    WATCHDOG.forget(pgid)
+    disown(pgid)
 
 
 def _kill_all_at_exit() -> None:
     for pgid in list(_ALL_SHELLS):
-        _signal_group(pgid, signal.SIGKILL)
+        signal_group(pgid, signal.SIGKILL)
     _ALL_SHELLS.clear()
 
 
@@ -442,7 +372,7 @@ def _start_background(command: str, ctx: ToolContext, unsandboxed: bool = False)
         _close(ours)
     shell = BackgroundShell(shell_id, command, popen)
     _ALL_SHELLS[popen.pid] = shell
-    WATCHDOG.watch(popen.pid)
+    own(popen.pid, "Bash")
     ctx.state.bash.shells[shell_id] = shell
     threading.Thread(target=_reader, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-out").start()
     threading.Thread(target=_waiter, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-wait").start()

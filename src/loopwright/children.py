@@ -1,0 +1,195 @@
+"""Room: bases. Owns the process groups loopwright starts (Bash commands, MCP stdio servers) and
+ending them, and how a front end ends on SIGTERM/SIGHUP within a bound (Ending); imports nothing
+of loopwright.
+
+Each command and each stdio MCP server runs in a process group of its own (start_new_session),
+so the terminal's SIGHUP never reaches it and only loopwright ends it. Every such group is
+`own`ed while it may run and `disown`ed once it is over:
+
+- the watchdog (a tiny `sh` told each group) SIGKILLs the groups still owned when its pipe
+  closes, that is when loopwright is gone, however it died (SIGKILL included: no atexit);
+- `end_all` ends them now (SIGTERM, a short grace, SIGKILL), for a process that must exit at once.
+
+Ending: SIGTERM (timeout(1), CI, docker stop, a supervisor) and SIGHUP (the terminal closed)
+first stop the front end gracefully (`stop`: the running tool calls are cancelled, the
+transcript stays paired, MCP servers are shut down). If the process has not exited `bound`
+seconds later (a shutdown that never completes: an MCP server that keeps its stdout open while
+its client task is cancelled, a thread blocked on a dead terminal), or a second signal comes,
+every owned group is ended and the process exits 128+signal at once. Before this, a signal
+that came while the interactive prompt was not reading, or while asyncio.run was cancelling
+leftover tasks, was swallowed by the loop's handler: the process lived on and ignored SIGTERM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+ENDING_BOUND_S = 2.0  # after SIGTERM/SIGHUP, the graceful stop's time before everything is ended
+END_GRACE_S = 0.5  # end_all: between SIGTERM and SIGKILL
+
+
+def signal_group(pgid: int, sig: int) -> None:
+    """Send `sig` to process group `pgid` (gone or not ours: nothing)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def group_alive(pgid: int) -> bool:
+    """Does any non-zombie process remain in the group? (Zombie orphans wait for an init that
+    may never reap them; counting them would turn every kill into a full grace period.)"""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return True  # no procfs: trust killpg
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # fields: state, ppid, pgrp, ...
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+# --- the watchdog: no group outlives a SIGKILLed loopwright -----------------------------------
+
+# Reads "+PGID" / "-PGID" lines; when the pipe closes (loopwright is gone, however it died),
+# SIGKILLs every group still registered.
+# POSIX sh (dash, macOS's bash 3.2): a space-separated list, no associative arrays.
+_WATCHDOG = ('g=" "; while read -r op pg; do case $op in +) g="$g$pg ";; -) case $g in *" $pg "*) '
+             'g="${g%% $pg *} ${g#* $pg }";; esac;; esac; done; for pg in $g; do kill -9 "-$pg" 2>/dev/null; done')
+
+
+class _Watchdog:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pid = 0
+
+    def send(self, line: str) -> None:
+        """Write `line` to the watchdog, starting it first if needed (`""`: only start it, so
+        that registering a group right after its spawn is one write)."""
+        with self.lock:
+            if self.pid != os.getpid():  # none yet, or a forked child's inherited one
+                self.proc, self.pid = None, os.getpid()
+            if self.proc is None or self.proc.poll() is not None:
+                try:
+                    self.proc = subprocess.Popen(["sh", "-c", _WATCHDOG], stdin=subprocess.PIPE,
+                                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                                 start_new_session=True)
+                except OSError:
+                    return
+            assert self.proc.stdin is not None
+            with contextlib.suppress(OSError):
+                self.proc.stdin.write(line.encode())
+                self.proc.stdin.flush()
+
+
+WATCHDOG = _Watchdog()
+_OWNED: dict[int, str] = {}  # pgid -> what it is (for a log line)
+
+
+def own(pgid: int, what: str = "") -> None:
+    """Process group `pgid` is loopwright's until `disown`: ended with loopwright, however it ends."""
+    _OWNED[pgid] = what
+    WATCHDOG.send(f"+ {pgid}\n")
+
+
+def disown(pgid: int) -> None:
+    """`pgid` is over (ended and reaped): forget it, before its id could be reused."""
+    if _OWNED.pop(pgid, None) is not None:
+        WATCHDOG.send(f"- {pgid}\n")
+
+
+def owned() -> list[int]:
+    """The groups owned now."""
+    return list(_OWNED)
+
+
+def end_all(grace: float = END_GRACE_S) -> None:
+    """End every owned group now: SIGTERM, up to `grace` seconds to go, then SIGKILL (blocking:
+    for a process about to exit)."""
+    groups = list(_OWNED)
+    for pgid in groups:
+        signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while any(group_alive(g) for g in groups) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for pgid in groups:
+        signal_group(pgid, signal.SIGKILL)
+        disown(pgid)
+
+
+@atexit.register
+def _kill_owned_at_exit() -> None:
+    for pgid in list(_OWNED):
+        signal_group(pgid, signal.SIGKILL)
+        disown(pgid)
+
+
+# --- SIGTERM / SIGHUP -------------------------------------------------------------------------
+
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class Ending:
+    """SIGTERM and SIGHUP end this process within `bound` seconds: `stop(signum)` starts the front
+    end's graceful stop on the event loop; a second signal, or the bound passing, ends every owned
+    group and exits 128+signal. The handlers stay until the loop closes, so a signal during
+    asyncio.run's own teardown is not swallowed either. `received`: the first signal (0: none)."""
+
+    def __init__(self, stop: Callable[[int], object], bound: float = ENDING_BOUND_S) -> None:
+        self.stop, self.bound = stop, bound
+        self.received = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def install(self) -> Ending:
+        """Take SIGTERM and SIGHUP on the running loop (where the platform has signals)."""
+        self._loop = asyncio.get_running_loop()
+        for signum in ENDING_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                self._loop.add_signal_handler(signum, self._on, signum)
+        return self
+
+    def _on(self, signum: int) -> None:
+        if self.received:  # asked twice: no more waiting
+            self.force()
+            return
+        self.received = signum
+        assert self._loop is not None
+        self._loop.call_later(self.bound, self.force)  # lives as long as the loop, past main()
+        try:
+            self.stop(signum)
+        except Exception:  # noqa: BLE001 - a stop that fails must not keep the process alive
+            self.force()
+        # The servers and commands are told now, not after their clients' own grace periods (an
+        # MCP server gets 2 s to notice its stdin closed): the cancellation above reaches the
+        # calls first (on the loop's next turn), so they end as interrupted, not as crashed.
+        for pgid in owned():
+            signal_group(pgid, signal.SIGTERM)
+
+    def force(self) -> None:
+        """End every owned group and exit now, 128+signal (the graceful stop did not finish)."""
+        with contextlib.suppress(Exception):  # (the terminal may be gone)
+            print(f"loopwright: {signal.Signals(self.received or signal.SIGTERM).name}: the graceful stop did not end "
+                  f"within {self.bound:g} s; ending {len(_OWNED)} process group(s) and exiting", file=sys.stderr)
+        end_all()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(128 + (self.received or signal.SIGTERM))
