@@ -1,0 +1,79 @@
+"""children.py with real processes and real signals: a graceful stop that never ends is cut at
+the bound, a second signal ends the process at once, and an owned process group dies with its
+owner even when the owner is SIGKILLed (the watchdog)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from tests.helpers import process_alive
+
+pytestmark = pytest.mark.e2e
+
+OWNER = textwrap.dedent('''
+    import asyncio, subprocess, sys
+    from loopwright.children import Ending, own
+
+    async def main() -> None:
+        child = subprocess.Popen(["sleep", "300"], start_new_session=True)
+        own(child.pid, "a test's sleeper")
+        Ending(lambda signum: None, bound=float(sys.argv[1])).install()  # a stop that never ends
+        print(child.pid, flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+''')
+
+
+def owner(bound: float) -> tuple[subprocess.Popen[str], int]:
+    p = subprocess.Popen([sys.executable, "-c", OWNER, str(bound)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    assert p.stdout is not None
+    return p, int(p.stdout.readline())
+
+
+def gone(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while process_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not process_alive(pid)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_that_never_ends_is_cut_at_the_bound(sig: int) -> None:
+    p, child = owner(1.0)
+    start = time.monotonic()
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=30)
+    took = time.monotonic() - start
+    assert p.returncode == 128 + sig, err
+    assert 0.9 < took < 4, took  # the bound, not at once and not never
+    assert "the graceful stop did not end within 1 s; ending 1 process group(s)" in err
+    assert gone(child, 2), "the owned process group outlived its owner"
+
+
+def test_a_second_signal_ends_it_at_once() -> None:
+    p, child = owner(120.0)
+    p.send_signal(signal.SIGHUP)
+    time.sleep(0.3)
+    assert p.poll() is None  # the first one waits for the (never ending) graceful stop
+    start = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=30)
+    assert time.monotonic() - start < 3
+    assert p.returncode == 128 + signal.SIGHUP  # the first signal is the reason
+    assert gone(child, 2)
+
+
+def test_an_owned_group_dies_with_a_sigkilled_owner() -> None:
+    p, child = owner(120.0)
+    os.kill(p.pid, signal.SIGKILL)  # no handler, no atexit: only the watchdog is left to do it
+    p.communicate(timeout=30)
+    assert gone(child, 5), "the owned process group outlived a SIGKILLed owner"
