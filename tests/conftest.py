@@ -1,5 +1,7 @@
 """Test configuration: in CI, hypothesis draws the same examples on every run (a failure
-there is reproducible from the log); locally it explores new ones each run."""
+there is reproducible from the log); locally it explores new ones each run. The suite runs on
+pytest-xdist's workers (pyproject.toml's addopts: `--dist loadgroup`); each test has its own HOME
+and temp dirs, and the tests that share a module-scoped fixture run on one worker."""
 
 from __future__ import annotations
 
@@ -16,6 +18,21 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks (--dist loadgroup)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that use one of this suite's module-scoped fixtures (a llama-server, a local Ray, a
+    built docs site, a web site) run on the same xdist worker, one after another: the fixture is set up
+    once, as in a serial run, instead of once on each worker. A test that names its own xdist_group
+    keeps it; the others are handed out one by one."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None or item.get_closest_marker("xdist_group") is not None:
+            continue
+        shared = any(d.scope == "module" for name in info.names_closure for d in info.name2fixturedefs.get(name, ()))
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 @pytest.fixture(autouse=True)

@@ -75,8 +75,14 @@ def ray_cluster() -> Iterator[str]:
     ray.shutdown()
 
 
+# The tests on the module's Ray run on one xdist worker, in turn: one Ray is started, as in a serial
+# run (conftest groups a module fixture's users by itself, but `executor` asks for it at run time);
+# the telemetry tests that start a Ray of their own join the group: one Ray at a time on 2 cores.
+ON_RAY = pytest.mark.xdist_group("ray")
+
+
 # a local Ray starts its own processes (gcs_server, raylet, python workers): the ray runs are e2e
-@pytest.fixture(params=["local", pytest.param("ray", marks=pytest.mark.e2e)])
+@pytest.fixture(params=["local", pytest.param("ray", marks=[pytest.mark.e2e, ON_RAY])])
 def executor(request: pytest.FixtureRequest) -> str:
     if request.param == "ray":
         request.getfixturevalue("ray_cluster")
@@ -262,6 +268,7 @@ def mixed_agent(h: list[dict[str, Any]], failures: dict[str, int]) -> Any:
 
 
 @pytest.mark.e2e
+@ON_RAY
 def test_the_same_tasks_give_the_same_results_locally_and_on_ray(tmp_path: Path, ray_cluster: str,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """One task list of mixed outcomes (success, error_max_turns, a retried error_during_execution,
@@ -777,6 +784,7 @@ def test_retries_only_error_during_execution(tmp_path: Path, executor: str) -> N
 # --- Ray only: a worker killed mid-task ----------------------------------------------------------------------
 
 @pytest.mark.e2e
+@ON_RAY
 def test_a_ray_worker_killed_mid_task_has_its_task_rerun(tmp_path: Path, ray_cluster: str) -> None:
     """The CLI as a subprocess with `--ray auto` (a running cluster, found by RAY_ADDRESS)."""
     work = tmp_path / "w"

@@ -44,7 +44,8 @@ class Session:
         self.t = Term(f"lw-{uuid.uuid4().hex[:8]}")
         env = f"env -u LOOPWRIGHT_SESSIONS_DIR -u LOOPWRIGHT_MODEL LOOPWRIGHT_HOME={self.home}"
         quoted = " ".join(f"'{a}'" for a in args)
-        self.t.tmux("new-session", "-d", "-s", self.t.name, "-x", "150", "-y", "50", "-c", str(self.work),
+        # 200 columns: a line naming a temp path (popen-gwN/ under xdist) stays one line on the screen
+        self.t.tmux("new-session", "-d", "-s", self.t.name, "-x", "200", "-y", "50", "-c", str(self.work),
                     f"{env} {LOOPWRIGHT_BIN} --model scripted:{script} {quoted}; echo $? > {self.status}")
         self.t.tmux("set-option", "-t", self.t.name, "remain-on-exit", "on")
 

@@ -119,19 +119,19 @@ def test_interactive_start_up_checks_its_inputs_before_the_screen(tmp_path: Path
     args = (["--model", "scripted:nope.json"] if bad == "model"
             else ["--model", f"scripted:{EXAMPLE}", "--settings", str(tmp_path / "bad.json")])
     status = tmp_path / "status"
-    name = f"lw-newcomer-{uuid.uuid4().hex[:8]}"
+    name = f"lw-newcomer-{uuid.uuid4().hex[:8]}"  # also its own tmux server (-L): no other test's, nor the user's
     env = (f"env -u LOOPWRIGHT_SESSIONS_DIR -u LOOPWRIGHT_MODEL LOOPWRIGHT_HOME={tmp_path / 'home'} "
            f"PYTHONPATH={os.environ.get('PYTHONPATH', '')}")
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "30", "-c", str(tmp_path),
+    subprocess.run(["tmux", "-L", name, "new-session", "-d", "-s", name, "-x", "120", "-y", "30", "-c", str(tmp_path),
                     f"{env} {LOOPWRIGHT_BIN} {' '.join(args)}; echo $? > {status}; sleep 30"], check=True, timeout=10)
     try:
         deadline = time.monotonic() + 30
         while not (status.exists() and status.read_text().strip()) and time.monotonic() < deadline:
             time.sleep(0.05)
-        screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True,
+        screen = subprocess.run(["tmux", "-L", name, "capture-pane", "-p", "-t", name], capture_output=True, text=True,
                                 timeout=10).stdout
         assert (status.read_text().strip() if status.exists() else "") == "2", screen
         want = "cannot read scripted model file nope.json" if bad == "model" else "invalid JSON in settings file"
         assert f"loopwright: {want}" in screen
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, timeout=10)
+        subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True, timeout=10)

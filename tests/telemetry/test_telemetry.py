@@ -262,6 +262,7 @@ print(json.dumps([[r["id"], r["subtype"], r["worker"]] for r in out]))
 '''
 
 
+@pytest.mark.xdist_group("ray")  # one Ray at a time (tests/batching/test_batch.py: ON_RAY)
 def test_a_batch_on_ray_one_task_span_each_under_the_batch_span(tmp_path: Path) -> None:
     pytest.importorskip("ray", reason="Ray is not installed (pip install 'loopwright[ray]')")
     script = tmp_path / "batch.py"

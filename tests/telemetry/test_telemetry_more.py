@@ -37,7 +37,8 @@ def user_settings(tmp: Path, data: dict[str, object]) -> Path:
     return home
 
 
-@pytest.mark.parametrize("executor", ["local", "ray"])
+# one Ray at a time (tests/batching/test_batch.py: ON_RAY)
+@pytest.mark.parametrize("executor", ["local", pytest.param("ray", marks=pytest.mark.xdist_group("ray"))])
 def test_batch_turned_on_by_the_user_settings_env_has_its_span_over_one_subtree_per_task(
         tmp_path: Path, executor: str) -> None:
     if executor == "ray":
