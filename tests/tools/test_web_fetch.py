@@ -98,6 +98,7 @@ def bomb_pdf(inflated: int = 60 << 20) -> bytes:
 class _Site(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     pdf = b""
+    bomb = b""
     hits: list[str] = []
     barrier = threading.Barrier(2, timeout=5)
     graph: dict[int, Any] = {}
@@ -135,7 +136,7 @@ class _Site(BaseHTTPRequestHandler):
         elif path == "/report.pdf":
             self._send(200, self.pdf, "application/pdf")
         elif path == "/bomb.pdf":
-            self._send(200, bomb_pdf(), "application/pdf")
+            self._send(200, self.bomb, "application/pdf")
         elif path == "/long.txt":  # 250,000 characters: "0000000 0000008 ..." (8 per number)
             self._send(200, "".join(f"{i:07d} " for i in range(0, 250_000, 8)).encode(), "text/plain")
         elif path == "/blob":
@@ -219,6 +220,9 @@ class _Quiet(ThreadingHTTPServer):
 @pytest.fixture(scope="module")
 def site() -> Iterator[str]:
     _Site.pdf = _pdf()
+    # made once, here: compressing its 60 MB in the handler would burn this process's CPU (and
+    # memory) while test_a_conversion_given_up_stops_its_work measures what the give-up left behind
+    _Site.bomb = bomb_pdf()
     httpd = _Quiet(("127.0.0.1", 0), _Site)
     httpd.daemon_threads = True
     t = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
