@@ -1,8 +1,9 @@
 """ConfigChange and FileChanged: Claude Code 2.1.332 and loopwright on the same scripted turns, with
 the same project settings (issue 42). Each side runs as a CLI against its own loopback Messages
-server; a Bash command (or a PostToolUse hook) changes a file, then sleeps 2 s, since Claude Code's
-watcher waits for a write to settle (~0.5 s) before it fires; loopwright looks before the next
-request and needs no wait."""
+server; a Bash command (or a PostToolUse hook) changes a file, then runs the project's settle.sh:
+Claude Code's watcher waits for a write to settle (~0.5 s) before it fires, so there it waits until
+the hook has logged (and 2 s where no hook may fire); loopwright looks before the next request, and
+its settle.sh waits for nothing."""
 
 from __future__ import annotations
 
@@ -34,10 +35,22 @@ def logger(tmp: Path, code: int = 0) -> str:
     return str(p)
 
 
+# Claude Code's side: wait until N hooks have logged to hooks.log (at most ~15 s), then a moment for
+# Claude Code to act on what the hook said; `quiet`: a change that must fire nothing, the time to fire.
+SETTLE_CLAUDE = """#!/bin/sh
+if [ "$1" = quiet ]; then sleep 2; exit 0; fi
+log="$(dirname "$0")/hooks.log"
+i=0
+until [ "$(cat "$log" 2>/dev/null | grep -c .)" -ge "$1" ] || [ $i -ge 300 ]; do sleep 0.05; i=$((i+1)); done
+sleep 0.3
+"""
+SETTLE_LOOPWRIGHT = "#!/bin/sh\nexit 0\n"  # it looks before the next request: nothing to wait for
+
+
 def both(tmp: Path, turns: list[Any], project: dict[str, Any], flag_settings: dict[str, Any] | None = None,
          files: dict[str, str] | None = None) -> dict[str, tuple[Any, Path]]:
     """Claude Code, then loopwright, each in a fresh project with `project` as .claude/settings.json
-    (and `files`); (the server's requests, the project dir)."""
+    (and `files`, and its side's settle.sh); (the server's requests, the project dir)."""
     out: dict[str, tuple[Any, Path]] = {}
     for who in ("claude", "loopwright"):
         proj = tmp / who
@@ -45,6 +58,8 @@ def both(tmp: Path, turns: list[Any], project: dict[str, Any], flag_settings: di
         (proj / ".claude" / "settings.json").write_text(json.dumps(project))
         for name, content in (files or {}).items():
             (proj / name).write_text(content)
+        (proj / "settle.sh").write_text(SETTLE_CLAUDE if who == "claude" else SETTLE_LOOPWRIGHT)
+        (proj / "settle.sh").chmod(0o755)
         args = ["-p", "hi", "--model", "claude-sonnet-4-5", "--permission-mode", "acceptEdits",
                 "--allowedTools", "Bash"]
         if flag_settings is not None:
@@ -82,7 +97,7 @@ def test_config_change_the_same(tmp_path: Path, code: int) -> None:
     new = {**project, "permissions": {"deny": ["Bash(touch *)"]}}
     edit = tmp_path / "edit.sh"
     edit.write_text('#!/bin/sh\ncat >/dev/null\ncp "$CLAUDE_PROJECT_DIR/new.json" '
-                    '"$CLAUDE_PROJECT_DIR/.claude/settings.json"\nsleep 2\n')
+                    '"$CLAUDE_PROJECT_DIR/.claude/settings.json"\n"$CLAUDE_PROJECT_DIR/settle.sh" 1\n')
     edit.chmod(0o755)
     post = {"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": str(edit)}]}]}}
     runs = both(tmp_path, [[bash("echo one", "t1")], [bash("touch made", "t2")], [text("done")]], project, post,
@@ -104,8 +119,9 @@ def test_file_changed_the_same(tmp_path: Path) -> None:
     fires nothing."""
     rec = logger(tmp_path)
     project = {"hooks": {"FileChanged": [{"matcher": "app.cfg", "hooks": [{"type": "command", "command": rec}]}]}}
-    turns = [[bash("echo x > app.cfg; sleep 2", "t1")], [bash("echo y >> app.cfg; sleep 2", "t2")],
-             [bash("rm app.cfg; sleep 2", "t3")], [bash("echo o > other.cfg; sleep 2", "t4")], [text("done")]]
+    turns = [[bash("echo x > app.cfg; ./settle.sh 1", "t1")], [bash("echo y >> app.cfg; ./settle.sh 2", "t2")],
+             [bash("rm app.cfg; ./settle.sh 3", "t3")], [bash("echo o > other.cfg; ./settle.sh quiet", "t4")],
+             [text("done")]]
     runs = both(tmp_path, turns, project)
     for who, (_, proj) in runs.items():
         seen = hook_inputs(proj)
@@ -115,16 +131,17 @@ def test_file_changed_the_same(tmp_path: Path) -> None:
 
 def test_claude_env_file_the_same(tmp_path: Path) -> None:
     """SessionStart's and FileChanged's hooks append exports to $CLAUDE_ENV_FILE: the later Bash
-    commands see them, on both."""
+    commands see them, on both. (FileChanged's hook then logs its input, for settle.sh.)"""
     hooks = {}
-    for event, line in (("start", "export GREETING=hello"), ("fc", "export STAGE=changed")):
+    for event, line, log in (("start", "export GREETING=hello", ">/dev/null"),
+                             ("fc", "export STAGE=changed", '>> "$CLAUDE_PROJECT_DIR/hooks.log"')):
         p = tmp_path / f"{event}.sh"
-        p.write_text(f"#!/bin/sh\ncat >/dev/null\necho '{line}' >> \"$CLAUDE_ENV_FILE\"\n")
+        p.write_text(f"#!/bin/sh\ninput=$(cat)\necho '{line}' >> \"$CLAUDE_ENV_FILE\"\necho \"$input\" {log}\n")
         p.chmod(0o755)
         hooks[event] = str(p)
     project = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": hooks["start"]}]}],
                          "FileChanged": [{"matcher": "app.cfg", "hooks": [{"type": "command", "command": hooks["fc"]}]}]}}
-    turns = [[bash('echo "[$GREETING][$STAGE]"; echo x > app.cfg; sleep 2', "t1")],
+    turns = [[bash('echo "[$GREETING][$STAGE]"; echo x > app.cfg; ./settle.sh 1', "t1")],
              [bash('echo "[$GREETING][$STAGE]"', "t2")], [text("done")]]
     runs = both(tmp_path, turns, project)
     for who, (requests, _) in runs.items():
