@@ -9,12 +9,20 @@ loopwright writes (transcripts, file snapshots, settings and trust files, logs, 
 session) can hold a project's secrets, so it is readable by the user only. Modes are given at
 creation and set again with fchmod/chmod, because the umask is not trusted (it can only take
 bits away, but 0o000 would leave a file unreadable to its owner, and 0o022 is what it usually
-is); existing files and loopwright's own directories are tightened when they are next used."""
+is); existing files and loopwright's own directories are tightened when they are next used.
+
+A file loopwright reads, changes and writes back (the MCP credentials, the trust store, the
+user's and the project's local settings, the plugin store) is changed under `locked(path)`: two
+loopwright processes changing it at once take turns, so neither loses the other's change, and
+every write is whole (a temporary file renamed over it), so a reader never sees half a file."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 PRIVATE_DIR = 0o700
@@ -102,7 +110,7 @@ def write_private(path: Path, data: str | bytes, own_from: Path | None = None) -
     if own_from is not None or not path.parent.is_dir():
         private_dir(path.parent, own_from)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -113,3 +121,41 @@ def write_private(path: Path, data: str | bytes, own_from: Path | None = None) -
             os.unlink(tmp)
         raise
     return path
+
+
+_HELD = threading.local()  # the lock keys this thread holds (a nested locked() of the same file)
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold `path`'s lock for a read-modify-write: another process (or thread) changing the same
+    file waits until this one has written. The lock is an flock on a file of
+    $LOOPWRIGHT_HOME/locks (0700), named by a hash of `path`'s real path, so none is left in a
+    project; it is never removed (a removed lock file would let a third process lock a new one
+    while a second holds the old). Nested calls for one file in one thread hold it once. Where
+    no lock can be taken (no fcntl, an unwritable home) the change goes on unlocked: the write
+    itself reports what is wrong."""
+    try:
+        import fcntl
+    except ImportError:  # (Windows)
+        yield
+        return
+    key = hashlib.sha256(os.path.realpath(path).encode()).hexdigest()[:32]
+    held: set[str] = _HELD.__dict__.setdefault("keys", set())
+    if key in held:
+        yield
+        return
+    try:
+        fd = open_private(private_dir(loopwright_home() / "locks", loopwright_home()) / f"{key}.lock", os.O_RDWR)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        held.add(key)
+        try:
+            yield
+        finally:
+            held.discard(key)
+    finally:
+        os.close(fd)  # (closing releases the flock)

@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 from .gate import PERMISSION_MODES, Permissions, Rule
 from .gate.verdict import RuleSource
+from .home import locked, write_private
 from .home import loopwright_home as loopwright_home
-from .home import write_private
 from .hooks import HookRegistry, Hooks
 from .settingskeys import refused_line
 from .trust import Ignored, narrow_settings, trusted_for
@@ -538,15 +538,16 @@ def add_local_allow_rules(cwd: str | Path, rules: Sequence[str]) -> Path:
     for r in rules:
         Rule.parse(r)  # never write a rule the reader would reject
     path = Path(cwd) / ".loopwright" / "settings.local.json"
-    data: Any = read_json_file(path) if path.exists() else {}
-    if not isinstance(data, dict) or not isinstance(data.get("permissions", {}), dict) or not isinstance(
-            data.get("permissions", {}).get("allow", []), list):
-        raise SettingsError(f"{path}: permissions.allow is not a list in an object; not changed")
-    allow = data.setdefault("permissions", {}).setdefault("allow", [])
-    allow += [r for r in rules if r not in allow]
-    try:
-        write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")  # 0600, never half a file
-    except OSError as e:
-        raise SettingsError(f"cannot write {path}: {e.strerror or e}") from None
-    OWN_WRITES[path] = stamp(path)
+    with locked(path):  # another session saving its rules at the same time keeps them too
+        data: Any = read_json_file(path) if path.exists() else {}
+        if not isinstance(data, dict) or not isinstance(data.get("permissions", {}), dict) or not isinstance(
+                data.get("permissions", {}).get("allow", []), list):
+            raise SettingsError(f"{path}: permissions.allow is not a list in an object; not changed")
+        allow = data.setdefault("permissions", {}).setdefault("allow", [])
+        allow += [r for r in rules if r not in allow]
+        try:
+            write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")  # 0600, never half a file
+        except OSError as e:
+            raise SettingsError(f"cannot write {path}: {e.strerror or e}") from None
+        OWN_WRITES[path] = stamp(path)
     return path

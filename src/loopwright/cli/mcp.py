@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..home import write_private
+from ..home import locked, write_private
 from ..mcp import MCP_JSON
 from ..mcp.config import McpConfigError, ServerConfig, collect, read_json
 from ..settings import SettingsError, load_settings, loopwright_home
@@ -194,14 +194,15 @@ def _read_secret() -> str:
 def _save(scope: str, cwd: Path, name: str, entry: dict[str, Any]) -> Path:
     """Write one server into the scope's file (an existing name is an error); returns the file."""
     path = scope_file(scope, cwd)
-    data = _read_obj(path)
-    servers = data.setdefault("mcpServers", {})
-    if not isinstance(servers, dict):
-        raise McpConfigError(f"{path}: \"mcpServers\" must be an object")
-    if name in servers:
-        raise McpConfigError(f"MCP server {name!r} already exists in {scope} config ({path})")
-    servers[name] = entry
-    _write_obj(path, data)
+    with locked(path):
+        data = _read_obj(path)
+        servers = data.setdefault("mcpServers", {})
+        if not isinstance(servers, dict):
+            raise McpConfigError(f"{path}: \"mcpServers\" must be an object")
+        if name in servers:
+            raise McpConfigError(f"MCP server {name!r} already exists in {scope} config ({path})")
+        servers[name] = entry
+        _write_obj(path, data)
     return path
 
 
@@ -252,9 +253,10 @@ def cmd_remove(a: argparse.Namespace) -> int:
               "pick one with --scope", file=sys.stderr)
         return 1
     path = scope_file(found[0], cwd)
-    data = _read_obj(path)
-    del data["mcpServers"][a.name]
-    _write_obj(path, data)
+    with locked(path):
+        data = _read_obj(path)
+        (data.get("mcpServers") or {}).pop(a.name, None)  # (gone meanwhile: nothing to remove)
+        _write_obj(path, data)
     print(f"Removed MCP server {a.name} from {found[0]} config\nFile modified: {path}")
     return 0
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..home import write_private
+from ..home import locked, write_private
 from . import MCP_JSON
 
 if TYPE_CHECKING:
@@ -350,10 +350,11 @@ def ask_project_approval(options: AgentOptions, ask: Callable[[str], str]) -> li
         return []
     yes = str(answer).strip().lower() in ("y", "yes")
     local = cwd / ".loopwright" / "settings.local.json"
-    data = read_json(local) if local.is_file() and local.read_text(encoding="utf-8").strip() else {}
-    if not isinstance(data, dict):
-        raise McpConfigError(f"{local}: not a JSON object")
-    key = "enabledMcpjsonServers" if yes else "disabledMcpjsonServers"
-    data[key] = [*(data.get(key) or []), *pending]
-    write_private(local, json.dumps(data, indent=2, ensure_ascii=False) + "\n")  # 0600, never half a file
+    with locked(local):
+        data = read_json(local) if local.is_file() and local.read_text(encoding="utf-8").strip() else {}
+        if not isinstance(data, dict):
+            raise McpConfigError(f"{local}: not a JSON object")
+        key = "enabledMcpjsonServers" if yes else "disabledMcpjsonServers"
+        data[key] = [*(data.get(key) or []), *pending]
+        write_private(local, json.dumps(data, indent=2, ensure_ascii=False) + "\n")  # 0600, never half a file
     return pending if yes else []

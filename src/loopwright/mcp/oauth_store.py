@@ -1,7 +1,8 @@
 """Room: mcp. Owns where MCP OAuth tokens and client registrations are kept; may import home.
 
 One file, `$LOOPWRIGHT_HOME/mcp-credentials.json`, 0600 in a 0700 directory (home.write_private,
-written whole through a temporary file): for each server (by name and URL, so a server moved to
+written whole through a temporary file, changed under home.locked so that processes refreshing
+tokens at the same time lose none of each other's): for each server (by name and URL, so a server moved to
 another URL never gets the old one's tokens) its tokens, when they expire (absolute: a token
 read back an hour later is not fresh again) and the client registration (dynamic registration's
 client id and secret). Nothing here is ever logged; the file is never in a project.
@@ -14,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..home import loopwright_home, write_private
+from ..home import locked, loopwright_home, write_private
 
 FILE_NAME = "mcp-credentials.json"
 
@@ -51,30 +52,33 @@ def entry(key: str) -> dict[str, Any]:
 
 
 def update(key: str, **fields: Any) -> None:
-    """Set fields of a server's entry (None removes one)."""
-    data = _read()
-    e = data.get(key) if isinstance(data.get(key), dict) else {}
-    assert isinstance(e, dict)
-    for k, v in fields.items():
-        if v is None:
-            e.pop(k, None)
+    """Set fields of a server's entry (None removes one). Under the file's lock: two loopwright
+    processes refreshing tokens at once each keep the other's change."""
+    with locked(credentials_file()):
+        data = _read()
+        e = data.get(key) if isinstance(data.get(key), dict) else {}
+        assert isinstance(e, dict)
+        for k, v in fields.items():
+            if v is None:
+                e.pop(k, None)
+            else:
+                e[k] = v
+        if e:
+            data[key] = e
         else:
-            e[k] = v
-    if e:
-        data[key] = e
-    else:
-        data.pop(key, None)
-    _write(data)
+            data.pop(key, None)
+        _write(data)
 
 
 def forget(name: str) -> list[str]:
     """Remove every entry of the server named `name` (any URL); returns the URLs removed."""
-    data = _read()
-    gone = [k for k in data if k.split("|", 1)[0] == name]
-    for k in gone:
-        del data[k]
-    if gone:
-        _write(data)
+    with locked(credentials_file()):
+        data = _read()
+        gone = [k for k in data if k.split("|", 1)[0] == name]
+        for k in gone:
+            del data[k]
+        if gone:
+            _write(data)
     return [k.split("|", 1)[1] for k in gone]
 
 

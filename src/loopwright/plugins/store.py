@@ -56,6 +56,13 @@ def _write(name: str, data: dict[str, Any]) -> None:
     write_private(store_dir() / name, json.dumps(data, indent=2), loopwright_home())
 
 
+def _locked(name: str) -> Any:
+    """The store file `name`'s lock, held around each read-modify-write of it (home.locked)."""
+    from ..home import locked
+
+    return locked(store_dir() / name)
+
+
 def _git_clone(url: str, dest: Path) -> None:
     if shutil.which("git") is None:
         raise PluginError(f"cannot clone {url}: git is not installed")
@@ -82,7 +89,7 @@ def add_marketplace(source: str) -> tuple[str, list[str]]:
     """Add a marketplace: a local directory (read in place) or a git URL or repository path
     (cloned). Returns its name and its plugins' names."""
     here = Path(source).expanduser()
-    known = _read(MARKETPLACES)
+    _read(MARKETPLACES)  # a damaged store is said before any clone
     if here.is_dir() and (here / ".claude-plugin" / "marketplace.json").is_file():
         root, kind = here.resolve(), "directory"
     else:
@@ -98,8 +105,10 @@ def add_marketplace(source: str) -> tuple[str, list[str]]:
             shutil.rmtree(tmp, ignore_errors=True)
         kind = "git"
     data = _marketplace_json(root)
-    known[data["name"]] = {"source": source, "kind": kind, "path": str(root)}
-    _write(MARKETPLACES, known)
+    with _locked(MARKETPLACES):
+        known = _read(MARKETPLACES)
+        known[data["name"]] = {"source": source, "kind": kind, "path": str(root)}
+        _write(MARKETPLACES, known)
     return data["name"], [str(p.get("name")) for p in data["plugins"] if isinstance(p, dict)]
 
 
@@ -157,9 +166,10 @@ def install(spec: str) -> tuple[Plugin, list[str]]:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     plugin = load_plugin(dest, f"{name}@{market}")
-    installed = _read(INSTALLED)
-    installed[f"{name}@{market}"] = {"path": str(dest), "enabled": True, "version": entry.get("version")}
-    _write(INSTALLED, installed)
+    with _locked(INSTALLED):
+        installed = _read(INSTALLED)
+        installed[f"{name}@{market}"] = {"path": str(dest), "enabled": True, "version": entry.get("version")}
+        _write(INSTALLED, installed)
     return plugin, plugin.runs()
 
 
@@ -174,20 +184,22 @@ def _entry(spec: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
 
 def set_enabled(spec: str, enabled: bool) -> str:
     """Enable or disable an installed plugin; returns its `name@marketplace`."""
-    key, entry, installed = _entry(spec)
-    entry["enabled"] = enabled
-    _write(INSTALLED, installed)
+    with _locked(INSTALLED):
+        key, entry, installed = _entry(spec)
+        entry["enabled"] = enabled
+        _write(INSTALLED, installed)
     return key
 
 
 def remove(spec: str) -> str:
     """Uninstall a plugin (its copy is deleted); returns its `name@marketplace`."""
-    key, entry, installed = _entry(spec)
-    path = Path(entry["path"])
-    if path.is_relative_to(store_dir()):
-        shutil.rmtree(path, ignore_errors=True)
-    del installed[key]
-    _write(INSTALLED, installed)
+    with _locked(INSTALLED):
+        key, entry, installed = _entry(spec)
+        path = Path(entry["path"])
+        if path.is_relative_to(store_dir()):
+            shutil.rmtree(path, ignore_errors=True)
+        del installed[key]
+        _write(INSTALLED, installed)
     return key
 
 

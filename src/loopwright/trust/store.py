@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..home import loopwright_home, write_private
+from ..home import locked, loopwright_home, write_private
 
 STORE_NAME = "trust.json"
 TRUSTED_DIRS_ENV = "LOOPWRIGHT_TRUSTED_DIRS"
@@ -60,20 +60,22 @@ def trust_dir(path: str | Path) -> str:
     real = _real(path)
     if not os.path.isdir(real):
         raise TrustError(f"{path}: not a directory")
-    ws = _read_store()
-    ws[real] = {"since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    _write_store(ws)
+    with locked(store_path()):
+        ws = _read_store()
+        ws[real] = {"since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        _write_store(ws)
     return real
 
 
 def revoke_dir(path: str | Path) -> bool:
     """Forget the trust of `path` (by its real path, or as it was stored); False if not stored."""
-    ws = _read_store()
-    keys = {k for k in (_real(path), str(path), os.path.abspath(str(path))) if k in ws}
-    for k in keys:
-        del ws[k]
-    if keys:
-        _write_store(ws)
+    with locked(store_path()):
+        ws = _read_store()
+        keys = {k for k in (_real(path), str(path), os.path.abspath(str(path))) if k in ws}
+        for k in keys:
+            del ws[k]
+        if keys:
+            _write_store(ws)
     return bool(keys)
 
 

@@ -49,24 +49,25 @@ def edit_user_rule(kind: str, rule: str, add: bool) -> Path:
     """Add or remove `rule` in permissions.<kind> of the user's settings file (0600, the rest of
     the file kept). SettingsError when the file is not a JSON object with lists there."""
     from ...gate import Rule
-    from ...home import private_dir, write_private
+    from ...home import locked, private_dir, write_private
     from ...settings import SettingsError, read_json_file
 
     Rule.parse(rule)  # never write a rule the reader would reject
     path = user_settings()
-    data: Any = read_json_file(path) if path.exists() else {}
-    perms = data.setdefault("permissions", {}) if isinstance(data, dict) else None
-    if not isinstance(perms, dict) or not isinstance(perms.setdefault(kind, []), list):
-        raise SettingsError(f"{path}: permissions.{kind} is not a list in an object; not changed")
-    items: list[Any] = perms[kind]
-    if add and rule not in items:
-        items.append(rule)
-    elif not add:
-        if rule not in items:
-            raise SettingsError(f"{path} has no {kind} rule {rule}")
-        items.remove(rule)
-    private_dir(path.parent)
-    write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    with locked(path):  # (another loopwright changing the file meanwhile keeps its change)
+        data: Any = read_json_file(path) if path.exists() else {}
+        perms = data.setdefault("permissions", {}) if isinstance(data, dict) else None
+        if not isinstance(perms, dict) or not isinstance(perms.setdefault(kind, []), list):
+            raise SettingsError(f"{path}: permissions.{kind} is not a list in an object; not changed")
+        items: list[Any] = perms[kind]
+        if add and rule not in items:
+            items.append(rule)
+        elif not add:
+            if rule not in items:
+                raise SettingsError(f"{path} has no {kind} rule {rule}")
+            items.remove(rule)
+        private_dir(path.parent)
+        write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return path
 
 
