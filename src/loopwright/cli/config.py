@@ -17,6 +17,7 @@ from ..prompts import default_system_prompt
 
 if TYPE_CHECKING:
     from ..options import AgentDefinition, AgentOptions
+    from ..settings import Settings
     from ..usage import Price
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE = 0, 1, 2
@@ -253,7 +254,9 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
     tools = [*default_tools(), make_agent_tool(agents)]  # (the Task tools unless CLAUDE_CODE_ENABLE_TASKS=false)
     denied = {r for r in split_tools(args.disallowed_tools) if "(" not in r}  # a disallowed tool is not offered
     tools = offered_tools([t for t in tools if t.name not in denied], getattr(args, "tools", None), denied, [])
-    main = main_agent(getattr(args, "agent", None), agents, cwd, args)
+    settings = _read_settings(args, cwd)  # once: their "agent", "model", "fallbackModel", "effortLevel", apiKeyHelper
+    main = main_agent(getattr(args, "agent", None) or (settings.agent if settings is not None else None), agents,
+                      cwd, args)
     if main is not None:  # --agent: the main thread runs as that agent (what the command line says wins)
         tools = [t for t in tools if (main.tools is None or t.name in main.tools)
                  and t.name not in (main.disallowed_tools or ())]
@@ -309,10 +312,9 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
     )
     from dataclasses import replace
 
-    from ..settings import SettingsError, run_settings, with_settings_model
+    from ..settings import SettingsError, with_settings_model
 
     try:  # the settings' "model" (Claude Code's) when no flag names one, and their apiKeyHelper
-        settings = run_settings(options, cwd)
         options = with_settings_model(options, settings)
     except SettingsError:
         settings = None  # the run reads the files again and reports the error
@@ -323,17 +325,15 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
 
 def main_agent(name: str | None, agents: dict[str, AgentDefinition], cwd: Path,
                args: argparse.Namespace) -> AgentDefinition | None:
-    """`--agent NAME` (else the settings' "agent"): its definition (--agents JSON first, then the
+    """`name` (--agent NAME, else the settings' "agent"): its definition (--agents JSON first, then the
     agent files of the setting sources; a project's file in an untrusted workspace grants nothing:
     agentfiles.py)."""
+    if not name:
+        return None
     from ..trust import trusted_for
 
     sources = [x.strip() for x in (getattr(args, "setting_sources", None) or "").split(",") if x.strip()]
     trusted = True if getattr(args, "trust", False) else trusted_for(None, cwd)
-    if not name:
-        name = _settings_agent(args, cwd, sources, trusted)
-    if not name:
-        return None
     from ..agentfiles import find_agent_files, pick_agent
 
     files = find_agent_files(cwd, [x for x in sources if x in ("user", "project")], trusted)
@@ -357,18 +357,20 @@ def offered_tools(tools: list[Any], spec: str | None, denied: set[str], notes: l
     return [by_name[n] for n in names if n in by_name]
 
 
-def _settings_agent(args: argparse.Namespace, cwd: Path, sources: list[str], trusted: bool) -> str | None:
-    """The settings' "agent" (Claude Code's key; --agent overrides it)."""
+def _read_settings(args: argparse.Namespace, cwd: Path) -> Settings | None:
+    """The settings files the command line's run reads (settings.run_settings of its options: the
+    same sources, --settings, --claude-settings and trust), read once for what the command line
+    takes from them (None: unreadable; the run's own reading names the problem)."""
     from ..settings import SettingsError, load_settings
+    from ..trust import trusted_for
 
-    extra = getattr(args, "settings", None)
-    if not sources and extra is None:
-        return None
+    sources = [x.strip() for x in (getattr(args, "setting_sources", None) or "").split(",") if x.strip()]
+    trusted = True if getattr(args, "trust", False) else trusted_for(None, cwd)
     try:
-        return load_settings(cwd, sources, claude=bool(getattr(args, "claude_settings", False)), extra=extra,
-                             trusted=trusted).agent
+        return load_settings(cwd, sources, claude=bool(getattr(args, "claude_settings", False)),
+                             extra=getattr(args, "settings", None), trusted=trusted)
     except SettingsError:
-        return None  # the run's own reading of the settings names the problem
+        return None
 
 
 def _mcp_cli_servers(values: list[str]) -> dict[str, Any] | None:
