@@ -31,7 +31,7 @@ class TextBlock:
         return {"type": "text", "text": self.text, **self.extra}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # (not frozen: never changed nor hashed, and frozen doubles what declaring it costs every start, issue 41)
 class InvalidInput:
     """A tool call's input as the model wrote it, when it is not a JSON object (`error` says why)
     or the response hit max_tokens while it was being written (`cut_off`)."""

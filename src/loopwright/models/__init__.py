@@ -45,7 +45,7 @@ def load_script(path: str | Path) -> list[Any]:
 Provider = Literal["scripted", "openai", "responses", "anthropic"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # (not frozen: never changed nor hashed, and frozen doubles what declaring it costs every start, issue 41)
 class ModelSpec:
     """A model string, parsed: `provider` and the `name` after its prefix (a file for scripted).
     `problem` says why it cannot be used: "empty" (a prefix with nothing after it), "provider"

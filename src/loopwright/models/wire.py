@@ -330,7 +330,7 @@ class Response:
             conn.close()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # (not frozen: never changed nor hashed, and frozen doubles what declaring it costs every start, issue 41)
 class _Proxy:
     scheme: str  # http, https, socks5, socks5h
     host: str

@@ -14,7 +14,7 @@ from typing import Any, Literal
 IgnoredKind = Literal["command", "grant", "environment", "outside-read", "name"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # (not frozen: never changed nor hashed, and frozen doubles what declaring it costs every start, issue 41)
 class Ignored:
     """One thing of the project's that this run does not use, and where it was written."""
 
