@@ -38,8 +38,8 @@ from .assemble_parts import (
     unloaded_plugins,
     with_agent_files,
 )
+from .autocompact import AutoCompactor
 from .blocks import Prompt, WireBlock, WireMessage, local_command_tail, prompt_content, wire_blocks
-from .context import AutoCompactor
 from .execute import Executor
 from .gate import Permissions
 from .history import History

@@ -1,5 +1,5 @@
-"""Room: execute / invariant / context. Owns compaction and token estimates; may import
-data types, bases, models and invariant, never options or above.
+"""Room: execute / invariant / context. Owns compaction (when it is due: autocompact.py); may
+import data types, bases, models, invariant and autocompact, never options or above.
 
 Context compaction: the answer to seed Prop 5.2 (3).
 
@@ -20,8 +20,8 @@ Two ways in:
 - `compact(history, model, keep_last_turns=N, instructions=...)`: the pure operation;
   it and the loop's `Run.compact` both run `summarize` (the summarizing calls and their cost,
   through the catalog's `call_cost`), each with its own way to call the model and count the cost;
-- automatic, in the loop (`Run.auto_compact()` in loop.py, before each model call; this
-  module's `AutoCompactor` says when it is due): when the forecast
+- automatic, in the loop (`Run.auto_compact()` in loop.py, before each model call;
+  `AutoCompactor`, autocompact.py, says when it is due): when the forecast
   n_{k+1} = n_k + a_k + r_k (seed Def 5.1, from the last call's measured n_k and output)
   exceeds `compact_threshold * W`. `W` is `AgentOptions.context_window`, else a per-model
   default (`default_context_window`), else auto-compaction is off.
@@ -37,8 +37,8 @@ is left untouched, a SystemMessage("compact_error") is yielded and the run goes 
 full history; auto-compaction is not tried again in that run (a broken summarizer must not
 be paid for on every turn). A PreCompact hook that blocks also leaves the history as is.
 
-Rooms: pure operations on histories (and `AutoCompactor`, which only says when compaction is
-due); imports data types, models.base, invariant and usage, never the loop, options or
+Rooms: pure operations on histories (`AutoCompactor`, which only says when compaction is due,
+is in autocompact.py); imports data types, models.base, invariant and usage, never the loop, options or
 sessions. Compacting a running loop is `Run.compact` (loop.py: its hook, its stream and its
 budget around `summarize`); between runs, `client.compact_conversation` (the hook, `compact`,
 the transcript's compact_boundary).
@@ -51,16 +51,21 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+# When compaction is due, and the window: apart (autocompact.py), so that a run loads this module
+# only when it compacts (start-up, issue 41); named here too, where they were.
+from .autocompact import DEFAULT_KEEP_TURNS as DEFAULT_KEEP_TURNS
+from .autocompact import AutoCompactor as AutoCompactor
+from .autocompact import default_context_window as default_context_window
+from .autocompact import turn_starts as turn_starts
 from .blocks import WireMessage, text_of
 from .invariant import check as check_inv
 from .models.base import Model, ModelError, ModelRequest, ModelResponse, complete
-from .models.catalog import call_cost, context_window
+from .models.catalog import call_cost
 from .tokens import estimate_tokens
 
 if TYPE_CHECKING:
-    from .usage import CallUsage, Price
+    from .usage import Price
 
-DEFAULT_KEEP_TURNS = 2  # turns kept verbatim when the caller does not say
 MAX_RESULT_CHARS = 8_000  # a tool result longer than this is cut in the transcript (head + tail)
 
 SUMMARY_SYSTEM = (
@@ -112,17 +117,7 @@ class CompactResult:
 
 # --- estimates ------------------------------------------------------------------------------------
 
-def default_context_window(model: str) -> int | None:
-    """The model's context window from the model catalog (models/catalog.py), None if unknown."""
-    return context_window(model)
-
-
 # --- the operation ----------------------------------------------------------------------------
-
-def turn_starts(history: list[WireMessage]) -> list[int]:
-    """Where turns start: the indexes of assistant messages (the only safe cut points)."""
-    return [i for i, m in enumerate(history) if i > 0 and m.get("role") == "assistant"]
-
 
 def _cut(history: list[WireMessage], keep_last_turns: int) -> int:
     if keep_last_turns < 0:
@@ -306,61 +301,3 @@ async def compact(history: list[WireMessage], model: Model, *, keep_last_turns: 
         if isinstance(ev, CompactResult):
             return ev
     raise CompactError("the summarizing call returned no response")  # (summarize ends with a result)
-
-
-# --- for the loop ---------------------------------------------------------------------------------
-
-class AutoCompactor:
-    """When automatic compaction is due (pure: the loop's Run does the compaction itself)."""
-
-    def __init__(self, context_window: int | None, compact_threshold: float, enabled: bool, model_name: str) -> None:
-        window = context_window if context_window is not None else default_context_window(model_name)
-        if window is not None and window <= 0:
-            raise ValueError(f"context_window must be positive, got {window}")
-        if not 0 < compact_threshold <= 1:
-            raise ValueError(f"compact_threshold must be in (0, 1], got {compact_threshold}")
-        self.window = window
-        self.threshold = compact_threshold
-        self.wanted = enabled
-        self.enabled = enabled and window is not None
-        self.failed = False
-        self.source = "options" if context_window is not None else "catalog" if window is not None else None
-        self.chars_per_token = 4.0  # the estimate's; calibrated by a server's own count (learn)
-
-    def learn(self, window: int, source: str, chars_per_token: float | None = None) -> None:
-        """W as a server said it ("server": asked before the first call; "error": its context-window
-        error): compaction and the output limit follow it from now on."""
-        self.window, self.source = window, source
-        self.enabled = self.wanted
-        if chars_per_token is not None:
-            self.chars_per_token = min(6.0, max(1.5, chars_per_token))
-
-    @staticmethod
-    def forecast(calls: list[CallUsage], h: list[WireMessage], fixed_chars: int) -> int:
-        """n_{k+1} = n_k + a_k + r_k (seed Def 5.1): the last call's measured input and output,
-        plus an estimate of what was appended after its response. Before any call: an estimate
-        (`fixed_chars`: the system prompt and tool definitions)."""
-        # the last assistant message, from the end (a step or two back: not a scan of all of h)
-        last_a = next((i for i in range(len(h) - 1, -1, -1) if h[i].get("role") == "assistant"), None)
-        if not calls or last_a is None:
-            return fixed_chars // 4 + estimate_tokens(h)
-        return calls[-1].input_tokens + calls[-1].output_tokens + estimate_tokens(h[last_a + 1:])
-
-    def keep_turns(self, h: list[WireMessage]) -> int | None:
-        """How many turns to keep: DEFAULT_KEEP_TURNS, fewer if the kept tail would be large or
-        there would be nothing left to summarize; None if no turn can be summarized at all."""
-        starts = turn_starts(h)
-        if not starts:
-            return None
-        keep = min(DEFAULT_KEEP_TURNS, len(starts) - 1)
-        limit = self.threshold * (self.window or 0) / 4
-        while keep > 0 and estimate_tokens(h[starts[len(starts) - keep]:]) > limit:
-            keep -= 1
-        return keep
-
-    def due(self, calls: list[CallUsage], h: list[WireMessage], fixed_chars: int) -> int | None:
-        """The forecast when compaction is due before the next call, else None."""
-        if not self.enabled or self.failed or self.window is None:
-            return None
-        n = self.forecast(calls, h, fixed_chars)
-        return n if n > self.threshold * self.window else None

@@ -1,20 +1,14 @@
 """Room: loop. Compaction of a running loop: step 0 when the next input is forecast near the
-window W, and on demand (a window overflow); context.py holds the pure operation."""
+window W, and on demand (a window overflow); context.py holds the pure operation (imported when
+a run compacts: most runs never do, issue 41)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..context import (
-    DEFAULT_KEEP_TURNS,
-    CompactError,
-    CompactResult,
-    SummaryPlan,
-    plan_summary,
-    summarize,
-)
+from ..autocompact import DEFAULT_KEEP_TURNS
 from ..messages import (
     Message,
     SystemMessage,
@@ -22,6 +16,9 @@ from ..messages import (
 from ..models.base import ModelRequest, ModelResponse
 from .run import Run
 from .stream import stream
+
+if TYPE_CHECKING:
+    from ..context import CompactResult, SummaryPlan
 
 
 def auto_compact(run: Run) -> AsyncIterator[Message] | None:
@@ -46,6 +43,8 @@ async def compact(run: Run, trigger: str, *, keep_last_turns: int = DEFAULT_KEEP
     charged), then h replaced, Inv's checker reset and compact_boundary yielded (the session
     recorder saves the new h with it). Ends the run with error_max_budget_usd if its cost
     reached B (a ResultMessage, the last message yielded)."""
+    from ..context import CompactError, plan_summary
+
     s, hooks = run.state, run.deps.hooks
     if hooks.active:
         blocked = await hooks.pre_compact(trigger, instructions or "")
@@ -115,6 +114,8 @@ class _Summary:
     async def made(self, plan: SummaryPlan) -> AsyncIterator[Message]:
         """Run the plan's calls: their api_retry messages (partial StreamEvents of the summary
         are not shown); any failure leaves h as it was (CancelledError passes)."""
+        from ..context import CompactError, CompactResult, summarize
+
         s = self.run.state
         t0 = time.perf_counter()
         try:

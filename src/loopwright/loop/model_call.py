@@ -119,7 +119,7 @@ def _charged(run: Run, a: ModelResponse | None, before: list[Any]) -> ModelRespo
 
 async def fit_window(run: Run, over: Any, attempt: int, error: str) -> AsyncIterator[Message]:
     """Learn W from an overflow error and compact h to fit it (raises RunError when nothing can)."""
-    from ..context import turn_starts
+    from ..autocompact import turn_starts
     from ..models.window import remember, too_small
 
     c, d, s = run.compactor, run.deps, run.state

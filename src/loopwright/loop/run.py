@@ -10,13 +10,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..autocompact import AutoCompactor
 from ..blocks import (
     TextBlock,
     ToolUseBlock,
     text_of,
-)
-from ..context import (
-    AutoCompactor,
 )
 from ..execute import Executor
 from ..gate import Permissions

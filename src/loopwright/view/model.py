@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..context import default_context_window
+from ..autocompact import default_context_window
 from ..models.catalog import cost_of
 from ..usage import Usage
 
