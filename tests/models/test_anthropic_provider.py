@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import loopwright as lw
+from loopwright.history import frozen
 from loopwright.invariant import check, holds_final
 from loopwright.models.anthropic import AnthropicModel
 from loopwright.models.catalog import price_for
@@ -226,7 +227,12 @@ def test_build_params_copies_only_what_it_marks() -> None:
     p1 = m.build_params(lw.ModelRequest("sys", tools, h))
     p2 = m.build_params(lw.ModelRequest("sys", tools, h))
     assert json.dumps(h) == snapshot and "cache_control" not in json.dumps(tools)
-    assert p1["tools"] is p2["tools"] and p1["system"] is p2["system"]  # built once
+    # a caller's plain list may have changed in place since: built each time; a run's frozen
+    # definitions (loop/state.py's RunDeps) are built once
+    assert p1["tools"] == p2["tools"] and p1["tools"] is not p2["tools"] and p1["system"] is p2["system"]
+    run_tools = frozen(tools)
+    assert m.build_params(lw.ModelRequest("sys", run_tools, h))["tools"] is \
+        m.build_params(lw.ModelRequest("sys", run_tools, h))["tools"] == p1["tools"]
     msgs = p1["messages"]
     assert msgs is not h and msgs[0] is h[0] and msgs[1] is h[1]  # untouched messages are shared
     assert msgs[3]["content"][0]["cache_control"] == {"type": "ephemeral"}

@@ -178,25 +178,84 @@ def _fresh_body(h: list[Any], system: str, tools: list[dict[str, Any]]) -> dict[
                                                                                        tools=tools))
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(rewrites, max_size=14))
+# Edits in place: of a message already in the History (each must be refused: the type's rule), and
+# of the caller's own tool definitions (a plain list the provider must not take as unchanged while
+# it is the same object of the same length, issue 41).
+mutations = st.one_of(
+    st.tuples(st.just("mutate"), st.sampled_from(["set", "update", "pop", "append", "block", "input", "nested",
+                                                    "setdefault", "extend", "sort", "iadd", "ior"]), st.integers(0, 9)),
+    st.tuples(st.just("tools"), st.sampled_from(["replace", "edit", "add", "new"]), st.text(max_size=3)),
+)
+
+
+def _attempt(h: History, how: str, k: int) -> None:
+    """One in-place edit of a message already in h: refused with a TypeError, h unchanged."""
+    m = h[k % len(h)]
+    content = m["content"]
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    tool_inputs = [b["input"] for b in blocks if isinstance(b.get("input"), dict)]
+    edits: dict[str, Any] = {
+        "set": lambda: m.__setitem__("content", "x"), "update": lambda: m.update(role="user"),
+        "pop": lambda: m.pop("content"), "setdefault": lambda: m.setdefault("extra", 1),
+        "ior": lambda: m.__ior__({"role": "user"}),
+        "append": lambda: content.append({"type": "text", "text": "x"}) if isinstance(content, list) else m.clear(),
+        "extend": lambda: content.extend([]) if isinstance(content, list) else m.popitem(),
+        "sort": lambda: content.sort() if isinstance(content, list) else m.clear(),
+        "iadd": lambda: content.__iadd__([]) if isinstance(content, list) else m.clear(),
+        "block": lambda: blocks[0].__setitem__("text", "x") if blocks else m.clear(),
+        "input": lambda: tool_inputs[0].__setitem__("k", -1) if tool_inputs else m.clear(),
+        "nested": lambda: (blocks[0].get("cache_control") or blocks[0]).update(x=1) if blocks else m.clear(),
+    }
+    before = json.dumps(h)
+    with pytest.raises(TypeError, match="append-only"):
+        edits[how]()
+    assert json.dumps(h) == before
+
+
+def _edit_tools(tools: list[dict[str, Any]], how: str, word: str) -> list[dict[str, Any]]:
+    """The caller's tool definitions edited in place (the same list, mostly of the same length)."""
+    if how == "replace":  # an item replaced: the same list, the same length
+        tools[0] = {**tools[0], "description": f"read {word}"}
+    elif how == "edit":  # a definition's schema edited: the same list, the same length, the same dicts
+        tools[-1]["input_schema"]["properties"] = {"p": {"type": "string", "description": word}}
+    elif how == "add":
+        tools.append({"name": f"T{len(tools)}", "description": word, "input_schema": {"type": "object"}})
+    else:  # a new list
+        tools = [{**t, "description": f"new {word}"} for t in tools]
+    return tools
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(rewrites, mutations), max_size=16))
 def test_appends_and_rewrites_in_any_order_send_the_body_encoded_from_scratch(ops: list[tuple[Any, ...]]) -> None:
-    """A run's History through one Anthropic model and its body encoder, call after call, with
-    appends and every named rewrite interleaved: each request's bytes are the bytes of the same
-    history encoded from scratch (a fresh model, json.dumps of the whole body), and the OpenAI
-    shapes' cached conversions equal a fresh conversion."""
+    """A run's History through one Anthropic model and its body encoder, and through the OpenAI
+    chat model, call after call, with appends, every named rewrite, attempted in-place edits of
+    the history and in-place edits of the caller's tool definitions interleaved: each request's
+    bytes are the bytes of the same history and tools encoded from scratch (a fresh model,
+    json.dumps of the whole body), and the OpenAI shapes' cached conversions equal a fresh
+    conversion."""
     model = AnthropicModel("claude-sonnet-4-5", api_key="k")
+    chat_model = OpenAICompatModel("m", base_url="http://127.0.0.1:1/v1", api_key="k")
     chat, items = PerMessage(chat_messages), PerMessage(responses_items)
     tools = [{"name": "Read", "description": "read", "input_schema": {"type": "object"}}]
     h = History([{"role": "user", "content": [{"type": "text", "text": "go"}]}])
     for op in [None, *ops]:
-        if op is not None:
+        if op is not None and op[0] == "mutate":
+            if h:
+                _attempt(h, op[1], op[2])
+        elif op is not None and op[0] == "tools":
+            tools = _edit_tools(tools, op[1], op[2])
+        elif op is not None:
             _apply(h, op)
         if not h:
             continue
         body = {**model.build_params(ModelRequest(messages=h, system="sys", tools=tools)), "stream": True}
-        fresh = {**_fresh_body(h, "sys", tools), "stream": True}
+        fresh = {**_fresh_body(h, "sys", copy.deepcopy(tools)), "stream": True}
         assert model._encoder.encode(body) == _plain(fresh)
+        sent = chat_model.build_params(ModelRequest(messages=h, system="sys", tools=tools))
+        anew = OpenAICompatModel("m", base_url="http://127.0.0.1:1/v1", api_key="k").build_params(
+            ModelRequest(messages=thawed(list(h)), system="sys", tools=copy.deepcopy(tools)))
+        assert chat_model._encoder.encode(sent) == _plain(anew)
         assert to_openai_messages("sys", h, chat) == to_openai_messages("sys", thawed(list(h)))
         assert to_responses_input(h, items) == to_responses_input(thawed(list(h)))
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..execute import Executor
-from ..history import History
+from ..history import History, frozen
 from ..hooks import HookState, RunHooks
 from ..invariant import InvariantChecker
 from ..messages import (
@@ -113,6 +113,14 @@ class RunDeps:
     mcp: McpServers | None = None  # servers to open before the first step
     settings: Settings | None = None  # the settings files, merged: what tools read of them (tools/web)
     handoffs: HandoffSwitch | None = None  # the run's handoffs (handoffs.py; loop/handoff.py switches)
+
+    def __post_init__(self) -> None:
+        # The definitions a request sends, read-only (history.frozen: a copy; frozen already, itself):
+        # the providers keep their JSON while they are the same object (models/http.py's
+        # BodyEncoder), which holds only for what cannot change in place (issue 41). A tool's schema
+        # edited after the run was built changes what its input is checked against, not what this
+        # run's requests say.
+        object.__setattr__(self, "tool_defs", frozen(self.tool_defs))
 
 
 @dataclass(slots=True)

@@ -25,6 +25,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, Unpack
 
 from ..blocks import InvalidInput, ToolUseBlock, blocks_from_wire
+from ..history import FrozenList, frozen
 from ..messages import StreamEvent
 from ..usage import Usage
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, parse_input
@@ -107,7 +108,7 @@ class AnthropicModel(HTTPModel):
         self.prompt_caching = prompt_caching
         self._mark: dict[str, Any] = {"type": "ephemeral", **({"ttl": cache_ttl} if cache_ttl else {})}
         # built once per (tools list, system string): byte-stable across calls
-        self._tools_key: tuple[Any, int] | None = None
+        self._tools_key: Any = None  # the definitions _tools_built was made of
         self._tools_built: list[dict[str, Any]] = []
         self._system_key: str | None = None
         self._system_built: Any = None
@@ -144,19 +145,21 @@ class AnthropicModel(HTTPModel):
     # --- the request ------------------------------------------------------------------------
 
     def _tools_param(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        key = (tools, len(tools))
-        if self._tools_key is None or self._tools_key[0] is not tools or self._tools_key[1] != len(tools):
+        """The tools with the last one's breakpoint: built once for a run's (frozen) definitions, each
+        time for a caller's plain list (it may have changed in place since: issue 41)."""
+        if self._tools_key is not tools or type(tools) is not FrozenList:
             built = list(tools)
             if self.prompt_caching and built:
                 built[-1] = {**built[-1], "cache_control": self._mark}
-            self._tools_key, self._tools_built = key, built
+            self._tools_key, self._tools_built = tools, frozen(built)
         return self._tools_built
 
     def _system_param(self, system: str) -> Any:
         if self._system_key != system:
             self._system_key = system
-            self._system_built = (
-                [{"type": "text", "text": system, "cache_control": self._mark}] if self.prompt_caching else system
+            self._system_built = (  # (frozen: the body encoder keeps its JSON)
+                frozen([{"type": "text", "text": system, "cache_control": self._mark}]) if self.prompt_caching
+                else system
             )
         return self._system_built
 

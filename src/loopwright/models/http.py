@@ -44,7 +44,7 @@ from typing import Any, ClassVar, Generic, TypedDict, TypeVar
 from urllib.parse import urlsplit
 
 from .. import __version__
-from ..history import FrozenDict, frozen
+from ..history import FrozenDict, FrozenList, frozen
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse
 from .retry import (
     AttemptFailed,
@@ -369,14 +369,18 @@ class PerMessage(Generic[T]):
 class BodyEncoder:
     """A request body as JSON bytes, the history under `key` encoded a message at a time, each
     message once (PerMessage), and the tool definitions and system prompt once while they are
-    the same objects (the providers build them once per run: a run's largest fixed part)."""
+    the same objects (the providers build them once per run: a run's largest fixed part). As in
+    PerMessage, only what cannot change in place is remembered: a string, or a FrozenList (a run's
+    tool definitions are frozen, loop/state.py's RunDeps); a caller's plain list is encoded anew
+    each time (the same list of the same length was taken as unchanged, and an item replaced in
+    place was never sent, issue 41)."""
 
     __slots__ = ("_json", "_key", "_fixed")
 
     def __init__(self, key: str = "messages") -> None:
         self._key = key
         self._json: PerMessage[str] = PerMessage(_dumps)
-        self._fixed: dict[str, tuple[Any, int, str]] = {}  # body key -> (value, its len, its JSON)
+        self._fixed: dict[str, tuple[Any, str]] = {}  # body key -> (a str or FrozenList, its JSON)
 
     def encode(self, body: dict[str, Any]) -> bytes:
         msgs = body.get(self._key)
@@ -396,14 +400,13 @@ class BodyEncoder:
         return "".join(parts).encode()
 
     def _value(self, k: str, v: Any) -> str:
-        if not isinstance(v, (list, str)):
+        if type(v) is not str and type(v) is not FrozenList:
             return _dumps(v)
-        # PerMessage's rule: the same object of the same length is taken as unchanged
-        hit = self._fixed.get(k)
-        if hit is not None and hit[0] is v and hit[1] == len(v):
-            return hit[2]
+        hit = self._fixed.get(k)  # (the same immutable object: its JSON of the last time)
+        if hit is not None and hit[0] is v:
+            return hit[1]
         text = _dumps(v)
-        self._fixed[k] = (v, len(v), text)
+        self._fixed[k] = (v, text)
         return text
 
 

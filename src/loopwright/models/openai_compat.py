@@ -34,6 +34,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Unpack
 
 from ..blocks import Block, TextBlock, wire_blocks
+from ..history import FrozenList, frozen
 from ..ids import new_hex
 from ..messages import StreamEvent
 from ..usage import Usage
@@ -99,7 +100,7 @@ class OpenAICompatModel(HTTPModel):
         self.stream_usage = stream_usage
         # a server of the user's own (not OpenAI's): its window is asked before the first call (models/window.py)
         self.discovers_window = bool(self.base_url) and "api.openai.com" not in str(self.base_url)
-        self._tools_key: tuple[Any, int] | None = None
+        self._tools_key: Any = None  # the definitions _tools_built was made of
         self._per_message: PerMessage[list[dict[str, Any]]] = PerMessage(self.message_items)  # (each message once)
         self._tools_built: list[dict[str, Any]] = []
 
@@ -118,13 +119,15 @@ class OpenAICompatModel(HTTPModel):
         return chat_messages(m)
 
     def _tools_param(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        if self._tools_key is None or self._tools_key[0] is not tools or self._tools_key[1] != len(tools):
-            self._tools_key = (tools, len(tools))
-            self._tools_built = [
+        """The tools in this API's shape: once for a run's (frozen) definitions, each time for a
+        caller's plain list (it may have changed in place since: issue 41)."""
+        if self._tools_key is not tools or type(tools) is not FrozenList:
+            self._tools_key = tools
+            self._tools_built = frozen([
                 {"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
                                                   "parameters": t.get("input_schema") or {"type": "object"}}}
                 for t in tools
-            ]
+            ])
         return self._tools_built
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..blocks import Block, WireMessage, block_from_wire, blocks_from_wire, tool_uses
+from ..history import FrozenList
 from ..tokens import estimate_tokens
 from ..usage import Usage
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, tool_use
@@ -67,9 +68,9 @@ class ScriptedModel:
         self._cost = cost_per_call_usd
         self._flat_cost = 0.0 if callable(cost_per_call_usd) else float(cost_per_call_usd or 0.0)
         self.calls = 0
-        # incremental token count of the history: (the list itself, messages counted, their sum).
-        # The list is held, not its id(): a new list could reuse a freed list's id.
-        self._seen: tuple[list[WireMessage] | None, int, int] = (None, 0, 0)
+        # incremental token count of a History: (the History itself, its generation, messages
+        # counted, their sum). The list is held, not its id(): a new list could reuse a freed id.
+        self._seen: tuple[list[WireMessage] | None, int | None, int, int] = (None, None, 0, 0)
         self._fixed: tuple[list[dict[str, Any]], str | None, int] | None = None  # (tools, system, tokens)
 
     @staticmethod
@@ -84,8 +85,10 @@ class ScriptedModel:
         return from_session(path_or_id, sessions_dir, on_divergence)
 
     def _fixed_tokens(self, req: ModelRequest) -> int:
-        """s_0: the tokens of the system prompt and tool definitions, counted once per run."""
-        if self._fixed is None or self._fixed[0] is not req.tools or self._fixed[1] != req.system:
+        """s_0: the tokens of the system prompt and tool definitions, counted once per run (for a
+        run's frozen definitions; a caller's plain list may have changed in place: each call)."""
+        if (self._fixed is None or self._fixed[0] is not req.tools or self._fixed[1] != req.system
+                or type(req.tools) is not FrozenList):
             s0 = (estimate_tokens(req.system) if req.system else 0) + (
                 estimate_tokens(req.tools) if req.tools else 0
             )
@@ -93,12 +96,16 @@ class ScriptedModel:
         return self._fixed[2]
 
     def _history_tokens(self, h: list[WireMessage]) -> int:
-        seen, counted, total = self._seen
-        if seen is not h or counted > len(h):
+        """The history's tokens: only its new messages counted when it is the History counted last
+        time, only appended to since (history.py: a rewrite bumps its generation; a plain list, or
+        a History rewritten to the same length, was taken as only appended to: issue 41)."""
+        seen, generation, counted, total = self._seen
+        gen = getattr(h, "generation", None)
+        if seen is not h or gen is None or gen != generation or counted > len(h):
             counted, total = 0, 0
         for m in h[counted:]:
             total += estimate_tokens(m)
-        self._seen = (h, len(h), total)
+        self._seen = (h, gen, len(h), total)
         return total
 
     def _next_turn(self, h: list[WireMessage]) -> Any:
