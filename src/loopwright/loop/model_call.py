@@ -25,6 +25,7 @@ from ..tokens import estimate_tokens
 from .compaction import compact
 from .run import Run
 from .state import MAX_OVERFLOW_RETRIES, RunError
+from .step import Finish
 from .stream import stream
 
 
@@ -36,9 +37,9 @@ async def call_model(run: Run) -> AsyncIterator[Any]:
     (in its own words: models/window.py) teaches W (remembered per base URL and model); h is
     compacted to fit (context.py, in chunks when h is larger than W) and the same step is
     retried, at most MAX_OVERFLOW_RETRIES times. When even the minimum cannot fit, the error
-    says what to shrink. Yields a ResultMessage (and no response) only when that compaction
-    spent the budget. (One generator for both loops: one around another costs a turn ~6,500
-    instructions, as much as its model call's own work on the scripted model.)"""
+    says what to shrink. Yields a ResultMessage, then Finish() (and no response), only when that
+    compaction spent the budget. (One generator for both loops: one around another costs a turn
+    ~6,500 instructions, as much as its model call's own work on the scripted model.)"""
     s, most = run.state, run.deps.options.max_pause_continuations
     for overflows in range(MAX_OVERFLOW_RETRIES + 1):
         try:
@@ -67,7 +68,8 @@ async def call_model(run: Run) -> AsyncIterator[Any]:
         except ModelError as e:
             async for m in fit_window(run, _overflow(run, e, overflows), overflows, str(e)):
                 yield m
-                if isinstance(m, ResultMessage):
+                if isinstance(m, ResultMessage):  # (compacting to fit W spent B: the run ends with it)
+                    yield Finish()
                     return
 
 

@@ -39,13 +39,20 @@ if TYPE_CHECKING:
 
 
 async def _loop(run: Run) -> AsyncIterator[Message]:
-    """Seed Def 3.1 (§9.1's run_loop): a model call, then its tool calls, each step saying what
-    comes next, until one of its stops."""
+    """Seed Def 3.1 (§9.1's run_loop): a = M(h), then its tool calls, each step saying what comes
+    next, until one of its stops."""
     step: Step = Continue()
     while not isinstance(step, Finish):
-        phase = run_tools(run, step) if isinstance(step, RunTools) else _call(run)
+        phase = run_tools(run, step) if isinstance(step, RunTools) else _call(run)  # 3 and 4, or 0 and 1
         async for ev in phase:
-            if isinstance(ev, (Finish, Continue, RunTools)):
+            if isinstance(ev, ModelResponse):  # 2. what a asks for comes next
+                said = said_message(ev)  # (before anyone holds a's blocks: the caller, the hooks, the tools)
+                yield AssistantMessage(ev.content, ev.model, ev.stop_reason, run.state.budget.calls[-1])
+                step = await _answered(run, ev, said)
+                if not isinstance(step, RunTools):  # what the Stop hooks said (a systemMessage, a failure)
+                    for m in run.hook_messages():
+                        yield m
+            elif isinstance(ev, (Finish, Continue, RunTools)):
                 step = ev
             else:
                 yield ev
@@ -53,33 +60,30 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         yield step.result
 
 
-async def _call(run: Run) -> AsyncIterator[Message | Step]:
-    """Steps 0 to 2: h compacted near W, the budget rule, a = M(h); then what a asks for."""
-    s = run.state
-    if (before := _before_call(run)) is not None:
-        async for ev in before:
-            yield ev
-            if isinstance(ev, Finish):
-                return
-    a: ModelResponse | None = None
-    async for ev in call_model(run):  # 1. a = M(h)
-        if isinstance(ev, ModelResponse):
-            a = ev
-        else:
-            yield ev
-    if a is None:  # (compacting to fit W spent B: its result was yielded)
-        yield Finish()
-        return
-    said = said_message(a)  # (before anyone holds a's blocks: the caller, the hooks, the tools)
-    yield AssistantMessage(a.content, a.model, a.stop_reason, s.budget.calls[-1])
+def _call(run: Run) -> AsyncIterator[Any]:
+    """Steps 0 and 1: h compacted near W, the budget rule, then a = M(h) (its events, then a).
+    Most steps have no step 0 to run: the model call's generator is the step's only one."""
+    before = _before_call(run)
+    return call_model(run) if before is None else _then_call(run, before)
+
+
+async def _then_call(run: Run, before: AsyncIterator[Message | Finish]) -> AsyncIterator[Any]:
+    async for ev in before:
+        yield ev
+        if isinstance(ev, Finish):
+            return
+    async for ev in call_model(run):
+        yield ev
+
+
+async def _answered(run: Run, a: ModelResponse, said: WireMessage) -> Step:
+    """Step 2: a's tool calls run next; else h·a (`said`: a as the history keeps it), and a
+    continuation or the run's end (continuations.py). Over a usage cap, or a paused turn at the
+    budget, the run ends."""
     uses = tool_uses(a.content)
     if (stop := _stop_after_call(run, a, uses)) is not None:
-        yield Finish(stop)
-        return
-    step = RunTools(a, uses, said) if uses else await after_answer(run, a, said)  # 2. done: h·a, or a continuation
-    for m in run.hook_messages():  # what the Stop hooks said (a systemMessage, a failure)
-        yield m
-    yield step
+        return Finish(stop)
+    return RunTools(a, uses, said) if uses else await after_answer(run, a, said)
 
 
 def said_message(a: ModelResponse) -> WireMessage:
