@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NoReturn, SupportsIndex
 
-from .blocks import WireMessage
+from .blocks import Block, WireMessage
 
 _REWRITES = "History.replace_last, drop_last or replace_all"
 
@@ -147,6 +147,13 @@ def frozen(obj: Any) -> Any:
     if t is tuple:
         return tuple(frozen(v) for v in obj)
     return obj
+
+
+def frozen_message(role: str, blocks: list[Block]) -> WireMessage:
+    """A message of `blocks` as a History keeps it (what the loop appends each turn): each block's
+    wire form frozen, in a message and a content list made read-only as they are built, not
+    copied again by `frozen`'s walk (~15,000 instructions a turn of two messages less)."""
+    return FrozenDict({"role": role, "content": FrozenList([frozen(b.to_wire()) for b in blocks])})
 
 
 def thawed(obj: Any) -> Any:

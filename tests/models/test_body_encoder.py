@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loopwright.history import History, thawed
+from loopwright.blocks import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, message_to_wire
+from loopwright.history import History, frozen_message, thawed
 from loopwright.models.anthropic import AnthropicModel
 from loopwright.models.base import ModelRequest
 from loopwright.models.http import BodyEncoder, PerMessage
@@ -294,6 +295,30 @@ def test_a_history_refuses_every_in_place_change() -> None:
     h.drop_last()
     h.replace_all(list(h))
     assert h.generation == generation + 3
+
+
+def test_a_message_of_blocks_is_kept_read_only_to_its_last_input() -> None:
+    """frozen_message (the loop's two appends a turn) is the blocks' wire message, read-only to a
+    tool's nested input, and shares nothing with the blocks: editing them afterwards (a handler
+    given its input) changes neither the message nor the body encoded from it."""
+    nested = {"path": "a", "opts": {"flags": ["x"]}}
+    blocks: list[Any] = [TextBlock("t", {"citations": [{"n": 1}]}), ToolUseBlock("u", "Read", nested),
+                         ToolResultBlock("u", [TextBlock("r"), ImageBlock({"type": "url", "url": "http://x"})], True)]
+    m = frozen_message("assistant", blocks)
+    assert m == message_to_wire("assistant", blocks)
+    h = History([{"role": "user", "content": "go"}, m])
+    assert h[-1] is m  # (already read-only: appended as it is, not copied again)
+    enc = BodyEncoder()
+    before = enc.encode({"messages": h})
+    nested["opts"]["flags"].append("y")
+    blocks[0].extra["citations"].append({"n": 2})
+    assert enc.encode({"messages": h}) == before == _plain({"messages": thawed(list(h))})
+    for attempt in (lambda: m["content"][1]["input"]["opts"]["flags"].append("z"),
+                    lambda: m["content"][0]["citations"][0].__setitem__("n", 3),
+                    lambda: m["content"][2]["content"][1]["source"].__setitem__("url", "y"),
+                    lambda: m["content"].append({})):
+        with pytest.raises(TypeError, match="append-only"):
+            attempt()
 
 
 def test_a_plain_list_is_never_remembered() -> None:

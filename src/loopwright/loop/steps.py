@@ -11,11 +11,10 @@ from ..blocks import (
     Prompt,
     ToolUseBlock,
     WireMessage,
-    blocks_to_wire,
     prompt_text,
     tool_uses,
 )
-from ..history import frozen
+from ..history import frozen_message
 from ..messages import (
     AssistantMessage,
     Message,
@@ -92,8 +91,7 @@ def said_message(a: ModelResponse) -> WireMessage:
     tool call's input may be edited in place by any of them (a handler, a PreToolUse hook, the
     can_use_tool callback, the program reading the messages); the history, the next request, the
     transcript and `result.messages` still say what the model said (issue 41)."""
-    said: WireMessage = frozen({"role": "assistant", "content": blocks_to_wire(a.content)})
-    return said
+    return frozen_message("assistant", a.content)
 
 
 def _before_call(run: Run) -> AsyncIterator[Message | Finish] | None:

@@ -11,9 +11,9 @@ from ..blocks import (
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
-    blocks_to_wire,
 )
 from ..execute import INTERRUPTED, TurnOutcome
+from ..history import frozen_message
 from ..messages import (
     Message,
     UserMessage,
@@ -53,9 +53,9 @@ async def run_tools(run: Run, step: RunTools) -> AsyncIterator[Message | Step]:
         async for m in relay:
             yield m
         b, outcome = relay.value
-    b_wire = blocks_to_wire(b)  # a and b: both, or neither (a as the model said it: steps.said_message)
+    results = frozen_message("user", b)  # a and b: both, or neither (a as the model said it: steps.said_message)
     s.h.append(step.said)
-    s.h.append({"role": "user", "content": b_wire})
+    s.h.append(results)
     s.t += 1
     if outcome.interrupted and (task := asyncio.current_task()) is not None and task.cancelling():
         # The consumer itself was cancelled (not RunControl.interrupt()): keep the
