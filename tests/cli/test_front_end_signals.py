@@ -130,7 +130,9 @@ def ended(p: subprocess.Popen[Any], start: float) -> float:
         p.kill()
         p.wait()
         pytest.fail("loopwright did not exit on the signal (killed)")
-    return time.monotonic() - start
+    took = time.monotonic() - start
+    print(f"{' '.join(map(str, p.args[1:3]))}: exited in {took:.2f} s")  # (-s shows the figures)
+    return took
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
@@ -144,7 +146,6 @@ def test_print_mode_ends_on_the_signal(tmp_path: Path, sig: int) -> None:
         start = time.monotonic()
         p.send_signal(sig)
         took = ended(p, start)
-    print(f"-p, {signal.Signals(sig).name}: exited in {took:.2f} s")
     assert p.returncode == 128 + sig
     assert took < EXIT_BOUND_S, f"exit took {took:.1f} s"
     s.check_after(pids)
