@@ -499,7 +499,7 @@ class _SubagentRun:
         h.replace_last({**h[-1], "content": [*h[-1]["content"], {"type": "text", "text": text}]})
 
     async def skill_shell(self, text: str, name: str, source: str, allowed: tuple[str, ...]) -> tuple[str, str | None]:
-        self.run.deps.executor.ctx.state.grants.rules.extend(allowed)  # (as the Skill tool grants them)
+        self.run.deps.executor.ctx.state.grants.add(allowed)  # (as the Skill tool grants them)
         out, _, error = await RunPortsOf(self.run, self.prompt).inline_shell(text, name, source, "other")
         return out, error
 

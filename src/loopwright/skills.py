@@ -208,7 +208,7 @@ def make_skill_tool(skills: list[Skill]) -> Tool:
         notes: list[str] = []
         if s.allowed_tools:
             rules, bad = valid_rules(s.allowed_tools)
-            ctx.state.grants.rules.extend(rules)  # allowed without asking while the skill is active (the run)
+            ctx.state.grants.add(rules)  # allowed without asking while the skill is active (the run)
             notes.append(f"Tools this skill uses (allowed without asking from now on): {', '.join(rules)}")
             if bad:
                 notes.append(f"Ignored allowed-tools entries of {s.path} (not permission rules): {', '.join(bad)}")

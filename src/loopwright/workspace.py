@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,10 +81,15 @@ class SearchState:
 @dataclass
 class GrantState:
     """Allow rules granted during the run: the allowed-tools of a skill the model loaded (skills.py).
-    Only appended to; the gate adds the new ones to its allow rules (deny and ask rules still
-    come first)."""
+    The gate adds them to its allow rules (deny and ask rules still come first). A tuple, changed
+    by `add` (or replaced whole): the gate knows it has them all while it is the same object (a
+    list counted was missed when an item was replaced in place, issue 41)."""
 
-    rules: list[str] = field(default_factory=list)
+    rules: tuple[str, ...] = ()
+
+    def add(self, rules: Iterable[str]) -> None:
+        """Grant `rules` too, from now on."""
+        self.rules = (*self.rules, *rules)
 
 
 @dataclass

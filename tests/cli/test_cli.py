@@ -460,7 +460,7 @@ def test_permission_question_for_leaving_the_sandbox_says_so_and_is_its_own_alwa
     decision, label = asyncio.run(ask(unboxed, 1))  # "don't ask again"
     assert isinstance(decision, lw.Allow) and "this exact call" in label  # no rule for an escape
     assert asker.approved("Bash", unboxed) and not asker.approved("Bash", boxed)
-    assert asker.granted.rules == []
+    assert asker.granted.rules == ()
 
 
 # --- --add-dir is relative to the shell -----------------------------------------------------------

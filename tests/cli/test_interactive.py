@@ -367,7 +367,7 @@ def test_always_approves_one_bash_command_not_every_one(tmp_path: Path) -> None:
 
     async def go() -> None:
         assert isinstance(await ask("Bash", {"command": "npm test"}, "2"), Allow)
-        assert repl.asker.granted.rules == ["Bash(npm test:*)"]
+        assert repl.asker.granted.rules == ("Bash(npm test:*)",)
         assert isinstance(await ask("Bash", {"command": "npm test -- -u"}, None), Allow)  # remembered
         assert isinstance(await ask("Bash", {"command": "npm publish"}, "3"), Deny)  # asked again
         assert isinstance(await ask("Bash", {"command": "sudo make"}, "2"), Allow)  # no safe prefix: this call

@@ -109,10 +109,10 @@ def test_a_grant_after_the_first_call_is_seen_and_a_copy_keeps_its_own() -> None
     assert isinstance(decide(p, "noop"), Deny)  # known per tool now: no rule names it
     child_state = ToolState()
     child = p.for_state(child_state)
-    child_state.grants.rules.append("noop")  # a skill the subagent loaded
+    child_state.grants.add(["noop"])  # a skill the subagent loaded
     assert isinstance(decide(child, "noop"), Allow)
     assert isinstance(decide(p, "noop"), Deny)  # the parent's rules did not change
-    state.grants.rules.append("noop")
+    state.grants.add(["noop"])
     assert isinstance(decide(p, "noop"), Allow)
 
 

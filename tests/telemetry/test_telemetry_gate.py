@@ -97,6 +97,6 @@ def test_a_skills_grant_is_a_session_rule(tmp_path: Path) -> None:
     state = ToolState()
     p = Permissions("default", cwd=tmp_path, tool_state=state)
     assert p.evaluate("Bash", {"command": "make"}).kind == "ask"
-    state.grants.rules.append("Bash(make:*)")  # what the Skill tool does when a skill is loaded
+    state.grants.add(["Bash(make:*)"])  # what the Skill tool does when a skill is loaded
     v = p.evaluate("Bash", {"command": "make"})
     assert (v.kind, v.rule, v.source) == ("allow", "Bash(make:*)", "session")

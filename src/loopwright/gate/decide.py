@@ -92,7 +92,7 @@ class Permissions(Judge):
     ws: Workspace = field(init=False, repr=False, compare=False)
     # What the rules said about the last call decided (telemetry's execute_tool span reads it).
     last_verdict: Verdict | None = field(default=None, init=False, repr=False, compare=False)
-    _granted_n: int = field(default=0, init=False, repr=False, compare=False)  # tool_state.grants taken so far
+    _granted: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)  # tool_state.grants taken
 
     def for_state(self, state: ToolState | None) -> Permissions:
         """This gate for the run whose tools share `state` (a copy: a subagent's gate is its
@@ -100,6 +100,8 @@ class Permissions(Judge):
         with a __dict__ has it materialized, and Python 3.11 then never specializes an attribute
         read on it: ~300 instructions each, ~20 a call.)"""
         gate = copy.copy(self)
+        if state is not self.tool_state:  # (the parent's grants stay in its rules; the new state's are taken anew)
+            gate._granted = ()
         gate.tool_state = state
         gate._bind_state()
         return gate
@@ -232,8 +234,8 @@ class Permissions(Judge):
                  hook_decision: str | None = None) -> Verdict:
         if not isinstance(tool_input, dict):
             tool_input = {}
-        if self.tool_state is not None and len(self.tool_state.grants.rules) > self._granted_n:
-            self._take_grants()  # (a call, only when there are new grants: most calls have none)
+        if self.tool_state is not None and self.tool_state.grants.rules is not self._granted:
+            self._take_grants()  # (a call, only when the grants changed: most calls have none)
         if name == "Bash":
             from .bash import bash_verdict  # (at the first Bash call: ~0.3 ms of every run's start)
 
@@ -254,13 +256,16 @@ class Permissions(Judge):
             self.tool_state.search.denied = self.read_denied
 
     def _take_grants(self) -> None:
-        """Allow rules the run's tools granted since the last call (an active skill's allowed-tools).
-        A new list, not an append: a subagent's gate is a copy of its parent's and shares the old one."""
-        granted = self.tool_state.grants.rules if self.tool_state is not None else []
-        n = self._granted_n
-        if len(granted) > n:
-            self.allow = [*self.allow, *parse_rules(granted[n:], "session")]
-            self._granted_n = len(granted)
+        """Allow rules the run's tools granted since the last call (an active skill's allowed-tools):
+        added to (GrantState.add), the new ones join; replaced, the ones taken before go. A new list,
+        not an append: a subagent's gate is a copy of its parent's and shares the old one."""
+        granted = self.tool_state.grants.rules if self.tool_state is not None else ()
+        taken, self._granted = self._granted, granted
+        if granted[:len(taken)] == taken:
+            self.allow = [*self.allow, *parse_rules(granted[len(taken):], "session")]
+        else:
+            gone = parse_rules(taken, "session")
+            self.allow = [*(r for r in self.allow if r not in gone), *parse_rules(granted, "session")]
 
     def _named(self, name: str) -> bool:
         """Does any rule name this tool? Looked at on every call, never remembered: a cache keyed on

@@ -21,16 +21,23 @@ class SessionRules:
 
     def __init__(self, cwd: str | Path, add_dirs: Sequence[str | Path] = (),
                  behavior: Literal["allow", "deny"] = "allow") -> None:
-        self.cwd, self.add_dirs, self.behavior = cwd, list(add_dirs), behavior
-        self.rules: list[str] = []
+        # (tuples, changed by add and add_dir only: the gate built from them is then made again; a
+        # working directory appended to a list in place was missed by it, issue 41)
+        self.cwd, self.add_dirs, self.behavior = cwd, tuple(add_dirs), behavior
+        self.rules: tuple[str, ...] = ()
         self._gate: Permissions | None = None
 
     def add(self, rules: Iterable[str]) -> None:
         """Add `rules` (each once)."""
         new = [r for r in dict.fromkeys(rules) if r not in self.rules]
         if new:
-            self.rules += new
+            self.rules += tuple(new)
             self._gate = None
+
+    def add_dir(self, path: str | Path) -> None:
+        """Another working directory (/add-dir): the rules are judged with it from now on."""
+        self.add_dirs += (path,)
+        self._gate = None
 
     def covers(self, name: str, tool_input: dict[str, Any]) -> bool:
         """Does a rule set in this session approve (allow) or refuse (deny) this call?"""

@@ -28,7 +28,7 @@ async def add_dir(host: Host, arg: str) -> None:
         host.say(f"  {path} is a working directory already")
         return
     await host.client.add_dir(path)  # DirectoryAdded hooks hear of it
-    host.asker.granted.add_dirs.append(path)
+    host.asker.granted.add_dir(path)
     host.say(f"  ✓ {path} added: the tools may read and (with approval) write there from the next prompt")
 
 
