@@ -61,7 +61,35 @@ def repl(tmp_path: Path, *args: str, env: str = "") -> Iterator[PrivateTerm]:
         t.wait("Ctrl-C twice to exit")  # the toolbar: the prompt reads keys now
         yield t
     finally:
-        t.tmux("kill-server")
+        left = close_terminal(t)
+    assert not left, f"loopwright outlived its terminal by 10 s and was SIGKILLed: {left}"
+
+
+def close_terminal(t: PrivateTerm) -> list[int]:
+    """Kill the tmux server (the terminal closes) and wait for what ran in the pane to end; what
+    is still alive 10 s later is SIGKILLed and returned (a loopwright once outlived it by 74 min)."""
+    import os
+    import signal
+    import time
+
+    from tests.helpers import process_alive
+
+    pane = t.tmux("display-message", "-p", "-t", "main", "#{pane_pid}").strip()
+    kids = []
+    for d in os.listdir("/proc") if pane.isdigit() else []:
+        try:
+            if d.isdigit() and Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1] == pane:
+                kids.append(int(d))
+        except (OSError, IndexError):
+            continue
+    t.tmux("kill-server")
+    deadline = time.monotonic() + 10
+    while any(process_alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [k for k in kids if process_alive(k)]
+    for k in left:
+        os.kill(k, signal.SIGKILL)
+    return left
 
 
 def user_texts(body: dict[str, Any]) -> list[str]:
