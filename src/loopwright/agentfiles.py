@@ -64,8 +64,7 @@ def agent_dirs(cwd: Path, sources: Iterable[str], home: Path | None = None) -> l
     sources = list(sources)
     out: list[tuple[Path, bool]] = []
     if "user" in sources:
-        out += [(d, True) for d in config_dirs(cwd, ["user"], "agents", home)]
-        out.append((Path.home() / ".claude" / "agents", True))
+        out += [(d, True) for d in config_dirs(cwd, ["user"], "agents", home)]  # (~/.claude/agents last)
     if "project" in sources:
         out += [(d, False) for d in reversed(config_dirs(cwd, ["project"], "agents", home))]
     return out

@@ -32,9 +32,11 @@ from .assemble_parts import (
     load_memory,
     mcp_servers,
     permission_callback,
+    run_trust,
     sidechain,
     skill_tool,
     styled,
+    typed_command,
     unloaded_plugins,
     with_agent_files,
 )
@@ -91,9 +93,10 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     content, cwd = _checked(options, prompt)
     settings = run_settings(options, cwd, watch.applied if watch else None)  # the settings files (settings.py)
     options = with_settings_model(options, settings)  # their model, fallbackModel, effortLevel
-    model, prices, price = _model_and_prices(options, settings, cwd, parent)
     warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
-    trust = _trust(options, cwd)
+    trust = run_trust(options, cwd)
+    options = typed_command(prompt, options, cwd, trust, warnings) if parent is None else options  # `/name args`
+    model, prices, price = _model_and_prices(options, settings, cwd, parent)
     options, plugins = _plugins(options, cwd, settings, parent, warnings)
     structured, handoffs = _output_parts(options)
     tools = _tools(options, cwd, parent, warnings, trust, plugins, structured, handoffs)
@@ -152,13 +155,6 @@ def _model_and_prices(options: AgentOptions, settings: Settings | None, cwd: Pat
     if options.max_budget_usd is not None and not has_own_cost(model):
         _check_budget_prices(model, prices)
     return model, prices, price
-
-
-def _trust(options: AgentOptions, cwd: Path) -> Trust:
-    """Workspace trust (trust/): one decision per run; what of the project it leaves out is named."""
-    from .trust import Trust, advice, trusted_for
-
-    return Trust(trusted_for(options, cwd), str(cwd), advice(cwd, options.refusal_advice))
 
 
 def _plugins(options: AgentOptions, cwd: Path, settings: Settings | None, parent: Run | None,
@@ -532,7 +528,9 @@ async def query(prompt: Prompt, options: AgentOptions[Any, OutputT] | None = Non
                 watch: Watch | None = None) -> AsyncIterator[Message[OutputT]]:
     """Run the agent loop on `prompt`, yielding SystemMessage("init"), AssistantMessage,
     UserMessage (tool results), optional partial events, and last a ResultMessage (typed by
-    the options' output_type: a ResultMessage[T] for mypy).
+    the options' output_type: a ResultMessage[T] for mypy). A `str` prompt `/name args` naming a
+    custom command or skill runs it when the options read setting sources or name plugins
+    (assemble_parts.typed_command; else it is sent as it is).
     Bad arguments raise TypeError / ValueError before anything runs."""
     run = _query_run(prompt, options, control, history, watch)
     async with contextlib.aclosing(_messages(run, prompt)) as stream:

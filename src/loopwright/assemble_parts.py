@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -207,3 +208,39 @@ def permission_callback(fn: CanUseTool | None, session_id: str, cwd: str, mode: 
                         interrupt=True)
 
     return gate
+
+
+def run_trust(options: AgentOptions, cwd: Path) -> Trust:
+    """Workspace trust (trust/): one decision per run; what of the project it leaves out is named."""
+    from .trust import Trust, advice, trusted_for
+
+    return Trust(trusted_for(options, cwd), str(cwd), advice(cwd, options.refusal_advice))
+
+
+def typed_command(prompt: Any, options: AgentOptions, cwd: Path, trust: Trust | None,
+                  warnings: list[str]) -> AgentOptions:
+    """A prompt typed as `/name args` that names a custom command or a skill (commands.py) of the
+    options' setting sources or plugins: the options of its run, as Claude Code runs it in `-p` and
+    an Agent SDK session (the command's `allowed-tools` added, its `model`, and `slash_command`,
+    which the run expands in the prompt's place after UserPromptSubmit). The rule, so that literal
+    text is never taken for a command: only a `str` prompt whose first character is `/`, only when
+    the options read setting sources (`setting_sources` is not None: the library's default reads
+    none) or name plugins, and only when its first word names a command found there; anything else
+    is sent as it is (`/etc/hosts is broken`, content blocks, a leading space). A front end that
+    found the command already (`slash_command` given) is not searched again. What the lookup or
+    trust left out is named in `warnings`."""
+    ex = options.slash_command
+    if ex is None and isinstance(prompt, str) and prompt.startswith("/") and (
+            options.setting_sources is not None or options.plugins):
+        from .commands import expand, find_commands
+        from .plugins import plugin_command_dirs
+
+        extra, plugin_skills = plugin_command_dirs(options, cwd, warnings)
+        ex = expand(prompt, find_commands(cwd, options.setting_sources or [], trusted=trust.trusted if trust else None,
+                                          warnings=warnings, extra=extra, skills=True, plugin_skills=plugin_skills))
+        if ex is not None:
+            options = replace(options, allowed_tools=[*options.allowed_tools, *ex.allowed_tools],
+                              model=ex.model or options.model, slash_command=ex)
+    if ex is not None and trust is not None:
+        warnings += trust.note(ex.command.ignored)  # (an untrusted project's command grants nothing)
+    return options

@@ -159,7 +159,8 @@ class LoopwrightClient(Generic[OutputT]):
         """Start a run on `prompt` (continuing this client's conversation). Read its messages
         with receive_response(). An async iterable of the SDK's user messages
         ({"type": "user", "message": {"role": "user", "content": ...}}) runs one query per
-        message, each after the last has ended."""
+        message, each after the last has ended. `/name args` naming a custom command or skill
+        runs it when the options read setting sources or name plugins (as query() does)."""
         if self.running or (self._feeder is not None and not self._feeder.done()):
             raise RuntimeError("a query is already running: use send() to add to it, or interrupt() it")
         if not isinstance(prompt, (str, list)):
@@ -290,17 +291,17 @@ class LoopwrightClient(Generic[OutputT]):
 
     async def get_server_info(self) -> dict[str, Any]:
         """What the SDK's client reads after connecting: the slash commands (custom commands and
-        skills of the setting sources), the subagent types, the output style, the model."""
-        from .commands import find_commands
-        from .skills import find_skills
+        skills of the setting sources and the plugins, listed and described as Claude Code's:
+        commands.command_listing), the subagent types, the output style, the model."""
+        from .commands import command_listing, described
+        from .plugins import plugin_command_dirs
+        from .trust import trusted_for
 
         await self.connect()
         cwd = Path(self.options.cwd or ".").resolve()
-        sources = self.options.setting_sources or []
-        commands = [{"name": c.name, "description": c.description, "argumentHint": ""}
-                    for c in find_commands(cwd, sources).values()]
-        commands += [{"name": sk.name, "description": sk.description, "argumentHint": ""}
-                     for sk in find_skills(cwd, sources)[0]]
+        extra, plugin_skills = plugin_command_dirs(self.options, cwd, [])
+        commands = described(command_listing(cwd, self.options.setting_sources or [], trusted_for(self.options, cwd),
+                                             extra, plugin_skills))
         return {"commands": commands, "agents": sorted(["general-purpose", *self.options.agents]),
                 "output_style": "default", "available_output_styles": ["default"],
                 "model": self._model.name if self._model is not None else None, "pid": os.getpid()}

@@ -3,7 +3,8 @@
 Custom slash commands: Markdown files that become prompts, as Claude Code's.
 
 Owns: finding `<name>.md` under `.loopwright/commands/` and `.claude/commands/` (project) and
-`~/.loopwright/commands/` (user), and expanding `/name args` into the prompt: `$ARGUMENTS` is
+`~/.loopwright/commands/` and `~/.claude/commands/` (user), listing them with the skills in Claude
+Code's order (command_listing), and expanding `/name args` into the prompt: `$ARGUMENTS` is
 the whole argument string, `$1`…`$9` its words (shell-quoted words kept whole). Front matter:
 `description`, `allowed-tools` (allowed for that run), `model` (that run's model). A file in a
 subfolder is `/folder:name`. Used by the interactive mode and as the `-p` prompt. Imports skills
@@ -20,7 +21,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .skills import as_list, config_dirs, is_users, read_text_capped, split_front_matter
+from .skills import (
+    Skill,
+    argument_hint,
+    as_list,
+    config_dirs,
+    is_users,
+    read_text_capped,
+    split_front_matter,
+)
 from .trust import Ignored
 
 
@@ -37,6 +46,8 @@ class Command:
     users: bool = False  # the user's own (not a project's)
     source: str = "projectSettings"  # Claude Code's command_source: userSettings | projectSettings | plugin
     skill: bool = False  # a skill typed as `/name` (its SKILL.md expands as Claude Code expands it)
+    argument_hint: str = ""  # front matter `argument-hint`, shown beside its name in a list of commands
+    user_invocable: bool = True  # a skill's `user-invocable: false`: typed as `/name`, it is refused (for Claude only)
 
 
 @dataclass
@@ -91,19 +102,60 @@ def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = N
             ignored = narrow_tools(allowed, str(md), f"command /{name}") if not (users or trusted) else []
             out[name] = Command(name, md, str(meta.get("description") or ""), [] if ignored else allowed,
                                 model if isinstance(model, str) and model else None, ignored, users,
-                                "plugin" if d in prefixes else "userSettings" if users else "projectSettings")
+                                "plugin" if d in prefixes else "userSettings" if users else "projectSettings",
+                                argument_hint=argument_hint(meta))
     if skills:
         from .skills import find_skills
 
         for sk in find_skills(cwd, sources, home, trusted)[0]:  # (an unusable SKILL.md is named by the Skill tool)
             out.setdefault(sk.name, Command(sk.name, sk.path, sk.description, sk.allowed_tools, None, sk.ignored,
-                                            sk.source == "userSettings", sk.source, skill=True))
+                                            sk.source == "userSettings", sk.source, skill=True,
+                                            user_invocable=sk.user_invocable))
         for folder, prefix in plugin_skills:  # a plugin's: the user installed it (its allowed-tools count)
             for sk in find_skills(cwd, (), home, trusted, [folder])[0]:
                 out.setdefault(f"{prefix}:{sk.name}", Command(f"{prefix}:{sk.name}", sk.path, sk.description,
                                                               sk.allowed_tools, None, sk.ignored, True, sk.source,
-                                                              skill=True))
+                                                              skill=True, user_invocable=sk.user_invocable))
     return out
+
+
+def command_listing(cwd: str | Path, sources: Iterable[str], trusted: bool | None = None,
+                    extra: Iterable[tuple[Path, str]] = (),
+                    plugin_skills: Iterable[tuple[Path, str]] = ()) -> list[Command]:
+    """The commands and skills a user may type, in Claude Code 2.1.332's order (its SDK init
+    message's `slash_commands` and `skills`, its initialize answer's `commands`; seen on the same
+    files): the user's skills, the project's skills (each group by name), the user's and the
+    project's commands together by name, the plugins' commands (`plugin:name`), then the plugins'
+    skills. A command of a skill's name is listed once, as the skill; a skill with
+    `user-invocable: false` is not listed. `extra`/`plugin_skills` as find_commands takes them."""
+    from .skills import find_skills
+
+    def as_command(sk: Skill, name: str) -> Command:
+        return Command(name, sk.path, sk.description, sk.allowed_tools, None, sk.ignored, sk.source != "projectSettings",
+                       sk.source, skill=True, argument_hint=sk.argument_hint)
+
+    skills = [sk for sk in find_skills(cwd, sources, None, trusted)[0] if sk.user_invocable]
+    out = [as_command(sk, sk.name) for source in ("userSettings", "projectSettings")
+           for sk in sorted(skills, key=lambda sk: sk.name) if sk.source == source]
+    taken = {c.name for c in out}
+    out += [c for _, c in sorted(find_commands(cwd, sources, trusted=trusted).items()) if c.name not in taken]
+    out += [c for _, c in sorted(find_commands(cwd, (), trusted=trusted, extra=extra).items())]
+    out += sorted((as_command(sk, f"{prefix}:{sk.name}") for folder, prefix in plugin_skills
+                   for sk in find_skills(cwd, (), None, trusted, [folder])[0] if sk.user_invocable),
+                  key=lambda c: c.name)
+    return out
+
+
+def described(commands: list[Command]) -> list[dict[str, str]]:
+    """A listing as the Agent SDK's initialize answer gives it (`get_server_info()["commands"]`),
+    each described as Claude Code describes it: `DESCRIPTION (user)` / `(project)`, `(PLUGIN)
+    DESCRIPTION` for a plugin's."""
+    def said(c: Command) -> str:
+        if c.source == "plugin":
+            return f"({c.name.partition(':')[0]}) {c.description}"
+        return f"{c.description} ({'user' if c.source == 'userSettings' else 'project'})"
+
+    return [{"name": c.name, "description": said(c), "argumentHint": c.argument_hint} for c in commands]
 
 
 def expand(line: str, commands: dict[str, Command]) -> Expanded | None:

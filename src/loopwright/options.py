@@ -212,7 +212,9 @@ class AgentOptions(Generic[DepsT, OutputT]):
     set, a run built from these options gets the Agent tool (`general-purpose` is always there)."""
     setting_sources: list[str] | None = None
     """Which settings files to read: `["user", "project", "local"]` or a subset (also their memory
-    files, skills and commands). None: none (the Agent SDK's default; the CLI reads all three)."""
+    files, skills and commands). None: none (the Agent SDK's default; the CLI reads all three).
+    Given (or with `plugins`), a prompt `/name args` naming one of their commands or skills runs it,
+    as in the SDK's CLI; with None a prompt is always sent as it is (docs/python-api.md)."""
     settings: str | dict[str, Any] | None = None
     """More settings, as the CLI's `--settings`: a file path, a JSON string or a dict; applied over the
     settings files and never narrowed by an untrusted workspace."""
@@ -346,7 +348,9 @@ class AgentOptions(Generic[DepsT, OutputT]):
     """The custom command the prompt (`/name args`, kept as typed) invokes, as a front end found it
     (`commands.expand`): the run puts its text in the prompt's place after the UserPromptSubmit
     hooks, with the UserPromptExpansion hooks and its inline shell (`` !`cmd` ``) run through the
-    Bash gate (skillshell.py). The CLI, the SDK protocol and ACP set it, for one query."""
+    Bash gate (skillshell.py). ACP and the interactive mode set it, for one query; left None, a run
+    finds it itself (the CLI's and the SDK protocol's runs do) when the options read setting
+    sources or name plugins (query's rule)."""
 
     def __post_init__(self) -> None:
         self._check_limits()

@@ -74,8 +74,7 @@ def style_dirs(cwd: Path, sources: Iterable[str]) -> list[tuple[Path, str]]:
     sources = list(sources)
     out: list[tuple[Path, str]] = []
     if "user" in sources:
-        out += [(Path.home() / ".claude" / "output-styles", "user"),
-                *[(d, "user") for d in config_dirs(cwd, ["user"], "output-styles")]]
+        out += [(d, "user") for d in reversed(config_dirs(cwd, ["user"], "output-styles"))]  # (~/.claude's first)
     if "project" in sources:
         out += [(d, "project") for d in reversed(config_dirs(cwd, ["project"], "output-styles"))]
     return out

@@ -4,7 +4,7 @@ Skills (the Agent Skills format) and the `Skill` tool: progressive disclosure, a
 
 Owns: finding skill folders (`<name>/SKILL.md` with front matter `name`, `description`, optional
 `allowed-tools`) under `.loopwright/skills/` and `.claude/skills/` of the project and
-`~/.loopwright/skills/` of the user, and the tool that loads one. Only each skill's name and
+`~/.loopwright/skills/` and `~/.claude/skills/` of the user, and the tool that loads one. Only each skill's name and
 description reach the model up front (in the Skill tool's description, built once: byte-stable,
 so caching keeps working); the body, and the skill's other files on demand through Read, only
 when the model calls `Skill`. Also the small front-matter reader the custom commands share.
@@ -64,6 +64,13 @@ def _scalar(v: str) -> str:
     return v
 
 
+def argument_hint(meta: dict[str, Any]) -> str:
+    """The front matter's `argument-hint` as written: `[file] [mode]` is text, not a list (the
+    reader takes `[...]` for one: its brackets come back)."""
+    v = meta.get("argument-hint")
+    return f"[{', '.join(map(str, v))}]" if isinstance(v, list) and v else str(v) if isinstance(v, str) else ""
+
+
 def as_list(v: Any) -> list[str]:
     """`allowed-tools` as written: a list, or one string of comma/space separated names."""
     if isinstance(v, list):
@@ -83,6 +90,8 @@ class Skill:
     allowed_tools: list[str] = field(default_factory=list)
     ignored: list[Ignored] = field(default_factory=list)  # its allowed-tools, in an untrusted workspace
     source: str = "projectSettings"  # Claude Code's command_source: userSettings | projectSettings | plugin
+    user_invocable: bool = True  # `user-invocable: false`: not listed as a command the user may type
+    argument_hint: str = ""  # `argument-hint`, shown beside its name in a list of commands
 
     @property
     def folder(self) -> Path:
@@ -106,16 +115,16 @@ def read_text_capped(path: Path) -> tuple[str] | str:
 
 
 def config_dirs(cwd: Path, sources: Iterable[str], kind: str, home: Path | None = None) -> list[Path]:
-    """Where `kind` ("skills", "commands") folders live for these setting sources: the user's,
-    then the project's `.loopwright/<kind>` and `.claude/<kind>` (cwd, then the repository root).
+    """Where `kind` ("skills", "commands", ...) folders live for these setting sources: the user's
+    (`~/.loopwright/<kind>`, then Claude Code's `~/.claude/<kind>`), then the project's `.loopwright/<kind>` and `.claude/<kind>` (cwd, then the repository root).
     The first of a name wins, so a project never shadows the user's own (the user's dir is first)."""
     from .home import loopwright_home
     from .memory import repo_root
 
     want = set(sources)
     out: list[Path] = []
-    if "user" in want:
-        out.append((home or loopwright_home()) / kind)
+    if "user" in want:  # loopwright's own, then Claude Code's (~/.claude/<kind>): a user's setup works unchanged
+        out += dict.fromkeys([(home or loopwright_home()) / kind, Path.home() / ".claude" / kind])
     if "project" in want:
         for base in dict.fromkeys([cwd, repo_root(cwd)]):
             out += [base / ".loopwright" / kind, base / ".claude" / kind]
@@ -126,7 +135,7 @@ def is_users(d: Path, kind: str, home: Path | None = None) -> bool:
     """Is `d` the user's own `kind` folder (not a project's)?"""
     from .home import loopwright_home
 
-    return d == (home or loopwright_home()) / kind
+    return d in ((home or loopwright_home()) / kind, Path.home() / ".claude" / kind)
 
 
 def find_skills(cwd: str | Path, sources: Iterable[str], home: Path | None = None,
@@ -171,7 +180,8 @@ def find_skills(cwd: str | Path, sources: Iterable[str], home: Path | None = Non
                 ignored = narrow_tools(allowed, str(md), f"skill {name!r}") if not (users or trusted) else []
                 source = "plugin" if d in extra else "userSettings" if users else "projectSettings"
                 skills[name] = Skill(name, desc.strip()[:MAX_DESCRIPTION], md, [] if ignored else allowed, ignored,
-                                     source)
+                                     source, str(meta.get("user-invocable")).lower() != "false",
+                                     argument_hint(meta))
     return list(skills.values()), warnings
 
 

@@ -452,7 +452,7 @@ async def test_control_protocol_server_info_model_and_mode(tmp_path: Path) -> No
     first, second = answers("from the first"), answers("from the second")
     async with LoopwrightClient(AgentOptions(model=first, cwd=tmp_path, setting_sources=["project"])) as client:
         info = await client.get_server_info()
-        assert {"name": "review", "description": "Review the diff", "argumentHint": ""} in info["commands"]
+        assert {"name": "review", "description": "Review the diff (project)", "argumentHint": ""} in info["commands"]
         assert info["output_style"] == "default" and "general-purpose" in info["agents"]
         await client.set_model(second)
         await client.set_permission_mode("acceptEdits")

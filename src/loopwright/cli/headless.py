@@ -16,8 +16,6 @@ import json
 import select
 import signal
 import sys
-from dataclasses import replace
-from pathlib import Path
 from typing import Any, TextIO
 
 from ..assemble import query
@@ -101,30 +99,6 @@ def valid_text(s: str) -> str:
         return s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
-def custom_command(prompt: str, options: AgentOptions) -> tuple[str, AgentOptions]:
-    """`/name args` naming a custom command (commands.py): the options of its run (its
-    allowed-tools, its model, the command to expand); the prompt is kept as it is."""
-    if not prompt.startswith("/") or (options.setting_sources is None and not options.plugins):
-        return prompt, options
-    from ..commands import expand, find_commands
-    from ..trust import advice, trusted_for
-
-    cwd = str(options.cwd or ".")
-    notes: list[str] = []
-    from ..plugins import plugin_command_dirs
-
-    extra, plugin_skills = plugin_command_dirs(options, Path(cwd).resolve(), [])
-    ex = expand(prompt, find_commands(cwd, options.setting_sources or [], trusted=trusted_for(options, cwd),
-                                      warnings=notes, extra=extra, skills=True, plugin_skills=plugin_skills))
-    for line in [*notes, *(i.line(advice(cwd)) for i in (ex.command.ignored if ex else []))]:
-        print(f"loopwright: warning: {line}", file=sys.stderr)
-    if ex is None:
-        return prompt, options
-    # the prompt stays as typed: the run expands it after UserPromptSubmit (AgentOptions.slash_command)
-    return prompt, replace(options, allowed_tools=[*options.allowed_tools, *ex.allowed_tools],
-                           model=ex.model or options.model, slash_command=ex)
-
-
 def init_only(args: argparse.Namespace) -> int:
     """Claude Code's --init-only: the Setup hooks (trigger init) and the SessionStart hooks
     (startup), with no prompt and no model call; what they report goes to stderr. Exit 0."""
@@ -160,7 +134,6 @@ def run_cli(args: argparse.Namespace) -> int:
             from .worktree import enter
 
             options, _ = enter(options, args.worktree)
-        prompt, options = custom_command(prompt, options)
         if (note := check_sessions(options)) is not None:
             print(f"loopwright: {note}", file=sys.stderr)
     except (UsageError, ValueError) as e:

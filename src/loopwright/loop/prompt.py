@@ -96,6 +96,9 @@ async def expand_command(run: Run) -> tuple[ExpansionStop | None, list[SystemMes
     if run.expanded is None:
         return None, []
     kind, name, args, source, line = run.expanded
+    if ex is not None and run.is_top and not ex.command.user_invocable:  # (Claude Code's words)
+        return ExpansionStop(f"This skill can only be invoked by Claude, not directly by users. Ask Claude to use "
+                             f"the \"{name}\" skill for you.", False), []
     context = None
     if hooks.active:
         expanded = await hooks.user_prompt_expansion(kind, name, args, source, line)

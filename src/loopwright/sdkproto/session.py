@@ -15,12 +15,11 @@ import os
 import sys
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..assemble import query
 from ..blocks import Prompt, WireMessage, prompt_content
 from ..cli.config import resume_gc
-from ..cli.headless import custom_command
 from ..gate import PERMISSION_MODES
 from ..loop import RunControl
 from ..loop.watch import Watch
@@ -32,6 +31,9 @@ from .flags import SdkFlags
 from .peer import Peer, PeerError, SdkServer, StdioAsker, peer_elicit, sdk_hooks
 from .schema import line_problem
 from .wire import error_result, sdk_line
+
+if TYPE_CHECKING:
+    from ..commands import Command
 
 # The Claude Code version whose stream-json protocol this front end speaks (the SDKs read it from
 # the init message to know which features the CLI has); loopwright's own is loopwright_version.
@@ -247,11 +249,12 @@ class SdkSession:
         self.agent_names = [DEFAULT_AGENT, *[a for a in self.options.agents if a != DEFAULT_AGENT]]
         self.agent_names += [a for a in self.file_agents(self.options) if a not in self.agent_names]
         name = self.options.model if isinstance(self.options.model, str) else "default"
+        from ..commands import described
         from ..outputstyles import find_styles
 
         sources = [x for x in self.options.setting_sources or [] if x in ("user", "project")]
         styles = list(find_styles(str(self.options.cwd or "."), sources)[0])
-        return {"commands": [], "agents": [{"name": a} for a in self.agent_names],
+        return {"commands": described(self.slash_commands(self.options)), "agents": [{"name": a} for a in self.agent_names],
                 "output_style": self.options.output_style or "default", "available_output_styles": styles, "models": [{"value": name, "displayName": name,
                                                                     "description": "the --model of this run"}],
                 "account": {}, "pid": os.getpid(), "claude_code_version": PROTOCOL_VERSION, **applied}
@@ -314,19 +317,21 @@ class SdkSession:
         return [{"name": p.name, "path": str(p.root)} for p in run_plugins(options, Path(options.cwd or ".").resolve(), [])]
 
     @staticmethod
-    def slash_commands(options: AgentOptions) -> list[str]:
-        """The custom commands (commands.py, plugins' `/plugin:command`) a prompt may name, as the init
-        message lists them."""
+    def slash_commands(options: AgentOptions) -> list[Command]:
+        """The custom commands and skills (plugins' `/plugin:name` too) a prompt may name, in Claude
+        Code's order (commands.command_listing): its init message's `slash_commands` and `skills`,
+        its initialize answer's `commands`."""
         from pathlib import Path
 
-        from ..commands import find_commands
-        from ..plugins import run_plugins
+        from ..commands import command_listing
+        from ..plugins import plugin_command_dirs
+        from ..trust import trusted_for
 
         cwd = Path(options.cwd or ".").resolve()
-        extra = [(d, p.name) for p in run_plugins(options, cwd, []) for d in p.commands_dirs]
-        if not options.setting_sources and not extra:
+        extra, plugin_skills = plugin_command_dirs(options, cwd, [])
+        if not options.setting_sources and not extra and not plugin_skills:
             return []
-        return sorted(find_commands(str(cwd), options.setting_sources or [], extra=extra))
+        return command_listing(cwd, options.setting_sources or [], trusted_for(options, cwd), extra, plugin_skills)
 
     async def set_model(self, model: Any) -> None:
         """The model of the next run (None: the one the process started with). The settings'
@@ -387,8 +392,8 @@ class SdkSession:
         try:
             options = self.next_options()
             shown = prompt
-            if isinstance(prompt, str):
-                prompt, options = custom_command(prompt, options)  # `/name args`: a custom command, as with -p
+            if isinstance(prompt, str) and self.pending:  # the run finds `/name args` itself, as with -p; here the
+                options = self.typed(prompt, options)  # command is found before a model switch's context goes first
         except (TypeError, ValueError) as e:
             self.emit_error(str(e), sid)
             return
@@ -401,8 +406,10 @@ class SdkSession:
         from ..agents import DEFAULT_AGENT
 
         names = self.agent_names or [DEFAULT_AGENT, *self.file_agents(options)]
-        extra = {"agents": names, "claude_code_version": PROTOCOL_VERSION,
-                 "slash_commands": self.slash_commands(options), "plugins": self.plugins(options),
+        listed = self.slash_commands(options)
+        extra = {"agents": names, "claude_code_version": PROTOCOL_VERSION, "slash_commands": [c.name for c in listed],
+                 "skills": [c.name for c in listed if c.skill],
+                 "plugins": self.plugins(options),
                  "output_style": self.style_name(options)}
         try:
             async for msg in query(prompt, options, control=control, history=self.history, watch=self.watch):
@@ -428,6 +435,17 @@ class SdkSession:
             self.emit_error(f"{type(e).__name__}: {e}", sid)  # this prompt fails, the session goes on
         finally:
             self.control = None
+
+    @staticmethod
+    def typed(prompt: str, options: AgentOptions) -> AgentOptions:
+        """The options of a `/name args` prompt's run (assemble_parts.typed_command; the run names
+        what it left out)."""
+        from pathlib import Path
+
+        from ..assemble_parts import run_trust, typed_command
+
+        cwd = Path(options.cwd or ".").resolve()
+        return typed_command(prompt, options, cwd, run_trust(options, cwd), [])
 
     def emit_error(self, error: str, session_id: str) -> None:
         note(error)
