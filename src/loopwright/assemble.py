@@ -256,7 +256,7 @@ def _gate(options: AgentOptions, parent: Run | None, config: RunConfig, ctx: Too
 
 def _top_gate(options: AgentOptions, config: RunConfig, ctx: ToolContext, recorder: SessionRecorder | None,
               session_id: str, mode: str) -> tuple[Permissions, RunHooks]:
-    """A top run's permissions (with the caller's can_use_tool), file checkpoints and hooks."""
+    """A top run's permissions (with the caller's can_use_tool), file checkpoints, task list and hooks."""
     permissions = config.permissions
     permissions.advice = options.refusal_advice  # refusals name the caller's settings
     permissions.can_use_tool = permission_callback(options.can_use_tool, session_id, str(ctx.cwd), mode, options.deps)
@@ -266,6 +266,7 @@ def _top_gate(options: AgentOptions, config: RunConfig, ctx: ToolContext, record
 
         ctx.before_file_change, ctx.after_file_change = snapshot_hooks(recorder)
         transcript = str(recorder.path or "")
+        ctx.state.tasks.path = recorder.path.with_suffix(".tasks.json") if recorder.path else None  # (kept for the session)
     context = HookContext(session_id, transcript, str(ctx.cwd), mode, options.deps)
     return permissions, run_hooks(config.hooks, context, options.hooks)  # the registry fixed, the state this run's
 

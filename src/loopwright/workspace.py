@@ -63,10 +63,14 @@ class TodoState:
 
 @dataclass
 class TaskState:
-    """The Task tools' list (TaskCreate, TaskUpdate, ...): the tasks by id, and the next id."""
+    """The Task tools' list (TaskCreate, TaskUpdate, ...): the tasks by id, and the next id.
+    `path`: where the session keeps it between its runs (beside a saved session's transcript, as
+    Claude Code keeps it for the session: a `--resume`/`--continue` finds it); None: this run only."""
 
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
     next_id: int = 1
+    path: Path | None = None
+    loaded: bool = False  # (read from `path` at the first Task call of the run)
 
 
 @dataclass

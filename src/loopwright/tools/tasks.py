@@ -4,6 +4,10 @@ tools.builtin), Claude Code 2.1.332's task list
 there); may import data types and tools.base.
 
 The list lives in the run's tool state (`ctx.state.tasks`): ids "1", "2", ... in creation order.
+A saved session keeps it beside its transcript (`<session>.tasks.json`, 0600), read at the run's
+first Task call and written after each change, so a `--resume` or `--continue` of the session (or
+its next prompt) finds it, as Claude Code 2.1.332 keeps its tasks for the session
+(`~/.claude/tasks/<session>/`); a run that saves no session keeps it for that run.
 TaskCreate fires TaskCreated and TaskUpdate to status "completed" fires TaskCompleted, before the
 change, as Claude Code does: a hook's exit 2 (or `decision: "block"`) refuses the change and its
 stderr goes back to the model as the tool's result ("<event> hook feedback: ...").
@@ -12,8 +16,10 @@ Like TodoWrite they change only the harness's state, never files or processes: n
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from ..workspace import TaskState
 from .base import ToolContext, ToolError, ToolOutput
 
 STATUSES = ("pending", "in_progress", "completed")
@@ -28,9 +34,31 @@ def _text(inp: dict[str, Any], key: str, required: bool = False) -> str | None:
     return v
 
 
+def _tasks(ctx: ToolContext) -> TaskState:
+    """The session's list: read from its file at the run's first Task call (a file that cannot be
+    read or parsed is an error the model is told, never an empty list over a real one)."""
+    tasks = ctx.state.tasks
+    if tasks.path is not None and not tasks.loaded:
+        try:
+            saved = json.loads(tasks.path.read_text(encoding="utf-8")) if tasks.path.exists() else {}
+            tasks.items, tasks.next_id = dict(saved.get("tasks", {})), int(saved.get("next_id", 1))
+        except (OSError, ValueError, TypeError, AttributeError) as e:
+            raise ToolError(f"the session's task list {tasks.path} could not be read: {e}") from None
+        tasks.loaded = True
+    return tasks
+
+
+def _save(tasks: TaskState) -> None:
+    """Write the list whole (0600, atomically) when the session keeps it."""
+    if tasks.path is not None:
+        from ..home import write_private
+
+        write_private(tasks.path, json.dumps({"tasks": tasks.items, "next_id": tasks.next_id}, ensure_ascii=False))
+
+
 async def task_create(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
     subject, description = _text(inp, "subject", True) or "", _text(inp, "description") or ""
-    tasks = ctx.state.tasks
+    tasks = _tasks(ctx)
     task_id = str(tasks.next_id)
     if ctx.ports is not None:
         refused = await ctx.ports.hooks.task_created(task_id, subject, description)
@@ -41,11 +69,12 @@ async def task_create(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput
     tasks.items[task_id] = {"id": task_id, "subject": subject, "description": description, "status": "pending",
                             "activeForm": _text(inp, "activeForm"), "owner": None, "blocks": [], "blockedBy": [],
                             "metadata": dict(meta) if isinstance(meta, dict) else {}}
+    _save(tasks)
     return f"Task #{task_id} created successfully: {subject}"
 
 
 async def task_get(inp: dict[str, Any], ctx: ToolContext) -> str:
-    t = ctx.state.tasks.items.get(str(inp.get("taskId")))
+    t = _tasks(ctx).items.get(str(inp.get("taskId")))
     if t is None:
         return "Task not found"
     lines = [f"Task #{t['id']}: {t['subject']}", f"Status: {t['status']}", f"Description: {t['description']}"]
@@ -57,7 +86,7 @@ async def task_get(inp: dict[str, Any], ctx: ToolContext) -> str:
 
 
 async def task_list(inp: dict[str, Any], ctx: ToolContext) -> str:
-    items = ctx.state.tasks.items
+    items = _tasks(ctx).items
     if not items:
         return "No tasks found"
     out = []
@@ -73,7 +102,7 @@ async def task_list(inp: dict[str, Any], ctx: ToolContext) -> str:
 
 
 async def task_update(inp: dict[str, Any], ctx: ToolContext) -> str:
-    tasks = ctx.state.tasks
+    tasks = _tasks(ctx)
     task_id = str(inp.get("taskId"))
     t = tasks.items.get(task_id)
     if t is None:
@@ -86,6 +115,7 @@ async def task_update(inp: dict[str, Any], ctx: ToolContext) -> str:
         for rest in tasks.items.values():
             rest["blocks"] = [b for b in rest["blocks"] if b != task_id]
             rest["blockedBy"] = [b for b in rest["blockedBy"] if b != task_id]
+        _save(tasks)
         return f"Updated task #{task_id} deleted"
     if status == "completed" and t["status"] != "completed" and ctx.ports is not None:
         refused = await ctx.ports.hooks.task_completed(task_id, t["subject"], t["description"])
@@ -119,4 +149,6 @@ async def task_update(inp: dict[str, Any], ctx: ToolContext) -> str:
             else:
                 t["metadata"][k] = v
         changed.append("metadata")
+    if changed:
+        _save(tasks)
     return f"Updated task #{task_id} {', '.join(changed)}" if changed else f"Task #{task_id}: nothing to update"
