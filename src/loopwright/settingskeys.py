@@ -215,7 +215,9 @@ def compat_markdown(schema_keys: Iterable[str], version: str) -> str:
               "failure unless `onFailure` is `block`.", "",
               "A command hook with `async: true` starts and the event goes on without it; when it exits, its "
               "`systemMessage` and `additionalContext` go to the model with the next tool result (it decides "
-              "nothing, as in Claude Code). `asyncRewake: true` is waited for and its exit 2 reaches the model "
+              "nothing, as in Claude Code); one that exits after its run ended speaks with the session's next "
+              "prompt (each a system reminder before the prompt's text, as Claude Code sends it in an SDK "
+              "session; `-p` ends with its run). `asyncRewake: true` is waited for and its exit 2 reaches the model "
               "like any hook's, as Claude Code does in `-p` and SDK sessions (its interactive mode runs it in the "
               "background and wakes the model later; loopwright's waits).", "",
               "Hook keys loopwright does not honour (named when read; the hook still runs): "

@@ -95,8 +95,14 @@ class RunHooks(WorkEvents, PromptEvents):
         """What the `async: true` hooks that exited since the last call said for the model (their
         `systemMessage` and `additionalContext`, as Claude Code sends both), or None: it goes
         with the next request."""
-        texts, self.state.late = self.state.late, []
-        return join(texts)
+        return join(self.take_late_texts())
+
+    def take_late_texts(self) -> list[str]:
+        """take_late's texts one by one (the list is emptied in place: a conversation's runs share
+        it, loop/watch.py, so what a hook says after its run ended goes with the next prompt)."""
+        texts = list(self.state.late)
+        self.state.late.clear()
+        return texts
 
     # -- the events the loop calls ------------------------------------------------------------
 

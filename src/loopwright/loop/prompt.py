@@ -53,9 +53,24 @@ async def mcp_prompt(run: Run) -> None:
         run.expanded = ("mcp_prompt", name, args.strip(), None, line)  # UserPromptExpansion's fields
 
 
+def late_hook_output(run: Run) -> None:
+    """What `async` hooks of the conversation's earlier runs said after their run had ended
+    (loop/watch.py shares the list): each goes before this prompt as a system reminder, as Claude
+    Code 2.1.332 sends it with the next prompt of a session."""
+    texts = run.deps.hooks.take_late_texts() if run.is_top else []
+    if texts:
+        h = run.state.h
+        content = h[-1]["content"]
+        at = prompt_block(content)
+        at = len(content) if at is None else at
+        said = [TextBlock(f"<system-reminder>\n{t}\n</system-reminder>").to_wire() for t in texts]
+        h.replace_last({"role": "user", "content": [*content[:at], *said, *content[at:]]})
+
+
 async def start_hooks(run: Run, prompt: str) -> str | None:
     """SessionStart and UserPromptSubmit. Returns a block reason, or None to go on."""
     hooks, h = run.deps.hooks, run.state.h
+    late_hook_output(run)
     if not hooks.active:
         return None
     trigger = run.deps.options.setup_trigger
@@ -80,7 +95,8 @@ async def start_hooks(run: Run, prompt: str) -> str | None:
 @dataclass(slots=True)
 class ExpansionStop:
     """Why a command's expansion stopped its prompt before any model call: a UserPromptExpansion
-    hook's block (`by_hook`), or the command's inline shell refused or failed."""
+    hook's block (`by_hook`), or the command's inline shell refused or failed, or a skill with
+    `user-invocable: false` was typed."""
 
     text: str
     by_hook: bool

@@ -56,6 +56,7 @@ class Watch:
     named: set[str] = field(default_factory=set)  # what was named once already
     active: bool = False
     dynamic: list[str] = field(default_factory=list)  # the hooks' watchPaths, as the last run left them
+    late: list[str] = field(default_factory=list)  # what `async` hooks said, shared by the runs (prompt.py)
 
     def adopt(self, run: Run) -> Watch:
         """This watch for `run` (built with `self.applied` as its settings files' contents)."""
@@ -67,6 +68,9 @@ class Watch:
                 self.applied.setdefault(path, data)
         hooks = run.deps.hooks
         hooks.state.watch_paths[:0] = self.dynamic
+        if run.is_top:  # an `async` hook that exits after its run ended speaks with the next prompt
+            self.late += hooks.state.late
+            hooks.state.late = self.late
         self.active = run.is_top and (self.settings is not None or bool(hooks.registry.matchers.get("FileChanged")))
         return self
 
