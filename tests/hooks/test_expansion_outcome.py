@@ -137,3 +137,14 @@ def test_in_an_sdk_session_the_blocked_prompt_stays_out_of_the_conversation(tmp_
     assert (result.subtype, result.is_error, result.result, result.num_turns) == ("success", False, said, 0), who
     assert second[-1].result == "hi there", who
     assert len(sent) == 1 and "hello" in sent[0] and "/greet" not in sent[0] and "Hello world" not in sent[0], who
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_long_hook_command_is_named_whole(tmp_path: Path, who: str) -> None:
+    """Over 80 characters (where loopwright's hook reports cut a command's name), the reason still
+    names the whole command, as Claude Code does."""
+    deep = tmp_path / ("d" * 90)
+    deep.mkdir()
+    code, out, _ = cli(who, deep, "json", EXIT_2)  # (the hook is deep/hook.sh, its path written D)
+    assert len(str(deep / "hook.sh")) > 80 and json.loads(out)["result"].split("\n")[1] == \
+        "[D/hook.sh]: not this command", who

@@ -23,7 +23,14 @@ from ..blocks import (
     ToolUseBlock,
     blocks_from_wire,
 )
-from ..messages import AssistantMessage, Message, ResultMessage, StreamEvent, UserMessage
+from ..messages import (
+    AssistantMessage,
+    Message,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    UserMessage,
+)
 
 Send = Callable[[Any], Awaitable[None]]
 
@@ -136,6 +143,8 @@ class Updates:
             await self.assistant(msg.content, live=True)
         elif isinstance(msg, UserMessage):
             await self.results(msg.content)
+        elif isinstance(msg, SystemMessage) and msg.subtype == "informational" and msg.data.get("prevent_continuation"):
+            await self.send(acp.update_agent_message_text(str(msg.data.get("content", ""))))  # (a hook stopped it)
 
     async def stream(self, ev: dict[str, Any]) -> None:
         """A partial event: Anthropic's content_block_delta, or an OpenAI chunk's delta."""

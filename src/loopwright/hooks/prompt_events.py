@@ -124,7 +124,7 @@ def expansion_block(outs: list[Outcome], prompt: str) -> str | None:
             return cap(f"Operation stopped by hook: {why}" if why else "Operation stopped by hook")
     for o in outs:
         if o.exit_code == 2:
-            why = f"[{o.label}]: {o.stderr or 'No stderr output'}"
+            why = f"[{o.command or o.label}]: {o.stderr or 'No stderr output'}"
         elif o.out.get("decision") == "block":
             why = str(o.out.get("reason") or "Blocked by hook")
         else:

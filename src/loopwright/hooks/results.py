@@ -23,6 +23,7 @@ class Outcome:
     output: dict[str, Any] | None = None  # parsed JSON output
     failed: bool = False  # crashed or timed out (already reported)
     error: str = ""  # why it crashed, timed out or could not start (PreToolUse then fails closed)
+    command: str = ""  # a command hook's whole command (`label` is cut to 80 characters), as Claude Code names it
 
     @property
     def out(self) -> dict[str, Any]:

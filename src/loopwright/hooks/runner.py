@@ -183,7 +183,9 @@ async def run_command(event: str, hook: CommandHook, timeout: float, payload: di
         _kill_group(proc.pid)  # the run was interrupted: leave nothing behind
         raise
     code = proc.returncode if proc.returncode is not None else -1
-    return decode(event, label, code, out.decode(errors="replace"), err.decode(errors="replace"), report)
+    outcome = decode(event, label, code, out.decode(errors="replace"), err.decode(errors="replace"), report)
+    outcome.command = hook.command if hook.args is None else " ".join([hook.command, *hook.args])
+    return outcome
 
 
 async def run_background(event: str, hook: CommandHook, timeout: float, payload: dict[str, Any],
