@@ -91,6 +91,7 @@ class Skill:
     ignored: list[Ignored] = field(default_factory=list)  # its allowed-tools, in an untrusted workspace
     source: str = "projectSettings"  # Claude Code's command_source: userSettings | projectSettings | plugin
     user_invocable: bool = True  # `user-invocable: false`: not listed as a command the user may type
+    model_invocable: bool = True  # `disable-model-invocation: true`: not offered to the model (the Skill tool)
     argument_hint: str = ""  # `argument-hint`, shown beside its name in a list of commands
 
     @property
@@ -181,7 +182,7 @@ def find_skills(cwd: str | Path, sources: Iterable[str], home: Path | None = Non
                 source = "plugin" if d in extra else "userSettings" if users else "projectSettings"
                 skills[name] = Skill(name, desc.strip()[:MAX_DESCRIPTION], md, [] if ignored else allowed, ignored,
                                      source, str(meta.get("user-invocable")).lower() != "false",
-                                     argument_hint(meta))
+                                     str(meta.get("disable-model-invocation")).lower() != "true", argument_hint(meta))
     return list(skills.values()), warnings
 
 
@@ -201,15 +202,23 @@ def valid_rules(items: list[str]) -> tuple[list[str], list[str]]:
 
 
 def make_skill_tool(skills: list[Skill]) -> Tool:
-    """`Skill{skill}`: loads a skill's instructions. Read-only (it only reads its SKILL.md)."""
+    """`Skill{skill}`: loads a skill's instructions. Read-only (it only reads its SKILL.md). A skill
+    with `disable-model-invocation: true` is not listed, and a call of it is refused with Claude
+    Code 2.1.332's words (the user may still type `/name`)."""
     by_name = {s.name: s for s in skills}
-    listing = "\n".join(f"- {s.name}: {s.description}" for s in skills)
+    listing = "\n".join(f"- {s.name}: {s.description}" for s in skills if s.model_invocable)
 
     async def run(x: dict[str, Any], ctx: ToolContext) -> str:
         name = str(x.get("skill", "")).strip().lstrip("/")
         s = by_name.get(name)
         if s is None:
-            raise ToolError(f"Unknown skill {name!r}. Available skills: {', '.join(by_name) or 'none'}.")
+            offered = [n for n, sk in by_name.items() if sk.model_invocable]
+            raise ToolError(f"Unknown skill {name!r}. Available skills: {', '.join(offered) or 'none'}.")
+        if not s.model_invocable:
+            raise ToolError(f"Skill {name} cannot be used with Skill tool due to disable-model-invocation. Ask the "
+                            f"user to run /{name} themselves — it cannot be invoked via the Skill tool. Do not "
+                            "replicate this skill's workflow by other means — it is reserved for explicit user "
+                            "invocation.")
         try:
             body = s.body()
         except OSError as e:
