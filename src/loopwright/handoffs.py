@@ -85,9 +85,9 @@ class HandoffSwitch:
     def __init__(self) -> None:
         self.pending: Handoff | None = None
         self.active: str | None = None  # None: the run's own options
-        # Models made from a handoff's model string (one per handoff, reused when it comes back);
+        # Models made from a handoff's model string, by that string (reused when it comes back);
         # the run closes them when it ends (aclose).
-        self.made: dict[int, Model] = {}
+        self.made: dict[str, Model] = {}
 
     async def aclose(self) -> None:
         """Close the models the handoffs made (their connections), whatever the run's ending."""

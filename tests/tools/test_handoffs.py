@@ -225,3 +225,27 @@ def test_on_handoff_gets_the_calls_context_and_a_raise_keeps_the_agent() -> None
 def test_a_handoff_with_an_on_handoff_that_is_not_callable_is_refused() -> None:
     with pytest.raises(TypeError, match="on_handoff must be a function"):
         lw.Handoff("billing", on_handoff="notify")  # type: ignore[arg-type]
+
+
+def test_a_handoffs_model_changed_in_place_is_the_one_made_next_time() -> None:
+    """The models a run makes for handoffs are kept by the model string they were made from, not
+    by the Handoff object's id: a program that points a Handoff at another model mid-run (in place:
+    `fast.model = ...`) gets that model at the next handoff to it (issue 41 attack: a cache keyed
+    on an object's identity missed the edit, and the old model answered)."""
+    from loopwright.testing import ScriptedServer
+
+    script = [[use("a", "transfer_to_fast")], [use("b", "transfer_to_triage")], [use("c", "transfer_to_fast")],
+              [text("done")]]
+    with ScriptedServer(script) as srv:
+        fast = lw.Handoff("fast", system_prompt="be quick", model="claude-opus-4-5")
+
+        def repoint(ctx: Any) -> None:
+            fast.model = "claude-haiku-4-5"
+
+        triage = lw.Handoff("triage", system_prompt="triage", handoffs=[fast], on_handoff=repoint)
+        fast.handoffs.append(triage)
+        r = lw.run("x", lw.AgentOptions(model="claude-sonnet-4-5", base_url=srv.url, api_key="test",
+                                        handoffs=[fast]))
+        sent = [q.body["model"] for q in srv.loop_requests]
+    assert r.subtype == "success", r.errors
+    assert sent == ["claude-sonnet-4-5", "claude-opus-4-5", "claude-opus-4-5", "claude-haiku-4-5"]

@@ -46,12 +46,14 @@ def apply_handoff(run: Run, switch: HandoffSwitch) -> SystemMessage | None:
 
 def _model(run: Run, h: Handoff, switch: HandoffSwitch) -> Model:
     """The target's model: the one in use (None), the given Model, or one the run's options make
-    (once per handoff; the switch closes it when the run ends)."""
+    (once per model string, kept by the string: a Handoff's `model` may be changed in place
+    mid-run, and a model kept by the Handoff's id was then made of the old string; the switch
+    closes them when the run ends)."""
     if h.model is None:
         return run.deps.model
     if isinstance(h.model, Model):
         return h.model
-    made = switch.made.get(id(h))
+    made = switch.made.get(h.model)
     if made is None:
-        made = switch.made[id(h)] = model_for(replace(run.deps.options, model=h.model, fallback_model=None))
+        made = switch.made[h.model] = model_for(replace(run.deps.options, model=h.model, fallback_model=None))
     return made
