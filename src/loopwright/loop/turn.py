@@ -94,15 +94,15 @@ async def execute(run: Run, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple
             control._task = None
     run.state.denials.extend(outcome.denials)
     b: list[Any] = outcome.results
-    hooks = run.deps.hooks
-    if hooks.active and not outcome.interrupted and outcome.stop_message is None:  # PostToolBatch
+    hooks, hooked = run.deps.hooks, executor.hooked  # (hooks.active, known once: its registry is frozen)
+    if hooked and not outcome.interrupted and outcome.stop_message is None:  # PostToolBatch
         calls = [{"tool_name": u.name, "tool_input": u.input, "tool_use_id": u.id,
                   "tool_response": r.content if isinstance(r.content, str) else [x.to_wire() for x in r.content]}
                  for u, r in zip(uses, outcome.results, strict=True)]
         said = await hooks.post_tool_batch(calls)
         if said:
             b = [*b, TextBlock(said)]
-    if hooks.active and outcome.results:
+    if hooked and outcome.results:
         late = hooks.take_late()  # `async` hooks that exited meanwhile: with the last result, as Claude Code
         if late:
             i = len(outcome.results) - 1  # (b begins with the results)
