@@ -44,7 +44,7 @@ async def run_tools(run: Run, step: RunTools) -> AsyncIterator[Message | Step]:
     # 4. gate + execute. Two paths (issue 41's rule: the second above 1 % of the CLI's per-turn
     # gap): a run whose tools can spawn subagents has an inbox and runs the turn's tools in a
     # Relay's task, passing their messages on live; that costs ~79,000 instructions a turn more
-    # than awaiting them in place (267,000 -> 346,000, `bench/bench_instructions.py --paths`),
+    # than awaiting them in place (225,000 -> 304,000, `bench/bench_instructions.py --paths`),
     # ~1.7 % of the gap (~4.5 M instructions a turn of Read), so a run without one awaits in place.
     if run.deps.inbox is None:
         b, outcome = await execute(run, a, uses)
