@@ -248,7 +248,10 @@ def test_streaming_thinking_plan_and_commands(work: Path, tmp_path: Path) -> Non
 
     r, requests = run(go())
     assert r.stop_reason == "end_turn"
-    assert requests[0].body["messages"][0]["content"][0]["text"].startswith("Say hello to Ada. ACP-INLINE")
+    said, expanded = requests[0].body["messages"][0]["content"][:2]  # which command ran, then its text
+    assert said["text"] == "<command-message>greet</command-message>\n<command-name>/greet</command-name>\n" \
+        "<command-args>Ada</command-args>\n"
+    assert expanded["text"].startswith("Say hello to Ada. ACP-INLINE")
     seen = json.loads((work / "expansion.json").read_text())
     assert (seen["command_name"], seen["command_args"], seen["prompt"]) == ("greet", "Ada", "/greet Ada")
     chunks = editor.of("agent_message_chunk")

@@ -129,9 +129,11 @@ async def expand_command(run: Run) -> tuple[ExpansionStop | None, list[SystemMes
         notes = [skill_shell_note(n) for n in warned]
         content = h[-1]["content"]
         first = prompt_block(content)  # (after the records of a `!` run before it)
-        text: dict[str, Any] = {"type": "text", "text": text_now}
-        h.replace_last({"role": "user", "content": [text, *content] if first is None
-                        else [*content[:first], text, *content[first + 1:]]})
+        said = f"<command-message>{name}</command-message>\n<command-name>/{name}</command-name>\n" + (
+            f"<command-args>{args}</command-args>\n" if args else "")  # which command ran, as Claude Code says it
+        text: list[dict[str, Any]] = [{"type": "text", "text": said}, {"type": "text", "text": text_now}]
+        h.replace_last({"role": "user", "content": [*text, *content] if first is None
+                        else [*content[:first], *text, *content[first + 1:]]})
     if context:
         h.replace_last({"role": "user", "content": [*h[-1]["content"], TextBlock(context).to_wire()]})
     return None, notes
