@@ -309,17 +309,19 @@ def test_directory_added_fires_for_add_dir_with_the_directory_and_its_source(tmp
     from types import SimpleNamespace
 
     from loopwright.cli.commands.workspace import add_dir
+    from loopwright.gate.session import SessionRules
 
     rec = logger(tmp_path, "added")
     o = opts(tmp_path, [[text("hi")]], {"DirectoryAdded": hook(rec, "slash_command")})
     extra = tmp_path / "extra"
     extra.mkdir()
     said: list[str] = []
+    host_rules = SessionRules(tmp_path / "proj")
 
     async def go() -> lw.LoopwrightClient[Any]:
         async with lw.LoopwrightClient(o) as client:
             host = SimpleNamespace(client=client, cwd=lambda: str(tmp_path / "proj"), say=said.append,
-                                   asker=SimpleNamespace(granted=SimpleNamespace(add_dirs=[])))
+                                   asker=SimpleNamespace(granted=host_rules))
             await add_dir(host, str(extra))  # type: ignore[arg-type]  # /add-dir with the parts it uses
             await add_dir(host, str(extra))  # already there: no second event
             await client.add_dir(extra, source="register_repo_root")  # the matcher leaves this one out
@@ -331,6 +333,7 @@ def test_directory_added_fires_for_add_dir_with_the_directory_and_its_source(tmp
     assert seen["source"] == "slash_command" and seen["cwd"] == str((tmp_path / "proj").resolve())
     assert extra.resolve() in [Path(d) for d in client.options.add_dirs or []]
     assert any("added" in s for s in said) and any("already" in s for s in said)
+    assert host_rules.add_dirs == (extra.resolve(),)  # the session's rules cover it too
 
 
 def test_cwd_changed_fires_when_the_bash_shell_moves_and_not_when_it_stays(tmp_path: Path) -> None:
