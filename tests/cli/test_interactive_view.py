@@ -298,7 +298,9 @@ def test_slash_menu_completes_builtins_custom_commands_and_skills(tmp_path: Path
     t.keys("Enter")
     t.wait("hello there")
     h = load_transcript(s.transcripts()[0]).history
-    assert h[0]["content"][0]["text"] == "Say hello. TMUX-INLINE"
+    # Claude Code's <command-message> block names the command first (70fb5d1), then its expansion
+    assert h[0]["content"][0]["text"].startswith("<command-message>greet</command-message>")
+    assert h[0]["content"][1]["text"] == "Say hello. TMUX-INLINE"
 
 
 def test_session_list_is_right_after_compaction(tmp_path: Path) -> None:
