@@ -21,7 +21,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import secrets
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,7 +90,7 @@ def private_dir(path: Path, own_from: Path | None = None) -> Path:
 
 def open_private(path: Path, flags: int = os.O_WRONLY | os.O_APPEND) -> int:
     """A descriptor of `path`, created 0600 if missing, tightened to 0600 if not (O_CLOEXEC; the
-    caller closes it)."""
+    caller closes it; `flags` may add O_EXCL / O_NOFOLLOW)."""
     fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE)
     try:
         _tighten(fd, PRIVATE_FILE)
@@ -110,8 +112,11 @@ def write_private(path: Path, data: str | bytes, own_from: Path | None = None) -
     if own_from is not None or not path.parent.is_dir():
         private_dir(path.parent, own_from)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)
+    # A new file of an unguessable name, never one found there: the directory may be a project's
+    # (.claude/settings.local.json), and a symlink planted at a predictable temporary name would
+    # have had this write land wherever it points.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+    fd = open_private(tmp, os.O_WRONLY | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0))
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
@@ -124,19 +129,28 @@ def write_private(path: Path, data: str | bytes, own_from: Path | None = None) -
 
 
 _HELD = threading.local()  # the lock keys this thread holds (a nested locked() of the same file)
+LOCK_WAIT_S = 10.0  # a read-modify-write takes milliseconds; longer, its holder is stopped or stuck
+_LOCK_POLL_S = 0.02
+
+
+class LockBusy(OSError):
+    """Another process held the lock of a file loopwright changes for longer than `locked` waits
+    (a stopped or stuck loopwright): the change was not made."""
 
 
 @contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
+def locked(path: Path, timeout: float | None = None) -> Iterator[None]:
     """Hold `path`'s lock for a read-modify-write: another process (or thread) changing the same
     file waits until this one has written. The lock is an flock on a file of
     $LOOPWRIGHT_HOME/locks (0700), named by a hash of `path`'s real path, so none is left in a
     project; it is never removed (a removed lock file would let a third process lock a new one
     while a second holds the old). Nested calls for one file in one thread hold it once. Where
-    no lock can be taken (no fcntl, an unwritable home) the change goes on unlocked: the write
-    itself reports what is wrong."""
+    no lock can be taken (no fcntl, an unwritable home, a lock file that is a symlink) the change
+    goes on unlocked: the write itself reports what is wrong. A lock held longer than `timeout`
+    seconds (None: LOCK_WAIT_S; its holder stopped with ^Z or SIGSTOP, or hung) raises LockBusy
+    naming the lock file, instead of waiting for ever."""
     try:
-        import fcntl
+        import fcntl  # noqa: F401 - (_take's)
     except ImportError:  # (Windows)
         yield
         return
@@ -145,13 +159,15 @@ def locked(path: Path) -> Iterator[None]:
     if key in held:
         yield
         return
-    try:
-        fd = open_private(private_dir(loopwright_home() / "locks", loopwright_home()) / f"{key}.lock", os.O_RDWR)
+    lock_file = loopwright_home() / "locks" / f"{key}.lock"
+    try:  # (never through a symlink: open_private would tighten whatever file it points to)
+        fd = open_private(private_dir(lock_file.parent, loopwright_home()) / lock_file.name,
+                          os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         yield
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        _take(fd, path, lock_file, LOCK_WAIT_S if timeout is None else timeout)
         held.add(key)
         try:
             yield
@@ -159,3 +175,20 @@ def locked(path: Path) -> Iterator[None]:
             held.discard(key)
     finally:
         os.close(fd)  # (closing releases the flock)
+
+
+def _take(fd: int, path: Path, lock_file: Path, timeout: float) -> None:
+    """flock `fd` exclusively within `timeout` seconds, else LockBusy (flock itself has no bound)."""
+    import fcntl as f  # (locked() checked it exists)
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            f.flock(fd, f.LOCK_EX | f.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LockBusy(f"{path} is being changed by another process, which has held its lock {lock_file} "
+                               f"for over {timeout:g} s (stopped or stuck?): the change was not made. "
+                               f"`fuser {lock_file}` names that process") from None
+            time.sleep(_LOCK_POLL_S)
