@@ -2,7 +2,8 @@
 
 `Parser` is argparse's parser with two differences a newcomer meets first:
 - a mistake is one line and a pointer to `--help` (argparse prints the whole usage first,
-  ~23 lines for the run flags, and the line that matters last);
+  ~23 lines for the run flags, and the line that matters last); a mistyped flag names the flag
+  it looks like, as Claude Code does ("(did you mean --model?)");
 - a subcommand built on the run flags (`batch`, `acp`) leaves out of its `--help` the flags that
   mean nothing there, and refuses them by name when given (never silently ignored).
 """
@@ -19,6 +20,9 @@ ONE_RUN_ONLY = ("prompt", "prompt_arg", "output_format", "include_partial_messag
                 "continue_conversation", "resume", "fork_session", "session_id")
 
 
+_UNRECOGNIZED = "unrecognized arguments: "
+
+
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line and a pointer to `--help` (exit 2)."""
 
@@ -26,7 +30,29 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """`PROG: error: MESSAGE` and where the options are listed; exit code 2 (bad usage)."""
+        if message.startswith(_UNRECOGNIZED):
+            message += self._did_you_mean(message.removeprefix(_UNRECOGNIZED).split())
         self.exit(2, f"{self.prog}: error: {message}\nTry '{self.prog} --help' for the options.\n")
+
+    def _did_you_mean(self, unknown: list[str]) -> str:
+        """" (did you mean --model?)" for the first unknown flag that is close to one of this parser's
+        or its subcommands' long flags; "" when none is (a guess far off misleads more than none)."""
+        import difflib  # (only on this error's way)
+
+        known: list[str] = []
+        parsers: list[argparse.ArgumentParser] = [self]
+        while parsers:
+            parser = parsers.pop()
+            for action in parser._actions:
+                known += [o for o in action.option_strings if o.startswith("--")]
+                if isinstance(action, argparse._SubParsersAction):
+                    parsers += list(action.choices.values())
+        for arg in unknown:
+            if arg.startswith("--"):
+                close = difflib.get_close_matches(arg.partition("=")[0], known, n=1, cutoff=0.75)
+                if close:
+                    return f" (did you mean {close[0]}?)"
+        return ""
 
     def leave_out(self, dests: Collection[str], where: str) -> None:
         """Hide the options of these destinations from `--help`, and refuse them when given: they

@@ -293,6 +293,11 @@ class HTTPModel:
         text = f"{typ}: {msg}" if typ and msg else (msg or typ or f"HTTP {status}")
         if status == 407:
             text += " (the proxy wants credentials: put them in HTTPS_PROXY, or list the host in NO_PROXY)"
+        elif status == 404 and "model" in text.lower():  # a mistyped model name (the servers' words all say "model")
+            text += (f" (the model {self.name!r} may not exist or you may not have access to it; pick another "
+                     "with --model)")
+        elif status == 404:  # nothing at that address: a base URL without (or with one more) /v1
+            text += f" (nothing at {self._url}: is the base URL right?)"
         return Failure(text, status, retryable, parse_retry_after(headers))
 
     def _classify(self, e: BaseException) -> Failure | None:

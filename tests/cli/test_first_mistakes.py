@@ -1,0 +1,75 @@
+"""A new user's first mistakes, each as a real `loopwright` subprocess in a temp dir with its own
+HOME: one line naming the problem and what to do, a non-zero exit where the run cannot go on, and
+never a Python traceback. (Claude Code's answer to the same mistake, where it has one, is quoted.)"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from loopwright.testing import Fault, ScriptedServer
+from tests.helpers import cli_env, loopwright_cmd
+
+pytestmark = pytest.mark.e2e
+
+
+def run(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*loopwright_cmd(), *args], cwd=cwd, capture_output=True, text=True, timeout=60,
+                          env=cli_env(HOME=str(cwd / "home"), LOOPWRIGHT_HOME=str(cwd / "home" / ".loopwright"), **env),
+                          stdin=subprocess.DEVNULL)
+
+
+def no_traceback(p: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in p.stderr + p.stdout, p.stderr
+
+
+@pytest.mark.parametrize(("typo", "meant"), [("--modle", "--model"), ("--alowedTools", "--allowedTools"),
+                                             ("--permision-mode", "--permission-mode"), ("--max-trns", "--max-turns")])
+def test_a_mistyped_flag_names_the_flag_it_looks_like(tmp_path: Path, typo: str, meant: str) -> None:
+    # Claude Code: "error: unknown option '--modle'" and "(Did you mean --model?)"
+    p = run("-p", "hi", typo, "x", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2 and p.stdout == ""
+    first = p.stderr.splitlines()[0]
+    assert first == f"loopwright: error: unrecognized arguments: {typo} (did you mean {meant}?)", p.stderr
+
+
+def test_a_flag_like_nothing_known_gets_no_guess(tmp_path: Path) -> None:
+    p = run("-p", "hi", "--zzqqxx", cwd=tmp_path)
+    assert p.returncode == 2
+    assert p.stderr.splitlines()[0] == "loopwright: error: unrecognized arguments: --zzqqxx"
+
+
+def test_a_subcommand_flag_typo_is_guessed_among_that_subcommands_flags(tmp_path: Path) -> None:
+    p = run("sessions", "list", "--alll", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2
+    assert "unrecognized arguments: --alll (did you mean --all?)" in p.stderr.splitlines()[0], p.stderr
+
+
+def test_a_model_name_the_api_does_not_know_says_so_and_what_to_do(tmp_path: Path) -> None:
+    # Claude Code: "There's an issue with the selected model (claude-sonet-4-5). It may not exist or you may
+    # not have access to it. Run --model to pick a different model."
+    with ScriptedServer([[{"type": "text", "text": "unused"}]]) as srv:
+        srv.inject(Fault.error(404, "model: claude-sonet-4-5", "not_found_error", times=5))
+        p = run("-p", "hi", "--model", "claude-sonet-4-5", "--base-url", srv.url, cwd=tmp_path, ANTHROPIC_API_KEY="k")
+        calls = len(srv.requests)
+    no_traceback(p)
+    assert p.returncode == 1 and calls == 1  # a 404 is not retried
+    last = p.stderr.splitlines()[-1]
+    assert "404" in last and "claude-sonet-4-5" in last
+    assert "may not exist or you may not have access to it" in last and "--model" in last, last
+
+
+def test_a_404_that_is_not_about_the_model_points_at_the_base_url(tmp_path: Path) -> None:
+    with ScriptedServer([[{"type": "text", "text": "unused"}]]) as srv:
+        srv.inject(Fault.error(404, "Not Found", times=5))
+        p = run("-p", "hi", "--model", "claude-sonnet-5-5", "--base-url", srv.url + "/wrong", cwd=tmp_path,
+                ANTHROPIC_API_KEY="k")
+    no_traceback(p)
+    last = p.stderr.splitlines()[-1]
+    assert p.returncode == 1 and "404" in last
+    assert f"nothing at {srv.url}/wrong/v1/messages: is the base URL right?" in last, last
+    assert "may not exist" not in last
