@@ -41,11 +41,37 @@ def _tasks(ctx: ToolContext) -> TaskState:
     if tasks.path is not None and not tasks.loaded:
         try:
             saved = json.loads(tasks.path.read_text(encoding="utf-8")) if tasks.path.exists() else {}
-            tasks.items, tasks.next_id = dict(saved.get("tasks", {})), int(saved.get("next_id", 1))
-        except (OSError, ValueError, TypeError, AttributeError) as e:
+            tasks.items, tasks.next_id = _checked(saved)
+        except (OSError, ValueError) as e:
             raise ToolError(f"the session's task list {tasks.path} could not be read: {e}") from None
         tasks.loaded = True
     return tasks
+
+
+_TEXT = ("subject", "description")
+_TEXT_OR_NONE = ("activeForm", "owner")
+
+
+def _checked(saved: Any) -> tuple[dict[str, dict[str, Any]], int]:
+    """A saved list's tasks and next id, each task as the tools write it (ValueError naming what is
+    not: a hand-edited or damaged file is said, never half-used; the tools would fail on it later,
+    or write over it). The next id follows every kept id, so a TaskCreate never replaces a task."""
+    if not isinstance(saved, dict) or not isinstance(saved.get("tasks", {}), dict):
+        raise ValueError('not {"tasks": {id: task, ...}, "next_id": n}')
+    next_id = saved.get("next_id", 1)
+    if not isinstance(next_id, int) or isinstance(next_id, bool) or next_id < 1:
+        raise ValueError(f"next_id is {next_id!r}, not a positive integer")
+    items: dict[str, dict[str, Any]] = saved.get("tasks", {})
+    for key, t in items.items():
+        ok = (isinstance(t, dict) and t.get("id") == key and all(isinstance(t.get(k), str) for k in _TEXT)
+              and all(k in t and isinstance(t[k], (str, type(None))) for k in _TEXT_OR_NONE)
+              and t.get("status") in STATUSES and isinstance(t.get("metadata"), dict)
+              and all(isinstance(t.get(k), list) and all(isinstance(b, str) for b in t[k]) for k in ("blocks", "blockedBy")))
+        if not ok:
+            raise ValueError(f"task {key!r} is not a task as the Task tools write it: {json.dumps(t)[:200]}")
+        if key.isdigit():
+            next_id = max(next_id, int(key) + 1)
+    return items, next_id
 
 
 def _save(tasks: TaskState) -> None:
