@@ -31,7 +31,7 @@ def early_pids(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     async def recording(command: str, args: list[str], env: dict[str, str], cwd: str, errlog: Any) -> None:
         await real(command, args, env, cwd, errlog)
-        process = spawn._EARLY[id(errlog)][1]
+        process = spawn._EARLY[errlog][1]
         if not isinstance(process, BaseException):
             seen.append(process.pid)
 
@@ -57,7 +57,7 @@ real = spawn.spawn
 async def recording(command, args, env, cwd, errlog):
     seen.append("mcp" in sys.modules)
     await real(command, args, env, cwd, errlog)
-    seen.append(spawn._EARLY[id(errlog)][1].pid)
+    seen.append(spawn._EARLY[errlog][1].pid)
 spawn.spawn = recording
 tmp = __import__("pathlib").Path({str(tmp_path)!r})
 srv = {{"command": sys.executable, "args": [{SERVER!r}, "--pid-file", str(tmp / "pids")]}}
@@ -137,3 +137,47 @@ def test_a_command_that_cannot_start_fails_as_the_sdk_would_say(tmp_path: Path) 
     status = {s["name"]: s for s in msgs[0].data["mcp_servers"]}
     assert status["nope"]["status"] == "failed" and "No such file" in status["nope"]["error"], status
     assert status["t"]["status"] == "connected"
+
+
+def test_a_new_stderr_file_never_takes_the_process_spawned_for_a_file_that_is_gone(tmp_path: Path) -> None:
+    """The hand-over table keeps the stderr file itself, not its id(): a file dropped without its
+    connection's discard (its process stays the table's) cannot pass its process to a later
+    file that CPython put at the same address. The case is forced: files are made until one has
+    the dropped file's id (at once, with an id-keyed table: its memory is free); with the file
+    kept by the table, no new file can have it, and the SDK's spawn must start its own."""
+    import gc
+    import tempfile
+
+    from mcp.client import stdio
+
+    command, args = sys.executable, ["-c", "import time; time.sleep(60)"]
+    spawn.install()
+
+    async def go() -> tuple[int, int, bool]:
+        first = tempfile.TemporaryFile("w+")
+        await spawn.spawn(command, args, {}, str(tmp_path), first)
+        early_pid = spawn._EARLY[first][1].pid
+        gone = id(first)
+        first.close()
+        del first
+        gc.collect()
+        kept: list[Any] = []
+        for _ in range(200):
+            kept.append(tempfile.TemporaryFile("w+"))
+            if id(kept[-1]) == gone:
+                break
+        second = kept[-1]
+        process = None
+        try:
+            process = await stdio._create_platform_compatible_process(command, args, {}, second, str(tmp_path))
+            return process.pid, early_pid, id(second) == gone
+        finally:
+            await spawn.discard(second)
+            for errlog in [k for k, (_, p) in spawn._EARLY.items() if getattr(p, "pid", None) == early_pid]:
+                await spawn.discard(errlog)
+            for f in kept:
+                f.close()
+
+    taken, early, reused = asyncio.run(go())
+    assert taken != early, f"the new file (same id as the gone one: {reused}) took the gone file's process"
+    assert not alive(early) and not alive(taken)

@@ -9,7 +9,9 @@ server first, exactly as the SDK's stdio_client spawns it on POSIX (`anyio.open_
 SDK's spawn hands over that process when it is asked for the same thing: the server boots on
 another core while the SDK loads.
 
-The hand-over is keyed by the connection's stderr file (one per server) and checked: if the
+The hand-over is keyed by the connection's stderr file (one per server: the file object itself,
+held by the table until the connection is over, never its id(), which a later file may reuse once
+the first is gone) and checked: if the
 SDK asks for another command, arguments, environment or directory (a newer SDK computing them
 differently), the early process is ended and the SDK spawns its own, as before. A process the
 SDK never took (its import failed, the start was cancelled) is ended with its process group.
@@ -34,9 +36,11 @@ from ..children import disown, own, signal_group
 
 log = logging.getLogger("loopwright.mcp")
 
-# id(stderr file) -> (what was spawned, the process or the error its spawn raised)
-_EARLY: dict[int, tuple[tuple[Any, ...], Any]] = {}
-_TAKEN: dict[int, int] = {}  # id(stderr file) -> the pid (= process group) of the process the SDK took
+# The stderr file (the object: a key holds it alive, so no other file can stand for it) ->
+# (what was spawned, the process or the error its spawn raised); and -> the pid (= process group)
+# of the process the SDK took.
+_EARLY: dict[Any, tuple[tuple[Any, ...], Any]] = {}
+_TAKEN: dict[Any, int] = {}
 
 
 def enabled() -> bool:
@@ -62,7 +66,7 @@ async def spawn(command: str, args: list[str], env: dict[str, str], cwd: str, er
         process = e
     else:
         own(process.pid, f"MCP server {command}")  # its own session: ended with loopwright (children.py)
-    _EARLY[id(errlog)] = (what, process)
+    _EARLY[errlog] = (what, process)
 
 
 def install() -> None:
@@ -75,20 +79,20 @@ def install() -> None:
 
     async def create(command: str, args: list[str], env: dict[str, str] | None = None,
                      errlog: Any = sys.stderr, cwd: Any = None) -> Any:
-        early = _EARLY.pop(id(errlog), None)
+        early = _EARLY.pop(errlog, None)
         if early is not None:
             what, process = early
             if what == _key(command, args, env, cwd):
                 if isinstance(process, BaseException):
                     raise process
-                _TAKEN[id(errlog)] = process.pid
+                _TAKEN[errlog] = process.pid
                 return process
             log.info("an MCP server was spawned early with other arguments than the SDK's: spawned again")
             await _end(process)
         process = await original(command, args, env, errlog, cwd)
         if enabled():  # (POSIX: the SDK's spawn makes a new session too, so the pid is the group)
             own(process.pid, f"MCP server {command}")
-            _TAKEN[id(errlog)] = process.pid
+            _TAKEN[errlog] = process.pid
         return process
 
     create.loopwright_early = True  # type: ignore[attr-defined]
@@ -98,10 +102,10 @@ def install() -> None:
 async def discard(errlog: Any) -> None:
     """The server's connection is over: end a process spawned for it that the SDK never took, and
     whatever is left of the one it took (its shutdown ended it, unless that shutdown was cut short)."""
-    early = _EARLY.pop(id(errlog), None)
+    early = _EARLY.pop(errlog, None)
     if early is not None:
         await _end(early[1])
-    taken = _TAKEN.pop(id(errlog), None)
+    taken = _TAKEN.pop(errlog, None)
     if taken is not None:
         signal_group(taken, signal.SIGKILL)
         disown(taken)
