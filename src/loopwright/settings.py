@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +44,7 @@ from .gate.verdict import RuleSource
 from .home import locked, write_private
 from .home import loopwright_home as loopwright_home
 from .hooks import HookRegistry, Hooks
+from .mtime import Stamp, stamp
 from .settingskeys import refused_line
 from .trust import Ignored, narrow_settings, trusted_for
 
@@ -55,19 +55,9 @@ if TYPE_CHECKING:  # sandbox: imported where a sandbox is configured (most runs 
 
 SETTING_SOURCES = ("user", "project", "local")
 
-Stamp = tuple[int, int, int] | None  # a file's (mtime_ns, size, inode); None: absent
 # The stamps of the settings files loopwright itself wrote ("don't ask again"): not a change a
 # ConfigChange hook is asked about (Claude Code does not fire for its own writes).
 OWN_WRITES: dict[Path, Stamp] = {}
-
-
-def stamp(path: str | Path) -> Stamp:
-    """`path`'s stat stamp, None when it is not a file (one stat() call)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino) if stat.S_ISREG(st.st_mode) else None
 
 
 class SettingsError(ValueError):
@@ -414,7 +404,6 @@ def with_settings_model(options: AgentOptions, settings: Settings | None) -> Age
     """`options` with the settings' `model` (when neither the options, nor LOOPWRIGHT_MODEL or
     ANTHROPIC_MODEL in the options' env or the environment, name one), `fallbackModel` and
     `effortLevel` (when the options have none), as Claude Code ranks them."""
-    import os
     from dataclasses import replace
 
     if settings is None:

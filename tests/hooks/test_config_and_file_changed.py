@@ -161,6 +161,44 @@ def test_loopwrights_own_write_fires_no_config_change(tmp_path: Path) -> None:
     assert (proj / ".loopwright" / "settings.local.json").exists() and not inputs(tmp_path, "cc") and not said(msgs)
 
 
+@lw.tool(name="SameTick")
+def same_tick(path: str, content: str) -> str:
+    """Write `content` over the file `path` in place, then set its mtime back to what it was: a
+    second edit within the file system's timestamp tick (tests/bases/test_file_stamps.py)."""
+    from tests.bases.test_file_stamps import rewrite_within_the_tick
+
+    rewrite_within_the_tick(Path(path), content)
+    return "written"
+
+
+def test_a_same_size_settings_edit_within_one_tick_fires_config_change_and_holds(tmp_path: Path) -> None:
+    rec = logger(tmp_path, "cc")
+    first = {"hooks": {"ConfigChange": hook(rec)}, "permissions": {"deny": ["Bash(touch q)"]}}
+    proj = project(tmp_path, first)
+    settings = proj / ".claude" / "settings.json"
+    second = json.dumps({**first, "permissions": {"deny": ["Bash(touch *)"]}})
+    assert len(second) == settings.stat().st_size
+    call = {"type": "tool_use", "id": "c1", "name": "SameTick", "input": {"path": str(settings), "content": second}}
+    o = options(proj, [[call], [use("touch made", "c2")], [text("done")]])
+    o.tools = [*(o.tools or []), same_tick]
+    o.allowed_tools = [*o.allowed_tools, "SameTick"]
+    r = collect("go", o)[-1]
+    assert [x["file_path"] for x in inputs(tmp_path, "cc")] == [str(settings)]
+    assert not (proj / "made").exists() and "deny rule Bash(touch *)" in result_of(r, "c2")
+
+
+def test_a_same_size_edit_within_one_tick_fires_file_changed(tmp_path: Path) -> None:
+    rec = logger(tmp_path, "fc")
+    proj = project(tmp_path, {"hooks": {"FileChanged": hook(rec, ".env")}})
+    (proj / ".env").write_text("A=1\n")
+    call = {"type": "tool_use", "id": "c2", "name": "SameTick", "input": {"path": str(proj / ".env"), "content": "A=2\n"}}
+    o = options(proj, [[use("true", "c1")], [call], [text("done")]])
+    o.tools = [*(o.tools or []), same_tick]
+    o.allowed_tools = [*o.allowed_tools, "SameTick"]
+    collect("go", o)
+    assert [(Path(x["file_path"]).name, x["event"]) for x in inputs(tmp_path, "fc")] == [(".env", "change")]
+
+
 def test_file_changed_fires_for_the_matchers_files_add_change_unlink(tmp_path: Path) -> None:
     rec = logger(tmp_path, "fc")
     proj = project(tmp_path, {"hooks": {"FileChanged": hook(rec, "app.cfg|.env")}})

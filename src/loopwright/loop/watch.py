@@ -1,6 +1,6 @@
 """Room: loop. Between steps, before each model request: the settings files and the watched files
-that changed since the last look (one stat() each), with Claude Code's ConfigChange and FileChanged
-hooks fired for them. A settings change no hook blocked is applied to the run's permission rules
+that changed since the last look (one stat() each; a file written within its timestamp tick is
+read too: mtime.py), with Claude Code's ConfigChange and FileChanged hooks fired for them. A settings change no hook blocked is applied to the run's permission rules
 (the next tool call is judged by them); what cannot change mid-run is named once.
 
 Claude Code watches with file-system events (chokidar) and fires within about a second of a
@@ -10,6 +10,7 @@ so a change is never missed for having come just before a request, and costs no 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,16 +18,15 @@ from stat import S_ISREG
 from typing import TYPE_CHECKING, Any
 
 from ..messages import SystemMessage
+from ..mtime import Stamp, stamp, unchanged
 from ..settings import (
     OWN_WRITES,
     SETTING_SOURCES,
     SettingsError,
-    Stamp,
     load_settings,
     permission_rules,
     read_json_file,
     settings_scope,
-    stamp,
 )
 
 if TYPE_CHECKING:
@@ -106,9 +106,9 @@ async def _settings_changed(run: Run, w: Watch) -> list[SystemMessage]:
     accepted = False
     for path, old in list(w.stamps.items()):
         new = stamp(path)
-        if new == old:
+        w.stamps[path] = new  # (an unchanged file's too: its stamp settles once out of its tick window)
+        if unchanged(path, old, new):
             continue
-        w.stamps[path] = new
         try:
             data = read_json_file(path) if new is not None else None
         except SettingsError as e:
@@ -116,7 +116,8 @@ async def _settings_changed(run: Run, w: Watch) -> list[SystemMessage]:
             continue
         if data == w.applied.get(path):
             continue  # touched, or written back as it was: nothing changed
-        if new is not None and OWN_WRITES.get(path) == new:  # loopwright's own write ("don't ask again")
+        own = OWN_WRITES.get(path)
+        if new is not None and own is not None and unchanged(path, own, new):  # loopwright's own write ("don't ask again")
             w.applied[path], accepted = data, True
             continue
         source = _SOURCES.get(settings_scope(str(path)), "project_settings")
@@ -196,7 +197,7 @@ async def _files_changed(run: Run, w: Watch) -> list[SystemMessage]:
             old = None
         else:
             continue  # newly watched: taken as it is
-        if old != mark:
+        if not unchanged(path, old, mark):
             events.append((path, "add" if old is None else "unlink" if mark is None else "change"))
     events += [(p, "unlink") for p, mark in w.files.items() if p not in now and mark is not None and _under(p, roots)]
     w.files, w.roots, w.dynamic = now, roots, list(hooks.state.watch_paths)
@@ -221,8 +222,9 @@ def _stamps(roots: list[str]) -> tuple[dict[str, Stamp], bool]:
     walk stops there)."""
     out: dict[str, Stamp] = {}
     dirs: list[str] = []
+    now = time.time_ns()
     for root in roots:
-        mark = stamp(root)
+        mark = stamp(root, now_ns=now)
         if mark is None and os.path.isdir(root):
             dirs.append(root)
         elif len(out) >= MAX_WATCHED:
@@ -247,7 +249,7 @@ def _stamps(roots: list[str]) -> tuple[dict[str, Stamp], bool]:
                     continue
                 if len(out) >= MAX_WATCHED:
                     return out, True
-                out[e.path] = (st.st_mtime_ns, st.st_size, st.st_ino)
+                out[e.path] = stamp(e.path, st, now)
     return out, False
 
 
