@@ -115,8 +115,7 @@ class Executor:
         """The call's telemetry span starts, and the gate decides it (a refusal ends the span)."""
         self.obs.tool_start(use, self.ctx)
         try:
-            with self.obs.active(use.id):  # its span current: a hook is its child
-                tool_input, refused = await self._gate(use, out)
+            tool_input, refused = await self.obs.within(use.id, self._gate(use, out))  # (a hook: the span's child)
         except asyncio.CancelledError:
             self.obs.tool_end(use.id, ToolResultBlock(use.id, INTERRUPTED, True))
             raise
@@ -131,12 +130,11 @@ class Executor:
         # instructions a call): Tool.call passes the context to its handler only.
         ctx = self.ctx.for_call(use.id, siblings, use.name) if tool.takes_context else self.ctx
         try:
-            with self.obs.active(use.id):
-                before = self.ctx.state.bash.cwd if self.hooked else None  # CwdChanged: where the shell was
-                output: ToolOutput = await tool.call(tool_input, ctx, True, wait)
-                result = ToolResultBlock(use.id, output.content, output.is_error)
-                if self.hooked:
-                    result = await self._post_hooks(use, tool_input, output, before, result)
+            before = self.ctx.state.bash.cwd if self.hooked else None  # CwdChanged: where the shell was
+            output: ToolOutput = await self.obs.within(use.id, tool.call(tool_input, ctx, True, wait))
+            result = ToolResultBlock(use.id, output.content, output.is_error)
+            if self.hooked:
+                result = await self.obs.within(use.id, self._post_hooks(use, tool_input, output, before, result))
         except asyncio.CancelledError:
             self.obs.tool_end(use.id, ToolResultBlock(use.id, INTERRUPTED, True))
             raise

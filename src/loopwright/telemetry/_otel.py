@@ -13,7 +13,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,7 @@ from ..messages import Message, ResultMessage, SystemMessage
 from ..models.base import ModelResponse
 from ..usage import CallUsage
 from ._providers import providers
-from .base import Observer
+from .base import Observer, T
 
 _PROPAGATOR = TraceContextTextMapPropagator()
 _PROVIDERS = {"Anthropic": "anthropic", "OpenAI-compatible": "openai"}
@@ -297,8 +297,12 @@ class RunObserver(Observer):
                                    [b.to_wire() for b in content], default=str))
         span.end()
 
+    async def within(self, use_id: str, work: Awaitable[T]) -> T:
+        with self._active(use_id):
+            return await work
+
     @contextlib.contextmanager
-    def active(self, use_id: str) -> Iterator[None]:
+    def _active(self, use_id: str) -> Iterator[None]:
         entry = self.tools.get(use_id)
         if entry is None:
             yield
