@@ -73,3 +73,65 @@ def test_a_404_that_is_not_about_the_model_points_at_the_base_url(tmp_path: Path
     assert p.returncode == 1 and "404" in last
     assert f"nothing at {srv.url}/wrong/v1/messages: is the base URL right?" in last, last
     assert "may not exist" not in last
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scripted-turns.json"
+
+
+def test_a_rule_naming_no_tool_is_named_with_the_tool_it_looks_like(tmp_path: Path) -> None:
+    # Claude Code runs `--allowedTools "Bsh(git:*)"` without a word, and the rule matches nothing.
+    p = run("-p", "hi", "--model", f"scripted:{EXAMPLE}", "--allowedTools", "Bsh(git:*) Read", "--disallowedTools",
+            "Wirte,Zzqx", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 0, p.stderr  # a warning, not a refusal: the run goes on
+    warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("loopwright: warning:")]
+    assert warnings == [
+        "loopwright: warning: --allowedTools Bsh(git:*): no tool is named Bsh (did you mean Bash?); the rule "
+        "matches nothing",
+        "loopwright: warning: --disallowedTools Wirte: no tool is named Wirte (did you mean Write?); the rule "
+        "matches nothing",
+        "loopwright: warning: --disallowedTools Zzqx: no tool is named Zzqx; the rule matches nothing"], p.stderr
+
+
+def test_rules_naming_real_tools_say_nothing(tmp_path: Path) -> None:
+    p = run("-p", "hi", "--model", f"scripted:{EXAMPLE}", "--allowedTools", "Bash(git diff *)", "Read", "Task",
+            "mcp__github__get_issue", "Agent(Explore)", "WebFetch(domain:example.com)", "--disallowedTools",
+            "mcp__fs", "NotebookEdit", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "warning" not in p.stderr, p.stderr
+
+
+def test_mcp_list_in_an_untrusted_workspace_advises_only_what_mcp_list_takes(tmp_path: Path) -> None:
+    """`loopwright mcp list` named `--trust for this run`, a flag `mcp list` refuses."""
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {"fs": {"command": "no-such-mcp-server"}}}')
+    p = run("mcp", "list", cwd=tmp_path, LOOPWRIGHT_TRUSTED_DIRS="")
+    assert p.returncode == 0, p.stderr
+    assert f"loopwright trust {tmp_path}" in p.stderr and "--trust" not in p.stderr, p.stderr
+    assert run("mcp", "list", "--trust", cwd=tmp_path).returncode == 2  # (what the advice must not name)
+
+
+@pytest.mark.parametrize("how", ["run", "mcp list"])
+def test_an_mcp_server_whose_command_is_missing_is_named_in_one_line(tmp_path: Path, how: str) -> None:
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {"fs": {"command": "no-such-mcp-server", "args": ["x"]}}}')
+    (tmp_path / ".loopwright").mkdir()
+    (tmp_path / ".loopwright" / "settings.json").write_text('{"enableAllProjectMcpServers": true}')
+    args = ["mcp", "list"] if how == "mcp list" else ["-p", "hi", "--model", f"scripted:{EXAMPLE}"]
+    p = run(*args, cwd=tmp_path, LOOPWRIGHT_TRUSTED_DIRS=str(tmp_path))
+    no_traceback(p)
+    assert p.returncode == 0, p.stderr  # one server that cannot start does not end the run
+    said = [ln for ln in (p.stdout + p.stderr).splitlines() if "fs" in ln and "no-such-mcp-server" in ln]
+    assert len(said) == 1 and "command not found: no-such-mcp-server" in said[0], p.stdout + p.stderr
+    assert "Errno" not in said[0] and "FileNotFoundError" not in said[0]
+
+
+def test_a_key_the_api_refuses_names_the_variable_it_came_from(tmp_path: Path) -> None:
+    # Claude Code: "Invalid API key · Please run /login"
+    with ScriptedServer([[{"type": "text", "text": "unused"}]]) as srv:
+        srv.inject(Fault.error(401, "invalid x-api-key", "authentication_error", times=5))
+        p = run("-p", "hi", "--model", "claude-sonnet-5-5", "--base-url", srv.url, cwd=tmp_path,
+                ANTHROPIC_API_KEY="sk-ant-wrong")
+        calls = len(srv.requests)
+    no_traceback(p)
+    last = p.stderr.splitlines()[-1]
+    assert p.returncode == 1 and calls == 1
+    assert "401" in last and "invalid x-api-key" in last and "ANTHROPIC_API_KEY" in last, last

@@ -135,7 +135,8 @@ def test_a_command_that_cannot_start_fails_as_the_sdk_would_say(tmp_path: Path) 
                                                                     "t": server(tmp_path)})
     msgs = asyncio.run(collect("go", opts))
     status = {s["name"]: s for s in msgs[0].data["mcp_servers"]}
-    assert status["nope"]["status"] == "failed" and "No such file" in status["nope"]["error"], status
+    assert status["nope"]["status"] == "failed", status  # (both ways of starting it name the missing program)
+    assert f"command not found: {tmp_path / 'missing'}" in status["nope"]["error"], status
     assert status["t"]["status"] == "connected"
 
 

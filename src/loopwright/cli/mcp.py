@@ -60,7 +60,7 @@ def configured(cwd: Path) -> list[ServerConfig]:
     settings = load_settings(cwd)
     for i in settings.ignored:
         if "mcp" in i.item.lower():
-            print(f"loopwright mcp: {i.line(advice(cwd))}", file=sys.stderr)
+            print(f"loopwright mcp: {i.line(advice(cwd, 'command'))}", file=sys.stderr)
     return collect(None, cwd, settings=settings)
 
 

@@ -33,6 +33,7 @@ PATH_KEYS = ("file_path", "notebook_path", "path")
 _CLAUDE_TOOLS = {t.lower(): t for t in (*EDIT_TOOLS, *READ_TOOLS, *NETWORK_TOOLS, "Bash", "BashOutput", "KillShell",
                                          "Agent", "Task", "TodoWrite", "TaskCreate", "TaskGet", "TaskList",
                                          "TaskUpdate", "Skill", "SlashCommand", "ExitPlanMode", "AskUserQuestion")}
+CLAUDE_TOOL_NAMES = frozenset(_CLAUDE_TOOLS.values())  # (a rule naming one is not a typo, whatever loopwright has)
 
 
 _RULE = r"^\s*([A-Za-z0-9_*-]+)\s*(?:\((.*)\))?\s*$"  # re.S; compiled at first use, by re's cache

@@ -40,12 +40,16 @@ def env_seconds(name: str, default_ms: int) -> float:
 
 
 
-def _reason(e: BaseException) -> str:
-    """The innermost useful message of an exception (anyio wraps them in groups)."""
+def _reason(e: BaseException, command: str = "") -> str:
+    """The innermost useful message of an exception (anyio wraps them in groups); a stdio server's
+    `command` that could not be started is named as such."""
     while isinstance(e, BaseExceptionGroup) and e.exceptions:
         e = e.exceptions[0]
     if isinstance(e, TimeoutError):
         return "timed out"
+    if isinstance(e, OSError) and command and e.filename == command:  # the first mistake: a program not installed
+        return (f"command not found: {command} (not on PATH; install it or fix the server's \"command\")"
+                if isinstance(e, FileNotFoundError) else f"cannot run {command}: {e.strerror}")
     msg = str(e) or type(e).__name__
     return msg if type(e).__name__ in ("MCPError", "McpError") else f"{type(e).__name__}: {msg}"
 
@@ -121,7 +125,8 @@ class Connection:
                 self.fail(login_line(self.name))
                 self.status = "needs-auth"
                 return
-            why = f"did not start within {timeout:g} s (MCP_TIMEOUT)" if isinstance(e, TimeoutError) else _reason(e)
+            why = (f"did not start within {timeout:g} s (MCP_TIMEOUT)" if isinstance(e, TimeoutError)
+                   else _reason(e, self.cfg.command if self.cfg.type == "stdio" else ""))
             tail = self.tail
             self.fail(f"{why}{f'; stderr: {tail}' if tail else ''}")
 

@@ -293,6 +293,8 @@ class HTTPModel:
         text = f"{typ}: {msg}" if typ and msg else (msg or typ or f"HTTP {status}")
         if status == 407:
             text += " (the proxy wants credentials: put them in HTTPS_PROXY, or list the host in NO_PROXY)"
+        elif status == 401 and self.sdk_client is None:  # the key (or token) the run sent: where it came from
+            text += f" (check the API key: {self.env_api_key}, or the settings' apiKeyHelper)"
         elif status == 404 and "model" in text.lower():  # a mistyped model name (the servers' words all say "model")
             text += (f" (the model {self.name!r} may not exist or you may not have access to it; pick another "
                      "with --model)")

@@ -53,9 +53,12 @@ class Trust:
 
 
 def advice(workspace: str | Path, style: str = "cli") -> str:
-    """How to trust `workspace`, in the words of the front end ("cli" or "python")."""
+    """How to trust `workspace`, in the words of the front end ("cli", "python", or "command": a
+    subcommand such as `mcp list`, which has no --trust)."""
     if style == "python":
         return f"trust it with AgentOptions(trust_workspace=True) or `loopwright trust {workspace}`"
+    if style == "command":
+        return f"trust it with `loopwright trust {workspace}`"
     return f"trust it with `loopwright trust {workspace}`, or --trust for this run"
 
 
