@@ -45,7 +45,6 @@ import asyncio
 import contextlib
 import copy
 import re
-import secrets
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -226,6 +225,8 @@ async def run_isolated(ports: RunPorts, d: AgentDefinition, kind: str, prompt: s
     worktree of its own, `agent-<id>` (a WorktreeCreate hook's, else git's); one it left unchanged
     is removed with its branch, one it changed is kept and named in the result (`worktreePath`,
     `worktreeBranch`). A hook's worktree is kept (loopwright cannot tell what changed in it)."""
+    import secrets  # (with hmac and hashlib: ~9 M instructions a run without worktrees never needs)
+
     from .worktrees import WorktreeError, changed, describe, make_worktree, remove_git_worktree
 
     try:

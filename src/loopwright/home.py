@@ -19,9 +19,7 @@ every write is whole (a temporary file renamed over it), so a reader never sees 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -115,6 +113,8 @@ def write_private(path: Path, data: str | bytes, own_from: Path | None = None) -
     # A new file of an unguessable name, never one found there: the directory may be a project's
     # (.claude/settings.local.json), and a symlink planted at a predictable temporary name would
     # have had this write land wherever it points.
+    import secrets  # (with hmac and hashlib: ~9 M instructions; a run that writes nothing never needs it)
+
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
     fd = open_private(tmp, os.O_WRONLY | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0))
     try:
@@ -154,6 +154,8 @@ def locked(path: Path, timeout: float | None = None) -> Iterator[None]:
     except ImportError:  # (Windows)
         yield
         return
+    import hashlib  # (only a run that changes a shared file locks one)
+
     key = hashlib.sha256(os.path.realpath(path).encode()).hexdigest()[:32]
     held: set[str] = _HELD.__dict__.setdefault("keys", set())
     if key in held:
