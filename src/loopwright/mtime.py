@@ -11,7 +11,6 @@ files the agent may run (Write, Edit, MultiEdit, NotebookEdit, a rewind's restor
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
 import time
@@ -84,6 +83,8 @@ def unchanged(path: str | Path, old: Stamp, new: Stamp) -> bool:
 
 
 def _digest(path: str | Path) -> bytes | None:
+    import hashlib  # (~5 M instructions with _hashlib: only a file written in the last 2 s is hashed)
+
     try:
         with open(path, "rb") as f:
             return hashlib.blake2b(f.read(DIGEST_MAX + 1), digest_size=16).digest()
