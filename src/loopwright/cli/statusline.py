@@ -1,5 +1,5 @@
 """Room: cli. Owns the interactive mode's status line while a turn works, and the user's own
-(Claude Code's `statusLine` command); may import data types, models.catalog, settings, trust and cli.render.
+(Claude Code's `statusLine` command); may import data types, models.catalog, settings, trust, children and cli.render.
 
 The status line under the prompt while the agent works: time since the prompt, what runs now
 (the model call k, or the tool call), tokens so far (input + output over the turn's calls),
@@ -13,11 +13,13 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..blocks import ToolUseBlock
+from ..children import disown, own, signal_group
 from ..messages import AssistantMessage, Message, ResultMessage, SystemMessage, UserMessage
 from ..models.catalog import context_window
 from .render import describe_input, visible
@@ -175,14 +177,19 @@ class CustomStatus:
         except OSError as e:
             self.error = f"statusLine command could not start: {e}"
             return
+        own(proc.pid, "statusLine")  # ended with loopwright, however it ends (children.py)
         try:
             out, _ = await asyncio.wait_for(proc.communicate(json.dumps(self.data).encode()), STATUS_TIMEOUT)
         except TimeoutError:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, 9)  # the command's whole group (a shell's children too)
+            signal_group(proc.pid, signal.SIGKILL)  # the command's whole group (a shell's children too)
             await proc.wait()
             self.error = f"statusLine command took over {STATUS_TIMEOUT:.0f}s"
             return
+        except asyncio.CancelledError:  # the interactive mode is ending: the command goes with it
+            signal_group(proc.pid, signal.SIGKILL)
+            raise
+        finally:
+            disown(proc.pid)
         lines = out.decode("utf-8", "replace").splitlines()
         self.text = " " * self.padding + visible(lines[0]) if lines else ""
         self.error = "" if proc.returncode == 0 else f"statusLine command exited with {proc.returncode}"

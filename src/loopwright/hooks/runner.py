@@ -1,10 +1,12 @@
 """Room: bases (hooks). Owns running one hook: a Python callable (sync in a daemon thread, or async),
 a shell command (Claude Code's stdin JSON and exit-code protocol), an http or a prompt/agent hook
 (hooks.external), each under its timeout; may import hooks.config, hooks.kinds, hooks.external, hooks.output, hooks.results,
-telemetry and threads (the one thread runner).
+telemetry, threads (the one thread runner) and children.
 
 A hook that times out or crashes is reported through `report` and never hangs the run; a
-timed-out command's process group is killed."""
+timed-out command's process group is killed. A sync command's group is owned (children.py) while
+it runs: loopwright ending, however it ends (a signal's bound passing, a SIGKILL), ends it too.
+An `async` one is not: it is left to finish, as Claude Code leaves it."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import signal
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
+from ..children import disown, own
 from ..telemetry import trace_env
 from ..threads import run_in_worker
 from .config import HookContext
@@ -170,6 +173,7 @@ async def run_command(event: str, hook: CommandHook, timeout: float, payload: di
     except OSError as e:
         report(event, label, "error", f"could not start: {e}")
         return Outcome(label, failed=True, error=f"could not start: {e}")
+    own(proc.pid, f"hook {label}")  # (start_new_session: the pid is the group)
     data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, default=str).encode()  # as JSON.stringify writes it
     try:
         out, err = await asyncio.wait_for(proc.communicate(data), timeout)
@@ -182,6 +186,8 @@ async def run_command(event: str, hook: CommandHook, timeout: float, payload: di
     except asyncio.CancelledError:
         _kill_group(proc.pid)  # the run was interrupted: leave nothing behind
         raise
+    finally:
+        disown(proc.pid)  # (reaped, or killed: its id is not given to another process meanwhile)
     code = proc.returncode if proc.returncode is not None else -1
     outcome = decode(event, label, code, out.decode(errors="replace"), err.decode(errors="replace"), report)
     outcome.command = hook.command if hook.args is None else " ".join([hook.command, *hook.args])
