@@ -19,6 +19,25 @@ WireBlock: TypeAlias = dict[str, Any]
 WireMessage: TypeAlias = dict[str, Any]
 
 
+def valid_text(s: str) -> str:
+    """`s` as valid Unicode: lone surrogates become U+FFFD. They come from bytes that are not UTF-8
+    (a file name in a repository, argv, stdin: Python keeps such bytes as surrogates) and from a
+    JSON `\\udcff` escape (a hook's output, a server's answer); no UTF-8 encoder, transcript or
+    API takes them, and one kept in a history failed every later request of its session."""
+    try:
+        return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # surrogates that did not come from undecodable bytes
+        return s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def utf8(s: str) -> bytes:
+    """`s` (a request body, a transcript line) as UTF-8, a lone surrogate in it as U+FFFD (valid_text)."""
+    try:
+        return s.encode()
+    except UnicodeEncodeError:  # (only then: the usual text is encoded once, as before)
+        return valid_text(s).encode()
+
+
 @dataclass(slots=True)
 class TextBlock:
     """Text the model wrote (or the user sent); `extra` keeps fields such as citations verbatim."""

@@ -19,6 +19,7 @@ import sys
 from typing import Any, TextIO
 
 from ..assemble import query
+from ..blocks import valid_text
 from ..messages import (
     AssistantMessage,
     Message,
@@ -88,15 +89,6 @@ def read_prompt(args: argparse.Namespace, stdin: TextIO | None = None) -> str:
         return prompt
     data = stdin.read()
     return f"{prompt}\n\n{data}" if data.strip() else prompt
-
-
-def valid_text(s: str) -> str:
-    """Bytes that are not UTF-8 reach argv (and stdin) as lone surrogates, which no JSON
-    encoder, transcript or API accepts: they become U+FFFD."""
-    try:
-        return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    except UnicodeEncodeError:  # surrogates that did not come from undecodable bytes
-        return s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 def init_only(args: argparse.Namespace) -> int:

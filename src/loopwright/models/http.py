@@ -44,6 +44,7 @@ from typing import Any, ClassVar, Generic, TypedDict, TypeVar
 from urllib.parse import urlsplit
 
 from .. import __version__
+from ..blocks import utf8
 from ..history import FrozenDict, FrozenList, frozen
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse
 from .retry import (
@@ -392,7 +393,7 @@ class BodyEncoder:
     def encode(self, body: dict[str, Any]) -> bytes:
         msgs = body.get(self._key)
         if not isinstance(msgs, list) or not msgs:
-            return _dumps(body).encode()
+            return utf8(_dumps(body))
         # the same bytes json.dumps gives for the whole body (keys in their order), the history
         # copied once into the whole (it is most of a long run's body)
         parts = []
@@ -404,7 +405,7 @@ class BodyEncoder:
                 parts.append(self._value(k, v))
         parts[0] = "{" + parts[0][1:]
         parts.append("}")
-        return "".join(parts).encode()
+        return utf8("".join(parts))  # (a lone surrogate in the history, a non-UTF-8 file name: U+FFFD)
 
     def _value(self, k: str, v: Any) -> str:
         if type(v) is not str and type(v) is not FrozenList:

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..blocks import utf8
 from ..home import loopwright_home, open_private, private_dir
 from ..messages import TranscriptWriteError
 from .store import (
@@ -80,7 +81,7 @@ class JsonlWriter:
     def write(self, line: dict[str, Any], sync: bool = False) -> None:
         if self._fd is None or self.failed is not None:
             return
-        data = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        data = utf8(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")  # (as the request: blocks.utf8)
         try:
             self._append(data)
             if self.fsync == "always" or (sync and self.fsync == "turn"):
