@@ -100,7 +100,7 @@ class RunHooks(WorkEvents, PromptEvents):
     def take_late_texts(self) -> list[str]:
         """take_late's texts one by one (the list is emptied in place: a conversation's runs share
         it, loop/watch.py, so what a hook says after its run ended goes with the next prompt)."""
-        texts = list(self.state.late)
+        texts = [cap(t) for t in self.state.late]  # (each capped as take_late's whole is: a hook's output can be huge)
         self.state.late.clear()
         return texts
 
@@ -496,6 +496,12 @@ class RunHooks(WorkEvents, PromptEvents):
             if o.exit_code == 2:
                 self._report(event, o.label, "error", "an async hook's exit 2 blocks nothing (it ran in the "
                              f"background): {o.stderr.strip() or '(no output)'}")
+            spec = out.get("hookSpecificOutput")
+            decided = [k for k in ("decision", "continue") if k in out] + [
+                k for k in ("permissionDecision", "updatedInput", "decision") if isinstance(spec, dict) and k in spec]
+            if decided:  # (named, never applied: the event did not wait for it)
+                self._report(event, o.label, "error", f"an async hook decides nothing (it ran in the background): "
+                             f"its {', '.join(decided)} was not applied")
             if out.get("systemMessage"):
                 self.state.late.append(str(out["systemMessage"]))
             self.state.late.extend(contexts([o], plain_stdout=False))
