@@ -195,7 +195,11 @@ def test_user_prompt_submit_exit_2_blocks_before_any_model_call(tmp_path: Path) 
     cmd = script(tmp_path, "prompt.sh", f'cat > {tmp_path}/p.json\necho "no secrets in prompts" >&2\nexit 2\n')
     model = lw.ScriptedModel([[text("never")]])
     r = lw.run("my password is hunter2", options(tmp_path, model, Hooks().command("UserPromptSubmit", cmd)))
-    assert r.subtype == "error_during_execution" and "no secrets in prompts" in (r.result or "")
+    # as Claude Code 2.1.332 ends it (tests/hooks/test_prompt_submit_block.py compares): a success
+    # whose text is the reason, no model call, the prompt left out of the conversation
+    assert (r.subtype, r.is_error, r.num_turns, r.messages) == ("success", False, 0, [])
+    assert r.result == f"UserPromptSubmit operation blocked by hook:\n[{cmd}]: no secrets in prompts\n\n\n" \
+        "Original prompt: my password is hunter2"
     assert model.calls == 0
     assert json.loads((tmp_path / "p.json").read_text())["prompt"] == "my password is hunter2"
 

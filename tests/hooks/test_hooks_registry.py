@@ -67,7 +67,8 @@ def test_run_state_is_per_run_and_the_registry_shared() -> None:
         return await a.user_prompt_submit("hi"), await b.user_prompt_submit("hi")
 
     ra, rb = asyncio.run(both())
-    assert (ra.block, rb.block) == ("stop a", "stop b") and (a.halted, b.halted) == ("stop a", "stop b")
+    assert (ra.block, rb.block) == ("Operation stopped by hook: stop a", "Operation stopped by hook: stop b")
+    assert (a.halted, b.halted) == ("stop a", "stop b")
     assert [r["message"] for r in a.take_reports()] == ["said"] and a.reports == [] and len(b.reports) == 1
     assert a.registry is b.registry is registry
 

@@ -33,7 +33,7 @@ from .output import (
     tool_output,
     unsupported,
 )
-from .prompt_events import PromptEvents
+from .prompt_events import PromptEvents, prompt_block
 from .work import WorkEvents
 
 if TYPE_CHECKING:
@@ -116,16 +116,13 @@ class RunHooks(WorkEvents, PromptEvents):
     async def user_prompt_submit(self, prompt: str) -> PromptResult:
         from .results import PromptResult
 
-        if self.state.halted:
-            return PromptResult(block=self.state.halted)
+        if self.state.halted:  # an earlier hook's `continue: false` (Setup's at --init)
+            return PromptResult(halted=self.state.halted)
         outs = await self._fire("UserPromptSubmit", None, {"prompt": prompt})
         self._notes("UserPromptSubmit", outs)
-        if self.state.halted:
-            return PromptResult(block=self.state.halted)
-        blocks = [o.stderr.strip() or "blocked" for o in outs if o.exit_code == 2]
-        blocks += [str(o.out.get("reason") or "blocked") for o in outs if o.out.get("decision") == "block"]
-        if blocks:
-            return PromptResult(block=cap("; ".join(blocks)))
+        block = prompt_block("UserPromptSubmit", outs, prompt)  # (its own `continue: false` too)
+        if block is not None:
+            return PromptResult(block=block)
         return PromptResult(context=join(contexts(outs, plain_stdout=True)))
 
     async def pre_tool_use(self, name: str, tool_input: dict[str, Any], tool_use_id: str) -> PreToolResult:

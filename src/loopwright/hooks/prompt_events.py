@@ -30,7 +30,7 @@ class PromptEvents:
                                     command_source: str | None, prompt: str) -> ExpansionResult:
         """A `/name args` prompt expands (expansion_type slash_command: a custom command;
         mcp_prompt: an MCP server's prompt); matchers match `command_name`. Exit 2, `decision:
-        block` or `continue: false` stop the prompt, with Claude Code's message (expansion_block);
+        block` or `continue: false` stop the prompt, with Claude Code's message (prompt_block);
         additionalContext goes to the model with the prompt."""
         from .results import ExpansionResult
 
@@ -40,7 +40,7 @@ class PromptEvents:
             data["command_source"] = command_source
         outs = await self._fire("UserPromptExpansion", command_name, data)
         self._notes("UserPromptExpansion", outs)
-        block = expansion_block(outs, prompt)
+        block = prompt_block("UserPromptExpansion", outs, prompt)
         return ExpansionResult(block=block) if block is not None else \
             ExpansionResult(context=join(contexts(outs, plain_stdout=False)))
 
@@ -111,9 +111,9 @@ class PromptEvents:
 
 
 
-def expansion_block(outs: list[Outcome], prompt: str) -> str | None:
-    """Why UserPromptExpansion hooks stop `prompt`, worded as Claude Code 2.1.332 words it (seen on
-    the same scripted turns): `continue: false` anywhere wins ("Operation stopped by hook[:
+def prompt_block(event: str, outs: list[Outcome], prompt: str) -> str | None:
+    """Why `event`'s hooks (UserPromptSubmit, UserPromptExpansion) stop `prompt`, worded as Claude
+    Code 2.1.332 words it (seen on the same scripted turns): `continue: false` anywhere wins ("Operation stopped by hook[:
     stopReason]"); else the first blocking hook in order: exit 2 as `[command]: stderr` (its
     stderr as written, "No stderr output" when there was none), `decision: block` as its reason
     ("Blocked by hook" when it gave none), then the original prompt unless that hook (not
@@ -129,6 +129,6 @@ def expansion_block(outs: list[Outcome], prompt: str) -> str | None:
             why = str(o.out.get("reason") or "Blocked by hook")
         else:
             continue
-        text = "UserPromptExpansion operation blocked by hook:\n" + cap(why)
+        text = f"{event} operation blocked by hook:\n" + cap(why)
         return text if specific(o).get("suppressOriginalPrompt") is True else f"{text}\n\nOriginal prompt: {prompt}"
     return None

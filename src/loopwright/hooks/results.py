@@ -64,10 +64,12 @@ class PermissionResult:
 
 @dataclass(slots=True)
 class PromptResult:
-    """UserPromptSubmit: `block` stops the run before any model call; `context` is added text."""
+    """UserPromptSubmit: `block` (Claude Code's whole message) stops the prompt before any model
+    call; `halted`: an earlier hook's `continue: false` had stopped it; `context` is added text."""
 
     block: str | None = None
     context: str | None = None
+    halted: str | None = None
 
 
 @dataclass(slots=True)

@@ -67,8 +67,10 @@ def late_hook_output(run: Run) -> None:
         h.replace_last({"role": "user", "content": [*content[:at], *said, *content[at:]]})
 
 
-async def start_hooks(run: Run, prompt: str) -> str | None:
-    """SessionStart and UserPromptSubmit. Returns a block reason, or None to go on."""
+async def start_hooks(run: Run, prompt: str) -> PromptStop | str | None:
+    """SessionStart and UserPromptSubmit. Returns how a UserPromptSubmit hook stopped the prompt
+    (ended as Claude Code ends it: prompt_stopped), an earlier hook's `continue: false` (the run's
+    error), or None to go on."""
     hooks, h = run.deps.hooks, run.state.h
     late_hook_output(run)
     if not hooks.active:
@@ -84,7 +86,9 @@ async def start_hooks(run: Run, prompt: str) -> str | None:
                                             "include" if f.scope == "import" else "session_start")
     submitted = await hooks.user_prompt_submit(prompt)
     if submitted.block is not None:
-        return submitted.block
+        return PromptStop(submitted.block, True, None)
+    if submitted.halted is not None:
+        return submitted.halted
     extra.append(submitted.context)
     context = [TextBlock(c).to_wire() for c in extra if c]
     if context:
@@ -93,16 +97,18 @@ async def start_hooks(run: Run, prompt: str) -> str | None:
 
 
 @dataclass(slots=True)
-class ExpansionStop:
-    """Why a command's expansion stopped its prompt before any model call: a UserPromptExpansion
+class PromptStop:
+    """Why a prompt stopped before any model call: a UserPromptSubmit or UserPromptExpansion
     hook's block (`by_hook`), or the command's inline shell refused or failed, or a skill with
-    `user-invocable: false` was typed."""
+    `user-invocable: false` was typed. `local_command`: Claude Code's field of the result, "custom"
+    when a custom command's expansion stopped it (None after UserPromptSubmit, as Claude Code)."""
 
     text: str
     by_hook: bool
+    local_command: str | None = "custom"
 
 
-async def expand_command(run: Run) -> tuple[ExpansionStop | None, list[SystemMessage]]:
+async def expand_command(run: Run) -> tuple[PromptStop | None, list[SystemMessage]]:
     """After UserPromptSubmit: the prompt's custom command (options.slash_command) or MCP
     prompt expands, with the UserPromptExpansion hooks and the command's inline shell
     (skillshell.py). Returns why the prompt stops (None: it goes on) and the warnings to show."""
@@ -113,19 +119,19 @@ async def expand_command(run: Run) -> tuple[ExpansionStop | None, list[SystemMes
         return None, []
     kind, name, args, source, line = run.expanded
     if ex is not None and run.is_top and not ex.command.user_invocable:  # (Claude Code's words)
-        return ExpansionStop(f"This skill can only be invoked by Claude, not directly by users. Ask Claude to use "
+        return PromptStop(f"This skill can only be invoked by Claude, not directly by users. Ask Claude to use "
                              f"the \"{name}\" skill for you.", False), []
     context = None
     if hooks.active:
         expanded = await hooks.user_prompt_expansion(kind, name, args, source, line)
         if expanded.block is not None:
-            return ExpansionStop(expanded.block, True), []
+            return PromptStop(expanded.block, True), []
         context = expanded.context
     notes: list[SystemMessage] = []
     if ex is not None and run.is_top:
         text_now, warned, error = await inline_shell(run, ex.prompt, name, source, "user")
         if error is not None:
-            return ExpansionStop(error, False), []
+            return PromptStop(error, False), []
         notes = [skill_shell_note(n) for n in warned]
         content = h[-1]["content"]
         first = prompt_block(content)  # (after the records of a `!` run before it)
@@ -139,13 +145,14 @@ async def expand_command(run: Run) -> tuple[ExpansionStop | None, list[SystemMes
     return None, notes
 
 
-def expansion_stopped(run: Run, stop: ExpansionStop) -> list[Message]:
-    """The end of a prompt its command's expansion stopped, as Claude Code 2.1.332 ends it (seen
-    on the same scripted turns): no model call; the prompt leaves the conversation and is not
-    written to the transcript (a `!` command's records before it stay); a hook's block is shown
-    as a warning (system `informational`, `prevent_continuation`, kept in the transcript), an
-    inline shell's failure as an assistant message of model `<synthetic>` (shown, never kept);
-    the result is a `success` whose text is the reason, `local_command` "custom" (exit 0)."""
+def prompt_stopped(run: Run, stop: PromptStop) -> list[Message]:
+    """The end of a prompt a UserPromptSubmit hook or its command's expansion stopped, as Claude
+    Code 2.1.332 ends it (seen on the same scripted turns): no model call; the prompt leaves the
+    conversation and is not written to the transcript (a `!` command's records before it stay); a
+    hook's block is shown as a warning (system `informational`, `prevent_continuation`, kept in the
+    transcript), an inline shell's failure as an assistant message of model `<synthetic>` (shown,
+    never kept); the result is a `success` (exit 0, num_turns 0) whose text is the reason, with
+    `local_command` "custom" after an expansion."""
     h = run.state.h
     first = prompt_block(h[-1]["content"])
     kept = list(h[-1]["content"][:first]) if first else []
@@ -157,7 +164,7 @@ def expansion_stopped(run: Run, stop: ExpansionStop) -> list[Message]:
                                                                   "prevent_continuation": True}))
                       if stop.by_hook else AssistantMessage([TextBlock(stop.text)], "<synthetic>", "end_turn"))
     result = run.result("success")
-    result.result, result.local_command = stop.text, "custom"
+    result.result, result.local_command = stop.text, stop.local_command
     return [shown, run.persist(result)]
 
 

@@ -26,7 +26,7 @@ from .caps import after_call, before_call
 from .compaction import auto_compact
 from .continuations import after_answer
 from .model_call import call_model, discover_window
-from .prompt import expand_command, expansion_stopped, include_mentions, mcp_prompt, start_hooks
+from .prompt import expand_command, include_mentions, mcp_prompt, prompt_stopped, start_hooks
 from .run import Run
 from .state import RunDeps, RunError
 from .step import Continue, Finish, RunTools, Step
@@ -164,17 +164,17 @@ async def _run_query(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:
         discovered = await discover_window(run)
         if discovered is not None:
             yield run.persist(discovered)
-        blocked, stop = await start_hooks(run, text), None
-        if blocked is not None:
-            blocked = f"prompt blocked by a UserPromptSubmit hook: {blocked}"
-        else:  # a custom command or an MCP prompt expands (UserPromptExpansion, inline shell)
+        stop, blocked = await start_hooks(run, text), None
+        if isinstance(stop, str):  # an earlier hook's `continue: false` (Setup's)
+            stop, blocked = None, f"prompt blocked by a UserPromptSubmit hook: {stop}"
+        elif stop is None:  # a custom command or an MCP prompt expands (UserPromptExpansion, inline shell)
             stop, notes = await expand_command(run)
             for m in notes:
                 yield run.persist(m)
         for m in run.hook_messages():
             yield run.persist(m)
-        if stop is not None:  # the expansion stopped it: Claude Code's local outcome (prompt.py)
-            for ended in expansion_stopped(run, stop):
+        if stop is not None:  # a hook or the expansion stopped it: Claude Code's outcome (prompt.py)
+            for ended in prompt_stopped(run, stop):
                 yield ended
             return
         if blocked is None and d.options.file_mentions and run.is_top:
