@@ -340,6 +340,8 @@ class SdkSession:
         from ..client import switch_model
         from ..models.catalog import resolve_alias
 
+        if model is not None and not isinstance(model, str):  # (it was taken as null: the start model, silently)
+            raise ValueError(f"set_model: model must be a model name or null, not {type(model).__name__} {model!r:.100}")
         spec = resolve_alias(model) if isinstance(model, str) and model else self.flags.options.model
         new = model_for(replace(self.options, model=spec))  # raises on a bad spec: the SDK's error
         was = self.model.name if self.model is not None else str(self.options.model or "(default)")
