@@ -99,6 +99,9 @@ def add_git_worktree(root: Path, target: Path, branch: str | None = None, base: 
     else:
         r = git(root, "worktree", "add", "-b", branch, str(target), base)
     if r.returncode != 0:
+        if git(root, "rev-parse", "--verify", "--quiet", "HEAD").returncode != 0:  # `git init` and no commit yet
+            raise WorktreeError(f"{root} has no commit yet, so there is nothing to start a worktree from: commit "
+                                "once, then try again")
         raise WorktreeError(f"git worktree add failed in {root}: {r.stderr.strip()}")
 
 

@@ -135,3 +135,52 @@ def test_a_key_the_api_refuses_names_the_variable_it_came_from(tmp_path: Path) -
     last = p.stderr.splitlines()[-1]
     assert p.returncode == 1 and calls == 1
     assert "401" in last and "invalid x-api-key" in last and "ANTHROPIC_API_KEY" in last, last
+
+
+def test_mcp_get_of_a_server_just_added_in_an_untrusted_workspace_says_why_it_is_not_used(tmp_path: Path) -> None:
+    """docs/mcp.md's first steps: `mcp add fs -- ...` then `mcp get fs` said "no MCP server named 'fs'"."""
+    untrusted = {"LOOPWRIGHT_TRUSTED_DIRS": ""}
+    assert run("mcp", "add", "fs", "--", "python3", "-c", "pass", cwd=tmp_path, **untrusted).returncode == 0
+    p = run("mcp", "get", "fs", cwd=tmp_path, **untrusted)
+    no_traceback(p)
+    assert p.returncode == 1
+    last = p.stderr.splitlines()[-1]
+    assert last == (f"loopwright: no MCP server named 'fs' that a run here would use: this workspace is not trusted, "
+                     f"so its files' servers are ignored (`loopwright trust {tmp_path}` trusts it)"), p.stderr
+    assert run("mcp", "get", "nothere", cwd=tmp_path).stderr.splitlines()[-1] == \
+        "loopwright: no MCP server named 'nothere'"
+
+
+@pytest.mark.parametrize("sub", ["", "demo", "serve-scripted", "sessions", "rewind", "view", "stats", "batch", "mcp",
+                                 "trust", "acp", "plugin", "plugins"])
+def test_every_help_exits_0_and_says_what_each_subcommand_does(tmp_path: Path, sub: str) -> None:
+    from loopwright.cli import SUBCOMMANDS
+
+    assert set(SUBCOMMANDS) <= {"demo", "serve-scripted", "sessions", "rewind", "view", "stats", "batch", "mcp",
+                                "trust", "acp", "plugin", "plugins"}  # (a new subcommand joins the list above)
+    p = run(*([sub] if sub else []), "--help", cwd=tmp_path)
+    no_traceback(p)
+    if sub == "acp" and "acp extra" in p.stderr:
+        pytest.skip("the acp extra is not installed")
+    prog = {"plugins": "plugin"}.get(sub, sub)  # (the same command)
+    assert p.returncode == 0 and p.stdout.startswith(f"usage: loopwright {prog}".rstrip()), p.stderr
+    actions = {"mcp": ["list", "get", "add", "remove", "serve", "login", "logout", "add-json",
+                       "add-from-claude-desktop"],
+               "plugin": ["marketplace", "install", "list", "enable", "disable", "remove"],
+               "plugins": ["marketplace", "install", "list", "enable", "disable", "remove"],
+               "sessions": ["list", "show"]}.get(sub, [])
+    lines = p.stdout.splitlines()
+    for action in actions:  # each on a line of its own with what it does, as `claude mcp --help` lists them
+        at = [i for i, ln in enumerate(lines) if ln.split()[:1] == [action]]
+        assert at and (len(lines[at[0]].split()) > 1 or lines[at[0] + 1].startswith(" " * 8)), f"{sub} {action}:\n{p.stdout}"
+
+
+def test_worktree_in_a_repository_with_no_commit_says_so_in_one_line(tmp_path: Path) -> None:
+    # Claude Code: 'Error creating worktree: Failed to resolve base branch "HEAD": git rev-parse returned no
+    # commit for HEAD (for example in a new repository, ...)'
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    p = run("-p", "fix it", "--worktree", "flaky", "--model", f"scripted:{EXAMPLE}", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2
+    assert p.stderr.splitlines() == [f"loopwright: Error creating worktree: {tmp_path} has no commit yet, so there is "
+                                     "nothing to start a worktree from: commit once, then try again"], p.stderr

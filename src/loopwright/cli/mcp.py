@@ -104,7 +104,11 @@ def cmd_get(a: argparse.Namespace) -> int:
     cwd = Path(a.cwd).resolve()
     cfg = next((c for c in configured(cwd) if c.name == a.name), None)
     if cfg is None:
-        print(f"loopwright: no MCP server named {a.name!r}", file=sys.stderr)
+        from ..trust import is_trusted
+
+        why = "" if is_trusted(cwd) else (" that a run here would use: this workspace is not trusted, so its files' "
+                                          f"servers are ignored (`loopwright trust {cwd}` trusts it)")
+        print(f"loopwright: no MCP server named {a.name!r}{why}", file=sys.stderr)
         return 1
     (st,) = asyncio.run(check([cfg], cwd))
     print(f"{cfg.name}:\n  Scope: {cfg.scope} ({cfg.source})\n  Status: {st['status']}"
@@ -261,11 +265,25 @@ def cmd_remove(a: argparse.Namespace) -> int:
     return 0
 
 
+# Each subcommand and what it does (its line in `loopwright mcp --help`, as `claude mcp --help` has one).
+_ACTIONS = {
+    "list": "list the servers a run here would use, with their health",
+    "get": "one server's details and health",
+    "add": "add a server: NAME -- COMMAND ARGS... (stdio), or NAME URL with --transport http|sse",
+    "remove": "remove a server",
+    "serve": "serve loopwright's tools as an MCP server (stdio, or --http)",
+    "login": "log in to an HTTP server that asks for OAuth",
+    "logout": "forget a server's OAuth tokens",
+    "add-json": "add a server from its JSON configuration",
+    "add-from-claude-desktop": "import Claude Desktop's servers",
+}
+
+
 def parser() -> argparse.ArgumentParser:
     p = Parser(prog="loopwright mcp", description="Configure and use MCP servers.")
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("list", "get", "add", "remove", "serve", "login", "logout", "add-json", "add-from-claude-desktop"):
-        s = sub.add_parser(name)
+    for name, does in _ACTIONS.items():
+        s = sub.add_parser(name, help=does, description=does[0].upper() + does[1:] + ".")
         s.add_argument("--cwd", default=".", help="the project directory (default: the current one)")
         if name in ("get", "add", "remove", "login", "logout", "add-json"):
             s.add_argument("name")

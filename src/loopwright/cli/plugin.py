@@ -8,6 +8,7 @@ plugins; may import plugins and the rooms below cli, no other cli module but cli
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from .args import Parser
@@ -16,13 +17,28 @@ USAGE = ("loopwright plugin marketplace add DIR_OR_GIT_URL | marketplace list | 
          "enable NAME | disable NAME | remove NAME")
 
 
+# Each command and what it does (its line in `loopwright plugin --help`).
+_ACTIONS = (
+    ("marketplace add SOURCE", "add a marketplace: a directory or a git URL"),
+    ("marketplace list", "list the marketplaces added"),
+    ("install NAME[@MARKET]", "install a plugin (listing what it may run) and enable it"),
+    ("list", "list the installed plugins"),
+    ("enable NAME", "enable an installed plugin"),
+    ("disable NAME", "disable an installed plugin"),
+    ("remove NAME", "uninstall a plugin"),
+)
+
+
 def plugin_main(argv: list[str]) -> int:
     """`loopwright plugin ...`: exit 0, 1 when the plugin or marketplace cannot be used, 2 for bad usage."""
     from ..plugins import PluginError, store
 
-    p = Parser(prog="loopwright plugin", usage=USAGE)
-    p.add_argument("action", choices=("marketplace", "install", "list", "enable", "disable", "remove", "uninstall"))
-    p.add_argument("rest", nargs="*")
+    p = Parser(prog="loopwright plugin", usage=USAGE, formatter_class=argparse.RawDescriptionHelpFormatter,
+               description="Manage Claude Code plugins (docs/plugins.md; --plugin-dir DIR loads one for a run).\n\n"
+                           "commands:\n" + "\n".join(f"  {name:<24}{does}" for name, does in _ACTIONS))
+    p.add_argument("action", choices=("marketplace", "install", "list", "enable", "disable", "remove", "uninstall"),
+                   help="one of the commands above (uninstall is remove)")
+    p.add_argument("rest", nargs="*", metavar="ARG", help="the command's arguments: a NAME, or add DIR_OR_GIT_URL")
     args = p.parse_args(argv)
     try:
         if args.action == "marketplace":
