@@ -1,6 +1,7 @@
 """The Python examples of the README and of every page under docs/ run, as a reader would run them:
 each page's ```python blocks in order, in one namespace (a later block may use an earlier one's
-names; `lw` is `import loopwright as lw`, which the pages assume), offline. A model string reaches
+names, but nothing is imported for it: a reader who copies the page's first block gets a NameError
+if it uses `lw` without `import loopwright as lw`), offline. A model string reaches
 a loopback Messages / chat-completions server (`loopwright.testing.ScriptedServer`) through the
 environment a user would set (ANTHROPIC_BASE_URL, OPENAI_BASE_URL and their keys); it answers every
 call with a short text. A block that cannot run here says why in a comment right before it:
@@ -47,10 +48,7 @@ def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 def run_page(page: Path) -> list[str]:
     """Run the page's blocks in order in one namespace; return the reasons of those not run."""
-    import loopwright as lw
-
     module = types.ModuleType(f"example_{page.stem.replace('-', '_')}")  # a module: dataclasses look theirs up
-    module.lw = lw  # type: ignore[attr-defined]
     not_run = []
     sys.modules[module.__name__] = module
     try:
@@ -77,8 +75,11 @@ def test_the_python_examples_run(page: Path, offline: Path, capsys: pytest.Captu
 def test_a_failing_example_fails_the_test(tmp_path: Path, offline: Path) -> None:
     """The runner does not swallow errors: a block that raises makes its page's test fail."""
     page = tmp_path / "bad.md"
-    page.write_text("```python\nx = 1\n```\n\n<!-- example: not run: needs a GPU -->\n```python\nraise OSError\n```\n"
-                    "\n```python\nlw.AgentOptions(tools=[x])\n```\n")
+    page.write_text("```python\nlw.AgentOptions()\n```\n")
+    with pytest.raises(NameError):  # a page's blocks import what they use, as a reader has to
+        run_page(page)
+    page.write_text("```python\nimport loopwright as lw\nx = 1\n```\n\n<!-- example: not run: needs a GPU -->\n"
+                    "```python\nraise OSError\n```\n\n```python\nlw.AgentOptions(tools=[x])\n```\n")
     with pytest.raises(TypeError):  # the third block runs after the first (x is defined) and fails
         run_page(page)
     page.write_text(page.read_text().rsplit("```python", 1)[0])
