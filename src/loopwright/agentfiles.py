@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .configdirs import config_dirs
 from .gate import PERMISSION_MODES
 from .models.reasoning import EFFORT_LEVELS
 from .options import MEMORY_SCOPES, AgentDefinition, PreloadedSkill, agent_servers
-from .skills import as_list, config_dirs, read_text_capped, split_front_matter, valid_rules
+from .skills import as_list, read_text_capped, split_front_matter, valid_rules
 from .trust import Ignored
 
 HONOURED = ("name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns", "effort", "color",

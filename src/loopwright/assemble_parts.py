@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .agents import SubagentHooks
 from .blocks import WireMessage
+from .configdirs import any_folder
 from .gate import CanUseTool, Decision, Deny, to_decision
 from .loop import McpServers
 from .options import AgentOptions
@@ -59,6 +60,8 @@ def skill_tool(options: AgentOptions, cwd: Path, warnings: list[str], trust: Tru
     sources = options.setting_sources or []
     extra = [d for p in plugins for d in p.skills_dirs]
     if not (sources or extra) or any(t.name == "Skill" for t in options.tools):
+        return []
+    if not extra and not any_folder(cwd, sources, "skills"):  # (skills.py not loaded: issue 41)
         return []
     from .skills import find_skills, make_skill_tool
 
@@ -107,7 +110,6 @@ def with_agent_files(options: AgentOptions, cwd: Path, tools: list[Tool], warnin
     """The Agent tool with the plugins' agents and the agent files of the setting sources as more
     types (agentfiles.py; a file's agent shadows a plugin's of the same name). The `--agents` /
     SDK agents' `skills` are read, and the keys loopwright does not apply named."""
-    from .agentfiles import check_defined
     from .agents import (
         GENERAL_PURPOSE,
         agent_catalogue,
@@ -120,7 +122,12 @@ def with_agent_files(options: AgentOptions, cwd: Path, tools: list[Tool], warnin
     checked_tools = []
     for t in tools:
         have = {k: v for k, v in agent_catalogue(t).items() if v is not GENERAL_PURPOSE} if is_agent_tool(t) else {}
-        checked = check_defined(have, cwd, sources, trust.trusted, warnings) if have else have
+        if have:
+            from .agentfiles import check_defined
+
+            checked = check_defined(have, cwd, sources, trust.trusted, warnings)
+        else:
+            checked = have
         if any(checked[k] is not have[k] for k in have):
             t = make_agent_tool(checked, name=t.name)
         checked_tools.append(t)
@@ -128,7 +135,7 @@ def with_agent_files(options: AgentOptions, cwd: Path, tools: list[Tool], warnin
     agents: dict[str, Any] = {}
     for p in plugins:
         agents.update(p.agents(warnings))
-    if sources:
+    if sources and any_folder(cwd, sources, "agents"):  # (agentfiles.py not loaded without: issue 41)
         from .agentfiles import find_agent_files
 
         found = find_agent_files(cwd, sources, trust.trusted)

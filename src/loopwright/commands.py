@@ -21,15 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .skills import (
-    Skill,
-    argument_hint,
-    as_list,
-    config_dirs,
-    is_users,
-    read_text_capped,
-    split_front_matter,
-)
+from .configdirs import config_dirs, is_users
+from .skills import Skill, argument_hint, as_list, read_text_capped, split_front_matter
 from .trust import Ignored
 
 

@@ -21,7 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .skills import config_dirs, read_text_capped, split_front_matter
+from .configdirs import config_dirs
+from .skills import read_text_capped, split_front_matter
 
 DEFAULT = "default"
 INTRO = ('You are an interactive agent that helps users according to your "Output Style", which describes how '

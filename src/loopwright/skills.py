@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .configdirs import config_dirs, is_users
 from .tools.base import Tool, ToolContext, ToolError
 from .trust import Ignored
 
@@ -113,30 +114,6 @@ def read_text_capped(path: Path) -> tuple[str] | str:
 
     data = read_capped(path.resolve())
     return (data.decode("utf-8", "replace"),) if isinstance(data, bytes) else data.replace("memory file", "skill or command")
-
-
-def config_dirs(cwd: Path, sources: Iterable[str], kind: str, home: Path | None = None) -> list[Path]:
-    """Where `kind` ("skills", "commands", ...) folders live for these setting sources: the user's
-    (`~/.loopwright/<kind>`, then Claude Code's `~/.claude/<kind>`), then the project's `.loopwright/<kind>` and `.claude/<kind>` (cwd, then the repository root).
-    The first of a name wins, so a project never shadows the user's own (the user's dir is first)."""
-    from .home import loopwright_home
-    from .memory import repo_root
-
-    want = set(sources)
-    out: list[Path] = []
-    if "user" in want:  # loopwright's own, then Claude Code's (~/.claude/<kind>): a user's setup works unchanged
-        out += dict.fromkeys([(home or loopwright_home()) / kind, Path.home() / ".claude" / kind])
-    if "project" in want:
-        for base in dict.fromkeys([cwd, repo_root(cwd)]):
-            out += [base / ".loopwright" / kind, base / ".claude" / kind]
-    return out
-
-
-def is_users(d: Path, kind: str, home: Path | None = None) -> bool:
-    """Is `d` the user's own `kind` folder (not a project's)?"""
-    from .home import loopwright_home
-
-    return d in ((home or loopwright_home()) / kind, Path.home() / ".claude" / kind)
 
 
 def find_skills(cwd: str | Path, sources: Iterable[str], home: Path | None = None,

@@ -30,7 +30,8 @@ pytestmark = pytest.mark.e2e  # every test here runs programs as subprocesses
 # the usage and budget views (a tool that reads them) and can_use_tool's context (a run given one);
 # with no hook configured, the kinds of hook, what hooks decide, and what runs them (issue 41:
 # ~27 M instructions of the start to the first request); compaction itself (a run that compacts);
-# secrets and hashlib with hmac and random (a worktree's name, a shared file's lock: ~9 M).
+# secrets and hashlib with hmac and random (a worktree's name, a shared file's lock: ~9 M); the
+# skills and the agent files (a run with skill or agent folders: configdirs.any_folder).
 HEAVY = ("anthropic", "openai", "pydantic", "pydantic_core", "rich", "prompt_toolkit", "pygments", "bashlex",
          "jsonschema", "fastjsonschema", "httpx", "httpx2", "httpcore2", "anyio", "yaml")
 HEAVY_OWN = ("loopwright.gate.shell.bashparse", "loopwright.gate.shell.bashcheck", "loopwright.sandbox", "loopwright.sessions",
@@ -38,7 +39,8 @@ HEAVY_OWN = ("loopwright.gate.shell.bashparse", "loopwright.gate.shell.bashcheck
              "loopwright.limits", "loopwright.loop.handoff", "loopwright.gate.auto",
              "loopwright.tools.views", "loopwright.permission_context", "loopwright.hooks.kinds",
              "loopwright.hooks.results", "loopwright.hooks.runner", "loopwright.hooks.external", "loopwright.hooks.envfile",
-             "loopwright.context", "secrets", "hashlib")
+             "loopwright.context", "secrets", "hashlib",
+             "loopwright.skills", "loopwright.agentfiles")
 MARK = "MODULES:"
 
 
