@@ -99,7 +99,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     model, prices, price = _model_and_prices(options, settings, cwd, parent)
     options, plugins = _plugins(options, cwd, settings, parent, warnings)
     structured, handoffs = _output_parts(options)
-    tools = _tools(options, cwd, parent, warnings, trust, plugins, structured, handoffs)
+    tools = _tools(options, cwd, parent, warnings, trust, plugins, structured, handoffs, settings)
     system = system_prompt_text(options.system_prompt, options.append_system_prompt, cwd, tools)
     session_id, recorder, history = _session(options, cwd, history)
     config = build_run_config(options, cwd, settings)  # settings files + options (settings.py)
@@ -193,11 +193,11 @@ def _spawns(tools: list[Tool]) -> bool:
     return any(t.spawns_agents for t in tools)
 
 
-def _tools(options: AgentOptions, cwd: Path, parent: Run | None, warnings: list[str], trust: Trust,
-           plugins: list[Plugin], structured: StructuredOutput | None, handoffs: HandoffSwitch | None) -> list[Tool]:
+def _tools(options: AgentOptions, cwd: Path, parent: Run | None, warnings: list[str], trust: Trust, plugins: list[Plugin],
+           structured: StructuredOutput | None, handoffs: HandoffSwitch | None, settings: Settings | None) -> list[Tool]:
     """The run's tools: the options', the Skill tool, StructuredOutput, the transfer tools, and the
     Agent tool for `agents` (a top run's with the agent files' types)."""
-    tools = [*options.tools, *skill_tool(options, cwd, warnings, trust, plugins),
+    tools = [*options.tools, *skill_tool(options, cwd, warnings, trust, plugins, settings),
              *([structured.tool] if structured else []), *(handoffs.tools_for(options.handoffs) if handoffs else [])]
     if options.agents and not _spawns(tools):  # the Agent tool for `agents`
         tools.append(make_agent_tool(options.agents))

@@ -55,8 +55,9 @@ def mcp_servers(options: AgentOptions, cwd: Path, settings: Settings | None, env
 
 
 def skill_tool(options: AgentOptions, cwd: Path, warnings: list[str], trust: Trust,
-                plugins: list[Plugin]) -> list[Tool]:
-    """The Skill tool (skills.py) when the setting sources or the plugins hold skills and none is given."""
+                plugins: list[Plugin], settings: Settings | None) -> list[Tool]:
+    """The Skill tool (skills.py) when the setting sources or the plugins hold skills and none is
+    given, with the settings' skillOverrides."""
     sources = options.setting_sources or []
     extra = [d for p in plugins for d in p.skills_dirs]
     if not (sources or extra) or any(t.name == "Skill" for t in options.tools):
@@ -68,7 +69,7 @@ def skill_tool(options: AgentOptions, cwd: Path, warnings: list[str], trust: Tru
     skills, found = find_skills(cwd, sources, trusted=trust.trusted, extra=extra)
     warnings += found
     warnings += trust.note(i for sk in skills for i in sk.ignored)  # untrusted: their allowed-tools
-    return [make_skill_tool(skills)] if skills else []
+    return [make_skill_tool(skills, settings.skill_overrides if settings is not None else None)] if skills else []
 
 
 def has_installed_plugins() -> bool:

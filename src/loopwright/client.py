@@ -295,13 +295,14 @@ class LoopwrightClient(Generic[OutputT]):
         commands.command_listing), the subagent types, the output style, the model."""
         from .commands import command_listing, described
         from .plugins import plugin_command_dirs
+        from .settings import skills_off
         from .trust import trusted_for
 
         await self.connect()
         cwd = Path(self.options.cwd or ".").resolve()
         extra, plugin_skills = plugin_command_dirs(self.options, cwd, [])
         commands = described(command_listing(cwd, self.options.setting_sources or [], trusted_for(self.options, cwd),
-                                             extra, plugin_skills))
+                                             extra, plugin_skills, skills_off(self.options, cwd)))
         return {"commands": commands, "agents": sorted(["general-purpose", *self.options.agents]),
                 "output_style": "default", "available_output_styles": ["default"],
                 "model": self._model.name if self._model is not None else None, "pid": os.getpid()}

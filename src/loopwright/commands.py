@@ -114,13 +114,14 @@ def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = N
 
 def command_listing(cwd: str | Path, sources: Iterable[str], trusted: bool | None = None,
                     extra: Iterable[tuple[Path, str]] = (),
-                    plugin_skills: Iterable[tuple[Path, str]] = ()) -> list[Command]:
+                    plugin_skills: Iterable[tuple[Path, str]] = (), off: Iterable[str] = ()) -> list[Command]:
     """The commands and skills a user may type, in Claude Code 2.1.332's order (its SDK init
     message's `slash_commands` and `skills`, its initialize answer's `commands`; seen on the same
     files): the user's skills, the project's skills (each group by name), the user's and the
     project's commands together by name, the plugins' commands (`plugin:name`), then the plugins'
     skills. A command of a skill's name is listed once, as the skill; a skill with
-    `user-invocable: false` is not listed. `extra`/`plugin_skills` as find_commands takes them."""
+    `user-invocable: false` is not listed, nor one named in `off` (the settings' skillOverrides
+    turn it off: settings.skills_off). `extra`/`plugin_skills` as find_commands takes them."""
     from .skills import find_skills
 
     def as_command(sk: Skill, name: str) -> Command:
@@ -136,7 +137,8 @@ def command_listing(cwd: str | Path, sources: Iterable[str], trusted: bool | Non
     out += sorted((as_command(sk, f"{prefix}:{sk.name}") for folder, prefix in plugin_skills
                    for sk in find_skills(cwd, (), None, trusted, [folder])[0] if sk.user_invocable),
                   key=lambda c: c.name)
-    return out
+    hidden = set(off)
+    return [c for c in out if c.name not in hidden]
 
 
 def described(commands: list[Command]) -> list[dict[str, str]]:

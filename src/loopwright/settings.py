@@ -111,13 +111,15 @@ class Settings:
     api_key_helper: str | None = None
     disable_all_hooks: bool = False
     disable_skill_shell: bool = False  # "disableSkillShellExecution": inline shell of commands is not run (skillshell.py)
+    skill_overrides: dict[str, str] = field(default_factory=dict)  # "skillOverrides": name -> skills.OVERRIDES
     # Each settings file looked for (present or not): its stat stamp and its object as read (None:
     # absent). loop/watch.py compares the stamps between steps: Claude Code's ConfigChange.
     seen: dict[Path, tuple[Stamp, Any]] = field(default_factory=dict)
 
-    def add(self, data: dict[str, Any], where: str, base: Path, *, flag: bool = False) -> None:
-        """Merge one file's (or one JSON string's) settings into this one (`flag`: given by --settings).
-        The parts are read in this order, so a file with two errors names the same one first."""
+    def add(self, data: dict[str, Any], where: str, base: Path, *, flag: bool = False, narrowed: bool = False) -> None:
+        """Merge one file's (or one JSON string's) settings into this one (`flag`: given by --settings;
+        `narrowed`: an untrusted project's, trust/ kept only what narrows). The parts are read in
+        this order, so a file with two errors names the same one first."""
         if not isinstance(data, dict):
             raise SettingsError(f"{where}: settings must be a JSON object, not {type(data).__name__}")
         refused = refused_line(data, where)
@@ -141,6 +143,7 @@ class Settings:
         self._add_mcp(data, where)
         self._add_web(data, where)
         self._add_display(data, where)
+        self._add_skill_overrides(data, where, narrowed)
 
     def _add_rules(self, perms: dict[str, Any], where: str, base: Path, flag: bool) -> None:
         """permissions.allow/ask/deny. An allow rule that cannot be read is left out with one line
@@ -247,6 +250,22 @@ class Settings:
                 raise SettingsError(f"{where}: \"enabledPlugins\" must be an object of \"name@marketplace\": true|false")
             self.enabled_plugins.update(plugins)
 
+    def _add_skill_overrides(self, data: dict[str, Any], where: str, narrowed: bool) -> None:
+        """"skillOverrides" {skill name: on | name-only | user-invocable-only | off} (skills.py), merged
+        name by name: a later file's entry wins, as Claude Code merges it; an untrusted project's
+        only hides more (the more hidden of the two stays)."""
+        over = data.get("skillOverrides")
+        if over is None:
+            return
+        from .skills import OVERRIDES
+
+        if not (isinstance(over, dict) and all(v in OVERRIDES for v in over.values())):
+            raise SettingsError(f"{where}: \"skillOverrides\" must be an object of \"skill-name\": "
+                                + " | ".join(f'"{v}"' for v in OVERRIDES))
+        for name, value in over.items():
+            now = self.skill_overrides.get(name, "on")
+            self.skill_overrides[name] = max(now, value, key=OVERRIDES.index) if narrowed else value
+
     def _add_web(self, data: dict[str, Any], where: str) -> None:
         # "user": the user's own file, --settings or a file passed with it; "project": a workspace's
         # .loopwright/ or .claude/ file, which may only narrow what the user allows
@@ -341,10 +360,11 @@ def load_settings(cwd: str | Path, sources: Sequence[str] = SETTING_SOURCES, *, 
             s.seen[path] = (mark, data)
         if data is None or path.resolve() in {p.resolve() for p in s.files}:
             continue
-        if path.resolve() not in user_files and not s.trusted:
+        narrowed = path.resolve() not in user_files and not s.trusted
+        if narrowed:
             data, ignored = narrow_settings(data, str(path))
             s.ignored += ignored
-        s.add(data, str(path), base)
+        s.add(data, str(path), base, narrowed=narrowed)
         s.files.append(path)
     if not s.trusted and "project" in sources and (cwd / ".mcp.json").is_file():
         s.ignored.append(Ignored("command", str(cwd / ".mcp.json"), "its MCP servers"))
@@ -387,6 +407,16 @@ class RunConfig:
 
 def uses_settings(options: AgentOptions) -> bool:
     return options.setting_sources is not None or options.settings is not None or options.claude_settings
+
+
+def skills_off(options: AgentOptions, cwd: Path) -> list[str]:
+    """The commands and skills the settings' skillOverrides turn `off`, for the lists of commands a
+    front end shows (a settings file that cannot be read: none; the run names it)."""
+    try:
+        s = run_settings(options, cwd)
+    except SettingsError:
+        return []
+    return [n for n, v in s.skill_overrides.items() if v == "off"] if s is not None else []
 
 
 def run_settings(options: AgentOptions, cwd: Path, accepted: dict[Path, Any] | None = None) -> Settings | None:

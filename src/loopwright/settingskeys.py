@@ -49,6 +49,10 @@ HONOURED: dict[str, tuple[str, str]] = {
     "outputStyle": ("the output style", "tests/skills/test_output_styles.py::test_settings_output_style_changes_the_system_prompt"),
     "sandbox": ("Bash in the OS sandbox", "tests/sandbox/test_sandbox.py::test_invalid_sandbox_settings_name_the_key"),
     "agent": ("the main thread's agent when --agent is not given", "tests/agents/test_agent_files.py::test_the_agent_setting_and_trust"),
+    "skillOverrides": ("per skill or command: \"name-only\" lists it to the model without its description, "
+                       "\"user-invocable-only\" hides it from the model (/name still runs it), \"off\" hides it "
+                       "from both (/name is refused, the lists of commands leave it out)",
+                       "tests/skills/test_skill_overrides.py::test_overrides_hide_and_shorten_as_claude_code_does"),
 }
 
 # loopwright's own keys (not Claude Code's): honoured, never warned about.
@@ -121,7 +125,6 @@ REFUSED: dict[str, str] = {
     "cleanupPeriodDays": "transcripts are kept until `loopwright sessions` removes them",
     "skillListingMaxDescChars": "the Skill tool lists each skill's description in full",
     "skillListingBudgetFraction": "the Skill tool lists every skill",
-    "skillOverrides": "skills are listed as their files say",
     "disableBundledSkills": "loopwright bundles no skills",
     "attribution": "loopwright adds no attribution to commits or pull requests",
     "includeCoAuthoredBy": "loopwright adds no attribution to commits or pull requests",

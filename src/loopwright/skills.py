@@ -14,7 +14,7 @@ Imports tools.base (and the gate, to check allowed-tools rules) only.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,11 @@ from .trust import Ignored
 
 NAME = r"^[a-z0-9][a-z0-9-]{0,63}$"  # (compiled at first use, by re's cache)
 MAX_DESCRIPTION = 1024
+# Claude Code's "skillOverrides" values (settings.py reads them), from least to most hidden: listed;
+# listed to the model without its description; not offered to the model (`/name` still runs it);
+# hidden from both (`/name` is refused: loop/prompt.py; not in the lists of commands).
+OVERRIDES = ("on", "name-only", "user-invocable-only", "off")
+NOT_FOR_MODEL = ("user-invocable-only", "off")
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any] | None, str]:
@@ -178,24 +183,29 @@ def valid_rules(items: list[str]) -> tuple[list[str], list[str]]:
     return good, bad
 
 
-def make_skill_tool(skills: list[Skill]) -> Tool:
+def make_skill_tool(skills: list[Skill], overrides: Mapping[str, str] | None = None) -> Tool:
     """`Skill{skill}`: loads a skill's instructions. Read-only (it only reads its SKILL.md). A skill
-    with `disable-model-invocation: true` is not listed, and a call of it is refused with Claude
-    Code 2.1.332's words (the user may still type `/name`)."""
+    with `disable-model-invocation: true`, or `user-invocable-only` / `off` in the settings'
+    skillOverrides, is not listed, and a call of it is refused with Claude Code 2.1.332's words
+    (the user may still type `/name`, unless it is `off`); a `name-only` one is listed without
+    its description."""
+    over = overrides or {}
     by_name = {s.name: s for s in skills}
-    listing = "\n".join(f"- {s.name}: {s.description}" for s in skills if s.model_invocable)
+    offered = [s.name for s in skills if s.model_invocable and over.get(s.name) not in NOT_FOR_MODEL]
+    listing = "\n".join(f"- {n}" if over.get(n) == "name-only" else f"- {n}: {by_name[n].description}" for n in offered)
 
     async def run(x: dict[str, Any], ctx: ToolContext) -> str:
         name = str(x.get("skill", "")).strip().lstrip("/")
         s = by_name.get(name)
         if s is None:
-            offered = [n for n, sk in by_name.items() if sk.model_invocable]
             raise ToolError(f"Unknown skill {name!r}. Available skills: {', '.join(offered) or 'none'}.")
         if not s.model_invocable:
             raise ToolError(f"Skill {name} cannot be used with Skill tool due to disable-model-invocation. Ask the "
                             f"user to run /{name} themselves — it cannot be invoked via the Skill tool. Do not "
                             "replicate this skill's workflow by other means — it is reserved for explicit user "
                             "invocation.")
+        if over.get(name) in NOT_FOR_MODEL:
+            raise ToolError(f"Skill {name} is disabled for model invocation in skillOverrides settings")
         try:
             body = s.body()
         except OSError as e:

@@ -441,15 +441,19 @@ def expand_command(text: str, session: AcpSession) -> tuple[str, list[str], str 
 
 
 def commands_of(session: AcpSession) -> list[s.AvailableCommand]:
+    """The editor's command list: the custom commands and skills, without those the settings'
+    skillOverrides turn off."""
     from ..commands import find_commands
+    from ..settings import skills_off
     from ..skills import find_skills
 
     sources = session.options.setting_sources or []
+    off = set(skills_off(session.options, Path(session.cwd).resolve()))
     out = [s.AvailableCommand(name=c.name, description=c.description or f"custom command ({c.path.name})",
                               input=s.AvailableCommandInput(root=s.UnstructuredCommandInput(hint="arguments")))
-           for c in find_commands(session.cwd, sources).values()]
+           for c in find_commands(session.cwd, sources).values() if c.name not in off]
     out += [s.AvailableCommand(name=k.name, description=f"skill: {k.description}")
-            for k in find_skills(session.cwd, sources)[0]]
+            for k in find_skills(session.cwd, sources)[0] if k.name not in off]
     return out
 
 

@@ -450,6 +450,7 @@ class Repl:
 
         from ..home import open_private, private_dir
         from ..sessions import loopwright_home
+        from ..settings import skills_off
         from .dialog import dialog_bindings
         from .mention_complete import mention_completer
         from .slash import menu_entries, slash_completer
@@ -466,7 +467,8 @@ class Repl:
             prompt_continuation="  ", complete_while_typing=True,
             completer=merge_completers([
                 slash_completer(lambda: menu_entries(self.cwd(), self.base_options.setting_sources or [],
-                                                     [(c.name, c.summary) for c in BUILTINS.values()])
+                                                     [(c.name, c.summary) for c in BUILTINS.values()],
+                                                     skills_off(self.base_options, Path(self.cwd())))
                                  + self.mcp_prompts),
                 mention_completer(self.cwd)]))  # `@path` (cli/mention_complete.py)
         self.app = session.app

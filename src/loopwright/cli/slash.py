@@ -18,13 +18,15 @@ from ..blocks import ToolResultBlock, WireMessage, wire_blocks
 from .render import describe_input, describe_result, short, visible
 
 
-def menu_entries(cwd: str, sources: list[str], builtins: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """(name, description) of every slash command: `builtins` (cli/commands), custom commands, then skills."""
+def menu_entries(cwd: str, sources: list[str], builtins: list[tuple[str, str]],
+                 off: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """(name, description) of every slash command: `builtins` (cli/commands), custom commands, then
+    skills; not those named in `off` (the settings' skillOverrides: settings.skills_off)."""
     from ..commands import find_commands
     from ..skills import find_skills
 
     out = list(builtins)
-    taken = {n for n, _ in out}
+    taken = {n for n, _ in out} | set(off)
     for c in find_commands(cwd, sources).values():
         if c.name not in taken:
             out.append((c.name, c.description or f"custom command ({c.path.name})"))

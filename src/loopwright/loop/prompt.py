@@ -100,8 +100,9 @@ async def start_hooks(run: Run, prompt: str) -> PromptStop | str | None:
 class PromptStop:
     """Why a prompt stopped before any model call: a UserPromptSubmit or UserPromptExpansion
     hook's block (`by_hook`), or the command's inline shell refused or failed, or a skill with
-    `user-invocable: false` was typed. `local_command`: Claude Code's field of the result, "custom"
-    when a custom command's expansion stopped it (None after UserPromptSubmit, as Claude Code)."""
+    `user-invocable: false`, or a command or skill the settings' skillOverrides turn `off`, was
+    typed. `local_command`: Claude Code's field of the result, "custom" when a custom command's
+    expansion stopped it (None after UserPromptSubmit, as Claude Code)."""
 
     text: str
     by_hook: bool
@@ -118,6 +119,10 @@ async def expand_command(run: Run) -> tuple[PromptStop | None, list[SystemMessag
     if run.expanded is None:
         return None, []
     kind, name, args, source, line = run.expanded
+    settings = run.deps.settings
+    if ex is not None and run.is_top and settings is not None and settings.skill_overrides.get(name) == "off":
+        return PromptStop(f"Skill \"{name}\" is disabled via skillOverrides. Remove the override from your settings "
+                          "to run it. If your organization set it, only an admin can remove it.", False), []
     if ex is not None and run.is_top and not ex.command.user_invocable:  # (Claude Code's words)
         return PromptStop(f"This skill can only be invoked by Claude, not directly by users. Ask Claude to use "
                              f"the \"{name}\" skill for you.", False), []

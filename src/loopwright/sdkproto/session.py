@@ -325,13 +325,15 @@ class SdkSession:
 
         from ..commands import command_listing
         from ..plugins import plugin_command_dirs
+        from ..settings import skills_off
         from ..trust import trusted_for
 
         cwd = Path(options.cwd or ".").resolve()
         extra, plugin_skills = plugin_command_dirs(options, cwd, [])
         if not options.setting_sources and not extra and not plugin_skills:
             return []
-        return command_listing(cwd, options.setting_sources or [], trusted_for(options, cwd), extra, plugin_skills)
+        return command_listing(cwd, options.setting_sources or [], trusted_for(options, cwd), extra, plugin_skills,
+                               skills_off(options, cwd))
 
     async def set_model(self, model: Any) -> None:
         """The model of the next run (None: the one the process started with). The settings'

@@ -86,6 +86,7 @@ def narrow_settings(data: Any, where: str) -> tuple[Any, list[Ignored]]:
     for key in ("disabledMcpjsonServers",  # (turning a server off narrows)
                 "disableSkillShellExecution",  # (only true is read: commands' inline shell is not run)
                 "outputStyle",  # a style is text for the model, as the project's memory files are
+                "skillOverrides",  # merged so that it only hides skills (settings.py)
                 "smallFastModel"):  # tools/web/config.py: only a model of the run's own provider
         if key in data:
             out[key] = data[key]
