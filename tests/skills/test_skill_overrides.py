@@ -86,7 +86,7 @@ def test_overrides_hide_and_shorten_as_claude_code_does(tmp_path: Path, who: str
 def test_off_refuses_the_typed_command_and_user_invocable_only_still_runs_it(tmp_path: Path, who: str) -> None:
     proj, home = project(tmp_path)
     result, requests = print_mode(who, proj, home, "/delta some args", [[text("never sent")]])
-    assert result["result"] == OFF and not requests, who
+    assert result["result"] == OFF and result.get("local_command") == "custom" and not requests, who
     result, requests = print_mode(who, proj, home, "/echo", [[text("never sent")]])  # a command too
     assert result["result"] == OFF.replace("delta", "echo") and not requests, who
     result, requests = print_mode(who, proj, home, "/charlie x", [[text("ran it")]])
