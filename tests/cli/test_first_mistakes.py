@@ -184,3 +184,30 @@ def test_worktree_in_a_repository_with_no_commit_says_so_in_one_line(tmp_path: P
     assert p.returncode == 2
     assert p.stderr.splitlines() == [f"loopwright: Error creating worktree: {tmp_path} has no commit yet, so there is "
                                      "nothing to start a worktree from: commit once, then try again"], p.stderr
+
+
+def test_a_mistyped_slash_command_names_the_command_it_looks_like(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """At the interactive prompt, `/hepl` said "unknown command /hepl (try /help)"; Claude Code offers
+    the command it looks like. (The REPL driven without a terminal, as tests/cli/test_interactive.py does.)"""
+    import asyncio
+    import io
+
+    from loopwright.cli.interactive import Repl
+    from loopwright.cli.render import TraceRenderer
+    from loopwright.options import AgentOptions
+
+    repl = Repl(AgentOptions(model="scripted:unused.json", cwd=tmp_path))
+    repl.renderer = TraceRenderer(io.StringIO(), spinner=False)
+
+    async def go() -> list[str]:
+        said = []
+        for line in ("/hepl", "/modle x", "/exti", "/zzqqxx"):
+            assert await repl.command(line)  # (none of them ends the session)
+            said.append(capsys.readouterr().out.strip())
+        return said
+
+    assert asyncio.run(go()) == ["unknown command /hepl (did you mean /help?)",
+                                 "unknown command /modle (did you mean /model?)",
+                                 "unknown command /exti (did you mean /exit?)",
+                                 "unknown command /zzqqxx (try /help)"]

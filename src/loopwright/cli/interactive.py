@@ -283,7 +283,12 @@ class Repl:
         elif cmd.startswith("mcp__"):  # an MCP server's prompt: the run expands it once its servers are up (mcp/prompts.py)
             self.turn = asyncio.create_task(self.run_turn(line))
         else:
-            self.say(f"  unknown command /{cmd} (try /help)")
+            import difflib  # (only on a mistake's way)
+
+            from .commands import BUILTINS
+
+            close = difflib.get_close_matches(cmd, [*BUILTINS, "exit", "quit"], n=1, cutoff=0.7)
+            self.say(f"  unknown command /{cmd} ({f'did you mean /{close[0]}?' if close else 'try /help'})")
         return True
 
     def run_shell(self, command: str) -> None:
