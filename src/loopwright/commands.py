@@ -78,7 +78,7 @@ def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = N
         for md in sorted(d.rglob("*.md")):
             rel = md.relative_to(d).with_suffix("")
             name = ":".join([*([prefixes[d]] if d in prefixes else []), *rel.parts])
-            if name in out:
+            if name in out and not _takes_back(out[name], users, warnings):
                 if not users and out[name].users and warnings is not None:
                     warnings.append(Ignored("name", str(md), f"command /{name}",
                                             f"the user's own /{name} ({out[name].path}) keeps the name").line())
@@ -100,16 +100,26 @@ def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = N
     if skills:
         from .skills import find_skills
 
-        for sk in find_skills(cwd, sources, home, trusted)[0]:  # (an unusable SKILL.md is named by the Skill tool)
-            out.setdefault(sk.name, Command(sk.name, sk.path, sk.description, sk.allowed_tools, None, sk.ignored,
-                                            sk.source == "userSettings", sk.source, skill=True,
-                                            user_invocable=sk.user_invocable))
-        for folder, prefix in plugin_skills:  # a plugin's: the user installed it (its allowed-tools count)
-            for sk in find_skills(cwd, (), home, trusted, [folder])[0]:
-                out.setdefault(f"{prefix}:{sk.name}", Command(f"{prefix}:{sk.name}", sk.path, sk.description,
-                                                              sk.allowed_tools, None, sk.ignored, True, sk.source,
-                                                              skill=True, user_invocable=sk.user_invocable))
+        found = [(sk.name, sk, sk.source == "userSettings") for sk in find_skills(cwd, sources, home, trusted)[0]]
+        found += [(f"{prefix}:{sk.name}", sk, True)  # a plugin's: the user installed it (its allowed-tools count)
+                  for folder, prefix in plugin_skills for sk in find_skills(cwd, (), home, trusted, [folder])[0]]
+        for name, sk, users in found:  # (an unusable SKILL.md is named by the Skill tool)
+            if name not in out or _takes_back(out[name], users, warnings):
+                out[name] = Command(name, sk.path, sk.description, sk.allowed_tools, None, sk.ignored, users, sk.source,
+                                    skill=True, user_invocable=sk.user_invocable)
     return out
+
+
+def _takes_back(found: Command, users: bool, warnings: list[str] | None) -> bool:
+    """Does the user's own (or an installed plugin's) command take its name back from a project's
+    that came first? A project's `.claude/commands/plug/deploy.md` is `/plug:deploy`, the name of
+    plugin plug's deploy command: a repository must not answer for a command the user installed."""
+    if not users or found.users:
+        return False
+    if warnings is not None:
+        warnings.append(Ignored("name", str(found.path), f"command /{found.name}",
+                                f"the user's own /{found.name} keeps the name").line())
+    return True
 
 
 def command_listing(cwd: str | Path, sources: Iterable[str], trusted: bool | None = None,
@@ -132,13 +142,15 @@ def command_listing(cwd: str | Path, sources: Iterable[str], trusted: bool | Non
     out = [as_command(sk, sk.name) for source in ("userSettings", "projectSettings")
            for sk in sorted(skills, key=lambda sk: sk.name) if sk.source == source]
     taken = {c.name for c in out}
-    out += [c for _, c in sorted(find_commands(cwd, sources, trusted=trusted).items()) if c.name not in taken]
-    out += [c for _, c in sorted(find_commands(cwd, (), trusted=trusted, extra=extra).items())]
-    out += sorted((as_command(sk, f"{prefix}:{sk.name}") for folder, prefix in plugin_skills
-                   for sk in find_skills(cwd, (), None, trusted, [folder])[0] if sk.user_invocable),
-                  key=lambda c: c.name)
+    plugins = [c for _, c in sorted(find_commands(cwd, (), trusted=trusted, extra=extra).items())]
+    plugins += sorted((as_command(sk, f"{prefix}:{sk.name}") for folder, prefix in plugin_skills
+                       for sk in find_skills(cwd, (), None, trusted, [folder])[0] if sk.user_invocable),
+                      key=lambda c: c.name)
+    theirs = {c.name for c in plugins}  # (a project's command of a plugin's name is not it: find_commands)
+    out += [c for _, c in sorted(find_commands(cwd, sources, trusted=trusted).items())
+            if c.name not in taken and not (c.name in theirs and not c.users)]
     hidden = set(off)
-    return [c for c in out if c.name not in hidden]
+    return [c for c in [*out, *plugins] if c.name not in hidden]
 
 
 def described(commands: list[Command]) -> list[dict[str, str]]:
