@@ -31,8 +31,8 @@ from typing import Any
 from .configdirs import config_dirs
 from .gate import PERMISSION_MODES
 from .models.reasoning import EFFORT_LEVELS
-from .options import MEMORY_SCOPES, AgentDefinition, PreloadedSkill, agent_servers
-from .skills import as_list, read_text_capped, split_front_matter, valid_rules
+from .options import MEMORY_SCOPES, AgentDefinition, agent_servers
+from .skills import PreloadedSkill, as_list, read_text_capped, split_front_matter, valid_rules
 from .trust import Ignored
 
 HONOURED = ("name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns", "effort", "color",

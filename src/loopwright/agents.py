@@ -54,7 +54,7 @@ from .hooks import HookRegistry, HookState, RunHooks
 from .messages import ResultMessage, SystemMessage
 from .models.base import Model
 from .models.catalog import ALIASES
-from .options import AgentDefinition, PreloadedSkill, agent_definitions, agents_from_json
+from .options import AgentDefinition, agent_definitions, agents_from_json
 from .tools.base import RunPorts, SubagentSpec, Tool, ToolContext, ToolError, ToolOutput
 
 if TYPE_CHECKING:
@@ -345,7 +345,7 @@ async def _run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: 
     result: ResultMessage | None = None
     try:
         for block in d.preloaded:  # its agent file's `skills`, after the task (as Claude Code sends them)
-            if isinstance(block, PreloadedSkill):  # its inline shell runs in the subagent, as Claude Code's
+            if not isinstance(block, str):  # a PreloadedSkill: its inline shell runs in the subagent, as Claude Code's
                 text, error = await sub.skill_shell(block.text, block.name, block.source, block.allowed_tools)
                 if error is not None:
                     return ToolOutput(f"Could not start subagent {kind!r}: skill {block.name!r}: {error}",

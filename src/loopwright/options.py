@@ -28,17 +28,7 @@ if TYPE_CHECKING:
     from .limits import UsageLimits
     from .permission_context import ToolPermissionContext as ToolPermissionContext
     from .sessions import SessionStore
-
-
-@dataclass(slots=True)  # (not frozen: never changed nor hashed, and frozen doubles what declaring it costs every start, issue 41)
-class PreloadedSkill:
-    """A skill an agent's `skills` preloads: its block of the subagent's first message (`text`,
-    its inline shell not yet run: that runs in the subagent, agents.py) and what that needs."""
-
-    text: str
-    name: str
-    source: str  # Claude Code's command_source (projectSettings | userSettings | plugin)
-    allowed_tools: tuple[str, ...] = ()  # granted in the subagent (none from an untrusted workspace)
+    from .skills import PreloadedSkill
 
 
 @dataclass

@@ -111,6 +111,18 @@ class Skill:
         return split_front_matter(text[0])[1]
 
 
+@dataclass(slots=True)  # (not frozen: never changed nor hashed)
+class PreloadedSkill:
+    """A skill an agent's `skills` preloads (agentfiles.py; AgentDefinition.preloaded): its block
+    of the subagent's first message (`text`, its inline shell not yet run: that runs in the
+    subagent, agents.py) and what that needs."""
+
+    text: str
+    name: str
+    source: str  # Claude Code's command_source (projectSettings | userSettings | plugin)
+    allowed_tools: tuple[str, ...] = ()  # granted in the subagent (none from an untrusted workspace)
+
+
 def read_text_capped(path: Path) -> tuple[str] | str:
     """(the text,) of a skill's or command's Markdown file, or why it is not read: a FIFO, a
     device or a file over the memory cap is never read (a repository's file must not hang or
