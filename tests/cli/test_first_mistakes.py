@@ -211,3 +211,24 @@ def test_a_mistyped_slash_command_names_the_command_it_looks_like(tmp_path: Path
                                  "unknown command /modle (did you mean /model?)",
                                  "unknown command /exti (did you mean /exit?)",
                                  "unknown command /zzqqxx (try /help)"]
+
+
+def test_what_the_cli_page_quotes_is_what_loopwright_says(tmp_path: Path) -> None:
+    """docs/cli.md quoted `--worktree is not supported by loopwright` after --worktree became supported;
+    its quoted refusal and its mistyped-flag lines are checked against real runs."""
+    import re
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    refused = re.search(r"refused in one line naming it \(`(--[\w-]+) is not supported by loopwright: ([^`]*?)`", page)
+    assert refused is not None
+    p = run("-p", "hi", "--model", f"scripted:{EXAMPLE}", refused[1], cwd=tmp_path)
+    said = refused[2].removesuffix("...").rstrip()
+    assert p.returncode == 2 and p.stderr.startswith(f"loopwright: {refused[1]} is not supported by loopwright: {said}")
+    mistakes = re.findall(r"\(`(loopwright: error: [^`]+)`, then `([^`]+)`\)", page)
+    assert mistakes
+    for quoted in mistakes:
+        flag = re.search(r"(--[\w-]+)", quoted[0])
+        assert flag is not None
+        value = re.search(r"value: '([^']*)'", quoted[0])
+        p = run("-p", "hi", flag[1], value[1] if value else "x", cwd=tmp_path)
+        assert p.stderr.splitlines() == [" ".join(q.split()) for q in quoted], p.stderr  # (the page wraps lines)
