@@ -22,6 +22,8 @@ from typing import Any, Literal, TypeAlias
 
 @dataclass(frozen=True, slots=True)
 class QuestionOption:
+    """One option of a question the model asks the user (AskUserQuestion)."""
+
     label: str
     description: str = ""
     preview: str | None = None  # shown while the option is focused (code, a mockup), when given

@@ -41,6 +41,8 @@ LOCAL_SETTINGS = ".loopwright/settings.local.json"
 
 @dataclass(frozen=True)
 class Answer:
+    """The user's answer to a permission dialog, with what they typed to go with it."""
+
     choice: Literal["yes", "always", "no"]
     message: str = ""
 

@@ -29,6 +29,8 @@ ADDED, REMOVED, CONTEXT, NUMBER, HUNK, NOTE = "ansigreen", "ansired", "", "ansib
 
 @dataclass
 class Preview:
+    """What a permission dialog shows of a call: its title, a one-line summary and the lines of a diff or a file."""
+
     title: str  # what is asked about: `Edit src/a.py`
     summary: str = ""  # `+3 -1`, `new file, 12 lines`
     lines: list[Line] = field(default_factory=list)

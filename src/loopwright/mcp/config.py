@@ -51,6 +51,8 @@ class McpConfigError(ValueError):
 
 @dataclass
 class ServerConfig:
+    """One MCP server, as a configuration names it: how to start (stdio) or reach (http, sse) it."""
+
     name: str
     type: str = "stdio"
     command: str = ""

@@ -18,6 +18,8 @@ from ..tools.base import Tool
 
 @dataclass
 class SdkMcpServer:
+    """An MCP server of Python tools run in this process (create_sdk_mcp_server)."""
+
     name: str
     version: str = "1.0.0"
     tools: list[Tool] = field(default_factory=list)

@@ -332,6 +332,8 @@ class Response:
 
 @dataclass(slots=True)  # (not frozen: never changed nor hashed, and frozen doubles what declaring it costs every start, issue 41)
 class _Proxy:
+    """A proxy URL, parsed: its scheme, host, port and credentials."""
+
     scheme: str  # http, https, socks5, socks5h
     host: str
     port: int

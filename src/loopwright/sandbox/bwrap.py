@@ -132,6 +132,8 @@ PROTECTED_NAMES = (".git/hooks", ".git/config", ".gitmodules", ".loopwright", ".
 
 @dataclass
 class Wrapped:
+    """A command wrapped in the sandbox: the argv and environment to run, and the fds handed to it."""
+
     argv: list[str]
     env: dict[str, str]
     pass_fds: tuple[int, ...]

@@ -30,6 +30,8 @@ class SandboxError(ValueError):
 
 @dataclass
 class SandboxConfig:
+    """The settings' `sandbox` block (Claude Code's keys), with its defaults."""
+
     enabled: bool = False
     fail_if_unavailable: bool = True
     auto_allow: bool = True  # autoAllowBashIfSandboxed (Claude Code's default: true)

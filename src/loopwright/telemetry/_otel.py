@@ -86,6 +86,8 @@ def _model_name(model: Any) -> str:
 
 @dataclass
 class _Chat:
+    """A model call's span while it is open, with what its attributes and events need."""
+
     span: Any
     t0: float
     attrs: dict[str, Any]

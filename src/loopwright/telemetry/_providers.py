@@ -47,6 +47,8 @@ def _version() -> str:
 
 @dataclass
 class _Providers:
+    """The OpenTelemetry providers a run reports through, and the instruments made from them."""
+
     tracer: Any
     meter: Any
     logger: Any  # None: no content events

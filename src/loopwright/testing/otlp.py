@@ -22,6 +22,8 @@ from typing import Any
 
 @dataclass
 class Span:
+    """One span an OTLP exporter sent, decoded."""
+
     name: str
     trace_id: str
     span_id: str
@@ -48,6 +50,8 @@ class Point:
 
 @dataclass
 class LogRecord:
+    """One log record (an event) an OTLP exporter sent, decoded."""
+
     event_name: str
     attributes: dict[str, Any]
     trace_id: str

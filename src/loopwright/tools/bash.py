@@ -279,6 +279,8 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bo
 
 @dataclass
 class BackgroundShell:
+    """A command run in the background (run_in_background): its process and the output it has written so far."""
+
     id: str
     command: str
     popen: subprocess.Popen[bytes]

@@ -48,6 +48,8 @@ GIT_READ_ONLY = frozenset(GIT_SUBCOMMANDS)
 
 @dataclass
 class Use:
+    """One path a simple command reads or writes, and the word it comes from."""
+
     kind: Literal["read", "write"]
     word: bashparse.Word | None  # None: the working directory itself
     command: bashparse.SimpleCommand

@@ -42,6 +42,8 @@ _DANGEROUS_VAR = re.compile(
 
 @dataclass(slots=True)
 class Word:
+    """One word of a simple command, as written and after quote removal."""
+
     text: str  # as written, quotes included
     value: str  # after quote removal (expansions left as written)
     literal: bool  # no parameter/command/process substitution: `value` is what the program gets
@@ -58,6 +60,8 @@ class Word:
 
 @dataclass(slots=True)
 class Redirect:
+    """One redirection of a simple command (`>`, `<`, `2>&1`, ...)."""
+
     op: str
     target: Word | None  # None: a file-descriptor duplication such as 2>&1
     fd: int | None = None
@@ -114,6 +118,8 @@ class SimpleCommand:
 
 @dataclass
 class ParsedCommand:
+    """A command line's simple commands, or why it could not be fully understood."""
+
     source: str
     commands: list[SimpleCommand]
     error: str | None = None  # set when the command could not be fully understood

@@ -34,6 +34,8 @@ class WebSettingsError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class WebConfig:
+    """What the web tools may reach and use: the address policy, the limits, the small model and the search backend."""
+
     policy: AddressPolicy
     limits: Limits
     small_model: str | None  # None: the run's model; "": none

@@ -38,6 +38,8 @@ SYSTEM = ("You answer a question about a web page for another AI agent. Use only
 
 @dataclass(slots=True)
 class Fetched:
+    """A page WebFetch read, converted to text, with when it was fetched (its cache entry)."""
+
     url: str
     status: int
     kind: str  # markdown | json | text | pdf

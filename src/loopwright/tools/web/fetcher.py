@@ -41,6 +41,8 @@ class FetchError(Exception):
 
 @dataclass(slots=True)
 class Page:
+    """A response the fetcher read: where its body came from, its status, type and body."""
+
     url: str  # the URL the body came from (after same-host redirects)
     status: int
     reason: str
@@ -60,6 +62,8 @@ class Redirect:
 
 @dataclass(frozen=True, slots=True)
 class Limits:
+    """How much a fetch may read, for how long, through how many redirects."""
+
     max_bytes: int = MAX_BYTES
     timeout: float = TIMEOUT_S
     max_redirects: int = MAX_REDIRECTS
