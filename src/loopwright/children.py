@@ -3,11 +3,14 @@ ending them, and how a front end ends on SIGTERM/SIGHUP within a bound (Ending);
 of loopwright.
 
 Each command and each stdio MCP server runs in a process group of its own (start_new_session),
-so the terminal's SIGHUP never reaches it and only loopwright ends it. Every such group is
-`own`ed while it may run and `disown`ed once it is over:
+so the terminal's SIGHUP never reaches it and only loopwright ends it. Ending a group ends too
+the descendants of its processes that left it (`setsid`, `setpgid`: a command hiding from the
+kill of its group), found by their parents in /proc while a parent still runs. Every such group
+is `own`ed while it may run and `disown`ed once it is over:
 
 - the watchdog (a tiny `sh` told each group) SIGKILLs the groups still owned when its pipe
-  closes, that is when loopwright is gone, however it died (SIGKILL included: no atexit);
+  closes, that is when loopwright is gone, however it died (SIGKILL included: no atexit; a
+  descendant that left its group is not known to it);
 - `end_all` ends them now (SIGTERM, a short grace, SIGKILL), for a process that must exit at once.
 
 Ending: SIGTERM (timeout(1), CI, docker stop, a supervisor) and SIGHUP (the terminal closed)
@@ -38,32 +41,72 @@ END_GRACE_S = 0.5  # end_all: between SIGTERM and SIGKILL
 
 
 def signal_group(pgid: int, sig: int) -> None:
-    """Send `sig` to process group `pgid` (gone or not ours: nothing)."""
+    """Send `sig` to process group `pgid` and to the descendants of its processes that left it
+    (gone or not ours: nothing)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return  # (the group is gone: so is any parent of an escaped child)
+    escaped = _escaped(pgid)  # (before the group is signalled: a parent that dies hands its children to init)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+    for pid in escaped:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
 
 
 def group_alive(pgid: int) -> bool:
-    """Does any non-zombie process remain in the group? (Zombie orphans wait for an init that
-    may never reap them; counting them would turn every kill into a full grace period.)"""
+    """Does any non-zombie process remain in the group, or a descendant of one that left it?
+    (Zombie orphans wait for an init that may never reap them; counting them would turn every
+    kill into a full grace period.)"""
     try:
         os.killpg(pgid, 0)
     except (ProcessLookupError, PermissionError):
         return False
+    procs = _processes()
+    if procs is None:
+        return True  # no procfs: trust killpg
+    return any(pg == pgid and state not in (b"Z", b"X") for _, pg, state in procs.values()) or bool(
+        _escaped(pgid, procs))
+
+
+def _processes() -> dict[int, tuple[int, int, bytes]] | None:
+    """Every process as pid -> (parent pid, process group, state), from /proc (None: no procfs)."""
     try:
         pids = [p for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
-        return True  # no procfs: trust killpg
+        return None
+    out: dict[int, tuple[int, int, bytes]] = {}
     for pid in pids:
         try:
             with open(f"/proc/{pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
+                fields = f.read().rsplit(b")", 1)[1].split()  # state, ppid, pgrp, ...
+            out[int(pid)] = (int(fields[1]), int(fields[2]), fields[0])
+        except (OSError, IndexError, ValueError):
             continue
-        # fields: state, ppid, pgrp, ...
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
+    return out
+
+
+def _escaped(pgid: int, procs: dict[int, tuple[int, int, bytes]] | None = None) -> list[int]:
+    """The live descendants of group `pgid`'s processes that are in another group: a command that
+    ran `setsid` or `setpgid` (to outlive the tool call, or to hide from the kill of its group)
+    is still their child, and is ended with them."""
+    procs = _processes() if procs is None else procs
+    if not procs:
+        return []
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+    todo = [pid for pid, (_, pg, _) in procs.items() if pg == pgid]
+    seen, out = set(todo), []
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+                if procs[child][1] != pgid and procs[child][2] not in (b"Z", b"X"):
+                    out.append(child)
+    return out
 
 
 # --- the watchdog: no group outlives a SIGKILLed loopwright -----------------------------------
