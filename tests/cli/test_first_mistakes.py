@@ -60,7 +60,7 @@ def test_a_model_name_the_api_does_not_know_says_so_and_what_to_do(tmp_path: Pat
     assert p.returncode == 1 and calls == 1  # a 404 is not retried
     last = p.stderr.splitlines()[-1]
     assert "404" in last and "claude-sonet-4-5" in last
-    assert "may not exist or you may not have access to it" in last and "--model" in last, last
+    assert "may not exist or you may not have access to it" in last and "--model" in last and "/model" in last, last
 
 
 def test_a_404_that_is_not_about_the_model_points_at_the_base_url(tmp_path: Path) -> None:
@@ -232,3 +232,28 @@ def test_what_the_cli_page_quotes_is_what_loopwright_says(tmp_path: Path) -> Non
         value = re.search(r"value: '([^']*)'", quoted[0])
         p = run("-p", "hi", flag[1], value[1] if value else "x", cwd=tmp_path)
         assert p.stderr.splitlines() == [" ".join(q.split()) for q in quoted], p.stderr  # (the page wraps lines)
+
+
+def test_trust_revoke_of_dot_names_the_directory_it_revoked(tmp_path: Path) -> None:
+    """`loopwright trust .` says the directory; `trust revoke .` said `no longer trusted: .`."""
+    assert run("trust", ".", cwd=tmp_path).returncode == 0
+    p = run("trust", "revoke", ".", cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout == f"no longer trusted: {tmp_path.resolve()}\n", p.stdout + p.stderr
+    assert "not trusted" in run("trust", "show", ".", cwd=tmp_path, LOOPWRIGHT_TRUSTED_DIRS="").stdout
+
+
+@pytest.mark.parametrize("args", [["plugin", "list"], ["sessions", "list"], ["mcp", "list"]])
+def test_a_listing_piped_into_a_reader_that_left_says_nothing(tmp_path: Path, args: list[str]) -> None:
+    """`loopwright plugin list | head -0` printed `loopwright: [Errno 32] Broken pipe`; the run's own
+    output (`-p ... | head`) and the other listings end silently, as a Unix tool does."""
+    import os
+
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before the first line
+    try:
+        p = subprocess.run([*loopwright_cmd(), *args], cwd=tmp_path, stdout=w, stderr=subprocess.PIPE, text=True,
+                           env=cli_env(HOME=str(tmp_path), LOOPWRIGHT_HOME=str(tmp_path / ".loopwright")),
+                           stdin=subprocess.DEVNULL, timeout=60)
+    finally:
+        os.close(w)
+    assert p.stderr == "", p.stderr

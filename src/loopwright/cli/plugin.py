@@ -64,6 +64,8 @@ def plugin_main(argv: list[str]) -> int:
         else:
             print(f"{store.remove(spec)} removed")
         return 0
+    except BrokenPipeError:
+        raise  # (the reader of `plugin list | head` left: main ends quietly, as for every command)
     except (PluginError, OSError) as e:
         print(f"loopwright: {e}", file=sys.stderr)
         return 1

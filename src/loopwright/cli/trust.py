@@ -50,7 +50,7 @@ def trust_main(argv: list[str]) -> int:
             if not trust.revoke_dir(args.dir):
                 print(f"loopwright trust: {args.dir} is not a trusted workspace", file=sys.stderr)
                 return EXIT_RUN_ERROR
-            print(f"no longer trusted: {args.dir}")
+            print(f"no longer trusted: {Path(args.dir).expanduser().resolve()}")
             return EXIT_OK
         if args.what == "show":
             return _show(args.dir or ".")

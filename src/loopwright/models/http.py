@@ -298,7 +298,7 @@ class HTTPModel:
             text += f" (check the API key: {self.env_api_key}, or the settings' apiKeyHelper)"
         elif status == 404 and "model" in text.lower():  # a mistyped model name (the servers' words all say "model")
             text += (f" (the model {self.name!r} may not exist or you may not have access to it; pick another "
-                     "with --model)")
+                     "with --model, or /model at the interactive prompt)")
         elif status == 404:  # nothing at that address: a base URL without (or with one more) /v1
             text += f" (nothing at {self._url}: is the base URL right?)"
         return Failure(text, status, retryable, parse_retry_after(headers))
