@@ -257,3 +257,25 @@ def test_a_listing_piped_into_a_reader_that_left_says_nothing(tmp_path: Path, ar
     finally:
         os.close(w)
     assert p.stderr == "", p.stderr
+
+
+@pytest.mark.parametrize(("argv", "meant"), [(["veiw"], "view"), (["sesions", "list"], "sessions"),
+                                             (["mpc", "list"], "mcp"), (["plugn", "list"], "plugin")])
+def test_a_mistyped_subcommand_is_named_not_sent_to_the_model(tmp_path: Path, argv: list[str], meant: str) -> None:
+    """`loopwright veiw` with a key set sent "veiw" to the model as a prompt (stdin not a terminal), and
+    `loopwright sesions list` said "unrecognized arguments: list"."""
+    with ScriptedServer([[{"type": "text", "text": "a paid answer"}]]) as srv:
+        p = run(*argv, "--base-url", srv.url, cwd=tmp_path, ANTHROPIC_API_KEY="k")
+        calls = len(srv.requests)
+    no_traceback(p)
+    assert p.returncode == 2 and calls == 0, p.stderr
+    assert p.stderr.splitlines() == [
+        f"loopwright: unknown command '{argv[0]}' (did you mean `loopwright {meant}`?); a prompt goes with -p: "
+        f"loopwright -p \"{' '.join(argv)}\""], p.stderr
+
+
+def test_a_word_like_a_subcommand_given_with_p_is_a_prompt(tmp_path: Path) -> None:
+    with ScriptedServer([[{"type": "text", "text": "an answer"}]]) as srv:
+        p = run("veiw", "-p", "--base-url", srv.url, "--model", "claude-sonnet-5-5", cwd=tmp_path,
+                ANTHROPIC_API_KEY="k")
+    assert p.returncode == 0 and p.stdout == "an answer\n", p.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import itertools
 import os
 import sys
 from collections.abc import Sequence
@@ -159,7 +160,7 @@ def _dispatch(args_list: list[str]) -> int:
     if args_list and args_list[0] in SUBCOMMANDS:
         resume_gc()
         return run_subcommand(args_list[0], args_list[1:])
-    if args_list and (said := command_refusal(args_list[0])) is not None:
+    if args_list and (said := command_refusal(args_list[0]) or _mistyped_command(args_list)) is not None:
         raise UsageError(said)
     from ..sdkproto import wants_protocol
 
@@ -196,6 +197,23 @@ def _dispatch(args_list: list[str]) -> int:
     from .headless import run_cli
 
     return run_cli(args)
+
+
+def _mistyped_command(args_list: list[str]) -> str | None:
+    """`loopwright veiw` / `sesions list`: a first word that is no subcommand but looks like one (close, or
+    its letters swapped), with no -p to say it is a prompt. Unsaid, it went to the model as a prompt
+    (stdin not a terminal) or ended in "unrecognized arguments: list"."""
+    word = args_list[0]
+    if word.startswith("-") or " " in word or "-p" in args_list or "--print" in args_list:
+        return None
+    import difflib  # (only on a positional prompt's way)
+
+    close = difflib.get_close_matches(word, SUBCOMMANDS, n=1, cutoff=0.75) or [
+        name for name in SUBCOMMANDS if sorted(name) == sorted(word)]
+    if not close:
+        return None
+    words = " ".join(a for a in itertools.takewhile(lambda a: not a.startswith("-"), args_list))
+    return f"unknown command '{word}' (did you mean `loopwright {close[0]}`?); a prompt goes with -p: loopwright -p \"{words}\""
 
 
 def _ended(e: BaseException, verbose: bool) -> int:
