@@ -22,7 +22,9 @@ HONOURED: dict[str, tuple[str, str]] = {
                      "retried with the new key); never logged",
                      "tests/settings/test_model_and_key_settings.py::test_api_key_helper_is_run_cached_and_never_logged"),
     "env": ("set for tools and hooks", "tests/settings/test_settings.py::test_env_from_settings_reaches_bash_commands"),
-    "permissions": ("allow / ask / deny rules, defaultMode, additionalDirectories",
+    "permissions": ("allow / ask / deny rules, defaultMode, additionalDirectories; the other sub-keys "
+                    "(disableBypassPermissionsMode, blockReadsOutsideWorkingDirectories, ...) are named as not "
+                    "applied: narrow with deny rules instead",
                     "tests/settings/test_settings.py::test_settings_mode_rules_dirs_and_options_on_top"),
     "model": ("the model when --model (AgentOptions.model), LOOPWRIGHT_MODEL and ANTHROPIC_MODEL give none; "
               "aliases (sonnet, opus, haiku) as in Claude Code",
@@ -43,7 +45,8 @@ HONOURED: dict[str, tuple[str, str]] = {
                                    "tests/hooks/test_command_expansion.py::test_disable_skill_shell_execution_runs_nothing"),
     "disableAllHooks": ("no hook of the settings files or plugins runs, and no statusLine",
                         "tests/settings/test_model_and_key_settings.py::test_disable_all_hooks"),
-    "statusLine": ("the interactive mode's status line command",
+    "statusLine": ("the interactive mode's status line command (type, command, padding; refreshInterval and "
+                   "hideVimModeIndicator are named as not applied)",
                    "tests/cli/test_status_line.py::test_settings_select_it_and_trust_gates_a_projects"),
     "enabledPlugins": ("which installed plugins a run loads", "tests/plugins/test_plugins.py::test_local_marketplace_install_enable_disable_remove"),
     "outputStyle": ("the output style", "tests/skills/test_output_styles.py::test_settings_output_style_changes_the_system_prompt"),
@@ -149,7 +152,20 @@ REFUSED: dict[str, str] = {
 
 
 # Keys honoured in part: the sub-keys loopwright applies (the others are named as `key.sub`).
-HONOURED_SUBKEYS = {"worktree": frozenset({"baseRef"})}
+HONOURED_SUBKEYS = {"worktree": frozenset({"baseRef"}),
+                    "permissions": frozenset({"allow", "ask", "deny", "defaultMode", "additionalDirectories"}),
+                    "statusLine": frozenset({"type", "command", "padding"})}
+# Claude Code 2.1.332's sub-keys of those that loopwright does not apply (named as not honoured;
+# any other sub-key is named as unknown), and why.
+REFUSED_SUBKEYS = {
+    **dict.fromkeys(("permissions.disableBypassPermissionsMode", "permissions.blockReadsOutsideWorkingDirectories",
+                     "permissions.blockFileToolReadsOutsideWorkingDirectories",
+                     "permissions.blockWritesOutsideWorkingDirectories", "permissions.blockReadsExemptPaths",
+                     "permissions.workingDirectoriesAsGiven"),
+                    "not applied: narrow with deny rules (`Read(//outside/**)`) and leave bypassPermissions unused"),
+    **dict.fromkeys(("statusLine.refreshInterval", "statusLine.hideVimModeIndicator"),
+                    "the status line command runs after each turn's messages; the interactive mode has no vim mode"),
+}
 
 
 def refused_line(data: Mapping[str, Any], where: str) -> str | None:
@@ -157,16 +173,17 @@ def refused_line(data: Mapping[str, Any], where: str) -> str | None:
     of a key honoured in part (HONOURED_SUBKEYS), the sub-keys it does not apply."""
     names = []
     for k, v in data.items():
-        if k in HONOURED or k in LOOPWRIGHT_KEYS:
-            continue
-        if k in HONOURED_SUBKEYS and isinstance(v, dict):
-            names += [f"{k}.{sub}" for sub in v if sub not in HONOURED_SUBKEYS[k]]
-        else:
+        if k in HONOURED_SUBKEYS:
+            if isinstance(v, dict):
+                names += [f"{k}.{sub}" for sub in v if sub not in HONOURED_SUBKEYS[k]]
+            elif k not in HONOURED:  # (a wrong type of an honoured one: its reader names it)
+                names.append(k)
+        elif k not in HONOURED and k not in LOOPWRIGHT_KEYS:
             names.append(k)
     if not names:
         return None
-    unknown = [k for k in names if k.partition(".")[0] not in REFUSED]
-    known = [k for k in names if k.partition(".")[0] in REFUSED]
+    unknown = [k for k in names if k.partition(".")[0] not in REFUSED and k not in REFUSED_SUBKEYS]
+    known = [k for k in names if k.partition(".")[0] in REFUSED or k in REFUSED_SUBKEYS]
     parts = []
     if known:
         parts.append("settings loopwright does not honour (ignored; docs/claude-code-settings.md says why): "
@@ -205,6 +222,8 @@ def compat_markdown(schema_keys: Iterable[str], version: str) -> str:
              "`.claude/settings.local.json`) or `--settings FILE_OR_JSON`; see [permissions.md](permissions.md).", "",
              "## Settings keys", "", "| Key | Status | What loopwright does |", "|---|---|---|"]
     lines += [f"| `{k}` | {status} | {what} |" for k, status, what in compat_rows(schema_keys)]
+    lines += ["", "Sub-keys of honoured keys that loopwright does not apply (named when read, as any other "
+              "unknown sub-key is): " + "; ".join(f"`{k}`: {v}" for k, v in REFUSED_SUBKEYS.items()) + "."]
     lines += ["", "loopwright's own keys (not Claude Code's): "
               + "; ".join(f"`{k}`: {v}" for k, v in LOOPWRIGHT_KEYS.items()) + ".", "",
               "## Hook events", "", "| Event | Status |", "|---|---|"]

@@ -121,8 +121,9 @@ def _narrow_web(data: dict[str, Any], out: dict[str, Any], drop: Callable[[Ignor
 
 
 def _narrow_permissions(perms: dict[str, Any], drop: Callable[[IgnoredKind, str], None]) -> dict[str, Any]:
-    """`permissions` as an untrusted workspace may have it: its ask and deny rules, a narrowing mode."""
-    kept: dict[str, Any] = {k: perms[k] for k in ("ask", "deny") if k in perms}
+    """`permissions` as an untrusted workspace may have it: its ask and deny rules, a narrowing mode,
+    and the sub-keys loopwright does not apply (kept so that the reader names them)."""
+    kept: dict[str, Any] = {k: v for k, v in perms.items() if k not in ("allow", "defaultMode", "additionalDirectories")}
     for rule in _list(perms.get("allow")):
         drop("grant", f"permissions.allow {rule}")
     mode = perms.get("defaultMode")
