@@ -175,23 +175,31 @@ def expand(line: str, commands: dict[str, Command]) -> Expanded | None:
     try:
         import shlex  # (a command given arguments: start-up)
 
-        words = shlex.split(args)
+        words = [inert(w) for w in shlex.split(args)]
     except ValueError:  # an unbalanced quote: plain words
-        words = args.split()
+        words = [inert(w) for w in args.split()]
     text = read_text_capped(cmd.path)
     if not isinstance(text, tuple):
         raise OSError(f"{cmd.path}: {text}")
     _, body = split_front_matter(text[0])
-    text = body.replace("$ARGUMENTS", args)
+    placed_args = inert(args)
+    text = body.replace("$ARGUMENTS", placed_args)
     text = re.sub(r"\$([1-9])", lambda g: words[int(g.group(1)) - 1] if int(g.group(1)) <= len(words) else "", text)
     placed = "$ARGUMENTS" in body or re.search(r"\$[1-9]", body)
-    if cmd.skill:  # as Claude Code: the skill's folder first, unplaced arguments after "ARGUMENTS:"
+    if cmd.skill:  # as Claude Code: the skill's folder first
         text = f"Base directory for this skill: {cmd.path.parent}\n\n{text.strip()}"
-        if args and not placed:
-            text = f"{text}\n\n\nARGUMENTS: {args}"
-    elif args and not placed:
-        text = f"{text.rstrip()}\n\n{args}"  # as Claude Code: arguments are appended when not placed
+    if args and not placed:  # as Claude Code 2.1.332, a command's as a skill's: unplaced arguments after "ARGUMENTS:"
+        text = f"{text.strip()}\n\n\nARGUMENTS: {placed_args}"
     return Expanded(text.strip(), cmd.allowed_tools, cmd.model, cmd, args, line.strip())
+
+
+def inert(args: str) -> str:
+    """Arguments as they go into a command's or skill's text, as Claude Code 2.1.332 puts them (seen on
+    the same prompts): a `!` beside a backtick is spaced from it and one at a word's start is
+    escaped (`\\!`), so no inline shell (`` !`cmd` ``, ```` ```! ````) is in them when the text's own
+    runs. The arguments are what was typed, or what a program passed on (`-p "/review $TITLE"`
+    in CI): before, their `` !`curl ... | sh` `` ran, under the command's allowed-tools."""
+    return re.sub(r"(^|\s)!", r"\1\\!", args.replace("`!", "` !").replace("!`", "! `"))
 
 
 _BLOCK = r"```!\s*\n?([\s\S]*?)\n?```"

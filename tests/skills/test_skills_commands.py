@@ -106,7 +106,8 @@ def test_command_expansion(tmp_path: Path) -> None:
     assert ex is not None and ex.prompt == "Review app.py for security and style issues. All: app.py \"security and style\""
     assert ex.model == "claude-haiku-4-5" and ex.allowed_tools == ["Read"]
     ex = expand("/git:summary last week", cmds)
-    assert ex is not None and ex.prompt == "Summarize the recent commits.\n\nlast week"
+    # (unplaced: after "ARGUMENTS:", as Claude Code 2.1.332; test_command_arguments_inert compares them)
+    assert ex is not None and ex.prompt == "Summarize the recent commits.\n\n\nARGUMENTS: last week"
     assert expand("/etc/hosts is broken", cmds) is None and expand("/nope", cmds) is None
 
 
