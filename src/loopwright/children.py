@@ -211,26 +211,28 @@ class Ending:
 
     def _on(self, signum: int) -> None:
         if self.received:  # asked twice: no more waiting
-            self.force()
+            self.force(f"a second signal ({signal.Signals(signum).name}) came before the graceful stop ended")
             return
         self.received = signum
         assert self._loop is not None
         self._loop.call_later(self.bound, self.force)  # lives as long as the loop, past main()
         try:
             self.stop(signum)
-        except Exception:  # noqa: BLE001 - a stop that fails must not keep the process alive
-            self.force()
+        except Exception as e:  # noqa: BLE001 - a stop that fails must not keep the process alive
+            self.force(f"the graceful stop failed ({type(e).__name__}: {e})")
         # The servers and commands are told now, not after their clients' own grace periods (an
         # MCP server gets 2 s to notice its stdin closed): the cancellation above reaches the
         # calls first (on the loop's next turn), so they end as interrupted, not as crashed.
         for pgid in owned():
             signal_group(pgid, signal.SIGTERM)
 
-    def force(self) -> None:
-        """End every owned group and exit now, 128+signal (the graceful stop did not finish)."""
+    def force(self, why: str = "") -> None:
+        """End every owned group and exit now, 128+signal (the graceful stop did not finish, or
+        `why`: a second signal came first)."""
+        why = why or f"the graceful stop did not end within {self.bound:g} s"
         with contextlib.suppress(Exception):  # (the terminal may be gone)
-            print(f"loopwright: {signal.Signals(self.received or signal.SIGTERM).name}: the graceful stop did not end "
-                  f"within {self.bound:g} s; ending {len(_OWNED)} process group(s) and exiting", file=sys.stderr)
+            print(f"loopwright: {signal.Signals(self.received or signal.SIGTERM).name}: {why}; "
+                  f"ending {len(_OWNED)} process group(s) and exiting", file=sys.stderr)
         end_all()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
