@@ -120,9 +120,9 @@ def test_every_subcommand_entry_names_a_function_and_its_usage() -> None:
     # A subcommand is one line in SUBCOMMANDS: a typo there must fail here, not for a user.
     import importlib
 
-    from loopwright.cli import SUBCOMMANDS, build_parser
+    from loopwright.cli import SUBCOMMANDS, main_parser
 
-    epilog = build_parser().epilog or ""
+    epilog = main_parser().epilog or ""  # (what `loopwright --help` ends with)
     for name, (target, usage) in SUBCOMMANDS.items():
         module, _, function = target.partition(":")
         assert callable(getattr(importlib.import_module(module), function)), name

@@ -279,3 +279,19 @@ def test_a_word_like_a_subcommand_given_with_p_is_a_prompt(tmp_path: Path) -> No
         p = run("veiw", "-p", "--base-url", srv.url, "--model", "claude-sonnet-5-5", cwd=tmp_path,
                 ANTHROPIC_API_KEY="k")
     assert p.returncode == 0 and p.stdout == "an answer\n", p.stderr
+
+
+def test_the_main_help_starts_with_a_short_usage_and_lists_the_commands_one_a_line(tmp_path: Path) -> None:
+    """`loopwright --help` opened on ~50 lines of every option's usage before saying what loopwright is
+    (Claude Code: "Usage: claude [options] [command] [prompt]"), and its subcommands were one wrapped line."""
+    from loopwright.cli import SUBCOMMANDS
+
+    p = run("--help", cwd=tmp_path)
+    lines = p.stdout.splitlines()
+    assert p.returncode == 0 and lines[0] == "usage: loopwright [OPTIONS] [-p] [PROMPT]", lines[:3]
+    assert lines.index("") <= 3 and lines[lines.index("") + 1].startswith("The agent loop"), lines[:6]
+    commands = lines[lines.index("commands:") + 1:]
+    for name in SUBCOMMANDS:
+        assert any(ln.split()[:2] == ["loopwright", name] for ln in commands), (name, commands)
+    batch = run("batch", "--help", cwd=tmp_path).stdout
+    assert batch.startswith("usage: loopwright batch [-h]") and "commands:" not in batch  # (its own usage)

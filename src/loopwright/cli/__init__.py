@@ -57,7 +57,6 @@ def build_parser() -> Parser:
         # (argparse makes a formatter per option it adds, to check its metavar: the width is looked up once)
         prog="loopwright", formatter_class=functools.partial(argparse.HelpFormatter, width=_terminal_width()),
         description="The agent loop, done right. Run headless with -p, or interactively with no prompt.",
-        epilog="Subcommands: loopwright " + " | ".join(usage for _, usage in SUBCOMMANDS.values()),
     )
     p.add_argument("-v", "--version", action="version", version=f"loopwright {__version__}")
     p.add_argument("-p", "--print", dest="prompt", nargs="?", const="-", default=None,
@@ -139,6 +138,18 @@ def build_parser() -> Parser:
     return p
 
 
+def main_parser() -> Parser:
+    """`build_parser()` as `loopwright --help` shows it (batch and acp start from build_parser with
+    their own usage): a short usage first, as Claude Code's, not argparse's ~50 lines of every
+    option, and the commands at the end, one a line."""
+    p = build_parser()
+    p.usage = "%(prog)s [OPTIONS] [-p] [PROMPT]\n       %(prog)s COMMAND ...  (the commands: at the end)"
+    p.formatter_class = functools.partial(argparse.RawDescriptionHelpFormatter, width=_terminal_width())
+    p.epilog = ("commands:\n" + "\n".join(f"  loopwright {usage}" for _, usage in SUBCOMMANDS.values())
+                + "\n\n`loopwright COMMAND --help` shows a command's options.")
+    return p
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The `loopwright` command: a subcommand, an interactive session (no -p and a terminal
     on stdin) or one headless run. Returns the exit code."""
@@ -168,7 +179,7 @@ def _dispatch(args_list: list[str]) -> int:
         from ..sdkproto import sdk_main
 
         return sdk_main(args_list, build_parser())
-    args = build_parser().parse_args(args_list)
+    args = main_parser().parse_args(args_list)
     if (said := refusal(args)) is not None:
         raise UsageError(said)
     for note in resolve(args):
