@@ -30,7 +30,7 @@ from .prompt import expand_command, include_mentions, mcp_prompt, prompt_stopped
 from .run import Run
 from .state import RunDeps, RunError
 from .step import Continue, Finish, RunTools, Step
-from .turn import run_tools
+from .turn import relayed_tools, run_tools
 from .watch import between_steps, watching
 
 if TYPE_CHECKING:
@@ -42,7 +42,12 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
     next, until one of its stops."""
     step: Step = Continue()
     while not isinstance(step, Finish):
-        phase = run_tools(run, step) if isinstance(step, RunTools) else _call(run)  # 3 and 4, or 0 and 1
+        if isinstance(step, RunTools) and run.deps.inbox is None:  # 3 and 4: their messages, what comes next
+            messages, step = await run_tools(run, step)
+            for m in messages:
+                yield m
+            continue
+        phase = relayed_tools(run, step) if isinstance(step, RunTools) else _call(run)  # (subagents: relay.py)
         async for ev in phase:
             if isinstance(ev, ModelResponse):  # 2. what a asks for comes next
                 said = said_message(ev)  # (before anyone holds a's blocks: the caller, the hooks, the tools)
@@ -61,9 +66,13 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
 
 def _call(run: Run) -> AsyncIterator[Any]:
     """Steps 0 and 1: h compacted near W, the budget rule, then a = M(h) (its events, then a).
-    Most steps have no step 0 to run: the model call's generator is the step's only one."""
-    before = _before_call(run)
-    return call_model(run) if before is None else _then_call(run, before)
+    Most steps have no step 0 to run (no usage cap, h far from W, budget left, no watched files):
+    the model call's generator is the step's only one."""
+    compaction = auto_compact(run)  # 0. near the window W: h's compaction (not started yet)
+    if (compaction is None and run.deps.options.usage_limits is None and not run.state.budget.exhausted()
+            and not watching(run)):
+        return call_model(run)
+    return _then_call(run, _step_zero(run, compaction))
 
 
 async def _then_call(run: Run, before: AsyncIterator[Message | Finish]) -> AsyncIterator[Any]:
@@ -92,16 +101,6 @@ def said_message(a: ModelResponse) -> WireMessage:
     can_use_tool callback, the program reading the messages); the history, the next request, the
     transcript and `result.messages` still say what the model said (issue 41)."""
     return frozen_message("assistant", a.content)
-
-
-def _before_call(run: Run) -> AsyncIterator[Message | Finish] | None:
-    """Step 0's work, or None when it has none (most steps: no generator to run): a usage cap,
-    h compacted when near W, the budget rule, the watched files."""
-    compaction = auto_compact(run)  # 0. near the window W: h's compaction (not started yet)
-    if (compaction is None and run.deps.options.usage_limits is None and not run.state.budget.exhausted()
-            and not watching(run)):
-        return None
-    return _step_zero(run, compaction)
 
 
 async def _step_zero(run: Run, compaction: AsyncIterator[Message] | None) -> AsyncIterator[Message | Finish]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..blocks import (
     TextBlock,
@@ -19,9 +19,6 @@ from ..messages import (
     UserMessage,
 )
 from ..models.base import ModelResponse
-
-if TYPE_CHECKING:
-    pass
 from .continuations import after_turn
 from .relay import Relay
 from .run import Run
@@ -29,30 +26,19 @@ from .state import RunError
 from .step import Finish, RunTools, Step
 
 
-async def run_tools(run: Run, step: RunTools) -> AsyncIterator[Message | Step]:
-    """Steps 3 and 4 for `step`'s tool calls; the last item is what comes next."""
+async def run_tools(run: Run, step: RunTools) -> tuple[list[Message], Step]:
+    """Steps 3 and 4 for `step`'s tool calls: the messages they make, and what comes next.
+    A coroutine, not a generator (~6,000 instructions a turn less): a run whose tools can spawn
+    subagents passes their messages on live while it runs (relayed_tools)."""
     s, a, uses = run.state, step.a, step.uses
     if len(uses) > 1 and len({u.id for u in uses}) != len(uses):  # a malformed a: run nothing
         ids = [u.id for u in uses]
         raise RunError(f"model response repeats tool_use ids {sorted({i for i in ids if ids.count(i) > 1})}; nothing was run")
     if s.budget.exhausted():  # budget rule (Prop 5.4)
-        yield Finish(run.budget_stop())
-        return
+        return [], Finish(run.budget_stop())
     if s.t == run.deps.options.max_turns:  # 3. turn limit: h unchanged
-        yield Finish(run.result("error_max_turns", error=f"reached max_turns={s.t}"))
-        return
-    # 4. gate + execute. Two paths (issue 41's rule: the second above 1 % of the CLI's per-turn
-    # gap): a run whose tools can spawn subagents has an inbox and runs the turn's tools in a
-    # Relay's task, passing their messages on live; that costs ~79,000 instructions a turn more
-    # than awaiting them in place (225,000 -> 304,000, `bench/bench_instructions.py --paths`),
-    # ~1.7 % of the gap (~4.5 M instructions a turn of Read), so a run without one awaits in place.
-    if run.deps.inbox is None:
-        b, outcome = await execute(run, a, uses)
-    else:  # (subagents' messages pass on live)
-        relay = Relay(execute(run, a, uses), run.deps.inbox)
-        async for m in relay:
-            yield m
-        b, outcome = relay.value
+        return [], Finish(run.result("error_max_turns", error=f"reached max_turns={s.t}"))
+    b, outcome = await execute(run, a, uses)  # 4. gate + execute
     results = frozen_message("user", b)  # a and b: both, or neither (a as the model said it: steps.said_message)
     s.h.append(step.said)
     s.h.append(results)
@@ -62,16 +48,30 @@ async def run_tools(run: Run, step: RunTools) -> AsyncIterator[Message | Step]:
         # transcript paired, then let the cancellation go on (asyncio.timeout, TaskGroup).
         run.persist(UserMessage(b))
         raise asyncio.CancelledError
-    yield UserMessage(b)
-    for m in run.hook_messages():
-        yield m
+    out: list[Message] = [UserMessage(b), *run.hook_messages()]
     if (switch := run.deps.handoffs) is not None:
         # (imported here: only a run with handoffs needs it; start-up, issue 41)
         from .handoff import apply_handoff
 
         if (handoff := apply_handoff(run, switch)) is not None:
-            yield handoff  # the next call is the target agent's (its system prompt, tools and model)
-    yield after_turn(run, uses, b, outcome)
+            out.append(handoff)  # the next call is the target agent's (its system prompt, tools and model)
+    return out, after_turn(run, uses, b, outcome)
+
+
+async def relayed_tools(run: Run, step: RunTools) -> AsyncIterator[Message | Step]:
+    """run_tools for a run whose tools can spawn subagents: their messages passed on live while
+    the tools run (in a Relay's task), then the turn's. The second path stays by issue 41's rule
+    (above 1 % of the CLI's per-turn gap): the task and the iterator cost ~79,000 instructions a
+    turn more than awaiting the turn in place (`bench/bench_instructions.py --paths`), ~1.7 % of
+    the gap (~4.5 M instructions a turn of Read); a run without an inbox awaits run_tools."""
+    assert run.deps.inbox is not None
+    relay = Relay(run_tools(run, step), run.deps.inbox)
+    async for m in relay:
+        yield m
+    messages, next_step = relay.value
+    for m in messages:
+        yield m
+    yield next_step
 
 
 async def execute(run: Run, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple[list[Any], TurnOutcome]:
