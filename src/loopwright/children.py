@@ -47,12 +47,41 @@ def signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, 0)
     except (ProcessLookupError, PermissionError):
         return  # (the group is gone: so is any parent of an escaped child)
-    escaped = _escaped(pgid)  # (before the group is signalled: a parent that dies hands its children to init)
+    procs = _processes()  # (before the group is signalled: a parent that dies hands its children to init)
+    pinned = _pinned(_escaped(pgid, procs), procs or {})
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-    for pid in escaped:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
+    for fd in pinned:
+        try:
+            signal.pidfd_send_signal(fd, sig)
+        except OSError:
+            pass  # (gone meanwhile)
+        finally:
+            os.close(fd)
+
+
+def _pinned(pids: list[int], procs: dict[int, tuple[int, int, bytes]]) -> list[int]:
+    """A pidfd of each of `pids` that is still the process the scan saw (its parent unchanged
+    once the pidfd holds it): a pid that ended and was reused by another process meanwhile is
+    never signalled. Without pidfds (not Linux, before 5.3): none, only the group is."""
+    if not hasattr(os, "pidfd_open"):
+        return []
+    out = []
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:
+            continue
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                same = int(f.read().rsplit(b")", 1)[1].split()[1]) == procs[pid][0]
+        except (OSError, IndexError, ValueError):
+            same = False
+        if same:
+            out.append(fd)
+        else:
+            os.close(fd)
+    return out
 
 
 def group_alive(pgid: int) -> bool:
@@ -90,7 +119,7 @@ def _processes() -> dict[int, tuple[int, int, bytes]] | None:
 def _escaped(pgid: int, procs: dict[int, tuple[int, int, bytes]] | None = None) -> list[int]:
     """The live descendants of group `pgid`'s processes that are in another group: a command that
     ran `setsid` or `setpgid` (to outlive the tool call, or to hide from the kill of its group)
-    is still their child, and is ended with them."""
+    is still their child, and is ended with them (signal_group pins each before signalling it)."""
     procs = _processes() if procs is None else procs
     if not procs:
         return []

@@ -93,3 +93,24 @@ def test_a_timed_out_command_leaves_no_setsid_child(tmp_path: Path, env_and_tag:
         result = srv.loop_requests[-1].body["messages"][-1]["content"][0]["content"]
         assert "timed out" in result, result
     assert left_after(tag, 1.0) == [], "a timed-out command's child outlived its call"
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="pidfds are Linux's (5.3+)")
+def test_a_pid_reused_after_the_scan_is_never_signalled() -> None:
+    """signal_group scans /proc, then signals the escaped children: a pid that ended between the
+    two and went to another process (another parent) must not be signalled. _pinned holds each
+    by a pidfd and checks its parent is still the one the scan saw."""
+    from loopwright.children import _pinned
+
+    p = subprocess.Popen(["sleep", "30"])
+    try:
+        reused = _pinned([p.pid], {p.pid: (os.getpid() + 1, 0, b"S")})  # the scan saw another parent
+        assert reused == []
+        (fd,) = _pinned([p.pid], {p.pid: (os.getpid(), 0, b"S")})  # the same process: held, then signalled
+        signal.pidfd_send_signal(fd, signal.SIGTERM)
+        os.close(fd)
+        assert p.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
