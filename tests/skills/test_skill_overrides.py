@@ -189,3 +189,17 @@ def test_the_interactive_menu_leaves_an_off_skill_out_and_refuses_it_typed(tmp_p
         t.wait("is disabled via skillOverrides")
     finally:
         s.close()
+
+
+def test_mcp_serve_offers_no_prompt_of_an_off_skill_or_command(tmp_path: Path) -> None:
+    """`loopwright mcp serve`'s prompts (mcp/serve_prompts.py) leave out what the settings turn off."""
+    from loopwright.mcp.serve_prompts import Prompts, Refused
+
+    proj, _ = project(tmp_path)
+    o = lw.AgentOptions(cwd=proj, setting_sources=["project"], claude_settings=True)
+    prompts = Prompts(proj, ["project"], o)
+    names = [p["name"] for p in prompts.listed()]
+    assert "skill:charlie" in names and "skill:delta" not in names and "echo" not in names, names
+    with pytest.raises(Refused):
+        prompts.get("skill:delta", None)
+    assert "skill:delta" in [p["name"] for p in Prompts(proj, ["project"]).listed()]  # (no settings: all of them)

@@ -72,7 +72,7 @@ class Core:
         self.names = {t.name for t in self.tools}
         cwd = Path(options.cwd or ".").resolve()
         self.files = Files(self.executor, [cwd, *map(Path, options.add_dirs or [])])
-        self.prompts = Prompts(cwd, list(options.setting_sources or []))
+        self.prompts = Prompts(cwd, list(options.setting_sources or []), options)
         self.tool_list = [{"name": t.name, "description": t.description, "inputSchema": t.input_schema,
                            "annotations": {"readOnlyHint": t.read_only, "destructiveHint": not t.read_only}}
                           for t in self.tools]

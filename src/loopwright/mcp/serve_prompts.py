@@ -7,13 +7,17 @@ $1…; appended when the command does not place them). Each skill is a prompt `s
 message is its SKILL.md's instructions (and its folder, as a run's Skill tool gives them), with the
 arguments appended. A command's name wins over a skill's. The setting sources of `mcp serve` choose
 which folders are read (`--setting-sources`), as in a run; they are read again on each request,
-so a command added while serving is offered at once.
+so a command added while serving is offered at once. A command or skill the settings'
+skillOverrides turn `off` is not offered (settings.skills_off).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..options import AgentOptions
 
 ARGUMENT = {"name": "arguments", "description": "what to put for $ARGUMENTS (optional)", "required": False}
 
@@ -25,17 +29,21 @@ class Refused(Exception):
 class Prompts:
     """The commands and skills of a working directory, as MCP prompts."""
 
-    def __init__(self, cwd: Path, sources: list[str]) -> None:
+    def __init__(self, cwd: Path, sources: list[str], options: AgentOptions | None = None) -> None:
         self.cwd = cwd
         self.sources = sources
+        self.options = options  # whose settings' skillOverrides hide what is `off`
 
     def _found(self) -> tuple[dict[str, Any], dict[str, Any]]:
         from ..commands import find_commands
+        from ..settings import skills_off
         from ..skills import find_skills
 
-        commands = find_commands(self.cwd, self.sources)
+        off = set(skills_off(self.options, self.cwd)) if self.options is not None else set()
+        commands = {n: c for n, c in find_commands(self.cwd, self.sources).items() if n not in off}
         skills, _ = find_skills(self.cwd, self.sources)
-        return commands, {f"skill:{s.name}": s for s in skills if f"skill:{s.name}" not in commands}
+        return commands, {f"skill:{s.name}": s for s in skills
+                          if f"skill:{s.name}" not in commands and s.name not in off}
 
     def listed(self) -> list[dict[str, Any]]:
         """Each prompt as the wire's dict (name, description, its one argument)."""
