@@ -295,3 +295,15 @@ def test_the_main_help_starts_with_a_short_usage_and_lists_the_commands_one_a_li
         assert any(ln.split()[:2] == ["loopwright", name] for ln in commands), (name, commands)
     batch = run("batch", "--help", cwd=tmp_path).stdout
     assert batch.startswith("usage: loopwright batch [-h]") and "commands:" not in batch  # (its own usage)
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/getting-started.md"])
+def test_a_page_says_how_loopwright_gets_on_path_before_its_first_bare_command(page: str) -> None:
+    """The two commands install into .venv and run `.venv/bin/loopwright`; a reader who then types the
+    tour's `loopwright -p ...` got "command not found" unless the page had said to activate the venv."""
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / page).read_text()
+    first = re.search(r"^(?:[A-Z_]+=\S+ )*loopwright ", text, re.M)  # a command line typed as `loopwright ...`
+    assert first is not None
+    assert "source .venv/bin/activate" in text[:first.start()], page
