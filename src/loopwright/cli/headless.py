@@ -164,8 +164,11 @@ class _Output:
             resume_gc()
         if isinstance(msg, SystemMessage) and msg.subtype == "init":
             self.session_id = str(msg.data.get("session_id", ""))
-            for w in msg.data.get("warnings") or []:  # in every output format: about the user's own files
-                print(f"loopwright: warning: {w}", file=sys.stderr)
+            if msg.data.get("warnings"):  # in every output format; a repository's file name may hold escapes
+                from .render import visible
+
+                for w in msg.data["warnings"]:
+                    print(f"loopwright: warning: {visible(str(w))}", file=sys.stderr)
         if self.format == "stream-json":
             sys.stdout.write(json.dumps(message_json(msg, self.session_id), ensure_ascii=False) + "\n")
             sys.stdout.flush()
