@@ -189,8 +189,21 @@ def refused_line(data: Mapping[str, Any], where: str) -> str | None:
         parts.append("settings loopwright does not honour (ignored; docs/claude-code-settings.md says why): "
                      + ", ".join(known))
     if unknown:
-        parts.append("unknown settings (ignored): " + ", ".join(unknown))
+        parts.append("unknown settings (ignored): " + ", ".join(k + _meant(k) for k in unknown))
     return f"{where}: " + "; ".join(parts)
+
+
+def _meant(key: str) -> str:
+    """" (did you mean permissions?)" for a key close to one loopwright or Claude Code knows ("" if none
+    is): a typo's rules or hooks do nothing, and the line says which key would have taken them."""
+    import difflib  # (only for a settings file with an unknown key)
+
+    top, dot, sub = key.partition(".")
+    names = sorted(HONOURED_SUBKEYS.get(top, ())) if dot else sorted({*HONOURED, *LOOPWRIGHT_KEYS, *REFUSED})
+    close = difflib.get_close_matches(sub if dot else key, names, n=1, cutoff=0.75)
+    if not close:
+        return ""
+    return f" (did you mean {top + '.' if dot else ''}{close[0]}?)"
 
 
 def compat_rows(schema_keys: Iterable[str]) -> list[tuple[str, str, str]]:

@@ -307,3 +307,18 @@ def test_a_page_says_how_loopwright_gets_on_path_before_its_first_bare_command(p
     first = re.search(r"^(?:[A-Z_]+=\S+ )*loopwright ", text, re.M)  # a command line typed as `loopwright ...`
     assert first is not None
     assert "source .venv/bin/activate" in text[:first.start()], page
+
+
+def test_a_mistyped_settings_key_names_the_key_it_looks_like(tmp_path: Path) -> None:
+    """`"permisions": {...}` in settings.json was "unknown settings (ignored): permisions": the rules in
+    it do nothing, and nothing said which key was meant."""
+    home = tmp_path / "home" / ".loopwright"
+    home.mkdir(parents=True)
+    (home / "settings.json").write_text('{"permisions": {"allow": ["Bash"]}, "modle": "x", "zzqqxx": 1, '
+                                        '"permissions": {"alow": ["Read"]}}')
+    p = run("-p", "hi", "--model", f"scripted:{EXAMPLE}", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 0, p.stderr
+    [line] = [ln for ln in p.stderr.splitlines() if "unknown settings" in ln]
+    assert line.endswith("unknown settings (ignored): permisions (did you mean permissions?), modle (did you "
+                         "mean model?), zzqqxx, permissions.alow (did you mean permissions.allow?)"), line
