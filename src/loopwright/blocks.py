@@ -10,6 +10,7 @@ is never corrupted by a round trip.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -28,6 +29,18 @@ def valid_text(s: str) -> str:
         return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     except UnicodeEncodeError:  # surrogates that did not come from undecodable bytes
         return s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def json_text(obj: Any, default: Callable[[Any], Any] | None = None) -> str:
+    """`obj` as JSON text for a front end's output line (not ASCII-escaped), a lone surrogate in it
+    as U+FFFD (valid_text): under Python's C/POSIX locale stdout writes one as its raw byte, and a
+    line of stream-json (an SDK's) that is no UTF-8 fails the reader's decoding."""
+    out = json.dumps(obj, ensure_ascii=False, default=default)
+    try:
+        out.encode()
+    except UnicodeEncodeError:  # (only then: a line is checked once, by the C codec)
+        return valid_text(out)
+    return out
 
 
 def utf8(s: str) -> bytes:

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import select
 import signal
 import sys
 from typing import Any, TextIO
 
 from ..assemble import query
-from ..blocks import valid_text
+from ..blocks import json_text, valid_text
 from ..messages import (
     AssistantMessage,
     Message,
@@ -170,7 +169,7 @@ class _Output:
                 for w in msg.data["warnings"]:
                     print(f"loopwright: warning: {visible(str(w))}", file=sys.stderr)
         if self.format == "stream-json":
-            sys.stdout.write(json.dumps(message_json(msg, self.session_id), ensure_ascii=False) + "\n")
+            sys.stdout.write(json_text(message_json(msg, self.session_id)) + "\n")  # (valid UTF-8: blocks.json_text)
             sys.stdout.flush()
         elif self.renderer is not None:
             self.renderer.show(msg)
@@ -188,7 +187,7 @@ class _Output:
             print("loopwright: the run ended without a result", file=sys.stderr)
             return EXIT_RUN_ERROR
         if self.format == "json":
-            print(json.dumps(result.to_json(), ensure_ascii=False), flush=True)
+            print(json_text(result.to_json()), flush=True)
         elif self.format == "text":
             if result.subtype == "success":
                 print(result.result or "", flush=True)

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..blocks import block_from_wire
+from ..blocks import block_from_wire, json_text
 from ..gate import Allow, Decision, Deny
 from ..gate.session import SessionRules
 from ..hooks import HOOK_EVENTS, HookMatcher
@@ -40,7 +40,7 @@ class Peer:
         self.closed = False
 
     def send(self, obj: dict[str, Any]) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+        self.out.write(json_text(obj, default=str) + "\n")  # (valid UTF-8 whatever a tool said: blocks.json_text)
         self.out.flush()
 
     def reply(self, request_id: str, response: dict[str, Any] | None = None, error: str | None = None) -> None:
