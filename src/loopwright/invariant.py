@@ -50,17 +50,22 @@ def _assistant_uses(i: int, content: list[Any] | tuple[()], pending: list[str]) 
 class InvariantChecker:
     """Checks Inv on a growing message list in time proportional to what was appended."""
 
-    __slots__ = ("_checked", "_pending", "_of")
+    __slots__ = ("_checked", "_pending", "_of", "tool_ids")
 
     def __init__(self) -> None:
         self._checked = 0  # messages already verified
         self._pending: list[str] = []  # tool_use ids the next message must answer
         self._of: tuple[Any, int] | None = None  # (the History, its generation) verified so far
+        # The tool_use ids of the history verified last, collected on the same walk: the Messages
+        # API refuses a request whose tool_use ids repeat, so the loop gives a call whose id the
+        # history already has a fresh one (loop/model_call.py) without walking h each turn.
+        self.tool_ids: set[str] = set()
 
     def reset(self) -> None:
         """Forget what was verified (after the history is replaced: compaction, rewind, resume)."""
         self._checked = 0
         self._pending = []
+        self.tool_ids = set()
 
     def check(self, h: list[WireMessage]) -> None:
         """Raise InvariantViolation unless h satisfies Inv."""
@@ -82,6 +87,8 @@ class InvariantChecker:
                 pending = []
             elif role == "assistant" and i:
                 pending = _assistant_uses(i, blocks, pending)
+                if pending:
+                    self.tool_ids.update(pending)
             elif i == 0:
                 raise InvariantViolation("(P1) the first message must be a user message")
             else:

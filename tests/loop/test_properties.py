@@ -20,7 +20,7 @@ from loopwright.execute import Executor
 from loopwright.gate import Permissions
 from loopwright.hooks import Hooks
 from loopwright.invariant import check, holds, holds_final
-from loopwright.loop import MAX_OUTPUT_CONTINUATIONS
+from loopwright.loop import MAX_OUTPUT_CONTINUATIONS, NO_OUTPUT_REMINDER
 from loopwright.tokens import estimate_tokens
 from loopwright.tools.base import ToolContext
 
@@ -100,8 +100,12 @@ def test_loop_propositions(script: list[dict[str, Any]], T: int | None, B: float
     assert holds_final(r.messages) and all(holds(h) for h in seen)
     assert r.model_calls == len(seen) or r.subtype == "error_during_execution"
     # Thm 4.1
+    # (each reminder after an empty answer is one call more: at most one per answer that was not empty,
+    # so at most T + 1 + MAX_OUTPUT_CONTINUATIONS of them; continuations.after_answer)
+    reminders = sum(1 for m in r.messages if m["content"] == [{"type": "text", "text": NO_OUTPUT_REMINDER}])
     if T is not None:  # (plus the bounded reminder turns that continue an answer cut off at max_tokens)
-        assert r.model_calls <= T + 1 + MAX_OUTPUT_CONTINUATIONS and r.num_turns <= T
+        assert r.model_calls <= T + 1 + MAX_OUTPUT_CONTINUATIONS + reminders and r.num_turns <= T
+        assert reminders <= T + 1 + MAX_OUTPUT_CONTINUATIONS
     if r.subtype == "error_max_turns":
         assert r.num_turns == T
     # Prop 5.4
@@ -118,12 +122,24 @@ def test_loop_propositions(script: list[dict[str, Any]], T: int | None, B: float
     n = [c.input_tokens for c in r.call_usage]
     if not n:
         return  # the first call failed: nothing was charged
+    # An answer with nothing in it is not kept (SPEC §1: a message the Messages API takes mid-history
+    # has content; continuations.after_answer): its a_i is 0 and its r_i the reminder after it (h holds
+    # two user messages in a row there). A whitespace-only text block is not kept either
+    # (model_call.sendable): a_i is the answer as h keeps it, less than the model was charged for.
     h = r.messages
-    for k in range(1, min(len(n), (len(h) - 1) // 2 + 1)):
-        a_i = estimate_tokens(h[2 * k - 1])
-        r_i = estimate_tokens(h[2 * k])
+    i = 1
+    for k in range(1, len(n)):
+        if i >= len(h) or (h[i]["role"] == "assistant" and i + 1 >= len(h)):
+            break
+        if h[i]["role"] == "user":  # the reminder after an empty answer
+            assert n[k] == n[k - 1] + estimate_tokens(h[i])
+            i += 1
+            continue
+        a_i, r_i = estimate_tokens(h[i]), estimate_tokens(h[i + 1])
+        i += 2
         assert n[k] == n[k - 1] + a_i + r_i
-        assert r.call_usage[k - 1].output_tokens == a_i
+        blank = k - 1 < len(script) and script[k - 1]["text"].isspace()
+        assert r.call_usage[k - 1].output_tokens > a_i if blank else r.call_usage[k - 1].output_tokens == a_i
     # s = s_0 (tool definitions) + tau(m_1)
     assert n[0] == estimate_tokens([t.definition() for t in make_tools({})]) + estimate_tokens(h[0])
 

@@ -19,6 +19,7 @@ from .state import (
     MAX_OUTPUT_CONTINUATIONS,
     MAX_OVERFLOW_RETRIES,
     MAX_STOP_CONTINUATIONS,
+    NO_OUTPUT_REMINDER,
     OUTPUT_REMINDER,
     McpServers,
     RunControl,
@@ -28,5 +29,5 @@ from .state import (
 )
 from .steps import run_query
 
-__all__ = ["MAX_OUTPUT_CONTINUATIONS", "MAX_OVERFLOW_RETRIES", "MAX_STOP_CONTINUATIONS", "OUTPUT_REMINDER", "McpServers",
-           "Run", "RunControl", "RunDeps", "RunError", "RunState", "run_query"]
+__all__ = ["MAX_OUTPUT_CONTINUATIONS", "MAX_OVERFLOW_RETRIES", "MAX_STOP_CONTINUATIONS", "NO_OUTPUT_REMINDER",
+           "OUTPUT_REMINDER", "McpServers", "Run", "RunControl", "RunDeps", "RunError", "RunState", "run_query"]

@@ -21,16 +21,37 @@ from ..models.base import ModelResponse
 if TYPE_CHECKING:
     pass
 from .run import Run
-from .state import MAX_OUTPUT_CONTINUATIONS, MAX_STOP_CONTINUATIONS, OUTPUT_REMINDER
+from .state import (
+    MAX_OUTPUT_CONTINUATIONS,
+    MAX_STOP_CONTINUATIONS,
+    NO_OUTPUT_REMINDER,
+    OUTPUT_REMINDER,
+)
 from .step import Continue, Finish
 
 
 async def after_answer(run: Run, a: ModelResponse, said: WireMessage) -> Finish | Continue:
     """Step 2, done: h·a (`said`: a as the history keeps it, steps.said_message); then a
-    continuation when one is owed, else the run's success."""
-    run.state.h.append(said)
-    if a.stop_reason == "max_tokens":  # cut off: a reminder turn asks for the rest (bounded)
-        return _unless(output_reminder(run, a))
+    continuation when one is owed, else the run's success.
+
+    An answer with nothing in it (no blocks, or only blank text: model_call.sendable) is not a
+    message the history can keep: the Messages API refuses an empty message anywhere but last
+    ("all messages must have non-empty content except for the optional final assistant message"),
+    so a next prompt, a reminder or a resume would be refused. It is not kept (h stays h), and, as
+    Claude Code 2.1.332 does on the same turns, the model is asked once more (NO_OUTPUT_REMINDER, a
+    user message of its own; a second empty answer right after it ends the run with an empty
+    result). For seed Def 3.1 that call is not a turn (t counts tool-use turns), and for Prop 5.2
+    its a_i is 0 (nothing of it is in h) and its r_i the reminder."""
+    s = run.state
+    if not said["content"]:
+        if not _reminded(s.h):
+            s.h.append({"role": "user", "content": [{"type": "text", "text": NO_OUTPUT_REMINDER}]})
+            run.persist_user()
+            return Continue()
+    else:
+        s.h.append(said)
+        if a.stop_reason == "max_tokens":  # cut off: a reminder turn asks for the rest (bounded)
+            return _unless(output_reminder(run, a))
     if run.structured is not None:  # owed a structured answer: a reminder turn (bounded)
         return _unless(structured_reminder(run))
     reason = await stop_hook(run)
@@ -60,6 +81,12 @@ def after_turn(run: Run, uses: list[ToolUseBlock], b: list[Any], outcome: TurnOu
     if s.budget.exhausted():
         return Finish(run.budget_stop())
     return Continue()
+
+
+def _reminded(h: list[WireMessage]) -> bool:
+    """Was h's last message the reminder after an empty answer (then a second one ends the run)?"""
+    last = h[-1]["content"] if h and h[-1].get("role") == "user" else None
+    return isinstance(last, (list, tuple)) and len(last) == 1 and last[0].get("text") == NO_OUTPUT_REMINDER
 
 
 def _unless(stop: ResultMessage | None) -> Finish | Continue:

@@ -11,6 +11,8 @@ from typing import Any
 
 from .. import idle
 from ..blocks import (
+    TextBlock,
+    ToolUseBlock,
     blocks_to_wire,
     tool_uses,
 )
@@ -108,7 +110,8 @@ def _bash_parser_when_idle(run: Run) -> bool:
 
 
 def _charged(run: Run, a: ModelResponse | None, before: list[Any]) -> ModelResponse:
-    """The call's response, charged, after the parts of a paused turn (`before`)."""
+    """The call's response, charged, after the parts of a paused turn (`before`), as the
+    conversation can keep it (sendable)."""
     if a is None:
         raise ModelError(f"model {run.deps.model.name!r} returned no response")
     run.charge(a)
@@ -116,7 +119,39 @@ def _charged(run: Run, a: ModelResponse | None, before: list[Any]) -> ModelRespo
         raise RunError(f"model returned an unknown stop_reason {a.stop_reason!r}")
     if before:
         a.content = before + a.content
+    for b in a.content:  # (the common answer has neither: one look at each block)
+        if (type(b) is TextBlock and (not b.text or b.text.isspace())) or \
+                (type(b) is ToolUseBlock and b.id in run.state.inv.tool_ids):
+            a.content = sendable(a.content, run.state.inv.tool_ids)
+            break
     return a
+
+
+def sendable(content: list[Any], taken: set[str]) -> list[Any]:
+    """A response's blocks as the conversation keeps them, so that every later request is one the
+    Messages API accepts: a text block with no text or only whitespace is left out (the API refuses
+    one: "text content blocks must contain non-whitespace text"; Claude Code 2.1.332 leaves it out
+    too), and a tool call whose id the history already has (`taken`: a model that numbers its
+    calls anew each answer, call_0, call_1, ...) gets a fresh one (the API refuses repeated
+    tool_use ids; Claude Code runs the call and then sends a mangled history). The same repeated id
+    twice in one answer gets one fresh id, so the loop still refuses that answer (turn.py). The
+    same blocks as the caller, the hooks, the tools, the transcript and a resume see them."""
+    out: list[Any] = []
+    fresh: dict[str, str] = {}
+    ids = {b.id for b in content if type(b) is ToolUseBlock}
+    for b in content:
+        if type(b) is TextBlock and (not b.text or b.text.isspace()):
+            continue
+        if type(b) is ToolUseBlock and b.id in taken:
+            if b.id not in fresh:
+                k = 2
+                while (new := f"{b.id}_{k}") in taken or new in ids:
+                    k += 1
+                fresh[b.id] = new
+                ids.add(new)
+            b.id = fresh[b.id]
+        out.append(b)
+    return out
 
 
 async def fit_window(run: Run, over: Any, attempt: int, error: str) -> AsyncIterator[Message]:

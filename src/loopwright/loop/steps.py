@@ -51,7 +51,8 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
         async for ev in phase:
             if isinstance(ev, ModelResponse):  # 2. what a asks for comes next
                 said = said_message(ev)  # (before anyone holds a's blocks: the caller, the hooks, the tools)
-                yield AssistantMessage(ev.content, ev.model, ev.stop_reason, run.state.budget.calls[-1])
+                if ev.content:  # (an answer with nothing in it is neither shown nor kept: continuations.py)
+                    yield AssistantMessage(ev.content, ev.model, ev.stop_reason, run.state.budget.calls[-1])
                 step = await _answered(run, ev, said)
                 if not isinstance(step, RunTools):  # what the Stop hooks said (a systemMessage, a failure)
                     for m in run.hook_messages():

@@ -248,8 +248,18 @@ def _block_ok(b: Any) -> bool:
     return True
 
 
+def _blank(b: dict[str, Any]) -> bool:
+    """A text block with no text or only whitespace: the Messages API refuses it in any message (the
+    loop never keeps one: loop/model_call.sendable; an older or hand-edited transcript may)."""
+    if b.get("type") != "text":
+        return False
+    t = b.get("text")
+    return not t or t.isspace()
+
+
 def _well_formed(h: list[Any]) -> bool:
-    """Every message an object with a role and well-formed blocks; tool_use ids unique."""
+    """Every message an object with a role and well-formed blocks, no text block blank; tool_use
+    ids unique."""
     tool_ids: set[str] = set()
     for m in h:
         if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
@@ -260,7 +270,7 @@ def _well_formed(h: list[Any]) -> bool:
         if not isinstance(c, list):
             return False
         for b in c:
-            if not _block_ok(b):
+            if not _block_ok(b) or _blank(b):
                 return False
             if b.get("type") == "tool_use":
                 if b["id"] in tool_ids:
@@ -270,8 +280,8 @@ def _well_formed(h: list[Any]) -> bool:
 
 
 def _sanitize(h: list[Any], notes: list[str]) -> list[WireMessage]:
-    """Drop what no provider accepts: non-messages, malformed blocks, and a tool_use whose id
-    an earlier one already has (its results then count as stray and go too)."""
+    """Drop what no provider accepts: non-messages, malformed or blank text blocks, and a tool_use
+    whose id an earlier one already has (its results then count as stray and go too)."""
     out: list[WireMessage] = []
     tool_ids: set[str] = set()
     for m in h:
@@ -289,6 +299,10 @@ def _sanitize(h: list[Any], notes: list[str]) -> list[WireMessage]:
                 kind = b.get("type") if isinstance(b, dict) else None
                 notes.append(f"dropped a malformed {kind if isinstance(kind, str) else 'content'} block "
                              f"from a{'n' if m['role'] == 'assistant' else ''} {m['role']} message")
+                continue
+            if _blank(b):
+                notes.append(f"dropped an empty text block from a{'n' if m['role'] == 'assistant' else ''} "
+                             f"{m['role']} message")
                 continue
             if b.get("type") == "tool_use":
                 if b["id"] in tool_ids:

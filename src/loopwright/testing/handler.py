@@ -19,6 +19,7 @@ from ..models.base import ModelError
 from ..tokens import estimate_tokens
 from ..usage import Usage
 from .api_errors import error_body, overflow_error
+from .api_rules import chat_problem, content_problem, responses_problem
 from .chat_wire import chat_chunks, chat_message, openai_to_anthropic, openai_tools_to_anthropic
 from .faults import Fault
 from .messages_wire import message_events, message_object, play_web_search, unknown_block
@@ -284,18 +285,8 @@ class Handler(BaseHTTPRequestHandler):
             return "max_tokens: Field required"
         if not self.server_obj.strict:
             return None
-        for t in body.get("tools") or []:
-            if isinstance(t, dict) and str(t.get("type", "")).startswith("web_search_"):
-                if t.get("name") != "web_search":
-                    return f"tools: the {t['type']} tool must be named 'web_search'"
-                if t.get("allowed_domains") and t.get("blocked_domains"):
-                    return "tools: cannot specify both allowed_domains and blocked_domains in the web_search tool"
-        if not openai:
-            n = count_breakpoints(body)
-            if n > 4:
-                return f"A maximum of 4 blocks with cache_control may be provided. Found {n}."
-            if (bad := unknown_block(body["messages"], self.server_obj.served_types)) is not None:
-                return bad
+        if (bad := self._wire_problem(body, openai)) is not None:
+            return bad
         # role "system" messages (newer API versions, sent by Claude Code) are outside Inv
         history = [m for m in history if not (isinstance(m, dict) and m.get("role") == "system")]
         try:
@@ -310,6 +301,24 @@ class Handler(BaseHTTPRequestHandler):
                         f"({e}). Each `tool_use` block must have a corresponding `tool_result` block in the next message.")
             return f"messages: {e}"
         return None
+
+    def _wire_problem(self, body: dict[str, Any], openai: bool) -> str | None:
+        """What the provider refuses before Inv: its server tools' settings, the Messages API's
+        breakpoints, block types and content rules, OpenAI's pairing of calls (api_rules.py)."""
+        for t in body.get("tools") or []:
+            if isinstance(t, dict) and str(t.get("type", "")).startswith("web_search_"):
+                if t.get("name") != "web_search":
+                    return f"tools: the {t['type']} tool must be named 'web_search'"
+                if t.get("allowed_domains") and t.get("blocked_domains"):
+                    return "tools: cannot specify both allowed_domains and blocked_domains in the web_search tool"
+        if openai:  # (a Responses request's `input`, else Chat Completions' `messages`)
+            if "input" in body:
+                return responses_problem(body["input"]) if isinstance(body["input"], list) else None
+            return chat_problem(body["messages"])
+        n = count_breakpoints(body)
+        if n > 4:
+            return f"A maximum of 4 blocks with cache_control may be provided. Found {n}."
+        return unknown_block(body["messages"], self.server_obj.served_types) or content_problem(body["messages"])
 
     def _usage(self, body: dict[str, Any], openai: bool, explicit: Usage | None,
                content: list[dict[str, Any]]) -> dict[str, Any]:
