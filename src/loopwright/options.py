@@ -271,6 +271,11 @@ class AgentOptions(Generic[DepsT, OutputT]):
     max_pause_continuations: int = 5
     """How many times a response paused by the server (`pause_turn`, a long server-tool call) is
     continued before the run ends."""
+    max_empty_answer_reminders: int = 3
+    """How many times in a run an answer with nothing in it (no blocks, or only blank text; never kept
+    in the conversation) is followed by a reminder asking the model once more, as Claude Code does;
+    a second empty answer right after one ends the run all the same (result `""`). 0: an empty
+    answer ends the run (seed Def 3.1 step 2), so a run keeps the T + 1 call bound."""
     base_url: str | None = None
     """The API's base URL (an Anthropic-compatible or OpenAI-compatible server; `--base-url`). None:
     `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`, else the provider's own."""
@@ -374,6 +379,10 @@ class AgentOptions(Generic[DepsT, OutputT]):
         if self.output_retries is not None and (isinstance(self.output_retries, bool)
                                                 or not isinstance(self.output_retries, int) or self.output_retries < 0):
             raise ValueError(f"output_retries must be a non-negative integer or None, got {self.output_retries!r}")
+        if isinstance(self.max_empty_answer_reminders, bool) or not isinstance(self.max_empty_answer_reminders, int) \
+                or self.max_empty_answer_reminders < 0:
+            raise ValueError("max_empty_answer_reminders must be a non-negative integer, got "
+                             f"{self.max_empty_answer_reminders!r}")
         if self.handoffs:
             from .handoffs import check_handoffs
 

@@ -100,12 +100,12 @@ def test_loop_propositions(script: list[dict[str, Any]], T: int | None, B: float
     assert holds_final(r.messages) and all(holds(h) for h in seen)
     assert r.model_calls == len(seen) or r.subtype == "error_during_execution"
     # Thm 4.1
-    # (each reminder after an empty answer is one call more: at most one per answer that was not empty,
-    # so at most T + 1 + MAX_OUTPUT_CONTINUATIONS of them; continuations.after_answer)
+    # (each reminder after an empty answer is one call more, at most max_empty_answer_reminders a run:
+    # continuations.after_answer)
     reminders = sum(1 for m in r.messages if m["content"] == [{"type": "text", "text": NO_OUTPUT_REMINDER}])
+    assert reminders <= lw.AgentOptions().max_empty_answer_reminders
     if T is not None:  # (plus the bounded reminder turns that continue an answer cut off at max_tokens)
         assert r.model_calls <= T + 1 + MAX_OUTPUT_CONTINUATIONS + reminders and r.num_turns <= T
-        assert reminders <= T + 1 + MAX_OUTPUT_CONTINUATIONS
     if r.subtype == "error_max_turns":
         assert r.num_turns == T
     # Prop 5.4

@@ -40,11 +40,14 @@ async def after_answer(run: Run, a: ModelResponse, said: WireMessage) -> Finish 
     so a next prompt, a reminder or a resume would be refused. It is not kept (h stays h), and, as
     Claude Code 2.1.332 does on the same turns, the model is asked once more (NO_OUTPUT_REMINDER, a
     user message of its own; a second empty answer right after it ends the run with an empty
-    result). For seed Def 3.1 that call is not a turn (t counts tool-use turns), and for Prop 5.2
-    its a_i is 0 (nothing of it is in h) and its r_i the reminder."""
+    result), at most `max_empty_answer_reminders` times a run. For seed Def 3.1 that call is not a
+    turn (t counts tool-use turns: Thm 4.1's T + 1 grows by at most that many calls, as by the
+    bounded reminders after a cut-off answer), and for Prop 5.2 its a_i is 0 (nothing of it is in
+    h) and its r_i the reminder."""
     s = run.state
     if not said["content"]:
-        if not _reminded(s.h):
+        if not _reminded(s.h) and s.empty_reminders < run.deps.options.max_empty_answer_reminders:
+            s.empty_reminders += 1
             s.h.append({"role": "user", "content": [{"type": "text", "text": NO_OUTPUT_REMINDER}]})
             run.persist_user()
             return Continue()

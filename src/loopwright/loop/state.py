@@ -144,6 +144,7 @@ class RunState:
     stop_continuations: int = 0
     cut_off_text: list[str] = field(default_factory=list)  # the parts of an answer cut off at max_tokens
     output_continuations: int = 0
+    empty_reminders: int = 0  # reminders after an answer with nothing in it (continuations.after_answer)
     output_rejections: int = 0  # answers an output guardrail rejected (guardrails.py; loop/guarded.py)
     summary_calls: int = 0  # compaction's summarizing calls (charged outside the loop's calls)
     final: str | None = None  # set by a tool through ToolContext.finish: the run's result, after this turn

@@ -74,8 +74,9 @@ class Agent(BaseNode):
     """A node that is a whole agent run (`loopwright.query`) bounded by `options.max_turns = T`:
     it counts as T + 1 calls in the bound (seed Thm 4.1 / Prop 7.2 (3)).
 
-    Two loop features would add calls beyond T + 1 and are accounted for: continuing a paused
-    turn (the node runs with `max_pause_continuations=0`, so a pause ends it with an error), and
+    Three loop features would add calls beyond T + 1 and are accounted for: continuing a paused
+    turn (the node runs with `max_pause_continuations=0`, so a pause ends it with an error),
+    asking again after an empty answer (`max_empty_answer_reminders=0`: it ends the node's run), and
     Stop hooks asking the agent to go on (with hooks or settings configured the node's weight
     adds the loop's MAX_STOP_CONTINUATIONS). The agent's model defaults to the run's model.
 
@@ -92,7 +93,7 @@ class Agent(BaseNode):
             raise ValueError(f"agent node {name!r} needs options.max_turns: without T an agent's calls are "
                              "unbounded (seed Prop 7.2 (2)), so it cannot be a workflow node")
         self.name, self.prompt = name, prompt
-        self.options = replace(options, max_pause_continuations=0)
+        self.options = replace(options, max_pause_continuations=0, max_empty_answer_reminders=0)
 
     @property
     def weight(self) -> int:
