@@ -322,3 +322,15 @@ def test_a_mistyped_settings_key_names_the_key_it_looks_like(tmp_path: Path) -> 
     [line] = [ln for ln in p.stderr.splitlines() if "unknown settings" in ln]
     assert line.endswith("unknown settings (ignored): permisions (did you mean permissions?), modle (did you "
                          "mean model?), zzqqxx, permissions.alow (did you mean permissions.allow?)"), line
+
+
+def test_a_mistyped_hook_event_names_the_event_it_looks_like(tmp_path: Path) -> None:
+    home = tmp_path / "home" / ".loopwright"
+    home.mkdir(parents=True)
+    (home / "settings.json").write_text('{"hooks": {"PreTool": [{"matcher": "Bash", "hooks": '
+                                        '[{"type": "command", "command": "true"}]}]}}')
+    p = run("-p", "hi", "--model", f"scripted:{EXAMPLE}", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    [line] = [ln for ln in p.stderr.splitlines() if "unknown hook event" in ln]
+    assert line.endswith("unknown hook event 'PreTool' (not one of Claude Code's; did you mean PreToolUse?); its "
+                         "hooks will not run"), line

@@ -159,7 +159,12 @@ def parse_matchers(event: str, entries: Any, where: str, warnings: list[str]) ->
     malformed entry. A hook of a type loopwright does not run, or a key it does not
     honour, is named in one line in `warnings` (the hook is left out, or runs without the key)."""
     if event not in CLAUDE_HOOK_EVENTS:
-        warnings.append(f"{where}: unknown hook event {event!r} (not one of Claude Code's); its hooks will not run")
+        import difflib  # (only for a settings file with an unknown event)
+
+        close = difflib.get_close_matches(event, CLAUDE_HOOK_EVENTS, n=1, cutoff=0.75)
+        meant = f"; did you mean {close[0]}?" if close else ""
+        warnings.append(f"{where}: unknown hook event {event!r} (not one of Claude Code's{meant}); its hooks will "
+                        "not run")
         return None
     if not isinstance(entries, list):
         raise ValueError(f"{where}: hooks.{event} must be a list of {{matcher, hooks}} objects")
