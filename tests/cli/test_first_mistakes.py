@@ -334,3 +334,22 @@ def test_a_mistyped_hook_event_names_the_event_it_looks_like(tmp_path: Path) -> 
     [line] = [ln for ln in p.stderr.splitlines() if "unknown hook event" in ln]
     assert line.endswith("unknown hook event 'PreTool' (not one of Claude Code's; did you mean PreToolUse?); its "
                          "hooks will not run"), line
+
+
+def test_the_advice_for_a_project_mcp_server_to_approve_works_as_written(tmp_path: Path) -> None:
+    """"approve it with enableAllProjectMcpServers or enabledMcpjsonServers in settings" named two keys,
+    not their values nor which file; the line now says both, and following it approves the server."""
+    import json
+    import re
+
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {"fs": {"command": "no-such-mcp-server"}}}')
+    p = run("-p", "hi", "--model", f"scripted:{EXAMPLE}", cwd=tmp_path, LOOPWRIGHT_TRUSTED_DIRS=str(tmp_path))
+    [line] = [ln for ln in p.stderr.splitlines() if "MCP server fs" in ln]
+    advice = re.search(r"approve it with (\{.*?\}) in (\S+?)(?: |$)", line)
+    assert advice is not None, line
+    target = tmp_path / advice[2]
+    target.parent.mkdir(exist_ok=True)
+    target.write_text(json.dumps(json.loads(advice[1])))
+    p = run("-p", "hi", "--model", f"scripted:{EXAMPLE}", cwd=tmp_path, LOOPWRIGHT_TRUSTED_DIRS=str(tmp_path))
+    [line] = [ln for ln in p.stderr.splitlines() if "MCP server fs" in ln]
+    assert "command not found: no-such-mcp-server" in line, line  # approved: it was started

@@ -143,8 +143,9 @@ class McpRuntime:
             cfg = conn.cfg
             if cfg.needs_approval:
                 conn.status = "needs-approval"
-                conn.error = ("a project server from .mcp.json: approve it with enableAllProjectMcpServers or "
-                              "enabledMcpjsonServers in settings")
+                conn.error = (f'a project server from .mcp.json: approve it with {{"enabledMcpjsonServers": '
+                              f'["{conn.name}"]}} in .loopwright/settings.local.json (or "enableAllProjectMcpServers": '
+                              'true for all of them)')
             elif cfg.error:
                 conn.fail(cfg.error)
             elif conn.name in self.clashes:
