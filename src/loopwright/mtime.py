@@ -1,6 +1,6 @@
 """Room: bases. Owns the rules of file timestamps: a changed file's mtime moves on (the writers),
-and a file's stamp sees a change made within one timestamp tick (the watchers); imports nothing
-of loopwright.
+and a file's stamp sees a change made within one timestamp tick (the watchers, and Read's record
+that Edit and Write check); imports nothing of loopwright.
 
 Python reuses a `.pyc` whose recorded source mtime (whole seconds) and size match the source, so
 a file changed within the second of its last compile, keeping its size, would run its old
@@ -36,10 +36,11 @@ def move_mtime_on(path: Path, old: os.stat_result) -> None:
 # --- the watchers' stamp ------------------------------------------------------------------------
 #
 # A watcher (loop/watch.py: the settings files, FileChanged's files) compares a file's stat stamp
-# between two looks. An edit in place that keeps the size, made within the timestamp tick of the
-# write before it, keeps all of (mtime, size, inode): the coarsest ticks in use are FAT's 2 s, 1 s
-# (ext3, HFS+, many network file systems) and one jiffy, 1-10 ms, on ext4/xfs/btrfs/tmpfs before
-# Linux 6.13's multigrain timestamps. So a stamp taken while its file's mtime is less than
+# between two looks, and Edit/Write compare the file's stamp with Read's (tools/paths.check_fresh).
+# An edit in place that keeps the size, made within the timestamp tick of the write before it,
+# keeps all of (mtime, size, inode): the coarsest ticks in use are FAT's 2 s, 1 s (ext3, HFS+,
+# many network file systems) and one jiffy, 1-10 ms, on ext4/xfs/btrfs/tmpfs before Linux 6.13's
+# multigrain timestamps. So a stamp taken while its file's mtime is less than
 # TICK_WINDOW_NS old also keeps a digest of the content, and an equal stat against such a stamp
 # is decided by the content (git's "racily clean" entries, the same way). Once a look finds the
 # file older than the window, its stat alone decides again (no later write can share that tick).

@@ -49,9 +49,10 @@ class BashState:
 
 @dataclass
 class ReadState:
-    """Read's stamps of the files it read (path -> stamp): Edit and Write refuse a file changed since."""
+    """Read's stamps of the files it read (path -> mtime.stamp's value): Edit and Write refuse a
+    file changed since."""
 
-    stamps: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
+    stamps: dict[str, tuple[int, int, int, bytes | None] | None] = field(default_factory=dict)
 
 
 @dataclass

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import loopwright as lw
+from loopwright.mtime import stamp, unchanged
 from loopwright.tools.base import ToolContext
 from loopwright.tools.builtin import (
     default_tools,
@@ -21,7 +22,6 @@ from loopwright.tools.builtin import (
     make_read_tool,
     make_write_tool,
 )
-from loopwright.tools.paths import stamp
 from tests.helpers import call_tool, first_tool_result, text, use
 
 READ, WRITE, EDIT, MULTI = make_read_tool(), make_write_tool(), make_edit_tool(), make_multi_edit_tool()
@@ -70,7 +70,7 @@ def test_write_creates_parents_and_records(ctx: ToolContext, tmp_path: Path) -> 
     assert not err and "created" in out
     assert p.read_text() == "hello\n"
     assert rec(ctx).calls == [(p, None)]
-    assert ctx.state.read.stamps[str(p)] == stamp(p)
+    assert unchanged(p, ctx.state.read.stamps[str(p)], stamp(p))
     # written in this session: may be overwritten without a Read
     out, err = call_tool(WRITE, ctx, file_path=str(p), content="again\n")
     assert not err and p.read_text() == "again\n"
@@ -250,6 +250,36 @@ def test_a_change_that_keeps_the_mtime_is_still_noticed(ctx: ToolContext, tmp_pa
     out, err = call_tool(EDIT, ctx, file_path=str(p), old_string="x = 1", new_string="x = 2")
     assert err and "modified since it was read" in out
     assert p.read_text() == "x = 1  # the user's change\n"
+
+
+
+def test_a_same_size_edit_within_one_timestamp_tick_is_noticed(ctx: ToolContext, tmp_path: Path) -> None:
+    """An edit in place that keeps the size, made within the timestamp tick of the file's last
+    write, keeps (mtime, size, inode) on a 1 s file system or ext4 before Linux 6.13: Read's record
+    keeps the content's digest of a file that young (mtime.stamp), so Edit still refuses. The
+    "same tick" is a real second write with its mtime set back (tests/bases/test_file_stamps.py)."""
+    p = tmp_path / "f.py"
+    p.write_text("x = 1\n")
+    call_tool(READ, ctx, file_path=str(p))
+    st = p.stat()
+    with open(p, "r+") as f:  # same inode, same size
+        f.write("x = 7\n")
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    out, err = call_tool(EDIT, ctx, file_path=str(p), old_string="x =", new_string="y =")
+    assert err and "modified since it was read" in out
+    assert p.read_text() == "x = 7\n"
+
+
+def test_a_mode_change_after_read_is_not_a_modification(ctx: ToolContext, tmp_path: Path) -> None:
+    """chmod moves only the ctime: the content Read saw is still the file's, so Edit goes ahead
+    (Claude Code compares the mtime and the content, not the ctime)."""
+    p = tmp_path / "run.sh"
+    p.write_text("echo one\n")
+    call_tool(READ, ctx, file_path=str(p))
+    p.chmod(0o755)
+    out, err = call_tool(EDIT, ctx, file_path=str(p), old_string="one", new_string="two")
+    assert not err, out
+    assert p.read_text() == "echo two\n"
 
 
 # --- atomic writes (issue 9 item 9) ----------------------------------------------------------

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..mtime import stamp, unchanged
 from .base import ToolContext, ToolError
 
 
@@ -34,23 +35,21 @@ def within_project(path: Path, ctx: ToolContext) -> bool:
     return any(path == r or path.is_relative_to(r) for r in project_roots(ctx))
 
 
-def stamp(path: Path) -> tuple[int, int, int, int]:
-    """What changes when a file is written or replaced: mtime alone misses a copy that keeps
-    it (`cp -p`, `touch -r`) and a rename over the file; ctime and the inode catch those."""
-    st = path.stat()
-    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-
-
 def record_read(ctx: ToolContext, path: Path) -> None:
+    """Remember `path` as read now (mtime.stamp: with the content's digest while the file is
+    younger than one timestamp tick, so a same-size edit within that tick is still seen)."""
     ctx.state.read.stamps[str(path)] = stamp(path)
 
 
 def check_fresh(ctx: ToolContext, path: Path) -> None:
-    """Raise unless `path` was read in this session and not changed since (Claude Code's rule)."""
-    seen = ctx.state.read.stamps.get(str(path))
-    if seen is None:
+    """Raise unless `path` was read in this session and not changed since (Claude Code's rule:
+    its mtime and content, so a chmod is no change). (mtime, size, inode) see a rewrite and a
+    rename over the file; a copy that restores the old mtime (`cp -p`, `touch -r`) keeps it only
+    by coincidence of the nanoseconds, and then within the tick window the digest decides."""
+    stamps = ctx.state.read.stamps
+    if str(path) not in stamps:
         raise ToolError(f"File has not been read yet: {path}. Read it first before writing to it.")
-    if stamp(path) != seen:
+    if not unchanged(path, stamps[str(path)], stamp(path)):
         raise ToolError(
             f"File has been modified since it was read (by the user, a linter or a command): {path}. "
             "Read it again before attempting to write it."
