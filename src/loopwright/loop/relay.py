@@ -26,8 +26,8 @@ R = TypeVar("R")
 class Relay(Generic[R]):
     """Runs `work` (one turn's tool calls) in a task and passes on, live, the messages subagents
     post to `inbox` meanwhile; `value` is then work's result. (A run that spawns no subagents
-    has no inbox: loop/turn.py awaits its work in place, no task, no iterator: the Relay costs
-    ~79,000 instructions a turn, ~1.7 % of the CLI's per-turn gap, issue 41's rule for a second path.)"""
+    has no inbox: its turn (loop/turn.py's run_tools) is awaited in place, no task, no iterator: the Relay costs
+    ~90,000 instructions a turn, ~2 % of the CLI's per-turn gap, issue 41's rule for a second path.)"""
 
     def __init__(self, work: Awaitable[R], inbox: asyncio.Queue[Message]) -> None:
         self.work = work

@@ -17,8 +17,8 @@ def stream(run: Run, req: ModelRequest) -> AsyncIterator[Any]:
     run then ends with h intact. Without one nothing can interrupt, and the model's own stream
     is iterated in place. The second path stays by issue 41's rule (above 1 % of the CLI's
     per-turn gap): the task and its queue, with the tools' task (loop/turn.py), cost a
-    zero-latency turn ~179,000 instructions more than the direct path (225,000 -> 404,000,
-    `bench/bench_instructions.py --paths`), ~4 % of the CLI's per-turn gap (~4.5 M instructions
+    zero-latency turn ~179,000 instructions more than the direct path (211,000 -> 390,500,
+    `bench/bench_instructions.py --paths`), ~4 % of the CLI's per-turn gap (~4.6 M instructions
     a turn of Read, `--gap`); in wall time +93 µs a turn (`bench/bench_control.py`)."""
     control, model = run.deps.control, run.deps.model
     if control is None:

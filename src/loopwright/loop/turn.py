@@ -61,9 +61,10 @@ async def run_tools(run: Run, step: RunTools) -> tuple[list[Message], Step]:
 async def relayed_tools(run: Run, step: RunTools) -> AsyncIterator[Message | Step]:
     """run_tools for a run whose tools can spawn subagents: their messages passed on live while
     the tools run (in a Relay's task), then the turn's. The second path stays by issue 41's rule
-    (above 1 % of the CLI's per-turn gap): the task and the iterator cost ~79,000 instructions a
-    turn more than awaiting the turn in place (`bench/bench_instructions.py --paths`), ~1.7 % of
-    the gap (~4.5 M instructions a turn of Read); a run without an inbox awaits run_tools."""
+    (above 1 % of the CLI's per-turn gap): the task and the iterator cost ~90,000 instructions a
+    turn more than awaiting the turn in place (211,000 -> 301,500, `bench/bench_instructions.py
+    --paths`), ~2 % of the gap (~4.6 M instructions a turn of Read); a run without an inbox
+    awaits run_tools."""
     assert run.deps.inbox is not None
     relay = Relay(run_tools(run, step), run.deps.inbox)
     async for m in relay:

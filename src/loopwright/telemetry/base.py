@@ -23,8 +23,10 @@ _ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 
 class Observer:
     """What a run tells its telemetry. This base is the null observer (telemetry off): each
-    method does nothing, and the wrappers hand back what they were given. While `enabled` is
-    False a caller on the per-turn path may skip the calls (the executor and the loop do)."""
+    method does nothing, and the wrappers (run, model_call, within) hand back what they were
+    given: one path, the loop and the executor call it the same way whether telemetry is on or
+    off (off, a turn pays ~7 calls that return at once, ~4,000 instructions). `enabled` says
+    which it is, for a caller that wants to know."""
 
     enabled: bool = False  # (a subclass that skips __init__ still has it)
 
