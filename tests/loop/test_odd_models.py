@@ -233,3 +233,17 @@ def test_every_request_after_odd_answers_is_one_the_providers_take_and_resume_eq
         assert resumed.subtype in ("success", "error_max_turns", "error_during_execution"), resumed.errors
         assert len(seen) > n and seen[n][:len(second.messages)] == second.messages
         assert get_session_messages(resumed.session_id, sessions) == resumed.messages
+
+
+def test_a_model_that_reuses_one_id_every_turn(tmp_path: Path) -> None:
+    """A server that numbers its calls anew in each answer (call_0 every turn): each call runs under
+    an id of its own, answered by its result, and the transcript loads as the run ended."""
+    turns: list[Any] = [[{"type": "tool_use", "id": "call_0", "name": "ok", "input": {}}]] * 40 + [[
+        {"type": "text", "text": "done"}]]
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=_tools(asyncio.Event()), cwd=tmp_path,
+                                     persist_session=True, sessions_dir=tmp_path / "s"))
+    uses = [b["id"] for m in r.messages for b in m["content"] if b["type"] == "tool_use"]
+    answered = [b["tool_use_id"] for m in r.messages for b in m["content"] if b["type"] == "tool_result"]
+    assert r.subtype == "success" and r.num_turns == 40 and uses == answered and len(set(uses)) == 40
+    assert uses[:3] == ["call_0", "call_0_2", "call_0_3"] and check_request(r.messages) is None
+    assert get_session_messages(r.session_id, tmp_path / "s") == r.messages

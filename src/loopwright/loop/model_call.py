@@ -143,8 +143,8 @@ def sendable(content: list[Any], taken: set[str]) -> list[Any]:
         if type(b) is TextBlock and (not b.text or b.text.isspace()):
             continue
         if type(b) is ToolUseBlock and b.id in taken:
-            if b.id not in fresh:
-                k = 2
+            if b.id not in fresh:  # (from the count of ids: a model that reuses one id every turn
+                k = len(taken) + 1  # finds a free one at once, not after one look per earlier turn)
                 while (new := f"{b.id}_{k}") in taken or new in ids:
                     k += 1
                 fresh[b.id] = new
