@@ -286,7 +286,11 @@ class LoopwrightClient(Generic[OutputT]):
 
     async def set_permission_mode(self, mode: PermissionMode) -> None:
         """The permission mode of the next query (default, acceptEdits, plan, bypassPermissions,
-        dontAsk); an unknown one raises ValueError."""
+        dontAsk); an unknown one raises ValueError, and so does bypassPermissions when the settings
+        set permissions.disableBypassPermissionsMode."""
+        from .settings import refuse_bypass
+
+        refuse_bypass(self.options, mode)
         self.options = replace(self.options, permission_mode=mode)  # AgentOptions checks it
 
     async def get_server_info(self) -> dict[str, Any]:

@@ -58,6 +58,8 @@ SETTING_SOURCES = ("user", "project", "local")
 # The stamps of the settings files loopwright itself wrote ("don't ask again"): not a change a
 # ConfigChange hook is asked about (Claude Code does not fire for its own writes).
 OWN_WRITES: dict[Path, Stamp] = {}
+BYPASS_DISABLED = ("Bypass permissions mode was disabled by settings (permissions.disableBypassPermissionsMode): "
+                   "running in default mode")  # (build_run_config; Claude Code's first words)
 
 
 class SettingsError(ValueError):
@@ -73,6 +75,8 @@ class Settings:
     ask: list[Rule] = field(default_factory=list)
     deny: list[Rule] = field(default_factory=list)
     default_mode: str | None = None
+    # "permissions.disableBypassPermissionsMode" in any file read (an untrusted one's too: it narrows)
+    disable_bypass: bool = False
     additional_directories: list[Path] = field(default_factory=list)
     hooks: dict[str, list[HookMatcher]] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
@@ -170,6 +174,11 @@ class Settings:
                 raise SettingsError(f"{where}: permissions.defaultMode {mode!r} is not one of "
                                     f"{', '.join(PERMISSION_MODES)}")
             self.default_mode = mode
+        off = perms.get("disableBypassPermissionsMode")
+        self.disable_bypass |= off == "disable"
+        if off not in (None, "disable"):
+            self.warnings.append(f"{where}: permissions.disableBypassPermissionsMode {off!r} is ignored: "
+                                 "its one value is \"disable\"")
         dirs = perms.get("additionalDirectories", [])
         if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):
             raise SettingsError(f"{where}: permissions.additionalDirectories must be a list of paths")
@@ -419,6 +428,20 @@ def skills_off(options: AgentOptions, cwd: Path) -> list[str]:
     return [n for n, v in s.skill_overrides.items() if v == "off"] if s is not None else []
 
 
+def refuse_bypass(options: AgentOptions, mode: str) -> None:
+    """Refuse (ValueError, Claude Code's words) a change to bypassPermissions when the settings that
+    `options` read set permissions.disableBypassPermissionsMode (the SDK's, ACP's, the client's)."""
+    if mode != "bypassPermissions":
+        return
+    try:
+        settings = run_settings(options, Path(options.cwd or ".").resolve())
+    except SettingsError:
+        return  # (the next run names the file)
+    if settings is not None and settings.disable_bypass:
+        raise ValueError("Cannot set permission mode to bypassPermissions because it is disabled by settings "
+                         "or configuration")
+
+
 def run_settings(options: AgentOptions, cwd: Path, accepted: dict[Path, Any] | None = None) -> Settings | None:
     """The settings files a run of `options` reads, merged (None: it reads none: the library reads
     none by default, like the Agent SDK; `setting_sources`, `settings` or `claude_settings` ask).
@@ -476,6 +499,10 @@ def build_run_config(options: AgentOptions, cwd: Path, settings: Settings | None
     mode = options.permission_mode
     if mode is None and settings is not None:
         mode = settings.default_mode or "default"  # type: ignore[assignment]
+    if mode == "bypassPermissions" and settings is not None and settings.disable_bypass:
+        mode = "default"  # as Claude Code starts: the flag's or defaultMode's bypassPermissions is dropped
+        if BYPASS_DISABLED not in settings.warnings:
+            settings.warnings.append(BYPASS_DISABLED)
     add_dirs = [Path(cwd, Path(d).expanduser()).resolve() for d in (options.add_dirs or [])]
     if settings is not None:
         add_dirs = [*settings.additional_directories, *add_dirs]

@@ -22,9 +22,12 @@ HONOURED: dict[str, tuple[str, str]] = {
                      "retried with the new key); never logged",
                      "tests/settings/test_model_and_key_settings.py::test_api_key_helper_is_run_cached_and_never_logged"),
     "env": ("set for tools and hooks", "tests/settings/test_settings.py::test_env_from_settings_reaches_bash_commands"),
-    "permissions": ("allow / ask / deny rules, defaultMode, additionalDirectories; the other sub-keys "
-                    "(disableBypassPermissionsMode, blockReadsOutsideWorkingDirectories, ...) are named as not "
-                    "applied: narrow with deny rules instead",
+    "permissions": ("allow / ask / deny rules, defaultMode, additionalDirectories, disableBypassPermissionsMode "
+                    "(\"disable\": bypassPermissions from a flag or defaultMode runs in default mode with one "
+                    "line, and a change to it (the SDK's set_permission_mode, ACP's mode, the interactive mode's "
+                    "cycle) is refused; an untrusted project may set it); the other sub-keys "
+                    "(blockReadsOutsideWorkingDirectories, ...) are named as not applied: narrow with deny rules "
+                    "instead",
                     "tests/settings/test_settings.py::test_settings_mode_rules_dirs_and_options_on_top"),
     "model": ("the model when --model (AgentOptions.model), LOOPWRIGHT_MODEL and ANTHROPIC_MODEL give none; "
               "aliases (sonnet, opus, haiku) as in Claude Code",
@@ -153,12 +156,13 @@ REFUSED: dict[str, str] = {
 
 # Keys honoured in part: the sub-keys loopwright applies (the others are named as `key.sub`).
 HONOURED_SUBKEYS = {"worktree": frozenset({"baseRef"}),
-                    "permissions": frozenset({"allow", "ask", "deny", "defaultMode", "additionalDirectories"}),
+                    "permissions": frozenset({"allow", "ask", "deny", "defaultMode", "additionalDirectories",
+                                               "disableBypassPermissionsMode"}),
                     "statusLine": frozenset({"type", "command", "padding"})}
 # Claude Code 2.1.332's sub-keys of those that loopwright does not apply (named as not honoured;
 # any other sub-key is named as unknown), and why.
 REFUSED_SUBKEYS = {
-    **dict.fromkeys(("permissions.disableBypassPermissionsMode", "permissions.blockReadsOutsideWorkingDirectories",
+    **dict.fromkeys(("permissions.blockReadsOutsideWorkingDirectories",
                      "permissions.blockFileToolReadsOutsideWorkingDirectories",
                      "permissions.blockWritesOutsideWorkingDirectories", "permissions.blockReadsExemptPaths",
                      "permissions.workingDirectoriesAsGiven"),

@@ -468,6 +468,30 @@ def test_modes_and_models(work: Path, tmp_path: Path) -> None:
     assert bad is not None and bad.code == -32602
 
 
+def test_disable_bypass_permissions_mode_holds_in_acp(work: Path, tmp_path: Path) -> None:
+    """permissions.disableBypassPermissionsMode: --permission-mode bypassPermissions starts the
+    session in default mode, and session/set_mode to bypassPermissions is refused in Claude Code's
+    words (its SDK's set_permission_mode); another mode still changes."""
+    off = json.dumps({"permissions": {"disableBypassPermissionsMode": "disable"}})
+
+    async def go() -> Any:
+        with ScriptedServer([], model=MODEL) as srv:
+            async with connected(Editor(), srv, tmp_path, "--permission-mode", "bypassPermissions",
+                                 "--settings", off) as (conn, _):
+                new = await conn.new_session(cwd=str(work), mcp_servers=[])
+                try:
+                    await conn.set_session_mode(session_id=new.session_id, mode_id="bypassPermissions")
+                    bad = None
+                except acp.RequestError as e:
+                    bad = e
+                await conn.set_session_mode(session_id=new.session_id, mode_id="acceptEdits")
+                return new, bad
+
+    new, bad = run(go())
+    assert new.modes.current_mode_id == "default"
+    assert bad is not None and bad.code == -32602 and "disabled by settings" in json.dumps(bad.data)
+
+
 def test_auto_mode_is_offered_and_its_classifier_judges_what_the_rules_would_ask(work: Path, tmp_path: Path) -> None:
     """`auto` is among the modes an editor can pick; set to it, the classifier call (to the same
     server) lets the benign edit run without a question, and the call it marks risky is asked

@@ -172,7 +172,8 @@ class LoopwrightAcpAgent:
                           include_partial_messages=not has_hooks(options, "MessageDisplay"),
                           persist_session=True, mcp_servers=mcp or None,
                           resume=None, continue_conversation=False, fork_session=False, session_id=None)
-        mode = self.args.permission_mode or build_run_config(options, root.resolve()).permissions.mode or "default"
+        # (--permission-mode is in the options; bypassPermissions is dropped if the settings disable it)
+        mode = build_run_config(options, root.resolve()).permissions.mode or "default"
         model = str(options.model)  # build_options always names one
         session = AcpSession(sid, root.resolve(), options, mode, model, resumable=resumable, terminals=terminals)
         session.asker = AcpAsker(session, self.conn, sid, lambda: session.updates, session.notes.append)
@@ -239,6 +240,12 @@ class LoopwrightAcpAgent:
         session = self._session(session_id)
         if mode_id not in MODES:
             raise acp.RequestError.invalid_params({"modeId": f"unknown mode {mode_id!r}: one of {', '.join(MODES)}"})
+        from ..settings import refuse_bypass
+
+        try:
+            refuse_bypass(session.options, mode_id)  # (permissions.disableBypassPermissionsMode)
+        except ValueError as e:
+            raise acp.RequestError.invalid_params({"modeId": str(e)}) from None
         session.mode = mode_id  # the next prompt's gate runs in it
         await self._sender(session)(update_current_mode(mode_id))
         return s.SetSessionModeResponse()

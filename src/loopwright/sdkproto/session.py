@@ -27,6 +27,7 @@ from ..messages import ResultMessage, SystemMessage
 from ..models.base import Model
 from ..options import AgentOptions, agent_definitions, model_for
 from ..protolines import BadLine, TooLong, parse_line, read_lines
+from ..settings import refuse_bypass
 from .flags import SdkFlags
 from .peer import Peer, PeerError, SdkServer, StdioAsker, peer_elicit, sdk_hooks
 from .schema import line_problem
@@ -168,6 +169,7 @@ class SdkSession:
                 mode = req.get("mode")
                 if mode not in PERMISSION_MODES:
                     raise ValueError(f"unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}")
+                refuse_bypass(self.options, mode)  # (permissions.disableBypassPermissionsMode)
                 self.options = replace(self.options, permission_mode=mode)
                 body = {"mode": mode}
             elif subtype == "set_model":
