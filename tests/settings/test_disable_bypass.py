@@ -95,3 +95,15 @@ def test_set_permission_mode_is_refused_on_the_sdk_protocol(tmp_path: Path) -> N
     assert answers["r2"]["error"] == ("Cannot set permission mode to bypassPermissions because it is disabled by "
                                       "settings or configuration")
     assert answers["r3"]["subtype"] == "success"
+
+
+def test_the_interactive_mode_starts_in_default_mode_and_says_so(tmp_path: Path) -> None:
+    """`loopwright --dangerously-skip-permissions` with the switch: the session's mode (what the
+    status bar shows and Shift+Tab cycles from) is default, and the header says why once."""
+    from loopwright.cli.interactive import Repl
+
+    repl_ = Repl(lw.AgentOptions(model="scripted:unused.json", cwd=str(tmp_path), permission_mode="bypassPermissions",
+                                 settings=json.dumps(OFF)))
+    assert repl_.client.options.permission_mode == "default" and repl_.note == BYPASS_DISABLED
+    repl_.cycle_mode()
+    assert repl_.client.options.permission_mode == "acceptEdits"

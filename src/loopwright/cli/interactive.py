@@ -50,7 +50,7 @@ from ..client import LoopwrightClient
 from ..gate import Allow, Deny
 from ..messages import AssistantMessage, Message, ResultMessage, StreamEvent
 from ..options import AgentOptions
-from ..settings import has_hooks
+from ..settings import BYPASS_DISABLED, has_hooks, refuse_bypass
 from .commands import BUILTINS, Panel, find
 from .config import EXIT_USAGE, UsageError, build_options, check_sessions
 from .dialog import PermissionAsker
@@ -91,8 +91,13 @@ class Repl:
     trace."""
 
     def __init__(self, options: AgentOptions, note: str | None = None) -> None:
-        self.base_options = options
         self.note = note  # said under the header (-c found nothing to continue)
+        try:  # permissions.disableBypassPermissionsMode: the session's mode (the status bar's, Shift+Tab's) is default
+            refuse_bypass(options, options.permission_mode or "default")
+        except ValueError:
+            options = replace(options, permission_mode="default")
+            self.note = f"{note}; {BYPASS_DISABLED}" if note else BYPASS_DISABLED
+        self.base_options = options
         self.mcp_prompts: list[tuple[str, str]] = []  # the MCP servers' prompts for the / menu (_warm_up)
         self.log = Log()  # what was printed, for redraws (Ctrl-O)
         self.statusline = StatusLine(options.context_window)
