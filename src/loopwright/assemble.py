@@ -55,7 +55,7 @@ from .models.base import Model, ModelResponse, has_own_cost, model_names
 from .models.catalog import price_for
 from .options import AgentOptions, model_for
 from .prompts import system_prompt_text
-from .settings import RunConfig, build_run_config, run_settings, with_settings_model
+from .settings import RunConfig, allowed_mode, build_run_config, run_settings, with_settings_model
 from .telemetry import observer_for
 from .tools.base import Subagent, SubagentSpec, Tool, ToolContext, tool_retries
 from .usage import Budget, Price, SharedSpend
@@ -249,8 +249,8 @@ def _gate(options: AgentOptions, parent: Run | None, config: RunConfig, ctx: Too
         ctx.after_file_change = parent.deps.executor.ctx.after_file_change
         recorder = sidechain(parent.deps.recorder, session_id, ctx.cwd, sub_hooks)
     permissions = permissions.for_state(ctx.state)  # the gate resolves Bash paths from this run's shell cwd
-    if agent_mode is not None and permissions.mode not in WINNING_MODES:
-        permissions.mode = agent_mode  # type: ignore[assignment]  # checked when the agent was read; a copy
+    if agent_mode is not None and permissions.mode not in WINNING_MODES:  # (bypass: unless settings disable it)
+        permissions.mode = allowed_mode(config.settings, agent_mode)  # type: ignore[assignment]  # checked; a copy
     return _Gate(permissions, hooks, sub_hooks, recorder, mode)
 
 

@@ -58,8 +58,7 @@ SETTING_SOURCES = ("user", "project", "local")
 # The stamps of the settings files loopwright itself wrote ("don't ask again"): not a change a
 # ConfigChange hook is asked about (Claude Code does not fire for its own writes).
 OWN_WRITES: dict[Path, Stamp] = {}
-BYPASS_DISABLED = ("Bypass permissions mode was disabled by settings (permissions.disableBypassPermissionsMode): "
-                   "running in default mode")  # (build_run_config; Claude Code's first words)
+BYPASS_DISABLED = "Bypass permissions mode was disabled by settings (permissions.disableBypassPermissionsMode): default mode"
 
 
 class SettingsError(ValueError):
@@ -75,8 +74,7 @@ class Settings:
     ask: list[Rule] = field(default_factory=list)
     deny: list[Rule] = field(default_factory=list)
     default_mode: str | None = None
-    # "permissions.disableBypassPermissionsMode" in any file read (an untrusted one's too: it narrows)
-    disable_bypass: bool = False
+    disable_bypass: bool = False  # "permissions.disableBypassPermissionsMode" in any file (untrusted too: it narrows)
     additional_directories: list[Path] = field(default_factory=list)
     hooks: dict[str, list[HookMatcher]] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
@@ -429,17 +427,23 @@ def skills_off(options: AgentOptions, cwd: Path) -> list[str]:
 
 
 def refuse_bypass(options: AgentOptions, mode: str) -> None:
-    """Refuse (ValueError, Claude Code's words) a change to bypassPermissions when the settings that
-    `options` read set permissions.disableBypassPermissionsMode (the SDK's, ACP's, the client's)."""
-    if mode != "bypassPermissions":
-        return
+    """Refuse (ValueError, Claude Code's words) a change to bypassPermissions the settings disable."""
     try:
-        settings = run_settings(options, Path(options.cwd or ".").resolve())
+        off = mode == "bypassPermissions" and allowed_mode(run_settings(options, Path(options.cwd or ".")), mode) != mode
     except SettingsError:
         return  # (the next run names the file)
-    if settings is not None and settings.disable_bypass:
+    if off:
         raise ValueError("Cannot set permission mode to bypassPermissions because it is disabled by settings "
                          "or configuration")
+
+
+def allowed_mode(settings: Settings | None, mode: str | None) -> str | None:
+    """`mode`, but default for a bypassPermissions the settings disable (said once, as Claude Code)."""
+    if mode != "bypassPermissions" or settings is None or not settings.disable_bypass:
+        return mode
+    if BYPASS_DISABLED not in settings.warnings:
+        settings.warnings.append(BYPASS_DISABLED)
+    return "default"
 
 
 def run_settings(options: AgentOptions, cwd: Path, accepted: dict[Path, Any] | None = None) -> Settings | None:
@@ -499,10 +503,7 @@ def build_run_config(options: AgentOptions, cwd: Path, settings: Settings | None
     mode = options.permission_mode
     if mode is None and settings is not None:
         mode = settings.default_mode or "default"  # type: ignore[assignment]
-    if mode == "bypassPermissions" and settings is not None and settings.disable_bypass:
-        mode = "default"  # as Claude Code starts: the flag's or defaultMode's bypassPermissions is dropped
-        if BYPASS_DISABLED not in settings.warnings:
-            settings.warnings.append(BYPASS_DISABLED)
+    mode = allowed_mode(settings, mode)  # type: ignore[assignment]
     add_dirs = [Path(cwd, Path(d).expanduser()).resolve() for d in (options.add_dirs or [])]
     if settings is not None:
         add_dirs = [*settings.additional_directories, *add_dirs]

@@ -17,7 +17,7 @@ import pytest
 import loopwright as lw
 from loopwright.settings import BYPASS_DISABLED, build_run_config, load_settings
 from loopwright.testing import ScriptedServer
-from tests.helpers import bash, cli_env, loopwright_cmd, text, write_script
+from tests.helpers import bash, cli_env, loopwright_cmd, text, use, write_script
 
 OFF = {"permissions": {"disableBypassPermissionsMode": "disable"}}
 
@@ -107,3 +107,20 @@ def test_the_interactive_mode_starts_in_default_mode_and_says_so(tmp_path: Path)
     assert repl_.client.options.permission_mode == "default" and repl_.note == BYPASS_DISABLED
     repl_.cycle_mode()
     assert repl_.client.options.permission_mode == "acceptEdits"
+
+
+@pytest.mark.e2e
+def test_a_subagents_permission_mode_cannot_bypass_either(tmp_path: Path) -> None:
+    """An agent file's permissionMode: bypassPermissions is dropped too (Claude Code gives the
+    subagent default mode): its Bash call is refused in -p (nobody to ask); without the switch it runs."""
+    (tmp_path / ".claude" / "agents").mkdir(parents=True)
+    (tmp_path / ".claude" / "agents" / "yolo.md").write_text(
+        "---\ndescription: does anything\npermissionMode: bypassPermissions\n---\nGo.\n")
+    turns = [[use("a1", "Agent", description="x", prompt="touch it", subagent_type="yolo")],
+             [use("b1", "Bash", command="touch made.txt")], [text("sub done")], [text("done")]]
+    for switch, made in ((OFF, False), ({}, True)):
+        with ScriptedServer(turns) as srv:
+            r = subprocess.run([*loopwright_cmd(), "-p", "go", "--model", "claude-sonnet-4-5", "--settings",
+                                json.dumps(switch)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                               env=cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x"))
+        assert r.returncode == 0 and (tmp_path / "made.txt").exists() is made, r.stderr
