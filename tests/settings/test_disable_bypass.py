@@ -124,3 +124,23 @@ def test_a_subagents_permission_mode_cannot_bypass_either(tmp_path: Path) -> Non
                                 json.dumps(switch)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                                env=cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x"))
         assert r.returncode == 0 and (tmp_path / "made.txt").exists() is made, r.stderr
+
+
+def test_an_approved_plan_cannot_enter_bypass_either(tmp_path: Path) -> None:
+    """ExitPlanMode approved "in bypassPermissions" (the SDK's and ACP's plan exits offer it) goes
+    on in default mode when the settings disable bypass: the Write after it is refused headless
+    (nobody to ask); without the switch it runs."""
+    from loopwright.interaction import PlanApproved
+
+    async def review(plan: str) -> PlanApproved:
+        return PlanApproved("bypassPermissions")
+
+    for switch, ran in ((OFF, False), ({}, True)):
+        f = tmp_path / "a.txt"
+        f.write_text("original\n")
+        turns = [[use("p1", "ExitPlanMode", plan="1. change a.txt")],
+                 [use("w1", "Bash", command=f"echo changed > {f}")], [text("done")]]
+        r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=lw.default_tools(), cwd=str(tmp_path),
+                                         permission_mode="plan", review_plan=review, settings=switch))
+        assert r.subtype == "success", r
+        assert (f.read_text() == "changed\n") is ran, [d["tool_name"] for d in r.permission_denials]

@@ -101,6 +101,11 @@ class Run:
     def mode_port(self, gate: Permissions) -> tuple[Callable[[], str], Callable[[str], None]]:
         """The permission mode as tools see it (ExitPlanMode): read it, change it for the rest of the run."""
         def set_mode(mode: str) -> None:
+            # a plan approved "in bypassPermissions" (the SDK's and ACP's plan exits offer it) that the
+            # settings disable goes on in default mode, as Claude Code ignores that update
+            from ..settings import allowed_mode
+
+            mode = allowed_mode(self.deps.settings, mode) or "default"
             gate.mode = mode  # type: ignore[assignment]  # a PermissionMode: interaction.PlanApproved
             self.deps = replace(self.deps, permission_mode=mode)
 
