@@ -1,5 +1,5 @@
 """Room: settings (above options). Owns Claude Code's `apiKeyHelper`: a command whose output is the
-API key; may import models.base.
+API key; may import models.base and children.
 
 The command runs when a request needs a key and none is cached: its stdout (stripped) is the key,
 kept for CLAUDE_CODE_API_KEY_HELPER_TTL_MS milliseconds (default 5 minutes, as in Claude Code),
@@ -9,12 +9,15 @@ exit status and stderr only (its stdout is the key, or part of one)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import threading
 import time
 from collections.abc import Mapping
 
+from .children import disown, own
 from .models.base import ModelError
 
 DEFAULT_TTL_MS = 300_000
@@ -53,17 +56,30 @@ class ApiKeyHelper:
 
     def _run(self) -> str:
         self.runs += 1
-        try:
-            r = subprocess.run(self.command, shell=True, cwd=self.cwd, env=self.env, capture_output=True, text=True,
-                               timeout=HELPER_TIMEOUT_S, check=False)
-        except subprocess.TimeoutExpired:
-            raise ModelError(f"apiKeyHelper {self.command!r} gave no key within {HELPER_TIMEOUT_S:g} s") from None
+        try:  # its own group, owned while it runs (children.py): loopwright ending, however it ends, ends it
+            proc = subprocess.Popen(self.command, shell=True, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         except OSError as e:
             raise ModelError(f"apiKeyHelper {self.command!r} could not run: {e}") from None
-        if r.returncode != 0:
-            raise ModelError(f"apiKeyHelper {self.command!r} failed with exit status {r.returncode}: "
-                             f"{r.stderr.strip()[:500] or '(no stderr)'}")
-        key = r.stdout.strip()
+        own(proc.pid, "apiKeyHelper")
+        try:
+            out, err = proc.communicate(timeout=HELPER_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            raise ModelError(f"apiKeyHelper {self.command!r} gave no key within {HELPER_TIMEOUT_S:g} s") from None
+        finally:
+            disown(proc.pid)
+        if proc.returncode != 0:
+            raise ModelError(f"apiKeyHelper {self.command!r} failed with exit status {proc.returncode}: "
+                             f"{err.strip()[:500] or '(no stderr)'}")
+        key = out.strip()
         if not key:
             raise ModelError(f"apiKeyHelper {self.command!r} printed no key")
         return key
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    """End a helper past its timeout, with whatever it started (its own session's group), and reap it."""
+    with contextlib.suppress(OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()

@@ -145,3 +145,23 @@ def _loopwright_pid(fragment: Path) -> int:
             if str(fragment).encode() in argv and b"python" in Path(argv[0].decode()).name.encode():
                 return int(d)
     raise AssertionError("no loopwright process")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_signal_during_a_slow_api_key_helper_ends_it_at_once(tmp_path: Path, sig: int) -> None:
+    """Settings' apiKeyHelper runs while the event loop goes on (a worker thread) and is owned: a
+    SIGTERM is answered within the bound, not after the helper (it held the loop: ~28 s for a 30 s
+    helper), and the helper and its child end with loopwright, a SIGKILLed one's too (the watchdog)."""
+    s = Setup(tmp_path, {"apiKeyHelper": "SLOW"})
+    env = {k: v for k, v in s.env().items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
+    with ScriptedServer([[text("never reached")]], model=MODEL) as srv:
+        p = subprocess.Popen([*loopwright_cmd(), "--model", MODEL, "--base-url", srv.url, "-p", "go"], cwd=s.work,
+                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        pids = s.running()
+        t0 = time.monotonic()
+        p.send_signal(sig)
+        wait_exit(p)
+        took = time.monotonic() - t0
+    if sig != signal.SIGKILL:
+        assert p.returncode == 128 + sig and took < EXIT_BOUND_S, (p.returncode, took)
+    s.gone(pids)

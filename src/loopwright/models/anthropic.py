@@ -247,6 +247,11 @@ class AnthropicModel(HTTPModel):
         return self._stream_rekeyed(request, helper)
 
     async def _stream_rekeyed(self, request: ModelRequest, helper: Any) -> AsyncIterator[ModelEvent]:
+        from ..threads import run_in_worker
+
+        # The key is asked in a worker thread first (request_headers then finds it cached): a slow
+        # helper command never holds the event loop, so a signal or an interrupt is answered at once.
+        await run_in_worker(helper)
         try:
             async for ev in super().stream(request):
                 yield ev
@@ -255,7 +260,8 @@ class AnthropicModel(HTTPModel):
             if e.status != 401:
                 raise
         helper.expire()  # (a 401 comes before any event: nothing of the first call was passed on)
-        async for ev in super().stream(request):  # request_headers runs the helper again
+        await run_in_worker(helper)  # (the helper runs again: a rotated key)
+        async for ev in super().stream(request):
             yield ev
 
     async def _sdk_open(self, body: dict[str, Any], request_headers: dict[str, str] | None = None) -> Any:
