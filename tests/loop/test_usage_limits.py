@@ -9,12 +9,13 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import loopwright as lw
 from loopwright.context import AutoCompactor
 from loopwright.invariant import holds_final
+from loopwright.loop import NO_OUTPUT_REMINDER
 from tests.helpers import text
 from tests.loop.test_properties import make_tools
 
@@ -78,6 +79,8 @@ limit_st = st.one_of(st.none(), st.integers(0, 3000))
 @given(script=st.lists(response_st, min_size=1, max_size=10), T=st.one_of(st.none(), st.integers(0, 8)),
        requests=st.one_of(st.none(), st.integers(0, 10)), input_limit=limit_st, output_limit=limit_st,
        total_limit=limit_st)
+@example(script=[{"text": "", "calls": [], "big": False}], T=0, requests=None, input_limit=None, output_limit=None,
+         total_limit=None)  # an empty answer at T = 0: the ask after it is a call beyond T + 1 (found by the suite)
 def test_each_cap_keeps_its_bound(script: list[dict[str, Any]], T: int | None, requests: int | None,
                                   input_limit: int | None, output_limit: int | None, total_limit: int | None) -> None:
     env = {"a": "1", "b": "x" * 1500, "c": "3"}
@@ -96,8 +99,9 @@ def test_each_cap_keeps_its_bound(script: list[dict[str, Any]], T: int | None, r
     tools = make_tools(env)
     r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(model), tools=tools, max_turns=T, usage_limits=limits))
     assert holds_final(r.messages)
-    if T is not None:  # Thm 4.1 beside the caps
-        assert r.model_calls <= T + 1 and r.num_turns <= T
+    if T is not None:  # Thm 4.1 beside the caps (+ the bounded asks after an empty answer: continuations.after_answer)
+        reminders = sum(1 for m in r.messages if m["content"] == [{"type": "text", "text": NO_OUTPUT_REMINDER}])
+        assert r.model_calls <= T + 1 + reminders and r.num_turns <= T
     calls, inp, out = r.model_calls, r.usage.total_input_tokens, r.usage.output_tokens
     o_last = r.call_usage[-1].output_tokens if r.call_usage else 0
     # The first request's input is an estimate (the forecast is exact after it: Prop 5.2): its error
