@@ -152,6 +152,19 @@ class Recording:
         return self.replies.pop(0)
 
 
+def loopwright_pid(fragment: Path) -> int:
+    """The loopwright process whose command line names `fragment` (not the shell that started it)."""
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                argv = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if str(fragment).encode() in argv and b"python" in Path(argv[0].decode()).name.encode():
+                return int(d)
+    raise AssertionError("no loopwright process")
+
+
 def process_alive(pid: int) -> bool:
     """Is process `pid` running (a zombie that only waits to be reaped counts as ended)?"""
     try:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from loopwright.testing import ScriptedServer
-from tests.helpers import cli_env, loopwright_cmd, process_alive, text, use
+from tests.helpers import cli_env, loopwright_cmd, loopwright_pid, process_alive, text, use
 
 pytestmark = pytest.mark.e2e
 
@@ -123,7 +123,7 @@ def test_a_signal_during_a_slow_status_line_command_ends_it(tmp_path: Path, how:
             tmux("new-session", "-d", "-s", "main", "-x", "150", "-y", "40", "-c", str(s.work),
                  f"env -i {env} {cmd}; sleep 30")
             pids = s.running()
-            lw = _loopwright_pid(s.work / ".loopwright" / "settings.json")
+            lw = loopwright_pid(s.work / ".loopwright" / "settings.json")
             os.kill(lw, getattr(signal, how))
             deadline = time.monotonic() + EXIT_BOUND_S + 30
             while process_alive(lw) and time.monotonic() < deadline:
@@ -133,18 +133,6 @@ def test_a_signal_during_a_slow_status_line_command_ends_it(tmp_path: Path, how:
             tmux("kill-server")
     s.gone(pids)
 
-
-def _loopwright_pid(fragment: Path) -> int:
-    """The loopwright process whose command line names `fragment` (not the shell that started it)."""
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                argv = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if str(fragment).encode() in argv and b"python" in Path(argv[0].decode()).name.encode():
-                return int(d)
-    raise AssertionError("no loopwright process")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])

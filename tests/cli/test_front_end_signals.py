@@ -26,7 +26,15 @@ import pytest
 
 from loopwright.sessions import JsonlSessionStore
 from loopwright.testing import ScriptedServer
-from tests.helpers import check_resumable, cli_env, loopwright_cmd, process_alive, text, use
+from tests.helpers import (
+    check_resumable,
+    cli_env,
+    loopwright_cmd,
+    loopwright_pid,
+    process_alive,
+    text,
+    use,
+)
 
 pytest.importorskip("loopwright.tools.builtin", reason="the CLI needs the built-in tools")
 pytestmark = pytest.mark.e2e
@@ -258,7 +266,7 @@ class Pane:
         while "Ctrl-C twice to exit" not in self.screen():
             assert time.monotonic() < deadline, self.screen()
             time.sleep(0.05)
-        self.pid = _loopwright_pid(s.config)
+        self.pid = loopwright_pid(s.config)
 
     def tmux(self, *args: str) -> str:
         return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=20).stdout
@@ -330,15 +338,3 @@ def test_interactive_ends_on_sigterm_while_a_server_shuts_down(tmp_path: Path) -
         time.sleep(0.05)
     assert not [p for p in pids if process_alive(p)], "an MCP server outlived loopwright"
 
-
-def _loopwright_pid(fragment: Path) -> int:
-    """The loopwright process whose command line names `fragment` (not the shell that started it)."""
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                argv = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if str(fragment).encode() in argv and b"python" in Path(argv[0].decode()).name.encode():
-                return int(d)
-    raise AssertionError("no loopwright process")
