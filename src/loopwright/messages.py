@@ -93,11 +93,15 @@ class AssistantMessage:
 
 @dataclass(slots=True)
 class UserMessage:
-    """The user message b of seed Def 3.1 step 4 (tool results first, then queued text)."""
+    """The user message b of seed Def 3.1 step 4 (tool results first, then queued text), or one the
+    loop wrote itself (`is_synthetic`: the reminder after an empty answer)."""
 
     content: list[Block]
     parent_tool_use_id: str | None = None
     uuid: str | None = None  # its line in the session transcript (when the session is saved)
+    # Written by the loop, not by the user or a tool (the reminder after an empty answer): Claude
+    # Code's `isSynthetic` user message in stream-json.
+    is_synthetic: bool = False
 
     @property
     def tool_results(self) -> list[ToolResultBlock]:

@@ -104,3 +104,34 @@ def test_a_tool_use_id_reused_from_an_earlier_turn(tmp_path: Path, who: str) -> 
         assert uses == ["toolu_01", "toolu_01_2"] and ["first" in outputs[0], "second" in outputs[1]] == [True, True]
     else:  # Claude Code: the repeat left out of what it sends, and its result with it
         assert uses == ["toolu_01"] and not any("second" in o for o in outputs)
+
+
+def stream_json(who: str, tmp_path: Path, turns: list[Any]) -> list[dict[str, Any]]:
+    """`-p go --output-format stream-json --verbose`: its lines."""
+    proj, home = tmp_path / "proj", tmp_path / "home"
+    proj.mkdir(parents=True)
+    home.mkdir()
+    with ScriptedServer(turns, is_loop_call=lambda body: True) as srv:
+        if who == "claude":
+            env, cmd = claude_code_env(srv.url, str(home)), [str(CLAUDE)]
+        else:
+            env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(home)), loopwright_cmd()
+        r = subprocess.run([*cmd, "-p", "go", "--model", "claude-sonnet-4-5", "--output-format", "stream-json",
+                            "--verbose"], cwd=proj, env=env, capture_output=True, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, (who, r.stdout, r.stderr)
+    return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_the_reminder_after_an_empty_answer_is_a_synthetic_user_line_in_stream_json(tmp_path: Path, who: str) -> None:
+    """The reader of the stream sees the reminder the model is sent, as a user line of its own
+    (its bare text, not the <system-reminder> wrapping the model gets), marked isSynthetic, between
+    the empty answer (not shown) and the next one."""
+    lines = stream_json(who, tmp_path, [{"content": []}, [text("second")]])
+    kinds = [line["type"] for line in lines]
+    assert kinds == ["system", "user", "assistant", "result"], (who, kinds)
+    user = lines[1]
+    assert user["message"] == {"role": "user", "content": [{"type": "text", "text": REMINDER}]}, who
+    assert (user["isSynthetic"], user["parent_tool_use_id"], user["session_id"]) == (
+        True, None, lines[-1]["session_id"]), who

@@ -102,6 +102,21 @@ def test_quick_start_basic(cli: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("cli", CLIS)
+def test_the_reminder_after_an_empty_answer_reaches_the_sdk_as_a_user_message(cli: str, tmp_path: Path) -> None:
+    """An empty answer is asked about again; the SDK sees that reminder as a user message (with its
+    bare text) between the prompt and the answer that follows it."""
+    from claude_agent_sdk import UserMessage
+
+    with ScriptedServer([{"content": []}, [text("here it is")]]) as srv:
+        msgs = asyncio.run(collect("go", options(cli, srv, tmp_path)))
+    reminder = "[Your previous response had no visible output. Please continue and produce a user-visible response.]"
+    users = [m for m in msgs if isinstance(m, UserMessage)]
+    assert [[b.text for b in u.content] for u in users] == [[reminder]]
+    shown = [m for m in msgs if isinstance(m, (UserMessage, AssistantMessage))]
+    assert shown[0] is users[0] and result_of(msgs).result == "here it is"
+
+
+@pytest.mark.parametrize("cli", CLIS)
 def test_quick_start_with_tools_writes_the_file(cli: str, tmp_path: Path) -> None:
     target = tmp_path / "hello.txt"
     turns = [[use("w1", "Write", file_path=str(target), content="Hello, World!")], [text("Created hello.txt")]]

@@ -141,7 +141,7 @@ class Updates:
             await self.stream(msg.event)
         elif isinstance(msg, AssistantMessage):
             await self.assistant(msg.content, live=True)
-        elif isinstance(msg, UserMessage):
+        elif isinstance(msg, UserMessage) and not msg.is_synthetic:  # (the loop's reminder: not the user's words)
             await self.results(msg.content)
         elif isinstance(msg, SystemMessage) and msg.subtype == "informational" and msg.data.get("prevent_continuation"):
             await self.send(acp.update_agent_message_text(str(msg.data.get("content", ""))))  # (a hook stopped it)

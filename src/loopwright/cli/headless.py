@@ -56,8 +56,11 @@ def message_json(msg: Message, session_id: str = "") -> dict[str, Any]:
                             "usage": msg.usage.to_json() if msg.usage else None},
                 "parent_tool_use_id": msg.parent_tool_use_id, "session_id": session_id}
     if isinstance(msg, UserMessage):
-        return {"type": "user", "message": msg.to_wire(), "parent_tool_use_id": msg.parent_tool_use_id,
+        line = {"type": "user", "message": msg.to_wire(), "parent_tool_use_id": msg.parent_tool_use_id,
                 "session_id": session_id}
+        if msg.is_synthetic:  # the loop's own (the reminder after an empty answer), as Claude Code marks it
+            line["isSynthetic"] = True
+        return line
     assert isinstance(msg, StreamEvent)
     return {"type": "stream_event", "event": msg.event, "parent_tool_use_id": msg.parent_tool_use_id,
             "session_id": msg.session_id or session_id}

@@ -321,7 +321,7 @@ class TraceRenderer:
                     self._w(f"      │ {ln}\n")
                 if len(body) > 40:
                     self._w(f"      │ … {len(body) - 40} more lines\n")
-        for b in msg.content:
+        for b in () if msg.is_synthetic else msg.content:  # (the loop's own reminder: not the user's)
             if isinstance(b, TextBlock):
                 self._w(f"  ✉ queued message: {short(b.text, 100)}\n")
         self._model_running()

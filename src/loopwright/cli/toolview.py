@@ -170,7 +170,7 @@ class ReplRenderer(TraceRenderer):
         for r in msg.tool_results:
             name, tool_input = self._names.pop(r.tool_use_id, ("?", {}))
             self._view(make_view(len(self.views) + 1, name, tool_input, r, self.cwd))
-        for b in msg.content:
+        for b in () if msg.is_synthetic else msg.content:  # (the loop's own reminder: not the user's)
             if isinstance(b, TextBlock):
                 self._w(f"  ✉ queued message: {short(b.text, 100)}\n")
         self._model_running()

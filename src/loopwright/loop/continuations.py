@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..blocks import (
+    TextBlock,
     ToolResultBlock,
     ToolUseBlock,
     WireMessage,
@@ -15,6 +16,7 @@ from ..blocks import (
 from ..execute import TurnOutcome
 from ..messages import (
     ResultMessage,
+    UserMessage,
 )
 from ..models.base import ModelResponse
 
@@ -25,6 +27,7 @@ from .state import (
     MAX_OUTPUT_CONTINUATIONS,
     MAX_STOP_CONTINUATIONS,
     NO_OUTPUT_REMINDER,
+    NO_OUTPUT_TEXT,
     OUTPUT_REMINDER,
 )
 from .step import Continue, Finish
@@ -40,7 +43,8 @@ async def after_answer(run: Run, a: ModelResponse, said: WireMessage) -> Finish 
     so a next prompt, a reminder or a resume would be refused. It is not kept (h stays h), and, as
     Claude Code 2.1.332 does on the same turns, the model is asked once more (NO_OUTPUT_REMINDER, a
     user message of its own; a second empty answer right after it ends the run with an empty
-    result), at most `max_empty_answer_reminders` times a run. For seed Def 3.1 that call is not a
+    result), at most `max_empty_answer_reminders` times a run. The reader of the run sees the
+    reminder as Claude Code's stream-json shows it: a synthetic user message with its bare text. For seed Def 3.1 that call is not a
     turn (t counts tool-use turns: Thm 4.1's T + 1 grows by at most that many calls, as by the
     bounded reminders after a cut-off answer), and for Prop 5.2 its a_i is 0 (nothing of it is in
     h) and its r_i the reminder."""
@@ -49,8 +53,8 @@ async def after_answer(run: Run, a: ModelResponse, said: WireMessage) -> Finish 
         if not _reminded(s.h) and s.empty_reminders < run.deps.options.max_empty_answer_reminders:
             s.empty_reminders += 1
             s.h.append({"role": "user", "content": [{"type": "text", "text": NO_OUTPUT_REMINDER}]})
-            run.persist_user()
-            return Continue()
+            # (persisted as it is yielded: the transcript keeps h's form, recorder.record)
+            return Continue(UserMessage([TextBlock(NO_OUTPUT_TEXT)], is_synthetic=True))
     else:
         s.h.append(said)
         if a.stop_reason == "max_tokens":  # cut off: a reminder turn asks for the rest (bounded)

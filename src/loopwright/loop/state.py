@@ -36,9 +36,10 @@ MAX_OVERFLOW_RETRIES = 3  # a step refused as over the context window: compacted
 # A final answer cut off at max_tokens is continued by a reminder turn, at most this many times;
 # the answer is then the parts joined. Still cut off after that: error_during_execution, never success.
 MAX_OUTPUT_CONTINUATIONS = 3
-# An answer with nothing in it is not kept; the model is asked once more, in Claude Code 2.1.332's words.
-NO_OUTPUT_REMINDER = ("<system-reminder>\n[Your previous response had no visible output. Please continue and produce "
-                      "a user-visible response.]\n</system-reminder>")
+# An answer with nothing in it is not kept; the model is asked once more, in Claude Code 2.1.332's words:
+# the model is sent NO_OUTPUT_REMINDER, the run's reader is shown NO_OUTPUT_TEXT (a synthetic user message).
+NO_OUTPUT_TEXT = "[Your previous response had no visible output. Please continue and produce a user-visible response.]"
+NO_OUTPUT_REMINDER = f"<system-reminder>\n{NO_OUTPUT_TEXT}\n</system-reminder>"
 OUTPUT_REMINDER = ("Your previous response was cut off at the output token limit (max_tokens). Continue it exactly "
                    "where it stopped, without repeating anything you already wrote.")
 

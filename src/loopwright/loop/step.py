@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..blocks import ToolUseBlock, WireMessage
-    from ..messages import ResultMessage
+    from ..messages import ResultMessage, UserMessage
     from ..models.base import ModelResponse
 
 
@@ -20,7 +20,10 @@ class Finish:
 
 @dataclass(slots=True)
 class Continue:
-    """Call the model again: its next input is in h already."""
+    """Call the model again: its next input is in h already. `shown`: a user message the loop
+    added to h that the run's reader sees too (the reminder after an empty answer)."""
+
+    shown: UserMessage | None = None
 
 
 @dataclass(slots=True)

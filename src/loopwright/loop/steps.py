@@ -55,6 +55,8 @@ async def _loop(run: Run) -> AsyncIterator[Message]:
                     yield AssistantMessage(ev.content, ev.model, ev.stop_reason, run.state.budget.calls[-1])
                 step = await _answered(run, ev, said)
                 if not isinstance(step, RunTools):  # what the Stop hooks said (a systemMessage, a failure)
+                    if isinstance(step, Continue) and step.shown is not None:  # (the empty answer's reminder)
+                        yield step.shown
                     for m in run.hook_messages():
                         yield m
             elif isinstance(ev, (Finish, Continue, RunTools)):

@@ -56,8 +56,8 @@ class SessionRecorder:
             wire = {"role": "assistant", "model": msg.model, "content": msg.to_wire()["content"],
                     "stop_reason": msg.stop_reason, "usage": msg.usage.to_json() if msg.usage else None}
             self._open_assistant = self._emit("assistant", message=wire)
-        elif isinstance(msg, UserMessage):
-            self.user(msg.to_wire())
+        elif isinstance(msg, UserMessage):  # (a synthetic one is shown bare; h, the transcript, keep what was sent)
+            self.user(h[-1] if msg.is_synthetic else msg.to_wire())
         elif isinstance(msg, SystemMessage):
             data = dict(msg.data)
             if msg.subtype == "compact_boundary":
