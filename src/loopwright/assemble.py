@@ -165,7 +165,7 @@ def _plugins(options: AgentOptions, cwd: Path, settings: Settings | None, parent
     from .plugins import run_plugins, with_plugins
 
     plugins = run_plugins(options, cwd, warnings)
-    hooks_on = not (settings is not None and settings.disable_all_hooks)
+    hooks_on = not (settings is not None and (settings.disable_all_hooks or settings.managed_hooks_only))
     return with_plugins(options, plugins, warnings, hooks_on), plugins
 
 

@@ -10,6 +10,7 @@ later value wins), then the run's own options (CLI flags or AgentOptions) on top
     project  <cwd>/.loopwright/settings.json
     local    <cwd>/.loopwright/settings.local.json
     --settings FILE_OR_JSON
+    managed  /etc/claude-code/managed-settings.json, then managed-settings.d/*.json (managed.py)
 
 With `claude_settings=True`, Claude Code's files are read too, each just before the
 loopwright file of the same level: ~/.claude/settings.json, .claude/settings.json,
@@ -44,7 +45,12 @@ from .gate.verdict import RuleSource
 from .home import locked, write_private
 from .home import loopwright_home as loopwright_home
 from .hooks import HookRegistry, Hooks
+from .managed import add_managed, files_hooks, managed_folder, only_line, rules_only_drops
 from .mtime import Stamp, stamp
+from .settingsfiles import SETTING_SOURCES as SETTING_SOURCES
+from .settingsfiles import SettingsError as SettingsError
+from .settingsfiles import read_json_file as read_json_file
+from .settingsfiles import settings_files
 from .settingskeys import refused_line
 from .trust import Ignored, narrow_settings, trusted_for
 
@@ -53,16 +59,10 @@ if TYPE_CHECKING:  # sandbox: imported where a sandbox is configured (most runs 
     from .options import AgentOptions
     from .sandbox import SandboxConfig
 
-SETTING_SOURCES = ("user", "project", "local")
-
 # The stamps of the settings files loopwright itself wrote ("don't ask again"): not a change a
 # ConfigChange hook is asked about (Claude Code does not fire for its own writes).
 OWN_WRITES: dict[Path, Stamp] = {}
 BYPASS_DISABLED = "Bypass permissions mode was disabled by settings (permissions.disableBypassPermissionsMode): default mode"
-
-
-class SettingsError(ValueError):
-    """A settings file that cannot be used; the message names the file."""
 
 
 @dataclass
@@ -114,40 +114,49 @@ class Settings:
     disable_all_hooks: bool = False
     disable_skill_shell: bool = False  # "disableSkillShellExecution": inline shell of commands is not run (skillshell.py)
     skill_overrides: dict[str, str] = field(default_factory=dict)  # "skillOverrides": name -> skills.OVERRIDES
+    # Managed settings (managed.py): their hooks apart (allowManagedHooksOnly runs only them, another
+    # file's disableAllHooks leaves them on), their disableAllHooks, and the managed-only switches.
+    managed_hooks: dict[str, list[HookMatcher]] = field(default_factory=dict)
+    managed_no_hooks: bool = False
+    managed_rules_only: bool = False  # allowManagedPermissionRulesOnly: the other files' and --allowedTools' rules go
+    managed_hooks_only: bool = False
     # Each settings file looked for (present or not): its stat stamp and its object as read (None:
     # absent). loop/watch.py compares the stamps between steps: Claude Code's ConfigChange.
     seen: dict[Path, tuple[Stamp, Any]] = field(default_factory=dict)
 
-    def add(self, data: dict[str, Any], where: str, base: Path, *, flag: bool = False, narrowed: bool = False) -> None:
+    def add(self, data: dict[str, Any], where: str, base: Path, *, flag: bool = False, narrowed: bool = False,
+            managed: bool = False) -> None:
         """Merge one file's (or one JSON string's) settings into this one (`flag`: given by --settings;
-        `narrowed`: an untrusted project's, trust/ kept only what narrows). The parts are read in
-        this order, so a file with two errors names the same one first."""
+        `narrowed`: an untrusted project's, trust/ kept only what narrows; `managed`: a managed
+        settings document). The parts are read in this order, so a file with two errors names the
+        same one first."""
         if not isinstance(data, dict):
             raise SettingsError(f"{where}: settings must be a JSON object, not {type(data).__name__}")
-        refused = refused_line(data, where)
-        if refused is not None:
-            self.warnings.append(refused)
-        self._add_model(data, where)
+        self.warnings += [x for x in (refused_line(data, where), None if managed else only_line(data, where)) if x]
+        if managed:
+            self.managed_rules_only |= data.get("allowManagedPermissionRulesOnly") is True
+            self.managed_hooks_only |= data.get("allowManagedHooksOnly") is True
+        self._add_model(data, where, managed)
         perms = data.get("permissions", {})
         if not isinstance(perms, dict):
             raise SettingsError(f"{where}: \"permissions\" must be an object")
         if "autoMode" in data:  # Claude Code's classifier settings: loopwright's prompt is fixed (gate/auto.py)
             self.warnings.append(f"{where}: autoMode is not used (loopwright's auto-mode classifier prompt is "
                                  "fixed: docs/auto-mode.md)")
-        self._add_rules(perms, where, base, flag)
+        self._add_rules(perms, where, base, "managed" if managed else _rule_source(where, flag))
         self._add_mode_and_dirs(perms, where, base)
         env = data.get("env", {})
         if not isinstance(env, dict):
             raise SettingsError(f"{where}: \"env\" must be an object of strings")
         self.env.update({str(k): str(v) for k, v in env.items()})
-        self._add_hooks(data, where)
+        self._add_hooks(data, where, self.managed_hooks if managed else self.hooks)
         self._add_sandbox(data, where, base)
         self._add_mcp(data, where)
         self._add_web(data, where)
         self._add_display(data, where)
         self._add_skill_overrides(data, where, narrowed)
 
-    def _add_rules(self, perms: dict[str, Any], where: str, base: Path, flag: bool) -> None:
+    def _add_rules(self, perms: dict[str, Any], where: str, base: Path, source: RuleSource) -> None:
         """permissions.allow/ask/deny. An allow rule that cannot be read is left out with one line
         (it only narrows); a deny or ask rule left out would widen what runs, so it stops the run."""
         for key, target in (("allow", self.allow), ("ask", self.ask), ("deny", self.deny)):
@@ -156,7 +165,7 @@ class Settings:
                 raise SettingsError(f"{where}: permissions.{key} must be a list of rules")
             for item in items:
                 try:
-                    target.append(Rule.parse(item, base=base, source=_rule_source(where, flag), kind=key))
+                    target.append(Rule.parse(item, base=base, source=source, kind=key))
                 except ValueError as e:
                     if key == "allow":
                         self.warnings.append(f"{where}: permissions.allow: {e}; the rule is ignored")
@@ -183,7 +192,7 @@ class Settings:
         for d in dirs:
             self.additional_directories.append((base / Path(d).expanduser()).resolve())
 
-    def _add_hooks(self, data: dict[str, Any], where: str) -> None:
+    def _add_hooks(self, data: dict[str, Any], where: str, into: dict[str, list[HookMatcher]]) -> None:
         hooks = data.get("hooks", {})
         if not isinstance(hooks, dict):
             raise SettingsError(f"{where}: \"hooks\" must be an object keyed by event name")
@@ -197,7 +206,7 @@ class Settings:
             except ValueError as e:
                 raise SettingsError(str(e)) from None
             if matchers is not None:
-                self.hooks.setdefault(event, []).extend(matchers)
+                into.setdefault(event, []).extend(matchers)
 
     def _add_sandbox(self, data: dict[str, Any], where: str, base: Path) -> None:
         if "sandbox" not in data:
@@ -210,7 +219,7 @@ class Settings:
         except SandboxError as e:
             raise SettingsError(str(e)) from None
 
-    def _add_model(self, data: dict[str, Any], where: str) -> None:
+    def _add_model(self, data: dict[str, Any], where: str, managed: bool) -> None:
         for key, attr in (("model", "model"), ("effortLevel", "effort_level"), ("apiKeyHelper", "api_key_helper")):
             value = data.get(key)
             if value is None:
@@ -224,8 +233,9 @@ class Settings:
             if not (isinstance(names, list) and names and all(isinstance(n, str) and n.strip() for n in names)):
                 raise SettingsError(f"{where}: \"fallbackModel\" must be a model name or a list of them")
             self.fallback_model = [n.strip() for n in names]
-        if "disableAllHooks" in data:
+        if "disableAllHooks" in data:  # (a managed file's is read last: it has the last word)
             self.disable_all_hooks = data["disableAllHooks"] is True
+            self.managed_no_hooks = self.disable_all_hooks if managed else self.managed_no_hooks
         if data.get("disableSkillShellExecution") is True:  # restrictive: any file may set it, none unsets it
             self.disable_skill_shell = True
 
@@ -308,42 +318,6 @@ class Settings:
             target.extend(names)
 
 
-def read_json_file(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise SettingsError(f"cannot read settings file {path}: {e.strerror or e}") from None
-    if not text.strip():
-        return {}
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise SettingsError(f"invalid JSON in settings file {path}: line {e.lineno} column {e.colno}: {e.msg}") from None
-
-
-def settings_files(cwd: Path, sources: Sequence[str], claude: bool = False) -> list[tuple[Path, Path]]:
-    """(file, project base) pairs in reading order; missing files are left out later."""
-    home = Path.home()
-    out: list[tuple[Path, Path]] = []
-    for s in sources:
-        if s not in SETTING_SOURCES:
-            raise SettingsError(f"unknown setting source {s!r}; use any of {', '.join(SETTING_SOURCES)}")
-    if "user" in sources:
-        if claude:
-            out.append((home / ".claude" / "settings.json", home))
-        lw = loopwright_home()
-        out.append((lw / "settings.json", lw.parent))
-    if "project" in sources:
-        if claude:
-            out.append((cwd / ".claude" / "settings.json", cwd))
-        out.append((cwd / ".loopwright" / "settings.json", cwd))
-    if "local" in sources:
-        if claude:
-            out.append((cwd / ".claude" / "settings.local.json", cwd))
-        out.append((cwd / ".loopwright" / "settings.local.json", cwd))
-    return out
-
-
 def load_settings(cwd: str | Path, sources: Sequence[str] = SETTING_SOURCES, *, claude: bool = False,
                   extra: str | Path | dict[str, Any] | None = None, trusted: bool | None = None,
                   accepted: dict[Path, Any] | None = None) -> Settings:
@@ -377,6 +351,7 @@ def load_settings(cwd: str | Path, sources: Sequence[str] = SETTING_SOURCES, *, 
         s.ignored.append(Ignored("command", str(cwd / ".mcp.json"), "its MCP servers"))
     if extra is not None:
         _add_extra(s, extra, cwd)
+    add_managed(s)  # on top of everything, never narrowed by trust (managed.py)
     return s
 
 
@@ -450,8 +425,8 @@ def run_settings(options: AgentOptions, cwd: Path, accepted: dict[Path, Any] | N
     """The settings files a run of `options` reads, merged (None: it reads none: the library reads
     none by default, like the Agent SDK; `setting_sources`, `settings` or `claude_settings` ask).
     `accepted`: the files' contents its session applied so far (load_settings)."""
-    if not uses_settings(options):
-        return None
+    if not uses_settings(options):  # (managed settings apply all the same, as Claude Code's SDK reads them)
+        return load_settings(cwd, [], trusted=True) if managed_folder()[0] is not None else None
     sources = options.setting_sources
     return load_settings(cwd, SETTING_SOURCES if sources is None else sources, claude=options.claude_settings,
                          extra=options.settings, trusted=trusted_for(options, cwd), accepted=accepted or None)
@@ -513,9 +488,8 @@ def build_run_config(options: AgentOptions, cwd: Path, settings: Settings | None
     permissions = Permissions(mode, allow, deny, options.can_use_tool, ask_tools=ask, cwd=cwd, add_dirs=add_dirs,
                               exec_path=env.get("PATH"))
     hooks = options.hooks if isinstance(options.hooks, Hooks) else Hooks(options.hooks or {})
-    if settings is not None and (settings.hooks or settings.env):  # (the caller's object is not changed)
-        none = options.bare or settings.disable_all_hooks  # --bare, disableAllHooks: no hooks of the files
-        hooks = hooks.merged(Hooks({} if none else settings.hooks, env=dict(settings.env)))
+    if settings is not None and (settings.hooks or settings.managed_hooks or settings.env):  # (the caller's is kept)
+        hooks = hooks.merged(Hooks(files_hooks(settings, options.bare), env=dict(settings.env)))
     registry = hooks.freeze()  # what the run's hooks are, fixed now (a later registration does not reach it)
     if options.env:
         registry = registry.with_env(options.env)
@@ -536,14 +510,18 @@ def build_run_config(options: AgentOptions, cwd: Path, settings: Settings | None
 
 
 def permission_rules(options: AgentOptions, settings: Settings | None) -> tuple[list[Rule], list[Rule], list[Rule]]:
-    """The run's allow, ask and deny rules: the settings files' first, then the options' flags."""
+    """The run's allow, ask and deny rules: the settings files' first, then the options' flags
+    (allowManagedPermissionRulesOnly: the managed ones and --disallowedTools', as Claude Code)."""
+    allow, ask, deny = (settings.allow, settings.ask, settings.deny) if settings else ([], [], [])
     try:
-        allow = [*(settings.allow if settings else []), *_cli_rules(options.allowed_tools, "--allowedTools", "allow")]
-        ask = [*(settings.ask if settings else [])]
-        deny = [*(settings.deny if settings else []), *_cli_rules(options.disallowed_tools, "--disallowedTools", "deny")]
+        allowed = _cli_rules(options.allowed_tools, "--allowedTools", "allow")
+        denied = _cli_rules(options.disallowed_tools, "--disallowedTools", "deny")
     except ValueError as e:
         raise SettingsError(str(e)) from None
-    return allow, ask, deny
+    if settings is not None and settings.managed_rules_only:
+        allow, ask, deny = ([r for r in rules if r.source == "managed"] for rules in (allow, ask, deny))
+        allowed = rules_only_drops(settings.warnings, allowed)
+    return [*allow, *allowed], list(ask), [*deny, *denied]
 
 
 def _cli_rules(items: list[str], flag: str, kind: str) -> list[Rule]:

@@ -46,7 +46,8 @@ HONOURED: dict[str, tuple[str, str]] = {
               "tests/hooks/test_hooks_claude_events.py::test_permission_request_answers_an_ask_no_one_could_answer"),
     "disableSkillShellExecution": ("custom commands' inline shell (!`cmd`) is not run: each becomes a placeholder",
                                    "tests/hooks/test_command_expansion.py::test_disable_skill_shell_execution_runs_nothing"),
-    "disableAllHooks": ("no hook of the settings files or plugins runs, and no statusLine",
+    "disableAllHooks": ("no hook of the settings files or plugins runs, and no statusLine (in a file other than "
+                        "managed settings, the managed hooks still run; a managed `false` overrides it)",
                         "tests/settings/test_model_and_key_settings.py::test_disable_all_hooks"),
     "statusLine": ("the interactive mode's status line command (type, command, padding; refreshInterval and "
                    "hideVimModeIndicator are named as not applied)",
@@ -55,6 +56,13 @@ HONOURED: dict[str, tuple[str, str]] = {
     "outputStyle": ("the output style", "tests/skills/test_output_styles.py::test_settings_output_style_changes_the_system_prompt"),
     "sandbox": ("Bash in the OS sandbox", "tests/sandbox/test_sandbox.py::test_invalid_sandbox_settings_name_the_key"),
     "agent": ("the main thread's agent when --agent is not given", "tests/agents/test_agent_files.py::test_the_agent_setting_and_trust"),
+    "allowManagedPermissionRulesOnly": (
+        "in managed settings (docs/managed-settings.md): the permission rules of every other file and "
+        "--settings, and --allowedTools, are not used (--disallowedTools still is); in any other file it is "
+        "named and ignored", "tests/settings/test_managed.py::test_only_managed_permission_rules"),
+    "allowManagedHooksOnly": ("in managed settings: only their hooks run (not the other files' nor plugins'; the "
+                              "SDK's and Python callbacks do); in any other file it is named and ignored",
+                              "tests/settings/test_managed.py::test_which_hooks_run"),
     "skillOverrides": ("per skill or command: \"name-only\" lists it to the model without its description, "
                        "\"user-invocable-only\" hides it from the model (/name still runs it), \"off\" hides it "
                        "from both (/name is refused, the lists of commands leave it out)",
@@ -70,7 +78,7 @@ LOOPWRIGHT_KEYS: dict[str, str] = {
 }
 
 _UI = "a display setting of Claude Code's terminal UI (loopwright's interactive mode has its own)"
-_MANAGED = "a managed (organization) setting: loopwright reads no managed settings"
+_MANAGED = "a managed (organization) policy of a feature loopwright does not have (docs/managed-settings.md)"
 _CLOUD = "a claude.ai, cloud or Remote Control feature loopwright does not have"
 _AUTH = "a cloud provider's or proxy's login helper: loopwright uses API keys (ANTHROPIC_API_KEY, apiKeyHelper)"
 _INTERNAL = "internal to Claude Code"
@@ -86,8 +94,7 @@ REFUSED: dict[str, str] = {
                      "otelHeadersHelper", "forceLoginMethod", "forceLoginGatewayUrl", "forceLoginOrgUUID",
                      "gatewayInternalNetworks", "allowNestedModelAccessUnderForceLogin"), _AUTH),
     **dict.fromkeys(("processWrapper", "policyHelper", "policyHelpers", "wslInheritsWindowsSettings",
-                     "allowManagedHooksOnly", "allowedHttpHookUrls", "httpHookAllowedEnvVars",
-                     "allowManagedPermissionRulesOnly", "allowManagedMcpServersOnly", "allowAllClaudeAiMcps",
+                     "allowedHttpHookUrls", "httpHookAllowedEnvVars", "allowManagedMcpServersOnly", "allowAllClaudeAiMcps",
                      "allowClaudeInChromeWithManagedMcp", "strictPluginOnlyCustomization", "managedMcpServers",
                      "allowedMcpServers", "deniedMcpServers", "parentSettingsBehavior", "managedSourcesBehavior",
                      "allowedProviders", "forceRemoteSettingsRefresh", "claudeMd", "pluginTrustMessage",
@@ -236,7 +243,9 @@ def compat_markdown(schema_keys: Iterable[str], version: str) -> str:
              "`loopwright.settingskeys` (`compat_markdown`); the flags are in "
              "[claude-code-flags.md](claude-code-flags.md).", "",
              "Settings files are read with `--claude-settings` (`~/.claude/settings.json`, `.claude/settings.json`, "
-             "`.claude/settings.local.json`) or `--settings FILE_OR_JSON`; see [permissions.md](permissions.md).", "",
+             "`.claude/settings.local.json`) or `--settings FILE_OR_JSON`; see [permissions.md](permissions.md). "
+             "Managed settings (`/etc/claude-code/managed-settings.json` and `managed-settings.d/`) are read on top "
+             "of them all: [managed-settings.md](managed-settings.md).", "",
              "## Settings keys", "", "| Key | Status | What loopwright does |", "|---|---|---|"]
     lines += [f"| `{k}` | {status} | {what} |" for k, status, what in compat_rows(schema_keys)]
     lines += ["", "Sub-keys of honoured keys that loopwright does not apply (named when read, as any other "

@@ -59,11 +59,12 @@ Code = Literal["ok", "deny_rule", "ask_rule", "hook", "plan", "protected", "outs
                "denied_below", "unparsed", "no_file", "not_approved", "unsandboxed"]
 
 
-# What decided a verdict: a rule, by where it came from (a settings file's scope; "cli": the
+# What decided a verdict: a rule, by where it came from (a settings file's scope, "managed" for the
+# managed settings' (managed.py); "cli": the
 # command line's flags or the caller's own AgentOptions / Permissions fields; "session": granted
 # during the run, a loaded skill's allowed-tools), or no rule: the permission mode, a PreToolUse
 # hook, the OS sandbox (autoAllowBashIfSandboxed), or the gate's built-in default.
-RuleSource = Literal["user", "project", "local", "cli", "session", "mode", "hook", "sandbox", "default"]
+RuleSource = Literal["user", "project", "local", "cli", "session", "mode", "hook", "sandbox", "default", "managed"]
 
 
 @dataclass(frozen=True, slots=True)  # (frozen: ALLOW and the other shared verdicts are one object for many calls)

@@ -34,7 +34,7 @@ UNFIRED_EVENTS = {
 }
 # ConfigChange sources Claude Code has and loopwright never reports (a matcher naming one is named once).
 UNFIRED_CONFIG_SOURCES = {
-    "policy_settings": "loopwright reads no managed (policy) settings file",
+    "policy_settings": "a change to the managed settings fires nothing (they are read as each run starts)",
     "skills": "skills are read once, when a run starts",
 }
 DEFAULT_TIMEOUT = 60.0
