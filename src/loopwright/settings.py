@@ -375,7 +375,7 @@ def _add_extra(s: Settings, extra: str | Path | dict[str, Any], cwd: Path) -> No
         s.files.append(path)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # (identity: built once for one run, holding its gate and hooks)
 class RunConfig:
     """What a run's gate and hooks are built from: options on top of settings files."""
 

@@ -158,7 +158,7 @@ class SharedSpend(Protocol):
     def exhausted(self) -> bool: ...
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)  # (identity: one run's mutable accounting)
 class Budget:
     """The budget rule of seed Prop 5.4: add each response's cost, then compare with B."""
 

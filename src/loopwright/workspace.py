@@ -37,7 +37,9 @@ HARMLESS_READS = frozenset({"/dev/null", "/dev/zero", "/dev/random", "/dev/urand
 _PROCESS_RELATIVE = r"^/(?:proc/(?:self|thread-self|\d+)(?:/|$)|dev/fd(?:/|$)|dev/std(?:in|out|err)$)"  # (compiled at first use)
 
 
-@dataclass
+# The tools' state (BashState ... ToolState): one run's or session's, changed in place; two are the same
+# only if they are one object (eq=False), and their repr would be all of it (repr=False). docs/architecture.md
+@dataclass(eq=False, repr=False)
 class BashState:
     """Bash's: where the next command starts (the gate resolves a command's paths from it too)
     and the background shells (tools.bash.BackgroundShell, by id)."""
@@ -47,7 +49,7 @@ class BashState:
     next_id: int = 1
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ReadState:
     """Read's stamps of the files it read (path -> mtime.stamp's value): Edit and Write refuse a
     file changed since."""
@@ -55,14 +57,14 @@ class ReadState:
     stamps: dict[str, tuple[int, int, int, bytes | None] | None] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class TodoState:
     """TodoWrite's task list (None: never written)."""
 
     items: list[dict[str, Any]] | None = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class TaskState:
     """The Task tools' list (TaskCreate, TaskUpdate, ...): the tasks by id, and the next id.
     `path`: where the session keeps it between its runs (beside a saved session's transcript, as
@@ -74,7 +76,7 @@ class TaskState:
     loaded: bool = False  # (read from `path` at the first Task call of the run)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class SearchState:
     """What Grep and Glob search with: the engine (tests and benchmarks force "rg" or "python"),
     and the gate's predicate for the files Read deny rules hide (left out of what they list)."""
@@ -83,7 +85,7 @@ class SearchState:
     denied: Callable[[str], bool] | None = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class GrantState:
     """Allow rules granted during the run: the allowed-tools of a skill the model loaded (skills.py).
     The gate adds them to its allow rules (deny and ask rules still come first). A tuple, changed
@@ -97,7 +99,7 @@ class GrantState:
         self.rules = (*self.rules, *rules)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ToolState:
     """What the tools of one run share, one typed slot per concern."""
 

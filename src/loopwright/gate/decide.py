@@ -46,7 +46,9 @@ if TYPE_CHECKING:
     from .auto import AutoClassifier  # (imported at auto mode's first judged call only)
 
 
-@dataclass(slots=True)  # (slots: a copy's attributes are read as fast as the original's, see for_state)
+# (slots: a copy's attributes are read as fast as the original's, see for_state; eq/repr: identity,
+# a gate holding callables)
+@dataclass(slots=True, eq=False, repr=False)
 class Permissions(Judge):
     """Rules and a mode in front of the user's `can_use_tool` callback.
 

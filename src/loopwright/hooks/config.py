@@ -40,7 +40,7 @@ UNFIRED_CONFIG_SOURCES = {
 DEFAULT_TIMEOUT = 60.0
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # (identity: one run's context)
 class HookContext(Generic[DepsT]):
     """Fields every hook input carries (Claude Code's stdin JSON); `deps`, typed as `HookContext[Deps]`."""
 

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("loopwright.hooks")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)  # (identity: one run's mutable state)
 class HookState:
     """One run's hook state: its context (session, transcript, cwd, mode), the reports not yet
     passed on to the stream, and the first `continue: false` (then the run ends)."""

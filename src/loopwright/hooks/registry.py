@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .kinds import HookCallback, HookMatcher
 
 
-@dataclass
+@dataclass(eq=False)  # (identity: a registry one or many runs are built from)
 class Hooks(RunHooks):
     """Hooks as the user registers them (`on`, `command`, or the Agent SDK's dict). A run never
     uses this object: the assembler freezes it into the run's HookRegistry and gives the run its

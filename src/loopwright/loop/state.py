@@ -92,7 +92,7 @@ class McpServers(Protocol):
     async def aclose(self) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)  # (identity: one run's; see docs/architecture.md)
 class RunDeps:
     """What a run is built with (assemble.py) and its steps never change (pydantic-ai's run
     dependencies): the options, the model and its price, the tools and their wire definitions,
@@ -127,7 +127,7 @@ class RunDeps:
         object.__setattr__(self, "tool_defs", frozen(self.tool_defs))
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)  # (identity: one run's mutable state)
 class RunState:
     """What the steps change: (h, t) of seed Def 3.1 (the environment is the tools' world)
     and the accounting around them."""

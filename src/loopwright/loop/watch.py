@@ -40,7 +40,7 @@ MAX_WATCHED = 1000  # files FileChanged watches (a watched directory's files cou
 _SOURCES = {"user": "user_settings", "project": "project_settings", "local": "local_settings"}
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)  # (identity: a conversation's mutable state)
 class Watch:
     """What a run watches between its steps: its settings files (their stamps, and the objects it
     applied) and FileChanged's files. A conversation (LoopwrightClient, the SDK's and ACP's

@@ -163,7 +163,7 @@ class RunPorts(Protocol):
         """How many of tool `tool_name`'s earlier calls in a row failed (0 after a success)."""
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # (identity: one call's view of its run, holding callables)
 class ToolContext(Generic[DepsT]):
     """What a running tool may know about its run: the working directory and session state.
 
