@@ -43,7 +43,7 @@ SYSTEM_DIR = SYSTEM_DIRS.get(sys.platform, Path("/etc/claude-code"))
 FILE = "managed-settings.json"
 DROP_INS = "managed-settings.d"
 # Keys Claude Code honours only from managed settings (anywhere else they are named and ignored).
-MANAGED_ONLY = frozenset({"allowManagedPermissionRulesOnly", "allowManagedHooksOnly"})
+MANAGED_ONLY = frozenset({"allowManagedPermissionRulesOnly", "allowManagedHooksOnly", "parentSettingsBehavior"})
 BAD_DOCUMENT = ("Managed settings document could not be parsed as a JSON object; none of its settings are in effect. "
                 "Fix or remove it.")
 SUSPECT = "the managed settings file is writable by users other than root and you"
@@ -73,15 +73,88 @@ def managed_folder(system: Path | None = None) -> tuple[Path | None, str | None]
     return (folder if _has_policy(folder) else None), None
 
 
-def add_managed(s: Any) -> None:
+def add_managed(s: Any, host: dict[str, Any] | None = None, cwd: Path | None = None) -> None:
     """Merge the managed settings documents into settings.Settings `s`, last (SettingsError: one
-    cannot be used, or has a wrong value: the run stops)."""
+    cannot be used, or has a wrong value: the run stops), under them what restricts of a host's
+    (`host`: AgentOptions.managed_settings, --managed-settings; its paths are from `cwd`)."""
     folder, said = managed_folder()
     s.warnings += [said] if said else []
-    for doc in read_managed(folder) if folder is not None else []:
+    docs = read_managed(folder) if folder is not None else []
+    if host:
+        merge = [d.data.get("parentSettingsBehavior") for d in docs if "parentSettingsBehavior" in d.data]
+        if docs and (merge[-1:] or ["first-wins"])[0] != "merge":
+            s.warnings.append("--managed-settings left out of the policy tier: an administrator's managed settings "
+                              "apply and do not set parentSettingsBehavior to 'merge'")
+        else:
+            rules_only = any(d.data.get("allowManagedPermissionRulesOnly") is True for d in docs)
+            kept, dropped = host_tier(host, rules_only)
+            if dropped:
+                s.warnings.append("--managed-settings: only what restricts is taken from a host's managed settings; "
+                                  f"not taken: {', '.join(dropped)}")
+            s.add(kept, "--managed-settings", cwd or Path.cwd(), managed=True)
+    for doc in docs:
         s.add(doc.data, str(doc.path), doc.path.parent, managed=True)
         s.ignored += doc.ignored
         s.files.append(doc.path)
+    for d in docs:
+        if d.data.get("parentSettingsBehavior", "first-wins") not in ("first-wins", "merge"):
+            s.warnings.append(f"{d.path}: parentSettingsBehavior {d.data['parentSettingsBehavior']!r} is ignored: "
+                              "use \"first-wins\" or \"merge\"")
+
+
+# What Claude Code 2.1.332 keeps of a host's managed settings besides the permissions and the hook
+# switches (host_tier): restrictions of features loopwright lacks, kept so that the line of keys it
+# does not honour names them.
+_HOST_KEPT = frozenset({
+    "disableRemoteControl", "disableAgentView", "disableWorkflows", "disableArtifact", "enableWorkflows",
+    "enableArtifact", "allowedHttpHookUrls", "httpHookAllowedEnvVars", "disableCommandPluginSources",
+    "disableSideloadFlags", "pluginConfigs", "disableWindowsBashCommandSplit", "allowManagedMcpServersOnly",
+    "disableClaudeAiConnectors", "disableDirectMcpSkills", "syncClaudeAiSkills", "syncClaudeAiPlugins",
+    "remoteTools", "disablePluginDirectory", "disableAutoMode", "remoteControl", "attribution",
+    "strictPluginOnlyCustomization", "deniedMcpServers", "blockedMarketplaces", "deniedModels", "forceLoginOrgUUID",
+    "allowedMcpServers", "availableModels", "strictKnownMarketplaces", "allowedProviders", "enforceAvailableModels",
+    "availableModelsMatch"})
+
+
+def host_tier(data: dict[str, Any], rules_only: bool) -> tuple[dict[str, Any], list[str]]:
+    """What a host's managed settings keep, as Claude Code filters them ("restrictive-only"), and
+    the keys left out. `disableAllHooks` binds as `allowManagedHooksOnly` (a host cannot stop the
+    administrator's hooks); allow rules and additionalDirectories only where the administrator's
+    settings do not set allowManagedPermissionRulesOnly (`rules_only`); hooks, env, models,
+    modes are left out."""
+    out: dict[str, Any] = {}
+    dropped = []
+    for key, value in data.items():
+        if key in ("allowManagedHooksOnly", "allowManagedPermissionRulesOnly", "disableSkillShellExecution"):
+            out[key] = value is True or out.get(key, False)
+        elif key == "disableAllHooks":
+            out["allowManagedHooksOnly"] = value not in (None, False, "false") or out.get("allowManagedHooksOnly", False)
+        elif key == "permissions" and isinstance(value, dict):
+            keep = ["deny", "ask", "disableBypassPermissionsMode", *([] if rules_only else ["allow", "additionalDirectories"])]
+            out[key] = {k: v for k, v in value.items() if k in keep}
+            dropped += [f"permissions.{k}" for k in value if k not in keep]
+        elif key == "sandbox" and isinstance(value, dict):
+            out[key], lost = _host_sandbox(value)
+            dropped += [f"sandbox.{k}" for k in lost]
+        elif key in _HOST_KEPT or key == "permissions":
+            out[key] = value
+        else:
+            dropped.append(key)
+    return out, dropped
+
+
+def _host_sandbox(sb: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A host's sandbox: its deny lists and the domains and read paths it lets through (as Claude Code)."""
+    keep = {"network": ("deniedDomains", "allowedDomains"), "filesystem": ("denyRead", "denyWrite", "allowRead")}
+    out: dict[str, Any] = {}
+    lost = []
+    for part, value in sb.items():
+        if part in keep and isinstance(value, dict):
+            out[part] = {k: v for k, v in value.items() if k in keep[part]}
+            lost += [f"{part}.{k}" for k in value if k not in keep[part]]
+        else:
+            lost.append(part)
+    return out, lost
 
 
 def _has_policy(folder: Path) -> bool:

@@ -210,6 +210,11 @@ class AgentOptions(Generic[DepsT, OutputT]):
     settings files and never narrowed by an untrusted workspace."""
     claude_settings: bool = False
     """Also read Claude Code's `.claude/settings.json` and `settings.local.json` files."""
+    managed_settings: dict[str, Any] | None = None
+    """A host's managed settings (the TypeScript Agent SDK's `managedSettings`, the CLI's
+    `--managed-settings`): only what restricts is kept, on top of every settings file; left out
+    (said in one line) where the machine's managed settings do not set `parentSettingsBehavior:
+    "merge"` (docs/managed-settings.md)."""
     trust_workspace: bool | None = None
     """Workspace trust: True trusts `cwd`'s project files for this run, False never; None (the default):
     trusted only when the user trusted the workspace (`loopwright trust DIR`). Untrusted, the project's
@@ -429,6 +434,8 @@ class AgentOptions(Generic[DepsT, OutputT]):
             Hooks(dict(self.hooks))  # raises TypeError/ValueError naming the event and the fix
         if not isinstance(self.agents, Mapping):
             raise TypeError(f"agents must be a dict {{name: AgentDefinition}}, not {type(self.agents).__name__}")
+        if self.managed_settings is not None and not isinstance(self.managed_settings, Mapping):
+            raise TypeError(f"managed_settings must be a dict of settings, not {type(self.managed_settings).__name__}")
         agent_definitions(self.agents)  # raises on a bad definition
 
     def _check_paths(self) -> None:

@@ -320,8 +320,9 @@ class Settings:
 
 def load_settings(cwd: str | Path, sources: Sequence[str] = SETTING_SOURCES, *, claude: bool = False,
                   extra: str | Path | dict[str, Any] | None = None, trusted: bool | None = None,
-                  accepted: dict[Path, Any] | None = None) -> Settings:
-    """Read and merge the settings files (see the module docstring). `extra` is --settings:
+                  accepted: dict[Path, Any] | None = None, host: dict[str, Any] | None = None) -> Settings:
+    """Read and merge the settings files (see the module docstring). `host`: a host's managed
+    settings (AgentOptions.managed_settings: managed.py keeps what restricts). `extra` is --settings:
     a file path, a JSON string, or a dict. `trusted`: whether the project's files count in full
     (None: as the trust store says for cwd); untrusted, they only narrow (trust.py). `accepted`:
     the objects to use for these files instead of reading them (None: absent), the versions a
@@ -351,7 +352,7 @@ def load_settings(cwd: str | Path, sources: Sequence[str] = SETTING_SOURCES, *, 
         s.ignored.append(Ignored("command", str(cwd / ".mcp.json"), "its MCP servers"))
     if extra is not None:
         _add_extra(s, extra, cwd)
-    add_managed(s)  # on top of everything, never narrowed by trust (managed.py)
+    add_managed(s, host, cwd)  # on top of everything, never narrowed by trust (managed.py)
     return s
 
 
@@ -425,11 +426,12 @@ def run_settings(options: AgentOptions, cwd: Path, accepted: dict[Path, Any] | N
     """The settings files a run of `options` reads, merged (None: it reads none: the library reads
     none by default, like the Agent SDK; `setting_sources`, `settings` or `claude_settings` ask).
     `accepted`: the files' contents its session applied so far (load_settings)."""
+    host = options.managed_settings
     if not uses_settings(options):  # (managed settings apply all the same, as Claude Code's SDK reads them)
-        return load_settings(cwd, [], trusted=True) if managed_folder()[0] is not None else None
+        return load_settings(cwd, [], trusted=True, host=host) if host or managed_folder()[0] is not None else None
     sources = options.setting_sources
     return load_settings(cwd, SETTING_SOURCES if sources is None else sources, claude=options.claude_settings,
-                         extra=options.settings, trusted=trusted_for(options, cwd), accepted=accepted or None)
+                         extra=options.settings, trusted=trusted_for(options, cwd), accepted=accepted or None, host=host)
 
 
 def with_settings_model(options: AgentOptions, settings: Settings | None) -> AgentOptions:

@@ -63,6 +63,10 @@ HONOURED: dict[str, tuple[str, str]] = {
     "allowManagedHooksOnly": ("in managed settings: only their hooks run (not the other files' nor plugins'; the "
                               "SDK's and Python callbacks do); in any other file it is named and ignored",
                               "tests/settings/test_managed.py::test_which_hooks_run"),
+    "parentSettingsBehavior": ("in managed settings: \"merge\" takes what restricts of a host's managed settings "
+                               "(the TypeScript SDK's managedSettings, --managed-settings) under them; \"first-wins\" "
+                               "(the default) leaves those out; in any other file it is named and ignored",
+                               "tests/settings/test_managed.py::test_a_hosts_managed_settings_keep_what_restricts"),
     "skillOverrides": ("per skill or command: \"name-only\" lists it to the model without its description, "
                        "\"user-invocable-only\" hides it from the model (/name still runs it), \"off\" hides it "
                        "from both (/name is refused, the lists of commands leave it out)",
@@ -96,7 +100,7 @@ REFUSED: dict[str, str] = {
     **dict.fromkeys(("processWrapper", "policyHelper", "policyHelpers", "wslInheritsWindowsSettings",
                      "allowedHttpHookUrls", "httpHookAllowedEnvVars", "allowManagedMcpServersOnly", "allowAllClaudeAiMcps",
                      "allowClaudeInChromeWithManagedMcp", "strictPluginOnlyCustomization", "managedMcpServers",
-                     "allowedMcpServers", "deniedMcpServers", "parentSettingsBehavior", "managedSourcesBehavior",
+                     "allowedMcpServers", "deniedMcpServers", "managedSourcesBehavior",
                      "allowedProviders", "forceRemoteSettingsRefresh", "claudeMd", "pluginTrustMessage",
                      "disableSideloadFlags", "disableDirectMcpSkills", "desktopMcpServersListScope",
                      "requiredMinimumVersion", "requiredMaximumVersion", "channelsEnabled", "allowedChannelPlugins"),

@@ -37,11 +37,13 @@ WORKS = [
     ["--betas", "context-1m-2025-08-07"], ["--agents", '{"r": {"description": "d", "prompt": "p"}}'],
     ["--debug-to-stderr"], ["--replay-user-messages"], ["--include-hook-events"], ["--debug-file", "/dev/null"],
     ["--allow-dangerously-skip-permissions"], ["--await-initialize"], ["--initialize-fields", "settings"],
+    ["--managed-settings", '{"permissions": {"deny": ["Bash"]}}'], ["--await-initialize", "--managed-settings-in-initialize"],
 ]
 FAILS = [
     (["--permission-mode", "yolo"], "--permission-mode"), (["--resume-session-at=abc"], "--resume-session-at"),
     (["--resume-drops-turn=abc"], "--resume-drops-turn"), (["--session-mirror"], "--session-mirror"),
-    (["--managed-settings-in-initialize"], "--managed-settings-in-initialize"),
+    (["--managed-settings-in-initialize"], "--managed-settings-in-initialize"), (["--managed-settings", "{x"], "--managed-settings"),
+    (["--managed-settings", "[1]"], "--managed-settings"),
     (["--plugin-dir-no-mcp", "."], "--plugin-dir-no-mcp"), (["--task-budget", "1000"], "--task-budget"),
     (["--permission-prompt-tool", "mcp__x__ask"], "--permission-prompt-tool"),
     (["--resume=no-such-session"], "no-such-session"), (["--max-turns", "x"], "--max-turns"),

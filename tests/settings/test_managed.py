@@ -207,3 +207,61 @@ def test_side_by_side_with_claude_code(tmp_path: Path, who: str) -> None:
                    for b in m["content"] if b.get("type") == "tool_result"]
     assert r.returncode == 0, (who, r.stderr)
     assert not (proj / "made.txt").exists() and results and results[0].get("is_error") is True, (who, results)
+
+
+def test_a_hosts_managed_settings_keep_what_restricts(managed: Path, tmp_path: Path) -> None:
+    """AgentOptions.managed_settings (the TypeScript SDK's managedSettings): as Claude Code filters a
+    host's tier; left out where the machine has managed settings, unless they say "merge"."""
+    proj = project(tmp_path, {"permissions": {"allow": ["Bash(touch *)"]}, "hooks": hook("project")})
+    host = {"permissions": {"deny": ["Bash(touch *)"], "allow": ["Read"], "defaultMode": "acceptEdits"},
+            "disableAllHooks": True, "hooks": hook("host"), "env": {"X": "1"}, "deniedMcpServers": [{"serverName": "x"}]}
+    opts = lw.AgentOptions(cwd=str(proj), managed_settings=host)
+    s = run_settings(opts, proj)  # (the library reads no other file by default: the host's still apply)
+    assert s is not None and [str(r) for r in s.deny] == ["Bash(touch *)"] and [str(r) for r in s.allow] == ["Read"]
+    assert s.managed_hooks_only and not s.managed_hooks and s.env == {} and s.default_mode is None
+    assert ("--managed-settings: only what restricts is taken from a host's managed settings; not taken: "
+            "permissions.defaultMode, hooks, env") in s.warnings
+    assert any("deniedMcpServers" in w and "does not honour" in w for w in s.warnings), s.warnings  # (kept, refused)
+    opts = lw.AgentOptions(cwd=str(proj), managed_settings=host, setting_sources=["project"], claude_settings=True)
+    config = build_run_config(opts, proj)
+    assert config.permissions.evaluate("Bash", TOUCH).kind == "deny" and not config.hooks.matchers.get("PreToolUse")
+    # the machine's managed settings leave the host's out, unless they merge them
+    write(managed / "managed-settings.json", {"permissions": {"deny": ["Read(/x)"]}})
+    s = run_settings(opts, proj)
+    assert s is not None and [str(r) for r in s.deny] == ["Read(/x)"] and not s.managed_hooks_only
+    assert ("--managed-settings left out of the policy tier: an administrator's managed settings apply and do not "
+            "set parentSettingsBehavior to 'merge'") in s.warnings
+    write(managed / "managed-settings.json", {"parentSettingsBehavior": "merge", "allowManagedPermissionRulesOnly": True})
+    s = run_settings(opts, proj)
+    assert s is not None and [str(r) for r in s.deny] == ["Bash(touch *)"]
+    assert [r for r in s.allow if r.source == "managed"] == []  # (the host's allow rules go under rules-only)
+
+
+@pytest.mark.e2e
+def test_managed_settings_in_initialize(managed: Path, tmp_path: Path) -> None:
+    """--managed-settings-in-initialize: the initialize request's managedSettings deny the command a
+    project rule allows; without them, initialize and the prompt are answered with errors."""
+    proj = project(tmp_path, {"permissions": {"allow": ["Bash(touch *)"]}})
+
+    def session(init: dict[str, Any]) -> tuple[list[dict[str, Any]], list[Any]]:
+        lines = [{"type": "control_request", "request_id": "i", "request": {"subtype": "initialize", **init}},
+                 {"type": "user", "message": {"role": "user", "content": "go"}, "parent_tool_use_id": None,
+                  "session_id": ""}]
+        with ScriptedServer([[bash("touch made.txt")], [text("done")]]) as srv:
+            p = subprocess.run([*loopwright_cmd(), "--output-format", "stream-json", "--verbose", "--input-format",
+                                "stream-json", "--model", "claude-sonnet-4-6", "--setting-sources", "project",
+                                "--await-initialize", "--managed-settings-in-initialize"],
+                               input="".join(json.dumps(x) + "\n" for x in lines), capture_output=True, text=True,
+                               cwd=proj, timeout=60, env=cli_env(ANTHROPIC_API_KEY="test", ANTHROPIC_BASE_URL=srv.url,
+                                                                 **{ENV: str(managed)}))
+        return [json.loads(x) for x in p.stdout.splitlines()], list(srv.requests)
+
+    out, requests = session({"managedSettings": {"permissions": {"deny": ["Bash(touch *)"]}}})
+    (answer,) = [o["response"] for o in out if o["type"] == "control_response"]
+    assert answer["subtype"] == "success" and answer["response"]["managed_settings_applied"] is True
+    assert out[-1]["type"] == "result" and not (proj / "made.txt").exists()
+    out, requests = session({})
+    (answer,) = [o["response"] for o in out if o["type"] == "control_response"]
+    assert answer["subtype"] == "error" and "no managedSettings object" in answer["error"]
+    assert out[-1]["type"] == "result" and out[-1]["is_error"] and "not delivered" in str(out[-1]), out[-1]
+    assert requests == []  # (the prompt never ran)

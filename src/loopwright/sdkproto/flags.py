@@ -31,8 +31,6 @@ UNSUPPORTED = {
     "--session-mirror": "session stores fed from the CLI's stdout (transcript_mirror)",
     "--task-budget": "task budgets",
     "--plugin-dir-no-mcp": "Claude Code plugins",
-    "--managed-settings": "managed settings",
-    "--managed-settings-in-initialize": "managed settings",
     "--sdk-url": "a remote SDK connection",
 }
 ALIASES = {"--allowed-tools": "--allowedTools", "--disallowed-tools": "--disallowedTools"}
@@ -54,6 +52,7 @@ class SdkFlags:
     debug: bool = False
     debug_file: str | None = None
     notes: list[str] = field(default_factory=list)  # accepted flags that change nothing, for stderr
+    managed_in_initialize: bool = False  # --managed-settings-in-initialize: no prompt runs before they come
 
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -65,6 +64,9 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     # The TypeScript SDK: wait for initialize, which carries these option fields (session.initialize).
     p.add_argument("--await-initialize", action="store_true")
     p.add_argument("--initialize-fields")
+    # The TypeScript SDK's managedSettings (docs/managed-settings.md): as JSON, or in initialize.
+    p.add_argument("--managed-settings", metavar="JSON")
+    p.add_argument("--managed-settings-in-initialize", action="store_true")
     for flag, why in IGNORED.items():
         p.add_argument(flag, nargs="?", const="", dest=_dest(flag), metavar="X", help=f"accepted, changes nothing: {why}")
     for flag, what in UNSUPPORTED.items():  # (with or without a value: refused either way)
@@ -126,6 +128,7 @@ def parse(argv: list[str], parser: argparse.ArgumentParser) -> SdkFlags:
             notes.append(said)
     except UsageError as e:
         raise FlagError(str(e)) from None
+    options.managed_settings = managed_flag(args)
     options.refusal_advice = "python"  # a refusal names the SDK's option fields (allowed_tools=[...]), not flags
     # As the SDK's CLI, loopwright is Claude Code: its setting sources are Claude Code's files
     # (~/.claude/settings.json, .claude/settings.json, .claude/settings.local.json) besides loopwright's own.
@@ -133,7 +136,27 @@ def parse(argv: list[str], parser: argparse.ArgumentParser) -> SdkFlags:
     return SdkFlags(options, ask_stdio=ask_stdio, partial=args.include_partial_messages, sdk_servers=sdk_servers,
                     replay=args.cc_replay_user_messages is not None,
                     debug=bool(args.debug_to_stderr or args.debug is not None),
-                    debug_file=args.debug_file, notes=notes)
+                    debug_file=args.debug_file, notes=notes,
+                    managed_in_initialize=args.managed_settings_in_initialize)
+
+
+def managed_flag(args: argparse.Namespace) -> dict[str, Any] | None:
+    """--managed-settings' object (FlagError: not a JSON object, or with --managed-settings-in-initialize,
+    which needs --await-initialize: Claude Code's rules)."""
+    if args.managed_settings_in_initialize:
+        if not args.await_initialize or args.managed_settings is not None:
+            raise FlagError("--managed-settings-in-initialize requires --await-initialize and cannot be used with "
+                            "--managed-settings")
+        return None
+    if args.managed_settings is None:
+        return None
+    try:
+        data = json.loads(args.managed_settings)
+    except json.JSONDecodeError as e:
+        raise FlagError(f"--managed-settings: invalid JSON: line {e.lineno} column {e.colno}: {e.msg}") from None
+    if not isinstance(data, dict):
+        raise FlagError("--managed-settings must be a JSON object of settings")
+    return data
 
 
 def split_sdk_servers(values: list[str]) -> tuple[list[str], list[str]]:

@@ -223,6 +223,12 @@ class SdkSession:
         if req.get("settings") is not None:
             changes["settings"] = req["settings"]
             applied["settings_applied"] = True
+        if self.flags.managed_in_initialize:  # (no session runs without them, as in Claude Code)
+            if not isinstance(req.get("managedSettings"), dict):
+                raise ValueError("--managed-settings-in-initialize: the initialize request has no managedSettings "
+                                 "object; no prompt runs without them")
+            changes["managed_settings"], applied["managed_settings_applied"] = req["managedSettings"], True
+            self.flags.managed_in_initialize = False
         denied = req.get("disallowedTools")
         if isinstance(denied, list):
             changes["disallowed_tools"] = [*o.disallowed_tools, *map(str, denied)]
@@ -379,6 +385,9 @@ class SdkSession:
             if self.init_task is not None:
                 with contextlib.suppress(Exception):
                     await self.init_task
+            if self.flags.managed_in_initialize:  # (initialize did not deliver them)
+                prompt = Refused("the managed settings were not delivered in initialize "
+                                 "(--managed-settings-in-initialize); no prompt runs without them")
             if isinstance(prompt, Refused):
                 self.emit_error(f"stdin: {prompt.problem}", self.session_id or self.options.session_id or "")
             else:
