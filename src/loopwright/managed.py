@@ -47,6 +47,8 @@ MANAGED_ONLY = frozenset({"allowManagedPermissionRulesOnly", "allowManagedHooksO
 BAD_DOCUMENT = ("Managed settings document could not be parsed as a JSON object; none of its settings are in effect. "
                 "Fix or remove it.")
 SUSPECT = "the managed settings file is writable by users other than root and you"
+RULES_ONLY = ("your organization restricts permission rules to managed settings (allowManagedPermissionRulesOnly). "
+              "Ask an admin to add the rules it needs to managed settings.")
 
 
 @dataclass

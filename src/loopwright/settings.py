@@ -45,7 +45,14 @@ from .gate.verdict import RuleSource
 from .home import locked, write_private
 from .home import loopwright_home as loopwright_home
 from .hooks import HookRegistry, Hooks
-from .managed import add_managed, files_hooks, managed_folder, only_line, rules_only_drops
+from .managed import (
+    RULES_ONLY,
+    add_managed,
+    files_hooks,
+    managed_folder,
+    only_line,
+    rules_only_drops,
+)
 from .mtime import Stamp, stamp
 from .settingsfiles import SETTING_SOURCES as SETTING_SOURCES
 from .settingsfiles import SettingsError as SettingsError
@@ -489,6 +496,7 @@ def build_run_config(options: AgentOptions, cwd: Path, settings: Settings | None
     env = {**(settings.env if settings else {}), **(options.env or {})}
     permissions = Permissions(mode, allow, deny, options.can_use_tool, ask_tools=ask, cwd=cwd, add_dirs=add_dirs,
                               exec_path=env.get("PATH"))
+    permissions.closed_grants = RULES_ONLY if settings is not None and settings.managed_rules_only else None
     hooks = options.hooks if isinstance(options.hooks, Hooks) else Hooks(options.hooks or {})
     if settings is not None and (settings.hooks or settings.managed_hooks or settings.env):  # (the caller's is kept)
         hooks = hooks.merged(Hooks(files_hooks(settings, options.bare), env=dict(settings.env)))

@@ -224,7 +224,9 @@ def make_skill_tool(skills: list[Skill], overrides: Mapping[str, str] | None = N
             raise ToolError(f"Cannot read skill {name!r} ({s.path}): {e.strerror or e}") from None
         files = sorted(str(p.relative_to(s.folder)) for p in s.folder.rglob("*") if p.is_file() and p != s.path)
         notes: list[str] = []
-        if s.allowed_tools:
+        if s.allowed_tools and ctx.state.grants.closed is not None:
+            notes.append(f"allowed-tools of {s.path} ignored: {ctx.state.grants.closed}")
+        elif s.allowed_tools:
             rules, bad = valid_rules(s.allowed_tools)
             ctx.state.grants.add(rules)  # allowed without asking while the skill is active (the run)
             notes.append(f"Tools this skill uses (allowed without asking from now on): {', '.join(rules)}")

@@ -93,10 +93,12 @@ class GrantState:
     list counted was missed when an item was replaced in place, issue 41)."""
 
     rules: tuple[str, ...] = ()
+    closed: str | None = None  # why nothing may be granted (managed allowManagedPermissionRulesOnly)
 
     def add(self, rules: Iterable[str]) -> None:
-        """Grant `rules` too, from now on."""
-        self.rules = (*self.rules, *rules)
+        """Grant `rules` too, from now on (none while `closed`)."""
+        if self.closed is None:
+            self.rules = (*self.rules, *rules)
 
 
 @dataclass(eq=False, repr=False)

@@ -21,6 +21,7 @@ from loopwright.managed import BAD_DOCUMENT, ENV, SYSTEM_DIR, managed_folder
 from loopwright.settings import SettingsError, build_run_config, load_settings, run_settings
 from loopwright.testing import ScriptedServer
 from tests.helpers import TESTS, bash, claude_code_env, cli_env, loopwright_cmd, text
+from tests.helpers import use as lw_use
 
 CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
 TOUCH = {"command": "touch made.txt"}
@@ -265,3 +266,24 @@ def test_managed_settings_in_initialize(managed: Path, tmp_path: Path) -> None:
     assert answer["subtype"] == "error" and "no managedSettings object" in answer["error"]
     assert out[-1]["type"] == "result" and out[-1]["is_error"] and "not delivered" in str(out[-1]), out[-1]
     assert requests == []  # (the prompt never ran)
+
+
+def test_a_skills_allowed_tools_grant_nothing_under_managed_rules_only(managed: Path, tmp_path: Path) -> None:
+    """allowManagedPermissionRulesOnly: a skill's allowed-tools are not granted (the tool result says
+    why, in Claude Code's words); its Bash call is asked like any other (here: refused)."""
+    from loopwright.managed import RULES_ONLY
+    from loopwright.tools.builtin import default_tools
+
+    write(managed / "managed-settings.json", {"allowManagedPermissionRulesOnly": True})
+    proj = tmp_path / "proj"
+    write(proj / ".loopwright" / "skills" / "scaffold" / "SKILL.md",
+          "---\nname: scaffold\ndescription: Create files\nallowed-tools: Bash(touch *)\n---\nTouch the files.\n")
+    asked: list[str] = []
+    turns = [[lw_use("s1", "Skill", skill="scaffold")], [lw_use("b1", "Bash", command="touch made.txt")], [text("done")]]
+    r = lw.run("scaffold it", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=default_tools(), cwd=proj,
+                                              setting_sources=["project"],
+                                              can_use_tool=lambda name, x: asked.append(x["command"]) or False))
+    loaded = r.messages[2]["content"][0]["content"]
+    loaded = loaded if isinstance(loaded, str) else loaded[0]["text"]
+    assert f"allowed-tools of {proj / '.loopwright' / 'skills' / 'scaffold' / 'SKILL.md'} ignored: {RULES_ONLY}" in loaded
+    assert asked == ["touch made.txt"] and not (proj / "made.txt").exists()

@@ -95,6 +95,9 @@ class Permissions(Judge):
     # What the rules said about the last call decided (telemetry's execute_tool span reads it).
     last_verdict: Verdict | None = field(default=None, init=False, repr=False, compare=False)
     _granted: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)  # tool_state.grants taken
+    # Why the run's tools may grant no rules (a skill's allowed-tools): managed settings'
+    # allowManagedPermissionRulesOnly (settings.py); for_state closes the tools' GrantState.
+    closed_grants: str | None = None
 
     def for_state(self, state: ToolState | None) -> Permissions:
         """This gate for the run whose tools share `state` (a copy: a subagent's gate is its
@@ -105,6 +108,8 @@ class Permissions(Judge):
         if state is not self.tool_state:  # (the parent's grants stay in its rules; the new state's are taken anew)
             gate._granted = ()
         gate.tool_state = state
+        if state is not None and self.closed_grants is not None:
+            state.grants.closed = self.closed_grants
         gate._bind_state()
         return gate
 
