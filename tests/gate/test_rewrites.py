@@ -87,7 +87,10 @@ def test_no_sequence_of_rewriters_runs_what_a_deny_rule_matches(
             disallowed_tools=[rule], can_use_tool=answer, hooks=hooks, setting_sources=[]))
     assert r.subtype == "success"
     assert not set(ran) & RULES[rule], (ran, rule)
-    judged = hook_rewrites[-1] if hook_rewrites else first
+    # Each hook sees the model's input: one that edits it in place to what it already was has not
+    # rewritten it; the last rewrite in the hooks' order is the one judged.
+    rewrites = [t for t in hook_rewrites if t != first] if in_place else hook_rewrites
+    judged = rewrites[-1] if rewrites else first
     final = answer_rewrite if asked and answer_rewrite is not None else judged  # the answer rewrites only when asked
     if final in RULES[rule]:
         block = first_tool_result(r)
@@ -113,6 +116,32 @@ def test_can_use_tool_pointing_a_write_at_a_denied_path_is_refused_naming_the_ru
     block = first_tool_result(r)
     assert block["is_error"] is True and rule in block["content"]
     assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"]
+
+
+def test_hooks_editing_the_input_in_place_each_edit_their_own_copy_and_the_last_in_order_wins(tmp_path: Path) -> None:
+    """The hooks of an event run side by side. Both edited the one input in place, so the edit that
+    ran was the slower hook's (here the first's): with a deny rule on it, whether the call ran
+    depended on thread timing (a flaky case of the property above). Now each hook edits its own
+    copy, sees the model's input, and the edits are rewrites taken in the hooks' order."""
+    import time
+
+    seen: list[str] = []
+
+    def editing_to(target: str, delay: float) -> Any:
+        def hook(data: dict[str, Any]) -> dict[str, Any]:
+            seen.append(data["tool_input"]["file_path"])
+            time.sleep(delay)
+            data["tool_input"].update(file_path=target)
+            return {}
+        return hook
+
+    hooks = Hooks()
+    hooks.on("PreToolUse", editing_to("slow.txt", 0.3), matcher="Write")
+    hooks.on("PreToolUse", editing_to("secret/k.txt", 0.0), matcher="Write")
+    r, ran = _write_run(tmp_path, None, mode="acceptEdits", hooks=hooks, disallowed_tools=["Write(./secret/**)"])
+    assert seen == ["ok.txt", "ok.txt"] and ran == []
+    block = first_tool_result(r)
+    assert block["is_error"] is True and "Write(./secret/**)" in block["content"]
 
 
 def _write_run(tmp_path: Path, answer: Any, mode: str = "default", **kw: Any) -> tuple[lw.ResultMessage, list[str]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import inspect
 import json
 import os
@@ -50,22 +51,48 @@ async def run_one(event: str, hook: HookCallback | ConfiguredHook, timeout: floa
             outcome.stderr = outcome.stderr.strip() or f"{event} hook {outcome.label} failed ({outcome.error or 'error'})"
         return outcome
     label = getattr(hook, "__qualname__", None) or repr(hook)
+    mine = _own_input(payload)
     try:
-        value = await asyncio.wait_for(_call(hook, payload, tool_use_id, context), timeout)
+        value = await asyncio.wait_for(_call(hook, mine, tool_use_id, context), timeout)
     except TimeoutError:
         report(event, label, "timeout", f"timed out after {timeout:g} s")
         return Outcome(label, failed=True, error=f"timed out after {timeout:g} s")
     except Exception as e:
         report(event, label, "error", f"raised {type(e).__name__}: {e}")
         return Outcome(label, failed=True, error=f"raised {type(e).__name__}: {e}")
-    if value is None:
-        return Outcome(label)
-    if isinstance(value, dict):
-        return Outcome(label, output=python_names(value))
+    if value is None or isinstance(value, dict):
+        out = _with_edit(event, python_names(value or {}), payload, mine)
+        return Outcome(label, output=None if value is None and not out else out)
     if isinstance(value, str):
         return Outcome(label, stdout=value)
     report(event, label, "error", f"returned {type(value).__name__}, not a dict; ignored")
     return Outcome(label, failed=True, error=f"returned {type(value).__name__}, not a dict")
+
+
+def _own_input(payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload a Python hook is given: with its own copy of the tool input. The hooks of an
+    event run side by side, so two that edit one shared input in place raced (which edit ran
+    depended on the threads' timing), and a timed-out hook's thread could still edit it."""
+    if "tool_input" not in payload:
+        return payload
+    return {**payload, "tool_input": copy.deepcopy(payload["tool_input"])}
+
+
+def _with_edit(event: str, out: dict[str, Any], payload: dict[str, Any], mine: dict[str, Any]) -> dict[str, Any]:
+    """A hook's output with its edit in place made its rewrite: PreToolUse's updatedInput, or the
+    updatedInput of a PermissionRequest's allow (an explicit updatedInput wins). The rewrites are
+    then taken in the hooks' order, and judged again like any rewrite."""
+    edited = mine.get("tool_input")
+    if edited is None or edited == payload.get("tool_input"):
+        return out
+    spec = out.get("hookSpecificOutput")
+    if event == "PreToolUse" and (spec is None or isinstance(spec, dict) and "updatedInput" not in spec):
+        return {**out, "hookSpecificOutput": {"hookEventName": event, **(spec or {}), "updatedInput": edited}}
+    decision = spec.get("decision") if isinstance(spec, dict) else None
+    if (event == "PermissionRequest" and isinstance(spec, dict) and isinstance(decision, dict)
+            and decision.get("behavior") == "allow" and "updatedInput" not in decision):
+        return {**out, "hookSpecificOutput": {**spec, "decision": {**decision, "updatedInput": edited}}}
+    return out
 
 
 async def _call(fn: HookCallback, payload: dict[str, Any], tool_use_id: str | None, context: HookContext) -> Any:
