@@ -39,12 +39,17 @@ def _check_pair(i: int, content: list[Any] | tuple[()], pending: list[str]) -> N
 
 def _assistant_uses(i: int, content: list[Any] | tuple[()], pending: list[str]) -> list[str]:
     """(P2)/(P3) for assistant message i: nothing left unanswered before it, no tool_result in it;
-    the ids of its tool_use blocks, which the next message must answer."""
+    the ids of its tool_use blocks, which the next message must answer (one look at each block)."""
     if pending:
         raise InvariantViolation(f"(P2) message {i}: tool_use ids {pending} are not followed by a user message")
-    if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
-        raise InvariantViolation(f"(P3) message {i}: tool_result in an assistant message")
-    return [b["id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+    ids = []
+    for b in content:
+        kind = b.get("type") if isinstance(b, dict) else None
+        if kind == "tool_use":
+            ids.append(b["id"])
+        elif kind == "tool_result":
+            raise InvariantViolation(f"(P3) message {i}: tool_result in an assistant message")
+    return ids
 
 
 class InvariantChecker:
