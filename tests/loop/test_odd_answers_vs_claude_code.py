@@ -5,8 +5,8 @@ id, Inv). What each keeps:
 
 - an answer with no content (or only blank text) is not kept; the model is asked once more with
   Claude Code's reminder ("[Your previous response had no visible output. ...]"); a second empty
-  answer in a row ends the run as a success with an empty result (a whitespace-only one: Claude Code's
-  result is its whitespace, loopwright's empty, as the history keeps no blank text);
+  answer in a row ends the run as a success; its result is that answer's text, "" or its
+  whitespace (the history keeps no blank text, the result still says what the model wrote);
 - a blank text block beside a tool call is left out of what is sent;
 - a tool_use id the model reuses from an earlier turn: both run the call; loopwright sends it under
   a fresh id with its result, while Claude Code sends the first call's result in its place (its
@@ -78,6 +78,13 @@ def test_two_empty_answers_end_the_run_and_the_session_goes_on(tmp_path: Path, w
     assert (again["subtype"], again["result"]) == ("success", "third"), who
     assert [status for status, _ in sent] == [200, 200, 200], who  # (the resumed prompt's request too)
     assert any("and now?" in t for t in texts(sent[2][1][-1])), who
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_whitespace_only_last_answer_is_the_result(tmp_path: Path, who: str) -> None:
+    (r,), sent = cli(who, tmp_path, [[text(" \n")], [text("  \t")]])
+    assert (r["subtype"], r["is_error"], r["result"]) == ("success", False, "  \t"), who
+    assert [status for status, _ in sent] == [200, 200], who
 
 
 @pytest.mark.parametrize("who", WHO)

@@ -14,6 +14,7 @@ from ..blocks import (
     TextBlock,
     ToolUseBlock,
     blocks_to_wire,
+    text_of,
     tool_uses,
 )
 from ..gate.shell import bashlexload
@@ -122,6 +123,7 @@ def _charged(run: Run, a: ModelResponse | None, before: list[Any]) -> ModelRespo
     for b in a.content:  # (the common answer has neither: one look at each block)
         if (type(b) is TextBlock and (not b.text or b.text.isspace())) or \
                 (type(b) is ToolUseBlock and b.id in run.state.inv.tool_ids):
+            a.blank_text = text_of(a.content)  # (the result when nothing but blank text was said)
             a.content = sendable(a.content, run.state.inv.tool_ids)
             break
     return a

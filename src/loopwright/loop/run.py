@@ -177,7 +177,8 @@ class Run:
             num_turns=s.t,
             model_calls=s.calls,
             messages=list(s.h),
-            result="".join([*s.cut_off_text, text_of(final.content)]) if final is not None and subtype == "success"
+            result="".join([*s.cut_off_text, text_of(final.content) or final.blank_text])
+            if final is not None and subtype == "success"
             else error,
             stop_reason=s.last_stop,
             total_cost_usd=s.budget.spent_usd,

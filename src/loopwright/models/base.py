@@ -109,6 +109,9 @@ class ModelResponse:
     model: str
     # Set by models that know their own cost (the scripted model); else the price table is used.
     cost_usd: float | None = None
+    # The text of an answer whose text blocks were all blank (whitespace), which the loop leaves out
+    # of `content` (loop/model_call.sendable): such an answer's result, as Claude Code gives it.
+    blank_text: str = ""
 
 
 ModelEvent: TypeAlias = StreamEvent | SystemMessage | ModelResponse
