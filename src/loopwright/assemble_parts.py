@@ -56,18 +56,22 @@ def mcp_servers(options: AgentOptions, cwd: Path, settings: Settings | None, env
 
 def skill_tool(options: AgentOptions, cwd: Path, warnings: list[str], trust: Trust,
                 plugins: list[Plugin], settings: Settings | None) -> list[Tool]:
-    """The Skill tool (skills.py) when the setting sources or the plugins hold skills and none is
-    given, with the settings' skillOverrides."""
+    """The Skill tool (skills.py) when the setting sources or the plugins hold skills or custom
+    commands (offered after the skills, as Claude Code 2.1.332 offers them) and none is given,
+    with the settings' skillOverrides."""
     sources = options.setting_sources or []
     extra = [d for p in plugins for d in p.skills_dirs]
-    if not (sources or extra) or any(t.name == "Skill" for t in options.tools):
+    more = [(d, p.name) for p in plugins for d in p.commands_dirs]
+    if not (sources or extra or more) or any(t.name == "Skill" for t in options.tools):
         return []
-    if not extra and not any_folder(cwd, sources, "skills"):  # (skills.py not loaded: issue 41)
-        return []
+    if not (extra or more) and not any_folder(cwd, sources, "skills") and not any_folder(cwd, sources, "commands"):
+        return []  # (skills.py not loaded: issue 41)
+    from .commands import find_commands, for_the_model
     from .skills import find_skills, make_skill_tool
 
     skills, found = find_skills(cwd, sources, trusted=trust.trusted, extra=extra)
     warnings += found
+    skills += for_the_model(find_commands(cwd, sources, trusted=trust.trusted, extra=more).values())
     warnings += trust.note(i for sk in skills for i in sk.ignored)  # untrusted: their allowed-tools
     return [make_skill_tool(skills, settings.skill_overrides if settings is not None else None)] if skills else []
 

@@ -22,7 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .configdirs import config_dirs, is_users
-from .skills import Skill, argument_hint, as_list, read_text_capped, split_front_matter
+from .skills import (
+    Skill,
+    argument_hint,
+    as_list,
+    place_arguments,
+    read_text_capped,
+    split_front_matter,
+)
 from .trust import Ignored
 
 
@@ -41,6 +48,8 @@ class Command:
     skill: bool = False  # a skill typed as `/name` (its SKILL.md expands as Claude Code expands it)
     argument_hint: str = ""  # front matter `argument-hint`, shown beside its name in a list of commands
     user_invocable: bool = True  # a skill's `user-invocable: false`: typed as `/name`, it is refused (for Claude only)
+    model_invocable: bool = True  # `disable-model-invocation: true`: not offered to the model (the Skill tool)
+    first_line: str = ""  # its text's first line (a heading's `#` off): the Skill tool's listing when it has no description
 
 
 @dataclass
@@ -88,7 +97,7 @@ def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = N
                 if warnings is not None:
                     warnings.append(f"{md}: {text}; command skipped")
                 continue
-            meta, _ = split_front_matter(text[0])
+            meta, body = split_front_matter(text[0])
             meta = meta or {}
             model = meta.get("model")
             allowed = as_list(meta.get("allowed-tools"))
@@ -96,7 +105,9 @@ def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = N
             out[name] = Command(name, md, str(meta.get("description") or ""), [] if ignored else allowed,
                                 model if isinstance(model, str) and model else None, ignored, users,
                                 "plugin" if d in prefixes else "userSettings" if users else "projectSettings",
-                                argument_hint=argument_hint(meta))
+                                argument_hint=argument_hint(meta),
+                                model_invocable=str(meta.get("disable-model-invocation")).lower() != "true",
+                                first_line=next((ln.strip().lstrip("#").strip() for ln in body.splitlines() if ln.strip()), ""))
     if skills:
         from .skills import find_skills
 
@@ -108,6 +119,18 @@ def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = N
                 out[name] = Command(name, sk.path, sk.description, sk.allowed_tools, None, sk.ignored, users, sk.source,
                                     skill=True, user_invocable=sk.user_invocable)
     return out
+
+
+def for_the_model(commands: Iterable[Command]) -> list[Skill]:
+    """The custom commands as the Skill tool offers them to the model, in name order, as Claude Code
+    2.1.332 lists them after the skills: each with its description, else its text's first line;
+    one with `disable-model-invocation: true` is not listed, and a call of it refused (the user may
+    still type it)."""
+    return [Skill(c.name, c.description or c.first_line, c.path, c.allowed_tools, c.ignored, c.source,
+                  model_invocable=c.model_invocable, argument_hint=c.argument_hint, command=True,
+                  note=f"(Its model, {c.model}, is the run's when the user types /{c.name}; here the run's model "
+                       "goes on.)" if c.model else "")
+            for c in sorted(commands, key=lambda c: c.name) if not c.skill]
 
 
 def _takes_back(found: Command, users: bool, warnings: list[str] | None) -> bool:
@@ -172,34 +195,13 @@ def expand(line: str, commands: dict[str, Command]) -> Expanded | None:
         return None
     cmd = commands[m.group(1)]
     args = (m.group(2) or "").strip()
-    try:
-        import shlex  # (a command given arguments: start-up)
-
-        words = [inert(w) for w in shlex.split(args)]
-    except ValueError:  # an unbalanced quote: plain words
-        words = [inert(w) for w in args.split()]
     text = read_text_capped(cmd.path)
     if not isinstance(text, tuple):
         raise OSError(f"{cmd.path}: {text}")
     _, body = split_front_matter(text[0])
-    placed_args = inert(args)
-    text = body.replace("$ARGUMENTS", placed_args)
-    text = re.sub(r"\$([1-9])", lambda g: words[int(g.group(1)) - 1] if int(g.group(1)) <= len(words) else "", text)
-    placed = "$ARGUMENTS" in body or re.search(r"\$[1-9]", body)
-    if cmd.skill:  # as Claude Code: the skill's folder first
-        text = f"Base directory for this skill: {cmd.path.parent}\n\n{text.strip()}"
-    if args and not placed:  # as Claude Code 2.1.332, a command's as a skill's: unplaced arguments after "ARGUMENTS:"
-        text = f"{text.strip()}\n\n\nARGUMENTS: {placed_args}"
-    return Expanded(text.strip(), cmd.allowed_tools, cmd.model, cmd, args, line.strip())
-
-
-def inert(args: str) -> str:
-    """Arguments as they go into a command's or skill's text, as Claude Code 2.1.332 puts them (seen on
-    the same prompts): a `!` beside a backtick is spaced from it and one at a word's start is
-    escaped (`\\!`), so no inline shell (`` !`cmd` ``, ```` ```! ````) is in them when the text's own
-    runs. The arguments are what was typed, or what a program passed on (`-p "/review $TITLE"`
-    in CI): before, their `` !`curl ... | sh` `` ran, under the command's allowed-tools."""
-    return re.sub(r"(^|\s)!", r"\1\\!", args.replace("`!", "` !").replace("!`", "! `"))
+    # (as Claude Code: a skill's folder first)
+    prefix = f"Base directory for this skill: {cmd.path.parent}\n\n" if cmd.skill else ""
+    return Expanded((prefix + place_arguments(body, args)).strip(), cmd.allowed_tools, cmd.model, cmd, args, line.strip())
 
 
 _BLOCK = r"```!\s*\n?([\s\S]*?)\n?```"

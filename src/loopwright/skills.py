@@ -86,6 +86,33 @@ def as_list(v: Any) -> list[str]:
     return []
 
 
+def inert(args: str) -> str:
+    """Arguments as they go into a command's or skill's text, as Claude Code 2.1.332 puts them (seen on
+    the same prompts): a `!` beside a backtick is spaced from it and one at a word's start is
+    escaped (`\\!`), so no inline shell (`` !`cmd` ``, ```` ```! ```` blocks) is in them when the text's own
+    runs. The arguments are what was typed, or what a program passed on (`-p "/review $TITLE"`
+    in CI): before, their `` !`curl ... | sh` `` ran, under the command's allowed-tools."""
+    return re.sub(r"(^|\s)!", r"\1\\!", args.replace("`!", "` !").replace("!`", "! `"))
+
+
+def place_arguments(body: str, args: str) -> str:
+    """A command's or skill's text with its arguments placed as Claude Code 2.1.332 places them:
+    `$ARGUMENTS` is the whole string, `$1`…`$9` its words (shell-quoted words kept whole), each
+    made inert; arguments the text has no place for follow it after "ARGUMENTS:"."""
+    try:
+        import shlex  # (a command given arguments: start-up)
+
+        words = [inert(w) for w in shlex.split(args)]
+    except ValueError:  # an unbalanced quote: plain words
+        words = [inert(w) for w in args.split()]
+    placed_args = inert(args)
+    text = body.replace("$ARGUMENTS", placed_args)
+    text = re.sub(r"\$([1-9])", lambda g: words[int(g.group(1)) - 1] if int(g.group(1)) <= len(words) else "", text)
+    if args and not ("$ARGUMENTS" in body or re.search(r"\$[1-9]", body)):
+        text = f"{text.strip()}\n\n\nARGUMENTS: {placed_args}"
+    return text.strip()
+
+
 @dataclass
 class Skill:
     """One skill folder: its SKILL.md, name, description and allowed tools."""
@@ -99,6 +126,8 @@ class Skill:
     user_invocable: bool = True  # `user-invocable: false`: not listed as a command the user may type
     model_invocable: bool = True  # `disable-model-invocation: true`: not offered to the model (the Skill tool)
     argument_hint: str = ""  # `argument-hint`, shown beside its name in a list of commands
+    command: bool = False  # a custom command (commands.py) the Skill tool offers too: no folder of its own
+    note: str = ""  # a line the Skill tool's result adds (what of a command's front matter it does not apply)
 
     @property
     def folder(self) -> Path:
@@ -196,14 +225,18 @@ def valid_rules(items: list[str]) -> tuple[list[str], list[str]]:
 
 
 def make_skill_tool(skills: list[Skill], overrides: Mapping[str, str] | None = None) -> Tool:
-    """`Skill{skill}`: loads a skill's instructions. Read-only (it only reads its SKILL.md). A skill
+    """`Skill{skill, args}`: loads a skill's instructions, `args` placed in them as a typed
+    `/name args` places them. Read-only (it only reads its SKILL.md). The custom commands come
+    after the skills (`command`: as Claude Code 2.1.332 lists and loads them too). A skill
     with `disable-model-invocation: true`, or `user-invocable-only` / `off` in the settings'
     skillOverrides, is not listed, and a call of it is refused with Claude Code 2.1.332's words
     (the user may still type `/name`, unless it is `off`); a `name-only` one is listed without
     its description."""
     over = overrides or {}
-    by_name = {s.name: s for s in skills}
-    offered = [s.name for s in skills if s.model_invocable and over.get(s.name) not in NOT_FOR_MODEL]
+    by_name: dict[str, Skill] = {}
+    for sk in skills:  # (a skill before a command of its name, as a typed `/name` finds it)
+        by_name.setdefault(sk.name, sk)
+    offered = [n for n, s in by_name.items() if s.model_invocable and over.get(n) not in NOT_FOR_MODEL]
     listing = "\n".join(f"- {n}" if over.get(n) == "name-only" else f"- {n}: {by_name[n].description}" for n in offered)
 
     async def run(x: dict[str, Any], ctx: ToolContext) -> str:
@@ -219,10 +252,11 @@ def make_skill_tool(skills: list[Skill], overrides: Mapping[str, str] | None = N
         if over.get(name) in NOT_FOR_MODEL:
             raise ToolError(f"Skill {name} is disabled for model invocation in skillOverrides settings")
         try:
-            body = s.body()
+            body = place_arguments(s.body(), str(x.get("args") or "").strip())
         except OSError as e:
             raise ToolError(f"Cannot read skill {name!r} ({s.path}): {e.strerror or e}") from None
-        files = sorted(str(p.relative_to(s.folder)) for p in s.folder.rglob("*") if p.is_file() and p != s.path)
+        files = [] if s.command else sorted(str(p.relative_to(s.folder)) for p in s.folder.rglob("*")
+                                            if p.is_file() and p != s.path)
         notes: list[str] = []
         if s.allowed_tools and ctx.state.grants.closed is not None:
             notes.append(f"allowed-tools of {s.path} ignored: {ctx.state.grants.closed}")
@@ -238,11 +272,12 @@ def make_skill_tool(skills: list[Skill], overrides: Mapping[str, str] | None = N
             body, _, error = await ctx.ports.inline_shell(body, s.name, s.source, "claude", ctx.tool_use_id or None)
             if error is not None:
                 raise ToolError(f"Skill {name!r} was not loaded: {error}")
-        parts = [f"Skill {s.name} loaded. Base directory: {s.folder}", "", body.rstrip()]
+        head = f"Command {s.name} loaded ({s.path})." if s.command else f"Skill {s.name} loaded. Base directory: {s.folder}"
+        parts = [head, "", body.rstrip()]
         if files:
             parts += ["", "Files of this skill (read them with Read when the instructions call for them):",
                       *(f"- {s.folder / f}" for f in files[:200])]
-        for note in notes:
+        for note in [*notes, *([s.note] if s.note else [])]:
             parts += ["", note]
         return "\n".join(parts)
 
@@ -251,6 +286,7 @@ def make_skill_tool(skills: list[Skill], overrides: Mapping[str, str] | None = N
         "Load a skill: specialised instructions (and files) for a kind of task. When a task matches a "
         "skill's description, call this first with the skill's name, then follow what it returns.\n\n"
         "Available skills:\n" + listing,
-        {"type": "object", "properties": {"skill": {"type": "string", "description": "the skill's name"}},
+        {"type": "object", "properties": {"skill": {"type": "string", "description": "the skill's name"},
+                                          "args": {"type": "string", "description": "optional arguments for it"}},
          "required": ["skill"], "additionalProperties": False},
         run, read_only=True)
