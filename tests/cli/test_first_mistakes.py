@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from loopwright.testing import Fault, ScriptedServer
-from tests.helpers import cli_env, loopwright_cmd
+from tests.helpers import TESTS, claude_code_env, cli_env, loopwright_cmd
 
 pytestmark = pytest.mark.e2e
 
@@ -34,6 +34,25 @@ def test_a_mistyped_flag_names_the_flag_it_looks_like(tmp_path: Path, typo: str,
     assert p.returncode == 2 and p.stdout == ""
     first = p.stderr.splitlines()[0]
     assert first == f"loopwright: error: unrecognized arguments: {typo} (did you mean {meant}?)", p.stderr
+
+
+@pytest.mark.parametrize(("short", "meant"), [("--outp", "--output-format"), ("--verb", "--verbose"),
+                                              ("--max-turn", "--max-turns")])
+def test_an_abbreviated_flag_is_refused_as_claude_code_refuses_it(tmp_path: Path, short: str, meant: str) -> None:
+    """argparse would take `--outp json` for `--output-format json`; Claude Code 2.1.332 refuses it
+    (exit 1, "error: unknown option '--outp'"), so a script that works here must fail there: refused,
+    naming the flag it abbreviates."""
+    p = run("-p", "hi", short, "json" if short == "--outp" else "2", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.splitlines()[0] == f"loopwright: error: unrecognized arguments: {short} (did you mean {meant}?)"
+    claude = TESTS / "node" / "node_modules" / ".bin" / "claude"
+    if claude.exists():  # the reference, on the same command line (it refuses before any request)
+        home = tmp_path / "cchome"
+        home.mkdir()
+        cc = subprocess.run([str(claude), "-p", "hi", short, "json"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60, env=claude_code_env("http://127.0.0.1:9", str(home)), stdin=subprocess.DEVNULL)
+        assert cc.returncode == 1 and cc.stderr.splitlines()[0] == f"error: unknown option '{short}'", cc.stderr
 
 
 def test_a_flag_like_nothing_known_gets_no_guess(tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 `Parser` is argparse's parser with two differences a newcomer meets first:
 - a mistake is one line and a pointer to `--help` (argparse prints the whole usage first,
   ~23 lines for the run flags, and the line that matters last); a mistyped flag names the flag
-  it looks like, as Claude Code does ("(did you mean --model?)");
+  it looks like, as Claude Code does ("(did you mean --model?)"), and an abbreviated one (which
+  Claude Code refuses) is refused too, naming the flag it abbreviates;
 - a subcommand built on the run flags (`batch`, `acp`) leaves out of its `--help` the flags that
   mean nothing there, and refuses them by name when given (never silently ignored).
 """
@@ -24,9 +25,15 @@ _UNRECOGNIZED = "unrecognized arguments: "
 
 
 class Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line and a pointer to `--help` (exit 2)."""
+    """An ArgumentParser whose errors are one line and a pointer to `--help` (exit 2), and that
+    takes no abbreviated long flag (`--outp` for `--output-format`): Claude Code 2.1.332 refuses
+    them ("unknown option '--outp'"), and a script that works on loopwright must work there too."""
 
     _left_out: dict[str, str]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)  # (its subcommands' parsers are Parsers too)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         """`PROG: error: MESSAGE` and where the options are listed; exit code 2 (bad usage)."""
@@ -49,8 +56,11 @@ class Parser(argparse.ArgumentParser):
                     parsers += list(action.choices.values())
         for arg in unknown:
             if arg.startswith("--"):
-                close = difflib.get_close_matches(arg.partition("=")[0], known, n=1, cutoff=0.75)
-                if close:
+                name = arg.partition("=")[0]
+                close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+                if not close:  # an abbreviation (not taken: allow_abbrev) of one flag only
+                    close = [k for k in known if k.startswith(name)][:2]
+                if len(close) == 1:
                     return f" (did you mean {close[0]}?)"
         return ""
 
