@@ -42,6 +42,12 @@ PROTOCOL_VERSION = "2.1.332"
 MAX_LINE = 64 * 1024 * 1024  # one user line may carry a large prompt (images, documents)
 
 
+
+# What a second `initialize` carries that Claude Code 2.1.332 leaves as the first one set it (seen on
+# the same lines: its answer is a success, its hooks replace the first's, these change nothing).
+SECOND_INIT_IGNORES = ("systemPrompt", "appendSystemPrompt", "jsonSchema", "agents", "disallowedTools", "settings")
+
+
 class SdkSession:
     """A conversation driven by an Agent SDK over stdin/stdout."""
 
@@ -158,7 +164,9 @@ class SdkSession:
     async def handle(self, rid: str, req: dict[str, Any]) -> None:
         subtype = req.get("subtype")
         try:
-            if subtype == "initialize":
+            if subtype == "initialize" and self.init_task is not None:  # a second one (SECOND_INIT_IGNORES)
+                body = await self.initialize(req, again=True)
+            elif subtype == "initialize":
                 self.init_task = asyncio.ensure_future(self.initialize(req))
                 body = await self.init_task
             elif subtype == "interrupt":
@@ -189,12 +197,18 @@ class SdkSession:
             return
         self.peer.reply(rid, body)
 
-    async def initialize(self, req: dict[str, Any]) -> dict[str, Any]:
+    async def initialize(self, req: dict[str, Any], again: bool = False) -> dict[str, Any]:
         """The SDK's setup: hooks, agents and, from the TypeScript SDK, the options it delivers here
-        instead of as flags (system prompt, JSON schema, settings, disallowed tools, MCP servers)."""
+        instead of as flags (system prompt, JSON schema, settings, disallowed tools, MCP servers).
+        `again`: a second initialize, answered as the first; as Claude Code 2.1.332 its hooks
+        replace the first's but the options of SECOND_INIT_IGNORES stay the first's (said on stderr)."""
         hooks, notes = sdk_hooks(self.peer, req.get("hooks"))
         for n in notes:
             note(n)
+        if again and (kept := [k for k in SECOND_INIT_IGNORES if req.get(k) is not None]):
+            note(f"a second initialize: its {', '.join(kept)} not applied (as Claude Code: the session keeps the "
+                 "first initialize's; its hooks are applied)")
+            req = {k: v for k, v in req.items() if k not in SECOND_INIT_IGNORES}
         o = self.options
         changes: dict[str, Any] = {}
         if hooks:
