@@ -33,7 +33,7 @@ INTERRUPTED = "Interrupted by user: the tool call was cancelled before it finish
 NOT_RUN_AFTER_STOP = "Not run: an earlier call in this turn stopped the run."
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # (identity: one turn's, handed on once)
 class TurnOutcome:
     """One tool-use turn's outcome: a result for every call (in order), the refused calls, and
     whether the turn was cut short."""

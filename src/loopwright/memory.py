@@ -57,7 +57,7 @@ class MemoryFile:
     text: str
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # (identity: what one run read, the files' text in it)
 class Memory:
     """The files read, in the order they are sent, and what went wrong along the way."""
 

@@ -72,7 +72,7 @@ OWN_WRITES: dict[Path, Stamp] = {}
 BYPASS_DISABLED = "Bypass permissions mode was disabled by settings (permissions.disableBypassPermissionsMode): default mode"
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # (identity: the files read for one run, merged into it; docs/architecture.md)
 class Settings:
     """The permission rules and mode, extra directories, hooks and env read from the settings
     files, merged."""

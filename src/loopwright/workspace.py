@@ -174,7 +174,7 @@ def protected(path: str) -> str | None:
     return None
 
 
-@dataclass
+@dataclass(eq=False)  # (identity: the directories one gate judges against)
 class Workspace:
     """The working directories, the home directory and the PATH a run's gate judges against."""
 

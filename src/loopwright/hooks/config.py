@@ -58,7 +58,7 @@ _NO_MATCHERS: Mapping[str, tuple[RegisteredMatcher, ...]] = MappingProxyType({})
 _NO_ENV: Mapping[str, str] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)  # (frozen: shared by runs; identity, callables)
 class HookRegistry:
     """What hooks are configured for a run (settings files, SDK callbacks, code), per event, and
     the extra environment of command hooks. Built once by the assembler (`Hooks.freeze()`, merged
@@ -68,7 +68,7 @@ class HookRegistry:
     matchers: Mapping[str, tuple[RegisteredMatcher, ...]] = field(default_factory=lambda: _NO_MATCHERS)
     env: Mapping[str, str] = field(default_factory=lambda: _NO_ENV)
     # Any hook at all: known once (the registry never changes), asked several times a turn.
-    active: bool = field(init=False, repr=False, compare=False)
+    active: bool = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "active", any(self.matchers.values()))

@@ -11,14 +11,15 @@ if TYPE_CHECKING:
     from ..models.base import ModelResponse
 
 
-@dataclass(slots=True)
+# (eq=False: a step is said once and acted on, never compared; docs/architecture.md)
+@dataclass(slots=True, eq=False)
 class Finish:
     """The run ends with `result`, its last message (None: the step yielded it already)."""
 
     result: ResultMessage | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Continue:
     """Call the model again: its next input is in h already. `shown`: a user message the loop
     added to h that the run's reader sees too (the reminder after an empty answer)."""
@@ -26,7 +27,7 @@ class Continue:
     shown: UserMessage | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class RunTools:
     """Run the tool calls `uses` of the response `a` (seed Def 3.1 steps 3 and 4); `said` is `a` as
     the history takes it (steps.said)."""

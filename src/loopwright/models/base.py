@@ -84,7 +84,7 @@ def invalid_input_error(use: ToolUseBlock) -> str | None:
             f"The input was: {shown}\nCall the tool again with a JSON object that matches its input schema.")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # (identity: it holds the live history)
 class ModelRequest:
     """One model call's input: the system prompt, the tool definitions and the history (seed Def 3.1's M(h))."""
 

@@ -54,7 +54,9 @@ def __getattr__(name: str) -> Any:
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
-@dataclass(slots=True)  # (not frozen: never changed nor hashed, and frozen doubles what declaring it costs every start, issue 41)
+# (not frozen: never changed nor hashed, and frozen doubles what declaring it costs every start, issue 41;
+# eq/repr: identity, a request handed to spawn once, holding tools)
+@dataclass(slots=True, eq=False, repr=False)
 class SubagentSpec:
     """A subagent the Agent tool asks its run for (agents.py): the run's assembler turns it into
     the subagent's options (the parent's, with these changes)."""

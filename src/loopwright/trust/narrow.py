@@ -32,7 +32,7 @@ class Ignored:
         return {"kind": self.kind, "source": self.source, "item": self.item, "reason": self.reason}
 
 
-@dataclass
+@dataclass(eq=False)  # (identity: one run's decision, noted into)
 class Trust:
     """One run's trust: the decision, the workspace, how to trust it (`hint`), and every item of
     the project the run left out (the init message carries them: `to_json`)."""
