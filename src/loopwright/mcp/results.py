@@ -1,7 +1,7 @@
 """Room: mcp. Owns MCP results as tool_result blocks (content kinds, the output caps); may import blocks, tools.base.
 
 Text, images and embedded resources become tool_result blocks, `isError` is is_error,
-`structuredContent` is sent as JSON text when there is no text. Text beyond
+`structuredContent` is sent as JSON text when there is no text. Empty text blocks are dropped. Text beyond
 `MAX_MCP_OUTPUT_TOKENS` (default 25,000, ~4 characters a token) is cut with a notice; the full
 output is saved beside the session transcript (when the session is saved). Images are capped in
 bytes: one image is resent with every later call.
@@ -76,7 +76,10 @@ def _image(data: str, mime: str | None) -> Block | None:
 
 
 def result_output(result: Any, ctx: ToolContext | None) -> ToolOutput:
-    blocks = content_blocks(list(result.content or []))
+    """A tools/call result as a tool's output. Empty or whitespace-only text blocks are dropped
+    (the Messages API refuses them, so one would fail the next request); nothing left: "(no output)"."""
+    blocks = [b for b in content_blocks(list(result.content or []))
+              if not isinstance(b, TextBlock) or (b.text and not b.text.isspace())]
     structured = getattr(result, "structured_content", None)
     if structured is not None and not any(isinstance(b, TextBlock) for b in blocks):
         blocks.insert(0, TextBlock(json.dumps(structured, ensure_ascii=False)))
