@@ -1,11 +1,12 @@
 """Room: settings (above options). Owns Claude Code's `apiKeyHelper`: a command whose output is the
-API key; may import models.base and children.
+API key; may import models.base, childout and children.
 
 The command runs when a request needs a key and none is cached: its stdout (stripped) is the key,
 kept for CLAUDE_CODE_API_KEY_HELPER_TTL_MS milliseconds (default 5 minutes, as in Claude Code),
 then the command runs again; after a 401 it runs again at once and the call is retried with its
 new key (models.anthropic). The key is never logged, and an error names the command and its
-exit status and stderr only (its stdout is the key, or part of one)."""
+exit status and stderr only (its stdout is the key, or part of one). Its output is read capped
+(childout.py): past 1 MiB it is not a key, and the helper is ended."""
 
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ import threading
 import time
 from collections.abc import Mapping
 
-from .children import disown, own
+from .childout import read_sync
+from .children import disown, own, signal_group
 from .models.base import ModelError
 
 DEFAULT_TTL_MS = 300_000
 HELPER_TIMEOUT_S = 60.0
+MAX_OUTPUT_BYTES = 1 << 20  # of stdout or stderr: more is not a key (and an endless stream would fill memory)
 
 
 class ApiKeyHelper:
@@ -58,28 +61,38 @@ class ApiKeyHelper:
         self.runs += 1
         try:  # its own group, owned while it runs (children.py): loopwright ending, however it ends, ends it
             proc = subprocess.Popen(self.command, shell=True, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         except OSError as e:
             raise ModelError(f"apiKeyHelper {self.command!r} could not run: {e}") from None
         own(proc.pid, "apiKeyHelper")
         try:
-            out, err = proc.communicate(timeout=HELPER_TIMEOUT_S)
+            got = read_sync(proc, MAX_OUTPUT_BYTES, HELPER_TIMEOUT_S)  # (capped while read: a key is short)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            _end(proc)
             raise ModelError(f"apiKeyHelper {self.command!r} gave no key within {HELPER_TIMEOUT_S:g} s") from None
         finally:
             disown(proc.pid)
+        if got.truncated:
+            _end(proc)
+            raise ModelError(f"apiKeyHelper {self.command!r} printed over {MAX_OUTPUT_BYTES:,} bytes on "
+                             f"{got.truncated}: not a key; it was ended")
+        err = got.stderr.decode(errors="replace")
         if proc.returncode != 0:
             raise ModelError(f"apiKeyHelper {self.command!r} failed with exit status {proc.returncode}: "
                              f"{err.strip()[:500] or '(no stderr)'}")
-        key = out.strip()
+        key = got.stdout.decode(errors="replace").strip()
         if not key:
             raise ModelError(f"apiKeyHelper {self.command!r} printed no key")
         return key
 
 
-def _kill_group(proc: subprocess.Popen[str]) -> None:
-    """End a helper past its timeout, with whatever it started (its own session's group), and reap it."""
-    with contextlib.suppress(OSError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate()
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """End a helper with whatever it started (its group, and what left it: children.signal_group)
+    and reap it. Its pipes are closed, not read to their end: a daemon it started (`setsid`, a
+    double fork) may hold them open for as long as it lives."""
+    signal_group(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(5)  # (SIGKILLed: at once, unless the kernel is stuck)
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()

@@ -272,6 +272,9 @@ def compat_markdown(schema_keys: Iterable[str], version: str) -> str:
               "session; `-p` ends with its run). `asyncRewake: true` is waited for and its exit 2 reaches the model "
               "like any hook's, as Claude Code does in `-p` and SDK sessions (its interactive mode runs it in the "
               "background and wakes the model later; loopwright's waits).", "",
+              "A command hook's stdout and its stderr are each read up to 10 MiB: a hook that prints more is "
+              "ended there, its output kept cut and marked so, a non-blocking error (Claude Code reads it all: an "
+              "endless stream fills its memory). The statusLine command and apiKeyHelper are ended past 1 MiB.", "",
               "Hook keys loopwright does not honour (named when read; the hook still runs): "
               + "; ".join(f"`{k}`: {v}" for k, v in REFUSED_HOOK_KEYS.items()) + ".", "",
               "## Hook output fields", "",

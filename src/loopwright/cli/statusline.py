@@ -1,5 +1,5 @@
 """Room: cli. Owns the interactive mode's status line while a turn works, and the user's own
-(Claude Code's `statusLine` command); may import data types, models.catalog, settings, trust, children and cli.render.
+(Claude Code's `statusLine` command); may import data types, models.catalog, settings, trust, childout, children and cli.render.
 
 The status line under the prompt while the agent works: time since the prompt, what runs now
 (the model call k, or the tool call), tokens so far (input + output over the turn's calls),
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..blocks import ToolUseBlock
+from ..childout import finish, read_async
 from ..children import disown, own, signal_group
 from ..messages import AssistantMessage, Message, ResultMessage, SystemMessage, UserMessage
 from ..models.catalog import context_window
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from ..options import AgentOptions
 
 STATUS_TIMEOUT = 5.0  # seconds a statusLine command may take; its line stays the last one it printed
+STATUS_MAX_BYTES = 1 << 20  # of its output, read (its first line is shown); past it the command is ended
+STATUS_MAX_CHARS = 4096  # of that line kept (a terminal shows far fewer)
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -179,7 +182,11 @@ class CustomStatus:
             return
         own(proc.pid, "statusLine")  # ended with loopwright, however it ends (children.py)
         try:
-            out, _ = await asyncio.wait_for(proc.communicate(json.dumps(self.data).encode()), STATUS_TIMEOUT)
+            got = await asyncio.wait_for(read_async(proc, json.dumps(self.data).encode(), STATUS_MAX_BYTES),
+                                         STATUS_TIMEOUT)
+            if got.truncated:  # (no further: an endless stream filled memory)
+                signal_group(proc.pid, signal.SIGKILL)
+                await finish(proc, STATUS_TIMEOUT)
         except TimeoutError:
             signal_group(proc.pid, signal.SIGKILL)  # the command's whole group (a shell's children too)
             await proc.wait()
@@ -190,9 +197,10 @@ class CustomStatus:
             raise
         finally:
             disown(proc.pid)
-        lines = out.decode("utf-8", "replace").splitlines()
-        self.text = " " * self.padding + visible(lines[0]) if lines else ""
-        self.error = "" if proc.returncode == 0 else f"statusLine command exited with {proc.returncode}"
+        lines = got.stdout.decode("utf-8", "replace").splitlines()
+        self.text = " " * self.padding + visible(lines[0][:STATUS_MAX_CHARS]) if lines else ""
+        self.error = (f"statusLine command printed over {STATUS_MAX_BYTES:,} bytes; it was ended" if got.truncated
+                      else "" if proc.returncode == 0 else f"statusLine command exited with {proc.returncode}")
         if self.on_change is not None:
             self.on_change()
         if self._again:

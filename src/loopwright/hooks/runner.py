@@ -1,17 +1,18 @@
 """Room: bases (hooks). Owns running one hook: a Python callable (sync in a daemon thread, or async),
 a shell command (Claude Code's stdin JSON and exit-code protocol), an http or a prompt/agent hook
 (hooks.external), each under its timeout; may import hooks.config, hooks.kinds, hooks.external, hooks.output, hooks.results,
-telemetry, threads (the one thread runner) and children.
+telemetry, threads (the one thread runner), childout and children.
 
 A hook that times out or crashes is reported through `report` and never hangs the run; a
 timed-out command's process group is killed. A sync command's group is owned (children.py) while
 it runs: loopwright ending, however it ends (a signal's bound passing, a SIGKILL), ends it too.
-An `async` one is not: it is left to finish, as Claude Code leaves it."""
+An `async` one is not: it is left to finish, as Claude Code leaves it. A command that prints over
+MAX_OUTPUT_BYTES on stdout or stderr is ended there, its output cut (memory and disk stay bounded:
+an endless stream filled them); a non-blocking error."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import inspect
 import json
@@ -20,7 +21,8 @@ import signal
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
-from ..children import disown, own
+from ..childout import finish, read_async
+from ..children import disown, own, signal_group
 from ..telemetry import trace_env
 from ..threads import run_in_worker
 from .config import HookContext
@@ -35,6 +37,8 @@ from .kinds import (
 )
 from .output import COMMON_FIELDS, cap, python_names
 from .results import Outcome
+
+MAX_OUTPUT_BYTES = 10 << 20  # of a command hook's stdout, and of its stderr (Claude Code reads them whole)
 
 # (event, hook label, kind, message): how a runner tells the run's state what went wrong
 Report: TypeAlias = Callable[[str, str, str, str], None]
@@ -203,11 +207,13 @@ async def run_command(event: str, hook: CommandHook, timeout: float, payload: di
     own(proc.pid, f"hook {label}")  # (start_new_session: the pid is the group)
     data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, default=str).encode()  # as JSON.stringify writes it
     try:
-        out, err = await asyncio.wait_for(proc.communicate(data), timeout)
+        got = await asyncio.wait_for(read_async(proc, data, MAX_OUTPUT_BYTES), timeout)
+        if got.truncated:  # (read no further: the rest, perhaps endless, would fill memory)
+            _kill_group(proc.pid)
+            await finish(proc, 5)
     except TimeoutError:
         _kill_group(proc.pid)
-        with contextlib.suppress(TimeoutError, ProcessLookupError):
-            await asyncio.wait_for(proc.wait(), 5)
+        await finish(proc, 5)
         report(event, label, "timeout", f"timed out after {timeout:g} s; its processes were killed")
         return Outcome(label, failed=True, error=f"timed out after {timeout:g} s")
     except asyncio.CancelledError:
@@ -215,10 +221,23 @@ async def run_command(event: str, hook: CommandHook, timeout: float, payload: di
         raise
     finally:
         disown(proc.pid)  # (reaped, or killed: its id is not given to another process meanwhile)
+    out, err = got.stdout.decode(errors="replace"), got.stderr.decode(errors="replace")
+    if got.truncated:
+        return _truncated(event, label, got.truncated, out, err, report)
     code = proc.returncode if proc.returncode is not None else -1
-    outcome = decode(event, label, code, out.decode(errors="replace"), err.decode(errors="replace"), report)
+    outcome = decode(event, label, code, out, err, report)
     outcome.command = hook.command if hook.args is None else " ".join([hook.command, *hook.args])
     return outcome
+
+
+def _truncated(event: str, label: str, stream: str, out: str, err: str, report: Report) -> Outcome:
+    """A command hook that printed over MAX_OUTPUT_BYTES on `stream`: ended there, a non-blocking
+    error (its output, cut, is kept and says so; its exit code never came)."""
+    why = f"printed over {MAX_OUTPUT_BYTES:,} bytes on {stream}; its output was cut there and its processes were killed"
+    report(event, label, "error", why)
+    note = f"\n... [{stream} cut at {MAX_OUTPUT_BYTES:,} bytes]"
+    return Outcome(label, -1, out + note if stream == "stdout" else out, err + note if stream == "stderr" else err,
+                   failed=True)
 
 
 async def run_background(event: str, hook: CommandHook, timeout: float, payload: dict[str, Any],
@@ -247,17 +266,26 @@ async def run_background(event: str, hook: CommandHook, timeout: float, payload:
             return Outcome(label, failed=True, error=f"could not start: {e}")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        big = ""
         while proc.poll() is None:  # (a cancelled wait leaves the hook running: see above)
             if loop.time() > deadline:
                 _kill_group(proc.pid)
                 proc.wait()
                 report(event, label, "timeout", f"timed out after {timeout:g} s; its processes were killed")
                 return Outcome(label, failed=True, error=f"timed out after {timeout:g} s")
+            big = next((n for n, f in (("stdout", out), ("stderr", err)) if os.fstat(f.fileno()).st_size > MAX_OUTPUT_BYTES), "")
+            if big:  # (the files would fill the disk: the cap is checked as it writes them)
+                _kill_group(proc.pid)
+                proc.wait()
+                break
             await asyncio.sleep(0.05)
         out.seek(0)
         err.seek(0)
-        return decode(event, label, proc.returncode, out.read().decode(errors="replace"),
-                      err.read().decode(errors="replace"), report)
+        text, etext = (f.read(MAX_OUTPUT_BYTES).decode(errors="replace") for f in (out, err))
+        big = big or next((n for n, f in (("stdout", out), ("stderr", err)) if f.read(1)), "")
+        if big:
+            return _truncated(event, label, big, text, etext, report)
+        return decode(event, label, proc.returncode, text, etext, report)
 
 
 def decode(event: str, label: str, code: int, stdout: str, stderr: str, report: Report) -> Outcome:
@@ -283,5 +311,4 @@ def decode(event: str, label: str, code: int, stdout: str, stderr: str, report: 
 
 
 def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-        os.killpg(pid, signal.SIGKILL)
+    signal_group(pid, signal.SIGKILL)  # (and what left the group while its parent lives: `setsid`)
