@@ -60,20 +60,21 @@ def skill_tool(options: AgentOptions, cwd: Path, warnings: list[str], trust: Tru
     commands (offered after the skills, as Claude Code 2.1.332 offers them) and none is given,
     with the settings' skillOverrides."""
     sources = options.setting_sources or []
-    extra = [d for p in plugins for d in p.skills_dirs]
+    extra = [(d, p.name) for p in plugins for d in p.skills_dirs]
     more = [(d, p.name) for p in plugins for d in p.commands_dirs]
     if not (sources or extra or more) or any(t.name == "Skill" for t in options.tools):
         return []
     if not (extra or more) and not any_folder(cwd, sources, "skills") and not any_folder(cwd, sources, "commands"):
         return []  # (skills.py not loaded: issue 41)
-    from .commands import find_commands, for_the_model
-    from .skills import find_skills, make_skill_tool
+    from .commands import for_the_skill_tool
+    from .skills import make_skill_tool, unmatched_overrides
 
-    skills, found = find_skills(cwd, sources, trusted=trust.trusted, extra=extra)
+    skills, found = for_the_skill_tool(cwd, sources, trust.trusted, more, extra)
     warnings += found
-    skills += for_the_model(find_commands(cwd, sources, trusted=trust.trusted, extra=more).values())
     warnings += trust.note(i for sk in skills for i in sk.ignored)  # untrusted: their allowed-tools
-    return [make_skill_tool(skills, settings.skill_overrides if settings is not None else None)] if skills else []
+    over = settings.skill_overrides if settings is not None else {}
+    warnings += unmatched_overrides(over, [sk.name for sk in skills])
+    return [make_skill_tool(skills, over)] if skills else []
 
 
 def has_installed_plugins() -> bool:

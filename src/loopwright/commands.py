@@ -121,11 +121,32 @@ def find_commands(cwd: str | Path, sources: Iterable[str], home: Path | None = N
     return out
 
 
-def for_the_model(commands: Iterable[Command]) -> list[Skill]:
-    """The custom commands as the Skill tool offers them to the model, in name order, as Claude Code
-    2.1.332 lists them after the skills: each with its description, else its text's first line;
-    one with `disable-model-invocation: true` is not listed, and a call of it refused (the user may
-    still type it)."""
+def for_the_skill_tool(cwd: str | Path, sources: Iterable[str], trusted: bool | None,
+                       extra: Iterable[tuple[Path, str]] = (),
+                       plugin_skills: Iterable[tuple[Path, str]] = ()) -> tuple[list[Skill], list[str]]:
+    """What the Skill tool offers the model, in Claude Code 2.1.332's order (seen on the same
+    files): the skills of the setting sources, the user's and the project's commands together by
+    name, the plugins' commands, then the plugins' skills (`plugin:skill`, by name); and a warning
+    for each SKILL.md that cannot be used. A command is listed with its description, else its text's
+    first line; one with `disable-model-invocation: true` is not listed, and a call of it refused
+    (the user may still type it). `extra`/`plugin_skills` as find_commands takes them."""
+    from dataclasses import replace
+
+    from .skills import find_skills
+
+    skills, warnings = find_skills(cwd, sources, trusted=trusted)
+    plugins: list[Skill] = []
+    for folder, prefix in plugin_skills:
+        found, said = find_skills(cwd, (), trusted=trusted, extra=[folder])
+        plugins += [replace(sk, name=f"{prefix}:{sk.name}") for sk in found]
+        warnings += said
+    own = _as_skills(find_commands(cwd, sources, trusted=trusted).values())
+    theirs = _as_skills(find_commands(cwd, (), trusted=trusted, extra=extra).values())
+    return [*skills, *own, *theirs, *sorted(plugins, key=lambda sk: sk.name)], warnings
+
+
+def _as_skills(commands: Iterable[Command]) -> list[Skill]:
+    """Commands as the Skill tool offers them, by name."""
     return [Skill(c.name, c.description or c.first_line, c.path, c.allowed_tools, c.ignored, c.source,
                   model_invocable=c.model_invocable, argument_hint=c.argument_hint, command=True,
                   note=f"(Its model, {c.model}, is the run's when the user types /{c.name}; here the run's model "

@@ -224,6 +224,18 @@ def valid_rules(items: list[str]) -> tuple[list[str], list[str]]:
     return good, bad
 
 
+def unmatched_overrides(overrides: Mapping[str, str], names: list[str]) -> list[str]:
+    """A line for each skillOverrides entry that names a plugin's skill or command (or a command in
+    a subfolder) by its bare name: it changes nothing (those are `plugin:name`, as typed; a bare
+    name is the user's or the project's own), so it is said rather than silently passed over."""
+    out = []
+    for key in overrides:
+        if key not in names and (full := [n for n in names if n.partition(":")[2] == key]):
+            out.append(f"skillOverrides names {key!r}, which no skill or command is (did you mean "
+                       f"{' or '.join(repr(n) for n in full)}?); it changes nothing")
+    return out
+
+
 def make_skill_tool(skills: list[Skill], overrides: Mapping[str, str] | None = None) -> Tool:
     """`Skill{skill, args}`: loads a skill's instructions, `args` placed in them as a typed
     `/name args` places them. Read-only (it only reads its SKILL.md). The custom commands come

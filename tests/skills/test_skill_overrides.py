@@ -203,3 +203,43 @@ def test_mcp_serve_offers_no_prompt_of_an_off_skill_or_command(tmp_path: Path) -
     with pytest.raises(Refused):
         prompts.get("skill:delta", None)
     assert "skill:delta" in [p["name"] for p in Prompts(proj, ["project"]).listed()]  # (no settings: all of them)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("who", WHO)
+def test_a_plugins_skills_are_offered_as_plugin_name_and_overridden_by_that_name_only(tmp_path: Path, who: str) -> None:
+    """A plugin's skills reach the model as `plugin:skill`, after the plugin's commands, as Claude
+    Code lists them; an override naming one by its bare name changes nothing in either (loopwright
+    says so on stderr). Named in full, loopwright honours it; Claude Code 2.1.332 applies no
+    skillOverrides to a plugin loaded from a directory (docs/memory-and-skills.md: kept, as a
+    setting the user wrote is honoured)."""
+    plug = tmp_path / "plug"
+    (plug / ".claude-plugin").mkdir(parents=True)
+    (plug / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "myplug", "version": "1.0.0"}))
+    for name in ("greet", "wave"):
+        (plug / "skills" / name).mkdir(parents=True)
+        (plug / "skills" / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: the {name} skill\n---\nB.\n")
+    (plug / "commands").mkdir()
+    (plug / "commands" / "pcmd.md").write_text("---\ndescription: the pcmd command\n---\nP.\n")
+    proj, home = tmp_path / "proj", tmp_path / "home"
+    proj.mkdir()
+    home.mkdir()
+    settings = json.dumps({"skillOverrides": {"greet": "off", "myplug:wave": "name-only"}})
+    with ScriptedServer([[text("done")]], is_loop_call=lambda body: True) as srv:
+        if who == "claude":
+            env, cmd = claude_code_env(srv.url, str(home)), [str(CLAUDE)]
+        else:
+            env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(home)), loopwright_cmd()
+        r = subprocess.run([*cmd, "-p", "go", "--model", "claude-sonnet-4-5", "--settings", settings,
+                            "--plugin-dir", str(plug)], cwd=proj, env=env, capture_output=True, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL)
+        first = json.dumps(srv.requests[0].body)
+    assert r.returncode == 0, (who, r.stderr)
+    listed = ["- myplug:pcmd: the pcmd command", "- myplug:greet: the greet skill"]
+    assert all(line in first for line in listed) and first.index(listed[0]) < first.index(listed[1]), who
+    assert "- greet:" not in first, who
+    if who == "loopwright":
+        assert re.search(r"- myplug:wave(?!:)", first) and "the wave skill" not in first  # name-only, by its full name
+        assert "skillOverrides names 'greet', which no skill or command is (did you mean 'myplug:greet'?)" in r.stderr
+    else:
+        assert "- myplug:wave: the wave skill" in first
