@@ -73,8 +73,7 @@ class Executor:
         if not out.interrupted and out.stop_message is None:  # every call ran: a result each
             out.results = results  # type: ignore[assignment]
             return out
-        filler = INTERRUPTED if out.interrupted else NOT_RUN_AFTER_STOP
-        out.results = [r if r is not None else ToolResultBlock(u.id, filler, True) for r, u in zip(results, uses, strict=True)]
+        out.results = _filled(results, uses, INTERRUPTED if out.interrupted else NOT_RUN_AFTER_STOP)
         return out
 
     def _group_end(self, uses: list[ToolUseBlock], i: int) -> int:
@@ -89,27 +88,32 @@ class Executor:
                      out: TurnOutcome) -> None:
         """One call, or adjacent read-only calls (seed Prop 6.2): gate each in order, then run the
         allowed ones side by side; each call's result into results[at + its index]."""
-        runnable: list[tuple[int, dict[str, Any]]] = []
+        runnable: list[tuple[int, ToolUseBlock, dict[str, Any]]] = []
         for k, use in enumerate(group, at):
             tool_input, refused = await self._gated(use, out)
             if refused is None:
-                runnable.append((k, tool_input))
+                runnable.append((k, use, tool_input))
                 continue
             results[k] = refused
             if out.stop_message is not None:
                 return
         if len(runnable) == 1:  # alone: it may hold the loop for INLINE_WAIT_S waiting for a fast result
-            k, tool_input = runnable[0]
-            results[k] = await self._ran(group[k - at], tool_input, INLINE_WAIT_S, 1)
+            k, use, tool_input = runnable[0]
+            results[k] = await self._ran(use, tool_input, INLINE_WAIT_S, 1)
         elif runnable:
-            siblings = Counter(group[k - at].name for k, _ in runnable)
-
-            async def run_into(k: int, tool_input: dict[str, Any]) -> None:
-                use = group[k - at]  # side by side: no waiting in turn for a fast result
-                results[k] = await self._ran(use, tool_input, 0.0, siblings[use.name])
-
-            await asyncio.gather(*(run_into(k, x) for k, x in runnable))
+            await self._side_by_side(runnable, results)
         self._halt(out)
+
+    async def _side_by_side(self, calls: list[tuple[int, ToolUseBlock, dict[str, Any]]],
+                            results: list[ToolResultBlock | None]) -> None:
+        """Allowed read-only calls run concurrently (no waiting in turn for a fast result), each
+        one's result into results[its index]; a tool's calls learn how many of them run together."""
+        siblings = Counter(use.name for _, use, _ in calls)
+
+        async def run_into(k: int, use: ToolUseBlock, tool_input: dict[str, Any]) -> None:
+            results[k] = await self._ran(use, tool_input, 0.0, siblings[use.name])
+
+        await asyncio.gather(*(run_into(k, use, x) for k, use, x in calls))
 
     async def _gated(self, use: ToolUseBlock, out: TurnOutcome) -> tuple[dict[str, Any], ToolResultBlock | None]:
         """The call's telemetry span starts, and the gate decides it (a refusal ends the span)."""
@@ -233,6 +237,11 @@ class Executor:
         """A PostToolUse hook said `continue: false`: end the run after this call."""
         if self.hooked and self.hooks.halted and out.stop_message is None:
             out.stop_message = self.hooks.halted
+
+
+def _filled(results: list[ToolResultBlock | None], uses: list[ToolUseBlock], filler: str) -> list[ToolResultBlock]:
+    """The turn's results, an is_error result saying `filler` for each call that has none."""
+    return [r if r is not None else ToolResultBlock(u.id, filler, True) for r, u in zip(results, uses, strict=True)]
 
 
 def _with(text: str, extra: str | None) -> str:

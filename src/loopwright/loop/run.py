@@ -43,6 +43,8 @@ from .state import (
 )
 
 log = logging.getLogger("loopwright.loop")
+# A hook report's kind -> its SystemMessage's subtype (others: hook_message)
+_HOOK_SUBTYPES = {"error": "hook_error", "timeout": "hook_error", "started": "hook_started", "response": "hook_response"}
 
 
 class Run:
@@ -213,8 +215,7 @@ class Run:
         hooks = self.deps.hooks
         if not self.deps.executor.hooked:  # (hooks.active, known once: its registry is frozen)
             return []
-        kinds = {"error": "hook_error", "timeout": "hook_error", "started": "hook_started", "response": "hook_response"}
-        return [SystemMessage(kinds.get(r["kind"], "hook_message"),
+        return [SystemMessage(_HOOK_SUBTYPES.get(r["kind"], "hook_message"),
                               {k: v for k, v in r.items() if k != "kind"} if r["kind"] in ("started", "response")
                               else dict(r)) for r in hooks.take_reports()]
 

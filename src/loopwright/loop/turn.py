@@ -32,8 +32,7 @@ async def run_tools(run: Run, step: RunTools) -> tuple[list[Message], Step]:
     subagents passes their messages on live while it runs (relayed_tools)."""
     s, a, uses = run.state, step.a, step.uses
     if len(uses) > 1 and len({u.id for u in uses}) != len(uses):  # a malformed a: run nothing
-        ids = [u.id for u in uses]
-        raise RunError(f"model response repeats tool_use ids {sorted({i for i in ids if ids.count(i) > 1})}; nothing was run")
+        raise RunError(_repeated(uses))
     if s.budget.exhausted():  # budget rule (Prop 5.4)
         return [], Finish(run.budget_stop())
     if s.t == run.deps.options.max_turns:  # 3. turn limit: h unchanged
@@ -56,6 +55,11 @@ async def run_tools(run: Run, step: RunTools) -> tuple[list[Message], Step]:
         if (handoff := apply_handoff(run, switch)) is not None:
             out.append(handoff)  # the next call is the target agent's (its system prompt, tools and model)
     return out, after_turn(run, uses, b, outcome)
+
+
+def _repeated(uses: list[ToolUseBlock]) -> str:
+    ids = [u.id for u in uses]
+    return f"model response repeats tool_use ids {sorted({i for i in ids if ids.count(i) > 1})}; nothing was run"
 
 
 async def relayed_tools(run: Run, step: RunTools) -> AsyncIterator[Message | Step]:
