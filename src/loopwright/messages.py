@@ -244,7 +244,21 @@ class ResultMessage(Generic[OutputT]):
             "errors": self.errors,
             **({"structured_output": _jsonable(self.structured_output)} if self.structured_output is not None else {}),
             **({"local_command": self.local_command} if self.local_command is not None else {}),
+            **({"terminal_reason": reason} if (reason := self.terminal_reason) is not None else {}),
         }
+
+    @property
+    def terminal_reason(self) -> str | None:
+        """Why the run ended, in Claude Code 2.1.332's words (its result's `terminal_reason`, which the
+        SDKs read): a model's final answer is "completed", a limit its name; None where the subtype
+        alone does not say (an error during execution: a model error, an interrupt, a hook)."""
+        if self.subtype == "success":
+            return "completed" if not self.is_error and self.local_command is None else None
+        return _TERMINAL_REASONS.get(self.subtype)
+
+
+_TERMINAL_REASONS = {"error_max_turns": "max_turns", "error_max_budget_usd": "budget_exhausted",
+                     "error_max_structured_output_retries": "structured_output_retry_exhausted"}
 
 
 def _jsonable(v: Any) -> Any:

@@ -47,6 +47,7 @@ class BatchResult(TypedDict, total=False):
     permission_denials: list[PermissionDenial]
     errors: list[str]
     structured_output: Any
+    terminal_reason: str  # why the run ended, in Claude Code's words (ResultMessage.terminal_reason)
     attempts: int
     worker: str  # host:pid
     task_sha256: str

@@ -1,0 +1,60 @@
+"""The `-p --output-format json` result of a run that ends at a limit, Claude Code 2.1.332 and
+loopwright on the same scripted turns: the same subtype, exit code, denials and `terminal_reason`
+(what the Agent SDKs read to tell why a run ended: "completed", "max_turns", "budget_exhausted").
+The wording of the error and `num_turns` keep loopwright's meaning (docs/agent-sdks.md)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopwright.testing import ScriptedServer
+from tests.helpers import TESTS, bash, claude_code_env, cli_env, loopwright_cmd, text
+
+CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
+WHO = ("claude", "loopwright") if CLAUDE.exists() else ("loopwright",)
+pytestmark = pytest.mark.e2e
+
+
+def result(who: str, tmp_path: Path, turns: list[Any], *args: str) -> tuple[int, dict[str, Any]]:
+    proj, home = tmp_path / "proj", tmp_path / "home"
+    proj.mkdir()
+    home.mkdir()
+    with ScriptedServer(turns, is_loop_call=lambda body: True) as srv:
+        if who == "claude":
+            env, cmd = claude_code_env(srv.url, str(home)), [str(CLAUDE)]
+        else:
+            env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(home)), loopwright_cmd()
+        r = subprocess.run([*cmd, "-p", "go", "--model", "claude-sonnet-4-5", "--output-format", "json", *args],
+                           cwd=proj, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return r.returncode, json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_final_answer_is_completed(tmp_path: Path, who: str) -> None:
+    code, r = result(who, tmp_path, [[text("hello")]])
+    assert (code, r["subtype"], r["is_error"], r["result"], r["terminal_reason"]) == (
+        0, "success", False, "hello", "completed"), who
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_max_turns_with_a_denied_call(tmp_path: Path, who: str) -> None:
+    code, r = result(who, tmp_path, [[bash("touch made")], [bash("touch more", "t2")], [text("done")]],
+                     "--max-turns", "1")
+    assert (code, r["subtype"], r["is_error"], r["terminal_reason"]) == (1, "error_max_turns", True, "max_turns"), who
+    assert r["permission_denials"] == [{"tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": "touch made"}}]
+    assert len(r["errors"]) == 1 and "1" in r["errors"][0], who
+    assert not (tmp_path / "proj" / "made").exists(), who
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_the_budget_spent(tmp_path: Path, who: str) -> None:
+    code, r = result(who, tmp_path, [[bash("echo a")], [bash("echo b", "t2")], [text("done")]],
+                     "--max-budget-usd", "0.0001", "--allowedTools", "Bash")
+    assert (code, r["subtype"], r["is_error"], r["terminal_reason"]) == (
+        1, "error_max_budget_usd", True, "budget_exhausted"), who
+    assert len(r["errors"]) == 1 and "0.0001" in r["errors"][0], who
