@@ -132,7 +132,8 @@ def host_tier(data: dict[str, Any], rules_only: bool) -> tuple[dict[str, Any], l
         elif key == "disableAllHooks":
             out["allowManagedHooksOnly"] = value not in (None, False, "false") or out.get("allowManagedHooksOnly", False)
         elif key == "permissions" and isinstance(value, dict):
-            keep = ["deny", "ask", "disableBypassPermissionsMode", *([] if rules_only else ["allow", "additionalDirectories"])]
+            keep = ["deny", "ask", "disableBypassPermissionsMode", "blockReadsOutsideWorkingDirectories",
+                    "blockWritesOutsideWorkingDirectories", *([] if rules_only else ["allow", "additionalDirectories"])]
             out[key] = {k: v for k, v in value.items() if k in keep}
             dropped += [f"permissions.{k}" for k in value if k not in keep]
         elif key == "sandbox" and isinstance(value, dict):

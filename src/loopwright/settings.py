@@ -82,6 +82,8 @@ class Settings:
     deny: list[Rule] = field(default_factory=list)
     default_mode: str | None = None
     disable_bypass: bool = False  # "permissions.disableBypassPermissionsMode" in any file (untrusted too: it narrows)
+    block_reads: bool = False  # permissions.blockReadsOutsideWorkingDirectories: true in any file (gate/judge.py)
+    block_writes: bool = False  # permissions.blockWritesOutsideWorkingDirectories: the same
     additional_directories: list[Path] = field(default_factory=list)
     hooks: dict[str, list[HookMatcher]] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
@@ -188,6 +190,11 @@ class Settings:
                 raise SettingsError(f"{where}: permissions.defaultMode {mode!r} is not one of "
                                     f"{', '.join(PERMISSION_MODES)}")
             self.default_mode = mode
+        for key, attr in (("blockReadsOutsideWorkingDirectories", "block_reads"),
+                          ("blockWritesOutsideWorkingDirectories", "block_writes")):
+            if perms.get(key, False) not in (True, False):
+                raise SettingsError(f"{where}: permissions.{key} must be true or false")
+            setattr(self, attr, getattr(self, attr) or perms.get(key) is True)  # (true anywhere wins)
         off = perms.get("disableBypassPermissionsMode")
         self.disable_bypass |= off == "disable"
         if off not in (None, "disable"):
@@ -496,7 +503,9 @@ def build_run_config(options: AgentOptions, cwd: Path, settings: Settings | None
     env = {**(settings.env if settings else {}), **(options.env or {})}
     permissions = Permissions(mode, allow, deny, options.can_use_tool, ask_tools=ask, cwd=cwd, add_dirs=add_dirs,
                               exec_path=env.get("PATH"))
-    permissions.closed_grants = RULES_ONLY if settings is not None and settings.managed_rules_only else None
+    if settings is not None:
+        permissions.closed_grants = RULES_ONLY if settings.managed_rules_only else None
+        permissions.block_reads, permissions.block_writes = settings.block_reads, settings.block_writes
     hooks = options.hooks if isinstance(options.hooks, Hooks) else Hooks(options.hooks or {})
     if settings is not None and (settings.hooks or settings.managed_hooks or settings.env):  # (the caller's is kept)
         hooks = hooks.merged(Hooks(files_hooks(settings, options.bare), env=dict(settings.env)))

@@ -25,9 +25,11 @@ HONOURED: dict[str, tuple[str, str]] = {
     "permissions": ("allow / ask / deny rules, defaultMode, additionalDirectories, disableBypassPermissionsMode "
                     "(\"disable\": bypassPermissions from a flag or defaultMode runs in default mode with one "
                     "line, and a change to it (the SDK's set_permission_mode, ACP's mode, the interactive mode's "
-                    "cycle) is refused; an untrusted project may set it); the other sub-keys "
-                    "(blockReadsOutsideWorkingDirectories, ...) are named as not applied: narrow with deny rules "
-                    "instead",
+                    "cycle) is refused; an untrusted project may set it), blockReadsOutsideWorkingDirectories and "
+                    "blockWritesOutsideWorkingDirectories (true in any file: the file tools' reads, or writes, "
+                    "outside the working directories are refused in every mode whatever the rules, and so are "
+                    "writes to settings files; a Bash command reading outside them is asked about in every mode; "
+                    "an OS sandbox is not narrowed by it); the other sub-keys are named as not applied",
                     "tests/settings/test_settings.py::test_settings_mode_rules_dirs_and_options_on_top"),
     "model": ("the model when --model (AgentOptions.model), LOOPWRIGHT_MODEL and ANTHROPIC_MODEL give none; "
               "aliases (sonnet, opus, haiku) as in Claude Code",
@@ -168,16 +170,16 @@ REFUSED: dict[str, str] = {
 # Keys honoured in part: the sub-keys loopwright applies (the others are named as `key.sub`).
 HONOURED_SUBKEYS = {"worktree": frozenset({"baseRef"}),
                     "permissions": frozenset({"allow", "ask", "deny", "defaultMode", "additionalDirectories",
-                                               "disableBypassPermissionsMode"}),
+                                               "disableBypassPermissionsMode", "blockReadsOutsideWorkingDirectories",
+                                               "blockWritesOutsideWorkingDirectories"}),
                     "statusLine": frozenset({"type", "command", "padding"})}
 # Claude Code 2.1.332's sub-keys of those that loopwright does not apply (named as not honoured;
 # any other sub-key is named as unknown), and why.
 REFUSED_SUBKEYS = {
-    **dict.fromkeys(("permissions.blockReadsOutsideWorkingDirectories",
-                     "permissions.blockFileToolReadsOutsideWorkingDirectories",
-                     "permissions.blockWritesOutsideWorkingDirectories", "permissions.blockReadsExemptPaths",
+    **dict.fromkeys(("permissions.blockFileToolReadsOutsideWorkingDirectories", "permissions.blockReadsExemptPaths",
                      "permissions.workingDirectoriesAsGiven"),
-                    "not applied: narrow with deny rules (`Read(//outside/**)`) and leave bypassPermissions unused"),
+                    "not applied: Claude Code reads it only from the --settings of a program that starts it; use "
+                    "blockReadsOutsideWorkingDirectories, or deny rules (`Read(//outside/**)`)"),
     **dict.fromkeys(("statusLine.refreshInterval", "statusLine.hideVimModeIndicator"),
                     "the status line command runs after each turn's messages; the interactive mode has no vim mode"),
 }

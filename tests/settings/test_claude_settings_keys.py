@@ -87,20 +87,19 @@ def test_sub_keys_of_permissions_and_status_line_not_applied_are_named(tmp_path:
     of the key still applies."""
     (tmp_path / ".claude").mkdir()
     path = tmp_path / ".claude" / "settings.json"
-    path.write_text(json.dumps({"permissions": {"deny": ["Bash(rm *)"], "blockWritesOutsideWorkingDirectories": True,
-                                                "blockReadsOutsideWorkingDirectories": True, "madeUp": 1},
+    path.write_text(json.dumps({"permissions": {"deny": ["Bash(rm *)"], "blockReadsExemptPaths": ["/x"],
+                                                "workingDirectoriesAsGiven": ["/y"], "madeUp": 1},
                                 "statusLine": {"type": "command", "command": "echo hi", "padding": 1,
                                                "refreshInterval": 5}}))
     s = load_settings(tmp_path, ["project"], claude=True)
     [line] = s.warnings
     honour, _, unknown = line.partition("unknown settings")
-    for k in ("permissions.blockWritesOutsideWorkingDirectories", "permissions.blockReadsOutsideWorkingDirectories",
-              "statusLine.refreshInterval"):
+    for k in ("permissions.blockReadsExemptPaths", "permissions.workingDirectoriesAsGiven", "statusLine.refreshInterval"):
         assert k in honour, (k, line)
     assert "permissions.madeUp" in unknown and "deny" not in line and "padding" not in line
     assert [str(r) for r in s.deny] and s.status_line is not None and s.status_line["padding"] == 1
     untrusted = load_settings(tmp_path, ["project"], claude=True, trusted=False)  # (trust keeps them to be named)
-    assert "permissions.blockWritesOutsideWorkingDirectories" in " ".join(untrusted.warnings) and untrusted.deny
+    assert "permissions.blockReadsExemptPaths" in " ".join(untrusted.warnings) and untrusted.deny
 
 
 def test_honoured_and_loopwright_keys_get_no_warning(tmp_path: Path) -> None:

@@ -22,6 +22,8 @@ from .verdict import ALLOW, Verdict
 if TYPE_CHECKING:  # imported by the functions that judge a command: most runs start without one
     from .shell import bashcheck, bashparse
 
+BLOCKED_READS = ("Reads outside the working directories are blocked (permissions.blockReadsOutsideWorkingDirectories). "
+                 "Add the directory with /add-dir, or remove that setting.")
 # acceptEdits also approves these filesystem commands, when every path is in the working dirs.
 FS_COMMANDS = {"mkdir": set("pv") | {"--parents", "--verbose"}, "touch": set("cam"),
                "mv": set("finvuT") | {"--verbose", "--force", "--no-clobber"},
@@ -78,6 +80,10 @@ def _ask(g: Judge, parsed: bashparse.ParsedCommand, uses: list[bashcheck.PathUse
     if r is None:
         r = next((rr for u in uses for lx, rl in u.paths
                   if (rr := g.path_match(g.ask, "Edit" if u.kind == "write" else "Read", lx, rl))), None)
+    if r is None and g.block_reads and any(u.kind != "write" and rl not in HARMLESS_READS and not g.inside(rl)
+                                           for u in uses for _, rl in u.paths):
+        # permissions.blockReadsOutsideWorkingDirectories binds commands too: asked in every mode
+        return Verdict("ask", BLOCKED_READS, code="outside", subject="Bash")
     return g.rule_verdict("ask", r, "Bash")
 
 

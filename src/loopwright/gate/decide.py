@@ -98,6 +98,9 @@ class Permissions(Judge):
     # Why the run's tools may grant no rules (a skill's allowed-tools): managed settings'
     # allowManagedPermissionRulesOnly (settings.py); for_state closes the tools' GrantState.
     closed_grants: str | None = None
+    # permissions.blockReadsOutsideWorkingDirectories / blockWritesOutsideWorkingDirectories (judge.blocked)
+    block_reads: bool = False
+    block_writes: bool = False
 
     def for_state(self, state: ToolState | None) -> Permissions:
         """This gate for the run whose tools share `state` (a copy: a subagent's gate is its
@@ -306,7 +309,8 @@ class Permissions(Judge):
 
         def deny() -> Verdict | None:
             named = self.rule_verdict("deny", self.named(self.deny, name), name)
-            return named or (self.write_deny(path, lexical, real) if path is not None else None)
+            return named or (self.write_deny(path, lexical, real) or self.blocked(path, real, "writes")
+                             if path is not None else None)
 
         def ask() -> Verdict | None:
             r = self.path_match(self.ask, "Edit", lexical, real) if path is not None else None
@@ -339,7 +343,8 @@ class Permissions(Judge):
 
         def deny() -> Verdict | None:
             named = self.rule_verdict("deny", self.named(self.deny, name), name)
-            return named or next((v for t, lx, rl in resolved if (v := self.read_deny(t, lx, rl))), None)
+            return named or next((v for t, lx, rl in resolved
+                                  if (v := self.read_deny(t, lx, rl) or self.blocked(t, rl, "reads"))), None)
 
         def ask() -> Verdict | None:
             r = next((r for _, lx, rl in resolved if (r := self.path_match(self.ask, "Read", lx, rl))), None)

@@ -35,6 +35,8 @@ class Judge:
     sandbox_auto_allow: Callable[[str, bool], bool] | None
     sandbox_escape: bool
     advice: Literal["cli", "python"]
+    block_reads: bool
+    block_writes: bool
 
     def read_denied(self, path: str) -> bool:
         """Does a Read deny rule cover this (absolute) path?"""
@@ -131,6 +133,25 @@ class Judge:
         r = self.path_match(self.deny, "Read", lexical, real)
         if r is not None:
             return _denied(r, f"Permission denied: {p} matches the deny rule {r} (a Read deny also blocks writing).")
+        return None
+
+    def blocked(self, p: str, real: str, kind: Literal["reads", "writes"]) -> Verdict | None:
+        """permissions.blockReadsOutsideWorkingDirectories / blockWritesOutsideWorkingDirectories: a
+        file tool's path outside the working directories is refused in every mode, whatever the
+        rules say; with writes blocked, so is writing a settings file, which could lift the block
+        (Claude Code 2.1.332's words)."""
+        if not (self.block_reads if kind == "reads" else self.block_writes):
+            return None
+        key = f"permissions.block{kind.title()}OutsideWorkingDirectories"
+        if not self.inside(real):
+            return Verdict("deny", f"{p} is outside {self.ws.root}; the {key} setting blocks {kind} outside the "
+                           "working directories. Ask the user to add the directory with /add-dir, or to remove that "
+                           "setting.", code="outside")
+        name, parent = os.path.basename(real), os.path.basename(os.path.dirname(real))
+        if kind == "writes" and (name in ("settings.json", "settings.local.json") and parent in (".claude", ".loopwright")
+                                 or name == "managed-settings.json" or parent == "managed-settings.d"):
+            return Verdict("deny", f"{real}: Writes to Claude Code settings files are blocked while {key} is on, "
+                           "because a settings file can lift that block.", code="protected")
         return None
 
     def read_deny(self, p: str, lexical: str, real: str) -> Verdict | None:
