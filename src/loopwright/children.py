@@ -5,12 +5,13 @@ of loopwright.
 Each command and each stdio MCP server runs in a process group of its own (start_new_session),
 so the terminal's SIGHUP never reaches it and only loopwright ends it. Ending a group ends too
 the descendants of its processes that left it (`setsid`, `setpgid`: a command hiding from the
-kill of its group), found by their parents in /proc while a parent still runs. Every such group
+kill of its group), found by their parents in /proc while a parent still runs, and, in a child
+subreaper, its orphans (strays, below). Every such group
 is `own`ed while it may run and `disown`ed once it is over:
 
-- the watchdog (a tiny `sh` told each group) SIGKILLs the groups still owned when its pipe
-  closes, that is when loopwright is gone, however it died (SIGKILL included: no atexit; a
-  descendant that left its group is not known to it);
+- the watchdog (a tiny `sh` told each group and its tag) SIGKILLs the groups still owned when its
+  pipe closes, that is when loopwright is gone, however it died (SIGKILL included: no atexit),
+  and every process that carries one of their tags (a descendant that left its group);
 - `end_all` ends them now (SIGTERM, a short grace, SIGKILL), for a process that must exit at once.
 
 Ending: SIGTERM (timeout(1), CI, docker stop, a supervisor) and SIGHUP (the terminal closed)
@@ -36,6 +37,7 @@ import threading
 import time
 from collections.abc import Callable
 
+GROUP_ENV_NAME = "LOOPWRIGHT_GROUP"  # (GROUP_ENV below; the watchdog's script is built first)
 ENDING_BOUND_S = 2.0  # after SIGTERM/SIGHUP, the graceful stop's time before everything is ended
 END_GRACE_S = 0.5  # end_all: between SIGTERM and SIGKILL
 
@@ -43,12 +45,15 @@ END_GRACE_S = 0.5  # end_all: between SIGTERM and SIGKILL
 def signal_group(pgid: int, sig: int) -> None:
     """Send `sig` to process group `pgid` and to the descendants of its processes that left it
     (gone or not ours: nothing)."""
+    tag = _TAGS.get(pgid)
     try:
         os.killpg(pgid, 0)
     except (ProcessLookupError, PermissionError):
-        return  # (the group is gone: so is any parent of an escaped child)
+        if not tag or not _SUBREAPER[0]:
+            return  # (the group is gone: so is any parent of an escaped child)
     procs = _processes()  # (before the group is signalled: a parent that dies hands its children to init)
-    pinned = _pinned(_escaped(pgid, procs), procs or {})
+    strays = _strays(pgid, tag, procs) if tag and _SUBREAPER[0] else []
+    pinned = _pinned(_escaped(pgid, procs) + strays, procs or {}, adopted=set(strays))
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
     for fd in pinned:
@@ -60,14 +65,15 @@ def signal_group(pgid: int, sig: int) -> None:
             os.close(fd)
 
 
-def _pinned(pids: list[int], procs: dict[int, tuple[int, int, bytes]]) -> list[int]:
+def _pinned(pids: list[int], procs: dict[int, tuple[int, int, bytes]], adopted: set[int] = frozenset()) -> list[int]:  # type: ignore[assignment]
     """A pidfd of each of `pids` that is still the process the scan saw (its parent unchanged
     once the pidfd holds it): a pid that ended and was reused by another process meanwhile is
-    never signalled. Without pidfds (not Linux, before 5.3): none, only the group is."""
+    never signalled. Without pidfds (not Linux, before 5.3): none, only the group is. The
+    `adopted` ones (this process's children now: strays) are kept to be reaped (_reap)."""
     if not hasattr(os, "pidfd_open"):
         return []
     out = []
-    for pid in pids:
+    for pid in dict.fromkeys(pids):
         try:
             fd = os.pidfd_open(pid)
         except OSError:
@@ -77,7 +83,12 @@ def _pinned(pids: list[int], procs: dict[int, tuple[int, int, bytes]]) -> list[i
                 same = int(f.read().rsplit(b")", 1)[1].split()[1]) == procs[pid][0]
         except (OSError, IndexError, ValueError):
             same = False
-        if same:
+        if same and pid in adopted:
+            with _REAPING:
+                if pid not in _ADOPTED:  # (kept to be reaped; a copy is signalled and closed)
+                    _ADOPTED[pid], fd = (fd, time.monotonic() + REAP_WITHIN_S), os.dup(fd)
+            out.append(fd)
+        elif same:
             out.append(fd)
         else:
             os.close(fd)
@@ -88,15 +99,18 @@ def group_alive(pgid: int) -> bool:
     """Does any non-zombie process remain in the group, or a descendant of one that left it?
     (Zombie orphans wait for an init that may never reap them; counting them would turn every
     kill into a full grace period.)"""
+    _reap()
+    tag = _TAGS.get(pgid) if _SUBREAPER[0] else None
     try:
         os.killpg(pgid, 0)
     except (ProcessLookupError, PermissionError):
-        return False
+        if not tag:
+            return False
     procs = _processes()
     if procs is None:
         return True  # no procfs: trust killpg
     return any(pg == pgid and state not in (b"Z", b"X") for _, pg, state in procs.values()) or bool(
-        _escaped(pgid, procs))
+        _escaped(pgid, procs)) or bool(tag and _strays(pgid, tag, procs))
 
 
 def _processes() -> dict[int, tuple[int, int, bytes]] | None:
@@ -138,13 +152,134 @@ def _escaped(pgid: int, procs: dict[int, tuple[int, int, bytes]] | None = None) 
     return out
 
 
+# --- strays: what a group started that left it and lost its parent --------------------------
+
+# A command's double-forked daemon (`setsid sh -c 'server &'`) has no parent left in the group
+# when the group is ended: it was re-parented to init, and _escaped cannot find it. A process
+# that is a child subreaper (Linux's PR_SET_CHILD_SUBREAPER) gets such orphans of its
+# descendants instead of init: each tagged group's processes carry GROUP_ENV=<tag> in their
+# environment (tag_env), so a child of ours that we did not start and that carries the tag of a
+# group being ended is ended with it (signal_group, group_alive), and then reaped (as init would
+# have). Only a process that owns itself turns this on (the CLI front ends: want_subreaper); a
+# library must not change its host's process-wide state (an application may call it itself).
+
+GROUP_ENV = GROUP_ENV_NAME
+REAP_WITHIN_S = 5.0  # how long a signalled stray is waited for to become our child and exit
+_SUBREAPER = [False, False]  # [on, wanted]
+_TAGS: dict[int, str] = {}  # pgid -> the tag its processes carry
+_ADOPTED: dict[int, tuple[int, float]] = {}  # a signalled stray's pid -> (its pidfd, reap deadline)
+_COUNT = [0]
+_REAPING = threading.Lock()
+
+
+def want_subreaper() -> None:
+    """Have this process become a child subreaper when it first starts a tagged group (lazily:
+    ctypes is loaded only by a run that runs commands). For a process loopwright owns: the CLI
+    front ends call it; a library user may, knowing that orphans of all its children then come
+    to it (and are reaped only when they carry a loopwright tag)."""
+    _SUBREAPER[1] = True
+
+
+def subreaper() -> bool:
+    """Make this process a child subreaper now (Linux; False elsewhere or if refused)."""
+    if _SUBREAPER[0] or not sys.platform.startswith("linux"):
+        return _SUBREAPER[0]
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        _SUBREAPER[0] = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+    return _SUBREAPER[0]
+
+
+def tag_env(env: dict[str, str] | None) -> tuple[dict[str, str], str]:
+    """`env` (None: this process's) with a new group tag set, and the tag (`own` it with the
+    group): the group's strays are found by it. Becomes a subreaper first if wanted."""
+    if _SUBREAPER[1] and not _SUBREAPER[0]:
+        subreaper()
+    _COUNT[0] += 1
+    tag = f"{os.getpid()}.{_COUNT[0]}"
+    return {**(os.environ if env is None else env), GROUP_ENV: tag}, tag
+
+
+def _strays(pgid: int, tag: str, procs: dict[int, tuple[int, int, bytes]] | None) -> list[int]:
+    """This process's live children other than group `pgid`'s leader that are in the group or carry
+    its tag (orphans re-parented to us: we start only group leaders), with their live descendants."""
+    if not procs:
+        return []
+    me, mine, needle = os.getpid(), os.getpgrp(), f"{GROUP_ENV}={tag}\0".encode()
+    found = []
+    for pid, (ppid, pg, state) in procs.items():
+        if ppid != me or pid == pgid or pid in _TAGS:
+            continue
+        if state in (b"Z", b"X"):
+            if pg not in (pid, mine):  # an orphan that ended (we start only leaders, or in our group): reap it
+                _keep_to_reap(pid)
+            continue
+        if pg != pgid:
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    data = b"\0" + f.read()
+            except OSError:
+                continue
+            if b"\0" + needle not in data:
+                continue
+        found.append(pid)
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+    out, todo = list(found), list(found)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in out and procs[child][2] not in (b"Z", b"X"):
+                out.append(child)
+                todo.append(child)
+    return out
+
+
+def _keep_to_reap(pid: int) -> None:
+    with _REAPING:
+        if pid not in _ADOPTED:
+            try:
+                _ADOPTED[pid] = (os.pidfd_open(pid), time.monotonic() + REAP_WITHIN_S)
+            except OSError:
+                pass
+
+
+def _reap() -> None:
+    """Reap the strays signalled so far that have exited (init would have; now we are their
+    parent). A pidfd names each: never another process that got its pid."""
+    with _REAPING:  # (a background shell's waiter thread ends its group too)
+        for pid, (fd, deadline) in list(_ADOPTED.items()):
+            _reap_one(pid, fd, deadline)
+
+
+def _reap_one(pid: int, fd: int, deadline: float) -> None:
+    try:
+        done = os.waitid(os.P_PIDFD, fd, os.WEXITED | os.WNOHANG) is not None
+    except ChildProcessError:  # not (yet) our child: a descendant whose parent still lives
+        done = time.monotonic() > deadline
+    except OSError:
+        done = True
+    if done:
+        os.close(fd)
+        del _ADOPTED[pid]
+
+
 # --- the watchdog: no group outlives a SIGKILLed loopwright -----------------------------------
 
-# Reads "+PGID" / "-PGID" lines; when the pipe closes (loopwright is gone, however it died),
-# SIGKILLs every group still registered.
-# POSIX sh (dash, macOS's bash 3.2): a space-separated list, no associative arrays.
-_WATCHDOG = ('g=" "; while read -r op pg; do case $op in +) g="$g$pg ";; -) case $g in *" $pg "*) '
-             'g="${g%% $pg *} ${g#* $pg }";; esac;; esac; done; for pg in $g; do kill -9 "-$pg" 2>/dev/null; done')
+# Reads "+ PGID TAG" / "- PGID" lines; when the pipe closes (loopwright is gone, however it died),
+# SIGKILLs every group still registered and every process whose environment carries the tag of
+# one (GROUP_ENV: the strays, re-parented to init by now, that would live on); one grep reads
+# every environment, only when a registered group had a tag.
+# POSIX sh (dash, macOS's bash 3.2): a space-separated list of PGID/TAG, no associative arrays.
+_WATCHDOG = ('g=" "; while read -r op pg t; do case $op in +) g="$g$pg/$t ";; -) case $g in *" $pg/"*) '
+             'r=${g#* $pg/}; g="${g%% $pg/*} ${r#* }";; esac;; esac; done; set --; for e in $g; do '
+             'kill -9 "-${e%%/*}" 2>/dev/null; [ -n "${e#*/}" ] && set -- "$@" -e "^' + GROUP_ENV_NAME + '=${e#*/}\\$"; '
+             'done; [ $# -gt 0 ] && for f in $(grep -lz "$@" /proc/[0-9]*/environ 2>/dev/null); do '
+             'p=${f#/proc/}; kill -9 "${p%/environ}" 2>/dev/null; done')
 
 
 class _Watchdog:
@@ -176,14 +311,20 @@ WATCHDOG = _Watchdog()
 _OWNED: dict[int, str] = {}  # pgid -> what it is (for a log line)
 
 
-def own(pgid: int, what: str = "") -> None:
-    """Process group `pgid` is loopwright's until `disown`: ended with loopwright, however it ends."""
+def own(pgid: int, what: str = "", tag: str = "") -> None:
+    """Process group `pgid` is loopwright's until `disown`: ended with loopwright, however it ends.
+    `tag`: its processes carry it (tag_env): its strays are ended with it."""
     _OWNED[pgid] = what
-    WATCHDOG.send(f"+ {pgid}\n")
+    if tag:
+        _TAGS[pgid] = tag
+    WATCHDOG.send(f"+ {pgid} {tag}\n")
 
 
 def disown(pgid: int) -> None:
     """`pgid` is over (ended and reaped): forget it, before its id could be reused."""
+    _TAGS.pop(pgid, None)
+    if _ADOPTED:
+        _reap()
     if _OWNED.pop(pgid, None) is not None:
         WATCHDOG.send(f"- {pgid}\n")
 

@@ -156,6 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if argv is None:  # the process is this one run (a caller of main(argv) keeps its collector)
         pause_gc()  # the headless run resumes it at the first model answer
+        _OWN_PROCESS[0] = True
     try:
         return _dispatch(args_list)
     except (KeyboardInterrupt, BrokenPipeError, MissingExtra, UsageError, Exception) as e:
@@ -164,12 +165,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         resume_gc()
 
 
+_OWN_PROCESS = [False]  # main() runs as the process (not called by a program): it may change process-wide state
+
+
+def _own_children() -> None:
+    """A front end that is the process takes back the orphans of the commands it runs (a double-
+    forked daemon), to end them with their call (children.want_subreaper); not before --help or
+    --version (children.py loads asyncio)."""
+    if _OWN_PROCESS[0]:
+        from ..children import want_subreaper
+
+        want_subreaper()
+
+
 def _dispatch(args_list: list[str]) -> int:
     """Which front end runs: a subcommand, the Agent SDK protocol, the interactive or the headless mode."""
     from .claude_flags import command_refusal, refusal, resolve, setup_debug
 
     if args_list and args_list[0] in SUBCOMMANDS:
         resume_gc()
+        _own_children()
         return run_subcommand(args_list[0], args_list[1:])
     if args_list and (said := command_refusal(args_list[0]) or _mistyped_command(args_list)) is not None:
         raise UsageError(said)
@@ -178,10 +193,12 @@ def _dispatch(args_list: list[str]) -> int:
     if wants_protocol(args_list):  # an Agent SDK drives this process (sdkproto/)
         from ..sdkproto import sdk_main
 
+        _own_children()
         return sdk_main(args_list, build_parser())
     args = main_parser().parse_args(args_list)
     if (said := refusal(args)) is not None:
         raise UsageError(said)
+    _own_children()
     for note in resolve(args):
         print(f"loopwright: {note}", file=sys.stderr)
     setup_debug(args.debug, args.debug_file)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 from ..childout import finish, read_async
-from ..children import disown, own, signal_group
+from ..children import disown, own, signal_group, tag_env
 from ..telemetry import trace_env
 from ..threads import run_in_worker
 from .config import HookContext
@@ -190,7 +190,7 @@ async def run_command(event: str, hook: CommandHook, timeout: float, payload: di
     (blocking, stderr the reason), anything else a non-blocking error (reported)."""
     label = label_of(hook.command if hook.args is None else " ".join([hook.command, *hook.args]))
     cwd = context.cwd or None
-    env = {**os.environ, **extra_env, **trace_env()}  # TRACEPARENT: the hook's span (telemetry on)
+    env, tag = tag_env({**os.environ, **extra_env, **trace_env()})  # TRACEPARENT: the hook's span (telemetry on)
     if cwd:
         env.setdefault("LOOPWRIGHT_PROJECT_DIR", cwd)
         env.setdefault("CLAUDE_PROJECT_DIR", cwd)
@@ -204,7 +204,7 @@ async def run_command(event: str, hook: CommandHook, timeout: float, payload: di
     except OSError as e:
         report(event, label, "error", f"could not start: {e}")
         return Outcome(label, failed=True, error=f"could not start: {e}")
-    own(proc.pid, f"hook {label}")  # (start_new_session: the pid is the group)
+    own(proc.pid, f"hook {label}", tag)  # (start_new_session: the pid is the group)
     data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, default=str).encode()  # as JSON.stringify writes it
     try:
         got = await asyncio.wait_for(read_async(proc, data, MAX_OUTPUT_BYTES), timeout)

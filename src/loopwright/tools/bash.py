@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..children import WATCHDOG, disown, group_alive, own, signal_group
+from ..children import WATCHDOG, disown, group_alive, own, signal_group, tag_env
 from ..hooks.envfile import session_script
 from ..telemetry import trace_env
 from ..workspace import shell_cwd
@@ -142,17 +142,17 @@ async def _reaped(protocol: _Protocol, timeout: float = 1.0) -> None:
 
 def _spawn_args(argv: list[str], command: str, ctx: ToolContext, cwd: Path, bind_files: tuple[str, ...] = (),
                 unsandboxed: bool = False) -> tuple[list[str], dict[str, str] | None, tuple[int, ...],
-                                                    list[int], Any]:
-    """(argv, env, pass_fds, fds to close after the spawn, the sandbox or None): `argv` as is,
+                                                    list[int], Any, str]:
+    """(argv, env, pass_fds, fds to close after the spawn, the sandbox or None, the group's tag): `argv` as is,
     or wrapped in the run's OS sandbox unless the command is in sandbox.excludedCommands or
     asks to run `unsandboxed` (dangerouslyDisableSandbox) and sandbox.allowUnsandboxedCommands
     lets it (the gate has asked)."""
-    env = _environ(ctx)
+    env, tag = tag_env(_environ(ctx))  # (its strays are found by the tag: children.py)
     sb = ctx.sandbox
     if sb is None or sb.runs_outside(command, unsandboxed):
-        return argv, env, (), [], None
+        return argv, env, (), [], None, tag
     w = sb.wrap(argv, cwd, env, bind_files=bind_files)
-    return w.argv, w.env, w.pass_fds, w.close_after_spawn, sb
+    return w.argv, w.env, w.pass_fds, w.close_after_spawn, sb, tag
 
 
 # When the sandbox refuses the escape hatch (as Claude Code does, the input is ignored).
@@ -179,8 +179,8 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bo
     cwd = _shell_cwd(ctx)
     buf = CappedBuffer()
     script = session_script(ctx.session_id) or ""  # what Setup/SessionStart/CwdChanged/FileChanged hooks exported
-    argv, env, pass_fds, ours, sandbox = _spawn_args(["bash", "-c", _WRAPPER, "bash", command, pwd_file, script],
-                                                     command, ctx, cwd, (pwd_file,), unsandboxed)
+    argv, env, pass_fds, ours, sandbox, tag = _spawn_args(["bash", "-c", _WRAPPER, "bash", command, pwd_file, script],
+                                                          command, ctx, cwd, (pwd_file,), unsandboxed)
     WATCHDOG.send("")  # started before the command, so registering it right after is one write
     # The process runs before subprocess_exec returns (it still connects the pipes): an
     # interrupt in that window must not leave it behind, so the spawn is shielded and the
@@ -211,7 +211,7 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bo
     _close(ours)
     proc = asyncio.subprocess.Process(transport, protocol, loop)
     pgid = proc.pid
-    own(pgid, "Bash")
+    own(pgid, "Bash", tag)
     assert proc.stdout is not None
     stdout = proc.stdout
 
@@ -361,7 +361,7 @@ def _start_background(command: str, ctx: ToolContext, unsandboxed: bool = False)
     cwd = _shell_cwd(ctx)
     script = session_script(ctx.session_id)  # the hooks' env files (CLAUDE_ENV_FILE), run ahead of it
     run = ["bash", "-c", 'eval "$1"\neval "$2"', "bash", script, command] if script else ["bash", "-c", command]
-    argv, env, pass_fds, ours, sandbox = _spawn_args(run, command, ctx, cwd, unsandboxed=unsandboxed)
+    argv, env, pass_fds, ours, sandbox, tag = _spawn_args(run, command, ctx, cwd, unsandboxed=unsandboxed)
     WATCHDOG.send("")
     try:
         popen = subprocess.Popen(
@@ -374,7 +374,7 @@ def _start_background(command: str, ctx: ToolContext, unsandboxed: bool = False)
         _close(ours)
     shell = BackgroundShell(shell_id, command, popen)
     _ALL_SHELLS[popen.pid] = shell
-    own(popen.pid, "Bash")
+    own(popen.pid, "Bash", tag)
     ctx.state.bash.shells[shell_id] = shell
     threading.Thread(target=_reader, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-out").start()
     threading.Thread(target=_waiter, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-wait").start()
