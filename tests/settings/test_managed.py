@@ -137,12 +137,14 @@ def hook(tag: str) -> dict[str, Any]:
     ({}, {"disableAllHooks": True}, ["managed"]),  # another file's disableAllHooks leaves the managed ones on
     ({"disableAllHooks": True}, {}, []),
     ({"disableAllHooks": False}, {"disableAllHooks": True}, ["managed", "project"]),  # the managed value wins
+    ({}, {"bare": True}, ["managed"]),  # --bare: the managed hooks still run (Claude Code's --bare too)
 ])
 def test_which_hooks_run(managed: Path, tmp_path: Path, policy: dict[str, Any], proj_extra: dict[str, Any],
                          runs: list[str]) -> None:
     write(managed / "managed-settings.json", {"hooks": hook("managed"), **policy})
-    proj = project(tmp_path, {"hooks": hook("project"), **proj_extra})
-    opts = lw.AgentOptions(cwd=str(proj))
+    bare = proj_extra.get("bare", False)
+    proj = project(tmp_path, {"hooks": hook("project"), **{k: v for k, v in proj_extra.items() if k != "bare"}})
+    opts = lw.AgentOptions(cwd=str(proj), bare=bare)
     registry = build_run_config(opts, proj, load_settings(proj, ["project"], claude=True)).hooks
     assert [h.command.removeprefix("echo ") for m in registry.matchers.get("PreToolUse", ())  # type: ignore[attr-defined]
             for h in m.hooks] == runs
