@@ -47,7 +47,7 @@ from .gate import Permissions
 from .history import History
 from .home import private_dir, write_private
 from .hooks import HookContext, RunHooks, run_hooks
-from .ids import new_uuid
+from .ids import SAFE_ID, new_uuid
 from .loop import Run, RunControl, RunDeps, RunState, run_query
 from .loop.watch import Watch
 from .messages import Message, OutputT, ResultMessage, diagnostics
@@ -445,7 +445,7 @@ class RunPortsOf:
     def save_artifact(self, name: str, text: str) -> Path | None:
         recorder = self._run.deps.recorder
         path = recorder.path if recorder is not None else None
-        if path is None:
+        if path is None or not SAFE_ID.fullmatch(name):  # (a file's name, never a path: ids come from models)
             return None
         target = path.with_suffix("") / "tool-results" / name
         try:

@@ -1,4 +1,4 @@
-"""Room: mcp. Owns MCP results as tool_result blocks (content kinds, the output caps); may import blocks, tools.base.
+"""Room: mcp. Owns MCP results as tool_result blocks (content kinds, the output caps); may import blocks, ids, tools.base.
 
 Text, images and embedded resources become tool_result blocks, `isError` is is_error,
 `structuredContent` is sent as JSON text when there is no text. Empty text blocks are dropped. Text beyond
@@ -14,6 +14,7 @@ import os
 from typing import Any
 
 from ..blocks import Block, ImageBlock, TextBlock
+from ..ids import SAFE_ID, new_hex
 from ..tools.base import ToolContext, ToolOutput
 
 MAX_OUTPUT_TOKENS = 25_000
@@ -140,5 +141,7 @@ def _save_full(text: str, ctx: ToolContext | None) -> str | None:
     ports = ctx.ports if ctx is not None else None
     if ports is None or ctx is None:
         return None
-    saved = ports.save_artifact(f"{ctx.tool_use_id or 'output'}.txt", text)
+    uid = ctx.tool_use_id or ""
+    # (the id came from the model's answer: a provider or proxy may send `../x`; an id is never a path)
+    saved = ports.save_artifact(f"{uid if SAFE_ID.fullmatch(uid) else 'output-' + new_hex(12)}.txt", text)
     return str(saved) if saved is not None else None

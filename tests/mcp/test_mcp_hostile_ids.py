@@ -1,0 +1,38 @@
+"""A tool_use id is never a path: a model (a provider, a proxy) that sends an id such as
+`../../x` cannot make loopwright write outside the session's folder. The full text of a long MCP
+result is saved beside the transcript under the call's id: that id named the file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from loopwright.testing import ScriptedServer
+from tests.helpers import TESTS, cli_env, loopwright_cmd, text, use
+
+SERVER = str(TESTS / "mcp" / "hostile_mcp_server.py")
+pytest.importorskip("mcp", reason="the MCP SDK is an extra: pip install 'loopwright[mcp]'")
+
+
+@pytest.mark.e2e
+def test_a_long_results_file_is_never_named_by_a_hostile_tool_use_id(tmp_path: Path) -> None:
+    home, work, outside = tmp_path / "home", tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    bad = "../" * 12 + str(outside / "pwned").lstrip("/")
+    cfg = json.dumps({"mcpServers": {"hostile": {"command": sys.executable, "args": [SERVER, "--long-line", "120000"]}}})
+    env = cli_env(ANTHROPIC_API_KEY="test", LOOPWRIGHT_HOME=str(home))
+    with ScriptedServer([[use(bad, "mcp__hostile__get", x="a")], [text("done")]]) as srv:
+        r = subprocess.run([*loopwright_cmd(), "-p", "hi", "--model", "claude-sonnet-4-6", "--base-url", srv.url,
+                            "--mcp-config", cfg, "--allowedTools", "mcp__hostile__get", "--output-format", "json"],
+                           cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        result = json.dumps(srv.loop_requests[-1].body["messages"][-1]["content"][0])
+    assert list(outside.iterdir()) == []
+    saved = [p for p in home.rglob("tool-results/*") if p.is_file()]
+    assert len(saved) == 1 and saved[0].read_text() == "y" * 120000
+    assert "output cut" in result and str(saved[0]) in result
