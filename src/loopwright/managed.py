@@ -83,8 +83,7 @@ def add_managed(s: Any, host: dict[str, Any] | None = None, cwd: Path | None = N
     s.warnings += [said] if said else []
     docs = read_managed(folder) if folder is not None else []
     if host:
-        merge = [d.data.get("parentSettingsBehavior") for d in docs if "parentSettingsBehavior" in d.data]
-        if docs and (merge[-1:] or ["first-wins"])[0] != "merge":
+        if not _host_counts(docs):
             s.warnings.append("--managed-settings left out of the policy tier: an administrator's managed settings "
                               "apply and do not set parentSettingsBehavior to 'merge'")
         else:
@@ -158,6 +157,27 @@ def _host_sandbox(sb: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         else:
             lost.append(part)
     return out, lost
+
+
+def _host_counts(docs: list[ManagedFile]) -> bool:
+    """Whether a host's managed settings count beside these documents (none, or "merge")."""
+    said = [d.data["parentSettingsBehavior"] for d in docs if "parentSettingsBehavior" in d.data]
+    return not docs or (said[-1:] or ["first-wins"])[0] == "merge"
+
+
+def rules_only(host: dict[str, Any] | None = None) -> bool:
+    """Whether allowManagedPermissionRulesOnly is in force (in the managed documents, or a host's
+    managed settings where they count): a front end then keeps no rule an answer adds (Claude
+    Code: "Rule not saved: managed rules only"). Documents that cannot be read: False (the run
+    itself stops on them)."""
+    try:
+        folder = managed_folder()[0]
+        docs = read_managed(folder) if folder is not None else []
+    except SettingsError:
+        return False
+    if any(d.data.get("allowManagedPermissionRulesOnly") is True for d in docs):
+        return True
+    return host is not None and host.get("allowManagedPermissionRulesOnly") is True and _host_counts(docs)
 
 
 def _has_policy(folder: Path) -> bool:

@@ -289,3 +289,44 @@ def test_a_skills_allowed_tools_grant_nothing_under_managed_rules_only(managed: 
     loaded = loaded if isinstance(loaded, str) else loaded[0]["text"]
     assert f"allowed-tools of {proj / '.loopwright' / 'skills' / 'scaffold' / 'SKILL.md'} ignored: {RULES_ONLY}" in loaded
     assert asked == ["touch made.txt"] and not (proj / "made.txt").exists()
+
+
+@pytest.mark.e2e
+def test_the_sdks_rule_updates_are_not_kept_under_managed_rules_only(managed: Path, tmp_path: Path) -> None:
+    """As the Agent SDK's CLI under allowManagedPermissionRulesOnly: can_use_tool gets no suggested
+    rules, and the rules its answer adds are not kept (each call is asked; one stderr line says
+    why, Claude Code's "Rule not saved: managed rules only")."""
+    import asyncio
+    import sys
+
+    sdk = pytest.importorskip("claude_agent_sdk", reason="the Python Agent SDK is not installed")
+    from claude_agent_sdk.types import PermissionRuleValue
+
+    from tests.helpers import LOOPWRIGHT_BIN
+
+    write(managed / "managed-settings.json", {"allowManagedPermissionRulesOnly": True})
+    (tmp_path / "a.txt").write_text("a")
+    (tmp_path / "b.txt").write_text("b")
+    asked: list[Any] = []
+    said: list[str] = []
+
+    async def decide(name: str, x: dict[str, Any], ctx: Any) -> Any:
+        asked.append(ctx.suggestions)
+        return sdk.PermissionResultAllow(updated_permissions=[sdk.PermissionUpdate(
+            type="addRules", rules=[PermissionRuleValue(tool_name="Bash", rule_content="rm *")], behavior="allow",
+            destination="session")])
+
+    async def go(srv: ScriptedServer) -> None:
+        cli = str(LOOPWRIGHT_BIN if LOOPWRIGHT_BIN.exists() else Path(sys.executable).parent / "loopwright")
+        env = {"ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "test", ENV: str(managed)}
+        opts = sdk.ClaudeAgentOptions(cli_path=cli, cwd=str(tmp_path), env=env, model="claude-sonnet-4-6",
+                                      can_use_tool=decide, stderr=said.append)
+        async with sdk.ClaudeSDKClient(opts) as client:
+            await client.query("remove both")
+            _ = [m async for m in client.receive_response()]
+
+    with ScriptedServer([[bash("rm a.txt", "r1")], [bash("rm b.txt", "r2")], [text("removed")]]) as srv:
+        asyncio.run(go(srv))
+    assert not (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists(), (asked, said)
+    assert asked == [[], []], asked  # asked twice, nothing suggested
+    assert any("Rule not saved: managed rules only" in x for x in said), said

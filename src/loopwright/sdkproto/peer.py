@@ -112,19 +112,28 @@ class StdioAsker:
     updatedPermissions adds for this session, so later matching calls are not asked again. An
     error answer (the callback raised) is a deny, and the run goes on, as with Claude Code."""
 
-    def __init__(self, peer: Peer, cwd: str, add_dirs: list[Any]) -> None:
+    def __init__(self, peer: Peer, cwd: str, add_dirs: list[Any],
+                 host: Callable[[], dict[str, Any] | None] = lambda: None) -> None:
         self.peer = peer
         self.granted = SessionRules(cwd, add_dirs)  # what answers' updatedPermissions added
+        self.host = host  # the session's AgentOptions.managed_settings (initialize may bring them)
 
     async def __call__(self, tool_name: str, tool_input: dict[str, Any]) -> Decision:
         if self.granted.covers(tool_name, tool_input):
             return Allow()
-        suggested = self.granted.suggest(tool_name, tool_input)
+        from ..managed import rules_only  # (read at each ask: a person answers slower than that)
+
+        closed = rules_only(self.host())  # allowManagedPermissionRulesOnly: no rule is offered nor kept
+        suggested = [] if closed else self.granted.suggest(tool_name, tool_input)
         r = await self.answer(tool_name, tool_input, [_add_rules(suggested)] if suggested else [])
         if r.get("behavior") == "allow":
-            for u in r.get("updatedPermissions") or []:
-                if isinstance(u, dict) and u.get("type") == "addRules" and u.get("behavior", "allow") == "allow":
-                    self.granted.add(_rule(x) for x in u.get("rules") or [] if isinstance(x, dict) and x.get("toolName"))
+            adds = [u for u in r.get("updatedPermissions") or [] if isinstance(u, dict)
+                    and u.get("type") == "addRules" and u.get("behavior", "allow") == "allow"]
+            if adds and closed:
+                print("loopwright: Rule not saved: managed rules only (allowManagedPermissionRulesOnly)",
+                      file=sys.stderr, flush=True)
+            for u in [] if closed else adds:
+                self.granted.add(_rule(x) for x in u.get("rules") or [] if isinstance(x, dict) and x.get("toolName"))
             updated = r.get("updatedInput")
             return Allow(updated if isinstance(updated, dict) else None)
         if r.get("behavior") == "deny":

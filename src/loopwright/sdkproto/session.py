@@ -55,7 +55,8 @@ class SdkSession:
         self.flags, self.peer = flags, peer
         self.options: AgentOptions = flags.options
         if flags.ask_stdio:
-            asker = StdioAsker(peer, str(self.options.cwd or "."), list(self.options.add_dirs))
+            asker = StdioAsker(peer, str(self.options.cwd or "."), list(self.options.add_dirs),
+                               lambda: self.options.managed_settings)
             # the gate's questions, AskUserQuestion's and ExitPlanMode's all go to the SDK's can_use_tool
             self.options = replace(self.options, can_use_tool=asker, ask_user=asker.ask_user,
                                    review_plan=asker.review_plan)
