@@ -177,6 +177,10 @@ class ResultMessage(Generic[OutputT]):
     """Claude Code's `local_command`: "custom" when a custom command's expansion ended the prompt
     without a model call (a UserPromptExpansion hook stopped it, or its inline shell failed): a
     `success` whose `result` says why, as in Claude Code."""
+    api_error_status: int | None = None
+    """The HTTP status of the model API error that ended the run (Claude Code's `api_error_status`)."""
+    api_error: bool = False
+    """The run ended on a model API error (after its retries): `terminal_reason` "api_error"."""
 
     def __repr__(self) -> str:
         """How the run ended, first the reason when it failed; the history and per-call figures are
@@ -245,13 +249,16 @@ class ResultMessage(Generic[OutputT]):
             **({"structured_output": _jsonable(self.structured_output)} if self.structured_output is not None else {}),
             **({"local_command": self.local_command} if self.local_command is not None else {}),
             **({"terminal_reason": reason} if (reason := self.terminal_reason) is not None else {}),
+            **({"api_error_status": self.api_error_status} if self.api_error else {}),
         }
 
     @property
     def terminal_reason(self) -> str | None:
         """Why the run ended, in Claude Code 2.1.332's words (its result's `terminal_reason`, which the
-        SDKs read): a model's final answer is "completed", a limit its name; None where the subtype
-        alone does not say (an error during execution: a model error, an interrupt, a hook)."""
+        SDKs read): a model's final answer is "completed", a limit its name, a model API error
+        "api_error"; None where that is not known (another error during execution: an interrupt, a hook)."""
+        if self.api_error:
+            return "api_error"
         if self.subtype == "success":
             return "completed" if not self.is_error and self.local_command is None else None
         return _TERMINAL_REASONS.get(self.subtype)

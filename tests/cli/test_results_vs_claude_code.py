@@ -1,7 +1,9 @@
 """The `-p --output-format json` result of a run that ends at a limit, Claude Code 2.1.332 and
 loopwright on the same scripted turns: the same subtype, exit code, denials and `terminal_reason`
-(what the Agent SDKs read to tell why a run ended: "completed", "max_turns", "budget_exhausted").
-The wording of the error and `num_turns` keep loopwright's meaning (docs/agent-sdks.md)."""
+(what the Agent SDKs read to tell why a run ended: "completed", "max_turns", "budget_exhausted",
+"api_error" with `api_error_status`). The wording of the error and `num_turns` keep loopwright's
+meaning, and a run an API error ended is `error_during_execution`, where Claude Code says `success`
+with is_error (docs/agent-sdks.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from loopwright.testing import ScriptedServer
+from loopwright.testing import Fault, ScriptedServer
 from tests.helpers import TESTS, bash, claude_code_env, cli_env, loopwright_cmd, text
 
 CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
@@ -20,11 +22,13 @@ WHO = ("claude", "loopwright") if CLAUDE.exists() else ("loopwright",)
 pytestmark = pytest.mark.e2e
 
 
-def result(who: str, tmp_path: Path, turns: list[Any], *args: str) -> tuple[int, dict[str, Any]]:
+def result(who: str, tmp_path: Path, turns: list[Any], *args: str, fault: Fault | None = None) -> tuple[int, dict[str, Any]]:
     proj, home = tmp_path / "proj", tmp_path / "home"
     proj.mkdir()
     home.mkdir()
     with ScriptedServer(turns, is_loop_call=lambda body: True) as srv:
+        if fault is not None:
+            srv.inject(fault)
         if who == "claude":
             env, cmd = claude_code_env(srv.url, str(home)), [str(CLAUDE)]
         else:
@@ -58,3 +62,12 @@ def test_the_budget_spent(tmp_path: Path, who: str) -> None:
     assert (code, r["subtype"], r["is_error"], r["terminal_reason"]) == (
         1, "error_max_budget_usd", True, "budget_exhausted"), who
     assert len(r["errors"]) == 1 and "0.0001" in r["errors"][0], who
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_an_api_error(tmp_path: Path, who: str) -> None:
+    code, r = result(who, tmp_path, [[text("never")]],
+                     fault=Fault.error(400, "bad thing here", "invalid_request_error", times=9))
+    assert (code, r["is_error"], r["terminal_reason"], r["api_error_status"]) == (1, True, "api_error", 400), who
+    assert "bad thing here" in r["result"], who
+    assert r["subtype"] == ("success" if who == "claude" else "error_during_execution")

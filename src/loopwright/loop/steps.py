@@ -204,7 +204,11 @@ async def _failed(run: Run, e: Exception) -> ResultMessage:
     a harness bug or a broken model: reported, the history kept valid."""
     if isinstance(e, ModelError) and run.deps.hooks.active:  # StopFailure: the turn ended on a model error
         await run.deps.hooks.stop_failure(_error_kind(e.status), str(e))
-    if isinstance(e, (ModelError, RunError)):
+    if isinstance(e, ModelError):
+        r = run.result("error_during_execution", error=str(e))
+        r.api_error, r.api_error_status = True, e.status
+        return r
+    if isinstance(e, RunError):
         return run.result("error_during_execution", error=str(e))
     return run.result("error_during_execution", error=f"{type(e).__name__}: {e}")
 
