@@ -71,3 +71,14 @@ def test_an_api_error(tmp_path: Path, who: str) -> None:
     assert (code, r["is_error"], r["terminal_reason"], r["api_error_status"]) == (1, True, "api_error", 400), who
     assert "bad thing here" in r["result"], who
     assert r["subtype"] == ("success" if who == "claude" else "error_during_execution")
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_json_with_verbose_is_every_message_in_one_array(tmp_path: Path, who: str) -> None:
+    """`--output-format json --verbose`: one JSON array of the stream-json messages, the result last
+    (a script reads `.[-1].result`), where json alone is the result object."""
+    code, lines = result(who, tmp_path, [[bash("echo hi")], [text("hello")]], "--verbose", "--allowedTools", "Bash")
+    assert code == 0 and isinstance(lines, list), (who, lines)
+    kinds = [line["type"] for line in lines]
+    assert kinds[0] == "system" and kinds[-3:] == ["user", "assistant", "result"], (who, kinds)
+    assert lines[0]["subtype"] == "init" and lines[-1]["result"] == "hello", who

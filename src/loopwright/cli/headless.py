@@ -160,6 +160,8 @@ class _Output:
             self.renderer = TraceRenderer(sys.stderr, verbose=verbose)
         self.session_id = ""
         self.result: ResultMessage | None = None
+        # `json --verbose`: every message, written at the end as one JSON array (as Claude Code does)
+        self.lines: list[dict[str, Any]] | None = [] if output_format == "json" and verbose else None
 
     def show(self, msg: Message) -> None:
         if not isinstance(msg, SystemMessage):  # the first request is out: start-up is over
@@ -176,6 +178,8 @@ class _Output:
             sys.stdout.flush()
         elif self.renderer is not None:
             self.renderer.show(msg)
+        elif self.lines is not None:
+            self.lines.append(message_json(msg, self.session_id))
         if isinstance(msg, ResultMessage):
             self.result = msg
 
@@ -189,7 +193,11 @@ class _Output:
         if result is None:  # query() always ends with a result; this guards a broken extension
             print("loopwright: the run ended without a result", file=sys.stderr)
             return EXIT_RUN_ERROR
-        if self.format == "json":
+        if self.lines is not None:  # (a result not shown, a transcript's failure, is the last line too)
+            last = self.lines[-1] if self.lines else None
+            lines = self.lines if last is not None and last.get("type") == "result" else [*self.lines, result.to_json()]
+            print(json_text(lines), flush=True)
+        elif self.format == "json":
             print(json_text(result.to_json()), flush=True)
         elif self.format == "text":
             if result.subtype == "success":
