@@ -55,6 +55,24 @@ def test_an_abbreviated_flag_is_refused_as_claude_code_refuses_it(tmp_path: Path
         assert cc.returncode == 1 and cc.stderr.splitlines()[0] == f"error: unknown option '{short}'", cc.stderr
 
 
+def test_partial_messages_outside_stream_json_are_refused_as_claude_code_refuses_them(tmp_path: Path) -> None:
+    """Text and json output have no place for partial messages: refused in one line, not ignored."""
+    p = run("-p", "hi", "--include-partial-messages", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.splitlines()[0] == ("loopwright: --include-partial-messages needs -p --output-format stream-json: "
+                                        "the partial messages are stream-json lines")
+    claude = TESTS / "node" / "node_modules" / ".bin" / "claude"
+    if claude.exists():
+        home = tmp_path / "cchome"
+        home.mkdir()
+        cc = subprocess.run([str(claude), "-p", "hi", "--include-partial-messages"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60, env=claude_code_env("http://127.0.0.1:9", str(home)),
+                            stdin=subprocess.DEVNULL)
+        assert cc.returncode == 1 and "--include-partial-messages requires --print and --output-format=stream-json" \
+            in cc.stderr, cc.stderr
+
+
 def test_a_flag_like_nothing_known_gets_no_guess(tmp_path: Path) -> None:
     p = run("-p", "hi", "--zzqqxx", cwd=tmp_path)
     assert p.returncode == 2

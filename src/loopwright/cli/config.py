@@ -262,6 +262,10 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
     model = args.model or os.environ.get("LOOPWRIGHT_MODEL")  # None: the settings' "model", else the default
     if model:
         check_model(model, args.base_url, need_key=False)  # the key: once the settings are read (apiKeyHelper)
+    if getattr(args, "include_partial_messages", False) and getattr(args, "output_format", None) != "stream-json":
+        # (else nothing would show them: Claude Code 2.1.332 refuses it the same way)
+        raise UsageError("--include-partial-messages needs -p --output-format stream-json: the partial messages "
+                         "are stream-json lines")
     if args.max_turns is not None and args.max_turns < 0:
         raise UsageError(f"--max-turns must be 0 or more, got {args.max_turns}")
     if args.max_budget_usd is not None and not args.max_budget_usd > 0:
