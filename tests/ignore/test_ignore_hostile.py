@@ -110,19 +110,22 @@ def agree(line: str, rel: str, is_dir: bool) -> None:
             assert glob_matcher(line)(rel) == oracle_check(anchored[0], rel, False), (line, anchored[0], rel)
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
+# max_examples: 1000 draws (700 below) still reach LINE's 17 tokens in lines of up to 8 against paths
+# of up to 5 segments many times over; CI's profile draws the same ones every run, while each local run
+# draws new ones, so the search goes on across runs. 3000 and 2000 cost the 2-core suite ~25 s a run.
+@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(LINE, PATH, st.booleans())
 def test_the_matcher_agrees_with_pathspecs_regex(line: str, rel: str, is_dir: bool) -> None:
     agree(line, rel, is_dir)
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=700, deadline=None, suppress_health_check=list(HealthCheck))  # (why: above)
 @given(DEEP_LINE, DEEP_PATH, st.booleans())
 def test_the_matcher_agrees_on_many_double_stars(line: str, rel: str, is_dir: bool) -> None:
     agree(line, rel, is_dir)
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=700, deadline=None, suppress_health_check=list(HealthCheck))  # (why: above)
 @given(st.lists(st.sampled_from(["a", "b", "*", "?", "[a-c]", "[!a]", "\\*", "\\?", "!", "#", "{", "}"]),
                 min_size=1, max_size=8).map("".join), st.text(alphabet="abc*?!#{}", min_size=1, max_size=8))
 def test_segment_regex_agrees_with_pathspec(seg: str, name: str) -> None:
