@@ -71,6 +71,10 @@ def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
     shutil.copy(ROOT / "mkdocs.yml", copy)
     shutil.copytree(ROOT / "src", copy / "src")
     shutil.copytree(ROOT / "docs", copy / "docs")
+    # the API reference's `::: name` blocks are mkdocstrings reading src/ (most of a build's time, and
+    # test_site_builds_strictly_with_every_page's business): here the pages keep their prose and links
+    for ref in (copy / "docs" / "reference").glob("*.md"):
+        ref.write_text("".join(ln for ln in ref.read_text().splitlines(True) if not ln.startswith(":::")))
     page = copy / "docs" / "cli.md"
     page.write_text(page.read_text() + "\nSee [nothing](no-such-page.md).\n")
     p = build(copy, tmp_path / "site")
