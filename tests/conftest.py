@@ -21,7 +21,7 @@ if os.environ.get("CI"):
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks (--dist loadgroup)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tests that use one of this suite's module-scoped fixtures (a llama-server, a local Ray, a
     built docs site, a web site) run on the same xdist worker, one after another: the fixture is set up
     once, as in a serial run, instead of once on each worker. A test that names its own xdist_group
@@ -33,6 +33,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         shared = any(d.scope == "module" for name in info.names_closure for d in info.name2fixturedefs.get(name, ()))
         if shared:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    if getattr(config.option, "loadgroup", False) and items and hasattr(items[0], "_id"):  # an xdist worker
+        _group_node_ids(items)
+
+
+def _group_node_ids(items: list[pytest.Item]) -> None:
+    """A worker's grouped test ends its node id in `@<group>`, all that the controller's loadgroup
+    scheduler reads. pytest-xdist 3.8 writes it to `item._nodeid`, which pytest 9 no longer reads (its
+    id is `item._id`, a NodeId): there every group was silently split over both workers, each one
+    setting the module fixture up again (two llama-servers of each size, two docs builds) and two Rays
+    running at once. So on a pytest with `_id` the suffix goes there, as xdist's hook would put it."""
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        if names:
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")  # type: ignore[attr-defined]
 
 
 @pytest.fixture(autouse=True)
