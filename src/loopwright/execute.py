@@ -160,7 +160,9 @@ class Executor:
         bad_input = invalid_input_error(use) if use.invalid is not None else None  # not a JSON object
         if bad_input is not None:
             return use.input, ToolResultBlock(use.id, bad_input, True)
-        passes = tool.read_only or not tool.needs_approval  # what permission modes pass without asking
+        # what permission modes pass without asking (a read-only call too: a Skill call that grants nothing)
+        passes = tool.read_only or not tool.needs_approval or (
+            tool.read_only_call is not None and tool.read_only_call(use.input, self.tools))
         tool_input, refusal, hook_decision = await self._pre_hook(use) if self.hooked else (use.input, None, None)
         decision: Allow | Deny
         if refusal is None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .configdirs import config_dirs, is_users
+from .gate.rules import skill_name
 from .tools.base import Tool, ToolContext, ToolError
 from .trust import Ignored
 
@@ -251,8 +252,15 @@ def make_skill_tool(skills: list[Skill], overrides: Mapping[str, str] | None = N
     offered = [n for n, s in by_name.items() if s.model_invocable and over.get(n) not in NOT_FOR_MODEL]
     listing = "\n".join(f"- {n}" if over.get(n) == "name-only" else f"- {n}: {by_name[n].description}" for n in offered)
 
+    def grants_nothing(x: dict[str, Any], _tools: Any) -> bool:
+        """A call that passes the permission modes unasked, as a read-only one: its skill widens no
+        rule. One with allowed-tools is asked about first (as Claude Code asks "Execute skill: x"
+        of a skill with more than its safe properties): loaded, it lets the model run them unasked."""
+        s = by_name.get(skill_name(x))
+        return s is None or not s.allowed_tools
+
     async def run(x: dict[str, Any], ctx: ToolContext) -> str:
-        name = str(x.get("skill", "")).strip().lstrip("/")
+        name = skill_name(x)
         s = by_name.get(name)
         if s is None:
             raise ToolError(f"Unknown skill {name!r}. Available skills: {', '.join(offered) or 'none'}.")
@@ -301,4 +309,4 @@ def make_skill_tool(skills: list[Skill], overrides: Mapping[str, str] | None = N
         {"type": "object", "properties": {"skill": {"type": "string", "description": "the skill's name"},
                                           "args": {"type": "string", "description": "optional arguments for it"}},
          "required": ["skill"], "additionalProperties": False},
-        run, read_only=True)
+        run, read_only_call=grants_nothing)

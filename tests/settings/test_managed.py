@@ -284,7 +284,7 @@ def test_a_skills_allowed_tools_grant_nothing_under_managed_rules_only(managed: 
     turns = [[lw_use("s1", "Skill", skill="scaffold")], [lw_use("b1", "Bash", command="touch made.txt")], [text("done")]]
     r = lw.run("scaffold it", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=default_tools(), cwd=proj,
                                               setting_sources=["project"],
-                                              can_use_tool=lambda name, x: asked.append(x["command"]) or False))
+                                              can_use_tool=lambda name, x: name == "Skill" or asked.append(x["command"]) or False))
     loaded = r.messages[2]["content"][0]["content"]
     loaded = loaded if isinstance(loaded, str) else loaded[0]["text"]
     assert f"allowed-tools of {proj / '.loopwright' / 'skills' / 'scaffold' / 'SKILL.md'} ignored: {RULES_ONLY}" in loaded

@@ -68,7 +68,8 @@ def test_skill_progressive_disclosure_through_the_cli(tmp_path: Path) -> None:
     turns = [[use("s1", "Skill", skill="release-notes")], [text("done")]]
     with ScriptedServer(turns) as srv:
         env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "test"}
-        r = subprocess.run([*loopwright_cmd(), "-p", "write release notes", "--model", "claude-sonnet-4-5", "--output-format", "json"],
+        r = subprocess.run([*loopwright_cmd(), "-p", "write release notes", "--model", "claude-sonnet-4-5", "--output-format", "json",
+                            "--allowedTools", "Skill(release-notes)"],  # (its allowed-tools: asked about, as in CC)
                            cwd=proj, env=env, capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
         assert "broken/SKILL.md: no front matter" in r.stderr
@@ -149,7 +150,7 @@ def test_an_active_skills_allowed_tools_are_allowed_without_asking(tmp_path: Pat
 
     def ask(name: str, x: dict[str, Any]) -> bool:
         asked.append(x.get("command", name))
-        return False
+        return name == "Skill"  # (loading it, which grants its allowed-tools, is asked about: yes)
 
     from loopwright.tools.builtin import default_tools
 
@@ -163,7 +164,7 @@ def test_an_active_skills_allowed_tools_are_allowed_without_asking(tmp_path: Pat
     assert "allowed without asking from now on): Bash(touch *)" in loaded_text
     assert not after[0].get("is_error") and (proj / "made.txt").exists(), "after it: allowed without asking"
     assert after[1]["is_error"] and not (proj / "secret.txt").exists(), "a deny rule still wins"
-    assert asked == ["touch made.txt"]
+    assert asked == ["touch made.txt", "Skill"]
 
 
 @pytest.mark.e2e
@@ -172,7 +173,7 @@ def test_skill_allowed_tools_through_the_cli(tmp_path: Path) -> None:
     with ScriptedServer(skill_turns(proj)) as srv:
         env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "test"}
         r = subprocess.run([*loopwright_cmd(), "-p", "scaffold it", "--model", "claude-sonnet-4-5", "--output-format",
-                            "json", "--disallowedTools", "Bash(touch secret*)"],
+                            "json", "--disallowedTools", "Bash(touch secret*)", "--allowedTools", "Skill(scaffold)"],
                            cwd=proj, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .judge import Judge
-from .rules import EDIT_TOOLS, PATH_KEYS, READ_TOOLS
+from .rules import EDIT_TOOLS, PATH_KEYS, READ_TOOLS, skill_name
 from .verdict import Verdict
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def hint(g: Judge, name: str, tool_input: dict[str, Any], v: Verdict | None = No
         rule = next((r for r in rules if first and r.startswith(f"Bash({first}")), fallback)
         return (f"To allow it, add a rule such as {w.rule(rule)}{w.in_settings_allow}, "
                 f"or run with {w.mode('bypassPermissions')}.")
-    if name == "WebFetch" and (rules := suggest_rules(g, name, tool_input)):
+    if name in ("WebFetch", "Skill") and (rules := suggest_rules(g, name, tool_input)):
         return f"To allow it, add a rule such as {w.rule(rules[0])}{w.in_settings_allow}."
     if name in EDIT_TOOLS:
         return (f"To allow it, use {w.mode('acceptEdits')} (edits inside the working directories), "
@@ -118,6 +118,8 @@ def suggest_rules(g: Judge, name: str, tool_input: dict[str, Any]) -> list[str]:
 
         host = urlparse(tool_input["url"]).hostname
         return [f"WebFetch(domain:{host})"] if host else []
+    if name == "Skill" and skill_name(tool_input):
+        return [f"Skill({skill_name(tool_input)})"]  # (Claude Code's suggestion: that skill, not every one)
     return [name]
 
 
@@ -191,7 +193,7 @@ def bash_rules(command: Any) -> list[str]:
 
 def describe(name: str, tool_input: dict[str, Any]) -> str:
     """`Bash(ls -la)`, `Write(src/a.py)` or `Name`: the call, short."""
-    for key in ("command", "file_path", "notebook_path", "path", "url", "pattern", "query"):
+    for key in ("command", "file_path", "notebook_path", "path", "url", "pattern", "query", "skill"):
         v = tool_input.get(key) if isinstance(tool_input, dict) else None
         if isinstance(v, str) and v:
             v = " ".join(v.split())

@@ -237,10 +237,24 @@ def _check_specifier(tool: str, spec: str, text: str) -> None:
 _PARAM = r"([A-Za-z_][A-Za-z0-9_]*):(.*)"  # Tool(param:value), re.S
 
 
+def skill_name(x: dict[str, Any]) -> str:
+    """The skill a Skill call names, as the Skill tool finds it (`/x` and ` x ` are x): the one
+    spelling its rules are matched against."""
+    return str(x.get("skill", "")).strip().lstrip("/")
+
+
 def input_matches(spec: str, name: str, x: dict[str, Any]) -> bool:
     """A specifier of a tool that is neither Bash nor a file tool: `param:value` (Claude Code's
     parameter rule: the call's `param`, as text, matches the `*` pattern `value`, e.g.
-    `Agent(model:opus)`), `WebFetch(domain:host)`, or a pattern any of the call's text values match."""
+    `Agent(model:opus)`), `WebFetch(domain:host)`, or a pattern any of the call's text values match.
+    `Skill(name)` / `Skill(plugin:*)` is about the skill's name only (skill_name), as in Claude Code:
+    matched against any text value, `Skill(/x)` missed {"skill": "/x"} (a deny rule passed over) and
+    `Skill(safe)` approved {"skill": "x", "args": "safe"}."""
+    if name == "Skill":
+        skill, want = skill_name(x), spec.strip().lstrip("/")
+        if want.endswith(":*"):
+            return skill.startswith(want[:-2])
+        return skill == want or "*" in want and Glob.of(want).fullmatch(skill)
     m = re.fullmatch(_PARAM, spec, re.S)
     if m is not None and not (name == "WebFetch" and m.group(1) == "domain"):
         if m.group(1) not in x:  # a call without the parameter: the rule is not about it
