@@ -6,7 +6,8 @@
 --junk N: N lines of junk on stdout and on stderr before it answers anything. --ref URL: the
 tool's input schema has {"$ref": URL}. --image-bytes / --audio-bytes / --blob-bytes N: `get` returns
 an image (PNG), audio, or an embedded resource blob of about N bytes. --long-line N: `get` answers
-with one line of about N characters.
+with one line of about N characters. --description-chars N: `get`'s description is N characters
+longer. --schema-bytes N: a second tool, `fat`, has an input schema of about N bytes.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ def main() -> None:
     p.add_argument("--audio-bytes", type=int, default=0)
     p.add_argument("--blob-bytes", type=int, default=0)
     p.add_argument("--long-line", type=int, default=0)
+    p.add_argument("--description-chars", type=int, default=0)
+    p.add_argument("--schema-bytes", type=int, default=0)
     a = p.parse_args()
     out = sys.stdout
     for i in range(a.junk):
@@ -49,7 +52,11 @@ def main() -> None:
             result: dict = {"protocolVersion": req["params"]["protocolVersion"], "capabilities": {"tools": {}},
                             "serverInfo": {"name": "hostile", "version": "1"}}
         elif method == "tools/list":
-            result = {"tools": [{"name": "get", "description": "get it", "inputSchema": schema}]}
+            tools = [{"name": "get", "description": "get it" + "d" * a.description_chars, "inputSchema": schema}]
+            if a.schema_bytes:  # a tool whose schema alone is this big (every request would carry it)
+                tools.append({"name": "fat", "description": "fat", "inputSchema": {
+                    "type": "object", "properties": {"x": {"type": "string", "description": "s" * a.schema_bytes}}}})
+            result = {"tools": tools}
         elif method == "tools/call":
             content: list = [{"type": "text", "text": "here"}]
             if a.image_bytes:

@@ -36,3 +36,23 @@ def test_a_long_results_file_is_never_named_by_a_hostile_tool_use_id(tmp_path: P
     saved = [p for p in home.rglob("tool-results/*") if p.is_file()]
     assert len(saved) == 1 and saved[0].read_text() == "y" * 120000
     assert "output cut" in result and str(saved[0]) in result
+
+
+@pytest.mark.e2e
+def test_a_huge_description_is_cut_and_a_huge_schema_refused(tmp_path: Path) -> None:
+    """What every request carries stays bounded: a 1 MB description is cut to 4096 characters as
+    Claude Code cuts it; a tool whose schema is 300 KB is not offered, and a line says so."""
+    cfg = json.dumps({"mcpServers": {"hostile": {"command": sys.executable, "args": [
+        SERVER, "--description-chars", "1000000", "--schema-bytes", "300000"]}}})
+    env = cli_env(ANTHROPIC_API_KEY="test", LOOPWRIGHT_HOME=str(tmp_path / "home"))
+    with ScriptedServer([[text("done")]]) as srv:
+        r = subprocess.run([*loopwright_cmd(), "-p", "hi", "--model", "claude-sonnet-4-6", "--base-url", srv.url,
+                            "--no-session-persistence", "--mcp-config", cfg, "--output-format", "json"],
+                           cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        tools = {t["name"]: t for t in srv.loop_requests[-1].body["tools"]}
+    assert len(srv.loop_requests[-1].raw) < 200_000
+    desc = tools["mcp__hostile__get"]["description"]
+    assert len(desc) == 4096 and desc.startswith("get itddd") and desc.endswith("\u2026 [truncated]")
+    assert "mcp__hostile__fat" not in tools
+    assert "tool 'fat' skipped: its input schema is 300,0" in r.stderr and "over the 100,000" in r.stderr

@@ -213,8 +213,8 @@ class McpRuntime:
                 self._warn(f"MCP server {conn.name!r}: tool {t.name!r} skipped: its input schema {problem}")
                 continue
             ann = getattr(t, "annotations", None)
-            out.append(Tool(names[t.name], t.description or t.name, t.input_schema, _caller(conn, t.name),
-                            read_only=bool(ann is not None and ann.read_only_hint)))
+            out.append(Tool(names[t.name], _description(t.description or t.name), t.input_schema,
+                            _caller(conn, t.name), read_only=bool(ann is not None and ann.read_only_hint)))
         return out
 
     def _sdk_tools(self, conn: Connection, part: str) -> list[Tool]:
@@ -258,9 +258,27 @@ class McpRuntime:
             raise
 
 
+MAX_DESCRIPTION = 4096  # characters of an MCP tool's description, as Claude Code (CLAUDE_CODE_MAX_MCP_DESCRIPTION_LENGTH)
+MAX_SCHEMA_BYTES = 100_000  # of a tool's input schema as JSON: every request carries it
+_CUT = "\u2026 [truncated]"
+
+
+def _description(text: str) -> str:
+    """A server's tool description, cut as Claude Code cuts it: each request carries every tool's
+    (a server's 5 MB description made every call of the run cost a million tokens, or fail)."""
+    raw = os.environ.get("CLAUDE_CODE_MAX_MCP_DESCRIPTION_LENGTH", "")
+    cap = int(raw) if raw.strip().isdigit() and int(raw) > len(_CUT) else MAX_DESCRIPTION
+    return text if len(text) <= cap else text[:cap - len(_CUT)] + _CUT
+
+
 def schema_problem(schema: Any) -> str | None:
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return "is not a JSON Schema with type \"object\""
+    import json
+
+    size = len(json.dumps(schema, ensure_ascii=False))
+    if size > MAX_SCHEMA_BYTES:
+        return f"is {size:,} characters of JSON, over the {MAX_SCHEMA_BYTES:,} every request would carry"
     from ..tools.schema import remote_refs
 
     refs = remote_refs(schema)
