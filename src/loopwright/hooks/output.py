@@ -69,13 +69,16 @@ def specific(o: Outcome) -> dict[str, Any]:
 
 def tool_output(value: Any) -> str | list[dict[str, Any]]:
     """A PostToolUse hook's `updatedToolOutput` as a tool result's content: text as it is;
-    content blocks (`[{"type": "text", ...}]`) as they are; Claude Code's Bash shape
+    content blocks (`[{"type": "text", ...}]`) as they are, less blank text blocks ("(no output)"
+    when nothing is left); Claude Code's Bash shape
     ({stdout, stderr, ...}) as its text; any other value as its JSON."""
     if isinstance(value, str):
         return value
     if isinstance(value, list) and value and all(isinstance(b, dict) and isinstance(b.get("type"), str)
                                                  for b in value):
-        return [dict(b) for b in value]
+        # (a blank text block would make every later request one the Messages API refuses)
+        kept = [dict(b) for b in value if b["type"] != "text" or not isinstance(b.get("text"), str) or b["text"].strip()]
+        return kept or "(no output)"
     if isinstance(value, dict) and isinstance(value.get("stdout"), str):
         err = value.get("stderr")
         return str(value["stdout"]) + (f"\n{err}" if isinstance(err, str) and err else "")
