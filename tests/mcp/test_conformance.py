@@ -6,6 +6,7 @@ check passed (no failure, no warning) and the client exited as the scenario expe
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -25,11 +26,19 @@ NEXT_SUITE = ROOT / "tests" / "node" / "node_modules" / "mcp-conformance-next" /
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install -e '.[dev]')")
 
 
+@functools.cache  # (test_conformance_server.py reads its server scenarios from the same listing)
+def suite_listing() -> str:
+    """What the suite's `list` command prints (empty when the suite or Node is missing)."""
+    if not NODE.exists() or not SUITE.exists():
+        return ""
+    return subprocess.run([str(NODE), str(SUITE), "list"], capture_output=True, text=True, timeout=60).stdout
+
+
 def client_scenarios() -> list[str]:
     """The suite's client scenarios, as its `list` command prints them (empty when it is missing)."""
-    if not NODE.exists() or not SUITE.exists():
+    out = suite_listing()
+    if not out:
         return []
-    out = subprocess.run([str(NODE), str(SUITE), "list"], capture_output=True, text=True, timeout=60).stdout
     part = out.split("Client scenarios", 1)[-1]
     return [ln.strip()[2:].split(" [")[0] for ln in part.splitlines() if ln.strip().startswith("- ")]
 

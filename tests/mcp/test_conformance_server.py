@@ -19,16 +19,16 @@ from typing import Any
 import pytest
 
 from tests.mcp.serve_helpers import http_server
-from tests.mcp.test_conformance import NODE, SUITE
+from tests.mcp.test_conformance import NODE, SUITE, suite_listing
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install -e '.[dev]')")
 
 
 def server_scenarios() -> list[str]:
     """The suite's server scenarios, as its `list` command prints them (empty when it is missing)."""
-    if not NODE.exists() or not SUITE.exists():
+    out = suite_listing()
+    if not out:
         return []
-    out = subprocess.run([str(NODE), str(SUITE), "list"], capture_output=True, text=True, timeout=60).stdout
     part = out.split("Server scenarios", 1)[-1].split("Client scenarios", 1)[0]
     return [ln.strip()[2:].split(" [")[0] for ln in part.splitlines() if ln.strip().startswith("- ")]
 
