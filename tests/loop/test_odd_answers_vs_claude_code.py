@@ -113,7 +113,7 @@ def test_a_tool_use_id_reused_from_an_earlier_turn(tmp_path: Path, who: str) -> 
         assert uses == ["toolu_01"] and not any("second" in o for o in outputs)
 
 
-def stream_json(who: str, tmp_path: Path, turns: list[Any]) -> list[dict[str, Any]]:
+def stream_json(who: str, tmp_path: Path, turns: list[Any], *args: str) -> list[dict[str, Any]]:
     """`-p go --output-format stream-json --verbose`: its lines."""
     proj, home = tmp_path / "proj", tmp_path / "home"
     proj.mkdir(parents=True)
@@ -124,7 +124,7 @@ def stream_json(who: str, tmp_path: Path, turns: list[Any]) -> list[dict[str, An
         else:
             env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(home)), loopwright_cmd()
         r = subprocess.run([*cmd, "-p", "go", "--model", "claude-sonnet-4-5", "--output-format", "stream-json",
-                            "--verbose"], cwd=proj, env=env, capture_output=True, text=True, timeout=120,
+                            "--verbose", *args], cwd=proj, env=env, capture_output=True, text=True, timeout=120,
                            stdin=subprocess.DEVNULL)
     assert r.returncode == 0, (who, r.stdout, r.stderr)
     return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
@@ -142,3 +142,19 @@ def test_the_reminder_after_an_empty_answer_is_a_synthetic_user_line_in_stream_j
     assert user["message"] == {"role": "user", "content": [{"type": "text", "text": REMINDER}]}, who
     assert (user["isSynthetic"], user["parent_tool_use_id"], user["session_id"]) == (
         True, None, lines[-1]["session_id"]), who
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_stop_hooks_feedback_is_a_synthetic_user_line_in_stream_json(tmp_path: Path, who: str) -> None:
+    """A Stop hook that blocks (once) sends the model on; the stream shows its reason as Claude Code
+    does: a synthetic user line "Stop hook feedback:\nREASON" before the next answer."""
+    hook = tmp_path / "stop.sh"
+    hook.write_text("#!/bin/sh\ncase \"$(cat)\" in *'\"stop_hook_active\":true'*) exit 0;; esac\n"
+                    "echo '{\"decision\": \"block\", \"reason\": \"KEEP GOING\"}'\n")
+    hook.chmod(0o755)
+    settings = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": str(hook)}]}]}}
+    lines = stream_json(who, tmp_path, [[text("first")], [text("second")]], "--settings", json.dumps(settings))
+    shown = [line for line in lines if line["type"] in ("user", "assistant")]
+    assert [line["type"] for line in shown] == ["assistant", "user", "assistant"], (who, lines)
+    assert shown[1]["message"]["content"] == [{"type": "text", "text": "Stop hook feedback:\nKEEP GOING"}], who
+    assert shown[1]["isSynthetic"] is True and lines[-1]["result"] == "second", who

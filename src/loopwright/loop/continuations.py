@@ -69,8 +69,8 @@ async def after_answer(run: Run, a: ModelResponse, said: WireMessage) -> Finish 
             return await guard_answer(run, run.result("success", a))
         return Finish(run.result("success", a))
     run.state.h.append({"role": "user", "content": [{"type": "text", "text": reason}]})  # the hook asked for more
-    run.persist_user()
-    return Continue()
+    # (shown as Claude Code 2.1.332 shows it, a synthetic user message; persisted as it is yielded)
+    return Continue(UserMessage([TextBlock(f"Stop hook feedback:\n{reason}")], is_synthetic=True))
 
 
 def after_turn(run: Run, uses: list[ToolUseBlock], b: list[Any], outcome: TurnOutcome) -> Finish | Continue:
