@@ -76,9 +76,11 @@ def test_an_api_error(tmp_path: Path, who: str) -> None:
 @pytest.mark.parametrize("who", WHO)
 def test_json_with_verbose_is_every_message_in_one_array(tmp_path: Path, who: str) -> None:
     """`--output-format json --verbose`: one JSON array of the stream-json messages, the result last
-    (a script reads `.[-1].result`), where json alone is the result object."""
+    (a script reads `.[-1].result`), where json alone is the result object; each with a uuid."""
     code, lines = result(who, tmp_path, [[bash("echo hi")], [text("hello")]], "--verbose", "--allowedTools", "Bash")
     assert code == 0 and isinstance(lines, list), (who, lines)
     kinds = [line["type"] for line in lines]
     assert kinds[0] == "system" and kinds[-3:] == ["user", "assistant", "result"], (who, kinds)
     assert lines[0]["subtype"] == "init" and lines[-1]["result"] == "hello", who
+    uuids = [line.get("uuid") for line in lines]  # every line has its own (as stream-json's lines do)
+    assert all(isinstance(u, str) and len(u) == 36 for u in uuids) and len(set(uuids)) == len(uuids), (who, uuids)

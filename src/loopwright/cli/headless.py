@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from ..assemble import query
 from ..blocks import json_text, valid_text
+from ..ids import new_uuid
 from ..messages import (
     AssistantMessage,
     Message,
@@ -41,7 +42,13 @@ from .config import (
 
 
 def message_json(msg: Message, session_id: str = "") -> dict[str, Any]:
-    """One stream-json line (Claude Code's shapes)."""
+    """One stream-json line (Claude Code's shapes), with a fresh `uuid` as Claude Code gives every line."""
+    line = _message_json(msg, session_id)
+    line["uuid"] = new_uuid()
+    return line
+
+
+def _message_json(msg: Message, session_id: str) -> dict[str, Any]:
     if isinstance(msg, ResultMessage):
         return msg.to_json()
     if isinstance(msg, SystemMessage):
@@ -97,7 +104,6 @@ def init_only(args: argparse.Namespace) -> int:
     """Claude Code's --init-only: the Setup hooks (trigger init) and the SessionStart hooks
     (startup), with no prompt and no model call; what they report goes to stderr. Exit 0."""
     from ..assemble import build_gate
-    from ..ids import new_uuid
 
     options = build_options(args)
     _, executor = build_gate(options)

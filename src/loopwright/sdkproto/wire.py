@@ -19,8 +19,7 @@ from ..messages import AssistantMessage, Message, ResultMessage, SystemMessage
 
 def sdk_line(msg: Message, session_id: str, extra_init: dict[str, Any] | None = None) -> dict[str, Any]:
     """One stdout line for `msg` of the session `session_id`."""
-    line = message_json(msg, session_id)
-    line["uuid"] = new_uuid()
+    line = message_json(msg, session_id)  # (its uuid too)
     if isinstance(msg, SystemMessage):
         line.setdefault("session_id", session_id)
         if msg.subtype == "init":
