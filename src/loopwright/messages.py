@@ -260,7 +260,8 @@ class ResultMessage(Generic[OutputT]):
         if self.api_error:
             return "api_error"
         if self.subtype == "success":
-            return "completed" if not self.is_error and self.local_command is None else None
+            # (a prompt a hook or its expansion stopped made no call: Claude Code gives no reason)
+            return "completed" if not self.is_error and self.model_calls else None
         return _TERMINAL_REASONS.get(self.subtype)
 
 

@@ -84,3 +84,14 @@ def test_json_with_verbose_is_every_message_in_one_array(tmp_path: Path, who: st
     assert lines[0]["subtype"] == "init" and lines[-1]["result"] == "hello", who
     uuids = [line.get("uuid") for line in lines]  # every line has its own (as stream-json's lines do)
     assert all(isinstance(u, str) and len(u) == 36 for u in uuids) and len(set(uuids)) == len(uuids), (who, uuids)
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_prompt_a_hook_blocked_has_no_terminal_reason(tmp_path: Path, who: str) -> None:
+    hook = tmp_path / "block.sh"
+    hook.write_text("#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"block\", \"reason\": \"NOPE\"}'\n")
+    hook.chmod(0o755)
+    settings = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": str(hook)}]}]}}
+    code, r = result(who, tmp_path, [[text("never")]], "--settings", json.dumps(settings))
+    assert (code, r["subtype"], r["is_error"], r.get("terminal_reason")) == (0, "success", False, None), who
+    assert r["result"].startswith("UserPromptSubmit operation blocked by hook:\nNOPE"), who
