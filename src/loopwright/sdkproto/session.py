@@ -69,6 +69,10 @@ class SdkSession:
         self.control: RunControl | None = None
         self.model: Model | None = None
         self.init_task: asyncio.Task[dict[str, Any]] | None = None
+        # One initialize at a time: each reads the options and writes them back changed, and one
+        # waits on the SDK (its in-process MCP servers); a second handled beside the first wrote back
+        # the options from before it (the first's managedSettings lost, the session ran without them).
+        self.init_lock = asyncio.Lock()
         self.last: ResultMessage | None = None
         self.last_error = False
         self.last_at = 0.0  # when the last run ended (time.monotonic): is the prompt cache warm?
@@ -166,9 +170,10 @@ class SdkSession:
         subtype = req.get("subtype")
         try:
             if subtype == "initialize" and self.init_task is not None:  # a second one (SECOND_INIT_IGNORES)
-                body = await self.initialize(req, again=True)
+                async with self.init_lock:
+                    body = await self.initialize(req, again=True)
             elif subtype == "initialize":
-                self.init_task = asyncio.ensure_future(self.initialize(req))
+                self.init_task = asyncio.ensure_future(self.first_initialize(req))
                 body = await self.init_task
             elif subtype == "interrupt":
                 if self.control is not None:
@@ -197,6 +202,10 @@ class SdkSession:
             self.peer.reply(rid, error=str(e) if isinstance(e, (ValueError, PermissionError)) else f"{type(e).__name__}: {e}")
             return
         self.peer.reply(rid, body)
+
+    async def first_initialize(self, req: dict[str, Any]) -> dict[str, Any]:
+        async with self.init_lock:
+            return await self.initialize(req)
 
     async def initialize(self, req: dict[str, Any], again: bool = False) -> dict[str, Any]:
         """The SDK's setup: hooks, agents and, from the TypeScript SDK, the options it delivers here

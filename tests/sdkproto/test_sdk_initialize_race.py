@@ -1,0 +1,71 @@
+"""Two initialize requests in flight at once (each waits on the SDK for its in-process MCP server):
+the second must not undo the first. It was handled beside the first and, finishing last, wrote
+back the options as they were before the first's managedSettings: the session ran without the
+host's deny rule (--managed-settings-in-initialize: "no prompt runs without them")."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopwright.testing import ScriptedServer
+from tests.helpers import bash, cli_env, loopwright_cmd, text
+from tests.protofuzz import Peer
+
+pytestmark = pytest.mark.e2e
+MODEL = "claude-sonnet-4-5"
+
+
+def control(rid: str, **request: Any) -> bytes:
+    return json.dumps({"type": "control_request", "request_id": rid, "request": request}).encode()
+
+
+def mcp_reply(msg: dict[str, Any]) -> dict[str, Any]:
+    inner = msg["request"]["message"]
+    result = {"tools": []} if inner.get("method") == "tools/list" else {}
+    return {"type": "control_response", "response": {"subtype": "success", "request_id": msg["request_id"], "response": {
+        "mcp_response": {"jsonrpc": "2.0", "id": inner.get("id"), "result": result}}}}
+
+
+def test_a_second_initialize_in_flight_keeps_the_firsts_managed_settings(tmp_path: Path) -> None:
+    held: dict[str, list[dict[str, Any]]] = {"first": [], "second": []}
+    release = {"first": threading.Event(), "second": threading.Event()}
+
+    def answer(msg: dict[str, Any]) -> dict[str, Any] | None:  # the SDK's side: its servers' first answers held
+        if msg.get("type") != "control_request" or msg["request"].get("subtype") != "mcp_message":
+            return None
+        server = msg["request"]["server_name"]
+        if not release[server].is_set():
+            held[server].append(msg)
+            return None
+        return mcp_reply(msg)
+
+    def let_go(server: str) -> None:
+        release[server].set()
+        for msg in held[server]:
+            peer.send(json.dumps(mcp_reply(msg)).encode())
+
+    with ScriptedServer([[bash("echo ran-it")], [text("done")]], model=MODEL) as srv:
+        env = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(tmp_path))
+        peer = Peer([*loopwright_cmd(), "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+                     "--model", MODEL, "--allowedTools", "Bash", "--await-initialize",
+                     "--managed-settings-in-initialize"], env, str(tmp_path), answer)
+        try:
+            peer.send(control("r1", subtype="initialize", managedSettings={"permissions": {"deny": ["Bash"]}},
+                              sdkMcpServers=["first"]))
+            peer.wait_for(lambda m: m.get("request", {}).get("server_name") == "first", timeout=60)
+            peer.send(control("r2", subtype="initialize", sdkMcpServers=["second"]))
+            let_go("first")
+            peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r1")
+            let_go("second")
+            peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r2")
+            peer.send(json.dumps({"type": "user", "message": {"role": "user", "content": "go"},
+                                  "parent_tool_use_id": None, "session_id": ""}).encode())
+            result = peer.wait_for(lambda m: m.get("type") == "result", timeout=60)
+        finally:
+            peer.close()
+    assert [d["tool_name"] for d in result["permission_denials"]] == ["Bash"], result
