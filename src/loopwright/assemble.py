@@ -202,7 +202,7 @@ def _tools(options: AgentOptions, cwd: Path, parent: Run | None, warnings: list[
     if options.agents and not _spawns(tools):  # the Agent tool for `agents`
         tools.append(make_agent_tool(options.agents))
     if parent is None and _spawns(tools):
-        tools = with_agent_files(options, cwd, tools, warnings, trust, plugins)
+        tools = with_agent_files(options, cwd, tools, warnings, trust, plugins, settings)
     return tools
 
 

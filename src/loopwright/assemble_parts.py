@@ -112,10 +112,13 @@ def styled(options: AgentOptions, cwd: Path, tools: list[Tool], system: str | No
 
 
 def with_agent_files(options: AgentOptions, cwd: Path, tools: list[Tool], warnings: list[str],
-                      trust: Trust, plugins: list[Plugin]) -> list[Tool]:
+                      trust: Trust, plugins: list[Plugin], settings: Settings | None = None) -> list[Tool]:
     """The Agent tool with the plugins' agents and the agent files of the setting sources as more
     types (agentfiles.py; a file's agent shadows a plugin's of the same name). The `--agents` /
-    SDK agents' `skills` are read, and the keys loopwright does not apply named."""
+    SDK agents' `skills` are read, and the keys loopwright does not apply named. Under the
+    settings' allowManagedHooksOnly or disableAllHooks (`settings`), those agents' own `hooks`
+    are left out, named in one line each: they are another file's hooks (they ran in the
+    subagent, past the managed switch, where Claude Code 2.1.332 runs none)."""
     from .agents import (
         GENERAL_PURPOSE,
         agent_catalogue,
@@ -148,7 +151,22 @@ def with_agent_files(options: AgentOptions, cwd: Path, tools: list[Tool], warnin
         warnings += found.warnings
         warnings += trust.note(found.ignored)
         agents.update(found.agents)
+    off = hooks_off(settings)
+    if off is not None:
+        for name, d in agents.items():
+            if d.hooks:
+                warnings.append(f"hooks of agent {name!r} ({d.source or 'a plugin'}) not run: {off}")
+                agents[name] = replace(d, hooks=None)
     return with_agents(tools, agents)
+
+
+def hooks_off(settings: Settings | None) -> str | None:
+    """Why the settings let no file's hooks but the managed ones run (None: they do)."""
+    if settings is None:
+        return None
+    if settings.managed_hooks_only:
+        return "managed settings set allowManagedHooksOnly"
+    return "disableAllHooks is set" if settings.disable_all_hooks else None
 
 
 def load_memory(options: AgentOptions, cwd: Path, h: list[WireMessage], warnings: list[str],
