@@ -8,6 +8,7 @@ tool's input schema has {"$ref": URL}. --image-bytes / --audio-bytes / --blob-by
 an image (PNG), audio, or an embedded resource blob of about N bytes. --long-line N: `get` answers
 with one line of about N characters. --description-chars N: `get`'s description is N characters
 longer. --schema-bytes N: a second tool, `fat`, has an input schema of about N bytes.
+--blank-prompt: prompts `blank` and `some`, whose messages are blank texts (`some`: and one that is not).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def main() -> None:
     p.add_argument("--long-line", type=int, default=0)
     p.add_argument("--description-chars", type=int, default=0)
     p.add_argument("--schema-bytes", type=int, default=0)
+    p.add_argument("--blank-prompt", action="store_true")
     a = p.parse_args()
     out = sys.stdout
     for i in range(a.junk):
@@ -49,7 +51,8 @@ def main() -> None:
         if rid is None:
             continue  # a notification
         if method == "initialize":
-            result: dict = {"protocolVersion": req["params"]["protocolVersion"], "capabilities": {"tools": {}},
+            caps: dict = {"tools": {}, **({"prompts": {}} if a.blank_prompt else {})}
+            result: dict = {"protocolVersion": req["params"]["protocolVersion"], "capabilities": caps,
                             "serverInfo": {"name": "hostile", "version": "1"}}
         elif method == "tools/list":
             tools = [{"name": "get", "description": "get it" + "d" * a.description_chars, "inputSchema": schema}]
@@ -57,6 +60,11 @@ def main() -> None:
                 tools.append({"name": "fat", "description": "fat", "inputSchema": {
                     "type": "object", "properties": {"x": {"type": "string", "description": "s" * a.schema_bytes}}}})
             result = {"tools": tools}
+        elif method == "prompts/list":
+            result = {"prompts": [{"name": "blank"}, {"name": "some"}]}
+        elif method == "prompts/get":  # `blank`: only blank texts; `some`: blank texts around one that is not
+            texts = ["", " \n"] if req["params"]["name"] == "blank" else ["", "do it", "  "]
+            result = {"messages": [{"role": "user", "content": {"type": "text", "text": t}} for t in texts]}
         elif method == "tools/call":
             content: list = [{"type": "text", "text": "here"}]
             if a.image_bytes:

@@ -3,6 +3,7 @@ the Messages API takes (loopwright.testing.api_rules: no empty or whitespace-onl
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -49,3 +50,32 @@ def test_one_blank_text_beside_an_image_leaves_the_image_alone() -> None:
     out = result_output(result, None)
     assert isinstance(out.content, list) and [type(b) for b in out.content] == [ImageBlock]
     assert _problem(out.content, False) is None
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("prompt", ["some", "blank"])
+def test_an_mcp_prompts_blank_messages_never_reach_the_model(tmp_path: Path, prompt: str) -> None:
+    """/mcp__hostile__some sends its one non-blank text; /mcp__hostile__blank, nothing but blank
+    text, leaves the typed text as it is with a warning (the strict server refuses a blank text
+    block as the Messages API does: the run failed with a 400)."""
+    import json
+    import subprocess
+    import sys
+
+    from loopwright.testing import ScriptedServer
+    from tests.helpers import TESTS, cli_env, loopwright_cmd, text
+
+    cfg = json.dumps({"mcpServers": {"hostile": {"command": sys.executable,
+                                                 "args": [str(TESTS / "mcp" / "hostile_mcp_server.py"), "--blank-prompt"]}}})
+    env = cli_env(ANTHROPIC_API_KEY="test", LOOPWRIGHT_HOME=str(tmp_path / "home"))
+    with ScriptedServer([[text("done")]]) as srv:
+        r = subprocess.run([*loopwright_cmd(), "-p", f"/mcp__hostile__{prompt}", "--model", "claude-sonnet-4-6",
+                            "--base-url", srv.url, "--no-session-persistence", "--mcp-config", cfg],
+                           cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        sent = srv.loop_requests[-1].body["messages"][-1]["content"]
+    said = [b["text"] for b in sent if b.get("type") == "text" and "<system-reminder>" not in b["text"]]
+    if prompt == "some":
+        assert said == ["do it"], sent
+    else:
+        assert said == ["/mcp__hostile__blank"] and "gave no text" in r.stderr, (sent, r.stderr)

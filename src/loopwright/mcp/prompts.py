@@ -1,10 +1,11 @@
-"""Room: mcp. Owns MCP servers' prompts as slash commands (`/mcp__<server>__<prompt> args`); may import mcp.naming, mcp.results.
+"""Room: mcp. Owns MCP servers' prompts as slash commands (`/mcp__<server>__<prompt> args`); may import blocks, mcp.naming, mcp.results.
 
 A server's prompts (listed when it connects) are offered as `/mcp__<server>__<prompt>`, named as
 its tools are (naming.py). A run whose prompt is such a command gets the prompt's messages in its
 place: the arguments are the words after the command, given to the prompt's arguments in order
 (a prompt with one argument takes the whole rest). A command naming no prompt, or missing a
-required argument, leaves the text as it is, with a warning that says why.
+required argument, or a prompt that gives nothing but blank text, leaves the text as it is, with a
+warning that says why (blank text blocks are dropped: the Messages API refuses them).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from ..blocks import TextBlock
 from . import naming
 from .connection import Connection
 from .results import content_blocks
@@ -72,5 +74,10 @@ async def expand(connections: Sequence[Connection], text: str) -> tuple[list[Any
             return await client.get_prompt(prompt.name, args or None)
 
     result = await conn.request(f"the prompt {prompt.name!r}", go)
-    blocks = content_blocks([msg.content for msg in result.messages])
+    # (a blank text block would make the request one the Messages API refuses: "must contain
+    # non-whitespace text")
+    blocks = [b for b in content_blocks([msg.content for msg in result.messages])
+              if not isinstance(b, TextBlock) or (b.text and not b.text.isspace())]
+    if not blocks:
+        return None, f"/{command}: the MCP prompt gave no text; the line is sent as it is"
     return [b.to_wire() for b in blocks], None
