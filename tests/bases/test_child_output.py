@@ -109,3 +109,21 @@ def test_a_status_line_command_printing_forever_is_ended_at_the_cap(tmp_path: Pa
     status = CustomStatus("head -c 3000000 /dev/zero | tr '\\0' s", tmp_path)  # one endless line
     asyncio.run(status.run())
     assert status.text == "s" * STATUS_MAX_CHARS
+
+
+def test_a_status_line_command_past_its_timeout_is_not_waited_for_by_a_daemon_holding_its_pipe(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As apiKeyHelper's: its group is killed at the timeout and the error comes then; the reap
+    waited for the setsid daemon that holds its stdout (30 s here; `sleep infinity`: forever,
+    and the interactive mode's exit waits for that task)."""
+    from loopwright.cli import statusline
+
+    monkeypatch.setattr(statusline, "STATUS_TIMEOUT", 0.5)
+    pidfile = tmp_path / "daemon.pid"
+    status = statusline.CustomStatus(f"(setsid sh -c 'echo $$ > {pidfile}; exec sleep 30' &); sleep 30", tmp_path)
+    t0 = time.monotonic()
+    try:
+        asyncio.run(asyncio.wait_for(status.run(), 10))
+        assert time.monotonic() - t0 < 5 and "took over" in status.error, status.error
+    finally:
+        _end(pidfile)

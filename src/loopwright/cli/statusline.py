@@ -189,7 +189,7 @@ class CustomStatus:
                 await finish(proc, STATUS_TIMEOUT)
         except TimeoutError:
             signal_group(proc.pid, signal.SIGKILL)  # the command's whole group (a shell's children too)
-            await proc.wait()
+            await finish(proc, STATUS_TIMEOUT)  # (bounded: proc.wait() alone waited for a daemon holding its pipe)
             self.error = f"statusLine command took over {STATUS_TIMEOUT:.0f}s"
             return
         except asyncio.CancelledError:  # the interactive mode is ending: the command goes with it
