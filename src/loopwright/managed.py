@@ -51,7 +51,7 @@ RULES_ONLY = ("your organization restricts permission rules to managed settings 
               "Ask an admin to add the rules it needs to managed settings.")
 
 
-@dataclass
+@dataclass(eq=False)  # (handed on once: docs/architecture.md)
 class ManagedFile:
     """One managed settings document as it is applied: its object (narrowed when `suspect`)."""
 
