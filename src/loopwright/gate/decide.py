@@ -36,6 +36,7 @@ from .verdict import (
     Decision,
     Deny,
     Verdict,
+    json_problem,
     to_decision,
 )
 
@@ -163,6 +164,8 @@ class Permissions(Judge):
         for _ in range(MAX_REWRITES + 1):
             decision = await self._one_answer(name, asked, v)
             new = decision.updated_input if isinstance(decision, Allow) else None
+            if new is not None and (problem := json_problem(new)) is not None:  # (before it is compared)
+                return Deny(f"Permission denied: {problem}; the call was not run.")
             if new is None or new == asked:  # (a yes to a rewrite asked about again is a yes to the rewrite)
                 return Allow(asked) if isinstance(decision, Allow) and asked is not tool_input else decision
             v = self.evaluate(name, new, read_only)
@@ -181,7 +184,8 @@ class Permissions(Judge):
         like one (_answer). Given the input itself, the edit ran unjudged (a deny rule missed it)."""
         mine = copy.deepcopy(tool_input)
         decision = await self._answer_of(name, mine, v)
-        if isinstance(decision, Allow) and decision.updated_input is None and mine != tool_input:
+        if isinstance(decision, Allow) and decision.updated_input is None and (
+                json_problem(mine) is not None or mine != tool_input):  # (an edit that holds itself: not compared)
             return Allow(mine)
         return decision
 

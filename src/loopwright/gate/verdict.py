@@ -54,6 +54,20 @@ def to_decision(value: Any) -> Decision:
     raise TypeError(f"can_use_tool must return bool, Allow or Deny, not {type(value).__name__}")
 
 
+def json_problem(tool_input: Any) -> str | None:
+    """Why a rewritten tool input (a hook's updatedInput, a can_use_tool answer's, an edit in place)
+    is not JSON data, or None when it is. A model's input comes from JSON and what follows a
+    rewrite copies, compares and records it: an object, a set or a dict that holds itself ended
+    the run there (error_during_execution) and lost its turn."""
+    import json
+
+    try:
+        json.dumps(tool_input)
+    except (TypeError, ValueError, RecursionError) as e:
+        return f"the rewritten input is not JSON data ({type(e).__name__}: {e})"
+    return None
+
+
 # Why a verdict is what it is: the hint a refusal carries is chosen by this code.
 Code = Literal["ok", "deny_rule", "ask_rule", "hook", "plan", "protected", "outside", "unknown_path",
                "denied_below", "unparsed", "no_file", "not_approved", "unsandboxed"]

@@ -154,7 +154,10 @@ class RunHooks(WorkEvents, PromptEvents):
                 self._report("PreToolUse", o.label, "error", f"unknown permissionDecision {decision!r}")
             updated = spec.get("updatedInput")
             if updated is not None:
-                if isinstance(updated, dict):
+                if isinstance(updated, dict) and (problem := rewrite_problem(updated)) is not None:
+                    self._report("PreToolUse", o.label, "error", problem)  # (fails closed, as a crashed hook)
+                    decisions["deny"].append(f"PreToolUse hook {o.label}: {problem}, so the call was not run")
+                elif isinstance(updated, dict):
                     result.updated_input = updated
                 else:
                     self._report("PreToolUse", o.label, "error", "updatedInput is not an object; ignored")
@@ -228,6 +231,10 @@ class RunHooks(WorkEvents, PromptEvents):
                 break
             if behavior == "allow":
                 updated = decision.get("updatedInput")
+                if isinstance(updated, dict) and (problem := rewrite_problem(updated)) is not None:
+                    self._report("PermissionRequest", o.label, "error", problem)
+                    result = PermissionResult("deny", message=f"PermissionRequest hook {o.label}: {problem}")
+                    break
                 result = PermissionResult("allow", updated if isinstance(updated, dict) else None)
                 if decision.get("updatedPermissions"):
                     self._report("PermissionRequest", o.label, "error",
@@ -533,3 +540,10 @@ class RunHooks(WorkEvents, PromptEvents):
             log.info("%s hook %s: %s", event, label, message)
         else:
             log.warning("%s hook %s %s: %s", event, label, kind, message)
+
+
+def rewrite_problem(updated: dict[str, Any]) -> str | None:
+    """Why a hook's updatedInput cannot be used (not JSON data: a Python hook's object), or None."""
+    from ..gate.verdict import json_problem
+
+    return json_problem(updated)

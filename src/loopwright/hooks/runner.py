@@ -87,8 +87,11 @@ def _with_edit(event: str, out: dict[str, Any], payload: dict[str, Any], mine: d
     updatedInput of a PermissionRequest's allow (an explicit updatedInput wins). The rewrites are
     then taken in the hooks' order, and judged again like any rewrite."""
     edited = mine.get("tool_input")
-    if edited is None or edited == payload.get("tool_input"):
-        return out
+    try:
+        if edited is None or edited == payload.get("tool_input"):
+            return out
+    except RecursionError:  # (an edit that holds itself: a rewrite, refused as not JSON data where it is taken)
+        pass
     spec = out.get("hookSpecificOutput")
     if event == "PreToolUse" and (spec is None or isinstance(spec, dict) and "updatedInput" not in spec):
         return {**out, "hookSpecificOutput": {"hookEventName": event, **(spec or {}), "updatedInput": edited}}
