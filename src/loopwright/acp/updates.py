@@ -221,7 +221,9 @@ class Updates:
             for b in blocks:
                 if isinstance(b, ToolResultBlock):
                     await self.tool_result(b)
-                elif isinstance(b, TextBlock) and b.text:
+                elif isinstance(b, TextBlock) and b.text and not b.text.startswith("<system-reminder>"):
+                    # (a reminder the loop put in h, the memory files' context among them: not the
+                    # user's words, which a live run never shows them as)
                     await self.send(acp.update_user_message_text(b.text))
 
 
