@@ -87,6 +87,8 @@ def replay(history: Iterable[WireMessage], cwd: Path | None) -> list[str]:
             kind = b.get("type")
             if kind == "text" and str(b.get("text", "")).strip():
                 lines = visible(str(b["text"]).strip()).splitlines()
+                if m.get("role") == "user" and str(b["text"]).startswith("<system-reminder>"):
+                    continue  # (the loop's, the memory files' context among them: not the user's words)
                 if m.get("role") == "user":
                     out.append(f"› {lines[0]}")
                     out += [f"  {ln}" for ln in lines[1:]]
