@@ -58,7 +58,7 @@ def test_a_second_initialize_in_flight_keeps_the_firsts_managed_settings(tmp_pat
             peer.send(control("r1", subtype="initialize", managedSettings={"permissions": {"deny": ["Bash"]}},
                               sdkMcpServers=["first"]))
             peer.wait_for(lambda m: m.get("request", {}).get("server_name") == "first", timeout=60)
-            peer.send(control("r2", subtype="initialize", sdkMcpServers=["second"]))
+            peer.send(control("r2", subtype="initialize", sdkMcpServers=["second"], managedSettings={}))
             let_go("first")
             peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r1")
             let_go("second")
@@ -69,3 +69,4 @@ def test_a_second_initialize_in_flight_keeps_the_firsts_managed_settings(tmp_pat
         finally:
             peer.close()
     assert [d["tool_name"] for d in result["permission_denials"]] == ["Bash"], result
+    assert "initialize: its managedSettings not applied" in b"".join(peer.err).decode()  # (the second's: said)

@@ -253,6 +253,9 @@ class SdkSession:
                                  "object; no prompt runs without them")
             changes["managed_settings"], applied["managed_settings_applied"] = req["managedSettings"], True
             self.flags.managed_in_initialize = False
+        elif req.get("managedSettings") is not None:  # (a second initialize's, or without the flag: said, not dropped unsaid)
+            note("initialize: its managedSettings not applied (they are taken from the first initialize, with "
+                 "--managed-settings-in-initialize; the session keeps the managed settings it has)")
         denied = req.get("disallowedTools")
         if isinstance(denied, list):
             changes["disallowed_tools"] = [*o.disallowed_tools, *map(str, denied)]
