@@ -32,6 +32,17 @@ def daemon(tag: str, then: str = "") -> str:
     return f"setsid bash -c '(exec -a {tag} sleep 1000) &'; sleep 0.2; {then}"
 
 
+def run_turns(turns: list[list[dict[str, object]]], tmp_path: Path, env: dict[str, str],
+              tools: str = "Bash") -> list[str]:
+    """`loopwright -p` through the scripted turns; the text of each tool result, in order."""
+    with ScriptedServer(turns) as srv:
+        r = subprocess.run([*loopwright_cmd(), "-p", "go", "--model", "claude-sonnet-4-5", "--base-url", srv.url,
+                            "--allowedTools", tools], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return [result_text(b) for q in srv.loop_requests[1:] for b in q.body["messages"][-1]["content"]]
+
+
 def test_a_bash_calls_double_forked_daemon_is_gone_after_the_call(tmp_path: Path,
                                                                    env_and_tag: tuple[dict[str, str], str]) -> None:
     env, tag = env_and_tag
@@ -39,12 +50,7 @@ def test_a_bash_calls_double_forked_daemon_is_gone_after_the_call(tmp_path: Path
              [bash(f"pgrep -f '^{tag}' || echo none left; ps -o stat= --ppid $PPID | grep -c Z || true", "t2")],
              [text("done")]]
     try:
-        with ScriptedServer(turns) as srv:
-            r = subprocess.run([*loopwright_cmd(), "-p", "go", "--model", "claude-sonnet-4-5", "--base-url", srv.url,
-                                "--allowedTools", "Bash"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
-                               capture_output=True, text=True, timeout=120)
-            assert r.returncode == 0, r.stderr
-            results = [result_text(b) for q in srv.loop_requests[1:] for b in q.body["messages"][-1]["content"]]
+        results = run_turns(turns, tmp_path, env)
         assert results[0].strip() == "1"  # it was running during its call
         assert results[1].split() == ["none", "left", "0"]  # ended with the call, not the run; and reaped
         # ($PPID: loopwright, now the daemon's parent: no zombie of it is left)
@@ -85,12 +91,7 @@ def test_a_background_shells_daemon_lives_while_the_shell_runs(tmp_path: Path,
              [{"type": "tool_use", "id": "t3", "name": "KillShell", "input": {"shell_id": "bash_1"}}],
              [bash(f"pgrep -f '^{tag}' || echo none left", "t4")], [text("done")]]
     try:
-        with ScriptedServer(turns) as srv:
-            r = subprocess.run([*loopwright_cmd(), "-p", "go", "--model", "claude-sonnet-4-5", "--base-url", srv.url,
-                                "--allowedTools", "Bash,KillShell"], cwd=tmp_path, env=env,
-                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
-            assert r.returncode == 0, r.stderr
-            results = [result_text(b) for q in srv.loop_requests[1:] for b in q.body["messages"][-1]["content"]]
+        results = run_turns(turns, tmp_path, env, "Bash,KillShell")
         assert results[1].strip() == "1", results
         assert results[3].strip() == "none left", results
     finally:
@@ -104,10 +105,5 @@ def test_an_orphan_that_ended_during_its_call_is_reaped(tmp_path: Path,
     env, tag = env_and_tag
     turns = [[bash("(sleep 0.1 &); (sleep 0.1 &); sleep 0.5", "t1")],
              [bash("ps -o stat= --ppid $PPID | grep -c Z || true", "t2")], [text("done")]]
-    with ScriptedServer(turns) as srv:
-        r = subprocess.run([*loopwright_cmd(), "-p", "go", "--model", "claude-sonnet-4-5", "--base-url", srv.url,
-                            "--allowedTools", "Bash"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, timeout=120)
-        assert r.returncode == 0, r.stderr
-        results = [result_text(b) for q in srv.loop_requests[1:] for b in q.body["messages"][-1]["content"]]
+    results = run_turns(turns, tmp_path, env)
     assert results[1].strip() == "0", results

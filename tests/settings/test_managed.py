@@ -27,17 +27,6 @@ CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
 TOUCH = {"command": "touch made.txt"}
 
 
-@pytest.fixture
-def managed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The test's managed folder (empty), named by the environment variable."""
-    if (SYSTEM_DIR / "managed-settings.json").exists() or (SYSTEM_DIR / "managed-settings.d").exists():
-        pytest.skip(f"{SYSTEM_DIR} holds managed settings on this machine: they would apply instead")
-    folder = tmp_path / "policy"
-    folder.mkdir()
-    monkeypatch.setenv(ENV, str(folder))
-    return folder
-
-
 def write(path: Path, data: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(data if isinstance(data, str) else json.dumps(data))
