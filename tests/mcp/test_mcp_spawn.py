@@ -18,7 +18,17 @@ import pytest
 import loopwright as lw
 from loopwright.mcp import client, spawn
 from loopwright.mcp.config import parse_server
-from tests.mcp.test_mcp import SERVER, alive, collect, pids, results_by_id, server, text_of, use
+from tests.mcp.test_mcp import (
+    SERVER,
+    alive,
+    collect,
+    pids,
+    results_by_id,
+    server,
+    still_alive,
+    text_of,
+    use,
+)
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install -e '.[dev]')")
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not spawn.enabled(), reason="early spawn is POSIX only")]
@@ -181,4 +191,4 @@ def test_a_new_stderr_file_never_takes_the_process_spawned_for_a_file_that_is_go
 
     taken, early, reused = asyncio.run(go())
     assert taken != early, f"the new file (same id as the gone one: {reused}) took the gone file's process"
-    assert not alive(early) and not alive(taken)
+    assert not alive(early) and not still_alive([taken]), "the process the SDK spawned outlived its discard"
