@@ -1,4 +1,4 @@
-"""Room: assemble (above loop). Owns build_run, the run's ports, query(), arun() and run(); may
+"""Room: assemble (above loop). Owns build_run, query(), arun() and run(); may
 import loop and every room below it, never client, workflows or cli.
 
 The one assembler: `build_run(options, prompt)` reads AgentOptions and builds a Run from it,
@@ -10,21 +10,19 @@ query(), LoopwrightClient, batch, workflows); a subagent's Run is built by it to
 `parent` (through the ports the Agent tool gets: `RunPorts.spawn`).
 
 Tools never see the Run: their ToolContext carries `ports` (tools/base.py's RunPorts), which
-this module implements on top of the Run.
+assemble_ports.py implements on top of the Run and this module wires in.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import functools
 import logging
 import os
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from dataclasses import replace
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .agents import SubagentHooks, make_agent_tool
 from .assemble_parts import (
@@ -40,14 +38,14 @@ from .assemble_parts import (
     unloaded_plugins,
     with_agent_files,
 )
+from .assemble_ports import RunPortsOf
 from .autocompact import AutoCompactor
 from .blocks import Prompt, WireBlock, WireMessage, local_command_tail, prompt_content, wire_blocks
 from .execute import Executor
 from .gate import Permissions
 from .history import History
-from .home import private_dir, write_private
 from .hooks import HookContext, RunHooks, run_hooks
-from .ids import SAFE_ID, new_uuid
+from .ids import new_uuid
 from .loop import Run, RunControl, RunDeps, RunState, run_query
 from .loop.watch import Watch
 from .messages import Message, OutputT, ResultMessage, diagnostics
@@ -55,9 +53,9 @@ from .models.base import Model, ModelResponse, has_own_cost, model_names
 from .models.catalog import price_for
 from .options import AgentOptions, model_for
 from .prompts import system_prompt_text
-from .settings import RunConfig, allowed_mode, build_run_config, run_settings, with_settings_model
+from .runconfig import RunConfig, allowed_mode, build_run_config, run_settings, with_settings_model
 from .telemetry import observer_for
-from .tools.base import Subagent, SubagentSpec, Tool, ToolContext, tool_retries
+from .tools.base import Tool, ToolContext
 from .usage import Budget, Price, SharedSpend
 
 if TYPE_CHECKING:
@@ -67,7 +65,6 @@ if TYPE_CHECKING:
     from .sessions import SessionRecorder
     from .settings import Settings
     from .structured import StructuredOutput
-    from .tools.views import BudgetView, UsageView
     from .trust import Trust
 
 log = logging.getLogger("loopwright.assemble")
@@ -288,7 +285,7 @@ def _first_history(history: list[WireMessage] | None, content: list[WireBlock], 
 def _wire(run: Run, ctx: ToolContext, gate: _Gate, options: AgentOptions, parent: Run | None, prompt: Prompt) -> None:
     """The tools' ports to the built run; for a top run the hook events' trace, the prompt/agent
     hooks' model and auto mode's classifier (the run's model, charged to the run)."""
-    ctx.ports = RunPortsOf(run, prompt)
+    ctx.ports = RunPortsOf(run, prompt, build_run)
     hooks, permissions = gate.hooks, gate.permissions
     if parent is None:
         if options.include_hook_events:  # hook_started / hook_response messages
@@ -359,149 +356,6 @@ def _session(options: AgentOptions, cwd: Path, history: list[WireMessage] | None
     return new_uuid(), None, history
 
 
-
-
-# --- the ports a running tool gets (tools/base.py's RunPorts) ----------------------------------
-
-class RunPortsOf:
-    """RunPorts on top of one Run: what its tools may ask of it, and nothing else."""
-
-    __slots__ = ("_run", "_prompt")
-
-    def __init__(self, run: Run, prompt: Prompt) -> None:
-        self._run, self._prompt = run, prompt
-
-    @property
-    def prompt(self) -> Prompt:
-        return self._prompt
-
-    def usage(self) -> UsageView:
-        from .tools.views import UsageView  # (imported by a tool that reads it, issue 41)
-
-        s = self._run.state
-        u = s.usage
-        return UsageView(s.calls, u.input_tokens, u.output_tokens, u.cache_read_input_tokens,
-                         u.cache_creation_input_tokens)
-
-    def history(self) -> list[WireMessage]:
-        return copy.deepcopy(self._run.state.h)
-
-    def retries(self, tool_name: str) -> int:
-        return tool_retries(self._run.state.h, tool_name)
-
-    @property
-    def tools(self) -> Mapping[str, Tool]:
-        return self._run.deps.tools
-
-    @property
-    def model(self) -> Model:
-        return self._run.deps.model
-
-    @property
-    def cwd(self) -> Path:
-        return self._run.deps.cwd
-
-    @property
-    def settings(self) -> Settings | None:
-        return self._run.deps.settings
-
-    @property
-    def max_pause_continuations(self) -> int:
-        return self._run.deps.options.max_pause_continuations
-
-    @property
-    def hooks(self) -> RunHooks:
-        return self._run.deps.hooks
-
-    async def inline_shell(self, text: str, name: str, source: str | None,
-                           invoked_by: Literal["user", "claude", "other"],
-                           ids: str | None = None) -> tuple[str, list[str], str | None]:
-        from .loop.prompt import inline_shell, skill_shell_note
-
-        out, notes, error = await inline_shell(self._run, text, name, source, invoked_by, ids)
-        for n in notes:
-            self._run.post(skill_shell_note(n))
-        return out, notes, error
-
-    def budget(self) -> BudgetView:
-        from .tools.views import BudgetView  # (imported by a tool that reads it, issue 41)
-
-        b = self._run.state.budget
-        return BudgetView(b.limit_usd, b.spent_usd, b.exhausted())
-
-    def new_model(self, spec: str) -> Model:
-        from .models import resolve_model
-
-        o = self._run.deps.options
-        return resolve_model(spec, base_url=o.base_url, api_key=o.api_key, max_retries=o.max_retries,
-                             prompt_caching=False)
-
-    def charge(self, response: ModelResponse) -> None:
-        self._run.charge_aside(response)
-
-    def emit(self, msg: Message) -> None:
-        self._run.post(msg)
-
-    def save_artifact(self, name: str, text: str) -> Path | None:
-        recorder = self._run.deps.recorder
-        path = recorder.path if recorder is not None else None
-        if path is None or not SAFE_ID.fullmatch(name):  # (a file's name, never a path: ids come from models)
-            return None
-        target = path.with_suffix("") / "tool-results" / name
-        try:
-            private_dir(target.parent, path.parent)  # beside the transcript, as private as it
-            write_private(target, text)
-        except OSError as e:
-            log.warning("cannot save %s: %s", target, e)
-            return None
-        return target
-
-    def spawn(self, spec: SubagentSpec) -> Subagent:
-        p = self._run.deps
-        fallbacks = p.options.fallback_model  # the parent's, less the subagent's own model
-        model = spec.model if spec.model is not None else p.model
-        if isinstance(fallbacks, list):
-            fallbacks = [m for m in fallbacks if m != model] or None
-        options = replace(
-            p.options, model=model, tools=spec.tools, agents={}, system_prompt=spec.system_prompt,
-            append_system_prompt=None, fallback_model=fallbacks,
-            max_turns=spec.max_turns if spec.max_turns is not None else p.options.max_turns,
-            max_budget_usd=spec.max_budget_usd, hooks=None, session_id=None, resume=None, fork_session=False,
-            continue_conversation=False, persist_session=False, handoffs=[],
-            output_format=None, output_type=None, output_guardrails=[],  # the parent's answer, not the subagent's
-            effort=spec.effort or p.options.effort,  # an agent's own effort, else the parent's
-            cwd=str(spec.cwd) if spec.cwd is not None else p.options.cwd)
-        return _SubagentRun(build_run(options, spec.prompt, self._run, agent_type=spec.agent_type,
-                                      agent_mode=spec.permission_mode, agent_hooks=spec.hooks), spec.prompt)
-
-    def absorb(self, sub: Subagent) -> None:
-        assert isinstance(sub, _SubagentRun)
-        self._run.absorb(sub.run)
-
-
-class _SubagentRun:
-    """Subagent (tools/base.py) on top of the subagent's Run."""
-
-    __slots__ = ("run", "prompt")
-
-    def __init__(self, run: Run, prompt: str) -> None:
-        self.run, self.prompt = run, prompt
-
-    @property
-    def hooks(self) -> RunHooks:
-        return self.run.deps.hooks
-
-    def add_context(self, text: str) -> None:
-        h = self.run.state.h
-        h.replace_last({**h[-1], "content": [*h[-1]["content"], {"type": "text", "text": text}]})
-
-    async def skill_shell(self, text: str, name: str, source: str, allowed: tuple[str, ...]) -> tuple[str, str | None]:
-        self.run.deps.executor.ctx.state.grants.add(allowed)  # (as the Skill tool grants them)
-        out, _, error = await RunPortsOf(self.run, self.prompt).inline_shell(text, name, source, "other")
-        return out, error
-
-    def messages(self) -> AsyncGenerator[Message, None]:
-        return run_query(self.run, self.prompt)
 
 
 def build_gate(options: AgentOptions) -> tuple[list[Tool], Executor]:
@@ -596,4 +450,4 @@ def run(prompt: Prompt, options: AgentOptions[Any, OutputT] | None = None) -> Re
     return box[0]
 
 
-__all__ = ["RunPortsOf", "arun", "build_gate", "build_run", "query", "run"]
+__all__ = ["arun", "build_gate", "build_run", "query", "run"]

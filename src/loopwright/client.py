@@ -288,7 +288,7 @@ class LoopwrightClient(Generic[OutputT]):
         """The permission mode of the next query (default, acceptEdits, plan, bypassPermissions,
         dontAsk); an unknown one raises ValueError, and so does bypassPermissions when the settings
         set permissions.disableBypassPermissionsMode."""
-        from .settings import refuse_bypass
+        from .runconfig import refuse_bypass
 
         refuse_bypass(self.options, mode)
         self.options = replace(self.options, permission_mode=mode)  # AgentOptions checks it
@@ -299,7 +299,7 @@ class LoopwrightClient(Generic[OutputT]):
         commands.command_listing), the subagent types, the output style, the model."""
         from .commands import command_listing, described
         from .plugins import plugin_command_dirs
-        from .settings import skills_off
+        from .runconfig import skills_off
         from .trust import trusted_for
 
         await self.connect()
@@ -407,7 +407,7 @@ async def compact_conversation(history: list[WireMessage], options: AgentOptions
     the compacted history). Raises CompactError; `history` is never changed."""
     from .context import CompactError, compact, turn_starts
     from .hooks import HookContext, run_hooks
-    from .settings import build_run_config
+    from .runconfig import build_run_config
 
     cwd = Path(options.cwd or ".").resolve()
     registry = build_run_config(options, cwd).hooks
@@ -440,7 +440,7 @@ def hooks_between_runs(options: AgentOptions[Any, Any], session_id: str, *events
     if options.hooks is None and options.settings is None and not options.setting_sources:
         return None
     from .hooks import HookContext, run_hooks
-    from .settings import build_run_config
+    from .runconfig import build_run_config
 
     cwd = Path(options.cwd or ".").resolve()
     registry = build_run_config(options, cwd).hooks

@@ -175,7 +175,7 @@ def command_listing(cwd: str | Path, sources: Iterable[str], trusted: bool | Non
     project's commands together by name, the plugins' commands (`plugin:name`), then the plugins'
     skills. A command of a skill's name is listed once, as the skill; a skill with
     `user-invocable: false` is not listed, nor one named in `off` (the settings' skillOverrides
-    turn it off: settings.skills_off). `extra`/`plugin_skills` as find_commands takes them."""
+    turn it off: runconfig.skills_off). `extra`/`plugin_skills` as find_commands takes them."""
     from .skills import find_skills
 
     def as_command(sk: Skill, name: str) -> Command:

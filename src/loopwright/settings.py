@@ -4,7 +4,7 @@ may import options, the sandbox and below, never mcp, agents, loop or above.
 Settings files: permission rules, default mode, extra directories, hooks and env.
 
 Read in this order, later files adding to earlier ones (lists concatenate, scalars: the
-later value wins), then the run's own options (CLI flags or AgentOptions) on top:
+later value wins), then the run's own options (CLI flags or AgentOptions) on top (runconfig.py):
 
     user     $LOOPWRIGHT_HOME/settings.json (default ~/.loopwright/settings.json)
     project  <cwd>/.loopwright/settings.json
@@ -34,25 +34,16 @@ The project and local files of a workspace the user has not trusted are narrowed
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .gate import PERMISSION_MODES, Permissions, Rule
+from .gate import PERMISSION_MODES, Rule
 from .gate.verdict import RuleSource
 from .home import locked, write_private
 from .home import loopwright_home as loopwright_home
-from .hooks import HookRegistry, Hooks
-from .managed import (
-    RULES_ONLY,
-    add_managed,
-    files_hooks,
-    managed_folder,
-    only_line,
-    rules_only_drops,
-)
+from .managed import add_managed, only_line
 from .mtime import Stamp, stamp
 from .settingsfiles import SETTING_SOURCES as SETTING_SOURCES
 from .settingsfiles import SettingsError as SettingsError
@@ -63,13 +54,11 @@ from .trust import Ignored, narrow_settings, trusted_for
 
 if TYPE_CHECKING:  # sandbox: imported where a sandbox is configured (most runs have none)
     from .hooks.kinds import HookMatcher
-    from .options import AgentOptions
     from .sandbox import SandboxConfig
 
 # The stamps of the settings files loopwright itself wrote ("don't ask again"): not a change a
 # ConfigChange hook is asked about (Claude Code does not fire for its own writes).
 OWN_WRITES: dict[Path, Stamp] = {}
-BYPASS_DISABLED = "Bypass permissions mode was disabled by settings (permissions.disableBypassPermissionsMode): default mode"
 
 
 @dataclass(eq=False, repr=False)  # (identity: the files read for one run, merged into it; docs/architecture.md)
@@ -388,169 +377,6 @@ def _add_extra(s: Settings, extra: str | Path | dict[str, Any], cwd: Path) -> No
             raise SettingsError(f"settings file {path} does not exist")
         s.add(read_json_file(path), str(path), path.parent, flag=True)
         s.files.append(path)
-
-
-@dataclass(eq=False, repr=False)  # (identity: built once for one run, holding its gate and hooks)
-class RunConfig:
-    """What a run's gate and hooks are built from: options on top of settings files."""
-
-    permissions: Permissions
-    hooks: HookRegistry  # frozen: each run fires it with its own HookState (hooks.RunHooks)
-    add_dirs: list[Path]
-    env: dict[str, str]
-    settings: Settings | None
-    sandbox: Any = None  # sandbox.Sandbox when Bash runs in the OS sandbox
-
-
-def uses_settings(options: AgentOptions) -> bool:
-    return options.setting_sources is not None or options.settings is not None or options.claude_settings
-
-
-def skills_off(options: AgentOptions, cwd: Path) -> list[str]:
-    """The commands and skills the settings' skillOverrides turn `off`, for the lists of commands a
-    front end shows (a settings file that cannot be read: none; the run names it)."""
-    try:
-        s = run_settings(options, cwd)
-    except SettingsError:
-        return []
-    return [n for n, v in s.skill_overrides.items() if v == "off"] if s is not None else []
-
-
-def refuse_bypass(options: AgentOptions, mode: str) -> None:
-    """Refuse (ValueError, Claude Code's words) a change to bypassPermissions the settings disable."""
-    try:
-        off = mode == "bypassPermissions" and allowed_mode(run_settings(options, Path(options.cwd or ".")), mode) != mode
-    except SettingsError:
-        return  # (the next run names the file)
-    if off:
-        raise ValueError("Cannot set permission mode to bypassPermissions because it is disabled by settings "
-                         "or configuration")
-
-
-def allowed_mode(settings: Settings | None, mode: str | None) -> str | None:
-    """`mode`, but default for a bypassPermissions the settings disable (said once, as Claude Code)."""
-    if mode != "bypassPermissions" or settings is None or not settings.disable_bypass:
-        return mode
-    if BYPASS_DISABLED not in settings.warnings:
-        settings.warnings.append(BYPASS_DISABLED)
-    return "default"
-
-
-def run_settings(options: AgentOptions, cwd: Path, accepted: dict[Path, Any] | None = None) -> Settings | None:
-    """The settings files a run of `options` reads, merged (None: it reads none: the library reads
-    none by default, like the Agent SDK; `setting_sources`, `settings` or `claude_settings` ask).
-    `accepted`: the files' contents its session applied so far (load_settings)."""
-    host = options.managed_settings
-    if not uses_settings(options):  # (managed settings apply all the same, as Claude Code's SDK reads them)
-        return load_settings(cwd, [], trusted=True, host=host) if host or managed_folder()[0] is not None else None
-    sources = options.setting_sources
-    return load_settings(cwd, SETTING_SOURCES if sources is None else sources, claude=options.claude_settings,
-                         extra=options.settings, trusted=trusted_for(options, cwd), accepted=accepted or None, host=host)
-
-
-def with_settings_model(options: AgentOptions, settings: Settings | None) -> AgentOptions:
-    """`options` with the settings' `model` (when neither the options, nor LOOPWRIGHT_MODEL or
-    ANTHROPIC_MODEL in the options' env or the environment, name one), `fallbackModel` and
-    `effortLevel` (when the options have none), as Claude Code ranks them."""
-    from dataclasses import replace
-
-    if settings is None:
-        return options
-    changes: dict[str, Any] = {}
-    env_names = ("LOOPWRIGHT_MODEL", "ANTHROPIC_MODEL")
-    if settings.model and options.model is None and not any((options.env or {}).get(n) or os.environ.get(n)
-                                                             for n in env_names):
-        from .models.catalog import resolve_alias
-
-        changes["model"] = resolve_alias(settings.model)
-    if settings.fallback_model and not options.fallback_model:
-        from .models.catalog import resolve_alias
-
-        changes["fallback_model"] = [resolve_alias(m) for m in settings.fallback_model]
-    if settings.effort_level and options.effort is None:
-        changes["effort"] = settings.effort_level
-    if not changes:
-        return options
-    try:
-        return replace(options, **changes)
-    except (TypeError, ValueError) as e:
-        raise SettingsError(f"settings: {e}") from None
-
-
-def has_hooks(options: AgentOptions, event: str) -> bool:
-    """Whether a run of `options` has hooks on `event` (its settings files' or the options'): a
-    front end that streams text shows whole messages when MessageDisplay hooks rewrite them."""
-    try:
-        return bool(build_run_config(options, Path(options.cwd or ".").resolve()).hooks.matchers.get(event))
-    except Exception:  # noqa: BLE001 - bad settings are said when the first run reads them
-        return False
-
-
-def build_run_config(options: AgentOptions, cwd: Path, settings: Settings | None = None) -> RunConfig:
-    """Settings files (`settings`: already read by run_settings, else read here) merged with the
-    options. When settings are used and no mode is set anywhere, the mode is `default`."""
-    if settings is None:
-        settings = run_settings(options, cwd)
-    mode = options.permission_mode
-    if mode is None and settings is not None:
-        mode = settings.default_mode or "default"  # type: ignore[assignment]
-    mode = allowed_mode(settings, mode)  # type: ignore[assignment]
-    add_dirs = [Path(cwd, Path(d).expanduser()).resolve() for d in (options.add_dirs or [])]
-    if settings is not None:
-        add_dirs = [*settings.additional_directories, *add_dirs]
-    allow, ask, deny = permission_rules(options, settings)
-    # The processes tools and hooks start get the settings' env, then the options' own (AgentOptions.env).
-    env = {**(settings.env if settings else {}), **(options.env or {})}
-    permissions = Permissions(mode, allow, deny, options.can_use_tool, ask_tools=ask, cwd=cwd, add_dirs=add_dirs,
-                              exec_path=env.get("PATH"))
-    if settings is not None:
-        permissions.closed_grants = RULES_ONLY if settings.managed_rules_only else None
-        permissions.block_reads, permissions.block_writes = settings.block_reads, settings.block_writes
-    hooks = options.hooks if isinstance(options.hooks, Hooks) else Hooks(options.hooks or {})
-    if settings is not None and (settings.hooks or settings.managed_hooks or settings.env):  # (the caller's is kept)
-        hooks = hooks.merged(Hooks(files_hooks(settings, options.bare), env=dict(settings.env)))
-    registry = hooks.freeze()  # what the run's hooks are, fixed now (a later registration does not reach it)
-    if options.env:
-        registry = registry.with_env(options.env)
-    sandbox = None
-    if options.sandbox is not None or (settings is not None and settings.sandbox is not None):
-        from .sandbox import SandboxError, config_from, make_sandbox
-
-        try:  # the options' sandbox (--sandbox, AgentOptions(sandbox=...)) on top of the files'
-            sb_config = config_from(options.sandbox, "AgentOptions.sandbox", cwd,
-                                    start=settings.sandbox if settings is not None else None)
-            sandbox = make_sandbox(sb_config, cwd, add_dirs, permissions, env)
-        except SandboxError as e:
-            raise SettingsError(str(e)) from None
-    if sandbox is not None:
-        permissions.sandbox_auto_allow = sandbox.auto_allows
-        permissions.sandbox_escape = sandbox.config.allow_unsandboxed
-    return RunConfig(permissions, registry, add_dirs, env, settings, sandbox)
-
-
-def permission_rules(options: AgentOptions, settings: Settings | None) -> tuple[list[Rule], list[Rule], list[Rule]]:
-    """The run's allow, ask and deny rules: the settings files' first, then the options' flags
-    (allowManagedPermissionRulesOnly: the managed ones and --disallowedTools', as Claude Code)."""
-    allow, ask, deny = (settings.allow, settings.ask, settings.deny) if settings else ([], [], [])
-    try:
-        allowed = _cli_rules(options.allowed_tools, "--allowedTools", "allow")
-        denied = _cli_rules(options.disallowed_tools, "--disallowedTools", "deny")
-    except ValueError as e:
-        raise SettingsError(str(e)) from None
-    if settings is not None and settings.managed_rules_only:
-        allow, ask, deny = ([r for r in rules if r.source == "managed"] for rules in (allow, ask, deny))
-        allowed = rules_only_drops(settings.warnings, allowed)
-    return [*allow, *allowed], list(ask), [*deny, *denied]
-
-
-def _cli_rules(items: list[str], flag: str, kind: str) -> list[Rule]:
-    out = []
-    for item in items:
-        try:
-            out.append(Rule.parse(item, source="cli", kind=kind))
-        except ValueError as e:
-            raise ValueError(f"{flag}: {e}") from None
-    return out
 
 
 def _rule_source(where: str, flag: bool) -> RuleSource:

@@ -32,7 +32,8 @@ import pytest
 
 import loopwright as lw
 from loopwright import sandbox as sbx
-from loopwright.settings import SettingsError, build_run_config, load_settings
+from loopwright.runconfig import build_run_config
+from loopwright.settings import SettingsError, load_settings
 from tests.helpers import loopwright_cmd
 
 REASON = sbx.unavailable_reason()
@@ -494,7 +495,7 @@ def test_grep_rg_runs_sandboxed(world: dict[str, Any]) -> None:
     net = {"filesystem": {"denyRead": ["./secrets"]},
            "network": {"allowedDomains": ["pypi.org"], "allowLocalBinding": True}}
     assert results(run_script([grep], proj, permission_mode="bypassPermissions", sandbox=net)) == boxed
-    from loopwright.settings import build_run_config
+    from loopwright.runconfig import build_run_config
 
     sb = build_run_config(lw.AgentOptions(sandbox=net), proj).sandbox
     assert sb is not None and sys.executable not in sb.wrap(["rg"], proj, None, network=False).argv

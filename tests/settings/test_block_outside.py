@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 import loopwright as lw
-from loopwright.settings import SettingsError, build_run_config, load_settings
+from loopwright.runconfig import build_run_config
+from loopwright.settings import SettingsError, load_settings
 from loopwright.testing import ScriptedServer
 from tests.helpers import TESTS, claude_code_env, cli_env, loopwright_cmd, text, use
 

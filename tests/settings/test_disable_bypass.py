@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 import loopwright as lw
-from loopwright.settings import BYPASS_DISABLED, build_run_config, load_settings
+from loopwright.runconfig import BYPASS_DISABLED, build_run_config
+from loopwright.settings import load_settings
 from loopwright.testing import ScriptedServer
 from tests.helpers import bash, cli_env, loopwright_cmd, text, use, write_script
 

@@ -18,7 +18,8 @@ import pytest
 
 import loopwright as lw
 from loopwright.managed import BAD_DOCUMENT, ENV, SYSTEM_DIR, managed_folder
-from loopwright.settings import SettingsError, build_run_config, load_settings, run_settings
+from loopwright.runconfig import build_run_config, run_settings
+from loopwright.settings import SettingsError, load_settings
 from loopwright.testing import ScriptedServer
 from tests.helpers import TESTS, bash, claude_code_env, cli_env, loopwright_cmd, text
 from tests.helpers import use as lw_use

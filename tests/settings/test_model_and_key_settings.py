@@ -14,7 +14,8 @@ import pytest
 
 import loopwright as lw
 from loopwright.models.catalog import resolve_alias
-from loopwright.settings import load_settings, with_settings_model
+from loopwright.runconfig import with_settings_model
+from loopwright.settings import load_settings
 from loopwright.testing import ScriptedServer
 from tests.helpers import TESTS, claude_code_env, cli_env, loopwright_cmd, text, use
 

@@ -107,7 +107,7 @@ def test_a_repositorys_fsmonitor_never_runs(tmp_path: Path) -> None:
 def test_in_the_os_sandbox_too(tmp_path: Path) -> None:
     """With the OS sandbox on, rg and git run in it, and the tracked files are still found."""
     import loopwright as lw
-    from loopwright.settings import build_run_config
+    from loopwright.runconfig import build_run_config
 
     root = hostile_repo(tmp_path)
     sb = build_run_config(lw.AgentOptions(sandbox={"filesystem": {"denyRead": ["./conf"]}}), root).sandbox

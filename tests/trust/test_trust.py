@@ -365,7 +365,7 @@ def test_trust_list_revoke_and_show(repo: Repo) -> None:
 
 def test_python_api_default_is_untrusted_and_explicit_trust_wins(tmp_path: Path) -> None:
     from loopwright.options import AgentOptions
-    from loopwright.settings import build_run_config
+    from loopwright.runconfig import build_run_config
     from loopwright.trust import is_trusted, trust_dir
 
     (tmp_path / ".loopwright").mkdir()

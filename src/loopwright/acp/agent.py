@@ -151,7 +151,7 @@ class LoopwrightAcpAgent:
     async def _open(self, sid: str, cwd: str, mcp_servers: list[Any] | None, add_dirs: list[str] | None, *,
                     resumable: bool) -> AcpSession:
         from ..cli.config import UsageError, build_options
-        from ..settings import build_run_config, has_hooks
+        from ..runconfig import build_run_config, has_hooks
         from .client_tools import client_tools
         from .permission import AcpAsker
 
@@ -240,7 +240,7 @@ class LoopwrightAcpAgent:
         session = self._session(session_id)
         if mode_id not in MODES:
             raise acp.RequestError.invalid_params({"modeId": f"unknown mode {mode_id!r}: one of {', '.join(MODES)}"})
-        from ..settings import refuse_bypass
+        from ..runconfig import refuse_bypass
 
         try:
             refuse_bypass(session.options, mode_id)  # (permissions.disableBypassPermissionsMode)
@@ -451,7 +451,7 @@ def commands_of(session: AcpSession) -> list[s.AvailableCommand]:
     """The editor's command list: the custom commands and skills, without those the settings'
     skillOverrides turn off."""
     from ..commands import find_commands
-    from ..settings import skills_off
+    from ..runconfig import skills_off
     from ..skills import find_skills
 
     sources = session.options.setting_sources or []

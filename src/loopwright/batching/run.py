@@ -116,7 +116,8 @@ def _settings_env(options: AgentOptions) -> dict[str, str]:
     """The `env` the batch's runs get from the settings and the options (telemetry may be turned
     on there, as in Claude Code); a settings file that cannot be read is each task's error."""
     env = dict(options.env or {})
-    from ..settings import SETTING_SOURCES, SettingsError, load_settings, uses_settings
+    from ..runconfig import uses_settings
+    from ..settings import SETTING_SOURCES, SettingsError, load_settings
     from ..trust import trusted_for
 
     if not uses_settings(options):

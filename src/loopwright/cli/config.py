@@ -342,7 +342,8 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
     )
     from dataclasses import replace
 
-    from ..settings import SettingsError, with_settings_model
+    from ..runconfig import with_settings_model
+    from ..settings import SettingsError
 
     try:  # the settings' "model" (Claude Code's) when no flag names one, and their apiKeyHelper
         options = with_settings_model(options, settings)
@@ -388,7 +389,7 @@ def offered_tools(tools: list[Any], spec: str | None, denied: set[str], notes: l
 
 
 def _read_settings(args: argparse.Namespace, cwd: Path) -> Settings | None:
-    """The settings files the command line's run reads (settings.run_settings of its options: the
+    """The settings files the command line's run reads (runconfig.run_settings of its options: the
     same sources, --settings, --claude-settings and trust), read once for what the command line
     takes from them (None: unreadable; the run's own reading names the problem)."""
     from ..settings import SettingsError, load_settings

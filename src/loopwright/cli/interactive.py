@@ -50,7 +50,7 @@ from ..client import LoopwrightClient
 from ..gate import Allow, Deny
 from ..messages import AssistantMessage, Message, ResultMessage, StreamEvent
 from ..options import AgentOptions
-from ..settings import BYPASS_DISABLED, has_hooks, refuse_bypass
+from ..runconfig import BYPASS_DISABLED, has_hooks, refuse_bypass
 from .commands import BUILTINS, Panel, find
 from .config import EXIT_USAGE, UsageError, build_options, check_sessions
 from .dialog import PermissionAsker
@@ -459,8 +459,8 @@ class Repl:
         from prompt_toolkit.key_binding import merge_key_bindings
 
         from ..home import open_private, private_dir
+        from ..runconfig import skills_off
         from ..sessions import loopwright_home
-        from ..settings import skills_off
         from .dialog import dialog_bindings
         from .mention_complete import mention_completer
         from .slash import menu_entries, slash_completer
@@ -549,7 +549,7 @@ def interactive_main(args: argparse.Namespace) -> int:
         ask_project_approval(options, input)  # .mcp.json servers are untrusted until approved
         options, worktree = enter(options, getattr(args, "worktree", None))  # once the project is trusted
         from ..options import model_for
-        from ..settings import build_run_config
+        from ..runconfig import build_run_config
 
         model_for(options)  # the model (a scripted model's file) and the settings (--settings): checked
         build_run_config(options, Path(options.cwd or ".").resolve())  # before the screen opens, as -p does

@@ -21,7 +21,7 @@ from .render import describe_input, describe_result, short, visible
 def menu_entries(cwd: str, sources: list[str], builtins: list[tuple[str, str]],
                  off: Iterable[str] = ()) -> list[tuple[str, str]]:
     """(name, description) of every slash command: `builtins` (cli/commands), custom commands, then
-    skills; not those named in `off` (the settings' skillOverrides: settings.skills_off)."""
+    skills; not those named in `off` (the settings' skillOverrides: runconfig.skills_off)."""
     from ..commands import find_commands
     from ..skills import find_skills
 

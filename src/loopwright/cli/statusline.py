@@ -131,7 +131,8 @@ class CustomStatus:
     @classmethod
     def from_options(cls, options: AgentOptions) -> CustomStatus | None:
         """The statusLine of the settings these options read (None: none, or settings off)."""
-        from ..settings import SETTING_SOURCES, load_settings, uses_settings
+        from ..runconfig import uses_settings
+        from ..settings import SETTING_SOURCES, load_settings
         from ..trust import trusted_for
 
         if not uses_settings(options):

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..hooks import HookContext, RunHooks, run_hooks
 from ..ids import new_uuid
 from ..options import AgentOptions
-from ..settings import build_run_config
+from ..runconfig import build_run_config
 from ..worktrees import (
     Worktree,
     WorktreeError,

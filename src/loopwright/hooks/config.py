@@ -62,7 +62,7 @@ _NO_ENV: Mapping[str, str] = MappingProxyType({})
 class HookRegistry:
     """What hooks are configured for a run (settings files, SDK callbacks, code), per event, and
     the extra environment of command hooks. Built once by the assembler (`Hooks.freeze()`, merged
-    with the settings by settings.build_run_config) and never changed: the run's state is apart,
+    with the settings by runconfig.build_run_config) and never changed: the run's state is apart,
     in HookState."""
 
     matchers: Mapping[str, tuple[RegisteredMatcher, ...]] = field(default_factory=lambda: _NO_MATCHERS)

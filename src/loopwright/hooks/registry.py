@@ -115,7 +115,7 @@ class Hooks(RunHooks):
 
 
 def run_hooks(registry: HookRegistry, context: HookContext, given: object = None) -> RunHooks:
-    """One run's hooks: `registry` (built once, by settings.build_run_config) fired with a fresh
+    """One run's hooks: `registry` (built once, by runconfig.build_run_config) fired with a fresh
     HookState. `given`: the caller's `AgentOptions.hooks`; a Hooks subclass keeps its behaviour."""
     if isinstance(given, Hooks):
         return given.for_run(context, registry)

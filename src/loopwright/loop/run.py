@@ -105,7 +105,7 @@ class Run:
         def set_mode(mode: str) -> None:
             # a plan approved "in bypassPermissions" (the SDK's and ACP's plan exits offer it) that the
             # settings disable goes on in default mode, as Claude Code ignores that update
-            from ..settings import allowed_mode
+            from ..runconfig import allowed_mode
 
             mode = allowed_mode(self.deps.settings, mode) or "default"
             gate.mode = mode  # type: ignore[assignment]  # a PermissionMode: interaction.PlanApproved

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..messages import SystemMessage
 from ..mtime import Stamp, stamp, unchanged
+from ..runconfig import permission_rules
 from ..settings import (
     OWN_WRITES,
     SETTING_SOURCES,
     SettingsError,
     load_settings,
-    permission_rules,
     read_json_file,
     settings_scope,
 )

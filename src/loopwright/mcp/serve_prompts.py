@@ -8,7 +8,7 @@ message is its SKILL.md's instructions (and its folder, as a run's Skill tool gi
 arguments appended. A command's name wins over a skill's. The setting sources of `mcp serve` choose
 which folders are read (`--setting-sources`), as in a run; they are read again on each request,
 so a command added while serving is offered at once. A command or skill the settings'
-skillOverrides turn `off` is not offered (settings.skills_off).
+skillOverrides turn `off` is not offered (runconfig.skills_off).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class Prompts:
 
     def _found(self) -> tuple[dict[str, Any], dict[str, Any]]:
         from ..commands import find_commands
-        from ..settings import skills_off
+        from ..runconfig import skills_off
         from ..skills import find_skills
 
         off = set(skills_off(self.options, self.cwd)) if self.options is not None else set()

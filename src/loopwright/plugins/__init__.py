@@ -89,7 +89,8 @@ def run_plugins(options: AgentOptions, cwd: Path, warnings: list[str]) -> list[P
     if not options.plugins and not installed:
         return []
     enabled: dict[str, Any] = {}
-    from ..settings import SETTING_SOURCES, SettingsError, load_settings, uses_settings
+    from ..runconfig import uses_settings
+    from ..settings import SETTING_SOURCES, SettingsError, load_settings
 
     if uses_settings(options):
         from ..trust import trusted_for

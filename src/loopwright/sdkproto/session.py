@@ -27,7 +27,7 @@ from ..messages import ResultMessage, SystemMessage
 from ..models.base import Model
 from ..options import AgentOptions, agent_definitions, model_for
 from ..protolines import BadLine, TooLong, parse_line, read_lines
-from ..settings import refuse_bypass
+from ..runconfig import refuse_bypass
 from .flags import SdkFlags
 from .peer import Peer, PeerError, SdkServer, StdioAsker, peer_elicit, sdk_hooks
 from .schema import line_problem
@@ -312,7 +312,8 @@ class SdkSession:
         """The run's output style, as the init message names it (outputstyles.py)."""
         if options.output_style:
             return options.output_style
-        from ..settings import SettingsError, load_settings, uses_settings
+        from ..runconfig import uses_settings
+        from ..settings import SettingsError, load_settings
 
         if not uses_settings(options) or not options.setting_sources:
             return "default"
@@ -360,7 +361,7 @@ class SdkSession:
 
         from ..commands import command_listing
         from ..plugins import plugin_command_dirs
-        from ..settings import skills_off
+        from ..runconfig import skills_off
         from ..trust import trusted_for
 
         cwd = Path(options.cwd or ".").resolve()

@@ -29,7 +29,8 @@ def review(options: Any) -> TrustReview:
     """The run's workspace, whether it is trusted, and what of the project an untrusted run
     ignores. Reads the project's files; runs, starts and sends nothing."""
     from ..memory import load_memory
-    from ..settings import SETTING_SOURCES, load_settings, uses_settings
+    from ..runconfig import uses_settings
+    from ..settings import SETTING_SOURCES, load_settings
     from ..skills import find_skills
 
     cwd = Path(str(getattr(options, "cwd", None) or ".")).resolve()

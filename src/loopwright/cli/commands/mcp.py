@@ -19,7 +19,7 @@ from .panel import Panel
 def configured(host: Host) -> list[Any]:
     """The servers a run of the session's options starts (mcp.config.ServerConfig)."""
     from ...mcp.config import for_run
-    from ...settings import build_run_config
+    from ...runconfig import build_run_config
 
     options = host.client.options
     cwd = Path(host.cwd()).resolve()

@@ -73,7 +73,7 @@ def edit_user_rule(kind: str, rule: str, add: bool) -> Path:
 
 def rule_lines(host: Host) -> list[str]:
     """Every rule in force, `kind  rule  source`, the session's first."""
-    from ...settings import build_run_config
+    from ...runconfig import build_run_config
 
     o, base = host.client.options, host.base_options
     cwd = Path(host.cwd()).resolve()

@@ -15,7 +15,7 @@ from .panel import Panel
 
 
 def _settings(host: Host) -> Any:
-    from ...settings import build_run_config
+    from ...runconfig import build_run_config
 
     return build_run_config(host.client.options, Path(host.cwd()).resolve()).settings
 
