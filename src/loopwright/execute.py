@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .blocks import TextBlock, ToolResultBlock, ToolUseBlock, blocks_from_wire
 from .gate import Allow, Deny, Permissions
+from .gate.decide import ReadOnly
 from .hooks import RunHooks
 from .models.base import invalid_input_error
 from .telemetry import NULL, Observer
@@ -160,13 +161,10 @@ class Executor:
         bad_input = invalid_input_error(use) if use.invalid is not None else None  # not a JSON object
         if bad_input is not None:
             return use.input, ToolResultBlock(use.id, bad_input, True)
-        # what permission modes pass without asking (a read-only call too: a Skill call that grants nothing)
-        passes = tool.read_only or not tool.needs_approval or (
-            tool.read_only_call is not None and tool.read_only_call(use.input, self.tools))
         tool_input, refusal, hook_decision = await self._pre_hook(use) if self.hooked else (use.input, None, None)
         decision: Allow | Deny
         if refusal is None:
-            decision = await self._decide(use, tool_input, passes, hook_decision)
+            decision = await self._decide(use, tool_input, self._passes(tool), hook_decision)
         else:
             self.obs.tool_gated(use.id, False, "hook")
             decision = refusal
@@ -175,6 +173,15 @@ class Executor:
         # An answer's rewrite: Permissions.decide judged it again (and asked again where the rules
         # ask) before returning it; a hook's rewrite was judged by _decide as the input.
         return (tool_input if decision.updated_input is None else decision.updated_input), None
+
+    def _passes(self, tool: Tool) -> ReadOnly:
+        """What permission modes pass without asking: a read-only tool, or a call a tool says is
+        read-only (a Skill call that grants nothing), judged on the input that would run (a hook's
+        or an answer's rewrite: the model's call passing said nothing of the rewrite's)."""
+        if tool.read_only or not tool.needs_approval:
+            return True
+        check = tool.read_only_call
+        return False if check is None else lambda x: check(x, self.tools)
 
     async def _pre_hook(self, use: ToolUseBlock) -> tuple[dict[str, Any], Deny | None, str | None]:
         """PreToolUse: the input to go on with, a hook's refusal, and its allow/ask (which still
@@ -189,7 +196,7 @@ class Executor:
             return tool_input, Deny(pre.reason or f"{use.name} was blocked by a PreToolUse hook."), pre.decision
         return tool_input, None, pre.decision
 
-    async def _decide(self, use: ToolUseBlock, tool_input: dict[str, Any], passes: bool,
+    async def _decide(self, use: ToolUseBlock, tool_input: dict[str, Any], passes: ReadOnly,
                       hook_decision: str | None) -> Allow | Deny:
         """The permission gate's decision (rules, mode, can_use_tool), told to telemetry."""
         try:

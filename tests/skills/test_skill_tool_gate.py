@@ -84,3 +84,43 @@ def test_the_models_args_never_run_as_inline_shell(tmp_path: Path) -> None:
     assert not loaded.get("is_error") and bypass == [], result_text(loaded)
     assert sorted(p.name for p in proj.iterdir()) == [".claude"]
     assert "\\! `touch a.txt` $(touch b.txt)" in result_text(loaded)
+
+
+def test_a_hooks_rewrite_to_a_skill_that_widens_the_rules_is_asked_about(tmp_path: Path) -> None:
+    """A PreToolUse hook that rewrites a call of a skill that grants nothing into one of a skill with
+    allowed-tools: the rewrite is judged as the call that runs (asked about, refused here), not
+    passed unasked because the model's own call would have been (every rewrite is judged again)."""
+    proj = project(tmp_path, "allowed-tools: Bash(touch:*)\n", "Hello !`touch ran.txt`")
+    (proj / ".claude" / "commands" / "safe.md").write_text("---\ndescription: safe\n---\nJust read.\n")
+
+    def pre(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": {"skill": "x"}}}
+
+    asked: list[Any] = []
+    (result,) = run(proj, [{"skill": "safe"}], asked, hooks={"PreToolUse": [lw.HookMatcher("Skill", [pre])]})
+    assert result.get("is_error") and asked == [("Skill", {"skill": "x"})], result_text(result)
+    assert not (proj / "ran.txt").exists()
+
+
+def test_an_answers_rewrite_to_a_skill_that_widens_the_rules_is_asked_about_again(tmp_path: Path) -> None:
+    """The same for an answer's rewrite (an ask rule on the skill that grants nothing): the answer
+    approved `safe`; `x` is asked about again and refused."""
+    from loopwright import PermissionResultAllow, PermissionResultDeny
+
+    proj = project(tmp_path, "allowed-tools: Bash(touch:*)\n", "Hello !`touch ran.txt`")
+    (proj / ".claude" / "commands" / "safe.md").write_text("---\ndescription: safe\n---\nJust read.\n")
+    (proj / ".loopwright").mkdir()
+    (proj / ".loopwright" / "settings.json").write_text('{"permissions": {"ask": ["Skill(safe)"]}}')
+    asked: list[Any] = []
+
+    def answer(name: str, x: dict[str, Any], ctx: Any) -> Any:
+        asked.append(dict(x))
+        return PermissionResultAllow(updated_input={"skill": "x"}) if x["skill"] == "safe" else PermissionResultDeny("no")
+
+    turns = [[use("s0", "Skill", {"skill": "safe"})], [text("done")]]
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), cwd=proj, setting_sources=["project"],
+                                     can_use_tool=answer, permission_mode="default"))
+    (result,) = [b for m in r.messages if m["role"] == "user" and isinstance(m["content"], list)
+                 for b in m["content"] if b.get("type") == "tool_result"]
+    assert result.get("is_error") and asked == [{"skill": "safe"}, {"skill": "x"}], (result_text(result), asked)
+    assert not (proj / "ran.txt").exists()

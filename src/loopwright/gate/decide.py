@@ -42,6 +42,8 @@ from .verdict import (
 
 # How many times an answer may rewrite a call's input into one the rules ask about (each is asked again).
 MAX_REWRITES = 3
+# Whether the permission modes pass a call unasked (a read-only one), or what says it of an input.
+ReadOnly = bool | Callable[[dict[str, Any]], bool]
 
 if TYPE_CHECKING:
     from .auto import AutoClassifier  # (imported at auto mode's first judged call only)
@@ -136,9 +138,12 @@ class Permissions(Judge):
 
     # -- entry point used by the executor ----------------------------------------------------
 
-    async def decide(self, name: str, tool_input: dict[str, Any], read_only: bool,
+    async def decide(self, name: str, tool_input: dict[str, Any], read_only: ReadOnly,
                      hook_decision: str | None = None) -> Decision:
-        v = self.evaluate(name, tool_input, read_only, hook_decision)
+        """The call's decision. `read_only`: whether the permission modes pass it unasked, or the
+        function that says so of an input (a rewritten input is judged by what it does)."""
+        v = self.evaluate(name, tool_input, read_only(tool_input) if callable(read_only) else read_only,
+                          hook_decision)
         self.last_verdict = v  # what the rules said (telemetry's execute_tool span)
         # The rules' yes; or, in mode None with no callback to ask, a soft ask (only nothing
         # approved the call): it runs. (Here, not in _unasked: most calls, one call fewer.)
@@ -152,7 +157,7 @@ class Permissions(Judge):
                 return judged
         return await self._answer(name, tool_input, read_only, v)
 
-    async def _answer(self, name: str, tool_input: dict[str, Any], read_only: bool, v: Verdict) -> Decision:
+    async def _answer(self, name: str, tool_input: dict[str, Any], read_only: ReadOnly, v: Verdict) -> Decision:
         """An ask's answer (a PermissionRequest hook's, else the can_use_tool callback's, else a
         refusal). An answer that rewrites the input (an `updatedInput`: the SDK's, a Python
         callback's, a hook's) has the new input judged again before it runs (issue 40): a deny
@@ -168,7 +173,7 @@ class Permissions(Judge):
                 return Deny(f"Permission denied: {problem}; the call was not run.")
             if new is None or new == asked:  # (a yes to a rewrite asked about again is a yes to the rewrite)
                 return Allow(asked) if isinstance(decision, Allow) and asked is not tool_input else decision
-            v = self.evaluate(name, new, read_only)
+            v = self.evaluate(name, new, read_only(new) if callable(read_only) else read_only)
             self.last_verdict = v
             if v.kind == "deny":
                 return Deny(f"Permission denied: the answer's rewritten input is refused by the rules ({v.reason}).")
