@@ -21,6 +21,8 @@ def odd(kind: str) -> Any:
         return threading.Lock()
     if kind == "set":
         return {1, 2}
+    if kind == "nan":  # (Python's json writes it; no JSON reader takes it)
+        return float("nan")
     loop: dict[str, Any] = {}
     loop["me"] = loop
     return loop
@@ -41,7 +43,7 @@ def run(tmp_path: Path, **options: Any) -> tuple[lw.ResultMessage, list[Any]]:
     return r, ran
 
 
-@pytest.mark.parametrize("kind", ["lock", "set", "loop"])
+@pytest.mark.parametrize("kind", ["lock", "set", "loop", "nan"])
 def test_a_python_hooks_rewrite_that_is_not_json_data_is_refused(tmp_path: Path, kind: str) -> None:
     def pre(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",

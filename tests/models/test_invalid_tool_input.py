@@ -68,3 +68,29 @@ def test_invalid_json_is_an_error_result_and_the_session_on_disk_stays_valid(tmp
                                                resume=r.session_id))
     assert again.subtype == "success" and again.result == "resumed" and holds_final(again.messages)
     assert again.messages[:len(r.messages)] == r.messages
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_nan_and_infinity_are_not_json_and_never_reach_a_request(tmp_path: Path, provider: str) -> None:
+    """A model's input of NaN, Infinity or -Infinity (Python's json reads them; JSON has no such
+    values): taken in, the call ran with them, and each later request and the transcript carried
+    them, which the Messages API (and Claude Code reading the transcript) refuses as invalid JSON:
+    the run and its resume were lost. The call is answered as any input that is not JSON."""
+    seen: list[dict[str, Any]] = []
+    tool = lw.Tool("note", "note a value", {"type": "object"}, lambda x: seen.append(x) or "noted")
+    script = [[use("t1", "note", {"v": float("nan"), "w": [float("inf"), float("-inf")]})], [text("finished")]]
+    with ScriptedServer(script) as srv:
+        model: lw.Model = (AnthropicModel("claude-sonnet-4-6", base_url=srv.url, api_key="k") if provider == "anthropic"
+                           else OpenAICompatModel("local-model", base_url=srv.openai_url))
+        r = lw.run("go", lw.AgentOptions(model=model, tools=[tool], cwd=tmp_path, persist_session=True,
+                                         sessions_dir=tmp_path / "sessions"))
+        sent = [q.raw for q in srv.requests if q.raw]
+    assert r.subtype == "success" and r.result == "finished", (r.subtype, r.errors)
+    assert seen == []
+    result = r.messages[2]["content"][0]
+    assert result["is_error"] is True and "not valid JSON" in result["content"] and "NaN" in result["content"]
+    [path] = (tmp_path / "sessions").rglob(f"{r.session_id}.jsonl")
+    found: list[str] = []
+    for doc in [*sent, *path.read_bytes().splitlines()]:  # JSON as RFC 8259 has it: no such constants
+        json.loads(doc, parse_constant=found.append)
+    assert found == []

@@ -62,7 +62,7 @@ def json_problem(tool_input: Any) -> str | None:
     import json
 
     try:
-        json.dumps(tool_input)
+        json.dumps(tool_input, allow_nan=False)  # (NaN and Infinity: no JSON has them)
     except (TypeError, ValueError, RecursionError) as e:
         return f"the rewritten input is not JSON data ({type(e).__name__}: {e})"
     return None

@@ -41,6 +41,12 @@ CUT_OFF = (
 )
 
 
+def _no_constant(name: str) -> Any:
+    """json.loads' parse_constant: NaN, Infinity and -Infinity are not JSON (Python's json reads them;
+    taken into a tool input, every later request carried them and the Messages API refused each)."""
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def parse_input(raw: str, cut_off: bool = False) -> dict[str, Any] | InvalidInput:
     """A tool call's input from the JSON text the model streamed: the object, or an
     `InvalidInput` for text that is not a JSON object. `cut_off`: this is the call the model
@@ -49,14 +55,14 @@ def parse_input(raw: str, cut_off: bool = False) -> dict[str, Any] | InvalidInpu
     run as usual)."""
     if cut_off:
         try:
-            whole = json.loads(raw) if raw.strip() else None
+            whole = json.loads(raw, parse_constant=_no_constant) if raw.strip() else None
         except ValueError:
             whole = None
         return whole if isinstance(whole, dict) else InvalidInput(raw, cut_off=True)
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, parse_constant=_no_constant)
     except ValueError as e:
         return InvalidInput(raw, f"not valid JSON: {e}")
     if not isinstance(value, dict):

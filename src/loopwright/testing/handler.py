@@ -42,6 +42,10 @@ class LoopbackServerV6(LoopbackServer):
     address_family = socket.AF_INET6
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 class _Dropped(Exception):
     """The connection was cut on purpose (or by the client)."""
 
@@ -171,8 +175,8 @@ class Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         path = self.path.split("?")[0].rstrip("/")
         try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
+            body = json.loads(raw, parse_constant=_not_json) if raw else None
+        except ValueError:  # (NaN or Infinity too: the Messages API refuses them as invalid JSON)
             body = None
         if path.endswith("/messages/count_tokens"):
             kind = "count_tokens"
