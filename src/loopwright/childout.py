@@ -5,7 +5,13 @@ apiKeyHelper) with a cap applied while it is read; imports nothing of loopwright
 one that never stops, filled memory (Claude Code reads it all too: 300 MB printed by a hook took
 ~450 MB and 28 s). Here each of stdout and stderr keeps at most `limit` bytes; once one passes
 it the reading stops and the caller is told (`Output.truncated`) so that it ends the child
-(children.signal_group) and says the output was cut."""
+(children.signal_group) and says the output was cut.
+
+It also owns starting such a child (`start`) so that its transport can be closed (`close`):
+`create_subprocess_*` keeps the transport private, and Process.wait() (3.11) waits for the pipes
+to close too, so a child whose pipe a daemon it started still held could not be closed before
+the event loop ended: its transport's __del__ then closed the pipes on a closed loop ("Exception
+ignored in: BaseSubprocessTransport.__del__ ... RuntimeError: Event loop is closed")."""
 
 from __future__ import annotations
 
@@ -15,7 +21,9 @@ import os
 import selectors
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 CHUNK = 65536
 
@@ -28,6 +36,30 @@ class Output:
     stdout: bytes
     stderr: bytes
     truncated: str = ""
+
+
+@dataclass(eq=False, repr=False)
+class Child:
+    """A child process with pipes, and the transport that holds them (closed by `close`)."""
+
+    proc: asyncio.subprocess.Process
+    transport: asyncio.SubprocessTransport
+
+
+async def start(command: str, args: Sequence[str] | None, **options: Any) -> Child:
+    """`command` with `args` (exec'd), or through the shell when `args` is None, as
+    create_subprocess_exec/_shell start it (`options` are theirs), keeping its transport.
+    Raises OSError when it cannot start."""
+    loop = asyncio.get_running_loop()
+
+    def protocol() -> asyncio.subprocess.SubprocessStreamProtocol:
+        return asyncio.subprocess.SubprocessStreamProtocol(limit=CHUNK, loop=loop)
+
+    if args is None:
+        transport, proto = await loop.subprocess_shell(protocol, command, **options)
+    else:
+        transport, proto = await loop.subprocess_exec(protocol, command, *args, **options)
+    return Child(asyncio.subprocess.Process(transport, proto, loop), transport)
 
 
 async def read_async(proc: asyncio.subprocess.Process, data: bytes | None, limit: int) -> Output:
@@ -77,17 +109,31 @@ async def read_async(proc: asyncio.subprocess.Process, data: bytes | None, limit
     return Output(bytes(bufs["stdout"][:limit]), bytes(bufs["stderr"][:limit]), truncated)
 
 
-async def finish(proc: asyncio.subprocess.Process, bound: float) -> None:
-    """After `read_async` stopped at its cap and the child was ended: read what is left in its
-    pipes to their end, discarding it, and reap it, within `bound` seconds (a descendant that left
-    its group may hold them open). Its pipes then close (the stopped reader had paused them: they
-    stayed open, and asyncio's wait() waited for them)."""
+async def finish(child: Child, bound: float) -> None:
+    """After `read_async` stopped (at its cap, or a timeout) and the child was ended: read what is
+    left in its pipes to their end, discarding it, and reap it, within `bound` seconds (a
+    descendant that left its group may hold them open); then `close` it."""
     async def drain(stream: asyncio.StreamReader | None) -> None:
         while stream is not None and await stream.read(CHUNK):
             pass
 
+    proc = child.proc
     with contextlib.suppress(TimeoutError, ProcessLookupError):
         await asyncio.wait_for(asyncio.gather(drain(proc.stdout), drain(proc.stderr), proc.wait()), bound)
+    await close(child, bound)
+
+
+async def close(child: Child, bound: float) -> None:
+    """Close the child's pipes and transport, whoever still holds the other ends (the child is
+    killed if it still runs: the caller has ended its group), and wait up to `bound` seconds for
+    the loop to see it exit: a loop that ends first leaves the exit to a closed loop. Nothing
+    then is left for the transport's __del__. At once for a child read to its end and reaped."""
+    stdin = child.proc.stdin.transport if child.proc.stdin is not None else None
+    if stdin is not None and (not stdin.is_closing() or stdin.get_write_buffer_size()):
+        stdin.abort()  # (close() would wait for a reader of what is still unwritten: none may come)
+    child.transport.close()
+    with contextlib.suppress(TimeoutError, ProcessLookupError):
+        await asyncio.wait_for(child.proc.wait(), bound)
 
 
 def read_sync(proc: subprocess.Popen[bytes], limit: int, timeout: float) -> Output:

@@ -4,10 +4,13 @@ real: what they print is read up to a cap and never waits on a descendant that h
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +20,18 @@ from loopwright.hooks.config import HookContext
 from loopwright.hooks.kinds import CommandHook
 from loopwright.hooks.results import Outcome
 from loopwright.models.base import ModelError
+
+# A subprocess transport still open when its event loop closes complains from its __del__ at the next
+# garbage collection ("Exception ignored in: BaseSubprocessTransport.__del__ ... Event loop is closed"),
+# in whichever test that happens: these tests collect right after their loop, and fail on it.
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+
+
+def _run_then_collect(coro: Any) -> Any:
+    """asyncio.run, then a garbage collection: a transport left open complains now (pytestmark)."""
+    got = asyncio.run(coro)
+    gc.collect()
+    return got
 
 
 def _end(pidfile: Path) -> None:
@@ -53,8 +68,8 @@ def _run_hook(command: str, background: bool = False, timeout: float = 20) -> tu
     reports: list[tuple[str, ...]] = []
     run = runner.run_background if background else runner.run_command
     t0 = time.monotonic()
-    out = asyncio.run(run("PreToolUse", CommandHook(command), timeout, {"x": 1}, HookContext(cwd=os.getcwd()), {},
-                          lambda *a: reports.append(a)))
+    out = _run_then_collect(run("PreToolUse", CommandHook(command), timeout, {"x": 1}, HookContext(cwd=os.getcwd()),
+                                {}, lambda *a: reports.append(a)))
     return out, reports, time.monotonic() - t0
 
 
@@ -103,12 +118,19 @@ def test_a_status_line_command_printing_forever_is_ended_at_the_cap(tmp_path: Pa
 
     status = CustomStatus("yes status", tmp_path)
     t0 = time.monotonic()
-    asyncio.run(status.run())
+    _run_then_collect(status.run())
     assert time.monotonic() - t0 < 4  # (its timeout is 5 s: it was ended at the cap, not at the timeout)
     assert status.text == "status" and "printed over 1,048,576 bytes; it was ended" in status.error
     status = CustomStatus("head -c 3000000 /dev/zero | tr '\\0' s", tmp_path)  # one endless line
-    asyncio.run(status.run())
+    _run_then_collect(status.run())
     assert status.text == "s" * STATUS_MAX_CHARS
+
+
+async def _wait_for_file(path: Path, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not (path.exists() and path.read_text().strip()):
+        assert time.monotonic() < deadline, f"{path} was never written"
+        await asyncio.sleep(0.02)
 
 
 def test_a_status_line_command_past_its_timeout_is_not_waited_for_by_a_daemon_holding_its_pipe(
@@ -123,7 +145,68 @@ def test_a_status_line_command_past_its_timeout_is_not_waited_for_by_a_daemon_ho
     status = statusline.CustomStatus(f"(setsid sh -c 'echo $$ > {pidfile}; exec sleep 30' &); sleep 30", tmp_path)
     t0 = time.monotonic()
     try:
-        asyncio.run(asyncio.wait_for(status.run(), 10))
+        _run_then_collect(asyncio.wait_for(status.run(), 10))  # (and its transport closed: pytestmark)
         assert time.monotonic() - t0 < 5 and "took over" in status.error, status.error
     finally:
         _end(pidfile)
+
+
+def test_a_hook_past_its_timeout_leaves_no_transport_open_to_a_daemon_holding_its_pipes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook's group is killed at its timeout; its setsid daemon keeps stdout and stderr open:
+    the wait for them is bounded (REAP_S) and the pipes are then closed, not left to the loop's end."""
+    monkeypatch.setattr(runner, "REAP_S", 0.5)
+    pidfile = tmp_path / "daemon.pid"
+    try:
+        out, reports, took = _run_hook(f"(setsid sh -c 'echo $$ > {pidfile}; exec sleep 30' &); sleep 30",
+                                       timeout=0.5)
+        assert out.failed and out.error == "timed out after 0.5 s" and took < 10, (out, took)
+        assert [r[2] for r in reports] == ["timeout"]
+    finally:
+        _end(pidfile)
+
+
+@pytest.mark.parametrize("what", ["hook", "statusLine"])
+def test_a_command_cancelled_under_its_reader_is_killed_and_its_transport_closed(what: str, tmp_path: Path) -> None:
+    """An interrupt (the run's task cancelled, asyncio.run's teardown) while the command runs, a
+    daemon it started holding its pipes: its group is killed, its pipes closed and the loop sees
+    it exit before the loop ends (it used to be signalled only, its transport left to the loop's end)."""
+    from loopwright.cli.statusline import CustomStatus
+
+    started, daemon = tmp_path / "started", tmp_path / "daemon.pid"
+    command = f"(setsid sh -c 'echo $$ > {daemon}; exec sleep 30' &); echo $$ > {started}; exec sleep 30"
+
+    async def main() -> None:
+        if what == "hook":
+            task = asyncio.ensure_future(runner.run_command(
+                "PreToolUse", CommandHook(command), 60, {"x": 1}, HookContext(cwd=str(tmp_path)), {},
+                lambda *a: None))
+        else:
+            task = asyncio.ensure_future(CustomStatus(command, tmp_path).run())
+        await _wait_for_file(started)
+        await _wait_for_file(daemon)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 20)
+
+    try:
+        asyncio.run(main())
+        pid = int(started.read_text())
+        deadline = time.monotonic() + 20
+        # (killed: gone within the deadline, not at once; and Python 3.11's child watcher thread,
+        # which holds the transport until it has reaped the child, gone too: then the collection
+        # sees it all)
+        while _alive(pid) or any(t.name.startswith("waitpid-") for t in threading.enumerate()):
+            assert time.monotonic() < deadline, f"the {what} command {pid} outlived the cancel"
+            time.sleep(0.05)
+        gc.collect()
+    finally:
+        _end(daemon)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..blocks import ToolUseBlock
-from ..childout import finish, read_async
+from ..childout import close, finish, read_async, start
 from ..children import disown, own, signal_group
 from ..messages import AssistantMessage, Message, ResultMessage, SystemMessage, UserMessage
 from ..models.catalog import context_window
@@ -175,28 +175,29 @@ class CustomStatus:
         """Run the command once; its first line becomes `text` (an error is kept in `error`)."""
         self._again = False
         try:
-            proc = await asyncio.create_subprocess_shell(
-                self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL, cwd=self.cwd, env=self.env, start_new_session=True)
+            child = await start(self.command, None, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                                stderr=asyncio.subprocess.DEVNULL, cwd=self.cwd, env=self.env, start_new_session=True)
         except OSError as e:
             self.error = f"statusLine command could not start: {e}"
             return
+        proc = child.proc
         own(proc.pid, "statusLine")  # ended with loopwright, however it ends (children.py)
         try:
             got = await asyncio.wait_for(read_async(proc, json.dumps(self.data).encode(), STATUS_MAX_BYTES),
                                          STATUS_TIMEOUT)
             if got.truncated:  # (no further: an endless stream filled memory)
                 signal_group(proc.pid, signal.SIGKILL)
-                await finish(proc, STATUS_TIMEOUT)
+                await finish(child, STATUS_TIMEOUT)
         except TimeoutError:
             signal_group(proc.pid, signal.SIGKILL)  # the command's whole group (a shell's children too)
-            await finish(proc, STATUS_TIMEOUT)  # (bounded: proc.wait() alone waited for a daemon holding its pipe)
+            await finish(child, STATUS_TIMEOUT)  # (bounded: proc.wait() alone waited for a daemon holding its pipe)
             self.error = f"statusLine command took over {STATUS_TIMEOUT:.0f}s"
             return
         except asyncio.CancelledError:  # the interactive mode is ending: the command goes with it
             signal_group(proc.pid, signal.SIGKILL)
             raise
         finally:
+            await close(child, STATUS_TIMEOUT)  # (its pipes and transport: never left to the loop's end)
             disown(proc.pid)
         lines = got.stdout.decode("utf-8", "replace").splitlines()
         self.text = " " * self.padding + visible(lines[0][:STATUS_MAX_CHARS]) if lines else ""

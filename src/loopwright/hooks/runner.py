@@ -21,7 +21,7 @@ import signal
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
-from ..childout import finish, read_async
+from ..childout import close, finish, read_async, start
 from ..children import disown, own, signal_group, tag_env
 from ..telemetry import trace_env
 from ..threads import run_in_worker
@@ -39,6 +39,7 @@ from .output import COMMON_FIELDS, cap, python_names
 from .results import Outcome
 
 MAX_OUTPUT_BYTES = 10 << 20  # of a command hook's stdout, and of its stderr (Claude Code reads them whole)
+REAP_S = 5.0  # how long a killed command's pipes are read to their end (a daemon it started may hold them)
 
 # (event, hook label, kind, message): how a runner tells the run's state what went wrong
 Report: TypeAlias = Callable[[str, str, str, str], None]
@@ -200,29 +201,28 @@ async def run_command(event: str, hook: CommandHook, timeout: float, payload: di
     try:
         pipes: dict[str, Any] = {"stdin": asyncio.subprocess.PIPE, "stdout": asyncio.subprocess.PIPE,
                                  "stderr": asyncio.subprocess.PIPE, "cwd": cwd, "env": env, "start_new_session": True}
-        if hook.args is not None:  # the exec form: no shell
-            proc = await asyncio.create_subprocess_exec(hook.command, *hook.args, **pipes)
-        else:
-            proc = await asyncio.create_subprocess_shell(hook.command, **pipes)
+        child = await start(hook.command, hook.args, **pipes)  # (args None: through the shell)
     except OSError as e:
         report(event, label, "error", f"could not start: {e}")
         return Outcome(label, failed=True, error=f"could not start: {e}")
+    proc = child.proc
     own(proc.pid, f"hook {label}", tag)  # (start_new_session: the pid is the group)
     data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, default=str).encode()  # as JSON.stringify writes it
     try:
         got = await asyncio.wait_for(read_async(proc, data, MAX_OUTPUT_BYTES), timeout)
         if got.truncated:  # (read no further: the rest, perhaps endless, would fill memory)
             _kill_group(proc.pid)
-            await finish(proc, 5)
+            await finish(child, REAP_S)
     except TimeoutError:
         _kill_group(proc.pid)
-        await finish(proc, 5)
+        await finish(child, REAP_S)
         report(event, label, "timeout", f"timed out after {timeout:g} s; its processes were killed")
         return Outcome(label, failed=True, error=f"timed out after {timeout:g} s")
     except asyncio.CancelledError:
         _kill_group(proc.pid)  # the run was interrupted: leave nothing behind
         raise
     finally:
+        await close(child, REAP_S)  # (its pipes and transport, whoever holds them: never left to the loop's end)
         disown(proc.pid)  # (reaped, or killed: its id is not given to another process meanwhile)
     out, err = got.stdout.decode(errors="replace"), got.stderr.decode(errors="replace")
     if got.truncated:
