@@ -30,17 +30,20 @@ pytest.importorskip("loopwright.tools.builtin", reason="the CLI needs the built-
 
 
 @contextmanager
-def session(tmp_path: Path, turns: list[Any], *args: str, rows: int = 50) -> Iterator[tuple[Term, Path]]:
-    """`loopwright` on a scripted model in a tmux pane, in tmp_path/work; yields (term, work)."""
+def session(tmp_path: Path, turns: list[Any], *args: str, rows: int = 50,
+            env: dict[str, str] | None = None) -> Iterator[tuple[Term, Path]]:
+    """`loopwright` on a scripted model in a tmux pane, in tmp_path/work (`env`: more variables);
+    yields (term, work)."""
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir(exist_ok=True)
     model = write_script(tmp_path, turns)
     name = f"lw-{uuid.uuid4().hex[:8]}"
     t = Term(name)
-    env = f"env -u LOOPWRIGHT_SESSIONS_DIR -u LOOPWRIGHT_MODEL LOOPWRIGHT_HOME={home}"
+    more = " ".join(f"{k}='{v}'" for k, v in (env or {}).items())
+    variables = f"env -u LOOPWRIGHT_SESSIONS_DIR -u LOOPWRIGHT_MODEL LOOPWRIGHT_HOME={home} {more}"
     quoted = " ".join(f"'{a}'" for a in args)
     t.tmux("new-session", "-d", "-s", name, "-x", "150", "-y", str(rows), "-c", str(work),
-           f"{env} {LOOPWRIGHT_BIN} --model {model} {quoted}")
+           f"{variables} {LOOPWRIGHT_BIN} --model {model} {quoted}")
     try:
         t.wait("Ctrl-C twice to exit")  # the toolbar: the prompt reads keys (raw mode) now
         yield t, work

@@ -71,18 +71,20 @@ class AcpAsker(PermissionAsker):
 
     async def ask(self, name: str, tool_input: dict[str, Any]) -> Allow | Deny:
         async with self._lock:
-            if self.approved(name, tool_input):
+            closed = self.closed()  # allowManagedPermissionRulesOnly: no "allow always" (PermissionAsker.closed)
+            if not closed and self.approved(name, tool_input):
                 return Allow()
             if self.refused.covers(name, tool_input):
                 return Deny(f"The user refused {name} calls like this one for this session. Ask them how to proceed.")
             escape = name == "Bash" and isinstance(tool_input, dict) and tool_input.get("dangerouslyDisableSandbox")
-            rules = [] if escape is True else self.granted.suggest(name, tool_input)
+            rules = [] if escape is True or closed else self.granted.suggest(name, tool_input)
             where = f" (saved to {LOCAL_SETTINGS})" if rules and self.saves() else " (this session)"
             always = f"Always allow {', '.join(rules)}{where}" if rules else "Always allow this exact call (this session)"
             options = [
                 s.PermissionOption(option_id=ALLOW_ONCE, name="Allow", kind="allow_once"),
-                s.PermissionOption(option_id=ALLOW_ALWAYS, name=always, kind="allow_always"),
+                *([] if closed else [s.PermissionOption(option_id=ALLOW_ALWAYS, name=always, kind="allow_always")]),
                 s.PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once"),
+                # (refusing only narrows: kept, as --disallowedTools is under managed rules only)
                 s.PermissionOption(option_id=REJECT_ALWAYS, name="Always reject (this session)", kind="reject_always"),
             ]
             call_id, announced = self._call_id(name, tool_input)
@@ -107,7 +109,7 @@ class AcpAsker(PermissionAsker):
             answer = {ALLOW_ONCE: "yes", ALLOW_ALWAYS: "always"}.get(choice, "no")
             self._saving = answer == "always"
             try:
-                return self._apply(Answer(answer), name, tool_input, rules)  # type: ignore[arg-type]
+                return self._apply(Answer(answer), name, tool_input, rules, closed)  # type: ignore[arg-type]
             finally:
                 self._saving = False
 

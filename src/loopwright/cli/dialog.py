@@ -48,12 +48,18 @@ class Answer:
 
 
 class PermissionDialog:
-    """One question: its preview, the three choices, the selection and the refusal text."""
+    """One question: its preview, the choices (Yes, "don't ask again" unless `always_label` is
+    None, No), the selection and the refusal text."""
 
-    def __init__(self, name: str, preview: Preview, always_label: str, *, now: float | None = None) -> None:
+    def __init__(self, name: str, preview: Preview, always_label: str | None, *, now: float | None = None) -> None:
         self.name = name
         self.preview = preview
-        self.choices = ["Yes", always_label, "No, and tell the model what to do differently"]
+        # allowManagedPermissionRulesOnly: no "don't ask again" (a rule it saved would not count; Claude Code hides it)
+        self.kinds: tuple[Literal["yes", "always", "no"], ...] = ("yes", "no") if always_label is None else (
+            "yes", "always", "no")
+        self.choices = ["Yes", *([] if always_label is None else [always_label]),
+                        "No, and tell the model what to do differently"]
+        self.no = len(self.choices) - 1  # the last choice, which typed words go with
         self.selected = 0
         self.text = ""  # the words for the model, once typing started a "No"
         self.scroll = 0
@@ -76,17 +82,17 @@ class PermissionDialog:
         for ch in text.replace("\r", " ").replace("\n", " "):
             if not ch.isprintable():
                 continue
-            if not self.text and ch in "123" and not paste:
+            if not self.text and ch.isdigit() and 1 <= int(ch) <= len(self.choices) and not paste:
                 self.choose(int(ch) - 1)
                 return
             if not self.text and ch.isdigit() and not paste:
                 continue  # not a choice, and no words started yet
             self.text += ch
-            self.selected = 2
+            self.selected = self.no
 
     def choose(self, i: int) -> None:
         self.selected = i
-        self._done(Answer(("yes", "always", "no")[i], self.text.strip() if i == 2 else ""))
+        self._done(Answer(self.kinds[i], self.text.strip() if i == self.no else ""))
 
     def enter(self) -> None:
         self.choose(self.selected)
@@ -98,7 +104,7 @@ class PermissionDialog:
         self.text = self.text[:-1]
 
     def move(self, delta: int) -> None:
-        self.selected = max(0, min(2, self.selected + delta))
+        self.selected = max(0, min(self.no, self.selected + delta))
 
     def scroll_by(self, pages: int) -> None:
         self.scroll += pages * max(1, self.page - 1)  # render clamps it
@@ -115,12 +121,12 @@ class PermissionDialog:
         for i, label in enumerate(self.choices):
             mark, style = ("❯", "ansicyan bold") if i == self.selected else (" ", "")
             text = f" {mark} {i + 1}. {label}"
-            if i == 2 and self.text:
-                text = f" {mark} 3. No, and tell the model: {shown(self.text)}▌"
+            if i == self.no and self.text:
+                text = f" {mark} {i + 1}. No, and tell the model: {shown(self.text)}▌"
             tail.append([(style, text)])
         if self.armed(now):
-            tail.append([("ansibrightblack", " ↑/↓ + Enter or 1-3 · Esc = No · typing starts a \"No\" with your "
-                                             "words · PgUp/PgDn scroll")])
+            tail.append([("ansibrightblack", f" ↑/↓ + Enter or 1-{self.no + 1} · Esc = No · typing starts a "
+                                             "\"No\" with your words · PgUp/PgDn scroll")])
         else:
             tail.append([("ansibrightblack", " …")])
         body = [r for ln in p.lines for r in wrap([("", "  "), *ln], width, indent=10)]
@@ -207,7 +213,8 @@ class PermissionAsker:
     "Don't ask again" adds the suggested rules (Permissions.suggest_rules) to this session's
     allow rules (this run's later calls and every later run), and saves them to
     .loopwright/settings.local.json when the session reads that file. When no rule is narrow
-    enough, it remembers that exact call for this session."""
+    enough, it remembers that exact call for this session. Under managed settings'
+    allowManagedPermissionRulesOnly it is not offered, and nothing is remembered (`closed`)."""
 
     def __init__(self, options: Any, say: Callable[[str], None], client: Any = None) -> None:
         self.options = options
@@ -225,29 +232,42 @@ class PermissionAsker:
     def saves(self) -> bool:
         return "local" in (self.options.setting_sources or [])
 
+    def closed(self) -> bool:
+        """Whether managed settings' allowManagedPermissionRulesOnly is in force (read at each
+        question, as the SDK protocol's asker does): only the managed rules count, so "don't ask
+        again" is not offered and an answer of it approves this call only. Claude Code hides it
+        too; a rule it saved would be ignored, and one it kept for the session would approve what
+        the organization's rules ask about."""
+        from ..managed import rules_only
+
+        return rules_only(getattr(self.options, "managed_settings", None))
+
     def approved(self, name: str, tool_input: dict[str, Any]) -> bool:
         return _key(name, tool_input) in self.exact or self.granted.covers(name, tool_input)
 
     async def ask(self, name: str, tool_input: dict[str, Any]) -> Allow | Deny:
         async with self._lock:  # parallel calls: one question at a time
-            if self.approved(name, tool_input):
+            closed = self.closed()
+            if not closed and self.approved(name, tool_input):
                 return Allow()
             # Leaving the OS sandbox: "don't ask again" remembers this exact call only (a rule
             # would approve the command's later escapes along with its runs in the box).
             escape = name == "Bash" and isinstance(tool_input, dict) and tool_input.get("dangerouslyDisableSandbox")
-            rules = [] if escape is True else self.granted.suggest(name, tool_input)
+            rules = [] if escape is True or closed else self.granted.suggest(name, tool_input)
             where = f"(saved to {LOCAL_SETTINGS})" if self.saves() else "(this session)"
-            label = (f"Yes, and don't ask again for {', '.join(shown(r) for r in rules)} {where}" if rules
-                     else "Yes, and don't ask again for this exact call (this session)")
+            label = None if closed else (
+                f"Yes, and don't ask again for {', '.join(shown(r) for r in rules)} {where}" if rules
+                else "Yes, and don't ask again for this exact call (this session)")
             preview = await asyncio.to_thread(permission_preview, name, tool_input, self.cwd)
             self.dialog = PermissionDialog(name, preview, label)
             try:
                 answer = await self.dialog.answer
             finally:
                 self.dialog = None
-            return self._apply(answer, name, tool_input, rules)
+            return self._apply(answer, name, tool_input, rules, closed)
 
-    def _apply(self, answer: Answer, name: str, tool_input: dict[str, Any], rules: list[str]) -> Allow | Deny:
+    def _apply(self, answer: Answer, name: str, tool_input: dict[str, Any], rules: list[str],
+               closed: bool = False) -> Allow | Deny:
         from .render import describe_input
 
         call = f"{name}({describe_input(name, tool_input, self.cwd)})"
@@ -257,7 +277,10 @@ class PermissionAsker:
                 return Deny(f"The user refused this {name} call (it did not run), and said: {answer.message}")
             self.say(f"  ✗ refused {call}")
             return Deny(f"The user refused {name}. Ask them how to proceed.")
-        if answer.choice == "always":
+        if answer.choice == "always" and closed:  # (an editor may answer what it was not offered)
+            self.say(f"  ✓ approved {call} this once: permission rules are restricted to managed settings "
+                     "(allowManagedPermissionRulesOnly)")
+        elif answer.choice == "always":
             if rules:
                 self.remember(rules)
             else:
