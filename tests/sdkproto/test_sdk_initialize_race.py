@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from loopwright.testing import ScriptedServer
-from tests.helpers import bash, cli_env, loopwright_cmd, text
+from tests.helpers import bash, cli_env, loopwright_cmd, text, use
 from tests.protofuzz import Peer
 
 pytestmark = pytest.mark.e2e
@@ -70,3 +70,44 @@ def test_a_second_initialize_in_flight_keeps_the_firsts_managed_settings(tmp_pat
             peer.close()
     assert [d["tool_name"] for d in result["permission_denials"]] == ["Bash"], result
     assert "initialize: its managedSettings not applied" in b"".join(peer.err).decode()  # (the second's: said)
+
+
+def test_a_mode_set_while_initialize_waits_is_not_undone_by_it(tmp_path: Path) -> None:
+    """set_permission_mode answered while the first initialize waits on the SDK's MCP server: the
+    initialize, finishing, wrote back the options from before it, so the session ran in the mode
+    the SDK had just left (acceptEdits: the Write ran), though its answer said default."""
+    held: list[dict[str, Any]] = []
+    release = threading.Event()
+
+    def answer(msg: dict[str, Any]) -> dict[str, Any] | None:
+        if msg.get("type") != "control_request" or msg["request"].get("subtype") != "mcp_message":
+            return None
+        if not release.is_set():
+            held.append(msg)
+            return None
+        return mcp_reply(msg)
+
+    target = tmp_path / "made.txt"
+    script = [[use("w1", "Write", file_path=str(target), content="x")], [text("done")]]
+    with ScriptedServer(script, model=MODEL) as srv:
+        env = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(tmp_path))
+        peer = Peer([*loopwright_cmd(), "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+                     "--model", MODEL, "--permission-mode", "acceptEdits", "--await-initialize"], env, str(tmp_path),
+                    answer)
+        try:
+            peer.send(control("r1", subtype="initialize", sdkMcpServers=["first"]))
+            peer.wait_for(lambda m: m.get("request", {}).get("server_name") == "first", timeout=60)
+            peer.send(control("r2", subtype="set_permission_mode", mode="default"))
+            said = peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r2")
+            assert said["response"]["subtype"] == "success", said
+            release.set()
+            for msg in held:
+                peer.send(json.dumps(mcp_reply(msg)).encode())
+            peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r1")
+            peer.send(json.dumps({"type": "user", "message": {"role": "user", "content": "go"},
+                                  "parent_tool_use_id": None, "session_id": ""}).encode())
+            result = peer.wait_for(lambda m: m.get("type") == "result", timeout=60)
+        finally:
+            peer.close()
+    assert [d["tool_name"] for d in result["permission_denials"]] == ["Write"], result
+    assert not target.exists()

@@ -277,8 +277,9 @@ class SdkSession:
                 note(f"MCP server {name!r} (in the SDK's process) could not be listed: {e}")
         if inner != configured.get("mcpServers", configured):
             changes["mcp_servers"] = {"mcpServers": inner}
-        if changes:
-            self.options = replace(o, **changes)
+        if changes:  # onto the options as they are now: a set_permission_mode or set_model answered while
+            # this waited on the SDK (its MCP servers) stands; written over `o`, it was undone unsaid
+            self.options = replace(self.options, **changes)
         from ..agents import DEFAULT_AGENT
 
         self.agent_names = [DEFAULT_AGENT, *[a for a in self.options.agents if a != DEFAULT_AGENT]]
