@@ -219,6 +219,36 @@ def test_claude_codes_first_requests_are_answered_early_and_as_the_sdk_would(tmp
     assert b"differs" not in err, err[-3000:]
 
 
+def test_a_change_right_after_the_subscribe_answer_is_told(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watch's first look at the file is taken before `resources/subscribe` is answered, not
+    when its task first runs: on a busy server that can be after the client's next write, which
+    was then the first look and never told (the subscription test once waited 0.3 s for it)."""
+    import asyncio
+
+    from loopwright.mcp.serve_core import Core
+    from loopwright.mcp.serve_resources import Watches, file_uri
+    from loopwright.options import AgentOptions
+
+    work = tmp_path / "work"
+    work.mkdir()
+    watched = work / "watched.txt"
+    watched.write_text("one\n")
+    uri = file_uri(watched)
+    monkeypatch.setattr(Watches, "POLL", 0.01)
+
+    async def go() -> str:
+        watches = Watches(Core(AgentOptions(cwd=work), fixtures=False).files)
+        told: asyncio.Queue[str] = asyncio.Queue()
+        await watches.subscribe(1, uri, told.put)
+        watched.write_text("two, longer\n")  # the loop has not turned: the watch's task has not run yet
+        try:
+            return await asyncio.wait_for(told.get(), 30)
+        finally:
+            watches.unsubscribe(1, uri)
+
+    assert asyncio.run(go()) == uri
+
+
 def test_a_subscribed_file_tells_its_changes_until_unsubscribed(tmp_path: Path) -> None:
     """resources/subscribe on a workspace file: a change is told as notifications/resources/updated
     (within the watch's poll of 1 s), none after resources/unsubscribe; a denied file or one outside
@@ -239,7 +269,6 @@ def test_a_subscribed_file_tells_its_changes_until_unsubscribed(tmp_path: Path) 
         assert call(peer, "resources/subscribe", {"uri": uri})["result"] == {}
         denied = call(peer, "resources/subscribe", {"uri": f"file://{work}/secret.txt"})["error"]
         outside = call(peer, "resources/subscribe", {"uri": f"file://{tmp_path}/outside.txt"})["error"]
-        time.sleep(0.3)
         (work / "watched.txt").write_text("two, longer\n")
         told = peer.wait_for(lambda m: m.get("method") == "notifications/resources/updated", timeout=10)
         assert told["params"]["uri"] == uri

@@ -197,7 +197,9 @@ class Watches:
             return
         if len(self.tasks) >= self.MAX_WATCHES:
             raise Refused(f"{self.MAX_WATCHES} resources are watched already; unsubscribe from one first")
-        task = asyncio.ensure_future(self._watch(key, uri, real, notify))
+        # The first look is now, before the subscription is answered: a change the client makes
+        # right after the answer is a change (the watch's task may first run later on a busy loop).
+        task = asyncio.ensure_future(self._watch(key, uri, real, notify, self._stamp(real)))
         self.tasks[(key, uri)] = task
         task.add_done_callback(lambda _: self.tasks.pop((key, uri), None) if self.tasks.get((key, uri)) is task
                                else None)
@@ -215,10 +217,9 @@ class Watches:
             return None
         return st.st_size, st.st_mtime_ns
 
-    async def _watch(self, key: int, uri: str, path: Path, notify: Any) -> None:
+    async def _watch(self, key: int, uri: str, path: Path, notify: Any, seen: tuple[int, int] | None) -> None:
         import asyncio
 
-        seen = self._stamp(path)
         while True:
             await asyncio.sleep(self.POLL)
             now = self._stamp(path)
