@@ -1,6 +1,6 @@
 """Helpers the test files share: the blocks a scripted model answers with, running a query to
-the end, and the `loopwright` command as a subprocess. (The autouse HOME / LOOPWRIGHT_HOME
-fixture is in conftest.py.)"""
+the end, the `loopwright` command as a subprocess, and waiting with a deadline (`until`,
+`still_alive`). (The autouse HOME / LOOPWRIGHT_HOME fixture is in conftest.py.)"""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from loopwright.assemble import query
 from loopwright.invariant import check
@@ -166,13 +167,53 @@ def loopwright_pid(fragment: Path) -> int:
 
 
 def process_alive(pid: int) -> bool:
-    """Is process `pid` running (a zombie that only waits to be reaped counts as ended)?"""
+    """Is process `pid` running? One read of /proc/<pid>/stat: a process that is gone, a zombie
+    that only waits to be reaped (a container's PID 1 may never reap an orphan) and one that is
+    dying count as ended. (One read, not os.kill(pid, 0) then a look at its stat file: the process
+    can be reaped between the two looks; the state is after the last ')', as the command's own name
+    may hold spaces and parentheses.)"""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
         return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split()[2] == "Z")
+    return stat.rsplit(")", 1)[-1].split()[:1] not in (["Z"], ["X"], [])
+
+
+def until(condition: Callable[[], object], seconds: float = 30) -> bool:
+    """Poll `condition` every 20 ms until it holds or `seconds` pass; whether it holds at the end.
+    The one way a test waits for what another process, thread or timer does: a signal is sent,
+    not waited for, and a write to a child is read when the child is scheduled, so on a loaded
+    machine (CI: 2 cores, 3 workers) it takes a moment longer. A deadline, not a sleep: a
+    passing test waits no longer than the condition takes."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() >= deadline:
+            return bool(condition())
+        time.sleep(0.02)
+    return True
+
+
+def still_alive(pids: Iterable[int], seconds: float = 30) -> list[int]:
+    """Those of `pids` still running once all have ended or `seconds` passed (`until`): a SIGKILL
+    or a group's end is sent, not waited for, and a killed process may run a moment longer."""
+    found = list(pids)
+    until(lambda: not any(process_alive(p) for p in found), seconds)
+    return [p for p in found if process_alive(p)]
+
+
+T = TypeVar("T")
+
+
+def cut_short(run: Callable[[float], T], started: Callable[[], bool], timeouts: tuple[float, ...] = (0.5, 2, 8, 30)) -> T:
+    """`run(timeout)`'s result, with a timeout meant to cut a command (a Bash call, a hook) short
+    after it `started` (wrote its pid file): the first, short one keeps the test quick; when the cut
+    came before the command even started (a loaded machine: the shell was not scheduled in time),
+    it runs again with the next longer one, so the test always checks a command cut mid-run."""
+    for seconds in timeouts:
+        got = run(seconds)
+        if started():
+            return got
+    raise AssertionError(f"the command never started within {timeouts[-1]} s")
 
 
 def check_resumable(h: list[dict[str, Any]]) -> None:

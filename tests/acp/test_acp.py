@@ -27,8 +27,9 @@ from tests.helpers import (
     cli_env,
     loopwright_cmd,
     notes_project,
-    process_alive,
+    still_alive,
     text,
+    until,
     use,
     verdict,
 )
@@ -352,7 +353,7 @@ def test_cancel_stops_the_tool_pairs_history_and_the_next_prompt_works(work: Pat
                 pid = int(pid_file.read_text())
                 await conn.cancel(session_id=sid)
                 first = await task
-                alive = process_alive(pid)
+                alive = await asyncio.to_thread(still_alive, [pid])  # (killed: dying, not waited for)
                 second = await conn.prompt(session_id=sid, prompt=[acp.text_block("still there?")])
                 asking = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[acp.text_block("write")]))
                 await editor.permission_event.wait()
@@ -669,17 +670,14 @@ def test_the_editor_disappearing_mid_run_ends_cleanly(work: Path, tmp_path: Path
         p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
             "sessionId": sid, "prompt": [{"type": "text", "text": "sleep"}]}}).encode() + b"\n")
         p.stdin.flush()
-        for _ in range(400):
-            if pid_file.exists() and pid_file.read_text().strip():
-                break
-            subprocess.run(["sleep", "0.05"])
+        assert until(lambda: pid_file.exists() and bool(pid_file.read_text().strip()), 60), "the command never ran"
         pid = int(pid_file.read_text())
         if how == "SIGTERM":
             p.send_signal(signal.SIGTERM)
         else:
             p.stdin.close()  # the editor is gone
         assert p.wait(timeout=30) == 0
-        assert not process_alive(pid)
+        assert not still_alive([pid])
     h = transcript(tmp_path, sid, work)
     check_resumable(h)
     assert h[-1]["content"][0]["tool_use_id"] == "b1" and h[-1]["content"][0]["is_error"] is True

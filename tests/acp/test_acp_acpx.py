@@ -22,7 +22,7 @@ from tests.helpers import (
     cli_env,
     loopwright_cmd,
     notes_project,
-    process_alive,
+    still_alive,
     text,
     use,
 )
@@ -115,7 +115,7 @@ def test_acpx_cancel_then_the_next_prompt(work: Path, tmp_path: Path) -> None:
         code, lines, err = finish(running)
         assert code == 0, err
         assert result_of(lines)["stopReason"] == "cancelled"
-        assert not process_alive(pid), "the cancelled command is still running"
+        assert not still_alive([pid]), "the cancelled command is still running"
         code, again, err = finish(acpx(srv, tmp_path, work, "--approve-all", "--format", "json", "prompt", "next"))
         assert code == 0, err
         assert result_of(again)["stopReason"] == "end_turn"

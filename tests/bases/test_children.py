@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.helpers import process_alive
+from tests.helpers import still_alive
 
 pytestmark = pytest.mark.e2e
 
@@ -39,24 +39,19 @@ def owner(bound: float) -> tuple[subprocess.Popen[str], int]:
     return p, int(p.stdout.readline())
 
 
-def gone(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while process_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return not process_alive(pid)
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_stop_that_never_ends_is_cut_at_the_bound(sig: int) -> None:
     p, child = owner(1.0)
     start = time.monotonic()
     p.send_signal(sig)
-    _, err = p.communicate(timeout=30)
+    _, err = p.communicate(timeout=60)
     took = time.monotonic() - start
     assert p.returncode == 128 + sig, err
-    assert 0.9 < took < 4, took  # the bound, not at once and not never
+    # The bound: not at once, and not never (the stop never ends). The message names the 1 s; the
+    # upper margin is for a loaded machine, where the exit itself may take seconds to be scheduled.
+    assert 0.9 < took < 20, took
     assert "the graceful stop did not end within 1 s; ending 1 process group(s)" in err
-    assert gone(child, 2), "the owned process group outlived its owner"
+    assert not still_alive([child]), "the owned process group outlived its owner"
 
 
 def test_a_second_signal_ends_it_at_once() -> None:
@@ -64,18 +59,16 @@ def test_a_second_signal_ends_it_at_once() -> None:
     p.send_signal(signal.SIGHUP)
     time.sleep(0.3)
     assert p.poll() is None  # the first one waits for the (never ending) graceful stop
-    start = time.monotonic()
     p.send_signal(signal.SIGTERM)
-    _, err = p.communicate(timeout=30)
-    assert time.monotonic() - start < 3
+    _, err = p.communicate(timeout=60)  # at once: not after the 120 s bound (the margin: a loaded machine)
     assert p.returncode == 128 + signal.SIGHUP  # the first signal is the reason
     # what happened, not a bound that did not pass (a storm of signals read as a stuck stop)
     assert "SIGHUP: a second signal (SIGTERM) came before the graceful stop ended; ending 1 process group(s)" in err
-    assert gone(child, 2)
+    assert not still_alive([child])
 
 
 def test_an_owned_group_dies_with_a_sigkilled_owner() -> None:
     p, child = owner(120.0)
     os.kill(p.pid, signal.SIGKILL)  # no handler, no atexit: only the watchdog is left to do it
     p.communicate(timeout=30)
-    assert gone(child, 5), "the owned process group outlived a SIGKILLed owner"
+    assert not still_alive([child]), "the owned process group outlived a SIGKILLed owner"

@@ -46,8 +46,8 @@ from loopwright.batching import (
 from loopwright.batching.run import _batch
 from loopwright.cli.batch import batch_main
 from loopwright.testing import ScriptedServer
-from tests.cli.test_interactive import Term, until
-from tests.helpers import bash, loopwright_cmd, text, use
+from tests.cli.test_interactive import Term
+from tests.helpers import bash, loopwright_cmd, text, until, use
 
 MODEL = "claude-sonnet-4-5"
 TASK_RE = re.compile(r"task (\S+):")

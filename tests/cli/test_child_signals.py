@@ -22,13 +22,21 @@ from pathlib import Path
 import pytest
 
 from loopwright.testing import ScriptedServer
-from tests.helpers import cli_env, loopwright_cmd, loopwright_pid, process_alive, text, use
+from tests.helpers import (
+    cli_env,
+    loopwright_cmd,
+    loopwright_pid,
+    process_alive,
+    still_alive,
+    text,
+    use,
+)
 
 pytestmark = pytest.mark.e2e
 
 MODEL = "claude-sonnet-4-5"
 EXIT_BOUND_S = 6.0  # as tests/cli/test_front_end_signals.py: the promise is ~2-3 s
-GONE_BOUND_S = 3.0
+GONE_BOUND_S = 30.0  # (a wait with a deadline: the margin costs a passing run nothing)
 
 # A command that never ends by itself: it starts a child, writes both pids, waits.
 SLOW = '#!/bin/sh\ncat > /dev/null\nsleep 300 &\necho "$$ $!" >> "{pids}"\nwait\n'
@@ -59,10 +67,7 @@ class Setup:
         return [int(p) for p in self.pids.read_text().split()]
 
     def gone(self, pids: list[int]) -> None:
-        deadline = time.monotonic() + GONE_BOUND_S
-        while any(process_alive(p) for p in pids) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        left = [p for p in pids if process_alive(p)]
+        left = still_alive(pids, GONE_BOUND_S)
         for p in left:
             os.kill(p, signal.SIGKILL)
         assert not left, "the command (or its child) outlived loopwright"

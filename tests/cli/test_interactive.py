@@ -14,14 +14,14 @@ import shutil
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from loopwright.invariant import holds_final
 from loopwright.sessions import load_transcript
-from tests.helpers import LOOPWRIGHT_BIN
+from tests.helpers import LOOPWRIGHT_BIN, until
 
 # only the tests that drive a real terminal need tmux; the Repl tests run in-process
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
@@ -63,14 +63,6 @@ class Term:
             if time.monotonic() > end:
                 raise AssertionError(f"{needle!r} (x{count}) did not appear; screen:\n{s}")
             time.sleep(0.05)
-
-
-def until(condition: Callable[[], bool], seconds: float) -> bool:
-    """Poll `condition` until it holds or `seconds` pass; its last value."""
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return condition()
 
 
 def exit_status(path: Path, seconds: float) -> str:

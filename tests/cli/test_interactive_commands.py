@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.cli.test_interactive import Term, until
-from tests.helpers import LOOPWRIGHT_BIN, classifier_action, text, verdict
+from tests.cli.test_interactive import Term
+from tests.helpers import LOOPWRIGHT_BIN, classifier_action, text, until, verdict
 
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 pytest.importorskip("loopwright.tools.builtin", reason="the CLI needs the built-in tools")
@@ -70,9 +70,8 @@ def close_terminal(t: PrivateTerm) -> list[int]:
     is still alive 10 s later is SIGKILLed and returned (a loopwright once outlived it by 74 min)."""
     import os
     import signal
-    import time
 
-    from tests.helpers import process_alive
+    from tests.helpers import still_alive
 
     pane = t.tmux("display-message", "-p", "-t", "main", "#{pane_pid}").strip()
     kids = []
@@ -83,10 +82,7 @@ def close_terminal(t: PrivateTerm) -> list[int]:
         except (OSError, IndexError):
             continue
     t.tmux("kill-server")
-    deadline = time.monotonic() + 10
-    while any(process_alive(k) for k in kids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    left = [k for k in kids if process_alive(k)]
+    left = still_alive(kids, 10)
     for k in left:
         os.kill(k, signal.SIGKILL)
     return left

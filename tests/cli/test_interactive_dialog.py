@@ -22,8 +22,17 @@ from typing import Any
 import pytest
 
 from loopwright.sessions import load_transcript
-from tests.cli.test_interactive import WAIT, Term, until
-from tests.helpers import LOOPWRIGHT_BIN, bash, cli_env, loopwright_cmd, text, use, write_script
+from tests.cli.test_interactive import WAIT, Term
+from tests.helpers import (
+    LOOPWRIGHT_BIN,
+    bash,
+    cli_env,
+    loopwright_cmd,
+    text,
+    until,
+    use,
+    write_script,
+)
 
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 pytest.importorskip("loopwright.tools.builtin", reason="the CLI needs the built-in tools")

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from loopwright.sessions import load_transcript
-from tests.cli.test_interactive import WAIT, Term, exit_status, running, until
-from tests.helpers import LOOPWRIGHT_BIN, bash, cli_env, loopwright_cmd, text, use
+from tests.cli.test_interactive import WAIT, Term, exit_status, running
+from tests.helpers import LOOPWRIGHT_BIN, bash, cli_env, loopwright_cmd, text, until, use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")]
 pytest.importorskip("loopwright.tools.builtin", reason="the CLI needs the built-in tools")

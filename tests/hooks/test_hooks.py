@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +16,7 @@ from loopwright.invariant import holds_final
 from loopwright.models.base import ModelError
 from loopwright.tools.builtin import default_tools, make_task_tools
 from tests.helpers import bash as use  # a Bash call: use(command, uid)
-from tests.helpers import text
+from tests.helpers import cut_short, still_alive, text
 
 
 def script(tmp: Path, name: str, body: str) -> str:
@@ -273,28 +271,12 @@ def test_continue_false_after_a_tool_ends_the_run(tmp_path: Path) -> None:
 
 # --- failures: timeouts, crashes, bad output --------------------------------------------------
 
-def _gone(pid: int) -> bool:
-    for _ in range(100):  # a killed process may take a moment to be reaped
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().split()[2]
-            if state == "Z":
-                return True
-        except OSError:
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_a_pretooluse_hook_that_times_out_is_killed_reported_and_fails_closed(tmp_path: Path) -> None:
     pidfile = tmp_path / "sleep.pid"
     cmd = script(tmp_path, "slow.sh", f"cat >/dev/null\nsleep 30 &\necho $! > {pidfile}\nwait\n")
-    hooks = {"PreToolUse": [HookMatcher("Bash", [lw_command(cmd, timeout=0.5)])]}
-    msgs = collect("go", options(tmp_path, [[use("touch made")], [text("ok")]], hooks,
-                                 permission_mode="bypassPermissions"))
+    msgs = cut_short(lambda s: collect("go", options(tmp_path, [[use("touch made")], [text("ok")]], {
+        "PreToolUse": [HookMatcher("Bash", [lw_command(cmd, timeout=s)])]}, permission_mode="bypassPermissions")),
+        lambda: pidfile.exists() and bool(pidfile.read_text().strip()))
     result = msgs[-1]
     assert isinstance(result, lw.ResultMessage) and result.subtype == "success"
     assert not (tmp_path / "proj" / "made").exists()  # a gate that did not answer did not approve
@@ -303,7 +285,7 @@ def test_a_pretooluse_hook_that_times_out_is_killed_reported_and_fails_closed(tm
     assert [d["tool_name"] for d in result.permission_denials] == ["Bash"]
     errors = [m for m in msgs if isinstance(m, lw.SystemMessage) and m.subtype == "hook_error"]
     assert errors and errors[0].data["kind"] == "timeout" and errors[0].data["hook_event_name"] == "PreToolUse"
-    assert _gone(int(pidfile.read_text()))
+    assert not still_alive([int(pidfile.read_text())])
 
 
 def lw_command(command: str, timeout: float | None = None) -> Any:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,18 +12,7 @@ import loopwright as lw
 from loopwright.invariant import holds
 from loopwright.sessions import get_session_messages
 from loopwright.tools.builtin import default_tools
-from tests.helpers import interrupted, text, use
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie (no init reaping in containers) counts as dead
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
-    except (OSError, IndexError):
-        return False
+from tests.helpers import interrupted, still_alive, text, use
 
 
 def test_background_shell_is_killed_when_the_run_ends(tmp_path: Path) -> None:
@@ -39,11 +26,7 @@ def test_background_shell_is_killed_when_the_run_ends(tmp_path: Path) -> None:
     ]
     r = lw.run("start a server", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=default_tools(), cwd=tmp_path))
     assert r.subtype == "success"
-    pid = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(pid)
+    assert not still_alive([int(pidfile.read_text())])
 
 
 # --- cancelling the consumer of query() -----------------------------------------------------------

@@ -18,7 +18,7 @@ import pytest
 
 import loopwright as lw
 from loopwright.invariant import holds
-from tests.helpers import TESTS, cli_env, loopwright_cmd
+from tests.helpers import TESTS, cli_env, loopwright_cmd, still_alive
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install -e '.[dev]')")
 
@@ -47,26 +47,9 @@ class Recording(lw.ScriptedModel):
             yield ev
 
 
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 def pids(tmp: Path) -> list[int]:
     f = tmp / "pids"
     return [int(x) for x in f.read_text().split()] if f.exists() else []
-
-
-def still_alive(found: list[int], seconds: float = 5) -> list[int]:
-    """Those of `found` still running after up to `seconds`: a SIGKILL is sent, not waited for,
-    and on a loaded machine the process may run a moment longer before it dies."""
-    deadline = time.monotonic() + seconds
-    while any(alive(p) for p in found) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return [p for p in found if alive(p)]
 
 
 def assert_no_server_left(tmp: Path, expected: int) -> None:

@@ -93,9 +93,8 @@ def test_a_server_prompt_typed_in_the_interactive_session_reaches_the_model(tmp_
     if shutil.which("tmux") is None:
         pytest.skip("needs tmux")
     from loopwright.testing import ScriptedServer
-    from tests.cli.test_interactive import until
     from tests.cli.test_interactive_commands import WAIT, repl, user_texts
-    from tests.helpers import text
+    from tests.helpers import text, until
 
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"ask": {"command": sys.executable,

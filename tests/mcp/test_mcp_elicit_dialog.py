@@ -30,9 +30,8 @@ def test_the_dialog_edits_accepts_and_cancels_a_servers_form(tmp_path: Path) -> 
     """The form shows the schema's fields with their defaults; an edited field and Accept send the
     typed values (as the schema's types); Esc cancels the next one."""
     from loopwright.testing import ScriptedServer
-    from tests.cli.test_interactive import until
     from tests.cli.test_interactive_commands import WAIT, repl
-    from tests.helpers import text, use
+    from tests.helpers import text, until, use
 
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"ask": {"command": sys.executable,

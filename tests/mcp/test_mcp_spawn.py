@@ -18,14 +18,13 @@ import pytest
 import loopwright as lw
 from loopwright.mcp import client, spawn
 from loopwright.mcp.config import parse_server
+from tests.helpers import still_alive
 from tests.mcp.test_mcp import (
     SERVER,
-    alive,
     collect,
     pids,
     results_by_id,
     server,
-    still_alive,
     text_of,
     use,
 )
@@ -99,7 +98,7 @@ def test_a_hand_over_that_does_not_match_ends_the_early_process_and_the_sdk_spaw
     msgs = asyncio.run(collect("go", echo_run(tmp_path)))
     assert msgs[-1].subtype == "success" and text_of(results_by_id(msgs)["c1"]) == "echo: hi"
     (early,) = seen
-    assert not alive(early)
+    assert not still_alive([early])  # (ended with SIGKILL: dying, not waited for)
     assert pids(tmp_path)[-1] != early
 
 
@@ -114,7 +113,7 @@ def test_an_early_process_the_sdk_never_takes_is_ended(tmp_path: Path, monkeypat
     (status,) = msgs[0].data["mcp_servers"]
     assert status["status"] == "failed" and "the SDK did not load" in status["error"]
     (early,) = seen
-    assert not alive(early)
+    assert not still_alive([early])  # (ended with SIGKILL: dying, not waited for)
 
 
 def test_a_start_cancelled_while_spawning_ends_what_it_spawned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,7 +135,7 @@ def test_a_start_cancelled_while_spawning_ends_what_it_spawned(tmp_path: Path, m
 
     asyncio.run(go())
     (early,) = seen
-    assert not alive(early)
+    assert not still_alive([early])  # (ended with SIGKILL: dying, not waited for)
 
 
 def test_a_command_that_cannot_start_fails_as_the_sdk_would_say(tmp_path: Path) -> None:
@@ -191,4 +190,4 @@ def test_a_new_stderr_file_never_takes_the_process_spawned_for_a_file_that_is_go
 
     taken, early, reused = asyncio.run(go())
     assert taken != early, f"the new file (same id as the gone one: {reused}) took the gone file's process"
-    assert not alive(early) and not still_alive([taken]), "the process the SDK spawned outlived its discard"
+    assert not still_alive([early, taken]), "the process the SDK spawned outlived its discard"

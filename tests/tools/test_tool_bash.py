@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from pathlib import Path
 
@@ -12,40 +11,18 @@ import pytest
 from loopwright.tools.base import ToolContext
 from loopwright.tools.bash import MAX_OUTPUT_CHARS, CappedBuffer
 from loopwright.tools.builtin import make_bash_tools
-from tests.helpers import call_tool
+from tests.helpers import call_tool, cut_short, still_alive, until
 
 BASH, OUTPUT, KILL = make_bash_tools()
 
 
-def alive(pid: int) -> bool:
-    """True while the process exists and is not a zombie (PID 1 here may not reap orphans)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
+def written(p: Path) -> bool:
+    return p.exists() and bool(p.read_text().strip())
 
 
-def wait_for_file(p: Path, timeout: float = 10.0) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if p.exists() and p.read_text().strip():
-            return p.read_text().strip()
-        time.sleep(0.01)
-    raise AssertionError(f"{p} never appeared")
-
-
-def wait_dead(pid: int, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
+def wait_for_file(p: Path, timeout: float = 30.0) -> str:
+    assert until(lambda: written(p), timeout), f"{p} never appeared"
+    return p.read_text().strip()
 
 
 @pytest.fixture
@@ -108,25 +85,25 @@ def test_add_dirs_count_as_project(tmp_path: Path) -> None:
 def test_timeout_kills_the_whole_group(ctx: ToolContext, tmp_path: Path) -> None:
     pidfile = tmp_path / "gc.pid"
     cmd = f"bash -c 'sleep 300 & echo $! > {pidfile}; wait'; echo never"
-    out, err = call_tool(BASH, ctx, command=cmd, timeout=500)
+    out, err = cut_short(lambda s: call_tool(BASH, ctx, command=cmd, timeout=int(s * 1000)), lambda: written(pidfile))
     assert err and "timed out" in out and "never" not in out
     gc = int(wait_for_file(pidfile))
-    assert wait_dead(gc), "grandchild sleep survived the timeout"
+    assert not still_alive([gc]), "grandchild sleep survived the timeout"
 
 
 def test_term_ignoring_process_gets_sigkill(ctx: ToolContext, tmp_path: Path) -> None:
     pidfile = tmp_path / "stub.pid"
     cmd = f"bash -c 'trap \"\" TERM; echo $$ > {pidfile}; while :; do sleep 0.05; done'"
-    out, err = call_tool(BASH, ctx, command=cmd, timeout=300)
+    out, err = cut_short(lambda s: call_tool(BASH, ctx, command=cmd, timeout=int(s * 1000)), lambda: written(pidfile))
     assert err and "timed out" in out
-    assert wait_dead(int(wait_for_file(pidfile)))
+    assert not still_alive([int(wait_for_file(pidfile))])
 
 
 def test_leftover_background_process_is_stopped(ctx: ToolContext, tmp_path: Path) -> None:
     pidfile = tmp_path / "bg.pid"
     out, err = call_tool(BASH, ctx, command=f"sleep 300 & echo $! > {pidfile}; echo started")
     assert not err and out == "started"
-    assert wait_dead(int(wait_for_file(pidfile)))
+    assert not still_alive([int(wait_for_file(pidfile))])
 
 
 def test_cancellation_kills_the_group(ctx: ToolContext, tmp_path: Path) -> None:
@@ -141,7 +118,7 @@ def test_cancellation_kills_the_group(ctx: ToolContext, tmp_path: Path) -> None:
             await task
 
     asyncio.run(go())
-    assert wait_dead(int(pidfile.read_text()))
+    assert not still_alive([int(pidfile.read_text())])
 
 
 def test_big_output_is_truncated_head_and_tail(ctx: ToolContext) -> None:
@@ -180,7 +157,7 @@ def test_background_output_and_status(ctx: ToolContext) -> None:
     assert not err and "bash_1" in out
     first, _ = call_tool(OUTPUT, ctx, bash_id="bash_1")
     assert "<status>running</status>" in first or "<status>completed</status>" in first
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     seen = first
     while "<status>completed</status>" not in seen and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -196,7 +173,7 @@ def test_background_output_and_status(ctx: ToolContext) -> None:
 
 def test_background_filter(ctx: ToolContext) -> None:
     call_tool(BASH, ctx, command="printf 'keep 1\\ndrop\\nkeep 2\\n'", run_in_background=True)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     out = ""
     while "completed" not in out and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -210,7 +187,7 @@ def test_kill_shell_kills_group(ctx: ToolContext, tmp_path: Path) -> None:
     gc = int(wait_for_file(pidfile))
     out, err = call_tool(KILL, ctx, shell_id="bash_1")
     assert not err and "killed" in out
-    assert wait_dead(gc)
+    assert not still_alive([gc])
     status, _ = call_tool(OUTPUT, ctx, bash_id="bash_1")
     assert "<status>killed</status>" in status
     out, err = call_tool(KILL, ctx, shell_id="bash_1")
@@ -234,10 +211,12 @@ def test_background_shell_dies_with_python(tmp_path: Path) -> None:
         f"ctx = ToolContext(pathlib.Path({str(tmp_path)!r}))\n"
         f"print(asyncio.run(bash.call({{'command': 'echo $$ > {pidfile}; sleep 300', "
         "'run_in_background': True}, ctx)).content)\n"
-        f"import time\nwhile not pathlib.Path({str(pidfile)!r}).exists(): time.sleep(0.01)\n"
+        # (its pid written, not only the file made: the shell is killed when this process exits)
+        f"import time\np = pathlib.Path({str(pidfile)!r})\n"
+        "while not (p.exists() and p.read_text().strip()): time.sleep(0.01)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
-    assert wait_dead(int(wait_for_file(pidfile)))
+    assert not still_alive([int(wait_for_file(pidfile))])
 
 
 def test_background_leftovers_stop_when_the_command_exits(ctx: ToolContext, tmp_path: Path) -> None:
@@ -245,12 +224,9 @@ def test_background_leftovers_stop_when_the_command_exits(ctx: ToolContext, tmp_
 
     pidfile = tmp_path / "left.pid"
     call_tool(BASH, ctx, command=f"sleep 300 & echo $! > {pidfile}; echo bye", run_in_background=True)
-    assert wait_dead(int(wait_for_file(pidfile)))
+    assert not still_alive([int(wait_for_file(pidfile))])
     shell = ctx.state.bash.shells["bash_1"]
-    deadline = time.monotonic() + 5
-    while shell.popen.pid in _ALL_SHELLS and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert shell.popen.pid not in _ALL_SHELLS  # nothing left for atexit to signal
+    assert until(lambda: shell.popen.pid not in _ALL_SHELLS)  # nothing left for atexit to signal
     out, _ = call_tool(OUTPUT, ctx, bash_id="bash_1")
     assert "<status>completed</status>" in out and "bye" in out
 
@@ -270,7 +246,7 @@ def test_cancellation_at_any_point_of_startup_leaves_nothing(ctx: ToolContext, t
     asyncio.run(go())
     time.sleep(0.2)  # a sleep that escaped would have written its pid by now
     if pidfile.exists() and pidfile.read_text().strip():
-        assert wait_dead(int(pidfile.read_text()))
+        assert not still_alive([int(pidfile.read_text())])
 
 
 def test_command_removing_the_cwd_file_is_harmless(ctx: ToolContext) -> None:
