@@ -173,3 +173,39 @@ def test_a_malformed_answer_to_can_use_tool_is_a_deny_not_a_hang(tmp_path: Path)
         denied = json.dumps(srv.loop_requests[-1].body["messages"][-1])
     assert r["result"] == "done" and not target.exists()
     assert "does not match the protocol" in denied  # the tool's result says why it did not run
+
+
+def test_an_answers_malformed_rule_is_named_and_later_asks_still_reach_the_sdk(tmp_path: Path) -> None:
+    """An allow whose updatedPermissions holds a rule that is no permission rule (`Read(a)b`):
+    kept, it made every later ask of the session fail ("Permission check failed: malformed
+    permission rule"), the SDK never asked again. It is named on stderr and not kept; the good
+    rule beside it is."""
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    turns = [[{"type": "tool_use", "id": "w1", "name": "Write", "input": {"file_path": str(a), "content": "x"}}],
+             [{"type": "tool_use", "id": "w2", "name": "Write", "input": {"file_path": str(b), "content": "y"}}],
+             [{"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "echo kept-rule"}}],
+             [text("done")]]
+    asked: list[str] = []
+
+    def allow(msg: dict[str, Any]) -> dict[str, Any] | None:
+        if msg.get("type") != "control_request" or msg["request"].get("subtype") != "can_use_tool":
+            return None
+        asked.append(msg["request"]["tool_name"])
+        rules = [{"toolName": "Read(a)b"}, {"toolName": "Bash", "ruleContent": "echo *"}]
+        return {"type": "control_response", "response": {"subtype": "success", "request_id": msg["request_id"],
+                "response": {"behavior": "allow", "updatedPermissions": [
+                    {"type": "addRules", "rules": rules, "behavior": "allow", "destination": "session"}]}}}
+
+    with ScriptedServer(turns, model=MODEL) as srv:
+        env = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="test", LOOPWRIGHT_HOME=str(tmp_path / "lw"),
+                      HOME=str(tmp_path))
+        peer = Peer([*loopwright_cmd(), "--output-format", "stream-json", "--verbose", "--input-format", "stream-json",
+                     "--model", MODEL, "--permission-prompt-tool", "stdio"], env, str(tmp_path), allow)
+        try:
+            peer.send(json.dumps(USER).encode())
+            r = peer.wait_for(lambda m: m.get("type") == "result", timeout=60)
+        finally:
+            peer.close()
+    assert r["result"] == "done" and r["permission_denials"] == [], r
+    assert a.read_text() == "x" and b.read_text() == "y" and asked == ["Write", "Write"]  # (Bash: the kept rule)
+    assert "Read(a)b" in b"".join(peer.err).decode()

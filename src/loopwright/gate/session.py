@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .decide import Permissions
+from .rules import Rule
 
 
 class SessionRules:
@@ -27,12 +28,22 @@ class SessionRules:
         self.rules: tuple[str, ...] = ()
         self._gate: Permissions | None = None
 
-    def add(self, rules: Iterable[str]) -> None:
-        """Add `rules` (each once)."""
-        new = [r for r in dict.fromkeys(rules) if r not in self.rules]
+    def add(self, rules: Iterable[str]) -> list[str]:
+        """Add `rules` (each once); returns the problem of each that is no permission rule, which is
+        not kept (kept, it made every later ask of the session fail on it, an answer's own typo)."""
+        new, bad = [], []
+        for r in dict.fromkeys(rules):
+            try:
+                Rule.parse(r)
+            except ValueError as e:
+                bad.append(str(e))
+                continue
+            if r not in self.rules:
+                new.append(r)
         if new:
             self.rules += tuple(new)
             self._gate = None
+        return bad
 
     def add_dir(self, path: str | Path) -> None:
         """Another working directory (/add-dir): the rules are judged with it from now on."""

@@ -133,7 +133,10 @@ class StdioAsker:
                 print("loopwright: Rule not saved: managed rules only (allowManagedPermissionRulesOnly)",
                       file=sys.stderr, flush=True)
             for u in [] if closed else adds:
-                self.granted.add(_rule(x) for x in u.get("rules") or [] if isinstance(x, dict) and x.get("toolName"))
+                for problem in self.granted.add(_rule(x) for x in u.get("rules") or []
+                                                if isinstance(x, dict) and x.get("toolName")):
+                    print(f"loopwright: can_use_tool's updatedPermissions: {problem}; not kept", file=sys.stderr,
+                          flush=True)
             updated = r.get("updatedInput")
             return Allow(updated if isinstance(updated, dict) else None)
         if r.get("behavior") == "deny":
