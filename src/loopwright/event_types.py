@@ -20,6 +20,7 @@ class _InitRequired(TypedDict):
     permission_mode: str
     max_turns: int | None
     max_budget_usd: float | None
+    apiKeySource: str  # where the Anthropic credential comes from, in Claude Code's words (models.base)
 
 
 class InitData(_InitRequired, total=False):

@@ -36,7 +36,7 @@ def test_plugins_option_loads_a_plugin_directory(cli: str, tmp_path: Path) -> No
                                                                 plugins=[{"type": "local", "path": str(plug)}])))
         first = json.dumps(srv.loop_requests[0].body["messages"])
     assert result_of(msgs).result == "done"
-    assert {"name": "myplug", "path": str(plug)} in [{k: p[k] for k in ("name", "path")} for p in init_of(msgs)["plugins"]]
+    assert {"name": "myplug", "path": str(plug), "source": "myplug@inline", "version": "1.0.0"} in init_of(msgs)["plugins"]
     assert "HELLO-FROM-PLUGIN sdk" in first
     assert (plug / "hook.log").read_text() == "hooked\n", "the plugin's UserPromptSubmit hook ran"
 

@@ -157,8 +157,9 @@ def transcript_failure(error: str, session_id: str) -> ResultMessage:
 class _Output:
     """Shows a run's messages in the output format asked for, and keeps its session id and result."""
 
-    def __init__(self, output_format: str, verbose: bool) -> None:
+    def __init__(self, output_format: str, verbose: bool, options: AgentOptions | None = None) -> None:
         self.format = output_format
+        self.options = options  # (what the init line lists: cli/initfields.py)
         self.renderer = None
         if output_format == "text":
             from .render import TraceRenderer
@@ -180,14 +181,25 @@ class _Output:
                 for w in msg.data["warnings"]:
                     print(f"loopwright: warning: {visible(str(w))}", file=sys.stderr)
         if self.format == "stream-json":
-            sys.stdout.write(json_text(message_json(msg, self.session_id)) + "\n")  # (valid UTF-8: blocks.json_text)
+            sys.stdout.write(json_text(self.line(msg)) + "\n")  # (valid UTF-8: blocks.json_text)
             sys.stdout.flush()
         elif self.renderer is not None:
             self.renderer.show(msg)
         elif self.lines is not None:
-            self.lines.append(message_json(msg, self.session_id))
+            self.lines.append(self.line(msg))
         if isinstance(msg, ResultMessage):
             self.result = msg
+
+    def line(self, msg: Message) -> dict[str, Any]:
+        """The stream-json line of `msg`; the init line with what Claude Code's lists besides the run's
+        own fields (the commands, skills, agents, plugins and output style a prompt may name)."""
+        line = message_json(msg, self.session_id)
+        if isinstance(msg, SystemMessage) and msg.subtype == "init" and self.options is not None:
+            from .initfields import init_fields
+
+            line.setdefault("mcp_servers", [])
+            line.update(init_fields(self.options))
+        return line
 
     def close(self) -> None:
         if self.renderer is not None:
@@ -216,7 +228,7 @@ class _Output:
 async def _run(prompt: str, options: AgentOptions, args: argparse.Namespace) -> int:
     from ..children import Ending
 
-    out = _Output(args.output_format, args.verbose)
+    out = _Output(args.output_format, args.verbose, options)
     # SIGTERM (timeout(1), CI, docker stop) and SIGHUP (the terminal closed) cancel the run like
     # Ctrl-C does, so the commands and MCP servers it started are ended and its transcript stays
     # paired; within a bound, whatever does not end is killed (children.py)

@@ -21,7 +21,7 @@ from ..messages import (
     ResultMessage,
     SystemMessage,
 )
-from ..models.base import ModelError, ModelResponse, close_model
+from ..models.base import ModelError, ModelResponse, api_key_source, close_model
 from .caps import after_call, before_call
 from .compaction import auto_compact
 from .continuations import after_answer
@@ -220,6 +220,7 @@ def _init_message(run: Run) -> SystemMessage:
         "session_id": d.session_id, "model": d.model.name, "cwd": str(d.cwd),
         "tools": list(d.tools), "permission_mode": d.permission_mode,
         "max_turns": d.options.max_turns, "max_budget_usd": d.options.max_budget_usd,
+        "apiKeySource": api_key_source(d.model),
     }
     if run.memory is not None:
         data["memory_files"] = run.memory.describe()

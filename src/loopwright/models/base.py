@@ -178,6 +178,19 @@ def has_own_cost(model: object) -> bool:
     return isinstance(model, ReportsCost) and bool(model.has_own_cost)
 
 
+def api_key_source(model: object) -> str:
+    """Where the credential of the Anthropic model that answers for `model` (itself or the first of
+    its chain) comes from, in the words of Claude Code's init line (`apiKeySource`): an API key
+    ("ANTHROPIC_API_KEY": the environment's or one given in the options), the settings'
+    apiKeyHelper ("apiKeyHelper"), else "none" (a bearer token, another provider, a scripted model)."""
+    for m in [model, *getattr(model, "models", [])]:
+        if getattr(m, "env_api_key", None) == "ANTHROPIC_API_KEY":
+            if getattr(m, "api_key", None):
+                return "ANTHROPIC_API_KEY"
+            return "apiKeyHelper" if getattr(m, "key_helper", None) is not None else "none"
+    return "none"
+
+
 async def close_model(model: object) -> None:
     if isinstance(model, Closeable):
         await model.aclose()

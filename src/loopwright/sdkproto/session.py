@@ -15,11 +15,12 @@ import os
 import sys
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..assemble import query
 from ..blocks import Prompt, WireMessage, prompt_content
 from ..cli.config import resume_gc
+from ..cli.initfields import PROTOCOL_VERSION
 from ..gate import PERMISSION_MODES
 from ..loop import RunControl
 from ..loop.watch import Watch
@@ -33,12 +34,6 @@ from .peer import Peer, PeerError, SdkServer, StdioAsker, peer_elicit, sdk_hooks
 from .schema import line_problem
 from .wire import error_result, sdk_line
 
-if TYPE_CHECKING:
-    from ..commands import Command
-
-# The Claude Code version whose stream-json protocol this front end speaks (the SDKs read it from
-# the init message to know which features the CLI has); loopwright's own is loopwright_version.
-PROTOCOL_VERSION = "2.1.332"
 MAX_LINE = 64 * 1024 * 1024  # one user line may carry a large prompt (images, documents)
 
 
@@ -280,17 +275,16 @@ class SdkSession:
         if changes:  # onto the options as they are now: a set_permission_mode or set_model answered while
             # this waited on the SDK (its MCP servers) stands; written over `o`, it was undone unsaid
             self.options = replace(self.options, **changes)
-        from ..agents import DEFAULT_AGENT
+        from ..cli.initfields import slash_commands, subagent_types
 
-        self.agent_names = [DEFAULT_AGENT, *[a for a in self.options.agents if a != DEFAULT_AGENT]]
-        self.agent_names += [a for a in self.file_agents(self.options) if a not in self.agent_names]
+        self.agent_names = subagent_types(self.options)
         name = self.options.model if isinstance(self.options.model, str) else "default"
         from ..commands import described
         from ..outputstyles import find_styles
 
         sources = [x for x in self.options.setting_sources or [] if x in ("user", "project")]
         styles = list(find_styles(str(self.options.cwd or "."), sources)[0])
-        return {"commands": described(self.slash_commands(self.options)), "agents": [{"name": a} for a in self.agent_names],
+        return {"commands": described(slash_commands(self.options)), "agents": [{"name": a} for a in self.agent_names],
                 "output_style": self.options.output_style or "default", "available_output_styles": styles, "models": [{"value": name, "displayName": name,
                                                                     "description": "the --model of this run"}],
                 "account": {}, "pid": os.getpid(), "claude_code_version": PROTOCOL_VERSION, **applied}
@@ -307,70 +301,6 @@ class SdkSession:
         report = await asyncio.to_thread(rewind_files, self.session_id, user_message_id, self.options.sessions_dir,
                                          self.options.cwd)
         note(report.text())
-
-    @staticmethod
-    def style_name(options: AgentOptions) -> str:
-        """The run's output style, as the init message names it (outputstyles.py)."""
-        if options.output_style:
-            return options.output_style
-        from ..runconfig import uses_settings
-        from ..settings import SettingsError, load_settings
-
-        if not uses_settings(options) or not options.setting_sources:
-            return "default"
-        from pathlib import Path
-
-        from ..trust import trusted_for
-
-        cwd = Path(options.cwd or ".").resolve()
-        try:
-            return load_settings(cwd, options.setting_sources, claude=options.claude_settings, extra=options.settings,
-                                 trusted=trusted_for(options, cwd)).output_style or "default"
-        except SettingsError:
-            return "default"  # the run itself names the problem
-
-    @staticmethod
-    def file_agents(options: AgentOptions) -> list[str]:
-        """The subagent types of the agent files and plugins (agentfiles.py, plugins/) of these options."""
-        from pathlib import Path
-
-        from ..agentfiles import find_agent_files
-        from ..plugins import run_plugins
-        from ..trust import trusted_for
-
-        cwd = Path(options.cwd or ".").resolve()
-        said: list[str] = []
-        names = [n for p in run_plugins(options, cwd, said) for n in p.agents(said)]
-        sources = [x for x in options.setting_sources or [] if x in ("user", "project")]
-        return [*names, *find_agent_files(cwd, sources, trusted_for(options, cwd)).agents]
-
-    @staticmethod
-    def plugins(options: AgentOptions) -> list[dict[str, str]]:
-        """The run's plugins, as Claude Code's init message lists them ({name, path})."""
-        from pathlib import Path
-
-        from ..plugins import run_plugins
-
-        return [{"name": p.name, "path": str(p.root)} for p in run_plugins(options, Path(options.cwd or ".").resolve(), [])]
-
-    @staticmethod
-    def slash_commands(options: AgentOptions) -> list[Command]:
-        """The custom commands and skills (plugins' `/plugin:name` too) a prompt may name, in Claude
-        Code's order (commands.command_listing): its init message's `slash_commands` and `skills`,
-        its initialize answer's `commands`."""
-        from pathlib import Path
-
-        from ..commands import command_listing
-        from ..plugins import plugin_command_dirs
-        from ..runconfig import skills_off
-        from ..trust import trusted_for
-
-        cwd = Path(options.cwd or ".").resolve()
-        extra, plugin_skills = plugin_command_dirs(options, cwd, [])
-        if not options.setting_sources and not extra and not plugin_skills:
-            return []
-        return command_listing(cwd, options.setting_sources or [], trusted_for(options, cwd), extra, plugin_skills,
-                               skills_off(options, cwd))
 
     async def set_model(self, model: Any) -> None:
         """The model of the next run (None: the one the process started with). The settings'
@@ -447,14 +377,9 @@ class SdkSession:
                 [*({"type": "text", "text": t} for t in texts), *prompt_content(prompt)]
         control = RunControl()
         self.control = control
-        from ..agents import DEFAULT_AGENT
+        from ..cli.initfields import init_fields
 
-        names = self.agent_names or [DEFAULT_AGENT, *self.file_agents(options)]
-        listed = self.slash_commands(options)
-        extra = {"agents": names, "claude_code_version": PROTOCOL_VERSION, "slash_commands": [c.name for c in listed],
-                 "skills": [c.name for c in listed if c.skill],
-                 "plugins": self.plugins(options),
-                 "output_style": self.style_name(options)}
+        extra = init_fields(options, self.agent_names or None)
         try:
             async for msg in query(prompt, options, control=control, history=self.history, watch=self.watch):
                 if not isinstance(msg, SystemMessage):  # the first request is out: start-up is over

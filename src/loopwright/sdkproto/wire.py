@@ -25,8 +25,9 @@ def sdk_line(msg: Message, session_id: str, extra_init: dict[str, Any] | None = 
         if msg.subtype == "init":
             line.pop("permission_mode", None)  # Claude Code spells it permissionMode only
             line.setdefault("mcp_servers", [])
+            line.setdefault("apiKeySource", "none")
             line.update({"slash_commands": [], "agents": [], "skills": [], "plugins": [], "output_style": "default",
-                         "apiKeySource": "none", "loopwright_version": __version__, **(extra_init or {})})
+                         "loopwright_version": __version__, **(extra_init or {})})
     elif isinstance(msg, AssistantMessage):
         line["message"].setdefault("id", f"msg_{new_hex(24)}")
     elif isinstance(msg, ResultMessage):
