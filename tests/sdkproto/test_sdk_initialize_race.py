@@ -111,3 +111,42 @@ def test_a_mode_set_while_initialize_waits_is_not_undone_by_it(tmp_path: Path) -
             peer.close()
     assert [d["tool_name"] for d in result["permission_denials"]] == ["Write"], result
     assert not target.exists()
+
+
+def test_an_sdk_servers_odd_result_is_taken_as_an_mcp_servers(tmp_path: Path) -> None:
+    """A tool of an SDK (in-process) MCP server answering with blank text beside its output, and an
+    image of a type the model does not take: as from any MCP server (mcp/results), the blank text
+    is dropped and the image named, not sent: sent, the Messages API refused every later request
+    of the run (a tool that printed nothing lost the session)."""
+    def answer(msg: dict[str, Any]) -> dict[str, Any] | None:
+        if msg.get("type") != "control_request" or msg["request"].get("subtype") != "mcp_message":
+            return None
+        inner = msg["request"]["message"]
+        if inner.get("method") != "tools/call":
+            reply = mcp_reply(msg)
+            if inner.get("method") == "tools/list":
+                reply["response"]["response"]["mcp_response"]["result"] = {"tools": [
+                    {"name": "t", "description": "a tool", "inputSchema": {"type": "object"}}]}
+            return reply
+        return {"type": "control_response", "response": {"subtype": "success", "request_id": msg["request_id"],
+                "response": {"mcp_response": {"jsonrpc": "2.0", "id": inner.get("id"), "result": {"content": [
+                    {"type": "text", "text": ""}, {"type": "text", "text": "out"}, {"type": "text", "text": " \n"},
+                    {"type": "image", "data": "PHN2Zz4=", "mimeType": "image/svg+xml"}]}}}}}
+
+    with ScriptedServer([[use("m1", "mcp__s__t")], [text("done")]], model=MODEL) as srv:
+        env = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(tmp_path))
+        peer = Peer([*loopwright_cmd(), "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+                     "--model", MODEL, "--allowedTools", "mcp__s__t", "--await-initialize"], env, str(tmp_path),
+                    answer)
+        try:
+            peer.send(control("r1", subtype="initialize", sdkMcpServers=["s"]))
+            peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r1")
+            peer.send(json.dumps({"type": "user", "message": {"role": "user", "content": "go"},
+                                  "parent_tool_use_id": None, "session_id": ""}).encode())
+            result = peer.wait_for(lambda m: m.get("type") == "result", timeout=60)
+        finally:
+            peer.close()
+        sent = srv.loop_requests[-1].body["messages"][-1]["content"][0]
+    assert result["subtype"] == "success" and result["result"] == "done", (result.get("errors"), result.get("result"))
+    assert sent["content"][0] == {"type": "text", "text": "out"} and len(sent["content"]) == 2, sent
+    assert "image/svg+xml" in sent["content"][1]["text"], sent

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..blocks import block_from_wire, json_text
+from ..blocks import json_text
 from ..gate import Allow, Decision, Deny
 from ..gate.session import SessionRules
 from ..hooks import HOOK_EVENTS, HookMatcher
@@ -267,16 +267,18 @@ class SdkServer:
                 r = await self.rpc("tools/call", {"name": tool, "arguments": x}) or {}
             except PeerError as e:
                 return ToolOutput(str(e), is_error=True)
-            return ToolOutput([block_from_wire(_block(c)) for c in r.get("content") or []] or "", bool(r.get("isError")))
+            # As any MCP server's result (mcp/results: blank text dropped, image types and sizes,
+            # the output cap): blank text or an SVG sent on made the API refuse the rest of the run.
+            from mcp.types import CallToolResult
+            from pydantic import ValidationError
+
+            from ..mcp.results import result_output
+
+            try:
+                result = CallToolResult.model_validate(r)
+            except ValidationError as e:
+                return ToolOutput(f"The SDK's MCP server {self.name!r} answered {tool} with a result that is not an "
+                                  f"MCP tools/call result: {str(e)[:300]}", is_error=True)
+            return result_output(result, ctx)
 
         return handler
-
-
-def _block(c: dict[str, Any]) -> dict[str, Any]:
-    """MCP content as a tool_result block."""
-    if c.get("type") == "text":
-        return {"type": "text", "text": str(c.get("text", ""))}
-    if c.get("type") == "image" and c.get("data"):
-        return {"type": "image", "source": {"type": "base64", "media_type": c.get("mimeType", "image/png"),
-                                            "data": c["data"]}}
-    return {"type": "text", "text": f"[{c.get('type')} content not shown]"}
