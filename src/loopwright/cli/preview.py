@@ -98,7 +98,7 @@ def _read(path: str, cwd: Path | None) -> tuple[str | None, str]:
         data = p.read_bytes()
         if looks_binary(data):
             return "", f"replaces a binary file of {len(data)} bytes"
-        return load_text(p).text, ""
+        return load_text(p.resolve()).text, ""  # (load_text opens a resolved path, never through a symlink)
     except OSError as e:
         return "", f"cannot read the file now: {e.strerror or e}"
 

@@ -315,6 +315,7 @@ class Permissions(Judge):
     def _edit(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
         path = next((x[k] for k in PATH_KEYS if isinstance(x.get(k), str) and x[k]), None)
         lexical, real = self.resolve(path or ".")
+        self._judged(path, lexical, real)
 
         def deny() -> Verdict | None:
             named = self.rule_verdict("deny", self.named(self.deny, name), name)
@@ -337,6 +338,12 @@ class Permissions(Judge):
 
         return self.order(deny, ask, hook, read_only, name, rules_allow, auto)
 
+    def _judged(self, path: str | None, lexical: str, real: str) -> None:
+        """What a file tool's path was judged to name: the tool refuses it if it resolves elsewhere
+        when it runs (workspace.ToolState.judged)."""
+        if path is not None and self.tool_state is not None:
+            self.tool_state.judged[path] = (lexical, real)
+
     # Read, Glob, Grep, LS
     def _read(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
         path = next((x[k] for k in PATH_KEYS if isinstance(x.get(k), str) and x[k]), None) or "."
@@ -349,6 +356,8 @@ class Permissions(Judge):
             if ".." in rest.split("/"):
                 climbs = f"the pattern {pattern} climbs out of its directory with .."
         resolved = [(t, *self.resolve(t)) for t in targets]
+        if name == "Read":
+            self._judged(path, *resolved[0][1:])
 
         def deny() -> Verdict | None:
             named = self.rule_verdict("deny", self.named(self.deny, name), name)

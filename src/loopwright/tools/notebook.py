@@ -14,7 +14,7 @@ from typing import Any
 
 from .base import ToolContext, ToolError
 from .media import cell_id, load_notebook
-from .paths import after_change, before_change, check_fresh, record_read, resolve
+from .paths import after_change, before_change, check_fresh, read_bytes, record_read, resolve
 from .write import atomic_write
 
 
@@ -55,7 +55,7 @@ def notebook_edit(inp: dict[str, Any], ctx: ToolContext) -> str:
     if not path.is_file():
         raise ToolError(f"Notebook does not exist: {path}. Current working directory: {ctx.cwd}.")
     check_fresh(ctx, path)
-    nb, _problem = load_notebook(path, path.read_bytes())
+    nb, _problem = load_notebook(path, read_bytes(path))
     mode = inp.get("edit_mode") or "replace"
     cid, kind, source = inp.get("cell_id"), inp.get("cell_type"), inp["new_source"]
     if mode == "insert":

@@ -18,13 +18,68 @@ from .base import ToolContext, ToolError
 def resolve(file_path: str, ctx: ToolContext) -> Path:
     """Absolute, normalized path; relative paths resolve against ctx.cwd.
 
-    Symlinks are resolved too, so the read record has one key per file."""
+    Symlinks are resolved too, so the read record has one key per file. A path that now names
+    another file than the gate judged (a symlink in it swapped after the judgment, or during the
+    user's answer) is refused: the gate allowed the file it saw, not this one."""
     if not file_path:
         raise ToolError("file_path is empty.")
     p = Path(os.path.expanduser(file_path))
     if not p.is_absolute():
         p = ctx.cwd / p
-    return p.resolve()
+    real = p.resolve()
+    judged = ctx.state.judged.pop(file_path, None)
+    # (only where the gate judged the same name: a gate judging from another directory is not this check's)
+    if judged is not None and judged[0] == os.path.normpath(p) and judged[1] != str(real):
+        raise ToolError(f"{file_path} now names {real}, not {judged[1]} as when its permission was checked "
+                        "(a symlink in it changed in between); nothing was done.")
+    return real
+
+
+# --- opening what was resolved, never through a symlink planted since ------------------------
+
+_DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+SWAPPED = "a part of its path is not a directory, or is a symlink put there after the path was checked"
+
+
+def open_dir(real_dir: Path, create: bool = False) -> int:
+    """A descriptor of directory `real_dir` (resolved: no symlink in it), opened one component at a
+    time without following symlinks: one planted in the path since it was resolved fails the
+    open (ELOOP, ENOTDIR) instead of leading elsewhere. `create`: make the missing directories."""
+    fd = os.open("/", _DIR_FLAGS)
+    try:
+        for part in real_dir.parts[1:]:
+            try:
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                try:
+                    os.mkdir(part, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_file(real: Path, flags: int = os.O_RDONLY) -> int:
+    """A descriptor of the file `real` names (resolved), opened through open_dir and without
+    following a symlink at its last component either."""
+    d = open_dir(real.parent)
+    try:
+        return os.open(real.name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=d)
+    finally:
+        os.close(d)
+
+
+def read_bytes(real: Path) -> bytes:
+    """The bytes of the file `real` names (resolved), opened as open_file opens it."""
+    with os.fdopen(open_file(real), "rb") as f:
+        return f.read()
 
 
 def project_roots(ctx: ToolContext) -> list[Path]:
@@ -127,7 +182,7 @@ def decode(data: bytes) -> tuple[str, str]:
 
 def load_text(path: Path) -> TextFile:
     """A file to edit, decoded so that encode_raw(raw) gives back its exact bytes."""
-    data = path.read_bytes()
+    data = read_bytes(path)
     if data.startswith(codecs.BOM_UTF8):
         return TextFile(data[3:].decode("utf-8", "surrogateescape"), "utf-8-sig", "utf-8", codecs.BOM_UTF8,
                         "surrogateescape")

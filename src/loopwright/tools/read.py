@@ -13,6 +13,7 @@ MAX_TEXT_BYTES; past that the note says the count stops there."""
 from __future__ import annotations
 
 import codecs
+import os
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -25,7 +26,7 @@ from .media import (
     pdf_text,
     render_notebook,
 )
-from .paths import looks_binary, record_read, resolve
+from .paths import looks_binary, open_file, read_bytes, record_read, resolve
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -70,7 +71,7 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
     if suffix in IMAGE_TYPES:
         if size > MAX_SOURCE_IMAGE_BYTES:
             raise ToolError(f"Image {path} is {size} bytes; Read decodes images up to {MAX_SOURCE_IMAGE_BYTES} bytes.")
-        blocks = image_blocks(path, path.read_bytes())
+        blocks = image_blocks(path, read_bytes(path))
         record_read(ctx, path)
         return blocks
     if inp.get("pages") is not None and suffix != ".pdf":
@@ -79,12 +80,12 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
         if size > MAX_TEXT_BYTES:
             raise ToolError(f"File {path} is {size} bytes, too large to read (limit {MAX_TEXT_BYTES}). "
                             "Use Grep to search it, or Bash with head/tail/sed to view parts.")
-        raw = path.read_bytes()
+        raw = read_bytes(path)
         out = pdf_text(path, raw, inp.get("pages")) if suffix == ".pdf" else render_notebook(path, raw)
         record_read(ctx, path)
         return out
     try:
-        f = path.open("rb")
+        f = os.fdopen(open_file(path), "rb")  # what resolve() named, never through a symlink planted since
     except OSError as e:
         raise ToolError(f"Cannot read {path}: {e.strerror or e}.") from None
     with f:

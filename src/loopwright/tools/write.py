@@ -24,7 +24,16 @@ from typing import Any
 
 from ..mtime import move_mtime_on
 from .base import ToolContext, ToolError
-from .paths import after_change, before_change, check_fresh, load_text, record_read, resolve
+from .paths import (
+    SWAPPED,
+    after_change,
+    before_change,
+    check_fresh,
+    load_text,
+    open_dir,
+    record_read,
+    resolve,
+)
 
 
 def write_file(inp: dict[str, Any], ctx: ToolContext) -> str:
@@ -58,29 +67,44 @@ _CAUSES = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota ex
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Give `path` the content `data`, all or nothing (see the module docstring)."""
-    target = Path(os.path.realpath(path))  # a symlink is written through and stays a link
+    """Give `path` the content `data`, all or nothing (see the module docstring). The file is
+    changed through a descriptor of its directory opened without following symlinks
+    (paths.open_dir), and its own name is never followed either: a symlink planted in the path
+    after the gate judged it and the tool resolved it cannot lead the write elsewhere. `path` is
+    resolved (paths.resolve: a symlink is written through and stays a link); resolving it again
+    here would follow what was planted since."""
+    target = path
+    if not target.is_absolute():
+        raise ToolError(f"{path} is not an absolute path.")
+    st: os.stat_result | None = None
+    d = -1
     try:
-        st: os.stat_result | None = os.stat(target)
-    except FileNotFoundError:
-        st = None
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        raise ToolError(f"{path} is not a regular file.")
-    if st is not None and (not st.st_mode & 0o222 or not os.access(target, os.W_OK)):
-        raise ToolError(f"{path} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); it was not changed. "
-                        "If it should change, make it writable first (e.g. `chmod u+w`).")
-    try:
+        d = open_dir(target.parent, create=not target.parent.is_dir())
+        try:
+            st = os.stat(target.name, dir_fd=d, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            raise ToolError(f"{path} was not written: {SWAPPED}.")
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise ToolError(f"{path} is not a regular file.")
+        if st is not None and (not st.st_mode & 0o222 or not os.access(target.name, os.W_OK, dir_fd=d)):
+            raise ToolError(f"{path} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); it was not changed. "
+                            "If it should change, make it writable first (e.g. `chmod u+w`).")
         if st is None:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            _replace(target, data, None)
-        elif st.st_nlink > 1 or not _replace(target, data, st):
-            _rewrite_in_place(target, data)  # hard links, or an owner we cannot give the copy
+            _replace(d, target.name, data, None)
+        elif st.st_nlink > 1 or not _replace(d, target.name, data, st):
+            _rewrite_in_place(d, target.name, data, st)  # hard links, or an owner we cannot give the copy
     except OSError as e:
-        cause = _CAUSES.get(e.errno or 0) or e.strerror or str(e)
+        cause = SWAPPED if e.errno in (errno.ELOOP, errno.ENOTDIR) and d < 0 else (
+            _CAUSES.get(e.errno or 0) or e.strerror or str(e))
         code = errno.errorcode.get(e.errno or 0, "")
         kept = "was not changed" if st is not None else "was not created"
         raise ToolError(f"Could not write {path}: {cause}{f' ({code})' if code else ''}. "
                         f"The file {kept}.") from None
+    finally:
+        if d >= 0:
+            os.close(d)
     if st is not None:
         move_mtime_on(target, st)
 
@@ -94,13 +118,15 @@ def _write_all(fd: int, data: bytes, offset: int | None = None) -> None:
             offset += n
 
 
-def _replace(target: Path, data: bytes, st: os.stat_result | None) -> bool:
-    """Temp file + fsync + rename. False (nothing done) when the directory takes no new file, or
-    the copy cannot get the original's owner (not root, someone else's file in a shared directory)."""
-    tmp = target.with_name(f".{target.name}.{os.urandom(4).hex()}.tmp")
+def _replace(d: int, name: str, data: bytes, st: os.stat_result | None) -> bool:
+    """Temp file + fsync + rename, in the directory `d`. False (nothing done) when the directory
+    takes no new file, or the copy cannot get the original's owner (not root, someone else's file
+    in a shared directory)."""
+    tmp = f".{name}.{os.urandom(4).hex()}.tmp"
     # a new file gets 0666 less the umask, as open(2) gives; an existing one its own mode below
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666 if st is None else 0o600)
+        fd = os.open(tmp, flags, 0o666 if st is None else 0o600, dir_fd=d)
     except PermissionError:
         if st is None:
             raise
@@ -118,24 +144,27 @@ def _replace(target: Path, data: bytes, st: os.stat_result | None) -> bool:
         os.fsync(fd)
         os.close(fd)
         fd = -1
-        os.replace(tmp, target)
+        os.replace(tmp, name, src_dir_fd=d, dst_dir_fd=d)  # (a name swapped to a symlink is replaced, not followed)
         renamed = True
     finally:
         if fd >= 0:
             os.close(fd)
         if not renamed:
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
-    _fsync_dir(target.parent)
+                os.unlink(tmp, dir_fd=d)
+    _fsync_dir(d)
     return True
 
 
-def _rewrite_in_place(target: Path, data: bytes) -> None:
-    """Overwrite the file itself (same inode). If the write fails, the old bytes go back: they
-    fit in the blocks the file already has."""
-    old = target.read_bytes()
-    fd = os.open(target, os.O_WRONLY | os.O_CLOEXEC)
+def _rewrite_in_place(d: int, name: str, data: bytes, st: os.stat_result) -> None:
+    """Overwrite the file itself (same inode: the one stat saw, else nothing is written). If the
+    write fails, the old bytes go back: they fit in the blocks the file already has."""
+    fd = os.open(name, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=d)
     try:
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            raise ToolError(f"{name} was not written: it was replaced by another file while being written.")
+        old = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
         try:
             _write_all(fd, data, 0)
             os.ftruncate(fd, len(data))
@@ -150,10 +179,10 @@ def _rewrite_in_place(target: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def _fsync_dir(d: Path) -> None:
+def _fsync_dir(d: int) -> None:
     """Make the rename itself durable (a crash right after keeps the new name)."""
     with contextlib.suppress(OSError):
-        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=d)
         try:
             os.fsync(fd)
         finally:
