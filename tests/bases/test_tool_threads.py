@@ -142,7 +142,7 @@ def test_a_quick_tool_still_gives_up_the_loop_for_an_interrupt_once_it_turns_slo
         n["k"] += 1
         if n["k"] > CALLS:
             started.set()
-            gate.wait(10)
+            gate.wait(60)
         return "ok"
 
     tool = lw.Tool("Slow", "slow later", SCHEMA, sometimes_slow)
@@ -156,12 +156,12 @@ def test_a_quick_tool_still_gives_up_the_loop_for_an_interrupt_once_it_turns_slo
     t0 = time.monotonic()
     try:
         res = asyncio.run(interrupted("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=[tool]), ready))
-        took = time.monotonic() - t0  # the whole run: on the loop, the last call would hold it 10 s
+        took = time.monotonic() - t0  # the whole run: on the loop, the last call would hold it 60 s
     finally:
         gate.set()
     assert isinstance(res, lw.ResultMessage)
     assert res.subtype == "error_during_execution"
-    assert took < 5  # not the handler's 10 s
+    assert took < 30  # not the handler's 60 s (the margin: a loaded machine)
 
 
 

@@ -528,5 +528,5 @@ def test_a_stream_that_trickles_without_a_line_end_meets_total_timeout(head_firs
         server.server_close()
     res = msgs[-1]
     assert res.subtype == "error_during_execution" and "total_timeout=0.5" in res.errors[0], res.errors
-    assert retries(msgs) == [] and took < 4
+    assert retries(msgs) == [] and took < 30, took  # not the trickle's 100 s (the margin: a loaded machine)
     check(res.messages)

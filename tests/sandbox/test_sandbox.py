@@ -707,7 +707,7 @@ def test_slow_sync_tool_does_not_block_an_interrupt(read_only: bool) -> None:
 
     def slow(inp: dict[str, Any]) -> str:
         started.set()
-        gate.wait(10)  # a blocking handler: on the event loop it would freeze the interrupt
+        gate.wait(60)  # a blocking handler: on the event loop it would freeze the interrupt
         return "late"
 
     tool = lw.Tool("Slow", "slow", {"type": "object", "properties": {}}, slow, read_only=read_only)
@@ -731,7 +731,7 @@ def test_slow_sync_tool_does_not_block_an_interrupt(read_only: bool) -> None:
         took = asyncio.run(go())
     finally:
         gate.set()
-    assert took < 5  # not the handler's 10 s: the event loop stayed free
+    assert took < 30  # not the handler's 60 s: the event loop stayed free (the margin: a loaded machine)
 
 
 def test_run_in_worker_results_errors_and_busy_threads() -> None:

@@ -352,7 +352,7 @@ def test_declared_huge_body_is_refused_before_reading(site: str) -> None:
 def test_slow_body_meets_the_time_cap(site: str) -> None:
     t0 = time.monotonic()
     e = err(site + "/slow", {"webFetch": {**LOOPBACK["webFetch"], "timeout": 1}})
-    assert "longer than 1 s" in e and time.monotonic() - t0 < 4
+    assert "longer than 1 s" in e and time.monotonic() - t0 < 30  # not the body's 10,000 s (margin: a loaded machine)
 
 
 def _children() -> dict[int, float]:
@@ -640,7 +640,7 @@ def test_interrupting_a_slow_fetch_ends_the_run_with_h_paired(site: str) -> None
                                   tools=[make_web_fetch_tool()], settings=json.dumps(LOOPBACK))
 
         async def slow_fetch_started() -> None:
-            for _ in range(200):
+            for _ in range(1500):  # (up to 30 s: a loaded machine)
                 await asyncio.sleep(0.02)
                 if "/slow" in _Site.hits:
                     return
@@ -651,7 +651,7 @@ def test_interrupting_a_slow_fetch_ends_the_run_with_h_paired(site: str) -> None
     t0 = time.monotonic()
     r = asyncio.run(main())
     assert r.subtype == "error_during_execution" and "interrupted" in r.result
-    assert time.monotonic() - t0 < 5  # not the slow body's end, nor the 60 s cap
+    assert time.monotonic() - t0 < 30  # not the slow body's end, nor the 60 s cap
     assert r.messages[-1]["content"][0]["tool_use_id"] == "f1" and r.messages[-1]["content"][0]["is_error"]
 
 
