@@ -190,7 +190,7 @@ def test_eight_read_only_calls_overlap_in_time() -> None:
 
 
 def test_eight_sync_read_only_calls_overlap_in_threads() -> None:
-    barrier = threading.Barrier(8, timeout=5)
+    barrier = threading.Barrier(8, timeout=30)  # (a loaded machine starts 8 threads slowly; all pass at once)
 
     def look(x: dict[str, Any]) -> str:
         barrier.wait()  # raises BrokenBarrierError unless all 8 run at once

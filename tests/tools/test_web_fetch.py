@@ -100,7 +100,7 @@ class _Site(BaseHTTPRequestHandler):
     pdf = b""
     bomb = b""
     hits: list[str] = []
-    barrier = threading.Barrier(2, timeout=5)
+    barrier = threading.Barrier(2, timeout=30)
     graph: dict[int, Any] = {}
 
     def log_message(self, *args: Any) -> None:
