@@ -21,11 +21,12 @@ import os
 import selectors
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 CHUNK = 65536
+CANCEL_BOUND_S = 5.0  # a child cancelled as it started: how long its exit is waited for
 
 
 @dataclass(eq=False, repr=False)
@@ -46,19 +47,29 @@ class Child:
     transport: asyncio.SubprocessTransport
 
 
-async def start(command: str, args: Sequence[str] | None, **options: Any) -> Child:
+async def start(command: str, args: Sequence[str] | None, end: Callable[[int], None], **options: Any) -> Child:
     """`command` with `args` (exec'd), or through the shell when `args` is None, as
     create_subprocess_exec/_shell start it (`options` are theirs), keeping its transport.
-    Raises OSError when it cannot start."""
+    Raises OSError when it cannot start. The child runs before its pipes are connected: a
+    cancel in that window waits for them (shielded), has `end` end the child (its pid), closes
+    it and goes on (asyncio's own clean-up there waited for the pipes to close: for as long as
+    a daemon the child started held them)."""
     loop = asyncio.get_running_loop()
 
     def protocol() -> asyncio.subprocess.SubprocessStreamProtocol:
         return asyncio.subprocess.SubprocessStreamProtocol(limit=CHUNK, loop=loop)
 
-    if args is None:
-        transport, proto = await loop.subprocess_shell(protocol, command, **options)
-    else:
-        transport, proto = await loop.subprocess_exec(protocol, command, *args, **options)
+    spawn = asyncio.ensure_future(loop.subprocess_shell(protocol, command, **options) if args is None
+                                  else loop.subprocess_exec(protocol, command, *args, **options))
+    try:
+        transport, proto = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        with contextlib.suppress(OSError):  # (it could not start: nothing to end)
+            transport, proto = await spawn
+            child = Child(asyncio.subprocess.Process(transport, proto, loop), transport)
+            end(child.proc.pid)
+            await close(child, CANCEL_BOUND_S)
+        raise
     return Child(asyncio.subprocess.Process(transport, proto, loop), transport)
 
 

@@ -175,7 +175,8 @@ class CustomStatus:
         """Run the command once; its first line becomes `text` (an error is kept in `error`)."""
         self._again = False
         try:
-            child = await start(self.command, None, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            child = await start(self.command, None, lambda pid: signal_group(pid, signal.SIGKILL),
+                                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                                 stderr=asyncio.subprocess.DEVNULL, cwd=self.cwd, env=self.env, start_new_session=True)
         except OSError as e:
             self.error = f"statusLine command could not start: {e}"

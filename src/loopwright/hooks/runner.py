@@ -201,7 +201,7 @@ async def run_command(event: str, hook: CommandHook, timeout: float, payload: di
     try:
         pipes: dict[str, Any] = {"stdin": asyncio.subprocess.PIPE, "stdout": asyncio.subprocess.PIPE,
                                  "stderr": asyncio.subprocess.PIPE, "cwd": cwd, "env": env, "start_new_session": True}
-        child = await start(hook.command, hook.args, **pipes)  # (args None: through the shell)
+        child = await start(hook.command, hook.args, _kill_group, **pipes)  # (args None: through the shell)
     except OSError as e:
         report(event, label, "error", f"could not start: {e}")
         return Outcome(label, failed=True, error=f"could not start: {e}")
