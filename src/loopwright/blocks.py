@@ -222,10 +222,37 @@ def _text(d: dict[str, Any]) -> Block:
     return TextBlock(_str(d, "text"), _extra(d, "text"))
 
 
+# How deep a tool call's input may nest. A model's (or a server's) input nested hundreds of levels
+# deep passed the JSON parser and then ended the run in the code that copies, freezes and records
+# it (RecursionError, error_during_execution: the turn lost); no tool's schema nests this deep.
+MAX_INPUT_DEPTH = 100
+
+
+def too_deep(value: Any, limit: int = MAX_INPUT_DEPTH) -> str | None:
+    """Why `value` (JSON data) cannot be a tool input: nested more than `limit` levels (a loop,
+    never recursion: what it guards against is recursion's end), else None."""
+    if isinstance(value, dict):  # most inputs are flat: looked at once (a loop, no generator: issue 41)
+        for v in value.values():
+            if isinstance(v, (dict, list)):
+                break
+        else:
+            return None
+    stack = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (dict, list)):
+            if depth >= limit:
+                return f"nested more than {limit} levels deep"
+            stack.extend((x, depth + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return None
+
+
 def _tool_use(d: dict[str, Any]) -> Block:
     inp = d.get("input", {})
     if not isinstance(inp, dict):
         raise WireFormatError("tool_use.input must be an object")
+    if (deep := too_deep(inp)) is not None:  # answered as an input that is not JSON, never run nor kept
+        return ToolUseBlock(_str(d, "id"), _str(d, "name"), {}, _extra(d, "tool_use"), InvalidInput("(not shown)", deep))
     return ToolUseBlock(_str(d, "id"), _str(d, "name"), inp, _extra(d, "tool_use"))
 
 

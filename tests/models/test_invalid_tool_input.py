@@ -94,3 +94,52 @@ def test_nan_and_infinity_are_not_json_and_never_reach_a_request(tmp_path: Path,
     for doc in [*sent, *path.read_bytes().splitlines()]:  # JSON as RFC 8259 has it: no such constants
         json.loads(doc, parse_constant=found.append)
     assert found == []
+
+
+def nested(n: int) -> Any:
+    v: Any = []
+    for _ in range(n):
+        v = [v]
+    return v
+
+
+def test_an_input_nested_past_the_bound_is_not_json_the_run_takes() -> None:
+    """Nesting past the parser's depth (RecursionError) or past MAX_INPUT_DEPTH is an invalid input."""
+    from loopwright.blocks import MAX_INPUT_DEPTH, block_from_wire
+
+    for raw in ['{"v": ' + "[" * 5000 + "]" * 5000 + "}", json.dumps({"v": nested(MAX_INPUT_DEPTH)})]:
+        bad = tool_use("t1", "note", raw)
+        assert bad.input == {} and f"nested more than {MAX_INPUT_DEPTH} levels" in (invalid_input_error(bad) or "")
+    assert tool_use("t2", "note", json.dumps({"v": nested(MAX_INPUT_DEPTH - 2)})).invalid is None
+    whole = block_from_wire({"type": "tool_use", "id": "t3", "name": "note", "input": {"v": nested(600)}})
+    assert whole.to_wire()["input"] == {} and invalid_input_error(whole)  # type: ignore[union-attr,arg-type]
+
+
+def test_a_deeply_nested_input_is_answered_and_the_run_goes_on(tmp_path: Path) -> None:
+    """A model's input nested 600 levels deep (the JSON parser takes it): the code that copies,
+    freezes and records a call's input recursed past Python's limit and ended the run
+    (error_during_execution: RecursionError), the turn lost. It is answered as an invalid input."""
+    seen: list[Any] = []
+    tool = lw.Tool("note", "note a value", {"type": "object"}, lambda x: seen.append(x) or "noted")
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel([[use("t1", "note", {"v": nested(600)})], [text("finished")]]),
+                                     tools=[tool], cwd=tmp_path, persist_session=True, sessions_dir=tmp_path / "sessions"))
+    assert r.subtype == "success" and r.result == "finished", r.errors
+    result = r.messages[2]["content"][0]
+    assert seen == [] and result["is_error"] is True and "nested more than" in result["content"]
+
+
+def test_the_nesting_bound_holds_over_the_wire(tmp_path: Path) -> None:
+    """A server's whole-message answer (not streamed) with an input nested past the bound: the same
+    answer. (Sent raw: the scripted server's own model would apply the bound before sending it.)"""
+    seen: list[Any] = []
+    tool = lw.Tool("note", "note a value", {"type": "object"}, lambda x: seen.append(x) or "noted")
+    body = json.dumps({"id": "m1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+                       "content": [{"type": "tool_use", "id": "t1", "name": "note", "input": {"v": nested(150)}}],
+                       "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}})
+    with ScriptedServer([[text("finished")]]) as srv:
+        srv.inject(Fault(raw_body=body, content_type="application/json"))
+        r = lw.run("go", lw.AgentOptions(model=AnthropicModel("claude-sonnet-4-6", base_url=srv.url, api_key="k"),
+                                         tools=[tool], cwd=tmp_path))
+    assert r.subtype == "success" and r.result == "finished", r.errors
+    result = r.messages[2]["content"][0]
+    assert seen == [] and result["is_error"] is True and "nested more than" in result["content"]

@@ -301,8 +301,10 @@ def decode(event: str, label: str, code: int, stdout: str, stderr: str, report: 
         if text.startswith("{"):
             try:
                 parsed = json.loads(text)
-            except json.JSONDecodeError as e:
-                report(event, label, "error", f"printed invalid JSON ({e}); treated as text")
+            except (ValueError, RecursionError) as e:  # (a 5000-digit number, nesting past the parser's depth:
+                # each ended the run, error_during_execution)
+                report(event, label, "error", f"printed invalid JSON ({type(e).__name__}: {str(e)[:200]}); "
+                                              "treated as text")
             else:
                 if isinstance(parsed, dict):
                     outcome.output, outcome.stdout = parsed, ""

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
-from ..blocks import Block, InvalidInput, ToolUseBlock, WireMessage
+from ..blocks import MAX_INPUT_DEPTH, Block, InvalidInput, ToolUseBlock, WireMessage, too_deep
 from ..messages import StreamEvent, SystemMessage
 from ..usage import Usage
 
@@ -56,18 +56,21 @@ def parse_input(raw: str, cut_off: bool = False) -> dict[str, Any] | InvalidInpu
     if cut_off:
         try:
             whole = json.loads(raw, parse_constant=_no_constant) if raw.strip() else None
-        except ValueError:
+        except (ValueError, RecursionError):
             whole = None
-        return whole if isinstance(whole, dict) else InvalidInput(raw, cut_off=True)
+        return whole if isinstance(whole, dict) and too_deep(whole) is None else InvalidInput(raw, cut_off=True)
     if not raw.strip():
         return {}
     try:
         value = json.loads(raw, parse_constant=_no_constant)
     except ValueError as e:
         return InvalidInput(raw, f"not valid JSON: {e}")
+    except RecursionError:  # (deeper than the parser goes: it ended the run)
+        return InvalidInput(raw, f"nested more than {MAX_INPUT_DEPTH} levels deep")
     if not isinstance(value, dict):
         return InvalidInput(raw, f"a JSON {type(value).__name__}, not an object")
-    return value
+    deep = too_deep(value)
+    return value if deep is None else InvalidInput(raw, deep)
 
 
 def tool_use(use_id: str, name: str, raw: str, cut_off: bool = False) -> ToolUseBlock:

@@ -501,5 +501,5 @@ def _cause(e: BaseException, kind: type[BaseException]) -> BaseException | None:
 def _json_or_text(raw: bytes) -> Any:
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # (nested deeper than the parser goes: a hostile body, as text)
         return raw.decode("utf-8", errors="replace")

@@ -192,7 +192,7 @@ def sse_object(data: str, event: str | None = None) -> dict[str, Any]:
     the attempt (AttemptFailed: a broken stream is retried, never half-read into the history)."""
     try:
         obj = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # (RecursionError: nested deeper than the parser goes)
         where = f" in {event} event" if event else ""
         raise AttemptFailed(Failure(f"malformed SSE data{where}: {data[:80]!r}")) from None
     if not isinstance(obj, dict):
