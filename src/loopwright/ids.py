@@ -12,6 +12,10 @@ import re
 # (letters, digits, '.', '_', '-'; no leading dot, no '..'), so that `<root>/<slug>/<id>.jsonl`
 # cannot leave `<root>/<slug>/` however the id came (a flag, an SDK option, an editor's request).
 SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# A tool call's id as the Messages API takes it ('^[a-zA-Z0-9_-]+$'; bounded here, as file names
+# and transcripts need it to be): a model's id of another shape is replaced at the model boundary
+# (loop/model_call.sendable), else every later request of the session would be refused.
+TOOL_USE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 def new_uuid() -> str:
@@ -26,3 +30,8 @@ def new_uuid() -> str:
 def new_hex(n: int = 32) -> str:
     """`n` random hex digits (uuid.uuid4().hex[:n] without the fixed version and variant digits)."""
     return os.urandom((n + 1) // 2).hex()[:n]
+
+
+def new_tool_use_id() -> str:
+    """A fresh tool call id of the Messages API's shape (`toolu_` and 24 hex digits)."""
+    return f"toolu_{new_hex(24)}"

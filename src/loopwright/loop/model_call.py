@@ -18,6 +18,7 @@ from ..blocks import (
     tool_uses,
 )
 from ..gate.shell import bashlexload
+from ..ids import TOOL_USE_ID, new_tool_use_id
 from ..messages import (
     Message,
     ResultMessage,
@@ -122,7 +123,7 @@ def _charged(run: Run, a: ModelResponse | None, before: list[Any]) -> ModelRespo
         a.content = before + a.content
     for b in a.content:  # (the common answer has neither: one look at each block)
         if (type(b) is TextBlock and (not b.text or b.text.isspace())) or \
-                (type(b) is ToolUseBlock and b.id in run.state.inv.tool_ids):
+                (type(b) is ToolUseBlock and (b.id in run.state.inv.tool_ids or not good_id(b.id))):
             a.blank_text = text_of(a.content)  # (the result when nothing but blank text was said)
             a.content = sendable(a.content, run.state.inv.tool_ids)
             break
@@ -136,24 +137,36 @@ def sendable(content: list[Any], taken: set[str]) -> list[Any]:
     too), and a tool call whose id the history already has (`taken`: a model that numbers its
     calls anew each answer, call_0, call_1, ...) gets a fresh one (the API refuses repeated
     tool_use ids; Claude Code runs the call and then sends a mangled history). The same repeated id
-    twice in one answer gets one fresh id, so the loop still refuses that answer (turn.py). The
-    same blocks as the caller, the hooks, the tools, the transcript and a resume see them."""
+    twice in one answer gets one fresh id, so the loop still refuses that answer (turn.py). An id
+    not of the API's shape (ids.TOOL_USE_ID: a hostile or broken server's `../x`, a space, 10 KB)
+    is replaced the same way, by a fresh `toolu_` id: the API would refuse every later request of
+    the session, and an id reaches file names and logs. The same blocks as the caller, the hooks,
+    the tools, the transcript and a resume see them."""
     out: list[Any] = []
-    fresh: dict[str, str] = {}
+    fresh: dict[Any, str] = {}
     ids = {b.id for b in content if type(b) is ToolUseBlock}
     for b in content:
         if type(b) is TextBlock and (not b.text or b.text.isspace()):
             continue
-        if type(b) is ToolUseBlock and b.id in taken:
+        if type(b) is ToolUseBlock and (b.id in taken or not good_id(b.id)):
             if b.id not in fresh:  # (from the count of ids: a model that reuses one id every turn
                 k = len(taken) + 1  # finds a free one at once, not after one look per earlier turn)
-                while (new := f"{b.id}_{k}") in taken or new in ids:
+                new = f"{b.id}_{k}" if good_id(b.id) else new_tool_use_id()
+                while new in taken or new in ids:
                     k += 1
+                    new = f"{b.id}_{k}" if good_id(b.id) else new_tool_use_id()
+                if not good_id(new):  # (a good id near the length bound, and its number)
+                    new = new_tool_use_id()
                 fresh[b.id] = new
                 ids.add(new)
             b.id = fresh[b.id]
         out.append(b)
     return out
+
+
+def good_id(uid: Any) -> bool:
+    """Whether a model's tool call id has the shape the Messages API takes (ids.TOOL_USE_ID)."""
+    return isinstance(uid, str) and TOOL_USE_ID.fullmatch(uid) is not None
 
 
 async def fit_window(run: Run, over: Any, attempt: int, error: str) -> AsyncIterator[Message]:

@@ -7,6 +7,7 @@ The scripted server refuses a request that breaks them (strict mode), as the rea
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..invariant import InvariantViolation, check
@@ -48,7 +49,8 @@ def messages_problem(messages: list[Any]) -> str | None:
 def content_problem(messages: list[Any]) -> str | None:
     """The Messages API's rules on what messages hold (its error messages), or None: every message
     but an optional final assistant one has content; no text block is empty or whitespace only;
-    tool_use ids are unique in the whole request."""
+    tool_use ids are unique in the whole request, and they and the tool_results' tool_use_ids have
+    the API's shape ('^[a-zA-Z0-9_-]+$')."""
     seen: set[Any] = set()
     for i, m in enumerate(messages):
         if not isinstance(m, dict):
@@ -65,6 +67,10 @@ def content_problem(messages: list[Any]) -> str | None:
         if (where := _blank_text_at(content)) is not None:
             return f"messages.{i}.{where}: text content blocks must contain non-whitespace text"
         for j, b in enumerate(content or []):
+            if isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result"):
+                key = "id" if b["type"] == "tool_use" else "tool_use_id"
+                if not isinstance(b.get(key), str) or not re.fullmatch(r"[a-zA-Z0-9_-]+", b[key]):
+                    return f"messages.{i}.content.{j}.{b['type']}.{key}: String should match pattern '^[a-zA-Z0-9_-]+$'"
             if isinstance(b, dict) and b.get("type") == "tool_use":
                 if b.get("id") in seen:
                     return f"messages.{i}.content.{j}: `tool_use` ids must be unique"
