@@ -12,7 +12,11 @@ body and the modules it imported), its self count that minus its imports': what 
 costs (a `@dataclass` is paid where the class is declared). What ran outside any import (argv,
 building the run, the event loop) is one row. Instructions repeat to a few per run, so two trees
 compare on a busy machine. `--before REF` counts the `src/` of git revision REF the same way
-(side by side in one run). Writes bench/results/start_modules.md.
+(side by side in one run). `--classes` adds each `@dataclass` declared on the way (its declaration
+bracketed the same way: what CPython 3.11 spends generating and compiling its methods) and whether
+the run had made an instance of it before its first send(), from one more run without callgrind
+whose child notes each class's first instance (issue 41: what a run could declare later).
+Writes bench/results/start_modules.md.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ from loopwright.testing import ScriptedServer  # noqa: E402
 HERE = Path(__file__).resolve().parent
 
 # Run first in the child: each module load is bracketed by getppid() (callgrind dumps before each
-# call), and the loads' order is written at exit, to pair the dumps with the modules.
+# call), and the loads' order is written at exit, to pair the dumps with the modules. With
+# --classes, each dataclass declaration too, once dataclasses is loaded.
 PRELUDE = """
 import os as _os, sys as _sys, atexit as _atexit
 _boot = _sys.modules["_frozen_importlib"]
@@ -42,11 +47,44 @@ _load, _events = _boot._load_unlocked, []
 def _timed_load(spec):
     _os.getppid(); _events.append("E " + spec.name)
     try:
-        return _load(spec)
+        module = _load(spec)
     finally:
         _os.getppid(); _events.append("X " + spec.name)
+    if spec.name == "dataclasses" and _os.environ.get("LW_START_CLASSES"):
+        _process = module._process_class
+        def _timed_class(cls, *args):
+            _os.getppid(); _events.append(f"C {cls.__module__}.{cls.__qualname__}")
+            try:
+                return _process(cls, *args)
+            finally:
+                _os.getppid(); _events.append("Y")
+        module._process_class = _timed_class
+    return module
 _boot._load_unlocked = _timed_load
 _atexit.register(lambda: open(_os.environ["LW_START_EVENTS"], "w").write("\\n".join(_events)))
+"""
+
+# (--classes) Run first in a child outside callgrind: which dataclasses have an instance before the
+# first send() (each class's generated __init__ wrapped to note it), written at that send.
+USE_PRELUDE = """
+import os as _os, socket as _socket, dataclasses as _dc
+_made, _sent, _process, _send = set(), [], _dc._process_class, _socket.socket.send
+def _noted(cls, *args):
+    cls = _process(cls, *args)
+    init = cls.__dict__.get("__init__")
+    if init is not None:
+        name = f"{cls.__module__}.{cls.__qualname__}"
+        def __init__(self, *a, **k):
+            _made.add(name)
+            init(self, *a, **k)
+        cls.__init__ = __init__
+    return cls
+def _first_send(self, *args):
+    if not _sent:
+        _sent.append(True)
+        open(_os.environ["LW_START_MADE"], "w").write("\\n".join(sorted(_made)))
+    return _send(self, *args)
+_dc._process_class, _socket.socket.send = _noted, _first_send
 """
 
 
@@ -61,9 +99,13 @@ def _totals(path: Path) -> tuple[int, str]:
     return total, trigger
 
 
-def profile(pythonpath: str | None, home: Path) -> tuple[dict[str, tuple[int, int, int]], int, int]:
+Profile = tuple[dict[str, tuple[int, int, int]], int, int, dict[str, int]]
+
+
+def profile(pythonpath: str | None, home: Path, classes: bool = False) -> Profile:
     """Per module loaded before the first send(): (inclusive, self, depth) instructions; the
-    instructions outside any import; the whole count to the first send()."""
+    instructions outside any import; the whole count to the first send(); with `classes`, each
+    dataclass declared before it: its declaration's instructions (also in its module's self)."""
     out = Path(tempfile.mkdtemp(prefix="lw-mods-"))
     try:
         for _ in range(2):  # the first run writes the bytecode
@@ -72,6 +114,8 @@ def profile(pythonpath: str | None, home: Path) -> tuple[dict[str, tuple[int, in
             with ScriptedServer([[{"type": "text", "text": "hi"}]], model=MODEL) as srv:
                 env = child_env(Series("", pythonpath), srv, home)
                 env.update(PYTHONHASHSEED="0", LW_START_EVENTS=str(out / "events"))
+                if classes:
+                    env["LW_START_CLASSES"] = "1"
                 p = subprocess.run(["valgrind", "--tool=callgrind", "--dump-before=getppid", "--dump-before=send",
                                     f"--callgrind-out-file={out}/cg", sys.executable, "-c", PRELUDE + ENTRY,
                                     *cli_args(False)], cwd=home, env=env, capture_output=True, text=True, timeout=900)
@@ -79,7 +123,8 @@ def profile(pythonpath: str | None, home: Path) -> tuple[dict[str, tuple[int, in
                 raise SystemExit(p.stderr[-3000:])
         events = (out / "events").read_text().split("\n")
         rows: dict[str, tuple[int, int, int]] = {}
-        stack: list[list[Any]] = []  # [name, own, children]
+        declared: dict[str, int] = {}
+        stack: list[list[Any]] = []  # [name, own, children]; a class's frame: ["C name", own, children]
         outside = whole = 0
         for k, event in enumerate([*events, ""], start=1):
             count, trigger = _totals(out / f"cg.{k}")
@@ -90,18 +135,61 @@ def profile(pythonpath: str | None, home: Path) -> tuple[dict[str, tuple[int, in
                 outside += count
             if "send" in trigger:  # the first request's bytes: what follows is not start-up
                 break
-            kind, name = event.split(" ", 1)
-            if kind == "E":
-                stack.append([name, 0, 0])
+            kind, _, name = event.partition(" ")
+            if kind in ("E", "C"):
+                stack.append([name if kind == "E" else event, 0, 0])
+            elif kind == "Y":  # a class declared: part of its module's own body
+                done, own, children = stack.pop()
+                declared[done[2:]] = own + children
+                if stack:
+                    stack[-1][1] += own + children
+                else:  # (a class declared by a function: outside any import)
+                    outside += own + children
             else:
                 done, own, children = stack.pop()
                 assert done == name, (done, name)
                 rows[name] = (own + children, own, len(stack))
                 if stack:
                     stack[-1][2] += own + children
-        return rows, outside, whole
+        return rows, outside, whole, declared
     finally:
         shutil.rmtree(out, ignore_errors=True)
+
+
+def made_before_send(pythonpath: str | None, home: Path) -> set[str]:
+    """The dataclasses a `-p` run has made an instance of before its first send() (one run without
+    callgrind, USE_PRELUDE noting each class's first instance)."""
+    out = Path(tempfile.mkdtemp(prefix="lw-made-"))
+    try:
+        with ScriptedServer([[{"type": "text", "text": "hi"}]], model=MODEL) as srv:
+            env = child_env(Series("", pythonpath), srv, home)
+            env["LW_START_MADE"] = str(out / "made")
+            p = subprocess.run([sys.executable, "-c", USE_PRELUDE + ENTRY, *cli_args(False)], cwd=home, env=env,
+                               capture_output=True, text=True, timeout=300)
+        if p.returncode != 0 or not srv.loop_requests:
+            raise SystemExit(p.stderr[-3000:])
+        return set((out / "made").read_text().split("\n"))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def classes_table(declared: dict[str, int], made: set[str], label: str) -> list[str]:
+    """--classes: the dataclasses declared before the first send(), those the run had made an
+    instance of by then and those it had not (each listed), counts and instructions."""
+    def m(n: float) -> str:
+        return f"{n / 1e6:,.1f}"
+
+    unused = {k: v for k, v in declared.items() if k not in made}
+    lines = ["", f"Dataclasses {label} declares before the first send() (their declarations' instructions, "
+             "M; also in their modules' self counts):", "",
+             "| | classes | instructions |", "|---|---:|---:|",
+             f"| declared | {len(declared)} | {m(sum(declared.values()))} |",
+             f"| with an instance before the first send() | {len(declared) - len(unused)} | "
+             f"{m(sum(declared.values()) - sum(unused.values()))} |",
+             f"| without | {len(unused)} | {m(sum(unused.values()))} |", "",
+             "Those without an instance before the first send():", "", "| class | instructions |", "|---|---:|"]
+    lines += [f"| {k} | {m(v)} |" for k, v in sorted(unused.items(), key=lambda kv: -kv[1])]
+    return lines
 
 
 def area(module: str) -> str:
@@ -114,6 +202,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", help="a git revision to count side by side")
     ap.add_argument("--min", type=float, default=2.0, help="list modules whose self count is at least this (M)")
+    ap.add_argument("--classes", action="store_true", help="also each dataclass declared on the way, and whether "
+                                                           "the run made one before its first send()")
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed")
@@ -122,14 +212,16 @@ def main() -> None:
     trees: dict[str, str | None] = {"this tree": str(HERE.parent / "src")}
     if args.before:
         trees = {f"before {args.before}": str(extract_src(args.before, tmp / "before")), **trees}
-    got = {label: profile(path, tmp / "home") for label, path in trees.items()}
+    got = {label: profile(path, tmp / "home", args.classes) for label, path in trees.items()}
     labels = list(trees)
 
     def m(n: float) -> str:
         return f"{n / 1e6:,.1f}"
 
     lines = [f"`-p` start → first request, callgrind's instructions (M) per module loaded on the way, "
-             f"`python bench/bench_start_modules.py{f' --before {args.before}' if args.before else ''}`", "",
+             f"`python bench/bench_start_modules.py{f' --before {args.before}' if args.before else ''}"
+             f"{' --classes' if args.classes else ''}`" + (" (each class's declaration bracketed too: a few thousand "
+                                                           "instructions a class)" if args.classes else ""), "",
              "| | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels),
              "| to the first send() | " + " | ".join(m(got[k][2]) for k in labels) + " |",
              "| outside any import (argv, the run's assembly, the event loop) | "
@@ -150,6 +242,8 @@ def main() -> None:
         if own >= args.min * 1e6:
             before = "".join(f" {m(got[k][0][name][1]) if name in got[k][0] else '—'} |" for k in labels[:-1])
             lines.append(f"| {name} | {m(own)} | ({m(inc)}) |{before}")
+    if args.classes:
+        lines += classes_table(got[labels[-1]][3], made_before_send(trees[labels[-1]], tmp / "home"), labels[-1])
     text = "\n".join(lines) + "\n"
     print(text)
     (HERE / "results").mkdir(exist_ok=True)
