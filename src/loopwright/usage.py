@@ -127,6 +127,12 @@ class CallUsage:
     web_search_requests: int = 0  # server-side searches of this call (priced in cost_usd)
     price_known: bool = True  # False: no price for `model` (cost_usd counts 0; give one with --price)
 
+    @classmethod
+    def of(cls, usage: Usage, cost_usd: float, model: str = "", price_known: bool = True) -> CallUsage:
+        """The record of a call that reported `usage` (n_k: everything it read, Usage.total_input_tokens)."""
+        return cls(usage.total_input_tokens, usage.output_tokens, usage.cache_creation_input_tokens,
+                   usage.cache_read_input_tokens, cost_usd, model, usage.web_search_requests, price_known)
+
     def to_json(self) -> dict[str, Any]:
         """The usage of a transcript's or stream-json's assistant line, in the Messages API's
         convention that Claude Code's readers (and `loopwright view`, `stats`, `sessions list`)

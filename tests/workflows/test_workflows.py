@@ -483,6 +483,23 @@ def test_costs_from_the_price_table_and_unknown_prices_are_noted() -> None:
     assert custom.total_cost_usd == (1000 * 1 + 200 * 2 + 300 * 1.25 + 4000 * 0.1) / 1e6 and not custom.notes
 
 
+class SearchingModel(PricedModel):
+    """A call that made two server-side web searches (usage.server_tool_use.web_search_requests)."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        yield ModelResponse([TextBlock("hi")], "end_turn", Usage(1000, 200, web_search_requests=2), self.name)
+
+
+def test_a_nodes_web_searches_are_in_its_call_record_as_in_the_agent_loops() -> None:
+    """Priced like the agent loop's calls ($10 per 1,000 searches) and counted in the call's record
+    (CallUsage.of, the loop's and the workflow's one way to make one): the record dropped them."""
+    price = price_for("claude-sonnet-4-5")
+    assert price is not None
+    r = Node("a").run("x", model=SearchingModel("claude-sonnet-4-5"))
+    assert [c.web_search_requests for c in r.call_usage] == [2]
+    assert r.total_cost_usd == price.cost(Usage(1000, 200, web_search_requests=2)) > price.cost(Usage(1000, 200))
+
+
 def test_a_failing_model_ends_the_run_cleanly_keeping_the_calls_made() -> None:
     turns: list[Any] = [[text("ok")], ModelError("overloaded", status=529)]
     r = chain(Node("a"), Node("b"), Node("c")).run("x", model=lw.ScriptedModel(turns, cost_per_call_usd=0.5))

@@ -165,11 +165,7 @@ class Run:
         u = a.usage
         s.usage.add(u)
         known = a.cost_usd is not None or self._priced(a)  # reported by the model, or a price for it
-        s.budget.charge(CallUsage(input_tokens=u.total_input_tokens, output_tokens=u.output_tokens,
-                                  cache_creation_input_tokens=u.cache_creation_input_tokens,
-                                  cache_read_input_tokens=u.cache_read_input_tokens, cost_usd=self.cost(a),
-                                  model=a.model or self.deps.model.name, web_search_requests=u.web_search_requests,
-                                  price_known=known))
+        s.budget.charge(CallUsage.of(u, self.cost(a), a.model or self.deps.model.name, price_known=known))
 
     def result(self, subtype: ResultSubtype, final: ModelResponse | None = None, error: str | None = None) -> ResultMessage:
         s, recorder = self.state, self.deps.recorder

@@ -197,8 +197,7 @@ class RunObserver(Observer):
             self.chat = chat  # ended by charged(), which knows the cost
         else:
             u = chat.response.usage
-            self._end_chat(chat, CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
-                                           u.cache_read_input_tokens, 0.0, chat.response.model), retries=retries)
+            self._end_chat(chat, CallUsage.of(u, 0.0, chat.response.model), retries=retries)
 
     def charged(self, call: CallUsage) -> None:
         chat, self.chat = self.chat, None

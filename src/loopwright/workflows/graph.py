@@ -173,8 +173,7 @@ class Runtime:
             self._unpriced.add(model_name)
             self.note(f"price of model {model_name!r} is unknown: its calls count as $0 (pass prices={{...}})")
         cost = call_cost(u, model_name, cost_usd, self.prices)
-        return CallUsage(u.total_input_tokens, u.output_tokens, u.cache_creation_input_tokens,
-                         u.cache_read_input_tokens, cost, model_name)
+        return CallUsage.of(u, cost, model_name)
 
     def record(self, call: NodeCall, usage: Usage, *, finished: bool = True) -> None:
         """`finished=False`: a node cancelled mid-run (a parallel sibling failed); its calls were
