@@ -1,6 +1,6 @@
 """Room: acp. Owns the editor's lines before the ACP library reads them: each bounded in size and
 nesting (protolines), checked against JSON-RPC 2.0's message schema, and a bad one answered with
-JSON-RPC's error; may import protolines and the rooms below the front ends.
+JSON-RPC's error; may import protolines, acp.mcp_params and the rooms below the front ends.
 
 The library's receive loop ends the connection on a line it cannot take (a line over its buffer
 limit, JSON that is no object, an id that is an object), which would stop the agent for good.
@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from ..protolines import BadLine, TooLong, parse_line, read_lines
 from ..protolines import jsonrpc_answer_id as _answer_id
 from ..protolines import jsonrpc_error as _error
 from ..protolines import jsonrpc_problem as message_problem
 from ..protolines import jsonrpc_response_id as _response_id
+from .mcp_params import SESSION_METHODS, mcp_servers_problem
 
 MAX_LINE = 50 * 1024 * 1024  # the ACP library's own stdio limit (a prompt's embedded files)
 log = logging.getLogger("loopwright.acp")
@@ -44,16 +46,22 @@ async def vetted(src: asyncio.StreamReader, dst: asyncio.StreamReader, out: asyn
                     reply = _error(None, -32700, f"Parse error: {e}")
                 else:
                     problem = message_problem(msg)
-                    if problem is None:
+                    if problem is None and (bad := _params_problem(msg)) is not None:
+                        log.error("answered %s: %s: %s", msg.get("method"), *bad)
+                        reply = _error(msg.get("id"), -32602, f"Invalid params: {bad[0]}: {bad[1]}")
+                        if "id" not in msg:  # (a notification is not answered)
+                            continue
+                    elif problem is None:
                         dst.feed_data(line + b"\n")
                         continue
-                    log.error("skipped a line that is %s: %.80r", problem, line)
-                    waiting = _response_id(msg)
-                    if waiting is not None:  # a malformed answer to our request: the request fails, never waits on
-                        dst.feed_data(_error(waiting, -32603, f"the editor's answer was {problem}"))
-                        continue
-                    answer, id_ = _answer_id(msg)
-                    reply = _error(id_, -32600, f"Invalid Request: {problem}") if answer else None
+                    else:
+                        log.error("skipped a line that is %s: %.80r", problem, line)
+                        waiting = _response_id(msg)
+                        if waiting is not None:  # a malformed answer to our request: the request fails, never waits on
+                            dst.feed_data(_error(waiting, -32603, f"the editor's answer was {problem}"))
+                            continue
+                        answer, id_ = _answer_id(msg)
+                        reply = _error(id_, -32600, f"Invalid Request: {problem}") if answer else None
             if reply is not None:
                 out.write(reply)
                 await out.drain()
@@ -61,3 +69,11 @@ async def vetted(src: asyncio.StreamReader, dst: asyncio.StreamReader, out: asyn
         log.error("stopped reading the editor's messages: %s", e)
     finally:
         dst.feed_eof()
+
+
+def _params_problem(msg: Any) -> tuple[str, str] | None:
+    """A session request's mcpServers that the library would drop entry by entry without a word
+    (acp/mcp_params.py): (the field, what is wrong), or None."""
+    if not isinstance(msg, dict) or msg.get("method") not in SESSION_METHODS:
+        return None
+    return mcp_servers_problem(msg.get("params"))
