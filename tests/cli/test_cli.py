@@ -25,7 +25,7 @@ from loopwright.invariant import holds
 from loopwright.messages import AssistantMessage, ResultMessage, SystemMessage, UserMessage
 from loopwright.sessions import get_session_messages
 from loopwright.usage import CallUsage, Usage
-from tests.helpers import cli_env, loopwright_cmd, text, use, write_script
+from tests.helpers import cli_env, loopwright_cmd, still_alive, text, until, use, write_script
 
 
 def cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: dict[str, str] | None = None,
@@ -296,12 +296,7 @@ def test_spinner_draws_on_a_tty_and_clears_before_lines() -> None:
     out = FakeTTY()
     s = Spinner(out, enabled=True)
     s.start("model call 1…")
-    deadline = 200
-    while "model call 1…" not in out.getvalue() and deadline:  # wait for a frame (no timing asserted)
-        import time
-
-        time.sleep(0.01)
-        deadline -= 1
+    until(lambda: "model call 1…" in out.getvalue())  # wait for a frame (no timing asserted)
     s.write("line\n")
     s.close()
     text = out.getvalue()
@@ -510,14 +505,9 @@ def test_cli_sigterm_kills_the_running_command_and_keeps_the_session_paired(sig:
             p.kill()
     try:
         assert p.returncode == 128 + sig, err
-        for _ in range(100):  # the kill is SIGTERM then SIGKILL after a grace period
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
-            threading.Event().wait(0.1)
-        else:
-            pytest.fail("the command's process survived loopwright")
+        # the kill is SIGTERM then SIGKILL after a grace period, not waited for; a zombie (an orphan a
+        # container's PID 1 may never reap) is ended, which os.kill(pid, 0) did not tell
+        assert not still_alive([pid]), "the command's process survived loopwright"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)  # a failing run must not leave it behind either

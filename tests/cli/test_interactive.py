@@ -346,7 +346,7 @@ def test_always_approves_one_bash_command_not_every_one(tmp_path: Path) -> None:
 
     async def ask(name: str, tool_input: dict[str, str], key: str | None) -> object:
         task = asyncio.ensure_future(repl.ask_permission(name, tool_input))
-        for _ in range(100):  # the preview is built in a thread
+        for _ in range(3000):  # the preview is built in a thread (up to 30 s: a loaded machine)
             await asyncio.sleep(0.01)
             if task.done() or repl.asker.dialog is not None:
                 break
