@@ -328,7 +328,7 @@ async def test_receive_messages_ends_at_disconnect() -> None:
     while client.running:
         await asyncio.sleep(0.01)
     await client.disconnect()
-    got = await asyncio.wait_for(reader, 5)
+    got = await asyncio.wait_for(reader, 30)
     assert texts(got) == ["a"]
 
 
@@ -350,7 +350,7 @@ async def test_streaming_interrupt_then_a_new_query() -> None:
         consume_task = asyncio.create_task(consume_messages())
         await asyncio.sleep(0.2)
         await client.interrupt()
-        await asyncio.wait_for(consume_task, 5)
+        await asyncio.wait_for(consume_task, 30)
         await client.query("Never mind, just tell me a quick joke")
         joke = [m async for m in client.receive_response()]
     assert results(received)[0].subtype == "error_during_execution"
@@ -371,7 +371,7 @@ async def test_interrupt_right_after_the_init_message_gives_a_result() -> None:
                 if isinstance(msg, SystemMessage) and msg.subtype == "init":
                     await client.interrupt()
 
-        await asyncio.wait_for(read(), 5)
+        await asyncio.wait_for(read(), 30)
         await client.query("again")
         after = [m async for m in client.receive_response()]
     assert results(got) and results(got)[0].subtype == "error_during_execution"
@@ -389,7 +389,7 @@ async def test_leaving_async_with_after_a_break_does_not_hang() -> None:
                 if isinstance(message, SystemMessage):
                     break
 
-    await asyncio.wait_for(example(), 5)
+    await asyncio.wait_for(example(), 30)
 
 
 @sync

@@ -141,7 +141,7 @@ def probe_tool(log: list[str], barrier: dict[str, asyncio.Event] | None) -> lw.T
         if barrier is not None:
             barrier[who].set()
             try:
-                await asyncio.wait_for(asyncio.gather(*(e.wait() for e in barrier.values())), 5)
+                await asyncio.wait_for(asyncio.gather(*(e.wait() for e in barrier.values())), 30)
             except TimeoutError:
                 log.append(f"alone {who}")
         else:

@@ -180,7 +180,7 @@ def test_eight_read_only_calls_overlap_in_time() -> None:
         running["now"] += 1
         if running["now"] == 8:
             all_in.set()
-        await asyncio.wait_for(all_in.wait(), 5)  # each call sees the others running
+        await asyncio.wait_for(all_in.wait(), 30)  # each call sees the others running
         seen = running["now"]
         return f"{x['i']}:{seen}"
 

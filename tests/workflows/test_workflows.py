@@ -368,7 +368,7 @@ class BarrierModel:
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         if self.started >= self.n:
             self.all_started.set()
-        await asyncio.wait_for(self.all_started.wait(), 5)
+        await asyncio.wait_for(self.all_started.wait(), 30)
         self.in_flight -= 1
         yield ModelResponse([TextBlock("out:" + prompt_of(request.messages))], "end_turn", Usage(10, 2), self.name, 0.0)
 
