@@ -31,6 +31,7 @@ from loopwright.assemble import query
 from loopwright.invariant import holds_final
 from loopwright.messages import ResultMessage, SystemMessage
 from loopwright.models.anthropic import AnthropicModel
+from loopwright.models.base import ModelResponse
 from loopwright.models.openai_compat import OpenAICompatModel
 from loopwright.models.openai_responses import OpenAIResponsesModel
 from loopwright.models.window import forget_all
@@ -190,6 +191,33 @@ def test_tool_round_trip_with_usage_equal_to_the_servers_metrics(llama: LlamaSer
     fresh = sum(c.input_tokens - c.cache_read_input_tokens for c in r.call_usage)
     assert fresh == grew["prompt_tokens_total"] and r.usage.output_tokens == grew["tokens_predicted_total"]
     assert set(r.model_usage) == {"smollm2"} and r.total_cost_usd == 0 and r.to_json()["price_unknown"] == ["smollm2"]
+
+
+def test_streamed_answers_in_a_row_are_each_asked_and_generated_once(llama: LlamaServer) -> None:
+    """llama-server closes the connection after each streamed answer without saying so (no
+    "connection: close": h11 calls it reusable, DONE/DONE). The next request often went out on it
+    before its EOF was seen, met the EOF unanswered and was retried after a back-off (an api_retry
+    the user saw, one of max_retries spent: 3 and 10 of these 20 requests in two runs). It is now
+    sent again at once on a new connection (models/wire.py): no retry, and the server generated
+    exactly the tokens answered."""
+    model = OpenAICompatModel("smollm2", base_url=llama.url + "/v1", stream=True, retry_base_delay=0.05)
+
+    async def go() -> list[Any]:
+        events: list[Any] = []
+        for i in range(20):  # (one after another, as a run's turns go; one token each: the close comes soonest)
+            text = [{"type": "text", "text": f"Say one word about the number {i}."}]
+            events += [ev async for ev in model.stream(lw.ModelRequest(None, [], [{"role": "user", "content": text}],
+                                                                       max_tokens=1))]
+        await model.aclose()
+        return events
+
+    before = llama.metrics()
+    events = asyncio.run(go())
+    grew = {k: v - before.get(k, 0.0) for k, v in llama.metrics().items()}
+    retries = [e.data for e in events if isinstance(e, SystemMessage) and e.subtype == "api_retry"]
+    answers = [e for e in events if isinstance(e, ModelResponse)]
+    assert not retries and len(answers) == 20, retries
+    assert sum(a.usage.output_tokens for a in answers) == grew["tokens_predicted_total"]
 
 
 def test_the_turn_limit_holds_on_the_real_server(llama: LlamaServer) -> None:

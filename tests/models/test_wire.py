@@ -141,6 +141,76 @@ def test_connection_close_and_early_close_are_not_reused() -> None:
     run(go())
 
 
+def _numbered(head: bytes) -> bytes:
+    return next(line.split(b":")[1].strip() for line in head.split(b"\r\n") if line.lower().startswith(b"x-n:"))
+
+
+async def post(pool: wire.Pool, url: str, n: int) -> list[str]:
+    """POST request number `n` (its x-n header) and read its streamed answer's lines."""
+    r = await pool.request("POST", url + "/v1/chat/completions",
+                           [*host(url), (b"x-n", b"%d" % n), (b"content-length", b"2")], b"{}")
+    return [line async for line in r.aiter_lines()]
+
+
+STREAMED = [b"data: 1\n\n", b"data: [DONE]\n\n"]
+
+
+def test_a_connection_the_server_closes_after_a_streamed_answer_costs_no_request_twice() -> None:
+    """llama-server (cpp-httplib) closes the connection after a streamed answer without saying so
+    (no "connection: close": h11 calls it reusable). Its close crossed the next request, which
+    went out on it and met the EOF: an error, retried by the provider after a back-off. Here the
+    close is made to cross every next request (the server reads it and closes unanswered, as the
+    socket's close drops it): each is sent again at once on a new connection, and every request
+    is answered once."""
+    answered: list[bytes] = []  # x-n of each request answered
+    crossed: list[bytes] = []  # x-n of each request that arrived on a connection being closed
+
+    async def streaming(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        answered.append(_numbered(await read_request(reader)))
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n"
+                     b"keep-alive: timeout=5, max=100\r\n\r\n")
+        for part in STREAMED:
+            writer.write(b"%x\r\n%s\r\n" % (len(part), part))
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        crossed.append(_numbered(await asyncio.wait_for(read_request(reader), 20)))
+        # (then closed unanswered by serve(); the client's pool closing this last idle one: EOF)
+
+    async def go() -> None:
+        async with serve(streaming) as (url, ports), wire.Pool() as pool:
+            for n in range(3):
+                assert await post(pool, url, n) == ["data: 1", "", "data: [DONE]", ""]
+            assert len(ports) == 3
+    run(go())
+    assert answered == [b"0", b"1", b"2"] and crossed == [b"1", b"2"]
+
+
+@pytest.mark.parametrize("case", ["a byte of the answer came", "the connection was new"])
+def test_a_close_is_not_a_reason_to_send_again_once_an_answer_began_or_on_a_new_connection(case: str) -> None:
+    """The re-send is for a request that met a reused connection's close before any byte of an
+    answer: a server that began answering, or closed a fresh connection, may have acted on it."""
+    seen: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if case == "a byte of the answer came":
+            seen.append(_numbered(await read_request(reader)))
+            writer.write(OK)
+        seen.append(_numbered(await read_request(reader)))
+        writer.write(b"HTTP/1.1 2" if case == "a byte of the answer came" else b"")
+        await writer.drain()
+
+    async def go() -> None:
+        async with serve(handler) as (url, ports), wire.Pool() as pool:
+            if case == "a byte of the answer came":
+                r = await pool.request("POST", url + "/", [*host(url), (b"x-n", b"0"), (b"content-length", b"0")])
+                assert await r.aread() == b"ok"
+            with pytest.raises(wire.RemoteProtocolError):
+                await post(pool, url, 1)
+            assert len(ports) == 1
+    run(go())
+    assert seen == ([b"0", b"1"] if case == "a byte of the answer came" else [b"1"])
+
+
 def test_a_cancelled_read_closes_its_connection_and_the_pool_goes_on() -> None:
     async def slow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)

@@ -6,7 +6,8 @@ streams carry them.
   `Response` once its head has arrived; the body is read with `aiter_bytes()` / `aiter_lines()`
   / `aread()`. A response read to its end gives its connection back for the next request
   (HTTP/1.1 keep-alive: one connection for a whole run); one closed early, cancelled or broken
-  closes it. An idle connection the server has closed is never reused.
+  closes it, as does one h11 calls not reusable ("connection: close"). An idle one the server
+  closed is never reused; a request that met its close unanswered is sent again (`Pool.request`).
 - Timeouts: `connect` (TCP, a proxy's CONNECT, TLS), `read` (each silence while the response is
   awaited or read), `write` (the request going out).
 - TLS with the context given (`system_tls_context()`: the system's trust store, as httpx2 and
@@ -166,14 +167,14 @@ def _request(method: str, target: str, headers: list[tuple[bytes, bytes]]) -> h1
 
 class _Connection:
     """One HTTP/1.1 connection: its streams, its h11 state (from its first request on), when it
-    went idle."""
+    went idle, how many bytes came since its last request went out."""
 
-    __slots__ = ("h11", "idle_since", "reader", "writer")
+    __slots__ = ("h11", "idle_since", "reader", "received", "writer")
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
         self.h11: h11.Connection | None = None
-        self.idle_since = 0.0
+        self.idle_since, self.received = 0.0, 0
 
     def usable(self, expiry: float) -> bool:
         """Idle, open, and not closed by the server while it was idle (its EOF is waiting)."""
@@ -188,6 +189,7 @@ class _Connection:
         if self.h11 is None:
             self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD)
         conn = self.h11
+        self.received = 0
         try:
             parts = [conn.send(request), conn.send(h11.Data(data=body)) if body else None, conn.send(h11.EndOfMessage())]
         except h11.LocalProtocolError as e:  # (a body longer or shorter than its Content-Length, say)
@@ -226,6 +228,7 @@ class _Connection:
             finally:
                 if waiting is not None:
                     waiting.cancel()
+            self.received += len(data)
             if not data and conn.their_state is h11.SEND_RESPONSE:
                 raise RemoteProtocolError("the server closed the connection without answering")
             try:
@@ -396,7 +399,22 @@ class Pool:
         else:
             key = (scheme, host, str(port))
         request = _request(method, target, sent)  # (before a connection is taken: a bad header takes none)
-        conn = self._take(key) or await self._open(scheme, host, port, timeouts.connect)
+        reused = self._take(key)
+        if reused is not None:
+            try:
+                return await self._exchange(key, reused, request, body, timeouts)
+            except (WriteError, ReadError, RemoteProtocolError):
+                if reused.received:
+                    raise
+            # A server may close an idle connection at any time, crossing our next request (RFC 9112 §9.3.1;
+            # llama-server does, after each streamed answer). The standard rule: a request that met a reused
+            # connection's close before any byte of an answer came is sent again, once, on a new one.
+        conn = await self._open(scheme, host, port, timeouts.connect)
+        return await self._exchange(key, conn, request, body, timeouts)
+
+    async def _exchange(self, key: tuple[str, ...], conn: _Connection, request: h11.Request, body: bytes,
+                        timeouts: Timeouts) -> Response:
+        """Send the request on `conn` and read the response's head (`conn` closed on any failure)."""
         try:
             await conn.send(request, body, timeouts.write)
             while True:
@@ -421,7 +439,7 @@ class Pool:
     def _release(self, key: tuple[str, ...], conn: _Connection) -> None:
         h = conn.h11
         if self._closed or h is None or h.our_state is not h11.DONE or h.their_state is not h11.DONE:
-            conn.close()  # the server will close it ("connection: close"), or it was cut short
+            conn.close()  # h11: not reusable (MUST_CLOSE: "connection: close", HTTP/1.0), or cut short
             return
         h.start_next_cycle()
         conn.idle_since = time.monotonic()
