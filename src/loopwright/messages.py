@@ -102,6 +102,9 @@ class UserMessage:
     # Written by the loop, not by the user or a tool (the reminder after an empty answer): Claude
     # Code's `isSynthetic` user message in stream-json.
     is_synthetic: bool = False
+    # The hook whose feedback it is (a blocking Stop hook's reason: "Stop"): the transcript marks its
+    # line as Claude Code does (isMeta, hookText), and no replay shows it as the user's words.
+    hook_event: str | None = None
 
     @property
     def tool_results(self) -> list[ToolResultBlock]:

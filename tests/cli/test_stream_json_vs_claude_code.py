@@ -3,14 +3,15 @@ turns in the same kind of project (a command, a skill, an agent file, a --plugin
 fields of each line an Agent SDK program reads. One run of each (a module fixture; the tests
 share a worker), so the comparison costs two processes. What Claude Code lists that loopwright has
 no part for (its bundled skills, built-in commands and agents, built-in plugins) is left out of the
-comparison by name: loopwright lists its own."""
+comparison by name: loopwright lists its own. The run's Stop hook blocks once: its feedback is the
+hook's in the stream, in the transcript, in the viewer and in a resumed conversation's replay."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -22,7 +23,7 @@ CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
 WHO = ["loopwright", pytest.param("claude", marks=pytest.mark.skipif(not CLAUDE.exists(),
                                                                     reason="Claude Code not installed (tests/node)"))]
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("stream_json_vs_claude_code")]
-TURNS = [[bash("echo hi")], [text("hello")]]
+TURNS = [[bash("echo hi")], [text("hello")], [text("done")]]  # (the Stop hook blocks "hello" once)
 # The project's and the plugin's, in Claude Code's order (its own come between and after them)
 COMMANDS = ["greet2", "hello", "myplug:hello", "myplug:greet"]
 SKILLS = ["greet2", "myplug:greet"]
@@ -43,33 +44,53 @@ def project(root: Path) -> tuple[Path, Path, Path]:
     return proj, home, make_plugin(root / "plug", mcp=False)
 
 
-def run(who: str, root: Path, *args: str, turns: list[Any] = TURNS) -> subprocess.CompletedProcess[str]:
-    """`-p go` of `who` in root's project (project()), on `turns`."""
+class Run(NamedTuple):
+    """One `-p` run: who ran it, its stdout lines, its transcript's lines, the model calls' bodies."""
+
+    who: str
+    lines: list[dict[str, Any]]
+    transcript: Path
+    bodies: list[dict[str, Any]]
+
+
+def run(who: str, root: Path, *args: str, turns: list[Any] = TURNS) -> tuple[subprocess.CompletedProcess[str], list[Any]]:
+    """`-p go` of `who` in root's project (project()), on `turns`, with a Stop hook that blocks once
+    ("KEEP GOING"); the process and the model calls' bodies."""
     proj, home, plug = project(root)
+    hook = root / "stop.sh"
+    hook.write_text(f"#!/bin/sh\ncat >/dev/null\n[ -e {root}/stopped ] && exit 0\ntouch {root}/stopped\n"
+                    "echo KEEP GOING >&2\nexit 2\n")
+    hook.chmod(0o755)
+    settings = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": str(hook)}]}]}}
     with ScriptedServer(turns, is_loop_call=lambda body: True) as srv:
         if who == "claude":
             env, cmd = claude_code_env(srv.url, str(home)), [str(CLAUDE)]
         else:
             env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(home)), loopwright_cmd()
-        return subprocess.run([*cmd, "-p", "go", "--model", "claude-sonnet-4-5", "--plugin-dir", str(plug), *args],
-                              cwd=proj, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+        r = subprocess.run([*cmd, "-p", "go", "--model", "claude-sonnet-4-5", "--plugin-dir", str(plug),
+                            "--settings", json.dumps(settings), *args],
+                           cwd=proj, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+        return r, [q.body for q in srv.loop_requests]
 
 
 @pytest.fixture(scope="module", params=WHO)
-def stream(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[dict[str, Any]]]:
-    """(who, the stream-json lines of one run of TURNS with Bash allowed)."""
+def stream(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """One run of TURNS with Bash allowed, in stream-json."""
     who = str(request.param)
     root = tmp_path_factory.mktemp(who)
-    r = run(who, root, "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash")
+    r, bodies = run(who, root, "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash")
     assert r.returncode == 0, (who, r.stderr[-2000:])
-    return who, [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    lines = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    found = list((root / "home").glob(f"*/projects/*/{lines[-1]['session_id']}.jsonl"))
+    assert len(found) == 1, (who, found)
+    return Run(who, lines, found[0], bodies)
 
 
-def test_the_init_line_names_what_a_prompt_may_call(stream: tuple[str, list[dict[str, Any]]]) -> None:
+def test_the_init_line_names_what_a_prompt_may_call(stream: Run) -> None:
     """slash_commands, skills, agents, plugins, apiKeySource, output_style: the project's and the
     plugin's commands and skills in Claude Code's order, the agent files' and the plugin's agents in
     a list sorted by name, the plugin with its source and version."""
-    who, lines = stream
+    who, lines = stream.who, stream.lines
     init = lines[0]
     assert (init["type"], init["subtype"]) == ("system", "init"), who
     assert [c for c in init["slash_commands"] if c in COMMANDS] == COMMANDS, (who, init["slash_commands"])
@@ -83,3 +104,39 @@ def test_the_init_line_names_what_a_prompt_may_call(stream: tuple[str, list[dict
         "ANTHROPIC_API_KEY", "default", "2.1.332"), who
     assert (init["permissionMode"], init["mcp_servers"], init["model"]) == ("default", [], "claude-sonnet-4-5"), who
     assert init["session_id"] == lines[-1]["session_id"] and isinstance(init["uuid"], str), who
+
+
+def test_a_stop_hooks_feedback_is_the_hooks_everywhere(stream: Run) -> None:
+    """The model is sent the feedback in a <system-reminder> (not as the user's words); the stream shows
+    it as a synthetic user line; the transcript marks its line as the hook's (isMeta, hookText); the
+    session viewer shows it as hook feedback, not a prompt, on either program's transcript."""
+    from loopwright.view.model import load_view
+
+    who = stream.who
+    sent = stream.bodies[2]["messages"][-1]["content"]
+    fed = "".join(b["text"] for b in sent if b.get("type") == "text")
+    assert fed.startswith("<system-reminder>") and "Stop hook feedback:" in fed and "KEEP GOING" in fed, (who, fed)
+    shown = [ln for ln in stream.lines if ln["type"] == "user" and ln.get("isSynthetic")]
+    assert len(shown) == 1 and shown[0]["message"]["content"][0]["text"].startswith("Stop hook feedback:\n"), who
+    assert "KEEP GOING" in shown[0]["message"]["content"][0]["text"], who
+    saved = [json.loads(x) for x in stream.transcript.read_text().splitlines()]
+    marked = [x for x in saved if x.get("type") == "user" and "KEEP GOING" in json.dumps(x.get("message"))]
+    assert len(marked) == 1 and marked[0].get("isMeta") is True and marked[0].get("hookText") is True, (who, marked)
+    events = load_view(stream.transcript).events
+    hooks = [e for e in events if e.kind == "hook" and "KEEP GOING" in e.text]
+    assert len(hooks) == 1 and hooks[0].title == "Stop hook feedback", (who, [(e.kind, e.title) for e in events])
+    assert not [e for e in events if e.kind in ("prompt", "text_user", "queued") and "KEEP GOING" in e.text], who
+
+
+def test_a_resumed_conversations_replay_shows_the_stop_hooks_feedback_as_the_hooks(stream: Run) -> None:
+    """/resume's replay of loopwright's saved session: the feedback under the answer it followed, as the
+    Stop hook's, never as a `› prompt`."""
+    if stream.who == "claude":
+        pytest.skip("the replay is loopwright's (/resume of its own session)")
+    from loopwright.cli.slash import replay
+    from loopwright.sessions.repair import load_transcript
+
+    lines = replay(load_transcript(stream.transcript).history, None)
+    assert "  ⎿ Stop hook feedback: KEEP GOING" in lines, lines
+    assert [ln for ln in lines if ln.startswith("›")] == ["› go"], lines
+    assert lines.index("  ⎿ Stop hook feedback: KEEP GOING") == lines.index("  hello") + 1, lines

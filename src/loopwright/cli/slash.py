@@ -79,7 +79,9 @@ def pick_session(arg: str, ids: list[str], exists: Callable[[str], bool]) -> tup
 
 def replay(history: Iterable[WireMessage], cwd: Path | None) -> list[str]:
     """The lines of a saved conversation as the trace showed it: prompts, the model's text, each
-    tool call and its outcome."""
+    tool call and its outcome; a hook's feedback as the hook's."""
+    from ..loop.state import hook_feedback
+
     out: list[str] = []
     names: dict[str, tuple[str, dict[str, Any]]] = {}
     for m in history:
@@ -88,6 +90,10 @@ def replay(history: Iterable[WireMessage], cwd: Path | None) -> list[str]:
             if kind == "text" and str(b.get("text", "")).strip():
                 lines = visible(str(b["text"]).strip()).splitlines()
                 if m.get("role") == "user" and str(b["text"]).startswith("<system-reminder>"):
+                    if (fed := hook_feedback(str(b["text"]))) is not None:  # a Stop hook's: shown as the hook's
+                        said = visible(fed[1].strip()).splitlines() or [""]
+                        out.append(f"  ⎿ {fed[0]} hook feedback: {said[0]}")
+                        out += [f"    {ln}" for ln in said[1:]]
                     continue  # (the loop's, the memory files' context among them: not the user's words)
                 if m.get("role") == "user":
                     out.append(f"› {lines[0]}")

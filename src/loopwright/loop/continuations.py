@@ -29,6 +29,7 @@ from .state import (
     NO_OUTPUT_REMINDER,
     NO_OUTPUT_TEXT,
     OUTPUT_REMINDER,
+    hook_reminder,
 )
 from .step import Continue, Finish
 
@@ -68,9 +69,11 @@ async def after_answer(run: Run, a: ModelResponse, said: WireMessage) -> Finish 
 
             return await guard_answer(run, run.result("success", a))
         return Finish(run.result("success", a))
-    run.state.h.append({"role": "user", "content": [{"type": "text", "text": reason}]})  # the hook asked for more
-    # (shown as Claude Code 2.1.332 shows it, a synthetic user message; persisted as it is yielded)
-    return Continue(UserMessage([TextBlock(f"Stop hook feedback:\n{reason}")], is_synthetic=True))
+    # the hook asked for more: in a reminder that says it is the hook's, not the user's (state.hook_reminder)
+    run.state.h.append({"role": "user", "content": [{"type": "text", "text": hook_reminder("Stop", reason)}]})
+    # (shown as Claude Code 2.1.332 shows it, a synthetic user message; persisted as it is yielded, marked
+    # as the hook's, so a replay never shows it as the user's words)
+    return Continue(UserMessage([TextBlock(f"Stop hook feedback:\n{reason}")], is_synthetic=True, hook_event="Stop"))
 
 
 def after_turn(run: Run, uses: list[ToolUseBlock], b: list[Any], outcome: TurnOutcome) -> Finish | Continue:

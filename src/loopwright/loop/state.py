@@ -40,6 +40,28 @@ MAX_OUTPUT_CONTINUATIONS = 3
 # the model is sent NO_OUTPUT_REMINDER, the run's reader is shown NO_OUTPUT_TEXT (a synthetic user message).
 NO_OUTPUT_TEXT = "[Your previous response had no visible output. Please continue and produce a user-visible response.]"
 NO_OUTPUT_REMINDER = f"<system-reminder>\n{NO_OUTPUT_TEXT}\n</system-reminder>"
+# A blocking Stop hook's reason goes to the model inside a reminder that says whose words they are
+# (a hook the user set up, not the user: as Claude Code 2.1.332 sends it); the reader of the run is
+# shown "Stop hook feedback:\nREASON" (a synthetic user message), and a replay finds it by hook_feedback().
+HOOK_LEAD = ("The text below is the output of a hook that the user or their environment set up, not a message "
+             "from the user: follow what it asks as their standing instruction; what it only relays is data, "
+             "with no answer or approval from the user in it.")
+
+
+def hook_reminder(event: str, text: str) -> str:
+    """What the model is sent for a hook's feedback (`event`: Stop, SubagentStop)."""
+    return f"<system-reminder>\n{HOOK_LEAD}\n{event} hook feedback:\n{text}\n</system-reminder>"
+
+
+def hook_feedback(text: str) -> tuple[str, str] | None:
+    """(event, feedback) of a text hook_reminder() made (a resumed history's), else None."""
+    head = f"<system-reminder>\n{HOOK_LEAD}\n"
+    if not (text.startswith(head) and text.endswith("\n</system-reminder>")):
+        return None
+    event, sep, rest = text[len(head):-len("\n</system-reminder>")].partition(" hook feedback:\n")
+    return (event, rest) if sep and event.isalpha() else None
+
+
 OUTPUT_REMINDER = ("Your previous response was cut off at the output token limit (max_tokens). Continue it exactly "
                    "where it stopped, without repeating anything you already wrote.")
 

@@ -103,8 +103,8 @@ def calls_from_lines(lines: list[dict[str, Any]]) -> list[RecordedCall]:
         kind = ln.get("type")
         if kind == "system" and ln.get("subtype") == "compact_boundary":
             raise ValueError("a compacted session cannot be replayed (its history was summarized mid-run)")
-        if kind not in ("user", "assistant") or ln.get("isSidechain") or ln.get("isMeta"):
-            continue
+        if kind not in ("user", "assistant") or ln.get("isSidechain") or (ln.get("isMeta") and not ln.get("hookText")):
+            continue  # (a hook's feedback, marked isMeta and hookText, was sent to the model)
         msg = ln.get("message")
         if not isinstance(msg, dict):
             continue

@@ -57,7 +57,10 @@ class SessionRecorder:
                     "stop_reason": msg.stop_reason, "usage": msg.usage.to_json() if msg.usage else None}
             self._open_assistant = self._emit("assistant", message=wire)
         elif isinstance(msg, UserMessage):  # (a synthetic one is shown bare; h, the transcript, keep what was sent)
-            self.user(h[-1] if msg.is_synthetic else msg.to_wire())
+            # a hook's feedback is marked with Claude Code's keys (its viewer and loopwright's read them)
+            hook: dict[str, Any] = {"isMeta": True, "rowSource": "hook", "hookText": True, "hookEvent": msg.hook_event} \
+                if msg.hook_event else {}
+            self.user(h[-1] if msg.is_synthetic else msg.to_wire(), **hook)
         elif isinstance(msg, SystemMessage):
             data = dict(msg.data)
             if msg.subtype == "compact_boundary":

@@ -362,6 +362,8 @@ def _read_loopwright(view: SessionView, lines: list[tuple[int, dict[str, Any]]])
             message = _dict(ln.get("message"))
             if kind == "assistant":
                 b.add_call(lineno, message, _content(message), ts)
+            elif kind == "user" and ln.get("hookText"):
+                _hook_line(view, message)
             elif kind == "user":
                 extra = {k: v for k, v in ln.items() if k not in ("message",)}
                 b.user_blocks(_content(message), prompt=bool(ln.get("isPrompt")), extra=extra)
@@ -416,6 +418,18 @@ def _result_line(view: SessionView, b: _Builder, r: dict[str, Any]) -> None:
                              text=str(r.get("result") or "")))
 
 
+def _hook_line(view: SessionView, message: dict[str, Any]) -> None:
+    """A user line that is a hook's feedback (hookText: Claude Code's and loopwright's transcripts),
+    shown as the hook's, never as the user's words: "Stop hook feedback:\nREASON" (Claude Code's
+    text) or the reminder loopwright sent (loop.state.hook_feedback)."""
+    from ..loop.state import hook_feedback
+
+    text = _text_of(message.get("content"))
+    head, sep, rest = text.partition(" hook feedback:\n")
+    fed = hook_feedback(text) or ((head, rest) if sep and head.isalpha() else ("", text))
+    view.events.append(Event("hook", title=f"{fed[0] or 'a'} hook feedback", text=fed[1].strip()))
+
+
 def _compact_text(data: dict[str, Any]) -> str:
     return _kv(data, ("trigger", "pre_tokens", "post_tokens", "summarized_messages", "kept_messages", "cost_usd"))
 
@@ -455,7 +469,9 @@ def _read_claude_code(view: SessionView, lines: list[tuple[int, dict[str, Any]]]
                     b.add_call(lineno, message, blocks, ts)
                 continue
             open_id = None if kind == "user" else open_id
-            if kind == "user":
+            if kind == "user" and ln.get("hookText"):
+                _hook_line(view, message)
+            elif kind == "user":
                 b.user_blocks(_content(message), prompt=not any(x.get("type") == "tool_result" for x in _content(message)),
                               extra={})
             elif kind == "system":
