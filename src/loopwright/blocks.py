@@ -375,10 +375,19 @@ Prompt: TypeAlias = str | list[WireBlock]
 PROMPT_BLOCKS = frozenset({"text", "image", "document"})
 
 
+# The Messages API refuses a blank text block in any message: a prompt of one, kept in the history,
+# made every later request of its session fail (an SDK's or an editor's blank line, a blank text
+# beside an image), so it is left out, and a prompt of nothing else is refused before it is kept.
+EMPTY_PROMPT = "the prompt is empty (blank text only): write something, or attach an image or a document"
+
+
 def prompt_content(prompt: Prompt) -> list[WireBlock]:
     """The first user message's content: a string as one text block; a list of text, image and
-    document blocks as they are (copied). Raises TypeError naming what is wrong."""
+    document blocks as they are (copied), blank text blocks left out. Raises TypeError naming what
+    is wrong (a prompt that is blank: EMPTY_PROMPT)."""
     if isinstance(prompt, str):
+        if not prompt.strip():
+            raise TypeError(EMPTY_PROMPT)
         return [{"type": "text", "text": prompt}]
     if not isinstance(prompt, list) or not prompt:
         raise TypeError(f"prompt must be a str or a non-empty list of content blocks, not {prompt!r:.80}")
@@ -394,7 +403,10 @@ def prompt_content(prompt: Prompt) -> list[WireBlock]:
                 or (src.get("type") == "url" and isinstance(src.get("url"), str))
                 or (kind == "document" and src.get("type") == "text" and isinstance(src.get("data"), str)))):
             raise TypeError(f"a prompt's {kind} block needs a source: base64 data with its media_type, or a url")
-    return [dict(b) for b in prompt]
+    kept = [dict(b) for b in prompt if b["type"] != "text" or b["text"].strip()]  # (blank text: left out)
+    if not kept:
+        raise TypeError(EMPTY_PROMPT)
+    return kept
 
 
 def prompt_text(prompt: Prompt) -> str:

@@ -24,6 +24,7 @@ from tests.protofuzz import Peer, lines
 
 pytestmark = pytest.mark.e2e
 MODEL = "claude-sonnet-4-6"
+IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
 USER = {"type": "user", "message": {"role": "user", "content": "hi"}, "parent_tool_use_id": None, "session_id": ""}
 TEMPLATES: list[dict[str, Any]] = [
     USER,
@@ -209,3 +210,33 @@ def test_an_answers_malformed_rule_is_named_and_later_asks_still_reach_the_sdk(t
     assert r["result"] == "done" and r["permission_denials"] == [], r
     assert a.read_text() == "x" and b.read_text() == "y" and asked == ["Write", "Write"]  # (Bash: the kept rule)
     assert "Read(a)b" in b"".join(peer.err).decode()
+
+
+@pytest.mark.parametrize("content", ["  \n", [{"type": "text", "text": " "}], [{"type": "text", "text": ""}, IMAGE]],
+                         ids=["blank-string", "blank-block", "blank-beside-an-image"])
+def test_a_blank_prompt_never_poisons_the_session(tmp_path: Path, content: Any) -> None:
+    """A user line of blank text (or blank text beside an image): the Messages API refuses a blank
+    text block, and the prompt was kept in the session's history, so that line's run and every
+    later one of the session failed (400: text content blocks must contain non-whitespace text).
+    Blank text is left out; a prompt of nothing else is its own error result, not kept."""
+    with ScriptedServer([[text("one")], [text("two")]], model=MODEL) as srv:
+        env = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="test", LOOPWRIGHT_HOME=str(tmp_path / "lw"),
+                      HOME=str(tmp_path))
+        peer = Peer([*loopwright_cmd(), "--output-format", "stream-json", "--verbose", "--input-format", "stream-json",
+                     "--model", MODEL], env, str(tmp_path), lambda m: None)
+        try:
+            results = []
+            for c in (content, "hi"):
+                peer.send(json.dumps({**USER, "message": {"role": "user", "content": c}}).encode())
+                results.append(peer.wait_for(lambda m: m.get("type") == "result", timeout=60))
+        finally:
+            peer.close()
+    blank_only = not isinstance(content, list) or len(content) == 1
+    assert [r["subtype"] for r in results] == (["error_during_execution", "success"] if blank_only
+                                               else ["success", "success"]), results
+    assert results[-1]["result"] == ("one" if blank_only else "two"), results
+    if blank_only:
+        assert "the prompt is empty" in results[0]["errors"][0]
+    else:
+        sent = srv.loop_requests[0].body["messages"][0]["content"]
+        assert [{k: v for k, v in b.items() if k != "cache_control"} for b in sent] == [IMAGE], sent

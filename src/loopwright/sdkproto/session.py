@@ -437,8 +437,9 @@ def line_prompt(message: Any) -> Prompt:
         return content
     blocks: list[dict[str, Any]] = []
     for b in content or []:
-        if not isinstance(b, dict):
-            continue
+        if not isinstance(b, dict) or b.get("type") == "text" and isinstance(b.get("text"), str) \
+                and not b["text"].strip():
+            continue  # (a blank text block: the run leaves it out, and refuses a prompt of nothing else)
         try:
             blocks += prompt_content([b])
         except TypeError as e:
