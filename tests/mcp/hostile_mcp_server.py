@@ -9,6 +9,7 @@ an image (PNG), audio, or an embedded resource blob of about N bytes. --long-lin
 with one line of about N characters. --description-chars N: `get`'s description is N characters
 longer. --schema-bytes N: a second tool, `fat`, has an input schema of about N bytes.
 --blank-prompt: prompts `blank` and `some`, whose messages are blank texts (`some`: and one that is not).
+--resources N: N resources, each with a 1000-character description.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def main() -> None:
     p.add_argument("--description-chars", type=int, default=0)
     p.add_argument("--schema-bytes", type=int, default=0)
     p.add_argument("--blank-prompt", action="store_true")
+    p.add_argument("--resources", type=int, default=0)
     a = p.parse_args()
     out = sys.stdout
     for i in range(a.junk):
@@ -51,7 +53,8 @@ def main() -> None:
         if rid is None:
             continue  # a notification
         if method == "initialize":
-            caps: dict = {"tools": {}, **({"prompts": {}} if a.blank_prompt else {})}
+            caps: dict = {"tools": {}, **({"prompts": {}} if a.blank_prompt else {}),
+                          **({"resources": {}} if a.resources else {})}
             result: dict = {"protocolVersion": req["params"]["protocolVersion"], "capabilities": caps,
                             "serverInfo": {"name": "hostile", "version": "1"}}
         elif method == "tools/list":
@@ -60,6 +63,9 @@ def main() -> None:
                 tools.append({"name": "fat", "description": "fat", "inputSchema": {
                     "type": "object", "properties": {"x": {"type": "string", "description": "s" * a.schema_bytes}}}})
             result = {"tools": tools}
+        elif method == "resources/list":
+            result = {"resources": [{"uri": f"file:///r{i}", "name": f"r{i}", "description": "d" * 1000}
+                                    for i in range(a.resources)]}
         elif method == "prompts/list":
             result = {"prompts": [{"name": "blank"}, {"name": "some"}]}
         elif method == "prompts/get":  # `blank`: only blank texts; `some`: blank texts around one that is not

@@ -56,3 +56,22 @@ def test_a_huge_description_is_cut_and_a_huge_schema_refused(tmp_path: Path) -> 
     assert len(desc) == 4096 and desc.startswith("get itddd") and desc.endswith("\u2026 [truncated]")
     assert "mcp__hostile__fat" not in tools
     assert "tool 'fat' skipped: its input schema is 300,0" in r.stderr and "over the 100,000" in r.stderr
+
+
+@pytest.mark.e2e
+def test_a_huge_resource_list_is_cut_as_any_mcp_output(tmp_path: Path) -> None:
+    """ListMcpResources' answer is the server's words too: 2,000 resources with long descriptions
+    (2 MB) went into the history whole, and every later request of the run carried them. It is
+    cut at MAX_MCP_OUTPUT_TOKENS as a tool's result is, the rest saved beside the transcript."""
+    cfg = json.dumps({"mcpServers": {"hostile": {"command": sys.executable, "args": [SERVER, "--resources", "2000"]}}})
+    env = cli_env(ANTHROPIC_API_KEY="test", LOOPWRIGHT_HOME=str(tmp_path / "home"))
+    with ScriptedServer([[use("l1", "ListMcpResources")], [text("done")]]) as srv:
+        r = subprocess.run([*loopwright_cmd(), "-p", "hi", "--model", "claude-sonnet-4-6", "--base-url", srv.url,
+                            "--mcp-config", cfg, "--output-format", "json"], cwd=tmp_path, env=env,
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        last = srv.loop_requests[-1]
+    result = json.dumps(last.body["messages"][-1]["content"][0])
+    assert len(last.raw) < 250_000 and "output cut" in result and "file:///r0" in result, len(last.raw)
+    saved = [p for p in (tmp_path / "home").rglob("tool-results/*") if p.is_file()]
+    assert len(saved) == 1 and "file:///r1999" in saved[0].read_text()

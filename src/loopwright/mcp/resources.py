@@ -24,7 +24,7 @@ def _get(connections: Sequence[Connection], name: str) -> Connection | None:
 
 def resource_tools(connections: Sequence[Connection]) -> list[Tool]:
     """The two resource tools over the run's connections (the live list: its statuses change)."""
-    async def list_resources(x: dict[str, Any], ctx: ToolContext) -> str:
+    async def list_resources(x: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         wanted = x.get("server")
         conns = [c for c in connections if c.status == "connected" and c.has_resources
                  and (wanted is None or c.name == wanted)]
@@ -49,7 +49,10 @@ def resource_tools(connections: Sequence[Connection]) -> list[Tool]:
                 if r.description:
                     item["description"] = r.description
                 items.append(item)
-        return json.dumps(items, ensure_ascii=False)
+        # the servers' words, cut as their tools' results are (a server listing thousands of
+        # resources put megabytes into the history, carried by every later request)
+        blocks = cap([TextBlock(json.dumps(items, ensure_ascii=False))], ctx)
+        return ToolOutput(blocks[0].text if len(blocks) == 1 and isinstance(blocks[0], TextBlock) else blocks)
 
     async def read_resource(x: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         c = _get(connections, x["server"])
