@@ -14,10 +14,21 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
-def _count(v: Any) -> int:
+def count(v: Any) -> int:
     """A reported token count as an int (None: 0). (An int as is: Python 3.11's int() costs ~600
-    instructions a call, and a usage has six; type(v), not v.__class__: that read is never specialized.)"""
-    return v if type(v) is int else 0 if v is None else int(v or 0)
+    instructions a call, and a usage has six; type(v), not v.__class__: that read is never specialized.)
+    A count that is negative or no number (a broken proxy's, a hostile server's) is 0: a negative
+    one made the run's cost go down, so --max-budget-usd never tripped, and one that is no number
+    ended the run (ValueError), its answer lost."""
+    return v if type(v) is int and v >= 0 else _odd_count(v)
+
+
+def _odd_count(v: Any) -> int:
+    try:
+        n = int(v or 0)
+    except (TypeError, ValueError, OverflowError):  # ("abc", [1], inf, nan)
+        return 0
+    return n if n > 0 else 0
 
 
 @dataclass(slots=True)
@@ -41,12 +52,12 @@ class Usage:
         cc = d.get("cache_creation")  # (d.get(...), not a bound `get`: Python 3.11 specializes these calls)
         stu = d.get("server_tool_use")
         return cls(
-            _count(d.get("input_tokens")),
-            _count(d.get("output_tokens")),
-            _count(d.get("cache_creation_input_tokens")),
-            _count(d.get("cache_read_input_tokens")),
-            _count(cc.get("ephemeral_1h_input_tokens")) if cc else 0,
-            _count(stu.get("web_search_requests")) if stu else 0,
+            count(d.get("input_tokens")),
+            count(d.get("output_tokens")),
+            count(d.get("cache_creation_input_tokens")),
+            count(d.get("cache_read_input_tokens")),
+            count(cc.get("ephemeral_1h_input_tokens")) if cc else 0,
+            count(stu.get("web_search_requests")) if stu else 0,
         )
 
     def to_json(self) -> dict[str, Any]:

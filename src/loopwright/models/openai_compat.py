@@ -37,7 +37,7 @@ from ..blocks import Block, TextBlock, wire_blocks
 from ..history import FrozenList, frozen
 from ..ids import new_hex
 from ..messages import StreamEvent
-from ..usage import Usage
+from ..usage import Usage, count
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse, tool_use
 from .catalog import output_limit
 from .http import USER_AGENT, HTTPModel, HTTPOptions, PerMessage
@@ -335,9 +335,10 @@ class _Accumulator:
         elif stop is None:
             stop = "end_turn"
         u = self.usage or {}
-        prompt = int(u.get("prompt_tokens") or 0)
-        cached = int((u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-        usage = Usage(input_tokens=max(0, prompt - cached), output_tokens=int(u.get("completion_tokens") or 0),
+        prompt = count(u.get("prompt_tokens"))
+        details = u.get("prompt_tokens_details")
+        cached = count(details.get("cached_tokens")) if isinstance(details, dict) else 0
+        usage = Usage(input_tokens=max(0, prompt - cached), output_tokens=count(u.get("completion_tokens")),
                       cache_read_input_tokens=cached)
         # usage is keyed by the name asked for (a local server answers with its model file's path)
         return ModelResponse(content, stop, usage, model)

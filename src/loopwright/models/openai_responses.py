@@ -36,7 +36,7 @@ from typing import Any
 from ..blocks import Block, TextBlock, UnknownBlock
 from ..ids import new_hex
 from ..messages import StreamEvent
-from ..usage import Usage
+from ..usage import Usage, count
 from .base import ModelEvent, ModelRequest, ModelResponse, tool_use
 from .http import PerMessage
 from .openai_compat import OpenAICompatModel, _image_part, _result_text, message_blocks, user_parts
@@ -170,9 +170,10 @@ def read_response(response: dict[str, Any], model: str, kind: str) -> ModelRespo
     if stop is None:
         stop = "tool_use" if calls else "end_turn"
     u = response.get("usage") or {}
-    cached = int((u.get("input_tokens_details") or {}).get("cached_tokens") or 0)
-    usage = Usage(input_tokens=max(0, int(u.get("input_tokens") or 0) - cached),
-                  output_tokens=int(u.get("output_tokens") or 0), cache_read_input_tokens=cached)
+    details = u.get("input_tokens_details")
+    cached = count(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    usage = Usage(input_tokens=max(0, count(u.get("input_tokens")) - cached),
+                  output_tokens=count(u.get("output_tokens")), cache_read_input_tokens=cached)
     return ModelResponse(content, stop, usage, model)  # keyed by the name asked for
 
 
