@@ -219,6 +219,29 @@ def test_claude_codes_first_requests_are_answered_early_and_as_the_sdk_would(tmp
     assert b"differs" not in err, err[-3000:]
 
 
+def test_a_probe_the_client_gave_up_on_does_not_set_the_protocol_era(tmp_path: Path) -> None:
+    """Claude Code probes with `server/discover` and, on stdio, goes on with `initialize` when the
+    answer is late (a server slow to start on a loaded machine: seen as every tools/call of
+    tests/mcp/test_mcp_interop.py refused "params._meta is missing the required envelope key(s)").
+    Both lines are read before the SDK is loaded and answered early; the SDK must then serve the
+    handshake era the client chose, not the 2026-07-28 era of the probe it gave up on."""
+    (tmp_path / "a.txt").write_text("a file\n")
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    peer = start(tmp_path, tmp_path / "home")
+    try:
+        peer.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": meta}}).encode())
+        assert "result" in call(peer, "initialize", INIT)  # (the probe's answer, not waited for)
+        peer.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        got = call(peer, "tools/call", {"name": "Read", "arguments": {"file_path": str(tmp_path / "a.txt")}})
+        assert "a file" in got["result"]["content"][0]["text"], got
+        assert peer.close() == 0
+    finally:
+        if peer.p.poll() is None:
+            peer.p.kill()
+
+
 def test_a_change_right_after_the_subscribe_answer_is_told(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The watch's first look at the file is taken before `resources/subscribe` is answered, not
     when its task first runs: on a busy server that can be after the client's next write, which

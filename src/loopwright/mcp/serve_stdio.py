@@ -14,8 +14,9 @@ answered before the SDK is loaded (`App.early`, server.py): the handshake (`init
 `server/discover` of the 2026-07-28 protocol, which Claude Code speaks) at once, before the tools are
 built, and the listings (tools, prompts, resources) once the tools are built (~0.1 s), from the same
 code the SDK server's handlers use. The SDK still gets every request (its session needs the
-client's capabilities and version) and its own answer to an early-answered one is dropped — after a
-check that it says the same, with one stderr line if not (tests/mcp check they agree).
+client's capabilities and version; but a `server/discover` probe the client gave up on, see `feed`)
+and its own answer to an early-answered one is dropped — after a check that it says the same, with
+one stderr line if not (tests/mcp check they agree).
 
 While serving, fd 0 reads the null device and fd 1 writes to stderr (the wire is on private
 duplicates), so nothing a tool prints reaches the client as a broken message.
@@ -258,19 +259,38 @@ class _Stdio:
             inner.cancel_scope.cancel()  # (feed only waits on a client that stopped being read)
 
     async def feed(self, to_sdk_send: Any) -> None:
-        """The inbox's messages, as the SDK's types, to the SDK (one it refuses answered -32600)."""
+        """The inbox's messages, as the SDK's types, to the SDK (one it refuses answered -32600).
+
+        The SDK takes the connection's protocol era from the first request it gets. A `server/discover`
+        answered early is the client's probe, which a client may have given up on: Claude Code waits a
+        moment for its answer and, on stdio, then opens the handshake era with `initialize` (a server
+        slow to start: a loaded machine). So the probe is held until the client's next request: an
+        `initialize` drops it (the client already has its early answer), anything else sends it first."""
+        async with to_sdk_send, self.inbox:
+            probe: dict[str, Any] | None = None
+            async for msg in self.inbox:
+                if probe is not None and "method" in msg and "id" in msg:
+                    if msg["method"] == "initialize":
+                        self.early.pop(json.dumps(probe["id"]), None)
+                    else:
+                        await self.to_sdk(probe, to_sdk_send)
+                    probe = None
+                if msg.get("method") == "server/discover" and "id" in msg and json.dumps(msg["id"]) in self.early:
+                    probe = msg
+                    continue
+                await self.to_sdk(msg, to_sdk_send)
+
+    async def to_sdk(self, msg: dict[str, Any], to_sdk_send: Any) -> None:
         import mcp_types as types
         from mcp.shared.message import SessionMessage
         from pydantic import ValidationError
 
-        async with to_sdk_send, self.inbox:
-            async for msg in self.inbox:
-                try:
-                    message = types.jsonrpc_message_adapter.validate_python(msg, by_name=False)
-                except ValidationError as e:
-                    await self.refuse(msg, types_problem(e))
-                    continue
-                await to_sdk_send.send(SessionMessage(message))
+        try:
+            message = types.jsonrpc_message_adapter.validate_python(msg, by_name=False)
+        except ValidationError as e:
+            await self.refuse(msg, types_problem(e))
+            return
+        await to_sdk_send.send(SessionMessage(message))
 
     async def refuse(self, msg: dict[str, Any], problem: str) -> None:
         answer, id_ = jsonrpc_answer_id(msg)
