@@ -276,7 +276,10 @@ def compat_markdown(schema_keys: Iterable[str], version: str) -> str:
               "background and wakes the model later; loopwright's waits).", "",
               "A command hook's stdout and its stderr are each read up to 10 MiB: a hook that prints more is "
               "ended there, its output kept cut and marked so, a non-blocking error (Claude Code reads it all: an "
-              "endless stream fills its memory). The statusLine command and apiKeyHelper are ended past 1 MiB.", "",
+              "endless stream fills its memory). The statusLine command and apiKeyHelper are ended past 1 MiB. "
+              "What of a hook's output reaches the model, the transcript or a front end (exit 2's stderr, a reason, "
+              "a message, additionalContext, the hook_response of --include-hook-events) is cut at 10,000 "
+              "characters, saying how many more there were.", "",
               "Hook keys loopwright does not honour (named when read; the hook still runs): "
               + "; ".join(f"`{k}`: {v}" for k, v in REFUSED_HOOK_KEYS.items()) + ".", "",
               "## Hook output fields", "",

@@ -218,15 +218,15 @@ class RunHooks(WorkEvents, PromptEvents):
         result = PermissionResult()
         for o in outs:
             if o.exit_code == 2:
-                result = PermissionResult("deny", message=o.stderr.strip() or f"denied by PermissionRequest hook {o.label}")
+                result = PermissionResult("deny", message=cap(o.stderr.strip()) or f"denied by PermissionRequest hook {o.label}")
                 break
             decision = specific(o).get("decision")
             if not isinstance(decision, dict):
                 continue
             behavior = decision.get("behavior")
             if behavior == "deny":
-                result = PermissionResult("deny", message=str(decision.get("message") or
-                                                              f"denied by PermissionRequest hook {o.label}"),
+                result = PermissionResult("deny", message=cap(str(decision.get("message") or
+                                                                  f"denied by PermissionRequest hook {o.label}")),
                                           interrupt=decision.get("interrupt") is True)
                 break
             if behavior == "allow":
@@ -485,8 +485,8 @@ class RunHooks(WorkEvents, PromptEvents):
         self.state.reports.append(head)
         o = await run_one(event, hook, timeout, payload, tool_use_id, self.state.context, env, self._report)
         stdout = o.stdout if o.output is None else json.dumps(o.output)
-        self.state.reports.append({**head, "kind": "response", "output": stdout + o.stderr, "stdout": stdout,
-                                   "stderr": o.stderr, "exit_code": o.exit_code,
+        self.state.reports.append({**head, "kind": "response", "output": cap(stdout + o.stderr), "stdout": cap(stdout),
+                                   "stderr": cap(o.stderr), "exit_code": o.exit_code,  # (a front end's, the transcript's)
                                    "outcome": "error" if o.failed else "success"})
         return o
 
@@ -525,7 +525,7 @@ class RunHooks(WorkEvents, PromptEvents):
             for line in unsupported(event, out):
                 self._report(event, o.label, "error", line)
             if out.get("continue") is False and self.state.halted is None:
-                self.state.halted = str(out.get("stopReason") or f"stopped by {event} hook {o.label}")
+                self.state.halted = cap(str(out.get("stopReason") or f"stopped by {event} hook {o.label}"))
             if out.get("suppressOutput") is True:
                 continue
             if out.get("systemMessage"):
@@ -534,6 +534,7 @@ class RunHooks(WorkEvents, PromptEvents):
                 self._report(event, o.label, "blocked", o.stderr.strip() or "exit status 2")
 
     def _report(self, event: str, label: str, kind: str, message: str) -> None:
+        message = cap(message)  # (a systemMessage, an error's words: to the user, a front end and the log)
         entry: HookReportData = {"hook_event_name": event, "hook": label, "kind": kind, "message": message}
         self.state.reports.append(entry)
         if kind == "message":

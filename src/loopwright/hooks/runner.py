@@ -239,7 +239,7 @@ def _truncated(event: str, label: str, stream: str, out: str, err: str, report: 
     why = f"printed over {MAX_OUTPUT_BYTES:,} bytes on {stream}; its output was cut there and its processes were killed"
     report(event, label, "error", why)
     note = f"\n... [{stream} cut at {MAX_OUTPUT_BYTES:,} bytes]"
-    return Outcome(label, -1, out + note if stream == "stdout" else out, err + note if stream == "stderr" else err,
+    return Outcome(label, -1, out + note if stream == "stdout" else out, cap(err) + (note if stream == "stderr" else ""),
                    failed=True)
 
 
@@ -295,7 +295,9 @@ def decode(event: str, label: str, code: int, stdout: str, stderr: str, report: 
     """What a command (or an HTTP hook, as its status) gave back, in command-hook terms: exit 0
     with a JSON object on stdout is its output; other text stays text; exit 2 blocks; any other
     code is a non-blocking error, reported."""
-    outcome = Outcome(label, code, stdout, stderr)
+    # stderr is only ever text for the model, the user or a front end (exit 2's reason, a report):
+    # kept to what any of them takes (output.cap), here once. stdout may be JSON and stays whole.
+    outcome = Outcome(label, code, stdout, cap(stderr))
     if code == 0:
         text = stdout.strip()
         if text.startswith("{"):
