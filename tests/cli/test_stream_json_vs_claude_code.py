@@ -140,3 +140,42 @@ def test_a_resumed_conversations_replay_shows_the_stop_hooks_feedback_as_the_hoo
     assert "  ⎿ Stop hook feedback: KEEP GOING" in lines, lines
     assert [ln for ln in lines if ln.startswith("›")] == ["› go"], lines
     assert lines.index("  ⎿ Stop hook feedback: KEEP GOING") == lines.index("  hello") + 1, lines
+
+
+def test_assistant_and_user_lines_carry_what_the_sdks_read(stream: Run) -> None:
+    """Each assistant and user line: its own uuid, the session's id, a timestamp (ISO 8601 UTC with
+    milliseconds), parent_tool_use_id; an assistant line's message id (the SDKs' message_id)."""
+    from datetime import datetime
+
+    who, lines = stream.who, stream.lines
+    sid = lines[-1]["session_id"]
+    said = [ln for ln in lines if ln["type"] in ("assistant", "user")]
+    assert [ln["type"] for ln in said] == ["assistant", "user", "assistant", "user", "assistant"], who
+    for ln in said:
+        assert len(ln["uuid"]) == 36 and ln["session_id"] == sid and ln["parent_tool_use_id"] is None, (who, ln)
+        assert ln["timestamp"].endswith("Z") and len(ln["timestamp"]) == 24, (who, ln["timestamp"])
+        datetime.fromisoformat(ln["timestamp"].replace("Z", "+00:00"))
+    ids = [ln["message"]["id"] for ln in said if ln["type"] == "assistant"]
+    assert all(i.startswith("msg_") for i in ids) and len(set(ids)) == 3, (who, ids)
+    block = said[1]["message"]["content"][0]
+    assert {k: block.get(k) for k in ("type", "tool_use_id", "content")} == {
+        "type": "tool_result", "tool_use_id": "t1", "content": "hi"}, (who, block)
+
+
+def test_the_result_line_has_what_the_sdks_read(stream: Run) -> None:
+    """The result: its outcome, durations, cost, usage, and a modelUsage entry per model with every field
+    the TypeScript SDK's ModelUsage type requires (contextWindow and maxOutputTokens among them)."""
+    who, r = stream.who, stream.lines[-1]
+    assert (r["type"], r["subtype"], r["is_error"], r["result"], r["stop_reason"], r["terminal_reason"]) == (
+        "result", "success", False, "done", "end_turn", "completed"), who
+    assert r["permission_denials"] == [] and len(r["uuid"]) == 36 and r["session_id"] == stream.lines[0]["session_id"]
+    assert all(isinstance(r[k], int) and r[k] >= 0 for k in ("duration_ms", "duration_api_ms", "num_turns")), who
+    assert isinstance(r["total_cost_usd"], float) and r["total_cost_usd"] > 0, who
+    tokens = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    assert all(isinstance(r["usage"][k], int) for k in tokens), (who, r["usage"])
+    used = r["modelUsage"]["claude-sonnet-4-5"]
+    required = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens", "webSearchRequests",
+                "costUSD", "contextWindow", "maxOutputTokens")
+    assert all(isinstance(used.get(k), (int, float)) for k in required), (who, used)
+    assert used["contextWindow"] >= 200_000 and used["maxOutputTokens"] > 0, (who, used)
+    assert abs(used["costUSD"] - r["total_cost_usd"]) < 1e-9 and used["outputTokens"] == r["usage"]["output_tokens"], who

@@ -99,6 +99,7 @@ def test_quick_start_basic(cli: str, tmp_path: Path) -> None:
     init = next(m for m in msgs if isinstance(m, SystemMessage))
     assert init.subtype == "init" and init.data["model"] == MODEL and init.data["cwd"] == str(tmp_path)
     assert init.data["apiKeySource"] == "ANTHROPIC_API_KEY"  # (options(): the key is in the environment)
+    assert r.model_usage is not None and r.model_usage[MODEL]["contextWindow"] > 0 < r.model_usage[MODEL]["maxOutputTokens"]
     assert "What is 2 + 2?" in json.dumps(srv.loop_requests[-1].body["messages"][-1])
 
 

@@ -15,11 +15,12 @@ import asyncio
 import select
 import signal
 import sys
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from ..assemble import query
 from ..blocks import json_text, valid_text
-from ..ids import new_uuid
+from ..ids import new_hex, new_uuid
 from ..messages import (
     AssistantMessage,
     Message,
@@ -42,9 +43,12 @@ from .config import (
 
 
 def message_json(msg: Message, session_id: str = "") -> dict[str, Any]:
-    """One stream-json line (Claude Code's shapes), with a fresh `uuid` as Claude Code gives every line."""
+    """One stream-json line (Claude Code's shapes), with a fresh `uuid` as Claude Code gives every line,
+    and on an assistant or user line its `timestamp` (ISO 8601, UTC, milliseconds: Claude Code's)."""
     line = _message_json(msg, session_id)
     line["uuid"] = new_uuid()
+    if isinstance(msg, (AssistantMessage, UserMessage)):
+        line["timestamp"] = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     return line
 
 
@@ -58,7 +62,8 @@ def _message_json(msg: Message, session_id: str) -> dict[str, Any]:
         return line
     if isinstance(msg, AssistantMessage):
         return {"type": "assistant",
-                "message": {"type": "message", "role": "assistant", "model": msg.model, **msg.to_wire(),
+                "message": {"id": f"msg_{new_hex(24)}", "type": "message", "role": "assistant", "model": msg.model,
+                            **msg.to_wire(),
                             "stop_reason": msg.stop_reason,
                             "usage": msg.usage.to_json() if msg.usage else None},
                 "parent_tool_use_id": msg.parent_tool_use_id, "session_id": session_id}
@@ -199,6 +204,10 @@ class _Output:
 
             line.setdefault("mcp_servers", [])
             line.update(init_fields(self.options))
+        elif isinstance(msg, ResultMessage) and self.options is not None:
+            from .initfields import model_limits
+
+            model_limits(line, self.options)
         return line
 
     def close(self) -> None:
@@ -213,10 +222,10 @@ class _Output:
             return EXIT_RUN_ERROR
         if self.lines is not None:  # (a result not shown, a transcript's failure, is the last line too)
             last = self.lines[-1] if self.lines else None
-            lines = self.lines if last is not None and last.get("type") == "result" else [*self.lines, result.to_json()]
+            lines = self.lines if last is not None and last.get("type") == "result" else [*self.lines, self.line(result)]
             print(json_text(lines), flush=True)
         elif self.format == "json":
-            print(json_text(result.to_json()), flush=True)
+            print(json_text(self.line(result)), flush=True)
         elif self.format == "text":
             if result.subtype == "success":
                 print(result.result or "", flush=True)

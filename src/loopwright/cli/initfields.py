@@ -1,7 +1,8 @@
-"""Room: cli. Owns the fields of Claude Code's `system`/`init` line that name what a session may
-call by name (`slash_commands`, `skills`, `agents`, `plugins`, `output_style`), the same in
-`-p --output-format stream-json --verbose` (cli.headless) and the Agent SDK protocol (sdkproto);
-may import the rooms below cli.
+"""Room: cli. Owns the fields of Claude Code's stream-json lines that a run does not report itself:
+the `system`/`init` line's names of what a session may call (`slash_commands`, `skills`, `agents`,
+`plugins`, `output_style`) and the result's `modelUsage` limits (`contextWindow`,
+`maxOutputTokens`), the same in `-p --output-format stream-json --verbose` / `json` (cli.headless)
+and the Agent SDK protocol (sdkproto); may import the rooms below cli.
 
 The run itself does not list them (a run reads a command or a skill only when its prompt names
 one): they are read here from the same places the run reads them (commands.command_listing,
@@ -107,3 +108,15 @@ def slash_commands(options: AgentOptions) -> list[Command]:
         return []
     return command_listing(cwd, options.setting_sources or [], trusted_for(options, cwd), extra, plugin_skills,
                            skills_off(options, cwd))
+
+
+def model_limits(line: dict[str, Any], options: AgentOptions) -> None:
+    """Each `modelUsage` entry of a result line with Claude Code's `contextWindow` (the run's W: the
+    options', else the model catalog's, 0 where unknown) and `maxOutputTokens` (the output limit a call
+    of that model asks for), which the TypeScript SDK's ModelUsage type requires."""
+    from ..models.catalog import context_window, output_limit
+
+    for name, used in (line.get("modelUsage") or {}).items():
+        if isinstance(used, dict):
+            used.setdefault("contextWindow", options.context_window or context_window(name) or 0)
+            used.setdefault("maxOutputTokens", options.max_tokens or output_limit(name))

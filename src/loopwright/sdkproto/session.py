@@ -377,7 +377,7 @@ class SdkSession:
                 [*({"type": "text", "text": t} for t in texts), *prompt_content(prompt)]
         control = RunControl()
         self.control = control
-        from ..cli.initfields import init_fields
+        from ..cli.initfields import init_fields, model_limits
 
         extra = init_fields(options, self.agent_names or None)
         try:
@@ -397,7 +397,10 @@ class SdkSession:
                         self.peer.send({"type": "user", "message": {"role": "user", "content": shown},
                                         "parent_tool_use_id": None, "session_id": sid,
                                         "uuid": msg.user_message_uuid, "isReplay": True})
-                self.peer.send(sdk_line(msg, sid, extra if isinstance(msg, SystemMessage) else None))
+                line = sdk_line(msg, sid, extra if isinstance(msg, SystemMessage) else None)
+                if isinstance(msg, ResultMessage):
+                    model_limits(line, options)
+                self.peer.send(line)
         except (TypeError, ValueError) as e:  # options found bad when the run starts (a bad script, a cwd gone)
             self.emit_error(str(e), sid)
         except Exception as e:  # noqa: BLE001 - the transcript's first line unwritable, a broken extension:

@@ -13,8 +13,8 @@ from typing import Any
 
 from .. import __version__
 from ..cli.headless import message_json
-from ..ids import new_hex, new_uuid
-from ..messages import AssistantMessage, Message, ResultMessage, SystemMessage
+from ..ids import new_uuid
+from ..messages import Message, ResultMessage, SystemMessage
 
 
 def sdk_line(msg: Message, session_id: str, extra_init: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -28,8 +28,6 @@ def sdk_line(msg: Message, session_id: str, extra_init: dict[str, Any] | None = 
             line.setdefault("apiKeySource", "none")
             line.update({"slash_commands": [], "agents": [], "skills": [], "plugins": [], "output_style": "default",
                          "loopwright_version": __version__, **(extra_init or {})})
-    elif isinstance(msg, AssistantMessage):
-        line["message"].setdefault("id", f"msg_{new_hex(24)}")
     elif isinstance(msg, ResultMessage):
         line.setdefault("session_id", session_id)
     return line
