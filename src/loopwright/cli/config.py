@@ -347,8 +347,8 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
 
     try:  # the settings' "model" (Claude Code's) when no flag names one, and their apiKeyHelper
         options = with_settings_model(options, settings)
-    except SettingsError:
-        settings = None  # the run reads the files again and reports the error
+    except SettingsError as e:  # a "model" naming no model: said here, never replaced by the default
+        raise UsageError(str(e)) from None
     model = options.model if isinstance(options.model, str) else DEFAULT_MODEL
     check_model(model, args.base_url, need_key=not (settings is not None and settings.api_key_helper))
     return replace(options, model=model) if options.model is None else options
