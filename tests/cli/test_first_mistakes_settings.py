@@ -37,3 +37,25 @@ def test_a_settings_model_naming_no_model_is_refused_not_replaced_by_the_default
     assert requests == []
     [line] = p.stderr.splitlines()
     assert line.startswith("loopwright: settings: model=") and says in line, line
+
+
+@pytest.mark.parametrize(("script", "says"), [
+    ('[{"type": "text", "text": "hi"}]',  # one turn's blocks, not a list of turns: ran as an empty answer
+     'turn 1 is an object without "content": a turn is a list of blocks or {"content": [...]} '
+     '(a script of one turn is [[...]])'),
+    ('[[{"type": "txt", "text": "hi"}]]',  # a typo'd block type: a success with an empty answer
+     "turn 1, block 1: unknown block type 'txt' (did you mean text?)"),
+    ('[[{"type": "tool_use", "id": "t1", "input": {}}]]', "turn 1, block 1: tool_use block is missing field 'name'"),
+])
+@pytest.mark.parametrize("how", ["-p", "serve-scripted"])
+def test_a_scripted_model_file_of_the_wrong_shape_is_refused_naming_the_turn(
+        tmp_path: Path, script: str, says: str, how: str) -> None:
+    """A hand-written script file is checked when read, as a settings file is, not played as
+    something else."""
+    (tmp_path / "turns.json").write_text(script)
+    args = ("-p", "hi", "--model", "scripted:turns.json") if how == "-p" else ("serve-scripted", "turns.json")
+    p = run(*args, cwd=tmp_path)
+    assert "Traceback" not in p.stderr
+    assert p.returncode == 2, p.stderr
+    [line] = p.stderr.splitlines()
+    assert line.endswith(f"turns.json: {says}"), line

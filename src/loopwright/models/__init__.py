@@ -39,6 +39,12 @@ def load_script(path: str | Path) -> list[Any]:
     turns = data.get("turns") if isinstance(data, dict) else data
     if not isinstance(turns, list):
         raise ValueError(f"scripted model file {path} must hold a list of turns or {{\"turns\": [...]}}")
+    from .scripted import check_script
+
+    try:
+        check_script(turns)
+    except ValueError as e:
+        raise ValueError(f"scripted model file {path}: {e}") from None
     return turns
 
 

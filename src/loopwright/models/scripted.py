@@ -30,6 +30,40 @@ Turn: TypeAlias = list[dict[str, Any]] | dict[str, Any] | BaseException
 TurnFunction: TypeAlias = Callable[[list[WireMessage]], Any]
 
 
+# The block types a model's answer holds: a script's unknown type close to one of these is a typo
+# (an unknown type far from them passes, as a newer API's block would).
+_ANSWER_TYPES = ("text", "tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result")
+
+
+def check_script(turns: list[Any]) -> None:
+    """Refuse a hand-written script whose turns would play as something else (a turn's blocks given
+    as the list of turns, a block type mistyped, a block missing a field): ValueError naming the
+    turn and block, so a file is checked when read, as settings are."""
+    for i, turn in enumerate(turns, 1):
+        if isinstance(turn, dict):
+            if "content" not in turn:
+                raise ValueError(f'turn {i} is an object without "content": a turn is a list of blocks or '
+                                 '{"content": [...]} (a script of one turn is [[...]])')
+            turn = turn["content"]
+        if isinstance(turn, str):
+            continue  # one text block
+        if not isinstance(turn, list):
+            raise ValueError(f'turn {i} must be a list of blocks or {{"content": [...]}}, got {type(turn).__name__}')
+        for j, b in enumerate(turn, 1):
+            kind = b.get("type") if isinstance(b, dict) else None
+            try:
+                if not (kind == "tool_use" and isinstance(b.get("input"), str)):  # (JSON text: parsed when played)
+                    block_from_wire(b)
+            except ValueError as e:
+                raise ValueError(f"turn {i}, block {j}: {e}") from None
+            if isinstance(kind, str) and kind not in _ANSWER_TYPES and kind != "image":
+                import difflib
+
+                near = difflib.get_close_matches(kind, _ANSWER_TYPES, 1)
+                if near:
+                    raise ValueError(f"turn {i}, block {j}: unknown block type {kind!r} (did you mean {near[0]}?)")
+
+
 def _blocks(wire: Any, max_tokens: bool) -> list[Block]:
     if not isinstance(wire, list):
         return blocks_from_wire(wire)  # a string: one text block (or the error it deserves)

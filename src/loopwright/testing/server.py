@@ -132,6 +132,12 @@ def load_script_file(path: str | Path) -> tuple[list[Any], list[Fault]]:
         data = data.get("turns")
     if not isinstance(data, list):
         raise ValueError('the script must be a list of turns or {"turns": [...]}')
+    from ..models.scripted import check_script
+
+    try:
+        check_script(data)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
     return data, faults
 
 
