@@ -190,3 +190,50 @@ def test_rewind_keeps_a_created_directory_that_holds_other_files(tmp_path: Path)
     assert report.deleted == [str(new)]
     assert not (w / "pkg" / "deep").exists()  # created for the file, now empty: removed
     assert (w / "pkg" / "NOTES").read_text() == "notes\n"  # Bash's file keeps its directory
+
+
+def test_a_rewind_never_writes_through_a_link_made_since(project: dict[str, Any]) -> None:
+    """After the turn, b.txt was replaced by a link to a file outside the workspace (a command of
+    the agent's can do it) and sub/ by a link to an outside folder: the rewind wrote b.txt's old
+    bytes (and mode) into the link's target, and deleted the created sub/new.txt through the link
+    (the outside file of that name). A restored file is the file as it was, a regular file at its
+    own path: the link is replaced, never followed; a file whose folder now leads elsewhere is
+    neither restored nor deleted, and the report says so."""
+    _, p2 = project["points"]
+    outside = project["tmp"] / "outside"
+    (outside / "dir").mkdir(parents=True)
+    secret = outside / "authorized_keys"
+    secret.write_text("keep me\n")
+    secret.chmod(0o600)
+    b = project["b"]
+    b.unlink()
+    b.symlink_to(secret)
+    d = project["d"]  # created in turn 2 (the rewind deletes it), its folder now a link outside
+    (outside / "dir" / d.name).write_text("not the agent's\n")
+    d.unlink()
+    d.parent.rmdir()
+    d.parent.symlink_to(outside / "dir")
+    report = lw.rewind_files(project["sid"], p2.uuid, project["sessions"])
+    assert secret.read_text() == "keep me\n" and secret.stat().st_mode & 0o777 == 0o600
+    assert not b.is_symlink() and b.read_text() == "original b\n" and b.stat().st_mode & 0o777 == 0o640
+    assert (outside / "dir" / d.name).read_text() == "not the agent's\n"  # (not deleted through the link)
+    assert str(b) in report.restored and str(d) in report.skipped, report
+
+
+def test_a_rewind_never_restores_into_a_folder_that_now_leads_elsewhere(tmp_path: Path) -> None:
+    w = tmp_path / "work"
+    (w / "sub").mkdir(parents=True)
+    f = w / "sub" / "f.txt"
+    f.write_text("original\n")
+    r = lw.run("go", opts(tmp_path, [[use("r1", "Read", file_path=str(f))],
+                                     [use("w1", "Write", file_path=str(f), content="changed\n")], [text("ok")]]))
+    assert r.subtype == "success", r.errors
+    (point,) = rewind_points(r.session_id, tmp_path / "sessions")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (w / "sub" / "f.txt").unlink()
+    (w / "sub").rmdir()
+    (w / "sub").symlink_to(outside)
+    report = lw.rewind_files(r.session_id, point.uuid, tmp_path / "sessions")
+    assert list(outside.iterdir()) == [], list(outside.iterdir())
+    assert str(f) not in report.restored and str(f) in report.text(), report.text()

@@ -12,7 +12,6 @@ commands that ran in the rewound span.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +50,8 @@ class RewindReport:
     to_uuid: str
     restored: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    # files not restored nor deleted: a folder on their path is now a link (it leads elsewhere)
+    skipped: list[str] = field(default_factory=list)
     bash_commands: list[str] = field(default_factory=list)
     conversation: str | None = None  # "in place", or the id of the fork
     new_session_id: str | None = None
@@ -59,7 +60,8 @@ class RewindReport:
         out = [f"rewound session {self.session_id} to {self.to_uuid}"]
         out += [f"  restored {p}" for p in self.restored]
         out += [f"  deleted  {p} (created after that point)" for p in self.deleted]
-        if not self.restored and not self.deleted:
+        out += [f"  not restored {p}: a folder on its path is now a link elsewhere" for p in self.skipped]
+        if not self.restored and not self.deleted and not self.skipped:
             out.append("  no files changed by Write/Edit since that point")
         if self.conversation:
             out.append(f"  conversation: {self.conversation}")
@@ -145,6 +147,9 @@ def rewind_files(session_id: str, user_message_uuid: str, sessions_dir: str | Pa
     report = RewindReport(path.stem, user_message_uuid, bash_commands=bash)
     for p, rec in sorted(first.items()):
         target = Path(p)
+        if not _own_folder(target.parent):  # (recorded as its real path: a link on it is new)
+            report.skipped.append(p)
+            continue
         if rec.get("existed"):
             if _restore(target, (fh.root / "blobs" / str(rec["blob"])).read_bytes(), rec.get("mode")):
                 report.restored.append(p)
@@ -155,20 +160,33 @@ def rewind_files(session_id: str, user_message_uuid: str, sessions_dir: str | Pa
     return report
 
 
+def _own_folder(folder: Path) -> bool:
+    """Is `folder` (a recorded file's, a real path when it was recorded) still itself: its nearest
+    existing ancestor's real path is its own? A link made on the way since (a command of the
+    agent's can make one) would have the rewind write, or delete, elsewhere."""
+    while not folder.exists() and not folder.is_symlink() and folder != folder.parent:
+        folder = folder.parent
+    return os.path.realpath(folder) == str(folder)
+
+
 def _restore(target: Path, data: bytes, mode: Any) -> bool:
-    """The file as it was (its bytes, and its mode when the snapshot has one); False: it already is."""
-    if target.exists() and target.read_bytes() == data:
+    """The file as it was (its bytes, and its mode when the snapshot has one), a regular file at its
+    own path: a link put in its place is replaced, never written through (its target outside the
+    workspace got the old bytes and mode); False: it already is."""
+    if target.is_symlink():
+        target.unlink()
+    elif target.exists() and target.read_bytes() == data:
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
     before = target.stat() if target.exists() else None
-    if before is None:  # made 0600 first: the content may be a secret until its mode is set below
-        with contextlib.suppress(FileExistsError):
-            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
-    target.write_bytes(data)
+    # O_NOFOLLOW: a link made meanwhile is refused; new, it is 0600 until its mode is set below
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        if mode is not None:
+            os.fchmod(f.fileno(), int(mode))
     if before is not None:  # the restored code, not the bytecode of the agent's version
         move_mtime_on(target, before)
-    if mode is not None:
-        os.chmod(target, int(mode))
     return True
 
 
