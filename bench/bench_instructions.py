@@ -1,6 +1,6 @@
 """Instructions per turn of the loop, counted by callgrind: a figure a busy machine does not move.
 
-    .venv/bin/python bench/bench_instructions.py [--turns 200 1200] [--before REF] [--start] [--gap] [--paths]
+    .venv/bin/python bench/bench_instructions.py [--turns 200 1200] [--before REF] [--start] [--gap] [--paths] [--window]
 
 Each case runs `lw.run` under `valgrind --tool=callgrind` at two turn counts of the zero-latency
 scripted model of bench_overhead.py; (instructions at the larger - at the smaller) / the turns
@@ -20,7 +20,13 @@ Read (bench_turn_gap.py's run at 20 and 60 turns, the difference over 40): the i
 the per-turn gap. `--paths` adds the async case's second paths (issue 41: a second path stays only
 above 1 % of the CLI's per-turn gap): under a RunControl (the stream and the tools in tasks of
 their own, loop/stream.py and loop/turn.py) and through a Relay (a run with a subagent inbox:
-the tools in a task, loop/relay.py). Writes bench/results/instructions.md.
+the tools in a task, loop/relay.py). `--window` counts each case's turns in one run: callgrind
+dumps its counts at the model's calls TURNS[0] and TURNS[1] (the model calls os.getppid() there,
+`--dump-before=getppid`), so neither the start-up nor the exit is in the count, and a second
+run's start-up (which moves by ~2 M instructions between runs: ~2,000 a turn over 1,000 turns)
+is not subtracted; repeated, the async case's figure moves by ~50 instructions a turn. What a
+turn pays the garbage collector depends on whether a full collection falls in the window (each
+walks the whole heap). Writes bench/results/instructions.md.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ sys.path.insert(0, {bench!r})
 import bench_overhead as b
 import loopwright as lw
 tool = b.SYNC_TOOL if {sync!r} else b.TOOL
-r = lw.run("go", lw.AgentOptions(model=b.model_for({turns}), tools=[tool]))
+r = lw.run("go", lw.AgentOptions(model=b.model_for({turns}, {marks!r}), tools=[tool]))
 assert r.subtype == "success" and r.num_turns == {turns}, r.subtype
 """
 
@@ -62,7 +68,7 @@ from loopwright.loop import RunControl, run_query
 
 async def go():
     control = RunControl() if {path!r} == "control" else None
-    run = build_run(lw.AgentOptions(model=b.model_for({turns}), tools=[b.TOOL]), "go", control=control)
+    run = build_run(lw.AgentOptions(model=b.model_for({turns}, {marks!r}), tools=[b.TOOL]), "go", control=control)
     if {path!r} == "relay":
         run.deps = replace(run.deps, inbox=asyncio.Queue())
     async for m in run_query(run, "go"):
@@ -73,18 +79,27 @@ asyncio.run(go())
 """
 
 
-def instructions(turns: int, sync: bool, pythonpath: str | None, path: str = "") -> int:
+def instructions(turns: int, sync: bool, pythonpath: str | None, path: str = "",
+                 marks: tuple[int, int] | None = None) -> int:
+    """The instructions of a whole run of `turns` turns; with `marks` (a, b), those of its turns a
+    to b only (callgrind dumps its counts at the model's calls a and b: --dump-before=getppid)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONHASHSEED"] = "0"  # the same dict and set layouts each run: counts repeat to ~0.1%, not ±2%
     env["PYTHONPATH"] = pythonpath or SRC  # None: this checkout's src, not the venv's install
-    code = (PATH_CODE.format(bench=str(HERE), path=path, turns=turns) if path
-            else CODE.format(bench=str(HERE), sync=sync, turns=turns))
-    p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", code],
-                       env=env, capture_output=True, text=True)
+    code = (PATH_CODE.format(bench=str(HERE), path=path, turns=turns, marks=marks or ()) if path
+            else CODE.format(bench=str(HERE), sync=sync, turns=turns, marks=marks or ()))
+    out = Path(tempfile.mkdtemp(prefix="lw-cg-"))
+    dump = ["--dump-before=getppid"] if marks else []
+    p = subprocess.run(["valgrind", "--tool=callgrind", *dump, f"--callgrind-out-file={out}/cg", sys.executable,
+                        "-c", code], env=env, capture_output=True, text=True)
     m = re.search(r"Collected : (\d+)", p.stderr)
-    if p.returncode != 0 or not m:
+    window = out / "cg.2"  # (cg.1: the start to call a; cg.2: calls a to b; cg: the rest)
+    if p.returncode != 0 or not m or (marks and not window.exists()):
         raise SystemExit(p.stderr[-3000:])
-    return int(m.group(1))
+    if marks:
+        [count] = [int(line.split()[1]) for line in window.read_text().splitlines() if line.startswith("summary:")]
+    shutil.rmtree(out)
+    return count if marks else int(m.group(1))
 
 
 def start_instructions(pythonpath: str | None, home: Path, entry: list[str] | None = None) -> tuple[int, int]:
@@ -149,6 +164,8 @@ def main() -> None:
     ap.add_argument("--gap", action="store_true", help="also the CLI's per-turn cost: `loopwright -p` through "
                                                          "20 and 60 turns of Read")
     ap.add_argument("--paths", action="store_true", help="also the async case under a RunControl and through a Relay")
+    ap.add_argument("--window", action="store_true", help="count turns TURNS[0] to TURNS[1] of one run (callgrind "
+                                                           "dumps at those model calls), not two runs' difference")
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed")
@@ -166,8 +183,11 @@ def main() -> None:
     for sync, second, case in cases:
         for label, path in trees.items():
             instructions(10, sync, path, second)  # writes the bytecode
-            rows.setdefault(case, {})[label] = (instructions(hi, sync, path, second)
-                                                - instructions(lo, sync, path, second)) / (hi - lo)
+            if args.window:
+                count = instructions(hi, sync, path, second, (lo, hi))
+            else:
+                count = instructions(hi, sync, path, second) - instructions(lo, sync, path, second)
+            rows.setdefault(case, {})[label] = count / (hi - lo)
     scale = ""
     if args.start:
         home = tmp / "home"
@@ -191,7 +211,9 @@ def main() -> None:
             counts = [gap_instructions(path, repo, tmp / "gap-home", n) for n in (20, 60)]
             rows.setdefault("`-p`: a turn of Read (the CLI's per-turn gap; (I(60) - I(20)) / 40)", {})[label] = (
                 (counts[1] - counts[0]) / 40)
-    lines = [f"Instructions per turn (callgrind, all threads; (I({hi} turns) - I({lo} turns)) / {hi - lo})"
+    how = (f"model calls {lo} to {hi} of one run, / {hi - lo}" if args.window
+           else f"(I({hi} turns) - I({lo} turns)) / {hi - lo}")
+    lines = [f"Instructions per turn (callgrind, all threads; {how})"
              + ("; for `-p`, the whole process's and its part to the first request." if args.start else "."), "",
              "| case | " + " | ".join(trees) + (" | after / before |" if args.before else " |"),
              "|---|" + "---:|" * (len(trees) + (1 if args.before else 0))]

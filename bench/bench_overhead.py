@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import statistics
 import sys
 import time
@@ -33,11 +34,15 @@ TOOL = lw.Tool("noop", "does nothing", {"type": "object", "properties": {}}, _no
 SYNC_TOOL = lw.Tool("noop", "does nothing", {"type": "object", "properties": {}}, lambda x: "ok")
 
 
-def model_for(turns: int) -> lw.ScriptedModel:
+def model_for(turns: int, marks: tuple[int, ...] = ()) -> lw.ScriptedModel:
+    """`turns` turns of one call to the tool, then an answer. `marks`: the calls at which the model
+    calls os.getppid(), where callgrind dumps its counts (bench_instructions.py --window)."""
     state = {"k": 0}
 
     def fn(h: list[dict[str, Any]]) -> dict[str, Any]:  # O(1): never looks at the history
         state["k"] += 1
+        if state["k"] in marks:
+            os.getppid()
         if state["k"] > turns:
             return {"content": [{"type": "text", "text": "done"}], "usage": {"input_tokens": 1, "output_tokens": 1}}
         return {"content": [{"type": "tool_use", "id": f"t{state['k']}", "name": "noop", "input": {}}],
