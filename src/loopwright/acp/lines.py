@@ -1,6 +1,6 @@
 """Room: acp. Owns the editor's lines before the ACP library reads them: each bounded in size and
 nesting (protolines), checked against JSON-RPC 2.0's message schema, and a bad one answered with
-JSON-RPC's error; may import protolines, acp.mcp_params and the rooms below the front ends.
+JSON-RPC's error; may import protolines, acp.session_params and the rooms below the front ends.
 
 The library's receive loop ends the connection on a line it cannot take (a line over its buffer
 limit, JSON that is no object, an id that is an object), which would stop the agent for good.
@@ -21,7 +21,7 @@ from ..protolines import jsonrpc_answer_id as _answer_id
 from ..protolines import jsonrpc_error as _error
 from ..protolines import jsonrpc_problem as message_problem
 from ..protolines import jsonrpc_response_id as _response_id
-from .mcp_params import SESSION_METHODS, mcp_servers_problem
+from .session_params import SESSION_METHODS, session_params_problem
 
 MAX_LINE = 50 * 1024 * 1024  # the ACP library's own stdio limit (a prompt's embedded files)
 log = logging.getLogger("loopwright.acp")
@@ -73,7 +73,7 @@ async def vetted(src: asyncio.StreamReader, dst: asyncio.StreamReader, out: asyn
 
 def _params_problem(msg: Any) -> tuple[str, str] | None:
     """A session request's mcpServers that the library would drop entry by entry without a word
-    (acp/mcp_params.py): (the field, what is wrong), or None."""
+    (acp/session_params.py): (the field, what is wrong), or None."""
     if not isinstance(msg, dict) or msg.get("method") not in SESSION_METHODS:
         return None
-    return mcp_servers_problem(msg.get("params"))
+    return session_params_problem(msg.get("params"))

@@ -1,5 +1,6 @@
 """An editor's malformed `mcpServers` in session/new or session/load (wrong types, missing fields,
-a type loopwright does not connect to, a name given twice) is answered with JSON-RPC's invalid
+a type loopwright does not connect to, a name given twice), or `additionalDirectories` (not a list
+of absolute paths), is answered with JSON-RPC's invalid
 params naming the field, and the agent keeps serving. (The ACP library skips such an entry
 without a word: the editor's server would silently not be there.) Raw JSON-RPC lines to a real
 `loopwright acp` process, as an editor's malformed request arrives."""
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from loopwright.acp.mcp_params import mcp_servers_problem
+from loopwright.acp.session_params import session_params_problem
 from loopwright.testing import ScriptedServer
 from tests.acp.test_acp import _call, _raw_agent
 from tests.helpers import notes_project, text
@@ -40,14 +41,25 @@ CASES: list[tuple[Any, str]] = [
 
 @pytest.mark.parametrize(("servers", "said"), CASES)
 def test_each_problem_names_its_field(servers: Any, said: str) -> None:
-    problem = mcp_servers_problem({"cwd": "/", "mcpServers": servers})
+    problem = session_params_problem({"cwd": "/", "mcpServers": servers})
     assert problem is not None and f"{problem[0]}: {problem[1]}".startswith(said), problem
 
 
+@pytest.mark.parametrize(("dirs", "said"), [
+    ([5], "additionalDirectories[0]: 5 is not an absolute path"),
+    (["/a", "rel/b"], "additionalDirectories[1]: 'rel/b' is not an absolute path"),
+    ("/a", "additionalDirectories: must be a list of absolute paths"),
+])
+def test_additional_directories_are_checked_too(dirs: Any, said: str) -> None:
+    problem = session_params_problem({"cwd": "/", "mcpServers": [], "additionalDirectories": dirs})
+    assert problem is not None and f"{problem[0]}: {problem[1]}" == said, problem
+    assert session_params_problem({"cwd": "/", "mcpServers": [], "additionalDirectories": ["/a", "/b"]}) is None
+
+
 def test_good_servers_pass() -> None:
-    assert mcp_servers_problem({"cwd": "/", "mcpServers": [GOOD_STDIO, GOOD_HTTP, {**GOOD_HTTP, "type": "sse",
+    assert session_params_problem({"cwd": "/", "mcpServers": [GOOD_STDIO, GOOD_HTTP, {**GOOD_HTTP, "type": "sse",
                                                                                     "name": "s"}]}) is None
-    assert mcp_servers_problem({"cwd": "/", "mcpServers": []}) is None
+    assert session_params_problem({"cwd": "/", "mcpServers": []}) is None
 
 
 @pytest.mark.e2e
@@ -57,6 +69,9 @@ def test_the_agent_answers_each_malformed_request_and_keeps_serving(tmp_path: Pa
         p = _raw_agent(srv, tmp_path)
         try:
             _call(p, b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}')
+            r = _call(p, json.dumps({"jsonrpc": "2.0", "id": 9, "method": "session/new", "params": {
+                "cwd": str(work), "mcpServers": [], "additionalDirectories": [str(work), 7]}}).encode())
+            assert r["error"]["code"] == -32602 and "additionalDirectories[1]" in r["error"]["message"], r
             for i, (servers, said) in enumerate(CASES[:4]):
                 for method, extra in (("session/new", {}), ("session/load", {"sessionId": "abc"})):
                     r = _call(p, json.dumps({"jsonrpc": "2.0", "id": 10 + i, "method": method, "params": {

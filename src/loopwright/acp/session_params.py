@@ -1,10 +1,12 @@
-"""Room: acp. Owns the check of an editor's `mcpServers` (session/new, session/load and the other
-session requests that carry them) before the ACP library reads them; imports nothing of loopwright.
+"""Room: acp. Owns the check of the session requests' list params (`mcpServers`,
+`additionalDirectories` of session/new, session/load, session/fork, session/resume) before the ACP
+library reads them; imports nothing of loopwright.
 
-The library skips a server entry its schema does not take (a missing `command`, a `name` that is
-a number, an `args` that is a string) without a word, so the editor's server would silently not be
-there. Here each entry is held to ACP's schema as loopwright serves it (stdio, http and sse: the
-mcpCapabilities `initialize` advertises), and the first problem is answered as JSON-RPC's invalid
+The library skips a list entry its schema does not take (a server without `command`, a `name`
+that is a number, an `args` that is a string, a directory that is a number) without a word, so the
+editor's server or directory would silently not be there. Here each entry is held to ACP's schema
+as loopwright serves it (servers: stdio, http and sse, the mcpCapabilities `initialize`
+advertises; directories: absolute paths), and the first problem is answered as JSON-RPC's invalid
 params naming the field (`mcpServers[1].command: must be a non-empty string`); the agent goes on
 serving (acp/lines.py)."""
 
@@ -17,10 +19,22 @@ from typing import Any
 SESSION_METHODS = frozenset({"session/new", "session/load", "session/fork", "session/resume"})
 
 
-def mcp_servers_problem(params: Any) -> tuple[str, str] | None:
-    """(the field, what is wrong with it) for the first bad part of `params`' mcpServers, or None."""
-    if not isinstance(params, dict) or "mcpServers" not in params:
+def session_params_problem(params: Any) -> tuple[str, str] | None:
+    """(the field, what is wrong with it) for the first bad part of `params`' additionalDirectories
+    or mcpServers, or None."""
+    if not isinstance(params, dict):
         return None
+    dirs = params.get("additionalDirectories")
+    if dirs is not None:
+        if not isinstance(dirs, list):
+            return "additionalDirectories", "must be a list of absolute paths"
+        bad = next((j for j, d in enumerate(dirs) if not isinstance(d, str) or not d.startswith("/")), None)
+        if bad is not None:
+            return f"additionalDirectories[{bad}]", f"{_shown(dirs[bad])} is not an absolute path"
+    return _servers_problem(params) if "mcpServers" in params else None
+
+
+def _servers_problem(params: dict[str, Any]) -> tuple[str, str] | None:
     servers = params["mcpServers"]
     if not isinstance(servers, list):
         return "mcpServers", "must be a list of MCP servers"
