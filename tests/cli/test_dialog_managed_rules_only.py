@@ -85,6 +85,18 @@ def test_managed_rules_only_hides_dont_ask_again(tmp_path: Path, rules_only: boo
         assert "don't ask again" not in s
         t.type("2")
         t.wait("done")
+        # /permissions keeps no rule that would be ignored (an allow, any rule of a settings file);
+        # a session deny still narrows, as --disallowedTools does
+        t.type("/permissions allow Bash(python3:*)")
+        t.keys("Enter")
+        t.wait("✗ Bash(python3:*) not added: your organization restricts permission rules to managed settings")
+        t.type("/permissions deny Bash(rm:*) --user")
+        t.keys("Enter")
+        t.wait("✗ Bash(rm:*) not added")
+        t.type("/permissions deny Bash(rm:*)")
+        t.keys("Enter")
+        t.wait("✓ deny Bash(rm:*) for this session")
+    assert not (tmp_path / "home" / "settings.json").exists()
     assert not (work / ".loopwright" / "settings.local.json").exists()
     got = results(transcript(tmp_path))
     assert "refused" not in got["b1"] and "refused" in got["b2"]

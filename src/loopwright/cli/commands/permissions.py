@@ -127,6 +127,11 @@ async def permissions(host: Host, arg: str) -> None:
     except ValueError as e:
         host.say(f"  ✗ {e}")
         return
+    if (user or verb == "allow") and host.asker.closed():  # a rule that would be ignored: not kept, said
+        from ...managed import RULES_ONLY
+
+        host.say(f"  ✗ {rule} not {'changed' if verb == 'remove' else 'added'}: {RULES_ONLY}")
+        return
     if user:
         try:
             if verb == "remove":
