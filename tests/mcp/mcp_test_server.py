@@ -3,6 +3,8 @@
     python mcp_test_server.py [--mode normal|exit|broken-schema|slow-start] [--log FILE]
                               [--pid-file FILE] [--http PORT | --sse PORT]
 
+`--http 0` / `--sse 0`: the server listens on a port of its own and prints it (one line on stdout).
+
 Tools: echo (readOnlyHint), slow_read (readOnlyHint; logs start/end times to --log), write_note,
 crash (the process exits mid-call), hang (never answers; logs "cancelled" when the client
 cancels it), image, structured, big, fail (isError), weird.name (a name to sanitise). One
@@ -151,6 +153,22 @@ def plain(log_path: str | None) -> None:
         sys.stdout.flush()
 
 
+def listen(app: Any, port: int) -> None:
+    """Serve `app` on 127.0.0.1:`port`; with port 0, on one the socket is given, printed once it
+    listens (a port found free and handed over could be taken by another process meanwhile)."""
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(64)  # a client may connect now: it waits in the backlog until uvicorn accepts
+    print(sock.getsockname()[1], flush=True)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing more on stdout: no one reads it
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--mode", default="normal")
@@ -170,8 +188,7 @@ def main() -> None:
         return
     if a.mode == "slow-start":
         time.sleep(30)
-    if a.sse:
-        import uvicorn
+    if a.sse is not None:
         from mcp.server.mcpserver import MCPServer
 
         legacy = MCPServer("sse-test")
@@ -181,13 +198,11 @@ def main() -> None:
             """Echo the text back."""
             return f"echo: {text}"
 
-        uvicorn.run(legacy.sse_app(), host="127.0.0.1", port=a.sse, log_level="warning")
+        listen(legacy.sse_app(), a.sse)
         return
     server = build(a.mode, a.log)
-    if a.http:
-        import uvicorn
-
-        uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=a.http, log_level="warning")
+    if a.http is not None:
+        listen(server.streamable_http_app(), a.http)
         return
 
     import anyio

@@ -1,7 +1,7 @@
 """An MCP server that needs OAuth, for the tests: the official SDK's MCPServer (streamable HTTP)
 behind a bearer check, with a small authorization server of its own beside it.
 
-    python oauth_mcp_server.py --port N --token SECRET [--expires-in S] [--log FILE] [--client-id ID --client-secret S]
+    python oauth_mcp_server.py --port N|0 --token SECRET [--expires-in S] [--log FILE] [--client-id ID --client-secret S]
 
 /mcp answers 401 (a token it never issued, or one expired) with a `WWW-Authenticate` naming its protected resource metadata until a request
 carries a token it issued. The authorization server has RFC 8414 metadata, dynamic registration,
@@ -16,6 +16,7 @@ import argparse
 import base64
 import hashlib
 import json
+import os
 import secrets
 import time
 from typing import Any
@@ -31,7 +32,17 @@ def main() -> None:
     p.add_argument("--client-id", help="a pre-registered client: no registration; /token wants its Basic auth")
     p.add_argument("--client-secret")
     a = p.parse_args()
-    base = f"http://127.0.0.1:{a.port}"
+    # `--port 0`: a port of its own, printed once it listens (one handed over could be taken meanwhile)
+    import socket
+
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", a.port))
+    sock.listen(64)  # a client may connect now: it waits in the backlog until uvicorn accepts
+    port = sock.getsockname()[1]
+    print(port, flush=True)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing more on stdout: no one reads it
+    base = f"http://127.0.0.1:{port}"
 
     import uvicorn
     from mcp.server.mcpserver import MCPServer
@@ -120,7 +131,7 @@ def main() -> None:
             return
         await mcp_app(scope, receive, send)  # lifespan: the MCP app's session manager
 
-    uvicorn.run(app, host="127.0.0.1", port=a.port, log_level="warning")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ import asyncio
 import copy
 import json
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -134,24 +133,16 @@ def test_stdio_server_through_the_loop(tmp_path: Path, monkeypatch: pytest.Monke
     assert_no_server_left(tmp_path, 1)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.e2e
 @pytest.mark.parametrize("transport", ["http", "sse"])
 def test_http_and_sse_servers(tmp_path: Path, transport: str) -> None:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, SERVER, f"--{transport}", str(port)], stderr=subprocess.DEVNULL)
+    # the server listens on a port of its own and says which (a port found free here and handed over
+    # could be taken by another process before the server binds it)
+    proc = subprocess.Popen([sys.executable, SERVER, f"--{transport}", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline())
         model = Recording([[use("mcp__web__echo", 1, text="over http")], [{"type": "text", "text": "ok"}]])
         opts = lw.AgentOptions(model=model, cwd=tmp_path, allowed_tools=["mcp__web__echo"], permission_mode="default",
                                mcp_servers={"mcpServers": {"web": {"type": transport,

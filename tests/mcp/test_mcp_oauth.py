@@ -35,23 +35,21 @@ def free_port() -> int:
 @pytest.fixture
 def oauth_server(tmp_path: Path) -> Iterator[Any]:
     """start(expires_in=3600) -> (the server's /mcp URL, its grant log); the server ends with the test."""
-    procs: list[subprocess.Popen[bytes]] = []
+    procs: list[subprocess.Popen[str]] = []
 
     def start(expires_in: int = 3600, *client: str) -> tuple[str, Path]:
-        port, log = free_port(), tmp_path / "grants.log"
-        p = subprocess.Popen([sys.executable, str(HERE / "oauth_mcp_server.py"), "--port", str(port), "--token",
+        log = tmp_path / "grants.log"
+        # the server listens on a port of its own and says which (a port found free here and handed
+        # over could be taken by another process before the server binds it)
+        p = subprocess.Popen([sys.executable, str(HERE / "oauth_mcp_server.py"), "--port", "0", "--token",
                               SECRET, "--log", str(log), "--expires-in", str(expires_in),
                               *(["--client-id", client[0], "--client-secret", client[1]] if client else [])],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         procs.append(p)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    return f"http://127.0.0.1:{port}/mcp", log
-            assert p.poll() is None, p.stderr.read() if p.stderr else ""
-            time.sleep(0.1)
-        raise AssertionError("the OAuth test server did not start")
+        assert p.stdout is not None and p.stderr is not None
+        line = p.stdout.readline()
+        assert line.strip().isdigit(), p.stderr.read() if p.poll() is not None else line
+        return f"http://127.0.0.1:{int(line)}/mcp", log
 
     yield start
     for p in procs:
