@@ -83,3 +83,23 @@ def test_sendable_keeps_good_ids_and_a_repeat_within_one_answer() -> None:
     assert out[0].id == "toolu_1" and out[1].id == out[2].id and re.fullmatch(r"toolu_[0-9a-f]{24}", out[1].id)
     long = [ToolUseBlock("y" * 127, "Read", {})]  # good, taken, and no room for its number: a fresh one
     assert good_id(sendable(long, {"y" * 127})[0].id)
+
+
+def test_a_transcript_with_bad_ids_resumes(tmp_path: Path) -> None:
+    """A transcript written before ids were replaced (here: a run's ids edited into bad ones, as an
+    older loopwright wrote what the model sent) resumes: the ids are replaced on loading, in the
+    calls and their results alike, and the next request is accepted."""
+    proj, home = tmp_path / "proj", tmp_path / "home"
+    proj.mkdir()
+    home.mkdir()
+    out, _ = run(proj, home, [[use("call_a", "Bash", command="echo one")], [use("call_b", "Bash", command="echo two")],
+                              [text("ok")]])
+    (transcript,) = list(home.rglob(f"{out['session_id']}.jsonl"))
+    raw = transcript.read_text()
+    assert raw.count('"call_a"') >= 2 and raw.count('"call_b"') >= 2  # each call and its result
+    transcript.write_text(raw.replace('"call_a"', '"call.a/../x"').replace('"call_b"', '"call b"'))
+    again, resent = run(proj, home, [[text("still here")]], "--resume", out["session_id"])
+    assert again["subtype"] == "success" and again["result"] == "still here", again
+    got = ids(resent[-1])
+    assert len(got) == 4 and all(good_id(i) for i in got) and got[0] == got[1] and got[2] == got[3], got
+    assert got[0] != got[2]

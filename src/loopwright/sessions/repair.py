@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..blocks import WireMessage, local_command_tail, wire_blocks
+from ..ids import TOOL_USE_ID, new_tool_use_id
 from ..invariant import InvariantViolation
 from ..invariant import check as check_inv
 from .store import INTERRUPTED_RESULT, LoadedSession
@@ -273,17 +274,23 @@ def _well_formed(h: list[Any]) -> bool:
             if not _block_ok(b) or _blank(b):
                 return False
             if b.get("type") == "tool_use":
-                if b["id"] in tool_ids:
+                if b["id"] in tool_ids or not TOOL_USE_ID.fullmatch(b["id"]):
                     return False
                 tool_ids.add(b["id"])
+            elif b.get("type") == "tool_result" and not TOOL_USE_ID.fullmatch(b["tool_use_id"]):
+                return False
     return True
 
 
 def _sanitize(h: list[Any], notes: list[str]) -> list[WireMessage]:
     """Drop what no provider accepts: non-messages, malformed or blank text blocks, and a tool_use
-    whose id an earlier one already has (its results then count as stray and go too)."""
+    whose id an earlier one already has (its results then count as stray and go too). A tool call
+    id not of the Messages API's shape (ids.TOOL_USE_ID: a transcript from before the loop replaced
+    such ids, loop/model_call.sendable) is replaced by a fresh one, in its results too: else every
+    request of the resumed session would be refused."""
     out: list[WireMessage] = []
     tool_ids: set[str] = set()
+    renamed: dict[str, str] = {}
     for m in h:
         if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
             notes.append("dropped a history entry that is not a user or assistant message")
@@ -304,6 +311,13 @@ def _sanitize(h: list[Any], notes: list[str]) -> list[WireMessage]:
                 notes.append(f"dropped an empty text block from a{'n' if m['role'] == 'assistant' else ''} "
                              f"{m['role']} message")
                 continue
+            if b.get("type") == "tool_use" and not TOOL_USE_ID.fullmatch(b["id"]):
+                renamed[b["id"]] = new_tool_use_id()
+                notes.append(f"replaced the tool_use id {b['id'][:40]!r} (not of the API's shape) "
+                             f"by {renamed[b['id']]}")
+                b = {**b, "id": renamed[b["id"]]}
+            elif b.get("type") == "tool_result" and b["tool_use_id"] in renamed:
+                b = {**b, "tool_use_id": renamed[b["tool_use_id"]]}
             if b.get("type") == "tool_use":
                 if b["id"] in tool_ids:
                     notes.append(f"dropped a repeated tool_use {b['id']} (the id was used before)")
