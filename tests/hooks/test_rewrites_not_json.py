@@ -75,3 +75,32 @@ def test_a_can_use_tool_rewrite_that_is_not_json_data_is_refused(tmp_path: Path,
     result = r.messages[2]["content"][0]
     assert result.get("is_error") and "not JSON data" in result_text(result), result
     assert ran == []
+
+
+@pytest.mark.parametrize("updated", [["rm", "-rf"], "echo other", 5], ids=["list", "str", "int"])
+def test_a_rewrite_that_is_not_an_object_is_refused_not_passed_over(tmp_path: Path, updated: Any) -> None:
+    """A can_use_tool answer whose updated input is JSON but no object (a tool's input is one): it
+    is refused by the gate, naming the answer (it reached the tool, whose schema check blamed the
+    model: "Invalid input for tool Loose"), as a rewrite that is not JSON data is."""
+    def ask(name: str, x: dict[str, Any]) -> lw.Allow:
+        return lw.Allow(updated)
+
+    r, ran = run(tmp_path, can_use_tool=ask, permission_mode="default")
+    assert r.subtype == "success" and r.result == "done", (r.subtype, r.errors)
+    result = r.messages[2]["content"][0]
+    assert result.get("is_error") and "not an object" in result_text(result), result
+    assert ran == []
+
+
+def test_a_permission_request_hooks_rewrite_that_is_not_an_object_is_refused(tmp_path: Path) -> None:
+    """A PermissionRequest hook's allow with an updatedInput that is no object: it was passed over
+    and the call ran with the model's input (a hook that meant to rewrite it got it run as written)."""
+    def answer(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        return {"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                                       "decision": {"behavior": "allow", "updatedInput": ["safer"]}}}
+
+    r, ran = run(tmp_path, hooks={"PermissionRequest": [lw.HookMatcher("Loose", [answer])]}, permission_mode="default")
+    assert r.subtype == "success" and r.result == "done", (r.subtype, r.errors)
+    result = r.messages[2]["content"][0]
+    assert result.get("is_error") and "updatedInput is a list, not an object" in result_text(result), result
+    assert ran == []

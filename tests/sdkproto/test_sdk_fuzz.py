@@ -240,3 +240,32 @@ def test_a_blank_prompt_never_poisons_the_session(tmp_path: Path, content: Any) 
     else:
         sent = srv.loop_requests[0].body["messages"][0]["content"]
         assert [{k: v for k, v in b.items() if k != "cache_control"} for b in sent] == [IMAGE], sent
+
+
+def test_an_answers_rewrite_that_is_no_object_refuses_the_call(tmp_path: Path) -> None:
+    """can_use_tool's allow with an updatedInput that is no object (a list): it was passed over and
+    the model's own input ran (a host that meant to rewrite a call got it run as the model wrote
+    it). The call is refused and the result says why."""
+    target = tmp_path / "out.txt"
+    turns = [[{"type": "tool_use", "id": "w1", "name": "Write", "input": {"file_path": str(target), "content": "x"}}],
+             [text("done")]]
+
+    def allow(msg: dict[str, Any]) -> dict[str, Any] | None:
+        if msg.get("type") != "control_request" or msg["request"].get("subtype") != "can_use_tool":
+            return None
+        return {"type": "control_response", "response": {"subtype": "success", "request_id": msg["request_id"],
+                "response": {"behavior": "allow", "updatedInput": [str(tmp_path / "elsewhere.txt")]}}}
+
+    with ScriptedServer(turns, model=MODEL) as srv:
+        env = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="test", LOOPWRIGHT_HOME=str(tmp_path / "lw"),
+                      HOME=str(tmp_path))
+        peer = Peer([*loopwright_cmd(), "--output-format", "stream-json", "--verbose", "--input-format", "stream-json",
+                     "--model", MODEL, "--permission-prompt-tool", "stdio"], env, str(tmp_path), allow)
+        try:
+            peer.send(json.dumps(USER).encode())
+            r = peer.wait_for(lambda m: m.get("type") == "result", timeout=60)
+        finally:
+            peer.close()
+        said = json.dumps(srv.loop_requests[-1].body["messages"][-1])
+    assert r["result"] == "done" and not target.exists()
+    assert "updatedInput is a list, not an object" in said, said

@@ -171,6 +171,9 @@ class Permissions(Judge):
             new = decision.updated_input if isinstance(decision, Allow) else None
             if new is not None and (problem := json_problem(new)) is not None:  # (before it is compared)
                 return Deny(f"Permission denied: {problem}; the call was not run.")
+            if new is not None and not isinstance(new, dict):  # (passed over, the model's input ran unrewritten)
+                return Deny(f"Permission denied: the answer's updatedInput is a {type(new).__name__}, not an object "
+                            "(a tool's input); the call was not run.")
             if new is None or new == asked:  # (a yes to a rewrite asked about again is a yes to the rewrite)
                 return Allow(asked) if isinstance(decision, Allow) and asked is not tool_input else decision
             v = self.evaluate(name, new, read_only(new) if callable(read_only) else read_only)

@@ -235,7 +235,12 @@ class RunHooks(WorkEvents, PromptEvents):
                     self._report("PermissionRequest", o.label, "error", problem)
                     result = PermissionResult("deny", message=f"PermissionRequest hook {o.label}: {problem}")
                     break
-                result = PermissionResult("allow", updated if isinstance(updated, dict) else None)
+                if updated is not None and not isinstance(updated, dict):  # (passed over, the input ran unrewritten)
+                    problem = f"decision.updatedInput is a {type(updated).__name__}, not an object"
+                    self._report("PermissionRequest", o.label, "error", problem)
+                    result = PermissionResult("deny", message=f"PermissionRequest hook {o.label}: {problem}")
+                    break
+                result = PermissionResult("allow", updated)
                 if decision.get("updatedPermissions"):
                     self._report("PermissionRequest", o.label, "error",
                                  "decision.updatedPermissions is not supported by loopwright; ignored")

@@ -137,8 +137,7 @@ class StdioAsker:
                                                 if isinstance(x, dict) and x.get("toolName")):
                     print(f"loopwright: can_use_tool's updatedPermissions: {problem}; not kept", file=sys.stderr,
                           flush=True)
-            updated = r.get("updatedInput")
-            return Allow(updated if isinstance(updated, dict) else None)
+            return Allow(r.get("updatedInput"))  # (one that is no object: the gate refuses the call, says why)
         if r.get("behavior") == "deny":
             return Deny(str(r.get("message") or Deny().message), bool(r.get("interrupt")))
         return Deny(f"Permission denied: can_use_tool answered {json.dumps(r)[:200]}, not allow or deny")
