@@ -59,3 +59,19 @@ def test_a_scripted_model_file_of_the_wrong_shape_is_refused_naming_the_turn(
     assert p.returncode == 2, p.stderr
     [line] = p.stderr.splitlines()
     assert line.endswith(f"turns.json: {says}"), line
+
+
+def test_a_settings_rule_naming_a_mistyped_tool_is_named_with_the_tool_it_looks_like(tmp_path: Path) -> None:
+    """`"deny": ["Wirte"]` denied nothing and said nothing (the flags' rules said it; a settings file's
+    did not); a rule naming a program's own tool (`lookup`), like nothing known, still says nothing."""
+    home = tmp_path / "home" / ".loopwright"
+    home.mkdir(parents=True)
+    (home / "settings.json").write_text('{"permissions": {"allow": ["Bsh(ls:*)", "lookup", "Bash(ls:*)"], '
+                                        '"deny": ["Wirte"], "ask": ["mcp__fs__write"]}}')
+    (tmp_path / "turns.json").write_text('[[{"type": "text", "text": "ok"}]]')
+    p = run("-p", "hi", "--model", "scripted:turns.json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    said = [ln.split("settings.json: ", 1)[1] for ln in p.stderr.splitlines() if "no tool is named" in ln]
+    assert said == ["permissions.allow Bsh(ls:*): no tool is named Bsh (did you mean Bash?); the rule matches nothing",
+                    "permissions.deny Wirte: no tool is named Wirte (did you mean Write?); the rule matches nothing"], \
+        p.stderr
