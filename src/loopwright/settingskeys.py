@@ -90,7 +90,7 @@ _AUTH = "a cloud provider's or proxy's login helper: loopwright uses API keys (A
 _INTERNAL = "internal to Claude Code"
 _MODELS = "loopwright has no model picker or allowlist (--model names any model)"
 _PLUGINS = "a marketplace or plugin-policy setting loopwright does not have (plugins: --plugin-dir, enabledPlugins)"
-_COMPACT = "compaction is automatic at the context window (--context-window, --no-auto-compact)"
+_COMPACT = "compaction is automatic at the context window (--context-window N sets it; AgentOptions(auto_compact=False) turns it off in Python)"
 _UPDATES = "loopwright is updated by its package manager"
 _MEMORY = "no auto-memory (memory files: CLAUDE.md, LOOPWRIGHT.md)"
 _WORKFLOWS = "no Workflows, Artifacts or agent teams"

@@ -75,3 +75,19 @@ def test_a_settings_rule_naming_a_mistyped_tool_is_named_with_the_tool_it_looks_
     assert said == ["permissions.allow Bsh(ls:*): no tool is named Bsh (did you mean Bash?); the rule matches nothing",
                     "permissions.deny Wirte: no tool is named Wirte (did you mean Write?); the rule matches nothing"], \
         p.stderr
+
+
+def test_every_flag_a_refusal_advises_is_one_loopwright_takes() -> None:
+    """`autoCompactEnabled` was refused with "(--context-window, --no-auto-compact)": a user who
+    followed it got `unrecognized arguments: --no-auto-compact`. Each flag named in the advice of a
+    refused setting, flag or command is one the command line takes."""
+    import re
+
+    from loopwright import settingskeys
+    from loopwright.cli import build_parser
+    from loopwright.cli.claude_flags import COMMANDS, REFUSED
+
+    known = set(build_parser()._option_string_actions)
+    advice = [*settingskeys.REFUSED.values(), *REFUSED.values(), *COMMANDS.values()]
+    named = {flag for text in advice for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]+", text)}
+    assert named and named <= known, sorted(named - known)
