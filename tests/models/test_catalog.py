@@ -97,3 +97,19 @@ def test_a_run_is_charged_through_the_catalog() -> None:
 def test_provider_classes_have_docstrings() -> None:
     for cls in (AnthropicModel, OpenAICompatModel):
         assert cls.__doc__ and cls.__doc__.startswith(f"`{cls.__name__}(")
+
+
+@pytest.mark.parametrize("alias", ["sonnet", "opus", "Haiku"])
+def test_an_alias_names_its_model_in_python_as_on_the_command_line(alias: str) -> None:
+    """`AgentOptions(model="sonnet")` (the Agent SDK's `ClaudeAgentOptions(model="sonnet")`, ported
+    by renaming) was a ValueError ("names no provider: write 'openai:sonnet'"), while `--model
+    sonnet` ran claude-sonnet-5-5: the request names the model the alias stands for."""
+    import loopwright as lw
+    from loopwright.testing import ScriptedServer
+
+    with ScriptedServer([[{"type": "text", "text": "ok"}]]) as srv:
+        r = lw.run("hi", lw.AgentOptions(model=alias, base_url=srv.url, api_key="test"))
+        assert r.subtype == "success", r.errors
+        assert [q.body["model"] for q in srv.loop_requests] == [ALIASES[alias.lower()]]
+    with pytest.raises(ValueError, match="names no provider"):  # a name that is no alias still says what to write
+        lw.AgentOptions(model="sonet")

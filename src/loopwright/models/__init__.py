@@ -76,7 +76,12 @@ def parse_model_spec(spec: str) -> ModelSpec:
         return ModelSpec(spec, "anthropic", name, None if name else "empty")
     if ":" in spec.split("/", 1)[0]:
         return ModelSpec(spec, "anthropic", name, "provider")
-    return ModelSpec(spec, "anthropic", name, None if name.startswith("claude") else "no-provider" if name else "empty")
+    if name.startswith("claude"):
+        return ModelSpec(spec, "anthropic", name)
+    from .catalog import resolve_alias
+
+    alias = resolve_alias(name)  # ("sonnet": Claude Code's aliases, in Python as on the command line)
+    return ModelSpec(spec, "anthropic", alias, None if alias != name else "no-provider" if name else "empty")
 
 
 def check_model_spec(spec: str, field: str = "model") -> None:
