@@ -156,7 +156,7 @@ async def connected(editor: Editor, srv: ScriptedServer, home: Path, *args: str)
     async with acp.spawn_agent_process(editor, cmd[0], *cmd[1:], "acp", "--model", MODEL, "--base-url", srv.url,
                                        *args, env=agent_env(home)) as (conn, proc):
         init = await asyncio.wait_for(conn.initialize(protocol_version=acp.PROTOCOL_VERSION,
-                                                      client_capabilities=editor.caps()), 30)
+                                                      client_capabilities=editor.caps()), 60)  # the agent's start (60 s: a loaded machine)
         assert init.protocol_version == acp.PROTOCOL_VERSION
         yield conn, proc
 

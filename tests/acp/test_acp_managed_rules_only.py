@@ -48,7 +48,7 @@ def test_no_allow_always_under_managed_rules_only(tmp_path: Path, rules_only: bo
             async with acp.spawn_agent_process(editor, cmd[0], *cmd[1:], "acp", "--model", MODEL, "--base-url",
                                                srv.url, env=agent_env(tmp_path, **{ENV: str(folder)})) as (conn, _):
                 await asyncio.wait_for(conn.initialize(protocol_version=acp.PROTOCOL_VERSION,
-                                                       client_capabilities=editor.caps()), 30)
+                                                       client_capabilities=editor.caps()), 60)
                 new = await conn.new_session(cwd=str(work), mcp_servers=[])
                 r = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("go")])
                 return new.session_id, r
