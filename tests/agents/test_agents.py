@@ -371,7 +371,7 @@ def test_cli_has_the_agent_tool_streams_and_renders_subagents(tmp_path: Path) ->
                "--cwd", str(tmp_path), "--agents", agents, *extra]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
 
-    out = cli("--output-format", "stream-json")
+    out = cli("--output-format", "stream-json", "--verbose")
     assert out.returncode == 0, out.stderr
     lines = [json.loads(x) for x in out.stdout.splitlines()]
     assert "Agent" in lines[0]["tools"]

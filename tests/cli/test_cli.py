@@ -221,7 +221,7 @@ def test_allowed_and_disallowed_tools(tmp_path: Path) -> None:
     assert json.loads(p.stdout)["permission_denials"] == []
     assert (tmp_path / "a.txt").read_text() == "a fix\n"
     (tmp_path / "a.txt").write_text("a bug\n")
-    p = cli("-p", "fix it", "--model", model, "--output-format", "stream-json", "--disallowedTools", "Read,Edit",
+    p = cli("-p", "fix it", "--model", model, "--output-format", "stream-json", "--verbose", "--disallowedTools", "Read,Edit",
             "--permission-mode", "bypassPermissions", "--no-session-persistence", cwd=tmp_path)
     lines = [json.loads(x) for x in p.stdout.splitlines()]
     tools = lines[0]["tools"]  # a disallowed tool is not offered at all, so the model cannot call it
@@ -244,7 +244,7 @@ def test_max_turns_exit_1(tmp_path: Path) -> None:
 def test_stream_json_lines_end_with_result(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a bug\n")
     p = cli("-p", "fix it", "--model", write_script(tmp_path, fix_turns(tmp_path)), "--output-format", "stream-json",
-            "--permission-mode", "acceptEdits", "--no-session-persistence", cwd=tmp_path)
+            "--verbose", "--permission-mode", "acceptEdits", "--no-session-persistence", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     lines = [json.loads(ln) for ln in p.stdout.splitlines()]
     assert [x["type"] for x in lines] == ["system", "assistant", "user", "assistant", "user", "assistant", "result"]
@@ -490,7 +490,7 @@ def test_cli_sigterm_kills_the_running_command_and_keeps_the_session_paired(sig:
                                   [text("done")]]))
     env = {**os.environ, "LOOPWRIGHT_HOME": str(tmp_path / "home")}
     p = subprocess.Popen([*loopwright_cmd(), "-p", "go", "--model", f"scripted:{script}", "--allowedTools", "Bash",
-                          "--output-format", "stream-json"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                          "--output-format", "stream-json", "--verbose"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         for _ in range(600):  # wait (up to 60 s) until the command runs

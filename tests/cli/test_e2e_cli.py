@@ -107,7 +107,7 @@ def test_fixes_the_failing_test_json(repo: Path, tmp_path: Path) -> None:
 
 def test_stream_json_parses_line_by_line(repo: Path, tmp_path: Path) -> None:
     with ScriptedServer(fix_script(repo), model=MODEL) as srv:
-        p = loopwright(*fix_args(srv, repo, "--output-format", "stream-json", "--include-partial-messages"),
+        p = loopwright(*fix_args(srv, repo, "--output-format", "stream-json", "--verbose", "--include-partial-messages"),
                        cwd=tmp_path, home=tmp_path / "home")
     assert p.returncode == 0, p.stderr
     every = [json.loads(ln) for ln in p.stdout.splitlines()]

@@ -73,6 +73,26 @@ def test_partial_messages_outside_stream_json_are_refused_as_claude_code_refuses
             in cc.stderr, cc.stderr
 
 
+@pytest.mark.parametrize("args", [("-p", "hi"), ("--input-format", "stream-json")], ids=["print", "sdk-protocol"])
+def test_stream_json_without_verbose_is_refused_in_claude_codes_words(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """`--output-format stream-json` without `--verbose`: Claude Code 2.1.332 refuses it before any
+    request (exit 1), so a script that works here must not leave it out: refused in its words (exit 2
+    with -p, loopwright's code for bad usage; 1 in the Agent SDK protocol, as its other refusals)."""
+    said = "When using --print, --output-format=stream-json requires --verbose"
+    p = run(*args, "--output-format", "stream-json", cwd=tmp_path, ANTHROPIC_BASE_URL="http://127.0.0.1:9")
+    no_traceback(p)
+    assert (p.returncode, p.stdout) == ((2 if args[0] == "-p" else 1), ""), p.stderr
+    assert p.stderr.splitlines()[0] == f"loopwright: {said}", p.stderr
+    claude = TESTS / "node" / "node_modules" / ".bin" / "claude"
+    if claude.exists():
+        home = tmp_path / "cchome"
+        home.mkdir()
+        cc = subprocess.run([str(claude), *args, "--output-format", "stream-json"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60, env=claude_code_env("http://127.0.0.1:9", str(home)),
+                            stdin=subprocess.DEVNULL)
+        assert (cc.returncode, cc.stdout, cc.stderr.splitlines()[0]) == (1, "", f"Error: {said}"), cc.stderr
+
+
 def test_a_flag_like_nothing_known_gets_no_guess(tmp_path: Path) -> None:
     p = run("-p", "hi", "--zzqqxx", cwd=tmp_path)
     assert p.returncode == 2

@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
                    BROWSER=f"{sys.executable} {ROOT / 'tests' / 'mcp' / 'headless_browser.py'} %s")
         p = subprocess.run([sys.executable, "-m", "loopwright", "-p", "go", "--model", f"scripted:{tmp / 'turns.json'}",
                             "--mcp-config", str(config), "--allowedTools", "mcp__srv",
-                            "--output-format", "stream-json"],
+                            "--output-format", "stream-json", "--verbose"],
                            cwd=tmp, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         sys.stderr.write(p.stderr)
         sys.stdout.write(p.stdout)

@@ -33,7 +33,7 @@ def run(tmp_path: Path, turns: list[Any], *args: str, prompt: str = "go") -> Any
     script = tmp_path / "turns.json"
     script.write_text(json.dumps(turns))
     p = subprocess.run([*loopwright_cmd(), "-p", prompt, "--model", f"scripted:{script}", "--mcp-config", str(config),
-                        "--output-format", "stream-json", *args], cwd=project, env=cli_env(), capture_output=True,
+                        "--output-format", "stream-json", "--verbose", *args], cwd=project, env=cli_env(), capture_output=True,
                        text=True, stdin=subprocess.DEVNULL, timeout=120)
     assert p.returncode == 0, p.stderr
     return p

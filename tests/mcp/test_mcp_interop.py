@@ -79,7 +79,7 @@ def test_third_party_servers_with_mcp_config(tmp_path: Path) -> None:
     try:
         p = loopwright("-p", "go", "--model", f"scripted:{turns}", "--mcp-config", str(config),
                        "--allowedTools", "mcp__fs__read_text_file,mcp__fs__list_directory,mcp__time",
-                       "--output-format", "stream-json", cwd=project, home=tmp_path / "home")
+                       "--output-format", "stream-json", "--verbose", cwd=project, home=tmp_path / "home")
     finally:
         del os.environ["PROJECT_DIR"]
     assert p.returncode == 0, p.stderr

@@ -78,7 +78,7 @@ def run_p(project: Path, env: dict[str, str], *calls: tuple[str, dict[str, Any]]
     script = project.parent / "turns.json"
     script.write_text(json.dumps(turns))
     return subprocess.run([*loopwright_cmd(), "-p", "go", "--model", f"scripted:{script}", "--allowedTools",
-                           "mcp__auth,mcp__echo", "--output-format", "stream-json"], cwd=project, env=env,
+                           "mcp__auth,mcp__echo", "--output-format", "stream-json", "--verbose"], cwd=project, env=env,
                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
 
 

@@ -281,7 +281,7 @@ def test_untrusted_plan_mode_is_kept(repo: Repo) -> None:
     assert json.loads(r.proc.stdout)["subtype"] == "success"
     init = [q for q in r.model.requests if q.loop_call]
     assert init and not r.lines("ignored")
-    stream = cli(repo, [[text("done")]], "--output-format", "stream-json")
+    stream = cli(repo, [[text("done")]], "--output-format", "stream-json", "--verbose")
     first = json.loads(stream.proc.stdout.splitlines()[0])
     assert first["permissionMode"] == "plan"
 

@@ -106,11 +106,21 @@ def dest(flag: str) -> str:
     return "cc_" + flag.lstrip("-").replace("-", "_")
 
 
+# Claude Code 2.1.332's words (its exit code is 1, loopwright's for bad usage 2): stream-json is the
+# full message stream, which Claude Code writes only with --verbose; a script that leaves it out
+# would run under loopwright and fail under Claude Code, so it is refused here too.
+NEEDS_VERBOSE = "When using --print, --output-format=stream-json requires --verbose"
+
+
 def refusal(args: argparse.Namespace, protocol: bool = False) -> str | None:
-    """The one line refusing the first Claude Code flag given that loopwright does not have."""
+    """The one line refusing the first Claude Code flag given that loopwright does not have, or
+    -p's (or the Agent SDK protocol's) --output-format stream-json without --verbose."""
     for flag, what in REFUSED.items():
         if getattr(args, dest(flag), None) is not None:
             return f"{flag} is not supported by loopwright: {what}"
+    if (getattr(args, "output_format", None) == "stream-json" and not getattr(args, "verbose", False)
+            and (protocol or getattr(args, "prompt", None) is not None)):
+        return NEEDS_VERBOSE
     if not protocol:
         for flag in STREAM_ONLY:
             if flag == "--include-hook-events" and getattr(args, "output_format", None) == "stream-json":
