@@ -150,3 +150,37 @@ def test_an_sdk_servers_odd_result_is_taken_as_an_mcp_servers(tmp_path: Path) ->
     assert result["subtype"] == "success" and result["result"] == "done", (result.get("errors"), result.get("result"))
     assert sent["content"][0] == {"type": "text", "text": "out"} and len(sent["content"]) == 2, sent
     assert "image/svg+xml" in sent["content"][1]["text"], sent
+
+
+def test_an_sdk_servers_tool_list_is_bounded_as_an_mcp_servers(tmp_path: Path) -> None:
+    """An SDK (in-process) MCP server's tool whose input schema is no object schema failed the whole
+    server's listing (its other tools lost, one line for the server), and a 200,000-character
+    description would go into every request whole. As any MCP server's (mcp/client): the odd tool
+    is skipped with a line naming it, the others kept, a description cut to 4096 characters."""
+    def answer(msg: dict[str, Any]) -> dict[str, Any] | None:
+        if msg.get("type") != "control_request" or msg["request"].get("subtype") != "mcp_message":
+            return None
+        reply = mcp_reply(msg)
+        if msg["request"]["message"].get("method") == "tools/list":
+            reply["response"]["response"]["mcp_response"]["result"] = {"tools": [
+                {"name": "odd", "description": "odd", "inputSchema": {"type": "array"}},
+                {"name": "long", "description": "l" * 200_000, "inputSchema": {"type": "object"}}]}
+        return reply
+
+    with ScriptedServer([[text("done")]], model=MODEL) as srv:
+        env = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(tmp_path))
+        peer = Peer([*loopwright_cmd(), "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+                     "--model", MODEL, "--await-initialize"], env, str(tmp_path), answer)
+        try:
+            peer.send(control("r1", subtype="initialize", sdkMcpServers=["s"]))
+            peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r1")
+            peer.send(json.dumps({"type": "user", "message": {"role": "user", "content": "go"},
+                                  "parent_tool_use_id": None, "session_id": ""}).encode())
+            result = peer.wait_for(lambda m: m.get("type") == "result", timeout=60)
+        finally:
+            peer.close()
+        tools = {t["name"]: t for t in srv.loop_requests[-1].body["tools"]}
+    assert result["subtype"] == "success", result.get("errors")
+    assert "mcp__s__long" in tools, (sorted(tools), b"".join(peer.err)[-600:])
+    assert "mcp__s__odd" not in tools and len(tools["mcp__s__long"]["description"]) == 4096
+    assert "tool 'odd' skipped" in b"".join(peer.err).decode()

@@ -225,7 +225,8 @@ class McpRuntime:
             async def handler(x: dict[str, Any], ctx: ToolContext, _t: Tool = t) -> ToolOutput:
                 return await _t.call(x, ctx, in_thread=True)
 
-            out.append(Tool(names[t.name], t.description, t.input_schema, handler, read_only=t.read_only))
+            # (cut as any server's: every request carries every tool's description)
+            out.append(Tool(names[t.name], _description(t.description), t.input_schema, handler, read_only=t.read_only))
         return out
 
     async def call_for_hook(self, server: str, tool: str, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:

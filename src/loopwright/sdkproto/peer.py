@@ -254,10 +254,15 @@ class SdkServer:
         listed = await self.rpc("tools/list") or {}
         tools = []
         for t in listed.get("tools") or []:
-            ann = t.get("annotations") or {}
-            tools.append(Tool(t["name"], t.get("description") or t["name"],
-                              t.get("inputSchema") or {"type": "object"}, self._caller(t["name"]),
-                              read_only=bool(ann.get("readOnlyHint"))))
+            try:
+                ann = t.get("annotations") or {}
+                tools.append(Tool(t["name"], t.get("description") or t["name"],
+                                  t.get("inputSchema") or {"type": "object"}, self._caller(t["name"]),
+                                  read_only=bool(ann.get("readOnlyHint"))))
+            except (AttributeError, KeyError, TypeError, ValueError) as e:  # that tool, not the server's others
+                name = t.get("name") if isinstance(t, dict) else t
+                print(f"loopwright: MCP server {self.name!r} (in the SDK's process): tool {name!r:.100} skipped: "
+                      f"{str(e)[:200]}", file=sys.stderr, flush=True)
         return SdkMcpServer(self.name, tools=tools)
 
     def _caller(self, tool: str) -> Any:
