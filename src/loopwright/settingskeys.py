@@ -279,7 +279,8 @@ def compat_markdown(schema_keys: Iterable[str], version: str) -> str:
               "endless stream fills its memory). The statusLine command and apiKeyHelper are ended past 1 MiB. "
               "What of a hook's output reaches the model, the transcript or a front end (exit 2's stderr, a reason, "
               "a message, additionalContext, the hook_response of --include-hook-events) is cut at 10,000 "
-              "characters, saying how many more there were.", "",
+              "characters, saying how many more there were; a PostToolUse updatedToolOutput at the length of the "
+              "tool's own output when that is longer.", "",
               "Hook keys loopwright does not honour (named when read; the hook still runs): "
               + "; ".join(f"`{k}`: {v}" for k, v in REFUSED_HOOK_KEYS.items()) + ".", "",
               "## Hook output fields", "",

@@ -67,6 +67,8 @@ CASES: dict[str, tuple[str, str | None, int, dict[str, Any] | None]] = {
         "hookEventName": "SessionStart", "additionalContext": "HUGE"}}),
     "UserPromptSubmit context": ("UserPromptSubmit", None, 0, {"hookSpecificOutput": {
         "hookEventName": "UserPromptSubmit", "additionalContext": "HUGE"}}),
+    "PostToolUse updatedToolOutput": ("PostToolUse", "Bash", 0, {"hookSpecificOutput": {
+        "hookEventName": "PostToolUse", "updatedToolOutput": "HUGE"}}),
     "PostToolUse context": ("PostToolUse", "Bash", 0, {"hookSpecificOutput": {
         "hookEventName": "PostToolUse", "additionalContext": "HUGE"}}),
 }
@@ -103,3 +105,23 @@ def test_a_huge_hook_output_is_capped_everywhere(tmp_path: Path, case: str) -> N
     for t in transcripts:
         for line in t.read_text().splitlines():
             assert longest(json.loads(line)) < LIMIT, (case, "the transcript", t)
+
+
+def test_a_replacement_no_longer_than_the_tools_output_is_kept_whole(tmp_path: Path) -> None:
+    """updatedToolOutput is bounded by the tool's own output (or the hook cap), not cut below it:
+    a redacted 30,000-character Read result (of 2,000 lines: ~40,000) goes to the model whole."""
+    (tmp_path / "big.txt").write_text("line of text\n" * 6000)  # ~78,000 characters read
+    script = tmp_path / "redact.py"
+    script.write_text("import json, sys; sys.stdin.read(); print(json.dumps({'hookSpecificOutput': {"
+                      "'hookEventName': 'PostToolUse', 'updatedToolOutput': 'R' * 30000}}))")
+    settings = {"hooks": {"PostToolUse": [{"matcher": "Read", "hooks": [
+        {"type": "command", "command": f"python3 {script}"}]}]}}
+    turns = [[{"type": "tool_use", "id": "r1", "name": "Read", "input": {"file_path": str(tmp_path / "big.txt")}}],
+             [text("ok")]]
+    with ScriptedServer(turns) as srv:
+        options = lw.AgentOptions(model="claude-sonnet-4-5", base_url=srv.url, api_key="k", cwd=tmp_path,
+                                  max_retries=0, settings=settings, tools=lw.default_tools())
+        asyncio.run(lw.arun("go", options))
+        last = srv.requests[-1].body["messages"][-1]["content"]
+    (result,) = [b for b in last if b.get("type") == "tool_result"]
+    assert result["content"] in ("R" * 30000, [{"type": "text", "text": "R" * 30000}]), str(result)[:200]

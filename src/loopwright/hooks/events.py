@@ -24,6 +24,7 @@ from ..ids import new_uuid
 from ..telemetry import NULL
 from .config import HookContext, HookRegistry
 from .output import (
+    bounded,
     cap,
     contexts,
     join,
@@ -191,7 +192,7 @@ class RunHooks(WorkEvents, PromptEvents):
                 spec = specific(o)
                 for key in ("updatedToolOutput", *(("updatedMCPToolOutput",) if name.startswith("mcp__") else ())):
                     if spec.get(key) is not None:
-                        result.updated_output = tool_output(spec[key])
+                        result.updated_output = bounded(tool_output(spec[key]), len(plain(response)))
         return result
 
     async def post_tool_batch(self, calls: list[dict[str, Any]]) -> str | None:

@@ -67,6 +67,25 @@ def specific(o: Outcome) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
+def bounded(value: str | list[dict[str, Any]], limit: int) -> str | list[dict[str, Any]]:
+    """A replacement tool result with at most `limit` characters of text (cap's note where cut;
+    text blocks past the limit left out, never left blank): a hook's updatedToolOutput may not
+    carry more than the tool's own, capped, output or a hook's text (_MAX_REASON)."""
+    limit = max(limit, _MAX_REASON)
+    if isinstance(value, str):
+        return cap(value, limit)
+    out: list[dict[str, Any]] = []
+    for b in value:
+        text = b.get("text") if b.get("type") == "text" else None
+        if isinstance(text, str):
+            if limit <= 0:
+                continue
+            b = {**b, "text": cap(text, limit)}
+            limit -= len(text)
+        out.append(b)
+    return out or "(no output)"
+
+
 def tool_output(value: Any) -> str | list[dict[str, Any]]:
     """A PostToolUse hook's `updatedToolOutput` as a tool result's content: text as it is;
     content blocks (`[{"type": "text", ...}]`) as they are, less blank text blocks ("(no output)"
