@@ -91,3 +91,28 @@ def test_every_flag_a_refusal_advises_is_one_loopwright_takes() -> None:
     advice = [*settingskeys.REFUSED.values(), *REFUSED.values(), *COMMANDS.values()]
     named = {flag for text in advice for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]+", text)}
     assert named and named <= known, sorted(named - known)
+
+
+def test_anthropic_model_in_the_environment_names_the_model_as_in_claude_code(tmp_path: Path) -> None:
+    """ANTHROPIC_MODEL (Claude Code's variable, which the settings page says ranks above the
+    settings' "model") was read only from AgentOptions.env: in the shell it did nothing, and it
+    also hid the settings' "model", so the default model ran."""
+    home = tmp_path / "home" / ".loopwright"
+    home.mkdir(parents=True)
+    (home / "settings.json").write_text('{"model": "claude-haiku-4-5"}')
+    with ScriptedServer([[{"type": "text", "text": "ok"}]] * 2, strict=False) as srv:
+        p = run("-p", "hi", cwd=tmp_path, ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="k",
+                ANTHROPIC_MODEL="opus")
+        assert p.returncode == 0, p.stderr
+        p = run("-p", "hi", cwd=tmp_path, ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="k")
+        assert p.returncode == 0, p.stderr
+        assert [q.body["model"] for q in srv.loop_requests] == ["claude-opus-5-5", "claude-haiku-4-5"]
+
+
+@pytest.mark.parametrize("var", ["LOOPWRIGHT_MODEL", "ANTHROPIC_MODEL"])
+def test_a_model_variable_naming_no_model_is_named_in_the_refusal(tmp_path: Path, var: str) -> None:
+    """`unknown model 'nosuch'` with no --model on the command line left the user looking for it."""
+    p = run("-p", "hi", cwd=tmp_path, ANTHROPIC_API_KEY="k", **{var: "nosuch"})
+    assert p.returncode == 2, p.stderr
+    [line] = p.stderr.splitlines()
+    assert line.startswith(f"loopwright: {var}=nosuch: unknown model 'nosuch'"), line

@@ -64,7 +64,7 @@ def build_parser() -> Parser:
     p.add_argument("prompt_arg", nargs="?", default=None, metavar="PROMPT",
                    help="the prompt, as Claude Code takes it: `loopwright \"fix it\" -p`")
     p.add_argument("--model", help="claude-... | openai:<model> | responses:<model> | scripted:<file.json> "
-                                        "(default: $LOOPWRIGHT_MODEL)")
+                                        "(default: $LOOPWRIGHT_MODEL, $ANTHROPIC_MODEL, the settings' \"model\")")
     p.add_argument("--base-url", help="API base URL (Anthropic or OpenAI-compatible server)")
     p.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
     p.add_argument("--max-turns", type=int, help="limit on tool-use turns T (seed Def 3.1: at most T+1 model calls)")

@@ -259,9 +259,17 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
     for d in args.add_dirs:
         if not Path(d).expanduser().is_dir():
             raise UsageError(f"--add-dir {d}: no such directory")
-    model = args.model or os.environ.get("LOOPWRIGHT_MODEL")  # None: the settings' "model", else the default
+    model = args.model  # None: $LOOPWRIGHT_MODEL, $ANTHROPIC_MODEL (Claude Code's), the settings' "model", the default
+    var = None if model else next((n for n in ("LOOPWRIGHT_MODEL", "ANTHROPIC_MODEL") if os.environ.get(n)), None)
+    if var:
+        from ..models.catalog import resolve_alias
+
+        model = resolve_alias(os.environ[var])
     if model:
-        check_model(model, args.base_url, need_key=False)  # the key: once the settings are read (apiKeyHelper)
+        try:
+            check_model(model, args.base_url, need_key=False)  # the key: once the settings are read (apiKeyHelper)
+        except UsageError as e:
+            raise UsageError(f"{var}={os.environ[var]}: {e}" if var else str(e)) from None
     if getattr(args, "include_partial_messages", False) and getattr(args, "output_format", None) != "stream-json":
         # (else nothing would show them: Claude Code 2.1.332 refuses it the same way)
         raise UsageError("--include-partial-messages needs -p --output-format stream-json: the partial messages "
