@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from loopwright.testing import ScriptedServer
-from tests.helpers import bash, cli_env, loopwright_cmd, text
+from tests.helpers import bash, cli_env, loopwright_cmd, text, until
 
 pytestmark = pytest.mark.e2e
 
@@ -40,10 +40,10 @@ def sleepers(tag: str, go: Path) -> str:
             f"touch {go}; wait")
 
 
-def left_after(tag: str, seconds: float = 3.0) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while tagged(tag) and time.monotonic() < deadline:
-        time.sleep(0.05)
+def left_after(tag: str, seconds: float = 30) -> list[int]:
+    """The tagged processes still running once none is or `seconds` passed (a kill is sent, not
+    waited for: a SIGKILL after a 1 s grace on a loaded machine), each then SIGKILLed."""
+    until(lambda: not tagged(tag), seconds)
     left = tagged(tag)
     for pid in left:  # (by pid: nothing of another test's)
         os.kill(pid, signal.SIGKILL)
@@ -92,7 +92,7 @@ def test_a_timed_out_command_leaves_no_setsid_child(tmp_path: Path, env_and_tag:
         assert r.returncode == 0, r.stderr
         result = srv.loop_requests[-1].body["messages"][-1]["content"][0]["content"]
         assert "timed out" in result, result
-    assert left_after(tag, 1.0) == [], "a timed-out command's child outlived its call"
+    assert left_after(tag) == [], "a timed-out command's child outlived its call"
 
 
 @pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="pidfds are Linux's (5.3+)")

@@ -55,7 +55,7 @@ def test_a_bash_calls_double_forked_daemon_is_gone_after_the_call(tmp_path: Path
         assert results[1].split() == ["none", "left", "0"]  # ended with the call, not the run; and reaped
         # ($PPID: loopwright, now the daemon's parent: no zombie of it is left)
     finally:
-        assert left_after(tag, 0.5) == []
+        assert left_after(tag) == []
 
 
 def test_the_daemon_of_a_sigkilled_loopwrights_call_is_ended_by_the_watchdog(
@@ -87,15 +87,19 @@ def test_a_background_shells_daemon_lives_while_the_shell_runs(tmp_path: Path,
     env, tag = env_and_tag
     start = bash(daemon(tag, "sleep 1000"), "t1")
     start["input"]["run_in_background"] = True
-    turns = [[start], [bash(f"sleep 0.5; pgrep -c -f '^{tag}'", "t2")],
+    # (each look polls up to 30 s: the daemon starts, and ends after KillShell's SIGTERM or its SIGKILL
+    # after a 1 s grace, when the processes are scheduled; a loaded machine takes longer than 0.5 s)
+    up = f"for i in $(seq 600); do pgrep -f '^{tag}' >/dev/null && break; sleep 0.05; done"
+    down = f"for i in $(seq 600); do pgrep -f '^{tag}' >/dev/null || break; sleep 0.05; done"
+    turns = [[start], [bash(f"{up}; pgrep -c -f '^{tag}'", "t2")],
              [{"type": "tool_use", "id": "t3", "name": "KillShell", "input": {"shell_id": "bash_1"}}],
-             [bash(f"pgrep -f '^{tag}' || echo none left", "t4")], [text("done")]]
+             [bash(f"{down}; pgrep -f '^{tag}' || echo none left", "t4")], [text("done")]]
     try:
         results = run_turns(turns, tmp_path, env, "Bash,KillShell")
         assert results[1].strip() == "1", results
         assert results[3].strip() == "none left", results
     finally:
-        assert left_after(tag, 0.5) == []
+        assert left_after(tag) == []
 
 
 def test_an_orphan_that_ended_during_its_call_is_reaped(tmp_path: Path,
