@@ -8,6 +8,7 @@ to plant the symlink as it returns). Real files and symlinks in temp directories
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -170,3 +171,30 @@ def test_writing_through_a_link_the_gate_saw_still_works(tmp_path: Path) -> None
     assert not first_tool_result(r, 4).get("is_error") and not first_tool_result(r, 6).get("is_error")
     assert (work / "link.txt").is_symlink() and real.read_text() == "two\n"
     assert (work / "a" / "b" / "new.txt").read_text() == "new\n"
+
+
+def test_a_second_judgment_of_the_same_path_does_not_cover_the_first(tmp_path: Path) -> None:
+    """Two Reads of one path in one turn are judged in turn, then run side by side. The first is
+    approved (inside); while it is asked about, work/sub becomes a link to outside/, so the
+    second is judged outside and refused by blockReadsOutsideWorkingDirectories. The first must
+    not then read outside: the later judgment does not stand in for the one it was approved on."""
+    work, outside = layout(tmp_path)
+    (work / "sub" / "f.txt").write_text("inside\n")
+    (outside / "f.txt").write_text("SECRET\n")
+    (work / ".loopwright").mkdir()
+    (work / ".loopwright" / "settings.json").write_text(
+        '{"permissions": {"blockReadsOutsideWorkingDirectories": true, "ask": ["Read"]}}')
+    asked: list[str] = []
+
+    def answer(name: str, tool_input: dict[str, Any]) -> lw.Allow:
+        asked.append(name)
+        swap_to_link(work / "sub", outside)
+        return lw.Allow()
+
+    model = lw.ScriptedModel([[use("r1", "Read", file_path="sub/f.txt"), use("r2", "Read", file_path="sub/f.txt")],
+                              [text("done")]])
+    r = lw.run("go", lw.AgentOptions(model=model, tools=default_tools(), cwd=str(work), permission_mode="default",
+                                     can_use_tool=answer, setting_sources=["project"]))
+    assert asked == ["Read"]  # the second was refused before anyone was asked
+    results = r.messages[2]["content"]
+    assert all(b.get("is_error") for b in results) and "SECRET" not in json.dumps(results), results

@@ -345,7 +345,7 @@ class Permissions(Judge):
         """What a file tool's path was judged to name: the tool refuses it if it resolves elsewhere
         when it runs (workspace.ToolState.judged)."""
         if path is not None and self.tool_state is not None:
-            self.tool_state.judged[path] = (lexical, real)
+            self.tool_state.judged.setdefault(path, []).append((lexical, real))
 
     # Read, Glob, Grep, LS
     def _read(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:

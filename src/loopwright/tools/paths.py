@@ -27,11 +27,12 @@ def resolve(file_path: str, ctx: ToolContext) -> Path:
     if not p.is_absolute():
         p = ctx.cwd / p
     real = p.resolve()
-    judged = ctx.state.judged.pop(file_path, None)
     # (only where the gate judged the same name: a gate judging from another directory is not this check's)
-    if judged is not None and judged[0] == os.path.normpath(p) and judged[1] != str(real):
-        raise ToolError(f"{file_path} now names {real}, not {judged[1]} as when its permission was checked "
-                        "(a symlink in it changed in between); nothing was done.")
+    lexical = os.path.normpath(p)
+    for seen, judged in ctx.state.judged.pop(file_path, ()):
+        if seen == lexical and judged != str(real):
+            raise ToolError(f"{file_path} now names {real}, not {judged} as when its permission was checked "
+                            "(a symlink in it changed in between); nothing was done.")
     return real
 
 
