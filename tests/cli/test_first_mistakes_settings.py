@@ -116,3 +116,16 @@ def test_a_model_variable_naming_no_model_is_named_in_the_refusal(tmp_path: Path
     assert p.returncode == 2, p.stderr
     [line] = p.stderr.splitlines()
     assert line.startswith(f"loopwright: {var}=nosuch: unknown model 'nosuch'"), line
+
+
+@pytest.mark.parametrize(("var", "value"), [("--base-url", "localhost:11434/v1"), ("OPENAI_BASE_URL", "localhost:8080")])
+def test_a_base_url_without_its_scheme_is_refused_at_start_with_the_url_to_write(
+        tmp_path: Path, var: str, value: str) -> None:
+    """`--base-url localhost:11434/v1` started the run and ended it with exit 1 ("the base URL ... is
+    not an http(s) URL", after the session header); now a usage error naming the URL to write."""
+    args = ("--base-url", value) if var == "--base-url" else ()
+    env = {} if args else {var: value}
+    p = run("-p", "hi", "--model", "openai:qwen", *args, cwd=tmp_path, OPENAI_API_KEY="k", **env)
+    assert p.returncode == 2, p.stderr
+    [line] = p.stderr.splitlines()
+    assert line == f"loopwright: {var} {value} is not an http(s) URL: write http://{value}", line

@@ -120,6 +120,22 @@ def check_model(spec: str, base_url: str | None, need_key: bool = True) -> None:
                          f"{SCRIPTED_HINT}")
 
 
+def check_base_url(model: str, flag: str | None) -> None:
+    """A base URL without its scheme (`localhost:11434/v1`), from --base-url or the model's provider
+    variable, is a usage error naming the URL to write (the run would end on it at its first call)."""
+    from urllib.parse import urlsplit
+
+    from ..models import parse_model_spec
+
+    provider = parse_model_spec(model).provider
+    var = {"openai": "OPENAI_BASE_URL", "responses": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}.get(provider)
+    name, url = ("--base-url", flag) if flag else (var, os.environ.get(var) if var else None)
+    if url:
+        target = urlsplit(url)
+        if target.scheme not in ("http", "https") or not target.hostname:
+            raise UsageError(f"{name} {url} is not an http(s) URL: write http://{url.split('://')[-1]}")
+
+
 def resolve_cwd(value: str | None) -> Path:
     """`--cwd` as an absolute directory (the current one when not given)."""
     if value is None:
@@ -359,6 +375,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         raise UsageError(str(e)) from None
     model = options.model if isinstance(options.model, str) else DEFAULT_MODEL
     check_model(model, args.base_url, need_key=not (settings is not None and settings.api_key_helper))
+    check_base_url(model, args.base_url)
     return replace(options, model=model) if options.model is None else options
 
 
