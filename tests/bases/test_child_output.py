@@ -59,7 +59,7 @@ def test_api_key_helper_past_its_timeout_is_not_waited_for_by_a_daemon_holding_i
     try:
         with pytest.raises(ModelError, match="gave no key within 0.5 s"):
             helper()
-        assert time.monotonic() - t0 < 5
+        assert time.monotonic() - t0 < 20  # not the daemon's 30 s (the margin: a loaded machine)
     finally:
         _end(pidfile)
 
@@ -145,8 +145,9 @@ def test_a_status_line_command_past_its_timeout_is_not_waited_for_by_a_daemon_ho
     status = statusline.CustomStatus(f"(setsid sh -c 'echo $$ > {pidfile}; exec sleep 30' &); sleep 30", tmp_path)
     t0 = time.monotonic()
     try:
-        _run_then_collect(asyncio.wait_for(status.run(), 10))  # (and its transport closed: pytestmark)
-        assert time.monotonic() - t0 < 5 and "took over" in status.error, status.error
+        _run_then_collect(asyncio.wait_for(status.run(), 25))  # (and its transport closed: pytestmark)
+        # not the daemon's 30 s (the margin over the 0.5 s timeout: a loaded machine)
+        assert time.monotonic() - t0 < 20 and "took over" in status.error, status.error
     finally:
         _end(pidfile)
 
