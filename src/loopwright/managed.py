@@ -208,7 +208,7 @@ def _read(path: Path, *folders: Path) -> ManagedFile:
                            f"{getattr(e, 'strerror', None) or e}") from None
     try:
         data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # (RecursionError: nesting past the parser's depth)
         data = None
     if not isinstance(data, dict):
         raise SettingsError(f"{path}: {BAD_DOCUMENT}")

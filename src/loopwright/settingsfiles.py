@@ -29,6 +29,9 @@ def read_json_file(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise SettingsError(f"invalid JSON in settings file {path}: line {e.lineno} column {e.colno}: {e.msg}") from None
+    except (ValueError, RecursionError) as e:  # (a 5000-digit number; nesting past the parser's depth: a
+        # repository's file ended the start with a bare "unexpected error: RecursionError", naming no file)
+        raise SettingsError(f"invalid JSON in settings file {path}: {type(e).__name__}: {str(e)[:200]}") from None
 
 
 def settings_files(cwd: Path, sources: Sequence[str], claude: bool = False) -> list[tuple[Path, Path]]:

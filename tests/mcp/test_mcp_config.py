@@ -241,3 +241,14 @@ def test_interactive_approval_of_project_servers(tmp_path: Path) -> None:
     assert ask_project_approval(opts, lambda q: "n") == []
     assert json.loads((tmp_path / ".loopwright" / "settings.local.json").read_text())["disabledMcpjsonServers"] == ["c"]
     assert {c.name: c.needs_approval for c in collect(None, tmp_path, settings=load_settings(tmp_path))}["c"]
+
+
+@pytest.mark.parametrize("text", ['{"mcpServers": ' + "[" * 100_000 + "]" * 100_000 + "}", '{"n": 1' + "0" * 5000 + "}"],
+                         ids=["nested", "5000-digits"])
+def test_a_config_file_python_cannot_read_is_named(tmp_path: Path, text: str) -> None:
+    """Nesting past the parser's depth (RecursionError) or a 5000-digit number (ValueError): the
+    start ended with a bare 'unexpected error', naming no file; it is the file's own error."""
+    f = tmp_path / ".mcp.json"
+    f.write_text(text)
+    with pytest.raises(McpConfigError, match=f"{f} is not valid JSON"):
+        read_config(str(f))

@@ -78,7 +78,8 @@ def test_drop_ins_follow_the_file_in_name_order(managed: Path, tmp_path: Path) -
 
 
 @pytest.mark.parametrize("name", ["managed-settings.json", "managed-settings.d/10-a.json"])
-@pytest.mark.parametrize("content", ["{\"permissions\": ", "[1, 2]"])
+@pytest.mark.parametrize("content", ["{\"permissions\": ", "[1, 2]", "[" * 100_000 + "]" * 100_000,
+                                     '{"n": 1' + "0" * 5000 + "}"])  # (the last two: Python's json raises other errors)
 def test_a_document_that_is_not_an_object_stops_the_run(managed: Path, tmp_path: Path, name: str,
                                                          content: str) -> None:
     write(managed / name, content)

@@ -210,3 +210,16 @@ def test_settings_env_path_is_the_path_the_gate_protects(tmp_path: Path) -> None
                                      permission_mode="acceptEdits", setting_sources=["project"]))
     assert [d["tool_use_id"] for d in r.permission_denials] == ["u1"] and not (tmp_path / "tools" / "git").exists()
 
+
+
+@pytest.mark.parametrize("text", ['{"permissions": ' + "[" * 100_000 + "]" * 100_000 + "}", '{"n": 1' + "0" * 5000 + "}"],
+                         ids=["nested", "5000-digits"])
+def test_a_settings_file_python_cannot_read_is_named(tmp_path: Path, text: str) -> None:
+    """A repository's settings file nested past the parser's depth (RecursionError) or holding a
+    5000-digit number (ValueError): the start ended with a bare 'unexpected error: RecursionError',
+    naming no file. It is refused as any invalid JSON is, the file named."""
+    (tmp_path / ".claude").mkdir()
+    path = tmp_path / ".claude" / "settings.json"
+    path.write_text(text)
+    with pytest.raises(SettingsError, match=f"invalid JSON in settings file {path}"):
+        load_settings(tmp_path, ["project"], claude=True)

@@ -220,6 +220,8 @@ def read_json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise McpConfigError(f"{path} is not valid JSON: line {e.lineno} column {e.colno}: {e.msg}") from None
+    except (ValueError, RecursionError) as e:  # (a 5000-digit number; nesting past the parser's depth)
+        raise McpConfigError(f"{path} is not valid JSON: {type(e).__name__}: {str(e)[:200]}") from None
 
 
 def merge_configs(values: list[str]) -> dict[str, Any]:
