@@ -323,6 +323,9 @@ class HTTPModel:
             if name in _DETERMINISTIC:
                 hint = " (check HTTPS_PROXY / NO_PROXY and the proxy's credentials)" if name == "ProxyError" else ""
                 return Failure(f"{name}: {e}{hint}", retryable=False)
+            if _cause(e, ConnectionRefusedError) is not None:  # (the socket's words name no fix)
+                return Failure(f"connection error: {name}: {e} (nothing is listening there: is the server at "
+                               f"{self.base_url or self.default_base_url} running, or a proxy it goes through?)")
             return Failure(f"connection error: {name}: {e or 'no details'}")
         if sdk is not None and isinstance(e, getattr(sdk, self.sdk_error)):
             return Failure(f"{type(e).__name__}: {e}", retryable=False)
