@@ -44,7 +44,7 @@ messages = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"])
 def test_the_bytes_are_json_dumps_bytes_turn_after_turn(h: list[dict[str, Any]], rest: dict[str, Any],
                                                         changes: list[str]) -> None:
     enc = BodyEncoder()
-    rest = {"system": "sys", **rest, "tools": [{"name": "Read"}]}
+    rest = {**rest, "system": "sys", "tools": [{"name": "Read"}]}  # (a drawn "system": None must not take its place)
     for change in [None, *changes]:
         if change == "tool":  # in place: a tool added to the list sent before
             rest["tools"].append({"name": f"T{len(rest['tools'])}"})
