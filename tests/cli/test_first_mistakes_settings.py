@@ -129,3 +129,27 @@ def test_a_base_url_without_its_scheme_is_refused_at_start_with_the_url_to_write
     assert p.returncode == 2, p.stderr
     [line] = p.stderr.splitlines()
     assert line == f"loopwright: {var} {value} is not an http(s) URL: write http://{value}", line
+
+
+@pytest.mark.parametrize(("model", "says"), [
+    ("gpt-4o", "loopwright: unknown model 'gpt-4o': for an OpenAI(-compatible) model write --model openai:gpt-4o "
+               "(and --base-url for your own server); else claude-<model> (Anthropic), anthropic:<id> or "
+               "scripted:FILE.json"),
+    ("sonet", "loopwright: unknown model 'sonet' (did you mean sonnet?): for an OpenAI(-compatible) model write "
+              "--model openai:sonet (and --base-url for your own server); else claude-<model> (Anthropic), "
+              "anthropic:<id> or scripted:FILE.json"),
+])
+def test_a_bare_model_name_is_answered_with_the_model_flag_to_write(tmp_path: Path, model: str, says: str) -> None:
+    """"use ... openai:<model>" left the user to work out `--model openai:gpt-4o`; a mistyped alias
+    is named with the alias it looks like."""
+    p = run("-p", "hi", "--model", model, cwd=tmp_path, ANTHROPIC_API_KEY="k")
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.splitlines() == [says]
+
+
+def test_an_empty_model_flag_says_the_flag_is_empty(tmp_path: Path) -> None:
+    """`--model "$MODEL"` with MODEL unset said "model='anthropic:' needs a model id"."""
+    p = run("-p", "hi", "--model", "", cwd=tmp_path, ANTHROPIC_API_KEY="k")
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.splitlines() == ["loopwright: --model is empty: give a model, e.g. --model claude-sonnet-5-5 or "
+                                     "--model openai:<model>"]

@@ -111,8 +111,14 @@ def check_model(spec: str, base_url: str | None, need_key: bool = True) -> None:
         return
     name = m.name
     if m.problem == "no-provider" or (m.problem == "empty" and not spec.startswith("anthropic:")):
-        raise UsageError(f"unknown model {spec!r}: use claude-<model> (Anthropic), anthropic:<id>, "
-                         "openai:<model> or scripted:FILE.json")
+        import difflib  # (only on a mistake's way)
+
+        from ..models.catalog import ALIASES
+
+        near = difflib.get_close_matches(spec.lower(), ALIASES, n=1, cutoff=0.75)
+        raise UsageError(f"unknown model {spec!r}{f' (did you mean {near[0]}?)' if near else ''}: for an "
+                         f"OpenAI(-compatible) model write --model openai:{spec} (and --base-url for your own "
+                         "server); else claude-<model> (Anthropic), anthropic:<id> or scripted:FILE.json")
     if m.problem == "empty":
         raise UsageError("--model anthropic: needs a model id, e.g. --model claude-sonnet-5-5")
     if need_key and not os.environ.get("ANTHROPIC_API_KEY") and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
@@ -276,6 +282,8 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
         if not Path(d).expanduser().is_dir():
             raise UsageError(f"--add-dir {d}: no such directory")
     model = args.model  # None: $LOOPWRIGHT_MODEL, $ANTHROPIC_MODEL (Claude Code's), the settings' "model", the default
+    if model is not None and not model.strip():  # (`--model "$MODEL"` with MODEL unset)
+        raise UsageError("--model is empty: give a model, e.g. --model claude-sonnet-5-5 or --model openai:<model>")
     var = None if model else next((n for n in ("LOOPWRIGHT_MODEL", "ANTHROPIC_MODEL") if os.environ.get(n)), None)
     if var:
         from ..models.catalog import resolve_alias
