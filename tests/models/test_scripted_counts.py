@@ -9,6 +9,7 @@ import asyncio
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -59,3 +60,14 @@ def test_a_paused_turn_dropped_and_answered_again_is_counted_as_sent() -> None:
     h.drop_last()
     h.append({"role": "assistant", "content": [{"type": "text", "text": "the whole answer, much longer " * 20}]})
     assert _input_tokens(model, ModelRequest(None, [], h)) == sum(estimate_tokens(m) for m in h)
+
+
+def test_one_turns_blocks_given_as_the_list_of_turns_is_a_type_error_saying_what_to_write() -> None:
+    """`ScriptedModel([{"type": "text", ...}])` (the README writes `[[...]]`) played an empty answer,
+    then ended the run "scripted model has no turn 2": a block where a turn goes is refused at once."""
+    import loopwright as lw
+
+    with pytest.raises(TypeError, match=r"turn 1 is a content block \(type 'text'\), not a turn: "
+                                        r"write ScriptedModel\(\[\[\{\.\.\.\}\]\]\)"):
+        lw.ScriptedModel([{"type": "text", "text": "ok"}])
+    lw.ScriptedModel([{"content": [{"type": "text", "text": "ok"}]}, [{"type": "text", "text": "ok"}]])  # turns

@@ -99,6 +99,10 @@ class ScriptedModel:
         else:
             self._fn = None
             self._turns = list(turns_or_function)
+            for i, t in enumerate(self._turns[:1], 1):  # (the first: one turn's blocks given as the turns)
+                if isinstance(t, dict) and "type" in t and "content" not in t:
+                    raise TypeError(f"turn {i} is a content block (type {t['type']!r}), not a turn: write "
+                                    "ScriptedModel([[{...}]]) (a list of turns, each a list of blocks)")
         self._cost = cost_per_call_usd
         self._flat_cost = 0.0 if callable(cost_per_call_usd) else float(cost_per_call_usd or 0.0)
         self.calls = 0
