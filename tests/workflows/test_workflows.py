@@ -222,10 +222,21 @@ def test_agent_node_counts_T_plus_1_and_M_inf_attains_it_inside_a_workflow() -> 
     node = Agent("fix", lw.AgentOptions(tools=[ping], max_turns=3))
     wf = chain(Node("plan"), node)
     assert node.weight == 4 and wf.max_calls() == 1 + 4
-    r = wf.run("x", model=lw.ScriptedModel(lambda h: M_inf(h) if len(h) > 1 or "plan" not in prompt_of(h) else [text("p")]))
+    r = wf.run("plan x", model=lw.ScriptedModel(lambda h: M_inf(h) if len(h) > 1 or "plan" not in prompt_of(h)
+                                                else [text("p")]))
     assert r.model_calls == 5 == wf.max_calls()
     assert r.subtype == "error_during_execution" and "error_max_turns" in (r.error or "")
     assert r.nodes[-1].result is not None and r.nodes[-1].result.num_turns == 3
+
+
+def test_an_agent_node_given_a_blank_input_fails_the_run_naming_it() -> None:
+    """A step before it answered nothing: the agent node is not run on a blank prompt (the loop
+    refuses one, as the Messages API would), and the run ends as a failed node, not a TypeError."""
+    wf = chain(Node("plan"), Agent("fix", lw.AgentOptions(tools=[ping], max_turns=3)))
+    r = wf.run("x", model=lw.ScriptedModel(lambda h: [text(" ")]))
+    assert r.subtype == "error_during_execution" and r.output is None
+    assert "agent node 'fix': its prompt is empty" in (r.error or ""), r.error
+    assert r.model_calls == 1  # the plan's call only
 
 
 def test_agent_node_runs_a_real_agent_loop() -> None:

@@ -113,6 +113,8 @@ class Agent(BaseNode):
         from ..assemble import query  # lazy: the loop pulls in tools, permissions, sessions
         from ..messages import AssistantMessage, ResultMessage
 
+        if not prompt.strip():  # (query refuses a blank prompt: the Messages API would)
+            raise NodeFailed(f"agent node {self.name!r}: its prompt is empty (the input it was given is blank)")
         opts = self.options
         if opts.model is None:
             if rt.model is None:
