@@ -448,7 +448,7 @@ def test_every_event_s_input_has_the_shape_of_its_typed_dict(tmp_path: Path) -> 
             while client.running:  # the run's SessionEnd hook is still finishing
                 await asyncio.sleep(0.01)
             await client.compact(keep_last_turns=0)
-            await client.set_model(lw.ScriptedModel([text("on the new model")]))  # Pre/PostModelSwitch
+            await client.set_model(lw.ScriptedModel([[text("on the new model")]]))  # Pre/PostModelSwitch
             await client.add_dir(tmp_path)  # DirectoryAdded
 
     asyncio.run(go())
@@ -478,7 +478,7 @@ def test_every_event_s_input_has_the_shape_of_its_typed_dict(tmp_path: Path) -> 
     (tmp_path / ".claude" / "commands").mkdir(parents=True)
     (tmp_path / ".claude" / "commands" / "hi.md").write_text("Say !`echo hi` to $ARGUMENTS\n")
     ex = expand("/hi you", find_commands(tmp_path, ["project"], trusted=True))
-    lw.run("/hi you", lw.AgentOptions(model=lw.ScriptedModel([text("ok")]), tools=default_tools(), hooks=hooks,
+    lw.run("/hi you", lw.AgentOptions(model=lw.ScriptedModel([[text("ok")]]), tools=default_tools(), hooks=hooks,
                                       cwd=tmp_path, slash_command=ex, allowed_tools=["Bash(echo:*)"]))
     # ConfigChange and FileChanged: a settings file and a watched file written during a run
     hooks.on("FileChanged", lambda data: None, matcher="watched.txt")  # (its file name is watched)

@@ -42,13 +42,19 @@ HEAVY_OWN = ("loopwright.gate.shell.bashparse", "loopwright.gate.shell.bashcheck
              "loopwright.context", "secrets", "hashlib",
              "loopwright.skills", "loopwright.agentfiles")
 MARK = "MODULES:"
+# The child prints every module it has at its exit. The Bash parser's warm-up while a model thinks
+# (idle.py: after a read has waited 0.5 s) is turned off in it: a loaded machine can stall the
+# loopback server's answer that long, and what is imported then is imported after the request.
+ONE_RUN = ("import atexit, sys\n"
+           f"atexit.register(lambda: print({MARK!r} + ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
+           "import loopwright.idle\n"
+           "loopwright.idle.when_idle = lambda work: None\n"
+           "from loopwright.cli import main\n"
+           "sys.exit(main())\n")
 
 
 def modules_of_one_call(provider: str, tmp_path: Path, persist: bool = False) -> tuple[set[str], int]:
-    code = ("import atexit, sys\n"
-            f"atexit.register(lambda: print({MARK!r} + ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
-            "from loopwright.cli import main\n"
-            "sys.exit(main())\n")
+    code = ONE_RUN
     with ScriptedServer([[{"type": "text", "text": "done"}]]) as srv:
         env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k",
                "OPENAI_BASE_URL": srv.openai_url, "LOOPWRIGHT_HOME": str(tmp_path / ".lw")}
@@ -65,9 +71,7 @@ def modules_of_one_call(provider: str, tmp_path: Path, persist: bool = False) ->
 def modules_of_sdk_call(tmp_path: Path) -> tuple[set[str], int]:
     """The same for loopwright as the Agent SDKs start it (--input-format stream-json: a
     process per session), one user message on stdin."""
-    code = ("import atexit, sys\n"
-            f"atexit.register(lambda: print({MARK!r} + ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
-            "from loopwright.cli import main\nsys.exit(main())\n")
+    code = ONE_RUN
     msg = json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}, "parent_tool_use_id": None,
                       "session_id": ""})
     with ScriptedServer([[{"type": "text", "text": "done"}]]) as srv:
