@@ -64,6 +64,17 @@ class Term:
                 raise AssertionError(f"{needle!r} (x{count}) did not appear; screen:\n{s}")
             time.sleep(0.05)
 
+    def wait_prompt(self, runs: int, timeout: float = WAIT) -> None:
+        """Wait until `runs` runs have ended and the empty prompt is drawn again: keys typed before
+        it is (while the run's end is printed) reach the terminal in its cooked mode, where Enter
+        arrives as a newline in the next prompt, not as its submission."""
+        def ready() -> bool:
+            s = self.screen()
+            prompts = [ln.rstrip() for ln in s.splitlines() if ln.startswith("›")]
+            return s.count("● success") >= runs and bool(prompts) and prompts[-1] == "›"
+        if not until(ready, timeout):
+            raise AssertionError(f"the prompt was not drawn again after run {runs}; screen:\n{self.screen()}")
+
 
 def exit_status(path: Path, seconds: float) -> str:
     """The exit status the shell wrote to `path` after loopwright ended ('' if it did not)."""

@@ -321,10 +321,11 @@ def test_session_list_is_right_after_compaction(tmp_path: Path) -> None:
                f"{env} {LOOPWRIGHT_BIN} --model claude-sonnet-4-5 --base-url {srv.url}")
         try:
             t.wait("/help for commands")
-            for n in ("one", "two", "three"):
+            for i, n in enumerate(("one", "two", "three"), 1):
                 t.type(f"say {n}")
                 t.keys("Enter")
                 t.wait(f"answer {n}")
+                t.wait_prompt(i)
             t.type("/compact")
             t.keys("Enter")
             t.wait("✂ compacted:")
