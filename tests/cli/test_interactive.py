@@ -160,7 +160,7 @@ def test_interactive_session_in_tmux(term: tuple[Term, Path]) -> None:
     t.wait("↳ queued: also say hi")
     s = t.wait("all done here")
     assert s.index("✓ Bash: slept-ok") < s.index("✉ queued message: also say hi") < s.index("all done here")
-    t.wait("● success", count=1)
+    t.wait_prompt(1)
 
     # 3. a permission question answered in its dialog (tests/cli/test_interactive_dialog.py has the rest)
     t.type("write a file")
@@ -170,6 +170,7 @@ def test_interactive_session_in_tmux(term: tuple[Term, Path]) -> None:
     t.type("1")
     t.wait("wrote the file")
     assert (tmp / "work" / "new.txt").read_text() == "hello\n"
+    t.wait_prompt(2)
 
     # 4. Esc during a (60 s) model call ends the run at once with h intact
     t.type("one more")
