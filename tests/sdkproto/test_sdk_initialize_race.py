@@ -113,6 +113,22 @@ def test_a_mode_set_while_initialize_waits_is_not_undone_by_it(tmp_path: Path) -
     assert not target.exists()
 
 
+def with_sdk_server_s(url: str, tmp_path: Path, answer: Any, *args: str) -> tuple[dict[str, Any], Peer]:
+    """An SDK session whose initialize declares the in-process MCP server "s" (`answer` plays the
+    SDK's side), then one prompt, "go": its result line, and the peer (closed)."""
+    env = cli_env(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="x", HOME=str(tmp_path))
+    peer = Peer([*loopwright_cmd(), "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+                 "--model", MODEL, *args, "--await-initialize"], env, str(tmp_path), answer)
+    try:
+        peer.send(control("r1", subtype="initialize", sdkMcpServers=["s"]))
+        peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r1")
+        peer.send(json.dumps({"type": "user", "message": {"role": "user", "content": "go"},
+                              "parent_tool_use_id": None, "session_id": ""}).encode())
+        return peer.wait_for(lambda m: m.get("type") == "result", timeout=60), peer
+    finally:
+        peer.close()
+
+
 def test_an_sdk_servers_odd_result_is_taken_as_an_mcp_servers(tmp_path: Path) -> None:
     """A tool of an SDK (in-process) MCP server answering with blank text beside its output, and an
     image of a type the model does not take: as from any MCP server (mcp/results), the blank text
@@ -134,18 +150,7 @@ def test_an_sdk_servers_odd_result_is_taken_as_an_mcp_servers(tmp_path: Path) ->
                     {"type": "image", "data": "PHN2Zz4=", "mimeType": "image/svg+xml"}]}}}}}
 
     with ScriptedServer([[use("m1", "mcp__s__t")], [text("done")]], model=MODEL) as srv:
-        env = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(tmp_path))
-        peer = Peer([*loopwright_cmd(), "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-                     "--model", MODEL, "--allowedTools", "mcp__s__t", "--await-initialize"], env, str(tmp_path),
-                    answer)
-        try:
-            peer.send(control("r1", subtype="initialize", sdkMcpServers=["s"]))
-            peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r1")
-            peer.send(json.dumps({"type": "user", "message": {"role": "user", "content": "go"},
-                                  "parent_tool_use_id": None, "session_id": ""}).encode())
-            result = peer.wait_for(lambda m: m.get("type") == "result", timeout=60)
-        finally:
-            peer.close()
+        result, _ = with_sdk_server_s(srv.url, tmp_path, answer, "--allowedTools", "mcp__s__t")
         sent = srv.loop_requests[-1].body["messages"][-1]["content"][0]
     assert result["subtype"] == "success" and result["result"] == "done", (result.get("errors"), result.get("result"))
     assert sent["content"][0] == {"type": "text", "text": "out"} and len(sent["content"]) == 2, sent
@@ -168,17 +173,7 @@ def test_an_sdk_servers_tool_list_is_bounded_as_an_mcp_servers(tmp_path: Path) -
         return reply
 
     with ScriptedServer([[text("done")]], model=MODEL) as srv:
-        env = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(tmp_path))
-        peer = Peer([*loopwright_cmd(), "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-                     "--model", MODEL, "--await-initialize"], env, str(tmp_path), answer)
-        try:
-            peer.send(control("r1", subtype="initialize", sdkMcpServers=["s"]))
-            peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r1")
-            peer.send(json.dumps({"type": "user", "message": {"role": "user", "content": "go"},
-                                  "parent_tool_use_id": None, "session_id": ""}).encode())
-            result = peer.wait_for(lambda m: m.get("type") == "result", timeout=60)
-        finally:
-            peer.close()
+        result, peer = with_sdk_server_s(srv.url, tmp_path, answer)
         tools = {t["name"]: t for t in srv.loop_requests[-1].body["tools"]}
     assert result["subtype"] == "success", result.get("errors")
     assert "mcp__s__long" in tools, (sorted(tools), b"".join(peer.err)[-600:])
