@@ -27,6 +27,8 @@ TURNS = [[bash("echo hi")], [text("hello")], [text("done")]]  # (the Stop hook b
 # The project's and the plugin's, in Claude Code's order (its own come between and after them)
 COMMANDS = ["greet2", "hello", "myplug:hello", "myplug:greet"]
 SKILLS = ["greet2", "myplug:greet"]
+# An agent defined on the command line (--agents JSON): the init line lists it with the files' agents
+AGENTS = json.dumps({"Scout": {"description": "Looks around", "prompt": "Look.", "tools": ["Read"]}})
 
 
 def project(root: Path) -> tuple[Path, Path, Path]:
@@ -78,7 +80,8 @@ def stream(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     """One run of TURNS with Bash allowed, in stream-json."""
     who = str(request.param)
     root = tmp_path_factory.mktemp(who)
-    r, bodies = run(who, root, "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash")
+    r, bodies = run(who, root, "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash",
+                    "--agents", AGENTS)
     assert r.returncode == 0, (who, r.stderr[-2000:])
     lines = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
     found = list((root / "home").glob(f"*/projects/*/{lines[-1]['session_id']}.jsonl"))
@@ -88,15 +91,15 @@ def stream(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
 def test_the_init_line_names_what_a_prompt_may_call(stream: Run) -> None:
     """slash_commands, skills, agents, plugins, apiKeySource, output_style: the project's and the
-    plugin's commands and skills in Claude Code's order, the agent files' and the plugin's agents in
-    a list sorted by name, the plugin with its source and version."""
+    plugin's commands and skills in Claude Code's order, the agent files', the plugin's and --agents'
+    agents in a list sorted by name, the plugin with its source and version."""
     who, lines = stream.who, stream.lines
     init = lines[0]
     assert (init["type"], init["subtype"]) == ("system", "init"), who
     assert [c for c in init["slash_commands"] if c in COMMANDS] == COMMANDS, (who, init["slash_commands"])
     assert [c for c in init["skills"] if c in COMMANDS] == SKILLS, (who, init["skills"])
     assert set(init["skills"]) <= set(init["slash_commands"]), who
-    assert {"general-purpose", "linter", "myplug:reviewer"} <= set(init["agents"]), (who, init["agents"])
+    assert {"general-purpose", "linter", "myplug:reviewer", "Scout"} <= set(init["agents"]), (who, init["agents"])
     assert init["agents"] == sorted(init["agents"], key=str.lower), (who, init["agents"])
     plug = str(Path(init["cwd"]).parent / "plug")
     assert init["plugins"][0] == {"name": "myplug", "path": plug, "source": "myplug@inline", "version": "1.0.0"}, who

@@ -333,6 +333,9 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
     options = AgentOptions(
         model=model,
         tools=tools,
+        # the init line and /agents list them; only while the Agent tool is offered (the run would
+        # add one for `agents`, past --tools / --disallowedTools / an --agent's tools)
+        agents=agents if any(t.spawns_agents for t in tools) else {},
         max_turns=args.max_turns if args.max_turns is not None or main is None else main.max_turns,
         max_budget_usd=args.max_budget_usd,
         system_prompt=system,
