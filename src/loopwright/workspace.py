@@ -111,12 +111,12 @@ class ToolState:
     tasks: TaskState = field(default_factory=TaskState)
     search: SearchState = field(default_factory=SearchState)
     grants: GrantState = field(default_factory=GrantState)
-    # The file tools' paths as the gate judged them since a tool last ran on them: input string ->
-    # [(lexical, real)], every judgment (two calls of one path in a turn are judged before either
+    # The file tools' paths as the gate judged them since a tool last ran on them: (tool name, input
+    # string, "" for none) -> [(lexical, real)], every judgment (two calls of one path in a turn are judged before either
     # runs). The tool refuses a path that resolves elsewhere than any of them when it runs (a symlink
     # swapped after a judgment: tools/paths.resolve), and opens what it resolved without following a
     # symlink (tools/paths.open_dir).
-    judged: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    judged: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)
 
 
 def shell_cwd(state: ToolState | None, default: Path) -> Path:

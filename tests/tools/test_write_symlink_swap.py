@@ -198,3 +198,59 @@ def test_a_second_judgment_of_the_same_path_does_not_cover_the_first(tmp_path: P
     assert asked == ["Read"]  # the second was refused before anyone was asked
     results = r.messages[2]["content"]
     assert all(b.get("is_error") for b in results) and "SECRET" not in json.dumps(results), results
+
+
+def blocked_outside(work: Path, ask: str) -> None:
+    (work / ".loopwright").mkdir()
+    (work / ".loopwright" / "settings.json").write_text(json.dumps(
+        {"permissions": {"blockReadsOutsideWorkingDirectories": True, "ask": [ask]}}))
+
+
+@pytest.mark.parametrize("tool", ["Grep", "Glob", "Glob-prefix"])
+def test_a_search_judged_inside_does_not_run_through_a_link_swapped_since(tmp_path: Path, tool: str) -> None:
+    """Grep and Glob are judged by their path as Read is (Glob: its pattern's literal directory
+    too): one judged inside, whose directory becomes a link to outside/ while another call of the
+    turn is asked about, must not then search outside/ (blockReadsOutsideWorkingDirectories would
+    have refused it there)."""
+    work, outside = layout(tmp_path)
+    (work / "sub" / "f.txt").write_text("inside\n")
+    (outside / "SECRET-NAME.txt").write_text("SECRET\n")
+    (work / "other.txt").write_text("other\n")
+    blocked_outside(work, "Read")
+
+    def answer(name: str, tool_input: dict[str, Any]) -> lw.Allow:
+        if name == "Read":  # (a Read rule covers the searches too: the search is asked first, unswapped)
+            swap_to_link(work / "sub", outside)
+        return lw.Allow()
+
+    search = {"Grep": {"path": "sub", "pattern": "SECRET", "output_mode": "content"},
+              "Glob": {"path": "sub", "pattern": "*"}, "Glob-prefix": {"pattern": "sub/*"}}[tool]
+    model = lw.ScriptedModel([[use("s1", tool.split("-")[0], search), use("r1", "Read", file_path="other.txt")], [text("done")]])
+    r = lw.run("go", lw.AgentOptions(model=model, tools=default_tools(), cwd=str(work), permission_mode="default",
+                                     can_use_tool=answer, setting_sources=["project"]))
+    results = r.messages[2]["content"]
+    assert "SECRET" not in json.dumps(results), results
+    assert results[0].get("is_error") and "changed in between" in result_text(results[0]), results
+
+
+def test_one_tools_run_does_not_take_another_tools_judgment_of_the_same_path(tmp_path: Path) -> None:
+    """A Grep and a Read of one path in a turn: the Grep (judged inside) runs first; the Read,
+    approved while work/sub became a link to outside/, must still be checked against its own
+    judgment when it runs, not find it taken by the Grep's run."""
+    work, outside = layout(tmp_path)
+    (work / "sub" / "f.txt").write_text("inside\n")
+    (outside / "f.txt").write_text("SECRET\n")
+    blocked_outside(work, "Read")
+
+    def answer(name: str, tool_input: dict[str, Any]) -> lw.Allow:
+        if name == "Read":
+            swap_to_link(work / "sub", outside)
+        return lw.Allow()
+
+    model = lw.ScriptedModel([[use("g1", "Grep", path="sub/f.txt", pattern="nothing-matches-this"),
+                               use("r1", "Read", file_path="sub/f.txt")], [text("done")]])
+    r = lw.run("go", lw.AgentOptions(model=model, tools=default_tools(), cwd=str(work), permission_mode="default",
+                                     can_use_tool=answer, setting_sources=["project"]))
+    results = r.messages[2]["content"]
+    assert "SECRET" not in json.dumps(results), results
+    assert results[1].get("is_error"), results

@@ -318,7 +318,7 @@ class Permissions(Judge):
     def _edit(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
         path = next((x[k] for k in PATH_KEYS if isinstance(x.get(k), str) and x[k]), None)
         lexical, real = self.resolve(path or ".")
-        self._judged(path, lexical, real)
+        self._judged(name, path, lexical, real)
 
         def deny() -> Verdict | None:
             named = self.rule_verdict("deny", self.named(self.deny, name), name)
@@ -341,11 +341,12 @@ class Permissions(Judge):
 
         return self.order(deny, ask, hook, read_only, name, rules_allow, auto)
 
-    def _judged(self, path: str | None, lexical: str, real: str) -> None:
+    def _judged(self, name: str, path: Any, lexical: str, real: str) -> None:
         """What a file tool's path was judged to name: the tool refuses it if it resolves elsewhere
-        when it runs (workspace.ToolState.judged)."""
-        if path is not None and self.tool_state is not None:
-            self.tool_state.judged.setdefault(path, []).append((lexical, real))
+        when it runs (workspace.ToolState.judged). Kept per tool: one tool's run checks (and takes)
+        only its own judgments, never those of another tool's call of the same path."""
+        if self.tool_state is not None and (path is None or isinstance(path, str)):
+            self.tool_state.judged.setdefault((name, path or ""), []).append((lexical, real))
 
     # Read, Glob, Grep, LS
     def _read(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:
@@ -359,8 +360,10 @@ class Permissions(Judge):
             if ".." in rest.split("/"):
                 climbs = f"the pattern {pattern} climbs out of its directory with .."
         resolved = [(t, *self.resolve(t)) for t in targets]
-        if name == "Read":
-            self._judged(path, *resolved[0][1:])
+        # What the tool will check when it runs: Read's path, Grep's when it names one, Glob's
+        # pattern's literal directory under its path (or the working directory)
+        if name == "Read" or name == "Glob" or name == "Grep" and isinstance(x.get("path"), str) and x["path"]:
+            self._judged(name, x.get("path") if name == "Glob" else path, *resolved[0][1:])
 
         def deny() -> Verdict | None:
             named = self.rule_verdict("deny", self.named(self.deny, name), name)

@@ -31,7 +31,7 @@ from .base import ToolContext, ToolError
 from .grep.formatting import shown_path
 from .grep.rg import require_git_args, rg_output, rg_path
 from .grep.tracked import tracked_hidden
-from .paths import resolve
+from .paths import as_judged
 
 MAX_RESULTS = 100
 VCS_DIRS = (".git", ".hg", ".svn")
@@ -137,16 +137,20 @@ def _base_and_pattern(inp: dict[str, Any], ctx: ToolContext) -> tuple[Path, str]
     pattern: str = inp["pattern"].strip()
     if not pattern:
         raise ToolError("pattern is empty.")
-    base = resolve(inp["path"], ctx) if inp.get("path") else ctx.cwd
+    given = inp.get("path") or ""
+    lexical = ctx.cwd / os.path.expanduser(given) if given else ctx.cwd
+    base = lexical.resolve()
     if not base.exists():
         raise ToolError(f"Path does not exist: {base}. Current working directory: {ctx.cwd}.")
     if not base.is_dir():
         raise ToolError(f"Path is not a directory: {base}.")
     prefix, rest = _split_literal_prefix(pattern)
     if pattern.startswith("/"):  # an absolute pattern: its literal prefix is the base
-        base, pattern = Path(prefix or "/").resolve(), rest
+        lexical, pattern = Path(prefix or "/"), rest
     elif prefix:
-        base, pattern = (base / prefix).resolve(), rest
+        lexical, pattern = lexical / prefix, rest
+    # what the gate judged (the pattern's literal directory under the path), checked where it leads now
+    base = as_judged(lexical, given, ctx)
     while pattern.startswith("./"):
         pattern = pattern[2:]
     return base, pattern

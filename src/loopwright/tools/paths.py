@@ -26,12 +26,18 @@ def resolve(file_path: str, ctx: ToolContext) -> Path:
     p = Path(os.path.expanduser(file_path))
     if not p.is_absolute():
         p = ctx.cwd / p
+    return as_judged(p, file_path, ctx)
+
+
+def as_judged(p: Path, given: str, ctx: ToolContext) -> Path:
+    """`p` (absolute) resolved, refused if it names another file than this tool's judgments of the
+    input path `given` ("" for none) said (ctx.state.judged: each taken once, by this tool's run)."""
     real = p.resolve()
     # (only where the gate judged the same name: a gate judging from another directory is not this check's)
     lexical = os.path.normpath(p)
-    for seen, judged in ctx.state.judged.pop(file_path, ()):
+    for seen, judged in ctx.state.judged.pop((ctx.tool_name, given), ()):
         if seen == lexical and judged != str(real):
-            raise ToolError(f"{file_path} now names {real}, not {judged} as when its permission was checked "
+            raise ToolError(f"{given or p} now names {real}, not {judged} as when its permission was checked "
                             "(a symlink in it changed in between); nothing was done.")
     return real
 
