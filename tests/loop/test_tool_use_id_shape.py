@@ -103,3 +103,71 @@ def test_a_transcript_with_bad_ids_resumes(tmp_path: Path) -> None:
     got = ids(resent[-1])
     assert len(got) == 4 and all(good_id(i) for i in got) and got[0] == got[1] and got[2] == got[3], got
     assert got[0] != got[2]
+
+
+
+def streamed_ids(ev: dict[str, Any]) -> list[str]:
+    """The tool call ids a partial event shows: an Anthropic tool_use's content_block_start, an OpenAI
+    chat chunk's tool_calls, a Responses function_call item as it is added."""
+    if ev.get("type") == "content_block_start" and ev["content_block"]["type"] == "tool_use":
+        return [ev["content_block"]["id"]]
+    if ev.get("type") == "response.output_item.added" and ev["item"]["type"] == "function_call":
+        return [ev["item"]["call_id"]]
+    return [c["id"] for ch in ev.get("choices") or [] for c in (ch.get("delta") or {}).get("tool_calls") or []
+            if c.get("id")]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "responses"])
+def test_the_streamed_events_show_the_ids_the_answer_keeps(tmp_path: Path, provider: str) -> None:
+    """-p stream-json with --include-partial-messages: each tool call's id in the partial events is the
+    id its assistant line (and its result, and the next request) has, not the one the server sent: a
+    bad id and an id the history already has (a model numbering its calls anew) are replaced before
+    they are streamed, on each provider's wire. The server's bad id is on no line."""
+    proj, home = tmp_path / "proj", tmp_path / "home"
+    proj.mkdir()
+    home.mkdir()
+    turns = [[use(BAD[0], "Bash", command="echo one"), use("call_0", "Bash", command="echo two")],
+             [use("call_0", "Bash", command="echo three")], [text("ok")]]
+    with ScriptedServer(turns, model="m") as srv:
+        model = ["--model", "claude-sonnet-4-5"] if provider == "anthropic" else [
+            "--model", f"{provider}:m", "--base-url", srv.openai_url]
+        env = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", OPENAI_API_KEY="x", HOME=str(home))
+        r = subprocess.run([*loopwright_cmd(), "-p", "go", *model, "--output-format", "stream-json", "--verbose",
+                            "--include-partial-messages", "--allowedTools", "Bash(echo:*)"],
+                           cwd=proj, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        kinds = [q.kind for q in srv.requests if q.kind in ("messages", "chat", "responses")]
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert kinds == [{"anthropic": "messages", "openai": "chat", "responses": "responses"}[provider]] * 3, kinds
+    assert "evil" not in r.stdout
+    streamed: list[str] = []
+    kept: list[str] = []
+    for ln in (json.loads(x) for x in r.stdout.splitlines() if x.strip()):
+        if ln["type"] == "stream_event":
+            streamed += [i for i in streamed_ids(ln["event"]) if i not in streamed]
+        elif ln["type"] == "assistant":
+            kept += [b["id"] for b in ln["message"]["content"] if b["type"] == "tool_use"]
+            assert streamed == kept, (streamed, kept)  # (each answer's events come before its line)
+        elif ln["type"] == "user":
+            got = [b["tool_use_id"] for b in ln["message"]["content"] if b.get("type") == "tool_result"]
+            assert got == kept[-len(got):], (got, kept)
+    assert len(kept) == 3 and len(set(kept)) == 3 and all(good_id(i) for i in kept), kept
+    assert kept[1] == "call_0" and kept[2] != "call_0", kept
+
+
+def test_a_streamed_id_that_is_an_earlier_calls_new_id_is_replaced_too() -> None:
+    """The stream sees an answer one call at a time: when a later call's own id is the id an earlier
+    call was given, the later one is replaced, in the events and in the answer alike."""
+    from loopwright.blocks import ToolUseBlock
+    from loopwright.loop.model_call import StreamedIds
+    from loopwright.messages import StreamEvent
+
+    taken = {"call_0"}
+    s = StreamedIds(taken, [])
+    first = s.kept("call_0")
+    assert first != "call_0" and good_id(first)
+    ev = s.event(StreamEvent({"type": "content_block_start", "index": 1,
+                              "content_block": {"type": "tool_use", "id": first, "name": "Read", "input": {}}}))
+    second = ev.event["content_block"]["id"]
+    assert second not in (first, "call_0") and good_id(second)
+    answer = [ToolUseBlock("call_0", "Read", {}), ToolUseBlock(first, "Read", {})]
+    assert [b.id for b in sendable(answer, taken, s.fresh)] == [first, second]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from .. import idle
@@ -22,6 +23,7 @@ from ..ids import TOOL_USE_ID, new_tool_use_id
 from ..messages import (
     Message,
     ResultMessage,
+    StreamEvent,
     SystemMessage,
 )
 from ..models.base import STOP_REASONS, ModelError, ModelRequest, ModelResponse
@@ -53,15 +55,19 @@ async def call_model(run: Run) -> AsyncIterator[Any]:
             for attempt in range(most + 1):
                 t0, parser_pending = time.perf_counter(), _bash_parser_when_idle(run)
                 a: ModelResponse | None = None
+                streamed: StreamedIds | None = None
                 try:
                     async for ev in run.obs.model_call(run, req, stream(run, req)):  # (NULL: the events as they are)
                         if isinstance(ev, ModelResponse):
                             a = ev
+                        elif type(ev) is StreamEvent:  # (include_partial_messages only)
+                            streamed = streamed or StreamedIds(s.inv.tool_ids, content)
+                            yield streamed.event(ev)
                         else:
                             yield ev
                 finally:
                     _call_ended(run, t0, parser_pending, attempt)
-                a = _charged(run, a, content)
+                a = _charged(run, a, content, streamed.fresh if streamed is not None else None)
                 if a.stop_reason != "pause_turn" or tool_uses(a.content) or s.budget.exhausted():
                     yield a  # (a paused turn that reached the budget is not continued: Prop 5.4)
                     return
@@ -111,9 +117,9 @@ def _bash_parser_when_idle(run: Run) -> bool:
     return True
 
 
-def _charged(run: Run, a: ModelResponse | None, before: list[Any]) -> ModelResponse:
+def _charged(run: Run, a: ModelResponse | None, before: list[Any], streamed: dict[Any, str] | None) -> ModelResponse:
     """The call's response, charged, after the parts of a paused turn (`before`), as the
-    conversation can keep it (sendable)."""
+    conversation can keep it (sendable; `streamed`: the ids its partial events showed replaced)."""
     if a is None:
         raise ModelError(f"model {run.deps.model.name!r} returned no response")
     run.charge(a)
@@ -122,15 +128,15 @@ def _charged(run: Run, a: ModelResponse | None, before: list[Any]) -> ModelRespo
     if before:
         a.content = before + a.content
     for b in a.content:  # (the common answer has neither: one look at each block)
-        if (type(b) is TextBlock and (not b.text or b.text.isspace())) or \
+        if streamed or (type(b) is TextBlock and (not b.text or b.text.isspace())) or \
                 (type(b) is ToolUseBlock and (b.id in run.state.inv.tool_ids or not good_id(b.id))):
             a.blank_text = text_of(a.content)  # (the result when nothing but blank text was said)
-            a.content = sendable(a.content, run.state.inv.tool_ids)
+            a.content = sendable(a.content, run.state.inv.tool_ids, streamed)
             break
     return a
 
 
-def sendable(content: list[Any], taken: set[str]) -> list[Any]:
+def sendable(content: list[Any], taken: set[str], streamed: dict[Any, str] | None = None) -> list[Any]:
     """A response's blocks as the conversation keeps them, so that every later request is one the
     Messages API accepts: a text block with no text or only whitespace is left out (the API refuses
     one: "text content blocks must contain non-whitespace text"; Claude Code 2.1.332 leaves it out
@@ -141,27 +147,108 @@ def sendable(content: list[Any], taken: set[str]) -> list[Any]:
     not of the API's shape (ids.TOOL_USE_ID: a hostile or broken server's `../x`, a space, 10 KB)
     is replaced the same way, by a fresh `toolu_` id: the API would refuse every later request of
     the session, and an id reaches file names and logs. The same blocks as the caller, the hooks,
-    the tools, the transcript and a resume see them."""
+    the tools, the transcript and a resume see them. `streamed`: the ids already replaced in the
+    call's partial events (StreamedIds.fresh), kept as shown."""
     out: list[Any] = []
-    fresh: dict[Any, str] = {}
-    ids = {b.id for b in content if type(b) is ToolUseBlock}
+    fresh = {} if streamed is None else streamed
+    ids = {b.id for b in content if type(b) is ToolUseBlock} | set(fresh.values())
     for b in content:
         if type(b) is TextBlock and (not b.text or b.text.isspace()):
             continue
-        if type(b) is ToolUseBlock and (b.id in taken or not good_id(b.id)):
-            if b.id not in fresh:  # (from the count of ids: a model that reuses one id every turn
-                k = len(taken) + 1  # finds a free one at once, not after one look per earlier turn)
-                new = f"{b.id}_{k}" if good_id(b.id) else new_tool_use_id()
-                while new in taken or new in ids:
-                    k += 1
-                    new = f"{b.id}_{k}" if good_id(b.id) else new_tool_use_id()
-                if not good_id(new):  # (a good id near the length bound, and its number)
-                    new = new_tool_use_id()
-                fresh[b.id] = new
+        if type(b) is ToolUseBlock:
+            if b.id in fresh:  # (the same id twice, or the id the stream showed)
+                b.id = fresh[b.id]
+            elif b.id in taken or not good_id(b.id):
+                new = fresh[b.id] = fresh_id(b.id, taken, ids)
                 ids.add(new)
-            b.id = fresh[b.id]
+                b.id = new
         out.append(b)
     return out
+
+
+def fresh_id(old: Any, taken: set[str], ids: set[Any]) -> str:
+    """A new id for the tool call id `old`, in neither `taken` nor `ids`: `old_N` for an id of the
+    API's shape, else a fresh `toolu_` id."""
+    k = len(taken) + 1  # (from the count of ids: a model that reuses one id every turn finds a free
+    new = f"{old}_{k}" if good_id(old) else new_tool_use_id()  # one at once, not after one look per turn)
+    while new in taken or new in ids:
+        k += 1
+        new = f"{old}_{k}" if good_id(old) else new_tool_use_id()
+    return new if good_id(new) else new_tool_use_id()  # (a good id near the length bound, and its number)
+
+
+class StreamedIds:
+    """The tool call ids of one model call's partial events (include_partial_messages), as the
+    answer will keep them (sendable): an id sendable replaces is replaced in the event before it is
+    streamed, so the stream and the assistant message name a call alike. `fresh` (old id -> new)
+    is what sendable then applies to the answer's blocks, which come in the events' order. An id
+    that is some earlier call's new id is replaced too (sendable, seeing the whole answer at once,
+    would have chosen around it)."""
+
+    __slots__ = ("fresh", "taken", "seen")
+
+    def __init__(self, taken: set[str], before: list[Any]) -> None:
+        self.fresh: dict[Any, str] = {}
+        self.taken = taken
+        self.seen = {b.id for b in before if type(b) is ToolUseBlock}  # (a paused turn's parts)
+
+    def kept(self, old: Any) -> Any:
+        """The id the answer keeps for the call the server named `old`."""
+        if isinstance(old, (list, dict)):  # (no id: the answer is refused as malformed)
+            return old
+        if old in self.fresh:
+            return self.fresh[old]
+        if old in self.taken or not good_id(old) or old in self.fresh.values():
+            new = self.fresh[old] = fresh_id(old, self.taken, self.seen | set(self.fresh.values()))
+            return new
+        self.seen.add(old)
+        return old
+
+    def event(self, ev: StreamEvent) -> StreamEvent:
+        """`ev` with the ids it shows as kept (a copy when one changes; the model's reader keeps its
+        own): an Anthropic `content_block_start` of a tool_use, an OpenAI chat chunk's `tool_calls`,
+        a Responses event's `function_call` item (and the completed response's output)."""
+        e = ev.event
+        kind = e.get("type")
+        if kind == "content_block_start":
+            block = e.get("content_block")
+            if isinstance(block, dict) and block.get("type") == "tool_use" and (new := self.kept(block.get("id"))) != block.get("id"):
+                return replace(ev, event={**e, "content_block": {**block, "id": new}})
+        elif kind is None and isinstance(choices := e.get("choices"), list):
+            changed = [self._chat_choice(c) for c in choices]
+            if any(c is not o for c, o in zip(changed, choices, strict=True)):
+                return replace(ev, event={**e, "choices": changed})
+        elif isinstance(kind, str) and kind.startswith("response."):
+            return self._responses(ev)
+        return ev
+
+    def _chat_choice(self, choice: Any) -> Any:
+        delta = choice.get("delta") if isinstance(choice, dict) else None
+        if not isinstance(delta, dict) or not isinstance(calls := delta.get("tool_calls"), list):
+            return choice
+        ids = [c.get("id") if isinstance(c, dict) else None for c in calls]
+        kept = [self.kept(i) if i else i for i in ids]
+        if kept == ids:
+            return choice
+        return {**choice, "delta": {**delta, "tool_calls": [{**c, "id": k} if k != i else c
+                                                             for c, i, k in zip(calls, ids, kept, strict=True)]}}
+
+    def _responses(self, ev: StreamEvent) -> StreamEvent:
+        e = ev.event
+        item, response = e.get("item"), e.get("response")
+        if isinstance(item, dict) and (new := self._item(item)) is not item:
+            return replace(ev, event={**e, "item": new})
+        if isinstance(response, dict) and isinstance(output := response.get("output"), list):
+            kept = [self._item(x) if isinstance(x, dict) else x for x in output]
+            if any(k is not o for k, o in zip(kept, output, strict=True)):
+                return replace(ev, event={**e, "response": {**response, "output": kept}})
+        return ev
+
+    def _item(self, item: dict[str, Any]) -> dict[str, Any]:
+        if item.get("type") != "function_call" or not item.get("call_id"):
+            return item
+        new = self.kept(item["call_id"])
+        return item if new == item["call_id"] else {**item, "call_id": new}
 
 
 def good_id(uid: Any) -> bool:
