@@ -1,15 +1,17 @@
 """Helpers the test files share: the blocks a scripted model answers with, running a query to
 the end, the `loopwright` command as a subprocess, and waiting with a deadline (`until`,
-`still_alive`). (The autouse HOME / LOOPWRIGHT_HOME fixture is in conftest.py.)"""
+`still_alive`), a loopback port held (`held_port`). (The autouse HOME / LOOPWRIGHT_HOME fixture is in conftest.py.)"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import socket
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -199,6 +201,20 @@ def still_alive(pids: Iterable[int], seconds: float = 30) -> list[int]:
     found = list(pids)
     until(lambda: not any(process_alive(p) for p in found), seconds)
     return [p for p in found if process_alive(p)]
+
+
+@contextmanager
+def held_port() -> Iterator[int]:
+    """A loopback port held for the block: a socket bound to it (SO_REUSEADDR), never listening.
+    Nothing listens there, so a connection to it is refused (a dead endpoint); no other process can
+    get it meanwhile (bind to port 0 and the ports of outgoing connections pass over a bound port,
+    even the suite's other workers'); and a server told to listen on it with SO_REUSEADDR (asyncio,
+    uvicorn, cpp-httplib) can bind it while it is held, since the holder never listens. A port found
+    free and let go before it is used can be taken by another process in between: never hand one over."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", 0))
+        yield int(s.getsockname()[1])
 
 
 T = TypeVar("T")

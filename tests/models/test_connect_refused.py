@@ -4,21 +4,18 @@ failed ('127.0.0.1', 11434)")."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 import loopwright as lw
+from tests.helpers import held_port
 
 
 @pytest.mark.parametrize("provider", ["openai", "claude"])
 def test_a_refused_connection_says_no_server_is_listening(provider: str) -> None:
-    with socket.socket() as s:  # a port that was free a moment ago: nothing listens on it
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     model = "openai:qwen" if provider == "openai" else "claude-sonnet-5-5"
-    r = lw.run("hi", lw.AgentOptions(model=model, base_url=f"http://127.0.0.1:{port}/v1", api_key="k",
-                                     max_retries=0))
+    with held_port() as port:  # nothing listens on it (nor can another worker's server, meanwhile)
+        r = lw.run("hi", lw.AgentOptions(model=model, base_url=f"http://127.0.0.1:{port}/v1", api_key="k",
+                                         max_retries=0))
     assert r.subtype == "error_during_execution"
     [error] = r.errors
     assert error.endswith(f"(nothing is listening there: is the server at http://127.0.0.1:{port}/v1 running, "

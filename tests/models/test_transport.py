@@ -29,7 +29,7 @@ from loopwright.models.anthropic import AnthropicModel
 from loopwright.models.http import USER_AGENT, HTTPModel, _env_proxy
 from loopwright.models.openai_compat import OpenAICompatModel
 from loopwright.testing import Fault, ScriptedServer, strip_cache_control
-from tests.helpers import text, use
+from tests.helpers import held_port, text, use
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -171,19 +171,12 @@ def test_a_users_openai_sdk_client_is_used() -> None:
 
 # --- bad input on the wire ----------------------------------------------------------------------
 
-def closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = int(s.getsockname()[1])
-    s.close()
-    return port
-
-
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_a_refused_connection_is_retried_then_a_clear_error(provider: str) -> None:
-    url = f"http://127.0.0.1:{closed_port()}"
-    m = anthropic(url, max_retries=2) if provider == "anthropic" else openai(url + "/v1", max_retries=2)
-    msgs = run_all(m)
+    with held_port() as port:  # nothing listens there, and no other worker's server can take it meanwhile
+        url = f"http://127.0.0.1:{port}"
+        m = anthropic(url, max_retries=2) if provider == "anthropic" else openai(url + "/v1", max_retries=2)
+        msgs = run_all(m)
     res = msgs[-1]
     assert res.subtype == "error_during_execution"
     assert "after 3 attempts" in res.errors[0] and "ConnectError" in res.errors[0]

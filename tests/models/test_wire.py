@@ -17,6 +17,7 @@ import pytest
 
 from loopwright.models import wire
 from loopwright.models.retry import is_transport_error
+from tests.helpers import held_port
 from tests.models.test_transport import self_signed  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.timeout(30)
@@ -287,14 +288,8 @@ def test_a_silent_server_meets_the_read_timeout_and_a_slow_connect_the_connect_t
 def test_refused_bad_urls_and_bad_headers_are_clear_errors() -> None:
     async def go() -> None:
         async with wire.Pool() as pool:
-            import socket
-
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-            s.close()  # nothing listens there
-            with pytest.raises(wire.ConnectError, match="cannot connect"):
-                await get(pool, f"http://127.0.0.1:{port}")
+            with held_port() as port, pytest.raises(wire.ConnectError, match="cannot connect"):
+                await get(pool, f"http://127.0.0.1:{port}")  # nothing listens there (nor can, meanwhile)
             for url in ("ftp://x/", "http:///nohost", "http://x:99999/", "http://x:port/"):
                 with pytest.raises(wire.UnsupportedProtocol):
                     await pool.request("GET", url, [(b"host", b"x")])

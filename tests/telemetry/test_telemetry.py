@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from loopwright.testing import ScriptedServer
-from tests.helpers import TESTS, cli_env, loopwright_cmd, text, use
+from tests.helpers import TESTS, cli_env, held_port, loopwright_cmd, text, use
 
 pytest.importorskip("opentelemetry.proto", reason="the otel extra is not installed (pip install 'loopwright[otel]')")
 from loopwright.testing.otlp import OtlpReceiver, Span  # noqa: E402
@@ -161,14 +161,10 @@ def test_content_is_exported_only_when_opted_in(tmp_path: Path) -> None:
 
 
 def test_an_unreachable_collector_neither_slows_nor_fails_the_run(tmp_path: Path) -> None:
-    import socket
-
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        dead = s.getsockname()[1]
-    env = {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_METRICS_EXPORTER": "otlp",
-           "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{dead}"}
-    with ScriptedServer([[text("ok")], [text("ok")]]) as srv:
+    # a port nobody listens on, held for the test (no other worker's server can take it meanwhile)
+    with held_port() as dead, ScriptedServer([[text("ok")], [text("ok")]]) as srv:
+        env = {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_METRICS_EXPORTER": "otlp",
+               "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{dead}"}
         t0 = time.monotonic()
         off = run_p(srv, {}, tmp_path)
         t_off = time.monotonic() - t0
