@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import socket
 import subprocess
 import tempfile
 import time
@@ -62,23 +61,28 @@ def _built() -> tuple[str, str]:
 class LlamaServer:
     def __init__(self, ctx: int) -> None:
         self.binary, self.model = _built()
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
         # the server's log beside the test's other temp files, not in the build cache (gone at stop)
-        fd, log = tempfile.mkstemp(prefix=f"llama-server-{self.port}-", suffix=".log")
+        fd, log = tempfile.mkstemp(prefix="llama-server-", suffix=".log")
         self.log = Path(log)
+        # `--port 0`: the server binds a port of its own and logs it ("listening on http://...:PORT");
+        # a port found free here and handed over could be taken by another worker before it binds
         self.proc = subprocess.Popen(
-            [self.binary, "-m", self.model, "--host", "127.0.0.1", "--port", str(self.port), "-c", str(ctx),
+            [self.binary, "-m", self.model, "--host", "127.0.0.1", "--port", "0", "-c", str(ctx),
              "-np", "1", "-t", "1", "--jinja", "--chat-template-file", str(TEMPLATE), "--metrics", "--temp", "0", "--seed", "1", "--no-webui",
              "--no-repack"],  # (this build segfaults repacking the Q4_1 weights for the CPU at load)
             stdout=fd, stderr=subprocess.STDOUT)
         os.close(fd)
         deadline = time.monotonic() + 120
+        self.url = ""
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 pytest.skip(f"llama-server exited at start: {self.log.read_text()[-500:]}")
+            if not self.url:  # its port, once it listens
+                found = re.search(r"listening on (http://127\.0\.0\.1:\d+)", self.log.read_text(errors="replace"))
+                if found is None:
+                    time.sleep(0.1)
+                    continue
+                self.url = found.group(1)
             try:
                 with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
                     if r.status == 200:
