@@ -17,19 +17,13 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import cli_env, loopwright_cmd
+from tests.helpers import cli_env, held_port, loopwright_cmd
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install -e '.[dev]')")
 
 HERE = Path(__file__).resolve().parent
 SECRET = "PLANTEDtok9c2e"  # every access token the server issues starts with it
 BROWSER = f"{sys.executable} {HERE / 'headless_browser.py'} %s"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -170,19 +164,49 @@ def test_a_pre_registered_client_from_mcp_add_logs_in_with_its_secret_kept_out_o
     url, grants = oauth_server(3600, "lw-app", "s3cr3t-client-pw")
     project, env = setup(tmp_path, url)
     (project / ".loopwright" / "settings.local.json").unlink()
-    add = subprocess.run([*loopwright_cmd(), "mcp", "add", "auth", "--transport", "http", url, "--client-id", "lw-app",
-                          "--client-secret", "--callback-port", str(free_port())], cwd=project,
-                         env={**env, "MCP_CLIENT_SECRET": "s3cr3t-client-pw"}, capture_output=True, text=True,
-                         timeout=60)
-    assert add.returncode == 0, add.stderr
-    config = (project / ".loopwright" / "settings.local.json").read_text()
-    assert json.loads(config)["mcpServers"]["auth"]["oauth"]["clientId"] == "lw-app"
-    assert "s3cr3t" not in config
-    login = subprocess.run([*loopwright_cmd(), "mcp", "login", "auth"], cwd=project, env={**env, "BROWSER": BROWSER},
-                           capture_output=True, text=True, timeout=120)  # no MCP_CLIENT_SECRET now: the kept one
+    with held_port() as port:  # held until the login's listener binds it (no other worker can take it)
+        add = subprocess.run([*loopwright_cmd(), "mcp", "add", "auth", "--transport", "http", url, "--client-id",
+                              "lw-app", "--client-secret", "--callback-port", str(port)], cwd=project,
+                             env={**env, "MCP_CLIENT_SECRET": "s3cr3t-client-pw"}, capture_output=True, text=True,
+                             timeout=60)
+        assert add.returncode == 0, add.stderr
+        config = (project / ".loopwright" / "settings.local.json").read_text()
+        assert json.loads(config)["mcpServers"]["auth"]["oauth"] == {"clientId": "lw-app", "callbackPort": port}
+        assert "s3cr3t" not in config
+        login = subprocess.run([*loopwright_cmd(), "mcp", "login", "auth"], cwd=project,
+                               env={**env, "BROWSER": BROWSER}, capture_output=True, text=True,
+                               timeout=120)  # no MCP_CLIENT_SECRET now: the kept one
     assert login.returncode == 0, login.stderr + login.stdout
     assert grants.read_text().split() == ["authorization_code"]  # (a wrong secret logs "bad client authentication")
     assert "client_id=lw-app" in login.stdout
+
+
+def test_the_callback_listener_holds_its_own_port_until_it_listens() -> None:
+    """Without a configured port the redirect's port is the listener's own, held from the start: the
+    redirect URI names it at registration, long before the listener starts, and a port found free
+    and let go could be taken by another process meanwhile."""
+    import asyncio
+
+    from loopwright.mcp.oauth import Callback
+
+    async def go() -> None:
+        cb = Callback(None)
+        with socket.socket() as other, pytest.raises(OSError):  # held: nobody else can bind it
+            other.bind(("127.0.0.1", cb.port))
+        with pytest.raises(ConnectionRefusedError):  # and nothing listens there yet
+            socket.create_connection(("127.0.0.1", cb.port), timeout=5).close()
+        await cb.start()
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", cb.port)
+            writer.write(b"GET /callback?code=c1&state=s HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (await reader.readline()).startswith(b"HTTP/1.1 200")
+            writer.close()
+            assert await cb.wait(30) == {"code": "c1", "state": "s"}
+        finally:
+            await cb.close()
+        assert Callback(8123).port == 8123  # a configured port is the one used
+
+    asyncio.run(go())
 
 
 def test_oauth_keys_are_read_and_a_wrong_one_is_refused_naming_it() -> None:

@@ -21,7 +21,7 @@ line naming `loopwright mcp login NAME`, and the run's other servers are unaffec
 
     clientId, clientSecret       a pre-registered client (clientSecret may be ${VAR}; else MCP_CLIENT_SECRET, else
                                  the one `mcp add --client-secret` kept in the credentials file)
-    callbackPort                 the loopback port of the redirect (default: free port; a registration's own)
+    callbackPort                 the loopback port of the redirect (default: a free port, held until its listener starts; a registration's own)
     clientMetadataUrl            this client's metadata document URL (HTTPS), used where the server supports them
     scope                        scopes to ask for instead of the server's choice (space-separated)
     tokenEndpointAuthMethod      client_secret_basic | client_secret_post | none (a pre-registered client)
@@ -37,14 +37,18 @@ import asyncio
 import contextlib
 import logging
 import os
+import weakref
 import webbrowser
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qs, urlparse
 
 from . import oauth_store
+
+if TYPE_CHECKING:
+    import socket
 
 log = logging.getLogger("loopwright.mcp")
 
@@ -119,9 +123,16 @@ def login_line(name: str) -> str:
 # --- the browser step -----------------------------------------------------------------------------
 
 class Callback:
-    """A loopback listener for the authorization server's redirect (`/callback?code=...&state=...`)."""
+    """A loopback listener for the authorization server's redirect (`/callback?code=...&state=...`)
+    on `port`; without one, on a port of its own, held from now on (`held_port`): the redirect URI
+    names the port at registration, before the listener starts."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int | None) -> None:
+        self._held: socket.socket | None = None
+        if not port:
+            self._held = held_port()
+            port = int(self._held.getsockname()[1])
+            weakref.finalize(self, self._held.close)  # closed with this Callback at the latest (no login came)
         self.port = port
         self._server: asyncio.Server | None = None
         self._result: asyncio.Future[dict[str, str]] | None = None
@@ -130,6 +141,13 @@ class Callback:
         self._result = asyncio.get_running_loop().create_future()
         if self._server is None:
             self._server = await asyncio.start_server(self._serve, "localhost", self.port)
+            self.release()  # the listener has the port now
+
+    def release(self) -> None:
+        """Let go of the held port (the listener took it, or no login will come)."""
+        if self._held is not None:
+            self._held.close()
+            self._held = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -169,12 +187,18 @@ class Callback:
             self._server = None
 
 
-def free_port() -> int:
+def held_port() -> socket.socket:
+    """A socket that holds a free loopback port: bound with SO_REUSEADDR, never listening. No other
+    process gets the port meanwhile (bind to port 0 and outgoing connections pass over a bound
+    port), and the listener (asyncio's start_server, SO_REUSEADDR too) can bind it while it is held.
+    (A port found free and let go could be taken before the listener binds it, and the login would
+    fail on a redirect URI already registered.)"""
     import socket
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", 0))
+    return s
 
 
 def open_browser(url: str) -> None:
@@ -225,7 +249,9 @@ def authorizer_from_env(env: Mapping[str, str]) -> Authorizer | None:
 
 # --- the provider ---------------------------------------------------------------------------------
 
-def _callback_port(cfg: OAuthConfig, key: str) -> int:
+def _callback_port(cfg: OAuthConfig, key: str) -> int | None:
+    """The redirect's port: the configured one, else the one its client was registered with, else
+    None (a free one, the Callback's own)."""
     if cfg.callback_port:
         return cfg.callback_port
     client = oauth_store.entry(key).get("client")
@@ -234,7 +260,7 @@ def _callback_port(cfg: OAuthConfig, key: str) -> int:
         port = urlparse(str(uris[0])).port
         if port:
             return port
-    return free_port()
+    return None
 
 
 def provider(name: str, url: str, cfg: OAuthConfig | None, authorizer: Authorizer | None,
@@ -258,9 +284,10 @@ def provider(name: str, url: str, cfg: OAuthConfig | None, authorizer: Authorize
     if cfg.grant_type == "jwt_bearer":
         return _jwt_bearer(url, storage, cfg, secret)
 
-    port = _callback_port(cfg, key)
-    redirect_uri = f"http://localhost:{port}/callback"
-    callback = Callback(port)
+    callback = Callback(_callback_port(cfg, key))
+    if authorizer is None:  # no login in this process: no listener will come
+        callback.release()
+    redirect_uri = f"http://localhost:{callback.port}/callback"
 
     async def redirect(auth_url: str) -> None:
         if authorizer is None:
