@@ -29,7 +29,20 @@ def env_and_tag(tmp_path: Path) -> tuple[dict[str, str], str]:
 
 def daemon(tag: str, then: str = "") -> str:
     """A double-forked, setsid daemon named `tag` (bash's exec -a), the form that escaped."""
-    return f"setsid bash -c '(exec -a {tag} sleep 1000) &'; sleep 0.2; {then}"
+    return f"setsid bash -c '(exec -a {tag} sleep 1000) &'; {then}"
+
+
+# A command's looks poll up to 30 s (600 x 50 ms), each then printing what it found: the daemon is
+# started, signalled and reaped when the processes are scheduled, which on a loaded machine (CI: 2
+# cores, 3 workers) takes longer than any fixed pause. `up`: until the daemon runs; `gone`: until it
+# has ended and no zombie child of loopwright ($PPID) is left (a killed daemon is one until reaped).
+def up(tag: str) -> str:
+    return f"for i in $(seq 600); do pgrep -f '^{tag}' >/dev/null && break; sleep 0.05; done"
+
+
+def gone(tag: str) -> str:
+    return (f"for i in $(seq 600); do ! pgrep -f '^{tag}' >/dev/null && ! ps -o stat= --ppid $PPID | grep -q Z "
+            "&& break; sleep 0.05; done")
 
 
 def run_turns(turns: list[list[dict[str, object]]], tmp_path: Path, env: dict[str, str],
@@ -46,8 +59,9 @@ def run_turns(turns: list[list[dict[str, object]]], tmp_path: Path, env: dict[st
 def test_a_bash_calls_double_forked_daemon_is_gone_after_the_call(tmp_path: Path,
                                                                    env_and_tag: tuple[dict[str, str], str]) -> None:
     env, tag = env_and_tag
-    turns = [[bash(daemon(tag, f"pgrep -c -f '^{tag}'"), "t1")],
-             [bash(f"pgrep -f '^{tag}' || echo none left; ps -o stat= --ppid $PPID | grep -c Z || true", "t2")],
+    turns = [[bash(daemon(tag, f"{up(tag)}; pgrep -c -f '^{tag}'"), "t1")],
+             [bash(f"{gone(tag)}; pgrep -f '^{tag}' || echo none left; ps -o stat= --ppid $PPID | grep -c Z || true",
+                   "t2")],
              [text("done")]]
     try:
         results = run_turns(turns, tmp_path, env)
@@ -87,13 +101,10 @@ def test_a_background_shells_daemon_lives_while_the_shell_runs(tmp_path: Path,
     env, tag = env_and_tag
     start = bash(daemon(tag, "sleep 1000"), "t1")
     start["input"]["run_in_background"] = True
-    # (each look polls up to 30 s: the daemon starts, and ends after KillShell's SIGTERM or its SIGKILL
-    # after a 1 s grace, when the processes are scheduled; a loaded machine takes longer than 0.5 s)
-    up = f"for i in $(seq 600); do pgrep -f '^{tag}' >/dev/null && break; sleep 0.05; done"
-    down = f"for i in $(seq 600); do pgrep -f '^{tag}' >/dev/null || break; sleep 0.05; done"
-    turns = [[start], [bash(f"{up}; pgrep -c -f '^{tag}'", "t2")],
+    # (the daemon ends after KillShell's SIGTERM or its SIGKILL after a 1 s grace)
+    turns = [[start], [bash(f"{up(tag)}; pgrep -c -f '^{tag}'", "t2")],
              [{"type": "tool_use", "id": "t3", "name": "KillShell", "input": {"shell_id": "bash_1"}}],
-             [bash(f"{down}; pgrep -f '^{tag}' || echo none left", "t4")], [text("done")]]
+             [bash(f"{gone(tag)}; pgrep -f '^{tag}' || echo none left", "t4")], [text("done")]]
     try:
         results = run_turns(turns, tmp_path, env, "Bash,KillShell")
         assert results[1].strip() == "1", results
@@ -107,7 +118,10 @@ def test_an_orphan_that_ended_during_its_call_is_reaped(tmp_path: Path,
     """`(sleep 0.1 &)`: the orphan comes to loopwright and ends on its own; loopwright reaps it
     (as init would), no zombie is left."""
     env, tag = env_and_tag
-    turns = [[bash("(sleep 0.1 &); (sleep 0.1 &); sleep 0.5", "t1")],
-             [bash("ps -o stat= --ppid $PPID | grep -c Z || true", "t2")], [text("done")]]
+    # (t2 looks once they have ended and no zombie is left, up to 30 s: on a loaded machine the
+    # orphans end, and are reaped, when they are scheduled)
+    turns = [[bash(f"(exec -a {tag} sleep 0.1 &); (exec -a {tag} sleep 0.1 &); sleep 0.5", "t1")],
+             [bash(f"{gone(tag)}; ps -o stat= --ppid $PPID | grep -c Z || true", "t2")],
+             [text("done")]]
     results = run_turns(turns, tmp_path, env)
     assert results[1].strip() == "0", results
