@@ -485,6 +485,18 @@ def sparse_2g(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return p
 
 
+@pytest.fixture(scope="module")
+def sparse_1t(sparse_2g: Path) -> Path:
+    """A 1 TiB file as `sparse_2g` (beside its tree), for a search the time limit must stop: rg scans
+    zero pages at several GB/s, so a fast machine could finish 2 GiB within any short limit; none
+    scans 1 TiB in a second, and a slow or loaded one only stops sooner."""
+    p = sparse_2g.parent.parent / "endless.bin"
+    with open(p, "wb") as f:
+        f.write(b"needle\n")
+        f.truncate(1 << 40)
+    return p
+
+
 MEASURE = """
 import asyncio, json, resource, sys
 from pathlib import Path
@@ -514,14 +526,14 @@ def measure(engine: str, root: Path, mode: str, timeout: float) -> dict[str, Any
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_2gb_file_costs_bounded_memory_and_time(sparse_2g: Path, engine: str) -> None:
+def test_a_2gb_file_costs_bounded_memory_and_time(sparse_2g: Path, sparse_1t: Path, engine: str) -> None:
     limit_mb = 300  # reading the file whole would take 2048 MB and more
     walked = measure(engine, sparse_2g.parent, "files_with_matches", 30)  # in a tree: binary, passed over
     assert walked["out"] == [] and max(walked["self_mb"], walked["children_mb"]) < limit_mb, walked
     first = measure(engine, sparse_2g, "files_with_matches", 30)  # named: searched, stops at the first hit
     assert first["out"] == [str(sparse_2g)] and max(first["self_mb"], first["children_mb"]) < limit_mb, first
-    # all 2 GB: the time limit stops it (rg scans zero pages at several GB/s, so its limit is shorter)
-    whole = measure(engine, sparse_2g, "count", 0.1 if engine == "rg" else 1.0)
+    # all of a file (`endless`: 1 TiB): the time limit stops it (rg's limit is shorter: it is faster)
+    whole = measure(engine, sparse_1t, "count", 0.1 if engine == "rg" else 1.0)
     assert isinstance(whole["out"], str) and "timed out" in whole["out"], whole
     # rg memory-maps a named file: the pages it has scanned count in its RSS, but they are the
     # page cache (shared, reclaimable), not memory it allocated; so only our side is bounded here
@@ -553,12 +565,12 @@ def test_streaming_in_small_blocks_gives_the_same_hits(tmp_path: Path, monkeypat
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("engine", ENGINES)
-def test_sigterm_ends_a_long_grep(sparse_2g: Path, tmp_path: Path, engine: str) -> None:
-    """The real CLI: a Grep over 2 GB runs, SIGTERM arrives, loopwright exits at once and leaves no
-    search process behind (the rg child or the Python engine's forked child)."""
+def test_sigterm_ends_a_long_grep(sparse_1t: Path, tmp_path: Path, engine: str) -> None:
+    """The real CLI: a Grep over 1 TiB runs (no machine ends it first), SIGTERM arrives, loopwright
+    exits at once and leaves no search process behind (the rg child or the Python engine's forked child)."""
     script = tmp_path / "m.json"
     script.write_text(json.dumps([[{"type": "tool_use", "id": "g1", "name": "Grep",
-                                    "input": {"pattern": "zzz", "path": str(sparse_2g), "output_mode": "count"}}],
+                                    "input": {"pattern": "zzz", "path": str(sparse_1t), "output_mode": "count"}}],
                                   [{"type": "text", "text": "done"}]]))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOPWRIGHT_", "OPENAI_"))}
     env["LOOPWRIGHT_HOME"] = str(tmp_path / "home")
@@ -566,7 +578,7 @@ def test_sigterm_ends_a_long_grep(sparse_2g: Path, tmp_path: Path, engine: str) 
         env["PATH"] = str(tmp_path / "no-rg")  # `auto` falls back to the Python engine
     exe = Path(sys.executable).parent / "loopwright"
     proc = subprocess.Popen([str(exe), "-p", "search", "--model", f"scripted:{script}", "--output-format", "json"],
-                            cwd=sparse_2g.parent, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            cwd=sparse_1t.parent, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         end = time.monotonic() + 30
