@@ -1,5 +1,7 @@
-"""Test configuration: hypothesis sets no deadline per example; in CI it draws the same examples
-on every run (a failure there is reproducible from the log); locally it explores new ones each run. The suite runs on
+"""Test configuration: hypothesis sets no deadline per example; in CI (`.ci/run` passes
+`--hypothesis-profile=ci` in PYTEST_ADDOPTS; a CI service's `CI` variable selects it too) it draws the same examples on
+every run, so a landing cannot fail on a random draw the next run would not make (a failure there is
+reproducible from the log); locally it explores new ones each run. The suite runs on
 pytest-xdist's workers (pyproject.toml's addopts: `--dist loadgroup`); each test has its own HOME
 and temp dirs, and the tests that share a module-scoped fixture run on one worker."""
 
@@ -19,6 +21,9 @@ from hypothesis import settings
 # workers) an example can take longer for reasons not the code's (a descheduled worker, a GC), and
 # the DeadlineExceeded / FlakyFailure that follows fails the run. A test whose point is a deadline
 # sets its own in @settings.
+# "ci": derandomized (the examples follow from each test, not from a seed), no example database.
+# .ci/run loads it with hypothesis's own option (PYTEST_ADDOPTS=--hypothesis-profile=ci, which wins
+# over the line below), not by setting CI, which would change what the Node peers (Claude Code, npm) do there.
 settings.register_profile("suite", deadline=None)
 settings.register_profile("ci", settings.get_profile("suite"), derandomize=True, database=None, print_blob=True)
 settings.load_profile("ci" if os.environ.get("CI") else "suite")
