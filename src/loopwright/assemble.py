@@ -245,7 +245,9 @@ def _gate(options: AgentOptions, parent: Run | None, config: RunConfig, ctx: Too
         ctx.before_file_change = parent.deps.executor.ctx.before_file_change  # its edits are checkpointed too
         ctx.after_file_change = parent.deps.executor.ctx.after_file_change
         recorder = sidechain(parent.deps.recorder, session_id, ctx.cwd, sub_hooks)
-    permissions = permissions.for_state(ctx.state)  # the gate resolves Bash paths from this run's shell cwd
+    # the gate resolves Bash paths from this run's shell cwd, and an isolated subagent's paths from its worktree
+    permissions = permissions.for_state(ctx.state, str(ctx.cwd) if parent is not None and ctx.cwd != parent.deps.cwd
+                                        else None)
     if agent_mode is not None and permissions.mode not in WINNING_MODES:  # (bypass: unless settings disable it)
         permissions.mode = allowed_mode(config.settings, agent_mode)  # type: ignore[assignment]  # checked; a copy
     return _Gate(permissions, hooks, sub_hooks, recorder, mode)

@@ -197,8 +197,30 @@ class Workspace:
                              for d in self.add_dirs)]
         self.dirs = [os.path.realpath(d) for d in dirs]
         self.real_root = self.dirs[0]  # (taken once: what inside() and the path rules hold a path against)
+        # Where the run's relative paths and its first shell command start: the root, or an isolated
+        # subagent's worktree (begin_at)
+        self.start, self.real_start = self.root, self.real_root
         path = os.environ.get("PATH", "") if self.exec_path is None else self.exec_path
         self.path_dirs = {os.path.realpath(os.path.join(self.root, d or ".")) for d in path.split(os.pathsep)}
+
+    def begin_at(self, cwd: str) -> None:
+        """Judge the run in `cwd` (an isolated subagent's worktree; this workspace: a copy of its
+        parent's), where its tools open paths: its relative paths and its first shell command
+        start there, it is a working directory too, and a path in it is also judged as the same
+        path in the root (as_project: the rules and protected names written for the project hold
+        in its copy, and the folders the worktree sits in are not the file's)."""
+        self.start = os.path.abspath(cwd)
+        self.real_start = os.path.realpath(self.start)
+        if self.real_start not in self.dirs:
+            self.dirs = [*self.dirs, self.real_start]
+
+    def as_project(self, path: str) -> str:
+        """`path` (absolute, lexical or real) in the start directory (begin_at) as the same path in
+        the root; any other path as it is."""
+        for here, there in ((self.real_start, self.real_root), (self.start, self.root)):
+            if path == here or path.startswith(here.rstrip("/") + "/"):
+                return there + path[len(here):]
+        return path
 
     def expand_tilde(self, p: str) -> str:
         if p == "~" or p.startswith("~/"):
@@ -214,11 +236,11 @@ class Workspace:
         applies the `..` after it (`link/../x` is x beside link's target), so the real path
         is realpath of the joined path, never of a lexically collapsed one. The lexical form
         (`..` collapsed) is kept only for matching rules written against the names used."""
-        joined = os.path.join(base or self.root, self.expand_tilde(p))
+        joined = os.path.join(base or self.start, self.expand_tilde(p))
         return os.path.normpath(joined), kernel_path(joined)[0]
 
     def shell_cwd(self) -> str:
-        return str(shell_cwd(self.state, Path(self.root)))
+        return str(shell_cwd(self.state, Path(self.start)))
 
     def inside(self, real: str) -> bool:
         return any(real == d or real.startswith(d.rstrip("/") + "/") for d in self.dirs)
@@ -228,6 +250,6 @@ class Workspace:
 
     def unresolvable(self, p: str, base: str | None = None) -> str | None:
         """Why the gate cannot know what `p` names when the command opens it, or None."""
-        if kernel_path(os.path.join(base or self.root, self.expand_tilde(p)))[1]:
+        if kernel_path(os.path.join(base or self.start, self.expand_tilde(p)))[1]:
             return f"{p} names a process's own files (/proc/<pid>, /dev/fd), which the gate cannot resolve"
         return None

@@ -5,6 +5,8 @@ the expectations are what it did)."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -107,3 +109,43 @@ def test_an_agent_files_isolation_puts_every_run_in_a_worktree(tmp_path: Path) -
     assert f"worktreePath: {tree}" in str(t1_result(r)["content"])
     status = subprocess.run(["git", "status", "--porcelain"], cwd=proj, capture_output=True, text=True).stdout
     assert status == "?? .claude/\n"  # the project's own files are untouched (the worktree sits in .claude/)
+
+
+@pytest.mark.parametrize("tool", ["Write", "Read"])
+def test_a_symlink_swapped_in_the_worktree_while_the_user_answers_is_refused(tmp_path: Path, tool: str) -> None:
+    """An isolated subagent's file tools open what the gate judged, as the main run's do: the gate
+    judges its relative path in its worktree (where the tool opens it), and while the person answers
+    the worktree's sub/ becomes a link to outside/. Approved, the call must not write outside/new.txt
+    (Write) nor read outside/f.txt (Read, asked about by a rule)."""
+    proj, outside = repo(tmp_path / "proj"), tmp_path / "outside"
+    (proj / "sub").mkdir()
+    (proj / "sub" / "f.txt").write_text("inside\n")
+    subprocess.run(["git", "add", "."], cwd=proj, check=True, capture_output=True)
+    subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=n", "commit", "-qm", "sub"], cwd=proj, check=True,
+                   capture_output=True)
+    outside.mkdir()
+    (outside / "f.txt").write_text("SECRET\n")
+    x = {"file_path": "sub/new.txt", "content": "WRITTEN\n"} if tool == "Write" else {"file_path": "sub/f.txt"}
+    asked: list[str] = []
+
+    def answer(name: str, tool_input: dict[str, Any]) -> lw.Allow:
+        asked.append(name)
+        [tree] = (proj / ".claude" / "worktrees").iterdir()
+        (tree / "sub").rename(tree / "sub.moved")
+        (tree / "sub").symlink_to(outside, target_is_directory=True)
+        return lw.Allow()
+
+    turns = [[ISOLATED], [use("s1", tool, x)], [text("sub done")], [text("done")]]
+    sent: list[str] = []  # each call's last message, as the model got it
+
+    def script(h: list[Any]) -> Any:
+        sent.append(json.dumps(h[-1]))
+        return turns[len(sent) - 1]
+
+    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(script), tools=[*default_tools(), make_agent_tool()],
+                                     cwd=proj, permission_mode="default", can_use_tool=answer,
+                                     settings={"permissions": {"ask": ["Read(sub/**)"]}}))
+    assert r.subtype == "success", r.result
+    assert asked == [tool]
+    assert "changed in between" in sent[2] and "SECRET" not in sent[2], sent[2]
+    assert sorted(os.listdir(outside)) == ["f.txt"] and (outside / "f.txt").read_text() == "SECRET\n"

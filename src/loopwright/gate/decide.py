@@ -105,11 +105,14 @@ class Permissions(Judge):
     block_reads: bool = False
     block_writes: bool = False
 
-    def for_state(self, state: ToolState | None) -> Permissions:
+    def for_state(self, state: ToolState | None, cwd: str | None = None) -> Permissions:
         """This gate for the run whose tools share `state` (a copy: a subagent's gate is its
-        parent's and must not move the parent's shell). (The class has slots: a copy of an object
-        with a __dict__ has it materialized, and Python 3.11 then never specializes an attribute
-        read on it: ~300 instructions each, ~20 a call.)"""
+        parent's and must not move the parent's shell). `cwd`: that run's own directory when it is
+        not where the gate's run is (an isolated subagent's worktree): its relative paths and its
+        shell are judged from there, where its tools open them (the same working directories and
+        rules). (The class has slots: a copy of an object with a __dict__ has it materialized, and
+        Python 3.11 then never specializes an attribute read on it: ~300 instructions each, ~20 a
+        call.)"""
         gate = copy.copy(self)
         if state is not self.tool_state:  # (the parent's grants stay in its rules; the new state's are taken anew)
             gate._granted = ()
@@ -117,6 +120,8 @@ class Permissions(Judge):
         if state is not None and self.closed_grants is not None:
             state.grants.closed = self.closed_grants
         gate._bind_state()
+        if cwd is not None:
+            gate.ws.begin_at(cwd)
         return gate
 
     def _bind_state(self) -> None:

@@ -116,14 +116,21 @@ class Judge:
 
     def path_match(self, rules: list[Rule], tool: str, lexical: str, real: str, *, real_only: bool = False
                    ) -> Rule | None:
-        real_cwd = self.ws.real_root
-        for r in rules:
-            if r.tool != tool and not (tool == "Edit" and r.tool in EDIT_TOOLS) or r.specifier is None:
-                continue
-            if path_rule_matches(r.specifier, real, real_cwd, r.base and os.path.realpath(r.base), self.ws.home_dir):
-                return r
-            if not real_only and path_rule_matches(r.specifier, lexical, self.ws.root, r.base, self.ws.home_dir):
-                return r
+        """The first of `rules` for `tool` whose path pattern matches the path the kernel opens (or
+        the path as named, unless `real_only`); an isolated subagent's path in its worktree is
+        matched as the project's too (Workspace.as_project: the project's rules hold in its copy)."""
+        ws = self.ws
+        pairs = [(lexical, real)]
+        if ws.start != ws.root:
+            pairs.append((ws.as_project(lexical), ws.as_project(real)))
+        for lx, rl in pairs:
+            for r in rules:
+                if r.tool != tool and not (tool == "Edit" and r.tool in EDIT_TOOLS) or r.specifier is None:
+                    continue
+                if path_rule_matches(r.specifier, rl, ws.real_root, r.base and os.path.realpath(r.base), ws.home_dir):
+                    return r
+                if not real_only and path_rule_matches(r.specifier, lx, ws.root, r.base, ws.home_dir):
+                    return r
         return None
 
     def write_deny(self, p: str, lexical: str, real: str) -> Verdict | None:
@@ -169,7 +176,9 @@ class Judge:
 
     def write_verdict(self, p: str, lexical: str, real: str, *, approved: bool = False) -> Verdict:
         """`auto_write`'s answer as a verdict: an allow names the rule or the mode that approved it."""
-        why = protected(lexical) or protected(real)
+        ws = self.ws  # (in an isolated subagent's worktree: the path in it, as the project's, says what is protected)
+        why = protected(lexical) or protected(real) if ws.start == ws.root else (
+            protected(ws.as_project(lexical)) or protected(ws.as_project(real)))
         if why:
             return Verdict("ask", f"{why} and is never written without approval", code="protected")
         if self.ws.on_exec_path(real):
