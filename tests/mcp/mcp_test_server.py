@@ -15,15 +15,12 @@ tool with an invalid input schema; `slow-start` sleeps 30 s before serving.
 from __future__ import annotations
 
 import argparse
-import base64
 import os
 import sys
 import time
 from typing import Any
 
-PNG = base64.b64encode(bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c6360f8cf00000301010018dd8db40000000049454e44ae426082")).decode()
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"  # 1x1 px, decodes
 
 OBJ: dict[str, Any] = {"type": "object", "properties": {}}
 

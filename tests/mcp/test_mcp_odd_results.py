@@ -14,7 +14,18 @@ from loopwright.testing.api_rules import messages_problem
 types = pytest.importorskip("mcp.types", reason="the MCP SDK is an extra: pip install 'loopwright[mcp]'")
 from loopwright.mcp.results import result_output  # noqa: E402
 
-PNG = "iVBORw0KGgo="
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"  # 1x1 px
+
+
+def _encoded(fmt: str, size: tuple[int, int]) -> str:
+    import base64
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", size, (200, 30, 30)).save(buf, fmt)
+    return base64.b64encode(buf.getvalue()).decode()
 
 
 def _problem(content: Any, is_error: bool) -> str | None:
@@ -50,6 +61,55 @@ def test_one_blank_text_beside_an_image_leaves_the_image_alone() -> None:
     out = result_output(result, None)
     assert isinstance(out.content, list) and [type(b) for b in out.content] == [ImageBlock]
     assert _problem(out.content, False) is None
+
+
+@pytest.mark.parametrize("data", ["iVBORw0KGgo=", "not base64 at all!", PNG[:-10]])
+def test_an_image_that_is_no_image_is_a_notice_not_an_image_block(data: str) -> None:
+    """An image whose data is not base64, or decodes to no image (a PNG's signature alone, a cut
+    one): the Messages API answers 'Could not process image' to every later request of the session
+    (the image stays in the history), so it is named in text instead. Read decodes its images."""
+    result = types.CallToolResult(content=[types.ImageContent(type="image", data=data, mimeType="image/png"),
+                                           types.TextContent(type="text", text="kept")])
+    out = result_output(result, None)
+    blocks = out.content if isinstance(out.content, list) else [TextBlock(out.content)]
+    assert not any(isinstance(b, ImageBlock) for b in blocks), blocks
+    assert "image (image/png) not shown" in blocks[0].text and blocks[-1].text == "kept", blocks
+
+
+def test_an_image_is_sent_as_the_type_it_is() -> None:
+    """A JPEG the server calls image/png: the API refuses an image whose bytes are not of its media
+    type; it is sent as image/jpeg, byte for byte."""
+    jpeg = _encoded("JPEG", (4, 4))
+    result = types.CallToolResult(content=[types.ImageContent(type="image", data=jpeg, mimeType="image/png")])
+    out = result_output(result, None)
+    assert isinstance(out.content, list) and isinstance(out.content[0], ImageBlock), out.content
+    assert out.content[0].source == {"type": "base64", "media_type": "image/jpeg", "data": jpeg}
+
+
+def test_an_image_over_the_apis_side_limit_is_scaled_down() -> None:
+    """9000 px a side (the API takes at most 8000): scaled down as Read scales an image, and said."""
+    from loopwright.tools.media import MAX_IMAGE_SIDE
+
+    result = types.CallToolResult(content=[types.ImageContent(type="image", data=_encoded("PNG", (9000, 10)),
+                                                              mimeType="image/png")])
+    out = result_output(result, None)
+    assert isinstance(out.content, list) and isinstance(out.content[0], ImageBlock), out.content
+    import base64
+    import io
+
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(base64.b64decode(out.content[0].source["data"])))
+    assert max(img.size) <= MAX_IMAGE_SIDE
+    assert any(isinstance(b, TextBlock) and "scaled down" in b.text for b in out.content), out.content
+
+
+def test_an_embedded_resources_image_blob_is_checked_too() -> None:
+    res = types.BlobResourceContents(uri="file:///x.png", mimeType="image/png", blob="iVBORw0KGgo=")
+    result = types.CallToolResult(content=[types.EmbeddedResource(type="resource", resource=res)])
+    out = result_output(result, None)
+    blocks = out.content if isinstance(out.content, list) else [TextBlock(out.content)]
+    assert not any(isinstance(b, ImageBlock) for b in blocks), blocks
 
 
 @pytest.mark.e2e

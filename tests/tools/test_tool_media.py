@@ -72,6 +72,18 @@ def test_a_file_named_png_that_is_not_an_image_is_an_error(tmp_path: Path) -> No
     assert err and "not an image Read can decode" in out
 
 
+def test_a_cut_png_is_an_error_not_an_image_block(tmp_path: Path) -> None:
+    """A PNG cut short (a download broken off, a repository's corrupt file): its head reads as an
+    image, its data does not; sent, the API would answer 'Could not process image' to every later
+    request of the session."""
+    buf = io.BytesIO()
+    Image.frombytes("RGB", (64, 64), os.urandom(64 * 64 * 3)).save(buf, "PNG")
+    f = tmp_path / "cut.png"
+    f.write_bytes(buf.getvalue()[:len(buf.getvalue()) // 2])
+    out, err = call_tool(READ, ToolContext(tmp_path), file_path=str(f))
+    assert err and "not an image Read can decode" in out, out
+
+
 # --- PDFs ----------------------------------------------------------------------------------------
 
 def _pdf(path: Path, pages: list[str]) -> Path:

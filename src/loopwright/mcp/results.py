@@ -1,16 +1,21 @@
-"""Room: mcp. Owns MCP results as tool_result blocks (content kinds, the output caps); may import blocks, ids, tools.base.
+"""Room: mcp. Owns MCP results as tool_result blocks (content kinds, the output caps); may import blocks, ids, tools.base
+and tools.media.
 
 Text, images and embedded resources become tool_result blocks, `isError` is is_error,
 `structuredContent` is sent as JSON text when there is no text. Empty text blocks are dropped. Text beyond
 `MAX_MCP_OUTPUT_TOKENS` (default 25,000, ~4 characters a token) is cut with a notice; the full
 output is saved beside the session transcript (when the session is saved). Images are capped in
-bytes: one image is resent with every later call.
+bytes: one image is resent with every later call. An image is decoded as Read decodes one
+(tools.media): one that is no image (not base64, cut, corrupt) is named in text, one of another
+type than the server said is sent as the type it is, one over the API's size limits is scaled
+down: any of them in the history would have the API refuse every later request of the session.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
 from ..blocks import Block, ImageBlock, TextBlock
@@ -41,8 +46,8 @@ def content_blocks(items: list[Any]) -> list[Block]:
         if kind == "text":
             out.append(TextBlock(c.text))
         elif kind == "image":
-            out.append(_image(c.data, c.mime_type) or TextBlock(f"[image of type {c.mime_type} not shown: "
-                                                                 "unsupported image type]"))
+            out.extend(_image(c.data, c.mime_type) or [TextBlock(f"[image of type {c.mime_type} not shown: "
+                                                                  "unsupported image type]")])
         elif kind == "audio":
             out.append(TextBlock(f"[audio ({c.mime_type}) not shown: the model takes no audio]"))
         elif kind == "resource":
@@ -65,15 +70,38 @@ def resource_blocks(contents: list[Any]) -> list[Block]:
             continue
         blob = getattr(r, "blob", "") or ""
         img = _image(blob, mime) if mime else None
-        out.append(img or TextBlock(f"[resource {r.uri}: {mime or 'binary'} data, {len(blob) * 3 // 4} bytes, "
-                                    "not shown]"))
+        out.extend(img or [TextBlock(f"[resource {r.uri}: {mime or 'binary'} data, {len(blob) * 3 // 4} bytes, "
+                                     "not shown]")])
     return out
 
 
-def _image(data: str, mime: str | None) -> Block | None:
+def _image(data: str, mime: str | None) -> list[Block] | None:
+    """The image as blocks the Messages API takes (see the module docstring), a notice when it is
+    none, None when `mime` is no image type. One over MAX_IMAGE_BYTES is left to cap_images."""
     if mime not in IMAGE_TYPES:
         return None
-    return ImageBlock({"type": "base64", "media_type": mime, "data": data})
+    block = ImageBlock({"type": "base64", "media_type": mime, "data": data})
+    if not isinstance(data, str) or len(data) * 3 // 4 > MAX_IMAGE_BYTES:
+        return [block]  # (cap_images names it, undecoded)
+    import base64
+    import binascii
+    from pathlib import Path
+
+    from ..tools.base import ToolError
+    from ..tools.media import image_blocks
+
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return [TextBlock(f"[image ({mime}) not shown: its data is not base64]")]
+    try:
+        blocks = image_blocks(Path("image"), raw)
+    except ToolError as e:
+        why = re.sub(r" <_io\.BytesIO object at \w+>", "", str(e).removeprefix("image is not an image Read can decode "))
+        return [TextBlock(f"[image ({mime}) not shown: not an image the model can take {why}]")]
+    if len(blocks) == 1 and isinstance(blocks[0], ImageBlock) and blocks[0].source["media_type"] == mime:
+        return [block]  # as the server sent it
+    return blocks
 
 
 def result_output(result: Any, ctx: ToolContext | None) -> ToolOutput:

@@ -56,6 +56,10 @@ def image_blocks(path: Path, data: bytes) -> list[Block]:
         raise ToolError(f"{path} is not an image Read can decode ({e}).") from None
     mime = _PIL_FORMATS.get(fmt)
     if mime is not None and len(data) <= MAX_IMAGE_BYTES and max(w, h) <= MAX_IMAGE_SIDE:
+        try:  # (decoded once: a cut or corrupt one would have the API answer every later request with
+            img.load()  # "Could not process image", as long as it is in the history)
+        except (OSError, ValueError, SyntaxError) as e:
+            raise ToolError(f"{path} is not an image Read can decode ({e}).") from None
         return [_block(mime, data)]  # as it is, byte for byte
     if w * h > MAX_PIXELS:
         raise ToolError(f"{path} is {w}x{h} px, more than Read decodes ({MAX_PIXELS // 1_000_000} megapixels).")
