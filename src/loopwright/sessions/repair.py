@@ -137,7 +137,9 @@ def history_from_lines(lines: list[dict[str, Any]], notes: list[str] | None = No
     """Replay a transcript's lines into the conversation history, then repair it. Anything
     malformed is skipped or repaired, and said so in the returned notes (never an exception)."""
     notes = notes if notes is not None else []
-    replay = _Replay(notes)
+    # Only the prompts a rewind goes back to need the history before them kept: a copy for every
+    # prompt made resuming a session of p prompts and n messages cost O(p * n) time and memory.
+    replay = _Replay(notes, {str(ln.get("toUuid")) for ln in lines if ln.get("type") == "rewind"})
     for ln in lines:
         replay.line(ln)
     if replay.repeated:
@@ -153,10 +155,11 @@ def history_from_lines(lines: list[dict[str, Any]], notes: list[str] | None = No
 
 class _Replay:
     """The history a transcript's lines rebuild, line by line: its messages with their lines'
-    uuids, and the history before each prompt (what a rewind to it goes back to)."""
+    uuids, and the history before each prompt a rewind names (`targets`: what it goes back to)."""
 
-    def __init__(self, notes: list[str]) -> None:
+    def __init__(self, notes: list[str], targets: set[str]) -> None:
         self.notes = notes
+        self.targets = targets
         self.h: list[WireMessage] = []
         self.ids: list[str | None] = []
         self.before_prompt: dict[str, tuple[list[WireMessage], list[str | None]]] = {}
@@ -185,7 +188,7 @@ class _Replay:
         if not isinstance(msg, dict):
             self.notes.append(f"skipped a {kind} line without a message object")
             return
-        if kind == "user" and ln.get("isPrompt") and uid is not None:
+        if kind == "user" and ln.get("isPrompt") and uid in self.targets:
             self.before_prompt[uid] = (list(self.h), list(self.ids))
         if kind == "user" and ln.get("isPrompt"):
             self._joined(msg)
