@@ -125,6 +125,12 @@ class LoopwrightClient(Generic[OutputT]):
         """A query is running now."""
         return self._task is not None and not self._task.done()
 
+    async def wait_ended(self) -> None:
+        """Wait until the running query has ended, its work after the ResultMessage included: text
+        sent until then that the run did not deliver is in `pending` once this returns."""
+        if self._task is not None:
+            await asyncio.wait([self._task])
+
     @property
     def model(self) -> Model | None:
         """The conversation's one Model, once connect() resolved it (None before)."""

@@ -65,9 +65,9 @@ class Term:
             time.sleep(0.05)
 
     def wait_prompt(self, runs: int, timeout: float = WAIT) -> None:
-        """Wait until `runs` runs have ended and the empty prompt is drawn again: keys typed before
-        it is (while the run's end is printed) reach the terminal in its cooked mode, where Enter
-        arrives as a newline in the next prompt, not as its submission."""
+        """Wait until `runs` runs have ended and the empty prompt is drawn again (a line typed
+        earlier, while the run ends, would be queued for it, not answered as a prompt of its own:
+        tests/cli/test_typeahead.py)."""
         def ready() -> bool:
             s = self.screen()
             prompts = [ln.rstrip() for ln in s.splitlines() if ln.startswith("›")]

@@ -58,6 +58,7 @@ from .elicit_dialog import Elicitor
 from .questions import UserAsker
 from .render import visible
 from .statusline import CustomStatus, StatusLine
+from .terminal import session_input, suspend
 from .toolview import Log, ReplRenderer
 
 # Shift+Tab's order (Claude Code's: manual, accept edits, plan, auto); bypassPermissions and
@@ -126,6 +127,7 @@ class Repl:
         self.app: Any = None
         self.panel: Panel | None = None  # a command's panel under the input box (Esc closes it)
         self.shell: asyncio.Task[None] | None = None  # a running `!` command
+        self.terminal = session_input()  # raw modes for the whole session (None: no terminal)
 
     # --- state -----------------------------------------------------------------------------
 
@@ -204,13 +206,16 @@ class Repl:
         ticker = asyncio.create_task(self._tick())
         try:
             await self.client.query(prompt)  # (`!` commands since the last prompt are in the history: it joins them)
-            async for msg in self.client.receive_response():
-                self.show(msg)
-            while self.client.pending:  # sent while no tool ran: it becomes the next prompt
-                self.say(f"  ✉ sending queued message: {self.client.pending[0][:80]}")
-                await self.client.query("")
+            while True:
                 async for msg in self.client.receive_response():
                     self.show(msg)
+                # A line typed while the run ended is in pending once it has ended; from this check to
+                # the turn's end nothing awaits, so no later line is queued for a run that never comes.
+                await self.client.wait_ended()
+                if not self.client.pending:
+                    break
+                self.say(f"  ✉ sending queued message: {self.client.pending[0][:80]}")  # as the next prompt
+                await self.client.query("")
         except Exception as e:  # noqa: BLE001 - the REPL survives a broken run and says why
             self.say(f"  ✗ {type(e).__name__}: {e}")
         finally:
@@ -351,11 +356,15 @@ class Repl:
         return hint
 
     async def main(self) -> int:
+        session = self._prompt_session()
+        with self.terminal.session() if self.terminal is not None else contextlib.nullcontext():
+            return await self._session(session)  # (raw modes all along: typeahead, cli/terminal.py)
+
+    async def _session(self, session: Any) -> int:
         from prompt_toolkit.patch_stdout import patch_stdout
 
         from ..children import Ending, end_all
 
-        session = self._prompt_session()
         # SIGTERM / SIGHUP (terminal closed): end like Ctrl-C twice, cancelling the running
         # tools first, so no process group is left behind and the transcript stays paired; what
         # has not ended within the bound is killed and the process exits (children.py).
@@ -450,6 +459,10 @@ class Repl:
         def _cycle_mode(event: Any) -> None:
             self.cycle_mode()
 
+        @kb.add("c-z")
+        def _suspend(event: Any) -> None:  # the terminal in the user's modes until `fg` (cli/terminal.py)
+            suspend(event.app)
+
         return kb
 
     def _prompt_session(self) -> Any:
@@ -472,7 +485,7 @@ class Repl:
         except OSError:
             history = InMemoryHistory()
         session: PromptSession[str] = PromptSession(
-            history=history, key_bindings=merge_key_bindings([self._key_bindings(), dialog_bindings(lambda: self.dialog)]),
+            history=history, input=self.terminal, key_bindings=merge_key_bindings([self._key_bindings(), dialog_bindings(lambda: self.dialog)]),
             multiline=True, bottom_toolbar=self.toolbar,
             prompt_continuation="  ", complete_while_typing=True,
             completer=merge_completers([

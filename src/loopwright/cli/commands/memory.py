@@ -102,13 +102,13 @@ async def _edit(host: Host, mem: Any, which: str) -> None:
     if not editor:
         host.say(f"  set $EDITOR to edit {path} here (or /memory add TEXT)")
         return
-    from prompt_toolkit.application import run_in_terminal
+    from ..terminal import handed_over
 
     def edit() -> int:
         return subprocess.call([*shlex.split(editor), str(path)])
 
-    try:
-        code = await run_in_terminal(edit, in_executor=True)
+    try:  # (the editor gets the terminal in the user's modes: the session keeps it raw otherwise)
+        code = await handed_over(edit)
     except (OSError, ValueError) as e:
         host.say(f"  ✗ cannot run {editor}: {e}")
         return
