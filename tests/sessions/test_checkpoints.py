@@ -237,3 +237,42 @@ def test_a_rewind_never_restores_into_a_folder_that_now_leads_elsewhere(tmp_path
     report = lw.rewind_files(r.session_id, point.uuid, tmp_path / "sessions")
     assert list(outside.iterdir()) == [], list(outside.iterdir())
     assert str(f) not in report.restored and str(f) in report.text(), report.text()
+
+
+def test_a_rewind_leaves_what_is_no_longer_a_file_and_restores_the_rest(project: dict[str, Any]) -> None:
+    """After the turn, b.txt (restored by a rewind) became a folder and sub/new.txt (deleted by it)
+    a named pipe (a command of the agent's can make either). The rewind stopped at the first with
+    IsADirectoryError, a.txt not restored; the pipe's read waited forever. Neither is touched now,
+    the report names them, and the rest is restored."""
+    import os
+    import threading
+
+    from tests.helpers import until
+
+    _, p2 = project["points"]
+    b, d = project["b"], project["d"]
+    b.unlink()
+    b.mkdir()
+    (b / "kept").write_text("mine\n")
+    d.unlink()
+    os.mkfifo(d)
+    got: list[Any] = []
+    worker = threading.Thread(target=lambda: got.append(_rewound(project, p2.uuid)), daemon=True)
+    worker.start()
+    if not until(lambda: not worker.is_alive(), 30):
+        os.close(os.open(d, os.O_WRONLY | os.O_NONBLOCK))  # (its reader gets an end of file: the thread ends)
+        raise AssertionError("the rewind waited on the named pipe")
+    (report,) = got
+    assert not isinstance(report, BaseException), report
+    assert project["a"].read_text() == "changed a\n" and str(project["a"]) in report.restored
+    assert (b / "kept").read_text() == "mine\n" and d.exists()
+    assert str(b) in report.skipped and str(d) in report.skipped, report
+    assert f"not restored {b}: it is no longer a regular file" in report.text(), report.text()
+    assert f"not deleted  {d}: it is no longer a regular file" in report.text(), report.text()
+
+
+def _rewound(project: dict[str, Any], uuid: str) -> Any:
+    try:
+        return lw.rewind_files(project["sid"], uuid, project["sessions"])
+    except Exception as e:  # noqa: BLE001 - the test names it
+        return e

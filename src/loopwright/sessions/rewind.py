@@ -13,6 +13,7 @@ commands that ran in the rewound span.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,8 +51,10 @@ class RewindReport:
     to_uuid: str
     restored: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
-    # files not restored nor deleted: a folder on their path is now a link (it leads elsewhere)
+    # files not restored nor deleted: a folder on their path is now a link (it leads elsewhere), or
+    # the file is no longer a regular file (a folder, a named pipe: `why`, by path)
     skipped: list[str] = field(default_factory=list)
+    why: dict[str, str] = field(default_factory=dict)
     bash_commands: list[str] = field(default_factory=list)
     conversation: str | None = None  # "in place", or the id of the fork
     new_session_id: str | None = None
@@ -60,7 +63,8 @@ class RewindReport:
         out = [f"rewound session {self.session_id} to {self.to_uuid}"]
         out += [f"  restored {p}" for p in self.restored]
         out += [f"  deleted  {p} (created after that point)" for p in self.deleted]
-        out += [f"  not restored {p}: a folder on its path is now a link elsewhere" for p in self.skipped]
+        out += [f"  {self.why.get(p) or f'not restored {p}: a folder on its path is now a link elsewhere'}"
+                for p in self.skipped]
         if not self.restored and not self.deleted and not self.skipped:
             out.append("  no files changed by Write/Edit since that point")
         if self.conversation:
@@ -150,6 +154,10 @@ def rewind_files(session_id: str, user_message_uuid: str, sessions_dir: str | Pa
         if not _own_folder(target.parent):  # (recorded as its real path: a link on it is new)
             report.skipped.append(p)
             continue
+        if _not_a_file(target):  # (reading a named pipe waits for a writer; a folder is not unlinked)
+            report.skipped.append(p)
+            report.why[p] = f"{'not restored' if rec.get('existed') else 'not deleted '} {p}: it is no longer a regular file"
+            continue
         if rec.get("existed"):
             if _restore(target, (fh.root / "blobs" / str(rec["blob"])).read_bytes(), rec.get("mode")):
                 report.restored.append(p)
@@ -158,6 +166,16 @@ def rewind_files(session_id: str, user_message_uuid: str, sessions_dir: str | Pa
             report.deleted.append(p)
             _remove_created_dirs(rec.get("createdDirs", []))
     return report
+
+
+def _not_a_file(path: Path) -> bool:
+    """Is there something at `path` that is neither a regular file nor a link (a folder, a named
+    pipe, a socket, a device)?"""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISLNK(mode))
 
 
 def _own_folder(folder: Path) -> bool:
@@ -233,6 +251,8 @@ def rewind_conflicts(session_id: str, user_message_uuid: str, sessions_dir: str 
             continue
         agent = (fh.root / "blobs" / str(after["blob"])).read_bytes()
         try:
+            if not stat.S_ISREG(os.stat(p).st_mode):  # (a named pipe's read waits for a writer)
+                continue
             now: bytes | None = Path(p).read_bytes()
         except FileNotFoundError:
             now = None
