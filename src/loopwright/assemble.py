@@ -211,9 +211,24 @@ def _said(options: AgentOptions, cwd: Path, parent: Run | None, tools: list[Tool
     if parent is not None:
         return system
     warnings += [*(config.settings.warnings if config.settings is not None else []), *config.hooks.unfired()]
+    if options.refusal_advice != "cli":  # (the CLI names its flags' own, with their names, before the run)
+        warnings += _rules_naming_no_tool(options, tools)
     system = styled(options, cwd, tools, system, config.settings, warnings, plugins)
     unloaded_plugins(config.settings, plugins, warnings)
     return system
+
+
+def _rules_naming_no_tool(options: AgentOptions, tools: list[Tool]) -> list[str]:
+    """The caller's allowed_tools / disallowed_tools rules that name no tool of the run (nor Claude
+    Code's): a typo (`Bsh`) matches nothing (a command's own allowed-tools are not the caller's)."""
+    if not options.allowed_tools and not options.disallowed_tools:
+        return []
+    from .gate.rules import rules_naming_no_tool
+
+    names = {t.name for t in tools}
+    command = options.slash_command.allowed_tools if options.slash_command is not None else ()
+    return [*rules_naming_no_tool("allowed_tools", [r for r in options.allowed_tools if r not in command], names),
+            *rules_naming_no_tool("disallowed_tools", options.disallowed_tools, names)]
 
 
 class _Gate(NamedTuple):

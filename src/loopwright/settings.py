@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .gate import PERMISSION_MODES, Rule
-from .gate.rules import CLAUDE_TOOL_NAMES
+from .gate.rules import mistyped_tool
 from .gate.verdict import RuleSource
 from .home import locked, write_private
 from .home import loopwright_home as loopwright_home
@@ -165,7 +165,7 @@ class Settings:
             for item in items:
                 try:
                     target.append(Rule.parse(item, base=base, source=source, kind=key))
-                    typo = _mistyped_tool(target[-1].tool)
+                    typo = mistyped_tool(target[-1].tool)
                     if typo:
                         self.warnings.append(f"{where}: permissions.{key} {item}: {typo}; the rule matches nothing")
                 except ValueError as e:
@@ -426,13 +426,3 @@ def add_local_allow_rules(cwd: str | Path, rules: Sequence[str]) -> Path:
         OWN_WRITES[path] = stamp(path)
     return path
 
-
-def _mistyped_tool(tool: str) -> str | None:
-    """Why a rule's tool looks like a typo of one of Claude Code's tools (`Bsh`, `Wirte`), else None.
-    A name like none of them may be a program's own tool or an MCP one: not judged."""
-    if tool in CLAUDE_TOOL_NAMES or tool.startswith("mcp__") or "*" in tool:
-        return None
-    import difflib  # (only for a name that is not Claude Code's)
-
-    close = difflib.get_close_matches(tool, sorted(CLAUDE_TOOL_NAMES), n=1, cutoff=0.7)
-    return f"no tool is named {tool} (did you mean {close[0]}?)" if close else None

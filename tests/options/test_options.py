@@ -4,6 +4,7 @@ tests/assemble/test_api_contract.py, which keeps run()'s own argument checks).""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -42,3 +43,27 @@ def test_bad_options_fail_at_construction_naming_the_field_and_fix(kw: dict[str,
                                                                     match: str) -> None:
     with pytest.raises(error, match=match):
         lw.AgentOptions(**kw)
+
+
+def test_a_rule_naming_no_tool_is_named_in_the_runs_warnings() -> None:
+    """allowed_tools=["Bsh"] (a typo of Bash) matched nothing without a word, where the CLI's flags and a
+    settings file say so: the run names each such rule, with the tool it looks like, in the init
+    message's warnings (and to the stderr callback), as it names a settings file's; rules naming a
+    tool of the run, Claude Code's, an MCP server's or a wildcard are not named."""
+    said: list[str] = []
+    model = lw.ScriptedModel([[{"type": "text", "text": "ok"}]])
+    opts = lw.AgentOptions(model=model, tools=[NOOP], allowed_tools=["Bsh", "nop", "noop", "Read", "mcp__fs__read"],
+                           disallowed_tools=["Wirte(/etc/**)", "Zzqx", "Task", "mcp__fs__*"], stderr=said.append)
+
+    async def messages() -> list[lw.Message]:
+        return [m async for m in lw.query("go", opts)]
+
+    got = asyncio.run(messages())
+    assert isinstance(got[-1], lw.ResultMessage) and got[-1].subtype == "success", got[-1]
+    [init] = [m for m in got if isinstance(m, lw.SystemMessage) and m.subtype == "init"]
+    expected = ["allowed_tools Bsh: no tool is named Bsh (did you mean Bash?); the rule matches nothing",
+                "allowed_tools nop: no tool is named nop (did you mean noop?); the rule matches nothing",
+                "disallowed_tools Wirte(/etc/**): no tool is named Wirte (did you mean Write?); the rule matches nothing",
+                "disallowed_tools Zzqx: no tool is named Zzqx; the rule matches nothing"]
+    assert [w for w in init.data.get("warnings", []) if "no tool" in w] == expected, init.data
+    assert [ln.removeprefix("warning: ") for ln in said if "no tool is named" in ln] == expected, said

@@ -67,28 +67,6 @@ def split_tools(values: list[str]) -> list[str]:
     return out
 
 
-def rules_naming_no_tool(flag: str, rules: list[str], names: set[str]) -> list[str]:
-    """One line per rule of `flag` whose tool is neither one of `names` nor one of Claude Code's: a typo
-    (`Bsh(git:*)`) would match nothing, without a word (Claude Code says none). MCP tools (`mcp__...`),
-    known once their servers answer, and wildcard names are not judged here."""
-    if not rules:
-        return []
-    from ..gate.rules import CLAUDE_TOOL_NAMES
-
-    known = names | CLAUDE_TOOL_NAMES
-    said = []
-    for rule in rules:
-        tool = rule.partition("(")[0].strip()
-        if not tool or tool in known or tool.startswith("mcp__") or "*" in tool:
-            continue
-        import difflib  # (only on a mistake's way)
-
-        close = difflib.get_close_matches(tool, sorted(known), n=1, cutoff=0.7)
-        guess = f" (did you mean {close[0]}?)" if close else ""
-        said.append(f"{flag} {rule}: no tool is named {tool}{guess}; the rule matches nothing")
-    return said
-
-
 def check_model(spec: str, base_url: str | None, need_key: bool = True) -> None:
     """Reject a model spec the run could only fail on, with a message that says what to do."""
     from ..models import parse_model_spec
@@ -311,6 +289,8 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
     except (OSError, ValueError) as e:
         raise UsageError(f"--agents: {e}") from None
     tools = [*default_tools(), make_agent_tool(agents)]  # (the Task tools unless CLAUDE_CODE_ENABLE_TASKS=false)
+    from ..gate.rules import rules_naming_no_tool
+
     for flag, values in (("--allowedTools", args.allowed_tools), ("--disallowedTools", args.disallowed_tools)):
         for warning in rules_naming_no_tool(flag, split_tools(values), {t.name for t in tools}):
             print(f"loopwright: warning: {warning}", file=sys.stderr)

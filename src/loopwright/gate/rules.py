@@ -36,6 +36,37 @@ _CLAUDE_TOOLS = {t.lower(): t for t in (*EDIT_TOOLS, *READ_TOOLS, *NETWORK_TOOLS
 CLAUDE_TOOL_NAMES = frozenset(_CLAUDE_TOOLS.values())  # (a rule naming one is not a typo, whatever loopwright has)
 
 
+def mistyped_tool(tool: str) -> str | None:
+    """Why a rule's tool looks like a typo of one of Claude Code's tools (`Bsh`, `Wirte`), else None:
+    for rules of a settings file, which cannot know the run's tools. A name like none of them may be
+    a program's own tool or an MCP one: not judged."""
+    return _no_tool(tool, CLAUDE_TOOL_NAMES, typo_only=True)
+
+
+def rules_naming_no_tool(label: str, rules: Iterable[str], names: set[str]) -> list[str]:
+    """One line per rule of `label` (a flag, an option) whose tool is neither one of `names` (the
+    run's) nor one of Claude Code's, with the tool it looks like: a typo (`Bsh(git:*)`) would match
+    nothing, without a word (Claude Code says none). MCP tools (`mcp__...`), known once their
+    servers answer, and wildcard names are not judged."""
+    said = []
+    for rule in rules:
+        why = _no_tool(rule.partition("(")[0].strip(), names, typo_only=False)
+        if why is not None:
+            said.append(f"{label} {rule}: {why}; the rule matches nothing")
+    return said
+
+
+def _no_tool(tool: str, names: set[str] | frozenset[str], typo_only: bool) -> str | None:
+    if not tool or tool in names or tool in CLAUDE_TOOL_NAMES or tool.startswith("mcp__") or "*" in tool:
+        return None
+    import difflib  # (only on a mistake's way)
+
+    close = difflib.get_close_matches(tool, sorted(names | CLAUDE_TOOL_NAMES), n=1, cutoff=0.7)
+    if close:
+        return f"no tool is named {tool} (did you mean {close[0]}?)"
+    return None if typo_only else f"no tool is named {tool}"
+
+
 _RULE = r"^\s*([A-Za-z0-9_*-]+)\s*(?:\((.*)\))?\s*$"  # re.S; compiled at first use, by re's cache
 
 
