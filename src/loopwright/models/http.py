@@ -384,41 +384,47 @@ class BodyEncoder:
     PerMessage, only what cannot change in place is remembered: a string, or a FrozenList (a run's
     tool definitions are frozen, loop/state.py's RunDeps); a caller's plain list is encoded anew
     each time (the same list of the same length was taken as unchanged, and an item replaced in
-    place was never sent, issue 41)."""
+    place was never sent, issue 41). Each part is kept as the UTF-8 bytes it is sent as: the body
+    is their join, not a text encoded again at every call (a long session's history is most of
+    each request: 10 MB of it was two more copies and an encoding pass a turn)."""
 
     __slots__ = ("_json", "_key", "_fixed")
 
     def __init__(self, key: str = "messages") -> None:
         self._key = key
-        self._json: PerMessage[str] = PerMessage(_dumps)
-        self._fixed: dict[str, tuple[Any, str]] = {}  # body key -> (a str or FrozenList, its JSON)
+        self._json: PerMessage[bytes] = PerMessage(_dumps_utf8)
+        self._fixed: dict[str, tuple[Any, bytes]] = {}  # body key -> (a str or FrozenList, its JSON)
 
     def encode(self, body: dict[str, Any]) -> bytes:
         msgs = body.get(self._key)
         if not isinstance(msgs, list) or not msgs:
-            return utf8(_dumps(body))
-        # the same bytes json.dumps gives for the whole body (keys in their order), the history
-        # copied once into the whole (it is most of a long run's body)
-        parts = []
+            return _dumps_utf8(body)
+        # the same bytes json.dumps gives for the whole body (keys in their order; a lone surrogate,
+        # a non-UTF-8 file name as U+FFFD, part by part as in the whole: blocks.utf8)
+        # (one join of the parts: the history is copied twice, its own join and the body's)
+        parts = [b"{"]
         for k, v in body.items():
-            parts.append(f",{_dumps(str(k))}:")
+            parts.append(_dumps_utf8(str(k)) + b":" if len(parts) == 1 else b"," + _dumps_utf8(str(k)) + b":")
             if k == self._key:
-                parts += ("[", ",".join(self._json.map(msgs)), "]")
+                parts += (b"[", b",".join(self._json.map(msgs)), b"]")
             else:
                 parts.append(self._value(k, v))
-        parts[0] = "{" + parts[0][1:]
-        parts.append("}")
-        return utf8("".join(parts))  # (a lone surrogate in the history, a non-UTF-8 file name: U+FFFD)
+        parts.append(b"}")
+        return b"".join(parts)
 
-    def _value(self, k: str, v: Any) -> str:
+    def _value(self, k: str, v: Any) -> bytes:
         if type(v) is not str and type(v) is not FrozenList:
-            return _dumps(v)
+            return _dumps_utf8(v)
         hit = self._fixed.get(k)  # (the same immutable object: its JSON of the last time)
         if hit is not None and hit[0] is v:
             return hit[1]
-        text = _dumps(v)
-        self._fixed[k] = (v, text)
-        return text
+        data = _dumps_utf8(v)
+        self._fixed[k] = (v, data)
+        return data
+
+
+def _dumps_utf8(obj: Any) -> bytes:
+    return utf8(_dumps(obj))
 
 
 def connection_pool(url: str, **pool: Any) -> Any:
