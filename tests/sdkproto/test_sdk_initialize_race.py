@@ -179,3 +179,29 @@ def test_an_sdk_servers_tool_list_is_bounded_as_an_mcp_servers(tmp_path: Path) -
     assert "mcp__s__long" in tools, (sorted(tools), b"".join(peer.err)[-600:])
     assert "mcp__s__odd" not in tools and len(tools["mcp__s__long"]["description"]) == 4096
     assert "tool 'odd' skipped" in b"".join(peer.err).decode()
+
+
+def test_an_sdk_servers_fat_schema_and_a_name_listed_twice_are_skipped_as_an_mcp_servers(tmp_path: Path) -> None:
+    """The rest of an MCP server's bounds (mcp/client) for an SDK (in-process) one: a tool whose input
+    schema is over 100,000 characters of JSON went into every request whole (bounded for any other
+    server), and a name listed twice was offered twice (the Messages API refuses tools whose names
+    are not unique: every request of the run). Each is skipped with a line naming it."""
+    def answer(msg: dict[str, Any]) -> dict[str, Any] | None:
+        if msg.get("type") != "control_request" or msg["request"].get("subtype") != "mcp_message":
+            return None
+        reply = mcp_reply(msg)
+        if msg["request"]["message"].get("method") == "tools/list":
+            fat = {"type": "object", "properties": {"x": {"type": "string", "description": "s" * 150_000}}}
+            reply["response"]["response"]["mcp_response"]["result"] = {"tools": [
+                {"name": "fat", "description": "fat", "inputSchema": fat},
+                {"name": "t", "description": "first", "inputSchema": {"type": "object"}},
+                {"name": "t", "description": "second", "inputSchema": {"type": "object"}}]}
+        return reply
+
+    with ScriptedServer([[text("done")]], model=MODEL) as srv:
+        result, peer = with_sdk_server_s(srv.url, tmp_path, answer)
+        names = [t["name"] for t in srv.loop_requests[-1].body["tools"]]
+    err = b"".join(peer.err).decode()
+    assert result["subtype"] == "success", result.get("errors")
+    assert "mcp__s__fat" not in names and names.count("mcp__s__t") == 1, (names, err[-600:])
+    assert "tool 'fat' skipped" in err and "tool 't' skipped: the server lists that name twice" in err, err[-1000:]

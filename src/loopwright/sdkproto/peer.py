@@ -251,16 +251,23 @@ class SdkServer:
         await self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                       "clientInfo": {"name": "loopwright", "version": __version__}})
         await self.rpc("notifications/initialized", notify=True)
+        from ..mcp.client import schema_problem
+
         listed = await self.rpc("tools/list") or {}
-        tools = []
+        tools: list[Tool] = []
         for t in listed.get("tools") or []:
+            name = t.get("name") if isinstance(t, dict) else t
             try:
                 ann = t.get("annotations") or {}
-                tools.append(Tool(t["name"], t.get("description") or t["name"],
-                                  t.get("inputSchema") or {"type": "object"}, self._caller(t["name"]),
+                schema = t.get("inputSchema") or {"type": "object"}
+                # bounded as any MCP server's tools (mcp/client): every request carries every tool
+                if any(x.name == name for x in tools):
+                    raise ValueError("the server lists that name twice; the second is skipped")
+                if (problem := schema_problem(schema)) is not None:
+                    raise ValueError(f"its input schema {problem}")
+                tools.append(Tool(t["name"], t.get("description") or t["name"], schema, self._caller(t["name"]),
                                   read_only=bool(ann.get("readOnlyHint"))))
             except (AttributeError, KeyError, TypeError, ValueError) as e:  # that tool, not the server's others
-                name = t.get("name") if isinstance(t, dict) else t
                 print(f"loopwright: MCP server {self.name!r} (in the SDK's process): tool {name!r:.100} skipped: "
                       f"{str(e)[:200]}", file=sys.stderr, flush=True)
         return SdkMcpServer(self.name, tools=tools)
