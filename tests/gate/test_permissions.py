@@ -134,6 +134,17 @@ def test_edit_rules_cover_write_and_multiedit_and_read_deny_blocks_writes(tmp_pa
         assert verdict(p, tool, {"file_path": ".env"}) == "deny"
 
 
+def test_a_bare_write_rule_approves_write_in_the_default_mode(tmp_path: Path) -> None:
+    """allowed_tools=["Read", "Write"] (the Claude Agent SDK's quick_start.py) lets Write write inside
+    the working directories without asking, as Claude Code does; only Write, not Edit, and never a
+    protected path or one outside (tests/sdkproto/test_official_examples.py runs the example)."""
+    p = gate(tmp_path, allowed_tools=["Read", "Write"])
+    assert verdict(p, "Write", {"file_path": str(tmp_path / "hello.txt")}) == "allow"
+    assert verdict(p, "Edit", {"file_path": str(tmp_path / "hello.txt")}) == "ask"
+    assert verdict(p, "Write", {"file_path": str(tmp_path.parent / "out.txt")}) == "ask"
+    assert verdict(p, "Write", {"file_path": str(tmp_path / ".git" / "config")}) == "ask"
+
+
 def test_read_rules_govern_glob_and_grep_paths(tmp_path: Path) -> None:
     p = gate(tmp_path, disallowed_tools=["Read(./private/**)"])
     assert verdict(p, "Glob", {"pattern": "*", "path": "private"}, True) == "deny"
@@ -236,17 +247,37 @@ def test_ask_goes_to_the_callback_or_is_refused_with_a_hint(tmp_path: Path) -> N
         return {"behavior": "allow", "updatedInput": {"command": "touch safer"}}
 
     assert decide(gate(tmp_path, can_use_tool=cb), "Bash", {"command": "touch a"}) == Allow({"command": "touch safer"})
-    # the rewritten input, which the rules would ask about too, is asked about again (issue 40)
-    assert asked == [("Bash", {"command": "touch a"}), ("Bash", {"command": "touch safer"})]
+    # the answer's own rewrite, asked about for the same plain reason (the same program, nothing
+    # approves it), runs on that answer, as with Claude Code: not asked about again
+    assert asked == [("Bash", {"command": "touch a"})]
     d = decide(gate(tmp_path), "Bash", {"command": "touch a"})
     assert isinstance(d, Deny) and "cannot ask" in d.message and "--allowedTools 'Bash(touch:*)'" in d.message
     # dontAsk never asks, even with a callback
     d = decide(gate(tmp_path, "dontAsk", can_use_tool=cb), "Bash", {"command": "touch a"})
-    assert isinstance(d, Deny) and "dontAsk" in d.message and len(asked) == 2
+    assert isinstance(d, Deny) and "dontAsk" in d.message and len(asked) == 1
     # allowed and denied calls never reach the callback
     decide(gate(tmp_path, can_use_tool=cb, disallowed_tools=["Bash(touch *)"]), "Bash", {"command": "touch a"})
     decide(gate(tmp_path, can_use_tool=cb), "Bash", {"command": "ls"})
-    assert len(asked) == 2
+    assert len(asked) == 1
+
+
+def test_a_rewrite_for_a_new_reason_is_asked_about_again(tmp_path: Path) -> None:
+    """An answer's rewrite the rules ask about for a new reason (another program, a path outside
+    the working directories) is asked about again (issue 40); the answer to the rewrite decides."""
+    asked: list[dict[str, Any]] = []
+
+    def cb(name: str, x: dict[str, Any]) -> dict[str, Any]:
+        asked.append(x)
+        if x == {"command": "touch a"}:
+            return {"behavior": "allow", "updatedInput": {"command": "chmod 600 a"}}
+        if x.get("file_path", "").endswith("in.txt"):
+            return {"behavior": "allow", "updatedInput": {"file_path": str(tmp_path.parent / "out.txt"), "content": ""}}
+        return {"behavior": "deny", "message": "not that"}
+
+    assert isinstance(decide(gate(tmp_path, can_use_tool=cb), "Bash", {"command": "touch a"}), Deny)
+    assert asked == [{"command": "touch a"}, {"command": "chmod 600 a"}]
+    d = decide(gate(tmp_path, can_use_tool=cb), "Write", {"file_path": str(tmp_path / "in.txt"), "content": ""})
+    assert isinstance(d, Deny) and asked[-1] == {"file_path": str(tmp_path.parent / "out.txt"), "content": ""}
 
 
 def test_mode_none_keeps_the_gate_out_of_the_way(tmp_path: Path) -> None:

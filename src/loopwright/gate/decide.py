@@ -166,10 +166,15 @@ class Permissions(Judge):
         """An ask's answer (a PermissionRequest hook's, else the can_use_tool callback's, else a
         refusal). An answer that rewrites the input (an `updatedInput`: the SDK's, a Python
         callback's, a hook's) has the new input judged again before it runs (issue 40): a deny
-        rule or a path the rules forbid refuses it; one the rules would ask about is asked about
-        again (the user approved the input they saw, not this one), at most MAX_REWRITES times;
-        where nobody can be asked (dontAsk, no callback) it is refused. The one place every
-        caller (the executor, @-mentions) gets this from."""
+        rule or a path the rules forbid refuses it; one the rules would ask about for a new reason
+        (outside the working directories, a protected path, an ask rule, another program) is asked
+        about again (the answer approved the input it saw, not this one), at most MAX_REWRITES
+        times; where nobody can be asked (dontAsk, no callback) it is refused. A rewrite asked
+        about for the same plain reason as the input the answer saw (nothing approves either, the
+        same program) runs on that answer, as Claude Code runs a `can_use_tool` callback's
+        rewrite: the answerer wrote it (the Claude Agent SDK's tool_permission_callback.py
+        redirects a Write into ./safe_output/ and would be asked about its own redirection). The
+        one place every caller (the executor, @-mentions) gets this from."""
         asked = tool_input
         for _ in range(MAX_REWRITES + 1):
             decision = await self._one_answer(name, asked, v)
@@ -181,12 +186,14 @@ class Permissions(Judge):
                             "(a tool's input); the call was not run.")
             if new is None or new == asked:  # (a yes to a rewrite asked about again is a yes to the rewrite)
                 return Allow(asked) if isinstance(decision, Allow) and asked is not tool_input else decision
-            v = self.evaluate(name, new, read_only(new) if callable(read_only) else read_only)
+            seen, v = v, self.evaluate(name, new, read_only(new) if callable(read_only) else read_only)
             self.last_verdict = v
             if v.kind == "deny":
                 return Deny(f"Permission denied: the answer's rewritten input is refused by the rules ({v.reason}).")
             if v.kind == "allow" or v.soft and self.mode is None and self.can_use_tool is None:
                 return decision
+            if v.code == seen.code == "not_approved" and v.subject == seen.subject:
+                return decision  # nothing new to ask about: the answerer's own rewrite of what it approved
             asked = new  # asked again, about the input that would run
         return Deny(f"Permission denied: the answer rewrote {name}'s input each time it was asked about "
                     f"({MAX_REWRITES + 1} times); the call was not run.")
@@ -342,7 +349,7 @@ class Permissions(Judge):
             if path is None:
                 r = self.named(self.allow, name)
                 return self.allowed([r]) if r else Verdict("ask", "the call names no file", code="no_file")
-            return self.unresolvable(path) or self.write_verdict(path, lexical, real)
+            return self.unresolvable(path) or self.write_verdict(path, lexical, real, tool=name)
 
         return self.order(deny, ask, hook, read_only, name, rules_allow, auto)
 

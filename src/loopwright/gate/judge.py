@@ -174,8 +174,10 @@ class Judge:
         v = self.write_verdict(p, lexical, real, approved=approved)
         return None if v.allowed else v
 
-    def write_verdict(self, p: str, lexical: str, real: str, *, approved: bool = False) -> Verdict:
-        """`auto_write`'s answer as a verdict: an allow names the rule or the mode that approved it."""
+    def write_verdict(self, p: str, lexical: str, real: str, *, approved: bool = False,
+                      tool: str = "Edit") -> Verdict:
+        """`auto_write`'s answer as a verdict: an allow names the rule or the mode that approved it.
+        `tool`: the file tool that writes (a bare rule naming it approves, as a bare `Edit` does)."""
         ws = self.ws  # (in an isolated subagent's worktree: the path in it, as the project's, says what is protected)
         why = protected(lexical) or protected(real) if ws.start == ws.root else (
             protected(ws.as_project(lexical)) or protected(ws.as_project(real)))
@@ -191,7 +193,7 @@ class Judge:
             return Verdict("ask", f"{target} is outside the working directories", code="outside")
         if approved:
             return ALLOW  # the caller names the rule that approved the command
-        if (r := self.named(self.allow, "Edit")) is not None:
+        if (r := self.named(self.allow, tool)) is not None:  # (a bare `Edit` covers every file tool)
             return self.allowed([r])
         if self.mode == "acceptEdits":
             return self.allowed(source="mode")
