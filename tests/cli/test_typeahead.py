@@ -154,6 +154,27 @@ def test_keys_typed_during_a_run_stay_in_the_next_prompt(session: Any, tmp_path:
 
 @pytest.mark.e2e
 @needs_tmux
+def test_a_line_sent_while_a_shell_command_runs_is_the_next_prompt(session: Any, tmp_path: Path) -> None:
+    """Enter while a `!` command works (no run to take the line): queued, and sent once, as the next
+    prompt, when the command ends; not left until the user types another prompt."""
+    gate = tmp_path / "gate"
+    s = session([[{"type": "text", "text": "answer one"}]], "--permission-mode", "bypassPermissions")
+    t = s.t
+    t.wait("/help for commands")
+    t.type(f"!while [ ! -e {gate} ]; do sleep 0.05; done; echo shell-done\r")
+    t.wait("› !while")
+    t.type("after the shell\r")
+    t.wait("↳ queued: after the shell")
+    gate.touch()
+    t.wait("answer one")
+    assert until(lambda: "● success" in t.screen() and last_prompt(t.screen()) == "", WAIT), t.screen()
+    assert t.screen().count("✉ sending queued message: after the shell") == 1
+    assert s.prompts_sent().count("after the shell") == 1
+    s.exit_restores_the_terminal()
+
+
+@pytest.mark.e2e
+@needs_tmux
 def test_ctrl_z_suspends_with_the_shells_modes_and_fg_resumes(tmp_path: Path) -> None:
     """Ctrl-Z stops the session (job control: an interactive bash), the terminal in the user's modes;
     `fg` brings it back raw, the half-typed prompt kept; the modes after the exit are the shell's."""

@@ -11,7 +11,7 @@ cli.render, never cli.headless.
   prompt (or Ctrl-D) exits.
 - The prompt stays live while the agent works: a line typed then is queued and delivered
   right after the running tool calls finish, in the same turn (RunControl.send). If no
-  tool turn follows, it is sent as the next prompt.
+  tool turn follows (or a command works), it is sent as the next prompt once it ends.
 - Permission questions are a modal dialog under the input box (cli/dialog.py): the whole diff
   or command, then 1 Yes / 2 Yes and don't ask again for <rule> / 3 No and tell the model.
   The model's questions (AskUserQuestion) and its plan (ExitPlanMode) are dialogs there too
@@ -128,6 +128,7 @@ class Repl:
         self.panel: Panel | None = None  # a command's panel under the input box (Esc closes it)
         self.shell: asyncio.Task[None] | None = None  # a running `!` command
         self.terminal = session_input()  # raw modes for the whole session (None: no terminal)
+        self.held: list[str] = []  # lines typed while no run could take them (take_held)
 
     # --- state -----------------------------------------------------------------------------
 
@@ -185,6 +186,15 @@ class Repl:
     def start_turn(self, prompt: str) -> None:
         self.turn = asyncio.create_task(self.run_turn(prompt))
 
+    def take_held(self) -> str:
+        text, self.held = "\n\n".join(self.held), []
+        return text
+
+    def _send_held(self, _: asyncio.Task[Any]) -> None:  # a command's turn ended: typed meanwhile, sent now
+        if self.held and not self.busy:
+            self.say(f"  ✉ sending queued message: {self.held[0][:80]}")
+            self.start_turn(self.take_held())
+
     def _plan_mode_done(self, mode: str) -> None:
         """An approved plan: this run goes on in `mode` (ExitPlanMode), and so do the next prompts."""
         self.client.options = replace(self.client.options, permission_mode=mode)  # type: ignore[arg-type]
@@ -212,10 +222,10 @@ class Repl:
                 # A line typed while the run ended is in pending once it has ended; from this check to
                 # the turn's end nothing awaits, so no later line is queued for a run that never comes.
                 await self.client.wait_ended()
-                if not self.client.pending:
+                if not self.client.pending and not self.held:
                     break
-                self.say(f"  ✉ sending queued message: {self.client.pending[0][:80]}")  # as the next prompt
-                await self.client.query("")
+                self.say(f"  ✉ sending queued message: {(self.client.pending or self.held)[0][:80]}")  # the next prompt
+                await self.client.query(self.take_held())
         except Exception as e:  # noqa: BLE001 - the REPL survives a broken run and says why
             self.say(f"  ✗ {type(e).__name__}: {e}")
         finally:
@@ -315,6 +325,7 @@ class Repl:
                     self.app.invalidate()
 
         self.shell = self.turn = asyncio.create_task(shell())
+        self.turn.add_done_callback(self._send_held)
 
     def custom_command(self, line: str) -> str | None:
         """A custom command's prompt (commands.py), or None."""
@@ -384,6 +395,7 @@ class Repl:
                 self.say("  ● the first prompt continues the saved session")
             with contextlib.suppress(asyncio.CancelledError):
                 await reading
+            self.held.clear()  # (leaving: no run starts for them now)
             if self.busy:
                 self.interrupt()
                 assert self.turn is not None
@@ -537,13 +549,18 @@ class Repl:
                         break
                 else:  # as a turn: a slow command (/compact, /model) leaves the prompt live
                     self.turn = asyncio.create_task(self.command(text, idle=True))
+                    self.turn.add_done_callback(self._send_held)
                 continue
             if text.startswith("!") and not self.busy:  # shell mode (while a turn works: a message, as typed)
                 self.run_shell(text[1:])
                 continue
-            if self.busy:
+            if self.busy and self.client.running:  # the run takes it after its running tool calls
                 self.client.send(text)
                 self.say(f"  ↳ queued: {text[:80]} (delivered after the running tool calls finish)")
+                continue
+            if self.busy:  # a command, a `!` command, a run not started yet: the next prompt once it ends
+                self.held.append(text)
+                self.say(f"  ↳ queued: {text[:80]} (sent when this ends)")
                 continue
             self.turn = asyncio.create_task(self.run_turn(text))
 
