@@ -53,7 +53,7 @@ from .blocks import WireMessage
 from .hooks import HookRegistry, HookState, RunHooks
 from .messages import ResultMessage, SystemMessage
 from .models.base import Model
-from .models.catalog import ALIASES
+from .models.catalog import ALIASES, resolve_alias
 from .options import AgentDefinition, agent_definitions, agents_from_json
 from .tools.base import RunPorts, SubagentSpec, Tool, ToolContext, ToolError, ToolOutput
 
@@ -323,7 +323,7 @@ async def _run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: 
                         tools: list[Tool], left: float | None, cwd: Path | None = None) -> ToolOutput:
     model: str | Model | None = None if d.model in (None, "inherit") else d.model
     if isinstance(model, str):
-        model = MODEL_ALIASES.get(model, model)
+        model = resolve_alias(model)  # (as the run's own: the ANTHROPIC_DEFAULT_*_MODEL variables too)
     where = cwd or ports.cwd
     system = f"{d.prompt}\n\nWorking directory: {where}"
     if d.memory:  # (the project's memory, also for an agent in a worktree of its own)

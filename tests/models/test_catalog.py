@@ -113,3 +113,40 @@ def test_an_alias_names_its_model_in_python_as_on_the_command_line(alias: str) -
         assert [q.body["model"] for q in srv.loop_requests] == [ALIASES[alias.lower()]]
     with pytest.raises(ValueError, match="names no provider"):  # a name that is no alias still says what to write
         lw.AgentOptions(model="sonet")
+
+
+@pytest.mark.parametrize("alias,var", [("sonnet", "ANTHROPIC_DEFAULT_SONNET_MODEL"),
+                                       ("Opus", "ANTHROPIC_DEFAULT_OPUS_MODEL"),
+                                       ("haiku", "ANTHROPIC_DEFAULT_HAIKU_MODEL")])
+def test_claude_codes_alias_variables_name_the_aliases_model(alias: str, var: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code's ANTHROPIC_DEFAULT_{SONNET,OPUS,HAIKU}_MODEL choose the model an alias names
+    (a gateway's or Bedrock's id, a pinned version): set, `--model sonnet` (and an agent file's
+    `model: sonnet`) still ran claude-sonnet-5-5, the variable passed over without a word."""
+    import loopwright as lw
+    from loopwright.testing import ScriptedServer
+
+    monkeypatch.setenv(var, "claude-sonnet-4-5")
+    assert resolve_alias(alias) == "claude-sonnet-4-5" and resolve_alias("fable") == ALIASES["fable"]
+    with ScriptedServer([[{"type": "text", "text": "ok"}]]) as srv:
+        r = lw.run("hi", lw.AgentOptions(model=alias, base_url=srv.url, api_key="test"))
+        assert r.subtype == "success", r.errors
+        assert [q.body["model"] for q in srv.loop_requests] == ["claude-sonnet-4-5"]
+    monkeypatch.setenv(var, " ")  # (blank: the alias's own model)
+    assert resolve_alias(alias) == ALIASES[alias.lower()]
+
+
+def test_a_subagents_alias_is_resolved_as_the_run_resolves_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    import loopwright as lw
+    from loopwright.testing import ScriptedServer
+    from tests.helpers import use
+
+    monkeypatch.setenv("ANTHROPIC_DEFAULT_HAIKU_MODEL", "claude-haiku-4-5")
+    agents = {"quick": lw.AgentDefinition(description="quick", prompt="be quick", model="haiku")}
+    with ScriptedServer([[use("a1", "Agent", subagent_type="quick", description="q", prompt="go")],
+                         [{"type": "text", "text": "sub done"}], [{"type": "text", "text": "ok"}]]) as srv:
+        r = lw.run("hi", lw.AgentOptions(model="claude-sonnet-4-5", base_url=srv.url, api_key="test", agents=agents,
+                                         permission_mode="bypassPermissions"))
+        assert r.subtype == "success", r.errors
+        assert [q.body["model"] for q in srv.requests] == ["claude-sonnet-4-5", "claude-haiku-4-5",
+                                                            "claude-sonnet-4-5"]

@@ -17,6 +17,7 @@ report first). Sources: Anthropic's and OpenAI's pricing and model pages (checke
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -93,9 +94,18 @@ def normalize(model: str) -> str:
     return key
 
 
+# Claude Code's variables choosing the model an alias names (a gateway's or Bedrock's id, a pinned version)
+ALIAS_VARIABLES = {"sonnet": "ANTHROPIC_DEFAULT_SONNET_MODEL", "opus": "ANTHROPIC_DEFAULT_OPUS_MODEL",
+                   "haiku": "ANTHROPIC_DEFAULT_HAIKU_MODEL"}
+
+
 def resolve_alias(model: str) -> str:
-    """"sonnet" / "opus" / "haiku" as the current model id; any other name as it is."""
-    return ALIASES.get(model.strip().lower(), model)
+    """"sonnet" / "opus" / "haiku" as the model id its ANTHROPIC_DEFAULT_*_MODEL variable names, else
+    the current one; any other name as it is."""
+    key = model.strip().lower()
+    var = ALIAS_VARIABLES.get(key)
+    chosen = os.environ.get(var, "").strip() if var else ""
+    return chosen or ALIASES.get(key, model)
 
 
 def _longest(table: Mapping[str, object], key: str, has: str | None = None) -> str | None:
