@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -304,6 +305,22 @@ def test_list_sessions_and_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert sessions_main(["show", r.session_id, "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == get_session_messages(r.session_id)
     assert sessions_main(["show", "does-not-exist"]) == 1
+
+
+def test_list_sessions_limit_reads_only_the_newest(tmp_path: Path) -> None:
+    """limit=N (/resume's picker): the N newest by their files' times, newest first; the others are
+    not summed up (each summary reads a whole transcript)."""
+    ids = [lw.run(f"prompt {k}", opts(tmp_path, [[text("ok")]])).session_id for k in range(3)]
+    files = {p.stem: p for p in (tmp_path / "sessions").rglob("*.jsonl")}
+    for age, sid in enumerate(ids):  # the first run's file the newest: not the order they were written in
+        os.utime(files[sid], (1_000_000 - age * 100, 1_000_000 - age * 100))
+    every = [i.session_id for i in lw.list_sessions(tmp_path, tmp_path / "sessions")]
+    assert every == ids
+    assert [i.session_id for i in lw.list_sessions(tmp_path, tmp_path / "sessions", limit=2)] == ids[:2]
+    files[ids[2]].write_bytes(b"")  # the oldest one's summary would say 0 prompts: it is not read
+    os.utime(files[ids[2]], (1_000_000 - 200, 1_000_000 - 200))
+    assert [i.prompts for i in lw.list_sessions(tmp_path, tmp_path / "sessions")] == [1, 1, 0]
+    assert [i.prompts for i in lw.list_sessions(tmp_path, tmp_path / "sessions", limit=2)] == [1, 1]
 
 
 # --- a pluggable store -------------------------------------------------------------------------

@@ -205,11 +205,17 @@ class JsonlSessionStore:
 
             shutil.copytree(src_files, dst.with_suffix(".files"), copy_function=_copy_private)
 
-    def list(self, cwd: Path | None = None) -> list[SessionInfo]:
+    def list(self, cwd: Path | None = None, limit: int | None = None) -> list[SessionInfo]:
+        """The sessions of `cwd` (None: of every directory), newest first. `limit`: only the newest
+        that many, found by their files' times before any is read (each summary reads its whole
+        transcript: /resume's picker shows 15 of what may be hundreds)."""
         if not self.root.exists():
             return []
         from .summaries import session_info
 
         dirs = [self.root / cwd_slug(cwd)] if cwd is not None else [d for d in self.root.iterdir() if d.is_dir()]
-        out = [session_info(p) for d in dirs if d.exists() for p in d.glob("*.jsonl")]
+        files = [p for d in dirs if d.exists() for p in d.glob("*.jsonl")]
+        if limit is not None:
+            files = sorted(files, key=lambda p: p.stat().st_mtime, reverse=True)[:limit]
+        out = [session_info(p) for p in files]
         return sorted(out, key=lambda i: i.modified, reverse=True)

@@ -133,10 +133,11 @@ def _resumed(options: SessionOptions, store: SessionStore, resume: str, sid: str
 
 
 def list_sessions(cwd: str | Path | None = None, sessions_dir: str | Path | None = None,
-                  all_projects: bool = False) -> list[SessionInfo]:
-    """The saved sessions of a directory (default: the current one), newest first."""
+                  all_projects: bool = False, limit: int | None = None) -> list[SessionInfo]:
+    """The saved sessions of a directory (default: the current one), newest first; `limit`: only
+    the newest that many (the others are not read)."""
     store = JsonlSessionStore(sessions_dir)
-    return store.list(None if all_projects else Path(cwd or os.getcwd()).resolve())
+    return store.list(None if all_projects else Path(cwd or os.getcwd()).resolve(), limit)
 
 
 def get_session_messages(session_id: str, sessions_dir: str | Path | None = None) -> list[WireMessage]:

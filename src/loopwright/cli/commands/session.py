@@ -44,7 +44,8 @@ async def resume(host: Host, arg: str) -> None:
     from ...sessions import InvalidSessionId, JsonlSessionStore, check_session_id, list_sessions
 
     o = host.base_options
-    infos = list_sessions(host.cwd(), o.sessions_dir)
+    # (the list and its numbers: the 15 newest, the others not read; an id: any of this directory's)
+    infos = list_sessions(host.cwd(), o.sessions_dir, limit=None if arg and not arg.isdigit() else 15)
     if not arg:
         if not infos:
             host.say("  no saved sessions in this directory")
