@@ -191,13 +191,21 @@ def writes(path: str, kb: int) -> dict[str, Any]:
 def listing(root: str, cwd: str) -> dict[str, Any]:
     from loopwright.sessions import list_sessions
 
-    times = []
-    n = 0
-    for _ in range(3):
-        t0 = time.perf_counter()
-        n = len(list_sessions(cwd, sessions_dir=root))
-        times.append(time.perf_counter() - t0)
-    return {"list_s": min(times), "listed": n}
+    def picker() -> list[Any]:  # /resume's list: the 15 newest (a tree before `limit` summed up all of them)
+        try:
+            return list_sessions(cwd, sessions_dir=root, limit=15)  # type: ignore[call-arg,unused-ignore]
+        except TypeError:
+            return list_sessions(cwd, sessions_dir=root)[:15]
+
+    out: dict[str, Any] = {}
+    for name, fn in (("list_s", lambda: list_sessions(cwd, sessions_dir=root)), ("picker_s", picker)):
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            out[name.replace("_s", "_n")] = len(fn())
+            times.append(time.perf_counter() - t0)
+        out[name] = min(times)
+    return out
 
 
 def child_main(argv: list[str]) -> int:
@@ -210,6 +218,7 @@ def child_main(argv: list[str]) -> int:
 # --- the parent: series, the CLI's resume, the table -----------------------------------------------
 
 def extract_src(ref: str, into: Path) -> Path:
+    """The src/ directory of git revision `ref`, extracted under `into`."""
     data = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "src"], capture_output=True, check=True).stdout
     with tarfile.open(fileobj=BytesIO(data)) as tar:
         tar.extractall(into, filter="data")
@@ -321,11 +330,13 @@ def main() -> int:
                          "history once per prompt: fewer prompts keep its build short)")
     ap.add_argument("--sessions", type=int, default=500)
     ap.add_argument("--runs", type=int, default=3, help="CLI resumes per series and session")
-    ap.add_argument("--before", metavar="REF")
+    ap.add_argument("--before", metavar="REF", help="also measure git revision REF's src/, side by side")
+    ap.add_argument("--after", metavar="REF", help="measure REF's src/ instead of this checkout's (edits meanwhile "
+                                                   "do not reach the run)")
     ap.add_argument("--out", default=str(HERE / "results" / "long_session.md"))
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="lw-long-"))
-    series = [("this tree", SRC)]
+    series = [(f"after {args.after}", str(extract_src(args.after, tmp / "after"))) if args.after else ("this tree", SRC)]
     if args.before:
         series.insert(0, (f"before {args.before}", str(extract_src(args.before, tmp / "before"))))
     for _, src in series:
@@ -411,12 +422,15 @@ def table(series: list[tuple[str, str]], res: dict[str, dict[str, Any]], built: 
         row(f"(d) memory kept per tool-output byte as the session grows (traced in all; {what})",
             lambda r, n=name: f"{r[n]['held_per_output_byte']:.2f} B ({r[n]['held_mb']:.0f} MB at the end)")
         row(f"(d) the Anthropic provider's encoded-message cache, whole session ({what})", lambda r, n=name: f"{r[n]['encoder_cache_mb']:.0f} MB")
-    row(f"(c) list_sessions, {args.sessions} sessions of ~15 turns", lambda r: f"{r['list']['list_s'] * 1e3:.0f} ms")
+    row(f"(c) `loopwright sessions list` (list_sessions), {args.sessions} sessions of ~15 turns",
+        lambda r: f"{r['list']['list_s'] * 1e3:.0f} ms")
+    row("(c) `/resume` picker's list (the 15 newest) of the same", lambda r: f"{r['list']['picker_s'] * 1e3:.0f} ms")
     row(f"(e) a tool result's transcript line ({args.kb} KB): empty file → {big['mb']:.0f} MB file",
         lambda r: f"{r['writes']['write_empty_us']:.0f} → {r['writes']['write_big_us']:.0f} µs")
     head = "| measurement | " + " | ".join(labels) + " |\n|---|" + "---:|" * len(labels) + "\n"
     body = "".join(f"| {n} | " + " | ".join(v) + " |\n" for n, v in rows)
-    cmd = "bench/bench_long_session.py" + (f" --before {args.before}" if args.before else "")
+    cmd = "bench/bench_long_session.py" + (f" --before {args.before}" if args.before else "") + (
+        f" --after {args.after}" if args.after else "")
     return (f"# Long sessions\n\nPython {platform.python_version()} on {platform.machine()}, {platform.system()}; "
             f"`{cmd}` ({args.turns:,} tool turns, {args.per_prompt} per prompt; CLI runs: median of {args.runs}).\n\n"
             + head + body)
