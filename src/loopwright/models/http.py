@@ -184,7 +184,7 @@ class HTTPModel:
         tls_proxy = any(v.lower().startswith("https://") for k, v in os.environ.items() if k.lower().endswith("_proxy"))
         if self._url.startswith("http://") and not tls_proxy:
             return None
-        from .wire import system_tls_context
+        from .wire_tls import system_tls_context
 
         return system_tls_context()
 

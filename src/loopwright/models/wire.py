@@ -10,14 +10,15 @@ streams carry them.
   closed is never reused; a request that met its close unanswered is sent again (`Pool.request`).
 - Timeouts: `connect` (TCP, a proxy's CONNECT, TLS), `read` (each silence while the response is
   awaited or read), `write` (the request going out).
-- TLS with the context given (`system_tls_context()`: the system's trust store, as httpx2 and
-  the official SDKs build it), the certificate checked against the URL's host name.
+- TLS with the context given (wire_tls.py's `system_tls_context()`: the system's trust store, as
+  httpx2 and the official SDKs build it), the certificate checked against the URL's host name.
 - A proxy: `http://` / `https://` (a plain URL goes to the proxy whole; an https:// one is
   tunnelled with CONNECT, then TLS to the host through it) or `socks5://` / `socks5h://`
-  (with the optional `socksio`). A proxy's refusal of a tunnel is a ProxyError with its status.
+  (with the optional `socksio`; wire_proxy.py). A proxy's refusal of a tunnel is a ProxyError with
+  its status.
 - `connect`: how TCP connections are made (the web tools' guard resolves the name and checks
   every address first); TLS is still checked against the URL's host name.
-- Errors are this module's: ConnectError, ConnectTimeout, ReadError, ReadTimeout, WriteError,
+- Errors are this module's (their home is wire_errors.py): ConnectError, ConnectTimeout, ReadError, ReadTimeout, WriteError,
   WriteTimeout, DeadlineExceeded (a body still arriving at `Response.deadline`),
   RemoteProtocolError (a server that breaks HTTP/1.1 or goes away mid-answer), ResponseTooLarge
   (a body or a line past the reader's limit), LocalProtocolError, ProxyError,
@@ -35,20 +36,39 @@ keep-alive, timeouts, proxies, TLS.
 from __future__ import annotations
 
 import asyncio
-import base64
 import codecs
-import functools
-import os
 import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import h11
 
 from ..idle import IDLE_S, pending, waited
+from .wire_errors import (  # (this module's errors: they live there, with the proxies' and TLS's)
+    ConnectError,
+    ConnectTimeout,
+    DeadlineExceeded,
+    HTTPError,
+    LocalProtocolError,
+    NetworkError,
+    ProtocolError,
+    ProxyError,
+    ReadError,
+    ReadTimeout,
+    RemoteProtocolError,
+    ResponseTooLarge,
+    TimeoutException,
+    UnsupportedProtocol,
+    WriteError,
+    WriteTimeout,
+)
+
+if TYPE_CHECKING:
+    from .wire_proxy import Proxy
 
 Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 # (host, port, timeout) -> a TCP connection; an OSError is a ConnectError (any other, the caller's own)
@@ -58,70 +78,6 @@ _PORTS = {"http": 80, "https": 443}
 _CHUNK = 65536
 _MAX_HEAD = 100 * 1024  # a response head larger than this is a RemoteProtocolError (as httpcore2 had it)
 MAX_LINE = 16 * 1024 * 1024  # aiter_lines: no event stream sends a line this long
-
-
-class HTTPError(Exception):
-    """Any failure of this transport."""
-
-
-class UnsupportedProtocol(HTTPError):
-    """A URL that is not http:// or https://, or a proxy of an unknown kind."""
-
-
-class ProxyError(HTTPError):
-    """The proxy refused the tunnel (its status in the message)."""
-
-
-class NetworkError(HTTPError):
-    """The network failed."""
-
-
-class ConnectError(NetworkError):
-    """No connection could be made (refused, unreachable, a name that does not resolve, TLS)."""
-
-
-class ReadError(NetworkError):
-    """The connection broke while the response was read."""
-
-
-class WriteError(NetworkError):
-    """The connection broke while the request was sent."""
-
-
-class TimeoutException(HTTPError):
-    """A timeout."""
-
-
-class DeadlineExceeded(TimeoutException):
-    """The body was still arriving at the response's `deadline`."""
-
-
-class ConnectTimeout(TimeoutException):
-    """Connecting took longer than the connect timeout."""
-
-
-class ReadTimeout(TimeoutException):
-    """The server was silent longer than the read timeout."""
-
-
-class WriteTimeout(TimeoutException):
-    """The request could not be sent within the write timeout."""
-
-
-class ProtocolError(HTTPError):
-    """HTTP/1.1 was broken."""
-
-
-class RemoteProtocolError(ProtocolError):
-    """The server broke HTTP/1.1, or closed the connection before its answer was whole."""
-
-
-class LocalProtocolError(ProtocolError):
-    """A request that HTTP/1.1 cannot carry (a bad header, say)."""
-
-
-class ResponseTooLarge(RemoteProtocolError):
-    """A body, or one line of it, past the reader's limit: a hostile or broken server's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,16 +289,6 @@ class Response:
             conn.close()
 
 
-@dataclass(slots=True)  # (not frozen: never changed nor hashed, and frozen doubles what declaring it costs every start, issue 41)
-class _Proxy:
-    """A proxy URL, parsed: its scheme, host, port and credentials."""
-
-    scheme: str  # http, https, socks5, socks5h
-    host: str
-    port: int
-    auth: tuple[str, str] | None
-
-
 class Pool:
     """Connections kept for reuse, per origin (scheme, host, port) and route, on one event loop.
 
@@ -353,7 +299,11 @@ class Pool:
     def __init__(self, *, ssl_context: ssl.SSLContext | None = None, proxy: str | None = None,
                  connect: Connector | None = None, max_idle: int = 10, keepalive_expiry: float = 60.0) -> None:
         self.ssl_context = ssl_context
-        self.proxy = _parse_proxy(proxy) if proxy else None
+        self.proxy: Proxy | None = None
+        if proxy:
+            from .wire_proxy import parse_proxy  # (a proxy's code loads only with a proxy)
+
+            self.proxy = parse_proxy(proxy)
         self._connect = connect or open_tcp
         self.max_idle = max_idle
         self.keepalive_expiry = keepalive_expiry
@@ -395,7 +345,9 @@ class Pool:
             target = f"http://{u.netloc.rpartition('@')[2]}{target}"  # the proxy forwards it
             key: tuple[str, ...] = ("forward", p.scheme, p.host, str(p.port))
             if p.auth:
-                sent.append((b"proxy-authorization", _basic(p.auth)))
+                from .wire_proxy import basic_auth
+
+                sent.append((b"proxy-authorization", basic_auth(p.auth)))
         else:
             key = (scheme, host, str(port))
         request = _request(method, target, sent)  # (before a connection is taken: a bad header takes none)
@@ -461,7 +413,9 @@ class Pool:
                 if p is not None and p.scheme in ("http", "https") and scheme == "https":
                     await self._tunnel(reader, writer, host, port, timeout)
                 elif p is not None and p.scheme.startswith("socks5"):
-                    await _socks5(reader, writer, p, host, port)
+                    from .wire_proxy import socks5_connect
+
+                    await socks5_connect(reader, writer, p, host, port)
                 if scheme == "https":  # (through a forwarding proxy a plain URL is sent to it as it is)
                     await self._tls(writer, host)
         except BaseException as e:
@@ -490,7 +444,9 @@ class Pool:
         authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         headers = [(b"host", authority.encode())]
         if p.auth:
-            headers.append((b"proxy-authorization", _basic(p.auth)))
+            from .wire_proxy import basic_auth
+
+            headers.append((b"proxy-authorization", basic_auth(p.auth)))
         conn = _Connection(reader, writer)
         await conn.send(_request("CONNECT", authority, headers), b"", timeout)
         ev = await conn.next_event(timeout)
@@ -502,98 +458,17 @@ class Pool:
             raise ProxyError(f"the proxy {p.host}:{p.port} refused to connect to {authority}: {status}")
 
 
-def _basic(auth: tuple[str, str]) -> bytes:
-    return b"Basic " + base64.b64encode(f"{auth[0]}:{auth[1]}".encode())
+__all__ = ["MAX_LINE", "ConnectError", "ConnectTimeout", "Connector", "DeadlineExceeded", "HTTPError", "Headers",
+           "LocalProtocolError", "NetworkError", "Pool", "ProtocolError", "ProxyError", "ReadError", "ReadTimeout",
+           "RemoteProtocolError", "Response", "ResponseTooLarge", "Streams", "TimeoutException", "Timeouts",
+           "UnsupportedProtocol", "WriteError", "WriteTimeout", "open_tcp"]
 
 
-def _parse_proxy(url: str) -> _Proxy:
-    p = urlsplit(url)
-    scheme = p.scheme.lower()
-    if scheme not in ("http", "https", "socks5", "socks5h") or not p.hostname:
-        raise UnsupportedProtocol(f"the proxy {url!r} is not http, https or socks5")
-    try:
-        port = p.port or {"http": 80, "https": 443}.get(scheme, 1080)
-    except ValueError as e:
-        raise UnsupportedProtocol(f"a bad port in the proxy {url!r}: {e}") from None
-    auth = (unquote(p.username), unquote(p.password or "")) if p.username else None
-    return _Proxy(scheme, p.hostname, port, auth)
+def __getattr__(name: str) -> Any:
+    """system_tls_context, from wire_tls.py (where TLS's trust lives; loaded on first use: a run over
+    plain http:// never needs it)."""
+    if name == "system_tls_context":
+        from .wire_tls import system_tls_context
 
-
-async def _socks5(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, p: _Proxy, host: str,
-                  port: int) -> None:
-    """Ask a SOCKS5 proxy for a connection to host:port (the proxy resolves the name, for socks5://
-    as for socks5h://, as httpx2 does)."""
-    try:
-        import socksio
-        from socksio import socks5
-    except ImportError:
-        raise ProxyError("a SOCKS proxy needs the socksio package (pip install socksio)") from None
-    conn = socks5.SOCKS5Connection()
-    method = socks5.SOCKS5AuthMethod.USERNAME_PASSWORD if p.auth else socks5.SOCKS5AuthMethod.NO_AUTH_REQUIRED
-
-    async def exchange(request: object) -> object:
-        conn.send(request)
-        writer.write(conn.data_to_send())
-        await writer.drain()
-        while True:
-            data = await reader.read(_CHUNK)
-            if not data:
-                raise ProxyError(f"the SOCKS proxy {p.host}:{p.port} closed the connection")
-            reply = conn.receive_data(data)
-            if reply is not None:
-                return reply
-
-    try:
-        reply = await exchange(socks5.SOCKS5AuthMethodsRequest([method]))
-        if getattr(reply, "method", None) != method:
-            raise ProxyError(f"the SOCKS proxy {p.host}:{p.port} refused the authentication method")
-        if p.auth:
-            auth = await exchange(socks5.SOCKS5UsernamePasswordRequest(p.auth[0].encode(), p.auth[1].encode()))
-            if not getattr(auth, "success", False):
-                raise ProxyError(f"the SOCKS proxy {p.host}:{p.port} refused the credentials")
-        done = await exchange(socks5.SOCKS5CommandRequest.from_address(
-            socks5.SOCKS5Command.CONNECT, (host, port)))
-        if getattr(done, "reply_code", None) != socks5.SOCKS5ReplyCode.SUCCEEDED:
-            raise ProxyError(f"the SOCKS proxy {p.host}:{p.port} refused to connect to {host}:{port}: "
-                             f"{getattr(done, 'reply_code', done)}")
-    except (OSError, socksio.SOCKSError) as e:
-        raise ProxyError(f"the SOCKS proxy {p.host}:{p.port} failed: {e}") from e
-
-
-def system_tls_context() -> ssl.SSLContext:
-    """The system's trust store (SSL_CERT_FILE / SSL_CERT_DIR first), loaded once per process."""
-    return _system_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-
-
-# Where OpenSSL's compiled-in paths are unusable, where Linux distributions keep their bundle
-# (truststore's own fallbacks).
-_CA_FILES = ("/etc/ssl/cert.pem", "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/pki/tls/cert.pem",
-             "/etc/ssl/certs/ca-certificates.crt", "/etc/ssl/ca-bundle.pem")
-
-
-@functools.lru_cache(maxsize=4)
-def _system_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
-    """The context httpx2 (and so the official SDKs) builds: SSL_CERT_FILE, else SSL_CERT_DIR,
-    else the OS's store (truststore on macOS and Windows; OpenSSL's paths, or a known bundle,
-    on Linux). Loading a store is ~100 ms: done once per process."""
-    import sys
-
-    if cert_file:
-        return ssl.create_default_context(cafile=cert_file)
-    if cert_dir:
-        return ssl.create_default_context(capath=cert_dir)
-    if sys.platform in ("win32", "darwin"):
-        import truststore
-
-        return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    paths = ssl.get_default_verify_paths()  # the compiled-in ones (set_default_verify_paths reads SSL_CERT_*)
-    cafile = paths.openssl_cafile if os.path.isfile(paths.openssl_cafile) else None
-    capath = paths.openssl_capath if os.path.isdir(paths.openssl_capath) else None
-    if capath and not cafile and not any(len(f) == 10 and f[8] == "." for f in os.listdir(capath)):
-        capath = None  # a directory without hashed names is not a CA directory
-    if not cafile and not capath:
-        cafile = next(filter(os.path.isfile, _CA_FILES), None)
-    if cafile or capath:
-        ctx.load_verify_locations(cafile, capath)
-    return ctx
+        return system_tls_context
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -214,6 +214,7 @@ async def _follow(url: str, policy: AddressPolicy, limits: Limits, resolver: Res
     """GET url, following redirects on its host (one to another host is returned as a Redirect)."""
     from ...models import wire
     from ...models.http import connection_pool, proxy_for
+    from ...models.wire_tls import system_tls_context
 
     # Through a proxy, the proxy resolves the name and connects: each hop's name is checked here
     # instead (the proxy itself, of the user's own network, may well be at a private address).
@@ -221,7 +222,7 @@ async def _follow(url: str, policy: AddressPolicy, limits: Limits, resolver: Res
     connect = None if proxied else GuardedConnect(policy, resolver)
     seen = [url]
     try:
-        pool = connection_pool(url, ssl_context=wire.system_tls_context(), connect=connect, max_idle=4)
+        pool = connection_pool(url, ssl_context=system_tls_context(), connect=connect, max_idle=4)
     except ValueError as e:
         raise FetchError(str(e)) from None
     async with pool:
