@@ -4,7 +4,8 @@ cli.commands' host and panel.
 - `/memory`: the memory files this session reads, by scope and name, in a panel.
 - `/memory add [--user] TEXT`: TEXT appended as a list item
   to the project's memory file (the first of AGENTS.md / CLAUDE.md in the working directory;
-  AGENTS.md is created when neither exists) or, with --user, to $LOOPWRIGHT_HOME/AGENTS.md.
+  AGENTS.md is created when neither exists) or, with --user, to $LOOPWRIGHT_HOME/AGENTS.md. A
+  project file that is a link out of the workspace is not written (a repository's link to ~/.bashrc).
   The file is read by new conversations. (Claude Code 2.1.332 has no `#` shortcut for this any
   more: a line starting with `#` is a prompt there, and here.)
 - `/memory edit [N]`: memory file N (default 1) in $VISUAL / $EDITOR.
@@ -54,18 +55,33 @@ def append_memory(host: Host, text: str, user: bool = False) -> None:
         host.say("  nothing to remember: /memory add TEXT")
         return
     path = memory_target(host, user)
+    real = Path(os.path.realpath(path))
+    if not user and not _in_workspace(real, Path(host.cwd())):
+        host.say(f"  ✗ not remembered: {path} is a link to {real}, outside the workspace; nothing was written")
+        return
     try:
         if user:
             private_dir(path.parent)
-        new = not path.exists()
-        before = "" if new else path.read_text(encoding="utf-8", errors="replace")
-        fd = open_private(path) if new else os.open(path, os.O_WRONLY | os.O_APPEND)
+        new = not real.exists()
+        before = "" if new else real.read_text(encoding="utf-8", errors="replace")
+        # (the file the link check saw: a link made there since is not followed)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW
+        fd = open_private(real, flags | os.O_EXCL) if new else os.open(real, flags | os.O_CLOEXEC)
         with open(fd, "a", encoding="utf-8") as f:
             f.write(("" if new or before.endswith("\n") or not before else "\n") + f"- {text}\n")
     except OSError as e:
         host.say(f"  ✗ not remembered: cannot write {path}: {e}")
         return
     host.say(f"  ✓ remembered in {path} (new conversations read it)")
+
+
+def _in_workspace(real: Path, cwd: Path) -> bool:
+    """Is the project's memory file `real` (its real path) in the workspace (the working directory
+    or its repository)? Not when a repository's AGENTS.md links to ~/.bashrc or, dangling, to
+    ~/.ssh/authorized_keys: the user's note would be appended to, or create, that file."""
+    from ...memory import repo_root
+
+    return any(real.is_relative_to(os.path.realpath(r)) for r in (cwd, repo_root(cwd.resolve())))
 
 
 async def memory(host: Host, arg: str) -> None:
