@@ -92,12 +92,15 @@ class ToolUseBlock:
 
 @dataclass(slots=True)
 class ToolResultBlock:
-    """The answer to one tool_use (same id): text or blocks, and whether the call failed."""
+    """The answer to one tool_use (same id): text or blocks, and whether the call failed.
+    `details`: the tool's structured output (tools.output.ToolOutput.details), for front ends to
+    render; never sent to the model, not compared, not kept in the history."""
 
     tool_use_id: str
     content: str | list[Block] = ""
     is_error: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    details: Any = field(default=None, compare=False, repr=False)
 
     def to_wire(self) -> WireBlock:
         """This block in the Messages API\'s wire format (what the model is sent)."""

@@ -137,7 +137,7 @@ class Executor:
         try:
             before = self.ctx.state.bash.cwd if self.hooked else None  # CwdChanged: where the shell was
             output: ToolOutput = await self.obs.within(use.id, tool.call(tool_input, ctx, True, wait))
-            result = ToolResultBlock(use.id, output.content, output.is_error)
+            result = ToolResultBlock(use.id, output.content, output.is_error, details=output.details)
             if self.hooked:
                 result = await self.obs.within(use.id, self._post_hooks(use, tool_input, output, before, result))
         except asyncio.CancelledError:
@@ -230,8 +230,8 @@ class Executor:
         if after is not None and after != (before or self.ctx.cwd):  # the shell moved (a `cd` in Bash)
             await self.hooks.cwd_changed(str(before or self.ctx.cwd), str(after))
         post = await self.hooks.post_tool_use(use.name, tool_input, use.id, output.content, output.is_error)
-        if post.updated_output is not None:  # updatedToolOutput: what the model sees instead
-            new = post.updated_output
+        if post.updated_output is not None:  # updatedToolOutput: what the model sees instead (and no
+            new = post.updated_output  # details: the tool's own would contradict it)
             result = ToolResultBlock(use.id, new if isinstance(new, str) else blocks_from_wire(new), output.is_error)
         # PreToolUse's additionalContext, then PostToolUse's: appended as text (a list result,
         # an image, keeps its blocks)
@@ -239,7 +239,7 @@ class Executor:
             if extra:
                 content = result.content
                 result = ToolResultBlock(use.id, _with(content, extra) if isinstance(content, str)
-                                         else [*content, TextBlock(extra)], output.is_error)
+                                         else [*content, TextBlock(extra)], output.is_error, details=result.details)
         return result
 
     def _halt(self, out: TurnOutcome) -> None:

@@ -111,7 +111,7 @@ class EditorFiles:
             return f"The file {path} has been updated ({n} lines)."
         return f"File created successfully at: {path} ({n} lines)."
 
-    async def edit(self, inp: dict[str, Any], ctx: ToolContext) -> str:
+    async def edit(self, inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
         path = resolve(inp["file_path"], ctx)
         if inp["old_string"] == "" or not path.is_file():
             return await asyncio.to_thread(edit_file, inp, ctx)  # creating a file, or its errors

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import select
 import signal
 import sys
@@ -19,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from ..assemble import query
-from ..blocks import json_text, valid_text
+from ..blocks import ToolResultBlock, json_text, valid_text
 from ..ids import new_hex, new_uuid
 from ..messages import (
     AssistantMessage,
@@ -50,6 +51,35 @@ def message_json(msg: Message, session_id: str = "") -> dict[str, Any]:
     if isinstance(msg, (AssistantMessage, UserMessage)):
         line["timestamp"] = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     return line
+
+
+def message_lines(msg: Message, session_id: str = "") -> list[dict[str, Any]]:
+    """The stream-json lines of `msg` (message_json): a user message that answers tool calls is
+    one line per result, as Claude Code writes them, each with the result's `tool_use_result`
+    (the blocks after a turn's results, queued text, go with its last result's line)."""
+    if not isinstance(msg, UserMessage) or not any(isinstance(b, ToolResultBlock) for b in msg.content):
+        return [message_json(msg, session_id)]
+    results = [b for b in msg.content if isinstance(b, ToolResultBlock)]
+    rest = [b for b in msg.content if not isinstance(b, ToolResultBlock)]
+    lines = []
+    for i, r in enumerate(results, 1):
+        line = message_json(dataclasses.replace(msg, content=[r, *(rest if i == len(results) else ())]), session_id)
+        value = tool_use_result(r)
+        if value is not None:
+            line["tool_use_result"] = value
+        lines.append(line)
+    return lines
+
+
+def tool_use_result(r: ToolResultBlock) -> Any:
+    """Claude Code's `tool_use_result` of one result: the tool's structured output (its details);
+    for a failed call without one, "Error: " and its text; else None (the key is left out: a
+    tool whose output has no Claude Code shape gets none rather than a made-up one)."""
+    if r.details is not None:
+        return r.details
+    if not r.is_error:
+        return None
+    return r.text if r.text.startswith("Error: ") else f"Error: {r.text}"
 
 
 def _message_json(msg: Message, session_id: str) -> dict[str, Any]:
@@ -186,14 +216,20 @@ class _Output:
                 for w in msg.data["warnings"]:
                     print(f"loopwright: warning: {visible(str(w))}", file=sys.stderr)
         if self.format == "stream-json":
-            sys.stdout.write(json_text(self.line(msg)) + "\n")  # (valid UTF-8: blocks.json_text)
+            sys.stdout.write("".join(json_text(ln) + "\n" for ln in self.lines_of(msg)))  # (valid UTF-8: json_text)
             sys.stdout.flush()
         elif self.renderer is not None:
             self.renderer.show(msg)
         elif self.lines is not None:
-            self.lines.append(self.line(msg))
+            self.lines.extend(self.lines_of(msg))
         if isinstance(msg, ResultMessage):
             self.result = msg
+
+    def lines_of(self, msg: Message) -> list[dict[str, Any]]:
+        """The stream-json lines of `msg` (a turn's results: one line each, message_lines)."""
+        if isinstance(msg, UserMessage):
+            return message_lines(msg, self.session_id)
+        return [self.line(msg)]
 
     def line(self, msg: Message) -> dict[str, Any]:
         """The stream-json line of `msg`; the init line with what Claude Code's lists besides the run's

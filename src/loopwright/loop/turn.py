@@ -113,7 +113,7 @@ async def execute(run: Run, a: ModelResponse, uses: list[ToolUseBlock]) -> tuple
             i = len(outcome.results) - 1  # (b begins with the results)
             r = b[i]
             r = ToolResultBlock(r.tool_use_id, f"{r.content}\n\n{late}" if isinstance(r.content, str)
-                                else [*r.content, TextBlock(late)], r.is_error, r.extra)
+                                else [*r.content, TextBlock(late)], r.is_error, r.extra, r.details)
             b = [*b[:i], r, *b[i + 1:]]
     # Text sent during calls the user interrupted stays queued: the client delivers it as the
     # next prompt, as after an interrupted model call (here the model would never read it).

@@ -71,6 +71,7 @@ class Connection:
         self.tools: list[Any] = []  # mcp_types.Tool, as listed
         self.has_resources = False
         self.server_version: str | None = None
+        self.server_info: Any = None  # the initialize answer's serverInfo (name, version)
         self._stop = asyncio.Event()
         self._ready: asyncio.Future[None] | None = None
         self._task: asyncio.Task[None] | None = None
@@ -247,6 +248,7 @@ class Connection:
             except MCPError:
                 self.prompts = []
         info = client.server_info
+        self.server_info = info  # (its name and version go with each call's details: results.mcp_details)
         self.server_version = getattr(info, "version", None)
 
     def _stderr_tail(self) -> str:
@@ -309,7 +311,7 @@ class Connection:
             return await client.call_tool(tool, args, read_timeout_seconds=timeout, meta=meta or None)
 
         result = await self.request(f"the call of {tool!r}", go)
-        return result_output(result, ctx)
+        return result_output(result, ctx, self.server_info)
 
 
 def _is_timeout(e: BaseException) -> bool:

@@ -104,21 +104,52 @@ def _image(data: str, mime: str | None) -> list[Block] | None:
     return blocks
 
 
-def result_output(result: Any, ctx: ToolContext | None) -> ToolOutput:
+def result_output(result: Any, ctx: ToolContext | None, server_info: Any = None) -> ToolOutput:
     """A tools/call result as a tool's output. Empty or whitespace-only text blocks are dropped
-    (the Messages API refuses them, so one would fail the next request); nothing left: "(no output)"."""
+    (the Messages API refuses them, so one would fail the next request); nothing left: "(no output)".
+    Its details: mcp_details (`server_info`: the server's initialize answer's serverInfo)."""
     blocks = [b for b in content_blocks(list(result.content or []))
               if not isinstance(b, TextBlock) or (b.text and not b.text.isspace())]
     structured = getattr(result, "structured_content", None)
-    if structured is not None and not any(isinstance(b, TextBlock) for b in blocks):
+    as_text = structured is not None and not any(isinstance(b, TextBlock) for b in blocks)
+    if as_text:
         blocks.insert(0, TextBlock(json.dumps(structured, ensure_ascii=False)))
     blocks = cap(blocks, ctx)
     is_error = bool(getattr(result, "is_error", False))
-    if not blocks:
-        return ToolOutput("(no output)", is_error)
-    if len(blocks) == 1 and isinstance(blocks[0], TextBlock):
-        return ToolOutput(blocks[0].text, is_error)
-    return ToolOutput(blocks, is_error)
+    content: str | list[Block] = "(no output)" if not blocks else (
+        blocks[0].text if len(blocks) == 1 and isinstance(blocks[0], TextBlock) else blocks)
+    # (Claude Code's content: the blocks, but a text made of structuredContent alone as a string)
+    shown: str | list[Block] = content if as_text or not blocks else blocks
+    return ToolOutput(content, is_error, mcp_details(shown, is_error, structured, getattr(result, "meta", None),
+                                                     server_info))
+
+
+def mcp_details(content: str | list[Block], is_error: bool, structured: Any = None, meta: Any = None,
+                server_info: Any = None) -> Any:
+    """An MCP tool's structured output as Claude Code gives it (tool_use_result): {content, the
+    structuredContent, _meta with the server's name and version}, or the content alone when there
+    is neither (an Agent SDK program's in-process server). `content` is what the model got, as
+    blocks (a failure's: its text after "Error: "); structuredContent only up to
+    MAX_MCP_OUTPUT_TOKENS, as the text is (past that the content's cut text says what there was)."""
+    shown: Any = content if isinstance(content, str) else [b.to_wire() for b in content]
+    if is_error:
+        text = content if isinstance(content, str) else "\n".join(b.text for b in content if isinstance(b, TextBlock))
+        shown = f"Error: {text}"
+    out: dict[str, Any] = {"content": shown}
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    name = getattr(server_info, "name", None)
+    if isinstance(name, str):
+        meta["io.modelcontextprotocol/serverInfo"] = {"name": name, "version": str(getattr(server_info, "version", ""))}
+    if meta:
+        out["_meta"] = meta
+    if structured is not None:
+        try:
+            fits = len(json.dumps(structured, ensure_ascii=False)) <= max_output_chars()
+        except (TypeError, ValueError):
+            fits = False
+        if fits:
+            out["structuredContent"] = structured
+    return out if len(out) > 1 else shown
 
 
 def cap_images(blocks: list[Block]) -> list[Block]:

@@ -32,7 +32,7 @@ from ..runconfig import refuse_bypass
 from .flags import SdkFlags
 from .peer import Peer, PeerError, SdkServer, StdioAsker, peer_elicit, sdk_hooks
 from .schema import line_problem
-from .wire import error_result, sdk_line
+from .wire import error_result, sdk_lines
 
 MAX_LINE = 64 * 1024 * 1024  # one user line may carry a large prompt (images, documents)
 
@@ -397,10 +397,11 @@ class SdkSession:
                         self.peer.send({"type": "user", "message": {"role": "user", "content": shown},
                                         "parent_tool_use_id": None, "session_id": sid,
                                         "uuid": msg.user_message_uuid, "isReplay": True})
-                line = sdk_line(msg, sid, extra if isinstance(msg, SystemMessage) else None)
+                lines = sdk_lines(msg, sid, extra if isinstance(msg, SystemMessage) else None)
                 if isinstance(msg, ResultMessage):
-                    model_limits(line, options)
-                self.peer.send(line)
+                    model_limits(lines[0], options)
+                for line in lines:
+                    self.peer.send(line)
         except (TypeError, ValueError) as e:  # options found bad when the run starts (a bad script, a cwd gone)
             self.emit_error(str(e), sid)
         except Exception as e:  # noqa: BLE001 - the transcript's first line unwritable, a broken extension:

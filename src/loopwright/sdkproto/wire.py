@@ -12,9 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 from .. import __version__
-from ..cli.headless import message_json
+from ..cli.headless import message_json, message_lines
 from ..ids import new_uuid
-from ..messages import Message, ResultMessage, SystemMessage
+from ..messages import Message, ResultMessage, SystemMessage, UserMessage
+
+
+def sdk_lines(msg: Message, session_id: str, extra_init: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The stdout lines for `msg` of the session `session_id`: one, but a turn's tool results are
+    one line each, with their `tool_use_result` (cli.headless.message_lines)."""
+    if isinstance(msg, UserMessage):
+        return message_lines(msg, session_id)
+    return [sdk_line(msg, session_id, extra_init)]
 
 
 def sdk_line(msg: Message, session_id: str, extra_init: dict[str, Any] | None = None) -> dict[str, Any]:

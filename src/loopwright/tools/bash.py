@@ -272,7 +272,26 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bo
     if code != 0:
         why = sandbox.explain(output, command) if sandbox is not None else None
         return ToolOutput("\n".join(x for x in (output, f"Exit code {code}", *notes, why) if x), is_error=True)
-    return ToolOutput("\n".join(x for x in (output or "(no output)", *notes) if x))
+    return ToolOutput("\n".join(x for x in (output or "(no output)", *notes) if x),
+                      details=bash_details(output, command))
+
+
+# Commands that print nothing when they succeed: Claude Code's noOutputExpected (a front end says
+# "done" rather than "no output"), for a command made only of them.
+_QUIET = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp", "ln", "chmod", "chown", "chgrp", "cd", "export",
+                    "unset", "source", "."})
+_SEPARATORS = re.compile(r"&&|\|\||[;|&\n]")
+
+
+def bash_details(stdout: str, command: str, background_id: str | None = None) -> dict[str, Any]:
+    """Bash's structured output (Claude Code's BashOutput): stdout is the output as the model got
+    it (stderr merged in, bounded by MAX_OUTPUT_CHARS), without loopwright's notes."""
+    words = [part.split()[0] for part in _SEPARATORS.split(command) if part.split()]
+    out: dict[str, Any] = {"stdout": stdout, "stderr": "", "interrupted": False, "isImage": False,
+                           "noOutputExpected": bool(words) and all(w in _QUIET for w in words)}
+    if background_id is not None:
+        out["backgroundTaskId"] = background_id
+    return out
 
 
 # --- background shells --------------------------------------------------------------------
@@ -354,7 +373,7 @@ def _environ(ctx: ToolContext) -> dict[str, str] | None:
     return {**os.environ, **extra} if extra else None
 
 
-def _start_background(command: str, ctx: ToolContext, unsandboxed: bool = False) -> str:
+def _start_background(command: str, ctx: ToolContext, unsandboxed: bool = False) -> ToolOutput:
     n = ctx.state.bash.next_id
     ctx.state.bash.next_id = n + 1
     shell_id = f"bash_{n}"
@@ -379,8 +398,9 @@ def _start_background(command: str, ctx: ToolContext, unsandboxed: bool = False)
     threading.Thread(target=_reader, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-out").start()
     threading.Thread(target=_waiter, args=(shell,), daemon=True, name=f"loopwright-{shell_id}-wait").start()
     note = f"\n{_IGNORED_ESCAPE}" if unsandboxed and sandbox is not None else ""
-    return (f"Command running in background with ID: {shell_id}. "
-            f"Use BashOutput to read its output and KillShell to stop it.{note}")
+    return ToolOutput(f"Command running in background with ID: {shell_id}. "
+                      f"Use BashOutput to read its output and KillShell to stop it.{note}",
+                      details=bash_details("", command, shell_id))
 
 
 def _get_shell(ctx: ToolContext, shell_id: str) -> BackgroundShell:
@@ -439,7 +459,7 @@ async def kill_all_shells(ctx: ToolContext) -> None:
         _ALL_SHELLS.pop(shell.popen.pid, None)
 
 
-async def bash(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
+async def bash(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     command: str = inp["command"]
     if not command.strip():
         raise ToolError("command is empty.")

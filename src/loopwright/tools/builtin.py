@@ -100,7 +100,7 @@ WRITE_SCHEMA: dict[str, Any] = {
 }
 
 
-def _write(inp: dict[str, Any], ctx: ToolContext) -> str:
+def _write(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     from .write import write_file
 
     return write_file(inp, ctx)
@@ -159,7 +159,7 @@ MULTI_EDIT_SCHEMA: dict[str, Any] = {
 }
 
 
-def _edit(inp: dict[str, Any], ctx: ToolContext) -> str:
+def _edit(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     from .edit import edit_file
 
     return edit_file(inp, ctx)
@@ -281,7 +281,7 @@ GLOB_SCHEMA: dict[str, Any] = {
 }
 
 
-async def _glob(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def _glob(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     from .glob import glob_files
 
     return await glob_files(inp, ctx)
@@ -324,7 +324,7 @@ TODO_SCHEMA: dict[str, Any] = {
 }
 
 
-async def _todo_write(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def _todo_write(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     from .todo import todo_write
 
     return await todo_write(inp, ctx)

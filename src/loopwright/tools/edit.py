@@ -16,7 +16,8 @@ import bisect
 from pathlib import Path
 from typing import Any
 
-from .base import ToolContext, ToolError
+from .base import ToolContext, ToolError, ToolOutput
+from .diffs import edit_details
 from .paths import (
     TextFile,
     after_change,
@@ -131,9 +132,10 @@ def _save(path: Path, ctx: ToolContext, data: bytes) -> None:
     record_read(ctx, path)
 
 
-def edit_file(inp: dict[str, Any], ctx: ToolContext) -> str:
+def edit_file(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     path = resolve(inp["file_path"], ctx)
     old, new = inp["old_string"], inp["new_string"]
+    replace_all = bool(inp.get("replace_all"))
     creating = old == ""
     tf = _load_for_edit(path, ctx, creating)
     if creating:
@@ -141,13 +143,16 @@ def edit_file(inp: dict[str, Any], ctx: ToolContext) -> str:
             raise ToolError("No changes to make: old_string and new_string are both empty.")
         content = new.replace("\r\n", "\n")
         _save(path, ctx, tf.encode(content) if tf is not None else content.encode("utf-8"))
-        return f"File created successfully at: {path}"
+        return ToolOutput(f"File created successfully at: {path}",
+                          details=edit_details(str(path), old, new, "", content, replace_all))
     assert tf is not None
-    raw, n = splice(tf.raw, old, new, bool(inp.get("replace_all")))
+    raw, n = splice(tf.raw, old, new, replace_all)
     _save(path, ctx, tf.encode_raw(raw))
     msg = f"The file {path} has been updated. Made {n} replacement{'s' if n != 1 else ''}."
-    snip = _snippet(raw.replace("\r\n", "\n"), new.replace("\r\n", "\n"))
-    return f"{msg} Here is the edited part (cat -n):\n{snip}" if snip else msg
+    updated = raw.replace("\r\n", "\n")
+    snip = _snippet(updated, new.replace("\r\n", "\n"))
+    details = edit_details(str(path), old, new, tf.text, updated, replace_all)
+    return ToolOutput(f"{msg} Here is the edited part (cat -n):\n{snip}" if snip else msg, details=details)
 
 
 def multi_edit_file(inp: dict[str, Any], ctx: ToolContext) -> str:

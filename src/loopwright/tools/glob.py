@@ -22,12 +22,13 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
 from ..ignore import DirRules, IgnoreFiles, expand_braces, glob_matcher, preload
 from ..threads import run_in_worker
-from .base import ToolContext, ToolError
+from .base import ToolContext, ToolError, ToolOutput
 from .grep.formatting import shown_path
 from .grep.rg import require_git_args, rg_output, rg_path
 from .grep.tracked import tracked_hidden
@@ -113,22 +114,33 @@ async def rg_files(rg: str, base: Path, pattern: str, sandbox: Any = None) -> li
     return [r for r in found if match(r)]
 
 
-async def glob_files(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def glob_files(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    started = time.monotonic()
     base, pattern = _base_and_pattern(inp, ctx)
     if not base.is_dir():
-        return "No files found"
+        return ToolOutput("No files found", details=_details([], 0, started))
     engine = ctx.state.search.engine  # tests and benchmarks pick an engine
     rg = rg_path() if engine in ("auto", "rg") else None
     if engine == "rg" and rg is None:
         raise ToolError("rg is not installed")
-    out = _listing(await _found(base, pattern, rg, ctx), base, ctx)
+    shown, total = _listing(await _found(base, pattern, rg, ctx), base, ctx)
+    out = "\n".join(shown) if shown else "No files found"
+    if total > len(shown):
+        out += (f"\n(Results are truncated: showing the {MAX_RESULTS} most recently modified of "
+                f"{total} files. Consider a more specific path or pattern.)")
     if rg is None and engine == "auto":
         from .grep.search import fallback_note
 
         note = fallback_note()
         if note:
             out += f"\n\n{note}"
-    return out
+    return ToolOutput(out, details=_details(shown, total, started))
+
+
+def _details(shown: list[str], total: int, started: float) -> dict[str, Any]:
+    """Glob's structured output (Claude Code's GlobOutput): the paths as listed to the model."""
+    return {"filenames": shown, "durationMs": round((time.monotonic() - started) * 1000), "numFiles": len(shown),
+            "truncated": total > len(shown), "totalMatches": total, "countIsComplete": True}
 
 
 def _base_and_pattern(inp: dict[str, Any], ctx: ToolContext) -> tuple[Path, str]:
@@ -176,22 +188,17 @@ async def _found(base: Path, pattern: str, rg: str | None, ctx: ToolContext) -> 
     return found
 
 
-def _listing(found: list[str], base: Path, ctx: ToolContext) -> str:
-    """The files newest first (what Read's deny rules hide left out), at most MAX_RESULTS."""
+def _listing(found: list[str], base: Path, ctx: ToolContext) -> tuple[list[str], int]:
+    """The files newest first (what Read's deny rules hide left out), at most MAX_RESULTS, as
+    shown; and how many there are in all."""
     b = str(base)
     paths = [os.path.join(b, r) for r in found]
     denied = ctx.state.search.denied  # Read deny rules hide files from listings too
     if denied is not None:
         paths = [p for p in paths if not denied(p)]
     dated = sorted((-mtime, p) for p in paths if (mtime := _mtime_ns(p)) is not None)  # newest first; ties by path
-    if not dated:
-        return "No files found"
     cwd = ctx.cwd.resolve()
-    lines = [shown_path(p, cwd) for _, p in dated[:MAX_RESULTS]]
-    if len(dated) > MAX_RESULTS:
-        lines.append(f"(Results are truncated: showing the {MAX_RESULTS} most recently modified of "
-                     f"{len(dated)} files. Consider a more specific path or pattern.)")
-    return "\n".join(lines)
+    return [shown_path(p, cwd) for _, p in dated[:MAX_RESULTS]], len(dated)
 
 
 def _mtime_ns(path: str) -> int | None:

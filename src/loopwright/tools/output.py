@@ -36,10 +36,16 @@ class ToolError(Exception):
 
 @dataclass(slots=True)
 class ToolOutput:
-    """What a tool handler returns: text or blocks, and whether the call failed (an is_error result)."""
+    """What a tool handler returns: text or blocks, and whether the call failed (an is_error result).
+
+    `details`: the call's structured output, beside what the model reads (JSON data: Claude Code's
+    `tool_use_result`, e.g. Bash's {stdout, stderr, interrupted, ...}). Front ends render it
+    (stream-json, the Agent SDKs' `UserMessage.tool_use_result`); the model never sees it, and it
+    is not kept in the history. Keep it bounded: what it repeats of the content, at most as much."""
 
     content: str | list[Block]
     is_error: bool = False
+    details: Any = None
 
 
 # Blocks that may not sit inside a tool_result: the API rejects them, and a nested
@@ -134,9 +140,10 @@ def to_output(raw: Any) -> ToolOutput:
         return _data_output(raw, False)
     if isinstance(raw.content, str):
         return raw
-    if isinstance(raw.content, list):  # a ToolOutput's list is content by construction
-        return _blocks_output(raw.content, raw.is_error)
-    return _data_output(raw.content, raw.is_error)
+    out = _blocks_output(raw.content, raw.is_error) if isinstance(raw.content, list) else (
+        _data_output(raw.content, raw.is_error))  # (a ToolOutput's list is content by construction)
+    out.details = raw.details if out.is_error == raw.is_error else None  # (not when its content was refused)
+    return out
 
 
 def _blocks_output(content: list[Any], is_error: bool) -> ToolOutput:

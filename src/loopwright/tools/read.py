@@ -17,7 +17,8 @@ import os
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .base import ToolContext, ToolError
+from .base import ToolContext, ToolError, ToolOutput
+from .diffs import read_details
 from .media import (
     IMAGE_TYPES,
     MAX_OUTPUT_CHARS,
@@ -94,10 +95,10 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
             raise ToolError(f"{path} appears to be a binary file ({size} bytes) and cannot be displayed as text.")
         if not head:
             record_read(ctx, path)
-            return window("", inp, path)
+            return ToolOutput(window("", inp, path), details=read_details(str(path), [""], 1, 1, False))
         page = _stream(f, head, inp)
     record_read(ctx, path)
-    return page.render(inp, path)
+    return ToolOutput(page.render(inp, path), details=page.details(inp, path))
 
 
 class _Page:
@@ -110,6 +111,7 @@ class _Page:
         self.cut = 0  # lines longer than MAX_LINE_CHARS
         self.total: int | None = 0
         self.capped = False  # the window stopped at MAX_BODY_CHARS
+        self.ends_with_newline = False  # the file's last line ends with "\n"
 
     def render(self, inp: dict[str, Any], path: Path) -> str:
         offset = max(inp.get("offset") or 1, 1)
@@ -120,6 +122,16 @@ class _Page:
             return (f"<system-reminder>Warning: the file {path} is shorter than the provided offset ({offset}). "
                     f"The file has {total} lines.</system-reminder>")
         return _page(self.lines, offset, total, self.cut, self.capped, self.encoding)
+
+    def details(self, inp: dict[str, Any], path: Path) -> dict[str, Any] | None:
+        """The structured output of the window (tools.diffs.read_details)."""
+        offset = max(inp.get("offset") or 1, 1)
+        if self.total == 0:  # a BOM alone: an empty file
+            return read_details(str(path), [""], 1, 1, False)
+        last = offset + len(self.lines) - 1
+        # (not counted past MAX_TEXT_BYTES: the lines seen so far, and no end reached)
+        total, ends = (self.total, self.ends_with_newline) if self.total is not None else (last + 1, False)
+        return read_details(str(path), self.lines, offset, total, ends)
 
 
 def _encodings(head: bytes) -> list[tuple[str, str]]:
@@ -163,6 +175,7 @@ def _scan(f: BinaryIO, codec: str, errors: str, inp: dict[str, Any]) -> _Page:
     if lines.open_line and lines.collecting and lines.n >= offset:
         lines.add(lines.cur)
     page.total = lines.n if lines.open_line else lines.n - 1
+    page.ends_with_newline = not lines.open_line
     return page
 
 

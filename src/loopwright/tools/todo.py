@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import ToolContext
+from .base import ToolContext, ToolOutput
 
 
-async def todo_write(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def todo_write(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     # async, so concurrent calls in one batch run on the event loop in emission order
     todos = [dict(t) for t in inp["todos"]]
+    before = ctx.state.todo.items or []
     ctx.state.todo.items = todos
     counts = {s: sum(1 for t in todos if t["status"] == s) for s in ("pending", "in_progress", "completed")}
     msg = (f"Todos have been modified successfully ({counts['pending']} pending, {counts['in_progress']} "
@@ -24,4 +25,5 @@ async def todo_write(inp: dict[str, Any], ctx: ToolContext) -> str:
     if counts["in_progress"] > 1:
         msg += (f"\nWarning: {counts['in_progress']} tasks are in_progress; keep exactly one in_progress "
                 "at a time.")
-    return msg
+    # Claude Code's TodoWriteOutput: the list before and after (copies: the state's own list moves on)
+    return ToolOutput(msg, details={"oldTodos": [dict(t) for t in before], "newTodos": [dict(t) for t in todos]})

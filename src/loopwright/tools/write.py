@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..mtime import move_mtime_on
-from .base import ToolContext, ToolError
+from .base import ToolContext, ToolError, ToolOutput
+from .diffs import write_details
 from .paths import (
     SWAPPED,
     after_change,
@@ -36,7 +37,7 @@ from .paths import (
 )
 
 
-def write_file(inp: dict[str, Any], ctx: ToolContext) -> str:
+def write_file(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     path = resolve(inp["file_path"], ctx)
     content: str = inp["content"]
     if path.is_dir():
@@ -44,10 +45,12 @@ def write_file(inp: dict[str, Any], ctx: ToolContext) -> str:
     if path.exists() and not path.is_file():  # a FIFO or a device: writing would block or hit hardware
         raise ToolError(f"{path} is not a regular file.")
     existed = path.exists()
+    original: str | None = None
     if existed:
         check_fresh(ctx, path)
         old = load_text(path)
         data = old.encode(content)
+        original = old.text
     else:
         data = content.encode("utf-8")
     before_change(ctx, path)
@@ -55,9 +58,10 @@ def write_file(inp: dict[str, Any], ctx: ToolContext) -> str:
     after_change(ctx, path)
     record_read(ctx, path)
     n = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    details = write_details(str(path), content, original)
     if existed:
-        return f"The file {path} has been updated ({n} lines)."
-    return f"File created successfully at: {path} ({n} lines)."
+        return ToolOutput(f"The file {path} has been updated ({n} lines).", details=details)
+    return ToolOutput(f"File created successfully at: {path} ({n} lines).", details=details)
 
 
 # --- atomic replacement --------------------------------------------------------------------

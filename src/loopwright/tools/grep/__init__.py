@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import Tool, ToolContext
+from ..base import Tool, ToolContext, ToolOutput
 
 DESCRIPTION = """A powerful search tool built on ripgrep.
 
@@ -81,7 +81,7 @@ INPUT_SCHEMA: dict[str, Any] = {
 }
 
 
-async def _grep(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def _grep(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     from .search import grep  # the implementation, at the first call (tools/__init__.py)
 
     return await grep(inp, ctx)

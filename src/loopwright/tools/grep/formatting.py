@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from .query import MAX_COLUMNS, FileHits, Query
 
@@ -44,28 +45,38 @@ def _fit(lines: list[str]) -> tuple[list[str], int]:
 
 
 def format_hits(hits: list[FileHits], q: Query, cwd: Path) -> str:
+    """The text the model reads of a search's hits (render_hits without the structured output)."""
+    return render_hits(hits, q, cwd)[0]
+
+
+def render_hits(hits: list[FileHits], q: Query, cwd: Path) -> tuple[str, dict[str, Any]]:
+    """The text the model reads, and Grep's structured output (Claude Code's GrepOutput: the
+    files or lines shown, as shown)."""
     hits = sorted(hits, key=lambda h: h.path)
     cwd = cwd.resolve()
     limit = q.head_limit
     too_long = ("(output truncated at {} characters: {} more {} not shown; narrow the search or use "
                 "head_limit)")
+    details: dict[str, Any] = {"mode": q.mode, "numFiles": 0, "filenames": []}
     if q.mode == "files_with_matches":
         if not hits:
-            return "No files found"
+            return "No files found", details
         names = [shown_path(h.path, cwd) for h in hits]
         shown, cut = _fit(names[:limit] if limit else names)
+        details.update(filenames=shown, numFiles=len(shown), **_applied(limit, len(names)))
         more = f" (showing the first {len(shown)})" if len(shown) < len(names) else ""
         tail = "\n" + too_long.format(MAX_OUTPUT_CHARS, cut, "files") if cut else ""
-        return f"Found {len(names)} {_plural(len(names), 'file')}{more}\n" + "\n".join(shown) + tail
+        return f"Found {len(names)} {_plural(len(names), 'file')}{more}\n" + "\n".join(shown) + tail, details
     if q.mode == "count":
         if not hits:
-            return "No matches found"
+            return "No matches found", {**details, "content": "", "numMatches": 0}
         rows = [f"{shown_path(h.path, cwd)}:{h.count}" for h in hits]
         shown, _ = _fit(rows[:limit] if limit else rows)
         total = sum(h.count for h in hits)
+        details.update(numFiles=len(rows), content="\n".join(shown), numMatches=total, **_applied(limit, len(rows)))
         note = f" (showing the first {len(shown)} files)" if len(shown) < len(rows) else ""
         return "\n".join(shown) + (f"\n\nFound {total} total {_plural(total, 'occurrence')} across "
-                                   f"{len(rows)} {_plural(len(rows), 'file')}.{note}")
+                                   f"{len(rows)} {_plural(len(rows), 'file')}.{note}"), details
     out: list[str] = []
     context = q.before > 0 or q.after > 0
     for h in hits:
@@ -78,13 +89,19 @@ def format_hits(hits: list[FileHits], q: Query, cwd: Path) -> str:
             out.append(f"{name}{sep}{n}{sep}{_cut(text)}" if q.line_numbers else f"{name}{sep}{_cut(text)}")
             prev = n
     if not out:
-        return "No matches found"
+        return "No matches found", {**details, "content": "", "numLines": 0}
     notes = []
+    applied = _applied(limit, len(out))
     if limit and len(out) > limit:
         notes.append(f"(output limited to the first {limit} of {len(out)} lines by head_limit)")
         out = out[:limit]
     out, cut = _fit(out)
     if cut:
         notes.append(too_long.format(MAX_OUTPUT_CHARS, cut, "lines"))
-    return "\n".join([*out, *notes])
+    details.update(content="\n".join(out), numLines=len(out), **applied)
+    return "\n".join([*out, *notes]), details
 
+
+def _applied(limit: int | None, n: int) -> dict[str, Any]:
+    """appliedLimit, when head_limit cut what there was (as Claude Code gives it)."""
+    return {"appliedLimit": limit} if limit and n > limit else {}

@@ -13,9 +13,9 @@ import os
 import stat
 from typing import Any
 
-from ..base import ToolContext, ToolError
+from ..base import ToolContext, ToolError, ToolOutput
 from .filters import override_matcher, type_matcher
-from .formatting import format_hits
+from .formatting import render_hits
 from .isolate import run_python_isolated
 from .query import FileHits, Query, build_query
 from .rg import rg_path, run_rg
@@ -111,13 +111,13 @@ async def search(q: Query, engine: str = "auto", sandbox: Any = None, timeout: f
                         "Use a simpler pattern (no nested repetition), or narrow path, glob or type.") from None
 
 
-async def grep(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def grep(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     q = build_query(inp, ctx)
     engine = ctx.state.search.engine  # tests and benchmarks pick an engine
     hits = await search(q, engine, ctx.sandbox)
     denied = ctx.state.search.denied  # Read deny rules hide files from searches too
     if denied is not None:
         hits = [h for h in hits if not denied(h.path)]
-    out = format_hits(hits, q, ctx.cwd)
+    out, details = render_hits(hits, q, ctx.cwd)
     note = fallback_note() if engine == "auto" and rg_path() is None else None
-    return f"{out}\n\n{note}" if note else out
+    return ToolOutput(f"{out}\n\n{note}" if note else out, details=details)

@@ -1,0 +1,280 @@
+"""`tool_use_result`: the structured output of a tool call on the stream-json user line that carries
+its tool_result (what the Agent SDKs give as `UserMessage.tool_use_result`). Claude Code 2.1.332 and
+loopwright on the same scripted turns: `-p --output-format stream-json --verbose` (one run of each,
+a module fixture), and the official Python SDK with each as its CLI. Paths are normalised (each
+side runs in its own project directory); durations are left out.
+
+Claude Code 2.1.332 has no Glob, Grep or TodoWrite tool (its Bash searches); loopwright's outputs of
+those are checked against the shapes the TypeScript Agent SDK declares for them (sdk-tools.d.ts)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+
+from loopwright.testing import ScriptedServer
+from tests.helpers import TESTS, bash, claude_code_env, cli_env, loopwright_cmd, text, use
+
+CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
+SDK_TOOLS = TESTS / "node" / "node_modules" / "@anthropic-ai" / "claude-agent-sdk" / "sdk-tools.d.ts"
+MCP_SERVER = str(TESTS / "mcp" / "mcp_test_server.py")
+WHO = ["loopwright", pytest.param("claude", marks=pytest.mark.skipif(not CLAUDE.exists(),
+                                                                    reason="Claude Code not installed (tests/node)"))]
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("tool_use_result_vs_claude_code")]
+
+P = "<proj>"  # the project directory, in the scripted inputs (each side's own put in when it runs)
+TURNS: list[Any] = [
+    [bash("echo hi; echo err >&2", "bash")],
+    [use("write_new", "Write", file_path=f"{P}/new.txt", content="one\ntwo\n")],
+    [use("read", "Read", file_path=f"{P}/a.txt")],
+    [use("edit", "Edit", file_path=f"{P}/a.txt", old_string="beta", new_string="BETA")],
+    [use("write_update", "Write", file_path=f"{P}/new.txt", content="one\nthree\n")],
+    [use("read_window", "Read", file_path=f"{P}/a.txt", offset=2, limit=1)],
+    [use("read_empty", "Read", file_path=f"{P}/empty.txt")],
+    [use("read_nonl", "Read", file_path=f"{P}/nonl.txt")],
+    [use("edit_nonl", "Edit", file_path=f"{P}/nonl.txt", old_string="y", new_string="z")],
+    [bash("touch made", "quiet")],
+    [bash("echo out; exit 3", "bash_fails")],
+    [use("read_missing", "Read", file_path=f"{P}/missing.txt")],
+    [bash("rm -f a.txt", "refused")],
+    [use("unknown", "NoSuchTool")],
+    [use("mcp", "mcp__t__echo", text="hello")],
+    [use("mcp_fails", "mcp__t__fail")],
+    [use("mcp_structured", "mcp__t__structured")],
+    [use("two_a", "Read", file_path=f"{P}/b.py"), use("two_b", "Read", file_path=f"{P}/nonl.txt")],
+    [use("glob", "Glob", pattern="*.txt")],
+    [use("grep_files", "Grep", pattern="beta")],
+    [use("grep_content", "Grep", pattern="beta", output_mode="content", **{"-n": True})],
+    [use("grep_count", "Grep", pattern="a", output_mode="count")],
+    [use("todo", "TodoWrite", todos=[{"content": "x", "status": "pending", "activeForm": "doing x"}])],
+    [text("done")],
+]
+SAME = ["bash", "write_new", "read", "edit", "write_update", "read_window", "read_empty", "read_nonl", "edit_nonl",
+        "quiet", "mcp", "mcp_fails", "two_a", "two_b"]
+ERRORS = ["bash_fails", "read_missing", "refused", "unknown"]
+NOT_IN_CLAUDE_CODE = {"glob": "GlobOutput", "grep_files": "GrepOutput", "grep_content": "GrepOutput",
+                      "grep_count": "GrepOutput", "todo": "TodoWriteOutput"}
+
+
+def filled(x: Any, proj: Path) -> Any:
+    """`x` with P replaced by the project directory (or, `proj` given as P and the text the path,
+    the other way: normalising)."""
+    return json.loads(json.dumps(x).replace(P, str(proj)))
+
+
+def normalised(x: Any, proj: Path) -> Any:
+    return json.loads(json.dumps(x).replace(str(proj), P))
+
+
+def make_project(root: Path) -> Path:
+    proj = root / "proj"
+    proj.mkdir(parents=True)
+    (proj / "a.txt").write_text("alpha\nbeta\ngamma\n")
+    (proj / "b.py").write_text("print('beta')\n")
+    (proj / "empty.txt").write_text("")
+    (proj / "nonl.txt").write_text("x\ny")
+    (root / "home").mkdir()
+    return proj
+
+
+class Run(NamedTuple):
+    who: str
+    proj: Path
+    lines: list[dict[str, Any]]
+
+    def user_lines(self) -> list[dict[str, Any]]:
+        return [ln for ln in self.lines if ln.get("type") == "user"]
+
+    def results(self) -> dict[str, Any]:
+        """tool_use id -> the tool_use_result of its line (normalised), for lines with one tool_result."""
+        out: dict[str, Any] = {}
+        for ln in self.user_lines():
+            ids = [b["tool_use_id"] for b in ln["message"]["content"] if b.get("type") == "tool_result"]
+            if len(ids) == 1:
+                out[ids[0]] = normalised(ln.get("tool_use_result"), self.proj)
+        return out
+
+
+def one_run(who: str, root: Path) -> Run:
+    """One `-p` run of TURNS in stream-json, Bash and the MCP test server's tools allowed, rm denied."""
+    proj = make_project(root)
+    cfg = root / "mcp.json"
+    cfg.write_text(json.dumps({"mcpServers": {"t": {"command": sys.executable, "args": [MCP_SERVER]}}}))
+    # (not strict: Claude Code sends a turn's results in the order its calls ended)
+    with ScriptedServer(filled(TURNS, proj), is_loop_call=lambda body: bool(body.get("tools")), strict=False) as srv:
+        if who == "claude":
+            env, cmd = claude_code_env(srv.url, str(root / "home")), [str(CLAUDE)]
+        else:
+            env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(root / "home")), loopwright_cmd()
+        r = subprocess.run([*cmd, "-p", "go", "--model", "claude-sonnet-4-5", "--output-format", "stream-json",
+                            "--verbose", "--permission-mode", "acceptEdits", "--mcp-config", str(cfg),
+                            "--allowedTools", "Bash", "mcp__t__echo", "mcp__t__fail", "mcp__t__structured",
+                            "--disallowedTools", "Bash(rm:*)"],
+                           cwd=proj, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, (who, r.stderr[-3000:])
+    return Run(who, proj, [json.loads(ln) for ln in r.stdout.splitlines() if ln.strip()])
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    """loopwright's run of TURNS, and Claude Code's where it is installed (by who ran it)."""
+    return {who: one_run(who, tmp_path_factory.mktemp(who)) for who in ("loopwright", "claude")
+            if who == "loopwright" or CLAUDE.exists()}
+
+
+@pytest.fixture(params=WHO)
+def run(request: pytest.FixtureRequest, runs: dict[str, Run]) -> Run:
+    return runs[str(request.param)]
+
+
+def test_every_result_has_its_line_with_its_tool_use_result(run: Run) -> None:
+    """One user line per tool result, also for the turn of two calls (as Claude Code writes them),
+    each with the call's tool_use_result."""
+    for ln in run.user_lines():
+        blocks = [b for b in ln["message"]["content"] if b.get("type") == "tool_result"]
+        assert len(blocks) == 1, (run.who, ln)
+        assert "tool_use_result" in ln, (run.who, ln)
+    assert set(run.results()) == {u["id"] for turn in TURNS for u in turn if u["type"] == "tool_use"}, run.who
+
+
+@pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code not installed (tests/node)")
+def test_the_results_are_claude_codes(runs: dict[str, Run]) -> None:
+    """Each SAME call's tool_use_result is Claude Code's, key for key and value for value."""
+    ours, cc = runs["loopwright"].results(), runs["claude"].results()
+    for uid in SAME:
+        assert ours[uid] == cc[uid], (uid, ours[uid], cc[uid])
+
+
+def test_a_failed_call_is_error_and_its_text(run: Run) -> None:
+    results = run.results()
+    for uid in ERRORS:
+        value = results[uid]
+        assert isinstance(value, str) and value.startswith("Error: ") and not value.startswith("Error: Error"), (
+            run.who, uid, value)
+    assert "3" in results["bash_fails"] and "rm -f a.txt" in results["refused"], run.who
+    assert "NoSuchTool" in results["unknown"], run.who
+
+
+def test_bash_read_write_edit_as_expected(run: Run) -> None:
+    """Named values (so that a change on both sides at once is caught too)."""
+    r = run.results()
+    assert r["bash"] == {"stdout": "hi\nerr", "stderr": "", "interrupted": False, "isImage": False,
+                         "noOutputExpected": False}
+    assert r["quiet"]["noOutputExpected"] is True and r["quiet"]["stdout"] == ""
+    assert r["read"] == {"type": "text", "file": {"filePath": f"{P}/a.txt", "content": "alpha\nbeta\ngamma\n",
+                                                  "numLines": 4, "startLine": 1, "totalLines": 4}}
+    assert r["read_window"]["file"] == {"filePath": f"{P}/a.txt", "content": "BETA", "numLines": 1, "startLine": 2,
+                                        "totalLines": 4}
+    assert r["edit"]["structuredPatch"] == [{"oldStart": 1, "oldLines": 3, "newStart": 1, "newLines": 3,
+                                             "lines": [" alpha", "-beta", "+BETA", " gamma"]}]
+    assert r["edit_nonl"]["structuredPatch"][0]["lines"] == [" x", "-y", "\\ No newline at end of file", "+z",
+                                                             "\\ No newline at end of file"]
+    assert (r["write_new"]["type"], r["write_new"]["originalFile"]) == ("create", None)
+    assert (r["write_update"]["type"], r["write_update"]["originalFile"]) == ("update", "one\ntwo\n")
+    assert r["mcp"]["content"] == [{"type": "text", "text": "echo: hello"}]
+    assert r["mcp_fails"]["content"] == "Error: it went wrong"
+    assert r["mcp_structured"]["structuredContent"] == {"temperature": 21.5, "unit": "C"}
+
+
+def declared(interface: str) -> tuple[set[str], set[str]]:
+    """The (required, optional) top-level keys of an `export interface` of sdk-tools.d.ts."""
+    source = SDK_TOOLS.read_text()
+    body = source[source.index(f"export interface {interface} {{"):]
+    body = body[:body.index("\n}\n")]
+    keys = re.findall(r"^  (\w+)(\??):", body, re.M)
+    return {k for k, opt in keys if not opt}, {k for k, opt in keys if opt}
+
+
+@pytest.mark.skipif(not SDK_TOOLS.exists(), reason="the TypeScript Agent SDK is not installed (tests/node)")
+def test_glob_grep_todo_have_the_declared_shapes(run: Run) -> None:
+    if run.who == "claude":
+        pytest.skip("Claude Code 2.1.332 has no Glob, Grep or TodoWrite")
+    r = run.results()
+    for uid, interface in NOT_IN_CLAUDE_CODE.items():
+        required, optional = declared(interface)
+        assert required <= set(r[uid]) <= required | optional, (uid, sorted(r[uid]), required, optional)
+    assert sorted(r["glob"]["filenames"]) == ["a.txt", "empty.txt", "new.txt", "nonl.txt"]  # (newest first)
+    assert (r["glob"]["numFiles"], r["glob"]["truncated"]) == (4, False)
+    assert (r["grep_files"]["mode"], r["grep_files"]["filenames"], r["grep_files"]["numFiles"]) == (
+        "files_with_matches", ["b.py"], 1)  # (a.txt's beta is BETA by then)
+    assert (r["grep_content"]["content"], r["grep_content"]["numLines"]) == ("b.py:1:print('beta')", 1)
+    assert r["grep_count"]["mode"] == "count" and r["grep_count"]["numMatches"] >= 3
+    assert r["todo"] == {"oldTodos": [], "newTodos": [{"content": "x", "status": "pending", "activeForm": "doing x"}]}
+
+
+# --- the official Python SDK ------------------------------------------------------------------
+
+SDK_TURNS: list[Any] = [
+    [use("s_add", "mcp__calc__add", a=2, b=3)],
+    [use("s_fail", "mcp__calc__fail")],
+    [bash("echo hi", "s_bash")],
+    [use("s_write", "Write", file_path=f"{P}/w.txt", content="w\n")],
+    [use("s_read", "Read", file_path=f"{P}/w.txt"), use("s_read2", "Read", file_path=f"{P}/a.txt")],
+    [text("done")],
+]
+
+
+def sdk_results(who: str, root: Path) -> dict[str, Any]:
+    """tool_use id -> UserMessage.tool_use_result (normalised), of SDK_TURNS through the SDK with
+    `who` as its CLI; an SDK MCP server's tools among the built-in ones."""
+    from claude_agent_sdk import (
+        ClaudeAgentOptions,
+        ToolResultBlock,
+        UserMessage,
+        create_sdk_mcp_server,
+        query,
+        tool,
+    )
+
+    @tool("add", "Add two numbers", {"a": float, "b": float})
+    async def add(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": f"{args['a'] + args['b']:g}"}]}
+
+    @tool("fail", "Fail", {})
+    async def fail(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": "it failed"}], "is_error": True}
+
+    proj = make_project(root)
+    cli = str(CLAUDE) if who == "claude" else loopwright_cmd()[0]
+    with ScriptedServer(filled(SDK_TURNS, proj), strict=False) as srv:
+        opts = ClaudeAgentOptions(
+            cli_path=cli, cwd=str(proj), model="claude-sonnet-4-6", permission_mode="acceptEdits",
+            mcp_servers={"calc": create_sdk_mcp_server(name="calc", version="2.0.0", tools=[add, fail])},
+            allowed_tools=["Bash", "mcp__calc__add", "mcp__calc__fail"],
+            env={"ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "test", "HOME": str(root / "home"),
+                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"})
+
+        async def go() -> list[Any]:
+            return [m async for m in query(prompt="go", options=opts)]
+
+        msgs = asyncio.run(go())
+    out: dict[str, Any] = {}
+    for m in msgs:
+        if isinstance(m, UserMessage) and isinstance(m.content, list):
+            ids = [b.tool_use_id for b in m.content if isinstance(b, ToolResultBlock)]
+            assert len(ids) <= 1, (who, m)  # one result a message
+            if ids:
+                out[ids[0]] = normalised(m.tool_use_result, proj)
+    return out
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="claude_agent_sdk needs 3.10")
+def test_the_python_sdk_gets_tool_use_result(tmp_path: Path) -> None:
+    pytest.importorskip("claude_agent_sdk")
+    ours = sdk_results("loopwright", tmp_path / "lw")
+    assert set(ours) == {"s_add", "s_fail", "s_bash", "s_write", "s_read", "s_read2"}
+    assert ours["s_bash"]["stdout"] == "hi" and ours["s_bash"]["interrupted"] is False
+    assert ours["s_write"]["type"] == "create" and ours["s_write"]["filePath"] == f"{P}/w.txt"
+    assert ours["s_read"]["file"]["content"] == "w\n" and ours["s_read2"]["file"]["numLines"] == 4
+    # (an in-process server has no serverInfo: the content alone, as Claude Code gives it)
+    assert ours["s_add"] == [{"type": "text", "text": "5"}]
+    assert ours["s_fail"] == "Error: it failed"
+    if CLAUDE.exists():  # the same through the SDK with Claude Code as its CLI
+        assert ours == sdk_results("claude", tmp_path / "cc")
