@@ -25,7 +25,8 @@ async function run(prompt, options) {
     if (m.type === "system" && m.subtype === "init") seen.init = { tools: m.tools, model: m.model, session_id: m.session_id };
     if (m.type === "assistant") for (const b of m.message.content) if (b.type === "text") seen.texts.push(b.text);
     if (m.type === "user" && Array.isArray(m.message.content))
-      for (const b of m.message.content) if (b.type === "tool_result") seen.toolResults.push({ is_error: !!b.is_error });
+      for (const b of m.message.content) if (b.type === "tool_result")
+        seen.toolResults.push({ is_error: !!b.is_error, tool_use_result: m.tool_use_result ?? null });
     if (m.type === "result") seen.results.push({ subtype: m.subtype, result: m.result ?? null, num_turns: m.num_turns,
       is_error: m.is_error, session_id: m.session_id, structured_output: m.structured_output ?? null });
   }

@@ -278,3 +278,24 @@ def test_the_python_sdk_gets_tool_use_result(tmp_path: Path) -> None:
     assert ours["s_fail"] == "Error: it failed"
     if CLAUDE.exists():  # the same through the SDK with Claude Code as its CLI
         assert ours == sdk_results("claude", tmp_path / "cc")
+
+
+def test_the_session_stays_as_it_was_and_resumes(runs: dict[str, Run], tmp_path: Path) -> None:
+    """The structured outputs are not written into loopwright's transcript (it keeps what the
+    model saw), and the session resumes: its tool results go with the next request."""
+    run = runs["loopwright"]
+    sid = run.lines[0]["session_id"]
+    home = run.proj.parent / "home"
+    (transcript,) = home.rglob(f"{sid}.jsonl")
+    saved = transcript.read_text()
+    assert "structuredPatch" not in saved and "noOutputExpected" not in saved and "toolUseResult" not in saved
+    assert "echo: hello" in saved  # (the results themselves are there)
+    with ScriptedServer([[text("again")]]) as srv:
+        r = subprocess.run([*loopwright_cmd(), "-p", "once more", "--resume", sid, "--model", "claude-sonnet-4-5",
+                            "--output-format", "json"], cwd=run.proj, capture_output=True, text=True, timeout=120,
+                           env=cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(home)),
+                           stdin=subprocess.DEVNULL)
+        assert r.returncode == 0, r.stderr[-2000:]
+        sent = json.dumps(srv.loop_requests[0].body["messages"])
+    assert json.loads(r.stdout)["result"] == "again"
+    assert "echo: hello" in sent and "structuredPatch" not in sent

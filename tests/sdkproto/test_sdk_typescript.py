@@ -56,13 +56,17 @@ def test_ts_write_tool(cli: str, tmp_path: Path) -> None:
     turns = [[use("w1", "Write", file_path=str(tmp_path / "hello.txt"), content="hi")], [text("made")]]
     seen, _ = scenario(cli, "write", turns, tmp_path)
     assert seen["results"][-1]["result"] == "made" and (tmp_path / "hello.txt").read_text() == "hi"
-    assert seen["toolResults"] == [{"is_error": False}]
+    # the Write's structured output, as the SDK hands it on (tests/sdkproto/test_sdk_tool_use_result.py)
+    assert seen["toolResults"] == [{"is_error": False, "tool_use_result": {
+        "type": "create", "filePath": str(tmp_path / "hello.txt"), "content": "hi", "structuredPatch": [],
+        "originalFile": None, "userModified": False}}]
 
 
 @pytest.mark.parametrize("cli", CLIS)
 def test_ts_can_use_tool_denies(cli: str, tmp_path: Path) -> None:
     seen, srv = scenario(cli, "can_use_tool", [[bash("rm -rf junk")], [text("could not")]], tmp_path)
-    assert seen["asked"] == ["Bash"] and seen["toolResults"] == [{"is_error": True}]
+    assert seen["asked"] == ["Bash"] and [r["is_error"] for r in seen["toolResults"]] == [True]
+    assert seen["toolResults"][0]["tool_use_result"].startswith("Error: ")  # a refusal: its text
     assert "no shell commands here" in json.dumps(srv.loop_requests[-1].body["messages"][-1])
 
 
@@ -83,7 +87,8 @@ def test_ts_multi_turn_input(cli: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("cli", CLIS)
 def test_ts_in_process_mcp_server(cli: str, tmp_path: Path) -> None:
     seen, srv = scenario(cli, "mcp", [[use("c1", "mcp__calc__add", a=2, b=3)], [text("5")]], tmp_path)
-    assert seen["results"][-1]["result"] == "5" and seen["toolResults"] == [{"is_error": False}]
+    assert seen["results"][-1]["result"] == "5" and [r["is_error"] for r in seen["toolResults"]] == [False]
+    assert seen["toolResults"][0]["tool_use_result"] == [{"type": "text", "text": "2 + 3 = 5"}]  # (Claude Code's too)
     assert "2 + 3 = 5" in json.dumps(srv.loop_requests[-1].body["messages"][-1])
 
 

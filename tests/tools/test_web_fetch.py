@@ -269,6 +269,26 @@ def test_html_becomes_markdown_without_scripts_or_styles(site: str) -> None:
     assert "no model is configured to answer the prompt" in out  # a scripted run: the content itself
 
 
+def test_its_structured_output_is_claude_codes_web_fetch_output(site: str) -> None:
+    """The details beside the result (Claude Code's tool_use_result of a WebFetch: WebFetchOutput)."""
+    import asyncio
+
+    from loopwright.messages import UserMessage
+
+    turns = [{"content": [use("f1", "WebFetch", url=site + "/page.html", prompt="what?")]}, {"content": [text("done")]}]
+    opts = lw.AgentOptions(model=lw.ScriptedModel(turns), tools=[make_web_fetch_tool()], allowed_tools=["WebFetch"],
+                           settings=json.dumps(LOOPBACK))
+
+    async def go() -> list[Any]:
+        return [m async for m in lw.query("fetch it", opts)]
+
+    (turn,) = [m for m in asyncio.run(go()) if isinstance(m, UserMessage)]
+    (r,) = turn.tool_results
+    d = r.details
+    assert (d["code"], d["codeText"], d["url"], d["result"]) == (200, "OK", site + "/page.html", r.content)
+    assert d["bytes"] > 0 and isinstance(d["durationMs"], int)
+
+
 def test_json_text_and_pdf_are_read(site: str) -> None:
     assert '"versions": [\n    1,' in ok(site + "/data.json")
     assert "plain notes: caf\u00e9" in ok(site + "/notes.txt")  # the charset of the content type

@@ -2,8 +2,8 @@
 cli.render.
 
 Each tool result is shown under its call: the one-line outcome, then the first lines of the
-output (an Edit or MultiEdit: its diff, with line numbers; a Write: the new content), and
-`… +N lines (ctrl+o to expand · /expand K)`. Counts describe the whole output: a Bash output the
+output (an Edit: the patch of its result's details; a MultiEdit: its diff; both numbered as in
+the file; a Write: the new content), and `… +N lines (ctrl+o to expand · /expand K)`. Counts describe the whole output: a Bash output the
 tool cut in the middle counts the lines it cut too.
 
 Expanding happens in place: everything the session printed is kept (`Log`), and Ctrl-O or
@@ -64,6 +64,37 @@ def edit_diff(path: Path, edits: list[tuple[str, str]]) -> tuple[list[str], int,
     return out, added, removed
 
 
+def patch_diff(details: Any) -> tuple[list[str], int, int] | None:
+    """The diff lines of an Edit's structured patch (its result's details: tools.diffs), a removed
+    line numbered as it was, the others as they are now; and the counts of added and removed
+    lines. None when the details hold no patch (a file too large to diff, a tool of that name
+    that gives other details): edit_diff then reads the file."""
+    patch = details.get("structuredPatch") if isinstance(details, dict) else None
+    if not patch or not isinstance(patch, list):
+        return None
+    out: list[str] = []
+    added = removed = 0
+    try:
+        for k, hunk in enumerate(patch):
+            if k:
+                out.append(f"{DIM}  ...{RESET}")
+            old, new = int(hunk["oldStart"]), int(hunk["newStart"])
+            for line in hunk["lines"]:
+                sign, body = line[:1], visible(line[1:])
+                if sign == "-":
+                    out.append(f"{RED}{old:>5} - {body}{RESET}")
+                    old, removed = old + 1, removed + 1
+                elif sign == "+":
+                    out.append(f"{GREEN}{new:>5} + {body}{RESET}")
+                    new, added = new + 1, added + 1
+                elif sign == " ":
+                    out.append(f"{new:>5}   {body}")
+                    old, new = old + 1, new + 1
+    except (KeyError, TypeError, ValueError):
+        return None
+    return out, added, removed
+
+
 @dataclass
 class OutputView:
     """One tool result as shown: its outcome line and its output lines, collapsed or expanded."""
@@ -97,7 +128,8 @@ def make_view(n: int, name: str, tool_input: dict[str, Any], r: ToolResultBlock,
     if name in ("Edit", "MultiEdit") and not r.is_error and isinstance(path, str):
         raw = tool_input.get("edits") if name == "MultiEdit" else [tool_input]
         edits = [(str(e.get("old_string", "")), str(e.get("new_string", ""))) for e in raw or [] if isinstance(e, dict)]
-        body, added, removed = edit_diff(Path(path), edits)
+        # the patch the tool made (not the file read again now: a later call may have changed it)
+        body, added, removed = patch_diff(r.details) or edit_diff(Path(path), edits)
         summary = (f"Updated {short(rel_path(path, cwd), 100)} with {added} addition{'s' * (added != 1)} and "
                    f"{removed} removal{'s' * (removed != 1)}")
         preview = 8  # a diff is what one wants to see

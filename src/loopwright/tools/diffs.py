@@ -13,7 +13,6 @@ about twice that of a file.
 from __future__ import annotations
 
 import re
-from difflib import SequenceMatcher
 from typing import Any
 
 MAX_ORIGINAL_CHARS = 256 * 1024
@@ -36,6 +35,8 @@ def structured_patch(old: str, new: str) -> list[dict[str, Any]]:
     """The hunks that turn `old` into `new` (none when they are equal or too large to diff)."""
     if old == new or not fits(old, new):
         return []
+    from difflib import SequenceMatcher  # (a changed file's only: not on a Read's way)
+
     a, b = _lines(old), _lines(new)
     hunks: list[dict[str, Any]] = []
     for group in SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(CONTEXT_LINES):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..base import Tool, ToolContext
+from ..base import Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:
     from .fetch import FetchCache
@@ -77,7 +77,7 @@ def make_web_fetch_tool() -> Tool:
     """WebFetch, with its own 15-minute cache (one per tool set: per session in the CLI)."""
     caches: list[FetchCache] = []  # made at the first call
 
-    async def _web_fetch(inp: dict[str, Any], ctx: ToolContext) -> str:
+    async def _web_fetch(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
         from .fetch import FetchCache, web_fetch
 
         if not caches:

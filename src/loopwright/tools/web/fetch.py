@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...threads import run_in_worker
-from ..base import ToolContext, ToolError
+from ..base import ToolContext, ToolError, ToolOutput
 
 if TYPE_CHECKING:  # the rest of the room loads at the first call: default_tools() stays light
     from .fetcher import Redirect
@@ -142,8 +142,22 @@ def _window(f: Fetched, offset: int) -> tuple[str, str, str]:
     return f.text[start:end], "; ".join(notes), more
 
 
-async def web_fetch(inp: dict[str, Any], ctx: ToolContext, store: FetchCache) -> str:
+def _output(text: str, got: Fetched, started: float) -> ToolOutput:
+    """The call's result, with Claude Code's WebFetchOutput as its details (`result`: the text the
+    model got, as Claude Code gives it; as bounded as that is)."""
+    from http import HTTPStatus
+
+    try:
+        phrase = HTTPStatus(got.status).phrase
+    except ValueError:
+        phrase = ""
+    return ToolOutput(text, details={"bytes": got.size, "code": got.status, "codeText": phrase, "result": text,
+                                     "durationMs": round((time.monotonic() - started) * 1000), "url": got.url})
+
+
+async def web_fetch(inp: dict[str, Any], ctx: ToolContext, store: FetchCache) -> str | ToolOutput:
     """The WebFetch call (tools.web defines the tool), with its tool's cache."""
+    started = time.monotonic()
     from .config import WebSettingsError, web_config
     from .fetcher import Redirect
     from .side import BudgetSpent, close, run_settings, side_call, side_model
@@ -176,7 +190,7 @@ async def web_fetch(inp: dict[str, Any], ctx: ToolContext, store: FetchCache) ->
             response = await side_call(run, model, request)
             answer = "".join(getattr(b, "text", "") for b in response.content).strip()
             if answer:
-                return f"{answer}\n\n({more})" if more else answer
+                return _output(f"{answer}\n\n({more})" if more else answer, got, started)
             why = "the model answering the prompt returned no text"
         except BudgetSpent:
             why = "the run's budget is spent, so no model answered the prompt"
@@ -185,5 +199,5 @@ async def web_fetch(inp: dict[str, Any], ctx: ToolContext, store: FetchCache) ->
         finally:
             if owned:
                 await close(model)
-    return f"Content of {source}; {why}, so here is the content itself:\n\n{content}" + (
-        f"\n\n({more})" if more else "")
+    return _output(f"Content of {source}; {why}, so here is the content itself:\n\n{content}" + (
+        f"\n\n({more})" if more else ""), got, started)
