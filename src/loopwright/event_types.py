@@ -143,7 +143,9 @@ class PreToolUseHookInput(BaseHookInput):
 
 
 class PostToolUseHookInput(BaseHookInput):
-    """After a tool call succeeded: `tool_response` is what the tool returned (its result for the model)."""
+    """After a tool call succeeded: `tool_response` is the tool's structured output when it has one
+    (Claude Code's: Bash's {stdout, stderr, ...}, Write's {type, filePath, ...}; docs/tool-results.md),
+    else its result for the model."""
 
     tool_name: str
     tool_input: dict[str, Any]

@@ -229,7 +229,8 @@ class Executor:
         after = self.ctx.state.bash.cwd
         if after is not None and after != (before or self.ctx.cwd):  # the shell moved (a `cd` in Bash)
             await self.hooks.cwd_changed(str(before or self.ctx.cwd), str(after))
-        post = await self.hooks.post_tool_use(use.name, tool_input, use.id, output.content, output.is_error)
+        post = await self.hooks.post_tool_use(use.name, tool_input, use.id, output.content, output.is_error,
+                                              output.details)
         if post.updated_output is not None:  # updatedToolOutput: what the model sees instead (and no
             new = post.updated_output  # details: the tool's own would contradict it)
             result = ToolResultBlock(use.id, new if isinstance(new, str) else blocks_from_wire(new), output.is_error)

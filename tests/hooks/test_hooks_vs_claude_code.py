@@ -140,3 +140,24 @@ def test_async_rewake_hook_is_waited_for_in_print_mode_the_same(tmp_path: Path) 
     for who, (requests, _) in runs.items():
         assert len(requests) == 2, who
         assert "REWAKE-ERR" in result_text(requests[1]), who
+
+
+def test_post_tool_use_gets_the_structured_output_the_same(tmp_path: Path) -> None:
+    """PostToolUse's tool_response is the tool's structured output (Bash's {stdout, ...}, Write's
+    {type, filePath, ...}: docs/tool-results.md); PostToolBatch's is the text the model got."""
+    hook = tmp_path / "log.sh"
+    hook.write_text("#!/bin/sh\ncat >> \"$PWD/hooks.log\"\necho >> \"$PWD/hooks.log\"\n")
+    hook.chmod(0o755)
+    cmd = [{"hooks": [{"type": "command", "command": str(hook)}]}]
+    write = {"type": "tool_use", "id": "t2", "name": "Write", "input": {"file_path": "f.txt", "content": "x\n"}}
+    runs = both(tmp_path, [[bash("echo hello")], [write], [text("ok")]],
+                {"hooks": {"PostToolUse": cmd, "PostToolBatch": cmd}}, "--permission-mode", "acceptEdits")
+    for who, (_, proj) in runs.items():
+        seen = [json.loads(ln) for ln in (proj / "hooks.log").read_text().splitlines() if ln.strip()]
+        post = [d["tool_response"] for d in seen if d["hook_event_name"] == "PostToolUse"]
+        batch = [d["tool_calls"][0]["tool_response"] for d in seen if d["hook_event_name"] == "PostToolBatch"]
+        assert post[0] == {"stdout": "hello", "stderr": "", "interrupted": False, "isImage": False,
+                           "noOutputExpected": False}, who
+        assert post[1] == {"type": "create", "filePath": "f.txt", "content": "x\n", "structuredPatch": [],
+                           "originalFile": None, "userModified": False}, who  # (the path as the call gave it)
+        assert batch[0] == "hello", who

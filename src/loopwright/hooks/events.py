@@ -170,10 +170,13 @@ class RunHooks(WorkEvents, PromptEvents):
         return result
 
     async def post_tool_use(
-        self, name: str, tool_input: dict[str, Any], tool_use_id: str, response: Any, is_error: bool
+        self, name: str, tool_input: dict[str, Any], tool_use_id: str, response: Any, is_error: bool,
+        details: Any = None,
     ) -> PostToolResult:
         """PostToolUse (or PostToolUseFailure when is_error): additional context, and PostToolUse's
-        `updatedToolOutput` (`updatedMCPToolOutput` for an MCP tool), the last hook's winning."""
+        `updatedToolOutput` (`updatedMCPToolOutput` for an MCP tool), the last hook's winning.
+        `tool_response` is the tool's structured output when it has one (`details`: Bash's
+        {stdout, ...}, Write's {type, filePath, ...}), as Claude Code gives it, else its result."""
         from .results import PostToolResult
 
         event = "PostToolUseFailure" if is_error else "PostToolUse"
@@ -181,7 +184,7 @@ class RunHooks(WorkEvents, PromptEvents):
         if is_error:
             data.update(error=plain(response), is_interrupt=False)
         else:
-            data["tool_response"] = jsonable(response)
+            data["tool_response"] = details if details is not None else jsonable(response)
         outs = await self._fire(event, name, data, tool_use_id, tool_input)
         self._notes(event, outs)
         feedback = [o.stderr.strip() for o in outs if o.exit_code == 2 and o.stderr.strip()]

@@ -144,14 +144,14 @@ def edit_file(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         content = new.replace("\r\n", "\n")
         _save(path, ctx, tf.encode(content) if tf is not None else content.encode("utf-8"))
         return ToolOutput(f"File created successfully at: {path}",
-                          details=edit_details(str(path), old, new, "", content, replace_all))
+                          details=edit_details(inp["file_path"], old, new, "", content, replace_all))
     assert tf is not None
     raw, n = splice(tf.raw, old, new, replace_all)
     _save(path, ctx, tf.encode_raw(raw))
     msg = f"The file {path} has been updated. Made {n} replacement{'s' if n != 1 else ''}."
     updated = raw.replace("\r\n", "\n")
     snip = _snippet(updated, new.replace("\r\n", "\n"))
-    details = edit_details(str(path), old, new, tf.text, updated, replace_all)
+    details = edit_details(inp["file_path"], old, new, tf.text, updated, replace_all)
     return ToolOutput(f"{msg} Here is the edited part (cat -n):\n{snip}" if snip else msg, details=details)
 
 

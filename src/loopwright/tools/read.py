@@ -95,10 +95,10 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
             raise ToolError(f"{path} appears to be a binary file ({size} bytes) and cannot be displayed as text.")
         if not head:
             record_read(ctx, path)
-            return ToolOutput(window("", inp, path), details=read_details(str(path), [""], 1, 1, False))
+            return ToolOutput(window("", inp, path), details=read_details(inp["file_path"], [""], 1, 1, False))
         page = _stream(f, head, inp)
     record_read(ctx, path)
-    return ToolOutput(page.render(inp, path), details=page.details(inp, path))
+    return ToolOutput(page.render(inp, path), details=page.details(inp))
 
 
 class _Page:
@@ -123,15 +123,15 @@ class _Page:
                     f"The file has {total} lines.</system-reminder>")
         return _page(self.lines, offset, total, self.cut, self.capped, self.encoding)
 
-    def details(self, inp: dict[str, Any], path: Path) -> dict[str, Any] | None:
+    def details(self, inp: dict[str, Any]) -> dict[str, Any]:
         """The structured output of the window (tools.diffs.read_details)."""
         offset = max(inp.get("offset") or 1, 1)
         if self.total == 0:  # a BOM alone: an empty file
-            return read_details(str(path), [""], 1, 1, False)
+            return read_details(inp["file_path"], [""], 1, 1, False)
         last = offset + len(self.lines) - 1
         # (not counted past MAX_TEXT_BYTES: the lines seen so far, and no end reached)
         total, ends = (self.total, self.ends_with_newline) if self.total is not None else (last + 1, False)
-        return read_details(str(path), self.lines, offset, total, ends)
+        return read_details(inp["file_path"], self.lines, offset, total, ends)
 
 
 def _encodings(head: bytes) -> list[tuple[str, str]]:

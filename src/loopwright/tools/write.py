@@ -58,7 +58,7 @@ def write_file(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     after_change(ctx, path)
     record_read(ctx, path)
     n = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-    details = write_details(str(path), content, original)
+    details = write_details(inp["file_path"], content, original)
     if existed:
         return ToolOutput(f"The file {path} has been updated ({n} lines).", details=details)
     return ToolOutput(f"File created successfully at: {path} ({n} lines).", details=details)
