@@ -216,7 +216,8 @@ class _Output:
                 for w in msg.data["warnings"]:
                     print(f"loopwright: warning: {visible(str(w))}", file=sys.stderr)
         if self.format == "stream-json":
-            sys.stdout.write("".join(json_text(ln) + "\n" for ln in self.lines_of(msg)))  # (valid UTF-8: json_text)
+            # (valid UTF-8: json_text; a tool's details that are not JSON data as their str, as the SDK peer's)
+            sys.stdout.write("".join(json_text(ln, default=str) + "\n" for ln in self.lines_of(msg)))
             sys.stdout.flush()
         elif self.renderer is not None:
             self.renderer.show(msg)
@@ -259,7 +260,7 @@ class _Output:
         if self.lines is not None:  # (a result not shown, a transcript's failure, is the last line too)
             last = self.lines[-1] if self.lines else None
             lines = self.lines if last is not None and last.get("type") == "result" else [*self.lines, self.line(result)]
-            print(json_text(lines), flush=True)
+            print(json_text(lines, default=str), flush=True)
         elif self.format == "json":
             print(json_text(self.line(result)), flush=True)
         elif self.format == "text":
