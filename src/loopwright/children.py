@@ -366,8 +366,10 @@ class Ending:
     group and exits 128+signal. The handlers stay until the loop closes, so a signal during
     asyncio.run's own teardown is not swallowed either. `received`: the first signal (0: none)."""
 
-    def __init__(self, stop: Callable[[int], object], bound: float = ENDING_BOUND_S) -> None:
+    def __init__(self, stop: Callable[[int], object], bound: float = ENDING_BOUND_S,
+                 last: Callable[[], object] | None = None) -> None:
         self.stop, self.bound = stop, bound
+        self.last = last  # what a forced exit does first too (the terminal's modes given back)
         self.received = 0
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -407,4 +409,7 @@ class Ending:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
+        if self.last is not None:  # (os._exit runs no `finally`)
+            with contextlib.suppress(Exception):
+                self.last()
         os._exit(128 + (self.received or signal.SIGTERM))

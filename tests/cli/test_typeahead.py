@@ -325,3 +325,27 @@ def test_a_line_sent_as_the_run_ends_is_sent_in_the_same_turn(tmp_path: Path) ->
 
     assert asyncio.run(turn()) == ["answer one", "answer two"]
     assert repl.client.pending == []
+
+
+@pytest.mark.e2e
+def test_a_forced_exit_gives_the_terminal_back() -> None:
+    """A second SIGTERM (or the graceful stop's bound) ends the process with os._exit, which runs no
+    `finally`: Ending's `last` gives the terminal its user's modes first (the session's wiring)."""
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import asyncio, sys\n"
+            "from loopwright.children import Ending\n"
+            "from loopwright.cli.terminal import SessionInput\n"
+            "inp = SessionInput(sys.stdin)\n"
+            "async def main():\n"
+            "    with inp.session():\n"
+            "        Ending(lambda _: None, last=inp.restore).install().force('a test')\n"
+            "asyncio.run(main())\n")
+    with pseudo_terminal() as f:
+        user = termios.tcgetattr(f.fileno())
+        p = subprocess.run([sys.executable, "-c", code], stdin=f, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 128 + signal.SIGTERM, p.stderr
+        assert "a test" in p.stderr
+        assert termios.tcgetattr(f.fileno()) == user

@@ -380,7 +380,7 @@ class Repl:
         # tools first, so no process group is left behind and the transcript stays paired; what
         # has not ended within the bound is killed and the process exits (children.py).
         reading = asyncio.ensure_future(self._read_prompts(session))
-        ending = Ending(lambda _: self._leave(reading)).install()
+        ending = Ending(lambda _: self._leave(reading), last=getattr(self.terminal, "restore", None)).install()
         warming = asyncio.ensure_future(self._warm_up())
         if self.custom_status is not None:  # the user's status line from the start, before a first prompt
             self.custom_status.refresh()

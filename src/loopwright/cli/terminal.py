@@ -52,6 +52,11 @@ class SessionInput(Vt100Input):
         with self.raw_mode():
             yield
 
+    def restore(self) -> None:
+        """The user's modes now, for good (a forced exit, which runs no `finally`)."""
+        with contextlib.suppress(termios.error):
+            termios.tcsetattr(self.fileno(), termios.TCSANOW, self.user_modes)
+
     @contextlib.contextmanager
     def handing_over(self) -> Iterator[None]:
         """While the block runs, prompt_toolkit's run_in_terminal gives the terminal the user's modes."""

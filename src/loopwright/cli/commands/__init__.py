@@ -36,7 +36,7 @@ async def _help(host: Host, arg: str) -> None:
         lines.append("custom commands:")
         lines += [f"/{c.name:<21} {c.description or c.path}" for c in custom.values()]
     lines += ["keys: Enter sends · \\ at the end of a line or Ctrl-J adds a newline · Esc or Ctrl-C interrupts a turn ·",
-              "  Ctrl-O expands the tool output · Tab completes a /command ·",
+              "  Ctrl-O expands the tool output · Tab completes a /command · Ctrl-Z suspends (fg resumes) ·",
               "  what you type while the agent works is delivered after the running tool calls finish"]
     host.open_panel(Panel("Commands", lines))
 
