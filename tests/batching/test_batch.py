@@ -544,7 +544,13 @@ def test_resume_sessions_continues_a_task_killed_mid_run(tmp_path: Path, executo
         assert rc == 0, err[-2000:]
     res = read_results(out)
     assert [x["id"] for x in res] == ["r"] and res[0]["result"] == "finished after resuming"
-    assert len(histories) == 2
+    # The first attempt, and the resumed one. Where Ray kills the worker's children before the
+    # worker itself (see below), the dying worker may send the command's exit to the model once
+    # more before it goes (seen under load): that call, and no other, may come in between.
+    assert len(histories[0]) == 1 and "Continue the task" in json.dumps(histories[-1][-1]), histories
+    between = histories[1:-1]
+    assert between == [] or (executor == "ray" and len(between) == 1 and len(between[0]) == 3
+                             and between[0][2]["content"][0]["type"] == "tool_result"), histories
     resumed = histories[-1]
     # the resumed conversation: the first prompt, the Bash call, its error result, the nudge
     assert first_text(resumed) == "task r: go" and resumed[1]["content"][0]["name"] == "Bash"
