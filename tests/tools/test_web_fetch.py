@@ -351,7 +351,9 @@ def test_same_host_rule() -> None:
 # --- a hostile server ------------------------------------------------------------------------
 
 def cap(n: int) -> dict[str, Any]:
-    return {"webFetch": {**LOOPBACK["webFetch"], "maxBytes": n, "timeout": 5}}
+    # a generous time limit: what these tests judge is the byte cap (its own message), and on a loaded
+    # machine the server's side alone (compressing the 64 MB bomb in this process) took over 5 s
+    return {"webFetch": {**LOOPBACK["webFetch"], "maxBytes": n, "timeout": 60}}
 
 
 def test_gzip_bomb_is_stopped_at_the_cap(site: str) -> None:
@@ -362,7 +364,7 @@ def test_gzip_bomb_is_stopped_at_the_cap(site: str) -> None:
 def test_endless_body_is_cut_at_the_cap(site: str) -> None:
     t0 = time.monotonic()
     out = ok(site + "/endless", cap(1 << 20))
-    assert "the body was cut at" in out and time.monotonic() - t0 < 5
+    assert "the body was cut at" in out and time.monotonic() - t0 < 30  # (at the cap, not the time limit)
 
 
 def test_declared_huge_body_is_refused_before_reading(site: str) -> None:
@@ -402,7 +404,7 @@ def test_a_conversion_given_up_stops_its_work(site: str) -> None:
     rss = _rss_mb()
     t0 = time.monotonic()
     e = err(site + "/bomb.pdf", {"webFetch": {**LOOPBACK["webFetch"], "timeout": 1}})
-    assert "took longer than 1 s and was given up" in e and time.monotonic() - t0 < 5
+    assert "took longer than 1 s and was given up" in e and time.monotonic() - t0 < 30  # (margin: a loaded machine)
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     kids0 = _children()
     time.sleep(1.0)
