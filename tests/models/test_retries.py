@@ -214,10 +214,11 @@ def test_transient_broken_stream_recovers() -> None:
 
 def test_a_stalled_response_times_out_and_is_retried() -> None:
     with ScriptedServer([[text("ok")]]) as srv:
-        # The retry must answer within the same timeout: 2 s, not 0.3 (on a loaded machine a 0.3 s answer
-        # can be late: a second retry, where one is asserted); the stall is far longer, never waited for.
-        srv.inject(Fault(delay=30))
-        msgs = run_all(anthropic(srv, timeout=2))
+        # The retry must answer within the same timeout: 5 s, not 0.3 or 2 (on a loaded machine a
+        # loopback answer can be seconds late: a second retry, where one is asserted); the stall is far
+        # longer, never waited for.
+        srv.inject(Fault(delay=60))
+        msgs = run_all(anthropic(srv, timeout=5))
     assert msgs[-1].subtype == "success"
     [ev] = retries(msgs)
     assert "timed out" in ev["error"].lower() or "timeout" in ev["error"].lower()
