@@ -176,7 +176,9 @@ def test_an_unreachable_collector_neither_slows_nor_fails_the_run(tmp_path: Path
     warnings = [line for line in r.stderr.splitlines() if "telemetry" in line]
     assert len(warnings) == 1 and "export failed" in warnings[0], r.stderr
     assert "Traceback" not in r.stderr
-    assert t_on - t_off < 4.0, (t_on, t_off)  # at most the bounded flush at exit (2 s), not 10 s retries
+    # at most the bounded flush at exit (2 s), not the exporters' 10 s of retries (the margin: two
+    # runs of a CLI on a loaded machine can differ by seconds on their own)
+    assert t_on - t_off < 8.0, (t_on, t_off)
 
 
 APP = r'''

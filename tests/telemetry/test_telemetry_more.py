@@ -264,7 +264,9 @@ def test_a_collector_that_never_answers_costs_at_most_the_bounded_flush_and_one_
             assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
     warnings = [line for line in r.stderr.splitlines() if "telemetry" in line or "Traceback" in line]
     assert len(warnings) == 1 and "did not take the spans within 2 s" in warnings[0], r.stderr
-    assert times[1] - times[0] < 4.0, times  # the exit flush is bounded (2 s), not the exporters' 10 s and retries
+    # the exit flush is bounded (2 s), not the exporters' 10 s and retries (the margin: two runs of a
+    # CLI on a loaded machine can differ by seconds on their own)
+    assert times[1] - times[0] < 8.0, times
 
 
 def test_an_untrusted_workspace_cannot_turn_telemetry_on_or_send_it_elsewhere(tmp_path: Path) -> None:
