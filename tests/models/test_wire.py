@@ -278,7 +278,7 @@ def test_a_silent_server_meets_the_read_timeout_and_a_slow_connect_the_connect_t
             t = asyncio.get_running_loop().time()
             with pytest.raises(wire.ReadTimeout):
                 await get(pool, url, wire.Timeouts(read=0.2))
-            assert asyncio.get_running_loop().time() - t < 2
+            assert asyncio.get_running_loop().time() - t < 8  # the read timeout, not the server's 10 s (margin: load)
         async with wire.Pool(connect=never) as pool:
             with pytest.raises(wire.ConnectTimeout):
                 await get(pool, "http://example.invalid", wire.Timeouts(connect=0.2))
