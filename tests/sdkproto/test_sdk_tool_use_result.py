@@ -10,6 +10,7 @@ those are checked against the shapes the TypeScript Agent SDK declares for them 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 import subprocess
@@ -29,6 +30,7 @@ WHO = ["loopwright", pytest.param("claude", marks=pytest.mark.skipif(not CLAUDE.
                                                                     reason="Claude Code not installed (tests/node)"))]
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("tool_use_result_vs_claude_code")]
 
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="  # 1x1
 P = "<proj>"  # the project directory, in the scripted inputs (each side's own put in when it runs)
 TURNS: list[Any] = [
     [bash("echo hi; echo err >&2", "bash")],
@@ -38,6 +40,7 @@ TURNS: list[Any] = [
     [use("write_update", "Write", file_path=f"{P}/new.txt", content="one\nthree\n")],
     [use("read_window", "Read", file_path=f"{P}/a.txt", offset=2, limit=1)],
     [use("read_empty", "Read", file_path=f"{P}/empty.txt")],
+    [use("read_image", "Read", file_path=f"{P}/px.png")],
     [use("read_nonl", "Read", file_path=f"{P}/nonl.txt")],
     [use("edit_nonl", "Edit", file_path=f"{P}/nonl.txt", old_string="y", new_string="z")],
     [bash("touch made", "quiet")],
@@ -56,7 +59,8 @@ TURNS: list[Any] = [
     [use("todo", "TodoWrite", todos=[{"content": "x", "status": "pending", "activeForm": "doing x"}])],
     [text("done")],
 ]
-SAME = ["bash", "write_new", "read", "edit", "write_update", "read_window", "read_empty", "read_nonl", "edit_nonl",
+SAME = ["bash", "write_new", "read", "edit", "write_update", "read_window", "read_empty", "read_image", "read_nonl",
+        "edit_nonl",
         "quiet", "mcp", "mcp_fails", "two_a", "two_b"]
 ERRORS = ["bash_fails", "read_missing", "refused", "unknown"]
 NOT_IN_CLAUDE_CODE = {"glob": "GlobOutput", "grep_files": "GrepOutput", "grep_content": "GrepOutput",
@@ -80,6 +84,7 @@ def make_project(root: Path) -> Path:
     (proj / "b.py").write_text("print('beta')\n")
     (proj / "empty.txt").write_text("")
     (proj / "nonl.txt").write_text("x\ny")
+    (proj / "px.png").write_bytes(base64.b64decode(PNG))
     (root / "home").mkdir()
     return proj
 
@@ -178,6 +183,9 @@ def test_bash_read_write_edit_as_expected(run: Run) -> None:
                                                              "\\ No newline at end of file"]
     assert (r["write_new"]["type"], r["write_new"]["originalFile"]) == ("create", None)
     assert (r["write_update"]["type"], r["write_update"]["originalFile"]) == ("update", "one\ntwo\n")
+    assert r["read_image"] == {"type": "image", "file": {"base64": PNG, "type": "image/png", "originalSize": 70,
+                                                         "dimensions": {"originalWidth": 1, "originalHeight": 1,
+                                                                        "displayWidth": 1, "displayHeight": 1}}}
     assert r["mcp"]["content"] == [{"type": "text", "text": "echo: hello"}]
     assert r["mcp_fails"]["content"] == "Error: it went wrong"
     assert r["mcp_structured"]["structuredContent"] == {"temperature": 21.5, "unit": "C"}

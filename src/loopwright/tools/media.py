@@ -45,6 +45,11 @@ MAX_CELL_OUTPUT_CHARS = 10_000
 
 def image_blocks(path: Path, data: bytes) -> list[Block]:
     """The image as a block the providers take, scaled down when it is too large for them."""
+    return sized_image_blocks(path, data)[0]
+
+
+def sized_image_blocks(path: Path, data: bytes) -> tuple[list[Block], tuple[int, int, int, int]]:
+    """image_blocks, and the image's width and height, then those of the image sent."""
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -60,7 +65,7 @@ def image_blocks(path: Path, data: bytes) -> list[Block]:
             img.load()  # "Could not process image", as long as it is in the history)
         except (OSError, ValueError, SyntaxError) as e:
             raise ToolError(f"{path} is not an image Read can decode ({e}).") from None
-        return [_block(mime, data)]  # as it is, byte for byte
+        return [_block(mime, data)], (w, h, w, h)  # as it is, byte for byte
     if w * h > MAX_PIXELS:
         raise ToolError(f"{path} is {w}x{h} px, more than Read decodes ({MAX_PIXELS // 1_000_000} megapixels).")
     try:
@@ -74,7 +79,7 @@ def image_blocks(path: Path, data: bytes) -> list[Block]:
         raise ToolError(f"{path}: the image could not be scaled down to the size models take ({e}).") from None
     note = (f"[{path.name}: {w}x{h} px, {len(data)} bytes, was scaled down to {img.size[0]}x{img.size[1]} px "
             f"({mime}, {len(out)} bytes) to fit the model's image limits]")
-    return [_block(mime, out), TextBlock(note)]
+    return [_block(mime, out), TextBlock(note)], (w, h, img.size[0], img.size[1])
 
 
 def _encode(img: Any) -> tuple[bytes, str]:

@@ -23,7 +23,7 @@ from .media import (
     IMAGE_TYPES,
     MAX_OUTPUT_CHARS,
     MAX_SOURCE_IMAGE_BYTES,
-    image_blocks,
+    sized_image_blocks,
     pdf_text,
     render_notebook,
 )
@@ -72,9 +72,13 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
     if suffix in IMAGE_TYPES:
         if size > MAX_SOURCE_IMAGE_BYTES:
             raise ToolError(f"Image {path} is {size} bytes; Read decodes images up to {MAX_SOURCE_IMAGE_BYTES} bytes.")
-        blocks = image_blocks(path, read_bytes(path))
+        raw = read_bytes(path)
+        blocks, (w, h, dw, dh) = sized_image_blocks(path, raw)
         record_read(ctx, path)
-        return blocks
+        sent = blocks[0].to_wire()["source"]  # (Claude Code's details repeat the image sent: as bounded as it is)
+        return ToolOutput(blocks, details={"type": "image", "file": {
+            "base64": sent["data"], "type": sent["media_type"], "originalSize": len(raw),
+            "dimensions": {"originalWidth": w, "originalHeight": h, "displayWidth": dw, "displayHeight": dh}}})
     if inp.get("pages") is not None and suffix != ".pdf":
         raise ToolError(f"`pages` applies to PDF files only; {path.name} is not one (use offset and limit).")
     if suffix in (".pdf", ".ipynb"):
