@@ -66,3 +66,29 @@ def test_a_second_initialize_is_answered_and_only_its_hooks_apply(tmp_path: Path
     if who == "loopwright":
         said = b"".join(peer.err).decode()
         assert "a second initialize: its systemPrompt, appendSystemPrompt, disallowedTools not applied" in said
+
+
+def test_an_initialize_option_of_another_shape_is_named_not_dropped(tmp_path: Path) -> None:
+    """An initialize whose systemPrompt is an object (the SDKs' preset shape, which they turn into
+    flags themselves), whose appendSystemPrompt is a number, whose jsonSchema is a string, whose
+    disallowedTools is one string and whose mcpServers is a list: each was passed over without a
+    word (the session ran without the prompt, the schema, the denial, the servers). Each is named
+    on stderr, and the session goes on."""
+    with ScriptedServer([[text("done")]], model=MODEL) as srv:
+        env = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(tmp_path))
+        peer = Peer([*loopwright_cmd(), "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+                     "--model", MODEL], env, str(tmp_path), lambda m: None)
+        try:
+            peer.send(control("r1", subtype="initialize", systemPrompt={"type": "preset", "append": "BE BRIEF"},
+                              appendSystemPrompt=5, jsonSchema="{}", disallowedTools="Bash",
+                              mcpServers=[{"name": "x", "command": "true"}]))
+            answered = peer.wait_for(lambda m: m.get("type") == "control_response", timeout=60)["response"]
+            peer.send(json.dumps({"type": "user", "message": {"role": "user", "content": "go"},
+                                  "parent_tool_use_id": None, "session_id": ""}).encode())
+            result = peer.wait_for(lambda m: m.get("type") == "result", timeout=60)
+        finally:
+            peer.close()
+    said = b"".join(peer.err).decode()
+    assert answered["subtype"] == "success" and result["subtype"] == "success", (answered, result)
+    for key in ("systemPrompt", "appendSystemPrompt", "jsonSchema", "disallowedTools", "mcpServers"):
+        assert f"initialize: its {key} is " in said and "not applied" in said, (key, said[-2000:])

@@ -14,6 +14,7 @@ import contextlib
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -210,6 +211,7 @@ class SdkSession:
         hooks, notes = sdk_hooks(self.peer, req.get("hooks"))
         for n in notes:
             note(n)
+        req = _of_their_shapes(req)
         if again and (kept := [k for k in SECOND_INIT_IGNORES if req.get(k) is not None]):
             note(f"a second initialize: its {', '.join(kept)} not applied (as Claude Code: the session keeps the "
                  "first initialize's; its hooks are applied)")
@@ -460,3 +462,24 @@ def note(text: str) -> None:
 
 async def _nothing() -> None:
     return None
+
+
+# initialize's options and the shapes the SDKs send them in: one of another shape is named, not passed over
+_SHAPES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "systemPrompt": (lambda v: isinstance(v, str) or isinstance(v, list) and all(isinstance(x, str) for x in v),
+                     "a string or a list of strings"),
+    "appendSystemPrompt": (lambda v: isinstance(v, str), "a string"),
+    "jsonSchema": (lambda v: isinstance(v, dict), "an object (a JSON Schema)"),
+    "disallowedTools": (lambda v: isinstance(v, list), "a list of tool names or rules"),
+    "mcpServers": (lambda v: isinstance(v, dict), "an object of MCP servers"),
+    "sdkMcpServers": (lambda v: isinstance(v, list), "a list of server names"),
+}
+
+
+def _of_their_shapes(req: dict[str, Any]) -> dict[str, Any]:
+    """`req` less the options that are not of the shape the SDKs send (each named on stderr): they
+    were passed over without a word, the session running without them."""
+    bad = [k for k, (ok, _) in _SHAPES.items() if req.get(k) is not None and not ok(req[k])]
+    for k in bad:
+        note(f"initialize: its {k} is {type(req[k]).__name__}, not {_SHAPES[k][1]}; not applied")
+    return {k: v for k, v in req.items() if k not in bad}
