@@ -31,6 +31,9 @@ WHO = ["loopwright", pytest.param("claude", marks=pytest.mark.skipif(not CLAUDE.
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("tool_use_result_vs_claude_code")]
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="  # 1x1
+NOTEBOOK = json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {},
+                                   "outputs": [], "source": ["x = 1"]}],
+                       "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
 P = "<proj>"  # the project directory, in the scripted inputs (each side's own put in when it runs)
 TURNS: list[Any] = [
     [bash("echo hi; echo err >&2", "bash")],
@@ -52,6 +55,8 @@ TURNS: list[Any] = [
     [use("mcp_fails", "mcp__t__fail")],
     [use("mcp_structured", "mcp__t__structured")],
     [use("two_a", "Read", file_path=f"{P}/b.py"), use("two_b", "Read", file_path=f"{P}/nonl.txt")],
+    [use("nb_read", "Read", file_path=f"{P}/n.ipynb")],
+    [use("nb_edit", "NotebookEdit", notebook_path=f"{P}/n.ipynb", cell_id="c1", new_source="x = 2")],
     [use("glob", "Glob", pattern="*.txt")],
     [use("grep_files", "Grep", pattern="beta")],
     [use("grep_content", "Grep", pattern="beta", output_mode="content", **{"-n": True})],
@@ -60,7 +65,7 @@ TURNS: list[Any] = [
     [text("done")],
 ]
 SAME = ["bash", "write_new", "read", "edit", "write_update", "read_window", "read_empty", "read_image", "read_nonl",
-        "edit_nonl",
+        "edit_nonl", "nb_read",
         "quiet", "mcp", "mcp_fails", "two_a", "two_b"]
 ERRORS = ["bash_fails", "read_missing", "refused", "unknown"]
 NOT_IN_CLAUDE_CODE = {"glob": "GlobOutput", "grep_files": "GrepOutput", "grep_content": "GrepOutput",
@@ -85,6 +90,7 @@ def make_project(root: Path) -> Path:
     (proj / "empty.txt").write_text("")
     (proj / "nonl.txt").write_text("x\ny")
     (proj / "px.png").write_bytes(base64.b64decode(PNG))
+    (proj / "n.ipynb").write_text(NOTEBOOK)
     (root / "home").mkdir()
     return proj
 
@@ -307,3 +313,19 @@ def test_the_session_stays_as_it_was_and_resumes(runs: dict[str, Run], tmp_path:
         sent = json.dumps(srv.loop_requests[0].body["messages"])
     assert json.loads(r.stdout)["result"] == "again"
     assert "echo: hello" in sent and "structuredPatch" not in sent
+
+
+def test_notebook_edit_is_claude_codes_but_for_how_the_file_is_written(runs: dict[str, Run]) -> None:
+    """NotebookEdit's structured output: Claude Code's keys and values, but original_file and
+    updated_file are each side's own file text (Claude Code writes a notebook with its own JSON
+    layout, loopwright with nbformat's)."""
+    ours = runs["loopwright"].results()["nb_edit"]
+    assert ours["original_file"] == NOTEBOOK and json.loads(ours["updated_file"])["cells"][0]["source"] in (
+        "x = 2", ["x = 2"])  # (nbformat writes a source as its lines)
+    if "claude" not in runs:
+        pytest.skip("Claude Code not installed (tests/node)")
+    cc = runs["claude"].results()["nb_edit"]
+    assert set(ours) == set(cc)
+    files = ("original_file", "updated_file")
+    assert {k: v for k, v in ours.items() if k not in files} == {k: v for k, v in cc.items() if k not in files}
+    assert json.loads(cc["updated_file"])["cells"][0]["source"] == "x = 2"

@@ -441,7 +441,7 @@ NOTEBOOK_SCHEMA: dict[str, Any] = {
 }
 
 
-def _notebook_edit(inp: dict[str, Any], ctx: ToolContext) -> str:
+def _notebook_edit(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     from .notebook import notebook_edit
 
     return notebook_edit(inp, ctx)

@@ -18,14 +18,16 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .base import ToolContext, ToolError, ToolOutput
-from .diffs import read_details
+from .diffs import fits, read_details
 from .media import (
     IMAGE_TYPES,
     MAX_OUTPUT_CHARS,
     MAX_SOURCE_IMAGE_BYTES,
-    sized_image_blocks,
+    cell_id,
+    load_notebook,
     pdf_text,
     render_notebook,
+    sized_image_blocks,
 )
 from .paths import looks_binary, open_file, read_bytes, record_read, resolve
 
@@ -86,9 +88,13 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
             raise ToolError(f"File {path} is {size} bytes, too large to read (limit {MAX_TEXT_BYTES}). "
                             "Use Grep to search it, or Bash with head/tail/sed to view parts.")
         raw = read_bytes(path)
-        out = pdf_text(path, raw, inp.get("pages")) if suffix == ".pdf" else render_notebook(path, raw)
+        if suffix == ".pdf":
+            out = pdf_text(path, raw, inp.get("pages"))
+            record_read(ctx, path)
+            return out
+        blocks = render_notebook(path, raw)
         record_read(ctx, path)
-        return out
+        return ToolOutput(blocks, details=_notebook_details(inp["file_path"], path, raw))
     try:
         f = os.fdopen(open_file(path), "rb")  # what resolve() named, never through a symlink planted since
     except OSError as e:
@@ -103,6 +109,22 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
         page = _stream(f, head, inp)
     record_read(ctx, path)
     return ToolOutput(page.render(inp, path), details=page.details(inp))
+
+
+def _notebook_details(shown: str, path: Path, raw: bytes) -> dict[str, Any] | None:
+    """A notebook Read's structured output (Claude Code's: {type: notebook, file: {filePath, cells}},
+    each cell's type, source, id and a code cell's language); None past MAX_ORIGINAL_CHARS of source."""
+    nb, _problem = load_notebook(path, raw)
+    lang = (nb.get("metadata", {}).get("language_info") or {}).get("name", "python")
+    cells = []
+    for i, c in enumerate(nb.cells):
+        src = c.get("source")
+        cell = {"cellType": c.get("cell_type"), "source": "".join(src) if isinstance(src, list) else str(src or ""),
+                "cell_id": cell_id(c, i)}
+        cells.append({**cell, "language": lang} if cell["cellType"] == "code" else cell)
+    if not fits("".join(c["source"] for c in cells)):
+        return None
+    return {"type": "notebook", "file": {"filePath": shown, "cells": cells}}
 
 
 class _Page:
