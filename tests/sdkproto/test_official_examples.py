@@ -216,7 +216,7 @@ def test_hooks(claude_example: ClaudeExamples) -> None:
     assert "CRITICAL ERROR" in prompt_text(last[-1]["content"]) and not tool_results(last[-1]["content"])
 
 
-@pytest.mark.timeout(240)  # six clients, one after another: each its own loopwright process
+@pytest.mark.timeout(300)  # six clients, one after another: each its own loopwright process
 def test_mcp_calculator(claude_example: ClaudeExamples) -> None:
     """The in-process SDK MCP server's tools, pre-approved by allowed_tools, one client per prompt."""
     r = claude_example("mcp_calculator.py", plan={
@@ -226,7 +226,7 @@ def test_mcp_calculator(claude_example: ClaudeExamples) -> None:
         "2 raised to the power of 8": [[use("c4", "mcp__calc__power", base=2, exponent=8)]],
         "(12 + 8) * 3 - 10": [[use("c5", "mcp__calc__add", a=12, b=8)], [use("c6", "mcp__calc__multiply", a=20, b=3)],
                               [use("c7", "mcp__calc__subtract", a=60, b=10)]],
-    }).ok()
+    }, timeout=240).ok()
     for shown in ("Using tool: mcp__calc__add", "Claude: Answer: 15 + 27 = 42", "Claude: Answer: 100 ÷ 7 = 14.28",
                   "Claude: Answer: √144 = 12.0", "Claude: Answer: 2^8 = 256", "Claude: Answer: 60 - 10 = 50"):
         assert shown in r.out, r.out
@@ -346,3 +346,58 @@ def test_include_partial_messages_plugins_and_stderr(claude_example: ClaudeExamp
     assert "demo-plugin (path:" in r.out and "Plugin successfully configured!" in r.out
     r = claude_example("stderr_callback_example.py").ok()
     assert "Captured 0 stderr lines" in r.out  # (Claude Code too writes nothing on stderr here)
+
+
+# --- the OpenAI Agents SDK's examples, loopwright.testing's server as their OpenAI model ----------
+
+# (both of two agents given the same input get this answer: valid JSON for the one with an output_type)
+GUARD = '{"reasoning": "a question about geography", "is_math_homework": false}'
+MATH = '{"reasoning": "an equation to solve", "is_math_homework": true}'
+CHECKED = '{"good_quality": true, "is_scifi": true}'
+OPENAI: dict[str, tuple[dict[str, list[Any]], list[str]]] = {
+    "basic.hello_world": ({}, ["Answer to: Tell me about recursion in programming."]),
+    "basic.tools": ({"weather in Tokyo": [[use("c1", "get_weather", city="Tokyo")]]},
+                    ["[debug] get_weather called", "Sunny with wind."]),
+    "basic.stream_text": ({"5 jokes": [[text("Why did the loop stop? It hit its limit.")]]},
+                          ["Why did the loop stop? It hit its limit."]),
+    "agent_patterns.routing": ({"good evening in French": [[use("h1", "transfer_to_french_agent")]]},
+                               ["Answer: "]),
+    "agent_patterns.agents_as_tools": (
+        {"to French and Spanish": [[use("t1", "translate_to_french", input="Hello, world!"),
+                                    use("t2", "translate_to_spanish", input="Hello, world!")]],
+         "Hello, world!": [[text("Bonjour / Hola")]]},
+        ["Final response:"]),
+    "agent_patterns.deterministic": ({"sci-fi story": [[text("Outline: a robot learns to dream on Mars.")]],
+                                      "a robot learns to dream": [[text(CHECKED)]]},
+                                     ["Outline generated", "Outline is good quality and a scifi story", "Story: "]),
+    # the guardrail agent and the agent both answer; the second auto-input is math homework: tripwire
+    "agent_patterns.input_guardrails": ({"capital of California": [[text(GUARD)]], "solve for x": [[text(MATH)]]},
+                                        [GUARD, "Sorry, I can't help you with your math homework."]),
+}
+
+
+@pytest.fixture
+def openai_agents_sdk(tmp_path: Path) -> Path:
+    pytest.importorskip("agents")
+    return sdist_tree("openai-agents", tmp_path / "sdist")
+
+
+@pytest.mark.parametrize("module", list(OPENAI))
+def test_openai_agents_example(openai_agents_sdk: Path, module: str) -> None:
+    """Each example as its README runs it (`python -m examples.MODULE`, with the examples' own
+    EXAMPLES_INTERACTIVE_MODE=auto answering their input() prompts), its AsyncOpenAI client on the
+    loopback server (OPENAI_BASE_URL; tracing, which would send spans to OpenAI, off)."""
+    plan, shown = OPENAI[module]
+    with ScriptedServer(Director(plan), is_loop_call=every_call) as srv:
+        env = {**os.environ, "OPENAI_BASE_URL": srv.openai_url, "OPENAI_API_KEY": "test",
+               "OPENAI_AGENTS_DISABLE_TRACING": "1", "EXAMPLES_INTERACTIVE_MODE": "auto"}
+        proc = subprocess.run([sys.executable, "-m", f"examples.{module}"], env=env, cwd=openai_agents_sdk,
+                              capture_output=True, text=True, timeout=100, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    for line in shown:
+        assert line in proc.stdout, proc.stdout
+    assert srv.loop_requests and all(r.status == 200 for r in srv.requests)
+    if module == "basic.tools":  # the tool's output went back to the model
+        assert "Sunny with wind." in json.dumps(srv.loop_requests[-1].body)
+    if module == "agent_patterns.routing":  # after the handoff, the French agent's instructions
+        assert "You only speak French" in json.dumps(srv.loop_requests[1].body)
