@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The official Agent SDKs' source distributions from PyPI, for their own examples/
+# The official Agent SDKs' source distributions from PyPI, for their own examples/ (and pydantic-ai's examples wheel)
 # (tests/sdkproto/test_official_examples.py), downloaded once into the test cache (nothing is
 # copied into the checkout). The version: the one installed in PYTHON's environment, else
 # pyproject.toml's pin (claude-agent-sdk==...), else PyPI's newest (what `pip install -e .[dev]` takes).
@@ -20,4 +20,8 @@ for dist in claude-agent-sdk openai-agents; do
   fi
   "$python" -m pip download -q --no-deps --no-binary :all: -d "$root" "$spec"
 done
+# pydantic-ai's examples come as a wheel of their own; 2.62.0 is the newest on PyPI (pydantic-ai-slim
+# itself is ahead of it): the examples used run on the installed pydantic-ai all the same
+[ -f "$root/pydantic_ai_examples-2.62.0-py3-none-any.whl" ] \
+  || "$python" -m pip download -q --no-deps --only-binary :all: -d "$root" "pydantic-ai-examples==2.62.0"
 ls "$root"

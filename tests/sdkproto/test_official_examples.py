@@ -1,7 +1,7 @@
 """The official Agent SDKs' OWN example programs, unmodified, run against loopwright on scripted
 turns: the Claude Agent SDK's `examples/` with loopwright as its CLI, and the OpenAI Agents SDK's
-`examples/basic` and `examples/agent_patterns` with loopwright.testing's loopback server as their
-OpenAI model (no API key, no network).
+`examples/basic` and `examples/agent_patterns` and pydantic-ai's bank_support.py with
+loopwright.testing's loopback server as their OpenAI model (no API key, no network).
 
 The examples are nobody's code here: they are read from the SDKs' own source distributions on
 PyPI, pinned to the installed versions, which `.ci/run` downloads once into the test cache
@@ -401,3 +401,39 @@ def test_openai_agents_example(openai_agents_sdk: Path, module: str) -> None:
         assert "Sunny with wind." in json.dumps(srv.loop_requests[-1].body)
     if module == "agent_patterns.routing":  # after the handoff, the French agent's instructions
         assert "You only speak French" in json.dumps(srv.loop_requests[1].body)
+
+
+# --- pydantic-ai's examples (the pydantic-ai-examples wheel), the same server as their OpenAI model ---
+
+PYDANTIC_AI_EXAMPLES = "pydantic_ai_examples-2.62.0-py3-none-any.whl"
+
+
+def test_pydantic_ai_bank_support(tmp_path: Path) -> None:
+    """bank_support.py: dynamic instructions from the deps, a tool reading the deps' database, a
+    structured output (pydantic-ai's output tool), two run_sync calls."""
+    pytest.importorskip("pydantic_ai")
+    import zipfile
+
+    wheel = SDISTS / PYDANTIC_AI_EXAMPLES
+    if not wheel.exists():
+        pytest.skip(f"pydantic-ai's examples ({PYDANTIC_AI_EXAMPLES}) are not in {SDISTS}: run {FETCH}")
+    with zipfile.ZipFile(wheel) as z:
+        example = tmp_path / "bank_support.py"
+        example.write_bytes(z.read("pydantic_ai_examples/bank_support.py"))
+    plan = {
+        "What is my balance?": [[use("b1", "customer_balance")],
+                                [use("f1", "final_result", support_advice="Hello John, your balance is $123.45.",
+                                     block_card=False, risk=1)]],
+        "lost my card": [[use("f2", "final_result", support_advice="I have blocked your card, John.",
+                              block_card=True, risk=8)]],
+    }
+    with ScriptedServer(Director(plan), is_loop_call=every_call) as srv:
+        env = {**os.environ, "OPENAI_BASE_URL": srv.openai_url, "OPENAI_API_KEY": "test"}
+        proc = subprocess.run([sys.executable, str(example)], env=env, cwd=tmp_path, capture_output=True,
+                              text=True, timeout=100, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert "support_advice='Hello John, your balance is $123.45.' block_card=False risk=1" in proc.stdout
+    assert "support_advice='I have blocked your card, John.' block_card=True risk=8" in proc.stdout
+    first, second = srv.loop_requests[:2]
+    assert "The customer's name is 'John'" in json.dumps(first.body)  # the deps-built instructions
+    assert "$123.45" in json.dumps(second.body["input"])  # the tool read the example's sqlite database
