@@ -116,7 +116,12 @@ def test_stream_json_parses_line_by_line(repo: Path, tmp_path: Path) -> None:
     lines = [x for x in every if x["type"] != "stream_event"]
     kinds = [(x["type"], x.get("subtype")) for x in lines]
     assert kinds[0] == ("system", "init") and kinds[-1] == ("result", "success")
-    assert [k for k, _ in kinds].count("assistant") == 4 and [k for k, _ in kinds].count("user") == 3
+    # one user line per tool result (5 over the 3 turns), each with its tool_use_result, as Claude Code writes them
+    assert [k for k, _ in kinds].count("assistant") == 4 and [k for k, _ in kinds].count("user") == 5
+    users = [x for x in lines if x["type"] == "user"]
+    assert [x["message"]["content"][0]["tool_use_id"] for x in users] == [
+        "toolu_01A", "toolu_02A", "toolu_02B", "toolu_03A", "toolu_03B"]
+    assert users[3]["tool_use_result"]["structuredPatch"][0]["lines"].count("+    if score >= 90:") == 1
     assert lines[0]["model"] == MODEL and {"Bash", "Read", "Edit"} <= set(lines[0]["tools"])
     assert lines[-1]["num_turns"] == 3 and lines[-1]["model_calls"] == 4
     assert suite_passes(repo)
