@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .blocks import TextBlock, ToolResultBlock, ToolUseBlock, blocks_from_wire
+from .blocks import Block, TextBlock, ToolResultBlock, ToolUseBlock, blocks_from_wire
 from .gate import Allow, Deny, Permissions
 from .gate.decide import ReadOnly
 from .hooks import RunHooks
@@ -233,7 +233,7 @@ class Executor:
                                               output.details)
         if post.updated_output is not None:  # updatedToolOutput: what the model sees instead (and no
             new = post.updated_output  # details: the tool's own would contradict it)
-            result = ToolResultBlock(use.id, new if isinstance(new, str) else blocks_from_wire(new), output.is_error)
+            result = ToolResultBlock(use.id, new if isinstance(new, str) else _result_blocks(new), output.is_error)
         # PreToolUse's additionalContext, then PostToolUse's: appended as text (a list result,
         # an image, keeps its blocks)
         for extra in (self.pre_context.pop(use.id, None), post.context):
@@ -256,3 +256,26 @@ def _filled(results: list[ToolResultBlock | None], uses: list[ToolUseBlock], fil
 
 def _with(text: str, extra: str | None) -> str:
     return f"{text}\n\n{extra}" if extra else text
+
+
+def _result_blocks(given: list[dict[str, Any]]) -> list[Block]:
+    """A PostToolUse hook's updatedToolOutput blocks as a tool result's: a block a tool result cannot
+    hold (a text with no text, a tool_use, a type nobody knows) is named in a text block instead, and
+    an image is decoded (tools.media.sendable_image): sent, either made every later request of the
+    session one the Messages API refuses."""
+    out: list[Block] = []
+    for b in given:
+        kind = b.get("type")
+        if kind == "text" and isinstance(b.get("text"), str):
+            out.append(TextBlock(b["text"]))
+        elif kind == "image" and isinstance(src := b.get("source"), dict) and src.get("type") == "base64" \
+                and isinstance(src.get("data"), str) and isinstance(src.get("media_type"), str):
+            from .tools.media import sendable_image
+
+            out.extend(sendable_image(src["data"], src["media_type"]))
+        elif kind == "document":
+            out.extend(blocks_from_wire([b]))
+        else:
+            out.append(TextBlock(f"[a {str(kind)[:40]!r} block of a PostToolUse hook's output left out: a tool "
+                                 "result holds text, images and documents]"))
+    return out

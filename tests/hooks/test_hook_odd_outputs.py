@@ -14,7 +14,8 @@ from tests.helpers import bash as use
 from tests.helpers import text
 from tests.hooks.test_hooks_claude_events import hook, logger, opts
 
-IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data":  # 1x1 px
+                                     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"}}
 
 
 @pytest.mark.parametrize(("blocks", "content"), [
@@ -42,3 +43,33 @@ def test_a_hooks_json_that_python_cannot_read_is_its_error_not_the_runs_end(tmp_
     r = lw.run("go", opts(tmp_path, [[use("echo ran")], [text("ok")]], {"PreToolUse": hook(str(script))}))
     assert r.subtype == "success" and r.result == "ok", r.errors
     assert r.messages[2]["content"][0]["content"] == "ran"
+
+
+@pytest.mark.parametrize("block", [
+    {"type": "text"}, {"type": "text", "text": 5}, {"type": "tool_use", "id": "x", "name": "Bash", "input": {}},
+    {"type": "thinking", "thinking": "hm"}, {"type": "frobnicate"},
+    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+    {"type": "image"},
+], ids=["text-without-text", "text-not-a-string", "tool_use", "thinking", "unknown", "no-image", "image-no-source"])
+def test_a_block_a_tool_result_cannot_hold_is_named_not_sent(tmp_path: Path, block: dict[str, object]) -> None:
+    """A PostToolUse hook's updatedToolOutput blocks go to the model as the tool's result: one a
+    tool result cannot hold (a text with no text, a tool_use, a type nobody knows, an image that
+    does not decode) made every later request one the Messages API refuses, and the session with
+    it. It is named in a text block instead; the hook's other blocks stay."""
+    out = {"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                  "updatedToolOutput": [block, {"type": "text", "text": "kept"}]}}
+    r = lw.run("go", opts(tmp_path, [[use("echo x")], [text("ok")]], {"PostToolUse": hook(logger(tmp_path, "p", out))}))
+    content = r.messages[2]["content"][0]["content"]
+    assert isinstance(content, list) and content[-1] == {"type": "text", "text": "kept"}, content
+    assert content[0]["type"] == "text" and ("left out" in content[0]["text"] or "not shown" in content[0]["text"]), content
+    assert messages_problem(r.messages) is None
+
+
+def test_a_hooks_image_that_decodes_is_sent() -> None:
+    """(A PNG that decodes, as the first test's blocks hold: kept as the hook gave it.)"""
+    import base64
+    import io
+
+    from PIL import Image
+
+    Image.open(io.BytesIO(base64.b64decode(IMAGE["source"]["data"]))).load()  # type: ignore[index]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any
 
 from ..blocks import Block, ImageBlock, TextBlock
@@ -76,32 +75,15 @@ def resource_blocks(contents: list[Any]) -> list[Block]:
 
 
 def _image(data: str, mime: str | None) -> list[Block] | None:
-    """The image as blocks the Messages API takes (see the module docstring), a notice when it is
-    none, None when `mime` is no image type. One over MAX_IMAGE_BYTES is left to cap_images."""
+    """The image as blocks the Messages API takes (tools.media.sendable_image), None when `mime` is
+    no image type. One over MAX_IMAGE_BYTES is left to cap_images (named there, undecoded)."""
     if mime not in IMAGE_TYPES:
         return None
-    block = ImageBlock({"type": "base64", "media_type": mime, "data": data})
     if not isinstance(data, str) or len(data) * 3 // 4 > MAX_IMAGE_BYTES:
-        return [block]  # (cap_images names it, undecoded)
-    import base64
-    import binascii
-    from pathlib import Path
+        return [ImageBlock({"type": "base64", "media_type": mime, "data": data})]
+    from ..tools.media import sendable_image
 
-    from ..tools.base import ToolError
-    from ..tools.media import image_blocks
-
-    try:
-        raw = base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        return [TextBlock(f"[image ({mime}) not shown: its data is not base64]")]
-    try:
-        blocks = image_blocks(Path("image"), raw)
-    except ToolError as e:
-        why = re.sub(r" <_io\.BytesIO object at \w+>", "", str(e).removeprefix("image is not an image Read can decode "))
-        return [TextBlock(f"[image ({mime}) not shown: not an image the model can take {why}]")]
-    if len(blocks) == 1 and isinstance(blocks[0], ImageBlock) and blocks[0].source["media_type"] == mime:
-        return [block]  # as the server sent it
-    return blocks
+    return sendable_image(data, mime)
 
 
 def result_output(result: Any, ctx: ToolContext | None, server_info: Any = None) -> ToolOutput:

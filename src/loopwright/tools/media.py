@@ -82,6 +82,28 @@ def sized_image_blocks(path: Path, data: bytes) -> tuple[list[Block], tuple[int,
     return [_block(mime, out), TextBlock(note)], (w, h, img.size[0], img.size[1])
 
 
+def sendable_image(data: str, mime: str) -> list[Block]:
+    """An image given as base64 of type `mime` (an MCP server's, a hook's) as blocks the Messages API
+    takes, decoded as Read decodes a file: data that is not base64 or no image (a PNG's head alone,
+    a cut or corrupt one) is a text naming it, one of another type is sent as the type it is, one
+    over the size limits is scaled down (said). Sent as they came, the API would answer every later
+    request of the session with 'Could not process image' (the image stays in the history)."""
+    import binascii
+
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError, TypeError):
+        return [TextBlock(f"[image ({mime}) not shown: its data is not base64]")]
+    try:
+        blocks = image_blocks(Path("image"), raw)
+    except ToolError as e:
+        why = re.sub(r" <_io\.BytesIO object at \w+>", "", str(e).removeprefix("image is not an image Read can decode "))
+        return [TextBlock(f"[image ({mime}) not shown: not an image the model can take {why}]")]
+    if len(blocks) == 1 and isinstance(blocks[0], ImageBlock) and blocks[0].source["media_type"] == mime:
+        return [ImageBlock({"type": "base64", "media_type": mime, "data": data})]  # as it was given
+    return blocks
+
+
 def _encode(img: Any) -> tuple[bytes, str]:
     """PNG when it fits (lossless, keeps transparency), else JPEG at falling quality and size."""
     if img.mode not in ("RGB", "RGBA", "L", "LA"):
