@@ -401,12 +401,16 @@ class BodyEncoder:
             return _dumps_utf8(body)
         # the same bytes json.dumps gives for the whole body (keys in their order; a lone surrogate,
         # a non-UTF-8 file name as U+FFFD, part by part as in the whole: blocks.utf8)
-        # (one join of the parts: the history is copied twice, its own join and the body's)
+        # (one join of all the parts, each message's JSON one of them: the history is copied once,
+        # into the body, not first into a text of its own)
         parts = [b"{"]
         for k, v in body.items():
             parts.append(_dumps_utf8(str(k)) + b":" if len(parts) == 1 else b"," + _dumps_utf8(str(k)) + b":")
             if k == self._key:
-                parts += (b"[", b",".join(self._json.map(msgs)), b"]")
+                items = [b","] * (2 * len(msgs) + 1)  # [ m0 , m1 , ... ]: the messages between commas
+                items[1::2] = self._json.map(msgs)
+                items[0], items[-1] = b"[", b"]"
+                parts += items
             else:
                 parts.append(self._value(k, v))
         parts.append(b"}")
