@@ -13,7 +13,7 @@ the real recorder.
     the first request arrives; time from spawn to that request, and the child's VmHWM (peak
     RSS, read from /proc while it waits for the answer). A 2,000-turn session (~10 MB) and a
     50 MB one; a fresh copy of the transcript for each run.
-(b) per-turn wall time of the loop at turns 2-21 vs the last 20 (time between the model's
+(b) per-turn wall time of the loop at turns 2-201 vs the last 200 (time between the model's
     calls within a prompt: the tools, the transcript lines, Inv, the compaction check, the
     history), and per prompt the time from query() to its first model call (a new run on the
     whole history); the request body the Anthropic provider encodes (build_params + its
@@ -125,8 +125,8 @@ def build(dirs: dict[str, str], turns: int, per_prompt: int, kb: int, traced: bo
                 "encoder_cache_mb": enc["encoder_cache_mb"]}
     n = len(turn_gaps)
     return {"sid": sid, "total_s": total, "turns": turns, "messages": len(history),
-            "turn_early_us": statistics.median(turn_gaps[1:21]) * 1e6,
-            "turn_late_us": statistics.median(turn_gaps[n - 20:]) * 1e6,
+            "turn_early_us": statistics.median(turn_gaps[1:201]) * 1e6,
+            "turn_late_us": statistics.median(turn_gaps[n - 200:]) * 1e6,
             "prompt_early_ms": statistics.median(prompt_first[1:11]) * 1e3,
             "prompt_late_ms": statistics.median(prompt_first[-10:]) * 1e3, **encode_figures(history)}
 
@@ -412,7 +412,7 @@ def table(series: list[tuple[str, str]], res: dict[str, dict[str, Any]], built: 
     for name, b in (("small", small), ("big", big)):
         what = (f"{args.kb} KB outputs, {args.per_prompt} turns a prompt" if name == "small"
                 else f"{args.big_kb} KB outputs, {args.big_per_prompt} turns a prompt")
-        row(f"(b) loop turn, turns 2-21 → last 20 ({what})",
+        row(f"(b) loop turn, median of turns 2-201 → of the last 200 ({what})",
             lambda r, n=name: f"{r[n]['turn_early_us']:.0f} → {r[n]['turn_late_us']:.0f} µs")
         row(f"(b) query() → first model call, prompts 2-11 → last 10 ({what})",
             lambda r, n=name: f"{r[n]['prompt_early_ms']:.2f} → {r[n]['prompt_late_ms']:.2f} ms")
