@@ -343,8 +343,8 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "compileall", "-q", src], check=True)
     res: dict[str, dict[str, Any]] = {label: {} for label, _ in series}
     built: dict[str, dict[str, Any]] = {}
-    for label, src in series:  # (b), (d): each tree builds the same session
-        for name, kb, pp in (("small", args.kb, args.per_prompt), ("big", args.big_kb, args.big_per_prompt)):
+    for name, kb, pp in (("small", args.kb, args.per_prompt), ("big", args.big_kb, args.big_per_prompt)):
+        for label, src in series:  # (b), (d): each tree builds the same session, one after the other
             d = tmp / f"{name}-{len(built)}"
             dirs = {"cwd": str(d / CWD_NAME), "sessions": str(d / "s"), "home": str(d / "home")}
             for p in dirs.values():
