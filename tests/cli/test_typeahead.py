@@ -175,6 +175,28 @@ def test_a_line_sent_while_a_shell_command_runs_is_the_next_prompt(session: Any,
 
 @pytest.mark.e2e
 @needs_tmux
+def test_esc_still_interrupts_and_a_queued_line_is_sent_after(session: Any, tmp_path: Path) -> None:
+    """Esc while a tool runs and a line is queued: the call is interrupted as before, then the queued
+    line is sent once, as the next prompt (Claude Code 2.1.332 does the same, seen in tmux)."""
+    s = session([[{"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "sleep 41.3"}}],
+                 [{"type": "text", "text": "answer two"}]], "--permission-mode", "bypassPermissions")
+    t = s.t
+    t.wait("/help for commands")
+    t.type("go\r")
+    t.wait("⏺ Bash(sleep 41.3)")
+    t.type("say two\r")
+    t.wait("↳ queued: say two")
+    t.keys("Escape")
+    t.wait("✗ Bash: Interrupted by user")
+    t.wait("answer two")
+    assert until(lambda: t.screen().count("● success") == 1 and last_prompt(t.screen()) == "", WAIT), t.screen()
+    assert "● error_during_execution" in t.screen()
+    assert s.prompts_sent().count("say two") == 1
+    s.exit_restores_the_terminal()
+
+
+@pytest.mark.e2e
+@needs_tmux
 def test_ctrl_z_suspends_with_the_shells_modes_and_fg_resumes(tmp_path: Path) -> None:
     """Ctrl-Z stops the session (job control: an interactive bash), the terminal in the user's modes;
     `fg` brings it back raw, the half-typed prompt kept; the modes after the exit are the shell's."""
