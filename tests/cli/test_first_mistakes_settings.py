@@ -131,6 +131,16 @@ def test_a_base_url_without_its_scheme_is_refused_at_start_with_the_url_to_write
     assert line == f"loopwright: {var} {value} is not an http(s) URL: write http://{value}", line
 
 
+def test_a_base_url_refusal_does_not_repeat_the_urls_credentials(tmp_path: Path) -> None:
+    """The refusal of a scheme-less base URL names the URL to write without the password it carries."""
+    p = run("-p", "hi", "--model", "openai:qwen", "--base-url", "bob:s3cret@localhost:8080/v1",
+            cwd=tmp_path, OPENAI_API_KEY="k")
+    assert p.returncode == 2, p.stderr
+    assert "s3cret" not in p.stderr and "bob" not in p.stderr, p.stderr
+    assert p.stderr.strip() == ("loopwright: --base-url ***@localhost:8080/v1 is not an http(s) URL: "
+                                "write http://***@localhost:8080/v1"), p.stderr
+
+
 @pytest.mark.parametrize(("model", "says"), [
     ("gpt-4o", "loopwright: unknown model 'gpt-4o': for an OpenAI(-compatible) model write --model openai:gpt-4o "
                "(and --base-url for your own server); else claude-<model> (Anthropic), anthropic:<id> or "

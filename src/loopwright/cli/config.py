@@ -117,7 +117,11 @@ def check_base_url(model: str, flag: str | None) -> None:
     if url:
         target = urlsplit(url)
         if target.scheme not in ("http", "https") or not target.hostname:
-            raise UsageError(f"{name} {url} is not an http(s) URL: write http://{url.split('://')[-1]}")
+            # (imported only on this refusal: a scripted model's run never loads the transport)
+            from ..models.http import shown_url
+
+            shown = shown_url(url) or url
+            raise UsageError(f"{name} {shown} is not an http(s) URL: write http://{shown.split('://')[-1]}")
 
 
 def resolve_cwd(value: str | None) -> Path:

@@ -125,7 +125,7 @@ class HTTPModel:
         self._timeouts: Any = None  # wire.Timeouts, made with the pool
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
+        return f"{type(self).__name__}({self.name!r}, base_url={shown_url(self.base_url)!r})"
 
     # --- what subclasses give ------------------------------------------------------------
 
@@ -156,7 +156,8 @@ class HTTPModel:
         if self._http is None or self._http_loop is not loop:
             target = urlsplit(self._url)
             if target.scheme not in ("http", "https") or not target.hostname:
-                raise ModelError(f"the base URL {self.base_url or self.default_base_url!r} is not an http(s) URL")
+                raise ModelError(f"the base URL {shown_url(self.base_url or self.default_base_url)!r} "
+                                 "is not an http(s) URL")
             # Host as httpx sends it (the port only when it is not the scheme's); identity, as without
             # an Accept-Encoding any coding is allowed and nothing here decodes one; the provider's.
             # A request's own headers replace these by name (_open), as httpx merges them.
@@ -325,7 +326,8 @@ class HTTPModel:
                 return Failure(f"{name}: {e}{hint}", retryable=False)
             if _cause(e, ConnectionRefusedError) is not None:  # (the socket's words name no fix)
                 return Failure(f"connection error: {name}: {e} (nothing is listening there: is the server at "
-                               f"{self.base_url or self.default_base_url} running, or a proxy it goes through?)")
+                               f"{shown_url(self.base_url or self.default_base_url)} running, or a proxy it goes "
+                               "through?)")
             return Failure(f"connection error: {name}: {e or 'no details'}")
         if sdk is not None and isinstance(e, getattr(sdk, self.sdk_error)):
             return Failure(f"{type(e).__name__}: {e}", retryable=False)
@@ -447,6 +449,24 @@ def connection_pool(url: str, **pool: Any) -> Any:
 def proxy_for(url: str) -> str | None:
     """The environment's proxy for `url` (None: a direct connection), by httpx2's rules."""
     return _env_proxy(url)
+
+
+def shown_url(url: str | None) -> str | None:
+    """A URL as loopwright shows it in errors and reprs: without the `user:password@` a base URL may
+    carry, nor its query (a gateway's `?key=...`), which a terminal, a log or a transcript must not
+    hold."""
+    if url is None:
+        return None
+    # The authority runs from after `scheme://` (or the start: a URL written without its scheme is
+    # shown too) to the first /, ? or #; its user part ends at its last @.
+    scheme, sep, rest = url.partition("//") if "//" in url.partition("@")[0] else ("", "", url)
+    cut = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority, tail = rest[:cut], rest[cut:]
+    if "@" in authority:
+        authority = "***@" + authority.rpartition("@")[2]
+    if "?" in tail:
+        tail = tail.partition("?")[0] + "?..."
+    return scheme + sep + authority + tail
 
 
 def _env_proxy(url: str, environ: Mapping[str, str] | None = None) -> str | None:
