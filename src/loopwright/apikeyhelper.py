@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 
 from .childout import read_sync
-from .children import disown, own, signal_group
+from .children import disown, own, signal_group, watch
 from .models.base import ModelError
 
 DEFAULT_TTL_MS = 300_000
@@ -59,6 +59,7 @@ class ApiKeyHelper:
 
     def _run(self) -> str:
         self.runs += 1
+        watch()
         try:  # its own group, owned while it runs (children.py): loopwright ending, however it ends, ends it
             proc = subprocess.Popen(self.command, shell=True, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)

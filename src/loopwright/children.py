@@ -311,6 +311,13 @@ WATCHDOG = _Watchdog()
 _OWNED: dict[int, str] = {}  # pgid -> what it is (for a log line)
 
 
+def watch() -> None:
+    """Start the watchdog now, before a spawn whose group will be `own`ed: owning it right after
+    the spawn is then one pipe write, not the watchdog's own start, during which a SIGKILL of
+    loopwright left the just-started group unowned and running."""
+    WATCHDOG.send("")
+
+
 def own(pgid: int, what: str = "", tag: str = "") -> None:
     """Process group `pgid` is loopwright's until `disown`: ended with loopwright, however it ends.
     `tag`: its processes carry it (tag_env): its strays are ended with it."""

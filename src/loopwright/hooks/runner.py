@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 from ..childout import close, finish, read_async, start
-from ..children import disown, own, signal_group, tag_env
+from ..children import disown, own, signal_group, tag_env, watch
 from ..telemetry import trace_env
 from ..threads import run_in_worker
 from .config import HookContext
@@ -198,6 +198,7 @@ async def run_command(event: str, hook: CommandHook, timeout: float, payload: di
     if cwd:
         env.setdefault("LOOPWRIGHT_PROJECT_DIR", cwd)
         env.setdefault("CLAUDE_PROJECT_DIR", cwd)
+    watch()
     try:
         pipes: dict[str, Any] = {"stdin": asyncio.subprocess.PIPE, "stdout": asyncio.subprocess.PIPE,
                                  "stderr": asyncio.subprocess.PIPE, "cwd": cwd, "env": env, "start_new_session": True}

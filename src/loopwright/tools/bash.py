@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..children import WATCHDOG, disown, group_alive, own, signal_group, tag_env
+from ..children import disown, group_alive, own, signal_group, tag_env, watch
 from ..hooks.envfile import session_script
 from ..telemetry import trace_env
 from ..workspace import shell_cwd
@@ -181,7 +181,7 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bo
     script = session_script(ctx.session_id) or ""  # what Setup/SessionStart/CwdChanged/FileChanged hooks exported
     argv, env, pass_fds, ours, sandbox, tag = _spawn_args(["bash", "-c", _WRAPPER, "bash", command, pwd_file, script],
                                                           command, ctx, cwd, (pwd_file,), unsandboxed)
-    WATCHDOG.send("")  # started before the command, so registering it right after is one write
+    watch()  # (the watchdog started before the command: owning it right after is one write)
     # The process runs before subprocess_exec returns (it still connects the pipes): an
     # interrupt in that window must not leave it behind, so the spawn is shielded and the
     # group killed once it exists.
@@ -381,7 +381,7 @@ def _start_background(command: str, ctx: ToolContext, unsandboxed: bool = False)
     script = session_script(ctx.session_id)  # the hooks' env files (CLAUDE_ENV_FILE), run ahead of it
     run = ["bash", "-c", 'eval "$1"\neval "$2"', "bash", script, command] if script else ["bash", "-c", command]
     argv, env, pass_fds, ours, sandbox, tag = _spawn_args(run, command, ctx, cwd, unsandboxed=unsandboxed)
-    WATCHDOG.send("")
+    watch()
     try:
         popen = subprocess.Popen(
             argv, cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
