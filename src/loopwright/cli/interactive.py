@@ -18,7 +18,8 @@ cli.render, never cli.headless.
   (cli/questions.py), under the same consent rules.
   What was typed before it appeared stays in the input box.
 - Esc-prefixed keys (Alt-b, Alt-f, Alt-Backspace) edit the line; Esc alone interrupts after
-  a short wait (ESC_WAIT) that tells the two apart.
+  a short wait (cli/prompt.py's ESC_WAIT) that tells the two apart; the keys and the input box
+  are cli/prompt.py's.
 - Multi-line input: end a line with `\\` or press Ctrl-J for a newline; history is kept in
   $LOOPWRIGHT_HOME/repl_history.
 - Slash commands: the built-ins of cli/commands/ (/help lists them, one line each; a command that
@@ -37,7 +38,6 @@ import argparse
 import asyncio
 import contextlib
 import gc
-import os
 import signal
 import sys
 import time
@@ -51,14 +51,15 @@ from ..gate import Allow, Deny
 from ..messages import AssistantMessage, Message, ResultMessage, StreamEvent
 from ..options import AgentOptions
 from ..runconfig import BYPASS_DISABLED, has_hooks, refuse_bypass
-from .commands import BUILTINS, Panel, find
+from .commands import Panel, find
 from .config import EXIT_USAGE, UsageError, build_options, check_sessions
 from .dialog import PermissionAsker
 from .elicit_dialog import Elicitor
+from .prompt import prompt_session
 from .questions import UserAsker
 from .render import visible
 from .statusline import CustomStatus, StatusLine
-from .terminal import session_input, suspend
+from .terminal import session_input
 from .toolview import Log, ReplRenderer
 
 # Shift+Tab's order (Claude Code's: manual, accept edits, plan, auto); bypassPermissions and
@@ -68,9 +69,6 @@ MODE_NOTES = {"auto": " (a classifier call judges what the rules would ask; risk
               "acceptEdits": " (edits in the working directories run unasked)",
               "plan": " (read-only tools until the plan is approved)"}
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-# A terminal sends an Alt key as ESC and the key in one write; a lone ESC is the Esc key. How
-# long to wait for the rest of an escape sequence, then for a second key after ESC.
-ESC_WAIT = (0.05, 0.3)
 
 
 def preimport_sdk(model: Any) -> None:
@@ -367,7 +365,7 @@ class Repl:
         return hint
 
     async def main(self) -> int:
-        session = self._prompt_session()
+        session = prompt_session(self)
         with self.terminal.session() if self.terminal is not None else contextlib.nullcontext():
             return await self._session(session)  # (raw modes all along: typeahead, cli/terminal.py)
 
@@ -415,101 +413,6 @@ class Repl:
             self.say(f"to resume this session: loopwright --resume {sid}")
         self.say("bye")
         return 0
-
-    def _key_bindings(self) -> Any:
-        from prompt_toolkit.key_binding import KeyBindings
-
-        kb = KeyBindings()
-
-        @kb.add("escape")  # not eager: ESC b is Alt-b (ESC_WAIT)
-        def _esc(event: Any) -> None:
-            self.interrupt()
-
-        @kb.add("c-c")
-        def _ctrl_c(event: Any) -> None:
-            buf = event.app.current_buffer
-            if self.busy:
-                self.interrupt()
-            elif buf.text:
-                buf.reset()
-            elif time.monotonic() - self.last_ctrl_c < 2.0:
-                event.app.exit(exception=EOFError())
-            else:
-                self.last_ctrl_c = time.monotonic()
-                self.say("  (press Ctrl-C again to exit)")
-
-        @kb.add("c-d")
-        def _ctrl_d(event: Any) -> None:
-            if event.app.current_buffer.text:
-                return
-            if self.busy and time.monotonic() - self.exit_asked > 3.0:  # work would be cut: ask first
-                self.exit_asked = time.monotonic()
-                self.say("  a turn is running: press Ctrl-D again to interrupt it and exit (Esc only interrupts)")
-                return
-            event.app.exit(exception=EOFError())
-
-        @kb.add("c-o")
-        def _expand(event: Any) -> None:
-            error = self.renderer.toggle(None)
-            if error:
-                self.say(f"  {error}")
-
-        @kb.add("enter")
-        def _enter(event: Any) -> None:
-            buf = event.current_buffer
-            if buf.text.endswith("\\"):
-                buf.delete_before_cursor(1)
-                buf.insert_text("\n")
-            else:
-                buf.validate_and_handle()
-
-        @kb.add("c-j")
-        def _newline(event: Any) -> None:
-            event.current_buffer.insert_text("\n")
-
-        @kb.add("s-tab")
-        def _cycle_mode(event: Any) -> None:
-            self.cycle_mode()
-
-        @kb.add("c-z")
-        def _suspend(event: Any) -> None:  # the terminal in the user's modes until `fg` (cli/terminal.py)
-            suspend(event.app)
-
-        return kb
-
-    def _prompt_session(self) -> Any:
-        from prompt_toolkit import PromptSession
-        from prompt_toolkit.completion import merge_completers
-        from prompt_toolkit.history import FileHistory, InMemoryHistory
-        from prompt_toolkit.key_binding import merge_key_bindings
-
-        from ..home import open_private, private_dir
-        from ..runconfig import skills_off
-        from ..sessions import loopwright_home
-        from .dialog import dialog_bindings
-        from .mention_complete import mention_completer
-        from .slash import menu_entries, slash_completer
-
-        try:
-            home = private_dir(loopwright_home())
-            os.close(open_private(home / "repl_history"))  # the prompts typed: 0600 before prompt_toolkit appends
-            history: Any = FileHistory(str(home / "repl_history"))
-        except OSError:
-            history = InMemoryHistory()
-        session: PromptSession[str] = PromptSession(
-            history=history, input=self.terminal, key_bindings=merge_key_bindings([self._key_bindings(), dialog_bindings(lambda: self.dialog)]),
-            multiline=True, bottom_toolbar=self.toolbar,
-            prompt_continuation="  ", complete_while_typing=True,
-            completer=merge_completers([
-                slash_completer(lambda: menu_entries(self.cwd(), self.base_options.setting_sources or [],
-                                                     [(c.name, c.summary) for c in BUILTINS.values()],
-                                                     skills_off(self.base_options, Path(self.cwd())))
-                                 + self.mcp_prompts),
-                mention_completer(self.cwd)]))  # `@path` (cli/mention_complete.py)
-        self.app = session.app
-        self.app.ttimeoutlen, self.app.timeoutlen = ESC_WAIT
-        self.prompt_session = session
-        return session
 
     async def _warm_up(self) -> None:
         """Load the provider while the user types the first prompt."""
