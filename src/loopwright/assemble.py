@@ -41,6 +41,7 @@ from .assemble_parts import (
 from .assemble_ports import RunPortsOf
 from .autocompact import AutoCompactor
 from .blocks import Prompt, WireBlock, WireMessage, local_command_tail, prompt_content, wire_blocks
+from .ccenv import env_lines
 from .execute import Executor
 from .gate import Permissions
 from .history import History
@@ -53,7 +54,14 @@ from .models.base import Model, ModelResponse, has_own_cost, model_names
 from .models.catalog import price_for
 from .options import AgentOptions, model_for
 from .prompts import system_prompt_text
-from .runconfig import RunConfig, allowed_mode, build_run_config, run_settings, with_settings_model
+from .runconfig import (
+    RunConfig,
+    allowed_mode,
+    build_run_config,
+    run_settings,
+    with_env_knobs,
+    with_settings_model,
+)
 from .telemetry import observer_for
 from .tools.base import Tool, ToolContext
 from .usage import Budget, Price, SharedSpend
@@ -90,6 +98,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
     content, cwd = _checked(options, prompt)
     settings = run_settings(options, cwd, watch.applied if watch else None)  # the settings files (settings.py)
     options = with_settings_model(options, settings)  # their model, fallbackModel, effortLevel
+    options = with_env_knobs(options, settings)  # CLAUDE_CODE_MAX_OUTPUT_TOKENS, MAX_THINKING_TOKENS
     warnings: list[str] = []  # about the user's own files (memory, skills), for the init message
     trust = run_trust(options, cwd)
     options = typed_command(prompt, options, cwd, trust, warnings) if parent is None else options  # `/name args`
@@ -210,7 +219,8 @@ def _said(options: AgentOptions, cwd: Path, parent: Run | None, tools: list[Tool
     warnings[:0] = trust.note(config.settings.ignored if config.settings is not None else [])
     if parent is not None:
         return system
-    warnings += [*(config.settings.warnings if config.settings is not None else []), *config.hooks.unfired()]
+    warnings += [*(config.settings.warnings if config.settings is not None else []), *config.hooks.unfired(),
+                 *env_lines({**os.environ, **config.env})]  # Claude Code's variables loopwright does not use
     if options.refusal_advice != "cli":  # (the CLI names its flags' own, with their names, before the run)
         warnings += _rules_naming_no_tool(options, tools)
     system = styled(options, cwd, tools, system, config.settings, warnings, plugins)

@@ -112,6 +112,23 @@ def with_settings_model(options: AgentOptions, settings: Settings | None) -> Age
         raise SettingsError(f"settings: {e}") from None
 
 
+def with_env_knobs(options: AgentOptions, settings: Settings | None) -> AgentOptions:
+    """`options` with Claude Code's CLAUDE_CODE_MAX_OUTPUT_TOKENS (max_tokens) and MAX_THINKING_TOKENS
+    (thinking's budget; 0: none) where the options set none: the options' env over the settings' env
+    over the environment, as the processes tools start see them (ccenv.py holds the table)."""
+    from dataclasses import replace
+
+    from .ccenv import number
+
+    env = {**os.environ, **(settings.env if settings else {}), **(options.env or {})}
+    changes: dict[str, Any] = {}
+    if options.max_tokens is None and (n := number(env, "CLAUDE_CODE_MAX_OUTPUT_TOKENS", 0)) > 0:
+        changes["max_tokens"] = n
+    if options.thinking is None and (n := number(env, "MAX_THINKING_TOKENS", -1)) >= 0:  # (0: off, as --max-thinking-tokens 0)
+        changes["thinking"] = {"type": "enabled", "budget_tokens": n} if n else {"type": "disabled"}
+    return replace(options, **changes) if changes else options
+
+
 def has_hooks(options: AgentOptions, event: str) -> bool:
     """Whether a run of `options` has hooks on `event` (its settings files' or the options'): a
     front end that streams text shows whole messages when MessageDisplay hooks rewrite them."""

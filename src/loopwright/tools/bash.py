@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..ccenv import number
 from ..children import disown, group_alive, own, signal_group, tag_env, watch
 from ..hooks.envfile import session_script
 from ..telemetry import trace_env
@@ -256,7 +257,7 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bo
             new_cwd = ""
         with contextlib.suppress(OSError):
             os.unlink(pwd_file)
-    output = buf.render()
+    output = buf.render(_knob(ctx, "BASH_MAX_OUTPUT_LENGTH", MAX_OUTPUT_CHARS))
     notes: list[str] = [_IGNORED_ESCAPE] if unsandboxed and sandbox is not None else []
     if new_cwd and not timed_out:
         p = Path(new_cwd)
@@ -459,6 +460,12 @@ async def kill_all_shells(ctx: ToolContext) -> None:
         _ALL_SHELLS.pop(shell.popen.pid, None)
 
 
+def _knob(ctx: ToolContext, name: str, default: int) -> int:
+    """Claude Code's variable `name` (the settings' env over the environment), else `default`."""
+    n = number({**os.environ, **ctx.env}, name, default)
+    return n if n > 0 else default
+
+
 async def bash(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     command: str = inp["command"]
     if not command.strip():
@@ -466,6 +473,6 @@ async def bash(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     unsandboxed = inp.get("dangerouslyDisableSandbox") is True
     if inp.get("run_in_background"):
         return _start_background(command, ctx, unsandboxed)
-    timeout_ms = inp.get("timeout") or DEFAULT_TIMEOUT_MS
-    timeout_ms = min(max(float(timeout_ms), 1.0), MAX_TIMEOUT_MS)
+    timeout_ms = inp.get("timeout") or _knob(ctx, "BASH_DEFAULT_TIMEOUT_MS", DEFAULT_TIMEOUT_MS)
+    timeout_ms = min(max(float(timeout_ms), 1.0), _knob(ctx, "BASH_MAX_TIMEOUT_MS", MAX_TIMEOUT_MS))
     return await _run(command, ctx, timeout_ms / 1000.0, unsandboxed)

@@ -1,0 +1,104 @@
+"""Claude Code's environment variables (ccenv.py's table) through the `loopwright -p` CLI against
+the loopback Messages server: the honoured ones change the request or the tool's behaviour, from
+the environment or a settings file's `env`; the others, and a malformed number, are named in one
+line at run start, and the run goes on."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopwright.testing import ScriptedServer
+from tests.helpers import bash, cli_env, loopwright_cmd, text
+
+pytestmark = pytest.mark.e2e
+
+
+def run(tmp_path: Path, url: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    home = tmp_path / "home"
+    return subprocess.run([*loopwright_cmd(), "-p", "go", "--base-url", url, "--permission-mode", "bypassPermissions",
+                           *args], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env=cli_env(HOME=str(home), LOOPWRIGHT_HOME=str(home / ".loopwright"),
+                                      ANTHROPIC_API_KEY="k", **env), stdin=subprocess.DEVNULL)
+
+
+def results(srv: ScriptedServer) -> list[str]:
+    """The text of each tool result the model was sent, in order."""
+    out: list[str] = []
+    for q in srv.loop_requests:
+        for m in q.body["messages"]:
+            for b in m["content"] if isinstance(m["content"], list) else []:
+                if b.get("type") == "tool_result":
+                    c = b["content"]
+                    out.append(c if isinstance(c, str) else "".join(x.get("text", "") for x in c))
+    return list(dict.fromkeys(out))
+
+
+def settings(tmp_path: Path, env: dict[str, str]) -> str:
+    p = tmp_path / "cc-settings.json"
+    p.write_text(json.dumps({"env": env}))
+    return str(p)
+
+
+def test_bash_timeouts_and_output_length_from_env(tmp_path: Path) -> None:
+    """BASH_MAX_OUTPUT_LENGTH (a settings file's env) cuts what the model sees; BASH_DEFAULT_TIMEOUT_MS
+    ends a call that gives no timeout, BASH_MAX_TIMEOUT_MS one that asks for more: each was passed
+    over without a word (a 30 s sleep ran its 30 s)."""
+    long = bash("printf 'x%.0s' $(seq 1 2000); echo; echo END", "t1")
+    slow = bash("sleep 30", "t2")
+    asks_more = {**bash("sleep 30", "t3"), "input": {"command": "sleep 30", "timeout": 600000}}
+    turns: list[Any] = [[long], [slow], [asks_more], [text("done")]]
+    with ScriptedServer(turns) as srv:
+        p = run(tmp_path, srv.url, "--settings", settings(tmp_path, {"BASH_MAX_OUTPUT_LENGTH": "300"}),
+                BASH_DEFAULT_TIMEOUT_MS="1000", BASH_MAX_TIMEOUT_MS="1500")
+        got = results(srv)
+    assert p.returncode == 0, p.stderr
+    assert len(got) == 3, got
+    assert "truncated" in got[0] and got[0].count("x") < 400 and len(got[0]) < 600, got[0]  # (head and tail kept)
+    assert "timed out" in got[1].lower() or "timeout" in got[1].lower(), got[1]
+    assert "timed out" in got[2].lower() or "timeout" in got[2].lower(), got[2]
+
+
+def test_output_and_thinking_tokens_from_env(tmp_path: Path) -> None:
+    """CLAUDE_CODE_MAX_OUTPUT_TOKENS is every call's max_tokens, MAX_THINKING_TOKENS turns thinking on
+    with that budget (settings env over the environment; a model that takes a budget), 0 turns it off."""
+    model = ("--model", "claude-sonnet-4-5")
+    with ScriptedServer([[text("ok")]]) as srv:
+        p = run(tmp_path, srv.url, *model, "--settings", settings(tmp_path, {"MAX_THINKING_TOKENS": "2048"}),
+                CLAUDE_CODE_MAX_OUTPUT_TOKENS="5000", MAX_THINKING_TOKENS="1")
+        body = srv.loop_requests[0].body
+    assert p.returncode == 0, p.stderr
+    assert body["max_tokens"] == 5000
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    with ScriptedServer([[text("ok")]]) as srv:  # unset: loopwright's own defaults
+        assert run(tmp_path, srv.url, *model).returncode == 0
+        body = srv.loop_requests[0].body
+    assert body["max_tokens"] != 5000 and "thinking" not in body
+    with ScriptedServer([[text("ok")]]) as srv:  # a settings file's 0 over the environment's budget: off
+        p = run(tmp_path, srv.url, *model, "--settings", settings(tmp_path, {"MAX_THINKING_TOKENS": "0"}),
+                MAX_THINKING_TOKENS="2048")
+        body = srv.loop_requests[0].body
+    assert p.returncode == 0, p.stderr
+    assert body.get("thinking") in (None, {"type": "disabled"})
+
+
+def test_unused_variables_and_a_malformed_number_are_named_in_one_line(tmp_path: Path) -> None:
+    """Bedrock, prompt caching (a settings env), the small fast model: each named with what loopwright
+    does instead; BASH_DEFAULT_TIMEOUT_MS=abc is named and the default used; a flag set to 0 is not said."""
+    with ScriptedServer([[bash("echo hi")], [text("done")]]) as srv:
+        p = run(tmp_path, srv.url, "--settings", settings(tmp_path, {"DISABLE_PROMPT_CACHING": "1"}),
+                CLAUDE_CODE_USE_BEDROCK="1", CLAUDE_CODE_USE_VERTEX="0", ANTHROPIC_SMALL_FAST_MODEL="claude-haiku-4-5",
+                BASH_DEFAULT_TIMEOUT_MS="abc")
+        got = results(srv)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr and got and "hi" in got[0]
+    lines = p.stderr.splitlines()
+    for name in ("CLAUDE_CODE_USE_BEDROCK", "DISABLE_PROMPT_CACHING", "ANTHROPIC_SMALL_FAST_MODEL"):
+        said = [x for x in lines if name in x]
+        assert len(said) == 1 and "does not use it" in said[0], p.stderr
+    assert [x for x in lines if "BASH_DEFAULT_TIMEOUT_MS='abc'" in x and "default" in x], p.stderr
+    assert "CLAUDE_CODE_USE_VERTEX" not in p.stderr
