@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -291,7 +292,7 @@ MEMORY_LINES = 200  # of MEMORY.md, as Claude Code loads it
 def agent_memory(scope: str, kind: str, cwd: Path) -> str:
     """An agent's memory (`memory: user | project | local`): its directory (made, private to the
     user, when missing) and the system prompt's section saying how to keep it, with the first
-    200 lines of its MEMORY.md. Raises ValueError for an agent name that is no plain name (an
+    200 lines of its MEMORY.md (capped, never through a link out of the workspace: _memory_index). Raises ValueError for an agent name that is no plain name (an
     id is never a path), OSError when the directory cannot be made."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", kind) or ".." in kind:
         raise ValueError(f"the agent name {kind!r} cannot name a directory")
@@ -299,8 +300,7 @@ def agent_memory(scope: str, kind: str, cwd: Path) -> str:
             "local": cwd / ".claude" / "agent-memory-local"}[scope]
     folder = root / kind
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    index = folder / "MEMORY.md"
-    lines = index.read_text(errors="replace").splitlines()[:MEMORY_LINES] if index.is_file() else []
+    lines, refused = _memory_index(folder / "MEMORY.md", None if scope == "user" else cwd)
     shared = {"user": "it is yours across every project", "project": "it is this project's, and may be shared with "
               "the team through version control", "local": "it is this project's, on this machine only"}[scope]
     return (f"\n\n# Persistent Agent Memory\n\nYou have a persistent, file-based memory at `{folder}/` ({shared}). "
@@ -310,7 +310,26 @@ def agent_memory(scope: str, kind: str, cwd: Path) -> str:
             "Save what will help in future conversations (who the user is, feedback on how to work, facts about "
             "the project), update or remove what turns out wrong, and check a remembered fact against the "
             "current files before relying on it.\n\n## MEMORY.md\n\n"
-            + ("\n".join(lines) if lines else "(empty: nothing is remembered yet)"))
+            + (f"(not read: {refused})" if refused else "\n".join(lines) if lines else
+               "(empty: nothing is remembered yet)"))
+
+
+def _memory_index(index: Path, workspace: Path | None) -> tuple[list[str], str | None]:
+    """The first MEMORY_LINES lines of an agent's MEMORY.md, or why it is not read: as other memory
+    files (memory.read_capped: a regular file of at most MAX_FILE_BYTES, a FIFO never hangs), and
+    a project's (`workspace`) never through a link out of the workspace, trusted or not: a
+    repository's MEMORY.md linked to ~/.ssh/id_rsa would be sent to the model."""
+    from .memory import in_workspace, read_capped
+
+    if not os.path.lexists(index):
+        return [], None
+    real = Path(os.path.realpath(index))
+    if workspace is not None and not in_workspace(real, workspace):
+        return [], f"{index} is a link to {real}, outside the workspace; not read"
+    data = read_capped(real)
+    if isinstance(data, str):
+        return [], f"{index}: {data}"
+    return data.decode("utf-8", "replace").splitlines()[:MEMORY_LINES], None
 
 
 def _part(server: str) -> str:

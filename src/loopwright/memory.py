@@ -177,6 +177,13 @@ def nested_memory(path: str | Path, cwd: Path, seen: set[Path], sources: Sequenc
     return mem
 
 
+def in_workspace(real: Path, cwd: Path) -> bool:
+    """Is `real` (a project file's real path, links resolved) in the workspace: the working directory
+    or its repository? Not when a repository's file links to ~/.bashrc or ~/.ssh/id_rsa: what is
+    written there, or read from there for the model, is the user's, not the project's."""
+    return any(real.is_relative_to(os.path.realpath(r)) for r in (cwd, repo_root(cwd.resolve())))
+
+
 def read_capped(real: Path, cap: int = MAX_FILE_BYTES) -> bytes | str:
     """The file's bytes, or why it is not read: only a regular file of at most `cap` bytes
     (opened without blocking, so a FIFO never hangs the run; checked on the open file). Memory

@@ -49,6 +49,7 @@ def memory_target(host: Host, user: bool) -> Path:
 def append_memory(host: Host, text: str, user: bool = False) -> None:
     """Append `text` as one list item to the memory file (created 0600 when missing)."""
     from ...home import open_private, private_dir
+    from ...memory import in_workspace
 
     text = " ".join(text.split())
     if not text:
@@ -56,7 +57,7 @@ def append_memory(host: Host, text: str, user: bool = False) -> None:
         return
     path = memory_target(host, user)
     real = Path(os.path.realpath(path))
-    if not user and not _in_workspace(real, Path(host.cwd())):
+    if not user and not in_workspace(real, Path(host.cwd())):
         host.say(f"  ✗ not remembered: {path} is a link to {real}, outside the workspace; nothing was written")
         return
     try:
@@ -73,15 +74,6 @@ def append_memory(host: Host, text: str, user: bool = False) -> None:
         host.say(f"  ✗ not remembered: cannot write {path}: {e}")
         return
     host.say(f"  ✓ remembered in {path} (new conversations read it)")
-
-
-def _in_workspace(real: Path, cwd: Path) -> bool:
-    """Is the project's memory file `real` (its real path) in the workspace (the working directory
-    or its repository)? Not when a repository's AGENTS.md links to ~/.bashrc or, dangling, to
-    ~/.ssh/authorized_keys: the user's note would be appended to, or create, that file."""
-    from ...memory import repo_root
-
-    return any(real.is_relative_to(os.path.realpath(r)) for r in (cwd, repo_root(cwd.resolve())))
 
 
 async def memory(host: Host, arg: str) -> None:

@@ -1,0 +1,75 @@
+"""An agent's MEMORY.md (`memory: project | local | user`) is read as other memory files are: at
+most memory.MAX_FILE_BYTES, a regular file only, and, for a project's agent, never through a link
+that leads out of the workspace (a repository's MEMORY.md linked to ~/.ssh/id_rsa would be sent to
+the model, trusted workspace or not). Each refusal is one line in the memory section that names
+the file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from loopwright.agents import agent_memory
+from loopwright.memory import MAX_FILE_BYTES
+
+
+def _project(tmp_path: Path, scope: str = "project") -> tuple[Path, Path]:
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    folder = proj / ".claude" / ("agent-memory" if scope == "project" else "agent-memory-local") / "helper"
+    folder.mkdir(parents=True)
+    return proj, folder / "MEMORY.md"
+
+
+@pytest.mark.parametrize("scope", ["project", "local"])
+def test_a_memory_md_linked_out_of_the_workspace_is_not_read(tmp_path: Path, scope: str) -> None:
+    secret = tmp_path / "home" / ".ssh" / "id_rsa"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("-----BEGIN PRIVATE KEY----- SECRET-KEY-MATERIAL\n")
+    proj, index = _project(tmp_path, scope)
+    index.symlink_to(secret)
+    section = agent_memory(scope, "helper", proj)
+    assert "SECRET-KEY-MATERIAL" not in section
+    assert f"{index} is a link to {secret}, outside the workspace; not read" in section
+
+
+def test_a_memory_md_linked_inside_the_workspace_is_read(tmp_path: Path) -> None:
+    proj, index = _project(tmp_path)
+    notes = proj / "docs" / "helper-memory.md"
+    notes.parent.mkdir()
+    notes.write_text("REMEMBERED-FACT: the build uses make.\n")
+    index.symlink_to(os.path.relpath(notes, index.parent))
+    assert "REMEMBERED-FACT: the build uses make." in agent_memory("project", "helper", proj)
+
+
+def test_a_memory_md_over_the_cap_is_not_read(tmp_path: Path) -> None:
+    proj, index = _project(tmp_path)
+    index.write_text("FIRST-LINE\n" + "x" * MAX_FILE_BYTES)
+    section = agent_memory("project", "helper", proj)
+    assert "FIRST-LINE" not in section
+    assert f"{index}: {MAX_FILE_BYTES + 11:,} bytes, over the {MAX_FILE_BYTES:,}-byte cap for a memory file; not read" \
+        in section
+
+
+def test_a_memory_md_that_is_a_fifo_does_not_hang_the_start(tmp_path: Path) -> None:
+    proj, index = _project(tmp_path)
+    os.mkfifo(index)
+    section = agent_memory("project", "helper", proj)  # (read with a blocking open, this never returns)
+    assert f"{index}: not a regular file (a device, FIFO or socket), not read" in section
+
+
+def test_the_users_own_memory_may_be_a_link_but_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    elsewhere = tmp_path / "dotfiles" / "helper.md"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("USER-FACT\n")
+    folder = home / ".claude" / "agent-memory" / "helper"
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").symlink_to(elsewhere)
+    assert "USER-FACT" in agent_memory("user", "helper", tmp_path / "proj")
+    elsewhere.write_text("USER-FACT\n" + "x" * MAX_FILE_BYTES)
+    section = agent_memory("user", "helper", tmp_path / "proj")
+    assert "USER-FACT" not in section and "-byte cap for a memory file; not read" in section
