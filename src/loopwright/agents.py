@@ -292,13 +292,19 @@ MEMORY_LINES = 200  # of MEMORY.md, as Claude Code loads it
 def agent_memory(scope: str, kind: str, cwd: Path) -> str:
     """An agent's memory (`memory: user | project | local`): its directory (made, private to the
     user, when missing) and the system prompt's section saying how to keep it, with the first
-    200 lines of its MEMORY.md (capped, never through a link out of the workspace: _memory_index). Raises ValueError for an agent name that is no plain name (an
-    id is never a path), OSError when the directory cannot be made."""
+    200 lines of its MEMORY.md (capped, never through a link out of the workspace: _memory_index).
+    Raises ValueError for an agent name that is no plain name (an id is never a path) or a
+    project's directory that is a link out of the workspace, OSError when it cannot be made."""
+    from .memory import in_workspace
+
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", kind) or ".." in kind:
         raise ValueError(f"the agent name {kind!r} cannot name a directory")
     root = {"user": Path.home() / ".claude" / "agent-memory", "project": cwd / ".claude" / "agent-memory",
             "local": cwd / ".claude" / "agent-memory-local"}[scope]
     folder = root / kind
+    real = Path(os.path.realpath(folder))  # (a link in .claude: where mkdir and the model's writes would go)
+    if scope != "user" and not in_workspace(real, cwd):
+        raise ValueError(f"{folder} is a link to {real}, outside the workspace")
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     lines, refused = _memory_index(folder / "MEMORY.md", None if scope == "user" else cwd)
     shared = {"user": "it is yours across every project", "project": "it is this project's, and may be shared with "

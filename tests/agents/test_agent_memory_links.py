@@ -73,3 +73,16 @@ def test_the_users_own_memory_may_be_a_link_but_is_capped(tmp_path: Path, monkey
     elsewhere.write_text("USER-FACT\n" + "x" * MAX_FILE_BYTES)
     section = agent_memory("user", "helper", tmp_path / "proj")
     assert "USER-FACT" not in section and "-byte cap for a memory file; not read" in section
+
+
+def test_a_memory_directory_linked_out_of_the_workspace_is_refused(tmp_path: Path) -> None:
+    """`.claude/agent-memory` linked to a directory of the user's: no directory is made there and
+    the model is not told to write there; the subagent does not start (its memory directory, named)."""
+    outside = tmp_path / "home" / "notes"
+    outside.mkdir(parents=True)
+    proj = tmp_path / "proj"
+    (proj / ".claude").mkdir(parents=True)
+    (proj / ".claude" / "agent-memory").symlink_to(outside)
+    with pytest.raises(ValueError, match=r"agent-memory/helper is a link to .*/home/notes/helper, outside the workspace"):
+        agent_memory("project", "helper", proj)
+    assert not (outside / "helper").exists()
