@@ -24,9 +24,12 @@ HONOURED: dict[str, tuple[str, str]] = {
     "MAX_THINKING_TOKENS": ("extended thinking with this budget when --thinking / AgentOptions.thinking give none "
                             "(0: off; a model that thinks adaptively only gets adaptive thinking, as from --thinking N)",
                             "tests/cli/test_cc_env.py::test_output_and_thinking_tokens_from_env"),
-    "MCP_TIMEOUT": ("MCP servers' start timeout (ms); from the environment only, see docs/mcp.md",
-                    "tests/mcp"),
-    "MAX_MCP_OUTPUT_TOKENS": ("MCP tool outputs are cut past it (docs/mcp.md)", "tests/mcp"),
+    "MCP_TIMEOUT": ("MCP servers' start timeout (ms, default 30,000; MCP_TOOL_TIMEOUT a call's), a settings "
+                    "file's env too", "tests/cli/test_cc_env.py::test_mcp_timeout_from_a_settings_files_env"),
+    "DISABLE_PROMPT_CACHING": ("no cache_control marks on the calls (any value but empty, 0, false, no, off)",
+                               "tests/cli/test_cc_env.py::test_disable_prompt_caching_leaves_out_the_cache_marks"),
+    "MAX_MCP_OUTPUT_TOKENS": ("MCP tool outputs are cut past it (docs/mcp.md; from the environment)",
+                              "tests/mcp/test_mcp.py::test_stdio_server_through_the_loop"),
     "ANTHROPIC_DEFAULT_SONNET_MODEL": ("the model `sonnet` names (also _OPUS_, _HAIKU_)", "tests/models/test_catalog.py::test_claude_codes_alias_variables_name_the_aliases_model"),
 }
 
@@ -36,9 +39,8 @@ REFUSED: dict[str, str] = {
                                "--model / ANTHROPIC_BASE_URL say",
     "CLAUDE_CODE_USE_VERTEX": "loopwright has no Google Vertex AI provider; the model is called as "
                               "--model / ANTHROPIC_BASE_URL say",
-    "DISABLE_PROMPT_CACHING": "loopwright sends no cache_control marks of its own to turn off",
-    "API_TIMEOUT_MS": "loopwright's model calls have no overall timeout to set (retries and the stream's "
-                      "idle watch bound them)",
+    "API_TIMEOUT_MS": "loopwright's model calls keep their own timeouts (600 s of silence, 1,800 s a whole "
+                      "call; a library Model takes others)",
     "CLAUDE_CODE_SUBAGENT_MODEL": "subagents use their agent's model, else the run's",
     "ANTHROPIC_SMALL_FAST_MODEL": "loopwright makes no side calls to a small model",
 }

@@ -114,11 +114,11 @@ def with_settings_model(options: AgentOptions, settings: Settings | None) -> Age
 
 def with_env_knobs(options: AgentOptions, settings: Settings | None) -> AgentOptions:
     """`options` with Claude Code's CLAUDE_CODE_MAX_OUTPUT_TOKENS (max_tokens) and MAX_THINKING_TOKENS
-    (thinking's budget; 0: none) where the options set none: the options' env over the settings' env
+    (thinking's budget; 0: none) where the options set none, DISABLE_PROMPT_CACHING (no cache marks): the options' env over the settings' env
     over the environment, as the processes tools start see them (ccenv.py holds the table)."""
     from dataclasses import replace
 
-    from .ccenv import number
+    from .ccenv import TRUTHY_OFF, number
 
     env = {**os.environ, **(settings.env if settings else {}), **(options.env or {})}
     changes: dict[str, Any] = {}
@@ -126,6 +126,8 @@ def with_env_knobs(options: AgentOptions, settings: Settings | None) -> AgentOpt
         changes["max_tokens"] = n
     if options.thinking is None and (n := number(env, "MAX_THINKING_TOKENS", -1)) >= 0:  # (0: off, as --max-thinking-tokens 0)
         changes["thinking"] = {"type": "enabled", "budget_tokens": n} if n else {"type": "disabled"}
+    if env.get("DISABLE_PROMPT_CACHING", "").strip().lower() not in TRUTHY_OFF:
+        changes["prompt_caching"] = False
     return replace(options, **changes) if changes else options
 
 

@@ -289,6 +289,16 @@ def compat_markdown(schema_keys: Iterable[str], version: str) -> str:
     lines += [f"- `{e}`: " + ", ".join(f"`{f}`" for f in sorted(fs)) for e, fs in HONOURED_SPECIFIC.items()]
     lines += ["", "Any other field a hook gives is named in a `hook_error` line and ignored; these with a reason:", ""]
     lines += [f"- `{k}`: {v}" for k, v in REFUSED_FIELDS.items()]
+    from .ccenv import HONOURED as ENV_HONOURED
+    from .ccenv import REFUSED as ENV_REFUSED
+
+    lines += ["", "## Environment variables", "",
+              "Claude Code's variables, in the environment or a settings file's `env` (which is also set for "
+              "tools and hooks). A refused one that is set, or an honoured number that is not one, is named in "
+              "a warning line at run start. Generated from `loopwright.ccenv`.", "",
+              "| Variable | Status | What loopwright does |", "|---|---|---|"]
+    lines += [f"| `{k}` | honoured | {v[0]} |" for k, v in ENV_HONOURED.items()]
+    lines += [f"| `{k}` | refused | {v} |" for k, v in ENV_REFUSED.items()]
     lines += ["", "## Permission rule forms", "",
               "Honoured, in Claude Code's deny → ask → allow order: `Tool`, `Bash(npm run test:*)` (prefix), "
               "`Bash(git diff *)` (wildcards), `Read(//abs/**)`, `Read(~/path)`, `Edit(/project-relative/**)`, "

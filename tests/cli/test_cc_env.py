@@ -87,18 +87,58 @@ def test_output_and_thinking_tokens_from_env(tmp_path: Path) -> None:
 
 
 def test_unused_variables_and_a_malformed_number_are_named_in_one_line(tmp_path: Path) -> None:
-    """Bedrock, prompt caching (a settings env), the small fast model: each named with what loopwright
+    """Bedrock, API_TIMEOUT_MS (a settings env), the small fast model: each named with what loopwright
     does instead; BASH_DEFAULT_TIMEOUT_MS=abc is named and the default used; a flag set to 0 is not said."""
     with ScriptedServer([[bash("echo hi")], [text("done")]]) as srv:
-        p = run(tmp_path, srv.url, "--settings", settings(tmp_path, {"DISABLE_PROMPT_CACHING": "1"}),
+        p = run(tmp_path, srv.url, "--settings", settings(tmp_path, {"API_TIMEOUT_MS": "60000"}),
                 CLAUDE_CODE_USE_BEDROCK="1", CLAUDE_CODE_USE_VERTEX="0", ANTHROPIC_SMALL_FAST_MODEL="claude-haiku-4-5",
                 BASH_DEFAULT_TIMEOUT_MS="abc")
         got = results(srv)
     assert p.returncode == 0, p.stderr
     assert "Traceback" not in p.stderr and got and "hi" in got[0]
     lines = p.stderr.splitlines()
-    for name in ("CLAUDE_CODE_USE_BEDROCK", "DISABLE_PROMPT_CACHING", "ANTHROPIC_SMALL_FAST_MODEL"):
+    for name in ("CLAUDE_CODE_USE_BEDROCK", "API_TIMEOUT_MS", "ANTHROPIC_SMALL_FAST_MODEL"):
         said = [x for x in lines if name in x]
         assert len(said) == 1 and "does not use it" in said[0], p.stderr
     assert [x for x in lines if "BASH_DEFAULT_TIMEOUT_MS='abc'" in x and "default" in x], p.stderr
     assert "CLAUDE_CODE_USE_VERTEX" not in p.stderr
+
+
+def test_disable_prompt_caching_leaves_out_the_cache_marks(tmp_path: Path) -> None:
+    """DISABLE_PROMPT_CACHING=1 (a settings file's env): no cache_control anywhere in the request;
+    unset (or 0), loopwright marks the system prompt and the last message as before."""
+    def marks(body: dict[str, Any]) -> int:
+        return json.dumps(body).count('"cache_control"')
+
+    with ScriptedServer([[text("ok")]]) as srv:
+        p = run(tmp_path, srv.url, "--settings", settings(tmp_path, {"DISABLE_PROMPT_CACHING": "1"}))
+        off = srv.loop_requests[0].body
+    assert p.returncode == 0, p.stderr
+    with ScriptedServer([[text("ok")]]) as srv:
+        assert run(tmp_path, srv.url, DISABLE_PROMPT_CACHING="0").returncode == 0
+        on = srv.loop_requests[0].body
+    assert marks(off) == 0 and marks(on) > 0
+
+
+def test_mcp_timeout_from_a_settings_files_env(tmp_path: Path) -> None:
+    """A settings file's MCP_TIMEOUT bounds loopwright's own wait for an MCP server to start (it was
+    only given to the servers: a server that never answers held the run for the default 30 s)."""
+    pytest.importorskip("mcp", reason="the MCP SDK is not installed")
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"mute": {"command": "sleep", "args": ["60"]}}}))
+    with ScriptedServer([[text("ok")]]) as srv:
+        p = run(tmp_path, srv.url, "--mcp-config", str(config),
+                "--settings", settings(tmp_path, {"MCP_TIMEOUT": "1000"}))
+    assert p.returncode == 0, p.stderr
+    assert "did not start within 1 s (MCP_TIMEOUT)" in p.stderr, p.stderr
+
+
+def test_every_honoured_variable_names_a_test_that_exists() -> None:
+    """The table's honoured rows each point at a test function that is there (one home: ccenv.py)."""
+    from loopwright.ccenv import HONOURED, REFUSED
+
+    root = Path(__file__).resolve().parents[2]
+    assert not set(HONOURED) & set(REFUSED)
+    for name, (_, test) in HONOURED.items():
+        file, _, func = test.partition("::")
+        assert f"def {func}(" in (root / file).read_text(), (name, test)

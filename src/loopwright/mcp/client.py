@@ -132,7 +132,7 @@ class McpRuntime:
     async def start(self) -> None:
         import importlib.util
 
-        timeout = env_seconds("MCP_TIMEOUT", START_TIMEOUT_MS)
+        timeout = env_seconds("MCP_TIMEOUT", START_TIMEOUT_MS, self.env)  # (the settings' env too)
         if any(c.authorizer is not None for c in self.connections):  # a person may be logging in meanwhile
             from .oauth import LOGIN_TIMEOUT_S
 

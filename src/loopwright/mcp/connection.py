@@ -13,6 +13,7 @@ import contextlib
 import logging
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,10 @@ TOOL_TIMEOUT_MS = 600_000
 STOP_BOUND_S = 10.0  # the SDK's own shutdown is bounded (~6 s worst case); this bounds ours
 
 
-def env_seconds(name: str, default_ms: int) -> float:
-    """A Claude Code timeout variable (milliseconds) in seconds."""
-    raw = os.environ.get(name, "")
+def env_seconds(name: str, default_ms: int, env: Mapping[str, str] | None = None) -> float:
+    """A Claude Code timeout variable (milliseconds) in seconds, from `env` (a run's: the settings
+    files' env over the environment) or the environment."""
+    raw = (os.environ if env is None else env).get(name, "")
     try:
         ms = float(raw) if raw.strip() else default_ms
     except ValueError:
@@ -281,7 +283,7 @@ class Connection:
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-        timeout = env_seconds("MCP_TOOL_TIMEOUT", TOOL_TIMEOUT_MS)
+        timeout = env_seconds("MCP_TOOL_TIMEOUT", TOOL_TIMEOUT_MS, {**os.environ, **self.env})
         try:
             return await call(timeout)
         except MCPError as e:
