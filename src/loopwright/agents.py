@@ -347,6 +347,9 @@ def _part(server: str) -> str:
 async def _run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: str, tool_use_id: str,
                         tools: list[Tool], left: float | None, cwd: Path | None = None) -> ToolOutput:
     model: str | Model | None = None if d.model in (None, "inherit") else d.model
+    settings_env = getattr(ports.settings, "env", None) or {}
+    if chosen := {**os.environ, **settings_env}.get("CLAUDE_CODE_SUBAGENT_MODEL", "").strip():
+        model = chosen  # Claude Code's: every subagent's model, over its agent file's (ccenv.py)
     if isinstance(model, str):
         model = resolve_alias(model)  # (as the run's own: the ANTHROPIC_DEFAULT_*_MODEL variables too)
     where = cwd or ports.cwd

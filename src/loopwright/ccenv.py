@@ -24,6 +24,8 @@ HONOURED: dict[str, tuple[str, str]] = {
     "MAX_THINKING_TOKENS": ("extended thinking with this budget when --thinking / AgentOptions.thinking give none "
                             "(0: off; a model that thinks adaptively only gets adaptive thinking, as from --thinking N)",
                             "tests/cli/test_cc_env.py::test_output_and_thinking_tokens_from_env"),
+    "CLAUDE_CODE_SUBAGENT_MODEL": ("every subagent's model, over its agent file's (aliases as --model's)",
+                                   "tests/cli/test_cc_env.py::test_subagent_model_from_env"),
     "MCP_TIMEOUT": ("MCP servers' start timeout (ms, default 30,000; MCP_TOOL_TIMEOUT a call's), a settings "
                     "file's env too", "tests/cli/test_cc_env.py::test_mcp_timeout_from_a_settings_files_env"),
     "DISABLE_PROMPT_CACHING": ("no cache_control marks on the calls (any value but empty, 0, false, no, off)",
@@ -41,7 +43,6 @@ REFUSED: dict[str, str] = {
                               "--model / ANTHROPIC_BASE_URL say",
     "API_TIMEOUT_MS": "loopwright's model calls keep their own timeouts (600 s of silence, 1,800 s a whole "
                       "call; a library Model takes others)",
-    "CLAUDE_CODE_SUBAGENT_MODEL": "subagents use their agent's model, else the run's",
     "ANTHROPIC_SMALL_FAST_MODEL": "loopwright makes no side calls to a small model",
 }
 

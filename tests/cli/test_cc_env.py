@@ -142,3 +142,20 @@ def test_every_honoured_variable_names_a_test_that_exists() -> None:
     for name, (_, test) in HONOURED.items():
         file, _, func = test.partition("::")
         assert f"def {func}(" in (root / file).read_text(), (name, test)
+
+
+def test_subagent_model_from_env(tmp_path: Path) -> None:
+    """CLAUDE_CODE_SUBAGENT_MODEL (a settings file's env) is the subagent's model, over its agent's
+    `model`; the main thread keeps its own (it was passed over: the agent's model ran)."""
+    from tests.helpers import use
+
+    agents = json.dumps({"quick": {"description": "quick", "prompt": "be quick", "model": "claude-haiku-4-5"}})
+    turns: list[Any] = [[use("a1", "Agent", subagent_type="quick", description="q", prompt="go")],
+                        [text("sub done")], [text("ok")]]
+    with ScriptedServer(turns) as srv:
+        p = run(tmp_path, srv.url, "--model", "claude-sonnet-4-5", "--agents", agents,
+                "--settings", settings(tmp_path, {"CLAUDE_CODE_SUBAGENT_MODEL": "opus"}))
+        models = [q.body["model"] for q in srv.loop_requests]
+    assert p.returncode == 0, p.stderr
+    assert models[0] == models[-1] == "claude-sonnet-4-5" and len(models) == 3, models
+    assert models[1].startswith("claude-opus"), models
