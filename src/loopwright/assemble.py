@@ -142,6 +142,12 @@ def _checked(options: AgentOptions, prompt: Prompt) -> tuple[list[WireBlock], Pa
     if not isinstance(prompt, (str, list)):
         raise TypeError(f"prompt must be a str (or a list of content blocks), not {type(prompt).__name__}")
     content = prompt_content(prompt)  # raises TypeError for a bad block
+    if any(b["type"] == "image" for b in content):  # (Pillow only for a prompt with an image)
+        from .tools.media import sendable_prompt
+
+        # an image the Messages API cannot process, kept in the history, made it refuse every
+        # later request of the session (and its resume): a notice instead, the type it is, scaled down
+        content = sendable_prompt(content)
     cwd = Path(options.cwd or ".").resolve()
     if not cwd.is_dir():
         raise ValueError(f"cwd {str(options.cwd)!r} is not an existing directory: create it first or "

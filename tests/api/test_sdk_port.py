@@ -411,7 +411,7 @@ async def test_async_iterable_prompt_one_run_per_message() -> None:
 
 @sync
 async def test_a_streamed_image_reaches_the_model_and_a_bad_block_is_the_readers_error() -> None:
-    png = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
+    png = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"}
 
     async def stream() -> Any:
         yield {"type": "user", "message": {"role": "user", "content": [
@@ -435,7 +435,7 @@ async def test_a_streamed_image_reaches_the_model_and_a_bad_block_is_the_readers
 
 @sync
 async def test_a_prompt_of_content_blocks_runs_and_a_bad_one_is_refused() -> None:
-    png = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
+    png = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"}
     model = answers("a cat")
     got = [m async for m in query([{"type": "text", "text": "what is it?"}, {"type": "image", "source": png}],
                                   AgentOptions(model=model))]

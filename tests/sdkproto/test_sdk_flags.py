@@ -213,7 +213,7 @@ def test_a_run_that_cannot_start_is_an_error_result_and_the_session_goes_on(tmp_
 def test_an_image_in_a_user_line_reaches_the_model(tmp_path: Path) -> None:
     """The SDK's user line with text and an image block: the model's first message holds both; a
     block that cannot be a prompt is named on stderr and left out, the run goes on."""
-    png = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
+    png = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"}
     content = [{"type": "text", "text": "what is in it?"}, {"type": "image", "source": png},
                {"type": "tool_result", "tool_use_id": "x", "content": "no"}]
     stdin = json.dumps({"type": "user", "message": {"role": "user", "content": content},

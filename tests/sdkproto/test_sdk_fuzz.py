@@ -24,14 +24,14 @@ from tests.protofuzz import Peer, lines
 
 pytestmark = pytest.mark.e2e
 MODEL = "claude-sonnet-4-6"
-IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"}}
 USER = {"type": "user", "message": {"role": "user", "content": "hi"}, "parent_tool_use_id": None, "session_id": ""}
 TEMPLATES: list[dict[str, Any]] = [
     USER,
     {**USER, "message": {"role": "user", "content": [{"type": "text", "text": "hi"},
                                                       {"type": "image", "source": {"type": "base64",
                                                                                    "media_type": "image/png",
-                                                                                   "data": "iVBORw0KGgo="}}]}},
+                                                                                   "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"}}]}},
     {"type": "control_request", "request_id": "r1", "request": {"subtype": "initialize", "hooks": None}},
     {"type": "control_request", "request_id": "r2", "request": {"subtype": "set_permission_mode", "mode": "default"}},
     {"type": "control_request", "request_id": "r3", "request": {"subtype": "set_model", "model": None}},

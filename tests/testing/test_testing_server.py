@@ -270,3 +270,24 @@ def test_claude_code_runs_a_tool_turn_against_the_server(tmp_path: Path) -> None
     assert result["subtype"] == "success" and result["result"] == "Wrote out.txt.", out.stdout[-2000:]
     assert (tmp_path / "out.txt").read_text() == "hello\n"
     assert [r.status for r in loop] == [529, 0, 200, 200] and [r.turn for r in loop] == [None, 1, 1, 2]
+
+
+def test_strict_mode_refuses_an_image_the_messages_api_cannot_process() -> None:
+    """Data not base64, no image (a PNG's head alone), a JPEG called image/png, 9000 px a side, in a
+    prompt or in a tool result: the Messages API answers 400; so does the strict server's rule."""
+    from loopwright.testing.api_rules import messages_problem
+    from tests.sdkproto.test_sdk_prompt_images import PNG, encoded, image
+
+    def problem(img: dict[str, object]) -> str | None:
+        return messages_problem([{"role": "user", "content": [{"type": "text", "text": "x"}, img]}])
+
+    assert problem(image(PNG, "image/png")) is None
+    assert "not valid base64" in (problem(image("not base64!", "image/png")) or "")
+    assert "Could not process image" in (problem(image("iVBORw0KGgo=", "image/png")) or "")
+    assert "appears to be a image/jpeg" in (problem(image(encoded("JPEG", (4, 4)), "image/png")) or "")
+    assert "8000 pixels" in (problem(image(encoded("PNG", (9000, 4)), "image/png")) or "")
+    nested = [{"role": "user", "content": "x"},
+              {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
+              {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                            "content": [image("iVBORw0KGgo=", "image/png")]}]}]
+    assert (messages_problem(nested) or "").startswith("messages.2.content.0.content.0.image")

@@ -32,6 +32,53 @@ def _blank_text_at(content: Any) -> str | None:
     return None
 
 
+_PIL_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
+
+
+def _image_problem(content: Any) -> str | None:
+    """Why the Messages API refuses a base64 image in a content list (in a tool_result's content
+    too), as `content.J...: <its words>`; None when it takes them all. Its data must be base64 of
+    an image that decodes, of the media type given, at most 8000 px a side."""
+    if not isinstance(content, list):
+        return None
+    for j, b in enumerate(content):
+        if not isinstance(b, dict):
+            continue
+        if b.get("type") == "tool_result" and (inner := _image_problem(b.get("content"))) is not None:
+            return f"content.{j}.{inner}"
+        src = b.get("source")
+        if b.get("type") != "image" or not isinstance(src, dict) or src.get("type") != "base64":
+            continue
+        if (why := _base64_image_problem(src.get("data"), src.get("media_type"))) is not None:
+            return f"content.{j}.image.source.base64{why}"
+    return None
+
+
+def _base64_image_problem(data: Any, mime: Any) -> str | None:
+    import base64
+    import binascii
+    import io
+
+    from PIL import Image
+
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError, TypeError):
+        return ".data: The image data is not valid base64"
+    try:
+        img = Image.open(io.BytesIO(raw))
+        img.load()
+    except Exception:  # noqa: BLE001 - whatever Pillow raises on a cut or corrupt image: the API cannot process it
+        return ": Could not process image"
+    actual = _PIL_TYPES.get(img.format or "")
+    if actual != mime:
+        return (f": The image was specified using the {mime} media type, but the image appears to be "
+                f"a {actual or img.format} image")
+    if max(img.size) > 8000:
+        return ".data: At least one of the image dimensions exceed max allowed size: 8000 pixels"
+    return None
+
+
 def messages_problem(messages: list[Any]) -> str | None:
     """Why the Messages API refuses `messages` (its error message), or None when it takes them:
     content_problem's rules, and Inv (P1-P3) for what comes before a final assistant message (a
@@ -50,7 +97,7 @@ def content_problem(messages: list[Any]) -> str | None:
     """The Messages API's rules on what messages hold (its error messages), or None: every message
     but an optional final assistant one has content; no text block is empty or whitespace only;
     tool_use ids are unique in the whole request, and they and the tool_results' tool_use_ids have
-    the API's shape ('^[a-zA-Z0-9_-]+$')."""
+    the API's shape ('^[a-zA-Z0-9_-]+$'); a base64 image is one it can process (_image_problem)."""
     seen: set[Any] = set()
     for i, m in enumerate(messages):
         if not isinstance(m, dict):
@@ -66,6 +113,8 @@ def content_problem(messages: list[Any]) -> str | None:
             continue
         if (where := _blank_text_at(content)) is not None:
             return f"messages.{i}.{where}: text content blocks must contain non-whitespace text"
+        if (image := _image_problem(content)) is not None:
+            return f"messages.{i}.{image}"
         for j, b in enumerate(content or []):
             if isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result"):
                 key = "id" if b["type"] == "tool_use" else "tool_use_id"

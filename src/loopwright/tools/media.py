@@ -104,6 +104,24 @@ def sendable_image(data: str, mime: str) -> list[Block]:
     return blocks
 
 
+def sendable_prompt(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A prompt's content blocks (an SDK's or stream-json user line's, an editor's, a library
+    caller's) with each base64 image made sendable_image: kept as given when it decodes as its
+    type within the limits, else a notice in text, the type it is, or scaled down (said)."""
+    out: list[dict[str, Any]] = []
+    for b in content:
+        src = b.get("source")
+        if b.get("type") != "image" or not isinstance(src, dict) or src.get("type") != "base64":
+            out.append(b)
+            continue
+        blocks = sendable_image(str(src.get("data")), str(src.get("media_type")))
+        if len(blocks) == 1 and isinstance(blocks[0], ImageBlock) and blocks[0].source == src:
+            out.append(b)  # (as given, its cache_control with it)
+        else:
+            out.extend(x.to_wire() for x in blocks)
+    return out
+
+
 def _encode(img: Any) -> tuple[bytes, str]:
     """PNG when it fits (lossless, keeps transparency), else JPEG at falling quality and size."""
     if img.mode not in ("RGB", "RGBA", "L", "LA"):
