@@ -737,7 +737,7 @@ def test_prompt_content_blocks(work: Path, tmp_path: Path) -> None:
     f = work / "notes.txt"
     blocks = [acp.text_block("look at these"), acp.resource_link_block("notes.txt", f.as_uri()),
               acp.resource_block(acp.embedded_text_resource("file:///sel.py", "def selected(): pass")),
-              acp.image_block("iVBORw0KGgo=", "image/png")]
+              acp.image_block("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC", "image/png")]
 
     async def go() -> Any:
         with ScriptedServer([[text("seen")]], model=MODEL) as srv:
@@ -753,7 +753,7 @@ def test_prompt_content_blocks(work: Path, tmp_path: Path) -> None:
     assert '<context ref="file:///sel.py">\ndef selected(): pass\n</context>' in sent
     images = [b for b in requests[0].body["messages"][0]["content"] if b.get("type") == "image"]
     assert len(images) == 1 and images[0]["source"] == {"type": "base64", "media_type": "image/png",
-                                                        "data": "iVBORw0KGgo="}
+                                                        "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"}
 
 
 def test_exit_plan_mode_asks_the_editor_and_switches_the_mode(work: Path, tmp_path: Path) -> None:
