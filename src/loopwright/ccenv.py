@@ -17,7 +17,7 @@ HONOURED: dict[str, tuple[str, str]] = {
                                 "tests/cli/test_cc_env.py::test_bash_timeouts_and_output_length_from_env"),
     "BASH_MAX_TIMEOUT_MS": ("the longest timeout a Bash call may ask for (default 600,000)",
                             "tests/cli/test_cc_env.py::test_bash_timeouts_and_output_length_from_env"),
-    "BASH_MAX_OUTPUT_LENGTH": ("the characters of a Bash output the model sees (default 30,000)",
+    "BASH_MAX_OUTPUT_LENGTH": ("the characters of a Bash (or BashOutput) output the model sees (default 30,000)",
                                "tests/cli/test_cc_env.py::test_bash_timeouts_and_output_length_from_env"),
     "CLAUDE_CODE_MAX_OUTPUT_TOKENS": ("max_tokens of every call when --max-tokens / AgentOptions.max_tokens give none",
                                       "tests/cli/test_cc_env.py::test_output_and_thinking_tokens_from_env"),

@@ -28,14 +28,14 @@ def run(tmp_path: Path, url: str, *args: str, **env: str) -> subprocess.Complete
 
 def results(srv: ScriptedServer) -> list[str]:
     """The text of each tool result the model was sent, in order."""
-    out: list[str] = []
+    out: dict[str, str] = {}
     for q in srv.loop_requests:
         for m in q.body["messages"]:
             for b in m["content"] if isinstance(m["content"], list) else []:
                 if b.get("type") == "tool_result":
                     c = b["content"]
-                    out.append(c if isinstance(c, str) else "".join(x.get("text", "") for x in c))
-    return list(dict.fromkeys(out))
+                    out[b["tool_use_id"]] = c if isinstance(c, str) else "".join(x.get("text", "") for x in c)
+    return list(out.values())
 
 
 def settings(tmp_path: Path, env: dict[str, str]) -> str:
@@ -51,16 +51,20 @@ def test_bash_timeouts_and_output_length_from_env(tmp_path: Path) -> None:
     long = bash("printf 'x%.0s' $(seq 1 2000); echo; echo END", "t1")
     slow = bash("sleep 30", "t2")
     asks_more = {**bash("sleep 30", "t3"), "input": {"command": "sleep 30", "timeout": 600000}}
-    turns: list[Any] = [[long], [slow], [asks_more], [text("done")]]
+    background = {**bash("", "t0"), "input": {"command": long["input"]["command"], "run_in_background": True}}
+    read_back = {"type": "tool_use", "id": "t4", "name": "BashOutput", "input": {"bash_id": "bash_1"}}
+    turns: list[Any] = [[background], [long], [slow], [asks_more], [read_back], [text("done")]]
     with ScriptedServer(turns) as srv:
         p = run(tmp_path, srv.url, "--settings", settings(tmp_path, {"BASH_MAX_OUTPUT_LENGTH": "300"}),
                 BASH_DEFAULT_TIMEOUT_MS="1000", BASH_MAX_TIMEOUT_MS="1500")
         got = results(srv)
     assert p.returncode == 0, p.stderr
-    assert len(got) == 3, got
-    assert "truncated" in got[0] and got[0].count("x") < 400 and len(got[0]) < 600, got[0]  # (head and tail kept)
-    assert "timed out" in got[1].lower() or "timeout" in got[1].lower(), got[1]
+    assert len(got) == 5, got
+    assert "END" in got[1]  # (head and tail kept)
+    for cut in (got[1], got[4]):  # (a background shell's output too, read by BashOutput 2.5 s later)
+        assert "truncated" in cut and cut.count("x") < 400 and len(cut) < 800, cut
     assert "timed out" in got[2].lower() or "timeout" in got[2].lower(), got[2]
+    assert "timed out" in got[3].lower() or "timeout" in got[3].lower(), got[3]
 
 
 def test_output_and_thinking_tokens_from_env(tmp_path: Path) -> None:

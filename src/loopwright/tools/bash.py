@@ -318,10 +318,10 @@ class BackgroundShell:
             return "running"
         return "completed" if code == 0 else "failed"
 
-    def take(self) -> str:
+    def take(self, max_chars: int = MAX_OUTPUT_CHARS) -> str:
         """Output since the last take (bounded: head and tail of it if there was a lot)."""
         with self.lock:
-            text = self.buf.render()
+            text = self.buf.render(max_chars)
             self.buf = CappedBuffer()
         return text
 
@@ -419,7 +419,7 @@ async def bash_output(inp: dict[str, Any], ctx: ToolContext) -> str:
     deadline = time.monotonic() + DRAIN_S
     while status != "running" and not shell.eof.is_set() and time.monotonic() < deadline:
         await asyncio.sleep(0.01)  # the reader may still be copying the last output
-    text = shell.take()
+    text = shell.take(_knob(ctx, "BASH_MAX_OUTPUT_LENGTH", MAX_OUTPUT_CHARS))
     pattern = inp.get("filter")
     if pattern and text:
         try:
