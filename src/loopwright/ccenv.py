@@ -19,7 +19,7 @@ HONOURED: dict[str, tuple[str, str]] = {
                             "tests/cli/test_cc_env.py::test_bash_timeouts_and_output_length_from_env"),
     "BASH_MAX_OUTPUT_LENGTH": ("the characters of a Bash (or BashOutput) output the model sees (default 30,000)",
                                "tests/cli/test_cc_env.py::test_bash_timeouts_and_output_length_from_env"),
-    "CLAUDE_CODE_MAX_OUTPUT_TOKENS": ("max_tokens of every call when --max-tokens / AgentOptions.max_tokens give none",
+    "CLAUDE_CODE_MAX_OUTPUT_TOKENS": ("max_tokens of every call when AgentOptions.max_tokens gives none",
                                       "tests/cli/test_cc_env.py::test_output_and_thinking_tokens_from_env"),
     "MAX_THINKING_TOKENS": ("extended thinking with this budget when --thinking / AgentOptions.thinking give none "
                             "(0: off; a model that thinks adaptively only gets adaptive thinking, as from --thinking N)",
