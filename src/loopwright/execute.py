@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .blocks import Block, TextBlock, ToolResultBlock, ToolUseBlock, blocks_from_wire
+from .blocks import Block, ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, blocks_from_wire
 from .gate import Allow, Deny, Permissions
 from .gate.decide import ReadOnly
 from .hooks import RunHooks
@@ -137,7 +137,14 @@ class Executor:
         try:
             before = self.ctx.state.bash.cwd if self.hooked else None  # CwdChanged: where the shell was
             output: ToolOutput = await self.obs.within(use.id, tool.call(tool_input, ctx, True, wait))
-            result = ToolResultBlock(use.id, output.content, output.is_error, details=output.details)
+            content = output.content
+            if not isinstance(content, str) and any(isinstance(b, ImageBlock) for b in content):
+                from .tools.media import sendable_blocks  # (Pillow only for a result with an image)
+
+                # a Python tool's image the Messages API cannot process (not base64, no image, another
+                # type, over 8000 px), kept in the history, made it refuse every later request
+                content = sendable_blocks(content)
+            result = ToolResultBlock(use.id, content, output.is_error, details=output.details)
             if self.hooked:
                 result = await self.obs.within(use.id, self._post_hooks(use, tool_input, output, before, result))
         except asyncio.CancelledError:

@@ -104,6 +104,20 @@ def sendable_image(data: str, mime: str) -> list[Block]:
     return blocks
 
 
+def sendable_blocks(blocks: list[Block]) -> list[Block]:
+    """A tool's result blocks (a Python tool's: MCP content shape, image blocks, bytes) with each
+    base64 image made sendable_image, the other blocks as they are."""
+    out: list[Block] = []
+    for b in blocks:
+        src = b.source if isinstance(b, ImageBlock) else None
+        if src is None or src.get("type") != "base64":
+            out.append(b)
+            continue
+        made = sendable_image(str(src.get("data")), str(src.get("media_type")))
+        out.extend([b] if len(made) == 1 and isinstance(made[0], ImageBlock) and made[0].source == src else made)
+    return out
+
+
 def sendable_prompt(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A prompt's content blocks (an SDK's or stream-json user line's, an editor's, a library
     caller's) with each base64 image made sendable_image: kept as given when it decodes as its
