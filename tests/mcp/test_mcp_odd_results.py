@@ -139,3 +139,16 @@ def test_an_mcp_prompts_blank_messages_never_reach_the_model(tmp_path: Path, pro
         assert said == ["do it"], sent
     else:
         assert said == ["/mcp__hostile__blank"] and "gave no text" in r.stderr, (sent, r.stderr)
+
+
+def test_a_structured_content_nested_5000_deep_is_named_not_a_recursion_error() -> None:
+    """Over stdio or HTTP the MCP library refuses JSON nested deeper than ~255 levels; an in-process
+    server hands its Python objects over, and json.dumps of 5,000 levels raised RecursionError. It is
+    bounded as a tool input is (blocks.too_deep, 100 levels): named in text, the call's output."""
+    deep: list[Any] = []
+    for _ in range(5000):
+        deep = [deep]
+    out = result_output(types.CallToolResult(content=[], structuredContent={"a": deep}), None)
+    assert isinstance(out.content, str) and "nested more than 100 levels deep" in out.content, out.content
+    shallow = result_output(types.CallToolResult(content=[], structuredContent={"a": [[1]]}), None)
+    assert shallow.content == '{"a": [[1]]}'

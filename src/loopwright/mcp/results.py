@@ -17,7 +17,7 @@ import json
 import os
 from typing import Any
 
-from ..blocks import Block, ImageBlock, TextBlock
+from ..blocks import Block, ImageBlock, TextBlock, too_deep
 from ..ids import SAFE_ID, new_hex
 from ..tools.base import ToolContext, ToolOutput
 
@@ -93,6 +93,10 @@ def result_output(result: Any, ctx: ToolContext | None, server_info: Any = None)
     blocks = [b for b in content_blocks(list(result.content or []))
               if not isinstance(b, TextBlock) or (b.text and not b.text.isspace())]
     structured = getattr(result, "structured_content", None)
+    if structured is not None and (deep := too_deep(structured)) is not None:
+        # (an in-process server's Python objects: over stdio or HTTP the MCP library refuses JSON
+        # nested past ~255 levels) json.dumps of thousands of levels raised RecursionError
+        structured = f"[the tool's structuredContent left out: {deep}]"
     as_text = structured is not None and not any(isinstance(b, TextBlock) for b in blocks)
     if as_text:
         blocks.insert(0, TextBlock(json.dumps(structured, ensure_ascii=False)))
