@@ -31,6 +31,13 @@ def layout(tmp_path: Path) -> tuple[Path, Path]:
     return work, outside
 
 
+def blocked_outside(work: Path, ask: str) -> None:
+    """The project's settings: reads outside the working directories blocked, `ask` asked about."""
+    (work / ".loopwright").mkdir()
+    (work / ".loopwright" / "settings.json").write_text(json.dumps(
+        {"permissions": {"blockReadsOutsideWorkingDirectories": True, "ask": [ask]}}))
+
+
 def swap_to_link(d: Path, target: Path) -> None:
     """`d` (a directory) becomes a symlink to `target`."""
     d.rename(d.with_name(d.name + ".moved"))
@@ -133,9 +140,7 @@ def test_read_blocked_outside_is_not_read_through_a_swapped_link(tmp_path: Path)
     work, outside = layout(tmp_path)
     (work / "sub" / "f.txt").write_text("inside\n")
     (outside / "f.txt").write_text("SECRET\n")
-    (work / ".loopwright").mkdir()
-    (work / ".loopwright" / "settings.json").write_text(
-        '{"permissions": {"blockReadsOutsideWorkingDirectories": true, "ask": ["Read"]}}')
+    blocked_outside(work, "Read")
 
     def answer(name: str, tool_input: dict[str, Any]) -> lw.Allow:
         swap_to_link(work / "sub", outside)
@@ -181,9 +186,7 @@ def test_a_second_judgment_of_the_same_path_does_not_cover_the_first(tmp_path: P
     work, outside = layout(tmp_path)
     (work / "sub" / "f.txt").write_text("inside\n")
     (outside / "f.txt").write_text("SECRET\n")
-    (work / ".loopwright").mkdir()
-    (work / ".loopwright" / "settings.json").write_text(
-        '{"permissions": {"blockReadsOutsideWorkingDirectories": true, "ask": ["Read"]}}')
+    blocked_outside(work, "Read")
     asked: list[str] = []
 
     def answer(name: str, tool_input: dict[str, Any]) -> lw.Allow:
@@ -198,12 +201,6 @@ def test_a_second_judgment_of_the_same_path_does_not_cover_the_first(tmp_path: P
     assert asked == ["Read"]  # the second was refused before anyone was asked
     results = r.messages[2]["content"]
     assert all(b.get("is_error") for b in results) and "SECRET" not in json.dumps(results), results
-
-
-def blocked_outside(work: Path, ask: str) -> None:
-    (work / ".loopwright").mkdir()
-    (work / ".loopwright" / "settings.json").write_text(json.dumps(
-        {"permissions": {"blockReadsOutsideWorkingDirectories": True, "ask": [ask]}}))
 
 
 @pytest.mark.parametrize("tool", ["Grep", "Glob", "Glob-prefix"])
