@@ -12,7 +12,9 @@ the real recorder.
 (a) `--resume ID` / `--continue`: the CLI (`-p`) against a loopback socket that only notes when
     the first request arrives; time from spawn to that request, and the child's VmHWM (peak
     RSS, read from /proc while it waits for the answer). A 2,000-turn session (~10 MB) and a
-    50 MB one; a fresh copy of the transcript for each run.
+    50 MB one; the 50 MB one again after a compaction at its end (`/compact` then one prompt:
+    what a long session with Claude looks like, compacted many times); a fresh copy of the
+    transcript for each run.
 (b) per-turn wall time of the loop at turns 2-201 vs the last 200 (time between the model's
     calls within a prompt: the tools, the transcript lines, Inv, the compaction check, the
     history), and per prompt the time from query() to its first model call (a new run on the
@@ -208,9 +210,33 @@ def listing(root: str, cwd: str) -> dict[str, Any]:
     return out
 
 
+def compacted(dirs: dict[str, str], sid: str) -> dict[str, Any]:
+    """The session `sid` resumed, compacted (LoopwrightClient.compact: its compact_boundary line)
+    and given one more prompt (the scripted model answers each call with text)."""
+    import loopwright as lw
+
+    answer = {"content": [{"type": "text", "text": "a summary of what was done"}],
+              "usage": {"input_tokens": 1000, "output_tokens": 20}}
+    options = lw.AgentOptions(model=lw.ScriptedModel(lambda h: answer), cwd=Path(dirs["cwd"]),
+                              sessions_dir=dirs["sessions"], persist_session=True, resume=sid)
+
+    async def go() -> None:
+        async with lw.LoopwrightClient(options) as c:
+            for prompt in ("one more", None, "after the compaction"):
+                if prompt is None:
+                    await c.compact(keep_last_turns=2)
+                    continue
+                await c.query(prompt)
+                async for _ in c.receive_response():
+                    pass
+
+    asyncio.run(go())
+    return {}
+
+
 def child_main(argv: list[str]) -> int:
     part, args = argv[0], json.loads(argv[1])
-    fn = {"build": build, "writes": writes, "listing": listing}[part]
+    fn = {"build": build, "writes": writes, "listing": listing, "compacted": compacted}[part]
     print(json.dumps(fn(**args)))
     return 0
 
@@ -361,11 +387,18 @@ def main() -> int:
 
         f = Path(b["dirs"]["sessions"]) / cwd_slug(b["dirs"]["cwd"]) / f"{b['sid']}.jsonl"
         b["file"], b["mb"] = f, f.stat().st_size / 1e6
+    # the big session compacted at its end (a copy; by the last series' tree: the same file for all)
+    big = built["big"]
+    cdirs = {**big["dirs"], "sessions": str(tmp / "compacted-s")}
+    shutil.copytree(big["dirs"]["sessions"], cdirs["sessions"])
+    child(series[-1][1], "compacted", dirs=cdirs, sid=big["sid"])
+    cfile = Path(cdirs["sessions"]) / cwd_slug(cdirs["cwd"]) / f"{big['sid']}.jsonl"
+    built["compacted"] = {**big, "dirs": cdirs, "file": cfile, "mb": cfile.stat().st_size / 1e6}
     # (a) the CLI's resume and continue, each series on the same transcripts, interleaved
-    for name in ("small", "big"):
+    for name in ("small", "big", "compacted"):
         b = built[name]
         keep = b["file"].read_bytes()
-        for flag in (["--resume", b["sid"]], ["--continue"]):
+        for flag in (["--resume", b["sid"]], ["--continue"])[: 1 if name == "compacted" else 2]:
             key = f"{name} {flag[0]}"
             for _ in range(args.runs):
                 for label, src in series:
@@ -403,9 +436,9 @@ def table(series: list[tuple[str, str]], res: dict[str, dict[str, Any]], built: 
     def med(xs: list[tuple[float, int]], i: int) -> float:
         return statistics.median(x[i] for x in xs)
 
-    for name, b in (("small", small), ("big", big)):
-        what = f"{b['turns']:,} turns, {b['mb']:.0f} MB transcript"
-        for flag in ("--resume", "--continue"):
+    for name, b in (("small", small), ("big", big), ("compacted", built["compacted"])):
+        what = f"{b['turns']:,} turns, {b['mb']:.0f} MB transcript" + (", compacted at its end" if name == "compacted" else "")
+        for flag in ("--resume", "--continue")[: 1 if name == "compacted" else 2]:
             row(f"(a) `-p {flag}` start → first request ({what})", lambda r, k=f"{name} {flag}": f"{med(r[k], 0) * 1e3:.0f} ms")
             row(f"(a) `-p {flag}` peak RSS at first request ({what})",
                 lambda r, k=f"{name} {flag}": f"{med(r[k], 1) / 1024:.0f} MiB")

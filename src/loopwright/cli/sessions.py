@@ -68,7 +68,7 @@ def _show(session_id: str, as_json: bool) -> int:
     if path is None:
         print(f"loopwright: no session {session_id!r}", file=sys.stderr)
         return 1
-    loaded = load_transcript(path)
+    loaded = load_transcript(path, whole=True)  # (every line shown, not only those since a compaction)
     if as_json:
         print(json.dumps(loaded.history, indent=2, ensure_ascii=False))
         return 0

@@ -4,6 +4,7 @@ calls and stray results repaired into a history that satisfies Inv."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,11 @@ def read_lines(path: Path, notes: list[str] | None = None) -> list[dict[str, Any
     """All whole lines of a transcript. A torn last line (a crash mid-write) or a line that is
     not a JSON object (garbage) is skipped, and said so in `notes`."""
     with open(path, "rb") as f:
-        raws = f.read().split(b"\n")
+        return _parsed(f.read().split(b"\n"), notes)
+
+
+def _parsed(raws: list[bytes], notes: list[str] | None) -> list[dict[str, Any]]:
+    """The JSON objects of a transcript's lines `raws` (read_lines)."""
     out: list[dict[str, Any]] = []
     bad: list[int] = []
     # _BATCH lines at a time joined into one JSON array: one parse for them (their dicts share their
@@ -46,6 +51,47 @@ def read_lines(path: Path, notes: list[str] | None = None) -> list[dict[str, Any
         shown = ", ".join(map(str, bad[:10])) + (", ..." if len(bad) > 10 else "")
         notes.append(f"skipped {len(bad)} line(s) that are not JSON objects (line {shown})")
     return out
+
+
+_BOUNDARY = b'"subtype":"compact_boundary"'  # (as the recorder writes it: JsonlWriter's compact JSON)
+_UUID = re.compile(rb'"uuid":"([^"\\]*)"')  # a line's uuid key (a string's quotes are escaped: not in one)
+
+
+def _from_last_compaction(data: bytes) -> list[dict[str, Any]] | None:
+    """The lines of transcript `data` from its last compact_boundary on, when the history they
+    rebuild is the one every line rebuilds (history_from_lines): the boundary carries the whole
+    history after it (data.messages) and nothing after it reaches back before it (a rewind to a
+    prompt before it; a line written twice, replayed once: a uuid of the lines before it), and no
+    line after it is torn or not JSON (the notes then name its place in the file). None: read
+    every line. A session compacted many times is parsed from its last compaction: the lines
+    before it are found as text (a search for the boundary, one for the uuids before it)."""
+    end = len(data)
+    while (at := data.rfind(_BOUNDARY, 0, end)) >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = start
+        stop = data.find(b"\n", at)
+        try:  # (the text may be inside another line: a tool's input that says so)
+            ln = json.loads(data[start:stop if stop >= 0 else len(data)])
+        except ValueError:
+            continue
+        if isinstance(ln, dict) and ln.get("type") == "system" and ln.get("subtype") == "compact_boundary":
+            break
+    else:
+        return None
+    d = ln.get("data")
+    if not (isinstance(d, dict) and isinstance(d.get("messages"), list)):
+        return None  # (a boundary that does not say the history after it: the lines before it count)
+    notes: list[str] = []
+    lines = _parsed(data[start:].split(b"\n"), notes)
+    if notes:
+        return None
+    ids = {u for x in lines if isinstance(u := x.get("uuid"), str)}
+    prompts = {x.get("uuid") for x in lines if x.get("type") == "user" and x.get("isPrompt")}
+    if any(x.get("type") == "rewind" and x.get("toUuid") not in prompts for x in lines):
+        return None
+    if any(u.decode("utf-8", "replace") in ids for u in _UUID.findall(data, 0, start)):
+        return None
+    return lines
 
 
 def _one_line(raw: bytes, last: bool, n: int, out: list[dict[str, Any]], bad: list[int], notes: list[str] | None) -> None:
@@ -362,9 +408,16 @@ def _valid(h: list[WireMessage]) -> bool:
     return True
 
 
-def load_transcript(path: Path) -> LoadedSession:
+def load_transcript(path: Path, whole: bool = False) -> LoadedSession:
+    """A transcript read back into the history a model may see. Past a compaction only the lines
+    from the last compact_boundary on are parsed (_from_last_compaction: the same history, their
+    notes; `lines` are those lines), unless `whole` (every line, to show them all)."""
     notes: list[str] = []
-    lines = read_lines(path, notes)
+    with open(path, "rb") as f:
+        data = f.read()
+    found = None if whole else _from_last_compaction(data)
+    lines = found if found is not None else _parsed(data.split(b"\n"), notes)
+    del data
     history, notes = history_from_lines(lines, notes)
     sid = path.stem  # the file name, not a field inside it: a session id becomes a path again
     last = next((u for ln in reversed(lines) if isinstance(u := ln.get("uuid"), str)), None)
