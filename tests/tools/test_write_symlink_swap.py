@@ -251,3 +251,44 @@ def test_one_tools_run_does_not_take_another_tools_judgment_of_the_same_path(tmp
     results = r.messages[2]["content"]
     assert "SECRET" not in json.dumps(results), results
     assert results[1].get("is_error"), results
+
+
+def test_a_denied_reads_judgment_does_not_refuse_a_later_read(tmp_path: Path) -> None:
+    """A Read refused (blockReadsOutsideWorkingDirectories: link.txt led outside) leaves no
+    judgment behind: once link.txt is a file of the workspace, a later Read of it reads it, not
+    'link.txt now names ..., not outside/f.txt as when its permission was checked'."""
+    work, outside = layout(tmp_path)
+    (outside / "f.txt").write_text("SECRET\n")
+    (work / "link.txt").symlink_to(outside / "f.txt")
+    blocked_outside(work, "WebFetch")
+    model = lw.ScriptedModel([[use("r1", "Read", file_path="link.txt")],
+                              [use("b1", "Bash", command="rm link.txt && echo inside-now > link.txt")],
+                              [use("r2", "Read", file_path="link.txt")], [text("done")]])
+    r = lw.run("go", lw.AgentOptions(model=model, tools=default_tools(), cwd=str(work), permission_mode="default",
+                                     can_use_tool=lambda name, x: lw.Allow(), setting_sources=["project"]))
+    assert first_tool_result(r, 2).get("is_error"), r.messages[2]  # refused outside
+    second = first_tool_result(r, 6)
+    assert not second.get("is_error") and "inside-now" in result_text(second), second
+
+
+def test_each_read_of_a_path_in_a_turn_is_checked_when_it_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two Reads of one path, both judged inside, run side by side: work/sub becomes a link to
+    outside/ once the first has resolved. The second must be checked against its own judgment
+    (the first's run took only its own), not read outside/'s SECRET unchecked."""
+    work, outside = layout(tmp_path)
+    (work / "sub" / "f.txt").write_text("inside\n")
+    (outside / "f.txt").write_text("SECRET\n")
+    planted: list[bool] = []
+
+    def plant() -> None:
+        if not planted:
+            planted.append(True)
+            swap_to_link(work / "sub", outside)
+
+    planted_after_resolve(monkeypatch, read, plant)
+    model = lw.ScriptedModel([[use("r1", "Read", file_path="sub/f.txt"), use("r2", "Read", file_path="sub/f.txt")],
+                              [text("done")]])
+    r = lw.run("go", lw.AgentOptions(model=model, tools=default_tools(), cwd=str(work), permission_mode="default"))
+    assert planted
+    results = r.messages[2]["content"]
+    assert "SECRET" not in json.dumps(results), results

@@ -97,6 +97,10 @@ class Permissions(Judge):
     ws: Workspace = field(init=False, repr=False, compare=False)
     # What the rules said about the last call decided (telemetry's execute_tool span reads it).
     last_verdict: Verdict | None = field(default=None, init=False, repr=False, compare=False)
+    # What the last evaluate judged a file tool's path to name ((tool, input path), (lexical,
+    # real)), or None: decide keeps it in tool_state.judged only for the input that will run.
+    judgment: tuple[tuple[str, str], tuple[str, str]] | None = field(default=None, init=False, repr=False,
+                                                                      compare=False)
     _granted: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)  # tool_state.grants taken
     # Why the run's tools may grant no rules (a skill's allowed-tools): managed settings'
     # allowManagedPermissionRulesOnly (settings.py); for_state closes the tools' GrantState.
@@ -153,16 +157,32 @@ class Permissions(Judge):
         # The rules' yes; or, in mode None with no callback to ask, a soft ask (only nothing
         # approved the call): it runs. (Here, not in _unasked: most calls, one call fewer.)
         if v.kind == "allow" or v.soft and self.mode is None and self.can_use_tool is None:
+            if self.judgment is not None:
+                self._keep(self.judgment)
             return ALLOWED
         if v.kind == "deny":
-            return Deny(v.reason)
+            return Deny(v.reason)  # (its judgment is not kept: no run would take it)
+        # The judgment of the input that will run (an answer's rewrite has its own), taken as each
+        # is made: other calls' decisions may be made while this one is asked about.
+        made = [self.judgment]
+        decision: Decision | None = None
         if self.mode == "auto" and self.auto is not None and v.code not in ("ask_rule", "hook"):
-            judged = await self._auto(name, tool_input, v)  # gate/auto.py; an explicit ask still asks
-            if judged is not None:
-                return judged
-        return await self._answer(name, tool_input, read_only, v)
+            decision = await self._auto(name, tool_input, v)  # gate/auto.py; an explicit ask still asks
+        if decision is None:
+            decision = await self._answer(name, tool_input, read_only, v, made)
+        if isinstance(decision, Allow):
+            self._keep(made[0])
+        return decision
 
-    async def _answer(self, name: str, tool_input: dict[str, Any], read_only: ReadOnly, v: Verdict) -> Decision:
+    def _keep(self, judgment: tuple[tuple[str, str], tuple[str, str]] | None) -> None:
+        """A call that will run: its file tool's judged path, which its run checks and takes
+        (workspace.ToolState.judged). A refused call's is never kept: nothing would take it, and
+        a later call of the path would be held to it (refused once the path changed)."""
+        if judgment is not None and self.tool_state is not None:
+            self.tool_state.judged.setdefault(judgment[0], []).append(judgment[1])
+
+    async def _answer(self, name: str, tool_input: dict[str, Any], read_only: ReadOnly, v: Verdict,
+                      made: list[tuple[tuple[str, str], tuple[str, str]] | None]) -> Decision:
         """An ask's answer (a PermissionRequest hook's, else the can_use_tool callback's, else a
         refusal). An answer that rewrites the input (an `updatedInput`: the SDK's, a Python
         callback's, a hook's) has the new input judged again before it runs (issue 40): a deny
@@ -174,7 +194,8 @@ class Permissions(Judge):
         same program) runs on that answer, as Claude Code runs a `can_use_tool` callback's
         rewrite: the answerer wrote it (the Claude Agent SDK's tool_permission_callback.py
         redirects a Write into ./safe_output/ and would be asked about its own redirection). The
-        one place every caller (the executor, @-mentions) gets this from."""
+        one place every caller (the executor, @-mentions) gets this from. `made`: the judgment
+        of the input asked about, replaced by each rewrite's."""
         asked = tool_input
         for _ in range(MAX_REWRITES + 1):
             decision = await self._one_answer(name, asked, v)
@@ -187,7 +208,7 @@ class Permissions(Judge):
             if new is None or new == asked:  # (a yes to a rewrite asked about again is a yes to the rewrite)
                 return Allow(asked) if isinstance(decision, Allow) and asked is not tool_input else decision
             seen, v = v, self.evaluate(name, new, read_only(new) if callable(read_only) else read_only)
-            self.last_verdict = v
+            self.last_verdict, made[0] = v, self.judgment  # (the rewrite's path is the one that would run)
             if v.kind == "deny":
                 return Deny(f"Permission denied: the answer's rewritten input is refused by the rules ({v.reason}).")
             if v.kind == "allow" or v.soft and self.mode is None and self.can_use_tool is None:
@@ -268,6 +289,7 @@ class Permissions(Judge):
                  hook_decision: str | None = None) -> Verdict:
         if not isinstance(tool_input, dict):
             tool_input = {}
+        self.judgment = None  # (set by a file tool's path judgment below)
         if self.tool_state is not None and self.tool_state.grants.rules is not self._granted:
             self._take_grants()  # (a call, only when the grants changed: most calls have none)
         if name == "Bash":
@@ -358,7 +380,7 @@ class Permissions(Judge):
         when it runs (workspace.ToolState.judged). Kept per tool: one tool's run checks (and takes)
         only its own judgments, never those of another tool's call of the same path."""
         if self.tool_state is not None and (path is None or isinstance(path, str)):
-            self.tool_state.judged.setdefault((name, path or ""), []).append((lexical, real))
+            self.judgment = ((name, path or ""), (lexical, real))  # (kept by decide for a call that runs)
 
     # Read, Glob, Grep, LS
     def _read(self, name: str, x: dict[str, Any], read_only: bool, hook: str | None) -> Verdict:

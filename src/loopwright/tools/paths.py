@@ -31,11 +31,20 @@ def resolve(file_path: str, ctx: ToolContext) -> Path:
 
 def as_judged(p: Path, given: str, ctx: ToolContext) -> Path:
     """`p` (absolute) resolved, refused if it names another file than this tool's judgments of the
-    input path `given` ("" for none) said (ctx.state.judged: each taken once, by this tool's run)."""
+    input path `given` ("" for none) said (ctx.state.judged: one a call that runs, each run takes one
+    and is held to all that are left: two calls of a path in a turn are judged before either runs)."""
     real = p.resolve()
+    key = (ctx.tool_name, given)
+    judgments = ctx.state.judged.get(key)
+    if not judgments:
+        return real
+    held = tuple(judgments)
+    del judgments[0]  # (one is this run's: the next run of the path is checked against its own)
+    if not judgments:
+        del ctx.state.judged[key]
     # (only where the gate judged the same name: a gate judging from another directory is not this check's)
     lexical = os.path.normpath(p)
-    for seen, judged in ctx.state.judged.pop((ctx.tool_name, given), ()):
+    for seen, judged in held:
         if seen == lexical and judged != str(real):
             raise ToolError(f"{given or p} now names {real}, not {judged} as when its permission was checked "
                             "(a symlink in it changed in between); nothing was done.")
