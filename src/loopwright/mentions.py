@@ -75,7 +75,9 @@ async def mention_blocks(prompt: str, cwd: Path, decide: Decide, read: Tool, ctx
             denied.append({"tool_name": "Read", "tool_use_id": f"mention-{i}", "tool_input": x})
             blocks.append({"type": "text", "text": f"({written} was not included: {decision.message})"})
             continue
-        out = await read.call(decision.updated_input or x, ctx)
+        # as the Read tool's call: held to the path's judgment (a link swapped in while the user
+        # answered is refused), which it takes (kept, it held a later Read of the path to it)
+        out = await read.call(decision.updated_input or x, ctx.for_call(f"mention-{i}", 1, "Read"))
         if out.is_error:
             blocks.append({"type": "text", "text": f"({written} could not be read: {out.content})"})
             continue

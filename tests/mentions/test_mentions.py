@@ -147,3 +147,28 @@ def test_a_symlink_out_of_the_workspace_is_judged_where_it_points(work: Path, tm
     r, rec = _run(work, "summarize @docs.md", [[text("ok")]], permission_mode="acceptEdits")
     assert "PRIVATE KEY" not in json.dumps(_first_message(rec))
     assert [d["tool_input"]["file_path"] for d in r.permission_denials] == [str(key)]
+
+
+def test_a_mention_swapped_to_a_link_while_asked_about_is_not_read(tmp_path: Path) -> None:
+    """A mention is a Read: judged inside (work/sub/f.txt, asked about by an ask rule), then
+    work/sub becomes a link to outside/ while the user answers. Approved, it must not include
+    outside/'s SECRET (blockReadsOutsideWorkingDirectories would have refused it there): the read
+    is held to its judgment as the Read tool's call is."""
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    (work / "sub").mkdir(parents=True)
+    (work / "sub" / "f.txt").write_text("inside\n")
+    outside.mkdir()
+    (outside / "f.txt").write_text("SECRET\n")
+    (work / ".loopwright").mkdir()
+    (work / ".loopwright" / "settings.json").write_text(json.dumps(
+        {"permissions": {"blockReadsOutsideWorkingDirectories": True, "ask": ["Read"]}}))
+
+    def answer(name: str, tool_input: dict[str, Any]) -> lw.Allow:
+        (work / "sub").rename(work / "sub.moved")
+        (work / "sub").symlink_to(outside, target_is_directory=True)
+        return lw.Allow()
+
+    r, rec = _run(work, "see @sub/f.txt", [[text("done")]], permission_mode="default", can_use_tool=answer,
+                  setting_sources=["project"])
+    sent = json.dumps(_first_message(rec))
+    assert "SECRET" not in sent and "sub/f.txt" in sent, sent
