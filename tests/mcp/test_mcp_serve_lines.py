@@ -323,3 +323,29 @@ def test_settings_the_server_cannot_run_with_end_it_with_one_line(tmp_path: Path
     assert p.returncode == 2
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and str(bad) in lines[0] and "permissions.allow" in lines[0], p.stderr
+
+
+def test_listing_and_reading_resources_keeps_no_path_judgments(tmp_path: Path) -> None:
+    """resources/list decides a Read of every file it lists, resources/read one of the file it
+    reads; neither runs the Read tool, which is what takes a kept judgment. Each request kept
+    one per file for the server's life (and a later Read tool call was held to all of them)."""
+    import asyncio
+
+    from loopwright.mcp.serve_core import Core
+    from loopwright.mcp.serve_resources import file_uri
+    from loopwright.options import AgentOptions
+
+    work = tmp_path / "work"
+    work.mkdir()
+    for i in range(3):
+        (work / f"f{i}.txt").write_text(f"{i}\n")
+
+    async def go() -> dict[Any, Any]:
+        files = Core(AgentOptions(cwd=work), fixtures=False).files
+        for _ in range(3):
+            listed, _ = await files.page(None)
+            assert len(listed) == 3
+            assert (await files.read(file_uri(work / "f0.txt")))["text"] == "0\n"
+        return files.executor.ctx.state.judged
+
+    assert asyncio.run(go()) == {}

@@ -74,7 +74,22 @@ class Files:
             decision = await self.executor.permissions.decide("Read", {"file_path": str(path)}, True, None)
         except Exception as e:  # noqa: BLE001 - an odd path: refused, as the executor fails closed
             return f"{type(e).__name__}: {e}"
-        return decision.message if isinstance(decision, Deny) else None
+        if isinstance(decision, Deny):
+            return decision.message
+        self._no_run(str(path))
+        return None
+
+    def _no_run(self, file_path: str) -> None:
+        """The path judgment the gate kept for an allowed Read (a run's Read checks and takes it)
+        taken back: none runs here (a listing; a resource this server reads itself), and each
+        resources/list, read or subscribe kept one for the server's life. (Right after the
+        decision, before any await: the last one kept for the path is this decision's.)"""
+        judged = self.executor.ctx.state.judged
+        held = judged.get(("Read", file_path))
+        if held:
+            held.pop()
+            if not held:
+                del judged[("Read", file_path)]
 
     async def gate_read(self, path: Path) -> str | None:
         """None when the executor's whole gate lets a Read of `path` run (PreToolUse hooks, then the
@@ -96,6 +111,8 @@ class Files:
             self.executor.pre_context.pop(use.id, None)
         if refused is not None:
             return str(refused.content)
+        if isinstance(tool_input.get("file_path"), str):
+            self._no_run(tool_input["file_path"])
         if tool_input.get("file_path") != asked["file_path"]:
             return "a PreToolUse hook changed the path"
         return None
