@@ -30,8 +30,13 @@ HONOURED: dict[str, tuple[str, str]] = {
                     "file's env too", "tests/cli/test_cc_env.py::test_mcp_timeout_from_a_settings_files_env"),
     "DISABLE_PROMPT_CACHING": ("no cache_control marks on the calls (any value but empty, 0, false, no, off)",
                                "tests/cli/test_cc_env.py::test_disable_prompt_caching_leaves_out_the_cache_marks"),
-    "MAX_MCP_OUTPUT_TOKENS": ("MCP tool outputs are cut past it (docs/mcp.md; from the environment)",
-                              "tests/mcp/test_mcp.py::test_stdio_server_through_the_loop"),
+    "MAX_MCP_OUTPUT_TOKENS": ("MCP tool outputs are cut past it (docs/mcp.md), a settings file's env too",
+                              "tests/cli/test_cc_env.py::test_max_mcp_output_tokens_from_a_settings_files_env"),
+    "API_TIMEOUT_MS": ("how long a model call waits for the server (the HTTP providers' `timeout`, default "
+                       "600,000; a whole call is never cut sooner); a timed-out call's error names it",
+                       "tests/cli/test_cc_env.py::test_api_timeout_ms_ends_a_call_to_a_slow_server"),
+    "CLAUDE_CODE_MAX_RETRIES": ("the retries of a failed model call (AgentOptions.max_retries, default 4)",
+                                "tests/cli/test_cc_env.py::test_api_timeout_ms_ends_a_call_to_a_slow_server"),
     "ANTHROPIC_DEFAULT_SONNET_MODEL": ("the model `sonnet` names (also _OPUS_, _HAIKU_)", "tests/models/test_catalog.py::test_claude_codes_alias_variables_name_the_aliases_model"),
 }
 
@@ -41,8 +46,6 @@ REFUSED: dict[str, str] = {
                                "--model / ANTHROPIC_BASE_URL say",
     "CLAUDE_CODE_USE_VERTEX": "loopwright has no Google Vertex AI provider; the model is called as "
                               "--model / ANTHROPIC_BASE_URL say",
-    "API_TIMEOUT_MS": "loopwright's model calls keep their own timeouts (600 s of silence, 1,800 s a whole "
-                      "call; a library Model takes others)",
     "ANTHROPIC_SMALL_FAST_MODEL": "loopwright makes no side calls to a small model",
 }
 
@@ -60,6 +63,12 @@ def number(env: Mapping[str, str], name: str, default: int) -> int:
     return value if value >= 0 else default
 
 
+def api_timeout(env: Mapping[str, str]) -> float | None:
+    """API_TIMEOUT_MS in seconds (a model call's longest wait), None when unset, 0 or malformed."""
+    ms = number(env, "API_TIMEOUT_MS", 0)
+    return ms / 1000 if ms > 0 else None
+
+
 def env_lines(env: Mapping[str, str]) -> list[str]:
     """One line per Claude Code variable in `env` that loopwright does not use (a flag variable
     set to 0/false is not said), and per honoured number that is not one."""
@@ -67,7 +76,7 @@ def env_lines(env: Mapping[str, str]) -> list[str]:
              if env.get(name) is not None and not (name.startswith("CLAUDE_CODE_USE_")
                                                    and env[name].strip().lower() in TRUTHY_OFF)]
     for name in ("BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS", "BASH_MAX_OUTPUT_LENGTH",
-                 "CLAUDE_CODE_MAX_OUTPUT_TOKENS", "MAX_THINKING_TOKENS"):
+                 "CLAUDE_CODE_MAX_OUTPUT_TOKENS", "MAX_THINKING_TOKENS", "API_TIMEOUT_MS", "CLAUDE_CODE_MAX_RETRIES"):
         raw = env.get(name, "").strip()
         if raw and number(env, name, -1) < 0:
             lines.append(f"{name}={raw!r} is not a non-negative number; loopwright uses its default")

@@ -512,9 +512,10 @@ def _named_tools(items: list[Any] | tuple[Any, ...]) -> list[Any]:
 def model_for(options: AgentOptions) -> Model:
     """The Model these options name (models.resolve_model with the options' provider settings)."""
     # provider SDKs load only when a provider is used
+    from .ccenv import api_timeout
     from .models import parse_model_spec, resolve_model
 
-    o, env = options, options.env
+    o, env = options, options.env  # (API_TIMEOUT_MS: the env's over the process's, read by the provider)
 
     def one(spec: str | Model | None) -> Model:
         # The provider variables in `env` count as they would in the environment (the Agent SDK
@@ -523,7 +524,7 @@ def model_for(options: AgentOptions) -> Model:
         return resolve_model(spec, base_url=o.base_url or env.get(f"{kind}_BASE_URL"),
                              api_key=o.api_key or env.get(f"{kind}_API_KEY"), max_retries=o.max_retries,
                              max_tokens=o.max_tokens, include_partial_messages=o.include_partial_messages,
-                             prompt_caching=o.prompt_caching)
+                             prompt_caching=o.prompt_caching, timeout=api_timeout(env))
 
     model = one(o.model if o.model is not None else env.get("LOOPWRIGHT_MODEL") or env.get("ANTHROPIC_MODEL"))
     if not o.fallback_model:

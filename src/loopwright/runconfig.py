@@ -114,7 +114,9 @@ def with_settings_model(options: AgentOptions, settings: Settings | None) -> Age
 
 def with_env_knobs(options: AgentOptions, settings: Settings | None) -> AgentOptions:
     """`options` with Claude Code's CLAUDE_CODE_MAX_OUTPUT_TOKENS (max_tokens) and MAX_THINKING_TOKENS
-    (thinking's budget; 0: none) where the options set none, DISABLE_PROMPT_CACHING (no cache marks): the options' env over the settings' env
+    (thinking's budget; 0: none) where the options set none, DISABLE_PROMPT_CACHING (no cache marks),
+    CLAUDE_CODE_MAX_RETRIES (max_retries, when left at its default), a settings file's API_TIMEOUT_MS
+    (into the options' env, where the provider reads it): the options' env over the settings' env
     over the environment, as the processes tools start see them (ccenv.py holds the table)."""
     from dataclasses import replace
 
@@ -128,6 +130,12 @@ def with_env_knobs(options: AgentOptions, settings: Settings | None) -> AgentOpt
         changes["thinking"] = {"type": "enabled", "budget_tokens": n} if n else {"type": "disabled"}
     if env.get("DISABLE_PROMPT_CACHING", "").strip().lower() not in TRUTHY_OFF:
         changes["prompt_caching"] = False
+    if options.max_retries == type(options).max_retries and (n := number(env, "CLAUDE_CODE_MAX_RETRIES", -1)) >= 0:
+        changes["max_retries"] = n
+    if settings is not None and "API_TIMEOUT_MS" in settings.env and "API_TIMEOUT_MS" not in (options.env or {}):
+        # the provider reads it from the options' env over the process's (Claude Code sets a settings
+        # file's env on its own process); tools and hooks get the settings' env all the same
+        changes["env"] = {**(options.env or {}), "API_TIMEOUT_MS": settings.env["API_TIMEOUT_MS"]}
     return replace(options, **changes) if changes else options
 
 

@@ -91,17 +91,16 @@ def test_output_and_thinking_tokens_from_env(tmp_path: Path) -> None:
 
 
 def test_unused_variables_and_a_malformed_number_are_named_in_one_line(tmp_path: Path) -> None:
-    """Bedrock, API_TIMEOUT_MS (a settings env), the small fast model: each named with what loopwright
-    does instead; BASH_DEFAULT_TIMEOUT_MS=abc is named and the default used; a flag set to 0 is not said."""
+    """Bedrock, the small fast model (a settings env): each named with what loopwright does instead;
+    BASH_DEFAULT_TIMEOUT_MS=abc is named and the default used; a flag set to 0 is not said."""
     with ScriptedServer([[bash("echo hi")], [text("done")]]) as srv:
-        p = run(tmp_path, srv.url, "--settings", settings(tmp_path, {"API_TIMEOUT_MS": "60000"}),
-                CLAUDE_CODE_USE_BEDROCK="1", CLAUDE_CODE_USE_VERTEX="0", ANTHROPIC_SMALL_FAST_MODEL="claude-haiku-4-5",
-                BASH_DEFAULT_TIMEOUT_MS="abc")
+        p = run(tmp_path, srv.url, "--settings", settings(tmp_path, {"ANTHROPIC_SMALL_FAST_MODEL": "claude-haiku-4-5"}),
+                CLAUDE_CODE_USE_BEDROCK="1", CLAUDE_CODE_USE_VERTEX="0", BASH_DEFAULT_TIMEOUT_MS="abc")
         got = results(srv)
     assert p.returncode == 0, p.stderr
     assert "Traceback" not in p.stderr and got and "hi" in got[0]
     lines = p.stderr.splitlines()
-    for name in ("CLAUDE_CODE_USE_BEDROCK", "API_TIMEOUT_MS", "ANTHROPIC_SMALL_FAST_MODEL"):
+    for name in ("CLAUDE_CODE_USE_BEDROCK", "ANTHROPIC_SMALL_FAST_MODEL"):
         said = [x for x in lines if name in x]
         assert len(said) == 1 and "does not use it" in said[0], p.stderr
     assert [x for x in lines if "BASH_DEFAULT_TIMEOUT_MS='abc'" in x and "default" in x], p.stderr
@@ -163,3 +162,75 @@ def test_subagent_model_from_env(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert models[0] == models[-1] == "claude-sonnet-4-5" and len(models) == 3, models
     assert models[1].startswith("claude-opus"), models
+
+
+def test_api_timeout_ms_ends_a_call_to_a_slow_server(tmp_path: Path) -> None:
+    """A settings file's API_TIMEOUT_MS=1000 ends a call the server holds for 4 s, and the error names
+    it (it was refused: loopwright waited its own 600 s); CLAUDE_CODE_MAX_RETRIES=0: no retry. Set in
+    the environment to 5000, the same server's answer, 4 s late, is waited for."""
+    import time
+
+    slow: list[Any] = [{"content": [text("late")], "delay": 4}]
+    with ScriptedServer(slow) as srv:
+        started = time.monotonic()
+        p = run(tmp_path, srv.url, "--settings", settings(tmp_path, {"API_TIMEOUT_MS": "1000"}),
+                CLAUDE_CODE_MAX_RETRIES="0")
+        took = time.monotonic() - started
+        calls = len(srv.loop_requests)
+    assert p.returncode != 0, p.stdout
+    said = [x for x in (p.stdout + p.stderr).splitlines() if "API_TIMEOUT_MS" in x]
+    assert said and "1000 ms" in said[0] and "timeout" in said[0].lower(), (p.stdout, p.stderr)
+    assert took < 4 and calls == 1, (took, calls)  # (ended by the timeout, not the answer; not retried)
+    with ScriptedServer([{"content": [text("late")], "delay": 4}]) as srv:
+        p = run(tmp_path, srv.url, API_TIMEOUT_MS="5000", CLAUDE_CODE_MAX_RETRIES="0")
+    assert p.returncode == 0 and "late" in p.stdout, (p.stdout, p.stderr)
+
+
+def test_max_mcp_output_tokens_from_a_settings_files_env(tmp_path: Path) -> None:
+    """A settings file's MAX_MCP_OUTPUT_TOKENS=50 cuts an MCP tool's output at 200 characters and the
+    notice names it (it was read from the process's environment only: the 1,000 characters went whole)."""
+    pytest.importorskip("mcp", reason="the MCP SDK is not installed")
+    import sys
+
+    from tests.helpers import use
+
+    server = Path(__file__).resolve().parents[1] / "mcp" / "mcp_test_server.py"
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"t": {"command": sys.executable, "args": [str(server)]}}}))
+    with ScriptedServer([[use("m1", "mcp__t__big", n=1000)], [text("done")]]) as srv:
+        p = run(tmp_path, srv.url, "--mcp-config", str(config),
+                "--settings", settings(tmp_path, {"MAX_MCP_OUTPUT_TOKENS": "50"}))
+        got = results(srv)
+    assert p.returncode == 0, p.stderr
+    assert len(got) == 1 and got[0].startswith("x" * 200) and "x" * 201 not in got[0], got
+    assert "MAX_MCP_OUTPUT_TOKENS=50" in got[0], got
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_api_timeout_ms_from_the_environment_bounds_a_library_models_wait(
+        provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model made in Python (resolve_model: both HTTP providers) waits API_TIMEOUT_MS for a server
+    that holds its answer, and the ModelError names it; an explicit `timeout` is over it."""
+    import asyncio
+    import time
+
+    from loopwright.models import ModelError, ModelRequest, complete, resolve_model
+    from loopwright.models.http import HTTPModel
+
+    monkeypatch.setenv("API_TIMEOUT_MS", "500")
+    spec = "claude-sonnet-4-5" if provider == "anthropic" else "openai:gpt-4o"
+    request = ModelRequest("sys", [], [{"role": "user", "content": "hi"}])
+    with ScriptedServer([{"content": [text("late")], "delay": 3}]) as srv:
+        base = srv.url if provider == "anthropic" else srv.url + "/v1"
+        model = resolve_model(spec, base_url=base, api_key="k", max_retries=0)
+        started = time.monotonic()
+        with pytest.raises(ModelError) as e:
+            asyncio.run(complete(model, request))
+        took = time.monotonic() - started
+    assert "API_TIMEOUT_MS" in str(e.value) and "500 ms" in str(e.value), e.value
+    assert took < 3, took
+    explicit = resolve_model(spec, base_url="http://127.0.0.1:9", api_key="k", timeout=30.0)
+    assert isinstance(explicit, HTTPModel) and explicit.timeout == 30.0
+    assert explicit.total_timeout == 1800.0
+    long = resolve_model(spec, api_key="k", timeout=3600.0)
+    assert isinstance(long, HTTPModel) and long.total_timeout == 3600.0  # (never cut before one silence ends)

@@ -30,8 +30,10 @@ MAX_RESULT_BYTES = 10 * 1024 * 1024  # all images of one result together
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 
-def max_output_chars() -> int:
-    raw = os.environ.get("MAX_MCP_OUTPUT_TOKENS", "")
+def max_output_chars(ctx: ToolContext | None = None) -> int:
+    """MAX_MCP_OUTPUT_TOKENS in characters: the run's env (a settings file's `env`, AgentOptions.env:
+    Claude Code sets a settings file's env on its own process) over the process's."""
+    raw = (ctx.env.get("MAX_MCP_OUTPUT_TOKENS") if ctx is not None else None) or os.environ.get("MAX_MCP_OUTPUT_TOKENS", "")
     tokens = int(raw) if raw.strip().isdigit() and int(raw) > 0 else MAX_OUTPUT_TOKENS
     return tokens * CHARS_PER_TOKEN
 
@@ -107,16 +109,16 @@ def result_output(result: Any, ctx: ToolContext | None, server_info: Any = None)
     # (Claude Code's content: the blocks, but a text made of structuredContent alone as a string)
     shown: str | list[Block] = content if as_text or not blocks else blocks
     return ToolOutput(content, is_error, mcp_details(shown, is_error, structured, getattr(result, "meta", None),
-                                                     server_info))
+                                                     server_info, max_output_chars(ctx)))
 
 
 def mcp_details(content: str | list[Block], is_error: bool, structured: Any = None, meta: Any = None,
-                server_info: Any = None) -> Any:
+                server_info: Any = None, limit: int | None = None) -> Any:
     """An MCP tool's structured output as Claude Code gives it (tool_use_result): {content, the
     structuredContent, _meta with the server's name and version}, or the content alone when there
     is neither (an Agent SDK program's in-process server). `content` is what the model got, as
     blocks (a failure's: its text after "Error: "); structuredContent only up to
-    MAX_MCP_OUTPUT_TOKENS, as the text is (past that the content's cut text says what there was)."""
+    MAX_MCP_OUTPUT_TOKENS (`limit` characters), as the text is (past that the content's cut text says what there was)."""
     shown: Any = content if isinstance(content, str) else [b.to_wire() for b in content]
     if is_error:
         text = content if isinstance(content, str) else "\n".join(b.text for b in content if isinstance(b, TextBlock))
@@ -130,7 +132,7 @@ def mcp_details(content: str | list[Block], is_error: bool, structured: Any = No
         out["_meta"] = meta
     if structured is not None:
         try:
-            fits = len(json.dumps(structured, ensure_ascii=False)) <= max_output_chars()
+            fits = len(json.dumps(structured, ensure_ascii=False)) <= (max_output_chars() if limit is None else limit)
         except (TypeError, ValueError):
             fits = False
         if fits:
@@ -160,7 +162,7 @@ def cap(blocks: list[Block], ctx: ToolContext | None) -> list[Block]:
     """Cut text beyond MAX_MCP_OUTPUT_TOKENS, with a notice; save the whole output beside the
     session transcript when there is one. Images are capped in bytes (cap_images)."""
     blocks = cap_images(blocks)
-    limit = max_output_chars()
+    limit = max_output_chars(ctx)
     total = sum(len(b.text) for b in blocks if isinstance(b, TextBlock))
     if total <= limit:
         return blocks

@@ -103,11 +103,12 @@ def check_model_spec(spec: str, field: str = "model") -> None:
 
 def resolve_model(spec: str | Model | None = None, *, base_url: str | None = None, api_key: str | None = None,
                   max_retries: int = 4, max_tokens: int | None = None, include_partial_messages: bool = False,
-                  prompt_caching: bool = True) -> Model:
+                  prompt_caching: bool = True, timeout: float | None = None) -> Model:
     """A Model instance passes through; a string picks the provider:
     `scripted:<file.json>`, `openai:<model>` (chat completions), `responses:<model>` (OpenAI's
     Responses API), or an Anthropic model id (`claude-...`).
-    None: $LOOPWRIGHT_MODEL, else DEFAULT_MODEL."""
+    None: $LOOPWRIGHT_MODEL, else DEFAULT_MODEL. `timeout`: an HTTP provider's longest wait in
+    seconds (None: API_TIMEOUT_MS, else 600)."""
     if spec is None:
         spec = os.environ.get("LOOPWRIGHT_MODEL", DEFAULT_MODEL)
     if not isinstance(spec, str):
@@ -121,15 +122,17 @@ def resolve_model(spec: str | Model | None = None, *, base_url: str | None = Non
         from .openai_responses import OpenAIResponsesModel
 
         return OpenAIResponsesModel(m.name, base_url=base_url, api_key=api_key, max_retries=max_retries,
-                                    max_tokens=max_tokens, include_partial_messages=include_partial_messages)
+                                    max_tokens=max_tokens, include_partial_messages=include_partial_messages,
+                                    timeout=timeout)
     if m.provider == "openai":
         from .openai_compat import OpenAICompatModel
 
         return OpenAICompatModel(m.name, base_url=base_url, api_key=api_key,
                                  max_retries=max_retries, max_tokens=max_tokens,
-                                 include_partial_messages=include_partial_messages)
+                                 include_partial_messages=include_partial_messages, timeout=timeout)
     from .anthropic import AnthropicModel
 
     return AnthropicModel(m.name, base_url=base_url, api_key=api_key,
                           max_retries=max_retries, max_tokens=max_tokens,
-                          include_partial_messages=include_partial_messages, prompt_caching=prompt_caching)
+                          include_partial_messages=include_partial_messages, prompt_caching=prompt_caching,
+                          timeout=timeout)

@@ -7,7 +7,8 @@ with loopwright's own retries, and no provider SDK on the path.
 - One connection pool (models/wire.py) per event loop (a pool is bound to its loop):
   connection pooling and HTTP/1.1 keep-alive across the calls of a run; timeouts
   `connect_timeout` (TCP + TLS), `timeout` (the longest silence: waiting for the
-  response, or between two reads of the stream) and `total_timeout` (one whole call,
+  response, or between two reads of the stream; default Claude Code's `API_TIMEOUT_MS`,
+  else 600 s) and `total_timeout` (one whole call, by default never less than `timeout`,
   checked as the stream arrives); proxies from the environment (`HTTPS_PROXY`,
   `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`); TLS from the system's trust store
   (`SSL_CERT_FILE` / `SSL_CERT_DIR` honoured).
@@ -77,7 +78,7 @@ MAX_BODY = 64 * 1024 * 1024
 # `"stream": false`, for a server whose streaming is broken). The functional form: the class form's
 # annotations are strings here, and typing compiles each one at import.
 HTTPOptions = TypedDict("HTTPOptions", {  # noqa: UP013 (see above)
-    "retry_base_delay": float | None, "retry_max_delay": float | None, "timeout": float, "connect_timeout": float,
+    "retry_base_delay": float | None, "retry_max_delay": float | None, "timeout": float | None, "connect_timeout": float,
     "total_timeout": float | None, "client": Any, "stream": bool}, total=False)
 
 
@@ -99,7 +100,7 @@ class HTTPModel:
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  max_retries: int = 4, max_tokens: int | None = None, include_partial_messages: bool = False,
                  *, retry_base_delay: float | None = None, retry_max_delay: float | None = None,
-                 timeout: float = READ_TIMEOUT_S, connect_timeout: float = CONNECT_TIMEOUT_S,
+                 timeout: float | None = None, connect_timeout: float = CONNECT_TIMEOUT_S,
                  total_timeout: float | None = TOTAL_TIMEOUT_S, client: Any = None, stream: bool = True) -> None:
         self.name = model
         self.stream_calls = stream
@@ -107,6 +108,12 @@ class HTTPModel:
         self.api_key = api_key or os.environ.get(self.env_api_key) or None
         self.max_tokens = max_tokens
         self.include_partial_messages = include_partial_messages
+        if timeout is None:  # Claude Code's API_TIMEOUT_MS, as base_url and api_key come from the environment
+            from ..ccenv import api_timeout
+
+            timeout = api_timeout(os.environ) or READ_TIMEOUT_S
+        if total_timeout == TOTAL_TIMEOUT_S:  # (the default whole call is never cut before one silence
+            total_timeout = max(total_timeout, timeout)  # could end: API_TIMEOUT_MS=3600000 is a slow gateway's)
         self.timeout = timeout
         self.connect_timeout = min(connect_timeout, timeout)
         self.total_timeout = total_timeout
@@ -328,6 +335,9 @@ class HTTPModel:
                 return Failure(f"connection error: {name}: {e} (nothing is listening there: is the server at "
                                f"{shown_url(self.base_url or self.default_base_url)} running, or a proxy it goes "
                                "through?)")
+            if name in ("ReadTimeout", "WriteTimeout") and self.sdk_client is None:  # (the knob that sets the wait, as Claude Code's users know it)
+                return Failure(f"connection error: {name}: {e} (API_TIMEOUT_MS sets how long a model call waits: "
+                               f"{self.timeout * 1000:.0f} ms here)")
             return Failure(f"connection error: {name}: {e or 'no details'}")
         if sdk is not None and isinstance(e, getattr(sdk, self.sdk_error)):
             return Failure(f"{type(e).__name__}: {e}", retryable=False)
