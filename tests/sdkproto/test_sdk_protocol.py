@@ -457,6 +457,20 @@ def test_stderr_callback_gets_debug_lines(tmp_path: Path) -> None:
     assert any("argv" in line and "--input-format stream-json" in line for line in lines)
 
 
+def test_a_typod_allowed_tools_rule_is_named_once(tmp_path: Path) -> None:
+    """ClaudeAgentOptions(allowed_tools=['Bsh']): named once on stderr, as the SDK's option, and
+    in the init line's warnings (the CLI's flag line said it a second time, as --allowedTools)."""
+    lines: list[str] = []
+    with ScriptedServer([[text("ok")]]) as srv:
+        msgs = asyncio.run(collect("x", options("loopwright", srv, tmp_path, stderr=lines.append,
+                                                allowed_tools=["Bsh"])))
+    assert result_of(msgs).subtype == "success"
+    named = [line for line in lines if "Bsh" in line]
+    assert len(named) == 1 and "allowed_tools Bsh" in named[0] and "did you mean Bash" in named[0], lines
+    init = next(m for m in msgs if isinstance(m, SystemMessage) and m.subtype == "init")
+    assert any("allowed_tools Bsh" in w for w in init.data.get("warnings", [])), init.data
+
+
 # --- streaming input (an AsyncIterable prompt) ------------------------------------------------
 
 def test_async_iterable_prompt_runs_each_message(tmp_path: Path) -> None:

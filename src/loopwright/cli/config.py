@@ -293,11 +293,7 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
     except (OSError, ValueError) as e:
         raise UsageError(f"--agents: {e}") from None
     tools = [*default_tools(), make_agent_tool(agents)]  # (the Task tools unless CLAUDE_CODE_ENABLE_TASKS=false)
-    from ..gate.rules import rules_naming_no_tool
-
-    for flag, values in (("--allowedTools", args.allowed_tools), ("--disallowedTools", args.disallowed_tools)):
-        for warning in rules_naming_no_tool(flag, split_tools(values), {t.name for t in tools}):
-            print(f"loopwright: warning: {warning}", file=sys.stderr)
+    _rules_naming_no_tool(args, tools)
     denied = {r for r in split_tools(args.disallowed_tools) if "(" not in r}  # a disallowed tool is not offered
     tools = offered_tools([t for t in tools if t.name not in denied], getattr(args, "tools", None), denied, [])
     settings = _read_settings(args, cwd)  # once: their "agent", "model", "fallbackModel", "effortLevel", apiKeyHelper
@@ -372,6 +368,19 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
     check_model(model, args.base_url, need_key=not (settings is not None and settings.api_key_helper))
     check_base_url(model, args.base_url)
     return replace(options, model=model) if options.model is None else options
+
+
+def _rules_naming_no_tool(args: argparse.Namespace, tools: list[Any]) -> None:
+    """--allowedTools / --disallowedTools rules that name no tool (a typo: `Bsh`), one warning
+    each, before the run. Not as the SDK's CLI: there the run names them as the SDK's options
+    (allowed_tools=[...]) in its init line and on stderr, and the flag's line made it twice."""
+    if getattr(args, "rules_named_by_run", False):
+        return
+    from ..gate.rules import rules_naming_no_tool
+
+    for flag, values in (("--allowedTools", args.allowed_tools), ("--disallowedTools", args.disallowed_tools)):
+        for warning in rules_naming_no_tool(flag, split_tools(values), {t.name for t in tools}):
+            print(f"loopwright: warning: {warning}", file=sys.stderr)
 
 
 def main_agent(name: str | None, agents: dict[str, AgentDefinition], cwd: Path,

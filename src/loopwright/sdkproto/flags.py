@@ -122,6 +122,7 @@ def parse(argv: list[str], parser: argparse.ArgumentParser) -> SdkFlags:
 
     if args.fallback_model:
         args.fallback_model = ",".join(resolve_alias(m) for m in args.fallback_model.split(","))
+    args.rules_named_by_run = True  # (a typo'd allowed_tools rule: named once, by the run, as the SDK's option)
     try:
         options = build_options(args)
         if (said := check_sessions(options)) is not None:
