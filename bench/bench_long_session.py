@@ -23,7 +23,9 @@ the real recorder.
 (c) the session list (`loopwright sessions list`, what /resume's picker reads through
     list_sessions) with 500 sessions in one project directory.
 (d) memory held by the conversation: tracemalloc's traced memory of the history a client
-    keeps after the session, and of the provider's encoded-message cache, per tool-output byte.
+    keeps after the session, and of the provider's encoded-message cache, per tool-output byte;
+    and what the interactive mode's trace (cli/toolview.ReplRenderer: what `/expand` redraws)
+    keeps of the same messages shown to it (the memory freed when it goes).
 (e) a transcript line's write: JsonlWriter.write of a turn's lines on an empty file vs on the
     50 MB one (one O_APPEND write, no fsync by default).
 
@@ -63,15 +65,22 @@ def output_text(turn: int, kb: int) -> str:
     return (line * (kb * 1024 // len(line) + 1))[: kb * 1024]
 
 
-def build(dirs: dict[str, str], turns: int, per_prompt: int, kb: int, traced: bool = False) -> dict[str, Any]:
+def build(dirs: dict[str, str], turns: int, per_prompt: int, kb: int, traced: bool = False,
+          view: bool = False) -> dict[str, Any]:
     """A session of `turns` tool turns, `per_prompt` per prompt, through LoopwrightClient.
-    `traced`: under tracemalloc (no timings), what the client holds once the session is built."""
+    `traced`: under tracemalloc (no timings), what the client holds once the session is built;
+    with `view`, only what the interactive trace shown its messages holds."""
     import tracemalloc
 
     import loopwright as lw
 
+    shown: Any = None
     if traced:
         tracemalloc.start()
+    if view:
+        from loopwright.cli.toolview import Log, ReplRenderer
+
+        shown = ReplRenderer(open(os.devnull, "w"), Log())  # noqa: SIM115 - the bench child's life
 
     calls: list[float] = []
     state = {"k": 0}
@@ -106,6 +115,8 @@ def build(dirs: dict[str, str], turns: int, per_prompt: int, kb: int, traced: bo
                 t0 = time.perf_counter()
                 await c.query(f"prompt {p}: go on")
                 async for m in c.receive_response():
+                    if shown is not None:
+                        shown.show(m)
                     if isinstance(m, lw.ResultMessage) and m.subtype != "success":
                         raise SystemExit(f"prompt {p}: {m.subtype} {m.errors}")
                 prompt_first.append(calls[before] - t0)
@@ -119,6 +130,14 @@ def build(dirs: dict[str, str], turns: int, per_prompt: int, kb: int, traced: bo
     t0 = time.perf_counter()
     history, sid = asyncio.run(go())
     total = time.perf_counter() - t0
+    if view:  # the memory freed when the trace goes: what it alone held
+        import gc
+
+        with_view = tracemalloc.get_traced_memory()[0]
+        shown = None
+        gc.collect()
+        view_bytes = with_view - tracemalloc.get_traced_memory()[0]
+        return {"view_per_output_byte": view_bytes / (state["k"] * kb * 1024), "view_mb": view_bytes / 1e6}
     if traced:  # the growth from a tenth of the session to its end, per tool-output byte appended
         enc = encode_figures(history)
         tracemalloc.stop()
@@ -379,7 +398,9 @@ def main() -> int:
             print(label, name, json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}),
                   flush=True)
             res[label][name] = {**r, **child(src, "build", dirs={**dirs, "sessions": str(d / "s-traced")},
-                                             turns=args.turns, per_prompt=pp, kb=kb, traced=True)}
+                                             turns=args.turns, per_prompt=pp, kb=kb, traced=True),
+                                **child(src, "build", dirs={**dirs, "sessions": str(d / "s-view")},
+                                        turns=args.turns, per_prompt=pp, kb=kb, traced=True, view=True)}
             built.setdefault(name, {**r, "dirs": dirs})
     for name in ("small", "big"):
         b = built[name]
@@ -455,6 +476,8 @@ def table(series: list[tuple[str, str]], res: dict[str, dict[str, Any]], built: 
         row(f"(d) memory kept per tool-output byte as the session grows (traced in all; {what})",
             lambda r, n=name: f"{r[n]['held_per_output_byte']:.2f} B ({r[n]['held_mb']:.0f} MB at the end)")
         row(f"(d) the Anthropic provider's encoded-message cache, whole session ({what})", lambda r, n=name: f"{r[n]['encoder_cache_mb']:.0f} MB")
+        row(f"(d) the interactive trace (`/expand`'s views), per tool-output byte ({what})",
+            lambda r, n=name: f"{r[n]['view_per_output_byte']:.2f} B ({r[n]['view_mb']:.0f} MB)")
     row(f"(c) `loopwright sessions list` (list_sessions), {args.sessions} sessions of ~15 turns",
         lambda r: f"{r['list']['list_s'] * 1e3:.0f} ms")
     row("(c) `/resume` picker's list (the 15 newest) of the same", lambda r: f"{r['list']['picker_s'] * 1e3:.0f} ms")

@@ -97,21 +97,42 @@ def patch_diff(details: Any) -> tuple[list[str], int, int] | None:
 
 @dataclass
 class OutputView:
-    """One tool result as shown: its outcome line and its output lines, collapsed or expanded."""
+    """One tool result as shown: its outcome line and its output lines, collapsed or expanded.
+
+    A result shown as its own lines (Read, Bash, most tools) keeps the output's text, the string
+    the history holds too, and splits it when drawn: a list of its lines was one more copy of each
+    output for the whole session (a str object per line: ~1.6x the output's size)."""
 
     n: int
     header: str
-    body: list[str] = field(default_factory=list)
+    body: list[str] = field(default_factory=list)  # lines made for the view: a diff, a Write's content
     preview: int = PREVIEW
     expanded: bool = False
+    output: str = ""  # else the output itself: its first `count` lines (after rstrip) are the body
+    count: int = 0
+
+    def lines(self, k: int | None = None) -> list[str]:
+        """The body's lines, or its first k."""
+        if not self.output:
+            return self.body if k is None else self.body[:k]
+        if k is not None and k < self.count:  # (lines before the last: rstrip leaves them as they are)
+            parts = self.output.split("\n", k)  # (the text to its k-th newline, that newline included)
+            head = "\n".join(parts[:k]) + "\n" if len(parts) > k else self.output
+            return [visible(ln) for ln in head.splitlines()[:k]]
+        return [visible(ln) for ln in self.output.rstrip().splitlines()[: self.count]]
+
+    @property
+    def size(self) -> int:
+        """The body's line count."""
+        return self.count if self.output else len(self.body)
 
     def render(self) -> str:
-        shown = self.body if self.expanded else self.body[: self.preview]
+        shown = self.lines(None if self.expanded else self.preview)
         lines = [self.header, *(f"      {ln}" for ln in shown)]
-        rest = len(self.body) - len(shown)
+        rest = self.size - len(shown)
         if rest:
             lines.append(f"      {DIM}… +{rest} lines (ctrl+o to expand · /expand {self.n}){RESET}")
-        elif self.expanded and len(self.body) > self.preview:
+        elif self.expanded and self.size > self.preview:
             lines.append(f"      {DIM}(ctrl+o or /expand {self.n} to collapse){RESET}")
         return "\n".join(lines) + "\n"
 
@@ -119,10 +140,11 @@ class OutputView:
 def make_view(n: int, name: str, tool_input: dict[str, Any], r: ToolResultBlock, cwd: Path | None) -> OutputView:
     """The view of result `r` of a `name` call with `tool_input`."""
     mark = "✗" if r.is_error else "✓"
-    text = r.text.rstrip()
-    lines = [visible(ln) for ln in text.splitlines()]
+    output = r.text  # (the history's string: kept, not copied)
+    lines = [visible(ln) for ln in output.rstrip().splitlines()]  # (counted here, dropped: drawn from `output`)
     summary = describe_result(name, r, cwd)
     body: list[str] = []
+    count = 0
     preview = PREVIEW
     path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
     if name in ("Edit", "MultiEdit") and not r.is_error and isinstance(path, str):
@@ -136,14 +158,14 @@ def make_view(n: int, name: str, tool_input: dict[str, Any], r: ToolResultBlock,
     elif name == "Write" and not r.is_error and isinstance(tool_input.get("content"), str):
         body = [f"{i:>5}   {visible(ln)}" for i, ln in enumerate(str(tool_input["content"]).splitlines(), 1)]
     elif name == "Read":
-        body, preview = lines, 0  # the file itself: only on demand
+        count, preview = len(lines), 0  # the file itself: only on demand
     else:
         if name == "Bash":
             status = 1 if lines and EXIT.match(lines[-1].strip()) else 0  # "Exit code N": in the summary
             lines = lines[: len(lines) - status]
-            summary = re.sub(r"\(\d+ lines\)$", f"({full_line_count(text) - status} lines)", summary)
-        body = lines if len([ln for ln in lines if ln.strip()]) > 1 else []  # one line: the summary says it
-    return OutputView(n, f"    ⎿ {mark} {name}: {summary}", body, preview)
+            summary = re.sub(r"\(\d+ lines\)$", f"({full_line_count(output.rstrip()) - status} lines)", summary)
+        count = len(lines) if len([ln for ln in lines if ln.strip()]) > 1 else 0  # one line: the summary says it
+    return OutputView(n, f"    ⎿ {mark} {name}: {summary}", body, preview, output=output if count else "", count=count)
 
 
 class Log:
