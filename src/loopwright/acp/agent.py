@@ -127,6 +127,11 @@ class LoopwrightAcpAgent:
             raise acp.RequestError.invalid_request({"message": PROMPT_BUSY})
         previous = self.sessions.get(session_id)  # a live session a failed load must not take away
         session = await self._open(session_id, cwd, mcp_servers, additional_directories, resumable=True)
+        if previous is not None and previous.control is not None:
+            # a prompt started while the options were built (off the loop): it keeps its session,
+            # or the next prompt would run beside it and a cancel would reach the idle new one
+            self.sessions[session_id] = previous
+            raise acp.RequestError.invalid_request({"message": PROMPT_BUSY})
         try:
             loaded = await asyncio.to_thread(store_for(session.options).load, session_id, session.cwd)
         except (SessionNotFound, OSError, ValueError) as e:
