@@ -373,3 +373,32 @@ def test_a_forced_exit_gives_the_terminal_back() -> None:
         assert p.returncode == 128 + signal.SIGTERM, p.stderr
         assert "a test" in p.stderr
         assert termios.tcgetattr(f.fileno()) == user
+
+
+@pytest.mark.e2e
+@needs_tmux
+@pytest.mark.parametrize("busy", ["shell", "run"])
+def test_lines_still_queued_when_the_user_leaves_are_named_not_sent(session: Any, tmp_path: Path, busy: str) -> None:
+    """Ctrl-D while a `!` command or a run's tool works, with a line queued: the session ends (no
+    run starts for the line: the user is leaving) and says which line was not sent, rather than
+    dropping it without a word."""
+    gate = tmp_path / "gate"
+    s = session([[{"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "sleep 41.7"}}],
+                 [{"type": "text", "text": "ANSWER-TWO"}]], "--permission-mode", "bypassPermissions")
+    t = s.t
+    t.wait("/help for commands")
+    if busy == "shell":
+        t.type(f"!while [ ! -e {gate} ]; do sleep 0.05; done\r")
+        t.wait("› !while")
+    else:
+        t.type("go\r")
+        t.wait("⏺ Bash(sleep 41.7)")
+    t.type("left behind\r")
+    t.wait("↳ queued: left behind")
+    t.keys("C-d")
+    t.wait("press Ctrl-D again")
+    t.keys("C-d")
+    assert exit_status(tmp_path / "exit_status", WAIT) == "0", t.screen()
+    screen = s.whole()
+    assert "not sent" in screen and "left behind" in screen.split("not sent", 1)[1], screen
+    assert "ANSWER-TWO" not in screen and "sending queued message" not in screen, screen

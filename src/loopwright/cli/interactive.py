@@ -105,6 +105,7 @@ class Repl:
             self.custom_status.on_change = lambda: self.app.invalidate() if self.app is not None else None
         self.prompt_session: Any = None
         self.exit_asked = 0.0
+        self.leaving = False  # the user left: a queued line starts no run now (_unsent names it)
         # AskUserQuestion and ExitPlanMode ask through dialogs like the permission one (cli/questions.py)
         self.questions = UserAsker(lambda s: self.say(s), self._plan_mode_done)
         self.elicitor = Elicitor(lambda s: self.say(s))  # an MCP server's questions (cli/elicit_dialog.py)
@@ -189,7 +190,7 @@ class Repl:
         return text
 
     def _send_held(self, _: asyncio.Task[Any]) -> None:  # a command's turn ended: typed meanwhile, sent now
-        if self.held and not self.busy:
+        if self.held and not self.busy and not self.leaving:
             self.say(f"  ✉ sending queued message: {self.held[0][:80]}")
             self.start_turn(self.take_held())
 
@@ -220,7 +221,7 @@ class Repl:
                 # A line typed while the run ended is in pending once it has ended; from this check to
                 # the turn's end nothing awaits, so no later line is queued for a run that never comes.
                 await self.client.wait_ended()
-                if not self.client.pending and not self.held:
+                if self.leaving or not self.client.pending and not self.held:
                     break
                 self.say(f"  ✉ sending queued message: {(self.client.pending or self.held)[0][:80]}")  # the next prompt
                 await self.client.query(self.take_held())
@@ -393,11 +394,12 @@ class Repl:
                 self.say("  ● the first prompt continues the saved session")
             with contextlib.suppress(asyncio.CancelledError):
                 await reading
-            self.held.clear()  # (leaving: no run starts for them now)
+            self.leaving = True  # (no run starts for a queued line now)
             if self.busy:
                 self.interrupt()
                 assert self.turn is not None
                 await asyncio.wait([self.turn], timeout=10)
+            self._unsent()
             await self.client.disconnect()
         warming.cancel()
         # A server some task still shuts down (the / menu's warm-up) is ended now: a shutdown
@@ -413,6 +415,14 @@ class Repl:
             self.say(f"to resume this session: loopwright --resume {sid}")
         self.say("bye")
         return 0
+
+    def _unsent(self) -> None:
+        """The lines still queued when the user left (typed while a run, a command or a `!`
+        command worked): named, not sent. Leaving starts no run for them (one started as the
+        session exited, its tools and all), nor drops them without a word."""
+        for line in [*self.client.pending, *self.held]:
+            self.say(f"  ✉ not sent (you left first): {line[:80]}")
+        self.held.clear()
 
     async def _warm_up(self) -> None:
         """Load the provider while the user types the first prompt."""
