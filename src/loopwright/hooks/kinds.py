@@ -194,6 +194,22 @@ def _parse_hook(h: Any, where: str, warnings: list[str]) -> ConfiguredHook | Non
     for key in sorted(set(h) - _KEYS[kind]):
         why = REFUSED_HOOK_KEYS.get(key, "not a key loopwright knows for this hook type")
         warnings.append(f"{where}: {kind} hook key {key!r} is ignored: {why}")
+    common = _common_keys(h, kind, where)
+    if kind == "command":
+        return _command_hook(h, where, warnings, common)
+    if kind == "http":
+        return _http_hook(h, where, common)
+    if kind == "mcp_tool":
+        return _mcp_tool_hook(h, where, common)
+    prompt = h.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ValueError(f"{where}: a {kind} hook needs a \"prompt\" string")
+    return ModelHook(prompt, kind, model=_opt_str(h, "model", where), continue_on_block=h.get("continueOnBlock") is True,
+                     **common)
+
+
+def _common_keys(h: dict[str, Any], kind: str, where: str) -> dict[str, Any]:
+    """The keys every hook type reads (timeout, if, once; onFailure but for an agent hook), checked."""
     timeout = h.get("timeout")
     if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
         raise ValueError(f"{where}: timeout must be a positive number of seconds")
@@ -203,48 +219,50 @@ def _parse_hook(h: Any, where: str, warnings: list[str]) -> ConfiguredHook | Non
         common["on_failure"] = "block" if h.get("onFailure", "continue") != "continue" else "continue"
     if common["if_rule"] is not None:
         _check_rule(common["if_rule"], where)
-    if kind == "command":
-        cmd = h.get("command")
-        if not isinstance(cmd, str) or not cmd.strip():
-            raise ValueError(f"{where}: a command hook needs a \"command\" string")
-        args = h.get("args")
-        if args is not None and not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
-            raise ValueError(f"{where}: a command hook's \"args\" must be a list of strings")
-        if h.get("shell", "bash") != "bash":
-            warnings.append(f"{where}: shell {h.get('shell')!r} is not supported (loopwright runs hooks with sh); "
-                            "the hook will not run")
-            return None
-        for key in ("async", "asyncRewake"):
-            if h.get(key) is not None and not isinstance(h.get(key), bool):
-                raise ValueError(f"{where}: a command hook's \"{key}\" must be true or false")
-        # `asyncRewake` runs the hook and waits for it, as Claude Code does in -p and SDK sessions
-        # (its exit 2 reaches the model as any hook's); only `async` runs it in the background.
-        background = h.get("async") is True and h.get("asyncRewake") is not True
-        return CommandHook(cmd, args=tuple(args) if args is not None else None, background=background, **common)
-    if kind == "http":
-        url = h.get("url")
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ValueError(f"{where}: an http hook needs a \"url\" (http:// or https://)")
-        headers = h.get("headers") or {}
-        names = h.get("allowedEnvVars") or []
-        if not (isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values())):
-            raise ValueError(f"{where}: an http hook's \"headers\" must be an object of strings")
-        if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
-            raise ValueError(f"{where}: an http hook's \"allowedEnvVars\" must be a list of names")
-        return HttpHook(url, headers=tuple((str(k), v) for k, v in headers.items()), allowed_env_vars=tuple(names),
-                        **common)
-    if kind == "mcp_tool":
-        server, tool, given = h.get("server"), h.get("tool"), h.get("input", {})
-        if not (isinstance(server, str) and server and isinstance(tool, str) and tool):
-            raise ValueError(f"{where}: an mcp_tool hook needs \"server\" and \"tool\" strings")
-        if not isinstance(given, dict):
-            raise ValueError(f"{where}: an mcp_tool hook's \"input\" must be an object")
-        return McpToolHook(server, tool, given, **common)
-    prompt = h.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise ValueError(f"{where}: a {kind} hook needs a \"prompt\" string")
-    return ModelHook(prompt, kind, model=_opt_str(h, "model", where), continue_on_block=h.get("continueOnBlock") is True,
-                     **common)
+    return common
+
+
+def _command_hook(h: dict[str, Any], where: str, warnings: list[str], common: dict[str, Any]) -> CommandHook | None:
+    cmd = h.get("command")
+    if not isinstance(cmd, str) or not cmd.strip():
+        raise ValueError(f"{where}: a command hook needs a \"command\" string")
+    args = h.get("args")
+    if args is not None and not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+        raise ValueError(f"{where}: a command hook's \"args\" must be a list of strings")
+    if h.get("shell", "bash") != "bash":
+        warnings.append(f"{where}: shell {h.get('shell')!r} is not supported (loopwright runs hooks with sh); "
+                        "the hook will not run")
+        return None
+    for key in ("async", "asyncRewake"):
+        if h.get(key) is not None and not isinstance(h.get(key), bool):
+            raise ValueError(f"{where}: a command hook's \"{key}\" must be true or false")
+    # `asyncRewake` runs the hook and waits for it, as Claude Code does in -p and SDK sessions
+    # (its exit 2 reaches the model as any hook's); only `async` runs it in the background.
+    background = h.get("async") is True and h.get("asyncRewake") is not True
+    return CommandHook(cmd, args=tuple(args) if args is not None else None, background=background, **common)
+
+
+def _http_hook(h: dict[str, Any], where: str, common: dict[str, Any]) -> HttpHook:
+    url = h.get("url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise ValueError(f"{where}: an http hook needs a \"url\" (http:// or https://)")
+    headers = h.get("headers") or {}
+    names = h.get("allowedEnvVars") or []
+    if not (isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values())):
+        raise ValueError(f"{where}: an http hook's \"headers\" must be an object of strings")
+    if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+        raise ValueError(f"{where}: an http hook's \"allowedEnvVars\" must be a list of names")
+    return HttpHook(url, headers=tuple((str(k), v) for k, v in headers.items()), allowed_env_vars=tuple(names),
+                    **common)
+
+
+def _mcp_tool_hook(h: dict[str, Any], where: str, common: dict[str, Any]) -> McpToolHook:
+    server, tool, given = h.get("server"), h.get("tool"), h.get("input", {})
+    if not (isinstance(server, str) and server and isinstance(tool, str) and tool):
+        raise ValueError(f"{where}: an mcp_tool hook needs \"server\" and \"tool\" strings")
+    if not isinstance(given, dict):
+        raise ValueError(f"{where}: an mcp_tool hook's \"input\" must be an object")
+    return McpToolHook(server, tool, given, **common)
 
 
 def _opt_str(h: dict[str, Any], key: str, where: str) -> str | None:

@@ -137,16 +137,34 @@ async def task_update(inp: dict[str, Any], ctx: ToolContext) -> str:
     if status is not None and status not in (*STATUSES, "deleted"):
         raise ToolError(f"status must be one of {', '.join((*STATUSES, 'deleted'))}, got {status!r}")
     if status == "deleted":
-        del tasks.items[task_id]
-        for rest in tasks.items.values():
-            rest["blocks"] = [b for b in rest["blocks"] if b != task_id]
-            rest["blockedBy"] = [b for b in rest["blockedBy"] if b != task_id]
-        _save(tasks)
+        _delete(tasks, task_id)
         return f"Updated task #{task_id} deleted"
     if status == "completed" and t["status"] != "completed" and ctx.ports is not None:
         refused = await ctx.ports.hooks.task_completed(task_id, t["subject"], t["description"])
         if refused is not None:
             return refused  # not completed: the task keeps its status, the model reads why
+    changed = _set_fields(t, inp, status)
+    _link(tasks, task_id, inp, changed)
+    meta = inp.get("metadata")
+    if isinstance(meta, dict):
+        _merge_metadata(t["metadata"], meta)
+        changed.append("metadata")
+    if changed:
+        _save(tasks)
+    return f"Updated task #{task_id} {', '.join(changed)}" if changed else f"Task #{task_id}: nothing to update"
+
+
+def _delete(tasks: TaskState, task_id: str) -> None:
+    """The task gone, and from every other task's blocks and blockedBy."""
+    del tasks.items[task_id]
+    for rest in tasks.items.values():
+        rest["blocks"] = [b for b in rest["blocks"] if b != task_id]
+        rest["blockedBy"] = [b for b in rest["blockedBy"] if b != task_id]
+    _save(tasks)
+
+
+def _set_fields(t: dict[str, Any], inp: dict[str, Any], status: Any) -> list[str]:
+    """The text fields and the status the update gives new values: set, and their names."""
     changed: list[str] = []
     for key in ("subject", "description", "activeForm", "owner"):
         v = _text(inp, key)
@@ -156,25 +174,28 @@ async def task_update(inp: dict[str, Any], ctx: ToolContext) -> str:
     if status is not None and status != t["status"]:
         t["status"] = status
         changed.append("status")
-    for key, back in (("addBlocks", "blockedBy"), ("addBlockedBy", "blocks")):
+    return changed
+
+
+def _link(tasks: TaskState, task_id: str, inp: dict[str, Any], changed: list[str]) -> None:
+    """addBlocks / addBlockedBy: each link recorded on both tasks (an unknown id, or the task
+    itself, is passed over); "blocks" or "blockedBy" added to `changed` when one is new."""
+    t = tasks.items[task_id]
+    for key, mine, back in (("addBlocks", "blocks", "blockedBy"), ("addBlockedBy", "blockedBy", "blocks")):
         ids = inp.get(key)
         for given in ids if isinstance(ids, list) else ():
             other = str(given)
-            if other in tasks.items and other != task_id:
-                mine = "blocks" if key == "addBlocks" else "blockedBy"
-                if other not in t[mine]:
-                    t[mine].append(other)
-                    tasks.items[other][back].append(task_id)
-                    if mine not in changed:
-                        changed.append(mine)
-    meta = inp.get("metadata")
-    if isinstance(meta, dict):
-        for k, v in meta.items():
-            if v is None:
-                t["metadata"].pop(k, None)
-            else:
-                t["metadata"][k] = v
-        changed.append("metadata")
-    if changed:
-        _save(tasks)
-    return f"Updated task #{task_id} {', '.join(changed)}" if changed else f"Task #{task_id}: nothing to update"
+            if other in tasks.items and other != task_id and other not in t[mine]:
+                t[mine].append(other)
+                tasks.items[other][back].append(task_id)
+                if mine not in changed:
+                    changed.append(mine)
+
+
+def _merge_metadata(metadata: dict[str, Any], given: dict[str, Any]) -> None:
+    """The update's metadata merged in: a key given as null is removed."""
+    for k, v in given.items():
+        if v is None:
+            metadata.pop(k, None)
+        else:
+            metadata[k] = v
