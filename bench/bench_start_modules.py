@@ -175,7 +175,7 @@ def made_before_send(pythonpath: str | None, home: Path) -> set[str]:
 
 def classes_table(declared: dict[str, int], made: set[str], label: str) -> list[str]:
     """--classes: the dataclasses declared before the first send(), those the run had made an
-    instance of by then and those it had not (each listed), counts and instructions."""
+    instance of by then and those it had not, counts and instructions; then each class."""
     def m(n: float) -> str:
         return f"{n / 1e6:,.1f}"
 
@@ -187,8 +187,10 @@ def classes_table(declared: dict[str, int], made: set[str], label: str) -> list[
              f"| with an instance before the first send() | {len(declared) - len(unused)} | "
              f"{m(sum(declared.values()) - sum(unused.values()))} |",
              f"| without | {len(unused)} | {m(sum(unused.values()))} |", "",
-             "Those without an instance before the first send():", "", "| class | instructions |", "|---|---:|"]
-    lines += [f"| {k} | {m(v)} |" for k, v in sorted(unused.items(), key=lambda kv: -kv[1])]
+             "Each, and whether the run had made an instance of it before its first send():", "",
+             "| class | instructions | an instance |", "|---|---:|---|"]
+    lines += [f"| {k} | {m(v)} | {'no' if k in unused else 'yes'} |"
+              for k, v in sorted(declared.items(), key=lambda kv: -kv[1])]
     return lines
 
 

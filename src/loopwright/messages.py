@@ -129,7 +129,7 @@ def _clip(text: str | None, limit: int = 200) -> str | None:
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)  # (repr=False: its own __repr__ below; the generated one was built and dropped)
 class ResultMessage(Generic[OutputT]):
     """The last message of every run: how it ended (subtype), the final history, turns, calls, cost
     and usage; `output` is its answer as the run's output_type (a T of ResultMessage[T])."""

@@ -31,7 +31,8 @@ pytestmark = pytest.mark.e2e  # every test here runs programs as subprocesses
 # with no hook configured, the kinds of hook, what hooks decide, and what runs them (issue 41:
 # ~27 M instructions of the start to the first request); compaction itself (a run that compacts);
 # secrets and hashlib with hmac and random (a worktree's name, a shared file's lock: ~9 M); the
-# skills and the agent files (a run with skill or agent folders: configdirs.any_folder).
+# skills and the agent files (a run with skill or agent folders: configdirs.any_folder); datetime
+# (stream-json's timestamps: ~3.5 M instructions).
 HEAVY = ("anthropic", "openai", "pydantic", "pydantic_core", "rich", "prompt_toolkit", "pygments", "bashlex",
          "jsonschema", "fastjsonschema", "httpx", "httpx2", "httpcore2", "anyio", "yaml")
 HEAVY_OWN = ("loopwright.gate.shell.bashparse", "loopwright.gate.shell.bashcheck", "loopwright.sandbox", "loopwright.sessions",
@@ -40,7 +41,7 @@ HEAVY_OWN = ("loopwright.gate.shell.bashparse", "loopwright.gate.shell.bashcheck
              "loopwright.tools.views", "loopwright.permission_context", "loopwright.hooks.kinds",
              "loopwright.hooks.results", "loopwright.hooks.runner", "loopwright.hooks.external", "loopwright.hooks.envfile",
              "loopwright.context", "secrets", "hashlib",
-             "loopwright.skills", "loopwright.agentfiles")
+             "loopwright.skills", "loopwright.agentfiles", "datetime")
 MARK = "MODULES:"
 # The child prints every module it has at its exit. The Bash parser's warm-up while a model thinks
 # (idle.py: after a read has waited 0.5 s) is turned off in it: a loaded machine can stall the

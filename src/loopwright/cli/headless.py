@@ -16,7 +16,6 @@ import dataclasses
 import select
 import signal
 import sys
-from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from ..assemble import query
@@ -49,6 +48,10 @@ def message_json(msg: Message, session_id: str = "") -> dict[str, Any]:
     line = _message_json(msg, session_id)
     line["uuid"] = new_uuid()
     if isinstance(msg, (AssistantMessage, UserMessage)):
+        # (imported here: only stream-json's lines carry a timestamp, and a text or json run
+        # never needs datetime, ~3.5 M instructions of `-p`'s start, issue 41)
+        from datetime import UTC, datetime
+
         line["timestamp"] = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     return line
 
