@@ -62,15 +62,26 @@ def _reachable(base_url: str | None, model: str) -> str:
     if model.startswith("scripted:"):
         return "✓ provider: a scripted model (no API)"
     openai = model.startswith(("openai:", "responses:"))
+    from urllib.parse import urlsplit, urlunsplit
+
+    from ...models.http import shown_url
+
     url = base_url or os.environ.get("OPENAI_BASE_URL" if openai else "ANTHROPIC_BASE_URL") or (
         "https://api.openai.com/v1" if openai else "https://api.anthropic.com")
+    # Shown as errors show it: a gateway's user:password@ and ?key= stay off the screen (and the
+    # panel's log); the request goes to its host (urllib took the user part for the host name).
+    shown = shown_url(url)
     try:
-        with urllib.request.urlopen(url.rstrip("/") + ("/models" if openai else "/v1/models"), timeout=5) as r:
-            return f"✓ provider API {url} answers (HTTP {r.status})"
+        u = urlsplit(url)
+        target = urlunsplit((u.scheme, u.netloc.rpartition("@")[2],
+                             u.path.rstrip("/") + ("/models" if openai else "/v1/models"), u.query, ""))
+        with urllib.request.urlopen(target, timeout=5) as r:
+            return f"✓ provider API {shown} answers (HTTP {r.status})"
     except urllib.error.HTTPError as e:  # an answer (401 without a key) is reachable
-        return f"✓ provider API {url} answers (HTTP {e.code})"
+        return f"✓ provider API {shown} answers (HTTP {e.code})"
     except (OSError, ValueError) as e:
-        return f"✗ provider API {url} unreachable: {getattr(e, 'reason', e)}"
+        why = str(getattr(e, "reason", e)).replace(url, shown or "")
+        return f"✗ provider API {shown} unreachable: {why}"
 
 
 def last_todos(history: list[Any]) -> list[dict[str, Any]] | None:
