@@ -115,12 +115,14 @@ def with_settings_model(options: AgentOptions, settings: Settings | None) -> Age
 def with_env_knobs(options: AgentOptions, settings: Settings | None) -> AgentOptions:
     """`options` with Claude Code's CLAUDE_CODE_MAX_OUTPUT_TOKENS (max_tokens) and MAX_THINKING_TOKENS
     (thinking's budget; 0: none) where the options set none, DISABLE_PROMPT_CACHING (no cache marks),
-    CLAUDE_CODE_MAX_RETRIES (max_retries, when left at its default), a settings file's API_TIMEOUT_MS
+    CLAUDE_CODE_EFFORT_LEVEL (effort), CLAUDE_CODE_MAX_CONTEXT_TOKENS (context_window), DISABLE_COMPACT
+    (auto_compact off), CLAUDE_CODE_MAX_RETRIES (max_retries, when left at its default), a settings file's API_TIMEOUT_MS
     (into the options' env, where the provider reads it): the options' env over the settings' env
     over the environment, as the processes tools start see them (ccenv.py holds the table)."""
     from dataclasses import replace
 
     from .ccenv import TRUTHY_OFF, number
+    from .models.reasoning import EFFORT_LEVELS
 
     env = {**os.environ, **(settings.env if settings else {}), **(options.env or {})}
     changes: dict[str, Any] = {}
@@ -130,6 +132,12 @@ def with_env_knobs(options: AgentOptions, settings: Settings | None) -> AgentOpt
         changes["thinking"] = {"type": "enabled", "budget_tokens": n} if n else {"type": "disabled"}
     if env.get("DISABLE_PROMPT_CACHING", "").strip().lower() not in TRUTHY_OFF:
         changes["prompt_caching"] = False
+    if options.effort is None and (level := env.get("CLAUDE_CODE_EFFORT_LEVEL", "").strip().lower()) in EFFORT_LEVELS:
+        changes["effort"] = level  # (auto, unset: the model's own; another word is named by env_lines)
+    if options.context_window is None and (n := number(env, "CLAUDE_CODE_MAX_CONTEXT_TOKENS", 0)) > 0:
+        changes["context_window"] = n
+    if env.get("DISABLE_COMPACT", "").strip().lower() not in TRUTHY_OFF:
+        changes["auto_compact"] = False
     if options.max_retries == type(options).max_retries and (n := number(env, "CLAUDE_CODE_MAX_RETRIES", -1)) >= 0:
         changes["max_retries"] = n
     if settings is not None and "API_TIMEOUT_MS" in settings.env and "API_TIMEOUT_MS" not in (options.env or {}):

@@ -290,15 +290,19 @@ def compat_markdown(schema_keys: Iterable[str], version: str) -> str:
     lines += ["", "Any other field a hook gives is named in a `hook_error` line and ignored; these with a reason:", ""]
     lines += [f"- `{k}`: {v}" for k, v in REFUSED_FIELDS.items()]
     from .ccenv import HONOURED as ENV_HONOURED
+    from .ccenv import NOT_APPLICABLE as ENV_NOT_APPLICABLE
     from .ccenv import REFUSED as ENV_REFUSED
 
     lines += ["", "## Environment variables", "",
-              "Claude Code's variables, in the environment or a settings file's `env` (which is also set for "
-              "tools and hooks). A refused one that is set, or an honoured number that is not one, is named in "
-              "a warning line at run start. Generated from `loopwright.ccenv`.", "",
+              "Every variable Claude Code documents (its CHANGELOG, checked against its binary: "
+              "`tests/fixtures/claude_code_env_vars.json`), in the environment or a settings file's `env` (which "
+              "is also set for tools and hooks). A refused one that is set is named in one warning line at run "
+              "start (set to 0 or false it asks for nothing and is not said), as is an honoured value loopwright "
+              "cannot take; one that does not apply is never said. Generated from `loopwright.ccenv`.", "",
               "| Variable | Status | What loopwright does |", "|---|---|---|"]
     lines += [f"| `{k}` | honoured | {v[0]} |" for k, v in ENV_HONOURED.items()]
     lines += [f"| `{k}` | refused | {v} |" for k, v in ENV_REFUSED.items()]
+    lines += [f"| `{k}` | not applicable | {v} |" for k, v in ENV_NOT_APPLICABLE.items()]
     lines += ["", "## Permission rule forms", "",
               "Honoured, in Claude Code's deny → ask → allow order: `Tool`, `Bash(npm run test:*)` (prefix), "
               "`Bash(git diff *)` (wildcards), `Read(//abs/**)`, `Read(~/path)`, `Edit(/project-relative/**)`, "

@@ -234,3 +234,43 @@ def test_api_timeout_ms_from_the_environment_bounds_a_library_models_wait(
     assert explicit.total_timeout == 1800.0
     long = resolve_model(spec, api_key="k", timeout=3600.0)
     assert isinstance(long, HTTPModel) and long.total_timeout == 3600.0  # (never cut before one silence ends)
+
+
+
+def test_effort_from_env(tmp_path: Path) -> None:
+    """A settings file's CLAUDE_CODE_EFFORT_LEVEL is the call's effort (it was passed over without a
+    word); a word that is no effort level is named in one line and the model's own effort used."""
+    model = ("--model", "claude-sonnet-4-6")
+    with ScriptedServer([[text("ok")]]) as srv:
+        p = run(tmp_path, srv.url, *model, "--settings", settings(tmp_path, {"CLAUDE_CODE_EFFORT_LEVEL": "low"}))
+        body = srv.loop_requests[0].body
+    assert p.returncode == 0, p.stderr
+    assert body.get("output_config") == {"effort": "low"}, body.get("output_config")
+    with ScriptedServer([[text("ok")]]) as srv:
+        p = run(tmp_path, srv.url, *model, CLAUDE_CODE_EFFORT_LEVEL="extreme")
+        body = srv.loop_requests[0].body
+    assert p.returncode == 0, p.stderr
+    assert "output_config" not in body
+    said = [x for x in p.stderr.splitlines() if "CLAUDE_CODE_EFFORT_LEVEL" in x]
+    assert len(said) == 1 and "'extreme'" in said[0], p.stderr
+
+
+def test_disable_compact_and_max_context_tokens_from_env(tmp_path: Path) -> None:
+    """With a 3,000-token window (--context-window, or a settings file's CLAUDE_CODE_MAX_CONTEXT_TOKENS)
+    a 3,000-word prompt is compacted before the second call; DISABLE_COMPACT=1 sends it whole. Both
+    variables were passed over: the window was the model's, the history compacted all the same."""
+    prompt = "zebra " * 3000
+
+    def second_call(*args: str) -> int:
+        with ScriptedServer([[bash("echo hi")], [text("ok")]]) as srv:
+            p = subprocess.run([*loopwright_cmd(), "-p", prompt, "--base-url", srv.url,
+                                "--permission-mode", "bypassPermissions", *args], cwd=tmp_path, capture_output=True,
+                               text=True, timeout=120, stdin=subprocess.DEVNULL,
+                               env=cli_env(HOME=str(tmp_path / "home"), ANTHROPIC_API_KEY="k"))
+            assert p.returncode == 0 and len(srv.loop_requests) == 2, p.stderr
+            return json.dumps(srv.loop_requests[1].body).count("zebra")
+
+    assert second_call("--context-window", "3000") < 3000  # compacted
+    assert second_call("--context-window", "3000", "--settings", settings(tmp_path, {"DISABLE_COMPACT": "1"})) >= 3000
+    assert second_call("--settings", settings(tmp_path, {"CLAUDE_CODE_MAX_CONTEXT_TOKENS": "3000"})) < 3000
+    assert second_call() >= 3000  # (the model's own window: nothing to compact)

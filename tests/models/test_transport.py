@@ -264,6 +264,19 @@ def test_tls_trusts_what_ssl_cert_file_names(tls_front: tuple[str, ScriptedServe
     assert CALLS == [{"v": "1"}] and len(srv.loop_requests) == 2
 
 
+def test_tls_also_trusts_what_node_extra_ca_certs_names(tls_front: tuple[str, ScriptedServer],
+                                                        self_signed: tuple[Path, Path],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code's NODE_EXTRA_CA_CERTS (a corporate proxy's CA, set for Claude Code) is trusted besides
+    the system's store (it was refused: a certificate error)."""
+    url, srv = tls_front
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.setenv("NODE_EXTRA_CA_CERTS", str(self_signed[0]))
+    res = run_all(anthropic(url))[-1]
+    assert res.subtype == "success", res.errors
+    assert CALLS == [{"v": "1"}] and len(srv.loop_requests) == 2
+
+
 class _Proxy407(BaseHTTPRequestHandler):
     """A proxy that wants credentials: 407 to every request, CONNECT included. It never
     connects anywhere."""

@@ -11,8 +11,10 @@ import ssl
 
 
 def system_tls_context() -> ssl.SSLContext:
-    """The system's trust store (SSL_CERT_FILE / SSL_CERT_DIR first), loaded once per process."""
-    return _system_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    """The system's trust store (SSL_CERT_FILE / SSL_CERT_DIR first), and the CAs of Claude Code's
+    NODE_EXTRA_CA_CERTS besides (a corporate proxy's, set for Claude Code), loaded once per process."""
+    return _system_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"),
+                           os.environ.get("NODE_EXTRA_CA_CERTS"))
 
 
 # Where OpenSSL's compiled-in paths are unusable, where Linux distributions keep their bundle
@@ -22,7 +24,19 @@ _CA_FILES = ("/etc/ssl/cert.pem", "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle
 
 
 @functools.lru_cache(maxsize=4)
-def _system_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+def _system_context(cert_file: str | None, cert_dir: str | None, extra: str | None = None) -> ssl.SSLContext:
+    ctx = _store(cert_file, cert_dir)
+    if extra:  # added to the store, as Node adds them; a file that is no CA bundle is Node's warning, and ours
+        try:
+            ctx.load_verify_locations(cafile=extra)
+        except (OSError, ssl.SSLError) as e:
+            import logging
+
+            logging.getLogger("loopwright.models").warning("NODE_EXTRA_CA_CERTS=%s is not read: %s", extra, e)
+    return ctx
+
+
+def _store(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
     """The context httpx2 (and so the official SDKs) builds: SSL_CERT_FILE, else SSL_CERT_DIR,
     else the OS's store (truststore on macOS and Windows; OpenSSL's paths, or a known bundle,
     on Linux). Loading a store is ~100 ms: done once per process."""
