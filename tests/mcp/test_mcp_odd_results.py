@@ -152,3 +152,30 @@ def test_a_structured_content_nested_5000_deep_is_named_not_a_recursion_error() 
     assert isinstance(out.content, str) and "nested more than 100 levels deep" in out.content, out.content
     shallow = result_output(types.CallToolResult(content=[], structuredContent={"a": [[1]]}), None)
     assert shallow.content == '{"a": [[1]]}'
+
+
+def test_a_meta_over_the_output_limit_is_left_out_of_the_tools_details() -> None:
+    """A server's _meta goes into the call's tool_use_result (stream-json, the SDKs) beside the
+    content, which MAX_MCP_OUTPUT_TOKENS caps; a 3 MB _meta made a 3 MB stream-json line (the
+    Python SDK's reader stops at 1 MB: the SDK program's session ended). Left out past the limit as
+    structuredContent is; the server's name stays. A _meta nested 5,000 deep (an in-process
+    server's objects) is left out too, not a RecursionError."""
+    import json
+
+    from loopwright.mcp.results import max_output_chars
+
+    big = types.CallToolResult(content=[types.TextContent(type="text", text="small")],
+                               _meta={"big": "x" * 3_000_000, "note": "kept when it fits"})
+    out = result_output(big, None, types.Implementation(name="srv", version="1"))
+    shown = json.dumps(out.details)
+    assert len(shown) < max_output_chars() and "xxxx" not in shown, len(shown)
+    assert out.details["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "srv", out.details
+    deep: list[Any] = []
+    for _ in range(5000):
+        deep = [deep]
+    nested = result_output(types.CallToolResult(content=[types.TextContent(type="text", text="small")],
+                                                _meta={"a": deep}), None)
+    json.dumps(nested.details)
+    fits = result_output(types.CallToolResult(content=[types.TextContent(type="text", text="small")],
+                                              _meta={"note": "kept"}), None)
+    assert fits.details["_meta"] == {"note": "kept"}, fits.details

@@ -124,20 +124,28 @@ def mcp_details(content: str | list[Block], is_error: bool, structured: Any = No
         text = content if isinstance(content, str) else "\n".join(b.text for b in content if isinstance(b, TextBlock))
         shown = f"Error: {text}"
     out: dict[str, Any] = {"content": shown}
-    meta = dict(meta) if isinstance(meta, dict) else {}
+    limit = max_output_chars() if limit is None else limit
+    # the server's own _meta only up to the limit too: 3 MB of it made a 3 MB stream-json line
+    # (the Python SDK's reader stops at 1 MB), and one nested thousands deep raised RecursionError
+    meta = dict(meta) if isinstance(meta, dict) and _fits(meta, limit) else {}
     name = getattr(server_info, "name", None)
     if isinstance(name, str):
         meta["io.modelcontextprotocol/serverInfo"] = {"name": name, "version": str(getattr(server_info, "version", ""))}
     if meta:
         out["_meta"] = meta
-    if structured is not None:
-        try:
-            fits = len(json.dumps(structured, ensure_ascii=False)) <= (max_output_chars() if limit is None else limit)
-        except (TypeError, ValueError):
-            fits = False
-        if fits:
-            out["structuredContent"] = structured
+    if structured is not None and _fits(structured, limit):
+        out["structuredContent"] = structured
     return out if len(out) > 1 else shown
+
+
+def _fits(value: Any, limit: int) -> bool:
+    """Is `value` JSON data of at most `limit` characters (and not nested past blocks.too_deep)?"""
+    if too_deep(value) is not None:
+        return False
+    try:
+        return len(json.dumps(value, ensure_ascii=False)) <= limit
+    except (TypeError, ValueError):
+        return False
 
 
 def cap_images(blocks: list[Block]) -> list[Block]:
