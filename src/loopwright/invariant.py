@@ -55,12 +55,13 @@ def _assistant_uses(i: int, content: list[Any] | tuple[()], pending: list[str]) 
 class InvariantChecker:
     """Checks Inv on a growing message list in time proportional to what was appended."""
 
-    __slots__ = ("_checked", "_pending", "_of", "tool_ids")
+    __slots__ = ("_checked", "_pending", "_h", "_generation", "tool_ids")
 
     def __init__(self) -> None:
         self._checked = 0  # messages already verified
         self._pending: list[str] = []  # tool_use ids the next message must answer
-        self._of: tuple[Any, int] | None = None  # (the History, its generation) verified so far
+        self._h: Any = None  # the History verified so far, at `_generation` (history.py)
+        self._generation: int | None = None
         # The tool_use ids of the history verified last, collected on the same walk: the Messages
         # API refuses a request whose tool_use ids repeat, so the loop gives a call whose id the
         # history already has a fresh one (loop/model_call.py) without walking h each turn.
@@ -75,10 +76,10 @@ class InvariantChecker:
     def check(self, h: list[WireMessage]) -> None:
         """Raise InvariantViolation unless h satisfies Inv."""
         n = len(h)
-        gen = getattr(h, "generation", None)
-        if gen is None or self._of is None or self._of[0] is not h or self._of[1] != gen or n < self._checked:
+        gen = getattr(h, "generation", None)  # (None: a plain list, which may have changed anywhere)
+        if gen is None or h is not self._h or gen != self._generation:
             self.reset()  # (not the History verified so far, or rewritten since: from the start)
-            self._of = (h, gen) if gen is not None else None
+            self._h, self._generation = h, gen
         if n == 0:
             raise InvariantViolation("(P1) the history is empty")
         pending = self._pending
