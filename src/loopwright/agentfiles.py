@@ -79,20 +79,8 @@ def parse_agent_file(path: Path, text: str, users: bool = True) -> tuple[str, Ag
     meta, body = split_front_matter(text)
     if meta is None:
         raise ValueError(f"{path}: no front matter (--- name: ... description: ... ---); agent skipped")
-    name = meta.get("name") or path.stem
-    desc = meta.get("description")
-    if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"{path}: \"name\" must be a string; agent skipped")
-    if not isinstance(desc, str) or not desc.strip():
-        raise ValueError(f"{path}: the front matter has no description; agent skipped")
-    warnings: list[str] = []
-    refused = [k for k in meta if k in REFUSED]
-    if refused:
-        warnings.append(f"{path}: loopwright does not apply {', '.join(f'{k} ({REFUSED[k]})' for k in refused)}")
-    unknown = [k for k in meta if k not in REFUSED and k not in HONOURED]
-    if unknown:
-        warnings.append(f"{path}: unknown front-matter key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
-                        "(not applied)")
+    name, desc = _name_and_description(path, meta)
+    warnings = _key_warnings(path, meta)
     model = meta.get("model")
     mode = meta.get("permissionMode")
     if mode is not None and mode not in PERMISSION_MODES:
@@ -100,11 +88,7 @@ def parse_agent_file(path: Path, text: str, users: bool = True) -> tuple[str, Ag
     ignored: list[Ignored] = []
     if mode is not None and mode not in NARROW_MODES and not users:
         ignored.append(Ignored("grant", str(path), f"permissionMode {mode} of agent {name!r}"))
-    turns: Any = meta.get("maxTurns")
-    if turns is not None:
-        if not (isinstance(turns, str) and turns.isdigit() and int(turns) > 0):
-            raise ValueError(f"{path}: maxTurns {turns!r} must be a positive integer; agent skipped")
-        turns = int(turns)
+    turns = _max_turns(path, meta)
     effort = meta.get("effort")
     if effort is not None and effort not in EFFORT_LEVELS:
         warnings.append(f"{path}: effort {effort!r} is not one of {', '.join(EFFORT_LEVELS)} (not applied: the run's "
@@ -138,6 +122,41 @@ def parse_agent_file(path: Path, text: str, users: bool = True) -> tuple[str, Ag
                         turns, denied, mode, str(path), effort, hooks, mcp_servers=servers,
                         isolation=isolation, memory=memory)
     return name.strip(), d, warnings, ignored
+
+
+def _name_and_description(path: Path, meta: dict[str, Any]) -> tuple[str, str]:
+    """The agent's name (the file's stem when the front matter has none) and its description, both
+    required (ValueError naming the file)."""
+    name = meta.get("name") or path.stem
+    desc = meta.get("description")
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"{path}: \"name\" must be a string; agent skipped")
+    if not isinstance(desc, str) or not desc.strip():
+        raise ValueError(f"{path}: the front matter has no description; agent skipped")
+    return name, desc
+
+
+def _key_warnings(path: Path, meta: dict[str, Any]) -> list[str]:
+    """One line for the front-matter keys loopwright refuses (and why), one for those it does not know."""
+    warnings: list[str] = []
+    refused = [k for k in meta if k in REFUSED]
+    if refused:
+        warnings.append(f"{path}: loopwright does not apply {', '.join(f'{k} ({REFUSED[k]})' for k in refused)}")
+    unknown = [k for k in meta if k not in REFUSED and k not in HONOURED]
+    if unknown:
+        warnings.append(f"{path}: unknown front-matter key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                        "(not applied)")
+    return warnings
+
+
+def _max_turns(path: Path, meta: dict[str, Any]) -> int | None:
+    """maxTurns as a positive integer (ValueError naming the file for anything else), or None."""
+    turns = meta.get("maxTurns")
+    if turns is None:
+        return None
+    if not (isinstance(turns, str) and turns.isdigit() and int(turns) > 0):
+        raise ValueError(f"{path}: maxTurns {turns!r} must be a positive integer; agent skipped")
+    return int(turns)
 
 
 def _agent_yaml(path: Path, text: str, key: str, warnings: list[str]) -> Any:

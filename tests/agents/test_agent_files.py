@@ -136,6 +136,17 @@ def test_every_front_matter_key_is_honoured_refused_or_named(tmp_path: Path) -> 
         parse_agent_file(path, "---\ndescription: d\npermissionMode: sometimes\n---\n")
 
 
+@pytest.mark.parametrize("turns", ["0", "-1", "three", "2.5"])
+def test_a_max_turns_that_is_no_positive_integer_skips_the_agent(tmp_path: Path, turns: str) -> None:
+    with pytest.raises(ValueError, match=f"maxTurns '{turns}' must be a positive integer; agent skipped"):
+        parse_agent_file(tmp_path / "a.md", f"---\ndescription: d\nmaxTurns: {turns}\n---\n")
+
+
+def test_an_agent_without_a_name_is_named_by_its_file(tmp_path: Path) -> None:
+    name, d, warnings, _ = parse_agent_file(tmp_path / "reviewer.md", "---\ndescription: d\n---\nbody\n")
+    assert (name, d.max_turns, warnings) == ("reviewer", None, [])
+
+
 @pytest.mark.e2e
 def test_unknown_keys_are_a_warning_on_stderr_not_an_abort(tmp_path: Path) -> None:
     write_agent(tmp_path / ".claude" / "agents", "odd", "---\ndescription: d\nsparkle: yes\n---\nbody\n")
