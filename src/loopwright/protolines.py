@@ -45,6 +45,28 @@ class TooLong:
         return value if isinstance(value, (str, int)) else None
 
 
+async def fd_reader(fd: int) -> asyncio.StreamReader:
+    """An asyncio reader of `fd` (a front end's stdin): a pipe or a socket is read by the event
+    loop, anything else (a regular file: `< lines.jsonl`) by a thread, where the loop's pipe
+    transport refused it ('Pipe transport is for pipes/sockets only', a traceback)."""
+    import os
+    import threading
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()  # (read in chunks: read_lines bounds each line itself)
+    stream = os.fdopen(fd, "rb", buffering=0, closefd=False)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
+    except ValueError:  # a regular file: no pipe transport for it
+        def pump() -> None:
+            while chunk := stream.read(1 << 16):
+                loop.call_soon_threadsafe(reader.feed_data, chunk)
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+        threading.Thread(target=pump, daemon=True).start()
+    return reader
+
+
 async def read_lines(reader: asyncio.StreamReader, limit: int) -> AsyncIterator[bytes | TooLong]:
     """The reader's lines (without their newline), each whole line joined once (linear time); a
     line over `limit` bytes is yielded as TooLong once its end is read, its body never kept."""

@@ -24,7 +24,6 @@ duplicates), so nothing a tool prints reaches the client as a broken message.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -35,6 +34,7 @@ from typing import Any, Protocol
 from ..protolines import (
     BadLine,
     TooLong,
+    fd_reader,
     jsonrpc_answer_id,
     jsonrpc_error,
     jsonrpc_problem,
@@ -76,23 +76,6 @@ class Wire:
                 os.close(fd)
             except OSError:
                 pass
-
-
-async def _reader(fd: int) -> asyncio.StreamReader:
-    """An asyncio reader of `fd`: a pipe is read by the event loop, anything else (a file) by a thread."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    stream = os.fdopen(fd, "rb", buffering=0, closefd=False)
-    try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
-    except ValueError:  # a regular file: no pipe transport for it
-        def pump() -> None:
-            while chunk := stream.read(1 << 16):
-                loop.call_soon_threadsafe(reader.feed_data, chunk)
-            loop.call_soon_threadsafe(reader.feed_eof)
-
-        threading.Thread(target=pump, daemon=True).start()
-    return reader
 
 
 def vet(line: bytes | TooLong) -> tuple[dict[str, Any] | None, bytes | None]:
@@ -212,7 +195,7 @@ class _Stdio:
             await self.out(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode() + b"\n")
 
     async def read_client(self) -> None:
-        reader = await _reader(self.wire.in_fd)
+        reader = await fd_reader(self.wire.in_fd)
         async with self.inbox_send:
             async for line in read_lines(reader, MAX_LINE):
                 if not isinstance(line, TooLong) and not line.strip():

@@ -62,17 +62,16 @@ async def _serve(flags: SdkFlags) -> int:
     import asyncio
 
     from ..children import Ending
+    from ..protolines import fd_reader
     from .peer import Peer
     from .session import SdkSession
 
-    loop = asyncio.get_running_loop()
     # SIGTERM / SIGHUP: the running prompt is cancelled (its commands and MCP servers ended, its
     # transcript paired) and the process exits 128+signal, as Claude Code's does; within a bound
     # (children.py). A closed stdin is not that: the prompts read before it still run.
     task = asyncio.current_task()
     ending = Ending(lambda _: task.cancel() if task is not None else None).install()
-    reader = asyncio.StreamReader()  # (read in chunks: the session bounds each line itself)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    reader = await fd_reader(sys.stdin.fileno())  # (a pipe, or a file: `< lines.jsonl`)
     try:
         return await SdkSession(flags, Peer()).serve(reader)
     except asyncio.CancelledError:
