@@ -226,7 +226,7 @@ def _said(options: AgentOptions, cwd: Path, parent: Run | None, tools: list[Tool
     if parent is not None:
         return system
     warnings += [*(config.settings.warnings if config.settings is not None else []), *config.hooks.unfired(),
-                 *env_lines({**os.environ, **config.env})]  # Claude Code's variables loopwright does not use
+                 *env_lines({**os.environ, **config.env}, os.environ)]  # Claude Code's variables loopwright does not use
     if options.refusal_advice != "cli":  # (the CLI names its flags' own, with their names, before the run)
         warnings += _rules_naming_no_tool(options, tools)
     system = styled(options, cwd, tools, system, config.settings, warnings, plugins)

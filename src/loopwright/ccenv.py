@@ -51,12 +51,12 @@ HONOURED: dict[str, tuple[str, str]] = {
                        "tests/cli/test_cc_env.py::test_api_timeout_ms_ends_a_call_to_a_slow_server"),
     "CLAUDE_CODE_MAX_RETRIES": ("the retries of a failed model call (AgentOptions.max_retries, default 4)",
                                 "tests/cli/test_cc_env.py::test_api_timeout_ms_ends_a_call_to_a_slow_server"),
-    "ANTHROPIC_API_KEY": ("the Anthropic provider's key (x-api-key)",
-                          "tests/models/test_transport.py::test_no_anthropic_credentials_is_a_clear_error_without_a_request"),
+    "ANTHROPIC_API_KEY": ("the Anthropic provider's key (x-api-key), a settings file's env too",
+                          "tests/cli/test_cc_env.py::test_the_provider_from_a_settings_files_env"),
     "ANTHROPIC_AUTH_TOKEN": ("sent as `Authorization: Bearer`",
                              "tests/models/test_anthropic_provider.py::test_missing_credentials_and_unreachable_server_end_cleanly"),
-    "ANTHROPIC_BASE_URL": ("the Anthropic provider's URL (--base-url over it)",
-                           "tests/skills/test_memory.py::test_sent_once_in_the_first_user_message_through_the_cli"),
+    "ANTHROPIC_BASE_URL": ("the Anthropic provider's URL (--base-url over it), a settings file's env too",
+                           "tests/cli/test_cc_env.py::test_the_provider_from_a_settings_files_env"),
     "ANTHROPIC_BETAS": ("added to the anthropic-beta header",
                         "tests/models/test_transport.py::test_anthropic_sends_claude_codes_headers"),
     "ANTHROPIC_CUSTOM_HEADERS": ("headers added to every call (Name: Value, one a line)",
@@ -254,6 +254,14 @@ def api_timeout(env: Mapping[str, str]) -> float | None:
     return ms / 1000 if ms > 0 else None
 
 
+# What a settings file's env gives the model as the environment would (Claude Code sets a settings
+# file's env on its own process): carried into AgentOptions.env, where the model is made from.
+SETTINGS_MODEL_VARS = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY", "API_TIMEOUT_MS")
+# What the providers read from the process's environment only: in a settings file's env alone, named.
+PROCESS_ONLY = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_BETAS", "ANTHROPIC_DEFAULT_SONNET_MODEL",
+                "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL", "HTTPS_PROXY", "HTTP_PROXY",
+                "NO_PROXY", "NODE_EXTRA_CA_CERTS")
+
 # Refused variables whose 0 asks for something loopwright does otherwise (turning its one wait off);
 # any other's empty, 0, false, no or off asks for nothing loopwright lacks, and is not said.
 ZERO_ASKS = frozenset({"CLAUDE_STREAM_IDLE_TIMEOUT_MS", "API_FORCE_IDLE_TIMEOUT", "CLAUDE_ENABLE_STREAM_WATCHDOG"})
@@ -261,10 +269,13 @@ NUMBERS = ("BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS", "BASH_MAX_OUTPUT_LE
            "MAX_THINKING_TOKENS", "API_TIMEOUT_MS", "CLAUDE_CODE_MAX_RETRIES", "CLAUDE_CODE_MAX_CONTEXT_TOKENS")
 
 
-def env_lines(env: Mapping[str, str]) -> list[str]:
+def env_lines(env: Mapping[str, str], process: Mapping[str, str] | None = None) -> list[str]:
     """One line per Claude Code variable in `env` that loopwright does not use (one set to 0/false
-    is not said, but for ZERO_ASKS), and per honoured value that is not one it takes."""
-    lines = [f"{name} is set: loopwright does not use it ({why})" for name, why in REFUSED.items()
+    is not said, but for ZERO_ASKS), per honoured value that is not one it takes, and per PROCESS_ONLY
+    variable `env` has and the `process` environment has not (a settings file's env gives it)."""
+    lines = [f"{name} is set in a settings file's env: loopwright reads it from the environment only (export it "
+             "in the shell)" for name in PROCESS_ONLY if process is not None and name in env and name not in process]
+    lines += [f"{name} is set: loopwright does not use it ({why})" for name, why in REFUSED.items()
              if (raw := env.get(name)) is not None
              and (name in ZERO_ASKS or raw.strip().lower() not in TRUTHY_OFF)]
     for name in NUMBERS:

@@ -116,12 +116,12 @@ def with_env_knobs(options: AgentOptions, settings: Settings | None) -> AgentOpt
     """`options` with Claude Code's CLAUDE_CODE_MAX_OUTPUT_TOKENS (max_tokens) and MAX_THINKING_TOKENS
     (thinking's budget; 0: none) where the options set none, DISABLE_PROMPT_CACHING (no cache marks),
     CLAUDE_CODE_EFFORT_LEVEL (effort), CLAUDE_CODE_MAX_CONTEXT_TOKENS (context_window), DISABLE_COMPACT
-    (auto_compact off), CLAUDE_CODE_MAX_RETRIES (max_retries, when left at its default), a settings file's API_TIMEOUT_MS
-    (into the options' env, where the provider reads it): the options' env over the settings' env
+    (auto_compact off), CLAUDE_CODE_MAX_RETRIES (max_retries, when left at its default), a settings file's provider
+    variables (SETTINGS_MODEL_VARS: into the options' env, where the model is made from): the options' env over the settings' env
     over the environment, as the processes tools start see them (ccenv.py holds the table)."""
     from dataclasses import replace
 
-    from .ccenv import TRUTHY_OFF, number
+    from .ccenv import SETTINGS_MODEL_VARS, TRUTHY_OFF, number
     from .models.reasoning import EFFORT_LEVELS
 
     env = {**os.environ, **(settings.env if settings else {}), **(options.env or {})}
@@ -140,10 +140,11 @@ def with_env_knobs(options: AgentOptions, settings: Settings | None) -> AgentOpt
         changes["auto_compact"] = False
     if options.max_retries == type(options).max_retries and (n := number(env, "CLAUDE_CODE_MAX_RETRIES", -1)) >= 0:
         changes["max_retries"] = n
-    if settings is not None and "API_TIMEOUT_MS" in settings.env and "API_TIMEOUT_MS" not in (options.env or {}):
-        # the provider reads it from the options' env over the process's (Claude Code sets a settings
+    carried = {k: settings.env[k] for k in SETTINGS_MODEL_VARS
+               if settings is not None and settings.env.get(k) and k not in (options.env or {})}
+    if carried:  # the model is made from the options' env over the process's (Claude Code sets a settings
         # file's env on its own process); tools and hooks get the settings' env all the same
-        changes["env"] = {**(options.env or {}), "API_TIMEOUT_MS": settings.env["API_TIMEOUT_MS"]}
+        changes["env"] = {**(options.env or {}), **carried}
     return replace(options, **changes) if changes else options
 
 

@@ -274,3 +274,22 @@ def test_disable_compact_and_max_context_tokens_from_env(tmp_path: Path) -> None
     assert second_call("--context-window", "3000", "--settings", settings(tmp_path, {"DISABLE_COMPACT": "1"})) >= 3000
     assert second_call("--settings", settings(tmp_path, {"CLAUDE_CODE_MAX_CONTEXT_TOKENS": "3000"})) < 3000
     assert second_call() >= 3000  # (the model's own window: nothing to compact)
+
+
+def test_the_provider_from_a_settings_files_env(tmp_path: Path) -> None:
+    """A settings file's env with ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY (a gateway set up for Claude
+    Code) is where the model is called, with that key (the run stopped on "no API key", and the URL was
+    passed over); ANTHROPIC_CUSTOM_HEADERS there, read from the environment only, is named in one line."""
+    home = tmp_path / "home"
+    with ScriptedServer([[text("via the gateway")]]) as srv:
+        env = {"ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "from-settings",
+               "ANTHROPIC_CUSTOM_HEADERS": "X-Gateway: yes"}
+        p = subprocess.run([*loopwright_cmd(), "-p", "go", "--settings", settings(tmp_path, env)], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                           env=cli_env(HOME=str(home), LOOPWRIGHT_HOME=str(home / ".loopwright")))
+        keys = [q.headers.get("x-api-key") for q in srv.loop_requests]
+    assert p.returncode == 0 and "via the gateway" in p.stdout, p.stderr
+    assert keys == ["from-settings"], keys
+    said = [x for x in p.stderr.splitlines() if "ANTHROPIC_CUSTOM_HEADERS" in x]
+    assert len(said) == 1 and "settings file's env" in said[0], p.stderr
+    assert "ANTHROPIC_BASE_URL" not in p.stderr and "ANTHROPIC_API_KEY" not in p.stderr

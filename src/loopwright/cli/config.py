@@ -365,7 +365,10 @@ def build_options(args: argparse.Namespace) -> AgentOptions:
     except SettingsError as e:  # a "model" naming no model: said here, never replaced by the default
         raise UsageError(str(e)) from None
     model = options.model if isinstance(options.model, str) else DEFAULT_MODEL
-    check_model(model, args.base_url, need_key=not (settings is not None and settings.api_key_helper))
+    keyed = settings is not None and (settings.api_key_helper or settings.env.get("ANTHROPIC_API_KEY")
+                                      or settings.env.get("ANTHROPIC_AUTH_TOKEN") or settings.env.get("OPENAI_API_KEY"))
+    check_model(model, args.base_url or (settings.env.get("OPENAI_BASE_URL") if settings is not None else None),
+                need_key=not keyed)  # (a settings file's env gives the provider its key as the environment would)
     check_base_url(model, args.base_url)
     return replace(options, model=model) if options.model is None else options
 
