@@ -62,3 +62,32 @@ def test_a_link_inside_the_workspace_is_written_through(tmp_path: Path) -> None:
     append_memory(host, "always run the linter")  # type: ignore[arg-type]
     assert (work / "docs" / "AGENTS.md").read_text() == "# notes\n- always run the linter\n"
     assert (work / "CLAUDE.md").is_symlink() and "remembered" in host.said[-1], host.said
+
+
+def test_a_named_pipe_at_the_memory_files_name_does_not_hang_the_session(tmp_path: Path) -> None:
+    """AGENTS.md made a named pipe (`mkfifo AGENTS.md`: a command of the agent's can) must not hang
+    /memory add (run on the session's event loop: the screen and its keys would freeze for good);
+    it is refused with one line, as a memory file that is a FIFO is never read. Run in a thread
+    with a deadline, so a hang fails the test instead of stopping the suite."""
+    import os
+    import threading
+
+    work, _ = layout(tmp_path)
+    os.mkfifo(work / "AGENTS.md")
+    host = Host(work)
+    t = threading.Thread(target=append_memory, args=(host, "use pnpm"), daemon=True)
+    t.start()
+    t.join(30)
+    if t.is_alive():  # (end the hang: a writer lets the blocked read return)
+        with open(work / "AGENTS.md", "w"):
+            pass
+        t.join(30)
+        raise AssertionError("/memory add hung on a named pipe")
+    assert "not remembered" in host.said[-1] and "regular file" in host.said[-1], host.said
+
+
+def test_a_large_memory_file_gets_the_note_on_a_line_of_its_own(tmp_path: Path) -> None:
+    work, _ = layout(tmp_path)
+    (work / "AGENTS.md").write_text("x" * 100_000)  # (no newline at its end)
+    append_memory(Host(work), "use pnpm")  # type: ignore[arg-type]
+    assert (work / "AGENTS.md").read_text().endswith("x\n- use pnpm\n")

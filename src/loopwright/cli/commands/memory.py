@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -63,13 +64,22 @@ def append_memory(host: Host, text: str, user: bool = False) -> None:
     try:
         if user:
             private_dir(path.parent)
-        new = not real.exists()
-        before = "" if new else real.read_text(encoding="utf-8", errors="replace")
-        # (the file the link check saw: a link made there since is not followed)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW
-        fd = open_private(real, flags | os.O_EXCL) if new else os.open(real, flags | os.O_CLOEXEC)
+        new = not os.path.lexists(real)
+        # (the file the link check saw: a link made there since is not followed; O_NONBLOCK: a named
+        # pipe put there opens at once, to be refused, where reading or opening it for writing waited
+        # for a peer forever on the session's event loop, its screen and keys frozen)
+        flags = os.O_APPEND | os.O_NOFOLLOW
+        fd = open_private(real, flags | os.O_WRONLY | os.O_EXCL) if new else os.open(
+            real, flags | os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            host.say(f"  ✗ not remembered: {path} is not a regular file; nothing was written")
+            return
+        os.set_blocking(fd, True)
+        ends_line = st.st_size == 0 or os.pread(fd, 1, st.st_size - 1) == b"\n"  # (its last byte, not all of it)
         with open(fd, "a", encoding="utf-8") as f:
-            f.write(("" if new or before.endswith("\n") or not before else "\n") + f"- {text}\n")
+            f.write(("" if ends_line else "\n") + f"- {text}\n")
     except OSError as e:
         host.say(f"  ✗ not remembered: cannot write {path}: {e}")
         return
