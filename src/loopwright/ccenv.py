@@ -42,6 +42,10 @@ HONOURED: dict[str, tuple[str, str]] = {
     "MCP_TOOL_TIMEOUT": ("an MCP tool call's timeout (ms)", "tests/mcp/test_mcp.py::test_failing_servers_do_not_stop_the_run"),
     "MCP_CLIENT_SECRET": ("a pre-registered MCP OAuth client's secret (mcp add --client-secret)",
                           "tests/mcp/test_mcp_oauth.py::test_a_pre_registered_client_from_mcp_add_logs_in_with_its_secret_kept_out_of_the_config"),
+    "ENABLE_PROMPT_CACHING_1H": ("one-hour cache entries (ttl 1h, its beta) when AnthropicModel's cache_ttl gives none",
+                                 "tests/cli/test_cc_env.py::test_one_hour_prompt_caching_from_env"),
+    "FORCE_PROMPT_CACHING_5M": ("5-minute cache entries over ENABLE_PROMPT_CACHING_1H",
+                                "tests/cli/test_cc_env.py::test_one_hour_prompt_caching_from_env"),
     "DISABLE_PROMPT_CACHING": ("no cache_control marks on the calls (any value but empty, 0, false, no, off)",
                                "tests/cli/test_cc_env.py::test_disable_prompt_caching_leaves_out_the_cache_marks"),
     "MAX_MCP_OUTPUT_TOKENS": ("MCP tool outputs are cut past it (docs/mcp.md), a settings file's env too",
@@ -137,7 +141,6 @@ REFUSED: dict[str, str] = {
     "CLAUDE_CODE_ALWAYS_ENABLE_EFFORT": "loopwright sends the effort as each model family takes it, and none to a model that takes none",
     "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS": "loopwright's betas are the ones its features need (ANTHROPIC_BETAS adds others)",
     "DISABLE_INTERLEAVED_THINKING": "loopwright asks for interleaved thinking with a budget and tools on Claude 4 models",
-    "ENABLE_PROMPT_CACHING_1H": "loopwright's cache entries last 5 minutes (a library AnthropicModel takes cache_ttl='1h')",
     "CLAUDE_CODE_DISABLE_UNKNOWN_MODEL_WINDOW_ENFORCEMENT": "loopwright's window for an unknown model is the server's "
                                                             "(models/window.py) or AgentOptions.context_window",
     "CLAUDE_CONFIG_DIR": "loopwright reads Claude Code's files from ~/.claude (and its own from LOOPWRIGHT_HOME)",
@@ -228,13 +231,17 @@ NOT_APPLICABLE: dict[str, str] = {
     "CLAUDE_CODE_ATTRIBUTION_HEADER": "loopwright sends no attribution header",
     "CLAUDE_CODE_OPUS_4_6_FAST_MODE_OVERRIDE": "a no-op in Claude Code too",
     "CLAUDE_CODE_PROXY_RESOLVES_HOSTS": "loopwright names the host to its proxy (CONNECT host:port): the proxy resolves it",
-    "FORCE_PROMPT_CACHING_5M": "loopwright's cache entries last 5 minutes already",
     "CLAUDE_CODE_FORWARD_SUBAGENT_TEXT": "loopwright's stream-json always carries subagents' messages (what it asks for)",
     "USE_BUILTIN_RIPGREP": "loopwright's Grep runs its own search, or the rg on PATH",
     "ANTHROPIC_CUSTOM_MODEL_OPTION": "loopwright's /model takes any model id: there is no picker list to add to",
 }
 
 TRUTHY_OFF = ("", "0", "false", "no", "off")
+
+
+def flag(env: Mapping[str, str], name: str) -> bool:
+    """Whether a Claude Code switch is on: set to anything but empty, 0, false, no or off."""
+    return env.get(name, "").strip().lower() not in TRUTHY_OFF
 
 
 def number(env: Mapping[str, str], name: str, default: int) -> int:
@@ -260,7 +267,7 @@ SETTINGS_MODEL_VARS = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_U
 # What the providers read from the process's environment only: in a settings file's env alone, named.
 PROCESS_ONLY = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_BETAS", "ANTHROPIC_DEFAULT_SONNET_MODEL",
                 "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL", "HTTPS_PROXY", "HTTP_PROXY",
-                "NO_PROXY", "NODE_EXTRA_CA_CERTS")
+                "NO_PROXY", "NODE_EXTRA_CA_CERTS", "ENABLE_PROMPT_CACHING_1H", "FORCE_PROMPT_CACHING_5M")
 
 # Refused variables whose 0 asks for something loopwright does otherwise (turning its one wait off);
 # any other's empty, 0, false, no or off asks for nothing loopwright lacks, and is not said.

@@ -293,3 +293,20 @@ def test_the_provider_from_a_settings_files_env(tmp_path: Path) -> None:
     said = [x for x in p.stderr.splitlines() if "ANTHROPIC_CUSTOM_HEADERS" in x]
     assert len(said) == 1 and "settings file's env" in said[0], p.stderr
     assert "ANTHROPIC_BASE_URL" not in p.stderr and "ANTHROPIC_API_KEY" not in p.stderr
+
+
+def test_one_hour_prompt_caching_from_env(tmp_path: Path) -> None:
+    """ENABLE_PROMPT_CACHING_1H=1 marks the cache breakpoints with a one-hour ttl and sends its beta (it
+    was refused); FORCE_PROMPT_CACHING_5M=1 over it keeps the 5-minute marks, as unset does."""
+    def call(**env: str) -> tuple[str, str]:
+        with ScriptedServer([[text("ok")]]) as srv:
+            p = run(tmp_path, srv.url, **env)
+            q = srv.loop_requests[0]
+        assert p.returncode == 0, p.stderr
+        return json.dumps(q.body), q.headers.get("anthropic-beta") or ""
+
+    body, beta = call(ENABLE_PROMPT_CACHING_1H="1")
+    assert body.count('"ttl": "1h"') >= 1 and "extended-cache-ttl" in beta, (body[-300:], beta)
+    for env in ({"ENABLE_PROMPT_CACHING_1H": "1", "FORCE_PROMPT_CACHING_5M": "1"}, {}):
+        body, beta = call(**env)
+        assert '"cache_control"' in body and '"ttl"' not in body and "extended-cache-ttl" not in beta, env

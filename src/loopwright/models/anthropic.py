@@ -25,6 +25,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, Unpack
 
 from ..blocks import InvalidInput, ToolUseBlock, blocks_from_wire
+from ..ccenv import flag
 from ..history import FrozenList, frozen
 from ..messages import StreamEvent
 from ..usage import Usage
@@ -98,6 +99,8 @@ class AnthropicModel(HTTPModel):
     ) -> None:
         if cache_ttl not in (None, "5m", "1h"):
             raise ValueError(f"cache_ttl must be '5m' or '1h', got {cache_ttl!r}")
+        if cache_ttl is None and flag(os.environ, "ENABLE_PROMPT_CACHING_1H") and not flag(os.environ, "FORCE_PROMPT_CACHING_5M"):
+            cache_ttl = "1h"  # Claude Code's opt-in to one-hour entries (FORCE_PROMPT_CACHING_5M over it: 5 min)
         super().__init__(model, base_url, api_key, max_retries, max_tokens or default_max_tokens(model),
                          include_partial_messages, **options)
         self.auth_token = auth_token or os.environ.get("ANTHROPIC_AUTH_TOKEN") or None
