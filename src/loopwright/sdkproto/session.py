@@ -228,23 +228,31 @@ class SdkSession:
             # the Agent tool the command line built knows only --agents: it is rebuilt with these
             changes["agents"] = agents
             tools = [make_agent_tool(agents) if t.spawns_agents else t for t in tools]
-        system = req.get("systemPrompt")
-        if isinstance(system, list) and all(isinstance(x, str) for x in system):
-            system = "\n\n".join(system)
-        if isinstance(system, str):
-            changes["system_prompt"] = system
-        if isinstance(req.get("appendSystemPrompt"), str):
-            changes["append_system_prompt"] = req["appendSystemPrompt"]
-        if isinstance(req.get("jsonSchema"), dict):
-            from ..structured import check_schema
-
-            check_schema(req["jsonSchema"])
-            changes["output_format"] = {"type": "json_schema", "schema": req["jsonSchema"]}
+        changes.update(_prompt_changes(req))
         applied: dict[str, Any] = {}
         if req.get("settings") is not None:
             changes["settings"] = req["settings"]
             applied["settings_applied"] = True
-        if self.flags.managed_in_initialize:  # (no session runs without them, as in Claude Code)
+        self._managed_settings(req, changes, applied)
+        denied = req.get("disallowedTools")
+        if isinstance(denied, list):
+            changes["disallowed_tools"] = [*o.disallowed_tools, *map(str, denied)]
+            tools = [t for t in tools if t.name not in {d for d in denied if "(" not in str(d)}]
+            applied["disallowed_tools_applied"] = True
+        if tools != o.tools:
+            changes["tools"] = tools
+        servers = await self._mcp_servers(req, applied)
+        if servers is not None:
+            changes["mcp_servers"] = servers
+        if changes:  # onto the options as they are now: a set_permission_mode or set_model answered while
+            # this waited on the SDK (its MCP servers) stands; written over `o`, it was undone unsaid
+            self.options = replace(self.options, **changes)
+        return self._initialized(applied)
+
+    def _managed_settings(self, req: dict[str, Any], changes: dict[str, Any], applied: dict[str, Any]) -> None:
+        """--managed-settings-in-initialize: the first initialize's managedSettings, required (no
+        session runs without them, as in Claude Code); any other initialize's are said, not applied."""
+        if self.flags.managed_in_initialize:
             if not isinstance(req.get("managedSettings"), dict):
                 raise ValueError("--managed-settings-in-initialize: the initialize request has no managedSettings "
                                  "object; no prompt runs without them")
@@ -253,13 +261,11 @@ class SdkSession:
         elif req.get("managedSettings") is not None:  # (a second initialize's, or without the flag: said, not dropped unsaid)
             note("initialize: its managedSettings not applied (they are taken from the first initialize, with "
                  "--managed-settings-in-initialize; the session keeps the managed settings it has)")
-        denied = req.get("disallowedTools")
-        if isinstance(denied, list):
-            changes["disallowed_tools"] = [*o.disallowed_tools, *map(str, denied)]
-            tools = [t for t in tools if t.name not in {d for d in denied if "(" not in str(d)}]
-            applied["disallowed_tools_applied"] = True
-        if tools != o.tools:
-            changes["tools"] = tools
+
+    async def _mcp_servers(self, req: dict[str, Any], applied: dict[str, Any]) -> dict[str, Any] | None:
+        """The MCP servers with the request's (an SDK server's config left out) and those running in
+        the SDK's process, connected; None when they are the configured ones."""
+        o = self.options
         configured = o.mcp_servers if isinstance(o.mcp_servers, dict) else {}
         inner: dict[str, Any] = dict(configured.get("mcpServers", configured))
         given = req.get("mcpServers")
@@ -272,11 +278,11 @@ class SdkSession:
                 inner[str(name)] = await SdkServer(self.peer, str(name)).connect()
             except (PeerError, KeyError, TypeError, ValueError) as e:
                 note(f"MCP server {name!r} (in the SDK's process) could not be listed: {e}")
-        if inner != configured.get("mcpServers", configured):
-            changes["mcp_servers"] = {"mcpServers": inner}
-        if changes:  # onto the options as they are now: a set_permission_mode or set_model answered while
-            # this waited on the SDK (its MCP servers) stands; written over `o`, it was undone unsaid
-            self.options = replace(self.options, **changes)
+        return {"mcpServers": inner} if inner != configured.get("mcpServers", configured) else None
+
+    def _initialized(self, applied: dict[str, Any]) -> dict[str, Any]:
+        """The initialize answer: the session's commands, agents, output styles and model, and which
+        of the request's options were applied."""
         from ..cli.initfields import slash_commands, subagent_types
 
         self.agent_names = subagent_types(self.options)
@@ -474,6 +480,25 @@ _SHAPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "mcpServers": (lambda v: isinstance(v, dict), "an object of MCP servers"),
     "sdkMcpServers": (lambda v: isinstance(v, list), "a list of server names"),
 }
+
+
+def _prompt_changes(req: dict[str, Any]) -> dict[str, Any]:
+    """The initialize's options that shape the prompt: the system prompt (a list of strings joined),
+    its append, and a JSON schema for the answer (checked)."""
+    changes: dict[str, Any] = {}
+    system = req.get("systemPrompt")
+    if isinstance(system, list) and all(isinstance(x, str) for x in system):
+        system = "\n\n".join(system)
+    if isinstance(system, str):
+        changes["system_prompt"] = system
+    if isinstance(req.get("appendSystemPrompt"), str):
+        changes["append_system_prompt"] = req["appendSystemPrompt"]
+    if isinstance(req.get("jsonSchema"), dict):
+        from ..structured import check_schema
+
+        check_schema(req["jsonSchema"])
+        changes["output_format"] = {"type": "json_schema", "schema": req["jsonSchema"]}
+    return changes
 
 
 def _of_their_shapes(req: dict[str, Any]) -> dict[str, Any]:
