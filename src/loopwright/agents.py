@@ -50,13 +50,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .blocks import WireMessage
+from .blocks import ToolUseBlock, WireMessage
 from .hooks import HookRegistry, HookState, RunHooks
-from .messages import ResultMessage, SystemMessage
+from .messages import AssistantMessage, ResultMessage, SystemMessage
 from .models.base import Model
 from .models.catalog import ALIASES, resolve_alias
 from .options import AgentDefinition, agent_definitions, agents_from_json
 from .tools.base import RunPorts, SubagentSpec, Tool, ToolContext, ToolError, ToolOutput
+from .usage import CallUsage
 
 if TYPE_CHECKING:
     from .hooks.results import PromptResult
@@ -242,7 +243,10 @@ async def run_isolated(ports: RunPorts, d: AgentDefinition, kind: str, prompt: s
             await asyncio.to_thread(remove_git_worktree, wt.root, wt.path, wt.branch)
     if keep:
         text = out.content if isinstance(out.content, str) else ""
-        return ToolOutput(f"{text}\n{describe(wt)}" if text else describe(wt), is_error=out.is_error)
+        details = {**out.details, "worktreePath": str(wt.path)} if isinstance(out.details, dict) else None
+        if details is not None and wt.branch:
+            details["worktreeBranch"] = wt.branch
+        return ToolOutput(f"{text}\n{describe(wt)}" if text else describe(wt), is_error=out.is_error, details=details)
     return out
 
 
@@ -371,6 +375,7 @@ async def _run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: 
     hooks = sub.hooks
     assert isinstance(hooks, SubagentHooks)
     result: ResultMessage | None = None
+    tally = AgentTally(hooks.agent_id, kind, prompt)
     try:
         for block in d.preloaded:  # its agent file's `skills`, after the task (as Claude Code sends them)
             if not isinstance(block, str):  # a PreloadedSkill: its inline shell runs in the subagent, as Claude Code's
@@ -393,6 +398,7 @@ async def _run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: 
                         ports.emit(SystemMessage(msg.subtype, {**msg.data, "parent_tool_use_id": tool_use_id}))
                 else:
                     msg.parent_tool_use_id = tool_use_id
+                    tally.see(msg)
                     ports.emit(msg)
     finally:  # also when interrupted: what the subagent spent is spent
         ports.absorb(sub)
@@ -400,12 +406,86 @@ async def _run_subagent(ports: RunPorts, d: AgentDefinition, kind: str, prompt: 
     if task is not None and task.cancelling():
         raise asyncio.CancelledError  # the parent was interrupted: its executor fills in the result
     if result is not None and result.subtype == "success":
-        return ToolOutput(result.result or "(the subagent gave no final text)")
+        text = result.result or "(the subagent gave no final text)"
+        return ToolOutput(text, details=tally.details(text))
     error = (f"Subagent {kind!r} ended with {result.subtype}: {result.result or ''}" if result is not None
              else f"Subagent {kind!r} ended without a result.")
     await hooks.ended_in_error(error)
     _relay_reports(ports, hooks, tool_use_id)
     return ToolOutput(error, is_error=True)
+
+
+# Claude Code's toolStats groups (an Agent call's tool_use_result); every other tool is "other"
+_STAT_OF = {"Read": "readCount", "Glob": "searchCount", "Grep": "searchCount", "Bash": "bashCount",
+            "Edit": "editFileCount", "MultiEdit": "editFileCount", "Write": "editFileCount",
+            "NotebookEdit": "editFileCount"}
+
+
+class AgentTally:
+    """What a subagent did, counted from its messages as they pass (AgentTally.see): the Agent
+    call's structured output (`tool_use_result`), Claude Code's AgentOutput of a completed agent
+    (status, prompt, agentId, agentType, content, resolvedModel, totalDurationMs, totalTokens,
+    totalToolUseCount, usage: its last call's, toolsUsed, toolStats)."""
+
+    def __init__(self, agent_id: str, kind: str, prompt: str) -> None:
+        import time
+
+        self.agent_id, self.kind, self.prompt, self.started = agent_id, kind, prompt, time.monotonic()
+        self.names: dict[str, str] = {}  # tool_use id -> tool name
+        self.stats = dict.fromkeys(("readCount", "searchCount", "bashCount", "editFileCount", "linesAdded",
+                                    "linesRemoved", "otherToolCount"), 0)
+        self.last: AssistantMessage | None = None
+
+    def see(self, msg: object) -> None:
+        """Count an assistant message's tool calls, and the lines its edits add and remove as
+        Claude Code counts them, from the calls' inputs (a call that then fails counts too):
+        Write's content lines all added; Edit's (and each of MultiEdit's edits') old_string lines
+        removed, new_string lines added."""
+        if not isinstance(msg, AssistantMessage):
+            return
+        self.last = msg
+        for b in msg.content:
+            if isinstance(b, ToolUseBlock):
+                self.names[b.id] = b.name
+                self.stats[_STAT_OF.get(b.name, "otherToolCount")] += 1
+                edits = b.input.get("edits") if b.name == "MultiEdit" else [b.input] if b.name == "Edit" else ()
+                for e in edits if isinstance(edits, list) else ():
+                    self._count(e, "old_string", "linesRemoved")
+                    self._count(e, "new_string", "linesAdded")
+                if b.name == "Write":
+                    self._count(b.input, "content", "linesAdded")
+
+    def _count(self, x: object, key: str, stat: str) -> None:
+        text = x.get(key) if isinstance(x, dict) else None
+        if isinstance(text, str):
+            self.stats[stat] += len(text.split("\n"))
+
+    def details(self, text: str) -> dict[str, Any]:
+        """The AgentOutput of the subagent that ended with `text`."""
+        import time
+
+        usage = self.last.usage if self.last is not None else None
+        out: dict[str, Any] = {
+            "status": "completed", "prompt": self.prompt, "agentId": self.agent_id, "agentType": self.kind,
+            "toolsUsed": sorted(set(self.names.values())), "content": [{"type": "text", "text": text}],
+            "totalDurationMs": int((time.monotonic() - self.started) * 1000),
+            "totalTokens": usage.input_tokens + usage.output_tokens if usage is not None else 0,
+            "totalToolUseCount": len(self.names), "usage": _api_usage(usage), "toolStats": dict(self.stats)}
+        if self.last is not None:
+            out["resolvedModel"] = self.last.model
+        return out
+
+
+def _api_usage(u: CallUsage | None) -> dict[str, Any]:
+    """A call's usage as the Messages API reports it (AgentOutput.usage): what loopwright does not
+    keep of it (service tier, the cache writes' split) is null, as the type allows."""
+    if u is None:
+        u = CallUsage(0, 0, 0, 0, 0.0)
+    return {"input_tokens": u.input_tokens - u.cache_creation_input_tokens - u.cache_read_input_tokens,
+            "output_tokens": u.output_tokens, "cache_creation_input_tokens": u.cache_creation_input_tokens,
+            "cache_read_input_tokens": u.cache_read_input_tokens,
+            "server_tool_use": {"web_search_requests": u.web_search_requests, "web_fetch_requests": 0},
+            "service_tier": None, "cache_creation": None}
 
 
 def _relay_reports(ports: RunPorts, hooks: RunHooks, tool_use_id: str) -> None:

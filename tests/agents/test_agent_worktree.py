@@ -16,10 +16,11 @@ import pytest
 
 import loopwright as lw
 from loopwright.agents import make_agent_tool
+from loopwright.blocks import ToolResultBlock
 from loopwright.options import AgentDefinition
 from loopwright.tools.builtin import default_tools
 from tests.cli.test_cli_worktree import SIDES, git, hooks_log, logger, maker, on, repo, run
-from tests.helpers import text, use
+from tests.helpers import collect, text, use
 
 pytestmark = pytest.mark.e2e
 ISOLATED = use("t1", "Agent", description="iso", prompt="do it", subagent_type="general-purpose",
@@ -100,13 +101,19 @@ def test_an_agent_files_isolation_puts_every_run_in_a_worktree(tmp_path: Path) -
     agent = AgentDefinition("edits alone", "You edit.", isolation="worktree")
     turns = [[use("t1", "Agent", description="d", prompt="p", subagent_type="loner")],
              [use("s1", "Write", file_path="new.txt", content="y\n")], [text("sub done")], [text("done")]]
-    r = lw.run("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=[*default_tools(),
-                                                                            make_agent_tool({"loner": agent})],
-                                     cwd=proj, permission_mode="acceptEdits"))
+    msgs = collect("go", lw.AgentOptions(model=lw.ScriptedModel(turns), tools=[*default_tools(),
+                                                                                make_agent_tool({"loner": agent})],
+                                         cwd=proj, permission_mode="acceptEdits"))
+    r = msgs[-1]
     assert r.subtype == "success", r.result
     [tree] = (proj / ".claude" / "worktrees").iterdir()
     assert (tree / "new.txt").read_text() == "y\n" and not (proj / "new.txt").exists()
     assert f"worktreePath: {tree}" in str(t1_result(r)["content"])
+    # the call's structured output (tool_use_result) names the kept worktree too, as AgentOutput does
+    [details] = [b.details for m in msgs if isinstance(m, lw.UserMessage) and not m.parent_tool_use_id
+                 for b in m.content if isinstance(b, ToolResultBlock) and b.tool_use_id == "t1"]
+    assert (details["worktreePath"], details["worktreeBranch"]) == (str(tree), f"worktree-{tree.name}")
+    assert (details["status"], details["agentType"], details["toolsUsed"]) == ("completed", "loner", ["Write"])
     status = subprocess.run(["git", "status", "--porcelain"], cwd=proj, capture_output=True, text=True).stdout
     assert status == "?? .claude/\n"  # the project's own files are untouched (the worktree sits in .claude/)
 

@@ -62,11 +62,34 @@ TURNS: list[Any] = [
     [use("grep_content", "Grep", pattern="beta", output_mode="content", **{"-n": True})],
     [use("grep_count", "Grep", pattern="a", output_mode="count")],
     [use("todo", "TodoWrite", todos=[{"content": "x", "status": "pending", "activeForm": "doing x"}])],
+    [use("task_list_empty", "TaskList")],
+    [use("task_create", "TaskCreate", subject="Do x", description="the x", activeForm="Doing x")],
+    [use("task_create2", "TaskCreate", subject="Do y", description="the y")],
+    [use("task_update", "TaskUpdate", taskId="2", addBlockedBy=["1"], owner="me", status="in_progress",
+         metadata={"k": 1})],
+    [use("task_update_same", "TaskUpdate", taskId="2", status="in_progress")],
+    [use("task_get", "TaskGet", taskId="2")],
+    [use("task_list", "TaskList")],
+    [use("task_done", "TaskUpdate", taskId="1", status="completed")],
+    [use("task_get_unblocked", "TaskGet", taskId="2")],
+    [use("task_get_missing", "TaskGet", taskId="99")],
+    [use("task_update_missing", "TaskUpdate", taskId="99", status="completed")],
+    [use("task_delete", "TaskUpdate", taskId="1", status="deleted")],
+    # (Claude Code runs an agent in the background unless told not to; loopwright always waits for it)
+    [use("agent", "Agent", description="look", prompt="Say hi", subagent_type="general-purpose",
+         run_in_background=False)],
+    [bash("echo sub", "sub_bash")],  # the subagent's turns
+    [use("sub_write", "Write", file_path=f"{P}/sub.txt", content="1\n2\n")],
+    [use("sub_edit", "Edit", file_path=f"{P}/sub.txt", old_string="1\n2", new_string="3")],
+    [text("sub done")],
     [text("done")],
 ]
 SAME = ["bash", "write_new", "read", "edit", "write_update", "read_window", "read_empty", "read_image", "read_nonl",
         "edit_nonl", "nb_read",
-        "quiet", "mcp", "mcp_fails", "two_a", "two_b"]
+        "quiet", "mcp", "mcp_fails", "two_a", "two_b",
+        "task_list_empty", "task_create", "task_create2", "task_update", "task_get", "task_list", "task_done",
+        "task_get_unblocked", "task_get_missing", "task_update_missing", "task_delete"]
+SUBAGENT = {"sub_bash", "sub_write", "sub_edit"}  # (its results' lines are the subagent's: parent_tool_use_id)
 ERRORS = ["bash_fails", "read_missing", "refused", "unknown"]
 NOT_IN_CLAUDE_CODE = {"glob": "GlobOutput", "grep_files": "GrepOutput", "grep_content": "GrepOutput",
                       "grep_count": "GrepOutput", "todo": "TodoWriteOutput"}
@@ -101,7 +124,8 @@ class Run(NamedTuple):
     lines: list[dict[str, Any]]
 
     def user_lines(self) -> list[dict[str, Any]]:
-        return [ln for ln in self.lines if ln.get("type") == "user"]
+        """The top agent's user lines (not a subagent's)."""
+        return [ln for ln in self.lines if ln.get("type") == "user" and not ln.get("parent_tool_use_id")]
 
     def results(self) -> dict[str, Any]:
         """tool_use id -> the tool_use_result of its line (normalised), for lines with one tool_result."""
@@ -152,7 +176,8 @@ def test_every_result_has_its_line_with_its_tool_use_result(run: Run) -> None:
         blocks = [b for b in ln["message"]["content"] if b.get("type") == "tool_result"]
         assert len(blocks) == 1, (run.who, ln)
         assert "tool_use_result" in ln, (run.who, ln)
-    assert set(run.results()) == {u["id"] for turn in TURNS for u in turn if u["type"] == "tool_use"}, run.who
+    assert set(run.results()) == {u["id"] for turn in TURNS for u in turn if u["type"] == "tool_use"} - SUBAGENT, (
+        run.who)
 
 
 @pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code not installed (tests/node)")
@@ -195,6 +220,55 @@ def test_bash_read_write_edit_as_expected(run: Run) -> None:
     assert r["mcp"]["content"] == [{"type": "text", "text": "echo: hello"}]
     assert r["mcp_fails"]["content"] == "Error: it went wrong"
     assert r["mcp_structured"]["structuredContent"] == {"temperature": 21.5, "unit": "C"}
+
+
+def test_the_task_tools_as_expected(run: Run) -> None:
+    """Named values of the Task tools' outputs (TaskCreateOutput, TaskGetOutput, TaskListOutput,
+    TaskUpdateOutput): a completed blocker no longer blocks; `owner` only when set."""
+    r = run.results()
+    assert r["task_list_empty"] == {"tasks": []}
+    assert r["task_create"] == {"task": {"id": "1", "subject": "Do x", "description": "the x"}}
+    assert r["task_update"] == {"success": True, "taskId": "2", "updatedFields": ["owner", "metadata", "status",
+                                                                                  "blockedBy"],
+                                "statusChange": {"from": "pending", "to": "in_progress"}}
+    assert r["task_update_same"] == {"success": True, "taskId": "2", "updatedFields": []}
+    assert r["task_get"]["task"]["blockedBy"] == ["1"] and r["task_get_unblocked"]["task"]["blockedBy"] == []
+    assert r["task_list"] == {"tasks": [{"id": "1", "subject": "Do x", "status": "pending", "blockedBy": []},
+                                        {"id": "2", "subject": "Do y", "status": "in_progress", "owner": "me",
+                                         "blockedBy": ["1"]}]}
+    assert r["task_get_missing"] == {"task": None}
+    assert r["task_update_missing"] == {"success": False, "taskId": "99", "updatedFields": [],
+                                        "error": "Task not found"}
+    assert r["task_delete"]["updatedFields"] == ["deleted"]
+
+
+def test_an_agent_call_has_claude_codes_agent_output(runs: dict[str, Run]) -> None:
+    """The Agent call's tool_use_result: AgentOutput of a completed agent (sdk-tools.d.ts: only its
+    keys), and where Claude Code ran the same subagent turns, its values: what the agent did and
+    what it said. (Claude Code puts a frame naming the tools used before the report in `content`;
+    its ids, durations and token counts are its own.)"""
+    ours = runs["loopwright"].results()["agent"]
+    if SDK_TOOLS.exists():
+        body = SDK_TOOLS.read_text()
+        start = body.index("export type AgentOutput =\n  | {") + 30
+        completed = body[start:body.index("\n  | {", start)]  # (its first variant: a completed agent)
+        assert set(ours) <= set(re.findall(r"^      (\w+)\??:", completed, re.M)), sorted(ours)
+    assert ours["content"] == [{"type": "text", "text": "sub done"}]
+    assert (ours["status"], ours["prompt"], ours["agentType"]) == ("completed", "Say hi", "general-purpose")
+    assert ours["toolsUsed"] == ["Bash", "Edit", "Write"] and ours["totalToolUseCount"] == 3
+    assert ours["toolStats"] == {"readCount": 0, "searchCount": 0, "bashCount": 1, "editFileCount": 2,
+                                 "linesAdded": 4, "linesRemoved": 2, "otherToolCount": 0}
+    usage = ours["usage"]
+    assert ours["totalTokens"] == sum(usage[k] for k in ("input_tokens", "output_tokens",
+                                                         "cache_creation_input_tokens", "cache_read_input_tokens"))
+    assert isinstance(ours["agentId"], str) and ours["agentId"] and ours["totalDurationMs"] >= 0
+    if "claude" not in runs:
+        pytest.skip("Claude Code not installed (tests/node)")
+    cc = runs["claude"].results()["agent"]
+    same = ("status", "prompt", "agentType", "toolsUsed", "totalToolUseCount", "toolStats", "resolvedModel")
+    assert {k: ours[k] for k in same} == {k: cc[k] for k in same}
+    assert cc["content"][-1] == ours["content"][-1]
+    assert set(ours) - {"totalDurationMs"} <= set(cc) and set(usage) <= set(cc["usage"])
 
 
 def declared(interface: str) -> tuple[set[str], set[str]]:

@@ -7,12 +7,14 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from loopwright.tools.base import ToolContext
+from loopwright.tools.base import ToolContext, ToolOutput
 from loopwright.tools.tasks import task_create, task_get, task_update
 
 
 def call(handler: Any, ctx: ToolContext, **inp: Any) -> Any:
-    return asyncio.run(handler(inp, ctx))
+    """The handler's text (what the model reads)."""
+    out = asyncio.run(handler(inp, ctx))
+    return out.content if isinstance(out, ToolOutput) else out
 
 
 def three_tasks(tmp_path: Path) -> ToolContext:
@@ -36,7 +38,7 @@ def test_fields_status_and_metadata_are_reported_in_order(tmp_path: Path) -> Non
     ctx = three_tasks(tmp_path)
     said = call(task_update, ctx, taskId="2", subject="two!", owner="me", status="in_progress",
                 metadata={"keep": None, "new": "x"})
-    assert said == "Updated task #2 subject, owner, status, metadata"
+    assert said == "Updated task #2 subject, owner, metadata, status"  # (Claude Code's order)
     t = ctx.state.tasks.items["2"]
     assert (t["subject"], t["owner"], t["status"], t["metadata"]) == ("two!", "me", "in_progress", {"new": "x"})
     assert call(task_update, ctx, taskId="2", subject="two!") == "Task #2: nothing to update"

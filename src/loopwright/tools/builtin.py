@@ -378,25 +378,25 @@ TASK_UPDATE_SCHEMA = {"type": "object", "properties": {
 }, "required": ["taskId"], "additionalProperties": False}
 
 
-async def _task_create(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
+async def _task_create(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     from .tasks import task_create
 
     return await task_create(inp, ctx)
 
 
-async def _task_get(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def _task_get(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     from .tasks import task_get
 
     return await task_get(inp, ctx)
 
 
-async def _task_list(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def _task_list(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     from .tasks import task_list
 
     return await task_list(inp, ctx)
 
 
-async def _task_update(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def _task_update(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     from .tasks import task_update
 
     return await task_update(inp, ctx)

@@ -82,7 +82,7 @@ def _save(tasks: TaskState) -> None:
         write_private(tasks.path, json.dumps({"tasks": tasks.items, "next_id": tasks.next_id}, ensure_ascii=False))
 
 
-async def task_create(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
+async def task_create(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     subject, description = _text(inp, "subject", True) or "", _text(inp, "description") or ""
     tasks = _tasks(ctx)
     task_id = str(tasks.next_id)
@@ -96,62 +96,85 @@ async def task_create(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput
                             "activeForm": _text(inp, "activeForm"), "owner": None, "blocks": [], "blockedBy": [],
                             "metadata": dict(meta) if isinstance(meta, dict) else {}}
     _save(tasks)
-    return f"Task #{task_id} created successfully: {subject}"
+    return ToolOutput(f"Task #{task_id} created successfully: {subject}",
+                      details={"task": {"id": task_id, "subject": subject, "description": description}})
 
 
-async def task_get(inp: dict[str, Any], ctx: ToolContext) -> str:
-    t = _tasks(ctx).items.get(str(inp.get("taskId")))
+def _open_blockers(items: dict[str, dict[str, Any]], t: dict[str, Any]) -> list[str]:
+    """The tasks still blocking `t`: a completed blocker no longer does (TaskGet and TaskList say
+    so, as Claude Code's do; the link is kept, and counts again if the blocker is reopened)."""
+    return [b for b in t["blockedBy"] if b in items and items[b]["status"] != "completed"]
+
+
+async def task_get(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    """The task, and as `tool_use_result` Claude Code's TaskGetOutput ({"task": null} when there is none)."""
+    items = _tasks(ctx).items
+    t = items.get(str(inp.get("taskId")))
     if t is None:
-        return "Task not found"
+        return ToolOutput("Task not found", details={"task": None})
+    blocked_by = _open_blockers(items, t)
     lines = [f"Task #{t['id']}: {t['subject']}", f"Status: {t['status']}", f"Description: {t['description']}"]
-    if t["blockedBy"]:
-        lines.append("Blocked by: " + ", ".join(f"#{b}" for b in t["blockedBy"]))
+    if blocked_by:
+        lines.append("Blocked by: " + ", ".join(f"#{b}" for b in blocked_by))
     if t["blocks"]:
         lines.append("Blocks: " + ", ".join(f"#{b}" for b in t["blocks"]))
-    return "\n".join(lines)
+    return ToolOutput("\n".join(lines), details={"task": {
+        "id": t["id"], "subject": t["subject"], "description": t["description"], "status": t["status"],
+        "blocks": list(t["blocks"]), "blockedBy": blocked_by}})
 
 
-async def task_list(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def task_list(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    """The list, and as `tool_use_result` Claude Code's TaskListOutput (`owner` only when set)."""
     items = _tasks(ctx).items
-    if not items:
-        return "No tasks found"
-    out = []
+    out, rows = [], []
     for t in items.values():
+        blocked_by = _open_blockers(items, t)
+        row: dict[str, Any] = {"id": t["id"], "subject": t["subject"], "status": t["status"]}
         line = f"#{t['id']} [{t['status']}] {t['subject']}"
         if t["owner"]:
             line += f" ({t['owner']})"
-        open_blockers = [b for b in t["blockedBy"] if b in items and items[b]["status"] != "completed"]
-        if open_blockers:
-            line += " [blocked by " + ", ".join(f"#{b}" for b in open_blockers) + "]"
+            row["owner"] = t["owner"]
+        if blocked_by:
+            line += " [blocked by " + ", ".join(f"#{b}" for b in blocked_by) + "]"
         out.append(line)
-    return "\n".join(out)
+        rows.append({**row, "blockedBy": blocked_by})
+    return ToolOutput("\n".join(out) or "No tasks found", details={"tasks": rows})
 
 
-async def task_update(inp: dict[str, Any], ctx: ToolContext) -> str:
+def _updated(task_id: str, text: str, changed: list[str], before: str, after: str) -> ToolOutput:
+    """TaskUpdate's answer, and as `tool_use_result` Claude Code's TaskUpdateOutput."""
+    details: dict[str, Any] = {"success": True, "taskId": task_id, "updatedFields": changed}
+    if after != before:
+        details["statusChange"] = {"from": before, "to": after}
+    return ToolOutput(text, details=details)
+
+
+def _not_updated(task_id: str, error: str) -> ToolOutput:
+    return ToolOutput(error, details={"success": False, "taskId": task_id, "updatedFields": [], "error": error})
+
+
+async def task_update(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     tasks = _tasks(ctx)
     task_id = str(inp.get("taskId"))
     t = tasks.items.get(task_id)
     if t is None:
-        return "Task not found"
-    status = inp.get("status")
+        return _not_updated(task_id, "Task not found")
+    status, before = inp.get("status"), t["status"]
     if status is not None and status not in (*STATUSES, "deleted"):
         raise ToolError(f"status must be one of {', '.join((*STATUSES, 'deleted'))}, got {status!r}")
     if status == "deleted":
         _delete(tasks, task_id)
-        return f"Updated task #{task_id} deleted"
-    if status == "completed" and t["status"] != "completed" and ctx.ports is not None:
+        return _updated(task_id, f"Updated task #{task_id} deleted", ["deleted"], before, "deleted")
+    if status == "completed" and before != "completed" and ctx.ports is not None:
         refused = await ctx.ports.hooks.task_completed(task_id, t["subject"], t["description"])
         if refused is not None:
-            return refused  # not completed: the task keeps its status, the model reads why
+            return _not_updated(task_id, refused)  # not completed: the task keeps its status, the model reads why
     changed = _set_fields(t, inp, status)
     _link(tasks, task_id, inp, changed)
-    meta = inp.get("metadata")
-    if isinstance(meta, dict):
-        _merge_metadata(t["metadata"], meta)
-        changed.append("metadata")
     if changed:
         _save(tasks)
-    return f"Updated task #{task_id} {', '.join(changed)}" if changed else f"Task #{task_id}: nothing to update"
+    text = f"Updated task #{task_id} {', '.join(changed)}" if changed else f"Task #{task_id}: nothing to update"
+    return _updated(task_id, text, changed, before, t["status"])
 
 
 def _delete(tasks: TaskState, task_id: str) -> None:
@@ -164,13 +187,18 @@ def _delete(tasks: TaskState, task_id: str) -> None:
 
 
 def _set_fields(t: dict[str, Any], inp: dict[str, Any], status: Any) -> list[str]:
-    """The text fields and the status the update gives new values: set, and their names."""
+    """The text fields, the metadata and the status the update gives new values: set, and their
+    names (in Claude Code's order: its updatedFields)."""
     changed: list[str] = []
     for key in ("subject", "description", "activeForm", "owner"):
         v = _text(inp, key)
         if v is not None and v != t[key]:
             t[key] = v
             changed.append(key)
+    meta = inp.get("metadata")
+    if isinstance(meta, dict):
+        _merge_metadata(t["metadata"], meta)
+        changed.append("metadata")
     if status is not None and status != t["status"]:
         t["status"] = status
         changed.append("status")
