@@ -309,7 +309,12 @@ def agent_memory(scope: str, kind: str, cwd: Path) -> str:
     real = Path(os.path.realpath(folder))  # (a link in .claude: where mkdir and the model's writes would go)
     if scope != "user" and not in_workspace(real, cwd):
         raise ValueError(f"{folder} is a link to {real}, outside the workspace")
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if scope == "user":  # (~/.claude and agent-memory too, when missing: the user's alone, whatever the umask)
+        from .home import private_dir
+
+        private_dir(folder)
+    else:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     lines, refused = _memory_index(folder / "MEMORY.md", None if scope == "user" else cwd)
     shared = {"user": "it is yours across every project", "project": "it is this project's, and may be shared with "
               "the team through version control", "local": "it is this project's, on this machine only"}[scope]

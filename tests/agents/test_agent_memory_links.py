@@ -86,3 +86,19 @@ def test_a_memory_directory_linked_out_of_the_workspace_is_refused(tmp_path: Pat
     with pytest.raises(ValueError, match=r"agent-memory/helper is a link to .*/home/notes/helper, outside the workspace"):
         agent_memory("project", "helper", proj)
     assert not (outside / "helper").exists()
+
+
+def test_the_users_agent_memory_directories_are_made_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`memory: user` with no ~/.claude yet: every directory made on the way (~/.claude,
+    ~/.claude/agent-memory, the agent's) is the user's alone (0700), whatever the umask; the
+    parents were made 0755, the names of the user's agents open to every local user."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    old = os.umask(0o022)
+    try:
+        agent_memory("user", "helper", tmp_path)
+    finally:
+        os.umask(old)
+    for d in (home / ".claude", home / ".claude" / "agent-memory", home / ".claude" / "agent-memory" / "helper"):
+        assert oct(d.stat().st_mode & 0o777) == "0o700", d
