@@ -42,6 +42,9 @@ HONOURED: dict[str, tuple[str, str]] = {
     "MCP_TOOL_TIMEOUT": ("an MCP tool call's timeout (ms)", "tests/mcp/test_mcp.py::test_failing_servers_do_not_stop_the_run"),
     "MCP_CLIENT_SECRET": ("a pre-registered MCP OAuth client's secret (mcp add --client-secret)",
                           "tests/mcp/test_mcp_oauth.py::test_a_pre_registered_client_from_mcp_add_logs_in_with_its_secret_kept_out_of_the_config"),
+    "CLAUDE_CODE_WEBFETCH_CACHE_TTL_MS": ("how long WebFetch keeps a page (default 900,000; 0: not kept), a settings "
+                                          "file's env too",
+                                          "tests/tools/test_web_fetch.py::test_the_cache_time_comes_from_claude_codes_variable"),
     "ENABLE_PROMPT_CACHING_1H": ("one-hour cache entries (ttl 1h, its beta) when AnthropicModel's cache_ttl gives none",
                                  "tests/cli/test_cc_env.py::test_one_hour_prompt_caching_from_env"),
     "FORCE_PROMPT_CACHING_5M": ("5-minute cache entries over ENABLE_PROMPT_CACHING_1H",
@@ -155,7 +158,6 @@ REFUSED: dict[str, str] = {
     "CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS": "loopwright's Read sends at most its own 100,000 characters a call",
     "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD": "loopwright reads CLAUDE.md from the cwd up, not from --add-dir directories",
     "CLAUDE_CODE_PERFORCE_MODE": "loopwright has no Perforce mode",
-    "CLAUDE_CODE_WEBFETCH_CACHE_TTL_MS": "loopwright's WebFetch keeps a result 15 minutes",
     **_each("loopwright has no limit of its own there to set", "CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS",
             "CLAUDE_CODE_MAX_SUBAGENTS_PER_SESSION", "CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH",
             "CLAUDE_CODE_MAX_WEB_SEARCHES_PER_SESSION", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP",
@@ -273,7 +275,8 @@ PROCESS_ONLY = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_B
 # any other's empty, 0, false, no or off asks for nothing loopwright lacks, and is not said.
 ZERO_ASKS = frozenset({"CLAUDE_STREAM_IDLE_TIMEOUT_MS", "API_FORCE_IDLE_TIMEOUT", "CLAUDE_ENABLE_STREAM_WATCHDOG"})
 NUMBERS = ("BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS", "BASH_MAX_OUTPUT_LENGTH", "CLAUDE_CODE_MAX_OUTPUT_TOKENS",
-           "MAX_THINKING_TOKENS", "API_TIMEOUT_MS", "CLAUDE_CODE_MAX_RETRIES", "CLAUDE_CODE_MAX_CONTEXT_TOKENS")
+           "MAX_THINKING_TOKENS", "API_TIMEOUT_MS", "CLAUDE_CODE_MAX_RETRIES", "CLAUDE_CODE_MAX_CONTEXT_TOKENS",
+           "CLAUDE_CODE_WEBFETCH_CACHE_TTL_MS")
 
 
 def env_lines(env: Mapping[str, str], process: Mapping[str, str] | None = None) -> list[str]:

@@ -526,6 +526,19 @@ def test_second_fetch_of_a_url_comes_from_the_cache(site: str) -> None:
     assert _Site.hits.count("/data.json") == 1  # https first (refused by the server's port), then one GET
 
 
+def test_the_cache_time_comes_from_claude_codes_variable(site: str) -> None:
+    """CLAUDE_CODE_WEBFETCH_CACHE_TTL_MS=0 in the run's env (as a settings file's env gives it): the
+    second fetch of a URL goes to the site again (the variable was refused: the page came from the cache)."""
+    tool = make_web_fetch_tool()
+    turns = [{"content": [use("f1", "WebFetch", url=site + "/data.json", prompt="a")]},
+             {"content": [use("f2", "WebFetch", url=site + "/data.json", prompt="b")]}, {"content": [text("done")]}]
+    _Site.hits.clear()
+    r = lw.run("x", lw.AgentOptions(allowed_tools=["WebFetch"], model=lw.ScriptedModel(turns), tools=[tool],
+                                    settings=json.dumps(LOOPBACK), env={"CLAUDE_CODE_WEBFETCH_CACHE_TTL_MS": "0"}))
+    assert r.subtype == "success"
+    assert _Site.hits.count("/data.json") == 2
+
+
 # --- the gate --------------------------------------------------------------------------------
 
 def test_webfetch_is_read_only_but_gated_by_domain_rules() -> None:

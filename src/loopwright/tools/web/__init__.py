@@ -74,14 +74,20 @@ SEARCH_SCHEMA: dict[str, Any] = {
 
 
 def make_web_fetch_tool() -> Tool:
-    """WebFetch, with its own 15-minute cache (one per tool set: per session in the CLI)."""
+    """WebFetch, with its own 15-minute cache (one per tool set: per session in the CLI; its time
+    CLAUDE_CODE_WEBFETCH_CACHE_TTL_MS, read at the first call)."""
     caches: list[FetchCache] = []  # made at the first call
 
     async def _web_fetch(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
         from .fetch import FetchCache, web_fetch
 
-        if not caches:
-            caches.append(FetchCache())
+        if not caches:  # (Claude Code's CLAUDE_CODE_WEBFETCH_CACHE_TTL_MS: the run's env over the process's)
+            import os
+
+            from ...ccenv import number
+
+            ms = number({**os.environ, **ctx.env}, "CLAUDE_CODE_WEBFETCH_CACHE_TTL_MS", -1)
+            caches.append(FetchCache(ms / 1000) if ms >= 0 else FetchCache())
         return await web_fetch(inp, ctx, caches[0])
 
     return Tool("WebFetch", FETCH_DESCRIPTION, FETCH_SCHEMA, _web_fetch, read_only=True)
