@@ -88,6 +88,7 @@ def record(argv: list[str], tmp_path: Path, cwd: Path, **env: str) -> list[str]:
 
 
 @pytest.mark.e2e
+@pytest.mark.timeout(360)  # eleven CLI runs in a row: 120 s (the suite's per-test guard) ran out under load
 def test_every_plain_cli_path_imports_only_declared_distributions(tmp_path: Path) -> None:
     allowed = base_closure()
     assert {"h11", "pydantic", "pydantic-core", "rich"} <= allowed  # the closure is really computed
