@@ -167,22 +167,22 @@ def test_subagent_model_from_env(tmp_path: Path) -> None:
 def test_api_timeout_ms_ends_a_call_to_a_slow_server(tmp_path: Path) -> None:
     """A settings file's API_TIMEOUT_MS=1000 ends a call the server holds for 4 s, and the error names
     it (it was refused: loopwright waited its own 600 s); CLAUDE_CODE_MAX_RETRIES=0: no retry. Set in
-    the environment to 5000, the same server's answer, 4 s late, is waited for."""
-    import time
+    the environment to 20000, the same server's answer, 4 s late, is waited for."""
 
     slow: list[Any] = [{"content": [text("late")], "delay": 4}]
     with ScriptedServer(slow) as srv:
-        started = time.monotonic()
         p = run(tmp_path, srv.url, "--settings", settings(tmp_path, {"API_TIMEOUT_MS": "1000"}),
                 CLAUDE_CODE_MAX_RETRIES="0")
-        took = time.monotonic() - started
         calls = len(srv.loop_requests)
     assert p.returncode != 0, p.stdout
     said = [x for x in (p.stdout + p.stderr).splitlines() if "API_TIMEOUT_MS" in x]
     assert said and "1000 ms" in said[0] and "timeout" in said[0].lower(), (p.stdout, p.stderr)
-    assert took < 4 and calls == 1, (took, calls)  # (ended by the timeout, not the answer; not retried)
+    # ended by the timeout, not the answer (which would have been a success), and not retried; no
+    # bound on the time taken: it holds the CLI's start, which a loaded machine stretches past 4 s
+    assert "late" not in p.stdout and calls == 1, (p.stdout, calls)
     with ScriptedServer([{"content": [text("late")], "delay": 4}]) as srv:
-        p = run(tmp_path, srv.url, API_TIMEOUT_MS="5000", CLAUDE_CODE_MAX_RETRIES="0")
+        # (20 s, not 5: a loaded machine may hand over the answer held 4 s more than a second late)
+        p = run(tmp_path, srv.url, API_TIMEOUT_MS="20000", CLAUDE_CODE_MAX_RETRIES="0")
     assert p.returncode == 0 and "late" in p.stdout, (p.stdout, p.stderr)
 
 
@@ -212,7 +212,6 @@ def test_api_timeout_ms_from_the_environment_bounds_a_library_models_wait(
     """A model made in Python (resolve_model: both HTTP providers) waits API_TIMEOUT_MS for a server
     that holds its answer, and the ModelError names it; an explicit `timeout` is over it."""
     import asyncio
-    import time
 
     from loopwright.models import ModelError, ModelRequest, complete, resolve_model
     from loopwright.models.http import HTTPModel
@@ -223,12 +222,9 @@ def test_api_timeout_ms_from_the_environment_bounds_a_library_models_wait(
     with ScriptedServer([{"content": [text("late")], "delay": 3}]) as srv:
         base = srv.url if provider == "anthropic" else srv.url + "/v1"
         model = resolve_model(spec, base_url=base, api_key="k", max_retries=0)
-        started = time.monotonic()
-        with pytest.raises(ModelError) as e:
+        with pytest.raises(ModelError) as e:  # (the answer, 3 s late, would have been no error: no time bound)
             asyncio.run(complete(model, request))
-        took = time.monotonic() - started
     assert "API_TIMEOUT_MS" in str(e.value) and "500 ms" in str(e.value), e.value
-    assert took < 3, took
     explicit = resolve_model(spec, base_url="http://127.0.0.1:9", api_key="k", timeout=30.0)
     assert isinstance(explicit, HTTPModel) and explicit.timeout == 30.0
     assert explicit.total_timeout == 1800.0

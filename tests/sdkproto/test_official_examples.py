@@ -49,8 +49,9 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 
-def sdist_tree(dist: str, tmp_root: Path) -> Path:
-    """The installed `dist`'s own sdist, unpacked under tmp_root (skips when it is not cached)."""
+def sdist_tree(dist: str, tmp_root: Path, only: str | None = None) -> Path:
+    """The installed `dist`'s own sdist, unpacked under tmp_root (skips when it is not cached);
+    `only`: just that folder of it."""
     try:
         version = importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
@@ -60,7 +61,8 @@ def sdist_tree(dist: str, tmp_root: Path) -> Path:
     if not archive.exists():
         pytest.skip(f"{dist} {version}'s sdist (its examples) is not in {SDISTS}: run {FETCH}")
     with tarfile.open(archive) as tar:
-        tar.extractall(tmp_root, filter="data")
+        members = [m for m in tar.getmembers() if only is None or m.name.startswith(f"{name}/{only}/")]
+        tar.extractall(tmp_root, members=members, filter="data")
     return tmp_root / name
 
 
@@ -376,10 +378,13 @@ OPENAI: dict[str, tuple[dict[str, list[Any]], list[str]]] = {
 }
 
 
-@pytest.fixture
-def openai_agents_sdk(tmp_path: Path) -> Path:
+@pytest.fixture(scope="session")
+def openai_agents_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Its examples/ (all the examples run; the rest of the 7 MB sdist is the library, installed),
+    unpacked once per worker: unpacking the whole sdist for each example took seconds under load.
+    (Session scope, not module: the examples still spread over the workers.)"""
     pytest.importorskip("agents")
-    return sdist_tree("openai-agents", tmp_path / "sdist")
+    return sdist_tree("openai-agents", tmp_path_factory.mktemp("openai-agents-sdist"), only="examples")
 
 
 @pytest.mark.parametrize("module", list(OPENAI))
