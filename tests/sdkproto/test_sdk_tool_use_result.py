@@ -368,6 +368,49 @@ def test_the_python_sdk_gets_tool_use_result(tmp_path: Path) -> None:
         assert ours == sdk_results("claude", tmp_path / "cc")
 
 
+def plan_results(who: str, root: Path) -> dict[str, Any]:
+    """tool_use id -> tool_use_result of an ExitPlanMode call in plan mode through the SDK with `who`
+    as its CLI, the SDK's can_use_tool approving it (in `-p` Claude Code has no ExitPlanMode)."""
+    from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, ToolResultBlock, UserMessage, query
+
+    async def approve(name: str, x: dict[str, Any], context: Any) -> PermissionResultAllow:
+        return PermissionResultAllow()
+
+    proj = make_project(root)
+    cli = str(CLAUDE) if who == "claude" else loopwright_cmd()[0]
+    with ScriptedServer([[use("plan", "ExitPlanMode", plan="1. do it")], [text("done")]], strict=False,
+                        is_loop_call=lambda body: bool(body.get("tools"))) as srv:
+        opts = ClaudeAgentOptions(
+            cli_path=cli, cwd=str(proj), model="claude-sonnet-4-6", permission_mode="plan", can_use_tool=approve,
+            env={"ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "test", "HOME": str(root / "home"),
+                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"})
+
+        async def go() -> list[Any]:
+            async def prompt() -> Any:  # (can_use_tool needs the streaming input)
+                yield {"type": "user", "message": {"role": "user", "content": "go"}}
+            return [m async for m in query(prompt=prompt(), options=opts)]
+
+        msgs = asyncio.run(go())
+    return {b.tool_use_id: m.tool_use_result for m in msgs if isinstance(m, UserMessage) and isinstance(m.content, list)
+            for b in m.content if isinstance(b, ToolResultBlock)}
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="claude_agent_sdk needs 3.10")
+def test_an_approved_plan_has_exit_plan_mode_output(tmp_path: Path) -> None:
+    """ExitPlanModeOutput (sdk-tools.d.ts): the plan presented and isAgent. Claude Code's keys but
+    filePath: Claude Code reads the plan from a plan file it keeps (here none was written, so its
+    `plan` is null), loopwright has the plan of the call's input and keeps no plan file."""
+    pytest.importorskip("claude_agent_sdk")
+    ours = plan_results("loopwright", tmp_path / "lw")["plan"]
+    assert ours == {"plan": "1. do it", "isAgent": False}
+    if SDK_TOOLS.exists():
+        required, optional = declared("ExitPlanModeOutput")
+        assert required <= set(ours) <= required | optional
+    if CLAUDE.exists():
+        cc = plan_results("claude", tmp_path / "cc")["plan"]
+        assert set(ours) == set(cc) - {"filePath"} and cc["isAgent"] is False and cc["plan"] is None, cc
+
+
 def test_the_session_stays_as_it_was_and_resumes(runs: dict[str, Run], tmp_path: Path) -> None:
     """The structured outputs are not written into loopwright's transcript (it keeps what the
     model saw), and the session resumes: its tool results go with the next request."""

@@ -66,11 +66,14 @@ async def exit_plan_mode(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     mode = ctx.permission_mode() if ctx.permission_mode is not None else "default"
     if mode != "plan":
         raise ToolError(f"You are not in plan mode (the permission mode is {mode}): go ahead with the task.")
+    # Claude Code's ExitPlanModeOutput: the plan presented (loopwright keeps no plan file: no
+    # filePath); isAgent: whether a subagent presented it (a subagent's hooks carry its agent_id)
+    details = {"plan": plan, "isAgent": ctx.ports is not None and getattr(ctx.ports.hooks, "agent_id", None) is not None}
     if ctx.review_plan is None:
         if ctx.finish is not None:
             ctx.finish(plan)
         return ToolOutput("Nobody can approve the plan in this run (it is not interactive): the run ends here, "
-                          "with the plan as its result.")
+                          "with the plan as its result.", details=details)
     reply = await ctx.review_plan(plan)
     if isinstance(reply, PlanApproved):
         if reply.mode == "plan":  # type: ignore[comparison-overlap]  # a front end's mistake, not the user's
@@ -78,7 +81,7 @@ async def exit_plan_mode(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         if ctx.set_permission_mode is not None:
             ctx.set_permission_mode(reply.mode)
         return ToolOutput(f"User has approved your plan. You can now start coding (permission mode: {reply.mode}). "
-                          "Start with updating your todo list if applicable.")
+                          "Start with updating your todo list if applicable.", details=details)
     said = f" Their feedback: {reply.feedback}" if reply.feedback else " Ask them what to change."
     return ToolOutput(f"The user refused the plan; you are still in plan mode (read-only).{said} Revise the plan "
                       "and present it again with ExitPlanMode.", is_error=True)
