@@ -371,7 +371,13 @@ def test_the_python_sdk_gets_tool_use_result(tmp_path: Path) -> None:
 def plan_results(who: str, root: Path) -> dict[str, Any]:
     """tool_use id -> tool_use_result of an ExitPlanMode call in plan mode through the SDK with `who`
     as its CLI, the SDK's can_use_tool approving it (in `-p` Claude Code has no ExitPlanMode)."""
-    from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, ToolResultBlock, UserMessage, query
+    from claude_agent_sdk import (
+        ClaudeAgentOptions,
+        PermissionResultAllow,
+        ToolResultBlock,
+        UserMessage,
+        query,
+    )
 
     async def approve(name: str, x: dict[str, Any], context: Any) -> PermissionResultAllow:
         return PermissionResultAllow()
