@@ -28,6 +28,10 @@ the real recorder.
     keeps of the same messages shown to it (the memory freed when it goes).
 (e) a transcript line's write: JsonlWriter.write of a turn's lines on an empty file vs on the
     50 MB one (one O_APPEND write, no fsync by default).
+(f) a prompt's start in a long conversation: LoopwrightClient continuing a history of `--turns`
+    tool turns held in memory (as after `--resume`), query() to its first model call, with the
+    model's window known (as a catalog model's is: the run forecasts its first call's input) and
+    not; the median of prompts 2-11 (the first pays for taking the history in).
 
 Writes a markdown table to bench/results/long_session.md.
 """
@@ -253,9 +257,47 @@ def compacted(dirs: dict[str, str], sid: str) -> dict[str, Any]:
     return {}
 
 
+def prompts(turns: int, kb: int, window: int | None) -> dict[str, Any]:
+    """(f) query() -> the first model call of prompts 2-11 of a conversation of `turns` tool turns."""
+    import loopwright as lw
+
+    h: list[Any] = [{"role": "user", "content": "start"}]
+    for k in range(turns):
+        h += [{"role": "assistant", "content": [{"type": "text", "text": f"looking at part {k}"},
+                                                {"type": "tool_use", "id": f"toolu_{k:08d}", "name": "Read",
+                                                 "input": {"file_path": f"/src/f{k}.py"}}]},
+              {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{k:08d}",
+                                            "content": output_text(k, kb)}]}]
+    h.append({"role": "assistant", "content": [{"type": "text", "text": "done"}]})
+    calls: list[float] = []
+
+    def model(_: list[Any]) -> dict[str, Any]:
+        calls.append(time.perf_counter())
+        return {"content": [{"type": "text", "text": "ok"}], "usage": {"input_tokens": 1000, "output_tokens": 20}}
+
+    d = tempfile.mkdtemp()
+    options = lw.AgentOptions(model=lw.ScriptedModel(model), cwd=d, sessions_dir=d + "/s", persist_session=True,
+                              context_window=window)
+    firsts: list[float] = []
+
+    async def go() -> None:
+        async with lw.LoopwrightClient(options) as c:
+            c.history = h
+            for p in range(11):
+                n, t0 = len(calls), time.perf_counter()
+                await c.query(f"prompt {p}")
+                async for _ in c.receive_response():
+                    pass
+                firsts.append(calls[n] - t0)
+
+    asyncio.run(go())
+    shutil.rmtree(d, ignore_errors=True)
+    return {"first_ms": firsts[0] * 1e3, "next_ms": statistics.median(firsts[1:]) * 1e3}
+
+
 def child_main(argv: list[str]) -> int:
     part, args = argv[0], json.loads(argv[1])
-    fn = {"build": build, "writes": writes, "listing": listing, "compacted": compacted}[part]
+    fn = {"build": build, "writes": writes, "listing": listing, "compacted": compacted, "prompts": prompts}[part]
     print(json.dumps(fn(**args)))
     return 0
 
@@ -436,6 +478,10 @@ def main() -> int:
         res[label]["list"] = child(src, "listing", root=str(lst / "s"), cwd=str(lst / CWD_NAME))
         res[label]["writes"] = child(src, "writes", path=str(built["big"]["file"]), kb=args.kb)
         print(label, res[label]["list"], res[label]["writes"], flush=True)
+    for label, src in series:  # (f)
+        for window in (None, 10**9):
+            res[label][f"prompts {window}"] = child(src, "prompts", turns=args.turns, kb=args.kb, window=window)
+            print(label, window, res[label][f"prompts {window}"], flush=True)
     text = table(series, res, built, args)
     Path(args.out).write_text(text)
     print(text)
@@ -483,6 +529,10 @@ def table(series: list[tuple[str, str]], res: dict[str, dict[str, Any]], built: 
     row("(c) `/resume` picker's list (the 15 newest) of the same", lambda r: f"{r['list']['picker_s'] * 1e3:.0f} ms")
     row(f"(e) a tool result's transcript line ({args.kb} KB): empty file → {big['mb']:.0f} MB file",
         lambda r: f"{r['writes']['write_empty_us']:.0f} → {r['writes']['write_big_us']:.0f} µs")
+    for window, said in ((10**9, "the model's window known"), (None, "no window known")):
+        row(f"(f) a prompt's start (query() → first model call), {args.turns:,} turns held ({args.kb} KB outputs; "
+            f"{said}): the first → prompts 2-11",
+            lambda r, w=window: f"{r[f'prompts {w}']['first_ms']:.1f} → {r[f'prompts {w}']['next_ms']:.2f} ms")
     head = "| measurement | " + " | ".join(labels) + " |\n|---|" + "---:|" * len(labels) + "\n"
     body = "".join(f"| {n} | " + " | ".join(v) + " |\n" for n, v in rows)
     cmd = "bench/bench_long_session.py" + (f" --before {args.before}" if args.before else "") + (

@@ -126,7 +126,7 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         recorder=gate.recorder, inbox=asyncio.Queue() if _spawns(tools) else None, mcp=mcp,
         settings=config.settings, handoffs=handoffs)
     shared = parent.state.budget.shared if parent is not None else shared_spend  # a batch's spend counts
-    state = RunState(History(h), Budget(options.max_budget_usd, shared=shared), hooks=gate.hooks.state)  # the subagent's calls as they happen
+    state = RunState(_history(history, h), Budget(options.max_budget_usd, shared=shared), hooks=gate.hooks.state)  # the subagent's calls as they happen
     compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
                               model.name)  # context.py
     run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs,
@@ -313,6 +313,17 @@ def _first_history(history: list[WireMessage] | None, content: list[WireBlock], 
 
         h[-1]["content"].append({"type": "text", "text": PLAN_REMINDER})
     return h
+
+
+def _history(given: list[WireMessage] | None, h: list[WireMessage]) -> History:
+    """The run's History of `h` (_first_history: `given` but its last messages, the prompt's
+    message after them). A History given (a conversation's last run's: LoopwrightClient) is
+    continued (History.continuing): its messages are not walked again, and what its run verified
+    and counted of them holds (Inv is checked from there on; the first call is forecast from its
+    last call's count)."""
+    if isinstance(given, History) and h and len(h) - 1 <= len(given):
+        return History.continuing(given, len(h) - 1, h[-1:])
+    return History(h)
 
 
 def _wire(run: Run, ctx: ToolContext, gate: _Gate, options: AgentOptions, parent: Run | None, prompt: Prompt) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .blocks import WireMessage
+from .history import History
 from .models.catalog import context_window
 from .tokens import estimate_tokens
 
@@ -46,6 +47,7 @@ class AutoCompactor:
         self.failed = False
         self.source = "options" if context_window is not None else "catalog" if window is not None else None
         self.chars_per_token = 4.0  # the estimate's; calibrated by a server's own count (learn)
+        self.model_name = model_name
 
     def learn(self, window: int, source: str, chars_per_token: float | None = None) -> None:
         """W as a server said it ("server": asked before the first call; "error": its context-window
@@ -56,15 +58,27 @@ class AutoCompactor:
             self.chars_per_token = min(6.0, max(1.5, chars_per_token))
 
     @staticmethod
-    def forecast(calls: list[CallUsage], h: list[WireMessage], fixed_chars: int) -> int:
+    def forecast(calls: list[CallUsage], h: list[WireMessage], fixed_chars: int, model: str | None = None) -> int:
         """n_{k+1} = n_k + a_k + r_k (seed Def 5.1): the last call's measured input and output,
-        plus an estimate of what was appended after its response. Before any call: an estimate
-        (`fixed_chars`: the system prompt and tool definitions)."""
+        plus an estimate of what was appended after its response. Before any call of this run:
+        the conversation's last call when its history noted it (`measured`: the same model and
+        system prompt and tool definitions, `fixed_chars` of them), else an estimate of all."""
         # the last assistant message, from the end (a step or two back: not a scan of all of h)
         last_a = next((i for i in range(len(h) - 1, -1, -1) if h[i].get("role") == "assistant"), None)
-        if not calls or last_a is None:
-            return fixed_chars // 4 + estimate_tokens(h)
-        return calls[-1].input_tokens + calls[-1].output_tokens + estimate_tokens(h[last_a + 1:])
+        if calls and last_a is not None:
+            return calls[-1].input_tokens + calls[-1].output_tokens + estimate_tokens(h[last_a + 1:])
+        fact = h.fact("measured") if not calls and model and isinstance(h, History) else None
+        if fact is not None and fact[1][1:] == (model, fixed_chars):
+            return int(fact[1][0]) + estimate_tokens(h[fact[0]:])
+        return fixed_chars // 4 + estimate_tokens(h)
+
+    def measured(self, calls: list[CallUsage], h: History, fixed_chars: int) -> None:
+        """Note in `h` what the run's last call counted (a run's end): the next run of the
+        conversation forecasts its first call from it (forecast), not from an estimate of all."""
+        last_a = next((i for i in range(len(h) - 1, -1, -1) if h[i].get("role") == "assistant"), None)
+        if calls and last_a is not None:
+            h.note("measured", last_a + 1, (calls[-1].input_tokens + calls[-1].output_tokens, self.model_name,
+                                             fixed_chars))
 
     def keep_turns(self, h: list[WireMessage]) -> int | None:
         """How many turns to keep: DEFAULT_KEEP_TURNS, fewer if the kept tail would be large or
@@ -82,5 +96,5 @@ class AutoCompactor:
         """The forecast when compaction is due before the next call, else None."""
         if not self.enabled or self.failed or self.window is None:
             return None
-        n = self.forecast(calls, h, fixed_chars)
+        n = self.forecast(calls, h, fixed_chars, self.model_name)
         return n if n > self.threshold * self.window else None

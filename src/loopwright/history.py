@@ -19,6 +19,11 @@ already in the history changes. This module makes that a property of the type, n
 
 Copies made of a history's messages (`copy.deepcopy`, `dict(m)`, `{**m}`, `list(c)`, a slice)
 are ordinary mutable dicts and lists: a caller that wants to edit one edits its own copy.
+
+What was found of a history's first n messages stays true while they are unchanged, so a History
+keeps such facts itself (`note`, `fact`: Inv proved of them, the tokens a model counted of them)
+and each rewrite drops those of the messages it changed. A conversation's next run continues
+from them (`History.continuing`): its start is not a walk of the whole conversation again.
 """
 
 from __future__ import annotations
@@ -172,11 +177,43 @@ class History(list[WireMessage]):
     and changed otherwise only by the named rewrites, each of which bumps `generation`. Every
     message is stored frozen (see the module's docstring)."""
 
-    __slots__ = ("generation",)
+    __slots__ = ("generation", "_facts")
 
     def __init__(self, messages: Iterable[WireMessage] = ()) -> None:
         super().__init__([frozen(m) for m in messages])
         self.generation = 0  # bumped by each rewrite: a remembered prefix is valid only within one
+        self._facts: dict[str, tuple[int, Any]] = {}  # key -> (n, what was found of the first n messages)
+
+    @classmethod
+    def continuing(cls, history: History, count: int, messages: Iterable[WireMessage]) -> History:
+        """A new History of `history`'s first `count` messages (frozen already: not walked again)
+        and `messages`: a conversation's next run. The facts of at most those `count` messages
+        move to it (`history` keeps none: a conversation of many runs holds them once, not once
+        per run's result)."""
+        h = cls()
+        list.extend(h, history[:count])
+        h.extend(messages)
+        h._facts = {k: f for k, f in history._facts.items() if f[0] <= count}
+        history._facts = {}
+        return h
+
+    # --- facts of a prefix -------------------------------------------------------------------
+
+    def note(self, key: str, count: int, value: Any) -> None:
+        """Remember `value`, found of the first `count` messages: it is known (`fact`) while none of
+        them changes (a rewrite of one drops it). `value` must not change afterwards."""
+        if not 0 <= count <= len(self):
+            raise ValueError(f"a fact of the first {count} messages of a history of {len(self)}")
+        self._facts[key] = (count, value)
+
+    def fact(self, key: str) -> tuple[int, Any] | None:
+        """(count, value) noted under `key`, if its first `count` messages are unchanged since."""
+        return self._facts.get(key)
+
+    def _changed_from(self, index: int) -> None:
+        """Messages from `index` on were rewritten: the facts of any of them go; the generation moves."""
+        self._facts = {k: f for k, f in self._facts.items() if f[0] <= index}
+        self.generation += 1
 
     # --- appending ---------------------------------------------------------------------------
 
@@ -202,19 +239,19 @@ class History(list[WireMessage]):
         if not self:
             raise IndexError("replace_last on an empty history")
         super().__setitem__(-1, frozen(message))
-        self.generation += 1
+        self._changed_from(len(self) - 1)
 
     def drop_last(self) -> WireMessage:
         """The last message removed and returned (a paused turn's partial answer, sent back for
         the model to continue, replaced by the whole answer)."""
         m = super().pop()
-        self.generation += 1
+        self._changed_from(len(self))
         return m
 
     def replace_all(self, messages: Iterable[WireMessage]) -> None:
         """Every message replaced (compaction: the summary and the turns kept)."""
         super().__setitem__(slice(None), [frozen(m) for m in messages])
-        self.generation += 1
+        self._changed_from(0)
 
     # --- refused: every other in-place change ------------------------------------------------
 

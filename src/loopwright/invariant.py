@@ -7,6 +7,9 @@ The pairing invariant Inv of seed Def 3.3 (P1-P3), checked before every model ca
 verified, so each check costs time proportional to the messages added since the last one,
 never to the whole history. That holds for a run's History (history.py: append-only, each
 rewrite bumping its `generation`, which starts the check over); a plain list is checked whole.
+What a run verified is noted in its History (`note`: History.note, a fact of the messages it
+covers, dropped by a rewrite of one of them): a conversation's next run, continuing that History
+(History.continuing), checks only what was appended after it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from .blocks import WireMessage
+from .history import History
 
 
 class InvariantViolation(AssertionError):
@@ -80,6 +84,10 @@ class InvariantChecker:
         if gen is None or h is not self._h or gen != self._generation:
             self.reset()  # (not the History verified so far, or rewritten since: from the start)
             self._h, self._generation = h, gen
+            proved = h.fact("inv") if isinstance(h, History) else None  # (what a run before verified of it)
+            if proved is not None:
+                self._checked, (pending, ids) = proved[0], proved[1]
+                self._pending, self.tool_ids = list(pending), set(ids)
         if n == 0:
             raise InvariantViolation("(P1) the history is empty")
         pending = self._pending
@@ -103,6 +111,12 @@ class InvariantChecker:
         self._pending = pending
         if h[-1].get("role") != "user":
             raise InvariantViolation("(P1) the last message must be a user message")
+
+
+    def note(self, h: list[WireMessage]) -> None:
+        """Note in `h` (a History) what was verified of it: its next run starts from there."""
+        if isinstance(h, History) and self._h is h and self._generation == h.generation:
+            h.note("inv", self._checked, (tuple(self._pending), frozenset(self.tool_ids)))
 
 
 def check(h: list[WireMessage]) -> None:

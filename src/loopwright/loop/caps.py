@@ -24,7 +24,8 @@ def before_call(run: Run, limits: UsageLimits, forecast_input: bool = True) -> R
     requests, i, o = _spent(run)
     forecast = 0
     if forecast_input and limits.forecasts:  # (the forecast only when a token cap needs it)
-        forecast = run.compactor.forecast(run.state.budget.calls, run.state.h, run._fixed_chars())
+        c = run.compactor
+        forecast = c.forecast(run.state.budget.calls, run.state.h, run._fixed_chars(), c.model_name)
     stop = limits.before_request(requests, i, o, forecast)
     return None if stop is None else run.result(stop[0], error=stop[1])
 

@@ -316,6 +316,6 @@ def output_limit(run: Run) -> int | None:
     limit = want or getattr(d.model, "max_tokens", None)
     if not isinstance(limit, int):
         return want
-    n = c.forecast(run.state.budget.calls, run.state.h, len(d.system or "") + len(json.dumps(d.tool_defs)))
+    n = c.forecast(run.state.budget.calls, run.state.h, run._fixed_chars(), c.model_name)
     room = c.window - int(n * 4.0 / c.chars_per_token)
     return min(limit, max(64, room))

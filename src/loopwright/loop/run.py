@@ -169,12 +169,15 @@ class Run:
 
     def result(self, subtype: ResultSubtype, final: ModelResponse | None = None, error: str | None = None) -> ResultMessage:
         s, recorder = self.state, self.deps.recorder
+        # what this run verified and counted of h, for the conversation's next run (History.continuing)
+        s.inv.note(s.h)
+        self.compactor.measured(s.budget.calls, s.h, self._fixed_chars())
         return ResultMessage(
             subtype=subtype,
             is_error=subtype != "success",
             num_turns=s.t,
             model_calls=s.calls,
-            messages=list(s.h),
+            messages=s.h,  # (the History itself: a conversation's next run continues from its notes)
             result="".join([*s.cut_off_text, text_of(final.content) or final.blank_text])
             if final is not None and subtype == "success"
             else error,
