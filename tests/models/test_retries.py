@@ -17,7 +17,12 @@ import loopwright as lw
 from loopwright.invariant import check, holds_final
 from loopwright.models.anthropic import AnthropicModel
 from loopwright.models.openai_compat import OpenAICompatModel
-from loopwright.models.retry import Failure, RetryPolicy, is_retryable_status, parse_retry_after
+from loopwright.models.retry import (
+    AttemptFailed,
+    RetryPolicy,
+    is_retryable_status,
+    parse_retry_after,
+)
 from loopwright.testing import Fault, ScriptedServer
 from tests.helpers import text, use
 
@@ -252,13 +257,13 @@ def test_retry_after_parsing() -> None:
 
 def test_backoff_is_exponential_capped_and_jittered() -> None:
     p = RetryPolicy(max_retries=10, base_delay=0.5, max_delay=4.0, jitter=0.25)
-    f = Failure("x", 529)
+    f = AttemptFailed("x", 529)
     for attempt, nominal in [(1, 0.5), (2, 1.0), (3, 2.0), (4, 4.0), (8, 4.0)]:
         for _ in range(20):
             d = p.delay(attempt, f)
             assert nominal * 0.75 <= d <= nominal
-    assert p.delay(1, Failure("x", 429, retry_after=3.0)) == 3.0
-    assert p.delay(1, Failure("x", 429, retry_after=3600.0)) == 60.0  # never obeyed beyond the cap
+    assert p.delay(1, AttemptFailed("x", 429, retry_after=3.0)) == 3.0
+    assert p.delay(1, AttemptFailed("x", 429, retry_after=3600.0)) == 60.0  # never obeyed beyond the cap
 
 
 def test_which_statuses_are_retryable() -> None:

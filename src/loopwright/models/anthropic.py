@@ -35,7 +35,6 @@ from .http import USER_AGENT, HTTPModel, HTTPOptions
 from .reasoning import anthropic_params
 from .retry import (
     AttemptFailed,
-    Failure,
     drain,
     error_from_body,
     is_retryable_status,
@@ -284,7 +283,7 @@ class AnthropicModel(HTTPModel):
             data = sse_object(sse.data, sse.event or "message")
             kind = data.get("type") or sse.event
             if kind == "error" or sse.event == "error":
-                raise AttemptFailed(_stream_error(data))
+                raise _stream_error(data)
             if self.include_partial_messages:
                 yield StreamEvent(data)
             if acc.feed(kind, data):
@@ -292,15 +291,15 @@ class AnthropicModel(HTTPModel):
                 await drain(events)  # keep-alive: the connection serves the next call
                 yield result
                 return
-        raise AttemptFailed(Failure("the stream ended before message_stop"))
+        raise AttemptFailed("the stream ended before message_stop")
 
     def _read_json(self, obj: Any) -> ModelResponse:
         """A whole message as JSON (a server that does not stream): the same checks as a stream."""
         if obj.get("type") == "error" or "error" in obj:
-            raise AttemptFailed(_stream_error(obj))
+            raise _stream_error(obj)
         if not isinstance(obj.get("content"), list):
-            raise AttemptFailed(Failure(f"the server's answer is not a message: {json.dumps(obj)[:200]}",
-                                        retryable=False))
+            raise AttemptFailed(f"the server's answer is not a message: {json.dumps(obj)[:200]}",
+                                retryable=False)
         acc = _Accumulator()
         acc.feed("message_start", {"message": obj})
         acc.stop_reason = obj.get("stop_reason")
@@ -366,11 +365,11 @@ def _mark_message(msgs: list[Any], i: int, mark: dict[str, Any]) -> None:
         return
 
 
-def _stream_error(data: dict[str, Any]) -> Failure:
+def _stream_error(data: dict[str, Any]) -> AttemptFailed:
     typ, msg = error_from_body(data)
     status = _STREAM_ERROR_STATUS.get(typ or "")
     retryable = status is None or is_retryable_status(status)
-    return Failure(f"{typ or 'error'} (in stream): {msg or data}", status, retryable)
+    return AttemptFailed(f"{typ or 'error'} (in stream): {msg or data}", status, retryable)
 
 
 _TEXT_DELTAS = {"text_delta": "text", "thinking_delta": "thinking", "signature_delta": "signature"}
@@ -390,7 +389,7 @@ class _Accumulator:
     def _block(self, data: dict[str, Any]) -> dict[str, Any]:
         idx = data.get("index")
         if not isinstance(idx, int) or idx not in self.blocks:
-            raise AttemptFailed(Failure(f"{data.get('type')} for unknown content block {idx!r}"))
+            raise AttemptFailed(f"{data.get('type')} for unknown content block {idx!r}")
         return self.blocks[idx]
 
     def feed(self, kind: Any, data: dict[str, Any]) -> bool:
@@ -401,7 +400,7 @@ class _Accumulator:
         if self.message is None:
             if kind == "ping":
                 return False
-            raise AttemptFailed(Failure(f"{kind} event before message_start"))
+            raise AttemptFailed(f"{kind} event before message_start")
         if kind == "content_block_start":
             self._block_start(data)
         elif kind == "content_block_delta":
@@ -418,7 +417,7 @@ class _Accumulator:
     def _start(self, data: dict[str, Any]) -> None:
         msg = data.get("message")
         if not isinstance(msg, dict):
-            raise AttemptFailed(Failure("message_start without a message"))
+            raise AttemptFailed("message_start without a message")
         self.message = msg
         self.usage = dict(msg.get("usage") or {})
         for i, b in enumerate(msg.get("content") or []):  # normally empty
@@ -427,7 +426,7 @@ class _Accumulator:
     def _block_start(self, data: dict[str, Any]) -> None:
         idx, block = data.get("index"), data.get("content_block")
         if not isinstance(idx, int) or not isinstance(block, dict):
-            raise AttemptFailed(Failure("malformed content_block_start"))
+            raise AttemptFailed("malformed content_block_start")
         self.blocks[idx] = dict(block)
         if block.get("type") == "tool_use" or "input" in block:
             self.json_parts[idx] = []
@@ -456,7 +455,7 @@ class _Accumulator:
 
     def response(self, model: str) -> ModelResponse:
         if self.stop_reason is None:
-            raise AttemptFailed(Failure("message_stop arrived without a stop_reason (no message_delta)"))
+            raise AttemptFailed("message_stop arrived without a stop_reason (no message_delta)")
         content: list[dict[str, Any]] = []
         invalid: dict[int, InvalidInput] = {}  # position -> the input text that is not a JSON object
         last = max(self.blocks, default=None)  # at max_tokens, the block being written was cut
@@ -473,7 +472,7 @@ class _Accumulator:
         try:
             blocks = blocks_from_wire(content)
         except ValueError as e:
-            raise AttemptFailed(Failure(f"malformed content block: {e}", retryable=False)) from None
+            raise AttemptFailed(f"malformed content block: {e}", retryable=False) from None
         for pos, bad in invalid.items():
             use = blocks[pos]
             if isinstance(use, ToolUseBlock):

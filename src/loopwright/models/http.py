@@ -50,7 +50,6 @@ from ..history import FrozenDict, FrozenList, frozen
 from .base import ModelError, ModelEvent, ModelRequest, ModelResponse
 from .retry import (
     AttemptFailed,
-    Failure,
     RetryPolicy,
     error_from_body,
     is_retryable_status,
@@ -243,7 +242,7 @@ class HTTPModel:
                 raw = await response.aread(MAX_BODY)
             finally:
                 await response.aclose()
-            raise AttemptFailed(self.status_failure(response.status_code, response.headers, _json_or_text(raw)))
+            raise self.status_failure(response.status_code, response.headers, _json_or_text(raw))
         return response
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
@@ -258,7 +257,7 @@ class HTTPModel:
             async with asyncio.timeout(self.total_timeout):  # a head that trickles in counts too
                 response = await self._open(body, headers)
         except TimeoutError:
-            raise AttemptFailed(self._took_too_long()) from None
+            raise self._took_too_long() from None
         if deadline is not None and self.sdk_client is None:
             response.deadline = deadline  # a body that trickles in forever, no line ever ending, too
         try:
@@ -271,9 +270,9 @@ class HTTPModel:
             raw = await (response.aread() if self.sdk_client is not None else response.aread(MAX_BODY))
             obj = _json_or_text(raw)
             if not isinstance(obj, dict):  # an HTML page of a wrong URL or a captive portal: same every time
-                raise AttemptFailed(Failure(
+                raise AttemptFailed(
                     f"the server answered {response.status_code} with {ctype or 'no content-type'}, neither an "
-                    f"event stream nor JSON: {str(obj)[:200]!r} (is the base URL {self._url} right?)", retryable=False))
+                    f"event stream nor JSON: {str(obj)[:200]!r} (is the base URL {self._url} right?)", retryable=False)
             yield self._read_json(obj)  # a plain JSON answer to a streamed request: understood
         finally:
             await response.aclose()
@@ -283,16 +282,16 @@ class HTTPModel:
         each silence, this bounds a stream that trickles forever)."""
         async for line in response.aiter_lines():  # (past the deadline with no line: wire.DeadlineExceeded)
             if deadline is not None and time.monotonic() > deadline:
-                raise AttemptFailed(self._took_too_long())
+                raise self._took_too_long()
             yield line
 
-    def _took_too_long(self) -> Failure:
-        return Failure(f"the call took longer than total_timeout={self.total_timeout:g} s", retryable=False)
+    def _took_too_long(self) -> AttemptFailed:
+        return AttemptFailed(f"the call took longer than total_timeout={self.total_timeout:g} s", retryable=False)
 
     # --- errors ----------------------------------------------------------------------------
 
-    def status_failure(self, status: int, headers: Mapping[str, str], body: Any) -> Failure:
-        """An HTTP error answer as a Failure: the API's own message, retryable by status unless
+    def status_failure(self, status: int, headers: Mapping[str, str], body: Any) -> AttemptFailed:
+        """An HTTP error answer as an AttemptFailed: the API's own message, retryable by status unless
         the server says otherwise (`x-should-retry`), waiting as long as it asks."""
         typ, msg = error_from_body(body)
         retryable = is_retryable_status(status)
@@ -309,10 +308,10 @@ class HTTPModel:
                      "with --model, or /model at the interactive prompt)")
         elif status == 404:  # nothing at that address: a base URL without (or with one more) /v1
             text += f" (nothing at {self._url}: is the base URL right?)"
-        return Failure(text, status, retryable, parse_retry_after(headers))
+        return AttemptFailed(text, status, retryable, parse_retry_after(headers))
 
-    def _classify(self, e: BaseException) -> Failure | None:
-        """An exception of one attempt as a Failure (retryable or not), or None: not ours."""
+    def _classify(self, e: BaseException) -> AttemptFailed | None:
+        """An exception of one attempt as an AttemptFailed (retryable or not), or None: not ours."""
         sdk = sys.modules.get(self.sdk) if self.sdk_client is not None else None
         if sdk is not None and isinstance(e, sdk.APIStatusError):
             return self.status_failure(int(e.status_code), e.response.headers, e.body)
@@ -326,23 +325,23 @@ class HTTPModel:
             name = type(e).__name__
             tls = _cause(e, ssl.SSLError)
             if tls is not None and not isinstance(tls, ssl.SSLEOFError):  # an EOF mid-handshake may be transient
-                return Failure(f"TLS error talking to {self._url}: {tls} (a proxy that re-signs TLS needs its CA in "
+                return AttemptFailed(f"TLS error talking to {self._url}: {tls} (a proxy that re-signs TLS needs its CA in "
                                "the system trust store or in SSL_CERT_FILE)", retryable=False)
             if name in _DETERMINISTIC:
                 hint = " (check HTTPS_PROXY / NO_PROXY and the proxy's credentials)" if name == "ProxyError" else ""
-                return Failure(f"{name}: {e}{hint}", retryable=False)
+                return AttemptFailed(f"{name}: {e}{hint}", retryable=False)
             if _cause(e, ConnectionRefusedError) is not None:  # (the socket's words name no fix)
-                return Failure(f"connection error: {name}: {e} (nothing is listening there: is the server at "
+                return AttemptFailed(f"connection error: {name}: {e} (nothing is listening there: is the server at "
                                f"{shown_url(self.base_url or self.default_base_url)} running, or a proxy it goes "
                                "through?)")
             if name in ("ReadTimeout", "WriteTimeout") and self.sdk_client is None:  # (the knob that sets the wait, as Claude Code's users know it)
-                return Failure(f"connection error: {name}: {e} (API_TIMEOUT_MS sets how long a model call waits: "
+                return AttemptFailed(f"connection error: {name}: {e} (API_TIMEOUT_MS sets how long a model call waits: "
                                f"{self.timeout * 1000:.0f} ms here)")
-            return Failure(f"connection error: {name}: {e or 'no details'}")
+            return AttemptFailed(f"connection error: {name}: {e or 'no details'}")
         if sdk is not None and isinstance(e, getattr(sdk, self.sdk_error)):
-            return Failure(f"{type(e).__name__}: {e}", retryable=False)
+            return AttemptFailed(f"{type(e).__name__}: {e}", retryable=False)
         if isinstance(e, TypeError) and "authentication" in str(e) and self.sdk_client is not None:
-            return Failure(f"no {self.provider} credentials in the SDK client: {e}", retryable=False)
+            return AttemptFailed(f"no {self.provider} credentials in the SDK client: {e}", retryable=False)
         return None
 
 

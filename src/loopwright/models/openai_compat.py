@@ -44,7 +44,6 @@ from .http import USER_AGENT, HTTPModel, HTTPOptions, PerMessage
 from .reasoning import openai_params
 from .retry import (
     AttemptFailed,
-    Failure,
     drain,
     error_from_body,
     is_retryable_status,
@@ -171,7 +170,7 @@ class OpenAICompatModel(HTTPModel):
                 break
             chunk = sse_object(data)
             if chunk.get("error") is not None:
-                raise AttemptFailed(_stream_error(chunk))
+                raise _stream_error(chunk)
             if self.include_partial_messages:
                 yield StreamEvent(chunk)
             acc.feed(chunk)
@@ -181,23 +180,23 @@ class OpenAICompatModel(HTTPModel):
         """A whole chat.completion (a server that answered the streamed request without
         streaming): read as one chunk whose delta is the message."""
         if obj.get("error") is not None:
-            raise AttemptFailed(_stream_error(obj))
+            raise _stream_error(obj)
         choices = obj.get("choices")
         if not isinstance(choices, list):
-            raise AttemptFailed(Failure(f"the server's answer is not a chat completion: {json.dumps(obj)[:200]}",
-                                        retryable=False))
+            raise AttemptFailed(f"the server's answer is not a chat completion: {json.dumps(obj)[:200]}",
+                                retryable=False)
         acc = _Accumulator()
         acc.feed({**obj, "choices": [{**c, "delta": c.get("message") or {}} for c in choices if isinstance(c, dict)]})
         acc.done = True
         return acc.response(self.name)
 
 
-def _stream_error(chunk: dict[str, Any]) -> Failure:
+def _stream_error(chunk: dict[str, Any]) -> AttemptFailed:
     typ, msg = error_from_body(chunk)
     code = (chunk.get("error") or {}).get("code") if isinstance(chunk.get("error"), dict) else None
     status = code if isinstance(code, int) else None
     retryable = is_retryable_status(status) if status is not None else typ not in _NOT_RETRYABLE_TYPES
-    return Failure(f"{typ or 'error'} (in stream): {msg or chunk}", status, retryable)
+    return AttemptFailed(f"{typ or 'error'} (in stream): {msg or chunk}", status, retryable)
 
 
 # --- history mapping -------------------------------------------------------------------------
@@ -316,8 +315,8 @@ class _Accumulator:
 
     def response(self, model: str) -> ModelResponse:
         if self.finish is None:
-            raise AttemptFailed(Failure(
-                "the stream ended before a finish_reason" + ("" if self.done else " (no [DONE])")))
+            raise AttemptFailed(
+                "the stream ended before a finish_reason" + ("" if self.done else " (no [DONE])"))
         content: list[Block] = []
         text = "".join(self.text)
         if text:
@@ -326,7 +325,7 @@ class _Accumulator:
         for idx in sorted(self.calls):
             c = self.calls[idx]
             if not c["name"]:
-                raise AttemptFailed(Failure(f"tool call {idx} has no function name"))
+                raise AttemptFailed(f"tool call {idx} has no function name")
             content.append(tool_use(c["id"] or f"call_{new_hex(24)}", c["name"], "".join(c["args"]),
                                     idx == last))
         stop = FINISH_TO_STOP.get(self.finish)

@@ -41,7 +41,7 @@ from .base import ModelEvent, ModelRequest, ModelResponse, tool_use
 from .http import PerMessage
 from .openai_compat import OpenAICompatModel, _image_part, _result_text, message_blocks, user_parts
 from .reasoning import openai_params
-from .retry import AttemptFailed, Failure, drain, error_from_body, iter_sse, sse_object
+from .retry import AttemptFailed, drain, error_from_body, iter_sse, sse_object
 
 REASONING = "openai_reasoning"  # the history block that keeps a reasoning item verbatim
 _DONE = ("response.completed", "response.incomplete")
@@ -104,7 +104,7 @@ class OpenAIResponsesModel(OpenAICompatModel):
             ev = sse_object(data)
             kind = ev.get("type") or sse.event
             if kind == "error" or kind == "response.failed":
-                raise AttemptFailed(_failure(ev))
+                raise _failure(ev)
             if self.include_partial_messages:
                 yield StreamEvent(ev)
             if kind == "response.output_item.done" and isinstance(ev.get("item"), dict):
@@ -118,18 +118,18 @@ class OpenAIResponsesModel(OpenAICompatModel):
                 await drain(events)
                 yield read_response(response, self.name, kind)
                 return
-        raise AttemptFailed(Failure("the stream ended before response.completed"))
+        raise AttemptFailed("the stream ended before response.completed")
 
     def _read_json(self, obj: Any) -> ModelResponse:
         if obj.get("error") and obj.get("object") != "response":
-            raise AttemptFailed(_failure(obj))
+            raise _failure(obj)
         if not isinstance(obj.get("output"), list):
-            raise AttemptFailed(Failure(f"the server's answer is not a response: {json.dumps(obj)[:200]}",
-                                        retryable=False))
+            raise AttemptFailed(f"the server's answer is not a response: {json.dumps(obj)[:200]}",
+                                retryable=False)
         return read_response(obj, self.name, "response." + str(obj.get("status") or "completed"))
 
 
-def _failure(ev: dict[str, Any]) -> Failure:
+def _failure(ev: dict[str, Any]) -> AttemptFailed:
     """An `error` event ({code, message}), a `response.failed` ({response: {error}}) or an error body."""
     src: Any = ev.get("response") if isinstance(ev.get("response"), dict) else ev
     src = src.get("error") if isinstance(src.get("error"), dict) else src
@@ -138,7 +138,7 @@ def _failure(ev: dict[str, Any]) -> Failure:
     if code is None and msg is None:
         code, msg = error_from_body(ev)
     retryable = str(code) in ("server_error", "rate_limit_exceeded", "overloaded", "api_error", "None")
-    return Failure(f"{code or 'error'} (in stream): {msg or ev}", retryable=retryable)
+    return AttemptFailed(f"{code or 'error'} (in stream): {msg or ev}", retryable=retryable)
 
 
 def read_response(response: dict[str, Any], model: str, kind: str) -> ModelResponse:
@@ -163,7 +163,7 @@ def read_response(response: dict[str, Any], model: str, kind: str) -> ModelRespo
                     stop = stop or "refusal"
         elif t == "function_call":
             if not item.get("name"):
-                raise AttemptFailed(Failure(f"function call {i} has no name"))
+                raise AttemptFailed(f"function call {i} has no name")
             cut = stop == "max_tokens" and i == calls[-1]  # the call being written when the limit hit
             content.append(tool_use(str(item.get("call_id") or f"call_{new_hex(24)}"),
                                     str(item["name"]), str(item.get("arguments") or ""), cut))

@@ -43,22 +43,19 @@ def is_retryable_status(status: int | None) -> bool:
     return status is not None and (status in RETRYABLE_STATUS or status >= 500)
 
 
-@dataclass(slots=True)
-class Failure:
-    """One failed attempt, as the retry loop sees it."""
-
-    message: str
-    status: int | None = None  # HTTP status, or None for transport / stream failures
-    retryable: bool = True
-    retry_after: float | None = None  # seconds the server asked us to wait
-
-
 class AttemptFailed(Exception):
-    """Raised inside an attempt to hand a classified failure to the retry loop."""
+    """One failed attempt, as the retry loop sees it: raised inside an attempt (a broken stream,
+    an error answer), or returned by a provider's `classify` for what its client raised.
+    `status`: the HTTP status (None for transport and stream failures); `retry_after`: the seconds
+    the server asked to wait."""
 
-    def __init__(self, failure: Failure) -> None:
-        super().__init__(failure.message)
-        self.failure = failure
+    def __init__(self, message: str, status: int | None = None, retryable: bool = True,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -96,7 +93,7 @@ class RetryPolicy:
     max_delay: float = MAX_DELAY_S
     jitter: float = JITTER
 
-    def delay(self, attempt: int, failure: Failure) -> float:
+    def delay(self, attempt: int, failure: AttemptFailed) -> float:
         """Seconds to wait before retry number `attempt` (1-based)."""
         if failure.retry_after is not None:
             return min(failure.retry_after, MAX_RETRY_AFTER_S)
@@ -123,13 +120,13 @@ def is_transport_error(e: BaseException) -> bool:
 
 async def with_retries(
     attempt: Callable[[], AsyncGenerator[ModelEvent, None]],
-    classify: Callable[[BaseException], Failure | None],
+    classify: Callable[[BaseException], AttemptFailed | None],
     policy: RetryPolicy,
     provider: str,
 ) -> AsyncIterator[ModelEvent]:
     """Run `attempt()` until it yields a ModelResponse, retrying transient failures.
 
-    `classify` turns an exception raised by an attempt into a Failure (None: not ours,
+    `classify` turns an exception raised by an attempt into an AttemptFailed (None: not ours,
     re-raise as is). Progress events of a failed attempt have already been passed on;
     the next attempt starts a fresh message. Only a complete response is ever yielded
     as a ModelResponse, so a broken stream never reaches the history."""
@@ -141,9 +138,9 @@ async def with_retries(
                 yield ev
                 if isinstance(ev, ModelResponse):
                     return
-            failure = Failure(f"{provider} stream ended without a response")
+            failure = AttemptFailed(f"{provider} stream ended without a response")
         except AttemptFailed as e:
-            failure = e.failure
+            failure = e
         except ModelError:
             raise
         except (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt):
@@ -194,9 +191,9 @@ def sse_object(data: str, event: str | None = None) -> dict[str, Any]:
         obj = json.loads(data)
     except (ValueError, RecursionError):  # (RecursionError: nested deeper than the parser goes)
         where = f" in {event} event" if event else ""
-        raise AttemptFailed(Failure(f"malformed SSE data{where}: {data[:80]!r}")) from None
+        raise AttemptFailed(f"malformed SSE data{where}: {data[:80]!r}") from None
     if not isinstance(obj, dict):
-        raise AttemptFailed(Failure(f"malformed SSE event: {data[:80]!r}"))
+        raise AttemptFailed(f"malformed SSE event: {data[:80]!r}")
     return obj
 
 
