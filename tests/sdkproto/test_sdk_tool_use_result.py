@@ -271,6 +271,59 @@ def test_an_agent_call_has_claude_codes_agent_output(runs: dict[str, Run]) -> No
     assert set(ours) - {"totalDurationMs"} <= set(cc) and set(usage) <= set(cc["usage"])
 
 
+def background_run(who: str, root: Path) -> dict[str, Any]:
+    """A command run in the background, its output read (loopwright's BashOutput; Claude Code reads
+    a file instead) and stopped (loopwright's KillShell, Claude Code's TaskStop): the model's turns
+    name the shell by the id the Bash call answered."""
+    proj = make_project(root)
+    stop, key = ("TaskStop", "task_id") if who == "claude" else ("KillShell", "shell_id")
+
+    def turn(h: list[dict[str, Any]]) -> Any:
+        said = re.findall(r"with ID: (\w+)", json.dumps(h))
+        step = sum(m["role"] == "assistant" for m in h)
+        if step == 0:
+            return [use("bg", "Bash", command="sleep 60", run_in_background=True)]
+        if step == 1 and who == "loopwright":
+            return [use("peek", "BashOutput", bash_id=said[0])]
+        if step == (2 if who == "loopwright" else 1):
+            return [use("stop", stop, **{key: said[0]})]
+        return [text("done")]
+
+    with ScriptedServer(turn, is_loop_call=lambda body: bool(body.get("tools")), strict=False) as srv:
+        if who == "claude":
+            env, cmd = claude_code_env(srv.url, str(root / "home")), [str(CLAUDE)]
+        else:
+            env, cmd = cli_env(ANTHROPIC_BASE_URL=srv.url, ANTHROPIC_API_KEY="x", HOME=str(root / "home")), loopwright_cmd()
+        r = subprocess.run([*cmd, "-p", "go", "--model", "claude-sonnet-4-5", "--output-format", "stream-json",
+                            "--verbose", "--permission-mode", "acceptEdits", "--allowedTools", "Bash"],
+                           cwd=proj, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, (who, r.stderr[-3000:])
+    return Run(who, proj, [json.loads(ln) for ln in r.stdout.splitlines() if ln.strip()]).results()
+
+
+def test_a_stopped_background_command_has_claude_codes_task_stop_output(tmp_path: Path) -> None:
+    """KillShell's tool_use_result is Claude Code's TaskStop's (TaskStopOutput: its successor):
+    the same keys, task type and command, the id the Bash call gave. BashOutput (Claude Code
+    2.1.332 has none, nor a type for it) has the Bash tool's declared BashOutput shape."""
+    ours = background_run("loopwright", tmp_path / "lw")
+    assert set(ours) == {"bg", "peek", "stop"}
+    assert ours["stop"]["task_id"] == ours["bg"]["backgroundTaskId"]
+    assert (ours["stop"]["task_type"], ours["stop"]["command"]) == ("local_bash", "sleep 60")
+    assert ours["peek"]["backgroundTaskId"] == ours["bg"]["backgroundTaskId"]
+    if SDK_TOOLS.exists():
+        required, optional = declared("BashOutput")
+        assert required <= set(ours["peek"]) <= required | optional, ours["peek"]
+        required, optional = declared("TaskStopOutput")
+        assert required <= set(ours["stop"]) <= required | optional, ours["stop"]
+    if not CLAUDE.exists():
+        pytest.skip("Claude Code not installed (tests/node)")
+    cc = background_run("claude", tmp_path / "cc")
+    assert set(ours["stop"]) == set(cc["stop"]) and set(ours["bg"]) == set(cc["bg"])
+    assert {k: v for k, v in ours["stop"].items() if k in ("task_type", "command")} == {
+        k: v for k, v in cc["stop"].items() if k in ("task_type", "command")}
+    assert cc["stop"]["task_id"] == cc["bg"]["backgroundTaskId"]
+
+
 def declared(interface: str) -> tuple[set[str], set[str]]:
     """The (required, optional) top-level keys of an `export interface` of sdk-tools.d.ts."""
     source = SDK_TOOLS.read_text()

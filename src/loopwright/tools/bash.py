@@ -413,7 +413,10 @@ def _get_shell(ctx: ToolContext, shell_id: str) -> BackgroundShell:
     return shell
 
 
-async def bash_output(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def bash_output(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    """The shell's new output; as `tool_use_result` the Bash tool's own output type (BashOutput of
+    sdk-tools.d.ts: Claude Code 2.1.332 has no BashOutput tool, it reads the output file), the
+    output since the last look as stdout and the shell's id as backgroundTaskId."""
     shell = _get_shell(ctx, inp["bash_id"])
     status = shell.status()
     deadline = time.monotonic() + DRAIN_S
@@ -432,10 +435,13 @@ async def bash_output(inp: dict[str, Any], ctx: ToolContext) -> str:
     if status != "running" and code is not None:
         parts.append(f"<exit_code>{code}</exit_code>")
     parts.append(f"<output>\n{text}\n</output>" if text else "<output>(no new output)</output>")
-    return "\n".join(parts)
+    return ToolOutput("\n".join(parts), details={"stdout": text, "stderr": "", "interrupted": status == "killed",
+                                                 "backgroundTaskId": shell.id})
 
 
-async def kill_shell(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def kill_shell(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    """Stop the shell; as `tool_use_result` Claude Code's TaskStopOutput (its TaskStop tool stops a
+    background command as KillShell does: {message, task_id, task_type, command})."""
     shell = _get_shell(ctx, inp["shell_id"])
     if shell.status() != "running":
         await kill_group(shell.popen.pid)  # leftovers of a finished command, if any
@@ -448,7 +454,9 @@ async def kill_shell(inp: dict[str, Any], ctx: ToolContext) -> str:
         if shell.popen.poll() is not None:
             break
         await asyncio.sleep(0.01)
-    return f"Successfully killed shell: {shell.id} ({shell.command})"
+    message = f"Successfully killed shell: {shell.id} ({shell.command})"
+    return ToolOutput(message, details={"message": message, "task_id": shell.id, "task_type": "local_bash",
+                                        "command": shell.command})
 
 
 async def kill_all_shells(ctx: ToolContext) -> None:

@@ -237,13 +237,13 @@ async def _bash(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
     return await bash(inp, ctx)
 
 
-async def _bash_output(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def _bash_output(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     from .bash import bash_output
 
     return await bash_output(inp, ctx)
 
 
-async def _kill_shell(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def _kill_shell(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     from .bash import kill_shell
 
     return await kill_shell(inp, ctx)
