@@ -261,45 +261,19 @@ def make_skill_tool(skills: list[Skill], overrides: Mapping[str, str] | None = N
 
     async def run(x: dict[str, Any], ctx: ToolContext) -> str:
         name = skill_name(x)
-        s = by_name.get(name)
-        if s is None:
-            raise ToolError(f"Unknown skill {name!r}. Available skills: {', '.join(offered) or 'none'}.")
-        if not s.model_invocable:
-            raise ToolError(f"Skill {name} cannot be used with Skill tool due to disable-model-invocation. Ask the "
-                            f"user to run /{name} themselves — it cannot be invoked via the Skill tool. Do not "
-                            "replicate this skill's workflow by other means — it is reserved for explicit user "
-                            "invocation.")
-        if over.get(name) in NOT_FOR_MODEL:
-            raise ToolError(f"Skill {name} is disabled for model invocation in skillOverrides settings")
+        s = _callable(by_name.get(name), name, offered, over)
         try:
             body = place_arguments(s.body(), str(x.get("args") or "").strip())
         except OSError as e:
             raise ToolError(f"Cannot read skill {name!r} ({s.path}): {e.strerror or e}") from None
-        files = [] if s.command else sorted(str(p.relative_to(s.folder)) for p in s.folder.rglob("*")
-                                            if p.is_file() and p != s.path)
-        notes: list[str] = []
-        if s.allowed_tools and ctx.state.grants.closed is not None:
-            notes.append(f"allowed-tools of {s.path} ignored: {ctx.state.grants.closed}")
-        elif s.allowed_tools:
-            rules, bad = valid_rules(s.allowed_tools)
-            ctx.state.grants.add(rules)  # allowed without asking while the skill is active (the run)
-            notes.append(f"Tools this skill uses (allowed without asking from now on): {', '.join(rules)}")
-            if bad:
-                notes.append(f"Ignored allowed-tools entries of {s.path} (not permission rules): {', '.join(bad)}")
+        files, notes = _files(s), _granted(s, ctx)
         if "!`" in body or "```!" in body:  # its inline shell, run as Claude Code runs it
             if ctx.ports is None:
                 raise ToolError(f"Skill {name!r} has inline shell commands, which run only inside a run")
             body, _, error = await ctx.ports.inline_shell(body, s.name, s.source, "claude", ctx.tool_use_id or None)
             if error is not None:
                 raise ToolError(f"Skill {name!r} was not loaded: {error}")
-        head = f"Command {s.name} loaded ({s.path})." if s.command else f"Skill {s.name} loaded. Base directory: {s.folder}"
-        parts = [head, "", body.rstrip()]
-        if files:
-            parts += ["", "Files of this skill (read them with Read when the instructions call for them):",
-                      *(f"- {s.folder / f}" for f in files[:200])]
-        for note in [*notes, *([s.note] if s.note else [])]:
-            parts += ["", note]
-        return "\n".join(parts)
+        return _loaded(s, body, files, notes)
 
     return Tool(
         "Skill",
@@ -310,3 +284,52 @@ def make_skill_tool(skills: list[Skill], overrides: Mapping[str, str] | None = N
                                           "args": {"type": "string", "description": "optional arguments for it"}},
          "required": ["skill"], "additionalProperties": False},
         run, read_only_call=grants_nothing)
+
+
+def _callable(s: Skill | None, name: str, offered: list[str], over: Mapping[str, str]) -> Skill:
+    """The skill a Skill call names, unless the model may not call it (a ToolError in Claude Code
+    2.1.332's words: unknown, disable-model-invocation, or off for the model in skillOverrides)."""
+    if s is None:
+        raise ToolError(f"Unknown skill {name!r}. Available skills: {', '.join(offered) or 'none'}.")
+    if not s.model_invocable:
+        raise ToolError(f"Skill {name} cannot be used with Skill tool due to disable-model-invocation. Ask the "
+                        f"user to run /{name} themselves — it cannot be invoked via the Skill tool. Do not "
+                        "replicate this skill's workflow by other means — it is reserved for explicit user "
+                        "invocation.")
+    if over.get(name) in NOT_FOR_MODEL:
+        raise ToolError(f"Skill {name} is disabled for model invocation in skillOverrides settings")
+    return s
+
+
+def _granted(s: Skill, ctx: ToolContext) -> list[str]:
+    """The skill's allowed-tools granted for the rest of the run (unless the run's grants are
+    closed), and the lines that say what was granted or ignored."""
+    if not s.allowed_tools:
+        return []
+    if ctx.state.grants.closed is not None:
+        return [f"allowed-tools of {s.path} ignored: {ctx.state.grants.closed}"]
+    rules, bad = valid_rules(s.allowed_tools)
+    ctx.state.grants.add(rules)  # allowed without asking while the skill is active (the run)
+    notes = [f"Tools this skill uses (allowed without asking from now on): {', '.join(rules)}"]
+    if bad:
+        notes.append(f"Ignored allowed-tools entries of {s.path} (not permission rules): {', '.join(bad)}")
+    return notes
+
+
+def _files(s: Skill) -> list[str]:
+    """A skill's other files, relative to its folder (a command has none)."""
+    return [] if s.command else sorted(str(p.relative_to(s.folder)) for p in s.folder.rglob("*")
+                                       if p.is_file() and p != s.path)
+
+
+def _loaded(s: Skill, body: str, files: list[str], notes: list[str]) -> str:
+    """What the model reads of a loaded skill: where it is, its instructions, its other files and
+    the notes."""
+    head = f"Command {s.name} loaded ({s.path})." if s.command else f"Skill {s.name} loaded. Base directory: {s.folder}"
+    parts = [head, "", body.rstrip()]
+    if files:
+        parts += ["", "Files of this skill (read them with Read when the instructions call for them):",
+                  *(f"- {s.folder / f}" for f in files[:200])]
+    for note in [*notes, *([s.note] if s.note else [])]:
+        parts += ["", note]
+    return "\n".join(parts)
