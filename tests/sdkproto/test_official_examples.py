@@ -30,7 +30,9 @@ import pytest
 from loopwright.testing import ScriptedServer
 from tests.helpers import LOOPWRIGHT_BIN, text, use
 
-pytestmark = pytest.mark.e2e
+# (each example a fresh interpreter importing its SDK: at load ~20 one took 68 s, near the 100 s it
+# was given and the suite's 120 s per test; hang guards only, a passing run waits no longer)
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 # read at import: the tests' own HOME is a temporary one (conftest), the sdists are in the user's cache
 CACHE = Path(os.environ.get("LOOPWRIGHT_TEST_CACHE") or
@@ -168,7 +170,7 @@ class ClaudeExamples:
         self.root = root
 
     def __call__(self, name: str, *args: str, plan: dict[str, list[Any]] | None = None,
-                 timeout: float = 100) -> ClaudeRun:
+                 timeout: float = 240) -> ClaudeRun:
         with ScriptedServer(Director(plan, self.root), is_loop_call=every_call) as srv:
             env = {**os.environ, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "test",
                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -189,7 +191,6 @@ def test_quick_start(claude_example: ClaudeExamples) -> None:
     assert "You are a helpful assistant that explains things simply." in json.dumps(r.srv.loop_requests[1].body["system"])
 
 
-@pytest.mark.timeout(240)
 def test_hooks(claude_example: ClaudeExamples) -> None:
     r = claude_example("hooks.py", "all", plan={
         "./foo.sh --help": [[use("b1", "Bash", command="./foo.sh --help")]],
@@ -282,7 +283,6 @@ def test_max_budget_usd(claude_example: ClaudeExamples) -> None:
     assert len(r.srv.loop_requests) == 3  # the tight budget's run stopped after its first call
 
 
-@pytest.mark.timeout(240)
 def test_setting_sources_and_filesystem_agents(claude_example: ClaudeExamples) -> None:
     """The examples read the SDK checkout's own .claude/ (not in the sdist): a project command
     and a project agent, as in the repository, are listed or not per setting_sources."""
@@ -397,7 +397,7 @@ def test_openai_agents_example(openai_agents_sdk: Path, module: str) -> None:
         env = {**os.environ, "OPENAI_BASE_URL": srv.openai_url, "OPENAI_API_KEY": "test",
                "OPENAI_AGENTS_DISABLE_TRACING": "1", "EXAMPLES_INTERACTIVE_MODE": "auto"}
         proc = subprocess.run([sys.executable, "-m", f"examples.{module}"], env=env, cwd=openai_agents_sdk,
-                              capture_output=True, text=True, timeout=100, stdin=subprocess.DEVNULL)
+                              capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     for line in shown:
         assert line in proc.stdout, proc.stdout
@@ -435,7 +435,7 @@ def test_pydantic_ai_bank_support(tmp_path: Path) -> None:
     with ScriptedServer(Director(plan), is_loop_call=every_call) as srv:
         env = {**os.environ, "OPENAI_BASE_URL": srv.openai_url, "OPENAI_API_KEY": "test"}
         proc = subprocess.run([sys.executable, str(example)], env=env, cwd=tmp_path, capture_output=True,
-                              text=True, timeout=100, stdin=subprocess.DEVNULL)
+                              text=True, timeout=240, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert "support_advice='Hello John, your balance is $123.45.' block_card=False risk=1" in proc.stdout
     assert "support_advice='I have blocked your card, John.' block_card=True risk=8" in proc.stdout

@@ -34,19 +34,26 @@ def mcp_reply(msg: dict[str, Any]) -> dict[str, Any]:
 def test_a_second_initialize_in_flight_keeps_the_firsts_managed_settings(tmp_path: Path) -> None:
     held: dict[str, list[dict[str, Any]]] = {"first": [], "second": []}
     release = {"first": threading.Event(), "second": threading.Event()}
+    # (one lock over the look at `release` and the hold, and over the release and the taking of what
+    # is held: else a message the reader thread looked at just before the release was held after it,
+    # and never answered)
+    gate = threading.Lock()
 
     def answer(msg: dict[str, Any]) -> dict[str, Any] | None:  # the SDK's side: its servers' first answers held
         if msg.get("type") != "control_request" or msg["request"].get("subtype") != "mcp_message":
             return None
         server = msg["request"]["server_name"]
-        if not release[server].is_set():
-            held[server].append(msg)
-            return None
+        with gate:
+            if not release[server].is_set():
+                held[server].append(msg)
+                return None
         return mcp_reply(msg)
 
     def let_go(server: str) -> None:
-        release[server].set()
-        for msg in held[server]:
+        with gate:
+            release[server].set()
+            waiting = list(held[server])
+        for msg in waiting:
             peer.send(json.dumps(mcp_reply(msg)).encode())
 
     with ScriptedServer([[bash("echo ran-it")], [text("done")]], model=MODEL) as srv:
@@ -60,9 +67,9 @@ def test_a_second_initialize_in_flight_keeps_the_firsts_managed_settings(tmp_pat
             peer.wait_for(lambda m: m.get("request", {}).get("server_name") == "first", timeout=60)
             peer.send(control("r2", subtype="initialize", sdkMcpServers=["second"], managedSettings={}))
             let_go("first")
-            peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r1")
+            peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r1", timeout=60)
             let_go("second")
-            peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r2")
+            peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r2", timeout=60)
             peer.send(json.dumps({"type": "user", "message": {"role": "user", "content": "go"},
                                   "parent_tool_use_id": None, "session_id": ""}).encode())
             result = peer.wait_for(lambda m: m.get("type") == "result", timeout=60)
@@ -78,13 +85,15 @@ def test_a_mode_set_while_initialize_waits_is_not_undone_by_it(tmp_path: Path) -
     the SDK had just left (acceptEdits: the Write ran), though its answer said default."""
     held: list[dict[str, Any]] = []
     release = threading.Event()
+    gate = threading.Lock()  # (as above: no message held after the release)
 
     def answer(msg: dict[str, Any]) -> dict[str, Any] | None:
         if msg.get("type") != "control_request" or msg["request"].get("subtype") != "mcp_message":
             return None
-        if not release.is_set():
-            held.append(msg)
-            return None
+        with gate:
+            if not release.is_set():
+                held.append(msg)
+                return None
         return mcp_reply(msg)
 
     target = tmp_path / "made.txt"
@@ -98,12 +107,14 @@ def test_a_mode_set_while_initialize_waits_is_not_undone_by_it(tmp_path: Path) -
             peer.send(control("r1", subtype="initialize", sdkMcpServers=["first"]))
             peer.wait_for(lambda m: m.get("request", {}).get("server_name") == "first", timeout=60)
             peer.send(control("r2", subtype="set_permission_mode", mode="default"))
-            said = peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r2")
+            said = peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r2", timeout=60)
             assert said["response"]["subtype"] == "success", said
-            release.set()
-            for msg in held:
+            with gate:
+                release.set()
+                waiting = list(held)
+            for msg in waiting:
                 peer.send(json.dumps(mcp_reply(msg)).encode())
-            peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r1")
+            peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r1", timeout=60)
             peer.send(json.dumps({"type": "user", "message": {"role": "user", "content": "go"},
                                   "parent_tool_use_id": None, "session_id": ""}).encode())
             result = peer.wait_for(lambda m: m.get("type") == "result", timeout=60)
@@ -121,7 +132,7 @@ def with_sdk_server_s(url: str, tmp_path: Path, answer: Any, *args: str) -> tupl
                  "--model", MODEL, *args, "--await-initialize"], env, str(tmp_path), answer)
     try:
         peer.send(control("r1", subtype="initialize", sdkMcpServers=["s"]))
-        peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r1")
+        peer.wait_for(lambda m: m.get("type") == "control_response" and m["response"]["request_id"] == "r1", timeout=60)
         peer.send(json.dumps({"type": "user", "message": {"role": "user", "content": "go"},
                               "parent_tool_use_id": None, "session_id": ""}).encode())
         return peer.wait_for(lambda m: m.get("type") == "result", timeout=60), peer
