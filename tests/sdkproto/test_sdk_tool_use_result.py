@@ -62,6 +62,8 @@ TURNS: list[Any] = [
     [use("grep_content", "Grep", pattern="beta", output_mode="content", **{"-n": True})],
     [use("grep_count", "Grep", pattern="a", output_mode="count")],
     [use("todo", "TodoWrite", todos=[{"content": "x", "status": "pending", "activeForm": "doing x"}])],
+    [use("multi", "MultiEdit", file_path=f"{P}/b.py", edits=[{"old_string": "print", "new_string": "echo"},
+                                                              {"old_string": "beta", "new_string": "gamma"}])],
     [use("task_list_empty", "TaskList")],
     [use("task_create", "TaskCreate", subject="Do x", description="the x", activeForm="Doing x")],
     [use("task_create2", "TaskCreate", subject="Do y", description="the y")],
@@ -93,6 +95,9 @@ SUBAGENT = {"sub_bash", "sub_write", "sub_edit"}  # (its results' lines are the 
 ERRORS = ["bash_fails", "read_missing", "refused", "unknown"]
 NOT_IN_CLAUDE_CODE = {"glob": "GlobOutput", "grep_files": "GrepOutput", "grep_content": "GrepOutput",
                       "grep_count": "GrepOutput", "todo": "TodoWriteOutput"}
+# MultiEdit: Claude Code 2.1.332 has none and sdk-tools.d.ts declares no type for it: FileEditOutput's
+# keys that apply to a batch, and the edits
+MULTI_EDIT_KEYS = {"filePath", "originalFile", "structuredPatch", "userModified"}
 
 
 def filled(x: Any, proj: Path) -> Any:
@@ -348,6 +353,12 @@ def test_glob_grep_todo_have_the_declared_shapes(run: Run) -> None:
     assert (r["grep_content"]["content"], r["grep_content"]["numLines"]) == ("b.py:1:print('beta')", 1)
     assert r["grep_count"]["mode"] == "count" and r["grep_count"]["numMatches"] >= 3
     assert r["todo"] == {"oldTodos": [], "newTodos": [{"content": "x", "status": "pending", "activeForm": "doing x"}]}
+    assert MULTI_EDIT_KEYS <= set(declared("FileEditOutput")[0] | declared("FileEditOutput")[1])
+    assert set(r["multi"]) == MULTI_EDIT_KEYS | {"edits"}
+    assert (r["multi"]["filePath"], r["multi"]["originalFile"]) == (f"{P}/b.py", "print('beta')\n")
+    assert r["multi"]["structuredPatch"] == [{"oldStart": 1, "oldLines": 1, "newStart": 1, "newLines": 1,
+                                              "lines": ["-print('beta')", "+echo('gamma')"]}]
+    assert r["multi"]["edits"][1] == {"old_string": "beta", "new_string": "gamma", "replace_all": False}
 
 
 # --- the official Python SDK ------------------------------------------------------------------

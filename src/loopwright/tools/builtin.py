@@ -165,7 +165,7 @@ def _edit(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     return edit_file(inp, ctx)
 
 
-def _multi_edit(inp: dict[str, Any], ctx: ToolContext) -> str:
+def _multi_edit(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     from .edit import multi_edit_file
 
     return multi_edit_file(inp, ctx)

@@ -81,6 +81,17 @@ def edit_details(path: str, old_string: str, new_string: str, original: str, upd
             "userModified": False, "replaceAll": replace_all}
 
 
+def multi_edit_details(path: str, edits: list[dict[str, Any]], original: str, updated: str) -> dict[str, Any]:
+    """MultiEdit's structured output: the Agent SDK declares no type for it (Claude Code 2.1.332 has
+    no MultiEdit), so it is FileEditOutput's keys that apply to a batch (filePath, originalFile,
+    structuredPatch, userModified) with the edits as given, in the input's names."""
+    kept = original if fits(original, updated) else None
+    return {"filePath": path, "edits": [{"old_string": e["old_string"], "new_string": e["new_string"],
+                                         "replace_all": bool(e.get("replace_all"))} for e in edits],
+            "originalFile": kept, "structuredPatch": structured_patch(original, updated) if kept is not None else [],
+            "userModified": False}
+
+
 def read_details(path: str, lines: list[str], start: int, total: int, ends_with_newline: bool) -> dict[str, Any]:
     """Read's structured output of a text window (Claude Code's FileReadOutput, type text): the
     window's text as the file has it, with Claude Code's counts (a file is its text split at

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import ToolContext, ToolError, ToolOutput
-from .diffs import edit_details
+from .diffs import edit_details, multi_edit_details
 from .paths import (
     TextFile,
     after_change,
@@ -155,7 +155,7 @@ def edit_file(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     return ToolOutput(f"{msg} Here is the edited part (cat -n):\n{snip}" if snip else msg, details=details)
 
 
-def multi_edit_file(inp: dict[str, Any], ctx: ToolContext) -> str:
+def multi_edit_file(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     path = resolve(inp["file_path"], ctx)
     edits: list[dict[str, Any]] = inp["edits"]
     creating = edits[0]["old_string"] == ""
@@ -184,6 +184,7 @@ def multi_edit_file(inp: dict[str, Any], ctx: ToolContext) -> str:
             raise ToolError(f"{where} failed, no changes were written: {err}") from None
         earlier_new.append(new.replace("\r\n", "\n"))
     _save(path, ctx, tf.encode_raw(raw) if tf is not None else raw.encode("utf-8"))
+    details = multi_edit_details(inp["file_path"], edits, tf.text if tf is not None else "", raw.replace("\r\n", "\n"))
     if tf is None:
-        return f"File created successfully at: {path} ({len(edits)} edits applied)."
-    return f"Applied {len(edits)} edits to {path} ({total} replacements in total)."
+        return ToolOutput(f"File created successfully at: {path} ({len(edits)} edits applied).", details=details)
+    return ToolOutput(f"Applied {len(edits)} edits to {path} ({total} replacements in total).", details=details)
