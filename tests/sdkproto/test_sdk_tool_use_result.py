@@ -34,6 +34,20 @@ PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAW
 NOTEBOOK = json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {},
                                    "outputs": [], "source": ["x = 1"]}],
                        "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+def _pdf() -> bytes:
+    """Two blank pages, made once (both sides read the same bytes)."""
+    import io
+
+    import pypdf
+
+    writer, out = pypdf.PdfWriter(), io.BytesIO()
+    for _ in range(2):
+        writer.add_blank_page(200, 200)
+    writer.write(out)
+    return out.getvalue()
+
+
+PDF = _pdf()
 P = "<proj>"  # the project directory, in the scripted inputs (each side's own put in when it runs)
 TURNS: list[Any] = [
     [bash("echo hi; echo err >&2", "bash")],
@@ -56,6 +70,7 @@ TURNS: list[Any] = [
     [use("mcp_structured", "mcp__t__structured")],
     [use("two_a", "Read", file_path=f"{P}/b.py"), use("two_b", "Read", file_path=f"{P}/nonl.txt")],
     [use("nb_read", "Read", file_path=f"{P}/n.ipynb")],
+    [use("read_pdf", "Read", file_path=f"{P}/doc.pdf")],
     [use("nb_edit", "NotebookEdit", notebook_path=f"{P}/n.ipynb", cell_id="c1", new_source="x = 2")],
     [use("glob", "Glob", pattern="*.txt")],
     [use("grep_files", "Grep", pattern="beta")],
@@ -87,7 +102,7 @@ TURNS: list[Any] = [
     [text("done")],
 ]
 SAME = ["bash", "write_new", "read", "edit", "write_update", "read_window", "read_empty", "read_image", "read_nonl",
-        "edit_nonl", "nb_read",
+        "edit_nonl", "nb_read", "read_pdf",
         "quiet", "mcp", "mcp_fails", "two_a", "two_b",
         "task_list_empty", "task_create", "task_create2", "task_update", "task_get", "task_list", "task_done",
         "task_get_unblocked", "task_get_missing", "task_update_missing", "task_delete"]
@@ -119,6 +134,7 @@ def make_project(root: Path) -> Path:
     (proj / "nonl.txt").write_text("x\ny")
     (proj / "px.png").write_bytes(base64.b64decode(PNG))
     (proj / "n.ipynb").write_text(NOTEBOOK)
+    (proj / "doc.pdf").write_bytes(PDF)
     (root / "home").mkdir()
     return proj
 
@@ -222,6 +238,8 @@ def test_bash_read_write_edit_as_expected(run: Run) -> None:
     assert r["read_image"] == {"type": "image", "file": {"base64": PNG, "type": "image/png", "originalSize": 70,
                                                          "dimensions": {"originalWidth": 1, "originalHeight": 1,
                                                                         "displayWidth": 1, "displayHeight": 1}}}
+    assert r["read_pdf"] == {"type": "pdf", "file": {"filePath": f"{P}/doc.pdf", "originalSize": len(PDF),
+                                                     "base64": base64.b64encode(PDF).decode()}}
     assert r["mcp"]["content"] == [{"type": "text", "text": "echo: hello"}]
     assert r["mcp_fails"]["content"] == "Error: it went wrong"
     assert r["mcp_structured"]["structuredContent"] == {"temperature": 21.5, "unit": "C"}

@@ -41,7 +41,8 @@ class ToolOutput:
     `details`: the call's structured output, beside what the model reads (JSON data: Claude Code's
     `tool_use_result`, e.g. Bash's {stdout, stderr, interrupted, ...}). Front ends render it
     (stream-json, the Agent SDKs' `UserMessage.tool_use_result`); the model never sees it, and it
-    is not kept in the history. Keep it bounded: what it repeats of the content, at most as much."""
+    is not kept in the history. Keep it bounded: what it repeats of the content, at most as much
+    (a whole PDF read: the file, as Claude Code gives it, bounded as Read bounds it)."""
 
     content: str | list[Block]
     is_error: bool = False

@@ -91,7 +91,7 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
         if suffix == ".pdf":
             out = pdf_text(path, raw, inp.get("pages"))
             record_read(ctx, path)
-            return out
+            return ToolOutput(out, details=_pdf_details(inp, raw))
         blocks = render_notebook(path, raw)
         record_read(ctx, path)
         return ToolOutput(blocks, details=_notebook_details(inp["file_path"], path, raw))
@@ -109,6 +109,23 @@ def read_file(inp: dict[str, Any], ctx: ToolContext) -> Any:
         page = _stream(f, head, inp)
     record_read(ctx, path)
     return ToolOutput(page.render(inp, path), details=page.details(inp))
+
+
+# The Messages API's request limit: Claude Code cannot send a larger PDF whole either
+PDF_DETAILS_MAX_BYTES = 32 * 1024 * 1024
+
+
+def _pdf_details(inp: dict[str, Any], raw: bytes) -> dict[str, Any] | None:
+    """A whole PDF read's structured output, Claude Code's FileReadOutput of type pdf: the file as
+    Claude Code sends it to the model (loopwright sends its text; a front end shows the document).
+    None for a `pages` read (Claude Code's are page images, type parts, which loopwright does not
+    render) or a file past PDF_DETAILS_MAX_BYTES."""
+    if inp.get("pages") is not None or len(raw) > PDF_DETAILS_MAX_BYTES:
+        return None
+    import base64
+
+    return {"type": "pdf", "file": {"filePath": inp["file_path"], "base64": base64.b64encode(raw).decode("ascii"),
+                                    "originalSize": len(raw)}}
 
 
 def _notebook_details(shown: str, path: Path, raw: bytes) -> dict[str, Any] | None:
