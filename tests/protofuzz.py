@@ -93,8 +93,9 @@ class Peer:
         self.p.stdin.write(line + b"\n")
         self.p.stdin.flush()
 
-    def wait_for(self, match: Callable[[dict[str, Any]], bool], timeout: float = 30) -> dict[str, Any]:
-        """The next stdout message `match` accepts (others are passed over)."""
+    def wait_for(self, match: Callable[[dict[str, Any]], bool], timeout: float = 60) -> dict[str, Any]:
+        """The next stdout message `match` accepts (others are passed over). (60 s: the first answer
+        includes the process's start, which a loaded machine stretches; only a failure waits it out.)"""
         end = time.monotonic() + timeout
         while True:
             left = end - time.monotonic()
@@ -111,7 +112,7 @@ class Peer:
         assert self.p.stdin is not None
         self.p.stdin.close()
         try:
-            return self.p.wait(30)
+            return self.p.wait(60)
         except subprocess.TimeoutExpired:
             self.p.kill()
             self.p.wait()

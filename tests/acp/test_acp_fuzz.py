@@ -50,7 +50,7 @@ def rpc(method: str, params: dict[str, Any], id_: Any = None) -> bytes:
     return json.dumps(msg).encode()
 
 
-def call(peer: Peer, method: str, params: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
+def call(peer: Peer, method: str, params: dict[str, Any], timeout: float = 60) -> dict[str, Any]:
     rid = f"call-{next(_ids)}"
     peer.send(rpc(method, params, rid))
     return peer.wait_for(lambda m: m.get("id") == rid and "method" not in m, timeout)

@@ -33,7 +33,7 @@ def start(work: Path, home: Path, *flags: str) -> Peer:
     return Peer([*loopwright_cmd(), "mcp", "serve", "--cwd", str(work), *flags], env, str(work), lambda m: None)
 
 
-def call(peer: Peer, method: str, params: dict[str, Any] | None = None, timeout: float = 30) -> dict[str, Any]:
+def call(peer: Peer, method: str, params: dict[str, Any] | None = None, timeout: float = 60) -> dict[str, Any]:
     rid = next(_ids)
     msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
     if params is not None:
