@@ -28,7 +28,9 @@ SDK_TOOLS = TESTS / "node" / "node_modules" / "@anthropic-ai" / "claude-agent-sd
 MCP_SERVER = str(TESTS / "mcp" / "mcp_test_server.py")
 WHO = ["loopwright", pytest.param("claude", marks=pytest.mark.skipif(not CLAUDE.exists(),
                                                                     reason="Claude Code not installed (tests/node)"))]
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("tool_use_result_vs_claude_code")]
+# (360 s: the module fixture runs loopwright and Claude Code through every turn, one after the other, as
+# the first test's setup; at load ~25 it took over the suite's 120 s and each test of the module errored)
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("tool_use_result_vs_claude_code"), pytest.mark.timeout(360)]
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="  # 1x1
 NOTEBOOK = json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {},
