@@ -358,9 +358,10 @@ def test_the_checks_see_escapes_without_the_sandbox(world: dict[str, Any]) -> No
     """The control: three harmless attempts of the corpus, run without the sandbox, are seen
     by the checks (so a 0 above is the sandbox's doing, not blind checks)."""
     picked = {i: c for i, c in corpus(world) if i in ("w-redirect", "n-curl-ip", "s-setsid")}
-    # (the command waits a little, so that setsid has left the group before the group is killed:
-    # on a busy machine the kill could otherwise come first and the control would miss it)
-    picked["s-setsid"] += " sleep 0.5"
+    # (the command waits until setsid has left the group, seen as `sleep` running (setsid execs it after
+    # setsid(2)), before the group is killed: a fixed 0.5 s could pass on a loaded machine before the
+    # child even ran, the kill came first and the control missed it. `^sleep`: not this shell's own line)
+    picked["s-setsid"] += " for i in $(seq 600); do pgrep -f '^sleep 4301[.]5' >/dev/null && break; sleep 0.05; done"
     before = snapshot(world)
     try:
         out = results(run_script([use(i, c) for i, c in picked.items()], world["proj"],
