@@ -553,11 +553,14 @@ def test_dangerously_disable_sandbox_asks_and_allow_unsandboxed_false_ignores_it
     try:
         esc = {"dangerouslyDisableSandbox": True}
         steps = [use("boxed", f"touch {outside}/boxed"), use("escape", f"touch {outside}/escape", **esc),
-                 use("bg", f"touch {outside}/bg", run_in_background=True, **esc), use("wait", "sleep 0.3")]
+                 use("bg", f"touch {outside}/bg {tmp_path}/bg-ran", run_in_background=True, **esc),
+                 # (until the background touch has run, seen in the project the box shows, not a fixed
+                 # 0.3 s a loaded machine can pass before it ran)
+                 use("wait", f"for i in $(seq 600); do [ -e {tmp_path}/bg-ran ] && break; sleep 0.05; done")]
         out = results(run_script(steps, tmp_path, permission_mode="default", can_use_tool=approve, sandbox={}))
         assert out["boxed"][1] and "dangerouslyDisableSandbox: true" in out["boxed"][0]  # the hint
         assert not out["escape"][1] and (outside / "escape").exists() and (outside / "bg").exists()
-        assert asked == [f"touch {outside}/escape", f"touch {outside}/bg"]  # only the escapes asked
+        assert asked == [f"touch {outside}/escape", f"touch {outside}/bg {tmp_path}/bg-ran"]  # only the escapes asked
         assert not (outside / "boxed").exists()
         # without a way to ask (-p), the escape is refused, not run
         refused = results(run_script(steps[1:2], tmp_path, permission_mode="default", sandbox={}))
