@@ -63,6 +63,7 @@ TURNS: list[Any] = [
     [use("read_nonl", "Read", file_path=f"{P}/nonl.txt")],
     [use("edit_nonl", "Edit", file_path=f"{P}/nonl.txt", old_string="y", new_string="z")],
     [bash("touch made", "quiet")],
+    [bash("seq 1 12000", "bash_big")],  # (past 30,000 characters: saved whole)
     [bash("echo out; exit 3", "bash_fails")],
     [use("read_missing", "Read", file_path=f"{P}/missing.txt")],
     [bash("rm -f a.txt", "refused")],
@@ -209,6 +210,23 @@ def test_the_results_are_claude_codes(runs: dict[str, Run]) -> None:
     ours, cc = runs["loopwright"].results(), runs["claude"].results()
     for uid in SAME:
         assert ours[uid] == cc[uid], (uid, ours[uid], cc[uid])
+
+
+def test_a_large_output_is_saved_as_claude_codes_is(runs: dict[str, Run]) -> None:
+    """A Bash output past 30,000 characters: saved whole in the session's tool-results directory
+    (persistedOutputPath), its size in bytes and its first 30,000 characters in the structured
+    output, as Claude Code's (each side's own path, the same layout)."""
+    ours = runs["loopwright"].results()["bash_big"]
+    full = "".join(f"{n}\n" for n in range(1, 12001))
+    assert (ours["persistedOutputSize"], ours["stdout"]) == (len(full), full[:30000])
+    saved = Path(ours["persistedOutputPath"])
+    assert saved.read_text() == full and saved.parent.name == "tool-results" and saved.stat().st_mode & 0o077 == 0
+    if "claude" not in runs:
+        pytest.skip("Claude Code not installed (tests/node)")
+    cc = runs["claude"].results()["bash_big"]
+    assert set(ours) == set(cc) and {k: v for k, v in ours.items() if k != "persistedOutputPath"} == {
+        k: v for k, v in cc.items() if k != "persistedOutputPath"}
+    assert Path(cc["persistedOutputPath"]).parent.name == "tool-results"
 
 
 def test_a_failed_call_is_error_and_its_text(run: Run) -> None:

@@ -18,7 +18,6 @@ import os
 from typing import Any
 
 from ..blocks import Block, ImageBlock, TextBlock, too_deep
-from ..ids import SAFE_ID, new_hex
 from ..tools.base import ToolContext, ToolOutput
 
 MAX_OUTPUT_TOKENS = 25_000
@@ -175,7 +174,7 @@ def cap(blocks: list[Block], ctx: ToolContext | None) -> list[Block]:
     if total <= limit:
         return blocks
     full = "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
-    saved = _save_full(full, ctx)
+    saved = ctx.save_output(full) if ctx is not None else None
     out: list[Block] = []
     left = limit
     for b in blocks:
@@ -190,13 +189,3 @@ def cap(blocks: list[Block], ctx: ToolContext | None) -> list[Block]:
     out.append(TextBlock(f"[output cut: {total:,} characters (about {total // CHARS_PER_TOKEN:,} tokens) is more "
                          f"than MAX_MCP_OUTPUT_TOKENS={limit // CHARS_PER_TOKEN:,} tokens; the rest is not shown.{where}]"))
     return out
-
-
-def _save_full(text: str, ctx: ToolContext | None) -> str | None:
-    ports = ctx.ports if ctx is not None else None
-    if ports is None or ctx is None:
-        return None
-    uid = ctx.tool_use_id or ""
-    # (the id came from the model's answer: a provider or proxy may send `../x`; an id is never a path)
-    saved = ports.save_artifact(f"{uid if SAFE_ID.fullmatch(uid) else 'output-' + new_hex(12)}.txt", text)
-    return str(saved) if saved is not None else None

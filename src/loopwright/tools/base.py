@@ -229,6 +229,19 @@ class ToolContext(Generic[DepsT]):
         """The prompt the run was started with (None outside a run)."""
         return self.ports.prompt if self.ports is not None else None
 
+    def save_output(self, text: str) -> str | None:
+        """Save a call's whole output beside the session transcript (`tool-results/<call id>.txt`,
+        private to the user) and give its path; None when the run keeps no session (or the file
+        could not be written)."""
+        if self.ports is None:
+            return None
+        from ..ids import SAFE_ID, new_hex
+
+        uid = self.tool_use_id
+        # (the id came from the model's answer: a provider or proxy may send `../x`; an id is never a path)
+        saved = self.ports.save_artifact(f"{uid if SAFE_ID.fullmatch(uid) else 'output-' + new_hex(12)}.txt", text)
+        return str(saved) if saved is not None else None
+
     @property
     def retry(self) -> int:
         """How many times in a row this tool failed (an error result) before this call; 0 after a success."""

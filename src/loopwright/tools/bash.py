@@ -257,7 +257,8 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bo
             new_cwd = ""
         with contextlib.suppress(OSError):
             os.unlink(pwd_file)
-    output = buf.render(_knob(ctx, "BASH_MAX_OUTPUT_LENGTH", MAX_OUTPUT_CHARS))
+    limit = _knob(ctx, "BASH_MAX_OUTPUT_LENGTH", MAX_OUTPUT_CHARS)
+    output = buf.render(limit)
     notes: list[str] = [_IGNORED_ESCAPE] if unsandboxed and sandbox is not None else []
     if new_cwd and not timed_out:
         p = Path(new_cwd)
@@ -273,8 +274,28 @@ async def _run(command: str, ctx: ToolContext, timeout_s: float, unsandboxed: bo
     if code != 0:
         why = sandbox.explain(output, command) if sandbox is not None else None
         return ToolOutput("\n".join(x for x in (output, f"Exit code {code}", *notes, why) if x), is_error=True)
-    return ToolOutput("\n".join(x for x in (output or "(no output)", *notes) if x),
-                      details=bash_details(output, command))
+    details = bash_details(output, command)
+    notes += _persisted(buf, limit, ctx, details)
+    return ToolOutput("\n".join(x for x in (output or "(no output)", *notes) if x), details=details)
+
+
+def _persisted(buf: CappedBuffer, limit: int, ctx: ToolContext, details: dict[str, Any]) -> list[str]:
+    """An output cut for the model is saved whole beside the session (Claude Code's persisted
+    output: persistedOutputPath, persistedOutputSize in bytes and its start as stdout, in the
+    structured output),
+    and the model is told where; [] when it was not cut, the session keeps no files, or the
+    middle of it was not kept (over 2 * KEEP_BYTES: only its head and tail are held)."""
+    if buf.dropped:
+        return []
+    full = bytes(buf.head + buf.tail).decode("utf-8", errors="replace")
+    if len(full.rstrip()) <= limit:  # (as render decides: shown whole)
+        return []
+    saved = ctx.save_output(full)
+    if saved is None:
+        return []
+    # (stdout: the output's first `limit` characters, as Claude Code's; the whole is in the file)
+    details.update(stdout=full[:limit], persistedOutputPath=saved, persistedOutputSize=buf.size)
+    return [f"The full output ({buf.size:,} bytes) is saved in {saved} (read it in parts with Read's offset/limit)."]
 
 
 # Commands that print nothing when they succeed: Claude Code's noOutputExpected (a front end says
