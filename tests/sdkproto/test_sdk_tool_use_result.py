@@ -470,9 +470,14 @@ def test_the_python_sdk_gets_tool_use_result(tmp_path: Path) -> None:
         assert ours == sdk_results("claude", tmp_path / "cc")
 
 
-def plan_results(who: str, root: Path) -> dict[str, Any]:
-    """tool_use id -> tool_use_result of an ExitPlanMode call in plan mode through the SDK with `who`
-    as its CLI, the SDK's can_use_tool approving it (in `-p` Claude Code has no ExitPlanMode)."""
+QUESTION = {"question": "Which lib?", "header": "Lib", "multiSelect": False,
+            "options": [{"label": "A", "description": "a lib"}, {"label": "B", "description": "b lib"}]}
+
+
+def interactive_results(who: str, root: Path) -> dict[str, Any]:
+    """tool_use id -> tool_use_result of an AskUserQuestion and an ExitPlanMode call in plan mode
+    through the SDK with `who` as its CLI, the SDK's can_use_tool answering the question (its
+    updatedInput's `answers`) and approving the plan (in `-p` Claude Code has neither tool)."""
     from claude_agent_sdk import (
         ClaudeAgentOptions,
         PermissionResultAllow,
@@ -481,15 +486,18 @@ def plan_results(who: str, root: Path) -> dict[str, Any]:
         query,
     )
 
-    async def approve(name: str, x: dict[str, Any], context: Any) -> PermissionResultAllow:
+    async def answer(name: str, x: dict[str, Any], context: Any) -> PermissionResultAllow:
+        if name == "AskUserQuestion":
+            return PermissionResultAllow(updated_input={**x, "answers": {q["question"]: "A" for q in x["questions"]}})
         return PermissionResultAllow()
 
     proj = make_project(root)
     cli = str(CLAUDE) if who == "claude" else loopwright_cmd()[0]
-    with ScriptedServer([[use("plan", "ExitPlanMode", plan="1. do it")], [text("done")]], strict=False,
-                        is_loop_call=lambda body: bool(body.get("tools"))) as srv:
+    turns = [[use("ask", "AskUserQuestion", questions=[QUESTION])], [use("plan", "ExitPlanMode", plan="1. do it")],
+             [text("done")]]
+    with ScriptedServer(turns, strict=False, is_loop_call=lambda body: bool(body.get("tools"))) as srv:
         opts = ClaudeAgentOptions(
-            cli_path=cli, cwd=str(proj), model="claude-sonnet-4-6", permission_mode="plan", can_use_tool=approve,
+            cli_path=cli, cwd=str(proj), model="claude-sonnet-4-6", permission_mode="plan", can_use_tool=answer,
             env={"ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "test", "HOME": str(root / "home"),
                  "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"})
 
@@ -504,19 +512,24 @@ def plan_results(who: str, root: Path) -> dict[str, Any]:
 
 
 @pytest.mark.skipif(sys.version_info < (3, 10), reason="claude_agent_sdk needs 3.10")
-def test_an_approved_plan_has_exit_plan_mode_output(tmp_path: Path) -> None:
-    """ExitPlanModeOutput (sdk-tools.d.ts): the plan presented and isAgent. Claude Code's keys but
+def test_an_answered_question_and_an_approved_plan_have_claude_codes_outputs(tmp_path: Path) -> None:
+    """AskUserQuestionOutput: the questions as asked and the answers, Claude Code's value for value.
+    ExitPlanModeOutput (sdk-tools.d.ts): the plan presented and isAgent; Claude Code's keys but
     filePath: Claude Code reads the plan from a plan file it keeps (here none was written, so its
     `plan` is null), loopwright has the plan of the call's input and keeps no plan file."""
     pytest.importorskip("claude_agent_sdk")
-    ours = plan_results("loopwright", tmp_path / "lw")["plan"]
-    assert ours == {"plan": "1. do it", "isAgent": False}
+    ours = interactive_results("loopwright", tmp_path / "lw")
+    assert ours["ask"] == {"questions": [QUESTION], "answers": {"Which lib?": "A"}}
+    assert ours["plan"] == {"plan": "1. do it", "isAgent": False}
     if SDK_TOOLS.exists():
-        required, optional = declared("ExitPlanModeOutput")
-        assert required <= set(ours) <= required | optional
+        for uid, interface in (("ask", "AskUserQuestionOutput"), ("plan", "ExitPlanModeOutput")):
+            required, optional = declared(interface)
+            assert required <= set(ours[uid]) <= required | optional, uid
     if CLAUDE.exists():
-        cc = plan_results("claude", tmp_path / "cc")["plan"]
-        assert set(ours) == set(cc) - {"filePath"} and cc["isAgent"] is False and cc["plan"] is None, cc
+        cc = interactive_results("claude", tmp_path / "cc")
+        assert cc["ask"] == ours["ask"]
+        assert set(ours["plan"]) == set(cc["plan"]) - {"filePath"} and cc["plan"]["isAgent"] is False, cc
+        assert cc["plan"]["plan"] is None, cc
 
 
 def test_the_session_stays_as_it_was_and_resumes(runs: dict[str, Run], tmp_path: Path) -> None:

@@ -27,9 +27,12 @@ NOBODY = ("Nobody can answer questions in this run (it is not interactive). Do n
           "yourself, say what you assumed, and go on; or end your turn with the question.")
 
 
-def _answer_text(answers: dict[str, str]) -> str:
+def _answered(inp: dict[str, Any], answers: dict[str, str]) -> ToolOutput:
+    """The answers for the model; as `tool_use_result` Claude Code's AskUserQuestionOutput (the
+    questions as asked, the answers by question)."""
     pairs = ", ".join(f'"{q}"="{a}"' for q, a in answers.items())
-    return f"User has answered your questions: {pairs}. You can now continue with the user's answers in mind."
+    return ToolOutput(f"User has answered your questions: {pairs}. You can now continue with the user's answers in mind.",
+                      details={"questions": inp["questions"], "answers": answers})
 
 
 async def ask_user_question(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput:
@@ -45,14 +48,14 @@ async def ask_user_question(inp: dict[str, Any], ctx: ToolContext) -> ToolOutput
             raise ToolError(f"The options of {q.question!r} must have different labels.")
     given = inp.get("answers")
     if given:  # a client already asked the user (the Agent SDK's can_use_tool, through updatedInput)
-        return ToolOutput(_answer_text({t: str(given[t]) for t in texts if t in given}))
+        return _answered(inp, {t: str(given[t]) for t in texts if t in given})
     if ctx.ask_user is None:
         return ToolOutput(NOBODY, is_error=True)
     reply = await ctx.ask_user(questions)
     if isinstance(reply, Answered):
         if not reply.answers:
             return ToolOutput("The user did not answer any of the questions.", is_error=True)
-        return ToolOutput(_answer_text({t: reply.answers[t] for t in texts if t in reply.answers}))
+        return _answered(inp, {t: reply.answers[t] for t in texts if t in reply.answers})
     said = f" They said: {reply.message}" if reply.message else ""
     return ToolOutput(f"The user declined to answer the questions.{said}", is_error=True)
 
