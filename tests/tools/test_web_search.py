@@ -17,13 +17,14 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 import loopwright as lw
+from loopwright.blocks import ToolResultBlock
 from loopwright.invariant import holds_final
 from loopwright.models.anthropic import AnthropicModel
 from loopwright.models.catalog import price_for
 from loopwright.testing import ScriptedServer, strip_cache_control
 from loopwright.tools.web import make_web_search_tool
 from loopwright.usage import Usage
-from tests.helpers import TESTS, result_text, text, use
+from tests.helpers import TESTS, collect, result_text, text, use
 
 RESULTS = [{"url": "https://docs.widget.dev/spin", "title": "Spin - Widget docs"},
            {"url": "https://blog.example.com/widget-2", "title": "Widget 2 released"},
@@ -245,29 +246,43 @@ CLAUDE = TESTS / "node" / "node_modules" / ".bin" / "claude"
 @pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code not installed (cd tests/node && npm install)")
 def test_side_by_side_with_claude_code_on_the_same_turns(tmp_path: Path) -> None:
     """The same scripted WebSearch turn for Claude Code and loopwright against the server playing
-    web_search: both make a search call that offers only the server tool, and both give the
-    model the result's link and the search model's summary."""
+    web_search: both make a search call that offers only the server tool, both give the
+    model the result's link and the search model's summary, and both give the same structured
+    output (WebSearchOutput: the search response's texts and results in order, the search count;
+    the duration each its own)."""
     srv_use = {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "widget spin"}}
     turns = [[use("toolu_1", "WebSearch", query="widget spin")],
              {"content": [text("Searching."), srv_use, text("Widget spins at 3.")], "stop_reason": "end_turn"},
              [text("done")]]
-    seen: dict[str, tuple[list[str], str]] = {}
+    seen: dict[str, tuple[list[str], str, Any]] = {}
     (tmp_path / "home").mkdir()
     with ScriptedServer(turns, web_search=lambda q: RESULTS[:1]) as srv:
         env = {**os.environ, "HOME": str(tmp_path / "home"), "ANTHROPIC_BASE_URL": srv.url,
                "ANTHROPIC_API_KEY": "test", "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                "ENABLE_TOOL_SEARCH": "false"}
-        out = subprocess.run([str(CLAUDE), "-p", "search", "--allowedTools", "WebSearch", "--output-format", "json"],
-                             env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180)
-        assert json.loads(out.stdout)["subtype"] == "success", out.stdout[-1000:]
+        out = subprocess.run([str(CLAUDE), "-p", "search", "--allowedTools", "WebSearch", "--output-format",
+                              "stream-json", "--verbose"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                             timeout=180)
+        lines = [json.loads(ln) for ln in out.stdout.splitlines() if ln.strip()]
+        assert lines[-1]["subtype"] == "success", out.stdout[-1000:]
         calls = srv.loop_requests
+        [structured] = [ln["tool_use_result"] for ln in lines if ln.get("type") == "user"]
         seen["claude"] = ([t.get("type", "") for t in calls[1].body["tools"]],
-                          result_text(calls[2].body["messages"][-1]["content"][0]))
+                          result_text(calls[2].body["messages"][-1]["content"][0]), structured)
     with ScriptedServer(turns, web_search=lambda q: RESULTS[:1]) as srv:
-        r = run_search(srv, allowed_tools=["WebSearch"])
+        model = AnthropicModel("claude-haiku-4-5", base_url=srv.url, api_key="test")
+        msgs = collect("search", lw.AgentOptions(model=model, tools=[make_web_search_tool()],
+                                                 allowed_tools=["WebSearch"]))
+        [block] = [b for m in msgs if isinstance(m, lw.UserMessage) for b in m.content if isinstance(b, ToolResultBlock)]
         seen["loopwright"] = ([t.get("type", "") for t in srv.loop_requests[1].body["tools"]],
-                              result_text(r.messages[2]["content"][0]))
-    for who, (tools, result) in seen.items():
+                              result_text(block.to_wire()), block.details)
+    for who, (tools, result, _) in seen.items():
         assert tools == ["web_search_20250305"], who
         assert "Spin - Widget docs" in result and "https://docs.widget.dev/spin" in result, who
         assert "Widget spins at 3." in result, who
+    ours, cc = seen["loopwright"][2], seen["claude"][2]
+    assert ours["results"] == ["Searching.", {"tool_use_id": "srvtoolu_01", "content": [
+        {"title": "Spin - Widget docs", "url": "https://docs.widget.dev/spin"}]}, "Widget spins at 3."]
+    assert set(ours) == set(cc) and {k: v for k, v in ours.items() if k != "durationSeconds"} == {
+        k: v for k, v in cc.items() if k != "durationSeconds"}
+    assert ours["durationSeconds"] >= 0 and cc["durationSeconds"] >= 0

@@ -93,7 +93,7 @@ def make_web_fetch_tool() -> Tool:
     return Tool("WebFetch", FETCH_DESCRIPTION, FETCH_SCHEMA, _web_fetch, read_only=True)
 
 
-async def _web_search(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def _web_search(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
     from .search import web_search
 
     return await web_search(inp, ctx)

@@ -21,7 +21,7 @@ import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
-from ..base import ToolContext, ToolError
+from ..base import ToolContext, ToolError, ToolOutput
 
 if TYPE_CHECKING:  # the rest of the room loads at the first call: default_tools() stays light
     from .config import WebConfig
@@ -69,9 +69,16 @@ def server_tool(allowed: list[str] | None, blocked: list[str] | None, max_uses: 
 
 
 async def _anthropic(run: Any, query: str, allowed: list[str] | None, blocked: list[str] | None,
-                     cfg: WebConfig) -> str:
+                     cfg: WebConfig) -> ToolOutput:
+    """The search, and as `tool_use_result` Claude Code's WebSearchOutput: the search responses'
+    texts and result lists in their order (`results`: a text as a string, a search's results as
+    {tool_use_id, content: [{title, url}]}), how long it took and how many searches ran."""
+    import time
+
     from ...models.base import ModelError, ModelRequest
     from .side import BudgetSpent, run_model, side_call
+
+    started = time.monotonic()
 
     model = run_model(run)
     assert model is not None
@@ -82,6 +89,7 @@ async def _anthropic(run: Any, query: str, allowed: list[str] | None, blocked: l
     results: list[dict[str, Any]] = []
     texts: list[str] = []
     errors: list[str] = []
+    trail: list[Any] = []
     stopped = ""
     pauses = run.max_pause_continuations
     for pause in range(pauses + 1):
@@ -94,7 +102,7 @@ async def _anthropic(run: Any, query: str, allowed: list[str] | None, blocked: l
             break
         except ModelError as e:
             raise ToolError(f"WebSearch: the search call failed: {e}") from None
-        _collect(response.content, texts, results, errors)
+        _collect(response.content, texts, results, errors, trail)
         if response.stop_reason != "pause_turn" or pause == pauses:
             break
         # pause_turn: the turn goes back verbatim (server_tool_use and its results too), to go on
@@ -104,20 +112,29 @@ async def _anthropic(run: Any, query: str, allowed: list[str] | None, blocked: l
         raise ToolError(f"WebSearch: the search failed ({', '.join(errors)})")
     notes = ["Summary of the results:", "\n".join(texts)] if texts else []
     notes += [f"(some searches failed: {', '.join(errors)})"] if errors else []
-    return _format(query, results, [*notes, stopped] if stopped else notes, "Anthropic web search")
+    text = _format(query, results, [*notes, stopped] if stopped else notes, "Anthropic web search")
+    return ToolOutput(text, details={"query": query, "results": trail, "durationSeconds": time.monotonic() - started,
+                                     "searchCount": sum(isinstance(x, dict) for x in trail)})
 
 
-def _collect(content: list[Any], texts: list[str], results: list[dict[str, Any]], errors: list[str]) -> None:
-    """A response's text (the model's summary), its web_search_result items and its search errors."""
+def _collect(content: list[Any], texts: list[str], results: list[dict[str, Any]], errors: list[str],
+             trail: list[Any]) -> None:
+    """A response's text (the model's summary), its web_search_result items and its search errors;
+    `trail`: its texts and searches in order, as WebSearchOutput's `results` has them."""
     from ...blocks import TextBlock, UnknownBlock
 
     for b in content:
         if isinstance(b, TextBlock) and b.text.strip():
             texts.append(b.text.strip())
+            trail.append(b.text)
         elif isinstance(b, UnknownBlock) and b.type == "web_search_tool_result":
             found = b.data.get("content")
             if isinstance(found, list):
-                results += [r for r in found if isinstance(r, dict) and r.get("type") == "web_search_result"]
+                got = [r for r in found if isinstance(r, dict) and r.get("type") == "web_search_result"]
+                results += got
+                trail.append({"tool_use_id": str(b.data.get("tool_use_id") or ""),
+                              "content": [{"title": str(r.get("title") or ""), "url": str(r.get("url") or "")}
+                                          for r in got]})
             elif isinstance(found, dict):
                 errors.append(str(found.get("error_code") or found))
 
@@ -172,7 +189,7 @@ async def _searxng(query: str, allowed: list[str] | None, blocked: list[str] | N
     return _format(query, results, [], f"SearXNG at {urlsplit(cfg.search_url).netloc}")
 
 
-async def web_search(inp: dict[str, Any], ctx: ToolContext) -> str:
+async def web_search(inp: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
     """The WebSearch call (tools.web defines the tool)."""
     from .config import WebSettingsError, web_config
     from .side import is_anthropic, run_model, run_settings
