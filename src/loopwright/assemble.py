@@ -83,12 +83,10 @@ WINNING_MODES = ("bypassPermissions", "acceptEdits")
 def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, *,
               control: RunControl | None = None, history: list[WireMessage] | None = None,
               agent_type: str = "", shared_spend: SharedSpend | None = None, agent_mode: str | None = None,
-              agent_hooks: dict[str, Any] | None = None, watch: Watch | None = None,
-              continue_history: bool = False) -> Run:
+              agent_hooks: dict[str, Any] | None = None, watch: Watch | None = None) -> Run:
     """A Run of `prompt` built from `options`, not started (drive it with `run.messages(prompt)`,
     or call query()). `control` steers it from another task; `history` continues a conversation
-    held in memory (LoopwrightClient: with `continue_history`, a History appended to in place, see
-    _history); `shared_spend` ties its budget to a batch's. With
+    held in memory (LoopwrightClient); `shared_spend` ties its budget to a batch's. With
     `parent`: a subagent of that run (of type `agent_type`), with the parent's gate and hooks (as
     SubagentHooks), its own shell cwd and transcript, and the parent's share of a batch's spend;
     `agent_mode`: its agent type's permissionMode; `agent_hooks`: its agent file's own hooks;
@@ -128,10 +126,9 @@ def build_run(options: AgentOptions, prompt: Prompt, parent: Run | None = None, 
         recorder=gate.recorder, inbox=asyncio.Queue() if _spawns(tools) else None, mcp=mcp,
         settings=config.settings, handoffs=handoffs)
     shared = parent.state.budget.shared if parent is not None else shared_spend  # a batch's spend counts
+    state = RunState(_history(history, h), Budget(options.max_budget_usd, shared=shared), hooks=gate.hooks.state)  # the subagent's calls as they happen
     compactor = AutoCompactor(options.context_window, options.compact_threshold, options.auto_compact,
-                              model.name)  # context.py (before the history: a bad threshold leaves it as it was)
-    state = RunState(_history(history, h, continue_history), Budget(options.max_budget_usd, shared=shared),
-                     hooks=gate.hooks.state)  # the subagent's calls as they happen
+                              model.name)  # context.py
     run = Run(deps, state, compactor, structured=structured, memory=memory, warnings=warnings, obs=obs,
               is_top=parent is None, trust=trust)
     _wire(run, ctx, gate, options, parent, prompt)
@@ -318,18 +315,13 @@ def _first_history(history: list[WireMessage] | None, content: list[WireBlock], 
     return h
 
 
-def _history(given: list[WireMessage] | None, h: list[WireMessage], in_place: bool) -> History:
+def _history(given: list[WireMessage] | None, h: list[WireMessage]) -> History:
     """The run's History of `h` (_first_history: `given` but its last messages, the prompt's
-    message after them). A History given (a conversation's last run's) is continued: its messages
-    are not walked again, and what its run verified and counted of them holds (Inv is checked
-    from there on; the first call is forecast from its last call's count). `in_place` (the
-    conversation's owner, LoopwrightClient): the prompt is appended to it, and its results share
-    one history; else a new History of the same messages (History.continuing: a caller may start
-    two runs from one result)."""
+    message after them). A History given (a conversation's last run's: LoopwrightClient) is
+    continued (History.continuing): its messages are not walked again, and what its run verified
+    and counted of them holds (Inv is checked from there on; the first call is forecast from its
+    last call's count)."""
     if isinstance(given, History) and h and len(h) - 1 <= len(given):
-        if in_place and len(h) - 1 == len(given):
-            given.append(h[-1])
-            return given
         return History.continuing(given, len(h) - 1, h[-1:])
     return History(h)
 
@@ -432,29 +424,24 @@ def build_gate(options: AgentOptions) -> tuple[list[Tool], Executor]:
 
 async def query(prompt: Prompt, options: AgentOptions[Any, OutputT] | None = None, *,
                 control: RunControl | None = None, history: list[WireMessage] | None = None,
-                watch: Watch | None = None, continue_history: bool = False) -> AsyncIterator[Message[OutputT]]:
+                watch: Watch | None = None) -> AsyncIterator[Message[OutputT]]:
     """Run the agent loop on `prompt`, yielding SystemMessage("init"), AssistantMessage,
     UserMessage (tool results), optional partial events, and last a ResultMessage (typed by
     the options' output_type: a ResultMessage[T] for mypy). A `str` prompt `/name args` naming a
     custom command or skill runs it when the options read setting sources or name plugins
     (assemble_parts.typed_command; else it is sent as it is).
-    `history` continues a conversation (a copy of it: a result's `messages` may start several
-    runs); `continue_history`: `history`, a ResultMessage's `messages` (a History), is appended to
-    in place (LoopwrightClient's conversation: its results share one history, not a copy each).
     Bad arguments raise TypeError / ValueError before anything runs."""
-    run = _query_run(prompt, options, control, history, watch, continue_history)
+    run = _query_run(prompt, options, control, history, watch)
     async with contextlib.aclosing(_messages(run, prompt)) as stream:
         async for msg in stream:
             yield msg
 
 
 def _query_run(prompt: Prompt, options: AgentOptions | None, control: RunControl | None = None,
-               history: list[WireMessage] | None = None, watch: Watch | None = None,
-               continue_history: bool = False) -> Run:
+               history: list[WireMessage] | None = None, watch: Watch | None = None) -> Run:
     if options is not None and not isinstance(options, AgentOptions):
         raise TypeError(f"options must be an AgentOptions, not {type(options).__name__}")
-    return build_run(options or AgentOptions(), prompt, control=control, history=history, watch=watch,
-                     continue_history=continue_history)
+    return build_run(options or AgentOptions(), prompt, control=control, history=history, watch=watch)
 
 
 def _messages(run: Run, prompt: Prompt) -> AsyncGenerator[Message, None]:

@@ -38,7 +38,6 @@ from .blocks import Prompt, WireMessage, local_command_texts, prompt_content
 from .context import DEFAULT_KEEP_TURNS, CompactResult
 from .errors import CLIConnectionError, ProcessError
 from .gate import PermissionMode
-from .history import History
 from .hooks import RunHooks
 from .loop import RunControl
 from .loop.watch import Watch
@@ -60,15 +59,6 @@ class _Done:
 
 _END = object()  # a run that ended without a ResultMessage
 _CLOSED = object()  # disconnect(): receive_messages() ends
-
-
-def _taken_back(h: list[WireMessage] | None) -> None:
-    """A conversation's history as it was before a run that failed (no result): what the run
-    appended is dropped, when the messages before it are unchanged (noted "client" by _drive; a
-    compaction the run made and wrote to the transcript is kept)."""
-    if isinstance(h, History) and (noted := h.fact("client")) is not None:
-        while len(h) > noted[0]:
-            h.drop_last()
 
 
 class LoopwrightClient(Generic[OutputT]):
@@ -211,13 +201,8 @@ class LoopwrightClient(Generic[OutputT]):
 
     async def _drive(self, prompt: Prompt, options: AgentOptions[Any, OutputT], control: RunControl, queue: asyncio.Queue[Any]) -> None:
         ended: Any = _END  # what the reader gets after the last message when no result came
-        before = self.history
-        if isinstance(before, History):  # (the run appends to it: taken back if it fails, below)
-            before.note("client", len(before), None)
         try:
-            # one history for the whole conversation, appended to by each run (its results share it)
-            async for msg in query(prompt, options, control=control, history=self.history, watch=self._watch,
-                                   continue_history=True):
+            async for msg in query(prompt, options, control=control, history=self.history, watch=self._watch):
                 if isinstance(msg, AssistantMessage) and msg.usage is not None and msg.parent_tool_use_id is None:
                     self._last_call = (msg.usage.input_tokens + msg.usage.output_tokens, time.monotonic())
                 if isinstance(msg, ResultMessage):
@@ -237,7 +222,6 @@ class LoopwrightClient(Generic[OutputT]):
         finally:
             self._pending.extend(control.take_queued())  # sent too late for this run
             if ended is not None:
-                _taken_back(before)
                 queue.put_nowait(ended)
 
     async def receive_response(self) -> AsyncIterator[Message[OutputT]]:

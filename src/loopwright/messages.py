@@ -144,10 +144,7 @@ class ResultMessage(Generic[OutputT]):
     model_calls: int
     """Model calls made by the run's loop (at most `max_turns` + 1, Thm 4.1)."""
     messages: list[WireMessage]
-    """The final history h in the Messages API's wire format (Inv holds on it): the run's History
-    (history.py: a list only appended to). A LoopwrightClient's queries continue one history: each
-    of its results' `messages` is the conversation's, grown by the queries after it (not a copy
-    each: 2,000 prompts kept ~32 MB of copies)."""
+    """The final history h in the Messages API's wire format (Inv holds on it)."""
     result: str | None
     """The final answer's text; on an error, the error's message."""
     stop_reason: str | None
