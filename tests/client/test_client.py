@@ -91,6 +91,26 @@ def test_conversation_continues_across_queries() -> None:
     run(go())
 
 
+def test_a_result_keeps_its_own_runs_history_after_later_queries() -> None:
+    """A ResultMessage is what its run ended with: a later query of the same client does not
+    grow, rewrite or take back the messages of a result already returned (68f4c70 shared one
+    History across a client's results, so results[0].messages grew with every later prompt)."""
+    model = Recording([[text("one")], [text("two")], [text("three")]])
+
+    async def go() -> None:
+        async with lw.LoopwrightClient(lw.AgentOptions(model=lw.ScriptedModel(model))) as c:
+            for p in ("first", "second", "third"):
+                await c.query(p)
+                await collect(c)
+            firsts = [list(r.messages) for r in c.results]
+            assert [len(m) for m in firsts] == [2, 4, 6]
+            assert firsts[0] == [{"role": "user", "content": [text("first")]},
+                                 {"role": "assistant", "content": [text("one")]}]
+            assert len(c.history or []) == 6
+
+    run(go())
+
+
 def test_interrupt_during_a_tool_call() -> None:
     probe = Probe()
     model = Recording([[use("a", "Wait", s=30, id="a"), use("b", "Wait", s=0, id="b")], [text("after")]])
