@@ -59,6 +59,7 @@ from .runconfig import (
     allowed_mode,
     build_run_config,
     run_settings,
+    unread_claude_files,
     with_env_knobs,
     with_settings_model,
 )
@@ -226,6 +227,7 @@ def _said(options: AgentOptions, cwd: Path, parent: Run | None, tools: list[Tool
     if parent is not None:
         return system
     warnings += [*(config.settings.warnings if config.settings is not None else []), *config.hooks.unfired(),
+                 *unread_claude_files(options, cwd, config.settings),  # Claude Code's files, without claude_settings
                  *env_lines({**os.environ, **config.env}, os.environ)]  # Claude Code's variables loopwright does not use
     if options.refusal_advice != "cli":  # (the CLI names its flags' own, with their names, before the run)
         warnings += _rules_naming_no_tool(options, tools)

@@ -2,7 +2,8 @@
 settings files (settings.py reads and merges those): the run's settings, its gate's rules and
 mode, its hooks, env, extra directories and sandbox (RunConfig), and the questions front ends
 ask of them (skills turned off, a bypassPermissions the settings disable, whether there are hooks
-on an event); may import options, the sandbox and below, never mcp, agents, loop or above.
+on an event, the Claude Code settings files it leaves unread); may import options, the sandbox
+and below, never mcp, agents, loop or above.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from .gate import Permissions, Rule
 from .hooks import HookRegistry, Hooks
 from .managed import RULES_ONLY, files_hooks, managed_folder, rules_only_drops
 from .settings import Settings, load_settings
-from .settingsfiles import SETTING_SOURCES, SettingsError
+from .settingsfiles import SETTING_SOURCES, SettingsError, read_json_file, settings_files
 from .trust import trusted_for
 
 if TYPE_CHECKING:
@@ -81,6 +82,59 @@ def run_settings(options: AgentOptions, cwd: Path, accepted: dict[Path, Any] | N
     sources = options.setting_sources
     return load_settings(cwd, SETTING_SOURCES if sources is None else sources, claude=options.claude_settings,
                          extra=options.settings, trusted=trusted_for(options, cwd), accepted=accepted or None, host=host)
+
+
+def unread_claude_files(options: AgentOptions, cwd: Path, settings: Settings | None) -> list[str]:
+    """One line per Claude Code settings file a run that reads settings files leaves unread (no
+    claude_settings), saying what of it is not applied (its deny rules, hooks, ...) and how to read it,
+    so a Claude Code user's rules are not dropped in silence. Only the sources the run asked for (none:
+    nothing; the SDK's CLI always reads them), not a file --settings read, not one holding nothing
+    loopwright would use; a file that cannot be read is named as such."""
+    if options.claude_settings or settings is None or not uses_settings(options):
+        return []
+    sources = SETTING_SOURCES if options.setting_sources is None else options.setting_sources
+    read = {p.resolve() for p in settings.files}
+    how = "--claude-settings" if options.refusal_advice == "cli" else "AgentOptions(claude_settings=True)"
+    lines: list[str] = []
+    for path, _ in settings_files(cwd, sources, claude=True):
+        if path.parent.name != ".claude" or path.resolve() in read or not path.is_file():
+            continue
+        read.add(path.resolve())  # (cwd = the home directory: ~/.claude/settings.json is both levels' file)
+        try:
+            data = read_json_file(path)
+            held = _held(data) if isinstance(data, dict) else "malformed: not a JSON object"
+        except SettingsError as e:
+            held = f"malformed: {e}"
+        if held.startswith("malformed: "):
+            lines.append(f"{path}: not read ({held}; Claude Code's settings files are read with {how})")
+        elif held:
+            lines.append(f"{path}: not read, so its {held} are not applied (Claude Code's settings files are read "
+                         f"with {how})")
+    return lines
+
+
+def _held(data: dict[str, Any]) -> str:
+    """What of a settings object loopwright would use: "3 deny rules, 2 hooks, model" ("": nothing)."""
+    from .settingskeys import HONOURED
+
+    def sized(value: Any) -> int:
+        return len(value) if isinstance(value, (list, dict)) else 0
+
+    def count(n: int, what: str) -> list[str]:
+        return [f"{n} {what}{'' if n == 1 else 's'}"] if n else []
+
+    perms = data.get("permissions")
+    perms = perms if isinstance(perms, dict) else {}
+    out = [c for key in ("deny", "ask", "allow") for c in count(sized(perms.get(key)), f"{key} rule")]
+    out += [k for k in ("defaultMode", "additionalDirectories") if perms.get(k)]
+    hooks = data.get("hooks")
+    matchers = [m for entries in (hooks.values() if isinstance(hooks, dict) else []) if isinstance(entries, list)
+                for m in entries]
+    out += count(sum(sized(m.get("hooks")) if isinstance(m, dict) else 1 for m in matchers), "hook")
+    out += count(sized(data.get("env")), "env variable") + count(sized(data.get("mcpServers")), "MCP server")
+    out += [k for k in HONOURED if k not in ("$schema", "permissions", "hooks", "env", "mcpServers")
+            and data.get(k) not in (None, {}, [], "")]
+    return ", ".join(out)
 
 
 def with_settings_model(options: AgentOptions, settings: Settings | None) -> AgentOptions:

@@ -250,6 +250,14 @@ def compat_markdown(schema_keys: Iterable[str], version: str) -> str:
              "[claude-code-flags.md](claude-code-flags.md).", "",
              "Settings files are read with `--claude-settings` (`~/.claude/settings.json`, `.claude/settings.json`, "
              "`.claude/settings.local.json`) or `--settings FILE_OR_JSON`; see [permissions.md](permissions.md). "
+             "Without `--claude-settings` (`AgentOptions(claude_settings=True)`), a run that reads settings files "
+             "names each of Claude Code's files of its setting sources that exists and holds something loopwright "
+             "would use, in one warning line (stderr, and the init message's `warnings`): `~/.claude/settings.json: "
+             "not read, so its 3 deny rules, 2 hooks are not applied (Claude Code's settings files are read with "
+             "--claude-settings)`; a malformed one is named as malformed. Not a file `--settings` reads, not with "
+             "`--setting-sources ''`, not a library run that reads no settings files (no `setting_sources`, "
+             "`settings` or `claude_settings`, as the Agent SDK with no settingSources), and never as the Agent "
+             "SDK's CLI (it reads the sources the SDK asks for). "
              "Managed settings (`/etc/claude-code/managed-settings.json` and `managed-settings.d/`) are read on top "
              "of them all: [managed-settings.md](managed-settings.md).", "",
              "## Settings keys", "", "| Key | Status | What loopwright does |", "|---|---|---|"]
