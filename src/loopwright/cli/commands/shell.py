@@ -50,15 +50,20 @@ async def run_shell(host: Host, command: str) -> None:
     result = outcome.results[0]
     text = result.content if isinstance(result.content, str) else "".join(
         str(getattr(b, "text", "")) for b in result.content)
+    # Recorded before it is shown: what the user has seen is in the session already, so an exit
+    # right after it (which interrupts a turn still running) cannot lose it.
+    # (a refusal, by the gate or by the user, is an is_error result: the next prompt says so)
+    not_kept = None
+    try:
+        out, err = ("", text) if result.is_error else (text, "")
+        await host.client.record_local_command(command, out, err)
+    except (RuntimeError, ValueError, OSError, TranscriptWriteError) as e:
+        not_kept = f"  ✗ not recorded in the session: {e}"
     lines = text.splitlines() or ["(no output)"]
     mark = "✗" if result.is_error else "⎿"
     for i, ln in enumerate(lines[:SHOWN_LINES]):
         host.say(f"    {mark if i == 0 else ' '} {visible(ln)}")
     if len(lines) > SHOWN_LINES:
         host.say(f"      … +{len(lines) - SHOWN_LINES} lines (all of it goes with your next prompt)")
-    # (a refusal, by the gate or by the user, is an is_error result: the next prompt says so)
-    try:
-        out, err = ("", text) if result.is_error else (text, "")
-        await host.client.record_local_command(command, out, err)
-    except (RuntimeError, ValueError, OSError, TranscriptWriteError) as e:  # (the output was shown: say why it is not kept)
-        host.say(f"  ✗ not recorded in the session: {e}")
+    if not_kept is not None:  # (after the output it is about)
+        host.say(not_kept)
