@@ -22,7 +22,7 @@ from .gate.decide import ReadOnly
 from .hooks import RunHooks
 from .models.base import invalid_input_error
 from .telemetry import NULL, Observer
-from .threads import INLINE_WAIT_S
+from .threads import INLINE_WAIT_S, run_in_worker
 from .tools.base import Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:
@@ -142,8 +142,9 @@ class Executor:
                 from .tools.media import sendable_blocks  # (Pillow only for a result with an image)
 
                 # a Python tool's image the Messages API cannot process (not base64, no image, another
-                # type, over 8000 px), kept in the history, made it refuse every later request
-                content = sendable_blocks(content)
+                # type, over 8000 px), kept in the history, made it refuse every later request; decoded
+                # in a worker thread (seconds for a big one: the loop serves the UI, other sessions)
+                content = await run_in_worker(sendable_blocks, content)
             result = ToolResultBlock(use.id, content, output.is_error, details=output.details)
             if self.hooked:
                 result = await self.obs.within(use.id, self._post_hooks(use, tool_input, output, before, result))
@@ -240,7 +241,10 @@ class Executor:
                                               output.details)
         if post.updated_output is not None:  # updatedToolOutput: what the model sees instead (and no
             new = post.updated_output  # details: the tool's own would contradict it)
-            result = ToolResultBlock(use.id, new if isinstance(new, str) else _result_blocks(new), output.is_error)
+            shown: str | list[Block] = new if isinstance(new, str) else (  # (images decoded in a worker, as above)
+                await run_in_worker(_result_blocks, new) if any(b.get("type") == "image" for b in new)
+                else _result_blocks(new))
+            result = ToolResultBlock(use.id, shown, output.is_error)
         # PreToolUse's additionalContext, then PostToolUse's: appended as text (a list result,
         # an image, keeps its blocks)
         for extra in (self.pre_context.pop(use.id, None), post.context):

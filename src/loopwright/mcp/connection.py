@@ -20,7 +20,7 @@ from typing import Any
 from ..telemetry import trace_meta
 from ..tools.base import ToolContext, ToolError, ToolOutput
 from .config import ServerConfig
-from .results import result_output
+from .results import checked_output
 
 log = logging.getLogger("loopwright.mcp")
 
@@ -313,7 +313,7 @@ class Connection:
             return await client.call_tool(tool, args, read_timeout_seconds=timeout, meta=meta or None)
 
         result = await self.request(f"the call of {tool!r}", go)
-        return result_output(result, ctx, self.server_info)
+        return await checked_output(result, ctx, self.server_info)
 
 
 def _is_timeout(e: BaseException) -> bool:

@@ -1,4 +1,4 @@
-"""Room: mcp. Owns MCP servers' prompts as slash commands (`/mcp__<server>__<prompt> args`); may import blocks, mcp.naming, mcp.results.
+"""Room: mcp. Owns MCP servers' prompts as slash commands (`/mcp__<server>__<prompt> args`); may import blocks, threads, mcp.naming, mcp.results.
 
 A server's prompts (listed when it connects) are offered as `/mcp__<server>__<prompt>`, named as
 its tools are (naming.py). A run whose prompt is such a command gets the prompt's messages in its
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..blocks import TextBlock
+from ..threads import run_in_worker
 from . import naming
 from .connection import Connection
 from .results import content_blocks
@@ -76,8 +77,9 @@ async def expand(connections: Sequence[Connection], text: str) -> tuple[list[Any
     result = await conn.request(f"the prompt {prompt.name!r}", go)
     # (a blank text block would make the request one the Messages API refuses: "must contain
     # non-whitespace text")
-    blocks = [b for b in content_blocks([msg.content for msg in result.messages])
-              if not isinstance(b, TextBlock) or (b.text and not b.text.isspace())]
+    # (in a worker thread: an image is decoded, seconds for a big one, mcp.results.checked_output)
+    made = await run_in_worker(content_blocks, [msg.content for msg in result.messages])
+    blocks = [b for b in made if not isinstance(b, TextBlock) or (b.text and not b.text.isspace())]
     if not blocks:
         return None, f"/{command}: the MCP prompt gave no text; the line is sent as it is"
     return [b.to_wire() for b in blocks], None

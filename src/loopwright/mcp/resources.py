@@ -1,4 +1,4 @@
-"""Room: mcp. Owns the ListMcpResources and ReadMcpResource tools; may import tools.base, mcp.connection, mcp.results.
+"""Room: mcp. Owns the ListMcpResources and ReadMcpResource tools; may import threads, tools.base, mcp.connection, mcp.results.
 
 Offered (read-only) when a connected server has resources: the list of every server's (or one
 server's) resources, and reading one by server and URI, capped as tool results are.
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..blocks import TextBlock
+from ..threads import run_in_worker
 from ..tools.base import Tool, ToolContext, ToolError, ToolOutput
 from .connection import Connection
 from .results import cap, resource_blocks
@@ -67,7 +68,8 @@ def resource_tools(connections: Sequence[Connection]) -> list[Tool]:
                 return await client.read_resource(x["uri"])
 
         res = await c.request(f"reading {x['uri']}", go)
-        blocks = cap(resource_blocks(list(res.contents)), ctx)
+        # (in a worker thread: an image blob is decoded, seconds for a big one, mcp.results.checked_output)
+        blocks = cap(await run_in_worker(resource_blocks, list(res.contents)), ctx)
         if len(blocks) == 1 and isinstance(blocks[0], TextBlock):
             return ToolOutput(blocks[0].text)
         return ToolOutput(blocks or "(empty resource)")

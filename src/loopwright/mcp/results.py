@@ -1,5 +1,5 @@
-"""Room: mcp. Owns MCP results as tool_result blocks (content kinds, the output caps); may import blocks, ids, tools.base
-and tools.media.
+"""Room: mcp. Owns MCP results as tool_result blocks (content kinds, the output caps); may import blocks, ids, threads,
+tools.base and tools.media.
 
 Text, images and embedded resources become tool_result blocks, `isError` is is_error,
 `structuredContent` is sent as JSON text when there is no text. Empty text blocks are dropped. Text beyond
@@ -18,6 +18,7 @@ import os
 from typing import Any
 
 from ..blocks import Block, ImageBlock, TextBlock, too_deep
+from ..threads import run_in_worker
 from ..tools.base import ToolContext, ToolOutput
 
 MAX_OUTPUT_TOKENS = 25_000
@@ -85,6 +86,16 @@ def _image(data: str, mime: str | None) -> list[Block] | None:
     from ..tools.media import sendable_image
 
     return sendable_image(data, mime)
+
+
+async def checked_output(result: Any, ctx: ToolContext | None, server_info: Any = None) -> ToolOutput:
+    """result_output, in a worker thread (threads.run_in_worker) when the result holds an image or
+    an embedded resource: each image is decoded (Pillow: one near MAX_PIXELS takes seconds and
+    ~400 MB), which on the event loop froze the UI and every other session of an ACP/SDK server."""
+    if any(getattr(c, "type", None) in ("image", "resource") for c in result.content or ()):
+        out: ToolOutput = await run_in_worker(result_output, result, ctx, server_info)
+        return out
+    return result_output(result, ctx, server_info)
 
 
 def result_output(result: Any, ctx: ToolContext | None, server_info: Any = None) -> ToolOutput:

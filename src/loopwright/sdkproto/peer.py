@@ -283,13 +283,13 @@ class SdkServer:
             from mcp.types import CallToolResult
             from pydantic import ValidationError
 
-            from ..mcp.results import result_output
+            from ..mcp.results import checked_output
 
             try:
                 result = CallToolResult.model_validate(r)
             except ValidationError as e:
                 return ToolOutput(f"The SDK's MCP server {self.name!r} answered {tool} with a result that is not an "
                                   f"MCP tools/call result: {str(e)[:300]}", is_error=True)
-            return result_output(result, ctx)
+            return await checked_output(result, ctx)
 
         return handler
