@@ -12,7 +12,13 @@ import loopwright as lw
 from loopwright.cli.rewind import rewind_main
 from loopwright.sessions import cwd_slug, get_session_messages, read_lines
 from loopwright.sessions.checkpoints import FileHistory
-from loopwright.sessions.rewind import NOT_TRACKED, rewind, rewind_points
+from loopwright.sessions.rewind import (
+    MAX_DIFF_BYTES,
+    NOT_TRACKED,
+    rewind,
+    rewind_conflicts,
+    rewind_points,
+)
 from loopwright.tools.builtin import (
     make_bash_tools,
     make_edit_tool,
@@ -276,3 +282,26 @@ def _rewound(project: dict[str, Any], uuid: str) -> Any:
         return lw.rewind_files(project["sid"], uuid, project["sessions"])
     except Exception as e:  # noqa: BLE001 - the test names it
         return e
+
+
+def test_conflicts_never_read_through_a_link_nor_a_huge_file_whole(project: dict[str, Any]) -> None:
+    """After the turn, b.txt became a link to a file outside the workspace (a command of the agent's
+    can make one) and a.txt a file of 50 MB: the conflicts' diffs read both whole into memory (the
+    link's target, however large, shown in the diff). The link is named, not followed (the rewind
+    replaces it); the big file is named with its size; sub/new.txt, edited by the user, still shows its diff."""
+    outside = project["tmp"] / "outside.txt"
+    outside.write_text("SECRET outside the workspace\n")
+    a, b = project["a"], project["b"]
+    b.unlink()
+    b.symlink_to(outside)
+    with open(a, "wb") as f:
+        f.truncate(50 * 1024 * 1024)  # (sparse: no disk used)
+    d = project["d"]
+    d.write_text("the user's own\n")
+    p1, _ = project["points"]
+    got = {c.path: c.diff for c in rewind_conflicts(project["sid"], p1.uuid, project["sessions"])}
+    assert set(got) == {str(a), str(b), str(d)}, got
+    assert "SECRET" not in got[str(b)] and f"a symbolic link to {outside}" in got[str(b)], got[str(b)]
+    assert f"{50 * 1024 * 1024} bytes" in got[str(a)] and len(got[str(a)]) < 1000, got[str(a)][:300]
+    assert "+the user's own" in got[str(d)] and "-new in turn 2" in got[str(d)], got[str(d)]
+    assert MAX_DIFF_BYTES < 50 * 1024 * 1024

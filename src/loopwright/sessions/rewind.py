@@ -26,6 +26,7 @@ from .repair import read_lines
 from .store import SessionNotFound, _line, new_session_id
 from .summaries import _live, _prompt_text
 
+MAX_DIFF_BYTES = 1_000_000  # a conflicting file bigger than this is named with its size, not read
 NOT_TRACKED = ("Bash side effects and external effects (databases, APIs, deployments) are not tracked "
                "and were not undone.")
 
@@ -249,16 +250,17 @@ def rewind_conflicts(session_id: str, user_message_uuid: str, sessions_dir: str 
         after = last_after.get(p)
         if after is None:
             continue
+        if not _own_folder(Path(p).parent):  # (the rewind leaves it: nothing of it is undone)
+            continue
         agent = (fh.root / "blobs" / str(after["blob"])).read_bytes()
         try:
-            if not stat.S_ISREG(os.stat(p).st_mode):  # (a named pipe's read waits for a writer)
-                continue
-            now: bytes | None = Path(p).read_bytes()
-        except FileNotFoundError:
-            now = None
-        except OSError:
+            now = _now(p)
+        except OSError:  # no longer a regular file (a named pipe's read waits for a writer): left as it is
             continue
         if now == agent:
+            continue
+        if isinstance(now, str):
+            out.append(FileConflict(p, now))
             continue
         old = agent.decode("utf-8", errors="replace").splitlines(keepends=True)
         new = now.decode("utf-8", errors="replace").splitlines(keepends=True) if now is not None else []
@@ -268,6 +270,26 @@ def rewind_conflicts(session_id: str, user_message_uuid: str, sessions_dir: str 
                                             f"{p} (now)" if now is not None else f"{p} (deleted)"))
         out.append(FileConflict(p, diff))
     return out
+
+
+def _now(p: str) -> bytes | str | None:
+    """The file's bytes now (None: deleted), or a line saying why they are not read: a link is not
+    followed (its target, perhaps a huge file outside the workspace, is not the rewind's to undo:
+    it replaces the link), a file over MAX_DIFF_BYTES is named with its size. Raises OSError for
+    what is no longer a regular file."""
+    try:
+        if os.path.islink(p):
+            return f"{p} is now a symbolic link to {os.readlink(p)}: the rewind replaces the link (not followed)\n"
+        fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # (a link made meanwhile: ELOOP)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{p} is no longer a regular file")
+        if st.st_size > MAX_DIFF_BYTES:
+            return f"{p} is now {st.st_size} bytes: too large to show a diff of (over {MAX_DIFF_BYTES} bytes)\n"
+        return f.read(MAX_DIFF_BYTES + 1)
 
 
 def rewind_conversation(session_id: str, user_message_uuid: str, *, fork: bool = False,
