@@ -15,6 +15,7 @@ import contextlib
 import copy
 import logging
 import os
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -497,7 +498,26 @@ def serve(args: argparse.Namespace) -> int:
     if args.no_session_persistence:
         raise UsageError("loopwright acp keeps its sessions (the editor loads them, `loopwright -r` resumes "
                          "them): drop --no-session-persistence")
+    import stat
+
+    if not stat.S_ISFIFO(mode := os.fstat(sys.stdout.fileno()).st_mode) and not stat.S_ISSOCK(mode) \
+            and not stat.S_ISCHR(mode):  # (asyncio's pipe transport writes to nothing else)
+        raise UsageError("it answers on stdout through a pipe, a socket or a terminal, not a file: "
+                         "pipe it (`loopwright acp | tee answers.jsonl`)")
     return asyncio.run(_serve(args))
+
+
+async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """stdin as protolines.fd_reader reads it (a pipe, or a file: `< lines.jsonl`, where the ACP
+    library's stdio_streams failed with 'Pipe transport is for pipes/sockets only'), stdout as
+    that library writes it (asyncio's pipe transport: a pipe, a socket or a terminal)."""
+    from ..protolines import fd_reader
+
+    reader = await fd_reader(sys.stdin.fileno())
+    loop = asyncio.get_running_loop()
+    protocol = asyncio.StreamReaderProtocol(asyncio.StreamReader())  # (its flow control: drain)
+    transport, _ = await loop.connect_write_pipe(lambda: protocol, sys.stdout)
+    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
 
 
 async def _serve(args: argparse.Namespace) -> int:
@@ -506,7 +526,7 @@ async def _serve(args: argparse.Namespace) -> int:
     from .lines import MAX_LINE, vetted
 
     agent = LoopwrightAcpAgent(args)
-    stdin, writer = await acp.stdio_streams(limit=MAX_LINE)
+    stdin, writer = await _stdio()
     reader = asyncio.StreamReader(limit=MAX_LINE + 1024)  # (vetted lines are at most MAX_LINE)
     pump = asyncio.ensure_future(vetted(stdin, reader, writer))
     conn = AgentSideConnection(cast(Any, agent), writer, reader, listening=False)
