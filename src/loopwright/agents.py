@@ -297,15 +297,16 @@ def agent_memory(scope: str, kind: str, cwd: Path) -> str:
     """An agent's memory (`memory: user | project | local`): its directory (made, private to the
     user, when missing) and the system prompt's section saying how to keep it, with the first
     200 lines of its MEMORY.md (capped, never through a link out of the workspace: _memory_index).
-    Raises ValueError for an agent name that is no plain name (an id is never a path) or a
-    project's directory that is a link out of the workspace, OSError when it cannot be made."""
+    The directory is named as Claude Code names it: each character of the agent's name but
+    letters, digits, `-` and `_` made `-` (a plugin's `plugin:agent` is `plugin-agent`; no
+    separator, no `..`: an id is never a path), `unknown` for an empty name.
+    Raises ValueError for a project's directory that is a link out of the workspace, OSError when
+    it cannot be made."""
     from .memory import in_workspace
 
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", kind) or ".." in kind:
-        raise ValueError(f"the agent name {kind!r} cannot name a directory")
     root = {"user": Path.home() / ".claude" / "agent-memory", "project": cwd / ".claude" / "agent-memory",
             "local": cwd / ".claude" / "agent-memory-local"}[scope]
-    folder = root / kind
+    folder = root / (re.sub(r"[^A-Za-z0-9_-]", "-", kind) or "unknown")
     real = Path(os.path.realpath(folder))  # (a link in .claude: where mkdir and the model's writes would go)
     if scope != "user" and not in_workspace(real, cwd):
         raise ValueError(f"{folder} is a link to {real}, outside the workspace")

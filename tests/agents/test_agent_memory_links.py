@@ -102,3 +102,32 @@ def test_the_users_agent_memory_directories_are_made_private(tmp_path: Path, mon
         os.umask(old)
     for d in (home / ".claude", home / ".claude" / "agent-memory", home / ".claude" / "agent-memory" / "helper"):
         assert oct(d.stat().st_mode & 0o777) == "0o700", d
+
+
+@pytest.mark.parametrize(("name", "folder"), [("plugin:helper", "plugin-helper"), ("../../escape", "------escape"),
+                                              ("a/b.c", "a-b-c"), ("", "unknown")])
+def test_an_agents_memory_directory_is_named_as_claude_code_names_it(tmp_path: Path, name: str, folder: str) -> None:
+    """Claude Code makes every character of the agent's name but letters, digits, `-` and `_` a
+    `-` (its cli.js: `e.replace(/[^a-zA-Z0-9\\-_]/g,"-")`, "unknown" when empty): a plugin's agent
+    (`plugin:helper`) has a memory, in `plugin-helper/`; a name with separators or `..` never
+    leaves agent-memory/. The name was refused, so a plugin's agent with a memory did not start."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    section = agent_memory("project", name, proj)
+    made = proj / ".claude" / "agent-memory" / folder
+    assert made.is_dir() and f"`{made}/`" in section, section
+    assert [p.name for p in (proj / ".claude" / "agent-memory").iterdir()] == [folder]
+
+
+def test_a_plugin_agent_with_a_memory_starts(tmp_path: Path) -> None:
+    import loopwright as lw
+    from tests.helpers import text, use
+
+    agent = lw.AgentDefinition(description="helps", prompt="You are the helper.", memory="project")
+    r = lw.run("go", lw.AgentOptions(
+        model=lw.ScriptedModel([[use("a1", "Agent", description="d", prompt="do it", subagent_type="plugin:helper")],
+                                [text("sub done")], [text("all done")]]),
+        tools=lw.default_tools(), cwd=tmp_path, agents={"plugin:helper": agent}))
+    result = r.messages[2]["content"][0]
+    assert not result.get("is_error") and "sub done" in str(result["content"]), result
+    assert (tmp_path / ".claude" / "agent-memory" / "plugin-helper").is_dir()
